@@ -1,0 +1,232 @@
+//! Best-effort split of a numbered `/proc/interrupts` row's description
+//! into chip, hwirq, trigger, flow-handler name and actions.
+//!
+//! Owns [`DescParts`] and [`split_description`]. The split is heuristic by
+//! nature (chip and action names are free text); the raw description is
+//! always kept beside it, and exact metadata comes from
+//! `/sys/kernel/irq/N/*` (see [`crate::sysfs`]). Never fails, never panics.
+
+use serde::Serialize;
+
+/// Parts of a numbered row's description. Empty strings mean "absent".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DescParts {
+    /// Chip name (`IO-APIC`, `PCI-MSIX-0000:00:01.0`, `Hyper-V PCIe MSI`, `GICv3`).
+    pub chip: String,
+    /// Hardware IRQ number in the chip's domain (negative on old kernels).
+    pub hwirq: Option<i64>,
+    /// `Level` or `Edge` (architectures with `GENERIC_IRQ_SHOW_LEVEL`).
+    pub trigger: String,
+    /// Flow-handler name (`edge`, `fasteoi`).
+    pub flow: String,
+    /// Action names as printed, joined by `", "`.
+    pub actions: String,
+}
+
+impl DescParts {
+    /// Reset every field, keeping capacity.
+    pub fn clear(&mut self) {
+        self.chip.clear();
+        self.hwirq = None;
+        self.trigger.clear();
+        self.flow.clear();
+        self.actions.clear();
+    }
+
+    /// The action names (split at `", "`, the kernel's unescaped separator).
+    pub fn actions(&self) -> impl Iterator<Item = &str> {
+        self.actions.split(", ").filter(|s| !s.is_empty())
+    }
+
+    /// Chip name, if any.
+    pub fn chip(&self) -> Option<&str> {
+        non_empty(&self.chip)
+    }
+
+    /// Trigger, if printed.
+    pub fn trigger(&self) -> Option<&str> {
+        non_empty(&self.trigger)
+    }
+
+    /// Flow-handler name, if printed.
+    pub fn flow(&self) -> Option<&str> {
+        non_empty(&self.flow)
+    }
+}
+
+fn non_empty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Flow-handler names the old `chip-flow` token (`IR-IO-APIC-edge`) may end in.
+const OLD_FLOWS: &[&str] = &[
+    "edge", "level", "fasteoi", "simple", "percpu", "percpu_devid", "edge_eoi", "level_eoi",
+];
+
+/// Split `desc` (already trimmed) into `out`, reusing its buffers.
+pub fn split_description(desc: &str, out: &mut DescParts) {
+    out.clear();
+    match find_hwirq(desc) {
+        Some((start, end, hwirq)) => split_modern(desc, start, end, hwirq, out),
+        None => split_old(desc, out),
+    }
+}
+
+/// Token spans `(start, end)` of `s`, split at ASCII whitespace.
+fn tokens(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = s.as_bytes();
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        while pos < b.len() && b[pos].is_ascii_whitespace() {
+            pos += 1;
+        }
+        if pos >= b.len() {
+            return None;
+        }
+        let start = pos;
+        while pos < b.len() && !b[pos].is_ascii_whitespace() {
+            pos += 1;
+        }
+        Some((start, pos))
+    })
+}
+
+/// The first token after the chip that looks like `hwirq` or `hwirq-flow`.
+fn find_hwirq(desc: &str) -> Option<(usize, usize, i64)> {
+    tokens(desc)
+        .skip(1)
+        .find_map(|(s, e)| parse_hwirq_token(&desc[s..e]).map(|(v, _)| (s, e, v)))
+}
+
+/// `-?digits` optionally followed by `-flow` (flow starting with a letter).
+fn parse_hwirq_token(tok: &str) -> Option<(i64, Option<&str>)> {
+    let (neg, body) = match tok.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, tok),
+    };
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 20 {
+        return None;
+    }
+    let value: i64 = body[..digits].parse::<i128>().ok().and_then(|v| {
+        let v = if neg { -v } else { v };
+        i64::try_from(v).ok()
+    })?;
+    let rest = &body[digits..];
+    if rest.is_empty() {
+        return Some((value, None));
+    }
+    let flow = rest.strip_prefix('-')?;
+    flow.bytes()
+        .next()
+        .filter(u8::is_ascii_alphabetic)
+        .map(|_| (value, Some(flow)))
+}
+
+fn split_modern(desc: &str, start: usize, end: usize, hwirq: i64, out: &mut DescParts) {
+    out.chip.push_str(desc[..start].trim());
+    out.hwirq = Some(hwirq);
+    if let Some((_, Some(flow))) = parse_hwirq_token(&desc[start..end]) {
+        out.flow.push_str(flow);
+    }
+    let mut rest_at = end;
+    let mut toks = tokens(&desc[end..]).map(|(s, e)| (s + end, e + end));
+    if let Some((s, e)) = toks.next() {
+        let t = &desc[s..e];
+        if t == "Level" || t == "Edge" {
+            out.trigger.push_str(t);
+            rest_at = e;
+            if let Some((s2, e2)) = toks.next() {
+                if let Some(flow) = desc[s2..e2].strip_prefix('-').filter(|f| !f.is_empty()) {
+                    out.flow.push_str(flow);
+                    rest_at = e2;
+                }
+            }
+        }
+    }
+    out.actions.push_str(desc[rest_at..].trim());
+}
+
+fn split_old(desc: &str, out: &mut DescParts) {
+    let (first, rest) = match desc.find("  ") {
+        Some(i) => (&desc[..i], desc[i..].trim()),
+        None => (desc, ""),
+    };
+    let chip_flow = OLD_FLOWS.iter().find_map(|f| {
+        first
+            .strip_suffix(f)
+            .and_then(|c| c.strip_suffix('-'))
+            .filter(|c| !c.is_empty())
+            .map(|c| (c, *f))
+    });
+    match (chip_flow, rest.is_empty()) {
+        (Some((chip, flow)), _) => {
+            out.chip.push_str(chip);
+            out.flow.push_str(flow);
+            out.actions.push_str(rest);
+        }
+        (None, false) => {
+            out.chip.push_str(first);
+            out.actions.push_str(rest);
+        }
+        (None, true) => out.actions.push_str(first),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> DescParts {
+        let mut p = DescParts::default();
+        split_description(s, &mut p);
+        p
+    }
+
+    #[test]
+    fn x86_modern() {
+        let p = split("IO-APIC   5-edge      ACPI:Ged");
+        assert_eq!((p.chip.as_str(), p.hwirq, p.flow.as_str()), ("IO-APIC", Some(5), "edge"));
+        assert_eq!(p.actions().collect::<Vec<_>>(), vec!["ACPI:Ged"]);
+    }
+
+    #[test]
+    fn chip_with_spaces_and_shared_actions() {
+        let p = split("Hyper-V PCIe MSI 524288-edge      aerdrv, PCIe PME");
+        assert_eq!(p.chip, "Hyper-V PCIe MSI");
+        assert_eq!(p.hwirq, Some(524288));
+        assert_eq!(p.actions().collect::<Vec<_>>(), vec!["aerdrv", "PCIe PME"]);
+    }
+
+    #[test]
+    fn arm_gic_trigger() {
+        let p = split("GICv3  30 Level     arch_timer");
+        assert_eq!((p.chip.as_str(), p.hwirq, p.trigger.as_str()), ("GICv3", Some(30), "Level"));
+        assert_eq!(p.flow, "");
+        assert_eq!(p.actions, "arch_timer");
+        let p = split("GIC-0  27 Level   -fasteoi  arch_timer");
+        assert_eq!((p.trigger.as_str(), p.flow.as_str(), p.actions.as_str()), ("Level", "fasteoi", "arch_timer"));
+    }
+
+    #[test]
+    fn negative_hwirq_and_no_action() {
+        let p = split("PCI-MSI -2147483648-edge      nvme0q1");
+        assert_eq!(p.hwirq, Some(-2147483648));
+        let p = split("IO-APIC  17-fasteoi");
+        assert_eq!((p.flow.as_str(), p.actions.as_str()), ("fasteoi", ""));
+    }
+
+    #[test]
+    fn old_formats() {
+        let p = split("IR-IO-APIC-edge      timer");
+        assert_eq!((p.chip.as_str(), p.flow.as_str(), p.actions.as_str()), ("IR-IO-APIC", "edge", "timer"));
+        let p = split("None      acpi");
+        assert_eq!((p.chip.as_str(), p.actions.as_str()), ("None", "acpi"));
+        let p = split("4020KEY");
+        assert_eq!((p.chip.as_str(), p.actions.as_str()), ("", "4020KEY"));
+        let p = split("-  debug-signal");
+        assert_eq!((p.chip.as_str(), p.actions.as_str()), ("-", "debug-signal"));
+        let p = split("PCI-MSI  mlx5_async0@pci:0001:00:00.0");
+        assert_eq!(p.chip, "PCI-MSI");
+    }
+}

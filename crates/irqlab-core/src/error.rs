@@ -1,0 +1,93 @@
+//! Typed parse errors shared by every parser in this crate.
+//!
+//! Owns [`ParseError`]: which file, which 1-based line, and what was expected.
+//! Parsers never panic; every malformed input ends up here.
+
+use std::fmt;
+
+/// What went wrong while parsing, without location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The input was empty (or only whitespace).
+    Empty,
+    /// The header line has no `CPU<n>` cells.
+    NoCpuHeader,
+    /// A header cell did not look like `CPU<n>`.
+    BadHeaderCell(String),
+    /// A data line has no `:` separating its label.
+    MissingColon,
+    /// A numeric field was expected; the offending token is attached.
+    ExpectedNumber { what: &'static str, found: String },
+    /// A numbered row has a different number of counts than the header has CPUs.
+    CountMismatch { expected: usize, found: usize },
+    /// A line is longer than the parser accepts.
+    LineTooLong { len: usize, max: usize },
+    /// The input is not valid UTF-8 text where text was expected.
+    NotText,
+    /// A structural expectation failed; the message says which.
+    Malformed(&'static str),
+}
+
+/// A parse failure: file name, 1-based line number (0 = whole file) and kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub file: &'static str,
+    pub line: usize,
+    pub kind: ErrorKind,
+}
+
+impl ParseError {
+    pub fn new(file: &'static str, line: usize, kind: ErrorKind) -> Self {
+        Self { file, line, kind }
+    }
+}
+
+fn clip(s: &str) -> String {
+    const MAX: usize = 40;
+    if s.chars().count() <= MAX {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(MAX).collect();
+    out.push('…');
+    out
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Empty => write!(f, "file is empty, expected a header line"),
+            ErrorKind::NoCpuHeader => {
+                write!(f, "expected a header of CPU<n> columns, found none")
+            }
+            ErrorKind::BadHeaderCell(c) => {
+                write!(f, "expected a header cell like CPU0, found {:?}", clip(c))
+            }
+            ErrorKind::MissingColon => write!(f, "expected `label:` at the start of the line"),
+            ErrorKind::ExpectedNumber { what, found } => {
+                write!(f, "expected {what} (a decimal number), found {:?}", clip(found))
+            }
+            ErrorKind::CountMismatch { expected, found } => write!(
+                f,
+                "expected {expected} per-CPU counts (one per header CPU), found {found} \
+                 (CPU hotplug during the read, or a truncated line)"
+            ),
+            ErrorKind::LineTooLong { len, max } => {
+                write!(f, "line of {len} bytes exceeds the {max}-byte limit")
+            }
+            ErrorKind::NotText => write!(f, "expected text, found bytes that are not UTF-8"),
+            ErrorKind::Malformed(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.kind)
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.line, self.kind)
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}

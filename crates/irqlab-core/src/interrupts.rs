@@ -1,0 +1,255 @@
+//! `/proc/interrupts`: model and parser.
+//!
+//! Owns [`Interrupts`] (the parsed file) and [`IrqRow`] (one line), the
+//! tokenizer that turns bytes into rows for every era (E1–E4) and
+//! architecture described in FORMATS.md, and [`Interrupts::parse_into`],
+//! which re-parses into an existing model without allocating once the
+//! buffers have grown. Columns are mapped to CPU ids by the header, never by
+//! byte offset. No I/O, no panics: malformed input yields a [`ParseError`].
+
+use crate::desc::{split_description, DescParts};
+use crate::error::{ErrorKind, ParseError};
+use crate::text::{lines, push_lossy, scan_u64, skip_blanks, trim, Scan};
+use serde::Serialize;
+
+/// Name used in errors for this file.
+pub const FILE: &str = "/proc/interrupts";
+
+/// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// How the counts of a row relate to the header's CPU columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// One count per header CPU, aligned with [`Interrupts::cpus`].
+    #[default]
+    PerCpu,
+    /// A single global value (x86 `ERR`/`MIS`, arm `Err`).
+    Single,
+    /// No counts at all (arm `FIQ:` owner line).
+    NoCounts,
+    /// Some other number of counts (old vendor kernels print IPI rows for
+    /// possible CPUs under a header of online CPUs). Kept, not aligned.
+    Irregular,
+}
+
+/// One line of `/proc/interrupts`.
+///
+/// String fields are kept (and reused by `parse_into`) even when empty;
+/// use the accessor methods for `Option`-style access.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IrqRow {
+    /// Text before the first `:`, trimmed (`"24"`, `"LOC"`, `"IPI0"`, `"I/O"`).
+    pub label: String,
+    /// The IRQ number when the label is a decimal number.
+    pub irq: Option<u32>,
+    /// How `counts` relates to the header CPUs.
+    pub shape: Shape,
+    /// The counts in file order (per header CPU for [`Shape::PerCpu`]).
+    pub counts: Vec<u64>,
+    /// Everything after the counts, trimmed (chip, hwirq, actions or the
+    /// architecture description), as printed.
+    pub description: String,
+    /// Best-effort split of `description` for numbered rows.
+    pub parts: DescParts,
+}
+
+impl IrqRow {
+    /// Sum of all counts of this row.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().fold(0u64, |a, &c| a.wrapping_add(c))
+    }
+
+    /// True for rows with a numeric label.
+    pub fn is_numbered(&self) -> bool {
+        self.irq.is_some()
+    }
+
+    /// Per-CPU counts aligned with the header, or `None` for single-value,
+    /// count-less and irregular rows.
+    pub fn per_cpu(&self) -> Option<&[u64]> {
+        (self.shape == Shape::PerCpu).then_some(self.counts.as_slice())
+    }
+}
+
+/// A parsed `/proc/interrupts`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interrupts {
+    /// Real CPU ids of the count columns, from the header (gaps = offline).
+    pub cpus: Vec<u32>,
+    /// Rows in file order.
+    pub rows: Vec<IrqRow>,
+    /// Rows currently valid in `rows` pool (see `parse_into`).
+    len: usize,
+}
+
+impl Interrupts {
+    /// Parse a complete `/proc/interrupts` text.
+    ///
+    /// ```
+    /// let text = b"           CPU0       CPU1       \n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\nERR:          0\n";
+    /// let irqs = irqlab_core::interrupts::Interrupts::parse(text).unwrap();
+    /// assert_eq!(irqs.cpus, vec![0, 1]);
+    /// assert_eq!(irqs.rows()[0].irq, Some(24));
+    /// assert_eq!(irqs.rows()[0].parts.chip, "IO-APIC");
+    /// assert_eq!(irqs.rows()[1].counts, vec![0]);
+    /// ```
+    pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        let mut out = Interrupts::default();
+        out.parse_into(bytes)?;
+        Ok(out)
+    }
+
+    /// The valid rows of the last parse.
+    pub fn rows(&self) -> &[IrqRow] {
+        &self.rows[..self.len]
+    }
+
+    /// Build from parts (used by renderers, tests and synth).
+    pub fn from_parts(cpus: Vec<u32>, rows: Vec<IrqRow>) -> Self {
+        let len = rows.len();
+        Interrupts { cpus, rows, len }
+    }
+
+    /// Re-parse `bytes` into `self`, reusing every buffer. In the steady
+    /// state (same shape of file) this performs no allocation. On error the
+    /// model is left empty (no rows), never half-updated garbage.
+    pub fn parse_into(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.len = 0;
+        self.cpus.clear();
+        let res = self.parse_inner(bytes);
+        if res.is_err() {
+            self.len = 0;
+        }
+        res
+    }
+
+    fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        let mut it = lines(bytes);
+        let (hline, header) = loop {
+            match it.next() {
+                None => return Err(ParseError::new(FILE, 0, ErrorKind::Empty)),
+                Some((n, l)) if l.iter().all(u8::is_ascii_whitespace) => {
+                    check_len(n, l)?;
+                }
+                Some((n, l)) => break (n, l),
+            }
+        };
+        check_len(hline, header)?;
+        parse_cpu_header(header, &mut self.cpus).map_err(|k| ParseError::new(FILE, hline, k))?;
+        let ncols = self.cpus.len();
+        for (n, line) in it {
+            check_len(n, line)?;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if self.len == self.rows.len() {
+                self.rows.push(IrqRow::default());
+            }
+            let row = &mut self.rows[self.len];
+            parse_row(line, ncols, row).map_err(|k| ParseError::new(FILE, n, k))?;
+            self.len += 1;
+        }
+        Ok(())
+    }
+}
+
+fn check_len(n: usize, line: &[u8]) -> Result<(), ParseError> {
+    if line.len() > MAX_LINE {
+        return Err(ParseError::new(
+            FILE,
+            n,
+            ErrorKind::LineTooLong { len: line.len(), max: MAX_LINE },
+        ));
+    }
+    Ok(())
+}
+
+/// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
+pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), ErrorKind> {
+    cpus.clear();
+    for tok in line.split(u8::is_ascii_whitespace).filter(|t| !t.is_empty()) {
+        let id = tok
+            .strip_prefix(b"CPU")
+            .and_then(|d| match scan_u64(d, 0) {
+                Scan::Num(v, end) if end == d.len() && v <= u64::from(u32::MAX) => Some(v as u32),
+                _ => None,
+            })
+            .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))?;
+        cpus.push(id);
+    }
+    if cpus.is_empty() {
+        return Err(ErrorKind::NoCpuHeader);
+    }
+    Ok(())
+}
+
+/// Parse one non-empty data line into `row`, reusing its buffers.
+fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
+    let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
+    let label = trim(&line[..colon]);
+    row.label.clear();
+    push_lossy(&mut row.label, label);
+    row.irq = parse_irq_label(label);
+    row.counts.clear();
+    let numbered = row.irq.is_some();
+    let limit = if numbered { ncols } else { usize::MAX };
+    let rest = read_counts(line, colon + 1, limit, &mut row.counts)?;
+    let found = row.counts.len();
+    row.shape = match found {
+        n if n == ncols => Shape::PerCpu,
+        0 => Shape::NoCounts,
+        1 => Shape::Single,
+        _ => Shape::Irregular,
+    };
+    if numbered && found != ncols {
+        return Err(ErrorKind::CountMismatch { expected: ncols, found });
+    }
+    row.description.clear();
+    push_lossy(&mut row.description, trim(&line[rest..]));
+    if numbered {
+        split_description(&row.description, &mut row.parts);
+    } else {
+        row.parts.clear();
+    }
+    Ok(())
+}
+
+fn parse_irq_label(label: &[u8]) -> Option<u32> {
+    match scan_u64(label, 0) {
+        Scan::Num(v, end) if end == label.len() && v <= u64::from(u32::MAX) => Some(v as u32),
+        _ => None,
+    }
+}
+
+/// Read up to `limit` decimal counts starting at `pos`; returns the offset
+/// where the description starts. A count glued to text (`1900GIC-0`, seen
+/// in 6.13-rc1) is split when more counts are still expected.
+fn read_counts(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> Result<usize, ErrorKind> {
+    while out.len() < limit {
+        let start = skip_blanks(line, pos);
+        match scan_u64(line, start) {
+            Scan::Num(v, end) => {
+                let glued = end < line.len() && !line[end].is_ascii_whitespace();
+                if glued && (limit == usize::MAX || out.len() + 1 != limit) {
+                    // Text such as `4020KEY` or `3-edge`: not a count.
+                    return Ok(start);
+                }
+                out.push(v);
+                pos = end;
+                if glued {
+                    return Ok(end);
+                }
+            }
+            Scan::Overflow(end) => {
+                return Err(ErrorKind::ExpectedNumber {
+                    what: "a count that fits in 64 bits",
+                    found: String::from_utf8_lossy(&line[start..end.min(start + 64)]).into_owned(),
+                })
+            }
+            Scan::NotNum => return Ok(start),
+        }
+    }
+    Ok(pos)
+}

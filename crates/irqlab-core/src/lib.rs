@@ -1,0 +1,15 @@
+//! irqlab-core: pure parsers, model, deltas and renderers for Linux
+//! interrupt statistics.
+//!
+//! Bytes in, model out: nothing in this crate touches the file system, the
+//! clock or threads, and no input can make it panic. Every rate irqlab shows
+//! comes from [`delta`].
+#![forbid(unsafe_code)]
+
+pub mod desc;
+pub mod error;
+pub mod interrupts;
+pub mod text;
+
+pub use error::{ErrorKind, ParseError};
+pub use interrupts::{Interrupts, IrqRow, Shape};

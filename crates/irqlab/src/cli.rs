@@ -1,0 +1,18 @@
+//! clap declarations only: the subcommands and their flags. No logic here;
+//! each subcommand's `Args` lives beside its implementation in `cmd/`.
+
+use clap::{Parser, Subcommand};
+
+/// Linux interrupt and softirq performance toolkit.
+#[derive(Debug, Parser)]
+#[command(name = "irqlab", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List IRQs, softirqs and CPU time once, or as rates over an interval.
+    Show(crate::cmd::show::Args),
+}
