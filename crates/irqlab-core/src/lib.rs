@@ -9,6 +9,8 @@
 pub mod desc;
 pub mod error;
 pub mod interrupts;
+pub mod softirqs;
+pub mod stat;
 pub mod text;
 
 pub use error::{ErrorKind, ParseError};
