@@ -6,6 +6,7 @@
 //! comes from [`delta`].
 #![forbid(unsafe_code)]
 
+pub mod delta;
 pub mod desc;
 pub mod error;
 pub mod interrupts;

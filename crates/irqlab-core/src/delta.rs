@@ -1,0 +1,305 @@
+//! Deltas between two snapshots: the only place counts become rates.
+//!
+//! Owns the counter arithmetic (modulo 2^32 for the kernel's `unsigned int`
+//! counters, with explicit [`Gap`]s for CPU hotplug, IRQ identity change and
+//! counters that went backwards) and row matching by identity, never by
+//! position: numbered rows by IRQ number plus (chip, hwirq, actions), arch
+//! rows by (label, description, occurrence). Pure: callers pass elapsed time.
+
+use crate::desc::DescParts;
+use crate::interrupts::{Interrupts, IrqRow, Shape};
+use crate::softirqs::Softirqs;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Why a cell has no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gap {
+    /// The CPU was not in the earlier snapshot (came online).
+    CpuOnline,
+    /// The CPU is not in the later snapshot (went offline).
+    CpuOffline,
+    /// The row did not exist before (new IRQ or new arch line).
+    NewRow,
+    /// Same IRQ number, different chip/hwirq/actions: the descriptor was
+    /// reused, so its counters restarted.
+    IdentityChanged,
+    /// The counter went backwards by more than a wrap can explain.
+    Reset,
+    /// The row's count layout differs between the snapshots.
+    ShapeChanged,
+}
+
+/// One cell of a delta: a count difference or an explicit gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cell {
+    Count(u64),
+    Gap(Gap),
+}
+
+impl Cell {
+    /// The count, if this cell has one.
+    pub fn count(self) -> Option<u64> {
+        match self {
+            Cell::Count(c) => Some(c),
+            Cell::Gap(_) => None,
+        }
+    }
+
+    /// Rate per second over `elapsed_s`, if this cell has a count.
+    pub fn rate(self, elapsed_s: f64) -> Option<f64> {
+        (elapsed_s > 0.0).then_some(())?;
+        self.count().map(|c| c as f64 / elapsed_s)
+    }
+}
+
+/// Width of the kernel's per-CPU counters.
+const WRAP: u64 = 1 << 32;
+
+/// Difference `new - old` of one counter.
+///
+/// Both values ≤ u32::MAX: modulo 2^32; a decrease is taken as a wrap only
+/// when the earlier value was in the upper half and the modular difference
+/// is below 2^31 (a descriptor reset gives [`Gap::Reset`] instead). Larger
+/// (64-bit) counters: plain difference, decrease = reset.
+pub fn counter_delta(old: u64, new: u64) -> Cell {
+    if new >= old {
+        return Cell::Count(new - old);
+    }
+    if old < WRAP && new < WRAP {
+        let d = (new + WRAP) - old;
+        if old >= WRAP / 2 && d < WRAP / 2 {
+            return Cell::Count(d);
+        }
+    }
+    Cell::Gap(Gap::Reset)
+}
+
+/// Status of a row in a delta.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowStatus {
+    /// Matched a row of the earlier snapshot with the same identity.
+    Same,
+    /// No row with this key before.
+    New,
+    /// Same IRQ number, different identity.
+    Changed,
+}
+
+/// One row of an interrupts delta.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowDelta {
+    pub label: String,
+    pub irq: Option<u32>,
+    pub description: String,
+    pub parts: DescParts,
+    pub shape: Shape,
+    pub status: RowStatus,
+    /// Aligned with [`IrqDelta::cpus`] for per-CPU rows; one cell for
+    /// single-value rows; empty for rows without counts.
+    pub cells: Vec<Cell>,
+}
+
+impl RowDelta {
+    /// Sum of the known cells.
+    pub fn total(&self) -> u64 {
+        self.cells.iter().filter_map(|c| c.count()).sum()
+    }
+
+    /// True when every cell has a value.
+    pub fn complete(&self) -> bool {
+        self.cells.iter().all(|c| c.count().is_some())
+    }
+}
+
+/// A row present in the earlier snapshot only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowGone {
+    pub label: String,
+    pub irq: Option<u32>,
+    pub description: String,
+}
+
+/// Delta of two `/proc/interrupts` snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IrqDelta {
+    /// Union of both snapshots' CPU ids, ascending.
+    pub cpus: Vec<u32>,
+    /// Rows of the later snapshot, in its file order.
+    pub rows: Vec<RowDelta>,
+    /// Rows that disappeared.
+    pub gone: Vec<RowGone>,
+}
+
+/// Key identifying a row across snapshots.
+#[derive(Hash, PartialEq, Eq)]
+enum Key<'a> {
+    Irq(u32),
+    Arch(&'a str, &'a str, usize),
+}
+
+fn keys(m: &Interrupts) -> Vec<Key<'_>> {
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    m.rows()
+        .iter()
+        .map(|r| match r.irq {
+            Some(n) => Key::Irq(n),
+            None => {
+                let occ = seen.entry((&r.label, &r.description)).or_insert(0);
+                *occ += 1;
+                Key::Arch(&r.label, &r.description, *occ - 1)
+            }
+        })
+        .collect()
+}
+
+fn same_identity(a: &IrqRow, b: &IrqRow) -> bool {
+    a.irq.is_none()
+        || (a.parts.chip == b.parts.chip
+            && a.parts.hwirq == b.parts.hwirq
+            && a.parts.actions == b.parts.actions)
+}
+
+fn union_cpus(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Per-CPU cells of one row over `cpus`, from counts aligned with each
+/// snapshot's own CPU list.
+fn cpu_cells(cpus: &[u32], old: (&[u32], &[u64]), new: (&[u32], &[u64])) -> Vec<Cell> {
+    let pos = |ids: &[u32], c: u32| {
+        ids.binary_search(&c)
+            .ok()
+            .or_else(|| ids.iter().position(|&x| x == c))
+    };
+    cpus.iter()
+        .map(|&c| match (pos(old.0, c), pos(new.0, c)) {
+            (_, None) => Cell::Gap(Gap::CpuOffline),
+            (None, Some(_)) => Cell::Gap(Gap::CpuOnline),
+            (Some(i), Some(j)) => match (old.1.get(i), new.1.get(j)) {
+                (Some(&o), Some(&n)) => counter_delta(o, n),
+                _ => Cell::Gap(Gap::ShapeChanged),
+            },
+        })
+        .collect()
+}
+
+fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap) -> Vec<Cell> {
+    let len = if shape == Shape::PerCpu { ncpus } else { n };
+    vec![Cell::Gap(gap); len]
+}
+
+fn row_cells(cpus: &[u32], old: (&Interrupts, &IrqRow), new: (&Interrupts, &IrqRow)) -> Vec<Cell> {
+    let (om, o) = old;
+    let (nm, n) = new;
+    match (o.shape, n.shape) {
+        (Shape::PerCpu, Shape::PerCpu) => {
+            cpu_cells(cpus, (&om.cpus, &o.counts), (&nm.cpus, &n.counts))
+        }
+        (a, b) if a == b && o.counts.len() == n.counts.len() => o
+            .counts
+            .iter()
+            .zip(&n.counts)
+            .map(|(&x, &y)| counter_delta(x, y))
+            .collect(),
+        _ => gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::ShapeChanged),
+    }
+}
+
+/// Compute the delta from `old` to `new`.
+pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
+    let cpus = union_cpus(&old.cpus, &new.cpus);
+    let old_keys = keys(old);
+    let index: HashMap<&Key, usize> = old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let mut used = vec![false; old_keys.len()];
+    let new_keys = keys(new);
+    let mut rows = Vec::with_capacity(new.rows().len());
+    for (k, n) in new_keys.iter().zip(new.rows()) {
+        let matched = index.get(k).copied();
+        let (status, cells) = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
+            None => (
+                RowStatus::New,
+                gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::NewRow),
+            ),
+            Some((i, o)) => {
+                if let Some(u) = used.get_mut(i) {
+                    *u = true;
+                }
+                if same_identity(o, n) {
+                    (RowStatus::Same, row_cells(&cpus, (old, o), (new, n)))
+                } else {
+                    let g = Gap::IdentityChanged;
+                    (
+                        RowStatus::Changed,
+                        gap_cells(n.shape, cpus.len(), n.counts.len(), g),
+                    )
+                }
+            }
+        };
+        rows.push(RowDelta {
+            label: n.label.clone(),
+            irq: n.irq,
+            description: n.description.clone(),
+            parts: n.parts.clone(),
+            shape: n.shape,
+            status,
+            cells,
+        });
+    }
+    let gone = old
+        .rows()
+        .iter()
+        .zip(&used)
+        .filter(|(_, &u)| !u)
+        .map(|(r, _)| RowGone {
+            label: r.label.clone(),
+            irq: r.irq,
+            description: r.description.clone(),
+        })
+        .collect();
+    IrqDelta { cpus, rows, gone }
+}
+
+/// One softirq vector's delta.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SoftirqDelta {
+    pub name: String,
+    /// Aligned with [`SoftirqsDelta::cpus`].
+    pub cells: Vec<Cell>,
+}
+
+/// Delta of two `/proc/softirqs` snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SoftirqsDelta {
+    pub cpus: Vec<u32>,
+    pub rows: Vec<SoftirqDelta>,
+}
+
+/// Compute the softirq delta; rows are matched by name.
+pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
+    let cpus = union_cpus(&old.cpus, &new.cpus);
+    let rows = new
+        .rows
+        .iter()
+        .map(|n| {
+            let cells = match old.rows.iter().find(|o| o.name == n.name) {
+                Some(o) => cpu_cells(&cpus, (&old.cpus, &o.counts), (&new.cpus, &n.counts)),
+                None => vec![Cell::Gap(Gap::NewRow); cpus.len()],
+            };
+            SoftirqDelta {
+                name: n.name.clone(),
+                cells,
+            }
+        })
+        .collect();
+    SoftirqsDelta { cpus, rows }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! Edge cases from FORMATS.md §8, one test each, plus malformed input.
+
+use super::*;
+
+const H2: &str = "           CPU0       CPU1       \n";
+
+fn parse(s: &str) -> Interrupts {
+    Interrupts::parse(s.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn one(line: &str) -> IrqRow {
+    parse(&format!("{H2}{line}\n")).rows()[0].clone()
+}
+
+fn err(s: &[u8]) -> ParseError {
+    Interrupts::parse(s).unwrap_err()
+}
+
+#[test]
+fn header_with_cpu_gaps() {
+    let m =
+        parse("           CPU0       CPU2       CPU3       \n 1:  1 2 3  IO-APIC 1-edge  i8042\n");
+    assert_eq!(m.cpus, vec![0, 2, 3]);
+    assert_eq!(m.rows()[0].counts, vec![1, 2, 3]);
+}
+
+#[test]
+fn same_row_in_every_era() {
+    for line in [
+        " 24:          1          0   IO-APIC   5-edge      ACPI:Ged",
+        " 24:          1          0  IO-APIC   5-edge      ACPI:Ged",
+        "  24:          1          0  IO-APIC                  5-edge      ACPI:Ged",
+    ] {
+        let r = one(line);
+        assert_eq!((r.irq, r.counts.clone()), (Some(24), vec![1, 0]));
+        assert_eq!((r.parts.chip.as_str(), r.parts.hwirq), ("IO-APIC", Some(5)));
+        assert_eq!(
+            (r.parts.flow.as_str(), r.parts.actions.as_str()),
+            ("edge", "ACPI:Ged")
+        );
+    }
+}
+
+#[test]
+fn long_chip_single_space() {
+    let r = one(" 28:          0          0 PCI-MSIX-0000:00:01.0   0-edge      virtio0-config");
+    assert_eq!(r.parts.chip, "PCI-MSIX-0000:00:01.0");
+    assert_eq!(r.parts.actions, "virtio0-config");
+}
+
+#[test]
+fn chip_glued_to_last_count() {
+    let r = one(" 27:       1966       1900GIC-0  27 Level     arch_timer");
+    assert_eq!(r.counts, vec![1966, 1900]);
+    assert_eq!((r.parts.chip.as_str(), r.parts.hwirq), ("GIC-0", Some(27)));
+}
+
+#[test]
+fn ten_digit_count() {
+    let r = one(" 16: 4000000000          7  IO-APIC  16-fasteoi   ehci_hcd:usb1, i801_smbus");
+    assert_eq!(r.counts, vec![4000000000, 7]);
+    assert_eq!(
+        r.parts.actions().collect::<Vec<_>>(),
+        vec!["ehci_hcd:usb1", "i801_smbus"]
+    );
+}
+
+#[test]
+fn wide_irq_and_chip_with_spaces() {
+    let m = parse("           CPU0       CPU1       CPU2       CPU3       \n1234: 1234567890          0          0          3 Hyper-V PCIe MSI 524288-edge      aerdrv, PCIe PME\n");
+    let r = &m.rows()[0];
+    assert_eq!(r.irq, Some(1234));
+    assert_eq!(r.total(), 1234567893);
+    assert_eq!(
+        (r.parts.chip.as_str(), r.parts.hwirq),
+        ("Hyper-V PCIe MSI", Some(524288))
+    );
+}
+
+#[test]
+fn no_chip_no_domain() {
+    let r = one("  9:          0          0     None      acpi");
+    assert_eq!(
+        (r.parts.chip.as_str(), r.parts.actions.as_str()),
+        ("None", "acpi")
+    );
+}
+
+#[test]
+fn e1_row_without_action() {
+    let r = one(" 17:          5          0   IO-APIC  17-fasteoi ");
+    assert_eq!(
+        (r.parts.flow.as_str(), r.parts.actions.as_str()),
+        ("fasteoi", "")
+    );
+}
+
+#[test]
+fn trigger_column_hwirq_not_a_count() {
+    let r = one(" 11:      12345       6789    GICv3  30 Level     arch_timer");
+    assert_eq!(r.counts, vec![12345, 6789]);
+    assert_eq!(
+        (r.parts.hwirq, r.parts.trigger.as_str()),
+        (Some(30), "Level")
+    );
+}
+
+#[test]
+fn negative_hwirq() {
+    let r = one(" 61:          0          0   PCI-MSI -2147483648-edge      nvme0q1");
+    assert_eq!(r.parts.hwirq, Some(-2147483648));
+}
+
+#[test]
+fn x86_arch_lines_old_and_new() {
+    let m = parse(&format!(
+        "{H2}NMI:          0          0   Non-maskable interrupts\nERR:          0\nMIS:          0\n NMI:          1          2  Non-maskable interrupts\nVPMI:          0          0  Perf Guest Mediated PMI\n ERR:          0          1  PIC/APIC error interrupts\n"
+    ));
+    let r = m.rows();
+    assert_eq!(
+        (r[0].label.as_str(), r[0].shape, r[0].description.as_str()),
+        ("NMI", Shape::PerCpu, "Non-maskable interrupts")
+    );
+    assert_eq!((r[1].label.as_str(), r[1].shape), ("ERR", Shape::Single));
+    assert_eq!(r[1].per_cpu(), None);
+    assert_eq!((r[3].label.as_str(), r[3].total()), ("NMI", 3));
+    assert_eq!(r[4].label, "VPMI");
+    assert_eq!(
+        (r[5].shape, r[5].description.as_str()),
+        (Shape::PerCpu, "PIC/APIC error interrupts")
+    );
+}
+
+#[test]
+fn arm64_ipi_glued_and_err() {
+    let m = parse(&format!("{H2}IPI0:1234567890         12       Rescheduling interrupts\nIPI1: 1234567890         12       Function call interrupts\nErr:          0\n"));
+    let r = m.rows();
+    assert_eq!(
+        (r[0].label.as_str(), r[0].counts.clone()),
+        ("IPI0", vec![1234567890, 12])
+    );
+    assert_eq!(r[0].description, "Rescheduling interrupts");
+    assert_eq!(r[1].counts, vec![1234567890, 12]);
+    assert_eq!((r[2].label.as_str(), r[2].shape), ("Err", Shape::Single));
+}
+
+#[test]
+fn loongarch_description_with_numbers() {
+    let r = one("IPI0:          5         12 LoongArch  1  Rescheduling interrupts");
+    assert_eq!(r.counts, vec![5, 12]);
+    assert_eq!(r.description, "LoongArch  1  Rescheduling interrupts");
+}
+
+#[test]
+fn powerpc_duplicate_labels_kept_in_order() {
+    let m = parse(&format!("{H2}LOC:        100        200   Local timer interrupts for timer event device\nLOC:          3          4   Local timer interrupts for others\n"));
+    assert_eq!(m.rows().len(), 2);
+    assert_eq!(m.rows()[1].description, "Local timer interrupts for others");
+}
+
+#[test]
+fn arm_fiq_without_counts() {
+    let r = one("FIQ:              usb_fiq");
+    assert_eq!(
+        (r.shape, r.description.as_str()),
+        (Shape::NoCounts, "usb_fiq")
+    );
+}
+
+#[test]
+fn s390_class_and_subclass_lines() {
+    let m = parse(&format!("{H2}EXT:        100        200 \nI/O:          1          2 \nCLK:        100        200   [EXT] Clock Comparator\n 64:          7          0   PCI-MSI  mlx5_async0@pci:0001:00:00.0\n"));
+    let r = m.rows();
+    assert_eq!(
+        (r[0].label.as_str(), r[0].description.as_str()),
+        ("EXT", "")
+    );
+    assert_eq!(r[1].label, "I/O");
+    assert_eq!(r[2].description, "[EXT] Clock Comparator");
+    assert_eq!(r[3].parts.chip, "PCI-MSI");
+}
+
+#[test]
+fn hotplug_mid_file_is_an_error_naming_the_line() {
+    let e = err(b"           CPU0       CPU1       CPU2       CPU3       \n 1:  1 2 3 4  IO-APIC 1-edge  i8042\n 8:  1 2 3  IO-APIC 8-edge  rtc0\n");
+    assert_eq!(e.line, 3);
+    assert_eq!(
+        e.kind,
+        ErrorKind::CountMismatch {
+            expected: 4,
+            found: 3
+        }
+    );
+    assert!(e
+        .to_string()
+        .starts_with("/proc/interrupts:3: expected 4 per-CPU counts"));
+}
+
+#[test]
+fn very_long_lines() {
+    let n = 1200;
+    let mut s = String::from("   ");
+    for c in 0..n {
+        s.push_str(&format!(" CPU{c:<7}"));
+    }
+    s.push_str("\n 1:");
+    for c in 0..n {
+        s.push_str(&format!(" {c:>10}"));
+    }
+    s.push_str("  IO-APIC    1-edge      i8042\n");
+    let m = parse(&s);
+    assert_eq!(m.cpus.len(), n);
+    assert_eq!(m.rows()[0].total(), (0..n as u64).sum());
+}
+
+#[test]
+fn identity_change_is_visible_in_parts() {
+    let a = one(" 45:          1          0  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3");
+    let b = one(" 45:          1          0  PCI-MSIX-0000:5e:00.1   2-edge      nvme1q2");
+    assert_ne!(a.parts, b.parts);
+}
+
+#[test]
+fn empty_lines_and_crlf_are_tolerated() {
+    let m = parse("           CPU0       CPU1       \r\n\n 1:  1 2  IO-APIC 1-edge  i8042\r\n   \nERR:          0\n");
+    assert_eq!(m.rows().len(), 2);
+    assert_eq!(m.rows()[0].parts.actions, "i8042");
+}
+
+#[test]
+fn malformed_inputs_name_file_line_and_expectation() {
+    assert_eq!(err(b"").kind, ErrorKind::Empty);
+    assert_eq!(err(b"   \n").kind, ErrorKind::Empty);
+    let e = err(b"\n\n   \n");
+    assert_eq!(e.kind, ErrorKind::Empty);
+    let e = err(b"hello world\n");
+    assert_eq!(
+        (e.line, e.kind.clone()),
+        (1, ErrorKind::BadHeaderCell("hello".into()))
+    );
+    let e = err(b"           CPU0       CPU1\n 1:  1\n");
+    assert_eq!(e.line, 2);
+    let e = err(b"           CPU0       CPU1\n 1:  1 x  IO-APIC\n");
+    assert!(matches!(e.kind, ErrorKind::CountMismatch { .. }));
+    let e = err(b"           CPU0\nno colon here\n");
+    assert_eq!((e.line, e.kind), (2, ErrorKind::MissingColon));
+    let e = err(b"           CPU0\n 1: 99999999999999999999999  X\n");
+    assert!(matches!(e.kind, ErrorKind::ExpectedNumber { .. }));
+    let e = err(&[0xff, 0x00, 0x13, 0x80, b'\n', 0x01]);
+    assert_eq!(e.line, 1);
+    let mut big = b"           CPU0\n 1:".to_vec();
+    big.extend(std::iter::repeat(b'7').take(10 << 20));
+    let e = err(&big);
+    assert_eq!(
+        (e.line, matches!(e.kind, ErrorKind::LineTooLong { .. })),
+        (2, true)
+    );
+}
+
+#[test]
+fn parse_into_reuses_and_resets() {
+    let mut m = Interrupts::default();
+    m.parse_into(A.as_bytes()).unwrap();
+    assert_eq!(m.rows().len(), 3);
+    m.parse_into(format!("{H2}ERR:          0\n").as_bytes())
+        .unwrap();
+    assert_eq!(m.rows().len(), 1);
+    assert!(m.parse_into(b"garbage").is_err());
+    assert!(m.rows().is_empty());
+    m.parse_into(A.as_bytes()).unwrap();
+    assert_eq!(m, parse(A));
+}
+
+const A: &str = "           CPU0       CPU1       \n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\nLOC:       5901       6390   Local timer interrupts\nERR:          0\n";
