@@ -9,6 +9,7 @@
 use crate::desc::DescParts;
 use crate::interrupts::{Interrupts, IrqRow, Shape};
 use crate::softirqs::Softirqs;
+use crate::stat::CpuTimes;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -299,6 +300,46 @@ pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
         })
         .collect();
     SoftirqsDelta { cpus, rows }
+}
+
+/// Share of CPU time per state over an interval, in percent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CpuPct {
+    pub user_pct: f64,
+    pub nice_pct: f64,
+    pub system_pct: f64,
+    pub idle_pct: f64,
+    pub iowait_pct: f64,
+    pub irq_pct: f64,
+    pub softirq_pct: f64,
+    pub steal_pct: f64,
+}
+
+/// CPU time shares between two `cpu` lines of `/proc/stat` (pass an empty
+/// `old` for "since boot"). Guest time is already inside user/nice and is
+/// not added again. Fields that went backwards (idle/iowait across hotplug)
+/// count as 0. `None` when no tick elapsed.
+pub fn cpu_pct(old: &CpuTimes, new: &CpuTimes) -> Option<CpuPct> {
+    let d = |i: usize| {
+        let n = new.fields.get(i).copied().unwrap_or(0);
+        let o = old.fields.get(i).copied().unwrap_or(0);
+        n.saturating_sub(o) as f64
+    };
+    let total: f64 = (0..8).map(d).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let p = |i: usize| 100.0 * d(i) / total;
+    Some(CpuPct {
+        user_pct: p(0),
+        nice_pct: p(1),
+        system_pct: p(2),
+        idle_pct: p(3),
+        iowait_pct: p(4),
+        irq_pct: p(5),
+        softirq_pct: p(6),
+        steal_pct: p(7),
+    })
 }
 
 #[cfg(test)]

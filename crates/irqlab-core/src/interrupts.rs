@@ -199,6 +199,7 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKin
     push_lossy(&mut row.label, label);
     row.irq = parse_irq_label(label);
     row.counts.clear();
+    row.counts.reserve(ncols);
     let numbered = row.irq.is_some();
     let limit = if numbered { ncols } else { usize::MAX };
     let rest = read_counts(line, colon + 1, limit, &mut row.counts)?;

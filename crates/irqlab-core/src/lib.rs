@@ -10,9 +10,11 @@ pub mod delta;
 pub mod desc;
 pub mod error;
 pub mod interrupts;
+pub mod snapshot;
 pub mod softirqs;
 pub mod stat;
 pub mod text;
 
 pub use error::{ErrorKind, ParseError};
 pub use interrupts::{Interrupts, IrqRow, Shape};
+pub use snapshot::Snapshot;

@@ -35,16 +35,19 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-const SPACES8: u64 = u64::from_ne_bytes([b' '; 8]);
+const SPACES8: u64 = u64::from_le_bytes([b' '; 8]);
 
 /// Index of the first byte at or after `pos` that is not a space or tab.
 #[inline]
 pub fn skip_blanks(b: &[u8], mut pos: usize) -> usize {
-    // Eight spaces at a time: count columns are mostly padding.
+    // Eight bytes at a time: count columns are mostly padding, and the
+    // first non-space byte of a word is found without a byte loop.
     while let Some(chunk) = b.get(pos..pos + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);
-        if u64::from_ne_bytes(w) != SPACES8 {
+        let x = u64::from_le_bytes(w) ^ SPACES8;
+        if x != 0 {
+            pos += (x.trailing_zeros() / 8) as usize;
             break;
         }
         pos += 8;
@@ -74,25 +77,33 @@ pub enum Scan {
 pub fn scan_u64(b: &[u8], pos: usize) -> Scan {
     let mut i = pos;
     let mut v: u64 = 0;
-    let mut overflow = false;
+    // Up to 19 digits cannot overflow a u64: no checks on the hot path.
     while let Some(&c) = b.get(i) {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
             break;
         }
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d))) {
-            Some(x) => v = x,
-            None => overflow = true,
-        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
         i += 1;
     }
-    if i == pos {
-        Scan::NotNum
-    } else if overflow {
-        Scan::Overflow(i)
-    } else {
-        Scan::Num(v, i)
+    match i - pos {
+        0 => Scan::NotNum,
+        n if n < 20 => Scan::Num(v, i),
+        _ => scan_long(b.get(pos..i).unwrap_or_default(), i),
     }
+}
+
+/// Slow path for 20+ digit runs: exact overflow check.
+#[cold]
+fn scan_long(digits: &[u8], end: usize) -> Scan {
+    let mut v: u64 = 0;
+    for &c in digits {
+        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(c - b'0'))) {
+            Some(x) => v = x,
+            None => return Scan::Overflow(end),
+        }
+    }
+    Scan::Num(v, end)
 }
 
 /// Append `bytes` to `s`, replacing invalid UTF-8 (device names are

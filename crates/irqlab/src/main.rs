@@ -3,6 +3,10 @@
 
 mod cli;
 mod cmd;
+mod export;
+mod host;
+mod report;
+mod sampler;
 
 use std::process::ExitCode;
 

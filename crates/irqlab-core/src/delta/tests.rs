@@ -75,3 +75,16 @@ fn rates_divide_by_elapsed() {
     assert_eq!(Cell::Gap(Gap::Reset).rate(1.0), None);
     assert_eq!(Cell::Count(1).rate(0.0), None);
 }
+
+#[test]
+fn cpu_pct_from_stat_lines() {
+    let old = CpuTimes { cpu: Some(0), fields: vec![100, 0, 50, 800, 10, 0, 40, 0, 0, 0] };
+    let new = CpuTimes { cpu: Some(0), fields: vec![110, 0, 60, 870, 5, 0, 50, 0, 7, 0] };
+    let p = cpu_pct(&old, &new).unwrap();
+    assert!((p.softirq_pct - 10.0).abs() < 1e-9);
+    assert!((p.idle_pct - 70.0).abs() < 1e-9);
+    assert_eq!(p.iowait_pct, 0.0);
+    assert_eq!(cpu_pct(&new, &new), None);
+    let since_boot = cpu_pct(&CpuTimes::default(), &new).unwrap();
+    assert!((since_boot.user_pct - 110.0 / 1095.0 * 100.0).abs() < 1e-9);
+}

@@ -1,15 +1,82 @@
-//! `irqlab show`: one snapshot, or rates over an interval.
+//! `irqlab show`: one snapshot of interrupts, softirqs and CPU time, or
+//! rates over `--interval`. Reads through the sampler (HostFs), so
+//! `--root` works on any captured or synthesized tree.
 
+use crate::export::{self, Format};
+use crate::host::HostFs;
+use crate::report::{self, Filter};
+use crate::sampler::{Sampler, Source, Ticker};
+use anyhow::Context;
+use irqlab_core::Snapshot;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Read a captured tree (sosreport, synth output) instead of `/`.
+    /// Read a captured tree (sosreport, `irqlab synth` output) instead of `/`.
     #[arg(long, default_value = "/")]
-    pub root: std::path::PathBuf,
+    pub root: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Show rates over this interval (e.g. `1s`, `250ms`) instead of counts.
+    #[arg(long, short = 'i', value_parser = crate::cmd::parse_duration)]
+    pub interval: Option<Duration>,
+    /// Keep only rows whose label, chip, actions or description match.
+    #[arg(long)]
+    pub irq: Option<String>,
+    /// Keep only these CPUs (e.g. `0-3,8`).
+    #[arg(long)]
+    pub cpus: Option<String>,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+fn filter(args: &Args) -> anyhow::Result<Filter> {
+    let irq = args
+        .irq
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .context("--irq is not a valid regular expression")?;
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(|s| {
+            irqlab_core::cpulist::CpuList::parse(s.as_bytes())
+                .map(|l| l.iter().collect::<Vec<u32>>())
+                .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
+        })
+        .transpose()?;
+    Ok(Filter { irq, cpus })
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let filter = filter(&args)?;
+    let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
+    let mut first = Snapshot::default();
+    sampler.sample(&mut first)?;
+    for (src, why) in &sampler.missing {
+        eprintln!("irqlab: note: {} not shown: {why}", sampler.fs().path(src.rel()).display());
+    }
+    let report = match args.interval {
+        None => report::from_snapshot(&first, &filter),
+        Some(iv) => {
+            let mut ticker = Ticker::new(iv);
+            let mut second = Snapshot::default();
+            ticker.wait();
+            sampler.sample(&mut second)?;
+            report::from_delta(&first, &second, &filter)
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.format {
+        Format::Table => export::table::write(&report, &mut out)?,
+        Format::Json => export::json::write(&report, &mut out)?,
+        Format::Csv => export::csv::write(&report, &mut out)?,
+    }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

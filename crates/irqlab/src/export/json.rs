@@ -1,0 +1,11 @@
+//! JSON exporter: the documented contract (README, "JSON output").
+
+use crate::report::Report;
+use std::io::Write;
+
+/// Write `report` as one pretty JSON document and a newline.
+pub fn write(report: &Report, out: &mut impl Write) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! HostFs: the only code that reads `/proc` and `/sys`.
+//!
+//! Every path is relative to a root directory (`/` live, or a captured or
+//! synthesized tree in tests and with `--root`). Files are opened once and
+//! kept open; each read is a `pread` loop from offset 0 into a reused buffer
+//! until a 0-byte read, because seq_file returns at most one page per call
+//! and regenerates the content when the offset goes back to 0.
+//! Writes (for the SystemGuard) also go through here, so tests can run the
+//! guard against a fake tree.
+
+use anyhow::Context;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Smallest read size: one seq_file page is returned per call anyway.
+const CHUNK: usize = 64 * 1024;
+
+/// A kept-open file and its reusable buffer.
+struct Kept {
+    file: File,
+    buf: Vec<u8>,
+    /// `read` system calls made by the last read (for `probe` and `-v`).
+    last_reads: u32,
+}
+
+/// Gateway to one root's `/proc` and `/sys`.
+pub struct HostFs {
+    root: PathBuf,
+    kept: HashMap<String, Kept>,
+}
+
+impl HostFs {
+    /// A gateway rooted at `root` (`/` for the live system).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        HostFs { root: root.into(), kept: HashMap::new() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Absolute path of a root-relative path such as `proc/interrupts`.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel.trim_start_matches('/'))
+    }
+
+    /// Read the whole file at `rel` through a kept-open descriptor. The
+    /// returned slice is valid until the next read of the same file.
+    pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
+        if !self.kept.contains_key(rel) {
+            let file = File::open(self.path(rel))?;
+            let kept = Kept { file, buf: Vec::new(), last_reads: 0 };
+            self.kept.insert(rel.to_string(), kept);
+        }
+        match self.kept.get_mut(rel) {
+            Some(k) => {
+                let (filled, calls) = pread_to_end(&k.file, &mut k.buf)?;
+                k.last_reads = calls;
+                Ok(k.buf.get(..filled).unwrap_or_default())
+            }
+            None => Err(io::Error::other("kept file vanished")),
+        }
+    }
+
+    /// Number of `read` calls the last [`HostFs::read`] of `rel` made.
+    pub fn last_reads(&self, rel: &str) -> Option<u32> {
+        self.kept.get(rel).map(|k| k.last_reads)
+    }
+
+    /// Close the kept descriptor of `rel` (e.g. after an IRQ disappeared).
+    pub fn forget(&mut self, rel: &str) {
+        self.kept.remove(rel);
+    }
+
+    /// Open, read to EOF and close (no caching), using `buf` as scratch.
+    /// Returns bytes read and read calls.
+    pub fn read_once(&self, rel: &str, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
+        let file = File::open(self.path(rel))?;
+        pread_to_end(&file, buf)
+    }
+
+    /// Read a small attribute file as trimmed text, `None` if absent.
+    pub fn read_attr(&self, rel: &str) -> Option<String> {
+        std::fs::read(self.path(rel))
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+    }
+
+    /// Names of the entries of directory `rel` (sorted), empty if absent.
+    pub fn list_dir(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
+            .map(|it| {
+                it.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// Write `value` to `rel` (only the SystemGuard may call this).
+    pub fn write(&self, rel: &str, value: &str) -> anyhow::Result<()> {
+        let path = self.path(rel);
+        std::fs::write(&path, value).with_context(|| format!("writing {value:?} to {}", path.display()))
+    }
+}
+
+/// `pread` from offset 0 until a 0-byte read. `buf` is used as scratch
+/// space: its length is the usable capacity (zeroed once, doubled when
+/// full), so steady-state reads neither allocate nor clear memory.
+/// Returns the number of bytes read and the number of read calls.
+pub fn pread_to_end(file: &File, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
+    if buf.len() < CHUNK {
+        buf.resize(CHUNK, 0);
+    }
+    let mut filled = 0;
+    let mut calls = 0;
+    loop {
+        if filled == buf.len() {
+            let grown = buf.len() * 2;
+            buf.resize(grown, 0);
+        }
+        let res = file.read_at(&mut buf[filled..], filled as u64);
+        calls += 1;
+        match res {
+            Ok(0) => return Ok((filled, calls)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_relative_to_root_and_rereads_fresh_content() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let p = dir.path().join("proc/interrupts");
+        std::fs::write(&p, "one").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read("proc/interrupts").unwrap(), b"one");
+        std::fs::write(&p, "two two").unwrap();
+        assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
+        assert!(fs.read("proc/missing").is_err());
+        assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn large_file_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("big"), &data).unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read("big").unwrap(), &data[..]);
+    }
+
+    #[test]
+    fn live_proc_interrupts_in_several_reads_when_available() {
+        let mut fs = HostFs::new("/");
+        match fs.read("proc/interrupts") {
+            Ok(b) => {
+                assert!(b.ends_with(b"\n"));
+                assert!(fs.last_reads("proc/interrupts").unwrap() >= 2);
+            }
+            Err(e) => eprintln!("skipping: /proc/interrupts not readable: {e}"),
+        }
+    }
+}

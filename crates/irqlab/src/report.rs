@@ -1,0 +1,326 @@
+//! Report: the view model of `show` (and later `top --batch`), built from
+//! one snapshot (counts) or two (deltas and rates via `irqlab_core::delta`).
+//!
+//! Owns filtering (`--irq` regex, `--cpus`) and the JSON contract
+//! documented in README. Knows nothing about terminals or files; the
+//! exporters in `export/` write a Report to any `io::Write`.
+
+use irqlab_core::delta::{self, Cell, CpuPct};
+use irqlab_core::softirqs::Softirqs;
+use irqlab_core::stat::{CpuTimes, Stat};
+use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot};
+use regex::Regex;
+use serde::Serialize;
+
+/// Which rows and CPUs to keep.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    /// Keep rows whose label, description or actions match.
+    pub irq: Option<Regex>,
+    /// Keep only these CPU ids (None = all).
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl Filter {
+    fn keep_cpu(&self, cpu: u32) -> bool {
+        self.cpus.as_ref().is_none_or(|l| l.contains(&cpu))
+    }
+
+    fn keep_row(&self, label: &str, description: &str) -> bool {
+        self.irq.as_ref().is_none_or(|re| re.is_match(label) || re.is_match(description))
+    }
+
+    /// Column indices of `cpus` that pass the CPU filter.
+    fn columns(&self, cpus: &[u32]) -> Vec<usize> {
+        (0..cpus.len()).filter(|&i| cpus.get(i).is_some_and(|&c| self.keep_cpu(c))).collect()
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Serialize, Default)]
+pub struct Report {
+    /// Seconds between the two snapshots (rates mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
+    pub interrupts: Option<IrqSection>,
+    pub softirqs: Option<SoftirqSection>,
+    pub stat: Option<StatSection>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct IrqSection {
+    pub cpus: Vec<u32>,
+    pub rows: Vec<IrqLine>,
+    /// Rows present only in the first snapshot (rates mode).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<String>,
+}
+
+/// One interrupts row. Snapshot mode fills `counts`/`total`; rates mode
+/// fills `deltas`, `rates`, `total`, `total_rate` and `gaps`.
+#[derive(Debug, Serialize)]
+pub struct IrqLine {
+    pub label: String,
+    pub irq: Option<u32>,
+    /// `per_cpu`, `single`, `no_counts` or `irregular`.
+    pub shape: Shape,
+    pub counts: Option<Vec<u64>>,
+    pub total: u64,
+    /// Per-CPU (or single) count differences; null = gap (rates mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deltas: Option<Vec<Option<u64>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<Option<f64>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<Vec<Option<delta::Gap>>>,
+    pub chip: Option<String>,
+    pub hwirq: Option<i64>,
+    pub trigger: Option<String>,
+    pub flow: Option<String>,
+    pub actions: Vec<String>,
+    pub description: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SoftirqSection {
+    pub cpus: Vec<u32>,
+    pub rows: Vec<SoftirqLine>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SoftirqLine {
+    pub name: String,
+    /// Counts (snapshot) or per-interval deltas (rates mode); null = gap.
+    pub counts: Vec<Option<u64>>,
+    pub total: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<Option<f64>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_rate: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatSection {
+    /// Per-CPU time shares ("all" first): since boot, or over the interval.
+    pub cpu_pct: Vec<CpuPctLine>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctxt: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub btime: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procs_running: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procs_blocked: Option<u64>,
+    pub intr_total: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_total: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CpuPctLine {
+    /// CPU id, or null for the all-CPU line.
+    pub cpu: Option<u32>,
+    #[serde(flatten)]
+    pub pct: Option<CpuPct>,
+}
+
+fn opt(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn line_meta(row: &IrqRow) -> IrqLine {
+    IrqLine {
+        label: row.label.clone(),
+        irq: row.irq,
+        shape: row.shape,
+        counts: None,
+        total: 0,
+        deltas: None,
+        rates: None,
+        total_rate: None,
+        gaps: None,
+        chip: opt(&row.parts.chip),
+        hwirq: row.parts.hwirq,
+        trigger: opt(&row.parts.trigger),
+        flow: opt(&row.parts.flow),
+        actions: row.parts.actions().map(str::to_string).collect(),
+        description: row.description.clone(),
+    }
+}
+
+fn pick<T: Copy>(v: &[T], cols: &[usize]) -> Vec<T> {
+    cols.iter().filter_map(|&i| v.get(i).copied()).collect()
+}
+
+/// Snapshot (counts) report.
+pub fn from_snapshot(s: &Snapshot, f: &Filter) -> Report {
+    Report {
+        interval_s: None,
+        interrupts: s.interrupts.as_ref().map(|m| irq_counts(m, f)),
+        softirqs: s.softirqs.as_ref().map(|m| softirq_counts(m, f)),
+        stat: s.stat.as_ref().map(|m| stat_section(&Stat::default(), m, f)),
+    }
+}
+
+fn irq_counts(m: &Interrupts, f: &Filter) -> IrqSection {
+    let cols = f.columns(&m.cpus);
+    let rows = m
+        .rows()
+        .iter()
+        .filter(|r| f.keep_row(&r.label, &r.description))
+        .map(|r| {
+            let mut l = line_meta(r);
+            match r.shape {
+                Shape::PerCpu => {
+                    let c = pick(&r.counts, &cols);
+                    l.total = c.iter().sum();
+                    l.counts = Some(c);
+                }
+                _ => l.total = r.total(),
+            }
+            l
+        })
+        .collect();
+    IrqSection { cpus: pick(&m.cpus, &cols), rows, gone: Vec::new() }
+}
+
+fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
+    let cols = f.columns(&m.cpus);
+    let rows = m
+        .rows
+        .iter()
+        .map(|r| {
+            let c = pick(&r.counts, &cols);
+            SoftirqLine {
+                name: r.name.clone(),
+                total: c.iter().sum(),
+                counts: c.into_iter().map(Some).collect(),
+                rates: None,
+                total_rate: None,
+            }
+        })
+        .collect();
+    SoftirqSection { cpus: pick(&m.cpus, &cols), rows }
+}
+
+fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
+    let since = |cpu: Option<u32>| -> CpuTimes {
+        let found = match cpu {
+            None => Some(&old.total),
+            Some(c) => old.cpus.iter().find(|t| t.cpu == Some(c)),
+        };
+        found.cloned().unwrap_or_default()
+    };
+    let mut cpu_pct = vec![CpuPctLine { cpu: None, pct: delta::cpu_pct(&since(None), &new.total) }];
+    cpu_pct.extend(new.cpus.iter().filter(|t| t.cpu.is_some_and(|c| f.keep_cpu(c))).map(|t| CpuPctLine {
+        cpu: t.cpu,
+        pct: delta::cpu_pct(&since(t.cpu), t),
+    }));
+    let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(o), Some(n)) if old != &Stat::default() => Some(n.saturating_sub(o)),
+        (_, n) => n,
+    };
+    StatSection {
+        cpu_pct,
+        ctxt: diff(old.ctxt, new.ctxt),
+        btime: new.btime,
+        processes: diff(old.processes, new.processes),
+        procs_running: new.procs_running,
+        procs_blocked: new.procs_blocked,
+        intr_total: diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0),
+        softirq_total: diff(old.softirq_total, new.softirq_total),
+    }
+}
+
+/// Rates report from two snapshots of the same root.
+pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    let secs = new.elapsed_since(old);
+    Report {
+        interval_s: Some(secs),
+        interrupts: match (&old.interrupts, &new.interrupts) {
+            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f)),
+            _ => None,
+        },
+        softirqs: match (&old.softirqs, &new.softirqs) {
+            (Some(o), Some(n)) => Some(softirq_rates(o, n, secs, f)),
+            _ => None,
+        },
+        stat: match (&old.stat, &new.stat) {
+            (Some(o), Some(n)) => Some(stat_section(o, n, f)),
+            _ => None,
+        },
+    }
+}
+
+fn cells_out(cells: &[Cell], secs: f64) -> (Vec<Option<u64>>, Vec<Option<f64>>, Option<Vec<Option<delta::Gap>>>) {
+    let counts = cells.iter().map(|c| c.count()).collect();
+    let rates = cells.iter().map(|c| c.rate(secs)).collect();
+    let gaps: Vec<Option<delta::Gap>> = cells
+        .iter()
+        .map(|c| match c {
+            Cell::Gap(g) => Some(*g),
+            Cell::Count(_) => None,
+        })
+        .collect();
+    let any = gaps.iter().any(Option::is_some);
+    (counts, rates, any.then_some(gaps))
+}
+
+fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSection {
+    let d = delta::interrupts_delta(o, n);
+    let cols = f.columns(&d.cpus);
+    let rows = d
+        .rows
+        .iter()
+        .filter(|r| f.keep_row(&r.label, &r.description))
+        .map(|r| {
+            let cells = if r.shape == Shape::PerCpu { pick(&r.cells, &cols) } else { r.cells.clone() };
+            let (counts, rates, gaps) = cells_out(&cells, secs);
+            let total: u64 = counts.iter().flatten().sum();
+            IrqLine {
+                label: r.label.clone(),
+                irq: r.irq,
+                shape: r.shape,
+                counts: None,
+                total,
+                deltas: Some(counts),
+                rates: Some(rates),
+                total_rate: (secs > 0.0).then(|| total as f64 / secs),
+                gaps,
+                chip: opt(&r.parts.chip),
+                hwirq: r.parts.hwirq,
+                trigger: opt(&r.parts.trigger),
+                flow: opt(&r.parts.flow),
+                actions: r.parts.actions().map(str::to_string).collect(),
+                description: r.description.clone(),
+            }
+        })
+        .collect();
+    let gone = d.gone.iter().map(|g| g.label.clone()).collect();
+    IrqSection { cpus: pick(&d.cpus, &cols), rows, gone }
+}
+
+fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
+    let d = delta::softirqs_delta(o, n);
+    let cols = f.columns(&d.cpus);
+    let rows = d
+        .rows
+        .iter()
+        .map(|r| {
+            let (counts, rates, _) = cells_out(&pick(&r.cells, &cols), secs);
+            let total: u64 = counts.iter().flatten().sum();
+            SoftirqLine {
+                name: r.name.clone(),
+                counts,
+                total,
+                rates: Some(rates),
+                total_rate: (secs > 0.0).then(|| total as f64 / secs),
+            }
+        })
+        .collect();
+    SoftirqSection { cpus: pick(&d.cpus, &cols), rows }
+}

@@ -1,0 +1,133 @@
+//! Sampler: reads the statistics files through [`HostFs`] into a reused
+//! [`Snapshot`], with timestamps, and paces repeated samples on drift-free
+//! ticks (deadline = start + n × interval, so sleep jitter never adds up).
+//!
+//! Knows nothing about output; parse errors become errors naming the real
+//! path (under `--root`), the line and what was expected.
+
+use crate::host::HostFs;
+use anyhow::anyhow;
+use irqlab_core::{Interrupts, ParseError, Snapshot};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A statistics file the sampler can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Interrupts,
+    Softirqs,
+    Stat,
+}
+
+impl Source {
+    /// Root-relative path.
+    pub fn rel(self) -> &'static str {
+        match self {
+            Source::Interrupts => "proc/interrupts",
+            Source::Softirqs => "proc/softirqs",
+            Source::Stat => "proc/stat",
+        }
+    }
+
+    pub const ALL: [Source; 3] = [Source::Interrupts, Source::Softirqs, Source::Stat];
+}
+
+/// Reads snapshots from one root.
+pub struct Sampler {
+    fs: HostFs,
+    epoch: Instant,
+    sources: Vec<Source>,
+    /// Files that could not be opened, with the reason (reported once).
+    pub missing: Vec<(Source, String)>,
+}
+
+impl Sampler {
+    /// A sampler for `sources` under `fs`'s root.
+    pub fn new(fs: HostFs, sources: &[Source]) -> Self {
+        Sampler { fs, epoch: Instant::now(), sources: sources.to_vec(), missing: Vec::new() }
+    }
+
+    /// The gateway (for metadata reads by callers).
+    pub fn fs(&self) -> &HostFs {
+        &self.fs
+    }
+
+    /// Read every source into `snap`, reusing its models. A file that cannot
+    /// be opened is recorded in `missing` and left `None`; a file that does
+    /// not parse is an error. Fails when no source at all is readable.
+    pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
+        snap.mono_ns = self.epoch.elapsed().as_nanos() as u64;
+        snap.wall_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let mut any = false;
+        for src in self.sources.clone() {
+            let bytes = match self.fs.read(src.rel()) {
+                Ok(b) => b,
+                Err(e) => {
+                    if !self.missing.iter().any(|(s, _)| *s == src) {
+                        self.missing.push((src, e.to_string()));
+                    }
+                    clear(snap, src);
+                    continue;
+                }
+            };
+            let path = self.fs.path(src.rel());
+            parse_source(src, bytes, snap).map_err(|e| located(&path, &e))?;
+            any = true;
+        }
+        if any {
+            Ok(())
+        } else {
+            Err(anyhow!(
+                "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
+                self.fs.root().display()
+            ))
+        }
+    }
+}
+
+fn clear(snap: &mut Snapshot, src: Source) {
+    match src {
+        Source::Interrupts => snap.interrupts = None,
+        Source::Softirqs => snap.softirqs = None,
+        Source::Stat => snap.stat = None,
+    }
+}
+
+fn parse_source(src: Source, bytes: &[u8], snap: &mut Snapshot) -> Result<(), ParseError> {
+    match src {
+        Source::Interrupts => snap.interrupts.get_or_insert_with(Interrupts::default).parse_into(bytes),
+        Source::Softirqs => snap.softirqs.get_or_insert_with(Default::default).parse_into(bytes),
+        Source::Stat => snap.stat.get_or_insert_with(Default::default).parse_into(bytes),
+    }
+}
+
+/// A parse error re-labelled with the real path that was read.
+pub fn located(path: &std::path::Path, e: &ParseError) -> anyhow::Error {
+    if e.line == 0 {
+        anyhow!("{}: {}", path.display(), e.kind)
+    } else {
+        anyhow!("{}:{}: {}", path.display(), e.line, e.kind)
+    }
+}
+
+/// Drift-free pacing: the n-th tick is due at `start + n × interval`.
+pub struct Ticker {
+    start: Instant,
+    interval: Duration,
+    n: u32,
+}
+
+impl Ticker {
+    pub fn new(interval: Duration) -> Self {
+        Ticker { start: Instant::now(), interval, n: 0 }
+    }
+
+    /// Sleep until the next tick is due (returns at once if it is late).
+    pub fn wait(&mut self) {
+        self.n = self.n.saturating_add(1);
+        let due = self.start + self.interval.saturating_mul(self.n);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
+}
