@@ -60,7 +60,14 @@ fn non_empty(s: &str) -> Option<&str> {
 
 /// Flow-handler names the old `chip-flow` token (`IR-IO-APIC-edge`) may end in.
 const OLD_FLOWS: &[&str] = &[
-    "edge", "level", "fasteoi", "simple", "percpu", "percpu_devid", "edge_eoi", "level_eoi",
+    "edge",
+    "level",
+    "fasteoi",
+    "simple",
+    "percpu",
+    "percpu_devid",
+    "edge_eoi",
+    "level_eoi",
 ];
 
 /// Split `desc` (already trimmed) into `out`, reusing its buffers.
@@ -186,7 +193,10 @@ mod tests {
     #[test]
     fn x86_modern() {
         let p = split("IO-APIC   5-edge      ACPI:Ged");
-        assert_eq!((p.chip.as_str(), p.hwirq, p.flow.as_str()), ("IO-APIC", Some(5), "edge"));
+        assert_eq!(
+            (p.chip.as_str(), p.hwirq, p.flow.as_str()),
+            ("IO-APIC", Some(5), "edge")
+        );
         assert_eq!(p.actions().collect::<Vec<_>>(), vec!["ACPI:Ged"]);
     }
 
@@ -201,11 +211,17 @@ mod tests {
     #[test]
     fn arm_gic_trigger() {
         let p = split("GICv3  30 Level     arch_timer");
-        assert_eq!((p.chip.as_str(), p.hwirq, p.trigger.as_str()), ("GICv3", Some(30), "Level"));
+        assert_eq!(
+            (p.chip.as_str(), p.hwirq, p.trigger.as_str()),
+            ("GICv3", Some(30), "Level")
+        );
         assert_eq!(p.flow, "");
         assert_eq!(p.actions, "arch_timer");
         let p = split("GIC-0  27 Level   -fasteoi  arch_timer");
-        assert_eq!((p.trigger.as_str(), p.flow.as_str(), p.actions.as_str()), ("Level", "fasteoi", "arch_timer"));
+        assert_eq!(
+            (p.trigger.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("Level", "fasteoi", "arch_timer")
+        );
     }
 
     #[test]
@@ -219,7 +235,10 @@ mod tests {
     #[test]
     fn old_formats() {
         let p = split("IR-IO-APIC-edge      timer");
-        assert_eq!((p.chip.as_str(), p.flow.as_str(), p.actions.as_str()), ("IR-IO-APIC", "edge", "timer"));
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("IR-IO-APIC", "edge", "timer")
+        );
         let p = split("None      acpi");
         assert_eq!((p.chip.as_str(), p.actions.as_str()), ("None", "acpi"));
         let p = split("4020KEY");
