@@ -26,6 +26,9 @@ pub enum ErrorKind {
     NotText,
     /// A structural expectation failed; the message says which.
     Malformed(&'static str),
+    /// A token is not what was expected (not a number problem: a keyword,
+    /// a CPU id out of bounds, a reversed range); the token is attached.
+    Invalid { what: &'static str, found: String },
 }
 
 /// A parse failure: file name, 1-based line number (0 = whole file) and kind.
@@ -80,6 +83,9 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::NotText => write!(f, "expected text, found bytes that are not UTF-8"),
             ErrorKind::Malformed(m) => write!(f, "{m}"),
+            ErrorKind::Invalid { what, found } => {
+                write!(f, "expected {what}, found {:?}", clip(found))
+            }
         }
     }
 }

@@ -6,15 +6,23 @@
 //! comes from [`delta`].
 #![forbid(unsafe_code)]
 
+pub mod cpulist;
 pub mod delta;
 pub mod desc;
 pub mod error;
 pub mod interrupts;
+pub mod pidstat;
 pub mod snapshot;
 pub mod softirqs;
 pub mod stat;
+pub mod sysfs;
 pub mod text;
 
+pub use cpulist::CpuList;
 pub use error::{ErrorKind, ParseError};
 pub use interrupts::{Interrupts, IrqRow, Shape};
+pub use pidstat::{PidStat, SchedStat};
 pub use snapshot::Snapshot;
+pub use softirqs::{SoftirqRow, Softirqs};
+pub use stat::{CpuTimes, Stat};
+pub use sysfs::{IrqAttrs, ProcIrqAttrs, Trigger};

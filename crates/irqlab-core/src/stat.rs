@@ -2,12 +2,20 @@
 //!
 //! Owns [`Stat`]: the aggregate and per-CPU time lines (however many fields
 //! the kernel prints), `intr`, `ctxt`, `btime`, `processes`,
-//! `procs_running`, `procs_blocked` and `softirq`.
+//! `procs_running`, `procs_blocked` and `softirq`, and [`CpuTimes`] with the
+//! accessors irq%/softirq% are computed from. Unknown lines (`page`, `swap`
+//! on old kernels) are skipped. No I/O, no panics, no rates (those belong to
+//! the delta module): malformed input yields a [`ParseError`].
 
+use crate::error::{ErrorKind, ParseError};
+use crate::text::{check_line, lines, next_token, read_u64s, scan_u64, token_u64, Scan};
 use serde::Serialize;
 
 /// Name used in errors for this file.
 pub const FILE: &str = "/proc/stat";
+
+/// Longest line accepted (4 MiB ≈ 380 000 `intr` values of 10 digits).
+pub const MAX_LINE: usize = 4 << 20;
 
 /// Field names of a `cpu` line, in kernel order (older kernels print fewer).
 pub const CPU_FIELDS: [&str; 10] = [
@@ -23,6 +31,9 @@ pub const CPU_FIELDS: [&str; 10] = [
     "guest_nice",
 ];
 
+/// Fewest fields a `cpu` line has ever had (user nice system idle).
+const MIN_CPU_FIELDS: usize = 4;
+
 /// One `cpu`/`cpuN` line: times in USER_HZ ticks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CpuTimes {
@@ -30,6 +41,62 @@ pub struct CpuTimes {
     pub cpu: Option<u32>,
     /// Values in [`CPU_FIELDS`] order, as many as printed.
     pub fields: Vec<u64>,
+}
+
+impl CpuTimes {
+    /// A field by its [`CPU_FIELDS`] name (`"softirq"`); `None` if the name
+    /// is unknown or the kernel did not print it.
+    pub fn get(&self, field: &str) -> Option<u64> {
+        let i = CPU_FIELDS.iter().position(|&f| f == field)?;
+        self.fields.get(i).copied()
+    }
+
+    fn at(&self, i: usize) -> u64 {
+        self.fields.get(i).copied().unwrap_or(0)
+    }
+
+    /// Idle time (`idle`).
+    pub fn idle(&self) -> u64 {
+        self.at(3)
+    }
+
+    /// I/O-wait time (0 if not printed).
+    pub fn iowait(&self) -> u64 {
+        self.at(4)
+    }
+
+    /// Hard-interrupt time (0 if not printed; ≈0 without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`).
+    pub fn irq(&self) -> u64 {
+        self.at(5)
+    }
+
+    /// Softirq time (0 if not printed).
+    pub fn softirq(&self) -> u64 {
+        self.at(6)
+    }
+
+    /// Steal time (0 if not printed).
+    pub fn steal(&self) -> u64 {
+        self.at(7)
+    }
+
+    /// All accounted time: user … steal. `guest`/`guest_nice` are already
+    /// included in `user`/`nice` and are not added again; fields beyond
+    /// `guest_nice` (future kernels) are not counted.
+    pub fn total(&self) -> u64 {
+        self.fields
+            .iter()
+            .take(8)
+            .fold(0u64, |a, &v| a.saturating_add(v))
+    }
+
+    /// Non-idle time: [`total`](Self::total) minus `idle` and `iowait`.
+    pub fn busy(&self) -> u64 {
+        self.total()
+            .saturating_sub(self.idle())
+            .saturating_sub(self.iowait())
+    }
 }
 
 /// A parsed `/proc/stat`.
@@ -52,4 +119,303 @@ pub struct Stat {
     pub softirq_total: Option<u64>,
     /// Per-vector values of the `softirq` line (HI … RCU).
     pub softirq: Vec<u64>,
+}
+
+impl Stat {
+    /// Parse a complete `/proc/stat` text.
+    ///
+    /// ```
+    /// let text = b"cpu  3457 0 2482 40460 328 0 74 511 0 0\ncpu0 3457 0 2482 40460 328 0 74 511 0 0\nintr 99 1 2 3\nctxt 42\nsoftirq 9 1 8\n";
+    /// let st = irqlab_core::stat::Stat::parse(text).unwrap();
+    /// assert_eq!(st.total.get("softirq"), Some(74));
+    /// assert_eq!(st.cpus[0].cpu, Some(0));
+    /// assert_eq!((st.intr_total, st.intr.as_slice()), (99, &[1, 2, 3][..]));
+    /// assert_eq!(st.ctxt, Some(42));
+    /// assert_eq!(st.total.busy(), 3457 + 2482 + 74 + 511);
+    /// ```
+    pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        let mut out = Stat::default();
+        out.parse_into(bytes)?;
+        Ok(out)
+    }
+
+    /// Re-parse `bytes` into `self`, reusing every vector. In the steady
+    /// state (same shape of file) this allocates nothing. On error the model
+    /// holds whatever was parsed before the bad line; do not use it.
+    pub fn parse_into(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.reset();
+        let mut ncpus = 0;
+        let mut saw_cpu = false;
+        for (n, line) in lines(bytes) {
+            check_line(FILE, MAX_LINE, n, line)?;
+            let at = |k| ParseError::new(FILE, n, k);
+            let Some((s, e)) = next_token(line, 0) else {
+                continue;
+            };
+            let key = line.get(s..e).unwrap_or_default();
+            if key == b"cpu" {
+                saw_cpu = true;
+                parse_cpu(line, e, None, &mut self.total).map_err(at)?;
+            } else if let Some(id) = cpu_id(key) {
+                if ncpus == self.cpus.len() {
+                    self.cpus.push(CpuTimes::default());
+                }
+                if let Some(c) = self.cpus.get_mut(ncpus) {
+                    parse_cpu(line, e, Some(id), c).map_err(at)?;
+                }
+                ncpus += 1;
+            } else {
+                self.parse_other(key, line, e).map_err(at)?;
+            }
+        }
+        self.cpus.truncate(ncpus);
+        if !saw_cpu {
+            return Err(ParseError::new(
+                FILE,
+                0,
+                ErrorKind::Malformed("no `cpu` line found"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `cpuN` line of CPU `id`, if that CPU is online.
+    pub fn cpu(&self, id: u32) -> Option<&CpuTimes> {
+        self.cpus.iter().find(|c| c.cpu == Some(id))
+    }
+
+    fn reset(&mut self) {
+        self.total.cpu = None;
+        self.total.fields.clear();
+        self.intr_total = 0;
+        self.intr.clear();
+        self.ctxt = None;
+        self.btime = None;
+        self.processes = None;
+        self.procs_running = None;
+        self.procs_blocked = None;
+        self.softirq_total = None;
+        self.softirq.clear();
+    }
+
+    /// Lines other than `cpu*`: known keys are parsed, unknown ones skipped.
+    fn parse_other(&mut self, key: &[u8], line: &[u8], pos: usize) -> Result<(), ErrorKind> {
+        match key {
+            b"intr" => {
+                let (total, rest) = first_value(line, pos, "the `intr` total")?;
+                self.intr_total = total;
+                read_u64s(line, rest, &mut self.intr, "a per-IRQ `intr` value")
+            }
+            b"softirq" => {
+                let (total, rest) = first_value(line, pos, "the `softirq` total")?;
+                self.softirq_total = Some(total);
+                read_u64s(
+                    line,
+                    rest,
+                    &mut self.softirq,
+                    "a per-vector `softirq` value",
+                )
+            }
+            b"ctxt" => single(line, pos, "the `ctxt` value", &mut self.ctxt),
+            b"btime" => single(line, pos, "the `btime` value", &mut self.btime),
+            b"processes" => single(line, pos, "the `processes` value", &mut self.processes),
+            b"procs_running" => single(
+                line,
+                pos,
+                "the `procs_running` value",
+                &mut self.procs_running,
+            ),
+            b"procs_blocked" => single(
+                line,
+                pos,
+                "the `procs_blocked` value",
+                &mut self.procs_blocked,
+            ),
+            _ if key.iter().all(|c| c.is_ascii_graphic()) => Ok(()),
+            _ => Err(ErrorKind::NotText),
+        }
+    }
+}
+
+/// `cpu17` → 17; anything else (`cpu`, `cpux`, `cpu1x`) → `None`.
+fn cpu_id(key: &[u8]) -> Option<u32> {
+    let digits = key.strip_prefix(b"cpu")?;
+    match scan_u64(digits, 0) {
+        Scan::Num(v, end) if end == digits.len() => u32::try_from(v).ok(),
+        _ => None,
+    }
+}
+
+fn parse_cpu(
+    line: &[u8],
+    pos: usize,
+    cpu: Option<u32>,
+    out: &mut CpuTimes,
+) -> Result<(), ErrorKind> {
+    out.cpu = cpu;
+    out.fields.clear();
+    read_u64s(line, pos, &mut out.fields, "a cpu time value")?;
+    if out.fields.len() < MIN_CPU_FIELDS {
+        return Err(ErrorKind::Malformed(
+            "expected at least 4 cpu time values (user nice system idle)",
+        ));
+    }
+    Ok(())
+}
+
+/// The first number after `pos` and the offset just past it.
+fn first_value(line: &[u8], pos: usize, what: &'static str) -> Result<(u64, usize), ErrorKind> {
+    let (s, e) = next_token(line, pos).ok_or(ErrorKind::ExpectedNumber {
+        what,
+        found: String::new(),
+    })?;
+    Ok((token_u64(line.get(s..e).unwrap_or_default(), what)?, e))
+}
+
+/// A `key value` line: exactly one number.
+fn single(
+    line: &[u8],
+    pos: usize,
+    what: &'static str,
+    out: &mut Option<u64>,
+) -> Result<(), ErrorKind> {
+    let (v, rest) = first_value(line, pos, what)?;
+    if let Some((s, e)) = next_token(line, rest) {
+        let found = crate::text::lossy_token(line.get(s..e).unwrap_or_default());
+        return Err(ErrorKind::Invalid {
+            what: "the end of the line after the value",
+            found,
+        });
+    }
+    *out = Some(v);
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const VM: &[u8] = include_bytes!("../tests/fixtures/vm-2cpu-6.18/proc_stat");
+
+    fn err(text: &[u8]) -> ParseError {
+        match Stat::parse(text) {
+            Err(e) => e,
+            Ok(s) => panic!("expected an error, parsed {s:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_vm_capture() {
+        let st = Stat::parse(VM).unwrap();
+        assert_eq!(st.total.fields.len(), 10);
+        assert_eq!(st.cpus.len(), 2);
+        assert_eq!(st.cpu(1).unwrap().cpu, Some(1));
+        assert_eq!(st.total.get("user"), Some(10876));
+        assert_eq!(st.total.get("softirq"), Some(37));
+        assert_eq!(st.total.get("bogus"), None);
+        // nr_irqs = 424 on this VM: one value per IRQ number.
+        assert_eq!(st.intr.len(), 424);
+        assert_eq!(st.intr_total, 140082);
+        assert_eq!(st.softirq.len(), 10);
+        assert_eq!(st.softirq_total, Some(st.softirq.iter().sum()));
+        assert!(st.procs_running >= Some(1));
+        for k in [st.ctxt, st.btime, st.processes, st.procs_blocked] {
+            assert!(k.is_some());
+        }
+        let cpu_sum: u64 = st.cpus.iter().map(CpuTimes::total).sum();
+        assert!(
+            cpu_sum.abs_diff(st.total.total()) <= 4,
+            "per-CPU sum ≈ aggregate"
+        );
+    }
+
+    #[test]
+    fn formats_md_case_24_and_accessors() {
+        let t = b"cpu  3457 0 2482 40460 328 0 74 511 0 0\ncpu0 1 2 3 4\ncpu2 1 2 3 4 5 6 7 8 9 10 11 12\nintr 5 0 0 0\nprocs_running 1\n";
+        let st = Stat::parse(t).unwrap();
+        assert_eq!(st.total.irq(), 0);
+        assert_eq!(st.total.softirq(), 74);
+        assert_eq!(st.total.steal(), 511);
+        assert_eq!(st.total.total(), 3457 + 2482 + 40460 + 328 + 74 + 511);
+        assert_eq!(st.total.busy(), 3457 + 2482 + 74 + 511);
+        // cpu1 offline: ids have a gap; old 4-field line; future 12-field line.
+        assert_eq!(
+            st.cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(),
+            [Some(0), Some(2)]
+        );
+        assert_eq!(st.cpu(0).unwrap().get("iowait"), None);
+        assert_eq!(st.cpu(0).unwrap().softirq(), 0);
+        assert_eq!(st.cpu(2).unwrap().fields.len(), 12);
+        assert_eq!(st.cpu(2).unwrap().total(), 36);
+        assert_eq!(st.ctxt, None);
+    }
+
+    #[test]
+    fn thousands_of_intr_values() {
+        let mut t = b"cpu  1 2 3 4\nintr 123".to_vec();
+        for i in 0..5000u32 {
+            t.extend_from_slice(format!(" {}", i % 7).as_bytes());
+        }
+        t.push(b'\n');
+        let st = Stat::parse(&t).unwrap();
+        assert_eq!(st.intr.len(), 5000);
+        assert_eq!(st.intr[4999], 4999 % 7);
+    }
+
+    #[test]
+    fn unknown_lines_are_ignored() {
+        let t = b"cpu  1 2 3 4\npage 5741 1808\nswap 1 0\ndisk_io: (3,0):(1,2,3,4,5)\nctxt 7\n";
+        assert_eq!(Stat::parse(t).unwrap().ctxt, Some(7));
+    }
+
+    #[test]
+    fn bad_known_lines_name_line_and_expectation() {
+        let e = err(b"cpu  1 2 3 4\nctxt lots\n");
+        assert_eq!((e.file, e.line), (FILE, 2));
+        assert!(e.to_string().contains("`ctxt`"), "{e}");
+        assert_eq!(err(b"cpu  1 2 3 4\nbtime\n").line, 2);
+        assert_eq!(err(b"cpu  1 2 3 4\nprocesses 1 2\n").line, 2);
+        assert_eq!(err(b"cpu  1 2 3 x\n").line, 1);
+        assert_eq!(err(b"cpu  1 2 3\n").line, 1);
+        assert_eq!(err(b"cpu  1 2 3 4\ncpu0 1 2 3 -4\n").line, 2);
+        assert_eq!(err(b"cpu  1 2 3 4\nintr\n").line, 2);
+        assert_eq!(err(b"cpu  1 2 3 4\nintr 1 2 3x\n").line, 2);
+        assert_eq!(
+            err(b"cpu  1 2 3 4\nsoftirq 1 99999999999999999999999\n").line,
+            2
+        );
+    }
+
+    #[test]
+    fn malformed_inputs_are_errors() {
+        assert_eq!(err(b"").line, 0);
+        assert_eq!(err(b"ctxt 5\n").line, 0); // no cpu line
+        assert_eq!(err(b"\x00\xff\xfe\x01 garbage\n").line, 1);
+        let cut = VM.windows(5).position(|w| w == b"ctxt ").unwrap() + 5;
+        assert_eq!(
+            err(&VM[..cut]).kind,
+            ErrorKind::ExpectedNumber {
+                what: "the `ctxt` value",
+                found: String::new()
+            }
+        );
+        let mut long = b"cpu  1 2 3 4\nintr".to_vec();
+        long.resize(10 << 20, b' ');
+        let e = err(&long);
+        assert_eq!(e.line, 2);
+        assert!(matches!(e.kind, ErrorKind::LineTooLong { .. }));
+    }
+
+    #[test]
+    fn parse_into_reuses_buffers() {
+        let mut st = Stat::parse(VM).unwrap();
+        let p = st.intr.as_ptr();
+        let c = st.cpus[1].fields.as_ptr();
+        st.parse_into(VM).unwrap();
+        assert_eq!((st.intr.as_ptr(), st.cpus[1].fields.as_ptr()), (p, c));
+        assert_eq!(st, Stat::parse(VM).unwrap());
+        st.parse_into(b"cpu  1 2 3 4\n").unwrap();
+        assert!(st.cpus.is_empty() && st.intr.is_empty() && st.ctxt.is_none());
+    }
 }

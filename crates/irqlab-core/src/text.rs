@@ -128,7 +128,75 @@ pub fn trim(b: &[u8]) -> &[u8] {
     &b[s..e]
 }
 
+/// Error if `line` (line `n` of `file`) is longer than `max` bytes.
+pub fn check_line(
+    file: &'static str,
+    max: usize,
+    n: usize,
+    line: &[u8],
+) -> Result<(), crate::ParseError> {
+    if line.len() > max {
+        let kind = crate::ErrorKind::LineTooLong {
+            len: line.len(),
+            max,
+        };
+        return Err(crate::ParseError::new(file, n, kind));
+    }
+    Ok(())
+}
+
+/// True if the line holds only ASCII whitespace (or nothing).
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// The next whitespace-separated token at or after `pos`, as
+/// `(start, end)`, or `None` at the end of the line.
+pub fn next_token(b: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let rest = b.get(pos..)?;
+    let start = pos + rest.iter().position(|c| !c.is_ascii_whitespace())?;
+    let tail = b.get(start..)?;
+    let end = start
+        + tail
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(tail.len());
+    Some((start, end))
+}
+
+/// Parse a whole token as an unsigned decimal that fits in a u64.
+pub fn token_u64(tok: &[u8], what: &'static str) -> Result<u64, crate::ErrorKind> {
+    match scan_u64(tok, 0) {
+        Scan::Num(v, end) if end == tok.len() => Ok(v),
+        _ => Err(crate::ErrorKind::ExpectedNumber {
+            what,
+            found: lossy_token(tok),
+        }),
+    }
+}
+
+/// A token for an error message (clipped to 64 bytes, lossy UTF-8).
+pub fn lossy_token(tok: &[u8]) -> String {
+    String::from_utf8_lossy(tok.get(..64).unwrap_or(tok)).into_owned()
+}
+
+/// Append every whitespace-separated token from `pos` to the end of the
+/// line to `out` as a u64; any other token is an error naming `what`.
+pub fn read_u64s(
+    b: &[u8],
+    mut pos: usize,
+    out: &mut Vec<u64>,
+    what: &'static str,
+) -> Result<(), crate::ErrorKind> {
+    while let Some((s, e)) = next_token(b, pos) {
+        out.push(token_u64(b.get(s..e).unwrap_or_default(), what)?);
+        pos = e;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -154,6 +222,17 @@ mod tests {
     fn numbers_lines() {
         let v: Vec<_> = lines(b"a\n\nb").collect();
         assert_eq!(v, vec![(1, &b"a"[..]), (2, &b""[..]), (3, &b"b"[..])]);
+    }
+
+    #[test]
+    fn reads_tokens() {
+        let mut v = Vec::new();
+        assert!(read_u64s(b"x: 1  2\t3 \r", 2, &mut v, "n").is_ok());
+        assert_eq!(v, vec![1, 2, 3]);
+        assert!(read_u64s(b"1 2x", 0, &mut v, "n").is_err());
+        assert!(read_u64s(b"99999999999999999999999", 0, &mut v, "n").is_err());
+        assert_eq!(next_token(b"   ", 0), None);
+        assert_eq!(next_token(b"ab", 5), None);
     }
 
     #[test]

@@ -59,6 +59,7 @@ impl Sampler {
         snap.wall_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let mut any = false;
         for src in self.sources.clone() {
+            let path = self.fs.path(src.rel());
             let bytes = match self.fs.read(src.rel()) {
                 Ok(b) => b,
                 Err(e) => {
@@ -69,7 +70,6 @@ impl Sampler {
                     continue;
                 }
             };
-            let path = self.fs.path(src.rel());
             parse_source(src, bytes, snap).map_err(|e| located(&path, &e))?;
             any = true;
         }

@@ -44,7 +44,7 @@ fn filter(args: &Args) -> anyhow::Result<Filter> {
         .cpus
         .as_deref()
         .map(|s| {
-            irqlab_core::cpulist::CpuList::parse(s.as_bytes())
+            irqlab_core::CpuList::parse_list(s.as_bytes(), "--cpus")
                 .map(|l| l.iter().collect::<Vec<u32>>())
                 .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
         })
