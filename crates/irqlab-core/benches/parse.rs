@@ -7,10 +7,15 @@ use irqlab_core::Interrupts;
 use std::io::Read;
 
 fn corpus_1152() -> Option<Vec<u8>> {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/x86_64-1152cpu-pcp-qa.interrupts.bz2");
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus/x86_64-1152cpu-pcp-qa.interrupts.bz2"
+    );
     let raw = std::fs::read(p).ok()?;
     let mut out = Vec::new();
-    bzip2::read::BzDecoder::new(&raw[..]).read_to_end(&mut out).ok()?;
+    bzip2::read::BzDecoder::new(&raw[..])
+        .read_to_end(&mut out)
+        .ok()?;
     Some(out)
 }
 
@@ -29,15 +34,21 @@ fn bench(c: &mut Criterion) {
     g.sample_size(30);
     for (name, bytes) in inputs() {
         g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_with_input(BenchmarkId::new("baseline_memchr_newlines", name), &bytes, |b, x| {
-            b.iter(|| memchr::memchr_iter(b'\n', std::hint::black_box(x)).count())
-        });
+        g.bench_with_input(
+            BenchmarkId::new("baseline_memchr_newlines", name),
+            &bytes,
+            |b, x| b.iter(|| memchr::memchr_iter(b'\n', std::hint::black_box(x)).count()),
+        );
         g.bench_with_input(BenchmarkId::new("parse", name), &bytes, |b, x| {
             b.iter(|| Interrupts::parse(std::hint::black_box(x)).map(|m| m.rows().len()))
         });
         let mut model = Interrupts::default();
         g.bench_with_input(BenchmarkId::new("parse_into", name), &bytes, |b, x| {
-            b.iter(|| model.parse_into(std::hint::black_box(x)).map(|_| model.rows().len()))
+            b.iter(|| {
+                model
+                    .parse_into(std::hint::black_box(x))
+                    .map(|_| model.rows().len())
+            })
         });
     }
     g.finish();

@@ -98,7 +98,10 @@ pub fn scan_u64(b: &[u8], pos: usize) -> Scan {
 fn scan_long(digits: &[u8], end: usize) -> Scan {
     let mut v: u64 = 0;
     for &c in digits {
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(c - b'0'))) {
+        match v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(u64::from(c - b'0')))
+        {
             Some(x) => v = x,
             None => return Scan::Overflow(end),
         }

@@ -35,7 +35,10 @@ pub struct HostFs {
 impl HostFs {
     /// A gateway rooted at `root` (`/` for the live system).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        HostFs { root: root.into(), kept: HashMap::new() }
+        HostFs {
+            root: root.into(),
+            kept: HashMap::new(),
+        }
     }
 
     /// The root directory.
@@ -53,7 +56,11 @@ impl HostFs {
     pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
         if !self.kept.contains_key(rel) {
             let file = File::open(self.path(rel))?;
-            let kept = Kept { file, buf: Vec::new(), last_reads: 0 };
+            let kept = Kept {
+                file,
+                buf: Vec::new(),
+                last_reads: 0,
+            };
             self.kept.insert(rel.to_string(), kept);
         }
         match self.kept.get_mut(rel) {
@@ -106,7 +113,8 @@ impl HostFs {
     /// Write `value` to `rel` (only the SystemGuard may call this).
     pub fn write(&self, rel: &str, value: &str) -> anyhow::Result<()> {
         let path = self.path(rel);
-        std::fs::write(&path, value).with_context(|| format!("writing {value:?} to {}", path.display()))
+        std::fs::write(&path, value)
+            .with_context(|| format!("writing {value:?} to {}", path.display()))
     }
 }
 

@@ -27,12 +27,16 @@ impl Filter {
     }
 
     fn keep_row(&self, label: &str, description: &str) -> bool {
-        self.irq.as_ref().is_none_or(|re| re.is_match(label) || re.is_match(description))
+        self.irq
+            .as_ref()
+            .is_none_or(|re| re.is_match(label) || re.is_match(description))
     }
 
     /// Column indices of `cpus` that pass the CPU filter.
     fn columns(&self, cpus: &[u32]) -> Vec<usize> {
-        (0..cpus.len()).filter(|&i| cpus.get(i).is_some_and(|&c| self.keep_cpu(c))).collect()
+        (0..cpus.len())
+            .filter(|&i| cpus.get(i).is_some_and(|&c| self.keep_cpu(c)))
+            .collect()
     }
 }
 
@@ -162,7 +166,10 @@ pub fn from_snapshot(s: &Snapshot, f: &Filter) -> Report {
         interval_s: None,
         interrupts: s.interrupts.as_ref().map(|m| irq_counts(m, f)),
         softirqs: s.softirqs.as_ref().map(|m| softirq_counts(m, f)),
-        stat: s.stat.as_ref().map(|m| stat_section(&Stat::default(), m, f)),
+        stat: s
+            .stat
+            .as_ref()
+            .map(|m| stat_section(&Stat::default(), m, f)),
     }
 }
 
@@ -185,7 +192,11 @@ fn irq_counts(m: &Interrupts, f: &Filter) -> IrqSection {
             l
         })
         .collect();
-    IrqSection { cpus: pick(&m.cpus, &cols), rows, gone: Vec::new() }
+    IrqSection {
+        cpus: pick(&m.cpus, &cols),
+        rows,
+        gone: Vec::new(),
+    }
 }
 
 fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
@@ -204,7 +215,10 @@ fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
             }
         })
         .collect();
-    SoftirqSection { cpus: pick(&m.cpus, &cols), rows }
+    SoftirqSection {
+        cpus: pick(&m.cpus, &cols),
+        rows,
+    }
 }
 
 fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
@@ -215,11 +229,19 @@ fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         };
         found.cloned().unwrap_or_default()
     };
-    let mut cpu_pct = vec![CpuPctLine { cpu: None, pct: delta::cpu_pct(&since(None), &new.total) }];
-    cpu_pct.extend(new.cpus.iter().filter(|t| t.cpu.is_some_and(|c| f.keep_cpu(c))).map(|t| CpuPctLine {
-        cpu: t.cpu,
-        pct: delta::cpu_pct(&since(t.cpu), t),
-    }));
+    let mut cpu_pct = vec![CpuPctLine {
+        cpu: None,
+        pct: delta::cpu_pct(&since(None), &new.total),
+    }];
+    cpu_pct.extend(
+        new.cpus
+            .iter()
+            .filter(|t| t.cpu.is_some_and(|c| f.keep_cpu(c)))
+            .map(|t| CpuPctLine {
+                cpu: t.cpu,
+                pct: delta::cpu_pct(&since(t.cpu), t),
+            }),
+    );
     let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(o), Some(n)) if old != &Stat::default() => Some(n.saturating_sub(o)),
         (_, n) => n,
@@ -256,7 +278,14 @@ pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
     }
 }
 
-fn cells_out(cells: &[Cell], secs: f64) -> (Vec<Option<u64>>, Vec<Option<f64>>, Option<Vec<Option<delta::Gap>>>) {
+fn cells_out(
+    cells: &[Cell],
+    secs: f64,
+) -> (
+    Vec<Option<u64>>,
+    Vec<Option<f64>>,
+    Option<Vec<Option<delta::Gap>>>,
+) {
     let counts = cells.iter().map(|c| c.count()).collect();
     let rates = cells.iter().map(|c| c.rate(secs)).collect();
     let gaps: Vec<Option<delta::Gap>> = cells
@@ -278,7 +307,11 @@ fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSectio
         .iter()
         .filter(|r| f.keep_row(&r.label, &r.description))
         .map(|r| {
-            let cells = if r.shape == Shape::PerCpu { pick(&r.cells, &cols) } else { r.cells.clone() };
+            let cells = if r.shape == Shape::PerCpu {
+                pick(&r.cells, &cols)
+            } else {
+                r.cells.clone()
+            };
             let (counts, rates, gaps) = cells_out(&cells, secs);
             let total: u64 = counts.iter().flatten().sum();
             IrqLine {
@@ -301,7 +334,11 @@ fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSectio
         })
         .collect();
     let gone = d.gone.iter().map(|g| g.label.clone()).collect();
-    IrqSection { cpus: pick(&d.cpus, &cols), rows, gone }
+    IrqSection {
+        cpus: pick(&d.cpus, &cols),
+        rows,
+        gone,
+    }
 }
 
 fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
@@ -322,5 +359,8 @@ fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSe
             }
         })
         .collect();
-    SoftirqSection { cpus: pick(&d.cpus, &cols), rows }
+    SoftirqSection {
+        cpus: pick(&d.cpus, &cols),
+        rows,
+    }
 }

@@ -43,7 +43,12 @@ pub struct Sampler {
 impl Sampler {
     /// A sampler for `sources` under `fs`'s root.
     pub fn new(fs: HostFs, sources: &[Source]) -> Self {
-        Sampler { fs, epoch: Instant::now(), sources: sources.to_vec(), missing: Vec::new() }
+        Sampler {
+            fs,
+            epoch: Instant::now(),
+            sources: sources.to_vec(),
+            missing: Vec::new(),
+        }
     }
 
     /// The gateway (for metadata reads by callers).
@@ -56,7 +61,9 @@ impl Sampler {
     /// not parse is an error. Fails when no source at all is readable.
     pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
         snap.mono_ns = self.epoch.elapsed().as_nanos() as u64;
-        snap.wall_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        snap.wall_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         let mut any = false;
         for src in self.sources.clone() {
             let path = self.fs.path(src.rel());
@@ -94,9 +101,18 @@ fn clear(snap: &mut Snapshot, src: Source) {
 
 fn parse_source(src: Source, bytes: &[u8], snap: &mut Snapshot) -> Result<(), ParseError> {
     match src {
-        Source::Interrupts => snap.interrupts.get_or_insert_with(Interrupts::default).parse_into(bytes),
-        Source::Softirqs => snap.softirqs.get_or_insert_with(Default::default).parse_into(bytes),
-        Source::Stat => snap.stat.get_or_insert_with(Default::default).parse_into(bytes),
+        Source::Interrupts => snap
+            .interrupts
+            .get_or_insert_with(Interrupts::default)
+            .parse_into(bytes),
+        Source::Softirqs => snap
+            .softirqs
+            .get_or_insert_with(Default::default)
+            .parse_into(bytes),
+        Source::Stat => snap
+            .stat
+            .get_or_insert_with(Default::default)
+            .parse_into(bytes),
     }
 }
 
@@ -118,7 +134,11 @@ pub struct Ticker {
 
 impl Ticker {
     pub fn new(interval: Duration) -> Self {
-        Ticker { start: Instant::now(), interval, n: 0 }
+        Ticker {
+            start: Instant::now(),
+            interval,
+            n: 0,
+        }
     }
 
     /// Sleep until the next tick is due (returns at once if it is late).

@@ -78,8 +78,14 @@ fn rates_divide_by_elapsed() {
 
 #[test]
 fn cpu_pct_from_stat_lines() {
-    let old = CpuTimes { cpu: Some(0), fields: vec![100, 0, 50, 800, 10, 0, 40, 0, 0, 0] };
-    let new = CpuTimes { cpu: Some(0), fields: vec![110, 0, 60, 870, 5, 0, 50, 0, 7, 0] };
+    let old = CpuTimes {
+        cpu: Some(0),
+        fields: vec![100, 0, 50, 800, 10, 0, 40, 0, 0, 0],
+    };
+    let new = CpuTimes {
+        cpu: Some(0),
+        fields: vec![110, 0, 60, 870, 5, 0, 50, 0, 7, 0],
+    };
     let p = cpu_pct(&old, &new).unwrap();
     assert!((p.softirq_pct - 10.0).abs() < 1e-9);
     assert!((p.idle_pct - 70.0).abs() < 1e-9);

@@ -12,9 +12,13 @@ pub const EXIT_FAILURE: u8 = 1;
 /// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("expected a duration like 1s or 250ms, found {s:?}"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a duration like 1s or 250ms, found {s:?}"))?;
     let secs = match unit {
         "" | "s" => v,
         "ms" => v / 1e3,
@@ -22,7 +26,11 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         "ns" => v / 1e9,
         "m" | "min" => v * 60.0,
         "h" => v * 3600.0,
-        _ => return Err(format!("unknown duration unit {unit:?} in {s:?} (use ns, us, ms, s, m, h)")),
+        _ => {
+            return Err(format!(
+                "unknown duration unit {unit:?} in {s:?} (use ns, us, ms, s, m, h)"
+            ))
+        }
     };
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("duration out of range: {s:?}"));

@@ -58,7 +58,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut first = Snapshot::default();
     sampler.sample(&mut first)?;
     for (src, why) in &sampler.missing {
-        eprintln!("irqlab: note: {} not shown: {why}", sampler.fs().path(src.rel()).display());
+        eprintln!(
+            "irqlab: note: {} not shown: {why}",
+            sampler.fs().path(src.rel()).display()
+        );
     }
     let report = match args.interval {
         None => report::from_snapshot(&first, &filter),

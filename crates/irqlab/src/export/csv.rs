@@ -34,9 +34,18 @@ pub fn write(report: &Report, out: &mut impl Write) -> anyhow::Result<()> {
             };
             let per_cpu = r.shape == Shape::PerCpu;
             for (i, v) in values.iter().enumerate() {
-                let cpu = if per_cpu { num(s.cpus.get(i)) } else { String::new() };
+                let cpu = if per_cpu {
+                    num(s.cpus.get(i))
+                } else {
+                    String::new()
+                };
                 let rate = r.rates.as_ref().and_then(|x| x.get(i).copied().flatten());
-                writeln!(out, "interrupts,{label},{irq},{cpu},{},{}", num(*v), num(rate))?;
+                writeln!(
+                    out,
+                    "interrupts,{label},{irq},{cpu},{},{}",
+                    num(*v),
+                    num(rate)
+                )?;
             }
         }
     }
@@ -44,7 +53,14 @@ pub fn write(report: &Report, out: &mut impl Write) -> anyhow::Result<()> {
         for r in &s.rows {
             for (i, v) in r.counts.iter().enumerate() {
                 let rate = r.rates.as_ref().and_then(|x| x.get(i).copied().flatten());
-                writeln!(out, "softirqs,{},,{},{},{}", field(&r.name), num(s.cpus.get(i)), num(*v), num(rate))?;
+                writeln!(
+                    out,
+                    "softirqs,{},,{},{},{}",
+                    field(&r.name),
+                    num(s.cpus.get(i)),
+                    num(*v),
+                    num(rate)
+                )?;
             }
         }
     }

@@ -27,11 +27,19 @@ fn irq_cells(r: &IrqLine, rates: bool) -> (Vec<String>, String, Option<usize>) {
     if rates {
         let v = r.rates.clone().unwrap_or_default();
         let busiest = argmax(v.iter().map(|x| x.unwrap_or(0.0)));
-        (v.into_iter().map(fmt_rate).collect(), fmt_rate(r.total_rate), busiest)
+        (
+            v.into_iter().map(fmt_rate).collect(),
+            fmt_rate(r.total_rate),
+            busiest,
+        )
     } else {
         let v = r.counts.clone().unwrap_or_default();
         let busiest = argmax(v.iter().map(|&x| x as f64));
-        (v.into_iter().map(|c| c.to_string()).collect(), r.total.to_string(), busiest)
+        (
+            v.into_iter().map(|c| c.to_string()).collect(),
+            r.total.to_string(),
+            busiest,
+        )
     }
 }
 
@@ -73,7 +81,13 @@ fn detail(r: &IrqLine) -> String {
 fn write_grid(out: &mut impl Write, grid: &[Vec<String>]) -> std::io::Result<()> {
     let ncol = grid.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..ncol)
-        .map(|c| grid.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            grid.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in grid {
         let mut line = String::new();
@@ -95,7 +109,9 @@ fn write_grid(out: &mut impl Write, grid: &[Vec<String>]) -> std::io::Result<()>
 }
 
 fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-    let Some(s) = &report.interrupts else { return Ok(()) };
+    let Some(s) = &report.interrupts else {
+        return Ok(());
+    };
     let rates = report.interval_s.is_some();
     let wide = s.cpus.len() > MAX_CPU_COLUMNS;
     let unit = if rates { "/s" } else { "" };
@@ -105,13 +121,20 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
     } else {
         head.extend(s.cpus.iter().map(|c| format!("CPU{c}{unit}")));
     }
-    head.extend([format!("TOTAL{unit}"), "CHIP / ACTIONS / DESCRIPTION".to_string()]);
+    head.extend([
+        format!("TOTAL{unit}"),
+        "CHIP / ACTIONS / DESCRIPTION".to_string(),
+    ]);
     let mut grid = vec![head];
     for r in &s.rows {
         let (cells, total, busiest) = irq_cells(r, rates);
         let mut line = vec![format!("{}:", r.label)];
         if wide {
-            line.push(busiest.and_then(|i| Some(format!("cpu{}={}", s.cpus.get(i)?, cells.get(i)?))).unwrap_or_default());
+            line.push(
+                busiest
+                    .and_then(|i| Some(format!("cpu{}={}", s.cpus.get(i)?, cells.get(i)?)))
+                    .unwrap_or_default(),
+            );
         } else if cells.is_empty() || r.shape != irqlab_core::Shape::PerCpu {
             line.extend(std::iter::repeat_n(String::new(), s.cpus.len()));
         } else {
@@ -120,13 +143,25 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
         line.extend([total, detail(r)]);
         grid.push(line);
     }
-    writeln!(out, "Interrupts ({} CPUs{})", s.cpus.len(), if wide { "; per-CPU columns hidden, see --cpus" } else { "" })?;
+    writeln!(
+        out,
+        "Interrupts ({} CPUs{})",
+        s.cpus.len(),
+        if wide {
+            "; per-CPU columns hidden, see --cpus"
+        } else {
+            ""
+        }
+    )?;
     write_grid(out, &grid)?;
     if !s.gone.is_empty() {
         writeln!(out, "gone since the first sample: {}", s.gone.join(", "))?;
     }
     if s.rows.iter().any(|r| r.gaps.is_some()) {
-        writeln!(out, "- = no value: CPU went on/offline, IRQ reused or counter reset during the interval")?;
+        writeln!(
+            out,
+            "- = no value: CPU went on/offline, IRQ reused or counter reset during the interval"
+        )?;
     }
     Ok(())
 }
@@ -134,14 +169,22 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
 fn softirq_cells(r: &SoftirqLine, rates: bool) -> (Vec<String>, String) {
     if rates {
         let v = r.rates.clone().unwrap_or_default();
-        (v.into_iter().map(fmt_rate).collect(), fmt_rate(r.total_rate))
+        (
+            v.into_iter().map(fmt_rate).collect(),
+            fmt_rate(r.total_rate),
+        )
     } else {
-        (r.counts.iter().map(|c| fmt_count(*c)).collect(), r.total.to_string())
+        (
+            r.counts.iter().map(|c| fmt_count(*c)).collect(),
+            r.total.to_string(),
+        )
     }
 }
 
 fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-    let Some(s) = &report.softirqs else { return Ok(()) };
+    let Some(s) = &report.softirqs else {
+        return Ok(());
+    };
     let rates = report.interval_s.is_some();
     let wide = s.cpus.len() > MAX_CPU_COLUMNS;
     let unit = if rates { "/s" } else { "" };
@@ -168,14 +211,30 @@ fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> 
 
 fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     let Some(s) = &report.stat else { return Ok(()) };
-    let when = if report.interval_s.is_some() { "over the interval" } else { "since boot" };
+    let when = if report.interval_s.is_some() {
+        "over the interval"
+    } else {
+        "since boot"
+    };
     writeln!(out, "\nCPU time ({when})")?;
-    let mut grid = vec![["CPU", "usr%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%"].map(String::from).to_vec()];
+    let mut grid = vec![[
+        "CPU", "usr%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%",
+    ]
+    .map(String::from)
+    .to_vec()];
     for l in &s.cpu_pct {
         let Some(p) = &l.pct else { continue };
         let name = l.cpu.map_or_else(|| "all".to_string(), |c| c.to_string());
         let mut row = vec![name];
-        for v in [p.user_pct + p.nice_pct, p.system_pct, p.irq_pct, p.softirq_pct, p.iowait_pct, p.steal_pct, p.idle_pct] {
+        for v in [
+            p.user_pct + p.nice_pct,
+            p.system_pct,
+            p.irq_pct,
+            p.softirq_pct,
+            p.iowait_pct,
+            p.steal_pct,
+            p.idle_pct,
+        ] {
             row.push(format!("{v:.2}"));
         }
         grid.push(row);

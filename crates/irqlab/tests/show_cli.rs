@@ -1,0 +1,221 @@
+//! `irqlab show` against fake trees: a capture of this project's 2-CPU
+//! Linux 6.18 VM (tests/fixtures/vm-2cpu-6.18), partial trees, malformed
+//! files; plus one live run when /proc is readable.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18"
+    ))
+}
+
+fn irqlab() -> Command {
+    Command::cargo_bin("irqlab").unwrap()
+}
+
+fn tree_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, body) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+    dir
+}
+
+fn json(root: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = irqlab()
+        .args(["show", "--format", "json", "--root"])
+        .arg(root)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn table_lists_irqs_softirqs_and_cpu_time() {
+    irqlab()
+        .args(["show", "--root"])
+        .arg(fixture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Interrupts (2 CPUs)"))
+        .stdout(predicate::str::contains("virtio1-req.0"))
+        .stdout(predicate::str::contains("LOC:"))
+        .stdout(predicate::str::contains("NET_RX:"))
+        .stdout(predicate::str::contains("CPU time (since boot)"));
+}
+
+#[test]
+fn json_contract_for_numbered_and_single_value_rows() {
+    let v = json(&fixture(), &[]);
+    let irqs = &v["interrupts"];
+    assert_eq!(irqs["cpus"], serde_json::json!([0, 1]));
+    let rows = irqs["rows"].as_array().unwrap();
+    let text = std::fs::read_to_string(fixture().join("proc/interrupts")).unwrap();
+    assert_eq!(rows.len(), text.lines().count() - 1);
+    let r24 = &rows[0];
+    assert_eq!(r24["label"], "24");
+    assert_eq!(r24["irq"], 24);
+    assert_eq!(r24["chip"], "IO-APIC");
+    assert_eq!(r24["hwirq"], 5);
+    assert_eq!(r24["actions"], serde_json::json!(["ACPI:Ged"]));
+    let counts = r24["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 2);
+    let sum: u64 = counts.iter().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(r24["total"].as_u64().unwrap(), sum);
+    let err = rows.iter().find(|r| r["label"] == "ERR").unwrap();
+    assert!(err["irq"].is_null());
+    assert!(err["counts"].is_null());
+    assert_eq!(err["shape"], "single");
+    assert_eq!(v["softirqs"]["rows"].as_array().unwrap().len(), 10);
+    assert!(v["stat"]["cpu_pct"][0]["idle_pct"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn filters_by_regex_and_cpu_list() {
+    let v = json(&fixture(), &["--irq", "^LOC$|virtio3", "--cpus", "1"]);
+    let rows = v["interrupts"]["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["label"] == "LOC"
+        || r["actions"][0]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("virtio3")));
+    assert_eq!(rows.len(), 5);
+    assert_eq!(v["interrupts"]["cpus"], serde_json::json!([1]));
+    assert_eq!(rows[0]["counts"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn csv_is_long_format() {
+    let out = irqlab()
+        .args(["show", "--format", "csv", "--root"])
+        .arg(fixture())
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("section,label,irq,cpu,value,rate_per_sec\n"));
+    assert!(s.contains("\ninterrupts,24,24,0,"));
+    assert!(s.contains("\ninterrupts,ERR,,,0,\n"));
+    assert!(s.contains("\nsoftirqs,NET_RX,,1,"));
+}
+
+#[test]
+fn interval_over_a_frozen_tree_gives_zero_rates() {
+    let v = json(&fixture(), &["--interval", "50ms"]);
+    assert!(v["interval_s"].as_f64().unwrap() >= 0.045);
+    for r in v["interrupts"]["rows"].as_array().unwrap() {
+        assert_eq!(r["total_rate"].as_f64().unwrap(), 0.0, "{r}");
+        assert!(r.get("gaps").is_none());
+    }
+}
+
+#[test]
+fn partial_tree_shows_what_is_there() {
+    let text = std::fs::read(fixture().join("proc/interrupts")).unwrap();
+    let dir = tree_with(&[("proc/interrupts", &text)]);
+    irqlab()
+        .args(["show", "--root"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("LOC:"))
+        .stderr(predicate::str::contains("proc/softirqs not shown"))
+        .stderr(predicate::str::contains("proc/stat not shown"));
+}
+
+#[test]
+fn empty_tree_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    irqlab()
+        .args(["show", "--root"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("nothing readable under"));
+}
+
+fn assert_clean_failure(body: &[u8], needle: &str) {
+    let dir = tree_with(&[("proc/interrupts", body)]);
+    let out = irqlab()
+        .args(["show", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(needle), "stderr: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn malformed_input_names_file_line_and_expectation() {
+    let h = "           CPU0       CPU1       \n";
+    assert_clean_failure(
+        format!("{h} 1:  1 2  IO-APIC 1-edge i8042\n 2:  1 x  IO-APIC 2-edge x\n").as_bytes(),
+        "proc/interrupts:3: expected 2 per-CPU counts",
+    );
+    assert_clean_failure(
+        format!("{h} 1:  1 2  IO-APIC 1-edge i8042\n 8:  1").as_bytes(),
+        "proc/interrupts:3:",
+    );
+    assert_clean_failure(b"\n\n", "proc/interrupts: file is empty");
+    assert_clean_failure(
+        b"      foo bar\n",
+        "proc/interrupts:1: expected a header cell like CPU0",
+    );
+    assert_clean_failure(
+        &[0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 0xff, b'\n', 3],
+        "proc/interrupts:1:",
+    );
+    let mut big = h.as_bytes().to_vec();
+    big.extend(b" 1:");
+    big.extend(std::iter::repeat_n(b' ', 10 << 20));
+    assert_clean_failure(&big, "proc/interrupts:2: line of 10485763 bytes exceeds");
+}
+
+#[test]
+fn bad_flags_are_refused() {
+    irqlab()
+        .args(["show", "--irq", "("])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--irq is not a valid regular expression",
+        ));
+    irqlab()
+        .args(["show", "--cpus", "3-1"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--cpus"));
+    irqlab()
+        .args(["show", "--interval", "5 parsecs"])
+        .assert()
+        .failure();
+}
+
+#[test]
+fn live_system_when_available() {
+    if !Path::new("/proc/interrupts").exists() {
+        eprintln!("skipping: /proc/interrupts not present");
+        return;
+    }
+    let v = json(Path::new("/"), &["--interval", "200ms", "--irq", "^LOC$"]);
+    let loc = &v["interrupts"]["rows"][0];
+    assert_eq!(loc["label"], "LOC");
+    assert!(loc["total_rate"].as_f64().unwrap() >= 1.0, "{loc}");
+}
