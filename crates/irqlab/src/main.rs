@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod stats;
 
 use std::process::ExitCode;
 
