@@ -1,6 +1,7 @@
 //! Subcommand implementations: one module per subcommand, each with
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
+pub mod compare;
 pub mod show;
 
 use crate::cli::{Cli, Command};
@@ -13,5 +14,6 @@ pub const EXIT_FAILURE: u8 = 1;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show::run(a),
+        Command::Compare(a) => compare::run(a),
     }
 }

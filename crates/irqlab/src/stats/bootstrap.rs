@@ -57,11 +57,13 @@ impl Rng {
     }
 
     /// Uniform in [0, 1).
+    #[cfg(test)]
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Standard normal deviate (Box–Muller).
+    #[cfg(test)]
     pub fn normal(&mut self) -> f64 {
         let u1 = 1.0 - self.unit();
         let u2 = self.unit();
@@ -127,6 +129,7 @@ pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

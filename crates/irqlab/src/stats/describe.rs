@@ -115,6 +115,7 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -64,6 +64,7 @@ fn conf_normal(k: usize, mn: usize, sigma: f64) -> f64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -136,6 +136,7 @@ pub fn null_cdf(m: usize, n: usize) -> Vec<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

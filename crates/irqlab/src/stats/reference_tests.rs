@@ -1,6 +1,7 @@
 //! Tests against the committed scipy/numpy/pandas reference values
 //! (`tests/fixtures/compare/reference.json`, made by
 //! `tools/reference/compare_reference.py`): at least 6 significant digits.
+#![allow(clippy::unwrap_used)]
 
 use super::describe::describe;
 use super::hodges_lehmann::hodges_lehmann;

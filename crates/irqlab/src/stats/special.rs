@@ -193,6 +193,7 @@ pub fn t_two_sided(t: f64, df: f64) -> f64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -57,6 +57,7 @@ pub fn decide(p: f64, lo: f64, hi: f64, alpha: f64, noise: f64, dir: Direction) 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use Direction::*;

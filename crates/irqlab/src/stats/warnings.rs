@@ -86,6 +86,7 @@ pub fn cv_pct(values: &[f64]) -> Option<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

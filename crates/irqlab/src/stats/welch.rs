@@ -30,6 +30,7 @@ pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
