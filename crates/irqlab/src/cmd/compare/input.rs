@@ -31,7 +31,8 @@
 //! * **Plain file** (anything else): one number per line; blank lines and
 //!   lines starting with `#` are ignored. Label: `LABEL=`, else the parent
 //!   directory's name, else the file stem. Metric: `--metric`, else the file
-//!   stem when the label came from elsewhere, else `value`.
+//!   stem when the label is the parent directory's name
+//!   (`results/tip/irqs_per_sec.txt`), else `value`.
 //! * **Directory of per-iteration files** (a directory without
 //!   `trials.jsonl`): every non-hidden regular file holds one number; the
 //!   natural sort of the file names (`iter-2` before `iter-10`) is the trial
@@ -269,15 +270,15 @@ fn plain_file(path: &Path, label: Option<&str>, opts: &LoadOpts) -> Result<Varia
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned());
     let stem = stem_of(path);
-    let (label, label_is_stem) = match (label, parent) {
+    let (label, stem_is_metric) = match (label, parent) {
         (Some(l), _) => (l.to_string(), false),
-        (None, Some(p)) => (p, false),
-        (None, None) => (stem.clone(), true),
+        (None, Some(p)) => (p, true),
+        (None, None) => (stem.clone(), false),
     };
     let metric = match &opts.metric {
         Some(m) => m.clone(),
-        None if label_is_stem => "value".to_string(),
-        None => stem,
+        None if stem_is_metric => stem,
+        None => "value".to_string(),
     };
     let mut v = VariantData::new(&label, false);
     for value in read_numbers(path)? {
