@@ -200,7 +200,7 @@ fn bench_dirs_with_boots_and_truncated_line() {
         out.contains("trials.jsonl:49: truncated trial skipped"),
         "{out}"
     );
-    assert!(out.contains("boot level (3 vs 3 boots)"), "{out}");
+    assert!(out.contains("boot level (3 vs 3)"), "{out}");
     assert!(out.contains("softirq_cpu_pct (%, lower is better)") && out.contains("points"));
     let json: Value = serde_json::from_str(&run_ok(&[&dir, "--format", "json"])).unwrap();
     let m = &json["metrics"][1];

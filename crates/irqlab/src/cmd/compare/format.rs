@@ -206,7 +206,7 @@ fn boot_line(b: &BootLevel, base: &str, var: &str) -> Option<String> {
         } => {
             let welch = welch.as_ref().map_or("-".to_string(), |w| p(w.p));
             Some(format!(
-                "  boot level ({nb} vs {nv} boots): Δmedian {}, U p {}, Welch p {welch}",
+                "  boot level ({nb} vs {nv}): Δmedian {}, U p {}, Welch p {welch}",
                 opt(*median_change_pct, pct),
                 p(mwu.p)
             ))
@@ -219,18 +219,16 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     if line.chars().count() <= width {
         return vec![line.to_string()];
     }
-    let indent = line.len() - line.trim_start().len() + 4;
+    let lead = line.len() - line.trim_start().len();
+    let indent = " ".repeat(lead + 4);
     let mut out = Vec::new();
-    let mut cur = String::new();
-    for word in line.split(' ') {
-        let next = if cur.is_empty() {
-            word.to_string()
-        } else {
-            format!("{cur} {word}")
-        };
+    let mut cur = line[..lead].to_string();
+    for word in line.trim_start().split(' ') {
+        let sep = if cur.trim().is_empty() { "" } else { " " };
+        let next = format!("{cur}{sep}{word}");
         if next.chars().count() > width && !cur.trim().is_empty() {
             out.push(cur);
-            cur = format!("{}{word}", " ".repeat(indent));
+            cur = format!("{indent}{word}");
         } else {
             cur = next;
         }
@@ -253,8 +251,8 @@ mod tests {
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(pct(2.0409), "+2.04%");
         assert_eq!(p(0.00001), "1.0e-5");
-        assert!(wrap(&"word ".repeat(40), 72)
-            .iter()
-            .all(|l| l.chars().count() <= 72));
+        let w = wrap(&format!("  {}", "word ".repeat(40)), 72);
+        assert!(w.iter().all(|l| l.chars().count() <= 72));
+        assert!(w[0].starts_with("  word") && w[1].starts_with("      word"));
     }
 }
