@@ -301,7 +301,7 @@ fn bad_inputs() {
             format,
         ]);
         assert!(
-            out.contains("need at least 2 values per side (tip 3, patch 1)"),
+            out.contains("refused: fewer than 2 values on a side (tip 3, patch 1)"),
             "{format}: {out}"
         );
     }

@@ -267,7 +267,7 @@ fn compare_pair(
     let (x, y) = (b.values(), v.values());
     if x.len() < 2 || y.len() < 2 {
         return Err(format!(
-            "refused: need at least 2 values per side ({bl} {}, {vl} {})",
+            "refused: fewer than 2 values on a side ({bl} {}, {vl} {})",
             x.len(),
             y.len()
         ));
