@@ -81,9 +81,17 @@ fn resample(rng: &mut Rng, src: &[f64], buf: &mut [f64]) {
     }
 }
 
+/// Median by selection (O(n)); same value as the numpy median.
 fn median_mut(buf: &mut [f64]) -> f64 {
-    buf.sort_unstable_by(f64::total_cmp);
-    quantile_sorted(buf, 0.5)
+    let n = buf.len();
+    let k = n / 2;
+    let (left, hi, _) = buf.select_nth_unstable_by(k, f64::total_cmp);
+    let hi = *hi;
+    if n % 2 == 1 {
+        return hi;
+    }
+    let lo = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    hi - (hi - lo) * 0.5
 }
 
 fn interval(estimate: Option<f64>, mut draws: Vec<f64>, conf: f64) -> Option<RelCi> {
@@ -146,6 +154,16 @@ mod tests {
         assert!(bootstrap(&[0.0, 0.0], &[1.0, 2.0], 100, 1, 0.95)
             .median
             .is_none());
+    }
+
+    #[test]
+    fn selection_median_matches_sorted() {
+        let mut rng = Rng::new(9);
+        for n in 1..30 {
+            let v: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+            let want = quantile_sorted(&sorted(&v), 0.5);
+            assert_eq!(median_mut(&mut v.clone()), want);
+        }
     }
 
     #[test]

@@ -19,10 +19,14 @@ pub struct HodgesLehmann {
     pub confidence: f64,
 }
 
-/// HL shift and `conf` interval; `None` if a side is empty.
+/// Most pairwise differences computed (memory bound: 8 bytes each).
+pub const MAX_PAIRS: usize = 16_000_000;
+
+/// HL shift and `conf` interval; `None` if a side is empty or the sides
+/// have more than [`MAX_PAIRS`] pairs.
 pub fn hodges_lehmann(x: &[f64], y: &[f64], conf: f64) -> Option<HodgesLehmann> {
     let (m, n) = (x.len(), y.len());
-    if m == 0 || n == 0 {
+    if m == 0 || n == 0 || m * n > MAX_PAIRS {
         return None;
     }
     let diffs: Vec<f64> = y

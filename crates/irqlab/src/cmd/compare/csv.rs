@@ -63,7 +63,12 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> String {
                     n(ci.map(|c| c.hi)),
                 ]);
             }
-            cells.extend([n(Some(t.hl.shift)), n(Some(t.hl.lo)), n(Some(t.hl.hi))]);
+            let hl = t.hl.as_ref();
+            cells.extend([
+                n(hl.map(|h| h.shift)),
+                n(hl.map(|h| h.lo)),
+                n(hl.map(|h| h.hi)),
+            ]);
             cells.extend([
                 n(Some(t.mwu.u)),
                 n(Some(t.mwu.p)),

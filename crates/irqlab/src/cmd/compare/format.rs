@@ -166,11 +166,14 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         format!("{head}: {}", t.verdict.as_str()),
         rel("Δmedian", &t.median),
         rel("Δmean  ", &t.mean),
-        format!(
-            "  HL shift {}{unit} {}",
-            signed(t.hl.shift),
-            interval(t.hl.lo, t.hl.hi, signed)
-        ),
+        match &t.hl {
+            Some(hl) => format!(
+                "  HL shift {}{unit} {}",
+                signed(hl.shift),
+                interval(hl.lo, hl.hi, signed)
+            ),
+            None => "  HL shift - (too many pairs)".to_string(),
+        },
         format!(
             "  Mann-Whitney U {}, p {} ({})",
             num(t.mwu.u),

@@ -205,8 +205,8 @@ fn load_one(
     }
     match ext {
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
-        "csv" => table::load_csv(path, &stem_of(path), opts),
-        "json" => table::load_json(path, &stem_of(path), opts),
+        "csv" => table::load_csv(path, &stem_of(path)),
+        "json" => table::load_json(path, &stem_of(path)),
         _ => plain_file(path, label, opts).map(|v| vec![v]),
     }
 }

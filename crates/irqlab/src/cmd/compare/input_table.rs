@@ -2,7 +2,7 @@
 //! (an array of row objects, an object of metric → array, or a probe
 //! result set); the formats are specified in `input.rs`.
 
-use super::input::{parse_number, unit_from_name, LoadOpts, Obs, VariantData};
+use super::input::{parse_number, unit_from_name, Obs, VariantData};
 use super::input_bench::load_probe;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -19,7 +19,7 @@ struct Row {
 }
 
 /// Load a CSV file.
-pub fn load_csv(path: &Path, label: &str, opts: &LoadOpts) -> Result<Vec<VariantData>> {
+pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(false)
         .from_path(path)
@@ -54,11 +54,11 @@ pub fn load_csv(path: &Path, label: &str, opts: &LoadOpts) -> Result<Vec<Variant
         }
         rows.push(row);
     }
-    Ok(group(rows, label, opts))
+    Ok(group(rows, label))
 }
 
 /// Load a JSON file: probe result set, array of rows, or object of arrays.
-pub fn load_json(path: &Path, label: &str, opts: &LoadOpts) -> Result<Vec<VariantData>> {
+pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
@@ -72,7 +72,7 @@ pub fn load_json(path: &Path, label: &str, opts: &LoadOpts) -> Result<Vec<Varian
                 .enumerate()
                 .map(|(i, item)| json_row(path, i + 1, item))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(group(rows, label, opts))
+            Ok(group(rows, label))
         }
         Value::Object(map) => {
             let mut v = VariantData::new(label, false);
@@ -129,7 +129,7 @@ fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
 }
 
 /// Rows → variants (by the `variant` column, else `label`), in trial order.
-fn group(mut rows: Vec<Row>, label: &str, _opts: &LoadOpts) -> Vec<VariantData> {
+fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
     if rows.iter().all(|r| r.trial.is_some()) {
         rows.sort_by(|a, b| a.trial.unwrap_or(0.0).total_cmp(&b.trial.unwrap_or(0.0)));
     }

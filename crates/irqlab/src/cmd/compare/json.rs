@@ -87,8 +87,8 @@ fn pair(p: &Pair) -> Value {
     json!({
         "variant": p.variant, "refused": Value::Null,
         "median_change_pct": ci(&t.median), "mean_change_pct": ci(&t.mean),
-        "hodges_lehmann": {"shift": f(t.hl.shift), "lo": f(t.hl.lo), "hi": f(t.hl.hi),
-                           "confidence": f(t.hl.confidence)},
+        "hodges_lehmann": t.hl.as_ref().map_or(Value::Null, |h| json!({"shift": f(h.shift),
+            "lo": f(h.lo), "hi": f(h.hi), "confidence": f(h.confidence)})),
         "mann_whitney": {"u": f(t.mwu.u), "p": f(t.mwu.p), "method": t.mwu.method.as_str()},
         "welch": welch,
         "verdict": t.verdict.as_str(),

@@ -81,11 +81,9 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut impl Write) -> std::
                     name,
                     rel(&t.median),
                     rel(&t.mean),
-                    format!(
-                        "{} {}",
-                        signed(t.hl.shift),
-                        interval(t.hl.lo, t.hl.hi, signed)
-                    ),
+                    t.hl.as_ref().map_or("-".into(), |hl| {
+                        format!("{} {}", signed(hl.shift), interval(hl.lo, hl.hi, signed))
+                    }),
                     format!(
                         "U {}, p {} ({})",
                         num(t.mwu.u),
