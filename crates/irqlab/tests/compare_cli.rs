@@ -324,3 +324,14 @@ fn bad_inputs() {
     let err = run_err(&[good.to_str().unwrap()]);
     assert!(err.contains("need at least two variants"), "{err}");
 }
+
+#[test]
+fn text_format_snapshot() {
+    let r = reference();
+    let t = &r["pandas_table"];
+    let tmp = TempDir::new().unwrap();
+    let tip = iter_dir(tmp.path(), "tip", &floats(&t["tip"]));
+    let patch = iter_dir(tmp.path(), "patch", &floats(&t["patch"]));
+    let out = run_ok(&[&tip, &patch, "--format", "text", "--metric", "irqs_per_sec"]);
+    insta::assert_snapshot!("compare_text_pandas_table", out);
+}

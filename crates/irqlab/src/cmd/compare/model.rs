@@ -346,7 +346,7 @@ fn series_warnings(label: &str, v: &[f64]) -> Vec<String> {
     }
     if let Some((rho, p)) = w::trend(v).filter(|&(_, p)| p < 0.05 && n >= w::MIN_FOR_CI) {
         out.push(format!(
-            "{label}: values drift with trial order (Spearman rho {rho:+.2}, p {p:.3})"
+            "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {p:.3})"
         ));
     }
     if let Some(bc) =
