@@ -27,7 +27,8 @@
 //!   else the label is `LABEL=` or the file stem. Rows are in trial order
 //!   unless a `trial` column gives it.
 //! * **JSON table** (`.json`): an array of objects (like CSV rows), or an
-//!   object of metric name → array of numbers.
+//!   object of metric name → array of numbers. In JSON errors the number
+//!   after the file name is the 1-based item index, not a line.
 //! * **Plain file** (anything else): one number per line; blank lines and
 //!   lines starting with `#` are ignored. Label: `LABEL=`, else the parent
 //!   directory's name, else the file stem. Metric: `--metric`, else the file

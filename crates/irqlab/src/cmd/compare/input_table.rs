@@ -96,12 +96,12 @@ pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
     }
 }
 
+/// A JSON value as a number; errors name the file and the 1-based item.
 fn json_number(path: &Path, item: usize, x: &Value) -> Result<f64> {
     match x {
         Value::String(s) => parse_number(path, item, s),
         other => parse_number(path, item, &other.to_string()),
     }
-    .with_context(|| "(JSON: the number after the file name is the item index)".to_string())
 }
 
 fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
