@@ -15,4 +15,6 @@ pub struct Cli {
 pub enum Command {
     /// List IRQs, softirqs and CPU time once, or as rates over an interval.
     Show(crate::cmd::show::Args),
+    /// Compare result sets and decide: statistics, verdict, commit-message table.
+    Compare(crate::cmd::compare::Args),
 }

@@ -7,6 +7,7 @@ mod export;
 mod host;
 mod report;
 mod sampler;
+mod stats;
 
 use std::process::ExitCode;
 

@@ -1,6 +1,7 @@
 //! Subcommand implementations: one module per subcommand, each with
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
+pub mod compare;
 pub mod show;
 
 use crate::cli::{Cli, Command};
@@ -42,5 +43,6 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show::run(a),
+        Command::Compare(a) => compare::run(a),
     }
 }

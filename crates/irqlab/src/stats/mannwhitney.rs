@@ -1,0 +1,169 @@
+//! Mann–Whitney U test, two-sided, as scipy `mannwhitneyu(y, x)`: U is the
+//! statistic of `y` (count of pairs y > x, ties counting ½). Exact p from the
+//! null distribution of U when there are no ties and each side has at most
+//! [`EXACT_MAX`] values (scipy `method='exact'`); otherwise the normal
+//! approximation with tie and continuity correction (`method='asymptotic'`).
+
+use super::special::norm_sf;
+use serde::Serialize;
+
+/// Largest per-side sample size for the exact distribution.
+pub const EXACT_MAX: usize = 50;
+
+/// How the p-value was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Exact,
+    Asymptotic,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Exact => "exact",
+            Method::Asymptotic => "asymptotic",
+        }
+    }
+}
+
+/// Result of the test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MannWhitney {
+    pub u: f64,
+    pub p: f64,
+    pub method: Method,
+}
+
+/// Ranks (1-based, ties averaged) of `values` and the sizes of tie groups.
+pub fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut ties = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i + 1;
+        while j < idx.len() && values[idx[j]] == values[idx[i]] {
+            j += 1;
+        }
+        let r = (i + j + 1) as f64 / 2.0;
+        for &k in &idx[i..j] {
+            ranks[k] = r;
+        }
+        ties.push(j - i);
+        i = j;
+    }
+    (ranks, ties)
+}
+
+/// Two-sided Mann–Whitney U test of `y` against `x`; `None` if a side is empty.
+pub fn mann_whitney(x: &[f64], y: &[f64]) -> Option<MannWhitney> {
+    let (n1, n2) = (y.len(), x.len());
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let all: Vec<f64> = y.iter().chain(x.iter()).copied().collect();
+    let (ranks, ties) = average_ranks(&all);
+    let r1: f64 = ranks[..n1].iter().sum();
+    let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
+    let mn = (n1 * n2) as f64;
+    let u = u1.max(mn - u1);
+    let has_ties = ties.iter().any(|&t| t > 1);
+    let (p, method) = if !has_ties && n1.max(n2) <= EXACT_MAX {
+        let cdf = null_cdf(n1, n2);
+        let k = (mn - u).round() as usize;
+        (2.0 * cdf[k], Method::Exact)
+    } else {
+        (
+            2.0 * norm_sf(asymptotic_z(u, n1, n2, &ties)),
+            Method::Asymptotic,
+        )
+    };
+    Some(MannWhitney {
+        u: u1,
+        p: p.clamp(0.0, 1.0),
+        method,
+    })
+}
+
+/// z of the normal approximation with tie and continuity correction.
+fn asymptotic_z(u: f64, n1: usize, n2: usize, ties: &[usize]) -> f64 {
+    let (a, b) = (n1 as f64, n2 as f64);
+    let n = a + b;
+    let tie_term: f64 = ties.iter().map(|&t| (t * t * t - t) as f64).sum();
+    let s = (a * b / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)))).sqrt();
+    if s <= 0.0 {
+        return 0.0;
+    }
+    (u - a * b / 2.0 - 0.5) / s
+}
+
+/// Number of arrangements giving each U = 0..=m·n, for sizes m and n (no ties).
+fn null_counts(m: usize, n: usize) -> Vec<f64> {
+    // row[j] holds the counts for (i, j); recurrence on who holds the largest value.
+    let mut prev: Vec<Vec<f64>> = (0..=n).map(|_| vec![1.0]).collect();
+    for i in 1..=m {
+        let mut cur: Vec<Vec<f64>> = Vec::with_capacity(n + 1);
+        cur.push(vec![1.0]);
+        for j in 1..=n {
+            let mut c = vec![0.0; i * j + 1];
+            for (k, v) in prev[j].iter().enumerate() {
+                c[k + j] += v;
+            }
+            for (k, v) in cur[j - 1].iter().enumerate() {
+                c[k] += v;
+            }
+            cur.push(c);
+        }
+        prev = cur;
+    }
+    prev.pop().unwrap_or_default()
+}
+
+/// P(U ≤ k) for k = 0..=m·n under the null hypothesis (no ties).
+pub fn null_cdf(m: usize, n: usize) -> Vec<f64> {
+    let counts = null_counts(m.min(n), m.max(n));
+    let total: f64 = counts.iter().sum();
+    let mut acc = 0.0;
+    counts
+        .iter()
+        .map(|c| {
+            acc += c;
+            acc / total
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_exact() {
+        // sizes 3 and 3: 20 arrangements, P(U <= 0) = 1/20.
+        let cdf = null_cdf(3, 3);
+        assert_eq!(cdf.len(), 10);
+        assert!((cdf[0] - 0.05).abs() < 1e-15);
+        assert!((cdf[9] - 1.0).abs() < 1e-15);
+        let r = mann_whitney(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
+        assert_eq!(r.u, 9.0);
+        assert!((r.p - 0.1).abs() < 1e-15);
+        assert_eq!(r.method, Method::Exact);
+    }
+
+    #[test]
+    fn ties_go_asymptotic() {
+        let r = mann_whitney(&[1.0, 2.0, 2.0], &[2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(r.method, Method::Asymptotic);
+        assert!(r.p > 0.0 && r.p <= 1.0);
+    }
+
+    #[test]
+    fn ranks_average_ties() {
+        let (r, t) = average_ranks(&[10.0, 20.0, 10.0]);
+        assert_eq!(r, vec![1.5, 3.0, 1.5]);
+        assert_eq!(t, vec![2, 1]);
+    }
+}

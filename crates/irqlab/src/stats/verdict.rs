@@ -1,0 +1,76 @@
+//! The direction-aware verdict: improved or regressed only when p < alpha
+//! and the whole confidence interval of the relative change lies beyond the
+//! ±noise threshold on one side; otherwise no significant change (`~`).
+
+use serde::Serialize;
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Higher,
+    Lower,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Higher => "higher",
+            Direction::Lower => "lower",
+        }
+    }
+}
+
+/// Outcome for one metric and variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Improved,
+    Regressed,
+    NoChange,
+}
+
+impl Verdict {
+    /// Short form for tables: `improved`, `regressed`, `~`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::NoChange => "~",
+        }
+    }
+}
+
+/// Decide from p, the interval [lo, hi] of the relative change (percent),
+/// alpha, the noise threshold (percent) and the metric's direction.
+pub fn decide(p: f64, lo: f64, hi: f64, alpha: f64, noise: f64, dir: Direction) -> Verdict {
+    if p >= alpha {
+        return Verdict::NoChange;
+    }
+    let up = lo > noise;
+    let down = hi < -noise;
+    match (up, down, dir) {
+        (true, _, Direction::Higher) | (_, true, Direction::Lower) => Verdict::Improved,
+        (true, _, Direction::Lower) | (_, true, Direction::Higher) => Verdict::Regressed,
+        _ => Verdict::NoChange,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use Direction::*;
+
+    #[test]
+    fn rules() {
+        assert_eq!(decide(0.01, 1.5, 2.5, 0.05, 1.0, Higher), Verdict::Improved);
+        assert_eq!(decide(0.01, 1.5, 2.5, 0.05, 1.0, Lower), Verdict::Regressed);
+        assert_eq!(
+            decide(0.01, -2.5, -1.5, 0.05, 1.0, Lower),
+            Verdict::Improved
+        );
+        assert_eq!(decide(0.01, 0.5, 2.5, 0.05, 1.0, Higher), Verdict::NoChange);
+        assert_eq!(decide(0.2, 1.5, 2.5, 0.05, 1.0, Higher), Verdict::NoChange);
+    }
+}

@@ -1,0 +1,48 @@
+//! Welch's unequal-variance t test (two-sided), as scipy
+//! `ttest_ind(y, x, equal_var=False)`: t is positive when `y` has the larger mean.
+
+use super::describe::{mean, variance};
+use super::special::t_two_sided;
+use serde::Serialize;
+
+/// Result of Welch's test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Welch {
+    pub t: f64,
+    pub df: f64,
+    pub p: f64,
+}
+
+/// Welch's t of `y` against `x`; `None` with fewer than two values on a side
+/// or when both sides have zero variance (t undefined).
+pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
+    let (vx, vy) = (variance(x)?, variance(y)?);
+    let (sx, sy) = (vx / x.len() as f64, vy / y.len() as f64);
+    let se2 = sx + sy;
+    if se2 <= 0.0 {
+        return None;
+    }
+    let t = (mean(y) - mean(x)) / se2.sqrt();
+    let denom = sx * sx / (x.len() - 1) as f64 + sy * sy / (y.len() - 1) as f64;
+    let df = se2 * se2 / denom;
+    let p = t_two_sided(t, df).clamp(0.0, 1.0);
+    Some(Welch { t, df, p })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetric_and_refuses() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let y = [2.0, 3.0, 4.0, 5.0, 6.0];
+        let a = welch(&x, &y).unwrap();
+        let b = welch(&y, &x).unwrap();
+        assert!((a.t + b.t).abs() < 1e-12 && (a.p - b.p).abs() < 1e-12);
+        assert!(a.t > 0.0);
+        assert!(welch(&[1.0], &y).is_none());
+        assert!(welch(&[1.0, 1.0], &[2.0, 2.0]).is_none());
+    }
+}
