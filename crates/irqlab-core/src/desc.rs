@@ -60,7 +60,14 @@ fn non_empty(s: &str) -> Option<&str> {
 
 /// Flow-handler names the old `chip-flow` token (`IR-IO-APIC-edge`) may end in.
 const OLD_FLOWS: &[&str] = &[
-    "edge", "level", "fasteoi", "simple", "percpu", "percpu_devid", "edge_eoi", "level_eoi",
+    "edge",
+    "level",
+    "fasteoi",
+    "simple",
+    "percpu",
+    "percpu_devid",
+    "edge_eoi",
+    "level_eoi",
 ];
 
 /// Split `desc` (already trimmed) into `out`, reusing its buffers.
@@ -167,10 +174,35 @@ fn split_old(desc: &str, out: &mut DescParts) {
         }
         (None, false) => {
             out.chip.push_str(first);
+            let rest = take_trigger_flow(rest, out);
             out.actions.push_str(rest);
         }
         (None, true) => out.actions.push_str(first),
     }
+}
+
+/// After a chip without a domain (no hwirq), the kernel still prints the
+/// trigger (`Level`/`Edge`, SHOW_LEVEL arches) and `-flow`: take them off
+/// the front of `rest` and return what remains (the actions).
+fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
+    let first_token = |s: &'a str| {
+        let end = s.find(|c: char| c.is_ascii_whitespace()).unwrap_or(s.len());
+        (&s[..end], s[end..].trim_start())
+    };
+    let (tok, after) = first_token(rest);
+    if tok == "Level" || tok == "Edge" {
+        out.trigger.push_str(tok);
+        rest = after;
+    }
+    let (tok, after) = first_token(rest);
+    if let Some(flow) = tok
+        .strip_prefix('-')
+        .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
+    {
+        out.flow.push_str(flow);
+        rest = after;
+    }
+    rest
 }
 
 #[cfg(test)]
@@ -186,7 +218,10 @@ mod tests {
     #[test]
     fn x86_modern() {
         let p = split("IO-APIC   5-edge      ACPI:Ged");
-        assert_eq!((p.chip.as_str(), p.hwirq, p.flow.as_str()), ("IO-APIC", Some(5), "edge"));
+        assert_eq!(
+            (p.chip.as_str(), p.hwirq, p.flow.as_str()),
+            ("IO-APIC", Some(5), "edge")
+        );
         assert_eq!(p.actions().collect::<Vec<_>>(), vec!["ACPI:Ged"]);
     }
 
@@ -201,11 +236,17 @@ mod tests {
     #[test]
     fn arm_gic_trigger() {
         let p = split("GICv3  30 Level     arch_timer");
-        assert_eq!((p.chip.as_str(), p.hwirq, p.trigger.as_str()), ("GICv3", Some(30), "Level"));
+        assert_eq!(
+            (p.chip.as_str(), p.hwirq, p.trigger.as_str()),
+            ("GICv3", Some(30), "Level")
+        );
         assert_eq!(p.flow, "");
         assert_eq!(p.actions, "arch_timer");
         let p = split("GIC-0  27 Level   -fasteoi  arch_timer");
-        assert_eq!((p.trigger.as_str(), p.flow.as_str(), p.actions.as_str()), ("Level", "fasteoi", "arch_timer"));
+        assert_eq!(
+            (p.trigger.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("Level", "fasteoi", "arch_timer")
+        );
     }
 
     #[test]
@@ -219,7 +260,10 @@ mod tests {
     #[test]
     fn old_formats() {
         let p = split("IR-IO-APIC-edge      timer");
-        assert_eq!((p.chip.as_str(), p.flow.as_str(), p.actions.as_str()), ("IR-IO-APIC", "edge", "timer"));
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("IR-IO-APIC", "edge", "timer")
+        );
         let p = split("None      acpi");
         assert_eq!((p.chip.as_str(), p.actions.as_str()), ("None", "acpi"));
         let p = split("4020KEY");
@@ -228,5 +272,40 @@ mod tests {
         assert_eq!((p.chip.as_str(), p.actions.as_str()), ("-", "debug-signal"));
         let p = split("PCI-MSI  mlx5_async0@pci:0001:00:00.0");
         assert_eq!(p.chip, "PCI-MSI");
+    }
+
+    #[test]
+    fn no_domain_keeps_trigger_and_flow() {
+        let p = split("xen-dyn    -event     xenbus");
+        assert_eq!(
+            (
+                p.chip.as_str(),
+                p.hwirq,
+                p.flow.as_str(),
+                p.actions.as_str()
+            ),
+            ("xen-dyn", None, "event", "xenbus")
+        );
+        let p = split("SiFive PLIC     Level     -fasteoi  ttyS0, PCIe PME");
+        assert_eq!(
+            (p.chip.as_str(), p.trigger.as_str(), p.flow.as_str()),
+            ("SiFive PLIC", "Level", "fasteoi")
+        );
+        assert_eq!(p.actions, "ttyS0, PCIe PME");
+        let p = split("None    -edge");
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("None", "edge", "")
+        );
+        let p = split("None     Edge");
+        assert_eq!(
+            (p.chip.as_str(), p.trigger.as_str(), p.actions.as_str()),
+            ("None", "Edge", "")
+        );
+        let p = split("-  debug-signal");
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("-", "", "debug-signal")
+        );
     }
 }

@@ -64,7 +64,11 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::MissingColon => write!(f, "expected `label:` at the start of the line"),
             ErrorKind::ExpectedNumber { what, found } => {
-                write!(f, "expected {what} (a decimal number), found {:?}", clip(found))
+                write!(
+                    f,
+                    "expected {what} (a decimal number), found {:?}",
+                    clip(found)
+                )
             }
             ErrorKind::CountMismatch { expected, found } => write!(
                 f,

@@ -160,7 +160,10 @@ fn check_len(n: usize, line: &[u8]) -> Result<(), ParseError> {
         return Err(ParseError::new(
             FILE,
             n,
-            ErrorKind::LineTooLong { len: line.len(), max: MAX_LINE },
+            ErrorKind::LineTooLong {
+                len: line.len(),
+                max: MAX_LINE,
+            },
         ));
     }
     Ok(())
@@ -169,7 +172,10 @@ fn check_len(n: usize, line: &[u8]) -> Result<(), ParseError> {
 /// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
 pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), ErrorKind> {
     cpus.clear();
-    for tok in line.split(u8::is_ascii_whitespace).filter(|t| !t.is_empty()) {
+    for tok in line
+        .split(u8::is_ascii_whitespace)
+        .filter(|t| !t.is_empty())
+    {
         let id = tok
             .strip_prefix(b"CPU")
             .and_then(|d| match scan_u64(d, 0) {
@@ -204,7 +210,10 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKin
         _ => Shape::Irregular,
     };
     if numbered && found != ncols {
-        return Err(ErrorKind::CountMismatch { expected: ncols, found });
+        return Err(ErrorKind::CountMismatch {
+            expected: ncols,
+            found,
+        });
     }
     row.description.clear();
     push_lossy(&mut row.description, trim(&line[rest..]));
@@ -226,7 +235,12 @@ fn parse_irq_label(label: &[u8]) -> Option<u32> {
 /// Read up to `limit` decimal counts starting at `pos`; returns the offset
 /// where the description starts. A count glued to text (`1900GIC-0`, seen
 /// in 6.13-rc1) is split when more counts are still expected.
-fn read_counts(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> Result<usize, ErrorKind> {
+fn read_counts(
+    line: &[u8],
+    mut pos: usize,
+    limit: usize,
+    out: &mut Vec<u64>,
+) -> Result<usize, ErrorKind> {
     while out.len() < limit {
         let start = skip_blanks(line, pos);
         match scan_u64(line, start) {

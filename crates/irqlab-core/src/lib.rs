@@ -9,6 +9,7 @@
 pub mod desc;
 pub mod error;
 pub mod interrupts;
+pub mod render;
 pub mod softirqs;
 pub mod stat;
 pub mod text;

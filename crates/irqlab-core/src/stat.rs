@@ -11,7 +11,16 @@ pub const FILE: &str = "/proc/stat";
 
 /// Field names of a `cpu` line, in kernel order (older kernels print fewer).
 pub const CPU_FIELDS: [&str; 10] = [
-    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice",
+    "user",
+    "nice",
+    "system",
+    "idle",
+    "iowait",
+    "irq",
+    "softirq",
+    "steal",
+    "guest",
+    "guest_nice",
 ];
 
 /// One `cpu`/`cpuN` line: times in USER_HZ ticks.

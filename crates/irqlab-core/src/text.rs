@@ -6,7 +6,11 @@
 /// Iterate over `(line_number, line_bytes)` (1-based, without `\n`; a
 /// trailing `\r` is kept and treated as whitespace by callers).
 pub fn lines(bytes: &[u8]) -> Lines<'_> {
-    Lines { bytes, pos: 0, n: 0 }
+    Lines {
+        bytes,
+        pos: 0,
+        n: 0,
+    }
 }
 
 /// Iterator returned by [`lines`].
@@ -102,8 +106,14 @@ pub fn push_lossy(s: &mut String, bytes: &[u8]) {
 
 /// Trim ASCII whitespace from both ends of a byte slice.
 pub fn trim(b: &[u8]) -> &[u8] {
-    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |p| p + 1);
+    let s = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let e = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(s, |p| p + 1);
     &b[s..e]
 }
 
@@ -116,7 +126,10 @@ mod tests {
         assert_eq!(scan_u64(b"  12 ", 2), Scan::Num(12, 4));
         assert_eq!(scan_u64(b"x", 0), Scan::NotNum);
         assert_eq!(scan_u64(b"99999999999999999999999", 0), Scan::Overflow(23));
-        assert_eq!(scan_u64(b"18446744073709551615", 0), Scan::Num(u64::MAX, 20));
+        assert_eq!(
+            scan_u64(b"18446744073709551615", 0),
+            Scan::Num(u64::MAX, 20)
+        );
     }
 
     #[test]
