@@ -12,6 +12,7 @@ pub mod interrupts;
 pub mod render;
 pub mod softirqs;
 pub mod stat;
+pub mod synth;
 pub mod text;
 
 pub use error::{ErrorKind, ParseError};
