@@ -15,4 +15,6 @@ pub struct Cli {
 pub enum Command {
     /// List IRQs, softirqs and CPU time once, or as rates over an interval.
     Show(crate::cmd::show::Args),
+    /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.
+    Synth(crate::cmd::synth::Args),
 }

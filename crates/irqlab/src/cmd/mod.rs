@@ -2,6 +2,7 @@
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
 pub mod show;
+pub mod synth;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -13,5 +14,6 @@ pub const EXIT_FAILURE: u8 = 1;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show::run(a),
+        Command::Synth(a) => synth::run(a),
     }
 }
