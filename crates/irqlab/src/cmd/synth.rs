@@ -146,7 +146,7 @@ mod tests {
     fn cpu_lists() {
         assert_eq!(parse_cpu_list("3,7-9"), Ok(CpuList(vec![3, 7, 8, 9])));
         assert_eq!(parse_cpu_list(""), Ok(CpuList(vec![])));
-        assert_eq!(parse_cpu_list("9-7, 1").is_err(), true);
+        assert!(parse_cpu_list("9-7, 1").is_err());
         assert!(parse_cpu_list("x").is_err());
         assert_eq!(parse_cpu_list("2,1-2"), Ok(CpuList(vec![1, 2])));
     }
