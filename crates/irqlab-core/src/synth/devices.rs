@@ -29,6 +29,7 @@ type Legacy = (&'static str, i64, bool, &'static str, &'static str);
 fn legacy(arch: Arch) -> &'static [Legacy] {
     match arch {
         Arch::X86 => &[
+            // Same order as `legacy_irqs`.
             ("IO-APIC", 2, false, "edge", "timer"),
             ("IO-APIC", 1, false, "edge", "i8042"),
             ("IO-APIC", 8, false, "edge", "rtc0"),
@@ -86,6 +87,15 @@ fn msi(arch: Arch, era: Era, bdf: &str, bdf_id: i64, q: i64) -> (String, Option<
         Arch::Powerpc => ("XIVE-PCI-MSI".into(), Some(196_608 + (bdf_id << 4) + q)),
         Arch::S390 => ("PCI-MSI".into(), None),
         _ => ("PCI-MSI".into(), Some((bdf_id << 11) + q)),
+    }
+}
+
+/// Fixed Linux IRQ numbers of the x86 legacy rows (the IO-APIC pins map
+/// 1:1 below 16); other arches allocate their platform IRQs dynamically.
+pub(crate) fn legacy_irqs(arch: Arch) -> &'static [u32] {
+    match arch {
+        Arch::X86 => &[0, 1, 8, 9, 12, 16, 24],
+        _ => &[],
     }
 }
 

@@ -134,6 +134,9 @@ pub struct SynthTree {
     pub spec: SynthSpec,
     /// Online CPUs (the `/proc/interrupts` header).
     pub online: Vec<u32>,
+    /// The `/proc/interrupts` model. Numbered rows carry `parts` and an
+    /// empty `description` (the renderer regenerates it from `parts`);
+    /// parse [`SynthTree::interrupts_text`] to get the printed description.
     pub interrupts: Interrupts,
     pub softirqs: Softirqs,
     pub stat: Stat,
@@ -193,7 +196,7 @@ impl SynthSpec {
     pub fn build(&self) -> Result<SynthTree, SynthError> {
         let online = self.validate()?;
         let mut rng = Rng::new(self.seed);
-        let numbers = pick_numbers(self.first_irq(), self.nr_irqs, self.irqs, &mut rng);
+        let numbers = self.numbers(&mut rng);
         let devs = devices::plan(self.arch, self.era, numbers.len(), self.cpus, &mut rng);
         let irqs: Vec<SynthIrq> = numbers
             .iter()
@@ -215,6 +218,28 @@ impl SynthSpec {
             stat,
             irqs,
         })
+    }
+
+    /// IRQ numbers: x86 legacy numbers first (when they fit), the rest
+    /// spread over the remaining range with holes.
+    fn numbers(&self, rng: &mut Rng) -> Vec<u32> {
+        let fixed: Vec<u32> = devices::legacy_irqs(self.arch)
+            .iter()
+            .copied()
+            .filter(|&n| n < self.nr_irqs)
+            .take(self.irqs as usize)
+            .collect();
+        let start = fixed
+            .last()
+            .map_or(self.first_irq(), |&l| l.saturating_add(1));
+        let rest = self.irqs - fixed.len() as u32;
+        if start <= self.nr_irqs && self.nr_irqs - start >= rest {
+            let mut v = fixed;
+            v.extend(pick_numbers(start, self.nr_irqs, rest, rng));
+            v
+        } else {
+            pick_numbers(self.first_irq(), self.nr_irqs, self.irqs, rng)
+        }
     }
 
     fn make_irq(&self, irq: u32, dev: devices::Device, online: &[u32], rng: &mut Rng) -> SynthIrq {
@@ -519,6 +544,38 @@ mod tests {
         assert!(v.windows(2).all(|w| w[0] < w[1]));
         assert!(v.iter().all(|&n| (3..100).contains(&n)));
         assert_eq!(pick_numbers(0, 5, 5, &mut r), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn x86_legacy_numbers_when_they_fit() {
+        let t = spec(Arch::X86, Era::E3).build().expect("builds");
+        let n: Vec<u32> = t.irqs.iter().map(|i| i.irq).take(8).collect();
+        assert_eq!(&n[..7], &[0, 1, 8, 9, 12, 16, 24]);
+        assert_eq!(t.irqs[0].parts.actions, "timer");
+        let tight = SynthSpec {
+            irqs: 10,
+            nr_irqs: 12,
+            ..spec(Arch::X86, Era::E3)
+        };
+        let n: Vec<u32> = tight
+            .build()
+            .expect("builds")
+            .irqs
+            .iter()
+            .map(|i| i.irq)
+            .collect();
+        // No room after the legacy numbers: plain spread.
+        assert_eq!(n.len(), 10);
+        assert!(n.windows(2).all(|w| w[0] < w[1]) && n.iter().all(|&i| i < 12));
+        let full = SynthSpec { irqs: 12, ..tight };
+        let n: Vec<u32> = full
+            .build()
+            .expect("builds")
+            .irqs
+            .iter()
+            .map(|i| i.irq)
+            .collect();
+        assert_eq!(n, (0..12).collect::<Vec<_>>());
     }
 
     #[test]
