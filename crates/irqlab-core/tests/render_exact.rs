@@ -170,3 +170,76 @@ fn formats_md_arch_lines() {
     let s390 = "           CPU0       CPU1       \nEXT:        100        200 \n 64:          7          0   PCI-MSI  mlx5_async0@pci:0001:00:00.0\nCLK:        100        200   [EXT] Clock Comparator\n";
     assert_eq!(rerender(s390, Era::E3, Arch::S390, 424), s390);
 }
+
+/// Corpus captures whose format irqlab models (older "chip-flow" kernels and
+/// vendor oddities are not rendered). `exact`: byte for byte; otherwise the
+/// capture had trailing spaces stripped, so lines are compared trimmed.
+const CORPUS_RENDERS: &[(&str, Era, Arch, u32, bool)] = &[
+    (
+        "x86_64-2cpu-firecracker-vm-6.18.interrupts",
+        Era::E3,
+        Arch::X86,
+        424,
+        true,
+    ),
+    (
+        "x86_64-8cpu-pcp-qa.interrupts",
+        Era::E1,
+        Arch::X86,
+        424,
+        true,
+    ),
+    (
+        "x86_64-2cpu-hyperv-coreos-sosreport.interrupts",
+        Era::E1,
+        Arch::X86,
+        424,
+        true,
+    ),
+    (
+        "s390x-16cpu-pcp-qa.interrupts",
+        Era::E1,
+        Arch::S390,
+        424,
+        true,
+    ),
+    (
+        "x86_64-8cpu-offline-cpu6-sysstat-root4.interrupts",
+        Era::E1,
+        Arch::X86,
+        424,
+        false,
+    ),
+    (
+        "x86_64-4cpu-kvm-datadog-fixture.interrupts",
+        Era::E1,
+        Arch::X86,
+        424,
+        false,
+    ),
+];
+
+#[test]
+fn corpus_renders_like_the_kernel() {
+    if !std::path::Path::new(CORPUS).is_dir() {
+        println!("skipping: ../shared/corpus not found");
+        return;
+    }
+    for &(name, era, arch, nr, exact) in CORPUS_RENDERS {
+        let Ok(text) = std::fs::read_to_string(format!("{CORPUS}/{name}")) else {
+            println!("skipping {name}: not in ../shared/corpus");
+            continue;
+        };
+        let out = rerender(&text, era, arch, nr);
+        if exact {
+            assert_eq!(out, text, "{name}");
+        } else {
+            let trimmed = |s: &str| {
+                s.lines()
+                    .map(|l| l.trim_end().to_string())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(trimmed(&out), trimmed(&text), "{name}");
+        }
+    }
+}
