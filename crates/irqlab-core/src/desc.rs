@@ -174,10 +174,35 @@ fn split_old(desc: &str, out: &mut DescParts) {
         }
         (None, false) => {
             out.chip.push_str(first);
+            let rest = take_trigger_flow(rest, out);
             out.actions.push_str(rest);
         }
         (None, true) => out.actions.push_str(first),
     }
+}
+
+/// After a chip without a domain (no hwirq), the kernel still prints the
+/// trigger (`Level`/`Edge`, SHOW_LEVEL arches) and `-flow`: take them off
+/// the front of `rest` and return what remains (the actions).
+fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
+    let first_token = |s: &'a str| {
+        let end = s.find(|c: char| c.is_ascii_whitespace()).unwrap_or(s.len());
+        (&s[..end], s[end..].trim_start())
+    };
+    let (tok, after) = first_token(rest);
+    if tok == "Level" || tok == "Edge" {
+        out.trigger.push_str(tok);
+        rest = after;
+    }
+    let (tok, after) = first_token(rest);
+    if let Some(flow) = tok
+        .strip_prefix('-')
+        .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
+    {
+        out.flow.push_str(flow);
+        rest = after;
+    }
+    rest
 }
 
 #[cfg(test)]
@@ -247,5 +272,40 @@ mod tests {
         assert_eq!((p.chip.as_str(), p.actions.as_str()), ("-", "debug-signal"));
         let p = split("PCI-MSI  mlx5_async0@pci:0001:00:00.0");
         assert_eq!(p.chip, "PCI-MSI");
+    }
+
+    #[test]
+    fn no_domain_keeps_trigger_and_flow() {
+        let p = split("xen-dyn    -event     xenbus");
+        assert_eq!(
+            (
+                p.chip.as_str(),
+                p.hwirq,
+                p.flow.as_str(),
+                p.actions.as_str()
+            ),
+            ("xen-dyn", None, "event", "xenbus")
+        );
+        let p = split("SiFive PLIC     Level     -fasteoi  ttyS0, PCIe PME");
+        assert_eq!(
+            (p.chip.as_str(), p.trigger.as_str(), p.flow.as_str()),
+            ("SiFive PLIC", "Level", "fasteoi")
+        );
+        assert_eq!(p.actions, "ttyS0, PCIe PME");
+        let p = split("None    -edge");
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("None", "edge", "")
+        );
+        let p = split("None     Edge");
+        assert_eq!(
+            (p.chip.as_str(), p.trigger.as_str(), p.actions.as_str()),
+            ("None", "Edge", "")
+        );
+        let p = split("-  debug-signal");
+        assert_eq!(
+            (p.chip.as_str(), p.flow.as_str(), p.actions.as_str()),
+            ("-", "", "debug-signal")
+        );
     }
 }

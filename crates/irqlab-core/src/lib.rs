@@ -12,9 +12,11 @@ pub mod desc;
 pub mod error;
 pub mod interrupts;
 pub mod pidstat;
+pub mod render;
 pub mod snapshot;
 pub mod softirqs;
 pub mod stat;
+pub mod synth;
 pub mod sysfs;
 pub mod text;
 

@@ -17,4 +17,6 @@ pub enum Command {
     Show(crate::cmd::show::Args),
     /// Compare result sets and decide: statistics, verdict, commit-message table.
     Compare(crate::cmd::compare::Args),
+    /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.
+    Synth(crate::cmd::synth::Args),
 }

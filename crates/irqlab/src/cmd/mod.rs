@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod show;
+pub mod synth;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -44,5 +45,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Synth(a) => synth::run(a),
     }
 }

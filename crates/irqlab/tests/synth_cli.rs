@@ -1,0 +1,196 @@
+//! `irqlab synth` end to end: huge trees parse back with the expected shape,
+//! arm64 E4 output, and the refused parameter sets.
+
+use assert_cmd::Command;
+use irqlab_core::Interrupts;
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+use std::path::Path;
+
+fn synth(out: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("irqlab")
+        .expect("binary")
+        .arg("synth")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .assert()
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn parse_interrupts(root: &Path) -> Interrupts {
+    Interrupts::parse(read(root, "proc/interrupts").as_bytes()).expect("parses")
+}
+
+fn numbered(m: &Interrupts) -> Vec<u32> {
+    m.rows().iter().filter_map(|r| r.irq).collect()
+}
+
+#[test]
+fn server_488_cpus_nr_irqs_8360() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(
+        dir.path(),
+        &["--cpus", "488", "--irqs", "1000", "--nr-irqs", "8360"],
+    )
+    .success()
+    .stderr(contains("irqlab synth: wrote").and(contains("bytes")));
+    let m = parse_interrupts(dir.path());
+    assert_eq!(m.cpus, (0..488).collect::<Vec<_>>());
+    let irqs = numbered(&m);
+    assert_eq!(irqs.len(), 1000);
+    assert!(irqs.iter().all(|&n| n < 8360));
+    // prec 4 for nr_irqs 8360 (E3): 12 spaces before CPU0.
+    assert!(read(dir.path(), "proc/interrupts").starts_with("            CPU0 "));
+    let first = irqs[0];
+    let counts = read(dir.path(), &format!("sys/kernel/irq/{first}/per_cpu_count"));
+    assert_eq!(counts.trim_end().split(',').count(), 488);
+    for f in ["chip_name", "hwirq", "type", "wakeup", "name", "actions"] {
+        assert!(
+            dir.path()
+                .join(format!("sys/kernel/irq/{first}/{f}"))
+                .exists(),
+            "{f}"
+        );
+    }
+    for f in [
+        "smp_affinity_list",
+        "effective_affinity_list",
+        "node",
+        "smp_affinity",
+    ] {
+        assert!(
+            dir.path().join(format!("proc/irq/{first}/{f}")).exists(),
+            "{f}"
+        );
+    }
+    let stat = read(dir.path(), "proc/stat");
+    let intr = stat
+        .lines()
+        .find(|l| l.starts_with("intr "))
+        .expect("intr line");
+    assert_eq!(intr.split(' ').count(), 2 + 8360);
+    assert_eq!(stat.lines().filter(|l| l.starts_with("cpu")).count(), 489);
+    let softirqs = read(dir.path(), "proc/softirqs");
+    assert_eq!(softirqs.lines().count(), 11);
+}
+
+#[test]
+fn huge_1152_cpus_1056_rows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(
+        dir.path(),
+        &[
+            "--cpus",
+            "1152",
+            "--irqs",
+            "1056",
+            "--nr-irqs",
+            "1160",
+            "--seed",
+            "7",
+        ],
+    )
+    .success();
+    let m = parse_interrupts(dir.path());
+    assert_eq!(m.cpus.len(), 1152);
+    assert_eq!(numbered(&m).len(), 1056);
+    assert!(m
+        .rows()
+        .iter()
+        .all(|r| r.irq.is_none() || r.counts.len() == 1152));
+}
+
+#[test]
+fn arm64_e4_with_offline_cpus() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(
+        dir.path(),
+        &[
+            "--cpus",
+            "16",
+            "--irqs",
+            "60",
+            "--arch",
+            "arm64",
+            "--era",
+            "e4",
+            "--offline",
+            "3,7-9",
+            "--seed",
+            "3",
+        ],
+    )
+    .success();
+    let m = parse_interrupts(dir.path());
+    assert_eq!(m.cpus, vec![0, 1, 2, 4, 5, 6, 10, 11, 12, 13, 14, 15]);
+    assert_eq!(numbered(&m).len(), 60);
+    let text = read(dir.path(), "proc/interrupts");
+    assert!(text.lines().any(|l| l.starts_with("IPI0: ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with(" Err:")), "{text}");
+    assert!(m
+        .rows()
+        .iter()
+        .any(|r| r.parts.chip == "GICv3" && r.parts.trigger == "Level"));
+    // softirqs list possible CPUs, /proc/stat only online ones.
+    assert!(read(dir.path(), "proc/softirqs").contains("CPU3 "));
+    assert!(!read(dir.path(), "proc/stat").contains("\ncpu3 "));
+}
+
+#[test]
+fn same_seed_same_tree() {
+    let a = tempfile::tempdir().expect("tempdir");
+    let b = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "--cpus", "8", "--irqs", "30", "--arch", "s390", "--seed", "11",
+    ];
+    synth(a.path(), &args).success();
+    synth(b.path(), &args).success();
+    assert_eq!(
+        read(a.path(), "proc/interrupts"),
+        read(b.path(), "proc/interrupts")
+    );
+    assert_eq!(read(a.path(), "proc/stat"), read(b.path(), "proc/stat"));
+}
+
+#[test]
+fn refuses_bad_parameters() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(
+        dir.path(),
+        &["--cpus", "4", "--irqs", "100", "--nr-irqs", "50"],
+    )
+    .failure()
+    .code(1)
+    .stderr(contains("--irqs 100 is larger than --nr-irqs 50"));
+    synth(
+        dir.path(),
+        &["--cpus", "4", "--irqs", "10", "--offline", "4"],
+    )
+    .failure()
+    .stderr(contains("offline CPU 4 is outside"));
+    synth(dir.path(), &["--cpus", "0", "--irqs", "10"])
+        .failure()
+        .stderr(contains("at least 1 CPU"));
+    synth(
+        dir.path(),
+        &["--cpus", "2", "--irqs", "10", "--offline", "0-1"],
+    )
+    .failure()
+    .stderr(contains("online"));
+    synth(
+        dir.path(),
+        &["--cpus", "2", "--irqs", "10", "--arch", "vax"],
+    )
+    .failure()
+    .stderr(contains("x86"));
+    synth(
+        dir.path(),
+        &["--cpus", "2", "--irqs", "10", "--offline", "x"],
+    )
+    .failure();
+    assert!(!dir.path().join("proc/interrupts").exists());
+}
