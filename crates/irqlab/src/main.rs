@@ -1,6 +1,7 @@
 //! irqlab: the command-line entry point. Parses arguments (see `cli`),
 //! dispatches to `cmd::<sub>::run`, and maps errors to exit codes.
 
+mod bench;
 mod cli;
 mod cmd;
 mod export;
