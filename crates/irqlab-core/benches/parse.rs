@@ -2,6 +2,8 @@
 //! size of the 1152-CPU pcp capture) against a baseline that only counts
 //! newlines with memchr over the same bytes, in the same run.
 
+#![allow(clippy::unwrap_used)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use irqlab_core::Interrupts;
 use std::io::Read;
@@ -19,8 +21,26 @@ fn corpus_1152() -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A synth x86 E3 tree of 1152 CPUs × 1056 numbered rows (plus arch rows).
+fn synth_1152() -> Vec<u8> {
+    use irqlab_core::render::{Arch, Era};
+    let spec = irqlab_core::synth::SynthSpec {
+        cpus: 1152,
+        irqs: 1056,
+        nr_irqs: 1352,
+        arch: Arch::X86,
+        era: Era::E3,
+        offline: Vec::new(),
+        seed: 1,
+    };
+    match spec.build() {
+        Ok(t) => t.interrupts_text().into_bytes(),
+        Err(e) => panic!("synth: {e}"),
+    }
+}
+
 fn inputs() -> Vec<(&'static str, Vec<u8>)> {
-    let mut v = Vec::new();
+    let mut v = vec![("synth-1152cpu", synth_1152())];
     if let Some(c) = corpus_1152() {
         v.push(("corpus-1152cpu", c));
     } else {

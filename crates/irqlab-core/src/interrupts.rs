@@ -106,6 +106,12 @@ impl Interrupts {
         &self.rows[..self.len]
     }
 
+    /// The valid rows of the last parse, mutably (e.g. to move counts out).
+    pub fn rows_mut(&mut self) -> &mut [IrqRow] {
+        let len = self.len.min(self.rows.len());
+        &mut self.rows[..len]
+    }
+
     /// Build from parts (used by renderers, tests and synth).
     pub fn from_parts(cpus: Vec<u32>, rows: Vec<IrqRow>) -> Self {
         let len = rows.len();

@@ -2,6 +2,8 @@
 //! row's total equals an independent sum computed by a naive tokenizer.
 //! Skips (and says so) when the corpus folder is absent.
 
+#![allow(clippy::unwrap_used)]
+
 use irqlab_core::{Interrupts, Shape};
 use std::io::Read;
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! allocator (test-only; the library itself forbids unsafe code) observes
 //! the second and later re-parses of the same-shaped input.
 
+#![allow(clippy::unwrap_used)]
+
 use irqlab_core::{Interrupts, Softirqs, Stat};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,6 +6,8 @@
 // assert render(parse(fixture)) == fixture for softirqs and stat, and move the
 // proptest round trip in roundtrip.rs to cover them.
 
+#![allow(clippy::unwrap_used)]
+
 use irqlab_core::interrupts::Interrupts;
 use irqlab_core::render::{render_interrupts, render_softirqs, render_stat, Arch, Era};
 use irqlab_core::softirqs::{SoftirqRow, Softirqs};

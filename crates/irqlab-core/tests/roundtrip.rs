@@ -16,6 +16,8 @@
 //! TODO(lead): add parse round-trip once Softirqs::parse lands (and
 //! Stat::parse): feed `synth` softirqs/stat models through render → parse.
 
+#![allow(clippy::unwrap_used)]
+
 use irqlab_core::desc::DescParts;
 use irqlab_core::interrupts::{Interrupts, IrqRow, Shape};
 use irqlab_core::render::{render_interrupts, Arch, Era};

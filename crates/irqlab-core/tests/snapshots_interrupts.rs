@@ -3,6 +3,8 @@
 //! and hand-written files for other eras and architectures, one row per
 //! line: label | irq | shape | counts | chip | hwirq | trigger | flow | actions.
 
+#![allow(clippy::unwrap_used)]
+
 use irqlab_core::Interrupts;
 use std::fmt::Write;
 

@@ -65,6 +65,9 @@ impl HostFs {
         }
         match self.kept.get_mut(rel) {
             Some(k) => {
+                if k.buf.is_empty() {
+                    presize(&k.file, &mut k.buf);
+                }
                 let (filled, calls) = pread_to_end(&k.file, &mut k.buf)?;
                 k.last_reads = calls;
                 Ok(k.buf.get(..filled).unwrap_or_default())
@@ -115,6 +118,19 @@ impl HostFs {
         let path = self.path(rel);
         std::fs::write(&path, value)
             .with_context(|| format!("writing {value:?} to {}", path.display()))
+    }
+}
+
+/// Regular files (captured trees) report their size: size the buffer once
+/// so that it need not double past it. /proc files report 0 and grow.
+fn presize(file: &File, buf: &mut Vec<u8>) {
+    if let Ok(meta) = file.metadata() {
+        let want = usize::try_from(meta.len())
+            .unwrap_or(0)
+            .saturating_add(4096);
+        if meta.is_file() && want > buf.len() && meta.len() > 0 {
+            buf.resize(want, 0);
+        }
     }
 }
 

@@ -160,11 +160,13 @@ fn pick<T: Copy>(v: &[T], cols: &[usize]) -> Vec<T> {
     cols.iter().filter_map(|&i| v.get(i).copied()).collect()
 }
 
-/// Snapshot (counts) report.
-pub fn from_snapshot(s: &Snapshot, f: &Filter) -> Report {
+/// Snapshot (counts) report. Takes the snapshot so that count vectors are
+/// moved, not copied, when no CPU filter applies (a 1152-CPU file holds
+/// ~10 MB of counts).
+pub fn from_snapshot(mut s: Snapshot, f: &Filter) -> Report {
     Report {
         interval_s: None,
-        interrupts: s.interrupts.as_ref().map(|m| irq_counts(m, f)),
+        interrupts: s.interrupts.as_mut().map(|m| irq_counts(m, f)),
         softirqs: s.softirqs.as_ref().map(|m| softirq_counts(m, f)),
         stat: s
             .stat
@@ -173,17 +175,23 @@ pub fn from_snapshot(s: &Snapshot, f: &Filter) -> Report {
     }
 }
 
-fn irq_counts(m: &Interrupts, f: &Filter) -> IrqSection {
+fn irq_counts(m: &mut Interrupts, f: &Filter) -> IrqSection {
     let cols = f.columns(&m.cpus);
+    let all = cols.len() == m.cpus.len();
+    let cpus = pick(&m.cpus, &cols);
     let rows = m
-        .rows()
-        .iter()
+        .rows_mut()
+        .iter_mut()
         .filter(|r| f.keep_row(&r.label, &r.description))
         .map(|r| {
             let mut l = line_meta(r);
             match r.shape {
                 Shape::PerCpu => {
-                    let c = pick(&r.counts, &cols);
+                    let c = if all {
+                        std::mem::take(&mut r.counts)
+                    } else {
+                        pick(&r.counts, &cols)
+                    };
                     l.total = c.iter().sum();
                     l.counts = Some(c);
                 }
@@ -193,7 +201,7 @@ fn irq_counts(m: &Interrupts, f: &Filter) -> IrqSection {
         })
         .collect();
     IrqSection {
-        cpus: pick(&m.cpus, &cols),
+        cpus,
         rows,
         gone: Vec::new(),
     }
@@ -278,14 +286,14 @@ pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
     }
 }
 
-fn cells_out(
-    cells: &[Cell],
-    secs: f64,
-) -> (
+/// Deltas, rates and (only if any) gaps of a row's cells.
+type CellsOut = (
     Vec<Option<u64>>,
     Vec<Option<f64>>,
     Option<Vec<Option<delta::Gap>>>,
-) {
+);
+
+fn cells_out(cells: &[Cell], secs: f64) -> CellsOut {
     let counts = cells.iter().map(|c| c.count()).collect();
     let rates = cells.iter().map(|c| c.rate(secs)).collect();
     let gaps: Vec<Option<delta::Gap>> = cells

@@ -2,6 +2,8 @@
 //! Linux 6.18 VM (tests/fixtures/vm-2cpu-6.18), partial trees, malformed
 //! files; plus one live run when /proc is readable.
 
+#![allow(clippy::unwrap_used)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! `irqlab synth` end to end: huge trees parse back with the expected shape,
 //! arm64 E4 output, and the refused parameter sets.
 
+#![allow(clippy::unwrap_used)]
+
 use assert_cmd::Command;
 use irqlab_core::Interrupts;
 use predicates::prelude::PredicateBooleanExt;

@@ -249,7 +249,7 @@ fn malformed_inputs_name_file_line_and_expectation() {
     let e = err(&[0xff, 0x00, 0x13, 0x80, b'\n', 0x01]);
     assert_eq!(e.line, 1);
     let mut big = b"           CPU0\n 1:".to_vec();
-    big.extend(std::iter::repeat(b'7').take(10 << 20));
+    big.extend(std::iter::repeat_n(b'7', 10 << 20));
     let e = err(&big);
     assert_eq!(
         (e.line, matches!(e.kind, ErrorKind::LineTooLong { .. })),

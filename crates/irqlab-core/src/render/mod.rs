@@ -161,7 +161,7 @@ pub fn prec(era: Era, nr_irqs: u32) -> usize {
 
 /// Append `n` spaces.
 pub(crate) fn spaces(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat(' ').take(n));
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 /// Append `v` right-aligned in `width` characters (`%*u`).

@@ -64,7 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let report = match args.interval {
-        None => report::from_snapshot(&first, &filter),
+        None => {
+            drop(sampler); // frees the read buffers before the report is built
+            report::from_snapshot(first, &filter)
+        }
         Some(iv) => {
             let mut ticker = Ticker::new(iv);
             let mut second = Snapshot::default();

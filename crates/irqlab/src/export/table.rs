@@ -11,7 +11,7 @@ pub const MAX_CPU_COLUMNS: usize = 16;
 fn fmt_rate(v: Option<f64>) -> String {
     match v {
         None => "-".to_string(),
-        Some(r) if r == 0.0 => "0".to_string(),
+        Some(0.0) => "0".to_string(),
         Some(r) if r >= 100.0 => format!("{r:.0}"),
         Some(r) => format!("{r:.1}"),
     }
