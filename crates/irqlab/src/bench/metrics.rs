@@ -1,0 +1,147 @@
+//! Per-trial system metrics from the snapshots taken just before and just
+//! after a trial: selected IRQ rates (total and per CPU), softirq rates per
+//! vector, irq and softirq CPU %. Rates come from `irqlab_core::delta`;
+//! a row with a gap (hotplug, IRQ reuse, reset) yields no value for that
+//! trial plus a note, never a garbage rate.
+
+use super::metric::{Direction, Metric};
+use super::select::Selection;
+use irqlab_core::delta::{self, Cell};
+use irqlab_core::Snapshot;
+
+/// Most CPUs for which per-CPU IRQ metrics are recorded.
+pub const MAX_PER_CPU: usize = 64;
+
+/// Metrics and notes (why a metric is missing) of one trial.
+#[derive(Debug, Default)]
+pub struct SystemMetrics {
+    pub metrics: Vec<Metric>,
+    pub notes: Vec<String>,
+}
+
+/// A metric-name-safe form of a label (`I/O` -> `i_o`).
+pub fn slug(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    out.trim_matches('_').to_string()
+}
+
+fn rate(cells: &[Cell], secs: f64) -> Option<f64> {
+    let mut sum = 0u64;
+    for c in cells {
+        sum += c.count()?;
+    }
+    (secs > 0.0).then(|| sum as f64 / secs)
+}
+
+fn gap_note(name: &str, cells: &[Cell]) -> String {
+    let why: Vec<String> = cells
+        .iter()
+        .filter_map(|c| match c {
+            Cell::Gap(g) => Some(format!("{g:?}")),
+            Cell::Count(_) => None,
+        })
+        .collect();
+    format!("{name}: no value ({})", why.join(", "))
+}
+
+fn irq_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection, secs: f64, out: &mut SystemMetrics) {
+    let (Some(o), Some(n)) = (&old.interrupts, &new.interrupts) else {
+        out.notes.push("irq metrics: /proc/interrupts unreadable".into());
+        return;
+    };
+    let d = delta::interrupts_delta(o, n);
+    for s in &sel.rows {
+        let name = format!("irq_{}_per_sec", slug(&s.label));
+        let Some(row) = d.rows.iter().find(|r| r.label == s.label) else {
+            out.notes.push(format!("{name}: IRQ {} disappeared", s.label));
+            continue;
+        };
+        match rate(&row.cells, secs) {
+            Some(v) => out.metrics.push(Metric::new(name.clone(), v, "1/s", Direction::Higher)),
+            None => out.notes.push(gap_note(&name, &row.cells)),
+        }
+        if row.cells.len() == d.cpus.len() && d.cpus.len() <= MAX_PER_CPU {
+            for (cpu, cell) in d.cpus.iter().zip(&row.cells) {
+                if let Some(v) = cell.rate(secs) {
+                    let m = format!("irq_{}_cpu{cpu}_per_sec", slug(&s.label));
+                    out.metrics.push(Metric::new(m, v, "1/s", Direction::Higher));
+                }
+            }
+        }
+    }
+}
+
+fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMetrics) {
+    let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else { return };
+    for row in delta::softirqs_delta(o, n).rows {
+        let name = format!("softirq_{}_per_sec", slug(&row.name));
+        match rate(&row.cells, secs) {
+            Some(v) => out.metrics.push(Metric::new(name, v, "1/s", Direction::Higher)),
+            None => out.notes.push(gap_note(&name, &row.cells)),
+        }
+    }
+}
+
+fn cpu_metrics(old: &Snapshot, new: &Snapshot, out: &mut SystemMetrics) {
+    let (Some(o), Some(n)) = (&old.stat, &new.stat) else { return };
+    match delta::cpu_pct(&o.total, &n.total) {
+        Some(p) => {
+            out.metrics.push(Metric::new("softirq_cpu_pct", p.softirq_pct, "%", Direction::Lower));
+            out.metrics.push(Metric::new("irq_cpu_pct", p.irq_pct, "%", Direction::Lower));
+            out.metrics.push(Metric::new("system_cpu_pct", p.system_pct, "%", Direction::Lower));
+        }
+        None => out.notes.push("cpu %: no tick elapsed".into()),
+    }
+}
+
+/// All system metrics between two snapshots of one trial.
+pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection) -> SystemMetrics {
+    let secs = new.elapsed_since(old);
+    let mut out = SystemMetrics::default();
+    irq_metrics(old, new, sel, secs, &mut out);
+    softirq_metrics(old, new, secs, &mut out);
+    cpu_metrics(old, new, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::select::Selected;
+    use irqlab_core::Interrupts;
+
+    fn snap(ns: u64, text: &str) -> Snapshot {
+        Snapshot { mono_ns: ns, interrupts: Some(Interrupts::parse(text.as_bytes()).unwrap()), ..Default::default() }
+    }
+
+    const H: &str = "           CPU0       CPU1       \n";
+
+    #[test]
+    fn rates_of_selected_rows_and_gaps() {
+        let a = snap(0, &format!("{H} 36:        100        200  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
+        let b = snap(2_000_000_000, &format!("{H} 36:        300        400  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
+        let sel = Selection { rows: vec![Selected { label: "36".into(), what: "virtio1-req.0".into() }] };
+        let m = system_metrics(&a, &b, &sel);
+        let get = |n: &str| m.metrics.iter().find(|x| x.name == n).map(|x| x.value);
+        assert_eq!(get("irq_36_per_sec"), Some(200.0));
+        assert_eq!(get("irq_36_cpu1_per_sec"), Some(100.0));
+        let c = snap(4_000_000_000, "           CPU1       \n 36:        500  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n");
+        let m = system_metrics(&b, &c, &sel);
+        assert!(m.metrics.iter().all(|x| x.name != "irq_36_per_sec"));
+        assert!(m.notes[0].contains("CpuOffline"), "{:?}", m.notes);
+        assert_eq!(m.metrics.iter().find(|x| x.name == "irq_36_cpu1_per_sec").map(|x| x.value), Some(50.0));
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("I/O"), "i_o");
+        assert_eq!(slug("NET_RX"), "net_rx");
+        assert_eq!(slug("virtio1-req.0"), "virtio1_req_0");
+    }
+}
