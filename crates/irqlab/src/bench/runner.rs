@@ -156,7 +156,9 @@ impl Progress {
     }
 
     fn trial(&self, done: usize, total: usize, t: &TrialRecord, headline: Option<&str>) {
-        let value = headline.and_then(|h| t.metrics.get(h)).map(|v| format!("{h}={:.1}", v.value)).unwrap_or_default();
+        let value = headline
+            .and_then(|h| t.metrics.get(h).map(|v| format!("{h}={:.1}", v.value)))
+            .unwrap_or_default();
         let msg = format!("{} #{} {value}", t.variant, t.trial);
         match &self.bar {
             Some(b) => {

@@ -1,6 +1,7 @@
 //! Subcommand implementations: one module per subcommand, each with
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
+pub mod bench;
 pub mod compare;
 pub mod show;
 pub mod synth;
@@ -44,6 +45,7 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show::run(a),
+        Command::Bench(a) => bench::run(*a),
         Command::Compare(a) => compare::run(a),
         Command::Synth(a) => synth::run(a),
     }
