@@ -5,4 +5,5 @@
 //! trait that built-in generators and user commands implement.
 
 pub mod metric;
+pub mod prepare;
 pub mod workload;

@@ -2,6 +2,8 @@
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
 pub mod compare;
+pub mod guard_selftest;
+pub mod restore;
 pub mod show;
 pub mod synth;
 
@@ -46,5 +48,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(a) => show::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Restore(a) => restore::run(a),
+        Command::GuardSelftest(a) => guard_selftest::run(a),
     }
 }
