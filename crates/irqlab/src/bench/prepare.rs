@@ -270,35 +270,49 @@ pub struct PrepareArgs {
     pub strict: bool,
 }
 
-/// Apply every requested preparation in flag order (governor, sysctls,
-/// IRQ affinity, thread pinning). A skipped step is an error with
-/// `--strict`; any error leaves the guard to undo what was done.
+/// Apply every requested preparation in this order: governor, sysctls,
+/// IRQ affinity, thread pinning. A skipped step is an error with
+/// `--strict` (before any later step); on any error the guard undoes what
+/// was done when it is dropped or restored.
 pub fn apply(guard: &mut SystemGuard, args: &PrepareArgs) -> Result<Vec<Outcome>> {
-    let mut out = Vec::new();
+    let mut out = Steps {
+        list: Vec::new(),
+        strict: args.strict,
+    };
     if let Some(g) = &args.governor {
-        out.push(governor(guard, g).with_context(|| format!("--governor {g}"))?);
+        out.push(governor(guard, g).with_context(|| format!("--governor {g}"))?)?;
     }
     for s in &args.sysctl {
-        out.push(sysctl(guard, &s.key, &s.value).with_context(|| format!("--sysctl {}", s.key))?);
+        let o = sysctl(guard, &s.key, &s.value).with_context(|| format!("--sysctl {}", s.key))?;
+        out.push(o)?;
     }
     for s in &args.irq_affinity {
-        out.push(
-            irq_affinity(guard, s.irq, &s.cpus)
-                .with_context(|| format!("--irq-affinity {}", s.irq))?,
-        );
+        let o = irq_affinity(guard, s.irq, &s.cpus)
+            .with_context(|| format!("--irq-affinity {}={}", s.irq, s.cpus))?;
+        out.push(o)?;
     }
     for s in &args.pin_thread {
-        out.push(
-            pin_thread(guard, &s.pattern, &s.cpus)
-                .with_context(|| format!("--pin-thread {}", s.pattern))?,
-        );
+        let o = pin_thread(guard, &s.pattern, &s.cpus)
+            .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+        out.push(o)?;
     }
-    if args.strict {
-        if let Some(Outcome::Skipped(why)) = out.iter().find(|o| matches!(o, Outcome::Skipped(_))) {
+    Ok(out.list)
+}
+
+/// Outcomes so far; refuses a skip under `--strict`.
+struct Steps {
+    list: Vec<Outcome>,
+    strict: bool,
+}
+
+impl Steps {
+    fn push(&mut self, o: Outcome) -> Result<()> {
+        if let (true, Outcome::Skipped(why)) = (self.strict, &o) {
             bail!("--strict: cannot prepare the host: {why}");
         }
+        self.list.push(o);
+        Ok(())
     }
-    Ok(out)
 }
 
 #[cfg(test)]
