@@ -21,4 +21,9 @@ pub enum Command {
     Compare(crate::cmd::compare::Args),
     /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.
     Synth(crate::cmd::synth::Args),
+    /// Undo host changes after a crash: replay the journal.
+    Restore(crate::cmd::restore::Args),
+    /// Test helper: make guarded changes to a fake tree, then sleep/fail/panic.
+    #[command(hide = true)]
+    GuardSelftest(crate::cmd::guard_selftest::Args),
 }

@@ -5,6 +5,7 @@ mod bench;
 mod cli;
 mod cmd;
 mod export;
+mod guard;
 mod host;
 mod report;
 mod sampler;

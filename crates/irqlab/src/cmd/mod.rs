@@ -3,6 +3,8 @@
 
 pub mod bench;
 pub mod compare;
+pub mod guard_selftest;
+pub mod restore;
 pub mod show;
 pub mod synth;
 
@@ -48,5 +50,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(a) => bench::run(*a),
         Command::Compare(a) => compare::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Restore(a) => restore::run(a),
+        Command::GuardSelftest(a) => guard_selftest::run(a),
     }
 }

@@ -1,0 +1,319 @@
+//! Host preparation for `irqlab bench`: cpufreq governor, thread pinning,
+//! IRQ affinity and sysctls, each applied through the [`SystemGuard`] so it
+//! is journaled and undone; plus the CLI syntax (`PATTERN=CPUS`,
+//! `IRQ=CPUS`, `key=value`) and the flags.
+//!
+//! Must not write anything itself: only the guard changes the host.
+
+mod threads;
+
+pub use threads::{pin_thread, NamePattern};
+
+use crate::guard::SystemGuard;
+use anyhow::{bail, Context, Result};
+use irqlab_core::{CpuList, Interrupts};
+use std::fmt;
+use std::str::FromStr;
+
+/// What one preparation step did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Changes made (one line each).
+    Applied(Vec<String>),
+    /// Everything already was as asked.
+    Unchanged(String),
+    /// Not possible on this machine (e.g. no cpufreq); an error with `--strict`.
+    Skipped(String),
+}
+
+impl Outcome {
+    fn done(changed: Vec<String>, unchanged: String) -> Self {
+        if changed.is_empty() {
+            Outcome::Unchanged(unchanged)
+        } else {
+            Outcome::Applied(changed)
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Applied(lines) => write!(f, "{}", lines.join("; ")),
+            Outcome::Unchanged(why) => write!(f, "unchanged: {why}"),
+            Outcome::Skipped(why) => write!(f, "skipped: {why}"),
+        }
+    }
+}
+
+const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
+
+/// Set every cpufreq policy's `scaling_governor` to `governor`, after
+/// checking each policy offers it. No cpufreq: [`Outcome::Skipped`].
+pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
+    let policies: Vec<String> = guard
+        .fs()
+        .list_dir(CPUFREQ)
+        .into_iter()
+        .filter(|p| p.starts_with("policy"))
+        .collect();
+    if policies.is_empty() {
+        return Ok(Outcome::Skipped("no cpufreq on this machine".into()));
+    }
+    for p in &policies {
+        let rel = format!("{CPUFREQ}/{p}/scaling_available_governors");
+        if let Some(avail) = guard.fs().read_attr(&rel) {
+            if !avail.split_whitespace().any(|g| g == governor) {
+                bail!("{p} does not offer governor {governor:?} (available: {avail}; from {rel})");
+            }
+        }
+    }
+    let mut changed = Vec::new();
+    for p in &policies {
+        let rel = format!("{CPUFREQ}/{p}/scaling_governor");
+        if guard.set_file(&rel, governor)? {
+            changed.push(format!("{p}: governor {governor}"));
+        }
+    }
+    Ok(Outcome::done(
+        changed,
+        format!("governor already {governor}"),
+    ))
+}
+
+/// Write `cpus` to `proc/irq/<irq>/smp_affinity_list`. An unknown IRQ is
+/// an error listing the IRQ numbers and actions of `/proc/interrupts`.
+pub fn irq_affinity(guard: &mut SystemGuard, irq: u32, cpus: &CpuList) -> Result<Outcome> {
+    let rel = format!("proc/irq/{irq}/smp_affinity_list");
+    if guard.fs().read_attr(&rel).is_none() {
+        bail!(
+            "IRQ {irq} has no {}; available IRQs: {}",
+            guard.fs().path(&rel).display(),
+            available_irqs(guard)
+        );
+    }
+    let changed = guard.set_file(&rel, &cpus.to_string())?;
+    let line = format!("IRQ {irq} -> CPUs {cpus}");
+    Ok(Outcome::done(
+        if changed { vec![line] } else { Vec::new() },
+        format!("IRQ {irq} already on CPUs {cpus}"),
+    ))
+}
+
+/// `24 (ACPI:Ged), 26 (ttyS0)` from `proc/interrupts`, or the `proc/irq`
+/// directory names when it is unreadable.
+fn available_irqs(guard: &SystemGuard) -> String {
+    let mut buf = Vec::new();
+    let parsed = guard
+        .fs()
+        .read_once("proc/interrupts", &mut buf)
+        .ok()
+        .and_then(|(n, _)| Interrupts::parse(buf.get(..n).unwrap_or_default()).ok());
+    let list: Vec<String> = match parsed {
+        Some(m) => m
+            .rows()
+            .iter()
+            .filter_map(|r| {
+                let actions: Vec<&str> = r.parts.actions().collect();
+                r.irq.map(|n| format!("{n} ({})", actions.join(",")))
+            })
+            .collect(),
+        None => guard.fs().list_dir("proc/irq"),
+    };
+    if list.is_empty() {
+        "none found".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// Set sysctl `key` (`vm.stat_interval`, or with `/` separators when a
+/// component contains a dot) to `value` via `proc/sys/...`.
+pub fn sysctl(guard: &mut SystemGuard, key: &str, value: &str) -> Result<Outcome> {
+    let rel = sysctl_path(key)?;
+    if guard.fs().read_attr(&rel).is_none() {
+        bail!(
+            "unknown sysctl {key:?}: {} is not readable",
+            guard.fs().path(&rel).display()
+        );
+    }
+    let changed = guard.set_file(&rel, value)?;
+    Ok(Outcome::done(
+        if changed {
+            vec![format!("sysctl {key} = {value}")]
+        } else {
+            Vec::new()
+        },
+        format!("sysctl {key} already {value}"),
+    ))
+}
+
+fn sysctl_path(key: &str) -> Result<String> {
+    let ok = !key.is_empty()
+        && !key.starts_with(['/', '.'])
+        && !key.contains("..")
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/:".contains(c));
+    if !ok {
+        bail!("{key:?} is not a sysctl key (like vm.stat_interval)");
+    }
+    let path = if key.contains('/') {
+        key.to_string()
+    } else {
+        key.replace('.', "/")
+    };
+    Ok(format!("proc/sys/{path}"))
+}
+
+fn split_spec<'a>(s: &'a str, what: &str) -> Result<(&'a str, &'a str), String> {
+    s.rsplit_once('=')
+        .filter(|(l, r)| !l.is_empty() && !r.is_empty())
+        .ok_or_else(|| format!("expected {what}, found {s:?}"))
+}
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    let l = CpuList::parse_list(text.as_bytes(), "CPU list")
+        .map_err(|e| format!("bad CPU list {text:?}: {}", e.kind))?;
+    if l.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    Ok(l)
+}
+
+/// `--pin-thread PATTERN=CPUS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinSpec {
+    /// Glob or `re:REGEX` on thread names.
+    pub pattern: String,
+    /// Where to pin.
+    pub cpus: CpuList,
+}
+
+impl FromStr for PinSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (pattern, cpus) = split_spec(s, "PATTERN=CPUS (e.g. 'ksoftirqd/*=0-1')")?;
+        NamePattern::parse(pattern).map_err(|e| format!("{e:#}"))?;
+        Ok(PinSpec {
+            pattern: pattern.into(),
+            cpus: parse_cpus(cpus)?,
+        })
+    }
+}
+
+/// `--irq-affinity IRQ=CPUS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrqSpec {
+    /// IRQ number.
+    pub irq: u32,
+    /// Its new affinity.
+    pub cpus: CpuList,
+}
+
+impl FromStr for IrqSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (irq, cpus) = split_spec(s, "IRQ=CPUS (e.g. '45=1')")?;
+        let irq = irq
+            .trim()
+            .parse()
+            .map_err(|_| format!("{irq:?} is not an IRQ number"))?;
+        Ok(IrqSpec {
+            irq,
+            cpus: parse_cpus(cpus)?,
+        })
+    }
+}
+
+/// `--sysctl key=value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysctlSpec {
+    /// `vm.stat_interval`.
+    pub key: String,
+    /// Value to write.
+    pub value: String,
+}
+
+impl FromStr for SysctlSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (key, value) = s
+            .split_once('=')
+            .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| format!("expected key=value (e.g. vm.stat_interval=10), found {s:?}"))?;
+        sysctl_path(key.trim()).map_err(|e| e.to_string())?;
+        Ok(SysctlSpec {
+            key: key.trim().into(),
+            value: value.trim().into(),
+        })
+    }
+}
+
+/// The host preparation flags of `irqlab bench` (flatten into its Args).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PrepareArgs {
+    /// Set every cpufreq policy's governor (default `performance`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "performance", value_name = "GOV")]
+    pub governor: Option<String>,
+    /// Pin threads named like PATTERN (glob, or re:REGEX) to CPUS, e.g. 'ksoftirqd/*=0'.
+    #[arg(long, value_name = "PATTERN=CPUS")]
+    pub pin_thread: Vec<PinSpec>,
+    /// Set /proc/irq/IRQ/smp_affinity_list, e.g. '45=1'.
+    #[arg(long, value_name = "IRQ=CPUS")]
+    pub irq_affinity: Vec<IrqSpec>,
+    /// Set a sysctl for the run, e.g. 'kernel.timer_migration=0'.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub sysctl: Vec<SysctlSpec>,
+    /// Fail instead of skipping a preparation this machine cannot do.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Apply every requested preparation in this order: governor, sysctls,
+/// IRQ affinity, thread pinning. A skipped step is an error with
+/// `--strict` (before any later step); on any error the guard undoes what
+/// was done when it is dropped or restored.
+pub fn apply(guard: &mut SystemGuard, args: &PrepareArgs) -> Result<Vec<Outcome>> {
+    let mut out = Steps {
+        list: Vec::new(),
+        strict: args.strict,
+    };
+    if let Some(g) = &args.governor {
+        out.push(governor(guard, g).with_context(|| format!("--governor {g}"))?)?;
+    }
+    for s in &args.sysctl {
+        let o = sysctl(guard, &s.key, &s.value).with_context(|| format!("--sysctl {}", s.key))?;
+        out.push(o)?;
+    }
+    for s in &args.irq_affinity {
+        let o = irq_affinity(guard, s.irq, &s.cpus)
+            .with_context(|| format!("--irq-affinity {}={}", s.irq, s.cpus))?;
+        out.push(o)?;
+    }
+    for s in &args.pin_thread {
+        let o = pin_thread(guard, &s.pattern, &s.cpus)
+            .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+        out.push(o)?;
+    }
+    Ok(out.list)
+}
+
+/// Outcomes so far; refuses a skip under `--strict`.
+struct Steps {
+    list: Vec<Outcome>,
+    strict: bool,
+}
+
+impl Steps {
+    fn push(&mut self, o: Outcome) -> Result<()> {
+        if let (true, Outcome::Skipped(why)) = (self.strict, &o) {
+            bail!("--strict: cannot prepare the host: {why}");
+        }
+        self.list.push(o);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,171 @@
+//! Preparation steps against fake trees: cpufreq policies, sysctls, IRQ
+//! affinity, `--strict`, and the CLI value syntax.
+
+use super::*;
+use crate::guard::default_journal;
+use crate::host::HostFs;
+use std::path::Path;
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn guard(root: &Path) -> SystemGuard {
+    SystemGuard::new(&HostFs::new(root), default_journal(root)).unwrap()
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap()
+}
+
+fn cpufreq_tree(avail: &str) -> tempfile::TempDir {
+    let mut files = Vec::new();
+    for p in 0..4 {
+        files.push((
+            format!("{CPUFREQ}/policy{p}/scaling_governor"),
+            "powersave\n".to_string(),
+        ));
+        files.push((
+            format!("{CPUFREQ}/policy{p}/scaling_available_governors"),
+            format!("{avail}\n"),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    tree(&refs)
+}
+
+#[test]
+fn governor_set_on_every_policy_and_restored() {
+    let dir = cpufreq_tree("performance powersave");
+    let root = dir.path();
+    let mut g = guard(root);
+    let out = governor(&mut g, "performance").unwrap();
+    assert!(matches!(&out, Outcome::Applied(l) if l.len() == 4), "{out}");
+    for p in 0..4 {
+        assert_eq!(
+            read(root, &format!("{CPUFREQ}/policy{p}/scaling_governor")),
+            "performance"
+        );
+    }
+    assert_eq!(
+        governor(&mut g, "performance").unwrap(),
+        Outcome::Unchanged("governor already performance".into())
+    );
+    g.restore().unwrap();
+    for p in 0..4 {
+        assert_eq!(
+            read(root, &format!("{CPUFREQ}/policy{p}/scaling_governor")),
+            "powersave"
+        );
+    }
+}
+
+#[test]
+fn governor_not_offered_changes_nothing() {
+    let dir = cpufreq_tree("powersave schedutil");
+    let mut g = guard(dir.path());
+    let err = governor(&mut g, "performance").unwrap_err().to_string();
+    assert!(err.contains("available: powersave schedutil"), "{err}");
+    assert_eq!(g.pending(), 0);
+}
+
+#[test]
+fn no_cpufreq_is_skipped_and_strict_fails() {
+    let dir = tree(&[("proc/sys/vm/stat_interval", "1\n")]);
+    let mut g = guard(dir.path());
+    let out = governor(&mut g, "performance").unwrap();
+    assert_eq!(out, Outcome::Skipped("no cpufreq on this machine".into()));
+    let mut args = PrepareArgs {
+        governor: Some("performance".into()),
+        sysctl: vec!["vm.stat_interval=5".parse().unwrap()],
+        ..PrepareArgs::default()
+    };
+    assert_eq!(apply(&mut g, &args).unwrap().len(), 2);
+    g.restore().unwrap();
+    args.strict = true;
+    let err = apply(&mut g, &args).unwrap_err().to_string();
+    assert!(
+        err.contains("--strict") && err.contains("no cpufreq"),
+        "{err}"
+    );
+    drop(g);
+    assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1");
+}
+
+#[test]
+fn sysctl_round_trip_and_unknown_key() {
+    let dir = tree(&[
+        ("proc/sys/net/ipv4/conf/eth0.1/rp_filter", "1\n"),
+        ("proc/sys/kernel/printk", "4\t4\t1\t7\n"),
+    ]);
+    let root = dir.path();
+    let mut g = guard(root);
+    sysctl(&mut g, "net/ipv4/conf/eth0.1/rp_filter", "0").unwrap();
+    assert_eq!(read(root, "proc/sys/net/ipv4/conf/eth0.1/rp_filter"), "0");
+    assert!(matches!(
+        sysctl(&mut g, "kernel.printk", "4 4 1 7").unwrap(),
+        Outcome::Unchanged(_)
+    ));
+    let err = sysctl(&mut g, "vm.nope", "1").unwrap_err().to_string();
+    assert!(err.contains("unknown sysctl \"vm.nope\""), "{err}");
+    assert!(sysctl(&mut g, "../etc/passwd", "1").is_err());
+    g.restore().unwrap();
+    assert_eq!(read(root, "proc/sys/net/ipv4/conf/eth0.1/rp_filter"), "1");
+}
+
+#[test]
+fn irq_affinity_round_trip_and_unknown_irq_lists_actions() {
+    let interrupts = "           CPU0       CPU1\n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n 26:          0         10  IO-APIC   4-edge      ttyS0\nNMI:          0          0   Non-maskable interrupts\n";
+    let dir = tree(&[
+        ("proc/interrupts", interrupts),
+        ("proc/irq/26/smp_affinity_list", "0-1\n"),
+    ]);
+    let root = dir.path();
+    let mut g = guard(root);
+    let out = irq_affinity(&mut g, 26, &CpuList::from_cpus([1])).unwrap();
+    assert_eq!(out, Outcome::Applied(vec!["IRQ 26 -> CPUs 1".into()]));
+    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "1");
+    let err = irq_affinity(&mut g, 99, &CpuList::from_cpus([1]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("available IRQs: 24 (ACPI:Ged), 26 (ttyS0)"),
+        "{err}"
+    );
+    g.restore().unwrap();
+    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "0-1");
+}
+
+#[test]
+fn cli_value_syntax() {
+    let p: PinSpec = "irq/*-eth0=0-1,3".parse().unwrap();
+    assert_eq!(
+        (p.pattern.as_str(), p.cpus.to_string().as_str()),
+        ("irq/*-eth0", "0-1,3")
+    );
+    let p: PinSpec = "re:a=b=2".parse().unwrap();
+    assert_eq!(p.pattern, "re:a=b");
+    assert!("ksoftirqd/*".parse::<PinSpec>().is_err());
+    assert!("x=".parse::<PinSpec>().is_err());
+    assert!("re:(=1".parse::<PinSpec>().is_err());
+    let i: IrqSpec = "45=1".parse().unwrap();
+    assert_eq!((i.irq, i.cpus), (45, CpuList::from_cpus([1])));
+    assert!("eth0=1".parse::<IrqSpec>().is_err());
+    assert!("45=x".parse::<IrqSpec>().is_err());
+    let s: SysctlSpec = "kernel.printk=4 4 1 7".parse().unwrap();
+    assert_eq!(
+        (s.key.as_str(), s.value.as_str()),
+        ("kernel.printk", "4 4 1 7")
+    );
+    assert!("vm.stat_interval".parse::<SysctlSpec>().is_err());
+    assert!("/etc/x=1".parse::<SysctlSpec>().is_err());
+}

@@ -1,0 +1,270 @@
+//! Finding threads by name (`/proc/*/task/*/comm`, kernel threads such as
+//! `irq/45-eth0` and `ksoftirqd/0` included) through HostFs, and pinning
+//! them through the guard.
+//!
+//! Patterns are globs (`*`, `?`, `[...]`, whole name) or, after `re:`,
+//! regular expressions (whole name). Must not change anything except
+//! through [`SystemGuard`].
+
+use super::Outcome;
+use crate::guard::SystemGuard;
+use crate::host::HostFs;
+use anyhow::{bail, Context, Result};
+use irqlab_core::CpuList;
+use regex::Regex;
+
+/// A thread found under `proc/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Process id (thread group).
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// The thread's name (`comm`).
+    pub comm: String,
+}
+
+/// A compiled thread-name pattern.
+#[derive(Debug, Clone)]
+pub struct NamePattern {
+    text: String,
+    re: Regex,
+}
+
+impl NamePattern {
+    /// `re:REGEX` or a glob; both must match the whole name.
+    pub fn parse(text: &str) -> Result<Self> {
+        let body = match text.strip_prefix("re:") {
+            Some(re) => re.to_string(),
+            None => glob_to_regex(text),
+        };
+        let re = Regex::new(&format!("^(?:{body})$"))
+            .with_context(|| format!("thread pattern {text:?} is not valid"))?;
+        Ok(NamePattern {
+            text: text.to_string(),
+            re,
+        })
+    }
+
+    /// True if `name` matches.
+    pub fn is_match(&self, name: &str) -> bool {
+        self.re.is_match(name)
+    }
+}
+
+fn glob_to_regex(glob: &str) -> String {
+    let mut out = String::new();
+    let mut in_class = false;
+    for c in glob.chars() {
+        match c {
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            '!' if in_class && out.ends_with('[') => out.push('^'),
+            _ if in_class => out.push(c),
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            _ => out.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    out
+}
+
+/// Every thread under `fs`'s `proc/` (sorted by pid, tid).
+pub fn all_threads(fs: &HostFs) -> Vec<ThreadInfo> {
+    let mut out = Vec::new();
+    for pid in fs
+        .list_dir("proc")
+        .iter()
+        .filter_map(|p| p.parse::<i32>().ok())
+    {
+        let tids = fs.list_dir(&format!("proc/{pid}/task"));
+        for tid in tids.iter().filter_map(|t| t.parse::<i32>().ok()) {
+            if let Some(comm) = fs.read_attr(&format!("proc/{pid}/task/{tid}/comm")) {
+                out.push(ThreadInfo { pid, tid, comm });
+            }
+        }
+    }
+    out.sort_by_key(|t| (t.pid, t.tid));
+    out
+}
+
+/// Pin every thread matching `pattern` to `cpus`. No match is an error
+/// naming the most similar thread names.
+pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Result<Outcome> {
+    let pat = NamePattern::parse(pattern)?;
+    let all = all_threads(guard.fs());
+    let found: Vec<&ThreadInfo> = all.iter().filter(|t| pat.is_match(&t.comm)).collect();
+    if found.is_empty() {
+        bail!(
+            "no thread named like {pattern:?} under {}; similar names: {}",
+            guard.fs().path("proc").display(),
+            similar_names(&all, &pat.text).join(", ")
+        );
+    }
+    let mut changed = Vec::new();
+    for t in found {
+        match guard.set_thread_affinity(t.tid, cpus) {
+            Ok(true) => changed.push(format!("thread {} ({}) -> CPUs {cpus}", t.tid, t.comm)),
+            Ok(false) => {}
+            Err(_)
+                if guard
+                    .fs()
+                    .read_attr(&format!("proc/{}/task/{}/comm", t.pid, t.tid))
+                    .is_none() => {}
+            Err(e) => return Err(e.context(format!("pinning thread {} ({})", t.tid, t.comm))),
+        }
+    }
+    Ok(Outcome::done(
+        changed,
+        format!("threads {pattern:?} already on CPUs {cpus}"),
+    ))
+}
+
+/// Up to 8 distinct thread names closest (edit distance) to `pattern`'s
+/// literal characters.
+fn similar_names(all: &[ThreadInfo], pattern: &str) -> Vec<String> {
+    let lit: String = pattern
+        .trim_start_matches("re:")
+        .chars()
+        .filter(|c| !"*?[]!^$().+\\|{}".contains(*c))
+        .collect::<String>()
+        .to_lowercase();
+    let mut names: Vec<&str> = all.iter().map(|t| t.comm.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut scored: Vec<(usize, &str)> = names
+        .into_iter()
+        .map(|n| (distance(&lit, &n.to_lowercase()), n))
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(8)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// Levenshtein distance.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.last().copied().unwrap_or(0) + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_proc(threads: &[(i32, i32, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (pid, tid, comm) in threads {
+            let d = dir.path().join(format!("proc/{pid}/task/{tid}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("proc/sys")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn globs_and_regexes_match_whole_names() {
+        let g = NamePattern::parse("irq/*-eth0").unwrap();
+        assert!(g.is_match("irq/45-eth0") && !g.is_match("irq/45-eth0-rx"));
+        let q = NamePattern::parse("ksoftirqd/[!1]").unwrap();
+        assert!(q.is_match("ksoftirqd/0") && !q.is_match("ksoftirqd/1"));
+        let r = NamePattern::parse(r"re:ksoftirqd/\d+").unwrap();
+        assert!(r.is_match("ksoftirqd/12") && !r.is_match("xksoftirqd/1"));
+        assert!(NamePattern::parse("re:(").is_err());
+        assert!(NamePattern::parse("a.b").unwrap().is_match("a.b"));
+        assert!(!NamePattern::parse("a.b").unwrap().is_match("axb"));
+    }
+
+    #[test]
+    fn finds_kthreads_and_user_threads_in_a_fake_tree() {
+        let dir = fake_proc(&[
+            (15, 15, "ksoftirqd/0"),
+            (23, 23, "ksoftirqd/1"),
+            (301, 301, "irq/45-eth0"),
+            (900, 900, "iperf3"),
+            (900, 903, "iperf3-worker"),
+        ]);
+        let fs = HostFs::new(dir.path());
+        let p = NamePattern::parse("ksoftirqd/*").unwrap();
+        let found = |p: &NamePattern| -> Vec<i32> {
+            let all = all_threads(&fs);
+            all.iter()
+                .filter(|t| p.is_match(&t.comm))
+                .map(|t| t.tid)
+                .collect()
+        };
+        let tids = found(&p);
+        assert_eq!(tids, [15, 23]);
+        let p = NamePattern::parse("iperf3*").unwrap();
+        assert_eq!(found(&p), [900, 903]);
+    }
+
+    #[test]
+    fn no_match_lists_similar_names() {
+        let dir = fake_proc(&[
+            (15, 15, "ksoftirqd/0"),
+            (301, 301, "irq/45-eth0"),
+            (9, 9, "rcu_sched"),
+        ]);
+        let mut g =
+            crate::guard::SystemGuard::new(&HostFs::new(dir.path()), dir.path().join("j.jsonl"))
+                .unwrap();
+        let err = pin_thread(&mut g, "ksoftirq/*", &CpuList::from_cpus([0]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("similar names: ksoftirqd/0"), "{err}");
+    }
+
+    #[test]
+    fn live_pin_named_thread_and_restore() {
+        let name = format!("iqpin{}", std::process::id() % 10_000_000);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let h = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                tid_tx.send(nix::unistd::gettid().as_raw()).unwrap();
+                let _ = rx.recv();
+            })
+            .unwrap();
+        let tid: i32 = tid_rx.recv().unwrap();
+        let live = HostFs::new("/");
+        let comm = format!("proc/self/task/{tid}/comm");
+        if live.read_attr(&comm).as_deref() != Some(name.as_str()) {
+            eprintln!("skipping: /proc does not show thread names here");
+            return;
+        }
+        let before = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut g = SystemGuard::new(&live, dir.path().join("j.jsonl")).unwrap();
+        let out = pin_thread(&mut g, &name, &CpuList::from_cpus([0])).unwrap();
+        let now = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
+        assert!(now.is_set(0).unwrap());
+        assert!(!now.is_set(1).unwrap(), "{out}");
+        g.restore().unwrap();
+        let after = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
+        assert_eq!(after, before);
+        drop(tx);
+        h.join().unwrap();
+    }
+}

@@ -1,0 +1,165 @@
+//! SystemGuard: every host change irqlab makes (sysctls, cpufreq governors,
+//! IRQ and thread affinity) is journaled before it is made and undone in
+//! reverse order on drop, on error paths, from the panic hook and on
+//! SIGINT/SIGTERM; `irqlab restore` replays the journal after a SIGKILL.
+//!
+//! Owns the journal protocol (read old value -> append + fsync the entry ->
+//! make the change) and the undo. Files are read and written only through
+//! [`HostFs`] with the guard's root, so tests run against fake trees. Nothing
+//! else in irqlab may write to `/proc` or `/sys`.
+
+mod affinity;
+mod hooks;
+mod journal;
+mod report;
+mod state;
+
+pub use journal::Change;
+pub use report::RestoreReport;
+
+use crate::host::HostFs;
+use anyhow::{bail, Result};
+use irqlab_core::CpuList;
+use state::State;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A step of the protocol, for an observer (tests, `guard-selftest --trace`).
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The entry was appended to the journal and fsync'd.
+    Journaled(&'a Change),
+    /// The change was made.
+    Applied(&'a Change),
+    /// The change failed and the host is unchanged: the entry was dropped.
+    Withdrawn(&'a Change),
+    /// The change was undone.
+    Restored(&'a Change),
+    /// Nothing to undo any more (the thread exited).
+    Gone(&'a Change),
+    /// Undoing failed.
+    RestoreFailed(&'a Change),
+}
+
+impl std::fmt::Display for Event<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, c) = match self {
+            Event::Journaled(c) => ("journaled", c),
+            Event::Applied(c) => ("applied", c),
+            Event::Withdrawn(c) => ("withdrawn", c),
+            Event::Restored(c) => ("restored", c),
+            Event::Gone(c) => ("gone", c),
+            Event::RestoreFailed(c) => ("restore failed", c),
+        };
+        write!(f, "{what} {}", serde_json::to_string(c).unwrap_or_default())
+    }
+}
+
+/// Receives every [`Event`] in order.
+pub type Observer = Box<dyn FnMut(&Event<'_>) + Send>;
+
+/// Default journal: `/var/lib/irqlab/journal.jsonl` for the live root `/`,
+/// `<root>/.irqlab-journal.jsonl` for any other root.
+pub fn default_journal(root: &Path) -> PathBuf {
+    if root == Path::new("/") {
+        PathBuf::from("/var/lib/irqlab/journal.jsonl")
+    } else {
+        root.join(".irqlab-journal.jsonl")
+    }
+}
+
+/// Journals and undoes host changes. See the module docs.
+pub struct SystemGuard {
+    shared: Arc<Mutex<State>>,
+    fs: HostFs,
+}
+
+impl SystemGuard {
+    /// A guard writing through a HostFs rooted like `fs`, journaling to
+    /// `journal`. Fails if `journal` still holds unrestored entries.
+    pub fn new(fs: &HostFs, journal: PathBuf) -> Result<Self> {
+        let pending = journal::load(&journal)?;
+        if !pending.entries.is_empty() {
+            bail!(
+                "journal {} holds {} unrestored host change(s) from an earlier run; \
+                 if no other irqlab is running, undo them with `irqlab restore --root {} --journal {}`",
+                journal.display(),
+                pending.entries.len(),
+                fs.root().display(),
+                journal.display()
+            );
+        }
+        let shared = Arc::new(Mutex::new(State::new(fs.root(), journal)));
+        hooks::register(&shared)?;
+        Ok(SystemGuard {
+            shared,
+            fs: HostFs::new(fs.root()),
+        })
+    }
+
+    /// Read-only access to the guard's root (for finding what to change).
+    pub fn fs(&self) -> &HostFs {
+        &self.fs
+    }
+
+    /// The journal file.
+    pub fn journal_path(&self) -> PathBuf {
+        hooks::lock(&self.shared).journal.path().to_path_buf()
+    }
+
+    /// Changes made and not yet undone.
+    pub fn pending(&self) -> usize {
+        hooks::lock(&self.shared).entries.len()
+    }
+
+    /// Report every protocol step to `observer`.
+    pub fn set_observer(&mut self, observer: Observer) {
+        hooks::lock(&self.shared).observer = Some(observer);
+    }
+
+    /// Write `value` to the root-relative file `rel`, journaling its old
+    /// value first. Returns false (and journals nothing) if it already holds
+    /// `value` (compared by whitespace-separated fields).
+    pub fn set_file(&mut self, rel: &str, value: &str) -> Result<bool> {
+        hooks::lock(&self.shared).set_file(rel, value)
+    }
+
+    /// Set thread `tid`'s CPU affinity, journaling the old mask first.
+    /// Returns false if it already is `cpus`.
+    pub fn set_thread_affinity(&mut self, tid: i32, cpus: &CpuList) -> Result<bool> {
+        hooks::lock(&self.shared).set_affinity(tid, cpus)
+    }
+
+    /// Undo every change in reverse order, keep going after failures, and
+    /// delete the journal if all succeeded. Errors list every failure.
+    /// Later calls (and Drop) have nothing left to do.
+    pub fn restore(&mut self) -> Result<RestoreReport> {
+        hooks::lock(&self.shared).restore().into_result()
+    }
+}
+
+impl Drop for SystemGuard {
+    fn drop(&mut self) {
+        let report = hooks::lock(&self.shared).restore();
+        if !report.is_ok() {
+            eprint!("irqlab: restoring host changes\n{report}");
+        }
+    }
+}
+
+/// Undo the journal at `journal` (left by a killed run) under `fs`'s root.
+pub fn replay_journal(fs: &HostFs, journal: &Path) -> Result<RestoreReport> {
+    let loaded = journal::load(journal)?;
+    let mut state = State::new(fs.root(), journal.to_path_buf());
+    state.entries = loaded.entries;
+    let mut report = state.restore();
+    if let Some(tail) = loaded.torn_tail {
+        report
+            .notes
+            .push(format!("ignored a torn last journal line {tail:?}"));
+    }
+    report.into_result()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,234 @@
+//! The guard's journal: one JSON object per line (JSON Lines), each a
+//! [`Change`] with the value to restore, appended and fsync'd BEFORE the
+//! change is made, so a SIGKILL at any point leaves enough to undo it.
+//!
+//! Owns the on-disk format and its file operations only; it must not touch
+//! `/proc` or `/sys` (that is the guard's job, through HostFs).
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One journaled host change and how to undo it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// A file under the root (`proc/sys/vm/stat_interval`) was written.
+    File {
+        /// Root-relative path.
+        path: String,
+        /// Value before the change (restored on undo).
+        old: String,
+        /// Value written.
+        new: String,
+    },
+    /// A thread's CPU affinity was set (`old`/`new` are CPU lists).
+    Affinity {
+        /// Thread id (TID).
+        pid: i32,
+        /// CPU list before the change.
+        old: String,
+        /// CPU list set.
+        new: String,
+    },
+}
+
+/// Reads as the undo: `path = "old" (was set to "new")`.
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::File { path, old, new } => write!(f, "{path} = {old:?} (was set to {new:?})"),
+            Change::Affinity { pid, old, new } => {
+                write!(f, "affinity of thread {pid} = {old} (was set to {new})")
+            }
+        }
+    }
+}
+
+/// The journal file: created on the first append, removed when everything
+/// was restored.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: Option<File>,
+}
+
+impl Journal {
+    /// A journal at `path` (nothing is created yet).
+    pub fn new(path: PathBuf) -> Self {
+        Journal { path, file: None }
+    }
+
+    /// Where the journal lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append `change` as one line and fsync it.
+    pub fn append(&mut self, change: &Change) -> Result<()> {
+        let line = to_line(change)?;
+        let file = self.open()?;
+        file.write_all(line.as_bytes())
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("appending to journal {}", self.path.display()))
+    }
+
+    /// Replace the journal's content with `entries` (atomically: temporary
+    /// file, fsync, rename).
+    pub fn rewrite(&mut self, entries: &[Change]) -> Result<()> {
+        self.file = None;
+        let mut text = String::new();
+        for c in entries {
+            text.push_str(&to_line(c)?);
+        }
+        let tmp = self.path.with_extension("jsonl.tmp");
+        let ctx = || format!("rewriting journal {}", self.path.display());
+        let mut f = File::create(&tmp).with_context(ctx)?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .with_context(ctx)?;
+        std::fs::rename(&tmp, &self.path).with_context(ctx)?;
+        sync_parent(&self.path);
+        Ok(())
+    }
+
+    /// Delete the journal file (absent is fine).
+    pub fn remove(&mut self) -> Result<()> {
+        self.file = None;
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => {
+                sync_parent(&self.path);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("removing journal {}", self.path.display())),
+        }
+    }
+
+    fn open(&mut self) -> Result<&mut File> {
+        if self.file.is_none() {
+            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating journal directory {}", dir.display()))?;
+            }
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .with_context(|| format!("opening journal {}", self.path.display()))?;
+            sync_parent(&self.path);
+            self.file = Some(f);
+        }
+        match self.file.as_mut() {
+            Some(f) => Ok(f),
+            None => bail!("journal {} is not open", self.path.display()),
+        }
+    }
+}
+
+fn to_line(change: &Change) -> Result<String> {
+    let mut line = serde_json::to_string(change).context("encoding a journal entry")?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// Make a created/renamed/removed directory entry durable (best effort).
+fn sync_parent(path: &Path) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// What [`load`] found in a journal.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The entries in the order they were made.
+    pub entries: Vec<Change>,
+    /// A torn last line (no newline, not valid JSON) that was ignored.
+    pub torn_tail: Option<String>,
+}
+
+/// Read the journal at `path`; a missing file is an empty journal. A
+/// malformed line fails with `path:line`, except a torn last line without
+/// its newline (a crash in the middle of an append), which is reported.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
+    };
+    let mut out = Loaded::default();
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Change>(line) {
+            Ok(c) => out.entries.push(c),
+            Err(_) if i + 1 == lines.len() && !complete => {
+                out.torn_tail = Some(line.to_string());
+            }
+            Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, old: &str, new: &str) -> Change {
+        Change::File {
+            path: path.into(),
+            old: old.into(),
+            new: new.into(),
+        }
+    }
+
+    #[test]
+    fn lines_are_tagged_json_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/j.jsonl");
+        let mut j = Journal::new(p.clone());
+        let a = file("proc/sys/vm/stat_interval", "1", "2");
+        let b = Change::Affinity {
+            pid: 7,
+            old: "0-1".into(),
+            new: "0".into(),
+        };
+        j.append(&a).unwrap();
+        j.append(&b).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text.lines().next().unwrap(),
+            r#"{"kind":"file","path":"proc/sys/vm/stat_interval","old":"1","new":"2"}"#
+        );
+        assert_eq!(load(&p).unwrap().entries, vec![a.clone(), b]);
+        j.rewrite(std::slice::from_ref(&a)).unwrap();
+        assert_eq!(load(&p).unwrap().entries, vec![a]);
+        j.remove().unwrap();
+        assert!(!p.exists());
+        assert!(load(&p).unwrap().entries.is_empty());
+    }
+
+    #[test]
+    fn torn_tail_is_ignored_but_bad_middle_line_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.jsonl");
+        let good = r#"{"kind":"file","path":"a","old":"1","new":"2"}"#;
+        std::fs::write(&p, format!("{good}\n{{\"kind\":\"fi")).unwrap();
+        let l = load(&p).unwrap();
+        assert_eq!(l.entries.len(), 1);
+        assert!(l.torn_tail.is_some());
+        std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
+        let err = load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.jsonl:1"), "{err}");
+    }
+}

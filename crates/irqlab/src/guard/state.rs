@@ -1,0 +1,202 @@
+//! The guard's journaled state and the change/undo protocol: read the old
+//! value, append + fsync the journal entry, make the change; undo newest
+//! first. Shared (behind a mutex) by SystemGuard, the panic hook and the
+//! signal thread; reads and writes files only through HostFs.
+
+use super::journal::{Change, Journal};
+use super::{affinity, Event, Observer, RestoreReport};
+use crate::host::HostFs;
+use anyhow::{anyhow, bail, Context, Result};
+use irqlab_core::CpuList;
+use std::path::{Path, PathBuf};
+
+/// The journaled state shared with the panic hook and the signal thread.
+pub(crate) struct State {
+    pub(super) fs: HostFs,
+    pub(super) journal: Journal,
+    pub(super) entries: Vec<Change>,
+    /// Set when a signal restored everything: no further changes allowed.
+    pub(super) closed: Option<&'static str>,
+    pub(super) observer: Option<Observer>,
+}
+
+impl State {
+    pub(super) fn new(root: &Path, journal: PathBuf) -> Self {
+        State {
+            fs: HostFs::new(root),
+            journal: Journal::new(journal),
+            entries: Vec::new(),
+            closed: None,
+            observer: None,
+        }
+    }
+
+    fn emit(&mut self, event: Event<'_>) {
+        if let Some(o) = self.observer.as_mut() {
+            o(&event);
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        match self.closed {
+            Some(why) => bail!("host changes were already restored after {why}"),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn set_file(&mut self, rel: &str, value: &str) -> Result<bool> {
+        self.check_open()?;
+        let old = read_value(&self.fs, rel)?;
+        if same_value(&old, value) {
+            return Ok(false);
+        }
+        let change = Change::File {
+            path: rel.to_string(),
+            old: old.clone(),
+            new: value.to_string(),
+        };
+        self.record(&change)?;
+        match self.fs.write(rel, value) {
+            Ok(()) => {
+                self.emit(Event::Applied(&change));
+                Ok(true)
+            }
+            Err(e) => {
+                let unchanged = read_value(&self.fs, rel).is_ok_and(|v| same_value(&v, &old));
+                if unchanged {
+                    self.withdraw(&change)?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub(super) fn set_affinity(&mut self, tid: i32, cpus: &CpuList) -> Result<bool> {
+        self.check_open()?;
+        if tid <= 0 {
+            bail!("thread id {tid} is not a real thread id");
+        }
+        let old = affinity::get(tid)
+            .map_err(|e| anyhow!("reading the CPU affinity of thread {tid}: {e}"))?;
+        if old == *cpus {
+            return Ok(false);
+        }
+        let change = Change::Affinity {
+            pid: tid,
+            old: old.to_string(),
+            new: cpus.to_string(),
+        };
+        self.record(&change)?;
+        match affinity::set(tid, cpus) {
+            Ok(()) => {
+                self.emit(Event::Applied(&change));
+                Ok(true)
+            }
+            Err(e) => {
+                if affinity::get(tid).is_ok_and(|now| now == old) {
+                    self.withdraw(&change)?;
+                }
+                Err(anyhow!(
+                    "setting the CPU affinity of thread {tid} to {cpus}: {e}"
+                ))
+            }
+        }
+    }
+
+    /// Journal first, then remember.
+    fn record(&mut self, change: &Change) -> Result<()> {
+        self.journal.append(change)?;
+        self.entries.push(change.clone());
+        self.emit(Event::Journaled(change));
+        Ok(())
+    }
+
+    /// Forget the last entry (its change failed and the host is unchanged).
+    fn withdraw(&mut self, change: &Change) -> Result<()> {
+        self.entries.pop();
+        if self.entries.is_empty() {
+            self.journal.remove()?;
+        } else {
+            self.journal.rewrite(&self.entries)?;
+        }
+        self.emit(Event::Withdrawn(change));
+        Ok(())
+    }
+
+    /// Undo all entries newest first; exactly once (the entries are taken).
+    pub(super) fn restore(&mut self) -> RestoreReport {
+        let entries = std::mem::take(&mut self.entries);
+        let mut report = RestoreReport {
+            journal: self.journal.path().to_path_buf(),
+            ..RestoreReport::default()
+        };
+        let mut keep = Vec::new();
+        for change in entries.into_iter().rev() {
+            match undo(&self.fs, &change) {
+                Ok(None) => {
+                    self.emit(Event::Restored(&change));
+                    report.restored.push(change);
+                }
+                Ok(Some(why)) => {
+                    self.emit(Event::Gone(&change));
+                    report.gone.push((change, why));
+                }
+                Err(e) => {
+                    self.emit(Event::RestoreFailed(&change));
+                    keep.push(change.clone());
+                    report.failed.push((change, format!("{e:#}")));
+                }
+            }
+        }
+        keep.reverse();
+        let saved = if keep.is_empty() {
+            self.journal.remove()
+        } else {
+            report.journal_kept = true;
+            self.journal.rewrite(&keep)
+        };
+        if let Err(e) = saved {
+            report.journal_kept = true;
+            report.notes.push(format!("{e:#}"));
+        }
+        report
+    }
+}
+
+/// Undo one change; `Some(why)` when there was nothing left to undo.
+fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
+    match change {
+        Change::File { path, old, .. } => fs.write(path, old).map(|()| None),
+        Change::Affinity { pid, old, .. } => {
+            let cpus = CpuList::parse_list(old.as_bytes(), "journal")
+                .map_err(|e| anyhow!("journal CPU list {old:?}: {}", e.kind))?;
+            match affinity::set(*pid, &cpus) {
+                Ok(()) => Ok(None),
+                Err(nix::errno::Errno::ESRCH) => Ok(Some(format!("thread {pid} has exited"))),
+                Err(e) => Err(anyhow!(
+                    "setting the CPU affinity of thread {pid} to {old}: {e}"
+                )),
+            }
+        }
+    }
+}
+
+/// The current value of `rel`, trimmed; an unreadable file cannot be
+/// restored, so it must not be changed.
+fn read_value(fs: &HostFs, rel: &str) -> Result<String> {
+    let mut buf = Vec::new();
+    let (n, _) = fs.read_once(rel, &mut buf).with_context(|| {
+        format!(
+            "reading the current value of {} (needed to restore it)",
+            fs.path(rel).display()
+        )
+    })?;
+    let text = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());
+    Ok(text.trim().to_string())
+}
+
+/// Values compare by their whitespace-separated fields (`4\t4\t1\t7` is
+/// `4 4 1 7`).
+fn same_value(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
