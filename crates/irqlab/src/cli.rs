@@ -19,4 +19,6 @@ pub enum Command {
     Compare(crate::cmd::compare::Args),
     /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.
     Synth(crate::cmd::synth::Args),
+    /// Measure what reading /proc/interrupts and friends costs on this kernel.
+    Probe(crate::cmd::probe::Args),
 }

@@ -2,6 +2,7 @@
 //! `Args` (clap) and `run`. Exit codes are defined here.
 
 pub mod compare;
+pub mod probe;
 pub mod show;
 pub mod synth;
 
@@ -46,5 +47,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(a) => show::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Probe(a) => probe::run(a),
     }
 }
