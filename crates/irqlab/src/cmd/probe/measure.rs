@@ -1,6 +1,7 @@
 //! The timed loop of `probe`: read every file of a target once per
 //! iteration, through HostFs, either opening each file afresh or with
 //! descriptors kept open, timing each read with CLOCK_MONOTONIC and
+//! the thread CPU clock and
 //! `getrusage(RUSAGE_THREAD)`. Also pins the thread to one CPU and
 //! restores its affinity. Owns clocks and affinity; no statistics.
 
@@ -49,21 +50,24 @@ pub fn measure(
     for _ in 0..WARMUP.min(reads) {
         reader.read_all()?;
     }
-    let mut out = Vec::with_capacity(reads);
+    let mut samples = Vec::with_capacity(reads);
     for _ in 0..reads {
         let s0 = sys_ns()?;
-        let t0 = mono_ns()?;
+        let c0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+        let t0 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
         let (bytes, calls) = reader.read_all()?;
-        let t1 = mono_ns()?;
+        let t1 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
+        let c1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
         let s1 = sys_ns()?;
-        out.push(ReadSample {
+        samples.push(ReadSample {
             wall_ns: t1.saturating_sub(t0),
+            cpu_ns: c1.saturating_sub(c0),
             sys_ns: s1.saturating_sub(s0),
             calls,
             bytes,
         });
     }
-    Ok(out)
+    Ok(samples)
 }
 
 /// One target's files, opened up front for [`Method::Pread`].
@@ -119,20 +123,26 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn mono_ns() -> Result<u64> {
-    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).context("clock_gettime(CLOCK_MONOTONIC)")?;
-    Ok(ns(t.tv_sec(), i64::from(t.tv_nsec())))
+fn clock_ns(id: ClockId) -> Result<u64> {
+    let t = clock_gettime(id).with_context(|| format!("clock_gettime({id})"))?;
+    Ok(ns(t.tv_sec(), t.tv_nsec(), 1))
 }
 
-/// System time of the calling thread (`ru_stime`, microsecond resolution).
+/// The calling thread's `ru_stime` (microsecond resolution).
 fn sys_ns() -> Result<u64> {
     let u = getrusage(UsageWho::RUSAGE_THREAD).context("getrusage(RUSAGE_THREAD)")?;
     let t = u.system_time();
-    Ok(ns(t.tv_sec(), i64::from(t.tv_usec()) * 1000))
+    Ok(ns(t.tv_sec(), t.tv_usec(), 1_000))
 }
 
-fn ns(sec: i64, nsec: i64) -> u64 {
-    u64::try_from(sec.saturating_mul(1_000_000_000).saturating_add(nsec)).unwrap_or(0)
+/// Nanoseconds of `sec` seconds plus `sub` units of `unit_ns` (timespec or
+/// timeval; the field types differ between targets, hence `Into`).
+fn ns(sec: impl Into<i64>, sub: impl Into<i64>, unit_ns: i64) -> u64 {
+    let total = sec
+        .into()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(sub.into().saturating_mul(unit_ns));
+    u64::try_from(total).unwrap_or(0)
 }
 
 /// Pins the calling thread to one CPU; restores the old affinity on drop.
@@ -179,5 +189,19 @@ mod tests {
             assert!(s.iter().all(|r| r.calls == 6 && r.bytes == 304), "{m:?}");
         }
         assert!(measure(&fs, &["missing".to_string()], Method::Pread, 4096, 1).is_err());
+    }
+
+    #[test]
+    fn pinning_is_restored() {
+        let me = Pid::from_raw(0);
+        let before = sched_getaffinity(me).unwrap();
+        {
+            let _pin = Pinned::to(0).unwrap();
+            let now = sched_getaffinity(me).unwrap();
+            assert!(now.is_set(0).unwrap());
+            assert!(!now.is_set(1).unwrap_or(false));
+        }
+        assert_eq!(sched_getaffinity(me).unwrap(), before);
+        assert!(Pinned::to(100_000).is_err());
     }
 }

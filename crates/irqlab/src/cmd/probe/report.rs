@@ -5,7 +5,7 @@
 
 use super::measure::Method;
 use super::size::format_size;
-use super::summary::{Quantiles, Summary};
+use super::summary::{Quantiles, Summary, SysSource};
 use super::target::Env;
 use anyhow::Result;
 use serde_json::{json, Value};
@@ -37,23 +37,33 @@ pub struct Report {
     pub rows: Vec<Row>,
 }
 
-const SYS_NOTE: &str = "sys = ru_stime (getrusage RUSAGE_THREAD, 1 µs resolution; tick-based on some kernels). \
-Where one read is too short for it, sys is the per-read mean of batches of B reads (column B).";
+const SYS_NOTE: &str = "sys from `rusage`: ru_stime (getrusage RUSAGE_THREAD) delta per read; \
+from `cpu`: ru_stime does not resolve one read on this kernel (tick-based accounting, 1 µs timeval), \
+so sys is the thread CPU clock (CLOCK_THREAD_CPUTIME_ID) around the read, whose user part is only \
+the syscall wrappers; `ru mean` is the sum of the ru_stime deltas divided by the reads.";
+
+/// How the sys column was obtained.
+fn sys_from(s: &Summary) -> &'static str {
+    match s.sys.source {
+        SysSource::Rusage => "rusage",
+        SysSource::CpuClock => "cpu",
+    }
+}
 
 /// Aligned table, times in µs.
 pub fn write_table(r: &Report, out: &mut impl Write) -> Result<()> {
     writeln!(out, "{}", env_line(&r.env))?;
     writeln!(
         out,
-        "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>9} {:>4}",
+        "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>9} {:<6} {:>7}",
         "target", "meth", "buf", "files", "read()", "bytes", "wall min", "p50", "p90", "p99", "max",
-        "sys min", "p50", "p90", "p99", "max", "B"
+        "sys min", "p50", "p90", "p99", "max", "from", "ru mean"
     )?;
     for row in &r.rows {
         let s = &row.summary;
         writeln!(
             out,
-            "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {} | {} {:>4}",
+            "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {} | {} {:<6} {:>7.1}",
             row.label,
             row.method.name(),
             format_size(row.buffer),
@@ -62,19 +72,25 @@ pub fn write_table(r: &Report, out: &mut impl Write) -> Result<()> {
             num(s.bytes_per_read),
             micros(&s.wall),
             micros(&s.sys.q),
-            s.sys.batch
+            sys_from(s),
+            s.sys.rusage_mean_ns / 1e3
         )?;
     }
-    writeln!(out, "times in µs over {} reads per row; {SYS_NOTE}", r.env.reads)?;
+    writeln!(
+        out,
+        "times in µs over {} reads per row; {SYS_NOTE}",
+        r.env.reads
+    )?;
     Ok(())
 }
 
 fn env_line(e: &Env) -> String {
     let or = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".to_string());
     let cpus = e.cpus.map_or_else(|| "?".to_string(), |c| c.to_string());
-    let pin = e
-        .pinned_cpu
-        .map_or_else(|| "not pinned".to_string(), |c| format!("pinned to CPU {c}"));
+    let pin = e.pinned_cpu.map_or_else(
+        || "not pinned".to_string(),
+        |c| format!("pinned to CPU {c}"),
+    );
     format!(
         "kernel {}, {cpus} CPUs, {} IRQ descriptors, {} /proc/irq dirs, boot {}, {pin}",
         or(&e.kernel),
@@ -127,13 +143,18 @@ pub fn to_json(r: &Report) -> Value {
             "buffer": row.buffer, "files": row.files, "reads": s.reads,
             "syscalls_per_read": s.calls_per_read, "bytes_per_read": s.bytes_per_read,
             "wall_ns": quantiles_json(&s.wall),
+            "cpu_ns": quantiles_json(&s.cpu),
             "sys_ns": quantiles_json(&s.sys.q),
-            "sys_batch": s.sys.batch, "sys_quantum_ns": s.sys.quantum_ns,
+            "sys_source": sys_from(s), "sys_rusage_mean_ns": s.sys.rusage_mean_ns,
+            "sys_rusage_quantum_ns": s.sys.quantum_ns,
+            "sys_rusage_zero_share": s.sys.zero_share,
         }));
         results.push(json!({"metric": format!("{m}_wall_ns"), "unit": "ns",
             "direction": "lower", "values": s.wall_values}));
+        results.push(json!({"metric": format!("{m}_cpu_ns"), "unit": "ns",
+            "direction": "lower", "values": s.cpu_values}));
         results.push(json!({"metric": format!("{m}_sys_ns"), "unit": "ns",
-            "direction": "lower", "reads_per_value": s.sys.batch, "values": s.sys.values}));
+            "direction": "lower", "source": sys_from(s), "values": s.sys.values}));
     }
     json!({"kind": "probe", "version": 1, "boot_id": e.boot_id, "env": env,
         "rows": rows, "results": results})
@@ -146,11 +167,33 @@ pub fn write_json(r: &Report, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-const CSV_HEADER: [&str; 20] = [
-    "target", "method", "buffer", "files", "reads", "syscalls_per_read", "bytes_per_read",
-    "wall_min_ns", "wall_p50_ns", "wall_p90_ns", "wall_p99_ns", "wall_max_ns",
-    "sys_min_ns", "sys_p50_ns", "sys_p90_ns", "sys_p99_ns", "sys_max_ns",
-    "sys_batch", "sys_quantum_ns", "kernel",
+const CSV_HEADER: [&str; 26] = [
+    "target",
+    "method",
+    "buffer",
+    "files",
+    "reads",
+    "syscalls_per_read",
+    "bytes_per_read",
+    "wall_min_ns",
+    "wall_p50_ns",
+    "wall_p90_ns",
+    "wall_p99_ns",
+    "wall_max_ns",
+    "cpu_min_ns",
+    "cpu_p50_ns",
+    "cpu_p90_ns",
+    "cpu_p99_ns",
+    "cpu_max_ns",
+    "sys_min_ns",
+    "sys_p50_ns",
+    "sys_p90_ns",
+    "sys_p99_ns",
+    "sys_max_ns",
+    "sys_source",
+    "sys_rusage_mean_ns",
+    "sys_rusage_quantum_ns",
+    "kernel",
 ];
 
 /// One CSV line per row, times in ns.
@@ -170,8 +213,10 @@ pub fn write_csv(r: &Report, out: &mut impl Write) -> Result<()> {
             s.bytes_per_read.to_string(),
         ];
         rec.extend(q(&s.wall));
+        rec.extend(q(&s.cpu));
         rec.extend(q(&s.sys.q));
-        rec.push(s.sys.batch.to_string());
+        rec.push(sys_from(s).to_string());
+        rec.push(s.sys.rusage_mean_ns.to_string());
         rec.push(s.sys.quantum_ns.to_string());
         rec.push(r.env.kernel.clone().unwrap_or_default());
         w.write_record(&rec)?;
@@ -187,7 +232,13 @@ mod tests {
 
     fn report() -> Report {
         let samples: Vec<ReadSample> = (0..10)
-            .map(|i| ReadSample { wall_ns: 80_000 + i * 1000, sys_ns: 70_000, calls: 2, bytes: 2252 })
+            .map(|i| ReadSample {
+                wall_ns: 80_000 + i * 1000,
+                cpu_ns: 79_000,
+                sys_ns: 70_000 + (i % 2) * 1000,
+                calls: 2,
+                bytes: 2252,
+            })
             .collect();
         let row = Row {
             name: "proc_interrupts",
@@ -197,16 +248,27 @@ mod tests {
             buffer: 4096,
             summary: summarize(&samples).unwrap(),
         };
-        Report { env: Env { reads: 10, ..Env::default() }, rows: vec![row] }
+        Report {
+            env: Env {
+                reads: 10,
+                ..Env::default()
+            },
+            rows: vec![row],
+        }
     }
 
     #[test]
     fn json_is_a_probe_result_set() {
         let v = to_json(&report());
         assert_eq!(v["kind"], "probe");
-        assert_eq!(v["results"][0]["metric"], "proc_interrupts_pread_4k_wall_ns");
+        assert_eq!(
+            v["results"][0]["metric"],
+            "proc_interrupts_pread_4k_wall_ns"
+        );
         assert_eq!(v["results"][0]["values"].as_array().unwrap().len(), 10);
-        assert_eq!(v["results"][1]["metric"], "proc_interrupts_pread_4k_sys_ns");
+        assert_eq!(v["results"][1]["metric"], "proc_interrupts_pread_4k_cpu_ns");
+        assert_eq!(v["results"][2]["metric"], "proc_interrupts_pread_4k_sys_ns");
+        assert_eq!(v["rows"][0]["sys_source"], "rusage");
         assert_eq!(v["rows"][0]["wall_ns"]["p50"], 84_500.0);
         assert_eq!(v["rows"][0]["syscalls_per_read"], 2.0);
     }
@@ -222,6 +284,10 @@ mod tests {
         write_csv(&report(), &mut c).unwrap();
         let c = String::from_utf8(c).unwrap();
         assert_eq!(c.lines().count(), 2);
-        assert!(c.lines().nth(1).unwrap().starts_with("/proc/interrupts,pread,4096,1,10,2,2252,80000,"));
+        assert!(c
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("/proc/interrupts,pread,4096,1,10,2,2252,80000,"));
     }
 }

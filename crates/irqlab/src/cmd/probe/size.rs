@@ -14,7 +14,11 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
-        _ => return Err(format!("unknown size unit {unit:?} in {s:?} (use k, M or G)")),
+        _ => {
+            return Err(format!(
+                "unknown size unit {unit:?} in {s:?} (use k, M or G)"
+            ))
+        }
     };
     let size = n
         .checked_mul(1usize << shift)

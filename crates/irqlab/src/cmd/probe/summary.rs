@@ -1,6 +1,8 @@
-//! Per-row statistics of `probe`: wall-time quantiles per read, system
-//! time per read (or per batch of reads when `ru_stime` is too coarse to
-//! resolve one read), read calls and bytes per read. Pure: samples in,
+//! Per-row statistics of `probe`: wall, thread-CPU and system time
+//! quantiles per read, read calls and bytes per read. System time is the
+//! `ru_stime` delta when that clock resolves one read, else the thread CPU
+//! clock around the read; the `ru_stime` mean over all reads is kept as the
+//! batch cross-check. Pure: samples in,
 //! numbers out; quantiles are the numpy-linear ones of `stats::describe`.
 
 use crate::stats::describe::describe;
@@ -10,6 +12,8 @@ use crate::stats::describe::describe;
 pub struct ReadSample {
     /// CLOCK_MONOTONIC around the read.
     pub wall_ns: u64,
+    /// Thread CPU clock (CLOCK_THREAD_CPUTIME_ID) delta around the read.
+    pub cpu_ns: u64,
     /// `ru_stime` (RUSAGE_THREAD) delta around the read.
     pub sys_ns: u64,
     /// `read` system calls (including the final 0-byte read).
@@ -41,14 +45,29 @@ impl Quantiles {
     }
 }
 
+/// Where the per-read system time comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SysSource {
+    /// `ru_stime` deltas around each read (the clock resolves one read).
+    Rusage,
+    /// `ru_stime` is quantised (tick-based accounting, 1 µs timeval): the
+    /// thread CPU clock around the read instead. Inside that window the
+    /// only user-mode code is the syscall wrappers, so it is system time
+    /// to within tens of nanoseconds.
+    CpuClock,
+}
+
 /// System time per read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SysTime {
-    /// Reads per value: 1 when single reads are resolved, else the batch size.
-    pub batch: usize,
-    /// Smallest non-zero per-read delta seen (the clock's granularity), 0 if none.
+    pub source: SysSource,
+    /// Apparent `ru_stime` granularity (smallest positive delta or gap
+    /// between deltas), 0 if every delta was 0.
     pub quantum_ns: u64,
-    /// Per-read deltas, or per-read means of consecutive batches.
+    /// Share of reads whose `ru_stime` delta was zero.
+    pub zero_share: f64,
+    /// Sum of the `ru_stime` deltas divided by the reads (the batch mean).
+    pub rusage_mean_ns: f64,
     pub values: Vec<f64>,
     pub q: Quantiles,
 }
@@ -59,14 +78,16 @@ pub struct Summary {
     pub reads: usize,
     pub wall_values: Vec<f64>,
     pub wall: Quantiles,
+    pub cpu_values: Vec<f64>,
+    pub cpu: Quantiles,
     pub sys: SysTime,
     pub calls_per_read: f64,
     pub bytes_per_read: f64,
 }
 
-/// A batch must hold at least this many clock quanta of system time.
-const QUANTA_PER_BATCH: u64 = 10;
-/// More zero deltas than this share means single reads are not resolved.
+/// One read is resolved when the quantum is at most this share of its wall time …
+const MAX_QUANTUM_SHARE: f64 = 0.1;
+/// … and at most this share of the per-read deltas is zero.
 const MAX_ZERO_SHARE: f64 = 0.1;
 
 /// Summarize the samples of one row; `None` when there are none.
@@ -77,55 +98,62 @@ pub fn summarize(samples: &[ReadSample]) -> Option<Summary> {
     let n = samples.len() as f64;
     let wall_values: Vec<f64> = samples.iter().map(|s| s.wall_ns as f64).collect();
     let wall = Quantiles::of(&wall_values);
-    let sys_deltas: Vec<u64> = samples.iter().map(|s| s.sys_ns).collect();
-    let sys = sys_time(&sys_deltas, wall.p50);
+    let cpu_values: Vec<f64> = samples.iter().map(|s| s.cpu_ns as f64).collect();
+    let cpu = Quantiles::of(&cpu_values);
+    let sys = sys_time(samples, wall.p50);
     Some(Summary {
         reads: samples.len(),
         wall_values,
         wall,
+        cpu_values,
+        cpu,
         sys,
         calls_per_read: samples.iter().map(|s| f64::from(s.calls)).sum::<f64>() / n,
         bytes_per_read: samples.iter().map(|s| s.bytes as f64).sum::<f64>() / n,
     })
 }
 
-/// Per-read system time, batched when the deltas are quantised: a single
-/// read is resolved when the clock quantum is at most a tenth of the
-/// median wall time and few deltas are zero.
-pub fn sys_time(deltas: &[u64], wall_p50: f64) -> SysTime {
-    let quantum_ns = deltas.iter().copied().filter(|&d| d > 0).min().unwrap_or(0);
-    let batch = batch_size(deltas, quantum_ns, wall_p50);
-    let values: Vec<f64> = if batch == 1 {
-        deltas.iter().map(|&d| d as f64).collect()
+/// The clock's apparent granularity: the smallest positive delta or gap
+/// between distinct deltas; 0 when every delta is 0.
+fn quantum(deltas: impl Iterator<Item = u64>) -> u64 {
+    let mut v: Vec<u64> = deltas.filter(|&d| d > 0).collect();
+    v.sort_unstable();
+    v.dedup();
+    let first = v.first().copied().unwrap_or(0);
+    v.windows(2)
+        .filter_map(|w| match w {
+            [a, b] => Some(b - a),
+            _ => None,
+        })
+        .fold(first, u64::min)
+}
+
+/// Per-read system time: the `ru_stime` deltas when they resolve one read,
+/// else the thread CPU clock around the read.
+pub fn sys_time(samples: &[ReadSample], wall_p50: f64) -> SysTime {
+    let n = samples.len().max(1) as f64;
+    let quantum_ns = quantum(samples.iter().map(|s| s.sys_ns));
+    let zero_share = samples.iter().filter(|s| s.sys_ns == 0).count() as f64 / n;
+    let rusage_mean_ns = samples.iter().map(|s| s.sys_ns as f64).sum::<f64>() / n;
+    let resolved = quantum_ns > 0
+        && quantum_ns as f64 <= MAX_QUANTUM_SHARE * wall_p50
+        && zero_share <= MAX_ZERO_SHARE;
+    let (source, values): (SysSource, Vec<f64>) = if resolved {
+        let v = samples.iter().map(|s| s.sys_ns as f64).collect();
+        (SysSource::Rusage, v)
     } else {
-        deltas
-            .chunks_exact(batch)
-            .map(|c| c.iter().sum::<u64>() as f64 / c.len() as f64)
-            .collect()
+        let v = samples.iter().map(|s| s.cpu_ns as f64).collect();
+        (SysSource::CpuClock, v)
     };
     let q = Quantiles::of(&values);
     SysTime {
-        batch,
+        source,
         quantum_ns,
+        zero_share,
+        rusage_mean_ns,
         values,
         q,
     }
-}
-
-fn batch_size(deltas: &[u64], quantum_ns: u64, wall_p50: f64) -> usize {
-    let n = deltas.len().max(1);
-    if quantum_ns == 0 {
-        return n;
-    }
-    let zeros = deltas.iter().filter(|&&d| d == 0).count() as f64;
-    let resolved = (quantum_ns * QUANTA_PER_BATCH) as f64 <= wall_p50
-        && zeros / n as f64 <= MAX_ZERO_SHARE;
-    if resolved {
-        return 1;
-    }
-    let mean = deltas.iter().sum::<u64>() as f64 / n as f64;
-    let want = (quantum_ns * QUANTA_PER_BATCH) as f64 / mean.max(1.0);
-    (want.ceil() as usize).clamp(2, n)
 }
 
 #[cfg(test)]
@@ -135,6 +163,7 @@ mod tests {
     fn sample(wall_ns: u64, sys_ns: u64) -> ReadSample {
         ReadSample {
             wall_ns,
+            cpu_ns: wall_ns - 2_000,
             sys_ns,
             calls: 2,
             bytes: 2252,
@@ -145,7 +174,10 @@ mod tests {
     fn quantiles_are_numpy_linear() {
         let v: Vec<f64> = (1..=101).map(f64::from).collect();
         let q = Quantiles::of(&v);
-        assert_eq!((q.min, q.p50, q.p90, q.p99, q.max), (1.0, 51.0, 91.0, 100.0, 101.0));
+        assert_eq!(
+            (q.min, q.p50, q.p90, q.p99, q.max),
+            (1.0, 51.0, 91.0, 100.0, 101.0)
+        );
         let q = Quantiles::of(&[10.0, 20.0]);
         assert!((q.p90 - 19.0).abs() < 1e-9);
         assert_eq!(Quantiles::of(&[]), Quantiles::default());
@@ -153,46 +185,62 @@ mod tests {
 
     #[test]
     fn resolved_sys_time_is_per_read() {
-        let samples: Vec<ReadSample> = (0..100).map(|i| sample(80_000 + i, 75_000)).collect();
+        let samples: Vec<ReadSample> = (0..100)
+            .map(|i| sample(80_000 + i, 75_000 + (i % 2) * 1000))
+            .collect();
         let s = summarize(&samples).unwrap();
         assert_eq!(s.reads, 100);
-        assert_eq!(s.sys.batch, 1);
-        assert_eq!(s.sys.quantum_ns, 75_000);
+        assert_eq!(s.sys.source, SysSource::Rusage);
+        assert_eq!(s.sys.quantum_ns, 1_000);
+        assert_eq!(s.sys.q.p50, 75_500.0);
         assert_eq!(s.sys.values.len(), 100);
         assert_eq!(s.calls_per_read, 2.0);
         assert_eq!(s.bytes_per_read, 2252.0);
-        assert_eq!(s.wall.min, 80_000.0);
-        assert_eq!(s.wall.max, 80_099.0);
+        assert_eq!((s.wall.min, s.wall.max), (80_000.0, 80_099.0));
+        assert_eq!((s.cpu.min, s.cpu.max), (78_000.0, 78_099.0));
         assert_eq!(s.wall_values.len(), 100);
     }
 
     #[test]
-    fn tick_quantised_sys_time_is_batched() {
+    fn quantum_is_smallest_value_or_gap() {
+        assert_eq!(quantum([0, 0].into_iter()), 0);
+        assert_eq!(quantum([70_000, 70_000].into_iter()), 70_000);
+        assert_eq!(quantum([0, 75_000, 76_000, 78_000].into_iter()), 1_000);
+        assert_eq!(quantum([0, 4_000_000, 8_000_000].into_iter()), 4_000_000);
+    }
+
+    #[test]
+    fn tick_quantised_sys_time_is_split() {
         // 4 ms ticks: one read in 50 sees a tick, the others see nothing.
-        let deltas: Vec<u64> = (0..1000)
-            .map(|i| if i % 50 == 0 { 4_000_000 } else { 0 })
+        let samples: Vec<ReadSample> = (0..1000)
+            .map(|i| sample(80_000, if i % 50 == 0 { 4_000_000 } else { 0 }))
             .collect();
-        let s = sys_time(&deltas, 80_000.0);
-        assert_eq!(s.quantum_ns, 4_000_000);
-        // mean 80 µs per read, 10 quanta = 40 ms -> 500 reads per batch.
-        assert_eq!(s.batch, 500);
-        assert_eq!(s.values, vec![80_000.0, 80_000.0]);
+        let s = summarize(&samples).unwrap();
+        assert_eq!(s.sys.quantum_ns, 4_000_000);
+        assert_eq!(s.sys.source, SysSource::CpuClock);
+        assert_eq!(s.sys.q.p50, 78_000.0);
+        assert_eq!(s.sys.zero_share, 0.98);
+        assert_eq!(s.sys.rusage_mean_ns, 80_000.0);
+        assert_eq!(s.sys.values.len(), 1000);
     }
 
     #[test]
-    fn microsecond_clock_batches_short_reads() {
-        // 5 µs reads with a 1 µs clock: quantum too big for one read.
-        let deltas: Vec<u64> = (0..100).map(|i| [1_000, 5_000, 9_000][i % 3]).collect();
-        let s = sys_time(&deltas, 5_000.0);
-        assert_eq!((s.batch, s.quantum_ns), (2, 1_000));
-        assert_eq!(s.values.len(), 50);
+    fn microsecond_clock_is_too_coarse_for_short_reads() {
+        let samples: Vec<ReadSample> = (0..100)
+            .map(|i| sample(5_000, [1_000, 5_000, 9_000][i % 3]))
+            .collect();
+        let s = sys_time(&samples, 5_000.0);
+        assert_eq!((s.source, s.quantum_ns), (SysSource::CpuClock, 1_000));
+        let s = sys_time(&samples, 50_000.0);
+        assert_eq!(s.source, SysSource::Rusage);
     }
 
     #[test]
-    fn no_sys_time_at_all_is_one_batch() {
-        let s = sys_time(&[0, 0, 0, 0], 1_000.0);
-        assert_eq!((s.batch, s.quantum_ns), (4, 0));
-        assert_eq!(s.values, vec![0.0]);
+    fn no_sys_time_at_all_uses_the_cpu_clock() {
+        let samples = [sample(3_000, 0), sample(3_000, 0)];
+        let s = sys_time(&samples, 3_000.0);
+        assert_eq!((s.source, s.quantum_ns), (SysSource::CpuClock, 0));
+        assert_eq!((s.q.p50, s.zero_share), (1_000.0, 1.0));
         assert!(summarize(&[]).is_none());
     }
 }

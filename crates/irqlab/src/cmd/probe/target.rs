@@ -59,13 +59,7 @@ fn single(fs: &HostFs, name: &'static str, label: &'static str, rel: &str) -> Ta
     Target { name, label, paths }
 }
 
-fn per_irq(
-    fs: &HostFs,
-    name: &'static str,
-    label: &'static str,
-    dir: &str,
-    file: &str,
-) -> Target {
+fn per_irq(fs: &HostFs, name: &'static str, label: &'static str, dir: &str, file: &str) -> Target {
     let mut irqs: Vec<(u32, String)> = fs
         .list_dir(dir)
         .into_iter()
@@ -131,10 +125,19 @@ mod tests {
     fn finds_present_targets_in_irq_order() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for d in ["proc/irq/10", "proc/irq/9", "sys/kernel/irq/9", "proc/sys/kernel"] {
+        for d in [
+            "proc/irq/10",
+            "proc/irq/9",
+            "sys/kernel/irq/9",
+            "proc/sys/kernel",
+        ] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
-        std::fs::write(root.join("proc/interrupts"), "  CPU0 CPU1\n 9: 1 2 IO-APIC 9-fasteoi acpi\n").unwrap();
+        std::fs::write(
+            root.join("proc/interrupts"),
+            "  CPU0 CPU1\n 9: 1 2 IO-APIC 9-fasteoi acpi\n",
+        )
+        .unwrap();
         std::fs::write(root.join("proc/irq/10/smp_affinity_list"), "0-1\n").unwrap();
         std::fs::write(root.join("proc/irq/9/smp_affinity_list"), "0\n").unwrap();
         std::fs::write(root.join("proc/irq/default_smp_affinity"), "3\n").unwrap();
@@ -143,15 +146,28 @@ mod tests {
         let fs = HostFs::new(root);
         let (found, missing) = discover(&fs);
         let names: Vec<&str> = found.iter().map(|t| t.name).collect();
-        assert_eq!(names, ["proc_interrupts", "sys_per_cpu_count", "proc_smp_affinity_list"]);
+        assert_eq!(
+            names,
+            [
+                "proc_interrupts",
+                "sys_per_cpu_count",
+                "proc_smp_affinity_list"
+            ]
+        );
         assert_eq!(
             found[2].paths,
-            ["proc/irq/9/smp_affinity_list", "proc/irq/10/smp_affinity_list"]
+            [
+                "proc/irq/9/smp_affinity_list",
+                "proc/irq/10/smp_affinity_list"
+            ]
         );
         assert_eq!(missing.len(), 2);
         let env = environment(&fs);
         assert_eq!(env.kernel.as_deref(), Some("6.18.0"));
         assert_eq!(env.boot_id, None);
-        assert_eq!((env.cpus, env.irq_descriptors, env.proc_irq_dirs), (Some(2), 1, 2));
+        assert_eq!(
+            (env.cpus, env.irq_descriptors, env.proc_irq_dirs),
+            (Some(2), 1, 2)
+        );
     }
 }
