@@ -26,4 +26,6 @@ pub enum Command {
     /// Test helper: make guarded changes to a fake tree, then sleep/fail/panic.
     #[command(hide = true)]
     GuardSelftest(crate::cmd::guard_selftest::Args),
+    /// Measure what reading /proc/interrupts and friends costs on this kernel.
+    Probe(crate::cmd::probe::Args),
 }

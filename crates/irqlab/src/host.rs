@@ -113,6 +113,24 @@ impl HostFs {
         names
     }
 
+    /// Open `rel` read-only and hand the descriptor to the caller (for
+    /// `probe`, which times [`pread_chunked`] on descriptors it keeps).
+    pub fn open(&self, rel: &str) -> io::Result<File> {
+        File::open(self.path(rel))
+    }
+
+    /// Like [`HostFs::read_once`], but every `read` call asks for at most
+    /// `chunk` bytes. Returns bytes read and read calls.
+    pub fn read_once_chunked(
+        &self,
+        rel: &str,
+        buf: &mut Vec<u8>,
+        chunk: usize,
+    ) -> io::Result<(usize, u32)> {
+        let file = File::open(self.path(rel))?;
+        pread_chunked(&file, buf, chunk)
+    }
+
     /// Write `value` to `rel` (only the SystemGuard may call this).
     pub fn write(&self, rel: &str, value: &str) -> anyhow::Result<()> {
         let path = self.path(rel);
@@ -160,6 +178,33 @@ pub fn pread_to_end(file: &File, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> 
     }
 }
 
+/// `pread` from offset 0 until a 0-byte read, asking for at most `chunk`
+/// bytes per call (`chunk` 0 is treated as 1). `buf` keeps the whole
+/// content and grows as needed; steady-state reads do not allocate.
+/// Returns the number of bytes read and the number of read calls.
+pub fn pread_chunked(file: &File, buf: &mut Vec<u8>, chunk: usize) -> io::Result<(usize, u32)> {
+    let chunk = chunk.max(1);
+    let mut filled = 0;
+    let mut calls = 0;
+    loop {
+        let end = filled + chunk;
+        if buf.len() < end {
+            buf.resize(end.max(buf.len() * 2), 0);
+        }
+        let Some(dst) = buf.get_mut(filled..end) else {
+            return Err(io::Error::other("read buffer too small"));
+        };
+        let res = file.read_at(dst, filled as u64);
+        calls += 1;
+        match res {
+            Ok(0) => return Ok((filled, calls)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +230,20 @@ mod tests {
         std::fs::write(dir.path().join("big"), &data).unwrap();
         let mut fs = HostFs::new(dir.path());
         assert_eq!(fs.read("big").unwrap(), &data[..]);
+    }
+
+    #[test]
+    fn chunked_reads_count_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![7u8; 1000]).unwrap();
+        let fs = HostFs::new(dir.path());
+        let mut buf = Vec::new();
+        // 1000 bytes in 128-byte calls: 8 data reads + the 0-byte read.
+        assert_eq!(fs.read_once_chunked("f", &mut buf, 128).unwrap(), (1000, 9));
+        let file = fs.open("f").unwrap();
+        assert_eq!(pread_chunked(&file, &mut buf, 4096).unwrap(), (1000, 2));
+        assert_eq!(buf.get(..1000).unwrap(), &[7u8; 1000][..]);
+        assert_eq!(pread_chunked(&file, &mut buf, 0).unwrap(), (1000, 1001));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod compare;
 pub mod guard_selftest;
 pub mod restore;
+pub mod probe;
 pub mod show;
 pub mod synth;
 
@@ -52,5 +53,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Synth(a) => synth::run(a),
         Command::Restore(a) => restore::run(a),
         Command::GuardSelftest(a) => guard_selftest::run(a),
+        Command::Probe(a) => probe::run(a),
     }
 }

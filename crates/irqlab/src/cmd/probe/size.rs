@@ -1,0 +1,102 @@
+//! Buffer sizes for `--buffer`: parsing `128`, `4k`, `64K`, `1M`, `1MiB`
+//! (binary multiples) and printing them back in the short form. Pure.
+
+/// Parse one size such as `128`, `4k`, `64KiB` or `1M` (1k = 1024 bytes).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("expected a size like 128, 4k or 1M, found {s:?}"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "unknown size unit {unit:?} in {s:?} (use k, M or G)"
+            ))
+        }
+    };
+    let size = n
+        .checked_mul(1usize << shift)
+        .ok_or_else(|| format!("size too large: {s:?}"))?;
+    if size == 0 {
+        return Err(format!("size must be at least 1 byte: {s:?}"));
+    }
+    Ok(size)
+}
+
+/// Parse a comma-separated list of sizes (`4k,64k`), keeping the order
+/// and dropping duplicates.
+pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let size = parse_size(part)?;
+        if !out.contains(&size) {
+            out.push(size);
+        }
+    }
+    if out.is_empty() {
+        return Err("expected at least one size, e.g. 4k,64k".to_string());
+    }
+    Ok(out)
+}
+
+/// Short form of a size: `128`, `4k`, `1M` (exact multiples only).
+pub fn format_size(size: usize) -> String {
+    const MIB: usize = 1 << 20;
+    const KIB: usize = 1 << 10;
+    if size >= MIB && size % MIB == 0 {
+        format!("{}M", size / MIB)
+    } else if size >= KIB && size % KIB == 0 {
+        format!("{}k", size / KIB)
+    } else {
+        size.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_suffixed_sizes() {
+        assert_eq!(parse_size("128"), Ok(128));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size(" 64K "), Ok(65536));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("512b"), Ok(512));
+    }
+
+    #[test]
+    fn rejects_bad_sizes() {
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("4x").is_err());
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn lists_keep_order_and_drop_duplicates() {
+        assert_eq!(parse_sizes("4k,64k"), Ok(vec![4096, 65536]));
+        assert_eq!(parse_sizes("64k,4096,4k"), Ok(vec![65536, 4096]));
+        assert!(parse_sizes(",").is_err());
+    }
+
+    #[test]
+    fn formats_back() {
+        assert_eq!(format_size(128), "128");
+        assert_eq!(format_size(4096), "4k");
+        assert_eq!(format_size(1 << 20), "1M");
+        assert_eq!(format_size(1500), "1500");
+        for s in ["128", "4k", "64k", "1M"] {
+            assert_eq!(format_size(parse_size(s).unwrap()), s);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `irqlab probe` end to end: every output format on a synthesized tree,
+//! probe JSON read back by `irqlab compare`, bad flags, and a live run on
+//! this machine's /proc (skipped when it is not available).
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use serde_json::Value;
+use std::path::Path;
+use tempfile::TempDir;
+
+fn irqlab() -> Command {
+    Command::cargo_bin("irqlab").unwrap()
+}
+
+/// A 4-CPU x86 tree with 12 IRQs under `dir/tree`.
+fn synth(dir: &TempDir) -> String {
+    let root = dir.path().join("tree");
+    irqlab()
+        .args(["synth", "--cpus", "4", "--irqs", "12", "--out"])
+        .arg(&root)
+        .assert()
+        .success();
+    root.display().to_string()
+}
+
+fn probe(root: &str, args: &[&str]) -> assert_cmd::assert::Assert {
+    irqlab()
+        .args(["probe", "--root", root, "--reads", "5"])
+        .args(args)
+        .assert()
+}
+
+fn json_of(root: &str, args: &[&str]) -> Value {
+    let out = probe(root, &[&["--format", "json"], args].concat()).success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn table_has_a_row_per_target_method_and_buffer() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let out = probe(&root, &["--buffer", "128,4k"]).success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for target in [
+        "/proc/interrupts",
+        "/proc/softirqs",
+        "/proc/stat",
+        "/sys/kernel/irq/*/per_cpu_count",
+        "/proc/irq/*/smp_affinity_list",
+    ] {
+        assert_eq!(text.matches(target).count(), 4, "{target} in\n{text}");
+    }
+    assert!(text.contains("4 CPUs"), "{text}");
+    assert!(text.contains(" 128 ") && text.contains(" 4k "), "{text}");
+}
+
+#[test]
+fn json_is_a_probe_result_set_with_every_read() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let v = json_of(&root, &["--buffer", "4k"]);
+    assert_eq!(v["kind"], "probe");
+    assert_eq!(v["env"]["cpus"], 4);
+    assert_eq!(v["env"]["reads"], 5);
+    assert!(v["env"]["irq_descriptors"].as_u64().unwrap() >= 12);
+    let results = v["results"].as_array().unwrap();
+    // 5 targets × 2 methods × 1 buffer × (wall, cpu, sys).
+    assert_eq!(results.len(), 30);
+    let wall = results
+        .iter()
+        .find(|r| r["metric"] == "proc_interrupts_pread_4k_wall_ns")
+        .unwrap();
+    assert_eq!(wall["unit"], "ns");
+    assert_eq!(wall["direction"], "lower");
+    assert_eq!(wall["values"].as_array().unwrap().len(), 5);
+    let row = &v["rows"][0];
+    assert_eq!(row["target"], "/proc/interrupts");
+    let size = std::fs::metadata(Path::new(&root).join("proc/interrupts"))
+        .unwrap()
+        .len();
+    assert_eq!(row["bytes_per_read"].as_f64().unwrap(), size as f64);
+    // A fake file needs a data read and the final 0-byte read.
+    assert_eq!(row["syscalls_per_read"].as_f64().unwrap(), 2.0);
+}
+
+#[test]
+fn csv_has_a_header_and_a_line_per_row() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let out = dir.path().join("probe.csv");
+    probe(&root, &["--format", "csv", "--out", out.to_str().unwrap()])
+        .success()
+        .stdout("");
+    let text = std::fs::read_to_string(out).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("target,method,buffer,files,reads,"));
+    assert_eq!(lines.count(), 5 * 2 * 2);
+    assert!(
+        text.contains("\n/proc/softirqs,pread,65536,1,5,2,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_reads_two_probe_runs() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let mut files = Vec::new();
+    for name in ["before", "after"] {
+        let path = dir.path().join(format!("{name}.json"));
+        irqlab()
+            .args(["probe", "--root", &root, "--reads", "8", "--buffer", "4k"])
+            .args(["--format", "json", "--out"])
+            .arg(&path)
+            .assert()
+            .success();
+        files.push(path);
+    }
+    irqlab()
+        .arg("compare")
+        .args(&files)
+        .assert()
+        .success()
+        .stdout(contains("proc_interrupts_pread_4k_wall_ns"))
+        .stdout(contains("proc_softirqs_open_4k_sys_ns"));
+}
+
+#[test]
+fn bad_flags_and_empty_roots_are_refused() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path().display().to_string();
+    probe(&root, &["--buffer", "4x"])
+        .code(2)
+        .stderr(contains("unknown size unit"));
+    probe(&root, &[])
+        .code(1)
+        .stderr(contains("none of the probe targets exist"));
+    let tree = synth(&dir);
+    irqlab()
+        .args(["probe", "--root", &tree, "--reads", "0"])
+        .assert()
+        .code(1)
+        .stderr(contains("--reads"));
+}
+
+#[test]
+fn live_proc_interrupts_costs_microseconds() {
+    if std::fs::File::open("/proc/interrupts").is_err() {
+        eprintln!("skipping: /proc/interrupts is not readable on this machine");
+        return;
+    }
+    let out = irqlab()
+        .args([
+            "probe", "--reads", "200", "--buffer", "4k", "--format", "json",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "proc_interrupts_pread_4k")
+        .unwrap();
+    let p50 = row["wall_ns"]["p50"].as_f64().unwrap();
+    assert!((5e3..5e6).contains(&p50), "p50 {p50} ns");
+    // seq_file: at least one data read and the final 0-byte read.
+    assert!(row["syscalls_per_read"].as_f64().unwrap() >= 2.0, "{row}");
+    assert!(v["env"]["kernel"].is_string());
+}
