@@ -15,6 +15,8 @@ pub struct Cli {
 pub enum Command {
     /// List IRQs, softirqs and CPU time once, or as rates over an interval.
     Show(crate::cmd::show::Args),
+    /// Watch interrupts live, sorted by rate; --batch prints lines for scripts.
+    Top(crate::cmd::top::Args),
     /// Compare result sets and decide: statistics, verdict, commit-message table.
     Compare(crate::cmd::compare::Args),
     /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.

@@ -9,6 +9,7 @@ mod host;
 mod report;
 mod sampler;
 mod stats;
+mod tui;
 
 use std::process::ExitCode;
 

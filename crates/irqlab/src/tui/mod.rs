@@ -1,0 +1,92 @@
+//! `irqlab top` interactive UI (ratatui + crossterm).
+//!
+//! `app` holds the state and its pure `update`; `view`/`panels`/`format`
+//! render it without I/O; `event` runs the loop (sampler thread + terminal
+//! events); `terminal` enters and always restores the terminal;
+//! `threads_source` reads interrupt-thread CPU time (temporary, see there).
+//! All file reads go through [`HostFs`].
+
+pub mod app;
+pub mod event;
+mod format;
+mod panels;
+pub mod terminal;
+pub mod threads_source;
+pub mod view;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod render_tests;
+
+use crate::host::HostFs;
+use crate::sampler::{Sampler, Source};
+use anyhow::{anyhow, bail, Context};
+use app::App;
+use irqlab_core::Snapshot;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Shortest sampling interval accepted.
+const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// What `irqlab top` (interactive) needs.
+#[derive(Debug, Clone)]
+pub struct TuiConfig {
+    pub root: PathBuf,
+    pub interval: Duration,
+    /// Initial row filter (regex).
+    pub irq: Option<String>,
+    /// Initial CPU selection (`0-3,8`).
+    pub cpus: Option<String>,
+}
+
+/// Colour only when the terminal has colours and NO_COLOR is unset/empty.
+pub fn color_enabled() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && crossterm::style::available_color_count() >= 8
+}
+
+/// The App with the configured filter and CPU selection (checked before
+/// the screen is taken over, so a bad flag is a plain error).
+pub fn initial_app(cfg: &TuiConfig, color: bool) -> anyhow::Result<App> {
+    if cfg.interval < MIN_INTERVAL {
+        bail!("--interval must be at least 10ms");
+    }
+    let mut app = App::new(cfg.interval, color);
+    if let Some(re) = &cfg.irq {
+        app.set_filter(re).map_err(|e| anyhow!("--irq: {e}"))?;
+    }
+    if let Some(c) = &cfg.cpus {
+        app.set_cpus(c).map_err(|e| anyhow!("--cpus: {e}"))?;
+    }
+    Ok(app)
+}
+
+/// Run the interactive UI until the user quits or a signal arrives.
+pub fn run(cfg: TuiConfig) -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() {
+        bail!("irqlab top needs a terminal on stdout (use --batch for scripts)");
+    }
+    let mut app = initial_app(&cfg, color_enabled())?;
+    let mut sampler = Sampler::new(HostFs::new(&cfg.root), &Source::ALL);
+    let mut first = Snapshot::default();
+    sampler.sample(&mut first).context("first sample")?;
+    let mut threads = threads_source::ThreadsSource::new(HostFs::new(&cfg.root));
+    app.update(app::Msg::Threads(threads.sample(0.0)));
+    let stop = terminal::signal_flag()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = event::SamplerJob {
+        sampler,
+        threads,
+        first,
+        interval: cfg.interval,
+    };
+    event::spawn_sampler(job, tx, std::sync::Arc::clone(&stop));
+    let mut guard = terminal::enter()?;
+    let res = event::run_loop(&mut guard, &mut app, &rx, &stop);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(guard);
+    res
+}
