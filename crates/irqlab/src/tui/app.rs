@@ -372,7 +372,7 @@ impl App {
         self.report().and_then(|r| r.stat.as_ref()).map_or(0, |s| {
             s.cpu_pct
                 .iter()
-                .filter(|l| l.cpu.is_none_or(|c| self.cpu_selected(c)))
+                .filter(|l| l.cpu.map_or(true, |c| self.cpu_selected(c)))
                 .count()
         })
     }
@@ -393,7 +393,7 @@ impl App {
     pub fn cpu_selected(&self, cpu: u32) -> bool {
         self.cpus
             .as_ref()
-            .is_none_or(|l| l.binary_search(&cpu).is_ok())
+            .map_or(true, |l| l.binary_search(&cpu).is_ok())
     }
 
     /// `(column index, CPU id)` of the selected CPUs of a section.
@@ -424,7 +424,7 @@ impl App {
     }
 
     fn keep(&self, line: &IrqLine) -> bool {
-        self.filter.as_ref().is_none_or(|re| {
+        self.filter.as_ref().map_or(true, |re| {
             re.is_match(&line.label)
                 || re.is_match(&line.description)
                 || line.actions.iter().any(|a| re.is_match(a))
@@ -464,7 +464,7 @@ impl App {
                 keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
                 rows = keyed.into_iter().map(|k| k.1).collect();
             }
-            SortKey::Total => rows.sort_by(|a, b| b.1.cmp(&a.1)),
+            SortKey::Total => rows.sort_by_key(|r| std::cmp::Reverse(r.1)),
             SortKey::Irq => rows.sort_by(|a, b| {
                 let key = |l: &IrqLine| (l.irq.unwrap_or(u32::MAX), l.label.clone());
                 key(a.0).cmp(&key(b.0))

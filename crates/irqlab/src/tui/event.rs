@@ -106,7 +106,7 @@ pub fn run_loop(
                 dirty = true;
             }
         }
-        dirty |= drain(app, rx)?;
+        dirty |= drain(app, rx, stop)?;
         if last_tick.elapsed() >= TICK {
             last_tick = Instant::now();
             app.update(Msg::Tick);
@@ -116,8 +116,9 @@ pub fn run_loop(
     Ok(())
 }
 
-/// Apply every pending sampler message; true if any arrived.
-fn drain(app: &mut App, rx: &Receiver<Msg>) -> anyhow::Result<bool> {
+/// Apply every pending sampler message; true if any arrived. The sampler
+/// ending is an error unless a stop (signal) was requested.
+fn drain(app: &mut App, rx: &Receiver<Msg>, stop: &AtomicBool) -> anyhow::Result<bool> {
     let mut any = false;
     loop {
         match rx.try_recv() {
@@ -126,6 +127,7 @@ fn drain(app: &mut App, rx: &Receiver<Msg>) -> anyhow::Result<bool> {
                 any = true;
             }
             Err(TryRecvError::Empty) => return Ok(any),
+            Err(TryRecvError::Disconnected) if stop.load(Ordering::Relaxed) => return Ok(any),
             Err(TryRecvError::Disconnected) => bail!("the sampler thread stopped"),
         }
     }

@@ -207,7 +207,7 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     let body = stat
         .cpu_pct
         .iter()
-        .filter(|l| l.cpu.is_none_or(|c| app.cpu_selected(c)))
+        .filter(|l| l.cpu.map_or(true, |c| app.cpu_selected(c)))
         .skip(app.row_offset)
         .take(height)
         .map(|l| {
@@ -229,7 +229,7 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
         });
     let widths = [Constraint::Length(6)]
         .into_iter()
-        .chain(std::iter::repeat_n(Constraint::Length(6), 5));
+        .chain([Constraint::Length(6); 5]);
     let table = Table::new(body, widths)
         .header(header_row(head, app))
         .block(Block::new().title(Line::from("CPU time over the interval").style(bold())));

@@ -1,7 +1,7 @@
 //! Terminal setup and teardown for `irqlab top`: raw mode plus the
 //! alternate screen, restored on quit and on error (guard `Drop`), on panic
-//! (panic hook), and on SIGTERM/SIGINT/SIGHUP (a `signal-hook` flag that the
-//! event loop checks, so the normal path restores the terminal).
+//! (panic hook), and on SIGTERM/SIGINT (a `signal-hook` flag that the event
+//! loop checks, so the normal path restores the terminal).
 
 use anyhow::Context;
 use crossterm::cursor::{Hide, Show};
@@ -63,15 +63,15 @@ fn install_panic_hook() {
     });
 }
 
-/// A flag set by SIGTERM, SIGINT or SIGHUP (instead of dying with the
-/// terminal in raw mode).
+/// A flag set by SIGTERM or SIGINT, so the loop quits and restores the
+/// terminal instead of dying in raw mode. A second such signal while the
+/// flag is set exits at once (status 1), in case the loop is stuck.
+/// SIGHUP keeps its default action: the terminal is gone, nothing to restore.
 pub fn signal_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ] {
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::clone(&flag))
+            .with_context(|| format!("cannot handle signal {sig}"))?;
         signal_hook::flag::register(sig, Arc::clone(&flag))
             .with_context(|| format!("cannot handle signal {sig}"))?;
     }
