@@ -57,8 +57,9 @@ impl Tmux {
     fn wait_gone(&self) -> Res<()> {
         let start = Instant::now();
         while self.alive()? {
-            if start.elapsed() > Duration::from_secs(5) {
-                return Err("the session did not end".into());
+            if start.elapsed() > Duration::from_secs(15) {
+                let screen = self.capture().unwrap_or_default();
+                return Err(format!("the session did not end; screen:\n{screen}").into());
             }
             std::thread::sleep(Duration::from_millis(50));
         }

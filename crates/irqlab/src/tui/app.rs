@@ -57,6 +57,8 @@ pub enum Msg {
     Threads(Vec<ThreadRow>),
     /// A sampling error (shown in the status line).
     SampleError(String),
+    /// A notice for the status line (e.g. a file that is missing).
+    Notice(String),
     /// Periodic wake-up: expires transient status messages.
     Tick,
 }
@@ -246,7 +248,10 @@ impl App {
                     self.threads = t;
                 }
             }
-            Msg::SampleError(e) => self.status = Some((e, STATUS_TICKS)),
+            Msg::SampleError(e) => {
+                self.status = Some((format!("sampling failed: {e}"), STATUS_TICKS))
+            }
+            Msg::Notice(n) => self.status = Some((n, STATUS_TICKS)),
             Msg::Tick => self.tick(),
         }
     }
@@ -357,15 +362,20 @@ impl App {
     fn clamp_scroll(&mut self) {
         let cols = self.selected_columns(self.irq_cpus()).len();
         self.cpu_offset = self.cpu_offset.min(cols.saturating_sub(1));
-        let rows = match self.panel {
+        let rows = self.row_count();
+        self.row_offset = self.row_offset.min(rows.saturating_sub(1));
+    }
+
+    /// Rows of the active panel (after the filter and CPU selection).
+    pub fn row_count(&self) -> usize {
+        match self.panel {
             Panel::Irqs => self.irq_row_count(),
             Panel::Softirqs => self
                 .report()
                 .and_then(|r| r.softirqs.as_ref())
                 .map_or(0, |s| s.rows.len()),
             Panel::CpuTime => self.cpu_pct_rows(),
-        };
-        self.row_offset = self.row_offset.min(rows.saturating_sub(1));
+        }
     }
 
     fn cpu_pct_rows(&self) -> usize {
@@ -698,6 +708,11 @@ mod tests {
     fn sample_error_is_shown() {
         let mut a = app();
         a.update(Msg::SampleError("boom".into()));
-        assert_eq!(a.status.as_ref().map(|s| s.0.as_str()), Some("boom"));
+        assert_eq!(
+            a.status.as_ref().map(|s| s.0.as_str()),
+            Some("sampling failed: boom")
+        );
+        a.update(Msg::Notice("note".into()));
+        assert_eq!(a.status.as_ref().map(|s| s.0.as_str()), Some("note"));
     }
 }

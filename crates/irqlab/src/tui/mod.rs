@@ -73,6 +73,13 @@ pub fn run(cfg: TuiConfig) -> anyhow::Result<()> {
     let mut sampler = Sampler::new(HostFs::new(&cfg.root), &Source::ALL);
     let mut first = Snapshot::default();
     sampler.sample(&mut first).context("first sample")?;
+    for (src, why) in &sampler.missing {
+        let path = sampler.fs().path(src.rel());
+        app.update(app::Msg::Notice(format!(
+            "not shown: {}: {why}",
+            path.display()
+        )));
+    }
     let mut threads = threads_source::ThreadsSource::new(HostFs::new(&cfg.root));
     app.update(app::Msg::Threads(threads.sample(0.0)));
     let stop = terminal::signal_flag()?;

@@ -103,7 +103,7 @@ fn footer_shows_input_error_and_pause() {
     assert!(out[23].starts_with("filter (regex, Enter applies, Esc cancels): et_"));
     press(&mut a, &[Key::Char('('), Key::Enter]);
     let out = render(&mut a, 80, 24);
-    assert!(out[23].starts_with("error: invalid regex"), "{}", out[23]);
+    assert!(out[23].starts_with("invalid regex"), "{}", out[23]);
     press(&mut a, &[Key::Esc, Key::Char('p'), Key::Char('n')]);
     let s = view::status_text(&a);
     assert!(s.contains("PAUSED") && s.contains("sort name") && s.contains("every 1s"));

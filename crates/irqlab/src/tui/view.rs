@@ -42,17 +42,28 @@ fn header(f: &mut Frame, area: Rect, app: &App) {
         };
         spans.push(Span::styled(label, style));
     }
-    let cols = app.selected_columns(app.irq_cpus());
-    let right = if cols.is_empty() {
-        String::new()
-    } else {
-        let first = cols.get(app.cpu_offset).map_or(0, |c| c.1);
-        format!(" from CPU{first} (←/→) ")
-    };
+    let right = position(app);
     let w = (right.chars().count() as u16).min(area.width);
     let [l, r] = Layout::horizontal([Constraint::Min(0), Constraint::Length(w)]).areas(area);
     f.render_widget(Paragraph::new(Line::from(spans)), l);
     f.render_widget(Paragraph::new(right), r);
+}
+
+/// Where the view is: first row shown of how many, first CPU column.
+fn position(app: &App) -> String {
+    let rows = app.row_count();
+    if rows == 0 {
+        return String::new();
+    }
+    let row = format!("row {} of {rows}", app.row_offset.saturating_add(1));
+    let cols = app.selected_columns(app.irq_cpus());
+    match cols.get(app.cpu_offset) {
+        Some(&(_, first)) if app.panel != Panel::CpuTime => {
+            let col = app.cpu_offset.saturating_add(1);
+            format!(" {row} │ col {col} of {}: CPU{first} ←/→ ", cols.len())
+        }
+        _ => format!(" {row} "),
+    }
 }
 
 fn footer(f: &mut Frame, area: Rect, app: &App) {
@@ -67,7 +78,7 @@ fn footer(f: &mut Frame, area: Rect, app: &App) {
         ])
     } else if let Some((msg, _)) = &app.status {
         Line::from(Span::styled(
-            format!("error: {msg}"),
+            msg.clone(),
             bold().patch(styled(app, Style::default().fg(Color::Red))),
         ))
     } else {
