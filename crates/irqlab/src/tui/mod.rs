@@ -44,8 +44,16 @@ pub struct TuiConfig {
 
 /// Colour only when the terminal has colours and NO_COLOR is unset/empty.
 pub fn color_enabled() -> bool {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    !no_color && crossterm::style::available_color_count() >= 8
+    color_choice(
+        std::env::var_os("NO_COLOR").as_deref(),
+        crossterm::style::available_color_count(),
+    )
+}
+
+/// The colour decision from NO_COLOR's value and the terminal's colours.
+fn color_choice(no_color: Option<&std::ffi::OsStr>, colors: u16) -> bool {
+    let no_color = no_color.is_some_and(|v| !v.is_empty());
+    !no_color && colors >= 8
 }
 
 /// The App with the configured filter and CPU selection (checked before
@@ -96,4 +104,35 @@ pub fn run(cfg: TuiConfig) -> anyhow::Result<()> {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     drop(guard);
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_needs_colours_and_no_no_color() {
+        assert!(color_choice(None, 256));
+        assert!(color_choice(Some(OsStr::new("")), 8));
+        assert!(!color_choice(Some(OsStr::new("1")), 256));
+        assert!(!color_choice(None, 0));
+    }
+
+    #[test]
+    fn bad_flags_fail_before_the_screen_is_taken() {
+        let cfg = |irq: Option<&str>, cpus: Option<&str>, ms: u64| TuiConfig {
+            root: "/".into(),
+            interval: Duration::from_millis(ms),
+            irq: irq.map(str::to_string),
+            cpus: cpus.map(str::to_string),
+        };
+        let err = |c| format!("{:#}", initial_app(&c, false).unwrap_err());
+        assert!(err(cfg(Some("("), None, 100)).starts_with("--irq: invalid regex"));
+        assert!(err(cfg(None, Some("3-1"), 100)).starts_with("--cpus: invalid CPU list"));
+        assert!(err(cfg(None, None, 1)).contains("at least 10ms"));
+        let app = initial_app(&cfg(Some("eth"), Some("0-3"), 100), true).unwrap();
+        assert_eq!(app.cpus, Some(vec![0, 1, 2, 3]));
+        assert!(app.color);
+    }
 }

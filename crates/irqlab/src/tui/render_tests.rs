@@ -169,3 +169,25 @@ fn cpus_1152_render_at_80x24_and_200x50() {
     let out = render(&mut a, 80, 24);
     assert_eq!(header_cpus(&out[1]).first(), Some(&1000));
 }
+
+#[test]
+fn colour_marks_intensity_only_when_enabled() {
+    use ratatui::style::Color;
+    let fg_of = |color: bool| {
+        let mut a = medium();
+        a.color = color;
+        a.update(Msg::Resize(80, 24));
+        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| view::draw(f, &a)).unwrap();
+        t.backend()
+            .buffer()
+            .content
+            .iter()
+            .map(|c| c.fg)
+            .collect::<std::collections::HashSet<_>>()
+    };
+    let coloured = fg_of(true);
+    assert!(coloured.contains(&Color::Red) && coloured.contains(&Color::Yellow));
+    let plain = fg_of(false);
+    assert_eq!(plain.into_iter().collect::<Vec<_>>(), vec![Color::Reset]);
+}
