@@ -17,6 +17,8 @@ pub enum Command {
     Show(crate::cmd::show::Args),
     /// Run A/B trials of an interrupt workload with the host prepared and restored.
     Bench(Box<crate::cmd::bench::Args>),
+    /// Watch interrupts live, sorted by rate; --batch prints lines for scripts.
+    Top(crate::cmd::top::Args),
     /// Compare result sets and decide: statistics, verdict, commit-message table.
     Compare(crate::cmd::compare::Args),
     /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.

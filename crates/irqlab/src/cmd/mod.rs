@@ -8,6 +8,7 @@ pub mod restore;
 pub mod probe;
 pub mod show;
 pub mod synth;
+pub mod top;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -54,5 +55,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Restore(a) => restore::run(a),
         Command::GuardSelftest(a) => guard_selftest::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Top(a) => top::run(a),
     }
 }

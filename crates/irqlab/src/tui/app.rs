@@ -1,0 +1,718 @@
+//! App state of `irqlab top`: the latest sample, the user's choices (sort,
+//! filter, CPU selection, panel, scroll, pause, help) and the input line.
+//!
+//! Every state change goes through [`App::update`] with a [`Msg`]; it is
+//! pure (no I/O, no clock) so it is unit-tested directly. The view reads
+//! the state through the query methods below and never changes it.
+
+use crate::report::{IrqLine, Report};
+use irqlab_core::Shape;
+use regex::Regex;
+use std::time::Duration;
+
+/// One kernel thread that does interrupt work (`ksoftirqd/N`, `irq/N-name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadRow {
+    pub pid: u32,
+    pub name: String,
+    /// Share of one CPU over the last interval, in percent.
+    pub cpu_pct: f64,
+}
+
+/// One sample: the rates report and, per interrupts row (same order), the
+/// count since boot over all CPUs.
+#[derive(Debug, Default)]
+pub struct SampleData {
+    pub report: Report,
+    pub totals: Vec<u64>,
+}
+
+/// A key press, already decoded from the terminal's event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    /// A letter with Ctrl held.
+    Ctrl(char),
+    Enter,
+    Esc,
+    Backspace,
+    Tab,
+    BackTab,
+    Left,
+    Right,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+}
+
+/// Everything that can change the App.
+#[derive(Debug)]
+pub enum Msg {
+    Key(Key),
+    Resize(u16, u16),
+    Sample(Box<SampleData>),
+    Threads(Vec<ThreadRow>),
+    /// A sampling error (shown in the status line).
+    SampleError(String),
+    /// A notice for the status line (e.g. a file that is missing).
+    Notice(String),
+    /// Periodic wake-up: expires transient status messages.
+    Tick,
+}
+
+/// Row order of the IRQ panel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    /// Rate over the interval, highest first.
+    Rate,
+    /// Count since boot, highest first.
+    Total,
+    /// IRQ number (arch rows after, by label).
+    Irq,
+    /// Device name (actions, else label).
+    Name,
+}
+
+impl SortKey {
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Rate => "rate",
+            SortKey::Total => "total",
+            SortKey::Irq => "irq",
+            SortKey::Name => "name",
+        }
+    }
+
+    fn next(self) -> Self {
+        match self {
+            SortKey::Rate => SortKey::Total,
+            SortKey::Total => SortKey::Irq,
+            SortKey::Irq => SortKey::Name,
+            SortKey::Name => SortKey::Rate,
+        }
+    }
+}
+
+/// The panel in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Irqs,
+    Softirqs,
+    CpuTime,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 3] = [Panel::Irqs, Panel::Softirqs, Panel::CpuTime];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Panel::Irqs => "IRQs",
+            Panel::Softirqs => "softirqs",
+            Panel::CpuTime => "CPU time",
+        }
+    }
+
+    fn next(self) -> Self {
+        match self {
+            Panel::Irqs => Panel::Softirqs,
+            Panel::Softirqs => Panel::CpuTime,
+            Panel::CpuTime => Panel::Irqs,
+        }
+    }
+
+    fn prev(self) -> Self {
+        self.next().next()
+    }
+}
+
+/// What the input line edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Filter,
+    Cpus,
+}
+
+/// An open input line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub kind: InputKind,
+    pub text: String,
+}
+
+/// Ticks a transient status message stays.
+const STATUS_TICKS: u32 = 5;
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    pub interval: Duration,
+    pub color: bool,
+    pub sample: Option<SampleData>,
+    pub samples: u64,
+    pub threads: Vec<ThreadRow>,
+    pub sort: SortKey,
+    pub filter: Option<Regex>,
+    pub cpus: Option<Vec<u32>>,
+    /// The CPU selection as typed (for the status line).
+    pub cpus_text: String,
+    pub paused: bool,
+    pub panel: Panel,
+    pub help: bool,
+    pub input: Option<Input>,
+    /// Error or notice for the status line, and ticks left.
+    pub status: Option<(String, u32)>,
+    /// First CPU column shown (horizontal scroll).
+    pub cpu_offset: usize,
+    /// First row shown (vertical scroll of the active panel).
+    pub row_offset: usize,
+    pub size: (u16, u16),
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(interval: Duration, color: bool) -> Self {
+        App {
+            interval,
+            color,
+            sample: None,
+            samples: 0,
+            threads: Vec::new(),
+            sort: SortKey::Rate,
+            filter: None,
+            cpus: None,
+            cpus_text: String::new(),
+            paused: false,
+            panel: Panel::Irqs,
+            help: false,
+            input: None,
+            status: None,
+            cpu_offset: 0,
+            row_offset: 0,
+            size: (80, 24),
+            quit: false,
+        }
+    }
+
+    /// Set the row filter from a regex (`""` clears it).
+    pub fn set_filter(&mut self, text: &str) -> Result<(), String> {
+        if text.is_empty() {
+            self.filter = None;
+            return Ok(());
+        }
+        let re = Regex::new(text).map_err(|e| format!("invalid regex {text:?}: {e}"))?;
+        self.filter = Some(re);
+        self.row_offset = 0;
+        Ok(())
+    }
+
+    /// Select CPUs from a list such as `0-3,8` (`""` selects all).
+    pub fn set_cpus(&mut self, text: &str) -> Result<(), String> {
+        let text = text.trim();
+        if text.is_empty() {
+            self.cpus = None;
+            self.cpus_text.clear();
+            return Ok(());
+        }
+        let list = irqlab_core::CpuList::parse_list(text.as_bytes(), "cpus")
+            .map_err(|e| format!("invalid CPU list {text:?}: {}", e.kind))?;
+        self.cpus = Some(list.iter().collect());
+        if let Some(v) = self.cpus.as_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        self.cpus_text = text.to_string();
+        self.cpu_offset = 0;
+        Ok(())
+    }
+
+    /// Apply one message.
+    pub fn update(&mut self, msg: Msg) {
+        match msg {
+            Msg::Key(k) => self.key(k),
+            Msg::Resize(w, h) => {
+                self.size = (w, h);
+                self.clamp_scroll();
+            }
+            Msg::Sample(s) => {
+                if !self.paused {
+                    self.sample = Some(*s);
+                    self.samples += 1;
+                    self.clamp_scroll();
+                }
+            }
+            Msg::Threads(t) => {
+                if !self.paused {
+                    self.threads = t;
+                }
+            }
+            Msg::SampleError(e) => {
+                self.status = Some((format!("sampling failed: {e}"), STATUS_TICKS))
+            }
+            Msg::Notice(n) => self.status = Some((n, STATUS_TICKS)),
+            Msg::Tick => self.tick(),
+        }
+    }
+
+    fn tick(&mut self) {
+        if let Some((_, left)) = &mut self.status {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.status = None;
+            }
+        }
+    }
+
+    fn key(&mut self, k: Key) {
+        if k == Key::Ctrl('c') {
+            self.quit = true;
+        } else if self.input.is_some() {
+            self.input_key(k);
+        } else if self.help {
+            match k {
+                Key::Char('q') => self.quit = true,
+                _ => self.help = false,
+            }
+        } else {
+            self.normal_key(k);
+        }
+    }
+
+    fn normal_key(&mut self, k: Key) {
+        match k {
+            Key::Char('q') => self.quit = true,
+            Key::Char('s') => self.sort = self.sort.next(),
+            Key::Char('r') => self.sort = SortKey::Rate,
+            Key::Char('t') => self.sort = SortKey::Total,
+            Key::Char('i') => self.sort = SortKey::Irq,
+            Key::Char('n') => self.sort = SortKey::Name,
+            Key::Char('/') => self.open_input(InputKind::Filter),
+            Key::Char('c') => self.open_input(InputKind::Cpus),
+            Key::Char('p') | Key::Char(' ') => self.paused = !self.paused,
+            Key::Char('?') | Key::Char('h') => self.help = true,
+            Key::Tab => self.switch_panel(self.panel.next()),
+            Key::BackTab => self.switch_panel(self.panel.prev()),
+            Key::Esc => self.status = None,
+            _ => self.scroll_key(k),
+        }
+    }
+
+    fn scroll_key(&mut self, k: Key) {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        match k {
+            Key::Left => self.cpu_offset = self.cpu_offset.saturating_sub(1),
+            Key::Right => self.cpu_offset = self.cpu_offset.saturating_add(1),
+            Key::Home => self.cpu_offset = 0,
+            Key::End => self.cpu_offset = usize::MAX,
+            Key::Up => self.row_offset = self.row_offset.saturating_sub(1),
+            Key::Down => self.row_offset = self.row_offset.saturating_add(1),
+            Key::PageUp => self.row_offset = self.row_offset.saturating_sub(page),
+            Key::PageDown => self.row_offset = self.row_offset.saturating_add(page),
+            _ => {}
+        }
+        self.clamp_scroll();
+    }
+
+    fn switch_panel(&mut self, p: Panel) {
+        self.panel = p;
+        self.row_offset = 0;
+    }
+
+    fn open_input(&mut self, kind: InputKind) {
+        let text = match kind {
+            InputKind::Filter => self
+                .filter
+                .as_ref()
+                .map(|r| r.as_str().to_string())
+                .unwrap_or_default(),
+            InputKind::Cpus => self.cpus_text.clone(),
+        };
+        self.input = Some(Input { kind, text });
+    }
+
+    fn input_key(&mut self, k: Key) {
+        let Some(input) = self.input.as_mut() else {
+            return;
+        };
+        match k {
+            Key::Char(c) => input.text.push(c),
+            Key::Backspace => {
+                input.text.pop();
+            }
+            Key::Esc => self.input = None,
+            Key::Enter => {
+                let Input { kind, text } = input.clone();
+                self.input = None;
+                let res = match kind {
+                    InputKind::Filter => self.set_filter(&text),
+                    InputKind::Cpus => self.set_cpus(&text),
+                };
+                match res {
+                    Ok(()) => self.status = None,
+                    Err(e) => self.status = Some((e, STATUS_TICKS)),
+                }
+                self.clamp_scroll();
+            }
+            _ => {}
+        }
+    }
+
+    fn clamp_scroll(&mut self) {
+        let cols = self.selected_columns(self.irq_cpus()).len();
+        self.cpu_offset = self.cpu_offset.min(cols.saturating_sub(1));
+        let rows = self.row_count();
+        self.row_offset = self.row_offset.min(rows.saturating_sub(1));
+    }
+
+    /// Rows of the active panel (after the filter and CPU selection).
+    pub fn row_count(&self) -> usize {
+        match self.panel {
+            Panel::Irqs => self.irq_row_count(),
+            Panel::Softirqs => self
+                .report()
+                .and_then(|r| r.softirqs.as_ref())
+                .map_or(0, |s| s.rows.len()),
+            Panel::CpuTime => self.cpu_pct_rows(),
+        }
+    }
+
+    fn cpu_pct_rows(&self) -> usize {
+        self.report().and_then(|r| r.stat.as_ref()).map_or(0, |s| {
+            s.cpu_pct
+                .iter()
+                .filter(|l| l.cpu.map_or(true, |c| self.cpu_selected(c)))
+                .count()
+        })
+    }
+
+    /// The latest report, if any.
+    pub fn report(&self) -> Option<&Report> {
+        self.sample.as_ref().map(|s| &s.report)
+    }
+
+    /// CPU ids of the interrupts section (empty before the first sample).
+    pub fn irq_cpus(&self) -> &[u32] {
+        self.report()
+            .and_then(|r| r.interrupts.as_ref())
+            .map_or(&[], |s| s.cpus.as_slice())
+    }
+
+    /// Whether `cpu` is in the selection (all are without one).
+    pub fn cpu_selected(&self, cpu: u32) -> bool {
+        self.cpus
+            .as_ref()
+            .map_or(true, |l| l.binary_search(&cpu).is_ok())
+    }
+
+    /// `(column index, CPU id)` of the selected CPUs of a section.
+    pub fn selected_columns(&self, cpus: &[u32]) -> Vec<(usize, u32)> {
+        cpus.iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, c)| self.cpu_selected(c))
+            .collect()
+    }
+
+    /// Rate of a row over the selected CPUs (all CPUs: the row's total rate).
+    pub fn row_rate(&self, line: &IrqLine) -> Option<f64> {
+        self.row_rate_in(line, &self.selected_columns(self.irq_cpus()))
+    }
+
+    /// [`App::row_rate`] with the selected columns computed once.
+    fn row_rate_in(&self, line: &IrqLine, cols: &[(usize, u32)]) -> Option<f64> {
+        if self.cpus.is_none() || line.shape != Shape::PerCpu {
+            return line.total_rate;
+        }
+        let rates = line.rates.as_ref()?;
+        Some(
+            cols.iter()
+                .filter_map(|&(i, _)| rates.get(i).copied().flatten())
+                .sum(),
+        )
+    }
+
+    fn keep(&self, line: &IrqLine) -> bool {
+        self.filter.as_ref().map_or(true, |re| {
+            re.is_match(&line.label)
+                || re.is_match(&line.description)
+                || line.actions.iter().any(|a| re.is_match(a))
+                || line.chip.as_deref().is_some_and(|c| re.is_match(c))
+        })
+    }
+
+    /// Number of rows that pass the filter (cheaper than sorting them).
+    pub fn irq_row_count(&self) -> usize {
+        self.report()
+            .and_then(|r| r.interrupts.as_ref())
+            .map_or(0, |sec| sec.rows.iter().filter(|l| self.keep(l)).count())
+    }
+
+    /// Filtered, sorted interrupts rows with their since-boot totals.
+    pub fn irq_rows(&self) -> Vec<(&IrqLine, Option<u64>)> {
+        let Some(s) = &self.sample else {
+            return Vec::new();
+        };
+        let Some(sec) = &s.report.interrupts else {
+            return Vec::new();
+        };
+        let cols = self.selected_columns(&sec.cpus);
+        let mut rows: Vec<(&IrqLine, Option<u64>)> = sec
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| self.keep(l))
+            .map(|(i, l)| (l, s.totals.get(i).copied()))
+            .collect();
+        match self.sort {
+            SortKey::Rate => {
+                let mut keyed: Vec<(f64, (&IrqLine, Option<u64>))> = rows
+                    .into_iter()
+                    .map(|r| (self.row_rate_in(r.0, &cols).unwrap_or(-1.0), r))
+                    .collect();
+                keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+                rows = keyed.into_iter().map(|k| k.1).collect();
+            }
+            SortKey::Total => rows.sort_by_key(|r| std::cmp::Reverse(r.1)),
+            SortKey::Irq => rows.sort_by(|a, b| {
+                let key = |l: &IrqLine| (l.irq.unwrap_or(u32::MAX), l.label.clone());
+                key(a.0).cmp(&key(b.0))
+            }),
+            SortKey::Name => rows.sort_by_key(|r| name_of(r.0)),
+        }
+        rows
+    }
+}
+
+/// Device name of a row: its actions, else its description, else label.
+pub fn name_of(l: &IrqLine) -> String {
+    if !l.actions.is_empty() {
+        l.actions.join(",")
+    } else if !l.description.is_empty() {
+        l.description.clone()
+    } else {
+        l.label.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixtures;
+
+    fn app() -> App {
+        let mut a = App::new(Duration::from_secs(1), false);
+        a.update(Msg::Sample(Box::new(fixtures::small_sample())));
+        a
+    }
+
+    fn keys(a: &mut App, ks: &[Key]) {
+        for &k in ks {
+            a.update(Msg::Key(k));
+        }
+    }
+
+    fn typed(a: &mut App, s: &str) {
+        for c in s.chars() {
+            a.update(Msg::Key(Key::Char(c)));
+        }
+    }
+
+    fn labels(a: &App) -> Vec<String> {
+        a.irq_rows().iter().map(|r| r.0.label.clone()).collect()
+    }
+
+    #[test]
+    fn starts_sorted_by_rate_descending() {
+        let a = app();
+        let rates: Vec<f64> = a
+            .irq_rows()
+            .iter()
+            .map(|r| a.row_rate(r.0).unwrap_or(-1.0))
+            .collect();
+        assert!(rates.len() > 5);
+        assert!(rates.windows(2).all(|w| w[0] >= w[1]), "{rates:?}");
+    }
+
+    #[test]
+    fn s_cycles_and_letters_pick_sort_keys() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('s')]);
+        assert_eq!(a.sort, SortKey::Total);
+        let totals: Vec<u64> = a.irq_rows().iter().map(|r| r.1.unwrap_or(0)).collect();
+        assert!(totals.windows(2).all(|w| w[0] >= w[1]));
+        keys(&mut a, &[Key::Char('s')]);
+        assert_eq!(a.sort, SortKey::Irq);
+        let irqs: Vec<u32> = a.irq_rows().iter().filter_map(|r| r.0.irq).collect();
+        assert!(irqs.windows(2).all(|w| w[0] < w[1]));
+        let first_arch = a.irq_rows().iter().position(|r| r.0.irq.is_none());
+        let last_numbered = a.irq_rows().iter().rposition(|r| r.0.irq.is_some());
+        assert!(first_arch > last_numbered);
+        keys(&mut a, &[Key::Char('s')]);
+        assert_eq!(a.sort, SortKey::Name);
+        let names: Vec<String> = a.irq_rows().iter().map(|r| name_of(r.0)).collect();
+        assert!(names.windows(2).all(|w| w[0] <= w[1]));
+        keys(&mut a, &[Key::Char('s')]);
+        assert_eq!(a.sort, SortKey::Rate);
+        for (c, k) in [
+            ('t', SortKey::Total),
+            ('i', SortKey::Irq),
+            ('n', SortKey::Name),
+            ('r', SortKey::Rate),
+        ] {
+            keys(&mut a, &[Key::Char(c)]);
+            assert_eq!(a.sort, k);
+        }
+    }
+
+    #[test]
+    fn filter_applies_on_enter_and_esc_cancels() {
+        let mut a = app();
+        let all = a.irq_rows().len();
+        keys(&mut a, &[Key::Char('/')]);
+        assert!(a.input.is_some());
+        typed(&mut a, "^NMI$");
+        assert_eq!(a.irq_rows().len(), all, "not applied before Enter");
+        keys(&mut a, &[Key::Enter]);
+        assert!(a.input.is_none());
+        assert_eq!(labels(&a), vec!["NMI"]);
+        // Reopen: prefilled; Esc leaves it unchanged.
+        keys(&mut a, &[Key::Char('/')]);
+        assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("^NMI$"));
+        keys(&mut a, &[Key::Backspace, Key::Esc]);
+        assert_eq!(labels(&a), vec!["NMI"]);
+        // Empty filter clears.
+        keys(&mut a, &[Key::Char('/')]);
+        for _ in 0..5 {
+            keys(&mut a, &[Key::Backspace]);
+        }
+        keys(&mut a, &[Key::Enter]);
+        assert_eq!(a.irq_rows().len(), all);
+    }
+
+    #[test]
+    fn invalid_regex_shows_error_and_keeps_filter() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('/')]);
+        typed(&mut a, "eth(");
+        keys(&mut a, &[Key::Enter]);
+        let (msg, _) = a.status.clone().unwrap();
+        assert!(msg.contains("invalid regex"), "{msg}");
+        assert!(a.filter.is_none());
+        for _ in 0..STATUS_TICKS {
+            a.update(Msg::Tick);
+        }
+        assert!(a.status.is_none(), "status expires");
+    }
+
+    #[test]
+    fn cpu_selection_restricts_columns_and_rate() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('c')]);
+        typed(&mut a, "1,3");
+        keys(&mut a, &[Key::Enter]);
+        assert_eq!(a.cpus, Some(vec![1, 3]));
+        let cols = a.selected_columns(a.irq_cpus());
+        assert_eq!(cols.iter().map(|c| c.1).collect::<Vec<_>>(), vec![1, 3]);
+        let rows = a.irq_rows();
+        let (line, _) = rows.iter().find(|r| r.0.shape == Shape::PerCpu).unwrap();
+        let rates = line.rates.as_ref().unwrap();
+        let want: f64 = cols.iter().filter_map(|&(i, _)| rates[i]).sum();
+        assert_eq!(a.row_rate(line), Some(want));
+        keys(&mut a, &[Key::Char('c')]);
+        typed(&mut a, "x");
+        keys(&mut a, &[Key::Enter]);
+        assert!(a.status.as_ref().unwrap().0.contains("invalid CPU list"));
+        assert_eq!(a.cpus, Some(vec![1, 3]), "bad input keeps the selection");
+    }
+
+    #[test]
+    fn pause_freezes_samples_and_threads() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('p')]);
+        assert!(a.paused);
+        a.update(Msg::Sample(Box::default()));
+        a.update(Msg::Threads(vec![ThreadRow {
+            pid: 1,
+            name: "ksoftirqd/0".into(),
+            cpu_pct: 1.0,
+        }]));
+        assert_eq!(a.samples, 1);
+        assert!(a.threads.is_empty());
+        assert!(!a.irq_rows().is_empty());
+        keys(&mut a, &[Key::Char(' ')]);
+        assert!(!a.paused);
+        a.update(Msg::Sample(Box::default()));
+        assert_eq!(a.samples, 2);
+        assert!(a.irq_rows().is_empty());
+    }
+
+    #[test]
+    fn resize_and_scroll_are_clamped() {
+        let mut a = app();
+        a.update(Msg::Resize(200, 50));
+        assert_eq!(a.size, (200, 50));
+        keys(&mut a, &[Key::End]);
+        assert_eq!(a.cpu_offset, a.irq_cpus().len() - 1);
+        keys(&mut a, &[Key::Right, Key::Home, Key::Left]);
+        assert_eq!(a.cpu_offset, 0);
+        for _ in 0..100 {
+            keys(&mut a, &[Key::PageDown]);
+        }
+        assert_eq!(a.row_offset, a.irq_rows().len() - 1);
+        keys(&mut a, &[Key::Up]);
+        assert_eq!(a.row_offset, a.irq_rows().len() - 2);
+    }
+
+    #[test]
+    fn tab_switches_panels_and_resets_rows() {
+        let mut a = app();
+        keys(&mut a, &[Key::Down, Key::Tab]);
+        assert_eq!((a.panel, a.row_offset), (Panel::Softirqs, 0));
+        keys(&mut a, &[Key::Tab]);
+        assert_eq!(a.panel, Panel::CpuTime);
+        keys(&mut a, &[Key::Tab]);
+        assert_eq!(a.panel, Panel::Irqs);
+        keys(&mut a, &[Key::BackTab]);
+        assert_eq!(a.panel, Panel::CpuTime);
+    }
+
+    #[test]
+    fn help_opens_and_any_key_closes_it() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('?')]);
+        assert!(a.help);
+        keys(&mut a, &[Key::Char('s')]);
+        assert!(!a.help);
+        assert_eq!(a.sort, SortKey::Rate, "the closing key does nothing else");
+        keys(&mut a, &[Key::Char('h')]);
+        assert!(a.help);
+        keys(&mut a, &[Key::Char('q')]);
+        assert!(a.quit);
+    }
+
+    #[test]
+    fn q_and_ctrl_c_quit_even_in_input() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('/'), Key::Char('q')]);
+        assert!(!a.quit, "q is text in the input line");
+        keys(&mut a, &[Key::Ctrl('c')]);
+        assert!(a.quit);
+        let mut b = app();
+        keys(&mut b, &[Key::Char('q')]);
+        assert!(b.quit);
+    }
+
+    #[test]
+    fn sample_error_is_shown() {
+        let mut a = app();
+        a.update(Msg::SampleError("boom".into()));
+        assert_eq!(
+            a.status.as_ref().map(|s| s.0.as_str()),
+            Some("sampling failed: boom")
+        );
+        a.update(Msg::Notice("note".into()));
+        assert_eq!(a.status.as_ref().map(|s| s.0.as_str()), Some("note"));
+    }
+}

@@ -1,0 +1,100 @@
+//! Test fixtures: deterministic samples built from synth trees (two
+//! snapshots one second apart with fixed count increments), so tests and
+//! snapshots never depend on timing.
+
+use super::app::{SampleData, ThreadRow};
+use crate::report::{self, Filter};
+use irqlab_core::render::{Arch, Era};
+use irqlab_core::synth::SynthSpec;
+use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
+
+/// Two snapshots of a synth machine, 1 s apart, and the sample from them.
+pub fn sample(cpus: u32, irqs: u32) -> SampleData {
+    let spec = SynthSpec {
+        cpus,
+        irqs,
+        nr_irqs: 2048,
+        arch: Arch::X86,
+        era: Era::E3,
+        offline: vec![],
+        seed: 7,
+    };
+    let tree = spec.build().unwrap();
+    let files = tree.files();
+    let get = |p: &str| files.iter().find(|f| f.0 == p).unwrap().1.clone();
+    let old = Snapshot {
+        mono_ns: 0,
+        wall_ns: 0,
+        interrupts: Some(Interrupts::parse(&get("proc/interrupts")).unwrap()),
+        softirqs: Some(Softirqs::parse(&get("proc/softirqs")).unwrap()),
+        stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
+    };
+    let new = advance(&old);
+    let totals = new
+        .interrupts
+        .as_ref()
+        .map(|i| i.rows().iter().map(|r| r.total()).collect())
+        .unwrap_or_default();
+    SampleData {
+        report: report::from_delta(&old, &new, &Filter::default()),
+        totals,
+    }
+}
+
+/// The small machine used by the unit and snapshot tests.
+pub fn small_sample() -> SampleData {
+    sample(4, 12)
+}
+
+/// Deterministic increments: row r, column c grows by a skewed amount.
+fn advance(old: &Snapshot) -> Snapshot {
+    let mut new = old.clone();
+    new.mono_ns = 1_000_000_000;
+    if let Some(i) = new.interrupts.as_mut() {
+        for (r, row) in i.rows.iter_mut().enumerate() {
+            for (c, v) in row.counts.iter_mut().enumerate() {
+                *v += ((r * 37 + c * 11) % 23) as u64 * (r as u64 % 5) * 97;
+            }
+        }
+    }
+    if let Some(s) = new.softirqs.as_mut() {
+        for (r, row) in s.rows.iter_mut().enumerate() {
+            for (c, v) in row.counts.iter_mut().enumerate() {
+                *v += ((r * 13 + c * 7) % 17) as u64 * 31;
+            }
+        }
+    }
+    if let Some(st) = new.stat.as_mut() {
+        let bump = |f: &mut Vec<u64>, c: usize| {
+            for (k, v) in f.iter_mut().enumerate().take(8) {
+                *v += [40, 0, 20, 30, 0, (c % 4) as u64, (c % 7) as u64 + 2, 0][k];
+            }
+        };
+        bump(&mut st.total.fields, 3);
+        for (c, t) in st.cpus.iter_mut().enumerate() {
+            bump(&mut t.fields, c);
+        }
+    }
+    new
+}
+
+/// A fixed thread list.
+pub fn threads() -> Vec<ThreadRow> {
+    vec![
+        ThreadRow {
+            pid: 15,
+            name: "ksoftirqd/0".into(),
+            cpu_pct: 3.5,
+        },
+        ThreadRow {
+            pid: 22,
+            name: "ksoftirqd/1".into(),
+            cpu_pct: 0.25,
+        },
+        ThreadRow {
+            pid: 812,
+            name: "irq/122-nvme0q1".into(),
+            cpu_pct: 12.0,
+        },
+    ]
+}

@@ -1,0 +1,265 @@
+//! The three body panels of `irqlab top`: IRQ rates per CPU, softirq rates
+//! per CPU, and CPU time (per-CPU irq%/softirq% and interrupt threads).
+//!
+//! Pure rendering from [`App`]: CPU columns are named by real CPU id, only
+//! the columns that fit are drawn (from `App::cpu_offset`), so no line is
+//! ever wider than the area, whatever the CPU count.
+
+use super::app::{name_of, App};
+use super::format::{self, bold, heat, right, styled, CELL};
+use crate::report::IrqLine;
+use irqlab_core::Shape;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
+use ratatui::Frame;
+
+/// Narrowest DEVICE column kept when CPU columns compete for space.
+const DEVICE_MIN: u16 = 14;
+const RATE_W: u16 = 8;
+const TOTAL_W: u16 = 11;
+const SOFT_W: u16 = 9;
+
+fn waiting(f: &mut Frame, area: Rect, app: &App, what: &str) {
+    let text = if app.sample.is_none() {
+        format!(
+            "waiting for the first interval ({})…",
+            format::interval(app.interval)
+        )
+    } else {
+        format!("no {what} in this sample")
+    };
+    f.render_widget(Paragraph::new(text), area);
+}
+
+fn header_row<'a>(cells: Vec<String>, app: &App) -> Row<'a> {
+    Row::new(cells).style(bold().patch(styled(app, Style::default().fg(Color::Cyan))))
+}
+
+/// Rates of the CPU columns `shown` in a row's per-CPU rates.
+fn cpu_cells<'a>(
+    app: &App,
+    rates: Option<&Vec<Option<f64>>>,
+    shown: &[(usize, u32)],
+    max: f64,
+) -> Vec<Cell<'a>> {
+    shown
+        .iter()
+        .map(|&(i, _)| match rates.map(|r| r.get(i).copied().flatten()) {
+            Some(Some(v)) => {
+                Cell::from(right(&format::rate(v), CELL)).style(heat(app, Some(v), max))
+            }
+            Some(None) => Cell::from(right("-", CELL)).style(heat(app, None, max)),
+            None => Cell::from(""),
+        })
+        .collect()
+}
+
+fn max_rate<'a>(
+    rates: impl Iterator<Item = Option<&'a Vec<Option<f64>>>>,
+    shown: &[(usize, u32)],
+) -> f64 {
+    rates
+        .flatten()
+        .flat_map(|r| {
+            shown
+                .iter()
+                .filter_map(|&(i, _)| r.get(i).copied().flatten())
+        })
+        .fold(0.0, f64::max)
+}
+
+fn cpu_headers(shown: &[(usize, u32)]) -> Vec<String> {
+    shown
+        .iter()
+        .map(|&(_, c)| right(&format!("CPU{c}"), CELL))
+        .collect()
+}
+
+fn device(l: &IrqLine) -> String {
+    match (&l.chip, l.actions.is_empty()) {
+        (Some(chip), false) => format!("{} ({chip})", name_of(l)),
+        (Some(chip), true) => chip.clone(),
+        (None, _) => name_of(l),
+    }
+}
+
+/// The IRQ panel: one row per interrupts line.
+pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
+    if app.report().and_then(|r| r.interrupts.as_ref()).is_none() {
+        return waiting(f, area, app, "/proc/interrupts");
+    }
+    let rows = app.irq_rows();
+    let cols = app.selected_columns(app.irq_cpus());
+    let label_w = rows
+        .iter()
+        .map(|r| r.0.label.len())
+        .max()
+        .unwrap_or(3)
+        .clamp(3, 10) as u16;
+    let fixed = label_w + RATE_W + TOTAL_W + 3;
+    let (start, n) = format::window(
+        cols.len(),
+        app.cpu_offset,
+        area.width.saturating_sub(fixed + DEVICE_MIN),
+    );
+    let shown = cols.get(start..start + n).unwrap_or_default();
+    let height = usize::from(area.height.saturating_sub(1));
+    let visible: Vec<_> = rows.iter().skip(app.row_offset).take(height).collect();
+    let max = max_rate(visible.iter().map(|r| r.0.rates.as_ref()), shown);
+    let mut head = vec![
+        "IRQ".to_string(),
+        right("RATE/s", RATE_W),
+        right("TOTAL", TOTAL_W),
+    ];
+    head.extend(cpu_headers(shown));
+    head.push("DEVICE".to_string());
+    let body = visible.iter().map(|(l, total)| {
+        let per_cpu = (l.shape == Shape::PerCpu)
+            .then_some(l.rates.as_ref())
+            .flatten();
+        let mut cells = vec![
+            Cell::from(l.label.clone()).style(bold()),
+            Cell::from(right(
+                &app.row_rate(l).map_or("-".to_string(), format::rate),
+                RATE_W,
+            )),
+            Cell::from(right(
+                &total.map_or("-".to_string(), format::count),
+                TOTAL_W,
+            )),
+        ];
+        cells.extend(cpu_cells(app, per_cpu, shown, max));
+        cells.push(Cell::from(device(l)));
+        Row::new(cells)
+    });
+    let mut widths = vec![
+        Constraint::Length(label_w),
+        Constraint::Length(RATE_W),
+        Constraint::Length(TOTAL_W),
+    ];
+    widths.extend(shown.iter().map(|_| Constraint::Length(CELL)));
+    widths.push(Constraint::Min(0));
+    f.render_widget(Table::new(body, widths).header(header_row(head, app)), area);
+}
+
+/// The softirq panel: one row per vector.
+pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
+    let Some(sec) = app.report().and_then(|r| r.softirqs.as_ref()) else {
+        return waiting(f, area, app, "/proc/softirqs");
+    };
+    let cols = app.selected_columns(&sec.cpus);
+    let (start, n) = format::window(
+        cols.len(),
+        app.cpu_offset,
+        area.width.saturating_sub(SOFT_W + RATE_W + 2),
+    );
+    let shown = cols.get(start..start + n).unwrap_or_default();
+    let height = usize::from(area.height.saturating_sub(1));
+    let visible: Vec<_> = sec.rows.iter().skip(app.row_offset).take(height).collect();
+    let max = max_rate(visible.iter().map(|r| r.rates.as_ref()), shown);
+    let mut head = vec!["SOFTIRQ".to_string(), right("RATE/s", RATE_W)];
+    head.extend(cpu_headers(shown));
+    let body = visible.iter().map(|r| {
+        let rate: Option<f64> = r.rates.as_ref().map(|v| {
+            shown
+                .iter()
+                .filter_map(|&(i, _)| v.get(i).copied().flatten())
+                .sum()
+        });
+        let total = if app.cpus.is_some() {
+            rate
+        } else {
+            r.total_rate
+        };
+        let mut cells = vec![
+            Cell::from(r.name.clone()).style(bold()),
+            Cell::from(right(&total.map_or("-".to_string(), format::rate), RATE_W)),
+        ];
+        cells.extend(cpu_cells(app, r.rates.as_ref(), shown, max));
+        Row::new(cells)
+    });
+    let mut widths = vec![Constraint::Length(SOFT_W), Constraint::Length(RATE_W)];
+    widths.extend(shown.iter().map(|_| Constraint::Length(CELL)));
+    f.render_widget(Table::new(body, widths).header(header_row(head, app)), area);
+}
+
+/// The CPU-time panel: per-CPU shares on the left, threads on the right.
+pub fn cpu_time(f: &mut Frame, area: Rect, app: &App) {
+    let left_w = area.width.min(44);
+    let [left, right_area] =
+        Layout::horizontal([Constraint::Length(left_w), Constraint::Min(0)]).areas(area);
+    cpu_shares(f, left, app);
+    threads(f, right_area, app);
+}
+
+fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
+    let Some(stat) = app.report().and_then(|r| r.stat.as_ref()) else {
+        return waiting(f, area, app, "/proc/stat");
+    };
+    let head = ["CPU", "IRQ%", "SOFT%", "USER%", "SYS%", "IDLE%"]
+        .iter()
+        .enumerate()
+        .map(|(i, h)| if i == 0 { h.to_string() } else { right(h, 6) })
+        .collect();
+    let height = usize::from(area.height.saturating_sub(2));
+    let body = stat
+        .cpu_pct
+        .iter()
+        .filter(|l| l.cpu.map_or(true, |c| app.cpu_selected(c)))
+        .skip(app.row_offset)
+        .take(height)
+        .map(|l| {
+            let name = l.cpu.map_or("all".to_string(), |c| c.to_string());
+            let vals = match &l.pct {
+                Some(p) => [
+                    p.irq_pct,
+                    p.softirq_pct,
+                    p.user_pct,
+                    p.system_pct,
+                    p.idle_pct,
+                ]
+                .map(|v| right(&format::pct(v), 6)),
+                None => std::array::from_fn(|_| right("-", 6)),
+            };
+            let mut cells = vec![Cell::from(name).style(bold())];
+            cells.extend(vals.into_iter().map(Cell::from));
+            Row::new(cells)
+        });
+    let widths = [Constraint::Length(6)]
+        .into_iter()
+        .chain([Constraint::Length(6); 5]);
+    let table = Table::new(body, widths)
+        .header(header_row(head, app))
+        .block(Block::new().title(Line::from("CPU time over the interval").style(bold())));
+    f.render_widget(table, area);
+}
+
+fn threads(f: &mut Frame, area: Rect, app: &App) {
+    let block = Block::new().title(Line::from("interrupt threads").style(bold()));
+    if app.threads.is_empty() {
+        let p = Paragraph::new("no ksoftirqd/ or irq/ threads found").block(block);
+        return f.render_widget(p, area);
+    }
+    let mut list: Vec<_> = app.threads.iter().collect();
+    list.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.name.cmp(&b.name)));
+    let head = vec![right("PID", 7), right("CPU%", 6), "THREAD".to_string()];
+    let height = usize::from(area.height.saturating_sub(2));
+    let body = list.into_iter().take(height).map(|t| {
+        Row::new(vec![
+            Cell::from(right(&t.pid.to_string(), 7)),
+            Cell::from(right(&format::pct(t.cpu_pct), 6)),
+            Cell::from(t.name.clone()),
+        ])
+    });
+    let widths = [
+        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Min(0),
+    ];
+    let table = Table::new(body, widths)
+        .header(header_row(head, app))
+        .block(block);
+    f.render_widget(table, area);
+}

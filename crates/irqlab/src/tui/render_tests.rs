@@ -1,0 +1,193 @@
+//! Rendering tests: insta snapshots of each panel from fixed synth data
+//! (no timing), and the 1152-CPU machine at 80×24 and 200×50 (no panic,
+//! no line wider than the area, CPU headers whole and in order).
+
+use super::app::{App, Key, Msg};
+use super::fixtures;
+use super::view;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+use std::time::Duration;
+
+fn app_with(sample: super::app::SampleData) -> App {
+    let mut a = App::new(Duration::from_secs(1), false);
+    a.update(Msg::Sample(Box::new(sample)));
+    a.update(Msg::Threads(fixtures::threads()));
+    a
+}
+
+fn press(a: &mut App, keys: &[Key]) {
+    for &k in keys {
+        a.update(Msg::Key(k));
+    }
+}
+
+fn lines(b: &Buffer) -> Vec<String> {
+    let w = usize::from(b.area.width);
+    b.content
+        .chunks(w.max(1))
+        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .collect()
+}
+
+fn render(a: &mut App, w: u16, h: u16) -> Vec<String> {
+    a.update(Msg::Resize(w, h));
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| view::draw(f, a)).unwrap();
+    let out = lines(t.backend().buffer());
+    assert_eq!(out.len(), usize::from(h));
+    for l in &out {
+        assert!(l.chars().count() <= usize::from(w), "too wide: {l:?}");
+    }
+    out
+}
+
+fn text(a: &mut App, w: u16, h: u16) -> String {
+    render(a, w, h)
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn medium() -> App {
+    app_with(fixtures::sample(8, 40))
+}
+
+#[test]
+fn irqs_80x24() {
+    insta::assert_snapshot!(text(&mut medium(), 80, 24));
+}
+
+#[test]
+fn irqs_200x50() {
+    insta::assert_snapshot!(text(&mut medium(), 200, 50));
+}
+
+#[test]
+fn irqs_scrolled_filtered_selected_80x24() {
+    let mut a = medium();
+    a.set_filter("PCI|NMI|LOC").unwrap();
+    a.set_cpus("2-7").unwrap();
+    press(&mut a, &[Key::Right, Key::Char('i')]);
+    insta::assert_snapshot!(text(&mut a, 80, 24));
+}
+
+#[test]
+fn softirqs_80x24() {
+    let mut a = medium();
+    press(&mut a, &[Key::Tab]);
+    insta::assert_snapshot!(text(&mut a, 80, 24));
+}
+
+#[test]
+fn cpu_time_80x24() {
+    let mut a = medium();
+    press(&mut a, &[Key::Tab, Key::Tab]);
+    insta::assert_snapshot!(text(&mut a, 80, 24));
+}
+
+#[test]
+fn help_80x24() {
+    let mut a = medium();
+    press(&mut a, &[Key::Char('?')]);
+    insta::assert_snapshot!(text(&mut a, 80, 24));
+}
+
+#[test]
+fn footer_shows_input_error_and_pause() {
+    let mut a = medium();
+    press(&mut a, &[Key::Char('/'), Key::Char('e'), Key::Char('t')]);
+    let out = render(&mut a, 80, 24);
+    assert!(out[23].starts_with("filter (regex, Enter applies, Esc cancels): et_"));
+    press(&mut a, &[Key::Char('('), Key::Enter]);
+    let out = render(&mut a, 80, 24);
+    assert!(out[23].starts_with("invalid regex"), "{}", out[23]);
+    press(&mut a, &[Key::Esc, Key::Char('p'), Key::Char('n')]);
+    let s = view::status_text(&a);
+    assert!(s.contains("PAUSED") && s.contains("sort name") && s.contains("every 1s"));
+    assert!(s.contains("8 CPUs") && s.contains("filter none"), "{s}");
+}
+
+#[test]
+fn waiting_before_the_first_sample() {
+    let mut a = App::new(Duration::from_millis(200), false);
+    let out = render(&mut a, 80, 24);
+    assert!(out[1].starts_with("waiting for the first interval (200ms)"));
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let mut a = medium();
+    for (w, h) in [(1, 1), (10, 3), (30, 5), (0, 0)] {
+        for _ in 0..3 {
+            let _ = render(&mut a, w.max(1), h.max(1));
+            press(&mut a, &[Key::Tab, Key::Char('?')]);
+        }
+    }
+}
+
+/// CPU ids in the header row of the IRQ or softirq panel.
+fn header_cpus(line: &str) -> Vec<u32> {
+    line.split_whitespace()
+        .filter_map(|t| t.strip_prefix("CPU"))
+        .filter_map(|t| t.parse().ok())
+        .collect()
+}
+
+#[test]
+fn cpus_1152_render_at_80x24_and_200x50() {
+    let mut a = app_with(fixtures::sample(1152, 1056));
+    assert_eq!(a.irq_cpus().len(), 1152);
+    for (w, h) in [(80u16, 24u16), (200, 50)] {
+        for panel in 0..3 {
+            for keys in [
+                &[][..],
+                &[Key::Right; 7][..],
+                &[Key::End][..],
+                &[Key::PageDown; 3][..],
+            ] {
+                press(&mut a, &[Key::Home]);
+                press(&mut a, keys);
+                let out = render(&mut a, w, h);
+                if panel < 2 {
+                    let cpus = header_cpus(&out[1]);
+                    assert!(!cpus.is_empty(), "{w}x{h}: {}", out[1]);
+                    let first = a.selected_columns(a.irq_cpus())[a.cpu_offset].1;
+                    assert_eq!(cpus[0], first);
+                    assert!(cpus.windows(2).all(|p| p[1] == p[0] + 1));
+                }
+                if panel == 0 {
+                    assert!(out[1].contains("DEVICE"), "{}", out[1]);
+                }
+            }
+            press(&mut a, &[Key::Tab]);
+        }
+    }
+    a.set_cpus("1000-1151").unwrap();
+    let out = render(&mut a, 80, 24);
+    assert_eq!(header_cpus(&out[1]).first(), Some(&1000));
+}
+
+#[test]
+fn colour_marks_intensity_only_when_enabled() {
+    use ratatui::style::Color;
+    let fg_of = |color: bool| {
+        let mut a = medium();
+        a.color = color;
+        a.update(Msg::Resize(80, 24));
+        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| view::draw(f, &a)).unwrap();
+        t.backend()
+            .buffer()
+            .content
+            .iter()
+            .map(|c| c.fg)
+            .collect::<std::collections::HashSet<_>>()
+    };
+    let coloured = fg_of(true);
+    assert!(coloured.contains(&Color::Red) && coloured.contains(&Color::Yellow));
+    let plain = fg_of(false);
+    assert_eq!(plain.into_iter().collect::<Vec<_>>(), vec![Color::Reset]);
+}
