@@ -2,11 +2,15 @@
 //! (so `sh -c` pipelines die together), stdout discarded, stderr read
 //! without blocking into a tail of the last lines for error messages;
 //! terminated with SIGTERM, then SIGKILL after a grace period, and always
-//! reaped (also on drop). No helper threads: the owner polls.
+//! reaped (also on drop). This process becomes a child subreaper, so
+//! members of the group orphaned by the shell are reaped here too, not
+//! left as zombies. No helper threads: the owner polls.
 
 use anyhow::{anyhow, Context};
+use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::signal::{killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::collections::VecDeque;
 use std::io::Read;
@@ -67,6 +71,8 @@ impl Spawned {
     /// Spawn `argv` in a new process group; `label` names it in errors.
     pub fn spawn(argv: &[String], label: &str) -> anyhow::Result<Self> {
         let (prog, args) = argv.split_first().ok_or_else(|| anyhow!("empty command"))?;
+        // Orphaned group members are reparented to us and reaped in `reap_group`.
+        nix::sys::prctl::set_child_subreaper(true).context("PR_SET_CHILD_SUBREAPER")?;
         let mut child = Command::new(prog)
             .args(args)
             .stdin(Stdio::null())
@@ -143,11 +149,18 @@ impl Spawned {
         }
     }
 
-    /// SIGTERM the process group, SIGKILL it after `grace`, reap the child.
+    /// SIGTERM the process group, SIGKILL it after `grace`, reap the child
+    /// and every other member of its group. Returns the child's status.
     pub fn terminate(&mut self, grace: Duration) -> anyhow::Result<ExitStatus> {
-        if let Some(st) = self.poll()? {
-            return Ok(st);
-        }
+        let st = match self.poll()? {
+            Some(st) => st,
+            None => self.stop_leader(grace)?,
+        };
+        self.reap_group(grace);
+        Ok(st)
+    }
+
+    fn stop_leader(&mut self, grace: Duration) -> anyhow::Result<ExitStatus> {
         self.signal(Signal::SIGTERM);
         if let Some(st) = self.wait_until(Instant::now() + grace)? {
             return Ok(st);
@@ -162,13 +175,39 @@ impl Spawned {
         Ok(st)
     }
 
-    /// Signal the child's process group (only while the child is unreaped,
-    /// so the group id cannot have been reused).
-    fn signal(&self, sig: Signal) {
-        if self.status.is_none() {
-            if let Ok(pid) = i32::try_from(self.child.id()) {
-                let _ = killpg(Pid::from_raw(pid), sig);
+    /// After the child was reaped: end the rest of its process group
+    /// (SIGTERM, SIGKILL after `grace`) and reap the members reparented to
+    /// us. Gives up after twice `grace` (zombies someone else must reap).
+    fn reap_group(&mut self, grace: Duration) {
+        let Ok(pgid) = i32::try_from(self.child.id()) else {
+            return;
+        };
+        let mut next = Some(Signal::SIGTERM);
+        let mut deadline = Instant::now();
+        loop {
+            while let Ok(ws) = waitpid(Pid::from_raw(-pgid), Some(WaitPidFlag::WNOHANG)) {
+                if ws == WaitStatus::StillAlive {
+                    break;
+                }
             }
+            if killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let Some(sig) = next else { return };
+                self.signal(sig);
+                next = (sig == Signal::SIGTERM).then_some(Signal::SIGKILL);
+                deadline = Instant::now() + grace;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Signal the child's process group while it has members (the group
+    /// id is not reused while any member, even a zombie, exists).
+    fn signal(&self, sig: Signal) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = killpg(Pid::from_raw(pid), sig);
         }
     }
 
@@ -188,7 +227,12 @@ impl Drop for Spawned {
     fn drop(&mut self) {
         if self.status.is_none() {
             self.signal(Signal::SIGKILL);
-            let _ = self.child.wait();
+            if let Ok(st) = self.child.wait() {
+                self.status = Some(st);
+            }
+        }
+        if self.status.is_some() {
+            self.reap_group(Duration::from_millis(100));
         }
     }
 }
@@ -212,7 +256,10 @@ pub fn run_sh(script: &str, label: &str, timeout: Duration) -> anyhow::Result<()
     let mut c = Spawned::spawn(&argv, &format!("{label} `{script}`"))?;
     match c.wait_until(Instant::now() + timeout)? {
         Some(st) if st.success() => Ok(()),
-        Some(st) => Err(c.failure("failed", st)),
+        Some(st) => {
+            c.reap_group(Duration::from_secs(1));
+            Err(c.failure("failed", st))
+        }
         None => {
             let st = c.terminate(Duration::from_secs(1))?;
             Err(c.failure(&format!("timed out after {timeout:?}"), st))

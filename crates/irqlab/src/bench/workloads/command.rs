@@ -48,11 +48,12 @@ impl CommandWorkload {
         let mut child = Spawned::spawn(&self.argv, &label)?;
         if let Some(st) = child.wait_until(end)? {
             if !st.success() {
+                child.terminate(KILL_GRACE)?;
                 return Err(child.failure("exited before the end of the trial", st));
             }
-            // A command that finished cleanly: the window still lasts `duration`.
+            // A command that finished cleanly: the window still lasts
+            // `duration` (anything it left in the background keeps running).
             std::thread::sleep(end.saturating_duration_since(Instant::now()));
-            return Ok(());
         }
         child.terminate(KILL_GRACE)?;
         Ok(())
@@ -85,5 +86,110 @@ impl Workload for CommandWorkload {
 
     fn teardown(&mut self) -> anyhow::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::errno::Errno;
+    use nix::sys::signal::{kill, killpg};
+    use nix::unistd::Pid;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    /// True when no process of group `pgid` exists (reaped, not a zombie).
+    fn group_gone(pgid: i32) -> bool {
+        kill(Pid::from_raw(pgid), None) == Err(Errno::ESRCH)
+            && killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH)
+    }
+
+    #[test]
+    fn failing_command_reports_status_and_stderr_tail() {
+        let _live = super::super::live_lock();
+        let script = "for i in $(seq 1 30); do echo line$i >&2; done; exit 7";
+        let mut w = CommandWorkload::new(sh(script), None, None).unwrap();
+        let t0 = Instant::now();
+        let err = format!("{:#}", w.run(Duration::from_secs(5)).unwrap_err());
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "failure must end the trial early"
+        );
+        assert!(err.contains("exit status 7"), "{err}");
+        assert!(err.contains("line11\n") && err.ends_with("line30"), "{err}");
+        assert!(!err.contains("line10\n"), "only the last 20 lines: {err}");
+    }
+
+    #[test]
+    fn long_running_command_is_killed_and_reaped() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("echo $$ > {}; sleep 30 & sleep 30", pidfile.display());
+        let mut w = CommandWorkload::new(sh(&script), None, None).unwrap();
+        let t0 = Instant::now();
+        assert!(w.run(Duration::from_millis(300)).unwrap().is_empty());
+        assert!(
+            t0.elapsed() < Duration::from_millis(1300),
+            "{:?}",
+            t0.elapsed()
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(group_gone(pid), "a process of group {pid} remains");
+    }
+
+    #[test]
+    fn term_ignoring_command_gets_sigkill() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("trap '' TERM; echo $$ > {}; sleep 30", pidfile.display());
+        let mut w = CommandWorkload::new(sh(&script), None, None).unwrap();
+        let t0 = Instant::now();
+        w.run(Duration::from_millis(200)).unwrap();
+        let took = t0.elapsed();
+        assert!(took >= KILL_GRACE && took < KILL_GRACE * 3, "{took:?}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(group_gone(pid), "a process of group {pid} remains");
+    }
+
+    #[test]
+    fn clean_early_exit_still_waits_out_the_trial() {
+        let _live = super::super::live_lock();
+        let mut w = CommandWorkload::new(vec!["true".into()], None, None).unwrap();
+        let t0 = Instant::now();
+        w.run(Duration::from_millis(200)).unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn start_and_stop_hooks_run_around_the_wait() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("on");
+        let start = format!("touch {}", flag.display());
+        let stop = format!("test -e {0} && rm {0}", flag.display());
+        let mut w = CommandWorkload::new(Vec::new(), Some(start), Some(stop.clone())).unwrap();
+        w.run(Duration::from_millis(50)).unwrap();
+        assert!(!flag.exists());
+        // A failing start is reported, and stop still runs (and fails here).
+        let mut bad =
+            CommandWorkload::new(Vec::new(), Some("echo nope >&2; exit 4".into()), Some(stop))
+                .unwrap();
+        let err = format!("{:#}", bad.run(Duration::from_millis(50)).unwrap_err());
+        assert!(
+            err.contains("--start") && err.contains("exit status 4") && err.contains("nope"),
+            "{err}"
+        );
     }
 }

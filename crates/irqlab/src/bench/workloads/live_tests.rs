@@ -88,7 +88,8 @@ impl Probe {
         let (idle, ()) = self.window(|| std::thread::sleep(TRIAL));
         let (loaded, metrics) = self.window(|| w.run(TRIAL));
         w.teardown().unwrap();
-        (idle, loaded, metrics.unwrap())
+        let metrics = metrics.unwrap_or_else(|e| panic!("{kind:?}: {e:#}"));
+        (idle, loaded, metrics)
     }
 }
 
