@@ -66,16 +66,29 @@ fn open_direct(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// Why a directory cannot host the file (the caller may fall back).
+struct Refused(String);
+
 /// Create and fill the file in `dir`; check that it opens with O_DIRECT.
-fn create_in(dir: &Path, bytes: u64) -> anyhow::Result<NamedTempFile> {
+/// `Ok(Err(Refused))` when `dir` is tmpfs or refuses O_DIRECT.
+fn create_in(dir: &Path, bytes: u64) -> anyhow::Result<Result<NamedTempFile, Refused>> {
     if is_tmpfs(dir) {
-        bail!("{} is tmpfs (no block device behind it)", dir.display());
+        let why = format!("{} is tmpfs (no block device behind it)", dir.display());
+        return Ok(Err(Refused(why)));
     }
     let mut tmp = tempfile::Builder::new()
         .prefix("irqlab-disk-")
         .suffix(".dat")
         .tempfile_in(dir)
         .with_context(|| format!("creating a file in {}", dir.display()))?;
+    match open_direct(tmp.path()) {
+        Ok(_) => {}
+        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
+            let why = format!("{} refuses O_DIRECT ({e})", dir.display());
+            return Ok(Err(Refused(why)));
+        }
+        Err(e) => return Err(e).with_context(|| format!("O_DIRECT open in {}", dir.display())),
+    }
     let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
     let mut left = bytes;
     while left > 0 {
@@ -87,8 +100,7 @@ fn create_in(dir: &Path, bytes: u64) -> anyhow::Result<NamedTempFile> {
     tmp.as_file()
         .sync_all()
         .context("fsync of the disk workload file")?;
-    open_direct(tmp.path()).with_context(|| format!("O_DIRECT open in {}", dir.display()))?;
-    Ok(tmp)
+    Ok(Ok(tmp))
 }
 
 /// Small deterministic PRNG (xorshift64*) for offsets.
@@ -136,15 +148,18 @@ impl Workload for Disk {
     }
 
     fn setup(&mut self) -> anyhow::Result<()> {
-        let file = match create_in(&self.dir, self.bytes) {
+        let file = match create_in(&self.dir, self.bytes)? {
             Ok(f) => f,
-            Err(first) if self.dir != Path::new(FALLBACK_DIR) => {
-                let f = create_in(Path::new(FALLBACK_DIR), self.bytes)
-                    .map_err(|e| e.context(format!("{first:#}")))?;
-                eprintln!("irqlab: note: disk workload: {first:#}; using {FALLBACK_DIR}");
-                f
+            Err(Refused(why)) if self.dir != Path::new(FALLBACK_DIR) => {
+                match create_in(Path::new(FALLBACK_DIR), self.bytes)? {
+                    Ok(f) => {
+                        eprintln!("irqlab: note: disk workload: {why}; using {FALLBACK_DIR}");
+                        f
+                    }
+                    Err(Refused(again)) => bail!("disk workload: {why}; {again}"),
+                }
             }
-            Err(e) => return Err(e),
+            Err(Refused(why)) => bail!("disk workload: {why}"),
         };
         self.file = Some(file);
         Ok(())
@@ -235,5 +250,14 @@ mod tests {
         }
         drop(w);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn missing_directory_is_an_error_not_a_fallback() {
+        let _live = super::super::live_lock();
+        let dir = PathBuf::from("/nonexistent/irqlab-disk-test");
+        let mut w = Disk::new(placement::allowed_cpus().unwrap(), None, dir, 1 << 20);
+        let err = format!("{:#}", w.setup().unwrap_err());
+        assert!(err.contains("/nonexistent/irqlab-disk-test"), "{err}");
     }
 }

@@ -180,7 +180,7 @@ fn timer_raises_local_timer_and_timer_softirqs() {
         "LOC idle {i:.0}/s loaded {l:.0}/s"
     );
     assert!(
-        sl >= 2.0 * si && sl >= 100.0,
+        sl >= 2.0 * si && sl - si >= 50.0,
         "timer softirqs idle {si:.0}/s loaded {sl:.0}/s"
     );
     assert!(metric(&m, "wakeups_per_sec") >= 1000.0);
