@@ -139,6 +139,7 @@ fn reader(
             .with_context(|| format!("O_DIRECT read at {pos}"))?;
         hist.record(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
     }
+    placement::still_pinned(cpu)?;
     Ok(hist)
 }
 

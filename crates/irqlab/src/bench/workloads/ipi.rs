@@ -113,6 +113,7 @@ fn driver(slots: &[Slot], cpu: Option<u32>, dur: Duration) -> anyhow::Result<Rou
     next.put(Token::Stop)?;
     while me.take(give_up)? != Token::Stop {}
     pinned?;
+    placement::still_pinned(cpu)?;
     Ok(Rounds { hist, elapsed })
 }
 
@@ -124,7 +125,8 @@ fn relay(slots: &[Slot], i: usize, cpu: Option<u32>, give_up: Instant) -> anyhow
         let t = me.take(give_up)?;
         next.put(t)?;
         if t == Token::Stop {
-            return pinned;
+            pinned?;
+            return placement::still_pinned(cpu);
         }
     }
 }

@@ -3,22 +3,30 @@
 //! before (read through HostFs, parsed by irqlab-core, differenced by
 //! `delta`). They skip, saying why, when the files are unreadable or the
 //! machine lacks what the workload needs. Serialized by `live_lock`.
+//!
+//! Other tests on the same machine may hot-unplug CPUs: an attempt whose
+//! online CPUs changed, or whose threads lost their pinning, is retried,
+//! and after three such attempts the test skips saying so.
 
-use super::{build, live_lock, placement, WorkloadKind, WorkloadOptions};
+use super::placement::{self, PinError};
+use super::{build, live_lock, WorkloadKind, WorkloadOptions};
 use crate::bench::metric::Metric;
 use crate::host::HostFs;
 use irqlab_core::delta::{interrupts_delta, softirqs_delta, IrqDelta, RowDelta, SoftirqsDelta};
-use irqlab_core::{Interrupts, Softirqs};
+use irqlab_core::{CpuList, Interrupts, Softirqs};
 use regex::Regex;
 use std::time::{Duration, Instant};
 
 const TRIAL: Duration = Duration::from_secs(1);
+const ATTEMPTS: usize = 3;
 
 /// Counter deltas over one window.
 struct Window {
     irq: IrqDelta,
     soft: SoftirqsDelta,
     secs: f64,
+    /// Same online CPUs at both ends.
+    stable: bool,
 }
 
 impl Window {
@@ -73,24 +81,75 @@ impl Probe {
             irq: interrupts_delta(&i0, &i1),
             soft: softirqs_delta(&s0, &s1),
             secs: (t1 - t0).as_secs_f64(),
+            stable: i0.cpus == i1.cpus,
         };
         (w, r)
     }
 
-    /// 1 s idle, then one 1 s trial of `kind`: (idle, loaded, metrics).
+    /// 1 s idle, then one 1 s trial of `kind`: (idle, loaded, metrics),
+    /// retried when CPU hotplug disturbs it; `None` (after saying why) to skip.
     fn idle_then(
         &mut self,
+        test: &str,
         kind: WorkloadKind,
         opts: &WorkloadOptions,
-    ) -> (Window, Window, Vec<Metric>) {
+        min_cpus: usize,
+    ) -> Option<(Window, Window, Vec<Metric>)> {
+        for n in 1..=ATTEMPTS {
+            match self.attempt(kind, opts, min_cpus) {
+                Attempt::Done(done) => return Some(*done),
+                Attempt::Skip(why) => {
+                    eprintln!("SKIP {test}: {why}");
+                    return None;
+                }
+                Attempt::Disturbed(why) => {
+                    eprintln!("{test}: attempt {n} disturbed: {why}");
+                    std::thread::sleep(TRIAL);
+                }
+            }
+        }
+        eprintln!("SKIP {test}: CPU hotplug disturbed all {ATTEMPTS} attempts");
+        None
+    }
+
+    fn attempt(&mut self, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize) -> Attempt {
+        let allowed = placement::allowed_cpus().unwrap().len();
+        if allowed < min_cpus {
+            let present = self.present_cpus();
+            if present < min_cpus {
+                return Attempt::Skip(format!("needs {min_cpus} CPUs, this machine has {present}"));
+            }
+            return Attempt::Disturbed(format!("only {allowed} of {present} CPUs online"));
+        }
         let mut w = build(kind, opts).unwrap();
         w.setup().unwrap();
         let (idle, ()) = self.window(|| std::thread::sleep(TRIAL));
         let (loaded, metrics) = self.window(|| w.run(TRIAL));
         w.teardown().unwrap();
-        let metrics = metrics.unwrap_or_else(|e| panic!("{kind:?}: {e:#}"));
-        (idle, loaded, metrics)
+        match metrics {
+            Err(e) if e.chain().any(|c| c.downcast_ref::<PinError>().is_some()) => {
+                Attempt::Disturbed(format!("{e:#}"))
+            }
+            Err(e) => panic!("{kind:?}: {e:#}"),
+            Ok(_) if !(idle.stable && loaded.stable) => {
+                Attempt::Disturbed("the online CPUs changed".into())
+            }
+            Ok(m) => Attempt::Done(Box::new((idle, loaded, m))),
+        }
     }
+
+    fn present_cpus(&self) -> usize {
+        let text = self.fs.read_attr("sys/devices/system/cpu/present");
+        text.and_then(|t| CpuList::parse_list(t.as_bytes(), "present").ok())
+            .map_or(0, |l| l.len())
+    }
+}
+
+/// Outcome of one idle + trial attempt.
+enum Attempt {
+    Done(Box<(Window, Window, Vec<Metric>)>),
+    Disturbed(String),
+    Skip(String),
 }
 
 fn arch_row(label: &'static str, desc: &'static str) -> impl Fn(&RowDelta) -> bool {
@@ -105,24 +164,17 @@ fn metric(m: &[Metric], name: &str) -> f64 {
     m.iter().find(|m| m.name == name).map(|m| m.value).unwrap()
 }
 
-fn multi_cpu(test: &str) -> bool {
-    let n = placement::allowed_cpus().unwrap().len();
-    if n < 2 {
-        eprintln!("SKIP {test}: needs 2 CPUs, this process may use {n}");
-    }
-    n >= 2
-}
-
 #[test]
 fn ipi_raises_rescheduling_ipis() {
     let _l = live_lock();
     let Some(mut p) = Probe::new("ipi") else {
         return;
     };
-    if !multi_cpu("ipi") {
+    let Some((idle, loaded, m)) =
+        p.idle_then("ipi", WorkloadKind::Ipi, &WorkloadOptions::default(), 2)
+    else {
         return;
-    }
-    let (idle, loaded, m) = p.idle_then(WorkloadKind::Ipi, &WorkloadOptions::default());
+    };
     let res = arch_row("RES", "Rescheduling interrupts");
     if !has_row(&loaded, &res) {
         return eprintln!("SKIP ipi: no rescheduling-IPI row in /proc/interrupts");
@@ -143,10 +195,11 @@ fn tlb_raises_shootdowns() {
     let Some(mut p) = Probe::new("tlb") else {
         return;
     };
-    if !multi_cpu("tlb") {
+    let Some((idle, loaded, m)) =
+        p.idle_then("tlb", WorkloadKind::Tlb, &WorkloadOptions::default(), 2)
+    else {
         return;
-    }
-    let (idle, loaded, m) = p.idle_then(WorkloadKind::Tlb, &WorkloadOptions::default());
+    };
     let tlb = arch_row("TLB", "TLB shootdowns");
     if !has_row(&loaded, &tlb) {
         return eprintln!("SKIP tlb: no TLB shootdown row in /proc/interrupts");
@@ -166,7 +219,11 @@ fn timer_raises_local_timer_and_timer_softirqs() {
     let Some(mut p) = Probe::new("timer") else {
         return;
     };
-    let (idle, loaded, m) = p.idle_then(WorkloadKind::Timer, &WorkloadOptions::default());
+    let Some((idle, loaded, m)) =
+        p.idle_then("timer", WorkloadKind::Timer, &WorkloadOptions::default(), 1)
+    else {
+        return;
+    };
     let loc = arch_row("LOC", "Local timer interrupts");
     if !has_row(&loaded, &loc) {
         return eprintln!("SKIP timer: no local timer row in /proc/interrupts");
@@ -174,7 +231,8 @@ fn timer_raises_local_timer_and_timer_softirqs() {
     let (i, l) = (idle.irq_rate(&loc), loaded.irq_rate(&loc));
     let soft = |w: &Window| w.softirq_rate("HRTIMER") + w.softirq_rate("TIMER");
     let (si, sl) = (soft(&idle), soft(&loaded));
-    eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s; {m:?}");
+    eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+    eprintln!("timer: HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s");
     assert!(
         l >= 3.0 * i && l >= 1000.0,
         "LOC idle {i:.0}/s loaded {l:.0}/s"
@@ -192,7 +250,11 @@ fn net_raises_net_rx_softirqs() {
     let Some(mut p) = Probe::new("net") else {
         return;
     };
-    let (idle, loaded, m) = p.idle_then(WorkloadKind::Net, &WorkloadOptions::default());
+    let Some((idle, loaded, m)) =
+        p.idle_then("net", WorkloadKind::Net, &WorkloadOptions::default(), 1)
+    else {
+        return;
+    };
     let (i, l) = (idle.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
     let bps = metric(&m, "bytes_per_sec");
     eprintln!(
@@ -218,7 +280,10 @@ fn disk_raises_block_device_irq() {
         disk_file_bytes: 16 << 20,
         ..WorkloadOptions::default()
     };
-    let (idle, loaded, m) = p.idle_then(WorkloadKind::Disk, &opts);
+    let got = p.idle_then("disk", WorkloadKind::Disk, &opts, 1);
+    let Some((idle, loaded, m)) = got else {
+        return;
+    };
     if !has_row(&loaded, &blk) {
         return eprintln!("SKIP disk: no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
     }

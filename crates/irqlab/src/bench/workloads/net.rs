@@ -45,7 +45,7 @@ fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration) -> anyhow::Result<(
     placement::pin_opt(cpu)?;
     let buf = vec![0x5au8; CHUNK];
     let start = Instant::now();
-    let res = (|| {
+    let res: anyhow::Result<()> = (|| {
         while start.elapsed() < dur {
             s.write_all(&buf).context("loopback write")?;
         }
@@ -53,7 +53,8 @@ fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration) -> anyhow::Result<(
     })();
     // Let the reader see EOF even when a write failed.
     let _ = s.shutdown(Shutdown::Write);
-    res
+    res?;
+    placement::still_pinned(cpu)
 }
 
 fn reader(mut s: TcpStream, cpu: Option<u32>) -> anyhow::Result<(u64, Duration)> {
@@ -68,8 +69,10 @@ fn reader(mut s: TcpStream, cpu: Option<u32>) -> anyhow::Result<(u64, Duration)>
         }
         total += n as u64;
     }
+    let elapsed = start.elapsed();
     pinned?;
-    Ok((total, start.elapsed()))
+    placement::still_pinned(cpu)?;
+    Ok((total, elapsed))
 }
 
 impl Workload for Net {

@@ -2,7 +2,10 @@
 //! pinning the calling thread to one of them (`sched_setaffinity`).
 //!
 //! Owns no threads itself; it must not touch `/proc` or `/sys` (the allowed
-//! set comes from the scheduler, not from a file).
+//! set comes from the scheduler, not from a file). A pinning that fails or
+//! is broken during a trial (CPU hotplug resets the affinity of threads on
+//! a CPU going offline) is a [`PinError`], so a runner can tell a disturbed
+//! trial from a broken workload and retry it.
 
 use anyhow::{bail, Context};
 use irqlab_core::CpuList;
@@ -50,14 +53,63 @@ pub fn cpu_for(cpus: &[u32], index: usize) -> Option<u32> {
     cpus.get(index % cpus.len()).copied()
 }
 
+/// A thread could not be pinned to, or did not stay on, its CPU.
+#[derive(Debug)]
+pub struct PinError {
+    pub cpu: u32,
+    /// True when the pinning held at first but was lost during the trial.
+    pub lost: bool,
+    source: Option<nix::Error>,
+}
+
+impl std::fmt::Display for PinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cpu = self.cpu;
+        match (self.lost, self.source) {
+            (true, _) => write!(f, "a thread lost its pinning to CPU {cpu} (CPU hotplug?)"),
+            (false, Some(e)) => write!(f, "cannot pin a thread to CPU {cpu} (offline?): {e}"),
+            (false, None) => write!(f, "cannot pin a thread to CPU {cpu}"),
+        }
+    }
+}
+
+impl std::error::Error for PinError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_ref().map(|e| e as _)
+    }
+}
+
 /// Pin the calling thread to `cpu`.
 pub fn pin_current(cpu: u32) -> anyhow::Result<()> {
     let mut set = CpuSet::new();
     let idx = usize::try_from(cpu).context("CPU id out of range")?;
     set.set(idx)
         .with_context(|| format!("CPU {cpu} out of range"))?;
-    sched_setaffinity(Pid::from_raw(0), &set)
-        .with_context(|| format!("pinning thread to CPU {cpu}"))
+    sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| {
+        anyhow::Error::new(PinError {
+            cpu,
+            lost: false,
+            source: Some(e),
+        })
+    })
+}
+
+/// Check that the calling thread, pinned to `cpu` by [`pin_opt`], is still
+/// pinned there (call at the end of a trial).
+pub fn still_pinned(cpu: Option<u32>) -> anyhow::Result<()> {
+    let Some(cpu) = cpu else { return Ok(()) };
+    let set = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
+    let only = (0..CpuSet::count())
+        .filter(|&i| set.is_set(i).unwrap_or(false))
+        .eq(usize::try_from(cpu).ok());
+    if only {
+        return Ok(());
+    }
+    Err(anyhow::Error::new(PinError {
+        cpu,
+        lost: true,
+        source: None,
+    }))
 }
 
 /// Pin the calling thread to `cpu` when there is one.
@@ -87,6 +139,17 @@ mod tests {
     }
 
     #[test]
+    fn pin_error_is_typed() {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let err = pin_current(1000).unwrap_err();
+                let pin = err.downcast_ref::<PinError>().unwrap();
+                assert!(!pin.lost && pin.cpu == 1000, "{err}");
+            });
+        });
+    }
+
+    #[test]
     fn rejects_unknown_cpu() {
         let list = CpuList::from_cpus([100_000]);
         let err = select(Some(&list)).unwrap_err().to_string();
@@ -102,6 +165,14 @@ mod tests {
                 pin_current(last).unwrap();
                 let now = allowed_cpus().unwrap();
                 assert_eq!(now, vec![last]);
+                still_pinned(Some(last)).unwrap();
+                let mut all = CpuSet::new();
+                cpus.iter().for_each(|&c| all.set(c as usize).unwrap());
+                sched_setaffinity(Pid::from_raw(0), &all).unwrap();
+                if cpus.len() > 1 {
+                    let err = still_pinned(Some(last)).unwrap_err();
+                    assert!(err.downcast_ref::<PinError>().unwrap().lost);
+                }
             });
         });
     }

@@ -51,6 +51,7 @@ fn sleeper(cpu: Option<u32>, period: Duration, dur: Duration) -> anyhow::Result<
         let slept = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
         hist.record(slept.saturating_sub(period_ns));
     }
+    placement::still_pinned(cpu)?;
     Ok(hist)
 }
 
@@ -80,6 +81,7 @@ fn wheel(cpu: Option<u32>, dur: Duration) -> anyhow::Result<u64> {
             Err(e) => return Err(e).context("recv on the timer-wheel socket"),
         }
     }
+    placement::still_pinned(cpu)?;
     Ok(timeouts)
 }
 

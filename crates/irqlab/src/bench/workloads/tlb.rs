@@ -74,7 +74,9 @@ fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
             n += 1;
         }
     }
-    Ok((n, start.elapsed()))
+    let elapsed = start.elapsed();
+    placement::still_pinned(cpu)?;
+    Ok((n, elapsed))
 }
 
 fn spinner(cpu: Option<u32>, stop: &AtomicBool) -> anyhow::Result<()> {
@@ -82,7 +84,8 @@ fn spinner(cpu: Option<u32>, stop: &AtomicBool) -> anyhow::Result<()> {
     while !stop.load(Ordering::Relaxed) {
         std::hint::spin_loop();
     }
-    pinned
+    pinned?;
+    placement::still_pinned(cpu)
 }
 
 impl Workload for Tlb {
