@@ -86,30 +86,36 @@ impl Probe {
         (w, r)
     }
 
-    /// 1 s idle, then one 1 s trial of `kind`: (idle, loaded, metrics),
-    /// retried when CPU hotplug disturbs it; `None` (after saying why) to skip.
-    fn idle_then(
+    /// 1 s idle, then one 1 s trial of `kind`, judged by `check` (which
+    /// prints what it saw). A disturbed attempt (CPU hotplug) or a failed
+    /// check (e.g. another test loaded the CPUs) is retried; the test fails
+    /// when all attempts fail the check, and skips when hotplug disturbed all.
+    fn run_checked(
         &mut self,
         test: &str,
         kind: WorkloadKind,
         opts: &WorkloadOptions,
         min_cpus: usize,
-    ) -> Option<(Window, Window, Vec<Metric>)> {
+        check: Check,
+    ) {
         for n in 1..=ATTEMPTS {
             match self.attempt(kind, opts, min_cpus) {
-                Attempt::Done(done) => return Some(*done),
-                Attempt::Skip(why) => {
-                    eprintln!("SKIP {test}: {why}");
-                    return None;
+                Attempt::Done(done) => {
+                    let (idle, loaded, m) = &*done;
+                    match check(idle, loaded, m) {
+                        Ok(()) => return,
+                        Err(why) if n == ATTEMPTS => panic!("{test}: {why}"),
+                        Err(why) => eprintln!("{test}: attempt {n} failed, retrying: {why}"),
+                    }
                 }
+                Attempt::Skip(why) => return eprintln!("SKIP {test}: {why}"),
                 Attempt::Disturbed(why) => {
                     eprintln!("{test}: attempt {n} disturbed: {why}");
                     std::thread::sleep(TRIAL);
                 }
             }
         }
-        eprintln!("SKIP {test}: CPU hotplug disturbed all {ATTEMPTS} attempts");
-        None
+        eprintln!("SKIP {test}: CPU hotplug disturbed the attempts");
     }
 
     fn attempt(&mut self, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize) -> Attempt {
@@ -164,135 +170,133 @@ fn metric(m: &[Metric], name: &str) -> f64 {
     m.iter().find(|m| m.name == name).map(|m| m.value).unwrap()
 }
 
+/// Judges one attempt: `Err` explains a failed expectation.
+type Check<'a> = &'a dyn Fn(&Window, &Window, &[Metric]) -> Result<(), String>;
+
+/// `Err(msg)` unless `ok`.
+fn expect(ok: bool, msg: String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(msg)
+    }
+}
+
+/// Run `kind` with default options and check it with `check`.
+fn live(test: &str, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize, check: Check) {
+    let _l = live_lock();
+    if let Some(mut p) = Probe::new(test) {
+        p.run_checked(test, kind, opts, min_cpus, check);
+    }
+}
+
 #[test]
 fn ipi_raises_rescheduling_ipis() {
-    let _l = live_lock();
-    let Some(mut p) = Probe::new("ipi") else {
-        return;
-    };
-    let Some((idle, loaded, m)) =
-        p.idle_then("ipi", WorkloadKind::Ipi, &WorkloadOptions::default(), 2)
-    else {
-        return;
-    };
-    let res = arch_row("RES", "Rescheduling interrupts");
-    if !has_row(&loaded, &res) {
-        return eprintln!("SKIP ipi: no rescheduling-IPI row in /proc/interrupts");
-    }
-    let (i, l) = (idle.irq_rate(&res), loaded.irq_rate(&res));
-    eprintln!("ipi: RES idle {i:.0}/s loaded {l:.0}/s; metrics {m:?}");
-    assert!(
-        l >= 3.0 * i && l >= 1000.0,
-        "RES idle {i:.0}/s loaded {l:.0}/s"
-    );
-    assert!(metric(&m, "round_trips_per_sec") > 0.0);
-    assert!(metric(&m, "rtt_p50_ns") <= metric(&m, "rtt_p99_ns"));
+    let opts = WorkloadOptions::default();
+    live("ipi", WorkloadKind::Ipi, &opts, 2, &|idle, loaded, m| {
+        let res = arch_row("RES", "Rescheduling interrupts");
+        if !has_row(loaded, &res) {
+            eprintln!("SKIP ipi: no rescheduling-IPI row in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (idle.irq_rate(&res), loaded.irq_rate(&res));
+        eprintln!("ipi: RES idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(
+            metric(m, "rtt_p50_ns") <= metric(m, "rtt_p99_ns"),
+            format!("{m:?}"),
+        )?;
+        expect(
+            l >= 3.0 * i && l >= 1000.0 && metric(m, "round_trips_per_sec") > 0.0,
+            format!("RES idle {i:.0}/s loaded {l:.0}/s"),
+        )
+    });
 }
 
 #[test]
 fn tlb_raises_shootdowns() {
-    let _l = live_lock();
-    let Some(mut p) = Probe::new("tlb") else {
-        return;
-    };
-    let Some((idle, loaded, m)) =
-        p.idle_then("tlb", WorkloadKind::Tlb, &WorkloadOptions::default(), 2)
-    else {
-        return;
-    };
-    let tlb = arch_row("TLB", "TLB shootdowns");
-    if !has_row(&loaded, &tlb) {
-        return eprintln!("SKIP tlb: no TLB shootdown row in /proc/interrupts");
-    }
-    let (i, l) = (idle.irq_rate(&tlb), loaded.irq_rate(&tlb));
-    eprintln!("tlb: TLB idle {i:.0}/s loaded {l:.0}/s; metrics {m:?}");
-    assert!(
-        l >= 3.0 * i && l >= 100.0,
-        "TLB idle {i:.0}/s loaded {l:.0}/s"
-    );
-    assert!(metric(&m, "unmaps_per_sec") > 0.0);
+    let opts = WorkloadOptions::default();
+    live("tlb", WorkloadKind::Tlb, &opts, 2, &|idle, loaded, m| {
+        let tlb = arch_row("TLB", "TLB shootdowns");
+        if !has_row(loaded, &tlb) {
+            eprintln!("SKIP tlb: no TLB shootdown row in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (idle.irq_rate(&tlb), loaded.irq_rate(&tlb));
+        eprintln!("tlb: TLB idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(
+            l >= 3.0 * i && l >= 100.0 && metric(m, "unmaps_per_sec") > 0.0,
+            format!("TLB idle {i:.0}/s loaded {l:.0}/s"),
+        )
+    });
 }
 
 #[test]
 fn timer_raises_local_timer_and_timer_softirqs() {
-    let _l = live_lock();
-    let Some(mut p) = Probe::new("timer") else {
-        return;
-    };
-    let Some((idle, loaded, m)) =
-        p.idle_then("timer", WorkloadKind::Timer, &WorkloadOptions::default(), 1)
-    else {
-        return;
-    };
-    let loc = arch_row("LOC", "Local timer interrupts");
-    if !has_row(&loaded, &loc) {
-        return eprintln!("SKIP timer: no local timer row in /proc/interrupts");
-    }
-    let (i, l) = (idle.irq_rate(&loc), loaded.irq_rate(&loc));
-    let soft = |w: &Window| w.softirq_rate("HRTIMER") + w.softirq_rate("TIMER");
-    let (si, sl) = (soft(&idle), soft(&loaded));
-    eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; {m:?}");
-    eprintln!("timer: HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s");
-    assert!(
-        l >= 3.0 * i && l >= 1000.0,
-        "LOC idle {i:.0}/s loaded {l:.0}/s"
+    let opts = WorkloadOptions::default();
+    live(
+        "timer",
+        WorkloadKind::Timer,
+        &opts,
+        1,
+        &|idle, loaded, m| {
+            let loc = arch_row("LOC", "Local timer interrupts");
+            if !has_row(loaded, &loc) {
+                eprintln!("SKIP timer: no local timer row in /proc/interrupts");
+                return Ok(());
+            }
+            let (i, l) = (idle.irq_rate(&loc), loaded.irq_rate(&loc));
+            let soft = |w: &Window| w.softirq_rate("HRTIMER") + w.softirq_rate("TIMER");
+            let (si, sl) = (soft(idle), soft(loaded));
+            eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+            eprintln!("timer: HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s");
+            expect(
+                l >= 3.0 * i && l >= 1000.0 && metric(m, "wakeups_per_sec") >= 1000.0,
+                format!("LOC idle {i:.0}/s loaded {l:.0}/s"),
+            )?;
+            expect(
+                sl >= 2.0 * si && sl - si >= 50.0,
+                format!("timer softirqs idle {si:.0}/s loaded {sl:.0}/s"),
+            )
+        },
     );
-    assert!(
-        sl >= 2.0 * si && sl - si >= 50.0,
-        "timer softirqs idle {si:.0}/s loaded {sl:.0}/s"
-    );
-    assert!(metric(&m, "wakeups_per_sec") >= 1000.0);
 }
 
 #[test]
 fn net_raises_net_rx_softirqs() {
-    let _l = live_lock();
-    let Some(mut p) = Probe::new("net") else {
-        return;
-    };
-    let Some((idle, loaded, m)) =
-        p.idle_then("net", WorkloadKind::Net, &WorkloadOptions::default(), 1)
-    else {
-        return;
-    };
-    let (i, l) = (idle.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
-    let bps = metric(&m, "bytes_per_sec");
-    eprintln!(
-        "net: NET_RX idle {i:.0}/s loaded {l:.0}/s; {:.0} MB/s",
-        bps / 1e6
-    );
-    assert!(
-        l >= 3.0 * i && l >= 100.0,
-        "NET_RX idle {i:.0}/s loaded {l:.0}/s"
-    );
-    assert!(bps > 10e6, "{bps} B/s");
+    let opts = WorkloadOptions::default();
+    live("net", WorkloadKind::Net, &opts, 1, &|idle, loaded, m| {
+        let (i, l) = (idle.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
+        let bps = metric(m, "bytes_per_sec");
+        eprintln!(
+            "net: NET_RX idle {i:.0}/s loaded {l:.0}/s; {:.0} MB/s",
+            bps / 1e6
+        );
+        expect(
+            l >= 3.0 * i && l >= 100.0 && bps > 10e6,
+            format!("NET_RX idle {i:.0}/s loaded {l:.0}/s, {bps:.0} B/s"),
+        )
+    });
 }
 
 #[test]
 fn disk_raises_block_device_irq() {
-    let _l = live_lock();
-    let Some(mut p) = Probe::new("disk") else {
-        return;
-    };
     let re = Regex::new(r"^virtio\d+-req|nvme|ahci").unwrap();
     let blk = move |r: &RowDelta| r.irq.is_some() && r.parts.actions().any(|a| re.is_match(a));
     let opts = WorkloadOptions {
         disk_file_bytes: 16 << 20,
         ..WorkloadOptions::default()
     };
-    let got = p.idle_then("disk", WorkloadKind::Disk, &opts, 1);
-    let Some((idle, loaded, m)) = got else {
-        return;
-    };
-    if !has_row(&loaded, &blk) {
-        return eprintln!("SKIP disk: no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
-    }
-    let (i, l) = (idle.irq_rate(&blk), loaded.irq_rate(&blk));
-    let iops = metric(&m, "iops");
-    eprintln!("disk: block IRQ idle {i:.0}/s loaded {l:.0}/s; {iops:.0} IOPS; {m:?}");
-    assert!(iops > 0.0);
-    assert!(
-        l >= 3.0 * i && l >= 0.1 * iops,
-        "block IRQ idle {i:.0}/s loaded {l:.0}/s"
-    );
+    live("disk", WorkloadKind::Disk, &opts, 1, &|idle, loaded, m| {
+        if !has_row(loaded, &blk) {
+            eprintln!("SKIP disk: no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (idle.irq_rate(&blk), loaded.irq_rate(&blk));
+        let iops = metric(m, "iops");
+        eprintln!("disk: block IRQ idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(
+            iops > 0.0 && l >= 3.0 * i && l >= 0.1 * iops,
+            format!("block IRQ idle {i:.0}/s loaded {l:.0}/s, {iops:.0} IOPS"),
+        )
+    });
 }
