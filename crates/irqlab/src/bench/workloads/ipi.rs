@@ -1,7 +1,9 @@
 //! `ipi`: a token passed around a ring of threads pinned to different CPUs
 //! (two threads = ping-pong). Each hand-off is a futex wake (Mutex/Condvar)
-//! of a thread sleeping on another CPU, so every round trip causes
-//! rescheduling IPIs (`RES` on x86). Thread 0 times each round.
+//! of a thread sleeping on another CPU, so every round trip sends wakeup
+//! IPIs: on x86 a rescheduling IPI (`RES`), or a function-call IPI (`CAL`)
+//! when the kernel queues the wakeup on an idle target's wake list (the
+//! usual case on an otherwise idle machine). Thread 0 times each round.
 //!
 //! All threads are scoped to `run` and joined before it returns; a stalled
 //! ring gives up after a grace period instead of hanging.

@@ -27,7 +27,7 @@ use std::time::Duration;
 /// Which workload a bench runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum WorkloadKind {
-    /// Cross-CPU futex ping-pong: rescheduling IPIs.
+    /// Cross-CPU futex ping-pong: wakeup IPIs (RES, or CAL via the wake list).
     #[default]
     Ipi,
     /// mmap/touch/munmap with the mm live on other CPUs: TLB shootdowns.
