@@ -20,6 +20,9 @@ mod tlb;
 mod live_tests;
 
 use super::workload::Workload;
+/// Error of a trial whose thread pinning failed or was lost (CPU hotplug):
+/// the trial is invalid and may be retried (`err.downcast_ref::<PinError>()`).
+pub use placement::PinError;
 use irqlab_core::CpuList;
 use std::path::PathBuf;
 use std::time::Duration;
