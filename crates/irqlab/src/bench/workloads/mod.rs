@@ -12,7 +12,9 @@ mod disk;
 mod ipi;
 mod latency;
 mod net;
-mod placement;
+/// CPU selection and pinning; its `PinError` marks a trial disturbed by
+/// CPU hotplug (`err.downcast_ref::<placement::PinError>()`): retry it.
+pub mod placement;
 mod timer;
 mod tlb;
 
@@ -20,9 +22,6 @@ mod tlb;
 mod live_tests;
 
 use super::workload::Workload;
-/// Error of a trial whose thread pinning failed or was lost (CPU hotplug):
-/// the trial is invalid and may be retried (`err.downcast_ref::<PinError>()`).
-pub use placement::PinError;
 use irqlab_core::CpuList;
 use std::path::PathBuf;
 use std::time::Duration;
