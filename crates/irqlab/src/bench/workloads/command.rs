@@ -1,0 +1,195 @@
+//! `command`: a user command as the interrupt source. `-- CMD ARGS` is
+//! spawned at the start of each trial and terminated (SIGTERM to its
+//! process group, SIGKILL after 1 s) and reaped at the end; `--start` /
+//! `--stop` shell snippets (`sh -c`) run around the timed wait, e.g. to
+//! toggle a kernel test module through sysfs. A command that exits
+//! unsuccessfully before the trial ends, or a failing start/stop, is an
+//! error carrying the exit status and the last lines of stderr.
+
+use super::child::{run_sh, Spawned};
+use crate::bench::metric::Metric;
+use crate::bench::workload::Workload;
+use anyhow::bail;
+use std::time::{Duration, Instant};
+
+/// Grace between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(1);
+/// Longest a `--start` or `--stop` snippet may run.
+pub const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The user-command workload.
+pub struct CommandWorkload {
+    argv: Vec<String>,
+    start: Option<String>,
+    stop: Option<String>,
+}
+
+impl CommandWorkload {
+    /// At least one of `argv`, `start`, `stop` must be given.
+    pub fn new(
+        argv: Vec<String>,
+        start: Option<String>,
+        stop: Option<String>,
+    ) -> anyhow::Result<Self> {
+        if argv.is_empty() && start.is_none() && stop.is_none() {
+            bail!("the command workload needs `-- CMD ARGS` or --start/--stop");
+        }
+        Ok(CommandWorkload { argv, start, stop })
+    }
+
+    /// Spawn the command (if any), wait `duration`, stop it.
+    fn timed(&self, duration: Duration) -> anyhow::Result<()> {
+        let end = Instant::now() + duration;
+        if self.argv.is_empty() {
+            std::thread::sleep(end.saturating_duration_since(Instant::now()));
+            return Ok(());
+        }
+        let label = format!("command `{}`", self.argv.join(" "));
+        let mut child = Spawned::spawn(&self.argv, &label)?;
+        if let Some(st) = child.wait_until(end)? {
+            if !st.success() {
+                child.terminate(KILL_GRACE)?;
+                return Err(child.failure("exited before the end of the trial", st));
+            }
+            // A command that finished cleanly: the window still lasts
+            // `duration` (anything it left in the background keeps running).
+            std::thread::sleep(end.saturating_duration_since(Instant::now()));
+        }
+        child.terminate(KILL_GRACE)?;
+        Ok(())
+    }
+}
+
+impl Workload for CommandWorkload {
+    fn name(&self) -> &str {
+        "command"
+    }
+
+    fn setup(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+        let started = match &self.start {
+            Some(s) => run_sh(s, "--start", HOOK_TIMEOUT),
+            None => Ok(()),
+        };
+        let timed = started.and_then(|()| self.timed(duration));
+        // Stop runs even after a failure, to undo a partial start.
+        let stopped = match &self.stop {
+            Some(s) => run_sh(s, "--stop", HOOK_TIMEOUT),
+            None => Ok(()),
+        };
+        timed.and(stopped)?;
+        Ok(Vec::new())
+    }
+
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::errno::Errno;
+    use nix::sys::signal::{kill, killpg};
+    use nix::unistd::Pid;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    /// True when no process of group `pgid` exists (reaped, not a zombie).
+    fn group_gone(pgid: i32) -> bool {
+        kill(Pid::from_raw(pgid), None) == Err(Errno::ESRCH)
+            && killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH)
+    }
+
+    #[test]
+    fn failing_command_reports_status_and_stderr_tail() {
+        let _live = super::super::live_lock();
+        let script = "for i in $(seq 1 30); do echo line$i >&2; done; exit 7";
+        let mut w = CommandWorkload::new(sh(script), None, None).unwrap();
+        let t0 = Instant::now();
+        let err = format!("{:#}", w.run(Duration::from_secs(5)).unwrap_err());
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "failure must end the trial early"
+        );
+        assert!(err.contains("exit status 7"), "{err}");
+        assert!(err.contains("line11\n") && err.ends_with("line30"), "{err}");
+        assert!(!err.contains("line10\n"), "only the last 20 lines: {err}");
+    }
+
+    #[test]
+    fn long_running_command_is_killed_and_reaped() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("echo $$ > {}; sleep 30 & sleep 30", pidfile.display());
+        let mut w = CommandWorkload::new(sh(&script), None, None).unwrap();
+        let t0 = Instant::now();
+        assert!(w.run(Duration::from_millis(300)).unwrap().is_empty());
+        assert!(
+            t0.elapsed() < Duration::from_millis(1300),
+            "{:?}",
+            t0.elapsed()
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(group_gone(pid), "a process of group {pid} remains");
+    }
+
+    #[test]
+    fn term_ignoring_command_gets_sigkill() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("trap '' TERM; echo $$ > {}; sleep 30", pidfile.display());
+        let mut w = CommandWorkload::new(sh(&script), None, None).unwrap();
+        let t0 = Instant::now();
+        w.run(Duration::from_millis(200)).unwrap();
+        let took = t0.elapsed();
+        assert!(took >= KILL_GRACE && took < KILL_GRACE * 3, "{took:?}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(group_gone(pid), "a process of group {pid} remains");
+    }
+
+    #[test]
+    fn clean_early_exit_still_waits_out_the_trial() {
+        let _live = super::super::live_lock();
+        let mut w = CommandWorkload::new(vec!["true".into()], None, None).unwrap();
+        let t0 = Instant::now();
+        w.run(Duration::from_millis(200)).unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn start_and_stop_hooks_run_around_the_wait() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("on");
+        let start = format!("touch {}", flag.display());
+        let stop = format!("test -e {0} && rm {0}", flag.display());
+        let mut w = CommandWorkload::new(Vec::new(), Some(start), Some(stop.clone())).unwrap();
+        w.run(Duration::from_millis(50)).unwrap();
+        assert!(!flag.exists());
+        // A failing start is reported, and stop still runs (and fails here).
+        let mut bad =
+            CommandWorkload::new(Vec::new(), Some("echo nope >&2; exit 4".into()), Some(stop))
+                .unwrap();
+        let err = format!("{:#}", bad.run(Duration::from_millis(50)).unwrap_err());
+        assert!(
+            err.contains("--start") && err.contains("exit status 4") && err.contains("nope"),
+            "{err}"
+        );
+    }
+}

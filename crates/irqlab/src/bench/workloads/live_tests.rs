@@ -1,0 +1,311 @@
+//! Live tests: each built-in workload runs for 1 s on this machine and must
+//! raise the counter it is meant to raise, compared with 1 s of idle just
+//! before (read through HostFs, parsed by irqlab-core, differenced by
+//! `delta`). They skip, saying why, when the files are unreadable or the
+//! machine lacks what the workload needs. Serialized by `live_lock`.
+//!
+//! Other tests on the same machine may hot-unplug CPUs: an attempt whose
+//! online CPUs changed, or whose threads lost their pinning, is retried,
+//! and after three such attempts the test skips saying so.
+
+use super::placement::{self, PinError};
+use super::{build, live_lock, WorkloadKind, WorkloadOptions};
+use crate::bench::metric::Metric;
+use crate::host::HostFs;
+use irqlab_core::delta::{interrupts_delta, softirqs_delta, IrqDelta, RowDelta, SoftirqsDelta};
+use irqlab_core::{CpuList, Interrupts, Softirqs};
+use regex::Regex;
+use std::time::{Duration, Instant};
+
+const TRIAL: Duration = Duration::from_secs(1);
+const ATTEMPTS: usize = 3;
+
+/// Counter deltas over one window.
+struct Window {
+    irq: IrqDelta,
+    soft: SoftirqsDelta,
+    secs: f64,
+    /// Same online CPUs at both ends.
+    stable: bool,
+}
+
+impl Window {
+    /// Per-second rate of the rows matching `pred`.
+    fn irq_rate(&self, pred: &dyn Fn(&RowDelta) -> bool) -> f64 {
+        let n: u64 = self
+            .irq
+            .rows
+            .iter()
+            .filter(|r| pred(r))
+            .map(|r| r.total())
+            .sum();
+        n as f64 / self.secs
+    }
+
+    fn softirq_rate(&self, name: &str) -> f64 {
+        let row = self.soft.rows.iter().find(|r| r.name == name);
+        let n: u64 = row.map_or(0, |r| r.cells.iter().filter_map(|c| c.count()).sum());
+        n as f64 / self.secs
+    }
+}
+
+struct Probe {
+    fs: HostFs,
+}
+
+impl Probe {
+    /// `None` (after saying why) when the statistics files are unreadable.
+    fn new(test: &str) -> Option<Probe> {
+        let mut fs = HostFs::new("/");
+        for f in ["proc/interrupts", "proc/softirqs"] {
+            if let Err(e) = fs.read(f) {
+                eprintln!("SKIP {test}: /{f} unreadable: {e}");
+                return None;
+            }
+        }
+        Some(Probe { fs })
+    }
+
+    fn snap(&mut self) -> (Interrupts, Softirqs, Instant) {
+        let irq = Interrupts::parse(self.fs.read("proc/interrupts").unwrap()).unwrap();
+        let soft = Softirqs::parse(self.fs.read("proc/softirqs").unwrap()).unwrap();
+        (irq, soft, Instant::now())
+    }
+
+    /// Counters around `f`.
+    fn window<R>(&mut self, f: impl FnOnce() -> R) -> (Window, R) {
+        let (i0, s0, t0) = self.snap();
+        let r = f();
+        let (i1, s1, t1) = self.snap();
+        let w = Window {
+            irq: interrupts_delta(&i0, &i1),
+            soft: softirqs_delta(&s0, &s1),
+            secs: (t1 - t0).as_secs_f64(),
+            stable: i0.cpus == i1.cpus,
+        };
+        (w, r)
+    }
+
+    /// 1 s idle, then one 1 s trial of `kind`, judged by `check` (which
+    /// prints what it saw). A disturbed attempt (CPU hotplug) or a failed
+    /// check (e.g. another test loaded the CPUs) is retried; the test fails
+    /// when all attempts fail the check, and skips when hotplug disturbed all.
+    fn run_checked(
+        &mut self,
+        test: &str,
+        kind: WorkloadKind,
+        opts: &WorkloadOptions,
+        min_cpus: usize,
+        check: Check,
+    ) {
+        for n in 1..=ATTEMPTS {
+            match self.attempt(kind, opts, min_cpus) {
+                Attempt::Done(done) => {
+                    let (idle, loaded, m) = &*done;
+                    match check(idle, loaded, m) {
+                        Ok(()) => return,
+                        Err(why) if n == ATTEMPTS => panic!("{test}: {why}"),
+                        Err(why) => eprintln!("{test}: attempt {n} failed, retrying: {why}"),
+                    }
+                }
+                Attempt::Skip(why) => return eprintln!("SKIP {test}: {why}"),
+                Attempt::Disturbed(why) => {
+                    eprintln!("{test}: attempt {n} disturbed: {why}");
+                    std::thread::sleep(TRIAL);
+                }
+            }
+        }
+        eprintln!("SKIP {test}: CPU hotplug disturbed the attempts");
+    }
+
+    fn attempt(&mut self, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize) -> Attempt {
+        let allowed = placement::allowed_cpus().unwrap().len();
+        if allowed < min_cpus {
+            let present = self.present_cpus();
+            if present < min_cpus {
+                return Attempt::Skip(format!("needs {min_cpus} CPUs, this machine has {present}"));
+            }
+            return Attempt::Disturbed(format!("only {allowed} of {present} CPUs online"));
+        }
+        let mut w = build(kind, opts).unwrap();
+        w.setup().unwrap();
+        let (idle, ()) = self.window(|| std::thread::sleep(TRIAL));
+        let (loaded, metrics) = self.window(|| w.run(TRIAL));
+        w.teardown().unwrap();
+        match metrics {
+            Err(e) if e.chain().any(|c| c.downcast_ref::<PinError>().is_some()) => {
+                Attempt::Disturbed(format!("{e:#}"))
+            }
+            Err(e) => panic!("{kind:?}: {e:#}"),
+            Ok(_) if !(idle.stable && loaded.stable) => {
+                Attempt::Disturbed("the online CPUs changed".into())
+            }
+            Ok(m) => Attempt::Done(Box::new((idle, loaded, m))),
+        }
+    }
+
+    fn present_cpus(&self) -> usize {
+        let text = self.fs.read_attr("sys/devices/system/cpu/present");
+        text.and_then(|t| CpuList::parse_list(t.as_bytes(), "present").ok())
+            .map_or(0, |l| l.len())
+    }
+}
+
+/// Outcome of one idle + trial attempt.
+enum Attempt {
+    Done(Box<(Window, Window, Vec<Metric>)>),
+    Disturbed(String),
+    Skip(String),
+}
+
+fn arch_row(label: &'static str, desc: &'static str) -> impl Fn(&RowDelta) -> bool {
+    move |r: &RowDelta| r.label == label || r.description.contains(desc)
+}
+
+fn has_row(w: &Window, pred: &dyn Fn(&RowDelta) -> bool) -> bool {
+    w.irq.rows.iter().any(pred)
+}
+
+fn metric(m: &[Metric], name: &str) -> f64 {
+    m.iter().find(|m| m.name == name).map(|m| m.value).unwrap()
+}
+
+/// Judges one attempt: `Err` explains a failed expectation.
+type Check<'a> = &'a dyn Fn(&Window, &Window, &[Metric]) -> Result<(), String>;
+
+/// `Err(msg)` unless `ok`.
+fn expect(ok: bool, msg: String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(msg)
+    }
+}
+
+/// Run `kind` with default options and check it with `check`.
+fn live(test: &str, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize, check: Check) {
+    let _l = live_lock();
+    if let Some(mut p) = Probe::new(test) {
+        p.run_checked(test, kind, opts, min_cpus, check);
+    }
+}
+
+/// A cross-CPU wakeup is a rescheduling IPI (`RES`), or a function-call
+/// IPI (`CAL`) when the kernel queues the wakeup on the idle target's wake
+/// list; the workload counts when either rises.
+#[test]
+fn ipi_raises_wakeup_ipis() {
+    let opts = WorkloadOptions::default();
+    live("ipi", WorkloadKind::Ipi, &opts, 2, &|idle, loaded, m| {
+        let res = arch_row("RES", "Rescheduling interrupts");
+        let cal = arch_row("CAL", "Function call interrupts");
+        if !has_row(loaded, &res) {
+            eprintln!("SKIP ipi: no rescheduling-IPI row in /proc/interrupts");
+            return Ok(());
+        }
+        let both = |r: &RowDelta| res(r) || cal(r);
+        let (ri, rl) = (idle.irq_rate(&res), loaded.irq_rate(&res));
+        let (i, l) = (idle.irq_rate(&both), loaded.irq_rate(&both));
+        eprintln!(
+            "ipi: RES idle {ri:.0}/s loaded {rl:.0}/s; RES+CAL idle {i:.0}/s loaded {l:.0}/s"
+        );
+        eprintln!("ipi: {m:?}");
+        expect(
+            metric(m, "rtt_p50_ns") <= metric(m, "rtt_p99_ns"),
+            format!("{m:?}"),
+        )?;
+        expect(
+            l >= 3.0 * i && l >= 1000.0 && metric(m, "round_trips_per_sec") > 0.0,
+            format!("RES+CAL idle {i:.0}/s loaded {l:.0}/s"),
+        )
+    });
+}
+
+#[test]
+fn tlb_raises_shootdowns() {
+    let opts = WorkloadOptions::default();
+    live("tlb", WorkloadKind::Tlb, &opts, 2, &|idle, loaded, m| {
+        let tlb = arch_row("TLB", "TLB shootdowns");
+        if !has_row(loaded, &tlb) {
+            eprintln!("SKIP tlb: no TLB shootdown row in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (idle.irq_rate(&tlb), loaded.irq_rate(&tlb));
+        eprintln!("tlb: TLB idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(
+            l >= 3.0 * i && l >= 100.0 && metric(m, "unmaps_per_sec") > 0.0,
+            format!("TLB idle {i:.0}/s loaded {l:.0}/s"),
+        )
+    });
+}
+
+#[test]
+fn timer_raises_local_timer_and_timer_softirqs() {
+    let opts = WorkloadOptions::default();
+    live(
+        "timer",
+        WorkloadKind::Timer,
+        &opts,
+        1,
+        &|idle, loaded, m| {
+            let loc = arch_row("LOC", "Local timer interrupts");
+            if !has_row(loaded, &loc) {
+                eprintln!("SKIP timer: no local timer row in /proc/interrupts");
+                return Ok(());
+            }
+            let (i, l) = (idle.irq_rate(&loc), loaded.irq_rate(&loc));
+            let soft = |w: &Window| w.softirq_rate("HRTIMER") + w.softirq_rate("TIMER");
+            let (si, sl) = (soft(idle), soft(loaded));
+            eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+            eprintln!("timer: HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s");
+            expect(
+                l >= 3.0 * i && l >= 1000.0 && metric(m, "wakeups_per_sec") >= 1000.0,
+                format!("LOC idle {i:.0}/s loaded {l:.0}/s"),
+            )?;
+            expect(
+                sl >= 2.0 * si && sl - si >= 50.0,
+                format!("timer softirqs idle {si:.0}/s loaded {sl:.0}/s"),
+            )
+        },
+    );
+}
+
+#[test]
+fn net_raises_net_rx_softirqs() {
+    let opts = WorkloadOptions::default();
+    live("net", WorkloadKind::Net, &opts, 1, &|idle, loaded, m| {
+        let (i, l) = (idle.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
+        let bps = metric(m, "bytes_per_sec");
+        eprintln!(
+            "net: NET_RX idle {i:.0}/s loaded {l:.0}/s; {:.0} MB/s",
+            bps / 1e6
+        );
+        expect(
+            l >= 3.0 * i && l >= 100.0 && bps > 10e6,
+            format!("NET_RX idle {i:.0}/s loaded {l:.0}/s, {bps:.0} B/s"),
+        )
+    });
+}
+
+#[test]
+fn disk_raises_block_device_irq() {
+    let re = Regex::new(r"^virtio\d+-req|nvme|ahci").unwrap();
+    let blk = move |r: &RowDelta| r.irq.is_some() && r.parts.actions().any(|a| re.is_match(a));
+    let opts = WorkloadOptions {
+        disk_file_bytes: 16 << 20,
+        ..WorkloadOptions::default()
+    };
+    live("disk", WorkloadKind::Disk, &opts, 1, &|idle, loaded, m| {
+        if !has_row(loaded, &blk) {
+            eprintln!("SKIP disk: no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (idle.irq_rate(&blk), loaded.irq_rate(&blk));
+        let iops = metric(m, "iops");
+        eprintln!("disk: block IRQ idle {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(
+            iops > 0.0 && l >= 3.0 * i && l >= 0.1 * iops,
+            format!("block IRQ idle {i:.0}/s loaded {l:.0}/s, {iops:.0} IOPS"),
+        )
+    });
+}

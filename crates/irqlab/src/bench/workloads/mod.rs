@@ -1,0 +1,151 @@
+//! Built-in workloads: interrupt generators for `irqlab bench` trials, one
+//! file each, plus the user-command workload.
+//!
+//! [`build`] turns a [`WorkloadKind`] and [`WorkloadOptions`] into a boxed
+//! [`Workload`]. Workloads pin their threads to the selected CPUs (default:
+//! every CPU this process may use) and stop every thread and child before
+//! `run` returns. They never read `/proc` or `/sys`: the runner measures.
+
+mod child;
+mod command;
+mod disk;
+mod ipi;
+mod latency;
+mod net;
+/// CPU selection and pinning; its `PinError` marks a trial disturbed by
+/// CPU hotplug (`err.downcast_ref::<placement::PinError>()`): retry it.
+pub mod placement;
+mod timer;
+mod tlb;
+
+#[cfg(test)]
+mod live_tests;
+
+use super::workload::Workload;
+use irqlab_core::CpuList;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which workload a bench runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// Cross-CPU futex ping-pong: wakeup IPIs (RES, or CAL via the wake list).
+    #[default]
+    Ipi,
+    /// mmap/touch/munmap with the mm live on other CPUs: TLB shootdowns.
+    Tlb,
+    /// High-rate short sleeps per CPU: local timer interrupts.
+    Timer,
+    /// Loopback TCP bulk transfer: NET_RX/NET_TX softirqs.
+    Net,
+    /// Random 4 KiB O_DIRECT reads: block device interrupts.
+    Disk,
+    /// A user command (`-- CMD ARGS`) and/or `--start`/`--stop` snippets.
+    Command,
+}
+
+/// Knobs shared by the workloads (each uses the ones that apply).
+#[derive(Debug, Clone)]
+pub struct WorkloadOptions {
+    /// CPUs to run on (default: all CPUs this process may use).
+    pub cpus: Option<CpuList>,
+    /// Threads: ipi ring size (2), tlb spinners (one per other CPU), timer
+    /// sleepers (one per CPU), disk readers (1). Ignored by net/command.
+    pub threads: Option<usize>,
+    /// Directory of the disk workload's file (default: the temp dir).
+    pub tmp_dir: Option<PathBuf>,
+    /// Size of the disk workload's file.
+    pub disk_file_bytes: u64,
+    /// Sleep period of the timer workload.
+    pub timer_period: Duration,
+    /// `-- CMD ARGS` of the command workload.
+    pub command: Vec<String>,
+    /// `--start` shell snippet, run before each trial's wait.
+    pub start: Option<String>,
+    /// `--stop` shell snippet, run after each trial's wait.
+    pub stop: Option<String>,
+}
+
+impl Default for WorkloadOptions {
+    fn default() -> Self {
+        WorkloadOptions {
+            cpus: None,
+            threads: None,
+            tmp_dir: None,
+            disk_file_bytes: disk::DEFAULT_FILE_BYTES,
+            timer_period: timer::DEFAULT_PERIOD,
+            command: Vec::new(),
+            start: None,
+            stop: None,
+        }
+    }
+}
+
+/// Build the workload `kind` from `opts` (validates the CPU list and, for
+/// `command`, that something is to be run). Nothing starts before `setup`.
+pub fn build(kind: WorkloadKind, opts: &WorkloadOptions) -> anyhow::Result<Box<dyn Workload>> {
+    let cpus = || placement::select(opts.cpus.as_ref());
+    let w: Box<dyn Workload> = match kind {
+        WorkloadKind::Ipi => Box::new(ipi::Ipi::new(cpus()?, opts.threads)),
+        WorkloadKind::Tlb => Box::new(tlb::Tlb::new(cpus()?, opts.threads)),
+        WorkloadKind::Timer => {
+            Box::new(timer::Timer::new(cpus()?, opts.threads, opts.timer_period))
+        }
+        WorkloadKind::Net => Box::new(net::Net::new(cpus()?)),
+        WorkloadKind::Disk => {
+            let dir = opts.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
+            Box::new(disk::Disk::new(
+                cpus()?,
+                opts.threads,
+                dir,
+                opts.disk_file_bytes,
+            ))
+        }
+        WorkloadKind::Command => Box::new(command::CommandWorkload::new(
+            opts.command.clone(),
+            opts.start.clone(),
+            opts.stop.clone(),
+        )?),
+    };
+    Ok(w)
+}
+
+/// Serializes tests that load the machine, so counter checks of one do not
+/// see another's load.
+#[cfg(test)]
+pub(crate) fn live_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn kinds_parse_and_build() {
+        for name in ["ipi", "tlb", "timer", "net", "disk"] {
+            let kind = WorkloadKind::from_str(name, false).unwrap();
+            let w = build(kind, &WorkloadOptions::default()).unwrap();
+            assert_eq!(w.name(), name);
+        }
+        assert_eq!(WorkloadKind::default(), WorkloadKind::Ipi);
+    }
+
+    #[test]
+    fn command_needs_something_to_run() {
+        let err = build(WorkloadKind::Command, &WorkloadOptions::default())
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("-- CMD"), "{err}");
+        let opts = WorkloadOptions {
+            start: Some("true".into()),
+            ..WorkloadOptions::default()
+        };
+        assert_eq!(
+            build(WorkloadKind::Command, &opts).unwrap().name(),
+            "command"
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! `tlb`: TLB shootdowns. Spinner threads of this process keep its mm live
+//! on the other selected CPUs while one thread maps, touches and unmaps a
+//! small anonymous region in a loop; every `munmap` of a touched page must
+//! flush the other CPUs' TLBs by IPI (`TLB` on x86).
+//!
+//! The only unsafe code is the mmap/munmap pair and the page writes, each
+//! with a SAFETY note. All threads are scoped to `run` and joined.
+
+use super::placement;
+use crate::bench::metric::{Direction, Metric};
+use crate::bench::workload::Workload;
+use anyhow::{anyhow, Context};
+use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Pages mapped per iteration.
+const PAGES: usize = 4;
+const PAGE: usize = 4096;
+
+/// The shootdown workload.
+pub struct Tlb {
+    cpus: Vec<u32>,
+    spinners: usize,
+}
+
+impl Tlb {
+    /// Mapper on `cpus[0]`; `spinners` (default: one per other CPU) on the rest.
+    /// With one CPU there are no spinners (and no shootdowns).
+    pub fn new(cpus: Vec<u32>, spinners: Option<usize>) -> Self {
+        let others = cpus.len().saturating_sub(1);
+        let spinners = if others == 0 {
+            0
+        } else {
+            spinners.unwrap_or(others)
+        };
+        Tlb { cpus, spinners }
+    }
+}
+
+/// Map, touch every page, unmap: one iteration.
+fn map_touch_unmap(len: NonZeroUsize) -> anyhow::Result<()> {
+    // SAFETY: an anonymous private mapping at an address the kernel picks
+    // cannot alias any existing Rust object.
+    let ptr = unsafe {
+        mmap_anonymous(
+            None,
+            len,
+            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS,
+        )
+    }
+    .context("mmap")?;
+    let base = ptr.as_ptr().cast::<u8>();
+    for page in 0..len.get() / PAGE {
+        // SAFETY: `page * PAGE < len`, so the write stays inside the fresh
+        // read-write mapping, which nothing else references.
+        unsafe { base.add(page * PAGE).write_volatile(1) };
+    }
+    // SAFETY: `ptr`/`len` are exactly the mapping created above; no
+    // reference into it outlives this call.
+    unsafe { munmap(ptr, len.get()) }.context("munmap")
+}
+
+fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
+    placement::pin_opt(cpu)?;
+    let len = NonZeroUsize::new(PAGES * PAGE).ok_or_else(|| anyhow!("zero length"))?;
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < dur {
+        for _ in 0..64 {
+            map_touch_unmap(len)?;
+            n += 1;
+        }
+    }
+    let elapsed = start.elapsed();
+    placement::still_pinned(cpu)?;
+    Ok((n, elapsed))
+}
+
+fn spinner(cpu: Option<u32>, stop: &AtomicBool) -> anyhow::Result<()> {
+    let pinned = placement::pin_opt(cpu);
+    while !stop.load(Ordering::Relaxed) {
+        std::hint::spin_loop();
+    }
+    pinned?;
+    placement::still_pinned(cpu)
+}
+
+impl Workload for Tlb {
+    fn name(&self) -> &str {
+        "tlb"
+    }
+
+    fn setup(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+        let stop = AtomicBool::new(false);
+        let cpus = &self.cpus;
+        let (n, elapsed) = std::thread::scope(|s| {
+            let spin: Vec<_> = (0..self.spinners)
+                .map(|i| {
+                    let stop = &stop;
+                    // Spinners take the CPUs after the mapper's, round-robin.
+                    let cpu = cpus.get(1..).and_then(|rest| placement::cpu_for(rest, i));
+                    s.spawn(move || spinner(cpu, stop))
+                })
+                .collect();
+            let m = s.spawn(|| mapper(placement::cpu_for(cpus, 0), duration));
+            let res = m.join().map_err(|_| anyhow!("mapper thread panicked"));
+            stop.store(true, Ordering::Relaxed);
+            for h in spin {
+                h.join().map_err(|_| anyhow!("spinner thread panicked"))??;
+            }
+            res?
+        })
+        .context("tlb workload")?;
+        let rate = n as f64 / elapsed.as_secs_f64().max(1e-9);
+        Ok(vec![Metric::new(
+            "unmaps_per_sec",
+            rate,
+            "1/s",
+            Direction::Higher,
+        )])
+    }
+
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_cpu_has_no_spinners_and_still_runs() {
+        let _live = super::super::live_lock();
+        let cpus = placement::allowed_cpus().unwrap();
+        let mut w = Tlb::new(vec![cpus[0]], Some(3));
+        assert_eq!(w.spinners, 0);
+        let m = w.run(Duration::from_millis(50)).unwrap();
+        assert_eq!(m[0].name, "unmaps_per_sec");
+        assert!(m[0].value > 0.0);
+    }
+}
