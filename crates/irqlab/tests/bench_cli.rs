@@ -13,25 +13,46 @@ const SYSCTL: &str = "proc/sys/kernel/irqlab_test";
 
 fn fake_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let fx = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/vm-2cpu-6.18/proc"));
+    let fx = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18/proc"
+    ));
     std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
     for f in ["interrupts", "softirqs", "stat"] {
         std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
     }
     std::fs::write(dir.path().join(SYSCTL), "0\n").unwrap();
-    std::fs::write(dir.path().join("proc/sys/kernel/osrelease"), "6.18.44-fake\n").unwrap();
-    std::fs::write(dir.path().join("proc/sys/kernel/random/boot_id"), "boot-1\n").unwrap();
+    std::fs::write(
+        dir.path().join("proc/sys/kernel/osrelease"),
+        "6.18.44-fake\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("proc/sys/kernel/random/boot_id"),
+        "boot-1\n",
+    )
+    .unwrap();
     dir
 }
 
 fn sysctl(root: &Path) -> String {
-    std::fs::read_to_string(root.join(SYSCTL)).unwrap().trim().to_string()
+    std::fs::read_to_string(root.join(SYSCTL))
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 fn bench(root: &Path, out: &Path, extra: &[&str]) -> Command {
     let mut c = Command::cargo_bin("irqlab").unwrap();
     c.args(["bench", "--root"]).arg(root).arg("--out").arg(out);
-    c.args(["--warmup", "0", "--irq", "LOC", "--sysctl", "kernel.irqlab_test=1"]);
+    c.args([
+        "--warmup",
+        "0",
+        "--irq",
+        "LOC",
+        "--sysctl",
+        "kernel.irqlab_test=1",
+    ]);
     c.args(extra);
     c
 }
@@ -49,12 +70,34 @@ fn order_of_events_and_restore_after_success() {
     let root = fake_tree();
     let out = root.path().join("out");
     let log = root.path().join("log");
-    let probe = format!("echo start $(cat {}) >> {}", root.path().join(SYSCTL).display(), log.display());
-    bench(root.path(), &out, &["--label", "tip", "--trials", "3", "--duration", "100ms", "--workload", "command"])
-        .args(["--start", &probe, "--stop", &format!("echo stop >> {}", log.display())])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("irq_loc_per_sec"));
+    let probe = format!(
+        "echo start $(cat {}) >> {}",
+        root.path().join(SYSCTL).display(),
+        log.display()
+    );
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--label",
+            "tip",
+            "--trials",
+            "3",
+            "--duration",
+            "100ms",
+            "--workload",
+            "command",
+        ],
+    )
+    .args([
+        "--start",
+        &probe,
+        "--stop",
+        &format!("echo stop >> {}", log.display()),
+    ])
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("irq_loc_per_sec"));
     let log = std::fs::read_to_string(log).unwrap();
     assert_eq!(log, "start 1\nstop\nstart 1\nstop\nstart 1\nstop\n");
     assert_eq!(sysctl(root.path()), "0", "restored after success");
@@ -65,21 +108,43 @@ fn order_of_events_and_restore_after_success() {
     assert_eq!(t[0]["boot_id"], "boot-1");
     assert_eq!(t[2]["metrics"]["irq_loc_per_sec"]["value"], 0.0);
     assert_eq!(t[0]["metrics"]["irq_loc_per_sec"]["direction"], "higher");
-    let env: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
+    let env: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["kernel_release"], "6.18.44-fake");
     assert!(out.join("summary.json").exists());
-    assert_eq!(std::fs::read_to_string(out.join("tip/trials.csv")).unwrap().lines().count(), 4);
+    assert_eq!(
+        std::fs::read_to_string(out.join("tip/trials.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        4
+    );
 }
 
 #[test]
 fn failing_command_is_reported_and_host_restored() {
     let root = fake_tree();
     let out = root.path().join("out");
-    bench(root.path(), &out, &["--trials", "3", "--duration", "300ms", "--workload", "command", "--", "sh", "-c", "echo boom >&2; exit 3"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("exit status 3").or(predicate::str::contains("exit code 3")))
-        .stderr(predicate::str::contains("boom"));
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--trials",
+            "3",
+            "--duration",
+            "300ms",
+            "--workload",
+            "command",
+            "--",
+            "sh",
+            "-c",
+            "echo boom >&2; exit 3",
+        ],
+    )
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains("exit status 3").or(predicate::str::contains("exit code 3")))
+    .stderr(predicate::str::contains("boom"));
     assert_eq!(sysctl(root.path()), "0");
 }
 
@@ -100,15 +165,37 @@ fn spawn(root: &Path, out: &Path, trials: &str) -> std::process::Child {
         .arg(root)
         .arg("--out")
         .arg(out)
-        .args(["--label", "tip", "--warmup", "0", "--irq", "LOC", "--sysctl", "kernel.irqlab_test=1"])
-        .args(["--trials", trials, "--duration", "300ms", "--workload", "command", "--", "sleep", "1"])
+        .args([
+            "--label",
+            "tip",
+            "--warmup",
+            "0",
+            "--irq",
+            "LOC",
+            "--sysctl",
+            "kernel.irqlab_test=1",
+        ])
+        .args([
+            "--trials",
+            trials,
+            "--duration",
+            "300ms",
+            "--workload",
+            "command",
+            "--",
+            "sleep",
+            "1",
+        ])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
 }
 
 fn signal(child: &std::process::Child, sig: &str) {
-    let ok = std::process::Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
+    let ok = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(ok.success());
 }
 
@@ -117,7 +204,11 @@ fn sigint_restores_and_keeps_finished_trials() {
     let root = fake_tree();
     let out = root.path().join("out");
     let mut child = spawn(root.path(), &out, "50");
-    assert!(wait_for_trials(&out.join("tip"), 2, Duration::from_secs(20)));
+    assert!(wait_for_trials(
+        &out.join("tip"),
+        2,
+        Duration::from_secs(20)
+    ));
     assert_eq!(sysctl(root.path()), "1", "changed while running");
     signal(&child, "-INT");
     let status = child.wait().unwrap();
@@ -131,12 +222,20 @@ fn sigkill_keeps_trials_and_restore_replays_the_journal_then_resume_finishes() {
     let root = fake_tree();
     let out = root.path().join("out");
     let mut child = spawn(root.path(), &out, "5");
-    assert!(wait_for_trials(&out.join("tip"), 3, Duration::from_secs(20)));
+    assert!(wait_for_trials(
+        &out.join("tip"),
+        3,
+        Duration::from_secs(20)
+    ));
     signal(&child, "-KILL");
     child.wait().unwrap();
     let kept = trials(&out.join("tip")).len();
     assert!((3..5).contains(&kept), "kept {kept}");
-    assert_eq!(sysctl(root.path()), "1", "a SIGKILLed run cannot restore itself");
+    assert_eq!(
+        sysctl(root.path()),
+        "1",
+        "a SIGKILLed run cannot restore itself"
+    );
     Command::cargo_bin("irqlab")
         .unwrap()
         .args(["restore", "--root"])
@@ -162,39 +261,78 @@ fn variants_interleave_into_their_own_sets() {
     let root = fake_tree();
     let out = root.path().join("out");
     let log = root.path().join("log");
-    let start = |name: &str| format!("--workload command --start 'echo {name} >> {}'", log.display());
+    let start = |name: &str| {
+        format!(
+            "--workload command --start 'echo {name} >> {}'",
+            log.display()
+        )
+    };
     Command::cargo_bin("irqlab")
         .unwrap()
         .args(["bench", "--root"])
         .arg(root.path())
         .arg("--out")
         .arg(&out)
-        .args(["--warmup", "0", "--irq", "LOC", "--trials", "2", "--duration", "50ms"])
-        .args(["--variant", &format!("a={}", start("a")), "--variant", &format!("b={}", start("b"))])
+        .args([
+            "--warmup",
+            "0",
+            "--irq",
+            "LOC",
+            "--trials",
+            "2",
+            "--duration",
+            "50ms",
+        ])
+        .args([
+            "--variant",
+            &format!("a={}", start("a")),
+            "--variant",
+            &format!("b={}", start("b")),
+        ])
         .assert()
         .success();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "a\nb\nb\na\n");
     assert_eq!(trials(&out.join("a")).len(), 2);
     assert_eq!(trials(&out.join("b")).len(), 2);
-    Command::cargo_bin("irqlab").unwrap().arg("compare").arg(&out).assert().success();
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .arg("compare")
+        .arg(&out)
+        .assert()
+        .success();
 }
 
 #[test]
 fn bad_input_fails_before_any_host_change() {
     let root = fake_tree();
     let out = root.path().join("out");
-    bench(root.path(), &out, &["--irq", "no-such-irq", "--workload", "command", "--", "true"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("matches no interrupt; available"))
-        .stderr(predicate::str::contains("virtio1-req.0"));
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--irq",
+            "no-such-irq",
+            "--workload",
+            "command",
+            "--",
+            "true",
+        ],
+    )
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains("matches no interrupt; available"))
+    .stderr(predicate::str::contains("virtio1-req.0"));
     assert_eq!(sysctl(root.path()), "0");
     let ro = root.path().join("ro");
     std::fs::write(&ro, "a file, not a directory").unwrap();
-    bench(root.path(), &ro.join("sub"), &["--workload", "command", "--", "true"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("cannot create output directory"));
+    bench(
+        root.path(),
+        &ro.join("sub"),
+        &["--workload", "command", "--", "true"],
+    )
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains("cannot create output directory"));
     assert_eq!(sysctl(root.path()), "0");
     assert!(!root.path().join(".irqlab-journal.jsonl").exists());
 }

@@ -41,7 +41,9 @@ pub struct Environment {
 fn cpu_model(fs: &HostFs) -> Option<String> {
     let text = fs.read_attr("proc/cpuinfo")?;
     text.lines()
-        .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model"))
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
+        })
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
 }
@@ -61,15 +63,30 @@ fn governors(fs: &HostFs) -> BTreeMap<String, String> {
 fn warnings(env: &Environment, ncpus: usize) -> Vec<String> {
     let mut w = Vec::new();
     if env.governors.is_empty() {
-        w.push("CPU frequency scaling unknown (no cpufreq): results may vary with frequency".into());
+        w.push(
+            "CPU frequency scaling unknown (no cpufreq): results may vary with frequency".into(),
+        );
     }
-    let slow: Vec<&String> = env.governors.iter().filter(|(_, g)| *g != "performance").map(|(p, _)| p).collect();
+    let slow: Vec<&String> = env
+        .governors
+        .iter()
+        .filter(|(_, g)| *g != "performance")
+        .map(|(p, _)| p)
+        .collect();
     if !slow.is_empty() {
-        w.push(format!("governor is not performance on {} policies (use --governor)", slow.len()));
+        w.push(format!(
+            "governor is not performance on {} policies (use --governor)",
+            slow.len()
+        ));
     }
-    let load1 = env.loadavg.as_deref().and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+    let load1 = env
+        .loadavg
+        .as_deref()
+        .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
     if let Some(l) = load1.filter(|l| *l > 0.25 * ncpus.max(1) as f64) {
-        w.push(format!("load average {l:.2} before start on {ncpus} CPUs: the machine is busy"));
+        w.push(format!(
+            "load average {l:.2} before start on {ncpus} CPUs: the machine is busy"
+        ));
     }
     w
 }
@@ -87,7 +104,8 @@ pub fn collect(fs: &HostFs, sel: &Selection, started_at: String) -> Environment 
             label: s.label.clone(),
             what: s.what.clone(),
             smp_affinity_list: fs.read_attr(&format!("proc/irq/{}/smp_affinity_list", s.label)),
-            effective_affinity_list: fs.read_attr(&format!("proc/irq/{}/effective_affinity_list", s.label)),
+            effective_affinity_list: fs
+                .read_attr(&format!("proc/irq/{}/effective_affinity_list", s.label)),
         })
         .collect();
     let mut env = Environment {
@@ -112,7 +130,8 @@ pub fn collect(fs: &HostFs, sel: &Selection, started_at: String) -> Environment 
 
 /// The boot id, or `unknown` when the tree has none.
 pub fn boot_id(fs: &HostFs) -> String {
-    fs.read_attr("proc/sys/kernel/random/boot_id").unwrap_or_else(|| "unknown".into())
+    fs.read_attr("proc/sys/kernel/random/boot_id")
+        .unwrap_or_else(|| "unknown".into())
 }
 
 #[cfg(test)]
@@ -131,15 +150,31 @@ mod tests {
         w("proc/sys/kernel/random/boot_id", "abc\n");
         w("proc/loadavg", "3.50 1.00 0.50 2/100 1234\n");
         w("sys/devices/system/cpu/online", "0-1\n");
-        w("sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "powersave\n");
+        w(
+            "sys/devices/system/cpu/cpufreq/policy0/scaling_governor",
+            "powersave\n",
+        );
         w("proc/irq/36/smp_affinity_list", "0-1\n");
         let fs = HostFs::new(dir.path());
-        let sel = Selection { rows: vec![super::super::select::Selected { label: "36".into(), what: "virtio".into() }] };
+        let sel = Selection {
+            rows: vec![super::super::select::Selected {
+                label: "36".into(),
+                what: "virtio".into(),
+            }],
+        };
         let env = collect(&fs, &sel, "t".into());
         assert_eq!(env.kernel_release.as_deref(), Some("6.18.44"));
         assert_eq!(env.boot_id, "abc");
         assert_eq!(env.irqs[0].smp_affinity_list.as_deref(), Some("0-1"));
-        assert!(env.warnings.iter().any(|w| w.contains("not performance")), "{:?}", env.warnings);
-        assert!(env.warnings.iter().any(|w| w.contains("load average 3.50")), "{:?}", env.warnings);
+        assert!(
+            env.warnings.iter().any(|w| w.contains("not performance")),
+            "{:?}",
+            env.warnings
+        );
+        assert!(
+            env.warnings.iter().any(|w| w.contains("load average 3.50")),
+            "{:?}",
+            env.warnings
+        );
     }
 }

@@ -23,7 +23,13 @@ pub struct SystemMetrics {
 pub fn slug(s: &str) -> String {
     let mut out: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     while out.contains("__") {
         out = out.replace("__", "_");
@@ -50,27 +56,38 @@ fn gap_note(name: &str, cells: &[Cell]) -> String {
     format!("{name}: no value ({})", why.join(", "))
 }
 
-fn irq_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection, secs: f64, out: &mut SystemMetrics) {
+fn irq_metrics(
+    old: &Snapshot,
+    new: &Snapshot,
+    sel: &Selection,
+    secs: f64,
+    out: &mut SystemMetrics,
+) {
     let (Some(o), Some(n)) = (&old.interrupts, &new.interrupts) else {
-        out.notes.push("irq metrics: /proc/interrupts unreadable".into());
+        out.notes
+            .push("irq metrics: /proc/interrupts unreadable".into());
         return;
     };
     let d = delta::interrupts_delta(o, n);
     for s in &sel.rows {
         let name = format!("irq_{}_per_sec", slug(&s.label));
         let Some(row) = d.rows.iter().find(|r| r.label == s.label) else {
-            out.notes.push(format!("{name}: IRQ {} disappeared", s.label));
+            out.notes
+                .push(format!("{name}: IRQ {} disappeared", s.label));
             continue;
         };
         match rate(&row.cells, secs) {
-            Some(v) => out.metrics.push(Metric::new(name.clone(), v, "1/s", Direction::Higher)),
+            Some(v) => out
+                .metrics
+                .push(Metric::new(name.clone(), v, "1/s", Direction::Higher)),
             None => out.notes.push(gap_note(&name, &row.cells)),
         }
         if row.cells.len() == d.cpus.len() && d.cpus.len() <= MAX_PER_CPU {
             for (cpu, cell) in d.cpus.iter().zip(&row.cells) {
                 if let Some(v) = cell.rate(secs) {
                     let m = format!("irq_{}_cpu{cpu}_per_sec", slug(&s.label));
-                    out.metrics.push(Metric::new(m, v, "1/s", Direction::Higher));
+                    out.metrics
+                        .push(Metric::new(m, v, "1/s", Direction::Higher));
                 }
             }
         }
@@ -78,23 +95,40 @@ fn irq_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection, secs: f64, out: 
 }
 
 fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMetrics) {
-    let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else { return };
+    let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else {
+        return;
+    };
     for row in delta::softirqs_delta(o, n).rows {
         let name = format!("softirq_{}_per_sec", slug(&row.name));
         match rate(&row.cells, secs) {
-            Some(v) => out.metrics.push(Metric::new(name, v, "1/s", Direction::Higher)),
+            Some(v) => out
+                .metrics
+                .push(Metric::new(name, v, "1/s", Direction::Higher)),
             None => out.notes.push(gap_note(&name, &row.cells)),
         }
     }
 }
 
 fn cpu_metrics(old: &Snapshot, new: &Snapshot, out: &mut SystemMetrics) {
-    let (Some(o), Some(n)) = (&old.stat, &new.stat) else { return };
+    let (Some(o), Some(n)) = (&old.stat, &new.stat) else {
+        return;
+    };
     match delta::cpu_pct(&o.total, &n.total) {
         Some(p) => {
-            out.metrics.push(Metric::new("softirq_cpu_pct", p.softirq_pct, "%", Direction::Lower));
-            out.metrics.push(Metric::new("irq_cpu_pct", p.irq_pct, "%", Direction::Lower));
-            out.metrics.push(Metric::new("system_cpu_pct", p.system_pct, "%", Direction::Lower));
+            out.metrics.push(Metric::new(
+                "softirq_cpu_pct",
+                p.softirq_pct,
+                "%",
+                Direction::Lower,
+            ));
+            out.metrics
+                .push(Metric::new("irq_cpu_pct", p.irq_pct, "%", Direction::Lower));
+            out.metrics.push(Metric::new(
+                "system_cpu_pct",
+                p.system_pct,
+                "%",
+                Direction::Lower,
+            ));
         }
         None => out.notes.push("cpu %: no tick elapsed".into()),
     }
@@ -117,7 +151,11 @@ mod tests {
     use irqlab_core::Interrupts;
 
     fn snap(ns: u64, text: &str) -> Snapshot {
-        Snapshot { mono_ns: ns, interrupts: Some(Interrupts::parse(text.as_bytes()).unwrap()), ..Default::default() }
+        Snapshot {
+            mono_ns: ns,
+            interrupts: Some(Interrupts::parse(text.as_bytes()).unwrap()),
+            ..Default::default()
+        }
     }
 
     const H: &str = "           CPU0       CPU1       \n";
@@ -126,7 +164,12 @@ mod tests {
     fn rates_of_selected_rows_and_gaps() {
         let a = snap(0, &format!("{H} 36:        100        200  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
         let b = snap(2_000_000_000, &format!("{H} 36:        300        400  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
-        let sel = Selection { rows: vec![Selected { label: "36".into(), what: "virtio1-req.0".into() }] };
+        let sel = Selection {
+            rows: vec![Selected {
+                label: "36".into(),
+                what: "virtio1-req.0".into(),
+            }],
+        };
         let m = system_metrics(&a, &b, &sel);
         let get = |n: &str| m.metrics.iter().find(|x| x.name == n).map(|x| x.value);
         assert_eq!(get("irq_36_per_sec"), Some(200.0));
@@ -135,7 +178,13 @@ mod tests {
         let m = system_metrics(&b, &c, &sel);
         assert!(m.metrics.iter().all(|x| x.name != "irq_36_per_sec"));
         assert!(m.notes[0].contains("CpuOffline"), "{:?}", m.notes);
-        assert_eq!(m.metrics.iter().find(|x| x.name == "irq_36_cpu1_per_sec").map(|x| x.value), Some(50.0));
+        assert_eq!(
+            m.metrics
+                .iter()
+                .find(|x| x.name == "irq_36_cpu1_per_sec")
+                .map(|x| x.value),
+            Some(50.0)
+        );
     }
 
     #[test]

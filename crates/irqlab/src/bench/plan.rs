@@ -6,7 +6,17 @@
 use super::workloads::WorkloadKind;
 
 /// Order of variants within each round of trials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// A B A B … (rotating the first variant each round).
@@ -50,7 +60,10 @@ pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u
         }
         for v in idx {
             if round >= done.get(v).copied().unwrap_or(0) {
-                out.push(Slot { variant: v, trial: round });
+                out.push(Slot {
+                    variant: v,
+                    trial: round,
+                });
             }
         }
     }
@@ -61,7 +74,7 @@ pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u
 /// workload is meant to raise (selectors that match nothing are dropped).
 pub fn default_selectors(kind: WorkloadKind) -> &'static [&'static str] {
     match kind {
-        WorkloadKind::Ipi => &["Rescheduling interrupts"],
+        WorkloadKind::Ipi => &["Rescheduling interrupts", "Function call interrupts"],
         WorkloadKind::Tlb => &["TLB shootdowns"],
         WorkloadKind::Timer => &["Local timer interrupts"],
         WorkloadKind::Disk => &[r"virtio\d+-req|nvme\d+q|ahci|mmc"],
@@ -75,7 +88,10 @@ mod tests {
 
     #[test]
     fn alternates_and_rotates() {
-        let s: Vec<usize> = schedule(2, 3, Order::Alternate, 0, &[]).iter().map(|x| x.variant).collect();
+        let s: Vec<usize> = schedule(2, 3, Order::Alternate, 0, &[])
+            .iter()
+            .map(|x| x.variant)
+            .collect();
         assert_eq!(s, vec![0, 1, 1, 0, 0, 1]);
     }
 
@@ -88,12 +104,27 @@ mod tests {
             assert_eq!(a.iter().filter(|x| x.variant == v).count(), 20);
         }
         let firsts: Vec<usize> = a.chunks(3).map(|c| c[0].variant).collect();
-        assert!(firsts.iter().any(|&f| f != firsts[0]), "never reorders: {firsts:?}");
+        assert!(
+            firsts.iter().any(|&f| f != firsts[0]),
+            "never reorders: {firsts:?}"
+        );
     }
 
     #[test]
     fn resume_skips_done_trials() {
         let s = schedule(2, 5, Order::Alternate, 0, &[3, 5]);
-        assert_eq!(s, vec![Slot { variant: 0, trial: 3 }, Slot { variant: 0, trial: 4 }]);
+        assert_eq!(
+            s,
+            vec![
+                Slot {
+                    variant: 0,
+                    trial: 3
+                },
+                Slot {
+                    variant: 0,
+                    trial: 4
+                }
+            ]
+        );
     }
 }

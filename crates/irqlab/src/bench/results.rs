@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One metric's value in a trial record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,10 +46,15 @@ impl TrialRecord {
     pub fn add(&mut self, metrics: Vec<Metric>) {
         for m in metrics {
             if m.value.is_finite() {
-                let v = Value { value: m.value, unit: m.unit, direction: m.direction };
+                let v = Value {
+                    value: m.value,
+                    unit: m.unit,
+                    direction: m.direction,
+                };
                 self.metrics.insert(m.name, v);
             } else {
-                self.notes.push(format!("{}: non-finite value dropped", m.name));
+                self.notes
+                    .push(format!("{}: non-finite value dropped", m.name));
             }
         }
     }
@@ -57,7 +62,6 @@ impl TrialRecord {
 
 /// Appends trials of one variant to its `trials.jsonl` and `trials.csv`.
 pub struct TrialWriter {
-    dir: PathBuf,
     jsonl: File,
     csv: File,
     columns: Vec<String>,
@@ -67,7 +71,13 @@ pub struct TrialWriter {
 pub fn variant_dir(label: &str) -> String {
     let s: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with('.') {
         format!("v{s}")
@@ -101,14 +111,17 @@ impl TrialWriter {
         let csv_path = dir.join("trials.csv");
         let columns = std::fs::read_to_string(&csv_path)
             .ok()
-            .and_then(|s| s.lines().next().map(|h| h.split(',').skip(5).map(str::to_string).collect()))
+            .and_then(|s| {
+                s.lines()
+                    .next()
+                    .map(|h| h.split(',').skip(5).map(str::to_string).collect())
+            })
             .unwrap_or_default();
-        Ok(TrialWriter { jsonl: append(&dir.join("trials.jsonl"))?, csv: append(&csv_path)?, dir, columns })
-    }
-
-    /// Directory of this variant's files.
-    pub fn dir(&self) -> &Path {
-        &self.dir
+        Ok(TrialWriter {
+            jsonl: append(&dir.join("trials.jsonl"))?,
+            csv: append(&csv_path)?,
+            columns,
+        })
     }
 
     /// Append one trial to both files and flush them.
@@ -119,15 +132,35 @@ impl TrialWriter {
         if self.columns.is_empty() {
             self.columns = t.metrics.keys().cloned().collect();
             let names: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
-            writeln!(self.csv, "variant,trial,boot_id,started_at,duration_s,{}", names.join(","))?;
+            writeln!(
+                self.csv,
+                "variant,trial,boot_id,started_at,duration_s,{}",
+                names.join(",")
+            )?;
         }
         let values: Vec<String> = self
             .columns
             .iter()
-            .map(|c| t.metrics.get(c).map(|v| v.value.to_string()).unwrap_or_default())
+            .map(|c| {
+                t.metrics
+                    .get(c)
+                    .map(|v| v.value.to_string())
+                    .unwrap_or_default()
+            })
             .collect();
-        let head = [csv_field(&t.variant), t.trial.to_string(), csv_field(&t.boot_id), csv_field(&t.started_at)];
-        writeln!(self.csv, "{},{},{}", head.join(","), t.duration_s, values.join(","))?;
+        let head = [
+            csv_field(&t.variant),
+            t.trial.to_string(),
+            csv_field(&t.boot_id),
+            csv_field(&t.started_at),
+        ];
+        writeln!(
+            self.csv,
+            "{},{},{}",
+            head.join(","),
+            t.duration_s,
+            values.join(",")
+        )?;
         self.csv.flush()?;
         Ok(())
     }
@@ -137,7 +170,9 @@ impl TrialWriter {
 /// line from a killed run is ignored and cut off so appends stay valid).
 pub fn read_trials(dir: &Path) -> Result<Vec<TrialRecord>> {
     let path = dir.join("trials.jsonl");
-    let Ok(file) = File::open(&path) else { return Ok(Vec::new()) };
+    let Ok(file) = File::open(&path) else {
+        return Ok(Vec::new());
+    };
     let mut out = Vec::new();
     let mut good_len = 0u64;
     for line in BufReader::new(file).split(b'\n') {
@@ -174,15 +209,25 @@ pub fn summarize(trials: &[TrialRecord]) -> BTreeMap<String, BTreeMap<String, Me
     let mut values: BTreeMap<(String, String), (Vec<f64>, Value)> = BTreeMap::new();
     for t in trials {
         for (name, v) in &t.metrics {
-            let e = values.entry((t.variant.clone(), name.clone())).or_insert_with(|| (Vec::new(), v.clone()));
+            let e = values
+                .entry((t.variant.clone(), name.clone()))
+                .or_insert_with(|| (Vec::new(), v.clone()));
             e.0.push(v.value);
         }
     }
     let mut out: BTreeMap<String, BTreeMap<String, MetricSummary>> = BTreeMap::new();
     for ((variant, name), (vals, meta)) in values {
         if let Some(d) = describe(&vals) {
-            let cv = d.std.filter(|_| d.mean != 0.0).map(|s| 100.0 * s / d.mean.abs());
-            let s = MetricSummary { unit: meta.unit, direction: meta.direction, describe: d, cv_pct: cv };
+            let cv = d
+                .std
+                .filter(|_| d.mean != 0.0)
+                .map(|s| 100.0 * s / d.mean.abs());
+            let s = MetricSummary {
+                unit: meta.unit,
+                direction: meta.direction,
+                describe: d,
+                cv_pct: cv,
+            };
             out.entry(variant).or_default().insert(name, s);
         }
     }
@@ -209,7 +254,10 @@ mod tests {
             metrics: BTreeMap::new(),
             notes: vec![],
         };
-        t.add(vec![Metric::new("irq_36_per_sec", v, "1/s", Direction::Higher), Metric::new("bad", f64::NAN, "", Direction::Lower)]);
+        t.add(vec![
+            Metric::new("irq_36_per_sec", v, "1/s", Direction::Higher),
+            Metric::new("bad", f64::NAN, "", Direction::Lower),
+        ]);
         t
     }
 
@@ -220,7 +268,10 @@ mod tests {
         w.write(&trial(0, 10.0)).unwrap();
         w.write(&trial(1, 12.0)).unwrap();
         let vdir = dir.path().join("tip");
-        let mut f = OpenOptions::new().append(true).open(vdir.join("trials.jsonl")).unwrap();
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(vdir.join("trials.jsonl"))
+            .unwrap();
         f.write_all(b"{\"variant\":\"tip\",\"tri").unwrap();
         let back = read_trials(&vdir).unwrap();
         assert_eq!(back, vec![trial(0, 10.0), trial(1, 12.0)]);

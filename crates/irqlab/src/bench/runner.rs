@@ -46,7 +46,12 @@ fn selection(a: &Args, variants: &[Variant], m: &Interrupts) -> Result<Selection
     for v in variants {
         for sel in default_selectors(v.kind) {
             if let Ok(s) = select::resolve(&[sel.to_string()], m) {
-                rows.extend(s.rows.into_iter().filter(|r| !rows.iter().any(|x: &select::Selected| x.label == r.label)).collect::<Vec<_>>());
+                rows.extend(
+                    s.rows
+                        .into_iter()
+                        .filter(|r| !rows.iter().any(|x: &select::Selected| x.label == r.label))
+                        .collect::<Vec<_>>(),
+                );
             }
         }
     }
@@ -54,15 +59,28 @@ fn selection(a: &Args, variants: &[Variant], m: &Interrupts) -> Result<Selection
 }
 
 fn default_out(label: &str, started: &str) -> PathBuf {
-    let stamp: String = started.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    PathBuf::from("irqlab-results").join(results::variant_dir(label)).join(stamp)
+    let stamp: String = started
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    PathBuf::from("irqlab-results")
+        .join(results::variant_dir(label))
+        .join(stamp)
 }
 
 /// Create the output directory and prove it writable, before any host change.
 fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<PathBuf> {
-    let label = variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("-vs-");
-    let out = a.out.clone().unwrap_or_else(|| default_out(&label, started));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
+    let label = variants
+        .iter()
+        .map(|v| v.label.as_str())
+        .collect::<Vec<_>>()
+        .join("-vs-");
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&label, started));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create output directory {}", out.display()))?;
     if a.resume.is_none() {
         let plan = PlanFile {
             argv: std::env::args().collect(),
@@ -83,21 +101,27 @@ fn report_outcomes(what: &str, outcomes: &[Outcome]) {
 }
 
 fn journal_path(a: &Args, suffix: &str) -> Result<PathBuf> {
-    let base = a.journal.clone().unwrap_or_else(|| guard::default_journal(&a.root));
+    let base = a
+        .journal
+        .clone()
+        .unwrap_or_else(|| guard::default_journal(&a.root));
     if let Some(dir) = base.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut name = base.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = base
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(suffix);
     Ok(base.with_file_name(name))
 }
 
-/// Self cost: CPU time of this thread (user + system) in nanoseconds.
+/// Self cost: CPU time of this thread (user + system) in nanoseconds, from
+/// CLOCK_THREAD_CPUTIME_ID (getrusage is tick-granular on many kernels).
 fn thread_cpu_ns() -> u64 {
-    use nix::sys::resource::{getrusage, UsageWho};
-    getrusage(UsageWho::RUSAGE_THREAD).map_or(0, |r| {
-        let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as u64 * 1_000_000_000 + tv.tv_usec() as u64 * 1000;
-        t(r.user_time()) + t(r.system_time())
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
+        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
     })
 }
 
@@ -111,12 +135,20 @@ struct Trial<'a> {
 
 impl Trial<'_> {
     /// Run one timed trial of `w` and build its record.
-    fn run(&mut self, label: &str, n: u32, w: &mut dyn Workload, d: Duration) -> Result<TrialRecord> {
+    fn run(
+        &mut self,
+        label: &str,
+        n: u32,
+        w: &mut dyn Workload,
+        d: Duration,
+    ) -> Result<TrialRecord> {
         let started_at = now_rfc3339();
         let c0 = thread_cpu_ns();
         self.sampler.sample(&mut self.before)?;
         let c1 = thread_cpu_ns();
-        let wl = w.run(d).with_context(|| format!("workload {} failed in trial {n} of {label}", w.name()))?;
+        let wl = w
+            .run(d)
+            .with_context(|| format!("workload {} failed in trial {n} of {label}", w.name()))?;
         let c2 = thread_cpu_ns();
         self.sampler.sample(&mut self.after)?;
         let c3 = thread_cpu_ns();
@@ -134,7 +166,12 @@ impl Trial<'_> {
         t.add(sys.metrics);
         t.add(wl);
         let own = (c1 - c0) + (c3 - c2);
-        t.add(vec![Metric::new("irqlab_sample_cpu_ns", own as f64, "ns", Direction::Lower)]);
+        t.add(vec![Metric::new(
+            "irqlab_sample_cpu_ns",
+            own as f64,
+            "ns",
+            Direction::Lower,
+        )]);
         Ok(t)
     }
 }
@@ -147,7 +184,9 @@ impl Progress {
     fn new(total: usize) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = indicatif::ProgressBar::new(total as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} trial {pos}/{len}  {msg}  eta {eta}") {
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:30} trial {pos}/{len}  {msg}  eta {eta}",
+            ) {
                 b.set_style(style);
             }
             b
@@ -165,7 +204,10 @@ impl Progress {
                 b.set_position(done as u64);
                 b.set_message(msg);
             }
-            None => eprintln!("irqlab: trial {done}/{total}: {msg} ({:.2} s)", t.duration_s),
+            None => eprintln!(
+                "irqlab: trial {done}/{total}: {msg} ({:.2} s)",
+                t.duration_s
+            ),
         }
     }
 
@@ -177,15 +219,26 @@ impl Progress {
 }
 
 fn headline(sel: &Selection) -> Option<String> {
-    sel.rows.first().map(|s| format!("irq_{}_per_sec", super::metrics::slug(&s.label)))
+    sel.rows
+        .first()
+        .map(|s| format!("irq_{}_per_sec", super::metrics::slug(&s.label)))
 }
 
 /// Run one variant trial, applying and undoing its own preparation around it.
-fn guarded_trial(a: &Args, v: &Variant, slot: Slot, w: &mut dyn Workload, t: &mut Trial) -> Result<TrialRecord> {
-    let Some(p) = &v.prepare else { return t.run(&v.label, slot.trial, w, a.duration) };
+fn guarded_trial(
+    a: &Args,
+    v: &Variant,
+    slot: Slot,
+    w: &mut dyn Workload,
+    t: &mut Trial,
+) -> Result<TrialRecord> {
+    let Some(p) = &v.prepare else {
+        return t.run(&v.label, slot.trial, w, a.duration);
+    };
     let fs = HostFs::new(&a.root);
     let mut g = SystemGuard::new(&fs, journal_path(a, ".variant")?)?;
-    let outcomes = prepare::apply(&mut g, p).with_context(|| format!("preparing variant {}", v.label))?;
+    let outcomes =
+        prepare::apply(&mut g, p).with_context(|| format!("preparing variant {}", v.label))?;
     if slot.trial == 0 {
         report_outcomes(&format!("variant {}", v.label), &outcomes);
     }
@@ -197,8 +250,10 @@ fn guarded_trial(a: &Args, v: &Variant, slot: Slot, w: &mut dyn Workload, t: &mu
 fn setup_workloads(variants: &[Variant]) -> Result<Vec<Box<dyn Workload>>> {
     let mut out = Vec::new();
     for v in variants {
-        let mut w = workloads::build(v.kind, &v.options).with_context(|| format!("variant {}", v.label))?;
-        w.setup().with_context(|| format!("setting up workload {} of variant {}", w.name(), v.label))?;
+        let mut w =
+            workloads::build(v.kind, &v.options).with_context(|| format!("variant {}", v.label))?;
+        w.setup()
+            .with_context(|| format!("setting up workload {} of variant {}", w.name(), v.label))?;
         out.push(w);
     }
     Ok(out)
@@ -226,22 +281,42 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let mut sampler = Sampler::new(HostFs::new(&a.root), &Source::ALL);
     let mut first = Snapshot::default();
     sampler.sample(&mut first)?;
-    let Some(irqs) = &first.interrupts else { bail!("bench needs {}", fs.path("proc/interrupts").display()) };
-    let kernel = fs.read_attr("proc/sys/kernel/osrelease").unwrap_or_else(|| "run".into());
+    let Some(irqs) = &first.interrupts else {
+        bail!("bench needs {}", fs.path("proc/interrupts").display())
+    };
+    let kernel = fs
+        .read_attr("proc/sys/kernel/osrelease")
+        .unwrap_or_else(|| "run".into());
     let variants = crate::cmd::bench::variants(a, &kernel)?;
     let sel = selection(a, &variants, irqs)?;
     let out = prepare_out(a, &variants, &started)?;
     let environment = env::collect(&fs, &sel, started.clone());
-    let env_name = if a.resume.is_some() { format!("env-resume-{}.json", started.replace(':', "")) } else { "env.json".into() };
+    let env_name = if a.resume.is_some() {
+        format!("env-resume-{}.json", started.replace(':', ""))
+    } else {
+        "env.json".into()
+    };
     results::write_json(&out.join(env_name), &environment)?;
     for w in &environment.warnings {
         eprintln!("irqlab: warning: {w}");
     }
-    eprintln!("irqlab: results in {} (if interrupted: irqlab bench --resume {})", out.display(), out.display());
+    eprintln!(
+        "irqlab: results in {} (if interrupted: irqlab bench --resume {})",
+        out.display(),
+        out.display()
+    );
     let mut guard = SystemGuard::new(&fs, journal_path(a, "")?)?;
     report_outcomes("prepare", &prepare::apply(&mut guard, &a.prepare)?);
     let mut ws = setup_workloads(&variants)?;
-    let res = trials(a, &variants, &mut ws, &mut sampler, &sel, &environment.boot_id, &out);
+    let res = trials(
+        a,
+        &variants,
+        &mut ws,
+        &mut sampler,
+        &sel,
+        &environment.boot_id,
+        &out,
+    );
     teardown(&mut ws);
     guard.restore()?;
     res?;
@@ -258,18 +333,38 @@ fn trials(
     boot_id: &str,
     out: &Path,
 ) -> Result<()> {
-    let mut writers: Vec<TrialWriter> = variants.iter().map(|v| TrialWriter::open(out, &v.label)).collect::<Result<_>>()?;
+    let mut writers: Vec<TrialWriter> = variants
+        .iter()
+        .map(|v| TrialWriter::open(out, &v.label))
+        .collect::<Result<_>>()?;
     for (v, w) in variants.iter().zip(ws.iter_mut()) {
         for _ in 0..a.warmup {
-            w.run(a.duration).with_context(|| format!("warm-up of variant {}", v.label))?;
+            w.run(a.duration)
+                .with_context(|| format!("warm-up of variant {}", v.label))?;
         }
     }
-    let slots = schedule(variants.len(), a.trials, a.order, a.seed, &done_counts(out, variants)?);
+    let slots = schedule(
+        variants.len(),
+        a.trials,
+        a.order,
+        a.seed,
+        &done_counts(out, variants)?,
+    );
     let progress = Progress::new(slots.len());
     let head = headline(sel);
-    let mut t = Trial { sampler, sel, boot_id, before: Snapshot::default(), after: Snapshot::default() };
+    let mut t = Trial {
+        sampler,
+        sel,
+        boot_id,
+        before: Snapshot::default(),
+        after: Snapshot::default(),
+    };
     for (i, slot) in slots.iter().enumerate() {
-        let (Some(v), Some(w), Some(wr)) = (variants.get(slot.variant), ws.get_mut(slot.variant), writers.get_mut(slot.variant)) else {
+        let (Some(v), Some(w), Some(wr)) = (
+            variants.get(slot.variant),
+            ws.get_mut(slot.variant),
+            writers.get_mut(slot.variant),
+        ) else {
             continue;
         };
         let rec = guarded_trial(a, v, *slot, w.as_mut(), &mut t)?;
@@ -286,7 +381,9 @@ fn trials(
 fn finish(a: &Args, variants: &[Variant], out: &Path) -> Result<ExitCode> {
     let mut all = Vec::new();
     for v in variants {
-        all.extend(results::read_trials(&out.join(results::variant_dir(&v.label)))?);
+        all.extend(results::read_trials(
+            &out.join(results::variant_dir(&v.label)),
+        )?);
     }
     let summary = results::summarize(&all);
     results::write_json(&out.join("summary.json"), &summary)?;
@@ -300,7 +397,10 @@ fn finish(a: &Args, variants: &[Variant], out: &Path) -> Result<ExitCode> {
         SummaryFormat::Table => super::summary::write(&summary, &mut o)?,
     }
     if variants.len() > 1 {
-        eprintln!("irqlab: compare the variants with: irqlab compare {}", out.display());
+        eprintln!(
+            "irqlab: compare the variants with: irqlab compare {}",
+            out.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

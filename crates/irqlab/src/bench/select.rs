@@ -38,7 +38,9 @@ fn matches(sel: &str, re: &Regex, r: &IrqRow) -> bool {
     if sel.parse::<u32>().is_ok() {
         return false;
     }
-    re.is_match(&r.label) || re.is_match(&r.parts.actions) || (r.irq.is_none() && re.is_match(&r.description))
+    re.is_match(&r.label)
+        || re.is_match(&r.parts.actions)
+        || (r.irq.is_none() && re.is_match(&r.description))
 }
 
 /// The available rows, one per line, for error messages.
@@ -54,14 +56,21 @@ pub fn available(m: &Interrupts) -> String {
 pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Selection> {
     let mut rows: Vec<Selected> = Vec::new();
     for sel in selectors {
-        let re = Regex::new(sel).with_context(|| format!("--irq {sel:?} is not a number, label or valid regex"))?;
+        let re = Regex::new(sel)
+            .with_context(|| format!("--irq {sel:?} is not a number, label or valid regex"))?;
         let found: Vec<&IrqRow> = m.rows().iter().filter(|r| matches(sel, &re, r)).collect();
         if found.is_empty() {
-            bail!("--irq {sel:?} matches no interrupt; available:\n{}", available(m));
+            bail!(
+                "--irq {sel:?} matches no interrupt; available:\n{}",
+                available(m)
+            );
         }
         for r in found {
             if !rows.iter().any(|x| x.label == r.label) {
-                rows.push(Selected { label: r.label.clone(), what: describe_row(r) });
+                rows.push(Selected {
+                    label: r.label.clone(),
+                    what: describe_row(r),
+                });
             }
         }
     }
@@ -80,7 +89,12 @@ mod tests {
 
     fn labels(sel: &[&str]) -> Vec<String> {
         let s: Vec<String> = sel.iter().map(|s| s.to_string()).collect();
-        resolve(&s, &m()).unwrap().rows.into_iter().map(|r| r.label).collect()
+        resolve(&s, &m())
+            .unwrap()
+            .rows
+            .into_iter()
+            .map(|r| r.label)
+            .collect()
     }
 
     #[test]

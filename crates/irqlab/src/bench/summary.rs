@@ -9,8 +9,11 @@ use std::io::Write;
 type Summary = BTreeMap<String, BTreeMap<String, MetricSummary>>;
 
 fn shown(name: &str, s: &MetricSummary) -> bool {
-    let per_cpu = name.split('_').any(|p| p.len() > 3 && p.starts_with("cpu") && p[3..].bytes().all(|b| b.is_ascii_digit()));
-    let idle_softirq = name.starts_with("softirq_") && name.ends_with("_per_sec") && s.describe.mean < 1.0;
+    let per_cpu = name
+        .split('_')
+        .any(|p| p.len() > 3 && p.starts_with("cpu") && p[3..].bytes().all(|b| b.is_ascii_digit()));
+    let idle_softirq =
+        name.starts_with("softirq_") && name.ends_with("_per_sec") && s.describe.mean < 1.0;
     !per_cpu && !idle_softirq
 }
 
@@ -36,7 +39,11 @@ pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
         }
     }
     names.sort();
-    let mut grid = vec![["metric", "variant", "n", "mean", "p50", "p90", "p99", "cv%", "unit"].map(String::from).to_vec()];
+    let mut grid = vec![[
+        "metric", "variant", "n", "mean", "p50", "p90", "p99", "cv%", "unit",
+    ]
+    .map(String::from)
+    .to_vec()];
     for n in names {
         for (variant, metrics) in summary {
             let Some(s) = metrics.get(n) else { continue };
@@ -54,13 +61,21 @@ pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
             ]);
         }
     }
-    let widths: Vec<usize> = (0..9).map(|c| grid.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..9)
+        .map(|c| grid.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
     for row in &grid {
         let cells: Vec<String> = row
             .iter()
             .zip(&widths)
             .enumerate()
-            .map(|(i, (c, w))| if i < 2 || i == 8 { format!("{c:<w$}") } else { format!("{c:>w$}") })
+            .map(|(i, (c, w))| {
+                if i < 2 || i == 8 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
             .collect();
         writeln!(out, "{}", cells.join("  ").trim_end())?;
     }

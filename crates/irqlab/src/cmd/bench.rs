@@ -123,7 +123,10 @@ pub struct Variant {
 
 fn cpus(s: &Option<String>) -> anyhow::Result<Option<CpuList>> {
     s.as_deref()
-        .map(|s| CpuList::parse_list(s.as_bytes(), "--cpus").map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind)))
+        .map(|s| {
+            CpuList::parse_list(s.as_bytes(), "--cpus")
+                .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
+        })
         .transpose()
 }
 
@@ -140,7 +143,10 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
 }
 
 fn has_prepare(p: &PrepareArgs) -> bool {
-    p.governor.is_some() || !p.pin_thread.is_empty() || !p.irq_affinity.is_empty() || !p.sysctl.is_empty()
+    p.governor.is_some()
+        || !p.pin_thread.is_empty()
+        || !p.irq_affinity.is_empty()
+        || !p.sysctl.is_empty()
 }
 
 fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
@@ -148,7 +154,8 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
         .split_once('=')
         .filter(|(n, _)| !n.trim().is_empty())
         .with_context(|| format!("--variant {spec:?}: expected NAME='flags'"))?;
-    let words = shlex::split(flags).with_context(|| format!("--variant {name}: unbalanced quotes in {flags:?}"))?;
+    let words = shlex::split(flags)
+        .with_context(|| format!("--variant {name}: unbalanced quotes in {flags:?}"))?;
     let f = <VariantFlags as clap::Parser>::try_parse_from(&words)
         .map_err(|e| anyhow::anyhow!("--variant {name}: {}", e.render().to_string().trim()))?;
     let mut options = base_options(a)?;
@@ -162,16 +169,30 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
         options.command = f.command;
     }
     let prepare = has_prepare(&f.prepare).then_some(f.prepare);
-    Ok(Variant { label: name.trim().to_string(), kind: f.workload.unwrap_or(a.workload), options, prepare })
+    Ok(Variant {
+        label: name.trim().to_string(),
+        kind: f.workload.unwrap_or(a.workload),
+        options,
+        prepare,
+    })
 }
 
 /// The variants of a run: one from the main flags, or one per `--variant`.
 pub fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
     if a.variants.is_empty() {
         let label = a.label.clone().unwrap_or_else(|| default_label.to_string());
-        return Ok(vec![Variant { label, kind: a.workload, options: base_options(a)?, prepare: None }]);
+        return Ok(vec![Variant {
+            label,
+            kind: a.workload,
+            options: base_options(a)?,
+            prepare: None,
+        }]);
     }
-    let v: Vec<Variant> = a.variants.iter().map(|s| parse_variant(s, a)).collect::<anyhow::Result<_>>()?;
+    let v: Vec<Variant> = a
+        .variants
+        .iter()
+        .map(|s| parse_variant(s, a))
+        .collect::<anyhow::Result<_>>()?;
     for (i, x) in v.iter().enumerate() {
         if v[..i].iter().any(|y| y.label == x.label) {
             bail!("--variant {:?} given twice", x.label);
@@ -183,8 +204,10 @@ pub fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
 /// Re-read the flags of an interrupted run from `dir/plan.json`.
 fn resumed_args(dir: &std::path::Path) -> anyhow::Result<Args> {
     let path = dir.join("plan.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("--resume: reading {}", path.display()))?;
-    let plan: runner::PlanFile = serde_json::from_str(&text).with_context(|| format!("{}: not a bench plan", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("--resume: reading {}", path.display()))?;
+    let plan: runner::PlanFile = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a bench plan", path.display()))?;
     let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&plan.argv)
         .map_err(|e| anyhow::anyhow!("{}: stored flags no longer parse: {e}", path.display()))?;
     match cli.command {

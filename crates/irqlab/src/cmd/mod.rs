@@ -4,8 +4,8 @@
 pub mod bench;
 pub mod compare;
 pub mod guard_selftest;
-pub mod restore;
 pub mod probe;
+pub mod restore;
 pub mod show;
 pub mod synth;
 pub mod top;

@@ -96,11 +96,6 @@ impl Spawned {
         })
     }
 
-    /// Process id of the child (= its process group id).
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Read whatever stderr has without blocking.
     fn drain(&mut self) {
         let Some(e) = self.stderr.as_mut() else {
