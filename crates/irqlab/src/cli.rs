@@ -17,6 +17,8 @@ pub enum Command {
     Show(crate::cmd::show::Args),
     /// Compare result sets and decide: statistics, verdict, commit-message table.
     Compare(crate::cmd::compare::Args),
+    /// Watch interrupts live, sorted by rate; --batch prints lines for scripts.
+    Top(crate::cmd::top::Args),
     /// Write a fake /proc and /sys tree (huge or exotic machines) for tests.
     Synth(crate::cmd::synth::Args),
 }

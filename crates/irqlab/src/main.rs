@@ -9,6 +9,7 @@ mod host;
 mod report;
 mod sampler;
 mod stats;
+mod threads;
 
 use std::process::ExitCode;
 

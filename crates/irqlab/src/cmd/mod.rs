@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod show;
 pub mod synth;
+pub mod top;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -46,5 +47,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(a) => show::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Top(a) => top::run(a),
     }
 }
