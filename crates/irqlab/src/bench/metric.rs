@@ -24,6 +24,11 @@ pub struct Metric {
 
 impl Metric {
     pub fn new(name: impl Into<String>, value: f64, unit: &str, direction: Direction) -> Self {
-        Metric { name: name.into(), value, unit: unit.to_string(), direction }
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.to_string(),
+            direction,
+        }
     }
 }

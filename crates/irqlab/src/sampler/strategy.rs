@@ -2,9 +2,9 @@
 //! selected IRQs' `/sys/kernel/irq/N/per_cpu_count` files?
 //!
 //! Decided once at start from a short measurement on this machine: a few
-//! timed rounds of each (read + parse into a reused model), compared by
-//! median. Owns the measurement and the explanation printed with `-v`;
-//! does not sample anything afterwards.
+//! timed rounds of each (read + parse into a reused model), interleaved
+//! after a warm-up, compared by median. Owns the measurement and the
+//! explanation printed with `-v`; does not sample anything afterwards.
 
 use super::targeted::Targeted;
 use crate::host::HostFs;
@@ -65,30 +65,49 @@ pub fn median(v: &mut [u64]) -> u64 {
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-/// Time `rounds` runs of `f`; the median in ns. Stops at the first error.
-fn time_median(rounds: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<u64> {
-    let mut v = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let t = Instant::now();
-        f()?;
-        v.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-    }
-    Ok(median(&mut v))
+fn timed(f: &mut impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<u64> {
+    let t = Instant::now();
+    f()?;
+    Ok(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// Measure both strategies and pick the cheaper (ties go to the full file,
-/// which also sees new IRQs without re-resolving).
+/// Medians (ns) of `rounds` runs of `a` and `b`, after one untimed warm-up
+/// of each, interleaved so a change in background load hits both alike.
+fn paired_medians(
+    rounds: usize,
+    mut a: impl FnMut() -> anyhow::Result<()>,
+    mut b: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, u64)> {
+    a()?;
+    b()?;
+    let (mut ta, mut tb) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        ta.push(timed(&mut a)?);
+        tb.push(timed(&mut b)?);
+    }
+    Ok((median(&mut ta), median(&mut tb)))
+}
+
+/// Measure both strategies (read + parse into a reused model) and pick the
+/// cheaper (ties go to the full file, which also sees new IRQs without
+/// re-resolving).
 pub fn decide(fs: &mut HostFs, targeted: &mut Targeted, rounds: usize) -> anyhow::Result<Decision> {
-    let mut model = Interrupts::default();
+    let mut full_model = Interrupts::default();
+    let mut small_model = Interrupts::default();
     let rel = super::Source::Interrupts.rel();
-    let full_ns = time_median(rounds, || {
-        let path = fs.path(rel);
-        let bytes = fs.read(rel)?;
-        model
-            .parse_into(bytes)
-            .map_err(|e| super::located(&path, &e))
-    })?;
-    let targeted_ns = time_median(rounds, || targeted.read_into(fs, &mut model))?;
+    let path = fs.path(rel);
+    let fs = std::cell::RefCell::new(fs);
+    let (full_ns, targeted_ns) = paired_medians(
+        rounds,
+        || {
+            let mut fs = fs.borrow_mut();
+            let bytes = fs.read(rel)?;
+            full_model
+                .parse_into(bytes)
+                .map_err(|e| super::located(&path, &e))
+        },
+        || targeted.read_into(&mut fs.borrow_mut(), &mut small_model),
+    )?;
     let strategy = if targeted_ns < full_ns {
         Strategy::PerCpuCount
     } else {
