@@ -171,19 +171,28 @@ fn union_cpus(a: &[u32], b: &[u32]) -> Vec<u32> {
     v
 }
 
-/// Per-CPU cells of one row over `cpus`, from counts aligned with each
-/// snapshot's own CPU list.
-fn cpu_cells(cpus: &[u32], old: (&[u32], &[u64]), new: (&[u32], &[u64])) -> Vec<Cell> {
+/// Where one CPU of the union sits in the old and in the new snapshot.
+type Col = (Option<usize>, Option<usize>);
+
+/// Column positions of every CPU of `cpus` (the union) in each snapshot's
+/// own CPU list: computed once per delta, not per row.
+fn columns(cpus: &[u32], old: &[u32], new: &[u32]) -> Vec<Col> {
     let pos = |ids: &[u32], c: u32| {
         ids.binary_search(&c)
             .ok()
             .or_else(|| ids.iter().position(|&x| x == c))
     };
-    cpus.iter()
-        .map(|&c| match (pos(old.0, c), pos(new.0, c)) {
+    cpus.iter().map(|&c| (pos(old, c), pos(new, c))).collect()
+}
+
+/// Per-CPU cells of one row over the union columns `cols`, from counts
+/// aligned with each snapshot's own CPU list.
+fn cpu_cells(cols: &[Col], old: &[u64], new: &[u64]) -> Vec<Cell> {
+    cols.iter()
+        .map(|&col| match col {
             (_, None) => Cell::Gap(Gap::CpuOffline),
             (None, Some(_)) => Cell::Gap(Gap::CpuOnline),
-            (Some(i), Some(j)) => match (old.1.get(i), new.1.get(j)) {
+            (Some(i), Some(j)) => match (old.get(i), new.get(j)) {
                 (Some(&o), Some(&n)) => counter_delta(o, n),
                 _ => Cell::Gap(Gap::ShapeChanged),
             },
@@ -196,26 +205,23 @@ fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap) -> Vec<Cell> {
     vec![Cell::Gap(gap); len]
 }
 
-fn row_cells(cpus: &[u32], old: (&Interrupts, &IrqRow), new: (&Interrupts, &IrqRow)) -> Vec<Cell> {
-    let (om, o) = old;
-    let (nm, n) = new;
+fn row_cells(cols: &[Col], o: &IrqRow, n: &IrqRow) -> Vec<Cell> {
     match (o.shape, n.shape) {
-        (Shape::PerCpu, Shape::PerCpu) => {
-            cpu_cells(cpus, (&om.cpus, &o.counts), (&nm.cpus, &n.counts))
-        }
+        (Shape::PerCpu, Shape::PerCpu) => cpu_cells(cols, &o.counts, &n.counts),
         (a, b) if a == b && o.counts.len() == n.counts.len() => o
             .counts
             .iter()
             .zip(&n.counts)
             .map(|(&x, &y)| counter_delta(x, y))
             .collect(),
-        _ => gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::ShapeChanged),
+        _ => gap_cells(n.shape, cols.len(), n.counts.len(), Gap::ShapeChanged),
     }
 }
 
 /// Compute the delta from `old` to `new`.
 pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
     let cpus = union_cpus(&old.cpus, &new.cpus);
+    let cols = columns(&cpus, &old.cpus, &new.cpus);
     let old_keys = keys(old);
     let index: HashMap<&Key, usize> = old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
     let mut used = vec![false; old_keys.len()];
@@ -233,7 +239,7 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
                     *u = true;
                 }
                 if same_identity(o, n) {
-                    (RowStatus::Same, row_cells(&cpus, (old, o), (new, n)))
+                    (RowStatus::Same, row_cells(&cols, o, n))
                 } else {
                     let g = Gap::IdentityChanged;
                     (
@@ -285,12 +291,13 @@ pub struct SoftirqsDelta {
 /// Compute the softirq delta; rows are matched by name.
 pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
     let cpus = union_cpus(&old.cpus, &new.cpus);
+    let cols = columns(&cpus, &old.cpus, &new.cpus);
     let rows = new
         .rows
         .iter()
         .map(|n| {
             let cells = match old.rows.iter().find(|o| o.name == n.name) {
-                Some(o) => cpu_cells(&cpus, (&old.cpus, &o.counts), (&new.cpus, &n.counts)),
+                Some(o) => cpu_cells(&cols, &o.counts, &n.counts),
                 None => vec![Cell::Gap(Gap::NewRow); cpus.len()],
             };
             SoftirqDelta {

@@ -10,6 +10,7 @@ mod host;
 mod report;
 mod sampler;
 mod stats;
+mod threads;
 mod tui;
 
 use std::process::ExitCode;

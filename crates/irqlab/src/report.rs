@@ -22,6 +22,28 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Build from the `--irq REGEX` and `--cpus LIST` flags.
+    pub fn from_flags(irq: Option<&str>, cpus: Option<&str>) -> anyhow::Result<Filter> {
+        use anyhow::Context;
+        let irq = irq
+            .map(Regex::new)
+            .transpose()
+            .context("--irq is not a valid regular expression")?;
+        let cpus = cpus
+            .map(|s| {
+                irqlab_core::CpuList::parse_list(s.as_bytes(), "--cpus")
+                    .map(|l| l.iter().collect::<Vec<u32>>())
+                    .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
+            })
+            .transpose()?;
+        Ok(Filter { irq, cpus })
+    }
+
+    /// True when `row` passes the `--irq` filter.
+    pub fn keep_irq_row(&self, row: &IrqRow) -> bool {
+        self.keep_row(&row.label, &row.description)
+    }
+
     fn keep_cpu(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|l| l.contains(&cpu))
     }
@@ -85,6 +107,9 @@ pub struct IrqLine {
     pub flow: Option<String>,
     pub actions: Vec<String>,
     pub description: String,
+    /// Effective (else configured) affinity CPU list, when it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -153,6 +178,7 @@ fn line_meta(row: &IrqRow) -> IrqLine {
         flow: opt(&row.parts.flow),
         actions: row.parts.actions().map(str::to_string).collect(),
         description: row.description.clone(),
+        affinity: None,
     }
 }
 
@@ -229,17 +255,25 @@ fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
     }
 }
 
+/// Time shares from `old` to `new`. A CPU absent from a non-empty `old`
+/// (it came online) has no share (a gap), never one since boot.
 fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
-    let since = |cpu: Option<u32>| -> CpuTimes {
+    let since_boot = old == &Stat::default();
+    let since = |cpu: Option<u32>| -> Option<CpuTimes> {
         let found = match cpu {
             None => Some(&old.total),
             Some(c) => old.cpus.iter().find(|t| t.cpu == Some(c)),
         };
-        found.cloned().unwrap_or_default()
+        match found {
+            Some(t) => Some(t.clone()),
+            None if since_boot => Some(CpuTimes::default()),
+            None => None,
+        }
     };
+    let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| delta::cpu_pct(&o, t));
     let mut cpu_pct = vec![CpuPctLine {
         cpu: None,
-        pct: delta::cpu_pct(&since(None), &new.total),
+        pct: share(None, &new.total),
     }];
     cpu_pct.extend(
         new.cpus
@@ -247,7 +281,7 @@ fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
             .filter(|t| t.cpu.is_some_and(|c| f.keep_cpu(c)))
             .map(|t| CpuPctLine {
                 cpu: t.cpu,
-                pct: delta::cpu_pct(&since(t.cpu), t),
+                pct: share(t.cpu, t),
             }),
     );
     let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -338,6 +372,7 @@ fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSectio
                 flow: opt(&r.parts.flow),
                 actions: r.parts.actions().map(str::to_string).collect(),
                 description: r.description.clone(),
+                affinity: None,
             }
         })
         .collect();

@@ -2,13 +2,26 @@
 //! [`Snapshot`], with timestamps, and paces repeated samples on drift-free
 //! ticks (deadline = start + n × interval, so sleep jitter never adds up).
 //!
+//! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; each sample
+//! records its own cost ([`SelfCost`]: thread CPU time and wall time of the
+//! read + parse). Interrupt counts come from the whole `/proc/interrupts`
+//! or, when a [`Targeted`] reader is installed, from a few IRQs'
+//! `per_cpu_count` files (see `strategy.rs` for the choice).
+//!
 //! Knows nothing about output; parse errors become errors naming the real
 //! path (under `--root`), the line and what was expected.
 
+pub mod clock;
+pub mod strategy;
+pub mod targeted;
+
 use crate::host::HostFs;
 use anyhow::anyhow;
+pub use clock::SelfCost;
 use irqlab_core::{Interrupts, ParseError, Snapshot};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+pub use strategy::Strategy;
+pub use targeted::Targeted;
 
 /// A statistics file the sampler can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,10 +47,13 @@ impl Source {
 /// Reads snapshots from one root.
 pub struct Sampler {
     fs: HostFs,
-    epoch: Instant,
     sources: Vec<Source>,
+    /// Reads the interrupt counts instead of `/proc/interrupts` when set.
+    targeted: Option<Targeted>,
     /// Files that could not be opened, with the reason (reported once).
     pub missing: Vec<(Source, String)>,
+    /// What the last [`Sampler::sample`] cost (read + parse).
+    pub last_cost: SelfCost,
 }
 
 impl Sampler {
@@ -45,10 +61,34 @@ impl Sampler {
     pub fn new(fs: HostFs, sources: &[Source]) -> Self {
         Sampler {
             fs,
-            epoch: Instant::now(),
             sources: sources.to_vec(),
+            targeted: None,
             missing: Vec::new(),
+            last_cost: SelfCost::default(),
         }
+    }
+
+    /// Read interrupt counts through `t` (`Some`) or the full file (`None`).
+    pub fn set_targeted(&mut self, t: Option<Targeted>) {
+        self.targeted = t;
+    }
+
+    /// The targeted reader, if installed.
+    pub fn targeted(&self) -> Option<&Targeted> {
+        self.targeted.as_ref()
+    }
+
+    /// The strategy [`Sampler::sample`] uses for interrupt counts.
+    pub fn strategy(&self) -> Strategy {
+        match self.targeted {
+            Some(_) => Strategy::PerCpuCount,
+            None => Strategy::ProcInterrupts,
+        }
+    }
+
+    /// Mutable access to the gateway (kept-descriptor reads by callers).
+    pub fn fs_mut(&mut self) -> &mut HostFs {
+        &mut self.fs
     }
 
     /// The gateway (for metadata reads by callers).
@@ -60,12 +100,27 @@ impl Sampler {
     /// be opened is recorded in `missing` and left `None`; a file that does
     /// not parse is an error. Fails when no source at all is readable.
     pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        snap.mono_ns = self.epoch.elapsed().as_nanos() as u64;
-        snap.wall_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let meter = clock::CostMeter::start();
+        let stamp = clock::now()?;
+        snap.mono_ns = stamp.mono_ns;
+        snap.wall_ns = stamp.wall_ns;
+        let res = self.read_all(snap);
+        self.last_cost = meter.stop();
+        res
+    }
+
+    fn read_all(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
         let mut any = false;
-        for src in self.sources.clone() {
+        for i in 0..self.sources.len() {
+            let Some(&src) = self.sources.get(i) else {
+                break;
+            };
+            if let (Source::Interrupts, Some(t)) = (src, self.targeted.as_mut()) {
+                let model = snap.interrupts.get_or_insert_with(Interrupts::default);
+                t.read_into(&mut self.fs, model)?;
+                any = true;
+                continue;
+            }
             let path = self.fs.path(src.rel());
             let bytes = match self.fs.read(src.rel()) {
                 Ok(b) => b,

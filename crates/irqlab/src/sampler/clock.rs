@@ -1,0 +1,180 @@
+//! Clocks for the sampler: CLOCK_MONOTONIC / CLOCK_REALTIME timestamps and
+//! the calling thread's own CPU time (self-cost accounting), through the
+//! `nix` crate's safe wrappers. Also formats wall time as RFC 3339 (UTC).
+//!
+//! Must not read files or know about output formats.
+
+use anyhow::Context;
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::time::TimeValLike;
+use nix::time::{clock_gettime, ClockId};
+use serde::Serialize;
+
+/// One instant on both clocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// CLOCK_MONOTONIC, ns.
+    pub mono_ns: u64,
+    /// CLOCK_REALTIME, ns since the Unix epoch.
+    pub wall_ns: u64,
+}
+
+fn ns(clock: ClockId) -> anyhow::Result<u64> {
+    let ts = clock_gettime(clock).with_context(|| format!("clock_gettime({clock})"))?;
+    Ok(u64::try_from(ts.num_nanoseconds()).unwrap_or(0))
+}
+
+/// Read CLOCK_MONOTONIC, then CLOCK_REALTIME.
+pub fn now() -> anyhow::Result<Stamp> {
+    Ok(Stamp {
+        mono_ns: ns(ClockId::CLOCK_MONOTONIC)?,
+        wall_ns: ns(ClockId::CLOCK_REALTIME)?,
+    })
+}
+
+/// CLOCK_MONOTONIC in ns (0 if the clock cannot be read, which Linux never does).
+pub fn mono_ns() -> u64 {
+    ns(ClockId::CLOCK_MONOTONIC).unwrap_or(0)
+}
+
+/// CPU time consumed so far by the calling thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTimes {
+    /// From `getrusage(RUSAGE_THREAD)` (µs resolution, split by ticks).
+    pub user_ns: u64,
+    pub system_ns: u64,
+    /// CLOCK_THREAD_CPUTIME_ID: precise user + system.
+    pub cpu_ns: u64,
+}
+
+/// The calling thread's CPU times (zeros for what cannot be read).
+pub fn thread_times() -> ThreadTimes {
+    let cpu_ns = ns(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0);
+    match getrusage(UsageWho::RUSAGE_THREAD) {
+        Ok(u) => ThreadTimes {
+            user_ns: u64::try_from(u.user_time().num_nanoseconds()).unwrap_or(0),
+            system_ns: u64::try_from(u.system_time().num_nanoseconds()).unwrap_or(0),
+            cpu_ns,
+        },
+        Err(_) => ThreadTimes {
+            cpu_ns,
+            ..ThreadTimes::default()
+        },
+    }
+}
+
+/// What one sample cost irqlab itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SelfCost {
+    /// User CPU time of the sampling thread, ns (µs resolution).
+    pub user_ns: u64,
+    /// System CPU time of the sampling thread, ns (µs resolution).
+    pub system_ns: u64,
+    /// Total CPU time of the sampling thread, ns (CLOCK_THREAD_CPUTIME_ID;
+    /// precise, while the user/system split is the kernel's tick-based one).
+    pub cpu_ns: u64,
+    /// Wall time of the measured work, ns.
+    pub wall_ns: u64,
+}
+
+/// Measures one stretch of work on the calling thread.
+#[derive(Debug, Clone, Copy)]
+pub struct CostMeter {
+    cpu: ThreadTimes,
+    mono_ns: u64,
+}
+
+impl CostMeter {
+    /// Start measuring now.
+    pub fn start() -> Self {
+        CostMeter {
+            cpu: thread_times(),
+            mono_ns: mono_ns(),
+        }
+    }
+
+    /// The cost from `start` until now.
+    pub fn stop(&self) -> SelfCost {
+        let cpu = thread_times();
+        SelfCost {
+            user_ns: cpu.user_ns.saturating_sub(self.cpu.user_ns),
+            system_ns: cpu.system_ns.saturating_sub(self.cpu.system_ns),
+            cpu_ns: cpu.cpu_ns.saturating_sub(self.cpu.cpu_ns),
+            wall_ns: mono_ns().saturating_sub(self.mono_ns),
+        }
+    }
+}
+
+impl std::ops::AddAssign for SelfCost {
+    fn add_assign(&mut self, o: SelfCost) {
+        self.user_ns = self.user_ns.saturating_add(o.user_ns);
+        self.system_ns = self.system_ns.saturating_add(o.system_ns);
+        self.cpu_ns = self.cpu_ns.saturating_add(o.cpu_ns);
+        self.wall_ns = self.wall_ns.saturating_add(o.wall_ns);
+    }
+}
+
+/// `wall_ns` as RFC 3339 UTC with milliseconds: `2026-11-29T19:30:01.123Z`.
+pub fn rfc3339_utc(wall_ns: u64) -> String {
+    let secs = wall_ns / 1_000_000_000;
+    let ms = (wall_ns / 1_000_000) % 1000;
+    let days = secs / 86_400;
+    let sod = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            rfc3339_utc(951_782_400_123_000_000),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            rfc3339_utc(1_795_462_201_999_999_999),
+            "2026-11-23T19:30:01.999Z"
+        );
+    }
+
+    #[test]
+    fn clocks_advance_and_cost_is_measured() {
+        let a = now().unwrap();
+        let m = CostMeter::start();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let c = m.stop();
+        let b = now().unwrap();
+        assert!(b.mono_ns >= a.mono_ns);
+        assert!(a.wall_ns > 1_600_000_000_000_000_000);
+        assert!(c.wall_ns > 0);
+        assert!(c.cpu_ns > 0 && c.cpu_ns <= c.wall_ns + 1_000_000);
+        assert!(c.user_ns + c.system_ns <= c.wall_ns + 10_000_000);
+    }
+}

@@ -1,0 +1,312 @@
+//! Targeted sampling: the counts of a few numbered IRQs read from
+//! `/sys/kernel/irq/N/per_cpu_count` through kept-open descriptors,
+//! assembled into an [`Interrupts`] model that looks like the rows of
+//! `/proc/interrupts` (FORMATS.md §4 "Cost comparison").
+//!
+//! `per_cpu_count` lists POSSIBLE CPUs while `/proc/interrupts` lists
+//! ONLINE CPUs: every read also reads `/sys/devices/system/cpu/online`
+//! and keeps only those columns, so hotplug shows up as gaps in the delta
+//! exactly as with the full file. Metadata (chip, hwirq, flow, actions,
+//! affinity) is read once, in [`Targeted::open`]; callers re-open when the
+//! set of IRQs changes. Owns no policy: which strategy to use is decided
+//! in `strategy.rs`.
+
+use crate::host::HostFs;
+use anyhow::{anyhow, Context};
+use irqlab_core::desc::split_description;
+use irqlab_core::{sysfs, CpuList, Interrupts, IrqRow, Shape};
+
+/// Root-relative path of the online CPU list.
+pub const ONLINE: &str = "sys/devices/system/cpu/online";
+/// Root-relative path of the possible CPU list.
+pub const POSSIBLE: &str = "sys/devices/system/cpu/possible";
+
+/// Which IRQs a filter selects in one `/proc/interrupts` parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Only numbered IRQs (possibly none): targetable.
+    Numbered(Vec<u32>),
+    /// An arch row (`LOC`, `RES` …) matched: only the full file has it.
+    NeedsFullFile(String),
+}
+
+/// Classify the rows of `m` that `keep` selects.
+pub fn select(m: &Interrupts, keep: impl Fn(&IrqRow) -> bool) -> Selection {
+    let mut irqs = Vec::new();
+    for row in m.rows().iter().filter(|r| keep(r)) {
+        match row.irq {
+            Some(n) => irqs.push(n),
+            None => return Selection::NeedsFullFile(row.label.clone()),
+        }
+    }
+    Selection::Numbered(irqs)
+}
+
+/// Metadata of one IRQ, read once from sysfs and `/proc/irq/N/`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IrqMeta {
+    pub irq: u32,
+    /// The row as `/proc/interrupts` would describe it (counts empty).
+    pub row: IrqRow,
+    /// `effective_affinity_list`, else `smp_affinity_list`, as printed.
+    pub affinity: Option<String>,
+}
+
+/// Read the metadata of `irq` (open/read/close; not for the hot path).
+pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
+    let dir = format!("sys/kernel/irq/{irq}");
+    let mut attrs = sysfs::IrqAttrs::default();
+    for file in ["chip_name", "hwirq", "type", "name", "actions"] {
+        let rel = format!("{dir}/{file}");
+        if let Some(text) = fs.read_attr(&rel) {
+            let bytes = if text.is_empty() { text } else { text + "\n" };
+            attrs
+                .set(file, bytes.as_bytes())
+                .map_err(|e| crate::sampler::located(&fs.path(&rel), &e))?;
+        }
+    }
+    let flow = attrs.name.clone().unwrap_or_default();
+    let hw = attrs
+        .hwirq
+        .map(|h| {
+            if flow.is_empty() {
+                h.to_string()
+            } else {
+                format!("{h}-{flow}")
+            }
+        })
+        .unwrap_or_default();
+    let description = [
+        attrs.chip_name.clone().unwrap_or_default(),
+        hw,
+        attrs.actions.join(", "),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .cloned()
+    .collect::<Vec<_>>()
+    .join("  ");
+    let mut row = IrqRow {
+        label: irq.to_string(),
+        irq: Some(irq),
+        shape: Shape::PerCpu,
+        description,
+        ..IrqRow::default()
+    };
+    split_description(&row.description, &mut row.parts);
+    let affinity = read_affinity(fs, irq);
+    Ok(IrqMeta { irq, row, affinity })
+}
+
+/// `/proc/irq/N/effective_affinity_list`, else `smp_affinity_list`, as
+/// printed; `None` when neither is readable.
+pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
+    fs.read_attr(&format!("proc/irq/{irq}/effective_affinity_list"))
+        .filter(|s| !s.is_empty())
+        .or_else(|| fs.read_attr(&format!("proc/irq/{irq}/smp_affinity_list")))
+        .filter(|s| !s.is_empty())
+}
+
+/// A kept-open reader of a few IRQs' `per_cpu_count`.
+#[derive(Debug)]
+pub struct Targeted {
+    metas: Vec<IrqMeta>,
+    /// CPU id of each `per_cpu_count` position.
+    possible: Vec<u32>,
+    online: CpuList,
+    scratch: Vec<u64>,
+    /// IRQs whose `per_cpu_count` could not be read on the last read.
+    pub vanished: Vec<u32>,
+}
+
+fn count_path(irq: u32) -> String {
+    format!("sys/kernel/irq/{irq}/per_cpu_count")
+}
+
+impl Targeted {
+    /// Read the metadata of `irqs` and the possible CPU list, and check
+    /// that every `per_cpu_count` and the online list are readable.
+    pub fn open(fs: &mut HostFs, irqs: &[u32]) -> anyhow::Result<Targeted> {
+        let possible = read_cpulist(fs, POSSIBLE)?;
+        let mut metas = Vec::with_capacity(irqs.len());
+        for &irq in irqs {
+            let rel = count_path(irq);
+            let path = fs.path(&rel);
+            fs.read(&rel)
+                .with_context(|| format!("reading {}", path.display()))?;
+            metas.push(read_meta(fs, irq)?);
+        }
+        let mut t = Targeted {
+            metas,
+            possible: possible.iter().collect(),
+            online: CpuList::default(),
+            scratch: Vec::new(),
+            vanished: Vec::new(),
+        };
+        t.read_online(fs)?;
+        Ok(t)
+    }
+
+    /// The IRQs read, in order.
+    pub fn irqs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.metas.iter().map(|m| m.irq)
+    }
+
+    fn read_online(&mut self, fs: &mut HostFs) -> anyhow::Result<()> {
+        let path = fs.path(ONLINE);
+        let bytes = fs
+            .read(ONLINE)
+            .with_context(|| format!("reading {}", path.display()))?;
+        self.online
+            .parse_list_into(bytes, "/sys/devices/system/cpu/online")
+            .map_err(|e| crate::sampler::located(&path, &e))
+    }
+
+    /// Read the online CPUs and every `per_cpu_count` into `out`, reusing
+    /// its buffers. An IRQ whose file cannot be read is left out and listed
+    /// in [`Targeted::vanished`] (the caller should re-resolve).
+    pub fn read_into(&mut self, fs: &mut HostFs, out: &mut Interrupts) -> anyhow::Result<()> {
+        self.read_online(fs)?;
+        self.vanished.clear();
+        let mut rows = std::mem::take(&mut out.rows);
+        let mut cpus = std::mem::take(&mut out.cpus);
+        cpus.clear();
+        cpus.extend(self.online.iter());
+        let mut used = 0;
+        for meta in &self.metas {
+            let rel = count_path(meta.irq);
+            let bytes = match fs.read(&rel) {
+                Ok(b) => b,
+                Err(_) => {
+                    fs.forget(&rel);
+                    self.vanished.push(meta.irq);
+                    continue;
+                }
+            };
+            sysfs::parse_per_cpu_count(bytes, &mut self.scratch)
+                .map_err(|e| crate::sampler::located(&fs.path(&rel), &e))?;
+            if used == rows.len() {
+                rows.push(IrqRow::default());
+            }
+            let row = rows
+                .get_mut(used)
+                .ok_or_else(|| anyhow!("row pool out of step"))?;
+            fill_row(row, meta, &cpus, &self.possible, &self.scratch)
+                .with_context(|| format!("{}", fs.path(&rel).display()))?;
+            used += 1;
+        }
+        rows.truncate(used);
+        *out = Interrupts::from_parts(cpus, rows);
+        Ok(())
+    }
+}
+
+/// Copy `meta` into `row` and pick the counts of the `online` CPUs from
+/// `counts` (aligned with `possible`).
+fn fill_row(
+    row: &mut IrqRow,
+    meta: &IrqMeta,
+    online: &[u32],
+    possible: &[u32],
+    counts: &[u64],
+) -> anyhow::Result<()> {
+    row.label.clone_from(&meta.row.label);
+    row.irq = meta.row.irq;
+    row.shape = Shape::PerCpu;
+    row.description.clone_from(&meta.row.description);
+    row.parts.clone_from(&meta.row.parts);
+    row.counts.clear();
+    for &cpu in online {
+        let pos = possible
+            .binary_search(&cpu)
+            .map_err(|_| anyhow!("online CPU {cpu} is not a possible CPU"))?;
+        let c = counts.get(pos).ok_or_else(|| {
+            anyhow!(
+                "{} values for {} possible CPUs",
+                counts.len(),
+                possible.len()
+            )
+        })?;
+        row.counts.push(*c);
+    }
+    Ok(())
+}
+
+/// Read a CPU list file through a kept descriptor.
+pub fn read_cpulist(fs: &mut HostFs, rel: &str) -> anyhow::Result<CpuList> {
+    let path = fs.path(rel);
+    let bytes = fs
+        .read(rel)
+        .with_context(|| format!("reading {}", path.display()))?;
+    CpuList::parse_list(bytes, "cpu list").map_err(|e| crate::sampler::located(&path, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, s: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w(ONLINE, "0,2-3\n");
+        w(POSSIBLE, "0-3\n");
+        w("sys/kernel/irq/24/per_cpu_count", "1,2,3,4\n");
+        w("sys/kernel/irq/24/chip_name", "IO-APIC\n");
+        w("sys/kernel/irq/24/hwirq", "5\n");
+        w("sys/kernel/irq/24/type", "edge\n");
+        w("sys/kernel/irq/24/name", "edge\n");
+        w("sys/kernel/irq/24/actions", "ACPI:Ged,other\n");
+        w("proc/irq/24/smp_affinity_list", "0-3\n");
+        d
+    }
+
+    #[test]
+    fn builds_rows_for_online_cpus_with_metadata() {
+        let d = tree();
+        let mut fs = HostFs::new(d.path());
+        let mut t = Targeted::open(&mut fs, &[24]).unwrap();
+        let mut m = Interrupts::default();
+        t.read_into(&mut fs, &mut m).unwrap();
+        assert_eq!(m.cpus, vec![0, 2, 3]);
+        let r = &m.rows()[0];
+        assert_eq!((r.irq, r.counts.clone()), (Some(24), vec![1, 3, 4]));
+        assert_eq!(r.parts.chip, "IO-APIC");
+        assert_eq!(r.parts.hwirq, Some(5));
+        assert_eq!(r.parts.actions().collect::<Vec<_>>(), ["ACPI:Ged", "other"]);
+        assert_eq!(t.irqs().collect::<Vec<_>>(), [24]);
+        assert_eq!(read_affinity(&fs, 24).as_deref(), Some("0-3"));
+    }
+
+    #[test]
+    fn hotplug_changes_columns_and_vanished_irq_is_reported() {
+        let d = tree();
+        let mut fs = HostFs::new(d.path());
+        let mut t = Targeted::open(&mut fs, &[24]).unwrap();
+        let mut m = Interrupts::default();
+        std::fs::write(d.path().join(ONLINE), "0-3\n").unwrap();
+        t.read_into(&mut fs, &mut m).unwrap();
+        assert_eq!(m.rows()[0].counts, vec![1, 2, 3, 4]);
+        std::fs::remove_dir_all(d.path().join("sys/kernel/irq/24")).unwrap();
+        fs.forget("sys/kernel/irq/24/per_cpu_count");
+        t.read_into(&mut fs, &mut m).unwrap();
+        assert!(m.rows().is_empty());
+        assert_eq!(t.vanished, vec![24]);
+    }
+
+    #[test]
+    fn arch_rows_need_the_full_file() {
+        let m = Interrupts::parse(
+            b"      CPU0\n 24:  1  IO-APIC 5-edge ACPI:Ged\nLOC:  9  Local timer interrupts\n",
+        )
+        .unwrap();
+        assert_eq!(
+            select(&m, |r| r.irq == Some(24)),
+            Selection::Numbered(vec![24])
+        );
+        assert_eq!(select(&m, |_| true), Selection::NeedsFullFile("LOC".into()));
+    }
+}

@@ -1,0 +1,284 @@
+//! Interrupt-related kernel threads and their CPU use (FORMATS.md §5).
+//!
+//! Finds `ksoftirqd/N` and `irq/N-name` (and forced-threading secondaries
+//! `irq/N-s-name`) by scanning `/proc/*/comm` once (again only when a
+//! tracked pid disappears), then samples each thread's CPU time per
+//! interval from `/proc/PID/schedstat` (ns), falling back to `stat`
+//! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
+//! `irqlab_core::pidstat`'s. Knows nothing about output.
+//!
+//! [`ThreadCpu`] is a stable interface: `top --batch` JSON and the TUI
+//! consume it.
+
+use crate::host::HostFs;
+use irqlab_core::{PidStat, SchedStat};
+use serde::Serialize;
+
+/// What an interrupt-related kernel thread does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum ThreadKind {
+    /// `ksoftirqd/N`: runs softirqs deferred on CPU `cpu`.
+    Ksoftirqd { cpu: u32 },
+    /// `irq/N-name` or `irq/N-s-name`: threaded handler of IRQ `irq`.
+    IrqThread { irq: u32 },
+}
+
+/// CPU use of one thread over the last interval. Stable: consumed by the
+/// TUI and by `top --batch`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadCpu {
+    pub pid: u32,
+    /// Full thread name as in `/proc/PID/comm` (e.g. `irq/24-ACPI:Ged`).
+    pub name: String,
+    pub kind: ThreadKind,
+    /// CPU time over the interval as a percentage of one CPU (0–100 per
+    /// CPU-second of wall time).
+    pub cpu_pct: f64,
+    /// The CPU it last ran on (`/proc/PID/stat` field 39), if printed.
+    pub last_cpu: Option<u32>,
+}
+
+/// Classify a thread name; `None` for unrelated threads.
+pub fn classify(name: &str) -> Option<ThreadKind> {
+    if let Some(cpu) = name.strip_prefix("ksoftirqd/") {
+        return cpu.parse().ok().map(|cpu| ThreadKind::Ksoftirqd { cpu });
+    }
+    let rest = name.strip_prefix("irq/")?;
+    let (num, tail) = rest.split_once('-')?;
+    let irq = num.parse().ok()?;
+    (!tail.is_empty()).then_some(ThreadKind::IrqThread { irq })
+}
+
+#[derive(Debug)]
+struct Tracked {
+    pid: u32,
+    name: String,
+    kind: ThreadKind,
+    /// CPU time (ns) and CLOCK_MONOTONIC (ns) at the previous sample.
+    prev: Option<(u64, u64)>,
+    /// `schedstat` unreadable: use `stat` ticks.
+    ticks_only: bool,
+}
+
+/// Tracks the interrupt threads of one root.
+#[derive(Debug)]
+pub struct Threads {
+    tracked: Vec<Tracked>,
+    rescan: bool,
+    /// ns per `stat` tick (USER_HZ).
+    tick_ns: u64,
+    stat: PidStat,
+}
+
+/// ns per clock tick (`sysconf(_SC_CLK_TCK)`, 100 Hz if unknown).
+fn tick_ns() -> u64 {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .and_then(|v| u64::try_from(v).ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(100);
+    1_000_000_000 / hz
+}
+
+impl Threads {
+    /// Scan `/proc` under `fs`'s root for interrupt threads.
+    pub fn new(fs: &HostFs) -> Self {
+        let mut t = Threads {
+            tracked: Vec::new(),
+            rescan: false,
+            tick_ns: tick_ns(),
+            stat: PidStat::default(),
+        };
+        t.scan(fs);
+        t
+    }
+
+    /// Number of threads tracked.
+    pub fn len(&self) -> usize {
+        self.tracked.len()
+    }
+
+    fn scan(&mut self, fs: &HostFs) {
+        let mut found = Vec::new();
+        for entry in fs.list_dir("proc") {
+            let Ok(pid) = entry.parse::<u32>() else {
+                continue;
+            };
+            let Some(name) = fs.read_attr(&format!("proc/{pid}/comm")) else {
+                continue;
+            };
+            if let Some(kind) = classify(&name) {
+                let prev = self.tracked.iter().find(|t| t.pid == pid && t.name == name);
+                found.push(Tracked {
+                    pid,
+                    kind,
+                    prev: prev.and_then(|t| t.prev),
+                    ticks_only: prev.is_some_and(|t| t.ticks_only),
+                    name,
+                });
+            }
+        }
+        found.sort_by_key(|t| (t.kind_order(), t.pid));
+        self.tracked = found;
+        self.rescan = false;
+    }
+
+    /// CPU use of every tracked thread since the previous call, as of
+    /// CLOCK_MONOTONIC `mono_ns`. Threads seen for the first time report
+    /// from the next call on; a vanished pid triggers a rescan next time.
+    pub fn sample(&mut self, fs: &mut HostFs, mono_ns: u64) -> Vec<ThreadCpu> {
+        if self.rescan {
+            self.scan(fs);
+        }
+        let mut out = Vec::with_capacity(self.tracked.len());
+        for i in 0..self.tracked.len() {
+            let Some(t) = self.tracked.get_mut(i) else {
+                break;
+            };
+            match read_cpu(fs, t, &mut self.stat, self.tick_ns) {
+                Some((cpu_ns, last_cpu)) => {
+                    if let Some(pct) = pct(t.prev, (cpu_ns, mono_ns)) {
+                        out.push(ThreadCpu {
+                            pid: t.pid,
+                            name: t.name.clone(),
+                            kind: t.kind,
+                            cpu_pct: pct,
+                            last_cpu,
+                        });
+                    }
+                    t.prev = Some((cpu_ns, mono_ns));
+                }
+                None => {
+                    fs.forget(&format!("proc/{}/stat", t.pid));
+                    fs.forget(&format!("proc/{}/schedstat", t.pid));
+                    self.rescan = true;
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Tracked {
+    fn kind_order(&self) -> u8 {
+        match self.kind {
+            ThreadKind::Ksoftirqd { .. } => 0,
+            ThreadKind::IrqThread { .. } => 1,
+        }
+    }
+}
+
+/// CPU % between two (cpu_ns, mono_ns) points.
+fn pct(prev: Option<(u64, u64)>, now: (u64, u64)) -> Option<f64> {
+    let (c0, m0) = prev?;
+    let wall = now.1.checked_sub(m0).filter(|&w| w > 0)?;
+    Some(now.0.saturating_sub(c0) as f64 * 100.0 / wall as f64)
+}
+
+/// (CPU ns, last CPU) of `t`, or `None` when the thread is gone.
+fn read_cpu(
+    fs: &mut HostFs,
+    t: &mut Tracked,
+    stat: &mut PidStat,
+    tick_ns: u64,
+) -> Option<(u64, Option<u32>)> {
+    let bytes = fs.read(&format!("proc/{}/stat", t.pid)).ok()?;
+    stat.parse_into(bytes).ok()?;
+    let last_cpu = stat.processor;
+    let ticks = stat.cpu_ticks().unwrap_or(0).saturating_mul(tick_ns);
+    if !t.ticks_only {
+        let sched = fs
+            .read(&format!("proc/{}/schedstat", t.pid))
+            .ok()
+            .and_then(|b| SchedStat::parse(b).ok());
+        match sched {
+            Some(s) => return Some((s.exec_runtime_ns, last_cpu)),
+            None => t.ticks_only = true,
+        }
+    }
+    Some((ticks, last_cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_thread_names() {
+        assert_eq!(
+            classify("ksoftirqd/12"),
+            Some(ThreadKind::Ksoftirqd { cpu: 12 })
+        );
+        assert_eq!(
+            classify("irq/24-ACPI:Ged"),
+            Some(ThreadKind::IrqThread { irq: 24 })
+        );
+        assert_eq!(
+            classify("irq/140-s-PCIe PME"),
+            Some(ThreadKind::IrqThread { irq: 140 })
+        );
+        assert_eq!(classify("irq/x-foo"), None);
+        assert_eq!(classify("irq/5-"), None);
+        assert_eq!(classify("kworker/0:1"), None);
+        assert_eq!(classify("ksoftirqd/"), None);
+    }
+
+    fn write(root: &std::path::Path, rel: &str, s: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    }
+
+    fn stat_line(pid: u32, comm: &str, stime: u64, cpu: u32) -> String {
+        let mut f: Vec<String> = (3..=41).map(|_| "0".to_string()).collect();
+        f[0] = "S".into();
+        f[15 - 3] = stime.to_string();
+        f[39 - 3] = cpu.to_string();
+        format!("{pid} ({comm}) {}\n", f.join(" "))
+    }
+
+    #[test]
+    fn samples_schedstat_and_falls_back_to_ticks_and_rescans() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        write(r, "proc/14/comm", "ksoftirqd/0\n");
+        write(r, "proc/14/stat", &stat_line(14, "ksoftirqd/0", 5, 0));
+        write(r, "proc/14/schedstat", "1000000 0 1\n");
+        write(r, "proc/50/comm", "irq/24-ACPI:Ged\n");
+        write(r, "proc/50/stat", &stat_line(50, "irq/24-ACPI:Ged", 1, 1));
+        write(r, "proc/1/comm", "init\n");
+        let mut fs = HostFs::new(r);
+        let mut th = Threads::new(&fs);
+        assert_eq!(th.len(), 2);
+        assert!(th.sample(&mut fs, 1_000_000_000).is_empty());
+        write(r, "proc/14/schedstat", "251000000 0 2\n");
+        write(r, "proc/50/stat", &stat_line(50, "irq/24-ACPI:Ged", 11, 1));
+        let v = th.sample(&mut fs, 2_000_000_000);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].kind, ThreadKind::Ksoftirqd { cpu: 0 });
+        assert!((v[0].cpu_pct - 25.0).abs() < 1e-9);
+        let tick_pct = 10.0 * tick_ns() as f64 / 1e7;
+        assert!((v[1].cpu_pct - tick_pct).abs() < 1e-9);
+        assert_eq!(v[1].last_cpu, Some(1));
+        std::fs::remove_dir_all(r.join("proc/50")).unwrap();
+        fs.forget("proc/50/stat");
+        assert_eq!(th.sample(&mut fs, 3_000_000_000).len(), 1);
+        th.sample(&mut fs, 4_000_000_000);
+        assert_eq!(th.len(), 1);
+    }
+
+    #[test]
+    fn live_threads_when_available() {
+        let mut fs = HostFs::new("/");
+        let mut th = Threads::new(&fs);
+        if th.len() == 0 {
+            eprintln!("skipping: no ksoftirqd or irq/ threads visible under /proc");
+            return;
+        }
+        th.sample(&mut fs, 1);
+        let v = th.sample(&mut fs, 1_000_000_001);
+        assert!(v.iter().all(|t| t.cpu_pct >= 0.0 && t.cpu_pct.is_finite()));
+    }
+}

@@ -1,0 +1,226 @@
+//! `irqlab top --batch` end to end against fake trees (`--root`): JSON
+//! Lines shape, text lines, forced strategies, no stdin/TTY, closed stdout.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
+use assert_cmd::Command;
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+fn synth(out: &Path) {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args([
+            "synth",
+            "--cpus",
+            "4",
+            "--irqs",
+            "12",
+            "--offline",
+            "2",
+            "--out",
+        ])
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// `irqlab top --batch --root ROOT` with stdin null and no TTY anywhere.
+fn top(root: &Path) -> Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+    c.arg("top").arg("--root").arg(root).arg("--batch");
+    c.stdin(Stdio::null());
+    Command::from_std(c)
+}
+
+fn json_lines(out: &[u8]) -> Vec<Value> {
+    String::from_utf8(out.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn json_lines_have_the_documented_fields() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "3", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 3);
+    for v in &lines {
+        for key in [
+            "timestamp",
+            "mono_ns",
+            "interval_s",
+            "interrupts",
+            "softirqs",
+            "cpu_pct",
+            "threads",
+            "self_cost",
+            "strategy",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert!(v["timestamp"].as_str().unwrap().ends_with('Z'));
+        assert!(v["interval_s"].as_f64().unwrap() > 0.0);
+        assert_eq!(v["interrupts"]["cpus"], serde_json::json!([0, 1, 3]));
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        assert!(rows.iter().all(|r| r["total_rate"].as_f64() == Some(0.0)));
+        assert!(v["self_cost"]["wall_ns"].as_u64().unwrap() > 0);
+        assert_eq!(v["strategy"], "proc_interrupts");
+    }
+    let m0 = lines[0]["mono_ns"].as_u64().unwrap();
+    assert!(lines[2]["mono_ns"].as_u64().unwrap() > m0);
+}
+
+#[test]
+fn text_lines_start_with_the_time_and_cpus_filter_applies() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    top(d.path())
+        .args(["-i", "10ms", "-n", "2", "--cpus", "0-1", "-v"])
+        .assert()
+        .success()
+        .stdout(
+            contains("IRQ/s")
+                .and(contains("CPU0"))
+                .and(contains("self: cpu")),
+        )
+        .stdout(contains("CPU3").not())
+        .stderr(contains("strategy proc_interrupts: no --irq selection"));
+    let out = top(d.path())
+        .args(["-i", "10ms", "-n", "1"])
+        .output()
+        .unwrap();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let t = line.get(..12).unwrap();
+        assert!(t.as_bytes()[2] == b':' && t.as_bytes()[8] == b'.', "{line}");
+    }
+}
+
+fn add_cpu_files(root: &Path) {
+    let dir = root.join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("online"), "0-1,3\n").unwrap();
+    std::fs::write(dir.join("possible"), "0-3\n").unwrap();
+}
+
+#[test]
+fn forced_per_cpu_count_reads_only_selected_irqs() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    let first: u32 = std::fs::read_dir(d.path().join("sys/kernel/irq"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.parse().ok())
+        .min()
+        .unwrap();
+    let re = format!("^{first}$");
+    let out = top(d.path())
+        .args(["-i", "10ms", "-n", "2", "--format", "json", "-v"])
+        .args(["--irq", &re, "--strategy", "per-cpu-count"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("per_cpu_count: forced"), "{err}");
+    for v in json_lines(&out.stdout) {
+        assert_eq!(v["strategy"], "per_cpu_count");
+        assert_eq!(v["interrupts"]["cpus"], serde_json::json!([0, 1, 3]));
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["irq"], first);
+        assert_eq!(rows[0]["rates"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[test]
+fn auto_strategy_reports_both_measurements() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    top(d.path())
+        .args(["-i", "10ms", "-n", "1", "-v", "--irq", "."])
+        .assert()
+        .success()
+        .stderr(contains("arch row"));
+    let first = std::fs::read_dir(d.path().join("sys/kernel/irq"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.parse::<u32>().ok())
+        .min()
+        .unwrap();
+    top(d.path())
+        .args([
+            "-i",
+            "10ms",
+            "-n",
+            "1",
+            "-v",
+            "--irq",
+            &format!("^{first}$"),
+        ])
+        .assert()
+        .success()
+        .stderr(contains("median of 20 reads: proc/interrupts"));
+}
+
+#[test]
+fn closed_stdout_ends_quietly() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "top", "--batch", "--format", "json", "-i", "10ms", "-n", "200", "--root",
+        ])
+        .arg(d.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with('{'));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn interactive_without_a_terminal_and_zero_interval_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["top", "--root"])
+        .arg(d.path())
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "needs a terminal on stdout (use --batch for scripts)",
+        ));
+    top(d.path())
+        .args(["-i", "0s"])
+        .assert()
+        .code(1)
+        .stderr(contains("--interval must be greater than 0"));
+}
