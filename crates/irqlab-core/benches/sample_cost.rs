@@ -6,6 +6,8 @@
 //! `json_of_rates` is the per-row rates array `top --batch` writes.
 //! Target: parse + delta + JSON ≤ 30 ms per sample.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use irqlab_core::delta::interrupts_delta;
 use irqlab_core::render::{render_interrupts, Arch, Era};

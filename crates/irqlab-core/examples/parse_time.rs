@@ -1,5 +1,7 @@
 //! Times `Interrupts::parse` and `parse_into` on files given as arguments
 //! (quick manual check; the real numbers come from `cargo bench`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 fn main() {
     for path in std::env::args().skip(1) {
         let bytes = std::fs::read(&path).unwrap_or_default();

@@ -4,6 +4,8 @@
 //! restored after success, a failing command, SIGINT and (with
 //! `irqlab restore`) SIGKILL; plus results, resume and bad input.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,8 @@
 //! and exit 130/143, a panic and an error restore, SIGKILL leaves the
 //! journal for `irqlab restore`, and the journal-before-write order.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 use predicates::str::contains;
 use std::io::{BufRead, BufReader};

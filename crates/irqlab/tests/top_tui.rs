@@ -3,6 +3,8 @@
 //! process and its session. Each test uses its own tmux server (`-S` socket in its temp dir),
 //! killed at the end even on failure. Skips when tmux is absent.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
