@@ -382,7 +382,7 @@ impl App {
         self.report().and_then(|r| r.stat.as_ref()).map_or(0, |s| {
             s.cpu_pct
                 .iter()
-                .filter(|l| l.cpu.map_or(true, |c| self.cpu_selected(c)))
+                .filter(|l| l.cpu.is_none_or(|c| self.cpu_selected(c)))
                 .count()
         })
     }
@@ -403,7 +403,7 @@ impl App {
     pub fn cpu_selected(&self, cpu: u32) -> bool {
         self.cpus
             .as_ref()
-            .map_or(true, |l| l.binary_search(&cpu).is_ok())
+            .is_none_or(|l| l.binary_search(&cpu).is_ok())
     }
 
     /// `(column index, CPU id)` of the selected CPUs of a section.
@@ -434,7 +434,7 @@ impl App {
     }
 
     fn keep(&self, line: &IrqLine) -> bool {
-        self.filter.as_ref().map_or(true, |re| {
+        self.filter.as_ref().is_none_or(|re| {
             re.is_match(&line.label)
                 || re.is_match(&line.description)
                 || line.actions.iter().any(|a| re.is_match(a))

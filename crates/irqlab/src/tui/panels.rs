@@ -207,7 +207,7 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     let body = stat
         .cpu_pct
         .iter()
-        .filter(|l| l.cpu.map_or(true, |c| app.cpu_selected(c)))
+        .filter(|l| l.cpu.is_none_or(|c| app.cpu_selected(c)))
         .skip(app.row_offset)
         .take(height)
         .map(|l| {

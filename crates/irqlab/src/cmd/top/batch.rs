@@ -72,7 +72,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut ticker = Ticker::new(args.interval);
     let mut done = 0u64;
     let mut buf = Vec::new();
-    while !args.count.is_some_and(|c| done >= c) {
+    while args.count.is_none_or(|c| done < c) {
         ticker.wait();
         let frame = live.next()?;
         match args.format {
