@@ -6,7 +6,6 @@ use crate::export::{self, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter};
 use crate::sampler::{Sampler, Source, Ticker};
-use anyhow::Context;
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,27 +32,8 @@ pub struct Args {
     pub cpus: Option<String>,
 }
 
-fn filter(args: &Args) -> anyhow::Result<Filter> {
-    let irq = args
-        .irq
-        .as_deref()
-        .map(regex::Regex::new)
-        .transpose()
-        .context("--irq is not a valid regular expression")?;
-    let cpus = args
-        .cpus
-        .as_deref()
-        .map(|s| {
-            irqlab_core::CpuList::parse_list(s.as_bytes(), "--cpus")
-                .map(|l| l.iter().collect::<Vec<u32>>())
-                .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
-        })
-        .transpose()?;
-    Ok(Filter { irq, cpus })
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let filter = filter(&args)?;
+    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
     let mut first = Snapshot::default();
     sampler.sample(&mut first)?;

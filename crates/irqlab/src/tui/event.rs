@@ -3,9 +3,10 @@
 //! channel; the main thread polls crossterm for keys and resizes, feeds
 //! everything to [`App::update`], checks the signal flag and redraws.
 
-use super::app::{App, Key, Msg, SampleData};
+use super::app::{App, Key, Msg, SampleData, ThreadRow};
+use crate::host::HostFs;
+use crate::threads::{ThreadCpu, Threads};
 use super::terminal::TermGuard;
-use super::threads_source::ThreadsSource;
 use super::view;
 use crate::report::{self, Filter};
 use crate::sampler::{Sampler, Ticker};
@@ -25,7 +26,9 @@ const TICK: Duration = Duration::from_secs(1);
 /// Everything the sampler thread owns.
 pub struct SamplerJob {
     pub sampler: Sampler,
-    pub threads: ThreadsSource,
+    pub threads: Threads,
+    /// The gateway the thread reader uses.
+    pub fs: HostFs,
     /// The first snapshot (taken before the UI starts).
     pub first: Snapshot,
     pub interval: Duration,
@@ -41,6 +44,7 @@ fn sample_loop(job: SamplerJob, tx: &Sender<Msg>, stop: &AtomicBool) {
     let SamplerJob {
         mut sampler,
         mut threads,
+        mut fs,
         first: mut prev,
         interval,
     } = job;
@@ -54,7 +58,7 @@ fn sample_loop(job: SamplerJob, tx: &Sender<Msg>, stop: &AtomicBool) {
         let msgs = match sampler.sample(&mut cur) {
             Ok(()) => {
                 let s = sample_data(&prev, &cur);
-                let t = threads.sample(cur.elapsed_since(&prev));
+                let t = thread_rows(threads.sample(&mut fs, cur.mono_ns));
                 std::mem::swap(&mut prev, &mut cur);
                 vec![Msg::Sample(Box::new(s)), Msg::Threads(t)]
             }
@@ -66,6 +70,17 @@ fn sample_loop(job: SamplerJob, tx: &Sender<Msg>, stop: &AtomicBool) {
             }
         }
     }
+}
+
+/// The TUI's rows of the interrupt threads (`crate::threads`).
+pub fn thread_rows(v: Vec<ThreadCpu>) -> Vec<ThreadRow> {
+    v.into_iter()
+        .map(|t| ThreadRow {
+            pid: t.pid,
+            name: t.name,
+            cpu_pct: t.cpu_pct,
+        })
+        .collect()
 }
 
 /// The rates report between two snapshots plus since-boot totals per row.

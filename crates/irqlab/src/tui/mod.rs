@@ -3,7 +3,6 @@
 //! `app` holds the state and its pure `update`; `view`/`panels`/`format`
 //! render it without I/O; `event` runs the loop (sampler thread + terminal
 //! events); `terminal` enters and always restores the terminal;
-//! `threads_source` reads interrupt-thread CPU time (temporary, see there).
 //! All file reads go through [`HostFs`].
 
 pub mod app;
@@ -11,7 +10,6 @@ pub mod event;
 mod format;
 mod panels;
 pub mod terminal;
-pub mod threads_source;
 pub mod view;
 
 #[cfg(test)]
@@ -88,13 +86,16 @@ pub fn run(cfg: TuiConfig) -> anyhow::Result<()> {
             path.display()
         )));
     }
-    let mut threads = threads_source::ThreadsSource::new(HostFs::new(&cfg.root));
-    app.update(app::Msg::Threads(threads.sample(0.0)));
+    let mut fs = HostFs::new(&cfg.root);
+    let mut threads = crate::threads::Threads::new(&fs);
+    let rows = event::thread_rows(threads.sample(&mut fs, first.mono_ns));
+    app.update(app::Msg::Threads(rows));
     let stop = terminal::signal_flag()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let job = event::SamplerJob {
         sampler,
         threads,
+        fs,
         first,
         interval: cfg.interval,
     };
