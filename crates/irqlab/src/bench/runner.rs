@@ -16,6 +16,7 @@ use crate::cmd::bench::{Args, SummaryFormat, Variant};
 use crate::guard::{self, SystemGuard};
 use crate::host::HostFs;
 use crate::sampler::{Sampler, Source};
+use crate::threads::{ThreadCpu, ThreadKind, Threads};
 use anyhow::{bail, Context, Result};
 use irqlab_core::{Interrupts, Snapshot};
 use serde::{Deserialize, Serialize};
@@ -127,6 +128,8 @@ fn thread_cpu_ns() -> u64 {
 
 struct Trial<'a> {
     sampler: &'a mut Sampler,
+    threads: Threads,
+    fs: HostFs,
     sel: &'a Selection,
     boot_id: &'a str,
     before: Snapshot,
@@ -145,12 +148,14 @@ impl Trial<'_> {
         let started_at = now_rfc3339();
         let c0 = thread_cpu_ns();
         self.sampler.sample(&mut self.before)?;
+        self.threads.sample(&mut self.fs, self.before.mono_ns);
         let c1 = thread_cpu_ns();
         let wl = w
             .run(d)
             .with_context(|| format!("workload {} failed in trial {n} of {label}", w.name()))?;
         let c2 = thread_cpu_ns();
         self.sampler.sample(&mut self.after)?;
+        let threads = self.threads.sample(&mut self.fs, self.after.mono_ns);
         let c3 = thread_cpu_ns();
         let secs = self.after.elapsed_since(&self.before);
         let sys = system_metrics(&self.before, &self.after, self.sel);
@@ -164,6 +169,7 @@ impl Trial<'_> {
             notes: sys.notes,
         };
         t.add(sys.metrics);
+        t.add(thread_metrics(&threads));
         t.add(wl);
         let own = (c1 - c0) + (c3 - c2);
         t.add(vec![Metric::new(
@@ -174,6 +180,16 @@ impl Trial<'_> {
         )]);
         Ok(t)
     }
+}
+
+/// CPU % of ksoftirqd and irq threads over the trial (sum over threads,
+/// in percent of one CPU).
+fn thread_metrics(threads: &[ThreadCpu]) -> Vec<Metric> {
+    let sum = |f: fn(&ThreadKind) -> bool| threads.iter().filter(|t| f(&t.kind)).map(|t| t.cpu_pct).sum::<f64>();
+    vec![
+        Metric::new("ksoftirqd_cpu_pct", sum(|k| matches!(k, ThreadKind::Ksoftirqd { .. })), "%", Direction::Lower),
+        Metric::new("irq_threads_cpu_pct", sum(|k| matches!(k, ThreadKind::IrqThread { .. })), "%", Direction::Lower),
+    ]
 }
 
 struct Progress {
@@ -352,8 +368,13 @@ fn trials(
     );
     let progress = Progress::new(slots.len());
     let head = headline(sel);
+    let mut fs = HostFs::new(&a.root);
+    let mut threads = Threads::new(&fs);
+    threads.sample(&mut fs, 0);
     let mut t = Trial {
         sampler,
+        threads,
+        fs,
         sel,
         boot_id,
         before: Snapshot::default(),
