@@ -330,31 +330,36 @@ type CellsOut = (
 fn cells_out(cells: &[Cell], secs: f64) -> CellsOut {
     let counts = cells.iter().map(|c| c.count()).collect();
     let rates = cells.iter().map(|c| c.rate(secs)).collect();
-    let gaps: Vec<Option<delta::Gap>> = cells
-        .iter()
-        .map(|c| match c {
-            Cell::Gap(g) => Some(*g),
-            Cell::Count(_) => None,
-        })
-        .collect();
-    let any = gaps.iter().any(Option::is_some);
-    (counts, rates, any.then_some(gaps))
+    let any = cells.iter().any(|c| matches!(c, Cell::Gap(_)));
+    let gaps = any.then(|| {
+        cells
+            .iter()
+            .map(|c| match c {
+                Cell::Gap(g) => Some(*g),
+                Cell::Count(_) => None,
+            })
+            .collect()
+    });
+    (counts, rates, gaps)
 }
 
 fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSection {
     let d = delta::interrupts_delta(o, n);
     let cols = f.columns(&d.cpus);
+    let all = cols.len() == d.cpus.len();
     let rows = d
         .rows
         .iter()
         .filter(|r| f.keep_row(&r.label, &r.description))
         .map(|r| {
-            let cells = if r.shape == Shape::PerCpu {
-                pick(&r.cells, &cols)
+            let picked;
+            let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
+                picked = pick(&r.cells, &cols);
+                &picked
             } else {
-                r.cells.clone()
+                &r.cells
             };
-            let (counts, rates, gaps) = cells_out(&cells, secs);
+            let (counts, rates, gaps) = cells_out(cells, secs);
             let total: u64 = counts.iter().flatten().sum();
             IrqLine {
                 label: r.label.clone(),
