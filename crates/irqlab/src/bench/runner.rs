@@ -185,10 +185,26 @@ impl Trial<'_> {
 /// CPU % of ksoftirqd and irq threads over the trial (sum over threads,
 /// in percent of one CPU).
 fn thread_metrics(threads: &[ThreadCpu]) -> Vec<Metric> {
-    let sum = |f: fn(&ThreadKind) -> bool| threads.iter().filter(|t| f(&t.kind)).map(|t| t.cpu_pct).sum::<f64>();
+    let sum = |f: fn(&ThreadKind) -> bool| {
+        threads
+            .iter()
+            .filter(|t| f(&t.kind))
+            .map(|t| t.cpu_pct)
+            .sum::<f64>()
+    };
     vec![
-        Metric::new("ksoftirqd_cpu_pct", sum(|k| matches!(k, ThreadKind::Ksoftirqd { .. })), "%", Direction::Lower),
-        Metric::new("irq_threads_cpu_pct", sum(|k| matches!(k, ThreadKind::IrqThread { .. })), "%", Direction::Lower),
+        Metric::new(
+            "ksoftirqd_cpu_pct",
+            sum(|k| matches!(k, ThreadKind::Ksoftirqd { .. })),
+            "%",
+            Direction::Lower,
+        ),
+        Metric::new(
+            "irq_threads_cpu_pct",
+            sum(|k| matches!(k, ThreadKind::IrqThread { .. })),
+            "%",
+            Direction::Lower,
+        ),
     ]
 }
 

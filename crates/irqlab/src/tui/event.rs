@@ -4,12 +4,12 @@
 //! everything to [`App::update`], checks the signal flag and redraws.
 
 use super::app::{App, Key, Msg, SampleData, ThreadRow};
-use crate::host::HostFs;
-use crate::threads::{ThreadCpu, Threads};
 use super::terminal::TermGuard;
 use super::view;
+use crate::host::HostFs;
 use crate::report::{self, Filter};
 use crate::sampler::{Sampler, Ticker};
+use crate::threads::{ThreadCpu, Threads};
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use irqlab_core::Snapshot;
