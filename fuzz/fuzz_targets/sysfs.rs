@@ -5,9 +5,22 @@ use irqlab_core::cpulist::CpuList;
 use irqlab_core::sysfs::{self, IrqAttrs, ProcIrqAttrs};
 use libfuzzer_sys::fuzz_target;
 
-const SYSFS: [&str; 7] = ["per_cpu_count", "chip_name", "hwirq", "type", "wakeup", "name", "actions"];
-const PROCFS: [&str; 5] =
-    ["smp_affinity", "smp_affinity_list", "effective_affinity", "effective_affinity_list", "node"];
+const SYSFS: [&str; 7] = [
+    "per_cpu_count",
+    "chip_name",
+    "hwirq",
+    "type",
+    "wakeup",
+    "name",
+    "actions",
+];
+const PROCFS: [&str; 5] = [
+    "smp_affinity",
+    "smp_affinity_list",
+    "effective_affinity",
+    "effective_affinity_list",
+    "node",
+];
 
 fuzz_target!(|data: &[u8]| {
     let mut a = IrqAttrs::default();
@@ -22,8 +35,15 @@ fuzz_target!(|data: &[u8]| {
     let mut v = Vec::new();
     let _ = sysfs::parse_per_cpu_count(data, &mut v);
     let _ = sysfs::parse_actions(data).map(|it| it.count());
-    let _ = (sysfs::parse_hwirq(data), sysfs::parse_node(data), sysfs::parse_type(data));
-    for parsed in [CpuList::parse_list(data, "list"), CpuList::parse_mask(data, "mask")] {
+    let _ = (
+        sysfs::parse_hwirq(data),
+        sysfs::parse_node(data),
+        sysfs::parse_type(data),
+    );
+    for parsed in [
+        CpuList::parse_list(data, "list"),
+        CpuList::parse_mask(data, "mask"),
+    ] {
         if let Ok(l) = parsed {
             let text = l.to_string();
             let back = CpuList::parse_list(text.as_bytes(), "list");

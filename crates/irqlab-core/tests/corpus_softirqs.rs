@@ -13,7 +13,9 @@ fn load(path: &Path) -> Vec<u8> {
     let raw = std::fs::read(path).unwrap();
     if path.extension().is_some_and(|e| e == "bz2") {
         let mut out = Vec::new();
-        bzip2::read::BzDecoder::new(raw.as_slice()).read_to_end(&mut out).unwrap();
+        bzip2::read::BzDecoder::new(raw.as_slice())
+            .read_to_end(&mut out)
+            .unwrap();
         out
     } else {
         raw
@@ -27,7 +29,10 @@ fn naive(text: &str) -> Vec<(String, u64)> {
     lines
         .map(|l| {
             let (name, rest) = l.split_once(':').unwrap();
-            let sum = rest.split_whitespace().map(|t| t.parse::<u64>().unwrap()).sum();
+            let sum = rest
+                .split_whitespace()
+                .map(|t| t.parse::<u64>().unwrap())
+                .sum();
             (name.trim().to_string(), sum)
         })
         .collect()
@@ -53,7 +58,11 @@ fn corpus_softirqs_parse_and_sum() {
         let n = parsed.rows.len();
         assert!(n == 9 || n == 10, "{name}: {n} rows");
         let want = naive(std::str::from_utf8(&bytes).unwrap());
-        let got: Vec<_> = parsed.rows.iter().map(|r| (r.name.clone(), r.total())).collect();
+        let got: Vec<_> = parsed
+            .rows
+            .iter()
+            .map(|r| (r.name.clone(), r.total()))
+            .collect();
         assert_eq!(got, want, "{name}");
         for r in &parsed.rows {
             assert_eq!(r.counts.len(), parsed.cpus.len(), "{name} {}", r.name);
