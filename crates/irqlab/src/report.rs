@@ -95,7 +95,7 @@ pub struct IrqLine {
     /// Per-CPU (or single) count differences; null = gap (rates mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deltas: Option<Vec<Option<u64>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_rate: Option<f64>,
@@ -124,7 +124,7 @@ pub struct SoftirqLine {
     /// Counts (snapshot) or per-interval deltas (rates mode); null = gap.
     pub counts: Vec<Option<u64>>,
     pub total: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_rate: Option<f64>,
@@ -318,6 +318,41 @@ pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
             _ => None,
         },
     }
+}
+
+/// A rate as JSON: integral values (most cells of a big machine are 0)
+/// as integers, others rounded to 1e-3. Shortest-round-trip float
+/// formatting of a million cells per sample would dominate `top --batch`.
+fn ser_rate<S: serde::Serializer>(v: f64, s: S) -> Result<S::Ok, S::Error> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if v.fract() == 0.0 && v.abs() < EXACT {
+        if v >= 0.0 {
+            s.serialize_u64(v as u64)
+        } else {
+            s.serialize_i64(v as i64)
+        }
+    } else {
+        s.serialize_f64((v * 1000.0).round() / 1000.0)
+    }
+}
+
+fn ser_rates<S: serde::Serializer>(v: &Option<Vec<Option<f64>>>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    struct One(Option<f64>);
+    impl Serialize for One {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            match self.0 {
+                Some(v) if v.is_finite() => ser_rate(v, s),
+                _ => s.serialize_none(),
+            }
+        }
+    }
+    let Some(v) = v else { return s.serialize_none() };
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for x in v {
+        seq.serialize_element(&One(*x))?;
+    }
+    seq.end()
 }
 
 /// Deltas, rates and (only if any) gaps of a row's cells.
