@@ -73,14 +73,13 @@ pub enum Scan {
 }
 
 /// Scan an unsigned decimal number starting exactly at `pos`.
+///
+/// A plain byte loop: most counts are short (`0`), and a measured SWAR
+/// variant (8 digits per step) was 1.8× slower on 1152-CPU files.
 #[inline]
 pub fn scan_u64(b: &[u8], pos: usize) -> Scan {
-    let (mut v, mut i) = match swar_digits(b, pos) {
-        Some((0, _)) => return Scan::NotNum,
-        Some((n, v)) if n < 8 => return Scan::Num(v, pos + n),
-        Some((n, v)) => (v, pos + n),
-        None => (0, pos),
-    };
+    let mut i = pos;
+    let mut v: u64 = 0;
     // Up to 19 digits cannot overflow a u64: no checks on the hot path.
     while let Some(&c) = b.get(i) {
         let d = c.wrapping_sub(b'0');
@@ -95,31 +94,6 @@ pub fn scan_u64(b: &[u8], pos: usize) -> Scan {
         n if n < 20 => Scan::Num(v, i),
         _ => scan_long(b.get(pos..i).unwrap_or_default(), i),
     }
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-
-/// Eight bytes at once: the number of leading ASCII digits at `pos` (0–8)
-/// and their value. `None` when fewer than 8 bytes remain.
-#[inline]
-fn swar_digits(b: &[u8], pos: usize) -> Option<(usize, u64)> {
-    let chunk = b.get(pos..pos + 8)?;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(chunk);
-    // Byte k of `t` is byte k minus '0'. A borrow or carry can only move
-    // upward from the first non-digit, so the leading run is exact.
-    let t = u64::from_le_bytes(w).wrapping_sub(ONES * u64::from(b'0'));
-    let non_digit = (t | t.wrapping_add(ONES * 0x76)) & (ONES * 0x80);
-    let n = (non_digit.trailing_zeros() / 8) as usize;
-    if n == 0 {
-        return Some((0, 0));
-    }
-    // Keep the n digits, moved to the high bytes (leading zero digits).
-    let mut v = t << (8 * (8 - n));
-    v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
-    v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
-    v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xFFFF_FFFF;
-    Some((n, v))
 }
 
 /// Slow path for 20+ digit runs: exact overflow check.
@@ -244,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn swar_matches_byte_loop() {
+    fn scan_matches_std_parse() {
         for s in [
             "0",
             "7 ",
