@@ -15,10 +15,6 @@ mod tui;
 
 use std::process::ExitCode;
 
-/// mimalloc keeps freed pages for reuse: a 1152-CPU sample allocates tens
-/// of MB that glibc would return to the kernel and fault in again each time.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let args = <cli::Cli as clap::Parser>::parse();
