@@ -151,22 +151,7 @@ pub fn pread_to_end(file: &File, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> 
     if buf.len() < CHUNK {
         buf.resize(CHUNK, 0);
     }
-    let mut filled = 0;
-    let mut calls = 0;
-    loop {
-        if filled == buf.len() {
-            let grown = buf.len() * 2;
-            buf.resize(grown, 0);
-        }
-        let res = file.read_at(&mut buf[filled..], filled as u64);
-        calls += 1;
-        match res {
-            Ok(0) => return Ok((filled, calls)),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    read_loop(file, buf, None)
 }
 
 /// `pread` from offset 0 until a 0-byte read, asking for at most `chunk`
@@ -174,14 +159,21 @@ pub fn pread_to_end(file: &File, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> 
 /// content and grows as needed; steady-state reads do not allocate.
 /// Returns the number of bytes read and the number of read calls.
 pub fn pread_chunked(file: &File, buf: &mut Vec<u8>, chunk: usize) -> io::Result<(usize, u32)> {
-    let chunk = chunk.max(1);
+    read_loop(file, buf, Some(chunk.max(1)))
+}
+
+/// The read loop of both: each call asks for `chunk` bytes, or for all the
+/// buffer's free space when `chunk` is `None`.
+fn read_loop(file: &File, buf: &mut Vec<u8>, chunk: Option<usize>) -> io::Result<(usize, u32)> {
     let mut filled = 0;
     let mut calls = 0;
     loop {
-        let end = filled + chunk;
-        if buf.len() < end {
-            buf.resize(end.max(buf.len() * 2), 0);
+        let end = chunk.map_or(buf.len(), |c| filled + c);
+        if buf.len() < end || filled == buf.len() {
+            let grown = end.max(buf.len() * 2).max(1);
+            buf.resize(grown, 0);
         }
+        let end = chunk.map_or(buf.len(), |c| filled + c);
         let Some(dst) = buf.get_mut(filled..end) else {
             return Err(io::Error::other("read buffer too small"));
         };

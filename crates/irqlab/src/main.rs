@@ -15,7 +15,6 @@ mod tui;
 
 use std::process::ExitCode;
 
-
 fn main() -> ExitCode {
     let args = <cli::Cli as clap::Parser>::parse();
     match cmd::dispatch(args) {

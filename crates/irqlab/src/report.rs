@@ -347,7 +347,9 @@ fn ser_rates<S: serde::Serializer>(v: &Option<Vec<Option<f64>>>, s: S) -> Result
             }
         }
     }
-    let Some(v) = v else { return s.serialize_none() };
+    let Some(v) = v else {
+        return s.serialize_none();
+    };
     let mut seq = s.serialize_seq(Some(v.len()))?;
     for x in v {
         seq.serialize_element(&One(*x))?;
