@@ -143,15 +143,18 @@ enum Key<'a> {
 }
 
 fn keys(m: &Interrupts) -> Vec<Key<'_>> {
-    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    // Occurrence of each (label, description) among the arch rows. They are
+    // a few dozen at most, so a linear scan beats hashing every sample.
+    let mut arch: Vec<(&str, &str)> = Vec::new();
     m.rows()
         .iter()
         .map(|r| match r.irq {
             Some(n) => Key::Irq(n),
             None => {
-                let occ = seen.entry((&r.label, &r.description)).or_insert(0);
-                *occ += 1;
-                Key::Arch(&r.label, &r.description, *occ - 1)
+                let id = (r.label.as_str(), r.description.as_str());
+                let occ = arch.iter().filter(|&&x| x == id).count();
+                arch.push(id);
+                Key::Arch(id.0, id.1, occ)
             }
         })
         .collect()
@@ -223,12 +226,19 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
     let cpus = union_cpus(&old.cpus, &new.cpus);
     let cols = columns(&cpus, &old.cpus, &new.cpus);
     let old_keys = keys(old);
-    let index: HashMap<&Key, usize> = old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    // Rows usually keep their positions between samples: match by position
+    // when the keys agree, and hash only when they do not.
+    let mut index: Option<HashMap<&Key, usize>> = None;
     let mut used = vec![false; old_keys.len()];
     let new_keys = keys(new);
     let mut rows = Vec::with_capacity(new.rows().len());
-    for (k, n) in new_keys.iter().zip(new.rows()) {
-        let matched = index.get(k).copied();
+    for (pos, (k, n)) in new_keys.iter().zip(new.rows()).enumerate() {
+        let matched = if old_keys.get(pos) == Some(k) {
+            Some(pos)
+        } else {
+            let idx = index.get_or_insert_with(|| old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect());
+            idx.get(k).copied()
+        };
         let (status, cells) = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
             None => (
                 RowStatus::New,
