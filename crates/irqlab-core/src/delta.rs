@@ -236,7 +236,8 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
         let matched = if old_keys.get(pos) == Some(k) {
             Some(pos)
         } else {
-            let idx = index.get_or_insert_with(|| old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect());
+            let idx = index
+                .get_or_insert_with(|| old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect());
             idx.get(k).copied()
         };
         let (status, cells) = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
