@@ -41,7 +41,7 @@ pub struct Args {
     pub out: PathBuf,
 }
 
-/// A parsed CPU list (`3,7-9`).
+/// Offline CPUs of `--offline` (`3,7-9`; empty = none), in ascending order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuList(pub Vec<u32>);
 
@@ -57,29 +57,14 @@ fn parse_era(s: &str) -> Result<Era, String> {
         .map_err(|_| "expected one of e1, e2, e3, e4".to_string())
 }
 
-/// Parse `3,7-9` (empty = no CPUs).
+/// Parse `3,7-9` (empty = no CPUs) with the core's CPU-list parser.
 fn parse_cpu_list(s: &str) -> Result<CpuList, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |t: &str| {
-            t.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("expected a CPU number, found {t:?}"))
-        };
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
-                if a > b {
-                    return Err(format!("range {part:?} runs backwards"));
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(num(part)?),
-        }
+    if s.trim().is_empty() {
+        return Ok(CpuList::default());
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(CpuList(out))
+    irqlab_core::CpuList::parse_list(s.as_bytes(), "--offline")
+        .map(|l| CpuList(l.iter().collect()))
+        .map_err(|e| e.kind.to_string())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
