@@ -32,6 +32,14 @@ impl SynthTree {
         let mut s = String::new();
         render_stat(&self.stat, &mut s);
         files.push(("proc/stat".to_string(), s.into_bytes()));
+        let cpu = "sys/devices/system/cpu";
+        let online = crate::CpuList::from_cpus(self.online.iter().copied());
+        let possible = crate::CpuList::from_cpus(0..self.spec.cpus);
+        files.push((format!("{cpu}/online"), format!("{online}\n").into_bytes()));
+        files.push((
+            format!("{cpu}/possible"),
+            format!("{possible}\n").into_bytes(),
+        ));
         for irq in &self.irqs {
             sys_files(irq, &mut files);
             if !irq.parts.actions.is_empty() {
