@@ -59,7 +59,15 @@ struct Tracked {
     prev: Option<(u64, u64)>,
     /// `schedstat` unreadable: use `stat` ticks.
     ticks_only: bool,
+    /// Last CPU from `stat`, and samples since it was read: `stat` is
+    /// re-read only every [`STAT_EVERY`] samples when `schedstat` gives the
+    /// CPU time (generating `stat` costs the kernel more than `schedstat`).
+    last_cpu: Option<u32>,
+    since_stat: u32,
 }
+
+/// How often `/proc/PID/stat` is read for `last_cpu` when `schedstat` works.
+const STAT_EVERY: u32 = 10;
 
 /// Tracks the interrupt threads of one root.
 #[derive(Debug)]
@@ -116,6 +124,8 @@ impl Threads {
                     kind,
                     prev: prev.and_then(|t| t.prev),
                     ticks_only: prev.is_some_and(|t| t.ticks_only),
+                    last_cpu: None,
+                    since_stat: 0,
                     name,
                 });
             }
@@ -184,21 +194,30 @@ fn read_cpu(
     stat: &mut PidStat,
     tick_ns: u64,
 ) -> Option<(u64, Option<u32>)> {
+    if !t.ticks_only && t.since_stat > 0 && t.since_stat < STAT_EVERY {
+        if let Some(ns) = read_schedstat(fs, t.pid) {
+            t.since_stat += 1;
+            return Some((ns, t.last_cpu));
+        }
+    }
     let bytes = fs.read(&format!("proc/{}/stat", t.pid)).ok()?;
     stat.parse_into(bytes).ok()?;
-    let last_cpu = stat.processor;
+    t.last_cpu = stat.processor;
+    t.since_stat = 1;
     let ticks = stat.cpu_ticks().unwrap_or(0).saturating_mul(tick_ns);
     if !t.ticks_only {
-        let sched = fs
-            .read(&format!("proc/{}/schedstat", t.pid))
-            .ok()
-            .and_then(|b| SchedStat::parse(b).ok());
-        match sched {
-            Some(s) => return Some((s.exec_runtime_ns, last_cpu)),
+        match read_schedstat(fs, t.pid) {
+            Some(ns) => return Some((ns, t.last_cpu)),
             None => t.ticks_only = true,
         }
     }
-    Some((ticks, last_cpu))
+    Some((ticks, t.last_cpu))
+}
+
+/// CPU time in ns from `/proc/PID/schedstat`, if readable.
+fn read_schedstat(fs: &mut HostFs, pid: u32) -> Option<u64> {
+    let bytes = fs.read(&format!("proc/{pid}/schedstat")).ok()?;
+    SchedStat::parse(bytes).ok().map(|s| s.exec_runtime_ns)
 }
 
 #[cfg(test)]
