@@ -302,11 +302,22 @@ fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
 
 /// Rates report from two snapshots of the same root.
 pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    delta_report(old, new, f, true)
+}
+
+/// Like [`from_delta`] without the per-CPU `deltas` of interrupt rows
+/// (rates, totals and gaps only): what `top` shows. On a 1152-CPU machine
+/// the deltas are a million more numbers per sample to build and print.
+pub fn from_delta_rates(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    delta_report(old, new, f, false)
+}
+
+fn delta_report(old: &Snapshot, new: &Snapshot, f: &Filter, deltas: bool) -> Report {
     let secs = new.elapsed_since(old);
     Report {
         interval_s: Some(secs),
         interrupts: match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f)),
+            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f, deltas)),
             _ => None,
         },
         softirqs: match (&old.softirqs, &new.softirqs) {
@@ -359,13 +370,13 @@ fn ser_rates<S: serde::Serializer>(v: &Option<Vec<Option<f64>>>, s: S) -> Result
 
 /// Deltas, rates and (only if any) gaps of a row's cells.
 type CellsOut = (
-    Vec<Option<u64>>,
+    Option<Vec<Option<u64>>>,
     Vec<Option<f64>>,
     Option<Vec<Option<delta::Gap>>>,
 );
 
-fn cells_out(cells: &[Cell], secs: f64) -> CellsOut {
-    let counts = cells.iter().map(|c| c.count()).collect();
+fn cells_out(cells: &[Cell], secs: f64, with_deltas: bool) -> CellsOut {
+    let counts = with_deltas.then(|| cells.iter().map(|c| c.count()).collect());
     let rates = cells.iter().map(|c| c.rate(secs)).collect();
     let any = cells.iter().any(|c| matches!(c, Cell::Gap(_)));
     let gaps = any.then(|| {
@@ -380,7 +391,13 @@ fn cells_out(cells: &[Cell], secs: f64) -> CellsOut {
     (counts, rates, gaps)
 }
 
-fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSection {
+fn irq_rates(
+    o: &Interrupts,
+    n: &Interrupts,
+    secs: f64,
+    f: &Filter,
+    with_deltas: bool,
+) -> IrqSection {
     let d = delta::interrupts_delta(o, n);
     let cols = f.columns(&d.cpus);
     let all = cols.len() == d.cpus.len();
@@ -396,15 +413,15 @@ fn irq_rates(o: &Interrupts, n: &Interrupts, secs: f64, f: &Filter) -> IrqSectio
             } else {
                 &r.cells
             };
-            let (counts, rates, gaps) = cells_out(cells, secs);
-            let total: u64 = counts.iter().flatten().sum();
+            let (counts, rates, gaps) = cells_out(cells, secs, with_deltas);
+            let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             IrqLine {
                 label: r.label.clone(),
                 irq: r.irq,
                 shape: r.shape,
                 counts: None,
                 total,
-                deltas: Some(counts),
+                deltas: counts,
                 rates: Some(rates),
                 total_rate: (secs > 0.0).then(|| total as f64 / secs),
                 gaps,
@@ -433,7 +450,9 @@ fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSe
         .rows
         .iter()
         .map(|r| {
-            let (counts, rates, _) = cells_out(&pick(&r.cells, &cols), secs);
+            let cells = pick(&r.cells, &cols);
+            let (counts, rates, _) = cells_out(&cells, secs, true);
+            let counts = counts.unwrap_or_default();
             let total: u64 = counts.iter().flatten().sum();
             SoftirqLine {
                 name: r.name.clone(),

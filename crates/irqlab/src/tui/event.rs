@@ -86,7 +86,7 @@ pub fn thread_rows(v: Vec<ThreadCpu>) -> Vec<ThreadRow> {
 /// The rates report between two snapshots plus since-boot totals per row.
 pub fn sample_data(old: &Snapshot, new: &Snapshot) -> SampleData {
     SampleData {
-        report: report::from_delta(old, new, &Filter::default()),
+        report: report::from_delta_rates(old, new, &Filter::default()),
         totals: new
             .interrupts
             .as_ref()

@@ -149,9 +149,11 @@ impl Live {
                     irq: None,
                     cpus: self.filter.cpus.clone(),
                 };
-                report::from_delta(&self.prev, &self.cur, &f)
+                report::from_delta_rates(&self.prev, &self.cur, &f)
             }
-            Strategy::ProcInterrupts => report::from_delta(&self.prev, &self.cur, &self.filter),
+            Strategy::ProcInterrupts => {
+                report::from_delta_rates(&self.prev, &self.cur, &self.filter)
+            }
         };
         self.annotate(&mut report);
         let frame = Frame {
