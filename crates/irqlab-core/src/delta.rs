@@ -167,7 +167,9 @@ fn same_identity(a: &IrqRow, b: &IrqRow) -> bool {
             && a.parts.actions == b.parts.actions)
 }
 
-fn union_cpus(a: &[u32], b: &[u32]) -> Vec<u32> {
+/// The CPU ids of two snapshots' headers, merged and ascending: the
+/// columns of every delta between them.
+pub fn union_cpus(a: &[u32], b: &[u32]) -> Vec<u32> {
     let mut v: Vec<u32> = a.iter().chain(b).copied().collect();
     v.sort_unstable();
     v.dedup();
@@ -190,39 +192,64 @@ fn columns(cpus: &[u32], old: &[u32], new: &[u32]) -> Vec<Col> {
 
 /// Per-CPU cells of one row over the union columns `cols`, from counts
 /// aligned with each snapshot's own CPU list.
-fn cpu_cells(cols: &[Col], old: &[u64], new: &[u64]) -> Vec<Cell> {
-    cols.iter()
-        .map(|&col| match col {
-            (_, None) => Cell::Gap(Gap::CpuOffline),
-            (None, Some(_)) => Cell::Gap(Gap::CpuOnline),
-            (Some(i), Some(j)) => match (old.get(i), new.get(j)) {
-                (Some(&o), Some(&n)) => counter_delta(o, n),
-                _ => Cell::Gap(Gap::ShapeChanged),
-            },
-        })
-        .collect()
+fn cpu_cells(cols: &[Col], old: &[u64], new: &[u64], out: &mut Vec<Cell>) {
+    out.extend(cols.iter().map(|&col| match col {
+        (_, None) => Cell::Gap(Gap::CpuOffline),
+        (None, Some(_)) => Cell::Gap(Gap::CpuOnline),
+        (Some(i), Some(j)) => match (old.get(i), new.get(j)) {
+            (Some(&o), Some(&n)) => counter_delta(o, n),
+            _ => Cell::Gap(Gap::ShapeChanged),
+        },
+    }));
 }
 
-fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap) -> Vec<Cell> {
+fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap, out: &mut Vec<Cell>) {
     let len = if shape == Shape::PerCpu { ncpus } else { n };
-    vec![Cell::Gap(gap); len]
+    out.extend(std::iter::repeat_n(Cell::Gap(gap), len));
 }
 
-fn row_cells(cols: &[Col], o: &IrqRow, n: &IrqRow) -> Vec<Cell> {
+fn row_cells(cols: &[Col], o: &IrqRow, n: &IrqRow, out: &mut Vec<Cell>) {
     match (o.shape, n.shape) {
-        (Shape::PerCpu, Shape::PerCpu) => cpu_cells(cols, &o.counts, &n.counts),
-        (a, b) if a == b && o.counts.len() == n.counts.len() => o
-            .counts
-            .iter()
-            .zip(&n.counts)
-            .map(|(&x, &y)| counter_delta(x, y))
-            .collect(),
-        _ => gap_cells(n.shape, cols.len(), n.counts.len(), Gap::ShapeChanged),
+        (Shape::PerCpu, Shape::PerCpu) => cpu_cells(cols, &o.counts, &n.counts, out),
+        (a, b) if a == b && o.counts.len() == n.counts.len() => out.extend(
+            o.counts
+                .iter()
+                .zip(&n.counts)
+                .map(|(&x, &y)| counter_delta(x, y)),
+        ),
+        _ => gap_cells(n.shape, cols.len(), n.counts.len(), Gap::ShapeChanged, out),
     }
 }
 
 /// Compute the delta from `old` to `new`.
 pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
+    let mut rows = Vec::with_capacity(new.rows().len());
+    let (cpus, gone) = interrupts_delta_each(old, new, |n, status, cells| {
+        rows.push(RowDelta {
+            label: n.label.clone(),
+            irq: n.irq,
+            description: n.description.clone(),
+            parts: n.parts.clone(),
+            shape: n.shape,
+            status,
+            cells: cells.to_vec(),
+        });
+    });
+    IrqDelta { cpus, rows, gone }
+}
+
+/// The same delta as [`interrupts_delta`], streamed: `row` is called for
+/// every row of `new` (file order) with its status and its cells, which
+/// live in one scratch buffer reused from row to row — nothing per cell is
+/// allocated. Returns the union CPU ids and the rows that disappeared.
+pub fn interrupts_delta_each<F>(
+    old: &Interrupts,
+    new: &Interrupts,
+    mut row: F,
+) -> (Vec<u32>, Vec<RowGone>)
+where
+    F: FnMut(&IrqRow, RowStatus, &[Cell]),
+{
     let cpus = union_cpus(&old.cpus, &new.cpus);
     let cols = columns(&cpus, &old.cpus, &new.cpus);
     let old_keys = keys(old);
@@ -231,7 +258,7 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
     let mut index: Option<HashMap<&Key, usize>> = None;
     let mut used = vec![false; old_keys.len()];
     let new_keys = keys(new);
-    let mut rows = Vec::with_capacity(new.rows().len());
+    let mut cells = Vec::with_capacity(cpus.len());
     for (pos, (k, n)) in new_keys.iter().zip(new.rows()).enumerate() {
         let matched = if old_keys.get(pos) == Some(k) {
             Some(pos)
@@ -240,35 +267,27 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
                 .get_or_insert_with(|| old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect());
             idx.get(k).copied()
         };
-        let (status, cells) = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
-            None => (
-                RowStatus::New,
-                gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::NewRow),
-            ),
+        cells.clear();
+        let status = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
+            None => {
+                gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::NewRow, &mut cells);
+                RowStatus::New
+            }
             Some((i, o)) => {
                 if let Some(u) = used.get_mut(i) {
                     *u = true;
                 }
                 if same_identity(o, n) {
-                    (RowStatus::Same, row_cells(&cols, o, n))
+                    row_cells(&cols, o, n, &mut cells);
+                    RowStatus::Same
                 } else {
                     let g = Gap::IdentityChanged;
-                    (
-                        RowStatus::Changed,
-                        gap_cells(n.shape, cpus.len(), n.counts.len(), g),
-                    )
+                    gap_cells(n.shape, cpus.len(), n.counts.len(), g, &mut cells);
+                    RowStatus::Changed
                 }
             }
         };
-        rows.push(RowDelta {
-            label: n.label.clone(),
-            irq: n.irq,
-            description: n.description.clone(),
-            parts: n.parts.clone(),
-            shape: n.shape,
-            status,
-            cells,
-        });
+        row(n, status, &cells);
     }
     let gone = old
         .rows()
@@ -281,7 +300,7 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
             description: r.description.clone(),
         })
         .collect();
-    IrqDelta { cpus, rows, gone }
+    (cpus, gone)
 }
 
 /// One softirq vector's delta.
@@ -307,10 +326,11 @@ pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
         .rows
         .iter()
         .map(|n| {
-            let cells = match old.rows.iter().find(|o| o.name == n.name) {
-                Some(o) => cpu_cells(&cols, &o.counts, &n.counts),
-                None => vec![Cell::Gap(Gap::NewRow); cpus.len()],
-            };
+            let mut cells = Vec::with_capacity(cpus.len());
+            match old.rows.iter().find(|o| o.name == n.name) {
+                Some(o) => cpu_cells(&cols, &o.counts, &n.counts, &mut cells),
+                None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
+            }
             SoftirqDelta {
                 name: n.name.clone(),
                 cells,

@@ -336,12 +336,9 @@ fn delta_report(old: &Snapshot, new: &Snapshot, f: &Filter, deltas: bool) -> Rep
 /// formatting of a million cells per sample would dominate `top --batch`.
 fn ser_rate<S: serde::Serializer>(v: f64, s: S) -> Result<S::Ok, S::Error> {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    if v.fract() == 0.0 && v.abs() < EXACT {
-        if v >= 0.0 {
-            s.serialize_u64(v as u64)
-        } else {
-            s.serialize_i64(v as i64)
-        }
+                                                // `as` casts instead of `fract()`: that is a libm call per cell.
+    if (0.0..EXACT).contains(&v) && (v as u64) as f64 == v {
+        s.serialize_u64(v as u64)
     } else {
         s.serialize_f64((v * 1000.0).round() / 1000.0)
     }
@@ -398,48 +395,36 @@ fn irq_rates(
     f: &Filter,
     with_deltas: bool,
 ) -> IrqSection {
-    let d = delta::interrupts_delta(o, n);
-    let cols = f.columns(&d.cpus);
-    let all = cols.len() == d.cpus.len();
-    let rows = d
-        .rows
-        .iter()
-        .filter(|r| f.keep_row(&r.label, &r.description))
-        .map(|r| {
-            let picked;
-            let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
-                picked = pick(&r.cells, &cols);
-                &picked
-            } else {
-                &r.cells
-            };
-            let (counts, rates, gaps) = cells_out(cells, secs, with_deltas);
-            let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
-            IrqLine {
-                label: r.label.clone(),
-                irq: r.irq,
-                shape: r.shape,
-                counts: None,
-                total,
-                deltas: counts,
-                rates: Some(rates),
-                total_rate: (secs > 0.0).then(|| total as f64 / secs),
-                gaps,
-                chip: opt(&r.parts.chip),
-                hwirq: r.parts.hwirq,
-                trigger: opt(&r.parts.trigger),
-                flow: opt(&r.parts.flow),
-                actions: r.parts.actions().map(str::to_string).collect(),
-                description: r.description.clone(),
-                affinity: None,
-            }
-        })
-        .collect();
-    let gone = d.gone.iter().map(|g| g.label.clone()).collect();
+    let union = delta::union_cpus(&o.cpus, &n.cpus);
+    let cols = f.columns(&union);
+    let all = cols.len() == union.len();
+    let mut rows = Vec::new();
+    let mut picked = Vec::new();
+    let (_, gone) = delta::interrupts_delta_each(o, n, |r, _status, cells| {
+        if !f.keep_row(&r.label, &r.description) {
+            return;
+        }
+        let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
+            picked.clear();
+            picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
+            &picked
+        } else {
+            cells
+        };
+        let (counts, rates, gaps) = cells_out(cells, secs, with_deltas);
+        let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+        let mut line = line_meta(r);
+        line.deltas = counts;
+        line.rates = Some(rates);
+        line.total = total;
+        line.total_rate = (secs > 0.0).then(|| total as f64 / secs);
+        line.gaps = gaps;
+        rows.push(line);
+    });
     IrqSection {
-        cpus: pick(&d.cpus, &cols),
+        cpus: pick(&union, &cols),
         rows,
-        gone,
+        gone: gone.into_iter().map(|g| g.label).collect(),
     }
 }
 
