@@ -76,6 +76,12 @@ fn json_contract_for_numbered_and_single_value_rows() {
     assert_eq!(counts.len(), 2);
     let sum: u64 = counts.iter().map(|c| c.as_u64().unwrap()).sum();
     assert_eq!(r24["total"].as_u64().unwrap(), sum);
+    assert_eq!(r24["affinity"], "0", "effective affinity from proc/irq/24");
+    let r25 = rows.iter().find(|r| r["label"] == "25").unwrap();
+    assert!(
+        r25.get("affinity").is_none(),
+        "no proc/irq/25 in the fixture"
+    );
     let err = rows.iter().find(|r| r["label"] == "ERR").unwrap();
     assert!(err["irq"].is_null());
     assert!(err["counts"].is_null());

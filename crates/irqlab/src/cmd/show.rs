@@ -32,6 +32,19 @@ pub struct Args {
     pub cpus: Option<String>,
 }
 
+/// Effective (else configured) affinity of every numbered row, from
+/// `/proc/irq/N/` when the tree has it.
+fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
+    let Some(sec) = report.interrupts.as_mut() else {
+        return;
+    };
+    for row in &mut sec.rows {
+        if let Some(irq) = row.irq {
+            row.affinity = crate::sampler::targeted::read_affinity(fs, irq);
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
@@ -43,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sampler.fs().path(src.rel()).display()
         );
     }
-    let report = match args.interval {
+    let mut report = match args.interval {
         None => {
             drop(sampler); // frees the read buffers before the report is built
             report::from_snapshot(first, &filter)
@@ -56,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             report::from_delta(&first, &second, &filter)
         }
     };
+    annotate_affinity(&mut report, &HostFs::new(&args.root));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.format {

@@ -74,6 +74,9 @@ fn detail(r: &IrqLine) -> String {
         s.push_str("  ");
         s.push_str(&r.actions.join(", "));
     }
+    if let Some(a) = &r.affinity {
+        s.push_str(&format!("  [cpus {a}]"));
+    }
     s.trim().to_string()
 }
 
