@@ -9,7 +9,9 @@
 
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
-use crate::text::{lines, push_lossy, scan_u64, skip_blanks, trim, Scan};
+use crate::text::{
+    check_line, header_line, is_blank, lines, push_lossy, scan_u64, skip_blanks, trim, Scan,
+};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -133,21 +135,12 @@ impl Interrupts {
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
         let mut it = lines(bytes);
-        let (hline, header) = loop {
-            match it.next() {
-                None => return Err(ParseError::new(FILE, 0, ErrorKind::Empty)),
-                Some((n, l)) if l.iter().all(u8::is_ascii_whitespace) => {
-                    check_len(n, l)?;
-                }
-                Some((n, l)) => break (n, l),
-            }
-        };
-        check_len(hline, header)?;
+        let (hline, header) = header_line(&mut it, FILE, MAX_LINE)?;
         parse_cpu_header(header, &mut self.cpus).map_err(|k| ParseError::new(FILE, hline, k))?;
         let ncols = self.cpus.len();
         for (n, line) in it {
-            check_len(n, line)?;
-            if line.iter().all(u8::is_ascii_whitespace) {
+            check_line(FILE, MAX_LINE, n, line)?;
+            if is_blank(line) {
                 continue;
             }
             if self.len == self.rows.len() {
@@ -159,20 +152,6 @@ impl Interrupts {
         }
         Ok(())
     }
-}
-
-fn check_len(n: usize, line: &[u8]) -> Result<(), ParseError> {
-    if line.len() > MAX_LINE {
-        return Err(ParseError::new(
-            FILE,
-            n,
-            ErrorKind::LineTooLong {
-                len: line.len(),
-                max: MAX_LINE,
-            },
-        ));
-    }
-    Ok(())
 }
 
 /// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.

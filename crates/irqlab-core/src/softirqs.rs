@@ -9,7 +9,7 @@
 
 use crate::error::{ErrorKind, ParseError};
 use crate::interrupts::parse_cpu_header;
-use crate::text::{check_line, is_blank, lines, push_lossy, read_u64s, trim};
+use crate::text::{check_line, header_line, is_blank, lines, push_lossy, read_u64s, trim};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -77,17 +77,7 @@ impl Softirqs {
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
         let mut it = lines(bytes);
-        let (hline, header) = loop {
-            match it.next() {
-                None => return Err(ParseError::new(FILE, 0, ErrorKind::Empty)),
-                Some((n, l)) => {
-                    check_line(FILE, MAX_LINE, n, l)?;
-                    if !is_blank(l) {
-                        break (n, l);
-                    }
-                }
-            }
-        };
+        let (hline, header) = header_line(&mut it, FILE, MAX_LINE)?;
         parse_cpu_header(header, &mut self.cpus).map_err(|k| ParseError::new(FILE, hline, k))?;
         let mut len = 0;
         for (n, line) in it {

@@ -151,6 +151,22 @@ pub fn check_line(
     Ok(())
 }
 
+/// The first non-blank line of `it` (the header of a table file), after
+/// checking every line read for length; `Empty` if there is none.
+pub fn header_line<'a>(
+    it: &mut Lines<'a>,
+    file: &'static str,
+    max: usize,
+) -> Result<(usize, &'a [u8]), crate::ParseError> {
+    for (n, l) in it {
+        check_line(file, max, n, l)?;
+        if !is_blank(l) {
+            return Ok((n, l));
+        }
+    }
+    Err(crate::ParseError::new(file, 0, crate::ErrorKind::Empty))
+}
+
 /// True if the line holds only ASCII whitespace (or nothing).
 pub fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
