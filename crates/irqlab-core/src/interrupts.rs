@@ -63,11 +63,6 @@ impl IrqRow {
         self.counts.iter().fold(0u64, |a, &c| a.wrapping_add(c))
     }
 
-    /// True for rows with a numeric label.
-    pub fn is_numbered(&self) -> bool {
-        self.irq.is_some()
-    }
-
     /// Per-CPU counts aligned with the header, or `None` for single-value,
     /// count-less and irregular rows.
     pub fn per_cpu(&self) -> Option<&[u64]> {

@@ -15,6 +15,7 @@ use super::{env, metric::Direction, metric::Metric, workloads};
 use crate::cmd::bench::{Args, SummaryFormat, Variant};
 use crate::guard::{self, SystemGuard};
 use crate::host::HostFs;
+use crate::sampler::clock::thread_cpu_ns;
 use crate::sampler::{Sampler, Source};
 use crate::threads::{ThreadCpu, ThreadKind, Threads};
 use anyhow::{bail, Context, Result};
@@ -115,15 +116,6 @@ fn journal_path(a: &Args, suffix: &str) -> Result<PathBuf> {
         .unwrap_or_default();
     name.push(suffix);
     Ok(base.with_file_name(name))
-}
-
-/// Self cost: CPU time of this thread (user + system) in nanoseconds, from
-/// CLOCK_THREAD_CPUTIME_ID (getrusage is tick-granular on many kernels).
-fn thread_cpu_ns() -> u64 {
-    use nix::time::{clock_gettime, ClockId};
-    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
-        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
-    })
 }
 
 struct Trial<'a> {

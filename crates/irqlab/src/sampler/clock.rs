@@ -47,9 +47,16 @@ pub struct ThreadTimes {
     pub cpu_ns: u64,
 }
 
+/// CPU time (user + system) of the calling thread in ns, from
+/// CLOCK_THREAD_CPUTIME_ID (precise; getrusage is tick-granular here); 0
+/// if it cannot be read.
+pub fn thread_cpu_ns() -> u64 {
+    ns(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
+}
+
 /// The calling thread's CPU times (zeros for what cannot be read).
 pub fn thread_times() -> ThreadTimes {
-    let cpu_ns = ns(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0);
+    let cpu_ns = thread_cpu_ns();
     match getrusage(UsageWho::RUSAGE_THREAD) {
         Ok(u) => ThreadTimes {
             user_ns: u64::try_from(u.user_time().num_nanoseconds()).unwrap_or(0),
