@@ -114,7 +114,10 @@ impl Live {
             listed_ns: 0,
             why,
         };
-        live.irq_list = live.sampler.fs().list_dir("sys/kernel/irq");
+        if live.sampler.targeted().is_some() {
+            // Only the targeted strategy watches the IRQ set (maybe_reresolve).
+            live.irq_list = live.sampler.fs().list_dir("sys/kernel/irq");
+        }
         live.sampler.sample(&mut live.prev)?;
         live.listed_ns = live.prev.mono_ns;
         live.threads
