@@ -208,9 +208,17 @@ fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap, out: &mut Vec<Cell>
     out.extend(std::iter::repeat_n(Cell::Gap(gap), len));
 }
 
-fn row_cells(cols: &[Col], o: &IrqRow, n: &IrqRow, out: &mut Vec<Cell>) {
+/// True when every CPU sits at the same column in both snapshots (no
+/// hotplug between them): per-CPU cells are then a plain zip.
+fn aligned(cols: &[Col]) -> bool {
+    cols.iter()
+        .enumerate()
+        .all(|(k, &c)| c == (Some(k), Some(k)))
+}
+
+fn row_cells(cols: &[Col], aligned: bool, o: &IrqRow, n: &IrqRow, out: &mut Vec<Cell>) {
     match (o.shape, n.shape) {
-        (Shape::PerCpu, Shape::PerCpu) => cpu_cells(cols, &o.counts, &n.counts, out),
+        (Shape::PerCpu, Shape::PerCpu) if !aligned => cpu_cells(cols, &o.counts, &n.counts, out),
         (a, b) if a == b && o.counts.len() == n.counts.len() => out.extend(
             o.counts
                 .iter()
@@ -252,6 +260,7 @@ where
 {
     let cpus = union_cpus(&old.cpus, &new.cpus);
     let cols = columns(&cpus, &old.cpus, &new.cpus);
+    let aligned = aligned(&cols);
     let old_keys = keys(old);
     // Rows usually keep their positions between samples: match by position
     // when the keys agree, and hash only when they do not.
@@ -278,7 +287,7 @@ where
                     *u = true;
                 }
                 if same_identity(o, n) {
-                    row_cells(&cols, o, n, &mut cells);
+                    row_cells(&cols, aligned, o, n, &mut cells);
                     RowStatus::Same
                 } else {
                     let g = Gap::IdentityChanged;

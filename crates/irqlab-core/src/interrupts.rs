@@ -70,8 +70,9 @@ impl IrqRow {
     }
 }
 
-/// A parsed `/proc/interrupts`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A parsed `/proc/interrupts`. Equality compares the header and the
+/// valid rows only, not the spare rows `parse_into` keeps for reuse.
+#[derive(Debug, Clone, Default)]
 pub struct Interrupts {
     /// Real CPU ids of the count columns, from the header (gaps = offline).
     pub cpus: Vec<u32>,
@@ -80,6 +81,14 @@ pub struct Interrupts {
     /// Rows currently valid in `rows` pool (see `parse_into`).
     len: usize,
 }
+
+impl PartialEq for Interrupts {
+    fn eq(&self, other: &Self) -> bool {
+        self.cpus == other.cpus && self.rows() == other.rows()
+    }
+}
+
+impl Eq for Interrupts {}
 
 impl Interrupts {
     /// Parse a complete `/proc/interrupts` text.
@@ -171,12 +180,26 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
     Ok(())
 }
 
-/// Parse one non-empty data line into `row`, reusing its buffers.
+/// Parse one non-empty data line into `row`, reusing its buffers. A row
+/// that fails is left with an empty description, so that the next parse
+/// into it cannot take its stale `parts` for valid.
 fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
+    let res = parse_row_fields(line, ncols, row);
+    if res.is_err() {
+        row.description.clear();
+        row.parts.clear();
+    }
+    res
+}
+
+fn parse_row_fields(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
     let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
     let label = trim(&line[..colon]);
-    row.label.clear();
-    push_lossy(&mut row.label, label);
+    if row.label.as_bytes() != label {
+        row.label.clear();
+        push_lossy(&mut row.label, label);
+    }
+    let was_numbered = row.irq.is_some();
     row.irq = parse_irq_label(label);
     row.counts.clear();
     row.counts.reserve(ncols);
@@ -196,8 +219,14 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKin
             found,
         });
     }
+    let desc = trim(&line[rest..]);
+    // Same text as last time in this row (the usual case between samples):
+    // the split parts are still right.
+    if !desc.is_empty() && row.description.as_bytes() == desc && was_numbered == numbered {
+        return Ok(());
+    }
     row.description.clear();
-    push_lossy(&mut row.description, trim(&line[rest..]));
+    push_lossy(&mut row.description, desc);
     if numbered {
         split_description(&row.description, &mut row.parts);
     } else {

@@ -341,6 +341,23 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Parsing into a model that held another file gives what a fresh
+    /// parse gives (parse_into keeps a row's split description when the
+    /// text is unchanged).
+    #[test]
+    fn parse_into_after_another_file(a in case(), b in case()) {
+        let (ta, tb) = (render(&a.model, a.era, a.arch, a.nr_irqs), render(&b.model, b.era, b.arch, b.nr_irqs));
+        let mut m = Interrupts::parse(ta.as_bytes()).unwrap();
+        m.parse_into(tb.as_bytes()).unwrap();
+        prop_assert_eq!(&m, &Interrupts::parse(tb.as_bytes()).unwrap());
+        m.parse_into(ta.as_bytes()).unwrap();
+        prop_assert_eq!(&m, &Interrupts::parse(ta.as_bytes()).unwrap());
+    }
+}
+
 /// Every era × arch pair, explicitly (the proptest above draws them at random).
 #[test]
 fn every_era_and_arch_round_trips() {

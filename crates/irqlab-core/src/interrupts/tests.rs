@@ -271,4 +271,27 @@ fn parse_into_reuses_and_resets() {
     assert_eq!(m, parse(A));
 }
 
+#[test]
+fn parse_into_reuse_matches_a_fresh_parse() {
+    // same description while the row flips between numbered and arch, with
+    // failed parses in between (they leave half-updated rows behind)
+    let desc = "IO-APIC   5-edge      ACPI:Ged";
+    let numbered = format!("{H2} 24:          1          0  {desc}\n");
+    let arch = format!("{H2}NMI:          1          0  {desc}\n");
+    let broken = format!("{H2} 24:          1  x\n");
+    let mut m = Interrupts::default();
+    let seq = [
+        &numbered, &numbered, &arch, &numbered, &broken, &arch, &broken, &numbered, &arch,
+    ];
+    for text in seq {
+        match Interrupts::parse(text.as_bytes()) {
+            Ok(fresh) => {
+                m.parse_into(text.as_bytes()).unwrap();
+                assert_eq!(m, fresh, "{text}");
+            }
+            Err(_) => assert!(m.parse_into(text.as_bytes()).is_err()),
+        }
+    }
+}
+
 const A: &str = "           CPU0       CPU1       \n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\nLOC:       5901       6390   Local timer interrupts\nERR:          0\n";

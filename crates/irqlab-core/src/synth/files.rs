@@ -17,6 +17,48 @@ impl SynthTree {
         out
     }
 
+    /// The same machine one interval later (benchmarks of per-sample
+    /// cost): one interrupt and softirq cell in `every` counts up by 1–11
+    /// (`every` = 1: all of them, the worst case; 20 is closer to a real
+    /// machine, where most IRQs are idle on most CPUs), and every CPU
+    /// spends 100 more ticks in each state.
+    pub fn advanced(&self, every: usize) -> SynthTree {
+        let mut t = self.clone();
+        let every = every.max(1);
+        let bump = |i: usize, counts: &mut Vec<u64>| {
+            for (j, c) in counts.iter_mut().enumerate() {
+                let k = i * 7 + j * 3;
+                if k % every == 0 {
+                    *c += (k % 11 + 1) as u64;
+                }
+            }
+        };
+        for (i, row) in t.interrupts.rows_mut().iter_mut().enumerate() {
+            bump(i, &mut row.counts);
+        }
+        for (i, row) in t.softirqs.rows.iter_mut().enumerate() {
+            bump(i, &mut row.counts);
+        }
+        let cpus = t.stat.cpus.len() as u64;
+        t.stat
+            .total
+            .fields
+            .iter_mut()
+            .for_each(|f| *f += 100 * cpus);
+        for cpu in &mut t.stat.cpus {
+            cpu.fields.iter_mut().for_each(|f| *f += 100);
+        }
+        t
+    }
+
+    /// `proc/softirqs` and `proc/stat` texts of this tree.
+    pub fn softirqs_and_stat_text(&self) -> (String, String) {
+        let (mut soft, mut stat) = (String::new(), String::new());
+        render_softirqs(&self.softirqs, &mut soft);
+        render_stat(&self.stat, &mut stat);
+        (soft, stat)
+    }
+
     /// Every file of the tree as `(path relative to the root, contents)`:
     /// `proc/{interrupts,softirqs,stat}`, `sys/kernel/irq/N/*` for every
     /// descriptor and `proc/irq/N/*` for descriptors with actions.
@@ -26,12 +68,9 @@ impl SynthTree {
             "proc/interrupts".to_string(),
             self.interrupts_text().into_bytes(),
         ));
-        let mut s = String::new();
-        render_softirqs(&self.softirqs, &mut s);
-        files.push(("proc/softirqs".to_string(), s.into_bytes()));
-        let mut s = String::new();
-        render_stat(&self.stat, &mut s);
-        files.push(("proc/stat".to_string(), s.into_bytes()));
+        let (soft, stat) = self.softirqs_and_stat_text();
+        files.push(("proc/softirqs".to_string(), soft.into_bytes()));
+        files.push(("proc/stat".to_string(), stat.into_bytes()));
         let cpu = "sys/devices/system/cpu";
         let online = crate::CpuList::from_cpus(self.online.iter().copied());
         let possible = crate::CpuList::from_cpus(0..self.spec.cpus);
