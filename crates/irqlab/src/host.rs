@@ -15,8 +15,11 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// Smallest read size: one seq_file page is returned per call anyway.
-const CHUNK: usize = 64 * 1024;
+/// First buffer size: one seq_file page (what one call returns anyway).
+/// Buffers double when a read fills them and are kept, so a big file costs
+/// a few growth steps once; a small one (schedstat, 30 bytes) does not
+/// zero and fault in 64 KiB per kept file at start.
+const FIRST: usize = 4096;
 
 /// A kept-open file and its reusable buffer.
 struct Kept {
@@ -85,10 +88,19 @@ impl HostFs {
     }
 
     /// Read a small attribute file as trimmed text, `None` if absent.
+    /// open + read + close only (no `stat` for a size hint): `top` reads
+    /// every `/proc/PID/comm` at start.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
-        std::fs::read(self.path(rel))
-            .ok()
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        let file = File::open(self.path(rel)).ok()?;
+        let mut small = [0u8; 256];
+        let mut buf = Vec::new();
+        let (n, _) = read_small(&file, &mut small, &mut buf).ok()?;
+        let bytes = if buf.is_empty() {
+            small.get(..n)?
+        } else {
+            &buf[..]
+        };
+        Some(String::from_utf8_lossy(bytes).trim().to_string())
     }
 
     /// Names of the entries of directory `rel` (sorted), empty if absent.
@@ -130,6 +142,29 @@ impl HostFs {
     }
 }
 
+/// Read `file` to EOF into `small`, spilling to `buf` when it does not
+/// fit. Returns (bytes, read calls); when `buf` is non-empty it holds all.
+fn read_small(file: &File, small: &mut [u8], buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
+    let mut filled = 0;
+    let mut calls = 0;
+    while filled < small.len() {
+        let Some(dst) = small.get_mut(filled..) else {
+            break;
+        };
+        calls += 1;
+        match file.read_at(dst, filled as u64) {
+            Ok(0) => return Ok((filled, calls)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // larger than `small`: read it all again from offset 0
+    let (n, more) = pread_to_end(file, buf)?;
+    buf.truncate(n);
+    Ok((n, calls + more))
+}
+
 /// Regular files (captured trees) report their size: size the buffer once
 /// so that it need not double past it. /proc files report 0 and grow.
 fn presize(file: &File, buf: &mut Vec<u8>) {
@@ -148,8 +183,8 @@ fn presize(file: &File, buf: &mut Vec<u8>) {
 /// full), so steady-state reads neither allocate nor clear memory.
 /// Returns the number of bytes read and the number of read calls.
 pub fn pread_to_end(file: &File, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
-    if buf.len() < CHUNK {
-        buf.resize(CHUNK, 0);
+    if buf.len() < FIRST {
+        buf.resize(FIRST, 0);
     }
     read_loop(file, buf, None)
 }
@@ -204,6 +239,20 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn read_attr_trims_and_reads_past_its_stack_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("comm"), "ksoftirqd/0\n").unwrap();
+        let long = "x".repeat(300);
+        std::fs::write(dir.path().join("long"), format!("  {long}\n")).unwrap();
+        std::fs::write(dir.path().join("empty"), "").unwrap();
+        let fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_attr("comm").as_deref(), Some("ksoftirqd/0"));
+        assert_eq!(fs.read_attr("long"), Some(long));
+        assert_eq!(fs.read_attr("empty").as_deref(), Some(""));
+        assert_eq!(fs.read_attr("absent"), None);
     }
 
     #[test]

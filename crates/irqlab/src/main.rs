@@ -1,17 +1,7 @@
 //! irqlab: the command-line entry point. Parses arguments (see `cli`),
 //! dispatches to `cmd::<sub>::run`, and maps errors to exit codes.
 
-mod bench;
-mod cli;
-mod cmd;
-mod export;
-mod guard;
-mod host;
-mod report;
-mod sampler;
-mod stats;
-mod threads;
-mod tui;
+use irqlab::{cli, cmd};
 
 use std::process::ExitCode;
 

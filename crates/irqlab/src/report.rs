@@ -55,7 +55,7 @@ impl Filter {
     }
 
     /// Column indices of `cpus` that pass the CPU filter.
-    fn columns(&self, cpus: &[u32]) -> Vec<usize> {
+    pub fn columns(&self, cpus: &[u32]) -> Vec<usize> {
         (0..cpus.len())
             .filter(|&i| cpus.get(i).is_some_and(|&c| self.keep_cpu(c)))
             .collect()
@@ -257,7 +257,7 @@ fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
 
 /// Time shares from `old` to `new`. A CPU absent from a non-empty `old`
 /// (it came online) has no share (a gap), never one since boot.
-fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
+pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
     let since_boot = old == &Stat::default();
     let since = |cpu: Option<u32>| -> Option<CpuTimes> {
         let found = match cpu {
@@ -428,7 +428,7 @@ fn irq_rates(
     }
 }
 
-fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
+pub fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
     let d = delta::softirqs_delta(o, n);
     let cols = f.columns(&d.cpus);
     let rows = d

@@ -2,9 +2,9 @@
 //! [`Snapshot`], with timestamps, and paces repeated samples on drift-free
 //! ticks (deadline = start + n × interval, so sleep jitter never adds up).
 //!
-//! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; each sample
-//! records its own cost ([`SelfCost`]: thread CPU time and wall time of the
-//! read + parse). Interrupt counts come from the whole `/proc/interrupts`
+//! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; callers measure
+//! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
+//! thread CPU time and wall time). Interrupt counts come from the whole `/proc/interrupts`
 //! or, when a [`Targeted`] reader is installed, from a few IRQs'
 //! `per_cpu_count` files (see `strategy.rs` for the choice).
 //!
@@ -52,8 +52,6 @@ pub struct Sampler {
     targeted: Option<Targeted>,
     /// Files that could not be opened, with the reason (reported once).
     pub missing: Vec<(Source, String)>,
-    /// What the last [`Sampler::sample`] cost (read + parse).
-    pub last_cost: SelfCost,
 }
 
 impl Sampler {
@@ -64,7 +62,6 @@ impl Sampler {
             sources: sources.to_vec(),
             targeted: None,
             missing: Vec::new(),
-            last_cost: SelfCost::default(),
         }
     }
 
@@ -100,13 +97,10 @@ impl Sampler {
     /// be opened is recorded in `missing` and left `None`; a file that does
     /// not parse is an error. Fails when no source at all is readable.
     pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        let meter = clock::CostMeter::start();
         let stamp = clock::now()?;
         snap.mono_ns = stamp.mono_ns;
         snap.wall_ns = stamp.wall_ns;
-        let res = self.read_all(snap);
-        self.last_cost = meter.stop();
-        res
+        self.read_all(snap)
     }
 
     fn read_all(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {

@@ -108,6 +108,11 @@ impl Threads {
         self.tracked.len()
     }
 
+    /// True when no thread is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.tracked.is_empty()
+    }
+
     fn scan(&mut self, fs: &HostFs) {
         let mut found = Vec::new();
         for entry in fs.list_dir("proc") {
@@ -292,7 +297,7 @@ mod tests {
     fn live_threads_when_available() {
         let mut fs = HostFs::new("/");
         let mut th = Threads::new(&fs);
-        if th.len() == 0 {
+        if th.is_empty() {
             eprintln!("skipping: no ksoftirqd or irq/ threads visible under /proc");
             return;
         }

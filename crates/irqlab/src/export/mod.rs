@@ -1,8 +1,11 @@
 //! Exporters: one file per output format, each writing a
-//! [`Report`](crate::report::Report) to any `io::Write`.
+//! [`Report`](crate::report::Report) to any `io::Write` — except `jsonl`,
+//! the `top --batch` JSON line, which streams the same contract from two
+//! snapshots without building the Report (see its module doc).
 
 pub mod csv;
 pub mod json;
+pub mod jsonl;
 pub mod table;
 
 /// Output formats of tabular commands.

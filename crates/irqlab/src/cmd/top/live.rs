@@ -6,6 +6,7 @@
 //! Does not pace (callers tick) and does not write output.
 
 use super::StrategyChoice;
+use crate::export::jsonl::{JsonlWriter, LineInput};
 use crate::host::HostFs;
 use crate::report::{self, Filter, Report};
 use crate::sampler::clock::CostMeter;
@@ -39,6 +40,10 @@ pub struct Live {
     sampler: Sampler,
     threads: Threads,
     filter: Filter,
+    /// `filter` without its `--irq` part: the per_cpu_count strategy's rows
+    /// were selected at resolve time from the kernel's own text.
+    cpu_filter: Filter,
+    jsonl: JsonlWriter,
     prev: Snapshot,
     cur: Snapshot,
     affinity: HashMap<u32, Option<String>>,
@@ -103,10 +108,16 @@ impl Live {
         let threads = Threads::new(&fs);
         let mut sampler = Sampler::new(fs, &Source::ALL);
         sampler.set_targeted(targeted);
+        let cpu_filter = Filter {
+            irq: None,
+            cpus: filter.cpus.clone(),
+        };
         let mut live = Live {
             sampler,
             threads,
             filter,
+            cpu_filter,
+            jsonl: JsonlWriter::default(),
             prev: Snapshot::default(),
             cur: Snapshot::default(),
             affinity: HashMap::new(),
@@ -140,24 +151,16 @@ impl Live {
     }
 
     /// Sample now and return the rates since the previous sample.
-    pub fn next(&mut self) -> anyhow::Result<Frame> {
+    pub fn next_frame(&mut self) -> anyhow::Result<Frame> {
         let meter = CostMeter::start();
         self.sampler.sample(&mut self.cur)?;
         let threads = self.threads.sample(self.sampler.fs_mut(), self.cur.mono_ns);
         let strategy = self.sampler.strategy();
-        let mut report = match strategy {
-            // rows were selected at resolve time from the kernel's own text
-            Strategy::PerCpuCount => {
-                let f = Filter {
-                    irq: None,
-                    cpus: self.filter.cpus.clone(),
-                };
-                report::from_delta_rates(&self.prev, &self.cur, &f)
-            }
-            Strategy::ProcInterrupts => {
-                report::from_delta_rates(&self.prev, &self.cur, &self.filter)
-            }
+        let filter = match strategy {
+            Strategy::PerCpuCount => &self.cpu_filter,
+            Strategy::ProcInterrupts => &self.filter,
         };
+        let mut report = report::from_delta_rates(&self.prev, &self.cur, filter);
         self.annotate(&mut report);
         let frame = Frame {
             report,
@@ -167,9 +170,45 @@ impl Live {
             mono_ns: self.cur.mono_ns,
             wall_ns: self.cur.wall_ns,
         };
-        std::mem::swap(&mut self.prev, &mut self.cur);
-        self.maybe_reresolve()?;
+        self.advance()?;
         Ok(frame)
+    }
+
+    /// Sample now and write the rates since the previous sample into `out`
+    /// as one JSON line (the `top --batch` contract), without building a
+    /// [`Report`]: see `export::jsonl`.
+    pub fn next_json(&mut self, out: &mut Vec<u8>) -> anyhow::Result<()> {
+        let meter = CostMeter::start();
+        self.sampler.sample(&mut self.cur)?;
+        let threads = self.threads.sample(self.sampler.fs_mut(), self.cur.mono_ns);
+        let strategy = self.sampler.strategy();
+        let inp = LineInput {
+            old: &self.prev,
+            new: &self.cur,
+            filter: match strategy {
+                Strategy::PerCpuCount => &self.cpu_filter,
+                Strategy::ProcInterrupts => &self.filter,
+            },
+            threads: &threads,
+            meter: &meter,
+            strategy,
+        };
+        let fs = self.sampler.fs();
+        let known = &mut self.affinity;
+        let mut affinity = |irq: u32| {
+            known
+                .entry(irq)
+                .or_insert_with(|| targeted::read_affinity(fs, irq))
+                .clone()
+        };
+        self.jsonl.write_line(&inp, &mut affinity, out);
+        self.advance()
+    }
+
+    /// The later sample becomes the baseline of the next interval.
+    fn advance(&mut self) -> anyhow::Result<()> {
+        std::mem::swap(&mut self.prev, &mut self.cur);
+        self.maybe_reresolve()
     }
 
     /// Affinity per row (read once per IRQ number) and rows by rate.
@@ -211,6 +250,7 @@ impl Live {
         }
         if stale {
             self.affinity.clear();
+            self.jsonl.invalidate();
             let fs = self.sampler.fs_mut();
             let t = resolve(fs, &self.filter).ok();
             if t.is_none() {

@@ -47,7 +47,7 @@ fn full_file_hotplug_is_a_gap_both_ways() {
     let mut live = Live::start(d.path(), filter(None), StrategyChoice::Auto).unwrap();
     assert!(live.why.contains("no --irq"));
     w(d.path(), "proc/interrupts", ONE);
-    let f = live.next().unwrap();
+    let f = live.next_frame().unwrap();
     assert_eq!(f.strategy, Strategy::ProcInterrupts);
     assert_eq!(gaps(&f, "LOC"), [None, Some(Gap::CpuOffline)]);
     w(
@@ -55,7 +55,7 @@ fn full_file_hotplug_is_a_gap_both_ways() {
         "proc/interrupts",
         TWO.replace("100", "160").replace("200", "260").as_str(),
     );
-    let f = live.next().unwrap();
+    let f = live.next_frame().unwrap();
     assert_eq!(gaps(&f, "LOC"), [None, Some(Gap::CpuOnline)]);
     let row = |f: &Frame| {
         let s = f.report.interrupts.as_ref().unwrap();
@@ -88,7 +88,7 @@ fn targeted_reads_sysfs_and_maps_online_cpus() {
     );
     w(d.path(), "sys/kernel/irq/24/per_cpu_count", "4,2\n");
     w(d.path(), targeted::ONLINE, "0\n");
-    let f = live.next().unwrap();
+    let f = live.next_frame().unwrap();
     assert_eq!(f.strategy, Strategy::PerCpuCount);
     let sec = f.report.interrupts.as_ref().unwrap();
     assert_eq!(sec.cpus, [0, 1]);
@@ -105,7 +105,7 @@ fn targeted_reads_sysfs_and_maps_online_cpus() {
     );
     assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOffline)]);
     w(d.path(), targeted::ONLINE, "0-1\n");
-    let f = live.next().unwrap();
+    let f = live.next_frame().unwrap();
     assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOnline)]);
     assert!(f.self_cost.wall_ns > 0);
 }

@@ -1,0 +1,350 @@
+//! `jsonl` against the reference: the rates Report serialized by serde,
+//! sorted and annotated as `top` does. Lines must be byte-identical except
+//! for `self_cost` (measured while writing).
+
+use super::*;
+use crate::report::{CpuPctLine, IrqSection, SoftirqSection};
+use crate::sampler::SelfCost;
+use crate::threads::ThreadKind;
+use irqlab_core::{Softirqs, Stat};
+use proptest::prelude::{any, prop_assert_eq, proptest, ProptestConfig};
+use std::collections::HashMap;
+
+#[derive(Serialize)]
+struct Reference<'a> {
+    timestamp: String,
+    mono_ns: u64,
+    interval_s: f64,
+    interrupts: Option<&'a IrqSection>,
+    softirqs: Option<&'a SoftirqSection>,
+    cpu_pct: &'a [CpuPctLine],
+    threads: &'a [ThreadCpu],
+    self_cost: SelfCost,
+    strategy: Strategy,
+}
+
+fn affinity_of(irq: u32) -> Option<String> {
+    (irq % 3 != 0).then(|| format!("{}", irq % 4))
+}
+
+fn reference(old: &Snapshot, new: &Snapshot, f: &Filter, threads: &[ThreadCpu]) -> String {
+    let mut r = report::from_delta_rates(old, new, f);
+    if let Some(sec) = r.interrupts.as_mut() {
+        for row in &mut sec.rows {
+            row.affinity = row.irq.and_then(affinity_of);
+        }
+        let rate = |r: &report::IrqLine| r.total_rate.unwrap_or(0.0);
+        sec.rows
+            .sort_by(|a, b| rate(b).partial_cmp(&rate(a)).unwrap());
+    }
+    let line = Reference {
+        timestamp: rfc3339_utc(new.wall_ns),
+        mono_ns: new.mono_ns,
+        interval_s: r.interval_s.unwrap(),
+        interrupts: r.interrupts.as_ref(),
+        softirqs: r.softirqs.as_ref(),
+        cpu_pct: r.stat.as_ref().map_or(&[], |s| s.cpu_pct.as_slice()),
+        threads,
+        self_cost: SelfCost::default(),
+        strategy: Strategy::ProcInterrupts,
+    };
+    serde_json::to_string(&line).unwrap() + "\n"
+}
+
+fn streamed(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, f: &Filter) -> String {
+    let threads = threads();
+    let meter = CostMeter::start();
+    let inp = LineInput {
+        old,
+        new,
+        filter: f,
+        threads: &threads,
+        meter: &meter,
+        strategy: Strategy::ProcInterrupts,
+    };
+    let mut asked = HashMap::new();
+    let mut aff = |irq: u32| {
+        *asked.entry(irq).or_insert(0) += 1;
+        affinity_of(irq)
+    };
+    let mut out = Vec::new();
+    w.write_line(&inp, &mut aff, &mut out);
+    let s = String::from_utf8(out).unwrap();
+    serde_json::from_str::<serde_json::Value>(&s).expect("valid JSON");
+    without_cost(&s)
+}
+
+/// The line with `self_cost` zeroed (it is measured while writing).
+fn without_cost(s: &str) -> String {
+    let start = s.find("\"self_cost\":{").unwrap() + "\"self_cost\":".len();
+    let end = start + s[start..].find('}').unwrap() + 1;
+    let zero = serde_json::to_string(&SelfCost::default()).unwrap();
+    format!("{}{zero}{}", &s[..start], &s[end..])
+}
+
+fn threads() -> Vec<ThreadCpu> {
+    vec![ThreadCpu {
+        pid: 14,
+        name: "ksoftirqd/0".into(),
+        kind: ThreadKind::Ksoftirqd { cpu: 0 },
+        cpu_pct: 0.25,
+        last_cpu: Some(0),
+    }]
+}
+
+/// A `/proc/interrupts` text: CPUs `cpus`, rows from `rows` (irq or arch
+/// label, counts, description).
+fn text(cpus: &[u32], rows: &[(String, Vec<u64>, String)]) -> String {
+    let mut s = String::from("    ");
+    for c in cpus {
+        s += &format!("       CPU{c}");
+    }
+    s.push('\n');
+    for (label, counts, desc) in rows {
+        s += &format!("{label:>4}:");
+        for c in counts {
+            s += &format!(" {c:>10}");
+        }
+        s += &format!("  {desc}\n");
+    }
+    s
+}
+
+fn snap(text: &str, mono_ns: u64) -> Snapshot {
+    Snapshot {
+        mono_ns,
+        wall_ns: 1_764_400_000_000_000_000 + mono_ns,
+        interrupts: Some(Interrupts::parse(text.as_bytes()).unwrap()),
+        softirqs: Some(
+            Softirqs::parse(
+                format!(
+                    "                    CPU0       CPU1\n          HI:          {}          0\n      NET_RX:        {}         7\n",
+                    mono_ns % 7,
+                    mono_ns % 1000
+                )
+                .as_bytes(),
+            )
+            .unwrap(),
+        ),
+        stat: Some(
+            Stat::parse(
+                format!(
+                    "cpu  {0} 0 {0} 1000 0 0 {0} 0 0 0\ncpu0 {0} 0 {0} 500 0 0 {0} 0 0 0\ncpu1 0 0 0 500 0 0 0 0 0 0\nintr 5\nctxt 9\nbtime 1\n",
+                    mono_ns % 97
+                )
+                .as_bytes(),
+            )
+            .unwrap(),
+        ),
+    }
+}
+
+/// Pseudo-random rows from `seed` (xorshift): numbered rows with chips and
+/// actions, arch rows, counts near the 32-bit wrap.
+fn rows(seed: u64, ncpu: usize, nrows: usize) -> Vec<(String, Vec<u64>, String)> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let arch = ["NMI", "LOC", "RES", "CAL"];
+    (0..nrows)
+        .map(|i| {
+            let counts = (0..ncpu)
+                .map(|_| match next() % 4 {
+                    0 => 0,
+                    1 => next() % 100,
+                    2 => u64::from(u32::MAX) - next() % 50,
+                    _ => next() % 1_000_000_000,
+                })
+                .collect();
+            if i < arch.len() && i % 2 == 1 {
+                let a = arch[i];
+                (a.to_string(), counts, format!("{a} \"interrupts\""))
+            } else {
+                let desc = format!(
+                    "PCI-MSI-{i:04x}  {}-edge      eth{i}-rx-{}",
+                    i * 3,
+                    next() % 3
+                );
+                ((20 + i).to_string(), counts, desc)
+            }
+        })
+        .collect()
+}
+
+/// Counts after an interval: some cells move, some wrap, some stay.
+fn later(rows: &[(String, Vec<u64>, String)], seed: u64) -> Vec<(String, Vec<u64>, String)> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (l, c, d))| {
+            let c = c
+                .iter()
+                .enumerate()
+                .map(|(j, &v)| match (seed as usize + i * 5 + j) % 4 {
+                    0 => v,
+                    1 => (v + 7) % (1 << 32),
+                    2 => (v + 123_456) % (1 << 32),
+                    _ => v + (seed % 3),
+                })
+                .collect();
+            (l.clone(), c, d.clone())
+        })
+        .collect()
+}
+
+fn check(old: &Snapshot, new: &Snapshot, f: &Filter) {
+    let mut w = JsonlWriter::default();
+    let want = reference(old, new, f, &threads());
+    assert_eq!(streamed(&mut w, old, new, f), want);
+    // again with a warm cache: same bytes
+    assert_eq!(streamed(&mut w, old, new, f), want);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn matches_serde_of_the_report(
+        seed in any::<u64>(),
+        ncpu in 1usize..6,
+        nrows in 1usize..12,
+        dt in 1u64..5_000_000_000,
+    ) {
+        let cpus: Vec<u32> = (0..ncpu as u32).collect();
+        let a = rows(seed, ncpu, nrows);
+        let b = later(&a, seed);
+        let old = snap(&text(&cpus, &a), 1_000);
+        let new = snap(&text(&cpus, &b), 1_000 + dt);
+        check(&old, &new, &Filter::default());
+        check(&old, &new, &Filter::from_flags(Some("eth[13]|LOC"), Some("0,2")).unwrap());
+    }
+
+    #[test]
+    fn rates_print_as_serde_does(v in 0.0f64..2e9, k in 0u64..10_000) {
+        for v in [v, k as f64, k as f64 / 8.0, k as f64 + 0.0004999, k as f64 + 0.0005] {
+            let mut mine = Vec::new();
+            write_rate(&mut mine, v);
+            let exact = (v as u64) as f64 == v;
+            let want = if exact {
+                (v as u64).to_string()
+            } else {
+                serde_json::to_string(&((v * 1000.0).round() / 1000.0)).unwrap()
+            };
+            prop_assert_eq!(String::from_utf8(mine).unwrap(), want, "{}", v);
+        }
+    }
+}
+
+#[test]
+fn hotplug_new_rows_gone_rows_and_zero_interval() {
+    let two = text(
+        &[0, 1],
+        &[
+            (
+                "24".into(),
+                vec![1, 2],
+                "IO-APIC   5-edge      ACPI:Ged".into(),
+            ),
+            ("25".into(), vec![0, 0], "IO-APIC   6-edge      gone".into()),
+            (
+                "LOC".into(),
+                vec![100, 200],
+                "Local timer interrupts".into(),
+            ),
+        ],
+    );
+    let one = text(
+        &[0, 2],
+        &[
+            (
+                "24".into(),
+                vec![5, 1],
+                "IO-APIC   5-edge      ACPI:Ged".into(),
+            ),
+            ("26".into(), vec![3, 4], "IO-APIC   7-edge      new".into()),
+            ("LOC".into(), vec![150, 9], "Local timer interrupts".into()),
+        ],
+    );
+    let (a, b) = (snap(&two, 1_000), snap(&one, 1_000_001_000));
+    check(&a, &b, &Filter::default());
+    check(&b, &a, &Filter::default());
+    // zero interval: rates null, no total_rate
+    check(&a, &snap(&two, 1_000), &Filter::default());
+    let line = streamed(&mut JsonlWriter::default(), &a, &b, &Filter::default());
+    assert!(line.contains("\"gone\":[\"25\"]"), "{line}");
+    assert!(line.contains("\"cpu_online\""), "{line}");
+}
+
+#[test]
+fn missing_sections_are_null_or_empty() {
+    let t = text(
+        &[0],
+        &[("LOC".into(), vec![1], "Local timer interrupts".into())],
+    );
+    let mut a = snap(&t, 0);
+    let mut b = snap(&t, 1_000_000_000);
+    a.softirqs = None;
+    b.stat = None;
+    b.interrupts = None;
+    let line = streamed(&mut JsonlWriter::default(), &a, &b, &Filter::default());
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert!(v["interrupts"].is_null() && v["softirqs"].is_null());
+    assert_eq!(v["cpu_pct"], serde_json::json!([]));
+    check(&a, &b, &Filter::default());
+}
+
+#[test]
+fn metadata_is_rebuilt_only_when_a_row_changes() {
+    let base = rows(7, 2, 5);
+    let (a, b) = (
+        snap(&text(&[0, 1], &base), 0),
+        snap(&text(&[0, 1], &later(&base, 3)), 1_000_000_000),
+    );
+    let mut w = JsonlWriter::default();
+    let calls = std::cell::Cell::new(0);
+    let mut out = Vec::new();
+    let threads = threads();
+    let meter = CostMeter::start();
+    let f = Filter::default();
+    let inp = LineInput {
+        old: &a,
+        new: &b,
+        filter: &f,
+        threads: &threads,
+        meter: &meter,
+        strategy: Strategy::ProcInterrupts,
+    };
+    let mut aff = |irq: u32| {
+        calls.set(calls.get() + 1);
+        affinity_of(irq)
+    };
+    w.write_line(&inp, &mut aff, &mut out);
+    w.write_line(&inp, &mut aff, &mut out);
+    let numbered = base.iter().filter(|r| r.0.parse::<u32>().is_ok()).count();
+    assert_eq!(
+        calls.get(),
+        numbered,
+        "affinity asked once per numbered row"
+    );
+    w.invalidate();
+    w.write_line(&inp, &mut aff, &mut out);
+    assert_eq!(calls.get(), 2 * numbered);
+}
+
+#[test]
+fn idle_rows_use_the_zero_run_for_any_width() {
+    let mut w = JsonlWriter::default();
+    for n in [1usize, 2, 7, 1152] {
+        let cpus: Vec<u32> = (0..n as u32).collect();
+        let r = vec![("30".to_string(), vec![5; n], "PCI-MSI 1-edge x".to_string())];
+        let t = text(&cpus, &r);
+        let (a, b) = (snap(&t, 0), snap(&t, 2_000_000_000));
+        let line = streamed(&mut w, &a, &b, &Filter::default());
+        let zeros = vec!["0"; n].join(",");
+        assert!(line.contains(&format!("\"rates\":[{zeros}]")), "{n}");
+        assert_eq!(line, reference(&a, &b, &Filter::default(), &threads()));
+    }
+}

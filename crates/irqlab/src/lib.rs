@@ -1,0 +1,18 @@
+//! irqlab as a library: the modules behind the `irqlab` binary
+//! (`src/main.rs` only parses arguments and maps errors to exit codes).
+//!
+//! The split exists so that benchmarks (`benches/`) measure the code paths
+//! the binary runs — sampling, the `top --batch` JSON writer — rather than
+//! copies of them. The modules are not a stable API.
+
+pub mod bench;
+pub mod cli;
+pub mod cmd;
+pub mod export;
+pub mod guard;
+pub mod host;
+pub mod report;
+pub mod sampler;
+pub mod stats;
+pub mod threads;
+pub mod tui;
