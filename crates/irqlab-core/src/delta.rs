@@ -8,7 +8,7 @@
 
 use crate::desc::DescParts;
 use crate::interrupts::{Interrupts, IrqRow, Shape};
-use crate::softirqs::Softirqs;
+use crate::softirqs::{SoftirqRow, Softirqs};
 use crate::stat::CpuTimes;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -329,24 +329,37 @@ pub struct SoftirqsDelta {
 
 /// Compute the softirq delta; rows are matched by name.
 pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
+    let mut rows = Vec::with_capacity(new.rows.len());
+    let cpus = softirqs_delta_each(old, new, |n, cells| {
+        rows.push(SoftirqDelta {
+            name: n.name.clone(),
+            cells: cells.to_vec(),
+        })
+    });
+    SoftirqsDelta { cpus, rows }
+}
+
+/// The same delta as [`softirqs_delta`], streamed: `row` is called for
+/// every vector of `new` with its cells, from one scratch buffer reused
+/// from row to row. Returns the union CPU ids.
+pub fn softirqs_delta_each<F>(old: &Softirqs, new: &Softirqs, mut row: F) -> Vec<u32>
+where
+    F: FnMut(&SoftirqRow, &[Cell]),
+{
     let cpus = union_cpus(&old.cpus, &new.cpus);
     let cols = columns(&cpus, &old.cpus, &new.cpus);
-    let rows = new
-        .rows
-        .iter()
-        .map(|n| {
-            let mut cells = Vec::with_capacity(cpus.len());
-            match old.rows.iter().find(|o| o.name == n.name) {
-                Some(o) => cpu_cells(&cols, &o.counts, &n.counts, &mut cells),
-                None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
-            }
-            SoftirqDelta {
-                name: n.name.clone(),
-                cells,
-            }
-        })
-        .collect();
-    SoftirqsDelta { cpus, rows }
+    let mut cells = Vec::with_capacity(cpus.len());
+    for (i, n) in new.rows.iter().enumerate() {
+        cells.clear();
+        // vectors keep their order: look at the same position first
+        let same = old.rows.get(i).filter(|o| o.name == n.name);
+        match same.or_else(|| old.rows.iter().find(|o| o.name == n.name)) {
+            Some(o) => cpu_cells(&cols, &o.counts, &n.counts, &mut cells),
+            None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
+        }
+        row(n, &cells);
+    }
+    cpus
 }
 
 /// Share of CPU time per state over an interval, in percent.

@@ -220,6 +220,49 @@ mod tests {
     }
 
     #[test]
+    fn advanced_moves_one_cell_in_every() {
+        let spec = crate::synth::SynthSpec {
+            cpus: 8,
+            irqs: 40,
+            nr_irqs: 424,
+            arch: crate::render::Arch::X86,
+            era: crate::render::Era::E3,
+            offline: vec![3],
+            seed: 2,
+        };
+        let t = spec.build().unwrap();
+        let moved = |every: usize| {
+            let a = t.advanced(every);
+            let cells = t.interrupts.rows().iter().zip(a.interrupts.rows());
+            let (mut up, mut all) = (0, 0);
+            for (o, n) in cells {
+                assert_eq!((&o.label, o.counts.len()), (&n.label, n.counts.len()));
+                for (x, y) in o.counts.iter().zip(&n.counts) {
+                    assert!(y >= x && y - x <= 11);
+                    up += usize::from(y > x);
+                    all += 1;
+                }
+            }
+            assert_eq!(a.stat.cpus[0].fields[0], t.stat.cpus[0].fields[0] + 100);
+            (up, all)
+        };
+        let (up, all) = moved(1);
+        assert_eq!(up, all);
+        let (up, all) = moved(20);
+        assert!(up * 20 >= all - 20 && up * 20 <= all + 20, "{up} of {all}");
+        // the texts parse back to the advanced model's counts
+        let a = t.advanced(3);
+        let parsed = crate::Interrupts::parse(a.interrupts_text().as_bytes()).unwrap();
+        let counts = |m: &crate::Interrupts| {
+            m.rows()
+                .iter()
+                .map(|r| r.counts.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(counts(&parsed), counts(&a.interrupts));
+    }
+
+    #[test]
     fn hex_masks() {
         assert_eq!(hex_mask(&[0, 1], 2), "3");
         assert_eq!(hex_mask(&(0..40).collect::<Vec<_>>(), 40), "ff,ffffffff");
