@@ -2,9 +2,11 @@
 # cost-vs-mpstat.sh: observer cost of `irqlab top --batch` against
 # sysstat's `mpstat -I ALL`, both sampling every second for N intervals,
 # run concurrently on the same machine. Prints each one's CPU time
-# (user + system, from getrusage of the child via the `times` builtin),
-# irqlab's own per-sample accounting (sum of JSON self_cost.cpu_ns), and
-# the ratio irqlab / mpstat.
+# (user + system of that process alone, from wait4's rusage with
+# microsecond resolution; python3 spawns both), irqlab's own per-sample
+# accounting (sum of JSON self_cost.cpu_ns), and the ratio irqlab / mpstat.
+# Without python3 it falls back to bash `times` (millisecond resolution,
+# and each child's time then includes a bash fork).
 #
 # Usage: tools/cost-vs-mpstat.sh [N]      (default N=30; takes N seconds)
 # Env:   IRQLAB=path/to/irqlab  (default: target/release/irqlab, built if missing)
@@ -44,18 +46,48 @@ secs() {
     awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.3f", t }' "$1"
 }
 
-# shellcheck disable=SC2086
-measure irqlab "$irqlab" top --batch --format json -i 1s -n "$n" ${IRQLAB_ARGS:-} &
-measure mpstat env LC_ALL=C mpstat -I ALL 1 "$n" &
-wait
+# Both at once under python3: prints "irqlab_s mpstat_s" (user + sys of each
+# process alone, from os.wait4).
+both_python() {
+    python3 - "$tmp" "$@" <<'PY'
+import os, subprocess, sys
+tmp, argv = sys.argv[1], sys.argv[2:]
+cut = argv.index("--")
+cmds = {"irqlab": argv[:cut], "mpstat": argv[cut + 1:]}
+env = dict(os.environ, LC_ALL="C")
+procs = {}
+for name, cmd in cmds.items():
+    with open(f"{tmp}/{name}.out", "wb") as out:
+        procs[name] = subprocess.Popen(cmd, stdout=out, stdin=subprocess.DEVNULL, env=env)
+cost = {}
+for name, p in procs.items():
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"{name} exited with {p.returncode}")
+    cost[name] = ru.ru_utime + ru.ru_stime
+print(f"{cost['irqlab']:.4f} {cost['mpstat']:.4f}")
+PY
+}
 
-irq_s=$(secs "$tmp/irqlab.times")
-mp_s=$(secs "$tmp/mpstat.times")
+# shellcheck disable=SC2086
+if command -v python3 >/dev/null 2>&1; then
+    read -r irq_s mp_s < <(both_python "$irqlab" top --batch --format json -i 1s -n "$n" ${IRQLAB_ARGS:-} -- mpstat -I ALL 1 "$n")
+    how="wait4 rusage, per process"
+else
+    measure irqlab "$irqlab" top --batch --format json -i 1s -n "$n" ${IRQLAB_ARGS:-} &
+    measure mpstat env LC_ALL=C mpstat -I ALL 1 "$n" &
+    wait
+    irq_s=$(secs "$tmp/irqlab.times")
+    mp_s=$(secs "$tmp/mpstat.times")
+    how="bash times, ms resolution"
+fi
+
 self_ns=$(grep -o '"cpu_ns":[0-9]*' "$tmp/irqlab.out" | awk -F: '{ s += $2 } END { print s + 0 }')
 lines=$(wc -l <"$tmp/irqlab.out")
 strategy=$(grep -o '"strategy":"[a-z_]*"' "$tmp/irqlab.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 
-echo "intervals:                 $n x 1 s (concurrent runs)"
+echo "intervals:                 $n x 1 s (concurrent runs; CPU from $how)"
 echo "irqlab top --batch json:   ${irq_s} s CPU (user+sys), $lines lines, strategy:$strategy"
 echo "  self-accounted samples:  $(awk -v s="$self_ns" 'BEGIN { printf "%.3f", s / 1e9 }') s"
 echo "mpstat -I ALL:             ${mp_s} s CPU (user+sys)"

@@ -64,6 +64,9 @@ struct Tracked {
     /// CPU time (generating `stat` costs the kernel more than `schedstat`).
     last_cpu: Option<u32>,
     since_stat: u32,
+    /// `proc/PID/stat` and `proc/PID/schedstat`, built once (not per sample).
+    stat_rel: String,
+    schedstat_rel: String,
 }
 
 /// How often `/proc/PID/stat` is read for `last_cpu` when `schedstat` works.
@@ -131,6 +134,8 @@ impl Threads {
                     ticks_only: prev.is_some_and(|t| t.ticks_only),
                     last_cpu: None,
                     since_stat: 0,
+                    stat_rel: format!("proc/{pid}/stat"),
+                    schedstat_rel: format!("proc/{pid}/schedstat"),
                     name,
                 });
             }
@@ -166,8 +171,8 @@ impl Threads {
                     t.prev = Some((cpu_ns, mono_ns));
                 }
                 None => {
-                    fs.forget(&format!("proc/{}/stat", t.pid));
-                    fs.forget(&format!("proc/{}/schedstat", t.pid));
+                    fs.forget(&t.stat_rel);
+                    fs.forget(&t.schedstat_rel);
                     self.rescan = true;
                 }
             }
@@ -200,18 +205,18 @@ fn read_cpu(
     tick_ns: u64,
 ) -> Option<(u64, Option<u32>)> {
     if !t.ticks_only && t.since_stat > 0 && t.since_stat < STAT_EVERY {
-        if let Some(ns) = read_schedstat(fs, t.pid) {
+        if let Some(ns) = read_schedstat(fs, &t.schedstat_rel) {
             t.since_stat += 1;
             return Some((ns, t.last_cpu));
         }
     }
-    let bytes = fs.read(&format!("proc/{}/stat", t.pid)).ok()?;
+    let bytes = fs.read(&t.stat_rel).ok()?;
     stat.parse_into(bytes).ok()?;
     t.last_cpu = stat.processor;
     t.since_stat = 1;
     let ticks = stat.cpu_ticks().unwrap_or(0).saturating_mul(tick_ns);
     if !t.ticks_only {
-        match read_schedstat(fs, t.pid) {
+        match read_schedstat(fs, &t.schedstat_rel) {
             Some(ns) => return Some((ns, t.last_cpu)),
             None => t.ticks_only = true,
         }
@@ -219,9 +224,9 @@ fn read_cpu(
     Some((ticks, t.last_cpu))
 }
 
-/// CPU time in ns from `/proc/PID/schedstat`, if readable.
-fn read_schedstat(fs: &mut HostFs, pid: u32) -> Option<u64> {
-    let bytes = fs.read(&format!("proc/{pid}/schedstat")).ok()?;
+/// CPU time in ns from `/proc/PID/schedstat` (`rel`), if readable.
+fn read_schedstat(fs: &mut HostFs, rel: &str) -> Option<u64> {
+    let bytes = fs.read(rel).ok()?;
     SchedStat::parse(bytes).ok().map(|s| s.exec_runtime_ns)
 }
 

@@ -1,16 +1,22 @@
 //! The `top --batch --format json` line (README "JSON Lines"), written
 //! straight from two snapshots.
 //!
-//! Same contract, field for field, as serializing the rates
-//! [`Report`](crate::report::Report) with serde (a test ties the two), but
-//! without building it: interrupt rows stream out of
+//! The numbers are those of the rates [`Report`](crate::report::Report)
+//! (`show --interval`), field for field (a proptest ties the two), but an
+//! interrupt row keeps only what a stream needs: `label`, `irq`, `total`,
+//! `rates`, `total_rate`, `gaps`, `actions`, `description`, `affinity`.
+//! The best-effort split of the description (chip, hwirq, trigger, flow)
+//! and the row shape are in `show --format json`; repeating them every
+//! second doubled the line and what writing it costs.
+//!
+//! Nothing is built per sample: interrupt rows stream out of
 //! [`delta::interrupts_delta_each`] into one reused byte buffer, the JSON of
-//! each row's metadata (label, chip, actions, description, affinity) is
-//! cached across samples and re-escaped only when the row changes, idle rows
-//! are one copy of a ready-made `0,0,…` run, and per-CPU rates are formatted
-//! by hand (integers, or 3 decimals). On a 1152-CPU machine that is
-//! 1.2 million rates per line; on a small one it removes the per-row
-//! allocations that made irqlab cost more than `mpstat` (BENCHMARKS.md).
+//! each row's metadata is cached across samples and re-escaped only when
+//! the row changes, idle rows are one copy of a ready-made `0,0,…` run, and
+//! per-CPU rates are formatted by hand (integers, or 3 decimals). On a
+//! 1152-CPU machine that is 1.2 million rates per line; on a small one it
+//! removes the per-row allocations that made irqlab cost more than `mpstat`
+//! (BENCHMARKS.md).
 //!
 //! Owns nothing but formatting: rates come from `delta`, filtering from
 //! [`Filter`], affinity from the caller.
@@ -20,7 +26,7 @@ use crate::sampler::clock::{rfc3339_utc, CostMeter};
 use crate::sampler::Strategy;
 use crate::threads::ThreadCpu;
 use irqlab_core::delta::{self, Cell, Gap};
-use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot};
+use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
 use serde::Serialize;
 
 /// Everything one line is made of.
@@ -67,9 +73,9 @@ struct Meta {
     description: String,
     shape: Option<Shape>,
     keep: bool,
-    /// `{"label":…,"shape":…,"counts":null,"total":`
+    /// `{"label":…,"irq":…,"total":`
     head: Vec<u8>,
-    /// `,"chip":…,"description":…[,"affinity":…]}`
+    /// `,"actions":[…],"description":…[,"affinity":…]}`
     tail: Vec<u8>,
 }
 
@@ -97,7 +103,7 @@ impl JsonlWriter {
         }
         out.extend_from_slice(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
-            (Some(o), Some(n)) => json(out, &report::softirq_rates(o, n, secs, inp.filter)),
+            (Some(o), Some(n)) => self.softirq_section(o, n, secs, inp.filter, out),
             _ => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"cpu_pct\":");
@@ -187,6 +193,41 @@ impl JsonlWriter {
         out.push(b'}');
     }
 
+    /// `{"cpus":[…],"rows":[{"name","counts","total","rates","total_rate"}]}`
+    /// as `report::softirq_rates` serializes it, without building it.
+    fn softirq_section(
+        &mut self,
+        o: &Softirqs,
+        n: &Softirqs,
+        secs: f64,
+        f: &Filter,
+        out: &mut Vec<u8>,
+    ) {
+        let union = delta::union_cpus(&o.cpus, &n.cpus);
+        let cols = f.columns(&union);
+        out.extend_from_slice(b"{\"cpus\":[");
+        let ids = cols.iter().filter_map(|&i| union.get(i).copied());
+        for (k, id) in ids.enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            int(out, u64::from(id));
+        }
+        out.extend_from_slice(b"],\"rows\":[");
+        let picked = &mut self.picked;
+        let mut first = true;
+        delta::softirqs_delta_each(o, n, |r, cells| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            picked.clear();
+            picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
+            softirq_row(out, &r.name, picked, secs);
+        });
+        out.extend_from_slice(b"]}");
+    }
+
     /// `zeros` holds at least `n` comma-separated zeros.
     fn ensure_zeros(&mut self, n: usize) {
         let have = self.zeros.len().div_ceil(2);
@@ -235,19 +276,8 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     json(h, &r.label);
     h.extend_from_slice(b",\"irq\":");
     json(h, &r.irq);
-    h.extend_from_slice(b",\"shape\":");
-    json(h, &r.shape);
-    h.extend_from_slice(b",\"counts\":null,\"total\":");
+    h.extend_from_slice(b",\"total\":");
     let t = &mut m.tail;
-    let opt = |s: &str| (!s.is_empty()).then_some(s.to_string());
-    t.extend_from_slice(b",\"chip\":");
-    json(t, &opt(&r.parts.chip));
-    t.extend_from_slice(b",\"hwirq\":");
-    json(t, &r.parts.hwirq);
-    t.extend_from_slice(b",\"trigger\":");
-    json(t, &opt(&r.parts.trigger));
-    t.extend_from_slice(b",\"flow\":");
-    json(t, &opt(&r.parts.flow));
     t.extend_from_slice(b",\"actions\":");
     json(t, &r.parts.actions().collect::<Vec<_>>());
     t.extend_from_slice(b",\"description\":");
@@ -257,6 +287,33 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
         json(t, &a);
     }
     t.push(b'}');
+}
+
+/// One softirq vector: deltas (`null` = gap), total, rates, total rate.
+fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], secs: f64) {
+    out.extend_from_slice(b"{\"name\":");
+    json(out, name);
+    out.extend_from_slice(b",\"counts\":[");
+    for (k, c) in cells.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        match c.count() {
+            Some(v) => int(out, v),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+    out.extend_from_slice(b"],\"total\":");
+    int(out, total);
+    out.extend_from_slice(b",\"rates\":[");
+    rates(out, cells, secs);
+    out.push(b']');
+    if secs > 0.0 {
+        out.extend_from_slice(b",\"total_rate\":");
+        json(out, &(total as f64 / secs));
+    }
+    out.push(b'}');
 }
 
 /// One row object into `rows`; returns its total rate (the sort key).
