@@ -23,16 +23,7 @@ fn corpus_1152() -> Option<Vec<u8>> {
 
 /// A synth x86 E3 tree of 1152 CPUs × 1056 numbered rows (plus arch rows).
 fn synth_1152() -> Vec<u8> {
-    use irqlab_core::render::{Arch, Era};
-    let spec = irqlab_core::synth::SynthSpec {
-        cpus: 1152,
-        irqs: 1056,
-        nr_irqs: 1352,
-        arch: Arch::X86,
-        era: Era::E3,
-        offline: Vec::new(),
-        seed: 1,
-    };
+    let spec = irqlab_core::synth::SynthSpec::x86_1152();
     match spec.build() {
         Ok(t) => t.interrupts_text().into_bytes(),
         Err(e) => panic!("synth: {e}"),

@@ -10,27 +10,15 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use irqlab_core::delta::interrupts_delta;
-use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use irqlab_core::Interrupts;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-const CPUS: u32 = 1152;
-const IRQS: u32 = 1056;
-
 /// Two successive `/proc/interrupts` texts of the same machine, every
 /// cell changing (worst case; see `SynthTree::advanced`).
 fn texts() -> (Vec<u8>, Vec<u8>) {
-    let spec = SynthSpec {
-        cpus: CPUS,
-        irqs: IRQS,
-        nr_irqs: (IRQS * 5 / 4 + 32).max(424),
-        arch: Arch::X86,
-        era: Era::E3,
-        offline: Vec::new(),
-        seed: 1,
-    };
+    let spec = SynthSpec::x86_1152();
     let tree = spec.build().expect("synth spec is valid");
     let before = tree.interrupts_text().into_bytes();
     (before, tree.advanced(1).interrupts_text().into_bytes())

@@ -15,7 +15,6 @@ use irqlab::export::jsonl::{JsonlWriter, LineInput};
 use irqlab::report::Filter;
 use irqlab::sampler::clock::CostMeter;
 use irqlab::sampler::Strategy;
-use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::{SynthSpec, SynthTree};
 use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
 use std::hint::black_box;
@@ -42,17 +41,7 @@ fn texts(t: &SynthTree) -> Texts {
 }
 
 fn machine() -> SynthTree {
-    SynthSpec {
-        cpus: CPUS,
-        irqs: IRQS,
-        nr_irqs: (IRQS * 5 / 4 + 32).max(424),
-        arch: Arch::X86,
-        era: Era::E3,
-        offline: Vec::new(),
-        seed: 1,
-    }
-    .build()
-    .expect("synth spec is valid")
+    SynthSpec::x86_1152().build().expect("synth spec is valid")
 }
 
 fn snapshot(t: &Texts, mono_ns: u64) -> Snapshot {

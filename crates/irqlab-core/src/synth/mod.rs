@@ -145,6 +145,21 @@ pub struct SynthTree {
 }
 
 impl SynthSpec {
+    /// The benchmarks' big machine: x86, era E3, 1152 CPUs all online,
+    /// 1056 numbered IRQs (nr_irqs 1352), seed 1 — a 13.7 MB
+    /// `/proc/interrupts` close to the largest in the corpus.
+    pub fn x86_1152() -> SynthSpec {
+        SynthSpec {
+            cpus: 1152,
+            irqs: 1056,
+            nr_irqs: 1352,
+            arch: Arch::X86,
+            era: Era::E3,
+            offline: Vec::new(),
+            seed: 1,
+        }
+    }
+
     fn validate(&self) -> Result<Vec<u32>, SynthError> {
         if self.cpus == 0 {
             return Err(SynthError::NoCpus);

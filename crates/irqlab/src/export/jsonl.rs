@@ -169,15 +169,7 @@ impl JsonlWriter {
                 .partial_cmp(&a.rate)
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        out.extend_from_slice(b"{\"cpus\":[");
-        let ids = cols.iter().filter_map(|&i| union.get(i).copied());
-        for (k, id) in ids.enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            int(out, u64::from(id));
-        }
-        out.extend_from_slice(b"],\"rows\":[");
+        section_head(out, &union, &cols);
         for (k, s) in spans.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
@@ -205,15 +197,7 @@ impl JsonlWriter {
     ) {
         let union = delta::union_cpus(&o.cpus, &n.cpus);
         let cols = f.columns(&union);
-        out.extend_from_slice(b"{\"cpus\":[");
-        let ids = cols.iter().filter_map(|&i| union.get(i).copied());
-        for (k, id) in ids.enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            int(out, u64::from(id));
-        }
-        out.extend_from_slice(b"],\"rows\":[");
+        section_head(out, &union, &cols);
         let picked = &mut self.picked;
         let mut first = true;
         delta::softirqs_delta_each(o, n, |r, cells| {
@@ -237,6 +221,19 @@ impl JsonlWriter {
             self.zeros.pop();
         }
     }
+}
+
+/// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
+fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
+    out.extend_from_slice(b"{\"cpus\":[");
+    let ids = cols.iter().filter_map(|&i| union.get(i).copied());
+    for (k, id) in ids.enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        int(out, u64::from(id));
+    }
+    out.extend_from_slice(b"],\"rows\":[");
 }
 
 /// The cached metadata of the row at `pos`, rebuilt when that position now
