@@ -21,7 +21,7 @@ fn texts() -> (Vec<u8>, Vec<u8>) {
     let spec = SynthSpec::x86_1152();
     let tree = spec.build().expect("synth spec is valid");
     let before = tree.interrupts_text().into_bytes();
-    (before, tree.advanced(1).interrupts_text().into_bytes())
+    (before, tree.advanced(1, 11).interrupts_text().into_bytes())
 }
 
 fn write_file(dir: PathBuf, bytes: &[u8]) -> Option<PathBuf> {

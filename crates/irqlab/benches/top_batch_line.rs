@@ -4,9 +4,11 @@
 //! (delta, rates, rendering: `export::jsonl`), exactly the code the binary
 //! runs. Target: ≤ 30 ms per sample (issue: live sampling).
 //!
-//! Two later states: every cell changing (worst case) and one cell in 20
-//! changing. Baseline in the same run: reading the same `/proc/interrupts`
-//! bytes from a file on tmpfs (open + read + close).
+//! Three later states (`SynthTree::advanced`): one cell in 20 changing by
+//! 1–11; every cell changing by 1–11 (counts repeat, as timer ticks do);
+//! every cell changing by 1–100 000 (nearly all distinct: the formatter's
+//! worst case). Baseline in the same run: reading the same
+//! `/proc/interrupts` bytes from a file on tmpfs (open + read + close).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -104,8 +106,13 @@ fn bench(c: &mut Criterion) {
         });
         let _ = std::fs::remove_file(&path);
     }
-    for (name, every) in [("all_cells_changing", 1), ("one_cell_in_20_changing", 20)] {
-        let after = texts(&tree.advanced(every));
+    let states = [
+        ("one_cell_in_20_changing", 20, 11),
+        ("all_cells_changing", 1, 11),
+        ("all_cells_changing_distinct_counts", 1, 100_000),
+    ];
+    for (name, every, max_step) in states {
+        let after = texts(&tree.advanced(every, max_step));
         let mut new = snapshot(&after, INTERVAL_NS);
         let mut w = JsonlWriter::default();
         let mut out = Vec::new();

@@ -18,18 +18,21 @@ impl SynthTree {
     }
 
     /// The same machine one interval later (benchmarks of per-sample
-    /// cost): one interrupt and softirq cell in `every` counts up by 1–11
-    /// (`every` = 1: all of them, the worst case; 20 is closer to a real
-    /// machine, where most IRQs are idle on most CPUs), and every CPU
-    /// spends 100 more ticks in each state.
-    pub fn advanced(&self, every: usize) -> SynthTree {
+    /// cost): one interrupt and softirq cell in `every` counts up by 1 to
+    /// `max_step` (pseudo-random, deterministic), and every CPU spends 100
+    /// more ticks in each state. `every` = 1 moves all cells (the worst
+    /// case); 20 is closer to a real machine, where most IRQs are idle on
+    /// most CPUs. A small `max_step` (11) repeats counts the way timer
+    /// ticks do; a large one (10^5) makes nearly every count distinct.
+    pub fn advanced(&self, every: usize, max_step: u64) -> SynthTree {
         let mut t = self.clone();
         let every = every.max(1);
+        let max_step = max_step.max(1);
         let bump = |i: usize, counts: &mut Vec<u64>| {
             for (j, c) in counts.iter_mut().enumerate() {
-                let k = i * 7 + j * 3;
-                if k % every == 0 {
-                    *c += (k % 11 + 1) as u64;
+                let k = (i * 7 + j * 3) as u64;
+                if k % every as u64 == 0 {
+                    *c += k.wrapping_mul(2_654_435_761) % max_step + 1;
                 }
             }
         };
@@ -232,7 +235,7 @@ mod tests {
         };
         let t = spec.build().unwrap();
         let moved = |every: usize| {
-            let a = t.advanced(every);
+            let a = t.advanced(every, 11);
             let cells = t.interrupts.rows().iter().zip(a.interrupts.rows());
             let (mut up, mut all) = (0, 0);
             for (o, n) in cells {
@@ -251,7 +254,7 @@ mod tests {
         let (up, all) = moved(20);
         assert!(up * 20 >= all - 20 && up * 20 <= all + 20, "{up} of {all}");
         // the texts parse back to the advanced model's counts
-        let a = t.advanced(3);
+        let a = t.advanced(3, 100_000);
         let parsed = crate::Interrupts::parse(a.interrupts_text().as_bytes()).unwrap();
         let counts = |m: &crate::Interrupts| {
             m.rows()

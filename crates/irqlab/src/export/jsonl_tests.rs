@@ -385,3 +385,26 @@ fn idle_rows_use_the_zero_run_for_any_width() {
         );
     }
 }
+
+#[test]
+fn repeated_and_colliding_counts_and_a_new_interval_each_line() {
+    // deltas 5, 1029 and 2053 share a memo slot; 5 repeats
+    let cpus = [0, 1, 2, 3, 4, 5];
+    let before = vec![("30".to_string(), vec![0; 6], "PCI-MSI 1-edge x".to_string())];
+    let after = vec![(
+        "30".to_string(),
+        vec![5, 1029, 5, 2053, 5, 1029],
+        "PCI-MSI 1-edge x".to_string(),
+    )];
+    let a = snap(&text(&cpus, &before), 0);
+    let mut w = JsonlWriter::default();
+    for dt in [1_000_321_000, 999_000_000, 3_000_000_000] {
+        let b = snap(&text(&cpus, &after), dt);
+        let line = streamed(&mut w, &a, &b, &Filter::default());
+        assert_eq!(
+            value(&line),
+            reference(&a, &b, &Filter::default(), &threads()),
+            "{dt}"
+        );
+    }
+}
