@@ -78,6 +78,25 @@ fn json_lines_have_the_documented_fields() {
         assert_eq!(v["interrupts"]["cpus"], serde_json::json!([0, 1, 3]));
         let rows = v["interrupts"]["rows"].as_array().unwrap();
         assert!(rows.iter().all(|r| r["total_rate"].as_f64() == Some(0.0)));
+        // the README's row fields, no more (affinity when /proc/irq/N exists)
+        for r in rows {
+            let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            keys.sort_unstable();
+            keys.retain(|&k| k != "affinity" && k != "gaps");
+            let want = [
+                "actions",
+                "description",
+                "irq",
+                "label",
+                "rates",
+                "total",
+                "total_rate",
+            ];
+            assert_eq!(keys, want);
+        }
+        assert!(rows.iter().any(|r| r.get("affinity").is_some()));
+        let soft = v["softirqs"].as_object().unwrap();
+        assert!(soft.contains_key("cpus") && soft.contains_key("rows"));
         assert!(v["self_cost"]["wall_ns"].as_u64().unwrap() > 0);
         assert_eq!(v["strategy"], "proc_interrupts");
     }
