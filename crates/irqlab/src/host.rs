@@ -92,15 +92,10 @@ impl HostFs {
     /// every `/proc/PID/comm` at start.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
         let file = File::open(self.path(rel)).ok()?;
-        let mut small = [0u8; 256];
-        let mut buf = Vec::new();
-        let (n, _) = read_small(&file, &mut small, &mut buf).ok()?;
-        let bytes = if buf.is_empty() {
-            small.get(..n)?
-        } else {
-            &buf[..]
-        };
-        Some(String::from_utf8_lossy(bytes).trim().to_string())
+        // attributes are short: one small buffer, doubled by read_loop if not
+        let mut buf = vec![0u8; 256];
+        let (n, _) = read_loop(&file, &mut buf, None).ok()?;
+        Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
     }
 
     /// Names of the entries of directory `rel` (sorted), empty if absent.
@@ -140,29 +135,6 @@ impl HostFs {
         std::fs::write(&path, value)
             .with_context(|| format!("writing {value:?} to {}", path.display()))
     }
-}
-
-/// Read `file` to EOF into `small`, spilling to `buf` when it does not
-/// fit. Returns (bytes, read calls); when `buf` is non-empty it holds all.
-fn read_small(file: &File, small: &mut [u8], buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
-    let mut filled = 0;
-    let mut calls = 0;
-    while filled < small.len() {
-        let Some(dst) = small.get_mut(filled..) else {
-            break;
-        };
-        calls += 1;
-        match file.read_at(dst, filled as u64) {
-            Ok(0) => return Ok((filled, calls)),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    // larger than `small`: read it all again from offset 0
-    let (n, more) = pread_to_end(file, buf)?;
-    buf.truncate(n);
-    Ok((n, calls + more))
 }
 
 /// Regular files (captured trees) report their size: size the buffer once

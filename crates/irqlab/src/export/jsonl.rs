@@ -72,7 +72,6 @@ struct Meta {
     valid: bool,
     label: String,
     description: String,
-    shape: Option<Shape>,
     keep: bool,
     /// `{"label":…,"irq":…,"total":`
     head: Vec<u8>,
@@ -244,8 +243,7 @@ fn meta_for<'m>(
         meta.resize_with(pos + 1, Meta::default);
     }
     let m = &mut meta[pos];
-    let same =
-        m.valid && m.shape == Some(r.shape) && m.label == r.label && m.description == r.description;
+    let same = m.valid && m.label == r.label && m.description == r.description;
     if !same {
         rebuild(m, r, f, affinity);
     }
@@ -256,7 +254,6 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     m.valid = true;
     m.label.clone_from(&r.label);
     m.description.clone_from(&r.description);
-    m.shape = Some(r.shape);
     m.keep = f.keep_irq_row(r);
     m.head.clear();
     m.tail.clear();

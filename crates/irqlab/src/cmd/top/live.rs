@@ -78,6 +78,15 @@ fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
     }
 }
 
+/// The filter that applies to the rows `strategy` reads: per_cpu_count
+/// rows were selected at resolve time, so only the CPU part remains.
+fn rows_filter<'a>(strategy: Strategy, all: &'a Filter, cpu_only: &'a Filter) -> &'a Filter {
+    match strategy {
+        Strategy::PerCpuCount => cpu_only,
+        Strategy::ProcInterrupts => all,
+    }
+}
+
 impl Live {
     /// Decide the strategy (measuring both when there is a choice), scan
     /// threads and take the baseline sample.
@@ -156,10 +165,7 @@ impl Live {
         self.sampler.sample(&mut self.cur)?;
         let threads = self.threads.sample(self.sampler.fs_mut(), self.cur.mono_ns);
         let strategy = self.sampler.strategy();
-        let filter = match strategy {
-            Strategy::PerCpuCount => &self.cpu_filter,
-            Strategy::ProcInterrupts => &self.filter,
-        };
+        let filter = rows_filter(strategy, &self.filter, &self.cpu_filter);
         let mut report = report::from_delta_rates(&self.prev, &self.cur, filter);
         self.annotate(&mut report);
         let frame = Frame {
@@ -185,10 +191,7 @@ impl Live {
         let inp = LineInput {
             old: &self.prev,
             new: &self.cur,
-            filter: match strategy {
-                Strategy::PerCpuCount => &self.cpu_filter,
-                Strategy::ProcInterrupts => &self.filter,
-            },
+            filter: rows_filter(strategy, &self.filter, &self.cpu_filter),
             threads: &threads,
             meter: &meter,
             strategy,
