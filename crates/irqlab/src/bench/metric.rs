@@ -3,13 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which way is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Higher,
-    Lower,
-}
+pub use crate::direction::Direction;
 
 /// One measured value of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

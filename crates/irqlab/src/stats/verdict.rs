@@ -4,22 +4,7 @@
 
 use serde::Serialize;
 
-/// Which way is better for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Higher,
-    Lower,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Higher => "higher",
-            Direction::Lower => "lower",
-        }
-    }
-}
+pub use crate::direction::Direction;
 
 /// Outcome for one metric and variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,15 +13,18 @@ pub enum Verdict {
     Improved,
     Regressed,
     NoChange,
+    /// A significant change for a metric whose better direction is unknown.
+    Changed,
 }
 
 impl Verdict {
-    /// Short form for tables: `improved`, `regressed`, `~`.
+    /// Short form for tables: `improved`, `regressed`, `changed`, `~`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::NoChange => "~",
+            Verdict::Changed => "changed",
         }
     }
 }
@@ -52,6 +40,7 @@ pub fn decide(p: f64, lo: f64, hi: f64, alpha: f64, noise: f64, dir: Direction) 
     match (up, down, dir) {
         (true, _, Direction::Higher) | (_, true, Direction::Lower) => Verdict::Improved,
         (true, _, Direction::Lower) | (_, true, Direction::Higher) => Verdict::Regressed,
+        (true, _, Direction::None) | (_, true, Direction::None) => Verdict::Changed,
         _ => Verdict::NoChange,
     }
 }
