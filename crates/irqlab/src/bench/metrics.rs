@@ -68,7 +68,7 @@ fn irq_metrics(
             .push("irq metrics: /proc/interrupts unreadable".into());
         return;
     };
-    let d = delta::interrupts_delta(o, n);
+    let d = delta::interrupts_delta(o, n, secs);
     for s in &sel.rows {
         let name = format!("irq_{}_per_sec", slug(&s.label));
         let Some(row) = d.rows.iter().find(|r| r.label == s.label) else {
@@ -98,7 +98,7 @@ fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMe
     let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else {
         return;
     };
-    for row in delta::softirqs_delta(o, n).rows {
+    for row in delta::softirqs_delta(o, n, secs).rows {
         let name = format!("softirq_{}_per_sec", slug(&row.name));
         match rate(&row.cells, secs) {
             Some(v) => out
