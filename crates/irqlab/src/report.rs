@@ -273,7 +273,7 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
     let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| delta::cpu_pct(&o, t));
     let mut cpu_pct = vec![CpuPctLine {
         cpu: None,
-        pct: share(None, &new.total),
+        pct: delta::stat_aggregate_pct(old, new),
     }];
     cpu_pct.extend(
         new.cpus
@@ -400,7 +400,7 @@ fn irq_rates(
     let all = cols.len() == union.len();
     let mut rows = Vec::new();
     let mut picked = Vec::new();
-    let (_, gone) = delta::interrupts_delta_each(o, n, |r, _status, cells| {
+    let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
         if !f.keep_row(&r.label, &r.description) {
             return;
         }
@@ -429,7 +429,7 @@ fn irq_rates(
 }
 
 pub fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
-    let d = delta::softirqs_delta(o, n);
+    let d = delta::softirqs_delta(o, n, secs);
     let cols = f.columns(&d.cpus);
     let rows = d
         .rows

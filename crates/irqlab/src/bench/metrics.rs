@@ -71,7 +71,7 @@ fn irq_metrics(
             .push("irq metrics: /proc/interrupts unreadable".into());
         return;
     };
-    let d = delta::interrupts_delta(o, n);
+    let d = delta::interrupts_delta(o, n, secs);
     let mut total = Some(0.0);
     for s in &sel.rows {
         let name = format!("irq_{}_per_sec", slug(&s.label));
@@ -112,7 +112,7 @@ fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMe
     let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else {
         return;
     };
-    for row in delta::softirqs_delta(o, n).rows {
+    for row in delta::softirqs_delta(o, n, secs).rows {
         let name = format!("softirq_{}_per_sec", slug(&row.name));
         match rate(&row.cells, secs) {
             Some(v) => out

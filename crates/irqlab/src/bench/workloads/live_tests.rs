@@ -91,10 +91,11 @@ impl Probe {
         let (i0, s0, t0) = self.snap();
         let r = f();
         let (i1, s1, t1) = self.snap();
+        let secs = (t1 - t0).as_secs_f64();
         let w = Window {
-            irq: interrupts_delta(&i0, &i1),
-            soft: softirqs_delta(&s0, &s1),
-            secs: (t1 - t0).as_secs_f64(),
+            irq: interrupts_delta(&i0, &i1, secs),
+            soft: softirqs_delta(&s0, &s1, secs),
+            secs,
             stable: i0.cpus == i1.cpus,
         };
         (w, r)
