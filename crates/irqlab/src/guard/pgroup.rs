@@ -39,9 +39,30 @@ fn start_time(fs: &HostFs, pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// True while any process (zombies included) is in group `pgid`.
+/// True while a running (not zombie) process is in group `pgid`. Zombies
+/// left to another parent (after irqlab was killed) cannot be reaped here
+/// and run nothing.
 pub fn alive(pgid: i32) -> bool {
-    killpg(Pid::from_raw(pgid), None) != Err(Errno::ESRCH)
+    if killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH) {
+        return false;
+    }
+    let fs = HostFs::new("/");
+    let pids = fs.list_dir("proc");
+    let numeric = pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    numeric
+        .filter_map(|p| fs.read_attr(&format!("proc/{p}/stat")))
+        .any(|stat| {
+            let mut f = stat
+                .rsplit_once(')')
+                .map(|(_, r)| r)
+                .unwrap_or_default()
+                .split_whitespace();
+            let state = f.next().unwrap_or("Z");
+            let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
+            pgrp == Some(pgid) && !matches!(state, "Z" | "X")
+        })
 }
 
 /// Reap every exited member of `pgid` that is our child.

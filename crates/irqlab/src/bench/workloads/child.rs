@@ -22,6 +22,14 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// Runs in the new group's leader before the command: wait for one line
+/// on stdin — written once the group is journaled — then become the
+/// command (same pid, so the same group). If irqlab dies before that, the
+/// pipe closes without a line and the command never starts, so no group
+/// can exist that the journal does not know. The command's stdin is then
+/// at end of file, as with /dev/null.
+const GATE: &str = "read -r _ && exec \"$@\"";
+
 /// Lines of stderr kept for error messages.
 pub const TAIL_LINES: usize = 20;
 /// Poll interval while waiting for a child.
@@ -76,12 +84,15 @@ impl Spawned {
     /// Spawn `argv` in a new process group tracked by `tracker`; `label`
     /// names it in errors.
     pub fn spawn(argv: &[String], label: &str, tracker: &Tracker) -> anyhow::Result<Self> {
-        let (prog, args) = argv.split_first().ok_or_else(|| anyhow!("empty command"))?;
+        if argv.is_empty() {
+            return Err(anyhow!("empty command"));
+        }
         // Orphaned group members are reparented to us and reaped in `reap_group`.
         nix::sys::prctl::set_child_subreaper(true).context("PR_SET_CHILD_SUBREAPER")?;
-        let mut child = Command::new(prog)
-            .args(args)
-            .stdin(Stdio::null())
+        let mut child = Command::new("sh")
+            .args(["-c", GATE, "irqlab"])
+            .args(argv)
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -97,6 +108,11 @@ impl Spawned {
                 return Err(e.context(format!("journaling the process group of {label}")));
             }
         };
+        // Journaled: open the gate (a failed write means the child is gone,
+        // which the next poll reports).
+        if let Some(mut gate) = child.stdin.take() {
+            let _ = std::io::Write::write_all(&mut gate, b"go\n");
+        }
         if let Some(e) = &stderr {
             let flags = fcntl(e, FcntlArg::F_GETFL).context("F_GETFL on child stderr")?;
             let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
