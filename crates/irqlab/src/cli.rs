@@ -30,4 +30,6 @@ pub enum Command {
     GuardSelftest(crate::cmd::guard_selftest::Args),
     /// Measure what reading /proc/interrupts and friends costs on this kernel.
     Probe(crate::cmd::probe::Args),
+    /// Serve raw interrupt and softirq counters to Prometheus at /metrics.
+    Serve(crate::cmd::serve::Args),
 }

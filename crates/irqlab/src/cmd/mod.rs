@@ -7,6 +7,7 @@ pub mod compare;
 pub mod guard_selftest;
 pub mod probe;
 pub mod restore;
+pub mod serve;
 pub mod show;
 pub mod synth;
 pub mod top;
@@ -35,5 +36,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::GuardSelftest(a) => guard_selftest::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Top(a) => top::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
