@@ -4,6 +4,7 @@
 //! snapshots without building the Report (see its module doc).
 
 pub mod csv;
+pub mod grid;
 pub mod json;
 pub mod jsonl;
 pub mod table;
