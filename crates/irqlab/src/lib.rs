@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod cli;
 pub mod cmd;
+pub mod compare;
 pub mod direction;
 pub mod env;
 pub mod export;

@@ -3,6 +3,7 @@
 //! the significance block. Never prints NaN: undefined values become `-`.
 
 use super::model::{BootLevel, Comparison, MetricReport, Pair};
+use crate::direction::Direction;
 use crate::stats::describe::ROWS;
 
 /// A number with 6 significant digits, trailing zeros trimmed.
@@ -44,9 +45,12 @@ pub fn pct(x: f64) -> String {
     }
 }
 
-/// A p-value: 4 decimals, or scientific below 1e-4.
+/// A p-value: 4 decimals, scientific below 1e-4, `< 1e-300` when it
+/// underflows (a printed p is never 0).
 pub fn p(x: f64) -> String {
-    if x < 1e-4 {
+    if x < 1e-300 {
+        "< 1e-300".to_string()
+    } else if x < 1e-4 {
         format!("{x:.1e}")
     } else {
         format!("{x:.4}")
@@ -65,7 +69,11 @@ pub fn title(m: &MetricReport) -> String {
         .as_deref()
         .map(|u| format!("{u}, "))
         .unwrap_or_default();
-    format!("{} ({unit}{} is better)", m.name, m.direction.as_str())
+    let dir = match m.direction {
+        Direction::None => "better direction unknown".to_string(),
+        d => format!("{} is better", d.as_str()),
+    };
+    format!("{} ({unit}{dir})", m.name)
 }
 
 /// The settings line printed above the tables.
@@ -137,6 +145,16 @@ pub fn render_grid(rows: &[Vec<String>]) -> Vec<String> {
         .collect()
 }
 
+/// ` (confidence 0.968)` when an interval's achieved confidence is not
+/// the nominal 95 %, else nothing.
+pub fn achieved(conf: f64) -> String {
+    if (conf - crate::compare::model::CONFIDENCE).abs() < 5e-4 {
+        String::new()
+    } else {
+        format!(" (confidence {conf:.3})")
+    }
+}
+
 /// Interval `[lo, hi]` through a formatter.
 pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     format!("[{}, {}]", f(lo), f(hi))
@@ -168,11 +186,12 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         rel("Δmean  ", &t.mean),
         match &t.hl {
             Some(hl) => format!(
-                "  HL shift {}{unit} {}",
+                "  HL shift {}{unit} {}{}",
                 signed(hl.shift),
-                interval(hl.lo, hl.hi, signed)
+                interval(hl.lo, hl.hi, signed),
+                achieved(hl.confidence)
             ),
-            None => "  HL shift - (too many pairs)".to_string(),
+            None => "  HL shift -".to_string(),
         },
         format!(
             "  Mann-Whitney U {}, p {} ({})",
@@ -185,6 +204,19 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         Some(w) => format!("  Welch t {:+.3}, df {:.1}, p {}", w.t, w.df, p(w.p)),
         None => "  Welch t undefined (zero variance)".to_string(),
     });
+    if let Some(floor) = t.p_floor {
+        out.push(format!(
+            "  note: with {} vs {} values the smallest possible p is {}; no verdict can be reached",
+            m.values[c.baseline].len(),
+            m.values[c
+                .labels
+                .iter()
+                .position(|l| l == &pair.variant)
+                .unwrap_or(0)]
+            .len(),
+            p(floor)
+        ));
+    }
     if let Some(line) = boot_line(&t.boot_level, c.baseline_label(), &pair.variant) {
         out.push(line);
     }
@@ -254,6 +286,9 @@ mod tests {
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(pct(2.0409), "+2.04%");
         assert_eq!(p(0.00001), "1.0e-5");
+        assert_eq!(p(0.0), "< 1e-300");
+        assert_eq!(achieved(0.6667), " (confidence 0.667)");
+        assert_eq!(achieved(0.95), "");
         let w = wrap(&format!("  {}", "word ".repeat(40)), 72);
         assert!(w.iter().all(|l| l.chars().count() <= 72));
         assert!(w[0].starts_with("  word") && w[1].starts_with("      word"));

@@ -23,7 +23,7 @@ fn n(x: Option<f64>) -> String {
 }
 
 /// Write the CSV table.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{HEADER}")?;
     for m in &c.metrics {
         for i in 0..c.labels.len() {

@@ -10,7 +10,7 @@ use std::io::Write;
 pub const WIDTH: usize = 72;
 
 /// Write the 72-column text report.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, _all: bool, out: &mut dyn Write) -> std::io::Result<()> {
     let mut lines = vec![settings_line(c)];
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {

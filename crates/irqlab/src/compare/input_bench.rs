@@ -1,8 +1,10 @@
 //! Readers for bench result directories (`trials.jsonl`, one trial per
-//! line) and probe result sets; the formats are specified in `input.rs`.
+//! line) and probe result sets (one probe run = one trial: its per-read
+//! values are summarised, never treated as independent trials); the formats
+//! are specified in `input.rs`.
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
-use crate::stats::verdict::Direction;
+use crate::direction::Direction;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -28,13 +30,28 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Parse a direction word.
+/// Parse a direction word (`higher`, `lower`, `none`).
 pub fn direction(v: &Value) -> Option<Direction> {
-    match v.as_str()? {
-        "higher" => Some(Direction::Higher),
-        "lower" => Some(Direction::Lower),
-        _ => None,
+    Direction::parse(v.as_str()?)
+}
+
+/// A file that marks `dir` (or a directory below it) as bench output.
+pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
+    for name in ["plan.json", "env.json", "summary.json"] {
+        let p = dir.join(name);
+        if p.is_file() {
+            return Ok(Some(p));
+        }
     }
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            if let Some(m) = bench_marker(&entry.path())? {
+                return Ok(Some(m));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Load trials files; variants come from each trial's `variant`, else `label`.
@@ -110,9 +127,50 @@ fn add_trial(
     Ok(())
 }
 
-/// Load a probe result set (`{"kind":"probe", ...}`).
+/// Per-run summary values of one probe result: (suffix, value). The run's
+/// reads are one trial, so a run contributes its median (under the metric's
+/// own name) and its p99 (`<metric>_p99`). Tolerant of the JSON shape: a
+/// `summary`/`quantiles` object with `p50`/`median` and `p99`, flat `p50` /
+/// `p99` fields, or else the quantiles of `values`.
+fn probe_summary(r: &Value) -> Option<Vec<(&'static str, f64)>> {
+    let obj = ["summary", "quantiles"]
+        .iter()
+        .map(|k| &r[*k])
+        .find(|v| v.is_object())
+        .unwrap_or(r);
+    let get = |keys: &[&str]| keys.iter().find_map(|k| obj[*k].as_f64());
+    if let Some(p50) = get(&["p50", "median"]) {
+        let mut out = vec![("", p50)];
+        out.extend(get(&["p99"]).map(|v| ("_p99", v)));
+        return Some(out);
+    }
+    let vals: Vec<f64> = r["values"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_f64)
+        .filter(|v| v.is_finite())
+        .collect();
+    if vals.is_empty() {
+        return None;
+    }
+    let s = crate::stats::describe::sorted(&vals);
+    Some(vec![
+        ("", crate::stats::describe::quantile_sorted(&s, 0.5)),
+        ("_p99", crate::stats::describe::quantile_sorted(&s, 0.99)),
+    ])
+}
+
+/// Is this JSON document a probe result set?
+pub fn is_probe(doc: &Value) -> bool {
+    doc["kind"].as_str() == Some("probe")
+}
+
+/// Load a probe result set (`{"kind":"probe", ...}`) as one trial.
 pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> {
-    let boot = doc["boot_id"].as_str().map(str::to_string);
+    let boot = doc["boot_id"]
+        .as_str()
+        .or_else(|| doc["env"]["boot_id"].as_str())
+        .map(str::to_string);
     let Some(results) = doc["results"].as_array() else {
         bail!(
             "{}: probe result set has no \"results\" array",
@@ -126,16 +184,9 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         };
         let unit = r["unit"].as_str().or_else(|| unit_from_name(metric));
         let dir = direction(&r["direction"]);
-        for (i, x) in r["values"].as_array().into_iter().flatten().enumerate() {
-            let Some(value) = x.as_f64() else {
-                bail!(
-                    "{}: {metric} value {}: expected a number, found {x}",
-                    path.display(),
-                    i + 1
-                );
-            };
+        for (suffix, value) in probe_summary(r).into_iter().flatten() {
             v.push(
-                metric,
+                &format!("{metric}{suffix}"),
                 unit,
                 dir,
                 Obs {

@@ -116,7 +116,7 @@ fn boot(b: &BootLevel) -> Value {
 }
 
 /// Write the JSON document (pretty, trailing newline).
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, &to_value(c))?;
     writeln!(out)
 }

@@ -6,8 +6,9 @@
 
 use super::input::{Loaded, Obs, VariantData};
 use super::model::{build, Settings};
+use crate::direction::Direction;
 use crate::stats::bootstrap::Rng;
-use crate::stats::verdict::{Direction, Verdict};
+use crate::stats::verdict::Verdict;
 
 fn variant(label: &str, rng: &mut Rng, mean: f64, noise: f64, dir: Direction) -> VariantData {
     let mut v = VariantData::new(label, true);
@@ -32,7 +33,7 @@ fn verdict(seed: u64, change: f64, dir: Direction, resamples: usize) -> Verdict 
         noise_pct: 1.0,
         resamples,
         seed,
-        direction: dir,
+        directions: crate::compare::DirectionRules::default(),
     };
     let c = build(loaded, None, s).unwrap();
     match &c.metrics[0].pairs[0].outcome {

@@ -1,7 +1,7 @@
 //! `--format markdown`: per metric a describe table and a significance
 //! table (one row per variant against the baseline), then warnings.
 
-use super::format::{grid, interval, num, p, pct, settings_line, signed, title};
+use super::format::{achieved, grid, interval, num, p, pct, settings_line, signed, title};
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
 
@@ -10,7 +10,7 @@ fn row(cells: &[String]) -> String {
 }
 
 /// Write the markdown report.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}", settings_line(c))?;
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {
@@ -43,7 +43,7 @@ pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn significance(c: &Comparison, m: &MetricReport, out: &mut impl Write) -> std::io::Result<()> {
+fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::io::Result<()> {
     if m.pairs.is_empty() {
         return Ok(());
     }
@@ -82,7 +82,12 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut impl Write) -> std::
                     rel(&t.median),
                     rel(&t.mean),
                     t.hl.as_ref().map_or("-".into(), |hl| {
-                        format!("{} {}", signed(hl.shift), interval(hl.lo, hl.hi, signed))
+                        format!(
+                            "{} {}{}",
+                            signed(hl.shift),
+                            interval(hl.lo, hl.hi, signed),
+                            achieved(hl.confidence)
+                        )
                     }),
                     format!(
                         "U {}, p {} ({})",

@@ -6,7 +6,7 @@ use super::model::Comparison;
 use std::io::Write;
 
 /// Write the terminal table.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}", settings_line(c))?;
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {

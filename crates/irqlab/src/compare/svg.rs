@@ -151,6 +151,6 @@ fn trial_order(s: &mut String, vals: &[f64], color: &str, y: &dyn Fn(f64) -> f64
 }
 
 /// Write the SVG document.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(render(c).as_bytes())
 }

@@ -3,11 +3,13 @@
 //! formats read only this model; nothing here formats or does I/O.
 
 use super::input::{Loaded, Series, VariantData};
+use super::DirectionRules;
+use crate::direction::Direction;
 use crate::stats::bootstrap::{bootstrap, RelCi};
 use crate::stats::describe::{describe, median, Describe};
 use crate::stats::hodges_lehmann::{hodges_lehmann, HodgesLehmann};
 use crate::stats::mannwhitney::{mann_whitney, MannWhitney};
-use crate::stats::verdict::{decide, Direction, Verdict};
+use crate::stats::verdict::{decide, decide_shift, Verdict};
 use crate::stats::warnings as w;
 use crate::stats::welch::{welch, Welch};
 use anyhow::{bail, Result};
@@ -22,7 +24,7 @@ pub struct Settings {
     pub noise_pct: f64,
     pub resamples: usize,
     pub seed: u64,
-    pub direction: Direction,
+    pub directions: DirectionRules,
 }
 
 /// Tests at the boot level (one value per boot: the median of its trials).
@@ -46,12 +48,15 @@ pub enum BootLevel {
 pub struct Tests {
     pub median: Option<RelCi>,
     pub mean: Option<RelCi>,
-    /// `None` when there are too many pairs (see `MAX_PAIRS`).
+    /// `None` only when a side is empty.
     pub hl: Option<HodgesLehmann>,
     pub mwu: MannWhitney,
     pub welch: Option<Welch>,
     pub verdict: Verdict,
     pub boot_level: BootLevel,
+    /// Smallest two-sided p the exact test can give at these sizes, when
+    /// it is not below alpha (then no verdict is possible).
+    pub p_floor: Option<f64>,
 }
 
 /// A variant against the baseline: tested, or refused with a reason.
@@ -88,7 +93,7 @@ impl MetricReport {
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (br[i], vr[i]) {
-            (Some(b), Some(v)) if b != 0.0 => Some((v - b) / b * 100.0),
+            (Some(b), Some(v)) if b != 0.0 => Some((v - b) / b.abs() * 100.0),
             _ => None,
         }))
     }
@@ -126,9 +131,12 @@ impl Comparison {
 pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Result<Comparison> {
     let Loaded { variants, warnings } = loaded;
     if variants.len() < 2 {
+        let names: Vec<&str> = variants.iter().map(|v| v.label.as_str()).collect();
         bail!(
-            "need at least two variants to compare, found {}",
-            variants.len()
+            "need at least two variants to compare, found {} ({}); name each input \
+             with LABEL=PATH",
+            variants.len(),
+            names.join(", ")
         );
     }
     let labels: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
@@ -144,11 +152,24 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
     };
     let mut notes = warnings;
     notes.extend(variants.iter().filter_map(boot_note));
-    let metrics = metric_names(&variants, baseline)
+    let metrics: Vec<MetricReport> = metric_names(&variants, baseline)
         .iter()
-        .enumerate()
-        .map(|(i, name)| metric(&variants, baseline, name, &settings, i as u64))
+        .map(|name| metric(&variants, baseline, name, &settings))
         .collect();
+    if metrics.iter().all(|m| m.pairs.is_empty()) {
+        let have: Vec<String> = variants
+            .iter()
+            .map(|v| {
+                let names: Vec<&str> = v.series.iter().map(|s| s.metric.as_str()).collect();
+                format!("{} has {}", v.label, names.join(", "))
+            })
+            .collect();
+        bail!(
+            "nothing to compare: no metric is in both the baseline {} and another variant ({})",
+            labels[baseline],
+            have.join("; ")
+        );
+    }
     Ok(Comparison {
         labels,
         baseline,
@@ -190,13 +211,20 @@ fn boot_note(v: &VariantData) -> Option<String> {
     }
 }
 
-fn metric(
-    variants: &[VariantData],
-    base: usize,
-    name: &str,
-    s: &Settings,
-    salt: u64,
-) -> MetricReport {
+/// The bootstrap seed of one (metric, baseline, candidate) stream: from the
+/// seed and the names only, so argument order never changes a result.
+pub fn stream_seed(seed: u64, metric: &str, base: &str, cand: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for part in [metric, base, cand] {
+        for b in part.bytes().chain(std::iter::once(0xff)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> MetricReport {
     let series: Vec<Option<&Series>> = variants
         .iter()
         .map(|v| v.series.iter().find(|x| x.metric == name))
@@ -207,7 +235,8 @@ fn metric(
         .collect();
     let first = series[base].or_else(|| series.iter().flatten().next().copied());
     let unit = first.and_then(|x| x.unit.clone());
-    let direction = first.and_then(|x| x.direction).unwrap_or(s.direction);
+    let stated = series.iter().flatten().find_map(|x| x.direction);
+    let direction = s.directions.resolve(name, unit.as_deref(), stated);
     let present: Vec<String> = variants
         .iter()
         .zip(&series)
@@ -219,10 +248,7 @@ fn metric(
     if let Some(b) = series[base] {
         for (i, x) in series.iter().enumerate() {
             if let (true, Some(x)) = (i != base, x) {
-                let seed = s
-                    .seed
-                    .wrapping_add(salt.wrapping_mul(1_000_003))
-                    .wrapping_add(i as u64);
+                let seed = stream_seed(s.seed, name, &variants[base].label, &variants[i].label);
                 pairs.push(Pair {
                     variant: variants[i].label.clone(),
                     outcome: compare_pair(
@@ -238,11 +264,12 @@ fn metric(
             }
         }
     }
+    let with_values = values.iter().filter(|v| !v.is_empty()).count().max(1);
     let warnings = variants
         .iter()
         .zip(&values)
         .filter(|(_, v)| !v.is_empty())
-        .flat_map(|(var, v)| series_warnings(&var.label, v))
+        .flat_map(|(var, v)| series_warnings(&var.label, v, with_values))
         .collect();
     MetricReport {
         name: name.to_string(),
@@ -268,7 +295,7 @@ fn compare_pair(
     let (x, y) = (b.values(), v.values());
     if x.len() < 2 || y.len() < 2 {
         return Err(format!(
-            "refused: fewer than 2 values on a side ({bl} {}, {vl} {})",
+            "refused: fewer than 2 values on a side ({bl} {}, {vl} {}); no change can be claimed",
             x.len(),
             y.len()
         ));
@@ -278,10 +305,15 @@ fn compare_pair(
         return Err("refused: empty side".to_string());
     };
     let boot = bootstrap(&x, &y, s.resamples, seed, CONFIDENCE);
-    let verdict = match boot.median.as_ref().or(boot.mean.as_ref()) {
-        Some(ci) => decide(mwu.p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
-        None => Verdict::NoChange,
+    let verdict = match (boot.median.as_ref().or(boot.mean.as_ref()), &hl) {
+        (Some(ci), _) => decide(mwu.p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
+        // Relative change undefined (baseline centre 0): the sign of the shift.
+        (None, Some(h)) => decide_shift(mwu.p, h.lo, h.hi, s.alpha, dir),
+        (None, None) => Verdict::NoChange,
     };
+    let p_floor = (mwu.method == crate::stats::mannwhitney::Method::Exact)
+        .then(|| crate::stats::mannwhitney::min_p(x.len(), y.len()))
+        .filter(|&f| f >= s.alpha);
     Ok(Box::new(Tests {
         median: boot.median,
         mean: boot.mean,
@@ -290,6 +322,7 @@ fn compare_pair(
         welch: welch(&x, &y),
         verdict,
         boot_level: boot_level(b, v),
+        p_floor,
     }))
 }
 
@@ -326,34 +359,30 @@ fn boot_level(b: &Series, v: &Series) -> BootLevel {
     BootLevel::Tested {
         base: x.len(),
         variant: y.len(),
-        median_change_pct: (mb != 0.0).then(|| (mv - mb) / mb * 100.0),
+        median_change_pct: (mb != 0.0).then(|| (mv - mb) / mb.abs() * 100.0),
         mwu,
         welch: welch(&x, &y),
     }
 }
 
-fn series_warnings(label: &str, v: &[f64]) -> Vec<String> {
+/// Warnings about one variant's values. `k` series are checked for the
+/// same metric, so the drift test runs at 0.05 / k (Bonferroni): at most
+/// 5 % false alarms per comparison, not per series.
+fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
     let n = v.len();
     let mut out = Vec::new();
-    if n < w::MIN_FOR_P {
+    let level = 0.05 / k as f64;
+    if let Some((rho, p)) = w::trend(v).filter(|&(_, p)| p < level && n >= w::MIN_FOR_CI) {
         out.push(format!(
-            "{label}: only {n} trials; p < 0.05 cannot be reached (need 4)"
-        ));
-    } else if n < w::MIN_FOR_CI {
-        out.push(format!(
-            "{label}: only {n} trials; no 95 % interval (need 6)"
+            "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {})",
+            super::format::p(p)
         ));
     }
-    if let Some((rho, p)) = w::trend(v).filter(|&(_, p)| p < 0.05 && n >= w::MIN_FOR_CI) {
+    if let Some(d) = w::dip_test(v).filter(|d| d.p < w::BIMODAL_P) {
         out.push(format!(
-            "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {p:.3})"
-        ));
-    }
-    if let Some(bc) =
-        w::bimodality_coefficient(v).filter(|&bc| n >= w::BIMODAL_MIN_N && bc > w::BIMODAL_BC)
-    {
-        out.push(format!(
-            "{label}: may be bimodal (bimodality coefficient {bc:.2} > 0.555)"
+            "{label}: may be multimodal (Hartigan's dip {:.3}, p {})",
+            d.dip,
+            super::format::p(d.p)
         ));
     }
     if let Some(cv) = w::cv_pct(v).filter(|&cv| cv > w::HIGH_CV_PCT) {

@@ -27,7 +27,7 @@ fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// Write the HTML report.
-pub fn write(c: &Comparison, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -3,7 +3,7 @@
 //! result set); the formats are specified in `input.rs`.
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
-use super::input_bench::load_probe;
+use super::input_bench::{is_probe, load_probe};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -58,11 +58,17 @@ pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
 }
 
 /// Load a JSON file: probe result set, array of rows, or object of arrays.
-pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
+pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
-    if doc["kind"].as_str() == Some("probe") {
+    if is_probe(&doc) {
+        warns.push(format!(
+            "{}: a probe run is one trial (its per-read median and p99); \
+             give several runs per variant (LABEL=run1.json LABEL=run2.json …) \
+             or a directory of runs",
+            path.display()
+        ));
         return Ok(vec![load_probe(path, &doc, label)?]);
     }
     match &doc {

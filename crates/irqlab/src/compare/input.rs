@@ -21,6 +21,11 @@
 //! * **Probe result set**: a `.json` file
 //!   `{"kind":"probe","boot_id":"…","results":[{"metric":"…","unit":"ns",
 //!   "direction":"lower","values":[…]}]}`; label `LABEL=` or the file stem.
+//!   A probe run is ONE trial: its reads are not independent trials, so
+//!   each result contributes its median (metric name) and p99
+//!   (`<metric>_p99`), read from a summary object when the file has one.
+//!   Pool runs with a repeated label (`A=r1.json A=r2.json`) or give a
+//!   directory of run files (one trial each).
 //! * **CSV** (`.csv`): a header of column names; columns `variant`, `trial`,
 //!   `boot_id`, `started_at` are special, every other column is a numeric
 //!   metric (empty cells skipped). Rows split into variants by `variant`,
@@ -30,21 +35,28 @@
 //!   object of metric name → array of numbers. In JSON errors the number
 //!   after the file name is the 1-based item index, not a line.
 //! * **Plain file** (anything else): one number per line; blank lines and
-//!   lines starting with `#` are ignored. Label: `LABEL=`, else the parent
-//!   directory's name, else the file stem. Metric: `--metric`, else the file
-//!   stem when the label is the parent directory's name
-//!   (`results/tip/irqs_per_sec.txt`), else `value`.
+//!   lines starting with `#` are ignored. Label: `LABEL=`, else the file
+//!   stem. Metric: `--metric`, else `value`.
 //! * **Directory of per-iteration files** (a directory without
 //!   `trials.jsonl`): every non-hidden regular file holds one number; the
 //!   natural sort of the file names (`iter-2` before `iter-10`) is the trial
 //!   order. Label: `LABEL=` or the directory name; metric `--metric` or `value`.
+//!   A directory holding `plan.json`/`env.json` but no `trials.jsonl` is a
+//!   bench run without trials: an error, not a set of numbers.
 //!
-//! Metrics without a direction use `--direction` (default higher); without a
-//! unit, the unit follows the name's suffix (`_ns`, `_per_sec`, `_pct`, `_bytes`).
+//! Naming: labels that collide across arguments (two runs of the same
+//! kernel, `a/x.txt b/x.txt`) become the shortest path suffix telling them
+//! apart, with a note; explicit `LABEL=` on several arguments pools them.
+//! An input with no values, and a comparison where no metric is in the
+//! baseline and another variant, are errors.
+//!
+//! Directions: see `DirectionRules` (flags, then the file, then the name and
+//! unit, then the bare `--direction`, else none). Without a unit, the unit
+//! follows the name's suffix (`_ns`, `_per_sec`, `_pct`, `_bytes`).
 //! A value that is not a finite number is an error `path:line: expected a
 //! number, found "…"`.
 
-use crate::stats::verdict::Direction;
+use crate::direction::Direction;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -147,59 +159,156 @@ pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
     }
 }
 
-/// Load every positional argument.
+/// One variant found under one argument, before final naming.
+struct Found {
+    arg: usize,
+    path: PathBuf,
+    /// `LABEL=` given: variants with the same explicit label are pooled.
+    explicit: bool,
+    /// The argument yields only this variant.
+    single: bool,
+    data: VariantData,
+}
+
+/// Load every positional argument and give every variant a unique label.
 pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut out = Loaded::default();
-    for spec in specs {
+    let mut found = Vec::new();
+    for (arg, spec) in specs.iter().enumerate() {
         let (label, path) = split_spec(spec);
-        let mut found = load_one(&path, label.as_deref(), opts, &mut out.warnings)?;
-        if found.is_empty() {
+        let mut vs = load_one(&path, opts, &mut out.warnings)?;
+        vs.retain(|v| v.series.iter().any(|s| !s.obs.is_empty()));
+        if vs.is_empty() {
             bail!("{}: no values found", path.display());
         }
         if let Some(l) = &label {
-            if found.len() > 1 {
+            if vs.len() > 1 {
                 bail!(
                     "{}: {l}= given but the path holds {} variants",
                     path.display(),
-                    found.len()
+                    vs.len()
                 );
             }
-            found[0].label = l.clone();
-            found[0].from_data = true;
+            vs[0].label = l.clone();
         }
-        for v in found {
-            merge(&mut out.variants, v, &path);
+        let single = vs.len() == 1;
+        for data in vs {
+            found.push(Found {
+                arg,
+                path: path.clone(),
+                explicit: label.is_some(),
+                single,
+                data,
+            });
+        }
+    }
+    disambiguate(&mut found, &mut out.warnings);
+    for f in found {
+        match out.variants.iter_mut().find(|v| v.label == f.data.label) {
+            Some(v) => v.absorb(f.data),
+            None => out.variants.push(f.data),
         }
     }
     Ok(out)
 }
 
-/// Same label from the data: one variant. Same inferred label: make unique.
-fn merge(all: &mut Vec<VariantData>, mut v: VariantData, path: &Path) {
-    if let Some(existing) = all.iter_mut().find(|e| e.label == v.label) {
-        if v.from_data && existing.from_data {
-            existing.absorb(v);
-            return;
+/// Labels that collide across arguments (and were not given with `LABEL=`
+/// on both sides) become the shortest distinguishing suffix of their paths.
+fn disambiguate(found: &mut [Found], warns: &mut Vec<String>) {
+    let labels: Vec<String> = found.iter().map(|f| f.data.label.clone()).collect();
+    let mut done = std::collections::BTreeSet::new();
+    for label in &labels {
+        if !done.insert(label.clone()) {
+            continue;
         }
-        v.label = path.display().to_string();
-        if all.iter().any(|e| e.label == v.label) {
-            v.label = format!("{}#{}", v.label, all.len() + 1);
+        let group: Vec<usize> = (0..found.len())
+            .filter(|&i| &found[i].data.label == label)
+            .collect();
+        let args: std::collections::BTreeSet<usize> = group.iter().map(|&i| found[i].arg).collect();
+        if args.len() < 2 {
+            continue;
         }
+        let rename: Vec<usize> = group
+            .iter()
+            .copied()
+            .filter(|&i| !found[i].explicit)
+            .collect();
+        let explicit = group.len() - rename.len();
+        if rename.is_empty() || (rename.len() == 1 && explicit == 0) {
+            continue;
+        }
+        let paths: Vec<&Path> = rename.iter().map(|&i| found[i].path.as_path()).collect();
+        let names = suffix_names(&paths, &labels);
+        let mut shown = Vec::new();
+        for (&i, name) in rename.iter().zip(names) {
+            let f = &mut found[i];
+            f.data.label = if f.single {
+                name
+            } else {
+                format!("{name}:{label}")
+            };
+            shown.push(format!("{} ({})", f.data.label, f.path.display()));
+        }
+        warns.push(format!(
+            "variant {label:?} is in several inputs; named by their paths: {} \
+             (use LABEL=PATH to choose names)",
+            shown.join(", ")
+        ));
     }
-    all.push(v);
 }
 
-fn load_one(
-    path: &Path,
-    label: Option<&str>,
-    opts: &LoadOpts,
-    warns: &mut Vec<String>,
-) -> Result<Vec<VariantData>> {
+/// Path components, the last one without its extension.
+fn components(path: &Path) -> Vec<String> {
+    let mut c: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if let (Some(last), true) = (c.last_mut(), path.is_file()) {
+        *last = stem_of(Path::new(last.as_str()));
+    }
+    c
+}
+
+/// The shortest path suffixes (in components) that tell `paths` apart and
+/// differ from `taken`; `#N` is appended when even full paths collide.
+pub fn suffix_names(paths: &[&Path], taken: &[String]) -> Vec<String> {
+    let comps: Vec<Vec<String>> = paths.iter().map(|p| components(p)).collect();
+    let longest = comps.iter().map(Vec::len).max().unwrap_or(0);
+    let suffix = |c: &[String], k: usize| c[c.len().saturating_sub(k)..].join("/");
+    for k in 1..=longest {
+        let names: Vec<String> = comps.iter().map(|c| suffix(c, k)).collect();
+        let unique = names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !names[..i].contains(n) && !taken.contains(n));
+        if unique {
+            return names;
+        }
+    }
+    comps
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{}#{}", suffix(c, longest), i + 1))
+        .collect()
+}
+
+fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if meta.is_dir() {
         let runs = bench::find_trials(path)?;
         if runs.is_empty() {
+            if let Some(marker) = bench::bench_marker(path)? {
+                bail!(
+                    "{}: a bench result directory without trials.jsonl ({} found): \
+                     no trial has finished there",
+                    path.display(),
+                    marker.display()
+                );
+            }
             return per_iteration_dir(path, opts).map(|v| vec![v]);
         }
         return bench::load_runs(&runs, &name_of(path), warns);
@@ -207,8 +316,8 @@ fn load_one(
     match ext {
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
         "csv" => table::load_csv(path, &stem_of(path)),
-        "json" => table::load_json(path, &stem_of(path)),
-        _ => plain_file(path, label, opts).map(|v| vec![v]),
+        "json" => table::load_json(path, &stem_of(path), warns),
+        _ => plain_file(path, opts).map(|v| vec![v]),
     }
 }
 
@@ -265,23 +374,9 @@ pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
     Ok(out)
 }
 
-fn plain_file(path: &Path, label: Option<&str>, opts: &LoadOpts) -> Result<VariantData> {
-    let parent = path
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
-    let stem = stem_of(path);
-    let (label, stem_is_metric) = match (label, parent) {
-        (Some(l), _) => (l.to_string(), false),
-        (None, Some(p)) => (p, true),
-        (None, None) => (stem.clone(), false),
-    };
-    let metric = match &opts.metric {
-        Some(m) => m.clone(),
-        None if stem_is_metric => stem,
-        None => "value".to_string(),
-    };
-    let mut v = VariantData::new(&label, false);
+fn plain_file(path: &Path, opts: &LoadOpts) -> Result<VariantData> {
+    let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
+    let mut v = VariantData::new(&stem_of(path), false);
     for value in read_numbers(path)? {
         v.push(
             &metric,
@@ -333,10 +428,20 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
             files.push((name, entry.path()));
         }
     }
+    if files.is_empty() {
+        bail!(
+            "{}: empty directory (expected trials.jsonl or one file per iteration)",
+            dir.display()
+        );
+    }
     files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&name_of(dir), false);
-    for (_, path) in files {
+    for (name, path) in files {
+        if name.ends_with(".json") {
+            v.absorb(probe_run(&path)?);
+            continue;
+        }
         let nums = read_numbers(&path)?;
         if nums.len() != 1 {
             bail!(
@@ -352,6 +457,20 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
         v.push(&metric, unit_from_name(&metric), None, obs);
     }
     Ok(v)
+}
+
+/// One probe run file inside a directory of runs: one trial per metric.
+fn probe_run(path: &Path) -> Result<VariantData> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    if !bench::is_probe(&doc) {
+        bail!(
+            "{}: in a directory of runs, a .json file must be a probe result set",
+            path.display()
+        );
+    }
+    bench::load_probe(path, &doc, "")
 }
 
 #[cfg(test)]
