@@ -12,6 +12,7 @@ pub mod direction;
 pub mod export;
 pub mod guard;
 pub mod host;
+pub mod probe;
 pub mod report;
 pub mod sampler;
 pub mod stats;

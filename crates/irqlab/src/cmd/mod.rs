@@ -42,7 +42,8 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("duration out of range: {s:?}"));
     }
-    Ok(std::time::Duration::from_secs_f64(secs))
+    std::time::Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("duration out of range: {s:?}"))
 }
 
 /// Run the selected subcommand.
