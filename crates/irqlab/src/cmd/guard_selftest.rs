@@ -2,7 +2,8 @@
 //! fake tree, then sleep, fail or panic, so tests can check that SIGINT,
 //! SIGTERM, errors, panics and `irqlab restore` undo them.
 
-use crate::bench::prepare::{self, PrepareArgs};
+use crate::bench::prepare;
+use crate::cmd::bench::PrepareFlags;
 use crate::guard::{default_journal, Event, SystemGuard};
 use crate::host::HostFs;
 use anyhow::{bail, Context};
@@ -25,7 +26,7 @@ pub struct Args {
     pub set: Vec<String>,
     /// Host preparation steps, as `irqlab bench` takes them.
     #[command(flatten)]
-    pub prepare: PrepareArgs,
+    pub prepare: PrepareFlags,
     /// Sleep this long after the changes (a `ready:` line is printed first).
     #[arg(long, value_parser = crate::cmd::parse_duration)]
     pub sleep: Option<Duration>,
@@ -60,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--set expects REL=VALUE, found {s:?}"))?;
         guard.set_file(rel, value)?;
     }
-    for o in prepare::apply(&mut guard, &args.prepare)? {
+    for o in prepare::apply(&mut guard, &args.prepare.preparation())? {
         eprintln!("prepare: {o}");
     }
     println!(
