@@ -15,6 +15,7 @@ pub mod export;
 pub mod guard;
 pub mod host;
 pub mod pin;
+pub mod probe;
 pub mod record;
 pub mod report;
 pub mod results;

@@ -42,7 +42,7 @@ pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
     let mut missing = Vec::new();
     for t in candidates {
         if t.paths.is_empty() {
-            missing.push(format!("skipping {}: not found", t.label));
+            missing.push(format!("{} not found, skipped", t.label));
         } else {
             found.push(t);
         }

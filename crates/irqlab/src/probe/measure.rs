@@ -1,9 +1,11 @@
 //! The timed loop of `probe`: read every file of a target once per
 //! iteration, through HostFs, either opening each file afresh or with
-//! descriptors kept open, timing each read with CLOCK_MONOTONIC and
-//! the thread CPU clock and
-//! `getrusage(RUSAGE_THREAD)`. Also pins the thread to one CPU and
-//! restores its affinity. Owns clocks and affinity; no statistics.
+//! descriptors kept open. Each read is timed with CLOCK_MONOTONIC (wall)
+//! and, inside that window, the thread CPU clock (so CPU time can never
+//! exceed wall time); `getrusage(RUSAGE_THREAD)` is read once around the
+//! whole batch (its system time is tick-sampled and cannot time one read).
+//! Also pins the thread to one CPU and restores its affinity. Owns clocks
+//! and affinity; no statistics.
 
 use super::summary::ReadSample;
 use crate::host::{pread_chunked, HostFs};
@@ -38,6 +40,16 @@ impl Method {
 /// Reads not timed before the measured ones (page cache, seq_file buffers).
 const WARMUP: usize = 10;
 
+/// The timed reads of one target × method × buffer.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub samples: Vec<ReadSample>,
+    /// `ru_stime` (RUSAGE_THREAD) over the whole batch.
+    pub rusage_sys_ns: u64,
+    /// Thread CPU clock over the whole batch (bounds `rusage_sys_ns`).
+    pub cpu_ns: u64,
+}
+
 /// Read `paths` `reads` times with `method`, asking for `chunk` bytes per call.
 pub fn measure(
     fs: &HostFs,
@@ -45,29 +57,38 @@ pub fn measure(
     method: Method,
     chunk: usize,
     reads: usize,
-) -> Result<Vec<ReadSample>> {
+) -> Result<Batch> {
     let mut reader = Reader::new(fs, paths, method, chunk)?;
     for _ in 0..WARMUP.min(reads) {
         reader.read_all()?;
     }
     let mut samples = Vec::with_capacity(reads);
+    let s0 = sys_ns()?;
+    let b0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
     for _ in 0..reads {
-        let s0 = sys_ns()?;
-        let c0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
         let t0 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
+        let c0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
         let (bytes, calls) = reader.read_all()?;
-        let t1 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
         let c1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
-        let s1 = sys_ns()?;
+        let t1 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
+        let wall_ns = t1.saturating_sub(t0);
         samples.push(ReadSample {
-            wall_ns: t1.saturating_sub(t0),
-            cpu_ns: c1.saturating_sub(c0),
-            sys_ns: s1.saturating_sub(s0),
+            wall_ns,
+            // The CPU window lies inside the wall window; min() only
+            // absorbs the two clocks' different sources.
+            cpu_ns: c1.saturating_sub(c0).min(wall_ns),
             calls,
             bytes,
         });
     }
-    Ok(samples)
+    let b1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+    let s1 = sys_ns()?;
+    let cpu_ns = b1.saturating_sub(b0);
+    Ok(Batch {
+        samples,
+        rusage_sys_ns: s1.saturating_sub(s0).min(cpu_ns),
+        cpu_ns,
+    })
 }
 
 /// One target's files, opened up front for [`Method::Pread`].
@@ -166,7 +187,7 @@ impl Pinned {
 impl Drop for Pinned {
     fn drop(&mut self) {
         if let Err(e) = sched_setaffinity(Pid::from_raw(0), &self.previous) {
-            eprintln!("warning: could not restore CPU affinity: {e}");
+            eprintln!("irqlab: warning: could not restore the CPU affinity: {e}");
         }
     }
 }
@@ -183,10 +204,13 @@ mod tests {
         let fs = HostFs::new(dir.path());
         let paths = vec!["a".to_string(), "b".to_string()];
         for m in Method::ALL {
-            let s = measure(&fs, &paths, m, 128, 5).unwrap();
+            let b = measure(&fs, &paths, m, 128, 5).unwrap();
+            let s = &b.samples;
             assert_eq!(s.len(), 5);
             // a: 128+128+44+0 = 4 calls, b: 4+0 = 2 calls.
             assert!(s.iter().all(|r| r.calls == 6 && r.bytes == 304), "{m:?}");
+            assert!(s.iter().all(|r| r.cpu_ns <= r.wall_ns), "{s:?}");
+            assert!(b.rusage_sys_ns <= b.cpu_ns);
         }
         assert!(measure(&fs, &["missing".to_string()], Method::Pread, 4096, 1).is_err());
     }
