@@ -58,6 +58,7 @@ pub fn serve(root: &Path, args: &[&str]) -> Server {
         line.clear();
         if err.read_line(&mut line).unwrap() == 0 {
             let _ = child.kill();
+            let _ = child.wait();
             panic!("irqlab serve exited before listening: {line}");
         }
         if let Some(rest) = line.split("serving http://").nth(1) {
