@@ -41,7 +41,7 @@ impl Drop for Server {
 /// Start `irqlab serve --root root --listen 127.0.0.1:0 ARGS` and wait for
 /// its "serving http://ADDR/metrics" line.
 pub fn serve(root: &Path, args: &[&str]) -> Server {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+    let child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .arg("serve")
         .arg("--root")
         .arg(root)
@@ -52,23 +52,26 @@ pub fn serve(root: &Path, args: &[&str]) -> Server {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
+    // Owned by the guard at once: killed and reaped whatever happens next.
+    let mut server = Server {
+        child,
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    let mut err = BufReader::new(server.child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
         line.clear();
         if err.read_line(&mut line).unwrap() == 0 {
-            let _ = child.kill();
-            let _ = child.wait();
             panic!("irqlab serve exited before listening: {line}");
         }
         if let Some(rest) = line.split("serving http://").nth(1) {
-            let addr = rest.split('/').next().unwrap().parse().unwrap();
+            server.addr = rest.split('/').next().unwrap().parse().unwrap();
             // Keep draining stderr so the child never blocks on it.
             std::thread::spawn(move || {
                 let mut sink = Vec::new();
                 let _ = err.read_to_end(&mut sink);
             });
-            return Server { child, addr };
+            return server;
         }
     }
 }
