@@ -30,4 +30,6 @@ pub enum Command {
     GuardSelftest(crate::cmd::guard_selftest::Args),
     /// Measure what reading /proc/interrupts and friends costs on this kernel.
     Probe(crate::cmd::probe::Args),
+    /// Handler and softirq time and latency with eBPF (build feature `trace`).
+    Trace(crate::cmd::trace::Args),
 }

@@ -16,4 +16,5 @@ pub mod report;
 pub mod sampler;
 pub mod stats;
 pub mod threads;
+pub mod trace;
 pub mod tui;

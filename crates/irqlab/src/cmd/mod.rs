@@ -9,6 +9,7 @@ pub mod restore;
 pub mod show;
 pub mod synth;
 pub mod top;
+pub mod trace;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -56,5 +57,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::GuardSelftest(a) => guard_selftest::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Top(a) => top::run(a),
+        Command::Trace(a) => trace::run(a),
     }
 }

@@ -34,6 +34,13 @@ pub enum Change {
         /// CPU list set.
         new: String,
     },
+    /// A pseudo filesystem was mounted on an empty directory (undo: unmount).
+    Mount {
+        /// Root-relative mount point (`sys/kernel/tracing`).
+        path: String,
+        /// Filesystem type (`tracefs`).
+        fstype: String,
+    },
 }
 
 /// Reads as the undo: `path = "old" (was set to "new")`.
@@ -44,6 +51,7 @@ impl fmt::Display for Change {
             Change::Affinity { pid, old, new } => {
                 write!(f, "affinity of thread {pid} = {old} (was set to {new})")
             }
+            Change::Mount { path, fstype } => write!(f, "{path} unmounted (had {fstype} mounted)"),
         }
     }
 }

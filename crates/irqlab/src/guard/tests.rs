@@ -54,6 +54,7 @@ fn path_of(c: &Change) -> String {
     match c {
         Change::File { path, .. } => path.clone(),
         Change::Affinity { pid, .. } => pid.to_string(),
+        Change::Mount { path, .. } => path.clone(),
     }
 }
 
