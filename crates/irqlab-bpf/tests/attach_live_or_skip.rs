@@ -1,5 +1,6 @@
 //! Live: attach, see events counted, drop, see the programs gone. Needs
 //! root, BTF, a mounted tracefs and a built object; prints why it skips.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 use irqlab_bpf::{Counters, Error, Tracer};
 use std::path::Path;

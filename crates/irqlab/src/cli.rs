@@ -33,4 +33,6 @@ pub enum Command {
     Probe(crate::cmd::probe::Args),
     /// Serve raw interrupt and softirq counters to Prometheus at /metrics.
     Serve(crate::cmd::serve::Args),
+    /// Handler and softirq time and latency with eBPF (build feature `trace`).
+    Trace(crate::cmd::trace::Args),
 }

@@ -13,12 +13,14 @@ mod affinity;
 mod hooks;
 mod journal;
 mod pgroup;
+mod mount;
 mod report;
 mod state;
 mod tmpfile;
 mod tracker;
 
 pub use journal::Change;
+pub use mount::is_mountpoint;
 pub use report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 
@@ -133,6 +135,13 @@ impl SystemGuard {
     /// Returns false if it already is `cpus`.
     pub fn set_thread_affinity(&mut self, tid: i32, cpus: &CpuList) -> Result<bool> {
         hooks::lock(&self.shared).set_affinity(tid, cpus)
+    }
+
+    /// Mount `fstype` on the root-relative directory `rel` (undone by
+    /// unmounting). Returns false, journaling nothing, if `rel` is a mount
+    /// point already.
+    pub fn mount(&mut self, rel: &str, fstype: &str) -> Result<bool> {
+        hooks::lock(&self.shared).mount(rel, fstype)
     }
 
     /// Undo every change in reverse order, keep going after failures, and

@@ -24,4 +24,5 @@ pub mod serve;
 pub mod stats;
 pub mod threads;
 pub mod timestamp;
+pub mod trace;
 pub mod tui;

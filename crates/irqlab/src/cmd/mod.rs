@@ -11,6 +11,7 @@ pub mod serve;
 pub mod show;
 pub mod synth;
 pub mod top;
+pub mod trace;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;
@@ -37,5 +38,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => probe::run(a),
         Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Trace(a) => trace::run(a),
     }
 }

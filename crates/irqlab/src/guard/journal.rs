@@ -51,6 +51,13 @@ pub enum Change {
         /// reused pid is never taken for the group.
         start_time: u64,
     },
+    /// A pseudo filesystem was mounted on an empty directory (undo: unmount).
+    Mount {
+        /// Root-relative mount point (`sys/kernel/tracing`).
+        path: String,
+        /// Filesystem type (`tracefs`).
+        fstype: String,
+    },
 }
 
 /// Reads as the undo: `path = "old" (was set to "new")`.
@@ -63,6 +70,7 @@ impl fmt::Display for Change {
             }
             Change::TempFile { path } => write!(f, "temporary file {path} removed"),
             Change::ProcessGroup { pgid, .. } => write!(f, "process group {pgid} stopped"),
+            Change::Mount { path, fstype } => write!(f, "{path} unmounted (had {fstype} mounted)"),
         }
     }
 }

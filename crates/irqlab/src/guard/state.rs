@@ -31,13 +31,13 @@ impl State {
         }
     }
 
-    fn emit(&mut self, event: Event<'_>) {
+    pub(super) fn emit(&mut self, event: Event<'_>) {
         if let Some(o) = self.observer.as_mut() {
             o(&event);
         }
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(super) fn check_open(&self) -> Result<()> {
         match self.closed {
             Some(why) => bail!("host changes were already restored after {why}"),
             None => Ok(()),
@@ -104,7 +104,7 @@ impl State {
     }
 
     /// Journal first, then remember.
-    fn record(&mut self, change: &Change) -> Result<()> {
+    pub(super) fn record(&mut self, change: &Change) -> Result<()> {
         self.journal.append(change)?;
         self.entries.push(change.clone());
         self.emit(Event::Journaled(change));
@@ -112,7 +112,7 @@ impl State {
     }
 
     /// Forget the last entry (its change failed and the host is unchanged).
-    fn withdraw(&mut self, change: &Change) -> Result<()> {
+    pub(super) fn withdraw(&mut self, change: &Change) -> Result<()> {
         self.entries.pop();
         if self.entries.is_empty() {
             self.journal.remove()?;
@@ -167,6 +167,8 @@ impl State {
 fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
     match change {
         Change::File { path, old, .. } => fs.write(path, old).map(|()| None),
+        Change::Mount { path, .. } => super::mount::unmount(&fs.path(path))
+            .map(|done| (!done).then(|| format!("{path} was not mounted any more"))),
         Change::Affinity { pid, old, .. } => {
             let cpus = CpuList::parse_list(old.as_bytes(), "journal")
                 .map_err(|e| anyhow!("journal CPU list {old:?}: {}", e.kind))?;

@@ -56,6 +56,7 @@ fn path_of(c: &Change) -> String {
         Change::Affinity { pid, .. } => pid.to_string(),
         Change::TempFile { path } => path.clone(),
         Change::ProcessGroup { pgid, .. } => pgid.to_string(),
+        Change::Mount { path, .. } => path.clone(),
     }
 }
 

@@ -1,0 +1,360 @@
+//! Two [`Sample`]s -> one [`Interval`]: per-row counts, times, quantiles
+//! and per-CPU exact irq / softirq CPU % (sum of durations / interval).
+//! The only place trace numbers are computed; renderers only format them.
+
+use super::model::{quantile_ns, softirq_name, Key, Sample, SoftStats, Stats, HIST_SLOTS};
+use regex::Regex;
+use serde::Serialize;
+
+/// What to keep: `--irq` (regex on label or name) and `--cpus`.
+#[derive(Debug, Clone, Default)]
+pub struct Select {
+    /// Keep hard IRQ / vector / softirq rows whose label or name matches.
+    pub irq: Option<Regex>,
+    /// Keep only these CPUs (rows are summed over them).
+    pub cpus: Option<Vec<u32>>,
+    /// Keep histograms in the rows (`--hist`).
+    pub hist: bool,
+}
+
+impl Select {
+    fn cpu(&self, cpu: u32) -> bool {
+        self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
+    }
+
+    fn row(&self, label: &str, name: &str) -> bool {
+        self.irq
+            .as_ref()
+            .is_none_or(|r| r.is_match(label) || r.is_match(name))
+    }
+}
+
+/// Count and time of one row on one CPU.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CpuShare {
+    pub cpu: u32,
+    pub count: u64,
+    pub total_ns: u64,
+}
+
+/// A hard IRQ action or a vector over the interval (selected CPUs summed).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IrqLine {
+    #[serde(flatten)]
+    pub key: Key,
+    /// The /proc/interrupts label (`24`, `LOC`).
+    pub label: String,
+    pub count: u64,
+    pub total_ns: u64,
+    pub avg_ns: f64,
+    /// Quantiles interpolated in the log2 histogram.
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hist: Option<[u64; HIST_SLOTS]>,
+    pub per_cpu: Vec<CpuShare>,
+}
+
+/// A softirq vector over the interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SoftLine {
+    pub vec: u32,
+    pub name: String,
+    pub count: u64,
+    /// Entry -> exit, nested hard IRQs included (bcc's figure).
+    pub total_ns: u64,
+    /// Without the hard IRQs nested in it (what the CPU % uses).
+    pub own_ns: u64,
+    pub avg_ns: f64,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    /// Runs (and their time) in ksoftirqd; the rest ran at irq exit or bh enable.
+    pub ksoftirqd_count: u64,
+    pub ksoftirqd_ns: u64,
+    /// Raise -> entry latency.
+    pub latency_count: u64,
+    pub latency_p50_ns: Option<f64>,
+    pub latency_p99_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hist: Option<[u64; HIST_SLOTS]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_hist: Option<[u64; HIST_SLOTS]>,
+    pub per_cpu: Vec<CpuShare>,
+}
+
+/// Exact interrupt time of one CPU over the interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CpuTime {
+    pub cpu: u32,
+    /// Hard IRQ handlers + system vectors.
+    pub irq_ns: u64,
+    /// Softirqs without the hard IRQs nested in them.
+    pub softirq_ns: u64,
+    pub irq_pct: f64,
+    pub softirq_pct: f64,
+}
+
+/// One interval of `irqlab trace`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Interval {
+    pub elapsed_ns: u64,
+    /// Busiest first (total time).
+    pub irqs: Vec<IrqLine>,
+    pub softirqs: Vec<SoftLine>,
+    pub cpus: Vec<CpuTime>,
+}
+
+fn avg(total: u64, count: u64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        total as f64 / count as f64
+    }
+}
+
+fn pct(ns: u64, elapsed: u64) -> f64 {
+    if elapsed == 0 {
+        0.0
+    } else {
+        ns as f64 * 100.0 / elapsed as f64
+    }
+}
+
+/// Per-CPU difference of two cumulative vectors (missing = zero).
+fn per_cpu<'a, T: Default + Clone + 'a>(
+    cur: &'a [T],
+    prev: Option<&'a [T]>,
+    minus: impl Fn(&T, &T) -> T + 'a,
+) -> impl Iterator<Item = (u32, T)> + 'a {
+    let zero = T::default();
+    cur.iter().enumerate().filter_map(move |(i, c)| {
+        let p = prev.and_then(|p| p.get(i)).unwrap_or(&zero);
+        u32::try_from(i).ok().map(|cpu| (cpu, minus(c, p)))
+    })
+}
+
+/// The interval between `prev` and `cur` (both cumulative since attach).
+pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
+    let elapsed_ns = cur.at_ns.saturating_sub(prev.at_ns);
+    let ncpu = cur
+        .irqs
+        .iter()
+        .map(|(_, v)| v.len())
+        .chain(cur.softirqs.iter().map(|(_, v)| v.len()))
+        .max()
+        .unwrap_or(0);
+    let mut irq_ns = vec![0u64; ncpu];
+    let mut soft_ns = vec![0u64; ncpu];
+    let mut irqs = Vec::new();
+    for (key, values) in &cur.irqs {
+        let before = prev
+            .irqs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice());
+        let mut sum = Stats::default();
+        let mut shares = Vec::new();
+        for (cpu, d) in per_cpu(values, before, Stats::minus) {
+            if let Some(slot) = usize::try_from(cpu).ok().and_then(|i| irq_ns.get_mut(i)) {
+                *slot += d.total_ns;
+            }
+            if sel.cpu(cpu) && d.count > 0 {
+                sum.add(&d);
+                shares.push(CpuShare {
+                    cpu,
+                    count: d.count,
+                    total_ns: d.total_ns,
+                });
+            }
+        }
+        if sum.count == 0 || !sel.row(&key.label(), key.name()) {
+            continue;
+        }
+        irqs.push(IrqLine {
+            label: key.label(),
+            key: key.clone(),
+            count: sum.count,
+            total_ns: sum.total_ns,
+            avg_ns: avg(sum.total_ns, sum.count),
+            p50_ns: quantile_ns(&sum.hist, 0.5),
+            p99_ns: quantile_ns(&sum.hist, 0.99),
+            hist: sel.hist.then_some(sum.hist),
+            per_cpu: shares,
+        });
+    }
+    irqs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.key.cmp(&b.key)));
+    let mut softirqs = Vec::new();
+    for (vec, values) in &cur.softirqs {
+        let before = prev
+            .softirqs
+            .iter()
+            .find(|(v, _)| v == vec)
+            .map(|(_, v)| v.as_slice());
+        let mut sum = SoftStats::default();
+        let mut shares = Vec::new();
+        for (cpu, d) in per_cpu(values, before, SoftStats::minus) {
+            let own = d.run.total_ns.saturating_sub(d.nested_irq_ns);
+            if let Some(slot) = usize::try_from(cpu).ok().and_then(|i| soft_ns.get_mut(i)) {
+                *slot += own;
+            }
+            if sel.cpu(cpu) && (d.run.count > 0 || d.latency.count > 0) {
+                sum.add(&d);
+                shares.push(CpuShare {
+                    cpu,
+                    count: d.run.count,
+                    total_ns: d.run.total_ns,
+                });
+            }
+        }
+        let name = softirq_name(*vec);
+        if sum.run.count == 0 && sum.latency.count == 0 || !sel.row(&name, &name) {
+            continue;
+        }
+        softirqs.push(SoftLine {
+            vec: *vec,
+            name,
+            count: sum.run.count,
+            total_ns: sum.run.total_ns,
+            own_ns: sum.run.total_ns.saturating_sub(sum.nested_irq_ns),
+            avg_ns: avg(sum.run.total_ns, sum.run.count),
+            p50_ns: quantile_ns(&sum.run.hist, 0.5),
+            p99_ns: quantile_ns(&sum.run.hist, 0.99),
+            ksoftirqd_count: sum.ksoftirqd_count,
+            ksoftirqd_ns: sum.ksoftirqd_ns,
+            latency_count: sum.latency.count,
+            latency_p50_ns: quantile_ns(&sum.latency.hist, 0.5),
+            latency_p99_ns: quantile_ns(&sum.latency.hist, 0.99),
+            hist: sel.hist.then_some(sum.run.hist),
+            latency_hist: sel.hist.then_some(sum.latency.hist),
+            per_cpu: shares,
+        });
+    }
+    softirqs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.vec.cmp(&b.vec)));
+    let cpus = (0..ncpu)
+        .filter_map(|i| u32::try_from(i).ok())
+        .filter(|&c| sel.cpu(c))
+        .map(|cpu| {
+            let i = cpu as usize;
+            let (irq, soft) = (
+                irq_ns.get(i).copied().unwrap_or(0),
+                soft_ns.get(i).copied().unwrap_or(0),
+            );
+            CpuTime {
+                cpu,
+                irq_ns: irq,
+                softirq_ns: soft,
+                irq_pct: pct(irq, elapsed_ns),
+                softirq_pct: pct(soft, elapsed_ns),
+            }
+        })
+        .collect();
+    Interval {
+        elapsed_ns,
+        irqs,
+        softirqs,
+        cpus,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(count: u64, total_ns: u64) -> Stats {
+        let mut s = Stats {
+            count,
+            total_ns,
+            ..Stats::default()
+        };
+        s.hist[10] = count;
+        s
+    }
+
+    fn key(irq: i32, name: &str) -> Key {
+        Key::Hardirq {
+            irq,
+            name: name.into(),
+        }
+    }
+
+    fn sample(at_ns: u64, disk: [(u64, u64); 2], net: [(u64, u64, u64); 2]) -> Sample {
+        Sample {
+            at_ns,
+            irqs: vec![(
+                key(24, "virtio2-req.0"),
+                disk.iter().map(|&(c, t)| stats(c, t)).collect(),
+            )],
+            softirqs: vec![(
+                3,
+                net.iter()
+                    .map(|&(c, t, nested)| SoftStats {
+                        run: stats(c, t),
+                        nested_irq_ns: nested,
+                        ..SoftStats::default()
+                    })
+                    .collect(),
+            )],
+        }
+    }
+
+    #[test]
+    fn cpu_percent_is_sum_of_durations_over_the_interval() {
+        let a = sample(
+            1_000_000_000,
+            [(10, 1000), (0, 0)],
+            [(1, 100, 0), (0, 0, 0)],
+        );
+        let b = sample(
+            2_000_000_000,
+            [(110, 10_001_000), (5, 500)],
+            [(3, 20_000_100, 1_000_000), (0, 0, 0)],
+        );
+        let iv = between(&a, &b, &Select::default());
+        assert_eq!(iv.elapsed_ns, 1_000_000_000);
+        assert_eq!(iv.irqs.len(), 1);
+        let l = &iv.irqs[0];
+        assert_eq!((l.count, l.total_ns), (105, 10_000_500));
+        assert_eq!(l.label, "24");
+        assert_eq!(l.per_cpu.len(), 2);
+        let cpu0 = &iv.cpus[0];
+        assert_eq!(cpu0.irq_ns, 10_000_000);
+        assert!((cpu0.irq_pct - 1.0).abs() < 1e-9);
+        // 20 ms of NET_RX of which 1 ms was nested hard IRQ time
+        assert_eq!(cpu0.softirq_ns, 19_000_000);
+        assert!((cpu0.softirq_pct - 1.9).abs() < 1e-9);
+        assert_eq!(iv.softirqs[0].name, "NET_RX");
+        assert_eq!(iv.softirqs[0].own_ns, 19_000_000);
+    }
+
+    #[test]
+    fn filters_keep_rows_and_cpus_but_cpu_time_counts_everything() {
+        let a = sample(0, [(0, 0), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
+        let b = sample(1_000, [(1, 10), (2, 20)], [(1, 5, 0), (0, 0, 0)]);
+        let sel = Select {
+            irq: Some(Regex::new("^NET").unwrap()),
+            cpus: Some(vec![1]),
+            hist: true,
+        };
+        let iv = between(&a, &b, &sel);
+        assert!(iv.irqs.is_empty());
+        assert!(iv.softirqs.is_empty(), "NET_RX ran on CPU 0 only");
+        assert_eq!(iv.cpus.len(), 1);
+        assert_eq!((iv.cpus[0].cpu, iv.cpus[0].irq_ns), (1, 20));
+        let sel = Select {
+            irq: Some(Regex::new("virtio").unwrap()),
+            ..sel
+        };
+        let iv = between(&a, &b, &sel);
+        assert_eq!(iv.irqs[0].count, 2);
+        assert!(iv.irqs[0].hist.is_some());
+    }
+
+    #[test]
+    fn a_row_new_in_cur_counts_from_zero() {
+        let a = Sample::default();
+        let b = sample(5, [(3, 30), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
+        let iv = between(&a, &b, &Select::default());
+        assert_eq!(iv.irqs[0].count, 3);
+        assert!(iv.softirqs.is_empty());
+    }
+}

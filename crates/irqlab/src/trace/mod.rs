@@ -1,0 +1,25 @@
+//! `irqlab trace`'s domain: how long, not only how often. eBPF programs
+//! (crate `irqlab-bpf`, feature `trace`) aggregate hard IRQ, vector and
+//! softirq durations in kernel maps; this module reads them per interval
+//! and turns them into rows, latency quantiles and exact irq/softirq CPU %.
+//!
+//! - `model`: the maps' content in irqlab's types (cumulative per CPU);
+//! - `interval`: two samples -> one [`interval::Interval`] (the only
+//!   place numbers are computed);
+//! - `render`: text tables / histograms and JSON lines;
+//! - `preflight`: root, tracefs, BTF checks through HostFs;
+//! - `session` (feature `trace`): mount through the guard, attach, read.
+//!
+//! Everything but `session` builds and is tested without the feature.
+
+pub mod interval;
+pub mod model;
+pub mod preflight;
+pub mod render;
+#[cfg(feature = "trace")]
+pub mod session;
+
+/// How to get tracing into a binary built without it.
+pub const NOT_BUILT: &str = "this irqlab was built without eBPF tracing: \
+     install clang (tools/install-trace-deps.sh) and rebuild with \
+     `cargo build --release -p irqlab --features trace`";

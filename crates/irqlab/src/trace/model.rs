@@ -1,0 +1,231 @@
+//! What `irqlab trace` reads from the kernel maps at one instant, in
+//! irqlab's own types (so the domain and its tests build without the
+//! `trace` feature): cumulative per-CPU counters since attach, keyed like
+//! the rows of /proc/interrupts and /proc/softirqs. Plain data, no I/O.
+
+use serde::Serialize;
+
+/// Slots of a log2 histogram: slot `k` counts values in `[2^(k-1), 2^k)`
+/// ns, slot 0 counts 0 ns, the last slot everything above.
+pub const HIST_SLOTS: usize = 32;
+
+/// Count, total and log2 histogram of durations (one CPU, one row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Completed runs (counted at exit).
+    pub count: u64,
+    /// Sum of their durations in ns.
+    pub total_ns: u64,
+    /// log2 histogram of the durations.
+    pub hist: [u64; HIST_SLOTS],
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            count: 0,
+            total_ns: 0,
+            hist: [0; HIST_SLOTS],
+        }
+    }
+}
+
+impl Stats {
+    /// `self - before`, wrapping (the kernel's u64 counters never wrap in
+    /// practice; a reset would show as a huge value, so it saturates).
+    pub fn minus(&self, before: &Stats) -> Stats {
+        let mut hist = [0; HIST_SLOTS];
+        for (h, (a, b)) in hist.iter_mut().zip(self.hist.iter().zip(&before.hist)) {
+            *h = a.saturating_sub(*b);
+        }
+        Stats {
+            count: self.count.saturating_sub(before.count),
+            total_ns: self.total_ns.saturating_sub(before.total_ns),
+            hist,
+        }
+    }
+
+    /// Add `other` into `self`.
+    pub fn add(&mut self, other: &Stats) {
+        self.count += other.count;
+        self.total_ns += other.total_ns;
+        for (h, o) in self.hist.iter_mut().zip(&other.hist) {
+            *h += o;
+        }
+    }
+}
+
+/// One softirq vector on one CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SoftStats {
+    /// Entry -> exit, nested hard IRQs included (as bcc's softirqs).
+    pub run: Stats,
+    /// Hard IRQ and vector time inside those runs.
+    pub nested_irq_ns: u64,
+    /// Runs in `ksoftirqd/N`.
+    pub ksoftirqd_count: u64,
+    /// Their inclusive duration in ns.
+    pub ksoftirqd_ns: u64,
+    /// First raise on the CPU -> entry.
+    pub latency: Stats,
+}
+
+impl SoftStats {
+    /// `self - before`.
+    pub fn minus(&self, before: &SoftStats) -> SoftStats {
+        SoftStats {
+            run: self.run.minus(&before.run),
+            nested_irq_ns: self.nested_irq_ns.saturating_sub(before.nested_irq_ns),
+            ksoftirqd_count: self.ksoftirqd_count.saturating_sub(before.ksoftirqd_count),
+            ksoftirqd_ns: self.ksoftirqd_ns.saturating_sub(before.ksoftirqd_ns),
+            latency: self.latency.minus(&before.latency),
+        }
+    }
+
+    /// Add `other` into `self`.
+    pub fn add(&mut self, o: &SoftStats) {
+        self.run.add(&o.run);
+        self.nested_irq_ns += o.nested_irq_ns;
+        self.ksoftirqd_count += o.ksoftirqd_count;
+        self.ksoftirqd_ns += o.ksoftirqd_ns;
+        self.latency.add(&o.latency);
+    }
+}
+
+/// Which kind of interrupt work a row is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Key {
+    /// A device IRQ's action (`irq:irq_handler_*`).
+    Hardirq {
+        /// Linux IRQ number (the /proc/interrupts label).
+        irq: i32,
+        /// Action name (truncated to 27 bytes by the BPF key).
+        name: String,
+    },
+    /// An x86 system vector (`irq_vectors:<tracepoint>_*`).
+    Vector {
+        /// The /proc/interrupts row it counts into (`LOC`, `RES`, `CAL` …).
+        label: String,
+        /// Tracepoint stem (`call_function_single`).
+        tracepoint: String,
+    },
+}
+
+impl Key {
+    /// The /proc/interrupts label: `24`, `LOC`.
+    pub fn label(&self) -> String {
+        match self {
+            Key::Hardirq { irq, .. } => irq.to_string(),
+            Key::Vector { label, .. } => label.clone(),
+        }
+    }
+
+    /// The name shown beside the label.
+    pub fn name(&self) -> &str {
+        match self {
+            Key::Hardirq { name, .. } => name,
+            Key::Vector { tracepoint, .. } => tracepoint,
+        }
+    }
+}
+
+/// The maps at one instant: cumulative since attach, `per_cpu[i]` is CPU `i`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// CLOCK_MONOTONIC at the read, ns.
+    pub at_ns: u64,
+    /// Hard IRQ actions and vectors.
+    pub irqs: Vec<(Key, Vec<Stats>)>,
+    /// Softirq vectors by number (0 = HI … 9 = RCU).
+    pub softirqs: Vec<(u32, Vec<SoftStats>)>,
+}
+
+/// Softirq vector names in kernel order (`softirq_to_name`).
+pub const SOFTIRQ_NAMES: &[&str] = &[
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// The name of softirq vector `vec` (`NET_RX`), or `SOFTIRQ<n>`.
+pub fn softirq_name(vec: u32) -> String {
+    usize::try_from(vec)
+        .ok()
+        .and_then(|i| SOFTIRQ_NAMES.get(i))
+        .map_or_else(|| format!("SOFTIRQ{vec}"), |s| (*s).to_string())
+}
+
+/// Interpolated quantile `q` (0..=1) of a log2 histogram, in ns: the value
+/// lies in the slot where the cumulative count crosses `q`, placed
+/// linearly inside `[2^(k-1), 2^k)`. `None` for an empty histogram.
+pub fn quantile_ns(hist: &[u64; HIST_SLOTS], q: f64) -> Option<f64> {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let target = q.clamp(0.0, 1.0) * total as f64;
+    let mut seen = 0u64;
+    for (k, &n) in hist.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        if (seen + n) as f64 >= target {
+            if k == 0 {
+                return Some(0.0);
+            }
+            let lo = (1u64 << (k - 1)) as f64;
+            let frac = (target - seen as f64) / n as f64;
+            return Some(lo + frac.clamp(0.0, 1.0) * lo);
+        }
+        seen += n;
+    }
+    Some((1u64 << (HIST_SLOTS - 1)) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_fall_in_the_right_slot() {
+        let mut h = [0; HIST_SLOTS];
+        assert_eq!(quantile_ns(&h, 0.5), None);
+        h[10] = 100; // [512, 1024)
+        let p50 = quantile_ns(&h, 0.5).unwrap();
+        assert!((512.0..1024.0).contains(&p50), "{p50}");
+        h[20] = 1; // one outlier in [2^19, 2^20)
+        let p99 = quantile_ns(&h, 0.99).unwrap();
+        assert!(p99 < 1024.0, "{p99}");
+        let p100 = quantile_ns(&h, 1.0).unwrap();
+        assert!(p100 >= (1u64 << 19) as f64, "{p100}");
+        h = [0; HIST_SLOTS];
+        h[0] = 3;
+        assert_eq!(quantile_ns(&h, 0.9), Some(0.0));
+    }
+
+    #[test]
+    fn minus_saturates_and_add_sums() {
+        let mut a = Stats {
+            count: 5,
+            total_ns: 50,
+            ..Stats::default()
+        };
+        a.hist[3] = 5;
+        let b = Stats {
+            count: 7,
+            ..Stats::default()
+        };
+        let d = a.minus(&b);
+        assert_eq!((d.count, d.total_ns, d.hist[3]), (0, 50, 5));
+        let mut s = Stats::default();
+        s.add(&a);
+        s.add(&a);
+        assert_eq!((s.count, s.total_ns, s.hist[3]), (10, 100, 10));
+    }
+
+    #[test]
+    fn softirq_names_match_the_kernel_order() {
+        assert_eq!(softirq_name(3), "NET_RX");
+        assert_eq!(softirq_name(9), "RCU");
+        assert_eq!(softirq_name(12), "SOFTIRQ12");
+    }
+}

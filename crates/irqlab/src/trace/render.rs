@@ -1,0 +1,218 @@
+//! [`Interval`] -> text (bcc hardirqs/softirqs-like tables, log2
+//! histograms, per-CPU exact irq/softirq %) or one JSON object per line.
+//! Formats only: every number comes from `interval.rs`.
+
+use super::interval::Interval;
+use super::model::HIST_SLOTS;
+use std::io::{self, Write};
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.0}"))
+}
+
+/// The tables of one interval (`n` counts intervals from 1).
+pub fn text(iv: &Interval, n: u64, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "interval {n}: {:.3} s", iv.elapsed_ns as f64 / 1e9)?;
+    if iv.irqs.is_empty() {
+        writeln!(out, "no hard IRQ or vector ran (in the selection)")?;
+    } else {
+        writeln!(
+            out,
+            "{:<6} {:<28} {:>10} {:>12} {:>9} {:>9} {:>9}",
+            "IRQ", "NAME", "COUNT", "TOTAL_us", "AVG_ns", "P50_ns", "P99_ns"
+        )?;
+        for l in &iv.irqs {
+            writeln!(
+                out,
+                "{:<6} {:<28} {:>10} {:>12.1} {:>9.0} {:>9} {:>9}",
+                l.label,
+                l.key.name(),
+                l.count,
+                us(l.total_ns),
+                l.avg_ns,
+                opt(l.p50_ns),
+                opt(l.p99_ns)
+            )?;
+        }
+    }
+    if iv.softirqs.is_empty() {
+        writeln!(out, "no softirq ran (in the selection)")?;
+    } else {
+        writeln!(
+            out,
+            "{:<9} {:>10} {:>12} {:>12} {:>9} {:>9} {:>10} {:>11} {:>11}",
+            "SOFTIRQ",
+            "COUNT",
+            "TOTAL_us",
+            "OWN_us",
+            "AVG_ns",
+            "P99_ns",
+            "KSOFTIRQD%",
+            "LAT_P50_ns",
+            "LAT_P99_ns"
+        )?;
+        for s in &iv.softirqs {
+            let ksoft = if s.total_ns == 0 {
+                0.0
+            } else {
+                s.ksoftirqd_ns as f64 * 100.0 / s.total_ns as f64
+            };
+            writeln!(
+                out,
+                "{:<9} {:>10} {:>12.1} {:>12.1} {:>9.0} {:>9} {:>10.1} {:>11} {:>11}",
+                s.name,
+                s.count,
+                us(s.total_ns),
+                us(s.own_ns),
+                s.avg_ns,
+                opt(s.p99_ns),
+                ksoft,
+                opt(s.latency_p50_ns),
+                opt(s.latency_p99_ns)
+            )?;
+        }
+    }
+    writeln!(out, "{:<5} {:>8} {:>9}", "CPU", "IRQ%", "SOFTIRQ%")?;
+    for c in &iv.cpus {
+        writeln!(
+            out,
+            "{:<5} {:>8.2} {:>9.2}",
+            c.cpu, c.irq_pct, c.softirq_pct
+        )?;
+    }
+    for l in &iv.irqs {
+        if let Some(h) = &l.hist {
+            writeln!(out, "\n{} {} duration", l.label, l.key.name())?;
+            histogram(h, out)?;
+        }
+    }
+    for s in &iv.softirqs {
+        if let Some(h) = &s.hist {
+            writeln!(out, "\n{} duration", s.name)?;
+            histogram(h, out)?;
+        }
+        if let Some(h) = s.latency_hist.as_ref().filter(|h| h.iter().any(|&n| n > 0)) {
+            writeln!(out, "\n{} raise -> entry latency", s.name)?;
+            histogram(h, out)?;
+        }
+    }
+    writeln!(out)
+}
+
+/// A bcc-style log2 histogram: `lo -> hi : count |****|`.
+pub fn histogram(h: &[u64; HIST_SLOTS], out: &mut impl Write) -> io::Result<()> {
+    let Some(first) = h.iter().position(|&n| n > 0) else {
+        return writeln!(out, "  (empty)");
+    };
+    let last = h.iter().rposition(|&n| n > 0).unwrap_or(first);
+    let max = h.iter().copied().max().unwrap_or(1).max(1);
+    writeln!(out, "{:>24} : {:<8} distribution", "ns", "count")?;
+    for (k, &n) in h.iter().enumerate().take(last + 1).skip(first) {
+        let (lo, hi) = if k == 0 {
+            (0, 0)
+        } else {
+            (1u64 << (k - 1), (1u64 << k) - 1)
+        };
+        let stars = usize::try_from(n * 40 / max).unwrap_or(40);
+        writeln!(
+            out,
+            "{:>11} -> {:<10} : {:<8} |{:<40}|",
+            lo,
+            hi,
+            n,
+            "*".repeat(stars)
+        )?;
+    }
+    Ok(())
+}
+
+/// One JSON object per interval, on one line.
+pub fn json(iv: &Interval, n: u64, out: &mut impl Write) -> io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        interval: u64,
+        #[serde(flatten)]
+        iv: &'a Interval,
+    }
+    serde_json::to_writer(&mut *out, &Line { interval: n, iv })?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::interval::{between, Select};
+    use crate::trace::model::{Key, Sample, SoftStats, Stats};
+
+    fn interval() -> Interval {
+        let mut s = Stats {
+            count: 4,
+            total_ns: 4000,
+            ..Stats::default()
+        };
+        s.hist[10] = 4;
+        let cur = Sample {
+            at_ns: 1_000_000_000,
+            irqs: vec![(
+                Key::Vector {
+                    label: "RES".into(),
+                    tracepoint: "reschedule".into(),
+                },
+                vec![s],
+            )],
+            softirqs: vec![(
+                3,
+                vec![SoftStats {
+                    run: s,
+                    latency: s,
+                    ksoftirqd_ns: 1000,
+                    ..SoftStats::default()
+                }],
+            )],
+        };
+        between(
+            &Sample::default(),
+            &cur,
+            &Select {
+                hist: true,
+                ..Select::default()
+            },
+        )
+    }
+
+    #[test]
+    fn text_has_tables_cpu_time_and_histograms() {
+        let mut out = Vec::new();
+        text(&interval(), 1, &mut out).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert!(t.contains("interval 1: 1.000 s"), "{t}");
+        assert!(t.contains("RES    reschedule"), "{t}");
+        assert!(t.contains("NET_RX"), "{t}");
+        assert!(t.contains("25.0"), "ksoftirqd share: {t}");
+        assert!(t.contains("512 -> 1023"), "{t}");
+        assert!(t.contains("raise -> entry latency"), "{t}");
+        assert!(
+            t.contains("CPU       IRQ%  SOFTIRQ%\n0         0.00      0.00"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn json_is_one_line_with_the_documented_fields() {
+        let mut out = Vec::new();
+        json(&interval(), 2, &mut out).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert_eq!(line.lines().count(), 1);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["interval"], 2);
+        assert_eq!(v["irqs"][0]["kind"], "vector");
+        assert_eq!(v["irqs"][0]["label"], "RES");
+        assert_eq!(v["softirqs"][0]["name"], "NET_RX");
+        assert_eq!(v["softirqs"][0]["latency_count"], 4);
+        assert!(v["cpus"][0]["softirq_pct"].is_number());
+    }
+}

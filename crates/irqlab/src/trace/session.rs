@@ -1,0 +1,142 @@
+//! A tracing session (feature `trace`): preflight, tracefs mounted through
+//! the SystemGuard when absent (unmounted again on exit, error, panic,
+//! SIGINT/SIGTERM), programs attached through `irqlab_bpf` (the loader, the
+//! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
+//! Dropping it detaches the programs (their fds close) and then unmounts.
+
+use super::model::{Key, Sample, SoftStats, Stats};
+use super::preflight;
+use crate::guard::{default_journal, SystemGuard};
+use crate::host::HostFs;
+use anyhow::{Context, Result};
+use irqlab_bpf::{Attached, Counters, Tracer};
+
+/// Attached programs and, when irqlab mounted tracefs, the guard that
+/// unmounts it. Field order matters: the tracer is dropped first.
+pub struct Session {
+    tracer: Tracer,
+    counters: Counters,
+    guard: Option<SystemGuard>,
+    /// Notes for stderr (absent optional tracepoints, BTF, the mount).
+    pub notes: Vec<String>,
+}
+
+impl Session {
+    /// Check, mount if needed, attach.
+    pub fn start(fs: &HostFs) -> Result<Session> {
+        let found = preflight::check(fs, nix::unistd::geteuid().is_root())?;
+        let mut notes = found.notes.clone();
+        let guard = if found.needs_mount {
+            let mut g = SystemGuard::new(fs, default_journal(fs.root()))?;
+            g.mount(&found.tracefs, "tracefs").with_context(|| {
+                format!(
+                    "tracefs is not mountable on {}",
+                    fs.path(&found.tracefs).display()
+                )
+            })?;
+            notes.push(format!(
+                "mounted tracefs on {} (unmounted again on exit)",
+                fs.path(&found.tracefs).display()
+            ));
+            Some(g)
+        } else {
+            None
+        };
+        let tracer = Tracer::attach(|group, name| {
+            preflight::tracepoint_present(fs, &found.tracefs, group, name)
+        })?;
+        if !tracer.attached().absent.is_empty() {
+            notes.push(format!(
+                "not on this kernel, not traced: {}",
+                tracer.attached().absent.join(", ")
+            ));
+        }
+        Ok(Session {
+            tracer,
+            counters: Counters::default(),
+            guard,
+            notes,
+        })
+    }
+
+    /// What is attached.
+    pub fn attached(&self) -> &Attached {
+        self.tracer.attached()
+    }
+
+    /// Kernel ids of the loaded programs.
+    pub fn program_ids(&self) -> Vec<u32> {
+        self.tracer.program_ids()
+    }
+
+    /// Read every map into `out`, stamped with CLOCK_MONOTONIC at the
+    /// middle of the read.
+    pub fn read(&mut self, out: &mut Sample) -> Result<()> {
+        let t0 = monotonic_ns();
+        self.tracer.read(&mut self.counters)?;
+        let t1 = monotonic_ns();
+        convert(&self.counters, out);
+        out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
+        Ok(())
+    }
+
+    /// Detach, then undo the mount (errors are reported, not hidden).
+    pub fn stop(self) -> Result<()> {
+        let Session { tracer, guard, .. } = self;
+        drop(tracer);
+        if let Some(mut g) = guard {
+            g.restore()?;
+        }
+        Ok(())
+    }
+}
+
+/// CLOCK_MONOTONIC in ns (the clock `bpf_ktime_get_ns` uses).
+pub fn monotonic_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| {
+            u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000
+                + u64::try_from(t.tv_nsec()).unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
+fn stats(s: &irqlab_bpf::Stats) -> Stats {
+    Stats {
+        count: s.count,
+        total_ns: s.total_ns,
+        hist: s.hist,
+    }
+}
+
+fn convert(c: &Counters, out: &mut Sample) {
+    out.irqs.clear();
+    out.softirqs.clear();
+    for (k, v) in &c.hardirq {
+        let key = Key::Hardirq {
+            irq: k.irq,
+            name: k.name(),
+        };
+        out.irqs.push((key, v.iter().map(stats).collect()));
+    }
+    for (vec, v) in &c.vectors {
+        let key = Key::Vector {
+            label: vec.label.into(),
+            tracepoint: vec.tracepoint.into(),
+        };
+        out.irqs.push((key, v.iter().map(stats).collect()));
+    }
+    for (n, v) in &c.softirqs {
+        let soft = v
+            .iter()
+            .map(|s| SoftStats {
+                run: stats(&s.run),
+                nested_irq_ns: s.nested_irq_ns,
+                ksoftirqd_count: s.ksoftirqd_count,
+                ksoftirqd_ns: s.ksoftirqd_ns,
+                latency: stats(&s.latency),
+            })
+            .collect();
+        out.softirqs.push((*n, soft));
+    }
+}

@@ -1,0 +1,62 @@
+//! `irqlab trace` flags and errors that need no kernel: without the
+//! `trace` feature it names the cargo command; with it, a tree without a
+//! tracefs directory is "not mountable". Bad selectors are usage errors
+//! named by flag.
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn irqlab() -> Command {
+    Command::cargo_bin("irqlab").unwrap()
+}
+
+#[cfg(not(feature = "trace"))]
+#[test]
+fn without_the_feature_it_says_how_to_get_it() {
+    irqlab()
+        .args(["trace", "-d", "1s"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "irqlab: error: trace: this irqlab was built without eBPF tracing",
+        ))
+        .stderr(contains("cargo build --release -p irqlab --features trace"))
+        .stderr(contains("clang"));
+}
+
+#[cfg(feature = "trace")]
+#[test]
+fn a_tree_without_tracefs_is_not_mountable_or_not_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let expect = if root {
+        "tracefs is not mountable"
+    } else {
+        "trace needs root"
+    };
+    irqlab()
+        .args(["trace", "-d", "1s", "--root"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(contains(expect));
+}
+
+#[test]
+fn bad_selectors_are_named() {
+    irqlab()
+        .args(["trace", "--irq", "(", "-d", "1s"])
+        .assert()
+        .code(1)
+        .stderr(contains("--irq is not a valid regular expression"));
+    irqlab()
+        .args(["trace", "--cpus", "x", "-d", "1s"])
+        .assert()
+        .code(1)
+        .stderr(contains("--cpus"));
+    irqlab()
+        .args(["trace", "--format", "yaml"])
+        .assert()
+        .code(2);
+}
