@@ -32,7 +32,10 @@ impl Drop for Online {
             let _ = std::fs::write(CPU1_ONLINE, "1");
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = writeln!(std::io::stderr(), "warning: could not bring cpu1 back online");
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: could not bring cpu1 back online"
+        );
     }
 }
 
@@ -66,7 +69,7 @@ fn timer_bench_marks_trial_cpu_offline_and_continues_or_skip() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let online = Online;
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args(["bench", "-w", "timer", "--cpus", "0-1", "--warmup", "0"])
         .args(["--trials", "6", "--duration", "500ms", "--label", "tip"])
         .arg("--journal")

@@ -176,6 +176,13 @@ fn irq_affinity_refused_by_kernel_is_skipped_not_fatal() {
         anyhow::Error::new(std::io::Error::from_raw_os_error(code)).context("writing \"1\" to x")
     };
     assert_eq!(super::refused_by_kernel(&err(nix::libc::EIO)), Some("EIO"));
-    assert_eq!(super::refused_by_kernel(&err(nix::libc::EPERM)), Some("EPERM"));
-    assert_eq!(super::refused_by_kernel(&err(nix::libc::EACCES)), None, "not root");
+    assert_eq!(
+        super::refused_by_kernel(&err(nix::libc::EPERM)),
+        Some("EPERM")
+    );
+    assert_eq!(
+        super::refused_by_kernel(&err(nix::libc::EACCES)),
+        None,
+        "not root"
+    );
 }
