@@ -14,11 +14,10 @@ use irqlab_core::CpuList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Kernel paths read here (root-relative).
-const OSRELEASE: &str = "proc/sys/kernel/osrelease";
-const BOOT_ID: &str = "proc/sys/kernel/random/boot_id";
-const ONLINE: &str = "sys/devices/system/cpu/online";
-const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
+use irqlab_core::paths::{
+    BOOT_ID, CPUFREQ, CPU_ONLINE as ONLINE, HOSTNAME, KERNEL_VERSION, OSRELEASE, PROC_CMDLINE,
+    PROC_CPUINFO,
+};
 
 /// What was true of the machine when a run started.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,10 +53,10 @@ pub fn collect(fs: &HostFs, started_at: String) -> Environment {
         .map_or(0, |l| l.len());
     let mut env = Environment {
         kernel_release: fs.read_attr(OSRELEASE),
-        kernel_version: fs.read_attr("proc/sys/kernel/version"),
-        cmdline: fs.read_attr("proc/cmdline"),
+        kernel_version: fs.read_attr(KERNEL_VERSION),
+        cmdline: fs.read_attr(PROC_CMDLINE),
         boot_id: boot_id(fs),
-        hostname: fs.read_attr("proc/sys/kernel/hostname"),
+        hostname: fs.read_attr(HOSTNAME),
         cpu_model: cpu_model(fs),
         online_cpus: online,
         nr_cpus,
@@ -83,7 +82,7 @@ pub fn kernel_release(fs: &HostFs) -> Option<String> {
 }
 
 fn cpu_model(fs: &HostFs) -> Option<String> {
-    let text = fs.read_attr("proc/cpuinfo")?;
+    let text = fs.read_attr(PROC_CPUINFO)?;
     text.lines()
         .find(|l| {
             l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")

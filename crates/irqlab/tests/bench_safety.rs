@@ -399,3 +399,15 @@ fn disk_tempfile_removed_by_restore_after_sigkill() {
         .success();
     assert_eq!(disk_files(tmp.path(), pid), Vec::<PathBuf>::new());
 }
+
+#[test]
+fn help_example_pins_movable_threads_not_per_cpu_kthreads() {
+    let out = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(!help.contains("'ksoftirqd/*=0'"), "{help}");
+    assert!(help.contains("'irq/*-eth0=0'"), "{help}");
+}

@@ -176,19 +176,10 @@ pub struct Slot {
     pub trial: u32,
 }
 
-/// SplitMix64: tiny, seeded, good enough for shuffling a schedule.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// `trials` rounds over `variants` variants; `done[v]` trials of variant v
 /// already exist (resume) and are skipped.
 pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u32]) -> Vec<Slot> {
-    let mut state = seed;
+    let mut rng = irqlab_core::rng::Rng::new(seed);
     let mut out = Vec::new();
     for round in 0..trials {
         let mut idx: Vec<usize> = (0..variants).collect();
@@ -196,7 +187,7 @@ pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u
             Order::Alternate => idx.rotate_left(round as usize % variants.max(1)),
             Order::Random => {
                 for i in (1..idx.len()).rev() {
-                    let j = (next(&mut state) % (i as u64 + 1)) as usize;
+                    let j = rng.index(i + 1);
                     idx.swap(i, j);
                 }
             }

@@ -216,7 +216,7 @@ pub struct PinSpec {
 impl FromStr for PinSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (pattern, cpus) = split_spec(s, "PATTERN=CPUS (e.g. 'ksoftirqd/*=0-1')")?;
+        let (pattern, cpus) = split_spec(s, "PATTERN=CPUS (e.g. 'irq/*-eth0=0-1')")?;
         NamePattern::parse(pattern).map_err(|e| format!("{e:#}"))?;
         Ok(PinSpec {
             pattern: pattern.into(),

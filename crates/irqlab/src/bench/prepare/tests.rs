@@ -169,3 +169,20 @@ fn cli_value_syntax() {
     assert!("vm.stat_interval".parse::<SysctlSpec>().is_err());
     assert!("/etc/x=1".parse::<SysctlSpec>().is_err());
 }
+
+#[test]
+fn irq_affinity_refused_by_kernel_is_skipped_not_fatal() {
+    let err = |code| {
+        anyhow::Error::new(std::io::Error::from_raw_os_error(code)).context("writing \"1\" to x")
+    };
+    assert_eq!(super::refused_by_kernel(&err(nix::libc::EIO)), Some("EIO"));
+    assert_eq!(
+        super::refused_by_kernel(&err(nix::libc::EPERM)),
+        Some("EPERM")
+    );
+    assert_eq!(
+        super::refused_by_kernel(&err(nix::libc::EACCES)),
+        None,
+        "not root"
+    );
+}

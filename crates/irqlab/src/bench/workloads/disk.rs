@@ -179,18 +179,6 @@ fn create_in(
     Ok(Ok(tmp))
 }
 
-/// Small deterministic PRNG (xorshift64*) for offsets.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 fn reader(
     path: &Path,
     blocks: u64,
@@ -205,11 +193,11 @@ fn reader(
     let buf = raw
         .get_mut(off..off.saturating_add(BLOCK))
         .ok_or_else(|| anyhow!("cannot align the read buffer"))?;
-    let mut rng = Rng(seed | 1);
+    let mut rng = irqlab_core::rng::Rng::new(seed);
     let mut hist = Histogram::default();
     let start = Instant::now();
     while start.elapsed() < dur {
-        let pos = (rng.next() % blocks) * BLOCK as u64;
+        let pos = rng.below(blocks) * BLOCK as u64;
         let t0 = Instant::now();
         file.read_exact_at(buf, pos)
             .with_context(|| format!("O_DIRECT read at {pos}"))?;

@@ -3,8 +3,11 @@
 //! small anonymous region in a loop; every `munmap` of a touched page must
 //! flush the other CPUs' TLBs by IPI (`TLB` on x86).
 //!
-//! The only unsafe code is the mmap/munmap pair and the page writes, each
-//! with a SAFETY note. All threads are scoped to `run` and joined.
+//! The only unsafe code of the CLI crate (which denies `unsafe_code`) is
+//! here, in [`map_touch_unmap`] under one documented `allow`: the
+//! mmap/munmap pair and the page writes, each with a SAFETY note. The page
+//! size comes from `sysconf(_SC_PAGESIZE)`. All threads are scoped to
+//! `run` and joined.
 
 use super::placement;
 use crate::bench::metric::{Direction, Metric};
@@ -17,7 +20,16 @@ use std::time::{Duration, Instant};
 
 /// Pages mapped per iteration.
 const PAGES: usize = 4;
-const PAGE: usize = 4096;
+
+/// The page size (`sysconf(_SC_PAGESIZE)`; 4096 if the call fails).
+fn page_size() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .and_then(|p| usize::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .unwrap_or(4096)
+}
 
 /// The shootdown workload.
 pub struct Tlb {
@@ -40,7 +52,13 @@ impl Tlb {
 }
 
 /// Map, touch every page, unmap: one iteration.
-fn map_touch_unmap(len: NonZeroUsize) -> anyhow::Result<()> {
+///
+/// Unsafe because the shootdown needs a real mapping that this process
+/// writes and then removes: nix exposes mmap/munmap as unsafe, and the
+/// writes go through a raw pointer into the fresh mapping. Nothing else in
+/// the crate needs unsafe code.
+#[allow(unsafe_code)]
+fn map_touch_unmap(len: NonZeroUsize, page: usize) -> anyhow::Result<()> {
     // SAFETY: an anonymous private mapping at an address the kernel picks
     // cannot alias any existing Rust object.
     let ptr = unsafe {
@@ -53,10 +71,10 @@ fn map_touch_unmap(len: NonZeroUsize) -> anyhow::Result<()> {
     }
     .context("mmap")?;
     let base = ptr.as_ptr().cast::<u8>();
-    for page in 0..len.get() / PAGE {
-        // SAFETY: `page * PAGE < len`, so the write stays inside the fresh
+    for i in 0..len.get() / page {
+        // SAFETY: `i * page < len`, so the write stays inside the fresh
         // read-write mapping, which nothing else references.
-        unsafe { base.add(page * PAGE).write_volatile(1) };
+        unsafe { base.add(i * page).write_volatile(1) };
     }
     // SAFETY: `ptr`/`len` are exactly the mapping created above; no
     // reference into it outlives this call.
@@ -65,12 +83,13 @@ fn map_touch_unmap(len: NonZeroUsize) -> anyhow::Result<()> {
 
 fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
     placement::pin_opt(cpu)?;
-    let len = NonZeroUsize::new(PAGES * PAGE).ok_or_else(|| anyhow!("zero length"))?;
+    let page = page_size();
+    let len = NonZeroUsize::new(PAGES * page).ok_or_else(|| anyhow!("zero length"))?;
     let start = Instant::now();
     let mut n = 0u64;
     while start.elapsed() < dur {
         for _ in 0..64 {
-            map_touch_unmap(len)?;
+            map_touch_unmap(len, page)?;
             n += 1;
         }
     }
@@ -127,6 +146,12 @@ impl Workload for Tlb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_size_comes_from_sysconf() {
+        let p = page_size();
+        assert!(p.is_power_of_two() && p >= 4096, "{p}");
+    }
 
     #[test]
     fn one_cpu_has_no_spinners_and_still_runs() {
