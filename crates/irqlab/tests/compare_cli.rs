@@ -178,7 +178,7 @@ fn plots_and_html() {
 
 fn trial(variant: &str, n: usize, boot: &str, irqs: f64, pct: f64) -> String {
     format!(
-        r#"{{"variant":"{variant}","trial":{n},"boot_id":"{boot}","started_at":"t","metrics":{{"irqs_per_sec":{{"value":{irqs},"unit":"1/s","direction":"higher"}},"softirq_cpu_pct":{{"value":{pct},"unit":"%","direction":"lower"}}}}}}"#
+        r#"{{"variant":"{variant}","trial":{n},"boot_id":"{boot}","started_at":"t","duration_s":1.0,"metrics":{{"irqs_per_sec":{{"value":{irqs},"unit":"1/s","direction":"higher"}},"softirq_cpu_pct":{{"value":{pct},"unit":"%","direction":"lower"}}}}}}"#
     )
 }
 

@@ -116,7 +116,7 @@ fn item2_comparing_nothing_is_an_error() {
 
 fn trial(variant: &str, n: usize, v: f64) -> String {
     format!(
-        r#"{{"variant":"{variant}","trial":{n},"boot_id":"b","metrics":{{"irq_res_per_sec":{{"value":{v},"unit":"1/s","direction":"none"}}}}}}"#
+        r#"{{"variant":"{variant}","trial":{n},"boot_id":"b","started_at":"t","duration_s":1.0,"metrics":{{"irq_res_per_sec":{{"value":{v},"unit":"1/s","direction":"none"}}}}}}"#
     )
 }
 

@@ -172,13 +172,19 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         .as_deref()
         .map(|u| format!(" {u}"))
         .unwrap_or_default();
+    let resamples = c.settings.resamples;
     let rel = |name: &str, ci: &Option<crate::stats::bootstrap::RelCi>| match ci {
         Some(ci) => format!(
-            "  {name} {} {}",
+            "  {name} {} {}{}",
             pct(ci.estimate),
-            interval(ci.lo, ci.hi, pct)
+            interval(ci.lo, ci.hi, pct),
+            if ci.resamples < resamples {
+                format!(" ({} resamples)", ci.resamples)
+            } else {
+                String::new()
+            }
         ),
-        None => format!("  {name} - (baseline is 0)"),
+        None => format!("  {name} - (undefined: baseline centre is 0)"),
     };
     let mut out = vec![
         format!("{head}: {}", t.verdict.as_str()),

@@ -3,7 +3,7 @@
 //! values are summarised, never treated as independent trials); the formats
 //! are specified in `input.rs`.
 
-use super::input::{parse_number, unit_from_name, Obs, VariantData};
+use super::input::{unit_from_name, Obs, VariantData};
 use crate::direction::Direction;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -54,7 +54,8 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
-/// Load trials files; variants come from each trial's `variant`, else `label`.
+/// Load trials files through the one typed reader (`crate::results`);
+/// variants come from each trial's `variant`, else `label`.
 pub fn load_runs(
     files: &[PathBuf],
     label: &str,
@@ -62,38 +63,30 @@ pub fn load_runs(
 ) -> Result<Vec<VariantData>> {
     let mut variants: Vec<VariantData> = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
-        let lines: Vec<(usize, &str)> = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .collect();
-        for (k, (i, line)) in lines.iter().enumerate() {
-            let trial: Value = match serde_json::from_str(line) {
-                Ok(v) => v,
-                Err(_) if k + 1 == lines.len() => {
-                    warns.push(format!(
-                        "{}:{}: truncated trial skipped",
-                        file.display(),
-                        i + 1
-                    ));
-                    continue;
-                }
-                Err(e) => bail!("{}:{}: not a JSON trial: {e}", file.display(), i + 1),
-            };
-            add_trial(&mut variants, &trial, label, (file, i + 1))?;
+        let trials = crate::results::read_trials(file)?;
+        if let Some(line) = torn_last_line(file, trials.len())? {
+            warns.push(format!(
+                "{}:{line}: truncated trial skipped",
+                file.display()
+            ));
+        }
+        for t in &trials {
+            add_trial(&mut variants, t, label);
         }
     }
     Ok(variants)
 }
 
-fn add_trial(
-    variants: &mut Vec<VariantData>,
-    trial: &Value,
-    label: &str,
-    (file, line): (&Path, usize),
-) -> Result<()> {
-    let name = trial["variant"].as_str();
+/// The line number of an unterminated last line the reader ignored.
+fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let torn = !text.ends_with('\n') && lines > records;
+    Ok(torn.then(|| text.lines().count()))
+}
+
+fn add_trial(variants: &mut Vec<VariantData>, trial: &crate::results::TrialRecord, label: &str) {
+    let name = Some(trial.variant.as_str()).filter(|v| !v.is_empty());
     let vlabel = name.unwrap_or(label);
     let idx = match variants.iter().position(|v| v.label == vlabel) {
         Some(i) => i,
@@ -102,29 +95,24 @@ fn add_trial(
             variants.len() - 1
         }
     };
-    let boot = trial["boot_id"].as_str().map(str::to_string);
-    let Some(metrics) = trial["metrics"].as_object() else {
-        bail!("{}:{line}: trial has no \"metrics\" object", file.display());
-    };
-    for (metric, m) in metrics {
-        let value = match &m["value"] {
-            Value::Null => continue,
-            Value::String(s) => parse_number(file, line, s)?,
-            other => parse_number(file, line, &other.to_string())?,
-        };
-        let unit = m["unit"].as_str().or_else(|| unit_from_name(metric));
-        let dir = direction(&m["direction"]);
+    let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
+    for (metric, m) in &trial.metrics {
+        if !m.value.is_finite() {
+            continue;
+        }
+        let unit = Some(m.unit.as_str())
+            .filter(|u| !u.is_empty())
+            .or_else(|| unit_from_name(metric));
         variants[idx].push(
             metric,
             unit,
-            dir,
+            Some(m.direction),
             Obs {
-                value,
+                value: m.value,
                 boot: boot.clone(),
             },
         );
     }
-    Ok(())
 }
 
 /// Per-run summary values of one probe result: (suffix, value). The run's

@@ -69,10 +69,10 @@ fn metric(c: &Comparison, m: &MetricReport) -> Value {
 }
 
 fn ci(c: &Option<crate::stats::bootstrap::RelCi>) -> Value {
-    c.as_ref().map_or(
-        Value::Null,
-        |c| json!({"estimate": f(c.estimate), "lo": f(c.lo), "hi": f(c.hi)}),
-    )
+    c.as_ref().map_or(Value::Null, |c| {
+        json!({"estimate": f(c.estimate), "lo": f(c.lo), "hi": f(c.hi),
+                   "resamples": c.resamples})
+    })
 }
 
 fn pair(p: &Pair) -> Value {

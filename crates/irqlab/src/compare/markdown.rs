@@ -5,18 +5,27 @@ use super::format::{achieved, grid, interval, num, p, pct, settings_line, signed
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
 
+/// Escape text for a markdown table cell or line: `|` would end a cell,
+/// `<` and `&` would start HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('|', "\\|")
+}
+
 fn row(cells: &[String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
     format!("| {} |", cells.join(" | "))
 }
 
 /// Write the markdown report.
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "{}", settings_line(c))?;
+    writeln!(out, "{}", esc(&settings_line(c)))?;
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {
-        writeln!(out, "\n### {}\n", title(m))?;
+        writeln!(out, "\n### {}\n", esc(&title(m)))?;
         if let Some(only) = &m.only_in {
-            writeln!(out, "only in: {}\n", only.join(", "))?;
+            writeln!(out, "only in: {}\n", esc(&only.join(", ")))?;
         }
         let g = grid(c, m, &others);
         writeln!(out, "{}", row(&g[0]))?;
@@ -25,20 +34,20 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             .enumerate()
             .map(|(i, _)| if i == 0 { "---" } else { "---:" }.to_string())
             .collect();
-        writeln!(out, "{}", row(&align))?;
+        writeln!(out, "| {} |", align.join(" | "))?;
         for r in &g[1..] {
             writeln!(out, "{}", row(r))?;
         }
         significance(c, m, out)?;
         for w in &m.warnings {
-            writeln!(out, "- warning: {w}")?;
+            writeln!(out, "- warning: {}", esc(w))?;
         }
     }
     if !c.notes.is_empty() {
         writeln!(out)?;
     }
     for n in &c.notes {
-        writeln!(out, "- note: {n}")?;
+        writeln!(out, "- note: {}", esc(n))?;
     }
     Ok(())
 }
@@ -58,7 +67,7 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::i
         "verdict",
     ];
     writeln!(out, "{}", row(&head.map(String::from)))?;
-    writeln!(out, "{}", row(&head.map(|_| "---".to_string())))?;
+    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
     for pair in &m.pairs {
         let name = format!("{} vs {}", pair.variant, c.baseline_label());
         let cells = match &pair.outcome {

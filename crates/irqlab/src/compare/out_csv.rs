@@ -1,20 +1,45 @@
 //! `--format csv`: one row per metric and variant with the describe
-//! columns and, for non-baseline variants, the deltas and test results.
-//! Undefined values are empty cells.
+//! columns, the relative change of every describe row and, for
+//! non-baseline variants, the test results. Written through the `csv`
+//! crate (quoting); undefined values are empty cells.
 
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
 
-const HEADER: &str = "metric,unit,direction,variant,is_baseline,count,mean,std,min,p50,p90,p99,max,\
-delta_mean_pct,delta_median_pct,median_change_pct,median_lo,median_hi,mean_change_pct,mean_lo,mean_hi,\
-hl_shift,hl_lo,hl_hi,mwu_u,mwu_p,mwu_method,welch_t,welch_df,welch_p,verdict,note";
+const ROW_KEYS: [&str; 8] = ["count", "mean", "std", "min", "p50", "p90", "p99", "max"];
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+fn header() -> Vec<String> {
+    let mut h: Vec<String> = ["metric", "unit", "direction", "variant", "is_baseline"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    h.extend(ROW_KEYS.iter().map(|k| k.to_string()));
+    h.extend(ROW_KEYS.iter().map(|k| format!("delta_{k}_pct")));
+    h.extend(
+        [
+            "median_change_pct",
+            "median_lo",
+            "median_hi",
+            "mean_change_pct",
+            "mean_lo",
+            "mean_hi",
+            "hl_shift",
+            "hl_lo",
+            "hl_hi",
+            "hl_confidence",
+            "mwu_u",
+            "mwu_p",
+            "mwu_method",
+            "welch_t",
+            "welch_df",
+            "welch_p",
+            "verdict",
+            "note",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    h
 }
 
 fn n(x: Option<f64>) -> String {
@@ -24,24 +49,25 @@ fn n(x: Option<f64>) -> String {
 
 /// Write the CSV table.
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "{HEADER}")?;
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(header())?;
     for m in &c.metrics {
         for i in 0..c.labels.len() {
             if m.columns[i].is_some() {
-                writeln!(out, "{}", line(c, m, i))?;
+                w.write_record(line(c, m, i))?;
             }
         }
     }
-    Ok(())
+    w.flush()
 }
 
-fn line(c: &Comparison, m: &MetricReport, i: usize) -> String {
+fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
     let label = &c.labels[i];
     let mut cells = vec![
-        field(&m.name),
-        field(m.unit.as_deref().unwrap_or("")),
+        m.name.clone(),
+        m.unit.clone().unwrap_or_default(),
         m.direction.as_str().to_string(),
-        field(label),
+        label.clone(),
         (i == c.baseline).to_string(),
     ];
     let rows = m.columns[i].as_ref().map(|d| d.rows()).unwrap_or([None; 8]);
@@ -50,8 +76,7 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> String {
         .delta_rows(c.baseline, i)
         .filter(|_| i != c.baseline)
         .unwrap_or([None; 8]);
-    cells.push(n(delta[1]));
-    cells.push(n(delta[4]));
+    cells.extend(delta.iter().map(|v| n(*v)));
     let pair = m.pairs.iter().find(|p| &p.variant == label);
     match pair.map(|p| &p.outcome) {
         Some(Ok(t)) => {
@@ -68,6 +93,7 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> String {
                 n(hl.map(|h| h.shift)),
                 n(hl.map(|h| h.lo)),
                 n(hl.map(|h| h.hi)),
+                n(hl.map(|h| h.confidence)),
             ]);
             cells.extend([
                 n(Some(t.mwu.u)),
@@ -80,12 +106,12 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> String {
             cells.push(String::new());
         }
         other => {
-            cells.extend(vec![String::new(); 16]);
+            cells.extend(vec![String::new(); 17]);
             cells.push(match other {
-                Some(Err(why)) => field(why),
+                Some(Err(why)) => why.clone(),
                 _ => String::new(),
             });
         }
     }
-    cells.join(",")
+    cells
 }

@@ -1,9 +1,22 @@
-//! Seeded percentile bootstrap of the relative change (percent) of the
-//! median and of the mean of `y` against `x`. Each resample draws both
-//! sides with replacement independently. The PRNG is xoshiro256** seeded
-//! through SplitMix64, so results depend only on the seed and the data.
+//! Seeded bootstrap intervals of the relative change (percent) of the
+//! median (BCa: bias-corrected and accelerated, Efron & Tibshirani 1993,
+//! ch. 14) and of the mean (studentized on the log ratio when both means
+//! are positive, BCa otherwise) of `y` against `x`. Each resample draws both sides with
+//! replacement independently; the RNG is the project's one seeded
+//! generator, so results depend only on the seed and the data.
+//!
+//! Speed: the median of a resample is drawn exactly without building the
+//! resample: with the data sorted, the k-th smallest of n uniform indices is
+//! ⌊n·U₍k₎⌋ with U₍k₎ ~ Beta(k, n−k+1), and the next order statistic follows
+//! from one more Beta(1, n−k) draw, so a median costs O(1). Means need the
+//! n draws; they run on all CPUs in fixed chunks (same numbers whatever the
+//! CPU count) and their count is capped so that resamples × (m+n) stays
+//! under [`MEAN_DRAW_BUDGET`] (never below [`MIN_MEAN_RESAMPLES`]). The
+//! interval limits are found by selection, not by sorting the draws.
 
 use super::describe::{mean, quantile_sorted, sorted};
+use super::special::{norm_ppf, norm_sf};
+pub use irqlab_core::rng::Rng;
 use serde::Serialize;
 
 /// Point estimate and interval of a relative change, in percent.
@@ -12,6 +25,8 @@ pub struct RelCi {
     pub estimate: f64,
     pub lo: f64,
     pub hi: f64,
+    /// Resamples behind the interval.
+    pub resamples: usize,
 }
 
 /// Bootstrap intervals for Δmedian % and Δmean %.
@@ -21,118 +36,298 @@ pub struct BootResult {
     pub mean: Option<RelCi>,
 }
 
-/// xoshiro256** generator.
-pub struct Rng([u64; 4]);
-
-impl Rng {
-    /// Seed the state with SplitMix64.
-    pub fn new(seed: u64) -> Self {
-        let mut z = seed;
-        let mut next = || {
-            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut v = z;
-            v = (v ^ (v >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            v = (v ^ (v >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            v ^ (v >> 31)
-        };
-        Rng([next(), next(), next(), next()])
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.0;
-        let out = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        out
-    }
-
-    /// Uniform index in `0..n` (Lemire's multiply-shift; n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-
-    /// Uniform in [0, 1).
-    #[cfg(test)]
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal deviate (Box–Muller).
-    #[cfg(test)]
-    pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit();
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-}
+/// Most single-value draws spent on the Δmean bootstrap.
+pub const MEAN_DRAW_BUDGET: usize = 200_000_000;
+/// Fewest Δmean resamples whatever the budget says.
+pub const MIN_MEAN_RESAMPLES: usize = 1000;
+/// Fixed number of work chunks (results do not depend on the CPU count).
+const CHUNKS: usize = 16;
 
 fn rel(base: f64, new: f64) -> Option<f64> {
     (base != 0.0 && base.is_finite() && new.is_finite()).then(|| (new - base) / base.abs() * 100.0)
 }
 
-fn resample(rng: &mut Rng, src: &[f64], buf: &mut [f64]) {
-    for v in buf.iter_mut() {
-        *v = src[rng.below(src.len())];
+/// Gamma(a, 1) deviate for a ≥ 1 (Marsaglia & Tsang 2000).
+fn gamma(rng: &mut Rng, a: f64) -> f64 {
+    let d = a - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let z = rng.normal();
+        let v = (1.0 + c * z).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = rng.unit();
+        if u.ln() < 0.5 * z * z + d - d * v + d * v.ln() {
+            return d * v;
+        }
     }
 }
 
-/// Median by selection (O(n)); same value as the numpy median.
-fn median_mut(buf: &mut [f64]) -> f64 {
-    let n = buf.len();
-    let k = n / 2;
-    let (left, hi, _) = buf.select_nth_unstable_by(k, f64::total_cmp);
-    let hi = *hi;
+/// Beta(a, b) deviate (a, b ≥ 1).
+fn beta(rng: &mut Rng, a: f64, b: f64) -> f64 {
+    let x = gamma(rng, a);
+    x / (x + gamma(rng, b))
+}
+
+/// The median (numpy convention) of one resample of sorted `s`, drawn
+/// exactly through the order statistics of uniform indices.
+fn resample_median(rng: &mut Rng, s: &[f64]) -> f64 {
+    let n = s.len();
+    let at = |u: f64| s[((u * n as f64) as usize).min(n - 1)];
+    if n == 1 {
+        return s[0];
+    }
+    let k = n.div_ceil(2); // 1-based rank of the (lower) middle value
+    let uk = beta(rng, k as f64, (n - k + 1) as f64);
     if n % 2 == 1 {
-        return hi;
+        return at(uk);
     }
-    let lo = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    hi - (hi - lo) * 0.5
+    let next = uk + (1.0 - uk) * (1.0 - rng.unit().powf(1.0 / (n - k) as f64));
+    let (a, b) = (at(uk), at(next));
+    b - (b - a) * 0.5
 }
 
-fn interval(estimate: Option<f64>, mut draws: Vec<f64>, conf: f64) -> Option<RelCi> {
-    let estimate = estimate?;
-    if draws.is_empty() {
+/// Mean and variance of the mean (s²/n) of one resample of `v`, with the
+/// values centred on `c` for a stable sum of squares.
+fn resample_moments(rng: &mut Rng, v: &[f64], c: f64) -> (f64, f64) {
+    let n = v.len();
+    let (mut s1, mut s2) = (0.0, 0.0);
+    for _ in 0..n {
+        let d = v[rng.index(n)] - c;
+        s1 += d;
+        s2 += d * d;
+    }
+    let nf = n as f64;
+    let m = s1 / nf;
+    let var = if n > 1 {
+        (s2 - s1 * m) / (nf - 1.0)
+    } else {
+        0.0
+    };
+    (c + m, var.max(0.0) / nf)
+}
+
+/// log(ȳ/x̄) and its delta-method standard error (both means > 0).
+fn log_ratio(mx: f64, vx: f64, my: f64, vy: f64) -> Option<(f64, f64)> {
+    let se = (vx / (mx * mx) + vy / (my * my)).sqrt();
+    (mx > 0.0 && my > 0.0 && se > 0.0 && se.is_finite()).then(|| ((my / mx).ln(), se))
+}
+
+/// Studentized (bootstrap-t) interval of Δmean % on the log-ratio scale,
+/// for positive means: L̂ − t*₁₋α/₂·SE … L̂ − t*α/₂·SE, mapped back by
+/// exp(L) − 1. Better coverage than BCa for small skewed samples (the
+/// simulation table in docs/compare-statistics.md).
+fn studentized(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> Option<RelCi> {
+    let var_mean = |v: &[f64]| super::describe::variance(v).map(|s| s / v.len() as f64);
+    let (mx, my) = (mean(x), mean(y));
+    let (l, se) = log_ratio(mx, var_mean(x)?, my, var_mean(y)?)?;
+    let work = resamples * (x.len() + y.len());
+    let mut t = draws(resamples, seed, work, &|rng| {
+        let (ax, vx) = resample_moments(rng, x, mx);
+        let (ay, vy) = resample_moments(rng, y, my);
+        let (lb, seb) = log_ratio(ax, vx, ay, vy)?;
+        Some((lb - l) / seb)
+    });
+    if t.len() < resamples / 2 {
         return None;
     }
-    draws.sort_unstable_by(f64::total_cmp);
-    let a = (1.0 - conf) / 2.0;
+    let tail = (1.0 - conf) / 2.0;
+    let (t_lo, t_hi) = (
+        quantile_select(&mut t, tail),
+        quantile_select(&mut t, 1.0 - tail),
+    );
+    let back = |v: f64| (v.exp() - 1.0) * 100.0;
     Some(RelCi {
-        estimate,
-        lo: quantile_sorted(&draws, a),
-        hi: quantile_sorted(&draws, 1.0 - a),
+        estimate: (my - mx) / mx * 100.0,
+        lo: back(l - t_hi * se),
+        hi: back(l - t_lo * se),
+        resamples: t.len(),
     })
 }
 
-/// Percentile-bootstrap intervals; `None` parts when the baseline statistic is 0.
-pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> BootResult {
-    let est_med = rel(
-        quantile_sorted(&sorted(x), 0.5),
-        quantile_sorted(&sorted(y), 0.5),
-    );
-    let est_mean = rel(mean(x), mean(y));
-    let mut rng = Rng::new(seed);
-    let (mut bx, mut by) = (vec![0.0; x.len()], vec![0.0; y.len()]);
-    let (mut meds, mut means) = (Vec::with_capacity(resamples), Vec::with_capacity(resamples));
-    if !x.is_empty() && !y.is_empty() {
-        for _ in 0..resamples {
-            resample(&mut rng, x, &mut bx);
-            resample(&mut rng, y, &mut by);
-            if let Some(r) = rel(mean(&bx), mean(&by)) {
-                means.push(r);
-            }
-            if let Some(r) = rel(median_mut(&mut bx), median_mut(&mut by)) {
-                meds.push(r);
-            }
-        }
+/// Draws of `stat(x*) → stat(y*)` relative change, in fixed chunks, on
+/// scoped threads when the work is large.
+fn draws(
+    resamples: usize,
+    seed: u64,
+    work: usize,
+    f: &(dyn Fn(&mut Rng) -> Option<f64> + Sync),
+) -> Vec<f64> {
+    let chunk = |c: usize| {
+        let mut rng = Rng::new(seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let count = resamples / CHUNKS + usize::from(c < resamples % CHUNKS);
+        (0..count).filter_map(|_| f(&mut rng)).collect::<Vec<f64>>()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || work < 2_000_000 {
+        return (0..CHUNKS).flat_map(chunk).collect();
     }
+    let chunk = &chunk;
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads.min(CHUNKS))
+            .map(|t| {
+                sc.spawn(move || {
+                    (t..CHUNKS)
+                        .step_by(threads.min(CHUNKS))
+                        .map(|c| (c, chunk(c)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut parts: Vec<(usize, Vec<f64>)> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect();
+        parts.sort_by_key(|(c, _)| *c);
+        parts.into_iter().flat_map(|(_, v)| v).collect()
+    })
+}
+
+/// numpy-'linear' quantile of unsorted `v` by selection (v non-empty).
+fn quantile_select(v: &mut [f64], q: f64) -> f64 {
+    let n = v.len();
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let (_, a, right) = v.select_nth_unstable_by(lo, f64::total_cmp);
+    let a = *a;
+    if lo + 1 >= n {
+        return a;
+    }
+    let b = right.iter().copied().fold(f64::INFINITY, f64::min);
+    let t = h - lo as f64;
+    if t >= 0.5 {
+        b - (b - a) * (1.0 - t)
+    } else {
+        a + (b - a) * t
+    }
+}
+
+/// Acceleration from two-sample jackknife values (Efron & Tibshirani 14.15).
+fn acceleration(sides: &[Vec<f64>]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for th in sides {
+        let n = th.len() as f64;
+        if th.len() < 2 {
+            continue;
+        }
+        let bar = th.iter().sum::<f64>() / n;
+        let u: Vec<f64> = th.iter().map(|t| (n - 1.0) * (bar - t)).collect();
+        num += u.iter().map(|u| u.powi(3)).sum::<f64>() / n.powi(3);
+        den += u.iter().map(|u| u * u).sum::<f64>() / (n * n);
+    }
+    if den > 0.0 {
+        num / (6.0 * den.powf(1.5))
+    } else {
+        0.0
+    }
+}
+
+/// BCa interval from the draws, the estimate and the acceleration;
+/// percentile limits when the corrections are undefined.
+fn bca(estimate: Option<f64>, mut d: Vec<f64>, a: f64, conf: f64) -> Option<RelCi> {
+    let estimate = estimate?;
+    if d.is_empty() {
+        return None;
+    }
+    let b = d.len() as f64;
+    let below = d.iter().filter(|&&v| v < estimate).count() as f64;
+    let equal = d.iter().filter(|&&v| v == estimate).count() as f64;
+    let share = ((below + 0.5 * equal) / b).clamp(0.5 / b, 1.0 - 0.5 / b);
+    let z0 = norm_ppf(share);
+    let tail = (1.0 - conf) / 2.0;
+    let adj = |z: f64| {
+        let w = z0 + z;
+        let q = 1.0 - norm_sf(z0 + w / (1.0 - a * w));
+        if q.is_finite() {
+            q
+        } else {
+            0.5
+        }
+    };
+    let (q_lo, q_hi) = (adj(norm_ppf(tail)), adj(norm_ppf(1.0 - tail)));
+    let resamples = d.len();
+    Some(RelCi {
+        estimate,
+        lo: quantile_select(&mut d, q_lo),
+        hi: quantile_select(&mut d, q_hi),
+        resamples,
+    })
+}
+
+/// Leave-one-out medians of sorted `s` (numpy convention), one per value.
+fn loo_medians(s: &[f64]) -> Vec<f64> {
+    let n = s.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let at = |r: usize, skip: usize| if r < skip { s[r] } else { s[r + 1] };
+    (0..n)
+        .map(|i| {
+            let m = n - 1;
+            if m % 2 == 1 {
+                at(m / 2, i)
+            } else {
+                let (a, b) = (at(m / 2 - 1, i), at(m / 2, i));
+                b - (b - a) * 0.5
+            }
+        })
+        .collect()
+}
+
+fn loo_means(v: &[f64]) -> Vec<f64> {
+    let n = v.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let sum: f64 = v.iter().sum();
+    v.iter().map(|x| (sum - x) / (n - 1) as f64).collect()
+}
+
+/// Jackknife values of the relative change, per side.
+fn jackknife(lx: &[f64], sx: f64, ly: &[f64], sy: f64) -> [Vec<f64>; 2] {
+    [
+        lx.iter().filter_map(|&b| rel(b, sy)).collect(),
+        ly.iter().filter_map(|&v| rel(sx, v)).collect(),
+    ]
+}
+
+/// BCa intervals; `None` parts when the baseline statistic is 0.
+pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> BootResult {
+    if x.is_empty() || y.is_empty() {
+        return BootResult {
+            median: None,
+            mean: None,
+        };
+    }
+    let (xs, ys) = (sorted(x), sorted(y));
+    let (mx, my) = (quantile_sorted(&xs, 0.5), quantile_sorted(&ys, 0.5));
+    let (ax, ay) = (mean(x), mean(y));
+    let med_draws = draws(resamples, seed, 0, &|rng| {
+        rel(resample_median(rng, &xs), resample_median(rng, &ys))
+    });
+    let work_per = x.len() + y.len();
+    let mean_resamples = resamples.min((MEAN_DRAW_BUDGET / work_per).max(MIN_MEAN_RESAMPLES));
+    let mean_seed = seed.rotate_left(17) ^ 0x6d65_616e;
+    let a_med = acceleration(&jackknife(&loo_medians(&xs), mx, &loo_medians(&ys), my));
+    let mean = studentized(x, y, mean_resamples, mean_seed, conf).or_else(|| {
+        let mean_draws = draws(
+            mean_resamples,
+            mean_seed,
+            mean_resamples * work_per,
+            &|rng| {
+                rel(
+                    resample_moments(rng, x, ax).0,
+                    resample_moments(rng, y, ay).0,
+                )
+            },
+        );
+        let a_mean = acceleration(&jackknife(&loo_means(x), ax, &loo_means(y), ay));
+        bca(rel(ax, ay), mean_draws, a_mean, conf)
+    });
     BootResult {
-        median: interval(est_med, meds, conf),
-        mean: interval(est_mean, means, conf),
+        median: bca(rel(mx, my), med_draws, a_med, conf),
+        mean,
     }
 }
 
@@ -156,19 +351,112 @@ mod tests {
             .is_none());
     }
 
+    /// The exact order-statistic draw has the distribution of the median of
+    /// a real resample (checked on its mean and spread, n odd and even).
     #[test]
-    fn selection_median_matches_sorted() {
-        let mut rng = Rng::new(9);
-        for n in 1..30 {
-            let v: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
-            let want = quantile_sorted(&sorted(&v), 0.5);
-            assert_eq!(median_mut(&mut v.clone()), want);
+    fn order_statistic_median_matches_real_resamples() {
+        for n in [7usize, 8] {
+            let s: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
+            let (mut rng, mut rng2) = (Rng::new(5), Rng::new(6));
+            let k = 40_000;
+            let fast: Vec<f64> = (0..k).map(|_| resample_median(&mut rng, &s)).collect();
+            let slow: Vec<f64> = (0..k)
+                .map(|_| {
+                    let r: Vec<f64> = (0..n).map(|_| s[rng2.index(n)]).collect();
+                    quantile_sorted(&sorted(&r), 0.5)
+                })
+                .collect();
+            let (mf, ms) = (mean(&fast), mean(&slow));
+            assert!((mf - ms).abs() < 0.02 * ms, "n {n}: {mf} vs {ms}");
+            let (qf, qs) = (
+                quantile_sorted(&sorted(&fast), 0.9),
+                quantile_sorted(&sorted(&slow), 0.9),
+            );
+            assert!((qf - qs).abs() <= 0.05 * qs, "n {n}: p90 {qf} vs {qs}");
         }
     }
 
     #[test]
-    fn below_is_in_range() {
-        let mut rng = Rng::new(3);
-        assert!((0..1000).all(|_| rng.below(7) < 7));
+    fn selection_quantile_matches_sorted() {
+        let mut rng = Rng::new(9);
+        for n in 1..30 {
+            let v: Vec<f64> = (0..n).map(|_| rng.normal()).collect();
+            for q in [0.0, 0.025, 0.5, 0.975, 1.0] {
+                let want = quantile_sorted(&sorted(&v), q);
+                assert_eq!(quantile_select(&mut v.clone(), q), want);
+            }
+        }
+    }
+
+    #[test]
+    fn loo_medians_are_medians_without_one() {
+        let s = [1.0, 2.0, 4.0, 8.0, 16.0];
+        for (i, m) in loo_medians(&s).iter().enumerate() {
+            let mut r = s.to_vec();
+            r.remove(i);
+            assert_eq!(*m, quantile_sorted(&r, 0.5));
+        }
+    }
+}
+
+/// Interval coverage by simulation (issue 11 item 7), seeded and small enough
+/// for `cargo test`; `tools/compare-simulate.sh` prints the full table into
+/// docs/compare-statistics.md.
+#[cfg(test)]
+pub mod coverage {
+    use super::*;
+
+    /// Share of `runs` simulated pairs (n per side, a known +3 % scale
+    /// shift) whose 95 % Δmean and Δmedian intervals cover 3 %.
+    pub fn coverage(
+        n: usize,
+        lognormal: bool,
+        runs: usize,
+        resamples: usize,
+        seed: u64,
+    ) -> (f64, f64) {
+        let mut rng = Rng::new(seed);
+        let mut draw = |scale: f64| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    let z = rng.normal();
+                    scale
+                        * if lognormal {
+                            (0.5 * z).exp()
+                        } else {
+                            1.0 + 0.05 * z
+                        }
+                })
+                .collect()
+        };
+        let (mut cm, mut cmed) = (0usize, 0usize);
+        for r in 0..runs {
+            let x = draw(100.0);
+            let y = draw(103.0);
+            let b = bootstrap(&x, &y, resamples, seed ^ r as u64, 0.95);
+            let covers =
+                |ci: &Option<RelCi>| ci.as_ref().is_some_and(|c| c.lo <= 3.0 && 3.0 <= c.hi);
+            cm += usize::from(covers(&b.mean));
+            cmed += usize::from(covers(&b.median));
+        }
+        (cm as f64 / runs as f64, cmed as f64 / runs as f64)
+    }
+
+    #[test]
+    fn item7_bca_intervals_cover_at_n10_and_n20() {
+        for n in [10, 20] {
+            for lognormal in [false, true] {
+                let (m, med) = coverage(n, lognormal, 300, 500, 11 + n as u64);
+                eprintln!("n {n} lognormal {lognormal}: mean {m:.3} median {med:.3}");
+                assert!(
+                    (0.915..=0.985).contains(&m),
+                    "n {n} lognormal {lognormal}: mean {m}"
+                );
+                assert!(
+                    (0.915..=0.99).contains(&med),
+                    "n {n} lognormal {lognormal}: median {med}"
+                );
+            }
+        }
     }
 }

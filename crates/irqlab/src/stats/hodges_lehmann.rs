@@ -11,10 +11,10 @@
 //! monotone pointer, O(m + n), keep the side holding the rank), expected
 //! O((m + n) log(m·n)) time and O(m + n) memory.
 
-use super::bootstrap::Rng;
 use super::describe::sorted;
 use super::mannwhitney::{null_cdf, EXACT_MAX};
 use super::special::norm_ppf;
+use irqlab_core::rng::Rng;
 use serde::Serialize;
 
 /// Shift estimate and interval (in the metric's unit).
@@ -98,7 +98,7 @@ impl PairDiffs<'_> {
             if active <= 2 * (m + n) {
                 return self.finish(&lo, &hi, k - before);
             }
-            let pivot = self.pick(&lo, &hi, rng.below(active));
+            let pivot = self.pick(&lo, &hi, rng.index(active));
             self.below(pivot, true, &mut lt);
             self.below(pivot, false, &mut le);
             for j in 0..n {
