@@ -32,4 +32,8 @@ pub enum Command {
     Probe(crate::cmd::probe::Args),
     /// Serve raw interrupt and softirq counters to Prometheus at /metrics.
     Serve(crate::cmd::serve::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::cmd::completions::Args),
+    /// Print the man page, or write one page per subcommand with --out DIR.
+    Man(crate::cmd::man::Args),
 }

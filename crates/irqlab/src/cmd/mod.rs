@@ -4,7 +4,9 @@
 pub mod args;
 pub mod bench;
 pub mod compare;
+pub mod completions;
 pub mod guard_selftest;
+pub mod man;
 pub mod probe;
 pub mod restore;
 pub mod serve;
@@ -37,5 +39,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => probe::run(a),
         Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
     }
 }
