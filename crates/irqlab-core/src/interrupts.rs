@@ -2,7 +2,7 @@
 //!
 //! Owns [`Interrupts`] (the parsed file) and [`IrqRow`] (one line), the
 //! tokenizer that turns bytes into rows for every era (E1–E4) and
-//! architecture described in FORMATS.md, and [`Interrupts::parse_into`],
+//! architecture described in docs/formats/, and [`Interrupts::parse_into`],
 //! which re-parses into an existing model without allocating once the
 //! buffers have grown. Columns are mapped to CPU ids by the header, never by
 //! byte offset. No I/O, no panics: malformed input yields a [`ParseError`].

@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn comm_with_space_and_parentheses() {
-        // FORMATS.md §8 case 26.
+        // docs/formats/edge-cases.md, case 26.
         let st = PidStat::parse(b"812 (irq/140-PCIe PME) S 2").unwrap();
         assert_eq!(
             (st.comm.as_str(), st.ppid, st.utime),

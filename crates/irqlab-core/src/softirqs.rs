@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn offline_cpu_keeps_possible_columns() {
-        // FORMATS.md §8 case 23: possible CPUs, not online ones.
+        // docs/formats/edge-cases.md, case 23: possible CPUs, not online ones.
         let t = b"                    CPU0       CPU1       CPU2       CPU3       \n          HI:          1          0          0          2\n";
         let s = Softirqs::parse(t).unwrap();
         assert_eq!(s.cpus, vec![0, 1, 2, 3]);

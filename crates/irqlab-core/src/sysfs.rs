@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn empty_files_are_absent() {
-        // FORMATS.md §8 case 25.
+        // docs/formats/edge-cases.md, case 25.
         let mut a = IrqAttrs {
             chip_name: Some("x".into()),
             hwirq: Some(1),

@@ -1,4 +1,4 @@
-//! Byte-exact rendering against real captures and the FORMATS.md examples.
+//! Byte-exact rendering against real captures and the examples of docs/formats/.
 //!
 //! The softirqs/stat models are built here with a tiny test-only splitter
 //! because their parsers live on another branch.
@@ -120,7 +120,8 @@ fn this_vm_stat_byte_exact() {
     assert_eq!(out, text);
 }
 
-/// The byte-exact examples of FORMATS.md §1.3 and §8, one model per block.
+/// The byte-exact examples of docs/formats/interrupts.md and
+/// docs/formats/edge-cases.md, one model per block.
 #[test]
 fn formats_md_examples() {
     let e3 = "           CPU0       CPU1       \n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n 28:          0          0 PCI-MSIX-0000:00:01.0   0-edge      virtio0-config\n";

@@ -35,4 +35,8 @@ pub enum Command {
     Serve(crate::cmd::serve::Args),
     /// Handler and softirq time and latency with eBPF (build feature `trace`).
     Trace(crate::cmd::trace::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::cmd::completions::Args),
+    /// Print the man page, or write one page per subcommand with --out DIR.
+    Man(crate::cmd::man::Args),
 }

@@ -4,6 +4,11 @@
 //! The split exists so that benchmarks (`benches/`) measure the code paths
 //! the binary runs — sampling, the `top --batch` JSON writer — rather than
 //! copies of them. The modules are not a stable API.
+//!
+//! Unsafe code is denied crate-wide; the one exception is the TLB workload
+//! (`bench/workloads/tlb.rs`: mmap/munmap and page writes), allowed on its
+//! `mod` line with a comment.
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod cli;

@@ -1,4 +1,4 @@
-//! Interrupt-related kernel threads and their CPU use (FORMATS.md §5).
+//! Interrupt-related kernel threads and their CPU use (docs/formats/threads.md).
 //!
 //! Finds `ksoftirqd/N` and `irq/N-name` (and forced-threading secondaries
 //! `irq/N-s-name`) by scanning `/proc/*/comm` once (again only when a

@@ -1,4 +1,4 @@
-//! Edge cases from FORMATS.md §8, one test each, plus malformed input.
+//! Edge cases of docs/formats/edge-cases.md, one test each, plus malformed input.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! Architecture summary lines of `/proc/interrupts` (FORMATS.md §1.4):
+//! Architecture summary lines of `/proc/interrupts` (docs/formats/arch-rows.md):
 //! x86 (E1–E3 and the E4 table), arm64/arm/riscv/LoongArch/MIPS IPI lines,
 //! single-value `ERR`/`Err`, the arm `FIQ` line, powerpc and s390 lines.
 //!

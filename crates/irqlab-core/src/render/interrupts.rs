@@ -1,5 +1,5 @@
 //! `/proc/interrupts` rendering: header and numbered IRQ lines per era
-//! (FORMATS.md §1.2–1.3); architecture summary lines live in `arch`.
+//! (docs/formats/interrupts.md); architecture summary lines live in `arch`.
 //!
 //! Must not decide which rows exist: it renders the model's rows in order.
 
@@ -104,7 +104,7 @@ fn numbered(
             out.push(' ');
             inum(out, h, p);
         }
-        // FORMATS.md §1.3 row 5: E4 prints " " + num_prec+1 spaces.
+        // docs/formats/interrupts.md, numbered rows, part 5: E4 prints " " + num_prec+1 spaces.
         None => spaces(out, if era == Era::E4 { p + 2 } else { p + 1 }),
     }
     if arch.shows_level() {

@@ -2,12 +2,13 @@
 //!
 //! Owns [`Era`], [`Arch`] and the three renderers ([`render_interrupts`],
 //! [`render_softirqs`], [`render_stat`]). The format rules are those of
-//! FORMATS.md §1–3; which rows exist (visibility, arch rows, order) is the
-//! caller's business: rows are rendered in model order, each with the line
-//! format its kind takes on the given era and architecture. Numbered rows are
-//! regenerated from [`crate::desc::DescParts`], never from their
-//! `description`. Used by `synth` and by the round-trip tests. Renderers
-//! append to a `String`, never fail and never panic.
+//! docs/formats/ (interrupts, arch rows, softirqs, stat); which rows exist
+//! (visibility, arch rows, order) is the caller's business: rows are
+//! rendered in model order, each with the line format its kind takes on the
+//! given era and architecture. Numbered rows are regenerated from
+//! [`crate::desc::DescParts`], never from their `description`. Used by
+//! `synth` and by the round-trip tests. Renderers append to a `String`,
+//! never fail and never panic.
 
 mod arch;
 mod interrupts;
@@ -21,7 +22,7 @@ pub use stat::render_stat;
 use std::fmt;
 use std::str::FromStr;
 
-/// Format era of `/proc/interrupts` (see FORMATS.md "Version shorthand").
+/// Format era of `/proc/interrupts` (see docs/formats/README.md, "Eras").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Era {
     /// ≤ 6.10: `"%*d: "` + `"%10u "`, chip `" %8s"`.
@@ -135,7 +136,7 @@ impl FromStr for Arch {
     }
 }
 
-/// Width of the IRQ-number column for `nr_irqs` (FORMATS.md §1.2): E1–E3
+/// Width of the IRQ-number column for `nr_irqs` (docs/formats/interrupts.md, "Header"): E1–E3
 /// start at 3, E4 at 4; one more per power of ten from 1000 up that is
 /// `<= nr_irqs`; capped at 10.
 ///

@@ -1,4 +1,4 @@
-//! `/proc/softirqs` rendering (FORMATS.md §2): 20-space header of possible
+//! `/proc/softirqs` rendering (docs/formats/softirqs.md): 20-space header of possible
 //! CPUs, then `"%12s:"` + `" %10u"` per CPU for each row in model order.
 //!
 //! Must not add, drop or rename vectors.

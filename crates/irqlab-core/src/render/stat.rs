@@ -1,4 +1,4 @@
-//! `/proc/stat` rendering (FORMATS.md §3): `cpu` (two spaces), `cpuN`,
+//! `/proc/stat` rendering (docs/formats/stat.md): `cpu` (two spaces), `cpuN`,
 //! `intr`, `ctxt`, `btime`, `processes`, `procs_running`, `procs_blocked`,
 //! `softirq`, all numbers separated by single spaces.
 //!

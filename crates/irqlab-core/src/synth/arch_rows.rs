@@ -1,4 +1,4 @@
-//! The architecture summary rows each arch prints (FORMATS.md §1.4): label,
+//! The architecture summary rows each arch prints (docs/formats/arch-rows.md): label,
 //! description, line kind, and whether a typical machine shows it.
 //!
 //! Data only; used by `synth` and by the round-trip tests. Must not format.

@@ -1,6 +1,6 @@
 //! File contents of a synthesized tree: the three `/proc` stats files
 //! (via `render`) and per-IRQ `/sys/kernel/irq/N/*` and `/proc/irq/N/*`
-//! (FORMATS.md §4), as `(relative path, bytes)` pairs.
+//! (docs/formats/irq-dirs.md), as `(relative path, bytes)` pairs.
 //!
 //! Must not touch the file system: the CLI writes what this returns.
 

@@ -4,7 +4,9 @@
 pub mod args;
 pub mod bench;
 pub mod compare;
+pub mod completions;
 pub mod guard_selftest;
+pub mod man;
 pub mod probe;
 pub mod restore;
 pub mod serve;
@@ -39,5 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Trace(a) => trace::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
     }
 }

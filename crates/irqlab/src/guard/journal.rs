@@ -173,7 +173,7 @@ fn sync_parent(path: &Path) {
 
 /// What [`load`] found in a journal.
 #[derive(Debug, Default)]
-pub struct Loaded {
+pub struct JournalContents {
     /// The entries in the order they were made.
     pub entries: Vec<Change>,
     /// A torn last line (no newline, not valid JSON) that was ignored.
@@ -183,13 +183,13 @@ pub struct Loaded {
 /// Read the journal at `path`; a missing file is an empty journal. A
 /// malformed line fails with `path:line`, except a torn last line without
 /// its newline (a crash in the middle of an append), which is reported.
-pub fn load(path: &Path) -> Result<Loaded> {
+pub fn load(path: &Path) -> Result<JournalContents> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalContents::default()),
         Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
     };
-    let mut out = Loaded::default();
+    let mut out = JournalContents::default();
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {

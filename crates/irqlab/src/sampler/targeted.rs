@@ -1,7 +1,7 @@
 //! Targeted sampling: the counts of a few numbered IRQs read from
 //! `/sys/kernel/irq/N/per_cpu_count` through kept-open descriptors,
 //! assembled into an [`Interrupts`] model that looks like the rows of
-//! `/proc/interrupts` (FORMATS.md §4 "Cost comparison").
+//! `/proc/interrupts` (docs/formats/irq-dirs.md, "Cost of the per-IRQ files").
 //!
 //! `per_cpu_count` lists POSSIBLE CPUs while `/proc/interrupts` lists
 //! ONLINE CPUs: every read also reads `/sys/devices/system/cpu/online`

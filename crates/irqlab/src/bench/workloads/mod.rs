@@ -16,6 +16,9 @@ mod net;
 /// CPU hotplug (`err.downcast_ref::<placement::PinError>()`): retry it.
 pub mod placement;
 mod timer;
+// The one unsafe module of the crate (lib.rs denies unsafe_code): the
+// mmap/munmap pair and page writes of the TLB workload, each with a SAFETY note.
+#[allow(unsafe_code)]
 mod tlb;
 
 #[cfg(test)]
