@@ -32,4 +32,10 @@ pub enum Command {
     Probe(crate::cmd::probe::Args),
     /// Serve raw interrupt and softirq counters to Prometheus at /metrics.
     Serve(crate::cmd::serve::Args),
+    /// Record raw counters to a Parquet dataset (host=…/boot=…/) with a crash-safe journal.
+    Record(crate::cmd::record::Args),
+    /// Replay a recording: `top --batch` lines with rates from the recorded counters.
+    Replay(crate::cmd::replay::Args),
+    /// Turn the journals a crashed `record` left into Parquet segments.
+    Recover(crate::cmd::recover::Args),
 }

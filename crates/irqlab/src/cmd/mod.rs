@@ -5,6 +5,9 @@ pub mod bench;
 pub mod compare;
 pub mod guard_selftest;
 pub mod probe;
+pub mod record;
+pub mod recover;
+pub mod replay;
 pub mod restore;
 pub mod serve;
 pub mod show;
@@ -58,5 +61,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => probe::run(a),
         Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Record(a) => record::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Recover(a) => recover::run(a),
     }
 }
