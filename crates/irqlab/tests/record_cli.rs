@@ -67,7 +67,7 @@ fn recording_reads_back_to_the_recorded_snapshots() {
     synth(&tree);
     let out = d.path().join("rec");
     // Record while the LOC counter moves.
-    let mut child = irqlab()
+    let child = irqlab()
         .arg("record")
         .arg("--root")
         .arg(&tree)
@@ -223,7 +223,7 @@ fn torn_journal_is_reported_and_salvaged() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{err}");
     assert!(
-        err.contains(&format!("journal.jsonl: torn last record"))
+        err.contains("journal.jsonl: torn last record")
             && err.contains(&format!("at offset {good}")),
         "{err}"
     );
