@@ -168,7 +168,7 @@ impl Targeted {
     pub fn read_into(&mut self, fs: &mut HostFs, out: &mut Interrupts) -> anyhow::Result<()> {
         self.read_online(fs)?;
         self.vanished.clear();
-        let mut rows = std::mem::take(&mut out.rows);
+        let mut rows = out.take_rows();
         let mut cpus = std::mem::take(&mut out.cpus);
         cpus.clear();
         cpus.extend(self.online.iter());
