@@ -39,4 +39,10 @@ pub enum Command {
     Completions(crate::cmd::completions::Args),
     /// Print the man page, or write one page per subcommand with --out DIR.
     Man(crate::cmd::man::Args),
+    /// Record raw counters to a Parquet dataset (host=…/boot=…/) with a crash-safe journal.
+    Record(crate::cmd::record::Args),
+    /// Replay a recording: `top --batch` lines with rates from the recorded counters.
+    Replay(crate::cmd::replay::Args),
+    /// Turn the journals a crashed `record` left into Parquet segments.
+    Recover(crate::cmd::recover::Args),
 }

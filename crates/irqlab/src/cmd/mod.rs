@@ -8,6 +8,9 @@ pub mod completions;
 pub mod guard_selftest;
 pub mod man;
 pub mod probe;
+pub mod record;
+pub mod recover;
+pub mod replay;
 pub mod restore;
 pub mod serve;
 pub mod show;
@@ -43,5 +46,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
+        Command::Record(a) => record::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Recover(a) => recover::run(a),
     }
 }

@@ -1,0 +1,195 @@
+//! Where things are in a recording: `DIR/host=H/boot=B/` (Hive
+//! partitions), segments `part-FIRST-LAST.parquet` (sample sequence
+//! numbers), the journal; finding the boot directories of a dataset, and
+//! recovering a journal left by a crash into a segment.
+
+use super::journal;
+use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL};
+use super::segment::{self, SegmentData};
+use crate::host::HostFs;
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+
+/// A partition value: characters other than `A-Za-z0-9._-` become `_`.
+pub fn partition_value(s: &str) -> String {
+    let v: String = s
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if v.is_empty() {
+        "unknown".into()
+    } else {
+        v
+    }
+}
+
+/// `out/host=H/boot=B` for the tree of `fs`.
+pub fn boot_dir(out: &Path, fs: &HostFs, host: Option<&str>) -> PathBuf {
+    let host = host
+        .map(str::to_string)
+        .or_else(|| fs.read_attr("proc/sys/kernel/hostname"))
+        .unwrap_or_else(|| "unknown".into());
+    let boot = crate::bench::env::boot_id(fs);
+    out.join(format!("host={}", partition_value(&host)))
+        .join(format!("boot={}", partition_value(&boot)))
+}
+
+pub fn segment_name(first: u64, last: u64) -> String {
+    format!("part-{first:010}-{last:010}.parquet")
+}
+
+/// (first, last) sequence of a segment file name.
+pub fn parse_segment_name(name: &str) -> Option<(u64, u64)> {
+    let mid = name.strip_prefix("part-")?.strip_suffix(".parquet")?;
+    let (a, b) = mid.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Segments of a boot directory, by first sequence.
+pub fn segments(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
+    let rd = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut v: Vec<(u64, u64, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            parse_segment_name(&name).map(|(a, b)| (a, b, e.path()))
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The sequence number after the last segment's.
+pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
+    Ok(segments(dir)?.last().map_or(0, |s| s.1 + 1))
+}
+
+/// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
+pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        bail!("{}: no such recording directory", dir.display());
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.starts_with("boot=") {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let children = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let named = |p: &Path, pre: &str| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(pre))
+    };
+    for c in children(dir) {
+        if named(&c, "boot=") {
+            out.push(c);
+        } else if named(&c, "host=") {
+            out.extend(children(&c).into_iter().filter(|b| named(b, "boot=")));
+        }
+    }
+    Ok(out)
+}
+
+/// The one boot directory of `dir`, or an error listing the choices.
+pub fn one_boot_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    let mut v = boot_dirs(dir)?;
+    match v.len() {
+        0 => bail!(
+            "{}: no recording here (expected host=…/boot=…/ directories)",
+            dir.display()
+        ),
+        1 => Ok(v.remove(0)),
+        _ => {
+            let list: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
+            bail!(
+                "{} holds {} recordings; name one of:\n  {}",
+                dir.display(),
+                v.len(),
+                list.join("\n  ")
+            )
+        }
+    }
+}
+
+/// Journal lines after the last segment, with a message about a torn tail.
+pub fn journal_lines(dir: &Path) -> anyhow::Result<(Vec<JournalLine>, Option<String>)> {
+    let path = dir.join(JOURNAL);
+    if !path.exists() {
+        return Ok((Vec::new(), None));
+    }
+    let after = next_seq(dir)?;
+    let (lines, torn) = journal::read(&path)?;
+    let lines: Vec<JournalLine> = lines.into_iter().filter(|l| l.time.seq >= after).collect();
+    let msg = torn.map(|t| {
+        format!(
+            "{}: {} at offset {}; kept the {} complete sample(s) before it",
+            path.display(),
+            t.why,
+            t.offset,
+            lines.len()
+        )
+    });
+    Ok((lines, msg))
+}
+
+/// Lines of a journal as segment data (a journal starts a segment: its
+/// first line carries the shape and every cell).
+pub fn lines_to_segment(lines: Vec<JournalLine>) -> SegmentData {
+    let mut d = SegmentData::default();
+    for l in lines {
+        let t: SampleTime = l.time;
+        d.samples.push(t);
+        if let Some(shape) = l.shape {
+            d.shapes.push(ShapeAt { seq: t.seq, shape });
+        }
+        d.cells.extend(l.cells.into_iter().map(|c| (t.seq, c)));
+    }
+    d
+}
+
+/// Turn a journal left behind into a segment; `Some(message)` when there
+/// was something to say.
+pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
+    let path = dir.join(JOURNAL);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let (lines, torn) = journal_lines(dir)?;
+    let n = lines.len();
+    let mut msg = Vec::new();
+    if let Some(t) = torn {
+        msg.push(t);
+    }
+    let seg = lines_to_segment(lines);
+    if let (Some(a), Some(b)) = (seg.samples.first(), seg.samples.last()) {
+        let out = dir.join(segment_name(a.seq, b.seq));
+        segment::write(&out, &seg)?;
+        msg.push(format!(
+            "recovered {n} sample(s) from {} into {}",
+            path.display(),
+            out.display()
+        ));
+    }
+    std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    Ok((!msg.is_empty()).then(|| msg.join("\n")))
+}

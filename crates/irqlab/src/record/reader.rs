@@ -1,0 +1,224 @@
+//! A recording read back as [`Sample`]s: the second snapshot source. The
+//! segments of one boot directory, then its journal (salvaging a crash),
+//! replayed cell by cell; each sample's files are re-rendered as kernel
+//! text from the stored shape and parsed by the same core parsers as live
+//! samples, so replayed snapshots equal the recorded ones.
+
+use super::cells::stat_field;
+use super::layout;
+use super::schema::{CellValue, RowKind, SampleTime, Shape, SourceKind};
+use super::segment;
+use super::source::{Sample, ThreadTotal};
+use crate::sampler::located;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+type CellKey = (SourceKind, String, Option<u32>);
+
+/// One stored sample: its time, a new shape if any, its cells.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub time: SampleTime,
+    pub shape: Option<Shape>,
+    pub cells: Vec<CellValue>,
+}
+
+/// The steps of one boot directory, plus messages about salvaged data.
+#[derive(Debug, Default)]
+pub struct Recording {
+    pub dir: PathBuf,
+    pub steps: Vec<Step>,
+    pub warnings: Vec<String>,
+}
+
+/// Read every segment and the journal of boot directory `dir`.
+pub fn open(dir: &Path) -> anyhow::Result<Recording> {
+    let mut rec = Recording {
+        dir: dir.to_path_buf(),
+        ..Recording::default()
+    };
+    for (_, _, path) in layout::segments(dir)? {
+        let seg = segment::read(&path)?;
+        let mut by_seq: HashMap<u64, Vec<CellValue>> = HashMap::new();
+        for (seq, c) in seg.cells {
+            by_seq.entry(seq).or_default().push(c);
+        }
+        let mut shapes: HashMap<u64, Shape> =
+            seg.shapes.into_iter().map(|s| (s.seq, s.shape)).collect();
+        for t in seg.samples {
+            rec.steps.push(Step {
+                time: t,
+                shape: shapes.remove(&t.seq),
+                cells: by_seq.remove(&t.seq).unwrap_or_default(),
+            });
+        }
+    }
+    let (lines, torn) = layout::journal_lines(dir)?;
+    if !lines.is_empty() {
+        rec.warnings.push(format!(
+            "{} sample(s) read from the journal {} (not yet in a segment; `irqlab recover` makes one)",
+            lines.len(),
+            dir.join(super::schema::JOURNAL).display()
+        ));
+    }
+    rec.warnings.extend(torn);
+    for l in lines {
+        rec.steps.push(Step {
+            time: l.time,
+            shape: l.shape,
+            cells: l.cells,
+        });
+    }
+    Ok(rec)
+}
+
+/// Rebuilds samples step by step.
+#[derive(Debug, Default)]
+pub struct Replayer {
+    values: HashMap<CellKey, u64>,
+    shape: Option<Shape>,
+}
+
+impl Replayer {
+    /// Apply `step` and return the sample it describes.
+    pub fn apply(&mut self, step: &Step) -> anyhow::Result<Sample> {
+        if let Some(s) = &step.shape {
+            self.shape = Some(s.clone());
+        }
+        for c in &step.cells {
+            self.values
+                .insert((c.source, c.key.clone(), c.cpu), c.value);
+        }
+        let Some(shape) = self.shape.as_ref() else {
+            anyhow::bail!(
+                "sample {} has no layout (the recording lacks its first sample)",
+                step.time.seq
+            );
+        };
+        let mut s = Sample::default();
+        s.snap.mono_ns = step.time.mono_ns;
+        s.snap.wall_ns = step.time.wall_ns;
+        let file = |name: &str| PathBuf::from(format!("sample {} {name}", step.time.seq));
+        if let Some(cpus) = &shape.irq_cpus {
+            let text = self.interrupts_text(cpus, shape);
+            s.snap.interrupts = Some(
+                irqlab_core::Interrupts::parse(text.as_bytes())
+                    .map_err(|e| located(&file("interrupts"), &e))?,
+            );
+        }
+        if let Some(cpus) = &shape.soft_cpus {
+            let text = self.softirqs_text(cpus, shape);
+            s.snap.softirqs = Some(
+                irqlab_core::Softirqs::parse(text.as_bytes())
+                    .map_err(|e| located(&file("softirqs"), &e))?,
+            );
+        }
+        if let Some(cpus) = &shape.stat_cpus {
+            let text = self.stat_text(cpus, shape);
+            s.snap.stat = Some(
+                irqlab_core::Stat::parse(text.as_bytes())
+                    .map_err(|e| located(&file("stat"), &e))?,
+            );
+        }
+        for name in &shape.threads {
+            let Some(kind) = crate::threads::classify(name) else {
+                continue;
+            };
+            let cpu = match kind {
+                crate::threads::ThreadKind::Ksoftirqd { cpu } => Some(cpu),
+                crate::threads::ThreadKind::IrqThread { .. } => None,
+            };
+            if let Some(&cpu_ns) = self.values.get(&(SourceKind::Threads, name.clone(), cpu)) {
+                s.threads.push(ThreadTotal {
+                    name: name.clone(),
+                    kind,
+                    cpu_ns,
+                });
+            }
+        }
+        Ok(s)
+    }
+
+    fn get(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {
+        self.values
+            .get(&(source, key.to_string(), cpu))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn interrupts_text(&self, cpus: &[u32], shape: &Shape) -> String {
+        let mut t = String::from("    ");
+        for c in cpus {
+            let _ = write!(t, " {:>10}", format!("CPU{c}"));
+        }
+        t.push('\n');
+        for r in &shape.irq_rows {
+            let _ = write!(t, "{:>4}:", r.label);
+            match r.kind {
+                RowKind::PerCpu => {
+                    for &c in cpus {
+                        let _ = write!(
+                            t,
+                            " {:>10}",
+                            self.get(SourceKind::Interrupts, &r.key, Some(c))
+                        );
+                    }
+                }
+                RowKind::Single => {
+                    let _ = write!(t, " {:>10}", self.get(SourceKind::Interrupts, &r.key, None));
+                }
+                RowKind::NoCounts => {}
+                RowKind::Irregular { n } => {
+                    for i in 0..n as u32 {
+                        let _ = write!(
+                            t,
+                            " {:>10}",
+                            self.get(SourceKind::Interrupts, &r.key, Some(i))
+                        );
+                    }
+                }
+            }
+            if !r.description.is_empty() {
+                let _ = write!(t, "  {}", r.description);
+            }
+            t.push('\n');
+        }
+        t
+    }
+
+    fn softirqs_text(&self, cpus: &[u32], shape: &Shape) -> String {
+        let mut t = String::from("           ");
+        for c in cpus {
+            let _ = write!(t, " {:>10}", format!("CPU{c}"));
+        }
+        t.push('\n');
+        for name in &shape.soft_rows {
+            let _ = write!(t, "{:>12}:", name);
+            for &c in cpus {
+                let _ = write!(t, " {:>10}", self.get(SourceKind::Softirqs, name, Some(c)));
+            }
+            t.push('\n');
+        }
+        t
+    }
+
+    fn stat_text(&self, cpus: &[u32], shape: &Shape) -> String {
+        let line = |t: &mut String, head: &str, cpu: Option<u32>| {
+            t.push_str(head);
+            for i in 0..shape.stat_fields {
+                let _ = write!(t, " {}", self.get(SourceKind::Stat, &stat_field(i), cpu));
+            }
+            t.push('\n');
+        };
+        let mut t = String::new();
+        line(&mut t, "cpu ", None);
+        for &c in cpus {
+            line(&mut t, &format!("cpu{c}"), Some(c));
+        }
+        for k in &shape.stat_other {
+            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, k, None));
+        }
+        t
+    }
+}

@@ -1,0 +1,132 @@
+//! The recording format (docs/recording-schema.md): its version, the
+//! names of files and sources, and the serde types shared by the journal
+//! and the segment footers. Plain data, no I/O.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the recording layout; readers refuse any other.
+pub const SCHEMA: u32 = 1;
+
+/// Journal of the samples not yet in a closed segment, per boot directory.
+pub const JOURNAL: &str = "journal.jsonl";
+
+/// Footer keys of a segment.
+pub const KEY_SCHEMA: &str = "irqlab.schema";
+pub const KEY_SAMPLES: &str = "irqlab.samples";
+pub const KEY_SHAPES: &str = "irqlab.shapes";
+pub const KEY_ENV: &str = "irqlab.environment";
+
+/// What a cell counts.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    #[default]
+    Interrupts,
+    Softirqs,
+    Stat,
+    Threads,
+}
+
+impl SourceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Interrupts => "interrupts",
+            SourceKind::Softirqs => "softirqs",
+            SourceKind::Stat => "stat",
+            SourceKind::Threads => "threads",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<SourceKind> {
+        [Self::Interrupts, Self::Softirqs, Self::Stat, Self::Threads]
+            .into_iter()
+            .find(|k| k.name() == s)
+    }
+}
+
+/// One changed (or, in a segment's first sample, every) counter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellValue {
+    pub source: SourceKind,
+    pub key: String,
+    /// Real CPU id; `None` for single-value rows and totals.
+    pub cpu: Option<u32>,
+    pub value: u64,
+}
+
+/// Timestamps of one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleTime {
+    pub seq: u64,
+    pub wall_ns: u64,
+    pub mono_ns: u64,
+}
+
+/// How a `/proc/interrupts` row lays out its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    /// One count per header CPU (cells keyed by CPU id).
+    PerCpu,
+    /// One count (cell with no CPU).
+    Single,
+    /// No counts.
+    NoCounts,
+    /// `n` counts not aligned with the header (cells keyed by position).
+    Irregular { n: usize },
+}
+
+/// Row metadata of one interrupts row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowMeta {
+    /// Cell key: the label, `#N` appended for the N-th repeat of a label.
+    pub key: String,
+    pub label: String,
+    pub kind: RowKind,
+    /// Everything after the counts (chip, hwirq, trigger, actions or the
+    /// arch description), as printed.
+    pub description: String,
+    /// `/proc/irq/N/smp_affinity_list` when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<String>,
+}
+
+/// The layout of the files at a sample: which rows and CPUs exist. Stored
+/// when it changes, so a reader rebuilds each sample exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Header CPUs of `/proc/interrupts` (`None`: file not read).
+    pub irq_cpus: Option<Vec<u32>>,
+    pub irq_rows: Vec<RowMeta>,
+    pub soft_cpus: Option<Vec<u32>>,
+    pub soft_rows: Vec<String>,
+    /// CPU ids of the `cpuN` lines of `/proc/stat` (`None`: not read).
+    pub stat_cpus: Option<Vec<u32>>,
+    /// Fields per `cpu` line.
+    pub stat_fields: usize,
+    /// Other `/proc/stat` counters present (`intr`, `ctxt`, `softirq` …).
+    pub stat_other: Vec<String>,
+    /// Interrupt thread names (threads appear from the second sample on).
+    pub threads: Vec<String>,
+}
+
+/// One journal line: a sample with its changed cells.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JournalLine {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub time: SampleTime,
+    /// Present when the layout changed (always on a journal's first line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+    pub cells: Vec<CellValue>,
+}
+
+/// A shape taking effect at sample `seq` (segment footer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapeAt {
+    pub seq: u64,
+    pub shape: Shape,
+}

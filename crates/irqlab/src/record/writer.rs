@@ -1,0 +1,196 @@
+//! The recording loop: live samples -> changed cells -> journal line
+//! (flushed every sample) -> a Parquet segment every `segment` interval and
+//! at exit, after which the journal starts afresh. A journal left by a
+//! crash is turned into a segment first (`layout::recover_boot_dir`).
+//!
+//! Errors (disk full, unwritable directory) stop recording and name the
+//! file; what was written stays.
+
+use super::cells::{flatten, Differ};
+use super::journal::Journal;
+use super::layout;
+use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
+use super::segment::{self, SegmentData};
+use super::source::{LiveSource, Sample};
+use crate::report::Filter;
+use crate::sampler::{clock, targeted, Ticker};
+use anyhow::Context;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A record run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub root: PathBuf,
+    pub out: PathBuf,
+    pub interval: Duration,
+    pub duration: Option<Duration>,
+    pub segment: Duration,
+    pub filter: Filter,
+    /// Partition host name instead of the tree's hostname.
+    pub host: Option<String>,
+}
+
+/// What a run wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub dir: PathBuf,
+    pub samples: u64,
+    pub cells: u64,
+    pub segments: u64,
+    pub segment_bytes: u64,
+    /// CPU time of sampling + diffing + journaling (not segment writes), ns.
+    pub sample_cpu_ns: u64,
+    pub segment_cpu_ns: u64,
+}
+
+struct Run {
+    dir: PathBuf,
+    journal: Journal,
+    data: SegmentData,
+    differ: Differ,
+    next_seq: u64,
+    started: Option<Instant>,
+    sum: Summary,
+}
+
+impl Run {
+    fn add(
+        &mut self,
+        s: &Sample,
+        filter: &Filter,
+        affinity: &mut dyn FnMut(u32) -> Option<String>,
+    ) -> anyhow::Result<()> {
+        if self.data.samples.is_empty() {
+            self.differ.reset();
+            self.started = Some(Instant::now());
+        }
+        let (shape, cells) = self.differ.cells(flatten(s, filter, affinity));
+        let time = SampleTime {
+            seq: self.next_seq,
+            wall_ns: s.snap.wall_ns,
+            mono_ns: s.snap.mono_ns,
+        };
+        let line = JournalLine {
+            schema: SCHEMA,
+            time,
+            shape,
+            cells,
+        };
+        self.journal.append(&line)?;
+        self.next_seq += 1;
+        self.sum.samples += 1;
+        self.sum.cells += line.cells.len() as u64;
+        self.data.samples.push(time);
+        if let Some(shape) = line.shape {
+            self.data.shapes.push(ShapeAt {
+                seq: time.seq,
+                shape,
+            });
+        }
+        self.data
+            .cells
+            .extend(line.cells.into_iter().map(|c| (time.seq, c)));
+        Ok(())
+    }
+
+    /// Write the buffered samples as a segment and restart the journal.
+    fn close_segment(&mut self) -> anyhow::Result<()> {
+        let (Some(first), Some(last)) = (self.data.samples.first(), self.data.samples.last())
+        else {
+            return Ok(());
+        };
+        let meter = clock::CostMeter::start();
+        let path = self.dir.join(layout::segment_name(first.seq, last.seq));
+        let env = std::mem::take(&mut self.data.environment);
+        let data = std::mem::replace(
+            &mut self.data,
+            SegmentData {
+                environment: env,
+                ..SegmentData::default()
+            },
+        );
+        self.sum.segment_bytes += segment::write(&path, &data)?;
+        self.sum.segments += 1;
+        self.journal = Journal::create(self.journal.path())?;
+        self.sum.segment_cpu_ns += meter.stop().cpu_ns;
+        Ok(())
+    }
+}
+
+/// Record until `duration`, SIGINT or SIGTERM.
+pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Result<Summary> {
+    let mut src = LiveSource::open(&cfg.root);
+    let dir = layout::boot_dir(&cfg.out, src.fs(), cfg.host.as_deref());
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if let Some(msg) = layout::recover_boot_dir(&dir)? {
+        eprintln!("irqlab: {msg}");
+    }
+    let next_seq = layout::next_seq(&dir)?;
+    let env = crate::bench::env::collect(
+        src.fs(),
+        &crate::bench::select::Selection { rows: Vec::new() },
+        clock::rfc3339_utc(clock::now()?.wall_ns),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("cannot install signal handlers")?;
+    }
+    let mut run = Run {
+        journal: Journal::create(&dir.join(JOURNAL))?,
+        dir: dir.clone(),
+        data: SegmentData {
+            environment: serde_json::to_string(&env)?,
+            ..SegmentData::default()
+        },
+        differ: Differ::default(),
+        next_seq,
+        started: None,
+        sum: Summary {
+            dir: dir.clone(),
+            ..Summary::default()
+        },
+    };
+    announce(&dir);
+    let mut sample = Sample::default();
+    let mut known: HashMap<u32, Option<String>> = HashMap::new();
+    let start = Instant::now();
+    let mut ticker = Ticker::new(cfg.interval);
+    let mut first = true;
+    while !stop.load(Ordering::Relaxed) {
+        if !first {
+            if cfg
+                .duration
+                .is_some_and(|d| start.elapsed() + cfg.interval / 2 >= d)
+            {
+                break;
+            }
+            ticker.wait();
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        first = false;
+        let meter = clock::CostMeter::start();
+        src.next_into(&mut sample)?;
+        let fs = src.fs();
+        let mut affinity = |irq: u32| {
+            known
+                .entry(irq)
+                .or_insert_with(|| targeted::read_affinity(fs, irq))
+                .clone()
+        };
+        run.add(&sample, &cfg.filter, &mut affinity)?;
+        run.sum.sample_cpu_ns += meter.stop().cpu_ns;
+        if run.started.is_some_and(|t| t.elapsed() >= cfg.segment) {
+            run.close_segment()?;
+        }
+    }
+    run.close_segment()?;
+    let _ = std::fs::remove_file(run.journal.path());
+    Ok(run.sum)
+}
