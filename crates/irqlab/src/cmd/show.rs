@@ -5,7 +5,8 @@
 use crate::export::{self, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter};
-use crate::sampler::{Sampler, Source, Ticker};
+use crate::sampler::strategy::Choice;
+use crate::sampler::{LivePlan, LiveSampler, Sampler, Source, Ticker};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,6 +33,47 @@ pub struct Args {
     pub cpus: Option<String>,
 }
 
+/// One snapshot (counts since boot).
+fn snapshot_report(root: &std::path::Path, filter: &Filter) -> anyhow::Result<report::Report> {
+    let mut sampler = Sampler::new(HostFs::new(root), &Source::ALL);
+    let mut first = Snapshot::default();
+    sampler.sample(&mut first)?;
+    for (src, why) in &sampler.missing {
+        eprintln!(
+            "irqlab: note: {} not shown: {why}",
+            sampler.fs().path(src.rel()).display()
+        );
+    }
+    drop(sampler); // frees the read buffers before the report is built
+    let mut report = report::from_snapshot(first, filter);
+    annotate_affinity(&mut report, &HostFs::new(root));
+    Ok(report)
+}
+
+/// Rates over `iv`: one frame of the live sampler (the kernel's own rows:
+/// the full `/proc/interrupts`), with affinity from its metadata.
+fn interval_report(
+    root: &std::path::Path,
+    filter: Filter,
+    iv: Duration,
+) -> anyhow::Result<report::Report> {
+    let plan = LivePlan {
+        root: root.to_path_buf(),
+        filter,
+        strategy: Choice::ProcInterrupts,
+    };
+    let mut live = LiveSampler::open(&plan)?;
+    for m in live.missing() {
+        eprintln!("irqlab: note: not shown: {m}");
+    }
+    let mut ticker = Ticker::new(iv);
+    ticker.wait();
+    let mut frame = live.next_frame()?;
+    let mut report = report::from_delta(frame.prev, frame.cur, frame.filter());
+    report::annotate_affinity(&mut report, &mut frame);
+    Ok(report)
+}
+
 /// Effective (else configured) affinity of every numbered row, from
 /// `/proc/irq/N/` when the tree has it.
 fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
@@ -47,29 +89,10 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
-    let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
-    let mut first = Snapshot::default();
-    sampler.sample(&mut first)?;
-    for (src, why) in &sampler.missing {
-        eprintln!(
-            "irqlab: note: {} not shown: {why}",
-            sampler.fs().path(src.rel()).display()
-        );
-    }
-    let mut report = match args.interval {
-        None => {
-            drop(sampler); // frees the read buffers before the report is built
-            report::from_snapshot(first, &filter)
-        }
-        Some(iv) => {
-            let mut ticker = Ticker::new(iv);
-            let mut second = Snapshot::default();
-            ticker.wait();
-            sampler.sample(&mut second)?;
-            report::from_delta(&first, &second, &filter)
-        }
+    let report = match args.interval {
+        None => snapshot_report(&args.root, &filter)?,
+        Some(iv) => interval_report(&args.root, filter, iv)?,
     };
-    annotate_affinity(&mut report, &HostFs::new(&args.root));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.format {
