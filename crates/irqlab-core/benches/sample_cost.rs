@@ -58,12 +58,12 @@ fn bench(c: &mut Criterion) {
     let new = Interrupts::parse(&after).expect("parses");
     g.bench_function("delta", |b| {
         b.iter(|| {
-            interrupts_delta(black_box(&old), black_box(&new))
+            interrupts_delta(black_box(&old), black_box(&new), 1.0)
                 .rows
                 .len()
         })
     });
-    let d = interrupts_delta(&old, &new);
+    let d = interrupts_delta(&old, &new, 1.0);
     let mut buf = Vec::new();
     g.bench_function("json_of_delta", |b| {
         b.iter(|| {

@@ -4,12 +4,20 @@
 //! counters, with explicit [`Gap`]s for CPU hotplug, IRQ identity change and
 //! counters that went backwards) and row matching by identity, never by
 //! position: numbered rows by IRQ number plus (chip, hwirq, actions), arch
-//! rows by (label, description, occurrence). Pure: callers pass elapsed time.
+//! rows by (label, description, occurrence). Pure: callers pass elapsed time,
+//! which bounds every cell: a difference implying a rate no interrupt source
+//! can reach is a [`Gap::ImpossibleRate`] (`delta/counter.rs`,
+//! docs/limits.md), never a rate.
+
+mod counter;
+mod cputime;
+
+pub use counter::{bound_rate, counter_delta, wide_counter_delta, MAX_CPUS, MAX_RATE_PER_CPU};
+pub use cputime::{cpu_pct, stat_aggregate_pct, CpuPct};
 
 use crate::desc::DescParts;
 use crate::interrupts::{Interrupts, IrqRow, Shape};
 use crate::softirqs::{SoftirqRow, Softirqs};
-use crate::stat::CpuTimes;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -30,6 +38,11 @@ pub enum Gap {
     Reset,
     /// The row's count layout differs between the snapshots.
     ShapeChanged,
+    /// A count above the kernel's 32-bit range (`%10u`): not a kernel value.
+    OutOfRange,
+    /// The difference implies a rate beyond [`MAX_RATE_PER_CPU`] (per CPU;
+    /// × [`MAX_CPUS`] for a single global value): not a measurement.
+    ImpossibleRate,
 }
 
 /// One cell of a delta: a count difference or an explicit gap.
@@ -54,28 +67,6 @@ impl Cell {
         (elapsed_s > 0.0).then_some(())?;
         self.count().map(|c| c as f64 / elapsed_s)
     }
-}
-
-/// Width of the kernel's per-CPU counters.
-const WRAP: u64 = 1 << 32;
-
-/// Difference `new - old` of one counter.
-///
-/// Both values ≤ u32::MAX: modulo 2^32; a decrease is taken as a wrap only
-/// when the earlier value was in the upper half and the modular difference
-/// is below 2^31 (a descriptor reset gives [`Gap::Reset`] instead). Larger
-/// (64-bit) counters: plain difference, decrease = reset.
-pub fn counter_delta(old: u64, new: u64) -> Cell {
-    if new >= old {
-        return Cell::Count(new - old);
-    }
-    if old < WRAP && new < WRAP {
-        let d = (new + WRAP) - old;
-        if old >= WRAP / 2 && d < WRAP / 2 {
-            return Cell::Count(d);
-        }
-    }
-    Cell::Gap(Gap::Reset)
 }
 
 /// Status of a row in a delta.
@@ -203,6 +194,35 @@ fn cpu_cells(cols: &[Col], old: &[u64], new: &[u64], out: &mut Vec<Cell>) {
     }));
 }
 
+/// Turn every cell whose count implies an impossible rate
+/// into [`Gap::ImpossibleRate`]; a single global value may count events
+/// of every CPU.
+fn bound_cells(out: &mut [Cell], shape: Shape, elapsed_s: f64) {
+    let max = match shape {
+        Shape::Single => MAX_RATE_PER_CPU * MAX_CPUS,
+        _ => MAX_RATE_PER_CPU,
+    };
+    for c in out {
+        *c = bound_rate(*c, elapsed_s, max);
+    }
+}
+
+/// The one value of a single-value row. With one online CPU the parser
+/// cannot tell `ERR:` (one global value, no description) from a per-CPU
+/// row, and calls it per-CPU: such an arch row counts as single too, so
+/// that a change in the number of online CPUs is no shape change.
+fn single_value(r: &IrqRow) -> Option<u64> {
+    let one = match r.shape {
+        Shape::Single => true,
+        Shape::PerCpu => r.irq.is_none() && r.description.is_empty(),
+        _ => false,
+    };
+    match r.counts.as_slice() {
+        [v] if one => Some(*v),
+        _ => None,
+    }
+}
+
 fn gap_cells(shape: Shape, ncpus: usize, n: usize, gap: Gap, out: &mut Vec<Cell>) {
     let len = if shape == Shape::PerCpu { ncpus } else { n };
     out.extend(std::iter::repeat_n(Cell::Gap(gap), len));
@@ -217,6 +237,19 @@ fn aligned(cols: &[Col]) -> bool {
 }
 
 fn row_cells(cols: &[Col], aligned: bool, o: &IrqRow, n: &IrqRow, out: &mut Vec<Cell>) {
+    if let (Some(a), Some(b)) = (single_value(o), single_value(n)) {
+        let d = wide_counter_delta(a, b);
+        match n.shape {
+            Shape::Single => out.push(d),
+            // one online CPU now: the value sits in its column, every other
+            // CPU of the union is offline
+            _ => out.extend(cols.iter().map(|&(_, j)| match j {
+                Some(_) => d,
+                None => Cell::Gap(Gap::CpuOffline),
+            })),
+        }
+        return;
+    }
     match (o.shape, n.shape) {
         (Shape::PerCpu, Shape::PerCpu) if !aligned => cpu_cells(cols, &o.counts, &n.counts, out),
         (a, b) if a == b && o.counts.len() == n.counts.len() => out.extend(
@@ -229,10 +262,11 @@ fn row_cells(cols: &[Col], aligned: bool, o: &IrqRow, n: &IrqRow, out: &mut Vec<
     }
 }
 
-/// Compute the delta from `old` to `new`.
-pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
+/// Compute the delta from `old` to `new`, `elapsed_s` seconds apart (a
+/// non-positive or non-finite `elapsed_s` bounds no rate).
+pub fn interrupts_delta(old: &Interrupts, new: &Interrupts, elapsed_s: f64) -> IrqDelta {
     let mut rows = Vec::with_capacity(new.rows().len());
-    let (cpus, gone) = interrupts_delta_each(old, new, |n, status, cells| {
+    let (cpus, gone) = interrupts_delta_each(old, new, elapsed_s, |n, status, cells| {
         rows.push(RowDelta {
             label: n.label.clone(),
             irq: n.irq,
@@ -253,6 +287,7 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts) -> IrqDelta {
 pub fn interrupts_delta_each<F>(
     old: &Interrupts,
     new: &Interrupts,
+    elapsed_s: f64,
     mut row: F,
 ) -> (Vec<u32>, Vec<RowGone>)
 where
@@ -288,6 +323,7 @@ where
                 }
                 if same_identity(o, n) {
                     row_cells(&cols, aligned, o, n, &mut cells);
+                    bound_cells(&mut cells, n.shape, elapsed_s);
                     RowStatus::Same
                 } else {
                     let g = Gap::IdentityChanged;
@@ -327,10 +363,11 @@ pub struct SoftirqsDelta {
     pub rows: Vec<SoftirqDelta>,
 }
 
-/// Compute the softirq delta; rows are matched by name.
-pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
+/// Compute the softirq delta, `elapsed_s` seconds apart (as for
+/// [`interrupts_delta`]); rows are matched by name.
+pub fn softirqs_delta(old: &Softirqs, new: &Softirqs, elapsed_s: f64) -> SoftirqsDelta {
     let mut rows = Vec::with_capacity(new.rows.len());
-    let cpus = softirqs_delta_each(old, new, |n, cells| {
+    let cpus = softirqs_delta_each(old, new, elapsed_s, |n, cells| {
         rows.push(SoftirqDelta {
             name: n.name.clone(),
             cells: cells.to_vec(),
@@ -342,7 +379,12 @@ pub fn softirqs_delta(old: &Softirqs, new: &Softirqs) -> SoftirqsDelta {
 /// The same delta as [`softirqs_delta`], streamed: `row` is called for
 /// every vector of `new` with its cells, from one scratch buffer reused
 /// from row to row. Returns the union CPU ids.
-pub fn softirqs_delta_each<F>(old: &Softirqs, new: &Softirqs, mut row: F) -> Vec<u32>
+pub fn softirqs_delta_each<F>(
+    old: &Softirqs,
+    new: &Softirqs,
+    elapsed_s: f64,
+    mut row: F,
+) -> Vec<u32>
 where
     F: FnMut(&SoftirqRow, &[Cell]),
 {
@@ -354,52 +396,15 @@ where
         // vectors keep their order: look at the same position first
         let same = old.rows.get(i).filter(|o| o.name == n.name);
         match same.or_else(|| old.rows.iter().find(|o| o.name == n.name)) {
-            Some(o) => cpu_cells(&cols, &o.counts, &n.counts, &mut cells),
+            Some(o) => {
+                cpu_cells(&cols, &o.counts, &n.counts, &mut cells);
+                bound_cells(&mut cells, Shape::PerCpu, elapsed_s);
+            }
             None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
         }
         row(n, &cells);
     }
     cpus
-}
-
-/// Share of CPU time per state over an interval, in percent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct CpuPct {
-    pub user_pct: f64,
-    pub nice_pct: f64,
-    pub system_pct: f64,
-    pub idle_pct: f64,
-    pub iowait_pct: f64,
-    pub irq_pct: f64,
-    pub softirq_pct: f64,
-    pub steal_pct: f64,
-}
-
-/// CPU time shares between two `cpu` lines of `/proc/stat` (pass an empty
-/// `old` for "since boot"). Guest time is already inside user/nice and is
-/// not added again. Fields that went backwards (idle/iowait across hotplug)
-/// count as 0. `None` when no tick elapsed.
-pub fn cpu_pct(old: &CpuTimes, new: &CpuTimes) -> Option<CpuPct> {
-    let d = |i: usize| {
-        let n = new.fields.get(i).copied().unwrap_or(0);
-        let o = old.fields.get(i).copied().unwrap_or(0);
-        n.saturating_sub(o) as f64
-    };
-    let total: f64 = (0..8).map(d).sum();
-    if total <= 0.0 {
-        return None;
-    }
-    let p = |i: usize| 100.0 * d(i) / total;
-    Some(CpuPct {
-        user_pct: p(0),
-        nice_pct: p(1),
-        system_pct: p(2),
-        idle_pct: p(3),
-        iowait_pct: p(4),
-        irq_pct: p(5),
-        softirq_pct: p(6),
-        steal_pct: p(7),
-    })
 }
 
 #[cfg(test)]

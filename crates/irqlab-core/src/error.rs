@@ -5,8 +5,10 @@
 
 use std::fmt;
 
-/// What went wrong while parsing, without location.
+/// What went wrong while parsing, without location. Non-exhaustive: new
+/// kinds may be added without a breaking change; match with a `_` arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The input was empty (or only whitespace).
     Empty,

@@ -76,8 +76,12 @@ impl IrqRow {
 pub struct Interrupts {
     /// Real CPU ids of the count columns, from the header (gaps = offline).
     pub cpus: Vec<u32>,
-    /// Rows in file order.
-    pub rows: Vec<IrqRow>,
+    /// Rows in file order: a pool whose first `len` entries are valid, the
+    /// rest spare rows kept for reuse by `parse_into`. Private so that no
+    /// caller can shrink it under `len` or see the spare rows: use
+    /// [`Interrupts::rows`], [`Interrupts::rows_mut`], [`Interrupts::push_row`]
+    /// and [`Interrupts::truncate_rows`].
+    rows: Vec<IrqRow>,
     /// Rows currently valid in `rows` pool (see `parse_into`).
     len: usize,
 }
@@ -109,13 +113,41 @@ impl Interrupts {
 
     /// The valid rows of the last parse.
     pub fn rows(&self) -> &[IrqRow] {
-        &self.rows[..self.len]
+        self.rows.get(..self.len).unwrap_or_default()
     }
 
     /// The valid rows of the last parse, mutably (e.g. to move counts out).
     pub fn rows_mut(&mut self) -> &mut [IrqRow] {
         let len = self.len.min(self.rows.len());
         &mut self.rows[..len]
+    }
+
+    /// Append a valid row (after the current valid rows; spare rows beyond
+    /// them are dropped first).
+    pub fn push_row(&mut self, row: IrqRow) {
+        self.rows.truncate(self.len);
+        self.rows.push(row);
+        self.len = self.rows.len();
+    }
+
+    /// Keep only the first `n` valid rows (the rest become spare rows).
+    pub fn truncate_rows(&mut self, n: usize) {
+        self.len = self.len.min(n);
+    }
+
+    /// Keep only the valid rows for which `keep` is true, in order.
+    pub fn retain_rows(&mut self, mut keep: impl FnMut(&IrqRow) -> bool) {
+        self.rows.truncate(self.len);
+        self.rows.retain(|r| keep(r));
+        self.len = self.rows.len();
+    }
+
+    /// Move the whole row pool out (valid rows first, then spare rows),
+    /// leaving the model without rows: for a caller that refills the rows in
+    /// place and hands them back with [`Interrupts::from_parts`].
+    pub fn take_rows(&mut self) -> Vec<IrqRow> {
+        self.len = 0;
+        std::mem::take(&mut self.rows)
     }
 
     /// Build from parts (used by renderers, tests and synth).

@@ -7,6 +7,19 @@
 //! and regenerates the content when the offset goes back to 0.
 //! Writes (for the SystemGuard) also go through here, so tests can run the
 //! guard against a fake tree.
+//!
+//! Faults it must survive (docs/limits.md): every open is non-blocking and
+//! anything that is not a regular file is refused by name (`host/open.rs`);
+//! every read stops with an error at [`MAX_READ`] bytes in all, or as soon
+//! as one line is longer than [`MAX_LINE_READ`]; no buffer is ever sized
+//! from `st_size` beyond [`PRESIZE_MAX`]. Peak memory of a read is thus at
+//! most about twice `MAX_LINE_READ` for a file without newlines (a sparse
+//! file, `/dev/zero` behind a symlink if it got past the type check) and
+//! about `MAX_READ` for any input at all.
+
+mod open;
+
+pub use open::{create_regular, open_regular};
 
 use anyhow::Context;
 use std::collections::HashMap;
@@ -20,6 +33,44 @@ use std::path::{Path, PathBuf};
 /// a few growth steps once; a small one (schedstat, 30 bytes) does not
 /// zero and fault in 64 KiB per kept file at start.
 const FIRST: usize = 4096;
+
+/// Most bytes one read of one file may return: 2 GiB. The largest
+/// plausible kernel file is `/proc/interrupts` on the largest machine Linux
+/// is built for: 8192 CPUs (x86 `MAXSMP`) × 11 bytes per count (`%10u `)
+/// ≈ 90 KB per row × ~20 000 IRQ rows ≈ 1.8 GB. Anything longer is not a
+/// kernel file: the read stops with an error instead of eating memory.
+pub const MAX_READ: usize = 1 << 31;
+
+/// Longest line a read may hold while still reading: the longest line any
+/// parser accepts (`/proc/stat`'s `intr` line, 4 MiB) plus one byte, so that
+/// the parser, not the read, reports a line just over its own limit. A file
+/// without a newline within this many bytes (a 2 GB sparse file is all
+/// zero bytes) stops here, after a few MiB, not after `MAX_READ`.
+pub const MAX_LINE_READ: usize = max(
+    max(
+        irqlab_core::stat::MAX_LINE,
+        irqlab_core::interrupts::MAX_LINE,
+    ),
+    irqlab_core::softirqs::MAX_LINE,
+) + 1;
+
+/// Largest first buffer sized from a regular file's `st_size` (captured
+/// trees): bigger files grow by doubling like `/proc` files, so a huge
+/// sparse file never gets a zero-filled buffer of its size.
+const PRESIZE_MAX: usize = 8 << 20;
+
+// the limits exceed the largest plausible kernel file and the longest line
+// any parser accepts (checked at compile time)
+const _: () = assert!(MAX_READ > 8192 * 11 * 20_000);
+const _: () = assert!(MAX_LINE_READ > irqlab_core::stat::MAX_LINE);
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
 
 /// A kept-open file and its reusable buffer.
 struct Kept {
@@ -56,7 +107,7 @@ impl HostFs {
     /// returned slice is valid until the next read of the same file.
     pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
         if !self.kept.contains_key(rel) {
-            let file = File::open(self.path(rel))?;
+            let file = open_regular(&self.path(rel))?;
             let kept = Kept {
                 file,
                 buf: Vec::new(),
@@ -68,7 +119,8 @@ impl HostFs {
                 if k.buf.is_empty() {
                     presize(&k.file, &mut k.buf);
                 }
-                let (filled, _calls) = pread_to_end(&k.file, &mut k.buf)?;
+                let (filled, _calls) =
+                    pread_to_end(&k.file, &mut k.buf).map_err(|e| named(&self.root, rel, e))?;
                 Ok(k.buf.get(..filled).unwrap_or_default())
             }
             None => Err(io::Error::other("kept file vanished")),
@@ -83,15 +135,15 @@ impl HostFs {
     /// Open, read to EOF and close (no caching), using `buf` as scratch.
     /// Returns bytes read and read calls.
     pub fn read_once(&self, rel: &str, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
-        let file = File::open(self.path(rel))?;
-        pread_to_end(&file, buf)
+        let file = open_regular(&self.path(rel))?;
+        pread_to_end(&file, buf).map_err(|e| named(&self.root, rel, e))
     }
 
     /// Read a small attribute file as trimmed text, `None` if absent.
     /// open + read + close only (no `stat` for a size hint): `top` reads
     /// every `/proc/PID/comm` at start.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
-        let file = File::open(self.path(rel)).ok()?;
+        let file = open_regular(&self.path(rel)).ok()?;
         // attributes are short: one small buffer, doubled by read_loop if not
         let mut buf = vec![0u8; 256];
         let (n, _) = read_loop(&file, &mut buf, None).ok()?;
@@ -113,8 +165,9 @@ impl HostFs {
 
     /// Open `rel` read-only and hand the descriptor to the caller (for
     /// `probe`, which times [`pread_chunked`] on descriptors it keeps).
+    /// Refuses anything but a regular file, like every other read.
     pub fn open(&self, rel: &str) -> io::Result<File> {
-        File::open(self.path(rel))
+        open_regular(&self.path(rel))
     }
 
     /// Like [`HostFs::read_once`], but every `read` call asks for at most
@@ -125,29 +178,39 @@ impl HostFs {
         buf: &mut Vec<u8>,
         chunk: usize,
     ) -> io::Result<(usize, u32)> {
-        let file = File::open(self.path(rel))?;
-        pread_chunked(&file, buf, chunk)
+        let file = open_regular(&self.path(rel))?;
+        pread_chunked(&file, buf, chunk).map_err(|e| named(&self.root, rel, e))
     }
 
     /// Write `value` to `rel` (only the SystemGuard may call this).
     pub fn write(&self, rel: &str, value: &str) -> anyhow::Result<()> {
         let path = self.path(rel);
-        std::fs::write(&path, value)
+        create_regular(&path)
+            .and_then(|mut f| io::Write::write_all(&mut f, value.as_bytes()))
             .with_context(|| format!("writing {value:?} to {}", path.display()))
     }
 }
 
 /// Regular files (captured trees) report their size: size the buffer once
-/// so that it need not double past it. /proc files report 0 and grow.
+/// so that it need not double past it, up to [`PRESIZE_MAX`]. /proc files
+/// report 0 and grow.
 fn presize(file: &File, buf: &mut Vec<u8>) {
     if let Ok(meta) = file.metadata() {
         let want = usize::try_from(meta.len())
-            .unwrap_or(0)
-            .saturating_add(4096);
+            .unwrap_or(usize::MAX)
+            .saturating_add(4096)
+            .min(PRESIZE_MAX);
         if meta.is_file() && want > buf.len() && meta.len() > 0 {
             buf.resize(want, 0);
         }
     }
+}
+
+/// Put the file's path in front of a read error (the read loop only has
+/// the descriptor).
+fn named(root: &Path, rel: &str, e: io::Error) -> io::Error {
+    let path = root.join(rel.trim_start_matches('/'));
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// `pread` from offset 0 until a 0-byte read. `buf` is used as scratch
@@ -170,17 +233,48 @@ pub fn pread_chunked(file: &File, buf: &mut Vec<u8>, chunk: usize) -> io::Result
 }
 
 /// The read loop of both: each call asks for `chunk` bytes, or for all the
-/// buffer's free space when `chunk` is `None`.
+/// buffer's free space when `chunk` is `None`. Stops with an error past
+/// [`MAX_READ`] bytes or a line longer than [`MAX_LINE_READ`].
 fn read_loop(file: &File, buf: &mut Vec<u8>, chunk: Option<usize>) -> io::Result<(usize, u32)> {
+    read_loop_limited(file, buf, chunk, Limits::default())
+}
+
+/// The two bounds of a read (fields so that tests can use small ones).
+#[derive(Clone, Copy)]
+struct Limits {
+    total: usize,
+    line: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            total: MAX_READ,
+            line: MAX_LINE_READ,
+        }
+    }
+}
+
+fn read_loop_limited(
+    file: &File,
+    buf: &mut Vec<u8>,
+    chunk: Option<usize>,
+    lim: Limits,
+) -> io::Result<(usize, u32)> {
     let mut filled = 0;
     let mut calls = 0;
+    // start of the line still open at `filled`
+    let mut line_start = 0;
+    // one byte more than the limit may be read, to tell "exactly the
+    // limit" (fine) from "more than the limit" (an error)
+    let cap = lim.total.saturating_add(1);
     loop {
-        let end = chunk.map_or(buf.len(), |c| filled + c);
+        let end = chunk.map_or(buf.len(), |c| filled + c).min(cap);
         if buf.len() < end || filled == buf.len() {
-            let grown = end.max(buf.len() * 2).max(1);
+            let grown = end.max(buf.len() * 2).max(1).min(cap);
             buf.resize(grown, 0);
         }
-        let end = chunk.map_or(buf.len(), |c| filled + c);
+        let end = chunk.map_or(buf.len(), |c| filled + c).min(buf.len());
         let Some(dst) = buf.get_mut(filled..end) else {
             return Err(io::Error::other("read buffer too small"));
         };
@@ -188,12 +282,42 @@ fn read_loop(file: &File, buf: &mut Vec<u8>, chunk: Option<usize>) -> io::Result
         calls += 1;
         match res {
             Ok(0) => return Ok((filled, calls)),
-            Ok(n) => filled += n,
+            Ok(n) => {
+                let new = buf.get(filled..filled + n).unwrap_or_default();
+                if let Some(i) = new.iter().rposition(|&b| b == b'\n') {
+                    line_start = filled + i + 1;
+                }
+                filled += n;
+                check_limits(filled, line_start, lim)?;
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
 }
+
+fn check_limits(filled: usize, line_start: usize, lim: Limits) -> io::Result<()> {
+    let open_line = filled - line_start;
+    let msg = if filled > lim.total {
+        format!(
+            "more than {} bytes, stopped reading (no kernel file is this large; \
+             docs/limits.md)",
+            lim.total
+        )
+    } else if open_line > lim.line {
+        format!(
+            "a line longer than {} bytes at byte {line_start}, stopped reading \
+             (no kernel file has lines this long; docs/limits.md)",
+            lim.line
+        )
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidData, msg))
+}
+
+#[cfg(test)]
+mod fault_tests;
 
 #[cfg(test)]
 mod tests {

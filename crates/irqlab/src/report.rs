@@ -175,6 +175,10 @@ pub struct SoftirqLine {
 pub struct StatSection {
     /// Per-CPU time shares ("all" first): since boot, or over the interval.
     pub cpu_pct: Vec<CpuPctLine>,
+    /// With `--cpus`: the CPUs the first (`cpu: null`) line sums; absent
+    /// when that line is the kernel's all-CPU line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate_cpus: Option<Vec<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ctxt: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -313,9 +317,13 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         }
     };
     let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| delta::cpu_pct(&o, t));
+    let (aggregate, aggregate_cpus) = match &f.cpus {
+        None => (delta::stat_aggregate_pct(old, new), None),
+        Some(_) => selected_share(old, new, f, since_boot),
+    };
     let mut cpu_pct = vec![CpuPctLine {
         cpu: None,
-        pct: share(None, &new.total),
+        pct: aggregate,
     }];
     cpu_pct.extend(
         new.cpus
@@ -332,6 +340,7 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
     };
     StatSection {
         cpu_pct,
+        aggregate_cpus,
         ctxt: diff(old.ctxt, new.ctxt),
         btime: new.btime,
         processes: diff(old.processes, new.processes),
@@ -462,6 +471,44 @@ pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (V
     (per, total)
 }
 
+/// Time shares of the `--cpus` CPUs together (the sum of their lines;
+/// in rates mode only CPUs present in both samples), and which CPUs.
+fn selected_share(
+    old: &Stat,
+    new: &Stat,
+    f: &Filter,
+    since_boot: bool,
+) -> (Option<CpuPct>, Option<Vec<u32>>) {
+    let mut o = CpuTimes::default();
+    let mut n = CpuTimes::default();
+    let mut cpus = Vec::new();
+    for t in &new.cpus {
+        let Some(c) = t.cpu.filter(|&c| f.keep_cpu(c)) else {
+            continue;
+        };
+        let before = old.cpus.iter().find(|x| x.cpu == Some(c));
+        if before.is_none() && !since_boot {
+            continue;
+        }
+        add_times(&mut n, t);
+        if let Some(b) = before {
+            add_times(&mut o, b);
+        }
+        cpus.push(c);
+    }
+    let pct = (!cpus.is_empty()).then(|| delta::cpu_pct(&o, &n)).flatten();
+    (pct, Some(cpus))
+}
+
+fn add_times(sum: &mut CpuTimes, t: &CpuTimes) {
+    if sum.fields.len() < t.fields.len() {
+        sum.fields.resize(t.fields.len(), 0);
+    }
+    for (s, v) in sum.fields.iter_mut().zip(&t.fields) {
+        *s = s.saturating_add(*v);
+    }
+}
+
 /// Rates report from two snapshots of the same root.
 pub fn from_delta(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
     delta_report(old, new, f, true)
@@ -562,7 +609,7 @@ fn irq_rates(
     let all = cols.len() == union.len();
     let mut rows = Vec::new();
     let mut picked = Vec::new();
-    let (_, gone) = delta::interrupts_delta_each(o, n, |r, _status, cells| {
+    let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
         if !f.keep_irq_row(r) {
             return;
         }
@@ -592,7 +639,7 @@ fn irq_rates(
 }
 
 pub fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
-    let d = delta::softirqs_delta(o, n);
+    let d = delta::softirqs_delta(o, n, secs);
     let cols = f.columns(&d.cpus);
     let rows = d
         .rows

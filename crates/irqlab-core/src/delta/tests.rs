@@ -1,16 +1,8 @@
 use super::*;
+use crate::stat::CpuTimes;
 
 fn parse(s: &str) -> Interrupts {
     Interrupts::parse(s.as_bytes()).unwrap()
-}
-
-#[test]
-fn wraps_modulo_2_32() {
-    assert_eq!(counter_delta(4294967290, 12), Cell::Count(18));
-    assert_eq!(counter_delta(5, 7), Cell::Count(2));
-    assert_eq!(counter_delta(1000, 5), Cell::Gap(Gap::Reset));
-    assert_eq!(counter_delta(u64::MAX, 3), Cell::Gap(Gap::Reset));
-    assert_eq!(counter_delta(1 << 40, 1 << 41), Cell::Count(1 << 40));
 }
 
 const A: &str = "           CPU0       CPU1       \n 24:       4294967290          0  IO-APIC   5-edge      ACPI:Ged\n 45:        100        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\nLOC:        10         20   Local timer interrupts\nERR:          3\n";
@@ -20,7 +12,7 @@ fn matches_by_identity_and_wraps() {
     let b = " 24:          5          1  IO-APIC   5-edge      ACPI:Ged\n 45:          1          2  PCI-MSIX-0000:5e:00.1   2-edge      nvme1q2\nLOC:        15         29   Local timer interrupts\nERR:          4\n";
     let old = parse(A);
     let new = parse(&format!("           CPU0       CPU1       \n{b}"));
-    let d = interrupts_delta(&old, &new);
+    let d = interrupts_delta(&old, &new, 1.0);
     assert_eq!(d.cpus, vec![0, 1]);
     assert_eq!(d.rows[0].cells, vec![Cell::Count(11), Cell::Count(1)]);
     assert_eq!(d.rows[1].status, RowStatus::Changed);
@@ -37,14 +29,14 @@ fn matches_by_identity_and_wraps() {
 fn hotplug_gives_gaps_not_spikes() {
     let old = parse(A);
     let new = parse("           CPU1       \n 24:          3  IO-APIC   5-edge      ACPI:Ged\nLOC:        25   Local timer interrupts\nERR:          3\n");
-    let d = interrupts_delta(&old, &new);
+    let d = interrupts_delta(&old, &new, 1.0);
     assert_eq!(
         d.rows[0].cells,
         vec![Cell::Gap(Gap::CpuOffline), Cell::Count(3)]
     );
     assert_eq!(d.gone.len(), 1);
     assert_eq!(d.gone[0].irq, Some(45));
-    let back = interrupts_delta(&new, &old);
+    let back = interrupts_delta(&new, &old, 1.0);
     assert_eq!(back.rows[0].cells[0], Cell::Gap(Gap::CpuOnline));
     assert_eq!(back.rows[1].status, RowStatus::New);
 }
@@ -53,7 +45,7 @@ fn hotplug_gives_gaps_not_spikes() {
 fn reordered_rows_match_by_key() {
     let old = parse(A);
     let new = parse("           CPU0       CPU1       \nLOC:        11         20   Local timer interrupts\n 45:        101        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\n");
-    let d = interrupts_delta(&old, &new);
+    let d = interrupts_delta(&old, &new, 1.0);
     assert_eq!(d.rows[0].cells, vec![Cell::Count(1), Cell::Count(0)]);
     assert_eq!(d.rows[1].cells, vec![Cell::Count(1), Cell::Count(0)]);
     assert_eq!(d.gone.len(), 2);
@@ -64,7 +56,7 @@ fn duplicate_arch_labels_match_by_occurrence() {
     let h = "           CPU0       CPU1       \n";
     let old = parse(&format!("{h}LOC:        1         2   Local timer interrupts for timer event device\nLOC:        3         4   Local timer interrupts for others\n"));
     let new = parse(&format!("{h}LOC:        2         2   Local timer interrupts for timer event device\nLOC:        5         4   Local timer interrupts for others\n"));
-    let d = interrupts_delta(&old, &new);
+    let d = interrupts_delta(&old, &new, 1.0);
     assert_eq!(d.rows[0].total(), 1);
     assert_eq!(d.rows[1].total(), 2);
 }
@@ -93,4 +85,68 @@ fn cpu_pct_from_stat_lines() {
     assert_eq!(cpu_pct(&new, &new), None);
     let since_boot = cpu_pct(&CpuTimes::default(), &new).unwrap();
     assert!((since_boot.user_pct - 110.0 / 1095.0 * 100.0).abs() < 1e-9);
+}
+
+const HDR2: &str = "           CPU0       CPU1       \n";
+
+#[test]
+fn impossible_values_and_jumps_are_gaps_never_rates() {
+    let old = parse(&format!(
+        "{HDR2} 24:          0          5  IO-APIC   5-edge      ACPI:Ged\nLOC:        10         20   Local timer interrupts\n"
+    ));
+    let new = parse(&format!(
+        "{HDR2} 24: 18446744073709551615 4294967295  IO-APIC   5-edge      ACPI:Ged\nLOC:        10010         20   Local timer interrupts\n"
+    ));
+    let d = interrupts_delta(&old, &new, 0.5);
+    assert_eq!(
+        d.rows[0].cells,
+        vec![Cell::Gap(Gap::OutOfRange), Cell::Gap(Gap::ImpossibleRate)]
+    );
+    assert!(d.rows[0].cells.iter().all(|c| c.rate(0.5).is_none()));
+    assert_eq!(d.rows[1].cells, vec![Cell::Count(10_000), Cell::Count(0)]);
+    // without a clock nothing is bounded, but the range still is
+    let d = interrupts_delta(&old, &new, 0.0);
+    assert_eq!(d.rows[0].cells[0], Cell::Gap(Gap::OutOfRange));
+    assert_eq!(d.rows[0].cells[1], Cell::Count(4294967290));
+}
+
+#[test]
+fn impossible_softirq_jump_is_a_gap() {
+    let s = |a: &str| {
+        Softirqs::parse(
+            format!("                    CPU0       CPU1\n      TIMER:{a}\n").as_bytes(),
+        )
+        .unwrap()
+    };
+    let d = softirqs_delta(&s("  5  7"), &s("  4294967295  8"), 0.5);
+    assert_eq!(
+        d.rows[0].cells,
+        vec![Cell::Gap(Gap::ImpossibleRate), Cell::Count(1)]
+    );
+}
+
+#[test]
+fn single_value_rows_survive_a_change_in_online_cpus() {
+    // one online CPU: the parser cannot tell ERR from a per-CPU row
+    let one = parse("           CPU0       \nLOC:        10   Local timer interrupts\nERR:          3\nMIS:          0\n");
+    let two = parse(&format!(
+        "{HDR2}LOC:        15         29   Local timer interrupts\nERR:          4\nMIS:          0\n"
+    ));
+    let up = interrupts_delta(&one, &two, 1.0);
+    assert_eq!(up.rows[1].cells, vec![Cell::Count(1)]);
+    assert_eq!(up.rows[2].cells, vec![Cell::Count(0)]);
+    let down = interrupts_delta(&two, &one, 1.0);
+    assert_eq!(
+        down.rows[1].cells,
+        vec![Cell::Gap(Gap::Reset), Cell::Gap(Gap::CpuOffline)]
+    );
+    let one_again = parse("           CPU0       \nLOC:        10   Local timer interrupts\nERR:          9\nMIS:          0\n");
+    let down = interrupts_delta(&two, &one_again, 1.0);
+    assert_eq!(
+        down.rows[1].cells,
+        vec![Cell::Count(5), Cell::Gap(Gap::CpuOffline)]
+    );
+    for r in up.rows.iter().chain(&down.rows) {
+        assert!(!r.cells.contains(&Cell::Gap(Gap::ShapeChanged)), "{r:?}");
+    }
 }

@@ -167,7 +167,7 @@ impl JsonlWriter {
         rows.clear();
         spans.clear();
         let mut pos = 0;
-        let (_, gone) = delta::interrupts_delta_each(o, n, |r, _status, cells| {
+        let (_, gone) = delta::interrupts_delta_each(o, n, memo.secs, |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
             if !m.keep {
@@ -217,7 +217,7 @@ impl JsonlWriter {
         section_head(out, &union, &cols);
         let (picked, memo) = (&mut self.picked, &mut self.memo);
         let mut first = true;
-        delta::softirqs_delta_each(o, n, |r, cells| {
+        delta::softirqs_delta_each(o, n, memo.secs, |r, cells| {
             if !first {
                 out.push(b',');
             }

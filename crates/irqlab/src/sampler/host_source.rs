@@ -10,7 +10,7 @@
 
 use super::live::{LivePlan, SnapshotSource};
 use super::strategy::{self, Choice};
-use super::targeted::{self, Selection};
+use super::targeted::{self, Targets};
 use super::{located, Sampler, Source, Strategy, Targeted};
 use crate::host::HostFs;
 use crate::report::Filter;
@@ -53,9 +53,9 @@ fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
     }
     let m = read_full(fs).map_err(|e| format!("{e:#}"))?;
     match targeted::select(&m, |r| filter.keep_irq_row(r)) {
-        Selection::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
-        Selection::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
-        Selection::Numbered(v) => {
+        Targets::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
+        Targets::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
+        Targets::Numbered(v) => {
             Targeted::open(fs, &v).map_err(|e| format!("per_cpu_count not usable: {e:#}"))
         }
     }

@@ -56,7 +56,7 @@ fn advance(old: &Snapshot) -> Snapshot {
     let mut new = old.clone();
     new.mono_ns = 1_000_000_000;
     if let Some(i) = new.interrupts.as_mut() {
-        for (r, row) in i.rows.iter_mut().enumerate() {
+        for (r, row) in i.rows_mut().iter_mut().enumerate() {
             for (c, v) in row.counts.iter_mut().enumerate() {
                 *v += ((r * 37 + c * 11) % 23) as u64 * (r as u64 % 5) * 97;
             }

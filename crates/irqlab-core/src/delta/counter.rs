@@ -1,0 +1,113 @@
+//! Counter arithmetic: the only place two counts become a difference, and
+//! the bounds that tell a real counter from an impossible one.
+//!
+//! Owns [`counter_delta`] (the kernel's 32-bit per-CPU counters, modulo
+//! 2^32), [`wide_counter_delta`] (single global values, `unsigned long` on
+//! arm64) and [`bound_rate`], which turns a difference implying a rate no
+//! interrupt source can reach into [`Gap::ImpossibleRate`]. The bounds are
+//! documented in docs/limits.md.
+
+use super::{Cell, Gap};
+
+/// Width of the kernel's per-CPU counters.
+const WRAP: u64 = 1 << 32;
+
+/// Fastest rate at which one counter of one CPU (an IRQ's per-CPU count, an
+/// arch row's per-CPU count, a softirq vector's per-CPU count) can grow:
+/// 10^8 per second, i.e. one event every 10 ns. Taking a hardware
+/// interrupt (exception entry, handler, EOI, return) costs hundreds of
+/// cycles, ≥ 100 ns on any CPU Linux runs on, so real counters stay at
+/// least 10× below this; a softirq count grows once per handler run, which
+/// costs as much. A difference implying more is not a measurement.
+pub const MAX_RATE_PER_CPU: f64 = 1e8;
+
+/// Most CPUs Linux is built for (x86 `MAXSMP`): bounds a single global
+/// value (`ERR`, `MIS`, arm64 `Err`), which may count events of every CPU.
+pub const MAX_CPUS: f64 = 8192.0;
+
+/// Difference `new - old` of one of the kernel's 32-bit per-CPU counters.
+///
+/// A value above `u32::MAX` cannot come from the kernel (it prints these
+/// as `%10u`): [`Gap::OutOfRange`]. Otherwise modulo 2^32; a decrease is
+/// taken as a wrap only when the earlier value was in the upper half and
+/// the modular difference is below 2^31 (a descriptor reset gives
+/// [`Gap::Reset`] instead).
+pub fn counter_delta(old: u64, new: u64) -> Cell {
+    if old >= WRAP || new >= WRAP {
+        return Cell::Gap(Gap::OutOfRange);
+    }
+    if new >= old {
+        return Cell::Count(new - old);
+    }
+    let d = (new + WRAP) - old;
+    if old >= WRAP / 2 && d < WRAP / 2 {
+        return Cell::Count(d);
+    }
+    Cell::Gap(Gap::Reset)
+}
+
+/// Difference of a single global value (64-bit on arm64 `Err:`): plain
+/// difference, a decrease is [`Gap::Reset`].
+pub fn wide_counter_delta(old: u64, new: u64) -> Cell {
+    if new >= old {
+        Cell::Count(new - old)
+    } else {
+        Cell::Gap(Gap::Reset)
+    }
+}
+
+/// `cell` unless its count over `elapsed_s` seconds exceeds `max_rate`
+/// per second, then [`Gap::ImpossibleRate`]. An elapsed time that is not
+/// positive and finite (a delta without a clock) checks nothing.
+pub fn bound_rate(cell: Cell, elapsed_s: f64, max_rate: f64) -> Cell {
+    match cell {
+        Cell::Count(c) if elapsed_s > 0.0 && elapsed_s.is_finite() => {
+            if c as f64 > max_rate * elapsed_s {
+                Cell::Gap(Gap::ImpossibleRate)
+            } else {
+                cell
+            }
+        }
+        _ => cell,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_modulo_2_32_and_refuses_out_of_range_values() {
+        assert_eq!(counter_delta(4294967290, 12), Cell::Count(18));
+        assert_eq!(counter_delta(5, 7), Cell::Count(2));
+        assert_eq!(counter_delta(1000, 5), Cell::Gap(Gap::Reset));
+        assert_eq!(counter_delta(0, u64::MAX), Cell::Gap(Gap::OutOfRange));
+        assert_eq!(counter_delta(u64::MAX, 3), Cell::Gap(Gap::OutOfRange));
+        assert_eq!(counter_delta(1 << 40, 1 << 41), Cell::Gap(Gap::OutOfRange));
+        assert_eq!(counter_delta(5, 4294967295), Cell::Count(4294967290));
+        assert_eq!(wide_counter_delta(1 << 40, 1 << 41), Cell::Count(1 << 40));
+        assert_eq!(wide_counter_delta(7, 3), Cell::Gap(Gap::Reset));
+    }
+
+    #[test]
+    fn rates_beyond_the_bound_are_gaps() {
+        let m = MAX_RATE_PER_CPU;
+        // 5 -> 4294967295 in 0.5 s: 8.6e9/s
+        let jump = counter_delta(5, 4294967295);
+        assert_eq!(bound_rate(jump, 0.5, m), Cell::Gap(Gap::ImpossibleRate));
+        // the same jump over 60 s is 7.2e7/s: possible
+        assert_eq!(bound_rate(jump, 60.0, m), jump);
+        assert_eq!(
+            bound_rate(Cell::Count(50_000_000), 0.5, m),
+            Cell::Count(50_000_000)
+        );
+        assert_eq!(
+            bound_rate(Cell::Count(50_000_001), 0.5, m),
+            Cell::Gap(Gap::ImpossibleRate)
+        );
+        assert_eq!(bound_rate(jump, 0.0, m), jump);
+        assert_eq!(bound_rate(jump, f64::NAN, m), jump);
+        let g = Cell::Gap(Gap::Reset);
+        assert_eq!(bound_rate(g, 0.5, m), g);
+    }
+}

@@ -1,0 +1,93 @@
+//! Opening files under a root without ever blocking, and refusing what is
+//! not a regular file.
+//!
+//! Owns [`open_regular`] and [`create_regular`]: every open is
+//! `O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO without a writer would
+//! otherwise block `open` forever), followed by an `fstat` of the opened
+//! descriptor (not of the path, so a symlink swapped in between cannot
+//! slip through). Anything but a regular file — FIFO, socket, character or
+//! block device (`/dev/zero`), directory — is an error naming the path and
+//! its type. Kernel `/proc` and `/sys` attribute files are regular files,
+//! and `O_NONBLOCK` has no effect on regular files.
+
+use nix::fcntl::OFlag;
+use std::fs::{File, FileType, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+fn flags() -> i32 {
+    (OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits()
+}
+
+/// Open `path` read-only; error unless it is a regular file.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags())
+        .open(path)
+        .map_err(|e| name_special(path, e))?;
+    check_regular(path, &file)?;
+    Ok(file)
+}
+
+/// A failed open of a special file (a socket gives `ENXIO`, a FIFO opened
+/// for writing without a reader too) says what the file is.
+fn name_special(path: &Path, e: io::Error) -> io::Error {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => refused(path, m.file_type()),
+        _ => e,
+    }
+}
+
+fn refused(path: &Path, ty: FileType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a {}, expected a regular file (refused without reading it)",
+            path.display(),
+            type_name(ty)
+        ),
+    )
+}
+
+/// Open `path` for writing (truncating, not creating); error unless it is
+/// a regular file. A FIFO without a reader fails at open (`ENXIO`) instead
+/// of blocking.
+pub fn create_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(flags())
+        .open(path)
+        .map_err(|e| name_special(path, e))?;
+    check_regular(path, &file)?;
+    Ok(file)
+}
+
+fn check_regular(path: &Path, file: &File) -> io::Result<()> {
+    let ty = file.metadata()?.file_type();
+    if ty.is_file() {
+        return Ok(());
+    }
+    Err(refused(path, ty))
+}
+
+/// A human name of a non-regular file type.
+pub fn type_name(ty: FileType) -> &'static str {
+    if ty.is_fifo() {
+        "FIFO (named pipe)"
+    } else if ty.is_socket() {
+        "socket"
+    } else if ty.is_char_device() {
+        "character device"
+    } else if ty.is_block_device() {
+        "block device"
+    } else if ty.is_dir() {
+        "directory"
+    } else if ty.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
