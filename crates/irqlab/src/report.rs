@@ -5,6 +5,7 @@
 //! documented in README. Knows nothing about terminals or files; the
 //! exporters in `export/` write a Report to any `io::Write`.
 
+use crate::sampler::Frame;
 use irqlab_core::delta::{self, Cell, CpuPct};
 use irqlab_core::softirqs::Softirqs;
 use irqlab_core::stat::{CpuTimes, Stat};
@@ -15,7 +16,7 @@ use serde::Serialize;
 /// Which rows and CPUs to keep.
 #[derive(Debug, Default, Clone)]
 pub struct Filter {
-    /// Keep rows whose label, description or actions match.
+    /// Keep rows whose label, description, chip or one action matches.
     pub irq: Option<Regex>,
     /// Keep only these CPU ids (None = all).
     pub cpus: Option<Vec<u32>>,
@@ -41,17 +42,54 @@ impl Filter {
 
     /// True when `row` passes the `--irq` filter.
     pub fn keep_irq_row(&self, row: &IrqRow) -> bool {
-        self.keep_row(&row.label, &row.description)
+        self.keep_fields(
+            &row.label,
+            &row.description,
+            &row.parts.chip,
+            row.parts.actions(),
+        )
     }
 
-    fn keep_cpu(&self, cpu: u32) -> bool {
+    /// True when a report line passes the `--irq` filter (the same test as
+    /// [`Filter::keep_irq_row`] on the row it came from).
+    pub fn keep_line(&self, l: &IrqLine) -> bool {
+        self.keep_fields(
+            &l.label,
+            &l.description,
+            l.chip.as_deref().unwrap_or(""),
+            l.actions.iter().map(String::as_str),
+        )
+    }
+
+    /// THE row test of every command (show, top, the TUI): the regex
+    /// matches the label, the whole description, the chip or any one
+    /// action (so `^eth0$` selects a device by its exact action name).
+    pub fn keep_fields<'a>(
+        &self,
+        label: &str,
+        description: &str,
+        chip: &str,
+        mut actions: impl Iterator<Item = &'a str>,
+    ) -> bool {
+        self.irq.as_ref().is_none_or(|re| {
+            re.is_match(label)
+                || re.is_match(description)
+                || (!chip.is_empty() && re.is_match(chip))
+                || actions.any(|a| re.is_match(a))
+        })
+    }
+
+    /// True when `cpu` passes the `--cpus` filter.
+    pub fn keep_cpu(&self, cpu: u32) -> bool {
         self.cpus.as_ref().is_none_or(|l| l.contains(&cpu))
     }
 
-    fn keep_row(&self, label: &str, description: &str) -> bool {
-        self.irq
-            .as_ref()
-            .is_none_or(|re| re.is_match(label) || re.is_match(description))
+    /// This filter without its `--irq` part (the CPU selection only).
+    pub fn cpus_only(&self) -> Filter {
+        Filter {
+            irq: None,
+            cpus: self.cpus.clone(),
+        }
     }
 
     /// Column indices of `cpus` that pass the CPU filter.
@@ -110,6 +148,9 @@ pub struct IrqLine {
     /// Effective (else configured) affinity CPU list, when it was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<String>,
+    /// Count since boot over all CPUs (rates mode; for `--sort total`).
+    #[serde(skip)]
+    pub since_boot: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -183,6 +224,7 @@ fn line_meta(row: &IrqRow) -> IrqLine {
         actions: row.parts.actions().map(str::to_string).collect(),
         description: row.description.clone(),
         affinity: None,
+        since_boot: None,
     }
 }
 
@@ -212,7 +254,7 @@ fn irq_counts(m: &mut Interrupts, f: &Filter) -> IrqSection {
     let rows = m
         .rows_mut()
         .iter_mut()
-        .filter(|r| f.keep_row(&r.label, &r.description))
+        .filter(|r| f.keep_irq_row(r))
         .map(|r| {
             let mut l = line_meta(r);
             match r.shape {
@@ -307,6 +349,126 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         intr_total: diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0),
         softirq_total: diff(old.softirq_total, new.softirq_total),
     }
+}
+
+/// The rates report of one live frame (what `top` shows: no per-CPU
+/// deltas), each numbered row with its affinity (cached by the sampler).
+pub fn from_frame(frame: &mut Frame) -> Report {
+    let mut r = from_delta_rates(frame.prev, frame.cur, frame.filter());
+    annotate_affinity(&mut r, frame);
+    r
+}
+
+/// Each numbered row's affinity, from the frame's metadata cache.
+pub fn annotate_affinity(r: &mut Report, frame: &mut Frame) {
+    if let Some(sec) = r.interrupts.as_mut() {
+        for row in &mut sec.rows {
+            if let Some(irq) = row.irq {
+                row.affinity = frame.affinity(irq);
+            }
+        }
+    }
+}
+
+/// Row order of interrupt tables (`top --sort`, the TUI's `s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Rate over the interval, highest first.
+    #[default]
+    Rate,
+    /// Count since boot, highest first.
+    Total,
+    /// IRQ number (arch rows after, by label).
+    Irq,
+    /// Device name (actions, else description, else label).
+    Name,
+}
+
+impl SortKey {
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Rate => "rate",
+            SortKey::Total => "total",
+            SortKey::Irq => "irq",
+            SortKey::Name => "name",
+        }
+    }
+
+    /// The next key in the TUI's `s` cycle.
+    pub fn next(self) -> Self {
+        match self {
+            SortKey::Rate => SortKey::Total,
+            SortKey::Total => SortKey::Irq,
+            SortKey::Irq => SortKey::Name,
+            SortKey::Name => SortKey::Rate,
+        }
+    }
+}
+
+/// Device name of a row: its actions, else its description, else label.
+pub fn name_of(l: &IrqLine) -> String {
+    if !l.actions.is_empty() {
+        l.actions.join(",")
+    } else if !l.description.is_empty() {
+        l.description.clone()
+    } else {
+        l.label.clone()
+    }
+}
+
+/// Sort `rows` by `key`; `rate` gives a row's rate (the TUI's is over its
+/// selected CPUs). Stable: equal rows keep file order.
+pub fn sort_rows<T>(
+    rows: &mut Vec<T>,
+    key: SortKey,
+    line: impl Fn(&T) -> &IrqLine,
+    rate: impl Fn(&T) -> Option<f64>,
+) {
+    match key {
+        SortKey::Rate => {
+            let mut keyed: Vec<(f64, T)> = rows
+                .drain(..)
+                .map(|r| (rate(&r).unwrap_or(-1.0), r))
+                .collect();
+            keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+            rows.extend(keyed.into_iter().map(|k| k.1));
+        }
+        SortKey::Total => rows.sort_by_key(|r| std::cmp::Reverse(line(r).since_boot)),
+        SortKey::Irq => rows.sort_by(|a, b| {
+            let key = |l: &IrqLine| (l.irq.unwrap_or(u32::MAX), l.label.clone());
+            key(line(a)).cmp(&key(line(b)))
+        }),
+        SortKey::Name => {
+            let mut keyed: Vec<(String, T)> =
+                rows.drain(..).map(|r| (name_of(line(&r)), r)).collect();
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            rows.extend(keyed.into_iter().map(|k| k.1));
+        }
+    }
+}
+
+/// Whether a row is shown under `--threshold MIN` (rate per second over
+/// all kept CPUs): rows with a gap are always shown (something happened).
+pub fn above_threshold(l: &IrqLine, min: f64) -> bool {
+    l.gaps.is_some() || l.total_rate.is_some_and(|r| r > 0.0 && r >= min)
+}
+
+/// Per-CPU sum of the interrupt rates of `rows` (the `mpstat -I SUM`
+/// line): per kept CPU column, and the total. Single-value rows add to the
+/// total only; gaps count as 0.
+pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (Vec<f64>, f64) {
+    let mut per = vec![0.0; ncpus];
+    let mut total = 0.0;
+    for l in rows {
+        total += l.total_rate.unwrap_or(0.0);
+        if l.shape != Shape::PerCpu {
+            continue;
+        }
+        for (acc, v) in per.iter_mut().zip(l.rates.iter().flatten()) {
+            *acc += v.unwrap_or(0.0);
+        }
+    }
+    (per, total)
 }
 
 /// Time shares of the `--cpus` CPUs together (the sum of their lines;
@@ -448,7 +610,7 @@ fn irq_rates(
     let mut rows = Vec::new();
     let mut picked = Vec::new();
     let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
-        if !f.keep_row(&r.label, &r.description) {
+        if !f.keep_irq_row(r) {
             return;
         }
         let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
@@ -466,6 +628,7 @@ fn irq_rates(
         line.total = total;
         line.total_rate = (secs > 0.0).then(|| total as f64 / secs);
         line.gaps = gaps;
+        line.since_boot = Some(r.total());
         rows.push(line);
     });
     IrqSection {

@@ -1,6 +1,12 @@
-//! Sampler: reads the statistics files through [`HostFs`] into a reused
-//! [`Snapshot`], with timestamps, and paces repeated samples on drift-free
-//! ticks (deadline = start + n × interval, so sleep jitter never adds up).
+//! Sampler layer. [`LiveSampler`] (`live.rs`) is THE repeated sampler
+//! every consumer uses (top, the TUI, show --interval; later serve,
+//! record, trace): it yields [`Frame`]s from a [`SnapshotSource`], the
+//! host being [`HostSource`] (`host_source.rs`).
+//!
+//! This file: [`Sampler`], the low-level reader of the statistics files
+//! through [`HostFs`] into a reused [`Snapshot`], with timestamps, and
+//! [`Ticker`], drift-free pacing of repeated samples (deadline = start +
+//! n × interval, so sleep jitter never adds up).
 //!
 //! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; callers measure
 //! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
@@ -12,13 +18,17 @@
 //! path (under `--root`), the line and what was expected.
 
 pub mod clock;
+pub mod host_source;
+pub mod live;
 pub mod strategy;
 pub mod targeted;
 
 use crate::host::HostFs;
 use anyhow::anyhow;
 pub use clock::SelfCost;
+pub use host_source::HostSource;
 use irqlab_core::{Interrupts, ParseError, Snapshot};
+pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
 use std::time::{Duration, Instant};
 pub use strategy::Strategy;
 pub use targeted::Targeted;
@@ -187,6 +197,27 @@ impl Ticker {
             start: Instant::now(),
             interval,
             n: 0,
+        }
+    }
+
+    /// Like [`Ticker::wait`], but returns early with the signal number
+    /// when one arrives on `stop` (blocks on the channel: no polling).
+    pub fn wait_or(&mut self, stop: &std::sync::mpsc::Receiver<i32>) -> Option<i32> {
+        use std::sync::mpsc::RecvTimeoutError;
+        self.n = self.n.saturating_add(1);
+        let due = self.start + self.interval.saturating_mul(self.n);
+        let now = Instant::now();
+        if due <= now {
+            return stop.try_recv().ok();
+        }
+        match stop.recv_timeout(due - now) {
+            Ok(sig) => Some(sig),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.n = self.n.saturating_sub(1);
+                self.wait();
+                None
+            }
         }
     }
 

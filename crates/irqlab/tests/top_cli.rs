@@ -113,7 +113,7 @@ fn text_lines_start_with_the_time_and_cpus_filter_applies() {
         .assert()
         .success()
         .stdout(
-            contains("IRQ/s")
+            contains(" IRQ ")
                 .and(contains("CPU0"))
                 .and(contains("self: cpu")),
         )
@@ -124,6 +124,9 @@ fn text_lines_start_with_the_time_and_cpus_filter_applies() {
         .output()
         .unwrap();
     for line in String::from_utf8(out.stdout).unwrap().lines() {
+        if line.starts_with("Average:") {
+            continue;
+        }
         let t = line.get(..12).unwrap();
         assert!(t.as_bytes()[2] == b':' && t.as_bytes()[8] == b'.', "{line}");
     }
@@ -237,9 +240,133 @@ fn interactive_without_a_terminal_and_zero_interval_are_refused() {
         .stderr(contains(
             "needs a terminal on stdout (use --batch for scripts)",
         ));
+}
+
+#[test]
+fn zero_and_negative_intervals_are_usage_errors() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    for (i, why) in [
+        ("0", "must be greater than 0"),
+        ("0s", "must be greater than 0"),
+        ("-1s", "is negative"),
+    ] {
+        top(d.path())
+            .args(["-i", i])
+            .assert()
+            .code(2)
+            .stderr(contains(why));
+    }
     top(d.path())
-        .args(["-i", "0s"])
+        .args(["--threshold", "-3"])
         .assert()
-        .code(1)
-        .stderr(contains("--interval must be greater than 0"));
+        .code(2)
+        .stderr(contains("not a rate of 0 or more"));
+}
+
+#[test]
+fn batch_only_flags_are_refused_without_batch() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    for flags in [&["--format", "json"][..], &["-n", "3"]] {
+        Command::cargo_bin("irqlab")
+            .unwrap()
+            .args(["top", "--root"])
+            .arg(d.path())
+            .args(flags)
+            .assert()
+            .code(2)
+            .stderr(contains("--batch"));
+    }
+}
+
+/// The text of `top --batch` with `args`.
+fn text_of(root: &Path, args: &[&str]) -> String {
+    let out = top(root).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The IRQ rows (label, device) of the first block of `text`.
+fn irq_rows(text: &str) -> Vec<(String, String)> {
+    let mut rows = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(1) == Some(&"SUM") {
+            break;
+        }
+        rows.push((f[1].to_string(), f[2].to_string()));
+    }
+    rows
+}
+
+#[test]
+fn text_has_a_device_column_and_cpu_time_has_nice_and_iowait() {
+    // (rows with their device names: unit tests in cmd/top/text.rs, on
+    // two synth samples; a fake tree does not move between samples)
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let text = text_of(d.path(), &["-i", "10ms", "-n", "1"]);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.contains(" IRQ ") && header.contains("DEVICE"),
+        "{header}"
+    );
+    assert!(
+        text.contains("%usr") && text.contains("%nice") && text.contains("%iowait"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sort_threshold_sum_and_average() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    // a fake tree does not move: every row is idle, and idle rows are hidden
+    let text = text_of(d.path(), &["-i", "10ms", "-n", "2", "--threshold", "0"]);
+    assert!(irq_rows(&text).is_empty(), "{text}");
+    assert_eq!(
+        text.matches(" SUM ").count(),
+        3,
+        "one per block and Average"
+    );
+    let avg: Vec<&str> = text.lines().filter(|l| l.starts_with("Average:")).collect();
+    assert!(avg.iter().any(|l| l.contains(" SUM ")), "{text}");
+    assert!(avg.iter().any(|l| l.contains("%iowait")), "{text}");
+    assert!(text.lines().last().unwrap().starts_with("Average:"));
+    for sort in ["rate", "total", "irq", "name"] {
+        text_of(d.path(), &["-i", "10ms", "-n", "1", "--sort", sort]);
+    }
+    top(d.path()).args(["--sort", "size"]).assert().code(2);
+}
+
+#[test]
+fn sigterm_prints_the_average_and_exits_143() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["top", "--batch", "-i", "50ms", "--root"])
+        .arg(d.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains(" IRQ "), "{line}");
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "128 + SIGTERM, as bench");
+    assert!(rest.lines().any(|l| l.starts_with("Average:")), "{rest}");
 }

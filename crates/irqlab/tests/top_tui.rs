@@ -106,6 +106,11 @@ fn quote(p: &Path) -> String {
 /// irqlab's) and exit status. With `hold`, the shell then prints the tty
 /// mode and stays, so the restored screen can be inspected.
 fn start(tmux: &Tmux, root: &Path, hold: bool) -> Res<()> {
+    start_with(tmux, root, hold, "")
+}
+
+/// [`start`] with extra flags (already shell-quoted) after `top`.
+fn start_with(tmux: &Tmux, root: &Path, hold: bool, extra: &str) -> Res<()> {
     let bin = Path::new(env!("CARGO_BIN_EXE_irqlab"));
     let tail = if hold {
         "echo \"DONE rc=$rc $(stty -a | grep -o -- '-*icanon')\"; sleep 60\n"
@@ -113,7 +118,7 @@ fn start(tmux: &Tmux, root: &Path, hold: bool) -> Res<()> {
         ""
     };
     let script = format!(
-        "sh -c 'echo $$ > \"$0\"; exec \"$@\"' {pid} {bin} top --root {root} -i 200ms\n\
+        "sh -c 'echo $$ > \"$0\"; exec \"$@\"' {pid} {bin} top --root {root} -i 200ms {extra}\n\
          rc=$?\necho \"rc=$rc\" > {rc}\n{tail}",
         pid = quote(&root.join("pid")),
         bin = quote(bin),
@@ -193,11 +198,43 @@ fn top_restores_the_terminal_on_sigterm() -> Res<()> {
     let pid = std::fs::read_to_string(dir.path().join("pid"))?;
     let st = Command::new("kill").args(["-TERM", pid.trim()]).status()?;
     assert!(st.success());
-    // rc=0: the signal flag path quit normally (default SIGTERM gives 143);
-    // "icanon" (not "-icanon"): raw mode is off; no table: the alternate
-    // screen was left.
+    // rc=143: the signal flag path quit normally and exits 128 + SIGTERM,
+    // as bench does; "icanon" (not "-icanon"): raw mode is off; no table:
+    // the alternate screen was left.
     let screen = tmux.wait_for("the shell after irqlab", |s| s.contains("DONE rc="))?;
-    assert!(screen.contains("DONE rc=0 icanon"), "{screen}");
+    assert!(screen.contains("DONE rc=143 icanon"), "{screen}");
     assert!(!screen.contains("RATE/s"), "{screen}");
+    Ok(())
+}
+
+#[test]
+fn interactive_top_honours_strategy_per_cpu_count_and_shows_self_cost() -> Res<()> {
+    if !have_tmux() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    synth(dir.path())?;
+    let tmux = Tmux::new(dir.path());
+    start_with(
+        &tmux,
+        dir.path(),
+        false,
+        "--strategy per-cpu-count --irq '^(9|12)$' -v",
+    )?;
+    let screen = tmux.wait_for("the strategy and self-cost", |s| {
+        s.contains("RATE/s")
+            && s.lines().any(|l| l.starts_with("12 "))
+            && s.contains("strategy per_cpu_count")
+            && s.contains("self-cost")
+    })?;
+    assert!(
+        screen.contains("forced (IRQs 9,12)"),
+        "-v explains: {screen}"
+    );
+    assert!(screen.contains("µs CPU/sample"), "{screen}");
+    assert!(screen.contains('→'), "affinity is shown: {screen}");
+    tmux.run(&["send-keys", "-t", "top", "q"])?;
+    tmux.wait_gone()?;
+    assert_eq!(exit_status(dir.path())?, "rc=0");
     Ok(())
 }

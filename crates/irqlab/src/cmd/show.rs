@@ -8,7 +8,8 @@
 use crate::export::{self, plural, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter};
-use crate::sampler::{Sampler, Source, Ticker};
+use crate::sampler::strategy::Choice;
+use crate::sampler::{LivePlan, LiveSampler, Sampler, Source, Ticker};
 use irqlab_core::{CpuList, Snapshot};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -152,29 +153,57 @@ fn reason(why: &str) -> String {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
-    export::stdout::check_open()?;
-    let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
+/// One snapshot (counts since boot), and the CPUs its files list.
+fn snapshot_report(
+    root: &std::path::Path,
+    filter: &Filter,
+) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+    let mut sampler = Sampler::new(HostFs::new(root), &Source::ALL);
     let mut first = Snapshot::default();
     let sampled = sampler.sample(&mut first);
     note_missing(&sampler);
     sampled?;
     let mut present = BTreeSet::new();
     cpus_of(&first, &mut present);
-    let mut report = match args.interval {
-        None => {
-            drop(sampler); // frees the read buffers before the report is built
-            report::from_snapshot(first, &filter)
-        }
-        Some(iv) => {
-            let mut ticker = Ticker::new(iv);
-            let mut second = Snapshot::default();
-            ticker.wait();
-            sampler.sample(&mut second)?;
-            cpus_of(&second, &mut present);
-            report::from_delta(&first, &second, &filter)
-        }
+    drop(sampler); // frees the read buffers before the report is built
+    let mut report = report::from_snapshot(first, filter);
+    annotate_affinity(&mut report, &HostFs::new(root));
+    Ok((report, present))
+}
+
+/// Rates over `iv`: one frame of the live sampler (the kernel's own rows:
+/// the full `/proc/interrupts`), with affinity from its metadata.
+fn interval_report(
+    root: &std::path::Path,
+    filter: &Filter,
+    iv: Duration,
+) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+    let plan = LivePlan {
+        root: root.to_path_buf(),
+        filter: filter.clone(),
+        strategy: Choice::ProcInterrupts,
+    };
+    let mut live = LiveSampler::open(&plan)?;
+    for m in live.missing() {
+        eprintln!("irqlab: note: not shown: {}", reason(&m));
+    }
+    let mut ticker = Ticker::new(iv);
+    ticker.wait();
+    let mut frame = live.next_frame()?;
+    let mut present = BTreeSet::new();
+    cpus_of(frame.prev, &mut present);
+    cpus_of(frame.cur, &mut present);
+    let mut report = report::from_delta(frame.prev, frame.cur, frame.filter());
+    report::annotate_affinity(&mut report, &mut frame);
+    Ok((report, present))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    export::stdout::check_open()?;
+    let (report, present) = match args.interval {
+        None => snapshot_report(&args.root, &filter)?,
+        Some(iv) => interval_report(&args.root, &filter, iv)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
     for w in filter_warnings(
@@ -185,7 +214,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ) {
         eprintln!("{w}");
     }
-    annotate_affinity(&mut report, &HostFs::new(&args.root));
     let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,

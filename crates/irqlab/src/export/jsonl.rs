@@ -23,7 +23,7 @@
 
 use crate::report::{self, Filter};
 use crate::sampler::clock::{rfc3339_utc, CostMeter};
-use crate::sampler::Strategy;
+use crate::sampler::{Frame, Strategy};
 use crate::threads::ThreadCpu;
 use irqlab_core::delta::{self, Cell, Gap};
 use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
@@ -57,6 +57,8 @@ pub struct JsonlWriter {
     zeros: Vec<u8>,
     picked: Vec<Cell>,
     memo: RateMemo,
+    /// The live sampler's metadata epoch the cache was built in.
+    epoch: u64,
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -83,6 +85,26 @@ impl JsonlWriter {
     /// Forget cached metadata (the filter or the affinity source changed).
     pub fn invalidate(&mut self) {
         self.meta.iter_mut().for_each(|m| m.valid = false);
+    }
+
+    /// Write the line of one live frame into `out` (replacing its content);
+    /// cached metadata is dropped when the frame's IRQ set changed.
+    pub fn write_frame(&mut self, frame: &mut Frame, out: &mut Vec<u8>) {
+        if frame.meta_epoch != self.epoch {
+            self.invalidate();
+            self.epoch = frame.meta_epoch;
+        }
+        let meter = frame.meter;
+        let inp = LineInput {
+            old: frame.prev,
+            new: frame.cur,
+            filter: frame.filter(),
+            threads: frame.threads,
+            meter: &meter,
+            strategy: frame.strategy,
+        };
+        let mut affinity = |irq: u32| frame.affinity(irq);
+        self.write_line(&inp, &mut affinity, out);
     }
 
     /// Write one line (with its newline) into `out`, replacing its content.
@@ -140,6 +162,7 @@ impl JsonlWriter {
             zeros,
             picked,
             memo,
+            ..
         } = self;
         rows.clear();
         spans.clear();

@@ -13,7 +13,7 @@ use super::measure::Method;
 use super::size::format_size;
 use super::summary::{Quantiles, Summary, CPU_CLOCK};
 use super::target::Env;
-use crate::bench::results::{TrialRecord, Value as TrialValue};
+use crate::results::{TrialRecord, Value as TrialValue};
 use crate::direction::Direction;
 use crate::export::plural;
 use anyhow::Result;

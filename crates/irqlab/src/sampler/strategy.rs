@@ -35,6 +35,19 @@ impl Strategy {
     }
 }
 
+/// What the user asked for (`--strategy`); the sampler decides the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// Measure both at start when the filter selects only numbered IRQs;
+    /// take the cheaper.
+    #[default]
+    Auto,
+    /// Always the whole `/proc/interrupts`.
+    ProcInterrupts,
+    /// `per_cpu_count` of the selected IRQs whenever possible.
+    PerCpuCount,
+}
+
 /// The outcome of the start-up measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {

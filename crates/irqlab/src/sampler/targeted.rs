@@ -23,7 +23,7 @@ pub const POSSIBLE: &str = "sys/devices/system/cpu/possible";
 
 /// Which IRQs a filter selects in one `/proc/interrupts` parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selection {
+pub enum Targets {
     /// Only numbered IRQs (possibly none): targetable.
     Numbered(Vec<u32>),
     /// An arch row (`LOC`, `RES` …) matched: only the full file has it.
@@ -31,15 +31,15 @@ pub enum Selection {
 }
 
 /// Classify the rows of `m` that `keep` selects.
-pub fn select(m: &Interrupts, keep: impl Fn(&IrqRow) -> bool) -> Selection {
+pub fn select(m: &Interrupts, keep: impl Fn(&IrqRow) -> bool) -> Targets {
     let mut irqs = Vec::new();
     for row in m.rows().iter().filter(|r| keep(r)) {
         match row.irq {
             Some(n) => irqs.push(n),
-            None => return Selection::NeedsFullFile(row.label.clone()),
+            None => return Targets::NeedsFullFile(row.label.clone()),
         }
     }
-    Selection::Numbered(irqs)
+    Targets::Numbered(irqs)
 }
 
 /// Metadata of one IRQ, read once from sysfs and `/proc/irq/N/`.
@@ -305,8 +305,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             select(&m, |r| r.irq == Some(24)),
-            Selection::Numbered(vec![24])
+            Targets::Numbered(vec![24])
         );
-        assert_eq!(select(&m, |_| true), Selection::NeedsFullFile("LOC".into()));
+        assert_eq!(select(&m, |_| true), Targets::NeedsFullFile("LOC".into()));
     }
 }

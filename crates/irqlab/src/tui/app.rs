@@ -5,9 +5,10 @@
 //! pure (no I/O, no clock) so it is unit-tested directly. The view reads
 //! the state through the query methods below and never changes it.
 
-use crate::report::{IrqLine, Report};
+use crate::report::{self, Filter, IrqLine, Report};
+pub use crate::report::{name_of, SortKey};
+use crate::sampler::{SelfCost, Strategy};
 use irqlab_core::Shape;
-use regex::Regex;
 use std::time::Duration;
 
 /// One kernel thread that does interrupt work (`ksoftirqd/N`, `irq/N-name`).
@@ -19,12 +20,14 @@ pub struct ThreadRow {
     pub cpu_pct: f64,
 }
 
-/// One sample: the rates report and, per interrupts row (same order), the
-/// count since boot over all CPUs.
+/// One sample: the rates report (rows carry their count since boot and
+/// affinity) and how the live sampler got it.
 #[derive(Debug, Default)]
 pub struct SampleData {
     pub report: Report,
-    pub totals: Vec<u64>,
+    pub strategy: Option<Strategy>,
+    /// irqlab's cost for this sample (read, parse, threads, report).
+    pub self_cost: SelfCost,
 }
 
 /// A key press, already decoded from the terminal's event.
@@ -59,41 +62,10 @@ pub enum Msg {
     SampleError(String),
     /// A notice for the status line (e.g. a file that is missing).
     Notice(String),
+    /// The live sampler's explanation of its strategy (shown with `-v`).
+    Why(String),
     /// Periodic wake-up: expires transient status messages.
     Tick,
-}
-
-/// Row order of the IRQ panel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
-    /// Rate over the interval, highest first.
-    Rate,
-    /// Count since boot, highest first.
-    Total,
-    /// IRQ number (arch rows after, by label).
-    Irq,
-    /// Device name (actions, else label).
-    Name,
-}
-
-impl SortKey {
-    pub fn label(self) -> &'static str {
-        match self {
-            SortKey::Rate => "rate",
-            SortKey::Total => "total",
-            SortKey::Irq => "irq",
-            SortKey::Name => "name",
-        }
-    }
-
-    fn next(self) -> Self {
-        match self {
-            SortKey::Rate => SortKey::Total,
-            SortKey::Total => SortKey::Irq,
-            SortKey::Irq => SortKey::Name,
-            SortKey::Name => SortKey::Rate,
-        }
-    }
 }
 
 /// The panel in the body.
@@ -135,11 +107,13 @@ pub enum InputKind {
     Cpus,
 }
 
-/// An open input line.
+/// An open input line: it opens empty, the current value is a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
     pub kind: InputKind,
     pub text: String,
+    /// The value in force when the line opened (shown, not edited).
+    pub hint: String,
 }
 
 /// Ticks a transient status message stays.
@@ -154,7 +128,16 @@ pub struct App {
     pub samples: u64,
     pub threads: Vec<ThreadRow>,
     pub sort: SortKey,
-    pub filter: Option<Regex>,
+    /// The row filter (`/`): the same [`Filter`] as `show` and `top --batch`.
+    pub filter: Filter,
+    /// A changed filter the sampler has not been told about yet.
+    pub filter_changed: bool,
+    /// Hide rows below this rate (`--threshold`).
+    pub threshold: Option<f64>,
+    /// Show the sampler's explanation and cost breakdown (`-v`).
+    pub verbose: bool,
+    /// The live sampler's explanation of its strategy.
+    pub why: String,
     pub cpus: Option<Vec<u32>>,
     /// The CPU selection as typed (for the status line).
     pub cpus_text: String,
@@ -181,7 +164,11 @@ impl App {
             samples: 0,
             threads: Vec::new(),
             sort: SortKey::Rate,
-            filter: None,
+            filter: Filter::default(),
+            filter_changed: false,
+            threshold: None,
+            verbose: false,
+            why: String::new(),
             cpus: None,
             cpus_text: String::new(),
             paused: false,
@@ -198,14 +185,25 @@ impl App {
 
     /// Set the row filter from a regex (`""` clears it).
     pub fn set_filter(&mut self, text: &str) -> Result<(), String> {
-        if text.is_empty() {
-            self.filter = None;
-            return Ok(());
-        }
-        let re = Regex::new(text).map_err(|e| format!("invalid regex {text:?}: {e}"))?;
-        self.filter = Some(re);
+        let irq = (!text.is_empty()).then_some(text);
+        let f = Filter::from_flags(irq, None).map_err(|e| {
+            let why = e.root_cause().to_string();
+            format!("invalid regex {text:?}:\n{}", why.trim_end())
+        })?;
+        self.filter = f;
+        self.filter_changed = true;
         self.row_offset = 0;
         Ok(())
+    }
+
+    /// The filter text in force (empty when none).
+    pub fn filter_text(&self) -> &str {
+        self.filter.irq.as_ref().map_or("", |r| r.as_str())
+    }
+
+    /// The filter to hand to the sampler, once per change.
+    pub fn take_filter_change(&mut self) -> Option<Filter> {
+        std::mem::take(&mut self.filter_changed).then(|| self.filter.clone())
     }
 
     /// Select CPUs from a list such as `0-3,8` (`""` selects all).
@@ -252,6 +250,7 @@ impl App {
                 self.status = Some((format!("sampling failed: {e}"), STATUS_TICKS))
             }
             Msg::Notice(n) => self.status = Some((n, STATUS_TICKS)),
+            Msg::Why(w) => self.why = w,
             Msg::Tick => self.tick(),
         }
     }
@@ -321,15 +320,15 @@ impl App {
     }
 
     fn open_input(&mut self, kind: InputKind) {
-        let text = match kind {
-            InputKind::Filter => self
-                .filter
-                .as_ref()
-                .map(|r| r.as_str().to_string())
-                .unwrap_or_default(),
+        let hint = match kind {
+            InputKind::Filter => self.filter_text().to_string(),
             InputKind::Cpus => self.cpus_text.clone(),
         };
-        self.input = Some(Input { kind, text });
+        self.input = Some(Input {
+            kind,
+            text: String::new(),
+            hint,
+        });
     }
 
     fn input_key(&mut self, k: Key) {
@@ -341,9 +340,11 @@ impl App {
             Key::Backspace => {
                 input.text.pop();
             }
+            Key::Ctrl('u') => input.text.clear(),
+            Key::Ctrl('w') => delete_word(&mut input.text),
             Key::Esc => self.input = None,
             Key::Enter => {
-                let Input { kind, text } = input.clone();
+                let Input { kind, text, .. } = input.clone();
                 self.input = None;
                 let res = match kind {
                     InputKind::Filter => self.set_filter(&text),
@@ -434,12 +435,10 @@ impl App {
     }
 
     fn keep(&self, line: &IrqLine) -> bool {
-        self.filter.as_ref().is_none_or(|re| {
-            re.is_match(&line.label)
-                || re.is_match(&line.description)
-                || line.actions.iter().any(|a| re.is_match(a))
-                || line.chip.as_deref().is_some_and(|c| re.is_match(c))
-        })
+        self.filter.keep_line(line)
+            && self
+                .threshold
+                .is_none_or(|min| report::above_threshold(line, min))
     }
 
     /// Number of rows that pass the filter (cheaper than sorting them).
@@ -451,49 +450,36 @@ impl App {
 
     /// Filtered, sorted interrupts rows with their since-boot totals.
     pub fn irq_rows(&self) -> Vec<(&IrqLine, Option<u64>)> {
-        let Some(s) = &self.sample else {
-            return Vec::new();
-        };
-        let Some(sec) = &s.report.interrupts else {
+        let Some(sec) = self.report().and_then(|r| r.interrupts.as_ref()) else {
             return Vec::new();
         };
         let cols = self.selected_columns(&sec.cpus);
         let mut rows: Vec<(&IrqLine, Option<u64>)> = sec
             .rows
             .iter()
-            .enumerate()
-            .filter(|(_, l)| self.keep(l))
-            .map(|(i, l)| (l, s.totals.get(i).copied()))
+            .filter(|l| self.keep(l))
+            .map(|l| (l, l.since_boot))
             .collect();
-        match self.sort {
-            SortKey::Rate => {
-                let mut keyed: Vec<(f64, (&IrqLine, Option<u64>))> = rows
-                    .into_iter()
-                    .map(|r| (self.row_rate_in(r.0, &cols).unwrap_or(-1.0), r))
-                    .collect();
-                keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
-                rows = keyed.into_iter().map(|k| k.1).collect();
-            }
-            SortKey::Total => rows.sort_by_key(|r| std::cmp::Reverse(r.1)),
-            SortKey::Irq => rows.sort_by(|a, b| {
-                let key = |l: &IrqLine| (l.irq.unwrap_or(u32::MAX), l.label.clone());
-                key(a.0).cmp(&key(b.0))
-            }),
-            SortKey::Name => rows.sort_by_key(|r| name_of(r.0)),
-        }
+        report::sort_rows(
+            &mut rows,
+            self.sort,
+            |r| r.0,
+            |r| self.row_rate_in(r.0, &cols),
+        );
         rows
     }
 }
 
-/// Device name of a row: its actions, else its description, else label.
-pub fn name_of(l: &IrqLine) -> String {
-    if !l.actions.is_empty() {
-        l.actions.join(",")
-    } else if !l.description.is_empty() {
-        l.description.clone()
-    } else {
-        l.label.clone()
-    }
+/// Ctrl-W: delete the word before the cursor (and the blanks after it).
+fn delete_word(text: &mut String) {
+    let kept = text
+        .trim_end_matches(|c: char| c.is_whitespace() || ",|/".contains(c))
+        .len();
+    text.truncate(kept);
+    let cut = text
+        .rfind(|c: char| c.is_whitespace() || ",|/".contains(c))
+        .map_or(0, |i| i + 1);
+    text.truncate(cut);
 }
 
 #[cfg(test)]
@@ -577,18 +563,90 @@ mod tests {
         keys(&mut a, &[Key::Enter]);
         assert!(a.input.is_none());
         assert_eq!(labels(&a), vec!["NMI"]);
-        // Reopen: prefilled; Esc leaves it unchanged.
+        // Reopen: Esc leaves it unchanged.
         keys(&mut a, &[Key::Char('/')]);
-        assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("^NMI$"));
         keys(&mut a, &[Key::Backspace, Key::Esc]);
         assert_eq!(labels(&a), vec!["NMI"]);
         // Empty filter clears.
-        keys(&mut a, &[Key::Char('/')]);
-        for _ in 0..5 {
-            keys(&mut a, &[Key::Backspace]);
-        }
-        keys(&mut a, &[Key::Enter]);
+        keys(&mut a, &[Key::Char('/'), Key::Enter]);
         assert_eq!(a.irq_rows().len(), all);
+    }
+
+    #[test]
+    fn prompts_open_empty_with_the_current_value_as_hint() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('c')]);
+        typed(&mut a, "1");
+        keys(&mut a, &[Key::Enter, Key::Char('c')]);
+        let input = a.input.clone().unwrap();
+        assert_eq!((input.text.as_str(), input.hint.as_str()), ("", "1"));
+        typed(&mut a, "5-7");
+        keys(&mut a, &[Key::Enter]);
+        assert_eq!(a.cpus, Some(vec![5, 6, 7]), "typed over, not appended");
+        keys(&mut a, &[Key::Char('/')]);
+        assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some(""));
+    }
+
+    #[test]
+    fn ctrl_u_clears_and_ctrl_w_deletes_a_word_in_prompts() {
+        let mut a = app();
+        keys(&mut a, &[Key::Char('/')]);
+        typed(&mut a, "eth0|virtio ");
+        keys(&mut a, &[Key::Ctrl('w')]);
+        assert_eq!(a.input.as_ref().unwrap().text, "eth0|");
+        keys(&mut a, &[Key::Ctrl('w')]);
+        assert_eq!(a.input.as_ref().unwrap().text, "");
+        typed(&mut a, "abc def");
+        keys(&mut a, &[Key::Ctrl('u')]);
+        assert_eq!(a.input.as_ref().unwrap().text, "");
+        assert!(!a.quit && a.input.is_some());
+    }
+
+    #[test]
+    fn tui_filter_is_the_report_filter() {
+        // One row filter for show, top and the TUI: an anchored pattern
+        // selects a row by one exact action, as `--irq` does.
+        let mut a = app();
+        let rows = a.irq_rows();
+        let (line, _) = rows.iter().find(|r| !r.0.actions.is_empty()).unwrap();
+        let action = line.actions[0].clone();
+        let f = Filter::from_flags(Some(&format!("^{}$", regex::escape(&action))), None).unwrap();
+        let want: Vec<String> = a
+            .report()
+            .unwrap()
+            .interrupts
+            .as_ref()
+            .unwrap()
+            .rows
+            .iter()
+            .filter(|l| f.keep_line(l))
+            .map(|l| l.label.clone())
+            .collect();
+        a.set_filter(&format!("^{}$", regex::escape(&action)))
+            .unwrap();
+        let mut got = labels(&a);
+        got.sort();
+        let mut want = want;
+        want.sort();
+        assert!(!got.is_empty());
+        assert_eq!(got, want);
+        assert_eq!(a.take_filter_change().map(|f| f.irq.is_some()), Some(true));
+        assert!(a.take_filter_change().is_none(), "handed over once");
+    }
+
+    #[test]
+    fn threshold_hides_idle_and_slow_rows() {
+        let mut a = app();
+        let all = a.irq_rows().len();
+        a.threshold = Some(0.0);
+        let active = a.irq_rows().len();
+        assert!(active <= all);
+        assert!(a
+            .irq_rows()
+            .iter()
+            .all(|r| r.0.total_rate.unwrap_or(0.0) > 0.0 || r.0.gaps.is_some()));
+        a.threshold = Some(f64::MAX);
+        assert!(a.irq_rows().iter().all(|r| r.0.gaps.is_some()));
     }
 
     #[test]
@@ -599,7 +657,11 @@ mod tests {
         keys(&mut a, &[Key::Enter]);
         let (msg, _) = a.status.clone().unwrap();
         assert!(msg.contains("invalid regex"), "{msg}");
-        assert!(a.filter.is_none());
+        assert!(
+            msg.lines().count() > 1,
+            "the regex error keeps its lines: {msg}"
+        );
+        assert!(a.filter.irq.is_none());
         for _ in 0..STATUS_TICKS {
             a.update(Msg::Tick);
         }

@@ -1,21 +1,20 @@
-//! The event loop of `irqlab top`: a sampler thread paced by the
-//! drift-free [`Ticker`] sends [`Msg::Sample`] and [`Msg::Threads`] over a
-//! channel; the main thread polls crossterm for keys and resizes, feeds
-//! everything to [`App::update`], checks the signal flag and redraws.
+//! The event loop of `irqlab top`: a thread takes frames from the
+//! [`LiveSampler`] (the same type `top --batch` uses) paced by the
+//! drift-free [`Ticker`], turns each into [`Msg::Sample`] and
+//! [`Msg::Threads`] and sends them over a channel; the main thread polls
+//! crossterm for keys and resizes, feeds everything to [`App::update`],
+//! hands filter changes back to the sampler thread, checks the stop flag
+//! and redraws.
 
 use super::app::{App, Key, Msg, SampleData, ThreadRow};
-use super::terminal::TermGuard;
+use super::terminal::{Stop, TermGuard};
 use super::view;
-use crate::host::HostFs;
 use crate::report::{self, Filter};
-use crate::sampler::{Sampler, Ticker};
-use crate::threads::{ThreadCpu, Threads};
+use crate::sampler::{Frame, LiveSampler, Ticker};
+use crate::threads::ThreadCpu;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use irqlab_core::Snapshot;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long one poll for terminal events waits.
@@ -23,47 +22,53 @@ const POLL: Duration = Duration::from_millis(100);
 /// How often [`Msg::Tick`] is sent.
 const TICK: Duration = Duration::from_secs(1);
 
-/// Everything the sampler thread owns.
-pub struct SamplerJob {
-    pub sampler: Sampler,
-    pub threads: Threads,
-    /// The gateway the thread reader uses.
-    pub fs: HostFs,
-    /// The first snapshot (taken before the UI starts).
-    pub first: Snapshot,
-    pub interval: Duration,
+/// Start sampling on a thread; it ends when `stop` is requested or the
+/// receiver is gone (checked after each tick, so it is not joined on
+/// quit). Returns the channel for filter changes.
+pub fn spawn_sampler(
+    live: LiveSampler,
+    interval: Duration,
+    tx: Sender<Msg>,
+    stop: Stop,
+) -> Sender<Filter> {
+    let (ctl_tx, ctl_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sample_loop(live, interval, &tx, &ctl_rx, &stop));
+    ctl_tx
 }
 
-/// Start sampling on a thread; it ends when `stop` is set or the receiver
-/// is gone (checked after each tick, so it is not joined on quit).
-pub fn spawn_sampler(job: SamplerJob, tx: Sender<Msg>, stop: Arc<AtomicBool>) {
-    std::thread::spawn(move || sample_loop(job, &tx, &stop));
-}
-
-fn sample_loop(job: SamplerJob, tx: &Sender<Msg>, stop: &AtomicBool) {
-    let SamplerJob {
-        mut sampler,
-        mut threads,
-        mut fs,
-        first: mut prev,
-        interval,
-    } = job;
-    let mut cur = Snapshot::default();
+fn sample_loop(
+    mut live: LiveSampler,
+    interval: Duration,
+    tx: &Sender<Msg>,
+    ctl: &Receiver<Filter>,
+    stop: &Stop,
+) {
     let mut ticker = Ticker::new(interval);
+    let mut why = live.why().to_string();
     loop {
         ticker.wait();
-        if stop.load(Ordering::Relaxed) {
+        if stop.requested() {
             return;
         }
-        let msgs = match sampler.sample(&mut cur) {
-            Ok(()) => {
-                let s = sample_data(&prev, &cur);
-                let t = thread_rows(threads.sample(&mut fs, cur.mono_ns));
-                std::mem::swap(&mut prev, &mut cur);
-                vec![Msg::Sample(Box::new(s)), Msg::Threads(t)]
+        let mut msgs = Vec::new();
+        if let Some(f) = ctl.try_iter().last() {
+            if let Err(e) = live.set_filter(f) {
+                msgs.push(Msg::SampleError(format!("{e:#}")));
             }
-            Err(e) => vec![Msg::SampleError(format!("{e:#}"))],
-        };
+        }
+        match live.next_frame() {
+            Ok(mut frame) => {
+                let t = thread_rows(frame.threads);
+                let s = sample_data(&mut frame);
+                msgs.push(Msg::Sample(Box::new(s)));
+                msgs.push(Msg::Threads(t));
+            }
+            Err(e) => msgs.push(Msg::SampleError(format!("{e:#}"))),
+        }
+        if live.why() != why {
+            why = live.why().to_string();
+            msgs.push(Msg::Why(why.clone()));
+        }
         for m in msgs {
             if tx.send(m).is_err() {
                 return;
@@ -73,25 +78,27 @@ fn sample_loop(job: SamplerJob, tx: &Sender<Msg>, stop: &AtomicBool) {
 }
 
 /// The TUI's rows of the interrupt threads (`crate::threads`).
-pub fn thread_rows(v: Vec<ThreadCpu>) -> Vec<ThreadRow> {
-    v.into_iter()
+pub fn thread_rows(v: &[ThreadCpu]) -> Vec<ThreadRow> {
+    v.iter()
         .map(|t| ThreadRow {
             pid: t.pid,
-            name: t.name,
+            name: t.name.clone(),
             cpu_pct: t.cpu_pct,
         })
         .collect()
 }
 
-/// The rates report between two snapshots plus since-boot totals per row.
-pub fn sample_data(old: &Snapshot, new: &Snapshot) -> SampleData {
+/// One frame as the App shows it: every row the sampler read (the App
+/// filters and selects CPUs itself, at once on a key), with affinity,
+/// strategy and irqlab's cost for the frame.
+pub fn sample_data(frame: &mut Frame) -> SampleData {
+    let rows = frame.filter().cpus_only();
+    let mut report = report::from_delta_rates(frame.prev, frame.cur, &rows);
+    report::annotate_affinity(&mut report, frame);
     SampleData {
-        report: report::from_delta_rates(old, new, &Filter::default()),
-        totals: new
-            .interrupts
-            .as_ref()
-            .map(|i| i.rows().iter().map(|r| r.total()).collect())
-            .unwrap_or_default(),
+        report,
+        strategy: Some(frame.strategy),
+        self_cost: frame.self_cost(),
     }
 }
 
@@ -100,13 +107,14 @@ pub fn run_loop(
     guard: &mut TermGuard,
     app: &mut App,
     rx: &Receiver<Msg>,
-    stop: &AtomicBool,
+    ctl: &Sender<Filter>,
+    stop: &Stop,
 ) -> anyhow::Result<()> {
     let size = guard.term.size().context("cannot read the terminal size")?;
     app.update(Msg::Resize(size.width, size.height));
     let mut dirty = true;
     let mut last_tick = Instant::now();
-    while !app.quit && !stop.load(Ordering::Relaxed) {
+    while !app.quit && !stop.requested() {
         if dirty {
             guard
                 .term
@@ -121,6 +129,9 @@ pub fn run_loop(
                 dirty = true;
             }
         }
+        if let Some(f) = app.take_filter_change() {
+            let _ = ctl.send(f); // a gone sampler is reported by drain
+        }
         dirty |= drain(app, rx, stop)?;
         if last_tick.elapsed() >= TICK {
             last_tick = Instant::now();
@@ -133,7 +144,7 @@ pub fn run_loop(
 
 /// Apply every pending sampler message; true if any arrived. The sampler
 /// ending is an error unless a stop (signal) was requested.
-fn drain(app: &mut App, rx: &Receiver<Msg>, stop: &AtomicBool) -> anyhow::Result<bool> {
+fn drain(app: &mut App, rx: &Receiver<Msg>, stop: &Stop) -> anyhow::Result<bool> {
     let mut any = false;
     loop {
         match rx.try_recv() {
@@ -142,7 +153,7 @@ fn drain(app: &mut App, rx: &Receiver<Msg>, stop: &AtomicBool) -> anyhow::Result
                 any = true;
             }
             Err(TryRecvError::Empty) => return Ok(any),
-            Err(TryRecvError::Disconnected) if stop.load(Ordering::Relaxed) => return Ok(any),
+            Err(TryRecvError::Disconnected) if stop.requested() => return Ok(any),
             Err(TryRecvError::Disconnected) => bail!("the sampler thread stopped"),
         }
     }

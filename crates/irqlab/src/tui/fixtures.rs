@@ -30,14 +30,19 @@ pub fn sample(cpus: u32, irqs: u32) -> SampleData {
         stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
     };
     let new = advance(&old);
-    let totals = new
-        .interrupts
-        .as_ref()
-        .map(|i| i.rows().iter().map(|r| r.total()).collect())
-        .unwrap_or_default();
+    let mut report = report::from_delta(&old, &new, &Filter::default());
+    for row in report.interrupts.iter_mut().flat_map(|s| s.rows.iter_mut()) {
+        row.affinity = row.irq.map(|n| format!("{}", n % cpus));
+    }
     SampleData {
-        report: report::from_delta(&old, &new, &Filter::default()),
-        totals,
+        report,
+        strategy: Some(crate::sampler::Strategy::ProcInterrupts),
+        self_cost: crate::sampler::SelfCost {
+            user_ns: 100_000,
+            system_ns: 200_000,
+            cpu_ns: 321_000,
+            wall_ns: 400_000,
+        },
     }
 }
 

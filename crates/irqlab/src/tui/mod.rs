@@ -1,9 +1,10 @@
 //! `irqlab top` interactive UI (ratatui + crossterm).
 //!
 //! `app` holds the state and its pure `update`; `view`/`panels`/`format`
-//! render it without I/O; `event` runs the loop (sampler thread + terminal
-//! events); `terminal` enters and always restores the terminal;
-//! All file reads go through [`HostFs`].
+//! render it without I/O; `event` runs the loop (a thread taking frames
+//! from the same [`LiveSampler`] as `top --batch`, plus terminal events);
+//! `terminal` enters and always restores the terminal. Nothing here reads
+//! a file: the live sampler does.
 
 pub mod app;
 pub mod event;
@@ -13,15 +14,15 @@ pub mod terminal;
 pub mod view;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod render_tests;
 
-use crate::host::HostFs;
-use crate::sampler::{Sampler, Source};
+use crate::report::{Filter, SortKey};
+use crate::sampler::strategy::Choice;
+use crate::sampler::{LivePlan, LiveSampler};
 use anyhow::{anyhow, bail, Context};
 use app::App;
-use irqlab_core::Snapshot;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,6 +39,12 @@ pub struct TuiConfig {
     pub irq: Option<String>,
     /// Initial CPU selection (`0-3,8`).
     pub cpus: Option<String>,
+    /// How the live sampler reads interrupt counts.
+    pub strategy: Choice,
+    pub sort: SortKey,
+    pub threshold: Option<f64>,
+    /// Show the sampler's explanation and cost breakdown.
+    pub verbose: bool,
 }
 
 /// Colour only when the terminal has colours and NO_COLOR is unset/empty.
@@ -61,8 +68,12 @@ pub fn initial_app(cfg: &TuiConfig, color: bool) -> anyhow::Result<App> {
         bail!("--interval must be at least 10ms");
     }
     let mut app = App::new(cfg.interval, color);
+    app.sort = cfg.sort;
+    app.threshold = cfg.threshold;
+    app.verbose = cfg.verbose;
     if let Some(re) = &cfg.irq {
         app.set_filter(re).map_err(|e| anyhow!("--irq: {e}"))?;
+        app.filter_changed = false; // the sampler starts with it
     }
     if let Some(c) = &cfg.cpus {
         app.set_cpus(c).map_err(|e| anyhow!("--cpus: {e}"))?;
@@ -70,41 +81,40 @@ pub fn initial_app(cfg: &TuiConfig, color: bool) -> anyhow::Result<App> {
     Ok(app)
 }
 
-/// Run the interactive UI until the user quits or a signal arrives.
-pub fn run(cfg: TuiConfig) -> anyhow::Result<()> {
+/// The live sampler's plan: the `--irq` filter (it may select IRQs to
+/// read from sysfs) but all CPUs (the `c` selection only hides columns).
+pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
+    LivePlan {
+        root: cfg.root.clone(),
+        filter: Filter {
+            irq: app.filter.irq.clone(),
+            cpus: None,
+        },
+        strategy: cfg.strategy,
+    }
+}
+
+/// Run the interactive UI until the user quits (`None`) or SIGINT/SIGTERM
+/// arrives (`Some(signal)`: the command exits 128 + signal, as `bench`).
+pub fn run(cfg: TuiConfig) -> anyhow::Result<Option<i32>> {
     if !std::io::stdout().is_terminal() {
         bail!("irqlab top needs a terminal on stdout (use --batch for scripts)");
     }
     let mut app = initial_app(&cfg, color_enabled())?;
-    let mut sampler = Sampler::new(HostFs::new(&cfg.root), &Source::ALL);
-    let mut first = Snapshot::default();
-    sampler.sample(&mut first).context("first sample")?;
-    for (src, why) in &sampler.missing {
-        let path = sampler.fs().path(src.rel());
-        app.update(app::Msg::Notice(format!(
-            "not shown: {}: {why}",
-            path.display()
-        )));
+    let live = LiveSampler::open(&plan(&cfg, &app)).context("first sample")?;
+    for m in live.missing() {
+        app.update(app::Msg::Notice(format!("not shown: {m}")));
     }
-    let mut fs = HostFs::new(&cfg.root);
-    let mut threads = crate::threads::Threads::new(&fs);
-    let rows = event::thread_rows(threads.sample(&mut fs, first.mono_ns));
-    app.update(app::Msg::Threads(rows));
+    app.update(app::Msg::Why(live.why().to_string()));
     let stop = terminal::signal_flag()?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let job = event::SamplerJob {
-        sampler,
-        threads,
-        fs,
-        first,
-        interval: cfg.interval,
-    };
-    event::spawn_sampler(job, tx, std::sync::Arc::clone(&stop));
+    let ctl = event::spawn_sampler(live, cfg.interval, tx, stop.clone());
     let mut guard = terminal::enter()?;
-    let res = event::run_loop(&mut guard, &mut app, &rx, &stop);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let res = event::run_loop(&mut guard, &mut app, &rx, &ctl, &stop);
+    stop.request();
     drop(guard);
-    res
+    res?;
+    Ok(stop.signal())
 }
 
 #[cfg(test)]
@@ -127,6 +137,10 @@ mod tests {
             interval: Duration::from_millis(ms),
             irq: irq.map(str::to_string),
             cpus: cpus.map(str::to_string),
+            strategy: Choice::Auto,
+            sort: SortKey::Rate,
+            threshold: None,
+            verbose: false,
         };
         let err = |c| format!("{:#}", initial_app(&c, false).unwrap_err());
         assert!(err(cfg(Some("("), None, 100)).starts_with("--irq: invalid regex"));

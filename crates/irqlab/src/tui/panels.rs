@@ -5,8 +5,9 @@
 //! the columns that fit are drawn (from `App::cpu_offset`), so no line is
 //! ever wider than the area, whatever the CPU count.
 
-use super::app::{name_of, App};
+use super::app::App;
 use super::format::{self, bold, heat, right, styled, CELL};
+use crate::report::name_of;
 use crate::report::IrqLine;
 use irqlab_core::Shape;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -77,11 +78,16 @@ fn cpu_headers(shown: &[(usize, u32)]) -> Vec<String> {
         .collect()
 }
 
+/// Device (chip) and, when known, where the IRQ may run (`→ 0-3`).
 fn device(l: &IrqLine) -> String {
-    match (&l.chip, l.actions.is_empty()) {
+    let d = match (&l.chip, l.actions.is_empty()) {
         (Some(chip), false) => format!("{} ({chip})", name_of(l)),
         (Some(chip), true) => chip.clone(),
         (None, _) => name_of(l),
+    };
+    match &l.affinity {
+        Some(a) => format!("{d} → {a}"),
+        None => d,
     }
 }
 
@@ -114,7 +120,7 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
         right("TOTAL", TOTAL_W),
     ];
     head.extend(cpu_headers(shown));
-    head.push("DEVICE".to_string());
+    head.push("DEVICE → AFFINITY".to_string());
     let body = visible.iter().map(|(l, total)| {
         let per_cpu = (l.shape == Shape::PerCpu)
             .then_some(l.rates.as_ref())

@@ -103,11 +103,52 @@ fn footer_shows_input_error_and_pause() {
     assert!(out[23].starts_with("filter (regex, Enter applies, Esc cancels): et_"));
     press(&mut a, &[Key::Char('('), Key::Enter]);
     let out = render(&mut a, 80, 24);
-    assert!(out[23].starts_with("invalid regex"), "{}", out[23]);
+    // every line of the regex error, its caret included, is on screen
+    let first = out
+        .iter()
+        .position(|l| l.starts_with("invalid regex"))
+        .unwrap();
+    assert!(first < 23, "{out:#?}");
+    assert!(
+        out[first..].iter().any(|l| l.trim_start().starts_with('^')),
+        "{out:#?}"
+    );
+    assert!(out[23].contains("unclosed group"), "{}", out[23]);
     press(&mut a, &[Key::Esc, Key::Char('p'), Key::Char('n')]);
     let s = view::status_text(&a);
     assert!(s.contains("PAUSED") && s.contains("sort name") && s.contains("every 1s"));
     assert!(s.contains("8 CPUs") && s.contains("filter none"), "{s}");
+}
+
+#[test]
+fn footer_shows_strategy_self_cost_and_affinity() {
+    let mut a = medium();
+    let out = render(&mut a, 120, 30);
+    let foot = &out[29];
+    assert!(foot.contains("strategy proc_interrupts"), "{foot}");
+    assert!(foot.contains("self-cost 321 µs CPU/sample"), "{foot}");
+    a.verbose = true;
+    a.update(Msg::Why(
+        "strategy proc_interrupts: no --irq selection".into(),
+    ));
+    let out = render(&mut a, 120, 30);
+    assert!(out[28].contains("user 100 µs sys 200 µs"), "{}", out[28]);
+    assert!(out[29].contains("no --irq selection"), "{}", out[29]);
+}
+
+#[test]
+fn prompt_opens_empty_with_the_current_value_as_hint() {
+    let mut a = medium();
+    press(
+        &mut a,
+        &[Key::Char('c'), Key::Char('1'), Key::Enter, Key::Char('c')],
+    );
+    let out = render(&mut a, 100, 24);
+    assert!(
+        out[23].starts_with("CPUs (e.g. 0-3,8; empty = all): _  (now: 1;"),
+        "{}",
+        out[23]
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{stdout, Stdout};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 
 /// The terminal of the live UI.
@@ -63,17 +63,49 @@ fn install_panic_hook() {
     });
 }
 
-/// A flag set by SIGTERM or SIGINT, so the loop quits and restores the
-/// terminal instead of dying in raw mode. A second such signal while the
-/// flag is set exits at once (status 1), in case the loop is stuck.
-/// SIGHUP keeps its default action: the terminal is gone, nothing to restore.
-pub fn signal_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
+/// Set by SIGTERM or SIGINT (or by the UI quitting), so the loop quits and
+/// restores the terminal instead of dying in raw mode; remembers which
+/// signal came. A second such signal while the flag is set exits at once
+/// (128 + signal), in case the loop is stuck. SIGHUP keeps its default
+/// action: the terminal is gone, nothing to restore.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    flag: Arc<AtomicBool>,
+    sig: Arc<AtomicUsize>,
+}
+
+impl Stop {
+    /// True once a stop was requested (signal or quit).
+    pub fn requested(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Ask every loop to stop.
+    pub fn request(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// The signal that stopped the run, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        match self.sig.load(Ordering::Relaxed) {
+            0 => None,
+            s => i32::try_from(s).ok(),
+        }
+    }
+}
+
+/// Install the SIGTERM/SIGINT handlers of the UI.
+pub fn signal_flag() -> anyhow::Result<Stop> {
+    let stop = Stop::default();
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::clone(&flag))
+        let code = 128 + sig;
+        signal_hook::flag::register_conditional_shutdown(sig, code, Arc::clone(&stop.flag))
             .with_context(|| format!("cannot handle signal {sig}"))?;
-        signal_hook::flag::register(sig, Arc::clone(&flag))
+        let n = usize::try_from(sig).unwrap_or(0);
+        signal_hook::flag::register_usize(sig, Arc::clone(&stop.sig), n)
+            .with_context(|| format!("cannot handle signal {sig}"))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop.flag))
             .with_context(|| format!("cannot handle signal {sig}"))?;
     }
-    Ok(flag)
+    Ok(stop)
 }

@@ -13,10 +13,13 @@ use ratatui::Frame;
 
 /// Draw the screen.
 pub fn draw(f: &mut Frame, app: &App) {
+    let foot_lines = footer_lines(app);
+    let room = f.area().height.saturating_sub(2).max(1);
+    let h = u16::try_from(foot_lines.len()).unwrap_or(1).min(room);
     let [top, body, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
-        Constraint::Length(1),
+        Constraint::Length(h),
     ])
     .areas(f.area());
     header(f, top, app);
@@ -28,7 +31,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if app.help {
         help(f, body);
     }
-    footer(f, foot, app);
+    f.render_widget(Paragraph::new(foot_lines), foot);
 }
 
 fn header(f: &mut Frame, area: Rect, app: &App) {
@@ -66,25 +69,71 @@ fn position(app: &App) -> String {
     }
 }
 
-fn footer(f: &mut Frame, area: Rect, app: &App) {
-    let line = if let Some(input) = &app.input {
+/// Most lines a (multi-line) error may take at the bottom.
+const STATUS_MAX_LINES: usize = 8;
+
+/// The footer: the open input line; or the status message (every line of
+/// it, e.g. a regex error with its caret); or the status line and the
+/// sampler line (plus the strategy explanation with `-v`).
+pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
+    if let Some(input) = &app.input {
         let prompt = match input.kind {
             InputKind::Filter => "filter (regex, Enter applies, Esc cancels): ",
             InputKind::Cpus => "CPUs (e.g. 0-3,8; empty = all): ",
         };
-        Line::from(vec![
+        let mut spans = vec![
             Span::styled(prompt, bold()),
             Span::raw(format!("{}_", input.text)),
-        ])
-    } else if let Some((msg, _)) = &app.status {
-        Line::from(Span::styled(
-            msg.clone(),
-            bold().patch(styled(app, Style::default().fg(Color::Red))),
-        ))
-    } else {
-        Line::from(status_text(app))
+        ];
+        if input.text.is_empty() {
+            let hint = if input.hint.is_empty() {
+                "  (none set; Ctrl-U clears, Ctrl-W deletes a word)".to_string()
+            } else {
+                format!("  (now: {}; empty Enter clears it)", input.hint)
+            };
+            spans.push(Span::styled(
+                hint,
+                Style::default().add_modifier(Modifier::DIM),
+            ));
+        }
+        return vec![Line::from(spans)];
+    }
+    if let Some((msg, _)) = &app.status {
+        let style = bold().patch(styled(app, Style::default().fg(Color::Red)));
+        return msg
+            .lines()
+            .take(STATUS_MAX_LINES)
+            .map(|l| Line::from(Span::styled(l.to_string(), style)))
+            .collect();
+    }
+    let mut v = vec![Line::from(status_text(app)), Line::from(sampler_text(app))];
+    if app.verbose && !app.why.is_empty() {
+        v.push(Line::from(format!(" {}", app.why)));
+    }
+    v
+}
+
+/// The live sampler's line: strategy and what the last sample cost irqlab.
+pub fn sampler_text(app: &App) -> String {
+    let Some(s) = &app.sample else {
+        return " strategy - │ self-cost -".to_string();
     };
-    f.render_widget(Paragraph::new(line), area);
+    let strategy = s.strategy.map_or("-", |st| st.name());
+    let c = &s.self_cost;
+    let share = c.cpu_ns as f64 * 100.0 / app.interval.as_nanos().max(1) as f64;
+    let mut t = format!(
+        " strategy {strategy} │ self-cost {} µs CPU/sample ({share:.2}% of a CPU)",
+        c.cpu_ns / 1000
+    );
+    if app.verbose {
+        t.push_str(&format!(
+            " │ user {} µs sys {} µs wall {} µs",
+            c.user_ns / 1000,
+            c.system_ns / 1000,
+            c.wall_ns / 1000
+        ));
+    }
+    t
 }
 
 /// The status line: interval, CPUs, sort key, filter, paused state.
@@ -98,7 +147,10 @@ pub fn status_text(app: &App) -> String {
             app.selected_columns(app.irq_cpus()).len()
         ),
     };
-    let filter = app.filter.as_ref().map_or("none", |r| r.as_str());
+    let filter = match app.filter_text() {
+        "" => "none",
+        f => f,
+    };
     let state = if app.paused { "PAUSED" } else { "running" };
     format!(
         " every {} │ {cpus} │ sort {} │ filter {filter} │ {state} │ ?:help q:quit",
@@ -108,12 +160,13 @@ pub fn status_text(app: &App) -> String {
 }
 
 /// Key help, one line each.
-pub const HELP: [&str; 13] = [
+pub const HELP: [&str; 14] = [
     "q, Ctrl-C     quit",
     "s             cycle sort: rate, total, irq, name",
     "r t i n       sort by rate / total / IRQ number / name",
-    "/             filter rows by regex (Enter applies, Esc cancels)",
+    "/             filter rows by regex (label, device, chip, action)",
     "c             select CPUs, e.g. 0-3,8 (empty = all)",
+    "Ctrl-U Ctrl-W in a prompt: clear it / delete a word",
     "p, space      pause / resume",
     "Tab, S-Tab    next / previous panel",
     "←/→ Home End  scroll CPU columns",

@@ -3,47 +3,145 @@
 //! stdin and needs no terminal; a closed stdout ends the run quietly
 //! (main treats a broken pipe as success).
 //!
-//! Text lines come from [`Frame`](super::live::Frame) (rates via
-//! `report::from_delta_rates`); JSON lines (README "JSON Lines") from
-//! `Live::next_json`, which streams them with `export::jsonl`.
+//! Frames come from the [`LiveSampler`]; text blocks go through
+//! `report::from_frame` and `text.rs`, JSON lines (README "JSON Lines")
+//! stream from the frame through `export::jsonl` (no Report per sample).
+//! Text ends with an `Average:` block over the whole run, also when
+//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`).
 
-use super::live::Live;
+use super::text::{self, Block, TextOpts};
 use super::{Args, BatchFormat};
-use crate::report::Filter;
-use crate::sampler::Ticker;
+use crate::export::jsonl::JsonlWriter;
+use crate::report::{self, Filter};
+use crate::sampler::{clock, LiveSampler, SelfCost, Strategy, Ticker};
+use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::mpsc::{self, Receiver};
+
+/// SIGINT and SIGTERM, delivered on a channel (a thread blocked in the
+/// signal pipe: no polling, no wake-ups between samples).
+fn signals() -> anyhow::Result<Receiver<i32>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut sigs = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for s in sigs.forever() {
+            if tx.send(s).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(rx)
+}
+
+/// What the `Average:` block needs: the baseline, the filter of the rows
+/// read, self-cost over all samples.
+struct Summary {
+    first: Snapshot,
+    /// The rows filter of the latest frame (set at the end).
+    filter: Filter,
+    cost: SelfCost,
+    samples: u64,
+    strategy: Strategy,
+}
+
+impl Summary {
+    fn write(
+        &self,
+        latest: &Snapshot,
+        opts: &TextOpts,
+        out: &mut impl Write,
+    ) -> anyhow::Result<()> {
+        if self.samples == 0 {
+            return Ok(());
+        }
+        let report = report::from_delta_rates(&self.first, latest, &self.filter);
+        let n = self.samples;
+        let c = &self.cost;
+        let mean = SelfCost {
+            user_ns: c.user_ns / n,
+            system_ns: c.system_ns / n,
+            cpu_ns: c.cpu_ns / n,
+            wall_ns: c.wall_ns / n,
+        };
+        let b = Block {
+            stamp: "Average:",
+            report: &report,
+            threads: &[],
+            self_cost: mean,
+            strategy: self.strategy,
+        };
+        text::write_block(&b, opts, out)
+    }
+}
 
 /// Run the batch loop: baseline sample, then `--count` intervals.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
-    let mut live = Live::start(&args.root, filter, args.strategy)?;
+    let mut live = LiveSampler::open(&args.plan()?)?;
     if args.verbose {
-        eprintln!("irqlab: {}", live.why);
+        eprintln!("irqlab: {}", live.why());
         eprintln!("irqlab: {} interrupt threads tracked", live.thread_count());
     }
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
+    let stop = signals()?;
+    let opts = TextOpts {
+        sort: args.sort.into(),
+        threshold: args.threshold,
+        verbose: args.verbose,
+    };
+    let mut summary = (args.format == BatchFormat::Text).then(|| Summary {
+        first: live.latest().clone(),
+        filter: live.filter().clone(),
+        cost: SelfCost::default(),
+        samples: 0,
+        strategy: live.strategy(),
+    });
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut ticker = Ticker::new(args.interval);
-    let mut done = 0u64;
+    let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();
+    let mut signal = None;
+    let mut done = 0u64;
     while args.count.is_none_or(|c| done < c) {
-        ticker.wait();
-        match args.format {
-            BatchFormat::Json => {
-                live.next_json(&mut buf)?;
-                out.write_all(&buf)?;
-            }
-            BatchFormat::Text => {
-                let frame = live.next_frame()?;
-                super::text::write_frame(&frame, args.verbose, &mut out)?;
+        if let Some(s) = ticker.wait_or(&stop) {
+            signal = Some(s);
+            break;
+        }
+        let mut frame = live.next_frame()?;
+        match summary.as_mut() {
+            None => jsonl.write_frame(&mut frame, &mut buf),
+            Some(sum) => {
+                let report = report::from_frame(&mut frame);
+                let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
+                let b = Block {
+                    stamp: stamp.get(11..23).unwrap_or(&stamp),
+                    report: &report,
+                    threads: frame.threads,
+                    self_cost: frame.self_cost(),
+                    strategy: frame.strategy,
+                };
+                buf.clear();
+                text::write_block(&b, &opts, &mut buf)?;
+                sum.cost += b.self_cost;
+                sum.samples += 1;
             }
         }
+        out.write_all(&buf)?;
         out.flush()?;
         done += 1;
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(sum) = summary.as_mut() {
+        sum.filter = live.rows_filter().clone();
+        sum.strategy = live.strategy();
+        buf.clear();
+        sum.write(live.latest(), &opts, &mut buf)?;
+        out.write_all(&buf)?;
+        out.flush()?;
+    }
+    Ok(signal.map_or(ExitCode::SUCCESS, super::signal_exit))
 }

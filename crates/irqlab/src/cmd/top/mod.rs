@@ -1,13 +1,19 @@
 //! `irqlab top`: watch interrupts live, sorted by rate. `--batch` prints
 //! lines for scripts (text or JSON Lines, see `batch.rs`); without it the
-//! interactive ratatui view runs (`crate::tui`).
+//! interactive ratatui view runs (`crate::tui`). Both take their frames
+//! from the same `sampler::LiveSampler`.
 //!
-//! Owns the flags of the whole subcommand. Sampling is in `live.rs`.
+//! Owns the flags of the whole subcommand and turns them into plain
+//! values (`LivePlan`, `TuiConfig`); flags that cannot apply to the chosen
+//! mode are refused by clap. Exit codes: 0 (also on `q`), 1 error, 2
+//! usage, 128 + signal on SIGINT (130) / SIGTERM (143), as `bench`.
 
 pub mod batch;
-pub mod live;
 pub mod text;
 
+use crate::report::{Filter, SortKey};
+use crate::sampler::strategy::Choice;
+use crate::sampler::LivePlan;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -33,26 +39,86 @@ pub enum StrategyChoice {
     PerCpuCount,
 }
 
+impl From<StrategyChoice> for Choice {
+    fn from(c: StrategyChoice) -> Choice {
+        match c {
+            StrategyChoice::Auto => Choice::Auto,
+            StrategyChoice::ProcInterrupts => Choice::ProcInterrupts,
+            StrategyChoice::PerCpuCount => Choice::PerCpuCount,
+        }
+    }
+}
+
+/// Row order of the IRQ table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SortArg {
+    /// Rate over the interval, highest first.
+    #[default]
+    Rate,
+    /// Count since boot, highest first.
+    Total,
+    /// IRQ number (arch rows after).
+    Irq,
+    /// Device name.
+    Name,
+}
+
+impl From<SortArg> for SortKey {
+    fn from(s: SortArg) -> SortKey {
+        match s {
+            SortArg::Rate => SortKey::Rate,
+            SortArg::Total => SortKey::Total,
+            SortArg::Irq => SortKey::Irq,
+            SortArg::Name => SortKey::Name,
+        }
+    }
+}
+
+/// `--interval`: a duration greater than 0 (usage error otherwise).
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!("the duration {s:?} is negative"));
+    }
+    let d = crate::cmd::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("must be greater than 0".into());
+    }
+    Ok(d)
+}
+
+/// `--threshold`: a rate (per second) of at least 0.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a rate per second like 10 or 0.5, found {s:?}"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{s:?} is not a rate of 0 or more"));
+    }
+    Ok(v)
+}
+
 /// Flags of `irqlab top`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Read a captured tree (sosreport, `irqlab synth` output) instead of `/`.
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
-    /// Time between samples (e.g. `1s`, `250ms`).
-    #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::parse_duration)]
+    /// Time between samples (e.g. `1s`, `250ms`); greater than 0.
+    #[arg(long, short = 'i', default_value = "1s", value_parser = parse_interval,
+          allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this many intervals (default: run until interrupted).
-    #[arg(long, short = 'n')]
+    /// Stop after this many intervals (default: run until interrupted; --batch only).
+    #[arg(long, short = 'n', requires = "batch")]
     pub count: Option<u64>,
     /// Print lines for scripts instead of the interactive view.
     #[arg(long)]
     pub batch: bool,
     /// Output format of --batch.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", requires = "batch")]
     pub format: BatchFormat,
-    /// Keep only rows whose label, chip, actions or description match; when
-    /// it selects only numbered IRQs they may be read from sysfs instead.
+    /// Keep only rows whose label, description, chip or one action match;
+    /// when it selects only numbered IRQs they may be read from sysfs instead.
     #[arg(long)]
     pub irq: Option<String>,
     /// Keep only these CPUs (e.g. `0-3,8`).
@@ -61,16 +127,33 @@ pub struct Args {
     /// How interrupt counts are read.
     #[arg(long, value_enum, default_value = "auto")]
     pub strategy: StrategyChoice,
-    /// Explain the sampling strategy on stderr and add self-cost to text lines.
+    /// Row order of the IRQ table (text and the interactive view; JSON
+    /// Lines are always by rate).
+    #[arg(long, value_enum, default_value = "rate")]
+    pub sort: SortArg,
+    /// Hide IRQ rows below this rate (per second, all kept CPUs); rows
+    /// with no interrupt are hidden at any threshold, rows with a gap never.
+    #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
+    pub threshold: Option<f64>,
+    /// Explain the sampling strategy (on stderr with --batch) and add
+    /// irqlab's own cost to text lines.
     #[arg(long, short = 'v')]
     pub verbose: bool,
 }
 
+impl Args {
+    /// The live sampler's plan (checks --irq and --cpus).
+    pub fn plan(&self) -> anyhow::Result<LivePlan> {
+        Ok(LivePlan {
+            root: self.root.clone(),
+            filter: Filter::from_flags(self.irq.as_deref(), self.cpus.as_deref())?,
+            strategy: self.strategy.into(),
+        })
+    }
+}
+
 /// Run `irqlab top`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.interval.is_zero() {
-        anyhow::bail!("--interval must be greater than 0");
-    }
     if args.batch {
         batch::run(&args)
     } else {
@@ -80,8 +163,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The interactive view (`crate::tui`) configured from the flags.
 pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
-    crate::tui::run(tui_config(args))?;
-    Ok(ExitCode::SUCCESS)
+    let signal = crate::tui::run(tui_config(args))?;
+    Ok(signal.map_or(ExitCode::SUCCESS, signal_exit))
 }
 
 /// The UI's configuration from the flags.
@@ -91,5 +174,14 @@ pub fn tui_config(args: Args) -> crate::tui::TuiConfig {
         interval: args.interval,
         irq: args.irq,
         cpus: args.cpus,
+        strategy: args.strategy.into(),
+        sort: args.sort.into(),
+        threshold: args.threshold,
+        verbose: args.verbose,
     }
+}
+
+/// Exit status after a signal ended the run: 128 + signal, as `bench`.
+pub fn signal_exit(sig: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(128 + sig).unwrap_or(1))
 }

@@ -1,34 +1,113 @@
 //! Text lines of `top --batch`: mpstat-like blocks, every line starting
-//! with the UTC time of the sample. Per interval: a header and one line
-//! per active IRQ row (sorted by rate; `-` = gap), the same for softirqs,
-//! CPU time shares, then interrupt threads. Formatting only.
+//! with the UTC time of the sample (or `Average:` for the summary over the
+//! whole run, printed at the end, also after SIGINT/SIGTERM). Per block:
+//! one line per shown IRQ row (`--sort`, `--threshold`; `-` = gap) with its
+//! device, a `SUM` line (per-CPU sum of the kept rows, like `mpstat -I
+//! SUM`), softirqs, CPU time shares, then interrupt threads. Formatting
+//! only: numbers come from the [`Report`].
 
-use super::live::Frame;
-use crate::report::IrqSection;
-use crate::sampler::clock::rfc3339_utc;
+use crate::report::{self, IrqLine, IrqSection, Report, SortKey};
+use crate::sampler::{SelfCost, Strategy};
+use crate::threads::ThreadCpu;
 use std::io::Write;
+
+/// How rows are chosen and ordered, and whether to add self-cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOpts {
+    pub sort: SortKey,
+    pub threshold: Option<f64>,
+    pub verbose: bool,
+}
+
+/// One block of lines.
+pub struct Block<'a> {
+    /// First column: `HH:MM:SS.mmm` or `Average:`.
+    pub stamp: &'a str,
+    pub report: &'a Report,
+    pub threads: &'a [ThreadCpu],
+    /// irqlab's cost (per sample; mean per sample in the summary).
+    pub self_cost: SelfCost,
+    pub strategy: Strategy,
+}
 
 fn rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |r| format!("{r:.1}"))
 }
 
-fn header(t: &str, what: &str, cpus: &[u32], out: &mut impl Write) -> std::io::Result<()> {
-    write!(out, "{t}  {what:<12} {:>12}", "total")?;
+/// Width of the device column (longer names are kept whole).
+const DEVICE: usize = 20;
+
+fn header(
+    t: &str,
+    what: &str,
+    second: &str,
+    cpus: &[u32],
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    write!(out, "{t}  {what:<12} {second:<DEVICE$} {:>12}", "total/s")?;
     for c in cpus {
         write!(out, " {:>10}", format!("CPU{c}"))?;
     }
     writeln!(out)
 }
 
-fn irq_lines(t: &str, s: &IrqSection, out: &mut impl Write) -> std::io::Result<()> {
-    header(t, "IRQ/s", &s.cpus, out)?;
-    for r in &s.rows {
-        let active = r.total_rate.is_some_and(|x| x > 0.0) || r.gaps.is_some();
-        if !active {
-            continue;
-        }
-        write!(out, "{t}  {:<12} {:>12}", r.label, rate(r.total_rate))?;
+/// The rows shown: `--threshold` (default: active rows only), sorted.
+pub fn shown_rows<'r>(s: &'r IrqSection, opts: &TextOpts) -> Vec<&'r IrqLine> {
+    let min = opts.threshold.unwrap_or(0.0);
+    let mut rows: Vec<&IrqLine> = s
+        .rows
+        .iter()
+        .filter(|l| report::above_threshold(l, min))
+        .collect();
+    report::sort_rows(&mut rows, opts.sort, |l| l, |l| l.total_rate);
+    rows
+}
+
+fn irq_lines(
+    t: &str,
+    s: &IrqSection,
+    opts: &TextOpts,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    header(t, "IRQ", "DEVICE", &s.cpus, out)?;
+    for r in shown_rows(s, opts) {
+        let name = report::name_of(r);
+        write!(
+            out,
+            "{t}  {:<12} {name:<DEVICE$} {:>12}",
+            r.label,
+            rate(r.total_rate)
+        )?;
         for v in r.rates.iter().flatten() {
+            write!(out, " {:>10}", rate(*v))?;
+        }
+        writeln!(out)?;
+    }
+    let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
+    write!(
+        out,
+        "{t}  {:<12} {:<DEVICE$} {:>12}",
+        "SUM",
+        "all rows",
+        rate(Some(total))
+    )?;
+    for v in per {
+        write!(out, " {:>10}", rate(Some(v)))?;
+    }
+    writeln!(out)
+}
+
+fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> std::io::Result<()> {
+    header(t, "SOFTIRQ", "", &s.cpus, out)?;
+    for row in &s.rows {
+        write!(
+            out,
+            "{t}  {:<12} {:<DEVICE$} {:>12}",
+            row.name,
+            "",
+            rate(row.total_rate)
+        )?;
+        for v in row.rates.iter().flatten() {
             write!(out, " {:>10}", rate(*v))?;
         }
         writeln!(out)?;
@@ -36,54 +115,53 @@ fn irq_lines(t: &str, s: &IrqSection, out: &mut impl Write) -> std::io::Result<(
     Ok(())
 }
 
-/// Write one interval's block.
-pub fn write_frame(f: &Frame, verbose: bool, out: &mut impl Write) -> anyhow::Result<()> {
-    let stamp = rfc3339_utc(f.wall_ns);
-    let t = stamp.get(11..23).unwrap_or(&stamp);
-    let r = &f.report;
+fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{t}  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
+    )?;
+    for l in &s.cpu_pct {
+        let cpu = l.cpu.map_or_else(|| "all".to_string(), |c| c.to_string());
+        match &l.pct {
+            Some(p) => writeln!(
+                out,
+                "{t}  {cpu:<12} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                p.user_pct,
+                p.nice_pct,
+                p.system_pct,
+                p.iowait_pct,
+                p.irq_pct,
+                p.softirq_pct,
+                p.steal_pct,
+                p.idle_pct
+            )?,
+            None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
+        }
+    }
+    Ok(())
+}
+
+/// Write one block.
+pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::Result<()> {
+    let t = b.stamp;
+    let r = b.report;
     if let Some(s) = &r.interrupts {
-        irq_lines(t, s, out)?;
+        irq_lines(t, s, opts, out)?;
     }
     if let Some(s) = &r.softirqs {
-        header(t, "SOFTIRQ/s", &s.cpus, out)?;
-        for row in &s.rows {
-            write!(out, "{t}  {:<12} {:>12}", row.name, rate(row.total_rate))?;
-            for v in row.rates.iter().flatten() {
-                write!(out, " {:>10}", rate(*v))?;
-            }
-            writeln!(out)?;
-        }
+        softirq_lines(t, s, out)?;
     }
     if let Some(s) = &r.stat {
-        writeln!(
-            out,
-            "{t}  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            "CPU", "%usr", "%sys", "%irq", "%soft", "%steal", "%idle"
-        )?;
-        for l in &s.cpu_pct {
-            let cpu = l.cpu.map_or_else(|| "all".to_string(), |c| c.to_string());
-            match &l.pct {
-                Some(p) => writeln!(
-                    out,
-                    "{t}  {cpu:<12} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-                    p.user_pct + p.nice_pct,
-                    p.system_pct,
-                    p.irq_pct,
-                    p.softirq_pct,
-                    p.steal_pct,
-                    p.idle_pct + p.iowait_pct
-                )?,
-                None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
-            }
-        }
+        cpu_lines(t, s, out)?;
     }
-    if !f.threads.is_empty() {
+    if !b.threads.is_empty() {
         writeln!(
             out,
             "{t}  {:<12} {:>8} {:>8}  NAME",
             "THREAD", "%CPU", "LASTCPU"
         )?;
-        for th in &f.threads {
+        for th in b.threads {
             let last = th
                 .last_cpu
                 .map_or_else(|| "-".to_string(), |c| c.to_string());
@@ -94,8 +172,8 @@ pub fn write_frame(f: &Frame, verbose: bool, out: &mut impl Write) -> anyhow::Re
             )?;
         }
     }
-    if verbose {
-        let c = &f.self_cost;
+    if opts.verbose {
+        let c = &b.self_cost;
         writeln!(
             out,
             "{t}  self: cpu {} µs (user {} µs, sys {} µs), wall {} µs, strategy {}",
@@ -103,8 +181,130 @@ pub fn write_frame(f: &Frame, verbose: bool, out: &mut impl Write) -> anyhow::Re
             c.user_ns / 1000,
             c.system_ns / 1000,
             c.wall_ns / 1000,
-            f.strategy.name()
+            b.strategy.name()
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixtures;
+
+    fn block_text(opts: &TextOpts) -> (String, Report) {
+        let report = fixtures::sample(4, 12).report;
+        let b = Block {
+            stamp: "12:00:00.000",
+            report: &report,
+            threads: &[],
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, opts, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), report)
+    }
+
+    /// (label, device) of the IRQ rows, up to the SUM line.
+    fn rows(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .take_while(|f| f[1] != "SUM")
+            .map(|f| (f[1].to_string(), f[2].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn rows_show_the_device_after_the_number() {
+        let (text, report) = block_text(&TextOpts::default());
+        let sec = report.interrupts.as_ref().unwrap();
+        let shown = rows(&text);
+        assert!(shown.len() > 3, "{text}");
+        for (label, device) in &shown {
+            let line = sec.rows.iter().find(|r| &r.label == label).unwrap();
+            let name = report::name_of(line);
+            assert!(
+                name.starts_with(device.as_str()),
+                "{label}: {device} vs {name}"
+            );
+        }
+        assert!(
+            shown
+                .iter()
+                .any(|(l, d)| l.parse::<u32>().is_ok() && d != l),
+            "numbered rows carry a device name: {text}"
+        );
+    }
+
+    #[test]
+    fn sort_keys_order_the_rows() {
+        let opts = |sort| TextOpts {
+            sort,
+            ..TextOpts::default()
+        };
+        let (text, report) = block_text(&opts(SortKey::Irq));
+        let sec = report.interrupts.as_ref().unwrap();
+        let nums: Vec<u32> = rows(&text)
+            .iter()
+            .filter_map(|r| r.0.parse().ok())
+            .collect();
+        assert!(
+            nums.len() > 2 && nums.windows(2).all(|w| w[0] < w[1]),
+            "{nums:?}"
+        );
+        let (text, _) = block_text(&opts(SortKey::Rate));
+        let rate = |l: &str| sec.rows.iter().find(|r| r.label == l).unwrap().total_rate;
+        let rates: Vec<f64> = rows(&text).iter().map(|r| rate(&r.0).unwrap()).collect();
+        assert!(rates.windows(2).all(|w| w[0] >= w[1]), "{rates:?}");
+        let (text, _) = block_text(&opts(SortKey::Total));
+        let total = |l: &str| sec.rows.iter().find(|r| r.label == l).unwrap().since_boot;
+        let totals: Vec<_> = rows(&text).iter().map(|r| total(&r.0)).collect();
+        assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{totals:?}");
+        let (text, _) = block_text(&opts(SortKey::Name));
+        let names: Vec<String> = rows(&text)
+            .iter()
+            .map(|r| report::name_of(sec.rows.iter().find(|x| x.label == r.0).unwrap()))
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn threshold_hides_rows_below_it() {
+        let all = rows(&block_text(&TextOpts::default()).0).len();
+        let (text, report) = block_text(&TextOpts {
+            threshold: Some(5000.0),
+            ..TextOpts::default()
+        });
+        let sec = report.interrupts.as_ref().unwrap();
+        let shown = rows(&text);
+        assert!(shown.len() < all, "{text}");
+        for (label, _) in shown {
+            let l = sec.rows.iter().find(|r| r.label == label).unwrap();
+            assert!(l.total_rate.unwrap() >= 5000.0 || l.gaps.is_some());
+        }
+    }
+
+    #[test]
+    fn sum_line_adds_every_kept_row_per_cpu() {
+        let (text, report) = block_text(&TextOpts::default());
+        let sec = report.interrupts.as_ref().unwrap();
+        let sum = text.lines().find(|l| l.contains(" SUM ")).unwrap();
+        let f: Vec<&str> = sum.split_whitespace().collect();
+        // stamp, SUM, "all", "rows", total, CPU0 …
+        let total: f64 = f[4].parse().unwrap();
+        let want: f64 = sec.rows.iter().filter_map(|r| r.total_rate).sum();
+        assert!((total - want).abs() < 0.1, "{total} vs {want}");
+        let cpu0: f64 = f[5].parse().unwrap();
+        let want0: f64 = sec
+            .rows
+            .iter()
+            .filter(|r| r.shape == irqlab_core::Shape::PerCpu)
+            .filter_map(|r| r.rates.as_ref()?.first().copied().flatten())
+            .sum();
+        assert!((cpu0 - want0).abs() < 0.1, "{cpu0} vs {want0}");
+    }
 }

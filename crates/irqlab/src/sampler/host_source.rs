@@ -1,0 +1,194 @@
+//! The live host as a [`SnapshotSource`]: `/proc` and `/sys` under a root
+//! through [`HostFs`] kept-open descriptors, read as the strategy decided
+//! at start says (the whole `/proc/interrupts`, or the selected IRQs'
+//! `per_cpu_count`), the selected IRQs re-resolved when one vanishes, the
+//! IRQ listing changes or the filter changes, and the interrupt threads'
+//! CPU from `threads.rs`.
+//!
+//! Owns the strategy *decision* (the measurement is in `strategy.rs`);
+//! writes nothing.
+
+use super::live::{LivePlan, SnapshotSource};
+use super::strategy::{self, Choice};
+use super::targeted::{self, Targets};
+use super::{located, Sampler, Source, Strategy, Targeted};
+use crate::host::HostFs;
+use crate::report::Filter;
+use crate::threads::{ThreadCpu, Threads};
+use anyhow::Context;
+use irqlab_core::{Interrupts, Snapshot};
+
+/// How often (ns) the targeted strategy lists `/sys/kernel/irq` to notice
+/// new or freed descriptors.
+const RELIST_NS: u64 = 10_000_000_000;
+/// Where the kernel lists its IRQ descriptors.
+const IRQ_DIR: &str = "sys/kernel/irq";
+
+/// The host under one root.
+pub struct HostSource {
+    sampler: Sampler,
+    threads: Threads,
+    choice: Choice,
+    /// The `--irq` pattern the targeted IRQs were resolved for.
+    resolved_for: Option<String>,
+    irq_list: Vec<String>,
+    listed_ns: u64,
+    why: String,
+}
+
+/// Read and parse the whole `/proc/interrupts` once.
+fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
+    let rel = Source::Interrupts.rel();
+    let path = fs.path(rel);
+    let bytes = fs
+        .read(rel)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Interrupts::parse(bytes).map_err(|e| located(&path, &e))
+}
+
+/// The targeted reader for `filter`, or why the full file is needed.
+fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
+    if filter.irq.is_none() {
+        return Err("no --irq selection".into());
+    }
+    let m = read_full(fs).map_err(|e| format!("{e:#}"))?;
+    match targeted::select(&m, |r| filter.keep_irq_row(r)) {
+        Targets::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
+        Targets::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
+        Targets::Numbered(v) => {
+            Targeted::open(fs, &v).map_err(|e| format!("per_cpu_count not usable: {e:#}"))
+        }
+    }
+}
+
+/// Choose how to read for `filter` under `choice`: the targeted reader (if
+/// any) and why.
+fn decide(
+    fs: &mut HostFs,
+    filter: &Filter,
+    choice: Choice,
+) -> anyhow::Result<(Option<Targeted>, String)> {
+    let resolved = match choice {
+        Choice::ProcInterrupts => Err("--strategy proc-interrupts".to_string()),
+        _ => resolve(fs, filter),
+    };
+    let irqs = |t: &Targeted| t.irqs().map(|n| n.to_string()).collect::<Vec<_>>();
+    Ok(match resolved {
+        Err(why) => (None, format!("strategy proc_interrupts: {why}")),
+        Ok(t) if choice == Choice::PerCpuCount => {
+            let why = format!(
+                "strategy per_cpu_count: forced (IRQs {})",
+                irqs(&t).join(",")
+            );
+            (Some(t), why)
+        }
+        Ok(mut t) => {
+            let d = strategy::decide(fs, &mut t, strategy::ROUNDS)?;
+            let why = format!("{d} (IRQs {})", irqs(&t).join(","));
+            ((d.strategy == Strategy::PerCpuCount).then_some(t), why)
+        }
+    })
+}
+
+fn pattern(f: &Filter) -> Option<String> {
+    f.irq.as_ref().map(|r| r.as_str().to_string())
+}
+
+impl HostSource {
+    /// Decide the strategy for `plan` and find the interrupt threads.
+    pub fn open(plan: &LivePlan) -> anyhow::Result<Self> {
+        let mut fs = HostFs::new(&plan.root);
+        let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
+        let threads = Threads::new(&fs);
+        let mut sampler = Sampler::new(fs, &Source::ALL);
+        let irq_list = if targeted.is_some() {
+            // Only the targeted strategy watches the IRQ set (refresh).
+            sampler.fs().list_dir(IRQ_DIR)
+        } else {
+            Vec::new()
+        };
+        sampler.set_targeted(targeted);
+        Ok(HostSource {
+            sampler,
+            threads,
+            choice: plan.strategy,
+            resolved_for: pattern(&plan.filter),
+            irq_list,
+            listed_ns: super::clock::mono_ns(),
+            why,
+        })
+    }
+
+    fn reresolve(&mut self, filter: &Filter) -> anyhow::Result<()> {
+        let fs = self.sampler.fs_mut();
+        let (t, why) = decide(fs, filter, self.choice)?;
+        self.irq_list = if t.is_some() {
+            fs.list_dir(IRQ_DIR)
+        } else {
+            Vec::new()
+        };
+        self.sampler.set_targeted(t);
+        self.why = format!("{why} (re-resolved)");
+        self.resolved_for = pattern(filter);
+        Ok(())
+    }
+}
+
+impl SnapshotSource for HostSource {
+    fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
+        self.sampler.sample(snap)
+    }
+
+    fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
+        *out = self.threads.sample(self.sampler.fs_mut(), mono_ns);
+    }
+
+    fn affinity(&mut self, irq: u32) -> Option<String> {
+        targeted::read_affinity(self.sampler.fs(), irq)
+    }
+
+    fn strategy(&self) -> Strategy {
+        self.sampler.strategy()
+    }
+
+    /// Re-select the IRQs when the filter changed, one vanished or, every
+    /// [`RELIST_NS`], the `/sys/kernel/irq` listing changed.
+    fn refresh(&mut self, latest: &Snapshot, filter: &Filter) -> anyhow::Result<bool> {
+        if pattern(filter) != self.resolved_for && self.choice != Choice::ProcInterrupts {
+            self.reresolve(filter)?;
+            return Ok(true);
+        }
+        let Some(t) = self.sampler.targeted() else {
+            return Ok(false);
+        };
+        let mut stale = !t.vanished.is_empty();
+        let now = latest.mono_ns;
+        if now.saturating_sub(self.listed_ns) >= RELIST_NS {
+            self.listed_ns = now;
+            let list = self.sampler.fs().list_dir(IRQ_DIR);
+            stale |= list != self.irq_list;
+            self.irq_list = list;
+        }
+        if stale {
+            self.reresolve(filter)?;
+        }
+        Ok(stale)
+    }
+
+    fn why(&self) -> &str {
+        &self.why
+    }
+
+    fn missing(&self) -> Vec<String> {
+        let fs = self.sampler.fs();
+        self.sampler
+            .missing
+            .iter()
+            .map(|(s, why)| format!("{}: {why}", fs.path(s.rel()).display()))
+            .collect()
+    }
+
+    fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+}

@@ -1,0 +1,273 @@
+//! The live sampler: THE way to sample a machine repeatedly. One per run;
+//! every consumer (`top --batch` text and JSON Lines, the interactive
+//! `top`, `show --interval`; later `serve`, `record`, `trace`) takes
+//! [`Frame`]s from a [`LiveSampler`].
+//!
+//! It owns the previous and current [`Snapshot`], the snapshot source (the
+//! host through [`HostSource`]: strategy decision, kept-open files,
+//! re-resolution, thread CPU — or, behind the same [`SnapshotSource`]
+//! trait, a recording), the metadata cache (affinity; chip and actions
+//! come with the rows), re-read only when the set of IRQs changes, the
+//! self-cost meter and the clocks. It writes no output, builds no report
+//! and does not pace: callers tick (`Ticker`) and turn a Frame into what
+//! they show.
+
+use super::host_source::HostSource;
+use super::strategy::Choice;
+use super::{clock::CostMeter, SelfCost, Strategy};
+use crate::report::Filter;
+use crate::threads::ThreadCpu;
+use irqlab_core::Snapshot;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Where snapshots come from: the live host ([`HostSource`]) or, later, a
+/// recording. Everything source-specific (how counts are read, thread CPU,
+/// affinity) sits behind this trait; the [`LiveSampler`] owns the rest.
+pub trait SnapshotSource {
+    /// Read the next snapshot into `snap`, reusing its models, with both
+    /// timestamps set.
+    fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()>;
+    /// CPU use of the interrupt threads since the previous call, as of
+    /// CLOCK_MONOTONIC `mono_ns`, into `out` (replaced).
+    fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>);
+    /// Affinity CPU list of a numbered IRQ, as the kernel prints it.
+    fn affinity(&mut self, irq: u32) -> Option<String>;
+    /// How interrupt counts are read now.
+    fn strategy(&self) -> Strategy;
+    /// After a frame: check whether the IRQs read must be chosen again
+    /// (`latest` is the newest snapshot). True when the set of IRQs read
+    /// changed (the sampler then drops its metadata).
+    fn refresh(&mut self, latest: &Snapshot, filter: &Filter) -> anyhow::Result<bool>;
+    /// Why the source reads the way it does (for `-v` and the TUI).
+    fn why(&self) -> &str;
+    /// Files that could not be read at all, with the reason.
+    fn missing(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Number of interrupt threads followed.
+    fn thread_count(&self) -> usize {
+        0
+    }
+}
+
+/// What a live sampler of the host needs (plain values: no clap types).
+#[derive(Debug, Clone)]
+pub struct LivePlan {
+    /// Root of the tree to read (`/` for the running machine).
+    pub root: PathBuf,
+    /// Rows and CPUs wanted (`--irq`, `--cpus`).
+    pub filter: Filter,
+    /// How interrupt counts are read.
+    pub strategy: Choice,
+}
+
+/// One interval: the previous and current snapshot and everything measured
+/// with them. Borrowed from the [`LiveSampler`] until the next call.
+pub struct Frame<'a> {
+    pub prev: &'a Snapshot,
+    pub cur: &'a Snapshot,
+    /// Interrupt threads' CPU over the interval.
+    pub threads: &'a [ThreadCpu],
+    pub strategy: Strategy,
+    /// Started when this frame's sample began: [`Frame::self_cost`] stopped
+    /// after the consumer's own work gives irqlab's whole per-sample cost.
+    pub meter: CostMeter,
+    /// Bumped whenever the set of IRQs (and so their metadata) changed:
+    /// consumers that cache per-row metadata drop it when it moves.
+    pub meta_epoch: u64,
+    filter: &'a Filter,
+    meta: &'a mut Metadata,
+    source: &'a mut dyn SnapshotSource,
+}
+
+impl<'a> Frame<'a> {
+    /// The filter for the rows as read: with `per_cpu_count` the rows were
+    /// selected when the IRQs were resolved, so only the CPU part remains.
+    pub fn filter(&self) -> &'a Filter {
+        self.filter
+    }
+
+    /// Seconds between the two snapshots.
+    pub fn interval_s(&self) -> f64 {
+        self.cur.elapsed_since(self.prev)
+    }
+
+    /// Affinity of a numbered IRQ (read once per IRQ set, then cached).
+    pub fn affinity(&mut self, irq: u32) -> Option<String> {
+        let source = &mut *self.source;
+        self.meta
+            .affinity
+            .entry(irq)
+            .or_insert_with(|| source.affinity(irq))
+            .clone()
+    }
+
+    /// irqlab's cost since this frame's sample began.
+    pub fn self_cost(&self) -> SelfCost {
+        self.meter.stop()
+    }
+}
+
+/// Metadata read from the host, valid while the IRQ set does not change.
+#[derive(Debug, Default)]
+struct Metadata {
+    affinity: HashMap<u32, Option<String>>,
+    /// Numbered IRQs of the latest snapshot, in order.
+    irqs: Vec<u32>,
+    epoch: u64,
+}
+
+impl Metadata {
+    /// Drop what was read when the numbered IRQs of `snap` differ.
+    fn check(&mut self, snap: &Snapshot) {
+        let Some(m) = &snap.interrupts else {
+            return;
+        };
+        let numbered = m.rows().iter().filter_map(|r| r.irq);
+        if !self.irqs.iter().copied().eq(numbered) {
+            self.irqs.clear();
+            self.irqs.extend(m.rows().iter().filter_map(|r| r.irq));
+            self.invalidate();
+        }
+    }
+
+    fn invalidate(&mut self) {
+        self.affinity.clear();
+        self.epoch = self.epoch.wrapping_add(1);
+    }
+}
+
+/// The live sampling state of one run.
+pub struct LiveSampler<S: SnapshotSource = HostSource> {
+    source: S,
+    filter: Filter,
+    cpu_filter: Filter,
+    prev: Snapshot,
+    cur: Snapshot,
+    /// `cur` holds a frame's sample (advance before the next one).
+    fresh: bool,
+    threads: Vec<ThreadCpu>,
+    meta: Metadata,
+}
+
+impl LiveSampler<HostSource> {
+    /// Open the host under `plan.root`: decide the strategy, find the
+    /// interrupt threads, take the baseline sample.
+    pub fn open(plan: &LivePlan) -> anyhow::Result<Self> {
+        let source = HostSource::open(plan)?;
+        LiveSampler::with_source(source, plan.filter.clone())
+    }
+}
+
+impl<S: SnapshotSource> LiveSampler<S> {
+    /// A sampler over any source; takes the baseline sample.
+    pub fn with_source(mut source: S, filter: Filter) -> anyhow::Result<Self> {
+        let mut prev = Snapshot::default();
+        source.read(&mut prev)?;
+        let mut threads = Vec::new();
+        source.threads(prev.mono_ns, &mut threads);
+        let mut meta = Metadata::default();
+        meta.check(&prev);
+        Ok(LiveSampler {
+            source,
+            cpu_filter: filter.cpus_only(),
+            filter,
+            prev,
+            cur: Snapshot::default(),
+            fresh: false,
+            threads,
+            meta,
+        })
+    }
+
+    /// Sample now; the frame covers the time since the previous sample.
+    pub fn next_frame(&mut self) -> anyhow::Result<Frame<'_>> {
+        if self.fresh {
+            std::mem::swap(&mut self.prev, &mut self.cur);
+            self.fresh = false;
+            if self.source.refresh(&self.prev, &self.filter)? {
+                self.meta.invalidate();
+            }
+        }
+        let meter = CostMeter::start();
+        self.source.read(&mut self.cur)?;
+        self.source.threads(self.cur.mono_ns, &mut self.threads);
+        self.meta.check(&self.cur);
+        let strategy = self.source.strategy();
+        let filter = match strategy {
+            Strategy::PerCpuCount => &self.cpu_filter,
+            Strategy::ProcInterrupts => &self.filter,
+        };
+        self.fresh = true;
+        Ok(Frame {
+            prev: &self.prev,
+            cur: &self.cur,
+            threads: &self.threads,
+            strategy,
+            meter,
+            meta_epoch: self.meta.epoch,
+            filter,
+            meta: &mut self.meta,
+            source: &mut self.source,
+        })
+    }
+
+    /// Change the rows wanted (the TUI's `/` and `c`): the source chooses
+    /// its IRQs again before the next sample.
+    pub fn set_filter(&mut self, filter: Filter) -> anyhow::Result<()> {
+        self.cpu_filter = filter.cpus_only();
+        self.filter = filter;
+        let latest = if self.fresh { &self.cur } else { &self.prev };
+        if self.source.refresh(latest, &self.filter)? {
+            self.meta.invalidate();
+        }
+        Ok(())
+    }
+
+    /// The rows wanted.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    /// The filter for the rows as read now (see [`Frame::filter`]).
+    pub fn rows_filter(&self) -> &Filter {
+        match self.source.strategy() {
+            Strategy::PerCpuCount => &self.cpu_filter,
+            Strategy::ProcInterrupts => &self.filter,
+        }
+    }
+
+    /// How interrupt counts are read now.
+    pub fn strategy(&self) -> Strategy {
+        self.source.strategy()
+    }
+
+    /// Why (for `-v` and the TUI's status).
+    pub fn why(&self) -> &str {
+        self.source.why()
+    }
+
+    /// Files that could not be read at all (report once).
+    pub fn missing(&self) -> Vec<String> {
+        self.source.missing()
+    }
+
+    /// Number of interrupt threads followed.
+    pub fn thread_count(&self) -> usize {
+        self.source.thread_count()
+    }
+
+    /// The latest snapshot (the baseline before the first frame).
+    pub fn latest(&self) -> &Snapshot {
+        if self.fresh {
+            &self.cur
+        } else {
+            &self.prev
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

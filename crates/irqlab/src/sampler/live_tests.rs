@@ -1,0 +1,249 @@
+//! Unit tests of the live sampler (`live.rs`, `host_source.rs`) against
+//! small handwritten trees: both strategies, hotplug gaps, affinity,
+//! metadata epochs, filter changes.
+
+use super::*;
+use crate::report::{self, Report};
+use crate::sampler::targeted;
+use irqlab_core::delta::Gap;
+use std::path::Path;
+
+const TWO: &str = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\nLOC:        100        200   Local timer interrupts\n";
+const ONE: &str = "           CPU0       \n 24:          5  IO-APIC   5-edge      ACPI:Ged\nLOC:        150   Local timer interrupts\n";
+
+fn w(root: &Path, rel: &str, s: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, s).unwrap();
+}
+
+fn tree() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    w(r, "proc/interrupts", TWO);
+    w(r, targeted::ONLINE, "0-1\n");
+    w(r, targeted::POSSIBLE, "0-1\n");
+    w(r, "sys/kernel/irq/24/per_cpu_count", "1,2\n");
+    w(r, "sys/kernel/irq/24/chip_name", "IO-APIC\n");
+    w(r, "sys/kernel/irq/24/hwirq", "5\n");
+    w(r, "sys/kernel/irq/24/name", "edge\n");
+    w(r, "sys/kernel/irq/24/actions", "ACPI:Ged\n");
+    w(r, "proc/irq/24/smp_affinity_list", "0-1\n");
+    d
+}
+
+/// What a consumer sees of one frame.
+struct Seen {
+    report: Report,
+    strategy: Strategy,
+    self_cost: SelfCost,
+    epoch: u64,
+}
+
+fn next(live: &mut LiveSampler) -> Seen {
+    let mut f = live.next_frame().unwrap();
+    let report = report::from_frame(&mut f);
+    Seen {
+        report,
+        strategy: f.strategy,
+        self_cost: f.self_cost(),
+        epoch: f.meta_epoch,
+    }
+}
+
+fn open(root: &Path, re: Option<&str>, strategy: Choice) -> LiveSampler {
+    LiveSampler::open(&LivePlan {
+        root: root.to_path_buf(),
+        filter: filter(re),
+        strategy,
+    })
+    .unwrap()
+}
+
+fn gaps(f: &Seen, label: &str) -> Vec<Option<Gap>> {
+    let sec = f.report.interrupts.as_ref().unwrap();
+    let row = sec.rows.iter().find(|r| r.label == label).unwrap();
+    row.gaps
+        .clone()
+        .unwrap_or_else(|| vec![None; sec.cpus.len()])
+}
+
+fn filter(re: Option<&str>) -> Filter {
+    Filter::from_flags(re, None).unwrap()
+}
+
+#[test]
+fn full_file_hotplug_is_a_gap_both_ways() {
+    let d = tree();
+    let mut live = open(d.path(), None, Choice::Auto);
+    assert!(live.why().contains("no --irq"));
+    w(d.path(), "proc/interrupts", ONE);
+    let f = next(&mut live);
+    assert_eq!(f.strategy, Strategy::ProcInterrupts);
+    assert_eq!(gaps(&f, "LOC"), [None, Some(Gap::CpuOffline)]);
+    w(
+        d.path(),
+        "proc/interrupts",
+        TWO.replace("100", "160").replace("200", "260").as_str(),
+    );
+    let f = next(&mut live);
+    assert_eq!(gaps(&f, "LOC"), [None, Some(Gap::CpuOnline)]);
+    let row = |f: &Seen| {
+        let s = f.report.interrupts.as_ref().unwrap();
+        s.rows
+            .iter()
+            .find(|r| r.label == "24")
+            .unwrap()
+            .affinity
+            .clone()
+    };
+    assert_eq!(row(&f).as_deref(), Some("0-1"));
+}
+
+#[test]
+fn arch_row_selection_keeps_the_full_file() {
+    let d = tree();
+    let live = open(d.path(), Some("Local"), Choice::PerCpuCount);
+    assert!(live.why().contains("arch row LOC"), "{}", live.why());
+}
+
+#[test]
+fn targeted_reads_sysfs_and_maps_online_cpus() {
+    let d = tree();
+    let mut live = open(d.path(), Some("ACPI"), Choice::PerCpuCount);
+    assert!(
+        live.why().contains("per_cpu_count: forced (IRQs 24)"),
+        "{}",
+        live.why()
+    );
+    w(d.path(), "sys/kernel/irq/24/per_cpu_count", "4,2\n");
+    w(d.path(), targeted::ONLINE, "0\n");
+    let f = next(&mut live);
+    assert_eq!(f.strategy, Strategy::PerCpuCount);
+    let sec = f.report.interrupts.as_ref().unwrap();
+    assert_eq!(sec.cpus, [0, 1]);
+    assert_eq!(sec.rows.len(), 1);
+    assert_eq!(sec.rows[0].total, 3, "counted on the online CPU only");
+    assert!(
+        sec.rows[0].deltas.is_none(),
+        "top reports rates, not deltas"
+    );
+    let rates = sec.rows[0].rates.as_deref().unwrap();
+    assert!(
+        rates[0].is_some_and(|r| r > 0.0) && rates[1].is_none(),
+        "{rates:?}"
+    );
+    assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOffline)]);
+    w(d.path(), targeted::ONLINE, "0-1\n");
+    let f = next(&mut live);
+    assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOnline)]);
+    assert!(f.self_cost.wall_ns > 0);
+}
+
+#[test]
+fn auto_measures_and_explains() {
+    let d = tree();
+    let live = open(d.path(), Some("ACPI"), Choice::Auto);
+    assert!(live.why().contains("median of 20 reads"), "{}", live.why());
+}
+
+#[test]
+fn affinity_is_reread_only_when_the_irq_set_changes() {
+    let d = tree();
+    let mut live = open(d.path(), None, Choice::ProcInterrupts);
+    let a = next(&mut live);
+    let aff = |s: &Seen| {
+        let sec = s.report.interrupts.as_ref().unwrap();
+        sec.rows
+            .iter()
+            .find(|r| r.label == "24")
+            .unwrap()
+            .affinity
+            .clone()
+    };
+    assert_eq!(aff(&a).as_deref(), Some("0-1"));
+    w(d.path(), "proc/irq/24/smp_affinity_list", "1\n");
+    let b = next(&mut live);
+    assert_eq!(
+        aff(&b).as_deref(),
+        Some("0-1"),
+        "cached while the set holds"
+    );
+    assert_eq!(a.epoch, b.epoch);
+    let three = TWO.replace(
+        "LOC:",
+        " 25:          0          0  IO-APIC   6-edge      extra\nLOC:",
+    );
+    w(d.path(), "proc/interrupts", &three);
+    let c = next(&mut live);
+    assert_ne!(c.epoch, b.epoch, "a new IRQ changes the metadata epoch");
+    assert_eq!(aff(&c).as_deref(), Some("1"), "re-read after the change");
+}
+
+#[test]
+fn a_new_filter_re_resolves_the_targeted_irqs() {
+    let d = tree();
+    let mut live = open(d.path(), None, Choice::PerCpuCount);
+    assert_eq!(live.strategy(), Strategy::ProcInterrupts);
+    live.set_filter(filter(Some("ACPI"))).unwrap();
+    assert_eq!(live.strategy(), Strategy::PerCpuCount, "{}", live.why());
+    let s = next(&mut live);
+    assert_eq!(s.strategy, Strategy::PerCpuCount);
+    assert!(s.self_cost.wall_ns > 0);
+    live.set_filter(filter(None)).unwrap();
+    assert_eq!(live.strategy(), Strategy::ProcInterrupts);
+}
+
+/// A recording-like source: snapshots handed in by the test.
+struct Canned {
+    snaps: Vec<Snapshot>,
+}
+
+impl SnapshotSource for Canned {
+    fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
+        *snap = self
+            .snaps
+            .pop()
+            .ok_or_else(|| anyhow::anyhow!("end of recording"))?;
+        Ok(())
+    }
+    fn threads(&mut self, _: u64, out: &mut Vec<ThreadCpu>) {
+        out.clear();
+    }
+    fn affinity(&mut self, _: u32) -> Option<String> {
+        Some("7".into())
+    }
+    fn strategy(&self) -> Strategy {
+        Strategy::ProcInterrupts
+    }
+    fn refresh(&mut self, _: &Snapshot, _: &Filter) -> anyhow::Result<bool> {
+        Ok(false)
+    }
+    fn why(&self) -> &str {
+        "replay"
+    }
+}
+
+#[test]
+fn any_snapshot_source_yields_frames() {
+    let snap = |mono_ns: u64, s: &str| Snapshot {
+        mono_ns,
+        interrupts: Some(irqlab_core::Interrupts::parse(s.as_bytes()).unwrap()),
+        ..Snapshot::default()
+    };
+    let later = TWO.replace("100", "300");
+    let src = Canned {
+        snaps: vec![snap(2_000_000_000, &later), snap(1_000_000_000, TWO)],
+    };
+    let mut live = LiveSampler::with_source(src, Filter::default()).unwrap();
+    let mut f = live.next_frame().unwrap();
+    assert_eq!(f.interval_s(), 1.0);
+    assert_eq!(f.affinity(24).as_deref(), Some("7"));
+    let r = report::from_frame(&mut f);
+    let loc = &r.interrupts.as_ref().unwrap().rows[1];
+    assert_eq!((loc.label.as_str(), loc.total), ("LOC", 200));
+    assert!(
+        live.next_frame().is_err(),
+        "the end of the source is an error"
+    );
+}
