@@ -25,8 +25,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Real write errors: a closed stdout (`>&-`, EPIPE) fails the first
+    // write and `?` ends the loop (see `export::stdout`).
+    let mut out = crate::export::stdout::stdout();
     let mut ticker = Ticker::new(args.interval);
     let mut done = 0u64;
     let mut buf = Vec::new();
