@@ -48,11 +48,12 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
     if targets.is_empty() {
         bail!("{}: none of the probe targets exist", fs.root().display());
     }
-    let mut env = target::environment(fs);
+    let start = clock::now()?;
+    let started_at = clock::rfc3339_utc(start.wall_ns);
+    let mut env = target::environment(fs, started_at.clone());
     env.reads = plan.reads;
     env.buffers = plan.buffers.clone();
     env.pinned_cpu = plan.cpu;
-    let start = clock::now()?;
     let rows = {
         let _pin = plan.cpu.map(measure::Pinned::to).transpose()?;
         measure_all(fs, &targets, plan)?
@@ -65,7 +66,7 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
     Ok(ProbeReport {
         env,
         rows,
-        started_at: clock::rfc3339_utc(start.wall_ns),
+        started_at,
         duration_s: end.mono_ns.saturating_sub(start.mono_ns) as f64 / 1e9,
     })
 }

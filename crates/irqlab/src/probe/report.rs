@@ -13,12 +13,11 @@ use super::measure::Method;
 use super::size::format_size;
 use super::summary::{Quantiles, Summary, CPU_CLOCK};
 use super::target::Env;
-use crate::results::{TrialRecord, Value as TrialValue};
 use crate::direction::Direction;
 use crate::export::plural;
+use crate::results::TrialRecord;
 use anyhow::Result;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::Write;
 
 /// One measured row.
@@ -99,7 +98,7 @@ pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
 }
 
 fn env_line(e: &Env) -> String {
-    let or = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".to_string());
+    let or = |o: Option<&str>| o.unwrap_or("?").to_string();
     let cpus = e
         .cpus
         .map_or_else(|| "? CPUs".to_string(), |c| plural(c, "CPU"));
@@ -109,10 +108,10 @@ fn env_line(e: &Env) -> String {
     );
     format!(
         "kernel {}, {cpus}, {}, {}, boot {}, {pin}",
-        or(&e.kernel),
+        or(e.kernel()),
         plural(e.irq_descriptors, "IRQ descriptor"),
         plural(e.proc_irq_dirs, "/proc/irq dir"),
-        or(&e.boot_id)
+        or(e.boot_id())
     )
 }
 
@@ -141,39 +140,32 @@ fn quantiles_json(q: &Quantiles) -> Value {
     json!({"min": q.min, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max})
 }
 
-/// The run as one trial record (the shape of a bench `trials.jsonl` line).
+/// The run as one trial record (a `trials.jsonl` line, `crate::results`):
+/// trial 1 of a variant named by `compare` (LABEL= or the file stem).
 pub fn trial(r: &ProbeReport) -> TrialRecord {
-    let mut metrics = BTreeMap::new();
+    let boot = r.env.boot_id().unwrap_or("unknown");
+    let mut t = TrialRecord::new("", 1, boot, r.started_at.clone());
+    t.duration_s = r.duration_s;
     for row in &r.rows {
         for (name, value) in row.trial_metrics() {
-            let v = TrialValue {
-                value,
-                unit: "ns".to_string(),
-                direction: Direction::Lower,
-            };
-            metrics.insert(name, v);
+            t.insert(&name, value, "ns", Direction::Lower);
         }
     }
-    TrialRecord {
-        variant: String::new(),
-        trial: 0,
-        boot_id: r.env.boot_id.clone().unwrap_or_default(),
-        started_at: r.started_at.clone(),
-        duration_s: r.duration_s,
-        metrics,
-        notes: Vec::new(),
-    }
+    t
 }
 
 /// The probe result set (see the module doc and README for the contract).
 pub fn to_json(r: &ProbeReport) -> Value {
     let e = &r.env;
-    let env = json!({
-        "kernel": e.kernel, "boot_id": e.boot_id, "cpus": e.cpus,
+    let mut env = json!({
+        "kernel": e.kernel(), "boot_id": e.boot_id(), "cpus": e.cpus,
         "irq_descriptors": e.irq_descriptors, "proc_irq_dirs": e.proc_irq_dirs,
         "file_sizes": e.sizes, "pinned_cpu": e.pinned_cpu, "reads": e.reads,
         "buffers": e.buffers,
     });
+    if let (Some(m), Some(obj)) = (&e.machine, env.as_object_mut()) {
+        obj.insert("machine".to_string(), json!(m));
+    }
     let mut rows = Vec::new();
     let mut results = Vec::new();
     for row in &r.rows {
@@ -193,7 +185,7 @@ pub fn to_json(r: &ProbeReport) -> Value {
                 "direction": "lower", "values": [value]}));
         }
     }
-    json!({"kind": "probe", "version": 2, "boot_id": e.boot_id,
+    json!({"kind": "probe", "version": 2, "boot_id": e.boot_id(),
         "started_at": r.started_at, "env": env, "rows": rows,
         "trial": trial(r), "results": results})
 }
@@ -249,8 +241,8 @@ pub fn write_csv(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
         rec.extend(q(&s.cpu));
         rec.push(CPU_CLOCK.to_string());
         rec.push(num(s.rusage_sys_per_read_ns));
-        rec.push(r.env.kernel.clone().unwrap_or_default());
-        rec.push(r.env.boot_id.clone().unwrap_or_default());
+        rec.push(r.env.kernel().unwrap_or_default().to_string());
+        rec.push(r.env.boot_id().unwrap_or_default().to_string());
         w.write_record(&rec)?;
     }
     w.flush()?;
@@ -289,7 +281,10 @@ mod tests {
         ProbeReport {
             env: Env {
                 reads: 10,
-                boot_id: Some("b00t".to_string()),
+                machine: Some(crate::env::collect(
+                    &crate::host::HostFs::new("/nonexistent"),
+                    String::new(),
+                )),
                 ..Env::default()
             },
             rows: vec![row],
@@ -311,7 +306,7 @@ mod tests {
         assert_eq!(results[0]["values"], json!([84_500.0]));
         assert_eq!(results[1]["metric"], "proc_interrupts_pread_4k_cpu_ns");
         let t: TrialRecord = serde_json::from_value(v["trial"].clone()).unwrap();
-        assert_eq!((t.trial, t.boot_id.as_str()), (0, "b00t"));
+        assert_eq!((t.trial, t.boot_id.as_str()), (1, "unknown"));
         let wall = &t.metrics["proc_interrupts_pread_4k_wall_ns"];
         assert_eq!((wall.value, wall.direction), (84_500.0, Direction::Lower));
         assert_eq!(t.metrics.len(), 2);

@@ -2,6 +2,7 @@
 //! read together as one "read") and the environment recorded with the
 //! results. Everything goes through HostFs, so `--root` trees work.
 
+use crate::env::Environment;
 use crate::host::HostFs;
 use std::collections::BTreeMap;
 
@@ -74,11 +75,12 @@ fn per_irq(fs: &HostFs, name: &'static str, label: &'static str, dir: &str, file
     Target { name, label, paths }
 }
 
-/// The machine the numbers were measured on.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The machine the numbers were measured on: the shared environment
+/// (`crate::env`, as bench records it) plus what probe adds.
+#[derive(Debug, Clone, Default)]
 pub struct Env {
-    pub kernel: Option<String>,
-    pub boot_id: Option<String>,
+    /// Kernel, boot id, CPU model, governors … (`None` only in tests).
+    pub machine: Option<Environment>,
     /// CPU columns in the /proc/interrupts header (online CPUs).
     pub cpus: Option<usize>,
     /// Entries of /sys/kernel/irq (allocated descriptors).
@@ -92,8 +94,20 @@ pub struct Env {
     pub buffers: Vec<usize>,
 }
 
+impl Env {
+    /// The kernel release, when known.
+    pub fn kernel(&self) -> Option<&str> {
+        self.machine.as_ref()?.kernel_release.as_deref()
+    }
+
+    /// The boot id, when known.
+    pub fn boot_id(&self) -> Option<&str> {
+        self.machine.as_ref().map(|m| m.boot_id.as_str())
+    }
+}
+
 /// Collect what can be known about the machine under `fs`'s root.
-pub fn environment(fs: &HostFs) -> Env {
+pub fn environment(fs: &HostFs, started_at: String) -> Env {
     let numbered = |dir: &str| {
         fs.list_dir(dir)
             .iter()
@@ -108,8 +122,7 @@ pub fn environment(fs: &HostFs) -> Env {
         .and_then(|b| irqlab_core::Interrupts::parse(b).ok())
         .map(|i| i.cpus.len());
     Env {
-        kernel: fs.read_attr("proc/sys/kernel/osrelease"),
-        boot_id: fs.read_attr("proc/sys/kernel/random/boot_id"),
+        machine: Some(crate::env::collect(fs, started_at)),
         cpus,
         irq_descriptors: numbered("sys/kernel/irq"),
         proc_irq_dirs: numbered("proc/irq"),
@@ -162,9 +175,9 @@ mod tests {
             ]
         );
         assert_eq!(missing.len(), 2);
-        let env = environment(&fs);
-        assert_eq!(env.kernel.as_deref(), Some("6.18.0"));
-        assert_eq!(env.boot_id, None);
+        let env = environment(&fs, "2026-11-30T12:00:00Z".to_string());
+        assert_eq!(env.kernel(), Some("6.18.0"));
+        assert_eq!(env.boot_id(), Some("unknown"));
         assert_eq!(
             (env.cpus, env.irq_descriptors, env.proc_irq_dirs),
             (Some(2), 1, 2)

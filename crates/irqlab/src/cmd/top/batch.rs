@@ -100,8 +100,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         samples: 0,
         strategy: live.strategy(),
     });
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Real write errors: a closed stdout (`>&-`, EPIPE) fails the first
+    // write and `?` ends the loop (see `export::stdout`).
+    let mut out = crate::export::stdout::stdout();
     let mut ticker = Ticker::new(args.interval);
     let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();

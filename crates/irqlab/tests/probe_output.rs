@@ -1,0 +1,223 @@
+//! `irqlab probe` output guarantees (issue 10): CPU (system) time never
+//! above wall time and from one stated clock, CSV without float noise,
+//! probe's own `--help` (item 13); a run is one trial for `compare`, so an
+//! A/A comparison claims no change (item 14); `--out` is written whole or
+//! not at all and errors name the file (item 17); wording (item 18).
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn irqlab() -> Command {
+    Command::cargo_bin("irqlab").unwrap()
+}
+
+/// A 4-CPU x86 tree with 12 IRQs under `dir/tree`.
+fn synth(dir: &Path) -> String {
+    let root = dir.join("tree");
+    irqlab()
+        .args(["synth", "--cpus", "4", "--irqs", "12", "--out"])
+        .arg(&root)
+        .assert()
+        .success();
+    root.display().to_string()
+}
+
+fn probe_json(root: &str, reads: &str) -> Value {
+    let out = irqlab()
+        .args([
+            "probe", "--root", root, "--reads", reads, "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn cpu_time_never_exceeds_wall_time_and_names_one_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    let v = probe_json(&root, "50");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 20);
+    for row in rows {
+        assert_eq!(row["cpu_clock"], "CLOCK_THREAD_CPUTIME_ID", "{row}");
+        assert!(
+            row.get("sys_source").is_none(),
+            "one source, no per-row choice"
+        );
+        let wall = row["per_read"]["wall_ns"].as_array().unwrap();
+        let cpu = row["per_read"]["cpu_ns"].as_array().unwrap();
+        for (w, c) in wall.iter().zip(cpu) {
+            assert!(c.as_f64().unwrap() <= w.as_f64().unwrap(), "{row}");
+        }
+        for q in ["min", "p50", "p90", "p99", "max"] {
+            let (w, c) = (
+                row["wall_ns"][q].as_f64().unwrap(),
+                row["cpu_ns"][q].as_f64().unwrap(),
+            );
+            assert!(c <= w, "{q}: cpu {c} > wall {w}");
+            assert!(c > 0.0, "{q}: a read takes CPU time, never 0.0");
+            assert_eq!(w, w.round(), "whole ns");
+        }
+        let ru = row["rusage_sys_per_read_ns"].as_f64().unwrap();
+        assert!(
+            ru >= 0.0 && ru <= row["wall_ns"]["max"].as_f64().unwrap() * 2.0,
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn csv_has_no_float_noise_and_states_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    let out = irqlab()
+        .args(["probe", "--root", &root, "--reads", "7", "--format", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header = rd.headers().unwrap().clone();
+    let clock = header.iter().position(|h| h == "cpu_clock").unwrap();
+    let mut n = 0;
+    for rec in rd.records() {
+        let rec = rec.unwrap();
+        assert_eq!(&rec[clock], "CLOCK_THREAD_CPUTIME_ID");
+        for (h, cell) in header.iter().zip(rec.iter()) {
+            if let Some((_, decimals)) = cell.split_once('.') {
+                if cell.parse::<f64>().is_ok() {
+                    assert!(decimals.len() <= 3, "{h} = {cell}");
+                }
+            }
+            if h.ends_with("_ns") && h != "rusage_sys_per_read_ns" {
+                assert!(!cell.contains('.'), "{h} = {cell}: whole ns");
+            }
+        }
+        n += 1;
+    }
+    assert_eq!(n, 20);
+}
+
+#[test]
+fn probe_help_is_its_own() {
+    let out = irqlab().args(["probe", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("A probe run is one trial"), "{help}");
+    assert!(help.contains("times in whole ns"), "{help}");
+    assert!(
+        !help.contains("(section, row, CPU)"),
+        "show's CSV text: {help}"
+    );
+    assert!(!help.contains("see README for the contract"), "{help}");
+}
+
+#[test]
+fn a_probe_run_is_one_trial_and_a_a_claims_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    let mut files: Vec<PathBuf> = Vec::new();
+    for name in ["aa1", "aa2"] {
+        let path = dir.path().join(format!("{name}.json"));
+        irqlab()
+            .args(["probe", "--root", &root, "--reads", "30", "--buffer", "4k"])
+            .args(["--format", "json", "--out"])
+            .arg(&path)
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(v["version"], 2);
+        let trial = &v["trial"];
+        assert_eq!(trial["trial"], 1);
+        let wall = &trial["metrics"]["proc_interrupts_pread_4k_wall_ns"];
+        assert_eq!(wall["unit"], "ns");
+        assert_eq!(wall["direction"], "lower");
+        for r in v["results"].as_array().unwrap() {
+            assert_eq!(r["values"].as_array().unwrap().len(), 1, "{r}");
+        }
+        files.push(path);
+    }
+    let out = irqlab().arg("compare").args(&files).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("proc_interrupts_pread_4k_wall_ns"), "{text}");
+    for claim in ["improved", "regressed"] {
+        assert!(
+            !text.contains(claim),
+            "A/A must not claim a change:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn out_is_written_whole_and_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    // A directory where the file belongs.
+    let out_dir = dir.path().join("results");
+    std::fs::create_dir(&out_dir).unwrap();
+    irqlab()
+        .args(["probe", "--root", &root, "--reads", "2", "--out"])
+        .arg(&out_dir)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "irqlab: error: writing {}: is a directory",
+            out_dir.display()
+        )));
+    // A parent that does not exist: named, nothing created.
+    let missing = dir.path().join("no/such/x.json");
+    irqlab()
+        .args(["probe", "--root", &root, "--reads", "2", "--out"])
+        .arg(&missing)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "irqlab: error: writing {}",
+            missing.display()
+        )));
+    // Success leaves exactly the file, no temporary beside it.
+    let good = out_dir.join("p.csv");
+    irqlab()
+        .args([
+            "probe", "--root", &root, "--reads", "2", "--format", "csv", "--out",
+        ])
+        .arg(&good)
+        .assert()
+        .success();
+    let names: Vec<_> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["p.csv"]);
+}
+
+#[test]
+fn notes_and_wording_are_prefixed_and_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    std::fs::remove_file(Path::new(&root).join("proc/stat")).unwrap();
+    let out = irqlab()
+        .args(["probe", "--root", &root, "--reads", "1", "--buffer", "4k"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("irqlab: note: /proc/stat not found, skipped"),
+        "{err}"
+    );
+    for line in err.lines() {
+        assert!(line.starts_with("irqlab: "), "{line}");
+    }
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("over 1 read per row"), "{table}");
+    assert!(table.contains("4 CPUs"), "{table}");
+}

@@ -1,0 +1,263 @@
+//! `irqlab show` output guarantees against fake trees (issue 10): a closed
+//! stdout is a normal end (item 10, and issue 12 item 5 for `>&-`), filters
+//! that select nothing say so (item 11), nothing is folded or dropped
+//! from the table and CSV (item 15), a directory where a file belongs is
+//! named (item 17), and the wording is singular for one (item 18).
+
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn irqlab() -> Command {
+    Command::cargo_bin("irqlab").unwrap()
+}
+
+fn fixture() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18"
+    ))
+}
+
+/// `irqlab synth` tree under `dir/tree`.
+fn synth(dir: &Path, args: &[&str]) -> PathBuf {
+    let root = dir.join("tree");
+    irqlab()
+        .arg("synth")
+        .args(args)
+        .arg("--out")
+        .arg(&root)
+        .assert()
+        .success();
+    root
+}
+
+fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = irqlab()
+        .args(["show", "--root"])
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Runs irqlab with stdout a pipe whose reading end is already closed
+/// (deterministic EPIPE on the first write).
+fn with_closed_pipe(args: &[&str]) -> std::process::Output {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    std::process::Command::new(bin)
+        .args(args)
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// Runs irqlab through `sh` with descriptor 1 closed (`>&-`).
+fn with_stdout_closed(args: &[&str]) -> (std::process::Output, Duration) {
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let start = Instant::now();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(bin)
+        .args(args)
+        .output()
+        .unwrap();
+    (out, start.elapsed())
+}
+
+#[test]
+fn closed_stdout_is_a_normal_end_for_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    // 64 CPUs: every format is larger than a pipe buffer.
+    let root = synth(dir.path(), &["--cpus", "64", "--irqs", "40"]);
+    let root = root.to_str().unwrap();
+    for format in ["table", "json", "csv"] {
+        let out = with_closed_pipe(&["show", "--root", root, "--format", format]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: {err}");
+        assert!(err.is_empty(), "{format}: {err}");
+    }
+    let out = with_closed_pipe(&["probe", "--root", root, "--reads", "2", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn closed_stdout_stops_show_interval_and_top_batch_at_once() {
+    let root = fixture();
+    let root = root.to_str().unwrap();
+    // show would wait 60 s before its first (and only) write.
+    let (out, took) = with_stdout_closed(&["show", "--root", root, "-i", "60s"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    assert!(took < Duration::from_secs(30), "show ran {took:?}");
+    // top would sample 100 × 300 ms = 30 s; the first failed write ends it.
+    let (out, took) = with_stdout_closed(&[
+        "top", "--batch", "--root", root, "-i", "300ms", "--count", "100",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(took < Duration::from_secs(20), "top --batch ran {took:?}");
+}
+
+#[test]
+fn cpu_filters_that_select_nothing_or_less_warn() {
+    let (code, stdout, err) = show(&fixture(), &["--cpus", "99", "--format", "json"]);
+    assert_eq!(code, 0);
+    assert!(
+        err.contains(
+            "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 2 CPUs (0-1)"
+        ),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["interrupts"]["cpus"], serde_json::json!([]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(
+        dir.path(),
+        &["--cpus", "8", "--irqs", "4", "--offline", "6"],
+    );
+    let (code, stdout, err) = show(&root, &["--cpus", "6,7", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("--cpus 6-7: 6 not online"), "{err}");
+    assert!(err.contains("showing 7"), "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        v["interrupts"]["cpus"],
+        serde_json::json!([7]),
+        "honest cpus"
+    );
+    assert_eq!(v["softirqs"]["cpus"], serde_json::json!([7]));
+}
+
+#[test]
+fn irq_filter_matching_nothing_warns() {
+    let (code, _, err) = show(&fixture(), &["--irq", "^no-such-device$"]);
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("irqlab: warning: --irq \"^no-such-device$\" matches no interrupt row"),
+        "{err}"
+    );
+    let (_, _, err) = show(&fixture(), &["--irq", "^LOC$"]);
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn aggregate_cpu_time_covers_the_selected_cpus() {
+    let (_, stdout, _) = show(&fixture(), &["--cpus", "1", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let stat = &v["stat"];
+    assert_eq!(stat["aggregate_cpus"], serde_json::json!([1]));
+    let pct = stat["cpu_pct"].as_array().unwrap();
+    assert_eq!(pct.len(), 2);
+    assert!(pct[0]["cpu"].is_null() && pct[1]["cpu"] == 1);
+    for k in [
+        "user_pct",
+        "nice_pct",
+        "system_pct",
+        "idle_pct",
+        "softirq_pct",
+    ] {
+        let (a, b) = (pct[0][k].as_f64().unwrap(), pct[1][k].as_f64().unwrap());
+        assert!((a - b).abs() < 1e-9, "{k}: aggregate {a} vs CPU1 {b}");
+    }
+    let (_, table, _) = show(&fixture(), &["--cpus", "1"]);
+    assert!(table.contains("\n  sel "), "{table}");
+    assert!(table.contains("sel = CPU 1 together (--cpus)"), "{table}");
+    let (_, table, _) = show(&fixture(), &[]);
+    assert!(
+        table.contains("\n  all ") && !table.contains("sel ="),
+        "{table}"
+    );
+}
+
+#[test]
+fn table_and_csv_keep_nice_actions_and_description() {
+    let (_, table, _) = show(&fixture(), &[]);
+    let head = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("CPU "))
+        .unwrap();
+    assert!(head.contains("usr%") && head.contains("nice%"), "{head}");
+    let (_, csv, _) = show(&fixture(), &["--format", "csv"]);
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header,
+        [
+            "section",
+            "label",
+            "irq",
+            "cpu",
+            "value",
+            "rate_per_sec",
+            "actions",
+            "description"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let irq24 = rows
+        .iter()
+        .find(|r| &r[0] == "interrupts" && &r[1] == "24")
+        .unwrap();
+    assert_eq!(&irq24[6], "ACPI:Ged");
+    assert!(irq24[7].contains("IO-APIC"), "{irq24:?}");
+    assert!(rows.iter().any(|r| &r[0] == "stat" && &r[1] == "nice_pct"));
+    // Rates carry no float noise.
+    let (_, csv, _) = show(&fixture(), &["--format", "csv", "-i", "20ms"]);
+    for line in csv.lines().skip(1) {
+        let rate = line.split(',').nth(5).unwrap_or("");
+        let decimals = rate.split_once('.').map_or(0, |(_, d)| d.len());
+        assert!(decimals <= 3, "{line}");
+    }
+}
+
+#[test]
+fn directory_where_a_file_belongs_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc/interrupts")).unwrap();
+    std::fs::copy(
+        fixture().join("proc/softirqs"),
+        dir.path().join("proc/softirqs"),
+    )
+    .unwrap();
+    let (code, _, err) = show(dir.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("proc/interrupts not shown: it is a directory, expected a file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_cpu_is_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), &["--cpus", "1", "--irqs", "3"]);
+    let (code, table, err) = show(&root, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("Interrupts (1 CPU)"), "{table}");
+    assert!(table.contains("Softirqs (1 CPU)"), "{table}");
+    assert!(!table.contains("1 CPUs"), "{table}");
+    let (_, _, err) = show(&fixture(), &["--cpus", "5"]);
+    assert!(err.contains("2 CPUs (0-1)"), "{err}");
+    for line in err.lines() {
+        assert!(line.starts_with("irqlab: "), "{line}");
+    }
+}
