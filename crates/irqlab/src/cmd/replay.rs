@@ -3,7 +3,7 @@
 //! same delta code and writers as live `top --batch` (text: the Report and
 //! `top::text`; JSON: `export::jsonl`).
 
-use super::top::live::Frame;
+use super::top::text::{Block, TextOpts};
 use super::top::BatchFormat;
 use crate::export::jsonl::{JsonlWriter, LineInput};
 use crate::record::source::Sample;
@@ -74,8 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut rp = reader::Replayer::default();
     let mut prev: Option<Sample> = None;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::export::stdout::stdout();
     let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();
     for step in &rec.steps {
@@ -106,15 +105,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                 .unwrap_or(std::cmp::Ordering::Equal)
                         });
                     }
-                    let frame = Frame {
-                        report: rep,
-                        threads,
+                    let stamp = crate::sampler::clock::rfc3339_utc(cur.snap.wall_ns);
+                    let block = Block {
+                        stamp: stamp.get(11..23).unwrap_or(&stamp),
+                        report: &rep,
+                        threads: &threads,
                         self_cost: SelfCost::default(),
                         strategy: Strategy::ProcInterrupts,
-                        mono_ns: cur.snap.mono_ns,
-                        wall_ns: cur.snap.wall_ns,
                     };
-                    super::top::text::write_frame(&frame, false, &mut out)?;
+                    buf.clear();
+                    super::top::text::write_block(&block, &TextOpts::default(), &mut buf)?;
+                    out.write_all(&buf)?;
                 }
             }
         }
