@@ -6,15 +6,18 @@
 //! Owns the journal protocol (read old value -> append + fsync the entry ->
 //! make the change) and the undo. Files are read and written only through
 //! [`HostFs`] with the guard's root, so tests run against fake trees. Nothing
-//! else in irqlab may write to `/proc` or `/sys`.
+//! else in irqlab may write to `/proc` or `/sys`. One guarded run at a time:
+//! callers hold a [`RunLock`] (`guard/lock.rs`) for the whole run.
 
 mod affinity;
 mod hooks;
 mod journal;
+mod lock;
 mod report;
 mod state;
 
 pub use journal::Change;
+pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
 pub use report::RestoreReport;
 
 use crate::host::HostFs;

@@ -13,7 +13,7 @@ use super::select::{self, Selection};
 use super::workload::Workload;
 use super::{env, metric::Direction, metric::Metric, workloads};
 use crate::cmd::bench::{Args, SummaryFormat, Variant};
-use crate::guard::{self, SystemGuard};
+use crate::guard::{self, RunLock, Stale, SystemGuard};
 use crate::host::HostFs;
 use crate::sampler::clock::thread_cpu_ns;
 use crate::sampler::{Sampler, Source};
@@ -70,8 +70,9 @@ fn default_out(label: &str, started: &str) -> PathBuf {
         .join(stamp)
 }
 
-/// Create the output directory and prove it writable, before any host change.
-fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<PathBuf> {
+/// Take the run lock (a refused run creates nothing), then create the
+/// output directory and prove it writable, before any host change.
+fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<(PathBuf, RunLock)> {
     let label = variants
         .iter()
         .map(|v| v.label.as_str())
@@ -81,6 +82,13 @@ fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<PathBuf>
         .out
         .clone()
         .unwrap_or_else(|| default_out(&label, started));
+    let me = guard::Holder::me("bench", Some(&out));
+    let lock = RunLock::acquire(
+        &a.root,
+        me,
+        &journal_path(a, "")?,
+        Stale::TakeIfJournalEmpty,
+    )?;
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
     if a.resume.is_none() {
@@ -93,7 +101,7 @@ fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<PathBuf>
         results::write_json(&out.join("plan.json"), &plan)
             .with_context(|| format!("output directory {} is not writable", out.display()))?;
     }
-    Ok(out)
+    Ok((out, lock))
 }
 
 fn report_outcomes(what: &str, outcomes: &[Outcome]) {
@@ -313,7 +321,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         .unwrap_or_else(|| "run".into());
     let variants = crate::cmd::bench::variants(a, &kernel)?;
     let sel = selection(a, &variants, irqs)?;
-    let out = prepare_out(a, &variants, &started)?;
+    let (out, _lock) = prepare_out(a, &variants, &started)?;
     let environment = env::collect(&fs, &sel, started.clone());
     let env_name = if a.resume.is_some() {
         format!("env-resume-{}.json", started.replace(':', ""))

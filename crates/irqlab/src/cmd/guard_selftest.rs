@@ -3,7 +3,7 @@
 //! SIGTERM, errors, panics and `irqlab restore` undo them.
 
 use crate::bench::prepare::{self, PrepareArgs};
-use crate::guard::{default_journal, Event, SystemGuard};
+use crate::guard::{default_journal, Event, Holder, RunLock, Stale, SystemGuard};
 use crate::host::HostFs;
 use anyhow::{bail, Context};
 use std::io::Write;
@@ -50,6 +50,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .journal
         .clone()
         .unwrap_or_else(|| default_journal(&args.root));
+    let me = Holder::me("guard-selftest", None);
+    let _lock = RunLock::acquire(&args.root, me, &journal, Stale::TakeIfJournalEmpty)?;
     let mut guard = SystemGuard::new(&fs, journal)?;
     if args.trace {
         guard.set_observer(Box::new(|e: &Event<'_>| eprintln!("guard: {e}")));

@@ -1,7 +1,7 @@
 //! `irqlab restore`: undo the host changes of a run that could not undo
 //! them itself (SIGKILL, power loss) by replaying the guard's journal.
 
-use crate::guard::{default_journal, replay_journal};
+use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
 use crate::host::HostFs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +22,12 @@ pub struct Args {
 /// the journal kept) if any change could not be undone.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let journal = args.journal.unwrap_or_else(|| default_journal(&args.root));
+    // never under a live run; a killed run's stale lock is ours now
+    let me = Holder::me("restore", None);
+    let lock = RunLock::acquire(&args.root, me, &journal, Stale::Take)?;
+    if let Some(h) = &lock.took_over {
+        println!("taking charge of the stale lock of {h}");
+    }
     if !journal.exists() {
         println!("nothing to restore: {} does not exist", journal.display());
         return Ok(ExitCode::SUCCESS);
