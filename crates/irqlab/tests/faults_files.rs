@@ -64,9 +64,12 @@ fn fifo_in_any_stats_file_is_refused_by_show_and_top() {
     }
 }
 
+/// A file type's name in the error and how to make one.
+type Kind = (&'static str, fn(&Path));
+
 #[test]
 fn socket_directory_and_dev_zero_are_refused() {
-    let kinds: [(&str, fn(&Path)); 3] = [
+    let kinds: [Kind; 3] = [
         ("socket", |p| {
             std::os::unix::net::UnixListener::bind(p).map(drop).unwrap()
         }),
