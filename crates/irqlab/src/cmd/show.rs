@@ -56,6 +56,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sampler.fs().path(src.rel()).display()
         );
     }
+    if let Some(note) = first.interrupts.as_ref().and_then(|i| i.note()) {
+        let path = sampler.fs().path("proc/interrupts");
+        eprintln!("irqlab: note: {}: {note}", path.display());
+    }
     let mut report = match args.interval {
         None => {
             drop(sampler); // frees the read buffers before the report is built
