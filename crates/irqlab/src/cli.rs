@@ -29,5 +29,8 @@ pub enum Command {
     #[command(hide = true)]
     GuardSelftest(crate::cmd::guard_selftest::Args),
     /// Measure what reading /proc/interrupts and friends costs on this kernel.
+    #[command(long_about = crate::cmd::probe::LONG_ABOUT)]
     Probe(crate::cmd::probe::Args),
+    /// Serve raw interrupt and softirq counters to Prometheus at /metrics.
+    Serve(crate::cmd::serve::Args),
 }

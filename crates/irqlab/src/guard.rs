@@ -1,5 +1,6 @@
 //! SystemGuard: every host change irqlab makes (sysctls, cpufreq governors,
-//! IRQ and thread affinity) is journaled before it is made and undone in
+//! IRQ and thread affinity) — and every temporary file and child process
+//! group a workload owns (through a [`Tracker`]) — is journaled before it is made and undone in
 //! reverse order on drop, on error paths, from the panic hook and on
 //! SIGINT/SIGTERM; `irqlab restore` replays the journal after a SIGKILL.
 //!
@@ -13,12 +14,16 @@ mod affinity;
 mod hooks;
 mod journal;
 mod lock;
+mod pgroup;
 mod report;
 mod state;
+mod tmpfile;
+mod tracker;
 
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
 pub use report::RestoreReport;
+pub use tracker::{Tracked, Tracker};
 
 use crate::host::HostFs;
 use anyhow::{bail, Result};

@@ -1,28 +1,38 @@
 //! irqlab: the command-line entry point. Parses arguments (see `cli`),
 //! dispatches to `cmd::<sub>::run`, and maps errors to exit codes.
+//!
+//! A closed stdout (`irqlab show | head -c 10`, `>&-`) is a normal end of
+//! the run: exit 0 and no message, whatever wrapped the error. SIGPIPE
+//! stays ignored (Rust's default), so the write returns EPIPE instead of
+//! killing the process before the guard restored the host.
 
+use irqlab::export::stdout::is_closed;
 use irqlab::{cli, cmd};
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = <cli::Cli as clap::Parser>::parse();
+    let args = match <cli::Cli as clap::Parser>::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage(&e),
+    };
     match cmd::dispatch(args) {
         Ok(code) => code,
+        Err(err) if is_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            if is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
-            }
             eprintln!("irqlab: error: {err:#}");
             ExitCode::from(cmd::EXIT_FAILURE)
         }
     }
 }
 
-/// A closed stdout (`irqlab show | head`) is not an error.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+/// clap's verdict: help and version to stdout (exit 0); usage errors to
+/// stderr with the `irqlab: ` prefix every message carries (exit 2).
+fn usage(e: &clap::Error) -> ExitCode {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    eprint!("irqlab: {}", e.render());
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }

@@ -134,6 +134,10 @@ pub struct SoftirqLine {
 pub struct StatSection {
     /// Per-CPU time shares ("all" first): since boot, or over the interval.
     pub cpu_pct: Vec<CpuPctLine>,
+    /// With `--cpus`: the CPUs the first (`cpu: null`) line sums; absent
+    /// when that line is the kernel's all-CPU line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate_cpus: Option<Vec<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ctxt: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -271,9 +275,13 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         }
     };
     let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| delta::cpu_pct(&o, t));
+    let (aggregate, aggregate_cpus) = match &f.cpus {
+        None => (delta::stat_aggregate_pct(old, new), None),
+        Some(_) => selected_share(old, new, f, since_boot),
+    };
     let mut cpu_pct = vec![CpuPctLine {
         cpu: None,
-        pct: delta::stat_aggregate_pct(old, new),
+        pct: aggregate,
     }];
     cpu_pct.extend(
         new.cpus
@@ -290,6 +298,7 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
     };
     StatSection {
         cpu_pct,
+        aggregate_cpus,
         ctxt: diff(old.ctxt, new.ctxt),
         btime: new.btime,
         processes: diff(old.processes, new.processes),
@@ -297,6 +306,44 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         procs_blocked: new.procs_blocked,
         intr_total: diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0),
         softirq_total: diff(old.softirq_total, new.softirq_total),
+    }
+}
+
+/// Time shares of the `--cpus` CPUs together (the sum of their lines;
+/// in rates mode only CPUs present in both samples), and which CPUs.
+fn selected_share(
+    old: &Stat,
+    new: &Stat,
+    f: &Filter,
+    since_boot: bool,
+) -> (Option<CpuPct>, Option<Vec<u32>>) {
+    let mut o = CpuTimes::default();
+    let mut n = CpuTimes::default();
+    let mut cpus = Vec::new();
+    for t in &new.cpus {
+        let Some(c) = t.cpu.filter(|&c| f.keep_cpu(c)) else {
+            continue;
+        };
+        let before = old.cpus.iter().find(|x| x.cpu == Some(c));
+        if before.is_none() && !since_boot {
+            continue;
+        }
+        add_times(&mut n, t);
+        if let Some(b) = before {
+            add_times(&mut o, b);
+        }
+        cpus.push(c);
+    }
+    let pct = (!cpus.is_empty()).then(|| delta::cpu_pct(&o, &n)).flatten();
+    (pct, Some(cpus))
+}
+
+fn add_times(sum: &mut CpuTimes, t: &CpuTimes) {
+    if sum.fields.len() < t.fields.len() {
+        sum.fields.resize(t.fields.len(), 0);
+    }
+    for (s, v) in sum.fields.iter_mut().zip(&t.fields) {
+        *s = s.saturating_add(*v);
     }
 }
 

@@ -37,6 +37,10 @@ pub struct ThreadCpu {
     pub cpu_pct: f64,
     /// The CPU it last ran on (`/proc/PID/stat` field 39), if printed.
     pub last_cpu: Option<u32>,
+    /// Cumulative CPU time of the thread at this sample, ns (a raw counter
+    /// for `serve` and `record`; not part of the JSON contract).
+    #[serde(skip)]
+    pub cpu_ns: u64,
 }
 
 /// Classify a thread name; `None` for unrelated threads.
@@ -166,6 +170,7 @@ impl Threads {
                             kind: t.kind,
                             cpu_pct: pct,
                             last_cpu,
+                            cpu_ns,
                         });
                     }
                     t.prev = Some((cpu_ns, mono_ns));

@@ -109,7 +109,9 @@ fn order_of_events_and_restore_after_success() {
     assert_eq!(t[0]["variant"], "tip");
     assert_eq!(t[0]["boot_id"], "boot-1");
     assert_eq!(t[2]["metrics"]["irq_loc_per_sec"]["value"], 0.0);
-    assert_eq!(t[0]["metrics"]["irq_loc_per_sec"]["direction"], "higher");
+    assert_eq!(t[0]["schema"], 2);
+    assert_eq!(t[0]["trial"], 1, "trials are numbered from 1");
+    assert_eq!(t[0]["metrics"]["irq_loc_per_sec"]["direction"], "none");
     let env: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["kernel_release"], "6.18.44-fake");
@@ -254,7 +256,7 @@ fn sigkill_keeps_trials_and_restore_replays_the_journal_then_resume_finishes() {
     let t = trials(&out.join("tip"));
     assert_eq!(t.len(), 5);
     let nums: Vec<u64> = t.iter().map(|x| x["trial"].as_u64().unwrap()).collect();
-    assert_eq!(nums, vec![0, 1, 2, 3, 4]);
+    assert_eq!(nums, vec![1, 2, 3, 4, 5]);
     assert_eq!(sysctl(root.path()), "0");
 }
 
@@ -321,7 +323,7 @@ fn bad_input_fails_before_any_host_change() {
         ],
     )
     .assert()
-    .code(1)
+    .code(2)
     .stderr(predicate::str::contains("matches no interrupt; available"))
     .stderr(predicate::str::contains("virtio1-req.0"));
     assert_eq!(sysctl(root.path()), "0");

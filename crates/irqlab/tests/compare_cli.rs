@@ -75,7 +75,16 @@ fn pandas_table_from_per_iteration_dirs() {
     let tmp = TempDir::new().unwrap();
     let tip = iter_dir(tmp.path(), "tip", &floats(&t["tip"]));
     let patch = iter_dir(tmp.path(), "patch", &floats(&t["patch"]));
-    let out = run_ok(&[&tip, &patch, "--format", "json", "--resamples", "1000"]);
+    let out = run_ok(&[
+        &tip,
+        &patch,
+        "--format",
+        "json",
+        "--resamples",
+        "1000",
+        "--direction",
+        "higher",
+    ]);
     let doc: Value = serde_json::from_str(&out).unwrap();
     let m = &doc["metrics"][0];
     assert_eq!(m["name"], "value");
@@ -114,7 +123,14 @@ fn plain_files_and_all_text_formats() {
         format!("tip={}", a.display()),
         format!("patch={}", b.display()),
     );
-    let table = run_ok(&[&a, &b, "--metric", "irqs_per_sec"]);
+    let table = run_ok(&[
+        &a,
+        &b,
+        "--metric",
+        "irqs_per_sec",
+        "--direction",
+        "irqs_per_sec=higher",
+    ]);
     assert!(
         table.contains("irqs_per_sec (1/s, higher is better)"),
         "{table}"
@@ -222,16 +238,24 @@ fn probe_csv_and_json_inputs() {
             {"metric": "proc_interrupts_read_ns", "unit": "ns", "direction": "lower", "values": vals}]})
         .to_string()
     };
-    let (p1, p2) = (tmp.path().join("old.json"), tmp.path().join("new.json"));
-    fs::write(&p1, probe("b1", &series(5000.0, 3.0, 15))).unwrap();
-    fs::write(&p2, probe("b2", &series(4500.0, 3.0, 15))).unwrap();
-    let out = run_ok(&[p1.to_str().unwrap(), p2.to_str().unwrap()]);
+    // A probe run is one trial (issue 10 item 14): runs are pooled per label.
+    let mut args = Vec::new();
+    for (label, centre) in [("old", 5000.0), ("new", 4500.0)] {
+        for run in 0..5 {
+            let p = tmp.path().join(format!("{label}{run}.json"));
+            let vals = series(centre + run as f64 * 7.0, 3.0, 15);
+            fs::write(&p, probe(&format!("b{run}"), &vals)).unwrap();
+            args.push(format!("{label}={}", p.display()));
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_ok(&args);
     assert!(
         out.contains("proc_interrupts_read_ns (ns, lower is better)"),
         "{out}"
     );
     assert!(out.contains("new vs old: improved"), "{out}");
-    assert!(out.contains("old: all trials come from a single boot"));
+    assert!(out.contains("boot level (5 vs 5)"), "{out}");
 
     let csv = tmp.path().join("runs.csv");
     let mut text = String::from("variant,trial,boot_id,irqs_per_sec,latency_ns\n");

@@ -5,26 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
 use predicates::str::contains;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (rel, text) in files {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-    dir
-}
-
-fn read(root: &Path, rel: &str) -> String {
-    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+mod common;
+use common::{read, tree_with as tree};
 
 fn journal(root: &Path) -> std::path::PathBuf {
     root.join(".irqlab-journal.jsonl")
@@ -134,15 +122,13 @@ fn sigkill_leaves_journal_for_irqlab_restore() {
     assert_eq!(status, None);
     assert_changed(root);
     assert!(journal(root).exists());
-    let again = Command::cargo_bin("irqlab")
-        .expect("binary")
+    let again = common::irqlab()
         .args(["guard-selftest", "--set", "x=1", "--root"])
         .arg(root)
         .assert()
         .failure();
     again.stderr(contains("unrestored").and(contains("irqlab restore")));
-    Command::cargo_bin("irqlab")
-        .expect("binary")
+    common::irqlab()
         .args(["restore", "--root"])
         .arg(root)
         .assert()
@@ -151,8 +137,7 @@ fn sigkill_leaves_journal_for_irqlab_restore() {
             "restored proc/irq/26/smp_affinity_list = \"0-1\" (was set to \"1\")\nrestored proc/sys/vm/stat_interval",
         ));
     assert_restored(root);
-    Command::cargo_bin("irqlab")
-        .expect("binary")
+    common::irqlab()
         .args(["restore", "--root"])
         .arg(root)
         .assert()
@@ -166,8 +151,7 @@ use predicates::prelude::PredicateBooleanExt;
 fn panic_and_error_restore() {
     for (flag, code) in [("--panic", 101), ("--fail", 1)] {
         let dir = tree(&FILES);
-        let out = Command::cargo_bin("irqlab")
-            .expect("binary")
+        let out = common::irqlab()
             .args(["guard-selftest", flag, "--root"])
             .arg(dir.path())
             .args(SETS)
@@ -181,8 +165,7 @@ fn panic_and_error_restore() {
 #[test]
 fn trace_shows_journal_before_write_and_reverse_restore() {
     let dir = tree(&[("a", "1"), ("b", "x")]);
-    let out = Command::cargo_bin("irqlab")
-        .expect("binary")
+    let out = common::irqlab()
         .args([
             "guard-selftest",
             "--trace",
@@ -264,8 +247,7 @@ fn governor_on_fake_cpufreq_and_strict_without_it() {
     }
 
     let bare = tree(&FILES);
-    Command::cargo_bin("irqlab")
-        .expect("binary")
+    common::irqlab()
         .args([
             "guard-selftest",
             "--governor",
@@ -283,8 +265,7 @@ fn governor_on_fake_cpufreq_and_strict_without_it() {
 
 #[test]
 fn restore_is_listed_and_selftest_hidden() {
-    Command::cargo_bin("irqlab")
-        .expect("binary")
+    common::irqlab()
         .arg("--help")
         .assert()
         .success()

@@ -65,16 +65,23 @@ fn json_is_a_probe_result_set_with_every_read() {
     assert_eq!(v["env"]["reads"], 5);
     assert!(v["env"]["irq_descriptors"].as_u64().unwrap() >= 12);
     let results = v["results"].as_array().unwrap();
-    // 5 targets × 2 methods × 1 buffer × (wall, cpu, sys).
-    assert_eq!(results.len(), 30);
+    // 5 targets × 2 methods × 1 buffer × (wall, cpu): one value each.
+    assert_eq!(results.len(), 20);
     let wall = results
         .iter()
         .find(|r| r["metric"] == "proc_interrupts_pread_4k_wall_ns")
         .unwrap();
     assert_eq!(wall["unit"], "ns");
     assert_eq!(wall["direction"], "lower");
-    assert_eq!(wall["values"].as_array().unwrap().len(), 5);
-    let row = &v["rows"][0];
+    assert_eq!(wall["values"].as_array().unwrap().len(), 1);
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "proc_interrupts_pread_4k")
+        .unwrap();
+    assert_eq!(wall["values"][0], row["wall_ns"]["p50"]);
+    assert_eq!(row["per_read"]["wall_ns"].as_array().unwrap().len(), 5);
     assert_eq!(row["target"], "/proc/interrupts");
     let size = std::fs::metadata(Path::new(&root).join("proc/interrupts"))
         .unwrap()
@@ -126,7 +133,7 @@ fn compare_reads_two_probe_runs() {
         .assert()
         .success()
         .stdout(contains("proc_interrupts_pread_4k_wall_ns"))
-        .stdout(contains("proc_softirqs_open_4k_sys_ns"));
+        .stdout(contains("proc_softirqs_open_4k_cpu_ns"));
 }
 
 #[test]
@@ -140,11 +147,13 @@ fn bad_flags_and_empty_roots_are_refused() {
         .code(1)
         .stderr(contains("none of the probe targets exist"));
     let tree = synth(&dir);
-    irqlab()
-        .args(["probe", "--root", &tree, "--reads", "0"])
-        .assert()
-        .code(1)
-        .stderr(contains("--reads"));
+    for reads in ["0", "-1", "1000001", "many"] {
+        irqlab()
+            .args(["probe", "--root", &tree, &format!("--reads={reads}")])
+            .assert()
+            .code(2)
+            .stderr(contains("--reads"));
+    }
 }
 
 #[test]

@@ -112,9 +112,9 @@ fn csv_is_long_format() {
         .output()
         .unwrap();
     let s = String::from_utf8(out.stdout).unwrap();
-    assert!(s.starts_with("section,label,irq,cpu,value,rate_per_sec\n"));
+    assert!(s.starts_with("section,label,irq,cpu,value,rate_per_sec,actions,description\n"));
     assert!(s.contains("\ninterrupts,24,24,0,"));
-    assert!(s.contains("\ninterrupts,ERR,,,0,\n"));
+    assert!(s.contains("\ninterrupts,ERR,,,0,,,\n"), "{s}");
     assert!(s.contains("\nsoftirqs,NET_RX,,1,"));
 }
 
@@ -196,24 +196,34 @@ fn malformed_input_names_file_line_and_expectation() {
     assert_clean_failure(&big, "proc/interrupts: a line longer than 4194305 bytes");
 }
 
+/// Issue 10 item 5: bad values are usage errors (exit 2, clap's message),
+/// refused before anything is read; an absurd interval is refused at once
+/// instead of sleeping.
 #[test]
-fn bad_flags_are_refused() {
-    irqlab()
-        .args(["show", "--irq", "("])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains(
-            "--irq is not a valid regular expression",
-        ));
-    irqlab()
-        .args(["show", "--cpus", "3-1"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("--cpus"));
-    irqlab()
-        .args(["show", "--interval", "5 parsecs"])
-        .assert()
-        .failure();
+fn bad_values_exit_2_before_sampling() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--irq", "("], "not a valid regular expression"),
+        (&["--cpus", "5-2"], "--cpus"),
+        (&["--interval", "5 parsecs"], "duration"),
+        (&["-i", "0"], "longer than 0"),
+        (&["-i", "-1s"], "the duration is negative"),
+        (&["-i", "10000000000s"], "longest interval"),
+        (&["-i", "99999999999999999999999s"], "out of range"),
+    ];
+    for (args, needle) in cases {
+        let start = std::time::Instant::now();
+        let out = irqlab()
+            .args(["show", "--root"])
+            .arg(fixture())
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(start.elapsed().as_secs() < 30, "{args:?} took too long");
+    }
 }
 
 #[test]

@@ -3,24 +3,21 @@
 
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
 use irqlab_core::Interrupts;
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use std::path::Path;
 
+mod common;
+use common::read;
+
 fn synth(out: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("irqlab")
-        .expect("binary")
+    common::irqlab()
         .arg("synth")
         .args(args)
         .arg("--out")
         .arg(out)
         .assert()
-}
-
-fn read(root: &Path, rel: &str) -> String {
-    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 fn parse_interrupts(root: &Path) -> Interrupts {
@@ -195,4 +192,23 @@ fn refuses_bad_parameters() {
     )
     .failure();
     assert!(!dir.path().join("proc/interrupts").exists());
+}
+
+#[test]
+fn test_helper_tree_equals_cli_tree() {
+    // tests/common's in-process tree is the one `irqlab synth` writes.
+    let cli = tempfile::tempdir().expect("tempdir");
+    synth(
+        cli.path(),
+        &["--cpus", "6", "--irqs", "20", "--offline", "5"],
+    )
+    .success();
+    let mut spec = common::spec(6, 20);
+    spec.offline = vec![5];
+    let helper = common::synth_tree(&spec);
+    let files = spec.build().expect("valid spec").files();
+    assert!(files.len() > 20);
+    for (rel, _) in &files {
+        assert_eq!(read(cli.path(), rel), read(helper.path(), rel), "{rel}");
+    }
 }

@@ -4,8 +4,8 @@
 //!
 //! Names only: counts, numbers and files are decided in `synth`.
 
-use super::rng::Rng;
 use crate::render::{Arch, Era};
+use crate::rng::Rng;
 
 /// One numbered IRQ's identity, before counts are drawn.
 #[derive(Debug, Clone, Default)]

@@ -5,6 +5,7 @@
 //! Must not touch the file system: the CLI writes what this returns.
 
 use super::{SynthIrq, SynthTree};
+use crate::paths;
 use crate::render::{render_interrupts, render_softirqs, render_stat};
 use std::fmt::Write as _;
 
@@ -68,18 +69,20 @@ impl SynthTree {
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let mut files = Vec::with_capacity(3 + self.irqs.len() * 11);
         files.push((
-            "proc/interrupts".to_string(),
+            paths::PROC_INTERRUPTS.to_string(),
             self.interrupts_text().into_bytes(),
         ));
         let (soft, stat) = self.softirqs_and_stat_text();
-        files.push(("proc/softirqs".to_string(), soft.into_bytes()));
-        files.push(("proc/stat".to_string(), stat.into_bytes()));
-        let cpu = "sys/devices/system/cpu";
+        files.push((paths::PROC_SOFTIRQS.to_string(), soft.into_bytes()));
+        files.push((paths::PROC_STAT.to_string(), stat.into_bytes()));
         let online = crate::CpuList::from_cpus(self.online.iter().copied());
         let possible = crate::CpuList::from_cpus(0..self.spec.cpus);
-        files.push((format!("{cpu}/online"), format!("{online}\n").into_bytes()));
         files.push((
-            format!("{cpu}/possible"),
+            paths::CPU_ONLINE.to_string(),
+            format!("{online}\n").into_bytes(),
+        ));
+        files.push((
+            paths::CPU_POSSIBLE.to_string(),
             format!("{possible}\n").into_bytes(),
         ));
         for irq in &self.irqs {
@@ -102,7 +105,7 @@ fn line_or_empty(s: &str) -> Vec<u8> {
 }
 
 fn sys_files(irq: &SynthIrq, files: &mut Vec<(String, Vec<u8>)>) {
-    let dir = format!("sys/kernel/irq/{}", irq.irq);
+    let dir = paths::sys_irq_dir(irq.irq);
     let mut counts = String::with_capacity(irq.counts.len() * 3);
     for (i, c) in irq.counts.iter().enumerate() {
         if i > 0 {
@@ -138,7 +141,7 @@ fn sys_files(irq: &SynthIrq, files: &mut Vec<(String, Vec<u8>)>) {
 }
 
 fn proc_files(irq: &SynthIrq, nr_cpu_ids: u32, files: &mut Vec<(String, Vec<u8>)>) {
-    let dir = format!("proc/irq/{}", irq.irq);
+    let dir = paths::proc_irq_dir(irq.irq);
     let entries = [
         (
             "smp_affinity",

@@ -11,16 +11,15 @@
 mod arch_rows;
 mod devices;
 mod files;
-mod rng;
 
 pub use arch_rows::{arch_row_specs, ArchRowKind, ArchRowSpec};
 
 use crate::desc::DescParts;
 use crate::interrupts::{Interrupts, IrqRow, Shape};
 use crate::render::{Arch, Era};
+use crate::rng::Rng;
 use crate::softirqs::{SoftirqRow, Softirqs};
 use crate::stat::{CpuTimes, Stat};
-use rng::Rng;
 use std::fmt;
 
 /// Largest CPU count accepted (x86 `MAXSMP` NR_CPUS).

@@ -1,6 +1,9 @@
 //! Per-trial system metrics from the snapshots taken just before and just
 //! after a trial: selected IRQ rates (total and per CPU), softirq rates per
-//! vector, irq and softirq CPU %. Rates come from `irqlab_core::delta`;
+//! vector, irq and softirq CPU %. Interrupt and softirq rates have no
+//! known better direction (`direction: none`: a patch may lower a rate by
+//! removing needless shootdowns or raise it by doing more work); CPU
+//! shares are costs (lower is better). Rates come from `irqlab_core::delta`;
 //! a row with a gap (hotplug, IRQ reuse, reset) yields no value for that
 //! trial plus a note, never a garbage rate.
 
@@ -69,30 +72,41 @@ fn irq_metrics(
         return;
     };
     let d = delta::interrupts_delta(o, n, secs);
+    let mut total = Some(0.0);
     for s in &sel.rows {
         let name = format!("irq_{}_per_sec", slug(&s.label));
         let Some(row) = d.rows.iter().find(|r| r.label == s.label) else {
             out.notes
                 .push(format!("{name}: IRQ {} disappeared", s.label));
+            total = None;
             continue;
         };
-        match rate(&row.cells, secs) {
+        let r = rate(&row.cells, secs);
+        total = total.zip(r).map(|(t, v)| t + v);
+        match r {
             Some(v) => out
                 .metrics
-                .push(Metric::new(name.clone(), v, "1/s", Direction::Higher)),
+                .push(Metric::new(name.clone(), v, "1/s", Direction::None)),
             None => out.notes.push(gap_note(&name, &row.cells)),
         }
         if row.cells.len() == d.cpus.len() && d.cpus.len() <= MAX_PER_CPU {
             for (cpu, cell) in d.cpus.iter().zip(&row.cells) {
                 if let Some(v) = cell.rate(secs) {
                     let m = format!("irq_{}_cpu{cpu}_per_sec", slug(&s.label));
-                    out.metrics
-                        .push(Metric::new(m, v, "1/s", Direction::Higher));
+                    out.metrics.push(Metric::new(m, v, "1/s", Direction::None));
                 }
             }
         }
     }
+    if let (Some(t), true) = (total, sel.rows.len() > 1) {
+        out.metrics
+            .push(Metric::new(SELECTED_TOTAL, t, "1/s", Direction::None));
+    }
 }
+
+/// Sum of the selected IRQs' rates (when more than one is selected and
+/// none has a gap): e.g. RES + CAL, between which wakeups move.
+pub const SELECTED_TOTAL: &str = "irqs_selected_per_sec";
 
 fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMetrics) {
     let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) else {
@@ -103,7 +117,7 @@ fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMe
         match rate(&row.cells, secs) {
             Some(v) => out
                 .metrics
-                .push(Metric::new(name, v, "1/s", Direction::Higher)),
+                .push(Metric::new(name, v, "1/s", Direction::None)),
             None => out.notes.push(gap_note(&name, &row.cells)),
         }
     }
@@ -173,6 +187,9 @@ mod tests {
         let m = system_metrics(&a, &b, &sel);
         let get = |n: &str| m.metrics.iter().find(|x| x.name == n).map(|x| x.value);
         assert_eq!(get("irq_36_per_sec"), Some(200.0));
+        let dir = |n: &str| m.metrics.iter().find(|x| x.name == n).map(|x| x.direction);
+        assert_eq!(dir("irq_36_per_sec"), Some(Direction::None), "rates: none");
+        assert_eq!(dir("irq_36_cpu1_per_sec"), Some(Direction::None));
         assert_eq!(get("irq_36_cpu1_per_sec"), Some(100.0));
         let c = snap(4_000_000_000, "           CPU1       \n 36:        500  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n");
         let m = system_metrics(&b, &c, &sel);

@@ -1,17 +1,21 @@
 //! `irqlab bench`: A/B trials of interrupt workloads.
 //!
 //! Owns the shared vocabulary of a benchmark — [`metric::Metric`] and the
-//! [`workload::Workload`] trait — and the run itself: IRQ selection
+//! [`workload::Workload`] trait — and the run itself: the plain [`plan::Plan`]
+//! the command layer builds (no clap types below `cmd/`), IRQ selection
 //! (`select`), the trial schedule (`plan`), per-trial metrics from the
-//! statistics files (`metrics`), the environment record (`env`), result
-//! files (`results`), the summary table (`summary`) and the loop
-//! (`runner`). Host changes go through `prepare` and the SystemGuard.
+//! statistics files (`metrics`), the environment record (`env`, over the
+//! shared [`crate::env`]), result files (`results`, over the shared
+//! [`crate::results`] schema), progress (`progress`), the summary table
+//! (`summary`) and the loop (`runner`). Host changes, child process groups
+//! and temporary files go through `prepare` and the SystemGuard.
 
 pub mod env;
 pub mod metric;
 pub mod metrics;
 pub mod plan;
 pub mod prepare;
+pub mod progress;
 pub mod results;
 pub mod runner;
 pub mod select;

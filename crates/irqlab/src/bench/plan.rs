@@ -1,22 +1,19 @@
-//! The trial schedule of a bench run: which variant runs each trial, in
-//! alternating (ABAB…) or seeded random order per round, so that variants
-//! on the same kernel see the same drift; and the default IRQ selectors of
-//! each built-in workload.
+//! The plan of a bench run — a plain value built by the command layer
+//! (variants, order, durations, output, resume, host preparation), never
+//! clap types — its checks, its record in `plan.json`; the trial schedule
+//! (which variant runs each trial, in alternating ABAB… or seeded random
+//! order per round, so that variants on the same kernel see the same
+//! drift); and, per built-in workload, the default IRQ selectors and the
+//! headline metric.
 
-use super::workloads::WorkloadKind;
+use super::prepare::Preparation;
+use super::workloads::{WorkloadKind, WorkloadOptions};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Order of variants within each round of trials.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// A B A B … (rotating the first variant each round).
@@ -24,6 +21,152 @@ pub enum Order {
     Alternate,
     /// A random permutation per round (seeded by `--seed`).
     Random,
+}
+
+impl Order {
+    /// Every order with its name and help text.
+    pub const ALL: [(Order, &'static str, &'static str); 2] = [
+        (
+            Order::Alternate,
+            "alternate",
+            "A B A B … (rotating the first variant each round)",
+        ),
+        (
+            Order::Random,
+            "random",
+            "a random permutation per round (seeded by --seed)",
+        ),
+    ];
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Order::ALL
+            .iter()
+            .find(|(_, n, _)| *n == s)
+            .map(|(o, _, _)| *o)
+            .ok_or_else(|| format!("unknown order {s:?} (alternate, random)"))
+    }
+}
+
+/// A plan or input that cannot run, found before the first file or host
+/// change; the command layer reports it as a usage error (exit code 2).
+#[derive(Debug)]
+pub struct Invalid(pub String);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// An [`Invalid`] error.
+pub fn invalid(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Invalid(msg.into()))
+}
+
+/// One variant of a run: its label, workload and host preparation.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub label: String,
+    pub kind: WorkloadKind,
+    pub options: WorkloadOptions,
+    /// Preparation applied only around this variant's trials.
+    pub prepare: Option<Preparation>,
+}
+
+/// Where the results go.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// Output directory (default `./irqlab-results/<labels>/<timestamp>/`).
+    pub dir: Option<PathBuf>,
+    /// Continue the run already in `dir` (its plan was checked to match).
+    pub resume: bool,
+}
+
+/// Everything a bench run needs; see the module docs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub variants: Vec<Variant>,
+    /// Timed trials per variant.
+    pub trials: u32,
+    /// Untimed trials per variant first.
+    pub warmup: u32,
+    pub duration: Duration,
+    pub cooldown: Duration,
+    pub order: Order,
+    pub seed: u64,
+    /// `--irq` selectors (empty: each workload's defaults).
+    pub irq: Vec<String>,
+    /// Host preparation for the whole run.
+    pub prepare: Preparation,
+    pub output: Output,
+    /// Root of /proc and /sys (tests use fake trees).
+    pub root: PathBuf,
+    /// Host-change journal (default: the guard's).
+    pub journal: Option<PathBuf>,
+    /// The command line, recorded in `plan.json` for `--resume`.
+    pub argv: Vec<String>,
+}
+
+impl Plan {
+    /// Refuse a plan that cannot run (before anything is written).
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.trials == 0 {
+            return Err(invalid("--trials 0: a run needs at least 1 trial"));
+        }
+        if self.duration.is_zero() {
+            return Err(invalid("--duration 0s: a trial must last longer than 0 s"));
+        }
+        if self.variants.is_empty() {
+            return Err(invalid("no variant to run"));
+        }
+        Ok(())
+    }
+}
+
+/// `plan.json`: what `--resume` needs to continue a run (the command line)
+/// and, for humans and checks, the plan it stands for.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PlanFile {
+    pub argv: Vec<String>,
+    pub variants: Vec<String>,
+    #[serde(default)]
+    pub workloads: Vec<String>,
+    pub trials: u32,
+    #[serde(default)]
+    pub warmup: u32,
+    #[serde(default)]
+    pub duration_s: f64,
+    #[serde(default)]
+    pub order: Order,
+    #[serde(default)]
+    pub seed: u64,
+    pub created_at: String,
+}
+
+impl PlanFile {
+    /// The record of `plan`.
+    pub fn of(plan: &Plan, created_at: String) -> Self {
+        PlanFile {
+            argv: plan.argv.clone(),
+            variants: plan.variants.iter().map(|v| v.label.clone()).collect(),
+            workloads: plan
+                .variants
+                .iter()
+                .map(|v| v.kind.name().to_string())
+                .collect(),
+            trials: plan.trials,
+            warmup: plan.warmup,
+            duration_s: plan.duration.as_secs_f64(),
+            order: plan.order,
+            seed: plan.seed,
+            created_at,
+        }
+    }
 }
 
 /// One scheduled trial.
@@ -68,6 +211,21 @@ pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u
         }
     }
     out
+}
+
+/// The headline metric of a workload: the stable figure shown in progress
+/// lines (its own throughput; `None`: the selected IRQs' total rate).
+/// Not the first selected IRQ: on a VM, ipi wakeups move between RES and
+/// CAL from trial to trial, so either alone varies far more than the work.
+pub fn headline(kind: WorkloadKind) -> Option<&'static str> {
+    match kind {
+        WorkloadKind::Ipi => Some("round_trips_per_sec"),
+        WorkloadKind::Tlb => Some("unmaps_per_sec"),
+        WorkloadKind::Timer => Some("wakeups_per_sec"),
+        WorkloadKind::Net => Some("bytes_per_sec"),
+        WorkloadKind::Disk => Some("iops"),
+        WorkloadKind::Command => None,
+    }
 }
 
 /// IRQ selectors used when `--irq` is not given: the counter each built-in

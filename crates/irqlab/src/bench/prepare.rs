@@ -10,6 +10,7 @@ mod threads;
 pub use threads::{pin_thread, NamePattern};
 
 use crate::guard::SystemGuard;
+use crate::host::HostFs;
 use anyhow::{bail, Context, Result};
 use irqlab_core::{CpuList, Interrupts};
 use std::fmt;
@@ -92,12 +93,34 @@ pub fn irq_affinity(guard: &mut SystemGuard, irq: u32, cpus: &CpuList) -> Result
             available_irqs(guard)
         );
     }
-    let changed = guard.set_file(&rel, &cpus.to_string())?;
+    let changed = match guard.set_file(&rel, &cpus.to_string()) {
+        Ok(c) => c,
+        Err(e) => match refused_by_kernel(&e) {
+            Some(why) => {
+                return Ok(Outcome::Skipped(format!(
+                    "IRQ {irq}: the kernel refuses to move it ({why}; managed or per-CPU IRQ)"
+                )))
+            }
+            None => return Err(e),
+        },
+    };
     let line = format!("IRQ {irq} -> CPUs {cpus}");
     Ok(Outcome::done(
         if changed { vec![line] } else { Vec::new() },
         format!("IRQ {irq} already on CPUs {cpus}"),
     ))
+}
+
+/// The errno name when the kernel refused a write (EPERM, EIO, EINVAL:
+/// managed IRQs and IRQs that cannot move), not when irqlab lacks rights.
+fn refused_by_kernel(e: &anyhow::Error) -> Option<&'static str> {
+    let io = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>())?;
+    match io.raw_os_error()? {
+        nix::libc::EPERM => Some("EPERM"),
+        nix::libc::EIO => Some("EIO"),
+        nix::libc::EINVAL => Some("EINVAL"),
+        _ => None,
+    }
 }
 
 /// `24 (ACPI:Ged), 26 (ttyS0)` from `proc/interrupts`, or the `proc/irq`
@@ -250,31 +273,95 @@ impl FromStr for SysctlSpec {
     }
 }
 
-/// The host preparation flags of `irqlab bench` (flatten into its Args).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct PrepareArgs {
-    /// Set every cpufreq policy's governor (default `performance`).
-    #[arg(long, num_args = 0..=1, default_missing_value = "performance", value_name = "GOV")]
+/// The host preparation of a run or variant (built by the command layer
+/// from `--governor`, `--pin-thread`, `--irq-affinity`, `--sysctl`,
+/// `--strict`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preparation {
+    /// Every cpufreq policy's governor.
     pub governor: Option<String>,
-    /// Pin threads named like PATTERN (glob, or re:REGEX) to CPUS, e.g. 'ksoftirqd/*=0'.
-    #[arg(long, value_name = "PATTERN=CPUS")]
+    /// Threads to pin.
     pub pin_thread: Vec<PinSpec>,
-    /// Set /proc/irq/IRQ/smp_affinity_list, e.g. '45=1'.
-    #[arg(long, value_name = "IRQ=CPUS")]
+    /// IRQ affinities to set.
     pub irq_affinity: Vec<IrqSpec>,
-    /// Set a sysctl for the run, e.g. 'kernel.timer_migration=0'.
-    #[arg(long, value_name = "KEY=VALUE")]
+    /// Sysctls to set.
     pub sysctl: Vec<SysctlSpec>,
     /// Fail instead of skipping a preparation this machine cannot do.
-    #[arg(long)]
     pub strict: bool,
+}
+
+impl Preparation {
+    /// True when nothing is to be prepared.
+    pub fn is_empty(&self) -> bool {
+        self.governor.is_none()
+            && self.pin_thread.is_empty()
+            && self.irq_affinity.is_empty()
+            && self.sysctl.is_empty()
+    }
+}
+
+/// Check, without changing anything, that every step of `p` can be
+/// applied on `fs`'s host: sysctls and IRQs exist, thread patterns match,
+/// the governor is offered; under `--strict`, that nothing would be
+/// skipped. Run before the first file or host change of a bench.
+pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
+    if let Some(g) = &p.governor {
+        check_governor(fs, g, p.strict).with_context(|| format!("--governor {g}"))?;
+    }
+    for s in &p.sysctl {
+        let rel = sysctl_path(&s.key)?;
+        if fs.read_attr(&rel).is_none() {
+            bail!(
+                "--sysctl {}: unknown sysctl: {} is not readable",
+                s.key,
+                fs.path(&rel).display()
+            );
+        }
+    }
+    for s in &p.irq_affinity {
+        let rel = format!("proc/irq/{}/smp_affinity_list", s.irq);
+        if fs.read_attr(&rel).is_none() {
+            bail!(
+                "--irq-affinity {}={}: IRQ {} has no {}",
+                s.irq,
+                s.cpus,
+                s.irq,
+                fs.path(&rel).display()
+            );
+        }
+    }
+    for s in &p.pin_thread {
+        threads::check_pattern(fs, &s.pattern, p.strict)
+            .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+    }
+    Ok(())
+}
+
+fn check_governor(fs: &HostFs, governor: &str, strict: bool) -> Result<()> {
+    let policies: Vec<String> = fs
+        .list_dir(CPUFREQ)
+        .into_iter()
+        .filter(|p| p.starts_with("policy"))
+        .collect();
+    if policies.is_empty() && strict {
+        bail!("--strict: no cpufreq on this machine");
+    }
+    for p in &policies {
+        let rel = format!("{CPUFREQ}/{p}/scaling_available_governors");
+        if let Some(avail) = fs.read_attr(&rel) {
+            if !avail.split_whitespace().any(|g| g == governor) {
+                bail!("{p} does not offer governor {governor:?} (available: {avail}; from {rel})");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Apply every requested preparation in this order: governor, sysctls,
 /// IRQ affinity, thread pinning. A skipped step is an error with
 /// `--strict` (before any later step); on any error the guard undoes what
 /// was done when it is dropped or restored.
-pub fn apply(guard: &mut SystemGuard, args: &PrepareArgs) -> Result<Vec<Outcome>> {
+pub fn apply(guard: &mut SystemGuard, args: &Preparation) -> Result<Vec<Outcome>> {
     let mut out = Steps {
         list: Vec::new(),
         strict: args.strict,
@@ -292,9 +379,11 @@ pub fn apply(guard: &mut SystemGuard, args: &PrepareArgs) -> Result<Vec<Outcome>
         out.push(o)?;
     }
     for s in &args.pin_thread {
-        let o = pin_thread(guard, &s.pattern, &s.cpus)
+        let outcomes = pin_thread(guard, &s.pattern, &s.cpus)
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
-        out.push(o)?;
+        for o in outcomes {
+            out.push(o)?;
+        }
     }
     Ok(out.list)
 }

@@ -1,38 +1,56 @@
-//! The bench trial loop: resolve IRQs and the output directory before any
-//! host change, prepare the host through the SystemGuard, set up each
-//! variant's workload, run warm-ups, then the scheduled trials — sampling
-//! the statistics files just before and after each — and append every
-//! finished trial at once. The guard restores the host on success, error,
-//! panic and signals.
+//! The bench trial loop, driven by a plain [`Plan`]: check everything
+//! (plan, IRQ selection, host preparation, workloads, output directory)
+//! before the first file or host change, prepare the host through the
+//! SystemGuard, set up each variant's workload, run warm-ups, then the
+//! scheduled trials — sampling the statistics files just before and after
+//! each (the one seam: [`Trial::sample`]) — and append every finished
+//! trial at once. Trials are numbered from 1 everywhere (records, progress,
+//! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
+//! `cpu_offline`, and the run goes on. The guard restores the host, kills
+//! the process groups and removes the temporary files it tracks on
+//! success, error, panic and signals.
+//!
+//! Writes no terminal output itself: progress and notes go to a [`Sink`];
+//! the summary is returned to the caller.
 
-use super::metrics::system_metrics;
-use super::plan::{default_selectors, schedule, Slot};
+use super::metrics::{system_metrics, SELECTED_TOTAL};
+use super::plan::{default_selectors, headline, invalid, schedule, Plan, PlanFile, Slot, Variant};
 use super::prepare::{self, Outcome};
-use super::results::{self, TrialRecord, TrialWriter};
+use super::results::{self as bench_results, Summary};
 use super::select::{self, Selection};
 use super::workload::Workload;
-use super::{env, metric::Direction, metric::Metric, workloads};
-use crate::cmd::bench::{Args, SummaryFormat, Variant};
-use crate::guard::{self, RunLock, Stale, SystemGuard};
+use super::workloads::{self, placement::PinError};
+use super::{env, metric::Direction, metric::Metric};
+use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;
+use crate::results::{self, TrialRecord, TrialWriter};
 use crate::sampler::clock::thread_cpu_ns;
 use crate::sampler::{Sampler, Source};
 use crate::threads::{ThreadCpu, ThreadKind, Threads};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use irqlab_core::{Interrupts, Snapshot};
-use serde::{Deserialize, Serialize};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
-/// `plan.json`: what `--resume` needs to continue a run.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct PlanFile {
-    pub argv: Vec<String>,
-    pub variants: Vec<String>,
-    pub trials: u32,
-    pub created_at: String,
+/// The gap of a trial whose threads lost their CPU (hotplug).
+pub const CPU_OFFLINE: &str = "cpu_offline";
+
+/// Where the loop reports what happens (the command layer draws it).
+pub trait Sink {
+    /// A line for the user (already starting with `irqlab:`).
+    fn note(&mut self, line: &str);
+    /// A timed trial finished: `done` of `total` in this invocation.
+    fn trial(&mut self, done: usize, total: usize, t: &TrialRecord, headline: Option<&str>);
+    /// No more trials.
+    fn finish(&mut self) {}
+}
+
+/// What a finished run hands back.
+#[derive(Debug)]
+pub struct Finished {
+    pub out: PathBuf,
+    pub summary: Summary,
+    pub variants: usize,
 }
 
 fn now_rfc3339() -> String {
@@ -40,12 +58,12 @@ fn now_rfc3339() -> String {
 }
 
 /// IRQs to measure: `--irq` (strict) or each variant's defaults (lenient).
-fn selection(a: &Args, variants: &[Variant], m: &Interrupts) -> Result<Selection> {
-    if !a.irq.is_empty() {
-        return select::resolve(&a.irq, m);
+fn selection(plan: &Plan, m: &Interrupts) -> Result<Selection> {
+    if !plan.irq.is_empty() {
+        return select::resolve(&plan.irq, m).map_err(|e| invalid(format!("{e:#}")));
     }
     let mut rows = Vec::new();
-    for v in variants {
+    for v in &plan.variants {
         for sel in default_selectors(v.kind) {
             if let Ok(s) = select::resolve(&[sel.to_string()], m) {
                 rows.extend(
@@ -70,51 +88,64 @@ fn default_out(label: &str, started: &str) -> PathBuf {
         .join(stamp)
 }
 
-/// Take the run lock (a refused run creates nothing), then create the
-/// output directory and prove it writable, before any host change.
-fn prepare_out(a: &Args, variants: &[Variant], started: &str) -> Result<(PathBuf, RunLock)> {
-    let label = variants
+/// True when `dir` holds the results of a run (a plan or any trials).
+pub fn holds_results(dir: &Path) -> bool {
+    if dir.join("plan.json").exists() {
+        return true;
+    }
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten()
+            .any(|e| e.path().join(results::TRIALS_FILE).exists())
+    })
+}
+
+/// The output directory; an existing run's directory is refused unless
+/// resuming (the command layer checked the resumed plan matches).
+fn out_dir(plan: &Plan, started: &str) -> Result<PathBuf> {
+    let label = plan
+        .variants
         .iter()
         .map(|v| v.label.as_str())
         .collect::<Vec<_>>()
         .join("-vs-");
-    let out = a
-        .out
+    let out = plan
+        .output
+        .dir
         .clone()
         .unwrap_or_else(|| default_out(&label, started));
-    let me = guard::Holder::me("bench", Some(&out));
-    let lock = RunLock::acquire(
-        &a.root,
-        me,
-        &journal_path(a, "")?,
-        Stale::TakeIfJournalEmpty,
-    )?;
-    std::fs::create_dir_all(&out)
+    if !plan.output.resume && holds_results(&out) {
+        return Err(invalid(format!(
+            "--out {0}: the directory already holds the results of a run; \
+             continue it with `irqlab bench --resume {0}` or choose another --out",
+            out.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// Create the output directory and prove it writable (plan.json), before
+/// any host change.
+fn create_out(plan: &Plan, out: &Path, started: &str) -> Result<()> {
+    std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
-    if a.resume.is_none() {
-        let plan = PlanFile {
-            argv: std::env::args().collect(),
-            variants: variants.iter().map(|v| v.label.clone()).collect(),
-            trials: a.trials,
-            created_at: started.to_string(),
-        };
-        results::write_json(&out.join("plan.json"), &plan)
+    if !plan.output.resume {
+        results::write_json(&out.join("plan.json"), &PlanFile::of(plan, started.into()))
             .with_context(|| format!("output directory {} is not writable", out.display()))?;
     }
-    Ok((out, lock))
+    Ok(())
 }
 
-fn report_outcomes(what: &str, outcomes: &[Outcome]) {
+fn report_outcomes(sink: &mut dyn Sink, what: &str, outcomes: &[Outcome]) {
     for o in outcomes {
-        eprintln!("irqlab: {what}: {o}");
+        sink.note(&format!("irqlab: {what}: {o}"));
     }
 }
 
-fn journal_path(a: &Args, suffix: &str) -> Result<PathBuf> {
-    let base = a
+fn journal_path(plan: &Plan, suffix: &str) -> Result<PathBuf> {
+    let base = plan
         .journal
         .clone()
-        .unwrap_or_else(|| guard::default_journal(&a.root));
+        .unwrap_or_else(|| guard::default_journal(&plan.root));
     if let Some(dir) = base.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -126,6 +157,7 @@ fn journal_path(a: &Args, suffix: &str) -> Result<PathBuf> {
     Ok(base.with_file_name(name))
 }
 
+/// One trial's sampling state.
 struct Trial<'a> {
     sampler: &'a mut Sampler,
     threads: Threads,
@@ -136,8 +168,30 @@ struct Trial<'a> {
     after: Snapshot,
 }
 
+/// True when `e` says a workload thread could not stay on its CPU.
+fn is_cpu_offline(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<PinError>().is_some())
+}
+
 impl Trial<'_> {
-    /// Run one timed trial of `w` and build its record.
+    /// The seam where a trial takes its samples (`end`: false before the
+    /// timed window, true after it); returns the thread CPU of the
+    /// process's own sampling and the kernel threads' CPU since the last
+    /// sample. The live sampler plugs in here.
+    fn sample(&mut self, end: bool) -> Result<(u64, Vec<ThreadCpu>)> {
+        let c0 = thread_cpu_ns();
+        let snap = if end {
+            &mut self.after
+        } else {
+            &mut self.before
+        };
+        self.sampler.sample(snap)?;
+        let mono = snap.mono_ns;
+        let threads = self.threads.sample(&mut self.fs, mono);
+        Ok((thread_cpu_ns().saturating_sub(c0), threads))
+    }
+
+    /// Run trial `n` (from 1) of `w` and build its record.
     fn run(
         &mut self,
         label: &str,
@@ -145,39 +199,36 @@ impl Trial<'_> {
         w: &mut dyn Workload,
         d: Duration,
     ) -> Result<TrialRecord> {
-        let started_at = now_rfc3339();
-        let c0 = thread_cpu_ns();
-        self.sampler.sample(&mut self.before)?;
-        self.threads.sample(&mut self.fs, self.before.mono_ns);
-        let c1 = thread_cpu_ns();
-        let wl = w
-            .run(d)
-            .with_context(|| format!("workload {} failed in trial {n} of {label}", w.name()))?;
-        let c2 = thread_cpu_ns();
-        self.sampler.sample(&mut self.after)?;
-        let threads = self.threads.sample(&mut self.fs, self.after.mono_ns);
-        let c3 = thread_cpu_ns();
-        let secs = self.after.elapsed_since(&self.before);
+        let mut t = TrialRecord::new(label, n, self.boot_id, now_rfc3339());
+        let (own0, _) = self.sample(false)?;
+        let wl = w.run(d);
+        let (own1, threads) = self.sample(true)?;
+        t.duration_s = self.after.elapsed_since(&self.before);
         let sys = system_metrics(&self.before, &self.after, self.sel);
-        let mut t = TrialRecord {
-            variant: label.to_string(),
-            trial: n,
-            boot_id: self.boot_id.to_string(),
-            started_at,
-            duration_s: secs,
-            metrics: Default::default(),
-            notes: sys.notes,
-        };
-        t.add(sys.metrics);
-        t.add(thread_metrics(&threads));
-        t.add(wl);
-        let own = (c1 - c0) + (c3 - c2);
-        t.add(vec![Metric::new(
-            "irqlab_sample_cpu_ns",
-            own as f64,
-            "ns",
-            Direction::Lower,
-        )]);
+        t.notes = sys.notes;
+        bench_results::add(&mut t, sys.metrics);
+        bench_results::add(&mut t, thread_metrics(&threads));
+        match wl {
+            Ok(m) => bench_results::add(&mut t, m),
+            Err(e) if is_cpu_offline(&e) => {
+                t.gap = Some(CPU_OFFLINE.into());
+                t.notes.push(format!("{CPU_OFFLINE}: {e:#}"));
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("workload {} failed in trial {n} of {label}", w.name())
+                })
+            }
+        }
+        bench_results::add(
+            &mut t,
+            vec![Metric::new(
+                "irqlab_sample_cpu_ns",
+                (own0 + own1) as f64,
+                "ns",
+                Direction::Lower,
+            )],
+        );
         Ok(t)
     }
 }
@@ -208,236 +259,246 @@ fn thread_metrics(threads: &[ThreadCpu]) -> Vec<Metric> {
     ]
 }
 
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    fn new(total: usize) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new(total as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:30} trial {pos}/{len}  {msg}  eta {eta}",
-            ) {
-                b.set_style(style);
-            }
-            b
-        });
-        Progress { bar }
+/// The headline metric of `v`: its workload's own, else the selected IRQs.
+fn headline_of(v: &Variant, sel: &Selection) -> Option<String> {
+    if let Some(h) = headline(v.kind) {
+        return Some(h.to_string());
     }
-
-    fn trial(&self, done: usize, total: usize, t: &TrialRecord, headline: Option<&str>) {
-        let value = headline
-            .and_then(|h| t.metrics.get(h).map(|v| format!("{h}={:.1}", v.value)))
-            .unwrap_or_default();
-        let msg = format!("{} #{} {value}", t.variant, t.trial);
-        match &self.bar {
-            Some(b) => {
-                b.set_position(done as u64);
-                b.set_message(msg);
-            }
-            None => eprintln!(
-                "irqlab: trial {done}/{total}: {msg} ({:.2} s)",
-                t.duration_s
-            ),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
+    match sel.rows.as_slice() {
+        [] => None,
+        [one] => Some(format!("irq_{}_per_sec", super::metrics::slug(&one.label))),
+        _ => Some(SELECTED_TOTAL.to_string()),
     }
 }
 
-fn headline(sel: &Selection) -> Option<String> {
-    sel.rows
-        .first()
-        .map(|s| format!("irq_{}_per_sec", super::metrics::slug(&s.label)))
+/// Everything one run needs while trials go on.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    sel: &'a Selection,
+    tracker: Tracker,
+    sink: &'a mut dyn Sink,
 }
 
 /// Run one variant trial, applying and undoing its own preparation around it.
 fn guarded_trial(
-    a: &Args,
+    cx: &mut Ctx,
     v: &Variant,
     slot: Slot,
     w: &mut dyn Workload,
     t: &mut Trial,
 ) -> Result<TrialRecord> {
+    let n = slot.trial + 1;
     let Some(p) = &v.prepare else {
-        return t.run(&v.label, slot.trial, w, a.duration);
+        return t.run(&v.label, n, w, cx.plan.duration);
     };
-    let fs = HostFs::new(&a.root);
-    let mut g = SystemGuard::new(&fs, journal_path(a, ".variant")?)?;
+    let fs = HostFs::new(&cx.plan.root);
+    let mut g = SystemGuard::new(&fs, journal_path(cx.plan, ".variant")?)?;
     let outcomes =
         prepare::apply(&mut g, p).with_context(|| format!("preparing variant {}", v.label))?;
     if slot.trial == 0 {
-        report_outcomes(&format!("variant {}", v.label), &outcomes);
+        report_outcomes(cx.sink, &format!("variant {}", v.label), &outcomes);
     }
-    let rec = t.run(&v.label, slot.trial, w, a.duration);
+    let rec = t.run(&v.label, n, w, cx.plan.duration);
     g.restore()?;
     rec
 }
 
-fn setup_workloads(variants: &[Variant]) -> Result<Vec<Box<dyn Workload>>> {
-    let mut out = Vec::new();
-    for v in variants {
-        let mut w =
-            workloads::build(v.kind, &v.options).with_context(|| format!("variant {}", v.label))?;
-        w.setup()
-            .with_context(|| format!("setting up workload {} of variant {}", w.name(), v.label))?;
-        out.push(w);
-    }
-    Ok(out)
+fn build_workloads(plan: &Plan, tracker: &Tracker) -> Result<Vec<Box<dyn Workload>>> {
+    plan.variants
+        .iter()
+        .map(|v| {
+            workloads::build(v.kind, &v.options, tracker)
+                .map_err(|e| invalid(format!("variant {}: {e:#}", v.label)))
+        })
+        .collect()
 }
 
-fn teardown(ws: &mut [Box<dyn Workload>]) {
+fn setup_workloads(ws: &mut [Box<dyn Workload>], plan: &Plan) -> Result<()> {
+    for (w, v) in ws.iter_mut().zip(&plan.variants) {
+        w.setup()
+            .with_context(|| format!("setting up workload {} of variant {}", w.name(), v.label))?;
+    }
+    Ok(())
+}
+
+fn teardown(ws: &mut [Box<dyn Workload>], sink: &mut dyn Sink) {
     for w in ws {
         if let Err(e) = w.teardown() {
-            eprintln!("irqlab: tearing down workload {}: {e:#}", w.name());
+            sink.note(&format!(
+                "irqlab: tearing down workload {}: {e:#}",
+                w.name()
+            ));
         }
     }
 }
 
-fn done_counts(out: &Path, variants: &[Variant]) -> Result<Vec<u32>> {
-    variants
+fn done_counts(out: &Path, plan: &Plan) -> Result<Vec<u32>> {
+    plan.variants
         .iter()
-        .map(|v| Ok(results::read_trials(&out.join(results::variant_dir(&v.label)))?.len() as u32))
+        .map(|v| {
+            let dir = out.join(results::variant_dir(&v.label));
+            Ok(results::read_trials_dir(&dir)?.len() as u32)
+        })
         .collect()
 }
 
-/// The whole run; see the module docs.
-pub fn run(a: &Args) -> Result<ExitCode> {
-    let started = now_rfc3339();
-    let fs = HostFs::new(&a.root);
-    let mut sampler = Sampler::new(HostFs::new(&a.root), &Source::ALL);
+/// Everything checked before the first file or host change.
+struct Checked {
+    sampler: Sampler,
+    sel: Selection,
+    out: PathBuf,
+}
+
+fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
+    plan.check()?;
+    let fs = HostFs::new(&plan.root);
+    let mut sampler = Sampler::new(HostFs::new(&plan.root), &Source::ALL);
     let mut first = Snapshot::default();
     sampler.sample(&mut first)?;
     let Some(irqs) = &first.interrupts else {
-        bail!("bench needs {}", fs.path("proc/interrupts").display())
+        anyhow::bail!("bench needs {}", fs.path("proc/interrupts").display())
     };
-    let kernel = fs
-        .read_attr("proc/sys/kernel/osrelease")
-        .unwrap_or_else(|| "run".into());
-    let variants = crate::cmd::bench::variants(a, &kernel)?;
-    let sel = selection(a, &variants, irqs)?;
-    let (out, _lock) = prepare_out(a, &variants, &started)?;
+    let sel = selection(plan, irqs)?;
+    prepare::validate(&fs, &plan.prepare).map_err(|e| invalid(format!("{e:#}")))?;
+    for v in &plan.variants {
+        if let Some(p) = &v.prepare {
+            prepare::validate(&fs, p)
+                .map_err(|e| invalid(format!("variant {}: {e:#}", v.label)))?;
+        }
+    }
+    build_workloads(plan, &Tracker::none())?;
+    let out = out_dir(plan, started)?;
+    Ok(Checked { sampler, sel, out })
+}
+
+/// The whole run; see the module docs.
+pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
+    let started = now_rfc3339();
+    let Checked {
+        mut sampler,
+        sel,
+        out,
+    } = preflight(plan, &started)?;
+    // one run that changes the host at a time; a refused run creates nothing
+    let me = guard::Holder::me("bench", Some(&out));
+    let journal = journal_path(plan, "")?;
+    let _lock = RunLock::acquire(&plan.root, me, &journal, Stale::TakeIfJournalEmpty)?;
+    create_out(plan, &out, &started)?;
+    let fs = HostFs::new(&plan.root);
     let environment = env::collect(&fs, &sel, started.clone());
-    let env_name = if a.resume.is_some() {
+    let env_name = if plan.output.resume {
         format!("env-resume-{}.json", started.replace(':', ""))
     } else {
         "env.json".into()
     };
     results::write_json(&out.join(env_name), &environment)?;
-    for w in &environment.warnings {
-        eprintln!("irqlab: warning: {w}");
+    for w in &environment.env.warnings {
+        sink.note(&format!("irqlab: warning: {w}"));
     }
-    eprintln!(
-        "irqlab: results in {} (if interrupted: irqlab bench --resume {})",
-        out.display(),
+    sink.note(&format!(
+        "irqlab: results in {0} (if interrupted: irqlab bench --resume {0})",
         out.display()
-    );
-    let mut guard = SystemGuard::new(&fs, journal_path(a, "")?)?;
-    report_outcomes("prepare", &prepare::apply(&mut guard, &a.prepare)?);
-    let mut ws = setup_workloads(&variants)?;
-    let res = trials(
-        a,
-        &variants,
-        &mut ws,
-        &mut sampler,
-        &sel,
-        &environment.boot_id,
-        &out,
-    );
-    teardown(&mut ws);
+    ));
+    let mut guard = SystemGuard::new(&fs, journal_path(plan, "")?)?;
+    let outcomes = prepare::apply(&mut guard, &plan.prepare)?;
+    report_outcomes(sink, "prepare", &outcomes);
+    let tracker = guard.tracker();
+    let mut ws = build_workloads(plan, &tracker)?;
+    let boot_id = environment.env.boot_id.clone();
+    let mut cx = Ctx {
+        plan,
+        sel: &sel,
+        tracker,
+        sink,
+    };
+    let res = setup_workloads(&mut ws, plan)
+        .and_then(|()| trials(&mut cx, &mut ws, &mut sampler, &boot_id, &out));
+    teardown(&mut ws, cx.sink);
+    drop(ws);
+    drop(cx.tracker);
     guard.restore()?;
     res?;
-    finish(a, &variants, &out)
+    finish(plan, &out)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn trials(
-    a: &Args,
-    variants: &[Variant],
+    cx: &mut Ctx,
     ws: &mut [Box<dyn Workload>],
     sampler: &mut Sampler,
-    sel: &Selection,
     boot_id: &str,
     out: &Path,
 ) -> Result<()> {
-    let mut writers: Vec<TrialWriter> = variants
+    let plan = cx.plan;
+    let mut writers: Vec<TrialWriter> = plan
+        .variants
         .iter()
         .map(|v| TrialWriter::open(out, &v.label))
         .collect::<Result<_>>()?;
-    for (v, w) in variants.iter().zip(ws.iter_mut()) {
-        for _ in 0..a.warmup {
-            w.run(a.duration)
-                .with_context(|| format!("warm-up of variant {}", v.label))?;
+    for (v, w) in plan.variants.iter().zip(ws.iter_mut()) {
+        for i in 1..=plan.warmup {
+            if let Err(e) = w.run(plan.duration) {
+                if !is_cpu_offline(&e) {
+                    return Err(e).with_context(|| format!("warm-up {i} of variant {}", v.label));
+                }
+            }
         }
     }
     let slots = schedule(
-        variants.len(),
-        a.trials,
-        a.order,
-        a.seed,
-        &done_counts(out, variants)?,
+        plan.variants.len(),
+        plan.trials,
+        plan.order,
+        plan.seed,
+        &done_counts(out, plan)?,
     );
-    let progress = Progress::new(slots.len());
-    let head = headline(sel);
-    let mut fs = HostFs::new(&a.root);
+    let heads: Vec<Option<String>> = plan
+        .variants
+        .iter()
+        .map(|v| headline_of(v, cx.sel))
+        .collect();
+    let mut fs = HostFs::new(&plan.root);
     let mut threads = Threads::new(&fs);
     threads.sample(&mut fs, 0);
     let mut t = Trial {
         sampler,
         threads,
         fs,
-        sel,
+        sel: cx.sel,
         boot_id,
         before: Snapshot::default(),
         after: Snapshot::default(),
     };
     for (i, slot) in slots.iter().enumerate() {
         let (Some(v), Some(w), Some(wr)) = (
-            variants.get(slot.variant),
+            plan.variants.get(slot.variant),
             ws.get_mut(slot.variant),
             writers.get_mut(slot.variant),
         ) else {
             continue;
         };
-        let rec = guarded_trial(a, v, *slot, w.as_mut(), &mut t)?;
+        let rec = guarded_trial(cx, v, *slot, w.as_mut(), &mut t)?;
         wr.write(&rec)?;
-        progress.trial(i + 1, slots.len(), &rec, head.as_deref());
-        if !a.cooldown.is_zero() {
-            std::thread::sleep(a.cooldown);
+        let head = heads.get(slot.variant).and_then(|h| h.as_deref());
+        cx.sink.trial(i + 1, slots.len(), &rec, head);
+        if !plan.cooldown.is_zero() {
+            std::thread::sleep(plan.cooldown);
         }
     }
-    progress.finish();
+    cx.sink.finish();
     Ok(())
 }
 
-fn finish(a: &Args, variants: &[Variant], out: &Path) -> Result<ExitCode> {
+fn finish(plan: &Plan, out: &Path) -> Result<Finished> {
     let mut all = Vec::new();
-    for v in variants {
-        all.extend(results::read_trials(
+    for v in &plan.variants {
+        all.extend(results::read_trials_dir(
             &out.join(results::variant_dir(&v.label)),
         )?);
     }
-    let summary = results::summarize(&all);
+    let summary = bench_results::summarize(&all);
     results::write_json(&out.join("summary.json"), &summary)?;
-    let stdout = std::io::stdout();
-    let mut o = stdout.lock();
-    match a.format {
-        SummaryFormat::Json => {
-            serde_json::to_writer_pretty(&mut o, &summary)?;
-            std::io::Write::write_all(&mut o, b"\n")?;
-        }
-        SummaryFormat::Table => super::summary::write(&summary, &mut o)?,
-    }
-    if variants.len() > 1 {
-        eprintln!(
-            "irqlab: compare the variants with: irqlab compare {}",
-            out.display()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Finished {
+        out: out.to_path_buf(),
+        summary,
+        variants: plan.variants.len(),
+    })
 }

@@ -2,11 +2,8 @@
 //! variant, mean, p50, p90, p99 and the coefficient of variation. Per-CPU
 //! metrics and idle softirq vectors are left to `summary.json`.
 
-use super::results::MetricSummary;
-use std::collections::BTreeMap;
+use super::results::{MetricSummary, Summary};
 use std::io::Write;
-
-type Summary = BTreeMap<String, BTreeMap<String, MetricSummary>>;
 
 fn shown(name: &str, s: &MetricSummary) -> bool {
     let per_cpu = name

@@ -15,13 +15,42 @@ pub trait Workload: Send {
     fn name(&self) -> &str;
 
     /// Prepare before the first trial (spawn helpers, create files).
-    fn setup(&mut self) -> anyhow::Result<()>;
+    /// Default: nothing to prepare.
+    fn setup(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
 
     /// Run one timed trial of `duration`; return the workload's own metrics
     /// (throughput, latency percentiles). Errors carry the exit status and
     /// stderr tail for commands.
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>>;
 
-    /// Release everything `setup` created.
-    fn teardown(&mut self) -> anyhow::Result<()>;
+    /// Release everything `setup` created. Default: nothing to release.
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Bare;
+
+    impl Workload for Bare {
+        fn name(&self) -> &str {
+            "bare"
+        }
+        fn run(&mut self, _: Duration) -> anyhow::Result<Vec<Metric>> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn setup_and_teardown_default_to_nothing() {
+        let mut w = Bare;
+        w.setup().unwrap();
+        assert!(w.run(Duration::ZERO).unwrap().is_empty());
+        w.teardown().unwrap();
+    }
 }

@@ -1,26 +1,94 @@
-//! `irqlab bench`: flags, variant parsing and resume; the trial loop lives
-//! in `bench::runner`.
+//! `irqlab bench`: flags -> a plain [`Plan`] (variants, order, durations,
+//! output, resume, host preparation), the checks of `--resume`, and the
+//! printing of the summary. The trial loop lives in `bench::runner` and
+//! never sees clap types.
+//!
+//! A command after `--` (or `--start`/`--stop`) without `--workload`
+//! implies `--workload command`; with another explicit workload it is a
+//! usage error. Usage errors (bad values, a plan that cannot run, a
+//! `--resume` whose flags differ from the stored run) exit with code 2
+//! before any file or host change.
 
-use crate::bench::plan::Order;
-use crate::bench::prepare::PrepareArgs;
+use crate::bench::plan::{invalid, Invalid, Order, Output, Plan, PlanFile, Variant};
+use crate::bench::prepare::{IrqSpec, PinSpec, Preparation, SysctlSpec};
+use crate::bench::progress::Progress;
 use crate::bench::runner;
 use crate::bench::workloads::{WorkloadKind, WorkloadOptions};
-use anyhow::{bail, Context};
+use crate::host::HostFs;
+use anyhow::Context;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory};
 use irqlab_core::CpuList;
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// Exit code of a usage error.
+const EXIT_USAGE: u8 = 2;
+
+fn workload_parser() -> impl TypedValueParser<Value = WorkloadKind> {
+    let values = WorkloadKind::ALL
+        .iter()
+        .map(|(_, name, help)| PossibleValue::new(*name).help(*help));
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<WorkloadKind>())
+}
+
+fn order_parser() -> impl TypedValueParser<Value = Order> {
+    let values = Order::ALL
+        .iter()
+        .map(|(_, name, help)| PossibleValue::new(*name).help(*help));
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<Order>())
+}
+
+/// The host preparation flags (flattened into bench and guard-selftest).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PrepareFlags {
+    /// Set every cpufreq policy's governor (default `performance`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "performance", value_name = "GOV")]
+    pub governor: Option<String>,
+    /// Pin threads named like PATTERN (glob, or re:REGEX) to CPUS, e.g.
+    /// 'irq/*-eth0=0' (per-CPU kernel threads such as ksoftirqd/N cannot
+    /// move and are skipped with a note).
+    #[arg(long, value_name = "PATTERN=CPUS")]
+    pub pin_thread: Vec<PinSpec>,
+    /// Set /proc/irq/IRQ/smp_affinity_list, e.g. '45=1' (an IRQ the kernel
+    /// refuses to move is skipped with a note).
+    #[arg(long, value_name = "IRQ=CPUS")]
+    pub irq_affinity: Vec<IrqSpec>,
+    /// Set a sysctl for the run, e.g. 'kernel.timer_migration=0'.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub sysctl: Vec<SysctlSpec>,
+    /// Fail instead of skipping a preparation this machine cannot do.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl PrepareFlags {
+    /// The plain preparation.
+    pub fn preparation(&self) -> Preparation {
+        Preparation {
+            governor: self.governor.clone(),
+            pin_thread: self.pin_thread.clone(),
+            irq_affinity: self.irq_affinity.clone(),
+            sysctl: self.sysctl.clone(),
+            strict: self.strict,
+        }
+    }
+}
 
 /// Flags of `irqlab bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// What makes the interrupts.
-    #[arg(long, short = 'w', value_enum, default_value = "ipi")]
-    pub workload: WorkloadKind,
-    /// Timed trials per variant.
+    /// What makes the interrupts [default: ipi, or command when `-- CMD`
+    /// or --start/--stop is given].
+    #[arg(long, short = 'w', value_parser = workload_parser())]
+    pub workload: Option<WorkloadKind>,
+    /// Timed trials per variant (at least 1).
     #[arg(long, short = 'n', default_value_t = 10)]
     pub trials: u32,
-    /// Length of each trial (e.g. 2s, 500ms).
+    /// Length of each trial (e.g. 2s, 500ms; more than 0).
     #[arg(long, short = 'd', default_value = "2s", value_parser = crate::cmd::parse_duration)]
     pub duration: Duration,
     /// Untimed trials per variant before the first timed one.
@@ -32,7 +100,8 @@ pub struct Args {
     /// Name of this variant (e.g. tip, patch); default: the kernel release.
     #[arg(long)]
     pub label: Option<String>,
-    /// Output directory (default ./irqlab-results/<label>/<timestamp>/).
+    /// Output directory (default ./irqlab-results/<label>/<timestamp>/);
+    /// one that already holds a run is refused (see --resume).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// IRQs to measure: number, label (LOC) or regex on actions (repeatable).
@@ -55,19 +124,20 @@ pub struct Args {
     #[arg(long)]
     pub stop: Option<String>,
     #[command(flatten)]
-    pub prepare: PrepareArgs,
+    pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
     /// each; flags: --workload, --cpus, --threads, --start, --stop,
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
     /// Order of variants within each round.
-    #[arg(long, value_enum, default_value = "alternate")]
+    #[arg(long, value_parser = order_parser(), default_value = "alternate")]
     pub order: Order,
     /// Seed of the random order.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Continue an interrupted run in DIR (its plan.json holds the flags).
+    /// Continue the interrupted run in DIR with the flags stored in its
+    /// plan.json; flags given as well must equal the stored ones.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
     /// Print the summary as a table or JSON.
@@ -79,7 +149,8 @@ pub struct Args {
     /// Host-change journal (default: /var/lib/irqlab/journal.jsonl for /).
     #[arg(long, hide = true)]
     pub journal: Option<PathBuf>,
-    /// The command workload: CMD ARGS, run for each trial and killed at its end.
+    /// The command workload: CMD ARGS, run for each trial and killed at its
+    /// end (implies --workload command).
     #[arg(last = true)]
     pub command: Vec<String>,
 }
@@ -95,7 +166,7 @@ pub enum SummaryFormat {
 #[derive(Debug, Clone, clap::Parser)]
 #[command(no_binary_name = true)]
 struct VariantFlags {
-    #[arg(long, short = 'w', value_enum)]
+    #[arg(long, short = 'w', value_parser = workload_parser())]
     workload: Option<WorkloadKind>,
     #[arg(long)]
     cpus: Option<String>,
@@ -106,28 +177,36 @@ struct VariantFlags {
     #[arg(long)]
     stop: Option<String>,
     #[command(flatten)]
-    prepare: PrepareArgs,
+    prepare: PrepareFlags,
     #[arg(last = true)]
     command: Vec<String>,
-}
-
-/// One variant of a run: its label, workload and host preparation.
-#[derive(Debug, Clone)]
-pub struct Variant {
-    pub label: String,
-    pub kind: WorkloadKind,
-    pub options: WorkloadOptions,
-    /// Preparation applied only around this variant's trials.
-    pub prepare: Option<PrepareArgs>,
 }
 
 fn cpus(s: &Option<String>) -> anyhow::Result<Option<CpuList>> {
     s.as_deref()
         .map(|s| {
             CpuList::parse_list(s.as_bytes(), "--cpus")
-                .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
+                .map_err(|e| invalid(format!("--cpus {s:?}: {}", e.kind)))
         })
         .transpose()
+}
+
+/// The workload: explicit, or command when something is to be run.
+fn kind(
+    explicit: Option<WorkloadKind>,
+    opts: &WorkloadOptions,
+    whose: &str,
+) -> anyhow::Result<WorkloadKind> {
+    let wants_command = !opts.command.is_empty() || opts.start.is_some() || opts.stop.is_some();
+    match explicit {
+        None if wants_command => Ok(WorkloadKind::Command),
+        None => Ok(WorkloadKind::Ipi),
+        Some(k) if wants_command && k != WorkloadKind::Command => Err(invalid(format!(
+            "{whose}a command (-- CMD, --start, --stop) needs --workload command, not --workload {}",
+            k.name()
+        ))),
+        Some(k) => Ok(k),
+    }
 }
 
 fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
@@ -142,22 +221,19 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
     })
 }
 
-fn has_prepare(p: &PrepareArgs) -> bool {
-    p.governor.is_some()
-        || !p.pin_thread.is_empty()
-        || !p.irq_affinity.is_empty()
-        || !p.sysctl.is_empty()
-}
-
 fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
     let (name, flags) = spec
         .split_once('=')
         .filter(|(n, _)| !n.trim().is_empty())
-        .with_context(|| format!("--variant {spec:?}: expected NAME='flags'"))?;
+        .ok_or_else(|| invalid(format!("--variant {spec:?}: expected NAME='flags'")))?;
     let words = shlex::split(flags)
-        .with_context(|| format!("--variant {name}: unbalanced quotes in {flags:?}"))?;
-    let f = <VariantFlags as clap::Parser>::try_parse_from(&words)
-        .map_err(|e| anyhow::anyhow!("--variant {name}: {}", e.render().to_string().trim()))?;
+        .ok_or_else(|| invalid(format!("--variant {name}: unbalanced quotes in {flags:?}")))?;
+    let f = <VariantFlags as clap::Parser>::try_parse_from(&words).map_err(|e| {
+        invalid(format!(
+            "--variant {name}: {}",
+            e.render().to_string().trim()
+        ))
+    })?;
     let mut options = base_options(a)?;
     if f.cpus.is_some() {
         options.cpus = cpus(&f.cpus)?;
@@ -168,23 +244,29 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
     if !f.command.is_empty() {
         options.command = f.command;
     }
-    let prepare = has_prepare(&f.prepare).then_some(f.prepare);
+    let prepare = f.prepare.preparation();
+    let kind = kind(
+        f.workload.or(a.workload),
+        &options,
+        &format!("--variant {name}: "),
+    )?;
     Ok(Variant {
         label: name.trim().to_string(),
-        kind: f.workload.unwrap_or(a.workload),
+        kind,
         options,
-        prepare,
+        prepare: (!prepare.is_empty()).then_some(prepare),
     })
 }
 
 /// The variants of a run: one from the main flags, or one per `--variant`.
-pub fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
+fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
     if a.variants.is_empty() {
         let label = a.label.clone().unwrap_or_else(|| default_label.to_string());
+        let options = base_options(a)?;
         return Ok(vec![Variant {
             label,
-            kind: a.workload,
-            options: base_options(a)?,
+            kind: kind(a.workload, &options, "")?,
+            options,
             prepare: None,
         }]);
     }
@@ -195,35 +277,156 @@ pub fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
         .collect::<anyhow::Result<_>>()?;
     for (i, x) in v.iter().enumerate() {
         if v[..i].iter().any(|y| y.label == x.label) {
-            bail!("--variant {:?} given twice", x.label);
+            return Err(invalid(format!("--variant {:?} given twice", x.label)));
         }
     }
     Ok(v)
 }
 
-/// Re-read the flags of an interrupted run from `dir/plan.json`.
-fn resumed_args(dir: &std::path::Path) -> anyhow::Result<Args> {
-    let path = dir.join("plan.json");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("--resume: reading {}", path.display()))?;
-    let plan: runner::PlanFile = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a bench plan", path.display()))?;
-    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&plan.argv)
-        .map_err(|e| anyhow::anyhow!("{}: stored flags no longer parse: {e}", path.display()))?;
-    match cli.command {
-        crate::cli::Command::Bench(mut a) => {
-            a.out = Some(dir.to_path_buf());
-            a.resume = Some(dir.to_path_buf());
-            Ok(*a)
-        }
-        _ => bail!("{}: not a bench plan", path.display()),
+/// The plan of `a`; `argv` is recorded for `--resume`.
+pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
+    let kernel = crate::env::kernel_release(&HostFs::new(&a.root)).unwrap_or_else(|| "run".into());
+    Ok(Plan {
+        variants: variants(a, &kernel)?,
+        trials: a.trials,
+        warmup: a.warmup,
+        duration: a.duration,
+        cooldown: a.cooldown,
+        order: a.order,
+        seed: a.seed,
+        irq: a.irq.clone(),
+        prepare: a.prepare.preparation(),
+        output: Output {
+            dir: a.resume.clone().or_else(|| a.out.clone()),
+            resume: a.resume.is_some(),
+        },
+        root: a.root.clone(),
+        journal: a.journal.clone(),
+        argv,
+    })
+}
+
+/// The `bench` matches of a full irqlab command line.
+fn bench_matches(argv: &[String]) -> anyhow::Result<ArgMatches> {
+    let m = crate::cli::Cli::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim()))?;
+    match m.subcommand() {
+        Some(("bench", b)) => Ok(b.clone()),
+        _ => Err(anyhow::anyhow!("not a bench command line")),
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let args = match &args.resume {
-        Some(dir) => resumed_args(dir)?,
-        None => args,
+/// Flags that may differ between a run and its `--resume`.
+const FREE_ON_RESUME: [&str; 5] = ["resume", "format", "root", "journal", "out"];
+
+fn raw(m: &ArgMatches, id: &str) -> Vec<OsString> {
+    m.get_raw(id)
+        .map(|v| v.map(|s| s.to_os_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Refuse a `--resume` whose explicitly given flags differ from the
+/// stored run's, naming the first that differs.
+fn check_resume_flags(dir: &Path, current: &ArgMatches, stored: &ArgMatches) -> anyhow::Result<()> {
+    for id in current.ids().map(|i| i.as_str()) {
+        if FREE_ON_RESUME.contains(&id)
+            || current.value_source(id) != Some(ValueSource::CommandLine)
+        {
+            continue;
+        }
+        let (now, then) = (raw(current, id), raw(stored, id));
+        if now != then {
+            let show = |v: &[OsString]| {
+                if v.is_empty() {
+                    "(not given)".to_string()
+                } else {
+                    v.iter()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }
+            };
+            let flag = if id == "command" {
+                "-- CMD".to_string()
+            } else {
+                format!("--{}", id.replace('_', "-"))
+            };
+            return Err(invalid(format!(
+                "--resume {}: {flag} differs from the stored run ({} there, {} here); \
+                 resume without it, or start a new run with another --out",
+                dir.display(),
+                show(&then),
+                show(&now)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Re-read the flags of an interrupted run from `dir/plan.json` and check
+/// the flags given now against them.
+fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
+    let path = dir.join("plan.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("--resume: reading {}", path.display()))?;
+    let stored: PlanFile = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a bench plan", path.display()))?;
+    let stored_m = bench_matches(&stored.argv)
+        .with_context(|| format!("{}: stored flags no longer parse", path.display()))?;
+    let argv: Vec<String> = std::env::args().collect();
+    if let Ok(cur) = bench_matches(&argv) {
+        check_resume_flags(dir, &cur, &stored_m)?;
+    }
+    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&stored.argv)
+        .map_err(|e| anyhow::anyhow!("{}: stored flags no longer parse: {e}", path.display()))?;
+    match cli.command {
+        crate::cli::Command::Bench(mut a) => {
+            a.out = None;
+            a.resume = Some(dir.to_path_buf());
+            a.format = now.format;
+            Ok((*a, stored.argv))
+        }
+        _ => anyhow::bail!("{}: not a bench plan", path.display()),
+    }
+}
+
+fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut o = stdout.lock();
+    match a.format {
+        SummaryFormat::Json => {
+            serde_json::to_writer_pretty(&mut o, &f.summary)?;
+            std::io::Write::write_all(&mut o, b"\n")?;
+        }
+        SummaryFormat::Table => crate::bench::summary::write(&f.summary, &mut o)?,
+    }
+    if f.variants > 1 {
+        eprintln!(
+            "irqlab: compare the variants with: irqlab compare {}",
+            f.out.display()
+        );
+    }
+    Ok(())
+}
+
+fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
+    let (args, argv) = match &args.resume {
+        Some(dir) => resumed_args(dir, &args)?,
+        None => (args.clone(), std::env::args().collect()),
     };
-    runner::run(&args)
+    let plan = plan(&args, argv)?;
+    let finished = runner::run(&plan, &mut Progress::new())?;
+    print_summary(&args, &finished)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match run_checked(args) {
+        Err(e) if e.downcast_ref::<Invalid>().is_some() => {
+            eprintln!("irqlab: error: {e:#}");
+            Ok(ExitCode::from(EXIT_USAGE))
+        }
+        other => other,
+    }
 }

@@ -2,9 +2,10 @@
 //! fake tree, then sleep, fail or panic, so tests can check that SIGINT,
 //! SIGTERM, errors, panics and `irqlab restore` undo them.
 
-use crate::bench::prepare::{self, PrepareArgs};
+use crate::bench::prepare;
+use crate::cmd::args::{self, RootArgs};
+use crate::cmd::bench::PrepareFlags;
 use crate::guard::{default_journal, Event, Holder, RunLock, Stale, SystemGuard};
-use crate::host::HostFs;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,9 +15,9 @@ use std::time::Duration;
 /// Flags of `irqlab guard-selftest`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Fake tree to change (`/` is refused).
-    #[arg(long)]
-    pub root: PathBuf,
+    // Fake tree to change (`/`, the default, is refused).
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Journal [default: ROOT/.irqlab-journal.jsonl].
     #[arg(long)]
     pub journal: Option<PathBuf>,
@@ -25,9 +26,9 @@ pub struct Args {
     pub set: Vec<String>,
     /// Host preparation steps, as `irqlab bench` takes them.
     #[command(flatten)]
-    pub prepare: PrepareArgs,
+    pub prepare: PrepareFlags,
     /// Sleep this long after the changes (a `ready:` line is printed first).
-    #[arg(long, value_parser = crate::cmd::parse_duration)]
+    #[arg(long, value_parser = args::duration, allow_hyphen_values = true)]
     pub sleep: Option<Duration>,
     /// End with an error after the changes.
     #[arg(long)]
@@ -42,16 +43,16 @@ pub struct Args {
 
 /// Apply, report `ready`, then sleep / fail / panic / restore.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.root == std::path::Path::new("/") {
+    if args.root.is_host() {
         bail!("guard-selftest refuses --root /: it is for fake trees");
     }
-    let fs = HostFs::new(&args.root);
+    let fs = args.root.host_fs();
     let journal = args
         .journal
         .clone()
-        .unwrap_or_else(|| default_journal(&args.root));
+        .unwrap_or_else(|| default_journal(args.root.path()));
     let me = Holder::me("guard-selftest", None);
-    let _lock = RunLock::acquire(&args.root, me, &journal, Stale::TakeIfJournalEmpty)?;
+    let _lock = RunLock::acquire(args.root.path(), me, &journal, Stale::TakeIfJournalEmpty)?;
     let mut guard = SystemGuard::new(&fs, journal)?;
     if args.trace {
         guard.set_observer(Box::new(|e: &Event<'_>| eprintln!("guard: {e}")));
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--set expects REL=VALUE, found {s:?}"))?;
         guard.set_file(rel, value)?;
     }
-    for o in prepare::apply(&mut guard, &args.prepare)? {
+    for o in prepare::apply(&mut guard, &args.prepare.preparation())? {
         eprintln!("prepare: {o}");
     }
     println!(

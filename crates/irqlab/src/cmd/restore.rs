@@ -1,17 +1,17 @@
 //! `irqlab restore`: undo the host changes of a run that could not undo
 //! them itself (SIGKILL, power loss) by replaying the guard's journal.
 
+use crate::cmd::args::RootArgs;
 use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
-use crate::host::HostFs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `irqlab restore`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Root the journaled paths are relative to (a fake tree in tests).
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    // Root the journaled paths are relative to (a fake tree in tests).
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Journal to replay [default: /var/lib/irqlab/journal.jsonl for root /,
     /// else ROOT/.irqlab-journal.jsonl].
     #[arg(long)]
@@ -21,10 +21,12 @@ pub struct Args {
 /// Replay the journal newest first; print what was restored. Exit 1 (with
 /// the journal kept) if any change could not be undone.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let journal = args.journal.unwrap_or_else(|| default_journal(&args.root));
+    let journal = args
+        .journal
+        .unwrap_or_else(|| default_journal(args.root.path()));
     // never under a live run; a killed run's stale lock is ours now
     let me = Holder::me("restore", None);
-    let lock = RunLock::acquire(&args.root, me, &journal, Stale::Take)?;
+    let lock = RunLock::acquire(args.root.path(), me, &journal, Stale::Take)?;
     if let Some(h) = &lock.took_over {
         println!("taking charge of the stale lock of {h}");
     }
@@ -32,7 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("nothing to restore: {} does not exist", journal.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let report = replay_journal(&HostFs::new(&args.root), &journal)?;
+    let report = replay_journal(&args.root.host_fs(), &journal)?;
     if report.is_empty() {
         println!(
             "nothing to restore: {} was empty (removed)",

@@ -1,16 +1,24 @@
 //! `irqlab show`: one snapshot of interrupts, softirqs and CPU time, or
 //! rates over `--interval`. Reads through the sampler (HostFs), so
-//! `--root` works on any captured or synthesized tree.
+//! `--root` works on any captured or synthesized tree. Flags are checked
+//! by clap (bad values exit 2); filters that select nothing are said on
+//! stderr ([`filter_warnings`]); a closed stdout ends the run before it
+//! samples.
 
-use crate::export::{self, Format};
+use crate::export::{self, plural, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter};
 use crate::sampler::{Sampler, Source, Ticker};
-use irqlab_core::Snapshot;
+use irqlab_core::{CpuList, Snapshot};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// Longest `--interval`: `show` waits it out in one sleep, so a typo
+/// (`10000000000s`) would otherwise look like a hang.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
@@ -21,15 +29,93 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Show rates over this interval (e.g. `1s`, `250ms`) instead of counts.
-    #[arg(long, short = 'i', value_parser = crate::cmd::parse_duration)]
+    /// Show rates over this interval (e.g. `1s`, `250ms`; above 0, at most 24h) instead of counts.
+    #[arg(long, short = 'i', value_parser = interval_arg, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
-    /// Keep only rows whose label, chip, actions or description match.
-    #[arg(long)]
+    /// Keep only rows whose label, chip, actions or description match this regex.
+    #[arg(long, value_parser = regex_arg)]
     pub irq: Option<String>,
     /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long)]
+    #[arg(long, value_parser = cpu_list_arg)]
     pub cpus: Option<String>,
+}
+
+/// `--interval`: a duration above 0 and at most [`MAX_INTERVAL`].
+pub fn interval_arg(s: &str) -> Result<Duration, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!("the duration is negative: {s}"));
+    }
+    let d = super::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("the interval must be longer than 0 (e.g. 1s)".to_string());
+    }
+    if d > MAX_INTERVAL {
+        return Err(format!(
+            "{s} is longer than the longest interval (24h); for long runs use `irqlab top --batch`"
+        ));
+    }
+    Ok(d)
+}
+
+/// `--irq`: a valid regular expression (kept as text for `Filter`).
+pub fn regex_arg(s: &str) -> Result<String, String> {
+    regex::Regex::new(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("not a valid regular expression: {e}"))
+}
+
+/// `--cpus`: a CPU list such as `0-3,8` (kept as text for `Filter`).
+pub fn cpu_list_arg(s: &str) -> Result<String, String> {
+    CpuList::parse_list(s.as_bytes(), "--cpus")
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{}", e.kind))
+}
+
+/// Warnings for filters that select nothing or less than asked: `--cpus`
+/// ids absent from the sampled files (`present`), an `--irq` that keeps no
+/// interrupt row (`irq_rows`: rows kept, when the section exists).
+pub fn filter_warnings(
+    cpus: Option<&str>,
+    present: &BTreeSet<u32>,
+    irq: Option<&str>,
+    irq_rows: Option<usize>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(list) = cpus.and_then(|s| CpuList::parse_list(s.as_bytes(), "--cpus").ok()) {
+        let (shown, absent): (Vec<u32>, Vec<u32>) = list.iter().partition(|c| present.contains(c));
+        let online = CpuList::from_cpus(present.iter().copied());
+        if shown.is_empty() {
+            out.push(format!(
+                "irqlab: warning: --cpus {list} selects no CPU: the sampled files list {} ({online})",
+                plural(present.len(), "CPU")
+            ));
+        } else if !absent.is_empty() {
+            let absent = CpuList::from_cpus(absent);
+            let shown = CpuList::from_cpus(shown);
+            out.push(format!(
+                "irqlab: warning: --cpus {list}: {absent} not online (not in the sampled files); showing {shown}"
+            ));
+        }
+    }
+    if let (Some(re), Some(0)) = (irq, irq_rows) {
+        out.push(format!(
+            "irqlab: warning: --irq {re:?} matches no interrupt row"
+        ));
+    }
+    out
+}
+
+/// CPU ids listed by any file of `snap`.
+fn cpus_of(snap: &Snapshot, into: &mut BTreeSet<u32>) {
+    if let Some(i) = &snap.interrupts {
+        into.extend(i.cpus.iter().copied());
+    }
+    if let Some(s) = &snap.softirqs {
+        into.extend(s.cpus.iter().copied());
+    }
+    if let Some(s) = &snap.stat {
+        into.extend(s.cpus.iter().filter_map(|t| t.cpu));
+    }
 }
 
 /// Effective (else configured) affinity of every numbered row, from
@@ -45,21 +131,41 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
-    let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
-    let mut first = Snapshot::default();
-    sampler.sample(&mut first)?;
+/// Notes for the files that could not be read (said even when the run
+/// then fails because none could).
+fn note_missing(sampler: &Sampler) {
     for (src, why) in &sampler.missing {
         eprintln!(
-            "irqlab: note: {} not shown: {why}",
-            sampler.fs().path(src.rel()).display()
+            "irqlab: note: {} not shown: {}",
+            sampler.fs().path(src.rel()).display(),
+            reason(why)
         );
     }
+}
+
+/// The sampler's reason for a missing file, in words.
+fn reason(why: &str) -> String {
+    if why.contains("os error 21") {
+        "it is a directory, expected a file".to_string()
+    } else {
+        why.to_string()
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    export::stdout::check_open()?;
+    let mut sampler = Sampler::new(HostFs::new(&args.root), &Source::ALL);
+    let mut first = Snapshot::default();
+    let sampled = sampler.sample(&mut first);
+    note_missing(&sampler);
+    sampled?;
     if let Some(note) = first.interrupts.as_ref().and_then(|i| i.note()) {
         let path = sampler.fs().path("proc/interrupts");
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
+    let mut present = BTreeSet::new();
+    cpus_of(&first, &mut present);
     let mut report = match args.interval {
         None => {
             drop(sampler); // frees the read buffers before the report is built
@@ -70,12 +176,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut second = Snapshot::default();
             ticker.wait();
             sampler.sample(&mut second)?;
+            cpus_of(&second, &mut present);
             report::from_delta(&first, &second, &filter)
         }
     };
+    let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
+    for w in filter_warnings(
+        args.cpus.as_deref(),
+        &present,
+        args.irq.as_deref(),
+        irq_rows,
+    ) {
+        eprintln!("{w}");
+    }
     annotate_affinity(&mut report, &HostFs::new(&args.root));
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,
         Format::Json => export::json::write(&report, &mut out)?,
@@ -83,4 +198,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn intervals_must_be_positive_and_bounded() {
+        assert_eq!(interval_arg("250ms"), Ok(Duration::from_millis(250)));
+        assert!(interval_arg("-1s").unwrap_err().contains("negative"));
+        assert!(interval_arg("0").unwrap_err().contains("longer than 0"));
+        assert!(interval_arg("10000000000s")
+            .unwrap_err()
+            .contains("longest interval"));
+        assert!(interval_arg("99999999999999999999999s").is_err());
+        assert_eq!(interval_arg("24h"), Ok(MAX_INTERVAL));
+    }
+
+    #[test]
+    fn regexes_and_cpu_lists_are_checked() {
+        assert!(regex_arg("(").is_err());
+        assert_eq!(regex_arg("^LOC$").as_deref(), Ok("^LOC$"));
+        assert!(cpu_list_arg("5-2").is_err());
+        assert_eq!(cpu_list_arg("0-1,3").as_deref(), Ok("0-1,3"));
+    }
+
+    #[test]
+    fn warnings_name_what_selects_nothing() {
+        let two: BTreeSet<u32> = [0, 1].into();
+        let w = filter_warnings(Some("99"), &two, None, Some(3));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("irqlab: warning: --cpus 99 selects no CPU"));
+        assert!(w[0].contains("2 CPUs (0-1)"), "{}", w[0]);
+        let w = filter_warnings(Some("1,6-7"), &[0, 1, 7].into(), None, None);
+        assert!(w[0].contains(": 6 not online"), "{}", w[0]);
+        assert!(w[0].ends_with("showing 1,7"), "{}", w[0]);
+        let w = filter_warnings(None, &two, Some("nope"), Some(0));
+        assert_eq!(
+            w,
+            ["irqlab: warning: --irq \"nope\" matches no interrupt row"]
+        );
+        assert!(filter_warnings(Some("0"), &two, Some("x"), Some(1)).is_empty());
+        assert!(filter_warnings(None, &two, Some("x"), None).is_empty());
+    }
 }

@@ -5,9 +5,11 @@
 //! files contain comes from `irqlab_core::synth` (pure, seeded). Must not
 //! touch anything outside `--out`.
 
+use crate::cmd::args;
 use anyhow::{bail, Context};
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
+use irqlab_core::CpuList;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -31,7 +33,7 @@ pub struct Args {
     #[arg(long, default_value = "e3", value_parser = parse_era)]
     pub era: Era,
     /// Offline CPUs as a CPU list, e.g. `3,7-9`.
-    #[arg(long, value_parser = parse_cpu_list, default_value = "")]
+    #[arg(long, value_parser = args::cpu_list, default_value = "")]
     pub offline: CpuList,
     /// Seed of the deterministic generator.
     #[arg(long, default_value_t = 1)]
@@ -40,10 +42,6 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
 }
-
-/// Offline CPUs of `--offline` (`3,7-9`; empty = none), in ascending order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CpuList(pub Vec<u32>);
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
     s.parse().map_err(|_| {
@@ -55,16 +53,6 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 fn parse_era(s: &str) -> Result<Era, String> {
     s.parse()
         .map_err(|_| "expected one of e1, e2, e3, e4".to_string())
-}
-
-/// Parse `3,7-9` (empty = no CPUs) with the core's CPU-list parser.
-fn parse_cpu_list(s: &str) -> Result<CpuList, String> {
-    if s.trim().is_empty() {
-        return Ok(CpuList::default());
-    }
-    irqlab_core::CpuList::parse_list(s.as_bytes(), "--offline")
-        .map(|l| CpuList(l.iter().collect()))
-        .map_err(|e| e.kind.to_string())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -81,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         nr_irqs,
         arch: args.arch,
         era: args.era,
-        offline: args.offline.0,
+        offline: args.offline.iter().collect(),
         seed: args.seed,
     };
     let tree = spec.build().context("invalid synth parameters")?;
@@ -126,15 +114,6 @@ fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("3,7-9"), Ok(CpuList(vec![3, 7, 8, 9])));
-        assert_eq!(parse_cpu_list(""), Ok(CpuList(vec![])));
-        assert!(parse_cpu_list("9-7, 1").is_err());
-        assert!(parse_cpu_list("x").is_err());
-        assert_eq!(parse_cpu_list("2,1-2"), Ok(CpuList(vec![1, 2])));
-    }
 
     #[test]
     fn default_nr_irqs_fits() {

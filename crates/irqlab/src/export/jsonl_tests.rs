@@ -118,6 +118,7 @@ fn threads() -> Vec<ThreadCpu> {
         kind: ThreadKind::Ksoftirqd { cpu: 0 },
         cpu_pct: 0.25,
         last_cpu: Some(0),
+        cpu_ns: 0,
     }]
 }
 

@@ -1,11 +1,16 @@
 //! Exporters: one file per output format, each writing a
 //! [`Report`](crate::report::Report) to any `io::Write` — except `jsonl`,
 //! the `top --batch` JSON line, which streams the same contract from two
-//! snapshots without building the Report (see its module doc).
+//! snapshots without building the Report (see its module doc). Also where
+//! output goes: [`stdout`] (a closed stdout ends the run) and [`atomic`]
+//! (output files written whole or not at all).
 
+pub mod atomic;
 pub mod csv;
+pub mod grid;
 pub mod json;
 pub mod jsonl;
+pub mod stdout;
 pub mod table;
 
 /// Output formats of tabular commands.
@@ -17,4 +22,13 @@ pub enum Format {
     Json,
     /// Long-format CSV: one line per (section, row, CPU).
     Csv,
+}
+
+/// `n` and the noun, pluralised: "1 CPU", "2 CPUs", "0 CPUs".
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -148,8 +148,8 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
     }
     writeln!(
         out,
-        "Interrupts ({} CPUs{})",
-        s.cpus.len(),
+        "Interrupts ({}{})",
+        super::plural(s.cpus.len(), "CPU"),
         if wide {
             "; per-CPU columns hidden, see --cpus"
         } else {
@@ -208,7 +208,7 @@ fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> 
         line.push(String::new());
         grid.push(line);
     }
-    writeln!(out, "\nSoftirqs ({} CPUs)", s.cpus.len())?;
+    writeln!(out, "\nSoftirqs ({})", super::plural(s.cpus.len(), "CPU"))?;
     write_grid(out, &grid)
 }
 
@@ -221,16 +221,21 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     };
     writeln!(out, "\nCPU time ({when})")?;
     let mut grid = vec![[
-        "CPU", "usr%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%",
+        "CPU", "usr%", "nice%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%",
     ]
     .map(String::from)
     .to_vec()];
     for l in &s.cpu_pct {
         let Some(p) = &l.pct else { continue };
-        let name = l.cpu.map_or_else(|| "all".to_string(), |c| c.to_string());
+        let name = match (l.cpu, &s.aggregate_cpus) {
+            (Some(c), _) => c.to_string(),
+            (None, None) => "all".to_string(),
+            (None, Some(_)) => "sel".to_string(),
+        };
         let mut row = vec![name];
         for v in [
-            p.user_pct + p.nice_pct,
+            p.user_pct,
+            p.nice_pct,
             p.system_pct,
             p.irq_pct,
             p.softirq_pct,
@@ -249,7 +254,13 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
             r
         })
         .collect();
-    write_grid(out, &grid)
+    write_grid(out, &grid)?;
+    if let Some(cpus) = s.aggregate_cpus.as_ref().filter(|c| !c.is_empty()) {
+        let list = irqlab_core::CpuList::from_cpus(cpus.iter().copied());
+        let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+        writeln!(out, "sel = {noun} {list} together (--cpus)")?;
+    }
+    Ok(())
 }
 
 /// Write `report` as tables: interrupts, softirqs, CPU time.

@@ -1,33 +1,21 @@
-//! Thread CPU affinity through `nix` (safe `sched_getaffinity` /
-//! `sched_setaffinity`), converted to and from [`CpuList`].
+//! Thread CPU affinity for the guard, as [`CpuList`]s: thin names over
+//! [`crate::pin`] (the one module calling `sched_setaffinity`).
 //!
-//! Only the guard calls this: every affinity change must be journaled.
+//! The guard calls these after journaling: every affinity change made to
+//! another thread must go through `SystemGuard::set_thread_affinity`.
 
 use irqlab_core::CpuList;
 use nix::errno::Errno;
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-use nix::unistd::Pid;
 
 /// The CPU affinity of thread `tid`.
 pub fn get(tid: i32) -> Result<CpuList, Errno> {
-    let set = sched_getaffinity(Pid::from_raw(tid))?;
-    let cpus = (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false));
-    Ok(CpuList::from_cpus(
-        cpus.filter_map(|c| u32::try_from(c).ok()),
-    ))
+    crate::pin::thread_affinity(tid)
 }
 
 /// Set the CPU affinity of thread `tid` to `cpus` (EINVAL for an empty set
 /// or a CPU beyond what the kernel's cpu_set_t holds).
 pub fn set(tid: i32, cpus: &CpuList) -> Result<(), Errno> {
-    if cpus.is_empty() {
-        return Err(Errno::EINVAL);
-    }
-    let mut set = CpuSet::new();
-    for c in cpus.iter() {
-        set.set(usize::try_from(c).map_err(|_| Errno::EINVAL)?)?;
-    }
-    sched_setaffinity(Pid::from_raw(tid), &set)
+    crate::pin::set_thread_affinity(tid, cpus)
 }
 
 #[cfg(test)]

@@ -51,13 +51,18 @@ fn install() -> Result<(), String> {
 }
 
 /// Wait for SIGINT/SIGTERM, undo every live guard, exit 128 + signal.
+/// The guards stay locked until the exit, so no other thread can finish
+/// the run first (with another exit code) once the signal is handled.
 fn signal_loop(mut signals: Signals) {
     if let Some(sig) = signals.forever().next() {
         let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
-        for state in live(|_| true) {
-            let mut st = lock(&state);
+        let states = live(|_| true);
+        let mut held = Vec::new();
+        for state in &states {
+            let mut st = lock(state);
             st.closed = Some(name);
             report_to_stderr(&mut st, name);
+            held.push(st);
         }
         std::process::exit(128 + sig);
     }

@@ -34,6 +34,23 @@ pub enum Change {
         /// CPU list set.
         new: String,
     },
+    /// A temporary file irqlab creates (journaled before it exists);
+    /// undone by removing it. See `guard/tmpfile.rs`.
+    TempFile {
+        /// Absolute path.
+        path: String,
+    },
+    /// A process group irqlab started (a workload's command); undone by
+    /// stopping the whole group. See `guard/pgroup.rs`.
+    ProcessGroup {
+        /// Process group id (the leader's pid).
+        pgid: i32,
+        /// Boot the group belongs to.
+        boot_id: String,
+        /// The leader's start time (`/proc/PID/stat` field 22), so a
+        /// reused pid is never taken for the group.
+        start_time: u64,
+    },
 }
 
 /// Reads as the undo: `path = "old" (was set to "new")`.
@@ -44,6 +61,8 @@ impl fmt::Display for Change {
             Change::Affinity { pid, old, new } => {
                 write!(f, "affinity of thread {pid} = {old} (was set to {new})")
             }
+            Change::TempFile { path } => write!(f, "temporary file {path} removed"),
+            Change::ProcessGroup { pgid, .. } => write!(f, "process group {pgid} stopped"),
         }
     }
 }

@@ -178,6 +178,12 @@ fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
                 )),
             }
         }
+        Change::TempFile { path } => super::tmpfile::remove(path),
+        Change::ProcessGroup {
+            pgid,
+            boot_id,
+            start_time,
+        } => super::pgroup::stop(*pgid, boot_id, *start_time),
     }
 }
 

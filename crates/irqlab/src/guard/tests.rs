@@ -54,6 +54,8 @@ fn path_of(c: &Change) -> String {
     match c {
         Change::File { path, .. } => path.clone(),
         Change::Affinity { pid, .. } => pid.to_string(),
+        Change::TempFile { path } => path.clone(),
+        Change::ProcessGroup { pgid, .. } => pgid.to_string(),
     }
 }
 

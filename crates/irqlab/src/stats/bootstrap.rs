@@ -72,7 +72,7 @@ impl Rng {
 }
 
 fn rel(base: f64, new: f64) -> Option<f64> {
-    (base != 0.0 && base.is_finite() && new.is_finite()).then(|| (new - base) / base * 100.0)
+    (base != 0.0 && base.is_finite() && new.is_finite()).then(|| (new - base) / base.abs() * 100.0)
 }
 
 fn resample(rng: &mut Rng, src: &[f64], buf: &mut [f64]) {

@@ -121,6 +121,17 @@ fn null_counts(m: usize, n: usize) -> Vec<f64> {
     prev.pop().unwrap_or_default()
 }
 
+/// Smallest two-sided exact p-value reachable with sizes m and n (no
+/// ties): 2 / C(m+n, m), capped at 1.
+pub fn min_p(m: usize, n: usize) -> f64 {
+    let (a, b) = (m.min(n), m.max(n));
+    let mut c = 1.0f64;
+    for i in 1..=a {
+        c = c * (b + i) as f64 / i as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
 /// P(U ≤ k) for k = 0..=m·n under the null hypothesis (no ties).
 pub fn null_cdf(m: usize, n: usize) -> Vec<f64> {
     let counts = null_counts(m.min(n), m.max(n));
@@ -151,6 +162,13 @@ mod tests {
         assert_eq!(r.u, 9.0);
         assert!((r.p - 0.1).abs() < 1e-15);
         assert_eq!(r.method, Method::Exact);
+    }
+
+    #[test]
+    fn smallest_p() {
+        assert!((min_p(3, 3) - 0.1).abs() < 1e-15);
+        assert!((min_p(3, 10) - 2.0 / 286.0).abs() < 1e-15);
+        assert_eq!(min_p(1, 1), 1.0);
     }
 
     #[test]

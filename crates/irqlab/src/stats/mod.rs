@@ -7,6 +7,7 @@
 
 pub mod bootstrap;
 pub mod describe;
+pub mod dip;
 pub mod hodges_lehmann;
 pub mod mannwhitney;
 pub mod special;

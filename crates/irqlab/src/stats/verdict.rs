@@ -45,6 +45,13 @@ pub fn decide(p: f64, lo: f64, hi: f64, alpha: f64, noise: f64, dir: Direction) 
     }
 }
 
+/// Decide from p and an absolute interval [lo, hi] of the shift (used when
+/// the relative change is undefined because the baseline's centre is 0):
+/// the verdict follows the sign of the shift; no noise threshold applies.
+pub fn decide_shift(p: f64, lo: f64, hi: f64, alpha: f64, dir: Direction) -> Verdict {
+    decide(p, lo, hi, alpha, 0.0, dir)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -14,8 +14,10 @@ pub const MIN_FOR_CI: usize = 6;
 pub const MIN_FOR_P: usize = 4;
 /// Bimodality coefficient threshold (uniform distribution's value).
 pub const BIMODAL_BC: f64 = 0.555;
-/// Minimum sample size for the bimodality check.
-pub const BIMODAL_MIN_N: usize = 10;
+/// The dip test's p below which a sample is called multimodal.
+pub const BIMODAL_P: f64 = 0.05;
+
+pub use super::dip::dip_test;
 /// Coefficient of variation above which spread is called high (percent).
 pub const HIGH_CV_PCT: f64 = 5.0;
 

@@ -84,10 +84,10 @@ fn no_cpufreq_is_skipped_and_strict_fails() {
     let mut g = guard(dir.path());
     let out = governor(&mut g, "performance").unwrap();
     assert_eq!(out, Outcome::Skipped("no cpufreq on this machine".into()));
-    let mut args = PrepareArgs {
+    let mut args = Preparation {
         governor: Some("performance".into()),
         sysctl: vec!["vm.stat_interval=5".parse().unwrap()],
-        ..PrepareArgs::default()
+        ..Preparation::default()
     };
     assert_eq!(apply(&mut g, &args).unwrap().len(), 2);
     g.restore().unwrap();

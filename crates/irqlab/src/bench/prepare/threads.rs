@@ -94,21 +94,70 @@ pub fn all_threads(fs: &HostFs) -> Vec<ThreadInfo> {
     out
 }
 
-/// Pin every thread matching `pattern` to `cpus`. No match is an error
-/// naming the most similar thread names.
-pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Result<Outcome> {
+/// `PF_NO_SETAFFINITY` in `/proc/PID/task/TID/stat` field 9: a per-CPU
+/// kernel thread (`ksoftirqd/N`, `migration/N`, bound kworkers) that the
+/// kernel will not move.
+const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+
+/// True when thread `t` is a per-CPU kernel thread (see [`PF_NO_SETAFFINITY`]).
+pub fn is_per_cpu_kthread(fs: &HostFs, t: &ThreadInfo) -> bool {
+    let Some(stat) = fs.read_attr(&format!("proc/{}/task/{}/stat", t.pid, t.tid)) else {
+        return false;
+    };
+    let flags = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok());
+    flags.is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
+}
+
+/// The threads matching `pattern`; no match is an error naming the most
+/// similar thread names.
+fn matching(fs: &HostFs, pattern: &str) -> Result<Vec<ThreadInfo>> {
     let pat = NamePattern::parse(pattern)?;
-    let all = all_threads(guard.fs());
-    let found: Vec<&ThreadInfo> = all.iter().filter(|t| pat.is_match(&t.comm)).collect();
+    let all = all_threads(fs);
+    let found: Vec<ThreadInfo> = all
+        .iter()
+        .filter(|t| pat.is_match(&t.comm))
+        .cloned()
+        .collect();
     if found.is_empty() {
         bail!(
             "no thread named like {pattern:?} under {}; similar names: {}",
-            guard.fs().path("proc").display(),
+            fs.path("proc").display(),
             similar_names(&all, &pat.text).join(", ")
         );
     }
+    Ok(found)
+}
+
+/// Check (changing nothing) that `pattern` matches a thread and, under
+/// `strict`, that no match is a per-CPU kernel thread.
+pub fn check_pattern(fs: &HostFs, pattern: &str, strict: bool) -> Result<()> {
+    let found = matching(fs, pattern)?;
+    if strict {
+        if let Some(t) = found.iter().find(|t| is_per_cpu_kthread(fs, t)) {
+            bail!(
+                "--strict: {} is a per-CPU kernel thread; the kernel does not move it",
+                t.comm
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Pin every thread matching `pattern` to `cpus`. No match is an error
+/// naming the most similar thread names. Per-CPU kernel threads cannot
+/// move: they are skipped with an [`Outcome::Skipped`] naming them (an
+/// error under `--strict`).
+pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Result<Vec<Outcome>> {
+    let found = matching(guard.fs(), pattern)?;
     let mut changed = Vec::new();
-    for t in found {
+    let mut per_cpu = Vec::new();
+    for t in &found {
+        if is_per_cpu_kthread(guard.fs(), t) {
+            per_cpu.push(t.comm.clone());
+            continue;
+        }
         match guard.set_thread_affinity(t.tid, cpus) {
             Ok(true) => changed.push(format!("thread {} ({}) -> CPUs {cpus}", t.tid, t.comm)),
             Ok(false) => {}
@@ -117,13 +166,25 @@ pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Res
                     .fs()
                     .read_attr(&format!("proc/{}/task/{}/comm", t.pid, t.tid))
                     .is_none() => {}
+            Err(e) if format!("{e:#}").contains("EINVAL") => per_cpu.push(t.comm.clone()),
             Err(e) => return Err(e.context(format!("pinning thread {} ({})", t.tid, t.comm))),
         }
     }
-    Ok(Outcome::done(
-        changed,
-        format!("threads {pattern:?} already on CPUs {cpus}"),
-    ))
+    let mut out = Vec::new();
+    if per_cpu.len() < found.len() {
+        out.push(Outcome::done(
+            changed,
+            format!("threads {pattern:?} already on CPUs {cpus}"),
+        ));
+    }
+    if !per_cpu.is_empty() {
+        out.push(Outcome::Skipped(format!(
+            "{} cannot move (per-CPU kernel thread{})",
+            per_cpu.join(", "),
+            if per_cpu.len() == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(out)
 }
 
 /// Up to 8 distinct thread names closest (edit distance) to `pattern`'s
@@ -220,6 +281,28 @@ mod tests {
     }
 
     #[test]
+    fn per_cpu_kthreads_are_skipped_with_a_note_and_refused_under_strict() {
+        let dir = fake_proc(&[(15, 15, "ksoftirqd/0"), (23, 23, "ksoftirqd/1")]);
+        for (tid, flags) in [(15, 0x0420_8040u64), (23, 0x0420_8040)] {
+            let stat = format!("{tid} (ksoftirqd/0) S 2 0 0 0 -1 {flags} 0 0 0 0 0 0\n");
+            std::fs::write(dir.path().join(format!("proc/{tid}/task/{tid}/stat")), stat).unwrap();
+        }
+        let fs = HostFs::new(dir.path());
+        check_pattern(&fs, "ksoftirqd/*", false).unwrap();
+        let e = check_pattern(&fs, "ksoftirqd/*", true).unwrap_err();
+        assert!(e.to_string().contains("per-CPU kernel thread"), "{e}");
+        let mut g = SystemGuard::new(&fs, dir.path().join("j.jsonl")).unwrap();
+        let out = pin_thread(&mut g, "ksoftirqd/*", &CpuList::from_cpus([0])).unwrap();
+        assert_eq!(
+            out,
+            vec![Outcome::Skipped(
+                "ksoftirqd/0, ksoftirqd/1 cannot move (per-CPU kernel threads)".into()
+            )]
+        );
+        assert_eq!(g.pending(), 0);
+    }
+
+    #[test]
     fn no_match_lists_similar_names() {
         let dir = fake_proc(&[
             (15, 15, "ksoftirqd/0"),
@@ -260,7 +343,7 @@ mod tests {
         let out = pin_thread(&mut g, &name, &CpuList::from_cpus([0])).unwrap();
         let now = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
         assert!(now.is_set(0).unwrap());
-        assert!(!now.is_set(1).unwrap(), "{out}");
+        assert!(!now.is_set(1).unwrap(), "{out:?}");
         g.restore().unwrap();
         let after = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
         assert_eq!(after, before);

@@ -4,8 +4,12 @@
 //! terminated with SIGTERM, then SIGKILL after a grace period, and always
 //! reaped (also on drop). This process becomes a child subreaper, so
 //! members of the group orphaned by the shell are reaped here too, not
-//! left as zombies. No helper threads: the owner polls.
+//! left as zombies. The group is journaled through the guard's
+//! [`Tracker`] as soon as it exists, so SIGINT/SIGTERM, a panic or
+//! `irqlab restore` after a SIGKILL stop it too. No helper threads: the
+//! owner polls.
 
+use crate::guard::{Tracked, Tracker};
 use anyhow::{anyhow, Context};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
@@ -17,6 +21,14 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// Runs in the new group's leader before the command: wait for one line
+/// on stdin — written once the group is journaled — then become the
+/// command (same pid, so the same group). If irqlab dies before that, the
+/// pipe closes without a line and the command never starts, so no group
+/// can exist that the journal does not know. The command's stdin is then
+/// at end of file, as with /dev/null.
+const GATE: &str = "read -r _ && exec \"$@\"";
 
 /// Lines of stderr kept for error messages.
 pub const TAIL_LINES: usize = 20;
@@ -65,23 +77,42 @@ pub struct Spawned {
     stderr: Option<ChildStderr>,
     tail: Tail,
     status: Option<ExitStatus>,
+    tracked: Option<Tracked>,
 }
 
 impl Spawned {
-    /// Spawn `argv` in a new process group; `label` names it in errors.
-    pub fn spawn(argv: &[String], label: &str) -> anyhow::Result<Self> {
-        let (prog, args) = argv.split_first().ok_or_else(|| anyhow!("empty command"))?;
+    /// Spawn `argv` in a new process group tracked by `tracker`; `label`
+    /// names it in errors.
+    pub fn spawn(argv: &[String], label: &str, tracker: &Tracker) -> anyhow::Result<Self> {
+        if argv.is_empty() {
+            return Err(anyhow!("empty command"));
+        }
         // Orphaned group members are reparented to us and reaped in `reap_group`.
         nix::sys::prctl::set_child_subreaper(true).context("PR_SET_CHILD_SUBREAPER")?;
-        let mut child = Command::new(prog)
-            .args(args)
-            .stdin(Stdio::null())
+        let mut child = Command::new("sh")
+            .args(["-c", GATE, "irqlab"])
+            .args(argv)
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {label}"))?;
         let stderr = child.stderr.take();
+        let pgid = i32::try_from(child.id()).context("child pid out of range")?;
+        let tracked = match tracker.process_group(pgid) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(e.context(format!("journaling the process group of {label}")));
+            }
+        };
+        // Journaled: open the gate (a failed write means the child is gone,
+        // which the next poll reports).
+        if let Some(mut gate) = child.stdin.take() {
+            let _ = std::io::Write::write_all(&mut gate, b"go\n");
+        }
         if let Some(e) = &stderr {
             let flags = fcntl(e, FcntlArg::F_GETFL).context("F_GETFL on child stderr")?;
             let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
@@ -93,6 +124,7 @@ impl Spawned {
             stderr,
             tail: Tail::default(),
             status: None,
+            tracked: Some(tracked),
         })
     }
 
@@ -186,6 +218,11 @@ impl Spawned {
                 }
             }
             if killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH) {
+                if let Some(t) = self.tracked.take() {
+                    if let Err(e) = t.release() {
+                        eprintln!("irqlab: warning: {e:#}");
+                    }
+                }
                 return;
             }
             if Instant::now() >= deadline {
@@ -246,11 +283,19 @@ pub fn describe(st: ExitStatus) -> String {
 
 /// Run `sh -c script` to completion within `timeout`; a non-zero exit or a
 /// timeout is an error with the stderr tail.
-pub fn run_sh(script: &str, label: &str, timeout: Duration) -> anyhow::Result<()> {
+pub fn run_sh(
+    script: &str,
+    label: &str,
+    timeout: Duration,
+    tracker: &Tracker,
+) -> anyhow::Result<()> {
     let argv = ["sh".to_string(), "-c".to_string(), script.to_string()];
-    let mut c = Spawned::spawn(&argv, &format!("{label} `{script}`"))?;
+    let mut c = Spawned::spawn(&argv, &format!("{label} `{script}`"), tracker)?;
     match c.wait_until(Instant::now() + timeout)? {
-        Some(st) if st.success() => Ok(()),
+        Some(st) if st.success() => {
+            c.reap_group(Duration::from_secs(1));
+            Ok(())
+        }
         Some(st) => {
             c.reap_group(Duration::from_secs(1));
             Err(c.failure("failed", st))
@@ -287,28 +332,38 @@ mod tests {
             "echo one >&2; echo two >&2; exit 3",
             "start",
             Duration::from_secs(5),
+            &Tracker::none(),
         )
         .unwrap_err()
         .to_string();
         assert!(err.contains("exit status 3"), "{err}");
         assert!(err.contains("one\ntwo"), "{err}");
-        run_sh("true", "start", Duration::from_secs(5)).unwrap();
+        run_sh("true", "start", Duration::from_secs(5), &Tracker::none()).unwrap();
     }
 
     #[test]
     fn run_sh_times_out_and_kills() {
         let _live = super::super::live_lock();
         let t0 = Instant::now();
-        let err = run_sh("sleep 30", "stop", Duration::from_millis(100)).unwrap_err();
+        let err = run_sh(
+            "sleep 30",
+            "stop",
+            Duration::from_millis(100),
+            &Tracker::none(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("timed out"), "{err}");
-        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "never the 30 s sleep"
+        );
     }
 
     #[test]
     fn describe_signal() {
         let _live = super::super::live_lock();
         let argv = ["sleep".to_string(), "30".to_string()];
-        let mut c = Spawned::spawn(&argv, "sleep").unwrap();
+        let mut c = Spawned::spawn(&argv, "sleep", &Tracker::none()).unwrap();
         let st = c.terminate(Duration::from_secs(1)).unwrap();
         assert_eq!(describe(st), "signal 15 (SIGTERM)");
     }

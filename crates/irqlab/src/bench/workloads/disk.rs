@@ -3,6 +3,9 @@
 //! NVMe, AHCI). The file is created and pre-filled in `setup` in the given
 //! directory — or in `/var/tmp` when that directory is tmpfs or refuses
 //! O_DIRECT (a stderr note says so) — and deleted in `teardown` and on drop.
+//! The file is journaled through the guard's [`Tracker`] before it is
+//! created, so SIGINT/SIGTERM and `irqlab restore` after a SIGKILL remove
+//! it too.
 //!
 //! Safe code only: the aligned buffer is carved out of a larger `Vec`.
 
@@ -10,6 +13,7 @@ use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric::{Direction, Metric};
 use crate::bench::workload::Workload;
+use crate::guard::{Tracked, Tracker};
 use anyhow::{anyhow, bail, Context};
 use nix::fcntl::OFlag;
 use nix::sys::statfs::{statfs, TMPFS_MAGIC};
@@ -18,7 +22,6 @@ use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tempfile::NamedTempFile;
 
 /// Read size and alignment.
 const BLOCK: usize = 4096;
@@ -33,12 +36,83 @@ pub struct Disk {
     threads: usize,
     dir: PathBuf,
     bytes: u64,
-    file: Option<NamedTempFile>,
+    file: Option<DataFile>,
+    tracker: Tracker,
+}
+
+/// The workload's file: removed (and its journal entry released) on
+/// [`DataFile::close`] or drop.
+struct DataFile {
+    path: PathBuf,
+    file: File,
+    tracked: Option<Tracked>,
+}
+
+impl DataFile {
+    /// Journal, then create `dir/irqlab-disk-<pid>-<n>.dat` (never an
+    /// existing file).
+    fn create(dir: &Path, tracker: &Tracker) -> anyhow::Result<Self> {
+        let dir =
+            std::path::absolute(dir).with_context(|| format!("resolving {}", dir.display()))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = dir.join(format!("irqlab-disk-{}-{nanos}.dat", std::process::id()));
+        let tracked = tracker.temp_file(&path)?;
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) => {
+                tracked.release()?;
+                return Err(e).with_context(|| format!("creating a file in {}", dir.display()));
+            }
+        };
+        Ok(DataFile {
+            path,
+            file,
+            tracked: Some(tracked),
+        })
+    }
+
+    fn close(mut self) -> anyhow::Result<()> {
+        self.remove()
+    }
+
+    fn remove(&mut self) -> anyhow::Result<()> {
+        let Some(t) = self.tracked.take() else {
+            return Ok(());
+        };
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("deleting {}", self.path.display())),
+        }
+        t.release()
+    }
+}
+
+impl Drop for DataFile {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove() {
+            eprintln!("irqlab: warning: disk workload file: {e:#}");
+        }
+    }
 }
 
 impl Disk {
-    /// `threads` readers (default 1) of a `bytes`-sized file in `dir`.
-    pub fn new(cpus: Vec<u32>, threads: Option<usize>, dir: PathBuf, bytes: u64) -> Self {
+    /// `threads` readers (default 1) of a `bytes`-sized file in `dir`,
+    /// tracked by `tracker`.
+    pub fn new(
+        cpus: Vec<u32>,
+        threads: Option<usize>,
+        dir: PathBuf,
+        bytes: u64,
+        tracker: Tracker,
+    ) -> Self {
         let bytes = (bytes / BLOCK as u64).max(1) * BLOCK as u64;
         Disk {
             cpus,
@@ -46,12 +120,13 @@ impl Disk {
             dir,
             bytes,
             file: None,
+            tracker,
         }
     }
 
     /// Path of the temporary file while it exists (after `setup`).
     pub fn file_path(&self) -> Option<&Path> {
-        self.file.as_ref().map(|f| f.path())
+        self.file.as_ref().map(|f| f.path.as_path())
     }
 }
 
@@ -71,17 +146,17 @@ struct Refused(String);
 
 /// Create and fill the file in `dir`; check that it opens with O_DIRECT.
 /// `Ok(Err(Refused))` when `dir` is tmpfs or refuses O_DIRECT.
-fn create_in(dir: &Path, bytes: u64) -> anyhow::Result<Result<NamedTempFile, Refused>> {
+fn create_in(
+    dir: &Path,
+    bytes: u64,
+    tracker: &Tracker,
+) -> anyhow::Result<Result<DataFile, Refused>> {
     if is_tmpfs(dir) {
         let why = format!("{} is tmpfs (no block device behind it)", dir.display());
         return Ok(Err(Refused(why)));
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix("irqlab-disk-")
-        .suffix(".dat")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a file in {}", dir.display()))?;
-    match open_direct(tmp.path()) {
+    let mut tmp = DataFile::create(dir, tracker)?;
+    match open_direct(&tmp.path) {
         Ok(_) => {}
         Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
             let why = format!("{} refuses O_DIRECT ({e})", dir.display());
@@ -93,11 +168,12 @@ fn create_in(dir: &Path, bytes: u64) -> anyhow::Result<Result<NamedTempFile, Ref
     let mut left = bytes;
     while left > 0 {
         let n = usize::try_from(left.min(chunk.len() as u64)).unwrap_or(chunk.len());
-        tmp.write_all(chunk.get(..n).unwrap_or(&chunk))
-            .with_context(|| format!("filling {}", tmp.path().display()))?;
+        tmp.file
+            .write_all(chunk.get(..n).unwrap_or(&chunk))
+            .with_context(|| format!("filling {}", tmp.path.display()))?;
         left -= n as u64;
     }
-    tmp.as_file()
+    tmp.file
         .sync_all()
         .context("fsync of the disk workload file")?;
     Ok(Ok(tmp))
@@ -149,10 +225,10 @@ impl Workload for Disk {
     }
 
     fn setup(&mut self) -> anyhow::Result<()> {
-        let file = match create_in(&self.dir, self.bytes)? {
+        let file = match create_in(&self.dir, self.bytes, &self.tracker)? {
             Ok(f) => f,
             Err(Refused(why)) if self.dir != Path::new(FALLBACK_DIR) => {
-                match create_in(Path::new(FALLBACK_DIR), self.bytes)? {
+                match create_in(Path::new(FALLBACK_DIR), self.bytes, &self.tracker)? {
                     Ok(f) => {
                         eprintln!("irqlab: note: disk workload: {why}; using {FALLBACK_DIR}");
                         f
@@ -223,6 +299,7 @@ mod tests {
             None,
             dir.path().to_path_buf(),
             1 << 20,
+            Tracker::none(),
         );
         w.setup().unwrap();
         let path = w.file_path().unwrap().to_path_buf();
@@ -243,7 +320,13 @@ mod tests {
         } else {
             std::env::temp_dir()
         };
-        let mut w = Disk::new(placement::allowed_cpus().unwrap(), None, dir, 1 << 20);
+        let mut w = Disk::new(
+            placement::allowed_cpus().unwrap(),
+            None,
+            dir,
+            1 << 20,
+            Tracker::none(),
+        );
         w.setup().unwrap();
         let path = w.file_path().unwrap().to_path_buf();
         if is_tmpfs(shm) {
@@ -257,7 +340,13 @@ mod tests {
     fn missing_directory_is_an_error_not_a_fallback() {
         let _live = super::super::live_lock();
         let dir = PathBuf::from("/nonexistent/irqlab-disk-test");
-        let mut w = Disk::new(placement::allowed_cpus().unwrap(), None, dir, 1 << 20);
+        let mut w = Disk::new(
+            placement::allowed_cpus().unwrap(),
+            None,
+            dir,
+            1 << 20,
+            Tracker::none(),
+        );
         let err = format!("{:#}", w.setup().unwrap_err());
         assert!(err.contains("/nonexistent/irqlab-disk-test"), "{err}");
     }

@@ -148,10 +148,6 @@ impl Workload for Ipi {
         "ipi"
     }
 
-    fn setup(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
         let slots: Vec<Slot> = (0..self.threads).map(|_| Slot::new()).collect();
         let give_up = Instant::now() + duration + STALL_GRACE;
@@ -178,10 +174,6 @@ impl Workload for Ipi {
         )];
         m.extend(rounds.hist.metrics("rtt", &[50, 90, 99]));
         Ok(m)
-    }
-
-    fn teardown(&mut self) -> anyhow::Result<()> {
-        Ok(())
     }
 }
 

@@ -1,12 +1,19 @@
 //! Live tests: each built-in workload runs for 1 s on this machine and must
-//! raise the counter it is meant to raise, compared with 1 s of idle just
-//! before (read through HostFs, parsed by irqlab-core, differenced by
-//! `delta`). They skip, saying why, when the files are unreadable or the
-//! machine lacks what the workload needs. Serialized by `live_lock`.
+//! raise the counter it is meant to raise above a baseline measured in the
+//! same attempt — 1 s without the workload just before AND just after the
+//! trial, the higher of the two counting — by an absolute margin far below
+//! what the workload causes but above what noise does (read through HostFs,
+//! parsed by irqlab-core, differenced by `delta`). The machine may be busy
+//! (both CPUs loaded by builds): no check is a ratio to the baseline, and a
+//! failed check is retried with a fresh baseline; the test fails only when
+//! every attempt fails. Tests named `*_or_skip` skip, saying why on the
+//! uncaptured stderr (visible in plain `cargo test` output), when the files
+//! are unreadable or the machine lacks what the workload needs. Serialized
+//! by `live_lock`.
 //!
 //! Other tests on the same machine may hot-unplug CPUs: an attempt whose
 //! online CPUs changed, or whose threads lost their pinning, is retried,
-//! and after three such attempts the test skips saying so.
+//! and after five such attempts the test skips saying so.
 
 use super::placement::{self, PinError};
 use super::{build, live_lock, WorkloadKind, WorkloadOptions};
@@ -18,7 +25,14 @@ use regex::Regex;
 use std::time::{Duration, Instant};
 
 const TRIAL: Duration = Duration::from_secs(1);
-const ATTEMPTS: usize = 3;
+const ATTEMPTS: usize = 5;
+
+/// Say why a test skips on the real stderr: libtest captures `eprintln!`
+/// of passing tests, not direct writes, so the line shows in `cargo test`.
+pub(crate) fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
+}
 
 /// Counter deltas over one window.
 struct Window {
@@ -59,7 +73,7 @@ impl Probe {
         let mut fs = HostFs::new("/");
         for f in ["proc/interrupts", "proc/softirqs"] {
             if let Err(e) = fs.read(f) {
-                eprintln!("SKIP {test}: /{f} unreadable: {e}");
+                skip(test, &format!("/{f} unreadable: {e}"));
                 return None;
             }
         }
@@ -87,10 +101,12 @@ impl Probe {
         (w, r)
     }
 
-    /// 1 s idle, then one 1 s trial of `kind`, judged by `check` (which
-    /// prints what it saw). A disturbed attempt (CPU hotplug) or a failed
-    /// check (e.g. another test loaded the CPUs) is retried; the test fails
-    /// when all attempts fail the check, and skips when hotplug disturbed all.
+    /// 1 s without the workload, one 1 s trial of `kind`, 1 s without it
+    /// again, judged by `check` (which prints what it saw). A disturbed
+    /// attempt (CPU hotplug) or a failed check (e.g. a burst of load from
+    /// another process during the trial) is retried with a fresh baseline;
+    /// the test fails when all attempts fail the check, and skips when
+    /// hotplug disturbed all.
     fn run_checked(
         &mut self,
         test: &str,
@@ -102,21 +118,21 @@ impl Probe {
         for n in 1..=ATTEMPTS {
             match self.attempt(kind, opts, min_cpus) {
                 Attempt::Done(done) => {
-                    let (idle, loaded, m) = &*done;
-                    match check(idle, loaded, m) {
+                    let (base, loaded, m) = &*done;
+                    match check(base, loaded, m) {
                         Ok(()) => return,
                         Err(why) if n == ATTEMPTS => panic!("{test}: {why}"),
                         Err(why) => eprintln!("{test}: attempt {n} failed, retrying: {why}"),
                     }
                 }
-                Attempt::Skip(why) => return eprintln!("SKIP {test}: {why}"),
+                Attempt::Skip(why) => return skip(test, &why),
                 Attempt::Disturbed(why) => {
                     eprintln!("{test}: attempt {n} disturbed: {why}");
                     std::thread::sleep(TRIAL);
                 }
             }
         }
-        eprintln!("SKIP {test}: CPU hotplug disturbed the attempts");
+        skip(test, "CPU hotplug disturbed every attempt");
     }
 
     fn attempt(&mut self, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize) -> Attempt {
@@ -128,20 +144,20 @@ impl Probe {
             }
             return Attempt::Disturbed(format!("only {allowed} of {present} CPUs online"));
         }
-        let mut w = build(kind, opts).unwrap();
+        let mut w = build(kind, opts, &crate::guard::Tracker::none()).unwrap();
         w.setup().unwrap();
-        let (idle, ()) = self.window(|| std::thread::sleep(TRIAL));
+        let (before, ()) = self.window(|| std::thread::sleep(TRIAL));
         let (loaded, metrics) = self.window(|| w.run(TRIAL));
         w.teardown().unwrap();
+        let (after, ()) = self.window(|| std::thread::sleep(TRIAL));
+        let stable = before.stable && loaded.stable && after.stable;
         match metrics {
             Err(e) if e.chain().any(|c| c.downcast_ref::<PinError>().is_some()) => {
                 Attempt::Disturbed(format!("{e:#}"))
             }
             Err(e) => panic!("{kind:?}: {e:#}"),
-            Ok(_) if !(idle.stable && loaded.stable) => {
-                Attempt::Disturbed("the online CPUs changed".into())
-            }
-            Ok(m) => Attempt::Done(Box::new((idle, loaded, m))),
+            Ok(_) if !stable => Attempt::Disturbed("the online CPUs changed".into()),
+            Ok(m) => Attempt::Done(Box::new((Base { before, after }, loaded, m))),
         }
     }
 
@@ -152,9 +168,28 @@ impl Probe {
     }
 }
 
-/// Outcome of one idle + trial attempt.
+/// The baseline of one attempt: windows without the workload just before
+/// and just after the trial; each rate is the higher of the two.
+struct Base {
+    before: Window,
+    after: Window,
+}
+
+impl Base {
+    fn irq_rate(&self, pred: &dyn Fn(&RowDelta) -> bool) -> f64 {
+        self.before.irq_rate(pred).max(self.after.irq_rate(pred))
+    }
+
+    fn softirq_rate(&self, name: &str) -> f64 {
+        self.before
+            .softirq_rate(name)
+            .max(self.after.softirq_rate(name))
+    }
+}
+
+/// Outcome of one baseline + trial + baseline attempt.
 enum Attempt {
-    Done(Box<(Window, Window, Vec<Metric>)>),
+    Done(Box<(Base, Window, Vec<Metric>)>),
     Disturbed(String),
     Skip(String),
 }
@@ -172,7 +207,7 @@ fn metric(m: &[Metric], name: &str) -> f64 {
 }
 
 /// Judges one attempt: `Err` explains a failed expectation.
-type Check<'a> = &'a dyn Fn(&Window, &Window, &[Metric]) -> Result<(), String>;
+type Check<'a> = &'a dyn Fn(&Base, &Window, &[Metric]) -> Result<(), String>;
 
 /// `Err(msg)` unless `ok`.
 fn expect(ok: bool, msg: String) -> Result<(), String> {
@@ -191,122 +226,120 @@ fn live(test: &str, kind: WorkloadKind, opts: &WorkloadOptions, min_cpus: usize,
     }
 }
 
+/// `Err` unless `loaded` exceeds the baseline `base` by at least `margin`
+/// per second (an absolute margin: a busy machine raises the baseline, so
+/// a ratio to it could fail on noise).
+fn above(what: &str, base: f64, loaded: f64, margin: f64) -> Result<(), String> {
+    expect(
+        loaded - base >= margin,
+        format!("{what}: baseline {base:.0}/s, loaded {loaded:.0}/s, wanted +{margin:.0}/s"),
+    )
+}
+
 /// A cross-CPU wakeup is a rescheduling IPI (`RES`), or a function-call
 /// IPI (`CAL`) when the kernel queues the wakeup on the idle target's wake
 /// list; the workload counts when either rises.
 #[test]
-fn ipi_raises_wakeup_ipis() {
+fn ipi_raises_wakeup_ipis_or_skip() {
+    let test = "ipi_raises_wakeup_ipis_or_skip";
     let opts = WorkloadOptions::default();
-    live("ipi", WorkloadKind::Ipi, &opts, 2, &|idle, loaded, m| {
+    live(test, WorkloadKind::Ipi, &opts, 2, &|base, loaded, m| {
         let res = arch_row("RES", "Rescheduling interrupts");
         let cal = arch_row("CAL", "Function call interrupts");
         if !has_row(loaded, &res) {
-            eprintln!("SKIP ipi: no rescheduling-IPI row in /proc/interrupts");
+            skip(test, "no rescheduling-IPI row in /proc/interrupts");
             return Ok(());
         }
         let both = |r: &RowDelta| res(r) || cal(r);
-        let (ri, rl) = (idle.irq_rate(&res), loaded.irq_rate(&res));
-        let (i, l) = (idle.irq_rate(&both), loaded.irq_rate(&both));
-        eprintln!(
-            "ipi: RES idle {ri:.0}/s loaded {rl:.0}/s; RES+CAL idle {i:.0}/s loaded {l:.0}/s"
-        );
-        eprintln!("ipi: {m:?}");
+        let (i, l) = (base.irq_rate(&both), loaded.irq_rate(&both));
+        eprintln!("ipi: RES+CAL baseline {i:.0}/s loaded {l:.0}/s; {m:?}");
         expect(
-            metric(m, "rtt_p50_ns") <= metric(m, "rtt_p99_ns"),
+            metric(m, "rtt_p50_ns") <= metric(m, "rtt_p99_ns")
+                && metric(m, "round_trips_per_sec") > 0.0,
             format!("{m:?}"),
         )?;
-        expect(
-            l >= 3.0 * i && l >= 1000.0 && metric(m, "round_trips_per_sec") > 0.0,
-            format!("RES+CAL idle {i:.0}/s loaded {l:.0}/s"),
-        )
+        above("RES+CAL", i, l, 200.0)
     });
 }
 
 #[test]
-fn tlb_raises_shootdowns() {
+fn tlb_raises_shootdowns_or_skip() {
+    let test = "tlb_raises_shootdowns_or_skip";
     let opts = WorkloadOptions::default();
-    live("tlb", WorkloadKind::Tlb, &opts, 2, &|idle, loaded, m| {
+    live(test, WorkloadKind::Tlb, &opts, 2, &|base, loaded, m| {
         let tlb = arch_row("TLB", "TLB shootdowns");
         if !has_row(loaded, &tlb) {
-            eprintln!("SKIP tlb: no TLB shootdown row in /proc/interrupts");
+            skip(test, "no TLB shootdown row in /proc/interrupts");
             return Ok(());
         }
-        let (i, l) = (idle.irq_rate(&tlb), loaded.irq_rate(&tlb));
-        eprintln!("tlb: TLB idle {i:.0}/s loaded {l:.0}/s; {m:?}");
-        expect(
-            l >= 3.0 * i && l >= 100.0 && metric(m, "unmaps_per_sec") > 0.0,
-            format!("TLB idle {i:.0}/s loaded {l:.0}/s"),
-        )
+        let (i, l) = (base.irq_rate(&tlb), loaded.irq_rate(&tlb));
+        eprintln!("tlb: TLB baseline {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(metric(m, "unmaps_per_sec") > 0.0, format!("{m:?}"))?;
+        above("TLB", i, l, 100.0)
     });
 }
 
 #[test]
-fn timer_raises_local_timer_and_timer_softirqs() {
+fn timer_raises_local_timer_and_timer_softirqs_or_skip() {
+    let test = "timer_raises_local_timer_and_timer_softirqs_or_skip";
+    let opts = WorkloadOptions::default();
+    live(test, WorkloadKind::Timer, &opts, 1, &|base, loaded, m| {
+        let loc = arch_row("LOC", "Local timer interrupts");
+        if !has_row(loaded, &loc) {
+            skip(test, "no local timer row in /proc/interrupts");
+            return Ok(());
+        }
+        let (i, l) = (base.irq_rate(&loc), loaded.irq_rate(&loc));
+        let si = base.softirq_rate("HRTIMER") + base.softirq_rate("TIMER");
+        let sl = loaded.softirq_rate("HRTIMER") + loaded.softirq_rate("TIMER");
+        eprintln!("timer: LOC baseline {i:.0}/s loaded {l:.0}/s; {m:?}");
+        eprintln!("timer: HRTIMER+TIMER baseline {si:.0}/s loaded {sl:.0}/s");
+        expect(metric(m, "wakeups_per_sec") >= 500.0, format!("{m:?}"))?;
+        above("LOC", i, l, 500.0)?;
+        above("HRTIMER+TIMER softirqs", si, sl, 20.0)
+    });
+}
+
+#[test]
+fn net_raises_net_rx_softirqs_or_skip() {
     let opts = WorkloadOptions::default();
     live(
-        "timer",
-        WorkloadKind::Timer,
+        "net_raises_net_rx_softirqs_or_skip",
+        WorkloadKind::Net,
         &opts,
         1,
-        &|idle, loaded, m| {
-            let loc = arch_row("LOC", "Local timer interrupts");
-            if !has_row(loaded, &loc) {
-                eprintln!("SKIP timer: no local timer row in /proc/interrupts");
-                return Ok(());
-            }
-            let (i, l) = (idle.irq_rate(&loc), loaded.irq_rate(&loc));
-            let soft = |w: &Window| w.softirq_rate("HRTIMER") + w.softirq_rate("TIMER");
-            let (si, sl) = (soft(idle), soft(loaded));
-            eprintln!("timer: LOC idle {i:.0}/s loaded {l:.0}/s; {m:?}");
-            eprintln!("timer: HRTIMER+TIMER idle {si:.0}/s loaded {sl:.0}/s");
-            expect(
-                l >= 3.0 * i && l >= 1000.0 && metric(m, "wakeups_per_sec") >= 1000.0,
-                format!("LOC idle {i:.0}/s loaded {l:.0}/s"),
-            )?;
-            expect(
-                sl >= 2.0 * si && sl - si >= 50.0,
-                format!("timer softirqs idle {si:.0}/s loaded {sl:.0}/s"),
-            )
+        &|base, loaded, m| {
+            let (i, l) = (base.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
+            let bps = metric(m, "bytes_per_sec");
+            eprintln!(
+                "net: NET_RX baseline {i:.0}/s loaded {l:.0}/s; {:.0} MB/s",
+                bps / 1e6
+            );
+            expect(bps > 1e6, format!("{bps:.0} B/s"))?;
+            above("NET_RX", i, l, 100.0)
         },
     );
 }
 
 #[test]
-fn net_raises_net_rx_softirqs() {
-    let opts = WorkloadOptions::default();
-    live("net", WorkloadKind::Net, &opts, 1, &|idle, loaded, m| {
-        let (i, l) = (idle.softirq_rate("NET_RX"), loaded.softirq_rate("NET_RX"));
-        let bps = metric(m, "bytes_per_sec");
-        eprintln!(
-            "net: NET_RX idle {i:.0}/s loaded {l:.0}/s; {:.0} MB/s",
-            bps / 1e6
-        );
-        expect(
-            l >= 3.0 * i && l >= 100.0 && bps > 10e6,
-            format!("NET_RX idle {i:.0}/s loaded {l:.0}/s, {bps:.0} B/s"),
-        )
-    });
-}
-
-#[test]
-fn disk_raises_block_device_irq() {
+fn disk_raises_block_device_irq_or_skip() {
+    let test = "disk_raises_block_device_irq_or_skip";
     let re = Regex::new(r"^virtio\d+-req|nvme|ahci").unwrap();
     let blk = move |r: &RowDelta| r.irq.is_some() && r.parts.actions().any(|a| re.is_match(a));
     let opts = WorkloadOptions {
         disk_file_bytes: 16 << 20,
         ..WorkloadOptions::default()
     };
-    live("disk", WorkloadKind::Disk, &opts, 1, &|idle, loaded, m| {
+    live(test, WorkloadKind::Disk, &opts, 1, &|base, loaded, m| {
         if !has_row(loaded, &blk) {
-            eprintln!("SKIP disk: no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
+            skip(test, "no virtio-blk/NVMe/AHCI IRQ in /proc/interrupts");
             return Ok(());
         }
-        let (i, l) = (idle.irq_rate(&blk), loaded.irq_rate(&blk));
+        let (i, l) = (base.irq_rate(&blk), loaded.irq_rate(&blk));
         let iops = metric(m, "iops");
-        eprintln!("disk: block IRQ idle {i:.0}/s loaded {l:.0}/s; {m:?}");
-        expect(
-            iops > 0.0 && l >= 3.0 * i && l >= 0.1 * iops,
-            format!("block IRQ idle {i:.0}/s loaded {l:.0}/s, {iops:.0} IOPS"),
-        )
+        eprintln!("disk: block IRQ baseline {i:.0}/s loaded {l:.0}/s; {m:?}");
+        expect(iops > 0.0, format!("{iops:.0} IOPS"))?;
+        // Each read completes by interrupt, but a busy queue may coalesce.
+        above("block IRQ", i, l, (0.1 * iops).max(20.0))
     });
 }

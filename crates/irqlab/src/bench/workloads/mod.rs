@@ -22,12 +22,13 @@ mod tlb;
 mod live_tests;
 
 use super::workload::Workload;
+use crate::guard::Tracker;
 use irqlab_core::CpuList;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Which workload a bench runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WorkloadKind {
     /// Cross-CPU futex ping-pong: wakeup IPIs (RES, or CAL via the wake list).
     #[default]
@@ -42,6 +43,61 @@ pub enum WorkloadKind {
     Disk,
     /// A user command (`-- CMD ARGS`) and/or `--start`/`--stop` snippets.
     Command,
+}
+
+impl WorkloadKind {
+    /// Every workload with its name and help text (for `--help`).
+    pub const ALL: [(WorkloadKind, &'static str, &'static str); 6] = [
+        (
+            WorkloadKind::Ipi,
+            "ipi",
+            "cross-CPU futex ping-pong: wakeup IPIs (RES, or CAL)",
+        ),
+        (
+            WorkloadKind::Tlb,
+            "tlb",
+            "mmap/touch/munmap with the mm live on other CPUs: TLB shootdowns",
+        ),
+        (
+            WorkloadKind::Timer,
+            "timer",
+            "high-rate short sleeps per CPU: local timer interrupts",
+        ),
+        (
+            WorkloadKind::Net,
+            "net",
+            "loopback TCP bulk transfer: NET_RX/NET_TX softirqs",
+        ),
+        (
+            WorkloadKind::Disk,
+            "disk",
+            "random 4 KiB O_DIRECT reads: block device interrupts",
+        ),
+        (
+            WorkloadKind::Command,
+            "command",
+            "a user command (-- CMD ARGS) and/or --start/--stop",
+        ),
+    ];
+
+    /// `ipi`, `tlb`, …
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, _, _)| *k == self)
+            .map_or("?", |(_, n, _)| n)
+    }
+}
+
+impl std::str::FromStr for WorkloadKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .find(|(_, n, _)| *n == s)
+            .map(|(k, _, _)| *k)
+            .ok_or_else(|| format!("unknown workload {s:?} (ipi, tlb, timer, net, disk, command)"))
+    }
 }
 
 /// Knobs shared by the workloads (each uses the ones that apply).
@@ -83,7 +139,12 @@ impl Default for WorkloadOptions {
 
 /// Build the workload `kind` from `opts` (validates the CPU list and, for
 /// `command`, that something is to be run). Nothing starts before `setup`.
-pub fn build(kind: WorkloadKind, opts: &WorkloadOptions) -> anyhow::Result<Box<dyn Workload>> {
+/// Temporary files and child process groups are tracked by `tracker`.
+pub fn build(
+    kind: WorkloadKind,
+    opts: &WorkloadOptions,
+    tracker: &Tracker,
+) -> anyhow::Result<Box<dyn Workload>> {
     let cpus = || placement::select(opts.cpus.as_ref());
     let w: Box<dyn Workload> = match kind {
         WorkloadKind::Ipi => Box::new(ipi::Ipi::new(cpus()?, opts.threads)),
@@ -99,12 +160,14 @@ pub fn build(kind: WorkloadKind, opts: &WorkloadOptions) -> anyhow::Result<Box<d
                 opts.threads,
                 dir,
                 opts.disk_file_bytes,
+                tracker.clone(),
             ))
         }
         WorkloadKind::Command => Box::new(command::CommandWorkload::new(
             opts.command.clone(),
             opts.start.clone(),
             opts.stop.clone(),
+            tracker.clone(),
         )?),
     };
     Ok(w)
@@ -121,13 +184,13 @@ pub(crate) fn live_lock() -> std::sync::MutexGuard<'static, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
 
     #[test]
     fn kinds_parse_and_build() {
         for name in ["ipi", "tlb", "timer", "net", "disk"] {
-            let kind = WorkloadKind::from_str(name, false).unwrap();
-            let w = build(kind, &WorkloadOptions::default()).unwrap();
+            let kind: WorkloadKind = name.parse().unwrap();
+            assert_eq!(kind.name(), name);
+            let w = build(kind, &WorkloadOptions::default(), &Tracker::none()).unwrap();
             assert_eq!(w.name(), name);
         }
         assert_eq!(WorkloadKind::default(), WorkloadKind::Ipi);
@@ -135,16 +198,22 @@ mod tests {
 
     #[test]
     fn command_needs_something_to_run() {
-        let err = build(WorkloadKind::Command, &WorkloadOptions::default())
-            .err()
-            .unwrap();
+        let err = build(
+            WorkloadKind::Command,
+            &WorkloadOptions::default(),
+            &Tracker::none(),
+        )
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("-- CMD"), "{err}");
         let opts = WorkloadOptions {
             start: Some("true".into()),
             ..WorkloadOptions::default()
         };
         assert_eq!(
-            build(WorkloadKind::Command, &opts).unwrap().name(),
+            build(WorkloadKind::Command, &opts, &Tracker::none())
+                .unwrap()
+                .name(),
             "command"
         );
     }

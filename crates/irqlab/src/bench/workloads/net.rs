@@ -80,10 +80,6 @@ impl Workload for Net {
         "net"
     }
 
-    fn setup(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
         let (client, server) = connect_pair()?;
         let rx_cpu = placement::cpu_for(&self.cpus, 0);
@@ -104,9 +100,5 @@ impl Workload for Net {
             "B/s",
             Direction::Higher,
         )])
-    }
-
-    fn teardown(&mut self) -> anyhow::Result<()> {
-        Ok(())
     }
 }

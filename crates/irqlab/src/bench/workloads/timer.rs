@@ -94,10 +94,6 @@ impl Workload for Timer {
         "timer"
     }
 
-    fn setup(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
         let start = Instant::now();
         let (cpus, period) = (&self.cpus, self.period);
@@ -142,9 +138,5 @@ impl Workload for Timer {
             Direction::Higher,
         ));
         Ok(m)
-    }
-
-    fn teardown(&mut self) -> anyhow::Result<()> {
-        Ok(())
     }
 }

@@ -93,10 +93,6 @@ impl Workload for Tlb {
         "tlb"
     }
 
-    fn setup(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
         let stop = AtomicBool::new(false);
         let cpus = &self.cpus;
@@ -125,10 +121,6 @@ impl Workload for Tlb {
             "1/s",
             Direction::Higher,
         )])
-    }
-
-    fn teardown(&mut self) -> anyhow::Result<()> {
-        Ok(())
     }
 }
 

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * Aggregates hard IRQ, x86 vector and softirq durations in per-CPU maps on
+ * the irq:* and irq_vectors:* tracepoints. Nothing is sent per event:
+ * user space reads the maps once per interval (src/loader.rs).
+ */
+#include "irqlab.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct irq_key);
+	__type(value, struct stats);
+} HARDIRQ SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VECTOR_SLOTS);
+	__type(key, u32);
+	__type(value, struct stats);
+} VECTORS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SOFTIRQ_SLOTS);
+	__type(key, u32);
+	__type(value, struct softirq_stats);
+} SOFTIRQS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_state);
+} STATE SEC(".maps");
+
+/* Tracepoint records (tracefs events/irq/<name>/format). */
+struct tp_common {
+	unsigned short common_type;
+	unsigned char common_flags;
+	unsigned char common_preempt_count;
+	int common_pid;
+};
+
+struct tp_irq_handler_entry {
+	struct tp_common c;
+	int irq;
+	u32 name_loc; /* __data_loc char[]: offset in the low 16 bits */
+};
+
+struct tp_irq_handler_exit {
+	struct tp_common c;
+	int irq;
+	int ret;
+};
+
+struct tp_softirq {
+	struct tp_common c;
+	unsigned int vec;
+};
+
+static __always_inline struct cpu_state *state(void)
+{
+	u32 zero = 0;
+	return bpf_map_lookup_elem(&STATE, &zero);
+}
+
+static __always_inline u32 log2_slot(u64 v)
+{
+	u32 r = 0, s;
+	if (v == 0)
+		return 0;
+	s = (v > 0xFFFFFFFFULL) << 5; v >>= s; r |= s;
+	s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+	s = (v > 0xFF) << 3; v >>= s; r |= s;
+	s = (v > 0xF) << 2; v >>= s; r |= s;
+	s = (v > 0x3) << 1; v >>= s; r |= s;
+	r |= (v >> 1);
+	r += 1; /* slot k: [2^(k-1), 2^k) */
+	return r < HIST_SLOTS ? r : HIST_SLOTS - 1;
+}
+
+static __always_inline void add(struct stats *s, u64 ns)
+{
+	u32 slot = log2_slot(ns);
+	s->count++;
+	s->total_ns += ns;
+	if (slot < HIST_SLOTS)
+		s->hist[slot]++;
+}
+
+/* ---- hard IRQs: one row per (irq, action name) ---- */
+
+SEC("tracepoint/irq/irq_handler_entry")
+int irq_handler_entry(struct tp_irq_handler_entry *ctx)
+{
+	struct cpu_state *st = state();
+	if (!st)
+		return 0;
+	st->irq_key.irq = ctx->irq;
+	bpf_probe_read_kernel_str(st->irq_key.name, NAME_LEN, (char *)ctx + (ctx->name_loc & 0xFFFF));
+	st->irq_start = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tracepoint/irq/irq_handler_exit")
+int irq_handler_exit(struct tp_irq_handler_exit *ctx)
+{
+	struct cpu_state *st = state();
+	struct stats *s;
+	u64 now = bpf_ktime_get_ns(), ns;
+	if (!st || st->irq_start == 0 || st->irq_key.irq != ctx->irq)
+		return 0;
+	ns = now - st->irq_start;
+	st->irq_start = 0;
+	st->irq_ns_sum += ns;
+	s = bpf_map_lookup_elem(&HARDIRQ, &st->irq_key);
+	if (!s) {
+		struct stats zero = {};
+		bpf_map_update_elem(&HARDIRQ, &st->irq_key, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&HARDIRQ, &st->irq_key);
+		if (!s)
+			return 0;
+	}
+	add(s, ns);
+	return 0;
+}
+
+/* ---- x86 system vectors (LOC, RES, CAL, IWI ...) ---- */
+
+static __always_inline int vec_entry(u32 id)
+{
+	struct cpu_state *st = state();
+	if (!st)
+		return 0;
+	st->vec_id = id;
+	st->vec_start = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int vec_exit(u32 id)
+{
+	struct cpu_state *st = state();
+	struct stats *s;
+	u64 now = bpf_ktime_get_ns(), ns;
+	if (!st || st->vec_start == 0 || st->vec_id != id)
+		return 0;
+	ns = now - st->vec_start;
+	st->vec_start = 0;
+	st->irq_ns_sum += ns;
+	s = bpf_map_lookup_elem(&VECTORS, &id);
+	if (s)
+		add(s, ns);
+	return 0;
+}
+
+/* The ids are the order of VECTORS in src/maps.rs. */
+#define VECTOR(name, id)                                               \
+	SEC("tracepoint/irq_vectors/" #name "_entry")                  \
+	int name##_entry(void *ctx) { return vec_entry(id); }          \
+	SEC("tracepoint/irq_vectors/" #name "_exit")                   \
+	int name##_exit(void *ctx) { return vec_exit(id); }
+
+VECTOR(local_timer, 0)
+VECTOR(reschedule, 1)
+VECTOR(call_function, 2)
+VECTOR(call_function_single, 3)
+VECTOR(irq_work, 4)
+VECTOR(x86_platform_ipi, 5)
+VECTOR(thermal_apic, 6)
+VECTOR(threshold_apic, 7)
+VECTOR(deferred_error_apic, 8)
+VECTOR(error_apic, 9)
+VECTOR(spurious_apic, 10)
+
+/* ---- softirqs ---- */
+
+SEC("tracepoint/irq/softirq_raise")
+int softirq_raise(struct tp_softirq *ctx)
+{
+	struct cpu_state *st = state();
+	u32 vec = ctx->vec;
+	if (!st || vec >= SOFTIRQ_SLOTS)
+		return 0;
+	vec &= SOFTIRQ_SLOTS - 1;
+	if (st->raise_ts[vec] == 0)
+		st->raise_ts[vec] = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int is_ksoftirqd(void)
+{
+	char comm[16] = {};
+	bpf_get_current_comm(comm, sizeof(comm));
+	return comm[0] == 'k' && comm[1] == 's' && comm[2] == 'o' && comm[3] == 'f' &&
+	       comm[4] == 't' && comm[5] == 'i' && comm[6] == 'r' && comm[7] == 'q' &&
+	       comm[8] == 'd' && comm[9] == '/';
+}
+
+SEC("tracepoint/irq/softirq_entry")
+int softirq_entry(struct tp_softirq *ctx)
+{
+	struct cpu_state *st = state();
+	struct softirq_stats *s;
+	u32 vec = ctx->vec;
+	u64 now = bpf_ktime_get_ns();
+	if (!st || vec >= SOFTIRQ_SLOTS)
+		return 0;
+	vec &= SOFTIRQ_SLOTS - 1; /* for the verifier: vec is a register, key a stack copy */
+	if (st->raise_ts[vec] != 0) {
+		u32 key = vec;
+		u64 raised = st->raise_ts[vec];
+		st->raise_ts[vec] = 0;
+		s = bpf_map_lookup_elem(&SOFTIRQS, &key);
+		if (s)
+			add(&s->latency, now - raised);
+	}
+	st->sirq_in_ksoftirqd = is_ksoftirqd();
+	st->sirq_irq_ns_at_entry = st->irq_ns_sum;
+	st->sirq_start = now;
+	return 0;
+}
+
+SEC("tracepoint/irq/softirq_exit")
+int softirq_exit(struct tp_softirq *ctx)
+{
+	struct cpu_state *st = state();
+	struct softirq_stats *s;
+	u32 vec = ctx->vec;
+	u64 now = bpf_ktime_get_ns(), ns;
+	if (!st || vec >= SOFTIRQ_SLOTS || st->sirq_start == 0)
+		return 0;
+	ns = now - st->sirq_start;
+	st->sirq_start = 0;
+	s = bpf_map_lookup_elem(&SOFTIRQS, &vec);
+	if (!s)
+		return 0;
+	add(&s->run, ns);
+	s->nested_irq_ns += st->irq_ns_sum - st->sirq_irq_ns_at_entry;
+	if (st->sirq_in_ksoftirqd) {
+		s->ksoftirqd_count++;
+		s->ksoftirqd_ns += ns;
+	}
+	return 0;
+}

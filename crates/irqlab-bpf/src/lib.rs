@@ -1,0 +1,39 @@
+//! eBPF programs on the irq tracepoints and their loader, for `irqlab trace`.
+//!
+//! - `src/bpf/irqlab.bpf.c`: programs on `irq:irq_handler_entry/exit`,
+//!   `irq:softirq_raise/entry/exit` and the x86 `irq_vectors:*_entry/exit`
+//!   pairs. They aggregate in per-CPU kernel maps (count, total ns, log2
+//!   duration histogram per IRQ action, vector and softirq; raise-to-entry
+//!   latency; ksoftirqd share; hard IRQ time nested in softirqs). No
+//!   per-event ring-buffer traffic.
+//! - [`maps`]: the value layouts shared with the C side.
+//! - [`loader`]: the second gateway to the kernel beside irqlab's HostFs.
+//!
+//! ## Why a hand-declared header, not a generated vmlinux.h
+//!
+//! The programs read only tracepoint records, whose layout is the stable
+//! ABI the kernel prints in tracefs (`events/irq/irq_handler_entry/format`:
+//! `int irq` at offset 8, a `__data_loc` name at 12 …), and touch no kernel
+//! struct. So they need no CO-RE relocation and no BTF type of the running
+//! kernel. `src/bpf/irqlab.h` declares the five helpers by their stable
+//! numbers, the two map types and the records: ~80 lines, readable, and the
+//! build needs clang only (no bpftool to dump a 2-3 MB vmlinux.h from the
+//! build machine's kernel, no libbpf headers, no dependency on which kernel
+//! built it). A vmlinux.h becomes worth it the day a program reads a kernel
+//! struct (e.g. `irqaction` from a raw tracepoint).
+//!
+//! ## Building
+//!
+//! build.rs compiles the C with `clang -target bpf -O2 -g`. Without clang
+//! the crate still builds (so `cargo clippy --workspace` needs no clang)
+//! and [`loader::Tracer::attach`] returns [`loader::Error::NotBuilt`];
+//! `IRQLAB_BPF_REQUIRE=1` makes a missing clang a build error instead.
+//! The crate is a workspace member but not a default member: a plain
+//! `cargo build` does not build it; `irqlab` uses it through its `trace`
+//! feature.
+
+pub mod loader;
+pub mod maps;
+
+pub use loader::{Attached, Counters, Error, Tracer};
+pub use maps::{IrqKey, SoftirqStats, Stats, Vector, HIST_SLOTS, SOFTIRQ_NAMES, VECTORS};

@@ -1,0 +1,234 @@
+//! The loader: irqlab's second gateway to the kernel beside HostFs (the
+//! `bpf(2)` and `perf_event_open(2)` syscalls, through aya). Loads the
+//! object compiled by build.rs, attaches its programs to tracepoints and
+//! copies the maps out. Must not read /proc or /sys itself: whether a
+//! tracepoint exists is decided by the caller (irqlab's HostFs).
+//!
+//! Detaching needs no code path of its own: every link is a perf event fd
+//! owned by this process, so the kernel detaches the programs when the
+//! [`Tracer`] is dropped or the process ends in any way (exit, panic,
+//! SIGINT, SIGTERM, even SIGKILL). Nothing is pinned.
+
+use crate::maps::{IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
+use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
+use aya::programs::TracePoint;
+use aya::Ebpf;
+use std::fmt;
+
+#[cfg(not(irqlab_bpf_missing))]
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/irqlab.bpf.o"));
+#[cfg(irqlab_bpf_missing)]
+static OBJECT: &[u8] = &[];
+
+/// Why tracing could not start or a read failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The crate was built without clang: no BPF object inside.
+    NotBuilt,
+    /// A required tracepoint is not in tracefs.
+    TracepointAbsent(String),
+    /// The kernel refused the object, a program or an attach.
+    Kernel(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotBuilt => write!(
+                f,
+                "the BPF objects were not built (clang was missing when irqlab-bpf was compiled); \
+                 install clang (tools/install-trace-deps.sh) and rebuild with \
+                 `cargo build --release -p irqlab --features trace`"
+            ),
+            Error::TracepointAbsent(tp) => write!(
+                f,
+                "tracepoint {tp} is absent from this kernel (no events/{} in tracefs)",
+                tp.replace(':', "/")
+            ),
+            Error::Kernel(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `what: error: cause: cause …` (aya's errors keep the errno in sources).
+fn kernel(what: &str, e: &dyn std::error::Error) -> Error {
+    let mut msg = format!("{what}: {e}");
+    let mut src = e.source();
+    while let Some(s) = src {
+        msg.push_str(&format!(": {s}"));
+        src = s.source();
+    }
+    Error::Kernel(msg)
+}
+
+/// What [`Tracer::attach`] attached and what it left out.
+#[derive(Debug, Default, Clone)]
+pub struct Attached {
+    /// `group:name` of every attached tracepoint.
+    pub tracepoints: Vec<String>,
+    /// Optional tracepoints this kernel does not have (`irq_vectors:thermal_apic_entry`).
+    pub absent: Vec<String>,
+}
+
+/// Every program of the object: (function name, group, tracepoint, required).
+fn programs() -> Vec<(String, &'static str, String, bool)> {
+    let mut v = Vec::new();
+    // exits before entries: an exit without its entry is ignored, an entry
+    // without its exit would leave a stale start time
+    for name in [
+        "irq_handler_exit",
+        "softirq_exit",
+        "irq_handler_entry",
+        "softirq_entry",
+        "softirq_raise",
+    ] {
+        v.push((name.to_string(), "irq", name.to_string(), true));
+    }
+    for side in ["exit", "entry"] {
+        for Vector { tracepoint, .. } in VECTORS {
+            let name = format!("{tracepoint}_{side}");
+            v.push((name.clone(), "irq_vectors", name, false));
+        }
+    }
+    v
+}
+
+/// Loaded and attached programs; dropping it detaches them.
+pub struct Tracer {
+    ebpf: Ebpf,
+    attached: Attached,
+}
+
+impl Tracer {
+    /// Load the object and attach every program. `present(group, name)`
+    /// says whether tracefs has that tracepoint: an absent `irq:*` one is
+    /// an error, an absent `irq_vectors:*` pair is left out (non-x86
+    /// kernels have none; older ones lack some).
+    pub fn attach(present: impl Fn(&str, &str) -> bool) -> Result<Tracer, Error> {
+        if OBJECT.is_empty() {
+            return Err(Error::NotBuilt);
+        }
+        let mut ebpf = Ebpf::load(OBJECT).map_err(|e| kernel("loading the BPF object", &e))?;
+        let mut attached = Attached::default();
+        for (func, group, tp, required) in programs() {
+            let full = format!("{group}:{tp}");
+            if !present(group, &tp) {
+                if required {
+                    return Err(Error::TracepointAbsent(full));
+                }
+                attached.absent.push(full);
+                continue;
+            }
+            let prog: &mut TracePoint = ebpf
+                .program_mut(&func)
+                .ok_or_else(|| {
+                    Error::Kernel(format!("program {func} missing from the BPF object"))
+                })?
+                .try_into()
+                .map_err(|e| kernel(&format!("program {func}"), &e))?;
+            prog.load()
+                .map_err(|e| kernel(&format!("loading program {func} (verifier)"), &e))?;
+            prog.attach(group, &tp)
+                .map_err(|e| kernel(&format!("attaching to tracepoint {full}"), &e))?;
+            attached.tracepoints.push(full);
+        }
+        Ok(Tracer { ebpf, attached })
+    }
+
+    /// What was attached.
+    pub fn attached(&self) -> &Attached {
+        &self.attached
+    }
+
+    /// Kernel ids of the loaded programs (for detach checks).
+    pub fn program_ids(&self) -> Vec<u32> {
+        self.ebpf
+            .programs()
+            .filter_map(|(_, p)| p.info().ok().map(|i| i.id()))
+            .collect()
+    }
+
+    /// Copy every map into `out` (cumulative since attach, per possible CPU).
+    pub fn read(&self, out: &mut Counters) -> Result<(), Error> {
+        out.clear();
+        let hard: PerCpuHashMap<&MapData, IrqKey, Stats> = self.map("HARDIRQ")?;
+        for item in hard.iter() {
+            let (key, values) = item.map_err(|e| kernel("reading map HARDIRQ", &e))?;
+            out.hardirq.push((key, values.to_vec()));
+        }
+        let vectors: PerCpuArray<&MapData, Stats> = self.map("VECTORS")?;
+        for v in VECTORS {
+            let values = vectors
+                .get(&v.id, 0)
+                .map_err(|e| kernel("reading map VECTORS", &e))?;
+            out.vectors.push((*v, values.to_vec()));
+        }
+        let soft: PerCpuArray<&MapData, SoftirqStats> = self.map("SOFTIRQS")?;
+        for vec in 0..SOFTIRQ_SLOTS {
+            let values = soft
+                .get(&vec, 0)
+                .map_err(|e| kernel("reading map SOFTIRQS", &e))?;
+            out.softirqs.push((vec, values.to_vec()));
+        }
+        Ok(())
+    }
+
+    fn map<'a, M>(&'a self, name: &str) -> Result<M, Error>
+    where
+        M: TryFrom<&'a aya::maps::Map, Error = aya::maps::MapError>,
+    {
+        let map = self
+            .ebpf
+            .map(name)
+            .ok_or_else(|| Error::Kernel(format!("map {name} missing from the BPF object")))?;
+        M::try_from(map).map_err(|e| kernel(&format!("map {name}"), &e))
+    }
+}
+
+/// The maps' content at one instant; index of each `Vec` = CPU id.
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    /// Per (IRQ, action name).
+    pub hardirq: Vec<(IrqKey, Vec<Stats>)>,
+    /// Per x86 system vector (all of [`VECTORS`], zero when not attached).
+    pub vectors: Vec<(Vector, Vec<Stats>)>,
+    /// Per softirq vector number.
+    pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
+}
+
+impl Counters {
+    fn clear(&mut self) {
+        self.hardirq.clear();
+        self.vectors.clear();
+        self.softirqs.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_is_in_the_object_when_built() {
+        if OBJECT.is_empty() {
+            eprintln!("irqlab-bpf: skipped: built without clang");
+            return;
+        }
+        let text = String::from_utf8_lossy(OBJECT);
+        for (func, group, tp, _) in programs() {
+            assert!(text.contains(&format!("tracepoint/{group}/{tp}")), "{func}");
+            assert!(text.contains(&func), "{func}");
+        }
+    }
+
+    #[test]
+    fn not_built_says_how_to_get_it() {
+        let msg = Error::NotBuilt.to_string();
+        assert!(
+            msg.contains("--features trace") && msg.contains("clang"),
+            "{msg}"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! The map value layouts shared with `src/bpf/irqlab.h` (`#[repr(C)]`,
+//! sizes asserted on both sides) and the vector ids of `VECTOR()` in
+//! `src/bpf/irqlab.bpf.c`. Plain data: no kernel access here.
+
+/// Slots of a log2 histogram: slot `k` counts values in `[2^(k-1), 2^k)`
+/// ns, slot 0 counts 0 ns, the last slot everything above.
+pub const HIST_SLOTS: usize = 32;
+/// Bytes of an IRQ action name kept in a hard IRQ key.
+pub const NAME_LEN: usize = 28;
+/// Softirq vectors the map holds (the kernel has 10).
+pub const SOFTIRQ_SLOTS: u32 = 16;
+
+/// Count, total and log2 histogram of durations (`struct stats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Completed runs (counted at exit).
+    pub count: u64,
+    /// Sum of their durations in ns.
+    pub total_ns: u64,
+    /// log2 histogram of the durations.
+    pub hist: [u64; HIST_SLOTS],
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            count: 0,
+            total_ns: 0,
+            hist: [0; HIST_SLOTS],
+        }
+    }
+}
+
+/// Key of the hard IRQ map (`struct irq_key`): IRQ number and action name.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IrqKey {
+    /// Linux IRQ number.
+    pub irq: i32,
+    /// Action name, NUL-padded (truncated to 27 bytes).
+    pub name: [u8; NAME_LEN],
+}
+
+impl IrqKey {
+    /// The action name as text (up to the first NUL).
+    pub fn name(&self) -> String {
+        let end = self.name.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+        String::from_utf8_lossy(self.name.get(..end).unwrap_or_default()).into_owned()
+    }
+}
+
+/// One softirq vector on one CPU (`struct softirq_stats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SoftirqStats {
+    /// Entry -> exit, nested hard IRQs included (as bcc's softirqs).
+    pub run: Stats,
+    /// Hard IRQ and vector time spent inside those runs.
+    pub nested_irq_ns: u64,
+    /// Runs in `ksoftirqd/N`; the others ran at irq exit or `local_bh_enable`.
+    pub ksoftirqd_count: u64,
+    /// Their inclusive duration in ns.
+    pub ksoftirqd_ns: u64,
+    /// Latency from the first raise on this CPU to the entry.
+    pub latency: Stats,
+}
+
+const _: () = assert!(std::mem::size_of::<Stats>() == 272);
+const _: () = assert!(std::mem::size_of::<IrqKey>() == 32);
+const _: () = assert!(std::mem::size_of::<SoftirqStats>() == 568);
+
+// SAFETY: plain `#[repr(C)]` integers and arrays with no padding (sizes
+// asserted above equal the sums of their fields): every bit pattern is valid.
+unsafe impl aya::Pod for Stats {}
+// SAFETY: as above (i32 + 28 bytes, no padding).
+unsafe impl aya::Pod for IrqKey {}
+// SAFETY: as above.
+unsafe impl aya::Pod for SoftirqStats {}
+
+/// An x86 system vector traced through `irq_vectors:<name>_entry/exit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vector {
+    /// Slot in the VECTORS map (the id in `VECTOR()`).
+    pub id: u32,
+    /// Tracepoint stem: `local_timer` for `local_timer_entry`.
+    pub tracepoint: &'static str,
+    /// The /proc/interrupts row it counts into (`CAL` takes two vectors).
+    pub label: &'static str,
+}
+
+/// Every vector the BPF object has programs for, in id order.
+pub const VECTORS: &[Vector] = &[
+    Vector {
+        id: 0,
+        tracepoint: "local_timer",
+        label: "LOC",
+    },
+    Vector {
+        id: 1,
+        tracepoint: "reschedule",
+        label: "RES",
+    },
+    Vector {
+        id: 2,
+        tracepoint: "call_function",
+        label: "CAL",
+    },
+    Vector {
+        id: 3,
+        tracepoint: "call_function_single",
+        label: "CAL",
+    },
+    Vector {
+        id: 4,
+        tracepoint: "irq_work",
+        label: "IWI",
+    },
+    Vector {
+        id: 5,
+        tracepoint: "x86_platform_ipi",
+        label: "PLT",
+    },
+    Vector {
+        id: 6,
+        tracepoint: "thermal_apic",
+        label: "TRM",
+    },
+    Vector {
+        id: 7,
+        tracepoint: "threshold_apic",
+        label: "THR",
+    },
+    Vector {
+        id: 8,
+        tracepoint: "deferred_error_apic",
+        label: "DFR",
+    },
+    Vector {
+        id: 9,
+        tracepoint: "error_apic",
+        label: "ERR",
+    },
+    Vector {
+        id: 10,
+        tracepoint: "spurious_apic",
+        label: "SPU",
+    },
+];
+
+/// Softirq vector names in kernel order (`softirq_to_name`).
+pub const SOFTIRQ_NAMES: &[&str] = &[
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_and_rust_agree_on_constants() {
+        let h = include_str!("bpf/irqlab.h");
+        assert!(h.contains(&format!("#define HIST_SLOTS {HIST_SLOTS}")));
+        assert!(h.contains(&format!("#define NAME_LEN {NAME_LEN}")));
+        assert!(h.contains(&format!("#define SOFTIRQ_SLOTS {SOFTIRQ_SLOTS}")));
+    }
+
+    #[test]
+    fn every_vector_has_its_program_pair_in_the_c_source() {
+        let c = include_str!("bpf/irqlab.bpf.c");
+        for v in VECTORS {
+            assert!(
+                c.contains(&format!("VECTOR({}, {})", v.tracepoint, v.id)),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn key_name_stops_at_nul() {
+        let mut name = [0u8; NAME_LEN];
+        name[..10].copy_from_slice(b"virtio0-re");
+        assert_eq!(IrqKey { irq: 24, name }.name(), "virtio0-re");
+    }
+}

@@ -1,0 +1,88 @@
+//! `irqlab probe`: flags, then [`crate::probe::run`], then the report to
+//! stdout or, whole or not at all, to `--out` (`export::atomic`).
+
+use crate::export::{atomic, stdout};
+use crate::host::HostFs;
+use crate::probe::{self, report, size, Plan, ProbeReport};
+use anyhow::Result;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Most `--reads`: every read's times are kept (and printed in JSON).
+pub const MAX_READS: u64 = 1_000_000;
+
+/// Output formats of `probe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProbeFormat {
+    /// Aligned table, one line per target × method × buffer, times in µs.
+    Table,
+    /// JSON probe result set: the run as one trial for `irqlab compare`, plus every read's times.
+    Json,
+    /// CSV, one line per target × method × buffer, times in whole ns.
+    Csv,
+}
+
+/// `irqlab probe --help`'s description (set on the subcommand in `cli.rs`).
+pub const LONG_ABOUT: &str = "Measure what reading /proc/interrupts, /proc/softirqs, /proc/stat \
+and the per-IRQ files costs on this kernel: wall time and thread CPU time per read, read() calls \
+and bytes, for each target × method (open every time, or pread on a kept descriptor) × buffer \
+size.\n\nA probe run is one trial for `irqlab compare`: to compare kernels, run probe several \
+times on each and compare the runs, not the reads of one run.";
+
+/// Flags of `irqlab probe`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Measure the files of a captured or synthesized tree (`irqlab synth`) instead of `/`.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Timed reads per target × method × buffer (1 to 1000000).
+    #[arg(long, default_value_t = 1000, allow_hyphen_values = true,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_READS))]
+    pub reads: u64,
+    /// Bytes asked for per read() call, comma-separated (`128`, `4k`, `1M`).
+    #[arg(long, default_value = "4k,64k", value_parser = size::parse_sizes)]
+    pub buffer: std::vec::Vec<usize>,
+    /// Pin the measuring thread to this CPU (affinity restored afterwards).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ProbeFormat,
+    /// Write the output to this file instead of stdout (replaced only once complete).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Run `irqlab probe`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    if args.out.is_none() {
+        stdout::check_open()?;
+    }
+    let plan = Plan {
+        reads: usize::try_from(args.reads)?,
+        buffers: args.buffer.clone(),
+        cpu: args.cpu,
+    };
+    let rep = probe::run(&HostFs::new(&args.root), &plan, |m| {
+        eprintln!("irqlab: note: {m}");
+    })?;
+    match &args.out {
+        Some(path) => atomic::write_file(path, |w| write(&rep, args.format, w)),
+        None => {
+            let mut out = stdout::stdout();
+            write(&rep, args.format, &mut out)?;
+            Ok(out.flush()?)
+        }
+    }?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(rep: &ProbeReport, format: ProbeFormat, out: &mut dyn Write) -> Result<()> {
+    let mut out = out;
+    match format {
+        ProbeFormat::Table => report::write_table(rep, &mut out),
+        ProbeFormat::Json => report::write_json(rep, &mut out),
+        ProbeFormat::Csv => report::write_csv(rep, &mut out),
+    }
+}

@@ -1,0 +1,92 @@
+//! `irqlab serve`: flags -> `serve::Config`, then `serve::run`. Loopback
+//! by default; another address only through `--listen`.
+
+use crate::serve::{self, Naming, Options, PerCpu};
+use anyhow::Context;
+use regex::Regex;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Metric naming of `--compat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compat {
+    /// irqlab's own names (`irqlab_interrupts_total{irq,cpu,chip,actions}` …).
+    Irqlab,
+    /// node_exporter's names and labels (`node_interrupts_total{cpu,type,info,devices}` …).
+    Node,
+}
+
+/// Flags of `irqlab serve`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Read a captured tree (`irqlab synth` output) instead of `/`.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Address to listen on (port 0 picks a free port). Loopback unless set.
+    #[arg(long, default_value = "127.0.0.1:9812")]
+    pub listen: SocketAddr,
+    /// Time between samples; scrapes in between get the latest sample.
+    #[arg(long, short = 'i', default_value = "5s", value_parser = crate::cmd::parse_duration)]
+    pub interval: Duration,
+    /// Stop after this long (default: until interrupted).
+    #[arg(long, value_parser = crate::cmd::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
+    /// busiest CPUs of each row plus cpu="other").
+    #[arg(long, default_value = "all", value_parser = parse_per_cpu)]
+    pub per_cpu: PerCpu,
+    /// Expose only interrupt rows whose label or description matches.
+    #[arg(long)]
+    pub irq: Option<String>,
+    /// Drop interrupt rows whose label or description matches.
+    #[arg(long)]
+    pub exclude: Option<String>,
+    /// Metric names and labels.
+    #[arg(long, value_enum, default_value = "irqlab")]
+    pub compat: Compat,
+}
+
+fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
+    s.parse()
+}
+
+fn regex(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Regex>> {
+    v.map(|s| Regex::new(s).with_context(|| format!("{flag} is not a valid regular expression")))
+        .transpose()
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.interval.is_zero() {
+        anyhow::bail!("--interval must be above zero");
+    }
+    let opts = Options {
+        per_cpu: args.per_cpu,
+        irq: regex("--irq", args.irq.as_deref())?,
+        exclude: regex("--exclude", args.exclude.as_deref())?,
+        naming: match args.compat {
+            Compat::Irqlab => Naming::Irqlab,
+            Compat::Node => Naming::Node,
+        },
+        ticks_per_s: serve::options::ticks_per_s(),
+    };
+    let cfg = serve::Config {
+        root: args.root,
+        listen: args.listen,
+        interval: args.interval,
+        duration: args.duration,
+        opts,
+    };
+    let interval = cfg.interval;
+    serve::run(cfg, |addr| {
+        if !addr.ip().is_loopback() {
+            eprintln!("irqlab: warning: {addr} is reachable from other hosts");
+        }
+        eprintln!(
+            "irqlab: serving http://{addr}/metrics (sampling every {})",
+            humantime::format_duration(interval)
+        );
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,296 @@
+//! Formatting shared by the human output formats: numbers to 6 significant
+//! digits, signed percents, p-values, the describe grid and the lines of
+//! the significance block. Never prints NaN: undefined values become `-`.
+
+use super::model::{BootLevel, Comparison, MetricReport, Pair};
+use crate::direction::Direction;
+use crate::stats::describe::ROWS;
+
+/// A number with 6 significant digits, trailing zeros trimmed.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let mag = x.abs().log10().floor() as i32;
+    if !(-4..10).contains(&mag) {
+        return format!("{x:.5e}");
+    }
+    let decimals = (5 - mag).clamp(0, 12) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A signed number (`+1.5`, `-2`).
+pub fn signed(x: f64) -> String {
+    if x >= 0.0 {
+        format!("+{}", num(x))
+    } else {
+        num(x)
+    }
+}
+
+/// A signed percent with two decimals.
+pub fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.2}%")
+    } else {
+        "-".to_string()
+    }
+}
+
+/// A p-value: 4 decimals, scientific below 1e-4, `< 1e-300` when it
+/// underflows (a printed p is never 0).
+pub fn p(x: f64) -> String {
+    if x < 1e-300 {
+        "< 1e-300".to_string()
+    } else if x < 1e-4 {
+        format!("{x:.1e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Optional value through a formatter, `-` when absent.
+pub fn opt(x: Option<f64>, f: fn(f64) -> String) -> String {
+    x.map_or_else(|| "-".to_string(), f)
+}
+
+/// "name (unit, higher is better)".
+pub fn title(m: &MetricReport) -> String {
+    let unit = m
+        .unit
+        .as_deref()
+        .map(|u| format!("{u}, "))
+        .unwrap_or_default();
+    let dir = match m.direction {
+        Direction::None => "better direction unknown".to_string(),
+        d => format!("{} is better", d.as_str()),
+    };
+    format!("{} ({unit}{dir})", m.name)
+}
+
+/// The settings line printed above the tables.
+pub fn settings_line(c: &Comparison) -> String {
+    let s = &c.settings;
+    format!(
+        "baseline {}; alpha {}, noise ±{}%, {} resamples, seed {}",
+        c.baseline_label(),
+        s.alpha,
+        s.noise_pct,
+        s.resamples,
+        s.seed
+    )
+}
+
+/// The describe grid (header row first) for the baseline and `others`.
+pub fn grid(c: &Comparison, m: &MetricReport, others: &[usize]) -> Vec<Vec<String>> {
+    let b = c.baseline;
+    let mut head = vec![String::new(), c.labels[b].clone()];
+    for &i in others {
+        head.push(c.labels[i].clone());
+        head.push("delta".to_string());
+        if m.is_pct() {
+            head.push("points".to_string());
+        }
+    }
+    let mut rows = vec![head];
+    for (r, name) in ROWS.iter().enumerate() {
+        let cell = |i: usize| m.columns[i].as_ref().and_then(|d| d.rows()[r]);
+        let mut row = vec![name.to_string(), opt(cell(b), num)];
+        for &i in others {
+            row.push(opt(cell(i), num));
+            row.push(opt(m.delta_rows(b, i).and_then(|d| d[r]), pct));
+            if m.is_pct() {
+                row.push(opt(m.point_rows(b, i).and_then(|d| d[r]), |x| {
+                    format!("{x:+.3}")
+                }));
+            }
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// Align a grid: first column left, others right, two spaces apart.
+pub fn render_grid(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(c, s)| match c {
+                    0 => format!("{s:<w$}", w = width[0]),
+                    _ => format!("{s:>w$}", w = width[c]),
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// ` (confidence 0.968)` when an interval's achieved confidence is not
+/// the nominal 95 %, else nothing.
+pub fn achieved(conf: f64) -> String {
+    if (conf - crate::compare::model::CONFIDENCE).abs() < 5e-4 {
+        String::new()
+    } else {
+        format!(" (confidence {conf:.3})")
+    }
+}
+
+/// Interval `[lo, hi]` through a formatter.
+pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
+    format!("[{}, {}]", f(lo), f(hi))
+}
+
+/// The significance block for one pair (first line: "B vs A: verdict").
+pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
+    let head = format!("{} vs {}", pair.variant, c.baseline_label());
+    let t = match &pair.outcome {
+        Err(why) => return vec![format!("{head}: {why}")],
+        Ok(t) => t,
+    };
+    let unit = m
+        .unit
+        .as_deref()
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default();
+    let rel = |name: &str, ci: &Option<crate::stats::bootstrap::RelCi>| match ci {
+        Some(ci) => format!(
+            "  {name} {} {}",
+            pct(ci.estimate),
+            interval(ci.lo, ci.hi, pct)
+        ),
+        None => format!("  {name} - (baseline is 0)"),
+    };
+    let mut out = vec![
+        format!("{head}: {}", t.verdict.as_str()),
+        rel("Δmedian", &t.median),
+        rel("Δmean  ", &t.mean),
+        match &t.hl {
+            Some(hl) => format!(
+                "  HL shift {}{unit} {}{}",
+                signed(hl.shift),
+                interval(hl.lo, hl.hi, signed),
+                achieved(hl.confidence)
+            ),
+            None => "  HL shift -".to_string(),
+        },
+        format!(
+            "  Mann-Whitney U {}, p {} ({})",
+            num(t.mwu.u),
+            p(t.mwu.p),
+            t.mwu.method.as_str()
+        ),
+    ];
+    out.push(match &t.welch {
+        Some(w) => format!("  Welch t {:+.3}, df {:.1}, p {}", w.t, w.df, p(w.p)),
+        None => "  Welch t undefined (zero variance)".to_string(),
+    });
+    if let Some(floor) = t.p_floor {
+        out.push(format!(
+            "  note: with {} vs {} values the smallest possible p is {}; no verdict can be reached",
+            m.values[c.baseline].len(),
+            m.values[c
+                .labels
+                .iter()
+                .position(|l| l == &pair.variant)
+                .unwrap_or(0)]
+            .len(),
+            p(floor)
+        ));
+    }
+    if let Some(line) = boot_line(&t.boot_level, c.baseline_label(), &pair.variant) {
+        out.push(line);
+    }
+    out
+}
+
+fn boot_line(b: &BootLevel, base: &str, var: &str) -> Option<String> {
+    match b {
+        BootLevel::NotApplicable => None,
+        BootLevel::TooFew {
+            base: nb,
+            variant: nv,
+        } => Some(format!(
+            "  boot level: too few boots ({base} {nb}, {var} {nv}); trial level only"
+        )),
+        BootLevel::Tested {
+            base: nb,
+            variant: nv,
+            median_change_pct,
+            mwu,
+            welch,
+        } => {
+            let welch = welch.as_ref().map_or("-".to_string(), |w| p(w.p));
+            Some(format!(
+                "  boot level ({nb} vs {nv}): Δmedian {}, U p {}, Welch p {welch}",
+                opt(*median_change_pct, pct),
+                p(mwu.p)
+            ))
+        }
+    }
+}
+
+/// Word-wrap `line` to `width` columns, continuation lines indented.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    if line.chars().count() <= width {
+        return vec![line.to_string()];
+    }
+    let lead = line.len() - line.trim_start().len();
+    let indent = " ".repeat(lead + 4);
+    let mut out = Vec::new();
+    let mut cur = line[..lead].to_string();
+    for word in line.trim_start().split(' ') {
+        let sep = if cur.trim().is_empty() { "" } else { " " };
+        let next = format!("{cur}{sep}{word}");
+        if next.chars().count() > width && !cur.trim().is_empty() {
+            out.push(cur);
+            cur = format!("{indent}{word}");
+        } else {
+            cur = next;
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(num(119_777.11), "119777");
+        assert_eq!(num(710.067_547), "710.068");
+        assert_eq!(num(20.0), "20");
+        assert_eq!(num(3.2), "3.2");
+        assert_eq!(num(f64::NAN), "-");
+        assert_eq!(pct(2.0409), "+2.04%");
+        assert_eq!(p(0.00001), "1.0e-5");
+        assert_eq!(p(0.0), "< 1e-300");
+        assert_eq!(achieved(0.6667), " (confidence 0.667)");
+        assert_eq!(achieved(0.95), "");
+        let w = wrap(&format!("  {}", "word ".repeat(40)), 72);
+        assert!(w.iter().all(|l| l.chars().count() <= 72));
+        assert!(w[0].starts_with("  word") && w[1].starts_with("      word"));
+    }
+}

@@ -1,0 +1,502 @@
+//! Loading result sets for `irqlab compare`: every input format becomes
+//! [`VariantData`] (label → metrics → observations in trial order). Owns
+//! format detection, label/metric naming and input errors; no statistics.
+//!
+//! # Input formats
+//!
+//! Each positional argument is `PATH` or `LABEL=PATH` (a label contains no `/`).
+//!
+//! * **Bench result directory**: a directory with `trials.jsonl`, or a parent
+//!   directory with run subdirectories holding `trials.jsonl` at any depth
+//!   (`results/tip/<timestamp>/trials.jsonl`); a `.jsonl` file is read the
+//!   same way. One JSON object per line:
+//!   `{"variant":"tip","trial":0,"boot_id":"…","started_at":"…",
+//!   "metrics":{"irqs_per_sec":{"value":12345.6,"unit":"1/s","direction":"higher"}}}`.
+//!   `direction` is `higher` or `lower` (better); a `null` value is skipped.
+//!   The variant label is the trial's `variant`, else `LABEL=`, else the
+//!   directory name; one directory may hold several variants. A line that
+//!   does not parse is skipped with a warning when it is the file's last
+//!   line (interrupted run), and is an error otherwise. Runs are read in
+//!   path order; trial order is file order, then line order.
+//! * **Probe result set**: a `.json` file
+//!   `{"kind":"probe","boot_id":"…","results":[{"metric":"…","unit":"ns",
+//!   "direction":"lower","values":[…]}]}`; label `LABEL=` or the file stem.
+//!   A probe run is ONE trial: its reads are not independent trials, so
+//!   each result contributes its median (metric name) and p99
+//!   (`<metric>_p99`), read from a summary object when the file has one.
+//!   Pool runs with a repeated label (`A=r1.json A=r2.json`) or give a
+//!   directory of run files (one trial each).
+//! * **CSV** (`.csv`): a header of column names; columns `variant`, `trial`,
+//!   `boot_id`, `started_at` are special, every other column is a numeric
+//!   metric (empty cells skipped). Rows split into variants by `variant`,
+//!   else the label is `LABEL=` or the file stem. Rows are in trial order
+//!   unless a `trial` column gives it.
+//! * **JSON table** (`.json`): an array of objects (like CSV rows), or an
+//!   object of metric name → array of numbers. In JSON errors the number
+//!   after the file name is the 1-based item index, not a line.
+//! * **Plain file** (anything else): one number per line; blank lines and
+//!   lines starting with `#` are ignored. Label: `LABEL=`, else the file
+//!   stem. Metric: `--metric`, else `value`.
+//! * **Directory of per-iteration files** (a directory without
+//!   `trials.jsonl`): every non-hidden regular file holds one number; the
+//!   natural sort of the file names (`iter-2` before `iter-10`) is the trial
+//!   order. Label: `LABEL=` or the directory name; metric `--metric` or `value`.
+//!   A directory holding `plan.json`/`env.json` but no `trials.jsonl` is a
+//!   bench run without trials: an error, not a set of numbers.
+//!
+//! Naming: labels that collide across arguments (two runs of the same
+//! kernel, `a/x.txt b/x.txt`) become the shortest path suffix telling them
+//! apart, with a note; explicit `LABEL=` on several arguments pools them.
+//! An input with no values, and a comparison where no metric is in the
+//! baseline and another variant, are errors.
+//!
+//! Directions: see `DirectionRules` (flags, then the file, then the name and
+//! unit, then the bare `--direction`, else none). Without a unit, the unit
+//! follows the name's suffix (`_ns`, `_per_sec`, `_pct`, `_bytes`).
+//! A value that is not a finite number is an error `path:line: expected a
+//! number, found "…"`.
+
+use crate::direction::Direction;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+use super::input_bench as bench;
+use super::input_table as table;
+
+/// One trial's value of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Obs {
+    pub value: f64,
+    pub boot: Option<String>,
+}
+
+/// The values of one metric for one variant, in trial order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub metric: String,
+    pub unit: Option<String>,
+    pub direction: Option<Direction>,
+    pub obs: Vec<Obs>,
+}
+
+impl Series {
+    pub fn values(&self) -> Vec<f64> {
+        self.obs.iter().map(|o| o.value).collect()
+    }
+}
+
+/// Everything loaded for one variant label.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VariantData {
+    pub label: String,
+    pub series: Vec<Series>,
+    /// The label came from the data (bench `variant`, CSV `variant` column).
+    pub from_data: bool,
+}
+
+impl VariantData {
+    pub fn new(label: &str, from_data: bool) -> Self {
+        VariantData {
+            label: label.to_string(),
+            series: Vec::new(),
+            from_data,
+        }
+    }
+
+    /// Append one observation, creating the metric on first use.
+    pub fn push(&mut self, metric: &str, unit: Option<&str>, dir: Option<Direction>, obs: Obs) {
+        let idx = match self.series.iter().position(|s| s.metric == metric) {
+            Some(i) => i,
+            None => {
+                self.series.push(Series {
+                    metric: metric.to_string(),
+                    unit: unit.map(str::to_string),
+                    direction: dir,
+                    obs: Vec::new(),
+                });
+                self.series.len() - 1
+            }
+        };
+        let s = &mut self.series[idx];
+        if s.unit.is_none() {
+            s.unit = unit.map(str::to_string);
+        }
+        if s.direction.is_none() {
+            s.direction = dir;
+        }
+        s.obs.push(obs);
+    }
+
+    fn absorb(&mut self, other: VariantData) {
+        for s in other.series {
+            for o in s.obs {
+                self.push(&s.metric, s.unit.as_deref(), s.direction, o);
+            }
+        }
+    }
+}
+
+/// Options from the command line that affect loading.
+#[derive(Debug, Clone)]
+pub struct LoadOpts {
+    pub metric: Option<String>,
+}
+
+/// All variants in argument order, plus non-fatal warnings.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub variants: Vec<VariantData>,
+    pub warnings: Vec<String>,
+}
+
+/// Split `LABEL=PATH` (label without `/`) from a plain path.
+pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
+    match spec.split_once('=') {
+        Some((l, p)) if !l.is_empty() && !l.contains('/') && !p.is_empty() => {
+            (Some(l.to_string()), PathBuf::from(p))
+        }
+        _ => (None, PathBuf::from(spec)),
+    }
+}
+
+/// One variant found under one argument, before final naming.
+struct Found {
+    arg: usize,
+    path: PathBuf,
+    /// `LABEL=` given: variants with the same explicit label are pooled.
+    explicit: bool,
+    /// The argument yields only this variant.
+    single: bool,
+    data: VariantData,
+}
+
+/// Load every positional argument and give every variant a unique label.
+pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
+    let mut out = Loaded::default();
+    let mut found = Vec::new();
+    for (arg, spec) in specs.iter().enumerate() {
+        let (label, path) = split_spec(spec);
+        let mut vs = load_one(&path, opts, &mut out.warnings)?;
+        vs.retain(|v| v.series.iter().any(|s| !s.obs.is_empty()));
+        if vs.is_empty() {
+            bail!("{}: no values found", path.display());
+        }
+        if let Some(l) = &label {
+            if vs.len() > 1 {
+                bail!(
+                    "{}: {l}= given but the path holds {} variants",
+                    path.display(),
+                    vs.len()
+                );
+            }
+            vs[0].label = l.clone();
+        }
+        let single = vs.len() == 1;
+        for data in vs {
+            found.push(Found {
+                arg,
+                path: path.clone(),
+                explicit: label.is_some(),
+                single,
+                data,
+            });
+        }
+    }
+    disambiguate(&mut found, &mut out.warnings);
+    for f in found {
+        match out.variants.iter_mut().find(|v| v.label == f.data.label) {
+            Some(v) => v.absorb(f.data),
+            None => out.variants.push(f.data),
+        }
+    }
+    Ok(out)
+}
+
+/// Labels that collide across arguments (and were not given with `LABEL=`
+/// on both sides) become the shortest distinguishing suffix of their paths.
+fn disambiguate(found: &mut [Found], warns: &mut Vec<String>) {
+    let labels: Vec<String> = found.iter().map(|f| f.data.label.clone()).collect();
+    let mut done = std::collections::BTreeSet::new();
+    for label in &labels {
+        if !done.insert(label.clone()) {
+            continue;
+        }
+        let group: Vec<usize> = (0..found.len())
+            .filter(|&i| &found[i].data.label == label)
+            .collect();
+        let args: std::collections::BTreeSet<usize> = group.iter().map(|&i| found[i].arg).collect();
+        if args.len() < 2 {
+            continue;
+        }
+        let rename: Vec<usize> = group
+            .iter()
+            .copied()
+            .filter(|&i| !found[i].explicit)
+            .collect();
+        let explicit = group.len() - rename.len();
+        if rename.is_empty() || (rename.len() == 1 && explicit == 0) {
+            continue;
+        }
+        let paths: Vec<&Path> = rename.iter().map(|&i| found[i].path.as_path()).collect();
+        let names = suffix_names(&paths, &labels);
+        let mut shown = Vec::new();
+        for (&i, name) in rename.iter().zip(names) {
+            let f = &mut found[i];
+            f.data.label = if f.single {
+                name
+            } else {
+                format!("{name}:{label}")
+            };
+            shown.push(format!("{} ({})", f.data.label, f.path.display()));
+        }
+        warns.push(format!(
+            "variant {label:?} is in several inputs; named by their paths: {} \
+             (use LABEL=PATH to choose names)",
+            shown.join(", ")
+        ));
+    }
+}
+
+/// Path components, the last one without its extension.
+fn components(path: &Path) -> Vec<String> {
+    let mut c: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if let (Some(last), true) = (c.last_mut(), path.is_file()) {
+        *last = stem_of(Path::new(last.as_str()));
+    }
+    c
+}
+
+/// The shortest path suffixes (in components) that tell `paths` apart and
+/// differ from `taken`; `#N` is appended when even full paths collide.
+pub fn suffix_names(paths: &[&Path], taken: &[String]) -> Vec<String> {
+    let comps: Vec<Vec<String>> = paths.iter().map(|p| components(p)).collect();
+    let longest = comps.iter().map(Vec::len).max().unwrap_or(0);
+    let suffix = |c: &[String], k: usize| c[c.len().saturating_sub(k)..].join("/");
+    for k in 1..=longest {
+        let names: Vec<String> = comps.iter().map(|c| suffix(c, k)).collect();
+        let unique = names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !names[..i].contains(n) && !taken.contains(n));
+        if unique {
+            return names;
+        }
+    }
+    comps
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{}#{}", suffix(c, longest), i + 1))
+        .collect()
+}
+
+fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+    let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if meta.is_dir() {
+        let runs = bench::find_trials(path)?;
+        if runs.is_empty() {
+            if let Some(marker) = bench::bench_marker(path)? {
+                bail!(
+                    "{}: a bench result directory without trials.jsonl ({} found): \
+                     no trial has finished there",
+                    path.display(),
+                    marker.display()
+                );
+            }
+            return per_iteration_dir(path, opts).map(|v| vec![v]);
+        }
+        return bench::load_runs(&runs, &name_of(path), warns);
+    }
+    match ext {
+        "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
+        "csv" => table::load_csv(path, &stem_of(path)),
+        "json" => table::load_json(path, &stem_of(path), warns),
+        _ => plain_file(path, opts).map(|v| vec![v]),
+    }
+}
+
+/// The last path component (for labels), or the path itself.
+pub fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// The file stem (for labels and metric names).
+pub fn stem_of(path: &Path) -> String {
+    path.file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Unit implied by a metric name's suffix.
+pub fn unit_from_name(name: &str) -> Option<&'static str> {
+    [
+        ("_ns", "ns"),
+        ("_per_sec", "1/s"),
+        ("_pct", "%"),
+        ("_bytes", "B"),
+    ]
+    .iter()
+    .find(|(suffix, _)| name.ends_with(suffix))
+    .map(|(_, unit)| *unit)
+}
+
+/// Parse one number; non-finite values are rejected too.
+pub fn parse_number(path: &Path, line: usize, text: &str) -> Result<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => bail!(
+            "{}:{line}: expected a number, found {:?}",
+            path.display(),
+            text.trim()
+        ),
+    }
+}
+
+/// Numbers of a plain file with their 1-based line numbers.
+pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        out.push(parse_number(path, i + 1, t)?);
+    }
+    Ok(out)
+}
+
+fn plain_file(path: &Path, opts: &LoadOpts) -> Result<VariantData> {
+    let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
+    let mut v = VariantData::new(&stem_of(path), false);
+    for value in read_numbers(path)? {
+        v.push(
+            &metric,
+            unit_from_name(&metric),
+            None,
+            Obs { value, boot: None },
+        );
+    }
+    Ok(v)
+}
+
+/// Compare strings with digit runs ordered numerically (`iter-2` < `iter-10`).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a, b);
+    loop {
+        match (a.chars().next(), b.chars().next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let na = a.len() - a.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let nb = b.len() - b.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let (da, db) = (
+                    a[..na].trim_start_matches('0'),
+                    b[..nb].trim_start_matches('0'),
+                );
+                let ord = da.len().cmp(&db.len()).then_with(|| da.cmp(db));
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+                (a, b) = (&a[na..], &b[nb..]);
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(&y);
+                }
+                (a, b) = (&a[x.len_utf8()..], &b[y.len_utf8()..]);
+            }
+        }
+    }
+}
+
+fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') && entry.file_type()?.is_file() {
+            files.push((name, entry.path()));
+        }
+    }
+    if files.is_empty() {
+        bail!(
+            "{}: empty directory (expected trials.jsonl or one file per iteration)",
+            dir.display()
+        );
+    }
+    files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
+    let mut v = VariantData::new(&name_of(dir), false);
+    for (name, path) in files {
+        if name.ends_with(".json") {
+            v.absorb(probe_run(&path)?);
+            continue;
+        }
+        let nums = read_numbers(&path)?;
+        if nums.len() != 1 {
+            bail!(
+                "{}: expected one number, found {}",
+                path.display(),
+                nums.len()
+            );
+        }
+        let obs = Obs {
+            value: nums[0],
+            boot: None,
+        };
+        v.push(&metric, unit_from_name(&metric), None, obs);
+    }
+    Ok(v)
+}
+
+/// One probe run file inside a directory of runs: one trial per metric.
+fn probe_run(path: &Path) -> Result<VariantData> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    if !bench::is_probe(&doc) {
+        bail!(
+            "{}: in a directory of runs, a .json file must be a probe result set",
+            path.display()
+        );
+    }
+    bench::load_probe(path, &doc, "")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering::*;
+
+    #[test]
+    fn natural_order() {
+        assert_eq!(natural_cmp("iter-2.txt", "iter-10.txt"), Less);
+        assert_eq!(natural_cmp("iter-10.txt", "iter-9.txt"), Greater);
+        assert_eq!(natural_cmp("a", "a"), Equal);
+        assert_eq!(natural_cmp("iter-02", "iter-2"), Equal);
+    }
+
+    #[test]
+    fn specs_and_numbers() {
+        assert_eq!(
+            split_spec("tip=a/b"),
+            (Some("tip".into()), PathBuf::from("a/b"))
+        );
+        assert_eq!(split_spec("a/x=y"), (None, PathBuf::from("a/x=y")));
+        let e = parse_number(Path::new("f.txt"), 3, "abc").unwrap_err();
+        assert_eq!(e.to_string(), "f.txt:3: expected a number, found \"abc\"");
+        assert!(parse_number(Path::new("f"), 1, "nan").is_err());
+        assert_eq!(unit_from_name("softirq_pct"), Some("%"));
+    }
+}

@@ -1,0 +1,198 @@
+//! The domain of `irqlab compare`: load result sets (see `input` for the
+//! formats), build the comparison model (describe rows, deltas, tests,
+//! verdicts, warnings) and write it in the chosen format, plus optional SVG
+//! plots and an HTML report. Statistics live in `crate::stats`; the command
+//! layer (`cmd/compare.rs`) only turns flags into a [`CompareConfig`].
+
+mod format;
+mod html;
+mod input;
+mod input_bench;
+mod input_table;
+mod json;
+mod markdown;
+pub mod model;
+mod out_csv;
+mod svg;
+mod table;
+mod text;
+
+#[cfg(test)]
+mod synthetic_tests;
+
+pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
+pub use json::SCHEMA;
+
+use crate::direction::Direction;
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Output format of the main report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    Table,
+    Text,
+    Markdown,
+    Json,
+    Csv,
+}
+
+/// Which way is better, per metric. Resolution order: a per-metric rule
+/// (`--direction METRIC=…`), what the input file states, the unit-aware
+/// inference ([`Direction::infer`]: costs are lower-is-better), the default
+/// rule (a bare `--direction`), else [`Direction::None`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DirectionRules {
+    pub default: Option<Direction>,
+    pub per_metric: Vec<(String, Direction)>,
+}
+
+impl DirectionRules {
+    /// The direction of `metric` given its unit and what its input states.
+    pub fn resolve(
+        &self,
+        metric: &str,
+        unit: Option<&str>,
+        stated: Option<Direction>,
+    ) -> Direction {
+        if let Some((_, d)) = self.per_metric.iter().rev().find(|(m, _)| m == metric) {
+            return *d;
+        }
+        if let Some(d) = stated {
+            return d;
+        }
+        match Direction::infer(metric, unit) {
+            Direction::None => self.default.unwrap_or(Direction::None),
+            d => d,
+        }
+    }
+}
+
+/// Everything `irqlab compare` needs, free of command-line types.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    pub inputs: Vec<String>,
+    pub baseline: Option<String>,
+    pub alpha: f64,
+    pub noise_pct: f64,
+    pub resamples: usize,
+    pub seed: u64,
+    pub format: CompareFormat,
+    pub plot: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub metric: Option<String>,
+    pub directions: DirectionRules,
+    /// Text format: every metric, not only the changed ones.
+    pub all: bool,
+}
+
+fn settings(c: &CompareConfig) -> Result<model::Settings> {
+    if !(c.alpha > 0.0 && c.alpha < 1.0) {
+        bail!("--alpha must be between 0 and 1");
+    }
+    if !(c.noise_pct >= 0.0 && c.noise_pct.is_finite()) {
+        bail!("--noise must be a non-negative percent");
+    }
+    if c.resamples < 100 {
+        bail!("--resamples must be at least 100");
+    }
+    Ok(model::Settings {
+        alpha: c.alpha,
+        noise_pct: c.noise_pct,
+        resamples: c.resamples,
+        seed: c.seed,
+        directions: c.directions.clone(),
+    })
+}
+
+/// Build the comparison described by `config`.
+pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
+    let s = settings(config)?;
+    let opts = LoadOpts {
+        metric: config.metric.clone(),
+    };
+    let loaded = load_all(&config.inputs, &opts)?;
+    model::build(loaded, config.baseline.as_deref(), s)
+}
+
+/// Write to `path` through a temporary file renamed when complete.
+fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}", path.display()))?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        f(&mut w)
+            .and_then(|()| w.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tmp.persist(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// Write the report of `c` in `format` to `out`.
+pub fn write_report(
+    c: &model::Comparison,
+    format: CompareFormat,
+    all: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        CompareFormat::Table => table::write(c, out),
+        CompareFormat::Text => text::write(c, all, out),
+        CompareFormat::Markdown => markdown::write(c, out),
+        CompareFormat::Json => json::write(c, out),
+        CompareFormat::Csv => out_csv::write(c, out),
+    }
+}
+
+/// The SVG plot document of `c`.
+pub fn render_svg(c: &model::Comparison) -> String {
+    svg::render(c)
+}
+
+/// Run the comparison and write every requested output.
+pub fn run(config: &CompareConfig) -> Result<()> {
+    let c = comparison(config)?;
+    if let Some(p) = &config.plot {
+        write_file(p, |w| svg::write(&c, w))?;
+    }
+    if let Some(p) = &config.html {
+        write_file(p, |w| html::write(&c, w))?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match write_report(&c, config.format, config.all, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direction_resolution_order() {
+        let r = DirectionRules {
+            default: Some(Direction::Higher),
+            per_metric: vec![("a_ns".into(), Direction::None)],
+        };
+        assert_eq!(
+            r.resolve("a_ns", None, Some(Direction::Lower)),
+            Direction::None
+        );
+        assert_eq!(r.resolve("b", None, Some(Direction::None)), Direction::None);
+        assert_eq!(r.resolve("lat_us", None, None), Direction::Lower);
+        assert_eq!(r.resolve("rate", None, None), Direction::Higher);
+        assert_eq!(
+            DirectionRules::default().resolve("rate", None, None),
+            Direction::None
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! The timed loop of `probe`: read every file of a target once per
+//! iteration, through HostFs, either opening each file afresh or with
+//! descriptors kept open. Each read is timed with CLOCK_MONOTONIC (wall)
+//! and, inside that window, the thread CPU clock (so CPU time can never
+//! exceed wall time); `getrusage(RUSAGE_THREAD)` is read once around the
+//! whole batch (its system time is tick-sampled and cannot time one read).
+//! Also pins the thread to one CPU and restores its affinity. Owns clocks
+//! and affinity; no statistics.
+
+use super::summary::ReadSample;
+use crate::host::{pread_chunked, HostFs};
+use anyhow::{Context, Result};
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::time::{clock_gettime, ClockId};
+use nix::unistd::Pid;
+use std::fs::File;
+
+/// How a target's files are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// open + read loop to EOF + close, every time.
+    Open,
+    /// Descriptors kept open; `pread` loop from offset 0 to EOF.
+    Pread,
+}
+
+impl Method {
+    pub const ALL: [Method; 2] = [Method::Open, Method::Pread];
+
+    /// Short name used in tables and metric names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Open => "open",
+            Method::Pread => "pread",
+        }
+    }
+}
+
+/// Reads not timed before the measured ones (page cache, seq_file buffers).
+const WARMUP: usize = 10;
+
+/// The timed reads of one target × method × buffer.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub samples: Vec<ReadSample>,
+    /// `ru_stime` (RUSAGE_THREAD) over the whole batch.
+    pub rusage_sys_ns: u64,
+    /// Thread CPU clock over the whole batch (bounds `rusage_sys_ns`).
+    pub cpu_ns: u64,
+}
+
+/// Read `paths` `reads` times with `method`, asking for `chunk` bytes per call.
+pub fn measure(
+    fs: &HostFs,
+    paths: &[String],
+    method: Method,
+    chunk: usize,
+    reads: usize,
+) -> Result<Batch> {
+    let mut reader = Reader::new(fs, paths, method, chunk)?;
+    for _ in 0..WARMUP.min(reads) {
+        reader.read_all()?;
+    }
+    let mut samples = Vec::with_capacity(reads);
+    let s0 = sys_ns()?;
+    let b0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+    for _ in 0..reads {
+        let t0 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
+        let c0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+        let (bytes, calls) = reader.read_all()?;
+        let c1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+        let t1 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
+        let wall_ns = t1.saturating_sub(t0);
+        samples.push(ReadSample {
+            wall_ns,
+            // The CPU window lies inside the wall window; min() only
+            // absorbs the two clocks' different sources.
+            cpu_ns: c1.saturating_sub(c0).min(wall_ns),
+            calls,
+            bytes,
+        });
+    }
+    let b1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
+    let s1 = sys_ns()?;
+    let cpu_ns = b1.saturating_sub(b0);
+    Ok(Batch {
+        samples,
+        rusage_sys_ns: s1.saturating_sub(s0).min(cpu_ns),
+        cpu_ns,
+    })
+}
+
+/// One target's files, opened up front for [`Method::Pread`].
+struct Reader<'a> {
+    fs: &'a HostFs,
+    paths: &'a [String],
+    files: Vec<File>,
+    buf: Vec<u8>,
+    chunk: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(fs: &'a HostFs, paths: &'a [String], method: Method, chunk: usize) -> Result<Self> {
+        let mut files = Vec::new();
+        if method == Method::Pread {
+            for p in paths {
+                let f = fs
+                    .open(p)
+                    .with_context(|| format!("opening {}", fs.path(p).display()))?;
+                files.push(f);
+            }
+        }
+        Ok(Reader {
+            fs,
+            paths,
+            files,
+            buf: Vec::new(),
+            chunk,
+        })
+    }
+
+    /// Read every file once; bytes and read calls in total.
+    fn read_all(&mut self) -> Result<(u64, u32)> {
+        let (mut bytes, mut calls) = (0u64, 0u32);
+        if self.files.is_empty() {
+            for p in self.paths {
+                let (b, c) = self
+                    .fs
+                    .read_once_chunked(p, &mut self.buf, self.chunk)
+                    .with_context(|| format!("reading {}", self.fs.path(p).display()))?;
+                bytes += b as u64;
+                calls += c;
+            }
+        } else {
+            for (f, p) in self.files.iter().zip(self.paths) {
+                let (b, c) = pread_chunked(f, &mut self.buf, self.chunk)
+                    .with_context(|| format!("reading {}", self.fs.path(p).display()))?;
+                bytes += b as u64;
+                calls += c;
+            }
+        }
+        Ok((bytes, calls))
+    }
+}
+
+fn clock_ns(id: ClockId) -> Result<u64> {
+    let t = clock_gettime(id).with_context(|| format!("clock_gettime({id})"))?;
+    Ok(ns(t.tv_sec(), t.tv_nsec(), 1))
+}
+
+/// The calling thread's `ru_stime` (microsecond resolution).
+fn sys_ns() -> Result<u64> {
+    let u = getrusage(UsageWho::RUSAGE_THREAD).context("getrusage(RUSAGE_THREAD)")?;
+    let t = u.system_time();
+    Ok(ns(t.tv_sec(), t.tv_usec(), 1_000))
+}
+
+/// Nanoseconds of `sec` seconds plus `sub` units of `unit_ns` (timespec or
+/// timeval; the field types differ between targets, hence `Into`).
+fn ns(sec: impl Into<i64>, sub: impl Into<i64>, unit_ns: i64) -> u64 {
+    let total = sec
+        .into()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(sub.into().saturating_mul(unit_ns));
+    u64::try_from(total).unwrap_or(0)
+}
+
+/// Pins the calling thread to one CPU; restores the old affinity on drop.
+pub struct Pinned {
+    previous: CpuSet,
+}
+
+impl Pinned {
+    /// Pin the calling thread to `cpu`.
+    pub fn to(cpu: usize) -> Result<Self> {
+        let me = Pid::from_raw(0);
+        let previous = sched_getaffinity(me).context("sched_getaffinity")?;
+        let mut set = CpuSet::new();
+        set.set(cpu)
+            .with_context(|| format!("CPU {cpu} is out of range"))?;
+        sched_setaffinity(me, &set).with_context(|| format!("pinning to CPU {cpu}"))?;
+        Ok(Pinned { previous })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if let Err(e) = sched_setaffinity(Pid::from_raw(0), &self.previous) {
+            eprintln!("irqlab: warning: could not restore the CPU affinity: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_methods_count_reads_and_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), vec![b'x'; 300]).unwrap();
+        std::fs::write(dir.path().join("b"), b"1,0\n").unwrap();
+        let fs = HostFs::new(dir.path());
+        let paths = vec!["a".to_string(), "b".to_string()];
+        for m in Method::ALL {
+            let b = measure(&fs, &paths, m, 128, 5).unwrap();
+            let s = &b.samples;
+            assert_eq!(s.len(), 5);
+            // a: 128+128+44+0 = 4 calls, b: 4+0 = 2 calls.
+            assert!(s.iter().all(|r| r.calls == 6 && r.bytes == 304), "{m:?}");
+            assert!(s.iter().all(|r| r.cpu_ns <= r.wall_ns), "{s:?}");
+            assert!(b.rusage_sys_ns <= b.cpu_ns);
+        }
+        assert!(measure(&fs, &["missing".to_string()], Method::Pread, 4096, 1).is_err());
+    }
+
+    #[test]
+    fn pinning_is_restored() {
+        let me = Pid::from_raw(0);
+        let before = sched_getaffinity(me).unwrap();
+        {
+            let _pin = Pinned::to(0).unwrap();
+            let now = sched_getaffinity(me).unwrap();
+            assert!(now.is_set(0).unwrap());
+            assert!(!now.is_set(1).unwrap_or(false));
+        }
+        assert_eq!(sched_getaffinity(me).unwrap(), before);
+        assert!(Pinned::to(100_000).is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! Probe: what reading `/proc/interrupts` and friends costs on this
+//! kernel. For every target × method × buffer size it times a number of
+//! reads (wall and thread-CPU time, read calls, bytes) and builds a
+//! [`ProbeReport`]: one run, which `irqlab compare` reads as one trial.
+//! All file access goes through HostFs (`--root` works on synthesized
+//! trees). `cmd/probe.rs` only turns flags into a [`Plan`] and writes the
+//! report.
+//!
+//! - `target`: what is read, and the environment recorded with it;
+//! - `measure`: the timed loop (clocks, pinning);
+//! - `summary`: per-row statistics (one system-time source, stated);
+//! - `report`: the report type and its table / JSON / CSV writers;
+//! - `size`: buffer sizes (`4k`, `1M`).
+
+pub mod measure;
+pub mod report;
+pub mod size;
+pub mod summary;
+pub mod target;
+
+pub use report::{ProbeReport, ProbeRow};
+
+use crate::host::HostFs;
+use crate::sampler::clock;
+use anyhow::{bail, Result};
+
+/// What one probe run measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Timed reads per target × method × buffer (at least 1).
+    pub reads: usize,
+    /// Bytes asked for per read() call.
+    pub buffers: Vec<usize>,
+    /// Pin the measuring thread to this CPU.
+    pub cpu: Option<usize>,
+}
+
+/// Measure every target present under `fs`'s root. `note` receives one
+/// line per target that is absent.
+pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<ProbeReport> {
+    if plan.reads == 0 {
+        bail!("a probe needs at least 1 read per row");
+    }
+    let (targets, missing) = target::discover(fs);
+    for m in &missing {
+        note(m);
+    }
+    if targets.is_empty() {
+        bail!("{}: none of the probe targets exist", fs.root().display());
+    }
+    let mut env = target::environment(fs);
+    env.reads = plan.reads;
+    env.buffers = plan.buffers.clone();
+    env.pinned_cpu = plan.cpu;
+    let start = clock::now()?;
+    let rows = {
+        let _pin = plan.cpu.map(measure::Pinned::to).transpose()?;
+        measure_all(fs, &targets, plan)?
+    };
+    let end = clock::now()?;
+    for row in &rows {
+        let bytes = row.summary.bytes_per_read.round() as u64;
+        env.sizes.entry(row.label.to_string()).or_insert(bytes);
+    }
+    Ok(ProbeReport {
+        env,
+        rows,
+        started_at: clock::rfc3339_utc(start.wall_ns),
+        duration_s: end.mono_ns.saturating_sub(start.mono_ns) as f64 / 1e9,
+    })
+}
+
+fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &Plan) -> Result<Vec<ProbeRow>> {
+    let mut rows = Vec::new();
+    for t in targets {
+        for method in measure::Method::ALL {
+            for &buffer in &plan.buffers {
+                let batch = measure::measure(fs, &t.paths, method, buffer, plan.reads)?;
+                let Some(summary) = summary::summarize(&batch) else {
+                    continue;
+                };
+                rows.push(ProbeRow {
+                    name: t.name,
+                    label: t.label,
+                    files: t.paths.len(),
+                    method,
+                    buffer,
+                    summary,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,364 @@
+//! The probe report (environment + one row per target × method × buffer)
+//! and its three output formats: an aligned table, a JSON probe result set
+//! and CSV. Formatting only; the numbers come from `summary`.
+//!
+//! JSON (version 2): a probe run is ONE trial. `trial` has the shape of a
+//! bench `trials.jsonl` line (`bench::results::TrialRecord`) with the
+//! run's medians as metrics (`<target>_<method>_<buf>_wall_ns`, `_cpu_ns`);
+//! `results` lists the same metrics with that one value each (what
+//! `irqlab compare` reads); per-read values are in `rows[].per_read` and are
+//! not trials.
+
+use super::measure::Method;
+use super::size::format_size;
+use super::summary::{Quantiles, Summary, CPU_CLOCK};
+use super::target::Env;
+use crate::direction::Direction;
+use crate::export::plural;
+use crate::results::{TrialRecord, Value as TrialValue};
+use anyhow::Result;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// One measured row.
+#[derive(Debug, Clone)]
+pub struct ProbeRow {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub files: usize,
+    pub method: Method,
+    pub buffer: usize,
+    pub summary: Summary,
+}
+
+impl ProbeRow {
+    /// Metric-name stem, e.g. `proc_interrupts_pread_4k`.
+    pub fn metric(&self) -> String {
+        let buf = format_size(self.buffer).to_ascii_lowercase();
+        format!("{}_{}_{buf}", self.name, self.method.name())
+    }
+
+    /// The run-level metrics of this row: median wall and CPU time per read.
+    fn trial_metrics(&self) -> [(String, f64); 2] {
+        let m = self.metric();
+        [
+            (format!("{m}_wall_ns"), self.summary.wall.p50),
+            (format!("{m}_cpu_ns"), self.summary.cpu.p50),
+        ]
+    }
+}
+
+/// Everything `probe` prints: one run.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeReport {
+    pub env: Env,
+    pub rows: Vec<ProbeRow>,
+    /// RFC 3339 UTC start of the run.
+    pub started_at: String,
+    pub duration_s: f64,
+}
+
+const CLOCK_NOTE: &str = "wall = CLOCK_MONOTONIC around each read; \
+cpu = CLOCK_THREAD_CPUTIME_ID inside that window (ns resolution, never above wall): \
+the read's system time plus the few ns of the syscall wrappers; \
+ru_sys = getrusage(RUSAGE_THREAD) ru_stime over the whole batch / reads \
+(tick-sampled, so not a per-read measurement).";
+
+/// Aligned table, times in µs.
+pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "{}", env_line(&r.env))?;
+    writeln!(
+        out,
+        "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>7}",
+        "target", "meth", "buf", "files", "read()", "bytes", "wall min", "p50", "p90", "p99", "max",
+        "cpu min", "p50", "p90", "p99", "max", "ru_sys"
+    )?;
+    for row in &r.rows {
+        let s = &row.summary;
+        writeln!(
+            out,
+            "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {} | {} | {:>7.1}",
+            row.label,
+            row.method.name(),
+            format_size(row.buffer),
+            row.files,
+            num(s.calls_per_read),
+            num(s.bytes_per_read),
+            micros(&s.wall),
+            micros(&s.cpu),
+            s.rusage_sys_per_read_ns / 1e3
+        )?;
+    }
+    writeln!(
+        out,
+        "times in µs over {} per row; {CLOCK_NOTE}",
+        plural(r.env.reads, "read")
+    )?;
+    Ok(())
+}
+
+fn env_line(e: &Env) -> String {
+    let or = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".to_string());
+    let cpus = e
+        .cpus
+        .map_or_else(|| "? CPUs".to_string(), |c| plural(c, "CPU"));
+    let pin = e.pinned_cpu.map_or_else(
+        || "not pinned".to_string(),
+        |c| format!("pinned to CPU {c}"),
+    );
+    format!(
+        "kernel {}, {cpus}, {}, {}, boot {}, {pin}",
+        or(&e.kernel),
+        plural(e.irq_descriptors, "IRQ descriptor"),
+        plural(e.proc_irq_dirs, "/proc/irq dir"),
+        or(&e.boot_id)
+    )
+}
+
+fn micros(q: &Quantiles) -> String {
+    format!(
+        "{:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1}",
+        q.min / 1e3,
+        q.p50 / 1e3,
+        q.p90 / 1e3,
+        q.p99 / 1e3,
+        q.max / 1e3
+    )
+}
+
+/// An integer when whole, else up to three decimals (no float noise).
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn quantiles_json(q: &Quantiles) -> Value {
+    json!({"min": q.min, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max})
+}
+
+/// The run as one trial record (the shape of a bench `trials.jsonl` line).
+pub fn trial(r: &ProbeReport) -> TrialRecord {
+    let mut metrics = BTreeMap::new();
+    for row in &r.rows {
+        for (name, value) in row.trial_metrics() {
+            let v = TrialValue {
+                value,
+                unit: "ns".to_string(),
+                direction: Direction::Lower,
+            };
+            metrics.insert(name, v);
+        }
+    }
+    TrialRecord {
+        schema: crate::results::SCHEMA,
+        variant: String::new(),
+        trial: 1,
+        gap: None,
+        boot_id: r.env.boot_id.clone().unwrap_or_default(),
+        started_at: r.started_at.clone(),
+        duration_s: r.duration_s,
+        metrics,
+        notes: Vec::new(),
+    }
+}
+
+/// The probe result set (see the module doc and README for the contract).
+pub fn to_json(r: &ProbeReport) -> Value {
+    let e = &r.env;
+    let env = json!({
+        "kernel": e.kernel, "boot_id": e.boot_id, "cpus": e.cpus,
+        "irq_descriptors": e.irq_descriptors, "proc_irq_dirs": e.proc_irq_dirs,
+        "file_sizes": e.sizes, "pinned_cpu": e.pinned_cpu, "reads": e.reads,
+        "buffers": e.buffers,
+    });
+    let mut rows = Vec::new();
+    let mut results = Vec::new();
+    for row in &r.rows {
+        let s = &row.summary;
+        rows.push(json!({
+            "metric": row.metric(), "target": row.label, "method": row.method.name(),
+            "buffer": row.buffer, "files": row.files, "reads": s.reads,
+            "syscalls_per_read": s.calls_per_read, "bytes_per_read": s.bytes_per_read,
+            "wall_ns": quantiles_json(&s.wall),
+            "cpu_ns": quantiles_json(&s.cpu),
+            "cpu_clock": CPU_CLOCK,
+            "rusage_sys_per_read_ns": s.rusage_sys_per_read_ns,
+            "per_read": {"wall_ns": s.wall_values, "cpu_ns": s.cpu_values},
+        }));
+        for (metric, value) in row.trial_metrics() {
+            results.push(json!({"metric": metric, "unit": "ns",
+                "direction": "lower", "values": [value]}));
+        }
+    }
+    json!({"kind": "probe", "version": 2, "boot_id": e.boot_id,
+        "started_at": r.started_at, "env": env, "rows": rows,
+        "trial": trial(r), "results": results})
+}
+
+/// Pretty JSON plus a newline.
+pub fn write_json(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &to_json(r)).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+const CSV_HEADER: [&str; 21] = [
+    "target",
+    "method",
+    "buffer",
+    "files",
+    "reads",
+    "syscalls_per_read",
+    "bytes_per_read",
+    "wall_min_ns",
+    "wall_p50_ns",
+    "wall_p90_ns",
+    "wall_p99_ns",
+    "wall_max_ns",
+    "cpu_min_ns",
+    "cpu_p50_ns",
+    "cpu_p90_ns",
+    "cpu_p99_ns",
+    "cpu_max_ns",
+    "cpu_clock",
+    "rusage_sys_per_read_ns",
+    "kernel",
+    "boot_id",
+];
+
+/// One CSV line per row, times in whole ns.
+pub fn write_csv(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(CSV_HEADER)?;
+    for row in &r.rows {
+        let s = &row.summary;
+        let q = |q: &Quantiles| [q.min, q.p50, q.p90, q.p99, q.max].map(num);
+        let mut rec = vec![
+            row.label.to_string(),
+            row.method.name().to_string(),
+            row.buffer.to_string(),
+            row.files.to_string(),
+            s.reads.to_string(),
+            num(s.calls_per_read),
+            num(s.bytes_per_read),
+        ];
+        rec.extend(q(&s.wall));
+        rec.extend(q(&s.cpu));
+        rec.push(CPU_CLOCK.to_string());
+        rec.push(num(s.rusage_sys_per_read_ns));
+        rec.push(r.env.kernel.clone().unwrap_or_default());
+        rec.push(r.env.boot_id.clone().unwrap_or_default());
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::probe::measure::Batch;
+    use crate::probe::summary::{summarize, ReadSample};
+
+    fn report() -> ProbeReport {
+        let samples: Vec<ReadSample> = (0..10)
+            .map(|i| ReadSample {
+                wall_ns: 80_000 + i * 1000,
+                cpu_ns: 79_000,
+                calls: 2,
+                bytes: 2252,
+            })
+            .collect();
+        let batch = Batch {
+            samples,
+            rusage_sys_ns: 681_037,
+            cpu_ns: 790_000,
+        };
+        let row = ProbeRow {
+            name: "proc_interrupts",
+            label: "/proc/interrupts",
+            files: 1,
+            method: Method::Pread,
+            buffer: 4096,
+            summary: summarize(&batch).unwrap(),
+        };
+        ProbeReport {
+            env: Env {
+                reads: 10,
+                boot_id: Some("b00t".to_string()),
+                ..Env::default()
+            },
+            rows: vec![row],
+            started_at: "2026-11-30T12:00:00.000Z".to_string(),
+            duration_s: 0.5,
+        }
+    }
+
+    #[test]
+    fn json_run_is_one_trial() {
+        let v = to_json(&report());
+        assert_eq!(
+            (v["kind"].as_str(), v["version"].as_u64()),
+            (Some("probe"), Some(2))
+        );
+        let results = v["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0]["metric"], "proc_interrupts_pread_4k_wall_ns");
+        assert_eq!(results[0]["values"], json!([84_500.0]));
+        assert_eq!(results[1]["metric"], "proc_interrupts_pread_4k_cpu_ns");
+        let t: TrialRecord = serde_json::from_value(v["trial"].clone()).unwrap();
+        assert_eq!((t.trial, t.boot_id.as_str()), (0, "b00t"));
+        let wall = &t.metrics["proc_interrupts_pread_4k_wall_ns"];
+        assert_eq!((wall.value, wall.direction), (84_500.0, Direction::Lower));
+        assert_eq!(t.metrics.len(), 2);
+        let row = &v["rows"][0];
+        assert_eq!(row["cpu_clock"], "CLOCK_THREAD_CPUTIME_ID");
+        assert_eq!(row["per_read"]["wall_ns"].as_array().unwrap().len(), 10);
+        assert_eq!(row["syscalls_per_read"], 2.0);
+        assert_eq!(row["rusage_sys_per_read_ns"], 68_103.7);
+    }
+
+    #[test]
+    fn table_and_csv_have_one_line_per_row_without_float_noise() {
+        let mut t = Vec::new();
+        write_table(&report(), &mut t).unwrap();
+        let t = String::from_utf8(t).unwrap();
+        assert!(t.contains("/proc/interrupts"), "{t}");
+        assert!(t.contains("84.5"), "{t}");
+        assert!(t.contains("over 10 reads per row"), "{t}");
+        assert!(t.contains("? CPUs, 0 IRQ descriptors"), "{t}");
+        let mut c = Vec::new();
+        write_csv(&report(), &mut c).unwrap();
+        let c = String::from_utf8(c).unwrap();
+        assert_eq!(c.lines().count(), 2);
+        let line = c.lines().nth(1).unwrap();
+        assert!(
+            line.starts_with("/proc/interrupts,pread,4096,1,10,2,2252,80000,84500,"),
+            "{line}"
+        );
+        assert!(line.contains(",CLOCK_THREAD_CPUTIME_ID,68103.7,"), "{line}");
+        assert!(
+            !line.contains("9999") && !line.contains("0000001"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn wording_is_singular_for_one() {
+        let mut r = report();
+        r.env.reads = 1;
+        r.env.cpus = Some(1);
+        r.env.irq_descriptors = 1;
+        let mut t = Vec::new();
+        write_table(&r, &mut t).unwrap();
+        let t = String::from_utf8(t).unwrap();
+        assert!(t.contains("1 CPU, 1 IRQ descriptor,"), "{t}");
+        assert!(t.contains("over 1 read per row"), "{t}");
+    }
+}

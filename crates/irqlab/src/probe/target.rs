@@ -1,0 +1,173 @@
+//! What `probe` reads: the targets (one file, or a family of per-IRQ files
+//! read together as one "read") and the environment recorded with the
+//! results. Everything goes through HostFs, so `--root` trees work.
+
+use crate::host::HostFs;
+use std::collections::BTreeMap;
+
+/// One thing whose read cost is measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Metric-name prefix, e.g. `proc_interrupts`.
+    pub name: &'static str,
+    /// Human label, e.g. `/proc/interrupts` or `/sys/kernel/irq/*/per_cpu_count`.
+    pub label: &'static str,
+    /// Root-relative files read together as one read.
+    pub paths: Vec<String>,
+}
+
+/// The targets present under `fs`'s root, in a fixed order, plus a note for
+/// each one that is missing.
+pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
+    let candidates = [
+        single(fs, "proc_interrupts", "/proc/interrupts", "proc/interrupts"),
+        single(fs, "proc_softirqs", "/proc/softirqs", "proc/softirqs"),
+        single(fs, "proc_stat", "/proc/stat", "proc/stat"),
+        per_irq(
+            fs,
+            "sys_per_cpu_count",
+            "/sys/kernel/irq/*/per_cpu_count",
+            "sys/kernel/irq",
+            "per_cpu_count",
+        ),
+        per_irq(
+            fs,
+            "proc_smp_affinity_list",
+            "/proc/irq/*/smp_affinity_list",
+            "proc/irq",
+            "smp_affinity_list",
+        ),
+    ];
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for t in candidates {
+        if t.paths.is_empty() {
+            missing.push(format!("{} not found, skipped", t.label));
+        } else {
+            found.push(t);
+        }
+    }
+    (found, missing)
+}
+
+fn single(fs: &HostFs, name: &'static str, label: &'static str, rel: &str) -> Target {
+    let paths = if fs.open(rel).is_ok() {
+        vec![rel.to_string()]
+    } else {
+        Vec::new()
+    };
+    Target { name, label, paths }
+}
+
+fn per_irq(fs: &HostFs, name: &'static str, label: &'static str, dir: &str, file: &str) -> Target {
+    let mut irqs: Vec<(u32, String)> = fs
+        .list_dir(dir)
+        .into_iter()
+        .filter_map(|n| n.parse::<u32>().ok().map(|irq| (irq, n)))
+        .collect();
+    irqs.sort();
+    let paths = irqs
+        .into_iter()
+        .map(|(_, n)| format!("{dir}/{n}/{file}"))
+        .filter(|p| fs.open(p).is_ok())
+        .collect();
+    Target { name, label, paths }
+}
+
+/// The machine the numbers were measured on.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Env {
+    pub kernel: Option<String>,
+    pub boot_id: Option<String>,
+    /// CPU columns in the /proc/interrupts header (online CPUs).
+    pub cpus: Option<usize>,
+    /// Entries of /sys/kernel/irq (allocated descriptors).
+    pub irq_descriptors: usize,
+    /// Numbered directories of /proc/irq (IRQs that ever had an action).
+    pub proc_irq_dirs: usize,
+    /// Bytes per read of each target (filled from the measurements).
+    pub sizes: BTreeMap<String, u64>,
+    pub pinned_cpu: Option<usize>,
+    pub reads: usize,
+    pub buffers: Vec<usize>,
+}
+
+/// Collect what can be known about the machine under `fs`'s root.
+pub fn environment(fs: &HostFs) -> Env {
+    let numbered = |dir: &str| {
+        fs.list_dir(dir)
+            .iter()
+            .filter(|n| n.parse::<u32>().is_ok())
+            .count()
+    };
+    let mut buf = Vec::new();
+    let cpus = fs
+        .read_once("proc/interrupts", &mut buf)
+        .ok()
+        .and_then(|(n, _)| buf.get(..n))
+        .and_then(|b| irqlab_core::Interrupts::parse(b).ok())
+        .map(|i| i.cpus.len());
+    Env {
+        kernel: fs.read_attr("proc/sys/kernel/osrelease"),
+        boot_id: fs.read_attr("proc/sys/kernel/random/boot_id"),
+        cpus,
+        irq_descriptors: numbered("sys/kernel/irq"),
+        proc_irq_dirs: numbered("proc/irq"),
+        ..Env::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_present_targets_in_irq_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in [
+            "proc/irq/10",
+            "proc/irq/9",
+            "sys/kernel/irq/9",
+            "proc/sys/kernel",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(
+            root.join("proc/interrupts"),
+            "  CPU0 CPU1\n 9: 1 2 IO-APIC 9-fasteoi acpi\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("proc/irq/10/smp_affinity_list"), "0-1\n").unwrap();
+        std::fs::write(root.join("proc/irq/9/smp_affinity_list"), "0\n").unwrap();
+        std::fs::write(root.join("proc/irq/default_smp_affinity"), "3\n").unwrap();
+        std::fs::write(root.join("sys/kernel/irq/9/per_cpu_count"), "1,2\n").unwrap();
+        std::fs::write(root.join("proc/sys/kernel/osrelease"), "6.18.0\n").unwrap();
+        let fs = HostFs::new(root);
+        let (found, missing) = discover(&fs);
+        let names: Vec<&str> = found.iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "proc_interrupts",
+                "sys_per_cpu_count",
+                "proc_smp_affinity_list"
+            ]
+        );
+        assert_eq!(
+            found[2].paths,
+            [
+                "proc/irq/9/smp_affinity_list",
+                "proc/irq/10/smp_affinity_list"
+            ]
+        );
+        assert_eq!(missing.len(), 2);
+        let env = environment(&fs);
+        assert_eq!(env.kernel.as_deref(), Some("6.18.0"));
+        assert_eq!(env.boot_id, None);
+        assert_eq!(
+            (env.cpus, env.irq_descriptors, env.proc_irq_dirs),
+            (Some(2), 1, 2)
+        );
+    }
+}

@@ -1,0 +1,513 @@
+//! The `/metrics` body: Prometheus text format (version 0.0.4) from one
+//! [`Sample`] of raw counters. Rates are PromQL's job; nothing here
+//! divides by time. Names, labels and per-CPU shaping follow
+//! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
+//! `Vec<u8>`, reads nothing.
+
+use super::accum::Sums;
+use super::options::{Naming, Options, PerCpu};
+use crate::record::source::{Sample, ThreadTotal};
+use crate::threads::ThreadKind;
+use irqlab_core::interrupts::{IrqRow, Shape};
+use irqlab_core::stat::CpuTimes;
+use irqlab_core::Snapshot;
+use std::io::Write;
+
+/// irqlab's own counters, as of the sample being rendered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OwnStats {
+    /// CPU time of the whole process (all threads), ns.
+    pub process_cpu_ns: u64,
+    /// CPU time spent sampling and rendering, ns.
+    pub sampling_cpu_ns: u64,
+    pub samples: u64,
+    pub scrapes: u64,
+    pub max_rss_bytes: u64,
+}
+
+/// Renders bodies; keeps the monotonic sums between samples.
+#[derive(Debug)]
+pub struct Renderer {
+    opts: Options,
+    irqs: Sums,
+    softirqs: Sums,
+    ksoftirqd: Sums,
+    /// Series written into the last body.
+    series: u64,
+}
+
+/// A family being written: its name and where the series go.
+struct Family<'a> {
+    name: &'static str,
+    out: &'a mut Vec<u8>,
+    series: &'a mut u64,
+}
+
+impl Family<'_> {
+    /// One series: `name{labels} value`.
+    fn line(&mut self, labels: &str, value: Value) {
+        let o = &mut *self.out;
+        o.extend_from_slice(self.name.as_bytes());
+        o.push(b'{');
+        o.extend_from_slice(labels.as_bytes());
+        o.extend_from_slice(b"} ");
+        value.write(o);
+        o.push(b'\n');
+        *self.series += 1;
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Value {
+    Int(u64),
+    /// A count of `unit`-ths of a second, written in seconds.
+    Seconds {
+        count: u64,
+        unit: u64,
+    },
+}
+
+impl Value {
+    fn write(self, o: &mut Vec<u8>) {
+        match self {
+            Value::Int(v) => o.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            Value::Seconds { count, unit } => {
+                let unit = unit.max(1);
+                o.extend_from_slice(itoa::Buffer::new().format(count / unit).as_bytes());
+                let frac = u128::from(count % unit) * 1_000_000_000 / u128::from(unit);
+                if frac != 0 {
+                    let digits = format!(".{frac:09}");
+                    o.extend_from_slice(digits.trim_end_matches('0').as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// Append `v` to `out` as a label value (`\`, `"` and newline escaped).
+pub fn escape_into(out: &mut String, v: &str) {
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// `a="x",b="y"` from pairs.
+fn labels(pairs: &[(&str, &str)]) -> String {
+    let mut s = String::with_capacity(64);
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(k);
+        s.push_str("=\"");
+        escape_into(&mut s, v);
+        s.push('"');
+    }
+    s
+}
+
+fn header(out: &mut Vec<u8>, name: &str, help: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+impl Renderer {
+    pub fn new(opts: Options) -> Renderer {
+        Renderer {
+            opts,
+            irqs: Sums::default(),
+            softirqs: Sums::default(),
+            ksoftirqd: Sums::default(),
+            series: 0,
+        }
+    }
+
+    /// The options this renderer was built with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Write the whole body for `s` into `out` (cleared first).
+    pub fn render(&mut self, s: &Sample, own: &OwnStats, out: &mut Vec<u8>) {
+        out.clear();
+        self.series = 0;
+        self.interrupts(&s.snap, out);
+        self.softirqs_family(&s.snap, out);
+        self.cpu_time(&s.snap, out);
+        self.threads(&s.threads, out);
+        self.own(own, s.snap.wall_ns, out);
+    }
+
+    fn interrupts(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
+        let (name, help) = match self.opts.naming {
+            Naming::Irqlab => (
+                "irqlab_interrupts_total",
+                "Interrupts handled per IRQ and CPU (raw /proc/interrupts counters; arch rows by label).",
+            ),
+            Naming::Node => ("node_interrupts_total", "Interrupt details."),
+        };
+        header(out, name, help, "counter");
+        let Some(m) = snap.interrupts.as_ref() else {
+            return;
+        };
+        self.irqs.begin();
+        let mut seen: Vec<(&str, u32)> = Vec::new();
+        let mut fam = Family {
+            name,
+            out,
+            series: &mut self.series,
+        };
+        for row in m.rows() {
+            if !self.opts.keep(&row.label, &row.description) {
+                continue;
+            }
+            let occurrence = occurrence(&mut seen, row);
+            let key = row_labels(self.opts.naming, row, occurrence);
+            match row.shape {
+                Shape::PerCpu => per_cpu(
+                    &mut fam,
+                    &self.opts,
+                    &mut self.irqs,
+                    &key,
+                    &m.cpus,
+                    &row.counts,
+                ),
+                Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
+                    let l = format!("cpu=\"all\",{key}");
+                    fam.line(&l, Value::Int(row.total()));
+                }
+                _ => {}
+            }
+        }
+        self.irqs.finish();
+    }
+
+    fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
+        let (name, help, label) = match self.opts.naming {
+            Naming::Irqlab => (
+                "irqlab_softirqs_total",
+                "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
+                "vector",
+            ),
+            Naming::Node => (
+                "node_softirqs_total",
+                "Softirq counts per vector and CPU.",
+                "vector",
+            ),
+        };
+        header(out, name, help, "counter");
+        let Some(m) = snap.softirqs.as_ref() else {
+            return;
+        };
+        self.softirqs.begin();
+        let mut fam = Family {
+            name,
+            out,
+            series: &mut self.series,
+        };
+        for row in &m.rows {
+            let key = labels(&[(label, &row.name)]);
+            let n = row.counts.len().min(m.cpus.len());
+            let (cpus, counts) = (&m.cpus[..n], &row.counts[..n]);
+            per_cpu(&mut fam, &self.opts, &mut self.softirqs, &key, cpus, counts);
+        }
+        self.softirqs.finish();
+    }
+
+    fn cpu_time(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
+        let Some(st) = snap.stat.as_ref() else {
+            return;
+        };
+        let unit = self.opts.ticks_per_s;
+        // (cpu label, irq ticks, softirq ticks)
+        let rows: Vec<(String, u64, u64)> = if self.opts.per_cpu == PerCpu::All {
+            let id = |c: &CpuTimes| c.cpu.map(|c| c.to_string()).unwrap_or_default();
+            st.cpus
+                .iter()
+                .map(|c| (id(c), c.irq(), c.softirq()))
+                .collect()
+        } else {
+            vec![("all".into(), st.total.irq(), st.total.softirq())]
+        };
+        let pick = |r: &(String, u64, u64), mode: &str| if mode == "irq" { r.1 } else { r.2 };
+        for mode in ["irq", "softirq"] {
+            let (name, help) = match (self.opts.naming, mode) {
+                (Naming::Node, _) => (
+                    "node_cpu_seconds_total",
+                    "Seconds the CPUs spent in each mode (irq and softirq only).",
+                ),
+                (Naming::Irqlab, "irq") => (
+                    "irqlab_cpu_irq_seconds_total",
+                    "CPU time in hard interrupt context per CPU (/proc/stat).",
+                ),
+                (Naming::Irqlab, _) => (
+                    "irqlab_cpu_softirq_seconds_total",
+                    "CPU time in softirq context per CPU (/proc/stat).",
+                ),
+            };
+            // node_cpu_seconds_total is one family: its header comes once.
+            if self.opts.naming == Naming::Irqlab || mode == "irq" {
+                header(out, name, help, "counter");
+            }
+            let mut fam = Family {
+                name,
+                out,
+                series: &mut self.series,
+            };
+            for r in &rows {
+                let l = match self.opts.naming {
+                    Naming::Irqlab => labels(&[("cpu", &r.0)]),
+                    Naming::Node => labels(&[("cpu", &r.0), ("mode", mode)]),
+                };
+                fam.line(
+                    &l,
+                    Value::Seconds {
+                        count: pick(r, mode),
+                        unit,
+                    },
+                );
+            }
+        }
+    }
+
+    fn threads(&mut self, threads: &[ThreadTotal], out: &mut Vec<u8>) {
+        let mut ks: Vec<(u32, u64)> = threads
+            .iter()
+            .filter_map(|t| match t.kind {
+                ThreadKind::Ksoftirqd { cpu } => Some((cpu, t.cpu_ns)),
+                ThreadKind::IrqThread { .. } => None,
+            })
+            .collect();
+        ks.sort_unstable();
+        let name = "irqlab_ksoftirqd_cpu_seconds_total";
+        header(out, name, "CPU time of the ksoftirqd/N threads.", "counter");
+        if !ks.is_empty() {
+            let cpus: Vec<u32> = ks.iter().map(|k| k.0).collect();
+            let ns: Vec<u64> = ks.iter().map(|k| k.1).collect();
+            let mut fam = Family {
+                name,
+                out,
+                series: &mut self.series,
+            };
+            self.ksoftirqd.begin();
+            per_cpu_with(
+                &mut fam,
+                &self.opts,
+                &mut self.ksoftirqd,
+                "",
+                &cpus,
+                &ns,
+                1_000_000_000,
+            );
+            self.ksoftirqd.finish();
+        }
+        let name = "irqlab_irq_thread_cpu_seconds_total";
+        header(
+            out,
+            name,
+            "CPU time of the threaded interrupt handlers irq/N-name.",
+            "counter",
+        );
+        let mut fam = Family {
+            name,
+            out,
+            series: &mut self.series,
+        };
+        for t in threads {
+            let ThreadKind::IrqThread { irq } = t.kind else {
+                continue;
+            };
+            let irq = irq.to_string();
+            if self.opts.keep(&irq, &t.name) {
+                let l = labels(&[("irq", &irq), ("thread", &t.name)]);
+                fam.line(
+                    &l,
+                    Value::Seconds {
+                        count: t.cpu_ns,
+                        unit: 1_000_000_000,
+                    },
+                );
+            }
+        }
+    }
+
+    fn own(&mut self, own: &OwnStats, wall_ns: u64, out: &mut Vec<u8>) {
+        let secs = |ns| Value::Seconds {
+            count: ns,
+            unit: 1_000_000_000,
+        };
+        let rows: [(&'static str, &str, &str, Value); 6] = [
+            (
+                "irqlab_process_cpu_seconds_total",
+                "CPU time of the whole irqlab process.",
+                "counter",
+                secs(own.process_cpu_ns),
+            ),
+            (
+                "irqlab_sampling_cpu_seconds_total",
+                "CPU time irqlab spent reading /proc and rendering this body.",
+                "counter",
+                secs(own.sampling_cpu_ns),
+            ),
+            (
+                "irqlab_samples_total",
+                "Samples taken (the body is re-rendered once per sample).",
+                "counter",
+                Value::Int(own.samples),
+            ),
+            (
+                "irqlab_scrapes_total",
+                "Scrapes answered before this sample.",
+                "counter",
+                Value::Int(own.scrapes),
+            ),
+            (
+                "irqlab_process_max_resident_memory_bytes",
+                "Peak resident memory of the irqlab process.",
+                "gauge",
+                Value::Int(own.max_rss_bytes),
+            ),
+            (
+                "irqlab_last_sample_timestamp_seconds",
+                "Wall-clock time of the sample this body is from.",
+                "gauge",
+                secs(wall_ns),
+            ),
+        ];
+        for (name, help, kind, v) in rows {
+            header(out, name, help, kind);
+            out.extend_from_slice(name.as_bytes());
+            out.push(b' ');
+            v.write(out);
+            out.push(b'\n');
+        }
+        let series = self.series + 7;
+        header(
+            out,
+            "irqlab_exposed_series",
+            "Series in this body (cardinality).",
+            "gauge",
+        );
+        let _ = writeln!(out, "irqlab_exposed_series {series}");
+    }
+}
+
+/// 0 for the first row with a label, 1 for the next one … (arch rows may repeat).
+fn occurrence<'a>(seen: &mut Vec<(&'a str, u32)>, row: &'a IrqRow) -> u32 {
+    if row.irq.is_some() {
+        return 0;
+    }
+    if let Some(e) = seen.iter_mut().find(|e| e.0 == row.label) {
+        e.1 += 1;
+        return e.1;
+    }
+    seen.push((&row.label, 0));
+    0
+}
+
+/// The labels of a row, without `cpu`.
+fn row_labels(naming: Naming, row: &IrqRow, occurrence: u32) -> String {
+    let id = if occurrence == 0 {
+        row.label.clone()
+    } else {
+        format!("{}#{occurrence}", row.label)
+    };
+    match naming {
+        Naming::Irqlab => {
+            let (chip, actions) = match row.irq {
+                Some(_) => (row.parts.chip.as_str(), row.parts.actions.as_str()),
+                None => ("", ""),
+            };
+            labels(&[("irq", &id), ("chip", chip), ("actions", actions)])
+        }
+        Naming::Node => {
+            let mut words = row.description.split_whitespace();
+            let (info, devices) = match row.irq {
+                Some(_) => {
+                    let info = words.next().unwrap_or("");
+                    (info.to_string(), words.collect::<Vec<_>>().join(" "))
+                }
+                None => (words.collect::<Vec<_>>().join(" "), String::new()),
+            };
+            labels(&[("type", &id), ("info", &info), ("devices", &devices)])
+        }
+    }
+}
+
+fn per_cpu(
+    fam: &mut Family,
+    opts: &Options,
+    sums: &mut Sums,
+    key: &str,
+    cpus: &[u32],
+    counts: &[u64],
+) {
+    per_cpu_with(fam, opts, sums, key, cpus, counts, 0);
+}
+
+/// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
+/// integers, otherwise seconds of `unit`-ths.
+fn per_cpu_with(
+    fam: &mut Family,
+    opts: &Options,
+    sums: &mut Sums,
+    key: &str,
+    cpus: &[u32],
+    counts: &[u64],
+    unit: u64,
+) {
+    let n = cpus.len().min(counts.len());
+    let (cpus, counts) = (&cpus[..n], &counts[..n]);
+    let value = |v: u64| match unit {
+        0 => Value::Int(v),
+        u => Value::Seconds { count: v, unit: u },
+    };
+    let sep = if key.is_empty() { "" } else { "," };
+    let mut buf = itoa::Buffer::new();
+    let line = |fam: &mut Family, cpu: &str, v: u64| {
+        let l = format!("cpu=\"{cpu}\"{sep}{key}");
+        fam.line(&l, value(v));
+    };
+    match opts.per_cpu {
+        PerCpu::All => {
+            for (&c, &v) in cpus.iter().zip(counts) {
+                line(fam, buf.format(c), v);
+            }
+        }
+        PerCpu::Sum => {
+            let (sum, _) = sums.update(key, cpus, counts, &[]);
+            line(fam, "all", sum);
+        }
+        PerCpu::Top(k) => {
+            let shown = top_k(counts, k);
+            let (_, other) = sums.update(key, cpus, counts, &shown);
+            for (i, (&c, &v)) in cpus.iter().zip(counts).enumerate() {
+                if shown.get(i).copied().unwrap_or(false) {
+                    line(fam, buf.format(c), v);
+                }
+            }
+            line(fam, "other", other);
+        }
+    }
+}
+
+/// Marks the `k` largest counts (ties: lower column first).
+fn top_k(counts: &[u64], k: usize) -> Vec<bool> {
+    let mut idx: Vec<usize> = (0..counts.len()).collect();
+    idx.sort_by_key(|&i| (std::cmp::Reverse(counts.get(i).copied().unwrap_or(0)), i));
+    let mut shown = vec![false; counts.len()];
+    for &i in idx.iter().take(k) {
+        if let Some(s) = shown.get_mut(i) {
+            *s = true;
+        }
+    }
+    shown
+}
+
+#[cfg(test)]
+#[path = "render_tests.rs"]
+mod tests;

@@ -1,0 +1,134 @@
+use super::*;
+
+fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
+    Options {
+        per_cpu,
+        irq: None,
+        exclude: None,
+        naming,
+        ticks_per_s: 100,
+    }
+}
+
+fn sample(interrupts: &str) -> Sample {
+    let mut s = Sample::default();
+    s.snap.interrupts = irqlab_core::Interrupts::parse(interrupts.as_bytes()).ok();
+    s.snap.softirqs =
+        irqlab_core::Softirqs::parse(b"                    CPU0       CPU1\n          HI:          1          2\n      NET_RX:         10         20\n").ok();
+    s.snap.stat = irqlab_core::Stat::parse(b"cpu  1 2 3 4 5 150 7 0 0 0\ncpu0 1 2 3 4 5 50 7 0 0 0\ncpu1 1 2 3 4 5 100 7 0 0 0\nintr 0\n").ok();
+    s
+}
+
+const TWO: &str = "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\nERR:          3\n";
+
+fn body(r: &mut Renderer, s: &Sample) -> String {
+    let mut out = Vec::new();
+    r.render(s, &OwnStats::default(), &mut out);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn all_mode_lists_every_cpu_with_identity_labels() {
+    let mut r = Renderer::new(opts(PerCpu::All, Naming::Irqlab));
+    let b = body(&mut r, &sample(TWO));
+    assert!(
+        b.contains(
+            "irqlab_interrupts_total{cpu=\"1\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 7\n"
+        ),
+        "{b}"
+    );
+    assert!(
+        b.contains("irqlab_interrupts_total{cpu=\"0\",irq=\"LOC\",chip=\"\",actions=\"\"} 100\n")
+    );
+    assert!(
+        b.contains("irqlab_interrupts_total{cpu=\"all\",irq=\"ERR\",chip=\"\",actions=\"\"} 3\n")
+    );
+    assert!(b.contains("irqlab_softirqs_total{cpu=\"1\",vector=\"NET_RX\"} 20\n"));
+    assert!(
+        b.contains("irqlab_cpu_irq_seconds_total{cpu=\"1\"} 1\n"),
+        "{b}"
+    );
+    assert!(b.contains("irqlab_cpu_softirq_seconds_total{cpu=\"0\"} 0.07\n"));
+}
+
+#[test]
+fn node_mode_uses_node_exporter_names() {
+    let mut r = Renderer::new(opts(PerCpu::All, Naming::Node));
+    let b = body(&mut r, &sample(TWO));
+    assert!(b.contains("node_interrupts_total{cpu=\"0\",type=\"24\",info=\"IO-APIC\",devices=\"9-fasteoi acpi\"} 5\n"), "{b}");
+    assert!(b.contains("node_interrupts_total{cpu=\"1\",type=\"LOC\",info=\"Local timer interrupts\",devices=\"\"} 200\n"));
+    assert!(
+        !b.contains("type=\"ERR\""),
+        "node_exporter skips single-value rows"
+    );
+    assert!(b.contains("node_softirqs_total{cpu=\"0\",vector=\"HI\"} 1\n"));
+    assert!(
+        b.contains("node_cpu_seconds_total{cpu=\"1\",mode=\"irq\"} 1\n"),
+        "{b}"
+    );
+}
+
+#[test]
+fn sum_mode_does_not_drop_when_a_cpu_goes_offline() {
+    let mut r = Renderer::new(opts(PerCpu::Sum, Naming::Irqlab));
+    let b = body(&mut r, &sample(TWO));
+    assert!(b.contains("irqlab_interrupts_total{cpu=\"all\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 12\n"), "{b}");
+    let one = "           CPU0\n 24:          6  IO-APIC   9-fasteoi   acpi\n";
+    let b = body(&mut r, &sample(one));
+    assert!(
+        b.contains("irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 13\n"),
+        "{b}"
+    );
+}
+
+#[test]
+fn top_mode_shows_k_cpus_and_a_monotonic_other() {
+    let mut r = Renderer::new(opts(PerCpu::Top(1), Naming::Irqlab));
+    let b = body(&mut r, &sample(TWO));
+    assert!(
+        b.contains("{cpu=\"1\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 7\n"),
+        "{b}"
+    );
+    assert!(b.contains("{cpu=\"other\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 5\n"));
+    // CPU 0 overtakes CPU 1: CPU 1's increments (1) go to other from now on.
+    let next =
+        "           CPU0       CPU1\n 24:         20          8  IO-APIC   9-fasteoi   acpi\n";
+    let b = body(&mut r, &sample(next));
+    assert!(
+        b.contains("{cpu=\"0\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 20\n"),
+        "{b}"
+    );
+    assert!(
+        b.contains("{cpu=\"other\",irq=\"24\",chip=\"IO-APIC\",actions=\"acpi\"} 6\n"),
+        "{b}"
+    );
+}
+
+#[test]
+fn filters_and_escaping() {
+    let mut o = opts(PerCpu::All, Naming::Irqlab);
+    o.exclude = regex::Regex::new("^LOC$").ok();
+    let mut r = Renderer::new(o);
+    let quoted = "           CPU0\n 30:          1  PCI-MSI   5-edge   a\"b\\c\n";
+    let b = body(&mut r, &sample(quoted));
+    assert!(b.contains("actions=\"a\\\"b\\\\c\"} 1\n"), "{b}");
+    let b = body(&mut r, &sample(TWO));
+    assert!(!b.contains("irq=\"LOC\""));
+}
+
+#[test]
+fn seconds_are_exact_decimals() {
+    let mut o = Vec::new();
+    Value::Seconds {
+        count: 1_500_000_001,
+        unit: 1_000_000_000,
+    }
+    .write(&mut o);
+    o.push(b' ');
+    Value::Seconds {
+        count: 7,
+        unit: 100,
+    }
+    .write(&mut o);
+    assert_eq!(String::from_utf8(o).unwrap(), "1.500000001 0.07");
+}

@@ -1,0 +1,401 @@
+//! `irqlab bench` never mixes, drops or leaks: an output directory holding
+//! a run is refused without `--resume`, `--resume` refuses changed flags,
+//! a command after `--` runs the command workload, bad flags fail with
+//! exit code 2 before any file, and SIGINT/SIGTERM/SIGKILL (+ `irqlab
+//! restore`) leave no process of the workload's group and no temporary
+//! file behind. Against a fake tree (`--root`); the workloads are real.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use nix::errno::Errno;
+use nix::sys::signal::killpg;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const SYSCTL: &str = "proc/sys/kernel/irqlab_test";
+
+fn fake_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18/proc"
+    ));
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
+    for f in ["interrupts", "softirqs", "stat"] {
+        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join(SYSCTL), "0\n").unwrap();
+    std::fs::write(dir.path().join("proc/sys/kernel/osrelease"), "6.18-fake\n").unwrap();
+    std::fs::write(dir.path().join("proc/sys/kernel/random/boot_id"), "b\n").unwrap();
+    dir
+}
+
+fn bench(root: &Path) -> Command {
+    let mut c = Command::cargo_bin("irqlab").unwrap();
+    c.args(["bench", "--root"]).arg(root);
+    c.args(["--warmup", "0", "--irq", "LOC", "--label", "tip"]);
+    c
+}
+
+fn trials(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("trials.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn quick_run(root: &Path, out: &Path, n: &str) {
+    bench(root)
+        .arg("--out")
+        .arg(out)
+        .args(["--trials", n, "--duration", "50ms", "--", "true"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn out_dir_with_results_refuses_without_resume() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    quick_run(root.path(), &out, "3");
+    let plan = std::fs::read(out.join("plan.json")).unwrap();
+    bench(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "1", "--duration", "50ms", "-w", "timer"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "already holds the results of a run",
+        ))
+        .stderr(predicate::str::contains("--resume"));
+    assert_eq!(
+        std::fs::read(out.join("plan.json")).unwrap(),
+        plan,
+        "untouched"
+    );
+    assert_eq!(trials(&out.join("tip")).len(), 3);
+}
+
+#[test]
+fn resume_refuses_changed_trials_flag() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    quick_run(root.path(), &out, "2");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--resume"])
+        .arg(&out)
+        .args(["--trials", "4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--trials differs from the stored run (2 there, 4 here)",
+        ));
+    // The same value, or no flag at all, continues (nothing left to run).
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--resume"])
+        .arg(&out)
+        .args(["--trials", "2"])
+        .assert()
+        .success();
+    assert_eq!(trials(&out.join("tip")).len(), 2);
+}
+
+#[test]
+fn command_after_dashdash_runs_command_workload() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let mark = root.path().join("ran");
+    bench(root.path())
+        .arg("--out")
+        .arg(&out)
+        // 2 s: on a busy machine starting a shell may take a while.
+        .args(["--trials", "2", "--duration", "2s", "--", "sh", "-c"])
+        .arg(format!("echo x >> {}", mark.display()))
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "x\nx\n");
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["workloads"][0], "command");
+    // With another workload named explicitly it is a usage error.
+    bench(root.path())
+        .arg("--out")
+        .arg(root.path().join("out2"))
+        .args(["-w", "ipi", "--start", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs --workload command"));
+    assert!(!root.path().join("out2").exists());
+}
+
+#[test]
+fn bad_flags_fail_before_any_file() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--trials", "0", "--", "true"], "--trials 0"),
+        (&["--duration", "0s", "--", "true"], "--duration 0s"),
+        (
+            &["--sysctl", "kernel.no_such_knob=1", "--", "true"],
+            "unknown sysctl",
+        ),
+        (
+            &["--pin-thread", "no-such-thread*=0", "--", "true"],
+            "no thread named like",
+        ),
+        (
+            &["--governor", "--strict", "--", "true"],
+            "--strict: no cpufreq",
+        ),
+        (&["--irq-affinity", "999=0", "--", "true"], "IRQ 999"),
+        (&["--", "no-such-command-irqlab"], "not found"),
+        (&["--cpus", "5-2", "--", "true"], "--cpus"),
+        (
+            &["--irq", "(", "--", "true"],
+            "not a number, label or valid regex",
+        ),
+    ];
+    for (flags, msg) in cases {
+        let mut c = Command::cargo_bin("irqlab").unwrap();
+        c.args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out);
+        c.args(["--warmup", "0"]).args(*flags);
+        c.assert()
+            .code(2)
+            .stderr(predicate::str::contains(*msg))
+            .stderr(predicate::str::starts_with("irqlab: "));
+        assert!(!out.exists(), "{flags:?} left {}", out.display());
+    }
+    assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+    let s = std::fs::read_to_string(root.path().join(SYSCTL)).unwrap();
+    assert_eq!(s, "0\n");
+}
+
+#[test]
+fn progress_shows_headline_and_numbers_trials_from_1() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--trials", "2", "--duration", "50ms", "--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "trial 1/2: tip #1 irq_loc_per_sec=",
+        ))
+        .stderr(predicate::str::contains(
+            "trial 2/2: tip #2 irq_loc_per_sec=",
+        ));
+    let t = trials(&out.join("tip"));
+    assert_eq!(t[0]["trial"], 1);
+    let m = &t[0]["metrics"];
+    assert_eq!(m["irq_loc_per_sec"]["direction"], "none");
+    assert_eq!(m["softirq_timer_per_sec"]["direction"], "none");
+    assert_eq!(m["irqlab_sample_cpu_ns"]["direction"], "lower");
+}
+
+/// Spawn a bench whose command writes its pid (= process group) to a file.
+fn spawn_group_bench(root: &Path, pidfile: &Path) -> std::process::Child {
+    let script = format!(
+        "echo $$ > {}; sleep 1001 & while :; do :; done",
+        pidfile.display()
+    );
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(root.join("out"))
+        .args(["--warmup", "0", "--irq", "LOC", "--label", "tip"])
+        .args([
+            "--trials",
+            "5",
+            "--duration",
+            "60s",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn read_pid(pidfile: &Path) -> i32 {
+    assert!(
+        wait_for(Duration::from_secs(30), || std::fs::read_to_string(pidfile)
+            .is_ok_and(|s| s.ends_with('\n'))),
+        "the command never started"
+    );
+    std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// True once no process (not even a zombie) of group `pgid` remains;
+/// reaps members reparented to this test process.
+fn group_gone(pgid: i32) -> bool {
+    wait_for(Duration::from_secs(5), || {
+        while let Ok(ws) = waitpid(Pid::from_raw(-pgid), Some(WaitPidFlag::WNOHANG)) {
+            if ws == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        killpg(Pid::from_raw(pgid), None) == Err(Errno::ESRCH)
+    })
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn signal_kills_whole_process_group(sig: &str, code: i32) {
+    // Members orphaned by a killed irqlab come to us, so we can reap them.
+    nix::sys::prctl::set_child_subreaper(true).unwrap();
+    let root = fake_tree();
+    let pidfile = root.path().join("pid");
+    let mut child = spawn_group_bench(root.path(), &pidfile);
+    let pgid = read_pid(&pidfile);
+    assert_eq!(killpg(Pid::from_raw(pgid), None), Ok(()), "group running");
+    signal(&child, sig);
+    assert_eq!(child.wait().unwrap().code(), Some(code));
+    assert!(group_gone(pgid), "a process of group {pgid} remains");
+    assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+}
+
+#[test]
+fn sigint_kills_whole_process_group() {
+    signal_kills_whole_process_group("-INT", 130);
+}
+
+#[test]
+fn sigterm_kills_whole_process_group() {
+    signal_kills_whole_process_group("-TERM", 143);
+}
+
+#[test]
+fn sigkill_then_restore_kills_leftover_group() {
+    nix::sys::prctl::set_child_subreaper(true).unwrap();
+    let root = fake_tree();
+    let pidfile = root.path().join("pid");
+    let mut child = spawn_group_bench(root.path(), &pidfile);
+    let pgid = read_pid(&pidfile);
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    assert_eq!(
+        killpg(Pid::from_raw(pgid), None),
+        Ok(()),
+        "survives SIGKILL"
+    );
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["restore", "--root"])
+        .arg(root.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("process group {pgid}")));
+    assert!(group_gone(pgid), "a process of group {pgid} remains");
+}
+
+/// A directory on a real block device (the target dir), not tmpfs.
+fn disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn disk_files(dir: &Path, pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("irqlab-disk-{pid}-");
+    [dir, Path::new("/var/tmp")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .collect()
+}
+
+fn spawn_disk_bench(root: &Path, tmp: &Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(root.join("out"))
+        .args([
+            "--warmup", "0", "--irq", "LOC", "--label", "tip", "-w", "disk",
+        ])
+        .arg("--tmp-dir")
+        .arg(tmp)
+        .args(["--trials", "5", "--duration", "60s"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn disk_tempfile_removed_on_sigterm() {
+    let root = fake_tree();
+    let tmp = disk_dir();
+    let mut child = spawn_disk_bench(root.path(), tmp.path());
+    let pid = child.id();
+    assert!(
+        wait_for(Duration::from_secs(30), || !disk_files(tmp.path(), pid)
+            .is_empty()),
+        "the disk workload never created its file"
+    );
+    signal(&child, "-TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(disk_files(tmp.path(), pid), Vec::<PathBuf>::new());
+    assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+}
+
+#[test]
+fn disk_tempfile_removed_by_restore_after_sigkill() {
+    let root = fake_tree();
+    let tmp = disk_dir();
+    let mut child = spawn_disk_bench(root.path(), tmp.path());
+    let pid = child.id();
+    assert!(wait_for(Duration::from_secs(30), || !disk_files(
+        tmp.path(),
+        pid
+    )
+    .is_empty()));
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    assert_eq!(disk_files(tmp.path(), pid).len(), 1, "left by SIGKILL");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["restore", "--root"])
+        .arg(root.path())
+        .assert()
+        .success();
+    assert_eq!(disk_files(tmp.path(), pid), Vec::<PathBuf>::new());
+}

@@ -1,0 +1,95 @@
+//! Shared helpers of the CLI integration tests: the binary, fake trees
+//! (from `irqlab_core::synth` in-process, from `tests/fixtures/`, or from
+//! a list of files) and reading files back.
+//!
+//! Include with `mod common;` in a `tests/*.rs` file. Every tree lives in
+//! a `TempDir` removed on drop, so tests leave nothing behind.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use irqlab_core::render::{Arch, Era};
+use irqlab_core::synth::SynthSpec;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// The `irqlab` binary under test.
+pub fn irqlab() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("irqlab").expect("the irqlab binary is built")
+}
+
+/// `tests/fixtures/<name>` (e.g. `vm-2cpu-6.18`, a real 2-CPU VM capture).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A fresh temporary tree holding `files` (`(path relative to the root,
+/// contents)`); parent directories are created.
+pub fn tree_with<B: AsRef<[u8]>>(files: &[(&str, B)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_files(dir.path(), files.iter().map(|(r, b)| (*r, b.as_ref())));
+    dir
+}
+
+/// Write `(rel, contents)` pairs under `root`, creating directories.
+pub fn write_files<'a>(root: &Path, files: impl IntoIterator<Item = (&'a str, &'a [u8])>) {
+    for (rel, body) in files {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("a path with a parent")).expect("mkdir");
+        std::fs::write(&p, body).unwrap_or_else(|e| panic!("writing {}: {e}", p.display()));
+    }
+}
+
+/// A temporary copy of fixture `name` (files that tests may change).
+pub fn fixture_copy(name: &str) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture(name), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let e = e.expect("dir entry");
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        }
+    }
+}
+
+/// A synthetic machine spec with the `irqlab synth` defaults (x86, era E3,
+/// seed 1, nr_irqs as the CLI picks it); change fields before [`synth_tree`].
+pub fn spec(cpus: u32, irqs: u32) -> SynthSpec {
+    SynthSpec {
+        cpus,
+        irqs,
+        nr_irqs: (irqs.saturating_add(irqs / 4).saturating_add(32)).max(424),
+        arch: Arch::X86,
+        era: Era::E3,
+        offline: Vec::new(),
+        seed: 1,
+    }
+}
+
+/// A temporary fake `/proc` + `/sys` tree built in-process from `spec`
+/// (the same files `irqlab synth` writes, without spawning it).
+pub fn synth_tree(spec: &SynthSpec) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth_into(spec, dir.path());
+    dir
+}
+
+/// Write the tree of `spec` under `root`.
+pub fn synth_into(spec: &SynthSpec, root: &Path) {
+    let tree = spec.build().unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+    let files = tree.files();
+    write_files(root, files.iter().map(|(r, b)| (r.as_str(), b.as_slice())));
+}
+
+/// A file of a tree as text (panics naming the file).
+pub fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}

@@ -1,0 +1,340 @@
+//! Regression tests of issue 11 (inputs, statistics, output) and the
+//! compare side of issue 10 (directions, probe runs as one trial). Each test
+//! is named after the item it protects.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+fn compare(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .current_dir(dir)
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = compare(dir, args);
+    let (o, e) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{args:?}\n{o}\n{e}");
+    o
+}
+
+fn err(dir: &Path, args: &[&str]) -> String {
+    let out = compare(dir, args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(e.starts_with("irqlab:"), "{e}");
+    e
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json", "--resamples", "500"]);
+    serde_json::from_str(&ok(dir, &a)).unwrap()
+}
+
+fn numbers(path: &Path, values: impl IntoIterator<Item = f64>) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let text: String = values.into_iter().map(|v| format!("{v}\n")).collect();
+    fs::write(path, text).unwrap();
+}
+
+/// Deterministic spread: `n` values around `centre`.
+fn spread(centre: f64, step: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| centre + step * (((i * 7) % n) as f64 - n as f64 / 2.0))
+        .collect()
+}
+
+#[test]
+fn item1_plain_files_are_variants_named_by_stem() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("results/a.txt"), spread(100.0, 1.0, 10));
+    numbers(&tmp.path().join("results/b.txt"), spread(110.0, 1.0, 10));
+    for args in [
+        vec!["results/a.txt", "results/b.txt"],
+        vec![
+            tmp.path().join("results/a.txt").to_str().unwrap(),
+            tmp.path().join("results/b.txt").to_str().unwrap(),
+        ],
+    ] {
+        let doc = json(tmp.path(), &args);
+        assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{args:?}");
+        assert_eq!(doc["metrics"][0]["name"], "value");
+        assert_eq!(doc["metrics"][0]["only_in"], Value::Null);
+        assert_eq!(doc["metrics"].as_array().unwrap().len(), 1);
+    }
+    // same stem in two directories: shortest distinguishing suffix
+    numbers(&tmp.path().join("p/same/x.txt"), spread(100.0, 1.0, 10));
+    numbers(&tmp.path().join("q/same/x.txt"), spread(100.0, 1.0, 10));
+    let doc = json(tmp.path(), &["p/same/x.txt", "q/same/x.txt"]);
+    assert_eq!(doc["variants"], serde_json::json!(["p/same/x", "q/same/x"]));
+    let doc = json(
+        tmp.path(),
+        &["p/same/x.txt", "q/same/x.txt", "--metric", "m"],
+    );
+    assert_eq!(doc["metrics"][0]["name"], "m");
+}
+
+#[test]
+fn item2_comparing_nothing_is_an_error() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
+    fs::write(d.join("empty.txt"), "# nothing\n").unwrap();
+    let e = err(d, &["a.txt", "empty.txt"]);
+    assert!(e.contains("empty.txt: no values found"), "{e}");
+    fs::create_dir_all(d.join("e1")).unwrap();
+    fs::create_dir_all(d.join("e2")).unwrap();
+    let e = err(d, &["e1", "e2"]);
+    assert!(e.contains("e1: empty directory"), "{e}");
+    fs::create_dir_all(d.join("run")).unwrap();
+    fs::write(d.join("run/env.json"), "{\"kernel\":\"6.1\"}").unwrap();
+    fs::write(d.join("run/plan.json"), "{}").unwrap();
+    let e = err(d, &["a.txt", "run"]);
+    assert!(
+        e.contains("bench result directory without trials.jsonl"),
+        "{e}"
+    );
+    assert!(!e.contains("expected a number"), "{e}");
+    fs::write(d.join("x.csv"), "x\n1\n2\n3\n").unwrap();
+    fs::write(d.join("y.csv"), "y\n1\n2\n3\n").unwrap();
+    let e = err(d, &["x.csv", "y.csv"]);
+    assert!(e.contains("nothing to compare"), "{e}");
+    assert!(e.contains("x has x; y has y"), "{e}");
+}
+
+fn trial(variant: &str, n: usize, v: f64) -> String {
+    format!(
+        r#"{{"variant":"{variant}","trial":{n},"boot_id":"b","metrics":{{"irq_res_per_sec":{{"value":{v},"unit":"1/s","direction":"none"}}}}}}"#
+    )
+}
+
+fn bench_run(dir: &Path, variant: &str, centre: f64) {
+    fs::create_dir_all(dir).unwrap();
+    let lines: Vec<String> = spread(centre, 1.0, 8)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| trial(variant, i, *v))
+        .collect();
+    fs::write(dir.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
+    fs::write(dir.join("env.json"), "{}").unwrap();
+}
+
+#[test]
+fn item3_bench_runs_with_the_same_label_are_named_by_directory() {
+    let tmp = TempDir::new().unwrap();
+    bench_run(&tmp.path().join("before"), "6.1.0-13-amd64", 1000.0);
+    bench_run(&tmp.path().join("after"), "6.1.0-13-amd64", 1100.0);
+    let out = ok(tmp.path(), &["before", "after"]);
+    assert!(out.contains("after vs before"), "{out}");
+    assert!(out.contains("named by their paths"), "{out}");
+    // explicit equal labels still pool
+    let e = err(tmp.path(), &["k=before", "k=after"]);
+    assert!(e.contains("found 1 (k)") && e.contains("LABEL=PATH"), "{e}");
+}
+
+#[test]
+fn item4_result_does_not_depend_on_argument_order() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), spread(100.0, 0.7, 15));
+    numbers(&tmp.path().join("b.txt"), spread(95.0, 0.9, 15));
+    let one = json(tmp.path(), &["tip=a.txt", "patch=b.txt"]);
+    let two = json(
+        tmp.path(),
+        &["patch=b.txt", "tip=a.txt", "--baseline", "tip"],
+    );
+    let c1 = &one["metrics"][0]["comparisons"][0];
+    let c2 = &two["metrics"][0]["comparisons"][0];
+    assert_eq!(c1["variant"], "patch");
+    assert_eq!(c1, c2);
+}
+
+#[test]
+fn item5_verdict_follows_the_shift_for_negative_values() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), spread(-100.0, 0.2, 12));
+    numbers(&tmp.path().join("b.txt"), spread(-90.0, 0.2, 12));
+    let doc = json(tmp.path(), &["a.txt", "b.txt", "--direction", "higher"]);
+    let m = &doc["metrics"][0];
+    let c = &m["comparisons"][0];
+    assert!(c["hodges_lehmann"]["shift"].as_f64().unwrap() > 0.0);
+    assert!(c["median_change_pct"]["estimate"].as_f64().unwrap() > 0.0);
+    assert!(m["delta_pct"]["b"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!(c["verdict"], "improved");
+    // centre 0: relative change undefined, verdict from the shift
+    numbers(&tmp.path().join("z.txt"), (-4..=4).map(f64::from));
+    numbers(&tmp.path().join("w.txt"), (6..=14).map(f64::from));
+    let doc = json(tmp.path(), &["z.txt", "w.txt", "--direction", "lower"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(c["median_change_pct"], Value::Null);
+    assert_eq!(c["verdict"], "regressed");
+}
+
+#[test]
+fn item6_direction_per_metric_none_and_inference() {
+    let tmp = TempDir::new().unwrap();
+    let mut csv = String::from("variant,irqs_per_sec,read_latency_ns,cpu_pct\n");
+    for (i, v) in spread(100.0, 0.5, 12).iter().enumerate() {
+        csv.push_str(&format!("tip,{v},{v},{v}\n"));
+        let w = v * 1.1 + (i % 2) as f64 * 0.01;
+        csv.push_str(&format!("patch,{w},{w},{w}\n"));
+    }
+    fs::write(tmp.path().join("r.csv"), csv).unwrap();
+    let verdicts = |doc: &Value| -> Vec<(String, String, String)> {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap().to_string(),
+                    m["direction"].as_str().unwrap().to_string(),
+                    m["comparisons"][0]["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let doc = json(tmp.path(), &["r.csv"]);
+    let v = verdicts(&doc);
+    assert_eq!(
+        v[0],
+        ("irqs_per_sec".into(), "none".into(), "changed".into())
+    );
+    assert_eq!(
+        v[1],
+        ("read_latency_ns".into(), "lower".into(), "regressed".into())
+    );
+    assert_eq!(v[2], ("cpu_pct".into(), "lower".into(), "regressed".into()));
+    let doc = json(
+        tmp.path(),
+        &[
+            "r.csv",
+            "--direction",
+            "higher",
+            "--direction",
+            "cpu_pct=none",
+        ],
+    );
+    let v = verdicts(&doc);
+    assert_eq!(v[0].2, "improved");
+    assert_eq!(v[1].2, "regressed", "a cost stays lower-is-better");
+    assert_eq!(v[2].2, "changed");
+    // a file's `direction: none` is honoured; the flag overrides it
+    bench_run(&tmp.path().join("b1"), "tip", 1000.0);
+    bench_run(&tmp.path().join("b2"), "patch", 1100.0);
+    let out = ok(tmp.path(), &["b1", "b2"]);
+    assert!(out.contains("patch vs tip: changed"), "{out}");
+    assert!(
+        !out.contains("improved") && !out.contains("regressed"),
+        "{out}"
+    );
+    let out = ok(
+        tmp.path(),
+        &["b1", "b2", "--direction", "irq_res_per_sec=lower"],
+    );
+    assert!(out.contains("patch vs tip: regressed"), "{out}");
+    let e =
+        String::from_utf8(compare(tmp.path(), &["b1", "b2", "--direction", "up"]).stderr).unwrap();
+    assert!(e.contains("expected higher, lower or none"), "{e}");
+}
+
+#[test]
+fn item8_warnings_are_true_of_the_numbers_beside_them() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), [1.0, 2.0, 3.0]);
+    numbers(&tmp.path().join("b.txt"), spread(10.0, 0.1, 10));
+    let out = ok(tmp.path(), &["a.txt", "b.txt"]);
+    assert!(out.contains("p 0.0070"), "{out}");
+    assert!(
+        !out.contains("cannot be reached") && !out.contains("need 4"),
+        "{out}"
+    );
+    numbers(&tmp.path().join("c.txt"), [11.0, 12.0, 13.0]);
+    let out = ok(tmp.path(), &["a.txt", "c.txt"]);
+    assert!(out.contains("smallest possible p is 0.1000"), "{out}");
+    numbers(&tmp.path().join("d.txt"), [1.0, 2.0]);
+    numbers(&tmp.path().join("e.txt"), [5.0, 7.0]);
+    let out = ok(tmp.path(), &["d.txt", "e.txt"]);
+    assert!(out.contains("(confidence 0.667)"), "{out}");
+    numbers(&tmp.path().join("f.txt"), spread(10.0, 0.1, 5));
+    numbers(&tmp.path().join("g.txt"), spread(20.0, 0.1, 5));
+    let out = ok(tmp.path(), &["f.txt", "g.txt"]);
+    assert!(
+        out.contains("(confidence 0.968)") && !out.contains("no 95 %"),
+        "{out}"
+    );
+}
+
+#[test]
+fn item9_underflowing_p_prints_a_bound() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), (0..1000).map(|i| i as f64));
+    numbers(
+        &tmp.path().join("b.txt"),
+        (0..1000).map(|i| 5000.0 + i as f64),
+    );
+    let out = ok(tmp.path(), &["a.txt", "b.txt", "--resamples", "100"]);
+    assert!(out.contains("p < 1e-300"), "{out}");
+    assert!(!out.contains("p 0.0e0"), "{out}");
+}
+
+fn probe_run(path: &Path, boot: &str, reads: &[f64]) {
+    let doc = serde_json::json!({"kind": "probe", "version": 1, "boot_id": boot,
+        "results": [{"metric": "proc_interrupts_open_4k_wall_ns", "unit": "ns",
+                     "direction": "lower", "values": reads}]});
+    fs::write(path, doc.to_string()).unwrap();
+}
+
+/// Reads of one run: a noisy sample whose level is the run's own.
+fn reads(level: f64, n: usize, k: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| level + ((i * 37 + k * 11) % 97) as f64 * 3.0)
+        .collect()
+}
+
+#[test]
+fn issue10_item14_probe_runs_are_one_trial_each() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    probe_run(&d.join("aa1.json"), "b1", &reads(50_000.0, 1000, 0));
+    probe_run(&d.join("aa2.json"), "b1", &reads(50_000.0, 1000, 3));
+    let out = ok(d, &["aa1.json", "aa2.json"]);
+    assert!(
+        out.contains("refused: fewer than 2 values on a side (aa1 1, aa2 1)"),
+        "{out}"
+    );
+    assert!(out.contains("a probe run is one trial"), "{out}");
+    assert!(
+        !out.contains("improved") && !out.contains("regressed"),
+        "{out}"
+    );
+    assert!(!out.contains(": changed"), "{out}");
+    // directories of runs: one trial per file, an A/A claims nothing
+    for (dir, shift) in [("runs_a", 0.0), ("runs_b", 0.0)] {
+        fs::create_dir_all(d.join(dir)).unwrap();
+        for k in 0..6 {
+            let level = 50_000.0 + shift + ((k * 7) % 5) as f64 * 40.0;
+            probe_run(
+                &d.join(dir).join(format!("run{k}.json")),
+                "b1",
+                &reads(level, 500, k),
+            );
+        }
+    }
+    let doc = json(d, &["runs_a", "runs_b"]);
+    for m in doc["metrics"].as_array().unwrap() {
+        assert_eq!(m["describe"]["runs_a"]["count"], 6.0, "{m}");
+        assert_eq!(m["comparisons"][0]["verdict"], "~", "{m}");
+    }
+}

@@ -1,0 +1,172 @@
+//! `irqlab serve` end to end against fake trees: the /metrics body in both
+//! namings and per-CPU modes, HTTP errors, scrapes answered from the
+//! latest sample (never re-reading /proc), `promtool check metrics`.
+#![allow(clippy::unwrap_used)]
+
+mod serve_support;
+
+use serve_support::{have, request, scrape, serve, synth, value};
+use std::process::{Command, Stdio};
+
+#[test]
+fn metrics_in_irqlab_naming_with_every_family() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 8);
+    let s = serve(d.path(), &["-i", "100ms"]);
+    let b = scrape(s.addr);
+    for fam in [
+        "irqlab_interrupts_total{cpu=\"3\",irq=\"",
+        "irqlab_interrupts_total{cpu=\"0\",irq=\"LOC\",chip=\"\",actions=\"\"} ",
+        "irqlab_softirqs_total{cpu=\"0\",vector=\"NET_RX\"} ",
+        "irqlab_cpu_irq_seconds_total{cpu=\"0\"} ",
+        "irqlab_cpu_softirq_seconds_total{cpu=\"3\"} ",
+        "irqlab_process_cpu_seconds_total ",
+        "irqlab_sampling_cpu_seconds_total ",
+        "irqlab_samples_total ",
+        "# TYPE irqlab_ksoftirqd_cpu_seconds_total counter",
+        "# TYPE irqlab_irq_thread_cpu_seconds_total counter",
+    ] {
+        assert!(b.contains(fam), "missing {fam:?} in\n{b}");
+    }
+    let series = value(&b, "irqlab_exposed_series ").unwrap();
+    let lines = b.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(series as usize, lines);
+}
+
+#[test]
+fn node_naming_and_per_cpu_sum_and_filters() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 8);
+    let s = serve(d.path(), &["-i", "100ms", "--compat", "node"]);
+    let b = scrape(s.addr);
+    assert!(b.contains("node_interrupts_total{cpu=\"2\",type=\"LOC\",info=\"Local timer interrupts\",devices=\"\"} "), "{b}");
+    assert!(b.contains("node_softirqs_total{cpu=\"1\",vector=\"TIMER\"} "));
+    assert!(b.contains("node_cpu_seconds_total{cpu=\"0\",mode=\"softirq\"} "));
+    assert!(!b.contains("irqlab_interrupts_total"));
+    drop(s);
+    let s = serve(
+        d.path(),
+        &["-i", "100ms", "--per-cpu", "sum", "--exclude", "^LOC$"],
+    );
+    let b = scrape(s.addr);
+    let irq_lines: Vec<&str> = b
+        .lines()
+        .filter(|l| l.starts_with("irqlab_interrupts_total{"))
+        .collect();
+    assert!(!irq_lines.is_empty());
+    assert!(
+        irq_lines.iter().all(|l| l.contains("cpu=\"all\"")),
+        "{irq_lines:?}"
+    );
+    assert!(!b.contains("irq=\"LOC\""));
+}
+
+#[test]
+fn top_k_bounds_the_series_per_row() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 8, 4);
+    let s = serve(
+        d.path(),
+        &["-i", "100ms", "--per-cpu", "top=2", "--irq", "^LOC$"],
+    );
+    let b = scrape(s.addr);
+    let loc: Vec<&str> = b
+        .lines()
+        .filter(|l| l.starts_with("irqlab_interrupts_total{"))
+        .collect();
+    assert_eq!(loc.len(), 3, "two CPUs and other: {loc:?}");
+    assert!(loc.iter().any(|l| l.contains("cpu=\"other\"")));
+}
+
+#[test]
+fn http_errors_and_head() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "100ms"]);
+    assert_eq!(request(s.addr, "GET", "/nope").unwrap().0, 404);
+    assert_eq!(request(s.addr, "POST", "/metrics").unwrap().0, 405);
+    let (code, body) = request(s.addr, "HEAD", "/metrics").unwrap();
+    assert_eq!((code, body.as_str()), (200, ""));
+    assert_eq!(request(s.addr, "GET", "/").unwrap().0, 200);
+}
+
+#[test]
+fn scrapes_are_answered_from_the_latest_sample() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 4);
+    // One sample only (the next is an hour away): scrapes must not read /proc.
+    let s = serve(d.path(), &["-i", "1h"]);
+    let first = scrape(s.addr);
+    let ints = d.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&ints).unwrap();
+    std::fs::write(
+        &ints,
+        text.replace("Local timer interrupts", "Changed timer interrupts"),
+    )
+    .unwrap();
+    for _ in 0..20 {
+        let b = scrape(s.addr);
+        assert!(!b.contains("Changed"), "a scrape re-read /proc/interrupts");
+        assert_eq!(value(&b, "irqlab_samples_total "), Some(1.0));
+    }
+    assert!(first.contains("irqlab_samples_total 1\n"));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--per-cpu", "top=0"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--irq", "(", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("irqlab: ") && err.contains("--irq"),
+        "{err}"
+    );
+}
+
+/// `promtool check metrics` on the body in both namings and two per-CPU
+/// modes; skips (saying so) without promtool (tools/install-prometheus.sh).
+#[test]
+fn promtool_check_metrics_both_namings_or_skip() {
+    if !have("promtool") {
+        eprintln!("SKIP promtool_check_metrics_both_namings_or_skip: promtool not installed (tools/install-prometheus.sh)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 16);
+    for args in [
+        &["--compat", "irqlab"][..],
+        &["--compat", "node"],
+        &["--per-cpu", "top=2"],
+        &["--per-cpu", "sum", "--compat", "node"],
+    ] {
+        let mut all = vec!["-i", "100ms"];
+        all.extend_from_slice(args);
+        let s = serve(d.path(), &all);
+        let body = scrape(s.addr);
+        let mut p = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        p.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "promtool rejects the body of {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
