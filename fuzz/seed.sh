@@ -58,3 +58,22 @@ fi
 for t in interrupts softirqs stat sysfs pidstat desc; do
     echo "$t: $(ls "$c/$t" | wc -l) seeds"
 done
+
+# show_root: one flags byte (0: no special files), then the files of the
+# tree separated by 0xff bytes (see fuzz_targets/show_root.rs), from the
+# repository's fixture: first sample, affinity files, online CPUs, then the
+# same three files again as the second sample.
+fx="$here/../crates/irqlab/tests/fixtures/vm-2cpu-6.18/proc"
+mkdir -p "$c/show_root"
+if [ -f "$fx/interrupts" ]; then
+    {
+        printf '\000'
+        cat "$fx/interrupts"; printf '\377'
+        cat "$fx/softirqs"; printf '\377'
+        cat "$fx/stat"; printf '\377'
+        printf '0-1\n\377'; printf '1\n\377'; printf '0-1\n\377'
+        cat "$fx/interrupts"; printf '\377'
+        cat "$fx/softirqs"; printf '\377'
+        cat "$fx/stat"
+    } > "$c/show_root/fixture-vm-2cpu"
+fi

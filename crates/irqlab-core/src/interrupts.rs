@@ -10,7 +10,8 @@
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 use crate::text::{
-    check_line, header_line, is_blank, lines, push_lossy, scan_u64, skip_blanks, trim, Scan,
+    check_line, header_line, is_blank, lines, push_lossy, range_note, scan_u64, skip_blanks, trim,
+    Scan,
 };
 use serde::Serialize;
 
@@ -84,6 +85,8 @@ pub struct Interrupts {
     rows: Vec<IrqRow>,
     /// Rows currently valid in `rows` pool (see `parse_into`).
     len: usize,
+    /// The first per-CPU count out of the kernel's range, if any.
+    note: Option<ParseError>,
 }
 
 impl PartialEq for Interrupts {
@@ -109,6 +112,13 @@ impl Interrupts {
         let mut out = Interrupts::default();
         out.parse_into(bytes)?;
         Ok(out)
+    }
+
+    /// A note on the last parse: the first per-CPU count above the
+    /// kernel's 32-bit range (file, line and value), if any. Such a count
+    /// is kept, and every delta of it is a gap.
+    pub fn note(&self) -> Option<&ParseError> {
+        self.note.as_ref()
     }
 
     /// The valid rows of the last parse.
@@ -153,7 +163,12 @@ impl Interrupts {
     /// Build from parts (used by renderers, tests and synth).
     pub fn from_parts(cpus: Vec<u32>, rows: Vec<IrqRow>) -> Self {
         let len = rows.len();
-        Interrupts { cpus, rows, len }
+        Interrupts {
+            cpus,
+            rows,
+            len,
+            note: None,
+        }
     }
 
     /// Re-parse `bytes` into `self`, reusing every buffer. In the steady
@@ -161,6 +176,7 @@ impl Interrupts {
     /// model is left empty (no rows), never half-updated garbage.
     pub fn parse_into(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
         self.len = 0;
+        self.note = None;
         self.cpus.clear();
         let res = self.parse_inner(bytes);
         if res.is_err() {
@@ -184,6 +200,9 @@ impl Interrupts {
             }
             let row = &mut self.rows[self.len];
             parse_row(line, ncols, row).map_err(|k| ParseError::new(FILE, n, k))?;
+            if self.note.is_none() && row.shape != Shape::Single {
+                self.note = range_note(FILE, n, &row.counts);
+            }
             self.len += 1;
         }
         Ok(())

@@ -217,6 +217,26 @@ pub fn read_u64s(
     Ok(())
 }
 
+/// A note (not an error: the parse goes on) for the first per-CPU count in
+/// `counts` above the kernel's 32-bit range: the kernel prints these
+/// counters as `%10u`, so such a value is not the kernel's (docs/limits.md).
+pub(crate) fn range_note(
+    file: &'static str,
+    line: usize,
+    counts: &[u64],
+) -> Option<crate::error::ParseError> {
+    let v = counts.iter().find(|&&c| c > u64::from(u32::MAX))?;
+    Some(crate::error::ParseError::new(
+        file,
+        line,
+        crate::error::ErrorKind::Invalid {
+            what: "a per-CPU count the kernel can print (at most 4294967295); \
+                   its deltas are gaps",
+            found: v.to_string(),
+        },
+    ))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -7,11 +7,13 @@
 //! Owns the journal protocol (read old value -> append + fsync the entry ->
 //! make the change) and the undo. Files are read and written only through
 //! [`HostFs`] with the guard's root, so tests run against fake trees. Nothing
-//! else in irqlab may write to `/proc` or `/sys`.
+//! else in irqlab may write to `/proc` or `/sys`. One guarded run at a time:
+//! callers hold a [`RunLock`] (`guard/lock.rs`) for the whole run.
 
 mod affinity;
 mod hooks;
 mod journal;
+mod lock;
 mod pgroup;
 mod mount;
 mod report;
@@ -21,6 +23,7 @@ mod tracker;
 
 pub use journal::Change;
 pub use mount::is_mountpoint;
+pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
 pub use report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 

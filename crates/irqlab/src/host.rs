@@ -206,6 +206,16 @@ fn presize(file: &File, buf: &mut Vec<u8>) {
     }
 }
 
+/// True for HostFs's own refusals (not a regular file, over a read
+/// limit), as opposed to an absent or unreadable file: callers that skip
+/// absent sources must fail on these.
+pub fn is_refusal(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+    )
+}
+
 /// Put the file's path in front of a read error (the read loop only has
 /// the descriptor).
 fn named(root: &Path, rel: &str, e: io::Error) -> io::Error {

@@ -128,6 +128,9 @@ impl Sampler {
             let path = self.fs.path(src.rel());
             let bytes = match self.fs.read(src.rel()) {
                 Ok(b) => b,
+                // a special file or an endless one is a broken tree, not an
+                // absent source
+                Err(e) if crate::host::is_refusal(&e) => return Err(e.into()),
                 Err(e) => {
                     if !self.missing.iter().any(|(s, _)| *s == src) {
                         self.missing.push((src, e.to_string()));

@@ -295,3 +295,24 @@ fn parse_into_reuse_matches_a_fresh_parse() {
 }
 
 const A: &str = "           CPU0       CPU1       \n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\nLOC:       5901       6390   Local timer interrupts\nERR:          0\n";
+
+#[test]
+fn count_out_of_the_kernel_range_is_a_note_not_an_error() {
+    let text = "           CPU0       CPU1\n 24:          0 18446744073709551615  IO-APIC   5-edge      ACPI:Ged\nERR:          99999999999\n";
+    let m = Interrupts::parse(text.as_bytes()).unwrap();
+    let note = m.note().expect("a note");
+    assert_eq!((note.file, note.line), (FILE, 2));
+    let shown = note.to_string();
+    assert!(
+        shown.contains("18446744073709551615") && shown.contains("4294967295"),
+        "{shown}"
+    );
+    // a single global value may be 64-bit (arm64 Err): no note
+    let ok = Interrupts::parse(b"           CPU0       CPU1\nERR:          99999999999\n").unwrap();
+    assert!(ok.note().is_none());
+    let mut reused = m.clone();
+    reused
+        .parse_into(b"           CPU0\n 1:          5  IO-APIC   1-edge      i8042\n")
+        .unwrap();
+    assert!(reused.note().is_none(), "cleared by the next parse");
+}

@@ -21,7 +21,7 @@ use super::select::{self, Selection};
 use super::workload::Workload;
 use super::workloads::{self, placement::PinError};
 use super::{env, metric::Direction, metric::Metric};
-use crate::guard::{self, SystemGuard, Tracker};
+use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;
 use crate::results::{self, TrialRecord, TrialWriter};
 use crate::sampler::clock::thread_cpu_ns;
@@ -379,6 +379,10 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
         sel,
         out,
     } = preflight(plan, &started)?;
+    // one run that changes the host at a time; a refused run creates nothing
+    let me = guard::Holder::me("bench", Some(&out));
+    let journal = journal_path(plan, "")?;
+    let _lock = RunLock::acquire(&plan.root, me, &journal, Stale::TakeIfJournalEmpty)?;
     create_out(plan, &out, &started)?;
     let fs = HostFs::new(&plan.root);
     let environment = env::collect(&fs, &sel, started.clone());

@@ -5,7 +5,7 @@
 use crate::bench::prepare;
 use crate::cmd::args::{self, RootArgs};
 use crate::cmd::bench::PrepareFlags;
-use crate::guard::{default_journal, Event, SystemGuard};
+use crate::guard::{default_journal, Event, Holder, RunLock, Stale, SystemGuard};
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::PathBuf;
@@ -51,6 +51,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .journal
         .clone()
         .unwrap_or_else(|| default_journal(args.root.path()));
+    let me = Holder::me("guard-selftest", None);
+    let _lock = RunLock::acquire(args.root.path(), me, &journal, Stale::TakeIfJournalEmpty)?;
     let mut guard = SystemGuard::new(&fs, journal)?;
     if args.trace {
         guard.set_observer(Box::new(|e: &Event<'_>| eprintln!("guard: {e}")));

@@ -2,7 +2,7 @@
 //! them itself (SIGKILL, power loss) by replaying the guard's journal.
 
 use crate::cmd::args::RootArgs;
-use crate::guard::{default_journal, replay_journal};
+use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,6 +24,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let journal = args
         .journal
         .unwrap_or_else(|| default_journal(args.root.path()));
+    // never under a live run; a killed run's stale lock is ours now
+    let me = Holder::me("restore", None);
+    let lock = RunLock::acquire(args.root.path(), me, &journal, Stale::Take)?;
+    if let Some(h) = &lock.took_over {
+        println!("taking charge of the stale lock of {h}");
+    }
     if !journal.exists() {
         println!("nothing to restore: {} does not exist", journal.display());
         return Ok(ExitCode::SUCCESS);

@@ -163,6 +163,10 @@ fn snapshot_report(
     let sampled = sampler.sample(&mut first);
     note_missing(&sampler);
     sampled?;
+    if let Some(note) = first.interrupts.as_ref().and_then(|i| i.note()) {
+        let path = sampler.fs().path("proc/interrupts");
+        eprintln!("irqlab: note: {}: {note}", path.display());
+    }
     let mut present = BTreeSet::new();
     cpus_of(&first, &mut present);
     drop(sampler); // frees the read buffers before the report is built

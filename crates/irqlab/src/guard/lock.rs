@@ -1,0 +1,296 @@
+//! The run lock: one run that changes the host (bench, guard-selftest) at a
+//! time per root, and `irqlab restore` never under a live run.
+//!
+//! Owns the lock file ([`lock_path`]: `/var/lib/irqlab/run.lock` for the
+//! live root, `<root>/.irqlab-run.lock` for a fake tree) and its protocol.
+//! The file is created with its whole content at once (written to a
+//! temporary file, then `link`ed into place, which fails if it exists), so
+//! it is never seen half-written. It names its holder: pid, boot id,
+//! process start time, start date, command and output directory. A holder
+//! is live when the boot id is this boot's and a process with that pid and
+//! start time exists; otherwise the lock is stale (its run was SIGKILLed or
+//! the machine rebooted) and may be taken over: by a new run when the
+//! journal is empty, by `irqlab restore` always (it then replays the
+//! journal). Check-and-take is serialized by an `flock` on the lock's
+//! directory, held only for the few syscalls of [`RunLock::acquire`].
+//! Must not touch the journal's content (the guard does).
+
+use crate::host::HostFs;
+use anyhow::{bail, Context, Result};
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Where the run lock of `root` lives.
+pub fn lock_path(root: &Path) -> PathBuf {
+    if root == Path::new("/") {
+        PathBuf::from("/var/lib/irqlab/run.lock")
+    } else {
+        root.join(".irqlab-run.lock")
+    }
+}
+
+/// Who holds (or held) a lock: the content of the lock file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    pub pid: u32,
+    /// `/proc/sys/kernel/random/boot_id` of the boot it ran on.
+    pub boot_id: Option<String>,
+    /// Field 22 of `/proc/PID/stat` (tells a reused pid apart).
+    pub starttime: Option<u64>,
+    /// RFC 3339 start date.
+    pub started: String,
+    /// `bench`, `restore`, `guard-selftest`.
+    pub command: String,
+    /// The run's output directory, if it has one.
+    pub out_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`irqlab {}` (pid {}, started {}",
+            self.command, self.pid, self.started
+        )?;
+        if let Some(d) = &self.out_dir {
+            write!(f, ", output {}", d.display())?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// The live host (never `--root`): boot id and processes are this
+/// machine's whatever tree the run changes.
+fn live() -> HostFs {
+    HostFs::new("/")
+}
+
+fn boot_id() -> Option<String> {
+    live().read_attr("proc/sys/kernel/random/boot_id")
+}
+
+fn starttime(pid: u32) -> Option<u64> {
+    let text = live().read_attr(&format!("proc/{pid}/stat"))?;
+    irqlab_core::PidStat::parse(text.as_bytes()).ok()?.starttime
+}
+
+impl Holder {
+    /// This process, now.
+    pub fn me(command: &str, out_dir: Option<&Path>) -> Self {
+        let pid = std::process::id();
+        Holder {
+            pid,
+            boot_id: boot_id(),
+            starttime: starttime(pid),
+            started: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            command: command.to_string(),
+            out_dir: out_dir.map(Path::to_path_buf),
+        }
+    }
+
+    /// True when the holder still runs: same boot, same pid, same start
+    /// time (what could not be read is not held against it).
+    pub fn is_live(&self) -> bool {
+        if let (Some(a), Some(b)) = (&self.boot_id, boot_id()) {
+            if *a != b {
+                return false;
+            }
+        }
+        match (self.starttime, starttime(self.pid)) {
+            (_, None) => false,
+            (Some(a), Some(b)) => a == b,
+            (None, Some(_)) => true,
+        }
+    }
+}
+
+/// What [`RunLock::acquire`] should do with a stale lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stale {
+    /// Take it over only if the journal at this path is empty or absent.
+    TakeIfJournalEmpty,
+    /// Take it over (restore, which then replays the journal).
+    Take,
+}
+
+/// A held run lock; released (file removed) on drop.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+    me: Holder,
+    /// The stale holder this lock replaced, if any.
+    pub took_over: Option<Holder>,
+}
+
+impl RunLock {
+    /// Take the lock of `root` for `me`, or fail naming the live holder.
+    /// A stale lock is taken over as `stale` says; `journal` is the
+    /// guard's journal (checked for unrestored entries).
+    pub fn acquire(root: &Path, me: Holder, journal: &Path, stale: Stale) -> Result<Self> {
+        let path = lock_path(root);
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating the lock directory {}", dir.display()))?;
+        let dir_file = File::open(&dir).with_context(|| format!("opening {}", dir.display()))?;
+        let _serial = Flock::lock(dir_file, FlockArg::LockExclusive)
+            .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", dir.display()))?;
+        let mut took_over = None;
+        if let Some(h) = read_holder(&path)? {
+            if h.is_live() && h.pid != me.pid {
+                bail!(
+                    "another run is changing this host: {h}; wait for it to end \
+                     (lock {})",
+                    path.display()
+                );
+            }
+            if stale == Stale::TakeIfJournalEmpty && journal_has_entries(journal) {
+                bail!(
+                    "a killed run {h} left unrestored host changes in {}; undo them with \
+                     `irqlab restore` first (lock {})",
+                    journal.display(),
+                    path.display()
+                );
+            }
+            std::fs::remove_file(&path)
+                .with_context(|| format!("removing the stale lock {}", path.display()))?;
+            took_over = Some(h);
+        }
+        create_with(&path, &me)?;
+        Ok(RunLock {
+            path,
+            me,
+            took_over,
+        })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // only our own lock: never one a `restore` took over from us
+        if let Ok(Some(h)) = read_holder(&self.path) {
+            if h == self.me {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+/// The holder in the lock file at `path`; `None` if there is none. An
+/// unreadable or malformed file is an error naming it (never ignored:
+/// it might be a live run's).
+pub fn read_holder(path: &Path) -> Result<Option<Holder>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => serde_json::from_str(&t)
+            .map(Some)
+            .with_context(|| format!("{} is not an irqlab lock; remove it", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading the lock {}", path.display())),
+    }
+}
+
+fn journal_has_entries(journal: &Path) -> bool {
+    std::fs::metadata(journal).is_ok_and(|m| m.len() > 0)
+}
+
+/// Create `path` with `h` as its whole content, atomically: write a
+/// temporary file beside it, then hard-link it into place (fails if the
+/// lock exists).
+fn create_with(path: &Path, h: &Holder) -> Result<()> {
+    let tmp = path.with_extension(format!("lock.{}.tmp", std::process::id()));
+    let text = serde_json::to_string(h).context("encoding the lock")? + "\n";
+    let ctx = || format!("creating the lock {}", path.display());
+    let mut f = File::create(&tmp).with_context(ctx)?;
+    let res = f
+        .write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    res.with_context(ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holder(pid: u32, starttime: Option<u64>) -> Holder {
+        Holder {
+            pid,
+            starttime,
+            ..Holder::me("bench", Some(Path::new("out")))
+        }
+    }
+
+    #[test]
+    fn second_acquire_is_refused_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("j");
+        let me = Holder::me("bench", Some(Path::new("out-A")));
+        let lock = RunLock::acquire(dir.path(), me, &j, Stale::TakeIfJournalEmpty).unwrap();
+        assert!(lock.path().exists());
+        // a live holder with another pid: our parent process
+        let parent = nix::unistd::getppid().as_raw() as u32;
+        let other = Holder {
+            pid: parent,
+            starttime: starttime(parent),
+            ..Holder::me("bench", Some(Path::new("out-B")))
+        };
+        drop(lock);
+        assert!(!lock_path(dir.path()).exists(), "released on drop");
+        create_with(&lock_path(dir.path()), &other).unwrap();
+        let e = RunLock::acquire(dir.path(), holder(1, None), &j, Stale::Take)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("pid {parent}")) && e.contains("out-B"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stale_lock_is_taken_over_unless_the_journal_holds_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("j");
+        // a pid that cannot exist (above pid_max) is a dead holder
+        let dead = holder(u32::MAX - 1, Some(1));
+        assert!(!dead.is_live());
+        create_with(&lock_path(dir.path()), &dead).unwrap();
+        std::fs::write(&j, "{}\n").unwrap();
+        let me = Holder::me("bench", None);
+        let e = RunLock::acquire(dir.path(), me.clone(), &j, Stale::TakeIfJournalEmpty)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("irqlab restore"), "{e}");
+        let lock = RunLock::acquire(dir.path(), me.clone(), &j, Stale::Take).unwrap();
+        assert_eq!(lock.took_over.as_ref().map(|h| h.pid), Some(dead.pid));
+        assert_eq!(read_holder(lock.path()).unwrap(), Some(me));
+    }
+
+    #[test]
+    fn another_boot_or_start_time_is_stale() {
+        let me = Holder::me("bench", None);
+        assert!(me.is_live());
+        let rebooted = Holder {
+            boot_id: Some("not-this-boot".into()),
+            ..me.clone()
+        };
+        assert_eq!(rebooted.is_live(), me.boot_id.is_none());
+        let reused = Holder {
+            starttime: me.starttime.map(|t| t + 1),
+            ..me.clone()
+        };
+        assert_eq!(reused.is_live(), me.starttime.is_none());
+    }
+}

@@ -1,0 +1,101 @@
+//! Issue 12 items 2 and 3 through the real binary: a FIFO, a socket, a
+//! directory or `/dev/zero` in a `--root` tree is refused by name (never a
+//! hang: every child runs under a timeout), and a 2 GiB sparse file stops
+//! at the read limit with a clear error instead of eating memory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18/proc"
+    ));
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    for f in ["interrupts", "softirqs", "stat"] {
+        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
+    }
+    dir
+}
+
+/// `irqlab ARGS --root ROOT` under a 60 s timeout: exit 1, stderr returned.
+fn fails(root: &Path, args: &[&str]) -> String {
+    let out = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(err.starts_with("irqlab:"), "{err}");
+    err
+}
+
+fn replace(root: &Path, rel: &str, make: impl FnOnce(&Path)) -> PathBuf {
+    let p = root.join(rel);
+    std::fs::remove_file(&p).unwrap();
+    make(&p);
+    p
+}
+
+const SHOW: &[&str] = &["show"];
+const SHOW_IV: &[&str] = &["show", "--interval", "10ms"];
+const TOP: &[&str] = &["top", "--batch", "-i", "10ms", "-n", "2"];
+
+#[test]
+fn fifo_in_any_stats_file_is_refused_by_show_and_top() {
+    for rel in ["proc/interrupts", "proc/softirqs", "proc/stat"] {
+        let dir = tree();
+        let p = replace(dir.path(), rel, |p| {
+            nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap()
+        });
+        for args in [SHOW, SHOW_IV, TOP] {
+            let err = fails(dir.path(), args);
+            assert!(err.contains(&p.display().to_string()), "{args:?}: {err}");
+            assert!(err.contains("FIFO"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// A file type's name in the error and how to make one.
+type Kind = (&'static str, fn(&Path));
+
+#[test]
+fn socket_directory_and_dev_zero_are_refused() {
+    let kinds: [Kind; 3] = [
+        ("socket", |p| {
+            std::os::unix::net::UnixListener::bind(p).map(drop).unwrap()
+        }),
+        ("directory", |p| std::fs::create_dir(p).unwrap()),
+        ("character device", |p| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap()
+        }),
+    ];
+    for (name, make) in kinds {
+        let dir = tree();
+        let p = replace(dir.path(), "proc/interrupts", make);
+        for args in [SHOW, TOP] {
+            let err = fails(dir.path(), args);
+            assert!(err.contains(&p.display().to_string()), "{err}");
+            assert!(err.contains(name), "{name}: {err}");
+        }
+    }
+}
+
+#[test]
+fn sparse_2gib_file_stops_at_the_line_limit() {
+    let dir = tree();
+    let p = replace(dir.path(), "proc/interrupts", |p| {
+        std::fs::File::create(p).unwrap().set_len(2 << 30).unwrap()
+    });
+    let err = fails(dir.path(), SHOW);
+    assert!(err.contains(&p.display().to_string()), "{err}");
+    assert!(err.contains("line longer than"), "{err}");
+}

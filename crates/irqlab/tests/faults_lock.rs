@@ -1,0 +1,215 @@
+//! Issue 12 item 1 through the real binary: two bench runs on one root.
+//! The second refuses, naming the first (pid, output directory, start),
+//! and creates no output directory; after a SIGKILL of the first,
+//! `irqlab restore` takes charge of its stale lock and undoes everything;
+//! then a new run may start.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+const A: &str = "proc/sys/kernel/printk_ratelimit";
+const B: &str = "proc/sys/kernel/printk_ratelimit_burst";
+
+fn fake_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vm-2cpu-6.18/proc"
+    ));
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
+    for f in ["interrupts", "softirqs", "stat"] {
+        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
+    }
+    for (rel, v) in [
+        (A, "5\n"),
+        (B, "10\n"),
+        ("proc/sys/kernel/osrelease", "6.18.44-fake\n"),
+        ("proc/sys/kernel/random/boot_id", "boot-1\n"),
+    ] {
+        std::fs::write(dir.path().join(rel), v).unwrap();
+    }
+    dir
+}
+
+fn value(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn bench_args(root: &Path, out: &Path, sysctl: &str, trials: &str, cmd: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = vec!["bench".into(), "--root".into()];
+    v.push(root.display().to_string());
+    v.extend(["--out".into(), out.display().to_string()]);
+    for a in [
+        "--label", "tip", "--warmup", "0", "--irq", "LOC", "--sysctl",
+    ] {
+        v.push(a.into());
+    }
+    v.push(sysctl.into());
+    for a in [
+        "--trials",
+        trials,
+        "--duration",
+        "200ms",
+        "--workload",
+        "command",
+        "--",
+    ] {
+        v.push(a.into());
+    }
+    v.extend(cmd.iter().map(|s| s.to_string()));
+    v
+}
+
+/// The first run, killed on drop if the test fails early.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn second_bench_refuses_and_restore_after_sigkill_restores_everything() {
+    let root = fake_tree();
+    let r = root.path();
+    let out_a = r.join("A");
+    let out_b = r.join("B");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(bench_args(
+            r,
+            &out_a,
+            "kernel.printk_ratelimit=7",
+            "50",
+            &["sleep", "1"],
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = Running(child);
+    let pid = first.0.id();
+    assert!(
+        wait_until(Duration::from_secs(30), || value(r, A) == "7"),
+        "the first run never changed the host"
+    );
+
+    // the second run refuses, names the first and creates nothing
+    let second = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(bench_args(
+            r,
+            &out_b,
+            "kernel.printk_ratelimit_burst=11",
+            "2",
+            &["true"],
+        ))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure()
+        .code(1);
+    let err = String::from_utf8_lossy(&second.get_output().stderr).into_owned();
+    assert!(err.starts_with("irqlab:"), "{err}");
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    assert!(err.contains(&out_a.display().to_string()), "{err}");
+    assert!(err.contains("started 20"), "{err}");
+    assert!(
+        !out_b.exists(),
+        "a refused run created its output directory"
+    );
+    assert_eq!(value(r, B), "10", "a refused run changed the host");
+
+    // SIGKILL the first: its change stays, its lock is stale
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    assert_eq!(value(r, A), "7");
+    let restore = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["restore", "--root"])
+        .arg(r)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&restore.get_output().stdout).into_owned();
+    assert!(
+        said.contains("stale lock") && said.contains(&format!("pid {pid}")),
+        "{said}"
+    );
+    assert!(
+        said.contains("restored proc/sys/kernel/printk_ratelimit"),
+        "{said}"
+    );
+    assert_eq!(value(r, A), "5", "restore undid the killed run's change");
+    assert_eq!(value(r, B), "10");
+    assert!(!r.join(".irqlab-journal.jsonl").exists());
+    assert!(
+        !r.join(".irqlab-run.lock").exists(),
+        "restore released the lock"
+    );
+
+    // the host is free again: a new run goes ahead and restores its change
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(bench_args(
+            r,
+            &out_b,
+            "kernel.printk_ratelimit_burst=11",
+            "1",
+            &["true"],
+        ))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    assert!(out_b.exists());
+    assert_eq!(value(r, B), "10");
+}
+
+#[test]
+fn restore_refuses_under_a_live_run() {
+    let root = fake_tree();
+    let r = root.path();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["guard-selftest", "--root"])
+        .arg(r)
+        .args(["--sysctl", "kernel.printk_ratelimit=7", "--sleep", "30s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = Running(child);
+    assert!(wait_until(Duration::from_secs(30), || value(r, A) == "7"));
+    let out = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["restore", "--root"])
+        .arg(r)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains(&format!("pid {}", first.0.id())), "{err}");
+    assert!(err.contains("guard-selftest"), "{err}");
+    assert_eq!(
+        value(r, A),
+        "7",
+        "restore must not undo a live run's change"
+    );
+}
