@@ -13,9 +13,9 @@ use super::measure::Method;
 use super::size::format_size;
 use super::summary::{Quantiles, Summary, CPU_CLOCK};
 use super::target::Env;
-use crate::bench::results::{TrialRecord, Value as TrialValue};
 use crate::direction::Direction;
 use crate::export::plural;
+use crate::results::{TrialRecord, Value as TrialValue};
 use anyhow::Result;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -155,6 +155,8 @@ pub fn trial(r: &ProbeReport) -> TrialRecord {
         }
     }
     TrialRecord {
+        schema: crate::results::SCHEMA,
+        gap: None,
         variant: String::new(),
         trial: 0,
         boot_id: r.env.boot_id.clone().unwrap_or_default(),

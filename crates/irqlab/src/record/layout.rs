@@ -36,7 +36,7 @@ pub fn boot_dir(out: &Path, fs: &HostFs, host: Option<&str>) -> PathBuf {
         .map(str::to_string)
         .or_else(|| fs.read_attr("proc/sys/kernel/hostname"))
         .unwrap_or_else(|| "unknown".into());
-    let boot = crate::bench::env::boot_id(fs);
+    let boot = crate::env::boot_id(fs);
     out.join(format!("host={}", partition_value(&host)))
         .join(format!("boot={}", partition_value(&boot)))
 }
