@@ -130,11 +130,7 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         eprintln!("irqlab: {msg}");
     }
     let next_seq = layout::next_seq(&dir)?;
-    let env = crate::bench::env::collect(
-        src.fs(),
-        &crate::bench::select::Selection { rows: Vec::new() },
-        clock::rfc3339_utc(clock::now()?.wall_ns),
-    );
+    let env = crate::env::collect(src.fs(), clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
