@@ -14,16 +14,16 @@ mod affinity;
 mod hooks;
 mod journal;
 mod lock;
-mod pgroup;
 mod mount;
+mod pgroup;
 mod report;
 mod state;
 mod tmpfile;
 mod tracker;
 
 pub use journal::Change;
-pub use mount::is_mountpoint;
 pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
+pub use mount::is_mountpoint;
 pub use report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 
