@@ -1,6 +1,6 @@
 #!/bin/sh
 # Seed fuzz/corpus/<target>/ from this machine's live files and from
-# ../shared/corpus (if present). fuzz/corpus is gitignored: nothing copied
+# ../shared/corpus (if present). The corpus folder is gitignored: nothing copied
 # here is ever committed. Run from anywhere: sh fuzz/seed.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

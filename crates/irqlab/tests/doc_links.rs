@@ -224,14 +224,27 @@ fn paths_named_in_docs_and_comments_exist() {
     );
 }
 
+/// A citation of a document outside the repository. `../shared/corpus`
+/// is not one: it is where the corpus tests read real captures when the
+/// folder exists (they skip without it), not documentation to follow.
+fn cites_outside(line: &str) -> bool {
+    let shared = line
+        .match_indices("../shared")
+        .any(|(i, _)| !line[i..].starts_with("../shared/corpus"));
+    shared || line.contains("FORMATS.md") || line.contains("DESIGN.md")
+}
+
 #[test]
 fn comments_cite_only_files_in_the_repository() {
     let root = repo();
     let mut bad = Vec::new();
     for src in files_with_ext(&root, &["crates", "fuzz", "tools"], &["rs", "sh"]) {
+        if src.ends_with("doc_links.rs") {
+            continue; // names the banned citations in its own docs
+        }
         let text = std::fs::read_to_string(&src).unwrap();
         for (line, c) in comments(&src, &text) {
-            if c.contains("../shared") || c.contains("FORMATS.md") || c.contains("DESIGN.md") {
+            if cites_outside(&c) {
                 let rel = src.strip_prefix(&root).unwrap().display().to_string();
                 bad.push(format!("{rel}:{line}:{c}"));
             }
@@ -239,7 +252,7 @@ fn comments_cite_only_files_in_the_repository() {
     }
     for md in ["README.md", "HACKING.md"] {
         let text = std::fs::read_to_string(root.join(md)).unwrap_or_default();
-        if text.contains("../shared") || text.contains("DESIGN.md") {
+        if text.lines().any(cites_outside) {
             bad.push(format!("{md} cites a file outside the repository"));
         }
     }

@@ -1,5 +1,5 @@
-//! Load: 50 concurrent scrapers on loopback for a bounded time (5 s here;
-//! tools/serve-load.sh runs the 30 s figure of BENCHMARKS.md). No request
+//! Load: 50 concurrent scrapers on loopback for a bounded time (5 s; a
+//! 30 s figure for BENCHMARKS.md is still to be taken). No request
 //! may fail, peak memory stays bounded, and the sampling CPU per sample
 //! does not grow with the scrape rate (compared with an idle stretch of the
 //! same run, so a busy machine shifts both alike).

@@ -31,9 +31,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Write the completion script for `shell` to `out`.
 pub fn write(shell: clap_complete::Shell, out: &mut impl Write) -> anyhow::Result<()> {
     let mut cmd = Cli::command();
+    let hidden: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "irqlab", &mut buf);
-    out.write_all(&buf).context("writing the completion script")
+    let text = String::from_utf8_lossy(&buf);
+    let text = if shell == clap_complete::Shell::Bash {
+        drop_hidden_from_bash(&text, &hidden)
+    } else {
+        text.into_owned()
+    };
+    out.write_all(text.as_bytes())
+        .context("writing the completion script")
+}
+
+/// clap_complete's bash script offers hidden subcommands among the words
+/// it completes (`opts="… guard-selftest …"`) and routes them: keep only
+/// the visible words and drop the hidden subcommands' routes.
+fn drop_hidden_from_bash(script: &str, hidden: &[String]) -> String {
+    let mut out = String::with_capacity(script.len());
+    let mut skip = 0;
+    for line in script.lines() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        if hidden
+            .iter()
+            .any(|h| line.trim_end().ends_with(&format!(",{h})")))
+        {
+            skip = 2; // the route's `cmd=…` and `;;` lines
+            continue;
+        }
+        let mut l = line.to_string();
+        if l.trim_start().starts_with("opts=\"") {
+            for h in hidden {
+                l = l.replace(&format!(" {h} "), " ");
+            }
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

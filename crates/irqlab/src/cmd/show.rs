@@ -107,15 +107,21 @@ pub fn filter_warnings(
 }
 
 /// CPU ids listed by any file of `snap`.
+/// The online CPUs the snapshot's files list: `/proc/interrupts` and
+/// `/proc/stat` list online CPUs; `/proc/softirqs` lists every possible
+/// CPU (an offline one keeps its frozen counts), so it counts only when
+/// neither of the others was read.
 fn cpus_of(snap: &Snapshot, into: &mut BTreeSet<u32>) {
     if let Some(i) = &snap.interrupts {
         into.extend(i.cpus.iter().copied());
     }
-    if let Some(s) = &snap.softirqs {
-        into.extend(s.cpus.iter().copied());
-    }
     if let Some(s) = &snap.stat {
         into.extend(s.cpus.iter().filter_map(|t| t.cpu));
+    }
+    if snap.interrupts.is_none() && snap.stat.is_none() {
+        if let Some(s) = &snap.softirqs {
+            into.extend(s.cpus.iter().copied());
+        }
     }
 }
 

@@ -42,7 +42,12 @@ pub fn stdout() -> BufWriter<RawStdout> {
 /// a zero-byte write checks the descriptor, so a command can stop before
 /// a long sampling whose output nobody can receive.
 pub fn check_open() -> io::Result<()> {
-    RawStdout(io::stdout()).write(&[]).map(|_| ())
+    use std::os::fd::AsFd;
+    // std's stdout treats EBADF as success, and a zero-length write may
+    // never reach the kernel: ask the kernel whether descriptor 1 exists.
+    nix::fcntl::fcntl(io::stdout().as_fd(), nix::fcntl::FcntlArg::F_GETFD)
+        .map(|_| ())
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))
 }
 
 /// True when `err` (anywhere in its chain) is a closed stdout or another
