@@ -12,7 +12,7 @@
 //! anything that is not a regular file is refused by name (`host/open.rs`);
 //! every read stops with an error at [`MAX_READ`] bytes in all, or as soon
 //! as one line is longer than [`MAX_LINE_READ`]; no buffer is ever sized
-//! from `st_size` beyond [`PRESIZE_MAX`]. Peak memory of a read is thus at
+//! from `st_size` beyond `PRESIZE_MAX`. Peak memory of a read is thus at
 //! most about twice `MAX_LINE_READ` for a file without newlines (a sparse
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.

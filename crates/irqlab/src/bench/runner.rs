@@ -3,7 +3,7 @@
 //! before the first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
 //! scheduled trials — sampling the statistics files just before and after
-//! each (the one seam: [`Trial::sample`]) — and append every finished
+//! each (the one seam: `Trial::sample`) — and append every finished
 //! trial at once. Trials are numbered from 1 everywhere (records, progress,
 //! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
 //! `cpu_offline`, and the run goes on. The guard restores the host, kills

@@ -100,7 +100,7 @@ pub struct Args {
     /// Name of this variant (e.g. tip, patch); default: the kernel release.
     #[arg(long)]
     pub label: Option<String>,
-    /// Output directory (default ./irqlab-results/<label>/<timestamp>/);
+    /// Output directory (default `./irqlab-results/<label>/<timestamp>/`);
     /// one that already holds a run is refused (see --resume).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,

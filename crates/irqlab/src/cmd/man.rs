@@ -15,7 +15,7 @@ use std::process::ExitCode;
 #[command(after_help = "Install, e.g.:\n  \
     irqlab man --out ~/.local/share/man/man1 && man irqlab-show")]
 pub struct Args {
-    /// Write irqlab.1 and irqlab-<subcommand>.1 into DIR (created if
+    /// Write `irqlab.1` and `irqlab-<subcommand>.1` into DIR (created if
     /// missing) instead of printing irqlab.1 to stdout.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

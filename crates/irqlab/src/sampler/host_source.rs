@@ -152,7 +152,7 @@ impl SnapshotSource for HostSource {
     }
 
     /// Re-select the IRQs when the filter changed, one vanished or, every
-    /// [`RELIST_NS`], the `/sys/kernel/irq` listing changed.
+    /// `RELIST_NS`, the `/sys/kernel/irq` listing changed.
     fn refresh(&mut self, latest: &Snapshot, filter: &Filter) -> anyhow::Result<bool> {
         if pattern(filter) != self.resolved_for && self.choice != Choice::ProcInterrupts {
             self.reresolve(filter)?;

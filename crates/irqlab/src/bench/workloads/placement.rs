@@ -4,7 +4,7 @@
 //! Owns no threads itself; it must not touch `/proc` or `/sys` (the allowed
 //! set comes from the scheduler, not from a file). A pinning that fails or
 //! is broken during a trial (CPU hotplug resets the affinity of threads on
-//! a CPU going offline) is a [`PinError`], so a runner can tell a disturbed
+//! a CPU going offline) is a `PinError`, so a runner can tell a disturbed
 //! trial from a broken workload and retry it.
 
 use anyhow::{bail, Context};
