@@ -95,7 +95,12 @@ impl Window {
 }
 
 fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
-    let mut w = build(kind, &WorkloadOptions::default()).unwrap();
+    let mut w = build(
+        kind,
+        &WorkloadOptions::default(),
+        &irqlab::guard::Tracker::none(),
+    )
+    .unwrap();
     w.setup().unwrap();
     let mut bpf = Sample::default();
     session.read(&mut bpf).unwrap();

@@ -71,7 +71,12 @@ fn ns_per_event(plain: f64, traced: f64, ev: f64) -> f64 {
 #[test]
 #[ignore = "measurement for BENCHMARKS.md: run tools/trace-overhead.sh"]
 fn overhead_per_event_vs_bpftrace() {
-    let mut w = build(WorkloadKind::Ipi, &WorkloadOptions::default()).unwrap();
+    let mut w = build(
+        WorkloadKind::Ipi,
+        &WorkloadOptions::default(),
+        &irqlab::guard::Tracker::none(),
+    )
+    .unwrap();
     w.setup().unwrap();
     let bt = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/trace-bpftrace.bt");
     let (mut plain, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
