@@ -100,7 +100,6 @@ fn closed_stdout_is_a_normal_end_for_every_format() {
 }
 
 #[test]
-#[ignore = "not met yet: Rust's runtime reopens a closed fd 1 on /dev/null before main, so `>&-` looks like `>/dev/null`; needs a check before std's init (see the session note)"]
 fn closed_stdout_stops_show_interval_and_top_batch_at_once() {
     let root = fixture();
     let root = root.to_str().unwrap();

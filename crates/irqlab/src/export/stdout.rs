@@ -5,6 +5,15 @@
 //! here EBADF and EPIPE (`| head`) both become
 //! [`io::ErrorKind::BrokenPipe`] ("stdout is closed"), which `main` maps to
 //! a silent exit 0. The first failed write therefore ends the run.
+//!
+//! Rust's runtime reopens a descriptor that is closed at start (`>&-`) on
+//! `/dev/null` before `main`, so the kernel never answers EBADF for it.
+//! That reopened descriptor is recognisable: `/dev/null` opened
+//! read-write, where a shell's `>/dev/null` opens it write-only.
+//! [`closed_at_start`] treats it as closed. (A service manager that
+//! hands irqlab a read-write `/dev/null` as stdout, as systemd's
+//! `StandardOutput=null` does, looks the same: output nobody can read
+//! ends the run early, and the results files are unaffected.)
 
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
@@ -14,6 +23,9 @@ pub struct RawStdout(io::Stdout);
 
 impl Write for RawStdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if closed_at_start() {
+            return Err(closed(nix::errno::Errno::EBADF));
+        }
         nix::unistd::write(self.0.as_fd(), buf).map_err(closed)
     }
 
@@ -42,12 +54,34 @@ pub fn stdout() -> BufWriter<RawStdout> {
 /// a zero-byte write checks the descriptor, so a command can stop before
 /// a long sampling whose output nobody can receive.
 pub fn check_open() -> io::Result<()> {
-    use std::os::fd::AsFd;
-    // std's stdout treats EBADF as success, and a zero-length write may
-    // never reach the kernel: ask the kernel whether descriptor 1 exists.
+    if closed_at_start() {
+        return Err(closed(nix::errno::Errno::EBADF));
+    }
+    // a zero-length write may never reach the kernel: ask whether
+    // descriptor 1 exists
     nix::fcntl::fcntl(io::stdout().as_fd(), nix::fcntl::FcntlArg::F_GETFD)
         .map(|_| ())
-        .map_err(|e| io::Error::from_raw_os_error(e as i32))
+        .map_err(closed)
+}
+
+/// True when descriptor 1 was closed when irqlab started: it is then the
+/// `/dev/null` the Rust runtime opened read-write in its place (see the
+/// module doc). Computed once.
+pub fn closed_at_start() -> bool {
+    static CLOSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CLOSED.get_or_init(|| {
+        let fd = io::stdout();
+        let Ok(flags) = nix::fcntl::fcntl(fd.as_fd(), nix::fcntl::FcntlArg::F_GETFL) else {
+            return true;
+        };
+        let rdwr = flags & nix::libc::O_ACCMODE == nix::libc::O_RDWR;
+        let Ok(st) = nix::sys::stat::fstat(fd.as_fd()) else {
+            return true;
+        };
+        let is_char = st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFCHR;
+        let dev_null = nix::sys::stat::makedev(1, 3);
+        rdwr && is_char && st.st_rdev == dev_null
+    })
 }
 
 /// True when `err` (anywhere in its chain) is a closed stdout or another
