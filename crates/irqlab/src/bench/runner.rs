@@ -30,7 +30,7 @@ use crate::threads::{ThreadCpu, ThreadKind, Threads};
 use anyhow::{Context, Result};
 use irqlab_core::{Interrupts, Snapshot};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The gap of a trial whose threads lost their CPU (hotplug).
 pub const CPU_OFFLINE: &str = "cpu_offline";
@@ -51,10 +51,6 @@ pub struct Finished {
     pub out: PathBuf,
     pub summary: Summary,
     pub variants: usize,
-}
-
-fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// IRQs to measure: `--irq` (strict) or each variant's defaults (lenient).
@@ -199,7 +195,7 @@ impl Trial<'_> {
         w: &mut dyn Workload,
         d: Duration,
     ) -> Result<TrialRecord> {
-        let mut t = TrialRecord::new(label, n, self.boot_id, now_rfc3339());
+        let mut t = TrialRecord::new(label, n, self.boot_id, crate::timestamp::now_seconds());
         let (own0, _) = self.sample(false)?;
         let wl = w.run(d);
         let (own1, threads) = self.sample(true)?;
@@ -373,7 +369,7 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
 
 /// The whole run; see the module docs.
 pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
-    let started = now_rfc3339();
+    let started = crate::timestamp::now_seconds();
     let Checked {
         mut sampler,
         sel,

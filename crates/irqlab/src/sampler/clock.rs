@@ -121,33 +121,10 @@ impl std::ops::AddAssign for SelfCost {
     }
 }
 
-/// `wall_ns` as RFC 3339 UTC with milliseconds: `2026-11-29T19:30:01.123Z`.
+/// `wall_ns` as RFC 3339 UTC with milliseconds: `2026-11-29T19:30:01.123Z`
+/// (the one formatter, `crate::timestamp`).
 pub fn rfc3339_utc(wall_ns: u64) -> String {
-    let secs = wall_ns / 1_000_000_000;
-    let ms = (wall_ns / 1_000_000) % 1000;
-    let days = secs / 86_400;
-    let sod = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    crate::timestamp::rfc3339_ns(wall_ns, crate::timestamp::Precision::Millis)
 }
 
 #[cfg(test)]
