@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use assert_cmd::Command;
 use nix::errno::Errno;
 use nix::sys::signal::killpg;
@@ -19,19 +21,7 @@ use std::time::{Duration, Instant};
 const SYSCTL: &str = "proc/sys/kernel/irqlab_test";
 
 fn fake_tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fx = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/vm-2cpu-6.18/proc"
-    ));
-    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
-    for f in ["interrupts", "softirqs", "stat"] {
-        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
-    }
-    std::fs::write(dir.path().join(SYSCTL), "0\n").unwrap();
-    std::fs::write(dir.path().join("proc/sys/kernel/osrelease"), "6.18-fake\n").unwrap();
-    std::fs::write(dir.path().join("proc/sys/kernel/random/boot_id"), "b\n").unwrap();
-    dir
+    common::bench_tree("6.18-fake", "b", &[(SYSCTL, "0\n")])
 }
 
 fn bench(root: &Path) -> Command {

@@ -6,8 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,24 +17,7 @@ const A: &str = "proc/sys/kernel/printk_ratelimit";
 const B: &str = "proc/sys/kernel/printk_ratelimit_burst";
 
 fn fake_tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fx = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/vm-2cpu-6.18/proc"
-    ));
-    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
-    for f in ["interrupts", "softirqs", "stat"] {
-        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
-    }
-    for (rel, v) in [
-        (A, "5\n"),
-        (B, "10\n"),
-        ("proc/sys/kernel/osrelease", "6.18.44-fake\n"),
-        ("proc/sys/kernel/random/boot_id", "boot-1\n"),
-    ] {
-        std::fs::write(dir.path().join(rel), v).unwrap();
-    }
-    dir
+    common::bench_tree("6.18.44-fake", "boot-1", &[(A, "5\n"), (B, "10\n")])
 }
 
 fn value(root: &Path, rel: &str) -> String {

@@ -93,3 +93,25 @@ pub fn synth_into(spec: &SynthSpec, root: &Path) {
 pub fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
+
+/// A tree `irqlab bench --root` accepts: the stats files of the
+/// `vm-2cpu-6.18` fixture, `osrelease`, a boot id, and `extra` files
+/// (sysctls the test changes), each written as given.
+pub fn bench_tree(osrelease: &str, boot_id: &str, extra: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = fixture("vm-2cpu-6.18").join("proc");
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
+    for f in ["interrupts", "softirqs", "stat"] {
+        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
+    }
+    let os = format!("{osrelease}\n");
+    let boot = format!("{boot_id}\n");
+    let fixed = [
+        ("proc/sys/kernel/osrelease", os.as_str()),
+        ("proc/sys/kernel/random/boot_id", boot.as_str()),
+    ];
+    for (rel, v) in fixed.iter().chain(extra) {
+        std::fs::write(dir.path().join(rel), v).unwrap();
+    }
+    dir
+}
