@@ -57,7 +57,12 @@ fn bump_loc(tree: &Path, by: u64) {
             }
         })
         .collect();
-    std::fs::write(&p, out.join("\n") + "\n").unwrap();
+    // In place without truncating first: a recorder reading at that
+    // moment (it keeps the file open) must never see an empty file.
+    let text = out.join("\n") + "\n";
+    let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    f.set_len(text.len() as u64).unwrap();
 }
 
 #[test]
