@@ -217,7 +217,8 @@ impl Replayer {
             line(&mut t, &format!("cpu{c}"), Some(c));
         }
         for k in &shape.stat_other {
-            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, k, None));
+            let key = super::cells::stat_other_key(k);
+            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, &key, None));
         }
         t
     }
