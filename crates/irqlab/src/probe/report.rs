@@ -9,7 +9,7 @@
 //! `irqlab compare` reads); per-read values are in `rows[].per_read` and are
 //! not trials.
 
-use super::measure::Method;
+use super::measure::ReadMethod;
 use super::size::format_size;
 use super::summary::{Quantiles, Summary, CPU_CLOCK};
 use super::target::Env;
@@ -27,7 +27,7 @@ pub struct ProbeRow {
     pub name: &'static str,
     pub label: &'static str,
     pub files: usize,
-    pub method: Method,
+    pub method: ReadMethod,
     pub buffer: usize,
     pub summary: Summary,
 }
@@ -274,7 +274,7 @@ mod tests {
             name: "proc_interrupts",
             label: "/proc/interrupts",
             files: 1,
-            method: Method::Pread,
+            method: ReadMethod::Pread,
             buffer: 4096,
             summary: summarize(&batch).unwrap(),
         };
