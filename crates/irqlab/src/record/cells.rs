@@ -1,9 +1,9 @@
-//! A [`Sample`] flattened into rows of cells ([`Flat`]) with its
+//! A [`SampleView`] flattened into rows of cells ([`Flat`]) with its
 //! [`Shape`], and [`Differ`], which keeps the previous sample to emit only
 //! the cells that changed. `--irq`/`--cpus` apply here. Pure: no I/O.
 
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
-use crate::record::source::Sample;
+use crate::record::source::SampleView;
 use crate::report::Filter;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
@@ -43,7 +43,7 @@ pub fn stat_field(i: usize) -> String {
 
 /// Flatten `s`; `affinity` gives `/proc/irq/N/smp_affinity_list`.
 pub fn flatten(
-    s: &Sample,
+    s: SampleView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> Flat {
@@ -117,7 +117,7 @@ pub fn flatten(
     if let Some(st) = s.snap.stat.as_ref() {
         stat_rows(st, filter, &mut f);
     }
-    for t in &s.threads {
+    for t in s.threads {
         f.shape.threads.push(t.name.clone());
         let cpu = match t.kind {
             crate::threads::ThreadKind::Ksoftirqd { cpu } => Some(cpu),
