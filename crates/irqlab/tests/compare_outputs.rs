@@ -301,8 +301,8 @@ fn item12_json_output_matches_the_schema() {
     let v = schema();
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
-    // plain files, a tiny sample (HL at 2 vs 2), a refused comparison
-    // (constant values), a metric only in some variants, percent points
+    // plain files, a tiny sample (HL at 2 vs 2), constant values, a
+    // refused comparison (one value), a metric only in some variants, percent points
     // and boot levels (bench trials), three variants (CSV).
     numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
     numbers(&d.join("b.txt"), spread(105.0, 1.0, 10));
@@ -310,6 +310,7 @@ fn item12_json_output_matches_the_schema() {
     numbers(&d.join("e.txt"), [5.0, 7.0]);
     numbers(&d.join("k1.txt"), [3.0; 6]);
     numbers(&d.join("k2.txt"), [3.0; 6]);
+    numbers(&d.join("one.txt"), [4.0]);
     let mut lines = Vec::new();
     for boot in 0..3 {
         for t in 0..6 {
@@ -339,20 +340,24 @@ fn item12_json_output_matches_the_schema() {
         .unwrap()
         .replace("NaN", "");
     fs::write(d.join("t.csv"), csv).unwrap();
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         &["a.txt", "b.txt"],
         &["c.txt", "e.txt"],
         &["k1.txt", "k2.txt"],
+        &["k1.txt", "one.txt"],
         &["run"],
         &["t.csv", "--baseline", "q"],
     ];
+    let mut refused = false;
     for args in cases {
         let mut a = args.to_vec();
         a.extend(["--format", "json", "--resamples", "300"]);
         let doc: Value = serde_json::from_str(&ok(d, &a)).unwrap();
         assert_valid(&v, &doc, &format!("{args:?}"));
         assert_eq!(doc["schema"], "irqlab.compare/1");
+        refused |= doc["metrics"][0]["comparisons"][0]["refused"].is_string();
     }
+    assert!(refused, "no refused comparison among the cases");
     // The schema is not vacuous: a wrong verdict or a missing field fails.
     let mut doc: Value = serde_json::from_str(&ok(
         d,
