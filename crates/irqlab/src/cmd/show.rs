@@ -173,6 +173,10 @@ fn snapshot_report(
         let path = sampler.fs().path("proc/interrupts");
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
+    if let Some(note) = first.softirqs.as_ref().and_then(|s| s.note()) {
+        let path = sampler.fs().path("proc/softirqs");
+        eprintln!("irqlab: note: {}: {note}", path.display());
+    }
     let mut present = BTreeSet::new();
     cpus_of(&first, &mut present);
     drop(sampler); // frees the read buffers before the report is built
