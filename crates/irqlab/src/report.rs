@@ -248,34 +248,66 @@ pub fn from_snapshot(mut s: Snapshot, f: &Filter) -> Report {
 }
 
 fn irq_counts(m: &mut Interrupts, f: &Filter) -> IrqSection {
-    let cols = f.columns(&m.cpus);
-    let all = cols.len() == m.cpus.len();
-    let cpus = pick(&m.cpus, &cols);
-    let rows = m
-        .rows_mut()
-        .iter_mut()
-        .filter(|r| f.keep_irq_row(r))
-        .map(|r| {
-            let mut l = line_meta(r);
-            match r.shape {
-                Shape::PerCpu => {
-                    let c = if all {
-                        std::mem::take(&mut r.counts)
-                    } else {
-                        pick(&r.counts, &cols)
-                    };
-                    l.total = c.iter().sum();
-                    l.counts = Some(c);
-                }
-                _ => l.total = r.total(),
+    let mut b = IrqCounts::new(&m.cpus, f);
+    for r in m.rows_mut() {
+        b.push(r);
+    }
+    b.finish()
+}
+
+/// The interrupts section of a counts report, built one row at a time:
+/// [`from_snapshot`] over a parsed file, and `show`, which streams
+/// `/proc/interrupts` through one scratch row so that rows the filter
+/// drops are never copied anywhere.
+pub struct IrqCounts<'f> {
+    f: &'f Filter,
+    cols: Vec<usize>,
+    all: bool,
+    sec: IrqSection,
+}
+
+impl<'f> IrqCounts<'f> {
+    /// A section over the header's CPU ids `cpus`.
+    pub fn new(cpus: &[u32], f: &'f Filter) -> Self {
+        let cols = f.columns(cpus);
+        IrqCounts {
+            f,
+            all: cols.len() == cpus.len(),
+            sec: IrqSection {
+                cpus: pick(cpus, &cols),
+                rows: Vec::new(),
+                gone: Vec::new(),
+            },
+            cols,
+        }
+    }
+
+    /// Add `r` if the filter keeps it (its counts are moved out when no
+    /// CPU filter applies); true when kept.
+    pub fn push(&mut self, r: &mut IrqRow) -> bool {
+        if !self.f.keep_irq_row(r) {
+            return false;
+        }
+        let mut l = line_meta(r);
+        match r.shape {
+            Shape::PerCpu => {
+                let c = if self.all {
+                    std::mem::take(&mut r.counts)
+                } else {
+                    pick(&r.counts, &self.cols)
+                };
+                l.total = c.iter().sum();
+                l.counts = Some(c);
             }
-            l
-        })
-        .collect();
-    IrqSection {
-        cpus,
-        rows,
-        gone: Vec::new(),
+            _ => l.total = r.total(),
+        }
+        self.sec.rows.push(l);
+        true
+    }
+
+    /// The section.
+    pub fn finish(self) -> IrqSection {
+        self.sec
     }
 }
 

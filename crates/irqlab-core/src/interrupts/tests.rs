@@ -316,3 +316,36 @@ fn count_out_of_the_kernel_range_is_a_note_not_an_error() {
         .unwrap();
     assert!(reused.note().is_none(), "cleared by the next parse");
 }
+
+#[test]
+fn line_parser_is_parse_into_line_by_line() {
+    let text = b"\n           CPU0       CPU3\n  0:         44          5   IO-APIC   2-edge      timer\n\nNMI:          1          2   Non-maskable interrupts\nERR:          0\n";
+    let whole = Interrupts::parse(text).unwrap();
+    let mut lp = LineParser::new();
+    let mut row = IrqRow::default();
+    let mut rows = Vec::new();
+    for (_, l) in crate::text::lines(text) {
+        if lp.line(l, &mut row).unwrap() {
+            rows.push(row.clone());
+        }
+    }
+    lp.finish().unwrap();
+    assert_eq!(lp.cpus(), &[0, 3]);
+    assert_eq!(rows, whole.rows());
+    // the same errors, at the same lines
+    let bad = b"  CPU0\n  0: x IO-APIC\n";
+    let whole = Interrupts::parse(bad).unwrap_err();
+    let mut lp = LineParser::new();
+    let e = crate::text::lines(bad)
+        .find_map(|(_, l)| lp.line(l, &mut row).err())
+        .unwrap();
+    assert_eq!(e, whole);
+    assert_eq!(
+        LineParser::new().finish().unwrap_err(),
+        Interrupts::parse(b"\n \n").unwrap_err()
+    );
+    let mut lp = LineParser::new();
+    lp.line(b"CPU0", &mut row).unwrap();
+    lp.line(b"1: 4294967296 IO-APIC", &mut row).unwrap();
+    assert!(lp.note().is_some());
+}
