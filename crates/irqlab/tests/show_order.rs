@@ -33,7 +33,11 @@ fn run(root: &Path, args: &[&str]) -> std::process::Output {
 /// Labels of the interrupt rows, in output order.
 fn labels(root: &Path, args: &[&str]) -> Vec<String> {
     let out = run(root, args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v["interrupts"]["rows"]
         .as_array()
@@ -49,11 +53,23 @@ fn file_order_without_sort_and_each_sort_key() {
     let r = t.path();
     assert_eq!(labels(r, &[]), ["0", "9", "24", "LOC", "ERR"]);
     // counts: "rate" and "total" both order by the total count
-    assert_eq!(labels(r, &["--sort", "total"]), ["LOC", "24", "0", "ERR", "9"]);
-    assert_eq!(labels(r, &["--sort", "rate"]), ["LOC", "24", "0", "ERR", "9"]);
-    assert_eq!(labels(r, &["--sort", "irq"]), ["0", "9", "24", "ERR", "LOC"]);
+    assert_eq!(
+        labels(r, &["--sort", "total"]),
+        ["LOC", "24", "0", "ERR", "9"]
+    );
+    assert_eq!(
+        labels(r, &["--sort", "rate"]),
+        ["LOC", "24", "0", "ERR", "9"]
+    );
+    assert_eq!(
+        labels(r, &["--sort", "irq"]),
+        ["0", "9", "24", "ERR", "LOC"]
+    );
     // names: actions, else description, else label (byte order)
-    assert_eq!(labels(r, &["--sort", "name"]), ["ERR", "LOC", "9", "24", "0"]);
+    assert_eq!(
+        labels(r, &["--sort", "name"]),
+        ["ERR", "LOC", "9", "24", "0"]
+    );
     // over the selected CPUs only
     assert_eq!(
         labels(r, &["--sort", "total", "--cpus", "1"]),
@@ -67,7 +83,10 @@ fn threshold_hides_rows_below_a_total_and_rows_without_interrupts() {
     let r = t.path();
     assert_eq!(labels(r, &["--threshold", "15"]), ["0", "24", "LOC"]);
     assert_eq!(labels(r, &["--threshold", "0"]), ["0", "24", "LOC", "ERR"]);
-    assert_eq!(labels(r, &["--threshold", "5", "--cpus", "1"]), ["0", "LOC"]);
+    assert_eq!(
+        labels(r, &["--threshold", "5", "--cpus", "1"]),
+        ["0", "LOC"]
+    );
     assert_eq!(
         labels(r, &["--threshold", "4", "--sort", "irq"]),
         ["0", "24", "LOC"]

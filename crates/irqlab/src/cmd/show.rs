@@ -14,7 +14,7 @@ use crate::sampler::strategy::Choice;
 use crate::sampler::{located, LivePlan, LiveSampler, Source, Ticker};
 use irqlab_core::interrupts::LineParser;
 use irqlab_core::{CpuList, IrqRow, ParseError, Snapshot};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -368,22 +368,29 @@ fn clear(snap: &mut Snapshot, src: Source) {
     }
 }
 
-/// Rates over `iv`: one frame of the live sampler (the kernel's own rows:
-/// the full `/proc/interrupts`), with affinity from its metadata.
-fn interval_report(
-    root: &std::path::Path,
-    filter: &Filter,
-    iv: Duration,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+/// The live sampler of `show --interval` (the kernel's own rows: the
+/// full `/proc/interrupts`), its missing files said.
+fn open_live(root: &std::path::Path, filter: &Filter) -> anyhow::Result<LiveSampler> {
     let plan = LivePlan {
         root: root.to_path_buf(),
         filter: filter.clone(),
         strategy: Choice::ProcInterrupts,
     };
-    let mut live = LiveSampler::open(&plan)?;
+    let live = LiveSampler::open(&plan)?;
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {}", reason(&m));
     }
+    Ok(live)
+}
+
+/// Rates over `iv`: one frame of the live sampler, with affinity from its
+/// metadata.
+fn interval_report(
+    root: &std::path::Path,
+    filter: &Filter,
+    iv: Duration,
+) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+    let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
@@ -395,9 +402,57 @@ fn interval_report(
     Ok((report, present))
 }
 
+/// `show --interval --format json` without `--sort`: the same document
+/// as [`interval_report`]'s, written row by row from the frame
+/// ([`report::RatesJson`]) instead of built whole first.
+fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<ExitCode> {
+    let mut live = open_live(&args.root, filter)?;
+    let mut ticker = Ticker::new(iv);
+    ticker.wait();
+    let mut frame = live.next_frame()?;
+    let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    let mut present = BTreeSet::new();
+    cpus_of(prev, &mut present);
+    cpus_of(cur, &mut present);
+    let rest = report::from_delta_without_irqs(prev, cur, f);
+    let mut irq_rows = None;
+    let mut affinity = HashMap::new();
+    if let (Some(_), Some(n)) = (&prev.interrupts, &cur.interrupts) {
+        let kept = n.rows().iter().filter(|r| f.keep_irq_row(r));
+        irq_rows = Some(kept.clone().count());
+        for irq in kept.filter_map(|r| r.irq) {
+            affinity.insert(irq, frame.affinity(irq));
+        }
+    }
+    for w in filter_warnings(
+        args.cpus.as_deref(),
+        &present,
+        args.irq.as_deref(),
+        irq_rows,
+    ) {
+        eprintln!("{w}");
+    }
+    let threshold = args.threshold;
+    let doc = report::RatesJson {
+        rest: &rest,
+        old: prev,
+        new: cur,
+        filter: f,
+        show: &|l| threshold.is_none_or(|min| report::above_threshold(l, min)),
+        affinity: &|irq| affinity.get(&irq).cloned().flatten(),
+    };
+    let mut out = export::stdout::stdout();
+    export::json::write(&doc, &mut out, args.pretty_json())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     export::stdout::check_open()?;
+    if let (Some(iv), Format::Json, None) = (args.interval, args.format, args.sort) {
+        return interval_json(&args, &filter, iv);
+    }
     let (mut report, present) = match args.interval {
         None => snapshot_report(&args.root, &filter)?,
         Some(iv) => interval_report(&args.root, &filter, iv)?,

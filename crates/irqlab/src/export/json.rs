@@ -2,13 +2,17 @@
 //! compact document (scripts, pipes: a fifth of the bytes on a big
 //! machine) or indented for people (`show` on a terminal, `--pretty`).
 
-use crate::report::Report;
 use std::io::Write;
 
-/// Write `report` as one JSON document and a newline, indented when
-/// `pretty`. Write errors stay `io::Error`s (a closed stdout is
-/// recognised by `main`).
-pub fn write(report: &Report, out: &mut impl Write, pretty: bool) -> anyhow::Result<()> {
+/// Write `report` (a [`Report`](crate::report::Report), or
+/// [`RatesJson`](crate::report::RatesJson), the same document streamed)
+/// as one JSON document and a newline, indented when `pretty`. Write
+/// errors stay `io::Error`s (a closed stdout is recognised by `main`).
+pub fn write(
+    report: &impl serde::Serialize,
+    out: &mut impl Write,
+    pretty: bool,
+) -> anyhow::Result<()> {
     if pretty {
         serde_json::to_writer_pretty(&mut *out, report).map_err(std::io::Error::from)?;
     } else {
@@ -22,6 +26,7 @@ pub fn write(report: &Report, out: &mut impl Write, pretty: bool) -> anyhow::Res
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::report::Report;
 
     #[test]
     fn compact_and_pretty_are_the_same_document() {
