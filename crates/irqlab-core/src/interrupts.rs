@@ -185,24 +185,69 @@ impl Interrupts {
     }
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
-        let mut lp = LineParser::with_cpus(std::mem::take(&mut self.cpus));
-        let res = self.parse_lines(bytes, &mut lp);
-        self.note = lp.note.take();
-        self.cpus = lp.cpus;
-        res
+        let mut refill = self.refill();
+        for (_, line) in lines(bytes) {
+            refill.line(line)?;
+        }
+        refill.finish()
     }
 
-    fn parse_lines(&mut self, bytes: &[u8], lp: &mut LineParser) -> Result<(), ParseError> {
-        for (_, line) in lines(bytes) {
-            if self.len == self.rows.len() {
-                self.rows.push(IrqRow::default());
-            }
-            let row = &mut self.rows[self.len];
-            if lp.line(line, row)? {
-                self.len += 1;
-            }
+    /// Re-parse into `self` line by line (a reader streaming the file
+    /// through a small buffer): feed every line to [`Refill::line`], then
+    /// call [`Refill::finish`]. The same parse as [`Interrupts::parse_into`]
+    /// (which is this over the whole text), reusing every buffer; until
+    /// `finish` succeeds, and after any error or an abandoned refill, the
+    /// model has no rows.
+    pub fn refill(&mut self) -> Refill<'_> {
+        self.len = 0;
+        self.note = None;
+        let lp = LineParser::with_cpus(std::mem::take(&mut self.cpus));
+        Refill {
+            m: self,
+            lp,
+            rows: 0,
+            done: false,
         }
-        lp.finish()
+    }
+}
+
+/// A line-by-line re-parse of an [`Interrupts`] (see
+/// [`Interrupts::refill`]).
+pub struct Refill<'a> {
+    m: &'a mut Interrupts,
+    lp: LineParser,
+    /// Rows parsed so far (valid once finished).
+    rows: usize,
+    done: bool,
+}
+
+impl Refill<'_> {
+    /// Feed the next line (without its `\n`).
+    pub fn line(&mut self, line: &[u8]) -> Result<(), ParseError> {
+        let m = &mut *self.m;
+        if self.rows == m.rows.len() {
+            m.rows.push(IrqRow::default());
+        }
+        let row = &mut m.rows[self.rows];
+        if self.lp.line(line, row)? {
+            self.rows += 1;
+        }
+        Ok(())
+    }
+
+    /// End of input: the rows become valid (an error for an empty file).
+    pub fn finish(mut self) -> Result<(), ParseError> {
+        let res = self.lp.finish();
+        self.done = res.is_ok();
+        res
+    }
+}
+
+impl Drop for Refill<'_> {
+    fn drop(&mut self) {
+        self.m.cpus = std::mem::take(&mut self.lp.cpus);
+        self.m.note = self.lp.note.take();
+        self.m.len = if self.done { self.rows } else { 0 };
     }
 }
 

@@ -127,6 +127,31 @@ impl HostFs {
         }
     }
 
+    /// Like [`HostFs::for_each_line`] through a kept-open descriptor and
+    /// its kept buffer (a sampler re-reading a file that may be huge:
+    /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size).
+    pub fn read_lines<E: From<io::Error>>(
+        &mut self,
+        rel: &str,
+        f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.kept.contains_key(rel) {
+            let file = open_regular(&self.path(rel))?;
+            let kept = Kept {
+                file,
+                buf: Vec::new(),
+            };
+            self.kept.insert(rel.to_string(), kept);
+        }
+        let Some(k) = self.kept.get_mut(rel) else {
+            return Err(io::Error::other("kept file vanished").into());
+        };
+        stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
+            Streamed::Io(e) => E::from(named(&self.root, rel, e)),
+            Streamed::Line(e) => e,
+        })
+    }
+
     /// Close the kept descriptor of `rel` (e.g. after an IRQ disappeared).
     pub fn forget(&mut self, rel: &str) {
         self.kept.remove(rel);

@@ -349,3 +349,28 @@ fn line_parser_is_parse_into_line_by_line() {
     lp.line(b"1: 4294967296 IO-APIC", &mut row).unwrap();
     assert!(lp.note().is_some());
 }
+
+#[test]
+fn refill_is_parse_into_and_an_abandoned_one_leaves_no_rows() {
+    let text =
+        b"   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\nLOC:  1  2  Local timer interrupts\n";
+    let mut m = Interrupts::default();
+    let mut r = m.refill();
+    for (_, l) in crate::text::lines(text) {
+        r.line(l).unwrap();
+    }
+    r.finish().unwrap();
+    assert_eq!(m, Interrupts::parse(text).unwrap());
+    let mut r = m.refill();
+    r.line(b"   CPU0  CPU1").unwrap();
+    r.line(b"  1:  10  20  IO-APIC 1-edge  i8042").unwrap();
+    drop(r);
+    assert!(m.rows().is_empty());
+    assert_eq!(m.cpus, [0, 1]);
+    let mut r = m.refill();
+    assert!(r.line(b"   CPU0  CPU1").is_ok());
+    assert!(r.line(b"  1:  x").is_err());
+    drop(r);
+    assert!(m.rows().is_empty());
+    assert!(m.refill().finish().is_err());
+}

@@ -389,6 +389,7 @@ fn interval_report(
     root: &std::path::Path,
     filter: &Filter,
     iv: Duration,
+    with_deltas: bool,
 ) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
     let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
@@ -397,7 +398,12 @@ fn interval_report(
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
-    let mut report = report::from_delta(frame.prev, frame.cur, frame.filter());
+    // the table prints rates only: no per-CPU deltas for it
+    let mut report = if with_deltas {
+        report::from_delta(frame.prev, frame.cur, frame.filter())
+    } else {
+        report::from_delta_rates(frame.prev, frame.cur, frame.filter())
+    };
     report::annotate_affinity(&mut report, &mut frame);
     Ok((report, present))
 }
@@ -455,7 +461,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (mut report, present) = match args.interval {
         None => snapshot_report(&args.root, &filter)?,
-        Some(iv) => interval_report(&args.root, &filter, iv)?,
+        Some(iv) => interval_report(&args.root, &filter, iv, args.format != Format::Table)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
     order_rows(&mut report, args.sort.map(SortKey::from), args.threshold);
