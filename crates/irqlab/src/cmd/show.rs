@@ -347,6 +347,10 @@ fn snapshot_report(
     if let Some(note) = &read.range_note {
         eprintln!("{note}");
     }
+    if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
+        let path = fs.path(Source::Softirqs.rel());
+        eprintln!("irqlab: note: {}: {note}", path.display());
+    }
     if interrupts.is_none() && snap.stat.is_none() {
         if let Some(s) = &snap.softirqs {
             read.present.extend(s.cpus.iter().copied());

@@ -372,7 +372,9 @@ fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
     let n = v.len();
     let mut out = Vec::new();
     let level = 0.05 / k as f64;
-    if let Some((rho, p)) = w::trend(v).filter(|&(_, p)| p < level && n >= w::MIN_FOR_CI) {
+    if let Some((rho, p)) =
+        w::trend_test(v, level).filter(|&(_, p)| p < level && n >= w::MIN_FOR_CI)
+    {
         out.push(format!(
             "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {})",
             super::format::p(p)

@@ -55,7 +55,13 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
     env.buffers = plan.buffers.clone();
     env.pinned_cpu = plan.cpu;
     let rows = {
-        let _pin = plan.cpu.map(measure::Pinned::to).transpose()?;
+        let _pin = plan
+            .cpu
+            .map(|c| {
+                let c = u32::try_from(c).map_err(|_| anyhow::anyhow!("CPU {c} is out of range"))?;
+                crate::pin::Pinned::to(c).map_err(anyhow::Error::new)
+            })
+            .transpose()?;
         measure_all(fs, &targets, plan)?
     };
     let end = clock::now()?;
@@ -74,7 +80,7 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
 fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &Plan) -> Result<Vec<ProbeRow>> {
     let mut rows = Vec::new();
     for t in targets {
-        for method in measure::Method::ALL {
+        for method in measure::ReadMethod::ALL {
             for &buffer in &plan.buffers {
                 let batch = measure::measure(fs, &t.paths, method, buffer, plan.reads)?;
                 let Some(summary) = summary::summarize(&batch) else {

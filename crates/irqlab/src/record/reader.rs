@@ -1,4 +1,4 @@
-//! A recording read back as [`Sample`]s: the second snapshot source. The
+//! A recording read back as [`RawSample`]s: the second snapshot source. The
 //! segments of one boot directory, then its journal (salvaging a crash),
 //! replayed cell by cell; each sample's files are re-rendered as kernel
 //! text from the stored shape and parsed by the same core parsers as live
@@ -8,7 +8,7 @@ use super::cells::stat_field;
 use super::layout;
 use super::schema::{CellValue, RowKind, SampleTime, Shape, SourceKind};
 use super::segment;
-use super::source::{Sample, ThreadTotal};
+use super::source::{RawSample, ThreadTotal};
 use crate::sampler::located;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -82,7 +82,7 @@ pub struct Replayer {
 
 impl Replayer {
     /// Apply `step` and return the sample it describes.
-    pub fn apply(&mut self, step: &Step) -> anyhow::Result<Sample> {
+    pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
         if let Some(s) = &step.shape {
             self.shape = Some(s.clone());
         }
@@ -96,7 +96,7 @@ impl Replayer {
                 step.time.seq
             );
         };
-        let mut s = Sample::default();
+        let mut s = RawSample::default();
         s.snap.mono_ns = step.time.mono_ns;
         s.snap.wall_ns = step.time.wall_ns;
         let file = |name: &str| PathBuf::from(format!("sample {} {name}", step.time.seq));
@@ -217,7 +217,8 @@ impl Replayer {
             line(&mut t, &format!("cpu{c}"), Some(c));
         }
         for k in &shape.stat_other {
-            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, k, None));
+            let key = super::cells::stat_other_key(k);
+            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, &key, None));
         }
         t
     }

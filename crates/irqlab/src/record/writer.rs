@@ -11,11 +11,10 @@ use super::journal::Journal;
 use super::layout;
 use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentData};
-use super::source::{LiveSource, Sample};
+use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
-use crate::sampler::{clock, targeted, Ticker};
+use crate::sampler::{clock, Ticker};
 use anyhow::Context;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -60,7 +59,7 @@ struct Run {
 impl Run {
     fn add(
         &mut self,
-        s: &Sample,
+        s: SampleView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
     ) -> anyhow::Result<()> {
@@ -123,14 +122,15 @@ impl Run {
 
 /// Record until `duration`, SIGINT or SIGTERM.
 pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Result<Summary> {
-    let mut src = LiveSource::open(&cfg.root);
-    let dir = layout::boot_dir(&cfg.out, src.fs(), cfg.host.as_deref());
+    let mut src = LiveSource::open(&cfg.root)?;
+    let fs = crate::host::HostFs::new(&cfg.root);
+    let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if let Some(msg) = layout::recover_boot_dir(&dir)? {
         eprintln!("irqlab: {msg}");
     }
     let next_seq = layout::next_seq(&dir)?;
-    let env = crate::env::collect(src.fs(), clock::rfc3339_utc(clock::now()?.wall_ns));
+    let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
@@ -152,8 +152,6 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         },
     };
     announce(&dir);
-    let mut sample = Sample::default();
-    let mut known: HashMap<u32, Option<String>> = HashMap::new();
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     let mut first = true;
@@ -172,15 +170,11 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         }
         first = false;
         let meter = clock::CostMeter::start();
-        src.next_into(&mut sample)?;
-        let fs = src.fs();
-        let mut affinity = |irq: u32| {
-            known
-                .entry(irq)
-                .or_insert_with(|| targeted::read_affinity(fs, irq))
-                .clone()
-        };
-        run.add(&sample, &cfg.filter, &mut affinity)?;
+        let mut s = src.next_sample()?;
+        let view = s.view();
+        // affinity from the live sampler's metadata cache (re-read only
+        // when the set of IRQs changes)
+        run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
         if run.started.is_some_and(|t| t.elapsed() >= cfg.segment) {
             run.close_segment()?;

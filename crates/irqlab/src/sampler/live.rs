@@ -220,6 +220,32 @@ impl<S: SnapshotSource> LiveSampler<S> {
         })
     }
 
+    /// The latest sample as a frame of zero length (`prev` and `cur` are
+    /// the same snapshot; before the first [`LiveSampler::next_frame`] it is
+    /// the baseline taken at open): for consumers that publish or store the
+    /// first sample at once (`serve`, `record`). Affinity comes from the same
+    /// metadata cache as every frame's.
+    pub fn latest_frame(&mut self) -> Frame<'_> {
+        let meter = CostMeter::start();
+        let strategy = self.source.strategy();
+        let filter = match strategy {
+            Strategy::PerCpuCount => &self.cpu_filter,
+            Strategy::ProcInterrupts => &self.filter,
+        };
+        let latest = if self.fresh { &self.cur } else { &self.prev };
+        Frame {
+            prev: latest,
+            cur: latest,
+            threads: &self.threads,
+            strategy,
+            meter,
+            meta_epoch: self.meta.epoch,
+            filter,
+            meta: &mut self.meta,
+            source: &mut self.source,
+        }
+    }
+
     /// Change the rows wanted (the TUI's `/` and `c`): the source chooses
     /// its IRQs again before the next sample.
     pub fn set_filter(&mut self, filter: Filter) -> anyhow::Result<()> {

@@ -1,12 +1,12 @@
 //! The `/metrics` body: Prometheus text format (version 0.0.4) from one
-//! [`Sample`] of raw counters. Rates are PromQL's job; nothing here
+//! [`SampleView`] of raw counters. Rates are PromQL's job; nothing here
 //! divides by time. Names, labels and per-CPU shaping follow
 //! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
 //! `Vec<u8>`, reads nothing.
 
 use super::accum::Sums;
 use super::options::{Naming, Options, PerCpu};
-use crate::record::source::{Sample, ThreadTotal};
+use crate::record::source::{SampleView, ThreadTotal};
 use crate::threads::ThreadKind;
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
@@ -132,13 +132,13 @@ impl Renderer {
     }
 
     /// Write the whole body for `s` into `out` (cleared first).
-    pub fn render(&mut self, s: &Sample, own: &OwnStats, out: &mut Vec<u8>) {
+    pub fn render(&mut self, s: SampleView, own: &OwnStats, out: &mut Vec<u8>) {
         out.clear();
         self.series = 0;
-        self.interrupts(&s.snap, out);
-        self.softirqs_family(&s.snap, out);
-        self.cpu_time(&s.snap, out);
-        self.threads(&s.threads, out);
+        self.interrupts(s.snap, out);
+        self.softirqs_family(s.snap, out);
+        self.cpu_time(s.snap, out);
+        self.threads(s.threads, out);
         self.own(own, s.snap.wall_ns, out);
     }
 
