@@ -348,7 +348,7 @@ fn snapshot_report(
         eprintln!("{note}");
     }
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
-        let path = fs.path("proc/softirqs");
+        let path = fs.path(Source::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
     if interrupts.is_none() && snap.stat.is_none() {
@@ -380,7 +380,8 @@ fn open_live(root: &std::path::Path, filter: &Filter) -> anyhow::Result<LiveSamp
         filter: filter.clone(),
         strategy: Choice::ProcInterrupts,
     };
-    let live = LiveSampler::open(&plan)?;
+    // show prints no interrupt threads: do not look for them
+    let live = LiveSampler::open_without_threads(&plan)?;
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {}", reason(&m));
     }
