@@ -2,7 +2,7 @@
 //! and per-CPU exact irq / softirq CPU % (sum of durations / interval).
 //! The only place trace numbers are computed; renderers only format them.
 
-use super::model::{quantile_ns, softirq_name, Key, Sample, SoftStats, Stats, HIST_SLOTS};
+use super::model::{quantile_ns, softirq_name, Key, Sample, SoftirqStats, Stats, HIST_SLOTS};
 use regex::Regex;
 use serde::Serialize;
 
@@ -190,9 +190,9 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
             .iter()
             .find(|(v, _)| v == vec)
             .map(|(_, v)| v.as_slice());
-        let mut sum = SoftStats::default();
+        let mut sum = SoftirqStats::default();
         let mut shares = Vec::new();
-        for (cpu, d) in per_cpu(values, before, SoftStats::minus) {
+        for (cpu, d) in per_cpu(values, before, SoftirqStats::minus) {
             let own = d.run.total_ns.saturating_sub(d.nested_irq_ns);
             if let Some(slot) = usize::try_from(cpu).ok().and_then(|i| soft_ns.get_mut(i)) {
                 *slot += own;
@@ -287,10 +287,10 @@ mod tests {
             softirqs: vec![(
                 3,
                 net.iter()
-                    .map(|&(c, t, nested)| SoftStats {
+                    .map(|&(c, t, nested)| SoftirqStats {
                         run: stats(c, t),
                         nested_irq_ns: nested,
-                        ..SoftStats::default()
+                        ..SoftirqStats::default()
                     })
                     .collect(),
             )],
