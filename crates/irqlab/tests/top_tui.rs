@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -87,13 +88,7 @@ fn have_tmux() -> bool {
 }
 
 fn synth(dir: &Path) -> Res<()> {
-    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["synth", "--cpus", "16", "--irqs", "64", "--out"])
-        .arg(dir)
-        .output()?;
-    if !st.status.success() {
-        return Err(format!("synth failed: {}", String::from_utf8_lossy(&st.stderr)).into());
-    }
+    common::synth_into(&common::spec(16, 64), dir);
     Ok(())
 }
 
