@@ -13,7 +13,7 @@ pub use irqlab_bpf::maps::{SoftirqStats, Stats, HIST_SLOTS, SOFTIRQ_NAMES};
 /// Which kind of interrupt work a row is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Key {
+pub enum TraceKey {
     /// A device IRQ's action (`irq:irq_handler_*`).
     Hardirq {
         /// Linux IRQ number (the /proc/interrupts label).
@@ -30,20 +30,20 @@ pub enum Key {
     },
 }
 
-impl Key {
+impl TraceKey {
     /// The /proc/interrupts label: `24`, `LOC`.
     pub fn label(&self) -> String {
         match self {
-            Key::Hardirq { irq, .. } => irq.to_string(),
-            Key::Vector { label, .. } => label.clone(),
+            TraceKey::Hardirq { irq, .. } => irq.to_string(),
+            TraceKey::Vector { label, .. } => label.clone(),
         }
     }
 
     /// The name shown beside the label.
     pub fn name(&self) -> &str {
         match self {
-            Key::Hardirq { name, .. } => name,
-            Key::Vector { tracepoint, .. } => tracepoint,
+            TraceKey::Hardirq { name, .. } => name,
+            TraceKey::Vector { tracepoint, .. } => tracepoint,
         }
     }
 }
@@ -54,7 +54,7 @@ pub struct Sample {
     /// CLOCK_MONOTONIC at the read, ns.
     pub at_ns: u64,
     /// Hard IRQ actions and vectors.
-    pub irqs: Vec<(Key, Vec<Stats>)>,
+    pub irqs: Vec<(TraceKey, Vec<Stats>)>,
     /// Softirq vectors by number (0 = HI … 9 = RCU).
     pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
 }

@@ -4,7 +4,7 @@
 //! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
 //! Dropping it detaches the programs (their fds close) and then unmounts.
 
-use super::model::{Key, Sample};
+use super::model::{Sample, TraceKey};
 use super::preflight;
 use crate::guard::{default_journal, SystemGuard};
 use crate::host::HostFs;
@@ -105,14 +105,14 @@ fn convert(c: &Counters, out: &mut Sample) {
     out.irqs.clear();
     out.softirqs.clear();
     for (k, v) in &c.hardirq {
-        let key = Key::Hardirq {
+        let key = TraceKey::Hardirq {
             irq: k.irq,
             name: k.name(),
         };
         out.irqs.push((key, v.clone()));
     }
     for (vec, v) in &c.vectors {
-        let key = Key::Vector {
+        let key = TraceKey::Vector {
             label: vec.label.into(),
             tracepoint: vec.tracepoint.into(),
         };
