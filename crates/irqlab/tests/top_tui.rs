@@ -12,13 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn synth(dir: &Path) -> Res<()> {
-    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["synth", "--cpus", "16", "--irqs", "64", "--out"])
-        .arg(dir)
-        .output()?;
-    if !st.status.success() {
-        return Err(format!("synth failed: {}", String::from_utf8_lossy(&st.stderr)).into());
-    }
+    common::synth_into(&common::spec(16, 64), dir);
     Ok(())
 }
 
