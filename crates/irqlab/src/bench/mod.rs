@@ -20,5 +20,6 @@ pub mod results;
 pub mod runner;
 pub mod select;
 pub mod summary;
+pub mod tracing;
 pub mod workload;
 pub mod workloads;

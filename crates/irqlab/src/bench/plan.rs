@@ -108,6 +108,8 @@ pub struct Plan {
     pub root: PathBuf,
     /// Host-change journal (default: the guard's).
     pub journal: Option<PathBuf>,
+    /// Trace every trial (`--trace`, feature `trace`).
+    pub trace: bool,
     /// The command line, recorded in `plan.json` for `--resume`.
     pub argv: Vec<String>,
 }

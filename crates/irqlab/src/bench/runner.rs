@@ -21,6 +21,7 @@ use super::plan::{
 use super::prepare::{self, Outcome};
 use super::results::{self as bench_results, BenchSummary};
 use super::select::{self, Selection};
+use super::tracing::{trace_metrics, TraceWindow};
 use super::workload::Workload;
 use super::workloads::{self, placement::PinError};
 use super::{env, metric::Direction, metric::Metric};
@@ -162,6 +163,8 @@ struct Trial<'a> {
     live: &'a mut LiveSampler,
     sel: &'a Selection,
     boot_id: &'a str,
+    /// `--trace`: read around the timed window.
+    trace: Option<&'a mut (dyn TraceWindow + 'static)>,
 }
 
 /// True when `e` says a workload thread could not stay on its CPU.
@@ -191,7 +194,14 @@ impl Trial<'_> {
     ) -> Result<TrialRecord> {
         let mut t = TrialRecord::new(label, n, self.boot_id, crate::timestamp::now_seconds());
         let (_, own0) = self.sample()?;
+        if let Some(tw) = self.trace.as_deref_mut() {
+            tw.mark().context("reading the trace maps")?;
+        }
         let wl = w.run(d);
+        let traced = match self.trace.as_deref_mut() {
+            Some(tw) => Some(tw.interval().context("reading the trace maps")?),
+            None => None,
+        };
         let sel = self.sel;
         let (frame, own1) = self.sample()?;
         t.duration_s = frame.interval_s();
@@ -199,6 +209,9 @@ impl Trial<'_> {
         t.notes = sys.notes;
         bench_results::add(&mut t, sys.metrics);
         bench_results::add(&mut t, thread_metrics(frame.threads));
+        if let Some(iv) = &traced {
+            bench_results::add(&mut t, trace_metrics(iv));
+        }
         match wl {
             Ok(m) => bench_results::add(&mut t, m),
             Err(e) if is_cpu_offline(&e) => {
@@ -367,6 +380,9 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         }
     }
     build_workloads(plan, &Tracker::none())?;
+    if plan.trace {
+        check_tracing(&fs)?;
+    }
     let out = out_dir(plan, started)?;
     Ok(Checked { live, sel, out })
 }
@@ -398,6 +414,7 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
     let mut guard = SystemGuard::new(&fs, journal_path(plan, "")?)?;
     let outcomes = prepare::apply(&mut guard, &plan.prepare)?;
     report_outcomes(sink, "prepare", &outcomes);
+    let mut tracing = start_tracing(plan, &fs, &mut guard, sink)?;
     let tracker = guard.tracker();
     let mut ws = build_workloads(plan, &tracker)?;
     let boot_id = environment.env.boot_id.clone();
@@ -407,20 +424,31 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
         tracker,
         sink,
     };
-    let res = setup_workloads(&mut ws, plan)
-        .and_then(|()| trials(&mut cx, &mut ws, &mut live, &boot_id, &out));
+    let res = match setup_workloads(&mut ws, plan) {
+        Ok(()) => trials(
+            &mut cx,
+            &mut ws,
+            &mut live,
+            tracing.as_deref_mut(),
+            &boot_id,
+            &out,
+        ),
+        Err(e) => Err(e),
+    };
     teardown(&mut ws, cx.sink);
     drop(ws);
+    drop(tracing); // detach before the guard unmounts tracefs
     drop(cx.tracker);
     guard.restore()?;
     res?;
     finish(plan, &out)
 }
 
-fn trials(
+fn trials<'a>(
     cx: &mut Ctx,
     ws: &mut [Box<dyn Workload>],
-    live: &mut LiveSampler,
+    live: &'a mut LiveSampler,
+    trace: Option<&'a mut (dyn TraceWindow + 'static)>,
     boot_id: &str,
     out: &Path,
 ) -> Result<()> {
@@ -455,6 +483,7 @@ fn trials(
         live,
         sel: cx.sel,
         boot_id,
+        trace,
     };
     for (i, slot) in slots.iter().enumerate() {
         let (Some(v), Some(w), Some(wr)) = (
@@ -490,4 +519,48 @@ fn finish(plan: &Plan, out: &Path) -> Result<Finished> {
         summary,
         variants: plan.variants.len(),
     })
+}
+
+/// `--trace` before anything is written: the feature is built in, and
+/// root, tracefs and BTF are there (`trace::preflight`).
+fn check_tracing(fs: &HostFs) -> Result<()> {
+    if !cfg!(feature = "trace") {
+        return Err(invalid(format!("--trace: {}", crate::trace::NOT_BUILT)));
+    }
+    crate::trace::preflight::check(fs, nix::unistd::geteuid().is_root())
+        .map(|_| ())
+        .map_err(|e| invalid(format!("--trace: {e:#}")))
+}
+
+/// Attach the tracing programs for the whole run (`--trace`), inside the
+/// run's guard.
+#[cfg(feature = "trace")]
+fn start_tracing(
+    plan: &Plan,
+    fs: &HostFs,
+    guard: &mut SystemGuard,
+    sink: &mut dyn Sink,
+) -> Result<Option<Box<dyn TraceWindow>>> {
+    if !plan.trace {
+        return Ok(None);
+    }
+    let (w, notes) = crate::trace::window::SessionWindow::start(fs, guard)
+        .context("--trace: attaching the tracing programs")?;
+    for n in notes {
+        sink.note(&format!("irqlab: trace: {n}"));
+    }
+    Ok(Some(Box::new(w)))
+}
+
+#[cfg(not(feature = "trace"))]
+fn start_tracing(
+    plan: &Plan,
+    _: &HostFs,
+    _: &mut SystemGuard,
+    _: &mut dyn Sink,
+) -> Result<Option<Box<dyn TraceWindow>>> {
+    if plan.trace {
+        anyhow::bail!("--trace: {}", crate::trace::NOT_BUILT);
+    }
+    Ok(None)
 }

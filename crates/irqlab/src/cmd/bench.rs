@@ -140,6 +140,12 @@ pub struct Args {
     /// plan.json; flags given as well must equal the stored ones.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
+    /// Trace every trial with eBPF (root, BTF; build feature `trace`):
+    /// exact hard IRQ and softirq time, per-vector run time and
+    /// raise-to-entry latency p50/p99, per-IRQ handler time, as trial
+    /// metrics `trace_*` (lower is better).
+    #[arg(long)]
+    pub trace: bool,
     /// Print the summary as a table or JSON.
     #[arg(long, value_enum, default_value = "table")]
     pub format: SummaryFormat,
@@ -302,6 +308,7 @@ pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
         },
         root: a.root.clone(),
         journal: a.journal.clone(),
+        trace: a.trace,
         argv,
     })
 }

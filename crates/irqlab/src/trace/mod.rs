@@ -8,7 +8,8 @@
 //!   place numbers are computed);
 //! - `render`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
-//! - `session` (feature `trace`): mount through the guard, attach, read.
+//! - `session` (feature `trace`): mount through the guard, attach, read;
+//! - `window` (feature `trace`): a session as `bench --trace`'s window.
 //!
 //! Everything but `session` builds and is tested without the feature.
 
@@ -18,6 +19,8 @@ pub mod preflight;
 pub mod render;
 #[cfg(feature = "trace")]
 pub mod session;
+#[cfg(feature = "trace")]
+pub mod window;
 
 /// How to get tracing into a binary built without it.
 pub const NOT_BUILT: &str = "this irqlab was built without eBPF tracing: \

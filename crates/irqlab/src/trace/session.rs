@@ -22,12 +22,27 @@ pub struct Session {
 }
 
 impl Session {
-    /// Check, mount if needed, attach.
+    /// Check, mount if needed (through a guard of its own), attach.
     pub fn start(fs: &HostFs) -> Result<Session> {
+        Self::start_with(fs, None)
+    }
+
+    /// [`Session::start`] inside a run that already holds a guard (bench):
+    /// tracefs is mounted through `guard`, so it is unmounted when that
+    /// run restores the host, and one journal records every change.
+    pub fn start_in(fs: &HostFs, guard: &mut SystemGuard) -> Result<Session> {
+        Self::start_with(fs, Some(guard))
+    }
+
+    fn start_with(fs: &HostFs, outer: Option<&mut SystemGuard>) -> Result<Session> {
         let found = preflight::check(fs, nix::unistd::geteuid().is_root())?;
         let mut notes = found.notes.clone();
-        let guard = if found.needs_mount {
-            let mut g = SystemGuard::new(fs, default_journal(fs.root()))?;
+        let mut own = None;
+        if found.needs_mount {
+            let g = match outer {
+                Some(g) => g,
+                None => own.insert(SystemGuard::new(fs, default_journal(fs.root()))?),
+            };
             g.mount(&found.tracefs, "tracefs").with_context(|| {
                 format!(
                     "tracefs is not mountable on {}",
@@ -38,10 +53,7 @@ impl Session {
                 "mounted tracefs on {} (unmounted again on exit)",
                 fs.path(&found.tracefs).display()
             ));
-            Some(g)
-        } else {
-            None
-        };
+        }
         let tracer = Tracer::attach(|group, name| {
             preflight::tracepoint_present(fs, &found.tracefs, group, name)
         })?;
@@ -54,7 +66,7 @@ impl Session {
         Ok(Session {
             tracer,
             counters: Counters::default(),
-            guard,
+            guard: own,
             notes,
         })
     }
