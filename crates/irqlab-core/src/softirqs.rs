@@ -9,7 +9,9 @@
 
 use crate::error::{ErrorKind, ParseError};
 use crate::interrupts::parse_cpu_header;
-use crate::text::{check_line, header_line, is_blank, lines, push_lossy, read_u64s, trim};
+use crate::text::{
+    check_line, header_line, is_blank, lines, push_lossy, range_note, read_u64s, trim,
+};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -35,15 +37,43 @@ impl SoftirqRow {
 }
 
 /// A parsed `/proc/softirqs`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Softirqs {
     /// CPU ids from the header (possible CPUs).
     pub cpus: Vec<u32>,
     /// Rows in file order.
     pub rows: Vec<SoftirqRow>,
+    /// The first per-CPU count out of the kernel's range, if any.
+    #[serde(skip)]
+    note: Option<ParseError>,
 }
 
+impl PartialEq for Softirqs {
+    fn eq(&self, other: &Self) -> bool {
+        self.cpus == other.cpus && self.rows == other.rows
+    }
+}
+
+impl Eq for Softirqs {}
+
 impl Softirqs {
+    /// A model from its parts (for generators and tests), without a note.
+    pub fn new(cpus: Vec<u32>, rows: Vec<SoftirqRow>) -> Self {
+        Softirqs {
+            cpus,
+            rows,
+            note: None,
+        }
+    }
+
+    /// A note on the last parse: the first per-CPU count above the
+    /// kernel's 32-bit range (the kernel prints softirq counts with `%10u`),
+    /// with file, line and value. Such a count is kept, and every delta of
+    /// it is a gap.
+    pub fn note(&self) -> Option<&ParseError> {
+        self.note.as_ref()
+    }
+
     /// Parse a complete `/proc/softirqs` text.
     ///
     /// ```
@@ -76,6 +106,7 @@ impl Softirqs {
     }
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.note = None;
         let mut it = lines(bytes);
         let (hline, header) = header_line(&mut it, FILE, MAX_LINE)?;
         parse_cpu_header(header, &mut self.cpus).map_err(|k| ParseError::new(FILE, hline, k))?;
@@ -90,6 +121,9 @@ impl Softirqs {
             }
             if let Some(row) = self.rows.get_mut(len) {
                 parse_row(line, self.cpus.len(), row).map_err(|k| ParseError::new(FILE, n, k))?;
+                if self.note.is_none() {
+                    self.note = range_note(FILE, n, &row.counts);
+                }
             }
             len += 1;
         }
@@ -167,6 +201,24 @@ mod tests {
         assert_eq!(s.rows[1].counts, vec![5, 6]);
         let glued = Softirqs::parse(b"CPU0\nBLOCK_IOPOLL:4294967295\n").unwrap();
         assert_eq!(glued.rows[0].counts, vec![4294967295]);
+    }
+
+    #[test]
+    fn count_out_of_the_kernel_range_is_a_note_not_an_error() {
+        let t = b"CPU0 CPU1\n  HI: 1 2\n  TIMER: 3 4294967296\n  NET_RX: 18446744073709551615 0\n";
+        let s = Softirqs::parse(t).unwrap();
+        assert_eq!(s.row("TIMER").unwrap().counts, vec![3, 4294967296]);
+        let note = s.note().unwrap();
+        assert_eq!(note.line, 3, "the first out-of-range line");
+        assert!(note.to_string().starts_with("/proc/softirqs:3:"), "{note}");
+        assert!(note.to_string().contains("4294967296"), "{note}");
+        let mut again = s.clone();
+        again.parse_into(VM).unwrap();
+        assert!(again.note().is_none(), "a clean re-parse clears the note");
+        assert!(Softirqs::parse(b"CPU0\nHI: 4294967295\n")
+            .unwrap()
+            .note()
+            .is_none());
     }
 
     #[test]

@@ -67,7 +67,7 @@ fn softirqs_model(text: &str) -> Softirqs {
             }
         })
         .collect();
-    Softirqs { cpus, rows }
+    Softirqs::new(cpus, rows)
 }
 
 #[test]

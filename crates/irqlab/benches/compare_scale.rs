@@ -2,15 +2,20 @@
 //! (describe, Mann–Whitney, Welch, Hodges–Lehmann by selection, bootstrap
 //! intervals with the default 10 000 resamples, warnings) and the SVG plot,
 //! on 2 variants × 100 000 values and on a bench-sized set (20 metrics × 10
-//! variants × 30 values). Baseline in the same run: sorting the 2 × 100 000
-//! input values (BENCHMARKS.md reports the ratio). Targets: < 1 s and
-//! < 0.2 s; plot < 1 MB.
+//! variants × 30 values), and end to end as `irqlab compare a.txt b.txt`
+//! runs it (read two files of 100 000 numbers, build, write the table
+//! report), less process start. Baseline in the same run: sorting the
+//! 2 × 100 000 input values (BENCHMARKS.md reports the ratio). Targets:
+//! < 1 s and < 0.2 s; plot < 1 MB.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use irqlab::compare::model::{build, Settings};
-use irqlab::compare::{render_svg, DirectionRules, Loaded, Obs, VariantData};
+use irqlab::compare::{
+    comparison, render_svg, write_report, CompareConfig, CompareFormat, DirectionRules, Loaded,
+    Obs, VariantData,
+};
 use irqlab_core::rng::Rng;
 use std::hint::black_box;
 
@@ -70,6 +75,39 @@ fn bench(c: &mut Criterion) {
         render_svg(&c2).len()
     );
     g.bench_function("svg_2x100k", |b| b.iter(|| black_box(render_svg(&c2))));
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for v in &big.variants {
+        let path = dir.path().join(format!("{}.txt", v.label));
+        let text: String = v.series[0]
+            .values()
+            .iter()
+            .map(|x| format!("{x}\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        inputs.push(path.display().to_string());
+    }
+    let config = CompareConfig {
+        inputs,
+        baseline: None,
+        alpha: 0.05,
+        noise_pct: 1.0,
+        resamples: 10_000,
+        seed: 42,
+        format: CompareFormat::Table,
+        plot: None,
+        html: None,
+        metric: None,
+        directions: DirectionRules::default(),
+        all: false,
+    };
+    g.bench_function("end_to_end_2x100k", |b| {
+        b.iter(|| {
+            let c = comparison(&config).unwrap();
+            write_report(&c, config.format, false, &mut std::io::sink()).unwrap();
+            black_box(c)
+        })
+    });
     let small = loaded(10, 20, 30);
     g.bench_function("model_20m_10v_30", |b| {
         b.iter(|| black_box(build(small.clone_loaded(), None, settings()).unwrap()))

@@ -27,10 +27,6 @@ pub mod targeted;
 
 use anyhow::anyhow;
 pub use clock::SelfCost;
-// `Sampler` is the old name of the file reader, kept only for `cmd/show.rs`'s
-// one-shot read until that file moves to `StatFiles` (see NOTICES); no
-// repeated sampling goes through it: that is `LiveSampler`.
-pub(crate) use files::StatFiles as Sampler;
 pub(crate) use files::{Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;

@@ -33,3 +33,39 @@ fn out_of_range_count_is_a_note() {
         "{err}"
     );
 }
+
+/// The same for `/proc/softirqs` (the kernel prints those counts with
+/// `%10u` too): a note naming file, line and value; `show` succeeds.
+#[test]
+fn out_of_range_softirq_count_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+    std::fs::write(
+        dir.path().join("proc/interrupts"),
+        "           CPU0       CPU1\nLOC:         10         20   Local timer interrupts\n",
+    )
+    .unwrap();
+    let p = dir.path().join("proc/softirqs");
+    std::fs::write(
+        &p,
+        "                    CPU0       CPU1\n          HI:          0          0\n       TIMER:          1 4294967296\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["show", "--root"])
+        .arg(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let note = err
+        .lines()
+        .find(|l| l.contains("softirqs"))
+        .unwrap_or_else(|| panic!("no softirqs note: {err}"));
+    assert!(note.starts_with("irqlab: note:"), "{note}");
+    assert!(note.contains(&p.display().to_string()), "{note}");
+    assert!(note.contains("/proc/softirqs:3:"), "{note}");
+    assert!(note.contains("4294967296"), "{note}");
+}

@@ -10,7 +10,7 @@ use crate::softirqs::Softirqs;
 ///
 /// ```
 /// use irqlab_core::softirqs::{SoftirqRow, Softirqs};
-/// let m = Softirqs { cpus: vec![0, 1], rows: vec![SoftirqRow { name: "NET_RX".into(), counts: vec![1476, 1934] }] };
+/// let m = Softirqs::new(vec![0, 1], vec![SoftirqRow { name: "NET_RX".into(), counts: vec![1476, 1934] }]);
 /// let mut out = String::new();
 /// irqlab_core::render::render_softirqs(&m, &mut out);
 /// assert_eq!(out, "                    CPU0       CPU1       \n      NET_RX:       1476       1934\n");

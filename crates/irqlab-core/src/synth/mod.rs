@@ -512,10 +512,7 @@ fn make_softirqs(cpus: u32, rng: &mut Rng) -> Softirqs {
             counts: (0..cpus).map(|_| arch_count(h, rng)).collect(),
         })
         .collect();
-    Softirqs {
-        cpus: (0..cpus).collect(),
-        rows,
-    }
+    Softirqs::new((0..cpus).collect(), rows)
 }
 
 /// user nice system idle iowait irq softirq steal guest guest_nice.

@@ -2,7 +2,7 @@
 //! digits, signed percents, p-values, the describe grid and the lines of
 //! the significance block. Never prints NaN: undefined values become `-`.
 
-use super::model::{BootLevel, Comparison, MetricReport, Pair};
+use super::model::{BootLevel, Comparison, MetricReport, Pair, Tests};
 use crate::direction::Direction;
 use crate::stats::describe::ROWS;
 
@@ -158,6 +158,42 @@ pub fn achieved(conf: f64) -> String {
 /// Interval `[lo, hi]` through a formatter.
 pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     format!("[{}, {}]", f(lo), f(hi))
+}
+
+/// The headline change of a tested pair: Δmedian (else Δmean) with its
+/// interval, or the Hodges–Lehmann shift when relative changes are
+/// undefined (baseline centre 0).
+pub fn headline(t: &Tests) -> String {
+    match t.median.as_ref().or(t.mean.as_ref()) {
+        Some(ci) => format!("{} {}", pct(ci.estimate), interval(ci.lo, ci.hi, pct)),
+        None => t.hl.as_ref().map_or("-".into(), |h| {
+            format!("{} {}", signed(h.shift), interval(h.lo, h.hi, signed))
+        }),
+    }
+}
+
+/// One row per metric and variant (header first): metric, variant, the
+/// headline change, Mann–Whitney p and the verdict (or why not tested).
+pub fn verdict_rows(c: &Comparison) -> Vec<Vec<String>> {
+    let mut rows = vec![["metric", "variant", "change [95 % CI]", "p", "verdict"]
+        .map(String::from)
+        .to_vec()];
+    for m in &c.metrics {
+        for pair in &m.pairs {
+            let (change, pv, verdict) = match &pair.outcome {
+                Ok(t) => (headline(t), p(t.mwu.p), t.verdict.as_str().to_string()),
+                Err(why) => ("-".into(), "-".into(), format!("not tested: {why}")),
+            };
+            rows.push(vec![
+                m.name.clone(),
+                pair.variant.clone(),
+                change,
+                pv,
+                verdict,
+            ]);
+        }
+    }
+    rows
 }
 
 /// The significance block for one pair (first line: "B vs A: verdict").

@@ -1,8 +1,9 @@
 //! `--html FILE`: one self-contained HTML page (inline CSS and SVG, no
-//! scripts or external resources) with the settings, per-metric describe
-//! and significance tables, warnings and the plots.
+//! scripts or external resources) with the settings, the verdict table
+//! (`#verdicts`: one row per metric and variant), per-metric describe and
+//! significance tables, warnings and the plots (`#plots`).
 
-use super::format::{grid, settings_line, sig_lines, title};
+use super::format::{grid, settings_line, sig_lines, title, verdict_rows};
 use super::model::Comparison;
 use super::svg::esc;
 use std::io::Write;
@@ -12,8 +13,8 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:.5em}\
 .warn{color:#a60}";
 
-fn table(rows: &[Vec<String>]) -> String {
-    let mut s = String::from("<table>\n");
+fn table(rows: &[Vec<String>], attrs: &str) -> String {
+    let mut s = format!("<table{attrs}>\n");
     for (i, r) in rows.iter().enumerate() {
         let tag = if i == 0 { "th" } else { "td" };
         let cells: String = r
@@ -41,13 +42,15 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
         "<h1>irqlab compare</h1>\n<p>{}</p>",
         esc(&settings_line(c))
     )?;
+    writeln!(out, "<h2>Verdicts</h2>")?;
+    out.write_all(table(&verdict_rows(c), " id=\"verdicts\"").as_bytes())?;
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {
         writeln!(out, "<h2>{}</h2>", esc(&title(m)))?;
         if let Some(only) = &m.only_in {
             writeln!(out, "<p>only in: {}</p>", esc(&only.join(", ")))?;
         }
-        out.write_all(table(&grid(c, m, &others)).as_bytes())?;
+        out.write_all(table(&grid(c, m, &others), "").as_bytes())?;
         let sig: Vec<String> = m.pairs.iter().flat_map(|p| sig_lines(c, m, p)).collect();
         if !sig.is_empty() {
             writeln!(out, "<pre>{}</pre>", esc(&sig.join("\n")))?;
@@ -59,7 +62,7 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     for n in &c.notes {
         writeln!(out, "<p class=\"warn\">note: {}</p>", esc(n))?;
     }
-    writeln!(out, "<h2>Plots</h2>")?;
+    writeln!(out, "<h2>Plots</h2>\n<div id=\"plots\">")?;
     out.write_all(super::svg::render(c).as_bytes())?;
-    writeln!(out, "</body></html>")
+    writeln!(out, "</div>\n</body></html>")
 }

@@ -24,7 +24,7 @@ pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
 pub use json::SCHEMA;
 
 use crate::direction::Direction;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -116,23 +116,11 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
     model::build(loaded, config.baseline.as_deref(), s)
 }
 
-/// Write to `path` through a temporary file renamed when complete.
+/// Write an extra output file (`--plot`, `--html`) whole or not at all
+/// (`crate::export::atomic`): an error leaves any previous file at `path`
+/// untouched and no temporary file behind.
 fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}", path.display()))?;
-    {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        f(&mut w)
-            .and_then(|()| w.flush())
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    crate::export::atomic::write_file(path, |w| Ok(f(w)?))
 }
 
 /// Write the report of `c` in `format` to `out`.

@@ -6,7 +6,7 @@
 //! Grids are split into blocks of variants that fit; their rows are never
 //! wrapped. Prose lines are word-wrapped.
 
-use super::format::{grid, interval, pct, render_grid, settings_line, sig_lines, title, wrap};
+use super::format::{grid, headline, render_grid, settings_line, sig_lines, title, wrap};
 use super::model::{Comparison, MetricReport, Pair};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
@@ -42,16 +42,7 @@ fn summary(m: &MetricReport, p: &Pair) -> Option<String> {
     if t.verdict == Verdict::NoChange {
         return None;
     }
-    let delta = match t.median.as_ref().or(t.mean.as_ref()) {
-        Some(ci) => format!("{} {}", pct(ci.estimate), interval(ci.lo, ci.hi, pct)),
-        None => t.hl.as_ref().map_or("-".into(), |h| {
-            format!(
-                "{} {}",
-                super::format::signed(h.shift),
-                interval(h.lo, h.hi, super::format::signed)
-            )
-        }),
-    };
+    let delta = headline(t);
     Some(format!(
         "  {} ({}): {delta} {}",
         m.name,

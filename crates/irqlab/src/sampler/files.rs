@@ -104,6 +104,22 @@ impl StatFiles {
                 continue;
             }
             let path = self.fs.path(src.rel());
+            if src == Source::Interrupts {
+                // streamed: a 1152-CPU file never needs a 13 MB buffer
+                let model = snap.interrupts.get_or_insert_with(Interrupts::default);
+                match read_interrupts(&mut self.fs, model) {
+                    Ok(()) => any = true,
+                    Err(Streamed::Parse(e)) => return Err(located(&path, &e)),
+                    Err(Streamed::Io(e)) if crate::host::is_refusal(&e) => return Err(e.into()),
+                    Err(Streamed::Io(e)) => {
+                        if !self.missing.iter().any(|(s, _)| *s == src) {
+                            self.missing.push((src, e.to_string()));
+                        }
+                        clear(snap, src);
+                    }
+                }
+                continue;
+            }
             let bytes = match self.fs.read(src.rel()) {
                 Ok(b) => b,
                 // a special file or an endless one is a broken tree, not an
@@ -129,6 +145,28 @@ impl StatFiles {
             ))
         }
     }
+}
+
+/// Why a streamed read of `/proc/interrupts` stopped.
+enum Streamed {
+    Io(std::io::Error),
+    Parse(ParseError),
+}
+
+impl From<std::io::Error> for Streamed {
+    fn from(e: std::io::Error) -> Self {
+        Streamed::Io(e)
+    }
+}
+
+/// Re-parse `/proc/interrupts` into `model` line by line as it is read
+/// (kept descriptor, buffer of about `host::STREAM_CHUNK`).
+fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), Streamed> {
+    let mut refill = model.refill();
+    fs.read_lines(Source::Interrupts.rel(), |line| {
+        refill.line(line).map_err(Streamed::Parse)
+    })?;
+    refill.finish().map_err(Streamed::Parse)
 }
 
 fn clear(snap: &mut Snapshot, src: Source) {

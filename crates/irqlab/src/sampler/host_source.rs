@@ -27,7 +27,8 @@ const IRQ_DIR: &str = irqlab_core::paths::SYS_KERNEL_IRQ;
 /// The host under one root.
 pub struct HostSource {
     files: StatFiles,
-    threads: Threads,
+    /// None: interrupt-thread CPU not wanted (see [`HostSource::open_without_threads`]).
+    threads: Option<Threads>,
     choice: Choice,
     /// The `--irq` pattern the targeted IRQs were resolved for.
     resolved_for: Option<String>,
@@ -97,9 +98,20 @@ fn pattern(f: &Filter) -> Option<String> {
 impl HostSource {
     /// Decide the strategy for `plan` and find the interrupt threads.
     pub fn open(plan: &LivePlan) -> anyhow::Result<Self> {
+        Self::open_with(plan, true)
+    }
+
+    /// Like [`HostSource::open`] without interrupt-thread CPU: no scan
+    /// of `/proc/PID/comm` at start, no schedstat reads per sample (for a
+    /// consumer that shows no threads, such as `show --interval`).
+    pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {
+        Self::open_with(plan, false)
+    }
+
+    fn open_with(plan: &LivePlan, with_threads: bool) -> anyhow::Result<Self> {
         let mut fs = HostFs::new(&plan.root);
         let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
-        let threads = Threads::new(&fs);
+        let threads = with_threads.then(|| Threads::new(&fs));
         let mut files = StatFiles::new(fs, &Source::ALL);
         let irq_list = if targeted.is_some() {
             // Only the targeted strategy watches the IRQ set (refresh).
@@ -140,7 +152,10 @@ impl SnapshotSource for HostSource {
     }
 
     fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
-        *out = self.threads.sample(self.files.fs_mut(), mono_ns);
+        match self.threads.as_mut() {
+            Some(t) => *out = t.sample(self.files.fs_mut(), mono_ns),
+            None => out.clear(),
+        }
     }
 
     fn affinity(&mut self, irq: u32) -> Option<String> {
@@ -189,6 +204,6 @@ impl SnapshotSource for HostSource {
     }
 
     fn thread_count(&self) -> usize {
-        self.threads.len()
+        self.threads.as_ref().map_or(0, Threads::len)
     }
 }

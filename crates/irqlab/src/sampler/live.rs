@@ -158,6 +158,13 @@ impl LiveSampler<HostSource> {
         let source = HostSource::open(plan)?;
         LiveSampler::with_source(source, plan.filter.clone())
     }
+
+    /// Like [`LiveSampler::open`] without interrupt-thread CPU (frames
+    /// have no threads): for consumers that do not show them.
+    pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {
+        let source = HostSource::open_without_threads(plan)?;
+        LiveSampler::with_source(source, plan.filter.clone())
+    }
 }
 
 impl<S: SnapshotSource> LiveSampler<S> {

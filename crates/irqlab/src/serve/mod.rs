@@ -9,6 +9,7 @@
 
 pub mod accum;
 pub mod http;
+pub mod openmetrics;
 pub mod options;
 pub mod render;
 

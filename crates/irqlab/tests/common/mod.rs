@@ -6,6 +6,8 @@
 //! a `TempDir` removed on drop, so tests leave nothing behind.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod tmux;
+
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use std::path::{Path, PathBuf};

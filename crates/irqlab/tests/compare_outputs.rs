@@ -1,0 +1,455 @@
+//! Regression tests of issue 11 items 10–12 (scale of the outputs, the text
+//! report for commit messages, escaping, CSV deltas, the JSON schema) and
+//! of the extra output files (`--plot`, `--html`) being written whole or
+//! not at all. Each test is named after what it protects. The headless
+//! browser check of `--html` is tests/compare_browser.rs.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+fn compare(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .current_dir(dir)
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = compare(dir, args);
+    let (o, e) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{args:?}\n{o}\n{e}");
+    o
+}
+
+fn numbers(path: &Path, values: impl IntoIterator<Item = f64>) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let text: String = values.into_iter().map(|v| format!("{v}\n")).collect();
+    fs::write(path, text).unwrap();
+}
+
+/// Deterministic spread: `n` values around `centre`.
+fn spread(centre: f64, step: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| centre + step * (((i * 7) % n) as f64 - n as f64 / 2.0))
+        .collect()
+}
+
+/// A CSV table (`variant,trial,<metrics>`) of `n` trials per variant;
+/// `value(variant, metric, trial)` fills the cells.
+fn table(
+    path: &Path,
+    variants: &[&str],
+    metrics: &[String],
+    n: usize,
+    value: impl Fn(usize, usize, usize) -> f64,
+) {
+    let mut text = format!("variant,trial,{}\n", metrics.join(","));
+    for (v, label) in variants.iter().enumerate() {
+        for t in 0..n {
+            let cells: Vec<String> = (0..metrics.len())
+                .map(|m| value(v, m, t).to_string())
+                .collect();
+            text.push_str(&format!("{label},{t},{}\n", cells.join(",")));
+        }
+    }
+    fs::write(path, text).unwrap();
+}
+
+#[test]
+fn item10_large_inputs_keep_hodges_lehmann_and_a_small_plot() {
+    // 2 × 100 000 values: 10^10 pairwise differences, which the old code
+    // refused ("too many pairs"); the SVG was 17 MB.
+    let tmp = TempDir::new().unwrap();
+    let n = 100_000;
+    let wave = |i: usize| ((i * 7919) % 1000) as f64 / 10.0;
+    numbers(&tmp.path().join("a.txt"), (0..n).map(|i| 1000.0 + wave(i)));
+    numbers(&tmp.path().join("b.txt"), (0..n).map(|i| 1010.0 + wave(i)));
+    let out = ok(
+        tmp.path(),
+        &[
+            "a.txt",
+            "b.txt",
+            "--format",
+            "json",
+            "--resamples",
+            "200",
+            "--plot",
+            "p.svg",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let cmp = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(cmp["refused"], Value::Null, "{cmp}");
+    let hl = &cmp["hodges_lehmann"];
+    assert!((hl["shift"].as_f64().unwrap() - 10.0).abs() < 1e-9, "{hl}");
+    assert!(hl["lo"].as_f64().unwrap() <= 10.0 && 10.0 <= hl["hi"].as_f64().unwrap());
+    assert!(!out.contains("too many"), "{out}");
+    let svg = fs::metadata(tmp.path().join("p.svg")).unwrap().len();
+    assert!(svg < 1_000_000, "SVG of 2 x 100k values is {svg} bytes");
+}
+
+/// 30 metrics: m00–m01 change by +10 %, m02–m04 are noise only,
+/// z05… are all zero; four variants with long labels.
+fn commit_message_set(dir: &Path) -> (Vec<&'static str>, Vec<String>) {
+    let variants = vec![
+        "baseline-kernel-6.9",
+        "candidate-with-long-name-a",
+        "candidate-with-long-name-b",
+        "candidate-with-long-name-c",
+    ];
+    let metrics: Vec<String> = (0..30)
+        .map(|m| match m {
+            0..=1 => format!("m{m:02}_per_sec"),
+            2..=4 => format!("m{m:02}_per_sec"),
+            _ => format!("z{m:02}_drops"),
+        })
+        .collect();
+    table(&dir.join("net.csv"), &variants, &metrics, 10, |v, m, t| {
+        let noise = spread(0.0, 0.5, 10)[t];
+        match m {
+            0..=1 => 1000.0 * if v == 0 { 1.0 } else { 1.1 } + noise,
+            2..=4 => 1000.0 + spread(0.0, 0.5, 10)[(t + 3 * v) % 10],
+            _ => 0.0,
+        }
+    });
+    (variants, metrics)
+}
+
+#[test]
+fn item11_text_leads_with_changed_metrics_in_72_columns() {
+    let tmp = TempDir::new().unwrap();
+    commit_message_set(tmp.path());
+    let base = [
+        "net.csv",
+        "--format",
+        "text",
+        "--resamples",
+        "300",
+        "--direction",
+        "higher",
+    ];
+    let out = ok(tmp.path(), &base);
+    let lines: Vec<&str> = out.lines().collect();
+    for l in &lines {
+        assert!(l.chars().count() <= 72, "{} columns: {l}\n{out}", l.len());
+    }
+    // The summary comes first: one entry per changed metric and variant
+    // (an entry may be word-wrapped onto indented continuation lines).
+    let changed_at = lines
+        .iter()
+        .position(|l| *l == "Changed (vs baseline-kernel-6.9):")
+        .unwrap();
+    assert!(lines[..changed_at]
+        .iter()
+        .all(|l| l.is_empty() || l.contains("baseline") || l.starts_with("    ")));
+    let quiet_at = lines
+        .iter()
+        .position(|l| l.starts_with("No significant change: m02_per_sec, m03_per_sec"))
+        .unwrap();
+    let mut summary: Vec<String> = Vec::new();
+    for l in &lines[changed_at + 1..quiet_at] {
+        match l.strip_prefix("      ") {
+            Some(more) => summary.last_mut().unwrap().push_str(&format!(" {more}")),
+            None => summary.push(l.to_string()),
+        }
+    }
+    assert_eq!(summary.len(), 6, "{out}");
+    for (i, l) in summary.iter().enumerate() {
+        let metric = format!("m{:02}_per_sec", i / 3);
+        assert!(l.starts_with(&format!("  {metric} (")), "{l}\n{out}");
+        assert!(l.contains("+10.") && l.ends_with("improved"), "{l}");
+    }
+    let zero_at = lines
+        .iter()
+        .position(|l| l.starts_with("All zero or identical: z05_drops"))
+        .unwrap();
+    assert!(out.contains("z29_drops"), "{out}");
+    // Details only for the changed metrics, after the summary.
+    let titles: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains("is better)") || l.contains("direction unknown)"))
+        .collect();
+    assert_eq!(titles.len(), 2, "{out}");
+    assert!(
+        lines
+            .iter()
+            .position(|l| l.starts_with("m00_per_sec ("))
+            .unwrap()
+            > zero_at
+    );
+    // Grid rows are not wrapped: with three long variant labels the grid
+    // is split into blocks, each of them with all 8 describe rows.
+    let rows = |name: &str| lines.iter().filter(|l| l.starts_with(name)).count();
+    assert!(rows("  count") >= 2 * 2, "{out}");
+    for name in [
+        "  mean", "  std", "  min", "  50%", "  90%", "  99%", "  max",
+    ] {
+        assert_eq!(rows(name), rows("  count"), "{name}\n{out}");
+    }
+    // --all details every metric.
+    let mut all_args = base.to_vec();
+    all_args.push("--all");
+    let all = ok(tmp.path(), &all_args);
+    let titles = all
+        .lines()
+        .filter(|l| l.contains("is better)") || l.contains("direction unknown)"))
+        .count();
+    assert_eq!(titles, 30, "{all}");
+    assert!(all.lines().all(|l| l.chars().count() <= 72), "{all}");
+    assert!(lines.len() * 3 < all.lines().count(), "{out}");
+}
+
+#[test]
+fn item12_markdown_escapes_pipes_and_html_in_names() {
+    let tmp = TempDir::new().unwrap();
+    let column = |centre: f64| -> String {
+        let rows: Vec<String> = spread(centre, 1.0, 10).iter().map(f64::to_string).collect();
+        format!("lat|<p99>&co_ns\n{}\n", rows.join("\n"))
+    };
+    fs::write(tmp.path().join("a.csv"), column(100.0)).unwrap();
+    fs::write(tmp.path().join("b.csv"), column(90.0)).unwrap();
+    let md = ok(
+        tmp.path(),
+        &[
+            "a|<old>&=a.csv",
+            "b|new=b.csv",
+            "--format",
+            "markdown",
+            "--resamples",
+            "300",
+        ],
+    );
+    assert!(md.contains("lat\\|&lt;p99>&amp;co_ns"), "{md}");
+    assert!(
+        md.contains("a\\|&lt;old>&amp;") && md.contains("b\\|new"),
+        "{md}"
+    );
+    assert!(!md.contains("<p99") && !md.contains("<old"), "{md}");
+    // Every table row has as many unescaped `|` as its header.
+    let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+    let mut header = None;
+    for l in md.lines() {
+        if !l.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let h = *header.get_or_insert(cells(l));
+        assert_eq!(cells(l), h, "{l}\n{md}");
+    }
+}
+
+#[test]
+fn item12_csv_carries_the_delta_of_every_describe_row() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), spread(100.0, 1.0, 12));
+    numbers(&tmp.path().join("b.txt"), spread(110.0, 1.5, 12));
+    let out = ok(
+        tmp.path(),
+        &["a.txt", "b.txt", "--format", "csv", "--resamples", "300"],
+    );
+    let mut rdr = csv::Reader::from_reader(out.as_bytes());
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let b = &rows[1];
+    assert_eq!(&b[col("variant")], "b");
+    for key in ["count", "mean", "std", "min", "p50", "p90", "p99", "max"] {
+        let base: f64 = rows[0][col(key)].parse().unwrap();
+        let cand: f64 = b[col(key)].parse().unwrap();
+        let delta: f64 = b[col(&format!("delta_{key}_pct"))].parse().unwrap();
+        let want = (cand - base) / base.abs() * 100.0;
+        assert!((delta - want).abs() < 1e-9 * want.abs().max(1.0), "{key}");
+        assert_eq!(&rows[0][col(&format!("delta_{key}_pct"))], "", "{key}");
+    }
+}
+
+/// The JSON Schema of `--format json`, compiled.
+fn schema() -> jsonschema::Validator {
+    let text = include_str!("../../../docs/schemas/compare.json");
+    let schema: Value = serde_json::from_str(text).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}\n{doc:#}");
+}
+
+fn trial(variant: &str, t: usize, boot: &str, rate: f64, pct: f64) -> String {
+    format!(
+        r#"{{"variant":"{variant}","trial":{t},"boot_id":"{boot}","started_at":"t","duration_s":1.0,"metrics":{{"irqs_per_sec":{{"value":{rate},"unit":"1/s","direction":"higher"}},"softirq_cpu_pct":{{"value":{pct},"unit":"%","direction":"lower"}}}}}}"#
+    )
+}
+
+#[test]
+fn item12_json_output_matches_the_schema() {
+    let v = schema();
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    // plain files, a tiny sample (HL at 2 vs 2), constant values, a
+    // refused comparison (one value), a metric only in some variants, percent points
+    // and boot levels (bench trials), three variants (CSV).
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
+    numbers(&d.join("b.txt"), spread(105.0, 1.0, 10));
+    numbers(&d.join("c.txt"), [1.0, 2.0]);
+    numbers(&d.join("e.txt"), [5.0, 7.0]);
+    numbers(&d.join("k1.txt"), [3.0; 6]);
+    numbers(&d.join("k2.txt"), [3.0; 6]);
+    numbers(&d.join("one.txt"), [4.0]);
+    let mut lines = Vec::new();
+    for boot in 0..3 {
+        for t in 0..6 {
+            let k = (t * 5 % 6) as f64;
+            let b = format!("b{boot}");
+            lines.push(trial("tip", t, &b, 10_000.0 + k, 3.0 + k / 100.0));
+            lines.push(trial("patch", t, &b, 10_300.0 + k, 3.2 + k / 100.0));
+        }
+    }
+    fs::create_dir_all(d.join("run")).unwrap();
+    fs::write(d.join("run/trials.jsonl"), lines.join("\n")).unwrap();
+    let metrics: Vec<String> = ["x_ns", "y"].map(String::from).to_vec();
+    table(
+        &d.join("t.csv"),
+        &["p", "q", "r"],
+        &metrics,
+        8,
+        |v, m, t| {
+            if m == 1 && v == 2 {
+                f64::NAN
+            } else {
+                50.0 + v as f64 + spread(0.0, 0.3, 8)[t]
+            }
+        },
+    );
+    let csv = fs::read_to_string(d.join("t.csv"))
+        .unwrap()
+        .replace("NaN", "");
+    fs::write(d.join("t.csv"), csv).unwrap();
+    let cases: [&[&str]; 6] = [
+        &["a.txt", "b.txt"],
+        &["c.txt", "e.txt"],
+        &["k1.txt", "k2.txt"],
+        &["k1.txt", "one.txt"],
+        &["run"],
+        &["t.csv", "--baseline", "q"],
+    ];
+    let mut refused = false;
+    for args in cases {
+        let mut a = args.to_vec();
+        a.extend(["--format", "json", "--resamples", "300"]);
+        let doc: Value = serde_json::from_str(&ok(d, &a)).unwrap();
+        assert_valid(&v, &doc, &format!("{args:?}"));
+        assert_eq!(doc["schema"], "irqlab.compare/1");
+        refused |= doc["metrics"][0]["comparisons"][0]["refused"].is_string();
+    }
+    assert!(refused, "no refused comparison among the cases");
+    // The schema is not vacuous: a wrong verdict or a missing field fails.
+    let mut doc: Value = serde_json::from_str(&ok(
+        d,
+        &["a.txt", "b.txt", "--format", "json", "--resamples", "300"],
+    ))
+    .unwrap();
+    doc["metrics"][0]["comparisons"][0]["verdict"] = Value::from("better");
+    assert!(!v.is_valid(&doc));
+    doc["metrics"][0]["comparisons"][0]["verdict"] = Value::from("improved");
+    assert!(v.is_valid(&doc));
+    doc["metrics"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("describe");
+    assert!(!v.is_valid(&doc));
+}
+
+/// Names of the files in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn plot_and_html_are_written_whole_or_not_at_all() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("in/a.txt"), spread(100.0, 1.0, 40));
+    numbers(&d.join("in/b.txt"), spread(104.0, 1.0, 40));
+    fs::create_dir(d.join("out")).unwrap();
+    // A write that fails half way (the file size limit: EFBIG, with
+    // SIGXFSZ ignored) leaves the previous file and no temporary file.
+    for flag in ["--plot", "--html"] {
+        fs::write(d.join("out/old"), "previous report\n").unwrap();
+        let out = std::process::Command::new("sh")
+            .current_dir(d)
+            .arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; ulimit -f 2; exec \"$0\" compare in/a.txt in/b.txt \
+                 --resamples 200 {flag} out/old"
+            ))
+            .arg(assert_cmd::cargo::cargo_bin("irqlab"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flag}: {err}");
+        assert!(
+            err.starts_with("irqlab:") && err.contains("writing out/old: File too large"),
+            "{flag}: {err}"
+        );
+        assert_eq!(
+            fs::read_to_string(d.join("out/old")).unwrap(),
+            "previous report\n"
+        );
+        assert_eq!(names(&d.join("out")), ["old"], "{flag}");
+    }
+    // A complete write replaces the file, readable like a `>` file.
+    ok(
+        d,
+        &[
+            "in/a.txt",
+            "in/b.txt",
+            "--resamples",
+            "200",
+            "--plot",
+            "out/p.svg",
+            "--html",
+            "out/old",
+        ],
+    );
+    assert!(fs::read_to_string(d.join("out/old"))
+        .unwrap()
+        .trim_end()
+        .ends_with("</html>"));
+    assert!(fs::read_to_string(d.join("out/p.svg"))
+        .unwrap()
+        .trim_end()
+        .ends_with("</svg>"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(d.join("out/p.svg"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o044, 0, "mode {mode:o}");
+    assert_eq!(names(&d.join("out")), ["old", "p.svg"]);
+    // A directory at the path is refused, naming it.
+    let out = compare(d, &["in/a.txt", "in/b.txt", "--html", "out"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("writing out: is a directory"), "{err}");
+}
