@@ -2,7 +2,6 @@
 //! stdout or, whole or not at all, to `--out` (`export::atomic`).
 
 use crate::export::{atomic, stdout};
-use crate::host::HostFs;
 use crate::probe::{self, report, size, ProbePlan, ProbeReport};
 use anyhow::Result;
 use std::io::Write;
@@ -33,9 +32,8 @@ times on each and compare the runs, not the reads of one run.";
 /// Flags of `irqlab probe`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Measure the files of a captured or synthesized tree (`irqlab synth`) instead of `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: super::args::RootArgs,
     /// Timed reads per target × method × buffer (1 to 1000000).
     #[arg(long, default_value_t = 1000, allow_hyphen_values = true,
           value_parser = clap::value_parser!(u64).range(1..=MAX_READS))]
@@ -64,7 +62,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         buffers: args.buffer.clone(),
         cpu: args.cpu,
     };
-    let rep = probe::run(&HostFs::new(&args.root), &plan, |m| {
+    let rep = probe::run(&args.root.host_fs(), &plan, |m| {
         eprintln!("irqlab: note: {m}");
     })?;
     match &args.out {

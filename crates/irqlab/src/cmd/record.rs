@@ -10,9 +10,8 @@ use std::time::Duration;
 /// Flags of `irqlab record`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Read a captured tree (`irqlab synth` output) instead of `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: super::args::RootArgs,
     /// Time between samples.
     #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::parse_duration)]
     pub interval: Duration,
@@ -42,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let cfg = writer::RecordConfig {
         filter: Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?,
-        root: args.root,
+        root: args.root.dir,
         out: args.out,
         interval: args.interval,
         duration: args.duration,

@@ -5,7 +5,6 @@ use crate::serve::{self, Naming, Options, PerCpu};
 use anyhow::Context;
 use regex::Regex;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -21,9 +20,8 @@ pub enum Compat {
 /// Flags of `irqlab serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Read a captured tree (`irqlab synth` output) instead of `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: super::args::RootArgs,
     /// Address to listen on (port 0 picks a free port). Loopback unless set.
     #[arg(long, default_value = "127.0.0.1:9812")]
     pub listen: SocketAddr,
@@ -72,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ticks_per_s: serve::options::ticks_per_s(),
     };
     let cfg = serve::ServeConfig {
-        root: args.root,
+        root: args.root.dir,
         listen: args.listen,
         interval: args.interval,
         duration: args.duration,

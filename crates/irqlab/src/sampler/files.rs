@@ -109,9 +109,9 @@ impl StatFiles {
                 let model = snap.interrupts.get_or_insert_with(Interrupts::default);
                 match read_interrupts(&mut self.fs, model) {
                     Ok(()) => any = true,
-                    Err(Streamed::Parse(e)) => return Err(located(&path, &e)),
-                    Err(Streamed::Io(e)) if crate::host::is_refusal(&e) => return Err(e.into()),
-                    Err(Streamed::Io(e)) => {
+                    Err(ReadStop::Parse(e)) => return Err(located(&path, &e)),
+                    Err(ReadStop::Io(e)) if crate::host::is_refusal(&e) => return Err(e.into()),
+                    Err(ReadStop::Io(e)) => {
                         if !self.missing.iter().any(|(s, _)| *s == src) {
                             self.missing.push((src, e.to_string()));
                         }
@@ -148,25 +148,25 @@ impl StatFiles {
 }
 
 /// Why a streamed read of `/proc/interrupts` stopped.
-enum Streamed {
+enum ReadStop {
     Io(std::io::Error),
     Parse(ParseError),
 }
 
-impl From<std::io::Error> for Streamed {
+impl From<std::io::Error> for ReadStop {
     fn from(e: std::io::Error) -> Self {
-        Streamed::Io(e)
+        ReadStop::Io(e)
     }
 }
 
 /// Re-parse `/proc/interrupts` into `model` line by line as it is read
 /// (kept descriptor, buffer of about `host::STREAM_CHUNK`).
-fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), Streamed> {
+fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadStop> {
     let mut refill = model.refill();
     fs.read_lines(Source::Interrupts.rel(), |line| {
-        refill.line(line).map_err(Streamed::Parse)
+        refill.line(line).map_err(ReadStop::Parse)
     })?;
-    refill.finish().map_err(Streamed::Parse)
+    refill.finish().map_err(ReadStop::Parse)
 }
 
 fn clear(snap: &mut Snapshot, src: Source) {

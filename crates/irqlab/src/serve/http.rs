@@ -7,7 +7,7 @@
 //! or OpenMetrics ([`super::openmetrics`]); both bodies are made once per
 //! sample, at publication.
 
-use super::openmetrics::{self, Format};
+use super::openmetrics::{self, Exposition};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,14 +55,14 @@ impl Latest {
 
     /// The current Prometheus-text body (shared, not copied).
     pub fn body(&self) -> Arc<Vec<u8>> {
-        self.body_as(Format::Prometheus)
+        self.body_as(Exposition::Prometheus)
     }
 
     /// The current body in `format` (shared, not copied).
-    pub fn body_as(&self, format: Format) -> Arc<Vec<u8>> {
+    pub fn body_as(&self, format: Exposition) -> Arc<Vec<u8>> {
         let pick = |b: &Bodies| match format {
-            Format::Prometheus => Arc::clone(&b.0),
-            Format::OpenMetrics => Arc::clone(&b.1),
+            Exposition::Prometheus => Arc::clone(&b.0),
+            Exposition::OpenMetrics => Arc::clone(&b.1),
         };
         match self.bodies.lock() {
             Ok(g) => pick(&g),
@@ -209,6 +209,6 @@ mod tests {
         drop(held);
         assert_eq!(l.publish(b"c".to_vec()), Some(b"b".to_vec()));
         assert_eq!(&**l.body(), b"c");
-        assert_eq!(&**l.body_as(Format::OpenMetrics), b"c\n# EOF\n");
+        assert_eq!(&**l.body_as(Exposition::OpenMetrics), b"c\n# EOF\n");
     }
 }

@@ -8,19 +8,19 @@
 
 /// Exposition format of one response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum Exposition {
     /// `text/plain; version=0.0.4`.
     Prometheus,
     /// `application/openmetrics-text; version=1.0.0`.
     OpenMetrics,
 }
 
-impl Format {
+impl Exposition {
     /// The `Content-Type` of a body in this format.
     pub fn content_type(self) -> &'static str {
         match self {
-            Format::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
-            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Exposition::Prometheus => "text/plain; version=0.0.4; charset=utf-8",
+            Exposition::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
         }
     }
 }
@@ -28,9 +28,9 @@ impl Format {
 /// The format a request head asks for: the supported media type with the
 /// highest `q` in its `Accept` header (OpenMetrics on a tie, as the client
 /// listed it as acceptable); Prometheus text without a usable header.
-pub fn negotiate(head: &[u8]) -> Format {
+pub fn negotiate(head: &[u8]) -> Exposition {
     let Some(accept) = header(head, "accept") else {
-        return Format::Prometheus;
+        return Exposition::Prometheus;
     };
     let (mut om, mut text) = (None::<f32>, None::<f32>);
     for range in accept.split(',') {
@@ -60,8 +60,8 @@ pub fn negotiate(head: &[u8]) -> Format {
         }
     }
     match (om, text) {
-        (Some(o), t) if o > 0.0 && o >= t.unwrap_or(0.0) => Format::OpenMetrics,
-        _ => Format::Prometheus,
+        (Some(o), t) if o > 0.0 && o >= t.unwrap_or(0.0) => Exposition::OpenMetrics,
+        _ => Exposition::Prometheus,
     }
 }
 
@@ -135,33 +135,33 @@ mod tests {
 
     #[test]
     fn negotiation_follows_the_accept_header() {
-        assert_eq!(negotiate(&head(None)), Format::Prometheus);
+        assert_eq!(negotiate(&head(None)), Exposition::Prometheus);
         assert_eq!(
             negotiate(&head(Some(PROMETHEUS_ACCEPT))),
-            Format::OpenMetrics
+            Exposition::OpenMetrics
         );
-        assert_eq!(negotiate(&head(Some("*/*"))), Format::Prometheus);
-        assert_eq!(negotiate(&head(Some("text/plain"))), Format::Prometheus);
+        assert_eq!(negotiate(&head(Some("*/*"))), Exposition::Prometheus);
+        assert_eq!(negotiate(&head(Some("text/plain"))), Exposition::Prometheus);
         assert_eq!(
             negotiate(&head(Some(
                 "text/plain;q=0.9, application/openmetrics-text;q=0.5"
             ))),
-            Format::Prometheus
+            Exposition::Prometheus
         );
         assert_eq!(
             negotiate(&head(Some("application/openmetrics-text; version=2.0.0"))),
-            Format::Prometheus,
+            Exposition::Prometheus,
             "an unknown version is not offered"
         );
         assert_eq!(
             negotiate(&head(Some("application/openmetrics-text;q=0"))),
-            Format::Prometheus
+            Exposition::Prometheus
         );
         assert_eq!(
             negotiate(b"GET /metrics HTTP/1.1\r\naccept:application/openmetrics-text\r\n\r\n"),
-            Format::OpenMetrics
+            Exposition::OpenMetrics
         );
-        assert_eq!(negotiate(b"\xff\xfe"), Format::Prometheus);
+        assert_eq!(negotiate(b"\xff\xfe"), Exposition::Prometheus);
     }
 
     #[test]

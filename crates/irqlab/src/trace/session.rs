@@ -84,9 +84,10 @@ impl Session {
     /// Read every map into `out`, stamped with CLOCK_MONOTONIC at the
     /// middle of the read.
     pub fn read(&mut self, out: &mut Sample) -> Result<()> {
-        let t0 = monotonic_ns();
+        // CLOCK_MONOTONIC: the clock bpf_ktime_get_ns uses
+        let t0 = crate::sampler::clock::mono_ns();
         self.tracer.read(&mut self.counters)?;
-        let t1 = monotonic_ns();
+        let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
         Ok(())
@@ -101,16 +102,6 @@ impl Session {
         }
         Ok(())
     }
-}
-
-/// CLOCK_MONOTONIC in ns (the clock `bpf_ktime_get_ns` uses).
-pub fn monotonic_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
-        .map(|t| {
-            u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000
-                + u64::try_from(t.tv_nsec()).unwrap_or(0)
-        })
-        .unwrap_or(0)
 }
 
 fn convert(c: &Counters, out: &mut Sample) {

@@ -1,7 +1,7 @@
 //! CPU placement for workload threads: which CPUs a workload may use and
 //! the round-robin CPU of each thread. Pinning itself is the one pinning
 //! helper's (`crate::pin`); this file only adapts it to optional CPUs and
-//! `anyhow` errors that still carry the typed [`PinError`] (so a runner can
+//! `anyhow` errors that still carry the typed [`crate::pin::PinError`] (so a runner can
 //! tell a trial disturbed by CPU hotplug from a broken workload).
 //!
 //! Owns no threads itself; it must not touch `/proc` or `/sys` (the allowed
