@@ -15,9 +15,11 @@
 //! the summary is returned to the caller.
 
 use super::metrics::{system_metrics, SELECTED_TOTAL};
-use super::plan::{default_selectors, headline, invalid, schedule, Plan, PlanFile, Slot, Variant};
+use super::plan::{
+    default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
+};
 use super::prepare::{self, Outcome};
-use super::results::{self as bench_results, Summary};
+use super::results::{self as bench_results, BenchSummary};
 use super::select::{self, Selection};
 use super::workload::Workload;
 use super::workloads::{self, placement::PinError};
@@ -51,7 +53,7 @@ pub trait Sink {
 #[derive(Debug)]
 pub struct Finished {
     pub out: PathBuf,
-    pub summary: Summary,
+    pub summary: BenchSummary,
     pub variants: usize,
 }
 
@@ -272,7 +274,7 @@ struct Ctx<'a> {
 fn guarded_trial(
     cx: &mut Ctx,
     v: &Variant,
-    slot: Slot,
+    slot: TrialSlot,
     w: &mut dyn Workload,
     t: &mut Trial,
 ) -> Result<TrialRecord> {

@@ -3,7 +3,7 @@
 //! metrics and idle softirq vectors are left to `summary.json`. Laid out
 //! by the one grid writer (`export::grid`).
 
-use super::results::{MetricSummary, Summary};
+use super::results::{BenchSummary, MetricSummary};
 use crate::export::grid::{Align, Grid};
 use std::io::Write;
 
@@ -28,7 +28,7 @@ fn num(v: f64) -> String {
 }
 
 /// Write the summary as an aligned table.
-pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(summary: &BenchSummary, out: &mut impl Write) -> std::io::Result<()> {
     let mut names: Vec<&String> = Vec::new();
     for metrics in summary.values() {
         for (n, s) in metrics {

@@ -1,4 +1,6 @@
-//! `irqlab replay DIR --batch`: `top --batch` lines over a recording. The
+//! `irqlab replay DIR`: the interactive `top` screen over a recording with
+//! time navigation (`tui::replay`), or with `--batch` `top --batch` lines.
+//! The
 //! recording is a snapshot source (`record::playback`) behind the same
 //! `LiveSampler` as live `top`; rates come from the same delta code and
 //! writers as live `top --batch` (text: the Report and `top::text`; JSON:
@@ -10,17 +12,22 @@ use crate::export::jsonl::JsonlWriter;
 use crate::record::playback::RecordingSource;
 use crate::record::{layout, reader};
 use crate::report::{self, Filter};
+use crate::sampler::strategy::Choice;
 use crate::sampler::{LiveSampler, SelfCost, Strategy};
+use crate::tui::app::SortKey;
+use crate::tui::replay::Player;
+use crate::tui::TuiConfig;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `irqlab replay`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A recording directory with one host and boot (or a boot=… directory).
     pub dir: PathBuf,
-    /// Print lines (the only mode so far; the interactive view is not built yet).
+    /// Print `top --batch` lines instead of the interactive view.
     #[arg(long)]
     pub batch: bool,
     /// Output format.
@@ -35,11 +42,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.batch {
-        anyhow::bail!(
-            "replay needs --batch for now (the interactive view over a recording is not built yet)"
-        );
-    }
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     let dir = layout::one_boot_dir(&args.dir)?;
     let rec = reader::open(&dir)?;
@@ -48,6 +50,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if rec.steps.is_empty() {
         anyhow::bail!("{}: the recording holds no sample", dir.display());
+    }
+    if !args.batch {
+        return interactive(&args, rec);
     }
     // the first step is the baseline; one frame per later step
     let frames = rec.steps.len().saturating_sub(1);
@@ -85,4 +90,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The replay screen: the App of live `top` (its flags checked before the
+/// screen is taken) fed by a [`Player`].
+fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> {
+    if rec.steps.len() < 2 {
+        anyhow::bail!("{}: one sample only; rates need two", rec.dir.display());
+    }
+    let cfg = TuiConfig {
+        root: rec.dir.clone(),
+        interval: median_interval(&rec.steps),
+        irq: args.irq.clone(),
+        cpus: args.cpus.clone(),
+        strategy: Choice::Auto,
+        sort: SortKey::Rate,
+        threshold: None,
+        verbose: true,
+    };
+    let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
+    let name = rec.dir.display().to_string();
+    let filter = Filter {
+        irq: app.filter.irq.clone(),
+        cpus: None,
+    };
+    let player = Player::new(rec.steps.into(), name, filter)?;
+    let signal = crate::tui::replay::run(app, player)?;
+    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+}
+
+/// The recording's typical interval (the status line's "every").
+fn median_interval(steps: &[reader::Step]) -> Duration {
+    let mut d: Vec<u64> = steps
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] => Some(b.time.mono_ns.saturating_sub(a.time.mono_ns)),
+            _ => None,
+        })
+        .collect();
+    d.sort_unstable();
+    let ns = d.get(d.len() / 2).copied().unwrap_or(1_000_000_000);
+    Duration::from_nanos(ns).max(Duration::from_millis(10))
 }

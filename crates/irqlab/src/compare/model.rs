@@ -152,10 +152,8 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
     };
     let mut notes = warnings;
     notes.extend(variants.iter().filter_map(boot_note));
-    let metrics: Vec<MetricReport> = metric_names(&variants, baseline)
-        .iter()
-        .map(|name| metric(&variants, baseline, name, &settings))
-        .collect();
+    let names = metric_names(&variants, baseline);
+    let metrics = metrics_parallel(&names, |name| metric(&variants, baseline, name, &settings));
     if metrics.iter().all(|m| m.pairs.is_empty()) {
         let have: Vec<String> = variants
             .iter()
@@ -209,6 +207,43 @@ fn boot_note(v: &VariantData) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// `f` of every metric name, in order, on all CPUs: metrics are
+/// independent (each stream has its own seed), so the result is the same
+/// whatever the CPU count. Interleaved so that costly metrics spread out.
+fn metrics_parallel<F>(names: &[String], f: F) -> Vec<MetricReport>
+where
+    F: Fn(&str) -> MetricReport + Sync,
+{
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(names.len());
+    if threads < 2 {
+        return names.iter().map(|n| f(n)).collect();
+    }
+    let f = &f;
+    let mut parts: Vec<(usize, MetricReport)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                sc.spawn(move || {
+                    (t..names.len())
+                        .step_by(threads)
+                        .map(|i| (i, f(&names[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    parts.sort_by_key(|(i, _)| *i);
+    parts.into_iter().map(|(_, m)| m).collect()
 }
 
 /// The bootstrap seed of one (metric, baseline, candidate) stream: from the

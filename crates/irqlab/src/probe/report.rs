@@ -11,7 +11,7 @@
 
 use super::measure::ReadMethod;
 use super::size::format_size;
-use super::summary::{Quantiles, Summary, CPU_CLOCK};
+use super::summary::{Quantiles, ReadSummary, CPU_CLOCK};
 use super::target::Env;
 use crate::direction::Direction;
 use crate::export::grid::{Align, Grid};
@@ -29,7 +29,7 @@ pub struct ProbeRow {
     pub files: usize,
     pub method: ReadMethod,
     pub buffer: usize,
-    pub summary: Summary,
+    pub summary: ReadSummary,
 }
 
 impl ProbeRow {

@@ -238,15 +238,21 @@ mod tests {
 
     const STAT: &[u8] = b"cpu  10 0 20 300 4 5 66 0 0 0\ncpu0 10 0 20 300 4 5 66 0 0 0\nintr 900 1 2\nctxt 77\nsoftirq 5000 1 2 3\n";
 
-    fn sample() -> Sample {
-        let mut s = Sample::default();
-        s.snap.stat = Some(Stat::parse(STAT).unwrap());
-        s
+    fn snap() -> irqlab_core::Snapshot {
+        irqlab_core::Snapshot {
+            stat: Some(Stat::parse(STAT).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    fn view(snap: &irqlab_core::Snapshot) -> SampleView<'_> {
+        SampleView { snap, threads: &[] }
     }
 
     #[test]
     fn every_cell_key_is_unique_so_an_unchanged_stat_emits_nothing() {
-        let f = flatten(&sample(), &Filter::default(), &mut |_| None);
+        let snap = snap();
+        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
         let mut keys: Vec<(SourceKind, &str)> =
             f.rows.iter().map(|r| (r.source, r.key.as_str())).collect();
         keys.sort();
@@ -262,7 +268,7 @@ mod tests {
         assert_eq!(total, Some(5000));
         let field = first.iter().find(|c| c.key == "softirq" && c.cpu.is_none());
         assert_eq!(field.map(|c| c.value), Some(66), "the cpu line's field");
-        let f = flatten(&sample(), &Filter::default(), &mut |_| None);
+        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
         let (shape, again) = d.cells(f);
         assert!(shape.is_none());
         assert!(again.is_empty(), "nothing changed, yet {again:?}");

@@ -7,15 +7,19 @@
 //! Reads only the recording; writes nothing.
 
 use super::reader::{Recording, Replayer, Step};
+use super::schema::Shape;
 use super::source::ThreadTotal;
 use crate::report::Filter;
 use crate::sampler::{SnapshotSource, Strategy};
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
+use std::sync::Arc;
 
-/// The steps of a recording, replayed in order.
+/// The steps of a recording, replayed in order from any position.
 pub struct RecordingSource {
-    steps: std::vec::IntoIter<Step>,
+    steps: Arc<[Step]>,
+    /// Index of the step the next read returns.
+    next: usize,
     replayer: Replayer,
     /// Thread totals and CLOCK_MONOTONIC of the previous and current step.
     prev: (Vec<ThreadTotal>, u64),
@@ -28,15 +32,39 @@ pub struct RecordingSource {
 impl RecordingSource {
     /// Replay `rec` from its first step.
     pub fn new(rec: Recording) -> Self {
+        let why = format!("replaying {}", rec.dir.display());
+        Self::at(rec.steps.into(), 0, why)
+    }
+
+    /// Replay `steps` from step `first` (the layout and counters of the
+    /// steps before it are taken in without building their samples).
+    pub fn at(steps: Arc<[Step]>, first: usize, why: String) -> Self {
+        let mut replayer = Replayer::default();
+        let mut affinity = Vec::new();
+        for step in steps.iter().take(first) {
+            replayer.advance(step);
+            if let Some(shape) = &step.shape {
+                affinity = affinity_of(shape);
+            }
+        }
         RecordingSource {
-            why: format!("replaying {}", rec.dir.display()),
-            steps: rec.steps.into_iter(),
-            replayer: Replayer::default(),
+            steps,
+            next: first,
+            replayer,
             prev: (Vec::new(), 0),
             cur: (Vec::new(), 0),
-            affinity: Vec::new(),
+            affinity,
+            why,
         }
     }
+}
+
+fn affinity_of(shape: &Shape) -> Vec<(u32, Option<String>)> {
+    shape
+        .irq_rows
+        .iter()
+        .filter_map(|r| Some((r.label.parse().ok()?, r.affinity.clone())))
+        .collect()
 }
 
 /// Thread CPU % between two steps' cumulative times (threads in both).
@@ -63,17 +91,14 @@ fn thread_rates(old: &(Vec<ThreadTotal>, u64), new: &(Vec<ThreadTotal>, u64)) ->
 
 impl SnapshotSource for RecordingSource {
     fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        let Some(step) = self.steps.next() else {
+        let Some(step) = self.steps.get(self.next) else {
             anyhow::bail!("{}: no more samples", self.why);
         };
+        self.next += 1;
         if let Some(shape) = &step.shape {
-            self.affinity = shape
-                .irq_rows
-                .iter()
-                .filter_map(|r| Some((r.label.parse().ok()?, r.affinity.clone())))
-                .collect();
+            self.affinity = affinity_of(shape);
         }
-        let s = self.replayer.apply(&step)?;
+        let s = self.replayer.apply(step)?;
         *snap = s.snap;
         self.prev = std::mem::replace(&mut self.cur, (s.threads, snap.mono_ns));
         Ok(())
@@ -103,14 +128,13 @@ impl SnapshotSource for RecordingSource {
     }
 }
 
+/// Steps for tests (here and in the replay player's).
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
+pub(crate) mod fixtures {
+    use super::Step;
     use crate::record::schema::{CellValue, RowKind, RowMeta, SampleTime, Shape, SourceKind};
-    use crate::sampler::LiveSampler;
 
-    fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> Step {
+    pub(crate) fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> Step {
         Step {
             time: SampleTime {
                 seq,
@@ -135,7 +159,7 @@ mod tests {
         }
     }
 
-    fn shape() -> Shape {
+    pub(crate) fn shape() -> Shape {
         let row = |label: &str, kind, description: &str, affinity: Option<&str>| RowMeta {
             key: label.into(),
             label: label.into(),
@@ -153,6 +177,14 @@ mod tests {
             ..Shape::default()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::fixtures::{shape, step};
+    use super::*;
+    use crate::sampler::LiveSampler;
 
     #[test]
     fn a_recording_yields_frames_with_rates_threads_and_affinity() {
@@ -177,5 +209,24 @@ mod tests {
         assert_eq!(f.threads.len(), 1);
         assert_eq!(f.threads[0].cpu_pct, 50.0);
         assert!(live.next_frame().is_err(), "the end of the recording");
+    }
+
+    #[test]
+    fn a_source_started_later_gives_the_same_frame_as_playing_through() {
+        let steps: Arc<[Step]> = vec![
+            step(1, 100, 0, Some(shape())),
+            step(2, 300, 500_000_000, None),
+            step(3, 1300, 600_000_000, None),
+        ]
+        .into();
+        let src = RecordingSource::at(Arc::clone(&steps), 1, "seek".into());
+        let mut live = LiveSampler::with_source(src, Filter::default()).unwrap();
+        let mut f = live.next_frame().unwrap();
+        assert_eq!(f.affinity(24).as_deref(), Some("0"), "layout from step 1");
+        let r = crate::report::from_frame(&mut f);
+        let rows = &r.interrupts.as_ref().unwrap().rows;
+        let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
+        assert_eq!(loc.total_rate, Some(1000.0), "steps 2 -> 3");
+        assert!((f.threads[0].cpu_pct - 10.0).abs() < 1e-9);
     }
 }

@@ -81,8 +81,9 @@ pub struct Replayer {
 }
 
 impl Replayer {
-    /// Apply `step` and return the sample it describes.
-    pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
+    /// Take in `step`'s layout and changed cells without building its
+    /// sample (fast-forward when seeking).
+    pub fn advance(&mut self, step: &Step) {
         if let Some(s) = &step.shape {
             self.shape = Some(s.clone());
         }
@@ -90,6 +91,11 @@ impl Replayer {
             self.values
                 .insert((c.source, c.key.clone(), c.cpu), c.value);
         }
+    }
+
+    /// Apply `step` and return the sample it describes.
+    pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
+        self.advance(step);
         let Some(shape) = self.shape.as_ref() else {
             anyhow::bail!(
                 "sample {} has no layout (the recording lacks its first sample)",

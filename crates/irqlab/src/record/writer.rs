@@ -7,7 +7,7 @@
 //! file; what was written stays.
 
 use super::cells::{flatten, Differ};
-use super::journal::Journal;
+use super::journal::RecordJournal;
 use super::layout;
 use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentData};
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// A record run.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct RecordConfig {
     pub root: PathBuf,
     pub out: PathBuf,
     pub interval: Duration,
@@ -35,7 +35,7 @@ pub struct Config {
 
 /// What a run wrote.
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
+pub struct RecordSummary {
     pub dir: PathBuf,
     pub samples: u64,
     pub cells: u64,
@@ -48,12 +48,12 @@ pub struct Summary {
 
 struct Run {
     dir: PathBuf,
-    journal: Journal,
+    journal: RecordJournal,
     data: SegmentData,
     differ: Differ,
     next_seq: u64,
     started: Option<Instant>,
-    sum: Summary,
+    sum: RecordSummary,
 }
 
 impl Run {
@@ -114,14 +114,17 @@ impl Run {
         );
         self.sum.segment_bytes += segment::write(&path, &data)?;
         self.sum.segments += 1;
-        self.journal = Journal::create(self.journal.path())?;
+        self.journal = RecordJournal::create(self.journal.path())?;
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
     }
 }
 
 /// Record until `duration`, SIGINT or SIGTERM.
-pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Result<Summary> {
+pub fn run(
+    cfg: &RecordConfig,
+    announce: impl FnOnce(&std::path::Path),
+) -> anyhow::Result<RecordSummary> {
     let mut src = LiveSource::open(&cfg.root)?;
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
@@ -137,7 +140,7 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
             .context("cannot install signal handlers")?;
     }
     let mut run = Run {
-        journal: Journal::create(&dir.join(JOURNAL))?,
+        journal: RecordJournal::create(&dir.join(JOURNAL))?,
         dir: dir.clone(),
         data: SegmentData {
             environment: serde_json::to_string(&env)?,
@@ -146,9 +149,9 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         differ: Differ::default(),
         next_seq,
         started: None,
-        sum: Summary {
+        sum: RecordSummary {
             dir: dir.clone(),
-            ..Summary::default()
+            ..RecordSummary::default()
         },
     };
     announce(&dir);

@@ -31,7 +31,7 @@ pub const WORKERS: usize = 4;
 
 /// A serve run.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ServeConfig {
     pub root: PathBuf,
     pub listen: SocketAddr,
     pub interval: Duration,
@@ -80,7 +80,7 @@ fn process_usage() -> (u64, u64) {
 
 /// Sample once, listen, then keep sampling until `duration` (or forever).
 /// `ready` gets the bound address (port 0 picks a free one).
-pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
     let mut lp = Loop {
         src: LiveSource::open(&cfg.root)?,
         renderer: Renderer::new(cfg.opts.clone()),

@@ -120,13 +120,13 @@ fn filters_and_escaping() {
 #[test]
 fn seconds_are_exact_decimals() {
     let mut o = Vec::new();
-    Value::Seconds {
+    SeriesValue::Seconds {
         count: 1_500_000_001,
         unit: 1_000_000_000,
     }
     .write(&mut o);
     o.push(b' ');
-    Value::Seconds {
+    SeriesValue::Seconds {
         count: 7,
         unit: 100,
     }
