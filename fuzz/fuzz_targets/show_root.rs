@@ -57,7 +57,7 @@ fn open(root: &Path) -> Option<LiveSampler> {
 fn write_all(r: report::Report) {
     let mut out = Vec::new();
     let _ = export::table::write(&r, &mut out);
-    let _ = export::json::write(&r, &mut out);
+    let _ = export::json::write(&r, &mut out, false);
     let _ = export::csv::write(&r, &mut out);
 }
 
