@@ -1,31 +1,36 @@
 //! Issue 12 item 4 through the real binary: a per-CPU count the kernel
-//! cannot print (above 2^32 - 1) is shown with a note naming file, line
-//! and value, and `show` still succeeds.
+//! cannot print (above 2^32 - 1) in `/proc/interrupts` or `/proc/softirqs`
+//! is shown with a note naming file, line and value, and `show` still
+//! succeeds.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
+use std::path::PathBuf;
 use std::time::Duration;
 
-#[test]
-fn out_of_range_count_is_a_note() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
-    let p = dir.path().join("proc/interrupts");
-    std::fs::write(
-        &p,
-        "           CPU0       CPU1\n  1:          0 18446744073709551615  IO-APIC   1-edge      i8042\nLOC:         10         20   Local timer interrupts\n",
-    )
-    .unwrap();
-    let out = Command::cargo_bin("irqlab")
-        .unwrap()
+const LOC_ONLY: &str =
+    "           CPU0       CPU1\nLOC:         10         20   Local timer interrupts\n";
+
+/// `show --root` on a tree of `files`: (the path of `noted`, stderr).
+fn show_notes(files: &[(&str, &str)], noted: &str) -> (PathBuf, String) {
+    let tree = common::tree_with(files);
+    let out = common::irqlab()
         .args(["show", "--root"])
-        .arg(dir.path())
+        .arg(tree.path())
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
+    (tree.path().join(noted), err)
+}
+
+#[test]
+fn out_of_range_count_is_a_note() {
+    let interrupts = "           CPU0       CPU1\n  1:          0 18446744073709551615  IO-APIC   1-edge      i8042\nLOC:         10         20   Local timer interrupts\n";
+    let (p, err) = show_notes(&[("proc/interrupts", interrupts)], "proc/interrupts");
     assert!(err.starts_with("irqlab: note:"), "{err}");
     assert!(err.contains(&p.display().to_string()), "{err}");
     assert!(
@@ -34,32 +39,12 @@ fn out_of_range_count_is_a_note() {
     );
 }
 
-/// The same for `/proc/softirqs` (the kernel prints those counts with
-/// `%10u` too): a note naming file, line and value; `show` succeeds.
+/// The kernel prints softirq counts with `%10u` too.
 #[test]
 fn out_of_range_softirq_count_is_a_note() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
-    std::fs::write(
-        dir.path().join("proc/interrupts"),
-        "           CPU0       CPU1\nLOC:         10         20   Local timer interrupts\n",
-    )
-    .unwrap();
-    let p = dir.path().join("proc/softirqs");
-    std::fs::write(
-        &p,
-        "                    CPU0       CPU1\n          HI:          0          0\n       TIMER:          1 4294967296\n",
-    )
-    .unwrap();
-    let out = Command::cargo_bin("irqlab")
-        .unwrap()
-        .args(["show", "--root"])
-        .arg(dir.path())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let softirqs = "                    CPU0       CPU1\n          HI:          0          0\n       TIMER:          1 4294967296\n";
+    let files = [("proc/interrupts", LOC_ONLY), ("proc/softirqs", softirqs)];
+    let (p, err) = show_notes(&files, "proc/softirqs");
     let note = err
         .lines()
         .find(|l| l.contains("softirqs"))

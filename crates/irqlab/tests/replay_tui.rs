@@ -57,24 +57,7 @@ fn start(tmux: &Tmux, dir: &Path, rec: &Path) -> Res<()> {
         rec = quote(rec),
         rc = quote(&dir.join("rc")),
     );
-    let path = dir.join("replay.sh");
-    std::fs::write(&path, script)?;
-    let cmd = format!("sh {}", quote(&path));
-    let out = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "replay",
-        "-x",
-        "160",
-        "-y",
-        "40",
-        &cmd,
-    ])?;
-    if !out.status.success() {
-        return Err(format!("tmux: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    Ok(())
+    tmux.start_script(dir, &script, 160, 40)
 }
 
 /// `sample K/N` of the position line.
@@ -112,14 +95,15 @@ fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
     })?;
     let (_, n) = position(&screen).unwrap();
     assert!(n >= 5, "{n} frames: {screen}");
-    // pause, then step forward and back by one sample
+    // a step pauses wherever playback is (it may already be at the end);
+    // a jump keeps the state: 10 %, then one step forward and back
+    tmux.run(&["send-keys", "-t", "replay", ","])?;
+    tmux.wait_for("a pause", |s| s.contains("PAUSED"))?;
     tmux.run(&["send-keys", "-t", "replay", "1"])?;
-    let at = tmux.wait_for("a jump to 10 %", |s| {
-        position(s) == Some(((n / 10).max(1), n))
+    let k = (n / 10).max(1);
+    tmux.wait_for("a jump to 10 %", |s| {
+        position(s) == Some((k, n)) && s.contains("PAUSED")
     })?;
-    tmux.run(&["send-keys", "-t", "replay", "Space"])?;
-    tmux.wait_for("pause", |s| s.contains("PAUSED"))?;
-    let (k, _) = position(&tmux.capture()?).unwrap();
     tmux.run(&["send-keys", "-t", "replay", "."])?;
     tmux.wait_for("one step", |s| {
         position(s) == Some((k + 1, n)) && s.contains("PAUSED")
@@ -139,12 +123,23 @@ fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
         rates.iter().any(|r| r.is_some_and(|r| r > 0.0)),
         "LOC moved while recording, yet rates {rates:?}"
     );
-    // a minute forward is past the end of a one-second recording
+    // a minute forward is past the end of a one-second recording; space
+    // at the end plays again from the start, to the end
     tmux.run(&["send-keys", "-t", "replay", ">"])?;
-    let end = tmux.wait_for("the end", |s| {
+    tmux.wait_for("the end", |s| {
         position(s) == Some((n, n)) && s.contains("END")
     })?;
-    assert!(end.contains("replay "), "{end}\n(was {at})");
+    // at 1/8 speed the second playback lasts ~10 s: seen while it plays
+    tmux.run(&["send-keys", "-t", "replay", "-", "-", "-"])?;
+    tmux.wait_for("1/8 speed", |s| s.contains("x0.125"))?;
+    tmux.run(&["send-keys", "-t", "replay", "Space"])?;
+    tmux.wait_for("playing again", |s| {
+        position(s).is_some_and(|(k, _)| k < n) && s.contains("PLAYING")
+    })?;
+    tmux.run(&["send-keys", "-t", "replay", ">"])?;
+    tmux.wait_for("the end again", |s| {
+        position(s) == Some((n, n)) && s.contains("END")
+    })?;
     tmux.run(&["send-keys", "-t", "replay", "q"])?;
     tmux.wait_gone()?;
     assert_eq!(

@@ -40,24 +40,7 @@ fn start_with(tmux: &Tmux, root: &Path, hold: bool, extra: &str) -> Res<()> {
         root = quote(root),
         rc = quote(&root.join("rc")),
     );
-    let path = root.join("top.sh");
-    std::fs::write(&path, script)?;
-    let cmd = format!("sh {}", quote(&path));
-    let out = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "top",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &cmd,
-    ])?;
-    if !out.status.success() {
-        return Err(format!("tmux: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    Ok(())
+    tmux.start_script(root, &script, 120, 40)
 }
 
 fn exit_status(root: &Path) -> Res<String> {

@@ -111,6 +111,11 @@ impl Player {
     /// Apply `cmd`; the frame to show when the position changed.
     pub fn command(&mut self, cmd: Cmd) -> anyhow::Result<Option<Vec<Msg>>> {
         match cmd {
+            Cmd::Toggle if !self.playing && self.pos >= self.frames() => {
+                // at the end: play again from the start
+                self.playing = true;
+                self.seek(1).map(Some)
+            }
             Cmd::Toggle => {
                 self.playing = !self.playing;
                 Ok(Some(vec![self.status()]))

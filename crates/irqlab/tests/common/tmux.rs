@@ -73,6 +73,32 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Write `script` to `dir/<session>.sh` and run it with `sh` as the
+    /// session, in a `cols` x `rows` terminal.
+    pub fn start_script(&self, dir: &Path, script: &str, cols: u16, rows: u16) -> Res<()> {
+        let path = dir.join(format!("{}.sh", self.session));
+        std::fs::write(&path, script)?;
+        let cmd = format!("sh {}", quote(&path));
+        let (x, y) = (cols.to_string(), rows.to_string());
+        let out = self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            self.session,
+            "-x",
+            &x,
+            "-y",
+            &y,
+            &cmd,
+        ])?;
+        if !out.status.success() {
+            return Err(format!("tmux: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.run(&["kill-server"]);

@@ -77,6 +77,13 @@ fn speed_pause_and_end_of_recording() {
     let (_, why) = seen(p.advance().unwrap());
     assert!(!p.playing && why.contains("END"), "{why}");
     assert!(p.advance().unwrap().is_none(), "said once");
+    let (rate, why) = seen(p.command(Cmd::Toggle).unwrap());
+    assert_eq!(
+        (rate, p.pos()),
+        (Some(200.0), 1),
+        "space at the end restarts"
+    );
+    assert!(p.playing && why.contains("PLAYING"), "{why}");
     assert!(Player::new(
         vec![step(0, 1, 0, Some(shape()))].into(),
         "one".into(),
