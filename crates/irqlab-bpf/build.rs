@@ -3,7 +3,8 @@
 //! empty object is written, `cfg(irqlab_bpf_missing)` is set and the loader
 //! says at run time how to get a real one (so `cargo clippy --workspace`
 //! works on machines without clang). `IRQLAB_BPF_REQUIRE=1` turns a
-//! missing or failing clang into a build error (CI sets it).
+//! missing or failing clang into a build error (CI sets it). Without the
+//! `loader` feature (irqlab without `trace`) nothing is compiled.
 
 use std::env;
 use std::path::PathBuf;
@@ -15,6 +16,10 @@ fn main() {
     println!("cargo:rerun-if-changed=src/bpf/irqlab.h");
     println!("cargo:rerun-if-env-changed=CLANG");
     println!("cargo:rerun-if-env-changed=IRQLAB_BPF_REQUIRE");
+    if env::var_os("CARGO_FEATURE_LOADER").is_none() {
+        // only the map layouts are built: no object needed
+        return;
+    }
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default()).join("irqlab.bpf.o");
     let clang = env::var("CLANG").unwrap_or_else(|_| "clang".into());
     let status = Command::new(&clang)

@@ -1,14 +1,13 @@
 //! The whole `show --root` path on a tree built from the fuzz input: files
 //! (some made FIFOs, directories, sockets or symlinks to /dev/zero by the
-//! first byte) under a temp dir, sampled through HostFs and the Sampler,
-//! reported once and as a delta against a second tree, and written in every
-//! format. Must never panic, hang or grow without bound; errors are fine.
+//! first byte) under a temp dir, sampled through HostFs and the live
+//! sampler (`LiveSampler`: its baseline, then one frame), reported once and
+//! as a delta against a second tree, and written in every format. Must never panic, hang or grow without bound; errors are fine.
 #![no_main]
 use irqlab::export;
-use irqlab::host::HostFs;
 use irqlab::report::{self, Filter};
-use irqlab::sampler::{targeted, Sampler, Source};
-use irqlab_core::Snapshot;
+use irqlab::sampler::strategy::Choice;
+use irqlab::sampler::{LivePlan, LiveSampler};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
@@ -46,22 +45,16 @@ fn special(root: &Path, rel: &str, k: u8) {
     };
 }
 
-fn sample(root: &Path) -> Option<Snapshot> {
-    let mut sampler = Sampler::new(HostFs::new(root), &Source::ALL);
-    let mut snap = Snapshot::default();
-    sampler.sample(&mut snap).ok()?;
-    Some(snap)
+fn open(root: &Path) -> Option<LiveSampler> {
+    LiveSampler::open(&LivePlan {
+        root: root.to_path_buf(),
+        filter: Filter::default(),
+        strategy: Choice::ProcInterrupts,
+    })
+    .ok()
 }
 
-fn write_all(mut r: report::Report, root: &Path) {
-    let fs = HostFs::new(root);
-    if let Some(sec) = r.interrupts.as_mut() {
-        for row in &mut sec.rows {
-            if let Some(irq) = row.irq {
-                row.affinity = targeted::read_affinity(&fs, irq);
-            }
-        }
-    }
+fn write_all(r: report::Report) {
     let mut out = Vec::new();
     let _ = export::table::write(&r, &mut out);
     let _ = export::json::write(&r, &mut out);
@@ -87,17 +80,22 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let filter = Filter::default();
-    let Some(first) = sample(root) else {
+    let Some(mut live) = open(root) else {
         return;
     };
-    write_all(report::from_snapshot(first.clone(), &filter), root);
+    let mut base = live.latest_frame();
+    let mut once = report::from_snapshot(base.cur.clone(), &filter);
+    report::annotate_affinity(&mut once, &mut base);
+    write_all(once);
     for rel in SECOND {
         if let Some(p) = parts.next() {
             put(root, rel, p);
         }
     }
-    if let Some(second) = sample(root) {
-        write_all(report::from_delta(&first, &second, &filter), root);
-        write_all(report::from_delta_rates(&first, &second, &filter), root);
+    if let Ok(mut frame) = live.next_frame() {
+        let mut counts = report::from_delta(frame.prev, frame.cur, frame.filter());
+        report::annotate_affinity(&mut counts, &mut frame);
+        write_all(counts);
+        write_all(report::from_frame(&mut frame));
     }
 });

@@ -6,8 +6,11 @@
 //!   duration histogram per IRQ action, vector and softirq; raise-to-entry
 //!   latency; ksoftirqd share; hard IRQ time nested in softirqs). No
 //!   per-event ring-buffer traffic.
-//! - [`maps`]: the value layouts shared with the C side.
-//! - [`loader`]: the second gateway to the kernel beside irqlab's HostFs.
+//! - [`maps`]: the value layouts shared with the C side — the one
+//!   definition: irqlab's trace model uses these types (built without the
+//!   `loader` feature when irqlab is built without `trace`).
+//! - `loader` (feature `loader`, default): the second gateway to the kernel
+//!   beside irqlab's HostFs.
 //!
 //! ## Why a hand-declared header, not a generated vmlinux.h
 //!
@@ -26,14 +29,16 @@
 //!
 //! build.rs compiles the C with `clang -target bpf -O2 -g`. Without clang
 //! the crate still builds (so `cargo clippy --workspace` needs no clang)
-//! and [`loader::Tracer::attach`] returns [`loader::Error::NotBuilt`];
+//! and `loader::Tracer::attach` returns `loader::Error::NotBuilt`;
 //! `IRQLAB_BPF_REQUIRE=1` makes a missing clang a build error instead.
 //! The crate is a workspace member but not a default member: a plain
 //! `cargo build` does not build it; `irqlab` uses it through its `trace`
 //! feature.
 
+#[cfg(feature = "loader")]
 pub mod loader;
 pub mod maps;
 
+#[cfg(feature = "loader")]
 pub use loader::{Attached, Counters, Error, Tracer};
 pub use maps::{IrqKey, SoftirqStats, Stats, Vector, HIST_SLOTS, SOFTIRQ_NAMES, VECTORS};

@@ -1,6 +1,11 @@
 //! The map value layouts shared with `src/bpf/irqlab.h` (`#[repr(C)]`,
 //! sizes asserted on both sides) and the vector ids of `VECTOR()` in
-//! `src/bpf/irqlab.bpf.c`. Plain data: no kernel access here.
+//! `src/bpf/irqlab.bpf.c`. Plain data: no kernel access here. The one
+//! definition of these layouts: irqlab's `trace::model` re-exports them
+//! (and serializes them), so the C header, this file and the trace domain
+//! cannot drift apart.
+
+use serde::Serialize;
 
 /// Slots of a log2 histogram: slot `k` counts values in `[2^(k-1), 2^k)`
 /// ns, slot 0 counts 0 ns, the last slot everything above.
@@ -12,7 +17,7 @@ pub const SOFTIRQ_SLOTS: u32 = 16;
 
 /// Count, total and log2 histogram of durations (`struct stats`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Stats {
     /// Completed runs (counted at exit).
     pub count: u64,
@@ -28,6 +33,31 @@ impl Default for Stats {
             count: 0,
             total_ns: 0,
             hist: [0; HIST_SLOTS],
+        }
+    }
+}
+
+impl Stats {
+    /// `self - before`, saturating (the kernel's u64 counters never wrap
+    /// in practice; a reset would show as a huge value, so it saturates).
+    pub fn minus(&self, before: &Stats) -> Stats {
+        let mut hist = [0; HIST_SLOTS];
+        for (h, (a, b)) in hist.iter_mut().zip(self.hist.iter().zip(&before.hist)) {
+            *h = a.saturating_sub(*b);
+        }
+        Stats {
+            count: self.count.saturating_sub(before.count),
+            total_ns: self.total_ns.saturating_sub(before.total_ns),
+            hist,
+        }
+    }
+
+    /// Add `other` into `self`.
+    pub fn add(&mut self, other: &Stats) {
+        self.count += other.count;
+        self.total_ns += other.total_ns;
+        for (h, o) in self.hist.iter_mut().zip(&other.hist) {
+            *h += o;
         }
     }
 }
@@ -52,7 +82,7 @@ impl IrqKey {
 
 /// One softirq vector on one CPU (`struct softirq_stats`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SoftirqStats {
     /// Entry -> exit, nested hard IRQs included (as bcc's softirqs).
     pub run: Stats,
@@ -66,16 +96,41 @@ pub struct SoftirqStats {
     pub latency: Stats,
 }
 
+impl SoftirqStats {
+    /// `self - before`.
+    pub fn minus(&self, before: &SoftirqStats) -> SoftirqStats {
+        SoftirqStats {
+            run: self.run.minus(&before.run),
+            nested_irq_ns: self.nested_irq_ns.saturating_sub(before.nested_irq_ns),
+            ksoftirqd_count: self.ksoftirqd_count.saturating_sub(before.ksoftirqd_count),
+            ksoftirqd_ns: self.ksoftirqd_ns.saturating_sub(before.ksoftirqd_ns),
+            latency: self.latency.minus(&before.latency),
+        }
+    }
+
+    /// Add `other` into `self`.
+    pub fn add(&mut self, o: &SoftirqStats) {
+        self.run.add(&o.run);
+        self.nested_irq_ns += o.nested_irq_ns;
+        self.ksoftirqd_count += o.ksoftirqd_count;
+        self.ksoftirqd_ns += o.ksoftirqd_ns;
+        self.latency.add(&o.latency);
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<Stats>() == 272);
 const _: () = assert!(std::mem::size_of::<IrqKey>() == 32);
 const _: () = assert!(std::mem::size_of::<SoftirqStats>() == 568);
 
 // SAFETY: plain `#[repr(C)]` integers and arrays with no padding (sizes
 // asserted above equal the sums of their fields): every bit pattern is valid.
+#[cfg(feature = "loader")]
 unsafe impl aya::Pod for Stats {}
 // SAFETY: as above (i32 + 28 bytes, no padding).
+#[cfg(feature = "loader")]
 unsafe impl aya::Pod for IrqKey {}
 // SAFETY: as above.
+#[cfg(feature = "loader")]
 unsafe impl aya::Pod for SoftirqStats {}
 
 /// An x86 system vector traced through `irq_vectors:<name>_entry/exit`.

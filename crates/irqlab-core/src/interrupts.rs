@@ -10,8 +10,7 @@
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 use crate::text::{
-    check_line, header_line, is_blank, lines, push_lossy, range_note, scan_u64, skip_blanks, trim,
-    Scan,
+    check_line, is_blank, lines, push_lossy, range_note, scan_u64, skip_blanks, trim, Scan,
 };
 use serde::Serialize;
 
@@ -186,26 +185,143 @@ impl Interrupts {
     }
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
-        let mut it = lines(bytes);
-        let (hline, header) = header_line(&mut it, FILE, MAX_LINE)?;
-        parse_cpu_header(header, &mut self.cpus).map_err(|k| ParseError::new(FILE, hline, k))?;
-        let ncols = self.cpus.len();
-        for (n, line) in it {
-            check_line(FILE, MAX_LINE, n, line)?;
-            if is_blank(line) {
-                continue;
-            }
-            if self.len == self.rows.len() {
-                self.rows.push(IrqRow::default());
-            }
-            let row = &mut self.rows[self.len];
-            parse_row(line, ncols, row).map_err(|k| ParseError::new(FILE, n, k))?;
-            if self.note.is_none() && row.shape != Shape::Single {
-                self.note = range_note(FILE, n, &row.counts);
-            }
-            self.len += 1;
+        let mut refill = self.refill();
+        for (_, line) in lines(bytes) {
+            refill.line(line)?;
+        }
+        refill.finish()
+    }
+
+    /// Re-parse into `self` line by line (a reader streaming the file
+    /// through a small buffer): feed every line to [`Refill::line`], then
+    /// call [`Refill::finish`]. The same parse as [`Interrupts::parse_into`]
+    /// (which is this over the whole text), reusing every buffer; until
+    /// `finish` succeeds, and after any error or an abandoned refill, the
+    /// model has no rows.
+    pub fn refill(&mut self) -> Refill<'_> {
+        self.len = 0;
+        self.note = None;
+        let lp = LineParser::with_cpus(std::mem::take(&mut self.cpus));
+        Refill {
+            m: self,
+            lp,
+            rows: 0,
+            done: false,
+        }
+    }
+}
+
+/// A line-by-line re-parse of an [`Interrupts`] (see
+/// [`Interrupts::refill`]).
+pub struct Refill<'a> {
+    m: &'a mut Interrupts,
+    lp: LineParser,
+    /// Rows parsed so far (valid once finished).
+    rows: usize,
+    done: bool,
+}
+
+impl Refill<'_> {
+    /// Feed the next line (without its `\n`).
+    pub fn line(&mut self, line: &[u8]) -> Result<(), ParseError> {
+        let m = &mut *self.m;
+        if self.rows == m.rows.len() {
+            m.rows.push(IrqRow::default());
+        }
+        let row = &mut m.rows[self.rows];
+        if self.lp.line(line, row)? {
+            self.rows += 1;
         }
         Ok(())
+    }
+
+    /// End of input: the rows become valid (an error for an empty file).
+    pub fn finish(mut self) -> Result<(), ParseError> {
+        let res = self.lp.finish();
+        self.done = res.is_ok();
+        res
+    }
+}
+
+impl Drop for Refill<'_> {
+    fn drop(&mut self) {
+        self.m.cpus = std::mem::take(&mut self.lp.cpus);
+        self.m.note = self.lp.note.take();
+        self.m.len = if self.done { self.rows } else { 0 };
+    }
+}
+
+/// The parser of `/proc/interrupts` one line at a time, for readers that
+/// stream the file through a small buffer and keep only some rows (`show`
+/// on a huge tree). [`Interrupts::parse_into`] is this parser over the
+/// whole text, so both accept and reject exactly the same input.
+///
+/// Feed every line in order without its `\n` (a last line without a
+/// newline too), then call [`LineParser::finish`].
+#[derive(Debug, Default)]
+pub struct LineParser {
+    cpus: Vec<u32>,
+    /// Line number of the last line fed (1-based).
+    n: usize,
+    header: bool,
+    note: Option<ParseError>,
+}
+
+impl LineParser {
+    /// A parser expecting the header line first.
+    pub fn new() -> Self {
+        LineParser::default()
+    }
+
+    /// Like [`LineParser::new`], reusing `cpus`' buffer for the header.
+    fn with_cpus(mut cpus: Vec<u32>) -> Self {
+        cpus.clear();
+        LineParser {
+            cpus,
+            ..LineParser::default()
+        }
+    }
+
+    /// Feed the next line. Returns true when it was a data row, parsed
+    /// into `row` (its buffers reused); false for the header and blank
+    /// lines (`row` then holds whatever it held).
+    pub fn line(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, ParseError> {
+        self.n += 1;
+        let n = self.n;
+        check_line(FILE, MAX_LINE, n, line)?;
+        if is_blank(line) {
+            return Ok(false);
+        }
+        if !self.header {
+            parse_cpu_header(line, &mut self.cpus).map_err(|k| ParseError::new(FILE, n, k))?;
+            self.header = true;
+            return Ok(false);
+        }
+        parse_row(line, self.cpus.len(), row).map_err(|k| ParseError::new(FILE, n, k))?;
+        if self.note.is_none() && row.shape != Shape::Single {
+            self.note = range_note(FILE, n, &row.counts);
+        }
+        Ok(true)
+    }
+
+    /// End of input: an error when no header was seen (an empty file).
+    pub fn finish(&self) -> Result<(), ParseError> {
+        if self.header {
+            Ok(())
+        } else {
+            Err(ParseError::new(FILE, 0, ErrorKind::Empty))
+        }
+    }
+
+    /// CPU ids of the header (empty before it).
+    pub fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+
+    /// The first per-CPU count above the kernel's range so far (see
+    /// [`Interrupts::note`]).
+    pub fn note(&self) -> Option<&ParseError> {
+        self.note.as_ref()
     }
 }
 

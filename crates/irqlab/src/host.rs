@@ -127,6 +127,31 @@ impl HostFs {
         }
     }
 
+    /// Like [`HostFs::for_each_line`] through a kept-open descriptor and
+    /// its kept buffer (a sampler re-reading a file that may be huge:
+    /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size).
+    pub fn read_lines<E: From<io::Error>>(
+        &mut self,
+        rel: &str,
+        f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.kept.contains_key(rel) {
+            let file = open_regular(&self.path(rel))?;
+            let kept = Kept {
+                file,
+                buf: Vec::new(),
+            };
+            self.kept.insert(rel.to_string(), kept);
+        }
+        let Some(k) = self.kept.get_mut(rel) else {
+            return Err(io::Error::other("kept file vanished").into());
+        };
+        stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
+            Streamed::Io(e) => E::from(named(&self.root, rel, e)),
+            Streamed::Line(e) => e,
+        })
+    }
+
     /// Close the kept descriptor of `rel` (e.g. after an IRQ disappeared).
     pub fn forget(&mut self, rel: &str) {
         self.kept.remove(rel);
@@ -137,6 +162,26 @@ impl HostFs {
     pub fn read_once(&self, rel: &str, buf: &mut Vec<u8>) -> io::Result<(usize, u32)> {
         let file = open_regular(&self.path(rel))?;
         pread_to_end(&file, buf).map_err(|e| named(&self.root, rel, e))
+    }
+
+    /// Stream the file at `rel` line by line through `buf`, a reused
+    /// buffer of at most [`STREAM_CHUNK`] bytes that grows only to hold
+    /// one line longer than that: `f` gets every line without its `\n`
+    /// (a last line without one too). The whole file is never in memory
+    /// (`show` on a 13 MB `/proc/interrupts` keeps only the rows it
+    /// prints). Same limits as every read: [`MAX_READ`] bytes in all, no
+    /// line longer than [`MAX_LINE_READ`]; a read error names the path.
+    pub fn for_each_line<E: From<io::Error>>(
+        &self,
+        rel: &str,
+        buf: &mut Vec<u8>,
+        f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let file = open_regular(&self.path(rel))?;
+        stream_lines(&file, buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
+            Streamed::Io(e) => E::from(named(&self.root, rel, e)),
+            Streamed::Line(e) => e,
+        })
     }
 
     /// Read a small attribute file as trimmed text, `None` if absent.
@@ -188,6 +233,68 @@ impl HostFs {
         create_regular(&path)
             .and_then(|mut f| io::Write::write_all(&mut f, value.as_bytes()))
             .with_context(|| format!("writing {value:?} to {}", path.display()))
+    }
+}
+
+/// Bytes one read of [`HostFs::for_each_line`] asks for (and the size its
+/// buffer starts at).
+pub const STREAM_CHUNK: usize = 256 << 10;
+
+/// Why [`stream_lines`] stopped: a read failed, or the line callback did.
+enum Streamed<E> {
+    Io(io::Error),
+    Line(E),
+}
+
+/// The read loop of [`HostFs::for_each_line`]: `pread`s of up to
+/// `chunk` bytes appended after the unfinished last line, each
+/// complete line handed to `f`, the unfinished rest moved to the front.
+fn stream_lines<E>(
+    file: &File,
+    buf: &mut Vec<u8>,
+    chunk: usize,
+    lim: Limits,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), Streamed<E>> {
+    let chunk = chunk.max(1);
+    // bytes of the unfinished line at the front of `buf`
+    let mut held = 0;
+    let mut offset: usize = 0;
+    loop {
+        let want = held + chunk;
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        let Some(dst) = buf.get_mut(held..want) else {
+            return Err(Streamed::Io(io::Error::other("read buffer too small")));
+        };
+        let n = match file.read_at(dst, offset as u64) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Streamed::Io(e)),
+        };
+        offset += n;
+        let end = held + n;
+        let data = buf.get(..end).unwrap_or_default();
+        if n == 0 {
+            if !data.is_empty() {
+                f(data).map_err(Streamed::Line)?;
+            }
+            return Ok(());
+        }
+        let mut start = 0;
+        // newlines can only be in the new bytes
+        let mut from = held;
+        while let Some(i) = data.get(from..).and_then(|d| memchr::memchr(b'\n', d)) {
+            let stop = from + i;
+            f(data.get(start..stop).unwrap_or_default()).map_err(Streamed::Line)?;
+            start = stop + 1;
+            from = start;
+        }
+        held = end - start;
+        let open_from = offset - held;
+        check_limits(offset, open_from, lim).map_err(Streamed::Io)?;
+        buf.copy_within(start..end, 0);
     }
 }
 
@@ -359,6 +466,75 @@ mod tests {
         assert_eq!(fs.read_attr("long"), Some(long));
         assert_eq!(fs.read_attr("empty").as_deref(), Some(""));
         assert_eq!(fs.read_attr("absent"), None);
+    }
+
+    fn streamed(data: &[u8], chunk: usize, lim: Limits) -> Result<Vec<String>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), data).unwrap();
+        let file = File::open(dir.path().join("f")).unwrap();
+        let mut lines = Vec::new();
+        let mut buf = Vec::new();
+        let res = stream_lines(&file, &mut buf, chunk, lim, |l| {
+            lines.push(String::from_utf8_lossy(l).into_owned());
+            Ok::<(), String>(())
+        });
+        assert!(buf.len() <= chunk + lim.line + 1, "buffer {}", buf.len());
+        match res {
+            Ok(()) => Ok(lines),
+            Err(Streamed::Io(e)) => Err(e.to_string()),
+            Err(Streamed::Line(e)) => Err(e),
+        }
+    }
+
+    #[test]
+    fn streamed_lines_cross_chunks_and_keep_an_unterminated_last_line() {
+        let lim = Limits {
+            total: 1000,
+            line: 100,
+        };
+        let text = b"CPU0 CPU1\n\n  0: 1 2 IO-APIC\nlast without newline";
+        for chunk in [1, 3, 7, 64, 4096] {
+            let got = streamed(text, chunk, lim).unwrap();
+            assert_eq!(
+                got,
+                ["CPU0 CPU1", "", "  0: 1 2 IO-APIC", "last without newline"],
+                "chunk {chunk}"
+            );
+        }
+        assert_eq!(streamed(b"", 4, lim).unwrap(), Vec::<String>::new());
+        assert_eq!(streamed(b"a\n", 4, lim).unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn streamed_reads_keep_the_line_and_total_limits() {
+        let lim = Limits { total: 50, line: 8 };
+        let long = streamed(b"short\nthis line is too long\n", 4, lim).unwrap_err();
+        assert!(long.contains("a line longer than 8 bytes"), "{long}");
+        let big = streamed(&b"1234567\n".repeat(10), 16, lim).unwrap_err();
+        assert!(big.contains("more than 50 bytes"), "{big}");
+        let stop = |l: &[u8]| if l == b"b" { Err("stop at b") } else { Ok(()) };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/x"), "a\nb\nc\n").unwrap();
+        let fs = HostFs::new(dir.path());
+        let mut buf = Vec::new();
+        let r: Result<(), StopErr> =
+            fs.for_each_line("proc/x", &mut buf, |l| stop(l).map_err(StopErr::Line));
+        assert!(matches!(r, Err(StopErr::Line("stop at b"))));
+        let r: Result<(), StopErr> = fs.for_each_line("proc/absent", &mut buf, |_| Ok(()));
+        assert!(matches!(r, Err(StopErr::Io(_))));
+    }
+
+    #[derive(Debug)]
+    enum StopErr {
+        Io(#[allow(dead_code)] io::Error),
+        Line(&'static str),
+    }
+
+    impl From<io::Error> for StopErr {
+        fn from(e: io::Error) -> Self {
+            StopErr::Io(e)
+        }
     }
 
     #[test]

@@ -248,34 +248,66 @@ pub fn from_snapshot(mut s: Snapshot, f: &Filter) -> Report {
 }
 
 fn irq_counts(m: &mut Interrupts, f: &Filter) -> IrqSection {
-    let cols = f.columns(&m.cpus);
-    let all = cols.len() == m.cpus.len();
-    let cpus = pick(&m.cpus, &cols);
-    let rows = m
-        .rows_mut()
-        .iter_mut()
-        .filter(|r| f.keep_irq_row(r))
-        .map(|r| {
-            let mut l = line_meta(r);
-            match r.shape {
-                Shape::PerCpu => {
-                    let c = if all {
-                        std::mem::take(&mut r.counts)
-                    } else {
-                        pick(&r.counts, &cols)
-                    };
-                    l.total = c.iter().sum();
-                    l.counts = Some(c);
-                }
-                _ => l.total = r.total(),
+    let mut b = IrqCounts::new(&m.cpus, f);
+    for r in m.rows_mut() {
+        b.push(r);
+    }
+    b.finish()
+}
+
+/// The interrupts section of a counts report, built one row at a time:
+/// [`from_snapshot`] over a parsed file, and `show`, which streams
+/// `/proc/interrupts` through one scratch row so that rows the filter
+/// drops are never copied anywhere.
+pub struct IrqCounts<'f> {
+    f: &'f Filter,
+    cols: Vec<usize>,
+    all: bool,
+    sec: IrqSection,
+}
+
+impl<'f> IrqCounts<'f> {
+    /// A section over the header's CPU ids `cpus`.
+    pub fn new(cpus: &[u32], f: &'f Filter) -> Self {
+        let cols = f.columns(cpus);
+        IrqCounts {
+            f,
+            all: cols.len() == cpus.len(),
+            sec: IrqSection {
+                cpus: pick(cpus, &cols),
+                rows: Vec::new(),
+                gone: Vec::new(),
+            },
+            cols,
+        }
+    }
+
+    /// Add `r` if the filter keeps it (its counts are moved out when no
+    /// CPU filter applies); true when kept.
+    pub fn push(&mut self, r: &mut IrqRow) -> bool {
+        if !self.f.keep_irq_row(r) {
+            return false;
+        }
+        let mut l = line_meta(r);
+        match r.shape {
+            Shape::PerCpu => {
+                let c = if self.all {
+                    std::mem::take(&mut r.counts)
+                } else {
+                    pick(&r.counts, &self.cols)
+                };
+                l.total = c.iter().sum();
+                l.counts = Some(c);
             }
-            l
-        })
-        .collect();
-    IrqSection {
-        cpus,
-        rows,
-        gone: Vec::new(),
+            _ => l.total = r.total(),
+        }
+        self.sec.rows.push(l);
+        true
+    }
+
+    /// The section.
+    pub fn finish(self) -> IrqSection {
+        self.sec
     }
 }
 
@@ -597,26 +629,39 @@ fn cells_out(cells: &[Cell], secs: f64, with_deltas: bool) -> CellsOut {
     (counts, rates, gaps)
 }
 
-fn irq_rates(
-    o: &Interrupts,
-    n: &Interrupts,
-    secs: f64,
-    f: &Filter,
-    with_deltas: bool,
-) -> IrqSection {
-    let union = delta::union_cpus(&o.cpus, &n.cpus);
-    let cols = f.columns(&union);
-    let all = cols.len() == union.len();
-    let mut rows = Vec::new();
-    let mut picked = Vec::new();
-    let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
-        if !f.keep_irq_row(r) {
-            return;
+/// The kept CPU columns of a rates section and what a row needs to pick
+/// them.
+struct RateCols {
+    union: Vec<u32>,
+    cols: Vec<usize>,
+    all: bool,
+}
+
+impl RateCols {
+    fn new(o: &Interrupts, n: &Interrupts, f: &Filter) -> Self {
+        let union = delta::union_cpus(&o.cpus, &n.cpus);
+        let cols = f.columns(&union);
+        RateCols {
+            all: cols.len() == union.len(),
+            union,
+            cols,
         }
-        let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
+    }
+
+    /// The report line of one row of [`delta::interrupts_delta_each`];
+    /// `picked` is scratch space for the kept cells.
+    fn line(
+        &self,
+        r: &IrqRow,
+        cells: &[Cell],
+        secs: f64,
+        with_deltas: bool,
+        picked: &mut Vec<Cell>,
+    ) -> IrqLine {
+        let cells: &[Cell] = if r.shape == Shape::PerCpu && !self.all {
             picked.clear();
-            picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
-            &picked
+            picked.extend(self.cols.iter().filter_map(|&i| cells.get(i).copied()));
+            picked
         } else {
             cells
         };
@@ -629,12 +674,151 @@ fn irq_rates(
         line.total_rate = (secs > 0.0).then(|| total as f64 / secs);
         line.gaps = gaps;
         line.since_boot = Some(r.total());
-        rows.push(line);
+        line
+    }
+}
+
+fn irq_rates(
+    o: &Interrupts,
+    n: &Interrupts,
+    secs: f64,
+    f: &Filter,
+    with_deltas: bool,
+) -> IrqSection {
+    let rc = RateCols::new(o, n, f);
+    let mut rows = Vec::new();
+    let mut picked = Vec::new();
+    let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
+        if f.keep_irq_row(r) {
+            rows.push(rc.line(r, cells, secs, with_deltas, &mut picked));
+        }
     });
     IrqSection {
-        cpus: pick(&union, &cols),
+        cpus: pick(&rc.union, &rc.cols),
         rows,
         gone: gone.into_iter().map(|g| g.label).collect(),
+    }
+}
+
+/// The rates report of `show --interval` as JSON, written straight from
+/// the two snapshots: each interrupt row is built, serialized and dropped
+/// in turn, so a 1152-CPU machine never holds a million deltas and rates
+/// at once. The same document as serializing the [`Report`] of
+/// [`from_delta`] (tested). `rest` holds the other sections (its
+/// `interrupts` is ignored); `show` decides whether a row is written
+/// (`--threshold`) and gives each numbered row's affinity.
+pub struct RatesJson<'a> {
+    pub rest: &'a Report,
+    pub old: &'a Snapshot,
+    pub new: &'a Snapshot,
+    pub filter: &'a Filter,
+    pub show: &'a dyn Fn(&IrqLine) -> bool,
+    pub affinity: &'a dyn Fn(u32) -> Option<String>,
+}
+
+impl Serialize for RatesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let secs = self.new.elapsed_since(self.old);
+        let irqs = match (&self.old.interrupts, &self.new.interrupts) {
+            (Some(o), Some(n)) => Some(LazyIrqs {
+                doc: self,
+                o,
+                n,
+                secs,
+            }),
+            _ => None,
+        };
+        let mut st = s.serialize_struct("Report", 4)?;
+        st.serialize_field("interval_s", &secs)?;
+        st.serialize_field("interrupts", &irqs)?;
+        st.serialize_field("softirqs", &self.rest.softirqs)?;
+        st.serialize_field("stat", &self.rest.stat)?;
+        st.end()
+    }
+}
+
+/// The interrupts section of [`RatesJson`].
+struct LazyIrqs<'a> {
+    doc: &'a RatesJson<'a>,
+    o: &'a Interrupts,
+    n: &'a Interrupts,
+    secs: f64,
+}
+
+impl Serialize for LazyIrqs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let rc = RateCols::new(self.o, self.n, self.doc.filter);
+        let gone = std::cell::RefCell::new(Vec::new());
+        let mut st = s.serialize_struct("IrqSection", 3)?;
+        st.serialize_field("cpus", &pick(&rc.union, &rc.cols))?;
+        st.serialize_field(
+            "rows",
+            &LazyRows {
+                irqs: self,
+                rc: &rc,
+                gone: &gone,
+            },
+        )?;
+        let gone = gone.into_inner();
+        if !gone.is_empty() {
+            st.serialize_field("gone", &gone)?;
+        }
+        st.end()
+    }
+}
+
+/// The rows of [`LazyIrqs`]; leaves the labels of the rows that went
+/// away in `gone`.
+struct LazyRows<'a> {
+    irqs: &'a LazyIrqs<'a>,
+    rc: &'a RateCols,
+    gone: &'a std::cell::RefCell<Vec<String>>,
+}
+
+impl Serialize for LazyRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let LazyIrqs { doc, o, n, secs } = *self.irqs;
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        let mut picked = Vec::new();
+        let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
+            if failed.is_some() || !doc.filter.keep_irq_row(r) {
+                return;
+            }
+            let mut line = self.rc.line(r, cells, secs, true, &mut picked);
+            if !(doc.show)(&line) {
+                return;
+            }
+            line.affinity = r.irq.and_then(doc.affinity);
+            if let Err(e) = seq.serialize_element(&line) {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        *self.gone.borrow_mut() = gone.into_iter().map(|g| g.label).collect();
+        seq.end()
+    }
+}
+
+/// A rates report without its interrupts section (see [`RatesJson`]).
+pub fn from_delta_without_irqs(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    let secs = new.elapsed_since(old);
+    Report {
+        interval_s: Some(secs),
+        interrupts: None,
+        softirqs: match (&old.softirqs, &new.softirqs) {
+            (Some(o), Some(n)) => Some(softirq_rates(o, n, secs, f)),
+            _ => None,
+        },
+        stat: match (&old.stat, &new.stat) {
+            (Some(o), Some(n)) => Some(stat_section(o, n, f)),
+            _ => None,
+        },
     }
 }
 
@@ -661,5 +845,79 @@ pub fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> Softi
     SoftirqSection {
         cpus: pick(&d.cpus, &cols),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn snap(ms: u64, text: &str) -> Snapshot {
+        Snapshot {
+            mono_ns: ms * 1_000_000,
+            interrupts: Some(Interrupts::parse(text.as_bytes()).unwrap()),
+            softirqs: Some(
+                Softirqs::parse(b"       CPU0  CPU1\n  TIMER:  1  2\n NET_RX:  3  4\n").unwrap(),
+            ),
+            ..Snapshot::default()
+        }
+    }
+
+    fn json(v: &impl Serialize, pretty: bool) -> String {
+        let mut out = Vec::new();
+        crate::export::json::write(v, &mut out, pretty).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The streamed rates document is byte for byte the Report's, with
+    /// gaps (a CPU came online, a new row), a row gone, filters, the
+    /// threshold and affinity.
+    #[test]
+    fn rates_json_is_the_reports_document() {
+        let old = snap(
+            0,
+            "   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\n  7:  5  5  IO-APIC 7-edge  gone\nLOC:  100  200  Local timer interrupts\nERR:  1\n",
+        );
+        let new = snap(
+            500,
+            "   CPU0  CPU1  CPU2\n  1:  15  20  4  IO-APIC 1-edge  i8042\n  9:  1  0  0  PCI-MSI 9-edge  eth0\nLOC:  150  260  9  Local timer interrupts\nERR:  3\n",
+        );
+        let aff = |irq: u32| (irq == 1).then(|| "0-1".to_string());
+        for (irq, cpus, min) in [
+            (None, None, None),
+            (Some("i8042|LOC"), None, None),
+            (None, Some("0,2"), None),
+            (None, None, Some(50.0)),
+        ] {
+            let f = Filter::from_flags(irq, cpus).unwrap();
+            let mut want = from_delta(&old, &new, &f);
+            let sec = want.interrupts.as_mut().unwrap();
+            if let Some(min) = min {
+                sec.rows.retain(|l| above_threshold(l, min));
+            }
+            for l in &mut sec.rows {
+                l.affinity = l.irq.and_then(aff);
+            }
+            let rest = from_delta_without_irqs(&old, &new, &f);
+            let show = |l: &IrqLine| min.is_none_or(|m| above_threshold(l, m));
+            let doc = RatesJson {
+                rest: &rest,
+                old: &old,
+                new: &new,
+                filter: &f,
+                show: &show,
+                affinity: &aff,
+            };
+            for pretty in [false, true] {
+                assert_eq!(
+                    json(&doc, pretty),
+                    json(&want, pretty),
+                    "{irq:?} {cpus:?} {min:?}"
+                );
+            }
+        }
+        let s = json(&from_delta(&old, &new, &Filter::default()), false);
+        assert!(s.contains(r#""gone":["7"]"#), "{s}");
     }
 }

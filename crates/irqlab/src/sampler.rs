@@ -3,10 +3,11 @@
 //! record, trace): it yields [`Frame`]s from a [`SnapshotSource`], the
 //! host being [`HostSource`] (`host_source.rs`).
 //!
-//! This file: [`Sampler`], the low-level reader of the statistics files
-//! through [`HostFs`] into a reused [`Snapshot`], with timestamps, and
-//! [`Ticker`], drift-free pacing of repeated samples (deadline = start +
-//! n × interval, so sleep jitter never adds up).
+//! This file: [`Ticker`], drift-free pacing of repeated samples (deadline
+//! = start + n × interval, so sleep jitter never adds up), and
+//! [`located`]. `files.rs`: `StatFiles`, the low-level reader of the
+//! statistics files into a reused `Snapshot` — a private detail of
+//! [`HostSource`], not a sampler of its own.
 //!
 //! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; callers measure
 //! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
@@ -18,165 +19,21 @@
 //! path (under `--root`), the line and what was expected.
 
 pub mod clock;
+mod files;
 pub mod host_source;
 pub mod live;
 pub mod strategy;
 pub mod targeted;
 
-use crate::host::HostFs;
 use anyhow::anyhow;
 pub use clock::SelfCost;
+pub(crate) use files::{Source, StatFiles};
 pub use host_source::HostSource;
-use irqlab_core::{Interrupts, ParseError, Snapshot};
+use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
 use std::time::{Duration, Instant};
 pub use strategy::Strategy;
 pub use targeted::Targeted;
-
-/// A statistics file the sampler can read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    Interrupts,
-    Softirqs,
-    Stat,
-}
-
-impl Source {
-    /// Root-relative path.
-    pub fn rel(self) -> &'static str {
-        match self {
-            Source::Interrupts => "proc/interrupts",
-            Source::Softirqs => "proc/softirqs",
-            Source::Stat => "proc/stat",
-        }
-    }
-
-    pub const ALL: [Source; 3] = [Source::Interrupts, Source::Softirqs, Source::Stat];
-}
-
-/// Reads snapshots from one root.
-pub struct Sampler {
-    fs: HostFs,
-    sources: Vec<Source>,
-    /// Reads the interrupt counts instead of `/proc/interrupts` when set.
-    targeted: Option<Targeted>,
-    /// Files that could not be opened, with the reason (reported once).
-    pub missing: Vec<(Source, String)>,
-}
-
-impl Sampler {
-    /// A sampler for `sources` under `fs`'s root.
-    pub fn new(fs: HostFs, sources: &[Source]) -> Self {
-        Sampler {
-            fs,
-            sources: sources.to_vec(),
-            targeted: None,
-            missing: Vec::new(),
-        }
-    }
-
-    /// Read interrupt counts through `t` (`Some`) or the full file (`None`).
-    pub fn set_targeted(&mut self, t: Option<Targeted>) {
-        self.targeted = t;
-    }
-
-    /// The targeted reader, if installed.
-    pub fn targeted(&self) -> Option<&Targeted> {
-        self.targeted.as_ref()
-    }
-
-    /// The strategy [`Sampler::sample`] uses for interrupt counts.
-    pub fn strategy(&self) -> Strategy {
-        match self.targeted {
-            Some(_) => Strategy::PerCpuCount,
-            None => Strategy::ProcInterrupts,
-        }
-    }
-
-    /// Mutable access to the gateway (kept-descriptor reads by callers).
-    pub fn fs_mut(&mut self) -> &mut HostFs {
-        &mut self.fs
-    }
-
-    /// The gateway (for metadata reads by callers).
-    pub fn fs(&self) -> &HostFs {
-        &self.fs
-    }
-
-    /// Read every source into `snap`, reusing its models. A file that cannot
-    /// be opened is recorded in `missing` and left `None`; a file that does
-    /// not parse is an error. Fails when no source at all is readable.
-    pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        let stamp = clock::now()?;
-        snap.mono_ns = stamp.mono_ns;
-        snap.wall_ns = stamp.wall_ns;
-        self.read_all(snap)
-    }
-
-    fn read_all(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        let mut any = false;
-        for i in 0..self.sources.len() {
-            let Some(&src) = self.sources.get(i) else {
-                break;
-            };
-            if let (Source::Interrupts, Some(t)) = (src, self.targeted.as_mut()) {
-                let model = snap.interrupts.get_or_insert_with(Interrupts::default);
-                t.read_into(&mut self.fs, model)?;
-                any = true;
-                continue;
-            }
-            let path = self.fs.path(src.rel());
-            let bytes = match self.fs.read(src.rel()) {
-                Ok(b) => b,
-                // a special file or an endless one is a broken tree, not an
-                // absent source
-                Err(e) if crate::host::is_refusal(&e) => return Err(e.into()),
-                Err(e) => {
-                    if !self.missing.iter().any(|(s, _)| *s == src) {
-                        self.missing.push((src, e.to_string()));
-                    }
-                    clear(snap, src);
-                    continue;
-                }
-            };
-            parse_source(src, bytes, snap).map_err(|e| located(&path, &e))?;
-            any = true;
-        }
-        if any {
-            Ok(())
-        } else {
-            Err(anyhow!(
-                "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
-                self.fs.root().display()
-            ))
-        }
-    }
-}
-
-fn clear(snap: &mut Snapshot, src: Source) {
-    match src {
-        Source::Interrupts => snap.interrupts = None,
-        Source::Softirqs => snap.softirqs = None,
-        Source::Stat => snap.stat = None,
-    }
-}
-
-fn parse_source(src: Source, bytes: &[u8], snap: &mut Snapshot) -> Result<(), ParseError> {
-    match src {
-        Source::Interrupts => snap
-            .interrupts
-            .get_or_insert_with(Interrupts::default)
-            .parse_into(bytes),
-        Source::Softirqs => snap
-            .softirqs
-            .get_or_insert_with(Default::default)
-            .parse_into(bytes),
-        Source::Stat => snap
-            .stat
-            .get_or_insert_with(Default::default)
-            .parse_into(bytes),
-    }
-}
 
 /// A parse error re-labelled with the real path that was read.
 pub fn located(path: &std::path::Path, e: &ParseError) -> anyhow::Error {

@@ -55,7 +55,7 @@ pub fn classify(name: &str) -> Option<ThreadKind> {
 }
 
 #[derive(Debug)]
-struct Tracked {
+struct TrackedThread {
     pid: u32,
     name: String,
     kind: ThreadKind,
@@ -79,7 +79,7 @@ const STAT_EVERY: u32 = 10;
 /// Tracks the interrupt threads of one root.
 #[derive(Debug)]
 pub struct Threads {
-    tracked: Vec<Tracked>,
+    tracked: Vec<TrackedThread>,
     rescan: bool,
     /// ns per `stat` tick (USER_HZ).
     tick_ns: u64,
@@ -131,7 +131,7 @@ impl Threads {
             };
             if let Some(kind) = classify(&name) {
                 let prev = self.tracked.iter().find(|t| t.pid == pid && t.name == name);
-                found.push(Tracked {
+                found.push(TrackedThread {
                     pid,
                     kind,
                     prev: prev.and_then(|t| t.prev),
@@ -186,7 +186,7 @@ impl Threads {
     }
 }
 
-impl Tracked {
+impl TrackedThread {
     fn kind_order(&self) -> u8 {
         match self.kind {
             ThreadKind::Ksoftirqd { .. } => 0,
@@ -205,7 +205,7 @@ fn pct(prev: Option<(u64, u64)>, now: (u64, u64)) -> Option<f64> {
 /// (CPU ns, last CPU) of `t`, or `None` when the thread is gone.
 fn read_cpu(
     fs: &mut HostFs,
-    t: &mut Tracked,
+    t: &mut TrackedThread,
     stat: &mut PidStat,
     tick_ns: u64,
 ) -> Option<(u64, Option<u32>)> {

@@ -5,21 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fx = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/vm-2cpu-6.18/proc"
-    ));
-    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
-    for f in ["interrupts", "softirqs", "stat"] {
-        std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
-    }
-    dir
+    common::stats_tree()
 }
 
 /// `irqlab ARGS --root ROOT` under a 60 s timeout: exit 1, stderr returned.

@@ -3,24 +3,17 @@
 //! this machine's /proc (skipped when it is not available).
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
+mod common;
+use common::{irqlab, spec, synth_into};
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
 use tempfile::TempDir;
 
-fn irqlab() -> Command {
-    Command::cargo_bin("irqlab").unwrap()
-}
-
 /// A 4-CPU x86 tree with 12 IRQs under `dir/tree`.
 fn synth(dir: &TempDir) -> String {
     let root = dir.path().join("tree");
-    irqlab()
-        .args(["synth", "--cpus", "4", "--irqs", "12", "--out"])
-        .arg(&root)
-        .assert()
-        .success();
+    synth_into(&spec(4, 12), &root);
     root.display().to_string()
 }
 

@@ -4,6 +4,7 @@
 //! another schema version give a clear message or a salvage, never a panic.
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use irqlab::record::{layout, reader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,13 +15,7 @@ fn irqlab() -> Command {
 }
 
 fn synth(out: &Path) {
-    assert!(irqlab()
-        .args(["synth", "--cpus", "4", "--irqs", "8", "--out"])
-        .arg(out)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success());
+    common::synth_into(&common::spec(4, 8), out);
 }
 
 fn record(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Output {

@@ -2,7 +2,10 @@
 //! and storage, both on free ports, a 1 s scrape interval; waits for two
 //! scrapes, then queries `rate(irqlab_interrupts_total[1m])` through the
 //! HTTP API and expects a non-empty result. Skips, saying why, without the
-//! `prometheus` binary (tools/install-prometheus.sh installs it).
+//! `prometheus` binary (tools/install-prometheus.sh installs it). The same
+//! Prometheus then evaluates every query of the Grafana dashboard
+//! (docs/grafana/irqlab.json): each must be valid PromQL, and each whose
+//! metrics this tree exposes must return data.
 #![allow(clippy::unwrap_used)]
 
 mod serve_support;
@@ -95,4 +98,60 @@ fn prometheus_scrapes_and_rates_or_skip() {
         body.contains("\"__name__\"") || body.contains("\"irq\""),
         "{body}"
     );
+    let (_, metrics) = request(s.addr, "GET", "/metrics").unwrap();
+    dashboard_queries_evaluate(prom_addr, &metrics);
+}
+
+/// Every `expr` of the Grafana dashboard, with its variables set as
+/// Grafana would (all instances, a 1 m rate window).
+fn dashboard_exprs() -> Vec<String> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/grafana/irqlab.json");
+    let dash: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    for p in dash["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            let e = t["expr"].as_str().unwrap();
+            out.push(
+                e.replace("$__rate_interval", "1m")
+                    .replace("$instance", ".*"),
+            );
+        }
+    }
+    assert!(out.len() >= 8, "{out:?}");
+    out
+}
+
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn dashboard_queries_evaluate(prom: SocketAddr, metrics: &str) {
+    for expr in dashboard_exprs() {
+        let q = format!("/api/v1/query?query={}", encode(&expr));
+        let present = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("irqlab_"))
+            .all(|m| {
+                metrics
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{m}{{")) || l.starts_with(&format!("{m} ")))
+            });
+        let body = if present {
+            poll(prom, &q, 60, |b| b.contains("\"result\":[{"))
+        } else {
+            poll(prom, &q, 10, |b| b.contains("\"status\":\"success\""))
+        };
+        let body = body
+            .unwrap_or_else(|| panic!("dashboard query {expr}: {:?}", request(prom, "GET", &q)));
+        assert!(body.contains("\"status\":\"success\""), "{expr}: {body}");
+    }
 }

@@ -4,29 +4,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
+mod common;
+use common::{irqlab, tree_with};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn fixture() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/vm-2cpu-6.18"
-    ))
-}
-
-fn irqlab() -> Command {
-    Command::cargo_bin("irqlab").unwrap()
-}
-
-fn tree_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, body) in files {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, body).unwrap();
-    }
-    dir
+    common::fixture("vm-2cpu-6.18")
 }
 
 fn json(root: &Path, extra: &[&str]) -> serde_json::Value {

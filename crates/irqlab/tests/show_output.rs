@@ -6,33 +6,23 @@
 
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
+mod common;
+use common::irqlab;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn irqlab() -> Command {
-    Command::cargo_bin("irqlab").unwrap()
-}
-
 fn fixture() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/vm-2cpu-6.18"
-    ))
+    common::fixture("vm-2cpu-6.18")
 }
 
-/// `irqlab synth` tree under `dir/tree`.
-fn synth(dir: &Path, args: &[&str]) -> PathBuf {
+/// A synth tree (`cpus`, `irqs`, offline CPUs) under `dir/tree`.
+fn synth(dir: &Path, cpus: u32, irqs: u32, offline: &[u32]) -> PathBuf {
     let root = dir.join("tree");
-    irqlab()
-        .arg("synth")
-        .args(args)
-        .arg("--out")
-        .arg(&root)
-        .assert()
-        .success();
+    let mut spec = common::spec(cpus, irqs);
+    spec.offline = offline.to_vec();
+    common::synth_into(&spec, &root);
     root
 }
 
@@ -82,7 +72,7 @@ fn with_stdout_closed(args: &[&str]) -> (std::process::Output, Duration) {
 fn closed_stdout_is_a_normal_end_for_every_format() {
     let dir = tempfile::tempdir().unwrap();
     // 64 CPUs: every format is larger than a pipe buffer.
-    let root = synth(dir.path(), &["--cpus", "64", "--irqs", "40"]);
+    let root = synth(dir.path(), 64, 40, &[]);
     let root = root.to_str().unwrap();
     for format in ["table", "json", "csv"] {
         let out = with_closed_pipe(&["show", "--root", root, "--format", format]);
@@ -130,10 +120,7 @@ fn cpu_filters_that_select_nothing_or_less_warn() {
     assert_eq!(v["interrupts"]["cpus"], serde_json::json!([]));
 
     let dir = tempfile::tempdir().unwrap();
-    let root = synth(
-        dir.path(),
-        &["--cpus", "8", "--irqs", "4", "--offline", "6"],
-    );
+    let root = synth(dir.path(), 8, 4, &[6]);
     let (code, stdout, err) = show(&root, &["--cpus", "6,7", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("--cpus 6-7: 6 not online"), "{err}");
@@ -252,7 +239,7 @@ fn directory_where_a_file_belongs_is_named() {
 #[test]
 fn one_cpu_is_singular() {
     let dir = tempfile::tempdir().unwrap();
-    let root = synth(dir.path(), &["--cpus", "1", "--irqs", "3"]);
+    let root = synth(dir.path(), 1, 3, &[]);
     let (code, table, err) = show(&root, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(table.contains("Interrupts (1 CPU)"), "{table}");

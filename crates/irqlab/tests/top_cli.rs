@@ -2,6 +2,7 @@
 //! Lines shape, text lines, forced strategies, no stdin/TTY, closed stdout.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
+mod common;
 use assert_cmd::Command;
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
@@ -10,22 +11,11 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
+/// 4 CPUs (CPU 2 offline), 12 IRQs.
 fn synth(out: &Path) {
-    Command::cargo_bin("irqlab")
-        .unwrap()
-        .args([
-            "synth",
-            "--cpus",
-            "4",
-            "--irqs",
-            "12",
-            "--offline",
-            "2",
-            "--out",
-        ])
-        .arg(out)
-        .assert()
-        .success();
+    let mut spec = common::spec(4, 12);
+    spec.offline = vec![2];
+    common::synth_into(&spec, out);
 }
 
 /// `irqlab top --batch --root ROOT` with stdin null and no TTY anywhere.

@@ -5,100 +5,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::error::Error;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+mod common;
 
-type Res<T> = Result<T, Box<dyn Error>>;
-
-/// A private tmux server (socket inside the test's temp dir), killed on drop.
-struct Tmux {
-    sock: PathBuf,
-}
-
-impl Tmux {
-    fn new(dir: &Path) -> Self {
-        Tmux {
-            sock: dir.join("tmux.sock"),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Res<Output> {
-        Ok(Command::new("tmux")
-            .arg("-S")
-            .arg(&self.sock)
-            .args(args)
-            .output()?)
-    }
-
-    fn capture(&self) -> Res<String> {
-        let out = self.run(&["capture-pane", "-p", "-t", "top"])?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    fn alive(&self) -> Res<bool> {
-        Ok(self.run(&["has-session", "-t", "top"])?.status.success())
-    }
-
-    /// Poll the pane until `pred` holds (or time out with the last screen).
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> Res<String> {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture()?;
-            if pred(&screen) {
-                return Ok(screen);
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                return Err(format!("timed out waiting for {what}; screen:\n{screen}").into());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_gone(&self) -> Res<()> {
-        let start = Instant::now();
-        while self.alive()? {
-            if start.elapsed() > Duration::from_secs(15) {
-                let screen = self.capture().unwrap_or_default();
-                return Err(format!("the session did not end; screen:\n{screen}").into());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
-    }
-    ok
-}
+use common::tmux::{have_tmux, quote, Res, Tmux};
+use std::path::Path;
+use std::process::Command;
 
 fn synth(dir: &Path) -> Res<()> {
-    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["synth", "--cpus", "16", "--irqs", "64", "--out"])
-        .arg(dir)
-        .output()?;
-    if !st.status.success() {
-        return Err(format!("synth failed: {}", String::from_utf8_lossy(&st.stderr)).into());
-    }
+    common::synth_into(&common::spec(16, 64), dir);
     Ok(())
-}
-
-fn quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
 /// Start `irqlab top` on a synth tree in a 120x40 session, through a
@@ -166,7 +81,7 @@ fn top_shows_irqs_reacts_to_keys_and_quits_on_q() -> Res<()> {
     }
     let dir = tempfile::tempdir()?;
     synth(dir.path())?;
-    let tmux = Tmux::new(dir.path());
+    let tmux = Tmux::new(dir.path(), "top");
     start(&tmux, dir.path(), false)?;
     let screen = tmux.wait_for("the IRQ table", has_rows)?;
     assert!(screen.contains("irqlab top"), "{screen}");
@@ -192,7 +107,7 @@ fn top_restores_the_terminal_on_sigterm() -> Res<()> {
     }
     let dir = tempfile::tempdir()?;
     synth(dir.path())?;
-    let tmux = Tmux::new(dir.path());
+    let tmux = Tmux::new(dir.path(), "top");
     start(&tmux, dir.path(), true)?;
     tmux.wait_for("the IRQ table", has_rows)?;
     let pid = std::fs::read_to_string(dir.path().join("pid"))?;
@@ -214,7 +129,7 @@ fn interactive_top_honours_strategy_per_cpu_count_and_shows_self_cost() -> Res<(
     }
     let dir = tempfile::tempdir()?;
     synth(dir.path())?;
-    let tmux = Tmux::new(dir.path());
+    let tmux = Tmux::new(dir.path(), "top");
     start_with(
         &tmux,
         dir.path(),

@@ -4,12 +4,9 @@
 //! named by flag.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
-use assert_cmd::Command;
+mod common;
+use common::irqlab;
 use predicates::str::contains;
-
-fn irqlab() -> Command {
-    Command::cargo_bin("irqlab").unwrap()
-}
 
 #[cfg(not(feature = "trace"))]
 #[test]

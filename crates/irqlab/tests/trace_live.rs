@@ -12,7 +12,7 @@
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
 use irqlab::trace::interval::{between, Select};
-use irqlab::trace::model::{Key, Sample};
+use irqlab::trace::model::{Sample, TraceKey};
 use irqlab::trace::session::Session;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -69,7 +69,7 @@ impl Window {
         self.proc_end.get(label).copied().unwrap_or(0) - self.proc.get(label).copied().unwrap_or(0)
     }
 
-    fn bpf_delta(&self, keep: impl Fn(&Key) -> bool) -> u64 {
+    fn bpf_delta(&self, keep: impl Fn(&TraceKey) -> bool) -> u64 {
         let sum = |s: &Sample| -> u64 {
             s.irqs
                 .iter()
@@ -159,7 +159,7 @@ fn counts_match_proc_within_2_percent_or_skip() {
     } else {
         let w = measure(&mut session, WorkloadKind::Disk);
         let kernel: u64 = disk.iter().map(|(l, _)| w.proc_delta(l)).sum();
-        let traced = w.bpf_delta(|k| matches!(k, Key::Hardirq { irq, .. } if disk.iter().any(|(l, _)| *l == irq.to_string())));
+        let traced = w.bpf_delta(|k| matches!(k, TraceKey::Hardirq { irq, .. } if disk.iter().any(|(l, _)| *l == irq.to_string())));
         close("virtio disk IRQ handler runs", traced, kernel);
     }
 
@@ -186,7 +186,7 @@ fn counts_match_proc_within_2_percent_or_skip() {
         return;
     }
     let w = measure(&mut session, WorkloadKind::Ipi);
-    let vec = |label: &'static str| move |k: &Key| matches!(k, Key::Vector { label: l, .. } if l == label);
+    let vec = |label: &'static str| move |k: &TraceKey| matches!(k, TraceKey::Vector { label: l, .. } if l == label);
     let (res, cal) = (w.proc_delta("RES"), w.proc_delta("CAL"));
     // the ring raises one or the other (idle targets take CAL): check what it raised
     assert!(res + cal >= 100, "ipi raised only RES {res} CAL {cal}");

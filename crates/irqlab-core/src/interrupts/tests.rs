@@ -316,3 +316,61 @@ fn count_out_of_the_kernel_range_is_a_note_not_an_error() {
         .unwrap();
     assert!(reused.note().is_none(), "cleared by the next parse");
 }
+
+#[test]
+fn line_parser_is_parse_into_line_by_line() {
+    let text = b"\n           CPU0       CPU3\n  0:         44          5   IO-APIC   2-edge      timer\n\nNMI:          1          2   Non-maskable interrupts\nERR:          0\n";
+    let whole = Interrupts::parse(text).unwrap();
+    let mut lp = LineParser::new();
+    let mut row = IrqRow::default();
+    let mut rows = Vec::new();
+    for (_, l) in crate::text::lines(text) {
+        if lp.line(l, &mut row).unwrap() {
+            rows.push(row.clone());
+        }
+    }
+    lp.finish().unwrap();
+    assert_eq!(lp.cpus(), &[0, 3]);
+    assert_eq!(rows, whole.rows());
+    // the same errors, at the same lines
+    let bad = b"  CPU0\n  0: x IO-APIC\n";
+    let whole = Interrupts::parse(bad).unwrap_err();
+    let mut lp = LineParser::new();
+    let e = crate::text::lines(bad)
+        .find_map(|(_, l)| lp.line(l, &mut row).err())
+        .unwrap();
+    assert_eq!(e, whole);
+    assert_eq!(
+        LineParser::new().finish().unwrap_err(),
+        Interrupts::parse(b"\n \n").unwrap_err()
+    );
+    let mut lp = LineParser::new();
+    lp.line(b"CPU0", &mut row).unwrap();
+    lp.line(b"1: 4294967296 IO-APIC", &mut row).unwrap();
+    assert!(lp.note().is_some());
+}
+
+#[test]
+fn refill_is_parse_into_and_an_abandoned_one_leaves_no_rows() {
+    let text =
+        b"   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\nLOC:  1  2  Local timer interrupts\n";
+    let mut m = Interrupts::default();
+    let mut r = m.refill();
+    for (_, l) in crate::text::lines(text) {
+        r.line(l).unwrap();
+    }
+    r.finish().unwrap();
+    assert_eq!(m, Interrupts::parse(text).unwrap());
+    let mut r = m.refill();
+    r.line(b"   CPU0  CPU1").unwrap();
+    r.line(b"  1:  10  20  IO-APIC 1-edge  i8042").unwrap();
+    drop(r);
+    assert!(m.rows().is_empty());
+    assert_eq!(m.cpus, [0, 1]);
+    let mut r = m.refill();
+    assert!(r.line(b"   CPU0  CPU1").is_ok());
+    assert!(r.line(b"  1:  x").is_err());
+    drop(r);
+    assert!(m.rows().is_empty());
+    assert!(m.refill().finish().is_err());
+}

@@ -171,14 +171,20 @@ impl PlanFile {
 
 /// One scheduled trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
+pub struct TrialSlot {
     pub variant: usize,
     pub trial: u32,
 }
 
 /// `trials` rounds over `variants` variants; `done[v]` trials of variant v
 /// already exist (resume) and are skipped.
-pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u32]) -> Vec<Slot> {
+pub fn schedule(
+    variants: usize,
+    trials: u32,
+    order: Order,
+    seed: u64,
+    done: &[u32],
+) -> Vec<TrialSlot> {
     let mut rng = irqlab_core::rng::Rng::new(seed);
     let mut out = Vec::new();
     for round in 0..trials {
@@ -194,7 +200,7 @@ pub fn schedule(variants: usize, trials: u32, order: Order, seed: u64, done: &[u
         }
         for v in idx {
             if round >= done.get(v).copied().unwrap_or(0) {
-                out.push(Slot {
+                out.push(TrialSlot {
                     variant: v,
                     trial: round,
                 });
@@ -265,11 +271,11 @@ mod tests {
         assert_eq!(
             s,
             vec![
-                Slot {
+                TrialSlot {
                     variant: 0,
                     trial: 3
                 },
-                Slot {
+                TrialSlot {
                     variant: 0,
                     trial: 4
                 }

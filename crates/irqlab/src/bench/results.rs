@@ -34,10 +34,10 @@ pub struct MetricSummary {
 }
 
 /// Per variant, per metric summaries.
-pub type Summary = BTreeMap<String, BTreeMap<String, MetricSummary>>;
+pub type BenchSummary = BTreeMap<String, BTreeMap<String, MetricSummary>>;
 
 /// Per variant, per metric summaries of `trials`.
-pub fn summarize(trials: &[TrialRecord]) -> Summary {
+pub fn summarize(trials: &[TrialRecord]) -> BenchSummary {
     let mut values: BTreeMap<(String, String), (Vec<f64>, crate::results::Value)> = BTreeMap::new();
     for t in trials {
         for (name, v) in &t.metrics {
@@ -47,7 +47,7 @@ pub fn summarize(trials: &[TrialRecord]) -> Summary {
             e.0.push(v.value);
         }
     }
-    let mut out = Summary::new();
+    let mut out = BenchSummary::new();
     for ((variant, name), (vals, meta)) in values {
         if let Some(d) = describe(&vals) {
             let cv = d

@@ -2,9 +2,10 @@
 //! (plan, IRQ selection, host preparation, workloads, output directory)
 //! before the first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
-//! scheduled trials — sampling the statistics files just before and after
-//! each (the one seam: `Trial::sample`) — and append every finished
-//! trial at once. Trials are numbered from 1 everywhere (records, progress,
+//! scheduled trials — one frame of the run's [`LiveSampler`] just before
+//! and one just after each (the one seam: `Trial::sample`; the whole
+//! `/proc/interrupts`, kept-open files, thread CPU, self cost and clocks
+//! are the sampler's) — and append every finished trial at once. Trials are numbered from 1 everywhere (records, progress,
 //! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
 //! `cpu_offline`, and the run goes on. The guard restores the host, kills
 //! the process groups and removes the temporary files it tracks on
@@ -14,21 +15,24 @@
 //! the summary is returned to the caller.
 
 use super::metrics::{system_metrics, SELECTED_TOTAL};
-use super::plan::{default_selectors, headline, invalid, schedule, Plan, PlanFile, Slot, Variant};
+use super::plan::{
+    default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
+};
 use super::prepare::{self, Outcome};
-use super::results::{self as bench_results, Summary};
+use super::results::{self as bench_results, BenchSummary};
 use super::select::{self, Selection};
 use super::workload::Workload;
 use super::workloads::{self, placement::PinError};
 use super::{env, metric::Direction, metric::Metric};
 use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;
+use crate::report::Filter;
 use crate::results::{self, TrialRecord, TrialWriter};
-use crate::sampler::clock::thread_cpu_ns;
-use crate::sampler::{Sampler, Source};
-use crate::threads::{ThreadCpu, ThreadKind, Threads};
+use crate::sampler::strategy::Choice;
+use crate::sampler::{Frame, LivePlan, LiveSampler};
+use crate::threads::{ThreadCpu, ThreadKind};
 use anyhow::{Context, Result};
-use irqlab_core::{Interrupts, Snapshot};
+use irqlab_core::Interrupts;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,7 +53,7 @@ pub trait Sink {
 #[derive(Debug)]
 pub struct Finished {
     pub out: PathBuf,
-    pub summary: Summary,
+    pub summary: BenchSummary,
     pub variants: usize,
 }
 
@@ -155,13 +159,9 @@ fn journal_path(plan: &Plan, suffix: &str) -> Result<PathBuf> {
 
 /// One trial's sampling state.
 struct Trial<'a> {
-    sampler: &'a mut Sampler,
-    threads: Threads,
-    fs: HostFs,
+    live: &'a mut LiveSampler,
     sel: &'a Selection,
     boot_id: &'a str,
-    before: Snapshot,
-    after: Snapshot,
 }
 
 /// True when `e` says a workload thread could not stay on its CPU.
@@ -170,24 +170,18 @@ fn is_cpu_offline(e: &anyhow::Error) -> bool {
 }
 
 impl Trial<'_> {
-    /// The seam where a trial takes its samples (`end`: false before the
-    /// timed window, true after it); returns the thread CPU of the
-    /// process's own sampling and the kernel threads' CPU since the last
-    /// sample. The live sampler plugs in here.
-    fn sample(&mut self, end: bool) -> Result<(u64, Vec<ThreadCpu>)> {
-        let c0 = thread_cpu_ns();
-        let snap = if end {
-            &mut self.after
-        } else {
-            &mut self.before
-        };
-        self.sampler.sample(snap)?;
-        let mono = snap.mono_ns;
-        let threads = self.threads.sample(&mut self.fs, mono);
-        Ok((thread_cpu_ns().saturating_sub(c0), threads))
+    /// The seam where a trial takes its samples: the next frame of the
+    /// live sampler (the one way irqlab samples a machine) and what taking
+    /// it cost this thread, ns.
+    fn sample(&mut self) -> Result<(Frame<'_>, u64)> {
+        let frame = self.live.next_frame()?;
+        let own = frame.self_cost().cpu_ns;
+        Ok((frame, own))
     }
 
-    /// Run trial `n` (from 1) of `w` and build its record.
+    /// Run trial `n` (from 1) of `w` and build its record: a frame just
+    /// before the timed window (its own interval is discarded) and one just
+    /// after it, whose interval is the trial.
     fn run(
         &mut self,
         label: &str,
@@ -196,14 +190,15 @@ impl Trial<'_> {
         d: Duration,
     ) -> Result<TrialRecord> {
         let mut t = TrialRecord::new(label, n, self.boot_id, crate::timestamp::now_seconds());
-        let (own0, _) = self.sample(false)?;
+        let (_, own0) = self.sample()?;
         let wl = w.run(d);
-        let (own1, threads) = self.sample(true)?;
-        t.duration_s = self.after.elapsed_since(&self.before);
-        let sys = system_metrics(&self.before, &self.after, self.sel);
+        let sel = self.sel;
+        let (frame, own1) = self.sample()?;
+        t.duration_s = frame.interval_s();
+        let sys = system_metrics(frame.prev, frame.cur, sel);
         t.notes = sys.notes;
         bench_results::add(&mut t, sys.metrics);
-        bench_results::add(&mut t, thread_metrics(&threads));
+        bench_results::add(&mut t, thread_metrics(frame.threads));
         match wl {
             Ok(m) => bench_results::add(&mut t, m),
             Err(e) if is_cpu_offline(&e) => {
@@ -220,7 +215,7 @@ impl Trial<'_> {
             &mut t,
             vec![Metric::new(
                 "irqlab_sample_cpu_ns",
-                (own0 + own1) as f64,
+                own0.saturating_add(own1) as f64,
                 "ns",
                 Direction::Lower,
             )],
@@ -279,7 +274,7 @@ struct Ctx<'a> {
 fn guarded_trial(
     cx: &mut Ctx,
     v: &Variant,
-    slot: Slot,
+    slot: TrialSlot,
     w: &mut dyn Workload,
     t: &mut Trial,
 ) -> Result<TrialRecord> {
@@ -340,18 +335,27 @@ fn done_counts(out: &Path, plan: &Plan) -> Result<Vec<u32>> {
 
 /// Everything checked before the first file or host change.
 struct Checked {
-    sampler: Sampler,
+    live: LiveSampler,
     sel: Selection,
     out: PathBuf,
+}
+
+/// The live sampler of a bench run: every row of the whole
+/// `/proc/interrupts` (the metrics need totals and any selected row), so no
+/// per-IRQ strategy and nothing to re-resolve between the two samples.
+fn live_plan(plan: &Plan) -> LivePlan {
+    LivePlan {
+        root: plan.root.clone(),
+        filter: Filter::default(),
+        strategy: Choice::ProcInterrupts,
+    }
 }
 
 fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
     plan.check()?;
     let fs = HostFs::new(&plan.root);
-    let mut sampler = Sampler::new(HostFs::new(&plan.root), &Source::ALL);
-    let mut first = Snapshot::default();
-    sampler.sample(&mut first)?;
-    let Some(irqs) = &first.interrupts else {
+    let live = LiveSampler::open(&live_plan(plan))?;
+    let Some(irqs) = &live.latest().interrupts else {
         anyhow::bail!("bench needs {}", fs.path("proc/interrupts").display())
     };
     let sel = selection(plan, irqs)?;
@@ -364,17 +368,13 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
     }
     build_workloads(plan, &Tracker::none())?;
     let out = out_dir(plan, started)?;
-    Ok(Checked { sampler, sel, out })
+    Ok(Checked { live, sel, out })
 }
 
 /// The whole run; see the module docs.
 pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
     let started = crate::timestamp::now_seconds();
-    let Checked {
-        mut sampler,
-        sel,
-        out,
-    } = preflight(plan, &started)?;
+    let Checked { mut live, sel, out } = preflight(plan, &started)?;
     // one run that changes the host at a time; a refused run creates nothing
     let me = guard::Holder::me("bench", Some(&out));
     let journal = journal_path(plan, "")?;
@@ -408,7 +408,7 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
         sink,
     };
     let res = setup_workloads(&mut ws, plan)
-        .and_then(|()| trials(&mut cx, &mut ws, &mut sampler, &boot_id, &out));
+        .and_then(|()| trials(&mut cx, &mut ws, &mut live, &boot_id, &out));
     teardown(&mut ws, cx.sink);
     drop(ws);
     drop(cx.tracker);
@@ -420,7 +420,7 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
 fn trials(
     cx: &mut Ctx,
     ws: &mut [Box<dyn Workload>],
-    sampler: &mut Sampler,
+    live: &mut LiveSampler,
     boot_id: &str,
     out: &Path,
 ) -> Result<()> {
@@ -451,17 +451,10 @@ fn trials(
         .iter()
         .map(|v| headline_of(v, cx.sel))
         .collect();
-    let mut fs = HostFs::new(&plan.root);
-    let mut threads = Threads::new(&fs);
-    threads.sample(&mut fs, 0);
     let mut t = Trial {
-        sampler,
-        threads,
-        fs,
+        live,
         sel: cx.sel,
         boot_id,
-        before: Snapshot::default(),
-        after: Snapshot::default(),
     };
     for (i, slot) in slots.iter().enumerate() {
         let (Some(v), Some(w), Some(wr)) = (

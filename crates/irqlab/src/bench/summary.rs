@@ -1,8 +1,10 @@
 //! The summary table printed at the end of a bench run: per metric and
 //! variant, mean, p50, p90, p99 and the coefficient of variation. Per-CPU
-//! metrics and idle softirq vectors are left to `summary.json`.
+//! metrics and idle softirq vectors are left to `summary.json`. Laid out
+//! by the one grid writer (`export::grid`).
 
-use super::results::{MetricSummary, Summary};
+use super::results::{BenchSummary, MetricSummary};
+use crate::export::grid::{Align, Grid};
 use std::io::Write;
 
 fn shown(name: &str, s: &MetricSummary) -> bool {
@@ -26,7 +28,7 @@ fn num(v: f64) -> String {
 }
 
 /// Write the summary as an aligned table.
-pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
+pub fn write(summary: &BenchSummary, out: &mut impl Write) -> std::io::Result<()> {
     let mut names: Vec<&String> = Vec::new();
     for metrics in summary.values() {
         for (n, s) in metrics {
@@ -36,45 +38,29 @@ pub fn write(summary: &Summary, out: &mut impl Write) -> std::io::Result<()> {
         }
     }
     names.sort();
-    let mut grid = vec![[
+    // metric, variant and unit are text; the numbers right-aligned
+    let mut grid = Grid::new()
+        .align(0, Align::Left)
+        .align(1, Align::Left)
+        .align(8, Align::Left);
+    grid.row([
         "metric", "variant", "n", "mean", "p50", "p90", "p99", "cv%", "unit",
-    ]
-    .map(String::from)
-    .to_vec()];
+    ]);
     for n in names {
         for (variant, metrics) in summary {
             let Some(s) = metrics.get(n) else { continue };
             let d = &s.describe;
-            grid.push(vec![
-                n.clone(),
-                variant.clone(),
-                d.count.to_string(),
-                num(d.mean),
-                num(d.p50),
-                num(d.p90),
-                num(d.p99),
-                s.cv_pct.map_or("-".into(), |c| format!("{c:.1}")),
-                s.unit.clone(),
-            ]);
+            grid.cell(n)
+                .cell(variant)
+                .cell(d.count)
+                .cell(num(d.mean))
+                .cell(num(d.p50))
+                .cell(num(d.p90))
+                .cell(num(d.p99))
+                .cell(s.cv_pct.map_or("-".into(), |c| format!("{c:.1}")))
+                .cell(&s.unit)
+                .end_row();
         }
     }
-    let widths: Vec<usize> = (0..9)
-        .map(|c| grid.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    for row in &grid {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i < 2 || i == 8 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end())?;
-    }
-    Ok(())
+    grid.write_to(out)
 }

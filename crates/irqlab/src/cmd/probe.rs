@@ -3,7 +3,7 @@
 
 use crate::export::{atomic, stdout};
 use crate::host::HostFs;
-use crate::probe::{self, report, size, Plan, ProbeReport};
+use crate::probe::{self, report, size, ProbePlan, ProbeReport};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.out.is_none() {
         stdout::check_open()?;
     }
-    let plan = Plan {
+    let plan = ProbePlan {
         reads: usize::try_from(args.reads)?,
         buffers: args.buffer.clone(),
         cpu: args.cpu,

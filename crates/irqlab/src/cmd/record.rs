@@ -1,4 +1,4 @@
-//! `irqlab record`: flags -> `record::writer::Config`, then the recording
+//! `irqlab record`: flags -> `record::writer::RecordConfig`, then the recording
 //! loop; prints where it wrote and what it cost.
 
 use crate::record::writer;
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_zero() {
         anyhow::bail!("--interval must be above zero");
     }
-    let cfg = writer::Config {
+    let cfg = writer::RecordConfig {
         filter: Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?,
         root: args.root,
         out: args.out,

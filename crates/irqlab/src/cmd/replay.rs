@@ -1,27 +1,33 @@
-//! `irqlab replay DIR --batch`: `top --batch` lines over a recording. The
-//! recording is the snapshot source (`record::reader`); rates come from the
-//! same delta code and writers as live `top --batch` (text: the Report and
-//! `top::text`; JSON: `export::jsonl`).
+//! `irqlab replay DIR`: the interactive `top` screen over a recording with
+//! time navigation (`tui::replay`), or with `--batch` `top --batch` lines.
+//! The
+//! recording is a snapshot source (`record::playback`) behind the same
+//! `LiveSampler` as live `top`; rates come from the same delta code and
+//! writers as live `top --batch` (text: the Report and `top::text`; JSON:
+//! `export::jsonl`).
 
 use super::top::text::{Block, TextOpts};
 use super::top::BatchFormat;
-use crate::export::jsonl::{JsonlWriter, LineInput};
-use crate::record::source::Sample;
+use crate::export::jsonl::JsonlWriter;
+use crate::record::playback::RecordingSource;
 use crate::record::{layout, reader};
 use crate::report::{self, Filter};
-use crate::sampler::clock::CostMeter;
-use crate::sampler::{SelfCost, Strategy};
-use crate::threads::ThreadCpu;
+use crate::sampler::strategy::Choice;
+use crate::sampler::{LiveSampler, SelfCost, Strategy};
+use crate::tui::app::SortKey;
+use crate::tui::replay::Player;
+use crate::tui::TuiConfig;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `irqlab replay`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A recording directory with one host and boot (or a boot=… directory).
     pub dir: PathBuf,
-    /// Print lines (the only mode so far; the interactive view is not built yet).
+    /// Print `top --batch` lines instead of the interactive view.
     #[arg(long)]
     pub batch: bool,
     /// Output format.
@@ -35,34 +41,7 @@ pub struct Args {
     pub cpus: Option<String>,
 }
 
-/// Thread CPU % between two samples' cumulative times.
-fn thread_rates(old: &Sample, new: &Sample) -> Vec<ThreadCpu> {
-    let wall = new.snap.mono_ns.saturating_sub(old.snap.mono_ns);
-    if wall == 0 {
-        return Vec::new();
-    }
-    new.threads
-        .iter()
-        .filter_map(|t| {
-            let o = old.threads.iter().find(|o| o.name == t.name)?;
-            Some(ThreadCpu {
-                pid: 0,
-                name: t.name.clone(),
-                kind: t.kind,
-                cpu_pct: t.cpu_ns.saturating_sub(o.cpu_ns) as f64 * 100.0 / wall as f64,
-                last_cpu: None,
-                cpu_ns: t.cpu_ns,
-            })
-        })
-        .collect()
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.batch {
-        anyhow::bail!(
-            "replay needs --batch for now (the interactive view over a recording is not built yet)"
-        );
-    }
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     let dir = layout::one_boot_dir(&args.dir)?;
     let rec = reader::open(&dir)?;
@@ -72,55 +51,84 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if rec.steps.is_empty() {
         anyhow::bail!("{}: the recording holds no sample", dir.display());
     }
-    let mut rp = reader::Replayer::default();
-    let mut prev: Option<Sample> = None;
+    if !args.batch {
+        return interactive(&args, rec);
+    }
+    // the first step is the baseline; one frame per later step
+    let frames = rec.steps.len().saturating_sub(1);
+    let mut live = LiveSampler::with_source(RecordingSource::new(rec), filter)?;
     let mut out = crate::export::stdout::stdout();
     let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();
-    for step in &rec.steps {
-        let cur = rp.apply(step)?;
-        if let Some(old) = prev.as_ref() {
-            let threads = thread_rates(old, &cur);
-            match args.format {
-                BatchFormat::Json => {
-                    let meter = CostMeter::start();
-                    let inp = LineInput {
-                        old: &old.snap,
-                        new: &cur.snap,
-                        filter: &filter,
-                        threads: &threads,
-                        meter: &meter,
-                        strategy: Strategy::ProcInterrupts,
-                    };
-                    jsonl.write_line(&inp, &mut |_| None, &mut buf);
-                    out.write_all(&buf)?;
+    for _ in 0..frames {
+        let mut frame = live.next_frame()?;
+        match args.format {
+            BatchFormat::Json => jsonl.write_frame(&mut frame, &mut buf),
+            BatchFormat::Text => {
+                let mut rep = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
+                if let Some(sec) = rep.interrupts.as_mut() {
+                    let rate = |r: &report::IrqLine| r.total_rate.unwrap_or(0.0);
+                    sec.rows.sort_by(|a, b| {
+                        rate(b)
+                            .partial_cmp(&rate(a))
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    });
                 }
-                BatchFormat::Text => {
-                    let mut rep = report::from_delta_rates(&old.snap, &cur.snap, &filter);
-                    if let Some(sec) = rep.interrupts.as_mut() {
-                        let rate = |r: &report::IrqLine| r.total_rate.unwrap_or(0.0);
-                        sec.rows.sort_by(|a, b| {
-                            rate(b)
-                                .partial_cmp(&rate(a))
-                                .unwrap_or(std::cmp::Ordering::Equal)
-                        });
-                    }
-                    let stamp = crate::sampler::clock::rfc3339_utc(cur.snap.wall_ns);
-                    let block = Block {
-                        stamp: stamp.get(11..23).unwrap_or(&stamp),
-                        report: &rep,
-                        threads: &threads,
-                        self_cost: SelfCost::default(),
-                        strategy: Strategy::ProcInterrupts,
-                    };
-                    buf.clear();
-                    super::top::text::write_block(&block, &TextOpts::default(), &mut buf)?;
-                    out.write_all(&buf)?;
-                }
+                let stamp = crate::sampler::clock::rfc3339_utc(frame.cur.wall_ns);
+                let block = Block {
+                    stamp: stamp.get(11..23).unwrap_or(&stamp),
+                    report: &rep,
+                    threads: frame.threads,
+                    self_cost: SelfCost::default(),
+                    strategy: Strategy::ProcInterrupts,
+                };
+                buf.clear();
+                super::top::text::write_block(&block, &TextOpts::default(), &mut buf)?;
             }
         }
-        prev = Some(cur);
+        out.write_all(&buf)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The replay screen: the App of live `top` (its flags checked before the
+/// screen is taken) fed by a [`Player`].
+fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> {
+    if rec.steps.len() < 2 {
+        anyhow::bail!("{}: one sample only; rates need two", rec.dir.display());
+    }
+    let cfg = TuiConfig {
+        root: rec.dir.clone(),
+        interval: median_interval(&rec.steps),
+        irq: args.irq.clone(),
+        cpus: args.cpus.clone(),
+        strategy: Choice::Auto,
+        sort: SortKey::Rate,
+        threshold: None,
+        verbose: true,
+    };
+    let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
+    let name = rec.dir.display().to_string();
+    let filter = Filter {
+        irq: app.filter.irq.clone(),
+        cpus: None,
+    };
+    let player = Player::new(rec.steps.into(), name, filter)?;
+    let signal = crate::tui::replay::run(app, player)?;
+    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+}
+
+/// The recording's typical interval (the status line's "every").
+fn median_interval(steps: &[reader::Step]) -> Duration {
+    let mut d: Vec<u64> = steps
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] => Some(b.time.mono_ns.saturating_sub(a.time.mono_ns)),
+            _ => None,
+        })
+        .collect();
+    d.sort_unstable();
+    let ns = d.get(d.len() / 2).copied().unwrap_or(1_000_000_000);
+    Duration::from_nanos(ns).max(Duration::from_millis(10))
 }

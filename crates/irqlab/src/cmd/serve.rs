@@ -1,4 +1,4 @@
-//! `irqlab serve`: flags -> `serve::Config`, then `serve::run`. Loopback
+//! `irqlab serve`: flags -> `serve::ServeConfig`, then `serve::run`. Loopback
 //! by default; another address only through `--listen`.
 
 use crate::serve::{self, Naming, Options, PerCpu};
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         ticks_per_s: serve::options::ticks_per_s(),
     };
-    let cfg = serve::Config {
+    let cfg = serve::ServeConfig {
         root: args.root,
         listen: args.listen,
         interval: args.interval,

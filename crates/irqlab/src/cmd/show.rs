@@ -5,13 +5,16 @@
 //! stderr ([`filter_warnings`]); a closed stdout ends the run before it
 //! samples.
 
+use super::args;
+use super::top::{parse_threshold, SortArg};
 use crate::export::{self, plural, Format};
 use crate::host::HostFs;
-use crate::report::{self, Filter};
+use crate::report::{self, Filter, SortKey};
 use crate::sampler::strategy::Choice;
-use crate::sampler::{LivePlan, LiveSampler, Sampler, Source, Ticker};
-use irqlab_core::{CpuList, Snapshot};
-use std::collections::BTreeSet;
+use crate::sampler::{located, LivePlan, LiveSampler, Source, Ticker};
+use irqlab_core::interrupts::LineParser;
+use irqlab_core::{CpuList, IrqRow, ParseError, Snapshot};
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,17 +42,42 @@ pub struct Args {
     /// Keep only these CPUs (e.g. `0-3,8`).
     #[arg(long, value_parser = cpu_list_arg)]
     pub cpus: Option<String>,
+    /// Order interrupt rows by rate (with --interval; else by count), count
+    /// since boot, IRQ number or device name (default: file order).
+    #[arg(long, value_enum)]
+    pub sort: Option<SortArg>,
+    /// Hide interrupt rows whose total is below this (a count since boot,
+    /// or a rate per second with --interval); rows with no interrupt are
+    /// hidden at any threshold, rows with a gap never.
+    #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
+    pub threshold: Option<f64>,
+    /// JSON on one line (the default when stdout is not a terminal).
+    #[arg(long, conflicts_with = "pretty")]
+    pub compact: bool,
+    /// Indented JSON (the default on a terminal).
+    #[arg(long)]
+    pub pretty: bool,
 }
 
-/// `--interval`: a duration above 0 and at most [`MAX_INTERVAL`].
+impl Args {
+    /// Whether JSON is indented: `--pretty`, `--compact`, else only when
+    /// stdout is a terminal (pipes and files get a fifth of the bytes).
+    fn pretty_json(&self) -> bool {
+        use std::io::IsTerminal;
+        self.pretty || (!self.compact && std::io::stdout().is_terminal())
+    }
+}
+
+/// `--interval`: a duration above 0 ([`args::positive_duration`]) and at
+/// most [`MAX_INTERVAL`].
 pub fn interval_arg(s: &str) -> Result<Duration, String> {
-    if s.trim_start().starts_with('-') {
-        return Err(format!("the duration is negative: {s}"));
-    }
-    let d = super::parse_duration(s)?;
-    if d.is_zero() {
-        return Err("the interval must be longer than 0 (e.g. 1s)".to_string());
-    }
+    let d = args::positive_duration(s).map_err(|e| {
+        if args::duration(s).is_ok_and(|d| d.is_zero()) {
+            "the interval must be longer than 0 (e.g. 1s)".to_string()
+        } else {
+            e
+        }
+    })?;
     if d > MAX_INTERVAL {
         return Err(format!(
             "{s} is longer than the longest interval (24h); for long runs use `irqlab top --batch`"
@@ -65,11 +93,48 @@ pub fn regex_arg(s: &str) -> Result<String, String> {
         .map_err(|e| format!("not a valid regular expression: {e}"))
 }
 
-/// `--cpus`: a CPU list such as `0-3,8` (kept as text for `Filter`).
+/// `--cpus`: a CPU list such as `0-3,8` ([`args::cpu_list`]; kept as
+/// text for `Filter`).
 pub fn cpu_list_arg(s: &str) -> Result<String, String> {
-    CpuList::parse_list(s.as_bytes(), "--cpus")
-        .map(|_| s.to_string())
-        .map_err(|e| format!("{}", e.kind))
+    args::cpu_list(s).map(|_| s.to_string())
+}
+
+/// Rows in `--sort` order, then only those at or above `--threshold`.
+/// Counts (no interval): "rate" orders by the total count, and the
+/// threshold applies to it.
+fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Option<f64>) {
+    let counts = report.interval_s.is_none();
+    let Some(sec) = report.interrupts.as_mut() else {
+        return;
+    };
+    if let Some(min) = threshold {
+        sec.rows.retain(|l| {
+            if counts {
+                l.total > 0 && l.total as f64 >= min
+            } else {
+                report::above_threshold(l, min)
+            }
+        });
+    }
+    if let Some(key) = sort {
+        if counts {
+            for l in &mut sec.rows {
+                l.since_boot = Some(l.total);
+            }
+        }
+        report::sort_rows(
+            &mut sec.rows,
+            key,
+            |l| l,
+            |l| {
+                if counts {
+                    Some(l.total as f64)
+                } else {
+                    l.total_rate
+                }
+            },
+        );
+    }
 }
 
 /// Warnings for filters that select nothing or less than asked: `--cpus`
@@ -126,7 +191,7 @@ fn cpus_of(snap: &Snapshot, into: &mut BTreeSet<u32>) {
 }
 
 /// Effective (else configured) affinity of every numbered row, from
-/// `/proc/irq/N/` when the tree has it.
+/// `/proc/irq/N/` when the tree has it: read for the printed rows only.
 fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     let Some(sec) = report.interrupts.as_mut() else {
         return;
@@ -135,18 +200,6 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
         if let Some(irq) = row.irq {
             row.affinity = crate::sampler::targeted::read_affinity(fs, irq);
         }
-    }
-}
-
-/// Notes for the files that could not be read (said even when the run
-/// then fails because none could).
-fn note_missing(sampler: &Sampler) {
-    for (src, why) in &sampler.missing {
-        eprintln!(
-            "irqlab: note: {} not shown: {}",
-            sampler.fs().path(src.rel()).display(),
-            reason(why)
-        );
     }
 }
 
@@ -159,67 +212,268 @@ fn reason(why: &str) -> String {
     }
 }
 
+/// Why reading a file for the snapshot stopped.
+enum ReadErr {
+    Io(std::io::Error),
+    Parse(ParseError),
+}
+
+impl From<std::io::Error> for ReadErr {
+    fn from(e: std::io::Error) -> Self {
+        ReadErr::Io(e)
+    }
+}
+
+/// What one snapshot read: the files that could not be read (with the
+/// reason, in file order) and the CPUs the files list.
+struct Read {
+    missing: Vec<(Source, String)>,
+    present: BTreeSet<u32>,
+    /// The note on a count out of the kernel's range, said after the
+    /// missing files.
+    range_note: Option<String>,
+}
+
+impl Read {
+    /// Sort a read error: a refusal (special or endless file) or a parse
+    /// error fails the run; any other error makes the file missing.
+    fn fail_or_note(&mut self, fs: &HostFs, src: Source, e: ReadErr) -> anyhow::Result<()> {
+        match e {
+            ReadErr::Io(e) if crate::host::is_refusal(&e) => Err(e.into()),
+            ReadErr::Io(e) => {
+                self.missing.push((src, e.to_string()));
+                Ok(())
+            }
+            ReadErr::Parse(e) => Err(located(&fs.path(src.rel()), &e)),
+        }
+    }
+
+    /// Notes for the files that could not be read (said even when the
+    /// run then fails because none could).
+    fn note_missing(&self, fs: &HostFs) {
+        for (src, why) in &self.missing {
+            eprintln!(
+                "irqlab: note: {} not shown: {}",
+                fs.path(src.rel()).display(),
+                reason(why)
+            );
+        }
+    }
+}
+
+/// Stream `/proc/interrupts` through one reused buffer and one scratch
+/// row, keeping only the rows (and CPU columns) `filter` selects.
+fn stream_interrupts(
+    fs: &HostFs,
+    filter: &Filter,
+    read: &mut Read,
+) -> Result<report::IrqSection, ReadErr> {
+    let mut buf = Vec::new();
+    let mut lp = LineParser::new();
+    let mut row = IrqRow::default();
+    let mut sec: Option<report::IrqCounts> = None;
+    fs.for_each_line(Source::Interrupts.rel(), &mut buf, |line| {
+        if lp.line(line, &mut row).map_err(ReadErr::Parse)? {
+            sec.get_or_insert_with(|| report::IrqCounts::new(lp.cpus(), filter))
+                .push(&mut row);
+        }
+        Ok::<(), ReadErr>(())
+    })?;
+    lp.finish().map_err(ReadErr::Parse)?;
+    read.present.extend(lp.cpus().iter().copied());
+    if let Some(note) = lp.note() {
+        let path = fs.path(Source::Interrupts.rel());
+        read.range_note = Some(format!("irqlab: note: {}: {note}", path.display()));
+    }
+    Ok(sec
+        .unwrap_or_else(|| report::IrqCounts::new(lp.cpus(), filter))
+        .finish())
+}
+
+/// Read and parse one of the small files (softirqs, stat) into `snap`.
+fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), ReadErr> {
+    let bytes = fs.read(src.rel())?;
+    let parsed = match src {
+        Source::Softirqs => snap
+            .softirqs
+            .get_or_insert_with(Default::default)
+            .parse_into(bytes),
+        _ => snap
+            .stat
+            .get_or_insert_with(Default::default)
+            .parse_into(bytes),
+    };
+    parsed.map_err(ReadErr::Parse)
+}
+
 /// One snapshot (counts since boot), and the CPUs its files list.
+/// `/proc/interrupts` is streamed (never whole in memory); the row
+/// filter applies before a row is kept.
 fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
 ) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
-    let mut sampler = Sampler::new(HostFs::new(root), &Source::ALL);
-    let mut first = Snapshot::default();
-    let sampled = sampler.sample(&mut first);
-    note_missing(&sampler);
-    sampled?;
-    if let Some(note) = first.interrupts.as_ref().and_then(|i| i.note()) {
-        let path = sampler.fs().path("proc/interrupts");
+    let mut fs = HostFs::new(root);
+    let mut read = Read {
+        missing: Vec::new(),
+        present: BTreeSet::new(),
+        range_note: None,
+    };
+    let streamed = stream_interrupts(&fs, filter, &mut read);
+    let interrupts = match streamed {
+        Ok(sec) => Some(sec),
+        Err(e) => {
+            read.fail_or_note(&fs, Source::Interrupts, e)?;
+            None
+        }
+    };
+    let mut snap = Snapshot::default();
+    for src in [Source::Softirqs, Source::Stat] {
+        if let Err(e) = read_small(&mut fs, src, &mut snap) {
+            if let Err(fail) = read.fail_or_note(&fs, src, e) {
+                read.note_missing(&fs);
+                return Err(fail);
+            }
+            clear(&mut snap, src);
+        }
+    }
+    read.note_missing(&fs);
+    if interrupts.is_none() && snap.softirqs.is_none() && snap.stat.is_none() {
+        anyhow::bail!(
+            "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
+            fs.root().display()
+        );
+    }
+    if let Some(note) = &read.range_note {
+        eprintln!("{note}");
+    }
+    if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
+        let path = fs.path(Source::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
-    if let Some(note) = first.softirqs.as_ref().and_then(|s| s.note()) {
-        let path = sampler.fs().path("proc/softirqs");
-        eprintln!("irqlab: note: {}: {note}", path.display());
+    if interrupts.is_none() && snap.stat.is_none() {
+        if let Some(s) = &snap.softirqs {
+            read.present.extend(s.cpus.iter().copied());
+        }
     }
-    let mut present = BTreeSet::new();
-    cpus_of(&first, &mut present);
-    drop(sampler); // frees the read buffers before the report is built
-    let mut report = report::from_snapshot(first, filter);
-    annotate_affinity(&mut report, &HostFs::new(root));
-    Ok((report, present))
+    if let Some(s) = &snap.stat {
+        read.present.extend(s.cpus.iter().filter_map(|t| t.cpu));
+    }
+    let mut report = report::from_snapshot(snap, filter);
+    report.interrupts = interrupts;
+    Ok((report, read.present))
 }
 
-/// Rates over `iv`: one frame of the live sampler (the kernel's own rows:
-/// the full `/proc/interrupts`), with affinity from its metadata.
-fn interval_report(
-    root: &std::path::Path,
-    filter: &Filter,
-    iv: Duration,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+fn clear(snap: &mut Snapshot, src: Source) {
+    match src {
+        Source::Interrupts => snap.interrupts = None,
+        Source::Softirqs => snap.softirqs = None,
+        Source::Stat => snap.stat = None,
+    }
+}
+
+/// The live sampler of `show --interval` (the kernel's own rows: the
+/// full `/proc/interrupts`), its missing files said.
+fn open_live(root: &std::path::Path, filter: &Filter) -> anyhow::Result<LiveSampler> {
     let plan = LivePlan {
         root: root.to_path_buf(),
         filter: filter.clone(),
         strategy: Choice::ProcInterrupts,
     };
-    let mut live = LiveSampler::open(&plan)?;
+    // show prints no interrupt threads: do not look for them
+    let live = LiveSampler::open_without_threads(&plan)?;
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {}", reason(&m));
     }
+    Ok(live)
+}
+
+/// Rates over `iv`: one frame of the live sampler, with affinity from its
+/// metadata.
+fn interval_report(
+    root: &std::path::Path,
+    filter: &Filter,
+    iv: Duration,
+    with_deltas: bool,
+) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+    let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
-    let mut report = report::from_delta(frame.prev, frame.cur, frame.filter());
+    // the table prints rates only: no per-CPU deltas for it
+    let mut report = if with_deltas {
+        report::from_delta(frame.prev, frame.cur, frame.filter())
+    } else {
+        report::from_delta_rates(frame.prev, frame.cur, frame.filter())
+    };
     report::annotate_affinity(&mut report, &mut frame);
     Ok((report, present))
+}
+
+/// `show --interval --format json` without `--sort`: the same document
+/// as [`interval_report`]'s, written row by row from the frame
+/// ([`report::RatesJson`]) instead of built whole first.
+fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<ExitCode> {
+    let mut live = open_live(&args.root, filter)?;
+    let mut ticker = Ticker::new(iv);
+    ticker.wait();
+    let mut frame = live.next_frame()?;
+    let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    let mut present = BTreeSet::new();
+    cpus_of(prev, &mut present);
+    cpus_of(cur, &mut present);
+    let rest = report::from_delta_without_irqs(prev, cur, f);
+    let mut irq_rows = None;
+    let mut affinity = HashMap::new();
+    if let (Some(_), Some(n)) = (&prev.interrupts, &cur.interrupts) {
+        let kept = n.rows().iter().filter(|r| f.keep_irq_row(r));
+        irq_rows = Some(kept.clone().count());
+        for irq in kept.filter_map(|r| r.irq) {
+            affinity.insert(irq, frame.affinity(irq));
+        }
+    }
+    for w in filter_warnings(
+        args.cpus.as_deref(),
+        &present,
+        args.irq.as_deref(),
+        irq_rows,
+    ) {
+        eprintln!("{w}");
+    }
+    let threshold = args.threshold;
+    let doc = report::RatesJson {
+        rest: &rest,
+        old: prev,
+        new: cur,
+        filter: f,
+        show: &|l| threshold.is_none_or(|min| report::above_threshold(l, min)),
+        affinity: &|irq| affinity.get(&irq).cloned().flatten(),
+    };
+    let mut out = export::stdout::stdout();
+    export::json::write(&doc, &mut out, args.pretty_json())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     export::stdout::check_open()?;
-    let (report, present) = match args.interval {
+    if let (Some(iv), Format::Json, None) = (args.interval, args.format, args.sort) {
+        return interval_json(&args, &filter, iv);
+    }
+    let (mut report, present) = match args.interval {
         None => snapshot_report(&args.root, &filter)?,
-        Some(iv) => interval_report(&args.root, &filter, iv)?,
+        Some(iv) => interval_report(&args.root, &filter, iv, args.format != Format::Table)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
+    order_rows(&mut report, args.sort.map(SortKey::from), args.threshold);
+    // affinity of the printed rows only, when the format prints it
+    if args.interval.is_none() && args.format != Format::Csv {
+        annotate_affinity(&mut report, &HostFs::new(&args.root));
+    }
     for w in filter_warnings(
         args.cpus.as_deref(),
         &present,
@@ -231,7 +485,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,
-        Format::Json => export::json::write(&report, &mut out)?,
+        Format::Json => export::json::write(&report, &mut out, args.pretty_json())?,
         Format::Csv => export::csv::write(&report, &mut out)?,
     }
     out.flush()?;

@@ -453,19 +453,26 @@ fn put_rate(dst: &mut [u8], v: f64) -> Option<usize> {
 struct RateMemo {
     /// The interval of the current line.
     secs: f64,
+    /// Number of the current interval: a slot filled under another one is
+    /// stale. Bumped instead of clearing the table on every line (the
+    /// interval changes by a few ns every line).
+    epoch: u64,
     slots: Vec<Slot>,
 }
 
 #[derive(Clone, Copy)]
 struct Slot {
-    count: Option<u64>,
+    count: u64,
+    /// The [`RateMemo::epoch`] the slot was filled in (0: never).
+    epoch: u64,
     len: usize,
     text: [u8; 24],
 }
 
 const SLOTS: usize = 1024;
 const EMPTY: Slot = Slot {
-    count: None,
+    count: 0,
+    epoch: 0,
     len: 0,
     text: [0; 24],
 };
@@ -474,17 +481,18 @@ impl Default for RateMemo {
     fn default() -> Self {
         RateMemo {
             secs: 0.0,
+            epoch: 1,
             slots: vec![EMPTY; SLOTS],
         }
     }
 }
 
 impl RateMemo {
-    /// A new line over `secs`: forget rates of another interval.
+    /// A new line over `secs`: rates of another interval become stale.
     fn start(&mut self, secs: f64) {
         if self.secs.to_bits() != secs.to_bits() {
-            self.slots.fill(EMPTY);
             self.secs = secs;
+            self.epoch += 1;
         }
     }
 
@@ -492,11 +500,12 @@ impl RateMemo {
     /// `None` when it needs float formatting (see [`put_rate`]).
     fn put(&mut self, dst: &mut [u8], count: u64) -> Option<usize> {
         let slot = self.slots.get_mut((count % SLOTS as u64) as usize)?;
-        if slot.count != Some(count) {
+        if slot.epoch != self.epoch || slot.count != count {
             let mut text = [0u8; 24];
             let len = put_rate(&mut text, Cell::Count(count).rate(self.secs)?)?;
             *slot = Slot {
-                count: Some(count),
+                count,
+                epoch: self.epoch,
                 len,
                 text,
             };

@@ -1,45 +1,41 @@
 //! Human-readable tables. Per-CPU columns are printed for up to
 //! [`MAX_CPU_COLUMNS`] CPUs; above that the busiest CPU is named instead
 //! (use `--cpus` to pick columns, or `--format json|csv` for everything).
+//! Every table goes through [`Grid`] (one text buffer, no `String` per
+//! cell).
 
+use super::grid::Grid;
 use crate::report::{IrqLine, Report, SoftirqLine};
+use std::fmt::{self, Write as _};
 use std::io::Write;
 
 /// Most per-CPU columns a table shows.
 pub const MAX_CPU_COLUMNS: usize = 16;
 
-fn fmt_rate(v: Option<f64>) -> String {
-    match v {
-        None => "-".to_string(),
-        Some(0.0) => "0".to_string(),
-        Some(r) if r >= 100.0 => format!("{r:.0}"),
-        Some(r) => format!("{r:.1}"),
+/// A rate as the table prints it: `-` for none, `0`, no decimals from
+/// 100 up, else one.
+struct Rate(Option<f64>);
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("-"),
+            Some(0.0) => f.write_str("0"),
+            Some(r) if r >= 100.0 => write!(f, "{r:.0}"),
+            Some(r) => write!(f, "{r:.1}"),
+        }
     }
 }
 
-fn fmt_count(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_string(), |c| c.to_string())
-}
+/// A count, or `-` for none (a gap).
+struct Count(Option<u64>);
 
-/// Cells (as text) of one row over the CPU columns, its total and the
-/// busiest column index.
-fn irq_cells(r: &IrqLine, rates: bool) -> (Vec<String>, String, Option<usize>) {
-    if rates {
-        let v = r.rates.clone().unwrap_or_default();
-        let busiest = argmax(v.iter().map(|x| x.unwrap_or(0.0)));
-        (
-            v.into_iter().map(fmt_rate).collect(),
-            fmt_rate(r.total_rate),
-            busiest,
-        )
-    } else {
-        let v = r.counts.clone().unwrap_or_default();
-        let busiest = argmax(v.iter().map(|&x| x as f64));
-        (
-            v.into_iter().map(|c| c.to_string()).collect(),
-            r.total.to_string(),
-            busiest,
-        )
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("-"),
+            Some(c) => write!(f, "{c}"),
+        }
     }
 }
 
@@ -53,62 +49,86 @@ fn argmax(it: impl Iterator<Item = f64>) -> Option<usize> {
     best.map(|(i, _)| i)
 }
 
-fn detail(r: &IrqLine) -> String {
-    if r.irq.is_none() {
-        return r.description.clone();
-    }
-    let mut s = String::new();
-    if let Some(c) = &r.chip {
-        s.push_str(c);
-    }
-    if let Some(h) = r.hwirq {
-        s.push_str(&format!(" {h}"));
-    }
-    if let Some(t) = &r.trigger {
-        s.push_str(&format!(" {t}"));
-    }
-    if let Some(f) = &r.flow {
-        s.push_str(&format!("-{f}"));
-    }
-    if !r.actions.is_empty() {
-        s.push_str("  ");
-        s.push_str(&r.actions.join(", "));
-    }
-    if let Some(a) = &r.affinity {
-        s.push_str(&format!("  [cpus {a}]"));
-    }
-    s.trim().to_string()
-}
+/// The last column of an interrupt row: chip, hwirq, trigger-flow,
+/// actions and affinity of a numbered row; the description of others.
+struct Detail<'a>(&'a IrqLine);
 
-/// Write rows of cells right-aligned, the last column left-aligned.
-fn write_grid(out: &mut impl Write, grid: &[Vec<String>]) -> std::io::Result<()> {
-    let ncol = grid.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..ncol)
-        .map(|c| {
-            grid.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in grid {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let w = widths.get(c).copied().unwrap_or(0);
-            if c + 1 == row.len() && c > 0 {
-                line.push_str("  ");
-                line.push_str(cell);
-            } else {
-                if c > 0 {
-                    line.push(' ');
+impl fmt::Display for Detail<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        if r.irq.is_none() {
+            return f.write_str(&r.description);
+        }
+        // Leading and trailing blanks of the whole text are dropped: only
+        // the parts present are written, each after its separator.
+        let mut s = String::new();
+        if let Some(c) = &r.chip {
+            s.push_str(c);
+        }
+        if let Some(h) = r.hwirq {
+            let _ = write!(s, " {h}");
+        }
+        if let Some(t) = &r.trigger {
+            let _ = write!(s, " {t}");
+        }
+        if let Some(fl) = &r.flow {
+            let _ = write!(s, "-{fl}");
+        }
+        if !r.actions.is_empty() {
+            s.push_str("  ");
+            for (i, a) in r.actions.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
                 }
-                line.push_str(&format!("{cell:>w$}"));
+                s.push_str(a);
             }
         }
-        writeln!(out, "{}", line.trim_end())?;
+        if let Some(a) = &r.affinity {
+            let _ = write!(s, "  [cpus {a}]");
+        }
+        f.write_str(s.trim())
     }
-    Ok(())
+}
+
+/// One row's CPU cells (all, or the busiest as `cpuN=V` when `wide`) and
+/// total, into `g`.
+fn irq_cells(g: &mut Grid, r: &IrqLine, cpus: &[u32], rates: bool, wide: bool) {
+    let per_cpu = r.shape == irqlab_core::Shape::PerCpu;
+    if rates {
+        let v = r.rates.as_deref().unwrap_or_default();
+        if wide {
+            let busiest = argmax(v.iter().map(|x| x.unwrap_or(0.0)));
+            match busiest.and_then(|i| Some((cpus.get(i)?, v.get(i)?))) {
+                Some((c, x)) => g.cell(format_args!("cpu{c}={}", Rate(*x))),
+                None => g.cell(""),
+            };
+        } else if v.is_empty() || !per_cpu {
+            g.cells(std::iter::repeat_n("", cpus.len()));
+        } else {
+            g.cells(v.iter().map(|x| Rate(*x)));
+        }
+        g.cell(Rate(r.total_rate));
+    } else {
+        let v = r.counts.as_deref().unwrap_or_default();
+        if wide {
+            let busiest = argmax(v.iter().map(|&x| x as f64));
+            match busiest.and_then(|i| Some((cpus.get(i)?, v.get(i)?))) {
+                Some((c, x)) => g.cell(format_args!("cpu{c}={x}")),
+                None => g.cell(""),
+            };
+        } else if v.is_empty() || !per_cpu {
+            g.cells(std::iter::repeat_n("", cpus.len()));
+        } else {
+            g.cells(v);
+        }
+        g.cell(r.total);
+    }
+}
+
+/// The layout of every table here: right-aligned columns one space
+/// apart, the last one free text after two spaces.
+fn grid() -> Grid {
+    Grid::new().separator(" ").free_last("  ")
 }
 
 fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
@@ -118,33 +138,20 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
     let rates = report.interval_s.is_some();
     let wide = s.cpus.len() > MAX_CPU_COLUMNS;
     let unit = if rates { "/s" } else { "" };
-    let mut head = vec!["IRQ".to_string()];
+    let mut g = grid();
+    g.cell("IRQ");
     if wide {
-        head.push(format!("BUSIEST CPU{unit}"));
+        g.cell(format_args!("BUSIEST CPU{unit}"));
     } else {
-        head.extend(s.cpus.iter().map(|c| format!("CPU{c}{unit}")));
+        g.cells(s.cpus.iter().map(|c| format!("CPU{c}{unit}")));
     }
-    head.extend([
-        format!("TOTAL{unit}"),
-        "CHIP / ACTIONS / DESCRIPTION".to_string(),
-    ]);
-    let mut grid = vec![head];
+    g.cell(format_args!("TOTAL{unit}"))
+        .cell("CHIP / ACTIONS / DESCRIPTION")
+        .end_row();
     for r in &s.rows {
-        let (cells, total, busiest) = irq_cells(r, rates);
-        let mut line = vec![format!("{}:", r.label)];
-        if wide {
-            line.push(
-                busiest
-                    .and_then(|i| Some(format!("cpu{}={}", s.cpus.get(i)?, cells.get(i)?)))
-                    .unwrap_or_default(),
-            );
-        } else if cells.is_empty() || r.shape != irqlab_core::Shape::PerCpu {
-            line.extend(std::iter::repeat_n(String::new(), s.cpus.len()));
-        } else {
-            line.extend(cells);
-        }
-        line.extend([total, detail(r)]);
-        grid.push(line);
+        g.cell(format_args!("{}:", r.label));
+        irq_cells(&mut g, r, &s.cpus, rates, wide);
+        g.cell(Detail(r)).end_row();
     }
     writeln!(
         out,
@@ -156,7 +163,7 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
             ""
         }
     )?;
-    write_grid(out, &grid)?;
+    g.write_to(out)?;
     if !s.gone.is_empty() {
         writeln!(out, "gone since the first sample: {}", s.gone.join(", "))?;
     }
@@ -169,18 +176,17 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
     Ok(())
 }
 
-fn softirq_cells(r: &SoftirqLine, rates: bool) -> (Vec<String>, String) {
+fn softirq_cells(g: &mut Grid, r: &SoftirqLine, rates: bool, wide: bool) {
     if rates {
-        let v = r.rates.clone().unwrap_or_default();
-        (
-            v.into_iter().map(fmt_rate).collect(),
-            fmt_rate(r.total_rate),
-        )
+        if !wide {
+            g.cells(r.rates.iter().flatten().map(|x| Rate(*x)));
+        }
+        g.cell(Rate(r.total_rate));
     } else {
-        (
-            r.counts.iter().map(|c| fmt_count(*c)).collect(),
-            r.total.to_string(),
-        )
+        if !wide {
+            g.cells(r.counts.iter().map(|c| Count(*c)));
+        }
+        g.cell(r.total);
     }
 }
 
@@ -191,25 +197,19 @@ fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> 
     let rates = report.interval_s.is_some();
     let wide = s.cpus.len() > MAX_CPU_COLUMNS;
     let unit = if rates { "/s" } else { "" };
-    let mut head = vec!["SOFTIRQ".to_string()];
+    let mut g = grid();
+    g.cell("SOFTIRQ");
     if !wide {
-        head.extend(s.cpus.iter().map(|c| format!("CPU{c}{unit}")));
+        g.cells(s.cpus.iter().map(|c| format!("CPU{c}{unit}")));
     }
-    head.push(format!("TOTAL{unit}"));
-    head.push(String::new());
-    let mut grid = vec![head];
+    g.cell(format_args!("TOTAL{unit}")).cell("").end_row();
     for r in &s.rows {
-        let (cells, total) = softirq_cells(r, rates);
-        let mut line = vec![format!("{}:", r.name)];
-        if !wide {
-            line.extend(cells);
-        }
-        line.push(total);
-        line.push(String::new());
-        grid.push(line);
+        g.cell(format_args!("{}:", r.name));
+        softirq_cells(&mut g, r, rates, wide);
+        g.cell("").end_row();
     }
     writeln!(out, "\nSoftirqs ({})", super::plural(s.cpus.len(), "CPU"))?;
-    write_grid(out, &grid)
+    g.write_to(out)
 }
 
 fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
@@ -220,19 +220,19 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         "since boot"
     };
     writeln!(out, "\nCPU time ({when})")?;
-    let mut grid = vec![[
+    let mut g = grid();
+    g.cells([
         "CPU", "usr%", "nice%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%",
-    ]
-    .map(String::from)
-    .to_vec()];
+    ])
+    .cell("")
+    .end_row();
     for l in &s.cpu_pct {
         let Some(p) = &l.pct else { continue };
-        let name = match (l.cpu, &s.aggregate_cpus) {
-            (Some(c), _) => c.to_string(),
-            (None, None) => "all".to_string(),
-            (None, Some(_)) => "sel".to_string(),
+        match (l.cpu, &s.aggregate_cpus) {
+            (Some(c), _) => g.cell(c),
+            (None, None) => g.cell("all"),
+            (None, Some(_)) => g.cell("sel"),
         };
-        let mut row = vec![name];
         for v in [
             p.user_pct,
             p.nice_pct,
@@ -243,18 +243,11 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
             p.steal_pct,
             p.idle_pct,
         ] {
-            row.push(format!("{v:.2}"));
+            g.cell(format_args!("{v:.2}"));
         }
-        grid.push(row);
+        g.cell("").end_row();
     }
-    let grid: Vec<Vec<String>> = grid
-        .into_iter()
-        .map(|mut r| {
-            r.push(String::new());
-            r
-        })
-        .collect();
-    write_grid(out, &grid)?;
+    g.write_to(out)?;
     if let Some(cpus) = s.aggregate_cpus.as_ref().filter(|c| !c.is_empty()) {
         let list = irqlab_core::CpuList::from_cpus(cpus.iter().copied());
         let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };

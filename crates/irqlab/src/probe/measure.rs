@@ -4,35 +4,32 @@
 //! and, inside that window, the thread CPU clock (so CPU time can never
 //! exceed wall time); `getrusage(RUSAGE_THREAD)` is read once around the
 //! whole batch (its system time is tick-sampled and cannot time one read).
-//! Also pins the thread to one CPU and restores its affinity. Owns clocks
-//! and affinity; no statistics.
+//! Owns clocks; no statistics (pinning is `crate::pin`'s).
 
 use super::summary::ReadSample;
 use crate::host::{pread_chunked, HostFs};
 use anyhow::{Context, Result};
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::time::{clock_gettime, ClockId};
-use nix::unistd::Pid;
 use std::fs::File;
 
 /// How a target's files are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub enum ReadMethod {
     /// open + read loop to EOF + close, every time.
     Open,
     /// Descriptors kept open; `pread` loop from offset 0 to EOF.
     Pread,
 }
 
-impl Method {
-    pub const ALL: [Method; 2] = [Method::Open, Method::Pread];
+impl ReadMethod {
+    pub const ALL: [ReadMethod; 2] = [ReadMethod::Open, ReadMethod::Pread];
 
     /// Short name used in tables and metric names.
     pub fn name(self) -> &'static str {
         match self {
-            Method::Open => "open",
-            Method::Pread => "pread",
+            ReadMethod::Open => "open",
+            ReadMethod::Pread => "pread",
         }
     }
 }
@@ -54,7 +51,7 @@ pub struct Batch {
 pub fn measure(
     fs: &HostFs,
     paths: &[String],
-    method: Method,
+    method: ReadMethod,
     chunk: usize,
     reads: usize,
 ) -> Result<Batch> {
@@ -91,7 +88,7 @@ pub fn measure(
     })
 }
 
-/// One target's files, opened up front for [`Method::Pread`].
+/// One target's files, opened up front for [`ReadMethod::Pread`].
 struct Reader<'a> {
     fs: &'a HostFs,
     paths: &'a [String],
@@ -101,9 +98,9 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(fs: &'a HostFs, paths: &'a [String], method: Method, chunk: usize) -> Result<Self> {
+    fn new(fs: &'a HostFs, paths: &'a [String], method: ReadMethod, chunk: usize) -> Result<Self> {
         let mut files = Vec::new();
-        if method == Method::Pread {
+        if method == ReadMethod::Pread {
             for p in paths {
                 let f = fs
                     .open(p)
@@ -166,32 +163,6 @@ fn ns(sec: impl Into<i64>, sub: impl Into<i64>, unit_ns: i64) -> u64 {
     u64::try_from(total).unwrap_or(0)
 }
 
-/// Pins the calling thread to one CPU; restores the old affinity on drop.
-pub struct Pinned {
-    previous: CpuSet,
-}
-
-impl Pinned {
-    /// Pin the calling thread to `cpu`.
-    pub fn to(cpu: usize) -> Result<Self> {
-        let me = Pid::from_raw(0);
-        let previous = sched_getaffinity(me).context("sched_getaffinity")?;
-        let mut set = CpuSet::new();
-        set.set(cpu)
-            .with_context(|| format!("CPU {cpu} is out of range"))?;
-        sched_setaffinity(me, &set).with_context(|| format!("pinning to CPU {cpu}"))?;
-        Ok(Pinned { previous })
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Err(e) = sched_setaffinity(Pid::from_raw(0), &self.previous) {
-            eprintln!("irqlab: warning: could not restore the CPU affinity: {e}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,7 +174,7 @@ mod tests {
         std::fs::write(dir.path().join("b"), b"1,0\n").unwrap();
         let fs = HostFs::new(dir.path());
         let paths = vec!["a".to_string(), "b".to_string()];
-        for m in Method::ALL {
+        for m in ReadMethod::ALL {
             let b = measure(&fs, &paths, m, 128, 5).unwrap();
             let s = &b.samples;
             assert_eq!(s.len(), 5);
@@ -212,20 +183,6 @@ mod tests {
             assert!(s.iter().all(|r| r.cpu_ns <= r.wall_ns), "{s:?}");
             assert!(b.rusage_sys_ns <= b.cpu_ns);
         }
-        assert!(measure(&fs, &["missing".to_string()], Method::Pread, 4096, 1).is_err());
-    }
-
-    #[test]
-    fn pinning_is_restored() {
-        let me = Pid::from_raw(0);
-        let before = sched_getaffinity(me).unwrap();
-        {
-            let _pin = Pinned::to(0).unwrap();
-            let now = sched_getaffinity(me).unwrap();
-            assert!(now.is_set(0).unwrap());
-            assert!(!now.is_set(1).unwrap_or(false));
-        }
-        assert_eq!(sched_getaffinity(me).unwrap(), before);
-        assert!(Pinned::to(100_000).is_err());
+        assert!(measure(&fs, &["missing".to_string()], ReadMethod::Pread, 4096, 1).is_err());
     }
 }

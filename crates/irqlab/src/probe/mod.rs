@@ -3,7 +3,7 @@
 //! reads (wall and thread-CPU time, read calls, bytes) and builds a
 //! [`ProbeReport`]: one run, which `irqlab compare` reads as one trial.
 //! All file access goes through HostFs (`--root` works on synthesized
-//! trees). `cmd/probe.rs` only turns flags into a [`Plan`] and writes the
+//! trees). `cmd/probe.rs` only turns flags into a [`ProbePlan`] and writes the
 //! report.
 //!
 //! - `target`: what is read, and the environment recorded with it;
@@ -26,7 +26,7 @@ use anyhow::{bail, Result};
 
 /// What one probe run measures.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct ProbePlan {
     /// Timed reads per target × method × buffer (at least 1).
     pub reads: usize,
     /// Bytes asked for per read() call.
@@ -37,7 +37,7 @@ pub struct Plan {
 
 /// Measure every target present under `fs`'s root. `note` receives one
 /// line per target that is absent.
-pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<ProbeReport> {
+pub fn run(fs: &HostFs, plan: &ProbePlan, mut note: impl FnMut(&str)) -> Result<ProbeReport> {
     if plan.reads == 0 {
         bail!("a probe needs at least 1 read per row");
     }
@@ -55,7 +55,13 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
     env.buffers = plan.buffers.clone();
     env.pinned_cpu = plan.cpu;
     let rows = {
-        let _pin = plan.cpu.map(measure::Pinned::to).transpose()?;
+        let _pin = plan
+            .cpu
+            .map(|c| {
+                let c = u32::try_from(c).map_err(|_| anyhow::anyhow!("CPU {c} is out of range"))?;
+                crate::pin::Pinned::to(c).map_err(anyhow::Error::new)
+            })
+            .transpose()?;
         measure_all(fs, &targets, plan)?
     };
     let end = clock::now()?;
@@ -71,10 +77,10 @@ pub fn run(fs: &HostFs, plan: &Plan, mut note: impl FnMut(&str)) -> Result<Probe
     })
 }
 
-fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &Plan) -> Result<Vec<ProbeRow>> {
+fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &ProbePlan) -> Result<Vec<ProbeRow>> {
     let mut rows = Vec::new();
     for t in targets {
-        for method in measure::Method::ALL {
+        for method in measure::ReadMethod::ALL {
             for &buffer in &plan.buffers {
                 let batch = measure::measure(fs, &t.paths, method, buffer, plan.reads)?;
                 let Some(summary) = summary::summarize(&batch) else {

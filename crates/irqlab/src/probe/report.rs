@@ -9,11 +9,12 @@
 //! `irqlab compare` reads); per-read values are in `rows[].per_read` and are
 //! not trials.
 
-use super::measure::Method;
+use super::measure::ReadMethod;
 use super::size::format_size;
-use super::summary::{Quantiles, Summary, CPU_CLOCK};
+use super::summary::{Quantiles, ReadSummary, CPU_CLOCK};
 use super::target::Env;
 use crate::direction::Direction;
+use crate::export::grid::{Align, Grid};
 use crate::export::plural;
 use crate::results::TrialRecord;
 use anyhow::Result;
@@ -26,9 +27,9 @@ pub struct ProbeRow {
     pub name: &'static str,
     pub label: &'static str,
     pub files: usize,
-    pub method: Method,
+    pub method: ReadMethod,
     pub buffer: usize,
-    pub summary: Summary,
+    pub summary: ReadSummary,
 }
 
 impl ProbeRow {
@@ -64,31 +65,34 @@ the read's system time plus the few ns of the syscall wrappers; \
 ru_sys = getrusage(RUSAGE_THREAD) ru_stime over the whole batch / reads \
 (tick-sampled, so not a per-read measurement).";
 
-/// Aligned table, times in µs.
+/// Aligned table (the one grid writer, `export::grid`), times in µs.
 pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
     writeln!(out, "{}", env_line(&r.env))?;
-    writeln!(
-        out,
-        "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>8} {:>8} {:>8} {:>8} {:>9} | {:>7}",
-        "target", "meth", "buf", "files", "read()", "bytes", "wall min", "p50", "p90", "p99", "max",
-        "cpu min", "p50", "p90", "p99", "max", "ru_sys"
-    )?;
+    let mut grid = Grid::new()
+        .separator(" ")
+        .align(0, Align::Left)
+        .align(1, Align::Left);
+    grid.row([
+        "target", "meth", "buf", "files", "read()", "bytes", "|", "wall min", "p50", "p90", "p99",
+        "max", "|", "cpu min", "p50", "p90", "p99", "max", "|", "ru_sys",
+    ]);
     for row in &r.rows {
         let s = &row.summary;
-        writeln!(
-            out,
-            "{:<32} {:<5} {:>5} {:>5} {:>6} {:>8} | {} | {} | {:>7.1}",
-            row.label,
-            row.method.name(),
-            format_size(row.buffer),
-            row.files,
-            num(s.calls_per_read),
-            num(s.bytes_per_read),
-            micros(&s.wall),
-            micros(&s.cpu),
-            s.rusage_sys_per_read_ns / 1e3
-        )?;
+        grid.cell(row.label)
+            .cell(row.method.name())
+            .cell(format_size(row.buffer))
+            .cell(row.files)
+            .cell(num(s.calls_per_read))
+            .cell(num(s.bytes_per_read))
+            .cell("|");
+        micros(&s.wall, &mut grid);
+        grid.cell("|");
+        micros(&s.cpu, &mut grid);
+        grid.cell("|")
+            .cell(format_args!("{:.1}", s.rusage_sys_per_read_ns / 1e3))
+            .end_row();
     }
+    grid.write_to(out)?;
     writeln!(
         out,
         "times in µs over {} per row; {CLOCK_NOTE}",
@@ -115,15 +119,11 @@ fn env_line(e: &Env) -> String {
     )
 }
 
-fn micros(q: &Quantiles) -> String {
-    format!(
-        "{:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1}",
-        q.min / 1e3,
-        q.p50 / 1e3,
-        q.p90 / 1e3,
-        q.p99 / 1e3,
-        q.max / 1e3
-    )
+/// min, p50, p90, p99 and max of `q` in µs, as five cells.
+fn micros(q: &Quantiles, grid: &mut Grid) {
+    for v in [q.min, q.p50, q.p90, q.p99, q.max] {
+        grid.cell(format_args!("{:.1}", v / 1e3));
+    }
 }
 
 /// An integer when whole, else up to three decimals (no float noise).
@@ -274,7 +274,7 @@ mod tests {
             name: "proc_interrupts",
             label: "/proc/interrupts",
             files: 1,
-            method: Method::Pread,
+            method: ReadMethod::Pread,
             buffer: 4096,
             summary: summarize(&batch).unwrap(),
         };

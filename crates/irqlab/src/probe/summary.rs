@@ -56,7 +56,7 @@ impl Quantiles {
 
 /// Everything the outputs print for one target × method × buffer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub struct ReadSummary {
     pub reads: usize,
     pub wall_values: Vec<f64>,
     pub wall: Quantiles,
@@ -75,7 +75,7 @@ fn milli(v: f64) -> f64 {
 }
 
 /// Summarize one batch; `None` when it has no samples.
-pub fn summarize(batch: &Batch) -> Option<Summary> {
+pub fn summarize(batch: &Batch) -> Option<ReadSummary> {
     let samples = &batch.samples;
     if samples.is_empty() {
         return None;
@@ -87,7 +87,7 @@ pub fn summarize(batch: &Batch) -> Option<Summary> {
         .map(|s| s.cpu_ns.min(s.wall_ns) as f64)
         .collect();
     let rusage = batch.rusage_sys_ns.min(batch.cpu_ns) as f64 / n;
-    Some(Summary {
+    Some(ReadSummary {
         reads: samples.len(),
         wall: Quantiles::of(&wall_values),
         wall_values,

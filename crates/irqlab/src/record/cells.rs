@@ -1,9 +1,9 @@
-//! A [`Sample`] flattened into rows of cells ([`Flat`]) with its
+//! A [`SampleView`] flattened into rows of cells ([`Flat`]) with its
 //! [`Shape`], and [`Differ`], which keeps the previous sample to emit only
 //! the cells that changed. `--irq`/`--cpus` apply here. Pure: no I/O.
 
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
-use crate::record::source::Sample;
+use crate::record::source::SampleView;
 use crate::report::Filter;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
@@ -43,7 +43,7 @@ pub fn stat_field(i: usize) -> String {
 
 /// Flatten `s`; `affinity` gives `/proc/irq/N/smp_affinity_list`.
 pub fn flatten(
-    s: &Sample,
+    s: SampleView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> Flat {
@@ -117,7 +117,7 @@ pub fn flatten(
     if let Some(st) = s.snap.stat.as_ref() {
         stat_rows(st, filter, &mut f);
     }
-    for t in &s.threads {
+    for t in s.threads {
         f.shape.threads.push(t.name.clone());
         let cpu = match t.kind {
             crate::threads::ThreadKind::Ksoftirqd { cpu } => Some(cpu),
@@ -133,8 +133,18 @@ pub fn flatten(
     f
 }
 
+/// Cell key of `/proc/stat` line `line` (`intr`, `ctxt`, `softirq`): the
+/// `softirq` line's total is `softirq_total`, so that it never shares a key
+/// with the cpu-line field `softirq` (one key, one counter).
+pub fn stat_other_key(line: &str) -> String {
+    match line {
+        "softirq" => "softirq_total".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// `/proc/stat`: one row per cpu-line field (CPU `None` = the total line),
-/// then `intr`, `ctxt`, `softirq` totals.
+/// then the `intr`, `ctxt` and `softirq` lines' totals.
 fn stat_rows(st: &irqlab_core::Stat, filter: &Filter, f: &mut Flat) {
     let ids: Vec<u32> = st.cpus.iter().filter_map(|c| c.cpu).collect();
     let keep: Vec<usize> = filter.columns(&ids);
@@ -160,8 +170,12 @@ fn stat_rows(st: &irqlab_core::Stat, filter: &Filter, f: &mut Flat) {
     for (name, v) in others {
         if let Some(v) = v {
             f.shape.stat_other.push(name.to_string());
-            f.rows
-                .push(row(SourceKind::Stat, name.to_string(), vec![None], vec![v]));
+            f.rows.push(row(
+                SourceKind::Stat,
+                stat_other_key(name),
+                vec![None],
+                vec![v],
+            ));
         }
     }
 }
@@ -213,5 +227,50 @@ impl Differ {
         let shape = (self.shape.as_ref() != Some(&f.shape)).then(|| f.shape.clone());
         self.shape = Some(f.shape);
         (shape, out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use irqlab_core::Stat;
+
+    const STAT: &[u8] = b"cpu  10 0 20 300 4 5 66 0 0 0\ncpu0 10 0 20 300 4 5 66 0 0 0\nintr 900 1 2\nctxt 77\nsoftirq 5000 1 2 3\n";
+
+    fn snap() -> irqlab_core::Snapshot {
+        irqlab_core::Snapshot {
+            stat: Some(Stat::parse(STAT).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    fn view(snap: &irqlab_core::Snapshot) -> SampleView<'_> {
+        SampleView { snap, threads: &[] }
+    }
+
+    #[test]
+    fn every_cell_key_is_unique_so_an_unchanged_stat_emits_nothing() {
+        let snap = snap();
+        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
+        let mut keys: Vec<(SourceKind, &str)> =
+            f.rows.iter().map(|r| (r.source, r.key.as_str())).collect();
+        keys.sort();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "two rows share a key: {keys:?}");
+        let mut d = Differ::default();
+        let (_, first) = d.cells(f);
+        let total = first
+            .iter()
+            .find(|c| c.key == "softirq_total")
+            .map(|c| c.value);
+        assert_eq!(total, Some(5000));
+        let field = first.iter().find(|c| c.key == "softirq" && c.cpu.is_none());
+        assert_eq!(field.map(|c| c.value), Some(66), "the cpu line's field");
+        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
+        let (shape, again) = d.cells(f);
+        assert!(shape.is_none());
+        assert!(again.is_empty(), "nothing changed, yet {again:?}");
     }
 }

@@ -10,23 +10,23 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// An open journal.
-pub struct Journal {
+pub struct RecordJournal {
     path: PathBuf,
     file: std::fs::File,
     /// Bytes written so far.
     pub len: u64,
 }
 
-impl Journal {
+impl RecordJournal {
     /// Create (truncate) the journal at `path`.
-    pub fn create(path: &Path) -> anyhow::Result<Journal> {
+    pub fn create(path: &Path) -> anyhow::Result<RecordJournal> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
             .truncate(true)
             .open(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(Journal {
+        Ok(RecordJournal {
             path: path.to_path_buf(),
             file,
             len: 0,
@@ -143,7 +143,7 @@ mod tests {
     fn torn_tail_is_reported_with_its_offset() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("j");
-        let mut j = Journal::create(&p).unwrap();
+        let mut j = RecordJournal::create(&p).unwrap();
         j.append(&line(0)).unwrap();
         j.append(&line(1)).unwrap();
         let good = j.len;

@@ -1,11 +1,12 @@
 //! `record`: the Parquet dataset writer (Hive-partitioned `host=/boot=`)
-//! with its journal, the reader that makes a recording a snapshot source
-//! again, and [`source`], the one seam through which `record` and `serve`
-//! take live samples.
+//! with its journal, the reader of a recording and [`playback`], which
+//! makes it a snapshot source of the live sampler again, and [`source`],
+//! through which `record` and `serve` take the live sampler's frames.
 
 pub mod cells;
 pub mod journal;
 pub mod layout;
+pub mod playback;
 pub mod reader;
 pub mod schema;
 pub mod segment;

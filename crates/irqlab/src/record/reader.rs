@@ -1,4 +1,4 @@
-//! A recording read back as [`Sample`]s: the second snapshot source. The
+//! A recording read back as [`RawSample`]s: the second snapshot source. The
 //! segments of one boot directory, then its journal (salvaging a crash),
 //! replayed cell by cell; each sample's files are re-rendered as kernel
 //! text from the stored shape and parsed by the same core parsers as live
@@ -8,7 +8,7 @@ use super::cells::stat_field;
 use super::layout;
 use super::schema::{CellValue, RowKind, SampleTime, Shape, SourceKind};
 use super::segment;
-use super::source::{Sample, ThreadTotal};
+use super::source::{RawSample, ThreadTotal};
 use crate::sampler::located;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -81,8 +81,9 @@ pub struct Replayer {
 }
 
 impl Replayer {
-    /// Apply `step` and return the sample it describes.
-    pub fn apply(&mut self, step: &Step) -> anyhow::Result<Sample> {
+    /// Take in `step`'s layout and changed cells without building its
+    /// sample (fast-forward when seeking).
+    pub fn advance(&mut self, step: &Step) {
         if let Some(s) = &step.shape {
             self.shape = Some(s.clone());
         }
@@ -90,13 +91,18 @@ impl Replayer {
             self.values
                 .insert((c.source, c.key.clone(), c.cpu), c.value);
         }
+    }
+
+    /// Apply `step` and return the sample it describes.
+    pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
+        self.advance(step);
         let Some(shape) = self.shape.as_ref() else {
             anyhow::bail!(
                 "sample {} has no layout (the recording lacks its first sample)",
                 step.time.seq
             );
         };
-        let mut s = Sample::default();
+        let mut s = RawSample::default();
         s.snap.mono_ns = step.time.mono_ns;
         s.snap.wall_ns = step.time.wall_ns;
         let file = |name: &str| PathBuf::from(format!("sample {} {name}", step.time.seq));
@@ -217,7 +223,8 @@ impl Replayer {
             line(&mut t, &format!("cpu{c}"), Some(c));
         }
         for k in &shape.stat_other {
-            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, k, None));
+            let key = super::cells::stat_other_key(k);
+            let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, &key, None));
         }
         t
     }

@@ -1,18 +1,19 @@
-//! The seam between the live sampler and the consumers `serve` and
-//! `record`: [`LiveSource`] yields one [`Sample`] (a [`Snapshot`] of raw
-//! counters plus the interrupt threads' cumulative CPU time and what the
-//! sample cost) per call.
+//! What `serve` and `record` take from the live sampler: [`LiveSource`]
+//! wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
+//! kept-open files, thread CPU, affinity cache, clocks) and yields a
+//! [`LiveSample`] per call — the sampler's frame plus the interrupt
+//! threads' cumulative CPU time — the first call the baseline taken at
+//! open, each later call a new frame.
 //!
-//! This is the one place that knows how live samples are taken: when the
-//! live sampler yields Frames, only this file changes. A recording read
-//! back (`record::reader`) is the second source of the same [`Sample`]s.
+//! [`RawSample`] is the owned form of the same data (raw counters at one
+//! instant): what a recording read back (`record::reader`) yields.
 //!
 //! Does not pace (callers tick) and writes nothing.
 
-use crate::host::HostFs;
-use crate::sampler::clock::CostMeter;
-use crate::sampler::{Sampler, SelfCost, Source};
-use crate::threads::{ThreadKind, Threads};
+use crate::report::Filter;
+use crate::sampler::strategy::Choice;
+use crate::sampler::{Frame, LivePlan, LiveSampler};
+use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::Snapshot;
 
 /// Cumulative CPU time of one interrupt-related kernel thread.
@@ -25,61 +26,170 @@ pub struct ThreadTotal {
     pub cpu_ns: u64,
 }
 
-/// One sample: raw counters at one instant.
+/// One sample, owned: raw counters at one instant (a recording read back).
 #[derive(Debug, Clone, Default)]
-pub struct Sample {
+pub struct RawSample {
     pub snap: Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: Vec<ThreadTotal>,
-    /// What taking this sample cost irqlab (zero when read back).
-    pub cost: SelfCost,
+}
+
+/// One live sample, borrowed from the [`LiveSource`] until the next call.
+pub struct LiveSample<'a> {
+    /// The sampler's frame: `frame.cur` is this sample (for the first
+    /// sample `prev` and `cur` are the same baseline); affinity through
+    /// `frame.affinity`, irqlab's cost through `frame.self_cost`.
+    pub frame: Frame<'a>,
+    /// Threads whose CPU time was read at this sample (sorted by name).
+    pub threads: &'a [ThreadTotal],
+}
+
+impl<'a> LiveSample<'a> {
+    /// The counters of this sample.
+    pub fn snap(&self) -> &'a Snapshot {
+        self.frame.cur
+    }
+
+    /// What the consumers read of it.
+    pub fn view(&self) -> SampleView<'a> {
+        SampleView {
+            snap: self.frame.cur,
+            threads: self.threads,
+        }
+    }
+}
+
+/// Raw counters at one instant as the consumers (`serve::render`,
+/// `record::cells`) read them, live or replayed.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleView<'a> {
+    pub snap: &'a Snapshot,
+    /// Threads whose CPU time was read at this sample (sorted by name).
+    pub threads: &'a [ThreadTotal],
+}
+
+impl RawSample {
+    /// What the consumers read of it.
+    pub fn view(&self) -> SampleView<'_> {
+        SampleView {
+            snap: &self.snap,
+            threads: &self.threads,
+        }
+    }
 }
 
 /// Live samples of one root (`/` or a fake tree).
 pub struct LiveSource {
-    sampler: Sampler,
-    threads: Threads,
+    live: LiveSampler,
+    totals: Vec<ThreadTotal>,
+    /// The baseline taken at open has been handed out.
+    started: bool,
 }
 
 impl LiveSource {
-    /// A source reading every statistics file under `root`.
-    pub fn open(root: &std::path::Path) -> LiveSource {
-        let fs = HostFs::new(root);
-        let threads = Threads::new(&fs);
-        LiveSource {
-            sampler: Sampler::new(fs, &Source::ALL),
-            threads,
-        }
-    }
-
-    /// The gateway (metadata reads such as affinity by callers).
-    pub fn fs(&self) -> &HostFs {
-        self.sampler.fs()
+    /// A source reading every statistics file under `root`; takes the
+    /// baseline sample (an unreadable tree is an error here).
+    pub fn open(root: &std::path::Path) -> anyhow::Result<LiveSource> {
+        let live = LiveSampler::open(&LivePlan {
+            root: root.to_path_buf(),
+            filter: Filter::default(),
+            strategy: Choice::ProcInterrupts,
+        })?;
+        Ok(LiveSource {
+            live,
+            totals: Vec::new(),
+            started: false,
+        })
     }
 
     /// Files that could not be read at all, with the reason.
     pub fn missing(&self) -> Vec<String> {
-        let fs = self.sampler.fs();
-        self.sampler
-            .missing
-            .iter()
-            .map(|(s, why)| format!("{}: {why}", fs.path(s.rel()).display()))
-            .collect()
+        self.live.missing()
     }
 
-    /// Take one sample into `out`, reusing its buffers.
-    pub fn next_into(&mut self, out: &mut Sample) -> anyhow::Result<()> {
-        let meter = CostMeter::start();
-        self.sampler.sample(&mut out.snap)?;
-        let cpus = self.threads.sample(self.sampler.fs_mut(), out.snap.mono_ns);
-        out.threads.clear();
-        out.threads.extend(cpus.into_iter().map(|t| ThreadTotal {
-            name: t.name,
-            kind: t.kind,
-            cpu_ns: t.cpu_ns,
-        }));
-        out.threads.sort_by(|a, b| a.name.cmp(&b.name));
-        out.cost = meter.stop();
-        Ok(())
+    /// The next sample: the baseline on the first call, then a new frame.
+    pub fn next_sample(&mut self) -> anyhow::Result<LiveSample<'_>> {
+        let frame = if self.started {
+            self.live.next_frame()?
+        } else {
+            self.started = true;
+            self.live.latest_frame()
+        };
+        totals_into(frame.threads, &mut self.totals);
+        Ok(LiveSample {
+            frame,
+            threads: &self.totals,
+        })
+    }
+}
+
+/// Cumulative thread CPU of `threads` into `out` (replaced), by name.
+fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadTotal>) {
+    out.clear();
+    out.extend(threads.iter().map(|t| ThreadTotal {
+        name: t.name.clone(),
+        kind: t.kind,
+        cpu_ns: t.cpu_ns,
+    }));
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn tree(loc: u64) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("proc");
+        std::fs::create_dir_all(p.join("irq/24")).unwrap();
+        std::fs::write(
+            p.join("interrupts"),
+            format!("      CPU0\n 24:  7  IO-APIC 5-edge ACPI:Ged\nLOC: {loc}  Local timer\n"),
+        )
+        .unwrap();
+        std::fs::write(p.join("irq/24/smp_affinity_list"), "0\n").unwrap();
+        d
+    }
+
+    fn loc(s: &Snapshot) -> u64 {
+        let m = s.interrupts.as_ref().unwrap();
+        m.rows().iter().find(|r| r.label == "LOC").unwrap().total()
+    }
+
+    #[test]
+    fn the_baseline_comes_first_then_frames_of_the_live_sampler() {
+        let d = tree(100);
+        let mut src = LiveSource::open(d.path()).unwrap();
+        let mut first = src.next_sample().unwrap();
+        assert_eq!(loc(first.snap()), 100);
+        assert_eq!(
+            first.frame.interval_s(),
+            0.0,
+            "the baseline has no interval"
+        );
+        assert_eq!(first.frame.affinity(24).as_deref(), Some("0"));
+        let t0 = first.snap().mono_ns;
+        std::fs::write(
+            d.path().join("proc/interrupts"),
+            "      CPU0\n 24:  7  IO-APIC 5-edge ACPI:Ged\nLOC: 250  Local timer\n",
+        )
+        .unwrap();
+        let second = src.next_sample().unwrap();
+        assert_eq!(loc(second.snap()), 250);
+        assert_eq!(
+            loc(second.frame.prev),
+            100,
+            "the frame starts at the baseline"
+        );
+        assert!(second.snap().mono_ns >= t0);
+        assert!(src.missing().iter().any(|m| m.contains("softirqs")));
+    }
+
+    #[test]
+    fn an_unreadable_tree_fails_at_open() {
+        let d = tempfile::tempdir().unwrap();
+        let err = LiveSource::open(d.path()).err().unwrap();
+        assert!(format!("{err:#}").contains("nothing readable"), "{err:#}");
     }
 }

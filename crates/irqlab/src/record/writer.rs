@@ -7,15 +7,14 @@
 //! file; what was written stays.
 
 use super::cells::{flatten, Differ};
-use super::journal::Journal;
+use super::journal::RecordJournal;
 use super::layout;
 use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentData};
-use super::source::{LiveSource, Sample};
+use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
-use crate::sampler::{clock, targeted, Ticker};
+use crate::sampler::{clock, Ticker};
 use anyhow::Context;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// A record run.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct RecordConfig {
     pub root: PathBuf,
     pub out: PathBuf,
     pub interval: Duration,
@@ -36,7 +35,7 @@ pub struct Config {
 
 /// What a run wrote.
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
+pub struct RecordSummary {
     pub dir: PathBuf,
     pub samples: u64,
     pub cells: u64,
@@ -49,18 +48,18 @@ pub struct Summary {
 
 struct Run {
     dir: PathBuf,
-    journal: Journal,
+    journal: RecordJournal,
     data: SegmentData,
     differ: Differ,
     next_seq: u64,
     started: Option<Instant>,
-    sum: Summary,
+    sum: RecordSummary,
 }
 
 impl Run {
     fn add(
         &mut self,
-        s: &Sample,
+        s: SampleView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
     ) -> anyhow::Result<()> {
@@ -115,29 +114,33 @@ impl Run {
         );
         self.sum.segment_bytes += segment::write(&path, &data)?;
         self.sum.segments += 1;
-        self.journal = Journal::create(self.journal.path())?;
+        self.journal = RecordJournal::create(self.journal.path())?;
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
     }
 }
 
 /// Record until `duration`, SIGINT or SIGTERM.
-pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Result<Summary> {
-    let mut src = LiveSource::open(&cfg.root);
-    let dir = layout::boot_dir(&cfg.out, src.fs(), cfg.host.as_deref());
+pub fn run(
+    cfg: &RecordConfig,
+    announce: impl FnOnce(&std::path::Path),
+) -> anyhow::Result<RecordSummary> {
+    let mut src = LiveSource::open(&cfg.root)?;
+    let fs = crate::host::HostFs::new(&cfg.root);
+    let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if let Some(msg) = layout::recover_boot_dir(&dir)? {
         eprintln!("irqlab: {msg}");
     }
     let next_seq = layout::next_seq(&dir)?;
-    let env = crate::env::collect(src.fs(), clock::rfc3339_utc(clock::now()?.wall_ns));
+    let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .context("cannot install signal handlers")?;
     }
     let mut run = Run {
-        journal: Journal::create(&dir.join(JOURNAL))?,
+        journal: RecordJournal::create(&dir.join(JOURNAL))?,
         dir: dir.clone(),
         data: SegmentData {
             environment: serde_json::to_string(&env)?,
@@ -146,14 +149,12 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         differ: Differ::default(),
         next_seq,
         started: None,
-        sum: Summary {
+        sum: RecordSummary {
             dir: dir.clone(),
-            ..Summary::default()
+            ..RecordSummary::default()
         },
     };
     announce(&dir);
-    let mut sample = Sample::default();
-    let mut known: HashMap<u32, Option<String>> = HashMap::new();
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     let mut first = true;
@@ -172,15 +173,11 @@ pub fn run(cfg: &Config, announce: impl FnOnce(&std::path::Path)) -> anyhow::Res
         }
         first = false;
         let meter = clock::CostMeter::start();
-        src.next_into(&mut sample)?;
-        let fs = src.fs();
-        let mut affinity = |irq: u32| {
-            known
-                .entry(irq)
-                .or_insert_with(|| targeted::read_affinity(fs, irq))
-                .clone()
-        };
-        run.add(&sample, &cfg.filter, &mut affinity)?;
+        let mut s = src.next_sample()?;
+        let view = s.view();
+        // affinity from the live sampler's metadata cache (re-read only
+        // when the set of IRQs changes)
+        run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
         if run.started.is_some_and(|t| t.elapsed() >= cfg.segment) {
             run.close_segment()?;

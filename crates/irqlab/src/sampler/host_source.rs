@@ -11,7 +11,7 @@
 use super::live::{LivePlan, SnapshotSource};
 use super::strategy::{self, Choice};
 use super::targeted::{self, Targets};
-use super::{located, Sampler, Source, Strategy, Targeted};
+use super::{located, Source, StatFiles, Strategy, Targeted};
 use crate::host::HostFs;
 use crate::report::Filter;
 use crate::threads::{ThreadCpu, Threads};
@@ -22,12 +22,13 @@ use irqlab_core::{Interrupts, Snapshot};
 /// new or freed descriptors.
 const RELIST_NS: u64 = 10_000_000_000;
 /// Where the kernel lists its IRQ descriptors.
-const IRQ_DIR: &str = "sys/kernel/irq";
+const IRQ_DIR: &str = irqlab_core::paths::SYS_KERNEL_IRQ;
 
 /// The host under one root.
 pub struct HostSource {
-    sampler: Sampler,
-    threads: Threads,
+    files: StatFiles,
+    /// None: interrupt-thread CPU not wanted (see [`HostSource::open_without_threads`]).
+    threads: Option<Threads>,
     choice: Choice,
     /// The `--irq` pattern the targeted IRQs were resolved for.
     resolved_for: Option<String>,
@@ -97,19 +98,30 @@ fn pattern(f: &Filter) -> Option<String> {
 impl HostSource {
     /// Decide the strategy for `plan` and find the interrupt threads.
     pub fn open(plan: &LivePlan) -> anyhow::Result<Self> {
+        Self::open_with(plan, true)
+    }
+
+    /// Like [`HostSource::open`] without interrupt-thread CPU: no scan
+    /// of `/proc/PID/comm` at start, no schedstat reads per sample (for a
+    /// consumer that shows no threads, such as `show --interval`).
+    pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {
+        Self::open_with(plan, false)
+    }
+
+    fn open_with(plan: &LivePlan, with_threads: bool) -> anyhow::Result<Self> {
         let mut fs = HostFs::new(&plan.root);
         let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
-        let threads = Threads::new(&fs);
-        let mut sampler = Sampler::new(fs, &Source::ALL);
+        let threads = with_threads.then(|| Threads::new(&fs));
+        let mut files = StatFiles::new(fs, &Source::ALL);
         let irq_list = if targeted.is_some() {
             // Only the targeted strategy watches the IRQ set (refresh).
-            sampler.fs().list_dir(IRQ_DIR)
+            files.fs().list_dir(IRQ_DIR)
         } else {
             Vec::new()
         };
-        sampler.set_targeted(targeted);
+        files.set_targeted(targeted);
         Ok(HostSource {
-            sampler,
+            files,
             threads,
             choice: plan.strategy,
             resolved_for: pattern(&plan.filter),
@@ -120,14 +132,14 @@ impl HostSource {
     }
 
     fn reresolve(&mut self, filter: &Filter) -> anyhow::Result<()> {
-        let fs = self.sampler.fs_mut();
+        let fs = self.files.fs_mut();
         let (t, why) = decide(fs, filter, self.choice)?;
         self.irq_list = if t.is_some() {
             fs.list_dir(IRQ_DIR)
         } else {
             Vec::new()
         };
-        self.sampler.set_targeted(t);
+        self.files.set_targeted(t);
         self.why = format!("{why} (re-resolved)");
         self.resolved_for = pattern(filter);
         Ok(())
@@ -136,19 +148,22 @@ impl HostSource {
 
 impl SnapshotSource for HostSource {
     fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
-        self.sampler.sample(snap)
+        self.files.sample(snap)
     }
 
     fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
-        *out = self.threads.sample(self.sampler.fs_mut(), mono_ns);
+        match self.threads.as_mut() {
+            Some(t) => *out = t.sample(self.files.fs_mut(), mono_ns),
+            None => out.clear(),
+        }
     }
 
     fn affinity(&mut self, irq: u32) -> Option<String> {
-        targeted::read_affinity(self.sampler.fs(), irq)
+        targeted::read_affinity(self.files.fs(), irq)
     }
 
     fn strategy(&self) -> Strategy {
-        self.sampler.strategy()
+        self.files.strategy()
     }
 
     /// Re-select the IRQs when the filter changed, one vanished or, every
@@ -158,14 +173,14 @@ impl SnapshotSource for HostSource {
             self.reresolve(filter)?;
             return Ok(true);
         }
-        let Some(t) = self.sampler.targeted() else {
+        let Some(t) = self.files.targeted() else {
             return Ok(false);
         };
         let mut stale = !t.vanished.is_empty();
         let now = latest.mono_ns;
         if now.saturating_sub(self.listed_ns) >= RELIST_NS {
             self.listed_ns = now;
-            let list = self.sampler.fs().list_dir(IRQ_DIR);
+            let list = self.files.fs().list_dir(IRQ_DIR);
             stale |= list != self.irq_list;
             self.irq_list = list;
         }
@@ -180,8 +195,8 @@ impl SnapshotSource for HostSource {
     }
 
     fn missing(&self) -> Vec<String> {
-        let fs = self.sampler.fs();
-        self.sampler
+        let fs = self.files.fs();
+        self.files
             .missing
             .iter()
             .map(|(s, why)| format!("{}: {why}", fs.path(s.rel()).display()))
@@ -189,6 +204,6 @@ impl SnapshotSource for HostSource {
     }
 
     fn thread_count(&self) -> usize {
-        self.threads.len()
+        self.threads.as_ref().map_or(0, Threads::len)
     }
 }

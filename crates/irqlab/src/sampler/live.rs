@@ -158,6 +158,13 @@ impl LiveSampler<HostSource> {
         let source = HostSource::open(plan)?;
         LiveSampler::with_source(source, plan.filter.clone())
     }
+
+    /// Like [`LiveSampler::open`] without interrupt-thread CPU (frames
+    /// have no threads): for consumers that do not show them.
+    pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {
+        let source = HostSource::open_without_threads(plan)?;
+        LiveSampler::with_source(source, plan.filter.clone())
+    }
 }
 
 impl<S: SnapshotSource> LiveSampler<S> {
@@ -211,6 +218,32 @@ impl<S: SnapshotSource> LiveSampler<S> {
             meta: &mut self.meta,
             source: &mut self.source,
         })
+    }
+
+    /// The latest sample as a frame of zero length (`prev` and `cur` are
+    /// the same snapshot; before the first [`LiveSampler::next_frame`] it is
+    /// the baseline taken at open): for consumers that publish or store the
+    /// first sample at once (`serve`, `record`). Affinity comes from the same
+    /// metadata cache as every frame's.
+    pub fn latest_frame(&mut self) -> Frame<'_> {
+        let meter = CostMeter::start();
+        let strategy = self.source.strategy();
+        let filter = match strategy {
+            Strategy::PerCpuCount => &self.cpu_filter,
+            Strategy::ProcInterrupts => &self.filter,
+        };
+        let latest = if self.fresh { &self.cur } else { &self.prev };
+        Frame {
+            prev: latest,
+            cur: latest,
+            threads: &self.threads,
+            strategy,
+            meter,
+            meta_epoch: self.meta.epoch,
+            filter,
+            meta: &mut self.meta,
+            source: &mut self.source,
+        }
     }
 
     /// Change the rows wanted (the TUI's `/` and `c`): the source chooses

@@ -247,3 +247,25 @@ fn any_snapshot_source_yields_frames() {
         "the end of the source is an error"
     );
 }
+
+#[test]
+fn without_threads_looks_for_none() {
+    let d = tree();
+    let r = d.path();
+    w(r, "proc/12/comm", "ksoftirqd/0\n");
+    w(r, "proc/12/stat", "12 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0 0 0 1 2 0 0 20 0 1 0 30 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    w(r, "proc/12/schedstat", "1000000 0 1\n");
+    let plan = LivePlan {
+        root: r.to_path_buf(),
+        filter: filter(None),
+        strategy: Choice::Auto,
+    };
+    let with = LiveSampler::open(&plan).unwrap();
+    assert_eq!(with.thread_count(), 1, "the fake ksoftirqd is found");
+    let mut without = LiveSampler::open_without_threads(&plan).unwrap();
+    assert_eq!(without.thread_count(), 0);
+    w(r, "proc/12/schedstat", "9000000 0 2\n");
+    let f = without.next_frame().unwrap();
+    assert!(f.threads.is_empty());
+    assert!(f.cur.interrupts.is_some());
+}

@@ -3,8 +3,11 @@
 //! (`Connection: close`), bounded request heads and socket timeouts, so
 //! memory and threads stay bounded whatever the scrape rate. Every scrape
 //! is answered from [`Latest`], the body rendered at the last sample:
-//! scrapes never read `/proc`.
+//! scrapes never read `/proc`. The `Accept` header picks Prometheus text
+//! or OpenMetrics ([`super::openmetrics`]); both bodies are made once per
+//! sample, at publication.
 
+use super::openmetrics::{self, Format};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,37 +17,56 @@ use std::time::Duration;
 /// Longest request head accepted.
 const MAX_HEAD: usize = 8192;
 
-/// The body of the latest sample, shared with the workers.
+/// The bodies of the latest sample, shared with the workers.
 #[derive(Debug)]
 pub struct Latest {
-    body: Mutex<Arc<Vec<u8>>>,
+    /// (Prometheus text, OpenMetrics) of one sample.
+    bodies: Mutex<Bodies>,
     scrapes: AtomicU64,
+}
+
+type Bodies = (Arc<Vec<u8>>, Arc<Vec<u8>>);
+
+fn both(body: Vec<u8>) -> Bodies {
+    let mut om = Vec::new();
+    openmetrics::convert(&body, &mut om);
+    (Arc::new(body), Arc::new(om))
 }
 
 impl Latest {
     pub fn new(body: Vec<u8>) -> Latest {
         Latest {
-            body: Mutex::new(Arc::new(body)),
+            bodies: Mutex::new(both(body)),
             scrapes: AtomicU64::new(0),
         }
     }
 
-    /// Publish a new body; returns the previous one's buffer when no scrape
-    /// still holds it (for reuse).
+    /// Publish a new Prometheus-text body (its OpenMetrics form is made
+    /// here); returns the previous one's buffer when no scrape still holds
+    /// it (for reuse).
     pub fn publish(&self, body: Vec<u8>) -> Option<Vec<u8>> {
-        let new = Arc::new(body);
-        let old = match self.body.lock() {
+        let new = both(body);
+        let old = match self.bodies.lock() {
             Ok(mut g) => std::mem::replace(&mut *g, new),
             Err(p) => std::mem::replace(&mut *p.into_inner(), new),
         };
-        Arc::try_unwrap(old).ok()
+        Arc::try_unwrap(old.0).ok()
     }
 
-    /// The current body (shared, not copied).
+    /// The current Prometheus-text body (shared, not copied).
     pub fn body(&self) -> Arc<Vec<u8>> {
-        match self.body.lock() {
-            Ok(g) => Arc::clone(&g),
-            Err(p) => Arc::clone(&p.into_inner()),
+        self.body_as(Format::Prometheus)
+    }
+
+    /// The current body in `format` (shared, not copied).
+    pub fn body_as(&self, format: Format) -> Arc<Vec<u8>> {
+        let pick = |b: &Bodies| match format {
+            Format::Prometheus => Arc::clone(&b.0),
+            Format::OpenMetrics => Arc::clone(&b.1),
+        };
+        match self.bodies.lock() {
+            Ok(g) => pick(&g),
+            Err(p) => pick(&p.into_inner()),
         }
     }
 
@@ -129,11 +151,8 @@ fn handle(mut s: TcpStream, latest: &Latest) -> std::io::Result<()> {
         ),
         Some((_, "/metrics")) => {
             latest.scrapes.fetch_add(1, Ordering::Relaxed);
-            (
-                "200 OK",
-                "text/plain; version=0.0.4; charset=utf-8",
-                latest.body(),
-            )
+            let format = openmetrics::negotiate(&head);
+            ("200 OK", format.content_type(), latest.body_as(format))
         }
         Some((_, "/")) => (
             "200 OK",
@@ -190,5 +209,6 @@ mod tests {
         drop(held);
         assert_eq!(l.publish(b"c".to_vec()), Some(b"b".to_vec()));
         assert_eq!(&**l.body(), b"c");
+        assert_eq!(&**l.body_as(Format::OpenMetrics), b"c\n# EOF\n");
     }
 }

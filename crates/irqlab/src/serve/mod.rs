@@ -9,10 +9,11 @@
 
 pub mod accum;
 pub mod http;
+pub mod openmetrics;
 pub mod options;
 pub mod render;
 
-use crate::record::source::{LiveSource, Sample};
+use crate::record::source::LiveSource;
 use crate::sampler::clock::CostMeter;
 use crate::sampler::Ticker;
 use anyhow::Context;
@@ -30,7 +31,7 @@ pub const WORKERS: usize = 4;
 
 /// A serve run.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ServeConfig {
     pub root: PathBuf,
     pub listen: SocketAddr,
     pub interval: Duration,
@@ -42,7 +43,6 @@ pub struct Config {
 /// Sampling state: the source, the renderer and irqlab's own counters.
 struct Loop {
     src: LiveSource,
-    sample: Sample,
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
@@ -52,14 +52,14 @@ impl Loop {
     /// Sample and render a new body.
     fn step(&mut self, scrapes: u64) -> anyhow::Result<Vec<u8>> {
         let meter = CostMeter::start();
-        self.src.next_into(&mut self.sample)?;
+        let s = self.src.next_sample()?;
         self.own.samples += 1;
         self.own.scrapes = scrapes;
         let (cpu_ns, max_rss) = process_usage();
         self.own.process_cpu_ns = cpu_ns;
         self.own.max_rss_bytes = max_rss;
         let mut body = std::mem::take(&mut self.spare);
-        self.renderer.render(&self.sample, &self.own, &mut body);
+        self.renderer.render(s.view(), &self.own, &mut body);
         // The render of this body is counted in the next one.
         self.own.sampling_cpu_ns += meter.stop().cpu_ns;
         Ok(body)
@@ -80,10 +80,9 @@ fn process_usage() -> (u64, u64) {
 
 /// Sample once, listen, then keep sampling until `duration` (or forever).
 /// `ready` gets the bound address (port 0 picks a free one).
-pub fn run(cfg: Config, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
     let mut lp = Loop {
-        src: LiveSource::open(&cfg.root),
-        sample: Sample::default(),
+        src: LiveSource::open(&cfg.root)?,
         renderer: Renderer::new(cfg.opts.clone()),
         own: OwnStats::default(),
         spare: Vec::new(),

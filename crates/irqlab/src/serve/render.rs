@@ -1,12 +1,12 @@
 //! The `/metrics` body: Prometheus text format (version 0.0.4) from one
-//! [`Sample`] of raw counters. Rates are PromQL's job; nothing here
+//! [`SampleView`] of raw counters. Rates are PromQL's job; nothing here
 //! divides by time. Names, labels and per-CPU shaping follow
 //! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
 //! `Vec<u8>`, reads nothing.
 
 use super::accum::Sums;
 use super::options::{Naming, Options, PerCpu};
-use crate::record::source::{Sample, ThreadTotal};
+use crate::record::source::{SampleView, ThreadTotal};
 use crate::threads::ThreadKind;
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
@@ -45,7 +45,7 @@ struct Family<'a> {
 
 impl Family<'_> {
     /// One series: `name{labels} value`.
-    fn line(&mut self, labels: &str, value: Value) {
+    fn line(&mut self, labels: &str, value: SeriesValue) {
         let o = &mut *self.out;
         o.extend_from_slice(self.name.as_bytes());
         o.push(b'{');
@@ -58,7 +58,7 @@ impl Family<'_> {
 }
 
 #[derive(Clone, Copy)]
-enum Value {
+enum SeriesValue {
     Int(u64),
     /// A count of `unit`-ths of a second, written in seconds.
     Seconds {
@@ -67,11 +67,11 @@ enum Value {
     },
 }
 
-impl Value {
+impl SeriesValue {
     fn write(self, o: &mut Vec<u8>) {
         match self {
-            Value::Int(v) => o.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
-            Value::Seconds { count, unit } => {
+            SeriesValue::Int(v) => o.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            SeriesValue::Seconds { count, unit } => {
                 let unit = unit.max(1);
                 o.extend_from_slice(itoa::Buffer::new().format(count / unit).as_bytes());
                 let frac = u128::from(count % unit) * 1_000_000_000 / u128::from(unit);
@@ -132,13 +132,13 @@ impl Renderer {
     }
 
     /// Write the whole body for `s` into `out` (cleared first).
-    pub fn render(&mut self, s: &Sample, own: &OwnStats, out: &mut Vec<u8>) {
+    pub fn render(&mut self, s: SampleView, own: &OwnStats, out: &mut Vec<u8>) {
         out.clear();
         self.series = 0;
-        self.interrupts(&s.snap, out);
-        self.softirqs_family(&s.snap, out);
-        self.cpu_time(&s.snap, out);
-        self.threads(&s.threads, out);
+        self.interrupts(s.snap, out);
+        self.softirqs_family(s.snap, out);
+        self.cpu_time(s.snap, out);
+        self.threads(s.threads, out);
         self.own(own, s.snap.wall_ns, out);
     }
 
@@ -178,7 +178,7 @@ impl Renderer {
                 ),
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
                     let l = format!("cpu=\"all\",{key}");
-                    fam.line(&l, Value::Int(row.total()));
+                    fam.line(&l, SeriesValue::Int(row.total()));
                 }
                 _ => {}
             }
@@ -265,7 +265,7 @@ impl Renderer {
                 };
                 fam.line(
                     &l,
-                    Value::Seconds {
+                    SeriesValue::Seconds {
                         count: pick(r, mode),
                         unit,
                     },
@@ -326,7 +326,7 @@ impl Renderer {
                 let l = labels(&[("irq", &irq), ("thread", &t.name)]);
                 fam.line(
                     &l,
-                    Value::Seconds {
+                    SeriesValue::Seconds {
                         count: t.cpu_ns,
                         unit: 1_000_000_000,
                     },
@@ -336,11 +336,11 @@ impl Renderer {
     }
 
     fn own(&mut self, own: &OwnStats, wall_ns: u64, out: &mut Vec<u8>) {
-        let secs = |ns| Value::Seconds {
+        let secs = |ns| SeriesValue::Seconds {
             count: ns,
             unit: 1_000_000_000,
         };
-        let rows: [(&'static str, &str, &str, Value); 6] = [
+        let rows: [(&'static str, &str, &str, SeriesValue); 6] = [
             (
                 "irqlab_process_cpu_seconds_total",
                 "CPU time of the whole irqlab process.",
@@ -357,19 +357,19 @@ impl Renderer {
                 "irqlab_samples_total",
                 "Samples taken (the body is re-rendered once per sample).",
                 "counter",
-                Value::Int(own.samples),
+                SeriesValue::Int(own.samples),
             ),
             (
                 "irqlab_scrapes_total",
                 "Scrapes answered before this sample.",
                 "counter",
-                Value::Int(own.scrapes),
+                SeriesValue::Int(own.scrapes),
             ),
             (
                 "irqlab_process_max_resident_memory_bytes",
                 "Peak resident memory of the irqlab process.",
                 "gauge",
-                Value::Int(own.max_rss_bytes),
+                SeriesValue::Int(own.max_rss_bytes),
             ),
             (
                 "irqlab_last_sample_timestamp_seconds",
@@ -463,8 +463,8 @@ fn per_cpu_with(
     let n = cpus.len().min(counts.len());
     let (cpus, counts) = (&cpus[..n], &counts[..n]);
     let value = |v: u64| match unit {
-        0 => Value::Int(v),
-        u => Value::Seconds { count: v, unit: u },
+        0 => SeriesValue::Int(v),
+        u => SeriesValue::Seconds { count: v, unit: u },
     };
     let sep = if key.is_empty() { "" } else { "," };
     let mut buf = itoa::Buffer::new();

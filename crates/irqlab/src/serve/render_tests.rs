@@ -1,4 +1,5 @@
 use super::*;
+use crate::record::source::RawSample;
 
 fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     Options {
@@ -10,8 +11,8 @@ fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     }
 }
 
-fn sample(interrupts: &str) -> Sample {
-    let mut s = Sample::default();
+fn sample(interrupts: &str) -> RawSample {
+    let mut s = RawSample::default();
     s.snap.interrupts = irqlab_core::Interrupts::parse(interrupts.as_bytes()).ok();
     s.snap.softirqs =
         irqlab_core::Softirqs::parse(b"                    CPU0       CPU1\n          HI:          1          2\n      NET_RX:         10         20\n").ok();
@@ -21,9 +22,9 @@ fn sample(interrupts: &str) -> Sample {
 
 const TWO: &str = "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\nERR:          3\n";
 
-fn body(r: &mut Renderer, s: &Sample) -> String {
+fn body(r: &mut Renderer, s: &RawSample) -> String {
     let mut out = Vec::new();
-    r.render(s, &OwnStats::default(), &mut out);
+    r.render(s.view(), &OwnStats::default(), &mut out);
     String::from_utf8(out).unwrap()
 }
 
@@ -119,13 +120,13 @@ fn filters_and_escaping() {
 #[test]
 fn seconds_are_exact_decimals() {
     let mut o = Vec::new();
-    Value::Seconds {
+    SeriesValue::Seconds {
         count: 1_500_000_001,
         unit: 1_000_000_000,
     }
     .write(&mut o);
     o.push(b' ');
-    Value::Seconds {
+    SeriesValue::Seconds {
         count: 7,
         unit: 100,
     }

@@ -2,7 +2,7 @@
 //! and per-CPU exact irq / softirq CPU % (sum of durations / interval).
 //! The only place trace numbers are computed; renderers only format them.
 
-use super::model::{quantile_ns, softirq_name, Key, Sample, SoftStats, Stats, HIST_SLOTS};
+use super::model::{quantile_ns, softirq_name, Sample, SoftirqStats, Stats, TraceKey, HIST_SLOTS};
 use regex::Regex;
 use serde::Serialize;
 
@@ -39,9 +39,9 @@ pub struct CpuShare {
 
 /// A hard IRQ action or a vector over the interval (selected CPUs summed).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct IrqLine {
+pub struct TracedIrq {
     #[serde(flatten)]
-    pub key: Key,
+    pub key: TraceKey,
     /// The /proc/interrupts label (`24`, `LOC`).
     pub label: String,
     pub count: u64,
@@ -99,7 +99,7 @@ pub struct CpuTime {
 pub struct Interval {
     pub elapsed_ns: u64,
     /// Busiest first (total time).
-    pub irqs: Vec<IrqLine>,
+    pub irqs: Vec<TracedIrq>,
     pub softirqs: Vec<SoftLine>,
     pub cpus: Vec<CpuTime>,
 }
@@ -170,7 +170,7 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
         if sum.count == 0 || !sel.row(&key.label(), key.name()) {
             continue;
         }
-        irqs.push(IrqLine {
+        irqs.push(TracedIrq {
             label: key.label(),
             key: key.clone(),
             count: sum.count,
@@ -190,9 +190,9 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
             .iter()
             .find(|(v, _)| v == vec)
             .map(|(_, v)| v.as_slice());
-        let mut sum = SoftStats::default();
+        let mut sum = SoftirqStats::default();
         let mut shares = Vec::new();
-        for (cpu, d) in per_cpu(values, before, SoftStats::minus) {
+        for (cpu, d) in per_cpu(values, before, SoftirqStats::minus) {
             let own = d.run.total_ns.saturating_sub(d.nested_irq_ns);
             if let Some(slot) = usize::try_from(cpu).ok().and_then(|i| soft_ns.get_mut(i)) {
                 *slot += own;
@@ -270,8 +270,8 @@ mod tests {
         s
     }
 
-    fn key(irq: i32, name: &str) -> Key {
-        Key::Hardirq {
+    fn key(irq: i32, name: &str) -> TraceKey {
+        TraceKey::Hardirq {
             irq,
             name: name.into(),
         }
@@ -287,10 +287,10 @@ mod tests {
             softirqs: vec![(
                 3,
                 net.iter()
-                    .map(|&(c, t, nested)| SoftStats {
+                    .map(|&(c, t, nested)| SoftirqStats {
                         run: stats(c, t),
                         nested_irq_ns: nested,
-                        ..SoftStats::default()
+                        ..SoftirqStats::default()
                     })
                     .collect(),
             )],

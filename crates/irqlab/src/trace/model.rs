@@ -1,101 +1,19 @@
-//! What `irqlab trace` reads from the kernel maps at one instant, in
-//! irqlab's own types (so the domain and its tests build without the
-//! `trace` feature): cumulative per-CPU counters since attach, keyed like
+//! What `irqlab trace` reads from the kernel maps at one instant, in the
+//! map layouts of `irqlab_bpf::maps` (built without its loader when the
+//! `trace` feature is off, so the domain and its tests need no clang): cumulative per-CPU counters since attach, keyed like
 //! the rows of /proc/interrupts and /proc/softirqs. Plain data, no I/O.
 
 use serde::Serialize;
 
-/// Slots of a log2 histogram: slot `k` counts values in `[2^(k-1), 2^k)`
-/// ns, slot 0 counts 0 ns, the last slot everything above.
-pub const HIST_SLOTS: usize = 32;
-
-/// Count, total and log2 histogram of durations (one CPU, one row).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Stats {
-    /// Completed runs (counted at exit).
-    pub count: u64,
-    /// Sum of their durations in ns.
-    pub total_ns: u64,
-    /// log2 histogram of the durations.
-    pub hist: [u64; HIST_SLOTS],
-}
-
-impl Default for Stats {
-    fn default() -> Self {
-        Stats {
-            count: 0,
-            total_ns: 0,
-            hist: [0; HIST_SLOTS],
-        }
-    }
-}
-
-impl Stats {
-    /// `self - before`, wrapping (the kernel's u64 counters never wrap in
-    /// practice; a reset would show as a huge value, so it saturates).
-    pub fn minus(&self, before: &Stats) -> Stats {
-        let mut hist = [0; HIST_SLOTS];
-        for (h, (a, b)) in hist.iter_mut().zip(self.hist.iter().zip(&before.hist)) {
-            *h = a.saturating_sub(*b);
-        }
-        Stats {
-            count: self.count.saturating_sub(before.count),
-            total_ns: self.total_ns.saturating_sub(before.total_ns),
-            hist,
-        }
-    }
-
-    /// Add `other` into `self`.
-    pub fn add(&mut self, other: &Stats) {
-        self.count += other.count;
-        self.total_ns += other.total_ns;
-        for (h, o) in self.hist.iter_mut().zip(&other.hist) {
-            *h += o;
-        }
-    }
-}
-
-/// One softirq vector on one CPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct SoftStats {
-    /// Entry -> exit, nested hard IRQs included (as bcc's softirqs).
-    pub run: Stats,
-    /// Hard IRQ and vector time inside those runs.
-    pub nested_irq_ns: u64,
-    /// Runs in `ksoftirqd/N`.
-    pub ksoftirqd_count: u64,
-    /// Their inclusive duration in ns.
-    pub ksoftirqd_ns: u64,
-    /// First raise on the CPU -> entry.
-    pub latency: Stats,
-}
-
-impl SoftStats {
-    /// `self - before`.
-    pub fn minus(&self, before: &SoftStats) -> SoftStats {
-        SoftStats {
-            run: self.run.minus(&before.run),
-            nested_irq_ns: self.nested_irq_ns.saturating_sub(before.nested_irq_ns),
-            ksoftirqd_count: self.ksoftirqd_count.saturating_sub(before.ksoftirqd_count),
-            ksoftirqd_ns: self.ksoftirqd_ns.saturating_sub(before.ksoftirqd_ns),
-            latency: self.latency.minus(&before.latency),
-        }
-    }
-
-    /// Add `other` into `self`.
-    pub fn add(&mut self, o: &SoftStats) {
-        self.run.add(&o.run);
-        self.nested_irq_ns += o.nested_irq_ns;
-        self.ksoftirqd_count += o.ksoftirqd_count;
-        self.ksoftirqd_ns += o.ksoftirqd_ns;
-        self.latency.add(&o.latency);
-    }
-}
+/// The map layouts, defined once in `crates/irqlab-bpf/src/maps.rs` (with
+/// the C header): log2 histogram slots, count/total/histogram per CPU and
+/// row, one softirq vector on one CPU, and the softirq names.
+pub use irqlab_bpf::maps::{SoftirqStats, Stats, HIST_SLOTS, SOFTIRQ_NAMES};
 
 /// Which kind of interrupt work a row is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Key {
+pub enum TraceKey {
     /// A device IRQ's action (`irq:irq_handler_*`).
     Hardirq {
         /// Linux IRQ number (the /proc/interrupts label).
@@ -112,20 +30,20 @@ pub enum Key {
     },
 }
 
-impl Key {
+impl TraceKey {
     /// The /proc/interrupts label: `24`, `LOC`.
     pub fn label(&self) -> String {
         match self {
-            Key::Hardirq { irq, .. } => irq.to_string(),
-            Key::Vector { label, .. } => label.clone(),
+            TraceKey::Hardirq { irq, .. } => irq.to_string(),
+            TraceKey::Vector { label, .. } => label.clone(),
         }
     }
 
     /// The name shown beside the label.
     pub fn name(&self) -> &str {
         match self {
-            Key::Hardirq { name, .. } => name,
-            Key::Vector { tracepoint, .. } => tracepoint,
+            TraceKey::Hardirq { name, .. } => name,
+            TraceKey::Vector { tracepoint, .. } => tracepoint,
         }
     }
 }
@@ -136,15 +54,10 @@ pub struct Sample {
     /// CLOCK_MONOTONIC at the read, ns.
     pub at_ns: u64,
     /// Hard IRQ actions and vectors.
-    pub irqs: Vec<(Key, Vec<Stats>)>,
+    pub irqs: Vec<(TraceKey, Vec<Stats>)>,
     /// Softirq vectors by number (0 = HI … 9 = RCU).
-    pub softirqs: Vec<(u32, Vec<SoftStats>)>,
+    pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
 }
-
-/// Softirq vector names in kernel order (`softirq_to_name`).
-pub const SOFTIRQ_NAMES: &[&str] = &[
-    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
-];
 
 /// The name of softirq vector `vec` (`NET_RX`), or `SOFTIRQ<n>`.
 pub fn softirq_name(vec: u32) -> String {

@@ -15,7 +15,7 @@ pub const BTF: &str = "sys/kernel/btf/vmlinux";
 
 /// What the checks found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub struct TraceSupport {
     /// Root-relative tracefs directory.
     pub tracefs: String,
     /// True when nothing is mounted there yet (irqlab must mount it).
@@ -25,7 +25,7 @@ pub struct Found {
 }
 
 /// Run the checks; `root_user` is the effective uid == 0.
-pub fn check(fs: &HostFs, root_user: bool) -> Result<Found> {
+pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
     if !root_user {
         bail!(
             "trace needs root: loading BPF programs and attaching them to tracepoints \
@@ -43,7 +43,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<Found> {
     }
     for rel in [TRACEFS, TRACEFS_DEBUG] {
         if fs.path(&format!("{rel}/events")).is_dir() {
-            return Ok(Found {
+            return Ok(TraceSupport {
                 tracefs: rel.into(),
                 needs_mount: false,
                 notes,
@@ -56,7 +56,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<Found> {
             fs.path(TRACEFS).display()
         );
     }
-    Ok(Found {
+    Ok(TraceSupport {
         tracefs: TRACEFS.into(),
         needs_mount: true,
         notes,
@@ -117,7 +117,7 @@ mod tests {
         let f = check(&fs, true).unwrap();
         assert_eq!(
             f,
-            Found {
+            TraceSupport {
                 tracefs: TRACEFS_DEBUG.into(),
                 needs_mount: false,
                 notes: vec![]

@@ -146,7 +146,7 @@ pub fn json(iv: &Interval, n: u64, out: &mut impl Write) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::trace::interval::{between, Select};
-    use crate::trace::model::{Key, Sample, SoftStats, Stats};
+    use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
 
     fn interval() -> Interval {
         let mut s = Stats {
@@ -158,7 +158,7 @@ mod tests {
         let cur = Sample {
             at_ns: 1_000_000_000,
             irqs: vec![(
-                Key::Vector {
+                TraceKey::Vector {
                     label: "RES".into(),
                     tracepoint: "reschedule".into(),
                 },
@@ -166,11 +166,11 @@ mod tests {
             )],
             softirqs: vec![(
                 3,
-                vec![SoftStats {
+                vec![SoftirqStats {
                     run: s,
                     latency: s,
                     ksoftirqd_ns: 1000,
-                    ..SoftStats::default()
+                    ..SoftirqStats::default()
                 }],
             )],
         };

@@ -4,7 +4,7 @@
 //! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
 //! Dropping it detaches the programs (their fds close) and then unmounts.
 
-use super::model::{Key, Sample, SoftStats, Stats};
+use super::model::{Sample, TraceKey};
 use super::preflight;
 use crate::guard::{default_journal, SystemGuard};
 use crate::host::HostFs;
@@ -101,42 +101,24 @@ pub fn monotonic_ns() -> u64 {
         .unwrap_or(0)
 }
 
-fn stats(s: &irqlab_bpf::Stats) -> Stats {
-    Stats {
-        count: s.count,
-        total_ns: s.total_ns,
-        hist: s.hist,
-    }
-}
-
 fn convert(c: &Counters, out: &mut Sample) {
     out.irqs.clear();
     out.softirqs.clear();
     for (k, v) in &c.hardirq {
-        let key = Key::Hardirq {
+        let key = TraceKey::Hardirq {
             irq: k.irq,
             name: k.name(),
         };
-        out.irqs.push((key, v.iter().map(stats).collect()));
+        out.irqs.push((key, v.clone()));
     }
     for (vec, v) in &c.vectors {
-        let key = Key::Vector {
+        let key = TraceKey::Vector {
             label: vec.label.into(),
             tracepoint: vec.tracepoint.into(),
         };
-        out.irqs.push((key, v.iter().map(stats).collect()));
+        out.irqs.push((key, v.clone()));
     }
     for (n, v) in &c.softirqs {
-        let soft = v
-            .iter()
-            .map(|s| SoftStats {
-                run: stats(&s.run),
-                nested_irq_ns: s.nested_irq_ns,
-                ksoftirqd_count: s.ksoftirqd_count,
-                ksoftirqd_ns: s.ksoftirqd_ns,
-                latency: stats(&s.latency),
-            })
-            .collect();
-        out.softirqs.push((*n, soft));
+        out.softirqs.push((*n, v.clone()));
     }
 }

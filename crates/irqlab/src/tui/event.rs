@@ -110,6 +110,19 @@ pub fn run_loop(
     ctl: &Sender<Filter>,
     stop: &Stop,
 ) -> anyhow::Result<()> {
+    run_loop_with(guard, app, rx, ctl, stop, &mut |_, _| false)
+}
+
+/// [`run_loop`] where `keys` sees every terminal message first and takes
+/// it (returns true) before the App does (replay's time navigation).
+pub fn run_loop_with(
+    guard: &mut TermGuard,
+    app: &mut App,
+    rx: &Receiver<Msg>,
+    ctl: &Sender<Filter>,
+    stop: &Stop,
+    keys: &mut dyn FnMut(&App, &Msg) -> bool,
+) -> anyhow::Result<()> {
     let size = guard.term.size().context("cannot read the terminal size")?;
     app.update(Msg::Resize(size.width, size.height));
     let mut dirty = true;
@@ -125,7 +138,9 @@ pub fn run_loop(
         if event::poll(POLL).context("cannot poll the terminal")? {
             let ev = event::read().context("cannot read the terminal")?;
             if let Some(m) = to_msg(&ev) {
-                app.update(m);
+                if !keys(app, &m) {
+                    app.update(m);
+                }
                 dirty = true;
             }
         }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod event;
 mod format;
 mod panels;
+pub mod replay;
 pub mod terminal;
 pub mod view;
 

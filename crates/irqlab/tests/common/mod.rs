@@ -6,6 +6,8 @@
 //! a `TempDir` removed on drop, so tests leave nothing behind.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod tmux;
+
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use std::path::{Path, PathBuf};
@@ -94,16 +96,24 @@ pub fn read(root: &Path, rel: &str) -> String {
     std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
-/// A tree `irqlab bench --root` accepts: the stats files of the
-/// `vm-2cpu-6.18` fixture, `osrelease`, a boot id, and `extra` files
-/// (sysctls the test changes), each written as given.
-pub fn bench_tree(osrelease: &str, boot_id: &str, extra: &[(&str, &str)]) -> TempDir {
+/// A tree of only the three statistics files (`proc/interrupts`,
+/// `proc/softirqs`, `proc/stat`) of the `vm-2cpu-6.18` fixture.
+pub fn stats_tree() -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     let fx = fixture("vm-2cpu-6.18").join("proc");
-    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
+    std::fs::create_dir_all(dir.path().join("proc")).unwrap();
     for f in ["interrupts", "softirqs", "stat"] {
         std::fs::copy(fx.join(f), dir.path().join("proc").join(f)).unwrap();
     }
+    dir
+}
+
+/// A tree `irqlab bench --root` accepts: [`stats_tree`], `osrelease`, a
+/// boot id, and `extra` files (sysctls the test changes), each written as
+/// given.
+pub fn bench_tree(osrelease: &str, boot_id: &str, extra: &[(&str, &str)]) -> TempDir {
+    let dir = stats_tree();
+    std::fs::create_dir_all(dir.path().join("proc/sys/kernel/random")).unwrap();
     let os = format!("{osrelease}\n");
     let boot = format!("{boot_id}\n");
     let fixed = [

@@ -337,15 +337,14 @@ mod tests {
             eprintln!("skipping: /proc does not show thread names here");
             return;
         }
-        let before = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
+        let before = crate::pin::thread_affinity(tid).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut g = SystemGuard::new(&live, dir.path().join("j.jsonl")).unwrap();
         let out = pin_thread(&mut g, &name, &CpuList::from_cpus([0])).unwrap();
-        let now = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
-        assert!(now.is_set(0).unwrap());
-        assert!(!now.is_set(1).unwrap(), "{out:?}");
+        let now = crate::pin::thread_affinity(tid).unwrap();
+        assert_eq!(now.iter().collect::<Vec<_>>(), [0], "{out:?}");
         g.restore().unwrap();
-        let after = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid)).unwrap();
+        let after = crate::pin::thread_affinity(tid).unwrap();
         assert_eq!(after, before);
         drop(tx);
         h.join().unwrap();

@@ -28,14 +28,14 @@ enum Token {
 }
 
 /// One thread's mailbox.
-struct Slot {
+struct SpinSlot {
     token: Mutex<Token>,
     cv: Condvar,
 }
 
-impl Slot {
+impl SpinSlot {
     fn new() -> Self {
-        Slot {
+        SpinSlot {
             token: Mutex::new(Token::Empty),
             cv: Condvar::new(),
         }
@@ -94,7 +94,7 @@ struct Rounds {
     elapsed: Duration,
 }
 
-fn driver(slots: &[Slot], cpu: Option<u32>, dur: Duration) -> anyhow::Result<Rounds> {
+fn driver(slots: &[SpinSlot], cpu: Option<u32>, dur: Duration) -> anyhow::Result<Rounds> {
     // A failed pin is reported after the ring stopped, never breaks it.
     let pinned = placement::pin_opt(cpu);
     let (me, next) = (ring_slot(slots, 0)?, ring_slot(slots, 1)?);
@@ -119,7 +119,7 @@ fn driver(slots: &[Slot], cpu: Option<u32>, dur: Duration) -> anyhow::Result<Rou
     Ok(Rounds { hist, elapsed })
 }
 
-fn relay(slots: &[Slot], i: usize, cpu: Option<u32>, give_up: Instant) -> anyhow::Result<()> {
+fn relay(slots: &[SpinSlot], i: usize, cpu: Option<u32>, give_up: Instant) -> anyhow::Result<()> {
     // A failed pin is reported after the ring stopped, never breaks it.
     let pinned = placement::pin_opt(cpu);
     let (me, next) = (ring_slot(slots, i)?, ring_slot(slots, i + 1)?);
@@ -133,7 +133,7 @@ fn relay(slots: &[Slot], i: usize, cpu: Option<u32>, give_up: Instant) -> anyhow
     }
 }
 
-fn ring_slot(slots: &[Slot], i: usize) -> anyhow::Result<&Slot> {
+fn ring_slot(slots: &[SpinSlot], i: usize) -> anyhow::Result<&SpinSlot> {
     slots
         .get(i % slots.len().max(1))
         .ok_or_else(|| anyhow!("empty ring"))
@@ -149,7 +149,7 @@ impl Workload for Ipi {
     }
 
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
-        let slots: Vec<Slot> = (0..self.threads).map(|_| Slot::new()).collect();
+        let slots: Vec<SpinSlot> = (0..self.threads).map(|_| SpinSlot::new()).collect();
         let give_up = Instant::now() + duration + STALL_GRACE;
         let cpus = &self.cpus;
         let rounds = std::thread::scope(|s| {

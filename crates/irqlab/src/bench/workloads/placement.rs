@@ -1,25 +1,19 @@
 //! CPU placement for workload threads: which CPUs a workload may use and
-//! pinning the calling thread to one of them (`sched_setaffinity`).
+//! the round-robin CPU of each thread. Pinning itself is the one pinning
+//! helper's (`crate::pin`); this file only adapts it to optional CPUs and
+//! `anyhow` errors that still carry the typed [`PinError`] (so a runner can
+//! tell a trial disturbed by CPU hotplug from a broken workload).
 //!
 //! Owns no threads itself; it must not touch `/proc` or `/sys` (the allowed
-//! set comes from the scheduler, not from a file). A pinning that fails or
-//! is broken during a trial (CPU hotplug resets the affinity of threads on
-//! a CPU going offline) is a `PinError`, so a runner can tell a disturbed
-//! trial from a broken workload and retry it.
+//! set comes from the scheduler, not from a file).
 
+pub use crate::pin::PinError;
 use anyhow::{bail, Context};
 use irqlab_core::CpuList;
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-use nix::unistd::Pid;
 
 /// CPUs this process may run on, ascending.
 pub fn allowed_cpus() -> anyhow::Result<Vec<u32>> {
-    let set = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
-    let cpus = (0..CpuSet::count())
-        .filter(|&i| set.is_set(i).unwrap_or(false))
-        .filter_map(|i| u32::try_from(i).ok())
-        .collect();
-    Ok(cpus)
+    crate::pin::allowed_cpus().context("sched_getaffinity")
 }
 
 /// The CPUs a workload uses: the requested list (every CPU must be one this
@@ -53,63 +47,18 @@ pub fn cpu_for(cpus: &[u32], index: usize) -> Option<u32> {
     cpus.get(index % cpus.len()).copied()
 }
 
-/// A thread could not be pinned to, or did not stay on, its CPU.
-#[derive(Debug)]
-pub struct PinError {
-    pub cpu: u32,
-    /// True when the pinning held at first but was lost during the trial.
-    pub lost: bool,
-    source: Option<nix::Error>,
-}
-
-impl std::fmt::Display for PinError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let cpu = self.cpu;
-        match (self.lost, self.source) {
-            (true, _) => write!(f, "a thread lost its pinning to CPU {cpu} (CPU hotplug?)"),
-            (false, Some(e)) => write!(f, "cannot pin a thread to CPU {cpu} (offline?): {e}"),
-            (false, None) => write!(f, "cannot pin a thread to CPU {cpu}"),
-        }
-    }
-}
-
-impl std::error::Error for PinError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_ref().map(|e| e as _)
-    }
-}
-
-/// Pin the calling thread to `cpu`.
+/// Pin the calling thread to `cpu` (the error holds a [`PinError`]).
 pub fn pin_current(cpu: u32) -> anyhow::Result<()> {
-    let mut set = CpuSet::new();
-    let idx = usize::try_from(cpu).context("CPU id out of range")?;
-    set.set(idx)
-        .with_context(|| format!("CPU {cpu} out of range"))?;
-    sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| {
-        anyhow::Error::new(PinError {
-            cpu,
-            lost: false,
-            source: Some(e),
-        })
-    })
+    crate::pin::pin_current(cpu).map_err(anyhow::Error::new)
 }
 
 /// Check that the calling thread, pinned to `cpu` by [`pin_opt`], is still
 /// pinned there (call at the end of a trial).
 pub fn still_pinned(cpu: Option<u32>) -> anyhow::Result<()> {
-    let Some(cpu) = cpu else { return Ok(()) };
-    let set = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
-    let only = (0..CpuSet::count())
-        .filter(|&i| set.is_set(i).unwrap_or(false))
-        .eq(usize::try_from(cpu).ok());
-    if only {
-        return Ok(());
+    match cpu {
+        Some(c) => crate::pin::still_pinned(c).map_err(anyhow::Error::new),
+        None => Ok(()),
     }
-    Err(anyhow::Error::new(PinError {
-        cpu,
-        lost: true,
-        source: None,
-    }))
 }
 
 /// Pin the calling thread to `cpu` when there is one.
@@ -166,9 +115,8 @@ mod tests {
                 let now = allowed_cpus().unwrap();
                 assert_eq!(now, vec![last]);
                 still_pinned(Some(last)).unwrap();
-                let mut all = CpuSet::new();
-                cpus.iter().for_each(|&c| all.set(c as usize).unwrap());
-                sched_setaffinity(Pid::from_raw(0), &all).unwrap();
+                let all = CpuList::from_cpus(cpus.iter().copied());
+                crate::pin::set_thread_affinity(crate::pin::CURRENT, &all).unwrap();
                 if cpus.len() > 1 {
                     let err = still_pinned(Some(last)).unwrap_err();
                     assert!(err.downcast_ref::<PinError>().unwrap().lost);

@@ -1,0 +1,232 @@
+//! A recording as a [`SnapshotSource`]: the steps of one boot directory
+//! (`reader::open`) replayed one per read, so `replay` takes frames from
+//! the same [`LiveSampler`](crate::sampler::LiveSampler) as live `top`
+//! (deltas, thread CPU, affinity cache). Thread CPU % comes from the
+//! recorded cumulative times; affinity from the recorded row metadata.
+//!
+//! Reads only the recording; writes nothing.
+
+use super::reader::{Recording, Replayer, Step};
+use super::schema::Shape;
+use super::source::ThreadTotal;
+use crate::report::Filter;
+use crate::sampler::{SnapshotSource, Strategy};
+use crate::threads::ThreadCpu;
+use irqlab_core::Snapshot;
+use std::sync::Arc;
+
+/// The steps of a recording, replayed in order from any position.
+pub struct RecordingSource {
+    steps: Arc<[Step]>,
+    /// Index of the step the next read returns.
+    next: usize,
+    replayer: Replayer,
+    /// Thread totals and CLOCK_MONOTONIC of the previous and current step.
+    prev: (Vec<ThreadTotal>, u64),
+    cur: (Vec<ThreadTotal>, u64),
+    /// Affinity of the numbered rows at the current step.
+    affinity: Vec<(u32, Option<String>)>,
+    why: String,
+}
+
+impl RecordingSource {
+    /// Replay `rec` from its first step.
+    pub fn new(rec: Recording) -> Self {
+        let why = format!("replaying {}", rec.dir.display());
+        Self::at(rec.steps.into(), 0, why)
+    }
+
+    /// Replay `steps` from step `first` (the layout and counters of the
+    /// steps before it are taken in without building their samples).
+    pub fn at(steps: Arc<[Step]>, first: usize, why: String) -> Self {
+        let mut replayer = Replayer::default();
+        let mut affinity = Vec::new();
+        for step in steps.iter().take(first) {
+            replayer.advance(step);
+            if let Some(shape) = &step.shape {
+                affinity = affinity_of(shape);
+            }
+        }
+        RecordingSource {
+            steps,
+            next: first,
+            replayer,
+            prev: (Vec::new(), 0),
+            cur: (Vec::new(), 0),
+            affinity,
+            why,
+        }
+    }
+}
+
+fn affinity_of(shape: &Shape) -> Vec<(u32, Option<String>)> {
+    shape
+        .irq_rows
+        .iter()
+        .filter_map(|r| Some((r.label.parse().ok()?, r.affinity.clone())))
+        .collect()
+}
+
+/// Thread CPU % between two steps' cumulative times (threads in both).
+fn thread_rates(old: &(Vec<ThreadTotal>, u64), new: &(Vec<ThreadTotal>, u64)) -> Vec<ThreadCpu> {
+    let wall = new.1.saturating_sub(old.1);
+    if wall == 0 {
+        return Vec::new();
+    }
+    new.0
+        .iter()
+        .filter_map(|t| {
+            let o = old.0.iter().find(|o| o.name == t.name)?;
+            Some(ThreadCpu {
+                pid: 0,
+                name: t.name.clone(),
+                kind: t.kind,
+                cpu_pct: t.cpu_ns.saturating_sub(o.cpu_ns) as f64 * 100.0 / wall as f64,
+                last_cpu: None,
+                cpu_ns: t.cpu_ns,
+            })
+        })
+        .collect()
+}
+
+impl SnapshotSource for RecordingSource {
+    fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
+        let Some(step) = self.steps.get(self.next) else {
+            anyhow::bail!("{}: no more samples", self.why);
+        };
+        self.next += 1;
+        if let Some(shape) = &step.shape {
+            self.affinity = affinity_of(shape);
+        }
+        let s = self.replayer.apply(step)?;
+        *snap = s.snap;
+        self.prev = std::mem::replace(&mut self.cur, (s.threads, snap.mono_ns));
+        Ok(())
+    }
+
+    fn threads(&mut self, _mono_ns: u64, out: &mut Vec<ThreadCpu>) {
+        *out = thread_rates(&self.prev, &self.cur);
+    }
+
+    fn affinity(&mut self, irq: u32) -> Option<String> {
+        self.affinity
+            .iter()
+            .find(|(n, _)| *n == irq)
+            .and_then(|(_, a)| a.clone())
+    }
+
+    fn strategy(&self) -> Strategy {
+        Strategy::ProcInterrupts
+    }
+
+    fn refresh(&mut self, _: &Snapshot, _: &Filter) -> anyhow::Result<bool> {
+        Ok(false)
+    }
+
+    fn why(&self) -> &str {
+        &self.why
+    }
+}
+
+/// Steps for tests (here and in the replay player's).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::Step;
+    use crate::record::schema::{CellValue, RowKind, RowMeta, SampleTime, Shape, SourceKind};
+
+    pub(crate) fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> Step {
+        Step {
+            time: SampleTime {
+                seq,
+                wall_ns: seq * 1_000_000_000,
+                mono_ns: seq * 1_000_000_000,
+            },
+            shape,
+            cells: vec![
+                CellValue {
+                    source: SourceKind::Interrupts,
+                    key: "LOC".into(),
+                    cpu: Some(0),
+                    value: loc,
+                },
+                CellValue {
+                    source: SourceKind::Threads,
+                    key: "ksoftirqd/0".into(),
+                    cpu: Some(0),
+                    value: ksoft_ns,
+                },
+            ],
+        }
+    }
+
+    pub(crate) fn shape() -> Shape {
+        let row = |label: &str, kind, description: &str, affinity: Option<&str>| RowMeta {
+            key: label.into(),
+            label: label.into(),
+            kind,
+            description: description.into(),
+            affinity: affinity.map(String::from),
+        };
+        Shape {
+            irq_cpus: Some(vec![0]),
+            irq_rows: vec![
+                row("24", RowKind::PerCpu, "IO-APIC 5-edge ACPI:Ged", Some("0")),
+                row("LOC", RowKind::PerCpu, "Local timer interrupts", None),
+            ],
+            threads: vec!["ksoftirqd/0".into()],
+            ..Shape::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::fixtures::{shape, step};
+    use super::*;
+    use crate::sampler::LiveSampler;
+
+    #[test]
+    fn a_recording_yields_frames_with_rates_threads_and_affinity() {
+        let rec = Recording {
+            dir: "rec".into(),
+            steps: vec![
+                step(1, 100, 0, Some(shape())),
+                step(2, 300, 500_000_000, None),
+            ],
+            warnings: Vec::new(),
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        assert_eq!(live.why(), "replaying rec");
+        let mut f = live.next_frame().unwrap();
+        assert_eq!(f.interval_s(), 1.0);
+        assert_eq!(f.affinity(24).as_deref(), Some("0"));
+        let r = crate::report::from_frame(&mut f);
+        let loc = r.interrupts.as_ref().unwrap().rows.iter();
+        let loc = loc.clone().find(|l| l.label == "LOC").unwrap();
+        assert_eq!(loc.total_rate, Some(200.0));
+        assert_eq!(f.threads.len(), 1);
+        assert_eq!(f.threads[0].cpu_pct, 50.0);
+        assert!(live.next_frame().is_err(), "the end of the recording");
+    }
+
+    #[test]
+    fn a_source_started_later_gives_the_same_frame_as_playing_through() {
+        let steps: Arc<[Step]> = vec![
+            step(1, 100, 0, Some(shape())),
+            step(2, 300, 500_000_000, None),
+            step(3, 1300, 600_000_000, None),
+        ]
+        .into();
+        let src = RecordingSource::at(Arc::clone(&steps), 1, "seek".into());
+        let mut live = LiveSampler::with_source(src, Filter::default()).unwrap();
+        let mut f = live.next_frame().unwrap();
+        assert_eq!(f.affinity(24).as_deref(), Some("0"), "layout from step 1");
+        let r = crate::report::from_frame(&mut f);
+        let rows = &r.interrupts.as_ref().unwrap().rows;
+        let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
+        assert_eq!(loc.total_rate, Some(1000.0), "steps 2 -> 3");
+        assert!((f.threads[0].cpu_pct - 10.0).abs() < 1e-9);
+    }
+}

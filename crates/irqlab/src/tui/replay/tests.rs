@@ -1,0 +1,107 @@
+use super::*;
+use crate::record::playback::fixtures::{shape, step};
+
+/// LOC: 100, 300, 1300, 1400 at 1 s steps (rates 200, 1000, 100).
+fn player() -> Player {
+    let steps: Arc<[Step]> = vec![
+        step(0, 100, 0, Some(shape())),
+        step(1, 300, 0, None),
+        step(2, 1300, 0, None),
+        step(3, 1400, 0, None),
+    ]
+    .into();
+    Player::new(steps, "rec".into(), Filter::default()).unwrap()
+}
+
+/// The LOC rate and the position line of a frame's messages.
+fn seen(msgs: Option<Vec<Msg>>) -> (Option<f64>, String) {
+    let mut rate = None;
+    let mut why = String::new();
+    for m in msgs.unwrap() {
+        match m {
+            Msg::Sample(s) => {
+                let rows = &s.report.interrupts.as_ref().unwrap().rows;
+                rate = rows.iter().find(|r| r.label == "LOC").unwrap().total_rate;
+            }
+            Msg::Why(w) => why = w,
+            _ => {}
+        }
+    }
+    (rate, why)
+}
+
+#[test]
+fn plays_steps_and_jumps_with_rates_of_the_same_frames() {
+    let mut p = player();
+    assert_eq!(p.frames(), 3);
+    let (rate, why) = seen(p.advance().unwrap());
+    assert_eq!((rate, p.pos()), (Some(200.0), 1));
+    assert!(
+        why.contains("sample 1/3") && why.contains("PLAYING"),
+        "{why}"
+    );
+    assert_eq!(p.wait(), Some(Duration::from_secs(1)));
+    let (rate, why) = seen(p.command(Cmd::Step(1)).unwrap());
+    assert_eq!((rate, p.pos()), (Some(1000.0), 2));
+    assert!(why.contains("PAUSED"), "a step pauses: {why}");
+    let (rate, _) = seen(p.command(Cmd::Step(-1)).unwrap());
+    assert_eq!((rate, p.pos()), (Some(200.0), 1), "back: the same rate");
+    let (rate, why) = seen(p.command(Cmd::Seconds(60)).unwrap());
+    assert_eq!((rate, p.pos()), (Some(100.0), 3), "clamped to the end");
+    assert!(why.contains("END"), "{why}");
+    // 3 frames: 70 % is frame 2 (3 * 7 / 10)
+    let (rate, _) = seen(p.command(Cmd::Tenth(7)).unwrap());
+    assert_eq!((rate, p.pos()), (Some(1000.0), 2));
+    let (rate, _) = seen(p.command(Cmd::Seconds(-60)).unwrap());
+    assert_eq!((rate, p.pos()), (Some(200.0), 1), "clamped to the start");
+    seen(p.command(Cmd::Tenth(9)).unwrap());
+    assert_eq!(p.pos(), 2);
+}
+
+#[test]
+fn speed_pause_and_end_of_recording() {
+    let mut p = player();
+    seen(p.advance().unwrap());
+    let (_, why) = seen(p.command(Cmd::Faster).unwrap());
+    assert!(why.contains("x2"), "{why}");
+    assert_eq!(p.wait(), Some(Duration::from_millis(500)));
+    seen(p.command(Cmd::Slower).unwrap());
+    seen(p.command(Cmd::Slower).unwrap());
+    assert_eq!(p.wait(), Some(Duration::from_secs(2)));
+    let (_, why) = seen(p.command(Cmd::Toggle).unwrap());
+    assert!(!p.playing && why.contains("PAUSED"), "{why}");
+    p.command(Cmd::Toggle).unwrap();
+    seen(p.advance().unwrap());
+    seen(p.advance().unwrap());
+    assert_eq!(p.pos(), 3);
+    let (_, why) = seen(p.advance().unwrap());
+    assert!(!p.playing && why.contains("END"), "{why}");
+    assert!(p.advance().unwrap().is_none(), "said once");
+    assert!(Player::new(
+        vec![step(0, 1, 0, Some(shape()))].into(),
+        "one".into(),
+        Filter::default()
+    )
+    .is_err());
+}
+
+#[test]
+fn navigation_keys_only_outside_prompts_and_help() {
+    let mut app = App::new(Duration::from_secs(1), false);
+    let key = |c| Msg::Key(Key::Char(c));
+    assert!(matches!(replay_key(&app, &key(' ')), Some(Cmd::Toggle)));
+    assert!(matches!(replay_key(&app, &key('.')), Some(Cmd::Step(1))));
+    assert!(matches!(replay_key(&app, &key(',')), Some(Cmd::Step(-1))));
+    assert!(matches!(
+        replay_key(&app, &key('>')),
+        Some(Cmd::Seconds(60))
+    ));
+    assert!(matches!(replay_key(&app, &key('3')), Some(Cmd::Tenth(3))));
+    assert!(replay_key(&app, &key('q')).is_none(), "the App's keys pass");
+    app.update(key('/'));
+    assert!(app.input.is_some());
+    assert!(
+        replay_key(&app, &key(' ')).is_none(),
+        "a prompt gets its text"
+    );
+}

@@ -1,0 +1,211 @@
+//! A recording read back by engines that are not irqlab: DuckDB and
+//! pyarrow (through `tools/read-recording.py`) must get exactly the
+//! counters of the snapshots that were recorded, at the times irqlab
+//! recorded them, and read a two-host dataset as one table.
+//!
+//! The trees are fake and change only between recordings, so the expected
+//! values are known exactly: host `h1` records snapshot A, host `h2`
+//! snapshot B (A with LOC and NET_RX moved). Each engine that is installed
+//! (tools/install-python-readers.sh) is checked; when neither is, the test
+//! says so on the real stderr and skips.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use irqlab_core::interrupts::Shape;
+use irqlab_core::{Interrupts, Softirqs};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP record_readers: {why}");
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/read-recording.py")
+}
+
+fn engine_available(engine: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {engine}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `source|key|cpu` → value for every cell of the files under `root`.
+fn expected(root: &Path) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    let ints = Interrupts::parse(common::read(root, "proc/interrupts").as_bytes()).unwrap();
+    let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
+    for r in ints.rows() {
+        let n = seen.entry(r.label.as_str()).or_insert(0);
+        let key = if *n == 0 {
+            r.label.clone()
+        } else {
+            format!("{}#{n}", r.label)
+        };
+        *n += 1;
+        match r.shape {
+            Shape::PerCpu => {
+                for (cpu, c) in ints.cpus.iter().zip(&r.counts) {
+                    m.insert(format!("interrupts|{key}|{cpu}"), *c);
+                }
+            }
+            Shape::Single => {
+                m.insert(format!("interrupts|{key}|-"), r.counts[0]);
+            }
+            _ => {}
+        }
+    }
+    let soft = Softirqs::parse(common::read(root, "proc/softirqs").as_bytes()).unwrap();
+    for r in &soft.rows {
+        for (cpu, c) in soft.cpus.iter().zip(&r.counts) {
+            m.insert(format!("softirqs|{}|{cpu}", r.name), *c);
+        }
+    }
+    m
+}
+
+/// Only the interrupts and softirqs cells of a reader's state.
+fn counters(state: &Value) -> BTreeMap<String, u64> {
+    state["values"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("interrupts|") || k.starts_with("softirqs|"))
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect()
+}
+
+fn record(tree: &Path, out: &Path, host: &str) {
+    let o = common::irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(tree)
+        .args(["-i", "50ms", "--duration", "300ms", "--host", host, "-o"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Move LOC on the first CPU and NET_RX on the last: snapshot B.
+fn change(tree: &Path) {
+    for (file, prefix) in [("proc/interrupts", "LOC:"), ("proc/softirqs", "NET_RX:")] {
+        let text = common::read(tree, file);
+        let out: Vec<String> = text
+            .lines()
+            .map(|l| match l.trim_start().strip_prefix(prefix) {
+                Some(rest) => {
+                    let mut w: Vec<String> = rest.split_whitespace().map(String::from).collect();
+                    let i = if prefix == "LOC:" { 0 } else { w.len() - 1 };
+                    let v: u64 = w[i].parse().unwrap();
+                    w[i] = (v + 12345).to_string();
+                    format!("{prefix} {}", w.join(" "))
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        std::fs::write(tree.join(file), out.join("\n") + "\n").unwrap();
+    }
+}
+
+/// `mono_ns` of every line `irqlab replay --batch --format json` prints
+/// for one host's boot directory (rates start at the second sample).
+fn replay_monos(out: &Path, host: &str) -> Vec<u64> {
+    let host_dir = out.join(format!("host={host}"));
+    let boot = std::fs::read_dir(&host_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let o = common::irqlab()
+        .arg("replay")
+        .arg(&boot)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["mono_ns"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn read_back(out: &Path, engine: &str) -> Vec<Value> {
+    let o = Command::new("python3")
+        .arg(script())
+        .arg(out)
+        .args(["--engine", engine])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{engine}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
+    let engines: Vec<&str> = ["duckdb", "pyarrow"]
+        .into_iter()
+        .filter(|e| engine_available(e))
+        .collect();
+    if engines.is_empty() {
+        skip(
+            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
+        );
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(4, 8));
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("dataset");
+    let a = expected(tree.path());
+    record(tree.path(), &out, "h1");
+    change(tree.path());
+    let b = expected(tree.path());
+    assert_ne!(a, b, "the change must move counters");
+    record(tree.path(), &out, "h2");
+
+    let mut results = Vec::new();
+    for engine in &engines {
+        let states = read_back(&out, engine);
+        for host in ["h1", "h2"] {
+            let want = if host == "h1" { &a } else { &b };
+            let mine: Vec<&Value> = states.iter().filter(|s| s["host"] == host).collect();
+            assert!(mine.len() >= 3, "{engine}: {host}: {} samples", mine.len());
+            for s in &mine {
+                assert_eq!(&counters(s), want, "{engine}: {host} seq {}", s["seq"]);
+            }
+            let seqs: Vec<u64> = mine.iter().map(|s| s["seq"].as_u64().unwrap()).collect();
+            assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+            let monos: Vec<u64> = mine
+                .iter()
+                .map(|s| s["mono_ns"].as_u64().unwrap())
+                .collect();
+            assert!(monos.windows(2).all(|w| w[0] < w[1]), "{monos:?}");
+            assert_eq!(
+                replay_monos(&out, host),
+                monos[1..],
+                "{engine}: {host}: the times replay uses"
+            );
+        }
+        results.push(states);
+    }
+    if let [x, y] = results.as_slice() {
+        assert_eq!(x, y, "duckdb and pyarrow disagree");
+    }
+}

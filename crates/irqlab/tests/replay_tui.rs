@@ -1,0 +1,188 @@
+//! `irqlab replay DIR` (interactive) driven in a real terminal through
+//! tmux: the `top` screen over a recording, the position line, and time
+//! navigation (step, jump, pause, end), then `q` ends it with status 0.
+//! The recording is of a fake tree whose LOC counter moves while it is
+//! recorded. Skips when tmux is absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::tmux::{have_tmux, quote, Res, Tmux};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Record `tree` for ~1.2 s at 100 ms while LOC on CPU 0 moves.
+fn record(tree: &Path, out: &Path) -> Res<()> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(tree)
+        .args(["-i", "100ms", "--duration", "1200ms", "--host", "h", "-o"])
+        .arg(out)
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    for i in 0..8u64 {
+        std::thread::sleep(Duration::from_millis(120));
+        let p = tree.join("proc/interrupts");
+        let text = std::fs::read_to_string(&p)?;
+        let moved: Vec<String> = text
+            .lines()
+            .map(|l| match l.trim_start().strip_prefix("LOC:") {
+                Some(rest) => {
+                    let mut w: Vec<String> = rest.split_whitespace().map(String::from).collect();
+                    let v: u64 = w[0].parse().unwrap();
+                    w[0] = (v + 1000 * (i + 1)).to_string();
+                    format!("LOC: {}", w.join(" "))
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        // in place, never empty: the recorder keeps the file open
+        let body = moved.join("\n") + "\n";
+        let mut f = std::fs::OpenOptions::new().write(true).open(&p)?;
+        std::io::Write::write_all(&mut f, body.as_bytes())?;
+        f.set_len(body.len() as u64)?;
+    }
+    assert!(child.wait()?.success(), "record failed");
+    Ok(())
+}
+
+fn start(tmux: &Tmux, dir: &Path, rec: &Path) -> Res<()> {
+    let bin = Path::new(env!("CARGO_BIN_EXE_irqlab"));
+    let script = format!(
+        "{bin} replay {rec}\necho \"rc=$?\" > {rc}\n",
+        bin = quote(bin),
+        rec = quote(rec),
+        rc = quote(&dir.join("rc")),
+    );
+    let path = dir.join("replay.sh");
+    std::fs::write(&path, script)?;
+    let cmd = format!("sh {}", quote(&path));
+    let out = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "replay",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        &cmd,
+    ])?;
+    if !out.status.success() {
+        return Err(format!("tmux: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(())
+}
+
+/// `sample K/N` of the position line.
+fn position(screen: &str) -> Option<(usize, usize)> {
+    let rest = screen.split("│ sample ").nth(1)?;
+    let (k, n) = rest.split_once('/')?;
+    let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+    Some((k.trim().parse().ok()?, n.parse().ok()?))
+}
+
+/// RATE/s of the LOC row on the screen.
+fn loc_rate(screen: &str) -> Option<f64> {
+    let line = screen.lines().find(|l| l.starts_with("LOC "))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
+    if !have_tmux() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let tree = dir.path().join("tree");
+    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["synth", "--cpus", "4", "--irqs", "8", "--out"])
+        .arg(&tree)
+        .output()?;
+    assert!(st.status.success());
+    let rec = dir.path().join("rec");
+    record(&tree, &rec)?;
+    let tmux = Tmux::new(dir.path(), "replay");
+    start(&tmux, dir.path(), &rec)?;
+    let screen = tmux.wait_for("the replay table", |s| {
+        s.contains("RATE/s") && s.contains("LOC") && position(s).is_some()
+    })?;
+    let (_, n) = position(&screen).unwrap();
+    assert!(n >= 5, "{n} frames: {screen}");
+    // pause, then step forward and back by one sample
+    tmux.run(&["send-keys", "-t", "replay", "1"])?;
+    let at = tmux.wait_for("a jump to 10 %", |s| {
+        position(s) == Some(((n / 10).max(1), n))
+    })?;
+    tmux.run(&["send-keys", "-t", "replay", "Space"])?;
+    tmux.wait_for("pause", |s| s.contains("PAUSED"))?;
+    let (k, _) = position(&tmux.capture()?).unwrap();
+    tmux.run(&["send-keys", "-t", "replay", "."])?;
+    tmux.wait_for("one step", |s| {
+        position(s) == Some((k + 1, n)) && s.contains("PAUSED")
+    })?;
+    tmux.run(&["send-keys", "-t", "replay", ","])?;
+    tmux.wait_for("one step back", |s| position(s) == Some((k, n)))?;
+    // stepping through, the recorded LOC movement shows as a rate
+    tmux.run(&["send-keys", "-t", "replay", "0"])?;
+    let mut screen = tmux.wait_for("the start", |s| position(s) == Some((1, n)))?;
+    let mut rates = vec![loc_rate(&screen)];
+    for i in 2..=n {
+        tmux.run(&["send-keys", "-t", "replay", "."])?;
+        screen = tmux.wait_for("a step", |s| position(s) == Some((i, n)))?;
+        rates.push(loc_rate(&screen));
+    }
+    assert!(
+        rates.iter().any(|r| r.is_some_and(|r| r > 0.0)),
+        "LOC moved while recording, yet rates {rates:?}"
+    );
+    // a minute forward is past the end of a one-second recording
+    tmux.run(&["send-keys", "-t", "replay", ">"])?;
+    let end = tmux.wait_for("the end", |s| {
+        position(s) == Some((n, n)) && s.contains("END")
+    })?;
+    assert!(end.contains("replay "), "{end}\n(was {at})");
+    tmux.run(&["send-keys", "-t", "replay", "q"])?;
+    tmux.wait_gone()?;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rc"))?.trim(),
+        "rc=0"
+    );
+    Ok(())
+}
+
+#[test]
+fn replay_without_a_terminal_says_to_use_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["synth", "--cpus", "2", "--irqs", "2", "--out"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let rec = dir.path().join("rec");
+    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--duration", "200ms", "-o"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("replay")
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a terminal") && err.contains("--batch"),
+        "{err}"
+    );
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Read an `irqlab record` dataset back with DuckDB or pyarrow, without irqlab.
+
+    tools/read-recording.py DIR [--engine duckdb|pyarrow] [--summary]
+
+DIR is a recording (`irqlab record -o DIR`) or several copied into one
+directory: every `host=*/boot=*/part-*.parquet` below DIR is read as ONE
+table (Hive partitioning gives the `host` and `boot` columns). The layout
+is documented in docs/recording-schema.md: a segment holds every cell in
+its first sample and then only the cells that changed, and the footer key
+`irqlab.samples` lists every sample with its times.
+
+Prints one JSON line per sample, in (host, boot, seq) order, with the full
+state of every counter at that sample (the last change at or before it,
+within its segment):
+
+    {"host": "h1", "boot": "…", "seq": 3, "wall_ns": …, "mono_ns": …,
+     "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
+
+`--summary` prints one line per (host, boot) instead: samples and rows.
+Exits 1 with a message when a row's `time` differs from its sample's
+`wall_ns` in the footer, when a footer is missing, or when a segment's
+schema is not 1. Used by crates/irqlab/tests/record_readers.rs; install
+the engines with tools/install-python-readers.sh.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+SCHEMA = "1"
+
+
+def fail(msg):
+    print(f"read-recording: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def footer(path, kv):
+    """(schema, samples) from one segment's key-value metadata."""
+    if kv.get("irqlab.schema") != SCHEMA:
+        fail(f"{path}: schema {kv.get('irqlab.schema')!r}, expected {SCHEMA}")
+    if "irqlab.samples" not in kv:
+        fail(f"{path}: no irqlab.samples in the footer")
+    return json.loads(kv["irqlab.samples"])
+
+
+def load_duckdb(files):
+    import duckdb
+
+    con = duckdb.connect()
+    kv = {}
+    for f, k, v in con.execute(
+        "SELECT file_name, decode(key), decode(value) FROM parquet_kv_metadata(?)",
+        [files],
+    ).fetchall():
+        kv.setdefault(f, {})[k] = v
+    rows = con.execute(
+        "SELECT host, boot, filename, epoch_ns(time), seq, source, key, cpu, value "
+        "FROM read_parquet(?, hive_partitioning = true, filename = true)",
+        [files],
+    ).fetchall()
+    return kv, rows
+
+
+def load_pyarrow(root, files):
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    kv = {}
+    for f in files:
+        meta = pq.ParquetFile(f).metadata.metadata or {}
+        kv[f] = {k.decode(): v.decode() for k, v in meta.items()}
+    data = ds.dataset(root, format="parquet", partitioning="hive")
+    cols = ["host", "boot", "__filename", "time", "seq", "source", "key", "cpu", "value"]
+    t = data.to_table(columns=cols)
+    # nanosecond timestamps as integers (datetime would round to µs)
+    t = t.set_column(cols.index("time"), "time", t.column("time").cast("int64"))
+    d = t.to_pydict()
+    rows = list(zip(*(d[c] for c in cols)))
+    return kv, rows
+
+
+def cell(source, key, cpu):
+    return f"{source}|{key}|{'-' if cpu is None else cpu}"
+
+
+def states(kv, rows):
+    """Full state per sample: forward fill within each segment."""
+    by_file = {}
+    for host, boot, f, t, seq, source, key, cpu, value in rows:
+        by_file.setdefault(os.path.normpath(f), []).append((seq, t, cell(source, key, cpu), value, host, boot))
+    out = []
+    for f, meta in sorted(kv.items()):
+        f = os.path.normpath(f)
+        samples = footer(f, meta)
+        parts = dict(p.split("=", 1) for p in f.split(os.sep) if p.startswith(("host=", "boot=")))
+        changes = sorted(by_file.get(f, []), key=lambda r: r[0])
+        times = {s["seq"]: s["wall_ns"] for s in samples}
+        state, i = {}, 0
+        for s in sorted(samples, key=lambda s: s["seq"]):
+            while i < len(changes) and changes[i][0] <= s["seq"]:
+                seq, t, c, v, host, boot = changes[i]
+                if t != times.get(seq):
+                    fail(f"{f}: seq {seq}: row time {t} != footer wall_ns {times.get(seq)}")
+                state[c] = v
+                i += 1
+            out.append(
+                {
+                    "host": parts.get("host"),
+                    "boot": parts.get("boot"),
+                    "seq": s["seq"],
+                    "wall_ns": s["wall_ns"],
+                    "mono_ns": s["mono_ns"],
+                    "values": dict(sorted(state.items())),
+                }
+            )
+        if i != len(changes):
+            fail(f"{f}: {len(changes) - i} rows after the last listed sample")
+    out.sort(key=lambda s: (s["host"] or "", s["boot"] or "", s["seq"]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("--engine", choices=["duckdb", "pyarrow"], default="duckdb")
+    ap.add_argument("--summary", action="store_true")
+    a = ap.parse_args()
+    root = os.path.abspath(a.dir)
+    files = sorted(glob.glob(os.path.join(root, "**", "*.parquet"), recursive=True))
+    if not files:
+        fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
+    try:
+        kv, rows = load_duckdb(files) if a.engine == "duckdb" else load_pyarrow(root, files)
+    except ImportError as e:
+        fail(f"{a.engine} is not installed ({e}); run tools/install-python-readers.sh")
+    result = states({os.path.normpath(k): v for k, v in kv.items()}, rows)
+    if a.summary:
+        seen = {}
+        for s in result:
+            k = (s["host"], s["boot"])
+            seen[k] = seen.get(k, 0) + 1
+        for (h, b), n in sorted(seen.items()):
+            print(json.dumps({"host": h, "boot": b, "samples": n}))
+        print(json.dumps({"rows": len(rows), "engine": a.engine}))
+        return
+    for s in result:
+        print(json.dumps(s))
+
+
+if __name__ == "__main__":
+    main()
