@@ -72,14 +72,60 @@ fn beta(rng: &mut Rng, a: f64, b: f64) -> f64 {
     x / (x + gamma(rng, b))
 }
 
-/// The median (numpy convention) of one resample of sorted `s`, drawn
-/// exactly through the order statistics of uniform indices.
+/// Up to this many values a resample median is the real thing: n indices
+/// counted in a histogram over sorted `s` (for small n cheaper than the
+/// Beta deviates, whose gamma draws cost ~10 transcendental functions).
+const DIRECT_MEDIAN_MAX: usize = 64;
+
+/// Uniform index in `0..n` by a multiply-shift (Lemire): no division in
+/// the resampling loops; the bias is below n / 2^64.
+#[inline]
+fn draw_index(rng: &mut Rng, n: usize) -> usize {
+    ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
+}
+
+/// The median (numpy convention) of one resample of sorted `s`: drawn
+/// directly up to [`DIRECT_MEDIAN_MAX`] values, else exactly through the
+/// order statistics of uniform indices.
 fn resample_median(rng: &mut Rng, s: &[f64]) -> f64 {
+    match s.len() {
+        1 => s[0],
+        n if n <= DIRECT_MEDIAN_MAX => resample_median_direct(rng, s),
+        _ => resample_median_beta(rng, s),
+    }
+}
+
+/// One real resample of sorted `s` (2 ≤ n ≤ [`DIRECT_MEDIAN_MAX`]), as
+/// counts per rank, and its median.
+fn resample_median_direct(rng: &mut Rng, s: &[f64]) -> f64 {
+    let n = s.len();
+    let mut counts = [0u8; DIRECT_MEDIAN_MAX];
+    for _ in 0..n {
+        counts[draw_index(rng, n)] += 1;
+    }
+    let k = n.div_ceil(2); // 1-based rank of the (lower) middle value
+    let mut seen = 0usize;
+    let mut lower: Option<f64> = None;
+    for (v, &c) in s.iter().zip(&counts[..n]) {
+        seen += usize::from(c);
+        if lower.is_none() && seen >= k {
+            if n % 2 == 1 {
+                return *v;
+            }
+            lower = Some(*v);
+        }
+        if let (Some(a), true) = (lower, seen > k) {
+            return v - (v - a) * 0.5;
+        }
+    }
+    s[n - 1]
+}
+
+/// The median of one resample of sorted `s` (n ≥ 2) through the order
+/// statistics of uniform indices: O(1) whatever n.
+fn resample_median_beta(rng: &mut Rng, s: &[f64]) -> f64 {
     let n = s.len();
     let at = |u: f64| s[((u * n as f64) as usize).min(n - 1)];
-    if n == 1 {
-        return s[0];
-    }
     let k = n.div_ceil(2); // 1-based rank of the (lower) middle value
     let uk = beta(rng, k as f64, (n - k + 1) as f64);
     if n % 2 == 1 {
@@ -98,7 +144,7 @@ fn resample_moments(rng: &mut Rng, v: &[f64], c: f64) -> (f64, f64) {
     // on one chain of additions.
     let (mut a, mut b) = ([0.0f64; 4], [0.0f64; 4]);
     for i in 0..n {
-        let d = v[rng.index(n)] - c;
+        let d = v[draw_index(rng, n)] - c;
         a[i % 4] += d;
         b[i % 4] += d * d;
     }
@@ -360,11 +406,21 @@ mod tests {
     /// a real resample (checked on its mean and spread, n odd and even).
     #[test]
     fn order_statistic_median_matches_real_resamples() {
-        for n in [7usize, 8] {
+        for (n, direct) in [
+            (7usize, false),
+            (8, false),
+            (7, true),
+            (8, true),
+            (65, false),
+        ] {
             let s: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
             let (mut rng, mut rng2) = (Rng::new(5), Rng::new(6));
             let k = 40_000;
-            let fast: Vec<f64> = (0..k).map(|_| resample_median(&mut rng, &s)).collect();
+            let draw = |rng: &mut Rng| match direct {
+                true => resample_median_direct(rng, &s),
+                false => resample_median_beta(rng, &s),
+            };
+            let fast: Vec<f64> = (0..k).map(|_| draw(&mut rng)).collect();
             let slow: Vec<f64> = (0..k)
                 .map(|_| {
                     let r: Vec<f64> = (0..n).map(|_| s[rng2.index(n)]).collect();
