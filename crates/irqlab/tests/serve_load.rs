@@ -1,5 +1,5 @@
-//! Load: 50 concurrent scrapers on loopback for a bounded time (5 s; a
-//! 30 s figure for BENCHMARKS.md is still to be taken). No request
+//! Load: 50 concurrent scrapers on loopback for a bounded time (5 s;
+//! tools/serve-load.py takes the 30 s figure of BENCHMARKS.md). No request
 //! may fail, peak memory stays bounded, and the sampling CPU per sample
 //! does not grow with the scrape rate (compared with an idle stretch of the
 //! same run, so a busy machine shifts both alike).
@@ -58,14 +58,26 @@ fn fifty_scrapers_for_five_seconds() {
         w.join().unwrap();
     }
     stop.store(true, Ordering::Relaxed);
-    let c = own(addr);
+    // The body (and its scrape counter) is rendered at each sample: wait
+    // for two samples after the load, however late a busy machine takes
+    // them, so that the counter covers every scrape made.
+    let after = own(addr).1;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let c = loop {
+        let c = own(addr);
+        if c.1 >= after + 2.0 || Instant::now() > deadline {
+            break c;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
     eprintln!(
         "serve_load: {ok} scrapes in 5 s, {failed} failed; idle {a:?} -> {b:?}, loaded -> {c:?}"
     );
     assert_eq!(failed, 0, "{failed} scrapes failed ({ok} ok)");
     assert!(ok >= 100, "only {ok} scrapes in 5 s");
-    assert!(c.3 - b.3 >= ok as f64 * 0.9, "scrape counter {c:?} vs {ok}");
+    // every scrape is counted (plus the few of this test's own polling)
+    assert!(c.3 - b.3 >= ok as f64, "scrape counter {c:?} vs {ok}");
     let idle = (b.0 - a.0) / (b.1 - a.1).max(1.0);
     let loaded = (c.0 - b.0) / (c.1 - b.1).max(1.0);
     // Sampling CPU per sample: the same work whatever the scrape rate;
