@@ -14,6 +14,7 @@ use crate::bench::prepare::{IrqSpec, PinSpec, Preparation, SysctlSpec};
 use crate::bench::progress::Progress;
 use crate::bench::runner;
 use crate::bench::workloads::{WorkloadKind, WorkloadOptions};
+use crate::cmd::args::RootArgs;
 use crate::host::HostFs;
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -149,9 +150,8 @@ pub struct Args {
     /// Print the summary as a table or JSON.
     #[arg(long, value_enum, default_value = "table")]
     pub format: SummaryFormat,
-    /// Root of /proc and /sys (tests use fake trees).
-    #[arg(long, default_value = "/", hide = true)]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Host-change journal (default: /var/lib/irqlab/journal.jsonl for /).
     #[arg(long, hide = true)]
     pub journal: Option<PathBuf>,
@@ -291,7 +291,8 @@ fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
 
 /// The plan of `a`; `argv` is recorded for `--resume`.
 pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
-    let kernel = crate::env::kernel_release(&HostFs::new(&a.root)).unwrap_or_else(|| "run".into());
+    let kernel =
+        crate::env::kernel_release(&HostFs::new(a.root.path())).unwrap_or_else(|| "run".into());
     Ok(Plan {
         variants: variants(a, &kernel)?,
         trials: a.trials,
@@ -306,7 +307,7 @@ pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
             dir: a.resume.clone().or_else(|| a.out.clone()),
             resume: a.resume.is_some(),
         },
-        root: a.root.clone(),
+        root: a.root.dir.clone(),
         journal: a.journal.clone(),
         trace: a.trace,
         argv,
@@ -325,7 +326,8 @@ fn bench_matches(argv: &[String]) -> anyhow::Result<ArgMatches> {
 }
 
 /// Flags that may differ between a run and its `--resume`.
-const FREE_ON_RESUME: [&str; 5] = ["resume", "format", "root", "journal", "out"];
+/// (`dir` is the id of `--root`, from the shared `RootArgs`.)
+const FREE_ON_RESUME: [&str; 5] = ["resume", "format", "dir", "journal", "out"];
 
 fn raw(m: &ArgMatches, id: &str) -> Vec<OsString> {
     m.get_raw(id)

@@ -7,6 +7,7 @@
 
 use super::args;
 use super::top::{parse_threshold, SortArg};
+use crate::cmd::args::RootArgs;
 use crate::export::{self, plural, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter, SortKey};
@@ -16,7 +17,6 @@ use irqlab_core::interrupts::LineParser;
 use irqlab_core::{CpuList, IrqRow, ParseError, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -27,9 +27,8 @@ pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Read a captured tree (sosreport, `irqlab synth` output) instead of `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -417,7 +416,7 @@ fn interval_report(
 /// as [`interval_report`]'s, written row by row from the frame
 /// ([`report::RatesJson`]) instead of built whole first.
 fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<ExitCode> {
-    let mut live = open_live(&args.root, filter)?;
+    let mut live = open_live(args.root.path(), filter)?;
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
@@ -465,14 +464,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return interval_json(&args, &filter, iv);
     }
     let (mut report, present) = match args.interval {
-        None => snapshot_report(&args.root, &filter)?,
-        Some(iv) => interval_report(&args.root, &filter, iv, args.format != Format::Table)?,
+        None => snapshot_report(args.root.path(), &filter)?,
+        Some(iv) => interval_report(args.root.path(), &filter, iv, args.format != Format::Table)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
     order_rows(&mut report, args.sort.map(SortKey::from), args.threshold);
     // affinity of the printed rows only, when the format prints it
     if args.interval.is_none() && args.format != Format::Csv {
-        annotate_affinity(&mut report, &HostFs::new(&args.root));
+        annotate_affinity(&mut report, &HostFs::new(args.root.path()));
     }
     for w in filter_warnings(
         args.cpus.as_deref(),

@@ -3,8 +3,8 @@
 //! the irq tracepoints (see `crate::trace`). Without the `trace` feature it
 //! says how to get it and exits 1.
 
+use crate::cmd::args::RootArgs;
 use crate::trace::interval::Select;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -38,9 +38,8 @@ pub struct Args {
     /// Add log2 histograms (durations, softirq latency).
     #[arg(long)]
     pub hist: bool,
-    /// Root for the preflight checks (tests).
-    #[arg(long, default_value = "/", hide = true)]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: RootArgs,
 }
 
 impl Args {
@@ -98,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     use std::io::Write;
 
     let sel = args.select()?;
-    let session = Session::start(&HostFs::new(&args.root))?;
+    let session = Session::start(&HostFs::new(args.root.path()))?;
     for n in &session.notes {
         eprintln!("irqlab: note: {n}");
     }

@@ -11,10 +11,10 @@
 pub mod batch;
 pub mod text;
 
+use crate::cmd::args::RootArgs;
 use crate::report::{Filter, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -101,9 +101,8 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 /// Flags of `irqlab top`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Read a captured tree (sosreport, `irqlab synth` output) instead of `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub root: RootArgs,
     /// Time between samples (e.g. `1s`, `250ms`); greater than 0.
     #[arg(long, short = 'i', default_value = "1s", value_parser = parse_interval,
           allow_hyphen_values = true)]
@@ -145,7 +144,7 @@ impl Args {
     /// The live sampler's plan (checks --irq and --cpus).
     pub fn plan(&self) -> anyhow::Result<LivePlan> {
         Ok(LivePlan {
-            root: self.root.clone(),
+            root: self.root.dir.clone(),
             filter: Filter::from_flags(self.irq.as_deref(), self.cpus.as_deref())?,
             strategy: self.strategy.into(),
         })
@@ -170,7 +169,7 @@ pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
 /// The UI's configuration from the flags.
 pub fn tui_config(args: Args) -> crate::tui::TuiConfig {
     crate::tui::TuiConfig {
-        root: args.root,
+        root: args.root.dir,
         interval: args.interval,
         irq: args.irq,
         cpus: args.cpus,
