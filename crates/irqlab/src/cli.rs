@@ -41,7 +41,7 @@ pub enum Command {
     Man(crate::cmd::man::Args),
     /// Record raw counters to a Parquet dataset (host=…/boot=…/) with a crash-safe journal.
     Record(crate::cmd::record::Args),
-    /// Replay a recording: `top --batch` lines with rates from the recorded counters.
+    /// Replay a recording: the `top` screen with time navigation, or `top --batch` lines (`--batch`).
     Replay(crate::cmd::replay::Args),
     /// Turn the journals a crashed `record` left into Parquet segments.
     Recover(crate::cmd::recover::Args),
