@@ -145,12 +145,12 @@ fn recording_reads_back_to_the_recorded_snapshots() {
     );
 }
 
-#[test]
-fn kill_9_then_replay_has_every_flushed_sample() {
-    let d = tempfile::tempdir().unwrap();
-    let tree = d.path().join("tree");
+/// A synth tree under `dir` recorded at 50 ms into `dir/rec` (one open
+/// segment: everything in the journal) for `ms`, then SIGKILLed:
+/// (tree, recording).
+fn killed_recording(dir: &Path, ms: u64) -> (PathBuf, PathBuf) {
+    let (tree, out) = (dir.join("tree"), dir.join("rec"));
     synth(&tree);
-    let out = d.path().join("rec");
     let mut child = irqlab()
         .arg("record")
         .arg("--root")
@@ -160,9 +160,16 @@ fn kill_9_then_replay_has_every_flushed_sample() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(ms));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    (tree, out)
+}
+
+#[test]
+fn kill_9_then_replay_has_every_flushed_sample() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = killed_recording(d.path(), 1500);
     let dir = boot_dir(&out);
     let journal = dir.join("journal.jsonl");
     let flushed = std::fs::read_to_string(&journal).unwrap();
@@ -199,21 +206,7 @@ fn kill_9_then_replay_has_every_flushed_sample() {
 #[test]
 fn torn_journal_is_reported_and_salvaged() {
     let d = tempfile::tempdir().unwrap();
-    let tree = d.path().join("tree");
-    synth(&tree);
-    let out = d.path().join("rec");
-    let mut child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "-o"])
-        .arg(&out)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (_, out) = killed_recording(d.path(), 1000);
     let journal = boot_dir(&out).join("journal.jsonl");
     let mut bytes = std::fs::read(&journal).unwrap();
     let good = bytes.len();
