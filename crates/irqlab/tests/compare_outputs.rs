@@ -5,44 +5,13 @@
 //! browser check of `--html` is tests/compare_browser.rs.
 #![allow(clippy::unwrap_used)]
 
-use assert_cmd::Command;
+mod common;
+
+use common::compare::{compare, numbers, ok, spread};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
 use tempfile::TempDir;
-
-fn compare(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("irqlab")
-        .unwrap()
-        .current_dir(dir)
-        .arg("compare")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = compare(dir, args);
-    let (o, e) = (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    );
-    assert!(out.status.success(), "{args:?}\n{o}\n{e}");
-    o
-}
-
-fn numbers(path: &Path, values: impl IntoIterator<Item = f64>) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let text: String = values.into_iter().map(|v| format!("{v}\n")).collect();
-    fs::write(path, text).unwrap();
-}
-
-/// Deterministic spread: `n` values around `centre`.
-fn spread(centre: f64, step: f64, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| centre + step * (((i * 7) % n) as f64 - n as f64 / 2.0))
-        .collect()
-}
 
 /// A CSV table (`variant,trial,<metrics>`) of `n` trials per variant;
 /// `value(variant, metric, trial)` fills the cells.

@@ -6,6 +6,7 @@
 //! a `TempDir` removed on drop, so tests leave nothing behind.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod compare;
 pub mod tmux;
 
 use irqlab_core::render::{Arch, Era};
