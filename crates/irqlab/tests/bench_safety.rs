@@ -16,7 +16,7 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SYSCTL: &str = "proc/sys/kernel/irqlab_test";
 
@@ -222,20 +222,9 @@ fn spawn_group_bench(root: &Path, pidfile: &Path) -> std::process::Child {
         .unwrap()
 }
 
-fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
 fn read_pid(pidfile: &Path) -> i32 {
     assert!(
-        wait_for(Duration::from_secs(30), || std::fs::read_to_string(pidfile)
+        common::wait_until(Duration::from_secs(30), || std::fs::read_to_string(pidfile)
             .is_ok_and(|s| s.ends_with('\n'))),
         "the command never started"
     );
@@ -249,7 +238,7 @@ fn read_pid(pidfile: &Path) -> i32 {
 /// True once no process (not even a zombie) of group `pgid` remains;
 /// reaps members reparented to this test process.
 fn group_gone(pgid: i32) -> bool {
-    wait_for(Duration::from_secs(5), || {
+    common::wait_until(Duration::from_secs(5), || {
         while let Ok(ws) = waitpid(Pid::from_raw(-pgid), Some(WaitPidFlag::WNOHANG)) {
             if ws == WaitStatus::StillAlive {
                 break;
@@ -357,7 +346,7 @@ fn disk_tempfile_removed_on_sigterm() {
     let mut child = spawn_disk_bench(root.path(), tmp.path());
     let pid = child.id();
     assert!(
-        wait_for(Duration::from_secs(30), || !disk_files(tmp.path(), pid)
+        common::wait_until(Duration::from_secs(30), || !disk_files(tmp.path(), pid)
             .is_empty()),
         "the disk workload never created its file"
     );
@@ -373,7 +362,7 @@ fn disk_tempfile_removed_by_restore_after_sigkill() {
     let tmp = disk_dir();
     let mut child = spawn_disk_bench(root.path(), tmp.path());
     let pid = child.id();
-    assert!(wait_for(Duration::from_secs(30), || !disk_files(
+    assert!(common::wait_until(Duration::from_secs(30), || !disk_files(
         tmp.path(),
         pid
     )

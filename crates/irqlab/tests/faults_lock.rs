@@ -11,7 +11,7 @@ mod common;
 use assert_cmd::Command;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const A: &str = "proc/sys/kernel/printk_ratelimit";
 const B: &str = "proc/sys/kernel/printk_ratelimit_burst";
@@ -62,17 +62,6 @@ impl Drop for Running {
     }
 }
 
-fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
 #[test]
 fn second_bench_refuses_and_restore_after_sigkill_restores_everything() {
     let root = fake_tree();
@@ -94,7 +83,7 @@ fn second_bench_refuses_and_restore_after_sigkill_restores_everything() {
     let mut first = Running(child);
     let pid = first.0.id();
     assert!(
-        wait_until(Duration::from_secs(30), || value(r, A) == "7"),
+        common::wait_until(Duration::from_secs(30), || value(r, A) == "7"),
         "the first run never changed the host"
     );
 
@@ -181,7 +170,7 @@ fn restore_refuses_under_a_live_run() {
         .spawn()
         .unwrap();
     let first = Running(child);
-    assert!(wait_until(Duration::from_secs(30), || value(r, A) == "7"));
+    assert!(common::wait_until(Duration::from_secs(30), || value(r, A) == "7"));
     let out = Command::cargo_bin("irqlab")
         .unwrap()
         .args(["restore", "--root"])

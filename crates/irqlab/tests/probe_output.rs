@@ -25,12 +25,7 @@ fn probe_json(root: &str, reads: &str) -> Value {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::stdout_json(&out)
 }
 
 #[test]

@@ -126,3 +126,26 @@ pub fn bench_tree(osrelease: &str, boot_id: &str, extra: &[(&str, &str)]) -> Tem
     }
     dir
 }
+
+/// Poll `f` every 20 ms until it holds (true) or `limit` passes (false).
+pub fn wait_until(limit: std::time::Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// The JSON document a successful run printed (the stderr in the panic
+/// message otherwise).
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
