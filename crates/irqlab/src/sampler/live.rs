@@ -201,23 +201,8 @@ impl<S: SnapshotSource> LiveSampler<S> {
         self.source.read(&mut self.cur)?;
         self.source.threads(self.cur.mono_ns, &mut self.threads);
         self.meta.check(&self.cur);
-        let strategy = self.source.strategy();
-        let filter = match strategy {
-            Strategy::PerCpuCount => &self.cpu_filter,
-            Strategy::ProcInterrupts => &self.filter,
-        };
         self.fresh = true;
-        Ok(Frame {
-            prev: &self.prev,
-            cur: &self.cur,
-            threads: &self.threads,
-            strategy,
-            meter,
-            meta_epoch: self.meta.epoch,
-            filter,
-            meta: &mut self.meta,
-            source: &mut self.source,
-        })
+        Ok(self.frame(meter, false))
     }
 
     /// The latest sample as a frame of zero length (`prev` and `cur` are
@@ -226,15 +211,21 @@ impl<S: SnapshotSource> LiveSampler<S> {
     /// first sample at once (`serve`, `record`). Affinity comes from the same
     /// metadata cache as every frame's.
     pub fn latest_frame(&mut self) -> Frame<'_> {
-        let meter = CostMeter::start();
+        self.frame(CostMeter::start(), true)
+    }
+
+    /// The frame over `prev` and `cur` (both the latest snapshot when
+    /// `latest_only`), with the row filter of the source's strategy.
+    fn frame(&mut self, meter: CostMeter, latest_only: bool) -> Frame<'_> {
         let strategy = self.source.strategy();
         let filter = match strategy {
             Strategy::PerCpuCount => &self.cpu_filter,
             Strategy::ProcInterrupts => &self.filter,
         };
         let latest = if self.fresh { &self.cur } else { &self.prev };
+        let prev = if latest_only { latest } else { &self.prev };
         Frame {
-            prev: latest,
+            prev,
             cur: latest,
             threads: &self.threads,
             strategy,
