@@ -78,6 +78,32 @@ struct Kept {
     buf: Vec<u8>,
 }
 
+/// `root`-relative `rel` (`proc/interrupts`, a leading `/` allowed) as a path.
+fn join_rel(root: &Path, rel: &str) -> PathBuf {
+    root.join(rel.trim_start_matches('/'))
+}
+
+/// The kept-open descriptor of `rel` under `root`, opened (regular files
+/// only) on first use; later calls cost one map lookup.
+fn kept_file<'a>(
+    kept: &'a mut HashMap<String, Kept>,
+    root: &Path,
+    rel: &str,
+) -> io::Result<&'a mut Kept> {
+    if !kept.contains_key(rel) {
+        let file = open_regular(&join_rel(root, rel))?;
+        kept.insert(
+            rel.to_string(),
+            Kept {
+                file,
+                buf: Vec::new(),
+            },
+        );
+    }
+    kept.get_mut(rel)
+        .ok_or_else(|| io::Error::other("kept file vanished"))
+}
+
 /// Gateway to one root's `/proc` and `/sys`.
 pub struct HostFs {
     root: PathBuf,
@@ -100,31 +126,20 @@ impl HostFs {
 
     /// Absolute path of a root-relative path such as `proc/interrupts`.
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel.trim_start_matches('/'))
+        join_rel(&self.root, rel)
     }
 
     /// Read the whole file at `rel` through a kept-open descriptor. The
     /// returned slice is valid until the next read of the same file.
     pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
-        if !self.kept.contains_key(rel) {
-            let file = open_regular(&self.path(rel))?;
-            let kept = Kept {
-                file,
-                buf: Vec::new(),
-            };
-            self.kept.insert(rel.to_string(), kept);
+        let root = &self.root;
+        let k = kept_file(&mut self.kept, root, rel)?;
+        if k.buf.is_empty() {
+            presize(&k.file, &mut k.buf);
         }
-        match self.kept.get_mut(rel) {
-            Some(k) => {
-                if k.buf.is_empty() {
-                    presize(&k.file, &mut k.buf);
-                }
-                let (filled, _calls) =
-                    pread_to_end(&k.file, &mut k.buf).map_err(|e| named(&self.root, rel, e))?;
-                Ok(k.buf.get(..filled).unwrap_or_default())
-            }
-            None => Err(io::Error::other("kept file vanished")),
-        }
+        let (filled, _calls) =
+            pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
+        Ok(k.buf.get(..filled).unwrap_or_default())
     }
 
     /// Like [`HostFs::for_each_line`] through a kept-open descriptor and
@@ -135,19 +150,10 @@ impl HostFs {
         rel: &str,
         f: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        if !self.kept.contains_key(rel) {
-            let file = open_regular(&self.path(rel))?;
-            let kept = Kept {
-                file,
-                buf: Vec::new(),
-            };
-            self.kept.insert(rel.to_string(), kept);
-        }
-        let Some(k) = self.kept.get_mut(rel) else {
-            return Err(io::Error::other("kept file vanished").into());
-        };
+        let root = &self.root;
+        let k = kept_file(&mut self.kept, root, rel)?;
         stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
-            Streamed::Io(e) => E::from(named(&self.root, rel, e)),
+            Streamed::Io(e) => E::from(named(root, rel, e)),
             Streamed::Line(e) => e,
         })
     }
