@@ -151,6 +151,10 @@ pub struct IrqLine {
     /// Count since boot over all CPUs (rates mode; for `--sort total`).
     #[serde(skip)]
     pub since_boot: Option<u64>,
+    /// The busiest CPU's id and rate, when `rates` was reduced to it
+    /// ([`from_delta_busiest`]; `None` also when no CPU had a positive rate).
+    #[serde(skip)]
+    pub busiest: Option<(u32, f64)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -225,6 +229,7 @@ fn line_meta(row: &IrqRow) -> IrqLine {
         description: row.description.clone(),
         affinity: None,
         since_boot: None,
+        busiest: None,
     }
 }
 
@@ -553,12 +558,35 @@ pub fn from_delta_rates(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
     delta_report(old, new, f, false)
 }
 
+/// Like [`from_delta_rates`], each interrupt row's per-CPU rates reduced
+/// to the busiest CPU ([`IrqLine::busiest`], `rates` `None`) as the row
+/// is built: what a table too wide for per-CPU columns prints, without
+/// holding a rate per cell of a 1152-CPU machine.
+pub fn from_delta_busiest(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    let mut r = delta_report_with(old, new, f, false, true);
+    if let Some(s) = &mut r.interrupts {
+        // the CPU ids were the rows' only use of the column list
+        s.cpus.shrink_to_fit();
+    }
+    r
+}
+
 fn delta_report(old: &Snapshot, new: &Snapshot, f: &Filter, deltas: bool) -> Report {
+    delta_report_with(old, new, f, deltas, false)
+}
+
+fn delta_report_with(
+    old: &Snapshot,
+    new: &Snapshot,
+    f: &Filter,
+    deltas: bool,
+    busiest: bool,
+) -> Report {
     let secs = new.elapsed_since(old);
     Report {
         interval_s: Some(secs),
         interrupts: match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f, deltas)),
+            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f, deltas, busiest)),
             _ => None,
         },
         softirqs: match (&old.softirqs, &new.softirqs) {
@@ -684,20 +712,46 @@ fn irq_rates(
     secs: f64,
     f: &Filter,
     with_deltas: bool,
+    busiest: bool,
 ) -> IrqSection {
     let rc = RateCols::new(o, n, f);
+    let cpus = pick(&rc.union, &rc.cols);
     let mut rows = Vec::new();
     let mut picked = Vec::new();
     let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
         if f.keep_irq_row(r) {
-            rows.push(rc.line(r, cells, secs, with_deltas, &mut picked));
+            let mut l = rc.line(r, cells, secs, with_deltas, &mut picked);
+            if busiest {
+                reduce_to_busiest(&mut l, &cpus);
+            }
+            rows.push(l);
         }
     });
     IrqSection {
-        cpus: pick(&rc.union, &rc.cols),
+        cpus,
         rows,
         gone: gone.into_iter().map(|g| g.label).collect(),
     }
+}
+
+/// Replace a per-CPU row's rates by its busiest CPU (the first of the
+/// highest positive rates).
+fn reduce_to_busiest(l: &mut IrqLine, cpus: &[u32]) {
+    if l.shape != Shape::PerCpu {
+        return;
+    }
+    let Some(rates) = l.rates.take() else {
+        return;
+    };
+    let mut best: Option<(u32, f64)> = None;
+    for (&c, r) in cpus.iter().zip(&rates) {
+        if let Some(v) = *r {
+            if v > 0.0 && best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+    }
+    l.busiest = best;
 }
 
 /// The rates report of `show --interval` as JSON, written straight from
@@ -868,6 +922,46 @@ mod tests {
         let mut out = Vec::new();
         crate::export::json::write(v, &mut out, pretty).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A table too wide for CPU columns prints the same from rows reduced
+    /// to their busiest CPU as from every CPU's rate (ties: the first),
+    /// including rows with no positive rate, gaps and arch rows.
+    #[test]
+    fn busiest_rows_print_the_same_wide_table() {
+        let text = |k: u64| {
+            let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
+            t.push('\n');
+            for irq in 0..6u64 {
+                let counts: String = (0..20u64)
+                    .map(|c| format!(" {}", k * ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
+                    .collect();
+                t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
+            }
+            t.push_str(&format!(
+                "LOC:{} Local timer interrupts\nERR: {k}\n",
+                " 5".repeat(20)
+            ));
+            t
+        };
+        let (old, new) = (snap(0, &text(1)), snap(1000, &text(3)));
+        for cpus in [None, Some("1-19")] {
+            let f = Filter::from_flags(None, cpus).unwrap();
+            let table = |r: &Report| {
+                let mut out = Vec::new();
+                crate::export::table::write(r, &mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            let narrow = from_delta_busiest(&old, &new, &f);
+            assert!(narrow
+                .interrupts
+                .as_ref()
+                .unwrap()
+                .rows
+                .iter()
+                .all(|l| l.rates.is_none() || l.shape != Shape::PerCpu));
+            assert_eq!(table(&narrow), table(&from_delta_rates(&old, &new, &f)));
+        }
     }
 
     /// The streamed rates document is byte for byte the Report's, with

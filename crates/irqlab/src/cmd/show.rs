@@ -195,9 +195,15 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     let Some(sec) = report.interrupts.as_mut() else {
         return;
     };
+    // one open directory, each file opened relative to it
+    let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
+        return;
+    };
+    let read = |irq: u32, file: &str| dir.read(&format!("{irq}/{file}")).filter(|s| !s.is_empty());
     for row in &mut sec.rows {
         if let Some(irq) = row.irq {
-            row.affinity = crate::sampler::targeted::read_affinity(fs, irq);
+            row.affinity =
+                read(irq, "effective_affinity_list").or_else(|| read(irq, "smp_affinity_list"));
         }
     }
 }
@@ -402,11 +408,19 @@ fn interval_report(
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
-    // the table prints rates only: no per-CPU deltas for it
+    // the table prints rates only: no per-CPU deltas for it, and no
+    // per-CPU rates when it is too wide for CPU columns (the busiest CPU)
+    let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    let columns = cur
+        .interrupts
+        .as_ref()
+        .map_or(0, |m| f.columns(&m.cpus).len());
     let mut report = if with_deltas {
-        report::from_delta(frame.prev, frame.cur, frame.filter())
+        report::from_delta(prev, cur, f)
+    } else if columns > export::table::MAX_CPU_COLUMNS {
+        report::from_delta_busiest(prev, cur, f)
     } else {
-        report::from_delta_rates(frame.prev, frame.cur, frame.filter())
+        report::from_delta_rates(prev, cur, f)
     };
     report::annotate_affinity(&mut report, &mut frame);
     Ok((report, present))
