@@ -290,8 +290,31 @@ impl<'f> IrqCounts<'f> {
     /// Add `r` if the filter keeps it (its counts are moved out when no
     /// CPU filter applies); true when kept.
     pub fn push(&mut self, r: &mut IrqRow) -> bool {
+        match self.line(r) {
+            Some(l) => {
+                self.sec.rows.push(l);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The CPU ids of the kept columns.
+    pub fn cpus(&self) -> &[u32] {
+        &self.sec.cpus
+    }
+
+    /// True when no CPU column is dropped: [`IrqCounts::line`] then moves
+    /// the row's count buffer into the line (a caller may give it back).
+    pub fn all_columns(&self) -> bool {
+        self.all
+    }
+
+    /// The line of `r` if the filter keeps it, without adding it (its
+    /// counts are moved out when no CPU filter applies).
+    pub fn line(&self, r: &mut IrqRow) -> Option<IrqLine> {
         if !self.f.keep_irq_row(r) {
-            return false;
+            return None;
         }
         let mut l = line_meta(r);
         match r.shape {
@@ -306,8 +329,7 @@ impl<'f> IrqCounts<'f> {
             }
             _ => l.total = r.total(),
         }
-        self.sec.rows.push(l);
-        true
+        Some(l)
     }
 
     /// The section.
