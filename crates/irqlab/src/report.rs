@@ -155,6 +155,10 @@ pub struct IrqLine {
     /// ([`from_delta_busiest`]; `None` also when no CPU had a positive rate).
     #[serde(skip)]
     pub busiest: Option<(u32, f64)>,
+    /// The busiest CPU's id and count, when `counts` was reduced to it
+    /// ([`IrqCounts::reduce_to_busiest`]; `None` also when all were 0).
+    #[serde(skip)]
+    pub busiest_count: Option<(u32, u64)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -230,6 +234,7 @@ fn line_meta(row: &IrqRow) -> IrqLine {
         affinity: None,
         since_boot: None,
         busiest: None,
+        busiest_count: None,
     }
 }
 
@@ -308,6 +313,28 @@ impl<'f> IrqCounts<'f> {
     /// the row's count buffer into the line (a caller may give it back).
     pub fn all_columns(&self) -> bool {
         self.all
+    }
+
+    /// Replace a per-CPU line's counts by its busiest CPU (the first of
+    /// the highest positive counts) and give the count buffer back to
+    /// `r`: what a table too wide for CPU columns prints.
+    pub fn reduce_to_busiest(&self, l: &mut IrqLine, r: &mut IrqRow) {
+        if l.shape != Shape::PerCpu {
+            return;
+        }
+        let Some(counts) = l.counts.take() else {
+            return;
+        };
+        let mut best: Option<(u32, u64)> = None;
+        for (&c, &v) in self.sec.cpus.iter().zip(&counts) {
+            if v > 0 && best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+        l.busiest_count = best;
+        if self.all {
+            r.counts = counts;
+        }
     }
 
     /// The line of `r` if the filter keeps it, without adding it (its
@@ -983,6 +1010,52 @@ mod tests {
                 .iter()
                 .all(|l| l.rates.is_none() || l.shape != Shape::PerCpu));
             assert_eq!(table(&narrow), table(&from_delta_rates(&old, &new, &f)));
+        }
+    }
+
+    /// The same for counts: a wide snapshot table from lines reduced to
+    /// their busiest CPU as they are kept prints what the full report does.
+    #[test]
+    fn busiest_counts_print_the_same_wide_table() {
+        let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
+        t.push('\n');
+        for irq in 0..6u64 {
+            let counts: String = (0..20u64)
+                .map(|c| format!(" {}", ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
+                .collect();
+            t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
+        }
+        t.push_str(&format!(
+            "LOC:{} Local timer\n 9:{} x\nERR: 4\n",
+            " 5".repeat(20),
+            " 0".repeat(20)
+        ));
+        for cpus in [None, Some("1-19")] {
+            let f = Filter::from_flags(None, cpus).unwrap();
+            let table = |r: &Report| {
+                let mut out = Vec::new();
+                crate::export::table::write(r, &mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            let full = from_snapshot(snap(0, &t), &f);
+            let mut m = Interrupts::parse(t.as_bytes()).unwrap();
+            let b = IrqCounts::new(&m.cpus.clone(), &f);
+            let mut rows = Vec::new();
+            for r in m.rows_mut() {
+                let mut l = b.line(r).unwrap();
+                b.reduce_to_busiest(&mut l, r);
+                rows.push(l);
+            }
+            let reduced = Report {
+                interrupts: Some(IrqSection {
+                    cpus: b.cpus().to_vec(),
+                    rows,
+                    gone: Vec::new(),
+                }),
+                ..from_snapshot(snap(0, &t), &f)
+            };
+            assert_eq!(table(&reduced), table(&full));
+            assert!(table(&full).contains("cpu"), "{}", table(&full));
         }
     }
 

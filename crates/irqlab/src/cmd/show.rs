@@ -273,13 +273,19 @@ impl Read {
 
 /// Stream `/proc/interrupts` through one reused buffer and one scratch
 /// row, keeping only the rows (and CPU columns) `filter` selects.
+/// With `table`, a row of a table too wide for CPU columns keeps only its
+/// busiest CPU (and the scratch row its count buffer).
 fn stream_interrupts(
     fs: &HostFs,
     filter: &Filter,
     read: &mut Read,
+    table: bool,
 ) -> Result<report::IrqSection, ReadErr> {
     let mut rows = Vec::new();
-    let cpus = each_kept_row(fs, filter, read, |_, l, _| {
+    let cpus = each_kept_row(fs, filter, read, |counts, mut l, row| {
+        if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
+            counts.reduce_to_busiest(&mut l, row);
+        }
         rows.push(l);
         Ok(())
     })?;
@@ -342,12 +348,16 @@ fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), R
 /// One snapshot (counts since boot), and the CPUs its files list.
 /// `/proc/interrupts` is streamed (never whole in memory); the row
 /// filter applies before a row is kept.
+/// With `table`, rows of a table too wide for CPU columns keep only their
+/// busiest CPU ([`stream_interrupts`]).
 fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
+    table: bool,
 ) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
-    let (interrupts, mut report, present) =
-        snapshot_with(root, filter, |fs, read| stream_interrupts(fs, filter, read))?;
+    let (interrupts, mut report, present) = snapshot_with(root, filter, |fs, read| {
+        stream_interrupts(fs, filter, read, table)
+    })?;
     report.interrupts = interrupts;
     Ok((report, present))
 }
@@ -426,7 +436,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let attrs = HostFs::new(root)
         .attr_dir(irqlab_core::paths::PROC_IRQ)
         .ok();
-    let mut rows = Vec::new();
+    let mut rows = export::chunks::Chunks::default();
     let mut kept = 0usize;
     let (cpus, rest, present) = snapshot_with(root, filter, |fs, read| {
         each_kept_row(fs, filter, read, |counts, mut l, row| {
@@ -439,7 +449,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                     l.affinity = affinity(dir, irq);
                 }
                 if !rows.is_empty() {
-                    rows.push(b',');
+                    rows.write_all(b",")?;
                 }
                 serde_json::to_writer(&mut rows, &l).map_err(std::io::Error::from)?;
             }
@@ -467,7 +477,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             out.write_all(b"{\"cpus\":")?;
             serde_json::to_writer(&mut out, cpus).map_err(std::io::Error::from)?;
             out.write_all(b",\"rows\":[")?;
-            out.write_all(&rows)?;
+            rows.write_to(&mut out)?;
             out.write_all(b"]}")?;
         }
         None => out.write_all(b"null")?,
@@ -592,7 +602,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ => {}
     }
     let (mut report, present) = match args.interval {
-        None => snapshot_report(args.root.path(), &filter)?,
+        None => snapshot_report(args.root.path(), &filter, args.format == Format::Table)?,
         Some(iv) => interval_report(args.root.path(), &filter, iv, args.format != Format::Table)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
