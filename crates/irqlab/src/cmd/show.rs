@@ -437,6 +437,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         .attr_dir(irqlab_core::paths::PROC_IRQ)
         .ok();
     let mut rows = export::chunks::Chunks::default();
+    let mut one = Vec::new();
     let mut kept = 0usize;
     let (cpus, rest, present) = snapshot_with(root, filter, |fs, read| {
         each_kept_row(fs, filter, read, |counts, mut l, row| {
@@ -448,10 +449,14 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                 if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                     l.affinity = affinity(dir, irq);
                 }
+                // one row into a reused buffer (serde writes number by
+                // number), then one copy into the held output
+                one.clear();
                 if !rows.is_empty() {
-                    rows.write_all(b",")?;
+                    one.push(b',');
                 }
-                serde_json::to_writer(&mut rows, &l).map_err(std::io::Error::from)?;
+                serde_json::to_writer(&mut one, &l).map_err(std::io::Error::from)?;
+                rows.write_all(&one)?;
             }
             if counts.all_columns() {
                 if let Some(c) = l.counts.take() {
