@@ -105,7 +105,11 @@ impl Ticker {
                 return None;
             }
             let left = nix::sys::time::TimeSpec::from_duration(due - now);
-            match clock_nanosleep(ClockId::CLOCK_MONOTONIC, ClockNanosleepFlags::empty(), &left) {
+            match clock_nanosleep(
+                ClockId::CLOCK_MONOTONIC,
+                ClockNanosleepFlags::empty(),
+                &left,
+            ) {
                 Ok(_) | Err(nix::errno::Errno::EINTR) => {}
                 Err(_) => std::thread::sleep(due.saturating_duration_since(Instant::now())),
             }
