@@ -199,7 +199,10 @@ impl HostFs {
     /// every `/proc/PID/comm` at start.
     /// A read shorter than the small buffer is the whole file (sysfs and
     /// single-record seq_files return everything in one call, regular
-    /// files are short only at EOF): no second read to see EOF.
+    /// files are short only at EOF; a multi-record seq_file such as
+    /// `cpuinfo` fills the 256 bytes unless at EOF, as it stops early only
+    /// before a record that overflows its page buffer, over 3.8 KB): no
+    /// second read to see EOF.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
         let file = open_regular(&self.path(rel)).ok()?;
         let mut small = [0u8; ATTR_FIRST];
