@@ -23,8 +23,8 @@
 #   4. Where the 0.3x target's floor is: the kernel's cost of generating
 #      /proc/interrupts, /proc/softirqs, /proc/stat (CPU time of each
 #      pread on a kept descriptor, CLOCK_THREAD_CPUTIME_ID around the
-#      call, paced at 1 s like top and mpstat: caches are cold then, and
-#      at 10 ms), the CPU of starting and ending a trivial dynamically
+#      call minus the same call on /dev/null, paced at 1 s like top and
+#      mpstat: caches are cold then, and at 10 ms), the CPU of starting and ending a trivial dynamically
 #      linked process (`/bin/true`: exec, ld.so, exit), and perf's
 #      user/kernel split of both `top --batch -i 1s -n 30` and `mpstat -I
 #      ALL 1 30` run concurrently under perf. floor = /bin/true + 30 x the
@@ -130,21 +130,32 @@ STAT_FILES = ("/proc/interrupts", "/proc/softirqs", "/proc/stat")
 
 def gen_cost(pace_s, reps):
     """Median CPU (us) the kernel spends generating each statistics file
-    per read, one pread of each on kept descriptors every pace_s seconds
-    (thread CPU clock around the call: the kernel's work plus ~1 us of
-    syscall and interpreter overhead)."""
+    per read, one pread of each on kept descriptors every pace_s seconds:
+    thread CPU clock around `os.preadv` into a preallocated buffer, minus
+    the same call on /dev/null measured in the same wake-up (the
+    interpreter's and the syscall's own cost; a first /dev/null call after
+    the sleep warms the interpreter's path, not the kernel's files)."""
     fds = [os.open(f, os.O_RDONLY) for f in STAT_FILES]
+    null = os.open("/dev/null", os.O_RDONLY)
+    buf = bytearray(1 << 20)
     per = [[] for _ in fds]
+
+    def timed(fd):
+        t = time.thread_time_ns()
+        while os.preadv(fd, [buf], 0) == len(buf):
+            pass
+        return time.thread_time_ns() - t
+
     try:
         for _ in range(reps):
             time.sleep(pace_s)
-            for i, fd in enumerate(fds):
-                t = time.thread_time_ns()
-                while len(os.pread(fd, 1 << 20, 0)) == 1 << 20:
-                    pass
-                per[i].append((time.thread_time_ns() - t) / 1e3)
+            timed(null)
+            raw = [timed(fd) for fd in fds]
+            base = min(timed(null) for _ in range(3))
+            for i, t in enumerate(raw):
+                per[i].append(max(t - base, 0) / 1e3)
     finally:
-        for fd in fds:
+        for fd in fds + [null]:
             os.close(fd)
     return [statistics.median(v) for v in per]
 
