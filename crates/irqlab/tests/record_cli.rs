@@ -98,6 +98,17 @@ fn recording_reads_back_to_the_recorded_snapshots() {
         layout::segments(&dir).unwrap().len() >= 2,
         "segments closed every 700 ms"
     );
+    // Schema 2: the shape and the environment are stored once, in the
+    // first segment; later segments carry neither (same shape).
+    let segs: Vec<_> = layout::segments(&dir)
+        .unwrap()
+        .into_iter()
+        .map(|(_, _, p)| irqlab::record::segment::read(&p).unwrap())
+        .collect();
+    assert!(!segs[0].shapes.is_empty() && !segs[0].environment.is_empty());
+    for s in &segs[1..] {
+        assert!(s.shapes.is_empty() && s.environment.is_empty());
+    }
     assert!(
         !dir.join("journal.jsonl").exists(),
         "journal removed at a clean exit"
@@ -270,10 +281,10 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
         .windows(needle.len())
         .rposition(|w| w == needle)
         .unwrap();
-    // The value follows the key in the thrift footer: find the "1" after it.
+    // The value follows the key in the thrift footer: find the "2" after it.
     let v = other[at + needle.len()..]
         .iter()
-        .position(|&b| b == b'1')
+        .position(|&b| b == b'2')
         .unwrap()
         + at
         + needle.len();
@@ -288,7 +299,7 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("recording schema 7, this irqlab reads schema 1"),
+        err.contains("recording schema 7, this irqlab reads schemas 1 and 2"),
         "{err}"
     );
 }
@@ -307,4 +318,30 @@ fn unwritable_output_names_the_directory() {
         err.starts_with("irqlab: ") && err.contains(&*blocker.to_string_lossy()),
         "{err}"
     );
+}
+
+/// tests/fixtures/recording-schema1: a schema-1 recording (raw values, the
+/// sample list and shapes as plain JSON in the footer) written by irqlab
+/// before schema 2, of a synth tree (2 CPUs, 3 IRQs, seed 1) at 100 ms.
+#[test]
+fn schema_1_recordings_are_still_read() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-schema1");
+    let dir = boot_dir(&fixture);
+    let rec = reader::open(&dir).unwrap();
+    assert_eq!(rec.steps.len(), 4);
+    let mut rp = reader::Replayer::default();
+    for step in &rec.steps {
+        let s = rp.apply(step).unwrap();
+        let ints = s.snap.interrupts.unwrap();
+        let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
+        assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
+    }
+    let r = irqlab()
+        .arg("replay")
+        .arg(&fixture)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
 }

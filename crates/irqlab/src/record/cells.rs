@@ -188,11 +188,18 @@ pub struct Differ {
 }
 
 impl Differ {
-    /// Forget everything: the next [`Differ::cells`] emits every cell (a
-    /// segment's first sample).
+    /// Forget everything: the next [`Differ::cells`] emits every cell and
+    /// the shape.
     pub fn reset(&mut self) {
         self.prev.clear();
         self.shape = None;
+    }
+
+    /// Forget the cells but keep the shape: the next [`Differ::cells`]
+    /// emits every cell (a segment's first sample) and the shape only if it
+    /// changed (a segment keeps the shape of the one before it).
+    pub fn restart(&mut self) {
+        self.prev.clear();
     }
 
     /// The cells of `f` that differ from the previous sample, and its shape

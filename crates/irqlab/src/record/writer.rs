@@ -64,7 +64,7 @@ impl Run {
         affinity: &mut dyn FnMut(u32) -> Option<String>,
     ) -> anyhow::Result<()> {
         if self.data.samples.is_empty() {
-            self.differ.reset();
+            self.differ.restart();
             self.started = Some(Instant::now());
         }
         let (shape, cells) = self.differ.cells(flatten(s, filter, affinity));
@@ -104,14 +104,8 @@ impl Run {
         };
         let meter = clock::CostMeter::start();
         let path = self.dir.join(layout::segment_name(first.seq, last.seq));
-        let env = std::mem::take(&mut self.data.environment);
-        let data = std::mem::replace(
-            &mut self.data,
-            SegmentData {
-                environment: env,
-                ..SegmentData::default()
-            },
-        );
+        // the environment goes into the run's first segment only
+        let data = std::mem::take(&mut self.data);
         self.sum.segment_bytes += segment::write(&path, &data)?;
         self.sum.segments += 1;
         self.journal = RecordJournal::create(self.journal.path())?;
