@@ -196,10 +196,15 @@ fn kill_9_then_replay_has_every_flushed_sample() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), n - 1);
     assert!(String::from_utf8_lossy(&r.stderr).contains("journal"));
-    // … and recover turns it into a segment with the same samples.
+    // … and recover turns it into a segment with the same samples (and
+    // removes a segment write the kill interrupted).
+    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&partial, b"PAR1 half").unwrap();
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert!(String::from_utf8_lossy(&r.stderr).contains(&format!("recovered {n} sample(s)")));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
+    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
     assert!(!journal.exists());
     let rec = reader::open(&dir).unwrap();
     assert_eq!(rec.steps.len(), n);
@@ -344,4 +349,24 @@ fn schema_1_recordings_are_still_read() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
+}
+
+#[test]
+fn bad_flags_are_usage_errors_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for args in [
+        vec!["record", "--irq", "(", "-o"],
+        vec!["record", "--cpus", "x", "-o"],
+        vec!["record", "-i", "0s", "-o"],
+        vec!["record", "--segment", "0s", "-o"],
+        vec!["replay", "--cpus", "x"],
+        vec!["replay", "--irq", "("],
+    ] {
+        let o = irqlab().args(&args).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("irqlab: "), "{args:?}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
 }

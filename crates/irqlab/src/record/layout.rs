@@ -167,16 +167,35 @@ pub fn lines_to_segment(lines: Vec<JournalLine>) -> SegmentData {
     d
 }
 
-/// Turn a journal left behind into a segment; `Some(message)` when there
-/// was something to say.
+/// Remove `*.parquet.tmp` files (a segment whose write was interrupted:
+/// its samples are still in the journal); one message per file.
+fn remove_partial_segments(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".parquet.tmp"))
+        .map(|p| match std::fs::remove_file(&p) {
+            Ok(()) => format!(
+                "removed {} (a segment whose write was interrupted)",
+                p.display()
+            ),
+            Err(e) => format!("cannot remove {}: {e}", p.display()),
+        })
+        .collect()
+}
+
+/// Turn a journal left behind into a segment and remove interrupted
+/// segment writes; `Some(message)` when there was something to say.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
+    let mut msg = remove_partial_segments(dir);
     let path = dir.join(JOURNAL);
     if !path.exists() {
-        return Ok(None);
+        return Ok((!msg.is_empty()).then(|| msg.join("\n")));
     }
     let (lines, torn) = journal_lines(dir)?;
     let n = lines.len();
-    let mut msg = Vec::new();
     if let Some(t) = torn {
         msg.push(t);
     }
