@@ -41,7 +41,10 @@ def run(cmd, mover):
     m = None
     if mover:
         m = subprocess.Popen(mover, stderr=subprocess.DEVNULL)
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # write-only /dev/null: irqlab takes a read-write one for a closed stdout
+    # (crates/irqlab/src/export/stdout.rs) and stops at the first line
+    with open(os.devnull, "wb") as null:
+        p = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE, text=True)
     err = p.stderr.read()
     _, status, ru = os.wait4(p.pid, 0)
     if m:

@@ -123,7 +123,9 @@ def main():
     ap.add_argument("--interval", default="1s")
     ap.add_argument("--per-cpu", default="all")
     a = ap.parse_args()
-    total = int(2 * a.seconds + 30)
+    # a bound in case this script dies (it stops irqlab itself); a 128-MB
+    # body at 1152 CPUs takes seconds per scrape, so be generous
+    total = int(4 * a.seconds + 300)
     p = subprocess.Popen(
         [a.irqlab, "serve", "--root", a.root, "--listen", "127.0.0.1:0", "-i", a.interval,
          "--per-cpu", a.per_cpu, "--duration", f"{total}s"],

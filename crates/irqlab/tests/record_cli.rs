@@ -160,13 +160,18 @@ fn recording_reads_back_to_the_recorded_snapshots() {
 /// segment: everything in the journal) for `ms`, then SIGKILLed:
 /// (tree, recording).
 fn killed_recording(dir: &Path, ms: u64) -> (PathBuf, PathBuf) {
+    killed_recording_with(dir, ms, "1h")
+}
+
+/// [`killed_recording`] closing segments every `segment`.
+fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBuf) {
     let (tree, out) = (dir.join("tree"), dir.join("rec"));
     synth(&tree);
     let mut child = irqlab()
         .arg("record")
         .arg("--root")
         .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "-o"])
+        .args(["-i", "50ms", "--segment", segment, "-o"])
         .arg(&out)
         .stderr(Stdio::null())
         .spawn()
@@ -369,4 +374,47 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
         assert!(err.starts_with("irqlab: "), "{args:?}: {err}");
     }
     assert!(!out.exists(), "nothing written");
+}
+
+/// After a segment closes the journal holds only changed counters; the
+/// segment `recover` makes of it still starts with every counter (the rest
+/// taken from the segment before), so that each segment stands alone.
+#[test]
+fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
+    let d = tempfile::tempdir().unwrap();
+    let (_tree, out) = killed_recording_with(d.path(), 1200, "300ms");
+    let dir = boot_dir(&out);
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let segs = layout::segments(&dir).unwrap();
+    assert!(!segs.is_empty(), "segments closed before the kill");
+    let first = irqlab::record::segment::read(&segs[0].2).unwrap();
+    let first_seq = first.samples[0].seq;
+    let every = first.cells.iter().filter(|c| c.0 == first_seq).count();
+    let first_line: serde_json::Value =
+        serde_json::from_str(journal.lines().next().unwrap()).unwrap();
+    assert!(
+        first_line["cells"].as_array().unwrap().len() < every,
+        "the journal after a segment repeats every counter"
+    );
+    let r = irqlab().arg("recover").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let segs = layout::segments(&dir).unwrap();
+    let last = irqlab::record::segment::read(&segs.last().unwrap().2).unwrap();
+    let seq = last.samples[0].seq;
+    assert_eq!(
+        last.cells.iter().filter(|c| c.0 == seq).count(),
+        every,
+        "the recovered segment's first sample holds every counter"
+    );
+    // and the whole recording replays as one sequence
+    let rec = reader::open(&dir).unwrap();
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    assert!(rec
+        .steps
+        .windows(2)
+        .all(|w| w[1].time.seq == w[0].time.seq + 1));
+    let mut rp = reader::Replayer::default();
+    for step in &rec.steps {
+        rp.apply(step).unwrap();
+    }
 }

@@ -180,6 +180,22 @@ fn stat_rows(st: &irqlab_core::Stat, filter: &Filter, f: &mut Flat) {
     }
 }
 
+/// Every cell of `f` (a segment's first sample).
+pub fn all_cells(f: &Flat) -> Vec<CellValue> {
+    let mut out = Vec::with_capacity(f.rows.iter().map(|r| r.values.len()).sum());
+    for r in &f.rows {
+        for (&cpu, &value) in r.cpus.iter().zip(&r.values) {
+            out.push(CellValue {
+                source: r.source,
+                key: r.key.clone(),
+                cpu,
+                value,
+            });
+        }
+    }
+    out
+}
+
 /// Keeps the previous sample's rows to emit only changed cells.
 #[derive(Debug, Default)]
 pub struct Differ {
