@@ -17,8 +17,10 @@
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.
 
+mod attrs;
 mod open;
 
+pub use attrs::AttrDir;
 pub use open::{create_regular, open_regular};
 
 use anyhow::Context;
