@@ -148,6 +148,30 @@ impl HostFs {
         Ok(k.buf.get(..filled).unwrap_or_default())
     }
 
+    /// Like [`HostFs::read`] for a file the kernel generates as one record
+    /// (`single_open` seq_files: `/proc/softirqs`, `/proc/stat`,
+    /// `/proc/PID/stat`, `/proc/PID/schedstat`; sysfs attributes): its
+    /// whole text is generated before the first byte is copied, so a read
+    /// shorter than asked is the end, and no second `pread` is spent to
+    /// see EOF (regular files of captured trees are short only at EOF
+    /// too). Not for `/proc/interrupts`, whose rows are records of their
+    /// own: a read of it stops short before a row that does not fit the
+    /// kernel's page buffer.
+    pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
+        let root = &self.root;
+        let k = kept_file(&mut self.kept, root, rel)?;
+        if k.buf.is_empty() {
+            presize(&k.file, &mut k.buf);
+        }
+        if k.buf.len() < FIRST {
+            k.buf.resize(FIRST, 0);
+        }
+        let (filled, _calls) =
+            read_loop_limited(&k.file, &mut k.buf, None, Limits::default(), true)
+                .map_err(|e| named(root, rel, e))?;
+        Ok(k.buf.get(..filled).unwrap_or_default())
+    }
+
     /// Like [`HostFs::for_each_line`] through a kept-open descriptor and
     /// its kept buffer (a sampler re-reading a file that may be huge:
     /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size).
@@ -388,7 +412,7 @@ pub fn pread_chunked(file: &File, buf: &mut Vec<u8>, chunk: usize) -> io::Result
 /// buffer's free space when `chunk` is `None`. Stops with an error past
 /// [`MAX_READ`] bytes or a line longer than [`MAX_LINE_READ`].
 fn read_loop(file: &File, buf: &mut Vec<u8>, chunk: Option<usize>) -> io::Result<(usize, u32)> {
-    read_loop_limited(file, buf, chunk, Limits::default())
+    read_loop_limited(file, buf, chunk, Limits::default(), false)
 }
 
 /// The two bounds of a read (fields so that tests can use small ones).
@@ -407,11 +431,14 @@ impl Default for Limits {
     }
 }
 
+/// `short_is_end`: a read returning less than asked ends the loop (one
+/// record files, see [`HostFs::read_record`]).
 fn read_loop_limited(
     file: &File,
     buf: &mut Vec<u8>,
     chunk: Option<usize>,
     lim: Limits,
+    short_is_end: bool,
 ) -> io::Result<(usize, u32)> {
     let mut filled = 0;
     let mut calls = 0;
@@ -430,6 +457,7 @@ fn read_loop_limited(
         let Some(dst) = buf.get_mut(filled..end) else {
             return Err(io::Error::other("read buffer too small"));
         };
+        let asked = dst.len();
         let res = file.read_at(dst, filled as u64);
         calls += 1;
         match res {
@@ -441,6 +469,9 @@ fn read_loop_limited(
                 }
                 filled += n;
                 check_limits(filled, line_start, lim)?;
+                if short_is_end && n < asked {
+                    return Ok((filled, calls));
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -505,6 +536,24 @@ mod tests {
             .unwrap();
             assert_eq!(n, lines);
             assert!(buf.len() <= most, "{lines} lines: buffer {}", buf.len());
+        }
+    }
+
+    #[test]
+    fn record_reads_stop_at_a_short_read_and_still_read_big_files_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "y".repeat(3 * FIRST + 7);
+        for text in ["1000 0 1\n", big.as_str()] {
+            std::fs::write(dir.path().join("f"), text).unwrap();
+            let file = File::open(dir.path().join("f")).unwrap();
+            let mut buf = vec![0; FIRST];
+            let (n, calls) =
+                read_loop_limited(&file, &mut buf, None, Limits::default(), true).unwrap();
+            assert_eq!(&buf[..n], text.as_bytes());
+            let (_, to_eof) = read_loop(&file, &mut vec![0; FIRST], None).unwrap();
+            assert_eq!(calls + 1, to_eof, "one read fewer than reading to EOF");
+            let mut fs = HostFs::new(dir.path());
+            assert_eq!(fs.read_record("f").unwrap(), text.as_bytes());
         }
     }
 

@@ -246,7 +246,7 @@ fn read_cpu(
             return Some((ns, t.last_cpu));
         }
     }
-    let bytes = fs.read(&t.stat_rel).ok()?;
+    let bytes = fs.read_record(&t.stat_rel).ok()?;
     stat.parse_into(bytes).ok()?;
     t.last_cpu = stat.processor;
     t.since_stat = 1;
@@ -262,7 +262,7 @@ fn read_cpu(
 
 /// CPU time in ns from `/proc/PID/schedstat` (`rel`), if readable.
 fn read_schedstat(fs: &mut HostFs, rel: &str) -> Option<u64> {
-    let bytes = fs.read(rel).ok()?;
+    let bytes = fs.read_record(rel).ok()?;
     SchedStat::parse(bytes).ok().map(|s| s.exec_runtime_ns)
 }
 

@@ -4,7 +4,8 @@
 //! (main treats a broken pipe as success).
 //!
 //! Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::from_frame` and `text.rs`, JSON lines (README "JSON Lines")
+//! `report::from_delta_rates` (no affinity: text does not print it) and
+//! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
 //! SIGINT/SIGTERM ends it (exit 130/143, as `bench`).
@@ -99,7 +100,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         match summary.as_mut() {
             None => jsonl.write_frame(&mut frame, &mut buf),
             Some(sum) => {
-                let report = report::from_frame(&mut frame);
+                // text prints no affinity: no affinity reads (~1 file per
+                // IRQ at the first frame) and no String per row per sample
+                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
                 let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(&stamp),
