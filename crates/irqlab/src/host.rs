@@ -17,8 +17,10 @@
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.
 
+mod attrs;
 mod open;
 
+pub use attrs::AttrDir;
 pub use open::{create_regular, open_regular};
 
 use anyhow::Context;
@@ -103,6 +105,10 @@ fn kept_file<'a>(
     kept.get_mut(rel)
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
+
+/// First read of [`HostFs::read_attr`] (a stack buffer: comm names are at
+/// most 64 bytes, affinity lists and chip names short).
+const ATTR_FIRST: usize = 256;
 
 /// Gateway to one root's `/proc` and `/sys`.
 pub struct HostFs {
@@ -193,10 +199,26 @@ impl HostFs {
     /// Read a small attribute file as trimmed text, `None` if absent.
     /// open + read + close only (no `stat` for a size hint): `top` reads
     /// every `/proc/PID/comm` at start.
+    /// A read shorter than the small buffer is the whole file (sysfs and
+    /// single-record seq_files return everything in one call, regular
+    /// files are short only at EOF; a multi-record seq_file such as
+    /// `cpuinfo` fills the 256 bytes unless at EOF, as it stops early only
+    /// before a record that overflows its page buffer, over 3.8 KB): no
+    /// second read to see EOF.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
         let file = open_regular(&self.path(rel)).ok()?;
-        // attributes are short: one small buffer, doubled by read_loop if not
-        let mut buf = vec![0u8; 256];
+        let mut small = [0u8; ATTR_FIRST];
+        let n = loop {
+            match file.read_at(&mut small, 0) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => break r.ok()?,
+            }
+        };
+        if n < small.len() {
+            return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+        }
+        // longer: the whole file through the bounded read loop
+        let mut buf = vec![0u8; 2 * ATTR_FIRST];
         let (n, _) = read_loop(&file, &mut buf, None).ok()?;
         Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
     }
@@ -242,8 +264,8 @@ impl HostFs {
     }
 }
 
-/// Bytes one read of [`HostFs::for_each_line`] asks for (and the size its
-/// buffer starts at).
+/// Most bytes one read of [`HostFs::for_each_line`] asks for (its buffer
+/// starts at one page and doubles up to this while reads fill it).
 pub const STREAM_CHUNK: usize = 256 << 10;
 
 /// Why [`stream_lines`] stopped: a read failed, or the line callback did.
@@ -266,8 +288,12 @@ fn stream_lines<E>(
     // bytes of the unfinished line at the front of `buf`
     let mut held = 0;
     let mut offset: usize = 0;
+    // bytes asked per read: one page at first (a 2 KB /proc/interrupts
+    // must not zero and fault in a 256 KiB buffer), doubled each time a
+    // read fills it, up to `chunk`; the kept buffer remembers the size
+    let mut step = buf.len().clamp(FIRST.min(chunk), chunk);
     loop {
-        let want = held + chunk;
+        let want = held + step;
         if buf.len() < want {
             buf.resize(want, 0);
         }
@@ -280,6 +306,9 @@ fn stream_lines<E>(
             Err(e) => return Err(Streamed::Io(e)),
         };
         offset += n;
+        if n == step {
+            step = (step * 2).min(chunk);
+        }
         let end = held + n;
         let data = buf.get(..end).unwrap_or_default();
         if n == 0 {
@@ -458,6 +487,25 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn streamed_buffer_starts_at_one_page_and_grows_to_the_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "x".repeat(99);
+        for (lines, most) in [(20, FIRST), (5000, STREAM_CHUNK + 100)] {
+            std::fs::write(dir.path().join("f"), format!("{line}\n").repeat(lines)).unwrap();
+            let fs = HostFs::new(dir.path());
+            let (mut buf, mut n) = (Vec::new(), 0);
+            fs.for_each_line("f", &mut buf, |l| {
+                assert_eq!(l, line.as_bytes());
+                n += 1;
+                Ok::<_, io::Error>(())
+            })
+            .unwrap();
+            assert_eq!(n, lines);
+            assert!(buf.len() <= most, "{lines} lines: buffer {}", buf.len());
+        }
     }
 
     #[test]

@@ -13,28 +13,10 @@ use super::text::{self, Block, TextOpts};
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::report::{self, Filter};
-use crate::sampler::{clock, LiveSampler, SelfCost, Strategy, Ticker};
+use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::mpsc::{self, Receiver};
-
-/// SIGINT and SIGTERM, delivered on a channel (a thread blocked in the
-/// signal pipe: no polling, no wake-ups between samples).
-fn signals() -> anyhow::Result<Receiver<i32>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut sigs = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for s in sigs.forever() {
-            if tx.send(s).is_err() {
-                return;
-            }
-        }
-    });
-    Ok(rx)
-}
 
 /// What the `Average:` block needs: the baseline, the filter of the rows
 /// read, self-cost over all samples.
@@ -87,7 +69,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
-    let stop = signals()?;
+    let stop = Stop::install()?;
     let opts = TextOpts {
         sort: args.sort.into(),
         threshold: args.threshold,
@@ -109,7 +91,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut signal = None;
     let mut done = 0u64;
     while args.count.is_none_or(|c| done < c) {
-        if let Some(s) = ticker.wait_or(&stop) {
+        if let Some(s) = ticker.wait_stop(&stop) {
             signal = Some(s);
             break;
         }
