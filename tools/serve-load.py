@@ -16,7 +16,7 @@ For each phase it prints irqlab's sampling CPU per sample (from its own
 `irqlab_sampling_cpu_seconds_total` / `irqlab_samples_total`), its whole
 process CPU (`/proc/PID/stat`), and for the load phase the scrapes, errors,
 latency p50/p99, the peak resident memory (VmHWM) and the CPU per scrape
-(the load phase's process CPU above the quiet phase's rate, / scrapes). Exits 1 on any
+(the load phase's process CPU less its sampling CPU, / scrapes). Exits 1 on any
 scrape error or when irqlab dies. Used for BENCHMARKS.md (issue 14).
 """
 
@@ -161,12 +161,12 @@ def main():
               f"process {loaded['process_cpu_pct']:.2f} % CPU; {a.scrapers} scrapers: {lo['scrapes']} scrapes "
               f"({lo['scrapes_per_s']:.0f}/s), {lo['errors']} errors, latency p50 {lo['latency_ms_p50']:.2f} ms "
               f"p99 {lo['latency_ms_p99']:.2f} ms, peak RSS {lo['peak_rss_mb']:.1f} MB")
-        # the CPU the scrapes added: the load phase's process CPU less what
-        # the quiet phase burnt in as long a time
-        extra_s = (q2["process_s"] - q1["process_s"]) - quiet["process_cpu_pct"] / 100 * (q2["t"] - q1["t"])
+        # the CPU the scrapes cost: the load phase's process CPU less its
+        # sampling thread's (sample + render, irqlab's own counter)
+        extra_s = (q2["process_s"] - q1["process_s"]) - (q2["sampling_s"] - q1["sampling_s"])
         if lo["scrapes"]:
             print(f"CPU per scrape: {1000 * extra_s / lo['scrapes']:.3f} ms "
-                  f"(process CPU of the load phase above the quiet phase's rate, / scrapes)")
+                  f"(process CPU of the load phase less its sampling CPU, / scrapes)")
         ratio = loaded["sampling_cpu_ms_per_sample"] / quiet["sampling_cpu_ms_per_sample"]
         print(f"sampling CPU per sample, loaded / quiet: {ratio:.2f}")
         if lo["errors"]:

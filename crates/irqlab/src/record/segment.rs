@@ -4,7 +4,7 @@
 //! rows sorted by cell then sequence, each cell's first row in the segment
 //! holding its raw counter and later rows the increment since the row
 //! before (a window sum restores the counter), `seq` and `value`
-//! byte-stream-split and everything GZIP-compressed; the footer holds the schema version, the
+//! byte-stream-split, `cpu` delta-encoded and everything GZIP-compressed; the footer holds the schema version, the
 //! shapes when they change (gzip + base64) and the environment of a run's
 //! first segment. And the reader back (schemas 1 and 2), which turns any
 //! failure (including a panic inside the decoder) into an error naming the
@@ -72,12 +72,14 @@ fn props(data: &SegmentData) -> anyhow::Result<WriterProperties> {
         .set_key_value_metadata(Some(kv));
     // min/max of time and seq let engines skip segments outside a window;
     // byte-stream-split + GZIP measured smallest for seq and the
-    // increments (BENCHMARKS.md "Recording size")
+    // increments, delta for cpu (ascending within a cell run: a third off
+    // at 1152 CPUs) (BENCHMARKS.md "Recording size")
     for col in ["time", "seq"] {
         b = b.set_column_statistics_enabled(ColumnPath::from(col), EnabledStatistics::Chunk);
     }
     for (col, enc) in [
         ("seq", Encoding::BYTE_STREAM_SPLIT),
+        ("cpu", Encoding::DELTA_BINARY_PACKED),
         ("value", Encoding::BYTE_STREAM_SPLIT),
     ] {
         b = b
