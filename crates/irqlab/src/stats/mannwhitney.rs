@@ -138,12 +138,15 @@ pub fn min_p(m: usize, n: usize) -> f64 {
 /// bench-sized set).
 const NULL_CACHE: usize = 16;
 
+/// Kept null distributions, by (smaller, larger) sample size.
+type NullCache = Vec<((usize, usize), Arc<Vec<f64>>)>;
+
 /// P(U ≤ k) for k = 0..=m·n under the null hypothesis (no ties), computed
 /// once per (m, n) and shared.
 pub fn null_cdf(m: usize, n: usize) -> Arc<Vec<f64>> {
-    static CACHE: Mutex<Vec<((usize, usize), Arc<Vec<f64>>)>> = Mutex::new(Vec::new());
+    static CACHE: Mutex<NullCache> = Mutex::new(Vec::new());
     let key = (m.min(n), m.max(n));
-    let hit = |c: &[((usize, usize), Arc<Vec<f64>>)]| {
+    let hit = |c: &NullCache| {
         c.iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| Arc::clone(v))
