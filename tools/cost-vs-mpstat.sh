@@ -11,6 +11,8 @@
 # Usage: tools/cost-vs-mpstat.sh [N]      (default N=30; takes N seconds)
 # Env:   IRQLAB=path/to/irqlab  (default: target/release/irqlab, built if missing)
 #        IRQLAB_ARGS="--irq virtio"  extra flags for irqlab top
+#        FORMAT=text  irqlab's --batch format (default json; text has no
+#                     self-accounted samples line)
 # Installs sysstat with apt-get when mpstat is missing (needs root).
 set -euo pipefail
 
@@ -72,10 +74,10 @@ PY
 
 # shellcheck disable=SC2086
 if command -v python3 >/dev/null 2>&1; then
-    read -r irq_s mp_s < <(both_python "$irqlab" top --batch --format json -i 1s -n "$n" ${IRQLAB_ARGS:-} -- mpstat -I ALL 1 "$n")
+    read -r irq_s mp_s < <(both_python "$irqlab" top --batch --format "${FORMAT:-json}" -i 1s -n "$n" ${IRQLAB_ARGS:-} -- mpstat -I ALL 1 "$n")
     how="wait4 rusage, per process"
 else
-    measure irqlab "$irqlab" top --batch --format json -i 1s -n "$n" ${IRQLAB_ARGS:-} &
+    measure irqlab "$irqlab" top --batch --format "${FORMAT:-json}" -i 1s -n "$n" ${IRQLAB_ARGS:-} &
     measure mpstat env LC_ALL=C mpstat -I ALL 1 "$n" &
     wait
     irq_s=$(secs "$tmp/irqlab.times")
@@ -88,7 +90,7 @@ lines=$(wc -l <"$tmp/irqlab.out")
 strategy=$(grep -o '"strategy":"[a-z_]*"' "$tmp/irqlab.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 
 echo "intervals:                 $n x 1 s (concurrent runs; CPU from $how)"
-echo "irqlab top --batch json:   ${irq_s} s CPU (user+sys), $lines lines, strategy:$strategy"
+echo "irqlab top --batch ${FORMAT:-json}:   ${irq_s} s CPU (user+sys), $lines lines, strategy:$strategy"
 echo "  self-accounted samples:  $(awk -v s="$self_ns" 'BEGIN { printf "%.3f", s / 1e9 }') s"
 echo "mpstat -I ALL:             ${mp_s} s CPU (user+sys)"
 awk -v a="$irq_s" -v b="$mp_s" 'BEGIN {

@@ -7,8 +7,13 @@ DIR is a recording (`irqlab record -o DIR`) or several copied into one
 directory: every `host=*/boot=*/part-*.parquet` below DIR is read as ONE
 table (Hive partitioning gives the `host` and `boot` columns). The layout
 is documented in docs/recording-schema.md: a segment holds every cell in
-its first sample and then only the cells that changed, and the footer key
-`irqlab.samples` lists every sample with its times.
+its first sample and then only the cells that changed. Schema 2: one
+`clock` row per sample (its `time` is the wall clock, its value sums to
+CLOCK_MONOTONIC), and `value` is the raw counter in a cell's first row of
+a segment and the increment since the row before in later rows, so the
+counter is the running sum over the cell's rows of the segment ordered by
+`seq` (the SQL of `--sql` below). Schema 1: raw values, the samples in the
+footer key `irqlab.samples`.
 
 Prints one JSON line per sample, in (host, boot, seq) order, with the full
 state of every counter at that sample (the last change at or before it,
@@ -19,8 +24,8 @@ within its segment):
 
 `--summary` prints one line per (host, boot) instead: samples and rows.
 Exits 1 with a message when a row's `time` differs from its sample's
-`wall_ns` in the footer, when a footer is missing, or when a segment's
-schema is not 1. Used by crates/irqlab/tests/record_readers.rs; install
+wall clock, when a sample list is missing, or when a segment's schema is
+neither 1 nor 2. Used by crates/irqlab/tests/record_readers.rs; install
 the engines with tools/install-python-readers.sh.
 """
 
@@ -30,7 +35,15 @@ import json
 import os
 import sys
 
-SCHEMA = "1"
+SCHEMAS = ("1", "2")
+
+# Schema 2 in SQL: every counter at every row where it changed, raw.
+SQL = """
+SELECT host, boot, filename, epoch_ns(time) AS time, seq, source, key, cpu,
+       CAST(sum(value) OVER (PARTITION BY filename, source, key, cpu ORDER BY seq)
+            AS BIGINT) AS value
+FROM read_parquet(?, hive_partitioning = true, filename = true)
+"""
 
 
 def fail(msg):
@@ -38,13 +51,24 @@ def fail(msg):
     sys.exit(1)
 
 
-def footer(path, kv):
-    """(schema, samples) from one segment's key-value metadata."""
-    if kv.get("irqlab.schema") != SCHEMA:
-        fail(f"{path}: schema {kv.get('irqlab.schema')!r}, expected {SCHEMA}")
-    if "irqlab.samples" not in kv:
-        fail(f"{path}: no irqlab.samples in the footer")
-    return json.loads(kv["irqlab.samples"])
+def schema_of(path, kv):
+    v = kv.get("irqlab.schema")
+    if v not in SCHEMAS:
+        fail(f"{path}: schema {v!r}, expected one of {', '.join(SCHEMAS)}")
+    return v
+
+
+def samples_of(path, kv, changes):
+    """The samples of one segment: schema 1 from the footer, schema 2 from
+    its `clock` rows (already summed into CLOCK_MONOTONIC)."""
+    if schema_of(path, kv) == "1":
+        if "irqlab.samples" not in kv:
+            fail(f"{path}: no irqlab.samples in the footer")
+        return json.loads(kv["irqlab.samples"])
+    clock = [r for r in changes if r[2] == "clock|mono_ns|-"]
+    if not clock:
+        fail(f"{path}: no clock rows (no samples)")
+    return [{"seq": seq, "wall_ns": t, "mono_ns": v} for seq, t, _, v, _, _ in clock]
 
 
 def load_duckdb(files):
@@ -57,12 +81,15 @@ def load_duckdb(files):
         [files],
     ).fetchall():
         kv.setdefault(f, {})[k] = v
+    if all(kv.get(f, {}).get("irqlab.schema") == "2" for f in files):
+        # the window sum in SQL, as a user would write it
+        return kv, con.execute(SQL, [files]).fetchall(), True
     rows = con.execute(
         "SELECT host, boot, filename, epoch_ns(time), seq, source, key, cpu, value "
         "FROM read_parquet(?, hive_partitioning = true, filename = true)",
         [files],
     ).fetchall()
-    return kv, rows
+    return kv, rows, False
 
 
 def load_pyarrow(root, files):
@@ -80,14 +107,24 @@ def load_pyarrow(root, files):
     t = t.set_column(cols.index("time"), "time", t.column("time").cast("int64"))
     d = t.to_pydict()
     rows = list(zip(*(d[c] for c in cols)))
-    return kv, rows
+    return kv, rows, False
 
 
 def cell(source, key, cpu):
     return f"{source}|{key}|{'-' if cpu is None else cpu}"
 
 
-def states(kv, rows):
+def running_sums(changes):
+    """Schema 2: a cell's first row is raw, later rows are increments."""
+    total = {}
+    out = []
+    for seq, t, c, v, host, boot in sorted(changes, key=lambda r: (r[2], r[0])):
+        total[c] = total[c] + v if c in total else v
+        out.append((seq, t, c, total[c], host, boot))
+    return out
+
+
+def states(kv, rows, summed):
     """Full state per sample: forward fill within each segment."""
     by_file = {}
     for host, boot, f, t, seq, source, key, cpu, value in rows:
@@ -95,9 +132,13 @@ def states(kv, rows):
     out = []
     for f, meta in sorted(kv.items()):
         f = os.path.normpath(f)
-        samples = footer(f, meta)
+        changes = by_file.get(f, [])
+        if schema_of(f, meta) == "2" and not summed:
+            changes = running_sums(changes)
+        samples = samples_of(f, meta, changes)
+        changes = [r for r in changes if not r[2].startswith("clock|")]
         parts = dict(p.split("=", 1) for p in f.split(os.sep) if p.startswith(("host=", "boot=")))
-        changes = sorted(by_file.get(f, []), key=lambda r: r[0])
+        changes = sorted(changes, key=lambda r: r[0])
         times = {s["seq"]: s["wall_ns"] for s in samples}
         state, i = {}, 0
         for s in sorted(samples, key=lambda s: s["seq"]):
@@ -134,10 +175,10 @@ def main():
     if not files:
         fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
     try:
-        kv, rows = load_duckdb(files) if a.engine == "duckdb" else load_pyarrow(root, files)
+        kv, rows, summed = load_duckdb(files) if a.engine == "duckdb" else load_pyarrow(root, files)
     except ImportError as e:
         fail(f"{a.engine} is not installed ({e}); run tools/install-python-readers.sh")
-    result = states({os.path.normpath(k): v for k, v in kv.items()}, rows)
+    result = states({os.path.normpath(k): v for k, v in kv.items()}, rows, summed)
     if a.summary:
         seen = {}
         for s in result:

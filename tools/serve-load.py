@@ -15,7 +15,8 @@ Starts one `irqlab serve` on a free loopback port (it stops by itself:
 For each phase it prints irqlab's sampling CPU per sample (from its own
 `irqlab_sampling_cpu_seconds_total` / `irqlab_samples_total`), its whole
 process CPU (`/proc/PID/stat`), and for the load phase the scrapes, errors,
-latency p50/p99 and the peak resident memory (VmHWM). Exits 1 on any
+latency p50/p99, the peak resident memory (VmHWM) and the CPU per scrape
+(the load phase's process CPU above the quiet phase's rate, / scrapes). Exits 1 on any
 scrape error or when irqlab dies. Used for BENCHMARKS.md (issue 14).
 """
 
@@ -122,7 +123,9 @@ def main():
     ap.add_argument("--interval", default="1s")
     ap.add_argument("--per-cpu", default="all")
     a = ap.parse_args()
-    total = int(2 * a.seconds + 30)
+    # a bound in case this script dies (it stops irqlab itself); a 128-MB
+    # body at 1152 CPUs takes seconds per scrape, so be generous
+    total = int(4 * a.seconds + 300)
     p = subprocess.Popen(
         [a.irqlab, "serve", "--root", a.root, "--listen", "127.0.0.1:0", "-i", a.interval,
          "--per-cpu", a.per_cpu, "--duration", f"{total}s"],
@@ -158,6 +161,12 @@ def main():
               f"process {loaded['process_cpu_pct']:.2f} % CPU; {a.scrapers} scrapers: {lo['scrapes']} scrapes "
               f"({lo['scrapes_per_s']:.0f}/s), {lo['errors']} errors, latency p50 {lo['latency_ms_p50']:.2f} ms "
               f"p99 {lo['latency_ms_p99']:.2f} ms, peak RSS {lo['peak_rss_mb']:.1f} MB")
+        # the CPU the scrapes added: the load phase's process CPU less what
+        # the quiet phase burnt in as long a time
+        extra_s = (q2["process_s"] - q1["process_s"]) - quiet["process_cpu_pct"] / 100 * (q2["t"] - q1["t"])
+        if lo["scrapes"]:
+            print(f"CPU per scrape: {1000 * extra_s / lo['scrapes']:.3f} ms "
+                  f"(process CPU of the load phase above the quiet phase's rate, / scrapes)")
         ratio = loaded["sampling_cpu_ms_per_sample"] / quiet["sampling_cpu_ms_per_sample"]
         print(f"sampling CPU per sample, loaded / quiet: {ratio:.2f}")
         if lo["errors"]:

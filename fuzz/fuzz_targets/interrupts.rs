@@ -1,4 +1,5 @@
-//! /proc/interrupts: parse and parse_into on a reused model must agree and never panic.
+//! /proc/interrupts: parse, parse_into on a reused model and the line-by-line
+//! refill (a second path through the row parser) must agree and never panic.
 #![no_main]
 use irqlab_core::interrupts::Interrupts;
 use libfuzzer_sys::fuzz_target;
@@ -8,8 +9,23 @@ thread_local! {
     static REUSED: RefCell<Interrupts> = RefCell::new(Interrupts::default());
 }
 
+/// The line-by-line parse of `data` (what `show` streams).
+fn by_lines(data: &[u8]) -> Result<Interrupts, irqlab_core::ParseError> {
+    let mut m = Interrupts::default();
+    let mut r = m.refill();
+    for (_, l) in irqlab_core::text::lines(data) {
+        r.line(l)?;
+    }
+    r.finish()?;
+    Ok(m)
+}
+
 fuzz_target!(|data: &[u8]| {
     let fresh = Interrupts::parse(data);
+    match (&fresh, by_lines(data)) {
+        (Ok(a), Ok(b)) => assert_eq!(a, &b),
+        (a, b) => assert_eq!(a.as_ref().err(), b.err().as_ref()),
+    }
     REUSED.with(|r| {
         let mut r = r.borrow_mut();
         let again = r.parse_into(data);

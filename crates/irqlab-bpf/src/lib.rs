@@ -38,7 +38,9 @@
 #[cfg(feature = "loader")]
 pub mod loader;
 pub mod maps;
+pub mod run_stats;
 
 #[cfg(feature = "loader")]
-pub use loader::{Attached, Counters, Error, Tracer};
+pub use loader::{enable_run_stats, Attached, Counters, Error, Tracer};
 pub use maps::{IrqKey, SoftirqStats, Stats, Vector, HIST_SLOTS, SOFTIRQ_NAMES, VECTORS};
+pub use run_stats::RunStats;

@@ -10,6 +10,7 @@
 //! SIGINT, SIGTERM, even SIGKILL). Nothing is pinned.
 
 use crate::maps::{IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
+use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
 use aya::programs::TracePoint;
 use aya::Ebpf;
@@ -184,6 +185,31 @@ impl Tracer {
             .map(name)
             .ok_or_else(|| Error::Kernel(format!("map {name} missing from the BPF object")))?;
         M::try_from(map).map_err(|e| kernel(&format!("map {name}"), &e))
+    }
+}
+
+/// Turn on the kernel's run-time accounting of BPF programs
+/// (`BPF_ENABLE_STATS`, Linux 5.8): on while the returned descriptor is
+/// open, off again when it closes — however the process ends, so nothing
+/// needs restoring. The accounting itself costs two clock reads per
+/// program run; it is on only when asked for.
+pub fn enable_run_stats() -> Result<std::os::fd::OwnedFd, Error> {
+    aya::sys::enable_stats(aya::sys::Stats::RunTime)
+        .map_err(|e| kernel("enabling BPF run-time statistics (BPF_ENABLE_STATS)", &e))
+}
+
+impl Tracer {
+    /// Run time and count summed over every loaded program (zero unless
+    /// [`enable_run_stats`] is held).
+    pub fn run_stats(&self) -> RunStats {
+        let mut sum = RunStats::default();
+        for (_, p) in self.ebpf.programs() {
+            if let Ok(info) = p.info() {
+                sum.ns += info.run_time().as_nanos() as u64;
+                sum.runs += info.run_count();
+            }
+        }
+        sum
     }
 }
 

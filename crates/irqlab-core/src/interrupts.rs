@@ -10,7 +10,7 @@
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 use crate::text::{
-    check_line, is_blank, lines, push_lossy, range_note, scan_u64, skip_blanks, trim, Scan,
+    check_line, is_blank, push_lossy, range_note, scan_u64, skip_blanks, trim, Scan,
 };
 use serde::Serialize;
 
@@ -186,8 +186,9 @@ impl Interrupts {
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
         let mut refill = self.refill();
-        for (_, line) in lines(bytes) {
-            refill.line(line)?;
+        let mut pos = 0;
+        while let Some(text) = bytes.get(pos..).filter(|t| !t.is_empty()) {
+            pos += refill.line_from(text)? + 1;
         }
         refill.finish()
     }
@@ -233,6 +234,21 @@ impl Refill<'_> {
             self.rows += 1;
         }
         Ok(())
+    }
+
+    /// Feed the line at the start of `text` (which runs on to the end of
+    /// the input); returns the line's length without its `\n`.
+    fn line_from(&mut self, text: &[u8]) -> Result<usize, ParseError> {
+        let m = &mut *self.m;
+        if self.rows == m.rows.len() {
+            m.rows.push(IrqRow::default());
+        }
+        let row = &mut m.rows[self.rows];
+        let (data, len) = self.lp.line_from(text, row)?;
+        if data {
+            self.rows += 1;
+        }
+        Ok(len)
     }
 
     /// End of input: the rows become valid (an error for an empty file).
@@ -304,6 +320,34 @@ impl LineParser {
         Ok(true)
     }
 
+    /// [`LineParser::line`] for the line at the start of `text`, which
+    /// runs on to the end of the input (the whole-text parse): a data row
+    /// is parsed without looking for its end first — the counts stop at
+    /// the newline like at any other text — so the text is scanned once.
+    /// Returns what `line` returns and the line's length without `\n`.
+    fn line_from(&mut self, text: &[u8], row: &mut IrqRow) -> Result<(bool, usize), ParseError> {
+        let colon = match memchr::memchr2(b':', b'\n', text) {
+            Some(c) if self.header && text[c] == b':' => c,
+            _ => {
+                let len = memchr::memchr(b'\n', text).unwrap_or(text.len());
+                return Ok((self.line(&text[..len], row)?, len));
+            }
+        };
+        self.n += 1;
+        let n = self.n;
+        let parsed = parse_row_at(text, colon, self.cpus.len(), row);
+        // a line over the limit is that error, whatever else is wrong in it
+        let len = parsed
+            .clone()
+            .unwrap_or_else(|_| memchr::memchr(b'\n', text).unwrap_or(text.len()));
+        check_line(FILE, MAX_LINE, n, &text[..len])?;
+        parsed.map_err(|k| ParseError::new(FILE, n, k))?;
+        if self.note.is_none() && row.shape != Shape::Single {
+            self.note = range_note(FILE, n, &row.counts);
+        }
+        Ok((true, len))
+    }
+
     /// End of input: an error when no header was seen (an empty file).
     pub fn finish(&self) -> Result<(), ParseError> {
         if self.header {
@@ -351,7 +395,19 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
 /// that fails is left with an empty description, so that the next parse
 /// into it cannot take its stale `parts` for valid.
 fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
-    let res = parse_row_fields(line, ncols, row);
+    let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
+    parse_row_at(line, colon, ncols, row).map(|_| ())
+}
+
+/// Parse the row at the start of `text` whose label ends at `colon`, up to
+/// the first `\n` (or the end of `text`); returns the row's length.
+fn parse_row_at(
+    text: &[u8],
+    colon: usize,
+    ncols: usize,
+    row: &mut IrqRow,
+) -> Result<usize, ErrorKind> {
+    let res = parse_row_fields(text, colon, ncols, row);
     if res.is_err() {
         row.description.clear();
         row.parts.clear();
@@ -359,8 +415,12 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKin
     res
 }
 
-fn parse_row_fields(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
-    let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
+fn parse_row_fields(
+    line: &[u8],
+    colon: usize,
+    ncols: usize,
+    row: &mut IrqRow,
+) -> Result<usize, ErrorKind> {
     let label = trim(&line[..colon]);
     if row.label.as_bytes() != label {
         row.label.clear();
@@ -386,11 +446,12 @@ fn parse_row_fields(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), E
             found,
         });
     }
-    let desc = trim(&line[rest..]);
+    let len = rest + memchr::memchr(b'\n', &line[rest..]).unwrap_or(line.len() - rest);
+    let desc = trim(&line[rest..len]);
     // Same text as last time in this row (the usual case between samples):
     // the split parts are still right.
     if !desc.is_empty() && row.description.as_bytes() == desc && was_numbered == numbered {
-        return Ok(());
+        return Ok(len);
     }
     row.description.clear();
     push_lossy(&mut row.description, desc);
@@ -399,7 +460,7 @@ fn parse_row_fields(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), E
     } else {
         row.parts.clear();
     }
-    Ok(())
+    Ok(len)
 }
 
 fn parse_irq_label(label: &[u8]) -> Option<u32> {
@@ -418,6 +479,7 @@ fn read_counts(
     limit: usize,
     out: &mut Vec<u64>,
 ) -> Result<usize, ErrorKind> {
+    pos = crate::text::counts::read_spaced(line, pos, limit, out);
     while out.len() < limit {
         let start = skip_blanks(line, pos);
         match scan_u64(line, start) {

@@ -17,8 +17,10 @@
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.
 
+mod attrs;
 mod open;
 
+pub use attrs::AttrDir;
 pub use open::{create_regular, open_regular};
 
 use anyhow::Context;
@@ -104,6 +106,10 @@ fn kept_file<'a>(
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
 
+/// First read of [`HostFs::read_attr`] (a stack buffer: comm names are at
+/// most 64 bytes, affinity lists and chip names short).
+const ATTR_FIRST: usize = 256;
+
 /// Gateway to one root's `/proc` and `/sys`.
 pub struct HostFs {
     root: PathBuf,
@@ -139,6 +145,30 @@ impl HostFs {
         }
         let (filled, _calls) =
             pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
+        Ok(k.buf.get(..filled).unwrap_or_default())
+    }
+
+    /// Like [`HostFs::read`] for a file the kernel generates as one record
+    /// (`single_open` seq_files: `/proc/softirqs`, `/proc/stat`,
+    /// `/proc/PID/stat`, `/proc/PID/schedstat`; sysfs attributes): its
+    /// whole text is generated before the first byte is copied, so a read
+    /// shorter than asked is the end, and no second `pread` is spent to
+    /// see EOF (regular files of captured trees are short only at EOF
+    /// too). Not for `/proc/interrupts`, whose rows are records of their
+    /// own: a read of it stops short before a row that does not fit the
+    /// kernel's page buffer.
+    pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
+        let root = &self.root;
+        let k = kept_file(&mut self.kept, root, rel)?;
+        if k.buf.is_empty() {
+            presize(&k.file, &mut k.buf);
+        }
+        if k.buf.len() < FIRST {
+            k.buf.resize(FIRST, 0);
+        }
+        let (filled, _calls) =
+            read_loop_limited(&k.file, &mut k.buf, None, Limits::default(), true)
+                .map_err(|e| named(root, rel, e))?;
         Ok(k.buf.get(..filled).unwrap_or_default())
     }
 
@@ -193,10 +223,26 @@ impl HostFs {
     /// Read a small attribute file as trimmed text, `None` if absent.
     /// open + read + close only (no `stat` for a size hint): `top` reads
     /// every `/proc/PID/comm` at start.
+    /// A read shorter than the small buffer is the whole file (sysfs and
+    /// single-record seq_files return everything in one call, regular
+    /// files are short only at EOF; a multi-record seq_file such as
+    /// `cpuinfo` fills the 256 bytes unless at EOF, as it stops early only
+    /// before a record that overflows its page buffer, over 3.8 KB): no
+    /// second read to see EOF.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
         let file = open_regular(&self.path(rel)).ok()?;
-        // attributes are short: one small buffer, doubled by read_loop if not
-        let mut buf = vec![0u8; 256];
+        let mut small = [0u8; ATTR_FIRST];
+        let n = loop {
+            match file.read_at(&mut small, 0) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => break r.ok()?,
+            }
+        };
+        if n < small.len() {
+            return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+        }
+        // longer: the whole file through the bounded read loop
+        let mut buf = vec![0u8; 2 * ATTR_FIRST];
         let (n, _) = read_loop(&file, &mut buf, None).ok()?;
         Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
     }
@@ -242,8 +288,8 @@ impl HostFs {
     }
 }
 
-/// Bytes one read of [`HostFs::for_each_line`] asks for (and the size its
-/// buffer starts at).
+/// Most bytes one read of [`HostFs::for_each_line`] asks for (its buffer
+/// starts at one page and doubles up to this while reads fill it).
 pub const STREAM_CHUNK: usize = 256 << 10;
 
 /// Why [`stream_lines`] stopped: a read failed, or the line callback did.
@@ -266,8 +312,12 @@ fn stream_lines<E>(
     // bytes of the unfinished line at the front of `buf`
     let mut held = 0;
     let mut offset: usize = 0;
+    // bytes asked per read: one page at first (a 2 KB /proc/interrupts
+    // must not zero and fault in a 256 KiB buffer), doubled each time a
+    // read fills it, up to `chunk`; the kept buffer remembers the size
+    let mut step = buf.len().clamp(FIRST.min(chunk), chunk);
     loop {
-        let want = held + chunk;
+        let want = held + step;
         if buf.len() < want {
             buf.resize(want, 0);
         }
@@ -280,6 +330,9 @@ fn stream_lines<E>(
             Err(e) => return Err(Streamed::Io(e)),
         };
         offset += n;
+        if n == step {
+            step = (step * 2).min(chunk);
+        }
         let end = held + n;
         let data = buf.get(..end).unwrap_or_default();
         if n == 0 {
@@ -359,7 +412,7 @@ pub fn pread_chunked(file: &File, buf: &mut Vec<u8>, chunk: usize) -> io::Result
 /// buffer's free space when `chunk` is `None`. Stops with an error past
 /// [`MAX_READ`] bytes or a line longer than [`MAX_LINE_READ`].
 fn read_loop(file: &File, buf: &mut Vec<u8>, chunk: Option<usize>) -> io::Result<(usize, u32)> {
-    read_loop_limited(file, buf, chunk, Limits::default())
+    read_loop_limited(file, buf, chunk, Limits::default(), false)
 }
 
 /// The two bounds of a read (fields so that tests can use small ones).
@@ -378,11 +431,14 @@ impl Default for Limits {
     }
 }
 
+/// `short_is_end`: a read returning less than asked ends the loop (one
+/// record files, see [`HostFs::read_record`]).
 fn read_loop_limited(
     file: &File,
     buf: &mut Vec<u8>,
     chunk: Option<usize>,
     lim: Limits,
+    short_is_end: bool,
 ) -> io::Result<(usize, u32)> {
     let mut filled = 0;
     let mut calls = 0;
@@ -401,6 +457,7 @@ fn read_loop_limited(
         let Some(dst) = buf.get_mut(filled..end) else {
             return Err(io::Error::other("read buffer too small"));
         };
+        let asked = dst.len();
         let res = file.read_at(dst, filled as u64);
         calls += 1;
         match res {
@@ -412,6 +469,9 @@ fn read_loop_limited(
                 }
                 filled += n;
                 check_limits(filled, line_start, lim)?;
+                if short_is_end && n < asked {
+                    return Ok((filled, calls));
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -458,6 +518,43 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn streamed_buffer_starts_at_one_page_and_grows_to_the_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "x".repeat(99);
+        for (lines, most) in [(20, FIRST), (5000, STREAM_CHUNK + 100)] {
+            std::fs::write(dir.path().join("f"), format!("{line}\n").repeat(lines)).unwrap();
+            let fs = HostFs::new(dir.path());
+            let (mut buf, mut n) = (Vec::new(), 0);
+            fs.for_each_line("f", &mut buf, |l| {
+                assert_eq!(l, line.as_bytes());
+                n += 1;
+                Ok::<_, io::Error>(())
+            })
+            .unwrap();
+            assert_eq!(n, lines);
+            assert!(buf.len() <= most, "{lines} lines: buffer {}", buf.len());
+        }
+    }
+
+    #[test]
+    fn record_reads_stop_at_a_short_read_and_still_read_big_files_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "y".repeat(3 * FIRST + 7);
+        for text in ["1000 0 1\n", big.as_str()] {
+            std::fs::write(dir.path().join("f"), text).unwrap();
+            let file = File::open(dir.path().join("f")).unwrap();
+            let mut buf = vec![0; FIRST];
+            let (n, calls) =
+                read_loop_limited(&file, &mut buf, None, Limits::default(), true).unwrap();
+            assert_eq!(&buf[..n], text.as_bytes());
+            let (_, to_eof) = read_loop(&file, &mut vec![0; FIRST], None).unwrap();
+            assert_eq!(calls + 1, to_eof, "one read fewer than reading to EOF");
+            let mut fs = HostFs::new(dir.path());
+            assert_eq!(fs.read_record("f").unwrap(), text.as_bytes());
+        }
     }
 
     #[test]

@@ -151,6 +151,14 @@ pub struct IrqLine {
     /// Count since boot over all CPUs (rates mode; for `--sort total`).
     #[serde(skip)]
     pub since_boot: Option<u64>,
+    /// The busiest CPU's id and rate, when `rates` was reduced to it
+    /// ([`from_delta_busiest`]; `None` also when no CPU had a positive rate).
+    #[serde(skip)]
+    pub busiest: Option<(u32, f64)>,
+    /// The busiest CPU's id and count, when `counts` was reduced to it
+    /// ([`IrqCounts::reduce_to_busiest`]; `None` also when all were 0).
+    #[serde(skip)]
+    pub busiest_count: Option<(u32, u64)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -225,6 +233,8 @@ fn line_meta(row: &IrqRow) -> IrqLine {
         description: row.description.clone(),
         affinity: None,
         since_boot: None,
+        busiest: None,
+        busiest_count: None,
     }
 }
 
@@ -285,8 +295,53 @@ impl<'f> IrqCounts<'f> {
     /// Add `r` if the filter keeps it (its counts are moved out when no
     /// CPU filter applies); true when kept.
     pub fn push(&mut self, r: &mut IrqRow) -> bool {
+        match self.line(r) {
+            Some(l) => {
+                self.sec.rows.push(l);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The CPU ids of the kept columns.
+    pub fn cpus(&self) -> &[u32] {
+        &self.sec.cpus
+    }
+
+    /// True when no CPU column is dropped: [`IrqCounts::line`] then moves
+    /// the row's count buffer into the line (a caller may give it back).
+    pub fn all_columns(&self) -> bool {
+        self.all
+    }
+
+    /// Replace a per-CPU line's counts by its busiest CPU (the first of
+    /// the highest positive counts) and give the count buffer back to
+    /// `r`: what a table too wide for CPU columns prints.
+    pub fn reduce_to_busiest(&self, l: &mut IrqLine, r: &mut IrqRow) {
+        if l.shape != Shape::PerCpu {
+            return;
+        }
+        let Some(counts) = l.counts.take() else {
+            return;
+        };
+        let mut best: Option<(u32, u64)> = None;
+        for (&c, &v) in self.sec.cpus.iter().zip(&counts) {
+            if v > 0 && best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+        l.busiest_count = best;
+        if self.all {
+            r.counts = counts;
+        }
+    }
+
+    /// The line of `r` if the filter keeps it, without adding it (its
+    /// counts are moved out when no CPU filter applies).
+    pub fn line(&self, r: &mut IrqRow) -> Option<IrqLine> {
         if !self.f.keep_irq_row(r) {
-            return false;
+            return None;
         }
         let mut l = line_meta(r);
         match r.shape {
@@ -301,8 +356,7 @@ impl<'f> IrqCounts<'f> {
             }
             _ => l.total = r.total(),
         }
-        self.sec.rows.push(l);
-        true
+        Some(l)
     }
 
     /// The section.
@@ -553,12 +607,35 @@ pub fn from_delta_rates(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
     delta_report(old, new, f, false)
 }
 
+/// Like [`from_delta_rates`], each interrupt row's per-CPU rates reduced
+/// to the busiest CPU ([`IrqLine::busiest`], `rates` `None`) as the row
+/// is built: what a table too wide for per-CPU columns prints, without
+/// holding a rate per cell of a 1152-CPU machine.
+pub fn from_delta_busiest(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
+    let mut r = delta_report_with(old, new, f, false, true);
+    if let Some(s) = &mut r.interrupts {
+        // the CPU ids were the rows' only use of the column list
+        s.cpus.shrink_to_fit();
+    }
+    r
+}
+
 fn delta_report(old: &Snapshot, new: &Snapshot, f: &Filter, deltas: bool) -> Report {
+    delta_report_with(old, new, f, deltas, false)
+}
+
+fn delta_report_with(
+    old: &Snapshot,
+    new: &Snapshot,
+    f: &Filter,
+    deltas: bool,
+    busiest: bool,
+) -> Report {
     let secs = new.elapsed_since(old);
     Report {
         interval_s: Some(secs),
         interrupts: match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f, deltas)),
+            (Some(o), Some(n)) => Some(irq_rates(o, n, secs, f, deltas, busiest)),
             _ => None,
         },
         softirqs: match (&old.softirqs, &new.softirqs) {
@@ -684,20 +761,46 @@ fn irq_rates(
     secs: f64,
     f: &Filter,
     with_deltas: bool,
+    busiest: bool,
 ) -> IrqSection {
     let rc = RateCols::new(o, n, f);
+    let cpus = pick(&rc.union, &rc.cols);
     let mut rows = Vec::new();
     let mut picked = Vec::new();
     let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
         if f.keep_irq_row(r) {
-            rows.push(rc.line(r, cells, secs, with_deltas, &mut picked));
+            let mut l = rc.line(r, cells, secs, with_deltas, &mut picked);
+            if busiest {
+                reduce_to_busiest(&mut l, &cpus);
+            }
+            rows.push(l);
         }
     });
     IrqSection {
-        cpus: pick(&rc.union, &rc.cols),
+        cpus,
         rows,
         gone: gone.into_iter().map(|g| g.label).collect(),
     }
+}
+
+/// Replace a per-CPU row's rates by its busiest CPU (the first of the
+/// highest positive rates).
+fn reduce_to_busiest(l: &mut IrqLine, cpus: &[u32]) {
+    if l.shape != Shape::PerCpu {
+        return;
+    }
+    let Some(rates) = l.rates.take() else {
+        return;
+    };
+    let mut best: Option<(u32, f64)> = None;
+    for (&c, r) in cpus.iter().zip(&rates) {
+        if let Some(v) = *r {
+            if v > 0.0 && best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+    }
+    l.busiest = best;
 }
 
 /// The rates report of `show --interval` as JSON, written straight from
@@ -868,6 +971,92 @@ mod tests {
         let mut out = Vec::new();
         crate::export::json::write(v, &mut out, pretty).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A table too wide for CPU columns prints the same from rows reduced
+    /// to their busiest CPU as from every CPU's rate (ties: the first),
+    /// including rows with no positive rate, gaps and arch rows.
+    #[test]
+    fn busiest_rows_print_the_same_wide_table() {
+        let text = |k: u64| {
+            let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
+            t.push('\n');
+            for irq in 0..6u64 {
+                let counts: String = (0..20u64)
+                    .map(|c| format!(" {}", k * ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
+                    .collect();
+                t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
+            }
+            t.push_str(&format!(
+                "LOC:{} Local timer interrupts\nERR: {k}\n",
+                " 5".repeat(20)
+            ));
+            t
+        };
+        let (old, new) = (snap(0, &text(1)), snap(1000, &text(3)));
+        for cpus in [None, Some("1-19")] {
+            let f = Filter::from_flags(None, cpus).unwrap();
+            let table = |r: &Report| {
+                let mut out = Vec::new();
+                crate::export::table::write(r, &mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            let narrow = from_delta_busiest(&old, &new, &f);
+            assert!(narrow
+                .interrupts
+                .as_ref()
+                .unwrap()
+                .rows
+                .iter()
+                .all(|l| l.rates.is_none() || l.shape != Shape::PerCpu));
+            assert_eq!(table(&narrow), table(&from_delta_rates(&old, &new, &f)));
+        }
+    }
+
+    /// The same for counts: a wide snapshot table from lines reduced to
+    /// their busiest CPU as they are kept prints what the full report does.
+    #[test]
+    fn busiest_counts_print_the_same_wide_table() {
+        let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
+        t.push('\n');
+        for irq in 0..6u64 {
+            let counts: String = (0..20u64)
+                .map(|c| format!(" {}", ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
+                .collect();
+            t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
+        }
+        t.push_str(&format!(
+            "LOC:{} Local timer\n 9:{} x\nERR: 4\n",
+            " 5".repeat(20),
+            " 0".repeat(20)
+        ));
+        for cpus in [None, Some("1-19")] {
+            let f = Filter::from_flags(None, cpus).unwrap();
+            let table = |r: &Report| {
+                let mut out = Vec::new();
+                crate::export::table::write(r, &mut out).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            let full = from_snapshot(snap(0, &t), &f);
+            let mut m = Interrupts::parse(t.as_bytes()).unwrap();
+            let b = IrqCounts::new(&m.cpus.clone(), &f);
+            let mut rows = Vec::new();
+            for r in m.rows_mut() {
+                let mut l = b.line(r).unwrap();
+                b.reduce_to_busiest(&mut l, r);
+                rows.push(l);
+            }
+            let reduced = Report {
+                interrupts: Some(IrqSection {
+                    cpus: b.cpus().to_vec(),
+                    rows,
+                    gone: Vec::new(),
+                }),
+                ..from_snapshot(snap(0, &t), &f)
+            };
+            assert_eq!(table(&reduced), table(&full));
+            assert!(table(&full).contains("cpu"), "{}", table(&full));
+        }
     }
 
     /// The streamed rates document is byte for byte the Report's, with

@@ -44,6 +44,32 @@ pub fn located(path: &std::path::Path, e: &ParseError) -> anyhow::Error {
     }
 }
 
+/// SIGINT and SIGTERM caught by a flag (signal-hook's handler: no thread
+/// and no pipe, unlike an iterator), for [`Ticker::wait_stop`].
+pub struct Stop {
+    sig: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Stop {
+    /// Catch SIGINT and SIGTERM from now on.
+    pub fn install() -> anyhow::Result<Self> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let sig = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for s in [SIGINT, SIGTERM] {
+            let n = usize::try_from(s).unwrap_or(0);
+            signal_hook::flag::register_usize(s, std::sync::Arc::clone(&sig), n)
+                .map_err(|e| anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
+        }
+        Ok(Stop { sig })
+    }
+
+    /// The signal caught, if any.
+    pub fn caught(&self) -> Option<i32> {
+        let n = self.sig.load(std::sync::atomic::Ordering::SeqCst);
+        (n != 0).then(|| i32::try_from(n).unwrap_or(0))
+    }
+}
+
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.
 pub struct Ticker {
     start: Instant,
@@ -61,22 +87,31 @@ impl Ticker {
     }
 
     /// Like [`Ticker::wait`], but returns early with the signal number
-    /// when one arrives on `stop` (blocks on the channel: no polling).
-    pub fn wait_or(&mut self, stop: &std::sync::mpsc::Receiver<i32>) -> Option<i32> {
-        use std::sync::mpsc::RecvTimeoutError;
+    /// once `stop` has caught one. Sleeps in `clock_nanosleep` until the
+    /// absolute deadline (CLOCK_MONOTONIC, which `Instant` reads): a
+    /// caught signal interrupts it (EINTR) and is seen at once, with no
+    /// thread, pipe or wake-up between samples. A signal caught in the
+    /// instant between the check and the call is seen at the deadline.
+    pub fn wait_stop(&mut self, stop: &Stop) -> Option<i32> {
+        use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
         self.n = self.n.saturating_add(1);
         let due = self.start + self.interval.saturating_mul(self.n);
-        let now = Instant::now();
-        if due <= now {
-            return stop.try_recv().ok();
-        }
-        match stop.recv_timeout(due - now) {
-            Ok(sig) => Some(sig),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => {
-                self.n = self.n.saturating_sub(1);
-                self.wait();
-                None
+        loop {
+            if let Some(sig) = stop.caught() {
+                return Some(sig);
+            }
+            let now = Instant::now();
+            if due <= now {
+                return None;
+            }
+            let left = nix::sys::time::TimeSpec::from_duration(due - now);
+            match clock_nanosleep(
+                ClockId::CLOCK_MONOTONIC,
+                ClockNanosleepFlags::empty(),
+                &left,
+            ) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => std::thread::sleep(due.saturating_duration_since(Instant::now())),
             }
         }
     }

@@ -153,10 +153,18 @@ impl Threads {
     /// CLOCK_MONOTONIC `mono_ns`. Threads seen for the first time report
     /// from the next call on; a vanished pid triggers a rescan next time.
     pub fn sample(&mut self, fs: &mut HostFs, mono_ns: u64) -> Vec<ThreadCpu> {
+        let mut out = Vec::new();
+        self.sample_into(fs, mono_ns, &mut out);
+        out
+    }
+
+    /// Like [`Threads::sample`] into `out` (replaced), reusing its entries
+    /// and their name strings: no allocation per sample once warm.
+    pub fn sample_into(&mut self, fs: &mut HostFs, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
         if self.rescan {
             self.scan(fs);
         }
-        let mut out = Vec::with_capacity(self.tracked.len());
+        let mut n = 0;
         for i in 0..self.tracked.len() {
             let Some(t) = self.tracked.get_mut(i) else {
                 break;
@@ -164,14 +172,8 @@ impl Threads {
             match read_cpu(fs, t, &mut self.stat, self.tick_ns) {
                 Some((cpu_ns, last_cpu)) => {
                     if let Some(pct) = pct(t.prev, (cpu_ns, mono_ns)) {
-                        out.push(ThreadCpu {
-                            pid: t.pid,
-                            name: t.name.clone(),
-                            kind: t.kind,
-                            cpu_pct: pct,
-                            last_cpu,
-                            cpu_ns,
-                        });
+                        put(out, n, t, pct, last_cpu, cpu_ns);
+                        n += 1;
                     }
                     t.prev = Some((cpu_ns, mono_ns));
                 }
@@ -182,7 +184,36 @@ impl Threads {
                 }
             }
         }
-        out
+        out.truncate(n);
+    }
+}
+
+/// Set `out[n]` (pushed when `out` is shorter) to `t`'s figures.
+fn put(
+    out: &mut Vec<ThreadCpu>,
+    n: usize,
+    t: &TrackedThread,
+    pct: f64,
+    last: Option<u32>,
+    ns: u64,
+) {
+    match out.get_mut(n) {
+        Some(o) => {
+            o.pid = t.pid;
+            o.name.clone_from(&t.name);
+            o.kind = t.kind;
+            o.cpu_pct = pct;
+            o.last_cpu = last;
+            o.cpu_ns = ns;
+        }
+        None => out.push(ThreadCpu {
+            pid: t.pid,
+            name: t.name.clone(),
+            kind: t.kind,
+            cpu_pct: pct,
+            last_cpu: last,
+            cpu_ns: ns,
+        }),
     }
 }
 
@@ -215,7 +246,7 @@ fn read_cpu(
             return Some((ns, t.last_cpu));
         }
     }
-    let bytes = fs.read(&t.stat_rel).ok()?;
+    let bytes = fs.read_record(&t.stat_rel).ok()?;
     stat.parse_into(bytes).ok()?;
     t.last_cpu = stat.processor;
     t.since_stat = 1;
@@ -231,7 +262,7 @@ fn read_cpu(
 
 /// CPU time in ns from `/proc/PID/schedstat` (`rel`), if readable.
 fn read_schedstat(fs: &mut HostFs, rel: &str) -> Option<u64> {
-    let bytes = fs.read(rel).ok()?;
+    let bytes = fs.read_record(rel).ok()?;
     SchedStat::parse(bytes).ok().map(|s| s.exec_runtime_ns)
 }
 
@@ -298,7 +329,16 @@ mod tests {
         assert_eq!(v[1].last_cpu, Some(1));
         std::fs::remove_dir_all(r.join("proc/50")).unwrap();
         fs.forget("proc/50/stat");
-        assert_eq!(th.sample(&mut fs, 3_000_000_000).len(), 1);
+        // a reused vector: the vanished thread's entry is dropped, the
+        // remaining one rewritten in place
+        let mut reused = v.clone();
+        th.sample_into(&mut fs, 3_000_000_000, &mut reused);
+        assert_eq!(reused.len(), 1);
+        assert_eq!(
+            (reused[0].pid, reused[0].name.as_str()),
+            (14, "ksoftirqd/0")
+        );
+        assert!(reused[0].cpu_pct.abs() < 1e-9, "schedstat did not move");
         th.sample(&mut fs, 4_000_000_000);
         assert_eq!(th.len(), 1);
     }

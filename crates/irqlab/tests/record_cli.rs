@@ -98,6 +98,17 @@ fn recording_reads_back_to_the_recorded_snapshots() {
         layout::segments(&dir).unwrap().len() >= 2,
         "segments closed every 700 ms"
     );
+    // Schema 2: the shape and the environment are stored once, in the
+    // first segment; later segments carry neither (same shape).
+    let segs: Vec<_> = layout::segments(&dir)
+        .unwrap()
+        .into_iter()
+        .map(|(_, _, p)| irqlab::record::segment::read(&p).unwrap())
+        .collect();
+    assert!(!segs[0].shapes.is_empty() && !segs[0].environment.is_empty());
+    for s in &segs[1..] {
+        assert!(s.shapes.is_empty() && s.environment.is_empty());
+    }
     assert!(
         !dir.join("journal.jsonl").exists(),
         "journal removed at a clean exit"
@@ -149,13 +160,18 @@ fn recording_reads_back_to_the_recorded_snapshots() {
 /// segment: everything in the journal) for `ms`, then SIGKILLed:
 /// (tree, recording).
 fn killed_recording(dir: &Path, ms: u64) -> (PathBuf, PathBuf) {
+    killed_recording_with(dir, ms, "1h")
+}
+
+/// [`killed_recording`] closing segments every `segment`.
+fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBuf) {
     let (tree, out) = (dir.join("tree"), dir.join("rec"));
     synth(&tree);
     let mut child = irqlab()
         .arg("record")
         .arg("--root")
         .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "-o"])
+        .args(["-i", "50ms", "--segment", segment, "-o"])
         .arg(&out)
         .stderr(Stdio::null())
         .spawn()
@@ -185,10 +201,15 @@ fn kill_9_then_replay_has_every_flushed_sample() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), n - 1);
     assert!(String::from_utf8_lossy(&r.stderr).contains("journal"));
-    // … and recover turns it into a segment with the same samples.
+    // … and recover turns it into a segment with the same samples (and
+    // removes a segment write the kill interrupted).
+    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&partial, b"PAR1 half").unwrap();
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert!(String::from_utf8_lossy(&r.stderr).contains(&format!("recovered {n} sample(s)")));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
+    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
     assert!(!journal.exists());
     let rec = reader::open(&dir).unwrap();
     assert_eq!(rec.steps.len(), n);
@@ -270,10 +291,10 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
         .windows(needle.len())
         .rposition(|w| w == needle)
         .unwrap();
-    // The value follows the key in the thrift footer: find the "1" after it.
+    // The value follows the key in the thrift footer: find the "2" after it.
     let v = other[at + needle.len()..]
         .iter()
-        .position(|&b| b == b'1')
+        .position(|&b| b == b'2')
         .unwrap()
         + at
         + needle.len();
@@ -288,7 +309,7 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("recording schema 7, this irqlab reads schema 1"),
+        err.contains("recording schema 7, this irqlab reads schemas 1 and 2"),
         "{err}"
     );
 }
@@ -307,4 +328,93 @@ fn unwritable_output_names_the_directory() {
         err.starts_with("irqlab: ") && err.contains(&*blocker.to_string_lossy()),
         "{err}"
     );
+}
+
+/// tests/fixtures/recording-schema1: a schema-1 recording (raw values, the
+/// sample list and shapes as plain JSON in the footer) written by irqlab
+/// before schema 2, of a synth tree (2 CPUs, 3 IRQs, seed 1) at 100 ms.
+#[test]
+fn schema_1_recordings_are_still_read() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-schema1");
+    let dir = boot_dir(&fixture);
+    let rec = reader::open(&dir).unwrap();
+    assert_eq!(rec.steps.len(), 4);
+    let mut rp = reader::Replayer::default();
+    for step in &rec.steps {
+        let s = rp.apply(step).unwrap();
+        let ints = s.snap.interrupts.unwrap();
+        let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
+        assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
+    }
+    let r = irqlab()
+        .arg("replay")
+        .arg(&fixture)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
+}
+
+#[test]
+fn bad_flags_are_usage_errors_before_anything_is_written() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for args in [
+        vec!["record", "--irq", "(", "-o"],
+        vec!["record", "--cpus", "x", "-o"],
+        vec!["record", "-i", "0s", "-o"],
+        vec!["record", "--segment", "0s", "-o"],
+        vec!["replay", "--cpus", "x"],
+        vec!["replay", "--irq", "("],
+    ] {
+        let o = irqlab().args(&args).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("irqlab: "), "{args:?}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// After a segment closes the journal holds only changed counters; the
+/// segment `recover` makes of it still starts with every counter (the rest
+/// taken from the segment before), so that each segment stands alone.
+#[test]
+fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
+    let d = tempfile::tempdir().unwrap();
+    let (_tree, out) = killed_recording_with(d.path(), 1200, "300ms");
+    let dir = boot_dir(&out);
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let segs = layout::segments(&dir).unwrap();
+    assert!(!segs.is_empty(), "segments closed before the kill");
+    let first = irqlab::record::segment::read(&segs[0].2).unwrap();
+    let first_seq = first.samples[0].seq;
+    let every = first.cells.iter().filter(|c| c.0 == first_seq).count();
+    let first_line: serde_json::Value =
+        serde_json::from_str(journal.lines().next().unwrap()).unwrap();
+    assert!(
+        first_line["cells"].as_array().unwrap().len() < every,
+        "the journal after a segment repeats every counter"
+    );
+    let r = irqlab().arg("recover").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let segs = layout::segments(&dir).unwrap();
+    let last = irqlab::record::segment::read(&segs.last().unwrap().2).unwrap();
+    let seq = last.samples[0].seq;
+    assert_eq!(
+        last.cells.iter().filter(|c| c.0 == seq).count(),
+        every,
+        "the recovered segment's first sample holds every counter"
+    );
+    // and the whole recording replays as one sequence
+    let rec = reader::open(&dir).unwrap();
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    assert!(rec
+        .steps
+        .windows(2)
+        .all(|w| w[1].time.seq == w[0].time.seq + 1));
+    let mut rp = reader::Replayer::default();
+    for step in &rec.steps {
+        rp.apply(step).unwrap();
+    }
 }

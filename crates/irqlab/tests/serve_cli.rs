@@ -124,7 +124,7 @@ fn bad_flags_are_usage_errors() {
         .args(["serve", "--irq", "(", "--listen", "127.0.0.1:0"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a bad regex is a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("irqlab: ") && err.contains("--irq"),

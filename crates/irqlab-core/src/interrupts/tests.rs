@@ -374,3 +374,82 @@ fn refill_is_parse_into_and_an_abandoned_one_leaves_no_rows() {
     assert!(m.rows().is_empty());
     assert!(m.refill().finish().is_err());
 }
+
+/// The whole-text parse (which scans a row once, without looking for its
+/// end first) and the line-by-line parse (`Refill`, `LineParser`) are two
+/// paths through the same row parser: on wide rows with every count
+/// width, separator and oddity the count scanner handles, they agree on
+/// the rows, the note and the error.
+mod whole_text_is_line_by_line {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => (0u64..10).prop_map(|v| format!("{v:>10} ")),
+            3 => any::<u32>().prop_map(|v| format!("{v:>10} ")),
+            1 => (0u64..1_000_000, 1usize..4).prop_map(|(v, w)| format!("{v}{}", " ".repeat(w))),
+            1 => Just("\t7 ".to_string()),
+            1 => Just("18446744073709551616 ".to_string()),
+            1 => Just("99999999999 ".to_string()),
+            1 => Just("1900GIC-0 ".to_string()),
+            1 => Just("\r".to_string()),
+            1 => Just("x ".to_string()),
+        ]
+    }
+
+    fn row() -> impl Strategy<Value = String> {
+        let label = prop_oneof![
+            (0u32..2000).prop_map(|n| format!("{n:>4}:")),
+            Just("NMI:".to_string()),
+            Just("ERR:".to_string()),
+            Just("  no colon here".to_string()),
+            Just("".to_string()),
+        ];
+        let desc = prop_oneof![
+            Just("  IR-PCI-MSI 327680-edge      eth0".to_string()),
+            Just("   Non-maskable interrupts".to_string()),
+            Just("".to_string()),
+        ];
+        (label, prop::collection::vec(field(), 0..12), desc)
+            .prop_map(|(l, f, d)| format!("{l}{}{d}", f.concat()))
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        let header =
+            (1usize..12).prop_map(|n| (0..n).map(|c| format!("       CPU{c}")).collect::<String>());
+        (header, prop::collection::vec(row(), 0..8), any::<bool>()).prop_map(|(h, rows, nl)| {
+            let mut t = format!("{h}\n{}", rows.join("\n"));
+            if nl {
+                t.push('\n');
+            }
+            t
+        })
+    }
+
+    fn by_lines(text: &[u8]) -> Result<Interrupts, ParseError> {
+        let mut m = Interrupts::default();
+        let mut r = m.refill();
+        for (_, l) in crate::text::lines(text) {
+            r.line(l)?;
+        }
+        r.finish()?;
+        Ok(m)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn agree(t in text()) {
+            let whole = Interrupts::parse(t.as_bytes());
+            let lines = by_lines(t.as_bytes());
+            match (whole, lines) {
+                (Ok(a), Ok(b)) => {
+                    prop_assert_eq!(a.rows(), b.rows());
+                    prop_assert_eq!(a.note(), b.note());
+                }
+                (a, b) => prop_assert_eq!(a.err(), b.err()),
+            }
+        }
+    }
+}

@@ -9,23 +9,29 @@ use std::time::Duration;
 
 /// Flags of `irqlab record`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab record -o rec --duration 10m        # 1-s samples for 10 minutes\n  \
+    irqlab record -o rec -i 5s --irq virtio    # until Ctrl-C, virtio rows only\n  \
+    irqlab replay rec --batch                  # read it back (top --batch lines)\n  \
+    irqlab recover rec                         # after a crash: journal -> segment\n\
+Schema and SQL: docs/recording-schema.md")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
     /// Time between samples.
-    #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::parse_duration)]
+    #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until SIGINT/SIGTERM).
     #[arg(long, value_parser = crate::cmd::parse_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit).
-    #[arg(long, default_value = "60s", value_parser = crate::cmd::parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = super::args::positive_duration)]
     pub segment: Duration,
     /// Record only interrupt rows whose label or description matches.
-    #[arg(long)]
+    #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
     /// Record only these CPUs (e.g. `0-3,8`).
-    #[arg(long)]
+    #[arg(long, value_parser = super::show::cpu_list_arg)]
     pub cpus: Option<String>,
     /// Partition host name (default: the tree's hostname).
     #[arg(long)]

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 /// Flags of `irqlab recover`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Example, after `record` was killed:\n  \
+    irqlab recover rec && irqlab replay rec --batch")]
 pub struct Args {
     /// A recording directory (dataset, host=… or boot=…).
     pub dir: PathBuf,

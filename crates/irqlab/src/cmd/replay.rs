@@ -24,6 +24,10 @@ use std::time::Duration;
 
 /// Flags of `irqlab replay`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab replay rec                          # interactive: space plays, . and , step\n  \
+    irqlab replay rec --batch --format json    # JSON lines, rates per interval\n  \
+    irqlab replay rec/host=web1/boot=…         # one recording of a dataset")]
 pub struct Args {
     /// A recording directory with one host and boot (or a boot=… directory).
     pub dir: PathBuf,
@@ -34,10 +38,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "text")]
     pub format: BatchFormat,
     /// Keep only rows whose label or description matches.
-    #[arg(long)]
+    #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
-    /// Keep only these CPUs.
-    #[arg(long)]
+    /// Keep only these CPUs (e.g. `0-3,8`).
+    #[arg(long, value_parser = super::show::cpu_list_arg)]
     pub cpus: Option<String>,
 }
 

@@ -19,6 +19,11 @@ pub enum Compat {
 
 /// Flags of `irqlab serve`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab serve                               # http://127.0.0.1:9812/metrics, 5-s samples\n  \
+    irqlab serve --per-cpu top=4 --exclude '^(NMI|PMI)$'\n  \
+    irqlab serve --compat node --listen 0.0.0.0:9812   # node_exporter names, all interfaces\n\
+Metrics, PromQL and the Grafana dashboard: docs/serve.md")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
@@ -26,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:9812")]
     pub listen: SocketAddr,
     /// Time between samples; scrapes in between get the latest sample.
-    #[arg(long, short = 'i', default_value = "5s", value_parser = crate::cmd::parse_duration)]
+    #[arg(long, short = 'i', default_value = "5s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until interrupted).
     #[arg(long, value_parser = crate::cmd::parse_duration)]
@@ -36,10 +41,10 @@ pub struct Args {
     #[arg(long, default_value = "all", value_parser = parse_per_cpu)]
     pub per_cpu: PerCpu,
     /// Expose only interrupt rows whose label or description matches.
-    #[arg(long)]
+    #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
     /// Drop interrupt rows whose label or description matches.
-    #[arg(long)]
+    #[arg(long, value_parser = super::show::regex_arg)]
     pub exclude: Option<String>,
     /// Metric names and labels.
     #[arg(long, value_enum, default_value = "irqlab")]

@@ -195,11 +195,22 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     let Some(sec) = report.interrupts.as_mut() else {
         return;
     };
+    // one open directory, each file opened relative to it
+    let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
+        return;
+    };
     for row in &mut sec.rows {
         if let Some(irq) = row.irq {
-            row.affinity = crate::sampler::targeted::read_affinity(fs, irq);
+            row.affinity = affinity(&dir, irq);
         }
     }
+}
+
+/// `N/effective_affinity_list`, else `N/smp_affinity_list`, under
+/// `/proc/irq` (`dir`); `None` when neither has text.
+fn affinity(dir: &crate::host::AttrDir, irq: u32) -> Option<String> {
+    let read = |file: &str| dir.read(&format!("{irq}/{file}")).filter(|s| !s.is_empty());
+    read("effective_affinity_list").or_else(|| read("smp_affinity_list"))
 }
 
 /// The sampler's reason for a missing file, in words.
@@ -262,19 +273,49 @@ impl Read {
 
 /// Stream `/proc/interrupts` through one reused buffer and one scratch
 /// row, keeping only the rows (and CPU columns) `filter` selects.
+/// With `table`, a row of a table too wide for CPU columns keeps only its
+/// busiest CPU (and the scratch row its count buffer).
 fn stream_interrupts(
     fs: &HostFs,
     filter: &Filter,
     read: &mut Read,
+    table: bool,
 ) -> Result<report::IrqSection, ReadErr> {
+    let mut rows = Vec::new();
+    let cpus = each_kept_row(fs, filter, read, |counts, mut l, row| {
+        if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
+            counts.reduce_to_busiest(&mut l, row);
+        }
+        rows.push(l);
+        Ok(())
+    })?;
+    Ok(report::IrqSection {
+        cpus,
+        rows,
+        gone: Vec::new(),
+    })
+}
+
+/// Stream `/proc/interrupts` through one reused buffer and one scratch
+/// row, handing each row `filter` keeps to `keep` as a report line (with
+/// the kept CPU columns; the scratch row comes along, so that `keep` may
+/// give its count buffer back). Returns the kept columns' CPU ids.
+fn each_kept_row(
+    fs: &HostFs,
+    filter: &Filter,
+    read: &mut Read,
+    mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> Result<(), ReadErr>,
+) -> Result<Vec<u32>, ReadErr> {
     let mut buf = Vec::new();
     let mut lp = LineParser::new();
     let mut row = IrqRow::default();
     let mut sec: Option<report::IrqCounts> = None;
     fs.for_each_line(Source::Interrupts.rel(), &mut buf, |line| {
         if lp.line(line, &mut row).map_err(ReadErr::Parse)? {
-            sec.get_or_insert_with(|| report::IrqCounts::new(lp.cpus(), filter))
-                .push(&mut row);
+            let counts = sec.get_or_insert_with(|| report::IrqCounts::new(lp.cpus(), filter));
+            if let Some(l) = counts.line(&mut row) {
+                keep(counts, l, &mut row)?;
+            }
         }
         Ok::<(), ReadErr>(())
     })?;
@@ -284,9 +325,8 @@ fn stream_interrupts(
         let path = fs.path(Source::Interrupts.rel());
         read.range_note = Some(format!("irqlab: note: {}: {note}", path.display()));
     }
-    Ok(sec
-        .unwrap_or_else(|| report::IrqCounts::new(lp.cpus(), filter))
-        .finish())
+    let counts = sec.unwrap_or_else(|| report::IrqCounts::new(lp.cpus(), filter));
+    Ok(counts.cpus().to_vec())
 }
 
 /// Read and parse one of the small files (softirqs, stat) into `snap`.
@@ -308,18 +348,37 @@ fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), R
 /// One snapshot (counts since boot), and the CPUs its files list.
 /// `/proc/interrupts` is streamed (never whole in memory); the row
 /// filter applies before a row is kept.
+/// With `table`, rows of a table too wide for CPU columns keep only their
+/// busiest CPU ([`stream_interrupts`]).
 fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
+    table: bool,
 ) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+    let (interrupts, mut report, present) = snapshot_with(root, filter, |fs, read| {
+        stream_interrupts(fs, filter, read, table)
+    })?;
+    report.interrupts = interrupts;
+    Ok((report, present))
+}
+
+/// The reads of one snapshot: `/proc/interrupts` through `irqs` (which
+/// streams it: [`each_kept_row`]), then softirqs and stat into a report
+/// without its interrupts section; missing files and range notes said
+/// on stderr. Returns what `irqs` returned (`None` when the file could
+/// not be read), the report and the CPUs the files list.
+fn snapshot_with<T>(
+    root: &std::path::Path,
+    filter: &Filter,
+    irqs: impl FnOnce(&HostFs, &mut Read) -> Result<T, ReadErr>,
+) -> anyhow::Result<(Option<T>, report::Report, BTreeSet<u32>)> {
     let mut fs = HostFs::new(root);
     let mut read = Read {
         missing: Vec::new(),
         present: BTreeSet::new(),
         range_note: None,
     };
-    let streamed = stream_interrupts(&fs, filter, &mut read);
-    let interrupts = match streamed {
+    let interrupts = match irqs(&fs, &mut read) {
         Ok(sec) => Some(sec),
         Err(e) => {
             read.fail_or_note(&fs, Source::Interrupts, e)?;
@@ -358,9 +417,83 @@ fn snapshot_report(
     if let Some(s) = &snap.stat {
         read.present.extend(s.cpus.iter().filter_map(|t| t.cpu));
     }
-    let mut report = report::from_snapshot(snap, filter);
-    report.interrupts = interrupts;
-    Ok((report, read.present))
+    Ok((
+        interrupts,
+        report::from_snapshot(snap, filter),
+        read.present,
+    ))
+}
+
+/// `show --format json` of one snapshot, compact, without `--sort`: each
+/// kept interrupt row is serialized as it is parsed (the scratch row's
+/// count buffer lent to the line and taken back) into one text buffer,
+/// written once the whole file parsed — so a bad line still fails before
+/// anything is printed, and a 1152-CPU file is held as 3 MB of JSON, not
+/// 10 MB of counts in fresh pages. The same document as the report's
+/// (tested byte for byte in tests/show_json_stream.rs).
+fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
+    let root = args.root.path();
+    let attrs = HostFs::new(root)
+        .attr_dir(irqlab_core::paths::PROC_IRQ)
+        .ok();
+    let mut rows = export::chunks::Chunks::default();
+    let mut one = Vec::new();
+    let mut kept = 0usize;
+    let (cpus, rest, present) = snapshot_with(root, filter, |fs, read| {
+        each_kept_row(fs, filter, read, |counts, mut l, row| {
+            kept += 1;
+            let shown = args
+                .threshold
+                .is_none_or(|min| l.total > 0 && l.total as f64 >= min);
+            if shown {
+                if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
+                    l.affinity = affinity(dir, irq);
+                }
+                // one row into a reused buffer (serde writes number by
+                // number), then one copy into the held output
+                one.clear();
+                if !rows.is_empty() {
+                    one.push(b',');
+                }
+                serde_json::to_writer(&mut one, &l).map_err(std::io::Error::from)?;
+                rows.write_all(&one)?;
+            }
+            if counts.all_columns() {
+                if let Some(c) = l.counts.take() {
+                    row.counts = c;
+                }
+            }
+            Ok(())
+        })
+    })?;
+    let irq_rows = cpus.as_ref().map(|_| kept);
+    for w in filter_warnings(
+        args.cpus.as_deref(),
+        &present,
+        args.irq.as_deref(),
+        irq_rows,
+    ) {
+        eprintln!("{w}");
+    }
+    let mut out = export::stdout::stdout();
+    out.write_all(b"{\"interrupts\":")?;
+    match &cpus {
+        Some(cpus) => {
+            out.write_all(b"{\"cpus\":")?;
+            serde_json::to_writer(&mut out, cpus).map_err(std::io::Error::from)?;
+            out.write_all(b",\"rows\":[")?;
+            rows.write_to(&mut out)?;
+            out.write_all(b"]}")?;
+        }
+        None => out.write_all(b"null")?,
+    }
+    out.write_all(b",\"softirqs\":")?;
+    serde_json::to_writer(&mut out, &rest.softirqs).map_err(std::io::Error::from)?;
+    out.write_all(b",\"stat\":")?;
+    serde_json::to_writer(&mut out, &rest.stat).map_err(std::io::Error::from)?;
+    out.write_all(b"}\n")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn clear(snap: &mut Snapshot, src: Source) {
@@ -402,11 +535,19 @@ fn interval_report(
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
-    // the table prints rates only: no per-CPU deltas for it
+    // the table prints rates only: no per-CPU deltas for it, and no
+    // per-CPU rates when it is too wide for CPU columns (the busiest CPU)
+    let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    let columns = cur
+        .interrupts
+        .as_ref()
+        .map_or(0, |m| f.columns(&m.cpus).len());
     let mut report = if with_deltas {
-        report::from_delta(frame.prev, frame.cur, frame.filter())
+        report::from_delta(prev, cur, f)
+    } else if columns > export::table::MAX_CPU_COLUMNS {
+        report::from_delta_busiest(prev, cur, f)
     } else {
-        report::from_delta_rates(frame.prev, frame.cur, frame.filter())
+        report::from_delta_rates(prev, cur, f)
     };
     report::annotate_affinity(&mut report, &mut frame);
     Ok((report, present))
@@ -460,11 +601,13 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
     export::stdout::check_open()?;
-    if let (Some(iv), Format::Json, None) = (args.interval, args.format, args.sort) {
-        return interval_json(&args, &filter, iv);
+    match (args.interval, args.format, args.sort) {
+        (Some(iv), Format::Json, None) => return interval_json(&args, &filter, iv),
+        (None, Format::Json, None) if !args.pretty_json() => return snapshot_json(&args, &filter),
+        _ => {}
     }
     let (mut report, present) = match args.interval {
-        None => snapshot_report(args.root.path(), &filter)?,
+        None => snapshot_report(args.root.path(), &filter, args.format == Format::Table)?,
         Some(iv) => interval_report(args.root.path(), &filter, iv, args.format != Format::Table)?,
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());

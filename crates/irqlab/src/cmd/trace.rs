@@ -38,6 +38,11 @@ pub struct Args {
     /// Add log2 histograms (durations, softirq latency).
     #[arg(long)]
     pub hist: bool,
+    /// Also measure what tracing costs: the kernel's own run-time
+    /// accounting of irqlab's BPF programs (on for this run only), said at
+    /// the end as ns per traced event and share of one CPU.
+    #[arg(long)]
+    pub cost: bool,
     #[command(flatten)]
     pub root: RootArgs,
 }
@@ -107,6 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let result = (|| -> anyhow::Result<()> {
         let mut session = session;
+        let cost_from = match args.cost {
+            true => Some((session.account_cost()?, std::time::Instant::now())),
+            false => None,
+        };
         let (mut prev, mut cur) = (Sample::default(), Sample::default());
         session.read(&mut prev)?;
         let stdout = std::io::stdout();
@@ -130,14 +139,56 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 panic!("irqlab: trace: test panic (IRQLAB_TRACE_TEST_PANIC is set)");
             }
         }
+        if let Some((from, t0)) = cost_from {
+            eprintln!(
+                "irqlab: {}",
+                cost_line(session.run_stats().since(from), t0.elapsed())
+            );
+        }
         session.stop()
     })();
     result.map(|()| ExitCode::SUCCESS)
 }
 
+/// `trace --cost`'s summary of what the programs ran over `wall`.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn cost_line(r: irqlab_bpf::RunStats, wall: Duration) -> String {
+    let share = r.ns as f64 / wall.as_nanos().max(1) as f64 * 100.0;
+    match r.ns_per_run() {
+        Some(per) => format!(
+            "tracing cost: {} program runs, {per:.0} ns per run, {:.3} ms of CPU in {:.1} s \
+             ({share:.3} % of one CPU; kernel BPF run-time accounting, without the \
+             tracepoint's own dispatch)",
+            r.runs,
+            r.ns as f64 / 1e6,
+            wall.as_secs_f64()
+        ),
+        None => format!(
+            "tracing cost: no traced event in {:.1} s",
+            wall.as_secs_f64()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cost_line_says_ns_per_run_and_cpu_share() {
+        let r = irqlab_bpf::RunStats {
+            ns: 3_000_000,
+            runs: 20_000,
+        };
+        let l = cost_line(r, Duration::from_secs(2));
+        assert!(l.contains("20000 program runs, 150 ns per run"), "{l}");
+        assert!(
+            l.contains("3.000 ms of CPU in 2.0 s (0.150 % of one CPU"),
+            "{l}"
+        );
+        let none = cost_line(irqlab_bpf::RunStats::default(), Duration::from_secs(1));
+        assert!(none.contains("no traced event"), "{none}");
+    }
     use clap::Parser;
 
     #[derive(Parser)]

@@ -6,6 +6,7 @@
 //! (output files written whole or not at all).
 
 pub mod atomic;
+pub mod chunks;
 pub mod csv;
 pub mod grid;
 pub mod json;

@@ -96,7 +96,13 @@ fn irq_cells(g: &mut Grid, r: &IrqLine, cpus: &[u32], rates: bool, wide: bool) {
     let per_cpu = r.shape == irqlab_core::Shape::PerCpu;
     if rates {
         let v = r.rates.as_deref().unwrap_or_default();
-        if wide {
+        if wide && r.rates.is_none() && per_cpu {
+            // reduced to the busiest CPU as the report was built
+            match r.busiest {
+                Some((c, x)) => g.cell(format_args!("cpu{c}={}", Rate(Some(x)))),
+                None => g.cell(""),
+            };
+        } else if wide {
             let busiest = argmax(v.iter().map(|x| x.unwrap_or(0.0)));
             match busiest.and_then(|i| Some((cpus.get(i)?, v.get(i)?))) {
                 Some((c, x)) => g.cell(format_args!("cpu{c}={}", Rate(*x))),
@@ -110,7 +116,13 @@ fn irq_cells(g: &mut Grid, r: &IrqLine, cpus: &[u32], rates: bool, wide: bool) {
         g.cell(Rate(r.total_rate));
     } else {
         let v = r.counts.as_deref().unwrap_or_default();
-        if wide {
+        if wide && r.counts.is_none() && per_cpu {
+            // reduced to the busiest CPU as the report was built
+            match r.busiest_count {
+                Some((c, x)) => g.cell(format_args!("cpu{c}={x}")),
+                None => g.cell(""),
+            };
+        } else if wide {
             let busiest = argmax(v.iter().map(|&x| x as f64));
             match busiest.and_then(|i| Some((cpus.get(i)?, v.get(i)?))) {
                 Some((c, x)) => g.cell(format_args!("cpu{c}={x}")),

@@ -104,7 +104,7 @@ fn total_and_line_limits_are_exact() {
         std::fs::write(&p, data).unwrap();
         let file = File::open(&p).unwrap();
         let mut buf = Vec::new();
-        read_loop_limited(&file, &mut buf, chunk, lim).map(|(n, _)| n)
+        read_loop_limited(&file, &mut buf, chunk, lim, false).map(|(n, _)| n)
     };
     let lines16 = b"123456789012345\n".repeat(4);
     for chunk in [None, Some(1), Some(7)] {

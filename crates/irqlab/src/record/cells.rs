@@ -180,6 +180,22 @@ fn stat_rows(st: &irqlab_core::Stat, filter: &Filter, f: &mut Flat) {
     }
 }
 
+/// Every cell of `f` (a segment's first sample).
+pub fn all_cells(f: &Flat) -> Vec<CellValue> {
+    let mut out = Vec::with_capacity(f.rows.iter().map(|r| r.values.len()).sum());
+    for r in &f.rows {
+        for (&cpu, &value) in r.cpus.iter().zip(&r.values) {
+            out.push(CellValue {
+                source: r.source,
+                key: r.key.clone(),
+                cpu,
+                value,
+            });
+        }
+    }
+    out
+}
+
 /// Keeps the previous sample's rows to emit only changed cells.
 #[derive(Debug, Default)]
 pub struct Differ {
@@ -188,11 +204,18 @@ pub struct Differ {
 }
 
 impl Differ {
-    /// Forget everything: the next [`Differ::cells`] emits every cell (a
-    /// segment's first sample).
+    /// Forget everything: the next [`Differ::cells`] emits every cell and
+    /// the shape.
     pub fn reset(&mut self) {
         self.prev.clear();
         self.shape = None;
+    }
+
+    /// Forget the cells but keep the shape: the next [`Differ::cells`]
+    /// emits every cell (a segment's first sample) and the shape only if it
+    /// changed (a segment keeps the shape of the one before it).
+    pub fn restart(&mut self) {
+        self.prev.clear();
     }
 
     /// The cells of `f` that differ from the previous sample, and its shape

@@ -4,7 +4,9 @@
 //! unreadable tail and reports its byte offset; everything before it is
 //! kept.
 
-use super::schema::{JournalLine, SCHEMA};
+#[cfg(test)]
+use super::schema::SCHEMA;
+use super::schema::{readable, unreadable, JournalLine};
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,12 +89,9 @@ pub fn parse(bytes: &[u8]) -> (Vec<JournalLine>, Option<Torn>) {
         };
         let line = rest.get(..nl).unwrap_or_default();
         match serde_json::from_slice::<JournalLine>(line) {
-            Ok(l) if l.schema == SCHEMA => out.push(l),
+            Ok(l) if readable(l.schema) => out.push(l),
             Ok(l) => {
-                let why = format!(
-                    "recording schema {}, this irqlab reads schema {SCHEMA}",
-                    l.schema
-                );
+                let why = unreadable(l.schema);
                 return (
                     out,
                     Some(Torn {

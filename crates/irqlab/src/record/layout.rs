@@ -4,10 +4,11 @@
 //! recovering a journal left by a crash into a segment.
 
 use super::journal;
-use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL};
+use super::schema::{CellValue, JournalLine, SampleTime, ShapeAt, SourceKind, JOURNAL};
 use super::segment::{self, SegmentData};
 use crate::host::HostFs;
 use anyhow::{bail, Context};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A partition value: characters other than `A-Za-z0-9._-` become `_`.
@@ -152,10 +153,50 @@ pub fn journal_lines(dir: &Path) -> anyhow::Result<(Vec<JournalLine>, Option<Str
     Ok((lines, msg))
 }
 
-/// Lines of a journal as segment data (a journal starts a segment: its
-/// first line carries the shape and every cell).
-pub fn lines_to_segment(lines: Vec<JournalLine>) -> SegmentData {
+/// Every cell's value at the last sample of the last segment of `dir`
+/// (empty without segments): what a journal written after that segment
+/// does not repeat.
+pub fn last_state(dir: &Path) -> anyhow::Result<Vec<CellValue>> {
+    let Some((_, _, path)) = segments(dir)?.pop() else {
+        return Ok(Vec::new());
+    };
+    let mut cells = segment::read(&path)?.cells;
+    cells.sort_by_key(|c| c.0);
+    let mut state: BTreeMap<(SourceKind, String, Option<u32>), u64> = BTreeMap::new();
+    for (_, c) in cells {
+        state.insert((c.source, c.key, c.cpu), c.value);
+    }
+    Ok(state
+        .into_iter()
+        .map(|((source, key, cpu), value)| CellValue {
+            source,
+            key,
+            cpu,
+            value,
+        })
+        .collect())
+}
+
+/// Lines of a journal as segment data. A segment's first sample holds
+/// every cell: the journal's first line has those that changed (all of
+/// them when the journal began a recording), `base` the rest (the state
+/// of the segment before: [`last_state`]).
+pub fn lines_to_segment(lines: Vec<JournalLine>, base: Vec<CellValue>) -> SegmentData {
     let mut d = SegmentData::default();
+    if let Some(first) = lines.first() {
+        let seen: HashSet<(SourceKind, &str, Option<u32>)> = first
+            .cells
+            .iter()
+            .map(|c| (c.source, c.key.as_str(), c.cpu))
+            .collect();
+        let seq = first.time.seq;
+        let rest: Vec<(u64, CellValue)> = base
+            .into_iter()
+            .filter(|c| !seen.contains(&(c.source, c.key.as_str(), c.cpu)))
+            .map(|c| (seq, c))
+            .collect();
+        d.cells = rest;
+    }
     for l in lines {
         let t: SampleTime = l.time;
         d.samples.push(t);
@@ -167,20 +208,50 @@ pub fn lines_to_segment(lines: Vec<JournalLine>) -> SegmentData {
     d
 }
 
-/// Turn a journal left behind into a segment; `Some(message)` when there
-/// was something to say.
+/// Remove `*.parquet.tmp` files (a segment whose write was interrupted:
+/// its samples are still in the journal); one message per file.
+fn remove_partial_segments(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".parquet.tmp"))
+        .map(|p| match std::fs::remove_file(&p) {
+            Ok(()) => format!(
+                "removed {} (a segment whose write was interrupted)",
+                p.display()
+            ),
+            Err(e) => format!("cannot remove {}: {e}", p.display()),
+        })
+        .collect()
+}
+
+/// Turn a journal left behind into a segment and remove interrupted
+/// segment writes; `Some(message)` when there was something to say.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
+    let mut msg = remove_partial_segments(dir);
     let path = dir.join(JOURNAL);
     if !path.exists() {
-        return Ok(None);
+        return Ok((!msg.is_empty()).then(|| msg.join("\n")));
     }
     let (lines, torn) = journal_lines(dir)?;
     let n = lines.len();
-    let mut msg = Vec::new();
+    let base = if lines.is_empty() {
+        Vec::new()
+    } else {
+        last_state(dir).unwrap_or_else(|e| {
+            msg.push(format!(
+                "the last segment of {} is unreadable ({e:#}): the recovered segment's first sample holds only the counters the journal has",
+                dir.display()
+            ));
+            Vec::new()
+        })
+    };
     if let Some(t) = torn {
         msg.push(t);
     }
-    let seg = lines_to_segment(lines);
+    let seg = lines_to_segment(lines, base);
     if let (Some(a), Some(b)) = (seg.samples.first(), seg.samples.last()) {
         let out = dir.join(segment_name(a.seq, b.seq));
         segment::write(&out, &seg)?;

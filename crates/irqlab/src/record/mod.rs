@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod journal;
 pub mod layout;
+pub mod pack;
 pub mod playback;
 pub mod reader;
 pub mod schema;

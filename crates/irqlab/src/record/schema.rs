@@ -4,15 +4,34 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Version of the recording layout; readers refuse any other.
-pub const SCHEMA: u32 = 1;
+/// Version of the recording layout that `record` writes.
+pub const SCHEMA: u32 = 2;
+
+/// Versions this irqlab reads (schema 1: raw values, sample list and
+/// shapes as plain JSON in every footer).
+pub const READS: &[u32] = &[1, 2];
+
+/// Whether `schema` is one this irqlab reads.
+pub fn readable(schema: u32) -> bool {
+    READS.contains(&schema)
+}
+
+/// The message for a recording of a schema this irqlab does not read.
+pub fn unreadable(schema: u32) -> String {
+    format!("recording schema {schema}, this irqlab reads schemas 1 and 2")
+}
 
 /// Journal of the samples not yet in a closed segment, per boot directory.
 pub const JOURNAL: &str = "journal.jsonl";
 
-/// Footer keys of a segment.
+/// Footer keys of a segment (`irqlab.samples`: schema 1 only; schema 2
+/// lists the samples as `clock` rows of the table).
 pub const KEY_SCHEMA: &str = "irqlab.schema";
 pub const KEY_SAMPLES: &str = "irqlab.samples";
+/// `source` of the one row per sample that carries its clocks (schema 2).
+pub const CLOCK_SOURCE: &str = "clock";
+/// `key` of that row: its value sums to CLOCK_MONOTONIC in ns.
+pub const CLOCK_KEY: &str = "mono_ns";
 pub const KEY_SHAPES: &str = "irqlab.shapes";
 pub const KEY_ENV: &str = "irqlab.environment";
 

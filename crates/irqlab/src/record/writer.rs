@@ -1,12 +1,14 @@
 //! The recording loop: live samples -> changed cells -> journal line
 //! (flushed every sample) -> a Parquet segment every `segment` interval and
-//! at exit, after which the journal starts afresh. A journal left by a
-//! crash is turned into a segment first (`layout::recover_boot_dir`).
+//! at exit, after which the journal starts afresh (with only the changes:
+//! the segment's first sample takes every cell from the flattened sample).
+//! A journal left by a crash is turned into a segment first
+//! (`layout::recover_boot_dir`).
 //!
 //! Errors (disk full, unwritable directory) stop recording and name the
 //! file; what was written stays.
 
-use super::cells::{flatten, Differ};
+use super::cells::{all_cells, flatten, Differ};
 use super::journal::RecordJournal;
 use super::layout;
 use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
@@ -63,11 +65,16 @@ impl Run {
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
     ) -> anyhow::Result<()> {
-        if self.data.samples.is_empty() {
-            self.differ.reset();
+        // A segment's first sample holds every cell; the journal only what
+        // changed since the sample before (recovery takes the rest from the
+        // last segment), so that a big machine's journal does not repeat
+        // every counter each time a segment closes.
+        let flat = flatten(s, filter, affinity);
+        let every = self.data.samples.is_empty().then(|| {
             self.started = Some(Instant::now());
-        }
-        let (shape, cells) = self.differ.cells(flatten(s, filter, affinity));
+            all_cells(&flat)
+        });
+        let (shape, cells) = self.differ.cells(flat);
         let time = SampleTime {
             seq: self.next_seq,
             wall_ns: s.snap.wall_ns,
@@ -82,7 +89,8 @@ impl Run {
         self.journal.append(&line)?;
         self.next_seq += 1;
         self.sum.samples += 1;
-        self.sum.cells += line.cells.len() as u64;
+        let cells = every.unwrap_or(line.cells);
+        self.sum.cells += cells.len() as u64;
         self.data.samples.push(time);
         if let Some(shape) = line.shape {
             self.data.shapes.push(ShapeAt {
@@ -92,7 +100,7 @@ impl Run {
         }
         self.data
             .cells
-            .extend(line.cells.into_iter().map(|c| (time.seq, c)));
+            .extend(cells.into_iter().map(|c| (time.seq, c)));
         Ok(())
     }
 
@@ -104,14 +112,8 @@ impl Run {
         };
         let meter = clock::CostMeter::start();
         let path = self.dir.join(layout::segment_name(first.seq, last.seq));
-        let env = std::mem::take(&mut self.data.environment);
-        let data = std::mem::replace(
-            &mut self.data,
-            SegmentData {
-                environment: env,
-                ..SegmentData::default()
-            },
-        );
+        // the environment goes into the run's first segment only
+        let data = std::mem::take(&mut self.data);
         self.sum.segment_bytes += segment::write(&path, &data)?;
         self.sum.segments += 1;
         self.journal = RecordJournal::create(self.journal.path())?;

@@ -120,7 +120,8 @@ impl StatFiles {
                 }
                 continue;
             }
-            let bytes = match self.fs.read(src.rel()) {
+            // softirqs and stat are one record each: no EOF read
+            let bytes = match self.fs.read_record(src.rel()) {
                 Ok(b) => b,
                 // a special file or an endless one is a broken tree, not an
                 // absent source

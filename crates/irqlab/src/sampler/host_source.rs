@@ -153,7 +153,7 @@ impl SnapshotSource for HostSource {
 
     fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
         match self.threads.as_mut() {
-            Some(t) => *out = t.sample(self.files.fs_mut(), mono_ns),
+            Some(t) => t.sample_into(self.files.fs_mut(), mono_ns, out),
             None => out.clear(),
         }
     }

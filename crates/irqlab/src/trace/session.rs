@@ -9,13 +9,15 @@ use super::preflight;
 use crate::guard::{default_journal, SystemGuard};
 use crate::host::HostFs;
 use anyhow::{Context, Result};
-use irqlab_bpf::{Attached, Counters, Tracer};
+use irqlab_bpf::{Attached, Counters, RunStats, Tracer};
 
 /// Attached programs and, when irqlab mounted tracefs, the guard that
 /// unmounts it. Field order matters: the tracer is dropped first.
 pub struct Session {
     tracer: Tracer,
     counters: Counters,
+    /// Holds the kernel's BPF run-time accounting on ([`Session::account_cost`]).
+    stats_fd: Option<std::os::fd::OwnedFd>,
     guard: Option<SystemGuard>,
     /// Notes for stderr (absent optional tracepoints, BTF, the mount).
     pub notes: Vec<String>,
@@ -66,6 +68,7 @@ impl Session {
         Ok(Session {
             tracer,
             counters: Counters::default(),
+            stats_fd: None,
             guard: own,
             notes,
         })
@@ -91,6 +94,21 @@ impl Session {
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
         Ok(())
+    }
+
+    /// Turn the kernel's run-time accounting of BPF programs on for as
+    /// long as this session lives (see [`irqlab_bpf::enable_run_stats`]);
+    /// returns the programs' totals at that moment, the baseline of
+    /// [`Session::run_stats`].
+    pub fn account_cost(&mut self) -> Result<RunStats> {
+        self.stats_fd = Some(irqlab_bpf::enable_run_stats()?);
+        Ok(self.tracer.run_stats())
+    }
+
+    /// The programs' accumulated run time and count (counting only while
+    /// [`Session::account_cost`] holds the accounting on).
+    pub fn run_stats(&self) -> RunStats {
+        self.tracer.run_stats()
     }
 
     /// Detach, then undo the mount (errors are reported, not hidden).

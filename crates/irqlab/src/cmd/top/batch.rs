@@ -4,7 +4,8 @@
 //! (main treats a broken pipe as success).
 //!
 //! Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::from_frame` and `text.rs`, JSON lines (README "JSON Lines")
+//! `report::from_delta_rates` (no affinity: text does not print it) and
+//! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
 //! SIGINT/SIGTERM ends it (exit 130/143, as `bench`).
@@ -13,28 +14,10 @@ use super::text::{self, Block, TextOpts};
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::report::{self, Filter};
-use crate::sampler::{clock, LiveSampler, SelfCost, Strategy, Ticker};
+use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::mpsc::{self, Receiver};
-
-/// SIGINT and SIGTERM, delivered on a channel (a thread blocked in the
-/// signal pipe: no polling, no wake-ups between samples).
-fn signals() -> anyhow::Result<Receiver<i32>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut sigs = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for s in sigs.forever() {
-            if tx.send(s).is_err() {
-                return;
-            }
-        }
-    });
-    Ok(rx)
-}
 
 /// What the `Average:` block needs: the baseline, the filter of the rows
 /// read, self-cost over all samples.
@@ -87,7 +70,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
-    let stop = signals()?;
+    let stop = Stop::install()?;
     let opts = TextOpts {
         sort: args.sort.into(),
         threshold: args.threshold,
@@ -109,7 +92,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut signal = None;
     let mut done = 0u64;
     while args.count.is_none_or(|c| done < c) {
-        if let Some(s) = ticker.wait_or(&stop) {
+        if let Some(s) = ticker.wait_stop(&stop) {
             signal = Some(s);
             break;
         }
@@ -117,7 +100,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         match summary.as_mut() {
             None => jsonl.write_frame(&mut frame, &mut buf),
             Some(sum) => {
-                let report = report::from_frame(&mut frame);
+                // text prints no affinity: no affinity reads (~1 file per
+                // IRQ at the first frame) and no String per row per sample
+                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
                 let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(&stamp),

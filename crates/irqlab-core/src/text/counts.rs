@@ -1,0 +1,189 @@
+//! The hot loop of the table parsers: a run of space-separated decimal
+//! counts (`/proc/interrupts` prints each as `%10u `), read 64 bytes at a
+//! time.
+//!
+//! For each 64-byte block two bit masks are built (digit bytes, space
+//! bytes; the compiler turns the loop into vector compares), and every
+//! count that starts and ends inside the block is read from the masks'
+//! bit positions: no byte loop over the padding, no branch per byte.
+//! Whatever the fast path does not fully understand — a tab, a byte that
+//! is neither digit nor space (the description, a glued `1900GIC-0`), a
+//! 20-digit run, the last bytes of a line — it leaves to the caller's
+//! byte-wise loop, at a position where that loop gives the same result.
+
+/// Bit `i` of the first mask is set where `block[i]` is an ASCII digit;
+/// of the second, where it is a space.
+#[inline]
+fn masks(block: &[u8; 64]) -> (u64, u64) {
+    let mut digits = 0u64;
+    let mut spaces = 0u64;
+    for k in 0..4 {
+        let Some(chunk) = block[16 * k..].first_chunk::<16>() else {
+            continue;
+        };
+        let (d, s) = masks16(chunk);
+        digits |= u64::from(d) << (16 * k);
+        spaces |= u64::from(s) << (16 * k);
+    }
+    (digits, spaces)
+}
+
+/// [`masks`] of 16 bytes with SSE2 (part of every x86_64 CPU): one
+/// compare and one move-mask per class, through `safe_arch`'s safe
+/// wrappers (this crate has no unsafe code).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn masks16(chunk: &[u8; 16]) -> (u16, u16) {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, min_u8_m128i, move_mask_i8_m128i,
+        set_splat_i8_m128i as splat, sub_i8_m128i,
+    };
+    let v = load_unaligned_m128i(chunk);
+    // a digit is a byte at most 9 above '0' (unsigned, wrapping)
+    let t = sub_i8_m128i(v, splat(b'0' as i8));
+    let digit = eq(min_u8_m128i(t, splat(9)), t);
+    let space = eq(v, splat(b' ' as i8));
+    (
+        move_mask_i8_m128i(digit) as u16,
+        move_mask_i8_m128i(space) as u16,
+    )
+}
+
+/// [`masks`] of 16 bytes, portable: a byte loop.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn masks16(chunk: &[u8; 16]) -> (u16, u16) {
+    let mut digits = 0u16;
+    let mut spaces = 0u16;
+    for (i, &c) in chunk.iter().enumerate() {
+        digits |= u16::from(c.wrapping_sub(b'0') < 10) << i;
+        spaces |= u16::from(c == b' ') << i;
+    }
+    (digits, spaces)
+}
+
+/// The value of a run of at most 19 ASCII digits (no overflow possible).
+#[inline]
+fn value(digits: &[u8]) -> u64 {
+    digits
+        .iter()
+        .fold(0u64, |v, &c| v * 10 + u64::from(c - b'0'))
+}
+
+/// Read counts from `pos` (a space or the first digit of a count) into
+/// `out` until it holds `limit` values or a block holds something the fast
+/// path leaves to the byte loop. Returns the position to go on from: just
+/// past the last count read (a space follows it), or `pos` itself.
+#[inline]
+pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
+    while out.len() < limit {
+        let Some(block) = line.get(pos..).and_then(|r| r.first_chunk::<64>()) else {
+            break;
+        };
+        let (d, s) = masks(block);
+        let other = !(d | s);
+        // only the bytes before the first other byte are the fast path's
+        let valid = match other.trailing_zeros() {
+            0 => break,
+            64 => u64::MAX,
+            n => (1u64 << n) - 1,
+        };
+        // counts that end inside that part: a digit followed by a space
+        let mut ends = d & (s >> 1) & valid;
+        let mut starts = d & !(d << 1);
+        let room = limit - out.len();
+        let mut k = 0;
+        let mut next = 0;
+        while ends != 0 && k < room {
+            let a = starts.trailing_zeros() as usize;
+            let b = ends.trailing_zeros() as usize;
+            let v = if a == b {
+                u64::from(block[b & 63].wrapping_sub(b'0'))
+            } else if b - a < 19 {
+                value(block.get(a..=b).unwrap_or_default())
+            } else {
+                // a run of 20+ digits may overflow: the byte loop says so
+                break;
+            };
+            out.push(v);
+            k += 1;
+            next = b + 1;
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        if next > 0 {
+            pos += next;
+        } else if d == 0 && other == 0 {
+            // only spaces: skip them all
+            pos += 64;
+        } else {
+            break;
+        }
+        if other != 0 || ends != 0 {
+            // the rest of this block is the byte loop's
+            break;
+        }
+    }
+    pos
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_padded_counts_and_stops_before_text() {
+        let mut line = String::new();
+        let want: Vec<u64> = (0..40).map(|i| (i * 7919) % 100_000).collect();
+        for v in &want {
+            line.push_str(&format!("{v:>10} "));
+        }
+        line.push_str("  IR-PCI-MSI 327680-edge      eth0");
+        let mut out = Vec::new();
+        let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
+        assert!(out.len() > 30, "{}", out.len());
+        assert_eq!(out, want[..out.len()]);
+        assert_eq!(line.as_bytes()[end], b' ');
+        assert!(line[..end].ends_with(&out.last().unwrap().to_string()));
+    }
+
+    #[test]
+    fn masks_match_a_byte_loop() {
+        let mut rng = crate::rng::Rng::new(7);
+        let alphabet = b" 0123456789\t:/x\x80\xff";
+        for _ in 0..2000 {
+            let mut block = [0u8; 64];
+            for b in &mut block {
+                *b = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+            }
+            let (d, s) = masks(&block);
+            for (i, &c) in block.iter().enumerate() {
+                assert_eq!(d >> i & 1 == 1, c.is_ascii_digit(), "{block:?} {i}");
+                assert_eq!(s >> i & 1 == 1, c == b' ', "{block:?} {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn stops_at_the_limit() {
+        let line = "         1          2          3          4          5          6          7 x";
+        let mut out = Vec::new();
+        let end = read_spaced(line.as_bytes(), 0, 2, &mut out);
+        assert_eq!(out, [1, 2]);
+        assert_eq!(&line[..end], "         1          2");
+    }
+
+    #[test]
+    fn leaves_tabs_long_runs_and_glued_counts_to_the_byte_loop() {
+        for line in [
+            "\t        1          2          3          4          5          6          7",
+            "12345678901234567890123         1          2          3          4          5",
+            "       1900GIC-0          2          3          4          5          6       ",
+        ] {
+            let mut out = Vec::new();
+            let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
+            assert_eq!((end, out.len()), (0, 0), "{line:?}");
+        }
+    }
+}
