@@ -51,6 +51,13 @@ fn parse_direction_flag(s: &str) -> Result<DirectionFlag, String> {
 
 /// Flags of `irqlab compare`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab compare results/a.txt results/b.txt      # variants a and b, metric `value`\n  \
+    irqlab compare tip=runs/tip patch=runs/patch --metric irqs_per_sec --format text\n  \
+    irqlab compare irqlab-results/ --baseline tip --format markdown --plot cmp.svg\n  \
+    irqlab compare old=o1.json old=o2.json new=n1.json new=n2.json   # pooled probe runs\n  \
+    irqlab compare before/ after/ --direction irq_tlb_per_sec=lower\n\
+Statistics and their calibration: docs/compare-statistics.md")]
 pub struct Args {
     /// Result sets: bench result dirs, probe JSON, CSV/JSON tables, files
     /// with one number per line, or dirs of per-iteration files; `LABEL=PATH`

@@ -174,12 +174,25 @@ fn studentized(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> 
     let (mx, my) = (mean(x), mean(y));
     let (l, se) = log_ratio(mx, var_mean(x)?, my, var_mean(y)?)?;
     let work = resamples * (x.len() + y.len());
-    let mut t = draws(resamples, seed, work, &|rng| {
+    let t = draws(resamples, seed, work, &|rng| {
         let (ax, vx) = resample_moments(rng, x, mx);
         let (ay, vy) = resample_moments(rng, y, my);
         let (lb, seb) = log_ratio(ax, vx, ay, vy)?;
         Some((lb - l) / seb)
     });
+    studentized_limits(t, resamples, (mx, my), (l, se), conf)
+}
+
+/// The studentized interval from the t draws (`None` when fewer than half
+/// the resamples gave one): means `(x̄, ȳ)`, the data's log ratio and its
+/// standard error `(L̂, SE)`.
+fn studentized_limits(
+    mut t: Vec<f64>,
+    resamples: usize,
+    (mx, my): (f64, f64),
+    (l, se): (f64, f64),
+    conf: f64,
+) -> Option<RelCi> {
     if t.len() < resamples / 2 {
         return None;
     }
@@ -199,16 +212,16 @@ fn studentized(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> 
 
 /// Draws of `stat(x*) → stat(y*)` relative change, in fixed chunks, on
 /// scoped threads when the work is large.
-fn draws(
+fn draws<T: Send>(
     resamples: usize,
     seed: u64,
     work: usize,
-    f: &(dyn Fn(&mut Rng) -> Option<f64> + Sync),
-) -> Vec<f64> {
+    f: &(dyn Fn(&mut Rng) -> Option<T> + Sync),
+) -> Vec<T> {
     let chunk = |c: usize| {
         let mut rng = Rng::new(seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let count = resamples / CHUNKS + usize::from(c < resamples % CHUNKS);
-        (0..count).filter_map(|_| f(&mut rng)).collect::<Vec<f64>>()
+        (0..count).filter_map(|_| f(&mut rng)).collect::<Vec<T>>()
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || work < 2_000_000 {
@@ -226,7 +239,7 @@ fn draws(
                 })
             })
             .collect();
-        let mut parts: Vec<(usize, Vec<f64>)> = handles
+        let mut parts: Vec<(usize, Vec<T>)> = handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect();
@@ -352,6 +365,9 @@ pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -
         };
     }
     let (xs, ys) = (sorted(x), sorted(y));
+    if xs.len() <= DIRECT_MEDIAN_MAX && ys.len() <= DIRECT_MEDIAN_MAX {
+        return shared::bootstrap_shared(&xs, &ys, resamples, seed, conf);
+    }
     let (mx, my) = (quantile_sorted(&xs, 0.5), quantile_sorted(&ys, 0.5));
     let (ax, ay) = (mean(x), mean(y));
     let med_draws = draws(resamples, seed, 0, &|rng| {
@@ -381,6 +397,9 @@ pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -
         mean,
     }
 }
+
+#[path = "bootstrap_shared.rs"]
+mod shared;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -6,6 +6,7 @@
 
 use super::special::norm_sf;
 use serde::Serialize;
+use std::sync::{Arc, Mutex};
 
 /// Largest per-side sample size for the exact distribution.
 pub const EXACT_MAX: usize = 50;
@@ -132,9 +133,38 @@ pub fn min_p(m: usize, n: usize) -> f64 {
     (2.0 / c).min(1.0)
 }
 
-/// P(U ≤ k) for k = 0..=m·n under the null hypothesis (no ties).
-pub fn null_cdf(m: usize, n: usize) -> Vec<f64> {
-    let counts = null_counts(m.min(n), m.max(n));
+/// Distributions kept by [`null_cdf`] (a comparison of many metrics asks
+/// for the same few sizes again and again: 180 pairs of 30 vs 30 in a
+/// bench-sized set).
+const NULL_CACHE: usize = 16;
+
+/// Kept null distributions, by (smaller, larger) sample size.
+type NullCache = Vec<((usize, usize), Arc<Vec<f64>>)>;
+
+/// P(U ≤ k) for k = 0..=m·n under the null hypothesis (no ties), computed
+/// once per (m, n) and shared.
+pub fn null_cdf(m: usize, n: usize) -> Arc<Vec<f64>> {
+    static CACHE: Mutex<NullCache> = Mutex::new(Vec::new());
+    let key = (m.min(n), m.max(n));
+    let hit = |c: &NullCache| {
+        c.iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| Arc::clone(v))
+    };
+    if let Some(v) = hit(&CACHE.lock().unwrap_or_else(|e| e.into_inner())) {
+        return v;
+    }
+    let v = Arc::new(null_cdf_uncached(key.0, key.1));
+    let mut c = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= NULL_CACHE {
+        c.remove(0);
+    }
+    c.push((key, Arc::clone(&v)));
+    v
+}
+
+fn null_cdf_uncached(m: usize, n: usize) -> Vec<f64> {
+    let counts = null_counts(m, n);
     let total: f64 = counts.iter().sum();
     let mut acc = 0.0;
     counts
