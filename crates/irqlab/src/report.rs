@@ -973,43 +973,46 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// A 20-CPU `/proc/interrupts`: six IO-APIC rows whose counts scale
+    /// with `k`, a LOC row of 5s, a row of zeros and ERR.
+    fn wide_text(k: u64) -> String {
+        let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
+        t.push('\n');
+        for irq in 0..6u64 {
+            let counts: String = (0..20u64)
+                .map(|c| format!(" {}", k * ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
+                .collect();
+            t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
+        }
+        let (fives, zeros) = (" 5".repeat(20), " 0".repeat(20));
+        t.push_str(&format!(
+            "LOC:{fives} Local timer\n 9:{zeros} x\nERR: {k}\n"
+        ));
+        t
+    }
+
+    fn table_of(r: &Report) -> String {
+        let mut out = Vec::new();
+        crate::export::table::write(r, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     /// A table too wide for CPU columns prints the same from rows reduced
-    /// to their busiest CPU as from every CPU's rate (ties: the first),
-    /// including rows with no positive rate, gaps and arch rows.
+    /// to their busiest CPU (ties: the first), including rows with no
+    /// positive rate, gaps and arch rows.
     #[test]
     fn busiest_rows_print_the_same_wide_table() {
-        let text = |k: u64| {
-            let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
-            t.push('\n');
-            for irq in 0..6u64 {
-                let counts: String = (0..20u64)
-                    .map(|c| format!(" {}", k * ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
-                    .collect();
-                t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
-            }
-            t.push_str(&format!(
-                "LOC:{} Local timer interrupts\nERR: {k}\n",
-                " 5".repeat(20)
-            ));
-            t
-        };
-        let (old, new) = (snap(0, &text(1)), snap(1000, &text(3)));
+        let (old, new) = (snap(0, &wide_text(1)), snap(1000, &wide_text(3)));
         for cpus in [None, Some("1-19")] {
             let f = Filter::from_flags(None, cpus).unwrap();
-            let table = |r: &Report| {
-                let mut out = Vec::new();
-                crate::export::table::write(r, &mut out).unwrap();
-                String::from_utf8(out).unwrap()
-            };
             let narrow = from_delta_busiest(&old, &new, &f);
-            assert!(narrow
-                .interrupts
-                .as_ref()
-                .unwrap()
-                .rows
+            let rows = &narrow.interrupts.as_ref().unwrap().rows;
+            assert!(rows
                 .iter()
                 .all(|l| l.rates.is_none() || l.shape != Shape::PerCpu));
-            assert_eq!(table(&narrow), table(&from_delta_rates(&old, &new, &f)));
+            let full = table_of(&from_delta_rates(&old, &new, &f));
+            assert_eq!(table_of(&narrow), full);
+            assert!(full.contains("cpu"), "{full}");
         }
     }
 
@@ -1017,26 +1020,9 @@ mod tests {
     /// their busiest CPU as they are kept prints what the full report does.
     #[test]
     fn busiest_counts_print_the_same_wide_table() {
-        let mut t: String = (0..20).map(|c| format!(" CPU{c}")).collect();
-        t.push('\n');
-        for irq in 0..6u64 {
-            let counts: String = (0..20u64)
-                .map(|c| format!(" {}", ((irq * 7 + c * 3) % 5 + irq % 2) * (c % 4)))
-                .collect();
-            t.push_str(&format!("{irq}:{counts} IO-APIC {irq}-edge dev{irq}\n"));
-        }
-        t.push_str(&format!(
-            "LOC:{} Local timer\n 9:{} x\nERR: 4\n",
-            " 5".repeat(20),
-            " 0".repeat(20)
-        ));
+        let t = wide_text(1);
         for cpus in [None, Some("1-19")] {
             let f = Filter::from_flags(None, cpus).unwrap();
-            let table = |r: &Report| {
-                let mut out = Vec::new();
-                crate::export::table::write(r, &mut out).unwrap();
-                String::from_utf8(out).unwrap()
-            };
             let full = from_snapshot(snap(0, &t), &f);
             let mut m = Interrupts::parse(t.as_bytes()).unwrap();
             let b = IrqCounts::new(&m.cpus.clone(), &f);
@@ -1054,8 +1040,8 @@ mod tests {
                 }),
                 ..from_snapshot(snap(0, &t), &f)
             };
-            assert_eq!(table(&reduced), table(&full));
-            assert!(table(&full).contains("cpu"), "{}", table(&full));
+            assert_eq!(table_of(&reduced), table_of(&full));
+            assert!(table_of(&full).contains("cpu"));
         }
     }
 

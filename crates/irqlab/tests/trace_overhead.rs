@@ -94,21 +94,9 @@ fn overhead_per_event_vs_bpftrace() {
         ours.push(window(&mut w));
         s.stop().unwrap();
         plain.push(window(&mut w));
-        let child = Command::new("bpftrace")
-            .arg(bt)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // bpftrace prints "Attaching N probes..." before it attaches; give it time
-        std::thread::sleep(Duration::from_secs(4));
+        let child = start_bpftrace(bt);
         theirs.push(window(&mut w));
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        let _ = child.wait_with_output();
+        stop_bpftrace(child);
     }
     let (ours_k, theirs_k) = kernel_accounted(&mut w, bt);
     w.teardown().unwrap();
@@ -139,6 +127,29 @@ fn overhead_per_event_vs_bpftrace() {
         theirs_k.runs,
         per(theirs_k) / per(ours_k)
     );
+}
+
+/// bpftrace running `bt`, its probes attached.
+fn start_bpftrace(bt: &str) -> std::process::Child {
+    let child = Command::new("bpftrace")
+        .arg(bt)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // bpftrace prints "Attaching N probes..." before it attaches; give it time
+    std::thread::sleep(Duration::from_secs(4));
+    child
+}
+
+/// SIGINT (bpftrace prints its maps and detaches), then wait for it.
+fn stop_bpftrace(child: std::process::Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
 }
 
 /// Every loaded program as bpftool lists it.
@@ -185,22 +196,11 @@ fn kernel_accounted(
     let ours = s.run_stats().since(before);
     s.stop().unwrap();
     let old = prog_ids();
-    let child = Command::new("bpftrace")
-        .arg(bt)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(4));
+    let child = start_bpftrace(bt);
     let before = bpftool_stats(&old);
     window(w);
     let theirs = bpftool_stats(&old).since(before);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let _ = child.wait_with_output();
+    stop_bpftrace(child);
     drop(stats);
     (ours, theirs)
 }

@@ -136,6 +136,13 @@ fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Opt
     }
 }
 
+/// Say [`filter_warnings`] of `args`' filters on stderr.
+fn warn_filters(args: &Args, present: &BTreeSet<u32>, irq_rows: Option<usize>) {
+    for w in filter_warnings(args.cpus.as_deref(), present, args.irq.as_deref(), irq_rows) {
+        eprintln!("{w}");
+    }
+}
+
 /// Warnings for filters that select nothing or less than asked: `--cpus`
 /// ids absent from the sampled files (`present`), an `--irq` that keeps no
 /// interrupt row (`irq_rows`: rows kept, when the section exists).
@@ -467,14 +474,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         })
     })?;
     let irq_rows = cpus.as_ref().map(|_| kept);
-    for w in filter_warnings(
-        args.cpus.as_deref(),
-        &present,
-        args.irq.as_deref(),
-        irq_rows,
-    ) {
-        eprintln!("{w}");
-    }
+    warn_filters(args, &present, irq_rows);
     let mut out = export::stdout::stdout();
     out.write_all(b"{\"interrupts\":")?;
     match &cpus {
@@ -575,14 +575,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
             affinity.insert(irq, frame.affinity(irq));
         }
     }
-    for w in filter_warnings(
-        args.cpus.as_deref(),
-        &present,
-        args.irq.as_deref(),
-        irq_rows,
-    ) {
-        eprintln!("{w}");
-    }
+    warn_filters(args, &present, irq_rows);
     let threshold = args.threshold;
     let doc = report::RatesJson {
         rest: &rest,
@@ -616,14 +609,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_none() && args.format != Format::Csv {
         annotate_affinity(&mut report, &HostFs::new(args.root.path()));
     }
-    for w in filter_warnings(
-        args.cpus.as_deref(),
-        &present,
-        args.irq.as_deref(),
-        irq_rows,
-    ) {
-        eprintln!("{w}");
-    }
+    warn_filters(&args, &present, irq_rows);
     let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,

@@ -103,22 +103,7 @@ fn resample_median_direct(rng: &mut Rng, s: &[f64]) -> f64 {
     for _ in 0..n {
         counts[draw_index(rng, n)] += 1;
     }
-    let k = n.div_ceil(2); // 1-based rank of the (lower) middle value
-    let mut seen = 0usize;
-    let mut lower: Option<f64> = None;
-    for (v, &c) in s.iter().zip(&counts[..n]) {
-        seen += usize::from(c);
-        if lower.is_none() && seen >= k {
-            if n % 2 == 1 {
-                return *v;
-            }
-            lower = Some(*v);
-        }
-        if let (Some(a), true) = (lower, seen > k) {
-            return v - (v - a) * 0.5;
-        }
-    }
-    s[n - 1]
+    shared::median_of_counts(s, &counts[..n])
 }
 
 /// The median of one resample of sorted `s` (n ≥ 2) through the order

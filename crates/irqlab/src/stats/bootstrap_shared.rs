@@ -31,7 +31,7 @@ fn resample_counts(rng: &mut Rng, n: usize, counts: &mut [u8; DIRECT_MEDIAN_MAX]
 }
 
 /// Median (numpy convention) of the resample `counts` of sorted `s`.
-fn median_of_counts(s: &[f64], counts: &[u8]) -> f64 {
+pub(super) fn median_of_counts(s: &[f64], counts: &[u8]) -> f64 {
     let n = s.len();
     let k = n.div_ceil(2); // 1-based rank of the (lower) middle value
     let mut seen = 0usize;
