@@ -4,7 +4,7 @@
 
 /// Accumulated run time and run count of programs, from the kernel's own
 /// accounting (`bpf_prog_info.run_time_ns` / `run_cnt`), which counts only
-/// while some process holds [`enable_run_stats`]'s descriptor.
+/// while some process holds the descriptor `loader::enable_run_stats` returns.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct RunStats {
     /// Nanoseconds spent running the programs.

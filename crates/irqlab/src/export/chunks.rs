@@ -9,7 +9,7 @@ use std::io::{self, Write};
 /// Size of one chunk.
 const CHUNK: usize = 1 << 20;
 
-/// Bytes written so far, in chunks of [`CHUNK`] bytes (the last one
+/// Bytes written so far, in chunks of `CHUNK` (1 MiB) bytes (the last one
 /// partly filled).
 #[derive(Debug, Default)]
 pub struct Chunks {
