@@ -230,21 +230,7 @@ impl HostFs {
     /// before a record that overflows its page buffer, over 3.8 KB): no
     /// second read to see EOF.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
-        let file = open_regular(&self.path(rel)).ok()?;
-        let mut small = [0u8; ATTR_FIRST];
-        let n = loop {
-            match file.read_at(&mut small, 0) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                r => break r.ok()?,
-            }
-        };
-        if n < small.len() {
-            return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
-        }
-        // longer: the whole file through the bounded read loop
-        let mut buf = vec![0u8; 2 * ATTR_FIRST];
-        let (n, _) = read_loop(&file, &mut buf, None).ok()?;
-        Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
+        attr_text(&open_regular(&self.path(rel)).ok()?)
     }
 
     /// Names of the entries of directory `rel` (sorted), empty if absent.
@@ -286,6 +272,25 @@ impl HostFs {
             .and_then(|mut f| io::Write::write_all(&mut f, value.as_bytes()))
             .with_context(|| format!("writing {value:?} to {}", path.display()))
     }
+}
+
+/// The trimmed text of an open attribute file (see [`HostFs::read_attr`]:
+/// a first read shorter than its small buffer is the whole file).
+fn attr_text(file: &File) -> Option<String> {
+    let mut small = [0u8; ATTR_FIRST];
+    let n = loop {
+        match file.read_at(&mut small, 0) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            r => break r.ok()?,
+        }
+    };
+    if n < small.len() {
+        return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+    }
+    // longer: the whole file through the bounded read loop
+    let mut buf = vec![0u8; 2 * ATTR_FIRST];
+    let (n, _) = read_loop(file, &mut buf, None).ok()?;
+    Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
 }
 
 /// Most bytes one read of [`HostFs::for_each_line`] asks for (its buffer

@@ -12,6 +12,7 @@ use crate::export::{self, plural, Format};
 use crate::host::HostFs;
 use crate::report::{self, Filter, SortKey};
 use crate::sampler::strategy::Choice;
+use crate::sampler::targeted::read_affinity_at;
 use crate::sampler::{located, LivePlan, LiveSampler, Source, Ticker};
 use irqlab_core::interrupts::LineParser;
 use irqlab_core::{CpuList, IrqRow, ParseError, Snapshot};
@@ -208,16 +209,9 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     };
     for row in &mut sec.rows {
         if let Some(irq) = row.irq {
-            row.affinity = affinity(&dir, irq);
+            row.affinity = read_affinity_at(&dir, irq);
         }
     }
-}
-
-/// `N/effective_affinity_list`, else `N/smp_affinity_list`, under
-/// `/proc/irq` (`dir`); `None` when neither has text.
-fn affinity(dir: &crate::host::AttrDir, irq: u32) -> Option<String> {
-    let read = |file: &str| dir.read(&format!("{irq}/{file}")).filter(|s| !s.is_empty());
-    read("effective_affinity_list").or_else(|| read("smp_affinity_list"))
 }
 
 /// The sampler's reason for a missing file, in words.
@@ -454,7 +448,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                 .is_none_or(|min| l.total > 0 && l.total as f64 >= min);
             if shown {
                 if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
-                    l.affinity = affinity(dir, irq);
+                    l.affinity = read_affinity_at(dir, irq);
                 }
                 // one row into a reused buffer (serde writes number by
                 // number), then one copy into the held output

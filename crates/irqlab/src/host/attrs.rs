@@ -4,8 +4,7 @@
 //! components per file instead of the whole path from `/` (measured: path
 //! lookup was a third of `show --format json` on a 1056-IRQ tree). The
 //! same rules as every other read: never blocks on open, refuses anything
-//! but a regular file, reads to the end; a file whose size `fstat`
-//! reports is read in one call.
+//! but a regular file, and reads like [`HostFs::read_attr`].
 
 use super::HostFs;
 use nix::fcntl::OFlag;
@@ -13,7 +12,6 @@ use nix::sys::stat::Mode;
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::FileExt;
 
 /// A directory of attribute files, kept open (see the module doc).
 #[derive(Debug)]
@@ -37,24 +35,10 @@ impl AttrDir {
     pub fn read(&self, rel: &str) -> Option<String> {
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
         let file = File::from(nix::fcntl::openat(&self.dir, rel, flags, Mode::empty()).ok()?);
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() {
+        if !file.metadata().ok()?.is_file() {
             return None;
         }
-        let mut buf = vec![0u8; 256];
-        let n = match usize::try_from(meta.len()) {
-            // a size the file reports (not /proc's 0) and one read that got it all
-            Ok(size) if size > 0 && size < buf.len() => {
-                let n = file.read_at(&mut buf, 0).ok()?;
-                if n == size {
-                    n
-                } else {
-                    super::read_loop(&file, &mut buf, None).ok()?.0
-                }
-            }
-            _ => super::read_loop(&file, &mut buf, None).ok()?.0,
-        };
-        Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
+        super::attr_text(&file)
     }
 }
 

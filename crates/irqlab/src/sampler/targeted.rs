@@ -107,6 +107,13 @@ pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// [`read_affinity`] with `dir` the kept `/proc/irq` directory (many IRQs:
+/// each file opened relative to it).
+pub fn read_affinity_at(dir: &crate::host::AttrDir, irq: u32) -> Option<String> {
+    let read = |file: &str| dir.read(&format!("{irq}/{file}")).filter(|s| !s.is_empty());
+    read("effective_affinity_list").or_else(|| read("smp_affinity_list"))
+}
+
 /// A kept-open reader of a few IRQs' `per_cpu_count`.
 #[derive(Debug)]
 pub struct Targeted {
