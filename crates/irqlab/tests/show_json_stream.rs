@@ -8,22 +8,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::irqlab;
 use std::path::Path;
 
 /// `show --root ROOT --format json ARGS`: exit code, stdout, stderr.
 fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = irqlab()
-        .args(["show", "--format", "json", "--root"])
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::show(root, &[&["--format", "json"], args].concat())
 }
 
 /// JSON without the whitespace outside strings (what `--pretty` adds).

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::irqlab;
+use common::show;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,20 +24,6 @@ fn synth(dir: &Path, cpus: u32, irqs: u32, offline: &[u32]) -> PathBuf {
     spec.offline = offline.to_vec();
     common::synth_into(&spec, &root);
     root
-}
-
-fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = irqlab()
-        .args(["show", "--root"])
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 /// Runs irqlab with stdout a pipe whose reading end is already closed

@@ -149,3 +149,19 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
+
+/// `irqlab show --root ROOT ARGS…`: exit code, stdout, stderr.
+#[allow(dead_code)]
+pub fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = irqlab()
+        .args(["show", "--root"])
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("irqlab runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
