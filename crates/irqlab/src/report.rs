@@ -309,10 +309,13 @@ impl<'f> IrqCounts<'f> {
         &self.sec.cpus
     }
 
-    /// True when no CPU column is dropped: [`IrqCounts::line`] then moves
-    /// the row's count buffer into the line (a caller may give it back).
-    pub fn all_columns(&self) -> bool {
-        self.all
+    /// Give `counts` back to the scratch row `r` when [`IrqCounts::line`]
+    /// moved `r`'s buffer out (no CPU column dropped), so that the next
+    /// parse into `r` reuses it.
+    pub fn give_back(&self, counts: Vec<u64>, r: &mut IrqRow) {
+        if self.all {
+            r.counts = counts;
+        }
     }
 
     /// Replace a per-CPU line's counts by its busiest CPU (the first of
@@ -332,9 +335,7 @@ impl<'f> IrqCounts<'f> {
             }
         }
         l.busiest_count = best;
-        if self.all {
-            r.counts = counts;
-        }
+        self.give_back(counts, r);
     }
 
     /// The line of `r` if the filter keeps it, without adding it (its

@@ -110,7 +110,7 @@ fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Opt
     if let Some(min) = threshold {
         sec.rows.retain(|l| {
             if counts {
-                l.total > 0 && l.total as f64 >= min
+                count_above(l, min)
             } else {
                 report::above_threshold(l, min)
             }
@@ -135,6 +135,12 @@ fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Opt
             },
         );
     }
+}
+
+/// `--threshold` on counts since boot: a row with none is hidden at any
+/// threshold.
+fn count_above(l: &report::IrqLine, min: f64) -> bool {
+    l.total > 0 && l.total as f64 >= min
 }
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
@@ -443,9 +449,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let (cpus, rest, present) = snapshot_with(root, filter, |fs, read| {
         each_kept_row(fs, filter, read, |counts, mut l, row| {
             kept += 1;
-            let shown = args
-                .threshold
-                .is_none_or(|min| l.total > 0 && l.total as f64 >= min);
+            let shown = args.threshold.is_none_or(|min| count_above(&l, min));
             if shown {
                 if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                     l.affinity = read_affinity_at(dir, irq);
@@ -459,10 +463,8 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                 serde_json::to_writer(&mut one, &l).map_err(std::io::Error::from)?;
                 rows.write_all(&one)?;
             }
-            if counts.all_columns() {
-                if let Some(c) = l.counts.take() {
-                    row.counts = c;
-                }
+            if let Some(c) = l.counts.take() {
+                counts.give_back(c, row);
             }
             Ok(())
         })
