@@ -225,11 +225,7 @@ pub struct Refill<'a> {
 impl Refill<'_> {
     /// Feed the next line (without its `\n`).
     pub fn line(&mut self, line: &[u8]) -> Result<(), ParseError> {
-        let m = &mut *self.m;
-        if self.rows == m.rows.len() {
-            m.rows.push(IrqRow::default());
-        }
-        let row = &mut m.rows[self.rows];
+        let row = slot(self.m, self.rows);
         if self.lp.line(line, row)? {
             self.rows += 1;
         }
@@ -239,11 +235,7 @@ impl Refill<'_> {
     /// Feed the line at the start of `text` (which runs on to the end of
     /// the input); returns the line's length without its `\n`.
     fn line_from(&mut self, text: &[u8]) -> Result<usize, ParseError> {
-        let m = &mut *self.m;
-        if self.rows == m.rows.len() {
-            m.rows.push(IrqRow::default());
-        }
-        let row = &mut m.rows[self.rows];
+        let row = slot(self.m, self.rows);
         let (data, len) = self.lp.line_from(text, row)?;
         if data {
             self.rows += 1;
@@ -257,6 +249,14 @@ impl Refill<'_> {
         self.done = res.is_ok();
         res
     }
+}
+
+/// Row `i` of `m`'s reused rows, added when the file grew.
+fn slot(m: &mut Interrupts, i: usize) -> &mut IrqRow {
+    if i == m.rows.len() {
+        m.rows.push(IrqRow::default());
+    }
+    &mut m.rows[i]
 }
 
 impl Drop for Refill<'_> {
@@ -314,9 +314,7 @@ impl LineParser {
             return Ok(false);
         }
         parse_row(line, self.cpus.len(), row).map_err(|k| ParseError::new(FILE, n, k))?;
-        if self.note.is_none() && row.shape != Shape::Single {
-            self.note = range_note(FILE, n, &row.counts);
-        }
+        self.note_range(n, row);
         Ok(true)
     }
 
@@ -342,10 +340,15 @@ impl LineParser {
             .unwrap_or_else(|_| memchr::memchr(b'\n', text).unwrap_or(text.len()));
         check_line(FILE, MAX_LINE, n, &text[..len])?;
         parsed.map_err(|k| ParseError::new(FILE, n, k))?;
+        self.note_range(n, row);
+        Ok((true, len))
+    }
+
+    /// Keep the first per-CPU count above the kernel's range as the note.
+    fn note_range(&mut self, n: usize, row: &IrqRow) {
         if self.note.is_none() && row.shape != Shape::Single {
             self.note = range_note(FILE, n, &row.counts);
         }
-        Ok((true, len))
     }
 
     /// End of input: an error when no header was seen (an empty file).
