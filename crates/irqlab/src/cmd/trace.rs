@@ -112,9 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let result = (|| -> anyhow::Result<()> {
         let mut session = session;
-        let cost_from = match args.cost {
-            true => Some((session.account_cost()?, std::time::Instant::now())),
-            false => None,
+        let cost_from = if args.cost {
+            Some((session.account_cost()?, std::time::Instant::now()))
+        } else {
+            None
         };
         let (mut prev, mut cur) = (Sample::default(), Sample::default());
         session.read(&mut prev)?;
