@@ -613,12 +613,7 @@ pub fn from_delta_rates(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
 /// is built: what a table too wide for per-CPU columns prints, without
 /// holding a rate per cell of a 1152-CPU machine.
 pub fn from_delta_busiest(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
-    let mut r = delta_report_with(old, new, f, false, true);
-    if let Some(s) = &mut r.interrupts {
-        // the CPU ids were the rows' only use of the column list
-        s.cpus.shrink_to_fit();
-    }
-    r
+    delta_report_with(old, new, f, false, true)
 }
 
 fn delta_report(old: &Snapshot, new: &Snapshot, f: &Filter, deltas: bool) -> Report {
