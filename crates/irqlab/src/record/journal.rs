@@ -11,12 +11,17 @@ use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Largest line buffer kept between samples.
+const KEEP_BUF: usize = 4 << 20;
+
 /// An open journal.
 pub struct RecordJournal {
     path: PathBuf,
     file: std::fs::File,
     /// Bytes written so far.
     pub len: u64,
+    /// The line being written (reused between samples).
+    buf: Vec<u8>,
 }
 
 impl RecordJournal {
@@ -32,15 +37,18 @@ impl RecordJournal {
             path: path.to_path_buf(),
             file,
             len: 0,
+            buf: Vec::new(),
         })
     }
 
     /// Append one sample and flush it to the kernel.
     pub fn append(&mut self, line: &JournalLine) -> anyhow::Result<()> {
-        let mut buf = serde_json::to_vec(line)?;
+        let buf = &mut self.buf;
+        buf.clear();
+        serde_json::to_writer(&mut *buf, line)?;
         buf.push(b'\n');
         self.file
-            .write_all(&buf)
+            .write_all(buf)
             .and_then(|()| self.file.flush())
             .with_context(|| {
                 format!(
@@ -50,6 +58,10 @@ impl RecordJournal {
                 )
             })?;
         self.len += buf.len() as u64;
+        if buf.capacity() > KEEP_BUF {
+            // a recording's first line (every cell of a big machine)
+            self.buf = Vec::new();
+        }
         Ok(())
     }
 

@@ -8,10 +8,10 @@
 //! Errors (disk full, unwritable directory) stop recording and name the
 //! file; what was written stays.
 
-use super::cells::{all_cells, flatten, Differ};
+use super::cells::Differ;
 use super::journal::RecordJournal;
 use super::layout;
-use super::schema::{JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{CellValue, JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentData};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
@@ -53,6 +53,8 @@ struct Run {
     journal: RecordJournal,
     data: SegmentData,
     differ: Differ,
+    /// The changed cells of the latest sample (reused between samples).
+    changed: Vec<CellValue>,
     next_seq: u64,
     started: Option<Instant>,
     sum: RecordSummary,
@@ -69,18 +71,18 @@ impl Run {
         // changed since the sample before (recovery takes the rest from the
         // last segment), so that a big machine's journal does not repeat
         // every counter each time a segment closes.
-        let flat = flatten(s, filter, affinity);
+        let mut cells = std::mem::take(&mut self.changed);
+        let shape = self.differ.sample(s, filter, affinity, &mut cells);
         let every = self.data.samples.is_empty().then(|| {
             self.started = Some(Instant::now());
-            all_cells(&flat)
+            self.differ.all_cells()
         });
-        let (shape, cells) = self.differ.cells(flat);
         let time = SampleTime {
             seq: self.next_seq,
             wall_ns: s.snap.wall_ns,
             mono_ns: s.snap.mono_ns,
         };
-        let line = JournalLine {
+        let mut line = JournalLine {
             schema: SCHEMA,
             time,
             shape,
@@ -89,18 +91,27 @@ impl Run {
         self.journal.append(&line)?;
         self.next_seq += 1;
         self.sum.samples += 1;
-        let cells = every.unwrap_or(line.cells);
-        self.sum.cells += cells.len() as u64;
-        self.data.samples.push(time);
-        if let Some(shape) = line.shape {
+        if let Some(shape) = line.shape.take() {
             self.data.shapes.push(ShapeAt {
                 seq: time.seq,
                 shape,
             });
         }
-        self.data
-            .cells
-            .extend(cells.into_iter().map(|c| (time.seq, c)));
+        self.data.samples.push(time);
+        let seq = time.seq;
+        match every {
+            Some(all) => {
+                self.sum.cells += all.len() as u64;
+                self.data.cells.extend(all.into_iter().map(|c| (seq, c)));
+            }
+            None => {
+                self.sum.cells += line.cells.len() as u64;
+                self.data
+                    .cells
+                    .extend(line.cells.drain(..).map(|c| (seq, c)));
+            }
+        }
+        self.changed = line.cells;
         Ok(())
     }
 
@@ -149,6 +160,7 @@ pub fn run(
             ..SegmentData::default()
         },
         differ: Differ::default(),
+        changed: Vec::new(),
         next_seq,
         started: None,
         sum: RecordSummary {
