@@ -318,7 +318,13 @@ impl Differ {
         self.rows = rows;
     }
 
-    /// Every cell of the latest sample (a segment's first sample).
+    /// The rows of the latest sample (a segment's first sample holds
+    /// every cell), in layout order.
+    pub fn each_row(&self, mut f: impl FnMut(&FlatRow)) {
+        self.rows.iter().for_each(&mut f);
+    }
+
+    /// Every cell of the latest sample.
     pub fn all_cells(&self) -> Vec<CellValue> {
         let mut out = Vec::with_capacity(self.rows.iter().map(|r| r.values.len()).sum());
         for r in &self.rows {

@@ -12,7 +12,7 @@ use super::cells::Differ;
 use super::journal::RecordJournal;
 use super::layout;
 use super::schema::{CellValue, JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
-use super::segment::{self, SegmentData};
+use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
 use crate::sampler::{clock, Ticker};
@@ -51,7 +51,7 @@ pub struct RecordSummary {
 struct Run {
     dir: PathBuf,
     journal: RecordJournal,
-    data: SegmentData,
+    data: SegmentBuf,
     differ: Differ,
     /// The changed cells of the latest sample (reused between samples).
     changed: Vec<CellValue>,
@@ -73,10 +73,7 @@ impl Run {
         // every counter each time a segment closes.
         let mut cells = std::mem::take(&mut self.changed);
         let shape = self.differ.sample(s, filter, affinity, &mut cells);
-        let every = self.data.samples.is_empty().then(|| {
-            self.started = Some(Instant::now());
-            self.differ.all_cells()
-        });
+        let first = self.data.samples.is_empty();
         let time = SampleTime {
             seq: self.next_seq,
             wall_ns: s.snap.wall_ns,
@@ -99,16 +96,20 @@ impl Run {
         }
         self.data.samples.push(time);
         let seq = time.seq;
-        match every {
-            Some(all) => {
-                self.sum.cells += all.len() as u64;
-                self.data.cells.extend(all.into_iter().map(|c| (seq, c)));
-            }
-            None => {
-                self.sum.cells += line.cells.len() as u64;
-                self.data
-                    .cells
-                    .extend(line.cells.drain(..).map(|c| (seq, c)));
+        if first {
+            self.started = Some(Instant::now());
+            let before = self.data.rows.len();
+            self.differ.each_row(|r| {
+                let key = self.data.rows.key(r.source, &r.key);
+                for (&cpu, &v) in r.cpus.iter().zip(&r.values) {
+                    self.data.rows.push(seq, key, cpu, v);
+                }
+            });
+            self.sum.cells += (self.data.rows.len() - before) as u64;
+        } else {
+            self.sum.cells += line.cells.len() as u64;
+            for c in &line.cells {
+                self.data.rows.push_cell(seq, c);
             }
         }
         self.changed = line.cells;
@@ -124,8 +125,8 @@ impl Run {
         let meter = clock::CostMeter::start();
         let path = self.dir.join(layout::segment_name(first.seq, last.seq));
         // the environment goes into the run's first segment only
-        let data = std::mem::take(&mut self.data);
-        self.sum.segment_bytes += segment::write(&path, &data)?;
+        let mut data = std::mem::take(&mut self.data);
+        self.sum.segment_bytes += segment::write(&path, &mut data)?;
         self.sum.segments += 1;
         self.journal = RecordJournal::create(self.journal.path())?;
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
@@ -155,9 +156,9 @@ pub fn run(
     let mut run = Run {
         journal: RecordJournal::create(&dir.join(JOURNAL))?,
         dir: dir.clone(),
-        data: SegmentData {
+        data: SegmentBuf {
             environment: serde_json::to_string(&env)?,
-            ..SegmentData::default()
+            ..SegmentBuf::default()
         },
         differ: Differ::default(),
         changed: Vec::new(),
