@@ -1,6 +1,6 @@
 //! The recording loop: live samples -> changed cells -> journal line
-//! (flushed every sample) -> a Parquet segment every `segment` interval and
-//! at exit, after which the journal starts afresh (with only the changes:
+//! (flushed every sample) -> a Parquet segment every `segment` interval (or
+//! sooner, once it holds `segment_changes` changed counters) and at exit, after which the journal starts afresh (with only the changes:
 //! the segment's first sample takes every cell from the flattened sample).
 //! A journal left by a crash is turned into a segment first
 //! (`layout::recover_boot_dir`).
@@ -30,6 +30,10 @@ pub struct RecordConfig {
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub segment: Duration,
+    /// Also close a segment once it holds this many changed counters
+    /// after its first sample (bounds the buffered segment on big
+    /// machines, where the first sample alone holds every counter).
+    pub segment_changes: u64,
     pub filter: Filter,
     /// Partition host name instead of the tree's hostname.
     pub host: Option<String>,
@@ -57,6 +61,8 @@ struct Run {
     changed: Vec<CellValue>,
     next_seq: u64,
     started: Option<Instant>,
+    /// Changed counters of the open segment after its first sample.
+    changes: u64,
     sum: RecordSummary,
 }
 
@@ -98,6 +104,7 @@ impl Run {
         let seq = time.seq;
         if first {
             self.started = Some(Instant::now());
+            self.changes = 0;
             let before = self.data.rows.len();
             self.differ.each_row(|r| {
                 let key = self.data.rows.key(r.source, &r.key);
@@ -108,6 +115,7 @@ impl Run {
             self.sum.cells += (self.data.rows.len() - before) as u64;
         } else {
             self.sum.cells += line.cells.len() as u64;
+            self.changes += line.cells.len() as u64;
             for c in &line.cells {
                 self.data.rows.push_cell(seq, c);
             }
@@ -164,6 +172,7 @@ pub fn run(
         changed: Vec::new(),
         next_seq,
         started: None,
+        changes: 0,
         sum: RecordSummary {
             dir: dir.clone(),
             ..RecordSummary::default()
@@ -194,7 +203,9 @@ pub fn run(
         // when the set of IRQs changes)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
-        if run.started.is_some_and(|t| t.elapsed() >= cfg.segment) {
+        if run.started.is_some_and(|t| t.elapsed() >= cfg.segment)
+            || run.changes >= cfg.segment_changes
+        {
             run.close_segment()?;
         }
     }
