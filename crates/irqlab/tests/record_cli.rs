@@ -345,10 +345,10 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
         .windows(needle.len())
         .rposition(|w| w == needle)
         .unwrap();
-    // The value follows the key in the thrift footer: find the "2" after it.
+    // The value follows the key in the thrift footer: find the "3" after it.
     let v = other[at + needle.len()..]
         .iter()
-        .position(|&b| b == b'2')
+        .position(|&b| b == b'3')
         .unwrap()
         + at
         + needle.len();
@@ -363,7 +363,7 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("recording schema 7, this irqlab reads schemas 1 and 2"),
+        err.contains("recording schema 7, this irqlab reads schemas 1 to 3"),
         "{err}"
     );
 }

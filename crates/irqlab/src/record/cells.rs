@@ -1,9 +1,8 @@
 //! A [`SampleView`] as rows of cells with its [`Shape`], and [`Differ`],
 //! which keeps the previous sample's counters to emit only the cells that
-//! changed. While the shape stays the same (the usual case) a sample's
-//! counters are copied into reused buffers and compared in place against
-//! the previous sample's (the two buffers are then swapped): no allocation
-//! per sample but the changed cells. A new shape rebuilds the rows and
+//! changed. While the shape stays the same (the usual case) each parsed
+//! counter is compared with the previous sample's in place and overwrites
+//! it: one pass, no allocation per sample but the changed cells. A new shape rebuilds the rows and
 //! diffs them by key. `--irq`/`--cpus` apply here. Pure: no I/O.
 //!
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
@@ -117,32 +116,34 @@ fn stat_others(st: &irqlab_core::Stat) -> [(&'static str, Option<u64>); 3] {
     ]
 }
 
-/// Where [`walk`] puts a row's values: the row `i` of the layout (in the
-/// order of [`rows_of`]) receives its values into `values` (cleared).
-type Sink<'a> = dyn FnMut(usize, &mut dyn FnMut(&mut Vec<u64>)) + 'a;
+/// Where [`walk`] puts the counters of row `i` of the layout (in the order
+/// of [`rows_of`]). Generic, so that the values are not a dynamic call each.
+trait RowSink {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>);
+}
 
 /// Visit the rows of `s` in layout order, handing each row's counters to
-/// `sink` (which owns the buffers). The rows are those of `shape`.
-fn walk(s: SampleView, filter: &Filter, sink: &mut Sink) {
+/// `sink` (which owns the buffers). The rows are those of `shape_of(s)`.
+fn walk(s: SampleView, filter: &Filter, sink: &mut impl RowSink) {
     let mut i = 0usize;
-    let mut next = |fill: &mut dyn FnMut(&mut Vec<u64>)| {
-        sink(i, fill);
-        i += 1;
-    };
     if let Some(m) = s.snap.interrupts.as_ref() {
         let cols = filter.columns(&m.cpus);
         for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
-            next(&mut |v| match r.shape {
-                IrqShape::PerCpu => v.extend(cols.iter().filter_map(|&c| r.counts.get(c).copied())),
-                IrqShape::NoCounts => {}
-                IrqShape::Single | IrqShape::Irregular => v.extend_from_slice(&r.counts),
-            });
+            match r.shape {
+                IrqShape::PerCpu => {
+                    sink.row(i, cols.iter().filter_map(|&c| r.counts.get(c).copied()))
+                }
+                IrqShape::NoCounts => sink.row(i, std::iter::empty()),
+                IrqShape::Single | IrqShape::Irregular => sink.row(i, r.counts.iter().copied()),
+            }
+            i += 1;
         }
     }
     if let Some(m) = s.snap.softirqs.as_ref() {
         let cols = filter.columns(&m.cpus);
         for r in &m.rows {
-            next(&mut |v| v.extend(cols.iter().filter_map(|&c| r.counts.get(c).copied())));
+            sink.row(i, cols.iter().filter_map(|&c| r.counts.get(c).copied()));
+            i += 1;
         }
     }
     if let Some(st) = s.snap.stat.as_ref() {
@@ -153,19 +154,66 @@ fn walk(s: SampleView, filter: &Filter, sink: &mut Sink) {
             .filter_map(|&i| st.cpus.get(i))
             .collect();
         for f in 0..st.total.fields.len() {
-            next(&mut |v| {
-                v.push(st.total.fields.get(f).copied().unwrap_or(0));
-                v.extend(kept.iter().map(|c| c.fields.get(f).copied().unwrap_or(0)));
-            });
+            let total = st.total.fields.get(f).copied().unwrap_or(0);
+            let cpus = kept.iter().map(|c| c.fields.get(f).copied().unwrap_or(0));
+            sink.row(i, std::iter::once(total).chain(cpus));
+            i += 1;
         }
         for (_, x) in stat_others(st) {
             if let Some(x) = x {
-                next(&mut |v| v.push(x));
+                sink.row(i, std::iter::once(x));
+                i += 1;
             }
         }
     }
     for t in s.threads {
-        next(&mut |v| v.push(t.cpu_ns));
+        sink.row(i, std::iter::once(t.cpu_ns));
+        i += 1;
+    }
+}
+
+/// [`RowSink`] filling freshly laid out rows.
+struct Fill<'a>(&'a mut [FlatRow]);
+
+impl RowSink for Fill<'_> {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>) {
+        if let Some(r) = self.0.get_mut(i) {
+            r.values.extend(values);
+        }
+    }
+}
+
+/// [`RowSink`] comparing each counter with the previous sample's in place,
+/// overwriting it and emitting the cells that changed.
+struct Update<'a> {
+    rows: &'a mut [FlatRow],
+    out: &'a mut Vec<CellValue>,
+}
+
+impl RowSink for Update<'_> {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>) {
+        let Some(r) = self.rows.get_mut(i) else {
+            return;
+        };
+        let (start, before) = (self.out.len(), r.values.len());
+        let mut n = 0;
+        for (j, v) in values.enumerate() {
+            match r.values.get_mut(j) {
+                Some(old) if *old == v => {}
+                Some(old) => {
+                    *old = v;
+                    push(self.out, r.source, &r.key, &r.cpus, j, v);
+                }
+                None => r.values.push(v),
+            }
+            n = j + 1;
+        }
+        if n != before {
+            // as many values as CPUs no more: every cell again
+            r.values.truncate(n);
+            self.out.truncate(start);
+            diff_row(None, r, self.out);
+        }
     }
 }
 
@@ -217,14 +265,26 @@ fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     out
 }
 
-/// Push cell `j` of `row` with value `v`.
-fn push_cell(out: &mut Vec<CellValue>, row: &FlatRow, j: usize, v: u64) {
+/// Push cell `j` of a row with value `v`.
+fn push(
+    out: &mut Vec<CellValue>,
+    source: SourceKind,
+    key: &str,
+    cpus: &[Option<u32>],
+    j: usize,
+    v: u64,
+) {
     out.push(CellValue {
-        source: row.source,
-        key: row.key.clone(),
-        cpu: row.cpus.get(j).copied().flatten(),
+        source,
+        key: key.to_string(),
+        cpu: cpus.get(j).copied().flatten(),
         value: v,
     });
+}
+
+/// Push cell `j` of `row` with value `v`.
+fn push_cell(out: &mut Vec<CellValue>, row: &FlatRow, j: usize, v: u64) {
+    push(out, row.source, &row.key, &row.cpus, j, v);
 }
 
 /// The cells of `new` that differ from `old` (every cell when the CPUs or
@@ -252,8 +312,6 @@ fn diff_row(old: Option<&FlatRow>, new: &FlatRow, out: &mut Vec<CellValue>) {
 pub struct Differ {
     /// The latest sample's rows, in layout order.
     rows: Vec<FlatRow>,
-    /// The sample before's values, same structure (swapped with `rows`).
-    spare: Vec<FlatRow>,
     shape: Option<Shape>,
 }
 
@@ -271,25 +329,14 @@ impl Differ {
         out.clear();
         let shape = shape_of(s, filter, affinity);
         if self.shape.as_ref() == Some(&shape) {
-            self.same_shape(s, filter, out);
+            // the usual case: counters compared and overwritten in place
+            let rows = &mut self.rows;
+            walk(s, filter, &mut Update { rows, out });
             return None;
         }
         self.new_shape(s, filter, &shape, out);
         self.shape = Some(shape.clone());
         Some(shape)
-    }
-
-    /// Values into the spare rows, compared row by row, then swapped in.
-    fn same_shape(&mut self, s: SampleView, filter: &Filter, out: &mut Vec<CellValue>) {
-        let (rows, spare) = (&self.rows, &mut self.spare);
-        walk(s, filter, &mut |i, fill| {
-            if let (Some(old), Some(new)) = (rows.get(i), spare.get_mut(i)) {
-                new.values.clear();
-                fill(&mut new.values);
-                diff_row(Some(old), new, out);
-            }
-        });
-        std::mem::swap(&mut self.rows, &mut self.spare);
     }
 
     /// Rows rebuilt from `shape`, diffed by key against the rows before.
@@ -301,11 +348,7 @@ impl Differ {
         out: &mut Vec<CellValue>,
     ) {
         let mut rows = rows_of(shape);
-        walk(s, filter, &mut |i, fill| {
-            if let Some(r) = rows.get_mut(i) {
-                fill(&mut r.values);
-            }
-        });
+        walk(s, filter, &mut Fill(&mut rows));
         let old: HashMap<(SourceKind, &str), &FlatRow> = self
             .rows
             .iter()
@@ -314,7 +357,6 @@ impl Differ {
         for r in &rows {
             diff_row(old.get(&(r.source, r.key.as_str())).copied(), r, out);
         }
-        self.spare = rows.clone();
         self.rows = rows;
     }
 

@@ -13,7 +13,7 @@
 use super::pack;
 use super::schema::{
     readable, unreadable, CellValue, SampleTime, ShapeAt, SourceKind, CLOCK_KEY, CLOCK_SOURCE,
-    KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SHAPES, SCHEMA,
+    KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SHAPES, SCHEMA, WALL_NS_STEP,
 };
 use anyhow::{anyhow, bail, Context};
 use parquet::basic::{Compression, Encoding, GzipLevel};
@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 /// The Parquet schema of the long table (docs/recording-schema.md).
 pub const MESSAGE: &str = "message irqlab_cells {
-  required int64 time (TIMESTAMP(NANOS,true));
+  required int64 time (TIMESTAMP(MILLIS,true));
   required int64 seq;
   required binary source (STRING);
   required binary key (STRING);
@@ -265,7 +265,10 @@ fn write_columns(
             match i {
                 0 | 1 | 5 => {
                     let v: Vec<i64> = match i {
-                        0 => chunk.iter().map(|r| i64_of(wall(r.seq))).collect(),
+                        0 => chunk
+                            .iter()
+                            .map(|r| i64_of(wall(r.seq) / WALL_NS_STEP))
+                            .collect(),
                         1 => chunk.iter().map(|r| i64_of(r.seq)).collect(),
                         _ => (at..at + chunk.len())
                             .map(|j| increment(&t.rows, j))
@@ -366,7 +369,11 @@ fn read_rows(reader: &SerializedFileReader<std::fs::File>) -> anyhow::Result<Vec
     for row in reader.get_row_iter(None).map_err(|e| anyhow!("{e}"))? {
         let row = row.map_err(|e| anyhow!("{e}"))?;
         let e = |e: parquet::errors::ParquetError| anyhow!("{e}");
-        let time = row.get_long(0).map_err(e)?;
+        // schema 3: TIMESTAMP(MILLIS); before: the raw nanoseconds
+        let time = match row.get_column_iter().next().map(|(_, f)| f) {
+            Some(Field::TimestampMillis(ms)) => *ms,
+            _ => row.get_long(0).map_err(e)?,
+        };
         let seq = u64::try_from(row.get_long(1).map_err(e)?).unwrap_or(0);
         let source = row.get_string(2).map_err(e)?.clone();
         let key = row.get_string(3).map_err(e)?.clone();
@@ -428,7 +435,9 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
     for (src, key, cpu, seq, time, value) in rows {
         let value = u64::try_from(value).unwrap_or(0);
         if schema >= 2 && src == CLOCK_SOURCE {
-            let wall_ns = u64::try_from(time).unwrap_or(0);
+            // schema 2: nanoseconds; schema 3: milliseconds
+            let step = if schema >= 3 { WALL_NS_STEP } else { 1 };
+            let wall_ns = u64::try_from(time).unwrap_or(0).saturating_mul(step);
             data.samples.push(SampleTime {
                 seq,
                 wall_ns,
@@ -472,7 +481,8 @@ mod tests {
         let samples: Vec<SampleTime> = (5..9)
             .map(|seq| SampleTime {
                 seq,
-                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_000_007,
+                // whole milliseconds (schema 3)
+                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
                 mono_ns: 42 + seq * 999_999_937,
             })
             .collect();

@@ -11,7 +11,9 @@
 use super::cells::Differ;
 use super::journal::RecordJournal;
 use super::layout;
-use super::schema::{CellValue, JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{
+    recorded_wall_ns, CellValue, JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA,
+};
 use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
@@ -82,7 +84,7 @@ impl Run {
         let first = self.data.samples.is_empty();
         let time = SampleTime {
             seq: self.next_seq,
-            wall_ns: s.snap.wall_ns,
+            wall_ns: recorded_wall_ns(s.snap.wall_ns),
             mono_ns: s.snap.mono_ns,
         };
         let mut line = JournalLine {
