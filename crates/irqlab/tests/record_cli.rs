@@ -419,6 +419,8 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
         vec!["record", "--cpus", "x", "-o"],
         vec!["record", "-i", "0s", "-o"],
         vec!["record", "--segment", "0s", "-o"],
+        vec!["record", "--duration", "0s", "-o"],
+        vec!["record", "--segment-changes", "0", "-o"],
         vec!["replay", "--cpus", "x"],
         vec!["replay", "--irq", "("],
     ] {

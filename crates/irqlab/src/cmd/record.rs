@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until SIGINT/SIGTERM).
-    #[arg(long, value_parser = crate::cmd::parse_duration)]
+    #[arg(long, value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit). Longer segments
     /// cost fewer bytes per counter: each repeats every counter once, its

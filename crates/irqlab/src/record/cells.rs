@@ -366,6 +366,11 @@ impl Differ {
         self.rows.iter().for_each(&mut f);
     }
 
+    /// Cells of the latest sample.
+    pub fn cells(&self) -> usize {
+        self.rows.iter().map(|r| r.values.len()).sum()
+    }
+
     /// Every cell of the latest sample.
     pub fn all_cells(&self) -> Vec<CellValue> {
         let mut out = Vec::with_capacity(self.rows.iter().map(|r| r.values.len()).sum());

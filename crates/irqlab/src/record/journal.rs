@@ -8,11 +8,8 @@
 use super::schema::SCHEMA;
 use super::schema::{readable, unreadable, JournalLine};
 use anyhow::Context;
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
-
-/// Largest line buffer kept between samples.
-const KEEP_BUF: usize = 4 << 20;
 
 /// An open journal.
 pub struct RecordJournal {
@@ -20,8 +17,6 @@ pub struct RecordJournal {
     file: std::fs::File,
     /// Bytes written so far.
     pub len: u64,
-    /// The line being written (reused between samples).
-    buf: Vec<u8>,
 }
 
 impl RecordJournal {
@@ -37,31 +32,27 @@ impl RecordJournal {
             path: path.to_path_buf(),
             file,
             len: 0,
-            buf: Vec::new(),
         })
     }
 
-    /// Append one sample and flush it to the kernel.
+    /// Append one sample and flush it to the kernel. Streamed through a
+    /// 64-KB buffer: a big machine's first line (every counter, ~60 MB of
+    /// JSON at 1152 CPUs) is never held whole in memory.
     pub fn append(&mut self, line: &JournalLine) -> anyhow::Result<()> {
-        let buf = &mut self.buf;
-        buf.clear();
-        serde_json::to_writer(&mut *buf, line)?;
-        buf.push(b'\n');
-        self.file
-            .write_all(buf)
-            .and_then(|()| self.file.flush())
-            .with_context(|| {
-                format!(
-                    "cannot write {} at offset {}",
-                    self.path.display(),
-                    self.len
-                )
-            })?;
-        self.len += buf.len() as u64;
-        if buf.capacity() > KEEP_BUF {
-            // a recording's first line (every cell of a big machine)
-            self.buf = Vec::new();
-        }
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &self.file);
+        let written = serde_json::to_writer(&mut w, line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush());
+        drop(w);
+        written.with_context(|| {
+            format!(
+                "cannot write {} at offset {}",
+                self.path.display(),
+                self.len
+            )
+        })?;
+        self.len = self.file.stream_position().unwrap_or(self.len);
         Ok(())
     }
 
