@@ -185,11 +185,11 @@ fn a_segment_also_closes_once_it_holds_segment_changes_counters() {
     let rec = reader::open(&dir).unwrap();
     let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
     assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
-    // defaults: 10-min segments, one million changes
+    // defaults: 60-s segments (the issue's), one million changes
     let help = irqlab().args(["record", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
-        help.contains("[default: 10m]") && help.contains("[default: 1000000]"),
+        help.contains("[default: 60s]") && help.contains("[default: 1000000]"),
         "{help}"
     );
 }

@@ -27,7 +27,7 @@ pub struct Args {
     /// Close a Parquet segment this often (and at exit). Longer segments
     /// cost fewer bytes per counter: each repeats every counter once, its
     /// dictionaries and its footer (docs/recording-schema.md).
-    #[arg(long, default_value = "10m", value_parser = super::args::positive_duration)]
+    #[arg(long, default_value = "60s", value_parser = super::args::positive_duration)]
     pub segment: Duration,
     /// Also close a segment once it holds this many changed counters after
     /// its first sample: bounds the memory of the segment being buffered
