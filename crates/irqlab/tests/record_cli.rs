@@ -194,6 +194,57 @@ fn a_segment_also_closes_once_it_holds_segment_changes_counters() {
     );
 }
 
+/// `recover` (or a second `record`) of a boot directory that a running
+/// `record` writes is refused: it would turn the live journal into a
+/// segment that the recorder writes again (the same samples twice).
+#[test]
+fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "100ms", "--duration", "2s", "-o"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // bounded wait for the journal's first line
+    for _ in 0..300 {
+        let ready = layout::boot_dirs(&out)
+            .ok()
+            .and_then(|v| v.first().cloned())
+            .is_some_and(|b| {
+                std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
+            });
+        if ready {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let r = irqlab().arg("recover").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("irqlab: ") && err.contains("journal.jsonl is being written by a running"),
+        "{err}"
+    );
+    let again = record(&tree, &out, &["-i", "100ms", "--duration", "300ms"]);
+    assert_eq!(again.status.code(), Some(1));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 1, "{segs:?}");
+    let rec = reader::open(&dir).unwrap();
+    let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+    assert!(seqs.len() >= 10, "{seqs:?}");
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+}
+
 /// A synth tree under `dir` recorded at 50 ms into `dir/rec` (one open
 /// segment: everything in the journal) for `ms`, then SIGKILLed:
 /// (tree, recording).

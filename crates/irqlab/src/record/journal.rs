@@ -20,19 +20,28 @@ pub struct RecordJournal {
 }
 
 impl RecordJournal {
-    /// Create (truncate) the journal at `path`.
+    /// Create (truncate) the journal at `path`, locked for this process:
+    /// a second `record` or a `recover` of the same boot directory fails
+    /// instead of taking a journal that is still being written.
     pub fn create(path: &Path) -> anyhow::Result<RecordJournal> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+        let file = lock(path, true)?;
+        file.set_len(0)
+            .with_context(|| format!("cannot truncate {}", path.display()))?;
         Ok(RecordJournal {
             path: path.to_path_buf(),
             file,
             len: 0,
         })
+    }
+
+    /// Empty the journal (a segment took its samples), keeping the lock.
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.file
+            .set_len(0)
+            .and_then(|()| self.file.rewind())
+            .with_context(|| format!("cannot truncate {}", self.path.display()))?;
+        self.len = 0;
+        Ok(())
     }
 
     /// Append one sample and flush it to the kernel. Streamed through a
@@ -58,6 +67,27 @@ impl RecordJournal {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Open the journal at `path` for writing (created when `create`), with
+/// an exclusive lock (`flock`); held until the file is closed.
+pub fn lock(path: &Path, create: bool) -> anyhow::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(create)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "{} is being written by a running `irqlab record`: stop it first (`irqlab replay` reads a running recording as is)",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
     }
 }
 

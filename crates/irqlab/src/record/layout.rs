@@ -235,6 +235,8 @@ pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     if !path.exists() {
         return Ok((!msg.is_empty()).then(|| msg.join("\n")));
     }
+    // not a journal that a running `record` still writes
+    let _lock = journal::lock(&path, false)?;
     let (lines, torn) = journal_lines(dir)?;
     let n = lines.len();
     let base = if lines.is_empty() {

@@ -145,7 +145,7 @@ impl Run {
         let mut data = std::mem::take(&mut self.data);
         self.sum.segment_bytes += segment::write(&path, &mut data)?;
         self.sum.segments += 1;
-        self.journal = RecordJournal::create(self.journal.path())?;
+        self.journal.restart()?;
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
     }
