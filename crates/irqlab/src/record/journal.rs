@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// An open journal.
 pub struct RecordJournal {
     path: PathBuf,
-    file: std::fs::File,
+    file: Locked,
     /// Bytes written so far.
     pub len: u64,
 }
@@ -48,7 +48,7 @@ impl RecordJournal {
     /// 64-KB buffer: a big machine's first line (every counter, ~60 MB of
     /// JSON at 1152 CPUs) is never held whole in memory.
     pub fn append(&mut self, line: &JournalLine) -> anyhow::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, &self.file);
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &*self.file);
         let written = serde_json::to_writer(&mut w, line)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
@@ -70,24 +70,26 @@ impl RecordJournal {
     }
 }
 
+/// A journal file with its lock.
+pub type Locked = nix::fcntl::Flock<std::fs::File>;
+
 /// Open the journal at `path` for writing (created when `create`), with
 /// an exclusive lock (`flock`); held until the file is closed.
-pub fn lock(path: &Path, create: bool) -> anyhow::Result<std::fs::File> {
+pub fn lock(path: &Path, create: bool) -> anyhow::Result<Locked> {
     let file = std::fs::OpenOptions::new()
         .create(create)
         .truncate(false)
         .write(true)
         .open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+    use nix::fcntl::{Flock, FlockArg};
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => Ok(locked),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => anyhow::bail!(
             "{} is being written by a running `irqlab record`: stop it first (`irqlab replay` reads a running recording as is)",
             path.display()
         ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
-        }
+        Err((_, e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
     }
 }
 
