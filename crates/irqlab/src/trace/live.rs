@@ -41,16 +41,6 @@ impl LiveTrace {
             notes,
         ))
     }
-
-    /// Read the baseline again (just after the sampler's baseline).
-    pub fn rebase(&mut self) -> Result<()> {
-        self.session.read(&mut self.prev)
-    }
-
-    /// Detach and undo the mount, reporting errors.
-    pub fn stop(self) -> Result<()> {
-        self.session.stop()
-    }
 }
 
 impl TraceTick for LiveTrace {

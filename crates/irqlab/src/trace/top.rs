@@ -154,6 +154,13 @@ impl TopTrace {
     }
 }
 
+/// Can tracing see this /proc/interrupts row? Numbered IRQs (handler
+/// tracepoints) and the x86 vectors irqlab's programs cover; not NMI,
+/// PMI, MCE, TLB (no tracepoint) and the like.
+pub fn traceable(label: &str) -> bool {
+    label.parse::<u32>().is_ok() || irqlab_bpf::VECTORS.iter().any(|v| v.label == label)
+}
+
 /// `µs/s` as shown in tables: one decimal below 100, none above.
 pub fn us_per_s(v: f64) -> String {
     if v < 100.0 {
@@ -273,6 +280,12 @@ mod tests {
         assert!((net.us_per_s - 19_000.0).abs() < 1e-9);
         assert!(net.latency_p50_ns.unwrap() >= 1024.0);
         assert_eq!(t.softirqs[0].name, "NET_RX");
+    }
+
+    #[test]
+    fn numbered_rows_and_traced_vectors_are_traceable() {
+        assert!(traceable("24") && traceable("LOC") && traceable("CAL"));
+        assert!(!traceable("NMI") && !traceable("TLB") && !traceable("MIS"));
     }
 
     #[test]
