@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 const TRACING: &str = "/sys/kernel/tracing";
 
+/// One tracing run at a time: the mount state is shared.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn skip_reason() -> Option<String> {
     if !nix::unistd::geteuid().is_root() {
         return Some("not root".into());
@@ -187,6 +190,7 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
         );
         return;
     }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let was_mounted = mounted();
     let _ticker = Ticker::start();
     let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
@@ -245,4 +249,54 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
         "programs left loaded"
     );
     assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+}
+
+/// SIGINT/SIGTERM end `top --batch --trace` like `top --batch`: the
+/// `Average:` block is printed, exit 128 + signal, and still no program
+/// is left loaded nor the mount state changed (the guard waits for top to
+/// detach instead of exiting under it).
+#[test]
+fn signals_print_average_and_detach_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!("top_trace_live: signals_print_average_and_detach_or_skip: SKIPPED: {why}");
+        return;
+    }
+    use nix::sys::signal::Signal;
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let was_mounted = mounted();
+    for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
+        let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+            .args(["top", "--batch", "--trace", "-i", "200ms"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut child = Reap(child);
+        let mut out = BufReader::new(child.0.stdout.take().unwrap());
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap() > 0 && !line.contains("TRACE CPU") {
+            line.clear();
+        }
+        assert!(line.contains("TRACE CPU"), "no traced block");
+        let ids = prog_ids(child.0.id());
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
+        nix::sys::signal::kill(pid, sig).unwrap();
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let status = child.0.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{sig:?}");
+        assert!(rest.contains("Average:  SUM"), "{sig:?}: {rest}");
+        assert!(ids.len() >= 5, "{ids:?}");
+        assert_eq!(
+            still_loaded(&ids),
+            Vec::<u32>::new(),
+            "{sig:?}: programs left"
+        );
+        assert_eq!(
+            mounted(),
+            was_mounted,
+            "{sig:?}: tracefs mount state changed"
+        );
+    }
 }
