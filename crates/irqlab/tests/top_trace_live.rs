@@ -252,7 +252,7 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
 }
 
 /// SIGINT/SIGTERM end `top --batch --trace` like `top --batch`: the
-/// `Average:` block is printed, exit 128 + signal, and still no program
+/// `Average:` block (with its traced lines) is printed, exit 128 + signal, and still no program
 /// is left loaded nor the mount state changed (the guard waits for top to
 /// detach instead of exiting under it).
 #[test]
@@ -287,6 +287,7 @@ fn signals_print_average_and_detach_or_skip() {
         let status = child.0.wait().unwrap();
         assert_eq!(status.code(), Some(code), "{sig:?}");
         assert!(rest.contains("Average:  SUM"), "{sig:?}: {rest}");
+        assert!(rest.contains("Average:  TRACE CPU"), "{sig:?}: {rest}");
         assert!(ids.len() >= 5, "{ids:?}");
         assert_eq!(
             still_loaded(&ids),

@@ -13,6 +13,8 @@ use anyhow::Result;
 /// A session and its last sample.
 pub struct LiveTrace {
     session: Session,
+    /// The baseline (the first tick's read).
+    first: Option<Sample>,
     prev: Sample,
     cur: Sample,
     sel: Select,
@@ -34,6 +36,7 @@ impl LiveTrace {
         Ok((
             LiveTrace {
                 session,
+                first: None,
                 prev,
                 cur: Sample::default(),
                 sel,
@@ -48,6 +51,14 @@ impl TraceTick for LiveTrace {
         self.session.read(&mut self.cur)?;
         let iv = between(&self.prev, &self.cur, &self.sel);
         std::mem::swap(&mut self.prev, &mut self.cur);
+        if self.first.is_none() {
+            self.first = Some(self.prev.clone());
+        }
         Ok(iv)
+    }
+
+    fn whole_run(&self) -> Interval {
+        let first = self.first.as_ref().unwrap_or(&self.prev);
+        between(first, &self.prev, &self.sel)
     }
 }

@@ -15,6 +15,9 @@ pub trait TraceTick: Send {
     /// Read the maps now: the interval since the previous tick (or since
     /// the start).
     fn tick(&mut self) -> Result<Interval>;
+    /// From the first tick to the latest one, without reading again (the
+    /// `Average:` of `top --batch`).
+    fn whole_run(&self) -> Interval;
 }
 
 /// A softirq vector's traced time over the interval (selected CPUs).

@@ -10,8 +10,9 @@
 //! Text ends with an `Average:` block over the whole run, also when
 //! SIGINT/SIGTERM ends it (exit 130/143, as `bench`). `--trace` (see
 //! `trace.rs`) reads the eBPF maps right after each frame and adds a
-//! `trace` object to JSON lines and `TRACE` lines to text blocks (not to
-//! `Average:`); with it off the loop does nothing more.
+//! `trace` object to JSON lines and `TRACE` lines to text blocks (the
+//! `Average:` ones over the whole run); with it off the loop does nothing
+//! more.
 
 use super::text::{self, Block, TextOpts};
 use super::trace as top_trace;
@@ -20,6 +21,7 @@ use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::report::{self, Filter};
 use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
+use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
@@ -40,6 +42,7 @@ impl Summary {
         &self,
         latest: &Snapshot,
         opts: &TextOpts,
+        traced: Option<&TopTrace>,
         out: &mut impl Write,
     ) -> anyhow::Result<()> {
         if self.samples == 0 {
@@ -61,7 +64,11 @@ impl Summary {
             self_cost: mean,
             strategy: self.strategy,
         };
-        text::write_block(&b, opts, out)
+        text::write_block(&b, opts, out)?;
+        if let Some(tt) = traced {
+            trace_text::write_trace(b.stamp, &report, opts, tt, out)?;
+        }
+        Ok(())
     }
 }
 
@@ -155,8 +162,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(sum) = summary.as_mut() {
         sum.filter = live.rows_filter().clone();
         sum.strategy = live.strategy();
+        let traced = tracing
+            .as_ref()
+            .map(|t| top_trace::whole_run(t, live.latest(), &sum.filter));
         buf.clear();
-        sum.write(live.latest(), &opts, &mut buf)?;
+        sum.write(live.latest(), &opts, traced.as_ref(), &mut buf)?;
         out.write_all(&buf)?;
         out.flush()?;
     }

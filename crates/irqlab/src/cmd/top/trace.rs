@@ -7,6 +7,7 @@
 //! Nothing here runs when `--trace` is off.
 
 use crate::report::Filter;
+use crate::trace::interval::Interval;
 use crate::trace::top::{TopTrace, TraceTick};
 use irqlab_core::Snapshot;
 use std::path::Path;
@@ -39,15 +40,24 @@ pub fn start(_: &Path, _: &Filter) -> anyhow::Result<(Tracing, Vec<String>)> {
 /// the `--irq` filter keeps in `cur`.
 pub fn tick(t: &mut Tracing, cur: &Snapshot, filter: &Filter) -> anyhow::Result<TopTrace> {
     let iv = t.tick()?;
+    Ok(shown(&iv, cur, filter))
+}
+
+/// The traced figures from the first tick to the last (`Average:`).
+pub fn whole_run(t: &Tracing, latest: &Snapshot, filter: &Filter) -> TopTrace {
+    shown(&t.whole_run(), latest, filter)
+}
+
+fn shown(iv: &Interval, cur: &Snapshot, filter: &Filter) -> TopTrace {
     let rows = cur
         .interrupts
         .as_ref()
         .map(|i| i.rows())
         .unwrap_or_default();
-    Ok(TopTrace::new(&iv, |label| {
+    TopTrace::new(iv, |label| {
         rows.iter()
             .any(|r| r.label == label && filter.keep_irq_row(r))
-    }))
+    })
 }
 
 /// Append `"trace":{…}` to a JSON line written by `JsonlWriter` (which
