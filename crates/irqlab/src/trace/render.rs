@@ -209,6 +209,7 @@ mod tests {
         assert_eq!(line.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["interval"], 2);
+        assert_eq!(v["end_mono_ns"], 1_000_000_000, "lines other tracers up");
         assert_eq!(v["irqs"][0]["kind"], "vector");
         assert_eq!(v["irqs"][0]["label"], "RES");
         assert_eq!(v["softirqs"][0]["name"], "NET_RX");
