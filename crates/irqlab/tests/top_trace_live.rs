@@ -2,7 +2,8 @@
 //! --batch --trace --format json -n 2 -i 200ms` carries the traced figures
 //! on every line, read in the same tick as /proc (the traced LOC count
 //! matches the line's own /proc LOC count), and leaves no BPF program
-//! loaded and the tracefs mount state as it found it. Skips visibly
+//! loaded and the tracefs mount state as it found it — after -n, SIGINT,
+//! SIGTERM and a closed stdout. Skips visibly
 //! otherwise (test names end in `_or_skip`).
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
@@ -300,4 +301,40 @@ fn signals_print_average_and_detach_or_skip() {
             "{sig:?}: tracefs mount state changed"
         );
     }
+}
+
+/// The error path: stdout closed under `top --batch --trace` (EPIPE at the
+/// next line) ends the run quietly (exit 0, as without --trace) and still
+/// detaches and restores the mount state.
+#[test]
+fn closed_stdout_ends_quietly_and_detaches_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!(
+            "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let was_mounted = mounted();
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args([
+            "top", "--batch", "--trace", "--format", "json", "-i", "100ms",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"trace\":"), "{first}");
+    let ids = prog_ids(child.0.id());
+    drop(out);
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(ids.len() >= 5, "{ids:?}");
+    assert_eq!(still_loaded(&ids), Vec::<u32>::new(), "programs left");
+    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
 }
