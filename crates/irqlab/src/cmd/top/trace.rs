@@ -77,6 +77,58 @@ mod tests {
     use super::*;
     use crate::trace::top::fake;
 
+    /// A tracing session that returns the fake interval every tick.
+    struct Fake(u32);
+
+    impl TraceTick for Fake {
+        fn tick(&mut self) -> anyhow::Result<Interval> {
+            self.0 += 1;
+            Ok(fake::interval())
+        }
+        fn whole_run(&self) -> Interval {
+            fake::interval()
+        }
+    }
+
+    fn snapshot() -> Snapshot {
+        let spec = irqlab_core::synth::SynthSpec {
+            cpus: 2,
+            irqs: 30,
+            nr_irqs: 2048,
+            arch: irqlab_core::render::Arch::X86,
+            era: irqlab_core::render::Era::E3,
+            offline: vec![],
+            seed: 7,
+        };
+        let tree = spec.build().unwrap();
+        let files = tree.files();
+        let text = &files.iter().find(|f| f.0 == "proc/interrupts").unwrap().1;
+        Snapshot {
+            mono_ns: 0,
+            wall_ns: 0,
+            interrupts: Some(irqlab_core::Interrupts::parse(text).unwrap()),
+            softirqs: None,
+            stat: None,
+        }
+    }
+
+    #[test]
+    fn handler_time_is_kept_for_the_rows_the_filter_keeps() {
+        let mut t: Tracing = Box::new(Fake(0));
+        let snap = snapshot();
+        let all = tick(&mut t, &snap, &Filter::default()).unwrap();
+        let labels: Vec<&str> = all.irqs.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["24", "LOC"], "both rows exist in the tree");
+        let only_loc = Filter::from_flags(Some("^LOC$"), None).unwrap();
+        let t1 = tick(&mut t, &snap, &only_loc).unwrap();
+        assert_eq!(t1.irqs.len(), 1);
+        assert_eq!(t1.irqs[0].label, "LOC");
+        assert_eq!(t1.cpus.len(), 2, "CPU time is not row-filtered");
+        assert_eq!(t1.softirqs.len(), 2, "nor are softirqs");
+        let avg = whole_run(&t, &snap, &only_loc);
+        assert_eq!(avg, t1);
+    }
+
     #[test]
     fn the_trace_object_closes_the_json_line() {
         let mut line = b"{\"timestamp\":\"x\",\"strategy\":\"proc_interrupts\"}\n".to_vec();
