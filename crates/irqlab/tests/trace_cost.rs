@@ -103,7 +103,8 @@ impl Drop for Reap {
 }
 
 /// Ctrl-C ends `trace --cost` with what it measured so far, said as
-/// interrupted, and exit 130 (issue 15: it printed nothing).
+/// interrupted (the cost line and the interval it cut short), and exit
+/// 130 (issue 15: it printed nothing).
 #[test]
 fn cost_is_said_on_sigint_or_skip() {
     use std::io::{BufRead, BufReader, Read};
@@ -131,7 +132,8 @@ fn cost_is_said_on_sigint_or_skip() {
     assert!(line.starts_with("interval 1"), "no interval printed");
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    std::io::copy(&mut out, &mut std::io::sink()).unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
     let status = child.0.wait().unwrap();
     let mut err = String::new();
     child
@@ -147,6 +149,12 @@ fn cost_is_said_on_sigint_or_skip() {
         .find(|l| l.starts_with("irqlab: tracing cost: "))
         .unwrap_or_else(|| panic!("no cost line after SIGINT: {err}"));
     assert!(cost.ends_with("(interrupted by SIGINT)"), "{cost}");
+    // the interval the signal cut short is printed too, marked
+    assert!(
+        rest.lines()
+            .any(|l| l.starts_with("interval ") && l.ends_with("(cut short by SIGINT)")),
+        "{rest}"
+    );
     // 300 ms of 1-ms sleeps went by: timer interrupts ran the programs
     assert!(number_before(cost, "program runs") >= 1.0, "{cost}");
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();

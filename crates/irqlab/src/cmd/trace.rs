@@ -2,8 +2,8 @@
 //! raise-to-entry latency and exact irq/softirq CPU % from eBPF programs on
 //! the irq tracepoints (see `crate::trace`). Without the `trace` feature it
 //! says how to get it and exits 1. SIGINT/SIGTERM end the run, not the
-//! process: `--cost` still says what it measured (and that it was
-//! interrupted), the programs detach, tracefs is unmounted if irqlab
+//! process: the interval they cut short is printed (marked), `--cost`
+//! still says what it measured (and that it was interrupted), the programs detach, tracefs is unmounted if irqlab
 //! mounted it, and the exit code is 128 + signal.
 
 use crate::cmd::args::RootArgs;
@@ -151,20 +151,22 @@ fn intervals(
     let mut signal = None;
     for (n, step) in (1u64..).zip(args.intervals()) {
         let due = start + step;
-        if let Some(sig) = stop.sleep_until(due) {
-            signal = Some(sig);
-            break;
-        }
+        signal = stop.sleep_until(due);
         start = due;
         session.read(&mut cur)?;
         let iv = interval::between(&prev, &cur, sel);
+        // a signal cuts the interval short: what it saw is still printed
+        let cut = signal.map(signal_name);
         let mut out = stdout.lock();
         match args.format {
-            TraceFormat::Text => render::text(&iv, n, &mut out)?,
-            TraceFormat::Json => render::json(&iv, n, &mut out)?,
+            TraceFormat::Text => render::text(&iv, n, cut.as_deref(), &mut out)?,
+            TraceFormat::Json => render::json(&iv, n, cut.as_deref(), &mut out)?,
         }
         out.flush()?;
         drop(out);
+        if signal.is_some() {
+            break;
+        }
         std::mem::swap(&mut prev, &mut cur);
         // tests/trace_detach.rs: the panic path must detach and unmount too
         if std::env::var_os("IRQLAB_TRACE_TEST_PANIC").is_some() {
