@@ -8,119 +8,34 @@
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
+mod common;
+
+use common::trace::{mounted, one_at_a_time, prog_ids, signal, still_loaded, Needs, Reap, Ticker};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-const TRACING: &str = "/sys/kernel/tracing";
-
-/// One tracing run at a time: the mount state is shared.
-static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+use std::process::{Command, Stdio};
 
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Some("no BTF at /sys/kernel/btf/vmlinux".into());
-    }
-    if !Path::new(TRACING).is_dir() {
-        return Some(format!("{TRACING} does not exist"));
-    }
-    let bpftool = Command::new("bpftool").arg("version").output();
-    if !bpftool.is_ok_and(|o| o.status.success()) {
-        return Some("bpftool not installed (tools/install-trace-deps.sh)".into());
-    }
-    None
+    common::trace::skip_reason(Needs {
+        btf: true,
+        bpftool: true,
+    })
 }
 
-fn mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mounts")
-        .unwrap()
-        .lines()
-        .any(|l| l.split_whitespace().nth(1) == Some(TRACING))
-}
-
-/// BPF program ids held by `pid` (fdinfo `prog_id:` lines).
-fn prog_ids(pid: u32) -> Vec<u32> {
-    let mut ids = Vec::new();
-    for e in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
-        .unwrap()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for l in text.lines() {
-            if let Some(id) = l.strip_prefix("prog_id:") {
-                ids.push(id.trim().parse().unwrap());
-            }
-        }
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-fn loaded(id: u32) -> bool {
-    Command::new("bpftool")
-        .args(["prog", "show", "id", &id.to_string()])
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
-
-/// Ids still loaded after a grace period (freeing waits for RCU).
-fn still_loaded(ids: &[u32]) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left: Vec<u32> = ids.iter().copied().filter(|&id| loaded(id)).collect();
-        if left.is_empty() || Instant::now() > deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Kills and reaps the child if the test fails first.
-struct Reap(Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// A thread sleeping 1 ms at a time until dropped: local timer interrupts
-/// on an idle machine too.
-struct Ticker(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
-
-impl Ticker {
-    fn start() -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let h = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        });
-        Ticker(stop, Some(h))
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        if let Some(h) = self.1.take() {
-            let _ = h.join();
-        }
-    }
+/// `irqlab top --batch --trace ARGS` with stdout and stderr piped; its
+/// stdout as a line reader.
+fn spawn_top(args: &[&str]) -> (Reap, BufReader<std::process::ChildStdout>) {
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["top", "--batch", "--trace"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let out = BufReader::new(child.0.stdout.take().unwrap());
+    (child, out)
 }
 
 fn loc_total(v: &Value) -> u64 {
@@ -191,34 +106,17 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
         );
         return;
     }
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let was_mounted = mounted();
     let _ticker = Ticker::start();
-    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["top", "--batch", "--trace", "--format", "json"])
-        .args(["-n", "2", "-i", "200ms"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = Reap(child);
-    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let (mut child, mut out) = spawn_top(&["--format", "json", "-n", "2", "-i", "200ms"]);
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     // the programs while it runs (before the second line is due)
     let ids = prog_ids(child.0.id());
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
-    let status = child.0.wait().unwrap();
-    let mut err = String::new();
-    child
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = child.finish();
     assert!(status.success(), "{err}");
     assert!(ids.len() >= 5, "programs in fdinfo while running: {ids:?}");
     let lines: Vec<Value> = std::iter::once(first.as_str())
@@ -263,30 +161,21 @@ fn signals_print_average_and_detach_or_skip() {
         return;
     }
     use nix::sys::signal::Signal;
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let was_mounted = mounted();
     for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
-        let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-            .args(["top", "--batch", "--trace", "-i", "200ms"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut child = Reap(child);
-        let mut out = BufReader::new(child.0.stdout.take().unwrap());
+        let (mut child, mut out) = spawn_top(&["-i", "200ms"]);
         let mut line = String::new();
         while out.read_line(&mut line).unwrap() > 0 && !line.contains("TRACE CPU") {
             line.clear();
         }
         assert!(line.contains("TRACE CPU"), "no traced block");
         let ids = prog_ids(child.0.id());
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
-        nix::sys::signal::kill(pid, sig).unwrap();
+        signal(child.0.id(), sig);
         let mut rest = String::new();
         out.read_to_string(&mut rest).unwrap();
-        let status = child.0.wait().unwrap();
-        assert_eq!(status.code(), Some(code), "{sig:?}");
+        let (status, err) = child.finish();
+        assert_eq!(status.code(), Some(code), "{sig:?}: {err}");
         assert!(rest.contains("Average:  SUM"), "{sig:?}: {rest}");
         assert!(rest.contains("Average:  TRACE CPU"), "{sig:?}: {rest}");
         assert!(ids.len() >= 5, "{ids:?}");
@@ -314,26 +203,16 @@ fn closed_stdout_ends_quietly_and_detaches_or_skip() {
         );
         return;
     }
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let was_mounted = mounted();
-    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args([
-            "top", "--batch", "--trace", "--format", "json", "-i", "100ms",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = Reap(child);
-    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let (mut child, mut out) = spawn_top(&["--format", "json", "-i", "100ms"]);
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     assert!(first.contains("\"trace\":"), "{first}");
     let ids = prog_ids(child.0.id());
     drop(out);
-    let status = child.0.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+    let (status, err) = child.finish();
+    assert!(status.success(), "{status:?}: {err}");
     assert!(ids.len() >= 5, "{ids:?}");
     assert_eq!(still_loaded(&ids), Vec::<u32>::new(), "programs left");
     assert_eq!(mounted(), was_mounted, "tracefs mount state changed");

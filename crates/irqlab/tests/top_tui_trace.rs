@@ -10,71 +10,19 @@
 mod common;
 
 use common::tmux::{have_tmux, quote, Res, Tmux};
+use common::trace::{mounted, prog_ids, still_loaded, Needs};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-const TRACING: &str = "/sys/kernel/tracing";
 
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
-    }
-    if !Path::new(TRACING).is_dir() {
-        return Some(format!("{TRACING} does not exist"));
-    }
-    let bpftool = Command::new("bpftool").arg("version").output();
-    if !bpftool.is_ok_and(|o| o.status.success()) {
-        return Some("bpftool not installed (tools/install-trace-deps.sh)".into());
-    }
-    if !have_tmux() {
+    let why = common::trace::skip_reason(Needs {
+        bpftool: true,
+        ..Needs::default()
+    });
+    if why.is_none() && !have_tmux() {
         return Some("tmux not installed".into());
     }
-    None
-}
-
-fn mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mounts")
-        .unwrap()
-        .lines()
-        .any(|l| l.split_whitespace().nth(1) == Some(TRACING))
-}
-
-fn prog_ids(pid: &str) -> Vec<u32> {
-    let mut ids = Vec::new();
-    for e in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
-        .unwrap()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for l in text.lines() {
-            if let Some(id) = l.strip_prefix("prog_id:") {
-                ids.push(id.trim().parse().unwrap());
-            }
-        }
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-fn still_loaded(ids: &[u32]) -> Vec<u32> {
-    let loaded = |id: u32| {
-        Command::new("bpftool")
-            .args(["prog", "show", "id", &id.to_string()])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    };
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left: Vec<u32> = ids.iter().copied().filter(|&id| loaded(id)).collect();
-        if left.is_empty() || Instant::now() > deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    why
 }
 
 /// `irqlab top -i 200ms --trace` on the real machine in a 120x40 pane,
@@ -109,7 +57,7 @@ fn traced_view_and_detach_on_q_and_sigint_or_skip() -> Res<()> {
         let screen = tmux.wait_for("the traced view", traced_screen)?;
         assert!(screen.contains("LOC"), "{screen}");
         let pid = std::fs::read_to_string(dir.path().join("pid"))?;
-        let ids = prog_ids(pid.trim());
+        let ids = prog_ids(pid.trim().parse()?);
         assert!(ids.len() >= 5, "{how}: programs in fdinfo: {ids:?}");
         tmux.run(&["send-keys", "-t", "top", "Tab", "Tab"])?;
         tmux.wait_for("the traced CPU time", |s| s.contains("tIRQ%"))?;

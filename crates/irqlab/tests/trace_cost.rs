@@ -7,51 +7,16 @@
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
+mod common;
+
+use common::trace::{one_at_a_time, Needs, Reap, Ticker};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
-/// One tracing run at a time: two runs racing to mount tracefs collide.
-static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// A thread sleeping 1 ms at a time until dropped: timer interrupts.
-struct Ticker(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
-
-impl Ticker {
-    fn start() -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let h = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        });
-        Ticker(stop, Some(h))
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-        if let Some(h) = self.1.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn skip_reason() -> Option<&'static str> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root");
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Some("no BTF at /sys/kernel/btf/vmlinux");
-    }
-    if !Path::new("/sys/kernel/tracing").is_dir() {
-        return Some("no /sys/kernel/tracing directory");
-    }
-    None
+fn skip_reason() -> Option<String> {
+    common::trace::skip_reason(Needs {
+        btf: true,
+        ..Needs::default()
+    })
 }
 
 /// The number after `key` in `line` (`"3524 program runs"` -> 3524).
@@ -66,7 +31,7 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
         eprintln!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
         return;
     }
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
     let ticker = Ticker::start();
     let out = Command::new(env!("CARGO_BIN_EXE_irqlab"))
@@ -90,18 +55,6 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
     assert_eq!(stats_before, stats_after);
 }
 
-/// Kills the child if the test fails before it was reaped.
-struct Reap(std::process::Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 /// Ctrl-C ends `trace --cost` with what it measured so far, said as
 /// interrupted (the cost line and the interval it cut short), and exit
 /// 130 (issue 15: it printed nothing).
@@ -113,7 +66,7 @@ fn cost_is_said_on_sigint_or_skip() {
         eprintln!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
         return;
     }
-    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
     let _ticker = Ticker::start();
     let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
@@ -130,19 +83,10 @@ fn cost_is_said_on_sigint_or_skip() {
         line.clear();
     }
     assert!(line.starts_with("interval 1"), "no interval printed");
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    common::trace::signal(child.0.id(), nix::sys::signal::Signal::SIGINT);
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
-    let status = child.0.wait().unwrap();
-    let mut err = String::new();
-    child
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = child.finish();
     assert_eq!(status.code(), Some(130), "{err}");
     let cost = err
         .lines()

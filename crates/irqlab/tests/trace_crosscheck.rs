@@ -9,30 +9,23 @@
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
+mod common;
+
+use common::trace::{runs, Needs};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-fn works(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
+    let why = common::trace::skip_reason(Needs {
+        bpftool: true,
+        ..Needs::default()
+    });
+    if why.is_some() {
+        return why;
     }
-    if !Path::new("/sys/kernel/tracing").is_dir() {
-        return Some("no /sys/kernel/tracing directory".into());
-    }
-    for (cmd, arg) in [
-        ("bpftrace", "--version"),
-        ("bpftool", "version"),
-        ("python3", "--version"),
-    ] {
-        if !works(cmd, arg) {
+    for (cmd, arg) in [("bpftrace", "--version"), ("python3", "--version")] {
+        if !runs(cmd, arg) {
             return Some(format!(
                 "{cmd} not installed (tools/install-trace-deps.sh --with-bpftrace)"
             ));
