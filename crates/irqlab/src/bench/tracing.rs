@@ -9,6 +9,7 @@ use super::metric::Metric;
 use super::metrics::slug;
 use crate::direction::Direction;
 use crate::trace::interval::Interval;
+use crate::trace::top::max_opt;
 use anyhow::Result;
 
 /// Tracing around one trial's timed window.
@@ -94,14 +95,6 @@ pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
         }
     }
     m
-}
-
-fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
 }
 
 #[cfg(test)]

@@ -77,7 +77,8 @@ fn per_s(ns: u64, elapsed_ns: u64) -> f64 {
     }
 }
 
-fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+/// The larger of two optional values (a slowest p99 of several actions).
+pub(crate) fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.max(y)),
         (x, None) => x,
