@@ -2,7 +2,8 @@
 //! measures what its programs cost with the kernel's own BPF run-time
 //! accounting (issue 15 item 5) and says it at the end; the accounting is
 //! on only while the run holds it. A thread sleeping 1 ms at a time makes
-//! timer interrupts, so an idle machine has events to count too.
+//! timer interrupts, so an idle machine has events to count too. SIGINT
+//! still gets the cost said (as interrupted).
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)]
 
@@ -11,6 +12,34 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// One tracing run at a time: two runs racing to mount tracefs collide.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A thread sleeping 1 ms at a time until dropped: timer interrupts.
+struct Ticker(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
+
+impl Ticker {
+    fn start() -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let h = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Ticker(stop, Some(h))
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        if let Some(h) = self.1.take() {
+            let _ = h.join();
+        }
+    }
+}
 
 fn skip_reason() -> Option<&'static str> {
     if !nix::unistd::geteuid().is_root() {
@@ -37,22 +66,14 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
         eprintln!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
         return;
     }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
-    let stop = Arc::new(AtomicBool::new(false));
-    let ticker = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        })
-    };
+    let ticker = Ticker::start();
     let out = Command::new(env!("CARGO_BIN_EXE_irqlab"))
         .args(["trace", "-i", "1s", "-d", "2s", "--cost"])
         .output()
         .unwrap();
-    stop.store(true, Ordering::Relaxed);
-    ticker.join().unwrap();
+    drop(ticker);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let line = err
@@ -67,4 +88,67 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
     // the accounting was the run's, not left on
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
     assert_eq!(stats_before, stats_after);
+}
+
+/// Kills the child if the test fails before it was reaped.
+struct Reap(std::process::Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Ctrl-C ends `trace --cost` with what it measured so far, said as
+/// interrupted, and exit 130 (issue 15: it printed nothing).
+#[test]
+fn cost_is_said_on_sigint_or_skip() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    if let Some(why) = skip_reason() {
+        eprintln!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
+        return;
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
+    let _ticker = Ticker::start();
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["trace", "-i", "300ms", "--cost"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let mut line = String::new();
+    // the first interval is printed: the programs ran and were accounted
+    while out.read_line(&mut line).unwrap() > 0 && !line.starts_with("interval 1") {
+        line.clear();
+    }
+    assert!(line.starts_with("interval 1"), "no interval printed");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    std::io::copy(&mut out, &mut std::io::sink()).unwrap();
+    let status = child.0.wait().unwrap();
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let cost = err
+        .lines()
+        .find(|l| l.starts_with("irqlab: tracing cost: "))
+        .unwrap_or_else(|| panic!("no cost line after SIGINT: {err}"));
+    assert!(cost.ends_with("(interrupted by SIGINT)"), "{cost}");
+    // 300 ms of 1-ms sleeps went by: timer interrupts ran the programs
+    assert!(number_before(cost, "program runs") >= 1.0, "{cost}");
+    let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
+    assert_eq!(stats_before, stats_after, "accounting left on");
 }

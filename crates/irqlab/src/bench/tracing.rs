@@ -166,6 +166,7 @@ mod tests {
     #[test]
     fn shares_of_all_cpu_time_per_vector_and_per_irq_label() {
         let iv = Interval {
+            end_mono_ns: 0,
             elapsed_ns: 1_000_000_000,
             irqs: vec![
                 irq("24", "virtio0-req.0", 10, 40_000, 7000.0),
