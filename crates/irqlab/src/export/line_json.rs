@@ -180,6 +180,28 @@ mod tests {
         assert_eq!(by_hand(&l), serde_json::to_string(&l).unwrap());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_line_has_serdes_bytes(
+            label in ".{0,8}",
+            irq in proptest::option::of(proptest::num::u32::ANY),
+            counts in proptest::option::of(proptest::collection::vec(
+                proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..1000, proptest::num::u64::ANY],
+                0..200,
+            )),
+            chip in proptest::option::of(".{0,6}"),
+            hwirq in proptest::option::of(proptest::num::i64::ANY),
+            actions in proptest::collection::vec(".{0,5}", 0..3),
+            description in ".{0,12}",
+            affinity in proptest::option::of("[0-9,-]{0,8}"),
+        ) {
+            let mut l = line();
+            (l.label, l.irq, l.counts, l.chip, l.hwirq) = (label, irq, counts, chip, hwirq);
+            (l.actions, l.description, l.affinity) = (actions, description, affinity);
+            proptest::prop_assert_eq!(by_hand(&l), serde_json::to_string(&l).unwrap());
+        }
+    }
+
     #[test]
     fn runs_of_zeros_of_every_length() {
         for len in [0usize, 1, 2, 63, 64, 65, 127, 128, 129, 1152] {
