@@ -7,8 +7,9 @@ DIR is a recording (`irqlab record -o DIR`) or several copied into one
 directory: every `host=*/boot=*/part-*.parquet` below DIR is read as ONE
 table (Hive partitioning gives the `host` and `boot` columns). The layout
 is documented in docs/recording-schema.md: a segment holds every cell in
-its first sample and then only the cells that changed. Schema 2: one
-`clock` row per sample (its `time` is the wall clock, its value sums to
+its first sample and then only the cells that changed. Schemas 2 and 3:
+one `clock` row per sample (its `time` is the wall clock, in whole
+milliseconds in schema 3 and nanoseconds in schema 2; its value sums to
 CLOCK_MONOTONIC), and `value` is the raw counter in a cell's first row of
 a segment and the increment since the row before in later rows, so the
 counter is the running sum over the cell's rows of the segment ordered by
@@ -25,7 +26,7 @@ within its segment):
 `--summary` prints one line per (host, boot) instead: samples and rows.
 Exits 1 with a message when a row's `time` differs from its sample's
 wall clock, when a sample list is missing, or when a segment's schema is
-neither 1 nor 2. Used by crates/irqlab/tests/record_readers.rs; install
+not 1, 2 or 3. Used by crates/irqlab/tests/record_readers.rs; install
 the engines with tools/install-python-readers.sh.
 """
 
@@ -35,9 +36,11 @@ import json
 import os
 import sys
 
-SCHEMAS = ("1", "2")
+SCHEMAS = ("1", "2", "3")
+# schemas whose `value` is an increment after a cell's first row
+SUMMED = ("2", "3")
 
-# Schema 2 in SQL: every counter at every row where it changed, raw.
+# Schemas 2 and 3 in SQL: every counter at every row where it changed, raw.
 SQL = """
 SELECT host, boot, filename, epoch_ns(time) AS time, seq, source, key, cpu,
        CAST(sum(value) OVER (PARTITION BY filename, source, key, cpu ORDER BY seq)
@@ -59,7 +62,7 @@ def schema_of(path, kv):
 
 
 def samples_of(path, kv, changes):
-    """The samples of one segment: schema 1 from the footer, schema 2 from
+    """The samples of one segment: schema 1 from the footer, schemas 2 and 3 from
     its `clock` rows (already summed into CLOCK_MONOTONIC)."""
     if schema_of(path, kv) == "1":
         if "irqlab.samples" not in kv:
@@ -81,7 +84,7 @@ def load_duckdb(files):
         [files],
     ).fetchall():
         kv.setdefault(f, {})[k] = v
-    if all(kv.get(f, {}).get("irqlab.schema") == "2" for f in files):
+    if all(kv.get(f, {}).get("irqlab.schema") in SUMMED for f in files):
         # the window sum in SQL, as a user would write it
         return kv, con.execute(SQL, [files]).fetchall(), True
     rows = con.execute(
@@ -93,6 +96,7 @@ def load_duckdb(files):
 
 
 def load_pyarrow(root, files):
+    import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
@@ -103,8 +107,10 @@ def load_pyarrow(root, files):
     data = ds.dataset(root, format="parquet", partitioning="hive")
     cols = ["host", "boot", "__filename", "time", "seq", "source", "key", "cpu", "value"]
     t = data.to_table(columns=cols)
-    # nanosecond timestamps as integers (datetime would round to µs)
-    t = t.set_column(cols.index("time"), "time", t.column("time").cast("int64"))
+    # timestamps (ms in schema 3, ns before) as integer nanoseconds
+    # (datetime would round to µs)
+    ns = t.column("time").cast(pa.timestamp("ns", tz="UTC")).cast("int64")
+    t = t.set_column(cols.index("time"), "time", ns)
     d = t.to_pydict()
     rows = list(zip(*(d[c] for c in cols)))
     return kv, rows, False
@@ -115,7 +121,7 @@ def cell(source, key, cpu):
 
 
 def running_sums(changes):
-    """Schema 2: a cell's first row is raw, later rows are increments."""
+    """Schemas 2 and 3: a cell's first row is raw, later rows are increments."""
     total = {}
     out = []
     for seq, t, c, v, host, boot in sorted(changes, key=lambda r: (r[2], r[0])):
@@ -133,7 +139,7 @@ def states(kv, rows, summed):
     for f, meta in sorted(kv.items()):
         f = os.path.normpath(f)
         changes = by_file.get(f, [])
-        if schema_of(f, meta) == "2" and not summed:
+        if schema_of(f, meta) in SUMMED and not summed:
             changes = running_sums(changes)
         samples = samples_of(f, meta, changes)
         changes = [r for r in changes if not r[2].startswith("clock|")]

@@ -3,7 +3,7 @@
 same tree in the same run, and the recording's bytes per changed counter.
 
     tools/record-cost.py [--irqlab BIN] [--root TREE] [--rounds 5]
-                         [-i 1s] [--seconds 20] [--segment 60s] [--move]
+                         [-i 1s] [--seconds 20] [--segment D] [--move]
 
 Each round runs, in alternating order (so that load hits both alike),
 `BIN record --root TREE -i I --duration S -o TMP` and
@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-i", default="1s")
     ap.add_argument("--seconds", default="20s")
-    ap.add_argument("--segment", default="60s")
+    ap.add_argument("--segment", help="record's --segment (default: record's own)")
     ap.add_argument("--move", action="store_true")
     a = ap.parse_args()
     interval, total = seconds(a.i), seconds(a.seconds)
@@ -75,7 +75,7 @@ def main():
         out = tempfile.mkdtemp(prefix="record-cost-")
         try:
             rec = [a.irqlab, "record", "--root", a.root, "-i", a.i, "--duration", a.seconds,
-                   "--segment", a.segment, "-o", out]
+                   "-o", out] + (["--segment", a.segment] if a.segment else [])
             top = [a.irqlab, "top", "--batch", "--root", a.root, "-i", a.i, "-n", str(n)]
             order = [("record", rec), ("top", top)]
             if r % 2:

@@ -156,6 +156,44 @@ fn recording_reads_back_to_the_recorded_snapshots() {
     );
 }
 
+#[test]
+fn a_segment_also_closes_once_it_holds_segment_changes_counters() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "100ms", "--duration", "1500ms"])
+        .args(["--segment", "1h", "--segment-changes", "1", "-o"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for i in 0..6 {
+        std::thread::sleep(Duration::from_millis(200));
+        bump_loc(&tree, 10 + i);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    // a 1-h segment would hold everything: each LOC change closed one
+    assert!(segs.len() >= 3, "{segs:?}");
+    let rec = reader::open(&dir).unwrap();
+    let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+    // defaults: 60-s segments (the issue's), one million changes
+    let help = irqlab().args(["record", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("[default: 60s]") && help.contains("[default: 1000000]"),
+        "{help}"
+    );
+}
+
 /// A synth tree under `dir` recorded at 50 ms into `dir/rec` (one open
 /// segment: everything in the journal) for `ms`, then SIGKILLed:
 /// (tree, recording).
@@ -177,6 +215,22 @@ fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBu
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(ms));
+    // not in the instant after a segment closed (an empty journal): wait
+    // for a flushed line, bounded
+    let has_line = || {
+        layout::boot_dirs(&out)
+            .ok()
+            .and_then(|v| v.first().cloned())
+            .is_some_and(|b| {
+                std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
+            })
+    };
+    for _ in 0..500 {
+        if has_line() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     (tree, out)
@@ -291,10 +345,10 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
         .windows(needle.len())
         .rposition(|w| w == needle)
         .unwrap();
-    // The value follows the key in the thrift footer: find the "2" after it.
+    // The value follows the key in the thrift footer: find the "3" after it.
     let v = other[at + needle.len()..]
         .iter()
-        .position(|&b| b == b'2')
+        .position(|&b| b == b'3')
         .unwrap()
         + at
         + needle.len();
@@ -309,7 +363,7 @@ fn corrupt_segment_and_other_schema_are_clear_errors() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("recording schema 7, this irqlab reads schemas 1 and 2"),
+        err.contains("recording schema 7, this irqlab reads schemas 1 to 3"),
         "{err}"
     );
 }
@@ -365,6 +419,8 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
         vec!["record", "--cpus", "x", "-o"],
         vec!["record", "-i", "0s", "-o"],
         vec!["record", "--segment", "0s", "-o"],
+        vec!["record", "--duration", "0s", "-o"],
+        vec!["record", "--segment-changes", "0", "-o"],
         vec!["replay", "--cpus", "x"],
         vec!["replay", "--irq", "("],
     ] {

@@ -22,11 +22,18 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until SIGINT/SIGTERM).
-    #[arg(long, value_parser = crate::cmd::parse_duration)]
+    #[arg(long, value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
-    /// Close a Parquet segment this often (and at exit).
+    /// Close a Parquet segment this often (and at exit). Longer segments
+    /// cost fewer bytes per counter: each repeats every counter once, its
+    /// dictionaries and its footer (docs/recording-schema.md).
     #[arg(long, default_value = "60s", value_parser = super::args::positive_duration)]
     pub segment: Duration,
+    /// Also close a segment once it holds this many changed counters after
+    /// its first sample: bounds the memory of the segment being buffered
+    /// (~24 bytes a counter) on big or busy machines.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub segment_changes: u64,
     /// Record only interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
@@ -52,6 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         interval: args.interval,
         duration: args.duration,
         segment: args.segment,
+        segment_changes: args.segment_changes,
         host: args.host,
     };
     let sum = writer::run(&cfg, |dir| {

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "5s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until interrupted).
-    #[arg(long, value_parser = crate::cmd::parse_duration)]
+    #[arg(long, value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
     /// busiest CPUs of each row plus cpu="other").

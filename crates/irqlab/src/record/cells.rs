@@ -1,6 +1,12 @@
-//! A [`SampleView`] flattened into rows of cells ([`Flat`]) with its
-//! [`Shape`], and [`Differ`], which keeps the previous sample to emit only
-//! the cells that changed. `--irq`/`--cpus` apply here. Pure: no I/O.
+//! A [`SampleView`] as rows of cells with its [`Shape`], and [`Differ`],
+//! which keeps the previous sample's counters to emit only the cells that
+//! changed. While the shape stays the same (the usual case) each parsed
+//! counter is compared with the previous sample's in place and overwrites
+//! it: one pass, no allocation per sample but the changed cells. A new shape rebuilds the rows and
+//! diffs them by key. `--irq`/`--cpus` apply here. Pure: no I/O.
+//!
+//! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
+//! adds a `*_rows` walker here and its arm in [`walk`].
 
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use crate::record::source::SampleView;
@@ -18,119 +24,11 @@ pub struct FlatRow {
     pub values: Vec<u64>,
 }
 
-/// A sample as rows of cells plus its layout.
-#[derive(Debug, Clone, Default)]
-pub struct Flat {
-    pub shape: Shape,
-    pub rows: Vec<FlatRow>,
-}
-
-fn row(source: SourceKind, key: String, cpus: Vec<Option<u32>>, values: Vec<u64>) -> FlatRow {
-    FlatRow {
-        source,
-        key,
-        cpus,
-        values,
-    }
-}
-
 /// Name of `/proc/stat` cpu-line field `i`.
 pub fn stat_field(i: usize) -> String {
     CPU_FIELDS
         .get(i)
         .map_or_else(|| format!("field{i}"), |s| (*s).to_string())
-}
-
-/// Flatten `s`; `affinity` gives `/proc/irq/N/smp_affinity_list`.
-pub fn flatten(
-    s: SampleView,
-    filter: &Filter,
-    affinity: &mut dyn FnMut(u32) -> Option<String>,
-) -> Flat {
-    let mut f = Flat::default();
-    if let Some(m) = s.snap.interrupts.as_ref() {
-        let cols = filter.columns(&m.cpus);
-        let cpus: Vec<u32> = cols
-            .iter()
-            .filter_map(|&i| m.cpus.get(i).copied())
-            .collect();
-        f.shape.irq_cpus = Some(cpus.clone());
-        let mut seen: HashMap<&str, u32> = HashMap::new();
-        for r in m.rows() {
-            if !filter.keep_irq_row(r) {
-                continue;
-            }
-            let n = seen.entry(r.label.as_str()).or_insert(0);
-            let key = if *n == 0 {
-                r.label.clone()
-            } else {
-                format!("{}#{n}", r.label)
-            };
-            *n += 1;
-            let (kind, rc, rv) = match r.shape {
-                IrqShape::PerCpu => (
-                    RowKind::PerCpu,
-                    cpus.iter().map(|&c| Some(c)).collect(),
-                    cols.iter()
-                        .filter_map(|&i| r.counts.get(i).copied())
-                        .collect(),
-                ),
-                IrqShape::Single => (RowKind::Single, vec![None], r.counts.clone()),
-                IrqShape::NoCounts => (RowKind::NoCounts, vec![], vec![]),
-                IrqShape::Irregular => (
-                    RowKind::Irregular { n: r.counts.len() },
-                    (0..r.counts.len() as u32).map(Some).collect(),
-                    r.counts.clone(),
-                ),
-            };
-            f.shape.irq_rows.push(RowMeta {
-                key: key.clone(),
-                label: r.label.clone(),
-                kind,
-                description: r.description.clone(),
-                affinity: r.irq.and_then(&mut *affinity),
-            });
-            f.rows.push(row(SourceKind::Interrupts, key, rc, rv));
-        }
-    }
-    if let Some(m) = s.snap.softirqs.as_ref() {
-        let cols = filter.columns(&m.cpus);
-        let cpus: Vec<u32> = cols
-            .iter()
-            .filter_map(|&i| m.cpus.get(i).copied())
-            .collect();
-        f.shape.soft_cpus = Some(cpus.clone());
-        for r in &m.rows {
-            f.shape.soft_rows.push(r.name.clone());
-            let v = cols
-                .iter()
-                .filter_map(|&i| r.counts.get(i).copied())
-                .collect();
-            f.rows.push(row(
-                SourceKind::Softirqs,
-                r.name.clone(),
-                cpus.iter().map(|&c| Some(c)).collect(),
-                v,
-            ));
-        }
-    }
-    if let Some(st) = s.snap.stat.as_ref() {
-        stat_rows(st, filter, &mut f);
-    }
-    for t in s.threads {
-        f.shape.threads.push(t.name.clone());
-        let cpu = match t.kind {
-            crate::threads::ThreadKind::Ksoftirqd { cpu } => Some(cpu),
-            crate::threads::ThreadKind::IrqThread { .. } => None,
-        };
-        f.rows.push(row(
-            SourceKind::Threads,
-            t.name.clone(),
-            vec![cpu],
-            vec![t.cpu_ns],
-        ));
-    }
-    f
 }
 
 /// Cell key of `/proc/stat` line `line` (`intr`, `ctxt`, `softirq`): the
@@ -143,113 +41,343 @@ pub fn stat_other_key(line: &str) -> String {
     }
 }
 
-/// `/proc/stat`: one row per cpu-line field (CPU `None` = the total line),
-/// then the `intr`, `ctxt` and `softirq` lines' totals.
-fn stat_rows(st: &irqlab_core::Stat, filter: &Filter, f: &mut Flat) {
-    let ids: Vec<u32> = st.cpus.iter().filter_map(|c| c.cpu).collect();
-    let keep: Vec<usize> = filter.columns(&ids);
-    let kept: Vec<&irqlab_core::stat::CpuTimes> =
-        keep.iter().filter_map(|&i| st.cpus.get(i)).collect();
-    f.shape.stat_cpus = Some(kept.iter().filter_map(|c| c.cpu).collect());
-    f.shape.stat_fields = st.total.fields.len();
-    for i in 0..st.total.fields.len() {
-        let mut cpus = vec![None];
-        let mut values = vec![st.total.fields.get(i).copied().unwrap_or(0)];
-        for c in &kept {
-            cpus.push(c.cpu);
-            values.push(c.fields.get(i).copied().unwrap_or(0));
+/// The layout of `s` under `filter`; `affinity` gives
+/// `/proc/irq/N/smp_affinity_list`.
+pub fn shape_of(
+    s: SampleView,
+    filter: &Filter,
+    affinity: &mut dyn FnMut(u32) -> Option<String>,
+) -> Shape {
+    let mut sh = Shape::default();
+    if let Some(m) = s.snap.interrupts.as_ref() {
+        let cols = filter.columns(&m.cpus);
+        sh.irq_cpus = Some(
+            cols.iter()
+                .filter_map(|&i| m.cpus.get(i).copied())
+                .collect(),
+        );
+        let mut seen: HashMap<&str, u32> = HashMap::new();
+        for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
+            let n = seen.entry(r.label.as_str()).or_insert(0);
+            let key = if *n == 0 {
+                r.label.clone()
+            } else {
+                format!("{}#{n}", r.label)
+            };
+            *n += 1;
+            let kind = match r.shape {
+                IrqShape::PerCpu => RowKind::PerCpu,
+                IrqShape::Single => RowKind::Single,
+                IrqShape::NoCounts => RowKind::NoCounts,
+                IrqShape::Irregular => RowKind::Irregular { n: r.counts.len() },
+            };
+            sh.irq_rows.push(RowMeta {
+                key,
+                label: r.label.clone(),
+                kind,
+                description: r.description.clone(),
+                affinity: r.irq.and_then(&mut *affinity),
+            });
         }
-        f.rows
-            .push(row(SourceKind::Stat, stat_field(i), cpus, values));
     }
-    let others = [
+    if let Some(m) = s.snap.softirqs.as_ref() {
+        let cols = filter.columns(&m.cpus);
+        sh.soft_cpus = Some(
+            cols.iter()
+                .filter_map(|&i| m.cpus.get(i).copied())
+                .collect(),
+        );
+        sh.soft_rows = m.rows.iter().map(|r| r.name.clone()).collect();
+    }
+    if let Some(st) = s.snap.stat.as_ref() {
+        let ids: Vec<u32> = st.cpus.iter().filter_map(|c| c.cpu).collect();
+        let kept = filter.columns(&ids);
+        sh.stat_cpus = Some(
+            kept.iter()
+                .filter_map(|&i| st.cpus.get(i).and_then(|c| c.cpu))
+                .collect(),
+        );
+        sh.stat_fields = st.total.fields.len();
+        for (name, v) in stat_others(st) {
+            if v.is_some() {
+                sh.stat_other.push(name.to_string());
+            }
+        }
+    }
+    sh.threads = s.threads.iter().map(|t| t.name.clone()).collect();
+    sh
+}
+
+fn stat_others(st: &irqlab_core::Stat) -> [(&'static str, Option<u64>); 3] {
+    [
         ("intr", Some(st.intr_total)),
         ("ctxt", st.ctxt),
         ("softirq", st.softirq_total),
-    ];
-    for (name, v) in others {
-        if let Some(v) = v {
-            f.shape.stat_other.push(name.to_string());
-            f.rows.push(row(
-                SourceKind::Stat,
-                stat_other_key(name),
-                vec![None],
-                vec![v],
-            ));
+    ]
+}
+
+/// Where [`walk`] puts the counters of row `i` of the layout (in the order
+/// of [`rows_of`]). Generic, so that the values are not a dynamic call each.
+trait RowSink {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>);
+}
+
+/// Visit the rows of `s` in layout order, handing each row's counters to
+/// `sink` (which owns the buffers). The rows are those of `shape_of(s)`.
+fn walk(s: SampleView, filter: &Filter, sink: &mut impl RowSink) {
+    let mut i = 0usize;
+    if let Some(m) = s.snap.interrupts.as_ref() {
+        let cols = filter.columns(&m.cpus);
+        for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
+            match r.shape {
+                IrqShape::PerCpu => {
+                    sink.row(i, cols.iter().filter_map(|&c| r.counts.get(c).copied()))
+                }
+                IrqShape::NoCounts => sink.row(i, std::iter::empty()),
+                IrqShape::Single | IrqShape::Irregular => sink.row(i, r.counts.iter().copied()),
+            }
+            i += 1;
+        }
+    }
+    if let Some(m) = s.snap.softirqs.as_ref() {
+        let cols = filter.columns(&m.cpus);
+        for r in &m.rows {
+            sink.row(i, cols.iter().filter_map(|&c| r.counts.get(c).copied()));
+            i += 1;
+        }
+    }
+    if let Some(st) = s.snap.stat.as_ref() {
+        let ids: Vec<u32> = st.cpus.iter().filter_map(|c| c.cpu).collect();
+        let kept: Vec<&irqlab_core::stat::CpuTimes> = filter
+            .columns(&ids)
+            .iter()
+            .filter_map(|&i| st.cpus.get(i))
+            .collect();
+        for f in 0..st.total.fields.len() {
+            let total = st.total.fields.get(f).copied().unwrap_or(0);
+            let cpus = kept.iter().map(|c| c.fields.get(f).copied().unwrap_or(0));
+            sink.row(i, std::iter::once(total).chain(cpus));
+            i += 1;
+        }
+        for (_, x) in stat_others(st) {
+            if let Some(x) = x {
+                sink.row(i, std::iter::once(x));
+                i += 1;
+            }
+        }
+    }
+    for t in s.threads {
+        sink.row(i, std::iter::once(t.cpu_ns));
+        i += 1;
+    }
+}
+
+/// [`RowSink`] filling freshly laid out rows.
+struct Fill<'a>(&'a mut [FlatRow]);
+
+impl RowSink for Fill<'_> {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>) {
+        if let Some(r) = self.0.get_mut(i) {
+            r.values.extend(values);
         }
     }
 }
 
-/// Every cell of `f` (a segment's first sample).
-pub fn all_cells(f: &Flat) -> Vec<CellValue> {
-    let mut out = Vec::with_capacity(f.rows.iter().map(|r| r.values.len()).sum());
-    for r in &f.rows {
-        for (&cpu, &value) in r.cpus.iter().zip(&r.values) {
-            out.push(CellValue {
-                source: r.source,
-                key: r.key.clone(),
-                cpu,
-                value,
-            });
+/// [`RowSink`] comparing each counter with the previous sample's in place,
+/// overwriting it and emitting the cells that changed.
+struct Update<'a> {
+    rows: &'a mut [FlatRow],
+    out: &'a mut Vec<CellValue>,
+}
+
+impl RowSink for Update<'_> {
+    fn row(&mut self, i: usize, values: impl Iterator<Item = u64>) {
+        let Some(r) = self.rows.get_mut(i) else {
+            return;
+        };
+        let (start, before) = (self.out.len(), r.values.len());
+        let mut n = 0;
+        for (j, v) in values.enumerate() {
+            match r.values.get_mut(j) {
+                Some(old) if *old == v => {}
+                Some(old) => {
+                    *old = v;
+                    push(self.out, r.source, &r.key, &r.cpus, j, v);
+                }
+                None => r.values.push(v),
+            }
+            n = j + 1;
         }
+        if n != before {
+            // as many values as CPUs no more: every cell again
+            r.values.truncate(n);
+            self.out.truncate(start);
+            diff_row(None, r, self.out);
+        }
+    }
+}
+
+/// The rows (source, key, CPUs; no values) that `shape` lays out, in the
+/// order [`walk`] visits them.
+fn rows_of(shape: &Shape) -> Vec<FlatRow> {
+    let mut out = Vec::new();
+    let mut add = |source, key: String, cpus: Vec<Option<u32>>| {
+        out.push(FlatRow {
+            source,
+            key,
+            values: Vec::with_capacity(cpus.len()),
+            cpus,
+        });
+    };
+    let ids = |c: &Option<Vec<u32>>| -> Vec<Option<u32>> {
+        c.iter().flatten().map(|&c| Some(c)).collect()
+    };
+    let irq_cpus = ids(&shape.irq_cpus);
+    for r in &shape.irq_rows {
+        let cpus = match r.kind {
+            RowKind::PerCpu => irq_cpus.clone(),
+            RowKind::Single => vec![None],
+            RowKind::NoCounts => vec![],
+            RowKind::Irregular { n } => (0..n as u32).map(Some).collect(),
+        };
+        add(SourceKind::Interrupts, r.key.clone(), cpus);
+    }
+    let soft_cpus = ids(&shape.soft_cpus);
+    for name in &shape.soft_rows {
+        add(SourceKind::Softirqs, name.clone(), soft_cpus.clone());
+    }
+    if shape.stat_cpus.is_some() {
+        let mut cpus = vec![None];
+        cpus.extend(ids(&shape.stat_cpus));
+        for f in 0..shape.stat_fields {
+            add(SourceKind::Stat, stat_field(f), cpus.clone());
+        }
+        for name in &shape.stat_other {
+            add(SourceKind::Stat, stat_other_key(name), vec![None]);
+        }
+    }
+    for name in &shape.threads {
+        let cpu = name
+            .strip_prefix("ksoftirqd/")
+            .and_then(|n| n.parse::<u32>().ok());
+        add(SourceKind::Threads, name.clone(), vec![cpu]);
     }
     out
 }
 
-/// Keeps the previous sample's rows to emit only changed cells.
+/// Push cell `j` of a row with value `v`.
+fn push(
+    out: &mut Vec<CellValue>,
+    source: SourceKind,
+    key: &str,
+    cpus: &[Option<u32>],
+    j: usize,
+    v: u64,
+) {
+    out.push(CellValue {
+        source,
+        key: key.to_string(),
+        cpu: cpus.get(j).copied().flatten(),
+        value: v,
+    });
+}
+
+/// Push cell `j` of `row` with value `v`.
+fn push_cell(out: &mut Vec<CellValue>, row: &FlatRow, j: usize, v: u64) {
+    push(out, row.source, &row.key, &row.cpus, j, v);
+}
+
+/// The cells of `new` that differ from `old` (every cell when the CPUs or
+/// the number of values differ).
+fn diff_row(old: Option<&FlatRow>, new: &FlatRow, out: &mut Vec<CellValue>) {
+    let n = new.cpus.len().min(new.values.len());
+    match old {
+        Some(o) if o.cpus == new.cpus && o.values.len() == new.values.len() => {
+            for (j, (a, b)) in o.values.iter().zip(&new.values).enumerate().take(n) {
+                if a != b {
+                    push_cell(out, new, j, *b);
+                }
+            }
+        }
+        _ => {
+            for (j, &v) in new.values.iter().enumerate().take(n) {
+                push_cell(out, new, j, v);
+            }
+        }
+    }
+}
+
+/// Keeps the previous sample's counters to emit only changed cells.
 #[derive(Debug, Default)]
 pub struct Differ {
-    prev: HashMap<(SourceKind, String), FlatRow>,
+    /// The latest sample's rows, in layout order.
+    rows: Vec<FlatRow>,
     shape: Option<Shape>,
 }
 
 impl Differ {
-    /// Forget everything: the next [`Differ::cells`] emits every cell and
-    /// the shape.
-    pub fn reset(&mut self) {
-        self.prev.clear();
-        self.shape = None;
-    }
-
-    /// Forget the cells but keep the shape: the next [`Differ::cells`]
-    /// emits every cell (a segment's first sample) and the shape only if it
-    /// changed (a segment keeps the shape of the one before it).
-    pub fn restart(&mut self) {
-        self.prev.clear();
-    }
-
-    /// The cells of `f` that differ from the previous sample, and its shape
-    /// when that changed (always after a reset).
-    pub fn cells(&mut self, f: Flat) -> (Option<Shape>, Vec<CellValue>) {
-        let mut out = Vec::new();
-        let mut next = HashMap::with_capacity(f.rows.len());
-        for r in f.rows {
-            let k = (r.source, r.key);
-            let old = self.prev.remove(&k);
-            let same_cpus = old.as_ref().is_some_and(|o| o.cpus == r.cpus);
-            for (i, (&cpu, &v)) in r.cpus.iter().zip(&r.values).enumerate() {
-                let changed = !same_cpus || old.as_ref().and_then(|o| o.values.get(i)) != Some(&v);
-                if changed {
-                    out.push(CellValue {
-                        source: k.0,
-                        key: k.1.clone(),
-                        cpu,
-                        value: v,
-                    });
-                }
-            }
-            let r = FlatRow {
-                source: k.0,
-                key: k.1.clone(),
-                cpus: r.cpus,
-                values: r.values,
-            };
-            next.insert(k, r);
+    /// Diff `s` against the previous sample: `out` (cleared) gets the cells
+    /// that changed (every cell the first time); returns the shape when it
+    /// changed (always the first time).
+    pub fn sample(
+        &mut self,
+        s: SampleView,
+        filter: &Filter,
+        affinity: &mut dyn FnMut(u32) -> Option<String>,
+        out: &mut Vec<CellValue>,
+    ) -> Option<Shape> {
+        out.clear();
+        let shape = shape_of(s, filter, affinity);
+        if self.shape.as_ref() == Some(&shape) {
+            // the usual case: counters compared and overwritten in place
+            let rows = &mut self.rows;
+            walk(s, filter, &mut Update { rows, out });
+            return None;
         }
-        self.prev = next;
-        let shape = (self.shape.as_ref() != Some(&f.shape)).then(|| f.shape.clone());
-        self.shape = Some(f.shape);
-        (shape, out)
+        self.new_shape(s, filter, &shape, out);
+        self.shape = Some(shape.clone());
+        Some(shape)
+    }
+
+    /// Rows rebuilt from `shape`, diffed by key against the rows before.
+    fn new_shape(
+        &mut self,
+        s: SampleView,
+        filter: &Filter,
+        shape: &Shape,
+        out: &mut Vec<CellValue>,
+    ) {
+        let mut rows = rows_of(shape);
+        walk(s, filter, &mut Fill(&mut rows));
+        let old: HashMap<(SourceKind, &str), &FlatRow> = self
+            .rows
+            .iter()
+            .map(|r| ((r.source, r.key.as_str()), r))
+            .collect();
+        for r in &rows {
+            diff_row(old.get(&(r.source, r.key.as_str())).copied(), r, out);
+        }
+        self.rows = rows;
+    }
+
+    /// The rows of the latest sample (a segment's first sample holds
+    /// every cell), in layout order.
+    pub fn each_row(&self, mut f: impl FnMut(&FlatRow)) {
+        self.rows.iter().for_each(&mut f);
+    }
+
+    /// Cells of the latest sample.
+    pub fn cells(&self) -> usize {
+        self.rows.iter().map(|r| r.values.len()).sum()
+    }
+
+    /// Every cell of the latest sample.
+    pub fn all_cells(&self) -> Vec<CellValue> {
+        let mut out = Vec::with_capacity(self.rows.iter().map(|r| r.values.len()).sum());
+        for r in &self.rows {
+            diff_row(None, r, &mut out);
+        }
+        out
     }
 }
 
@@ -275,15 +403,15 @@ mod tests {
     #[test]
     fn every_cell_key_is_unique_so_an_unchanged_stat_emits_nothing() {
         let snap = snap();
-        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
+        let mut d = Differ::default();
+        let mut first = Vec::new();
+        d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut first);
         let mut keys: Vec<(SourceKind, &str)> =
-            f.rows.iter().map(|r| (r.source, r.key.as_str())).collect();
+            d.rows.iter().map(|r| (r.source, r.key.as_str())).collect();
         keys.sort();
         let n = keys.len();
         keys.dedup();
         assert_eq!(keys.len(), n, "two rows share a key: {keys:?}");
-        let mut d = Differ::default();
-        let (_, first) = d.cells(f);
         let total = first
             .iter()
             .find(|c| c.key == "softirq_total")
@@ -291,9 +419,70 @@ mod tests {
         assert_eq!(total, Some(5000));
         let field = first.iter().find(|c| c.key == "softirq" && c.cpu.is_none());
         assert_eq!(field.map(|c| c.value), Some(66), "the cpu line's field");
-        let f = flatten(view(&snap), &Filter::default(), &mut |_| None);
-        let (shape, again) = d.cells(f);
+        let mut again = Vec::new();
+        let shape = d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut again);
         assert!(shape.is_none());
         assert!(again.is_empty(), "nothing changed, yet {again:?}");
+    }
+
+    fn irq_snap(text: &str) -> irqlab_core::Snapshot {
+        irqlab_core::Snapshot {
+            interrupts: Some(irqlab_core::Interrupts::parse(text.as_bytes()).unwrap()),
+            ..snap()
+        }
+    }
+
+    fn cells(
+        d: &mut Differ,
+        snap: &irqlab_core::Snapshot,
+    ) -> (bool, Vec<(String, Option<u32>, u64)>) {
+        let mut out = Vec::new();
+        let shape = d.sample(view(snap), &Filter::default(), &mut |_| None, &mut out);
+        let mut v: Vec<_> = out
+            .into_iter()
+            .filter(|c| c.source == SourceKind::Interrupts)
+            .map(|c| (c.key, c.cpu, c.value))
+            .collect();
+        v.sort();
+        (shape.is_some(), v)
+    }
+
+    #[test]
+    fn only_changed_cells_in_place_and_by_key_when_rows_come_and_go() {
+        let mut d = Differ::default();
+        let a = irq_snap("  CPU0 CPU1\n 24: 1 2 PCI-MSI a\nLOC: 5 6 Local timer\n");
+        let (shaped, first) = cells(&mut d, &a);
+        assert!(shaped);
+        assert_eq!(first.len(), 4, "{first:?}");
+        let b = irq_snap("  CPU0 CPU1\n 24: 1 3 PCI-MSI a\nLOC: 5 6 Local timer\n");
+        assert_eq!(cells(&mut d, &b), (false, vec![("24".into(), Some(1), 3)]));
+        // the buffers were swapped: the next diff is against b, not a
+        assert_eq!(cells(&mut d, &b), (false, vec![]));
+        assert_eq!(cells(&mut d, &a), (false, vec![("24".into(), Some(1), 2)]));
+        // a new row: the shape changes, only the new row's cells and what
+        // moved are emitted
+        let c =
+            irq_snap("  CPU0 CPU1\n 24: 1 2 PCI-MSI a\n 25: 0 9 PCI-MSI b\nLOC: 5 7 Local timer\n");
+        let (shaped, got) = cells(&mut d, &c);
+        assert!(shaped);
+        let want: Vec<(String, Option<u32>, u64)> = vec![
+            ("25".into(), Some(0), 0),
+            ("25".into(), Some(1), 9),
+            ("LOC".into(), Some(1), 7),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(cells(&mut d, &c), (false, vec![]));
+        let every: Vec<_> = d
+            .all_cells()
+            .into_iter()
+            .filter(|c| c.source == SourceKind::Interrupts)
+            .map(|c| c.value)
+            .collect();
+        assert_eq!(every, vec![1, 2, 0, 9, 5, 7]);
+        // a CPU goes away: the rows' CPUs differ, every cell again
+        let e = irq_snap("  CPU0\n 24: 1 PCI-MSI a\n 25: 0 PCI-MSI b\nLOC: 5 Local timer\n");
+        let (shaped, got) = cells(&mut d, &e);
+        assert!(shaped);
+        assert_eq!(got.len(), 3, "{got:?}");
     }
 }

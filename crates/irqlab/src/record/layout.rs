@@ -254,7 +254,7 @@ pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     let seg = lines_to_segment(lines, base);
     if let (Some(a), Some(b)) = (seg.samples.first(), seg.samples.last()) {
         let out = dir.join(segment_name(a.seq, b.seq));
-        segment::write(&out, &seg)?;
+        segment::write(&out, &mut seg.into())?;
         msg.push(format!(
             "recovered {n} sample(s) from {} into {}",
             path.display(),

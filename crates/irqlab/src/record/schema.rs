@@ -5,11 +5,21 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of the recording layout that `record` writes.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// Versions this irqlab reads (schema 1: raw values, sample list and
-/// shapes as plain JSON in every footer).
-pub const READS: &[u32] = &[1, 2];
+/// shapes as plain JSON in every footer; schema 2: `time` in nanoseconds).
+pub const READS: &[u32] = &[1, 2, 3];
+
+/// Sample wall clocks are recorded in whole milliseconds (schema 3), as
+/// Prometheus's TSDB stores them: `time`'s dictionary costs a third less
+/// (BENCHMARKS.md "Recording size"). Rates use CLOCK_MONOTONIC (ns).
+pub const WALL_NS_STEP: u64 = 1_000_000;
+
+/// `wall_ns` as recorded: whole milliseconds.
+pub fn recorded_wall_ns(wall_ns: u64) -> u64 {
+    wall_ns - wall_ns % WALL_NS_STEP
+}
 
 /// Whether `schema` is one this irqlab reads.
 pub fn readable(schema: u32) -> bool {
@@ -18,7 +28,7 @@ pub fn readable(schema: u32) -> bool {
 
 /// The message for a recording of a schema this irqlab does not read.
 pub fn unreadable(schema: u32) -> String {
-    format!("recording schema {schema}, this irqlab reads schemas 1 and 2")
+    format!("recording schema {schema}, this irqlab reads schemas 1 to 3")
 }
 
 /// Journal of the samples not yet in a closed segment, per boot directory.

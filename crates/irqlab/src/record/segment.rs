@@ -13,7 +13,7 @@
 use super::pack;
 use super::schema::{
     readable, unreadable, CellValue, SampleTime, ShapeAt, SourceKind, CLOCK_KEY, CLOCK_SOURCE,
-    KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SHAPES, SCHEMA,
+    KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SHAPES, SCHEMA, WALL_NS_STEP,
 };
 use anyhow::{anyhow, bail, Context};
 use parquet::basic::{Compression, Encoding, GzipLevel};
@@ -24,12 +24,13 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::record::{Field, RowAccessor};
 use parquet::schema::types::ColumnPath;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 /// The Parquet schema of the long table (docs/recording-schema.md).
 pub const MESSAGE: &str = "message irqlab_cells {
-  required int64 time (TIMESTAMP(NANOS,true));
+  required int64 time (TIMESTAMP(MILLIS,true));
   required int64 seq;
   required binary source (STRING);
   required binary key (STRING);
@@ -55,7 +56,7 @@ fn i64_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn props(data: &SegmentData) -> anyhow::Result<WriterProperties> {
+fn props(data: &SegmentBuf) -> anyhow::Result<WriterProperties> {
     let mut kv = vec![KeyValue::new(KEY_SCHEMA.into(), SCHEMA.to_string())];
     if !data.shapes.is_empty() {
         let json = serde_json::to_string(&data.shapes)?;
@@ -70,14 +71,15 @@ fn props(data: &SegmentData) -> anyhow::Result<WriterProperties> {
         .set_offset_index_disabled(true)
         .set_created_by(format!("irqlab {}", env!("CARGO_PKG_VERSION")))
         .set_key_value_metadata(Some(kv));
-    // min/max of time and seq let engines skip segments outside a window;
+    // min/max of time let engines skip segments outside a window;
     // byte-stream-split + GZIP measured smallest for seq and the
     // increments, delta for cpu (ascending within a cell run: a third off
-    // at 1152 CPUs) (BENCHMARKS.md "Recording size")
-    for col in ["time", "seq"] {
-        b = b.set_column_statistics_enabled(ColumnPath::from(col), EnabledStatistics::Chunk);
-    }
+    // at 1152 CPUs), plain for the millisecond times (a cell changing every
+    // sample repeats the run of times before it, which GZIP finds; their
+    // dictionary cost 5 % more) (BENCHMARKS.md "Recording size")
+    b = b.set_column_statistics_enabled(ColumnPath::from("time"), EnabledStatistics::Chunk);
     for (col, enc) in [
+        ("time", Encoding::PLAIN),
         ("seq", Encoding::BYTE_STREAM_SPLIT),
         ("cpu", Encoding::DELTA_BINARY_PACKED),
         ("value", Encoding::BYTE_STREAM_SPLIT),
@@ -89,79 +91,234 @@ fn props(data: &SegmentData) -> anyhow::Result<WriterProperties> {
     Ok(b.build())
 }
 
-/// One row of the table before encoding.
-struct Row<'a> {
+/// Placeholder of [`CellRow::cpu`] for a cell without a CPU (NULL).
+const NO_CPU: u32 = u32::MAX;
+
+/// One buffered row: 24 bytes, its (source, key) interned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CellRow {
     seq: u64,
-    source: &'a str,
-    key: &'a str,
-    cpu: Option<u32>,
     /// Raw counter; becomes the increment when written.
     value: u64,
+    key: u32,
+    /// [`NO_CPU`] for NULL.
+    cpu: u32,
 }
 
-/// Clock rows and cells, sorted by cell then sequence.
-fn sorted_rows(data: &SegmentData) -> Vec<Row<'_>> {
-    let mut rows: Vec<Row> = data
-        .samples
+/// The cells of a segment being written: (source, key) interned, one
+/// [`CellRow`] per changed cell, so that a big machine's first sample
+/// (every cell) costs 24 bytes a cell and sorting compares integers.
+#[derive(Debug, Default)]
+pub struct SegmentRows {
+    keys: Vec<(SourceKind, String)>,
+    ids: HashMap<SourceKind, HashMap<String, u32>>,
+    rows: Vec<CellRow>,
+}
+
+impl SegmentRows {
+    /// The id of (source, key), interned on first use.
+    pub fn key(&mut self, source: SourceKind, key: &str) -> u32 {
+        let ids = self.ids.entry(source).or_default();
+        if let Some(&id) = ids.get(key) {
+            return id;
+        }
+        let id = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        ids.insert(key.to_string(), id);
+        self.keys.push((source, key.to_string()));
+        id
+    }
+
+    /// A row of key `key` (from [`SegmentRows::key`]).
+    pub fn push(&mut self, seq: u64, key: u32, cpu: Option<u32>, value: u64) {
+        self.rows.push(CellRow {
+            seq,
+            value,
+            key,
+            cpu: cpu.unwrap_or(NO_CPU),
+        });
+    }
+
+    /// A changed cell at sample `seq`.
+    pub fn push_cell(&mut self, seq: u64, c: &CellValue) {
+        let key = self.key(c.source, &c.key);
+        self.push(seq, key, c.cpu, c.value);
+    }
+
+    /// Rows buffered.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Make room for `n` more rows.
+    pub fn reserve(&mut self, n: usize) {
+        self.rows.reserve(n);
+    }
+}
+
+/// A segment being written: the samples, shapes and cells of
+/// [`SegmentData`] with the cells in the compact [`SegmentRows`].
+#[derive(Debug, Default)]
+pub struct SegmentBuf {
+    pub samples: Vec<SampleTime>,
+    pub shapes: Vec<ShapeAt>,
+    pub rows: SegmentRows,
+    pub environment: String,
+}
+
+impl From<SegmentData> for SegmentBuf {
+    fn from(d: SegmentData) -> SegmentBuf {
+        let mut rows = SegmentRows::default();
+        rows.reserve(d.cells.len());
+        for (seq, c) in &d.cells {
+            rows.push_cell(*seq, c);
+        }
+        SegmentBuf {
+            samples: d.samples,
+            shapes: d.shapes,
+            rows,
+            environment: d.environment,
+        }
+    }
+}
+
+/// Rows written per `write_batch` call (bounds the column buffers).
+const CHUNK: usize = 1 << 16;
+
+/// The table in write order: clock rows and cells sorted by (source, key,
+/// cpu, seq) as strings compare, through integer ranks of the keys.
+struct Sorted {
+    /// (source, key) by rank.
+    names: Vec<(ByteArray, ByteArray)>,
+    /// Rows with `key` replaced by its rank.
+    rows: Vec<CellRow>,
+}
+
+fn sorted(buf: &mut SegmentBuf) -> Sorted {
+    let mut names: Vec<(&str, &str)> = buf
+        .rows
+        .keys
         .iter()
-        .map(|s| Row {
-            seq: s.seq,
-            source: CLOCK_SOURCE,
-            key: CLOCK_KEY,
-            cpu: None,
-            value: s.mono_ns,
-        })
-        .chain(data.cells.iter().map(|(seq, c)| Row {
-            seq: *seq,
-            source: c.source.name(),
-            key: &c.key,
-            cpu: c.cpu,
-            value: c.value,
-        }))
+        .map(|(s, k)| (s.name(), k.as_str()))
         .collect();
-    rows.sort_by(|a, b| (a.source, a.key, a.cpu, a.seq).cmp(&(b.source, b.key, b.cpu, b.seq)));
-    rows
+    let clock = names.len();
+    names.push((CLOCK_SOURCE, CLOCK_KEY));
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&i| names.get(i).copied());
+    let mut rank = vec![0u32; names.len()];
+    for (r, &i) in order.iter().enumerate() {
+        if let Some(x) = rank.get_mut(i) {
+            *x = u32::try_from(r).unwrap_or(u32::MAX);
+        }
+    }
+    let rank_of = |i: usize| rank.get(i).copied().unwrap_or(u32::MAX);
+    let mut rows = std::mem::take(&mut buf.rows.rows);
+    rows.reserve(buf.samples.len());
+    for r in &mut rows {
+        r.key = rank_of(r.key as usize);
+    }
+    let clock = rank_of(clock);
+    rows.extend(buf.samples.iter().map(|s| CellRow {
+        seq: s.seq,
+        value: s.mono_ns,
+        key: clock,
+        cpu: NO_CPU,
+    }));
+    // NULL (no CPU) sorts first, as `Option` does
+    rows.sort_unstable_by_key(|r| (r.key, r.cpu.wrapping_add(1), r.seq));
+    let names = order
+        .iter()
+        .filter_map(|&i| names.get(i))
+        .map(|&(s, k)| (ByteArray::from(s), ByteArray::from(k)))
+        .collect();
+    Sorted { names, rows }
 }
 
-/// The `value` column: a cell's first row raw, later rows the increment
-/// since its row before (negative when a counter went back).
-fn increments(rows: &[Row]) -> Vec<i64> {
-    let mut prev: Option<&Row> = None;
-    rows.iter()
-        .map(|r| {
-            let same = prev.is_some_and(|p| (p.source, p.key, p.cpu) == (r.source, r.key, r.cpu));
-            let v = match prev {
-                Some(p) if same => i64_of(r.value).wrapping_sub(i64_of(p.value)),
-                _ => i64_of(r.value),
-            };
-            prev = Some(r);
-            v
-        })
-        .collect()
+/// The `value` column of `rows[at..]` (chunk): a cell's first row raw,
+/// later rows the increment since its row before (negative when a counter
+/// went back).
+fn increment(rows: &[CellRow], i: usize) -> i64 {
+    let (Some(r), prev) = (rows.get(i), i.checked_sub(1).and_then(|j| rows.get(j))) else {
+        return 0;
+    };
+    match prev {
+        Some(p) if (p.key, p.cpu) == (r.key, r.cpu) => {
+            i64_of(r.value).wrapping_sub(i64_of(p.value))
+        }
+        _ => i64_of(r.value),
+    }
+}
+
+/// Write the columns of `t` into the row group, chunk by chunk.
+fn write_columns(
+    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+    t: &Sorted,
+    wall: &dyn Fn(u64) -> u64,
+) -> parquet::errors::Result<()> {
+    let name = |r: &CellRow| t.names.get(r.key as usize);
+    let mut i = 0;
+    while let Some(mut col) = rg.next_column()? {
+        let mut at = 0;
+        for chunk in t.rows.chunks(CHUNK) {
+            match i {
+                0 | 1 | 5 => {
+                    let v: Vec<i64> = match i {
+                        0 => chunk
+                            .iter()
+                            .map(|r| i64_of(wall(r.seq) / WALL_NS_STEP))
+                            .collect(),
+                        1 => chunk.iter().map(|r| i64_of(r.seq)).collect(),
+                        _ => (at..at + chunk.len())
+                            .map(|j| increment(&t.rows, j))
+                            .collect(),
+                    };
+                    col.typed::<Int64Type>().write_batch(&v, None, None)?;
+                }
+                2 | 3 => {
+                    let v: Vec<ByteArray> = chunk
+                        .iter()
+                        .map(|r| {
+                            name(r)
+                                .map(|n| if i == 2 { n.0.clone() } else { n.1.clone() })
+                                .unwrap_or_default()
+                        })
+                        .collect();
+                    col.typed::<ByteArrayType>().write_batch(&v, None, None)?;
+                }
+                _ => {
+                    let def: Vec<i16> = chunk.iter().map(|r| i16::from(r.cpu != NO_CPU)).collect();
+                    let v: Vec<i32> = chunk
+                        .iter()
+                        .filter(|r| r.cpu != NO_CPU)
+                        .map(|r| i32::try_from(r.cpu).unwrap_or(i32::MAX))
+                        .collect();
+                    col.typed::<Int32Type>().write_batch(&v, Some(&def), None)?;
+                }
+            }
+            at += chunk.len();
+        }
+        col.close()?;
+        i += 1;
+    }
+    Ok(())
 }
 
 /// Write `data` to `path` (through a temporary file renamed into place, so
-/// a segment is either whole or absent). Returns the file size.
-pub fn write(path: &Path, data: &SegmentData) -> anyhow::Result<u64> {
-    let rows = sorted_rows(data);
+/// a segment is either whole or absent). Returns the file size. The cells
+/// of `data` are consumed (its samples, shapes and environment stay).
+pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
+    let t = sorted(data);
+    let samples = &data.samples;
     let wall = |seq: u64| {
-        data.samples
+        samples
             .binary_search_by_key(&seq, |s| s.seq)
             .ok()
-            .and_then(|i| data.samples.get(i))
+            .and_then(|i| samples.get(i))
             .map_or(0, |s| s.wall_ns)
     };
-    let time: Vec<i64> = rows.iter().map(|r| i64_of(wall(r.seq))).collect();
-    let seq: Vec<i64> = rows.iter().map(|r| i64_of(r.seq)).collect();
-    let source: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.source)).collect();
-    let key: Vec<ByteArray> = rows.iter().map(|r| ByteArray::from(r.key)).collect();
-    let cpu_def: Vec<i16> = rows.iter().map(|r| i16::from(r.cpu.is_some())).collect();
-    let cpu: Vec<i32> = rows
-        .iter()
-        .filter_map(|r| r.cpu.map(|v| i32::try_from(v).unwrap_or(i32::MAX)))
-        .collect();
-    let value = increments(&rows);
-
     let tmp = path.with_extension("parquet.tmp");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -170,23 +327,7 @@ pub fn write(path: &Path, data: &SegmentData) -> anyhow::Result<u64> {
         .with_context(|| format!("writing {}", tmp.display()))?;
     let res: parquet::errors::Result<()> = (|| {
         let mut rg = w.next_row_group()?;
-        let mut i = 0;
-        while let Some(mut col) = rg.next_column()? {
-            match i {
-                0 => col.typed::<Int64Type>().write_batch(&time, None, None)?,
-                1 => col.typed::<Int64Type>().write_batch(&seq, None, None)?,
-                2 => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&source, None, None)?,
-                3 => col.typed::<ByteArrayType>().write_batch(&key, None, None)?,
-                4 => col
-                    .typed::<Int32Type>()
-                    .write_batch(&cpu, Some(&cpu_def), None)?,
-                _ => col.typed::<Int64Type>().write_batch(&value, None, None)?,
-            };
-            col.close()?;
-            i += 1;
-        }
+        write_columns(&mut rg, &t, &wall)?;
         rg.close()?;
         Ok(())
     })();
@@ -229,7 +370,11 @@ fn read_rows(reader: &SerializedFileReader<std::fs::File>) -> anyhow::Result<Vec
     for row in reader.get_row_iter(None).map_err(|e| anyhow!("{e}"))? {
         let row = row.map_err(|e| anyhow!("{e}"))?;
         let e = |e: parquet::errors::ParquetError| anyhow!("{e}");
-        let time = row.get_long(0).map_err(e)?;
+        // schema 3: TIMESTAMP(MILLIS); before: the raw nanoseconds
+        let time = match row.get_column_iter().next().map(|(_, f)| f) {
+            Some(Field::TimestampMillis(ms)) => *ms,
+            _ => row.get_long(0).map_err(e)?,
+        };
         let seq = u64::try_from(row.get_long(1).map_err(e)?).unwrap_or(0);
         let source = row.get_string(2).map_err(e)?.clone();
         let key = row.get_string(3).map_err(e)?.clone();
@@ -291,7 +436,9 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
     for (src, key, cpu, seq, time, value) in rows {
         let value = u64::try_from(value).unwrap_or(0);
         if schema >= 2 && src == CLOCK_SOURCE {
-            let wall_ns = u64::try_from(time).unwrap_or(0);
+            // schema 2: nanoseconds; schema 3: milliseconds
+            let step = if schema >= 3 { WALL_NS_STEP } else { 1 };
+            let wall_ns = u64::try_from(time).unwrap_or(0).saturating_mul(step);
             data.samples.push(SampleTime {
                 seq,
                 wall_ns,
@@ -335,7 +482,8 @@ mod tests {
         let samples: Vec<SampleTime> = (5..9)
             .map(|seq| SampleTime {
                 seq,
-                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_000_007,
+                // whole milliseconds (schema 3)
+                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
                 mono_ns: 42 + seq * 999_999_937,
             })
             .collect();
@@ -362,7 +510,7 @@ mod tests {
         };
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("part-0000000005-0000000008.parquet");
-        write(&p, &data).unwrap();
+        write(&p, &mut SegmentBuf::from(data.clone())).unwrap();
         let back = read(&p).unwrap();
         assert_eq!(back.samples, samples);
         assert_eq!(back.shapes, data.shapes);
