@@ -92,10 +92,14 @@ impl Args {
     }
 }
 
+/// Without the feature: bad selectors first (exit 1, as with it), then
+/// the usage error (exit 2, as `top --trace` and `bench --trace`) saying
+/// how to build tracing in.
 #[cfg(not(feature = "trace"))]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.select()?;
-    anyhow::bail!("trace: {}", crate::trace::NOT_BUILT)
+    eprintln!("irqlab: error: trace: {}", crate::trace::NOT_BUILT);
+    Ok(ExitCode::from(2))
 }
 
 #[cfg(feature = "trace")]
