@@ -31,7 +31,7 @@ pub fn write_trace(
     if let Some(s) = &report.interrupts {
         for r in shown_rows(s, opts) {
             let name = report::name_of(r);
-            write!(out, "{t}  {:<12} {name:<DEVICE$}", r.label)?;
+            write!(out, "{t}  {:<12} {name:<DEVICE$.DEVICE$}", r.label)?;
             match tt.irq(&r.label) {
                 Some(x) => writeln!(
                     out,
