@@ -2,7 +2,8 @@
 # Install what `irqlab trace` needs to build and test (Debian/Ubuntu):
 #   clang    compiles crates/irqlab-bpf/src/bpf/*.c (-target bpf) at build time
 #   bpftool  lists loaded BPF programs in tests/trace_detach.rs
-#   bpftrace the overhead comparison in tools/trace-overhead.sh (optional: --with-bpftrace)
+#   bpftrace the overhead comparison in tools/trace-overhead.sh and the cross-check
+#            tools/trace-crosscheck.py / tests/trace_crosscheck.rs (optional: --with-bpftrace)
 # aya, the loader, is pure Rust: no libbpf/libelf needed at build or run time.
 # Idempotent; runs `apt-get update` only when something is missing.
 set -euo pipefail

@@ -21,6 +21,7 @@ mod state;
 mod tmpfile;
 mod tracker;
 
+pub use hooks::defer_signals;
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
 pub use mount::is_mountpoint;

@@ -278,12 +278,7 @@ impl HostFs {
 /// a first read shorter than its small buffer is the whole file).
 fn attr_text(file: &File) -> Option<String> {
     let mut small = [0u8; ATTR_FIRST];
-    let n = loop {
-        match file.read_at(&mut small, 0) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            r => break r.ok()?,
-        }
-    };
+    let n = read_at_retry(file, &mut small).ok()?;
     if n < small.len() {
         return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
     }
@@ -291,6 +286,16 @@ fn attr_text(file: &File) -> Option<String> {
     let mut buf = vec![0u8; 2 * ATTR_FIRST];
     let (n, _) = read_loop(file, &mut buf, None).ok()?;
     Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
+}
+
+/// One `pread` at offset 0, retried when a signal interrupts it.
+fn read_at_retry(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read_at(buf, 0) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            r => return r,
+        }
+    }
 }
 
 /// Most bytes one read of [`HostFs::for_each_line`] asks for (its buffer

@@ -68,6 +68,34 @@ impl Stop {
         let n = self.sig.load(std::sync::atomic::Ordering::SeqCst);
         (n != 0).then(|| i32::try_from(n).unwrap_or(0))
     }
+
+    /// Sleep until `due`, or return early with the signal number once one
+    /// is caught. Sleeps in `clock_nanosleep` until the absolute deadline
+    /// (CLOCK_MONOTONIC, which `Instant` reads): a caught signal
+    /// interrupts it (EINTR) and is seen at once, with no thread, pipe or
+    /// wake-up between samples. A signal caught in the instant between
+    /// the check and the call is seen at the deadline.
+    pub fn sleep_until(&self, due: Instant) -> Option<i32> {
+        use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
+        loop {
+            if let Some(sig) = self.caught() {
+                return Some(sig);
+            }
+            let now = Instant::now();
+            if due <= now {
+                return None;
+            }
+            let left = nix::sys::time::TimeSpec::from_duration(due - now);
+            match clock_nanosleep(
+                ClockId::CLOCK_MONOTONIC,
+                ClockNanosleepFlags::empty(),
+                &left,
+            ) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => std::thread::sleep(due.saturating_duration_since(Instant::now())),
+            }
+        }
+    }
 }
 
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.
@@ -87,33 +115,10 @@ impl Ticker {
     }
 
     /// Like [`Ticker::wait`], but returns early with the signal number
-    /// once `stop` has caught one. Sleeps in `clock_nanosleep` until the
-    /// absolute deadline (CLOCK_MONOTONIC, which `Instant` reads): a
-    /// caught signal interrupts it (EINTR) and is seen at once, with no
-    /// thread, pipe or wake-up between samples. A signal caught in the
-    /// instant between the check and the call is seen at the deadline.
+    /// once `stop` has caught one (see [`Stop::sleep_until`]).
     pub fn wait_stop(&mut self, stop: &Stop) -> Option<i32> {
-        use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
         self.n = self.n.saturating_add(1);
-        let due = self.start + self.interval.saturating_mul(self.n);
-        loop {
-            if let Some(sig) = stop.caught() {
-                return Some(sig);
-            }
-            let now = Instant::now();
-            if due <= now {
-                return None;
-            }
-            let left = nix::sys::time::TimeSpec::from_duration(due - now);
-            match clock_nanosleep(
-                ClockId::CLOCK_MONOTONIC,
-                ClockNanosleepFlags::empty(),
-                &left,
-            ) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => std::thread::sleep(due.saturating_duration_since(Instant::now())),
-            }
-        }
+        stop.sleep_until(self.start + self.interval.saturating_mul(self.n))
     }
 
     /// Sleep until the next tick is due (returns at once if it is late).

@@ -113,6 +113,22 @@ fn item4_result_does_not_depend_on_argument_order() {
     let c2 = &two["metrics"][0]["comparisons"][0];
     assert_eq!(c1["variant"], "patch");
     assert_eq!(c1, c2);
+    // Nor on which other variants are compared: each side's bootstrap
+    // replicates are seeded by (metric, variant) and drawn once.
+    numbers(&tmp.path().join("c.txt"), spread(97.0, 0.8, 15));
+    let three = json(
+        tmp.path(),
+        &[
+            "other=c.txt",
+            "patch=b.txt",
+            "tip=a.txt",
+            "--baseline",
+            "tip",
+        ],
+    );
+    let cmp = three["metrics"][0]["comparisons"].as_array().unwrap();
+    let c3 = cmp.iter().find(|c| c["variant"] == "patch").unwrap();
+    assert_eq!(c1, c3);
 }
 
 #[test]

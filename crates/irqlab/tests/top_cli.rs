@@ -406,3 +406,59 @@ fn sigint_wakes_a_long_interval_at_once_and_exits_130() {
         sent.elapsed()
     );
 }
+
+/// `top --trace` in a binary built without the `trace` feature: refused
+/// before anything is read, exit 2, saying how to build it.
+#[cfg(not(feature = "trace"))]
+#[test]
+fn trace_without_the_feature_says_how_to_build_it() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    for mode in [["-n", "1"], ["--format", "json"]] {
+        top(d.path())
+            .arg("--trace")
+            .args(mode)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains(
+                "irqlab: error: top --trace: this irqlab was built without eBPF tracing",
+            ))
+            .stderr(contains("cargo build --release -p irqlab --features trace"))
+            .stderr(contains("clang"));
+    }
+    // the interactive view too (refused before it needs a terminal)
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+    c.arg("top")
+        .arg("--root")
+        .arg(d.path())
+        .stdin(Stdio::null());
+    Command::from_std(c)
+        .arg("--trace")
+        .assert()
+        .code(2)
+        .stderr(contains("--features trace"));
+}
+
+/// With the feature: a tree without tracefs is an error naming it (or
+/// naming root), exit 1, and nothing on stdout.
+#[cfg(feature = "trace")]
+#[test]
+fn trace_on_a_tree_without_tracefs_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let expect = if nix::unistd::geteuid().is_root() {
+        "tracefs is not mountable"
+    } else {
+        "trace needs root"
+    };
+    top(d.path())
+        .args(["--trace", "-n", "1", "--format", "json"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(contains(
+            "irqlab: error: --trace: attaching the tracing programs",
+        ))
+        .stderr(contains(expect));
+}

@@ -14,7 +14,7 @@ fn without_the_feature_it_says_how_to_get_it() {
     irqlab()
         .args(["trace", "-d", "1s"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(contains(
             "irqlab: error: trace: this irqlab was built without eBPF tracing",
         ))

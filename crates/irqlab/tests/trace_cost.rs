@@ -2,27 +2,21 @@
 //! measures what its programs cost with the kernel's own BPF run-time
 //! accounting (issue 15 item 5) and says it at the end; the accounting is
 //! on only while the run holds it. A thread sleeping 1 ms at a time makes
-//! timer interrupts, so an idle machine has events to count too.
+//! timer interrupts, so an idle machine has events to count too. SIGINT
+//! still gets the cost said (as interrupted).
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
-use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-fn skip_reason() -> Option<&'static str> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root");
-    }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return Some("no BTF at /sys/kernel/btf/vmlinux");
-    }
-    if !Path::new("/sys/kernel/tracing").is_dir() {
-        return Some("no /sys/kernel/tracing directory");
-    }
-    None
+use common::trace::{one_at_a_time, Needs, Reap, Ticker};
+use std::process::Command;
+
+fn skip_reason() -> Option<String> {
+    common::trace::skip_reason(Needs {
+        btf: true,
+        ..Needs::default()
+    })
 }
 
 /// The number after `key` in `line` (`"3524 program runs"` -> 3524).
@@ -37,22 +31,14 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
         eprintln!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
         return;
     }
+    let _one = one_at_a_time();
     let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
-    let stop = Arc::new(AtomicBool::new(false));
-    let ticker = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        })
-    };
+    let ticker = Ticker::start();
     let out = Command::new(env!("CARGO_BIN_EXE_irqlab"))
         .args(["trace", "-i", "1s", "-d", "2s", "--cost"])
         .output()
         .unwrap();
-    stop.store(true, Ordering::Relaxed);
-    ticker.join().unwrap();
+    drop(ticker);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let line = err
@@ -67,4 +53,54 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
     // the accounting was the run's, not left on
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
     assert_eq!(stats_before, stats_after);
+}
+
+/// Ctrl-C ends `trace --cost` with what it measured so far, said as
+/// interrupted (the cost line and the interval it cut short), and exit
+/// 130 (issue 15: it printed nothing).
+#[test]
+fn cost_is_said_on_sigint_or_skip() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    if let Some(why) = skip_reason() {
+        eprintln!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
+        return;
+    }
+    let _one = one_at_a_time();
+    let stats_before = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
+    let _ticker = Ticker::start();
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["trace", "-i", "300ms", "--cost"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let mut line = String::new();
+    // the first interval is printed: the programs ran and were accounted
+    while out.read_line(&mut line).unwrap() > 0 && !line.starts_with("interval 1") {
+        line.clear();
+    }
+    assert!(line.starts_with("interval 1"), "no interval printed");
+    common::trace::signal(child.0.id(), nix::sys::signal::Signal::SIGINT);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let (status, err) = child.finish();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let cost = err
+        .lines()
+        .find(|l| l.starts_with("irqlab: tracing cost: "))
+        .unwrap_or_else(|| panic!("no cost line after SIGINT: {err}"));
+    assert!(cost.ends_with("(interrupted by SIGINT)"), "{cost}");
+    // the interval the signal cut short is printed too, marked
+    assert!(
+        rest.lines()
+            .any(|l| l.starts_with("interval ") && l.ends_with("(cut short by SIGINT)")),
+        "{rest}"
+    );
+    // 300 ms of 1-ms sleeps went by: timer interrupts ran the programs
+    assert!(number_before(cost, "program runs") >= 1.0, "{cost}");
+    let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
+    assert_eq!(stats_before, stats_after, "accounting left on");
 }

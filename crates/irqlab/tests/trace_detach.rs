@@ -8,70 +8,17 @@
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const TRACING: &str = "/sys/kernel/tracing";
+use common::trace::{mounted, prog_ids, signal, still_loaded, Needs};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
-    }
-    if !Path::new(TRACING).is_dir() {
-        return Some(format!("{TRACING} does not exist"));
-    }
-    let bpftool = Command::new("bpftool").arg("version").output();
-    if !bpftool.is_ok_and(|o| o.status.success()) {
-        return Some("bpftool not installed (tools/install-trace-deps.sh)".into());
-    }
-    None
-}
-
-fn mounted() -> bool {
-    std::fs::read_to_string("/proc/self/mounts")
-        .unwrap()
-        .lines()
-        .any(|l| l.split_whitespace().nth(1) == Some(TRACING))
-}
-
-/// BPF program ids held by `pid` (fdinfo `prog_id:` lines).
-fn prog_ids(pid: u32) -> Vec<u32> {
-    let dir = format!("/proc/{pid}/fdinfo");
-    let mut ids = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        for l in text.lines() {
-            if let Some(id) = l.strip_prefix("prog_id:") {
-                ids.push(id.trim().parse().unwrap());
-            }
-        }
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-fn loaded(id: u32) -> bool {
-    Command::new("bpftool")
-        .args(["prog", "show", "id", &id.to_string()])
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
-
-/// Ids still loaded after a grace period (freeing waits for RCU).
-fn still_loaded(ids: &[u32]) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left: Vec<u32> = ids.iter().copied().filter(|&id| loaded(id)).collect();
-        if left.is_empty() || Instant::now() > deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::trace::skip_reason(Needs {
+        bpftool: true,
+        ..Needs::default()
+    })
 }
 
 fn spawn(extra: &[&str], env_panic: bool) -> Child {
@@ -102,13 +49,8 @@ fn running_ids(child: &mut Child) -> (Vec<u32>, BufReader<std::process::ChildStd
         ids.len() >= 5,
         "expected the programs in fdinfo, got {ids:?}"
     );
-    assert!(ids.iter().all(|&id| loaded(id)));
+    assert!(ids.iter().all(|&id| common::trace::loaded(id)));
     (ids, out)
-}
-
-fn signal(child: &Child, sig: nix::sys::signal::Signal) {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-    nix::sys::signal::kill(pid, sig).unwrap();
 }
 
 fn check_clean(case: &str, ids: &[u32], was_mounted: bool) {
@@ -143,7 +85,7 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
     for (case, sig) in [("SIGINT", Signal::SIGINT), ("SIGTERM", Signal::SIGTERM)] {
         let mut c = spawn(&[], false);
         let (ids, out) = running_ids(&mut c);
-        signal(&c, sig);
+        signal(c.id(), sig);
         let status = c.wait().unwrap();
         drop(out);
         assert!(!status.success(), "{case}: {status:?}");
@@ -174,7 +116,7 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
     // SIGKILL: the kernel drops the programs; the journal undoes the mount
     let mut c = spawn(&[], false);
     let (ids, out) = running_ids(&mut c);
-    signal(&c, Signal::SIGKILL);
+    signal(c.id(), Signal::SIGKILL);
     c.wait().unwrap();
     drop(out);
     assert_eq!(

@@ -9,6 +9,7 @@ use super::metric::Metric;
 use super::metrics::slug;
 use crate::direction::Direction;
 use crate::trace::interval::Interval;
+use crate::trace::top::max_opt;
 use anyhow::Result;
 
 /// Tracing around one trial's timed window.
@@ -96,14 +97,6 @@ pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
     m
 }
 
-fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -166,6 +159,7 @@ mod tests {
     #[test]
     fn shares_of_all_cpu_time_per_vector_and_per_irq_label() {
         let iv = Interval {
+            end_mono_ns: 0,
             elapsed_ns: 1_000_000_000,
             irqs: vec![
                 irq("24", "virtio0-req.0", 10, 40_000, 7000.0),

@@ -454,13 +454,13 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                 if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                     l.affinity = read_affinity_at(dir, irq);
                 }
-                // one row into a reused buffer (serde writes number by
-                // number), then one copy into the held output
+                // one row into a reused buffer, then one copy into the
+                // held output
                 one.clear();
                 if !rows.is_empty() {
                     one.push(b',');
                 }
-                serde_json::to_writer(&mut one, &l).map_err(std::io::Error::from)?;
+                export::line_json::write_line(&mut one, &l).map_err(std::io::Error::from)?;
                 rows.write_all(&one)?;
             }
             if let Some(c) = l.counts.take() {

@@ -1,7 +1,10 @@
 //! `irqlab trace`: per-interval hard IRQ, vector and softirq durations,
 //! raise-to-entry latency and exact irq/softirq CPU % from eBPF programs on
 //! the irq tracepoints (see `crate::trace`). Without the `trace` feature it
-//! says how to get it and exits 1.
+//! says how to get it and exits 1. SIGINT/SIGTERM end the run, not the
+//! process: the interval they cut short is printed (marked), `--cost`
+//! still says what it measured (and that it was interrupted), the programs detach, tracefs is unmounted if irqlab
+//! mounted it, and the exit code is 128 + signal.
 
 use crate::cmd::args::RootArgs;
 use crate::trace::interval::Select;
@@ -89,19 +92,26 @@ impl Args {
     }
 }
 
+/// Without the feature: bad selectors first (exit 1, as with it), then
+/// the usage error (exit 2, as `top --trace` and `bench --trace`) saying
+/// how to build tracing in.
 #[cfg(not(feature = "trace"))]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.select()?;
-    anyhow::bail!("trace: {}", crate::trace::NOT_BUILT)
+    eprintln!("irqlab: error: trace: {}", crate::trace::NOT_BUILT);
+    Ok(ExitCode::from(2))
 }
 
 #[cfg(feature = "trace")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     use crate::host::HostFs;
-    use crate::trace::{interval, model::Sample, render, session::Session};
-    use std::io::Write;
+    use crate::trace::session::Session;
 
     let sel = args.select()?;
+    // SIGINT/SIGTERM end the loop (not the process): what was measured
+    // (--cost) is still said, then the session detaches and unmounts.
+    let stop = crate::sampler::Stop::install()?;
+    crate::guard::defer_signals(SIGNAL_GRACE);
     let session = Session::start(&HostFs::new(args.root.path()))?;
     for n in &session.notes {
         eprintln!("irqlab: note: {n}");
@@ -110,45 +120,81 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "irqlab: tracing {} tracepoints; Ctrl-C to stop",
         session.attached().tracepoints.len()
     );
-    let result = (|| -> anyhow::Result<()> {
-        let mut session = session;
-        let cost_from = if args.cost {
-            Some((session.account_cost()?, std::time::Instant::now()))
-        } else {
-            None
-        };
-        let (mut prev, mut cur) = (Sample::default(), Sample::default());
-        session.read(&mut prev)?;
-        let stdout = std::io::stdout();
-        let mut start = std::time::Instant::now();
-        for (n, step) in (1u64..).zip(args.intervals()) {
-            let due = start + step;
-            std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
-            start = due;
-            session.read(&mut cur)?;
-            let iv = interval::between(&prev, &cur, &sel);
-            let mut out = stdout.lock();
-            match args.format {
-                TraceFormat::Text => render::text(&iv, n, &mut out)?,
-                TraceFormat::Json => render::json(&iv, n, &mut out)?,
-            }
-            out.flush()?;
-            drop(out);
-            std::mem::swap(&mut prev, &mut cur);
-            // tests/trace_detach.rs: the panic path must detach and unmount too
-            if std::env::var_os("IRQLAB_TRACE_TEST_PANIC").is_some() {
-                panic!("irqlab: trace: test panic (IRQLAB_TRACE_TEST_PANIC is set)");
-            }
+    let mut session = session;
+    let signal = intervals(&args, &sel, &mut session, &stop)?;
+    session.stop()?;
+    Ok(signal.map_or(ExitCode::SUCCESS, crate::cmd::top::signal_exit))
+}
+
+/// How long a signal waits for the run to say what it measured and
+/// detach before the guard restores the host itself.
+#[cfg(feature = "trace")]
+const SIGNAL_GRACE: Duration = Duration::from_secs(3);
+
+/// The interval loop; returns the signal that ended it, if any.
+#[cfg(feature = "trace")]
+fn intervals(
+    args: &Args,
+    sel: &Select,
+    session: &mut crate::trace::session::Session,
+    stop: &crate::sampler::Stop,
+) -> anyhow::Result<Option<i32>> {
+    use crate::trace::{interval, model::Sample, render};
+    use std::io::Write;
+    use std::time::Instant;
+
+    let cost_from = if args.cost {
+        Some((session.account_cost()?, Instant::now()))
+    } else {
+        None
+    };
+    let (mut prev, mut cur) = (Sample::default(), Sample::default());
+    session.read(&mut prev)?;
+    let stdout = std::io::stdout();
+    let mut start = Instant::now();
+    let mut signal = None;
+    for (n, step) in (1u64..).zip(args.intervals()) {
+        let due = start + step;
+        signal = stop.sleep_until(due);
+        start = due;
+        session.read(&mut cur)?;
+        let iv = interval::between(&prev, &cur, sel);
+        // a signal cuts the interval short: what it saw is still printed
+        let cut = signal.map(signal_name);
+        let mut out = stdout.lock();
+        match args.format {
+            TraceFormat::Text => render::text(&iv, n, cut.as_deref(), &mut out)?,
+            TraceFormat::Json => render::json(&iv, n, cut.as_deref(), &mut out)?,
         }
-        if let Some((from, t0)) = cost_from {
-            eprintln!(
-                "irqlab: {}",
-                cost_line(session.run_stats().since(from), t0.elapsed())
-            );
+        out.flush()?;
+        drop(out);
+        if signal.is_some() {
+            break;
         }
-        session.stop()
-    })();
-    result.map(|()| ExitCode::SUCCESS)
+        std::mem::swap(&mut prev, &mut cur);
+        // tests/trace_detach.rs: the panic path must detach and unmount too
+        if std::env::var_os("IRQLAB_TRACE_TEST_PANIC").is_some() {
+            panic!("irqlab: trace: test panic (IRQLAB_TRACE_TEST_PANIC is set)");
+        }
+    }
+    if let Some((from, t0)) = cost_from {
+        let line = cost_line(session.run_stats().since(from), t0.elapsed());
+        match signal {
+            None => eprintln!("irqlab: {line}"),
+            Some(sig) => eprintln!("irqlab: {line} (interrupted by {})", signal_name(sig)),
+        }
+    }
+    Ok(signal)
+}
+
+/// `SIGINT`, `SIGTERM` or the number.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn signal_name(sig: i32) -> String {
+    match sig {
+        2 => "SIGINT".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
 }
 
 /// `trace --cost`'s summary of what the programs ran over `wall`.
@@ -189,6 +235,8 @@ mod tests {
         );
         let none = cost_line(irqlab_bpf::RunStats::default(), Duration::from_secs(1));
         assert!(none.contains("no traced event"), "{none}");
+        assert_eq!(signal_name(2), "SIGINT");
+        assert_eq!(signal_name(15), "SIGTERM");
     }
     use clap::Parser;
 

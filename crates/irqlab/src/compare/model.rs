@@ -5,8 +5,8 @@
 use super::input::{Loaded, Series, VariantData};
 use super::DirectionRules;
 use crate::direction::Direction;
-use crate::stats::bootstrap::{bootstrap, RelCi};
-use crate::stats::describe::{describe, median, Describe};
+use crate::stats::bootstrap::{bootstrap, bootstrap_sides, RelCi, SideDraws};
+use crate::stats::describe::{describe, median, sorted, Describe};
 use crate::stats::hodges_lehmann::{hodges_lehmann, HodgesLehmann};
 use crate::stats::mannwhitney::{mann_whitney, MannWhitney};
 use crate::stats::verdict::{decide, decide_shift, Verdict};
@@ -281,19 +281,23 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
     let only_in = (present.len() < variants.len()).then_some(present);
     let mut pairs = Vec::new();
     if let Some(b) = series[base] {
+        let draws: Vec<Option<SideDraws>> = variants
+            .iter()
+            .zip(&values)
+            .map(|(v, x)| side_draws(x, s.resamples, side_stream_seed(s.seed, name, &v.label)))
+            .collect();
         for (i, x) in series.iter().enumerate() {
             if let (true, Some(x)) = (i != base, x) {
                 let seed = stream_seed(s.seed, name, &variants[base].label, &variants[i].label);
+                let sides = draws[base].as_ref().zip(draws[i].as_ref());
                 pairs.push(Pair {
                     variant: variants[i].label.clone(),
                     outcome: compare_pair(
-                        b,
-                        x,
-                        &variants[base].label,
-                        &variants[i].label,
+                        (b, x),
+                        (&variants[base].label, &variants[i].label),
                         s,
                         direction,
-                        seed,
+                        (seed, sides),
                     ),
                 });
             }
@@ -318,14 +322,29 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
     }
 }
 
+/// The bootstrap replicates of one variant's values for a metric, drawn
+/// once and paired with every other side (bench-sized: 2 to
+/// 64 values; others take the general path per pair).
+fn side_draws(values: &[f64], resamples: usize, seed: u64) -> Option<SideDraws> {
+    (values.len() >= 2)
+        .then(|| SideDraws::new(sorted(values), resamples, seed))
+        .flatten()
+}
+
+/// The seed of one (metric, variant) side's bootstrap stream: from the
+/// seed and the names only, like [`stream_seed`].
+pub fn side_stream_seed(seed: u64, metric: &str, variant: &str) -> u64 {
+    stream_seed(seed, metric, variant, "\u{1}side")
+}
+
+type Sides<'a> = Option<(&'a SideDraws, &'a SideDraws)>;
+
 fn compare_pair(
-    b: &Series,
-    v: &Series,
-    bl: &str,
-    vl: &str,
+    (b, v): (&Series, &Series),
+    (bl, vl): (&str, &str),
     s: &Settings,
     dir: Direction,
-    seed: u64,
+    (seed, sides): (u64, Sides),
 ) -> Result<Box<Tests>, String> {
     let (x, y) = (b.values(), v.values());
     if x.len() < 2 || y.len() < 2 {
@@ -339,7 +358,10 @@ fn compare_pair(
     let Some(mwu) = mann_whitney(&x, &y) else {
         return Err("refused: empty side".to_string());
     };
-    let boot = bootstrap(&x, &y, s.resamples, seed, CONFIDENCE);
+    let boot = match sides {
+        Some((dx, dy)) => bootstrap_sides(dx, dy, CONFIDENCE),
+        None => bootstrap(&x, &y, s.resamples, seed, CONFIDENCE),
+    };
     let verdict = match (boot.median.as_ref().or(boot.mean.as_ref()), &hl) {
         (Some(ci), _) => decide(mwu.p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
         // Relative change undefined (baseline centre 0): the sign of the shift.

@@ -1,7 +1,8 @@
 //! Exporters: one file per output format, each writing a
 //! [`Report`](crate::report::Report) to any `io::Write` — except `jsonl`,
 //! the `top --batch` JSON line, which streams the same contract from two
-//! snapshots without building the Report (see its module doc). Also where
+//! snapshots without building the Report (see its module doc), and
+//! `line_json`, one snapshot row written by hand for `show`'s streamed JSON. Also where
 //! output goes: [`stdout`] (a closed stdout ends the run) and [`atomic`]
 //! (output files written whole or not at all).
 
@@ -11,6 +12,7 @@ pub mod csv;
 pub mod grid;
 pub mod json;
 pub mod jsonl;
+pub mod line_json;
 pub mod stdout;
 pub mod table;
 

@@ -9,8 +9,10 @@
 use super::State;
 use signal_hook::consts::signal::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError, Weak};
 use std::thread::ThreadId;
+use std::time::{Duration, Instant};
 
 /// One live guard and the thread that owns it.
 struct Registered {
@@ -20,6 +22,37 @@ struct Registered {
 
 static REGISTRY: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+/// Grace (ms) given to owners that handle SIGINT/SIGTERM themselves; 0 = none.
+static DEFER_MS: AtomicU64 = AtomicU64::new(0);
+
+/// The run handles SIGINT/SIGTERM itself (a `sampler::Stop` flag) and
+/// restores its guards on the way out (`trace`, `top --trace`: they still
+/// print what they measured). A signal then gives the owners `grace` to
+/// drop every live guard; only guards still alive after it are restored
+/// here and the process exits 128 + signal, as without this call.
+pub fn defer_signals(grace: Duration) {
+    let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX).max(1);
+    DEFER_MS.store(ms, Ordering::SeqCst);
+}
+
+/// After a signal: wait up to the deferral grace for the owners to drop
+/// their guards; true when none is left (the run ends by itself).
+fn owners_finished() -> bool {
+    let ms = DEFER_MS.load(Ordering::SeqCst);
+    if ms == 0 {
+        return false;
+    }
+    let deadline = Instant::now() + Duration::from_millis(ms);
+    loop {
+        if live(|_| true).is_empty() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 /// Install the hooks (once per process) and register `state`.
 pub fn register(state: &Arc<Mutex<State>>) -> anyhow::Result<()> {
@@ -53,8 +86,13 @@ fn install() -> Result<(), String> {
 /// Wait for SIGINT/SIGTERM, undo every live guard, exit 128 + signal.
 /// The guards stay locked until the exit, so no other thread can finish
 /// the run first (with another exit code) once the signal is handled.
+/// With [`defer_signals`], owners that dropped their guards in time end
+/// the run themselves and this thread waits for the next signal.
 fn signal_loop(mut signals: Signals) {
-    if let Some(sig) = signals.forever().next() {
+    for sig in signals.forever() {
+        if owners_finished() {
+            continue;
+        }
         let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
         let states = live(|_| true);
         let mut held = Vec::new();

@@ -32,9 +32,21 @@ impl AttrDir {
     /// File `rel` (relative to the directory) as trimmed text, `None` when
     /// it is absent, not a regular file or unreadable (like
     /// [`HostFs::read_attr`]).
+    ///
+    /// Three system calls in the usual case (open, one short read, close):
+    /// the file's type is asked (`fstat`) only when the first read is not
+    /// a short non-empty one — empty, full or failed, which is what a
+    /// FIFO (non-blocking: empty), a directory (`EISDIR`) or a device
+    /// like `/dev/zero` (full) gives — and the file is then refused
+    /// unless regular. On a 1056-IRQ tree the `fstat` was a quarter of
+    /// the 5.7 µs each row's affinity cost.
     pub fn read(&self, rel: &str) -> Option<String> {
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
         let file = File::from(nix::fcntl::openat(&self.dir, rel, flags, Mode::empty()).ok()?);
+        let mut small = [0u8; super::ATTR_FIRST];
+        if let Ok(n @ 1..super::ATTR_FIRST) = super::read_at_retry(&file, &mut small) {
+            return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+        }
         if !file.metadata().ok()?.is_file() {
             return None;
         }
@@ -55,17 +67,23 @@ mod tests {
         std::fs::write(irq.join("a"), " 0-3\n").unwrap();
         std::fs::write(irq.join("big"), "x".repeat(5000)).unwrap();
         std::fs::write(irq.join("empty"), "").unwrap();
+        std::fs::write(irq.join("full"), "7".repeat(crate::host::ATTR_FIRST)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", irq.join("zero")).unwrap();
+        std::os::unix::fs::symlink("/dev/null", irq.join("null")).unwrap();
         nix::unistd::mkfifo(&irq.join("fifo"), Mode::S_IRWXU).unwrap();
         let fs = HostFs::new(dir.path());
         let d = fs.attr_dir("proc/irq").unwrap();
         for rel in [
-            "5/a", "5/big", "5/empty", "5/fifo", "5/sub", "5/absent", "6/a",
+            "5/a", "5/big", "5/empty", "5/full", "5/fifo", "5/sub", "5/absent", "5/zero", "5/null",
+            "6/a",
         ] {
             let p = format!("proc/irq/{rel}");
             assert_eq!(d.read(rel), fs.read_attr(&p), "{rel}");
         }
         assert_eq!(d.read("5/a").as_deref(), Some("0-3"));
         assert_eq!(d.read("5/big").map(|s| s.len()), Some(5000));
+        assert_eq!(d.read("5/zero"), None);
+        assert_eq!(d.read("5/fifo"), None);
         assert!(fs.attr_dir("proc/nothing").is_err());
     }
 }

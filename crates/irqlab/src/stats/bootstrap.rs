@@ -350,8 +350,8 @@ pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -
         };
     }
     let (xs, ys) = (sorted(x), sorted(y));
-    if xs.len() <= DIRECT_MEDIAN_MAX && ys.len() <= DIRECT_MEDIAN_MAX {
-        return shared::bootstrap_shared(&xs, &ys, resamples, seed, conf);
+    if let Some(r) = shared::bootstrap_shared(&xs, &ys, resamples, seed, conf) {
+        return r;
     }
     let (mx, my) = (quantile_sorted(&xs, 0.5), quantile_sorted(&ys, 0.5));
     let (ax, ay) = (mean(x), mean(y));
@@ -385,11 +385,30 @@ pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -
 
 #[path = "bootstrap_shared.rs"]
 mod shared;
+pub use shared::{bootstrap_sides, SideDraws};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn side_draws_pair_like_the_two_sample_call() {
+        let x: Vec<f64> = (0..12).map(|i| 100.0 + f64::from(i % 5)).collect();
+        let y: Vec<f64> = (0..15).map(|i| 104.0 + f64::from(i % 4)).collect();
+        let b = bootstrap(&x, &y, 1000, 9, 0.95);
+        let dx = SideDraws::new(sorted(&x), 1000, shared::side_seed(9, 0)).unwrap();
+        let dy = SideDraws::new(sorted(&y), 1000, shared::side_seed(9, 1)).unwrap();
+        assert_eq!(bootstrap_sides(&dx, &dy, 0.95), b);
+        let m = b.median.unwrap();
+        assert!(
+            m.lo > 0.0 && m.lo <= m.estimate && m.estimate <= m.hi,
+            "{m:?}"
+        );
+        assert_eq!(m.resamples, 1000);
+        assert!(SideDraws::new(vec![1.0; DIRECT_MEDIAN_MAX + 1], 10, 1).is_none());
+        assert!(SideDraws::new(Vec::new(), 10, 1).is_none());
+    }
 
     #[test]
     fn seeded_and_covers_shift() {

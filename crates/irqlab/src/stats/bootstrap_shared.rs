@@ -1,17 +1,21 @@
 //! The bootstrap of small samples (both sides ≤ `DIRECT_MEDIAN_MAX`
-//! values, the bench-sized case): ONE resample per side and replicate gives
-//! the Δmedian draw AND the Δmean (studentized, or BCa) draw. Each interval
-//! still sees independent resamples from replicate to replicate, so its
-//! distribution, hence its coverage, is that of a bootstrap of its own;
-//! only the two intervals share their randomness, which halves the index
-//! draws. A resample is kept as counts per rank of the sorted values (two
-//! indices per 64 random bits, multiply-shift on 32 bits: bias below
-//! n / 2³², at most 1.5·10⁻⁸ here), and the median and the moments are
-//! read from the counts.
+//! values, the bench-sized case), drawn side by side: each side's
+//! replicates (median, mean, variance of the mean of one resample) are
+//! drawn once from a stream of its own ([`SideDraws`]) and replicate `i`
+//! of one side is paired with replicate `i` of the other. The two sides'
+//! resamples are independent, as in a two-sample bootstrap, so each
+//! interval's coverage is that of a bootstrap of its own; a caller that
+//! compares one baseline with many candidates draws the baseline once
+//! (`compare`: one [`SideDraws`] per variant and metric, seeded by their
+//! names). One resample per side and replicate gives both the Δmedian and
+//! the Δmean (studentized, or BCa) draw. A resample is kept as counts per
+//! rank of the sorted values (two indices per 64 random bits,
+//! multiply-shift on 32 bits: bias below n / 2³², at most 1.5·10⁻⁸ here),
+//! and the median and the moments are read from the counts.
 
 use super::{
-    acceleration, bca, draws, jackknife, log_ratio, loo_means, loo_medians, rel,
-    studentized_limits, BootResult, Rng, DIRECT_MEDIAN_MAX,
+    acceleration, bca, jackknife, log_ratio, loo_means, loo_medians, rel, studentized_limits,
+    BootResult, Rng, DIRECT_MEDIAN_MAX,
 };
 use crate::stats::describe::{mean, quantile_sorted, variance};
 
@@ -74,9 +78,107 @@ fn moments_of_counts(s: &[f64], counts: &[u8], c: f64) -> (f64, f64) {
     (c + m, var.max(0.0) / nf)
 }
 
-/// One replicate: (Δmedian %, studentized t of the log ratio, Δmean %),
-/// NaN where undefined.
-type Replicate = (f64, f64, f64);
+/// One side's sorted values and its bootstrap replicates, column by column.
+#[derive(Debug, Clone)]
+pub struct SideDraws {
+    sorted: Vec<f64>,
+    median: Vec<f64>,
+    mean: Vec<f64>,
+    /// ln(mean) where the mean is > 0, else NaN (the studentized Δmean).
+    ln_mean: Vec<f64>,
+    /// Variance of the mean over mean², the squared relative standard
+    /// error (the delta-method SE of a log ratio adds two of them).
+    rel_var: Vec<f64>,
+}
+
+impl SideDraws {
+    /// `resamples` replicates of sorted `s` from `seed`; `None` unless
+    /// 1 ≤ n ≤ `DIRECT_MEDIAN_MAX` (larger sides use the general path).
+    pub fn new(sorted: Vec<f64>, resamples: usize, seed: u64) -> Option<Self> {
+        let n = sorted.len();
+        if n == 0 || n > DIRECT_MEDIAN_MAX {
+            return None;
+        }
+        let centre = mean(&sorted);
+        let mut d = SideDraws {
+            median: Vec::with_capacity(resamples),
+            mean: Vec::with_capacity(resamples),
+            ln_mean: Vec::with_capacity(resamples),
+            rel_var: Vec::with_capacity(resamples),
+            sorted,
+        };
+        let mut rng = Rng::new(seed);
+        let mut counts = [0u8; DIRECT_MEDIAN_MAX];
+        for _ in 0..resamples {
+            resample_counts(&mut rng, n, &mut counts);
+            let c = &counts[..n];
+            let (m, v) = moments_of_counts(&d.sorted, c, centre);
+            d.median.push(median_of_counts(&d.sorted, c));
+            d.mean.push(m);
+            d.ln_mean.push(if m > 0.0 { m.ln() } else { f64::NAN });
+            d.rel_var.push(v / (m * m));
+        }
+        Some(d)
+    }
+
+    /// The sorted values the replicates were drawn from.
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
+    }
+}
+
+/// One replicate's studentized t of the log ratio (NaN where undefined).
+#[inline]
+fn t_draw(x: &SideDraws, y: &SideDraws, i: usize, l: f64) -> f64 {
+    let se = (x.rel_var[i] + y.rel_var[i]).sqrt();
+    let lb = y.ln_mean[i] - x.ln_mean[i];
+    if se > 0.0 && se.is_finite() && lb.is_finite() {
+        (lb - l) / se
+    } else {
+        f64::NAN
+    }
+}
+
+/// Intervals of `y` against `x` from the two sides' replicates (paired
+/// by index; as many as the shorter side holds).
+pub fn bootstrap_sides(x: &SideDraws, y: &SideDraws, conf: f64) -> BootResult {
+    let (xs, ys) = (&x.sorted[..], &y.sorted[..]);
+    let resamples = x.median.len().min(y.median.len());
+    let (mx, my) = (quantile_sorted(xs, 0.5), quantile_sorted(ys, 0.5));
+    let (ax, ay) = (mean(xs), mean(ys));
+    let var_mean = |v: &[f64]| variance(v).map(|s| s / v.len() as f64);
+    let centre = match (var_mean(xs), var_mean(ys)) {
+        (Some(vx), Some(vy)) => log_ratio(ax, vx, ay, vy),
+        _ => None,
+    };
+    let column = |a: &[f64], b: &[f64]| -> Vec<f64> {
+        a.iter()
+            .zip(b)
+            .take(resamples)
+            .filter_map(|(&a, &b)| rel(a, b))
+            .collect()
+    };
+    let a_med = acceleration(&jackknife(&loo_medians(xs), mx, &loo_medians(ys), my));
+    let median = bca(rel(mx, my), column(&x.median, &y.median), a_med, conf);
+    let mean = centre
+        .and_then(|ls| {
+            let t: Vec<f64> = (0..resamples)
+                .map(|i| t_draw(x, y, i, ls.0))
+                .filter(|v| !v.is_nan())
+                .collect();
+            studentized_limits(t, resamples, (ax, ay), ls, conf)
+        })
+        .or_else(|| {
+            let a_mean = acceleration(&jackknife(&loo_means(xs), ax, &loo_means(ys), ay));
+            bca(rel(ax, ay), column(&x.mean, &y.mean), a_mean, conf)
+        });
+    BootResult { median, mean }
+}
+
+/// The seed of one side's stream from a two-sample seed (`side` 0 or 1).
+pub(super) fn side_seed(seed: u64, side: u64) -> u64 {
+    (seed ^ side.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15)).rotate_left(23)
+}
 
 /// Intervals of sorted `xs`, `ys` (both 1 ≤ n ≤ `DIRECT_MEDIAN_MAX`).
 pub(super) fn bootstrap_shared(
@@ -85,39 +187,11 @@ pub(super) fn bootstrap_shared(
     resamples: usize,
     seed: u64,
     conf: f64,
-) -> BootResult {
-    let (mx, my) = (quantile_sorted(xs, 0.5), quantile_sorted(ys, 0.5));
-    let (ax, ay) = (mean(xs), mean(ys));
-    let var_mean = |v: &[f64]| variance(v).map(|s| s / v.len() as f64);
-    let centre = match (var_mean(xs), var_mean(ys)) {
-        (Some(vx), Some(vy)) => log_ratio(ax, vx, ay, vy),
-        _ => None,
-    };
-    let reps: Vec<Replicate> = draws(resamples, seed, 0, &|rng| {
-        let (mut cx, mut cy) = ([0u8; DIRECT_MEDIAN_MAX], [0u8; DIRECT_MEDIAN_MAX]);
-        resample_counts(rng, xs.len(), &mut cx);
-        resample_counts(rng, ys.len(), &mut cy);
-        let (cx, cy) = (&cx[..xs.len()], &cy[..ys.len()]);
-        let med = rel(median_of_counts(xs, cx), median_of_counts(ys, cy));
-        let (bx, vx) = moments_of_counts(xs, cx, ax);
-        let (by, vy) = moments_of_counts(ys, cy, ay);
-        let t = centre.and_then(|(l, _)| log_ratio(bx, vx, by, vy).map(|(lb, seb)| (lb - l) / seb));
-        Some((
-            med.unwrap_or(f64::NAN),
-            t.unwrap_or(f64::NAN),
-            rel(bx, by).unwrap_or(f64::NAN),
-        ))
-    });
-    let column = |pick: fn(&Replicate) -> f64| -> Vec<f64> {
-        reps.iter().map(pick).filter(|v| !v.is_nan()).collect()
-    };
-    let a_med = acceleration(&jackknife(&loo_medians(xs), mx, &loo_medians(ys), my));
-    let median = bca(rel(mx, my), column(|r| r.0), a_med, conf);
-    let mean = centre
-        .and_then(|ls| studentized_limits(column(|r| r.1), resamples, (ax, ay), ls, conf))
-        .or_else(|| {
-            let a_mean = acceleration(&jackknife(&loo_means(xs), ax, &loo_means(ys), ay));
-            bca(rel(ax, ay), column(|r| r.2), a_mean, conf)
-        });
-    BootResult { median, mean }
+) -> Option<BootResult> {
+    if xs.len() > DIRECT_MEDIAN_MAX || ys.len() > DIRECT_MEDIAN_MAX {
+        return None;
+    }
+    let x = SideDraws::new(xs.to_vec(), resamples, side_seed(seed, 0))?;
+    let y = SideDraws::new(ys.to_vec(), resamples, side_seed(seed, 1))?;
+    Some(bootstrap_sides(&x, &y, conf))
 }

@@ -97,6 +97,9 @@ pub struct CpuTime {
 /// One interval of `irqlab trace`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Interval {
+    /// CLOCK_MONOTONIC at the end read (the start is `elapsed_ns`
+    /// before): lines other tracers' windows up with this one.
+    pub end_mono_ns: u64,
     pub elapsed_ns: u64,
     /// Busiest first (total time).
     pub irqs: Vec<TracedIrq>,
@@ -249,6 +252,7 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
         })
         .collect();
     Interval {
+        end_mono_ns: cur.at_ns,
         elapsed_ns,
         irqs,
         softirqs,

@@ -9,16 +9,21 @@
 //! - `render`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;
-//! - `window` (feature `trace`): a session as `bench --trace`'s window.
+//! - `window` (feature `trace`): a session as `bench --trace`'s window;
+//! - `top`: what `top --trace` adds to a frame (pure), and `live`
+//!   (feature `trace`): a session read once per top tick.
 //!
 //! Everything but `session` builds and is tested without the feature.
 
 pub mod interval;
+#[cfg(feature = "trace")]
+pub mod live;
 pub mod model;
 pub mod preflight;
 pub mod render;
 #[cfg(feature = "trace")]
 pub mod session;
+pub mod top;
 #[cfg(feature = "trace")]
 pub mod window;
 

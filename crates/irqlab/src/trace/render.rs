@@ -14,9 +14,14 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.0}"))
 }
 
-/// The tables of one interval (`n` counts intervals from 1).
-pub fn text(iv: &Interval, n: u64, out: &mut impl Write) -> io::Result<()> {
-    writeln!(out, "interval {n}: {:.3} s", iv.elapsed_ns as f64 / 1e9)?;
+/// The tables of one interval (`n` counts intervals from 1); `cut` names
+/// the signal that cut it short (`SIGINT`).
+pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> io::Result<()> {
+    write!(out, "interval {n}: {:.3} s", iv.elapsed_ns as f64 / 1e9)?;
+    match cut {
+        Some(sig) => writeln!(out, " (cut short by {sig})")?,
+        None => writeln!(out)?,
+    }
     if iv.irqs.is_empty() {
         writeln!(out, "no hard IRQ or vector ran (in the selection)")?;
     } else {
@@ -130,15 +135,23 @@ pub fn histogram(h: &[u64; HIST_SLOTS], out: &mut impl Write) -> io::Result<()> 
     Ok(())
 }
 
-/// One JSON object per interval, on one line.
-pub fn json(iv: &Interval, n: u64, out: &mut impl Write) -> io::Result<()> {
+/// One JSON object per interval, on one line; `interrupted` (the signal's
+/// name) only on an interval a signal cut short.
+pub fn json(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> io::Result<()> {
     #[derive(serde::Serialize)]
     struct Line<'a> {
         interval: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        interrupted: Option<&'a str>,
         #[serde(flatten)]
         iv: &'a Interval,
     }
-    serde_json::to_writer(&mut *out, &Line { interval: n, iv })?;
+    let line = Line {
+        interval: n,
+        interrupted: cut,
+        iv,
+    };
+    serde_json::to_writer(&mut *out, &line)?;
     writeln!(out)
 }
 
@@ -187,7 +200,7 @@ mod tests {
     #[test]
     fn text_has_tables_cpu_time_and_histograms() {
         let mut out = Vec::new();
-        text(&interval(), 1, &mut out).unwrap();
+        text(&interval(), 1, None, &mut out).unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("interval 1: 1.000 s"), "{t}");
         assert!(t.contains("RES    reschedule"), "{t}");
@@ -204,15 +217,28 @@ mod tests {
     #[test]
     fn json_is_one_line_with_the_documented_fields() {
         let mut out = Vec::new();
-        json(&interval(), 2, &mut out).unwrap();
+        json(&interval(), 2, None, &mut out).unwrap();
         let line = String::from_utf8(out).unwrap();
         assert_eq!(line.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["interval"], 2);
+        assert_eq!(v["end_mono_ns"], 1_000_000_000, "lines other tracers up");
         assert_eq!(v["irqs"][0]["kind"], "vector");
         assert_eq!(v["irqs"][0]["label"], "RES");
         assert_eq!(v["softirqs"][0]["name"], "NET_RX");
         assert_eq!(v["softirqs"][0]["latency_count"], 4);
         assert!(v["cpus"][0]["softirq_pct"].is_number());
+        assert!(v.get("interrupted").is_none());
+        let mut out = Vec::new();
+        json(&interval(), 3, Some("SIGINT"), &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["interrupted"], "SIGINT");
+        let mut out = Vec::new();
+        text(&interval(), 3, Some("SIGTERM"), &mut out).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert!(
+            t.starts_with("interval 3: 1.000 s (cut short by SIGTERM)\n"),
+            "{t}"
+        );
     }
 }

@@ -28,6 +28,8 @@ pub struct SampleData {
     pub strategy: Option<Strategy>,
     /// irqlab's cost for this sample (read, parse, threads, report).
     pub self_cost: SelfCost,
+    /// `top --trace`: exact interrupt time over the same interval.
+    pub trace: Option<crate::trace::top::TopTrace>,
 }
 
 /// A key press, already decoded from the terminal's event.
@@ -391,6 +393,11 @@ impl App {
     /// The latest report, if any.
     pub fn report(&self) -> Option<&Report> {
         self.sample.as_ref().map(|s| &s.report)
+    }
+
+    /// The latest traced time (`top --trace`), if any.
+    pub fn trace(&self) -> Option<&crate::trace::top::TopTrace> {
+        self.sample.as_ref().and_then(|s| s.trace.as_ref())
     }
 
     /// CPU ids of the interrupts section (empty before the first sample).

@@ -9,9 +9,11 @@
 use super::app::{App, Key, Msg, SampleData, ThreadRow};
 use super::terminal::{Stop, TermGuard};
 use super::view;
+use crate::cmd::top::trace::Tracing;
 use crate::report::{self, Filter};
 use crate::sampler::{Frame, LiveSampler, Ticker};
 use crate::threads::ThreadCpu;
+use crate::trace::top::TopTrace;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
@@ -23,21 +25,24 @@ const POLL: Duration = Duration::from_millis(100);
 const TICK: Duration = Duration::from_secs(1);
 
 /// Start sampling on a thread; it ends when `stop` is requested or the
-/// receiver is gone (checked after each tick, so it is not joined on
-/// quit). Returns the channel for filter changes.
+/// receiver is gone (checked after each tick, so it need not be joined on
+/// quit — except with tracing, whose session must detach and unmount:
+/// join the handle then). Returns the channel for filter changes.
 pub fn spawn_sampler(
     live: LiveSampler,
+    tracing: Option<Tracing>,
     interval: Duration,
     tx: Sender<Msg>,
     stop: Stop,
-) -> Sender<Filter> {
+) -> (Sender<Filter>, std::thread::JoinHandle<()>) {
     let (ctl_tx, ctl_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || sample_loop(live, interval, &tx, &ctl_rx, &stop));
-    ctl_tx
+    let h = std::thread::spawn(move || sample_loop(live, tracing, interval, &tx, &ctl_rx, &stop));
+    (ctl_tx, h)
 }
 
 fn sample_loop(
     mut live: LiveSampler,
+    mut tracing: Option<Tracing>,
     interval: Duration,
     tx: &Sender<Msg>,
     ctl: &Receiver<Filter>,
@@ -59,7 +64,14 @@ fn sample_loop(
         match live.next_frame() {
             Ok(mut frame) => {
                 let t = thread_rows(frame.threads);
-                let s = sample_data(&mut frame);
+                let mut s = sample_data(&mut frame);
+                if let Some(tr) = tracing.as_mut() {
+                    // the App filters rows itself: keep every label
+                    match tr.tick() {
+                        Ok(iv) => s.trace = Some(TopTrace::new(&iv, |_| true)),
+                        Err(e) => msgs.push(Msg::SampleError(format!("trace: {e:#}"))),
+                    }
+                }
                 msgs.push(Msg::Sample(Box::new(s)));
                 msgs.push(Msg::Threads(t));
             }
@@ -99,6 +111,7 @@ pub fn sample_data(frame: &mut Frame) -> SampleData {
         report,
         strategy: Some(frame.strategy),
         self_cost: frame.self_cost(),
+        trace: None,
     }
 }
 

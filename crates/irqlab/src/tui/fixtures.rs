@@ -43,6 +43,15 @@ pub fn sample(cpus: u32, irqs: u32) -> SampleData {
             cpu_ns: 321_000,
             wall_ns: 400_000,
         },
+        trace: None,
+    }
+}
+
+/// [`small_sample`] with traced time (`top --trace`), for the traced view.
+pub fn traced_sample() -> SampleData {
+    SampleData {
+        trace: Some(crate::trace::top::fake::top_trace()),
+        ..small_sample()
     }
 }
 

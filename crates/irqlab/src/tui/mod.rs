@@ -98,22 +98,50 @@ pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
 /// Run the interactive UI until the user quits (`None`) or SIGINT/SIGTERM
 /// arrives (`Some(signal)`: the command exits 128 + signal, as `bench`).
 pub fn run(cfg: TuiConfig) -> anyhow::Result<Option<i32>> {
+    run_traced(cfg, false)
+}
+
+/// [`run`], with `top --trace`'s exact interrupt time when `trace`: the
+/// session is read in the sampler thread's tick, and that thread is
+/// joined at the end (after the terminal is restored) so the programs
+/// detach and tracefs is unmounted before the exit.
+pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
+    use crate::cmd::top::trace as top_trace;
     if !std::io::stdout().is_terminal() {
         bail!("irqlab top needs a terminal on stdout (use --batch for scripts)");
     }
     let mut app = initial_app(&cfg, color_enabled())?;
-    let live = LiveSampler::open(&plan(&cfg, &app)).context("first sample")?;
+    let plan = plan(&cfg, &app);
+    let mut tracing = None;
+    if trace {
+        let (t, notes) = top_trace::start(&plan.root, &plan.filter)?;
+        for n in notes {
+            app.update(app::Msg::Notice(format!("trace: {n}")));
+        }
+        tracing = Some(t);
+    }
+    let live = LiveSampler::open(&plan).context("first sample")?;
+    if let Some(t) = tracing.as_mut() {
+        t.tick()?; // the traced baseline, just after the sampler's
+    }
     for m in live.missing() {
         app.update(app::Msg::Notice(format!("not shown: {m}")));
     }
     app.update(app::Msg::Why(live.why().to_string()));
     let stop = terminal::signal_flag()?;
+    if trace {
+        crate::guard::defer_signals(top_trace::SIGNAL_GRACE);
+    }
     let (tx, rx) = std::sync::mpsc::channel();
-    let ctl = event::spawn_sampler(live, cfg.interval, tx, stop.clone());
+    let (ctl, sampler) = event::spawn_sampler(live, tracing, cfg.interval, tx, stop.clone());
     let mut guard = terminal::enter()?;
     let res = event::run_loop(&mut guard, &mut app, &rx, &ctl, &stop);
     stop.request();
     drop(guard);
+    if trace {
+        // ends within one interval; drops the session (detach, unmount)
+        let _ = sampler.join();
+    }
     res?;
     Ok(stop.signal())
 }

@@ -1,5 +1,8 @@
 //! The three body panels of `irqlab top`: IRQ rates per CPU, softirq rates
 //! per CPU, and CPU time (per-CPU irq%/softirq% and interrupt threads).
+//! With `top --trace` data: a `µs/s` handler-time column on IRQ rows,
+//! `µs/s` and raise -> entry `LAT99` on softirq rows, exact `tIRQ%` and
+//! `tSOFT%` per CPU.
 //!
 //! Pure rendering from [`App`]: CPU columns are named by real CPU id, only
 //! the columns that fit are drawn (from `App::cpu_offset`), so no line is
@@ -9,6 +12,7 @@ use super::app::App;
 use super::format::{self, bold, heat, right, styled, CELL};
 use crate::report::name_of;
 use crate::report::IrqLine;
+use crate::trace::top::{self, TopTrace};
 use irqlab_core::Shape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -21,6 +25,18 @@ const DEVICE_MIN: u16 = 14;
 const RATE_W: u16 = 8;
 const TOTAL_W: u16 = 11;
 const SOFT_W: u16 = 9;
+/// Traced columns (`top --trace`): µs/s, latency.
+const TRACE_W: u16 = 8;
+
+/// A row's traced handler time in µs/s: `0.0` when it did not run, `-`
+/// when no tracepoint sees it (NMI, TLB …).
+fn handler_time(t: &TopTrace, label: &str) -> String {
+    match t.irq(label) {
+        Some(x) => top::us_per_s(x.us_per_s),
+        None if top::traceable(label) => "0.0".into(),
+        None => "-".into(),
+    }
+}
 
 fn waiting(f: &mut Frame, area: Rect, app: &App, what: &str) {
     let text = if app.sample.is_none() {
@@ -104,7 +120,9 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
         .max()
         .unwrap_or(3)
         .clamp(3, 10) as u16;
-    let fixed = label_w + RATE_W + TOTAL_W + 3;
+    let traced = app.trace();
+    let trace_w = if traced.is_some() { TRACE_W + 1 } else { 0 };
+    let fixed = label_w + RATE_W + TOTAL_W + 3 + trace_w;
     let (start, n) = format::window(
         cols.len(),
         app.cpu_offset,
@@ -119,6 +137,9 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
         right("RATE/s", RATE_W),
         right("TOTAL", TOTAL_W),
     ];
+    if traced.is_some() {
+        head.push(right("µs/s", TRACE_W));
+    }
     head.extend(cpu_headers(shown));
     head.push("DEVICE → AFFINITY".to_string());
     let body = visible.iter().map(|(l, total)| {
@@ -136,6 +157,9 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
                 TOTAL_W,
             )),
         ];
+        if let Some(t) = traced {
+            cells.push(Cell::from(right(&handler_time(t, &l.label), TRACE_W)));
+        }
         cells.extend(cpu_cells(app, per_cpu, shown, max));
         cells.push(Cell::from(device(l)));
         Row::new(cells)
@@ -145,6 +169,9 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(RATE_W),
         Constraint::Length(TOTAL_W),
     ];
+    if traced.is_some() {
+        widths.push(Constraint::Length(TRACE_W));
+    }
     widths.extend(shown.iter().map(|_| Constraint::Length(CELL)));
     widths.push(Constraint::Min(0));
     f.render_widget(Table::new(body, widths).header(header_row(head, app)), area);
@@ -156,16 +183,26 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
         return waiting(f, area, app, "/proc/softirqs");
     };
     let cols = app.selected_columns(&sec.cpus);
+    let traced = app.trace();
+    let trace_w = if traced.is_some() {
+        2 * (TRACE_W + 1)
+    } else {
+        0
+    };
     let (start, n) = format::window(
         cols.len(),
         app.cpu_offset,
-        area.width.saturating_sub(SOFT_W + RATE_W + 2),
+        area.width.saturating_sub(SOFT_W + RATE_W + 2 + trace_w),
     );
     let shown = cols.get(start..start + n).unwrap_or_default();
     let height = usize::from(area.height.saturating_sub(1));
     let visible: Vec<_> = sec.rows.iter().skip(app.row_offset).take(height).collect();
     let max = max_rate(visible.iter().map(|r| r.rates.as_ref()), shown);
     let mut head = vec!["SOFTIRQ".to_string(), right("RATE/s", RATE_W)];
+    if traced.is_some() {
+        head.push(right("µs/s", TRACE_W));
+        head.push(right("LAT99", TRACE_W));
+    }
     head.extend(cpu_headers(shown));
     let body = visible.iter().map(|r| {
         let rate: Option<f64> = r.rates.as_ref().map(|v| {
@@ -183,17 +220,27 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
             Cell::from(r.name.clone()).style(bold()),
             Cell::from(right(&total.map_or("-".to_string(), format::rate), RATE_W)),
         ];
+        if let Some(t) = traced {
+            let s = t.softirq(&r.name);
+            let time = s.map_or("0.0".into(), |s| top::us_per_s(s.us_per_s));
+            let lat = top::ns(s.and_then(|s| s.latency_p99_ns));
+            cells.push(Cell::from(right(&time, TRACE_W)));
+            cells.push(Cell::from(right(&lat, TRACE_W)));
+        }
         cells.extend(cpu_cells(app, r.rates.as_ref(), shown, max));
         Row::new(cells)
     });
     let mut widths = vec![Constraint::Length(SOFT_W), Constraint::Length(RATE_W)];
+    if traced.is_some() {
+        widths.extend([Constraint::Length(TRACE_W); 2]);
+    }
     widths.extend(shown.iter().map(|_| Constraint::Length(CELL)));
     f.render_widget(Table::new(body, widths).header(header_row(head, app)), area);
 }
 
 /// The CPU-time panel: per-CPU shares on the left, threads on the right.
 pub fn cpu_time(f: &mut Frame, area: Rect, app: &App) {
-    let left_w = area.width.min(44);
+    let left_w = area.width.min(if app.trace().is_some() { 58 } else { 44 });
     let [left, right_area] =
         Layout::horizontal([Constraint::Length(left_w), Constraint::Min(0)]).areas(area);
     cpu_shares(f, left, app);
@@ -204,7 +251,13 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     let Some(stat) = app.report().and_then(|r| r.stat.as_ref()) else {
         return waiting(f, area, app, "/proc/stat");
     };
-    let head = ["CPU", "IRQ%", "SOFT%", "USER%", "SYS%", "IDLE%"]
+    let traced = app.trace();
+    let mut names = vec!["CPU", "IRQ%", "SOFT%", "USER%", "SYS%", "IDLE%"];
+    if traced.is_some() {
+        // exact: sums of traced durations (the /proc columns are 0 or ticks)
+        names.extend(["tIRQ%", "tSOFT%"]);
+    }
+    let head = names
         .iter()
         .enumerate()
         .map(|(i, h)| if i == 0 { h.to_string() } else { right(h, 6) })
@@ -231,11 +284,22 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
             };
             let mut cells = vec![Cell::from(name).style(bold())];
             cells.extend(vals.into_iter().map(Cell::from));
+            if let Some(t) = traced {
+                let exact = match l.cpu {
+                    None => Some((t.irq_pct, t.softirq_pct)),
+                    Some(c) => t.cpu(c).map(|x| (x.irq_pct, x.softirq_pct)),
+                };
+                let (i, s) = exact.map_or(("-".into(), "-".into()), |(i, s)| {
+                    (format::pct(i), format::pct(s))
+                });
+                cells.push(Cell::from(right(&i, 6)));
+                cells.push(Cell::from(right(&s, 6)));
+            }
             Row::new(cells)
         });
     let widths = [Constraint::Length(6)]
         .into_iter()
-        .chain([Constraint::Length(6); 5]);
+        .chain(std::iter::repeat_n(Constraint::Length(6), names.len() - 1));
     let table = Table::new(body, widths)
         .header(header_row(head, app))
         .block(Block::new().title(Line::from("CPU time over the interval").style(bold())));

@@ -232,3 +232,49 @@ fn colour_marks_intensity_only_when_enabled() {
     let plain = fg_of(false);
     assert_eq!(plain.into_iter().collect::<Vec<_>>(), vec![Color::Reset]);
 }
+
+/// `top --trace`: fake traced time on the small machine (see
+/// `trace::top::fake`: IRQ 24 of two actions, LOC, NET_RX, TIMER on
+/// CPUs 0 and 1).
+fn traced() -> App {
+    app_with(fixtures::traced_sample())
+}
+
+#[test]
+fn traced_irqs_100x24() {
+    insta::assert_snapshot!(text(&mut traced(), 100, 24));
+}
+
+#[test]
+fn traced_softirqs_100x24() {
+    let mut a = traced();
+    press(&mut a, &[Key::Tab]);
+    insta::assert_snapshot!(text(&mut a, 100, 24));
+}
+
+#[test]
+fn traced_cpu_time_100x24() {
+    let mut a = traced();
+    press(&mut a, &[Key::Tab, Key::Tab]);
+    insta::assert_snapshot!(text(&mut a, 100, 24));
+}
+
+#[test]
+fn traced_columns_only_with_traced_data() {
+    let plain = text(&mut app_with(fixtures::small_sample()), 100, 24);
+    assert!(
+        !plain.contains("µs/s") && !plain.contains("traced:"),
+        "{plain}"
+    );
+    let t = text(&mut traced(), 100, 24);
+    assert!(t.contains("µs/s"), "{t}");
+    let foot = t.lines().find(|l| l.contains("traced:")).unwrap();
+    assert!(
+        foot.contains("irq 0.22% softirq 0.98% of all CPUs") && foot.contains("NET_RX 19000 µs/s"),
+        "{foot}"
+    );
+    // tiny terminals still fit
+    for (w, h) in [(20, 5), (40, 8)] {
+        render(&mut traced(), w, h);
+    }
+}

@@ -107,6 +107,9 @@ pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
             .collect();
     }
     let mut v = vec![Line::from(status_text(app)), Line::from(sampler_text(app))];
+    if let Some(t) = trace_text(app) {
+        v.push(Line::from(t));
+    }
     if app.verbose && !app.why.is_empty() {
         v.push(Line::from(format!(" {}", app.why)));
     }
@@ -134,6 +137,27 @@ pub fn sampler_text(app: &App) -> String {
         ));
     }
     t
+}
+
+/// `top --trace`'s line: exact irq/softirq share of all CPUs and the
+/// busiest softirq vector's time and raise -> entry latency.
+pub fn trace_text(app: &App) -> Option<String> {
+    use crate::trace::top;
+    let t = app.trace()?;
+    let mut s = format!(
+        " traced: irq {:.2}% softirq {:.2}% of all CPUs",
+        t.irq_pct, t.softirq_pct
+    );
+    if let Some(v) = t.softirqs.first() {
+        s.push_str(&format!(
+            " │ {} {} µs/s, latency p50 {} p99 {}",
+            v.name,
+            top::us_per_s(v.us_per_s),
+            top::ns(v.latency_p50_ns),
+            top::ns(v.latency_p99_ns)
+        ));
+    }
+    Some(s)
 }
 
 /// The status line: interval, CPUs, sort key, filter, paused state.

@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod tmux;
+pub mod trace;
 
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;

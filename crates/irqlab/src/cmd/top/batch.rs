@@ -8,13 +8,20 @@
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
-//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`).
+//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`). `--trace` (see
+//! `trace.rs`) reads the eBPF maps right after each frame and adds a
+//! `trace` object to JSON lines and `TRACE` lines to text blocks (the
+//! `Average:` ones over the whole run); with it off the loop does nothing
+//! more.
 
 use super::text::{self, Block, TextOpts};
+use super::trace as top_trace;
+use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::report::{self, Filter};
 use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
+use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
@@ -35,6 +42,7 @@ impl Summary {
         &self,
         latest: &Snapshot,
         opts: &TextOpts,
+        traced: Option<&TopTrace>,
         out: &mut impl Write,
     ) -> anyhow::Result<()> {
         if self.samples == 0 {
@@ -56,13 +64,26 @@ impl Summary {
             self_cost: mean,
             strategy: self.strategy,
         };
-        text::write_block(&b, opts, out)
+        text::write_block(&b, opts, out)?;
+        if let Some(tt) = traced {
+            trace_text::write_trace(b.stamp, &report, opts, tt, out)?;
+        }
+        Ok(())
     }
 }
 
 /// Run the batch loop: baseline sample, then `--count` intervals.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut live = LiveSampler::open(&args.plan()?)?;
+    let plan = args.plan()?;
+    // --trace: attach first, then take both baselines back to back
+    let mut tracing = match args.trace {
+        true => Some(tracing_start(&plan)?),
+        false => None,
+    };
+    let mut live = LiveSampler::open(&plan)?;
+    if let Some(t) = tracing.as_mut() {
+        t.tick()?;
+    }
     if args.verbose {
         eprintln!("irqlab: {}", live.why());
         eprintln!("irqlab: {} interrupt threads tracked", live.thread_count());
@@ -71,6 +92,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: note: not shown: {m}");
     }
     let stop = Stop::install()?;
+    if tracing.is_some() {
+        // the loop ends on a signal and prints Average: before the
+        // session detaches and unmounts
+        crate::guard::defer_signals(top_trace::SIGNAL_GRACE);
+    }
     let opts = TextOpts {
         sort: args.sort.into(),
         threshold: args.threshold,
@@ -97,8 +123,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             break;
         }
         let mut frame = live.next_frame()?;
+        let traced = match tracing.as_mut() {
+            Some(t) => Some(top_trace::tick(t, frame.cur, frame.filter())?),
+            None => None,
+        };
         match summary.as_mut() {
-            None => jsonl.write_frame(&mut frame, &mut buf),
+            None => {
+                jsonl.write_frame(&mut frame, &mut buf);
+                if let Some(tt) = &traced {
+                    top_trace::append_json(&mut buf, tt)?;
+                }
+            }
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
@@ -113,6 +148,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 };
                 buf.clear();
                 text::write_block(&b, &opts, &mut buf)?;
+                if let Some(tt) = &traced {
+                    trace_text::write_trace(b.stamp, &report, &opts, tt, &mut buf)?;
+                }
                 sum.cost += b.self_cost;
                 sum.samples += 1;
             }
@@ -124,10 +162,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(sum) = summary.as_mut() {
         sum.filter = live.rows_filter().clone();
         sum.strategy = live.strategy();
+        let traced = tracing
+            .as_ref()
+            .map(|t| top_trace::whole_run(t, live.latest(), &sum.filter));
         buf.clear();
-        sum.write(live.latest(), &opts, &mut buf)?;
+        sum.write(live.latest(), &opts, traced.as_ref(), &mut buf)?;
         out.write_all(&buf)?;
         out.flush()?;
     }
+    drop(tracing); // detach, unmount (if mounted), before the exit code
     Ok(signal.map_or(ExitCode::SUCCESS, super::signal_exit))
+}
+
+/// `--trace`: attach, notes on stderr.
+fn tracing_start(plan: &crate::sampler::LivePlan) -> anyhow::Result<top_trace::Tracing> {
+    let (t, notes) = top_trace::start(&plan.root, &plan.filter)?;
+    for n in notes {
+        eprintln!("irqlab: note: trace: {n}");
+    }
+    Ok(t)
 }

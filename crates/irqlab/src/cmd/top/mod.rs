@@ -5,11 +5,14 @@
 //!
 //! Owns the flags of the whole subcommand and turns them into plain
 //! values (`LivePlan`, `TuiConfig`); flags that cannot apply to the chosen
-//! mode are refused by clap. Exit codes: 0 (also on `q`), 1 error, 2
+//! mode are refused by clap. `--trace` (`trace.rs`) adds exact interrupt
+//! time from eBPF to both modes. Exit codes: 0 (also on `q`), 1 error, 2
 //! usage, 128 + signal on SIGINT (130) / SIGTERM (143), as `bench`.
 
 pub mod batch;
 pub mod text;
+pub mod trace;
+pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
 use crate::report::{Filter, SortKey};
@@ -17,6 +20,9 @@ use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// A flag this binary cannot honour (`--trace` without the feature).
+const EXIT_USAGE: u8 = 2;
 
 /// Output format of `--batch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -138,6 +144,11 @@ pub struct Args {
     /// irqlab's own cost to text lines.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Exact hard IRQ and softirq time from eBPF programs (as `irqlab
+    /// trace`; root, a binary built with `--features trace`): per CPU, per
+    /// shown IRQ row, per softirq vector with raise -> entry latency.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 impl Args {
@@ -153,6 +164,10 @@ impl Args {
 
 /// Run `irqlab top`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.trace && !cfg!(feature = "trace") {
+        eprintln!("irqlab: error: top --trace: {}", crate::trace::NOT_BUILT);
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     if args.batch {
         batch::run(&args)
     } else {
@@ -162,7 +177,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The interactive view (`crate::tui`) configured from the flags.
 pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
-    let signal = crate::tui::run(tui_config(args))?;
+    let trace = args.trace;
+    let signal = crate::tui::run_traced(tui_config(args), trace)?;
     Ok(signal.map_or(ExitCode::SUCCESS, signal_exit))
 }
 

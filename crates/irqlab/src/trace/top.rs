@@ -1,0 +1,304 @@
+//! What `top --trace` adds to each frame: exact interrupt time from the
+//! eBPF maps read in the same tick as /proc. One [`Interval`] becomes a
+//! compact [`TopTrace`]: per-CPU irq/softirq % (sum of durations over the
+//! interval), per softirq vector time and raise-to-entry latency, and per
+//! /proc/interrupts label (actions summed) handler time, kept for the rows
+//! top shows. Pure: no I/O; the live half is [`TraceTick`] (implemented
+//! over a tracing session in `trace::live`, feature `trace`).
+
+use super::interval::{CpuTime, Interval};
+use anyhow::Result;
+use serde::Serialize;
+
+/// A source of one traced interval per sampler tick.
+pub trait TraceTick: Send {
+    /// Read the maps now: the interval since the previous tick (or since
+    /// the start).
+    fn tick(&mut self) -> Result<Interval>;
+    /// From the first tick to the latest one, without reading again (the
+    /// `Average:` of `top --batch`).
+    fn whole_run(&self) -> Interval;
+}
+
+/// A softirq vector's traced time over the interval (selected CPUs).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SoftTime {
+    pub name: String,
+    /// Runs completed in the interval.
+    pub count: u64,
+    /// Run time without the hard IRQs nested in it, ns.
+    pub own_ns: u64,
+    /// `own_ns` per second of interval, in µs (1000 = one CPU 0.1 % busy).
+    pub us_per_s: f64,
+    /// Run time quantiles (interpolated in the log2 histogram), ns.
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    /// Raise -> entry latency quantiles, ns.
+    pub latency_p50_ns: Option<f64>,
+    pub latency_p99_ns: Option<f64>,
+}
+
+/// Hard IRQ handler (or system vector) time of one /proc/interrupts label.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LabelTime {
+    /// `24`, `LOC`: the row of /proc/interrupts it counts into.
+    pub label: String,
+    /// Handler runs (all actions of the IRQ).
+    pub count: u64,
+    pub total_ns: u64,
+    /// Handler time per second of interval, in µs.
+    pub us_per_s: f64,
+    pub avg_ns: f64,
+    /// The slowest action's p99, ns.
+    pub p99_ns: Option<f64>,
+}
+
+/// The traced figures of one top frame.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct TopTrace {
+    /// The traced interval (the maps' read times), ns.
+    pub elapsed_ns: u64,
+    /// Per CPU (the selected ones): exact hard IRQ and softirq time.
+    pub cpus: Vec<CpuTime>,
+    /// Mean of those CPUs' irq % and softirq %: the machine's share.
+    pub irq_pct: f64,
+    pub softirq_pct: f64,
+    /// Softirq vectors that ran, most time first.
+    pub softirqs: Vec<SoftTime>,
+    /// Handler time per label, most time first; only labels kept.
+    pub irqs: Vec<LabelTime>,
+}
+
+fn per_s(ns: u64, elapsed_ns: u64) -> f64 {
+    if elapsed_ns == 0 {
+        0.0
+    } else {
+        ns as f64 * 1e6 / elapsed_ns as f64
+    }
+}
+
+/// The larger of two optional values (a slowest p99 of several actions).
+pub(crate) fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+impl TopTrace {
+    /// From one interval; `keep` says which /proc labels are shown.
+    pub fn new(iv: &Interval, keep: impl Fn(&str) -> bool) -> TopTrace {
+        let e = iv.elapsed_ns;
+        let n = iv.cpus.len().max(1) as f64;
+        let share = |f: fn(&CpuTime) -> f64| iv.cpus.iter().map(f).sum::<f64>() / n;
+        let softirqs = iv
+            .softirqs
+            .iter()
+            .filter(|s| s.count > 0 || s.latency_count > 0)
+            .map(|s| SoftTime {
+                name: s.name.clone(),
+                count: s.count,
+                own_ns: s.own_ns,
+                us_per_s: per_s(s.own_ns, e),
+                p50_ns: s.p50_ns,
+                p99_ns: s.p99_ns,
+                latency_p50_ns: s.latency_p50_ns,
+                latency_p99_ns: s.latency_p99_ns,
+            })
+            .collect::<Vec<_>>();
+        let mut irqs: Vec<LabelTime> = Vec::new();
+        for l in iv.irqs.iter().filter(|l| l.count > 0 && keep(&l.label)) {
+            match irqs.iter_mut().find(|x| x.label == l.label) {
+                Some(x) => {
+                    x.count += l.count;
+                    x.total_ns += l.total_ns;
+                    x.p99_ns = max_opt(x.p99_ns, l.p99_ns);
+                }
+                None => irqs.push(LabelTime {
+                    label: l.label.clone(),
+                    count: l.count,
+                    total_ns: l.total_ns,
+                    us_per_s: 0.0,
+                    avg_ns: 0.0,
+                    p99_ns: l.p99_ns,
+                }),
+            }
+        }
+        for x in &mut irqs {
+            x.us_per_s = per_s(x.total_ns, e);
+            x.avg_ns = x.total_ns as f64 / x.count.max(1) as f64;
+        }
+        irqs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.label.cmp(&b.label)));
+        let mut softirqs = softirqs;
+        softirqs.sort_by(|a, b| b.own_ns.cmp(&a.own_ns).then(a.name.cmp(&b.name)));
+        TopTrace {
+            elapsed_ns: e,
+            cpus: iv.cpus.clone(),
+            irq_pct: share(|c| c.irq_pct),
+            softirq_pct: share(|c| c.softirq_pct),
+            softirqs,
+            irqs,
+        }
+    }
+
+    /// Handler time of the row labelled `label`, if it ran.
+    pub fn irq(&self, label: &str) -> Option<&LabelTime> {
+        self.irqs.iter().find(|x| x.label == label)
+    }
+
+    /// The traced time of softirq vector `name`, if it ran.
+    pub fn softirq(&self, name: &str) -> Option<&SoftTime> {
+        self.softirqs.iter().find(|x| x.name == name)
+    }
+
+    /// Exact time of CPU `cpu`, if selected.
+    pub fn cpu(&self, cpu: u32) -> Option<&CpuTime> {
+        self.cpus.iter().find(|c| c.cpu == cpu)
+    }
+}
+
+/// Can tracing see this /proc/interrupts row? Numbered IRQs (handler
+/// tracepoints) and the x86 vectors irqlab's programs cover; not NMI,
+/// PMI, MCE, TLB (no tracepoint) and the like.
+pub fn traceable(label: &str) -> bool {
+    label.parse::<u32>().is_ok() || irqlab_bpf::VECTORS.iter().any(|v| v.label == label)
+}
+
+/// `µs/s` as shown in tables: one decimal below 100, none above.
+pub fn us_per_s(v: f64) -> String {
+    if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// A latency in ns as `850ns`, `12.3µs`, `4.1ms`; `-` when unknown.
+pub fn ns(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v < 1e3 => format!("{v:.0}ns"),
+        Some(v) if v < 1e6 => format!("{:.1}µs", v / 1e3),
+        Some(v) => format!("{:.1}ms", v / 1e6),
+    }
+}
+
+/// Test data: an interval with two CPUs, one device IRQ of two actions,
+/// LOC, NET_RX and TIMER (also used by the top renderers' tests).
+#[cfg(test)]
+pub(crate) mod fake {
+    use super::*;
+    use crate::trace::interval::{between, Select};
+    use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
+
+    fn stats(count: u64, total_ns: u64, slot: usize) -> Stats {
+        let mut s = Stats {
+            count,
+            total_ns,
+            ..Stats::default()
+        };
+        if let Some(h) = s.hist.get_mut(slot) {
+            *h = count;
+        }
+        s
+    }
+
+    fn soft(count: u64, ns: u64, nested: u64, lat_slot: usize) -> SoftirqStats {
+        SoftirqStats {
+            run: stats(count, ns, 12),
+            nested_irq_ns: nested,
+            latency: stats(count, count * 1000, lat_slot),
+            ..SoftirqStats::default()
+        }
+    }
+
+    /// One second: CPU 0 busier than CPU 1.
+    pub fn interval() -> Interval {
+        let hard = |irq, name: &str| TraceKey::Hardirq {
+            irq,
+            name: name.into(),
+        };
+        let cur = Sample {
+            at_ns: 1_000_000_000,
+            irqs: vec![
+                (
+                    hard(24, "virtio0-input.0"),
+                    vec![stats(1000, 3_000_000, 12), stats(10, 30_000, 12)],
+                ),
+                (
+                    hard(24, "other"),
+                    vec![stats(5, 5_000, 10), Stats::default()],
+                ),
+                (
+                    TraceKey::Vector {
+                        label: "LOC".into(),
+                        tracepoint: "local_timer".into(),
+                    },
+                    vec![stats(250, 1_000_000, 12), stats(100, 400_000, 12)],
+                ),
+            ],
+            softirqs: vec![
+                (
+                    3,
+                    vec![soft(900, 20_000_000, 1_000_000, 11), soft(0, 0, 0, 0)],
+                ),
+                (1, vec![soft(250, 500_000, 0, 9), soft(100, 200_000, 0, 9)]),
+            ],
+        };
+        between(&Sample::default(), &cur, &Select::default())
+    }
+
+    /// [`interval`] as top shows it, every label kept.
+    pub fn top_trace() -> TopTrace {
+        TopTrace::new(&interval(), |_| true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_sum_their_actions_and_keep_filters_rows() {
+        let t = fake::top_trace();
+        let irq24 = t.irq("24").unwrap();
+        assert_eq!((irq24.count, irq24.total_ns), (1015, 3_035_000));
+        assert!((irq24.us_per_s - 3035.0).abs() < 1e-9);
+        assert_eq!(t.irqs[0].label, "24", "most time first");
+        let only_loc = TopTrace::new(&fake::interval(), |l| l == "LOC");
+        assert_eq!(only_loc.irqs.len(), 1);
+        assert_eq!(only_loc.cpus.len(), 2, "CPU time is not row-filtered");
+    }
+
+    #[test]
+    fn cpu_shares_softirq_time_and_latency() {
+        let t = fake::top_trace();
+        let c0 = t.cpu(0).unwrap();
+        // 3 ms + 5 µs + 1 ms of handlers, 20 ms NET_RX - 1 ms nested + 0.5 ms TIMER
+        assert_eq!(c0.irq_ns, 4_005_000);
+        assert_eq!(c0.softirq_ns, 19_500_000);
+        assert!((t.softirq_pct - (1.95 + 0.02) / 2.0).abs() < 1e-9, "{t:?}");
+        let net = t.softirq("NET_RX").unwrap();
+        assert_eq!(net.own_ns, 19_000_000);
+        assert!((net.us_per_s - 19_000.0).abs() < 1e-9);
+        assert!(net.latency_p50_ns.unwrap() >= 1024.0);
+        assert_eq!(t.softirqs[0].name, "NET_RX");
+    }
+
+    #[test]
+    fn numbered_rows_and_traced_vectors_are_traceable() {
+        assert!(traceable("24") && traceable("LOC") && traceable("CAL"));
+        assert!(!traceable("NMI") && !traceable("TLB") && !traceable("MIS"));
+    }
+
+    #[test]
+    fn formats_are_short() {
+        assert_eq!(us_per_s(3.04), "3.0");
+        assert_eq!(us_per_s(3035.0), "3035");
+        assert_eq!(ns(None), "-");
+        assert_eq!(ns(Some(850.0)), "850ns");
+        assert_eq!(ns(Some(12_345.0)), "12.3µs");
+        assert_eq!(ns(Some(4_100_000.0)), "4.1ms");
+    }
+}

@@ -1,0 +1,219 @@
+//! Live (feature `trace`, root, BTF, tracefs directory, bpftool): `top
+//! --batch --trace --format json -n 2 -i 200ms` carries the traced figures
+//! on every line, read in the same tick as /proc (the traced LOC count
+//! matches the line's own /proc LOC count), and leaves no BPF program
+//! loaded and the tracefs mount state as it found it — after -n, SIGINT,
+//! SIGTERM and a closed stdout. Skips visibly
+//! otherwise (test names end in `_or_skip`).
+#![cfg(feature = "trace")]
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
+mod common;
+
+use common::trace::{mounted, one_at_a_time, prog_ids, signal, still_loaded, Needs, Reap, Ticker};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+
+fn skip_reason() -> Option<String> {
+    common::trace::skip_reason(Needs {
+        btf: true,
+        bpftool: true,
+    })
+}
+
+/// `irqlab top --batch --trace ARGS` with stdout and stderr piped; its
+/// stdout as a line reader.
+fn spawn_top(args: &[&str]) -> (Reap, BufReader<std::process::ChildStdout>) {
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["top", "--batch", "--trace"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let out = BufReader::new(child.0.stdout.take().unwrap());
+    (child, out)
+}
+
+fn loc_total(v: &Value) -> u64 {
+    v["interrupts"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "LOC")
+        .map_or(0, |r| r["total"].as_u64().unwrap())
+}
+
+fn traced_loc(v: &Value) -> u64 {
+    v["trace"]["irqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "LOC")
+        .map_or(0, |r| r["count"].as_u64().unwrap())
+}
+
+/// The documented `trace` fields of one line.
+fn check_fields(v: &Value, ncpu: usize) {
+    let t = &v["trace"];
+    assert!(t.is_object(), "no trace object: {v}");
+    let cpus = t["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), ncpu, "{t}");
+    for c in cpus {
+        for k in ["cpu", "irq_ns", "softirq_ns", "irq_pct", "softirq_pct"] {
+            assert!(c[k].is_number(), "cpus[].{k}: {t}");
+        }
+    }
+    let mean: f64 = cpus
+        .iter()
+        .map(|c| c["irq_pct"].as_f64().unwrap())
+        .sum::<f64>()
+        / ncpu as f64;
+    assert!((t["irq_pct"].as_f64().unwrap() - mean).abs() < 1e-9, "{t}");
+    for s in t["softirqs"].as_array().unwrap() {
+        for k in ["name", "count", "own_ns", "us_per_s"] {
+            assert!(!s[k].is_null(), "softirqs[].{k}: {t}");
+        }
+        for k in ["latency_p50_ns", "latency_p99_ns", "p50_ns", "p99_ns"] {
+            assert!(s.get(k).is_some(), "softirqs[].{k}: {t}");
+        }
+    }
+    // handler time only for rows the line shows
+    let labels: Vec<&str> = v["interrupts"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    for x in t["irqs"].as_array().unwrap() {
+        assert!(labels.contains(&x["label"].as_str().unwrap()), "{x}");
+        assert!(x["us_per_s"].is_number() && x["total_ns"].is_number());
+    }
+    // both read in one tick: the same interval, up to the read jitter
+    let iv = v["interval_s"].as_f64().unwrap();
+    let traced = t["elapsed_ns"].as_f64().unwrap() / 1e9;
+    assert!((traced - iv).abs() < iv / 4.0, "{traced} vs {iv}");
+}
+
+#[test]
+fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!(
+            "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    let _ticker = Ticker::start();
+    let (mut child, mut out) = spawn_top(&["--format", "json", "-n", "2", "-i", "200ms"]);
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // the programs while it runs (before the second line is due)
+    let ids = prog_ids(child.0.id());
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let (status, err) = child.finish();
+    assert!(status.success(), "{err}");
+    assert!(ids.len() >= 5, "programs in fdinfo while running: {ids:?}");
+    let lines: Vec<Value> = std::iter::once(first.as_str())
+        .chain(rest.lines())
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 2, "{first}{rest}");
+    let ncpu = lines[0]["interrupts"]["cpus"].as_array().unwrap().len();
+    let (mut proc_loc, mut bpf_loc) = (0, 0);
+    for v in &lines {
+        check_fields(v, ncpu);
+        let (p, b) = (loc_total(v), traced_loc(v));
+        // the maps are read right after /proc: a handler in flight on each
+        // CPU at either read, and what fires between the two reads
+        // (a small share of the line's own count), may differ
+        let slack = 2 * ncpu as u64 + p / 10;
+        assert!(p.abs_diff(b) <= slack, "LOC: /proc {p} vs traced {b}");
+        proc_loc += p;
+        bpf_loc += b;
+    }
+    assert!(
+        bpf_loc > 0 && proc_loc > 0,
+        "400 ms of 1-ms sleeps: no LOC?"
+    );
+    assert_eq!(
+        still_loaded(&ids),
+        Vec::<u32>::new(),
+        "programs left loaded"
+    );
+    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+}
+
+/// SIGINT/SIGTERM end `top --batch --trace` like `top --batch`: the
+/// `Average:` block (with its traced lines) is printed, exit 128 + signal, and still no program
+/// is left loaded nor the mount state changed (the guard waits for top to
+/// detach instead of exiting under it).
+#[test]
+fn signals_print_average_and_detach_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!("top_trace_live: signals_print_average_and_detach_or_skip: SKIPPED: {why}");
+        return;
+    }
+    use nix::sys::signal::Signal;
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
+        let (mut child, mut out) = spawn_top(&["-i", "200ms"]);
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap() > 0 && !line.contains("TRACE CPU") {
+            line.clear();
+        }
+        assert!(line.contains("TRACE CPU"), "no traced block");
+        let ids = prog_ids(child.0.id());
+        signal(child.0.id(), sig);
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let (status, err) = child.finish();
+        assert_eq!(status.code(), Some(code), "{sig:?}: {err}");
+        assert!(rest.contains("Average:  SUM"), "{sig:?}: {rest}");
+        assert!(rest.contains("Average:  TRACE CPU"), "{sig:?}: {rest}");
+        assert!(ids.len() >= 5, "{ids:?}");
+        assert_eq!(
+            still_loaded(&ids),
+            Vec::<u32>::new(),
+            "{sig:?}: programs left"
+        );
+        assert_eq!(
+            mounted(),
+            was_mounted,
+            "{sig:?}: tracefs mount state changed"
+        );
+    }
+}
+
+/// The error path: stdout closed under `top --batch --trace` (EPIPE at the
+/// next line) ends the run quietly (exit 0, as without --trace) and still
+/// detaches and restores the mount state.
+#[test]
+fn closed_stdout_ends_quietly_and_detaches_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!(
+            "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    let (mut child, mut out) = spawn_top(&["--format", "json", "-i", "100ms"]);
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("\"trace\":"), "{first}");
+    let ids = prog_ids(child.0.id());
+    drop(out);
+    let (status, err) = child.finish();
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(ids.len() >= 5, "{ids:?}");
+    assert_eq!(still_loaded(&ids), Vec::<u32>::new(), "programs left");
+    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+}

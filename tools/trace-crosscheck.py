@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Independent cross-check of `irqlab trace` (docs/trace.md "Cross-check").
+
+Runs bpftrace with tools/trace-crosscheck.bt (bcc-style per-event sums, none
+of irqlab's code) and `irqlab trace -i D -d D --format json --cost` side by
+side under a loopback TCP workload (NET_RX/NET_TX softirqs), then prints
+both tools' figures over irqlab's window and their differences:
+
+- per softirq vector: runs and summed entry -> exit time (nested hard IRQs
+  included on both sides: irqlab's `total_ns`);
+- per CPU: hard IRQ handler + system vector runs and time (irq_work left
+  out on both sides: bpftrace cannot attach irq_vectors:irq_work_exit
+  here), and softirq time.
+
+Windows: bpftrace prints its cumulative sums every 20 ms stamped with one
+CLOCK_MONOTONIC instant; irqlab's JSON gives its window's end
+(`end_mono_ns`) and length. bpftrace's sums are interpolated linearly to
+irqlab's window; `edge` is what bpftrace counted in the two 20-ms steps
+that contain the window's edges (the most the interpolation can be off).
+Tolerances derived from the same run: counts `edge + 2 x CPUs` (one run in
+flight per CPU at each edge), time `edge + runs x 2 x (irqlab's + bpftrace's
+ns per program run)`, both per-run costs measured in this run by the
+kernel's BPF run-time accounting (irqlab's `--cost`, which holds it on, and
+bpftool for bpftrace's programs): each tool's measured span of a handler
+can contain the other tool's programs at entry and exit.
+
+Needs root, bpftrace and bpftool (tools/install-trace-deps.sh
+--with-bpftrace) and an irqlab built with --features trace. Mounts tracefs
+if absent (so that irqlab does not mount it too) and unmounts it again.
+
+Usage: sudo tools/trace-crosscheck.py [--duration S] [--irqlab BIN] [--json]
+Exit 0 when every difference is within its tolerance, 1 otherwise.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACING = "/sys/kernel/tracing"
+SOFTIRQS = ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
+            "SCHED", "HRTIMER", "RCU"]
+
+
+def cpu_count():
+    """Possible CPU ids 0..n-1, from sysfs."""
+    text = open("/sys/devices/system/cpu/possible").read().strip()
+    last = max(int(part.split("-")[-1]) for part in text.split(","))
+    return last + 1
+
+
+def prog_ids():
+    """{id: bpftool's JSON} of every loaded BPF program."""
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                         text=True, check=True).stdout
+    return {p["id"]: p for p in json.loads(out)}
+
+
+def mounted():
+    with open("/proc/self/mounts") as f:
+        return any(line.split()[1] == TRACING for line in f)
+
+
+class Workload:
+    """Loopback TCP bulk transfer until stopped: NET_RX/NET_TX softirqs."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(1)
+        self.threads = [threading.Thread(target=self.recv, daemon=True),
+                        threading.Thread(target=self.send, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def recv(self):
+        conn, _ = self.server.accept()
+        with conn:
+            while conn.recv(1 << 16):
+                pass
+
+    def send(self):
+        chunk = b"x" * (1 << 16)
+        with socket.create_connection(self.server.getsockname()) as c:
+            while not self.stop.is_set():
+                c.sendall(chunk)
+
+    def close(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=5)
+        self.server.close()
+
+
+class Bpftrace:
+    """tools/trace-crosscheck.bt running, its snapshots collected."""
+
+    def __init__(self, ncpu):
+        self.ncpu = ncpu
+        self.before = set(prog_ids())
+        self.ids = set()
+        self.snaps = {}  # t -> {key: (count, ns)}
+        self.first = threading.Event()
+        self.proc = subprocess.Popen(
+            ["bpftrace", os.path.join(HERE, "trace-crosscheck.bt"), str(ncpu)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.reader = threading.Thread(target=self.read, daemon=True)
+        self.reader.start()
+
+    def read(self):
+        for line in self.proc.stdout:
+            f = line.split()
+            if len(f) == 5 and f[0] == "H":
+                key = ("hard", int(f[2]))
+                vals = (int(f[3]), int(f[4]))
+            elif len(f) == 6 and f[0] == "S":
+                key = ("soft", int(f[2]), int(f[3]))
+                vals = (int(f[4]), int(f[5]))
+            else:
+                continue
+            self.snaps.setdefault(int(f[1]), {})[key] = vals
+            self.first.set()
+
+    def attached(self):
+        """Note bpftrace's programs: the tracepoint programs loaded since
+        it started (this bpftool lists no owner pids)."""
+        self.ids = {i for i, p in prog_ids().items() if p.get("type") == "tracepoint"} \
+            - self.before
+
+    def prog_cost(self):
+        """(runs, ns) of bpftrace's tracepoint programs (kernel accounting)."""
+        runs = ns = 0
+        for i, p in prog_ids().items():
+            if i in self.ids:
+                runs += p.get("run_cnt", 0)
+                ns += p.get("run_time_ns", 0)
+        return runs, ns
+
+    def stop(self):
+        self.proc.send_signal(2)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(timeout=10)
+
+    def series(self, pick):
+        """[(t, count, ns)] of the summed keys `pick` selects, by time."""
+        out = []
+        for t in sorted(self.snaps):
+            snap = self.snaps[t]
+            c = sum(v[0] for k, v in snap.items() if pick(k))
+            n = sum(v[1] for k, v in snap.items() if pick(k))
+            out.append((t, c, n))
+        return out
+
+
+def at(series, t):
+    """Interpolated (count, ns) at t, and the step's (count, ns) size."""
+    for (t0, c0, n0), (t1, c1, n1) in zip(series, series[1:]):
+        if t0 <= t <= t1:
+            w = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
+            return (c0 + w * (c1 - c0), n0 + w * (n1 - n0)), (c1 - c0, n1 - n0)
+    raise SystemExit(f"irqlab: crosscheck: bpftrace has no snapshot around {t}")
+
+
+def over(series, a, b):
+    """bpftrace's (count, ns) over [a, b] and the edge steps' (count, ns)."""
+    (ca, na), (ea_c, ea_n) = at(series, a)
+    (cb, nb), (eb_c, eb_n) = at(series, b)
+    return (cb - ca, nb - na), (ea_c + eb_c, ea_n + eb_n)
+
+
+def irqlab_sums(line):
+    """irqlab's {key: (count, ns)} in the bpftrace keys' terms."""
+    sums = {}
+    for s in line["softirqs"]:
+        sums[("vec", s["vec"])] = (s["count"], s["total_ns"])
+        for p in s["per_cpu"]:
+            c, n = sums.get(("soft", p["cpu"]), (0, 0))
+            sums[("soft", p["cpu"])] = (c + p["count"], n + p["total_ns"])
+    for r in line["irqs"]:
+        if r["label"] == "IWI":
+            continue  # left out on the bpftrace side too
+        for p in r["per_cpu"]:
+            c, n = sums.get(("hard", p["cpu"]), (0, 0))
+            sums[("hard", p["cpu"])] = (c + p["count"], n + p["total_ns"])
+    return sums
+
+
+def cost_per_run(stderr):
+    m = re.search(r"(\d+) program runs, (\d+) ns per run", stderr)
+    return float(m.group(2)) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=10.0, help="seconds (default 10)")
+    ap.add_argument("--irqlab", default=os.path.join(HERE, "..", "target", "debug", "irqlab"))
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("irqlab: crosscheck: needs root (BPF programs)")
+    ncpu = cpu_count()
+    mounted_here = False
+    if not mounted():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", TRACING], check=True)
+        mounted_here = True
+    work = bt = None
+    try:
+        bt = Bpftrace(ncpu)
+        if not bt.first.wait(timeout=30):
+            bt.stop()
+            sys.exit("irqlab: crosscheck: bpftrace printed nothing: " + bt.proc.stderr.read())
+        bt.attached()
+        work = Workload()
+        d = f"{args.duration}s"
+        run = subprocess.run([args.irqlab, "trace", "-i", d, "-d", d, "--format", "json",
+                              "--cost"], capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"irqlab: crosscheck: irqlab trace failed: {run.stderr}")
+        bt_runs, bt_ns = bt.prog_cost()
+        time.sleep(0.1)  # one more snapshot after irqlab's window
+    finally:
+        if work:
+            work.close()
+        if bt:
+            bt.stop()
+        if mounted_here:
+            subprocess.run(["umount", TRACING], check=False)
+    line = json.loads(run.stdout.strip().splitlines()[-1])
+    b = line["end_mono_ns"]
+    a = b - line["elapsed_ns"]
+    p_irqlab = cost_per_run(run.stderr) or 0.0
+    p_bpftrace = bt_ns / bt_runs if bt_runs else 0.0
+    per_event = 2.0 * (p_irqlab + p_bpftrace)
+    mine = irqlab_sums(line)
+    rows = []
+    keys = [("vec", v) for v in range(10)] + [("hard", c) for c in range(ncpu)] + \
+           [("soft", c) for c in range(ncpu)]
+    for key in keys:
+        if key[0] == "vec":
+            pick = lambda k, v=key[1]: k[0] == "soft" and k[2] == v  # noqa: E731
+            what = f"softirq {SOFTIRQS[key[1]]}"
+        elif key[0] == "hard":
+            pick = lambda k, c=key[1]: k == ("hard", c)  # noqa: E731
+            what = f"cpu{key[1]} hardirq+vectors"
+        else:
+            pick = lambda k, c=key[1]: k[0] == "soft" and k[1] == c  # noqa: E731
+            what = f"cpu{key[1]} softirq"
+        (bc, bn), (ec, en) = over(bt.series(pick), a, b)
+        ic, inn = mine.get(key, (0, 0))
+        if ic == 0 and round(bc) == 0:
+            continue
+        rows.append({
+            "what": what,
+            "irqlab_count": ic, "bpftrace_count": round(bc, 1),
+            "count_tolerance": round(ec + 2 * ncpu, 1),
+            "irqlab_ns": inn, "bpftrace_ns": round(bn),
+            "ns_tolerance": round(en + max(ic, bc) * per_event),
+        })
+    ok = all(abs(r["irqlab_count"] - r["bpftrace_count"]) <= r["count_tolerance"]
+             and abs(r["irqlab_ns"] - r["bpftrace_ns"]) <= r["ns_tolerance"] for r in rows)
+    result = {
+        "window_s": line["elapsed_ns"] / 1e9, "cpus": ncpu,
+        "irqlab_ns_per_run": p_irqlab, "bpftrace_ns_per_run": round(p_bpftrace, 1),
+        "snapshots": len(bt.snaps), "rows": rows, "within_tolerance": ok,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print_table(result)
+    sys.exit(0 if ok else 1)
+
+
+def print_table(r):
+    print(f"window {r['window_s']:.3f} s (irqlab trace), {r['cpus']} CPUs, "
+          f"{r['snapshots']} bpftrace snapshots interpolated to it; program cost per run: "
+          f"irqlab {r['irqlab_ns_per_run']:.0f} ns, bpftrace {r['bpftrace_ns_per_run']:.0f} ns")
+    print(f"{'what':<24} {'irqlab':>9} {'bpftrace':>10} {'diff':>8} {'tol':>7}"
+          f" {'irqlab µs':>11} {'bpftrace µs':>12} {'diff µs':>9} {'diff %':>7} {'tol µs':>8}")
+    for x in r["rows"]:
+        dc = x["irqlab_count"] - x["bpftrace_count"]
+        dn = x["irqlab_ns"] - x["bpftrace_ns"]
+        pct = dn * 100.0 / x["bpftrace_ns"] if x["bpftrace_ns"] else 0.0
+        print(f"{x['what']:<24} {x['irqlab_count']:>9} {x['bpftrace_count']:>10.1f} {dc:>8.1f}"
+              f" {x['count_tolerance']:>7.1f} {x['irqlab_ns'] / 1e3:>11.1f}"
+              f" {x['bpftrace_ns'] / 1e3:>12.1f} {dn / 1e3:>9.1f} {pct:>7.2f}"
+              f" {x['ns_tolerance'] / 1e3:>8.1f}")
+    print("all within tolerance" if r["within_tolerance"] else "SOME OUTSIDE TOLERANCE")
+
+
+if __name__ == "__main__":
+    main()
