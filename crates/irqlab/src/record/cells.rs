@@ -307,6 +307,17 @@ fn diff_row(old: Option<&FlatRow>, new: &FlatRow, out: &mut Vec<CellValue>) {
     }
 }
 
+/// What [`Differ::sample`] found besides the changed cells.
+#[derive(Debug, Default)]
+pub struct Sampled {
+    /// The shape, when it changed (always the first time).
+    pub shape: Option<Shape>,
+    /// Every cell is new (the first sample): they were not put in `out`,
+    /// read them from [`Differ::rows`] (a big machine's first sample is
+    /// ~1.2 M cells, too many to hand out one owned value each).
+    pub every: bool,
+}
+
 /// Keeps the previous sample's counters to emit only changed cells.
 #[derive(Debug, Default)]
 pub struct Differ {
@@ -317,26 +328,39 @@ pub struct Differ {
 
 impl Differ {
     /// Diff `s` against the previous sample: `out` (cleared) gets the cells
-    /// that changed (every cell the first time); returns the shape when it
-    /// changed (always the first time).
+    /// that changed, except the first time (see [`Sampled::every`]).
     pub fn sample(
         &mut self,
         s: SampleView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
         out: &mut Vec<CellValue>,
-    ) -> Option<Shape> {
+    ) -> Sampled {
         out.clear();
         let shape = shape_of(s, filter, affinity);
         if self.shape.as_ref() == Some(&shape) {
             // the usual case: counters compared and overwritten in place
             let rows = &mut self.rows;
             walk(s, filter, &mut Update { rows, out });
-            return None;
+            return Sampled::default();
         }
-        self.new_shape(s, filter, &shape, out);
+        let every = self.shape.is_none();
+        if every {
+            self.rows = rows_of(&shape);
+            walk(s, filter, &mut Fill(&mut self.rows));
+        } else {
+            self.new_shape(s, filter, &shape, out);
+        }
         self.shape = Some(shape.clone());
-        Some(shape)
+        Sampled {
+            shape: Some(shape),
+            every,
+        }
+    }
+
+    /// The latest sample's rows, in layout order.
+    pub fn rows(&self) -> &[FlatRow] {
+        &self.rows
     }
 
     /// Rows rebuilt from `shape`, diffed by key against the rows before.
@@ -405,7 +429,9 @@ mod tests {
         let snap = snap();
         let mut d = Differ::default();
         let mut first = Vec::new();
-        d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut first);
+        let s = d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut first);
+        assert!(s.every && first.is_empty());
+        let first = d.all_cells();
         let mut keys: Vec<(SourceKind, &str)> =
             d.rows.iter().map(|r| (r.source, r.key.as_str())).collect();
         keys.sort();
@@ -420,8 +446,8 @@ mod tests {
         let field = first.iter().find(|c| c.key == "softirq" && c.cpu.is_none());
         assert_eq!(field.map(|c| c.value), Some(66), "the cpu line's field");
         let mut again = Vec::new();
-        let shape = d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut again);
-        assert!(shape.is_none());
+        let s = d.sample(view(&snap), &Filter::default(), &mut |_| None, &mut again);
+        assert!(s.shape.is_none() && !s.every);
         assert!(again.is_empty(), "nothing changed, yet {again:?}");
     }
 
@@ -437,14 +463,17 @@ mod tests {
         snap: &irqlab_core::Snapshot,
     ) -> (bool, Vec<(String, Option<u32>, u64)>) {
         let mut out = Vec::new();
-        let shape = d.sample(view(snap), &Filter::default(), &mut |_| None, &mut out);
+        let s = d.sample(view(snap), &Filter::default(), &mut |_| None, &mut out);
+        if s.every {
+            out = d.all_cells();
+        }
         let mut v: Vec<_> = out
             .into_iter()
             .filter(|c| c.source == SourceKind::Interrupts)
             .map(|c| (c.key, c.cpu, c.value))
             .collect();
         v.sort();
-        (shape.is_some(), v)
+        (s.shape.is_some(), v)
     }
 
     #[test]
@@ -456,7 +485,7 @@ mod tests {
         assert_eq!(first.len(), 4, "{first:?}");
         let b = irq_snap("  CPU0 CPU1\n 24: 1 3 PCI-MSI a\nLOC: 5 6 Local timer\n");
         assert_eq!(cells(&mut d, &b), (false, vec![("24".into(), Some(1), 3)]));
-        // the buffers were swapped: the next diff is against b, not a
+        // overwritten in place: the next diff is against b, not a
         assert_eq!(cells(&mut d, &b), (false, vec![]));
         assert_eq!(cells(&mut d, &a), (false, vec![("24".into(), Some(1), 2)]));
         // a new row: the shape changes, only the new row's cells and what

@@ -4,10 +4,12 @@
 //! unreadable tail and reports its byte offset; everything before it is
 //! kept.
 
+use super::cells::FlatRow;
 #[cfg(test)]
 use super::schema::SCHEMA;
-use super::schema::{readable, unreadable, JournalLine};
+use super::schema::{readable, unreadable, CellValue, JournalLine, SampleTime, Shape, SourceKind};
 use anyhow::Context;
+use serde::Serialize;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -47,7 +49,7 @@ impl RecordJournal {
     /// Append one sample and flush it to the kernel. Streamed through a
     /// 64-KB buffer: a big machine's first line (every counter, ~60 MB of
     /// JSON at 1152 CPUs) is never held whole in memory.
-    pub fn append(&mut self, line: &JournalLine) -> anyhow::Result<()> {
+    pub fn append(&mut self, line: &LineOut) -> anyhow::Result<()> {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &*self.file);
         let written = serde_json::to_writer(&mut w, line)
             .map_err(std::io::Error::from)
@@ -90,6 +92,58 @@ pub fn lock(path: &Path, create: bool) -> anyhow::Result<Locked> {
             path.display()
         ),
         Err((_, e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
+/// A journal line as written: the JSON of [`JournalLine`], with the cells
+/// borrowed (a list of changed cells, or every cell of the differ's rows).
+#[derive(Debug, Serialize)]
+pub struct LineOut<'a> {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub time: SampleTime,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<&'a Shape>,
+    pub cells: LineCells<'a>,
+}
+
+/// The cells of a [`LineOut`].
+#[derive(Debug)]
+pub enum LineCells<'a> {
+    List(&'a [CellValue]),
+    /// Every cell of these rows.
+    Rows(&'a [FlatRow]),
+}
+
+/// One cell as [`CellValue`] serialises it.
+#[derive(Serialize)]
+struct CellRef<'a> {
+    source: SourceKind,
+    key: &'a str,
+    cpu: Option<u32>,
+    value: u64,
+}
+
+impl Serialize for LineCells<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self {
+            LineCells::List(cells) => cells.serialize(s),
+            LineCells::Rows(rows) => {
+                let mut seq = s.serialize_seq(None)?;
+                for r in rows.iter() {
+                    for (&cpu, &value) in r.cpus.iter().zip(&r.values) {
+                        seq.serialize_element(&CellRef {
+                            source: r.source,
+                            key: &r.key,
+                            cpu,
+                            value,
+                        })?;
+                    }
+                }
+                seq.end()
+            }
+        }
     }
 }
 
@@ -153,7 +207,50 @@ pub fn parse(bytes: &[u8]) -> (Vec<JournalLine>, Option<Torn>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::schema::{CellValue, SampleTime, SourceKind};
+
+    fn out(l: &JournalLine) -> LineOut<'_> {
+        LineOut {
+            schema: l.schema,
+            time: l.time,
+            shape: l.shape.as_ref(),
+            cells: LineCells::List(&l.cells),
+        }
+    }
+
+    #[test]
+    fn every_cell_of_rows_is_written_as_the_same_json_as_a_list() {
+        let rows = vec![FlatRow {
+            source: SourceKind::Interrupts,
+            key: "LOC".into(),
+            cpus: vec![Some(0), Some(1)],
+            values: vec![5, 6],
+        }];
+        let mut l = line(3);
+        l.shape = Some(Shape::default());
+        l.cells = vec![
+            CellValue {
+                source: SourceKind::Interrupts,
+                key: "LOC".into(),
+                cpu: Some(0),
+                value: 5,
+            },
+            CellValue {
+                source: SourceKind::Interrupts,
+                key: "LOC".into(),
+                cpu: Some(1),
+                value: 6,
+            },
+        ];
+        let from_rows = LineOut {
+            cells: LineCells::Rows(&rows),
+            ..out(&l)
+        };
+        let a = serde_json::to_string(&from_rows).unwrap();
+        assert_eq!(a, serde_json::to_string(&l).unwrap());
+        assert_eq!(a, serde_json::to_string(&out(&l)).unwrap());
+        let back: JournalLine = serde_json::from_str(&a).unwrap();
+        assert_eq!(back.cells, l.cells);
+    }
 
     fn line(seq: u64) -> JournalLine {
         JournalLine {
@@ -178,8 +275,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("j");
         let mut j = RecordJournal::create(&p).unwrap();
-        j.append(&line(0)).unwrap();
-        j.append(&line(1)).unwrap();
+        j.append(&out(&line(0))).unwrap();
+        j.append(&out(&line(1))).unwrap();
         let good = j.len;
         let mut bytes = std::fs::read(&p).unwrap();
         bytes.extend_from_slice(b"{\"schema\":1,\"seq\":2,\"wal");

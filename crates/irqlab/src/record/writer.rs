@@ -9,11 +9,9 @@
 //! file; what was written stays.
 
 use super::cells::Differ;
-use super::journal::RecordJournal;
+use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
-use super::schema::{
-    recorded_wall_ns, CellValue, JournalLine, SampleTime, ShapeAt, JOURNAL, SCHEMA,
-};
+use super::schema::{recorded_wall_ns, CellValue, SampleTime, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
@@ -82,23 +80,26 @@ impl Run {
         // last segment), so that a big machine's journal does not repeat
         // every counter each time a segment closes.
         let mut cells = std::mem::take(&mut self.changed);
-        let shape = self.differ.sample(s, filter, affinity, &mut cells);
+        let sampled = self.differ.sample(s, filter, affinity, &mut cells);
         let first = self.data.samples.is_empty();
         let time = SampleTime {
             seq: self.next_seq,
             wall_ns: recorded_wall_ns(s.snap.wall_ns),
             mono_ns: s.snap.mono_ns,
         };
-        let mut line = JournalLine {
+        self.journal.append(&LineOut {
             schema: SCHEMA,
             time,
-            shape,
-            cells,
-        };
-        self.journal.append(&line)?;
+            shape: sampled.shape.as_ref(),
+            cells: if sampled.every {
+                LineCells::Rows(self.differ.rows())
+            } else {
+                LineCells::List(&cells)
+            },
+        })?;
         self.next_seq += 1;
         self.sum.samples += 1;
-        if let Some(shape) = line.shape.take() {
+        if let Some(shape) = sampled.shape {
             self.data.shapes.push(ShapeAt {
                 seq: time.seq,
                 shape,
@@ -114,22 +115,28 @@ impl Run {
                 .reserve(self.differ.cells() + self.max_changes.min(1 << 24) as usize);
             self.started = Some(Instant::now());
             self.changes = 0;
+        }
+        if first || sampled.every {
             let before = self.data.rows.len();
-            self.differ.each_row(|r| {
+            for r in self.differ.rows() {
                 let key = self.data.rows.key(r.source, &r.key);
                 for (&cpu, &v) in r.cpus.iter().zip(&r.values) {
                     self.data.rows.push(seq, key, cpu, v);
                 }
-            });
-            self.sum.cells += (self.data.rows.len() - before) as u64;
+            }
+            let n = (self.data.rows.len() - before) as u64;
+            self.sum.cells += n;
+            if !first {
+                self.changes += n;
+            }
         } else {
-            self.sum.cells += line.cells.len() as u64;
-            self.changes += line.cells.len() as u64;
-            for c in &line.cells {
+            self.sum.cells += cells.len() as u64;
+            self.changes += cells.len() as u64;
+            for c in &cells {
                 self.data.rows.push_cell(seq, c);
             }
         }
-        self.changed = line.cells;
+        self.changed = cells;
         Ok(())
     }
 
