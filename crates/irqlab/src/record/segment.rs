@@ -1,14 +1,16 @@
 //! Parquet segments: the long table (time, seq, source, key, cpu, value)
-//! written with the `parquet` crate (no arrow). Schema 2
+//! written with the `parquet` crate (no arrow). Schema 3
 //! (docs/recording-schema.md): one `clock` row per sample (its times),
 //! rows sorted by cell then sequence, each cell's first row in the segment
 //! holding its raw counter and later rows the increment since the row
-//! before (a window sum restores the counter), `seq` and `value`
-//! byte-stream-split, `cpu` delta-encoded and everything GZIP-compressed; the footer holds the schema version, the
+//! before (a window sum restores the counter), `time` in milliseconds and
+//! plain, `seq` and `value` byte-stream-split, `cpu` delta-encoded and
+//! everything GZIP-compressed; the footer holds the schema version, the
 //! shapes when they change (gzip + base64) and the environment of a run's
-//! first segment. And the reader back (schemas 1 and 2), which turns any
-//! failure (including a panic inside the decoder) into an error naming the
-//! file.
+//! first segment. The open segment is buffered as [`SegmentRows`]
+//! (interned keys, 24 bytes a row) and written in chunks. And the reader
+//! back (schemas 1 to 3), which turns any failure (including a panic
+//! inside the decoder) into an error naming the file.
 
 use super::pack;
 use super::schema::{

@@ -1,7 +1,8 @@
 //! The recording loop: live samples -> changed cells -> journal line
 //! (flushed every sample) -> a Parquet segment every `segment` interval (or
-//! sooner, once it holds `segment_changes` changed counters) and at exit, after which the journal starts afresh (with only the changes:
-//! the segment's first sample takes every cell from the flattened sample).
+//! sooner, once it holds `segment_changes` changed counters) and at exit,
+//! after which the journal starts afresh (with only the changes: the
+//! segment's first sample takes every cell from the differ's rows).
 //! A journal left by a crash is turned into a segment first
 //! (`layout::recover_boot_dir`).
 //!
