@@ -461,6 +461,37 @@ fn schema_1_recordings_are_still_read() {
     assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
 }
 
+/// tests/fixtures/recording-schema2: a schema-2 recording (`time` in
+/// nanoseconds) written by irqlab before schema 3 (`40be49d`), of a synth
+/// tree (2 CPUs, 3 IRQs, seed 1) at 100 ms: still read, times in ns.
+#[test]
+fn schema_2_recordings_are_still_read_with_nanosecond_times() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-schema2");
+    let dir = boot_dir(&fixture);
+    let rec = reader::open(&dir).unwrap();
+    assert_eq!(rec.steps.len(), 4);
+    assert!(
+        rec.steps.iter().any(|s| s.time.wall_ns % 1_000_000 != 0),
+        "nanosecond wall clocks, not milliseconds"
+    );
+    let mut rp = reader::Replayer::default();
+    for step in &rec.steps {
+        let s = rp.apply(step).unwrap();
+        assert_eq!(s.snap.wall_ns, step.time.wall_ns);
+        let ints = s.snap.interrupts.unwrap();
+        let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
+        assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
+    }
+    let r = irqlab()
+        .arg("replay")
+        .arg(&fixture)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
+}
+
 #[test]
 fn bad_flags_are_usage_errors_before_anything_is_written() {
     let d = tempfile::tempdir().unwrap();

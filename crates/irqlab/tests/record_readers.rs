@@ -208,16 +208,21 @@ fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
     if let [x, y] = results.as_slice() {
         assert_eq!(x, y, "duckdb and pyarrow disagree");
     }
-    // A schema-1 recording (tests/fixtures/recording-schema1) still reads.
-    let old = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-schema1");
-    for engine in &engines {
-        let states = read_back(&old, engine);
-        assert_eq!(states.len(), 4, "{engine}");
-        for s in &states {
-            assert_eq!(
-                s["values"]["interrupts|LOC|1"], 1_848_652_868u64,
-                "{engine}"
-            );
+    // Schema-1 and schema-2 recordings (tests/fixtures/recording-schema1,
+    // -schema2: nanosecond times) still read.
+    for fixture in ["recording-schema1", "recording-schema2"] {
+        let old = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture);
+        for engine in &engines {
+            let states = read_back(&old, engine);
+            assert_eq!(states.len(), 4, "{engine} {fixture}");
+            for s in &states {
+                assert_eq!(
+                    s["values"]["interrupts|LOC|1"], 1_848_652_868u64,
+                    "{engine} {fixture}"
+                );
+            }
         }
     }
 }
