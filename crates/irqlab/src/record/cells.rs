@@ -6,7 +6,7 @@
 //! diffs them by key. `--irq`/`--cpus` apply here. Pure: no I/O.
 //!
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
-//! adds a `*_rows` walker here and its arm in [`walk`].
+//! adds a `*_rows` walker here and its arm in `walk`.
 
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use crate::record::source::SampleView;

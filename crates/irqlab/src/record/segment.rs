@@ -108,7 +108,7 @@ struct CellRow {
 }
 
 /// The cells of a segment being written: (source, key) interned, one
-/// [`CellRow`] per changed cell, so that a big machine's first sample
+/// `CellRow` per changed cell, so that a big machine's first sample
 /// (every cell) costs 24 bytes a cell and sorting compares integers.
 #[derive(Debug, Default)]
 pub struct SegmentRows {
