@@ -7,6 +7,8 @@
 //! own process group, which is killed if it hangs.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use assert_cmd::Command;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -97,7 +99,7 @@ fn values(centre: f64, n: usize) -> String {
 #[test]
 fn html_report_renders_in_headless_chromium_or_skip() {
     let Some(bin) = chromium() else {
-        eprintln!("SKIP {TEST}: chromium not installed (tools/install-chromium.sh)");
+        crate::visible!("SKIP {TEST}: chromium not installed (tools/install-chromium.sh)");
         return;
     };
     let tmp = TempDir::new().unwrap();

@@ -35,7 +35,7 @@ fn run_tool(prog: &str, args: &[&str]) -> Option<std::process::Output> {
     match Std::new(prog).args(args).output() {
         Ok(o) => Some(o),
         Err(e) => {
-            eprintln!("SKIP: {prog} is not installed ({e}); that check did not run");
+            crate::visible!("SKIP: {prog} is not installed ({e}); that check did not run");
             None
         }
     }

@@ -152,7 +152,7 @@ fn bad_flags_and_empty_roots_are_refused() {
 #[test]
 fn live_proc_interrupts_costs_microseconds() {
     if std::fs::File::open("/proc/interrupts").is_err() {
-        eprintln!("skipping: /proc/interrupts is not readable on this machine");
+        crate::visible!("skipping: /proc/interrupts is not readable on this machine");
         return;
     }
     let out = irqlab()

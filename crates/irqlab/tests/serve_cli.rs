@@ -3,6 +3,8 @@
 //! latest sample (never re-reading /proc), `promtool check metrics`.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 mod serve_support;
 
 use serve_support::{have, request, scrape, serve, synth, value};
@@ -137,7 +139,7 @@ fn bad_flags_are_usage_errors() {
 #[test]
 fn promtool_check_metrics_both_namings_or_skip() {
     if !have("promtool") {
-        eprintln!("SKIP promtool_check_metrics_both_namings_or_skip: promtool not installed (tools/install-prometheus.sh)");
+        crate::visible!("SKIP promtool_check_metrics_both_namings_or_skip: promtool not installed (tools/install-prometheus.sh)");
         return;
     }
     let d = tempfile::tempdir().unwrap();

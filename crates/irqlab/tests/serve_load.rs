@@ -5,6 +5,8 @@
 //! same run, so a busy machine shifts both alike).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 mod serve_support;
 
 use serve_support::{request, scrape, serve, synth, value};
@@ -71,7 +73,7 @@ fn fifty_scrapers_for_five_seconds() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
-    eprintln!(
+    crate::visible!(
         "serve_load: {ok} scrapes in 5 s, {failed} failed; idle {a:?} -> {b:?}, loaded -> {c:?}"
     );
     assert_eq!(failed, 0, "{failed} scrapes failed ({ok} ok)");

@@ -8,6 +8,8 @@
 //! metrics this tree exposes must return data.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 mod serve_support;
 
 use serve_support::{have, request, serve, synth};
@@ -49,7 +51,7 @@ fn poll(addr: SocketAddr, path: &str, secs: u64, ok: impl Fn(&str) -> bool) -> O
 #[test]
 fn prometheus_scrapes_and_rates_or_skip() {
     if !have("prometheus") {
-        eprintln!("SKIP prometheus_scrapes_and_rates_or_skip: prometheus not installed (tools/install-prometheus.sh)");
+        crate::visible!("SKIP prometheus_scrapes_and_rates_or_skip: prometheus not installed (tools/install-prometheus.sh)");
         return;
     }
     let d = tempfile::tempdir().unwrap();

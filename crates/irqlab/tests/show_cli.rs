@@ -208,7 +208,7 @@ fn bad_values_exit_2_before_sampling() {
 #[test]
 fn live_system_when_available() {
     if !Path::new("/proc/interrupts").exists() {
-        eprintln!("skipping: /proc/interrupts not present");
+        crate::visible!("skipping: /proc/interrupts not present");
         return;
     }
     let v = json(Path::new("/"), &["--interval", "200ms", "--irq", "^LOC$"]);

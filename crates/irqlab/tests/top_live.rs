@@ -4,6 +4,8 @@
 //! when the files or root rights are missing.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
+mod common;
+
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -60,11 +62,11 @@ fn loc_counts() -> Vec<u64> {
 fn ten_json_lines_with_local_timer_rates() {
     let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {
-        eprintln!("skipping: /proc/interrupts not readable");
+        crate::visible!("skipping: /proc/interrupts not readable");
         return;
     };
     if !text.contains("LOC:") {
-        eprintln!("skipping: no LOC row (not x86)");
+        crate::visible!("skipping: no LOC row (not x86)");
         return;
     }
     let before = loc_counts();
@@ -119,7 +121,7 @@ impl Drop for Online {
             let _ = std::fs::write(CPU1_ONLINE, "1");
             std::thread::sleep(Duration::from_millis(100));
         }
-        eprintln!("warning: could not bring cpu1 back online");
+        crate::visible!("warning: could not bring cpu1 back online");
     }
 }
 
@@ -162,7 +164,7 @@ fn cpu1_gap_or_absent(l: &Value) -> bool {
 fn cpu_hotplug_shows_a_gap_never_a_spike() {
     let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = hotplug_skip_reason() {
-        eprintln!("skipping: {why}");
+        crate::visible!("skipping: {why}");
         return;
     }
     let mut child = top(&["-i", "100ms", "-n", "30"]).spawn().unwrap();

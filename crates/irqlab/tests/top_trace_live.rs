@@ -101,7 +101,7 @@ fn check_fields(v: &Value, ncpu: usize) {
 #[test]
 fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!(
+        crate::visible!(
             "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip: SKIPPED: {why}"
         );
         return;
@@ -157,7 +157,7 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
 #[test]
 fn signals_print_average_and_detach_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!("top_trace_live: signals_print_average_and_detach_or_skip: SKIPPED: {why}");
+        crate::visible!("top_trace_live: signals_print_average_and_detach_or_skip: SKIPPED: {why}");
         return;
     }
     use nix::sys::signal::Signal;
@@ -198,7 +198,7 @@ fn signals_print_average_and_detach_or_skip() {
 #[test]
 fn closed_stdout_ends_quietly_and_detaches_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!(
+        crate::visible!(
             "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip: SKIPPED: {why}"
         );
         return;

@@ -46,7 +46,9 @@ fn traced_screen(s: &str) -> bool {
 #[test]
 fn traced_view_and_detach_on_q_and_sigint_or_skip() -> Res<()> {
     if let Some(why) = skip_reason() {
-        eprintln!("top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip: SKIPPED: {why}");
+        crate::visible!(
+            "top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip: SKIPPED: {why}"
+        );
         return Ok(());
     }
     let was_mounted = mounted();

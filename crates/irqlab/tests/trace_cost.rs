@@ -28,7 +28,7 @@ fn number_before(line: &str, key: &str) -> f64 {
 #[test]
 fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
+        crate::visible!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
         return;
     }
     let _one = one_at_a_time();
@@ -63,7 +63,7 @@ fn cost_is_said_on_sigint_or_skip() {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
     if let Some(why) = skip_reason() {
-        eprintln!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
+        crate::visible!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
         return;
     }
     let _one = one_at_a_time();

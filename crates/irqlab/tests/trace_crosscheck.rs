@@ -37,7 +37,7 @@ fn skip_reason() -> Option<String> {
 #[test]
 fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!(
+        crate::visible!(
             "trace_crosscheck: irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip: SKIPPED: {why}"
         );
         return;

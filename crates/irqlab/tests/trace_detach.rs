@@ -69,7 +69,9 @@ fn check_clean(case: &str, ids: &[u32], was_mounted: bool) {
 #[test]
 fn no_program_or_mount_left_on_any_exit_or_skip() {
     if let Some(why) = skip_reason() {
-        eprintln!("trace_detach: no_program_or_mount_left_on_any_exit_or_skip: SKIPPED: {why}");
+        crate::visible!(
+            "trace_detach: no_program_or_mount_left_on_any_exit_or_skip: SKIPPED: {why}"
+        );
         return;
     }
     use nix::sys::signal::Signal;

@@ -9,6 +9,8 @@
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
+mod common;
+
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
 use irqlab::trace::interval::{between, Select};
@@ -121,7 +123,7 @@ fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
 /// |traced - kernel| within 2 % of the kernel's count (+2 for the one
 /// in-flight run per CPU the two counters may disagree on at an edge).
 fn close(what: &str, traced: u64, kernel: u64) {
-    eprintln!("trace_live: {what}: traced {traced}, kernel {kernel}");
+    crate::visible!("trace_live: {what}: traced {traced}, kernel {kernel}");
     assert!(
         kernel >= 100,
         "{what}: the workload raised only {kernel} events"
@@ -136,7 +138,9 @@ fn close(what: &str, traced: u64, kernel: u64) {
 #[test]
 fn counts_match_proc_within_2_percent_or_skip() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("trace_live: counts_match_proc_within_2_percent_or_skip: SKIPPED: not root");
+        crate::visible!(
+            "trace_live: counts_match_proc_within_2_percent_or_skip: SKIPPED: not root"
+        );
         return;
     }
     let mut session = match Session::start(&HostFs::new("/")) {
@@ -144,7 +148,7 @@ fn counts_match_proc_within_2_percent_or_skip() {
         Err(e) => {
             let msg = format!("{e:#}");
             assert!(msg.contains("not built"), "{msg}");
-            eprintln!("trace_live: SKIPPED: {msg}");
+            crate::visible!("trace_live: SKIPPED: {msg}");
             return;
         }
     };
@@ -155,7 +159,9 @@ fn counts_match_proc_within_2_percent_or_skip() {
         .filter(|(_, a)| a.starts_with("virtio") && a.contains("-req"))
         .collect();
     if disk.is_empty() {
-        eprintln!("trace_live: disk part SKIPPED: no virtio-blk request IRQ in /proc/interrupts");
+        crate::visible!(
+            "trace_live: disk part SKIPPED: no virtio-blk request IRQ in /proc/interrupts"
+        );
     } else {
         let w = measure(&mut session, WorkloadKind::Disk);
         let kernel: u64 = disk.iter().map(|(l, _)| w.proc_delta(l)).sum();
@@ -182,7 +188,7 @@ fn counts_match_proc_within_2_percent_or_skip() {
         .iter()
         .any(|t| t == "irq_vectors:reschedule_entry")
     {
-        eprintln!("trace_live: ipi part SKIPPED: no irq_vectors tracepoints (not x86)");
+        crate::visible!("trace_live: ipi part SKIPPED: no irq_vectors tracepoints (not x86)");
         return;
     }
     let w = measure(&mut session, WorkloadKind::Ipi);

@@ -6,6 +6,17 @@
 //! a `TempDir` removed on drop, so tests leave nothing behind.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+/// `eprintln!` that `cargo test` shows for passing tests too: libtest
+/// captures what the `eprintln!` macro prints, not writes to the stderr
+/// handle, and a skip must be visible in normal test output.
+#[macro_export]
+macro_rules! visible {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod compare;
 pub mod tmux;
 pub mod trace;

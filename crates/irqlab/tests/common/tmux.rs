@@ -111,7 +111,7 @@ pub fn have_tmux() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
+        crate::visible!("skipping: tmux is not installed (apt-get install -y tmux)");
     }
     ok
 }
