@@ -77,3 +77,10 @@ if [ -f "$fx/interrupts" ]; then
         cat "$fx/stat"
     } > "$c/show_root/fixture-vm-2cpu"
 fi
+
+# journal: a recording's journal (record --trace on this VM, cut to a few
+# rows), from the repository's fixture.
+mkdir -p "$c/journal"
+cp "$here/../crates/irqlab/tests/fixtures/recording-trace/host=vm/boot=b/journal.jsonl" \
+    "$c/journal/vm-trace" 2>/dev/null || true
+echo "journal: $(ls "$c/journal" | wc -l) seeds"

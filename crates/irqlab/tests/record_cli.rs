@@ -556,3 +556,72 @@ fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
         rp.apply(step).unwrap();
     }
 }
+
+/// `record --trace` in a build without tracing is a usage error saying how
+/// to build it in (exit 2, like `top --trace`), with nothing written; with
+/// tracing built in, a tree without tracefs is an error naming it.
+#[test]
+fn record_trace_says_how_to_get_tracing_or_what_is_missing() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["--trace", "-d", "1s"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "trace") {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("tracefs") || err.contains("root"), "{err}");
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--features trace"), "{err}");
+        assert!(!out.exists(), "nothing written");
+    }
+}
+
+/// A recording made with `record --trace` (fixture: three samples of this
+/// VM, cut to a few rows) replays with `top --trace`'s traced figures in
+/// any build: the JSON `trace` object and the text `TRACE` lines, whose
+/// LOC count per interval is the recorded maps' difference.
+#[test]
+fn a_traced_recording_replays_with_its_traced_figures() {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-trace");
+    let o = irqlab()
+        .args(["replay", "--batch", "--format", "json"])
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "three samples, two intervals");
+    for v in &lines {
+        let t = &v["trace"];
+        let loc = t["irqs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == "LOC")
+            .unwrap();
+        assert!(loc["count"].as_u64().unwrap() > 0, "{t}");
+        let proc_loc = v["interrupts"]["rows"][0]["total"].as_u64().unwrap();
+        let slack = 2 + proc_loc / 10;
+        assert!(
+            proc_loc.abs_diff(loc["count"].as_u64().unwrap()) <= slack,
+            "{v}"
+        );
+        assert!(t["softirqs"][0]["name"] == "TIMER", "{t}");
+    }
+    let o = irqlab()
+        .args(["replay", "--batch"])
+        .arg(&fx)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("TRACE IRQ") && text.contains("TRACE CPU"),
+        "{text}"
+    );
+}

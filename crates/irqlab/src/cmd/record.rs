@@ -12,6 +12,7 @@ use std::time::Duration;
 #[command(after_help = "Examples:\n  \
     irqlab record -o rec --duration 10m        # 1-s samples for 10 minutes\n  \
     irqlab record -o rec -i 5s --irq virtio    # until Ctrl-C, virtio rows only\n  \
+    irqlab record -o rec --trace -d 1m          # plus traced IRQ/softirq time (root, feature trace)\n  \
     irqlab replay rec --batch                  # read it back (top --batch lines)\n  \
     irqlab recover rec                         # after a crash: journal -> segment\n\
 Schema and SQL: docs/recording-schema.md")]
@@ -22,7 +23,7 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::positive_duration)]
     pub interval: Duration,
     /// Stop after this long (default: until SIGINT/SIGTERM).
-    #[arg(long, value_parser = super::args::positive_duration)]
+    #[arg(long, short = 'd', value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit). Longer segments
     /// cost fewer bytes per counter: each repeats every counter once, its
@@ -43,6 +44,11 @@ pub struct Args {
     /// Partition host name (default: the tree's hostname).
     #[arg(long)]
     pub host: Option<String>,
+    /// Also record traced hard IRQ, vector and softirq time, counts and
+    /// latency histograms (eBPF, as `irqlab trace`; root; needs a build
+    /// with the `trace` feature): source `trace` in the schema.
+    #[arg(long)]
+    pub trace: bool,
     /// Dataset directory; the recording goes to DIR/host=…/boot=…/.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
@@ -52,8 +58,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_zero() {
         anyhow::bail!("--interval must be above zero");
     }
+    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    if args.trace && !cfg!(feature = "trace") {
+        eprintln!("irqlab: error: record --trace: {}", crate::trace::NOT_BUILT);
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     let cfg = writer::RecordConfig {
-        filter: Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?,
+        filter,
         root: args.root.dir,
         out: args.out,
         interval: args.interval,
@@ -62,9 +73,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         segment_changes: args.segment_changes,
         host: args.host,
     };
-    let sum = writer::run(&cfg, |dir| {
-        eprintln!("irqlab: recording to {}", dir.display())
-    })?;
+    let announce = |dir: &std::path::Path| eprintln!("irqlab: recording to {}", dir.display());
+    let sum = match args.trace {
+        true => traced(&cfg, announce)?,
+        false => writer::run(&cfg, None, announce)?,
+    };
     let per = |v: u64| v as f64 / sum.samples.max(1) as f64;
     eprintln!(
         "irqlab: {} samples, {} changed counters, {} segment(s), {} bytes ({:.2} bytes per changed counter); CPU per sample {:.3} ms (+ {:.3} ms for segments)",
@@ -77,4 +90,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         per(sum.segment_cpu_ns) / 1e6,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long a signal waits for the run to close its segment and detach
+/// before the guard restores the host itself (see `guard::defer_signals`).
+#[cfg(feature = "trace")]
+const SIGNAL_GRACE: Duration = Duration::from_secs(10);
+
+#[cfg(feature = "trace")]
+impl writer::TraceRead for crate::trace::session::Session {
+    fn read(&mut self, out: &mut crate::trace::model::Sample) -> anyhow::Result<()> {
+        crate::trace::session::Session::read(self, out)
+    }
+}
+
+/// `record --trace`: attach (mounting tracefs through the session's guard
+/// when needed), record, then detach and unmount.
+#[cfg(feature = "trace")]
+fn traced(
+    cfg: &writer::RecordConfig,
+    announce: impl FnOnce(&std::path::Path),
+) -> anyhow::Result<writer::RecordSummary> {
+    use crate::trace::session::Session;
+    // a signal ends the loop; the segment is closed, then the session
+    // detaches and unmounts
+    crate::guard::defer_signals(SIGNAL_GRACE);
+    let mut session = Session::start(&crate::host::HostFs::new(&cfg.root))?;
+    for n in &session.notes {
+        eprintln!("irqlab: note: trace: {n}");
+    }
+    let sum = writer::run(cfg, Some(&mut session), announce);
+    session.stop()?;
+    sum
+}
+
+#[cfg(not(feature = "trace"))]
+fn traced(
+    _: &writer::RecordConfig,
+    _: impl FnOnce(&std::path::Path),
+) -> anyhow::Result<writer::RecordSummary> {
+    anyhow::bail!("record --trace: {}", crate::trace::NOT_BUILT)
 }

@@ -4,12 +4,15 @@
 //! recording is a snapshot source (`record::playback`) behind the same
 //! `LiveSampler` as live `top`; rates come from the same delta code and
 //! writers as live `top --batch` (text: the Report and `top::text`; JSON:
-//! `export::jsonl`).
+//! `export::jsonl`). A recording made with `record --trace` adds each
+//! frame's traced time as `top --trace` does (`record::trace_replay`).
 
 use super::top::text::{Block, TextOpts};
 use super::top::BatchFormat;
+use super::top::{trace as top_trace, trace_text};
 use crate::export::jsonl::JsonlWriter;
 use crate::record::playback::RecordingSource;
+use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
 use crate::report::{self, Filter};
 use crate::sampler::strategy::Choice;
@@ -60,14 +63,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // the first step is the baseline; one frame per later step
     let frames = rec.steps.len().saturating_sub(1);
+    // a recording made with `record --trace`: each frame's traced interval
+    let mut traces = match reader::Replayer::traced(&rec.steps) {
+        true => Some(TraceReplay::new(rec.steps.clone(), filter.cpus.clone())?),
+        false => None,
+    };
     let mut live = LiveSampler::with_source(RecordingSource::new(rec), filter)?;
     let mut out = crate::export::stdout::stdout();
     let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();
     for _ in 0..frames {
         let mut frame = live.next_frame()?;
+        let traced = match traces.as_mut() {
+            Some(t) => t
+                .next_interval()?
+                .map(|iv| top_trace::shown(&iv, frame.cur, frame.filter())),
+            None => None,
+        };
         match args.format {
-            BatchFormat::Json => jsonl.write_frame(&mut frame, &mut buf),
+            BatchFormat::Json => {
+                jsonl.write_frame(&mut frame, &mut buf);
+                if let Some(tt) = &traced {
+                    top_trace::append_json(&mut buf, tt)?;
+                }
+            }
             BatchFormat::Text => {
                 let mut rep = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
                 if let Some(sec) = rep.interrupts.as_mut() {
@@ -88,6 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 };
                 buf.clear();
                 super::top::text::write_block(&block, &TextOpts::default(), &mut buf)?;
+                if let Some(tt) = &traced {
+                    trace_text::write_trace(block.stamp, &rep, &TextOpts::default(), tt, &mut buf)?;
+                }
             }
         }
         out.write_all(&buf)?;

@@ -9,8 +9,10 @@
 //! adds a `*_rows` walker here and its arm in `walk`.
 
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
+use super::trace_cells;
 use crate::record::source::SampleView;
 use crate::report::Filter;
+use crate::trace::model::TraceKey;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
 use std::collections::HashMap;
@@ -105,7 +107,27 @@ pub fn shape_of(
         }
     }
     sh.threads = s.threads.iter().map(|t| t.name.clone()).collect();
+    if let Some(t) = s.trace {
+        let ids = trace_cells::cpu_ids(t);
+        let cols = filter.columns(&ids);
+        sh.trace_cpus = Some(cols.iter().filter_map(|&i| ids.get(i).copied()).collect());
+        sh.trace_rows = trace_cells::row_keys(t, &cols, &keep_traced(s, filter));
+    }
     sh
+}
+
+/// Which traced hard IRQs / vectors to record: with `--irq`, those whose
+/// /proc/interrupts row is recorded (by label); all without it.
+fn keep_traced<'a>(s: SampleView<'a>, filter: &'a Filter) -> impl Fn(&TraceKey) -> bool + 'a {
+    move |k: &TraceKey| {
+        filter.irq.is_none()
+            || s.snap.interrupts.as_ref().is_some_and(|m| {
+                let label = k.label();
+                m.rows()
+                    .iter()
+                    .any(|r| r.label == label && filter.keep_irq_row(r))
+            })
+    }
 }
 
 fn stat_others(st: &irqlab_core::Stat) -> [(&'static str, Option<u64>); 3] {
@@ -169,6 +191,12 @@ fn walk(s: SampleView, filter: &Filter, sink: &mut impl RowSink) {
     for t in s.threads {
         sink.row(i, std::iter::once(t.cpu_ns));
         i += 1;
+    }
+    if let Some(t) = s.trace {
+        let cols = filter.columns(&trace_cells::cpu_ids(t));
+        trace_cells::row_values(t, &cols, &keep_traced(s, filter), &mut |j, vals| {
+            sink.row(i + j, vals.iter().copied())
+        });
     }
 }
 
@@ -261,6 +289,16 @@ fn rows_of(shape: &Shape) -> Vec<FlatRow> {
             .strip_prefix("ksoftirqd/")
             .and_then(|n| n.parse::<u32>().ok());
         add(SourceKind::Threads, name.clone(), vec![cpu]);
+    }
+    if shape.trace_cpus.is_some() {
+        let cpus = ids(&shape.trace_cpus);
+        for key in &shape.trace_rows {
+            let cpus = match key == trace_cells::AT_KEY {
+                true => vec![None],
+                false => cpus.clone(),
+            };
+            add(SourceKind::Trace, key.clone(), cpus);
+        }
     }
     out
 }
@@ -421,7 +459,11 @@ mod tests {
     }
 
     fn view(snap: &irqlab_core::Snapshot) -> SampleView<'_> {
-        SampleView { snap, threads: &[] }
+        SampleView {
+            snap,
+            threads: &[],
+            trace: None,
+        }
     }
 
     #[test]

@@ -12,4 +12,6 @@ pub mod reader;
 pub mod schema;
 pub mod segment;
 pub mod source;
+pub mod trace_cells;
+pub mod trace_replay;
 pub mod writer;

@@ -10,6 +10,7 @@ use super::schema::{CellValue, RowKind, SampleTime, Shape, SourceKind};
 use super::segment;
 use super::source::{RawSample, ThreadTotal};
 use crate::sampler::located;
+use crate::trace::model::Sample as TraceSample;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,15 @@ impl Replayer {
                 step.time.seq
             );
         };
+        if let Some(r) = shape.irq_rows.iter().find(
+            |r| matches!(r.kind, RowKind::Irregular { n } if n > super::trace_cells::MAX_CPUS),
+        ) {
+            anyhow::bail!(
+                "sample {}: interrupts row {:?} has more counts than CPUs can exist (corrupt layout)",
+                step.time.seq,
+                r.key
+            );
+        }
         let mut s = RawSample::default();
         s.snap.mono_ns = step.time.mono_ns;
         s.snap.wall_ns = step.time.wall_ns;
@@ -143,7 +153,40 @@ impl Replayer {
                 });
             }
         }
+        if let Some(cpus) = &shape.trace_cpus {
+            let get = |key: &str, cpu| self.get(SourceKind::Trace, key, cpu);
+            s.trace = Some(
+                super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
+                    .map_err(|e| anyhow::anyhow!("sample {}: {e}", step.time.seq))?,
+            );
+        }
         Ok(s)
+    }
+
+    /// Whether any sample of `steps` was traced (`record --trace`).
+    pub fn traced(steps: &[Step]) -> bool {
+        steps
+            .iter()
+            .any(|s| s.shape.as_ref().is_some_and(|sh| sh.trace_cpus.is_some()))
+    }
+
+    /// Apply `step` and rebuild only its traced counters (`record
+    /// --trace`): `None` when the sample was not traced.
+    pub fn trace(&mut self, step: &Step) -> anyhow::Result<Option<TraceSample>> {
+        self.advance(step);
+        let Some(shape) = self.shape.as_ref() else {
+            anyhow::bail!(
+                "sample {} has no layout (the recording lacks its first sample)",
+                step.time.seq
+            );
+        };
+        let Some(cpus) = &shape.trace_cpus else {
+            return Ok(None);
+        };
+        let get = |key: &str, cpu| self.get(SourceKind::Trace, key, cpu);
+        super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("sample {}: {e}", step.time.seq))
     }
 
     fn get(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {

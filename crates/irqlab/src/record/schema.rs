@@ -56,6 +56,9 @@ pub enum SourceKind {
     Softirqs,
     Stat,
     Threads,
+    /// Traced time (`record --trace`): the eBPF maps' cumulative counters
+    /// (`record::trace_cells`).
+    Trace,
 }
 
 impl SourceKind {
@@ -65,13 +68,20 @@ impl SourceKind {
             SourceKind::Softirqs => "softirqs",
             SourceKind::Stat => "stat",
             SourceKind::Threads => "threads",
+            SourceKind::Trace => "trace",
         }
     }
 
     pub fn from_name(s: &str) -> Option<SourceKind> {
-        [Self::Interrupts, Self::Softirqs, Self::Stat, Self::Threads]
-            .into_iter()
-            .find(|k| k.name() == s)
+        [
+            Self::Interrupts,
+            Self::Softirqs,
+            Self::Stat,
+            Self::Threads,
+            Self::Trace,
+        ]
+        .into_iter()
+        .find(|k| k.name() == s)
     }
 }
 
@@ -139,6 +149,12 @@ pub struct Shape {
     pub stat_other: Vec<String>,
     /// Interrupt thread names (threads appear from the second sample on).
     pub threads: Vec<String>,
+    /// CPUs of the traced rows (`None`: not traced; `record --trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_cpus: Option<Vec<u32>>,
+    /// Keys of the traced rows (`record::trace_cells`), in layout order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace_rows: Vec<String>,
 }
 
 /// One journal line: a sample with its changed cells.

@@ -32,6 +32,8 @@ pub struct RawSample {
     pub snap: Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: Vec<ThreadTotal>,
+    /// The tracing maps read with it (`record --trace`), cumulative.
+    pub trace: Option<crate::trace::model::Sample>,
 }
 
 /// One live sample, borrowed from the [`LiveSource`] until the next call.
@@ -55,6 +57,7 @@ impl<'a> LiveSample<'a> {
         SampleView {
             snap: self.frame.cur,
             threads: self.threads,
+            trace: None,
         }
     }
 }
@@ -66,6 +69,8 @@ pub struct SampleView<'a> {
     pub snap: &'a Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: &'a [ThreadTotal],
+    /// The tracing maps read right after the files (`record --trace`).
+    pub trace: Option<&'a crate::trace::model::Sample>,
 }
 
 impl RawSample {
@@ -74,6 +79,7 @@ impl RawSample {
         SampleView {
             snap: &self.snap,
             threads: &self.threads,
+            trace: self.trace.as_ref(),
         }
     }
 }

@@ -16,12 +16,18 @@ use super::schema::{recorded_wall_ns, CellValue, SampleTime, ShapeAt, JOURNAL, S
 use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
-use crate::sampler::{clock, Ticker};
+use crate::sampler::{clock, Stop, Ticker};
+use crate::trace::model::Sample as TraceSample;
 use anyhow::Context;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The tracing maps, read once per sample right after the files
+/// (`record --trace`; a tracing session, feature `trace`).
+pub trait TraceRead {
+    /// The maps' cumulative counters now, into `out` (replaced).
+    fn read(&mut self, out: &mut TraceSample) -> anyhow::Result<()>;
+}
 
 /// A record run.
 #[derive(Debug, Clone)]
@@ -159,9 +165,11 @@ impl Run {
     }
 }
 
-/// Record until `duration`, SIGINT or SIGTERM.
+/// Record until `duration`, SIGINT or SIGTERM; with `trace`, each sample
+/// also carries the tracing maps (source `trace`).
 pub fn run(
     cfg: &RecordConfig,
+    mut trace: Option<&mut dyn TraceRead>,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
     let mut src = LiveSource::open(&cfg.root)?;
@@ -173,11 +181,8 @@ pub fn run(
     }
     let next_seq = layout::next_seq(&dir)?;
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("cannot install signal handlers")?;
-    }
+    let stop = Stop::install()?;
+    let mut traced = TraceSample::default();
     let mut run = Run {
         journal: RecordJournal::create(&dir.join(JOURNAL))?,
         dir: dir.clone(),
@@ -200,7 +205,7 @@ pub fn run(
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     let mut first = true;
-    while !stop.load(Ordering::Relaxed) {
+    while stop.caught().is_none() {
         if !first {
             if cfg
                 .duration
@@ -208,15 +213,18 @@ pub fn run(
             {
                 break;
             }
-            ticker.wait();
-            if stop.load(Ordering::Relaxed) {
+            if ticker.wait_stop(&stop).is_some() {
                 break;
             }
         }
         first = false;
         let meter = clock::CostMeter::start();
         let mut s = src.next_sample()?;
-        let view = s.view();
+        let mut view = s.view();
+        if let Some(t) = trace.as_deref_mut() {
+            t.read(&mut traced)?;
+            view.trace = Some(&traced);
+        }
         // affinity from the live sampler's metadata cache (re-read only
         // when the set of IRQs changes)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
@@ -230,4 +238,98 @@ pub fn run(
     run.close_segment()?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::record::reader::{self, Replayer};
+    use crate::record::trace_cells::tests::sample;
+
+    /// Tracing maps that grow by one `sample` scale per read.
+    struct Fake(u64);
+
+    impl TraceRead for Fake {
+        fn read(&mut self, out: &mut TraceSample) -> anyhow::Result<()> {
+            self.0 += 1;
+            *out = sample(self.0);
+            Ok(())
+        }
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let spec = irqlab_core::synth::SynthSpec {
+            cpus: 2,
+            irqs: 6,
+            nr_irqs: 64,
+            arch: irqlab_core::render::Arch::X86,
+            era: irqlab_core::render::Era::E3,
+            offline: vec![],
+            seed: 3,
+        };
+        let d = tempfile::tempdir().unwrap();
+        for (path, bytes) in spec.build().unwrap().files() {
+            let p = d.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+        d
+    }
+
+    fn config(root: &std::path::Path, out: &std::path::Path) -> RecordConfig {
+        RecordConfig {
+            root: root.to_path_buf(),
+            out: out.to_path_buf(),
+            interval: Duration::from_millis(20),
+            duration: Some(Duration::from_millis(100)),
+            segment: Duration::from_millis(50),
+            segment_changes: 1_000_000,
+            filter: Filter::default(),
+            host: Some("t".into()),
+        }
+    }
+
+    #[test]
+    fn traced_maps_are_recorded_with_each_sample_and_read_back() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = config(root.path(), out.path());
+        let mut fake = Fake(0);
+        let sum = run(&cfg, Some(&mut fake), |_| {}).unwrap();
+        assert!(sum.samples >= 3 && sum.segments >= 2, "{sum:?}");
+        let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
+        assert_eq!(rec.steps.len() as u64, sum.samples);
+        assert!(Replayer::traced(&rec.steps));
+        let mut rp = Replayer::default();
+        for (i, step) in rec.steps.iter().enumerate() {
+            let s = rp.apply(step).unwrap();
+            assert_eq!(s.trace, Some(sample(i as u64 + 1)), "sample {i}");
+            assert!(s.snap.interrupts.is_some(), "the files are recorded too");
+        }
+    }
+
+    #[test]
+    fn irq_filter_keeps_the_traced_rows_of_the_recorded_irq_rows() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            filter: Filter::from_flags(Some("^LOC$"), Some("0")).unwrap(),
+            ..config(root.path(), out.path())
+        };
+        run(&cfg, Some(&mut Fake(0)), |_| {}).unwrap();
+        let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
+        let shape = rec.steps[0].shape.clone().unwrap();
+        assert_eq!(shape.trace_cpus, Some(vec![0]));
+        assert!(shape.trace_rows.iter().all(|k| !k.starts_with("hardirq:")));
+        assert!(shape
+            .trace_rows
+            .contains(&"vector:LOC:local_timer/ns".to_string()));
+        assert!(shape.trace_rows.contains(&"softirq:NET_RX/ns".to_string()));
+        let mut rp = Replayer::default();
+        rp.advance(&rec.steps[0]);
+        let t = rp.apply(&rec.steps[1]).unwrap().trace.unwrap();
+        assert_eq!(t.irqs.len(), 1);
+        assert_eq!(t.irqs[0].1[0], sample(2).irqs[1].1[0], "LOC on CPU 0");
+    }
 }

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// A flag this binary cannot honour (`--trace` without the feature).
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Output format of `--batch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -48,7 +48,10 @@ pub fn whole_run(t: &Tracing, latest: &Snapshot, filter: &Filter) -> TopTrace {
     shown(&t.whole_run(), latest, filter)
 }
 
-fn shown(iv: &Interval, cur: &Snapshot, filter: &Filter) -> TopTrace {
+/// What a frame shows of traced interval `iv`: handler time kept for the
+/// IRQ rows `filter` keeps in `cur` (live, and `replay` of a traced
+/// recording).
+pub fn shown(iv: &Interval, cur: &Snapshot, filter: &Filter) -> TopTrace {
     let rows = cur
         .interrupts
         .as_ref()

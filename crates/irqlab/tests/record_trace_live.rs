@@ -1,0 +1,160 @@
+//! Live (feature `trace`, root, BTF, tracefs directory, bpftool): `record
+//! --trace` carries the tracing maps with every sample, `replay --batch`
+//! gives each line the traced interval (its traced LOC count matches the
+//! line's own /proc LOC count, both recorded in the same tick), and the
+//! run leaves no BPF program loaded and the tracefs mount state as it
+//! found it — after `--duration` and after SIGINT. Skips visibly otherwise
+//! (test names end in `_or_skip`).
+#![cfg(feature = "trace")]
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
+mod common;
+
+use common::trace::{mounted, one_at_a_time, prog_ids, signal, still_loaded, Needs, Reap, Ticker};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn skip_reason() -> Option<String> {
+    common::trace::skip_reason(Needs {
+        btf: true,
+        bpftool: true,
+    })
+}
+
+fn irqlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_irqlab"))
+}
+
+/// `record --trace -i 200ms -o OUT ARGS`, stderr piped.
+fn spawn_record(out: &Path, args: &[&str]) -> Reap {
+    let child = irqlab()
+        .args(["record", "--trace", "-i", "200ms", "--host", "t", "-o"])
+        .arg(out)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Reap(child)
+}
+
+/// The BPF programs `pid` holds once it has attached (up to 10 s).
+fn attached(pid: u32) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ids = prog_ids(pid);
+        if ids.len() >= 5 || Instant::now() > deadline {
+            return ids;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn row_count(rows: &Value, label: &str, field: &str) -> u64 {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == label)
+        .map_or(0, |r| r[field].as_u64().unwrap())
+}
+
+/// `replay --batch --format json` of `out`: every line has a `trace`
+/// object whose LOC count matches the line's /proc LOC count.
+fn check_replay(out: &Path) -> usize {
+    let o = irqlab()
+        .args(["replay", "--batch", "--format", "json"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let (mut proc_loc, mut bpf_loc) = (0, 0);
+    for v in &lines {
+        let t = &v["trace"];
+        assert!(t.is_object(), "no trace object: {v}");
+        let ncpu = v["interrupts"]["cpus"].as_array().unwrap().len();
+        let p = row_count(&v["interrupts"]["rows"], "LOC", "total");
+        let b = row_count(&t["irqs"], "LOC", "count");
+        // maps read right after /proc in the same tick: handlers in flight
+        // at either read and what fires between the two reads may differ
+        let slack = 2 * ncpu as u64 + p / 10;
+        assert!(p.abs_diff(b) <= slack, "LOC: /proc {p} vs traced {b}");
+        let iv = v["interval_s"].as_f64().unwrap();
+        let traced = t["elapsed_ns"].as_f64().unwrap() / 1e9;
+        assert!((traced - iv).abs() < iv / 4.0, "{traced} vs {iv}");
+        proc_loc += p;
+        bpf_loc += b;
+    }
+    assert!(proc_loc > 0 && bpf_loc > 0, "1-ms sleeps: no LOC? {text}");
+    lines.len()
+}
+
+#[test]
+fn recorded_trace_replays_and_programs_detach_or_skip() {
+    if let Some(why) = skip_reason() {
+        crate::visible!(
+            "record_trace_live: recorded_trace_replays_and_programs_detach_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    let _ticker = Ticker::start();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    let mut child = spawn_record(&out, &["-d", "1200ms"]);
+    let ids = attached(child.0.id());
+    let (status, err) = child.finish();
+    assert!(status.success(), "{err}");
+    assert!(ids.len() >= 5, "programs in fdinfo while running: {ids:?}");
+    assert_eq!(
+        still_loaded(&ids),
+        Vec::<u32>::new(),
+        "programs left loaded"
+    );
+    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+    assert!(check_replay(&out) >= 4, "1.2 s at 200 ms");
+}
+
+#[test]
+fn sigint_closes_the_segment_and_detaches_or_skip() {
+    if let Some(why) = skip_reason() {
+        crate::visible!(
+            "record_trace_live: sigint_closes_the_segment_and_detaches_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    let _ticker = Ticker::start();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    let mut child = spawn_record(&out, &[]);
+    let ids = attached(child.0.id());
+    std::thread::sleep(Duration::from_millis(900));
+    signal(child.0.id(), nix::sys::signal::Signal::SIGINT);
+    let (status, err) = child.finish();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("segment(s)"), "the summary is printed: {err}");
+    assert!(ids.len() >= 5, "{ids:?}");
+    assert_eq!(
+        still_loaded(&ids),
+        Vec::<u32>::new(),
+        "programs left loaded"
+    );
+    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+    let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
+    assert!(
+        !dir.join("journal.jsonl").exists(),
+        "the journal became a segment"
+    );
+    assert!(check_replay(&out) >= 2);
+}
