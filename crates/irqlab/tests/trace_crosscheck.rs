@@ -5,7 +5,9 @@
 //! a loopback TCP workload, driven by tools/trace-crosscheck.py. Every
 //! difference must lie within the tolerance the tool derives from the same
 //! run (window-edge steps of bpftrace's 20-ms snapshots, runs in flight,
-//! both tools' measured per-run program cost; docs/trace.md).
+//! both tools' measured per-run program cost; docs/trace.md), and the
+//! kernel's own accounting over the same window (/proc/stat's softirq
+//! column, the ksoftirqd threads' run time) must bound irqlab's times.
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
@@ -76,6 +78,19 @@ fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
         );
         assert!(dc <= f("count_tolerance"), "count: {r}");
         assert!(dn <= f("ns_tolerance"), "time: {r}");
+    }
+    // the kernel's own accounting (no osnoise here): one-sided bounds
+    let krows = v["kernel_rows"].as_array().unwrap();
+    assert!(
+        krows
+            .iter()
+            .any(|r| r["what"] == "ksoftirqd vs its run time"),
+        "{v}"
+    );
+    assert!(krows.len() >= 2, "a /proc/stat row per CPU: {v}");
+    for r in krows {
+        let f = |k: &str| r[k].as_f64().unwrap();
+        assert!(f("irqlab_ns") <= f("high_ns"), "kernel accounting: {r}");
     }
     assert_eq!(v["within_tolerance"], true, "{v}");
     assert!(out.status.success(), "{stderr}");
