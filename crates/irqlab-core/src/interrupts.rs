@@ -344,6 +344,19 @@ impl LineParser {
         Ok((true, len))
     }
 
+    /// Whether the header line has been read (rows come next).
+    pub fn has_header(&self) -> bool {
+        self.header
+    }
+
+    /// Feed a line the caller drops without reading it (a row its filter
+    /// cannot keep): counted, so that later errors name the right line,
+    /// and held to the line length limit like any line.
+    pub fn skip_line(&mut self, line: &[u8]) -> Result<(), ParseError> {
+        self.n += 1;
+        check_line(FILE, MAX_LINE, self.n, line)
+    }
+
     /// Keep the first per-CPU count above the kernel's range as the note.
     fn note_range(&mut self, n: usize, row: &IrqRow) {
         if self.note.is_none() && row.shape != Shape::Single {

@@ -20,6 +20,7 @@ pub mod export;
 pub mod guard;
 pub mod host;
 pub mod pin;
+pub mod prefilter;
 pub mod probe;
 pub mod record;
 pub mod report;

@@ -216,3 +216,34 @@ fn live_system_when_available() {
     assert_eq!(loc["label"], "LOC");
     assert!(loc["total_rate"].as_f64().unwrap() >= 1.0, "{loc}");
 }
+
+/// `--irq` drops rows before parsing their counts when their text cannot
+/// match (crate::prefilter): a broken row the filter keeps is still an
+/// error naming its line, a broken row it cannot keep is not read, and a
+/// kept row after it keeps its line number in errors.
+#[test]
+fn irq_filter_reads_only_rows_it_can_keep_and_names_lines_right() {
+    let h = "           CPU0       CPU1       \n";
+    let body = format!(
+        "{h} 1:  1 2  IO-APIC 1-edge i8042\n 2:  1 x  IO-APIC 2-edge virtio\nNMI:  3 4  Non-maskable interrupts\n"
+    );
+    let dir = tree_with(&[("proc/interrupts", &body)]);
+    let run = |re: &str| {
+        irqlab()
+            .args(["show", "--format", "json", "--irq", re, "--root"])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = run("^NMI$");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["interrupts"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0]["label"], "NMI");
+    assert_eq!(rows[0]["total"], 7);
+    let o = run("virtio");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("proc/interrupts:3: expected 2 per-CPU counts"), "{err}");
+}

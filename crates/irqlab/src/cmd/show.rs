@@ -10,6 +10,7 @@ use super::top::{parse_threshold, SortArg};
 use crate::cmd::args::RootArgs;
 use crate::export::{self, plural, Format};
 use crate::host::HostFs;
+use crate::prefilter::Prefilter;
 use crate::report::{self, Filter, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::read_affinity_at;
@@ -304,7 +305,7 @@ fn stream_interrupts(
 }
 
 /// Stream `/proc/interrupts` through one reused buffer and one scratch
-/// row, handing each row `filter` keeps to `keep` as a report line (with
+/// row (rows `--irq` cannot keep are not parsed), handing each row `filter` keeps to `keep` as a report line (with
 /// the kept CPU columns; the scratch row comes along, so that `keep` may
 /// give its count buffer back). Returns the kept columns' CPU ids.
 fn each_kept_row(
@@ -317,7 +318,16 @@ fn each_kept_row(
     let mut lp = LineParser::new();
     let mut row = IrqRow::default();
     let mut sec: Option<report::IrqCounts> = None;
+    // `--irq` before the counts: a row whose text holds none of the
+    // pattern's literals is dropped unparsed (crate::prefilter)
+    let pre = filter
+        .irq
+        .as_ref()
+        .and_then(|re| Prefilter::new(re.as_str()));
     fs.for_each_line(Source::Interrupts.rel(), &mut buf, |line| {
+        if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
+            return lp.skip_line(line).map_err(ReadErr::Parse);
+        }
         if lp.line(line, &mut row).map_err(ReadErr::Parse)? {
             let counts = sec.get_or_insert_with(|| report::IrqCounts::new(lp.cpus(), filter));
             if let Some(l) = counts.line(&mut row) {
