@@ -451,14 +451,7 @@ fn schema_1_recordings_are_still_read() {
         let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
         assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
     }
-    let r = irqlab()
-        .arg("replay")
-        .arg(&fixture)
-        .args(["--batch", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
+    assert_eq!(replay_json_lines(&fixture), 3);
 }
 
 /// tests/fixtures/recording-schema2: a schema-2 recording (`time` in
@@ -482,14 +475,7 @@ fn schema_2_recordings_are_still_read_with_nanosecond_times() {
         let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
         assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
     }
-    let r = irqlab()
-        .arg("replay")
-        .arg(&fixture)
-        .args(["--batch", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 3);
+    assert_eq!(replay_json_lines(&fixture), 3);
 }
 
 #[test]
@@ -555,6 +541,18 @@ fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
     for step in &rec.steps {
         rp.apply(step).unwrap();
     }
+}
+
+/// `replay --batch --format json` of `dir`: succeeds; its line count.
+fn replay_json_lines(dir: &Path) -> usize {
+    let r = irqlab()
+        .arg("replay")
+        .arg(dir)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8_lossy(&r.stdout).lines().count()
 }
 
 /// `record --trace` in a build without tracing is a usage error saying how

@@ -23,6 +23,15 @@ fn skip_reason() -> Option<String> {
     })
 }
 
+/// Say why `test` skips (visibly), if it must.
+fn skipped(test: &str) -> bool {
+    let why = skip_reason();
+    if let Some(why) = &why {
+        crate::visible!("record_trace_live: {test}: SKIPPED: {why}");
+    }
+    why.is_some()
+}
+
 fn irqlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_irqlab"))
 }
@@ -99,10 +108,7 @@ fn check_replay(out: &Path) -> usize {
 
 #[test]
 fn recorded_trace_replays_and_programs_detach_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "record_trace_live: recorded_trace_replays_and_programs_detach_or_skip: SKIPPED: {why}"
-        );
+    if skipped("recorded_trace_replays_and_programs_detach_or_skip") {
         return;
     }
     let _one = one_at_a_time();
@@ -126,10 +132,7 @@ fn recorded_trace_replays_and_programs_detach_or_skip() {
 
 #[test]
 fn sigint_closes_the_segment_and_detaches_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "record_trace_live: sigint_closes_the_segment_and_detaches_or_skip: SKIPPED: {why}"
-        );
+    if skipped("sigint_closes_the_segment_and_detaches_or_skip") {
         return;
     }
     let _one = one_at_a_time();

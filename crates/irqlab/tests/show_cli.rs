@@ -245,5 +245,8 @@ fn irq_filter_reads_only_rows_it_can_keep_and_names_lines_right() {
     let o = run("virtio");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("proc/interrupts:3: expected 2 per-CPU counts"), "{err}");
+    assert!(
+        err.contains("proc/interrupts:3: expected 2 per-CPU counts"),
+        "{err}"
+    );
 }

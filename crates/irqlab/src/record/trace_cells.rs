@@ -150,14 +150,9 @@ impl Field {
 
 /// The CPU ids of a sample's per-CPU vectors (`per_cpu[i]` is CPU `i`).
 pub fn cpu_ids(t: &Sample) -> Vec<u32> {
-    let n = t
-        .irqs
-        .iter()
-        .map(|(_, v)| v.len())
-        .chain(t.softirqs.iter().map(|(_, v)| v.len()))
-        .max()
-        .unwrap_or(0);
-    (0..n).filter_map(|i| u32::try_from(i).ok()).collect()
+    (0..t.ncpu())
+        .filter_map(|i| u32::try_from(i).ok())
+        .collect()
 }
 
 fn item_name(key: &TraceKey) -> String {

@@ -139,13 +139,7 @@ fn per_cpu<'a, T: Default + Clone + 'a>(
 /// The interval between `prev` and `cur` (both cumulative since attach).
 pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
     let elapsed_ns = cur.at_ns.saturating_sub(prev.at_ns);
-    let ncpu = cur
-        .irqs
-        .iter()
-        .map(|(_, v)| v.len())
-        .chain(cur.softirqs.iter().map(|(_, v)| v.len()))
-        .max()
-        .unwrap_or(0);
+    let ncpu = cur.ncpu();
     let mut irq_ns = vec![0u64; ncpu];
     let mut soft_ns = vec![0u64; ncpu];
     let mut irqs = Vec::new();

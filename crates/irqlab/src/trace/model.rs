@@ -59,6 +59,18 @@ pub struct Sample {
     pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
 }
 
+impl Sample {
+    /// CPUs of the per-CPU vectors (`per_cpu[i]` is CPU `i`): the longest.
+    pub fn ncpu(&self) -> usize {
+        self.irqs
+            .iter()
+            .map(|(_, v)| v.len())
+            .chain(self.softirqs.iter().map(|(_, v)| v.len()))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// The name of softirq vector `vec` (`NET_RX`), or `SOFTIRQ<n>`.
 pub fn softirq_name(vec: u32) -> String {
     usize::try_from(vec)
