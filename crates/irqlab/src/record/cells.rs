@@ -8,6 +8,7 @@
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
 //! adds a `*_rows` walker here and its arm in `walk`.
 
+use super::same_shape::same_shape;
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::record::source::SampleView;
@@ -118,7 +119,10 @@ pub fn shape_of(
 
 /// Which traced hard IRQs / vectors to record: with `--irq`, those whose
 /// /proc/interrupts row is recorded (by label); all without it.
-fn keep_traced<'a>(s: SampleView<'a>, filter: &'a Filter) -> impl Fn(&TraceKey) -> bool + 'a {
+pub(super) fn keep_traced<'a>(
+    s: SampleView<'a>,
+    filter: &'a Filter,
+) -> impl Fn(&TraceKey) -> bool + 'a {
     move |k: &TraceKey| {
         filter.irq.is_none()
             || s.snap.interrupts.as_ref().is_some_and(|m| {
@@ -130,7 +134,7 @@ fn keep_traced<'a>(s: SampleView<'a>, filter: &'a Filter) -> impl Fn(&TraceKey) 
     }
 }
 
-fn stat_others(st: &irqlab_core::Stat) -> [(&'static str, Option<u64>); 3] {
+pub(super) fn stat_others(st: &irqlab_core::Stat) -> [(&'static str, Option<u64>); 3] {
     [
         ("intr", Some(st.intr_total)),
         ("ctxt", st.ctxt),
@@ -375,13 +379,23 @@ impl Differ {
         out: &mut Vec<CellValue>,
     ) -> Sampled {
         out.clear();
-        let shape = shape_of(s, filter, affinity);
-        if self.shape.as_ref() == Some(&shape) {
-            // the usual case: counters compared and overwritten in place
-            let rows = &mut self.rows;
-            walk(s, filter, &mut Update { rows, out });
-            return Sampled::default();
+        if let Some(old) = &self.shape {
+            if same_shape(old, s, filter, affinity) {
+                debug_assert!(
+                    shape_of(s, filter, affinity) == *old,
+                    "same_shape and shape_of disagree"
+                );
+                // the usual case: counters compared and overwritten in place
+                let rows = &mut self.rows;
+                walk(s, filter, &mut Update { rows, out });
+                return Sampled::default();
+            }
         }
+        let shape = shape_of(s, filter, affinity);
+        debug_assert!(
+            self.shape.as_ref() != Some(&shape),
+            "same_shape missed an unchanged layout"
+        );
         let every = self.shape.is_none();
         if every {
             self.rows = rows_of(&shape);

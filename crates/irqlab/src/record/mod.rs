@@ -9,6 +9,7 @@ pub mod layout;
 pub mod pack;
 pub mod playback;
 pub mod reader;
+mod same_shape;
 pub mod schema;
 pub mod segment;
 pub mod source;

@@ -1,0 +1,213 @@
+//! Whether a sample keeps the layout of the sample before: the test
+//! `cells::Differ` runs on every sample, made field by field against the
+//! stored [`Shape`] instead of building a new one (which cloned every
+//! row's label, description and affinity and then compared them: most of
+//! the differ's own time on a small machine). Must agree with
+//! `cells::shape_of` exactly; the differ checks that in debug builds.
+//! Pure: no I/O.
+
+use super::cells::stat_others;
+use super::schema::{RowKind, Shape};
+use super::source::SampleView;
+use super::trace_cells;
+use crate::report::Filter;
+use irqlab_core::interrupts::Shape as IrqShape;
+
+/// `cpus[cols[i]]` for every `i`, equal to `want`.
+fn same_cpus(cpus: &[u32], cols: &[usize], want: &[u32]) -> bool {
+    cols.len() == want.len()
+        && cols
+            .iter()
+            .zip(want)
+            .all(|(&i, &c)| cpus.get(i) == Some(&c))
+}
+
+/// Does `s` under `filter` have layout `sh` (what `shape_of` would build)?
+pub fn same_shape(
+    sh: &Shape,
+    s: SampleView,
+    filter: &Filter,
+    affinity: &mut dyn FnMut(u32) -> Option<String>,
+) -> bool {
+    same_irqs(sh, s, filter, affinity)
+        && same_softirqs(sh, s, filter)
+        && same_stat(sh, s, filter)
+        && s.threads.len() == sh.threads.len()
+        && s.threads.iter().zip(&sh.threads).all(|(t, n)| t.name == *n)
+        && same_trace(sh, s, filter)
+}
+
+fn same_irqs(
+    sh: &Shape,
+    s: SampleView,
+    filter: &Filter,
+    affinity: &mut dyn FnMut(u32) -> Option<String>,
+) -> bool {
+    let (m, cpus) = match (s.snap.interrupts.as_ref(), &sh.irq_cpus) {
+        (None, None) => return true,
+        (Some(m), Some(cpus)) => (m, cpus),
+        _ => return false,
+    };
+    if !same_cpus(&m.cpus, &filter.columns(&m.cpus), cpus) {
+        return false;
+    }
+    // keys follow from the sequence of labels: equal labels, equal keys
+    let mut stored = sh.irq_rows.iter();
+    for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
+        let Some(meta) = stored.next() else {
+            return false;
+        };
+        let kind = match (r.shape, meta.kind) {
+            (IrqShape::PerCpu, RowKind::PerCpu)
+            | (IrqShape::Single, RowKind::Single)
+            | (IrqShape::NoCounts, RowKind::NoCounts) => true,
+            (IrqShape::Irregular, RowKind::Irregular { n }) => n == r.counts.len(),
+            _ => false,
+        };
+        if !kind
+            || meta.label != r.label
+            || meta.description != r.description
+            || r.irq.and_then(&mut *affinity) != meta.affinity
+        {
+            return false;
+        }
+    }
+    stored.next().is_none()
+}
+
+fn same_softirqs(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+    match (s.snap.softirqs.as_ref(), &sh.soft_cpus) {
+        (None, None) => true,
+        (Some(m), Some(cpus)) => {
+            same_cpus(&m.cpus, &filter.columns(&m.cpus), cpus)
+                && m.rows.len() == sh.soft_rows.len()
+                && m.rows.iter().zip(&sh.soft_rows).all(|(r, n)| r.name == *n)
+        }
+        _ => false,
+    }
+}
+
+fn same_stat(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+    let (st, cpus) = match (s.snap.stat.as_ref(), &sh.stat_cpus) {
+        (None, None) => return true,
+        (Some(st), Some(cpus)) => (st, cpus),
+        _ => return false,
+    };
+    let ids: Vec<u32> = st.cpus.iter().filter_map(|c| c.cpu).collect();
+    let kept = filter.columns(&ids);
+    let same_ids = kept.len() == cpus.len()
+        && kept
+            .iter()
+            .zip(cpus)
+            .all(|(&i, &c)| st.cpus.get(i).and_then(|x| x.cpu) == Some(c));
+    let mut others = stat_others(st)
+        .into_iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(n, _)| n);
+    same_ids
+        && st.total.fields.len() == sh.stat_fields
+        && sh
+            .stat_other
+            .iter()
+            .all(|n| others.next() == Some(n.as_str()))
+        && others.next().is_none()
+}
+
+fn same_trace(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+    match (s.trace, &sh.trace_cpus) {
+        (None, None) => true,
+        (Some(t), Some(cpus)) => {
+            // traced rows are few; their keys are built to compare
+            let ids = trace_cells::cpu_ids(t);
+            let cols = filter.columns(&ids);
+            same_cpus(&ids, &cols, cpus)
+                && trace_cells::row_keys(t, &cols, &super::cells::keep_traced(s, filter))
+                    == sh.trace_rows
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::record::cells::shape_of;
+    use crate::record::source::ThreadTotal;
+    use crate::threads::ThreadKind;
+
+    const STAT: &str = "cpu  1 0 2 3 4 5 6 0 0 0\ncpu0 1 0 2 3 4 5 6 0 0 0\nintr 9 1\nctxt 7\n";
+    const SOFT: &str = "   CPU0 CPU1\nTIMER: 1 2\nNET_RX: 3 4\n";
+
+    fn snap(irqs: &str, stat: &str) -> irqlab_core::Snapshot {
+        irqlab_core::Snapshot {
+            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(irqlab_core::Softirqs::parse(SOFT.as_bytes()).unwrap()),
+            stat: Some(irqlab_core::Stat::parse(stat.as_bytes()).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    const A: &str = "  CPU0 CPU1\n 24: 1 2 PCI-MSI a\n 24: 3 4 PCI-MSI b\nLOC: 5 6 Local timer\n";
+
+    fn same(
+        sh: &Shape,
+        snap: &irqlab_core::Snapshot,
+        threads: &[ThreadTotal],
+        filter: &Filter,
+        aff: &str,
+    ) -> bool {
+        let s = SampleView {
+            snap,
+            threads,
+            trace: None,
+        };
+        same_shape(sh, s, filter, &mut |_| Some(aff.to_string()))
+    }
+
+    #[test]
+    fn every_layout_change_is_seen_and_nothing_else() {
+        let t = |n: &str| ThreadTotal {
+            name: n.into(),
+            kind: ThreadKind::Ksoftirqd { cpu: 0 },
+            cpu_ns: 5,
+        };
+        let threads = [t("ksoftirqd/0")];
+        for filter in [
+            Filter::default(),
+            Filter::from_flags(Some("^24$"), Some("1")).unwrap(),
+        ] {
+            let base = snap(A, STAT);
+            let view = SampleView {
+                snap: &base,
+                threads: &threads,
+                trace: None,
+            };
+            let sh = shape_of(view, &filter, &mut |_| Some("0-1".into()));
+            assert!(same(&sh, &base, &threads, &filter, "0-1"));
+            // the counters move: same layout
+            let moved = snap(&A.replace("5 6", "50 60").replace("1 2", "9 9"), STAT);
+            assert!(same(&sh, &moved, &threads, &filter, "0-1"));
+            // what changes the layout
+            assert!(!same(&sh, &base, &threads, &filter, "1"), "affinity");
+            assert!(!same(&sh, &base, &[], &filter, "0-1"), "threads");
+            let desc = snap(&A.replace("PCI-MSI b", "PCI-MSI c"), STAT);
+            assert!(!same(&sh, &desc, &threads, &filter, "0-1"), "description");
+            let gone = snap(
+                "  CPU0 CPU1\n 24: 1 2 PCI-MSI a\nLOC: 5 6 Local timer\n",
+                STAT,
+            );
+            assert!(!same(&sh, &gone, &threads, &filter, "0-1"), "row gone");
+            let cpu = snap(
+                "  CPU0\n 24: 1 PCI-MSI a\n 24: 3 PCI-MSI b\nLOC: 5 Local timer\n",
+                STAT,
+            );
+            assert!(!same(&sh, &cpu, &threads, &filter, "0-1"), "CPU gone");
+            let stat = snap(A, &STAT.replace("ctxt 7\n", ""));
+            assert!(
+                !same(&sh, &stat, &threads, &filter, "0-1"),
+                "stat line gone"
+            );
+        }
+    }
+}
