@@ -12,7 +12,7 @@ use std::time::Duration;
 #[command(after_help = "Examples:\n  \
     irqlab record -o rec --duration 10m        # 1-s samples for 10 minutes\n  \
     irqlab record -o rec -i 5s --irq virtio    # until Ctrl-C, virtio rows only\n  \
-    irqlab record -o rec --trace -d 1m          # plus traced IRQ/softirq time (root, feature trace)\n  \
+    irqlab record -o rec --trace -d 1m         # plus traced IRQ/softirq time (root, feature trace)\n  \
     irqlab replay rec --batch                  # read it back (top --batch lines)\n  \
     irqlab recover rec                         # after a crash: journal -> segment\n\
 Schema and SQL: docs/recording-schema.md")]
