@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = r.apply(s);
     }
     let n = steps.len();
-    if let Ok(mut t) = TraceReplay::new(steps, None) {
+    if let Ok(mut t) = TraceReplay::new(steps.into(), None) {
         for _ in 0..n {
             if t.next_interval().is_err() {
                 break;

@@ -63,12 +63,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // the first step is the baseline; one frame per later step
     let frames = rec.steps.len().saturating_sub(1);
+    let traced = reader::Replayer::traced(&rec.steps);
+    let source = RecordingSource::new(rec);
     // a recording made with `record --trace`: each frame's traced interval
-    let mut traces = match reader::Replayer::traced(&rec.steps) {
-        true => Some(TraceReplay::new(rec.steps.clone(), filter.cpus.clone())?),
+    let mut traces = match traced {
+        true => Some(TraceReplay::new(source.steps(), filter.cpus.clone())?),
         false => None,
     };
-    let mut live = LiveSampler::with_source(RecordingSource::new(rec), filter)?;
+    let mut live = LiveSampler::with_source(source, filter)?;
     let mut out = crate::export::stdout::stdout();
     let mut jsonl = JsonlWriter::default();
     let mut buf = Vec::new();

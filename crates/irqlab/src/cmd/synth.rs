@@ -93,7 +93,7 @@ fn default_nr_irqs(irqs: u32) -> u32 {
 }
 
 /// Write every file under `root`; returns the total bytes written.
-fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u64> {
+pub(crate) fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u64> {
     let mut made: Option<PathBuf> = None;
     let mut bytes = 0u64;
     for (rel, data) in files {

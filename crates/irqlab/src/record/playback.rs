@@ -36,6 +36,11 @@ impl RecordingSource {
         Self::at(rec.steps.into(), 0, why)
     }
 
+    /// The steps it replays (shared, not copied).
+    pub fn steps(&self) -> Arc<[Step]> {
+        Arc::clone(&self.steps)
+    }
+
     /// Replay `steps` from step `first` (the layout and counters of the
     /// steps before it are taken in without building their samples).
     pub fn at(steps: Arc<[Step]>, first: usize, why: String) -> Self {

@@ -97,12 +97,7 @@ impl Replayer {
     /// Apply `step` and return the sample it describes.
     pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
         self.advance(step);
-        let Some(shape) = self.shape.as_ref() else {
-            anyhow::bail!(
-                "sample {} has no layout (the recording lacks its first sample)",
-                step.time.seq
-            );
-        };
+        let shape = self.layout(step)?;
         if let Some(r) = shape.irq_rows.iter().find(
             |r| matches!(r.kind, RowKind::Irregular { n } if n > super::trace_cells::MAX_CPUS),
         ) {
@@ -153,14 +148,17 @@ impl Replayer {
                 });
             }
         }
-        if let Some(cpus) = &shape.trace_cpus {
-            let get = |key: &str, cpu| self.get(SourceKind::Trace, key, cpu);
-            s.trace = Some(
-                super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
-                    .map_err(|e| anyhow::anyhow!("sample {}: {e}", step.time.seq))?,
-            );
-        }
         Ok(s)
+    }
+
+    /// The layout `step` is read with (the last one stored up to it).
+    fn layout(&self, step: &Step) -> anyhow::Result<&Shape> {
+        self.shape.as_ref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "sample {} has no layout (the recording lacks its first sample)",
+                step.time.seq
+            )
+        })
     }
 
     /// Whether any sample of `steps` was traced (`record --trace`).
@@ -172,14 +170,11 @@ impl Replayer {
 
     /// Apply `step` and rebuild only its traced counters (`record
     /// --trace`): `None` when the sample was not traced.
+    /// [`Replayer::apply`] rebuilds the files only: replay needs the maps
+    /// beside them, from its own pass (`record::trace_replay`).
     pub fn trace(&mut self, step: &Step) -> anyhow::Result<Option<TraceSample>> {
         self.advance(step);
-        let Some(shape) = self.shape.as_ref() else {
-            anyhow::bail!(
-                "sample {} has no layout (the recording lacks its first sample)",
-                step.time.seq
-            );
-        };
+        let shape = self.layout(step)?;
         let Some(cpus) = &shape.trace_cpus else {
             return Ok(None);
         };

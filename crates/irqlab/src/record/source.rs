@@ -32,8 +32,6 @@ pub struct RawSample {
     pub snap: Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: Vec<ThreadTotal>,
-    /// The tracing maps read with it (`record --trace`), cumulative.
-    pub trace: Option<crate::trace::model::Sample>,
 }
 
 /// One live sample, borrowed from the [`LiveSource`] until the next call.
@@ -79,7 +77,7 @@ impl RawSample {
         SampleView {
             snap: &self.snap,
             threads: &self.threads,
-            trace: self.trace.as_ref(),
+            trace: None,
         }
     }
 }

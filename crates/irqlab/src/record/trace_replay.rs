@@ -9,10 +9,11 @@
 use super::reader::{Replayer, Step};
 use crate::trace::interval::{between, Interval, Select};
 use crate::trace::model::Sample;
+use std::sync::Arc;
 
 /// The recording's steps and the traced sample of the step before.
 pub struct TraceReplay {
-    steps: Vec<Step>,
+    steps: Arc<[Step]>,
     replayer: Replayer,
     next: usize,
     prev: Option<Sample>,
@@ -21,7 +22,7 @@ pub struct TraceReplay {
 
 impl TraceReplay {
     /// Take the first step as the baseline; `cpus` keeps only those CPUs.
-    pub fn new(steps: Vec<Step>, cpus: Option<Vec<u32>>) -> anyhow::Result<TraceReplay> {
+    pub fn new(steps: Arc<[Step]>, cpus: Option<Vec<u32>>) -> anyhow::Result<TraceReplay> {
         let mut t = TraceReplay {
             steps,
             replayer: Replayer::default(),
@@ -127,7 +128,7 @@ mod tests {
             step(2, &sample(2), false),
             step(3, &sample(4), false),
         ];
-        let mut t = TraceReplay::new(steps, None).unwrap();
+        let mut t = TraceReplay::new(steps.into(), None).unwrap();
         let iv = t.next_interval().unwrap().unwrap();
         let want = between(&sample(1), &sample(3), &Select::default());
         assert_eq!(format!("{iv:?}"), format!("{want:?}"));

@@ -269,11 +269,7 @@ mod tests {
             seed: 3,
         };
         let d = tempfile::tempdir().unwrap();
-        for (path, bytes) in spec.build().unwrap().files() {
-            let p = d.path().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, bytes).unwrap();
-        }
+        crate::cmd::synth::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
         d
     }
 
@@ -304,7 +300,11 @@ mod tests {
         let mut rp = Replayer::default();
         for (i, step) in rec.steps.iter().enumerate() {
             let s = rp.apply(step).unwrap();
-            assert_eq!(s.trace, Some(sample(i as u64 + 1)), "sample {i}");
+            assert_eq!(
+                rp.trace(step).unwrap(),
+                Some(sample(i as u64 + 1)),
+                "sample {i}"
+            );
             assert!(s.snap.interrupts.is_some(), "the files are recorded too");
         }
     }
@@ -328,7 +328,7 @@ mod tests {
         assert!(shape.trace_rows.contains(&"softirq:NET_RX/ns".to_string()));
         let mut rp = Replayer::default();
         rp.advance(&rec.steps[0]);
-        let t = rp.apply(&rec.steps[1]).unwrap().trace.unwrap();
+        let t = rp.trace(&rec.steps[1]).unwrap().unwrap();
         assert_eq!(t.irqs.len(), 1);
         assert_eq!(t.irqs[0].1[0], sample(2).irqs[1].1[0], "LOC on CPU 0");
     }
