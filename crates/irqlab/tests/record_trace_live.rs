@@ -106,18 +106,23 @@ fn check_replay(out: &Path) -> usize {
     lines.len()
 }
 
-#[test]
-fn recorded_trace_replays_and_programs_detach_or_skip() {
-    if skipped("recorded_trace_replays_and_programs_detach_or_skip") {
-        return;
-    }
+/// One `record --trace` run into a fresh directory, with timer interrupts
+/// on demand; `during` acts on the running child once its programs are
+/// attached. Checks what every run must leave behind: the programs it held
+/// unloaded and the tracefs mount state as found. Returns the dataset
+/// directory (inside the returned TempDir) and the run's stderr.
+fn record_run(
+    args: &[&str],
+    during: impl FnOnce(u32),
+) -> (tempfile::TempDir, std::path::PathBuf, String) {
     let _one = one_at_a_time();
     let was_mounted = mounted();
     let _ticker = Ticker::start();
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("rec");
-    let mut child = spawn_record(&out, &["-d", "1200ms"]);
+    let mut child = spawn_record(&out, args);
     let ids = attached(child.0.id());
+    during(child.0.id());
     let (status, err) = child.finish();
     assert!(status.success(), "{err}");
     assert!(ids.len() >= 5, "programs in fdinfo while running: {ids:?}");
@@ -127,6 +132,15 @@ fn recorded_trace_replays_and_programs_detach_or_skip() {
         "programs left loaded"
     );
     assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+    (d, out, err)
+}
+
+#[test]
+fn recorded_trace_replays_and_programs_detach_or_skip() {
+    if skipped("recorded_trace_replays_and_programs_detach_or_skip") {
+        return;
+    }
+    let (_d, out, _) = record_run(&["-d", "1200ms"], |_| {});
     assert!(check_replay(&out) >= 4, "1.2 s at 200 ms");
 }
 
@@ -135,25 +149,11 @@ fn sigint_closes_the_segment_and_detaches_or_skip() {
     if skipped("sigint_closes_the_segment_and_detaches_or_skip") {
         return;
     }
-    let _one = one_at_a_time();
-    let was_mounted = mounted();
-    let _ticker = Ticker::start();
-    let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("rec");
-    let mut child = spawn_record(&out, &[]);
-    let ids = attached(child.0.id());
-    std::thread::sleep(Duration::from_millis(900));
-    signal(child.0.id(), nix::sys::signal::Signal::SIGINT);
-    let (status, err) = child.finish();
-    assert!(status.success(), "{err}");
+    let (_d, out, err) = record_run(&[], |pid| {
+        std::thread::sleep(Duration::from_millis(900));
+        signal(pid, nix::sys::signal::Signal::SIGINT);
+    });
     assert!(err.contains("segment(s)"), "the summary is printed: {err}");
-    assert!(ids.len() >= 5, "{ids:?}");
-    assert_eq!(
-        still_loaded(&ids),
-        Vec::<u32>::new(),
-        "programs left loaded"
-    );
-    assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
     let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
     assert!(
         !dir.join("journal.jsonl").exists(),
