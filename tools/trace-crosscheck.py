@@ -157,15 +157,17 @@ class Bpftrace:
             self.proc.wait()
         self.reader.join(timeout=10)
 
-    def series(self, pick):
-        """[(t, count, ns)] of the summed keys `pick` selects, by time."""
-        out = []
-        for t in sorted(self.snaps):
-            snap = self.snaps[t]
-            c = sum(v[0] for k, v in snap.items() if pick(k))
-            n = sum(v[1] for k, v in snap.items() if pick(k))
-            out.append((t, c, n))
-        return out
+
+def series(snaps, pick):
+    """[(t, count, ns)] of the summed keys `pick` selects in snapshots
+    {t: {key: (count, ns)}}, by time."""
+    out = []
+    for t in sorted(snaps):
+        snap = snaps[t]
+        c = sum(v[0] for k, v in snap.items() if pick(k))
+        n = sum(v[1] for k, v in snap.items() if pick(k))
+        out.append((t, c, n))
+    return out
 
 
 class KernelAccounting:
@@ -209,9 +211,6 @@ class KernelAccounting:
         self.stop_flag.set()
         self.thread.join(timeout=5)
 
-    def series(self, pick):
-        return Bpftrace.series(self, pick)
-
 
 def comm(pid):
     try:
@@ -240,7 +239,7 @@ def kernel_rows(kern, line, a, b, ncpu):
     window = b - a
     rows = []
     for cpu in range(ncpu):
-        (ticks, _), (edge, _) = over(kern.series(lambda k, c=cpu: k == ("stat", c)), a, b)
+        (ticks, _), (edge, _) = over(series(kern.snaps, lambda k, c=cpu: k == ("stat", c)), a, b)
         mine = next((c["softirq_ns"] for c in line["cpus"] if c["cpu"] == cpu), 0)
         n = window / tick
         p = min(max(ticks / n, 0.0), 1.0) if n else 0.0
@@ -250,7 +249,7 @@ def kernel_rows(kern, line, a, b, ncpu):
             "irqlab_ns": mine, "kernel_ns": round(ticks * tick),
             "high_ns": round(ticks * tick + 3 * sigma + (edge + 2) * tick),
         })
-    (_, run), (_, edge) = over(kern.series(lambda k: k == ("ksoftirqd",)), a, b)
+    (_, run), (_, edge) = over(series(kern.snaps, lambda k: k == ("ksoftirqd",)), a, b)
     mine = sum(s["ksoftirqd_ns"] for s in line["softirqs"])
     rows.append({
         "what": "ksoftirqd vs its run time",
@@ -262,19 +261,19 @@ def kernel_rows(kern, line, a, b, ncpu):
     return rows
 
 
-def at(series, t):
+def at(pts, t):
     """Interpolated (count, ns) at t, and the step's (count, ns) size."""
-    for (t0, c0, n0), (t1, c1, n1) in zip(series, series[1:]):
+    for (t0, c0, n0), (t1, c1, n1) in zip(pts, pts[1:]):
         if t0 <= t <= t1:
             w = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
             return (c0 + w * (c1 - c0), n0 + w * (n1 - n0)), (c1 - c0, n1 - n0)
-    raise SystemExit(f"irqlab: crosscheck: bpftrace has no snapshot around {t}")
+    raise SystemExit(f"irqlab: crosscheck: no snapshot around {t}")
 
 
-def over(series, a, b):
-    """bpftrace's (count, ns) over [a, b] and the edge steps' (count, ns)."""
-    (ca, na), (ea_c, ea_n) = at(series, a)
-    (cb, nb), (eb_c, eb_n) = at(series, b)
+def over(pts, a, b):
+    """(count, ns) of a series over [a, b] and the edge steps' (count, ns)."""
+    (ca, na), (ea_c, ea_n) = at(pts, a)
+    (cb, nb), (eb_c, eb_n) = at(pts, b)
     return (cb - ca, nb - na), (ea_c + eb_c, ea_n + eb_n)
 
 
@@ -358,7 +357,7 @@ def main():
         else:
             pick = lambda k, c=key[1]: k[0] == "soft" and k[1] == c  # noqa: E731
             what = f"cpu{key[1]} softirq"
-        (bc, bn), (ec, en) = over(bt.series(pick), a, b)
+        (bc, bn), (ec, en) = over(series(bt.snaps, pick), a, b)
         ic, inn = mine.get(key, (0, 0))
         if ic == 0 and round(bc) == 0:
             continue

@@ -305,9 +305,10 @@ fn stream_interrupts(
 }
 
 /// Stream `/proc/interrupts` through one reused buffer and one scratch
-/// row (rows `--irq` cannot keep are not parsed), handing each row `filter` keeps to `keep` as a report line (with
-/// the kept CPU columns; the scratch row comes along, so that `keep` may
-/// give its count buffer back). Returns the kept columns' CPU ids.
+/// row (rows `--irq` cannot keep are not parsed), handing each row
+/// `filter` keeps to `keep` as a report line (with the kept CPU columns;
+/// the scratch row comes along, so that `keep` may give its count buffer
+/// back). Returns the kept columns' CPU ids.
 fn each_kept_row(
     fs: &HostFs,
     filter: &Filter,
