@@ -23,6 +23,11 @@ within its segment):
     {"host": "h1", "boot": "…", "seq": 3, "wall_ns": …, "mono_ns": …,
      "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
 
+A file whose samples a newer file of the same boot directory holds too
+(`irqlab record` merges small segments by rewriting the window's file; a
+crash between writing the new file and removing the old one leaves both)
+is skipped, as irqlab's own reader does.
+
 `--summary` prints one line per (host, boot) instead: samples and rows.
 Exits 1 with a message when a row's `time` differs from its sample's
 wall clock, when a sample list is missing, or when a segment's schema is
@@ -104,7 +109,7 @@ def load_pyarrow(root, files):
     for f in files:
         meta = pq.ParquetFile(f).metadata.metadata or {}
         kv[f] = {k.decode(): v.decode() for k, v in meta.items()}
-    data = ds.dataset(root, format="parquet", partitioning="hive")
+    data = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=root)
     cols = ["host", "boot", "__filename", "time", "seq", "source", "key", "cpu", "value"]
     t = data.to_table(columns=cols)
     # timestamps (ms in schema 3, ns before) as integer nanoseconds
@@ -114,6 +119,34 @@ def load_pyarrow(root, files):
     d = t.to_pydict()
     rows = list(zip(*(d[c] for c in cols)))
     return kv, rows, False
+
+
+def segment_range(path):
+    """(first, last) of `part-FIRST-LAST.parquet`, else None."""
+    name = os.path.basename(path)
+    if not (name.startswith("part-") and name.endswith(".parquet")):
+        return None
+    try:
+        a, b = name[len("part-"):-len(".parquet")].split("-")
+        return int(a), int(b)
+    except ValueError:
+        return None
+
+
+def drop_superseded(files):
+    """Files whose sample range lies inside another's of the same directory."""
+    by_dir = {}
+    for f in files:
+        by_dir.setdefault(os.path.dirname(f), []).append((segment_range(f), f))
+    keep = []
+    for entries in by_dir.values():
+        for r, f in entries:
+            covered = r is not None and any(
+                o is not None and o != r and o[0] <= r[0] and r[1] <= o[1] for o, _ in entries
+            )
+            if not covered:
+                keep.append(f)
+    return sorted(keep)
 
 
 def cell(source, key, cpu):
@@ -177,7 +210,7 @@ def main():
     ap.add_argument("--summary", action="store_true")
     a = ap.parse_args()
     root = os.path.abspath(a.dir)
-    files = sorted(glob.glob(os.path.join(root, "**", "*.parquet"), recursive=True))
+    files = drop_superseded(glob.glob(os.path.join(root, "**", "*.parquet"), recursive=True))
     if not files:
         fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
     try:

@@ -78,6 +78,8 @@ fn recording_reads_back_to_the_recorded_snapshots() {
             "2s",
             "--segment",
             "700ms",
+            "--merge",
+            "0",
             "--host",
             "h1",
             "-o",
@@ -167,7 +169,15 @@ fn a_segment_also_closes_once_it_holds_segment_changes_counters() {
         .arg("--root")
         .arg(&tree)
         .args(["-i", "100ms", "--duration", "1500ms"])
-        .args(["--segment", "1h", "--segment-changes", "1", "-o"])
+        .args([
+            "--segment",
+            "1h",
+            "--segment-changes",
+            "1",
+            "--merge",
+            "0",
+            "-o",
+        ])
         .arg(&out)
         .stderr(Stdio::piped())
         .spawn()
@@ -541,6 +551,142 @@ fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
     for step in &rec.steps {
         rp.apply(step).unwrap();
     }
+}
+
+/// A `record` of `tree` into `out` for 1.5 s at 50 ms with 200-ms
+/// segments and `extra` flags, stderr piped.
+fn record_moving(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Child {
+    irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(tree)
+        .args(["-i", "50ms", "--duration", "1500ms", "--segment", "200ms"])
+        .args(extra)
+        .arg("-o")
+        .arg(out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Segments close every 200 ms; by default they merge into one file that
+/// holds every counter once, in its first sample, and reads back as the
+/// same sample sequence; `--merge 0` keeps a file per segment, larger in
+/// all.
+#[test]
+fn small_segments_merge_into_one_file() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let (merged, apart) = (d.path().join("merged"), d.path().join("apart"));
+    let a = record_moving(&tree, &merged, &[]);
+    let b = record_moving(&tree, &apart, &["--merge", "0"]);
+    for i in 0..8 {
+        std::thread::sleep(Duration::from_millis(150));
+        bump_loc(&tree, 100 + i);
+    }
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let (dir, dir_apart) = (boot_dir(&merged), boot_dir(&apart));
+    let files = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let rec = reader::open(&dir).unwrap();
+    let n = rec.steps.len() as u64;
+    assert!(n >= 10, "{n} samples");
+    assert_eq!(
+        files(&dir),
+        vec![layout::segment_name(0, n - 1)],
+        "one file, no journal, no temporary or superseded file"
+    );
+    let size = std::fs::metadata(dir.join(layout::segment_name(0, n - 1)))
+        .unwrap()
+        .len();
+    let err = String::from_utf8_lossy(&a.stderr);
+    assert!(
+        err.contains(&format!("1 segment(s), {size} bytes")),
+        "the summary counts the merged file once: {err}"
+    );
+    let segs_apart = layout::segments(&dir_apart).unwrap();
+    assert!(segs_apart.len() >= 3, "{segs_apart:?}");
+    let bytes_apart: u64 = segs_apart
+        .iter()
+        .map(|s| std::fs::metadata(&s.2).unwrap().len())
+        .sum();
+    assert!(size < bytes_apart, "merged {size} B, apart {bytes_apart} B");
+    // every counter once, in the first sample; later samples: changes only
+    let seg = irqlab::record::segment::read(&dir.join(layout::segment_name(0, n - 1))).unwrap();
+    let at = |seq: u64| seg.cells.iter().filter(|c| c.0 == seq).count();
+    assert!((1..n).all(|seq| at(seq) < at(0)), "first sample {}", at(0));
+    assert!(!seg.environment.is_empty() && !seg.shapes.is_empty());
+    // the same sequence, LOC moving, ending at the live file's count
+    let mut rp = reader::Replayer::default();
+    let mut locs = Vec::new();
+    for (i, step) in rec.steps.iter().enumerate() {
+        assert_eq!(step.time.seq, i as u64);
+        let ints = rp.apply(step).unwrap().snap.interrupts.unwrap();
+        locs.push(
+            ints.rows()
+                .iter()
+                .find(|r| r.label == "LOC")
+                .unwrap()
+                .counts[0],
+        );
+    }
+    assert!(locs.windows(2).all(|w| w[0] <= w[1]) && locs.first() < locs.last());
+    let live =
+        irqlab_core::Interrupts::parse(&std::fs::read(tree.join("proc/interrupts")).unwrap())
+            .unwrap();
+    let live_loc = live
+        .rows()
+        .iter()
+        .find(|r| r.label == "LOC")
+        .unwrap()
+        .counts[0];
+    assert_eq!(locs.last(), Some(&live_loc));
+    assert_eq!(replay_json_lines(&merged) as u64, n - 1);
+}
+
+/// kill -9 inside a merged window, at the worst moment: the window's new
+/// file is written and the one it replaces is still there. Replay skips the
+/// superseded file (no sample twice) and takes the journal's samples;
+/// `recover` removes it and says so.
+#[test]
+fn kill_9_between_a_merged_file_and_the_one_it_replaces() {
+    let d = tempfile::tempdir().unwrap();
+    let (_tree, out) = killed_recording_with(d.path(), 1200, "200ms");
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 1, "one merged window: {segs:?}");
+    let (first, last, path) = segs[0].clone();
+    assert!(last > first + 1, "{segs:?}");
+    // the file the window had before its last segment (the same samples
+    // but the last one, as far as its name says)
+    let old = dir.join(layout::segment_name(first, last - 1));
+    std::fs::copy(&path, &old).unwrap();
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let in_journal = journal.lines().filter(|l| l.ends_with('}')).count() as u64;
+    let total = last + 1 - first + in_journal;
+    assert_eq!(replay_json_lines(&out) as u64, total - 1);
+    let r = irqlab().arg("recover").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("newer, merged segment") && !old.exists(),
+        "{err}"
+    );
+    let rec = reader::open(&dir).unwrap();
+    assert_eq!(rec.steps.len() as u64, total);
+    assert!(rec
+        .steps
+        .windows(2)
+        .all(|w| w[1].time.seq == w[0].time.seq + 1));
 }
 
 /// `replay --batch --format json` of `dir`: succeeds; its line count.

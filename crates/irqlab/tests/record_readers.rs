@@ -80,12 +80,15 @@ fn counters(state: &Value) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn record(tree: &Path, out: &Path, host: &str) {
+/// 300 ms at 50 ms with 100-ms segments, `extra` flags.
+fn record(tree: &Path, out: &Path, host: &str, extra: &[&str]) {
     let o = common::irqlab()
         .arg("record")
         .arg("--root")
         .arg(tree)
-        .args(["-i", "50ms", "--duration", "300ms", "--host", host, "-o"])
+        .args(["-i", "50ms", "--duration", "300ms", "--segment", "100ms"])
+        .args(extra)
+        .args(["--host", host, "-o"])
         .arg(out)
         .output()
         .unwrap();
@@ -174,11 +177,21 @@ fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("dataset");
     let a = expected(tree.path());
-    record(tree.path(), &out, "h1");
+    // h1: a file per segment; h2: its segments merged into one file, plus
+    // the file that one replaced, as a crash between the two leaves it
+    record(tree.path(), &out, "h1", &["--merge", "0"]);
     change(tree.path());
     let b = expected(tree.path());
     assert_ne!(a, b, "the change must move counters");
-    record(tree.path(), &out, "h2");
+    record(tree.path(), &out, "h2", &[]);
+    let h2 = irqlab::record::layout::one_boot_dir(&out.join("host=h2")).unwrap();
+    let segs = irqlab::record::layout::segments(&h2).unwrap();
+    assert_eq!(segs.len(), 1, "merged: {segs:?}");
+    let (first, last, merged) = &segs[0];
+    let old = h2.join(irqlab::record::layout::segment_name(*first, last - 1));
+    std::fs::copy(merged, old).unwrap();
+    let h1 = irqlab::record::layout::one_boot_dir(&out.join("host=h1")).unwrap();
+    assert!(irqlab::record::layout::segments(&h1).unwrap().len() >= 2);
 
     let mut results = Vec::new();
     for engine in &engines {

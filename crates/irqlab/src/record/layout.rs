@@ -53,8 +53,17 @@ pub fn parse_segment_name(name: &str) -> Option<(u64, u64)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// Segments of a boot directory, by first sequence.
+/// Segments of a boot directory, by first sequence, without superseded
+/// ones ([`superseded`]).
 pub fn segments(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
+    let mut v = segment_files(dir)?;
+    let gone = superseded(&v);
+    v.retain(|s| !gone.contains(&s.2));
+    Ok(v)
+}
+
+/// Every `part-FIRST-LAST.parquet` of a boot directory, sorted.
+fn segment_files(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
     let rd = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut v: Vec<(u64, u64, PathBuf)> = rd
         .filter_map(|e| e.ok())
@@ -65,6 +74,24 @@ pub fn segments(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
         .collect();
     v.sort();
     Ok(v)
+}
+
+/// Files whose samples another file of the list holds too: a merged
+/// window's file left beside the file that replaced it (`record` writes
+/// the new one before it removes the old one; a crash can fall between).
+/// `v` sorted; of overlapping files the one reaching furthest is kept.
+pub fn superseded(v: &[(u64, u64, PathBuf)]) -> Vec<PathBuf> {
+    let mut gone = Vec::new();
+    for (i, (a, b, p)) in v.iter().enumerate() {
+        let covered = v
+            .iter()
+            .enumerate()
+            .any(|(j, (c, d, _))| j != i && c <= a && b <= d && (c, d) != (a, b));
+        if covered {
+            gone.push(p.clone());
+        }
+    }
+    gone
 }
 
 /// The sequence number after the last segment's.
@@ -227,10 +254,27 @@ fn remove_partial_segments(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Remove the files [`superseded`] by a merged window's newer file.
+fn remove_superseded(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let gone = superseded(&segment_files(dir)?);
+    Ok(gone
+        .iter()
+        .map(|p| match std::fs::remove_file(p) {
+            Ok(()) => format!(
+                "removed {} (its samples are in a newer, merged segment)",
+                p.display()
+            ),
+            Err(e) => format!("cannot remove {}: {e}", p.display()),
+        })
+        .collect())
+}
+
 /// Turn a journal left behind into a segment and remove interrupted
-/// segment writes; `Some(message)` when there was something to say.
+/// segment writes and superseded segments; `Some(message)` when there was
+/// something to say.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     let mut msg = remove_partial_segments(dir);
+    msg.extend(remove_superseded(dir)?);
     let path = dir.join(JOURNAL);
     if !path.exists() {
         return Ok((!msg.is_empty()).then(|| msg.join("\n")));
@@ -265,4 +309,24 @@ pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     }
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
     Ok((!msg.is_empty()).then(|| msg.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_whose_samples_a_newer_file_holds_is_superseded() {
+        let p = |s: &str| PathBuf::from(s);
+        let v = vec![
+            (0, 59, p("a")),
+            (0, 119, p("b")),
+            (120, 179, p("c")),
+            (180, 180, p("d")),
+            (180, 239, p("e")),
+        ];
+        assert_eq!(superseded(&v), vec![p("a"), p("d")]);
+        assert!(superseded(&v[1..3]).is_empty());
+        assert!(superseded(&[]).is_empty());
+    }
 }

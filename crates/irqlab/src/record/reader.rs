@@ -33,14 +33,36 @@ pub struct Recording {
     pub warnings: Vec<String>,
 }
 
-/// Read every segment and the journal of boot directory `dir`.
+/// Read every segment and the journal of boot directory `dir`. A segment
+/// that vanishes while it is read (a running `record` replaced it by a
+/// merged one) makes the read start again, a few times.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
+    for _ in 0..5 {
+        if let Some(r) = open_once(dir)? {
+            return Ok(r);
+        }
+    }
+    open_once(dir)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: its segments kept changing while they were read",
+            dir.display()
+        )
+    })
+}
+
+/// [`open`], or `None` when a listed segment was gone when read.
+fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
         dir: dir.to_path_buf(),
         ..Recording::default()
     };
-    for (_, _, path) in layout::segments(dir)? {
-        let seg = segment::read(&path)?;
+    let segments = layout::segments(dir)?;
+    for (_, _, path) in segments {
+        let seg = match segment::read(&path) {
+            Ok(s) => s,
+            Err(_) if !path.exists() => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let mut by_seq: HashMap<u64, Vec<CellValue>> = HashMap::new();
         for (seq, c) in seg.cells {
             by_seq.entry(seq).or_default().push(c);
@@ -71,7 +93,7 @@ pub fn open(dir: &Path) -> anyhow::Result<Recording> {
             cells: l.cells,
         });
     }
-    Ok(rec)
+    Ok(Some(rec))
 }
 
 /// Rebuilds samples step by step.

@@ -110,7 +110,7 @@ struct CellRow {
 /// The cells of a segment being written: (source, key) interned, one
 /// `CellRow` per changed cell, so that a big machine's first sample
 /// (every cell) costs 24 bytes a cell and sorting compares integers.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SegmentRows {
     keys: Vec<(SourceKind, String)>,
     ids: HashMap<SourceKind, HashMap<String, u32>>,
@@ -163,7 +163,7 @@ impl SegmentRows {
 
 /// A segment being written: the samples, shapes and cells of
 /// [`SegmentData`] with the cells in the compact [`SegmentRows`].
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SegmentBuf {
     pub samples: Vec<SampleTime>,
     pub shapes: Vec<ShapeAt>,

@@ -6,6 +6,13 @@
 //! A journal left by a crash is turned into a segment first
 //! (`layout::recover_boot_dir`).
 //!
+//! Small segments are merged: while the file of the open window spans less
+//! than `merge` and holds at most [`MERGE_ROWS`] rows, a closing segment
+//! rewrites that file with the window's samples so far (one file, every
+//! cell once in its first sample) and removes the file it replaces,
+//! instead of starting a new file that would repeat every counter, the
+//! key dictionary and a footer (docs/recording-schema.md, "Segments").
+//!
 //! Errors (disk full, unwritable directory) stop recording and name the
 //! file; what was written stays.
 
@@ -41,6 +48,11 @@ pub struct RecordConfig {
     /// after its first sample (bounds the buffered segment on big
     /// machines, where the first sample alone holds every counter).
     pub segment_changes: u64,
+    /// Merge closing segments into the open window's file while it spans
+    /// less than this (zero: every segment its own file) …
+    pub merge: Duration,
+    /// … and holds at most this many rows ([`MERGE_ROWS`]).
+    pub merge_rows: usize,
     pub filter: Filter,
     /// Partition host name instead of the tree's hostname.
     pub host: Option<String>,
@@ -59,6 +71,12 @@ pub struct RecordSummary {
     pub segment_cpu_ns: u64,
 }
 
+/// A window's file is rewritten by a closing segment only while it holds
+/// at most this many rows (~6 MB buffered, a few ms to rewrite): merging
+/// pays on small machines, whose segments are mostly fixed cost, and
+/// would only add rewrites on big ones, whose segments are large anyway.
+pub const MERGE_ROWS: usize = 1 << 18;
+
 struct Run {
     dir: PathBuf,
     journal: RecordJournal,
@@ -67,8 +85,14 @@ struct Run {
     /// The changed cells of the latest sample (reused between samples).
     changed: Vec<CellValue>,
     next_seq: u64,
+    /// First sample of the open segment (the `segment` timer).
     started: Option<Instant>,
-    /// Changed counters of the open segment after its first sample.
+    /// First sample of the open window (the file segments merge into).
+    window_started: Option<Instant>,
+    /// The window's file as last written, and its size: replaced by the
+    /// next segment of the window.
+    window_file: Option<(PathBuf, u64)>,
+    /// Changed counters of the open segment after its window's first sample.
     changes: u64,
     /// `RecordConfig::segment_changes`.
     max_changes: u64,
@@ -120,6 +144,9 @@ impl Run {
             self.data
                 .rows
                 .reserve(self.differ.cells() + self.max_changes.min(1 << 24) as usize);
+            self.window_started = Some(Instant::now());
+        }
+        if self.started.is_none() {
             self.started = Some(Instant::now());
             self.changes = 0;
         }
@@ -147,18 +174,54 @@ impl Run {
         Ok(())
     }
 
-    /// Write the buffered samples as a segment and restart the journal.
-    fn close_segment(&mut self) -> anyhow::Result<()> {
-        let (Some(first), Some(last)) = (self.data.samples.first(), self.data.samples.last())
-        else {
+    /// Whether the window takes the next segment too: it would still span
+    /// less than `merge` (half a segment of slack) and is small.
+    fn merges_on(&self, cfg: &RecordConfig) -> bool {
+        let span = self.window_started.map_or(Duration::MAX, |t| t.elapsed());
+        !cfg.merge.is_zero()
+            && span.saturating_add(cfg.segment) <= cfg.merge.saturating_add(cfg.segment / 2)
+            && self.data.rows.len() <= cfg.merge_rows
+    }
+
+    /// Write the buffered samples as a segment (the window's file, which
+    /// replaces the one written at the segment before when they merge) and
+    /// restart the journal. `last`: the run ends.
+    fn close_segment(&mut self, cfg: &RecordConfig, last: bool) -> anyhow::Result<()> {
+        let (Some(a), Some(b)) = (self.data.samples.first(), self.data.samples.last()) else {
             return Ok(());
         };
         let meter = clock::CostMeter::start();
-        let path = self.dir.join(layout::segment_name(first.seq, last.seq));
-        // the environment goes into the run's first segment only
-        let mut data = std::mem::take(&mut self.data);
-        self.sum.segment_bytes += segment::write(&path, &mut data)?;
+        let path = self.dir.join(layout::segment_name(a.seq, b.seq));
+        let keep = !last && self.merges_on(cfg);
+        // the environment goes into the run's first window only
+        let bytes = if keep {
+            segment::write(&path, &mut self.data.clone())?
+        } else {
+            segment::write(&path, &mut std::mem::take(&mut self.data))?
+        };
+        // the new file is in place before the one it replaces goes (a
+        // crash between the two leaves a superseded file that readers and
+        // the next run skip: `layout::segments`)
+        if let Some((old, old_bytes)) = self.window_file.take() {
+            if old != path {
+                match std::fs::remove_file(&old) {
+                    // `irqlab recover` beside the run may have removed it
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("cannot remove {}", old.display()));
+                    }
+                    _ => {}
+                }
+            }
+            self.sum.segment_bytes -= old_bytes.min(self.sum.segment_bytes);
+            self.sum.segments = self.sum.segments.saturating_sub(1);
+        }
+        self.sum.segment_bytes += bytes;
         self.sum.segments += 1;
+        self.window_file = keep.then_some((path, bytes));
+        if !keep {
+            self.window_started = None;
+        }
+        self.started = None;
         self.journal.restart()?;
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
@@ -194,6 +257,8 @@ pub fn run(
         changed: Vec::new(),
         next_seq,
         started: None,
+        window_started: None,
+        window_file: None,
         changes: 0,
         max_changes: cfg.segment_changes,
         sum: RecordSummary {
@@ -232,10 +297,10 @@ pub fn run(
         if run.started.is_some_and(|t| t.elapsed() >= cfg.segment)
             || run.changes >= cfg.segment_changes
         {
-            run.close_segment()?;
+            run.close_segment(cfg, false)?;
         }
     }
-    run.close_segment()?;
+    run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
 }
@@ -281,6 +346,8 @@ mod tests {
             duration: Some(Duration::from_millis(100)),
             segment: Duration::from_millis(50),
             segment_changes: 1_000_000,
+            merge: Duration::ZERO,
+            merge_rows: MERGE_ROWS,
             filter: Filter::default(),
             host: Some("t".into()),
         }
@@ -307,6 +374,65 @@ mod tests {
             );
             assert!(s.snap.interrupts.is_some(), "the files are recorded too");
         }
+    }
+
+    #[test]
+    fn a_merged_window_rolls_over_after_merge_and_the_summary_counts_files() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            interval: Duration::from_millis(10),
+            duration: Some(Duration::from_millis(400)),
+            segment: Duration::from_millis(30),
+            merge: Duration::from_millis(100),
+            ..config(root.path(), out.path())
+        };
+        let sum = run(&cfg, None, |_| {}).unwrap();
+        let dir = layout::one_boot_dir(out.path()).unwrap();
+        let segs = layout::segments(&dir).unwrap();
+        assert!(segs.len() >= 2, "windows of 100 ms in 400: {segs:?}");
+        assert_eq!(segs.len() as u64, sum.segments);
+        let bytes: u64 = segs
+            .iter()
+            .map(|s| std::fs::metadata(&s.2).unwrap().len())
+            .sum();
+        assert_eq!(bytes, sum.segment_bytes);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), segs.len());
+        let rec = reader::open(&dir).unwrap();
+        assert_eq!(rec.steps.len() as u64, sum.samples);
+        assert!(rec
+            .steps
+            .windows(2)
+            .all(|w| w[1].time.seq == w[0].time.seq + 1));
+    }
+
+    #[test]
+    fn a_window_past_its_row_bound_is_not_rewritten() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            interval: Duration::from_millis(10),
+            duration: Some(Duration::from_millis(200)),
+            segment: Duration::from_millis(30),
+            merge: Duration::from_secs(600),
+            merge_rows: 10, // below one sample's cells
+            ..config(root.path(), out.path())
+        };
+        let sum = run(&cfg, None, |_| {}).unwrap();
+        let dir = layout::one_boot_dir(out.path()).unwrap();
+        let segs = layout::segments(&dir).unwrap();
+        assert!(segs.len() >= 3, "a file per segment: {segs:?}");
+        assert_eq!(segs.len() as u64, sum.segments);
+        // and with room, the same run is one file
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            merge_rows: MERGE_ROWS,
+            out: out.path().to_path_buf(),
+            ..cfg
+        };
+        run(&cfg, None, |_| {}).unwrap();
+        let dir = layout::one_boot_dir(out.path()).unwrap();
+        assert_eq!(layout::segments(&dir).unwrap().len(), 1);
     }
 
     #[test]
