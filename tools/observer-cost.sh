@@ -12,7 +12,11 @@
 #   2. `irqlab top --batch -i 1s -n 30` (json and text) against
 #      `mpstat -I ALL 1 30`, run concurrently (user + system CPU of each,
 #      wait4), every round printed (issue 13: "every round, not the
-#      median only"); with N set to another count, -n N as well.
+#      median only"); with N set to another count, -n N as well. Beside
+#      them, when a C compiler is there, the floor process
+#      tools/observer-floor.c: one pread of each of the three files and
+#      one 7 KB write per second, nothing else: what any reader of those
+#      files pays on this machine, as a ratio to the same round's mpstat.
 #   3. The user/kernel split of `top --batch --format json -i 10ms -n 2000`
 #      on the live /proc: from perf (`perf record -e cpu-clock -F 10000`,
 #      samples in user vs kernel code) when perf works, and from rusage
@@ -65,6 +69,11 @@ tree=${TREE:-$tmp/tree}
 if [ "${SKIP_SHOW:-0}" != 1 ] && [ ! -f "$tree/proc/interrupts" ]; then
     "$irqlab" synth --cpus 1152 --irqs 1056 --out "$tree" >/dev/null
 fi
+floor=""
+if [ "${SKIP_MPSTAT:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&
+    cc -O2 -o "$tmp/observer-floor" "$top/tools/observer-floor.c" 2>/dev/null; then
+    floor=$tmp/observer-floor
+fi
 perf_ok=0
 if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
     perf record -q -e cpu-clock -o "$tmp/probe.data" -- true >/dev/null 2>&1; then
@@ -72,12 +81,13 @@ if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
 fi
 
 exec python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${N:-30}" "${REPS:-5}" \
-    "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" <<'PY'
+    "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" <<'PY'
 import os, shlex, statistics, subprocess, sys, time
 
 irqlab, tree, tmp = sys.argv[1:4]
 rounds, n, reps = (int(x) for x in sys.argv[4:7])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[7:12])
+floor_bin = sys.argv[12]
 counts = [30] + ([n] if n != 30 else [])
 env = dict(os.environ, LC_ALL="C")
 size = 0 if skip_show else os.path.getsize(f"{tree}/proc/interrupts")
@@ -94,10 +104,10 @@ def run(cmd, out=os.devnull):
 def best(cmd):
     return min(sum(run(cmd)[:2]) for _ in range(reps))
 
-def together(a, b):
-    """Run two commands at once: user + system CPU seconds of each."""
+def together(*cmds):
+    """Run commands at once: user + system CPU seconds of each."""
     procs = []
-    for i, cmd in enumerate((a, b)):
+    for i, cmd in enumerate(cmds):
         with open(f"{tmp}/out{i}", "wb") as f:
             procs.append(subprocess.Popen(cmd, stdout=f, stdin=subprocess.DEVNULL, env=env))
     cost = []
@@ -203,12 +213,19 @@ for r in range(1, rounds + 1):
     if not skip_mpstat:
         for count in counts:
             for fmt in ("json", "text"):
-                i, m = together([irqlab, "top", "--batch", "--format", fmt, "-i", "1s", "-n", str(count)],
-                                ["mpstat", "-I", "ALL", "1", str(count)])
+                cmds = [[irqlab, "top", "--batch", "--format", fmt, "-i", "1s", "-n", str(count)],
+                        ["mpstat", "-I", "ALL", "1", str(count)]]
+                if floor_bin:
+                    cmds.append([floor_bin, str(count)])
+                i, m, *f = together(*cmds)
                 add(f"top --batch --format {fmt} -i 1s -n {count} / mpstat -I ALL 1 {count}",
                     i / max(m, 1e-6))
                 add(f"  irqlab ms (-n {count} {fmt})", i * 1e3)
                 add(f"  mpstat ms (-n {count}, beside {fmt})", m * 1e3)
+                if f:
+                    add(f"  floor process (observer-floor.c) / mpstat, -n {count}, beside {fmt}",
+                        f[0] / max(m, 1e-6))
+                    add(f"  floor process ms (-n {count}, beside {fmt})", f[0] * 1e3)
     if not skip_floor:
         cold, hot = gen_cost(1.0, 10), gen_cost(0.01, 200)
         for f, c, h in zip(STAT_FILES, cold, hot):
