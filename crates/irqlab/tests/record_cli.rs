@@ -499,6 +499,8 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
         vec!["record", "--segment", "0s", "-o"],
         vec!["record", "--duration", "0s", "-o"],
         vec!["record", "--segment-changes", "0", "-o"],
+        vec!["record", "--merge", "-1s", "-o"],
+        vec!["record", "--merge", "abc", "-o"],
         vec!["replay", "--cpus", "x"],
         vec!["replay", "--irq", "("],
     ] {

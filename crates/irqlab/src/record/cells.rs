@@ -123,14 +123,23 @@ pub(super) fn keep_traced<'a>(
     s: SampleView<'a>,
     filter: &'a Filter,
 ) -> impl Fn(&TraceKey) -> bool + 'a {
-    move |k: &TraceKey| {
-        filter.irq.is_none()
-            || s.snap.interrupts.as_ref().is_some_and(|m| {
-                let label = k.label();
+    // the labels of the kept rows, matched once (not once per traced item)
+    let kept: Option<std::collections::HashSet<&'a str>> = filter.irq.as_ref().map(|_| {
+        s.snap
+            .interrupts
+            .as_ref()
+            .map(|m| {
                 m.rows()
                     .iter()
-                    .any(|r| r.label == label && filter.keep_irq_row(r))
+                    .filter(|r| filter.keep_irq_row(r))
+                    .map(|r| r.label.as_str())
+                    .collect()
             })
+            .unwrap_or_default()
+    });
+    move |k: &TraceKey| {
+        kept.as_ref()
+            .is_none_or(|set| set.contains(k.label().as_str()))
     }
 }
 
