@@ -30,6 +30,21 @@ fn record(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// LOC's count on the first CPU of parsed `/proc/interrupts` text.
+fn loc0(ints: &irqlab_core::Interrupts) -> u64 {
+    ints.rows()
+        .iter()
+        .find(|r| r.label == "LOC")
+        .unwrap()
+        .counts[0]
+}
+
+/// [`loc0`] of the tree's file now.
+fn live_loc(tree: &Path) -> u64 {
+    let text = std::fs::read(tree.join("proc/interrupts")).unwrap();
+    loc0(&irqlab_core::Interrupts::parse(&text).unwrap())
+}
+
 fn boot_dir(out: &Path) -> PathBuf {
     layout::one_boot_dir(out).unwrap()
 }
@@ -124,8 +139,7 @@ fn recording_reads_back_to_the_recorded_snapshots() {
         let s = rp.apply(step).unwrap();
         let ints = s.snap.interrupts.unwrap();
         assert_eq!(ints.cpus, vec![0, 1, 2, 3]);
-        let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
-        locs.push(loc.counts[0]);
+        locs.push(loc0(&ints));
         assert!(s.snap.softirqs.is_some() && s.snap.stat.is_some());
     }
     assert!(locs.windows(2).all(|w| w[0] <= w[1]), "{locs:?}");
@@ -134,16 +148,7 @@ fn recording_reads_back_to_the_recorded_snapshots() {
         "the moving counter was recorded: {locs:?}"
     );
     // The replayed tree text at the end equals the live file's counts.
-    let live =
-        irqlab_core::Interrupts::parse(&std::fs::read(tree.join("proc/interrupts")).unwrap())
-            .unwrap();
-    let live_loc = live
-        .rows()
-        .iter()
-        .find(|r| r.label == "LOC")
-        .unwrap()
-        .counts[0];
-    assert_eq!(*locs.last().unwrap(), live_loc);
+    assert_eq!(*locs.last().unwrap(), live_loc(&tree));
     // replay --batch: one line block per interval.
     let r = irqlab()
         .arg("replay")
@@ -632,26 +637,10 @@ fn small_segments_merge_into_one_file() {
     let mut locs = Vec::new();
     for (i, step) in rec.steps.iter().enumerate() {
         assert_eq!(step.time.seq, i as u64);
-        let ints = rp.apply(step).unwrap().snap.interrupts.unwrap();
-        locs.push(
-            ints.rows()
-                .iter()
-                .find(|r| r.label == "LOC")
-                .unwrap()
-                .counts[0],
-        );
+        locs.push(loc0(&rp.apply(step).unwrap().snap.interrupts.unwrap()));
     }
     assert!(locs.windows(2).all(|w| w[0] <= w[1]) && locs.first() < locs.last());
-    let live =
-        irqlab_core::Interrupts::parse(&std::fs::read(tree.join("proc/interrupts")).unwrap())
-            .unwrap();
-    let live_loc = live
-        .rows()
-        .iter()
-        .find(|r| r.label == "LOC")
-        .unwrap()
-        .counts[0];
-    assert_eq!(locs.last(), Some(&live_loc));
+    assert_eq!(locs.last(), Some(&live_loc(&tree)));
     assert_eq!(replay_json_lines(&merged) as u64, n - 1);
 }
 
