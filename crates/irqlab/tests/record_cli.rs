@@ -240,6 +240,9 @@ fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    // a segment the run would be writing: not a leftover while it runs
+    let writing = boot_dir(&out).join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&writing, b"PAR1 being written").unwrap();
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
@@ -247,6 +250,11 @@ fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
         err.starts_with("irqlab: ") && err.contains("journal.jsonl is being written by a running"),
         "{err}"
     );
+    assert!(
+        writing.exists(),
+        "recover left the running record's files alone"
+    );
+    std::fs::remove_file(&writing).unwrap();
     let again = record(&tree, &out, &["-i", "100ms", "--duration", "300ms"]);
     assert_eq!(again.status.code(), Some(1));
     let o = child.wait_with_output().unwrap();

@@ -273,14 +273,19 @@ fn remove_superseded(dir: &Path) -> anyhow::Result<Vec<String>> {
 /// segment writes and superseded segments; `Some(message)` when there was
 /// something to say.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
+    let path = dir.join(JOURNAL);
+    // not a directory that a running `record` still writes (its journal is
+    // locked): its segment being written and the merged file it is about
+    // to replace are not leftovers
+    let lock = match path.exists() {
+        true => Some(journal::lock(&path, false)?),
+        false => None,
+    };
     let mut msg = remove_partial_segments(dir);
     msg.extend(remove_superseded(dir)?);
-    let path = dir.join(JOURNAL);
-    if !path.exists() {
+    if lock.is_none() {
         return Ok((!msg.is_empty()).then(|| msg.join("\n")));
     }
-    // not a journal that a running `record` still writes
-    let _lock = journal::lock(&path, false)?;
     let (lines, torn) = journal_lines(dir)?;
     let n = lines.len();
     let base = if lines.is_empty() {
