@@ -11,7 +11,8 @@
 //! rewrites that file with the window's samples so far (one file, every
 //! cell once in its first sample) and removes the file it replaces,
 //! instead of starting a new file that would repeat every counter, the
-//! key dictionary and a footer (docs/recording-schema.md, "Segments").
+//! key dictionary and a footer (docs/recording-schema.md, "Small segments
+//! are merged").
 //!
 //! Errors (disk full, unwritable directory) stop recording and name the
 //! file; what was written stays.
@@ -72,7 +73,7 @@ pub struct RecordSummary {
 }
 
 /// A window's file is rewritten by a closing segment only while it holds
-/// at most this many rows (~6 MB buffered, a few ms to rewrite): merging
+/// at most this many rows (~6 MB buffered, ~0.1 s to rewrite): merging
 /// pays on small machines, whose segments are mostly fixed cost, and
 /// would only add rewrites on big ones, whose segments are large anyway.
 pub const MERGE_ROWS: usize = 1 << 18;
@@ -205,7 +206,7 @@ impl Run {
         if let Some((old, old_bytes)) = self.window_file.take() {
             if old != path {
                 match std::fs::remove_file(&old) {
-                    // `irqlab recover` beside the run may have removed it
+                    // already gone (by hand): nothing to replace
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                         return Err(e).with_context(|| format!("cannot remove {}", old.display()));
                     }
