@@ -140,12 +140,13 @@ def drop_superseded(files):
         by_dir.setdefault(os.path.dirname(f), []).append((segment_range(f), f))
     keep = []
     for entries in by_dir.values():
-        for r, f in entries:
-            covered = r is not None and any(
-                o is not None and o != r and o[0] <= r[0] and r[1] <= o[1] for o, _ in entries
-            )
-            if not covered:
+        keep += [f for r, f in entries if r is None]
+        # (first, last descending): covered when a file before reaches as far
+        reach = None
+        for r, f in sorted((e for e in entries if e[0] is not None), key=lambda e: (e[0][0], -e[0][1])):
+            if reach is None or r[1] > reach:
                 keep.append(f)
+            reach = r[1] if reach is None else max(reach, r[1])
     return sorted(keep)
 
 

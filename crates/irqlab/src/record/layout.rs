@@ -79,17 +79,19 @@ fn segment_files(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
 /// Files whose samples another file of the list holds too: a merged
 /// window's file left beside the file that replaced it (`record` writes
 /// the new one before it removes the old one; a crash can fall between).
-/// `v` sorted; of overlapping files the one reaching furthest is kept.
+/// One pass in (first, last descending) order: a file is covered when a
+/// file before it (starting no later) reaches as far (names are unique, so
+/// no two files have the same range).
 pub fn superseded(v: &[(u64, u64, PathBuf)]) -> Vec<PathBuf> {
+    let mut order: Vec<&(u64, u64, PathBuf)> = v.iter().collect();
+    order.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
     let mut gone = Vec::new();
-    for (i, (a, b, p)) in v.iter().enumerate() {
-        let covered = v
-            .iter()
-            .enumerate()
-            .any(|(j, (c, d, _))| j != i && c <= a && b <= d && (c, d) != (a, b));
-        if covered {
+    let mut reach: Option<u64> = None;
+    for (_, b, p) in order {
+        if reach.is_some_and(|r| r >= *b) {
             gone.push(p.clone());
         }
+        reach = Some(reach.map_or(*b, |r| r.max(*b)));
     }
     gone
 }
@@ -331,6 +333,9 @@ mod tests {
             (180, 239, p("e")),
         ];
         assert_eq!(superseded(&v), vec![p("a"), p("d")]);
+        let mut shuffled = v.clone();
+        shuffled.reverse();
+        assert_eq!(superseded(&shuffled), vec![p("a"), p("d")], "any order");
         assert!(superseded(&v[1..3]).is_empty());
         assert!(superseded(&[]).is_empty());
     }
