@@ -23,15 +23,6 @@ fn skip_reason() -> Option<String> {
     })
 }
 
-/// Say why `test` skips (visibly), if it must.
-fn skipped(test: &str) -> bool {
-    let why = skip_reason();
-    if let Some(why) = &why {
-        crate::visible!("record_trace_live: {test}: SKIPPED: {why}");
-    }
-    why.is_some()
-}
-
 fn irqlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_irqlab"))
 }
@@ -137,7 +128,10 @@ fn record_run(
 
 #[test]
 fn recorded_trace_replays_and_programs_detach_or_skip() {
-    if skipped("recorded_trace_replays_and_programs_detach_or_skip") {
+    if common::trace::skipped(
+        "record_trace_live: recorded_trace_replays_and_programs_detach_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let (_d, out, _) = record_run(&["-d", "1200ms"], |_| {});
@@ -146,7 +140,10 @@ fn recorded_trace_replays_and_programs_detach_or_skip() {
 
 #[test]
 fn sigint_closes_the_segment_and_detaches_or_skip() {
-    if skipped("sigint_closes_the_segment_and_detaches_or_skip") {
+    if common::trace::skipped(
+        "record_trace_live: sigint_closes_the_segment_and_detaches_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let (_d, out, err) = record_run(&[], |pid| {

@@ -100,10 +100,10 @@ fn check_fields(v: &Value, ncpu: usize) {
 
 #[test]
 fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip: SKIPPED: {why}"
-        );
+    if common::trace::skipped(
+        "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let _one = one_at_a_time();
@@ -156,8 +156,10 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
 /// detach instead of exiting under it).
 #[test]
 fn signals_print_average_and_detach_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!("top_trace_live: signals_print_average_and_detach_or_skip: SKIPPED: {why}");
+    if common::trace::skipped(
+        "top_trace_live: signals_print_average_and_detach_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     use nix::sys::signal::Signal;
@@ -197,10 +199,10 @@ fn signals_print_average_and_detach_or_skip() {
 /// detaches and restores the mount state.
 #[test]
 fn closed_stdout_ends_quietly_and_detaches_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip: SKIPPED: {why}"
-        );
+    if common::trace::skipped(
+        "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let _one = one_at_a_time();

@@ -45,10 +45,10 @@ fn traced_screen(s: &str) -> bool {
 
 #[test]
 fn traced_view_and_detach_on_q_and_sigint_or_skip() -> Res<()> {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip: SKIPPED: {why}"
-        );
+    if common::trace::skipped(
+        "top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip",
+        skip_reason(),
+    ) {
         return Ok(());
     }
     let was_mounted = mounted();

@@ -27,8 +27,10 @@ fn number_before(line: &str, key: &str) -> f64 {
 
 #[test]
 fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!("trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip: SKIPPED: {why}");
+    if common::trace::skipped(
+        "trace_cost: cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let _one = one_at_a_time();
@@ -62,8 +64,7 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
 fn cost_is_said_on_sigint_or_skip() {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
-    if let Some(why) = skip_reason() {
-        crate::visible!("trace_cost: cost_is_said_on_sigint_or_skip: SKIPPED: {why}");
+    if common::trace::skipped("trace_cost: cost_is_said_on_sigint_or_skip", skip_reason()) {
         return;
     }
     let _one = one_at_a_time();

@@ -38,10 +38,10 @@ fn skip_reason() -> Option<String> {
 
 #[test]
 fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "trace_crosscheck: irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip: SKIPPED: {why}"
-        );
+    if common::trace::skipped(
+        "trace_crosscheck: irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/trace-crosscheck.py");

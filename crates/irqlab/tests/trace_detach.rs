@@ -68,10 +68,10 @@ fn check_clean(case: &str, ids: &[u32], was_mounted: bool) {
 
 #[test]
 fn no_program_or_mount_left_on_any_exit_or_skip() {
-    if let Some(why) = skip_reason() {
-        crate::visible!(
-            "trace_detach: no_program_or_mount_left_on_any_exit_or_skip: SKIPPED: {why}"
-        );
+    if common::trace::skipped(
+        "trace_detach: no_program_or_mount_left_on_any_exit_or_skip",
+        skip_reason(),
+    ) {
         return;
     }
     use nix::sys::signal::Signal;

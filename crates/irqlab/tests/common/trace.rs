@@ -39,6 +39,15 @@ pub fn skip_reason(needs: Needs) -> Option<String> {
     None
 }
 
+/// Whether `test` (`file: test name`) must skip for `why`; says so
+/// visibly when it must.
+pub fn skipped(test: &str, why: Option<String>) -> bool {
+    if let Some(why) = &why {
+        crate::visible!("{test}: SKIPPED: {why}");
+    }
+    why.is_some()
+}
+
 /// Does `cmd arg` run and succeed?
 pub fn runs(cmd: &str, arg: &str) -> bool {
     Command::new(cmd)
