@@ -177,3 +177,18 @@ pub fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8(out.stderr).expect("UTF-8 stderr"),
     )
 }
+
+/// The environment variable that lets tests change the host (CPU hotplug,
+/// sysctls, IRQ affinity, tracefs mounts). `.ci/run` sets it; a plain
+/// `cargo test`, even as root, leaves the machine alone.
+pub const HOST_CHANGES_ENV: &str = "IRQLAB_TEST_HOST_CHANGES";
+
+/// Whether `test` (`file: test name`) may change the host; says visibly
+/// that it skips when it may not.
+pub fn host_changes_allowed(test: &str) -> bool {
+    if std::env::var_os(HOST_CHANGES_ENV).is_some_and(|v| v == "1") {
+        return true;
+    }
+    visible!("{test}: SKIPPED: changes the host (set {HOST_CHANGES_ENV}=1, as .ci/run does)");
+    false
+}
