@@ -17,6 +17,7 @@ pub mod compare;
 pub mod direction;
 pub mod env;
 pub mod export;
+pub mod filter_warnings;
 pub mod guard;
 pub mod host;
 pub mod pin;
