@@ -13,7 +13,9 @@ mod counter;
 mod cputime;
 
 pub use counter::{bound_rate, counter_delta, wide_counter_delta, MAX_CPUS, MAX_RATE_PER_CPU};
-pub use cputime::{cpu_pct, stat_aggregate_pct, CpuPct};
+pub use cputime::{
+    cpu_pct, cpu_pct_over, max_ticks, stat_aggregate_pct, stat_aggregate_pct_over, CpuPct,
+};
 
 use crate::desc::DescParts;
 use crate::interrupts::{Interrupts, IrqRow, Shape};

@@ -1,7 +1,9 @@
 //! CPU time shares between two `/proc/stat` samples.
 //!
 //! Owns [`CpuPct`], [`cpu_pct`] (one `cpu`/`cpuN` line against its earlier
-//! self) and [`stat_aggregate_pct`] (all CPUs). The aggregate share is
+//! self), [`stat_aggregate_pct`] (all CPUs) and their interval forms
+//! [`cpu_pct_over`] / [`stat_aggregate_pct_over`], which also refuse a step
+//! no CPU could have taken in the elapsed time (a gap, never 100 %). The aggregate share is
 //! summed from the per-CPU lines of the CPUs present in both samples, never
 //! taken from the aggregate `cpu` line, whose idle and iowait go backwards
 //! when a CPU comes back online (the kernel sums them over possible CPUs
@@ -47,6 +49,52 @@ fn shares(d: &[u64; N]) -> Option<CpuPct> {
         softirq_pct: p(6),
         steal_pct: p(7),
     })
+}
+
+/// The most clock ticks one CPU can account in `elapsed_s` seconds: the
+/// kernel reports USER_HZ (100) ticks per second; four times that plus one
+/// second covers tickless catch-up and sampling skew, and anything above is
+/// a corrupt or reset counter.
+pub fn max_ticks(elapsed_s: f64) -> f64 {
+    (elapsed_s.max(0.0) + 1.0) * 400.0
+}
+
+/// The sum of one line's user … steal ticks between two samples.
+fn step_ticks(old: &CpuTimes, new: &CpuTimes) -> f64 {
+    (0..N)
+        .map(|i| field(new, i).saturating_sub(field(old, i)) as f64)
+        .sum()
+}
+
+/// [`cpu_pct`] over an interval of `elapsed_s` seconds for a line that sums
+/// `ncpus` CPUs: `None` (a gap) when the line advanced by more ticks than
+/// that many CPUs can account in the interval.
+pub fn cpu_pct_over(
+    old: &CpuTimes,
+    new: &CpuTimes,
+    elapsed_s: f64,
+    ncpus: usize,
+) -> Option<CpuPct> {
+    if step_ticks(old, new) > max_ticks(elapsed_s) * ncpus.max(1) as f64 {
+        return None;
+    }
+    cpu_pct(old, new)
+}
+
+/// [`stat_aggregate_pct`] over an interval of `elapsed_s` seconds: `None`
+/// (a gap) when any CPU's line advanced by more ticks than one CPU can
+/// account in the interval.
+pub fn stat_aggregate_pct_over(old: &Stat, new: &Stat, elapsed_s: f64) -> Option<CpuPct> {
+    let limit = max_ticks(elapsed_s);
+    for n in &new.cpus {
+        let Some(o) = old.cpus.iter().find(|o| o.cpu.is_some() && o.cpu == n.cpu) else {
+            continue;
+        };
+        if step_ticks(o, n) > limit {
+            return None;
+        }
+    }
+    stat_aggregate_pct(old, new)
 }
 
 /// CPU time shares between two `cpu` lines of `/proc/stat` (pass an empty
@@ -138,6 +186,26 @@ mod tests {
         let other = stat([0; 8], &[(1, [20, 0, 20, 200, 9, 0, 0, 0])]);
         assert_eq!(stat_aggregate_pct(&old, &other), None);
         assert_eq!(stat_aggregate_pct(&old, &old), None);
+    }
+
+    #[test]
+    fn a_step_no_cpu_could_take_is_a_gap_not_a_share() {
+        // a per-CPU jump of 2^50 ticks in one second
+        let old = stat([0; 8], &[(0, [10, 0, 10, 100, 0, 0, 0, 0])]);
+        let jump = stat([0; 8], &[(0, [10 + (1 << 50), 0, 10, 200, 0, 0, 0, 0])]);
+        assert_eq!(stat_aggregate_pct_over(&old, &jump, 1.0), None);
+        let (o, n) = (&old.cpus[0], &jump.cpus[0]);
+        assert_eq!(cpu_pct_over(o, n, 1.0, 1), None);
+        assert_eq!(cpu_pct_over(o, n, 1.0, 4096), None);
+        // a real second: ~100 ticks per CPU
+        let fine = stat([0; 8], &[(0, [60, 0, 10, 150, 0, 0, 0, 0])]);
+        let p = stat_aggregate_pct_over(&old, &fine, 1.0).unwrap();
+        assert!((p.user_pct - 50.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(cpu_pct_over(o, &fine.cpus[0], 1.0, 1), Some(p));
+        // an aggregate line of 8 CPUs may advance 8 times as far
+        let eight = line(None, [400, 0, 0, 400, 0, 0, 0, 0]);
+        assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 8).is_some());
+        assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 1).is_none());
     }
 
     #[test]
