@@ -203,7 +203,7 @@ mod tests {
         assert!((p.user_pct - 50.0).abs() < 1e-9, "{p:?}");
         assert_eq!(cpu_pct_over(o, &fine.cpus[0], 1.0, 1), Some(p));
         // an aggregate line of 8 CPUs may advance 8 times as far
-        let eight = line(None, [400, 0, 0, 400, 0, 0, 0, 0]);
+        let eight = line(None, [1600, 0, 0, 1600, 0, 0, 0, 0]);
         assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 8).is_some());
         assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 1).is_none());
     }
