@@ -383,13 +383,14 @@ fn presize(file: &File, buf: &mut Vec<u8>) {
 }
 
 /// True for HostFs's own refusals (not a regular file, over a read
-/// limit), as opposed to an absent or unreadable file: callers that skip
+/// limit) and for a symbolic-link loop (a broken tree, not an absent
+/// file), as opposed to an absent or unreadable file: callers that skip
 /// absent sources must fail on these.
 pub fn is_refusal(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
-    )
+    ) || e.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32)
 }
 
 /// Put the file's path in front of a read error (the read loop only has

@@ -91,3 +91,18 @@ fn sparse_2gib_file_stops_at_the_line_limit() {
     assert!(err.contains(&p.display().to_string()), "{err}");
     assert!(err.contains("line longer than"), "{err}");
 }
+
+#[test]
+fn symlink_loop_in_place_of_a_stats_file_is_refused_not_missing() {
+    for rel in ["proc/interrupts", "proc/softirqs", "proc/stat"] {
+        let dir = tree();
+        let p = replace(dir.path(), rel, |p| {
+            std::os::unix::fs::symlink(p, p).unwrap()
+        });
+        for args in [SHOW, SHOW_IV, TOP] {
+            let err = fails(dir.path(), args);
+            assert!(err.contains(&p.display().to_string()), "{args:?}: {err}");
+            assert!(err.contains("symbolic links"), "{args:?}: {err}");
+        }
+    }
+}

@@ -32,8 +32,18 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 }
 
 /// A failed open of a special file (a socket gives `ENXIO`, a FIFO opened
-/// for writing without a reader too) says what the file is.
+/// for writing without a reader too) says what the file is; a loop of
+/// symbolic links is refused by name (a broken tree, not an absent file).
 fn name_special(path: &Path, e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a loop of symbolic links, expected a regular file ({e})",
+                path.display()
+            ),
+        );
+    }
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => refused(path, m.file_type()),
         _ => e,
