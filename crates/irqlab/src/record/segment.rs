@@ -588,4 +588,41 @@ mod tests {
             .join("part-0000000005-0000000008.parquet.tmp")
             .exists());
     }
+
+    #[test]
+    fn counters_at_or_above_2_pow_63_are_stored_as_their_64_bits_and_read_back_exactly() {
+        let samples: Vec<SampleTime> = (0..4)
+            .map(|seq| SampleTime {
+                seq,
+                wall_ns: seq * 1_000_000,
+                mono_ns: seq,
+            })
+            .collect();
+        let big = 1u64 << 63;
+        let cells = vec![
+            (0, cell(SourceKind::Stat, "ctxt", None, big - 1)),
+            (1, cell(SourceKind::Stat, "ctxt", None, big + 5)),
+            (2, cell(SourceKind::Stat, "ctxt", None, u64::MAX)),
+            (3, cell(SourceKind::Stat, "ctxt", None, 3)),
+            (
+                0,
+                cell(SourceKind::Threads, "ksoftirqd/0", Some(0), u64::MAX),
+            ),
+        ];
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("part-0000000000-0000000003.parquet");
+        let data = SegmentData {
+            samples,
+            cells: cells.clone(),
+            ..SegmentData::default()
+        };
+        write(&p, &mut SegmentBuf::from(data)).unwrap();
+        let mut got = read(&p).unwrap().cells;
+        got.sort_by_key(|c| (c.1.source, c.0));
+        let mut want = cells;
+        want.sort_by_key(|c| (c.1.source, c.0));
+        assert_eq!(got, want, "no clamp at i64::MAX");
+        let s = seqs(&p).unwrap();
+        assert_eq!((s.runs.clone(), s.rows), (vec![[0, 3]], 9));
+    }
 }
