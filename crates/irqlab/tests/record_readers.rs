@@ -270,12 +270,25 @@ fn python_reader_supersedes_nothing_by_name_alone() {
     std::fs::write(&stat, text).unwrap();
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("dataset");
-    record(
-        tree.path(),
-        &out,
-        "h",
-        &["--merge", "0", "--duration", "700ms"],
-    );
+    let o = common::irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(tree.path())
+        .args([
+            "-i",
+            "50ms",
+            "-d",
+            "700ms",
+            "--segment",
+            "100ms",
+            "--merge",
+            "0",
+        ])
+        .args(["--host", "h", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
     let segs = irqlab::record::layout::segments(&dir).unwrap();
     assert!(segs.len() >= 3, "{segs:?}");
