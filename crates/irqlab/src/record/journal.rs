@@ -337,7 +337,9 @@ fn next_line<R: std::io::Read>(
         end: None,
     };
     let parsed = {
-        let mut de = serde_json::Deserializer::from_reader(&mut line);
+        // the parser reads a byte at a time: through a buffer
+        let buffered = std::io::BufReader::with_capacity(1 << 16, &mut line);
+        let mut de = serde_json::Deserializer::from_reader(buffered);
         JournalLine::deserialize(&mut de).and_then(|l| de.end().map(|()| l))
     };
     let (len, end) = (line.len, line.end);
