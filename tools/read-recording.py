@@ -23,10 +23,14 @@ within its segment):
     {"host": "h1", "boot": "…", "seq": 3, "wall_ns": …, "mono_ns": …,
      "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
 
-A file whose samples a newer file of the same boot directory holds too
-(`irqlab record` merges small segments by rewriting the window's file; a
-crash between writing the new file and removing the old one leaves both)
-is skipped, as irqlab's own reader does.
+A file whose samples another file of the same boot directory is checked
+to hold (`irqlab record` merges small segments by rewriting the window's
+file; a crash between writing the new file and removing the old one
+leaves both) is skipped, as irqlab's own reader does: the other file's
+footer key `irqlab.seqs` must list the range of its name and the file's
+row count. A sample two files hold otherwise is printed once. A counter
+at or above 2^63 is read back exactly (the `value` column holds its 64
+bits; sums are taken modulo 2^64).
 
 `--summary` prints one line per (host, boot) instead: samples and rows.
 Exits 1 with a message when a row's `time` differs from its sample's
@@ -45,11 +49,16 @@ SCHEMAS = ("1", "2", "3")
 # schemas whose `value` is an increment after a cell's first row
 SUMMED = ("2", "3")
 
+# `value` holds a counter's 64 bits as a signed integer (a counter at or
+# above 2^63 reads negative) and increments wrap the same way: the counter
+# is the sum modulo 2^64 (docs/recording-schema.md).
+U64 = 1 << 64
+
 # Schemas 2 and 3 in SQL: every counter at every row where it changed, raw.
 SQL = """
 SELECT host, boot, filename, epoch_ns(time) AS time, seq, source, key, cpu,
-       CAST(sum(value) OVER (PARTITION BY filename, source, key, cpu ORDER BY seq)
-            AS BIGINT) AS value
+       ((sum(value) OVER (PARTITION BY filename, source, key, cpu ORDER BY seq))
+        % 18446744073709551616 + 18446744073709551616) % 18446744073709551616 AS value
 FROM read_parquet(?, hive_partitioning = true, filename = true)
 """
 
@@ -133,20 +142,86 @@ def segment_range(path):
         return None
 
 
+def footer(path):
+    """(key-value metadata, rows) of a Parquet file's footer, or None when
+    it is not a readable Parquet file."""
+    try:
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(path).metadata
+        kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+        return kv, meta.num_rows
+    except ImportError:
+        import duckdb
+
+        con = duckdb.connect()
+        kv = dict(
+            con.execute(
+                "SELECT decode(key), decode(value) FROM parquet_kv_metadata(?)", [path]
+            ).fetchall()
+        )
+        (rows,) = con.execute("SELECT num_rows FROM parquet_file_metadata(?)", [path]).fetchone()
+        return kv, rows
+    except Exception:
+        return None
+
+
+def checked_seqs(path):
+    """The runs [[first, last], ...] of a segment's samples from its footer
+    key irqlab.seqs, if that key is there and adds up (its row count is the
+    file's); else None."""
+    f = footer(path)
+    if f is None or "irqlab.seqs" not in f[0]:
+        return None
+    try:
+        seqs = json.loads(f[0]["irqlab.seqs"])
+        runs = [(int(a), int(b)) for a, b in seqs["runs"]]
+        rows = int(seqs["rows"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    ordered = all(a <= b for a, b in runs) and all(x[1] + 1 < y[0] for x, y in zip(runs, runs[1:]))
+    if not runs or not ordered or rows != f[1]:
+        return None
+    return runs
+
+
 def drop_superseded(files):
-    """Files whose sample range lies inside another's of the same directory."""
+    """Files another file of the same directory is checked to hold every
+    sample of, as irqlab's reader does (crates/irqlab/src/record/layout.rs,
+    `list`): a file named inside another's range is dropped only when that
+    other file's own footer (irqlab.seqs) lists exactly the range of its
+    name, with the row count the file has, and holds the samples of the
+    first (what its footer lists, else the range of its name). Samples read
+    twice otherwise are dropped by `states`."""
     by_dir = {}
     for f in files:
         by_dir.setdefault(os.path.dirname(f), []).append((segment_range(f), f))
     keep = []
+    cache = {}
+
+    def seqs(f):
+        if f not in cache:
+            cache[f] = checked_seqs(f)
+        return cache[f]
+
+    def holds(runs, a, b):
+        return any(x <= a and b <= y for x, y in runs)
+
     for entries in by_dir.values():
+        named = [(r, f) for r, f in entries if r is not None]
         keep += [f for r, f in entries if r is None]
-        # (first, last descending): covered when a file before reaches as far
-        reach = None
-        for r, f in sorted((e for e in entries if e[0] is not None), key=lambda e: (e[0][0], -e[0][1])):
-            if reach is None or r[1] > reach:
+        for r, f in named:
+            want = seqs(f) or [r]
+            covered = False
+            for xr, x in named:
+                if x == f or not (xr[0] <= r[0] and r[1] <= xr[1]):
+                    continue
+                xs = seqs(x)
+                if xs and (xs[0][0], xs[-1][1]) == xr and all(holds(xs, a, b) for a, b in want):
+                    covered = True
+                    break
+            if not covered:
                 keep.append(f)
-            reach = r[1] if reach is None else max(reach, r[1])
     return sorted(keep)
 
 
@@ -159,7 +234,7 @@ def running_sums(changes):
     total = {}
     out = []
     for seq, t, c, v, host, boot in sorted(changes, key=lambda r: (r[2], r[0])):
-        total[c] = total[c] + v if c in total else v
+        total[c] = (total[c] + v if c in total else v) % U64
         out.append((seq, t, c, total[c], host, boot))
     return out
 
@@ -201,7 +276,15 @@ def states(kv, rows, summed):
         if i != len(changes):
             fail(f"{f}: {len(changes) - i} rows after the last listed sample")
     out.sort(key=lambda s: (s["host"] or "", s["boot"] or "", s["seq"]))
-    return out
+    # a sample two files hold (a file not superseded by the check above)
+    # once, from the file read first
+    once, seen = [], set()
+    for s in out:
+        k = (s["host"], s["boot"], s["seq"])
+        if k not in seen:
+            seen.add(k)
+            once.append(s)
+    return once
 
 
 def main():

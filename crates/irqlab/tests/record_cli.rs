@@ -676,10 +676,7 @@ fn kill_9_between_a_merged_file_and_the_one_it_replaces() {
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        err.contains("newer, merged segment") && !old.exists(),
-        "{err}"
-    );
+    assert!(err.contains("its samples are in") && !old.exists(), "{err}");
     let rec = reader::open(&dir).unwrap();
     assert_eq!(rec.steps.len() as u64, total);
     assert!(rec
@@ -767,4 +764,392 @@ fn a_traced_recording_replays_with_its_traced_figures() {
         text.contains("TRACE IRQ") && text.contains("TRACE CPU"),
         "{text}"
     );
+}
+
+/// `recover DIR` (under a timeout: a hang is a failure): (exit, stderr).
+fn recover(out: &Path) -> (Option<i32>, String) {
+    let o = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("recover")
+        .arg(out)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `replay DIR --batch --format json` under a timeout: (exit, stdout
+/// lines, stderr).
+fn replay(out: &Path) -> (Option<i32>, usize, String) {
+    let o = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Files of `dir` whose name starts with `prefix`.
+fn named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A killed recording whose journal is cut to its first 24 complete lines
+/// (one open segment, so they are the whole recording): (recording,
+/// journal path, lines).
+fn journal_of_24(dir: &Path) -> (PathBuf, PathBuf, Vec<String>) {
+    let (_, out) = killed_recording(dir, 1600);
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(String::from)
+        .collect();
+    assert!(lines.len() >= 24, "{} lines", lines.len());
+    let lines = lines[..24].to_vec();
+    (out, journal, lines)
+}
+
+/// Each corruption of the list in one line of a 24-line journal:
+/// `recover` keeps the other 23 samples, names the line, and keeps the
+/// journal (renamed) because it did not convert all of it.
+#[test]
+fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() {
+    let d = tempfile::tempdir().unwrap();
+    let (out0, _, good) = journal_of_24(&d.path().join("k"));
+    let nest = "[".repeat(200_000);
+    let cases: Vec<(&str, usize, String)> = vec![
+        ("garbage line 6", 5, "garbage garbage".into()),
+        (
+            "truncated middle line",
+            11,
+            good[11][..good[11].len() / 2].into(),
+        ),
+        ("negative value", 7, with_cell(&good[7], "interrupts", -5)),
+        ("unknown source", 9, with_cell(&good[9], "gpu", 5)),
+        ("garbage first line", 0, "\u{0}\u{1}garbage".into()),
+        (
+            "deep nesting",
+            3,
+            format!("{{\"schema\":3,\"seq\":3,\"cells\":{nest}"),
+        ),
+    ];
+    for (what, at, bad) in cases {
+        let out = d.path().join(what.replace(' ', "_"));
+        copy_dir(&out0, &out);
+        let dir = boot_dir(&out);
+        let journal = dir.join("journal.jsonl");
+        let mut lines = good.clone();
+        lines[at] = bad;
+        std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+        let bytes = std::fs::read(&journal).unwrap();
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(0), "{what}: {err}");
+        assert!(
+            err.contains(&format!("journal.jsonl:{}: ", at + 1)),
+            "{what}: names file:line: {err}"
+        );
+        assert!(err.contains("recovered 23 sample(s)"), "{what}: {err}");
+        assert!(!journal.exists(), "{what}");
+        let kept = named(&dir, "journal.jsonl.partial-");
+        assert_eq!(kept.len(), 1, "{what}: {err}");
+        assert_eq!(
+            std::fs::read(&kept[0]).unwrap(),
+            bytes,
+            "{what}: kept as is"
+        );
+        let rec = reader::open(&dir).unwrap();
+        let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+        let want: Vec<u64> = (0..24u64).filter(|&s| s != at as u64).collect();
+        assert_eq!(seqs, want, "{what}");
+        if at > 0 {
+            let (code, n, err) = replay(&out);
+            assert_eq!((code, n), (Some(0), 22), "{what}: {err}");
+            assert!(err.contains("are missing"), "{what}: says the gap: {err}");
+        }
+    }
+}
+
+/// Journal line `line` with one more cell of `source` and `value`.
+fn with_cell(line: &str, source: &str, value: i64) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["cells"].as_array_mut().unwrap().push(serde_json::json!(
+        {"source": source, "key": "LOC", "cpu": 0, "value": value}
+    ));
+    v.to_string()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+/// A journal a newer irqlab wrote (`"schema":99` on every line): recover
+/// refuses and touches nothing (not even a leftover `.parquet.tmp`);
+/// replay reads the rest and says why it skipped the journal's lines.
+#[test]
+fn recover_refuses_a_newer_journal_and_touches_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(d.path());
+    let newer: Vec<String> = good
+        .iter()
+        .map(|l| l.replacen("\"schema\":3", "\"schema\":99", 1))
+        .collect();
+    let bytes = newer.join("\n") + "\n";
+    std::fs::write(&journal, &bytes).unwrap();
+    let dir = boot_dir(&out);
+    let tmp = dir.join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&tmp, b"PAR1").unwrap();
+    let listing = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&dir);
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("journal.jsonl:1: recording schema 99") && err.contains("left"),
+        "{err}"
+    );
+    assert_eq!(listing(&dir), before, "nothing touched");
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
+    // replay has nothing else to show: it says why
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(1), "no sample at all: {err}");
+    assert!(
+        err.contains("schema 99") && err.contains("24 line(s)"),
+        "{err}"
+    );
+}
+
+/// The reproduction: `cp part-A-B part-C-D` with C..D reaching
+/// over other segments. Nothing is superseded by its name alone: recover
+/// removes nothing, and replay reads every sample once, saying what it
+/// skipped.
+#[test]
+fn a_copy_under_a_wider_name_supersedes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(
+        &tree,
+        &out,
+        &["-i", "100ms", "-d", "3s", "--segment", "1s", "--merge", "0"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert!(segs.len() >= 3, "{segs:?}");
+    let n = reader::open(&dir).unwrap().steps.len();
+    let (a0, b0, _) = segs[0].clone();
+    let wide = dir.join(layout::segment_name(
+        a0 + (b0 > a0) as u64,
+        segs.last().unwrap().1 + 69,
+    ));
+    std::fs::copy(&segs[1].2, &wide).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("removed"), "{err}");
+    for (_, _, p) in &segs {
+        assert!(p.exists(), "{} kept: {err}", p.display());
+    }
+    let rec = reader::open(&dir).unwrap();
+    assert_eq!(rec.steps.len(), n, "every sample once: {:?}", rec.warnings);
+    assert!(rec
+        .steps
+        .windows(2)
+        .all(|w| w[1].time.seq == w[0].time.seq + 1));
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), n - 1), "{err}");
+    assert!(err.contains("already read from"), "{err}");
+}
+
+/// A FIFO as a segment or as the journal, `/dev/zero` behind the journal's
+/// name and a 2 GiB sparse journal: replay and recover finish (under a
+/// timeout), refuse the file by name or read it in bounded memory, and
+/// keep what else is there.
+#[test]
+fn fifos_devices_and_sparse_journals_in_a_recording_never_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    assert!(record(&tree, &out, &["-i", "50ms", "-d", "300ms"])
+        .status
+        .success());
+    let dir = boot_dir(&out);
+    let n = reader::open(&dir).unwrap().steps.len();
+    let journal = dir.join("journal.jsonl");
+    let mkfifo =
+        |p: &Path| nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    // a FIFO segment after the real one
+    let fifo_seg = dir.join(layout::segment_name(1000, 1001));
+    mkfifo(&fifo_seg);
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), n - 1), "{err}");
+    assert!(
+        err.contains("FIFO") && err.contains("part-0000001000"),
+        "{err}"
+    );
+    std::fs::remove_file(&fifo_seg).unwrap();
+    // the journal: a FIFO, /dev/zero
+    for (what, make) in [
+        ("FIFO", Box::new(|p: &Path| mkfifo(p)) as Box<dyn Fn(&Path)>),
+        (
+            "character device",
+            Box::new(|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+        ),
+    ] {
+        make(&journal);
+        let (code, lines, err) = replay(&out);
+        assert_eq!((code, lines), (Some(0), n - 1), "{what}: {err}");
+        assert!(err.contains(what), "{what}: {err}");
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(
+            err.contains(what) && err.contains("journal.jsonl"),
+            "{what}: {err}"
+        );
+        assert!(journal.symlink_metadata().is_ok(), "{what}: left in place");
+        std::fs::remove_file(&journal).unwrap();
+    }
+    // 2 GiB of zero bytes (sparse): one torn record, read in bounded memory
+    let f = std::fs::File::create(&journal).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), n - 1), "{err}");
+    assert!(err.contains("torn last record"), "{err}");
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !journal.exists() && named(&dir, "journal.jsonl.partial-").len() == 1,
+        "{err}"
+    );
+}
+
+/// A symlink loop as a segment is skipped as unreadable (named, with its
+/// reason), not "kept changing"; a corrupt segment among others is skipped
+/// and the rest replayed.
+#[test]
+fn one_bad_segment_is_skipped_and_the_rest_replayed() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(
+        &tree,
+        &out,
+        &[
+            "-i",
+            "50ms",
+            "-d",
+            "1s",
+            "--segment",
+            "200ms",
+            "--merge",
+            "0",
+        ],
+    );
+    assert!(o.status.success());
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert!(segs.len() >= 3, "{segs:?}");
+    let n = reader::open(&dir).unwrap().steps.len();
+    let loop_seg = dir.join(layout::segment_name(5000, 5001));
+    std::os::unix::fs::symlink(&loop_seg, &loop_seg).unwrap();
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), n - 1), "{err}");
+    assert!(!err.contains("kept changing"), "{err}");
+    assert!(
+        err.contains("part-0000005000") && err.contains("symbolic links"),
+        "{err}"
+    );
+    std::fs::remove_file(&loop_seg).unwrap();
+    // a corrupt middle segment: its samples are skipped, the rest kept
+    let (a, b, mid) = segs[1].clone();
+    let bytes = std::fs::read(&mid).unwrap();
+    std::fs::write(&mid, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, lines, err) = replay(&out);
+    let lost = (b - a + 1) as usize;
+    assert_eq!((code, lines), (Some(0), n - lost - 1), "{err}");
+    assert!(
+        err.contains("skipping") && err.contains(&*mid.file_name().unwrap().to_string_lossy()),
+        "{err}"
+    );
+}
+
+/// A duplicated or backward `seq` in the journal is skipped with a
+/// message naming the line: replay never shows an interval of 0 s.
+#[test]
+fn a_duplicated_or_backward_journal_seq_is_skipped_by_line() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(d.path());
+    let mut lines = good.clone();
+    lines.insert(10, good[9].clone());
+    lines.insert(15, good[3].clone());
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let (code, n, err) = replay(&out);
+    assert_eq!((code, n), (Some(0), 23), "{err}");
+    assert!(
+        err.contains("journal.jsonl:11: sample 9 does not follow sample 9"),
+        "{err}"
+    );
+    assert!(
+        err.contains("journal.jsonl:16: sample 3 does not follow"),
+        "{err}"
+    );
+}
+
+/// `record --cpus 99` / `--irq zzz` warn as `show` does
+/// (`crate::filter_warnings`) and still record.
+#[test]
+fn record_warns_of_filters_that_select_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let o = record(&tree, &d.path().join("a"), &["-d", "100ms", "--cpus", "99"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("irqlab: warning: --cpus 99 selects no CPU"),
+        "{err}"
+    );
+    let o = record(&tree, &d.path().join("b"), &["-d", "100ms", "--irq", "zzz"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
+        "{err}"
+    );
+    let o = record(&tree, &d.path().join("c"), &["-d", "100ms", "--cpus", "0"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }

@@ -239,3 +239,75 @@ fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
         }
     }
 }
+
+/// The reader outside irqlab keeps to irqlab's rule for superseded files:
+/// a copy of a segment under a wider name (the `cp part-…12-23
+/// part-…05-99` of the fault report) supersedes nothing, and every sample
+/// is read once; a counter at or above 2^63 reads back exactly.
+#[test]
+fn python_reader_supersedes_nothing_by_name_alone() {
+    let engines: Vec<&str> = ["duckdb", "pyarrow"]
+        .into_iter()
+        .filter(|e| engine_available(e))
+        .collect();
+    if engines.is_empty() {
+        skip(
+            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
+        );
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(2, 4));
+    // ctxt far above 2^63 (a broken or hostile tree)
+    let stat = tree.path().join("proc/stat");
+    let text = std::fs::read_to_string(&stat).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| match l.starts_with("ctxt ") {
+            true => "ctxt 18446744073709551610\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&stat, text).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("dataset");
+    let o = common::irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(tree.path())
+        .args([
+            "-i",
+            "50ms",
+            "-d",
+            "700ms",
+            "--segment",
+            "100ms",
+            "--merge",
+            "0",
+        ])
+        .args(["--host", "h", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
+    let segs = irqlab::record::layout::segments(&dir).unwrap();
+    assert!(segs.len() >= 3, "{segs:?}");
+    let n = irqlab::record::reader::open(&dir).unwrap().steps.len();
+    let wide = dir.join(irqlab::record::layout::segment_name(
+        segs[0].0 + 1,
+        segs.last().unwrap().1 + 69,
+    ));
+    std::fs::copy(&segs[1].2, wide).unwrap();
+    for engine in &engines {
+        let states = read_back(&out, engine);
+        let seqs: Vec<u64> = states.iter().map(|s| s["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, (0..n as u64).collect::<Vec<_>>(), "{engine}");
+        for s in &states {
+            assert_eq!(
+                s["values"]["stat|ctxt|-"].as_u64(),
+                Some(18446744073709551610),
+                "{engine}"
+            );
+        }
+    }
+}

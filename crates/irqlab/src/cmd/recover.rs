@@ -1,5 +1,7 @@
 //! `irqlab recover DIR`: turn the journals left by a crashed `record` into
-//! segments, for every boot directory of a dataset.
+//! segments, for every boot directory of a dataset (`layout::recover_boot_dir`:
+//! never removes input it did not fully convert). Exit 1 when any
+//! directory was not recovered; the others still are.
 
 use crate::record::layout;
 use std::path::PathBuf;
@@ -23,11 +25,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut any = false;
-    for d in dirs {
-        if let Some(msg) = layout::recover_boot_dir(&d)? {
-            eprintln!("irqlab: {msg}");
-            any = true;
+    let mut failed = 0;
+    // every boot directory, even after one that failed
+    for d in &dirs {
+        match layout::recover_boot_dir(d) {
+            Ok(Some(msg)) => {
+                for l in msg.lines() {
+                    eprintln!("irqlab: {l}");
+                }
+                any = true;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("irqlab: error: {e:#}");
+                failed += 1;
+            }
         }
+    }
+    if failed > 0 {
+        eprintln!(
+            "irqlab: {failed} of {} recording(s) under {} not recovered (above)",
+            dirs.len(),
+            args.dir.display()
+        );
+        return Ok(ExitCode::FAILURE);
     }
     if !any {
         eprintln!("irqlab: nothing to recover under {}", args.dir.display());

@@ -7,9 +7,11 @@
 use super::cells::FlatRow;
 #[cfg(test)]
 use super::schema::SCHEMA;
-use super::schema::{readable, unreadable, CellValue, JournalLine, SampleTime, Shape, SourceKind};
+use super::schema::{
+    readable, unreadable, CellValue, JournalLine, SampleTime, Shape, SourceKind, READS,
+};
 use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -76,14 +78,29 @@ impl RecordJournal {
 pub type Locked = nix::fcntl::Flock<std::fs::File>;
 
 /// Open the journal at `path` for writing (created when `create`), with
-/// an exclusive lock (`flock`); held until the file is closed.
+/// an exclusive lock (`flock`); held until the file is closed. Opened
+/// without blocking and only when a regular file (a FIFO or a device in
+/// its place is refused by name, as every input: docs/limits.md).
 pub fn lock(path: &Path, create: bool) -> anyhow::Result<Locked> {
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .create(create)
         .truncate(false)
         .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+        .custom_flags((nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits())
+        .open(path);
+    let file = match file {
+        Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
+        // not a regular file: the reader's refusal names what it is
+        _ => {
+            crate::host::open_regular(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            match file {
+                Ok(_) => anyhow::bail!("{} is not a regular file", path.display()),
+                Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+            }
+        }
+    };
     use nix::fcntl::{Flock, FlockArg};
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(locked) => Ok(locked),
@@ -154,54 +171,444 @@ pub struct Torn {
     pub why: String,
 }
 
-/// The complete lines of a journal, and the torn tail if any.
-pub fn read(path: &Path) -> anyhow::Result<(Vec<JournalLine>, Option<Torn>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(parse(&bytes))
+/// A journal line that was skipped: its number (from 1), byte offset and
+/// why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: u64,
+    pub offset: u64,
+    pub why: String,
+}
+
+/// What reading a journal did not take: bad lines (skipped, the lines
+/// after them kept), lines of a newer schema, a torn last record, a read
+/// stopped at [`MAX_READ`](crate::host::MAX_READ).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems {
+    pub bad: Vec<BadLine>,
+    /// Lines of a schema newer than this irqlab reads: the first one
+    /// (line number, schema) and how many.
+    pub newer: Option<(u64, u32)>,
+    pub newer_lines: u64,
+    /// Bytes at the end without a newline (an interrupted write).
+    pub torn: Option<Torn>,
+    /// The read stopped before the end (a bound of docs/limits.md).
+    pub stopped: Option<Torn>,
+}
+
+impl Problems {
+    /// Every line was read and taken.
+    pub fn is_clean(&self) -> bool {
+        self.bad.is_empty() && self.newer.is_none() && self.torn.is_none() && self.stopped.is_none()
+    }
+
+    /// One message per problem, naming `path` (file:line or offset).
+    pub fn messages(&self, path: &Path) -> Vec<String> {
+        let p = path.display();
+        let mut out: Vec<String> = self
+            .bad
+            .iter()
+            .take(MAX_MESSAGES)
+            .map(|b| {
+                format!(
+                    "{p}:{}: {} (byte {}); line skipped",
+                    b.line, b.why, b.offset
+                )
+            })
+            .collect();
+        if self.bad.len() > MAX_MESSAGES {
+            out.push(format!(
+                "{p}: {} more unreadable line(s) skipped",
+                self.bad.len() - MAX_MESSAGES
+            ));
+        }
+        if let Some((line, schema)) = self.newer {
+            out.push(format!(
+                "{p}:{line}: {} ({} line(s) of it); a newer irqlab reads them",
+                unreadable(schema),
+                self.newer_lines
+            ));
+        }
+        if let Some(t) = &self.stopped {
+            out.push(format!(
+                "{p}: {} at byte {}; the rest is not read",
+                t.why, t.offset
+            ));
+        }
+        if let Some(t) = &self.torn {
+            out.push(format!("{p}: {} at offset {}", t.why, t.offset));
+        }
+        out
+    }
+}
+
+/// Bad lines named one by one; more are counted.
+const MAX_MESSAGES: usize = 20;
+
+/// Longest journal line read: 1 GiB. The longest line `record` writes is a
+/// sample with every counter (a recording's first, ~60 bytes a counter:
+/// ~75 MB at 1152 CPUs); 1 GiB is ~17 M counters. A longer line is skipped
+/// as unreadable without being held in memory (lines are parsed as they
+/// are read: a 2 GiB sparse journal costs one read buffer).
+pub const MAX_LINE: u64 = 1 << 30;
+
+/// The complete lines of a journal and what was not taken. The file is
+/// opened as every input is (`crate::host::open_regular`: never blocks on
+/// a FIFO, refuses anything but a regular file by name) and read as a
+/// stream of at most [`MAX_READ`](crate::host::MAX_READ) bytes, lines of
+/// at most [`MAX_LINE`] (docs/limits.md).
+pub fn read(path: &Path) -> anyhow::Result<(Vec<JournalLine>, Problems)> {
+    let file = crate::host::open_regular(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    read_from(file).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// [`read`] on bytes.
-pub fn parse(bytes: &[u8]) -> (Vec<JournalLine>, Option<Torn>) {
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at < bytes.len() {
-        let rest = bytes.get(at..).unwrap_or_default();
-        let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-            let why = format!("torn last record ({} bytes without a newline)", rest.len());
-            return (
-                out,
-                Some(Torn {
-                    offset: at as u64,
-                    why,
-                }),
-            );
-        };
-        let line = rest.get(..nl).unwrap_or_default();
-        match serde_json::from_slice::<JournalLine>(line) {
-            Ok(l) if readable(l.schema) => out.push(l),
-            Ok(l) => {
-                let why = unreadable(l.schema);
-                return (
-                    out,
-                    Some(Torn {
-                        offset: at as u64,
-                        why,
-                    }),
-                );
+pub fn parse(bytes: &[u8]) -> (Vec<JournalLine>, Problems) {
+    read_from(bytes).unwrap_or_default()
+}
+
+/// Whether a journal of `schema` was written by a newer irqlab (refused
+/// whole by `recover` rather than skipped line by line).
+fn newer(schema: u32) -> bool {
+    schema > READS.iter().copied().max().unwrap_or(0)
+}
+
+fn read_from(src: impl std::io::Read) -> std::io::Result<(Vec<JournalLine>, Problems)> {
+    let mut s = LineSource::new(src, crate::host::MAX_READ as u64);
+    let mut out: Vec<JournalLine> = Vec::new();
+    let mut pr = Problems::default();
+    let mut n = 0u64;
+    // line number of the last line taken
+    let mut last_line = 0u64;
+    loop {
+        let offset = s.offset;
+        match next_line(&mut s, n + 1, &mut out, &mut last_line, &mut pr) {
+            Ok(Some(())) => n += 1,
+            Ok(None) => break,
+            // the bound on bytes in all
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                pr.stopped = Some(Torn {
+                    offset,
+                    why: e.to_string(),
+                });
+                break;
             }
-            Err(e) => {
-                return (
-                    out,
-                    Some(Torn {
-                        offset: at as u64,
-                        why: format!("unreadable record: {e}"),
-                    }),
-                )
+            Err(e) => return Err(e),
+        }
+        if pr.torn.is_some() {
+            break;
+        }
+    }
+    Ok((out, pr))
+}
+
+/// Read line `n` into `out` or `pr`; `None` at the end of the file.
+fn next_line<R: std::io::Read>(
+    s: &mut LineSource<R>,
+    n: u64,
+    out: &mut Vec<JournalLine>,
+    last_line: &mut u64,
+    pr: &mut Problems,
+) -> std::io::Result<Option<()>> {
+    let offset = s.offset;
+    if !s.at_line_start()? {
+        return Ok(None);
+    }
+    let bad = |why: String| BadLine {
+        line: n,
+        offset,
+        why,
+    };
+    if let Some(v) = schema_prefix(s.peek()).filter(|v| !readable(*v)) {
+        if s.skip_line()? == End::Eof {
+            pr.torn = Some(torn(offset, s));
+        } else if newer(v) {
+            pr.newer.get_or_insert((n, v));
+            pr.newer_lines += 1;
+        } else {
+            pr.bad.push(bad(unreadable(v)));
+        }
+        return Ok(Some(()));
+    }
+    let mut line = LineRead {
+        s,
+        len: 0,
+        end: None,
+    };
+    let parsed = {
+        // the parser reads a byte at a time: through a buffer
+        let buffered = std::io::BufReader::with_capacity(1 << 16, &mut line);
+        let mut de = serde_json::Deserializer::from_reader(buffered);
+        JournalLine::deserialize(&mut de).and_then(|l| de.end().map(|()| l))
+    };
+    let (len, end) = (line.len, line.end);
+    if let Err(e) = &parsed {
+        // the byte bound (InvalidData) ends the read; a line over
+        // MAX_LINE is skipped below
+        if e.io_error_kind() == Some(std::io::ErrorKind::InvalidData) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                e.to_string(),
+            ));
+        }
+    }
+    let end = match end {
+        Some(e) => e,
+        None => s.skip_line()?,
+    };
+    if end == End::Eof {
+        pr.torn = Some(torn(offset, s));
+        return Ok(Some(()));
+    }
+    let why = match parsed {
+        _ if len > MAX_LINE => format!("a line longer than {MAX_LINE} bytes"),
+        Err(e) => format!("unreadable record: {e}"),
+        Ok(l) if newer(l.schema) => {
+            pr.newer.get_or_insert((n, l.schema));
+            pr.newer_lines += 1;
+            return Ok(Some(()));
+        }
+        Ok(l) if !readable(l.schema) => unreadable(l.schema),
+        Ok(l) => match out.last() {
+            Some(p) if l.time.seq <= p.time.seq => format!(
+                "sample {} does not follow sample {} of line {last_line} (a duplicated or backward sequence number)",
+                l.time.seq, p.time.seq
+            ),
+            _ => {
+                out.push(l);
+                *last_line = n;
+                return Ok(Some(()));
+            }
+        },
+    };
+    pr.bad.push(bad(why));
+    Ok(Some(()))
+}
+
+fn torn<R>(offset: u64, s: &LineSource<R>) -> Torn {
+    Torn {
+        offset,
+        why: format!(
+            "torn last record ({} bytes without a newline)",
+            s.offset - offset
+        ),
+    }
+}
+
+/// `N` of a line that starts `{"schema":N` (how `record` writes every
+/// line), so that a line of another schema is known before it is parsed
+/// (a newer schema may have other fields).
+fn schema_prefix(b: &[u8]) -> Option<u32> {
+    let t = |b: &[u8]| -> usize { b.iter().take_while(|c| c.is_ascii_whitespace()).count() };
+    let b = b.get(t(b)..)?.strip_prefix(b"{")?;
+    let b = b.get(t(b)..)?.strip_prefix(b"\"schema\"")?;
+    let b = b.get(t(b)..)?.strip_prefix(b":")?;
+    let b = b.get(t(b)..)?;
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits == b.len() {
+        return None;
+    }
+    std::str::from_utf8(b.get(..digits)?).ok()?.parse().ok()
+}
+
+/// How a line ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Newline,
+    /// The end of the file without a newline.
+    Eof,
+}
+
+/// A journal read as a stream through one 64-KiB buffer, with a bound on
+/// the bytes read in all.
+struct LineSource<R> {
+    src: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// File offset of `buf[pos]`.
+    offset: u64,
+    /// Bytes from `pos` known to hold no newline …
+    run: usize,
+    /// … and whether `buf[pos + run]` is one.
+    run_nl: bool,
+    eof: bool,
+    limit: u64,
+    /// More than `limit` bytes were read.
+    over: bool,
+}
+
+/// Bytes of a line looked at before it is parsed ([`schema_prefix`]).
+const PEEK: usize = 64;
+
+impl<R: std::io::Read> LineSource<R> {
+    fn new(src: R, limit: u64) -> Self {
+        LineSource {
+            src,
+            buf: vec![0; 1 << 16],
+            pos: 0,
+            end: 0,
+            offset: 0,
+            run: 0,
+            run_nl: false,
+            eof: false,
+            limit,
+            over: false,
+        }
+    }
+
+    /// Move the unread bytes to the front and read more (once). Bytes past
+    /// `limit` in all are not kept: asking for more once they are reached
+    /// is an error.
+    fn fill(&mut self) -> std::io::Result<()> {
+        if self.over {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "more than {} bytes, stopped reading (docs/limits.md)",
+                    self.limit
+                ),
+            ));
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.eof || self.end == self.buf.len() {
+            return Ok(());
+        }
+        loop {
+            match self
+                .src
+                .read(self.buf.get_mut(self.end..).unwrap_or_default())
+            {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            break;
+        }
+        let total = self.offset + self.end as u64;
+        if total > self.limit {
+            self.over = true;
+            self.end -= usize::try_from(total - self.limit)
+                .unwrap_or(self.end)
+                .min(self.end);
+        }
+        Ok(())
+    }
+
+    /// Buffer the start of the next line; false at the end of the file.
+    fn at_line_start(&mut self) -> std::io::Result<bool> {
+        while self.end - self.pos < PEEK && !self.eof && !self.over {
+            let before = self.end - self.pos;
+            self.fill()?;
+            if self.end - self.pos == before && !self.eof {
+                break;
             }
         }
-        at += nl + 1;
+        Ok(self.end > self.pos)
     }
-    (out, None)
+
+    fn peek(&self) -> &[u8] {
+        self.buf.get(self.pos..self.end).unwrap_or_default()
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// Bytes of the line available now without a newline (scanning the
+    /// buffer once); `None` when the line ends here (its newline taken).
+    fn line_bytes(&mut self) -> std::io::Result<Option<usize>> {
+        loop {
+            if self.run == 0 && self.run_nl {
+                self.run_nl = false;
+                self.advance(1);
+                return Ok(None);
+            }
+            if self.run > 0 {
+                return Ok(Some(self.run));
+            }
+            if self.pos == self.end {
+                self.fill()?;
+                if self.pos == self.end {
+                    return Ok(Some(0));
+                }
+            }
+            let avail = self.buf.get(self.pos..self.end).unwrap_or_default();
+            match memchr::memchr(b'\n', avail) {
+                Some(i) => {
+                    self.run = i;
+                    self.run_nl = true;
+                }
+                None => self.run = avail.len(),
+            }
+        }
+    }
+
+    /// Skip the rest of the line.
+    fn skip_line(&mut self) -> std::io::Result<End> {
+        loop {
+            match self.line_bytes()? {
+                None => return Ok(End::Newline),
+                Some(0) => return Ok(End::Eof),
+                Some(n) => {
+                    self.run -= n;
+                    self.advance(n);
+                }
+            }
+        }
+    }
+}
+
+/// One line of a [`LineSource`] as a reader (for the JSON parser); at
+/// most [`MAX_LINE`] bytes.
+struct LineRead<'a, R> {
+    s: &'a mut LineSource<R>,
+    len: u64,
+    /// Set once the line's end was reached.
+    end: Option<End>,
+}
+
+impl<R: std::io::Read> std::io::Read for LineRead<'_, R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.end.is_some() || out.is_empty() {
+            return Ok(0);
+        }
+        match self.s.line_bytes()? {
+            None => {
+                self.end = Some(End::Newline);
+                Ok(0)
+            }
+            Some(0) => {
+                self.end = Some(End::Eof);
+                Ok(0)
+            }
+            Some(n) => {
+                let k = n.min(out.len());
+                let from = self
+                    .s
+                    .buf
+                    .get(self.s.pos..self.s.pos + k)
+                    .unwrap_or_default();
+                out.get_mut(..k).unwrap_or_default().copy_from_slice(from);
+                self.s.run -= k;
+                self.s.advance(k);
+                self.len += k as u64;
+                if self.len > MAX_LINE {
+                    return Err(std::io::Error::other(format!(
+                        "a line longer than {MAX_LINE} bytes"
+                    )));
+                }
+                Ok(k)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -280,17 +687,130 @@ mod tests {
         let good = j.len;
         let mut bytes = std::fs::read(&p).unwrap();
         bytes.extend_from_slice(b"{\"schema\":1,\"seq\":2,\"wal");
-        let (lines, torn) = parse(&bytes);
+        let (lines, pr) = parse(&bytes);
         assert_eq!(lines.len(), 2);
-        assert_eq!(torn.unwrap().offset, good);
-        // Garbage in the middle: kept up to it.
-        let mut bad = std::fs::read(&p).unwrap();
-        bad.splice(0..0, b"not json\n".iter().copied());
-        let (lines, torn) = parse(&bad);
-        assert!(lines.is_empty());
-        assert_eq!(torn.unwrap().offset, 0);
+        assert_eq!(pr.torn.unwrap().offset, good);
+        assert!(pr.bad.is_empty());
         let other = br#"{"schema":9,"seq":0,"wall_ns":0,"mono_ns":0,"cells":[]}
 "#;
-        assert!(parse(other).1.unwrap().why.contains("schema 9"));
+        let (_, pr) = parse(other);
+        assert_eq!(pr.newer, Some((1, 9)));
+    }
+
+    /// The lines of `n` samples 0.. as a journal.
+    fn journal_of(n: u64) -> Vec<String> {
+        (0..n)
+            .map(|i| serde_json::to_string(&line(i)).unwrap())
+            .collect()
+    }
+
+    fn joined(lines: &[String]) -> Vec<u8> {
+        (lines.join("\n") + "\n").into_bytes()
+    }
+
+    #[test]
+    fn a_bad_line_is_skipped_and_every_line_after_it_kept() {
+        let good = journal_of(24);
+        let nest = "[".repeat(100_000);
+        for (what, bad) in [
+            ("garbage", "not json at all".to_string()),
+            ("truncated", good[5][..good[5].len() / 2].to_string()),
+            ("negative", good[5].replace("\"value\":5", "\"value\":-5")),
+            ("unknown source", good[5].replace("softirqs", "gpu")),
+            (
+                "deep nesting",
+                format!("{{\"schema\":3,\"seq\":5,\"cells\":{nest}"),
+            ),
+            ("empty", String::new()),
+            (
+                "old schema 0",
+                good[5].replace("\"schema\":3", "\"schema\":0"),
+            ),
+        ] {
+            let mut v = good.clone();
+            v[5] = bad;
+            let (lines, pr) = parse(&joined(&v));
+            assert_eq!(lines.len(), 23, "{what}");
+            assert!(lines.iter().all(|l| l.time.seq != 5), "{what}");
+            assert_eq!(pr.bad.len(), 1, "{what}: {pr:?}");
+            assert_eq!(pr.bad[0].line, 6, "{what}");
+            let offset: usize = good[..5].iter().map(|l| l.len() + 1).sum();
+            assert_eq!(pr.bad[0].offset, offset as u64, "{what}");
+            let msg = pr.messages(Path::new("j")).join("\n");
+            assert!(msg.starts_with("j:6: "), "{what}: {msg}");
+            assert!(pr.torn.is_none() && pr.newer.is_none(), "{what}");
+        }
+        // a garbage first line
+        let mut v = good.clone();
+        v[0] = "\u{0}\u{0}garbage".into();
+        let (lines, pr) = parse(&joined(&v));
+        assert_eq!((lines.len(), pr.bad[0].line), (23, 1));
+    }
+
+    #[test]
+    fn a_duplicated_or_backward_sequence_number_is_a_bad_line() {
+        let mut v = journal_of(6);
+        v[3] = v[2].clone();
+        v[4] = serde_json::to_string(&line(1)).unwrap();
+        let (lines, pr) = parse(&joined(&v));
+        let seqs: Vec<u64> = lines.iter().map(|l| l.time.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 5]);
+        assert_eq!(pr.bad.len(), 2);
+        assert!(pr.bad[0]
+            .why
+            .contains("sample 2 does not follow sample 2 of line 3"));
+        assert!(pr.bad[1]
+            .why
+            .contains("sample 1 does not follow sample 2 of line 3"));
+    }
+
+    #[test]
+    fn a_newer_schema_is_counted_not_parsed() {
+        let v: Vec<String> = journal_of(4)
+            .iter()
+            .map(|l| l.replace("\"schema\":3", "\"schema\":99"))
+            .collect();
+        let (lines, pr) = parse(&joined(&v));
+        assert!(lines.is_empty());
+        assert_eq!((pr.newer, pr.newer_lines), (Some((1, 99)), 4));
+        assert!(pr.bad.is_empty());
+        // a newer line of another form is not parsed as this schema's
+        let (_, pr) = parse(b"{\"schema\":99,\"whatever\":[1]}\n");
+        assert_eq!(pr.newer, Some((1, 99)));
+    }
+
+    #[test]
+    fn a_sparse_journal_is_read_as_one_bad_line_in_bounded_memory() {
+        // zero bytes without a newline: a torn tail, never one buffer
+        // of the whole file (parsing stops at the first byte)
+        let zeros = vec![0u8; 3 << 20];
+        let (lines, pr) = parse(&zeros);
+        assert!(lines.is_empty());
+        assert_eq!(pr.torn.unwrap().offset, 0);
+        let mut v = joined(&journal_of(3));
+        v.extend_from_slice(&zeros);
+        v.push(b'\n');
+        v.extend_from_slice(&joined(&journal_of(5)[3..]));
+        let (lines, pr) = parse(&v);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(pr.bad[0].line, 4);
+    }
+
+    #[test]
+    fn reading_stops_at_the_byte_bound() {
+        let bytes = joined(&journal_of(50));
+        let mut s = LineSource::new(&bytes[..], 1000);
+        let mut out = Vec::new();
+        let (mut pr, mut last) = (Problems::default(), 0);
+        let mut n = 0;
+        let err = loop {
+            match next_line(&mut s, n + 1, &mut out, &mut last, &mut pr) {
+                Ok(Some(())) => n += 1,
+                Ok(None) => panic!("read past the bound"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        assert!(!out.is_empty() && (out.len() as u64) < 50);
     }
 }

@@ -4,11 +4,11 @@
 //! recovering a journal left by a crash into a segment.
 
 use super::journal;
-use super::schema::{CellValue, JournalLine, SampleTime, ShapeAt, SourceKind, JOURNAL};
+use super::schema::{CellValue, JournalLine, SampleTime, Seqs, ShapeAt, SourceKind, JOURNAL};
 use super::segment::{self, SegmentData};
 use crate::host::HostFs;
 use anyhow::{bail, Context};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A partition value: characters other than `A-Za-z0-9._-` become `_`.
@@ -54,12 +54,20 @@ pub fn parse_segment_name(name: &str) -> Option<(u64, u64)> {
 }
 
 /// Segments of a boot directory, by first sequence, without superseded
-/// ones ([`superseded`]).
+/// ones ([`list`]).
 pub fn segments(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
-    let mut v = segment_files(dir)?;
-    let gone = superseded(&v);
-    v.retain(|s| !gone.contains(&s.2));
-    Ok(v)
+    Ok(list(dir)?.segments)
+}
+
+/// The segment files of a boot directory, sorted out.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The files to read: (first, last, path) as named, by first sequence.
+    pub segments: Vec<(u64, u64, PathBuf)>,
+    /// Files another file is checked to hold every sample of: (file, why).
+    pub superseded: Vec<(PathBuf, String)>,
+    /// Files named inside another's range that were kept, and why.
+    pub notes: Vec<String>,
 }
 
 /// Every `part-FIRST-LAST.parquet` of a boot directory, sorted.
@@ -76,13 +84,14 @@ fn segment_files(dir: &Path) -> anyhow::Result<Vec<(u64, u64, PathBuf)>> {
     Ok(v)
 }
 
-/// Files whose samples another file of the list holds too: a merged
-/// window's file left beside the file that replaced it (`record` writes
-/// the new one before it removes the old one; a crash can fall between).
-/// One pass in (first, last descending) order: a file is covered when a
-/// file before it (starting no later) reaches as far (names are unique, so
-/// no two files have the same range).
-pub fn superseded(v: &[(u64, u64, PathBuf)]) -> Vec<PathBuf> {
+/// Files whose name's range lies inside another file's: candidates for
+/// [`list`]'s check. A merged window's file left beside the file that
+/// replaced it looks so (`record` writes the new one before it removes
+/// the old one; a crash can fall between), and so does a file copied
+/// under another name. One pass in (first, last descending) order: a file
+/// is inside when a file before it (starting no later) reaches as far
+/// (names are unique, so no two files have the same range).
+pub fn named_inside(v: &[(u64, u64, PathBuf)]) -> Vec<PathBuf> {
     let mut order: Vec<&(u64, u64, PathBuf)> = v.iter().collect();
     order.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.cmp(&x.1)));
     let mut gone = Vec::new();
@@ -96,9 +105,105 @@ pub fn superseded(v: &[(u64, u64, PathBuf)]) -> Vec<PathBuf> {
     gone
 }
 
-/// The sequence number after the last segment's.
+/// The file name of `p` for messages.
+fn name(p: &Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// `a–b` (one number when equal).
+fn span(a: u64, b: u64) -> String {
+    if a == b {
+        a.to_string()
+    } else {
+        format!("{a}–{b}")
+    }
+}
+
+/// Sort out the segment files of `dir`. A file is **superseded** only
+/// when another file is checked to hold every one of its samples: that
+/// file's own footer (`irqlab.seqs`, `segment::seqs`) must list exactly
+/// the range of its name, with the row count the file has, and hold the
+/// samples of the other file (what its footer lists, or the range of its
+/// name when it is unreadable). A name alone never makes a file
+/// superseded: a file named inside another's range that is not so held is
+/// read (the reader drops samples it already has, and says so).
+pub fn list(dir: &Path) -> anyhow::Result<Listing> {
+    let files = segment_files(dir)?;
+    let inside = named_inside(&files);
+    let mut out = Listing::default();
+    if inside.is_empty() {
+        out.segments = files;
+        return Ok(out);
+    }
+    let mut checked: HashMap<PathBuf, Result<Seqs, String>> = HashMap::new();
+    let mut seqs_of = |p: &Path| {
+        checked
+            .entry(p.to_path_buf())
+            .or_insert_with(|| segment::seqs(p).map_err(|e| format!("{e:#}")))
+            .clone()
+    };
+    let mut gone: HashSet<PathBuf> = HashSet::new();
+    for y in &inside {
+        let Some(&(ya, yb, _)) = files.iter().find(|f| &f.2 == y) else {
+            continue;
+        };
+        // what must be held: the samples it has, else those of its name
+        let want: Vec<[u64; 2]> = match seqs_of(y) {
+            Ok(s) => s.runs,
+            Err(_) => vec![[ya, yb]],
+        };
+        let mut why_not = Vec::new();
+        for (xa, xb, x) in files.iter().filter(|f| &f.2 != y && f.0 <= ya && f.1 >= yb) {
+            let held = match seqs_of(x) {
+                Ok(s) if s.range() != Some((*xa, *xb)) => Err(format!(
+                    "{} holds samples {} (its footer), not those of its name",
+                    name(x),
+                    s.range().map_or_else(String::new, |(a, b)| span(a, b))
+                )),
+                Ok(s) if want.iter().all(|r| s.holds(r[0], r[1])) => Ok(s),
+                Ok(_) => Err(format!("{} lacks some of its samples", name(x))),
+                Err(e) => Err(e),
+            };
+            match held {
+                Ok(s) => {
+                    out.superseded.push((
+                        y.clone(),
+                        format!(
+                            "its samples are in {} (checked: its footer lists samples {xa}–{xb}{} and {} rows, as the file has)",
+                            name(x),
+                            if s.runs.len() > 1 { " with gaps" } else { "" },
+                            s.rows
+                        ),
+                    ));
+                    gone.insert(y.clone());
+                    break;
+                }
+                Err(e) => why_not.push(e),
+            }
+        }
+        if !gone.contains(y) {
+            out.notes.push(format!(
+                "{}: named inside another segment's range but not superseded ({}); read as it is",
+                y.display(),
+                why_not.join("; ")
+            ));
+        }
+    }
+    out.segments = files.into_iter().filter(|f| !gone.contains(&f.2)).collect();
+    Ok(out)
+}
+
+/// The sequence number after every segment's (as named: no file is ever
+/// written under a name inside another's range by a run that continues).
 pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
-    Ok(segments(dir)?.last().map_or(0, |s| s.1 + 1))
+    Ok(segment_files(dir)?
+        .iter()
+        .map(|s| s.1.saturating_add(1))
+        .max()
+        .unwrap_or(0))
 }
 
 /// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
@@ -161,35 +266,29 @@ pub fn one_boot_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Journal lines after the last segment, with a message about a torn tail.
-pub fn journal_lines(dir: &Path) -> anyhow::Result<(Vec<JournalLine>, Option<String>)> {
+/// The journal's lines that no segment of `segs` holds (`seqs`: the
+/// samples of each segment, those read), and what reading it did not
+/// take. No journal: nothing.
+pub fn journal_lines(
+    dir: &Path,
+    held: &[Seqs],
+) -> anyhow::Result<(Vec<JournalLine>, journal::Problems)> {
     let path = dir.join(JOURNAL);
-    if !path.exists() {
-        return Ok((Vec::new(), None));
+    if path.symlink_metadata().is_err() {
+        return Ok((Vec::new(), journal::Problems::default()));
     }
-    let after = next_seq(dir)?;
-    let (lines, torn) = journal::read(&path)?;
-    let lines: Vec<JournalLine> = lines.into_iter().filter(|l| l.time.seq >= after).collect();
-    let msg = torn.map(|t| {
-        format!(
-            "{}: {} at offset {}; kept the {} complete sample(s) before it",
-            path.display(),
-            t.why,
-            t.offset,
-            lines.len()
-        )
-    });
-    Ok((lines, msg))
+    let (lines, pr) = journal::read(&path)?;
+    let lines = lines
+        .into_iter()
+        .filter(|l| !held.iter().any(|s| s.has(l.time.seq)))
+        .collect();
+    Ok((lines, pr))
 }
 
-/// Every cell's value at the last sample of the last segment of `dir`
-/// (empty without segments): what a journal written after that segment
-/// does not repeat.
-pub fn last_state(dir: &Path) -> anyhow::Result<Vec<CellValue>> {
-    let Some((_, _, path)) = segments(dir)?.pop() else {
-        return Ok(Vec::new());
-    };
-    let mut cells = segment::read(&path)?.cells;
+/// Every cell's value at the last sample of the segment at `path`: what
+/// a journal written after that segment does not repeat.
+pub fn last_state(path: &Path) -> anyhow::Result<Vec<CellValue>> {
+    let mut cells = segment::read(path)?.cells;
     cells.sort_by_key(|c| c.0);
     let mut state: BTreeMap<(SourceKind, String, Option<u32>), u64> = BTreeMap::new();
     for (_, c) in cells {
@@ -256,66 +355,163 @@ fn remove_partial_segments(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Remove the files [`superseded`] by a merged window's newer file.
-fn remove_superseded(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let gone = superseded(&segment_files(dir)?);
-    Ok(gone
+/// Remove the files [`list`] found superseded, each with its reason.
+fn remove_superseded(listing: &Listing) -> Vec<String> {
+    listing
+        .superseded
         .iter()
-        .map(|p| match std::fs::remove_file(p) {
-            Ok(()) => format!(
-                "removed {} (its samples are in a newer, merged segment)",
-                p.display()
-            ),
+        .map(|(p, why)| match std::fs::remove_file(p) {
+            Ok(()) => format!("removed {} ({why})", p.display()),
             Err(e) => format!("cannot remove {}: {e}", p.display()),
         })
-        .collect())
+        .collect()
 }
 
 /// Turn a journal left behind into a segment and remove interrupted
 /// segment writes and superseded segments; `Some(message)` when there was
 /// something to say.
+///
+/// Never removes input it did not fully convert: the journal is read
+/// whole first (bad lines skipped and named, every readable line kept); a
+/// journal of a newer schema leaves the whole directory untouched (an
+/// error); the new segment is read back and its samples and rows counted
+/// before the journal goes; a journal with lines that were not converted
+/// is kept, renamed `journal.jsonl.partial-<unix seconds>`.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about
     // to replace are not leftovers
-    let lock = match path.exists() {
+    let lock = match path.symlink_metadata().is_ok() {
         true => Some(journal::lock(&path, false)?),
         false => None,
     };
-    let mut msg = remove_partial_segments(dir);
-    msg.extend(remove_superseded(dir)?);
-    if lock.is_none() {
-        return Ok((!msg.is_empty()).then(|| msg.join("\n")));
-    }
-    let (lines, torn) = journal_lines(dir)?;
-    let n = lines.len();
-    let base = if lines.is_empty() {
-        Vec::new()
-    } else {
-        last_state(dir).unwrap_or_else(|e| {
-            msg.push(format!(
-                "the last segment of {} is unreadable ({e:#}): the recovered segment's first sample holds only the counters the journal has",
-                dir.display()
-            ));
-            Vec::new()
-        })
+    let read = match lock {
+        Some(_) => Some(journal::read(&path)?),
+        None => None,
     };
-    if let Some(t) = torn {
-        msg.push(t);
-    }
-    let seg = lines_to_segment(lines, base);
-    if let (Some(a), Some(b)) = (seg.samples.first(), seg.samples.last()) {
-        let out = dir.join(segment_name(a.seq, b.seq));
-        segment::write(&out, &mut seg.into())?;
-        msg.push(format!(
-            "recovered {n} sample(s) from {} into {}",
+    if let Some((line, schema)) = read.as_ref().and_then(|r| r.1.newer) {
+        bail!(
+            "{}:{line}: {}: left {} as it is (a newer irqlab recovers it)",
             path.display(),
-            out.display()
+            super::schema::unreadable(schema),
+            dir.display()
+        );
+    }
+    let mut msg = remove_partial_segments(dir);
+    let listing = list(dir)?;
+    msg.extend(remove_superseded(&listing));
+    let Some((lines, problems)) = read else {
+        return Ok((!msg.is_empty()).then(|| msg.join("\n")));
+    };
+    // the samples of the segments there are (a journal left between a
+    // segment's write and its own restart holds some of them)
+    let mut held: Vec<(Seqs, PathBuf)> = Vec::new();
+    for (_, _, p) in &listing.segments {
+        match segment::seqs(p) {
+            Ok(s) => held.push((s, p.clone())),
+            Err(e) => msg.push(format!("{e:#} (its samples are not recovered here)")),
+        }
+    }
+    let seqs: Vec<Seqs> = held.iter().map(|h| h.0.clone()).collect();
+    let lines: Vec<JournalLine> = lines
+        .into_iter()
+        .filter(|l| !seqs.iter().any(|s| s.has(l.time.seq)))
+        .collect();
+    msg.extend(problems.messages(&path));
+    if let Some(first) = lines.first().map(|l| l.time.seq) {
+        let n = lines.len();
+        // the segment just before the journal: its last state
+        let before = held
+            .iter()
+            .filter_map(|(s, p)| Some((s.range()?.1, p)))
+            .filter(|(last, _)| *last < first)
+            .max_by_key(|(last, _)| *last);
+        let base = match before {
+            None => Vec::new(),
+            Some((_, p)) => last_state(p).unwrap_or_else(|e| {
+                msg.push(format!(
+                    "{e:#}: the recovered segment's first sample holds only the counters the journal has"
+                ));
+                Vec::new()
+            }),
+        };
+        if !problems.bad.is_empty() {
+            msg.push(format!(
+                "{}: a counter that changed only at a skipped line shows that change at its next change (at the sample after a gap, its rate is low, then high)",
+                path.display()
+            ));
+        }
+        let seg = lines_to_segment(lines, base);
+        let (Some(a), Some(b)) = (seg.samples.first(), seg.samples.last()) else {
+            bail!("{}: no sample to recover", path.display());
+        };
+        let out = dir.join(segment_name(a.seq, b.seq));
+        if out.symlink_metadata().is_ok() {
+            bail!(
+                "cannot recover {} into {}: a file of that name is there and does not hold these samples; move it away and run `irqlab recover` again",
+                path.display(),
+                out.display()
+            );
+        }
+        let want = (seg.samples.len(), seg.cells.len());
+        segment::write(&out, &mut seg.into())?;
+        if let Err(e) = verify(&out, want) {
+            let _ = std::fs::remove_file(&out);
+            return Err(e.context(format!(
+                "the segment recovered from {} did not read back; removed it and left the journal as it is",
+                path.display()
+            )));
+        }
+        msg.push(format!(
+            "recovered {n} sample(s) from {} into {} (read back: {} samples, {} counters)",
+            path.display(),
+            out.display(),
+            want.0,
+            want.1
         ));
     }
-    std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    if problems.is_clean() {
+        std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    } else {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let kept = (0..)
+            .map(|i| match i {
+                0 => dir.join(format!("{JOURNAL}.partial-{secs}")),
+                _ => dir.join(format!("{JOURNAL}.partial-{secs}-{i}")),
+            })
+            .find(|p| p.symlink_metadata().is_err())
+            .unwrap_or_else(|| dir.join(format!("{JOURNAL}.partial")));
+        std::fs::rename(&path, &kept)
+            .with_context(|| format!("cannot rename {} to {}", path.display(), kept.display()))?;
+        msg.push(format!(
+            "kept {} as {}: not every line of it was converted (above); remove it once it is no longer needed",
+            path.display(),
+            kept.display()
+        ));
+    }
     Ok((!msg.is_empty()).then(|| msg.join("\n")))
+}
+
+/// Read the segment at `path` back: `want` samples and cell rows, and a
+/// footer that adds up (`segment::seqs`).
+fn verify(path: &Path, want: (usize, usize)) -> anyhow::Result<()> {
+    let d = segment::read(path)?;
+    let got = (d.samples.len(), d.cells.len());
+    if got != want {
+        bail!(
+            "{}: read back {} samples and {} counters, wrote {} and {}",
+            path.display(),
+            got.0,
+            got.1,
+            want.0,
+            want.1
+        );
+    }
+    segment::seqs(path)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -323,7 +519,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_whose_samples_a_newer_file_holds_is_superseded() {
+    fn files_named_inside_another_range_are_found_in_one_pass() {
         let p = |s: &str| PathBuf::from(s);
         let v = vec![
             (0, 59, p("a")),
@@ -332,11 +528,11 @@ mod tests {
             (180, 180, p("d")),
             (180, 239, p("e")),
         ];
-        assert_eq!(superseded(&v), vec![p("a"), p("d")]);
+        assert_eq!(named_inside(&v), vec![p("a"), p("d")]);
         let mut shuffled = v.clone();
         shuffled.reverse();
-        assert_eq!(superseded(&shuffled), vec![p("a"), p("d")], "any order");
-        assert!(superseded(&v[1..3]).is_empty());
-        assert!(superseded(&[]).is_empty());
+        assert_eq!(named_inside(&shuffled), vec![p("a"), p("d")], "any order");
+        assert!(named_inside(&v[1..3]).is_empty());
+        assert!(named_inside(&[]).is_empty());
     }
 }

@@ -6,7 +6,7 @@
 
 use super::cells::stat_field;
 use super::layout;
-use super::schema::{CellValue, RowKind, SampleTime, Shape, SourceKind};
+use super::schema::{CellValue, RowKind, SampleTime, Seqs, Shape, SourceKind};
 use super::segment;
 use super::source::{RawSample, ThreadTotal};
 use crate::sampler::located;
@@ -35,7 +35,10 @@ pub struct Recording {
 
 /// Read every segment and the journal of boot directory `dir`. A segment
 /// that vanishes while it is read (a running `record` replaced it by a
-/// merged one) makes the read start again, a few times.
+/// merged one) makes the read start again, a few times. A segment that
+/// cannot be read is skipped with a warning naming it (the others are
+/// read); so are superseded segments (`layout::list`), samples a segment
+/// or the journal repeats, and the journal's unreadable lines.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
     for _ in 0..5 {
         if let Some(r) = open_once(dir)? {
@@ -44,10 +47,24 @@ pub fn open(dir: &Path) -> anyhow::Result<Recording> {
     }
     open_once(dir)?.ok_or_else(|| {
         anyhow::anyhow!(
-            "{}: its segments kept changing while they were read",
+            "{}: its segments kept changing while they were read (a running `record` replaced them faster than they were read)",
             dir.display()
         )
     })
+}
+
+/// Whether `path` is gone (not: unreadable, a symlink loop, a FIFO).
+fn vanished(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// `a–b` (one number when equal).
+fn span(a: u64, b: u64) -> String {
+    if a == b {
+        a.to_string()
+    } else {
+        format!("{a}–{b}")
+    }
 }
 
 /// [`open`], or `None` when a listed segment was gone when read.
@@ -56,36 +73,104 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         dir: dir.to_path_buf(),
         ..Recording::default()
     };
-    let segments = layout::segments(dir)?;
-    for (_, _, path) in segments {
+    let listing = layout::list(dir)?;
+    for (p, why) in &listing.superseded {
+        rec.warnings
+            .push(format!("skipping {}: {why}", p.display()));
+    }
+    rec.warnings.extend(listing.notes.iter().cloned());
+    // each readable segment's steps, by first sample
+    let mut parts: Vec<(PathBuf, Vec<Step>)> = Vec::new();
+    for (_, _, path) in listing.segments {
         let seg = match segment::read(&path) {
             Ok(s) => s,
-            Err(_) if !path.exists() => return Ok(None),
-            Err(e) => return Err(e),
+            Err(_) if vanished(&path) => return Ok(None),
+            Err(e) => {
+                rec.warnings.push(format!(
+                    "skipping {e:#}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
+                ));
+                continue;
+            }
         };
+        let seqs = Seqs::of(seg.samples.iter().map(|t| t.seq), 0);
+        for g in seqs.gaps() {
+            rec.warnings.push(format!(
+                "{}: samples {} are missing (journal lines `recover` could not read): a counter that changed only there shows that change at its next change",
+                path.display(),
+                span(g[0], g[1])
+            ));
+        }
         let mut by_seq: HashMap<u64, Vec<CellValue>> = HashMap::new();
         for (seq, c) in seg.cells {
             by_seq.entry(seq).or_default().push(c);
         }
         let mut shapes: HashMap<u64, Shape> =
             seg.shapes.into_iter().map(|s| (s.seq, s.shape)).collect();
-        for t in seg.samples {
-            rec.steps.push(Step {
+        let steps = seg
+            .samples
+            .into_iter()
+            .map(|t| Step {
                 time: t,
                 shape: shapes.remove(&t.seq),
                 cells: by_seq.remove(&t.seq).unwrap_or_default(),
-            });
-        }
+            })
+            .collect();
+        parts.push((path, steps));
     }
-    let (lines, torn) = layout::journal_lines(dir)?;
+    parts.sort_by_key(|p| p.1.first().map(|s| s.time.seq));
+    let mut held: Vec<Seqs> = Vec::new();
+    let mut from: Option<PathBuf> = None;
+    for (path, steps) in parts {
+        held.push(Seqs::of(steps.iter().map(|s| s.time.seq), 0));
+        let last = rec.steps.last().map(|s| s.time.seq);
+        let (old, new): (Vec<Step>, Vec<Step>) = steps
+            .into_iter()
+            .partition(|s| last.is_some_and(|l| s.time.seq <= l));
+        if let (Some(a), Some(b)) = (old.first(), old.last()) {
+            rec.warnings.push(format!(
+                "{}: samples {} were already read from {}: skipped",
+                path.display(),
+                span(a.time.seq, b.time.seq),
+                from.as_ref()
+                    .map_or_else(String::new, |p| p.display().to_string())
+            ));
+        }
+        rec.steps.extend(new);
+        from = Some(path);
+    }
+    let journal = dir.join(super::schema::JOURNAL);
+    let (lines, problems) = match layout::journal_lines(dir, &held) {
+        Ok(r) => r,
+        Err(e) => {
+            rec.warnings.push(format!("skipping the journal: {e:#}"));
+            return Ok(Some(rec));
+        }
+    };
+    let last = rec.steps.last().map(|s| s.time.seq);
+    let (old, lines): (Vec<_>, Vec<_>) = lines
+        .into_iter()
+        .partition(|l| last.is_some_and(|x| l.time.seq <= x));
+    if !old.is_empty() {
+        rec.warnings.push(format!(
+            "{}: {} sample(s) numbered before the segments' last were skipped",
+            journal.display(),
+            old.len()
+        ));
+    }
     if !lines.is_empty() {
         rec.warnings.push(format!(
             "{} sample(s) read from the journal {} (not yet in a segment; `irqlab recover` makes one)",
             lines.len(),
-            dir.join(super::schema::JOURNAL).display()
+            journal.display()
         ));
     }
-    rec.warnings.extend(torn);
+    rec.warnings.extend(problems.messages(&journal));
+    if !problems.bad.is_empty() {
+        rec.warnings.push(format!(
+            "{}: a counter that changed only at a skipped line shows that change at its next change",
+            journal.display()
+        ));
+    }
     for l in lines {
         rec.steps.push(Step {
             time: l.time,

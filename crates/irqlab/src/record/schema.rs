@@ -44,6 +44,68 @@ pub const CLOCK_SOURCE: &str = "clock";
 pub const CLOCK_KEY: &str = "mono_ns";
 pub const KEY_SHAPES: &str = "irqlab.shapes";
 pub const KEY_ENV: &str = "irqlab.environment";
+/// The samples a segment holds and its row count ([`Seqs`]): what tells a
+/// whole file holding a sample range from one that only has it in its
+/// name.
+pub const KEY_SEQS: &str = "irqlab.seqs";
+
+/// Footer `irqlab.seqs`: the sequence numbers of a segment's samples as
+/// runs `[first, last]` (one run unless `recover` skipped unreadable
+/// journal lines) and the rows of the whole table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seqs {
+    pub runs: Vec<[u64; 2]>,
+    pub rows: u64,
+}
+
+impl Seqs {
+    /// The runs of sorted, distinct `seqs`.
+    pub fn of(seqs: impl IntoIterator<Item = u64>, rows: u64) -> Seqs {
+        let mut runs: Vec<[u64; 2]> = Vec::new();
+        for s in seqs {
+            match runs.last_mut() {
+                Some(r) if r[1].checked_add(1) == Some(s) => r[1] = s,
+                _ => runs.push([s, s]),
+            }
+        }
+        Seqs { runs, rows }
+    }
+
+    /// First and last sample.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        Some((self.runs.first()?[0], self.runs.last()?[1]))
+    }
+
+    /// Whether every sample of `first..=last` is here.
+    pub fn holds(&self, first: u64, last: u64) -> bool {
+        self.runs.iter().any(|r| r[0] <= first && last <= r[1])
+    }
+
+    /// Runs in order, apart, each first <= last (a footer can say anything).
+    pub fn well_formed(&self) -> bool {
+        self.runs.iter().all(|r| r[0] <= r[1])
+            && self
+                .runs
+                .windows(2)
+                .all(|w| matches!(w, [a, b] if a[1].saturating_add(1) < b[0]))
+    }
+
+    /// Whether sample `seq` is here.
+    pub fn has(&self, seq: u64) -> bool {
+        self.holds(seq, seq)
+    }
+
+    /// Samples missing between the first and the last, as runs.
+    pub fn gaps(&self) -> Vec<[u64; 2]> {
+        self.runs
+            .windows(2)
+            .filter_map(|w| match w {
+                [a, b] => Some([a[1].saturating_add(1), b[0].saturating_sub(1)]),
+                _ => None,
+            })
+            .collect()
+    }
+}
 
 /// What a cell counts.
 #[derive(

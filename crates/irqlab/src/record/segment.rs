@@ -14,8 +14,8 @@
 
 use super::pack;
 use super::schema::{
-    readable, unreadable, CellValue, SampleTime, ShapeAt, SourceKind, CLOCK_KEY, CLOCK_SOURCE,
-    KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SHAPES, SCHEMA, WALL_NS_STEP,
+    readable, unreadable, CellValue, SampleTime, Seqs, ShapeAt, SourceKind, CLOCK_KEY,
+    CLOCK_SOURCE, KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SEQS, KEY_SHAPES, SCHEMA, WALL_NS_STEP,
 };
 use anyhow::{anyhow, bail, Context};
 use parquet::basic::{Compression, Encoding, GzipLevel};
@@ -54,12 +54,20 @@ pub struct SegmentData {
     pub environment: String,
 }
 
+/// A counter in the INT64 `value` column: its 64 bits as two's complement
+/// (a counter at or above 2^63 reads negative; add 2^64), and increments
+/// wrap the same way, so that every u64 reads back exactly
+/// (docs/recording-schema.md). `seq` and `time` never come near 2^63.
 fn i64_of(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
+    v as i64
 }
 
-fn props(data: &SegmentBuf) -> anyhow::Result<WriterProperties> {
-    let mut kv = vec![KeyValue::new(KEY_SCHEMA.into(), SCHEMA.to_string())];
+fn props(data: &SegmentBuf, rows: u64) -> anyhow::Result<WriterProperties> {
+    let seqs = Seqs::of(data.samples.iter().map(|s| s.seq), rows);
+    let mut kv = vec![
+        KeyValue::new(KEY_SCHEMA.into(), SCHEMA.to_string()),
+        KeyValue::new(KEY_SEQS.into(), serde_json::to_string(&seqs)?),
+    ];
     if !data.shapes.is_empty() {
         let json = serde_json::to_string(&data.shapes)?;
         kv.push(KeyValue::new(KEY_SHAPES.into(), pack::pack(&json)?));
@@ -325,8 +333,9 @@ pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE)?);
-    let mut w = SerializedFileWriter::new(file, schema, Arc::new(props(data)?))
-        .with_context(|| format!("writing {}", tmp.display()))?;
+    let mut w =
+        SerializedFileWriter::new(file, schema, Arc::new(props(data, t.rows.len() as u64)?))
+            .with_context(|| format!("writing {}", tmp.display()))?;
     let res: parquet::errors::Result<()> = (|| {
         let mut rg = w.next_row_group()?;
         write_columns(&mut rg, &t, &wall)?;
@@ -390,9 +399,19 @@ fn read_rows(reader: &SerializedFileReader<std::fs::File>) -> anyhow::Result<Vec
     Ok(out)
 }
 
-fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+/// The Parquet reader of a segment, opened as every input is
+/// (`crate::host::open_regular`: never blocks, regular files only) and no
+/// larger than [`MAX_READ`](crate::host::MAX_READ); its footer key-values
+/// and schema version.
+fn open(path: &Path) -> anyhow::Result<(SerializedFileReader<std::fs::File>, Vec<KeyValue>, u32)> {
+    let file = crate::host::open_regular(path)?;
+    let len = file.metadata()?.len();
+    if len > crate::host::MAX_READ as u64 {
+        bail!(
+            "{len} bytes, more than {} (docs/limits.md)",
+            crate::host::MAX_READ
+        );
+    }
     let reader = SerializedFileReader::new(file).map_err(|e| anyhow!("{e}"))?;
     let kv = reader
         .metadata()
@@ -407,6 +426,45 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
     if !readable(schema) {
         bail!("{}", unreadable(schema));
     }
+    Ok((reader, kv, schema))
+}
+
+/// The samples and row count of the segment at `path`, checked: from its
+/// footer (`irqlab.seqs`, whose row count must be the file's), or, for a
+/// segment written before that key, from its rows. A file that is not
+/// whole, or whose footer does not add up, is an error naming it.
+pub fn seqs(path: &Path) -> anyhow::Result<Seqs> {
+    let p = path.to_path_buf();
+    let r = std::panic::catch_unwind(move || -> anyhow::Result<Seqs> {
+        let (reader, kv, _) = open(&p)?;
+        let rows = u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0);
+        let Ok(json) = footer(&kv, KEY_SEQS) else {
+            let d = read_inner(&p)?;
+            return Ok(Seqs::of(d.samples.iter().map(|s| s.seq), rows));
+        };
+        let seqs: Seqs = serde_json::from_str(&json).context("footer irqlab.seqs")?;
+        if !seqs.well_formed() || seqs.runs.is_empty() {
+            bail!("footer irqlab.seqs lists no samples in order: {json}");
+        }
+        if seqs.rows != rows {
+            bail!(
+                "footer irqlab.seqs counts {} rows, the file holds {rows}",
+                seqs.rows
+            );
+        }
+        Ok(seqs)
+    });
+    match r {
+        Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),
+        Err(_) => bail!(
+            "{}: corrupt Parquet file (the decoder gave up)",
+            path.display()
+        ),
+    }
+}
+
+fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
+    let (reader, kv, schema) = open(path)?;
     let mut data = SegmentData {
         environment: footer(&kv, KEY_ENV).unwrap_or_default(),
         ..SegmentData::default()
@@ -426,6 +484,7 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
         let mut prev: Option<(String, String, Option<u32>)> = None;
         for r in &mut rows {
             let cell = (r.0.clone(), r.1.clone(), r.2);
+            // wrapping: the value column is a counter's 64 bits (`i64_of`)
             sum = if prev.as_ref() == Some(&cell) {
                 sum.wrapping_add(r.5)
             } else {
@@ -436,7 +495,8 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
         }
     }
     for (src, key, cpu, seq, time, value) in rows {
-        let value = u64::try_from(value).unwrap_or(0);
+        // the counter's 64 bits (`i64_of`)
+        let value = value as u64;
         if schema >= 2 && src == CLOCK_SOURCE {
             // schema 2: nanoseconds; schema 3: milliseconds
             let step = if schema >= 3 { WALL_NS_STEP } else { 1 };
@@ -516,13 +576,7 @@ mod tests {
         let back = read(&p).unwrap();
         assert_eq!(back.samples, samples);
         assert_eq!(back.shapes, data.shapes);
-        let mut want: Vec<(u64, CellValue)> = cells
-            .into_iter()
-            .map(|(s, mut c)| {
-                c.value = c.value.min(i64::MAX as u64);
-                (s, c)
-            })
-            .collect();
+        let mut want: Vec<(u64, CellValue)> = cells.into_iter().collect();
         let mut got = back.cells;
         let key = |x: &(u64, CellValue)| (x.1.source, x.1.key.clone(), x.1.cpu, x.0);
         want.sort_by_key(key);
@@ -533,5 +587,42 @@ mod tests {
             .path()
             .join("part-0000000005-0000000008.parquet.tmp")
             .exists());
+    }
+
+    #[test]
+    fn counters_at_or_above_2_pow_63_are_stored_as_their_64_bits_and_read_back_exactly() {
+        let samples: Vec<SampleTime> = (0..4)
+            .map(|seq| SampleTime {
+                seq,
+                wall_ns: seq * 1_000_000,
+                mono_ns: seq,
+            })
+            .collect();
+        let big = 1u64 << 63;
+        let cells = vec![
+            (0, cell(SourceKind::Stat, "ctxt", None, big - 1)),
+            (1, cell(SourceKind::Stat, "ctxt", None, big + 5)),
+            (2, cell(SourceKind::Stat, "ctxt", None, u64::MAX)),
+            (3, cell(SourceKind::Stat, "ctxt", None, 3)),
+            (
+                0,
+                cell(SourceKind::Threads, "ksoftirqd/0", Some(0), u64::MAX),
+            ),
+        ];
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("part-0000000000-0000000003.parquet");
+        let data = SegmentData {
+            samples,
+            cells: cells.clone(),
+            ..SegmentData::default()
+        };
+        write(&p, &mut SegmentBuf::from(data)).unwrap();
+        let mut got = read(&p).unwrap().cells;
+        got.sort_by_key(|c| (c.1.source, c.0));
+        let mut want = cells;
+        want.sort_by_key(|c| (c.1.source, c.0));
+        assert_eq!(got, want, "no clamp at i64::MAX");
+        let s = seqs(&p).unwrap();
+        assert_eq!((s.runs.clone(), s.rows), (vec![[0, 3]], 9));
     }
 }

@@ -291,6 +291,11 @@ pub fn run(
             t.read(&mut traced)?;
             view.trace = Some(&traced);
         }
+        if run.sum.samples == 0 {
+            for w in filter_warnings_of(&cfg.filter, view.snap) {
+                eprintln!("{w}");
+            }
+        }
         // affinity from the live sampler's metadata cache (re-read only
         // when the set of IRQs changes)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
@@ -304,6 +309,27 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// What `show` says of filters that select nothing or less than asked
+/// (`crate::filter_warnings`), for the first sample of a recording.
+fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
+    let mut present = std::collections::BTreeSet::new();
+    crate::filter_warnings::cpus_of(snap, &mut present);
+    let cpus = f
+        .cpus
+        .as_ref()
+        .map(|c| irqlab_core::CpuList::from_cpus(c.iter().copied()).to_string());
+    let irq_rows = snap
+        .interrupts
+        .as_ref()
+        .map(|i| i.rows().iter().filter(|r| f.keep_irq_row(r)).count());
+    crate::filter_warnings::filter_warnings(
+        cpus.as_deref(),
+        &present,
+        f.irq.as_ref().map(|r| r.as_str()),
+        irq_rows,
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# tools/faults/record.sh: fault cases of `irqlab record`, `recover` and
+# `replay` (docs/recording-schema.md). Builds nothing: takes the binary as
+# $IRQLAB (default `irqlab`); needs python3 with duckdb or pyarrow
+# (tools/install-python-readers.sh) for the cell-by-cell comparisons,
+# which read the segments without irqlab (tools/faults/record-states.py).
+#
+#   IRQLAB=target/debug/irqlab tools/faults/record.sh [KILLS]
+#
+# Case families (one line each: `<case>: tried N held M`):
+#   kill9     SIGKILL of record at a random moment (counters moving,
+#             segments closing and merging every 200 ms); recover; every
+#             counter at every flushed sample equal before and after, and
+#             replay's output the same
+#   journal   one corruption of a 24-line journal each (garbage line 6,
+#             garbage first line, truncated middle line, negative value,
+#             unknown source, deep nesting, duplicated seq, backward seq,
+#             empty line, 5 MB line, torn tail, schema 99 on every line):
+#             recover keeps every readable sample (cell by cell), keeps the
+#             journal byte for byte as journal.jsonl.partial-*, refuses
+#             schema 99 without touching anything; replay exits 0
+#   segment   a truncated, a garbage, a FIFO and a symlink-loop segment, a
+#             copy under a wider name, a crash between a merged file and
+#             the one it replaces: replay keeps the rest, recover removes
+#             only what another file is checked to hold
+#   special   a FIFO, /dev/zero and 2 GiB / 3 GiB sparse files as the
+#             journal: replay and recover finish (a hang is a failure:
+#             every run has a timeout) in bounded memory (max RSS printed)
+# Exits 1 if any case did not hold; removes everything it made.
+set -u
+IRQLAB=${IRQLAB:-irqlab}
+KILLS=${1:-${KILLS:-20}}
+T=${T:-60}
+RSS_LIMIT_KB=${RSS_LIMIT_KB:-262144}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/irqlab-faults-record.XXXXXX)
+mover=
+cleanup() {
+    [ -n "$mover" ] && kill "$mover" 2>/dev/null && wait "$mover" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+declare -A tried held
+families=(kill9 journal segment special)
+try() { tried[$1]=$((${tried[$1]:-0} + 1)); }
+ok() { held[$1]=$((${held[$1]:-0} + 1)); }
+bad() { echo "  FAILED $1: $2" >&2; }
+
+states() { python3 "$here/record-states.py" "$@"; }
+boot_of() { ls -d "$1"/host=*/boot=* 2>/dev/null | head -1; }
+# replay --batch --format json under the timeout: stdout to $2, stderr to $3
+replay() { timeout "$T" "$IRQLAB" replay "$1" --batch --format json >"$2" 2>"$3"; }
+recover() { timeout "$T" "$IRQLAB" recover "$1" 2>"$2"; }
+lines() { wc -l <"$1" | tr -d ' '; }
+# replay's JSON lines without its own cost (which differs run to run)
+norm() {
+    python3 -c 'import json, sys
+for l in sys.stdin:
+    v = json.loads(l)
+    v.pop("self_cost", None)
+    print(json.dumps(v, sort_keys=True))' <"$1"
+}
+
+"$IRQLAB" synth --cpus 4 --irqs 16 --out "$work/tree" >/dev/null 2>&1 || exit 1
+python3 "$here/../synth-mover.py" "$work/tree" --interval 20ms --seconds 3600 >/dev/null 2>&1 &
+mover=$!
+
+record_bg() { # DIR ARGS…: record into DIR in the background, pid in $rec
+    local out=$1
+    shift
+    "$IRQLAB" record --root "$work/tree" -o "$out" "$@" 2>/dev/null &
+    rec=$!
+}
+
+# ---- kill9 ------------------------------------------------------------
+for i in $(seq 1 "$KILLS"); do
+    try kill9
+    out=$work/k$i
+    record_bg "$out" -i 20ms --segment 200ms
+    sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.3f", 0.3 + r / 32768 * 2.2 }')"
+    kill -9 "$rec"
+    wait "$rec" 2>/dev/null
+    boot=$(boot_of "$out")
+    [ -n "$boot" ] || { bad kill9 "#$i: no boot directory"; continue; }
+    states "$boot" --with-journal >"$work/exp.json" || { bad kill9 "#$i: expected states"; continue; }
+    replay "$out" "$work/before.out" "$work/before.err"
+    rc1=$?
+    recover "$out" "$work/rec.err"
+    rc2=$?
+    replay "$out" "$work/after.out" "$work/after.err"
+    rc3=$?
+    states "$boot" >"$work/got.json"
+    n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$work/exp.json")
+    if [ "$rc1$rc2$rc3" != 000 ]; then
+        bad kill9 "#$i: exits replay $rc1 recover $rc2 replay $rc3: $(cat "$work/rec.err" "$work/after.err")"
+    elif ! cmp -s "$work/exp.json" "$work/got.json"; then
+        bad kill9 "#$i: counters differ after recover ($n samples flushed)"
+    elif [ "$(norm "$work/before.out")" != "$(norm "$work/after.out")" ]; then
+        bad kill9 "#$i: replay differs after recover"
+    elif [ "$(lines "$work/after.out")" != $((n - 1)) ]; then
+        bad kill9 "#$i: replay has $(lines "$work/after.out") lines for $n samples"
+    elif [ -e "$boot/journal.jsonl" ]; then
+        bad kill9 "#$i: journal left after recover"
+    else
+        ok kill9
+    fi
+    rm -rf "$out"
+done
+
+# ---- journal ----------------------------------------------------------
+base=$work/jbase
+record_bg "$base" -i 20ms --segment 1h
+for _ in $(seq 1 300); do
+    b=$(boot_of "$base")
+    [ -n "$b" ] && [ -f "$b/journal.jsonl" ] && [ "$(grep -c '}$' "$b/journal.jsonl")" -ge 30 ] && break
+    sleep 0.05
+done
+kill -9 "$rec"
+wait "$rec" 2>/dev/null
+b=$(boot_of "$base")
+grep '}$' "$b/journal.jsonl" | head -24 >"$work/good.jsonl"
+
+corrupt() { # CASE IN OUT
+    python3 - "$@" <<'EOF'
+import json, sys
+case, src, dst = sys.argv[1:]
+lines = open(src).read().splitlines()
+def cell(line, **kw):
+    v = json.loads(line)
+    c = {"source": "interrupts", "key": "LOC", "cpu": 0, "value": 5}
+    c.update(kw)
+    v["cells"].append(c)
+    return json.dumps(v)
+tail = ""
+if case == "garbage-line-6": lines[5] = "garbage garbage"
+elif case == "garbage-first-line": lines[0] = "\x00\x01 garbage"
+elif case == "truncated-middle-line": lines[11] = lines[11][: len(lines[11]) // 2]
+elif case == "negative-value": lines[7] = cell(lines[7], value=-5)
+elif case == "unknown-source": lines[9] = cell(lines[9], source="gpu")
+elif case == "deep-nesting": lines[3] = '{"schema":3,"seq":3,"cells":' + "[" * 200000
+elif case == "duplicated-seq": lines.insert(10, lines[9])
+elif case == "backward-seq": lines.insert(15, lines[3])
+elif case == "empty-line": lines.insert(8, "")
+elif case == "5mb-line": lines[12] = '{"schema":3,' + " " * (5 << 20) + "x"
+elif case == "torn-tail": tail = lines.pop()[:40]
+elif case == "schema-99": lines = [l.replace('"schema":3', '"schema":99', 1) for l in lines]
+open(dst, "w").write("\n".join(lines) + "\n" + tail)
+EOF
+}
+
+for c in garbage-line-6 garbage-first-line truncated-middle-line negative-value unknown-source \
+    deep-nesting duplicated-seq backward-seq empty-line 5mb-line torn-tail schema-99; do
+    try journal
+    out=$work/j-$c
+    cp -r "$base" "$out"
+    boot=$(boot_of "$out")
+    corrupt "$c" "$work/good.jsonl" "$boot/journal.jsonl"
+    sum=$(sha256sum <"$boot/journal.jsonl")
+    before=$(ls -la --time-style=+%s.%N "$boot" | sort)
+    states "$boot" --with-journal >"$work/exp.json"
+    recover "$out" "$work/rec.err"
+    rc=$?
+    if [ "$c" = schema-99 ]; then
+        if [ $rc != 1 ] || ! grep -q 'schema 99' "$work/rec.err"; then
+            bad journal "$c: recover exit $rc: $(cat "$work/rec.err")"
+        elif [ "$(ls -la --time-style=+%s.%N "$boot" | sort)" != "$before" ] ||
+            [ "$(sha256sum <"$boot/journal.jsonl")" != "$sum" ]; then
+            bad journal "$c: the directory was touched"
+        else
+            ok journal
+        fi
+        rm -rf "$out"
+        continue
+    fi
+    states "$boot" >"$work/got.json"
+    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    replay "$out" "$work/out" "$work/err"
+    rr=$?
+    if [ $rc != 0 ]; then
+        bad journal "$c: recover exit $rc: $(cat "$work/rec.err")"
+    elif ! cmp -s "$work/exp.json" "$work/got.json"; then
+        bad journal "$c: recovered counters differ from the readable lines'"
+    elif [ -e "$boot/journal.jsonl" ] || [ -z "$kept" ] || [ "$(sha256sum <"$kept")" != "$sum" ]; then
+        bad journal "$c: the journal was not kept as it was: $(cat "$work/rec.err")"
+    elif [ "$c" != garbage-first-line ] && [ $rr != 0 ]; then
+        # without its first line a fresh recording has no layout to replay
+        bad journal "$c: replay exit $rr: $(cat "$work/err")"
+    else
+        ok journal
+    fi
+    rm -rf "$out"
+done
+
+# ---- segment ----------------------------------------------------------
+sbase=$work/sbase
+"$IRQLAB" record --root "$work/tree" -o "$sbase" -i 50ms -d 1500ms --segment 250ms --merge 0 2>/dev/null
+sboot=$(boot_of "$sbase")
+states "$sboot" >"$work/sexp.json"
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$work/sexp.json")
+mapfile -t segs < <(ls "$sboot"/part-*.parquet)
+name() { basename "$1"; }
+range() { basename "$1" .parquet | sed 's/^part-//; s/-/ /' | awk '{ print $2 - $1 + 1 }'; }
+for c in truncated garbage fifo symlink-loop wider-copy merged-crash; do
+    try segment
+    out=$work/s-$c
+    cp -r "$sbase" "$out"
+    boot=$(boot_of "$out")
+    mid=$boot/$(name "${segs[1]}")
+    lost=0 extra= gone=
+    case $c in
+    truncated) head -c 300 "${segs[1]}" >"$mid"; lost=$(range "$mid") ;;
+    garbage) head -c 4000 /dev/urandom >"$mid"; lost=$(range "$mid") ;;
+    fifo) extra=$boot/part-0000009000-0000009001.parquet; mkfifo "$extra" ;;
+    symlink-loop) extra=$boot/part-0000009000-0000009001.parquet; ln -s "$extra" "$extra" ;;
+    wider-copy)
+        first=$(basename "${segs[0]}" .parquet | cut -d- -f2)
+        last=$(basename "${segs[-1]}" .parquet | cut -d- -f3)
+        extra=$boot/$(printf 'part-%010d-%010d.parquet' $((10#$first + 1)) $((10#$last + 69)))
+        cp "$mid" "$extra"
+        ;;
+    merged-crash)
+        # a file whose samples the first segment holds (as the window's old
+        # file is when a crash falls between the rename and the removal)
+        f=$(basename "${segs[0]}" .parquet | cut -d- -f2)
+        l=$(basename "${segs[0]}" .parquet | cut -d- -f3)
+        gone=$boot/$(printf 'part-%010d-%010d.parquet' $((10#$f)) $((10#$l - 1)))
+        cp "$boot/$(name "${segs[0]}")" "$gone"
+        ;;
+    esac
+    replay "$out" "$work/out" "$work/err"
+    rr=$?
+    recover "$out" "$work/rec.err"
+    rc=$?
+    left_ok=1
+    for s in "${segs[@]}"; do [ -e "$boot/$(name "$s")" ] || left_ok=0; done
+    [ -n "$extra" ] && ! [ -L "$extra" ] && ! [ -e "$extra" ] && left_ok=0
+    if [ $rr != 0 ] || [ "$(lines "$work/out")" != $((n - lost - 1)) ]; then
+        bad segment "$c: replay exit $rr, $(lines "$work/out") lines for $((n - lost)) samples: $(cat "$work/err")"
+    elif grep -q 'kept changing' "$work/err"; then
+        bad segment "$c: misleading message: $(cat "$work/err")"
+    elif [ $rc != 0 ]; then
+        bad segment "$c: recover exit $rc: $(cat "$work/rec.err")"
+    elif [ $left_ok = 0 ]; then
+        bad segment "$c: recover removed a file it must keep: $(cat "$work/rec.err")"
+    elif [ -n "$gone" ] && [ -e "$gone" ]; then
+        bad segment "$c: the superseded file is still there: $(cat "$work/rec.err")"
+    elif [ $lost = 0 ] && [ "$c" != fifo ] && [ "$c" != symlink-loop ] &&
+        { states "$boot" >"$work/got.json"; ! cmp -s "$work/sexp.json" "$work/got.json"; }; then
+        bad segment "$c: counters differ"
+    else
+        ok segment
+    fi
+    rm -rf "$out"
+done
+
+# ---- special ----------------------------------------------------------
+maxrss=0
+for c in fifo dev-zero sparse-2g sparse-3g; do
+    try special
+    out=$work/x-$c
+    cp -r "$sbase" "$out"
+    boot=$(boot_of "$out")
+    j=$boot/journal.jsonl
+    case $c in
+    fifo) mkfifo "$j" ;;
+    dev-zero) ln -s /dev/zero "$j" ;;
+    sparse-2g) truncate -s 2G "$j" ;;
+    sparse-3g) truncate -s 3G "$j" ;;
+    esac
+    /usr/bin/time -f %M -o "$work/rss1" timeout "$T" "$IRQLAB" replay "$out" --batch --format json >"$work/out" 2>"$work/err"
+    rr=$?
+    /usr/bin/time -f %M -o "$work/rss2" timeout "$T" "$IRQLAB" recover "$out" 2>"$work/rec.err"
+    rc=$?
+    rss=$(cat "$work/rss1" "$work/rss2" | grep -E '^[0-9]+$' | sort -n | tail -1)
+    [ "${rss:-0}" -gt $maxrss ] && maxrss=$rss
+    want=0
+    case $c in fifo | dev-zero) want=1 ;; esac
+    if [ $rr != 0 ] || [ "$(lines "$work/out")" != $((n - 1)) ]; then
+        bad special "$c: replay exit $rr: $(cat "$work/err")"
+    elif [ $rc != $want ]; then
+        bad special "$c: recover exit $rc (want $want): $(cat "$work/rec.err")"
+    elif [ "${rss:-0}" -gt "$RSS_LIMIT_KB" ]; then
+        bad special "$c: max RSS $rss KB"
+    elif [ $want = 1 ] && ! [ -L "$j" ] && ! [ -p "$j" ]; then
+        bad special "$c: the journal was removed"
+    else
+        ok special
+    fi
+    rm -rf "$out"
+done
+
+status=0
+for f in "${families[@]}"; do
+    t=${tried[$f]:-0} h=${held[$f]:-0}
+    extra=
+    [ "$f" = special ] && extra=" (max RSS ${maxrss} KB)"
+    echo "$f: tried $t held $h$extra"
+    [ "$t" = "$h" ] || status=1
+done
+exit $status
