@@ -99,11 +99,13 @@ fn read_write_dev_null_stdout_is_a_sink_that_keeps_exit_statuses() {
     let root = fixture();
     let root = root.to_str().unwrap();
     // the run goes to its end: 3 intervals of 300 ms after the baseline
-    let (out, took) = with_rw_dev_null(&[
-        "top", "--batch", "--root", root, "-i", "300ms", "-n", "3",
-    ]);
+    let (out, took) =
+        with_rw_dev_null(&["top", "--batch", "--root", root, "-i", "300ms", "-n", "3"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(took >= Duration::from_millis(850), "top --batch ran {took:?}");
+    assert!(
+        took >= Duration::from_millis(850),
+        "top --batch ran {took:?}"
+    );
     let (out, took) = with_rw_dev_null(&["show", "--root", root, "-i", "400ms"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(took >= Duration::from_millis(390), "show -i ran {took:?}");
@@ -129,7 +131,9 @@ fn read_write_dev_null_stdout_is_a_sink_that_keeps_exit_statuses() {
 #[test]
 fn python_devnull_child_runs_top_batch_to_its_count() {
     if !common::trace::runs("python3", "--version") {
-        crate::visible!("show_output: python_devnull_child_runs_top_batch_to_its_count: SKIPPED: no python3");
+        crate::visible!(
+            "show_output: python_devnull_child_runs_top_batch_to_its_count: SKIPPED: no python3"
+        );
         return;
     }
     let bin = assert_cmd::cargo::cargo_bin("irqlab");
@@ -152,7 +156,10 @@ fn python_devnull_child_runs_top_batch_to_its_count() {
     assert!(f.len() > 3, "{out:?}");
     assert_eq!(f[0], "0", "{text}");
     let took: f64 = f[1].parse().unwrap();
-    assert!(took >= 0.85, "top --batch -i 300ms -n 3 ended after {took} s");
+    assert!(
+        took >= 0.85,
+        "top --batch -i 300ms -n 3 ended after {took} s"
+    );
     assert_eq!(f[2], "1", "show --root /nonexistent: {text}");
     assert!(text.contains("irqlab: error:"), "{text}");
 }
@@ -172,7 +179,10 @@ fn stdout_closed_at_start_writes_nowhere_without_crashing() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(out.stderr.is_empty(), "{out:?}");
-    assert!(took >= Duration::from_millis(390), "top --batch ran {took:?}");
+    assert!(
+        took >= Duration::from_millis(390),
+        "top --batch ran {took:?}"
+    );
     let (out, _) = with_stdout_closed(&["show", "--root", "/nonexistent"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
@@ -189,6 +199,13 @@ fn cpu_filters_that_select_nothing_or_less_warn() {
     );
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["interrupts"]["cpus"], serde_json::json!([]));
+    // nothing summed: no aggregate `{"cpu": null}` line
+    assert_eq!(v["stat"]["cpu_pct"], serde_json::json!([]), "{stdout}");
+    assert_eq!(
+        v["stat"]["aggregate_cpus"],
+        serde_json::json!([]),
+        "{stdout}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let root = synth(dir.path(), 8, 4, &[6]);
