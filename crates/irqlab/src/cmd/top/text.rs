@@ -377,6 +377,36 @@ mod tests {
     }
 
     #[test]
+    fn threads_without_a_known_pid_show_a_dash_not_0() {
+        let report = fixtures::sample(2, 4).report;
+        let thread = |pid| crate::threads::ThreadCpu {
+            pid,
+            name: "ksoftirqd/0".into(),
+            kind: crate::threads::ThreadKind::Ksoftirqd { cpu: 0 },
+            cpu_pct: 1.5,
+            last_cpu: None,
+            cpu_ns: 0,
+        };
+        let threads = [thread(0), thread(15)];
+        let b = Block {
+            stamp: "12:00:00.000",
+            report: &report,
+            threads: &threads,
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, &TextOpts::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let pids: Vec<&str> = text
+            .lines()
+            .filter(|l| l.ends_with("ksoftirqd/0"))
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        assert_eq!(pids, ["-", "15"], "{text}");
+    }
+
+    #[test]
     fn sort_keys_order_the_rows() {
         let opts = |sort| TextOpts {
             sort,
