@@ -563,7 +563,7 @@ fn bad_values_are_usage_errors_before_sampling() {
         (&["--irq", "("], "not a valid regular expression"),
         (&["-i", "10000000000s"], "longest interval (24h)"),
         (&["-i", "99999999999999999999999s"], "out of range"),
-        (&["-n", "0"], "--count"),
+        (&["-n", "0"], "the count must be at least 1 interval"),
     ];
     for (args, needle) in cases {
         let start = std::time::Instant::now();

@@ -86,6 +86,16 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
     crate::cmd::args::interval(s)
 }
 
+/// `--count`: a whole number of intervals, at least 1 (a run of none
+/// would print nothing and exit 0).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("the count must be at least 1 interval (e.g. -n 3)".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a whole number of intervals, found {s:?}")),
+    }
+}
+
 /// `--threshold`: a rate (per second) of at least 0.
 pub fn parse_threshold(s: &str) -> Result<f64, String> {
     let v: f64 = s
@@ -109,8 +119,7 @@ pub struct Args {
     pub interval: Duration,
     /// Stop after this many intervals, at least 1 (default: run until
     /// interrupted; --batch only).
-    #[arg(long, short = 'n', requires = "batch",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, short = 'n', requires = "batch", value_parser = parse_count)]
     pub count: Option<u64>,
     /// Print lines for scripts instead of the interactive view.
     #[arg(long)]
