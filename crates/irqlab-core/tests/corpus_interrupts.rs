@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use irqlab_core::{Interrupts, Shape};
 use std::io::Read;
 use std::path::PathBuf;
@@ -41,7 +42,10 @@ fn naive_total(line: &str, limit: usize) -> u64 {
 #[test]
 fn every_corpus_interrupts_file_parses_with_exact_totals() {
     let Some(dir) = corpus_dir() else {
-        eprintln!("skipping: ../shared/corpus not found");
+        common::corpus_skipped(
+            "corpus_interrupts: every_corpus_interrupts_file_parses_with_exact_totals",
+            "the corpus",
+        );
         return;
     };
     let mut seen = 0;

@@ -1,8 +1,9 @@
 //! Every `/proc/softirqs` sample in `../shared/corpus` (outside the
 //! repository; never copied in) parses, and each row's total matches an
-//! independent naive sum. Skips cleanly when the corpus is absent.
+//! independent naive sum. Skips visibly when the corpus is absent.
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use irqlab_core::softirqs::Softirqs;
 use std::io::Read;
 use std::path::Path;
@@ -42,7 +43,10 @@ fn naive(text: &str) -> Vec<(String, u64)> {
 fn corpus_softirqs_parse_and_sum() {
     let dir = Path::new(CORPUS);
     if !dir.is_dir() {
-        println!("skipping: ../shared/corpus not found");
+        common::corpus_skipped(
+            "corpus_softirqs: corpus_softirqs_parse_and_sum",
+            "the corpus",
+        );
         return;
     }
     let mut seen = 0;

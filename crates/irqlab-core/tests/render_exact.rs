@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use irqlab_core::interrupts::Interrupts;
 use irqlab_core::render::{render_interrupts, render_softirqs, render_stat, Arch, Era};
 use irqlab_core::softirqs::{SoftirqRow, Softirqs};
@@ -40,7 +41,10 @@ fn this_vm_interrupts_e3_x86_byte_exact() {
 fn corpus_firecracker_byte_exact() {
     let path = format!("{CORPUS}/x86_64-2cpu-firecracker-vm-6.18.interrupts");
     let Ok(text) = std::fs::read_to_string(&path) else {
-        println!("skipping: ../shared/corpus not found");
+        common::corpus_skipped(
+            "render_exact: corpus_firecracker_byte_exact",
+            "x86_64-2cpu-firecracker-vm-6.18.interrupts",
+        );
         return;
     };
     assert_eq!(rerender(&text, Era::E3, Arch::X86, 424), text);
@@ -225,12 +229,12 @@ const CORPUS_RENDERS: &[(&str, Era, Arch, u32, bool)] = &[
 #[test]
 fn corpus_renders_like_the_kernel() {
     if !std::path::Path::new(CORPUS).is_dir() {
-        println!("skipping: ../shared/corpus not found");
+        common::corpus_skipped("render_exact: corpus_renders_like_the_kernel", "the corpus");
         return;
     }
     for &(name, era, arch, nr, exact) in CORPUS_RENDERS {
         let Ok(text) = std::fs::read_to_string(format!("{CORPUS}/{name}")) else {
-            println!("skipping {name}: not in ../shared/corpus");
+            common::corpus_skipped("render_exact: corpus_renders_like_the_kernel", name);
             continue;
         };
         let out = rerender(&text, era, arch, nr);

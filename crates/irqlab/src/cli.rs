@@ -1,5 +1,7 @@
-//! clap declarations only: the subcommands and their flags. No logic here;
-//! each subcommand's `Args` lives beside its implementation in `cmd/`.
+//! clap declarations only: the subcommands and their flags (and
+//! [`visible_command`], the tree without hidden subcommands, for
+//! completions and man pages). No logic here; each subcommand's `Args`
+//! lives beside its implementation in `cmd/`.
 
 use clap::{Parser, Subcommand};
 
@@ -45,4 +47,30 @@ pub enum Command {
     Replay(crate::cmd::replay::Args),
     /// Turn the journals a crashed `record` left into Parquet segments.
     Recover(crate::cmd::recover::Args),
+}
+
+/// The command tree as users see it: [`Cli`] without its hidden
+/// subcommands (`guard-selftest`, a test helper). Shell completions and
+/// man pages describe this one, so no shell offers a hidden name.
+pub fn visible_command() -> clap::Command {
+    let full = <Cli as clap::CommandFactory>::command();
+    let subs: Vec<clap::Command> = full
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let mut cmd = clap::Command::new(full.get_name().to_string());
+    if let Some(about) = full.get_about() {
+        cmd = cmd.about(about.clone());
+    }
+    if let Some(about) = full.get_long_about() {
+        cmd = cmd.long_about(about.clone());
+    }
+    if let Some(v) = full.get_version() {
+        cmd = cmd.version(v.to_string());
+    }
+    cmd.subcommand_required(full.is_subcommand_required_set())
+        .arg_required_else_help(full.is_arg_required_else_help_set())
+        .args(full.get_arguments().cloned())
+        .subcommands(subs)
 }

@@ -41,6 +41,26 @@ pub fn filter_warnings(
     out
 }
 
+/// [`filter_warnings`] for a sampled snapshot (`top --batch`'s baseline):
+/// the CPUs its files list ([`cpus_of`]) and the interrupt rows
+/// `rows_filter` keeps (the filter of the rows as read).
+pub fn snapshot_warnings(
+    cpus: Option<&str>,
+    irq: Option<&str>,
+    snap: &Snapshot,
+    rows_filter: &crate::report::Filter,
+) -> Vec<String> {
+    let mut present = BTreeSet::new();
+    cpus_of(snap, &mut present);
+    let rows = snap.interrupts.as_ref().map(|i| {
+        i.rows()
+            .iter()
+            .filter(|r| rows_filter.keep_irq_row(r))
+            .count()
+    });
+    filter_warnings(cpus, &present, irq, rows)
+}
+
 /// CPU ids listed by any file of `snap`.
 /// The online CPUs the snapshot's files list: `/proc/interrupts` and
 /// `/proc/stat` list online CPUs; `/proc/softirqs` lists every possible

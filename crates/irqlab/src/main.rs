@@ -1,7 +1,7 @@
 //! irqlab: the command-line entry point. Parses arguments (see `cli`),
 //! dispatches to `cmd::<sub>::run`, and maps errors to exit codes.
 //!
-//! A closed stdout (`irqlab show | head -c 10`, `>&-`) is a normal end of
+//! A closed stdout (`irqlab show | head -c 10`) is a normal end of
 //! the run: exit 0 and no message, whatever wrapped the error. SIGPIPE
 //! stays ignored (Rust's default), so the write returns EPIPE instead of
 //! killing the process before the guard restored the host.

@@ -135,7 +135,11 @@ pub struct IrqLine {
     pub deltas: Option<Vec<Option<u64>>>,
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Rounded as `rates` are (integral values as integers, else to 0.001).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_total_rate"
+    )]
     pub total_rate: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gaps: Option<Vec<Option<delta::Gap>>>,
@@ -175,13 +179,18 @@ pub struct SoftirqLine {
     pub total: u64,
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Rounded as `rates` are (integral values as integers, else to 0.001).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_total_rate"
+    )]
     pub total_rate: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct StatSection {
-    /// Per-CPU time shares ("all" first): since boot, or over the interval.
+    /// Per-CPU time shares (the aggregate line first, none when `--cpus`
+    /// selects no CPU): since boot, or over the interval.
     pub cpu_pct: Vec<CpuPctLine>,
     /// With `--cpus`: the CPUs the first (`cpu: null`) line sums; absent
     /// when that line is the kernel's all-CPU line.
@@ -200,6 +209,27 @@ pub struct StatSection {
     pub intr_total: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub softirq_total: Option<u64>,
+}
+
+impl StatSection {
+    /// Label of the aggregate (`cpu: null`) line: `all` for the kernel's
+    /// all-CPU line, `sel` for the `--cpus` CPUs summed together (then
+    /// [`StatSection::aggregate_note`] says which).
+    pub fn aggregate_label(&self) -> &'static str {
+        match self.aggregate_cpus {
+            None => "all",
+            Some(_) => "sel",
+        }
+    }
+
+    /// `sel = CPUs 0-3 together (--cpus)`: what the `sel` line sums; none
+    /// for the kernel's all-CPU line or an empty selection.
+    pub fn aggregate_note(&self) -> Option<String> {
+        let cpus = self.aggregate_cpus.as_ref().filter(|c| !c.is_empty())?;
+        let list = irqlab_core::CpuList::from_cpus(cpus.iter().copied());
+        let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+        Some(format!("sel = {noun} {list} together (--cpus)"))
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -408,10 +438,14 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
         None => (delta::stat_aggregate_pct(old, new), None),
         Some(_) => selected_share(old, new, f, since_boot),
     };
-    let mut cpu_pct = vec![CpuPctLine {
-        cpu: None,
-        pct: aggregate,
-    }];
+    // an empty selection sums nothing: no aggregate line at all
+    let mut cpu_pct = Vec::new();
+    if aggregate_cpus.as_ref().is_none_or(|c| !c.is_empty()) {
+        cpu_pct.push(CpuPctLine {
+            cpu: None,
+            pct: aggregate,
+        });
+    }
     cpu_pct.extend(
         new.cpus
             .iter()
@@ -655,6 +689,13 @@ fn ser_rate<S: serde::Serializer>(v: f64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(v as u64)
     } else {
         s.serialize_f64((v * 1000.0).round() / 1000.0)
+    }
+}
+
+fn ser_total_rate<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match *v {
+        Some(v) if v.is_finite() => ser_rate(v, s),
+        _ => s.serialize_none(),
     }
 }
 

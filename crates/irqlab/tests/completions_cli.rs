@@ -147,3 +147,85 @@ fn man_out_writes_one_page_per_subcommand() {
     assert!(std::fs::read_to_string(out.join("irqlab.1")).is_ok());
     assert!(!out.join("irqlab-guard-selftest.1").exists());
 }
+
+/// Every page is clean under `groff -ww` in a C locale (ASCII roff: no
+/// raw UTF-8, `...` for the ellipsis), there is no `irqlab-help.1`, the
+/// synopsis is typed as a subcommand (`irqlab top`), and examples are an
+/// EXAMPLES section whose comments stay on their command's line.
+#[test]
+fn man_pages_are_clean_under_groff_with_examples_unfilled() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    irqlab().args(["man", "--out"]).arg(&out).assert().success();
+    assert!(!out.join("irqlab-help.1").exists());
+    let top = std::fs::read_to_string(out.join("irqlab-top.1")).unwrap();
+    assert!(top.contains("\\fBirqlab top\\fR"), "{top}");
+    let mut pages: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pages.sort();
+    assert!(pages.len() > SUBCOMMANDS.len());
+    for page in &pages {
+        let roff = std::fs::read(page).unwrap();
+        assert!(roff.is_ascii(), "{}", page.display());
+        let Some(out) = run_groff(page) else {
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && err.is_empty(),
+            "{}: {err}",
+            page.display()
+        );
+    }
+    let Some(out) = run_groff(&out.join("irqlab-record.1")) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("EXAMPLES") && !text.contains("EXTRA"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("irqlab record -o rec --duration 10m"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("# 1-s samples for 10 minutes"), "{line}");
+}
+
+/// `groff -ww -man -Tascii PAGE` in the C locale, if groff is installed.
+fn run_groff(page: &std::path::Path) -> Option<std::process::Output> {
+    match Std::new("groff")
+        .args(["-ww", "-man", "-Tascii", "-P-cbou"])
+        .arg(page)
+        .env("LC_ALL", "C")
+        .output()
+    {
+        Ok(o) => Some(o),
+        Err(e) => {
+            crate::visible!(
+                "completions_cli: man_pages_are_clean_under_groff_with_examples_unfilled: SKIPPED groff checks: groff is not installed ({e})"
+            );
+            None
+        }
+    }
+}
+
+/// No shell offers the hidden test helper `guard-selftest`.
+#[test]
+fn no_shell_completes_the_hidden_subcommand() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(script.contains("record"), "{shell}");
+        assert!(
+            !script.contains("selftest"),
+            "{shell} offers guard-selftest"
+        );
+    }
+    let bash = stdout_of(&["completions", "bash"]);
+    assert!(
+        bash.contains("compgen -W \"x86 arm64 arm powerpc riscv loongarch mips s390\""),
+        "synth --arch values"
+    );
+}

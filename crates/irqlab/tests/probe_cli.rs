@@ -174,3 +174,38 @@ fn live_proc_interrupts_costs_microseconds() {
     assert!(row["syscalls_per_read"].as_f64().unwrap() >= 2.0, "{row}");
     assert!(v["env"]["kernel"].is_string());
 }
+
+/// `--cpu N` for a CPU this process cannot run on is a usage error said
+/// once, before anything is measured (was EINVAL twice, exit 1).
+#[test]
+fn cpu_that_is_not_online_is_a_clear_usage_error() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let allowed: Vec<usize> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&c| set.is_set(c).unwrap_or(false))
+                .collect()
+        })
+        .unwrap();
+    let absent = (0..4096).find(|c| !allowed.contains(c)).unwrap();
+    let out = irqlab()
+        .args(["probe", "--root", &root, "--reads", "5", "--cpu"])
+        .arg(absent.to_string())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "irqlab: error: --cpu {absent}: not an online CPU this process may run on"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("EINVAL").count(), 0, "{err}");
+    assert!(out.stdout.is_empty());
+    // an allowed CPU still pins and measures
+    let ok = allowed[0].to_string();
+    let v = json_of(&root, &["--cpu", &ok]);
+    assert_eq!(v["env"]["pinned_cpu"], allowed[0], "{v}");
+}

@@ -184,7 +184,7 @@ fn bad_values_exit_2_before_sampling() {
         (&["--irq", "("], "not a valid regular expression"),
         (&["--cpus", "5-2"], "--cpus"),
         (&["--interval", "5 parsecs"], "duration"),
-        (&["-i", "0"], "longer than 0"),
+        (&["-i", "0"], "greater than 0"),
         (&["-i", "-1s"], "the duration is negative"),
         (&["-i", "10000000000s"], "longest interval"),
         (&["-i", "99999999999999999999999s"], "out of range"),

@@ -1,5 +1,5 @@
 //! `irqlab show` output guarantees against fake trees (issue 10): a closed
-//! stdout is a normal end (item 10, and issue 12 item 5 for `>&-`), filters
+//! stdout is a normal end (item 10), `/dev/null` a sink however opened, filters
 //! that select nothing say so (item 11), nothing is folded or dropped
 //! from the table and CSV (item 15), a directory where a file belongs is
 //! named (item 17), and the wording is singular for one (item 18).
@@ -75,21 +75,116 @@ fn closed_stdout_is_a_normal_end_for_every_format() {
     );
 }
 
+/// Runs irqlab with stdout `/dev/null` opened read-write, as Python's
+/// `subprocess.DEVNULL` and systemd's `StandardOutput=null` hand it over.
+fn with_rw_dev_null(args: &[&str]) -> (std::process::Output, Duration) {
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let start = Instant::now();
+    let out = std::process::Command::new(bin)
+        .args(args)
+        .stdout(Stdio::from(null))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (out, start.elapsed())
+}
+
 #[test]
-fn closed_stdout_stops_show_interval_and_top_batch_at_once() {
+fn read_write_dev_null_stdout_is_a_sink_that_keeps_exit_statuses() {
     let root = fixture();
     let root = root.to_str().unwrap();
-    // show would wait 60 s before its first (and only) write.
-    let (out, took) = with_stdout_closed(&["show", "--root", root, "-i", "60s"]);
+    // the run goes to its end: 3 intervals of 300 ms after the baseline
+    let (out, took) =
+        with_rw_dev_null(&["top", "--batch", "--root", root, "-i", "300ms", "-n", "3"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(out.stderr.is_empty(), "{out:?}");
-    assert!(took < Duration::from_secs(30), "show ran {took:?}");
-    // top would sample 100 × 300 ms = 30 s; the first failed write ends it.
+    assert!(
+        took >= Duration::from_millis(850),
+        "top --batch ran {took:?}"
+    );
+    let (out, took) = with_rw_dev_null(&["show", "--root", root, "-i", "400ms"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(took >= Duration::from_millis(390), "show -i ran {took:?}");
+    // errors and warnings are still said, with their exit status
+    let (out, _) = with_rw_dev_null(&["show", "--root", "/nonexistent"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("irqlab: error:"), "{err}");
+    let bad = common::tree_with(&[("proc/interrupts", "      foo bar\n")]);
+    let (out, _) = with_rw_dev_null(&["show", "--root", bad.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("proc/interrupts:1:"), "{err}");
+    let (out, _) = with_rw_dev_null(&["show", "--root", root, "--cpus", "99"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("--cpus 99 selects no CPU"), "{err}");
+    // probe without --out measures
+    let (out, _) = with_rw_dev_null(&["probe", "--root", root, "--reads", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn python_devnull_child_runs_top_batch_to_its_count() {
+    if !common::trace::runs("python3", "--version") {
+        crate::visible!(
+            "show_output: python_devnull_child_runs_top_batch_to_its_count: SKIPPED: no python3"
+        );
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let root = fixture();
+    let script = "import subprocess, sys, time\n\
+        t = time.monotonic()\n\
+        top = subprocess.run([sys.argv[1], 'top', '--batch', '-i', '300ms', '-n', '3', '--root', sys.argv[2]], stdout=subprocess.DEVNULL)\n\
+        took = time.monotonic() - t\n\
+        show = subprocess.run([sys.argv[1], 'show', '--root', '/nonexistent'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n\
+        print(top.returncode, took, show.returncode, show.stderr.decode().strip())\n";
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&bin)
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    assert!(f.len() > 3, "{out:?}");
+    assert_eq!(f[0], "0", "{text}");
+    let took: f64 = f[1].parse().unwrap();
+    assert!(
+        took >= 0.85,
+        "top --batch -i 300ms -n 3 ended after {took} s"
+    );
+    assert_eq!(f[2], "1", "show --root /nonexistent: {text}");
+    assert!(text.contains("irqlab: error:"), "{text}");
+}
+
+#[test]
+fn stdout_closed_at_start_writes_nowhere_without_crashing() {
+    let root = fixture();
+    let root = root.to_str().unwrap();
+    // Rust's runtime reopens a closed descriptor 1 on /dev/null: a sink
+    for format in ["table", "json", "csv"] {
+        let (out, _) = with_stdout_closed(&["show", "--root", root, "--format", format]);
+        assert_eq!(out.status.code(), Some(0), "{format}: {out:?}");
+        assert!(out.stderr.is_empty(), "{format}: {out:?}");
+    }
     let (out, took) = with_stdout_closed(&[
-        "top", "--batch", "--root", root, "-i", "300ms", "--count", "100",
+        "top", "--batch", "--root", root, "-i", "200ms", "--count", "2",
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(took < Duration::from_secs(20), "top --batch ran {took:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    assert!(
+        took >= Duration::from_millis(390),
+        "top --batch ran {took:?}"
+    );
+    let (out, _) = with_stdout_closed(&["show", "--root", "/nonexistent"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
 
 #[test]
@@ -104,6 +199,13 @@ fn cpu_filters_that_select_nothing_or_less_warn() {
     );
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["interrupts"]["cpus"], serde_json::json!([]));
+    // nothing summed: no aggregate `{"cpu": null}` line
+    assert_eq!(v["stat"]["cpu_pct"], serde_json::json!([]), "{stdout}");
+    assert_eq!(
+        v["stat"]["aggregate_cpus"],
+        serde_json::json!([]),
+        "{stdout}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let root = synth(dir.path(), 8, 4, &[6]);

@@ -212,3 +212,21 @@ fn test_helper_tree_equals_cli_tree() {
         assert_eq!(read(cli.path(), rel), read(helper.path(), rel), "{rel}");
     }
 }
+
+/// One CPU, one IRQ: singular nouns ("1 CPU", "1 IRQ"), and an alias of
+/// an architecture name still accepted beside the completed names.
+#[test]
+fn summary_says_1_cpu_and_1_irq() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(
+        dir.path(),
+        &["--cpus", "1", "--irqs", "1", "--arch", "x86_64"],
+    )
+    .success()
+    .stderr(contains("(1 CPU, 1 online, 1 IRQ, nr_irqs"))
+    .stderr(contains("1 CPUs").not())
+    .stderr(contains("1 IRQs").not());
+    synth(dir.path(), &["--cpus", "2", "--irqs", "3"])
+        .success()
+        .stderr(contains("(2 CPUs, 2 online, 3 IRQs, nr_irqs"));
+}

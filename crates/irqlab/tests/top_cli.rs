@@ -462,3 +462,127 @@ fn trace_on_a_tree_without_tracefs_is_named() {
         ))
         .stderr(contains(expect));
 }
+
+/// Filters that select nothing are said as `show` says them; a selection
+/// of some CPUs is labelled `sel` and names its CPUs (text and JSON); a
+/// selection of none has no aggregate line at all.
+#[test]
+fn filters_that_select_nothing_warn_and_the_aggregate_names_its_cpus() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path()); // CPUs 0, 1, 3 online
+    for format in ["text", "json"] {
+        let out = top(d.path())
+            .args(["-i", "20ms", "-n", "1", "--format", format, "--cpus", "99"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains(
+                "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 3 CPUs (0-1,3)"
+            ),
+            "{format}: {err}"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("\"cpu\":null"), "{stdout}");
+        if format == "json" {
+            let v = &json_lines(&out.stdout)[0];
+            assert_eq!(v["cpu_pct"], serde_json::json!([]), "{v}");
+            assert_eq!(v["aggregate_cpus"], serde_json::json!([]), "{v}");
+        } else {
+            let second = |l: &str| l.split_whitespace().nth(1).map(str::to_string);
+            assert!(
+                !stdout
+                    .lines()
+                    .any(|l| matches!(second(l).as_deref(), Some("all" | "sel"))),
+                "{stdout}"
+            );
+        }
+        let out = top(d.path())
+            .args(["-i", "20ms", "-n", "1", "--format", format, "--irq", "zzz"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
+            "{format}: {err}"
+        );
+    }
+    // one CPU: the aggregate is `sel`, summing CPU 1, never `all`
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "1", "--cpus", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("sel")),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("all")),
+        "{text}"
+    );
+    assert!(text.contains("sel = CPU 1 together (--cpus)"), "{text}");
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "1", "--cpus", "1-2", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--cpus 1-2: 2 not online"), "{err}");
+    let v = &json_lines(&out.stdout)[0];
+    assert_eq!(v["aggregate_cpus"], serde_json::json!([1]), "{v}");
+    assert!(v["cpu_pct"][0]["cpu"].is_null(), "{v}");
+    assert_eq!(v["cpu_pct"][1]["cpu"], 1, "{v}");
+    // no --cpus: the kernel's all-CPU line, no aggregate_cpus
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let v = &json_lines(&out.stdout)[0];
+    assert!(v.get("aggregate_cpus").is_none(), "{v}");
+}
+
+/// Bad flag values are usage errors (exit 2, before anything is read), as
+/// in `show`, for `--batch` and the interactive view alike (said before
+/// "needs a terminal").
+#[test]
+fn bad_values_are_usage_errors_before_sampling() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let cases: [(&[&str], &str); 5] = [
+        (&["--cpus", "5-2"], "--cpus"),
+        (&["--irq", "("], "not a valid regular expression"),
+        (&["-i", "10000000000s"], "longest interval (24h)"),
+        (&["-i", "99999999999999999999999s"], "out of range"),
+        (&["-n", "0"], "the count must be at least 1 interval"),
+    ];
+    for (args, needle) in cases {
+        let start = std::time::Instant::now();
+        let out = top(d.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(err.starts_with("irqlab: error:"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        if args[0] == "-n" {
+            continue; // --count needs --batch
+        }
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+        c.arg("top").arg("--root").arg(d.path()).args(args);
+        c.stdin(Stdio::null());
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "interactive {args:?}: {err}");
+        assert!(!err.contains("needs a terminal"), "{args:?}: {err}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Command-line pieces shared by the subcommands: the `--root` argument
-//! struct and the clap value parsers for CPU lists and durations.
+//! struct and the clap value parsers for CPU lists, durations, sampling
+//! intervals and `--irq` regexes.
 //!
 //! Owns how a flag's text becomes a value and what a bad value says; a
 //! value parser's error becomes a clap usage error (exit 2, `error:
@@ -105,6 +106,43 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Longest sampling interval (`show -i`, `top -i`): both wait it out in
+/// one sleep, so a typo (`10000000000s`) would otherwise look like a hang.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+
+/// Value parser for a sampling interval: a duration above 0
+/// ([`positive_duration`]) and at most [`MAX_INTERVAL`].
+pub fn interval(s: &str) -> Result<Duration, String> {
+    let d = positive_duration(s).map_err(|e| {
+        if duration(s).is_ok_and(|d| d.is_zero()) {
+            "the interval must be greater than 0 (e.g. 1s)".to_string()
+        } else {
+            e
+        }
+    })?;
+    if d > MAX_INTERVAL {
+        return Err(format!(
+            "{} is longer than the longest interval (24h)",
+            s.trim()
+        ));
+    }
+    Ok(d)
+}
+
+/// Value parser for `--irq`: a valid regular expression (kept as text for
+/// `report::Filter`).
+pub fn regex_arg(s: &str) -> Result<String, String> {
+    regex::Regex::new(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("not a valid regular expression: {e}"))
+}
+
+/// Value parser for `--cpus`: a CPU list such as `0-3,8` ([`cpu_list`];
+/// kept as text for `report::Filter`).
+pub fn cpu_list_arg(s: &str) -> Result<String, String> {
+    cpu_list(s).map(|_| s.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +188,25 @@ mod tests {
         assert!(positive_duration("0ms").unwrap_err().contains("> 0"));
         assert!(positive_duration("-2s").unwrap_err().contains("negative"));
         assert_eq!(positive_duration("1s"), Ok(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn intervals_are_above_zero_and_at_most_a_day() {
+        assert_eq!(interval("250ms"), Ok(Duration::from_millis(250)));
+        assert!(interval("0").unwrap_err().contains("greater than 0"));
+        assert!(interval("-1s").unwrap_err().contains("negative"));
+        assert!(interval("10000000000s")
+            .unwrap_err()
+            .contains("longest interval (24h)"));
+        assert_eq!(interval("24h"), Ok(MAX_INTERVAL));
+    }
+
+    #[test]
+    fn regexes_and_cpu_lists_are_checked_as_text() {
+        assert!(regex_arg("(").unwrap_err().contains("regular expression"));
+        assert_eq!(regex_arg("^LOC$").as_deref(), Ok("^LOC$"));
+        assert!(cpu_list_arg("5-2").is_err());
+        assert_eq!(cpu_list_arg("0-1,3").as_deref(), Ok("0-1,3"));
     }
 
     #[test]

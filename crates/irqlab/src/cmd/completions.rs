@@ -2,9 +2,7 @@
 //! from the clap definitions (`clap_complete`), so completions never drift
 //! from the flags. Writes only to stdout.
 
-use crate::cli::Cli;
 use anyhow::Context;
-use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -28,54 +26,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Write the completion script for `shell` to `out`.
+/// Write the completion script for `shell` to `out`: the visible
+/// subcommands only ([`crate::cli::visible_command`]), in every shell.
 pub fn write(shell: clap_complete::Shell, out: &mut impl Write) -> anyhow::Result<()> {
-    let mut cmd = Cli::command();
-    let hidden: Vec<String> = cmd
-        .get_subcommands()
-        .filter(|s| s.is_hide_set())
-        .map(|s| s.get_name().to_string())
-        .collect();
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "irqlab", &mut buf);
-    let text = String::from_utf8_lossy(&buf);
-    let text = if shell == clap_complete::Shell::Bash {
-        drop_hidden_from_bash(&text, &hidden)
-    } else {
-        text.into_owned()
-    };
-    out.write_all(text.as_bytes())
-        .context("writing the completion script")
-}
-
-/// clap_complete's bash script offers hidden subcommands among the words
-/// it completes (`opts="… guard-selftest …"`) and routes them: keep only
-/// the visible words and drop the hidden subcommands' routes.
-fn drop_hidden_from_bash(script: &str, hidden: &[String]) -> String {
-    let mut out = String::with_capacity(script.len());
-    let mut skip = 0;
-    for line in script.lines() {
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
-        if hidden
-            .iter()
-            .any(|h| line.trim_end().ends_with(&format!(",{h})")))
-        {
-            skip = 2; // the route's `cmd=…` and `;;` lines
-            continue;
-        }
-        let mut l = line.to_string();
-        if l.trim_start().starts_with("opts=\"") {
-            for h in hidden {
-                l = l.replace(&format!(" {h} "), " ");
-            }
-        }
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
+    let mut cmd = crate::cli::visible_command();
+    clap_complete::generate(shell, &mut cmd, "irqlab", out);
+    out.flush().context("writing the completion script")
 }
 
 #[cfg(test)]
@@ -84,11 +40,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_shell_names_the_visible_subcommands() {
+    fn every_shell_names_the_visible_subcommands_and_no_hidden_one() {
+        use clap_complete::Shell;
         for shell in [
-            clap_complete::Shell::Bash,
-            clap_complete::Shell::Zsh,
-            clap_complete::Shell::Fish,
+            Shell::Bash,
+            Shell::Zsh,
+            Shell::Fish,
+            Shell::Elvish,
+            Shell::PowerShell,
         ] {
             let mut out = Vec::new();
             write(shell, &mut out).unwrap();
@@ -98,6 +57,29 @@ mod tests {
             ] {
                 assert!(text.contains(sub), "{shell:?} lacks {sub}");
             }
+            assert!(
+                !text.contains("selftest"),
+                "{shell:?} offers guard-selftest"
+            );
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn bash_offers_synth_arch_names_not_file_names() {
+        let mut out = Vec::new();
+        write(clap_complete::Shell::Bash, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let at = text.find("irqlab__subcmd__synth)").unwrap();
+        let synth = &text[at..];
+        let arch = &synth[synth.find("--arch)").unwrap()..];
+        let arch = &arch[..arch.find(";;").unwrap()];
+        assert!(arch.contains("x86 arm64"), "{arch}");
+        assert!(!arch.contains("compgen -f"), "{arch}");
     }
 }

@@ -54,6 +54,12 @@ pub struct Args {
 
 /// Run `irqlab probe`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(cpu) = args.cpu {
+        if let Err(e) = check_cpu(cpu) {
+            eprintln!("irqlab: error: {e}");
+            return Ok(ExitCode::from(super::top::EXIT_USAGE));
+        }
+    }
     if args.out.is_none() {
         stdout::check_open()?;
     }
@@ -74,6 +80,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--cpu N` must be a CPU this process may run on (online and in its
+/// affinity; the measuring thread runs on this host whatever `--root`
+/// says): a usage error before anything is measured otherwise.
+fn check_cpu(cpu: usize) -> std::result::Result<(), String> {
+    let allowed = crate::pin::allowed_cpus()
+        .map_err(|e| format!("--cpu {cpu}: cannot read this process's CPU affinity: {e}"))?;
+    if u32::try_from(cpu).is_ok_and(|c| allowed.contains(&c)) {
+        return Ok(());
+    }
+    let noun = if allowed.len() == 1 { "CPU" } else { "CPUs" };
+    let list = irqlab_core::CpuList::from_cpus(allowed);
+    Err(format!(
+        "--cpu {cpu}: not an online CPU this process may run on (it may run on {noun} {list})"
+    ))
 }
 
 fn write(rep: &ProbeReport, format: ProbeFormat, out: &mut dyn Write) -> Result<()> {

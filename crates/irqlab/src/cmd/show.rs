@@ -23,9 +23,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Longest `--interval`: `show` waits it out in one sleep, so a typo
-/// (`10000000000s`) would otherwise look like a hang.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+pub use super::args::{cpu_list_arg, regex_arg, MAX_INTERVAL};
 
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
@@ -70,35 +68,15 @@ impl Args {
     }
 }
 
-/// `--interval`: a duration above 0 ([`args::positive_duration`]) and at
-/// most [`MAX_INTERVAL`].
+/// `--interval`: [`args::interval`] (above 0, at most [`MAX_INTERVAL`]).
 pub fn interval_arg(s: &str) -> Result<Duration, String> {
-    let d = args::positive_duration(s).map_err(|e| {
-        if args::duration(s).is_ok_and(|d| d.is_zero()) {
-            "the interval must be longer than 0 (e.g. 1s)".to_string()
+    args::interval(s).map_err(|e| {
+        if e.contains("longest interval") {
+            format!("{e}; for long runs use `irqlab top --batch`")
         } else {
             e
         }
-    })?;
-    if d > MAX_INTERVAL {
-        return Err(format!(
-            "{s} is longer than the longest interval (24h); for long runs use `irqlab top --batch`"
-        ));
-    }
-    Ok(d)
-}
-
-/// `--irq`: a valid regular expression (kept as text for `Filter`).
-pub fn regex_arg(s: &str) -> Result<String, String> {
-    regex::Regex::new(s)
-        .map(|_| s.to_string())
-        .map_err(|e| format!("not a valid regular expression: {e}"))
-}
-
-/// `--cpus`: a CPU list such as `0-3,8` ([`args::cpu_list`]; kept as
-/// text for `Filter`).
-pub fn cpu_list_arg(s: &str) -> Result<String, String> {
-    args::cpu_list(s).map(|_| s.to_string())
+    })
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -584,7 +562,7 @@ mod tests {
     fn intervals_must_be_positive_and_bounded() {
         assert_eq!(interval_arg("250ms"), Ok(Duration::from_millis(250)));
         assert!(interval_arg("-1s").unwrap_err().contains("negative"));
-        assert!(interval_arg("0").unwrap_err().contains("longer than 0"));
+        assert!(interval_arg("0").unwrap_err().contains("greater than 0"));
         assert!(interval_arg("10000000000s")
             .unwrap_err()
             .contains("longest interval"));

@@ -6,6 +6,7 @@
 //! touch anything outside `--out`.
 
 use crate::cmd::args;
+use crate::export::plural;
 use anyhow::{bail, Context};
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
@@ -27,10 +28,10 @@ pub struct Args {
     #[arg(long)]
     pub nr_irqs: Option<u32>,
     /// Architecture: x86, arm64, arm, powerpc, riscv, loongarch, mips, s390.
-    #[arg(long, default_value = "x86", value_parser = parse_arch)]
+    #[arg(long, default_value = "x86", value_parser = Named::new(parse_arch, &Arch::ALL.map(Arch::name)))]
     pub arch: Arch,
     /// Format era: e1 (≤6.10), e2 (6.11–6.12), e3 (6.13–7.1), e4 (7.2+).
-    #[arg(long, default_value = "e3", value_parser = parse_era)]
+    #[arg(long, default_value = "e3", value_parser = Named::new(parse_era, &Era::ALL.map(Era::name)))]
     pub era: Era,
     /// Offline CPUs as a CPU list, e.g. `3,7-9`.
     #[arg(long, value_parser = args::cpu_list, default_value = "")]
@@ -41,6 +42,47 @@ pub struct Args {
     /// Directory to write `proc/…` and `sys/…` under (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+}
+
+/// A value parser over a parse function that also offers its names to
+/// shell completions (`--arch <TAB>`) without refusing the aliases the
+/// function accepts (`x86_64`, `aarch64` …).
+#[derive(Clone)]
+struct Named<T: 'static> {
+    parse: fn(&str) -> Result<T, String>,
+    names: Vec<&'static str>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Named<T> {
+    fn new(parse: fn(&str) -> Result<T, String>, names: &[&'static str]) -> Self {
+        Named {
+            parse,
+            names: names.to_vec(),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Named<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -76,12 +118,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let files = tree.files();
     let bytes = write_tree(&args.out, &files)?;
     eprintln!(
-        "irqlab synth: wrote {} files, {bytes} bytes to {} ({} CPUs, {} online, {} IRQs, nr_irqs {nr_irqs}, {} {})",
-        files.len(),
+        "irqlab synth: wrote {}, {} to {} ({}, {} online, {}, nr_irqs {nr_irqs}, {} {})",
+        plural(files.len(), "file"),
+        plural(usize::try_from(bytes).unwrap_or(usize::MAX), "byte"),
         args.out.display(),
-        spec.cpus,
+        plural(spec.cpus as usize, "CPU"),
         tree.online.len(),
-        spec.irqs,
+        plural(spec.irqs as usize, "IRQ"),
         spec.arch.name(),
         spec.era.name(),
     );

@@ -131,7 +131,15 @@ impl JsonlWriter {
         }
         out.extend_from_slice(b",\"cpu_pct\":");
         match (&old.stat, &new.stat) {
-            (Some(o), Some(n)) => json(out, &report::stat_section(o, n, inp.filter).cpu_pct),
+            (Some(o), Some(n)) => {
+                let st = report::stat_section(o, n, inp.filter);
+                json(out, &st.cpu_pct);
+                // with --cpus: which CPUs the `cpu: null` line sums
+                if let Some(cpus) = &st.aggregate_cpus {
+                    out.extend_from_slice(b",\"aggregate_cpus\":");
+                    json(out, cpus);
+                }
+            }
             _ => out.extend_from_slice(b"[]"),
         }
         out.extend_from_slice(b",\"threads\":");
@@ -324,7 +332,7 @@ fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], memo: &mut RateMem
     out.push(b']');
     if secs > 0.0 {
         out.extend_from_slice(b",\"total_rate\":");
-        json(out, &(total as f64 / secs));
+        write_rate(out, total as f64 / secs);
     }
     out.push(b'}');
 }
@@ -351,7 +359,7 @@ fn write_row(
     let total_rate = (secs > 0.0).then(|| total as f64 / secs);
     if let Some(tr) = total_rate {
         rows.extend_from_slice(b",\"total_rate\":");
-        json(rows, &tr);
+        write_rate(rows, tr);
     }
     if cells.iter().any(|c| matches!(c, Cell::Gap(_))) {
         rows.extend_from_slice(b",\"gaps\":[");

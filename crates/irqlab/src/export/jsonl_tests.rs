@@ -19,6 +19,8 @@ struct Reference<'a> {
     interrupts: Option<&'a IrqSection>,
     softirqs: Option<&'a SoftirqSection>,
     cpu_pct: &'a [CpuPctLine],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aggregate_cpus: Option<&'a Vec<u32>>,
     threads: &'a [ThreadCpu],
     self_cost: SelfCost,
     strategy: Strategy,
@@ -53,6 +55,7 @@ fn reference(
         interrupts: r.interrupts.as_ref(),
         softirqs: r.softirqs.as_ref(),
         cpu_pct: r.stat.as_ref().map_or(&[], |s| s.cpu_pct.as_slice()),
+        aggregate_cpus: r.stat.as_ref().and_then(|s| s.aggregate_cpus.as_ref()),
         threads,
         self_cost: SelfCost::default(),
         strategy: Strategy::ProcInterrupts,
@@ -408,4 +411,52 @@ fn repeated_and_colliding_counts_and_a_new_interval_each_line() {
             "{dt}"
         );
     }
+}
+
+#[test]
+fn total_rate_is_rounded_like_rates() {
+    // 10 and 7 interrupts over 0.3 s: 33.333… and 23.333… per second
+    let one = |n: u64| {
+        vec![(
+            "24".to_string(),
+            vec![n, 0],
+            "PCI-MSI-0000  3-edge  eth0".to_string(),
+        )]
+    };
+    let (a, b) = (
+        snap(&text(&[0, 1], &one(100)), 0),
+        snap(&text(&[0, 1], &one(110)), 300_000_000),
+    );
+    let line = streamed(&mut JsonlWriter::default(), &a, &b, &Filter::default());
+    assert!(line.contains("\"rates\":[33.333,0]"), "{line}");
+    assert!(line.contains("\"total_rate\":33.333,"), "{line}");
+    // softirq totals too (NET_RX: 300 - 0 on CPU0 over 0.3 s = 1000 per s)
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    for r in v["softirqs"]["rows"].as_array().unwrap() {
+        let t = r["total_rate"].to_string();
+        assert!(t.split('.').nth(1).is_none_or(|d| d.len() <= 3), "{t}");
+    }
+    check(&a, &b, &Filter::default());
+    // show's JSON: the same rounding
+    let r = report::from_delta(&a, &b, &Filter::default());
+    let s = serde_json::to_string(&r).unwrap();
+    assert!(s.contains("\"total_rate\":33.333,"), "{s}");
+}
+
+#[test]
+fn an_empty_cpu_selection_has_no_aggregate_line() {
+    let t = text(&[0, 1], &rows(3, 2, 4));
+    let (a, b) = (snap(&t, 0), snap(&t, 1_000_000_000));
+    let f = Filter::from_flags(None, Some("99")).unwrap();
+    let line = streamed(&mut JsonlWriter::default(), &a, &b, &f);
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["cpu_pct"], serde_json::json!([]), "{line}");
+    assert_eq!(v["aggregate_cpus"], serde_json::json!([]), "{line}");
+    check(&a, &b, &f);
+    let f = Filter::from_flags(None, Some("1")).unwrap();
+    let line = streamed(&mut JsonlWriter::default(), &a, &b, &f);
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["aggregate_cpus"], serde_json::json!([1]), "{line}");
+    assert!(v["cpu_pct"][0]["cpu"].is_null(), "{line}");
+    check(&a, &b, &f);
 }

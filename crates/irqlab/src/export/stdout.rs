@@ -1,19 +1,17 @@
 //! Standard output as every command writes it: a buffered writer straight
 //! on file descriptor 1 whose errors are real. `std::io::stdout()` treats
-//! a closed descriptor (`irqlab show >&-`, EBADF) as a sink that accepts
-//! everything, so a sampling loop would run to its end writing nowhere;
-//! here EBADF and EPIPE (`| head`) both become
-//! [`io::ErrorKind::BrokenPipe`] ("stdout is closed"), which `main` maps to
-//! a silent exit 0. The first failed write therefore ends the run.
+//! a closed descriptor (EBADF) as a sink that accepts everything, so a
+//! sampling loop would run to its end writing nowhere; here EBADF and
+//! EPIPE (`| head`) both become [`io::ErrorKind::BrokenPipe`] ("stdout is
+//! closed"), which `main` maps to a silent exit 0. The first failed write
+//! therefore ends the run.
 //!
-//! Rust's runtime reopens a descriptor that is closed at start (`>&-`) on
-//! `/dev/null` before `main`, so the kernel never answers EBADF for it.
-//! That reopened descriptor is recognisable: `/dev/null` opened
-//! read-write, where a shell's `>/dev/null` opens it write-only.
-//! [`closed_at_start`] treats it as closed. (A service manager that
-//! hands irqlab a read-write `/dev/null` as stdout, as systemd's
-//! `StandardOutput=null` does, looks the same: output nobody can read
-//! ends the run early, and the results files are unaffected.)
+//! `/dev/null` is a sink, however it was opened: write-only by a shell's
+//! `>/dev/null`, read-write by Python's `subprocess.DEVNULL` or systemd's
+//! `StandardOutput=null`, or by Rust's runtime, which reopens a
+//! descriptor closed at start (`>&-`) on `/dev/null` before `main`. The
+//! run then goes to its end with its exit status and messages, writing
+//! nowhere, like any program's output to `/dev/null`.
 
 use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
@@ -23,9 +21,6 @@ pub struct RawStdout(io::Stdout);
 
 impl Write for RawStdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if closed_at_start() {
-            return Err(closed(nix::errno::Errno::EBADF));
-        }
         nix::unistd::write(self.0.as_fd(), buf).map_err(closed)
     }
 
@@ -50,38 +45,14 @@ pub fn stdout() -> BufWriter<RawStdout> {
     BufWriter::with_capacity(64 * 1024, RawStdout(io::stdout()))
 }
 
-/// Fails when descriptor 1 is closed (`>&-`), without writing anything:
-/// a zero-byte write checks the descriptor, so a command can stop before
-/// a long sampling whose output nobody can receive.
+/// Fails when descriptor 1 is closed, without writing anything: a
+/// command can stop before a long sampling whose output nobody can
+/// receive. (A zero-length write may never reach the kernel: this asks
+/// whether descriptor 1 exists.)
 pub fn check_open() -> io::Result<()> {
-    if closed_at_start() {
-        return Err(closed(nix::errno::Errno::EBADF));
-    }
-    // a zero-length write may never reach the kernel: ask whether
-    // descriptor 1 exists
     nix::fcntl::fcntl(io::stdout().as_fd(), nix::fcntl::FcntlArg::F_GETFD)
         .map(|_| ())
         .map_err(closed)
-}
-
-/// True when descriptor 1 was closed when irqlab started: it is then the
-/// `/dev/null` the Rust runtime opened read-write in its place (see the
-/// module doc). Computed once.
-pub fn closed_at_start() -> bool {
-    static CLOSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *CLOSED.get_or_init(|| {
-        let fd = io::stdout();
-        let Ok(flags) = nix::fcntl::fcntl(fd.as_fd(), nix::fcntl::FcntlArg::F_GETFL) else {
-            return true;
-        };
-        let rdwr = flags & nix::libc::O_ACCMODE == nix::libc::O_RDWR;
-        let Ok(st) = nix::sys::stat::fstat(fd.as_fd()) else {
-            return true;
-        };
-        let is_char = st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFCHR;
-        let dev_null = nix::sys::stat::makedev(1, 3);
-        rdwr && is_char && st.st_rdev == dev_null
-    })
 }
 
 /// True when `err` (anywhere in its chain) is a closed stdout or another

@@ -240,10 +240,9 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     .end_row();
     for l in &s.cpu_pct {
         let Some(p) = &l.pct else { continue };
-        match (l.cpu, &s.aggregate_cpus) {
-            (Some(c), _) => g.cell(c),
-            (None, None) => g.cell("all"),
-            (None, Some(_)) => g.cell("sel"),
+        match l.cpu {
+            Some(c) => g.cell(c),
+            None => g.cell(s.aggregate_label()),
         };
         for v in [
             p.user_pct,
@@ -260,10 +259,8 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         g.cell("").end_row();
     }
     g.write_to(out)?;
-    if let Some(cpus) = s.aggregate_cpus.as_ref().filter(|c| !c.is_empty()) {
-        let list = irqlab_core::CpuList::from_cpus(cpus.iter().copied());
-        let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
-        writeln!(out, "sel = {noun} {list} together (--cpus)")?;
+    if let Some(note) = s.aggregate_note() {
+        writeln!(out, "{note}")?;
     }
     Ok(())
 }

@@ -59,7 +59,8 @@ pub fn run(fs: &HostFs, plan: &ProbePlan, mut note: impl FnMut(&str)) -> Result<
             .cpu
             .map(|c| {
                 let c = u32::try_from(c).map_err(|_| anyhow::anyhow!("CPU {c} is out of range"))?;
-                crate::pin::Pinned::to(c).map_err(anyhow::Error::new)
+                // the message names the errno once (no source chain)
+                crate::pin::Pinned::to(c).map_err(|e| anyhow::anyhow!("{e}"))
             })
             .transpose()?;
         measure_all(fs, &targets, plan)?

@@ -81,7 +81,16 @@ fn advance(old: &Snapshot) -> Snapshot {
     if let Some(st) = new.stat.as_mut() {
         let bump = |f: &mut Vec<u64>, c: usize| {
             for (k, v) in f.iter_mut().enumerate().take(8) {
-                *v += [40, 0, 20, 30, 0, (c % 4) as u64, (c % 7) as u64 + 2, 0][k];
+                *v += [
+                    40,
+                    6,
+                    20,
+                    30,
+                    3,
+                    (c % 4) as u64,
+                    (c % 7) as u64 + 2,
+                    1 + (c % 3) as u64,
+                ][k];
             }
         };
         bump(&mut st.total.fields, 3);

@@ -40,6 +40,15 @@ pub fn pct(p: f64) -> String {
     format!("{p:.1}")
 }
 
+/// A thread's pid, `-` when not known (0: replayed threads).
+pub fn pid_text(pid: u32) -> String {
+    if pid == 0 {
+        "-".to_string()
+    } else {
+        pid.to_string()
+    }
+}
+
 /// `s` right-aligned in `w` columns.
 pub fn right(s: &str, w: u16) -> String {
     format!("{s:>w$}", w = usize::from(w))

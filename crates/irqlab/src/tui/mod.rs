@@ -8,7 +8,7 @@
 
 pub mod app;
 pub mod event;
-mod format;
+pub(crate) mod format;
 mod panels;
 pub mod replay;
 pub mod terminal;

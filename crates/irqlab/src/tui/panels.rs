@@ -238,13 +238,28 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Table::new(body, widths).header(header_row(head, app)), area);
 }
 
-/// The CPU-time panel: per-CPU shares on the left, threads on the right.
+/// The CPU-time panel: per-CPU shares on the left, threads on the right;
+/// below the shares when the terminal is too narrow for both side by side.
 pub fn cpu_time(f: &mut Frame, area: Rect, app: &App) {
-    let left_w = area.width.min(if app.trace().is_some() { 58 } else { 44 });
-    let [left, right_area] =
-        Layout::horizontal([Constraint::Length(left_w), Constraint::Min(0)]).areas(area);
-    cpu_shares(f, left, app);
-    threads(f, right_area, app);
+    let shares_w = if app.trace().is_some() { 69 } else { 55 };
+    if area.width >= shares_w + 32 {
+        let [left, right_area] =
+            Layout::horizontal([Constraint::Length(shares_w), Constraint::Min(0)]).areas(area);
+        cpu_shares(f, left, app);
+        threads(f, right_area, app);
+        return;
+    }
+    // title + header + the lines + one blank, at most two thirds
+    let lines = app
+        .report()
+        .and_then(|r| r.stat.as_ref())
+        .map_or(0, |s| s.cpu_pct.len());
+    let want = u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(3);
+    let top = want.min(area.height.saturating_sub(area.height / 3));
+    let [upper, lower] =
+        Layout::vertical([Constraint::Length(top), Constraint::Min(0)]).areas(area);
+    cpu_shares(f, upper, app);
+    threads(f, lower, app);
 }
 
 fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
@@ -252,7 +267,11 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
         return waiting(f, area, app, "/proc/stat");
     };
     let traced = app.trace();
-    let mut names = vec!["CPU", "IRQ%", "SOFT%", "USER%", "SYS%", "IDLE%"];
+    // every /proc/stat share, so that a line adds up to 100 % (as
+    // `top --batch`'s): user, nice, system, iowait, irq, softirq, steal, idle
+    let mut names = vec![
+        "CPU", "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%",
+    ];
     if traced.is_some() {
         // exact: sums of traced durations (the /proc columns are 0 or ticks)
         names.extend(["tIRQ%", "tSOFT%"]);
@@ -260,7 +279,13 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     let head = names
         .iter()
         .enumerate()
-        .map(|(i, h)| if i == 0 { h.to_string() } else { right(h, 6) })
+        .map(|(i, h)| {
+            if i == 0 {
+                h.to_string()
+            } else {
+                right(h, width(h))
+            }
+        })
         .collect();
     let height = usize::from(area.height.saturating_sub(2));
     let body = stat
@@ -270,17 +295,12 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
         .skip(app.row_offset)
         .take(height)
         .map(|l| {
-            let name = l.cpu.map_or("all".to_string(), |c| c.to_string());
+            let name = l
+                .cpu
+                .map_or(stat.aggregate_label().to_string(), |c| c.to_string());
             let vals = match &l.pct {
-                Some(p) => [
-                    p.irq_pct,
-                    p.softirq_pct,
-                    p.user_pct,
-                    p.system_pct,
-                    p.idle_pct,
-                ]
-                .map(|v| right(&format::pct(v), 6)),
-                None => std::array::from_fn(|_| right("-", 6)),
+                Some(p) => shares(p).map(|v| right(&format::pct(v), 5)),
+                None => std::array::from_fn(|_| right("-", 5)),
             };
             let mut cells = vec![Cell::from(name).style(bold())];
             cells.extend(vals.into_iter().map(Cell::from));
@@ -292,18 +312,37 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
                 let (i, s) = exact.map_or(("-".into(), "-".into()), |(i, s)| {
                     (format::pct(i), format::pct(s))
                 });
-                cells.push(Cell::from(right(&i, 6)));
-                cells.push(Cell::from(right(&s, 6)));
+                cells.push(Cell::from(right(&i, width("tIRQ%"))));
+                cells.push(Cell::from(right(&s, width("tSOFT%"))));
             }
             Row::new(cells)
         });
-    let widths = [Constraint::Length(6)]
-        .into_iter()
-        .chain(std::iter::repeat_n(Constraint::Length(6), names.len() - 1));
+    let widths = names.iter().map(|h| Constraint::Length(width(h)));
     let table = Table::new(body, widths)
         .header(header_row(head, app))
         .block(Block::new().title(Line::from("CPU time over the interval").style(bold())));
     f.render_widget(table, area);
+}
+
+/// Width of a CPU panel column: its heading (`tSOFT%`: 6), at least 5
+/// (`100.0`).
+fn width(heading: &str) -> u16 {
+    u16::try_from(heading.len()).unwrap_or(6).max(5)
+}
+
+/// The CPU panel's columns after the CPU, in order: every share of
+/// /proc/stat's line, so that they add up to 100 %.
+pub fn shares(p: &irqlab_core::delta::CpuPct) -> [f64; 8] {
+    [
+        p.user_pct,
+        p.nice_pct,
+        p.system_pct,
+        p.iowait_pct,
+        p.irq_pct,
+        p.softirq_pct,
+        p.steal_pct,
+        p.idle_pct,
+    ]
 }
 
 fn threads(f: &mut Frame, area: Rect, app: &App) {
@@ -318,7 +357,8 @@ fn threads(f: &mut Frame, area: Rect, app: &App) {
     let height = usize::from(area.height.saturating_sub(2));
     let body = list.into_iter().take(height).map(|t| {
         Row::new(vec![
-            Cell::from(right(&t.pid.to_string(), 7)),
+            // a recording keeps threads by name only: pid 0 = not known
+            Cell::from(right(&format::pid_text(t.pid), 7)),
             Cell::from(right(&format::pct(t.cpu_pct), 6)),
             Cell::from(t.name.clone()),
         ])

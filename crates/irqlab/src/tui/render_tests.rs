@@ -88,6 +88,42 @@ fn cpu_time_80x24() {
     insta::assert_snapshot!(text(&mut a, 80, 24));
 }
 
+/// Every line of the CPU panel adds up to 100 % (user, nice, system,
+/// iowait, irq, softirq, steal, idle, as `top --batch`), with niced,
+/// iowait and steal time in the sample.
+#[test]
+fn cpu_time_shares_add_up_to_100() {
+    let mut a = medium();
+    press(&mut a, &[Key::Tab, Key::Tab]);
+    let screen = render(&mut a, 80, 24);
+    let head = screen
+        .iter()
+        .position(|l| l.contains("USR%"))
+        .unwrap_or_else(|| panic!("{screen:#?}"));
+    let names: Vec<&str> = screen[head].split_whitespace().take(9).collect();
+    assert_eq!(
+        names,
+        ["CPU", "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%"]
+    );
+    let mut seen = 0;
+    for l in &screen[head + 1..] {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 9 || !(f[0] == "all" || f[0].parse::<u32>().is_ok()) {
+            continue;
+        }
+        let v: Vec<f64> = f[1..9].iter().map(|x| x.parse().unwrap()).collect();
+        let sum: f64 = v.iter().sum();
+        // eight values rounded to 0.1 each
+        assert!((sum - 100.0).abs() <= 0.45, "{l}: {sum}");
+        assert!(
+            v[1] > 0.0 && v[3] > 0.0 && v[6] > 0.0,
+            "nice, iowait, steal: {l}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 9, "all + 8 CPUs: {screen:#?}");
+}
+
 #[test]
 fn help_80x24() {
     let mut a = medium();

@@ -1,7 +1,8 @@
 //! `irqlab top --batch`: one block of text lines or one JSON object per
 //! interval on stdout, flushed at once, for scripts and logs. Never reads
 //! stdin and needs no terminal; a closed stdout ends the run quietly
-//! (main treats a broken pipe as success).
+//! (main treats a broken pipe as success). Filters that select nothing
+//! are said on stderr at start (`crate::filter_warnings`), as in `show`.
 //!
 //! Frames come from the [`LiveSampler`]; text blocks go through
 //! `report::from_delta_rates` (no affinity: text does not print it) and
@@ -91,6 +92,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
+    let warnings = crate::filter_warnings::snapshot_warnings(
+        args.cpus.as_deref(),
+        args.irq.as_deref(),
+        live.latest(),
+        live.rows_filter(),
+    );
+    for w in warnings {
+        eprintln!("{w}");
+    }
     let stop = Stop::install()?;
     if tracing.is_some() {
         // the loop ends on a signal and prints Average: before the
@@ -109,8 +119,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         samples: 0,
         strategy: live.strategy(),
     });
-    // Real write errors: a closed stdout (`>&-`, EPIPE) fails the first
-    // write and `?` ends the loop (see `export::stdout`).
+    // Real write errors: a closed stdout (EPIPE) fails the first write
+    // and `?` ends the loop; /dev/null is a sink (see `export::stdout`).
     let mut out = crate::export::stdout::stdout();
     let mut ticker = Ticker::new(args.interval);
     let mut jsonl = JsonlWriter::default();

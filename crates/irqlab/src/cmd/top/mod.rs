@@ -80,16 +80,20 @@ impl From<SortArg> for SortKey {
     }
 }
 
-/// `--interval`: a duration greater than 0 (usage error otherwise).
+/// `--interval`: [`crate::cmd::args::interval`] (above 0, at most 24h;
+/// usage error otherwise), as `show`'s.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    if s.trim_start().starts_with('-') {
-        return Err(format!("the duration {s:?} is negative"));
+    crate::cmd::args::interval(s)
+}
+
+/// `--count`: a whole number of intervals, at least 1 (a run of none
+/// would print nothing and exit 0).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("the count must be at least 1 interval (e.g. -n 3)".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a whole number of intervals, found {s:?}")),
     }
-    let d = crate::cmd::parse_duration(s)?;
-    if d.is_zero() {
-        return Err("must be greater than 0".into());
-    }
-    Ok(d)
 }
 
 /// `--threshold`: a rate (per second) of at least 0.
@@ -109,12 +113,13 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
-    /// Time between samples (e.g. `1s`, `250ms`); greater than 0.
+    /// Time between samples (e.g. `1s`, `250ms`); greater than 0, at most 24h.
     #[arg(long, short = 'i', default_value = "1s", value_parser = parse_interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this many intervals (default: run until interrupted; --batch only).
-    #[arg(long, short = 'n', requires = "batch")]
+    /// Stop after this many intervals, at least 1 (default: run until
+    /// interrupted; --batch only).
+    #[arg(long, short = 'n', requires = "batch", value_parser = parse_count)]
     pub count: Option<u64>,
     /// Print lines for scripts instead of the interactive view.
     #[arg(long)]
@@ -124,10 +129,10 @@ pub struct Args {
     pub format: BatchFormat,
     /// Keep only rows whose label, description, chip or one action match;
     /// when it selects only numbered IRQs they may be read from sysfs instead.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::args::regex_arg)]
     pub irq: Option<String>,
     /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cmd::args::cpu_list_arg)]
     pub cpus: Option<String>,
     /// How interrupt counts are read.
     #[arg(long, value_enum, default_value = "auto")]
@@ -177,6 +182,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The interactive view (`crate::tui`) configured from the flags.
 pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
+    // bad values are said before "needs a terminal"
+    args.plan()?;
     let trace = args.trace;
     let signal = crate::tui::run_traced(tui_config(args), trace)?;
     Ok(signal.map_or(ExitCode::SUCCESS, signal_exit))

@@ -3,7 +3,9 @@
 //! whole run, printed at the end, also after SIGINT/SIGTERM). Per block:
 //! one line per shown IRQ row (`--sort`, `--threshold`; `-` = gap) with its
 //! device, a `SUM` line (per-CPU sum of the kept rows, like `mpstat -I
-//! SUM`), softirqs, CPU time shares, then interrupt threads. Formatting
+//! SUM`), softirqs, CPU time shares (with `--cpus` the aggregate line is
+//! `sel`, followed by a line naming the CPUs it sums, as `show`'s table),
+//! then interrupt threads. Formatting
 //! only: numbers come from the [`Report`].
 
 use crate::report::{self, IrqLine, IrqSection, Report, SortKey};
@@ -34,19 +36,73 @@ fn rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |r| format!("{r:.1}"))
 }
 
-/// Width of the device column (longer names are kept whole).
+/// Least width of the label, device, total and per-CPU columns; a block
+/// whose labels, names or rates are longer widens the column for all its
+/// lines (header, rows, SUM), so that columns stay aligned.
+const LABEL: usize = 12;
 const DEVICE: usize = 20;
+const TOTAL: usize = 12;
+const PER_CPU: usize = 10;
+
+/// Column widths of one IRQ section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Widths {
+    label: usize,
+    device: usize,
+    total: usize,
+    cpu: usize,
+}
+
+impl Widths {
+    /// Widths fitting every row of `s` (shown or not, so that the columns
+    /// do not move when a row crosses the threshold) and its SUM line.
+    fn of(s: &IrqSection) -> Widths {
+        let mut w = Widths {
+            label: LABEL,
+            device: DEVICE,
+            total: TOTAL,
+            cpu: PER_CPU,
+        };
+        let mut top_total = 0.0f64;
+        let mut top_cell = 0.0f64;
+        for r in &s.rows {
+            w.label = w.label.max(r.label.chars().count());
+            w.device = w.device.max(report::name_of(r).chars().count());
+            top_total = top_total.max(r.total_rate.unwrap_or(0.0));
+            for v in r.rates.iter().flatten().flatten() {
+                top_cell = top_cell.max(*v);
+            }
+        }
+        let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
+        top_total = top_total.max(total);
+        top_cell = per.iter().fold(top_cell, |m, v| m.max(*v));
+        w.total = w.total.max(rate(Some(top_total)).len());
+        w.cpu = w.cpu.max(rate(Some(top_cell)).len());
+        for c in &s.cpus {
+            w.cpu = w.cpu.max(format!("CPU{c}").len());
+        }
+        w
+    }
+}
 
 fn header(
     t: &str,
     what: &str,
     second: &str,
     cpus: &[u32],
+    w: Widths,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    write!(out, "{t}  {what:<12} {second:<DEVICE$} {:>12}", "total/s")?;
+    write!(
+        out,
+        "{t}  {what:<lw$} {second:<dw$} {:>tw$}",
+        "total/s",
+        lw = w.label,
+        dw = w.device,
+        tw = w.total
+    )?;
     for c in cpus {
-        write!(out, " {:>10}", format!("CPU{c}"))?;
+        write!(out, " {:>cw$}", format!("CPU{c}"), cw = w.cpu)?;
     }
     writeln!(out)
 }
@@ -69,46 +125,65 @@ fn irq_lines(
     opts: &TextOpts,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    header(t, "IRQ", "DEVICE", &s.cpus, out)?;
+    let w = Widths::of(s);
+    let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
+    header(t, "IRQ", "DEVICE", &s.cpus, w, out)?;
     for r in shown_rows(s, opts) {
         let name = report::name_of(r);
         write!(
             out,
-            "{t}  {:<12} {name:<DEVICE$} {:>12}",
+            "{t}  {:<lw$} {name:<dw$} {:>tw$}",
             r.label,
             rate(r.total_rate)
         )?;
         for v in r.rates.iter().flatten() {
-            write!(out, " {:>10}", rate(*v))?;
+            write!(out, " {:>cw$}", rate(*v))?;
         }
         writeln!(out)?;
     }
     let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
     write!(
         out,
-        "{t}  {:<12} {:<DEVICE$} {:>12}",
+        "{t}  {:<lw$} {:<dw$} {:>tw$}",
         "SUM",
         "all rows",
         rate(Some(total))
     )?;
     for v in per {
-        write!(out, " {:>10}", rate(Some(v)))?;
+        write!(out, " {:>cw$}", rate(Some(v)))?;
     }
     writeln!(out)
 }
 
 fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> std::io::Result<()> {
-    header(t, "SOFTIRQ", "", &s.cpus, out)?;
+    let mut w = Widths {
+        label: LABEL,
+        device: DEVICE,
+        total: TOTAL,
+        cpu: PER_CPU,
+    };
+    for row in &s.rows {
+        w.label = w.label.max(row.name.chars().count());
+        w.total = w.total.max(rate(row.total_rate).len());
+        for v in row.rates.iter().flatten() {
+            w.cpu = w.cpu.max(rate(*v).len());
+        }
+    }
+    for c in &s.cpus {
+        w.cpu = w.cpu.max(format!("CPU{c}").len());
+    }
+    let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
+    header(t, "SOFTIRQ", "", &s.cpus, w, out)?;
     for row in &s.rows {
         write!(
             out,
-            "{t}  {:<12} {:<DEVICE$} {:>12}",
+            "{t}  {:<lw$} {:<dw$} {:>tw$}",
             row.name,
             "",
             rate(row.total_rate)
         )?;
         for v in row.rates.iter().flatten() {
-            write!(out, " {:>10}", rate(*v))?;
+            write!(out, " {:>cw$}", rate(*v))?;
         }
         writeln!(out)?;
     }
@@ -122,7 +197,9 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
         "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
     )?;
     for l in &s.cpu_pct {
-        let cpu = l.cpu.map_or_else(|| "all".to_string(), |c| c.to_string());
+        let cpu = l
+            .cpu
+            .map_or_else(|| s.aggregate_label().to_string(), |c| c.to_string());
         match &l.pct {
             Some(p) => writeln!(
                 out,
@@ -138,6 +215,9 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
             )?,
             None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
         }
+    }
+    if let Some(note) = s.aggregate_note() {
+        writeln!(out, "{t}  {note}")?;
     }
     Ok(())
 }
@@ -168,7 +248,10 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
             writeln!(
                 out,
                 "{t}  {:<12} {:>8.2} {:>8}  {}",
-                th.pid, th.cpu_pct, last, th.name
+                crate::tui::format::pid_text(th.pid),
+                th.cpu_pct,
+                last,
+                th.name
             )?;
         }
     }
@@ -236,6 +319,91 @@ mod tests {
                 .any(|(l, d)| l.parse::<u32>().is_ok() && d != l),
             "numbered rows carry a device name: {text}"
         );
+    }
+
+    /// End column (in chars) of every whitespace-separated field of `l`.
+    fn field_ends(l: &str) -> Vec<usize> {
+        let chars: Vec<char> = l.chars().collect();
+        (0..chars.len())
+            .filter(|&i| {
+                !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace())
+            })
+            .map(|i| i + 1)
+            .collect()
+    }
+
+    #[test]
+    fn long_device_names_and_big_rates_keep_the_columns_aligned() {
+        let mut report = fixtures::sample(4, 12).report;
+        let sec = report.interrupts.as_mut().unwrap();
+        let n = sec.rows.len();
+        // names of 21 to 24 characters (the columns used to shift by 1-4)
+        for (k, r) in sec
+            .rows
+            .iter_mut()
+            .filter(|r| r.irq.is_some())
+            .take(4)
+            .enumerate()
+        {
+            r.actions = vec![format!("virtio{k}-input.{}", "q".repeat(k + 5))];
+        }
+        sec.rows[n - 1].total_rate = Some(123_456_789_012.5);
+        let b = Block {
+            stamp: "12:00:00.000",
+            report: &report,
+            threads: &[],
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, &TextOpts::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.contains("SOFTIRQ"))
+            .collect();
+        let head = field_ends(lines[0]);
+        assert!(lines.len() > 5, "{text}");
+        assert!(text.contains("virtio3-input.qqqqqqqq"), "{text}");
+        for l in &lines[1..] {
+            // the device may hold spaces: compare from the right; a
+            // single-value row has its total and one value
+            let ends = field_ends(l);
+            let h = head.len();
+            let per_cpu = ends.len() >= 5 && ends[ends.len() - 5..] == head[h - 5..];
+            let single = ends[ends.len() - 2..] == head[h - 5..h - 3];
+            assert!(per_cpu || single, "columns moved:\n{}\n{l}", lines[0]);
+        }
+    }
+
+    #[test]
+    fn threads_without_a_known_pid_show_a_dash_not_0() {
+        let report = fixtures::sample(2, 4).report;
+        let thread = |pid| crate::threads::ThreadCpu {
+            pid,
+            name: "ksoftirqd/0".into(),
+            kind: crate::threads::ThreadKind::Ksoftirqd { cpu: 0 },
+            cpu_pct: 1.5,
+            last_cpu: None,
+            cpu_ns: 0,
+        };
+        let threads = [thread(0), thread(15)];
+        let b = Block {
+            stamp: "12:00:00.000",
+            report: &report,
+            threads: &threads,
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, &TextOpts::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let pids: Vec<&str> = text
+            .lines()
+            .filter(|l| l.ends_with("ksoftirqd/0"))
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        assert_eq!(pids, ["-", "15"], "{text}");
     }
 
     #[test]
