@@ -283,7 +283,7 @@ pub fn from_snapshot(mut s: Snapshot, f: &Filter) -> Report {
         stat: s
             .stat
             .as_ref()
-            .map(|m| stat_section(&Stat::default(), m, f)),
+            .map(|m| stat_section(&Stat::default(), m, f, None)),
     }
 }
 
@@ -418,9 +418,11 @@ fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
     }
 }
 
-/// Time shares from `old` to `new`. A CPU absent from a non-empty `old`
-/// (it came online) has no share (a gap), never one since boot.
-pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
+/// Time shares from `old` to `new`, `elapsed_s` apart (`None`: since
+/// boot). A CPU absent from a non-empty `old` (it came online) has no
+/// share (a gap), never one since boot; nor has a line that advanced by
+/// more ticks than its CPUs can account in `elapsed_s`.
+pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) -> StatSection {
     let since_boot = old == &Stat::default();
     let since = |cpu: Option<u32>| -> Option<CpuTimes> {
         let found = match cpu {
@@ -433,10 +435,21 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter) -> StatSection {
             None => None,
         }
     };
-    let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| delta::cpu_pct(&o, t));
-    let (aggregate, aggregate_cpus) = match &f.cpus {
-        None => (delta::stat_aggregate_pct(old, new), None),
-        Some(_) => selected_share(old, new, f, since_boot),
+    let pct = |o: &CpuTimes, n: &CpuTimes, ncpus: usize| match elapsed_s {
+        Some(secs) => delta::cpu_pct_over(o, n, secs, ncpus),
+        None => delta::cpu_pct(o, n),
+    };
+    let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| pct(&o, t, 1));
+    let (aggregate, aggregate_cpus) = match (&f.cpus, elapsed_s) {
+        (None, Some(secs)) => (delta::stat_aggregate_pct_over(old, new, secs), None),
+        (None, None) => (delta::stat_aggregate_pct(old, new), None),
+        (Some(_), _) => {
+            let (o, n, cpus) = selected_times(old, new, f, since_boot);
+            let share = (!cpus.is_empty())
+                .then(|| pct(&o, &n, cpus.len()))
+                .flatten();
+            (share, Some(cpus))
+        }
     };
     // an empty selection sums nothing: no aggregate line at all
     let mut cpu_pct = Vec::new();
@@ -592,14 +605,14 @@ pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (V
     (per, total)
 }
 
-/// Time shares of the `--cpus` CPUs together (the sum of their lines;
-/// in rates mode only CPUs present in both samples), and which CPUs.
-fn selected_share(
+/// The summed lines of the `--cpus` CPUs in `old` and `new` (in rates
+/// mode only CPUs present in both samples), and which CPUs.
+fn selected_times(
     old: &Stat,
     new: &Stat,
     f: &Filter,
     since_boot: bool,
-) -> (Option<CpuPct>, Option<Vec<u32>>) {
+) -> (CpuTimes, CpuTimes, Vec<u32>) {
     let mut o = CpuTimes::default();
     let mut n = CpuTimes::default();
     let mut cpus = Vec::new();
@@ -617,8 +630,7 @@ fn selected_share(
         }
         cpus.push(c);
     }
-    let pct = (!cpus.is_empty()).then(|| delta::cpu_pct(&o, &n)).flatten();
-    (pct, Some(cpus))
+    (o, n, cpus)
 }
 
 fn add_times(sum: &mut CpuTimes, t: &CpuTimes) {
@@ -673,7 +685,7 @@ fn delta_report_with(
             _ => None,
         },
         stat: match (&old.stat, &new.stat) {
-            (Some(o), Some(n)) => Some(stat_section(o, n, f)),
+            (Some(o), Some(n)) => Some(stat_section(o, n, f, Some(secs))),
             _ => None,
         },
     }
@@ -956,7 +968,7 @@ pub fn from_delta_without_irqs(old: &Snapshot, new: &Snapshot, f: &Filter) -> Re
             _ => None,
         },
         stat: match (&old.stat, &new.stat) {
-            (Some(o), Some(n)) => Some(stat_section(o, n, f)),
+            (Some(o), Some(n)) => Some(stat_section(o, n, f, Some(secs))),
             _ => None,
         },
     }
@@ -1002,6 +1014,39 @@ mod tests {
             ),
             ..Snapshot::default()
         }
+    }
+
+    #[test]
+    fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
+        let stat = |user1: u64| {
+            let text = format!(
+                "cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\ncpu1 {user1} 0 10 100 0 0 0 0 0 0\n"
+            );
+            Stat::parse(text.as_bytes()).unwrap()
+        };
+        let (old, new) = (stat(10), stat(10 + (1 << 50)));
+        let all = Filter::default();
+        let st = stat_section(&old, &new, &all, Some(1.0));
+        let line = |cpu| st.cpu_pct.iter().find(|l| l.cpu == cpu).unwrap().pct;
+        assert_eq!(line(None), None, "the aggregate sums the impossible line");
+        assert_eq!(line(Some(1)), None);
+        assert_eq!(line(Some(0)), None, "no tick elapsed on CPU 0");
+        let sel = Filter {
+            cpus: Some([1].into()),
+            ..Filter::default()
+        };
+        let st = stat_section(&old, &new, &sel, Some(1.0));
+        assert_eq!(st.cpu_pct[0].pct, None);
+        // the same step over a plausible interval is a share
+        let (old, new) = (stat(10), stat(60));
+        let st = stat_section(&old, &new, &all, Some(1.0));
+        assert!(st
+            .cpu_pct
+            .iter()
+            .find(|l| l.cpu == Some(1))
+            .unwrap()
+            .pct
+            .is_some());
     }
 
     fn json(v: &impl Serialize, pretty: bool) -> String {

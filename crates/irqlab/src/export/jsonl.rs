@@ -132,7 +132,7 @@ impl JsonlWriter {
         out.extend_from_slice(b",\"cpu_pct\":");
         match (&old.stat, &new.stat) {
             (Some(o), Some(n)) => {
-                let st = report::stat_section(o, n, inp.filter);
+                let st = report::stat_section(o, n, inp.filter, Some(secs));
                 json(out, &st.cpu_pct);
                 // with --cpus: which CPUs the `cpu: null` line sums
                 if let Some(cpus) = &st.aggregate_cpus {
