@@ -28,6 +28,27 @@ use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Fewest bootstrap resamples `--resamples` accepts.
+pub const MIN_RESAMPLES: usize = 100;
+
+/// A usage error found once the inputs are known (a flag naming a metric
+/// the inputs do not have): the command exits 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A [`Usage`] error.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(msg.into()))
+}
+
 /// Output format of the main report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareFormat {
@@ -94,8 +115,8 @@ fn settings(c: &CompareConfig) -> Result<model::Settings> {
     if !(c.noise_pct >= 0.0 && c.noise_pct.is_finite()) {
         bail!("--noise must be a non-negative percent");
     }
-    if c.resamples < 100 {
-        bail!("--resamples must be at least 100");
+    if c.resamples < MIN_RESAMPLES {
+        bail!("--resamples must be at least {MIN_RESAMPLES}");
     }
     Ok(model::Settings {
         alpha: c.alpha,
@@ -113,7 +134,29 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
         metric: config.metric.clone(),
     };
     let loaded = load_all(&config.inputs, &opts)?;
+    check_direction_metrics(&config.directions, &loaded)?;
     model::build(loaded, config.baseline.as_deref(), s)
+}
+
+/// Every `--direction METRIC=…` must name a metric of the inputs: a typo
+/// would otherwise be ignored and the metric keep its default direction.
+fn check_direction_metrics(rules: &DirectionRules, loaded: &Loaded) -> Result<()> {
+    let mut have: Vec<&str> = loaded
+        .variants
+        .iter()
+        .flat_map(|v| v.series.iter().map(|s| s.metric.as_str()))
+        .collect();
+    have.sort_unstable();
+    have.dedup();
+    for (m, _) in &rules.per_metric {
+        if !have.contains(&m.as_str()) {
+            return Err(usage(format!(
+                "--direction {m}=…: no metric {m:?} in the inputs (they have: {})",
+                have.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Write an extra output file (`--plot`, `--html`) whole or not at all

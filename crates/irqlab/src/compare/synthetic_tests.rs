@@ -15,7 +15,16 @@ fn variant(label: &str, rng: &mut Rng, mean: f64, noise: f64, dir: Direction) ->
     for t in 0..20 {
         let value = mean * (1.0 + noise * rng.normal());
         let boot = Some(format!("boot-{}", t % 2));
-        v.push("metric", Some("1/s"), Some(dir), Obs { value, boot });
+        v.push(
+            "metric",
+            Some("1/s"),
+            Some(dir),
+            Obs {
+                value,
+                boot,
+                run: None,
+            },
+        );
     }
     v
 }
@@ -94,12 +103,7 @@ fn simulate(seed: u64, n: usize, shift: f64, cv: f64, kind: &str, resamples: usi
                     "drift" => 1.0 + cv * z,
                     _ => 1.0 + cv * z,
                 };
-            v.push(
-                "metric_ns",
-                None,
-                Some(Direction::Lower),
-                Obs { value, boot: None },
-            );
+            v.push("metric_ns", None, Some(Direction::Lower), Obs::plain(value));
         }
         if kind == "drift" {
             for (i, o) in v.series[0].obs.iter_mut().enumerate() {

@@ -6,7 +6,9 @@
 //! Grids are split into blocks of variants that fit; their rows are never
 //! wrapped. Prose lines are word-wrapped.
 
-use super::format::{grid, headline, render_grid, settings_line, sig_lines, title, wrap};
+use super::format::{
+    grid, headline, pair_notes, render_grid, settings_line, sig_lines, title, wrap,
+};
 use super::model::{Comparison, MetricReport, Pair};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
@@ -14,17 +16,14 @@ use std::io::Write;
 /// Maximum line width.
 pub const WIDTH: usize = 72;
 
-/// The verdict of a tested pair (`None` when refused).
-fn verdict(p: &Pair) -> Option<Verdict> {
-    p.outcome.as_ref().ok().map(|t| t.verdict)
-}
-
-/// Some variant changed significantly, or a comparison was refused (its
-/// reason must be shown).
+/// Some variant changed significantly, or a pair has something to say
+/// (a refusal, a missing side, a verdict that could not be reached): its
+/// details are shown.
 pub fn changed(m: &MetricReport) -> bool {
-    m.pairs
-        .iter()
-        .any(|p| verdict(p).is_none_or(|v| v != Verdict::NoChange))
+    m.pairs.iter().any(|p| match &p.outcome {
+        Ok(t) => t.verdict != Verdict::NoChange,
+        Err(_) => !p.missing,
+    })
 }
 
 /// Every value zero, or every value of every variant the same.
@@ -99,20 +98,71 @@ fn details(c: &Comparison, m: &MetricReport, others: &[usize], lines: &mut Vec<S
 pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<()> {
     let mut lines = wrap(&settings_line(c), WIDTH);
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
-    let (zero, rest): (Vec<&MetricReport>, Vec<&MetricReport>) =
-        c.metrics.iter().partition(|m| trivial(m));
-    let (moved, quiet): (Vec<&MetricReport>, Vec<&MetricReport>) =
-        rest.into_iter().partition(|m| changed(m));
+    let mut changed_lines = Vec::new();
+    let mut blocked = Vec::new();
+    let mut refused = Vec::new();
+    let mut missing = Vec::new();
+    let mut quiet: Vec<&MetricReport> = Vec::new();
+    let mut zero: Vec<&MetricReport> = Vec::new();
+    let mut tested = 0usize;
+    let mut detailed: Vec<&str> = Vec::new();
+    for m in &c.metrics {
+        let mut is_quiet = false;
+        let mut is_other = false;
+        for pair in &m.pairs {
+            match &pair.outcome {
+                Err(why) if pair.missing => missing.push(format!("  {}: {why}", m.name)),
+                Err(why) => refused.push(format!("  {} ({}): {why}", m.name, pair.variant)),
+                Ok(t) => {
+                    tested += 1;
+                    if let Some(l) = summary(m, pair) {
+                        changed_lines.push(l);
+                        is_other = true;
+                    } else if let Some(n) = pair_notes(c, m, pair, t).first() {
+                        blocked.push(format!(
+                            "  {} ({}): {} ~, {n}",
+                            m.name,
+                            pair.variant,
+                            headline(t)
+                        ));
+                        is_other = true;
+                    } else {
+                        is_quiet = true;
+                    }
+                }
+            }
+        }
+        if is_other || changed(m) {
+            detailed.push(&m.name);
+        }
+        if is_quiet && !is_other {
+            if trivial(m) {
+                zero.push(m);
+            } else {
+                quiet.push(m);
+            }
+        }
+    }
     lines.push(String::new());
-    if moved.is_empty() {
+    if !changed_lines.is_empty() {
+        lines.push(format!("Changed (vs {}):", c.baseline_label()));
+        for l in &changed_lines {
+            lines.extend(wrap(l, WIDTH));
+        }
+    } else if tested > 0 {
         lines.push("No metric changed significantly.".to_string());
     } else {
-        lines.push(format!("Changed (vs {}):", c.baseline_label()));
-        for m in &moved {
-            for p in &m.pairs {
-                if let Some(l) = summary(m, p) {
-                    lines.extend(wrap(&l, WIDTH));
-                }
+        lines.push("No metric could be tested.".to_string());
+    }
+    for (head, list) in [
+        ("No verdict possible:", &blocked),
+        ("Not tested:", &refused),
+        ("Missing on one side:", &missing),
+    ] {
+        if !list.is_empty() {
+            lines.push(head.to_string());
+            for l in list.iter() {
+                lines.extend(wrap(l, WIDTH));
             }
         }
     }
@@ -135,7 +185,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         ));
     }
     for m in &c.metrics {
-        if all || moved.iter().any(|x| std::ptr::eq(*x, m)) {
+        if all || detailed.contains(&m.name.as_str()) {
             details(c, m, &others, &mut lines);
         }
     }
