@@ -122,9 +122,11 @@ pub struct Args {
     #[arg(long)]
     pub metric: Option<String>,
     /// Which way is better: `METRIC=higher|lower|none` (repeatable) for one
-    /// metric, or a bare value as the default for metrics whose input does
-    /// not say and whose name/unit implies nothing (costs such as `_ns`,
-    /// `latency`, CPU `%` are lower-is-better; other metrics `none`).
+    /// metric (it must exist), or a bare value for every other metric.
+    /// Without it: what the input states, else known costs are
+    /// lower-is-better (durations `_ns`/`_us`/`_ms` that are not rates,
+    /// `latency`, CPU shares such as `cpu_pct`, `softirq_pct`) and all
+    /// else is `none`.
     #[arg(long, value_name = "[METRIC=]higher|lower|none", value_parser = parse_direction_flag)]
     pub direction: Vec<DirectionFlag>,
     /// Text format: print every metric, not only those that changed.

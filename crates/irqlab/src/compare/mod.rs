@@ -60,9 +60,10 @@ pub enum CompareFormat {
 }
 
 /// Which way is better, per metric. Resolution order: a per-metric rule
-/// (`--direction METRIC=…`), what the input file states, the unit-aware
-/// inference ([`Direction::infer`]: costs are lower-is-better), the default
-/// rule (a bare `--direction`), else [`Direction::None`].
+/// (`--direction METRIC=…`), the default rule (a bare `--direction`, which
+/// applies to every other metric), what the input file states, the
+/// inference from known cost families ([`Direction::infer`]), else
+/// [`Direction::None`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirectionRules {
     pub default: Option<Direction>,
@@ -80,13 +81,10 @@ impl DirectionRules {
         if let Some((_, d)) = self.per_metric.iter().rev().find(|(m, _)| m == metric) {
             return *d;
         }
-        if let Some(d) = stated {
+        if let Some(d) = self.default {
             return d;
         }
-        match Direction::infer(metric, unit) {
-            Direction::None => self.default.unwrap_or(Direction::None),
-            d => d,
-        }
+        stated.unwrap_or_else(|| Direction::infer(metric, unit))
     }
 }
 
@@ -218,9 +216,20 @@ mod tests {
             r.resolve("a_ns", None, Some(Direction::Lower)),
             Direction::None
         );
-        assert_eq!(r.resolve("b", None, Some(Direction::None)), Direction::None);
-        assert_eq!(r.resolve("lat_us", None, None), Direction::Lower);
+        // A bare --direction applies to every metric without its own rule.
+        assert_eq!(
+            r.resolve("b", None, Some(Direction::None)),
+            Direction::Higher
+        );
+        assert_eq!(r.resolve("lat_us", None, None), Direction::Higher);
+        assert_eq!(r.resolve("cache_hit_pct", None, None), Direction::Higher);
         assert_eq!(r.resolve("rate", None, None), Direction::Higher);
+        let inferred = DirectionRules::default();
+        assert_eq!(inferred.resolve("lat_us", None, None), Direction::Lower);
+        assert_eq!(
+            inferred.resolve("b", None, Some(Direction::Lower)),
+            Direction::Lower
+        );
         assert_eq!(
             DirectionRules::default().resolve("rate", None, None),
             Direction::None

@@ -149,9 +149,9 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         for l in &changed_lines {
             lines.extend(wrap(l, WIDTH));
         }
-    } else if tested > 0 {
+    } else if tested > 0 && blocked.is_empty() {
         lines.push("No metric changed significantly.".to_string());
-    } else {
+    } else if tested == 0 {
         lines.push("No metric could be tested.".to_string());
     }
     for (head, list) in [
