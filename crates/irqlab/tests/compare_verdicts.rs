@@ -458,3 +458,59 @@ fn near_duplicate_metrics_count_once_and_every_pair_has_a_detectable_change() {
         assert!(d > 1.0 && d < 10.0, "{m}");
     }
 }
+
+#[test]
+fn the_headline_metric_leads_the_text_summary_and_bench_warnings_travel() {
+    let tmp = TempDir::new().unwrap();
+    let one = tmp.path().join("one");
+    bench_run(
+        &one,
+        "ipi",
+        "tip",
+        "b1",
+        &[
+            ("a_per_sec", around(10.0, 8)),
+            ("round_trips_per_sec", around(1000.0, 8)),
+        ],
+    );
+    bench_run(
+        &tmp.path().join("b"),
+        "ipi",
+        "patch",
+        "b1",
+        &[
+            ("a_per_sec", around(10.0, 8)),
+            ("round_trips_per_sec", around(1001.0, 8)),
+        ],
+    );
+    fs::create_dir_all(one.join("patch")).unwrap();
+    for v in ["tip", "patch"] {
+        let src = if v == "tip" {
+            one.join("tip/trials.jsonl")
+        } else {
+            tmp.path().join("b/patch/trials.jsonl")
+        };
+        let text = fs::read_to_string(&src).unwrap().replace(
+            r#""round_trips_per_sec":{"direction":"higher","#,
+            r#""round_trips_per_sec":{"headline":true,"direction":"higher","#,
+        );
+        assert!(text.contains("headline"), "{text}");
+        fs::write(one.join(format!("{v}/trials.jsonl")), text).unwrap();
+    }
+    fs::write(
+        one.join("env.json"),
+        r#"{"warnings":["machine is busy (load 3.1)"]}"#,
+    )
+    .unwrap();
+    let out = ok(
+        tmp.path(),
+        &["one", "--baseline", "tip", "--format", "text"],
+    );
+    let first = out.lines().nth(2).unwrap_or("");
+    assert!(
+        first.starts_with("Headline round_trips_per_sec (patch):"),
+        "{out}"
+    );
+    assert!(out.contains("smallest detectable change ±"), "{out}");
+    assert!(out.contains("bench: machine is busy (load 3.1)"), "{out}");
+}

@@ -93,6 +93,8 @@ pub struct Series {
     pub unit: Option<String>,
     pub direction: Option<Direction>,
     pub obs: Vec<Obs>,
+    /// The input marks it as its workload's headline metric.
+    pub headline: bool,
 }
 
 impl Series {
@@ -133,6 +135,7 @@ impl VariantData {
                     unit: unit.map(str::to_string),
                     direction: dir,
                     obs: Vec::new(),
+                    headline: false,
                 });
                 self.series.len() - 1
             }
@@ -156,6 +159,16 @@ impl VariantData {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
             }
+            if s.headline {
+                self.mark_headline(&s.metric);
+            }
+        }
+    }
+
+    /// Mark `metric` as the headline metric of its workload.
+    pub fn mark_headline(&mut self, metric: &str) {
+        if let Some(s) = self.series.iter_mut().find(|s| s.metric == metric) {
+            s.headline = true;
         }
     }
 }

@@ -69,6 +69,28 @@ fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
     (dir, None)
 }
 
+/// The warnings bench recorded for a run (`env.json` `warnings`: busy
+/// machine, governor; `summary.json` `warnings` when present: drift, high
+/// variation), each prefixed with the run directory, so that they travel
+/// into the comparison.
+fn bench_notes(run: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in ["env.json", "summary.json"] {
+        let Ok(text) = std::fs::read_to_string(run.join(name)) else {
+            continue;
+        };
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for w in doc["warnings"].as_array().into_iter().flatten() {
+            if let Some(w) = w.as_str() {
+                out.push(format!("{}: bench: {w}", run.display()));
+            }
+        }
+    }
+    out
+}
+
 /// What must agree before trials of two runs may be pooled under one
 /// variant: the variant's workload and the trial length of its plan.
 pub fn plan_signature(plan: Option<&Value>, variant: &str) -> Vec<(String, String)> {
@@ -115,8 +137,9 @@ pub fn load_runs(
     label: &str,
     warns: &mut Vec<String>,
 ) -> Result<Vec<VariantData>> {
-    // (variant label, run dir, signature, data) in first-seen order.
+    // (variant label, run dir, data) in first-seen order.
     let mut parts: Vec<(String, PathBuf, VariantData)> = Vec::new();
+    let mut notes_seen: Vec<PathBuf> = Vec::new();
     for file in files {
         let trials = crate::results::read_trials(file)?;
         if let Some(line) = torn_last_line(file, trials.len())? {
@@ -127,6 +150,10 @@ pub fn load_runs(
         }
         let (run, plan) = run_of(file);
         let run_key = run.display().to_string();
+        if !notes_seen.contains(&run) {
+            notes_seen.push(run.clone());
+            warns.extend(bench_notes(&run));
+        }
         for t in &trials {
             let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
             let vlabel = name.unwrap_or(label).to_string();
@@ -222,6 +249,7 @@ fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run
         let unit = Some(m.unit.as_str())
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
+        let headline = m.headline;
         variant.push(
             metric,
             unit,
@@ -232,6 +260,9 @@ fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run
                 run: Some(run.to_string()),
             },
         );
+        if headline {
+            variant.mark_headline(metric);
+        }
     }
 }
 

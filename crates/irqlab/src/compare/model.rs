@@ -139,6 +139,8 @@ pub struct MetricReport {
     pub labels: Vec<String>,
     /// Index of the baseline in `labels`.
     pub base: usize,
+    /// An input marks it as its workload's headline metric.
+    pub headline: bool,
     pub pairs: Vec<Pair>,
     pub warnings: Vec<String>,
 }
@@ -402,6 +404,7 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         only_in,
         labels: variants.iter().map(|v| v.label.clone()).collect(),
         base,
+        headline: series.iter().flatten().any(|x| x.headline),
         pairs,
         warnings,
     }

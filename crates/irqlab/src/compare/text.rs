@@ -144,6 +144,23 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         }
     }
     lines.push(String::new());
+    for m in c.metrics.iter().filter(|m| m.headline) {
+        for pair in &m.pairs {
+            if let Ok(t) = &pair.outcome {
+                let verdict = super::format::verdict_cell(c, m, pair);
+                lines.extend(wrap(
+                    &format!(
+                        "Headline {} ({}): {} {verdict}; smallest detectable change {}",
+                        m.name,
+                        pair.variant,
+                        headline(t),
+                        super::format::mde(t)
+                    ),
+                    WIDTH,
+                ));
+            }
+        }
+    }
     if !changed_lines.is_empty() {
         lines.push(format!("Changed (vs {}):", c.baseline_label()));
         for l in &changed_lines {
