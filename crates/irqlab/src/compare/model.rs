@@ -665,8 +665,8 @@ fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
 }
 
-/// The family correction: for each variant, its tested metrics form one
-/// family; near-duplicate metrics (|ρ| ≥ [`DUPLICATE_RHO`] over the pooled
+/// The family correction: for each variant, its tested metrics (those
+/// whose values are not all equal) form one family; near-duplicate metrics (|ρ| ≥ [`DUPLICATE_RHO`] over the pooled
 /// values, trial for trial) form one hypothesis, represented by its
 /// smallest p; Benjamini–Hochberg over the hypotheses gives each metric
 /// `p_family` (never below its own p); the verdicts are then taken at it.
@@ -693,7 +693,11 @@ fn family(metrics: &mut [MetricReport], s: &Settings) {
                 .chain(vi.map_or(&[][..], |i| &m.values[i][..]))
                 .copied()
                 .collect();
-            members.push((mi, pooled, t.p_raw));
+            // A metric whose values are all equal cannot move: it is no
+            // hypothesis of the family (a bench's all-zero rates).
+            if pooled.windows(2).any(|w| w[0] != w[1]) {
+                members.push((mi, pooled, t.p_raw));
+            }
         }
         // Greedy grouping by correlation with each group's first member.
         let mut group_of = vec![usize::MAX; members.len()];
