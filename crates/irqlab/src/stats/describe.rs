@@ -68,7 +68,7 @@ pub fn sorted(values: &[f64]) -> Vec<f64> {
 const SCALE_ABOVE: f64 = 1.0e150;
 
 /// A power of two near the largest magnitude of `values` when that is
-/// above [`SCALE_ABOVE`] (dividing by it is exact), else 1.
+/// above 1e150 (dividing by it is exact), else 1.
 pub fn scale_of(values: &[f64]) -> f64 {
     let big = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if big > SCALE_ABOVE && big.is_finite() {
