@@ -144,6 +144,11 @@ fn a_metric_present_in_one_run_only_is_listed_as_missing_in_every_format() {
         "{text}"
     );
     assert!(!text.contains("Changed (vs"), "{text}");
+    // x_per_sec is in both, one run a side: said once, not per metric.
+    assert!(
+        text.contains("One run a side: between-run variation is unseen"),
+        "{text}"
+    );
     for format in ["table", "markdown", "csv"] {
         let out = ok(
             tmp.path(),

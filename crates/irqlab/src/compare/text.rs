@@ -9,7 +9,7 @@
 use super::format::{
     grid, headline, pair_notes, render_grid, settings_line, sig_lines, title, wrap,
 };
-use super::model::{Comparison, MetricReport, Pair};
+use super::model::{Comparison, Level, MetricReport, Pair};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
 
@@ -106,6 +106,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
     let mut zero: Vec<&MetricReport> = Vec::new();
     let mut tested = 0usize;
     let mut detailed: Vec<&str> = Vec::new();
+    let mut unseen: Vec<Level> = Vec::new();
     for m in &c.metrics {
         let mut is_quiet = false;
         let mut is_other = false;
@@ -118,7 +119,10 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                     if let Some(l) = summary(m, pair) {
                         changed_lines.push(l);
                         is_other = true;
-                    } else if let Some(n) = pair_notes(c, m, pair, t).first() {
+                    } else if let Some(n) = pair_notes(c, m, pair, t)
+                        .iter()
+                        .find(|n| !n.starts_with("one "))
+                    {
                         blocked.push(format!(
                             "  {} ({}): {} ~, {n}",
                             m.name,
@@ -128,6 +132,12 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                         is_other = true;
                     } else {
                         is_quiet = true;
+                        if t.clusters.level != Level::Trial
+                            && t.clusters.counts.0.min(t.clusters.counts.1) < 2
+                            && !unseen.contains(&t.clusters.level)
+                        {
+                            unseen.push(t.clusters.level);
+                        }
                     }
                 }
             }
@@ -182,6 +192,17 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                 lines.extend(wrap(l, WIDTH));
             }
         }
+    }
+    for level in &unseen {
+        let l = level.as_str();
+        lines.extend(wrap(
+            &format!(
+                "One {l} a side: between-{l} variation is unseen, so no verdict \
+                 can be given (interleave the variants in one bench, or repeat \
+                 the {l}s)."
+            ),
+            WIDTH,
+        ));
     }
     let names = |ms: &[&MetricReport]| {
         ms.iter()
