@@ -9,5 +9,12 @@
 # run, but a fat-LTO build first). Prints a markdown table on stdout.
 set -eu
 cd "$(dirname "$0")/.."
-cargo test ${IRQLAB_SIM_RELEASE:+--release} -p irqlab --lib -- --ignored --exact \
-    compare::synthetic_tests::simulation_table --nocapture 2>/dev/null | grep '^|'
+# Three tables: the verdict/coverage/warning table, the clustered designs
+# (runs and boots, with the trial-level rule used before for comparison)
+# and the per-comparison warning rates on clean data (counts with 95 %
+# Wilson intervals).
+for t in simulation_table cluster_simulation_table warning_rate_table; do
+    cargo test ${IRQLAB_SIM_RELEASE:+--release} -p irqlab --lib -- --ignored --exact \
+        "compare::synthetic_tests::$t" --nocapture 2>/dev/null | grep '^|'
+    echo
+done

@@ -24,7 +24,7 @@ fn variant(label: &str, metrics: usize, n: usize, centre: f64, rng: &mut Rng) ->
     for m in 0..metrics {
         for _ in 0..n {
             let value = centre * (1.0 + 0.02 * rng.normal()) * (1.0 + m as f64);
-            v.push(&format!("m{m}_ns"), None, None, Obs { value, boot: None });
+            v.push(&format!("m{m}_ns"), None, None, Obs::plain(value));
         }
     }
     v

@@ -121,7 +121,7 @@ fn a_probe_run_is_one_trial_and_a_a_claims_no_change() {
             .assert()
             .success();
         let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(v["version"], 2);
+        assert_eq!(v["version"], 3);
         let trial = &v["trial"];
         assert_eq!(trial["trial"], 1);
         let wall = &trial["metrics"]["proc_interrupts_pread_4k_wall_ns"];
@@ -208,4 +208,87 @@ fn notes_and_wording_are_prefixed_and_singular() {
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("over 1 read per row"), "{table}");
     assert!(table.contains("4 CPUs"), "{table}");
+}
+
+/// `compare` of probe runs: `<metric>_p99` holds each run's real p99 (from
+/// the results' `summary`, and from `rows[]` in a version 2 file), never
+/// the 0.99 quantile of the run's single median.
+#[test]
+fn compare_of_probe_runs_carries_each_runs_real_p99() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    let mut specs = Vec::new();
+    let mut want_p99 = Vec::new();
+    let mut want_p50 = Vec::new();
+    for (i, label) in ["old", "old", "new", "new"].iter().enumerate() {
+        let path = dir.path().join(format!("r{i}.json"));
+        irqlab()
+            .args(["probe", "--root", &root, "--reads", "40", "--buffer", "4k"])
+            .args(["--format", "json", "--out"])
+            .arg(&path)
+            .assert()
+            .success();
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == "proc_interrupts_open_4k_wall_ns")
+            .unwrap()
+            .clone();
+        // Make the p99 unmistakable from the median.
+        let p99 = r["summary"]["p50"].as_f64().unwrap() * 10.0 + i as f64;
+        if i == 3 {
+            // A version 2 file: no summary; its p99 is in rows[].
+            v["version"] = 2.into();
+            for r in v["results"].as_array_mut().unwrap() {
+                r.as_object_mut().unwrap().remove("summary");
+            }
+            for row in v["rows"].as_array_mut().unwrap() {
+                if row["metric"] == "proc_interrupts_open_4k" {
+                    row["wall_ns"]["p99"] = p99.into();
+                }
+            }
+        } else {
+            for r in v["results"].as_array_mut().unwrap() {
+                if r["metric"] == "proc_interrupts_open_4k_wall_ns" {
+                    r["summary"]["p99"] = p99.into();
+                }
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        want_p99.push(p99);
+        want_p50.push(r["values"][0].as_f64().unwrap());
+        specs.push(format!("{label}={}", path.display()));
+    }
+    let out = irqlab()
+        .arg("compare")
+        .args(&specs)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = common::stdout_json(&out);
+    let metric = |name: &str| {
+        v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {v}"))
+            .clone()
+    };
+    let p99 = metric("proc_interrupts_open_4k_wall_ns_p99");
+    let got: Vec<f64> = ["old", "new"]
+        .iter()
+        .flat_map(|l| p99["values"][l].as_array().unwrap().clone())
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(got, want_p99, "{p99}");
+    let p50 = metric("proc_interrupts_open_4k_wall_ns");
+    let got: Vec<f64> = ["old", "new"]
+        .iter()
+        .flat_map(|l| p50["values"][l].as_array().unwrap().clone())
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(got, want_p50, "{p50}");
 }

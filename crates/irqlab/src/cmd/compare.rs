@@ -3,7 +3,7 @@
 
 use crate::compare::{CompareConfig, CompareFormat, DirectionRules};
 use crate::direction::Direction;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -49,6 +49,35 @@ fn parse_direction_flag(s: &str) -> Result<DirectionFlag, String> {
     }
 }
 
+/// `--alpha`: a significance level strictly between 0 and 1.
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!(
+            "expected a level between 0 and 1 (exclusive), found {s:?}"
+        )),
+    }
+}
+
+/// `--noise`: a non-negative, finite percent.
+fn parse_noise(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n >= 0.0 && n.is_finite() => Ok(n),
+        _ => Err(format!("expected a non-negative percent, found {s:?}")),
+    }
+}
+
+/// `--resamples`: at least [`crate::compare::MIN_RESAMPLES`].
+fn parse_resamples(s: &str) -> Result<usize, String> {
+    let min = crate::compare::MIN_RESAMPLES;
+    match s.parse::<usize>() {
+        Ok(r) if r >= min => Ok(r),
+        _ => Err(format!(
+            "expected a whole number of at least {min}, found {s:?}"
+        )),
+    }
+}
+
 /// Flags of `irqlab compare`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -69,13 +98,13 @@ pub struct Args {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Significance level.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
     pub alpha: f64,
     /// Noise threshold in percent: smaller changes are never a verdict.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_noise)]
     pub noise: f64,
     /// Bootstrap resamples.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = parse_resamples)]
     pub resamples: usize,
     /// Bootstrap seed.
     #[arg(long, default_value_t = 42)]
@@ -93,9 +122,11 @@ pub struct Args {
     #[arg(long)]
     pub metric: Option<String>,
     /// Which way is better: `METRIC=higher|lower|none` (repeatable) for one
-    /// metric, or a bare value as the default for metrics whose input does
-    /// not say and whose name/unit implies nothing (costs such as `_ns`,
-    /// `latency`, CPU `%` are lower-is-better; other metrics `none`).
+    /// metric (it must exist), or a bare value for every other metric.
+    /// Without it: what the input states, else known costs are
+    /// lower-is-better (durations `_ns`/`_us`/`_ms` that are not rates,
+    /// `latency`, CPU shares such as `cpu_pct`, `softirq_pct`) and all
+    /// else is `none`.
     #[arg(long, value_name = "[METRIC=]higher|lower|none", value_parser = parse_direction_flag)]
     pub direction: Vec<DirectionFlag>,
     /// Text format: print every metric, not only those that changed.
@@ -108,7 +139,11 @@ fn config(a: Args) -> Result<CompareConfig> {
     for d in a.direction {
         match d.metric {
             Some(m) => rules.per_metric.push((m, d.direction)),
-            None if rules.default.is_some() => bail!("--direction: more than one default given"),
+            None if rules.default.is_some() => {
+                return Err(crate::compare::usage(
+                    "--direction: more than one default given",
+                ))
+            }
             None => rules.default = Some(d.direction),
         }
     }
@@ -128,10 +163,17 @@ fn config(a: Args) -> Result<CompareConfig> {
     })
 }
 
-/// Run `irqlab compare`.
+/// Run `irqlab compare`. A flag value that names something the inputs do
+/// not have (`--direction typo=lower`) is a usage error: exit 2.
 pub fn run(args: Args) -> Result<ExitCode> {
-    crate::compare::run(&config(args)?)?;
-    Ok(ExitCode::SUCCESS)
+    match crate::compare::run(&config(args)?) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.downcast_ref::<crate::compare::Usage>().is_some() => {
+            eprintln!("irqlab: error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -146,5 +188,15 @@ mod tests {
         assert_eq!(f.direction, Direction::Lower);
         assert_eq!(parse_direction_flag("none").unwrap().metric, None);
         assert!(parse_direction_flag("x=up").is_err());
+    }
+
+    #[test]
+    fn out_of_range_alpha_and_resamples_are_usage_errors() {
+        assert!(parse_alpha("2").is_err() && parse_alpha("0").is_err());
+        assert!(parse_alpha("nan").is_err());
+        assert_eq!(parse_alpha("0.01"), Ok(0.01));
+        assert!(parse_resamples("0").is_err() && parse_resamples("99").is_err());
+        assert_eq!(parse_resamples("100"), Ok(100));
+        assert!(parse_noise("-1").is_err() && parse_noise("inf").is_err());
     }
 }

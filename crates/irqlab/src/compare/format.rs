@@ -2,7 +2,7 @@
 //! digits, signed percents, p-values, the describe grid and the lines of
 //! the significance block. Never prints NaN: undefined values become `-`.
 
-use super::model::{BootLevel, Comparison, MetricReport, Pair, Tests};
+use super::model::{BootLevel, Comparison, Level, MetricReport, Pair, Tests};
 use crate::direction::Direction;
 use crate::stats::describe::ROWS;
 
@@ -160,11 +160,89 @@ pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     format!("[{}, {}]", f(lo), f(hi))
 }
 
-/// The headline change of a tested pair: Δmedian (else Δmean) with its
-/// interval, or the Hodges–Lehmann shift when relative changes are
-/// undefined (baseline centre 0).
+/// Why a tested pair has no verdict although it may have moved, for every
+/// format: the p floor of tiny samples, a verdict withheld because
+/// between-run (or between-boot) variation is unseen, or one the cluster
+/// level or the family of metrics did not confirm. Empty when nothing
+/// needs saying.
+pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(floor) = t.p_floor {
+        let nv = c
+            .labels
+            .iter()
+            .position(|l| l == &pair.variant)
+            .map_or(0, |i| m.values[i].len());
+        out.push(format!(
+            "with {} vs {nv} values the smallest possible p is {}; no verdict can be reached",
+            m.values[c.baseline].len(),
+            p(floor)
+        ));
+    }
+    let level = t.clusters.level.as_str();
+    if let Some(v) = t.clusters.within_pair {
+        out.push(format!(
+            "{} within this {level} pair; one {level} a side, so between-{level} \
+             variation is unseen and no verdict is given (interleave the variants \
+             in one bench, or repeat the {level}s)",
+            v.as_str()
+        ));
+    } else if t.clusters.level != Level::Trial && t.clusters.counts.0.min(t.clusters.counts.1) < 2 {
+        out.push(format!(
+            "one {level} a side: between-{level} variation is unseen; no verdict can be reached"
+        ));
+    }
+    if let Some(cp) = t.clusters.p {
+        if cp >= c.settings.alpha && t.mwu.p < c.settings.alpha {
+            out.push(format!(
+                "not significant at the {level} level ({} vs {} {level}s, Welch p {})",
+                t.clusters.counts.0,
+                t.clusters.counts.1,
+                p(cp)
+            ));
+        }
+    }
+    if t.p_raw < c.settings.alpha && t.p_family >= c.settings.alpha {
+        out.push(format!(
+            "not significant after the false-discovery-rate correction over \
+             the variant's metrics (adjusted p {})",
+            p(t.p_family)
+        ));
+    }
+    out
+}
+
+/// The verdict word of a pair for tables: the verdict, `~ (why)` when a
+/// note explains the lack of one, `missing: …` or `not tested: …`.
+pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
+    match &pair.outcome {
+        Err(why) if pair.missing => why.clone(),
+        Err(why) => format!("not tested: {why}"),
+        Ok(t) => {
+            let notes = pair_notes(c, m, pair, t);
+            match notes.first() {
+                Some(n) if t.verdict == crate::stats::verdict::Verdict::NoChange => {
+                    format!("~ ({n})")
+                }
+                _ => t.verdict.as_str().to_string(),
+            }
+        }
+    }
+}
+
+/// The smallest detectable change of a tested pair, as words.
+pub fn mde(t: &Tests) -> String {
+    match t.mde_pct {
+        Some(d) => format!("±{d:.2}%"),
+        None => "none (no verdict possible)".to_string(),
+    }
+}
+
+/// The headline change of a tested pair: Δmedian with its interval, or the
+/// Hodges–Lehmann shift when the relative change is undefined (baseline
+/// median 0), as the verdict is taken.
 pub fn headline(t: &Tests) -> String {
-    match t.median.as_ref().or(t.mean.as_ref()) {
+    match t.median.as_ref() {
         Some(ci) => format!("{} {}", pct(ci.estimate), interval(ci.lo, ci.hi, pct)),
         None => t.hl.as_ref().map_or("-".into(), |h| {
             format!("{} {}", signed(h.shift), interval(h.lo, h.hi, signed))
@@ -180,10 +258,11 @@ pub fn verdict_rows(c: &Comparison) -> Vec<Vec<String>> {
         .to_vec()];
     for m in &c.metrics {
         for pair in &m.pairs {
-            let (change, pv, verdict) = match &pair.outcome {
-                Ok(t) => (headline(t), p(t.mwu.p), t.verdict.as_str().to_string()),
-                Err(why) => ("-".into(), "-".into(), format!("not tested: {why}")),
+            let (change, pv) = match &pair.outcome {
+                Ok(t) => (headline(t), p(t.mwu.p)),
+                Err(_) => ("-".into(), "-".into()),
             };
+            let verdict = verdict_cell(c, m, pair);
             rows.push(vec![
                 m.name.clone(),
                 pair.variant.clone(),
@@ -209,23 +288,24 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         .map(|u| format!(" {u}"))
         .unwrap_or_default();
     let resamples = c.settings.resamples;
-    let rel = |name: &str, ci: &Option<crate::stats::bootstrap::RelCi>| match ci {
-        Some(ci) => format!(
-            "  {name} {} {}{}",
-            pct(ci.estimate),
-            interval(ci.lo, ci.hi, pct),
-            if ci.resamples < resamples {
-                format!(" ({} resamples)", ci.resamples)
-            } else {
-                String::new()
-            }
-        ),
-        None => format!("  {name} - (undefined: baseline centre is 0)"),
-    };
+    let rel =
+        |name: &str, ci: &Option<crate::stats::bootstrap::RelCi>, why: &Option<String>| match ci {
+            Some(ci) => format!(
+                "  {name} {} {}{}",
+                pct(ci.estimate),
+                interval(ci.lo, ci.hi, pct),
+                if ci.resamples < resamples {
+                    format!(" ({} resamples)", ci.resamples)
+                } else {
+                    String::new()
+                }
+            ),
+            None => format!("  {name} - ({})", why.as_deref().unwrap_or("undefined")),
+        };
     let mut out = vec![
         format!("{head}: {}", t.verdict.as_str()),
-        rel("Δmedian", &t.median),
-        rel("Δmean  ", &t.mean),
+        rel("Δmedian", &t.median, &t.median_note),
+        rel("Δmean  ", &t.mean, &t.mean_note),
         match &t.hl {
             Some(hl) => format!(
                 "  HL shift {}{unit} {}{}",
@@ -246,18 +326,32 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         Some(w) => format!("  Welch t {:+.3}, df {:.1}, p {}", w.t, w.df, p(w.p)),
         None => "  Welch t undefined (zero variance)".to_string(),
     });
-    if let Some(floor) = t.p_floor {
+    if t.p_family != t.mwu.p {
         out.push(format!(
-            "  note: with {} vs {} values the smallest possible p is {}; no verdict can be reached",
-            m.values[c.baseline].len(),
-            m.values[c
-                .labels
-                .iter()
-                .position(|l| l == &pair.variant)
-                .unwrap_or(0)]
-            .len(),
-            p(floor)
+            "  verdict p {} ({}{})",
+            p(t.p_family),
+            match t.clusters.p {
+                Some(cp) => format!(
+                    "{} level: Welch p {} on {} vs {} means; ",
+                    t.clusters.level.as_str(),
+                    p(cp),
+                    t.clusters.counts.0,
+                    t.clusters.counts.1
+                ),
+                None => String::new(),
+            },
+            "false discovery rate over the variant's metrics"
         ));
+    }
+    if !t.duplicates.is_empty() {
+        out.push(format!(
+            "  moves with {} (counted once)",
+            t.duplicates.join(", ")
+        ));
+    }
+    out.push(format!("  smallest detectable change {}", mde(t)));
+    for n in pair_notes(c, m, pair, t) {
+        out.push(format!("  note: {n}"));
     }
     if let Some(line) = boot_line(&t.boot_level, c.baseline_label(), &pair.variant) {
         out.push(line);

@@ -22,8 +22,10 @@
 //!   `{"kind":"probe","boot_id":"…","results":[{"metric":"…","unit":"ns",
 //!   "direction":"lower","values":[…]}]}`; label `LABEL=` or the file stem.
 //!   A probe run is ONE trial: its reads are not independent trials, so
-//!   each result contributes its median (metric name) and p99
-//!   (`<metric>_p99`), read from a summary object when the file has one.
+//!   each result contributes its median (metric name) and its real p99
+//!   (`<metric>_p99`), read from the result's `summary` object (version 3)
+//!   or the matching `rows[]` quantiles (version 2); from version 2 on,
+//!   `values` are run medians and never give a p99.
 //!   Pool runs with a repeated label (`A=r1.json A=r2.json`) or give a
 //!   directory of run files (one trial each).
 //! * **CSV** (`.csv`): a header of column names; columns `variant`, `trial`,
@@ -68,6 +70,20 @@ use super::input_table as table;
 pub struct Obs {
     pub value: f64,
     pub boot: Option<String>,
+    /// The run the trial belongs to (a bench output directory, a probe
+    /// file); `None` when the input does not say (plain numbers, tables).
+    pub run: Option<String>,
+}
+
+impl Obs {
+    /// A trial value with no boot or run information.
+    pub fn plain(value: f64) -> Self {
+        Obs {
+            value,
+            boot: None,
+            run: None,
+        }
+    }
 }
 
 /// The values of one metric for one variant, in trial order.
@@ -77,6 +93,8 @@ pub struct Series {
     pub unit: Option<String>,
     pub direction: Option<Direction>,
     pub obs: Vec<Obs>,
+    /// The input marks it as its workload's headline metric.
+    pub headline: bool,
 }
 
 impl Series {
@@ -92,6 +110,9 @@ pub struct VariantData {
     pub series: Vec<Series>,
     /// The label came from the data (bench `variant`, CSV `variant` column).
     pub from_data: bool,
+    /// What must agree before runs are pooled under one label (bench
+    /// plan: workload, trial length); empty when the input does not say.
+    pub plan: Vec<(String, String)>,
 }
 
 impl VariantData {
@@ -100,6 +121,7 @@ impl VariantData {
             label: label.to_string(),
             series: Vec::new(),
             from_data,
+            plan: Vec::new(),
         }
     }
 
@@ -113,6 +135,7 @@ impl VariantData {
                     unit: unit.map(str::to_string),
                     direction: dir,
                     obs: Vec::new(),
+                    headline: false,
                 });
                 self.series.len() - 1
             }
@@ -127,11 +150,25 @@ impl VariantData {
         s.obs.push(obs);
     }
 
-    fn absorb(&mut self, other: VariantData) {
+    /// Pool `other`'s observations into this variant.
+    pub fn absorb(&mut self, other: VariantData) {
+        if self.plan.is_empty() {
+            self.plan = other.plan.clone();
+        }
         for s in other.series {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
             }
+            if s.headline {
+                self.mark_headline(&s.metric);
+            }
+        }
+    }
+
+    /// Mark `metric` as the headline metric of its workload.
+    pub fn mark_headline(&mut self, metric: &str) {
+        if let Some(s) = self.series.iter_mut().find(|s| s.metric == metric) {
+            s.headline = true;
         }
     }
 }
@@ -205,7 +242,16 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     disambiguate(&mut found, &mut out.warnings);
     for f in found {
         match out.variants.iter_mut().find(|v| v.label == f.data.label) {
-            Some(v) => v.absorb(f.data),
+            Some(v) => {
+                if let Some(field) = bench::differing_field(&v.plan, &f.data.plan) {
+                    bail!(
+                        "{}: {}= pools runs that differ in {field}; give each its own label",
+                        f.path.display(),
+                        v.label
+                    );
+                }
+                v.absorb(f.data)
+            }
             None => out.variants.push(f.data),
         }
     }
@@ -378,12 +424,7 @@ fn plain_file(path: &Path, opts: &LoadOpts) -> Result<VariantData> {
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&stem_of(path), false);
     for value in read_numbers(path)? {
-        v.push(
-            &metric,
-            unit_from_name(&metric),
-            None,
-            Obs { value, boot: None },
-        );
+        v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
     }
     Ok(v)
 }
@@ -450,10 +491,7 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
                 nums.len()
             );
         }
-        let obs = Obs {
-            value: nums[0],
-            boot: None,
-        };
+        let obs = Obs::plain(nums[0]);
         v.push(&metric, unit_from_name(&metric), None, obs);
     }
     Ok(v)

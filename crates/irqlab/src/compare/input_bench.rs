@@ -54,14 +54,92 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
+/// The run directory of a trials file: the nearest of the file's directory
+/// and its parent that holds `plan.json` (bench writes
+/// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
+/// file's directory; with the plan when there is one.
+fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
+        let plan = d.join("plan.json");
+        if let Ok(text) = std::fs::read_to_string(&plan) {
+            return (d.to_path_buf(), serde_json::from_str(&text).ok());
+        }
+    }
+    (dir, None)
+}
+
+/// The warnings bench recorded for a run (`env.json` `warnings`: busy
+/// machine, governor; `summary.json` `warnings` when present: drift, high
+/// variation), each prefixed with the run directory, so that they travel
+/// into the comparison.
+fn bench_notes(run: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in ["env.json", "summary.json"] {
+        let Ok(text) = std::fs::read_to_string(run.join(name)) else {
+            continue;
+        };
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for w in doc["warnings"].as_array().into_iter().flatten() {
+            if let Some(w) = w.as_str() {
+                out.push(format!("{}: bench: {w}", run.display()));
+            }
+        }
+    }
+    out
+}
+
+/// What must agree before trials of two runs may be pooled under one
+/// variant: the variant's workload and the trial length of its plan.
+pub fn plan_signature(plan: Option<&Value>, variant: &str) -> Vec<(String, String)> {
+    let Some(plan) = plan else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let names = plan["variants"].as_array();
+    let idx = names.and_then(|n| n.iter().position(|v| v.as_str() == Some(variant)));
+    let workload = idx
+        .and_then(|i| plan["workloads"].get(i))
+        .and_then(Value::as_str)
+        .or_else(|| {
+            // One workload for the whole run.
+            let w = plan["workloads"].as_array()?;
+            (w.len() == 1).then(|| w[0].as_str()).flatten()
+        });
+    if let Some(w) = workload {
+        out.push(("workload".to_string(), w.to_string()));
+    }
+    if let Some(d) = plan["duration_s"].as_f64() {
+        out.push(("duration_s".to_string(), d.to_string()));
+    }
+    out
+}
+
+/// The first field in which two plan signatures differ, as
+/// `field (a vs b)`.
+pub fn differing_field(a: &[(String, String)], b: &[(String, String)]) -> Option<String> {
+    a.iter().find_map(|(k, va)| {
+        let vb = b.iter().find(|(kb, _)| kb == k).map(|(_, v)| v)?;
+        (va != vb).then(|| format!("{k} ({va} vs {vb})"))
+    })
+}
+
 /// Load trials files through the one typed reader (`crate::results`);
-/// variants come from each trial's `variant`, else `label`.
+/// variants come from each trial's `variant`, else `label`. Trials of
+/// different runs (run directories) under one variant label are pooled
+/// only when their plans agree on the workload and trial length (the run
+/// then is a cluster, see `model`); otherwise each run is its own
+/// variant, named `label@run`, with a note naming the differing field.
 pub fn load_runs(
     files: &[PathBuf],
     label: &str,
     warns: &mut Vec<String>,
 ) -> Result<Vec<VariantData>> {
-    let mut variants: Vec<VariantData> = Vec::new();
+    // (variant label, run dir, data) in first-seen order.
+    let mut parts: Vec<(String, PathBuf, VariantData)> = Vec::new();
+    let mut notes_seen: Vec<PathBuf> = Vec::new();
     for file in files {
         let trials = crate::results::read_trials(file)?;
         if let Some(line) = torn_last_line(file, trials.len())? {
@@ -70,8 +148,85 @@ pub fn load_runs(
                 file.display()
             ));
         }
+        let (run, plan) = run_of(file);
+        let run_key = run.display().to_string();
+        if !notes_seen.contains(&run) {
+            notes_seen.push(run.clone());
+            warns.extend(bench_notes(&run));
+        }
         for t in &trials {
-            add_trial(&mut variants, t, label);
+            let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
+            let vlabel = name.unwrap_or(label).to_string();
+            let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && *r == run) {
+                Some(i) => i,
+                None => {
+                    let mut data = VariantData::new(&vlabel, name.is_some());
+                    data.plan = plan_signature(plan.as_ref(), &vlabel);
+                    parts.push((vlabel.clone(), run.clone(), data));
+                    parts.len() - 1
+                }
+            };
+            add_trial(&mut parts[idx].2, t, &run_key);
+        }
+    }
+    let mut variants: Vec<VariantData> = Vec::new();
+    let labels: Vec<String> = {
+        let mut l: Vec<String> = parts.iter().map(|p| p.0.clone()).collect();
+        l.dedup();
+        let mut seen = Vec::new();
+        l.retain(|x| {
+            let new = !seen.contains(x);
+            seen.push(x.clone());
+            new
+        });
+        l
+    };
+    for l in labels {
+        let group: Vec<&(String, PathBuf, VariantData)> =
+            parts.iter().filter(|p| p.0 == l).collect();
+        let differ = group.iter().skip(1).find_map(|p| {
+            differing_field(&group[0].2.plan, &p.2.plan)
+                .map(|f| (f, group[0].1.clone(), p.1.clone()))
+        });
+        match differ {
+            None => {
+                let mut it = group.into_iter();
+                let Some(first) = it.next() else {
+                    continue;
+                };
+                let mut v = first.2.clone();
+                let mut runs = vec![first.1.display().to_string()];
+                for p in it {
+                    v.absorb(p.2.clone());
+                    runs.push(p.1.display().to_string());
+                }
+                if runs.len() > 1 {
+                    warns.push(format!(
+                        "variant {l:?} pools {} runs ({}): each run is one cluster",
+                        runs.len(),
+                        runs.join(", ")
+                    ));
+                }
+                variants.push(v);
+            }
+            Some((field, a, b)) => {
+                let paths: Vec<&Path> = group.iter().map(|p| p.1.as_path()).collect();
+                let names = super::input::suffix_names(&paths, &[]);
+                let mut shown = Vec::new();
+                for (p, n) in group.iter().zip(names) {
+                    let mut v = p.2.clone();
+                    v.label = format!("{l}@{n}");
+                    shown.push(v.label.clone());
+                    variants.push(v);
+                }
+                warns.push(format!(
+                    "variant {l:?}: runs {} and {} differ in {field}; not pooled, \
+                     compared as {}",
+                    a.display(),
+                    b.display(),
+                    shown.join(", ")
+                ));
+            }
         }
     }
     Ok(variants)
@@ -85,16 +240,7 @@ fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
     Ok(torn.then(|| text.lines().count()))
 }
 
-fn add_trial(variants: &mut Vec<VariantData>, trial: &crate::results::TrialRecord, label: &str) {
-    let name = Some(trial.variant.as_str()).filter(|v| !v.is_empty());
-    let vlabel = name.unwrap_or(label);
-    let idx = match variants.iter().position(|v| v.label == vlabel) {
-        Some(i) => i,
-        None => {
-            variants.push(VariantData::new(vlabel, name.is_some()));
-            variants.len() - 1
-        }
-    };
+fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run: &str) {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
@@ -103,30 +249,48 @@ fn add_trial(variants: &mut Vec<VariantData>, trial: &crate::results::TrialRecor
         let unit = Some(m.unit.as_str())
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
-        variants[idx].push(
+        let headline = m.headline;
+        variant.push(
             metric,
             unit,
             Some(m.direction),
             Obs {
                 value: m.value,
                 boot: boot.clone(),
+                run: Some(run.to_string()),
             },
         );
+        if headline {
+            variant.mark_headline(metric);
+        }
     }
 }
 
 /// Per-run summary values of one probe result: (suffix, value). The run's
 /// reads are one trial, so a run contributes its median (under the metric's
-/// own name) and its p99 (`<metric>_p99`). Tolerant of the JSON shape: a
-/// `summary`/`quantiles` object with `p50`/`median` and `p99`, flat `p50` /
-/// `p99` fields, or else the quantiles of `values`.
-fn probe_summary(r: &Value) -> Option<Vec<(&'static str, f64)>> {
+/// own name) and its p99 (`<metric>_p99`). Read from the result's
+/// `summary`/`quantiles` object (`p50`/`median`, `p99`; probe JSON
+/// version 3), else from `dist`, the matching `rows[]` quantiles of a
+/// version 2 file, else flat `p50`/`p99` fields. Without any of them,
+/// `values` are per-read values only in an unversioned (version 1) file;
+/// from version 2 on they are the run's medians, one per run, and never
+/// give a p99 (the 0.99 quantile of one median is that median).
+fn probe_summary(
+    r: &Value,
+    dist: Option<&Value>,
+    version: u64,
+) -> Option<Vec<(&'static str, f64)>> {
     let obj = ["summary", "quantiles"]
         .iter()
         .map(|k| &r[*k])
         .find(|v| v.is_object())
+        .or(dist.filter(|d| d.is_object()))
         .unwrap_or(r);
-    let get = |keys: &[&str]| keys.iter().find_map(|k| obj[*k].as_f64());
+    let get = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| obj[*k].as_f64())
+            .filter(|v| v.is_finite())
+    };
     if let Some(p50) = get(&["p50", "median"]) {
         let mut out = vec![("", p50)];
         out.extend(get(&["p99"]).map(|v| ("_p99", v)));
@@ -141,11 +305,32 @@ fn probe_summary(r: &Value) -> Option<Vec<(&'static str, f64)>> {
     if vals.is_empty() {
         return None;
     }
+    if version >= 2 {
+        return Some(vals.into_iter().map(|v| ("", v)).collect());
+    }
     let s = crate::stats::describe::sorted(&vals);
     Some(vec![
         ("", crate::stats::describe::quantile_sorted(&s, 0.5)),
         ("_p99", crate::stats::describe::quantile_sorted(&s, 0.99)),
     ])
+}
+
+/// The per-read quantiles of each run-level metric in `rows[]` (probe JSON
+/// version 2 and 3): `<row metric>_wall_ns` → `rows[].wall_ns`, and the
+/// same for `cpu_ns`.
+fn row_distributions(doc: &Value) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for row in doc["rows"].as_array().into_iter().flatten() {
+        let Some(stem) = row["metric"].as_str() else {
+            continue;
+        };
+        for key in ["wall_ns", "cpu_ns"] {
+            if row[key].is_object() {
+                out.push((format!("{stem}_{key}"), &row[key]));
+            }
+        }
+    }
+    out
 }
 
 /// Is this JSON document a probe result set?
@@ -165,6 +350,8 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
             path.display()
         );
     };
+    let version = doc["version"].as_u64().unwrap_or(1);
+    let dists = row_distributions(doc);
     let mut v = VariantData::new(label, false);
     for r in results {
         let Some(metric) = r["metric"].as_str() else {
@@ -172,7 +359,8 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         };
         let unit = r["unit"].as_str().or_else(|| unit_from_name(metric));
         let dir = direction(&r["direction"]);
-        for (suffix, value) in probe_summary(r).into_iter().flatten() {
+        let dist = dists.iter().find(|(m, _)| m == metric).map(|(_, d)| *d);
+        for (suffix, value) in probe_summary(r, dist, version).into_iter().flatten() {
             v.push(
                 &format!("{metric}{suffix}"),
                 unit,
@@ -180,6 +368,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
                 Obs {
                     value,
                     boot: boot.clone(),
+                    run: Some(path.display().to_string()),
                 },
             );
         }

@@ -88,12 +88,7 @@ pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Ve
                 };
                 for (i, x) in arr.iter().enumerate() {
                     let value = json_number(path, i + 1, x)?;
-                    v.push(
-                        metric,
-                        unit_from_name(metric),
-                        None,
-                        Obs { value, boot: None },
-                    );
+                    v.push(metric, unit_from_name(metric), None, Obs::plain(value));
                 }
             }
             Ok(vec![v])
@@ -153,6 +148,7 @@ fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
             let obs = Obs {
                 value,
                 boot: row.boot.clone(),
+                run: None,
             };
             out[idx].push(&metric, unit_from_name(&metric), None, obs);
         }

@@ -63,7 +63,7 @@ fn metric(c: &Comparison, m: &MetricReport) -> Value {
         "delta_points": if m.is_pct() { Value::Object(points) } else { Value::Null },
         "values": c.labels.iter().zip(&m.values).map(|(l, v)| (l.clone(), json!(v)))
             .collect::<serde_json::Map<_, _>>(),
-        "comparisons": m.pairs.iter().map(pair).collect::<Vec<_>>(),
+        "comparisons": m.pairs.iter().map(|p| pair(c, m, p)).collect::<Vec<_>>(),
         "warnings": m.warnings,
     })
 }
@@ -75,9 +75,12 @@ fn ci(c: &Option<crate::stats::bootstrap::RelCi>) -> Value {
     })
 }
 
-fn pair(p: &Pair) -> Value {
+fn pair(c: &Comparison, m: &MetricReport, p: &Pair) -> Value {
     let t = match &p.outcome {
-        Err(why) => return json!({"variant": p.variant, "refused": why, "verdict": Value::Null}),
+        Err(why) => {
+            return json!({"variant": p.variant, "refused": why, "verdict": Value::Null,
+                "missing": p.missing})
+        }
         Ok(t) => t,
     };
     let welch = t.welch.as_ref().map_or(
@@ -93,6 +96,19 @@ fn pair(p: &Pair) -> Value {
         "welch": welch,
         "verdict": t.verdict.as_str(),
         "boot_level": boot(&t.boot_level),
+        "missing": false,
+        "notes": super::format::pair_notes(c, m, p, t),
+        "median_note": t.median_note, "mean_note": t.mean_note,
+        "p_floor": t.p_floor.map_or(Value::Null, f),
+        "verdict_p": f(t.p_family),
+        "detectable_change_pct": t.mde_pct.map_or(Value::Null, f),
+        "unit_of_replication": {
+            "level": t.clusters.level.as_str(),
+            "counts": [t.clusters.counts.0, t.clusters.counts.1],
+            "welch_p": t.clusters.p.map_or(Value::Null, f),
+            "within_pair": t.clusters.within_pair.map(|v| v.as_str()),
+        },
+        "moves_with": t.duplicates,
     })
 }
 

@@ -1,7 +1,10 @@
 //! `--format markdown`: per metric a describe table and a significance
 //! table (one row per variant against the baseline), then warnings.
 
-use super::format::{achieved, grid, interval, num, p, pct, settings_line, signed, title};
+use super::format::{
+    achieved, grid, interval, mde, num, p, pair_notes, pct, settings_line, signed, title,
+    verdict_cell,
+};
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
 
@@ -64,32 +67,40 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::i
         "HL shift [95% CI]",
         "Mann-Whitney",
         "Welch",
+        "detectable",
         "verdict",
     ];
     writeln!(out, "{}", row(&head.map(String::from)))?;
     writeln!(out, "|{}", " --- |".repeat(head.len()))?;
+    let mut notes = Vec::new();
     for pair in &m.pairs {
         let name = format!("{} vs {}", pair.variant, c.baseline_label());
+        let verdict = verdict_cell(c, m, pair);
         let cells = match &pair.outcome {
-            Err(why) => vec![
+            Err(_) => vec![
                 name,
-                why.clone(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                "~".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                verdict,
             ],
             Ok(t) => {
-                let rel = |ci: &Option<crate::stats::bootstrap::RelCi>| {
-                    ci.as_ref().map_or("-".to_string(), |ci| {
-                        format!("{} {}", pct(ci.estimate), interval(ci.lo, ci.hi, pct))
-                    })
+                for n in pair_notes(c, m, pair, t) {
+                    notes.push(format!("{name}: {n}"));
+                }
+                let rel = |ci: &Option<crate::stats::bootstrap::RelCi>, why: &Option<String>| {
+                    ci.as_ref().map_or_else(
+                        || format!("- ({})", why.as_deref().unwrap_or("undefined")),
+                        |ci| format!("{} {}", pct(ci.estimate), interval(ci.lo, ci.hi, pct)),
+                    )
                 };
                 vec![
                     name,
-                    rel(&t.median),
-                    rel(&t.mean),
+                    rel(&t.median, &t.median_note),
+                    rel(&t.mean, &t.mean_note),
                     t.hl.as_ref().map_or("-".into(), |hl| {
                         format!(
                             "{} {}{}",
@@ -107,11 +118,16 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::i
                     t.welch.as_ref().map_or("-".into(), |w| {
                         format!("t {:+.3}, df {:.1}, p {}", w.t, w.df, p(w.p))
                     }),
-                    t.verdict.as_str().to_string(),
+                    mde(t),
+                    verdict,
                 ]
             }
         };
         writeln!(out, "{}", row(&cells))?;
     }
-    writeln!(out)
+    writeln!(out)?;
+    for n in notes {
+        writeln!(out, "- note: {}", esc(&n))?;
+    }
+    Ok(())
 }

@@ -28,6 +28,27 @@ use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Fewest bootstrap resamples `--resamples` accepts.
+pub const MIN_RESAMPLES: usize = 100;
+
+/// A usage error found once the inputs are known (a flag naming a metric
+/// the inputs do not have): the command exits 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A [`Usage`] error.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(msg.into()))
+}
+
 /// Output format of the main report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareFormat {
@@ -39,9 +60,10 @@ pub enum CompareFormat {
 }
 
 /// Which way is better, per metric. Resolution order: a per-metric rule
-/// (`--direction METRIC=…`), what the input file states, the unit-aware
-/// inference ([`Direction::infer`]: costs are lower-is-better), the default
-/// rule (a bare `--direction`), else [`Direction::None`].
+/// (`--direction METRIC=…`), the default rule (a bare `--direction`, which
+/// applies to every other metric), what the input file states, the
+/// inference from known cost families ([`Direction::infer`]), else
+/// [`Direction::None`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirectionRules {
     pub default: Option<Direction>,
@@ -59,13 +81,10 @@ impl DirectionRules {
         if let Some((_, d)) = self.per_metric.iter().rev().find(|(m, _)| m == metric) {
             return *d;
         }
-        if let Some(d) = stated {
+        if let Some(d) = self.default {
             return d;
         }
-        match Direction::infer(metric, unit) {
-            Direction::None => self.default.unwrap_or(Direction::None),
-            d => d,
-        }
+        stated.unwrap_or_else(|| Direction::infer(metric, unit))
     }
 }
 
@@ -94,8 +113,8 @@ fn settings(c: &CompareConfig) -> Result<model::Settings> {
     if !(c.noise_pct >= 0.0 && c.noise_pct.is_finite()) {
         bail!("--noise must be a non-negative percent");
     }
-    if c.resamples < 100 {
-        bail!("--resamples must be at least 100");
+    if c.resamples < MIN_RESAMPLES {
+        bail!("--resamples must be at least {MIN_RESAMPLES}");
     }
     Ok(model::Settings {
         alpha: c.alpha,
@@ -113,7 +132,29 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
         metric: config.metric.clone(),
     };
     let loaded = load_all(&config.inputs, &opts)?;
+    check_direction_metrics(&config.directions, &loaded)?;
     model::build(loaded, config.baseline.as_deref(), s)
+}
+
+/// Every `--direction METRIC=…` must name a metric of the inputs: a typo
+/// would otherwise be ignored and the metric keep its default direction.
+fn check_direction_metrics(rules: &DirectionRules, loaded: &Loaded) -> Result<()> {
+    let mut have: Vec<&str> = loaded
+        .variants
+        .iter()
+        .flat_map(|v| v.series.iter().map(|s| s.metric.as_str()))
+        .collect();
+    have.sort_unstable();
+    have.dedup();
+    for (m, _) in &rules.per_metric {
+        if !have.contains(&m.as_str()) {
+            return Err(usage(format!(
+                "--direction {m}=…: no metric {m:?} in the inputs (they have: {})",
+                have.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Write an extra output file (`--plot`, `--html`) whole or not at all
@@ -175,9 +216,20 @@ mod tests {
             r.resolve("a_ns", None, Some(Direction::Lower)),
             Direction::None
         );
-        assert_eq!(r.resolve("b", None, Some(Direction::None)), Direction::None);
-        assert_eq!(r.resolve("lat_us", None, None), Direction::Lower);
+        // A bare --direction applies to every metric without its own rule.
+        assert_eq!(
+            r.resolve("b", None, Some(Direction::None)),
+            Direction::Higher
+        );
+        assert_eq!(r.resolve("lat_us", None, None), Direction::Higher);
+        assert_eq!(r.resolve("cache_hit_pct", None, None), Direction::Higher);
         assert_eq!(r.resolve("rate", None, None), Direction::Higher);
+        let inferred = DirectionRules::default();
+        assert_eq!(inferred.resolve("lat_us", None, None), Direction::Lower);
+        assert_eq!(
+            inferred.resolve("b", None, Some(Direction::Lower)),
+            Direction::Lower
+        );
         assert_eq!(
             DirectionRules::default().resolve("rate", None, None),
             Direction::None

@@ -43,11 +43,49 @@ pub enum BootLevel {
     },
 }
 
+/// The level whose variation a verdict must see: the highest level that
+/// varies in the pair (boot when boot ids differ, else run, else trial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Trial,
+    Run,
+    Boot,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Trial => "trial",
+            Level::Run => "run",
+            Level::Boot => "boot",
+        }
+    }
+}
+
+/// How the pair's clusters (runs or boots) entered the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clusters {
+    /// The unit of replication.
+    pub level: Level,
+    /// Clusters per side (baseline, variant); trials at [`Level::Trial`].
+    pub counts: (usize, usize),
+    /// Welch's p on the cluster means (two or more clusters a side): it
+    /// gates the verdict with the trial-level test.
+    pub p: Option<f64>,
+    /// One cluster on a side and the sides not interleaved: the verdict is
+    /// withheld; this is what the trials alone say ("within this run pair").
+    pub within_pair: Option<Verdict>,
+}
+
 /// All tests of one variant against the baseline for one metric.
 #[derive(Debug, Clone)]
 pub struct Tests {
     pub median: Option<RelCi>,
     pub mean: Option<RelCi>,
+    /// Why Δmedian is undefined, when it is.
+    pub median_note: Option<String>,
+    /// Why Δmean is undefined, when it is.
+    pub mean_note: Option<String>,
     /// `None` only when a side is empty.
     pub hl: Option<HodgesLehmann>,
     pub mwu: MannWhitney,
@@ -57,6 +95,22 @@ pub struct Tests {
     /// Smallest two-sided p the exact test can give at these sizes, when
     /// it is not below alpha (then no verdict is possible).
     pub p_floor: Option<f64>,
+    /// The runs or boots behind the verdict.
+    pub clusters: Clusters,
+    /// The p the verdict is taken on before the family correction: the
+    /// larger of the trial-level and the cluster-level p.
+    pub p_raw: f64,
+    /// `p_raw` adjusted over the family of the variant's metrics
+    /// (Benjamini–Hochberg, near-duplicates counted once).
+    pub p_family: f64,
+    /// Metrics of the family that move with this one (near-duplicates:
+    /// |Spearman ρ| ≥ 0.95 over the pooled values), counted once.
+    pub duplicates: Vec<String>,
+    /// Smallest relative change (percent) this design detects with 80 %
+    /// power at alpha (normal approximation from the observed spread,
+    /// at the unit of replication, plus the noise threshold); `None` when
+    /// no verdict is possible at all.
+    pub mde_pct: Option<f64>,
 }
 
 /// A variant against the baseline: tested, or refused with a reason.
@@ -64,6 +118,9 @@ pub struct Tests {
 pub struct Pair {
     pub variant: String,
     pub outcome: Result<Box<Tests>, String>,
+    /// The metric has no values on one side (the reason says which):
+    /// listed as missing, never as unchanged.
+    pub missing: bool,
 }
 
 /// Everything about one metric.
@@ -78,11 +135,27 @@ pub struct MetricReport {
     pub values: Vec<Vec<f64>>,
     /// Labels that have the metric, when not all do.
     pub only_in: Option<Vec<String>>,
+    /// Every label, in `Comparison::labels` order.
+    pub labels: Vec<String>,
+    /// Index of the baseline in `labels`.
+    pub base: usize,
+    /// An input marks it as its workload's headline metric.
+    pub headline: bool,
     pub pairs: Vec<Pair>,
     pub warnings: Vec<String>,
 }
 
 impl MetricReport {
+    /// Index (in `values`) of the baseline.
+    fn base_index(&self) -> usize {
+        self.base
+    }
+
+    /// Index (in `values`) of the variant `label`.
+    fn pair_index(&self, label: &str) -> Option<usize> {
+        self.labels.iter().position(|l| l == label)
+    }
+
     /// Percent-unit metrics also get the change in points.
     pub fn is_pct(&self) -> bool {
         self.unit.as_deref() == Some("%")
@@ -153,8 +226,9 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
     let mut notes = warnings;
     notes.extend(variants.iter().filter_map(boot_note));
     let names = metric_names(&variants, baseline);
-    let metrics = metrics_parallel(&names, |name| metric(&variants, baseline, name, &settings));
-    if metrics.iter().all(|m| m.pairs.is_empty()) {
+    let mut metrics = metrics_parallel(&names, |name| metric(&variants, baseline, name, &settings));
+    family(&mut metrics, &settings);
+    if metrics.iter().all(|m| m.pairs.iter().all(|p| p.missing)) {
         let have: Vec<String> = variants
             .iter()
             .map(|v| {
@@ -280,28 +354,39 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         .collect();
     let only_in = (present.len() < variants.len()).then_some(present);
     let mut pairs = Vec::new();
-    if let Some(b) = series[base] {
-        let draws: Vec<Option<SideDraws>> = variants
+    let draws: Vec<Option<SideDraws>> = match series[base] {
+        Some(_) => variants
             .iter()
             .zip(&values)
             .map(|(v, x)| side_draws(x, s.resamples, side_stream_seed(s.seed, name, &v.label)))
-            .collect();
-        for (i, x) in series.iter().enumerate() {
-            if let (true, Some(x)) = (i != base, x) {
-                let seed = stream_seed(s.seed, name, &variants[base].label, &variants[i].label);
-                let sides = draws[base].as_ref().zip(draws[i].as_ref());
-                pairs.push(Pair {
-                    variant: variants[i].label.clone(),
-                    outcome: compare_pair(
-                        (b, x),
-                        (&variants[base].label, &variants[i].label),
-                        s,
-                        direction,
-                        (seed, sides),
-                    ),
-                });
-            }
+            .collect(),
+        None => Vec::new(),
+    };
+    for (i, x) in series.iter().enumerate() {
+        if i == base {
+            continue;
         }
+        let (bl, vl) = (&variants[base].label, &variants[i].label);
+        let (Some(b), Some(x)) = (series[base], x) else {
+            let why = match (series[base], x) {
+                (None, Some(_)) => format!("missing in the baseline {bl} (only in {vl})"),
+                (Some(_), None) => format!("missing in {vl} (only in the baseline {bl})"),
+                _ => format!("missing in {bl} and {vl}"),
+            };
+            pairs.push(Pair {
+                variant: vl.clone(),
+                outcome: Err(why),
+                missing: true,
+            });
+            continue;
+        };
+        let seed = stream_seed(s.seed, name, bl, vl);
+        let sides = draws[base].as_ref().zip(draws[i].as_ref());
+        pairs.push(Pair {
+            variant: vl.clone(),
+            outcome: compare_pair((b, x), (bl, vl), s, direction, (seed, sides)),
+            missing: false,
+        });
     }
     let with_values = values.iter().filter(|v| !v.is_empty()).count().max(1);
     let warnings = variants
@@ -317,6 +402,9 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         columns: values.iter().map(|v| describe(v)).collect(),
         values,
         only_in,
+        labels: variants.iter().map(|v| v.label.clone()).collect(),
+        base,
+        headline: series.iter().flatten().any(|x| x.headline),
         pairs,
         warnings,
     }
@@ -355,32 +443,320 @@ fn compare_pair(
         ));
     }
     let hl = hodges_lehmann(&x, &y, CONFIDENCE);
-    let Some(mwu) = mann_whitney(&x, &y) else {
+    let Some(mut mwu) = mann_whitney(&x, &y) else {
         return Err("refused: empty side".to_string());
     };
+    let mut floor = (mwu.method == crate::stats::mannwhitney::Method::Exact)
+        .then(|| crate::stats::mannwhitney::min_p(x.len(), y.len()));
+    // Ties at small n: the exact conditional p, not the normal approximation.
+    if let Some((exact, f)) = crate::stats::mannwhitney::exact_with_ties(&x, &y) {
+        mwu = exact;
+        floor = Some(f);
+    }
+    let p_floor = floor.filter(|&f| f >= s.alpha);
     let boot = match sides {
         Some((dx, dy)) => bootstrap_sides(dx, dy, CONFIDENCE),
         None => bootstrap(&x, &y, s.resamples, seed, CONFIDENCE),
     };
-    let verdict = match (boot.median.as_ref().or(boot.mean.as_ref()), &hl) {
-        (Some(ci), _) => decide(mwu.p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
-        // Relative change undefined (baseline centre 0): the sign of the shift.
-        (None, Some(h)) => decide_shift(mwu.p, h.lo, h.hi, s.alpha, dir),
-        (None, None) => Verdict::NoChange,
-    };
-    let p_floor = (mwu.method == crate::stats::mannwhitney::Method::Exact)
-        .then(|| crate::stats::mannwhitney::min_p(x.len(), y.len()))
-        .filter(|&f| f >= s.alpha);
-    Ok(Box::new(Tests {
-        median: boot.median,
-        mean: boot.mean,
+    let (median, median_note) = checked_ci(boot.median, &x, "median");
+    let (mean, mean_note) = checked_ci(boot.mean, &x, "mean");
+    let clusters = clusters(b, v);
+    let p_raw = clusters.p.map_or(mwu.p, |c| c.max(mwu.p));
+    let mut t = Tests {
+        median,
+        mean,
+        median_note,
+        mean_note,
         hl,
         mwu,
         welch: welch(&x, &y),
-        verdict,
+        verdict: Verdict::NoChange,
         boot_level: boot_level(b, v),
         p_floor,
-    }))
+        mde_pct: None,
+        clusters,
+        p_raw,
+        p_family: p_raw,
+        duplicates: Vec::new(),
+    };
+    t.mde_pct = mde_pct(b, v, &t, s);
+    settle(&mut t, s, dir);
+    Ok(Box::new(t))
+}
+
+/// The verdict of `t` at its family-adjusted p: from the Δmedian interval,
+/// or, when the relative change is undefined (baseline median 0), from
+/// the Hodges–Lehmann shift's sign — never from Δmean, whose interval is
+/// the least robust. Withheld (kept in `within_pair`) when between-cluster
+/// variation is unseen.
+fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
+    let p = t.p_family;
+    let verdict = match (&t.median, &t.hl) {
+        (Some(ci), _) => decide(p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
+        (None, Some(h)) => decide_shift(p, h.lo, h.hi, s.alpha, dir),
+        (None, None) => Verdict::NoChange,
+    };
+    if t.clusters.counts.0.min(t.clusters.counts.1) < 2 && t.clusters.level != Level::Trial {
+        t.clusters.within_pair = (verdict != Verdict::NoChange).then_some(verdict);
+        t.verdict = Verdict::NoChange;
+    } else {
+        t.verdict = verdict;
+    }
+}
+
+/// A relative interval only when it is well formed: finite bounds around
+/// its estimate, and a baseline whose centre is told apart from 0 (for the
+/// mean: more than two standard errors away; a ratio to a centre that may
+/// be 0 has no meaningful interval). Otherwise `None` and why.
+fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Option<String>) {
+    let centre = if what == "mean" {
+        crate::stats::describe::mean(x)
+    } else {
+        median(x)
+    };
+    let Some(ci) = ci else {
+        let why = if centre == 0.0 {
+            format!("undefined: baseline {what} is 0")
+        } else {
+            "undefined: the change does not fit in a number".to_string()
+        };
+        return (None, Some(why));
+    };
+    if what == "mean" {
+        let se = crate::stats::describe::std_dev(x).unwrap_or(0.0) / (x.len() as f64).sqrt();
+        if centre.abs() <= 2.0 * se {
+            return (
+                None,
+                Some("undefined: baseline mean within 2 standard errors of 0".to_string()),
+            );
+        }
+    }
+    let ok = ci.lo.is_finite()
+        && ci.hi.is_finite()
+        && ci.estimate.is_finite()
+        && ci.lo <= ci.estimate
+        && ci.estimate <= ci.hi;
+    if ok {
+        (Some(ci), None)
+    } else {
+        (
+            None,
+            Some(format!(
+                "undefined: the bootstrap interval of the {what} is malformed (baseline {what} near 0 for its spread)"
+            )),
+        )
+    }
+}
+
+/// Cluster keys of a series at `level` (`None` for trials without one).
+fn keys(s: &Series, level: Level) -> Vec<Option<&str>> {
+    s.obs
+        .iter()
+        .map(|o| match level {
+            Level::Boot => o.boot.as_deref().filter(|b| *b != "unknown"),
+            Level::Run => o.run.as_deref(),
+            Level::Trial => None,
+        })
+        .collect()
+}
+
+/// Per-cluster means of a series at `level`, in first-seen order.
+fn cluster_means(s: &Series, level: Level) -> Vec<f64> {
+    let mut groups: Vec<(Option<&str>, Vec<f64>)> = Vec::new();
+    for (k, o) in keys(s, level).into_iter().zip(&s.obs) {
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(o.value),
+            None => groups.push((k, vec![o.value])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(_, v)| crate::stats::describe::mean(v))
+        .collect()
+}
+
+/// The unit of replication of a pair and the cluster-level test: boot when
+/// the pair's trials come from two or more boots, else run when from two
+/// or more runs (bench output directories, probe files), else trial. With
+/// two or more clusters a side, Welch's test on the cluster means gates the
+/// verdict; with one cluster on a side the verdict is withheld
+/// ([`settle`]).
+fn clusters(b: &Series, v: &Series) -> Clusters {
+    for level in [Level::Boot, Level::Run] {
+        let (kb, kv) = (keys(b, level), keys(v, level));
+        if kb.iter().chain(&kv).any(Option::is_none) {
+            continue;
+        }
+        let mut all: Vec<&str> = kb.iter().chain(&kv).flatten().copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        if all.len() < 2 {
+            continue;
+        }
+        let (mb, mv) = (cluster_means(b, level), cluster_means(v, level));
+        let p = (mb.len() >= 2 && mv.len() >= 2).then(|| welch(&mb, &mv).map_or(1.0, |w| w.p));
+        return Clusters {
+            level,
+            counts: (mb.len(), mv.len()),
+            p,
+            within_pair: None,
+        };
+    }
+    Clusters {
+        level: Level::Trial,
+        counts: (b.obs.len(), v.obs.len()),
+        p: None,
+        within_pair: None,
+    }
+}
+
+/// z of the two-sided test at `alpha` plus z of 80 % power.
+fn z_sum(alpha: f64) -> f64 {
+    crate::stats::special::norm_ppf(1.0 - alpha / 2.0) + crate::stats::special::norm_ppf(0.8)
+}
+
+/// Smallest relative change (percent) detected with 80 % power: the noise
+/// threshold plus (z₁₋α/₂ + z₀.₈) standard errors of the difference of
+/// means (at the unit of replication) relative to the baseline mean.
+fn mde_pct(b: &Series, v: &Series, t: &Tests, s: &Settings) -> Option<f64> {
+    if t.p_floor.is_some() {
+        return None;
+    }
+    let level = t.clusters.level;
+    let (x, y) = if level == Level::Trial {
+        (b.values(), v.values())
+    } else {
+        (cluster_means(b, level), cluster_means(v, level))
+    };
+    if x.len() < 2 || y.len() < 2 {
+        return None;
+    }
+    let (vx, vy) = (
+        crate::stats::describe::std_dev(&x)?,
+        crate::stats::describe::std_dev(&y)?,
+    );
+    let se = ((vx * vx) / x.len() as f64 + (vy * vy) / y.len() as f64).sqrt();
+    let centre = crate::stats::describe::mean(&x).abs();
+    let rel = se / centre * 100.0;
+    (centre > 0.0 && rel.is_finite()).then(|| s.noise_pct + z_sum(s.alpha) * rel)
+}
+
+/// |Spearman ρ| above which two metrics of a variant pair count as one
+/// hypothesis of the family.
+pub const DUPLICATE_RHO: f64 = 0.95;
+
+/// Spearman ρ of two equally long series (pooled baseline + variant).
+fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 3 {
+        return None;
+    }
+    let (ra, _) = crate::stats::mannwhitney::average_ranks(a);
+    let (rb, _) = crate::stats::mannwhitney::average_ranks(b);
+    let (ma, mb) = (
+        crate::stats::describe::mean(&ra),
+        crate::stats::describe::mean(&rb),
+    );
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in ra.iter().zip(&rb) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
+}
+
+/// The family correction: for each variant, its tested metrics (those
+/// whose values are not all equal) form one family; near-duplicate metrics (|ρ| ≥ [`DUPLICATE_RHO`] over the pooled
+/// values, trial for trial) form one hypothesis, represented by its
+/// smallest p; Benjamini–Hochberg over the hypotheses gives each metric
+/// `p_family` (never below its own p); the verdicts are then taken at it.
+fn family(metrics: &mut [MetricReport], s: &Settings) {
+    let Some(first) = metrics.first() else {
+        return;
+    };
+    let variants: Vec<String> = first.pairs.iter().map(|p| p.variant.clone()).collect();
+    for var in &variants {
+        // (metric index, pooled values, p_raw)
+        let mut members: Vec<(usize, Vec<f64>, f64)> = Vec::new();
+        for (mi, m) in metrics.iter().enumerate() {
+            let Some(Ok(t)) = m
+                .pairs
+                .iter()
+                .find(|p| &p.variant == var)
+                .map(|p| &p.outcome)
+            else {
+                continue;
+            };
+            let vi = m.pair_index(var);
+            let pooled: Vec<f64> = m.values[m.base_index()]
+                .iter()
+                .chain(vi.map_or(&[][..], |i| &m.values[i][..]))
+                .copied()
+                .collect();
+            // A metric whose values are all equal cannot move: it is no
+            // hypothesis of the family (a bench's all-zero rates).
+            if pooled.windows(2).any(|w| w[0] != w[1]) {
+                members.push((mi, pooled, t.p_raw));
+            }
+        }
+        // Greedy grouping by correlation with each group's first member.
+        let mut group_of = vec![usize::MAX; members.len()];
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in 0..members.len() {
+            let found = groups.iter().position(|g| {
+                spearman(&members[g[0]].1, &members[i].1).is_some_and(|r| r.abs() >= DUPLICATE_RHO)
+            });
+            match found {
+                Some(g) => {
+                    groups[g].push(i);
+                    group_of[i] = g;
+                }
+                None => {
+                    group_of[i] = groups.len();
+                    groups.push(vec![i]);
+                }
+            }
+        }
+        let reps: Vec<f64> = groups
+            .iter()
+            .map(|g| g.iter().map(|&i| members[i].2).fold(1.0, f64::min))
+            .collect();
+        let adjusted = benjamini_hochberg(&reps);
+        for (i, (mi, _, p)) in members.iter().enumerate() {
+            let g = group_of[i];
+            let dups: Vec<String> = groups[g]
+                .iter()
+                .filter(|&&j| j != i)
+                .map(|&j| metrics[members[j].0].name.clone())
+                .collect();
+            let m = &mut metrics[*mi];
+            let dir = m.direction;
+            if let Some(Ok(t)) = m
+                .pairs
+                .iter_mut()
+                .find(|p| &p.variant == var)
+                .map(|p| &mut p.outcome)
+            {
+                t.p_family = adjusted[g].max(*p);
+                t.duplicates = dups;
+                settle(t, s, dir);
+            }
+        }
+    }
+}
+
+/// Benjamini–Hochberg adjusted p-values (step-up, monotone, capped at 1).
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut idx: Vec<usize> = (0..m).collect();
+    idx.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = vec![1.0; m];
+    let mut running = 1.0f64;
+    for (rank, &i) in idx.iter().enumerate().rev() {
+        running = running.min(p[i] * m as f64 / (rank + 1) as f64);
+        out[i] = running.min(1.0);
+    }
+    out
 }
 
 /// One value per boot (median of that boot's trials), in first-seen order.
@@ -423,8 +799,8 @@ fn boot_level(b: &Series, v: &Series) -> BootLevel {
 }
 
 /// Warnings about one variant's values. `k` series are checked for the
-/// same metric, so the drift test runs at 0.05 / k (Bonferroni): at most
-/// 5 % false alarms per comparison, not per series.
+/// same metric, so the drift and the multimodality tests run at 0.05 / k
+/// (Bonferroni): at most 5 % false alarms per comparison, not per series.
 fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
     let n = v.len();
     let mut out = Vec::new();
@@ -437,7 +813,7 @@ fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
             super::format::p(p)
         ));
     }
-    if let Some(d) = w::dip_test(v).filter(|d| d.p < w::BIMODAL_P) {
+    if let Some(d) = w::dip_test(v).filter(|d| d.p < w::BIMODAL_P / k as f64) {
         out.push(format!(
             "{label}: may be multimodal (Hartigan's dip {:.3}, p {})",
             d.dip,

@@ -35,6 +35,9 @@ fn header() -> Vec<String> {
             "welch_p",
             "verdict",
             "note",
+            "verdict_p",
+            "detectable_change_pct",
+            "unit_of_replication",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -53,7 +56,11 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     w.write_record(header())?;
     for m in &c.metrics {
         for i in 0..c.labels.len() {
-            if m.columns[i].is_some() {
+            let missing = m
+                .pairs
+                .iter()
+                .any(|p| p.missing && p.variant == c.labels[i]);
+            if m.columns[i].is_some() || missing {
                 w.write_record(line(c, m, i))?;
             }
         }
@@ -103,14 +110,24 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
             let w = t.welch.as_ref();
             cells.extend([n(w.map(|w| w.t)), n(w.map(|w| w.df)), n(w.map(|w| w.p))]);
             cells.push(t.verdict.as_str().to_string());
-            cells.push(String::new());
+            let notes = pair
+                .map(|p| super::format::pair_notes(c, m, p, t))
+                .unwrap_or_default();
+            cells.push(notes.join("; "));
+            cells.push(n(Some(t.p_family)));
+            cells.push(n(t.mde_pct));
+            cells.push(t.clusters.level.as_str().to_string());
         }
         other => {
-            cells.extend(vec![String::new(); 17]);
-            cells.push(match other {
-                Some(Err(why)) => why.clone(),
-                _ => String::new(),
-            });
+            cells.extend(vec![String::new(); 16]);
+            let (verdict, note) = match (other, pair) {
+                (Some(Err(why)), Some(p)) if p.missing => ("missing", why.clone()),
+                (Some(Err(why)), _) => ("not tested", why.clone()),
+                _ => ("", String::new()),
+            };
+            cells.push(verdict.to_string());
+            cells.push(note);
+            cells.extend(vec![String::new(); 3]);
         }
     }
     cells

@@ -15,7 +15,16 @@ fn variant(label: &str, rng: &mut Rng, mean: f64, noise: f64, dir: Direction) ->
     for t in 0..20 {
         let value = mean * (1.0 + noise * rng.normal());
         let boot = Some(format!("boot-{}", t % 2));
-        v.push("metric", Some("1/s"), Some(dir), Obs { value, boot });
+        v.push(
+            "metric",
+            Some("1/s"),
+            Some(dir),
+            Obs {
+                value,
+                boot,
+                run: None,
+            },
+        );
     }
     v
 }
@@ -94,12 +103,7 @@ fn simulate(seed: u64, n: usize, shift: f64, cv: f64, kind: &str, resamples: usi
                     "drift" => 1.0 + cv * z,
                     _ => 1.0 + cv * z,
                 };
-            v.push(
-                "metric_ns",
-                None,
-                Some(Direction::Lower),
-                Obs { value, boot: None },
-            );
+            v.push("metric_ns", None, Some(Direction::Lower), Obs::plain(value));
         }
         if kind == "drift" {
             for (i, o) in v.series[0].obs.iter_mut().enumerate() {
@@ -181,7 +185,7 @@ fn simulation_table() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    println!("| data | n | shift | verdict rate | Δmean 95 % coverage | Δmedian 95 % coverage | drift warning | multimodal warning |");
+    println!("| data | n | shift | verdict rate [95 % CI] | Δmean 95 % coverage | Δmedian 95 % coverage | drift warning | multimodal warning |");
     println!("|---|---|---|---|---|---|---|---|");
     let cases: [(&str, f64, f64); 9] = [
         ("normal", 0.0, 0.01),
@@ -202,8 +206,16 @@ fn simulation_table() {
                 k[0] += u64::from(s.verdict != Verdict::NoChange);
                 k[1] += u64::from(s.mean_covers);
                 k[2] += u64::from(s.median_covers);
-                k[3] += u64::from(s.warnings.iter().any(|w| w.contains("drifts")));
-                k[4] += u64::from(s.warnings.iter().any(|w| w.contains("multimodal")));
+                // Clean data: per comparison (either series); dirty data
+                // (both series dirty): per dirty series, the baseline's.
+                let dirty = matches!(kind, "mixture" | "drift");
+                let hit = |word: &str| {
+                    s.warnings
+                        .iter()
+                        .any(|w| w.contains(word) && (!dirty || w.starts_with("A:")))
+                };
+                k[3] += u64::from(hit("drifts"));
+                k[4] += u64::from(hit("multimodal"));
             }
             let pct = |k: u64| format!("{:.1} %", k as f64 * 100.0 / runs as f64);
             let law = match kind {
@@ -211,8 +223,9 @@ fn simulation_table() {
                 "lognormal" => "lognormal (σ 0.5)".to_string(),
                 _ => kind.to_string(),
             };
+            let (lo, hi) = wilson(k[0], runs);
             println!(
-                "| {law} | {n} | {:+.0} % | {} | {} | {} | {} | {} |",
+                "| {law} | {n} | {:+.0} % | {} [{lo:.1}, {hi:.1}] | {} | {} | {} | {} |",
                 shift * 100.0,
                 pct(k[0]),
                 pct(k[1]),
@@ -220,6 +233,209 @@ fn simulation_table() {
                 pct(k[3]),
                 pct(k[4])
             );
+        }
+    }
+}
+
+/// A 95 % Wilson interval of `k` successes in `n`, in percent.
+fn wilson(k: u64, n: u64) -> (f64, f64) {
+    let (k, n) = (k as f64, n as f64);
+    let z = 1.959_963_984_540_054_f64;
+    let p = k / n;
+    let d = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / d;
+    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    (100.0 * (c - h).max(0.0), 100.0 * (c + h).min(1.0))
+}
+
+/// One clustered comparison: `clusters` runs (or boots) a side of
+/// `trials` trials each, a cluster offset with SD `between` × the trial SD
+/// (CV 1 %), `shift` on the candidate. `interleaved`: both variants run in
+/// the same clusters (one bench with `--variant a --variant b`), so they
+/// share each cluster's offset; else each side has clusters of its own
+/// (sequential runs, boots). `boots`: clusters are boots (boot ids), else
+/// runs. Returns (verdict now, verdict the trial-level rule gave before).
+fn clustered(
+    seed: u64,
+    (clusters, trials): (usize, usize),
+    between: f64,
+    shift: f64,
+    interleaved: bool,
+    boots: bool,
+) -> (Verdict, Verdict) {
+    let mut rng = Rng::new(seed);
+    let cv = 0.01;
+    let offsets: Vec<f64> = (0..clusters).map(|_| between * cv * rng.normal()).collect();
+    let side = |label: &str, scale: f64, rng: &mut Rng| {
+        let mut v = VariantData::new(label, true);
+        for (c, &shared) in offsets.iter().enumerate() {
+            let off = if interleaved {
+                shared
+            } else {
+                between * cv * rng.normal()
+            };
+            let key = if interleaved {
+                format!("c{c}")
+            } else {
+                format!("{label}{c}")
+            };
+            for _ in 0..trials {
+                let value = scale * (1.0 + off + cv * rng.normal());
+                let (boot, run) = if boots {
+                    (Some(key.clone()), Some("r".to_string()))
+                } else {
+                    (Some("b".to_string()), Some(key.clone()))
+                };
+                v.push(
+                    "metric_ns",
+                    None,
+                    Some(Direction::Lower),
+                    Obs { value, boot, run },
+                );
+            }
+        }
+        v
+    };
+    let a = side("A", 100.0, &mut rng);
+    let b = side("B", 100.0 * (1.0 + shift), &mut rng);
+    let s = Settings {
+        alpha: 0.05,
+        noise_pct: 1.0,
+        resamples: 1000,
+        seed,
+        directions: crate::compare::DirectionRules::default(),
+    };
+    let loaded = Loaded {
+        variants: vec![a, b],
+        warnings: vec![],
+    };
+    let c = build(loaded, None, s.clone()).unwrap();
+    let t = c.metrics[0].pairs[0].outcome.as_ref().unwrap();
+    let before = match &t.median {
+        Some(ci) => crate::stats::verdict::decide(
+            t.mwu.p,
+            ci.lo,
+            ci.hi,
+            s.alpha,
+            s.noise_pct,
+            Direction::Lower,
+        ),
+        None => Verdict::NoChange,
+    };
+    (t.verdict, before)
+}
+
+/// The clustered designs of docs/compare-statistics.md ("Runs and boots
+/// as clusters"): false-verdict rate (A/A) and power, now and with the
+/// trial-level rule used before, with 95 % Wilson intervals.
+#[test]
+#[ignore = "long simulation: run by tools/compare-simulate.sh"]
+fn cluster_simulation_table() {
+    let runs: u64 = std::env::var("IRQLAB_SIM_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    println!("| design | clusters × trials | between SD / trial SD | shift | verdicts now [95 % CI] | trial-level rule (before) [95 % CI] |");
+    println!("|---|---|---|---|---|---|");
+    type Case = (&'static str, (usize, usize), f64, f64, bool, bool);
+    let cases: [Case; 10] = [
+        (
+            "sequential runs, one a side",
+            (1, 5),
+            1.0,
+            0.0,
+            false,
+            false,
+        ),
+        (
+            "sequential runs, one a side",
+            (1, 10),
+            4.0,
+            0.0,
+            false,
+            false,
+        ),
+        ("boots", (3, 5), 4.0, 0.0, false, true),
+        ("boots", (5, 5), 4.0, 0.0, false, true),
+        ("boots", (5, 5), 4.0, 0.05, false, true),
+        ("runs, three a side", (3, 5), 1.0, 0.0, false, false),
+        ("interleaved, one run", (1, 10), 4.0, 0.0, true, false),
+        ("interleaved, one run", (1, 10), 0.0, 0.02, true, false),
+        ("interleaved, one run", (1, 10), 0.0, 0.05, true, false),
+        ("interleaved, one run", (1, 20), 0.0, 0.02, true, false),
+    ];
+    for (design, shape, between, shift, interleaved, boots) in cases {
+        let (mut now, mut before) = (0u64, 0u64);
+        for r in 0..runs {
+            let (v, b) = clustered(r * 7919 + 13, shape, between, shift, interleaved, boots);
+            now += u64::from(v != Verdict::NoChange);
+            before += u64::from(b != Verdict::NoChange);
+        }
+        let show = |k: u64| {
+            let (lo, hi) = wilson(k, runs);
+            format!("{:.1} % [{lo:.1}, {hi:.1}]", k as f64 * 100.0 / runs as f64)
+        };
+        println!(
+            "| {design} | {} × {} | {between} | {:+.0} % | {} | {} |",
+            shape.0,
+            shape.1,
+            shift * 100.0,
+            show(now),
+            show(before)
+        );
+    }
+}
+
+/// A/A rate of each warning per comparison on clean data of each shape
+/// (uniform included) at n = 5, 10, 20, with 95 % Wilson intervals.
+#[test]
+#[ignore = "long simulation: run by tools/compare-simulate.sh"]
+fn warning_rate_table() {
+    let runs: u64 = std::env::var("IRQLAB_SIM_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    println!("| data | n | drift warning [95 % CI] | multimodal warning [95 % CI] |");
+    println!("|---|---|---|---|");
+    for kind in ["normal", "exponential", "uniform"] {
+        for n in [5usize, 10, 20] {
+            let (mut drift, mut multi) = (0u64, 0u64);
+            for r in 0..runs {
+                let mut rng = Rng::new(r * 104_729 + n as u64);
+                let mut vars = Vec::new();
+                for label in ["A", "B"] {
+                    let mut v = VariantData::new(label, true);
+                    for _ in 0..n {
+                        let value = match kind {
+                            "exponential" => -(1.0 - rng.unit()).ln(),
+                            "uniform" => rng.unit(),
+                            _ => 1.0 + 0.01 * rng.normal(),
+                        };
+                        v.push("metric_ns", None, Some(Direction::Lower), Obs::plain(value));
+                    }
+                    vars.push(v);
+                }
+                let s = Settings {
+                    alpha: 0.05,
+                    noise_pct: 1.0,
+                    resamples: 200,
+                    seed: r,
+                    directions: crate::compare::DirectionRules::default(),
+                };
+                let loaded = Loaded {
+                    variants: vars,
+                    warnings: vec![],
+                };
+                let c = build(loaded, None, s).unwrap();
+                let w = &c.metrics[0].warnings;
+                drift += u64::from(w.iter().any(|w| w.contains("drifts")));
+                multi += u64::from(w.iter().any(|w| w.contains("multimodal")));
+            }
+            let show = |k: u64| {
+                let (lo, hi) = wilson(k, runs);
+                format!("{:.1} % [{lo:.1}, {hi:.1}]", k as f64 * 100.0 / runs as f64)
+            };
+            println!("| {kind} | {n} | {} | {} |", show(drift), show(multi));
         }
     }
 }

@@ -6,25 +6,24 @@
 //! Grids are split into blocks of variants that fit; their rows are never
 //! wrapped. Prose lines are word-wrapped.
 
-use super::format::{grid, headline, render_grid, settings_line, sig_lines, title, wrap};
-use super::model::{Comparison, MetricReport, Pair};
+use super::format::{
+    grid, headline, pair_notes, render_grid, settings_line, sig_lines, title, wrap,
+};
+use super::model::{Comparison, Level, MetricReport, Pair};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
 
 /// Maximum line width.
 pub const WIDTH: usize = 72;
 
-/// The verdict of a tested pair (`None` when refused).
-fn verdict(p: &Pair) -> Option<Verdict> {
-    p.outcome.as_ref().ok().map(|t| t.verdict)
-}
-
-/// Some variant changed significantly, or a comparison was refused (its
-/// reason must be shown).
+/// Some variant changed significantly, or a pair has something to say
+/// (a refusal, a missing side, a verdict that could not be reached): its
+/// details are shown.
 pub fn changed(m: &MetricReport) -> bool {
-    m.pairs
-        .iter()
-        .any(|p| verdict(p).is_none_or(|v| v != Verdict::NoChange))
+    m.pairs.iter().any(|p| match &p.outcome {
+        Ok(t) => t.verdict != Verdict::NoChange,
+        Err(_) => !p.missing,
+    })
 }
 
 /// Every value zero, or every value of every variant the same.
@@ -99,22 +98,111 @@ fn details(c: &Comparison, m: &MetricReport, others: &[usize], lines: &mut Vec<S
 pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<()> {
     let mut lines = wrap(&settings_line(c), WIDTH);
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
-    let (zero, rest): (Vec<&MetricReport>, Vec<&MetricReport>) =
-        c.metrics.iter().partition(|m| trivial(m));
-    let (moved, quiet): (Vec<&MetricReport>, Vec<&MetricReport>) =
-        rest.into_iter().partition(|m| changed(m));
-    lines.push(String::new());
-    if moved.is_empty() {
-        lines.push("No metric changed significantly.".to_string());
-    } else {
-        lines.push(format!("Changed (vs {}):", c.baseline_label()));
-        for m in &moved {
-            for p in &m.pairs {
-                if let Some(l) = summary(m, p) {
-                    lines.extend(wrap(&l, WIDTH));
+    let mut changed_lines = Vec::new();
+    let mut blocked = Vec::new();
+    let mut refused = Vec::new();
+    let mut missing = Vec::new();
+    let mut quiet: Vec<&MetricReport> = Vec::new();
+    let mut zero: Vec<&MetricReport> = Vec::new();
+    let mut tested = 0usize;
+    let mut detailed: Vec<&str> = Vec::new();
+    let mut unseen: Vec<Level> = Vec::new();
+    for m in &c.metrics {
+        let mut is_quiet = false;
+        let mut is_other = false;
+        for pair in &m.pairs {
+            match &pair.outcome {
+                Err(why) if pair.missing => missing.push(format!("  {}: {why}", m.name)),
+                Err(why) => refused.push(format!("  {} ({}): {why}", m.name, pair.variant)),
+                Ok(t) => {
+                    tested += 1;
+                    if let Some(l) = summary(m, pair) {
+                        changed_lines.push(l);
+                        is_other = true;
+                    } else if let Some(n) = pair_notes(c, m, pair, t)
+                        .iter()
+                        .find(|n| !n.starts_with("one "))
+                    {
+                        blocked.push(format!(
+                            "  {} ({}): {} ~, {n}",
+                            m.name,
+                            pair.variant,
+                            headline(t)
+                        ));
+                        is_other = true;
+                    } else {
+                        is_quiet = true;
+                        if t.clusters.level != Level::Trial
+                            && t.clusters.counts.0.min(t.clusters.counts.1) < 2
+                            && !unseen.contains(&t.clusters.level)
+                        {
+                            unseen.push(t.clusters.level);
+                        }
+                    }
                 }
             }
         }
+        if is_other || changed(m) {
+            detailed.push(&m.name);
+        }
+        if is_quiet && !is_other {
+            if trivial(m) {
+                zero.push(m);
+            } else {
+                quiet.push(m);
+            }
+        }
+    }
+    lines.push(String::new());
+    for m in c.metrics.iter().filter(|m| m.headline) {
+        for pair in &m.pairs {
+            if let Ok(t) = &pair.outcome {
+                let verdict = super::format::verdict_cell(c, m, pair);
+                lines.extend(wrap(
+                    &format!(
+                        "Headline {} ({}): {} {verdict}; smallest detectable change {}",
+                        m.name,
+                        pair.variant,
+                        headline(t),
+                        super::format::mde(t)
+                    ),
+                    WIDTH,
+                ));
+            }
+        }
+    }
+    if !changed_lines.is_empty() {
+        lines.push(format!("Changed (vs {}):", c.baseline_label()));
+        for l in &changed_lines {
+            lines.extend(wrap(l, WIDTH));
+        }
+    } else if tested > 0 && blocked.is_empty() {
+        lines.push("No metric changed significantly.".to_string());
+    } else if tested == 0 {
+        lines.push("No metric could be tested.".to_string());
+    }
+    for (head, list) in [
+        ("No verdict possible:", &blocked),
+        ("Not tested:", &refused),
+        ("Missing on one side:", &missing),
+    ] {
+        if !list.is_empty() {
+            lines.push(head.to_string());
+            for l in list.iter() {
+                lines.extend(wrap(l, WIDTH));
+            }
+        }
+    }
+    for level in &unseen {
+        let l = level.as_str();
+        lines.extend(wrap(
+            &format!(
+                "One {l} a side: between-{l} variation is unseen, so no verdict \
+                 can be given (interleave the variants in one bench, or repeat \
+                 the {l}s)."
+            ),
+            WIDTH,
+        ));
     }
     let names = |ms: &[&MetricReport]| {
         ms.iter()
@@ -135,7 +223,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         ));
     }
     for m in &c.metrics {
-        if all || moved.iter().any(|x| std::ptr::eq(*x, m)) {
+        if all || detailed.contains(&m.name.as_str()) {
             details(c, m, &others, &mut lines);
         }
     }

@@ -2,12 +2,15 @@
 //! and its three output formats: an aligned table, a JSON probe result set
 //! and CSV. Formatting only; the numbers come from `summary`.
 //!
-//! JSON (version 2): a probe run is ONE trial. `trial` has the shape of a
+//! JSON (version 3): a probe run is ONE trial. `trial` has the shape of a
 //! bench `trials.jsonl` line (`bench::results::TrialRecord`) with the
 //! run's medians as metrics (`<target>_<method>_<buf>_wall_ns`, `_cpu_ns`);
-//! `results` lists the same metrics with that one value each (what
-//! `irqlab compare` reads); per-read values are in `rows[].per_read` and are
-//! not trials.
+//! `results` lists the same metrics with that one value each plus the
+//! run's `summary` of the per-read distribution (`reads`, `min`, `p50`,
+//! `p90`, `p99`, `max`: what `irqlab compare` reads, the median as the
+//! metric and the p99 as `<metric>_p99`); per-read values are in
+//! `rows[].per_read` and are not trials. Version 2 had no `summary` (its
+//! p99 is in `rows[].wall_ns` / `cpu_ns`).
 
 use super::measure::ReadMethod;
 use super::size::format_size;
@@ -47,6 +50,12 @@ impl ProbeRow {
             (format!("{m}_cpu_ns"), self.summary.cpu.p50),
         ]
     }
+
+    /// The per-read distributions behind [`Self::trial_metrics`], in the
+    /// same order.
+    fn distributions(&self) -> [&Quantiles; 2] {
+        [&self.summary.wall, &self.summary.cpu]
+    }
 }
 
 /// Everything `probe` prints: one run.
@@ -58,6 +67,9 @@ pub struct ProbeReport {
     pub started_at: String,
     pub duration_s: f64,
 }
+
+/// Version of the probe JSON document (see the module doc).
+pub const VERSION: u64 = 3;
 
 const CLOCK_NOTE: &str = "wall = CLOCK_MONOTONIC around each read; \
 cpu = CLOCK_THREAD_CPUTIME_ID inside that window (ns resolution, never above wall): \
@@ -180,12 +192,16 @@ pub fn to_json(r: &ProbeReport) -> Value {
             "rusage_sys_per_read_ns": s.rusage_sys_per_read_ns,
             "per_read": {"wall_ns": s.wall_values, "cpu_ns": s.cpu_values},
         }));
-        for (metric, value) in row.trial_metrics() {
+        for ((metric, value), q) in row.trial_metrics().into_iter().zip(row.distributions()) {
+            let mut summary = quantiles_json(q);
+            if let Some(o) = summary.as_object_mut() {
+                o.insert("reads".to_string(), json!(s.reads));
+            }
             results.push(json!({"metric": metric, "unit": "ns",
-                "direction": "lower", "values": [value]}));
+                "direction": "lower", "values": [value], "summary": summary}));
         }
     }
-    json!({"kind": "probe", "version": 2, "boot_id": e.boot_id(),
+    json!({"kind": "probe", "version": VERSION, "boot_id": e.boot_id(),
         "started_at": r.started_at, "env": env, "rows": rows,
         "trial": trial(r), "results": results})
 }
@@ -298,7 +314,7 @@ mod tests {
         let v = to_json(&report());
         assert_eq!(
             (v["kind"].as_str(), v["version"].as_u64()),
-            (Some("probe"), Some(2))
+            (Some("probe"), Some(3))
         );
         let results = v["results"].as_array().unwrap();
         assert_eq!(results.len(), 2);
@@ -315,6 +331,20 @@ mod tests {
         assert_eq!(row["per_read"]["wall_ns"].as_array().unwrap().len(), 10);
         assert_eq!(row["syscalls_per_read"], 2.0);
         assert_eq!(row["rusage_sys_per_read_ns"], 68_103.7);
+    }
+
+    #[test]
+    fn json_results_carry_the_runs_real_p99_not_only_the_median() {
+        let v = to_json(&report());
+        let wall = &v["results"][0]["summary"];
+        assert_eq!(wall["p50"], 84_500.0);
+        assert_eq!(wall["p99"], 88_910.0);
+        assert_eq!(
+            (wall["min"].as_f64(), wall["max"].as_f64()),
+            (Some(80_000.0), Some(89_000.0))
+        );
+        assert_eq!(wall["reads"], 10);
+        assert_eq!(v["results"][1]["summary"]["p99"], 79_000.0);
     }
 
     #[test]

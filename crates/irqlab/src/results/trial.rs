@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 /// - 1: no `schema` field; `trial` numbered from 0.
 /// - 2: `schema: 2`; `trial` numbered from 1 (as progress lines and
 ///   errors say); optional `gap`; rates of unknown better direction carry
-///   `direction: "none"`.
+///   `direction: "none"`; optional `headline: true` on the workload's
+///   headline metric (older readers ignore it).
 pub const SCHEMA: u32 = 2;
 
 fn schema_one() -> u32 {
@@ -23,6 +24,10 @@ pub struct Value {
     /// e.g. `1/s`, `%`, `ns`.
     pub unit: String,
     pub direction: Direction,
+    /// The workload's headline metric (the one number a reader wants
+    /// first); `compare` leads its text summary with it. Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headline: bool,
 }
 
 /// One finished trial.
@@ -74,10 +79,19 @@ impl TrialRecord {
                 value,
                 unit: unit.to_string(),
                 direction,
+                headline: false,
             };
             self.metrics.insert(name.to_string(), v);
         } else {
             self.notes.push(format!("{name}: non-finite value dropped"));
+        }
+    }
+
+    /// Mark `name` as the workload's headline metric (no effect when the
+    /// record has no such metric).
+    pub fn mark_headline(&mut self, name: &str) {
+        if let Some(v) = self.metrics.get_mut(name) {
+            v.headline = true;
         }
     }
 

@@ -62,27 +62,68 @@ pub fn sorted(values: &[f64]) -> Vec<f64> {
     v
 }
 
-/// Arithmetic mean (0 for an empty slice).
+/// Values above this magnitude are scaled before summing (sums of squares
+/// of 2^500 would overflow); below it nothing is scaled, so ordinary data
+/// give bit-for-bit the plain sums.
+const SCALE_ABOVE: f64 = 1.0e150;
+
+/// A power of two near the largest magnitude of `values` when that is
+/// above 1e150 (dividing by it is exact), else 1.
+pub fn scale_of(values: &[f64]) -> f64 {
+    let big = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if big > SCALE_ABOVE && big.is_finite() {
+        2f64.powi(big.log2().floor() as i32)
+    } else {
+        1.0
+    }
+}
+
+/// Arithmetic mean (0 for an empty slice); finite for any finite values
+/// (scaled before summing when they are huge).
 pub fn mean(values: &[f64]) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
-    values.iter().sum::<f64>() / values.len() as f64
+    let k = scale_of(values);
+    if k == 1.0 {
+        return values.iter().sum::<f64>() / values.len() as f64;
+    }
+    values.iter().map(|v| v / k).sum::<f64>() / values.len() as f64 * k
 }
 
-/// Sample variance (ddof = 1); `None` with fewer than two values.
+/// Sample variance of `values / k` (ddof = 1).
+fn scaled_variance(values: &[f64], k: f64) -> f64 {
+    let m = values.iter().map(|v| v / k).sum::<f64>() / values.len() as f64;
+    let ss: f64 = values.iter().map(|v| (v / k - m) * (v / k - m)).sum();
+    ss / (values.len() - 1) as f64
+}
+
+/// Sample variance (ddof = 1); `None` with fewer than two values. Infinite
+/// when the variance itself exceeds the float range (values near 1e308);
+/// [`std_dev`] stays finite there.
 pub fn variance(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }
-    let m = mean(values);
-    let ss: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
-    Some(ss / (values.len() - 1) as f64)
+    let k = scale_of(values);
+    if k == 1.0 {
+        let m = mean(values);
+        let ss: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
+        return Some(ss / (values.len() - 1) as f64);
+    }
+    Some(scaled_variance(values, k) * k * k)
 }
 
 /// Sample standard deviation (ddof = 1).
 pub fn std_dev(values: &[f64]) -> Option<f64> {
-    variance(values).map(f64::sqrt)
+    if values.len() < 2 {
+        return None;
+    }
+    let k = scale_of(values);
+    if k == 1.0 {
+        return variance(values).map(f64::sqrt);
+    }
+    Some(scaled_variance(values, k).sqrt() * k)
 }
 
 /// Median with numpy's convention (mean of the two middle values).
@@ -128,6 +169,21 @@ mod tests {
         assert_eq!((d.min, d.p50, d.max), (1.0, 2.5, 4.0));
         assert!((d.p90 - 3.7).abs() < 1e-12);
         assert!((d.p99 - 3.97).abs() < 1e-12);
+    }
+
+    #[test]
+    fn huge_values_do_not_overflow_the_mean_or_std() {
+        let v = [1e308, 1.5e308, 1.2e308];
+        let d = describe(&v).unwrap();
+        assert!(
+            (d.mean / 1.233_333_333_333_333_3e308 - 1.0).abs() < 1e-12,
+            "{d:?}"
+        );
+        let sd = d.std.unwrap();
+        assert!(sd.is_finite() && (sd / 2.516_611_478_423_583e307 - 1.0).abs() < 1e-12);
+        // Ordinary data: the plain sums, unscaled.
+        assert_eq!(scale_of(&[1.0, 2.0]), 1.0);
+        assert_eq!(mean(&[0.1, 0.2, 0.3]), (0.1 + 0.2 + 0.3) / 3.0);
     }
 
     #[test]

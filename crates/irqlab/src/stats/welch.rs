@@ -1,7 +1,7 @@
 //! Welch's unequal-variance t test (two-sided), as scipy
 //! `ttest_ind(y, x, equal_var=False)`: t is positive when `y` has the larger mean.
 
-use super::describe::{mean, variance};
+use super::describe::{mean, scale_of, variance};
 use super::special::t_two_sided;
 use serde::Serialize;
 
@@ -16,6 +16,16 @@ pub struct Welch {
 /// Welch's t of `y` against `x`; `None` with fewer than two values on a side
 /// or when both sides have zero variance (t undefined).
 pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
+    // t and df do not depend on the unit: huge values are scaled by one
+    // power of two (exact) so that no sum overflows.
+    let k = scale_of(x).max(scale_of(y));
+    if k != 1.0 {
+        let (xs, ys): (Vec<f64>, Vec<f64>) = (
+            x.iter().map(|v| v / k).collect(),
+            y.iter().map(|v| v / k).collect(),
+        );
+        return welch(&xs, &ys);
+    }
     let (vx, vy) = (variance(x)?, variance(y)?);
     let (sx, sy) = (vx / x.len() as f64, vy / y.len() as f64);
     let se2 = sx + sy;
@@ -44,5 +54,21 @@ mod tests {
         assert!(a.t > 0.0);
         assert!(welch(&[1.0], &y).is_none());
         assert!(welch(&[1.0, 1.0], &[2.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn values_near_the_float_limit_give_finite_t_df_and_p() {
+        let x = [1e308, 1.1e308, 1.2e308];
+        let y = [1.5e308, 1.6e308, 1.7e308];
+        let w = welch(&x, &y).unwrap();
+        let small = welch(&[1.0, 1.1, 1.2], &[1.5, 1.6, 1.7]).unwrap();
+        assert!(
+            w.t.is_finite() && w.df.is_finite() && w.p.is_finite(),
+            "{w:?}"
+        );
+        assert!(
+            (w.t - small.t).abs() < 1e-9 * small.t.abs(),
+            "{w:?} {small:?}"
+        );
     }
 }
