@@ -342,3 +342,21 @@ fn direction_by_name_is_narrow_and_a_bare_direction_applies_to_all() {
     let v = verdicts(&json(tmp.path(), &["r.csv", "--direction", "higher"]));
     assert_eq!(v, ["improved"; 4]);
 }
+
+/// A bare `--direction` fills in what nobody stated: it never turns a
+/// direction a bench result states for its own metric.
+#[test]
+fn a_bare_direction_never_overrides_what_a_bench_result_states() {
+    let tmp = TempDir::new().unwrap();
+    bench_run(&tmp.path().join("b1"), "tip", 1000.0);
+    bench_run(&tmp.path().join("b2"), "patch", 1100.0);
+    let doc = json(tmp.path(), &["b1", "b2", "--direction", "higher"]);
+    let m = &doc["metrics"][0];
+    assert_eq!(m["name"], "irq_res_per_sec");
+    assert_eq!(m["direction"], "none", "{m}");
+    let doc = json(
+        tmp.path(),
+        &["b1", "b2", "--direction", "irq_res_per_sec=higher"],
+    );
+    assert_eq!(doc["metrics"][0]["direction"], "higher");
+}

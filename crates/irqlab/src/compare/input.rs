@@ -52,8 +52,8 @@
 //! An input with no values, and a comparison where no metric is in the
 //! baseline and another variant, are errors.
 //!
-//! Directions: see `DirectionRules` (flags, then the file, then the name and
-//! unit, then the bare `--direction`, else none). Without a unit, the unit
+//! Directions: see `DirectionRules` (`--direction METRIC=`, then the file,
+//! then the bare `--direction`, then the name and unit, else none). Without a unit, the unit
 //! follows the name's suffix (`_ns`, `_per_sec`, `_pct`, `_bytes`).
 //! A value that is not a finite number is an error `path:line: expected a
 //! number, found "…"`.

@@ -60,10 +60,10 @@ pub enum CompareFormat {
 }
 
 /// Which way is better, per metric. Resolution order: a per-metric rule
-/// (`--direction METRIC=…`), the default rule (a bare `--direction`, which
-/// applies to every other metric), what the input file states, the
-/// inference from known cost families ([`Direction::infer`]), else
-/// [`Direction::None`].
+/// (`--direction METRIC=…`), what the input file states (a bench result
+/// knows its metrics), the default rule (a bare `--direction`, which
+/// applies to every other metric, name inference included), the inference
+/// from known cost families ([`Direction::infer`]), else [`Direction::None`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirectionRules {
     pub default: Option<Direction>,
@@ -81,10 +81,11 @@ impl DirectionRules {
         if let Some((_, d)) = self.per_metric.iter().rev().find(|(m, _)| m == metric) {
             return *d;
         }
-        if let Some(d) = self.default {
+        if let Some(d) = stated {
             return d;
         }
-        stated.unwrap_or_else(|| Direction::infer(metric, unit))
+        self.default
+            .unwrap_or_else(|| Direction::infer(metric, unit))
     }
 }
 
@@ -216,11 +217,10 @@ mod tests {
             r.resolve("a_ns", None, Some(Direction::Lower)),
             Direction::None
         );
-        // A bare --direction applies to every metric without its own rule.
-        assert_eq!(
-            r.resolve("b", None, Some(Direction::None)),
-            Direction::Higher
-        );
+        // A bare --direction applies to every metric without its own rule
+        // or a direction its input states.
+        assert_eq!(r.resolve("b", None, Some(Direction::None)), Direction::None);
+        assert_eq!(r.resolve("b", None, None), Direction::Higher);
         assert_eq!(r.resolve("lat_us", None, None), Direction::Higher);
         assert_eq!(r.resolve("cache_hit_pct", None, None), Direction::Higher);
         assert_eq!(r.resolve("rate", None, None), Direction::Higher);
