@@ -1,6 +1,9 @@
 //! `irqlab serve`: flags -> `serve::ServeConfig`, then `serve::run`. Loopback
-//! by default; another address only through `--listen`.
+//! by default; another address only through `--listen`. SIGINT and SIGTERM
+//! end the run (exit 130 / 143), also in a background job whose shell
+//! started it with SIGINT ignored.
 
+use crate::filter_warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
 use anyhow::Context;
 use regex::Regex;
@@ -38,7 +41,7 @@ pub struct Args {
     pub duration: Option<Duration>,
     /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
     /// busiest CPUs of each row plus cpu="other").
-    #[arg(long, default_value = "all", value_parser = parse_per_cpu)]
+    #[arg(long, value_name = "MODE", default_value = "all", value_parser = PerCpuParser, hide_possible_values = true)]
     pub per_cpu: PerCpu,
     /// Expose only interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
@@ -53,6 +56,34 @@ pub struct Args {
 
 fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
     s.parse()
+}
+
+/// `--per-cpu`: parsed by [`PerCpu`]'s `FromStr`; lists the modes (with a
+/// few values of K) as possible values, so shell completions offer them
+/// rather than file names.
+#[derive(Debug, Clone, Copy)]
+struct PerCpuParser;
+
+impl clap::builder::TypedValueParser for PerCpuParser {
+    type Value = PerCpu;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PerCpu, clap::Error> {
+        clap::builder::TypedValueParser::parse_ref(&parse_per_cpu, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let modes = ["all", "sum", "top=1", "top=2", "top=4", "top=8"];
+        Some(Box::new(
+            modes.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 fn regex(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Regex>> {
@@ -82,7 +113,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts,
     };
     let interval = cfg.interval;
-    serve::run(cfg, |addr| {
+    let irq = args.irq;
+    let signal = serve::run(cfg, |addr, irq_rows| {
+        // A filter that selects nothing says so, as in `show`.
+        for w in filter_warnings(None, &Default::default(), irq.as_deref(), irq_rows) {
+            eprintln!("{w}");
+        }
         if !addr.ip().is_loopback() {
             eprintln!("irqlab: warning: {addr} is reachable from other hosts");
         }
@@ -91,5 +127,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             humantime::format_duration(interval)
         );
     })?;
-    Ok(ExitCode::SUCCESS)
+    // SIGINT/SIGTERM: 128 + signal, as `top` and `bench`.
+    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
 }

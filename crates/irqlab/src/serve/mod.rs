@@ -1,8 +1,9 @@
 //! `irqlab serve`: a Prometheus text endpoint at `/metrics` answered from
 //! the latest sample. One thread samples on drift-free ticks (the interval
 //! does not depend on scrapes) and renders the body once per sample;
-//! `http` workers hand that body to every scrape, so concurrent scrapes
-//! never re-read `/proc`.
+//! the `http` event loop hands that body to every scrape, so concurrent
+//! scrapes never re-read `/proc`, and slow or idle clients never hold up
+//! a scrape (see `http`).
 //!
 //! Owns the run loop and irqlab's own counters; naming and shaping are in
 //! `render`/`options`, monotonic sums in `accum`. Knows nothing about clap.
@@ -15,7 +16,7 @@ pub mod render;
 
 use crate::record::source::LiveSource;
 use crate::sampler::clock::CostMeter;
-use crate::sampler::Ticker;
+use crate::sampler::{Stop, Ticker};
 use anyhow::Context;
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
@@ -26,8 +27,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// HTTP worker threads (scrapes served at once; more wait in the backlog).
-pub const WORKERS: usize = 4;
+/// Descriptors kept free beside the connections: the files sampling
+/// keeps open or opens, the listener, stdio.
+pub const FD_RESERVE: u64 = 256;
 
 /// A serve run.
 #[derive(Debug, Clone)]
@@ -78,9 +80,34 @@ fn process_usage() -> (u64, u64) {
     }
 }
 
-/// Sample once, listen, then keep sampling until `duration` (or forever).
-/// `ready` gets the bound address (port 0 picks a free one).
-pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+/// Raise the soft descriptor limit to the hard one and return the
+/// connection cap it allows: [`http::MAX_CONNECTIONS`], or fewer when the
+/// limit leaves less than that beside [`FD_RESERVE`]. The second value
+/// is the (soft) limit in force.
+pub fn connection_cap() -> (usize, u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((mut soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return (http::MAX_CONNECTIONS, 0);
+    };
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        soft = hard;
+    }
+    let room = usize::try_from(soft.saturating_sub(FD_RESERVE)).unwrap_or(usize::MAX);
+    (room.clamp(1, http::MAX_CONNECTIONS), soft)
+}
+
+/// Sample once, listen, then keep sampling until `duration`, SIGINT or
+/// SIGTERM (or forever). `ready` gets the bound address (port 0 picks a
+/// free one) and the interrupt rows the filters kept in the first sample
+/// (`None` without `/proc/interrupts`). Returns the signal that ended the
+/// run, if any.
+pub fn run(
+    cfg: ServeConfig,
+    ready: impl FnOnce(SocketAddr, Option<usize>),
+) -> anyhow::Result<Option<i32>> {
+    // Before anything else: a background job of a non-interactive shell
+    // starts with SIGINT ignored, and this handler replaces that.
+    let stop = Stop::install()?;
     let mut lp = Loop {
         src: LiveSource::open(&cfg.root)?,
         renderer: Renderer::new(cfg.opts.clone()),
@@ -96,9 +123,19 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<(
     let addr = listener
         .local_addr()
         .context("listening socket has no address")?;
+    let (connections, nofile) = connection_cap();
+    if connections < http::MAX_CONNECTIONS {
+        eprintln!(
+            "irqlab: note: at most {connections} connections at once (descriptor limit {nofile})"
+        );
+    }
+    let limits = http::Limits {
+        connections,
+        ..http::Limits::default()
+    };
     let latest = Arc::new(http::Latest::new(first));
-    http::spawn(listener, Arc::clone(&latest), WORKERS)?;
-    ready(addr);
+    http::spawn(listener, Arc::clone(&latest), limits)?;
+    ready(addr, lp.renderer.irq_rows());
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     loop {
@@ -106,12 +143,12 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<(
             .duration
             .is_some_and(|d| start.elapsed() + cfg.interval > d)
         {
-            if let Some(d) = cfg.duration {
-                std::thread::sleep(d.saturating_sub(start.elapsed()));
-            }
-            return Ok(());
+            let end = start + cfg.duration.unwrap_or_default();
+            return Ok(stop.sleep_until(end));
         }
-        ticker.wait();
+        if let Some(sig) = ticker.wait_stop(&stop) {
+            return Ok(Some(sig));
+        }
         match lp.step(latest.scrapes()) {
             Ok(body) => {
                 if let Some(old) = latest.publish(body) {

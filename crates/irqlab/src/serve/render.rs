@@ -4,7 +4,7 @@
 //! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
 //! `Vec<u8>`, reads nothing.
 
-use super::accum::Sums;
+use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
 use crate::record::source::{SampleView, ThreadTotal};
 use crate::threads::ThreadKind;
@@ -34,6 +34,9 @@ pub struct Renderer {
     ksoftirqd: Sums,
     /// Series written into the last body.
     series: u64,
+    /// Interrupt rows the filters kept in the last body (`None` without
+    /// `/proc/interrupts`).
+    irq_rows: Option<usize>,
 }
 
 /// A family being written: its name and where the series go.
@@ -121,9 +124,16 @@ impl Renderer {
             opts,
             irqs: Sums::default(),
             softirqs: Sums::default(),
-            ksoftirqd: Sums::default(),
+            ksoftirqd: Sums::new(Kind::ThreadNs),
             series: 0,
+            irq_rows: None,
         }
+    }
+
+    /// Interrupt rows the filters kept in the last body (`None` without
+    /// `/proc/interrupts`).
+    pub fn irq_rows(&self) -> Option<usize> {
+        self.irq_rows
     }
 
     /// The options this renderer was built with.
@@ -138,7 +148,7 @@ impl Renderer {
         self.interrupts(s.snap, out);
         self.softirqs_family(s.snap, out);
         self.cpu_time(s.snap, out);
-        self.threads(s.threads, out);
+        self.threads(s.threads, s.snap.mono_ns, out);
         self.own(own, s.snap.wall_ns, out);
     }
 
@@ -152,9 +162,11 @@ impl Renderer {
         };
         header(out, name, help, "counter");
         let Some(m) = snap.interrupts.as_ref() else {
+            self.irq_rows = None;
             return;
         };
-        self.irqs.begin();
+        let mut kept = 0;
+        self.irqs.begin(snap.mono_ns);
         let mut seen: Vec<(&str, u32)> = Vec::new();
         let mut fam = Family {
             name,
@@ -165,6 +177,7 @@ impl Renderer {
             if !self.opts.keep(&row.label, &row.description) {
                 continue;
             }
+            kept += 1;
             let occurrence = occurrence(&mut seen, row);
             let key = row_labels(self.opts.naming, row, occurrence);
             match row.shape {
@@ -184,6 +197,7 @@ impl Renderer {
             }
         }
         self.irqs.finish();
+        self.irq_rows = Some(kept);
     }
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
@@ -203,7 +217,7 @@ impl Renderer {
         let Some(m) = snap.softirqs.as_ref() else {
             return;
         };
-        self.softirqs.begin();
+        self.softirqs.begin(snap.mono_ns);
         let mut fam = Family {
             name,
             out,
@@ -274,7 +288,7 @@ impl Renderer {
         }
     }
 
-    fn threads(&mut self, threads: &[ThreadTotal], out: &mut Vec<u8>) {
+    fn threads(&mut self, threads: &[ThreadTotal], mono_ns: u64, out: &mut Vec<u8>) {
         let mut ks: Vec<(u32, u64)> = threads
             .iter()
             .filter_map(|t| match t.kind {
@@ -293,7 +307,7 @@ impl Renderer {
                 out,
                 series: &mut self.series,
             };
-            self.ksoftirqd.begin();
+            self.ksoftirqd.begin(mono_ns);
             per_cpu_with(
                 &mut fam,
                 &self.opts,
