@@ -172,3 +172,98 @@ fn promtool_check_metrics_both_namings_or_skip() {
         );
     }
 }
+
+/// `--irq` that keeps no interrupt row warns as `show` does
+/// (`crate::filter_warnings`); serve still runs.
+#[test]
+fn irq_filter_matching_nothing_warns() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("serve")
+        .arg("--root")
+        .arg(d.path())
+        .args(["--listen", "127.0.0.1:0", "--duration", "1s", "--irq", "zzz"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
+        "{err}"
+    );
+    // serve has no --cpus: refused as a usage error, never ignored.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--cpus", "99", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Bash completions offer `--per-cpu`'s modes, not file names.
+#[test]
+fn per_cpu_completes_its_modes() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    let at = script
+        .find("--per-cpu)")
+        .expect("no --per-cpu case in the bash script");
+    let case = &script[at..at + 200.min(script.len() - at)];
+    assert!(case.contains("compgen -W \"all sum top=1"), "{case}");
+    assert!(!case.contains("compgen -f"), "{case}");
+}
+
+/// A background job of a non-interactive shell starts with SIGINT
+/// ignored; serve installs its handler anyway and SIGINT ends it.
+#[test]
+fn sigint_stops_serve_started_in_the_background_by_a_script() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let err = d.path().join("err");
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' serve --root '{}' --listen 127.0.0.1:0 --duration 60s >/dev/null 2>'{}' & echo $!",
+            bin.display(),
+            d.path().display(),
+            err.display()
+        ))
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let pid = nix::unistd::Pid::from_raw(pid);
+    struct Kill(nix::unistd::Pid);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    let _guard = Kill(pid);
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .unwrap_or(false)
+    };
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string(&err)
+        .unwrap_or_default()
+        .contains("serving http://")
+    {
+        assert!(t.elapsed().as_secs() < 30, "serve did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let t = std::time::Instant::now();
+    while alive() {
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "serve still runs 10 s after SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

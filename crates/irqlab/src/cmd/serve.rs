@@ -49,6 +49,11 @@ pub struct Args {
     /// Drop interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub exclude: Option<String>,
+    /// Open connections at most; beyond, the connection that has waited
+    /// longest for its request head is closed (lowered, with a note, when
+    /// the descriptor limit allows fewer).
+    #[arg(long, value_name = "N", default_value = "4096", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
     /// Metric names and labels.
     #[arg(long, value_enum, default_value = "irqlab")]
     pub compat: Compat,
@@ -110,6 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         interval: args.interval,
         duration: args.duration,
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         opts,
     };
     let interval = cfg.interval;

@@ -39,6 +39,9 @@ pub struct ServeConfig {
     pub interval: Duration,
     /// Stop after this long (tests, bounded runs); `None` = until killed.
     pub duration: Option<Duration>,
+    /// Open connections at most (lowered to what the descriptor limit
+    /// allows).
+    pub max_connections: usize,
     pub opts: Options,
 }
 
@@ -81,19 +84,19 @@ fn process_usage() -> (u64, u64) {
 }
 
 /// Raise the soft descriptor limit to the hard one and return the
-/// connection cap it allows: [`http::MAX_CONNECTIONS`], or fewer when the
-/// limit leaves less than that beside [`FD_RESERVE`]. The second value
-/// is the (soft) limit in force.
-pub fn connection_cap() -> (usize, u64) {
+/// connection cap it allows: `want`, or fewer when the limit leaves less
+/// than that beside [`FD_RESERVE`]. The second value is the (soft) limit
+/// in force.
+pub fn connection_cap(want: usize) -> (usize, u64) {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     let Ok((mut soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-        return (http::MAX_CONNECTIONS, 0);
+        return (want.max(1), 0);
     };
     if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
         soft = hard;
     }
     let room = usize::try_from(soft.saturating_sub(FD_RESERVE)).unwrap_or(usize::MAX);
-    (room.clamp(1, http::MAX_CONNECTIONS), soft)
+    (room.min(want).max(1), soft)
 }
 
 /// Sample once, listen, then keep sampling until `duration`, SIGINT or
@@ -123,8 +126,8 @@ pub fn run(
     let addr = listener
         .local_addr()
         .context("listening socket has no address")?;
-    let (connections, nofile) = connection_cap();
-    if connections < http::MAX_CONNECTIONS {
+    let (connections, nofile) = connection_cap(cfg.max_connections);
+    if connections < cfg.max_connections {
         eprintln!(
             "irqlab: note: at most {connections} connections at once (descriptor limit {nofile})"
         );
