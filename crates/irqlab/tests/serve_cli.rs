@@ -183,7 +183,14 @@ fn irq_filter_matching_nothing_warns() {
         .arg("serve")
         .arg("--root")
         .arg(d.path())
-        .args(["--listen", "127.0.0.1:0", "--duration", "1s", "--irq", "zzz"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--irq",
+            "zzz",
+        ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -246,7 +253,13 @@ fn sigint_stops_serve_started_in_the_background_by_a_script() {
     let _guard = Kill(pid);
     let alive = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(false)
     };
     let t = std::time::Instant::now();

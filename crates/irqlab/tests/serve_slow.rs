@@ -107,7 +107,8 @@ fn a_slow_head_gets_408_at_its_deadline() {
     synth(d.path(), 2, 2);
     let s = serve(d.path(), &["-i", "200ms"]);
     let mut c = TcpStream::connect(s.addr).unwrap();
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
     let t = Instant::now();
     c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut out = Vec::new();
@@ -190,4 +191,52 @@ fn beyond_max_connections_the_longest_waiting_head_is_evicted() {
         matches!(first.read(&mut b), Ok(0) | Err(_)),
         "the oldest idle connection was not evicted"
     );
+}
+
+/// Read one answer with a Content-Length body from `s`: (status line, body).
+fn read_answer(s: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut b).unwrap(), 1, "closed mid-head: {head:?}");
+        head.push(b[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// HTTP/1.1 keep-alive (what Prometheus uses): several scrapes on one
+/// connection, no new handshake per scrape; `Connection: close` and
+/// HTTP/1.0 close after the answer.
+#[test]
+fn keep_alive_serves_several_scrapes_on_one_connection() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for _ in 0..3 {
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let (head, body) = read_answer(&mut c);
+        assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+        assert!(head.contains("Connection: keep-alive"), "{head}");
+        assert!(String::from_utf8_lossy(&body).contains("irqlab_exposed_series"));
+    }
+    c.write_all(b"GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let (head, _) = read_answer(&mut c);
+    assert!(head.contains("Connection: close"), "{head}");
+    assert_eq!(c.read(&mut [0u8; 8]).unwrap(), 0, "still open");
+    let (out, _) = exchange(s.addr, b"GET /metrics HTTP/1.0\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 200 ") && out.contains("Connection: close"));
 }

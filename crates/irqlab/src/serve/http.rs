@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 /// Longest request head accepted (bytes); a longer one gets 431.
 pub const MAX_HEAD: usize = 8192;
 
-/// The bodies of the latest sample, shared with the workers.
+/// The bodies of the latest sample, shared with the server thread.
 #[derive(Debug)]
 pub struct Latest {
     /// (Prometheus text, OpenMetrics) of one sample.
@@ -147,11 +147,13 @@ enum Phase {
     /// Reading the request head into `buf`.
     Head,
     /// Writing `out` (status line and headers) then `body`; `sent` bytes
-    /// of both so far.
+    /// of both so far. With `keep`, the connection then waits for the
+    /// next request.
     Write {
         out: Vec<u8>,
         body: Option<Arc<Vec<u8>>>,
         sent: usize,
+        keep: bool,
     },
     /// Answer sent and the write side shut: discarding what the client
     /// still sends until it closes or the linger ends.
@@ -161,7 +163,8 @@ enum Phase {
 struct Conn {
     stream: TcpStream,
     buf: Vec<u8>,
-    /// When it was accepted: eviction picks the oldest still in `Head`.
+    /// When it started waiting for its current request head: eviction
+    /// picks the oldest still in `Head`.
     since: Instant,
     /// When the current phase ends.
     deadline: Instant,
@@ -329,6 +332,13 @@ impl Conn {
         }
         if matches!(self.phase, Phase::Write { .. }) && !self.closed {
             match self.write_some() {
+                Ok(true) if matches!(self.phase, Phase::Write { keep: true, .. }) => {
+                    // Keep-alive: wait for the next request, under the
+                    // same head deadline (an idle one is closed then).
+                    self.phase = Phase::Head;
+                    self.since = now;
+                    self.deadline = now + limits.head;
+                }
                 Ok(true) => {
                     // Shut the write side: the client sees the end of the
                     // answer; then drain its input before closing.
@@ -373,7 +383,10 @@ impl Conn {
                     self.buf.extend_from_slice(&chunk[..n.min(room)]);
                     if let Some(end) = head_end(&self.buf, from) {
                         let head = &self.buf[..end];
-                        let reply = answer(head, latest);
+                        let mut reply = answer(head, latest);
+                        // Bytes after the head (a pipelined request) are
+                        // not served: answer this one and close.
+                        reply.keep &= end == self.buf.len();
                         self.reply(reply, limits, now);
                         return;
                     }
@@ -423,9 +436,10 @@ impl Conn {
         let len = r.body.len();
         let _ = write!(
             out,
-            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {len}\r\nConnection: close\r\n{}\r\n",
+            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {len}\r\nConnection: {}\r\n{}\r\n",
             r.status.line(),
             r.ctype,
+            if r.keep { "keep-alive" } else { "close" },
             if r.status == Status::MethodNotAllowed {
                 "Allow: GET, HEAD\r\n"
             } else {
@@ -437,6 +451,7 @@ impl Conn {
             out,
             body: (!r.head_only).then_some(r.body),
             sent: 0,
+            keep: r.keep,
         };
         self.deadline = now + limits.write;
     }
@@ -444,7 +459,10 @@ impl Conn {
     /// Write what the socket takes; true once everything is sent.
     fn write_some(&mut self) -> std::io::Result<bool> {
         let Conn { stream, phase, .. } = self;
-        let Phase::Write { out, body, sent } = phase else {
+        let Phase::Write {
+            out, body, sent, ..
+        } = phase
+        else {
             return Ok(true);
         };
         let body: &[u8] = body.as_deref().map_or(&[], |b| b.as_slice());
@@ -493,13 +511,15 @@ impl Status {
     }
 }
 
-/// An answer: status, content type, body (shared, not copied), and
-/// whether only the head is sent (`HEAD`).
+/// An answer: status, content type, body (shared, not copied), whether
+/// only the head is sent (`HEAD`) and whether the connection stays open
+/// for another request.
 struct Reply {
     status: Status,
     ctype: &'static str,
     body: Arc<Vec<u8>>,
     head_only: bool,
+    keep: bool,
 }
 
 impl Reply {
@@ -509,6 +529,7 @@ impl Reply {
             ctype: "text/plain",
             body: Arc::new(body.as_bytes().to_vec()),
             head_only: false,
+            keep: false,
         }
     }
 
@@ -537,6 +558,7 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
                 ctype: format.content_type(),
                 body: latest.body_as(format),
                 head_only: false,
+                keep: false,
             }
         }
         Some((_, "/")) => Reply {
@@ -546,7 +568,18 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
         Some(_) => Reply::text(Status::NotFound, "not found: try /metrics\n"),
     };
     r.head_only = head.starts_with(b"HEAD ");
+    r.keep = r.status != Status::BadRequest && keep_alive(head);
     r
+}
+
+/// True when the client keeps its connection for another request:
+/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes).
+fn keep_alive(head: &[u8]) -> bool {
+    let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    let line = head.get(..line_end).unwrap_or(head).trim_ascii_end();
+    line.ends_with(b" HTTP/1.1")
+        && !openmetrics::header(head, "connection")
+            .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
 }
 
 /// End of the request head (after its blank line) in `buf`, searching
