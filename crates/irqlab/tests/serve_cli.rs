@@ -280,3 +280,68 @@ fn sigint_stops_serve_started_in_the_background_by_a_script() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// `--per-cpu sum` end to end: a CPU's LOC count set to 2^64-1, raised by
+/// 2^40, or jumping 5 -> 2^32-1 between two samples never makes the
+/// exported sum decrease or absorb the impossible step (the rule of the
+/// delta layer, as `top` reports `impossible_rate`).
+#[test]
+fn per_cpu_sum_never_decreases_nor_absorbs_impossible_values() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let file = d.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let set_loc = |cpu0: &str, cpu1: &str| {
+        let out: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("LOC:") {
+                    format!("LOC: {cpu0:>10} {cpu1:>10}   Local timer interrupts\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let tmp = file.with_extension("tmp");
+        std::fs::write(&tmp, out).unwrap();
+        std::fs::rename(&tmp, &file).unwrap();
+    };
+    set_loc("5", "100");
+    let s = serve(d.path(), &["-i", "100ms", "--per-cpu", "sum"]);
+    let loc = |s: &serve_support::Server| {
+        value(
+            &scrape(s.addr),
+            "irqlab_interrupts_total{cpu=\"all\",irq=\"LOC\"",
+        )
+        .unwrap()
+    };
+    let samples =
+        |s: &serve_support::Server| value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
+    let settle = |s: &serve_support::Server| {
+        let n = samples(s);
+        let t = std::time::Instant::now();
+        while samples(s) < n + 3.0 && t.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    settle(&s);
+    let start = loc(&s);
+    assert_eq!(start, 105.0);
+    let mut last = start;
+    for (cpu0, cpu1, most) in [
+        ("18446744073709551615", "101", 106.0),
+        ("18446744073709551615", "102", 107.0),
+        ("7", "103", 108.0),
+        ("1099511627783", "104", 109.0),
+        ("1099511628783", "105", 110.0),
+        ("8", "106", 112.0),
+        ("4294967295", "107", 113.0),
+    ] {
+        set_loc(cpu0, cpu1);
+        settle(&s);
+        let v = loc(&s);
+        assert!(v >= last, "LOC sum went back from {last} to {v} at {cpu0}");
+        assert!(v <= most, "LOC sum absorbed {cpu0}: {v} > {most}");
+        last = v;
+    }
+}
