@@ -8,9 +8,11 @@
 //! metrics this tree exposes must return data.
 //!
 //! `prometheus_gets_every_scrape_beside_1000_slow_connections` (ignored:
-//! it takes 80 s; tools/faults/serve.sh and `cargo test -- --ignored` run
-//! it): with 1 000 slow or silent connections kept open against `serve`,
-//! Prometheus scraping every 1 s (1 s timeout) gets 60 of 60 scrapes.
+//! it takes 70 s; run it with `cargo test --test serve_prometheus --
+//! --ignored`; tools/faults/serve.sh runs the same case against any
+//! binary): with 1 000 slow or silent connections kept open against
+//! `serve`, Prometheus scraping every 1 s (1 s timeout) gets 60 of 60
+//! scrapes.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -282,7 +284,7 @@ fn slow_clients(
 }
 
 #[test]
-#[ignore = "80 s: run by tools/faults/serve.sh or cargo test -- --ignored"]
+#[ignore = "70 s: cargo test --test serve_prometheus -- --ignored (tools/faults/serve.sh runs the same case)"]
 fn prometheus_gets_every_scrape_beside_1000_slow_connections() {
     if !have("prometheus") {
         crate::visible!("SKIP prometheus_gets_every_scrape_beside_1000_slow_connections: prometheus not installed (tools/install-prometheus.sh)");
