@@ -52,12 +52,15 @@ pub struct Args {
     /// Open connections at most; beyond, the connection that has waited
     /// longest for its request head is closed (lowered, with a note, when
     /// the descriptor limit allows fewer).
-    #[arg(long, value_name = "N", default_value = "4096", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// Metric names and labels.
     #[arg(long, value_enum, default_value = "irqlab")]
     pub compat: Compat,
 }
+
+/// `--max-connections` by default: `serve::http::MAX_CONNECTIONS`.
+const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
 
 fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
     s.parse()
@@ -135,4 +138,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     // SIGINT/SIGTERM: 128 + signal, as `top` and `bench`.
     Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_max_connections_is_the_servers_cap() {
+        assert_eq!(
+            usize::try_from(DEFAULT_MAX_CONNECTIONS),
+            Ok(serve::http::MAX_CONNECTIONS)
+        );
+    }
 }

@@ -651,6 +651,48 @@ mod tests {
     }
 
     #[test]
+    fn heads_end_at_the_blank_line_and_garbage_is_seen_early() {
+        let h = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nrest";
+        assert_eq!(head_end(h, 0), Some(h.len() - 4));
+        assert_eq!(head_end(h, 20), Some(h.len() - 4));
+        assert_eq!(head_end(b"GET / HTTP/1.0\n\n", 0), Some(16));
+        assert_eq!(head_end(b"GET /metrics HTTP/1.1\r\n", 0), None);
+        // still possibly a request
+        for ok in [
+            &b"G"[..],
+            b"GET /met",
+            b"GET /metrics HTTP/1.1\r\nHo",
+            b"hello",
+        ] {
+            assert!(could_be_request(ok), "{ok:?}");
+        }
+        // never a request
+        for bad in [
+            &b"\x16\x03\x01"[..],
+            b"\x00",
+            b"GET /\xff",
+            b"AAAAAAAAAAAAAAAAAAAAAAAAAA",
+            b"GET /metrics HTTP/1.1 extra\r\n",
+            b"GET /metrics\r\n",
+            b"(GET) / HTTP/1.1",
+        ] {
+            assert!(!could_be_request(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keep_alive_only_for_http_1_1_without_close() {
+        assert!(keep_alive(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(!keep_alive(
+            b"GET /metrics HTTP/1.1\r\nConnection: Close\r\n\r\n"
+        ));
+        assert!(!keep_alive(
+            b"GET /metrics HTTP/1.1\r\nconnection: te, close\r\n\r\n"
+        ));
+        assert!(!keep_alive(b"GET /metrics HTTP/1.0\r\n\r\n"));
+    }
+
+    #[test]
     fn publish_returns_the_unshared_old_buffer() {
         let l = Latest::new(b"a".to_vec());
         let held = l.body();
