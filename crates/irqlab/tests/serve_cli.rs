@@ -200,12 +200,68 @@ fn irq_filter_matching_nothing_warns() {
         err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
         "{err}"
     );
-    // serve has no --cpus: refused as a usage error, never ignored.
     let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args(["serve", "--cpus", "99", "--listen", "127.0.0.1:0"])
+        .arg("serve")
+        .arg("--root")
+        .arg(d.path())
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--cpus",
+            "99",
+        ])
+        .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 2 CPUs (0-1)"
+        ),
+        "{err}"
+    );
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--cpus", "5-2", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad CPU list is a usage error"
+    );
+}
+
+/// `--cpus` keeps only the selected CPUs' series (and sums only them).
+#[test]
+fn cpus_filter_selects_series() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 4);
+    let s = serve(d.path(), &["-i", "100ms", "--cpus", "1,3"]);
+    let body = scrape(s.addr);
+    let cpus: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split("cpu=\"").nth(1))
+        .filter_map(|r| r.split('"').next())
+        .collect();
+    assert_eq!(cpus, ["1", "3", "all"].into(), "{body}");
+    let all = serve(d.path(), &["-i", "100ms", "--per-cpu", "sum"]);
+    let sub = serve(
+        d.path(),
+        &["-i", "100ms", "--per-cpu", "sum", "--cpus", "1,3"],
+    );
+    let p = "irqlab_interrupts_total{cpu=\"all\",irq=\"LOC\"";
+    let (a, b) = (
+        value(&scrape(all.addr), p).unwrap(),
+        value(&scrape(sub.addr), p).unwrap(),
+    );
+    assert!(b < a, "sum over CPUs 1,3 {b} vs all {a}");
+    let per = value(&body, "irqlab_interrupts_total{cpu=\"1\",irq=\"LOC\"").unwrap()
+        + value(&body, "irqlab_interrupts_total{cpu=\"3\",irq=\"LOC\"").unwrap();
+    assert_eq!(b, per);
 }
 
 /// Bash completions offer `--per-cpu`'s modes, not file names.

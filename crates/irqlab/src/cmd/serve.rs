@@ -46,6 +46,10 @@ pub struct Args {
     /// Expose only interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
+    /// Expose only these CPUs (e.g. `0-3,8`): their series in `all` and
+    /// `top=K`, their sum in `sum`.
+    #[arg(long, value_parser = super::show::cpu_list_arg)]
+    pub cpus: Option<String>,
     /// Drop interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub exclude: Option<String>,
@@ -107,6 +111,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         per_cpu: args.per_cpu,
         irq: regex("--irq", args.irq.as_deref())?,
         exclude: regex("--exclude", args.exclude.as_deref())?,
+        cpus: args
+            .cpus
+            .as_deref()
+            .map(super::args::cpu_list)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?,
         naming: match args.compat {
             Compat::Irqlab => Naming::Irqlab,
             Compat::Node => Naming::Node,
@@ -122,10 +132,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts,
     };
     let interval = cfg.interval;
-    let irq = args.irq;
-    let signal = serve::run(cfg, |addr, irq_rows| {
+    let (irq, cpus) = (args.irq, args.cpus);
+    let signal = serve::run(cfg, |addr, irq_rows, present| {
         // A filter that selects nothing says so, as in `show`.
-        for w in filter_warnings(None, &Default::default(), irq.as_deref(), irq_rows) {
+        for w in filter_warnings(cpus.as_deref(), present, irq.as_deref(), irq_rows) {
             eprintln!("{w}");
         }
         if !addr.ip().is_loopback() {

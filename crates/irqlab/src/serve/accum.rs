@@ -31,7 +31,14 @@ pub enum Kind {
     /// one CPU at a time, so it grows by at most a second per second;
     /// twice that allows for the spread of one sample's reads.
     ThreadNs,
+    /// A CPU's time in `/proc/stat` clock ticks (64-bit), bounded like
+    /// [`Kind::ThreadNs`] at the highest tick rate Linux is built with
+    /// (`CONFIG_HZ` 1000, USER_HZ at most that).
+    Ticks,
 }
+
+/// Fastest growth of [`Kind::Ticks`], ticks per second (twice 1000).
+const TICKS_PER_S: f64 = 2000.0;
 
 /// Fastest growth of [`Kind::ThreadNs`], ns per second.
 const THREAD_NS_PER_S: f64 = 2e9;
@@ -43,6 +50,7 @@ impl Kind {
         match self {
             Kind::Events => bound_rate(counter_delta(old, new), elapsed_s, MAX_RATE_PER_CPU),
             Kind::ThreadNs => bound_rate(wide_counter_delta(old, new), elapsed_s, THREAD_NS_PER_S),
+            Kind::Ticks => bound_rate(wide_counter_delta(old, new), elapsed_s, TICKS_PER_S),
         }
     }
 

@@ -22,6 +22,7 @@ use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
 pub use options::{Naming, Options, PerCpu};
 use render::{OwnStats, Renderer};
+use std::collections::BTreeSet;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +52,8 @@ struct Loop {
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
+    /// CPUs the first sample's files list (for the `--cpus` warning).
+    present: BTreeSet<u32>,
 }
 
 impl Loop {
@@ -58,6 +61,9 @@ impl Loop {
     fn step(&mut self, scrapes: u64) -> anyhow::Result<Vec<u8>> {
         let meter = CostMeter::start();
         let s = self.src.next_sample()?;
+        if self.own.samples == 0 {
+            crate::filter_warnings::cpus_of(s.snap(), &mut self.present);
+        }
         self.own.samples += 1;
         self.own.scrapes = scrapes;
         let (cpu_ns, max_rss) = process_usage();
@@ -101,12 +107,12 @@ pub fn connection_cap(want: usize) -> (usize, u64) {
 
 /// Sample once, listen, then keep sampling until `duration`, SIGINT or
 /// SIGTERM (or forever). `ready` gets the bound address (port 0 picks a
-/// free one) and the interrupt rows the filters kept in the first sample
-/// (`None` without `/proc/interrupts`). Returns the signal that ended the
-/// run, if any.
+/// free one), the interrupt rows the filters kept in the first sample
+/// (`None` without `/proc/interrupts`) and the CPUs its files list.
+/// Returns the signal that ended the run, if any.
 pub fn run(
     cfg: ServeConfig,
-    ready: impl FnOnce(SocketAddr, Option<usize>),
+    ready: impl FnOnce(SocketAddr, Option<usize>, &BTreeSet<u32>),
 ) -> anyhow::Result<Option<i32>> {
     // Before anything else: a background job of a non-interactive shell
     // starts with SIGINT ignored, and this handler replaces that.
@@ -116,6 +122,7 @@ pub fn run(
         renderer: Renderer::new(cfg.opts.clone()),
         own: OwnStats::default(),
         spare: Vec::new(),
+        present: BTreeSet::new(),
     };
     let first = lp.step(0)?;
     for m in lp.src.missing() {
@@ -138,7 +145,7 @@ pub fn run(
     };
     let latest = Arc::new(http::Latest::new(first));
     http::spawn(listener, Arc::clone(&latest), limits)?;
-    ready(addr, lp.renderer.irq_rows());
+    ready(addr, lp.renderer.irq_rows(), &lp.present);
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     loop {

@@ -37,6 +37,9 @@ pub struct Renderer {
     /// Interrupt rows the filters kept in the last body (`None` without
     /// `/proc/interrupts`).
     irq_rows: Option<usize>,
+    /// Monotonic sums of the selected CPUs' irq and softirq time
+    /// (`--cpus` with `sum` or `top=K`).
+    cpu_time: Sums,
 }
 
 /// A family being written: its name and where the series go.
@@ -127,6 +130,7 @@ impl Renderer {
             ksoftirqd: Sums::new(Kind::ThreadNs),
             series: 0,
             irq_rows: None,
+            cpu_time: Sums::new(Kind::Ticks),
         }
     }
 
@@ -242,8 +246,24 @@ impl Renderer {
             let id = |c: &CpuTimes| c.cpu.map(|c| c.to_string()).unwrap_or_default();
             st.cpus
                 .iter()
+                .filter(|c| c.cpu.is_none_or(|id| self.opts.keep_cpu(id)))
                 .map(|c| (id(c), c.irq(), c.softirq()))
                 .collect()
+        } else if self.opts.cpus.is_some() {
+            // The selected CPUs' sum, kept monotonic as the other sums.
+            let kept: Vec<&CpuTimes> = st
+                .cpus
+                .iter()
+                .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
+                .collect();
+            let ids: Vec<u32> = kept.iter().filter_map(|c| c.cpu).collect();
+            let irq: Vec<u64> = kept.iter().map(|c| c.irq()).collect();
+            let soft: Vec<u64> = kept.iter().map(|c| c.softirq()).collect();
+            self.cpu_time.begin(snap.mono_ns);
+            let (i, _) = self.cpu_time.update("irq", &ids, &irq, &[]);
+            let (s, _) = self.cpu_time.update("softirq", &ids, &soft, &[]);
+            self.cpu_time.finish();
+            vec![("all".into(), i, s)]
         } else {
             vec![("all".into(), st.total.irq(), st.total.softirq())]
         };
@@ -476,6 +496,19 @@ fn per_cpu_with(
 ) {
     let n = cpus.len().min(counts.len());
     let (cpus, counts) = (&cpus[..n], &counts[..n]);
+    // `--cpus`: only the selected columns.
+    let picked: (Vec<u32>, Vec<u64>);
+    let (cpus, counts) = if opts.cpus.is_some() {
+        picked = cpus
+            .iter()
+            .zip(counts)
+            .filter(|(&c, _)| opts.keep_cpu(c))
+            .map(|(&c, &v)| (c, v))
+            .unzip();
+        (picked.0.as_slice(), picked.1.as_slice())
+    } else {
+        (cpus, counts)
+    };
     let value = |v: u64| match unit {
         0 => SeriesValue::Int(v),
         u => SeriesValue::Seconds { count: v, unit: u },
