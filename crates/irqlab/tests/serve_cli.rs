@@ -172,3 +172,232 @@ fn promtool_check_metrics_both_namings_or_skip() {
         );
     }
 }
+
+/// `--irq` that keeps no interrupt row warns as `show` does
+/// (`crate::filter_warnings`); serve still runs.
+#[test]
+fn irq_filter_matching_nothing_warns() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("serve")
+        .arg("--root")
+        .arg(d.path())
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--irq",
+            "zzz",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
+        "{err}"
+    );
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("serve")
+        .arg("--root")
+        .arg(d.path())
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--cpus",
+            "99",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 2 CPUs (0-1)"
+        ),
+        "{err}"
+    );
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--cpus", "5-2", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad CPU list is a usage error"
+    );
+}
+
+/// `--cpus` keeps only the selected CPUs' series (and sums only them).
+#[test]
+fn cpus_filter_selects_series() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 4);
+    let s = serve(d.path(), &["-i", "100ms", "--cpus", "1,3"]);
+    let body = scrape(s.addr);
+    let cpus: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split("cpu=\"").nth(1))
+        .filter_map(|r| r.split('"').next())
+        .collect();
+    assert_eq!(cpus, ["1", "3", "all"].into(), "{body}");
+    let all = serve(d.path(), &["-i", "100ms", "--per-cpu", "sum"]);
+    let sub = serve(
+        d.path(),
+        &["-i", "100ms", "--per-cpu", "sum", "--cpus", "1,3"],
+    );
+    let p = "irqlab_interrupts_total{cpu=\"all\",irq=\"LOC\"";
+    let (a, b) = (
+        value(&scrape(all.addr), p).unwrap(),
+        value(&scrape(sub.addr), p).unwrap(),
+    );
+    assert!(b < a, "sum over CPUs 1,3 {b} vs all {a}");
+    let per = value(&body, "irqlab_interrupts_total{cpu=\"1\",irq=\"LOC\"").unwrap()
+        + value(&body, "irqlab_interrupts_total{cpu=\"3\",irq=\"LOC\"").unwrap();
+    assert_eq!(b, per);
+}
+
+/// Bash completions offer `--per-cpu`'s modes, not file names.
+#[test]
+fn per_cpu_completes_its_modes() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    let at = script
+        .find("--per-cpu)")
+        .expect("no --per-cpu case in the bash script");
+    let case = &script[at..at + 200.min(script.len() - at)];
+    assert!(case.contains("compgen -W \"all sum top=1"), "{case}");
+    assert!(!case.contains("compgen -f"), "{case}");
+}
+
+/// A background job of a non-interactive shell starts with SIGINT
+/// ignored; serve installs its handler anyway and SIGINT ends it.
+#[test]
+fn sigint_stops_serve_started_in_the_background_by_a_script() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let err = d.path().join("err");
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' serve --root '{}' --listen 127.0.0.1:0 --duration 60s >/dev/null 2>'{}' & echo $!",
+            bin.display(),
+            d.path().display(),
+            err.display()
+        ))
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let pid = nix::unistd::Pid::from_raw(pid);
+    struct Kill(nix::unistd::Pid);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    let _guard = Kill(pid);
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string(&err)
+        .unwrap_or_default()
+        .contains("serving http://")
+    {
+        assert!(t.elapsed().as_secs() < 30, "serve did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let t = std::time::Instant::now();
+    while alive() {
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "serve still runs 10 s after SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `--per-cpu sum` end to end: a CPU's LOC count set to 2^64-1, raised by
+/// 2^40, or jumping 5 -> 2^32-1 between two samples never makes the
+/// exported sum decrease or absorb the impossible step (the rule of the
+/// delta layer, as `top` reports `impossible_rate`).
+#[test]
+fn per_cpu_sum_never_decreases_nor_absorbs_impossible_values() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let file = d.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let set_loc = |cpu0: &str, cpu1: &str| {
+        let out: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("LOC:") {
+                    format!("LOC: {cpu0:>10} {cpu1:>10}   Local timer interrupts\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let tmp = file.with_extension("tmp");
+        std::fs::write(&tmp, out).unwrap();
+        std::fs::rename(&tmp, &file).unwrap();
+    };
+    set_loc("5", "100");
+    let s = serve(d.path(), &["-i", "100ms", "--per-cpu", "sum"]);
+    let loc = |s: &serve_support::Server| {
+        value(
+            &scrape(s.addr),
+            "irqlab_interrupts_total{cpu=\"all\",irq=\"LOC\"",
+        )
+        .unwrap()
+    };
+    let samples =
+        |s: &serve_support::Server| value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
+    let settle = |s: &serve_support::Server| {
+        let n = samples(s);
+        let t = std::time::Instant::now();
+        while samples(s) < n + 3.0 && t.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    settle(&s);
+    let start = loc(&s);
+    assert_eq!(start, 105.0);
+    let mut last = start;
+    for (cpu0, cpu1, most) in [
+        ("18446744073709551615", "101", 106.0),
+        ("18446744073709551615", "102", 107.0),
+        ("7", "103", 108.0),
+        ("1099511627783", "104", 109.0),
+        ("1099511628783", "105", 110.0),
+        ("8", "106", 112.0),
+        ("4294967295", "107", 113.0),
+    ] {
+        set_loc(cpu0, cpu1);
+        settle(&s);
+        let v = loc(&s);
+        assert!(v >= last, "LOC sum went back from {last} to {v} at {cpu0}");
+        assert!(v <= most, "LOC sum absorbed {cpu0}: {v} > {most}");
+        last = v;
+    }
+}

@@ -1,6 +1,9 @@
 //! `irqlab serve`: flags -> `serve::ServeConfig`, then `serve::run`. Loopback
-//! by default; another address only through `--listen`.
+//! by default; another address only through `--listen`. SIGINT and SIGTERM
+//! end the run (exit 130 / 143), also in a background job whose shell
+//! started it with SIGINT ignored.
 
+use crate::filter_warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
 use anyhow::Context;
 use regex::Regex;
@@ -38,21 +41,61 @@ pub struct Args {
     pub duration: Option<Duration>,
     /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
     /// busiest CPUs of each row plus cpu="other").
-    #[arg(long, default_value = "all", value_parser = parse_per_cpu)]
+    #[arg(long, value_name = "MODE", default_value = "all", value_parser = PerCpuParser, hide_possible_values = true)]
     pub per_cpu: PerCpu,
     /// Expose only interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub irq: Option<String>,
+    /// Expose only these CPUs (e.g. `0-3,8`): their series in `all` and
+    /// `top=K`, their sum in `sum`.
+    #[arg(long, value_parser = super::show::cpu_list_arg)]
+    pub cpus: Option<String>,
     /// Drop interrupt rows whose label or description matches.
     #[arg(long, value_parser = super::show::regex_arg)]
     pub exclude: Option<String>,
+    /// Open connections at most; beyond, the connection that has waited
+    /// longest for its request head is closed (lowered, with a note, when
+    /// the descriptor limit allows fewer).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
     /// Metric names and labels.
     #[arg(long, value_enum, default_value = "irqlab")]
     pub compat: Compat,
 }
 
+/// `--max-connections` by default: `serve::http::MAX_CONNECTIONS`.
+const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
+
 fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
     s.parse()
+}
+
+/// `--per-cpu`: parsed by [`PerCpu`]'s `FromStr`; lists the modes (with a
+/// few values of K) as possible values, so shell completions offer them
+/// rather than file names.
+#[derive(Debug, Clone, Copy)]
+struct PerCpuParser;
+
+impl clap::builder::TypedValueParser for PerCpuParser {
+    type Value = PerCpu;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PerCpu, clap::Error> {
+        clap::builder::TypedValueParser::parse_ref(&parse_per_cpu, cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let modes = ["all", "sum", "top=1", "top=2", "top=4", "top=8"];
+        Some(Box::new(
+            modes.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 fn regex(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Regex>> {
@@ -68,6 +111,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         per_cpu: args.per_cpu,
         irq: regex("--irq", args.irq.as_deref())?,
         exclude: regex("--exclude", args.exclude.as_deref())?,
+        cpus: args
+            .cpus
+            .as_deref()
+            .map(super::args::cpu_list)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?,
         naming: match args.compat {
             Compat::Irqlab => Naming::Irqlab,
             Compat::Node => Naming::Node,
@@ -79,10 +128,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         interval: args.interval,
         duration: args.duration,
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         opts,
     };
     let interval = cfg.interval;
-    serve::run(cfg, |addr| {
+    let (irq, cpus) = (args.irq, args.cpus);
+    let signal = serve::run(cfg, |addr, irq_rows, present| {
+        // A filter that selects nothing says so, as in `show`.
+        for w in filter_warnings(cpus.as_deref(), present, irq.as_deref(), irq_rows) {
+            eprintln!("{w}");
+        }
         if !addr.ip().is_loopback() {
             eprintln!("irqlab: warning: {addr} is reachable from other hosts");
         }
@@ -91,5 +146,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             humantime::format_duration(interval)
         );
     })?;
-    Ok(ExitCode::SUCCESS)
+    // SIGINT/SIGTERM: 128 + signal, as `top` and `bench`.
+    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_max_connections_is_the_servers_cap() {
+        assert_eq!(
+            usize::try_from(DEFAULT_MAX_CONNECTIONS),
+            Ok(serve::http::MAX_CONNECTIONS)
+        );
+    }
 }

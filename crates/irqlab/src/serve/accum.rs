@@ -2,16 +2,80 @@
 //! CPU columns drops when a CPU goes offline (its column disappears) or a
 //! counter wraps, which Prometheus would read as a reset and count the
 //! whole sum again. Instead each row's sum grows by the per-CPU
-//! differences from `delta::counter_delta` (the one place counter
-//! arithmetic lives): a wrap adds its modular difference, a reset adds the
-//! new count (counted from zero, as Prometheus does), a CPU that appears
-//! starts from its current count without a jump.
+//! differences the delta layer accepts: `delta::counter_delta` then
+//! `delta::bound_rate` at `delta::MAX_RATE_PER_CPU`, the rule `top` and
+//! `record` apply (irqlab-core's `delta/counter.rs`). A wrap adds its
+//! modular difference; a reset adds the new count (counted from zero, as
+//! Prometheus does) when that count is itself possible; a value no kernel
+//! counter can hold (above 2^32) or a jump implying an impossible rate
+//! adds nothing, and the next sample counts from it; a CPU that appears
+//! starts from its current count without a jump. Sums saturate, so an
+//! exported sum never decreases.
 //!
 //! Rows are keyed by their label set, so an IRQ number reused with another
 //! chip or action is a new series. Pure: no I/O.
 
-use irqlab_core::delta::{counter_delta, Cell};
+use irqlab_core::delta::{
+    bound_rate, counter_delta, wide_counter_delta, Cell, Gap, MAX_RATE_PER_CPU,
+};
 use std::collections::HashMap;
+
+/// What a family's per-CPU values are, and so how two of them differ.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// The kernel's 32-bit per-CPU event counters (`/proc/interrupts`,
+    /// `/proc/softirqs`).
+    #[default]
+    Events,
+    /// A thread's cumulative CPU time in ns (64-bit): one thread runs on
+    /// one CPU at a time, so it grows by at most a second per second;
+    /// twice that allows for the spread of one sample's reads.
+    ThreadNs,
+    /// A CPU's time in `/proc/stat` clock ticks (64-bit), bounded like
+    /// [`Kind::ThreadNs`] at the highest tick rate Linux is built with
+    /// (`CONFIG_HZ` 1000, USER_HZ at most that).
+    Ticks,
+}
+
+/// Fastest growth of [`Kind::Ticks`], ticks per second (twice 1000).
+const TICKS_PER_S: f64 = 2000.0;
+
+/// Fastest growth of [`Kind::ThreadNs`], ns per second.
+const THREAD_NS_PER_S: f64 = 2e9;
+
+impl Kind {
+    /// The difference from `old` to `new` over `elapsed_s` seconds, as the
+    /// delta layer sees it.
+    fn delta(self, old: u64, new: u64, elapsed_s: f64) -> Cell {
+        match self {
+            Kind::Events => bound_rate(counter_delta(old, new), elapsed_s, MAX_RATE_PER_CPU),
+            Kind::ThreadNs => bound_rate(wide_counter_delta(old, new), elapsed_s, THREAD_NS_PER_S),
+            Kind::Ticks => bound_rate(wide_counter_delta(old, new), elapsed_s, TICKS_PER_S),
+        }
+    }
+
+    /// What a sum absorbs of the step from `old` to `new`: the difference,
+    /// the new count after a reset when it is itself possible, nothing
+    /// for an impossible value or rate.
+    fn increment(self, old: u64, new: u64, elapsed_s: f64) -> u64 {
+        match self.delta(old, new, elapsed_s) {
+            Cell::Count(d) => d,
+            Cell::Gap(Gap::Reset) => match self.delta(0, new, elapsed_s) {
+                Cell::Count(d) => d,
+                Cell::Gap(_) => 0,
+            },
+            Cell::Gap(_) => 0,
+        }
+    }
+
+    /// A count a first sight may sum: one the kernel can print.
+    fn plausible(self, v: u64) -> u64 {
+        match self {
+            Kind::Events if v > u64::from(u32::MAX) => 0,
+            _ => v,
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 struct RowSum {
@@ -27,14 +91,33 @@ struct RowSum {
 /// The monotonic sums of one metric family.
 #[derive(Debug, Default)]
 pub struct Sums {
+    kind: Kind,
     rows: HashMap<String, RowSum>,
     generation: u64,
+    /// CLOCK_MONOTONIC ns of the current and the previous sample.
+    mono_ns: Option<u64>,
+    elapsed_s: f64,
 }
 
 impl Sums {
-    /// Start a new sample: rows not updated until [`Sums::finish`] are dropped.
-    pub fn begin(&mut self) {
+    /// Sums of a family of `kind` values.
+    pub fn new(kind: Kind) -> Sums {
+        Sums {
+            kind,
+            ..Sums::default()
+        }
+    }
+
+    /// Start a new sample taken at `mono_ns` (CLOCK_MONOTONIC ns): rows
+    /// not updated until [`Sums::finish`] are dropped.
+    pub fn begin(&mut self, mono_ns: u64) {
         self.generation = self.generation.wrapping_add(1);
+        // Without a previous sample (or with a clock that went back) no
+        // rate is bounded, as in the delta layer.
+        self.elapsed_s = self
+            .mono_ns
+            .map_or(0.0, |prev| mono_ns.saturating_sub(prev) as f64 / 1e9);
+        self.mono_ns = Some(mono_ns);
     }
 
     /// Forget rows that were not seen since [`Sums::begin`].
@@ -53,16 +136,16 @@ impl Sums {
         counts: &[u64],
         shown: &[bool],
     ) -> (u64, u64) {
-        let generation = self.generation;
+        let (generation, kind, elapsed_s) = (self.generation, self.kind, self.elapsed_s);
         let row = match self.rows.get_mut(key) {
             Some(r) => r,
             None => self
                 .rows
                 .entry(key.to_string())
-                .or_insert_with(|| first(cpus, counts, shown)),
+                .or_insert_with(|| first(kind, cpus, counts, shown)),
         };
         if row.generation != 0 && row.generation != generation {
-            step(row, cpus, counts, shown);
+            step(kind, elapsed_s, row, cpus, counts, shown);
         }
         row.generation = generation;
         row.cpus.clear();
@@ -73,14 +156,17 @@ impl Sums {
     }
 }
 
-/// A row seen for the first time: its sums are its current counts.
-fn first(cpus: &[u32], counts: &[u64], shown: &[bool]) -> RowSum {
-    let sum = counts.iter().fold(0u64, |a, &c| a.wrapping_add(c));
+/// A row seen for the first time: its sums are its current counts (those
+/// the kernel can print).
+fn first(kind: Kind, cpus: &[u32], counts: &[u64], shown: &[bool]) -> RowSum {
+    let sum = counts
+        .iter()
+        .fold(0u64, |a, &c| a.saturating_add(kind.plausible(c)));
     let other = counts
         .iter()
         .zip(shown.iter().chain(std::iter::repeat(&false)))
         .filter(|(_, &s)| !s)
-        .fold(0u64, |a, (&c, _)| a.wrapping_add(c));
+        .fold(0u64, |a, (&c, _)| a.saturating_add(kind.plausible(c)));
     RowSum {
         cpus: cpus.to_vec(),
         counts: counts.to_vec(),
@@ -91,7 +177,14 @@ fn first(cpus: &[u32], counts: &[u64], shown: &[bool]) -> RowSum {
 }
 
 /// Add the differences since the row's previous counts.
-fn step(row: &mut RowSum, cpus: &[u32], counts: &[u64], shown: &[bool]) {
+fn step(
+    kind: Kind,
+    elapsed_s: f64,
+    row: &mut RowSum,
+    cpus: &[u32],
+    counts: &[u64],
+    shown: &[bool],
+) {
     let same = row.cpus.as_slice() == cpus;
     for (i, (&cpu, &new)) in cpus.iter().zip(counts).enumerate() {
         let old = if same {
@@ -105,13 +198,10 @@ fn step(row: &mut RowSum, cpus: &[u32], counts: &[u64], shown: &[bool]) {
         let Some(old) = old else {
             continue; // a CPU that appeared: its count is the new baseline
         };
-        let d = match counter_delta(old, new) {
-            Cell::Count(d) => d,
-            Cell::Gap(_) => new,
-        };
-        row.sum = row.sum.wrapping_add(d);
+        let d = kind.increment(old, new, elapsed_s);
+        row.sum = row.sum.saturating_add(d);
         if !shown.get(i).copied().unwrap_or(false) {
-            row.other = row.other.wrapping_add(d);
+            row.other = row.other.saturating_add(d);
         }
     }
 }
@@ -120,8 +210,10 @@ fn step(row: &mut RowSum, cpus: &[u32], counts: &[u64], shown: &[bool]) {
 mod tests {
     use super::*;
 
+    /// One sample a second.
     fn up(s: &mut Sums, cpus: &[u32], counts: &[u64]) -> u64 {
-        s.begin();
+        let t = s.mono_ns.map_or(1_000_000_000, |t| t + 1_000_000_000);
+        s.begin(t);
         let shown = vec![false; cpus.len()];
         let (sum, other) = s.update("k", cpus, counts, &shown);
         assert_eq!(sum, other);
@@ -138,27 +230,103 @@ mod tests {
         assert_eq!(up(&mut s, &[0, 2], &[12, 34]), 68);
         // CPU 1 back with its old count: no jump.
         assert_eq!(up(&mut s, &[0, 1, 2], &[13, 22, 35]), 70);
-        // CPU 0 wraps at 2^32.
+        // CPU 0 wraps at 2^32 (one step per second stays below the bound).
         let near = (1u64 << 32) - 2;
-        assert_eq!(up(&mut s, &[0, 1, 2], &[near, 22, 35]), 70 + near - 13);
-        let before = 70 + near - 13;
-        assert_eq!(up(&mut s, &[0, 1, 2], &[3, 22, 35]), before + 5);
+        let mut c0 = 13u64;
+        let mut sum = 70u64;
+        while c0 < near {
+            let next = (c0 + 90_000_000).min(near);
+            sum += next - c0;
+            c0 = next;
+            assert_eq!(up(&mut s, &[0, 1, 2], &[c0, 22, 35]), sum);
+        }
+        assert_eq!(up(&mut s, &[0, 1, 2], &[3, 22, 35]), sum + 5);
         // A reset (descriptor freed and reused): counted from zero.
-        assert_eq!(up(&mut s, &[0, 1, 2], &[1, 2, 35]), before + 5 + 1 + 2);
+        assert_eq!(up(&mut s, &[0, 1, 2], &[1, 2, 35]), sum + 5 + 1 + 2);
+    }
+
+    #[test]
+    fn sum_never_decreases_on_a_value_no_counter_can_hold() {
+        // A CPU's count set to 2^64-1: the sum dropped by 1 each sample.
+        let mut s = Sums::default();
+        assert_eq!(up(&mut s, &[0, 1], &[100, 200]), 300);
+        let mut last = 300;
+        for i in 0..5 {
+            let v = up(&mut s, &[0, 1], &[u64::MAX, 201 + i]);
+            assert!(v >= last, "sum went back from {last} to {v}");
+            last = v;
+        }
+        assert_eq!(last, 305, "only CPU 1's increments");
+        // Back to a real count: counted from there, no jump.
+        assert_eq!(up(&mut s, &[0, 1], &[110, 206]), 306);
+        assert_eq!(up(&mut s, &[0, 1], &[111, 206]), 307);
+        // Seen first with such a value: it is not summed either.
+        let mut s = Sums::default();
+        assert_eq!(up(&mut s, &[0, 1], &[u64::MAX, 7]), 7);
+    }
+
+    #[test]
+    fn sum_does_not_absorb_a_2_pow_40_jump_on_loc() {
+        // 2^40 added to LOC's count: the sum grew by ~1.1e12 per sample.
+        let mut s = Sums::default();
+        let base = 1_000_000u64;
+        assert_eq!(up(&mut s, &[0, 1], &[base, base]), 2 * base);
+        let mut last = 2 * base;
+        for i in 1..=4 {
+            let v = up(
+                &mut s,
+                &[0, 1],
+                &[base + (1 << 40) + 1000 * i, base + 1000 * i],
+            );
+            assert!(v >= last && v - last <= 1000, "{last} -> {v}");
+            last = v;
+        }
+    }
+
+    #[test]
+    fn sum_does_not_absorb_an_impossible_rate() {
+        // 5 -> 2^32-1 in 1 s (4.29e9/s, beyond delta::MAX_RATE_PER_CPU):
+        // top calls it impossible_rate; the sum grew by 4.29e9.
+        let mut s = Sums::default();
+        assert_eq!(up(&mut s, &[0, 1], &[5, 7]), 12);
+        assert_eq!(up(&mut s, &[0, 1], &[u64::from(u32::MAX), 8]), 13);
+        // the next real increments count from the new value (a wrap here)
+        assert_eq!(up(&mut s, &[0, 1], &[4, 9]), 13 + 5 + 1);
+        // the same jump in 60 s is a possible rate: absorbed
+        let mut s = Sums::default();
+        s.begin(1_000_000_000);
+        s.update("k", &[0], &[5], &[false]);
+        s.finish();
+        s.begin(61_000_000_000);
+        let (sum, _) = s.update("k", &[0], &[u64::from(u32::MAX)], &[false]);
+        assert_eq!(sum, u64::from(u32::MAX));
+    }
+
+    #[test]
+    fn thread_time_sums_in_ns_beyond_2_pow_32() {
+        let mut s = Sums::new(Kind::ThreadNs);
+        let g = 1_000_000_000u64;
+        assert_eq!(up(&mut s, &[0, 1], &[10 * g, 20 * g]), 30 * g);
+        assert_eq!(
+            up(&mut s, &[0, 1], &[10 * g + g / 2, 20 * g]),
+            30 * g + g / 2
+        );
+        // more CPU time than wall time: not a measurement
+        assert_eq!(up(&mut s, &[0, 1], &[100 * g, 20 * g]), 30 * g + g / 2);
     }
 
     #[test]
     fn other_counts_only_hidden_columns_and_rows_expire() {
         let mut s = Sums::default();
-        s.begin();
+        s.begin(1_000_000_000);
         assert_eq!(s.update("k", &[0, 1], &[5, 7], &[true, false]), (12, 7));
         s.finish();
-        s.begin();
+        s.begin(2_000_000_000);
         assert_eq!(s.update("k", &[0, 1], &[6, 9], &[false, true]), (15, 8));
         s.finish();
-        s.begin();
+        s.begin(3_000_000_000);
         s.finish();
-        s.begin();
+        s.begin(4_000_000_000);
         assert_eq!(s.update("k", &[0, 1], &[6, 9], &[false, false]), (15, 15));
     }
 }

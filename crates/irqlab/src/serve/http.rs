@@ -1,23 +1,37 @@
-//! A minimal HTTP/1.1 server on `std::net` for `/metrics`: a fixed pool of
-//! worker threads accepting on one listener, one request per connection
-//! (`Connection: close`), bounded request heads and socket timeouts, so
-//! memory and threads stay bounded whatever the scrape rate. Every scrape
-//! is answered from [`Latest`], the body rendered at the last sample:
-//! scrapes never read `/proc`. The `Accept` header picks Prometheus text
-//! or OpenMetrics ([`super::openmetrics`]); both bodies are made once per
-//! sample, at publication.
+//! A minimal HTTP/1.1 server for `/metrics` that slow or idle clients
+//! cannot block: one event loop (`poll(2)` over non-blocking sockets, no
+//! thread per connection) accepts, reads request heads, answers and
+//! closes, one request per connection (`Connection: close`). Every
+//! connection has deadlines ([`Limits`]): to send its whole request head,
+//! then to take its answer; the listener is polled with the connections,
+//! so accepting is never starved. Beyond [`Limits::connections`] open
+//! connections, the one that has waited longest for its head is evicted
+//! (closed) to make room, so a well-behaved scraper always gets in. Heads
+//! over [`MAX_HEAD`] bytes get 431, bytes that cannot start a request line
+//! (or no complete line by the deadline) 400; after an answer the
+//! connection drains briefly before it closes, so that the client reads
+//! the answer rather than a reset.
+//!
+//! Every scrape is answered from [`Latest`], the body rendered at the last
+//! sample: scrapes never read `/proc`. The `Accept` header picks
+//! Prometheus text or OpenMetrics ([`super::openmetrics`]); both bodies
+//! are made once per sample, at publication.
 
 use super::openmetrics::{self, Exposition};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use anyhow::Context;
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use std::io::{ErrorKind, IoSlice, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Longest request head accepted.
-const MAX_HEAD: usize = 8192;
+/// Longest request head accepted (bytes); a longer one gets 431.
+pub const MAX_HEAD: usize = 8192;
 
-/// The bodies of the latest sample, shared with the workers.
+/// The bodies of the latest sample, shared with the server thread.
 #[derive(Debug)]
 pub struct Latest {
     /// (Prometheus text, OpenMetrics) of one sample.
@@ -76,29 +90,531 @@ impl Latest {
     }
 }
 
-/// Start `workers` threads serving `listener` until the process exits.
-pub fn spawn(listener: TcpListener, latest: Arc<Latest>, workers: usize) -> anyhow::Result<()> {
-    let listener = Arc::new(listener);
-    for i in 0..workers.max(1) {
-        let (l, latest) = (Arc::clone(&listener), Arc::clone(&latest));
-        std::thread::Builder::new()
-            .name(format!("irqlab-http-{i}"))
-            .spawn(move || accept_loop(&l, &latest))?;
+/// Open connections at most (the default cap of [`Limits::connections`];
+/// `serve` lowers it to what its descriptor limit allows).
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// Bounds of the server: every connection ends within
+/// `head + write + linger`, and at most `connections` are open.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Open connections at most; a new one beyond it evicts the connection
+    /// that has waited longest for its request head (or is refused when
+    /// every connection is being answered).
+    pub connections: usize,
+    /// Time from accept to the end of the request head.
+    pub head: Duration,
+    /// Time the client has to take the whole answer.
+    pub write: Duration,
+    /// After the answer, time to discard what the client still sends
+    /// before closing (closing with unread input would reset the
+    /// connection and could destroy the answer in flight).
+    pub linger: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connections: MAX_CONNECTIONS,
+            head: Duration::from_secs(5),
+            write: Duration::from_secs(30),
+            linger: Duration::from_secs(1),
+        }
     }
+}
+
+/// Start the server thread on `listener`; it serves until the process
+/// exits.
+pub fn spawn(listener: TcpListener, latest: Arc<Latest>, limits: Limits) -> anyhow::Result<()> {
+    listener
+        .set_nonblocking(true)
+        .context("cannot make the listening socket non-blocking")?;
+    let server = Server {
+        listener,
+        latest,
+        limits,
+        conns: Vec::new(),
+        paused_until: None,
+    };
+    std::thread::Builder::new()
+        .name("irqlab-http".into())
+        .spawn(move || server.run())?;
     Ok(())
 }
 
-fn accept_loop(listener: &TcpListener, latest: &Latest) {
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                // A client that goes away mid-request is its own problem.
-                let _ = handle(stream, latest);
+/// Where a connection is.
+enum Phase {
+    /// Reading the request head into `buf`.
+    Head,
+    /// Writing `out` (status line and headers) then `body`; `sent` bytes
+    /// of both so far. With `keep`, the connection then waits for the
+    /// next request.
+    Write {
+        out: Vec<u8>,
+        body: Option<Arc<Vec<u8>>>,
+        sent: usize,
+        keep: bool,
+    },
+    /// Answer sent and the write side shut: discarding what the client
+    /// still sends until it closes or the linger ends.
+    Drain,
+}
+
+struct Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// When it started waiting for its current request head: eviction
+    /// picks the oldest still in `Head`.
+    since: Instant,
+    /// When the current phase ends.
+    deadline: Instant,
+    phase: Phase,
+    closed: bool,
+}
+
+struct Server {
+    listener: TcpListener,
+    latest: Arc<Latest>,
+    limits: Limits,
+    conns: Vec<Conn>,
+    /// Accepting is paused until then (out of descriptors, nothing to evict).
+    paused_until: Option<Instant>,
+}
+
+impl Server {
+    fn run(mut self) {
+        let mut revents: Vec<PollFlags> = Vec::new();
+        loop {
+            let now = Instant::now();
+            let accepting = self.paused_until.is_none_or(|t| now >= t);
+            let cap = if accepting {
+                Duration::from_secs(1)
+            } else {
+                Duration::from_millis(10)
+            };
+            let wait = self
+                .conns
+                .iter()
+                .map(|c| c.deadline.saturating_duration_since(now))
+                .min()
+                .unwrap_or(cap)
+                .min(cap);
+            // Rounded up: a timeout rounded down to 0 ms would spin until
+            // the deadline.
+            let ms = u16::try_from(wait.as_millis().saturating_add(1)).unwrap_or(u16::MAX);
+            {
+                let mut fds = Vec::with_capacity(self.conns.len() + 1);
+                let listen = if accepting {
+                    PollFlags::POLLIN
+                } else {
+                    PollFlags::empty()
+                };
+                fds.push(PollFd::new(self.listener.as_fd(), listen));
+                fds.extend(
+                    self.conns
+                        .iter()
+                        .map(|c| PollFd::new(c.stream.as_fd(), c.interest())),
+                );
+                match poll(&mut fds, PollTimeout::from(ms)) {
+                    Ok(_) | Err(Errno::EINTR) => {}
+                    Err(_) => {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                }
+                revents.clear();
+                revents.extend(
+                    fds.iter()
+                        .map(|f| f.revents().unwrap_or(PollFlags::POLLERR)),
+                );
             }
-            // Out of descriptors or an aborted connection: back off briefly.
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            let now = Instant::now();
+            for (c, ev) in self.conns.iter_mut().zip(revents.iter().skip(1)) {
+                if !ev.is_empty() {
+                    c.progress(&self.latest, &self.limits, now);
+                }
+            }
+            for c in &mut self.conns {
+                if !c.closed && now >= c.deadline {
+                    c.expire(&self.latest, &self.limits, now);
+                }
+            }
+            self.conns.retain(|c| !c.closed);
+            if revents.first().is_some_and(|e| !e.is_empty()) {
+                self.accept(now);
+            }
         }
     }
+
+    /// Accept what is waiting (a bounded batch, so that the connections
+    /// already open are served in between).
+    fn accept(&mut self, now: Instant) {
+        for _ in 0..256 {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    if self.conns.len() >= self.limits.connections.max(1) && !self.evict() {
+                        // Every connection is being answered: refuse.
+                        drop(stream);
+                        continue;
+                    }
+                    if stream.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let mut c = Conn {
+                        stream,
+                        buf: Vec::new(),
+                        since: now,
+                        deadline: now + self.limits.head,
+                        phase: Phase::Head,
+                        closed: false,
+                    };
+                    // Its head is usually there already.
+                    c.progress(&self.latest, &self.limits, now);
+                    if !c.closed {
+                        self.conns.push(c);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(nix::libc::EMFILE | nix::libc::ENFILE)
+                    ) =>
+                {
+                    // Out of descriptors: make room, or wait a moment.
+                    if !self.evict() {
+                        self.paused_until = Some(now + Duration::from_millis(10));
+                        return;
+                    }
+                }
+                // An aborted connection and the like: try the next one.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Close the connection that has waited longest for its request head,
+    /// else one that is only being drained. False when every connection
+    /// is being answered.
+    fn evict(&mut self) -> bool {
+        let pick = |head: bool| {
+            self.conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.closed && matches!(c.phase, Phase::Head) == head)
+                .filter(|(_, c)| head || matches!(c.phase, Phase::Drain))
+                .min_by_key(|(_, c)| c.since)
+                .map(|(i, _)| i)
+        };
+        match pick(true).or_else(|| pick(false)) {
+            Some(i) => {
+                self.conns.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Conn {
+    fn interest(&self) -> PollFlags {
+        match self.phase {
+            Phase::Head | Phase::Drain => PollFlags::POLLIN,
+            Phase::Write { .. } => PollFlags::POLLOUT,
+        }
+    }
+
+    /// Do what the socket allows now.
+    fn progress(&mut self, latest: &Latest, limits: &Limits, now: Instant) {
+        if matches!(self.phase, Phase::Head) {
+            self.read_head(latest, limits, now);
+        }
+        if matches!(self.phase, Phase::Write { .. }) && !self.closed {
+            match self.write_some() {
+                Ok(true) if matches!(self.phase, Phase::Write { keep: true, .. }) => {
+                    // Keep-alive: wait for the next request, under the
+                    // same head deadline (an idle one is closed then).
+                    self.phase = Phase::Head;
+                    self.since = now;
+                    self.deadline = now + limits.head;
+                }
+                Ok(true) => {
+                    // Shut the write side: the client sees the end of the
+                    // answer; then drain its input before closing.
+                    let _ = self.stream.shutdown(Shutdown::Write);
+                    self.phase = Phase::Drain;
+                    self.deadline = now + limits.linger;
+                }
+                Ok(false) => {}
+                Err(_) => self.closed = true,
+            }
+        }
+        if matches!(self.phase, Phase::Drain) && !self.closed {
+            let mut sink = [0u8; 4096];
+            loop {
+                match self.stream.read(&mut sink) {
+                    Ok(0) => break self.closed = true,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(_) => break self.closed = true,
+                }
+            }
+        }
+    }
+
+    fn read_head(&mut self, latest: &Latest, limits: &Limits, now: Instant) {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => {
+                    // The client stopped sending before the end of its head.
+                    if self.buf.is_empty() {
+                        self.closed = true;
+                    } else {
+                        self.reply(Reply::error(Status::BadRequest), limits, now);
+                    }
+                    return;
+                }
+                Ok(n) => {
+                    let from = self.buf.len().saturating_sub(3);
+                    let room = (MAX_HEAD + 1).saturating_sub(self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..n.min(room)]);
+                    if let Some(end) = head_end(&self.buf, from) {
+                        let head = &self.buf[..end];
+                        let mut reply = answer(head, latest);
+                        // Bytes after the head (a pipelined request) are
+                        // not served: answer this one and close.
+                        reply.keep &= end == self.buf.len();
+                        self.reply(reply, limits, now);
+                        return;
+                    }
+                    if self.buf.len() > MAX_HEAD {
+                        self.reply(Reply::error(Status::HeadTooLarge), limits, now);
+                        return;
+                    }
+                    if !could_be_request(&self.buf) {
+                        self.reply(Reply::error(Status::BadRequest), limits, now);
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.closed = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The phase's deadline passed.
+    fn expire(&mut self, latest: &Latest, limits: &Limits, now: Instant) {
+        match self.phase {
+            // Silent since it connected: nothing to answer.
+            Phase::Head if self.buf.is_empty() => self.closed = true,
+            Phase::Head => {
+                // A request line that is complete and valid: the rest of
+                // its head came too late (408); otherwise not a request.
+                let status = if request_line(&self.buf).is_some() {
+                    Status::Timeout
+                } else {
+                    Status::BadRequest
+                };
+                self.reply(Reply::error(status), limits, now);
+                // Answered at once if the socket takes it; else within
+                // `write`.
+                self.progress(latest, limits, now);
+            }
+            Phase::Write { .. } | Phase::Drain => self.closed = true,
+        }
+    }
+
+    fn reply(&mut self, r: Reply, limits: &Limits, now: Instant) {
+        let mut out = Vec::with_capacity(160);
+        let len = r.body.len();
+        let _ = write!(
+            out,
+            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {len}\r\nConnection: {}\r\n{}\r\n",
+            r.status.line(),
+            r.ctype,
+            if r.keep { "keep-alive" } else { "close" },
+            if r.status == Status::MethodNotAllowed {
+                "Allow: GET, HEAD\r\n"
+            } else {
+                ""
+            }
+        );
+        self.buf = Vec::new();
+        self.phase = Phase::Write {
+            out,
+            body: (!r.head_only).then_some(r.body),
+            sent: 0,
+            keep: r.keep,
+        };
+        self.deadline = now + limits.write;
+    }
+
+    /// Write what the socket takes; true once everything is sent.
+    fn write_some(&mut self) -> std::io::Result<bool> {
+        let Conn { stream, phase, .. } = self;
+        let Phase::Write {
+            out, body, sent, ..
+        } = phase
+        else {
+            return Ok(true);
+        };
+        let body: &[u8] = body.as_deref().map_or(&[], |b| b.as_slice());
+        loop {
+            if *sent >= out.len() + body.len() {
+                return Ok(true);
+            }
+            let r = match out.get(*sent..) {
+                Some(rest) if !rest.is_empty() => {
+                    stream.write_vectored(&[IoSlice::new(rest), IoSlice::new(body)])
+                }
+                _ => stream.write(body.get(*sent - out.len()..).unwrap_or(&[])),
+            };
+            match r {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => *sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Statuses the server answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Ok,
+    BadRequest,
+    NotFound,
+    MethodNotAllowed,
+    Timeout,
+    HeadTooLarge,
+}
+
+impl Status {
+    fn line(self) -> &'static str {
+        match self {
+            Status::Ok => "200 OK",
+            Status::BadRequest => "400 Bad Request",
+            Status::NotFound => "404 Not Found",
+            Status::MethodNotAllowed => "405 Method Not Allowed",
+            Status::Timeout => "408 Request Timeout",
+            Status::HeadTooLarge => "431 Request Header Fields Too Large",
+        }
+    }
+}
+
+/// An answer: status, content type, body (shared, not copied), whether
+/// only the head is sent (`HEAD`) and whether the connection stays open
+/// for another request.
+struct Reply {
+    status: Status,
+    ctype: &'static str,
+    body: Arc<Vec<u8>>,
+    head_only: bool,
+    keep: bool,
+}
+
+impl Reply {
+    fn text(status: Status, body: &str) -> Reply {
+        Reply {
+            status,
+            ctype: "text/plain",
+            body: Arc::new(body.as_bytes().to_vec()),
+            head_only: false,
+            keep: false,
+        }
+    }
+
+    fn error(status: Status) -> Reply {
+        let body = match status {
+            Status::HeadTooLarge => "request head over 8 KiB\n",
+            Status::Timeout => "request head not complete in time\n",
+            _ => "bad request\n",
+        };
+        Reply::text(status, body)
+    }
+}
+
+/// The answer to a complete request head.
+fn answer(head: &[u8], latest: &Latest) -> Reply {
+    let mut r = match request_line(head) {
+        None => Reply::error(Status::BadRequest),
+        Some((m, _)) if m != "GET" && m != "HEAD" => {
+            Reply::text(Status::MethodNotAllowed, "only GET and HEAD\n")
+        }
+        Some((_, "/metrics")) => {
+            latest.scrapes.fetch_add(1, Ordering::Relaxed);
+            let format = openmetrics::negotiate(head);
+            Reply {
+                status: Status::Ok,
+                ctype: format.content_type(),
+                body: latest.body_as(format),
+                head_only: false,
+                keep: false,
+            }
+        }
+        Some((_, "/")) => Reply {
+            ctype: "text/plain; charset=utf-8",
+            ..Reply::text(Status::Ok, "irqlab serve: metrics at /metrics\n")
+        },
+        Some(_) => Reply::text(Status::NotFound, "not found: try /metrics\n"),
+    };
+    r.head_only = head.starts_with(b"HEAD ");
+    r.keep = r.status != Status::BadRequest && keep_alive(head);
+    r
+}
+
+/// True when the client keeps its connection for another request:
+/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes).
+fn keep_alive(head: &[u8]) -> bool {
+    let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    let line = head.get(..line_end).unwrap_or(head).trim_ascii_end();
+    line.ends_with(b" HTTP/1.1")
+        && !openmetrics::header(head, "connection")
+            .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
+}
+
+/// End of the request head (after its blank line) in `buf`, searching
+/// from `from`.
+fn head_end(buf: &[u8], from: usize) -> Option<usize> {
+    let tail = buf.get(from..)?;
+    let crlf = tail
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| p + 4);
+    let lf = tail.windows(2).position(|w| w == b"\n\n").map(|p| p + 2);
+    let end = match (crlf, lf) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some(from + end)
+}
+
+/// False once the bytes received cannot be the start of a request line
+/// `METHOD SP TARGET SP HTTP/1.x`: a control byte or non-ASCII before the
+/// line ends, or a method that is not a short token.
+fn could_be_request(buf: &[u8]) -> bool {
+    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    let line = buf.get(..line_end).unwrap_or(buf);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().any(|&b| !(0x20..0x7f).contains(&b)) {
+        return false;
+    }
+    let method_len = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
+    let token = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    if method_len > 16 || !line.get(..method_len).unwrap_or(&[]).iter().all(token) {
+        return false;
+    }
+    // A complete first line must be a request line.
+    line_end == buf.len() || request_line(buf).is_some()
 }
 
 /// Method and path of a request head (`GET /metrics?x HTTP/1.1` ->
@@ -113,70 +629,6 @@ pub fn request_line(head: &[u8]) -> Option<(&str, &str)> {
     }
     let path = target.split('?').next().unwrap_or(target);
     Some((method, path))
-}
-
-fn read_head(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; MAX_HEAD];
-    let mut n = 0;
-    while n < buf.len() {
-        let r = s.read(&mut buf[n..])?;
-        if r == 0 {
-            break;
-        }
-        n += r;
-        if buf[..n].windows(4).any(|w| w == b"\r\n\r\n")
-            || buf[..n].windows(2).any(|w| w == b"\n\n")
-        {
-            break;
-        }
-    }
-    buf.truncate(n);
-    Ok(buf)
-}
-
-fn handle(mut s: TcpStream, latest: &Latest) -> std::io::Result<()> {
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    s.set_write_timeout(Some(Duration::from_secs(30)))?;
-    let head = read_head(&mut s)?;
-    let (status, ctype, body): (&str, &str, Arc<Vec<u8>>) = match request_line(&head) {
-        None => (
-            "400 Bad Request",
-            "text/plain",
-            Arc::new(b"bad request\n".to_vec()),
-        ),
-        Some((m, _)) if m != "GET" && m != "HEAD" => (
-            "405 Method Not Allowed",
-            "text/plain",
-            Arc::new(b"only GET and HEAD\n".to_vec()),
-        ),
-        Some((_, "/metrics")) => {
-            latest.scrapes.fetch_add(1, Ordering::Relaxed);
-            let format = openmetrics::negotiate(&head);
-            ("200 OK", format.content_type(), latest.body_as(format))
-        }
-        Some((_, "/")) => (
-            "200 OK",
-            "text/plain; charset=utf-8",
-            Arc::new(b"irqlab serve: metrics at /metrics\n".to_vec()),
-        ),
-        Some(_) => (
-            "404 Not Found",
-            "text/plain",
-            Arc::new(b"not found: try /metrics\n".to_vec()),
-        ),
-    };
-    let head_only = head.starts_with(b"HEAD ");
-    let mut out = std::io::BufWriter::with_capacity(16 * 1024, s);
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n",
-        body.len(),
-        if status.starts_with("405") { "Allow: GET, HEAD\r\n" } else { "" }
-    )?;
-    if !head_only {
-        out.write_all(&body)?;
-    }
-    out.flush()
 }
 
 #[cfg(test)]
@@ -196,6 +648,48 @@ mod tests {
         assert_eq!(request_line(b"GET /metrics\r\n\r\n"), None);
         assert_eq!(request_line(b"\xff\xfe"), None);
         assert_eq!(request_line(b""), None);
+    }
+
+    #[test]
+    fn heads_end_at_the_blank_line_and_garbage_is_seen_early() {
+        let h = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nrest";
+        assert_eq!(head_end(h, 0), Some(h.len() - 4));
+        assert_eq!(head_end(h, 20), Some(h.len() - 4));
+        assert_eq!(head_end(b"GET / HTTP/1.0\n\n", 0), Some(16));
+        assert_eq!(head_end(b"GET /metrics HTTP/1.1\r\n", 0), None);
+        // still possibly a request
+        for ok in [
+            &b"G"[..],
+            b"GET /met",
+            b"GET /metrics HTTP/1.1\r\nHo",
+            b"hello",
+        ] {
+            assert!(could_be_request(ok), "{ok:?}");
+        }
+        // never a request
+        for bad in [
+            &b"\x16\x03\x01"[..],
+            b"\x00",
+            b"GET /\xff",
+            b"AAAAAAAAAAAAAAAAAAAAAAAAAA",
+            b"GET /metrics HTTP/1.1 extra\r\n",
+            b"GET /metrics\r\n",
+            b"(GET) / HTTP/1.1",
+        ] {
+            assert!(!could_be_request(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keep_alive_only_for_http_1_1_without_close() {
+        assert!(keep_alive(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(!keep_alive(
+            b"GET /metrics HTTP/1.1\r\nConnection: Close\r\n\r\n"
+        ));
+        assert!(!keep_alive(
+            b"GET /metrics HTTP/1.1\r\nconnection: te, close\r\n\r\n"
+        ));
+        assert!(!keep_alive(b"GET /metrics HTTP/1.0\r\n\r\n"));
     }
 
     #[test]

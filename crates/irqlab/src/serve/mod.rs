@@ -1,8 +1,9 @@
 //! `irqlab serve`: a Prometheus text endpoint at `/metrics` answered from
 //! the latest sample. One thread samples on drift-free ticks (the interval
 //! does not depend on scrapes) and renders the body once per sample;
-//! `http` workers hand that body to every scrape, so concurrent scrapes
-//! never re-read `/proc`.
+//! the `http` event loop hands that body to every scrape, so concurrent
+//! scrapes never re-read `/proc`, and slow or idle clients never hold up
+//! a scrape (see `http`).
 //!
 //! Owns the run loop and irqlab's own counters; naming and shaping are in
 //! `render`/`options`, monotonic sums in `accum`. Knows nothing about clap.
@@ -15,19 +16,21 @@ pub mod render;
 
 use crate::record::source::LiveSource;
 use crate::sampler::clock::CostMeter;
-use crate::sampler::Ticker;
+use crate::sampler::{Stop, Ticker};
 use anyhow::Context;
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
 pub use options::{Naming, Options, PerCpu};
 use render::{OwnStats, Renderer};
+use std::collections::BTreeSet;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// HTTP worker threads (scrapes served at once; more wait in the backlog).
-pub const WORKERS: usize = 4;
+/// Descriptors kept free beside the connections: the files sampling
+/// keeps open or opens, the listener, stdio.
+pub const FD_RESERVE: u64 = 256;
 
 /// A serve run.
 #[derive(Debug, Clone)]
@@ -37,6 +40,9 @@ pub struct ServeConfig {
     pub interval: Duration,
     /// Stop after this long (tests, bounded runs); `None` = until killed.
     pub duration: Option<Duration>,
+    /// Open connections at most (lowered to what the descriptor limit
+    /// allows).
+    pub max_connections: usize,
     pub opts: Options,
 }
 
@@ -46,6 +52,8 @@ struct Loop {
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
+    /// CPUs the first sample's files list (for the `--cpus` warning).
+    present: BTreeSet<u32>,
 }
 
 impl Loop {
@@ -53,6 +61,9 @@ impl Loop {
     fn step(&mut self, scrapes: u64) -> anyhow::Result<Vec<u8>> {
         let meter = CostMeter::start();
         let s = self.src.next_sample()?;
+        if self.own.samples == 0 {
+            crate::filter_warnings::cpus_of(s.snap(), &mut self.present);
+        }
         self.own.samples += 1;
         self.own.scrapes = scrapes;
         let (cpu_ns, max_rss) = process_usage();
@@ -78,14 +89,40 @@ fn process_usage() -> (u64, u64) {
     }
 }
 
-/// Sample once, listen, then keep sampling until `duration` (or forever).
-/// `ready` gets the bound address (port 0 picks a free one).
-pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<()> {
+/// Raise the soft descriptor limit to the hard one and return the
+/// connection cap it allows: `want`, or fewer when the limit leaves less
+/// than that beside [`FD_RESERVE`]. The second value is the (soft) limit
+/// in force.
+pub fn connection_cap(want: usize) -> (usize, u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((mut soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return (want.max(1), 0);
+    };
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        soft = hard;
+    }
+    let room = usize::try_from(soft.saturating_sub(FD_RESERVE)).unwrap_or(usize::MAX);
+    (room.min(want).max(1), soft)
+}
+
+/// Sample once, listen, then keep sampling until `duration`, SIGINT or
+/// SIGTERM (or forever). `ready` gets the bound address (port 0 picks a
+/// free one), the interrupt rows the filters kept in the first sample
+/// (`None` without `/proc/interrupts`) and the CPUs its files list.
+/// Returns the signal that ended the run, if any.
+pub fn run(
+    cfg: ServeConfig,
+    ready: impl FnOnce(SocketAddr, Option<usize>, &BTreeSet<u32>),
+) -> anyhow::Result<Option<i32>> {
+    // Before anything else: a background job of a non-interactive shell
+    // starts with SIGINT ignored, and this handler replaces that.
+    let stop = Stop::install()?;
     let mut lp = Loop {
         src: LiveSource::open(&cfg.root)?,
         renderer: Renderer::new(cfg.opts.clone()),
         own: OwnStats::default(),
         spare: Vec::new(),
+        present: BTreeSet::new(),
     };
     let first = lp.step(0)?;
     for m in lp.src.missing() {
@@ -96,9 +133,19 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<(
     let addr = listener
         .local_addr()
         .context("listening socket has no address")?;
+    let (connections, nofile) = connection_cap(cfg.max_connections);
+    if connections < cfg.max_connections {
+        eprintln!(
+            "irqlab: note: at most {connections} connections at once (descriptor limit {nofile})"
+        );
+    }
+    let limits = http::Limits {
+        connections,
+        ..http::Limits::default()
+    };
     let latest = Arc::new(http::Latest::new(first));
-    http::spawn(listener, Arc::clone(&latest), WORKERS)?;
-    ready(addr);
+    http::spawn(listener, Arc::clone(&latest), limits)?;
+    ready(addr, lp.renderer.irq_rows(), &lp.present);
     let start = Instant::now();
     let mut ticker = Ticker::new(cfg.interval);
     loop {
@@ -106,12 +153,12 @@ pub fn run(cfg: ServeConfig, ready: impl FnOnce(SocketAddr)) -> anyhow::Result<(
             .duration
             .is_some_and(|d| start.elapsed() + cfg.interval > d)
         {
-            if let Some(d) = cfg.duration {
-                std::thread::sleep(d.saturating_sub(start.elapsed()));
-            }
-            return Ok(());
+            let end = start + cfg.duration.unwrap_or_default();
+            return Ok(stop.sleep_until(end));
         }
-        ticker.wait();
+        if let Some(sig) = ticker.wait_stop(&stop) {
+            return Ok(Some(sig));
+        }
         match lp.step(latest.scrapes()) {
             Ok(body) => {
                 if let Some(old) = latest.publish(body) {

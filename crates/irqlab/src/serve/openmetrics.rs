@@ -66,7 +66,7 @@ pub fn negotiate(head: &[u8]) -> Exposition {
 }
 
 /// Value of header `name` (lower case) in a request head, if present.
-fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
     let text = std::str::from_utf8(head).ok()?;
     text.split('\n').skip(1).find_map(|line| {
         let (k, v) = line.split_once(':')?;

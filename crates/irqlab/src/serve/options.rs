@@ -1,6 +1,7 @@
 //! What `serve` exposes: per-CPU mode, row filters and naming. Plain data
 //! built by `cmd/serve.rs` from the flags; parsed and validated here.
 
+use irqlab_core::CpuList;
 use regex::Regex;
 
 /// How per-CPU counters become series (`--per-cpu`).
@@ -55,6 +56,8 @@ pub struct Options {
     /// Drop interrupt rows (and threads) whose label or description matches.
     pub exclude: Option<Regex>,
     pub naming: Naming,
+    /// Expose only these CPUs (`--cpus`); `None` = every CPU.
+    pub cpus: Option<CpuList>,
     /// Clock ticks per second of `/proc/stat` CPU times (USER_HZ).
     pub ticks_per_s: u64,
 }
@@ -64,6 +67,11 @@ impl Options {
     pub fn keep(&self, label: &str, description: &str) -> bool {
         let m = |re: &Regex| re.is_match(label) || re.is_match(description);
         self.irq.as_ref().is_none_or(m) && !self.exclude.as_ref().is_some_and(m)
+    }
+
+    /// True when CPU `cpu` is exposed (`--cpus`).
+    pub fn keep_cpu(&self, cpu: u32) -> bool {
+        self.cpus.as_ref().is_none_or(|l| l.contains(cpu))
     }
 }
 
@@ -97,6 +105,7 @@ mod tests {
             irq: Regex::new("virtio").ok(),
             exclude: Regex::new("input").ok(),
             naming: Naming::Irqlab,
+            cpus: None,
             ticks_per_s: 100,
         };
         assert!(o.keep("24", "PCI-MSI 1-edge virtio0-config"));

@@ -4,7 +4,7 @@
 //! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
 //! `Vec<u8>`, reads nothing.
 
-use super::accum::Sums;
+use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
 use crate::record::source::{SampleView, ThreadTotal};
 use crate::threads::ThreadKind;
@@ -34,6 +34,12 @@ pub struct Renderer {
     ksoftirqd: Sums,
     /// Series written into the last body.
     series: u64,
+    /// Interrupt rows the filters kept in the last body (`None` without
+    /// `/proc/interrupts`).
+    irq_rows: Option<usize>,
+    /// Monotonic sums of the selected CPUs' irq and softirq time
+    /// (`--cpus` with `sum` or `top=K`).
+    cpu_time: Sums,
 }
 
 /// A family being written: its name and where the series go.
@@ -121,9 +127,17 @@ impl Renderer {
             opts,
             irqs: Sums::default(),
             softirqs: Sums::default(),
-            ksoftirqd: Sums::default(),
+            ksoftirqd: Sums::new(Kind::ThreadNs),
             series: 0,
+            irq_rows: None,
+            cpu_time: Sums::new(Kind::Ticks),
         }
+    }
+
+    /// Interrupt rows the filters kept in the last body (`None` without
+    /// `/proc/interrupts`).
+    pub fn irq_rows(&self) -> Option<usize> {
+        self.irq_rows
     }
 
     /// The options this renderer was built with.
@@ -138,7 +152,7 @@ impl Renderer {
         self.interrupts(s.snap, out);
         self.softirqs_family(s.snap, out);
         self.cpu_time(s.snap, out);
-        self.threads(s.threads, out);
+        self.threads(s.threads, s.snap.mono_ns, out);
         self.own(own, s.snap.wall_ns, out);
     }
 
@@ -152,9 +166,11 @@ impl Renderer {
         };
         header(out, name, help, "counter");
         let Some(m) = snap.interrupts.as_ref() else {
+            self.irq_rows = None;
             return;
         };
-        self.irqs.begin();
+        let mut kept = 0;
+        self.irqs.begin(snap.mono_ns);
         let mut seen: Vec<(&str, u32)> = Vec::new();
         let mut fam = Family {
             name,
@@ -165,6 +181,7 @@ impl Renderer {
             if !self.opts.keep(&row.label, &row.description) {
                 continue;
             }
+            kept += 1;
             let occurrence = occurrence(&mut seen, row);
             let key = row_labels(self.opts.naming, row, occurrence);
             match row.shape {
@@ -184,6 +201,7 @@ impl Renderer {
             }
         }
         self.irqs.finish();
+        self.irq_rows = Some(kept);
     }
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
@@ -203,7 +221,7 @@ impl Renderer {
         let Some(m) = snap.softirqs.as_ref() else {
             return;
         };
-        self.softirqs.begin();
+        self.softirqs.begin(snap.mono_ns);
         let mut fam = Family {
             name,
             out,
@@ -228,8 +246,24 @@ impl Renderer {
             let id = |c: &CpuTimes| c.cpu.map(|c| c.to_string()).unwrap_or_default();
             st.cpus
                 .iter()
+                .filter(|c| c.cpu.is_none_or(|id| self.opts.keep_cpu(id)))
                 .map(|c| (id(c), c.irq(), c.softirq()))
                 .collect()
+        } else if self.opts.cpus.is_some() {
+            // The selected CPUs' sum, kept monotonic as the other sums.
+            let kept: Vec<&CpuTimes> = st
+                .cpus
+                .iter()
+                .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
+                .collect();
+            let ids: Vec<u32> = kept.iter().filter_map(|c| c.cpu).collect();
+            let irq: Vec<u64> = kept.iter().map(|c| c.irq()).collect();
+            let soft: Vec<u64> = kept.iter().map(|c| c.softirq()).collect();
+            self.cpu_time.begin(snap.mono_ns);
+            let (i, _) = self.cpu_time.update("irq", &ids, &irq, &[]);
+            let (s, _) = self.cpu_time.update("softirq", &ids, &soft, &[]);
+            self.cpu_time.finish();
+            vec![("all".into(), i, s)]
         } else {
             vec![("all".into(), st.total.irq(), st.total.softirq())]
         };
@@ -274,7 +308,7 @@ impl Renderer {
         }
     }
 
-    fn threads(&mut self, threads: &[ThreadTotal], out: &mut Vec<u8>) {
+    fn threads(&mut self, threads: &[ThreadTotal], mono_ns: u64, out: &mut Vec<u8>) {
         let mut ks: Vec<(u32, u64)> = threads
             .iter()
             .filter_map(|t| match t.kind {
@@ -293,7 +327,7 @@ impl Renderer {
                 out,
                 series: &mut self.series,
             };
-            self.ksoftirqd.begin();
+            self.ksoftirqd.begin(mono_ns);
             per_cpu_with(
                 &mut fam,
                 &self.opts,
@@ -462,6 +496,19 @@ fn per_cpu_with(
 ) {
     let n = cpus.len().min(counts.len());
     let (cpus, counts) = (&cpus[..n], &counts[..n]);
+    // `--cpus`: only the selected columns.
+    let picked: (Vec<u32>, Vec<u64>);
+    let (cpus, counts) = if opts.cpus.is_some() {
+        picked = cpus
+            .iter()
+            .zip(counts)
+            .filter(|(&c, _)| opts.keep_cpu(c))
+            .map(|(&c, &v)| (c, v))
+            .unzip();
+        (picked.0.as_slice(), picked.1.as_slice())
+    } else {
+        (cpus, counts)
+    };
     let value = |v: u64| match unit {
         0 => SeriesValue::Int(v),
         u => SeriesValue::Seconds { count: v, unit: u },

@@ -7,6 +7,7 @@ fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
         irq: None,
         exclude: None,
         naming,
+        cpus: None,
         ticks_per_s: 100,
     }
 }

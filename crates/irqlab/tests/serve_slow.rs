@@ -1,0 +1,242 @@
+//! Slow, idle and malformed clients against `irqlab serve`: a scrape from
+//! a well-behaved client is answered at once whatever they do (the
+//! server's head deadline is 5 s: a scrape that waited for a slow client
+//! would take at least that), over-long heads get 431, garbage 400, and
+//! beyond `--max-connections` the connection that waited longest for its
+//! head is closed. Each timing is compared with a scrape of the same run
+//! before the slow clients came.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod serve_support;
+
+use serve_support::{request, serve, synth};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The server's head deadline: what a scrape waiting behind a slow client
+/// used to take at least.
+const HEAD_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Time of one successful scrape.
+fn timed_scrape(addr: SocketAddr) -> Duration {
+    let t = Instant::now();
+    let (code, body) = request(addr, "GET", "/metrics").unwrap();
+    assert_eq!(code, 200);
+    assert!(body.contains("irqlab_exposed_series"));
+    t.elapsed()
+}
+
+/// Send `bytes`, then read the whole answer (until the server closes);
+/// returns it and how long the answer took after the send.
+fn exchange(addr: SocketAddr, bytes: &[u8]) -> (String, Duration) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(bytes).unwrap();
+    let t = Instant::now();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    (String::from_utf8_lossy(&out).into_owned(), t.elapsed())
+}
+
+/// Connections sending `GET /metrics HTTP/1.1\r\n` then one byte every
+/// `every`, until `stop`.
+fn slowloris(addr: SocketAddr, n: usize, every: Duration, stop: &Arc<AtomicBool>) {
+    for _ in 0..n {
+        let stop = Arc::clone(stop);
+        std::thread::spawn(move || {
+            let Ok(mut s) = TcpStream::connect(addr) else {
+                return;
+            };
+            let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n");
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(every);
+                if s.write_all(b"X").is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn slow_and_idle_clients_do_not_delay_a_scrape() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 4, 16);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let base = (0..3).map(|_| timed_scrape(s.addr)).max().unwrap();
+    // The reproduction: 4 slowloris connections (a byte every 4 s) and 8
+    // silent ones, then 200 more silent ones.
+    let stop = Arc::new(AtomicBool::new(false));
+    slowloris(s.addr, 4, Duration::from_secs(4), &stop);
+    let idle: Vec<TcpStream> = (0..208)
+        .map(|_| TcpStream::connect(s.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut worst = Duration::ZERO;
+    let end = Instant::now() + Duration::from_secs(8);
+    let mut n = 0;
+    while Instant::now() < end {
+        worst = worst.max(timed_scrape(s.addr));
+        n += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, Ordering::Relaxed);
+    crate::visible!(
+        "serve_slow: {n} scrapes beside 4 slow + 208 idle connections: worst {worst:?} (alone {base:?})"
+    );
+    assert!(
+        worst < HEAD_DEADLINE / 2 && worst < base * 20 + Duration::from_secs(1),
+        "a scrape took {worst:?} beside slow clients (alone {base:?})"
+    );
+    // The idle connections were closed at their head deadline.
+    for mut c in idle.into_iter().take(4) {
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut b = [0u8; 64];
+        assert!(matches!(c.read(&mut b), Ok(0) | Err(_)), "still open");
+    }
+}
+
+#[test]
+fn a_slow_head_gets_408_at_its_deadline() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let t = Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut out = Vec::new();
+    let _ = c.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 408 "), "{out}");
+    assert!(t.elapsed() < HEAD_DEADLINE * 3, "{:?}", t.elapsed());
+}
+
+#[test]
+fn an_over_long_head_gets_431_not_a_truncated_200() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    // Over 8 KiB without its end, the connection kept open.
+    let mut head = b"GET /metrics HTTP/1.1\r\nX-Pad: ".to_vec();
+    head.resize(9000, b'a');
+    let (out, took) = exchange(s.addr, &head);
+    assert!(out.starts_with("HTTP/1.1 431 "), "{out}");
+    assert!(took < HEAD_DEADLINE, "{took:?}");
+    // Complete but 20 KB long: still 431, read by the client whole.
+    head.resize(20_000, b'a');
+    head.extend_from_slice(b"\r\n\r\n");
+    let (out, _) = exchange(s.addr, &head);
+    assert!(out.starts_with("HTTP/1.1 431 "), "{out}");
+    assert!(out.contains("Connection: close"), "{out}");
+    // The server still answers.
+    assert_eq!(request(s.addr, "GET", "/metrics").unwrap().0, 200);
+}
+
+#[test]
+fn garbage_without_a_line_ending_gets_400() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    // Bytes no request line holds: answered at once.
+    for garbage in [
+        &b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"[..],
+        b"\x00\x01\x02\x03",
+        b"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        b"GET /metrics HTTP/1.1 extra\r\n",
+    ] {
+        let (out, took) = exchange(s.addr, garbage);
+        assert!(out.starts_with("HTTP/1.1 400 "), "{garbage:?}: {out}");
+        assert!(took < HEAD_DEADLINE, "{garbage:?}: {took:?}");
+    }
+    // Printable, but no line by the deadline: 400 then.
+    let (out, took) = exchange(s.addr, b"hello");
+    assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+    assert!(took < HEAD_DEADLINE * 3, "{took:?}");
+    // Garbage then end of input: 400, not silence.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(b"hello").unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    c.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+}
+
+#[test]
+fn beyond_max_connections_the_longest_waiting_head_is_evicted() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms", "--max-connections", "8"]);
+    let mut idle: Vec<TcpStream> = Vec::new();
+    for _ in 0..8 {
+        idle.push(TcpStream::connect(s.addr).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // A ninth: a scrape, answered; the oldest idle one is closed for it.
+    let took = timed_scrape(s.addr);
+    assert!(took < HEAD_DEADLINE / 2, "{took:?}");
+    let first = &mut idle[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut b = [0u8; 16];
+    assert!(
+        matches!(first.read(&mut b), Ok(0) | Err(_)),
+        "the oldest idle connection was not evicted"
+    );
+}
+
+/// Read one answer with a Content-Length body from `s`: (status line, body).
+fn read_answer(s: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut b).unwrap(), 1, "closed mid-head: {head:?}");
+        head.push(b[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// HTTP/1.1 keep-alive (what Prometheus uses): several scrapes on one
+/// connection, no new handshake per scrape; `Connection: close` and
+/// HTTP/1.0 close after the answer.
+#[test]
+fn keep_alive_serves_several_scrapes_on_one_connection() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for _ in 0..3 {
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let (head, body) = read_answer(&mut c);
+        assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+        assert!(head.contains("Connection: keep-alive"), "{head}");
+        assert!(String::from_utf8_lossy(&body).contains("irqlab_exposed_series"));
+    }
+    c.write_all(b"GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let (head, _) = read_answer(&mut c);
+    assert!(head.contains("Connection: close"), "{head}");
+    assert_eq!(c.read(&mut [0u8; 8]).unwrap(), 0, "still open");
+    let (out, _) = exchange(s.addr, b"GET /metrics HTTP/1.0\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 200 ") && out.contains("Connection: close"));
+}
