@@ -401,3 +401,41 @@ fn per_cpu_sum_never_decreases_nor_absorbs_impossible_values() {
         last = v;
     }
 }
+
+/// SIGTERM is how a service manager stops an exporter: exit 0; SIGINT
+/// (Ctrl-C) exits 130 like `top` and `bench`.
+#[test]
+fn sigterm_is_a_clean_stop_and_sigint_exits_130() {
+    use nix::sys::signal::Signal;
+    for (sig, code) in [(Signal::SIGTERM, 0), (Signal::SIGINT, 130)] {
+        let d = tempfile::tempdir().unwrap();
+        synth(d.path(), 2, 2);
+        let err = d.path().join("err");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--duration",
+                "60s",
+                "--root",
+            ])
+            .arg(d.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while !std::fs::read_to_string(&err)
+            .unwrap_or_default()
+            .contains("serving http://")
+        {
+            assert!(t.elapsed().as_secs() < 30, "serve did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, sig).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{sig:?}");
+    }
+}

@@ -1,7 +1,7 @@
 //! `irqlab serve`: flags -> `serve::ServeConfig`, then `serve::run`. Loopback
 //! by default; another address only through `--listen`. SIGINT and SIGTERM
-//! end the run (exit 130 / 143), also in a background job whose shell
-//! started it with SIGINT ignored.
+//! end the run (exit 130 / 0: SIGTERM is a service's normal stop), also in
+//! a background job whose shell started it with SIGINT ignored.
 
 use crate::filter_warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
@@ -146,8 +146,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             humantime::format_duration(interval)
         );
     })?;
-    // SIGINT/SIGTERM: 128 + signal, as `top` and `bench`.
-    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+    // SIGTERM is how a service manager stops an exporter: a clean stop
+    // (exit 0). SIGINT: 128 + signal, as `top` and `bench`.
+    Ok(match signal {
+        Some(s) if s == nix::sys::signal::Signal::SIGTERM as i32 => ExitCode::SUCCESS,
+        s => s.map_or(ExitCode::SUCCESS, super::top::signal_exit),
+    })
 }
 
 #[cfg(test)]
