@@ -740,8 +740,13 @@ fn run_created(
     let signal = res?;
     let mut notes = Vec::new();
     if !matches!(acct, IrqTime::Accounted { .. }) {
+        let what = if plan.trace {
+            "taken from the traced time"
+        } else {
+            "left out when they are tick samples (bench --trace measures them)"
+        };
         notes.push(format!(
-            "irq_cpu_pct, softirq_cpu_pct: IRQ time accounting {}",
+            "irq_cpu_pct, softirq_cpu_pct: {what}; IRQ time accounting {}",
             acct.describe()
         ));
     }
