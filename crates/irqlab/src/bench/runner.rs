@@ -2,14 +2,23 @@
 //! (plan, IRQ selection, host preparation, workloads, output directory)
 //! before the first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
-//! scheduled trials — one frame of the run's [`LiveSampler`] just before
-//! and one just after each (the one seam: `Trial::sample`; the whole
-//! `/proc/interrupts`, kept-open files, thread CPU, self cost and clocks
-//! are the sampler's) — and append every finished trial at once. Trials are numbered from 1 everywhere (records, progress,
+//! scheduled trials — one frame of the run's [`LiveSampler`] when the
+//! workload opens the trial's [`Window`] (its steady state) and one when
+//! it closes it, before stopping anything (the one seam: `Trial::sample`;
+//! the whole `/proc/interrupts`, kept-open files, thread CPU, self cost
+//! and clocks are the sampler's) — and append every finished trial at
+//! once. Trials are numbered from 1 everywhere (records, progress,
 //! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
 //! `cpu_offline`, and the run goes on. The guard restores the host, kills
 //! the process groups and removes the temporary files it tracks on
-//! success, error, panic and signals.
+//! success, error, panic and signals. SIGINT/SIGTERM seen through the
+//! caller's stop check end the trials: the one cut short is discarded,
+//! the host restored, and the summary of the finished ones written
+//! (marked interrupted). A run that ends with no trial recorded removes
+//! what it wrote to its output directory.
+//!
+//! /proc/stat's irq and softirq shares that are tick samples
+//! (`irqtime`) are left out with a note, or taken from the traced time.
 //!
 //! Writes no terminal output itself: progress and notes go to a [`Sink`];
 //! the summary is returned to the caller.
