@@ -93,6 +93,14 @@ def irqlab(exe, irq, path, duration, settle, out):
     return t["metrics"][f"irq_{irq}_per_sec"]["value"], t["duration_s"]
 
 
+def t975(df):
+    """Two-sided 95 % quantile of Student's t (df >= 1)."""
+    table = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+             2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+             2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+    return table[df - 1] if df <= len(table) else 1.96
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=10)
@@ -121,6 +129,15 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     mo, mc = sum(ours) / len(ours), sum(theirs) / len(theirs)
     diff = (mo - mc) / mc * 100
+    # paired by trial (each pair ran back to back): the difference's 95 %
+    # interval says whether the machine's noise lets 2 % be resolved at all
+    n = len(ours)
+    if n >= 2:
+        d = [(a - b) / mc * 100 for a, b in zip(ours, theirs)]
+        md = sum(d) / n
+        sd = (sum((x - md) ** 2 for x in d) / (n - 1)) ** 0.5
+        half = t975(n - 1) * sd / n ** 0.5
+        print(f"paired difference {md:+.2f} % (95 % interval {md - half:+.2f} .. {md + half:+.2f} %)")
     worst = max(abs(d - args.duration) / args.duration * 100 for d in durs)
     print(f"mean irqlab {mo:.1f}/s, classic {mc:.1f}/s: {diff:+.2f} %")
     print(f"duration_s {min(durs):.4f}..{max(durs):.4f} s: at most {worst:.2f} % from {args.duration} s")
