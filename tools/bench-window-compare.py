@@ -83,8 +83,16 @@ def irqlab(exe, irq, path, duration, settle, out):
     cmd = [exe, "bench", "--trials", "1", "--warmup", "0", "--duration", f"{duration}s",
            "--settle", f"{int(settle * 1000)}ms", "--irq", f"^{irq}$", "--label", "dd",
            "--out", out, "--format", "json", "--"] + dd_argv(path)
+    busy = ("another run is changing this host", "unrestored host change")
     try:
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for attempt in range(6):
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if r.returncode == 0:
+                break
+            # another irqlab run holds the host (lock, journal): wait for it
+            if attempt == 5 or not any(b in r.stderr for b in busy):
+                sys.exit(f"irqlab bench failed ({r.returncode}):\n{r.stderr}")
+            time.sleep(10)
     finally:
         if os.path.exists(path):
             os.remove(path)
