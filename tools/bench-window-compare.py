@@ -116,6 +116,8 @@ def main():
     ap.add_argument("--settle", type=float, default=0.2, help="seconds (irqlab's --settle too)")
     ap.add_argument("--irq")
     ap.add_argument("--dir", default="/var/tmp")
+    ap.add_argument("--classic-first", action="store_true",
+                    help="run the classic loop first in each pair (order effects)")
     args = ap.parse_args()
     exe = os.environ.get("IRQLAB", "irqlab")
     irq = args.irq or disk_irq()
@@ -126,9 +128,12 @@ def main():
         print(f"IRQ {irq}; {args.trials} interleaved trials of {args.duration} s")
         print(f"{'trial':>5} {'irqlab/s':>10} {'classic/s':>10} {'duration_s':>11}")
         for i in range(1, args.trials + 1):
+            if args.classic_first:
+                c = classic(irq, path, args.duration, args.settle)
             rate, dur = irqlab(exe, irq, path, args.duration, args.settle,
                                os.path.join(work, f"run{i}"))
-            c = classic(irq, path, args.duration, args.settle)
+            if not args.classic_first:
+                c = classic(irq, path, args.duration, args.settle)
             ours.append(rate)
             theirs.append(c)
             durs.append(dur)
