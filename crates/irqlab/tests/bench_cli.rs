@@ -322,3 +322,324 @@ fn bad_input_fails_before_any_host_change() {
     assert_eq!(sysctl(root.path()), "0");
     assert!(!root.path().join(".irqlab-journal.jsonl").exists());
 }
+
+/// The command workload's timed window holds the command's steady state
+/// only: it opens once the command runs (after --settle) and closes before
+/// the command is stopped, so a command that is slow to start and ignores
+/// SIGTERM (1 s to SIGKILL) adds nothing to `duration_s`: every trial is
+/// within 1 % of --duration (4 s: 40 ms for a busy machine's wake-ups;
+/// the old window added 1.2 s and more).
+#[test]
+fn command_window_excludes_start_and_termination() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--label",
+            "tip",
+            "--trials",
+            "2",
+            "--duration",
+            "4s",
+            "--settle",
+            "300ms",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; sleep 0.2; exec sleep 30",
+        ],
+    )
+    .assert()
+    .success();
+    let t = trials(&out.join("tip"));
+    assert_eq!(t.len(), 2);
+    for x in &t {
+        let d = x["duration_s"].as_f64().unwrap();
+        assert!(
+            (4.0..=4.04).contains(&d),
+            "duration_s {d} is not within 1 % of --duration 4s: {x}"
+        );
+    }
+}
+
+fn spawn_piped(root: &Path, out: &Path, trials: &str) -> std::process::Child {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+    c.args(["bench", "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args([
+            "--label",
+            "tip",
+            "--warmup",
+            "0",
+            "--irq",
+            "LOC",
+            "--sysctl",
+            "kernel.irqlab_test=1",
+            "--trials",
+            trials,
+            "--duration",
+            "300ms",
+            "--",
+            "sleep",
+            "10",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c.spawn().unwrap()
+}
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// README's exit-code table: a bench ended by SIGINT or SIGTERM prints
+/// what was measured and writes summary.json marked interrupted, with the
+/// number of finished trials (the trial cut short is not one of them).
+#[test]
+fn interrupted_bench_prints_and_writes_the_summary_of_finished_trials() {
+    for (sig, code, name) in [("-INT", 130, "SIGINT"), ("-TERM", 143, "SIGTERM")] {
+        let root = fake_tree();
+        let out = root.path().join("out");
+        let child = spawn_piped(root.path(), &out, "50");
+        assert!(wait_for_trials(
+            &out.join("tip"),
+            2,
+            Duration::from_secs(30)
+        ));
+        signal(&child, sig);
+        let o = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(code), "{stderr}");
+        assert_eq!(sysctl(root.path()), "0", "restored after {name}");
+        let kept = trials(&out.join("tip")).len();
+        assert!(kept >= 2, "{kept}");
+        assert!(
+            stdout.contains("irq_loc_per_sec"),
+            "summary table: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "interrupted by {name}: {kept} of 50 trials finished"
+            )),
+            "{stdout}"
+        );
+        assert!(stderr.contains("--resume"), "{stderr}");
+        let s = summary(&out);
+        assert_eq!(s["interrupted"], name);
+        assert_eq!(s["complete"], false);
+        assert_eq!(s["finished_trials"], kept);
+        assert_eq!(s["planned_trials"], 50);
+        assert_eq!(s["variants"]["tip"]["irq_loc_per_sec"]["count"], kept);
+    }
+}
+
+/// `--resume` of a run whose trials all finished runs nothing, writes
+/// nothing, and says so.
+#[test]
+fn resume_of_a_finished_run_has_nothing_to_do() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(
+        root.path(),
+        &out,
+        &["--trials", "2", "--duration", "50ms", "--", "true"],
+    )
+    .assert()
+    .success();
+    let before: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--resume"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(predicate::str::contains("nothing to do"));
+    let after: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before.len(), after.len(), "no env-resume file, nothing new");
+    assert_eq!(summary(&out)["complete"], true);
+}
+
+/// Bad values are usage errors (exit 2) found before anything is
+/// written: the --out directory is not created, so a retry with the same
+/// --out is not blocked.
+#[test]
+fn refused_bench_creates_nothing() {
+    let root = fake_tree();
+    let irq = root.path().join("proc/irq/26");
+    std::fs::create_dir_all(&irq).unwrap();
+    std::fs::write(irq.join("smp_affinity_list"), "0-1\n").unwrap();
+    let cpu = root.path().join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::write(cpu.join("possible"), "0-1\n").unwrap();
+    std::fs::write(cpu.join("online"), "0-1\n").unwrap();
+    let out = root.path().join("out");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--irq-affinity", "26=9"], "CPU 9 does not exist"),
+        (&["--threads", "0"], "--threads 0"),
+        (&["--threads", "1"], "one thread wakes no one"),
+        (&["--label", ""], "a variant needs a name"),
+        (&["--label", " "], "a variant needs a name"),
+        (&["--settle", "x"], "--settle"),
+    ];
+    for (args, says) in cases {
+        let mut c = Command::cargo_bin("irqlab").unwrap();
+        c.args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args(["--warmup", "0", "--trials", "1", "--duration", "50ms"])
+            .args(["--sysctl", "kernel.irqlab_test=1"])
+            .args(args);
+        c.assert().code(2).stderr(predicate::str::contains(says));
+        assert!(!out.exists(), "{args:?} created {}", out.display());
+        assert_eq!(sysctl(root.path()), "0");
+    }
+}
+
+/// A run that fails before its first trial is finished (here: the
+/// command fails in trial 1) removes what it wrote, so the same --out can
+/// be used again.
+#[test]
+fn failed_run_without_trials_does_not_block_a_retry() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--trials",
+            "2",
+            "--duration",
+            "100ms",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
+    )
+    .assert()
+    .code(1);
+    assert!(!out.exists(), "plan.json/env.json of a failed run remain");
+    bench(
+        root.path(),
+        &out,
+        &["--trials", "1", "--duration", "50ms", "--", "true"],
+    )
+    .assert()
+    .success();
+}
+
+/// `--root TREE` with a live workload: the workload runs here, the
+/// counters come from TREE. A tree that is not this running kernel (another
+/// boot id) is said to be so in the warnings, env.json, every trial and
+/// the summary.
+#[test]
+fn root_of_another_kernel_is_said_to_give_the_trees_counters() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(
+        root.path(),
+        &out,
+        &[
+            "--label",
+            "tip",
+            "--trials",
+            "1",
+            "--duration",
+            "50ms",
+            "--",
+            "true",
+        ],
+    )
+    .assert()
+    .success()
+    .stderr(predicate::str::contains(
+        "counters come from that tree (boot id boot-1)",
+    ))
+    .stdout(predicate::str::contains("note: --root"));
+    let t = trials(&out.join("tip"));
+    let notes = t[0]["notes"].to_string();
+    assert!(notes.contains("not the workload's"), "{notes}");
+    let env: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
+    assert!(env["warnings"].to_string().contains("--root"), "{env}");
+    assert!(summary(&out)["notes"].to_string().contains("--root"));
+    // no -0 from an empty sum of thread CPU
+    assert_eq!(
+        t[0]["metrics"]["irq_threads_cpu_pct"]["value"].to_string(),
+        "0.0"
+    );
+}
+
+/// The report's `--irq-affinity 36=1 --strict` on this VM: the disk's
+/// queue IRQ is managed, the kernel refuses to move it, and under
+/// --strict that is a usage error (exit 2) that leaves no --out behind.
+/// Live (it asks the kernel to move an IRQ): only with the host-changes
+/// opt-in, as root, on a machine with a managed queue IRQ.
+#[test]
+fn strict_refusal_of_a_managed_irq_creates_nothing() {
+    if !common::host_changes_allowed("bench_cli: strict_refusal_of_a_managed_irq_creates_nothing") {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        visible!("strict_refusal_of_a_managed_irq_creates_nothing: SKIPPED: needs root");
+        return;
+    }
+    let text = std::fs::read_to_string("/proc/interrupts").unwrap();
+    let re = regex::Regex::new(r"^\s*(\d+):.*\b(virtio\d+-req\.\d+|nvme\d+q\d+)\s*$").unwrap();
+    let Some(irq) = text
+        .lines()
+        .find_map(|l| re.captures(l).map(|c| c[1].to_string()))
+    else {
+        visible!("strict_refusal_of_a_managed_irq_creates_nothing: SKIPPED: no queue IRQ");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--out"])
+        .arg(&out)
+        .args([
+            "--trials",
+            "1",
+            "--warmup",
+            "0",
+            "--duration",
+            "50ms",
+            "--strict",
+        ])
+        .args(["--irq-affinity", &format!("{irq}=1"), "--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() || stderr.contains("another run") {
+        visible!(
+            "strict_refusal_of_a_managed_irq_creates_nothing: SKIPPED: IRQ {irq} \
+             moved or the host is busy: {stderr}"
+        );
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--strict") && stderr.contains("refuses"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused bench left {}", out.display());
+}

@@ -103,6 +103,28 @@ fn net_rx_traced_count_matches_proc_softirqs_within_2_percent_or_skip() {
         );
         assert_eq!(m["trace_softirq_net_rx_p99_ns"]["direction"], "lower");
     }
+    // Without IRQ time accounting /proc/stat's irq and softirq shares are
+    // tick samples: with --trace they are the traced time, never a tick 0.
+    let env: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
+    if env["irq_time_accounting"]
+        .as_str()
+        .is_some_and(|a| a.starts_with("off"))
+    {
+        for t in &ts {
+            let m = &t["metrics"];
+            for (stat, traced) in [
+                ("irq_cpu_pct", "trace_irq_time_pct"),
+                ("softirq_cpu_pct", "trace_softirq_time_pct"),
+            ] {
+                assert_eq!(m[stat]["value"], m[traced]["value"], "{stat}: {t}");
+            }
+            assert!(
+                t["notes"].to_string().contains("from the traced time"),
+                "{t}"
+            );
+        }
+    }
 }
 
 #[cfg(not(feature = "trace"))]

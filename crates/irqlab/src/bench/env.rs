@@ -22,6 +22,9 @@ pub struct BenchEnvironment {
     #[serde(flatten)]
     pub env: Environment,
     pub irqs: Vec<IrqAffinity>,
+    /// Whether /proc/stat's irq and softirq times are measured or tick
+    /// samples (`bench::irqtime`); filled in by the trial loop.
+    pub irq_time_accounting: String,
 }
 
 /// Read the environment and the selected IRQs' affinity.
@@ -40,6 +43,7 @@ pub fn collect(fs: &HostFs, sel: &Selection, started_at: String) -> BenchEnviron
     BenchEnvironment {
         env: crate::env::collect(fs, started_at),
         irqs,
+        irq_time_accounting: String::new(),
     }
 }
 

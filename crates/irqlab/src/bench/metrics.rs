@@ -148,6 +148,21 @@ fn cpu_metrics(old: &Snapshot, new: &Snapshot, out: &mut SystemMetrics) {
     }
 }
 
+/// Interrupts counted between two snapshots, every row and CPU (rows with
+/// a gap count nothing).
+pub fn interrupts_counted(old: &Snapshot, new: &Snapshot) -> u64 {
+    let (Some(o), Some(n)) = (&old.interrupts, &new.interrupts) else {
+        return 0;
+    };
+    let secs = new.elapsed_since(old);
+    delta::interrupts_delta(o, n, secs)
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter())
+        .filter_map(|c| c.count())
+        .fold(0u64, u64::saturating_add)
+}
+
 /// All system metrics between two snapshots of one trial.
 pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection) -> SystemMetrics {
     let secs = new.elapsed_since(old);

@@ -4,13 +4,15 @@
 //! [`workload::Workload`] trait — and the run itself: the plain [`plan::Plan`]
 //! the command layer builds (no clap types below `cmd/`), IRQ selection
 //! (`select`), the trial schedule (`plan`), per-trial metrics from the
-//! statistics files (`metrics`), the environment record (`env`, over the
+//! statistics files (`metrics`) and whether their irq/softirq times are
+//! measured or tick samples (`irqtime`), the environment record (`env`, over the
 //! shared [`crate::env`]), result files (`results`, over the shared
 //! [`crate::results`] schema), progress (`progress`), the summary table
 //! (`summary`) and the loop (`runner`). Host changes, child process groups
 //! and temporary files go through `prepare` and the SystemGuard.
 
 pub mod env;
+pub mod irqtime;
 pub mod metric;
 pub mod metrics;
 pub mod plan;

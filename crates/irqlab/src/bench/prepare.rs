@@ -329,10 +329,47 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
                 fs.path(&rel).display()
             );
         }
+        check_cpus_exist(fs, &s.cpus)
+            .with_context(|| format!("--irq-affinity {}={}", s.irq, s.cpus))?;
     }
     for s in &p.pin_thread {
         threads::check_pattern(fs, &s.pattern, p.strict)
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+    }
+    Ok(())
+}
+
+/// Every CPU of `cpus` exists (`sys/devices/system/cpu/possible`) and at
+/// least one is online (the kernel refuses an affinity without an online
+/// CPU). Unreadable lists are not judged.
+fn check_cpus_exist(fs: &HostFs, cpus: &CpuList) -> Result<()> {
+    const CPU: &str = "sys/devices/system/cpu";
+    let read = |name: &str| -> Option<(String, CpuList)> {
+        let text = fs.read_attr(&format!("{CPU}/{name}"))?;
+        let list = CpuList::parse_list(text.as_bytes(), CPU).ok()?;
+        Some((text, list))
+    };
+    if let Some((text, possible)) = read("possible") {
+        let absent: Vec<String> = cpus
+            .iter()
+            .filter(|c| !possible.contains(*c))
+            .map(|c| c.to_string())
+            .collect();
+        if !absent.is_empty() {
+            bail!(
+                "CPU {} does not exist on this machine (CPUs {text}, from {})",
+                absent.join(", "),
+                fs.path(&format!("{CPU}/possible")).display()
+            );
+        }
+    }
+    if let Some((text, online)) = read("online") {
+        if !cpus.iter().any(|c| online.contains(c)) {
+            bail!(
+                "none of CPUs {cpus} is online (online: {text}, from {})",
+                fs.path(&format!("{CPU}/online")).display()
+            );
+        }
     }
     Ok(())
 }
@@ -397,7 +434,10 @@ struct Steps {
 impl Steps {
     fn push(&mut self, o: Outcome) -> Result<()> {
         if let (true, Outcome::Skipped(why)) = (self.strict, &o) {
-            bail!("--strict: cannot prepare the host: {why}");
+            // a usage error (exit 2) like every --strict refusal found earlier
+            return Err(crate::bench::plan::invalid(format!(
+                "--strict: cannot prepare the host: {why}"
+            )));
         }
         self.list.push(o);
         Ok(())

@@ -5,13 +5,18 @@
 //! - `plan.json`: the plan and command line (checked and read back by `--resume`);
 //! - `env.json`: the environment (kernel, CPUs, governors, warnings …);
 //! - `<variant>/trials.jsonl` and `<variant>/trials.csv`: one record per trial;
-//! - `summary.json`: per variant and metric, count/mean/std/min/p50/p90/p99/max
-//!   and CV — built here from the records.
+//! - `summary.json`: whether the run is complete or was interrupted (and
+//!   how many trials finished), the run's notes and data-quality warnings
+//!   (drift with trial order, multimodality, high variation: the checks
+//!   and wording of `compare`, from [`crate::stats::warnings`]), and per
+//!   variant and metric count/mean/std/min/p50/p90/p99/max and CV — built
+//!   here from the records.
 
 use super::metric::Metric;
 use crate::direction::Direction;
 use crate::results::TrialRecord;
 use crate::stats::describe::{describe, Describe};
+use crate::stats::warnings as w;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -35,6 +40,90 @@ pub struct MetricSummary {
 
 /// Per variant, per metric summaries.
 pub type BenchSummary = BTreeMap<String, BTreeMap<String, MetricSummary>>;
+
+/// `summary.json`: the run's state, notes, warnings and summaries.
+#[derive(Debug, Serialize)]
+pub struct SummaryFile {
+    /// Version of this document (2: the run's state around `variants`).
+    pub schema: u32,
+    /// Every planned trial finished.
+    pub complete: bool,
+    /// The signal that ended the run early (`SIGINT`, `SIGTERM`).
+    pub interrupted: Option<String>,
+    /// Timed trials recorded, all variants.
+    pub finished_trials: usize,
+    /// Timed trials planned, all variants.
+    pub planned_trials: usize,
+    /// What the figures mean on this machine (e.g. tick-sampled shares
+    /// left out, counters read from another tree).
+    pub notes: Vec<String>,
+    /// Data-quality warnings (drift, multimodal, high variation).
+    pub warnings: Vec<String>,
+    pub variants: BenchSummary,
+}
+
+/// Version of [`SummaryFile`].
+pub const SUMMARY_SCHEMA: u32 = 2;
+
+/// Data-quality warnings of `trials` (in the order they ran), with the
+/// checks and wording `compare` gives: per variant and metric judged
+/// (`judged`: the headline and the metrics with a better direction), a
+/// trend with trial order (Spearman, at 0.05 / number of variants that
+/// have the metric, from [`w::MIN_FOR_CI`] trials), multimodality
+/// (Hartigan's dip) and a CV above [`w::HIGH_CV_PCT`].
+pub fn warnings(
+    trials: &[TrialRecord],
+    judged: impl Fn(&str, &crate::results::Value) -> bool,
+) -> Vec<String> {
+    let mut series: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for t in trials {
+        for (name, v) in &t.metrics {
+            if judged(name, v) {
+                series
+                    .entry((name.clone(), t.variant.clone()))
+                    .or_default()
+                    .push(v.value);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((name, variant), v) in &series {
+        let k = series.keys().filter(|(n, _)| n == name).count().max(1);
+        let label = format!("{variant} {name}");
+        let level = 0.05 / k as f64;
+        let n = v.len();
+        if let Some((rho, p)) =
+            w::trend_test(v, level).filter(|&(_, p)| p < level && n >= w::MIN_FOR_CI)
+        {
+            out.push(format!(
+                "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {})",
+                p_value(p)
+            ));
+        }
+        if let Some(d) = w::dip_test(v).filter(|d| d.p < w::BIMODAL_P) {
+            out.push(format!(
+                "{label}: may be multimodal (Hartigan's dip {:.3}, p {})",
+                d.dip,
+                p_value(d.p)
+            ));
+        }
+        if let Some(cv) = w::cv_pct(v).filter(|&cv| cv > w::HIGH_CV_PCT) {
+            out.push(format!("{label}: high variation (CV {cv:.1} % > 5 %)"));
+        }
+    }
+    out
+}
+
+/// A p-value as `compare` prints it.
+fn p_value(x: f64) -> String {
+    if x < 1e-300 {
+        "< 1e-300".to_string()
+    } else if x < 1e-4 {
+        format!("{x:.1e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
 
 /// Per variant, per metric summaries of `trials`.
 pub fn summarize(trials: &[TrialRecord]) -> BenchSummary {
@@ -69,6 +158,39 @@ pub fn summarize(trials: &[TrialRecord]) -> BenchSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn series(name: &str, values: &[f64]) -> Vec<TrialRecord> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut t = TrialRecord::new("tip", i as u32 + 1, "b", "t".into());
+                add(
+                    &mut t,
+                    vec![Metric::new(name, *v, "1/s", Direction::Higher)],
+                );
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_climbing_headline_warns_of_drift_and_high_variation() {
+        // the default bench of the report: 58 k climbing to 76 k in ten trials
+        let v = [
+            58e3, 60e3, 61.5e3, 63e3, 65e3, 67e3, 69e3, 71e3, 73.5e3, 76e3,
+        ];
+        let ws = warnings(&series("round_trips_per_sec", &v), |_, _| true);
+        assert!(
+            ws.iter()
+                .any(|x| x.starts_with("tip round_trips_per_sec: drifts with trial order")),
+            "{ws:?}"
+        );
+        assert!(ws.iter().any(|x| x.contains("high variation")), "{ws:?}");
+        let steady = [70e3, 70.5e3, 69.8e3, 70.2e3, 70.1e3, 69.9e3, 70.3e3, 70e3];
+        assert!(warnings(&series("round_trips_per_sec", &steady), |_, _| true).is_empty());
+        assert!(warnings(&series("round_trips_per_sec", &v), |_, _| false).is_empty());
+    }
 
     #[test]
     fn summarizes_per_variant_and_metric() {

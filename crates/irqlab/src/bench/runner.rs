@@ -2,27 +2,37 @@
 //! (plan, IRQ selection, host preparation, workloads, output directory)
 //! before the first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
-//! scheduled trials — one frame of the run's [`LiveSampler`] just before
-//! and one just after each (the one seam: `Trial::sample`; the whole
-//! `/proc/interrupts`, kept-open files, thread CPU, self cost and clocks
-//! are the sampler's) — and append every finished trial at once. Trials are numbered from 1 everywhere (records, progress,
+//! scheduled trials — one frame of the run's [`LiveSampler`] when the
+//! workload opens the trial's [`Window`] (its steady state) and one when
+//! it closes it, before stopping anything (the one seam: `Trial::sample`;
+//! the whole `/proc/interrupts`, kept-open files, thread CPU, self cost
+//! and clocks are the sampler's) — and append every finished trial at
+//! once. Trials are numbered from 1 everywhere (records, progress,
 //! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
 //! `cpu_offline`, and the run goes on. The guard restores the host, kills
 //! the process groups and removes the temporary files it tracks on
-//! success, error, panic and signals.
+//! success, error, panic and signals. SIGINT/SIGTERM seen through the
+//! caller's stop check end the trials: the one cut short is discarded,
+//! the host restored, and the summary of the finished ones written
+//! (marked interrupted). A run that ends with no trial recorded removes
+//! what it wrote to its output directory.
+//!
+//! /proc/stat's irq and softirq shares that are tick samples
+//! (`irqtime`) are left out with a note, or taken from the traced time.
 //!
 //! Writes no terminal output itself: progress and notes go to a [`Sink`];
 //! the summary is returned to the caller.
 
-use super::metrics::{system_metrics, SELECTED_TOTAL};
+use super::irqtime::{self, IrqTime, Shares};
+use super::metrics::{interrupts_counted, system_metrics, SystemMetrics, SELECTED_TOTAL};
 use super::plan::{
     default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
 };
 use super::prepare::{self, Outcome};
-use super::results::{self as bench_results, BenchSummary};
+use super::results::{self as bench_results, SummaryFile};
 use super::select::{self, Selection};
-use super::tracing::{trace_metrics, TraceWindow};
-use super::workload::Workload;
+use super::tracing::{time_shares, trace_metrics, TraceWindow};
+use super::workload::{Window, Workload};
 use super::workloads::{self, placement::PinError};
 use super::{env, metric::Direction, metric::Metric};
 use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
@@ -32,10 +42,11 @@ use crate::results::{self, TrialRecord, TrialWriter};
 use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
 use crate::threads::{ThreadCpu, ThreadKind};
+use crate::trace::interval::Interval;
 use anyhow::{Context, Result};
 use irqlab_core::Interrupts;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The gap of a trial whose threads lost their CPU (hotplug).
 pub const CPU_OFFLINE: &str = "cpu_offline";
@@ -54,8 +65,24 @@ pub trait Sink {
 #[derive(Debug)]
 pub struct Finished {
     pub out: PathBuf,
-    pub summary: BenchSummary,
+    pub summary: SummaryFile,
     pub variants: usize,
+    /// The signal (number) that ended the run before its last trial.
+    pub interrupted: Option<i32>,
+    /// `--resume` of a run whose trials had all finished: nothing ran.
+    pub nothing_to_do: bool,
+}
+
+/// Asks whether a signal ended the run (the signal number).
+pub type StopCheck<'a> = &'a dyn Fn() -> Option<i32>;
+
+/// `SIGINT`, `SIGTERM` or `signal N`.
+pub fn signal_name(sig: i32) -> String {
+    match sig {
+        2 => "SIGINT".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
 }
 
 /// IRQs to measure: `--irq` (strict) or each variant's defaults (lenient).
@@ -124,16 +151,67 @@ fn out_dir(plan: &Plan, started: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// What this invocation created in the output directory, so that a run
+/// that measured nothing leaves nothing behind (a retry with the same
+/// `--out` is not blocked by a half-made run).
+#[derive(Debug, Default)]
+struct Created {
+    /// Directories made, innermost first (the output directory and the
+    /// ancestors that did not exist).
+    dirs: Vec<PathBuf>,
+    /// Files written (plan.json, env.json or env-resume-*.json).
+    files: Vec<PathBuf>,
+}
+
+impl Created {
+    /// Remove what was created, when `out` holds no trial: files, then
+    /// the variants' empty result files and directories, then every
+    /// directory made that is empty. Never removes anything it did not
+    /// create or that holds data.
+    fn discard(&self, out: &Path, plan: &Plan) -> bool {
+        if !done_counts(out, plan).is_ok_and(|d| d.iter().all(|&n| n == 0)) {
+            return false;
+        }
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        if !plan.output.resume {
+            for v in &plan.variants {
+                let dir = out.join(results::variant_dir(&v.label));
+                for name in [results::TRIALS_FILE, "trials.csv"] {
+                    let f = dir.join(name);
+                    if std::fs::metadata(&f).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                        let _ = std::fs::remove_file(&f);
+                    }
+                }
+                let _ = std::fs::remove_dir(&dir);
+            }
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir(d);
+        }
+        true
+    }
+}
+
 /// Create the output directory and prove it writable (plan.json), before
 /// any host change.
-fn create_out(plan: &Plan, out: &Path, started: &str) -> Result<()> {
+fn create_out(plan: &Plan, out: &Path, started: &str) -> Result<Created> {
+    let mut created = Created::default();
+    let mut missing = Some(out);
+    while let Some(d) = missing.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        created.dirs.push(d.to_path_buf());
+        missing = d.parent();
+    }
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create output directory {}", out.display()))?;
     if !plan.output.resume {
-        results::write_json(&out.join("plan.json"), &PlanFile::of(plan, started.into()))
+        let path = out.join("plan.json");
+        results::write_json(&path, &PlanFile::of(plan, started.into()))
             .with_context(|| format!("output directory {} is not writable", out.display()))?;
+        created.files.push(path);
     }
-    Ok(())
+    Ok(created)
 }
 
 fn report_outcomes(sink: &mut dyn Sink, what: &str, outcomes: &[Outcome]) {
@@ -165,11 +243,109 @@ struct Trial<'a> {
     boot_id: &'a str,
     /// `--trace`: read around the timed window.
     trace: Option<&'a mut (dyn TraceWindow + 'static)>,
+    /// Whether /proc/stat's irq and softirq times are measured.
+    acct: &'a IrqTime,
+    /// A note for every trial when the counters are not this kernel's.
+    foreign: Option<&'a str>,
+    stop: StopCheck<'a>,
 }
 
 /// True when `e` says a workload thread could not stay on its CPU.
 fn is_cpu_offline(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<PinError>().is_some())
+}
+
+/// What the frames of a closed window gave (taken at once: a frame
+/// borrows the sampler).
+struct Closed {
+    duration_s: f64,
+    sys: SystemMetrics,
+    threads: Vec<Metric>,
+    traced: Option<Interval>,
+    interrupts: u64,
+    own_ns: u64,
+}
+
+/// The runner's side of a trial's [`Window`]: the first frame when the
+/// workload opens it, the last when it closes it.
+struct TrialWindow<'t, 'a> {
+    trial: &'t mut Trial<'a>,
+    own0: Option<u64>,
+    closed: Option<Closed>,
+}
+
+impl Window for TrialWindow<'_, '_> {
+    fn open(&mut self) -> Result<Instant> {
+        let at = Instant::now();
+        let (_, own0) = self.trial.sample()?;
+        self.own0 = Some(own0);
+        if let Some(tw) = self.trial.trace.as_deref_mut() {
+            tw.mark().context("reading the trace maps")?;
+        }
+        Ok(at)
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let Some(own0) = self.own0.take() else {
+            anyhow::bail!("the trial's window was closed before it was opened");
+        };
+        let traced = match self.trial.trace.as_deref_mut() {
+            Some(tw) => Some(tw.interval().context("reading the trace maps")?),
+            None => None,
+        };
+        let sel = self.trial.sel;
+        let (frame, own1) = self.trial.sample()?;
+        self.closed = Some(Closed {
+            duration_s: frame.interval_s(),
+            sys: system_metrics(frame.prev, frame.cur, sel),
+            threads: thread_metrics(frame.threads),
+            traced,
+            interrupts: interrupts_counted(frame.prev, frame.cur),
+            own_ns: own0.saturating_add(own1),
+        });
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        (self.trial.stop)().is_some()
+    }
+}
+
+/// A warm-up's window: measures nothing, sees a stop request.
+struct Untimed<'a>(StopCheck<'a>);
+
+impl Window for Untimed<'_> {
+    fn open(&mut self) -> Result<Instant> {
+        Ok(Instant::now())
+    }
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn stopped(&self) -> bool {
+        (self.0)().is_some()
+    }
+}
+
+/// `sys` with /proc/stat's irq and softirq shares judged (kept, left out
+/// with a note, or replaced by the traced time).
+fn judge_shares(acct: &IrqTime, c: &Closed, sys: &mut SystemMetrics) {
+    let get = |n: &str| sys.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+    let stat = get(irqtime::STAT_SHARES[0]).zip(get(irqtime::STAT_SHARES[1]));
+    let traced = c.traced.as_ref().map(time_shares);
+    let (replace, note) = match irqtime::judge(acct, stat, c.interrupts, traced) {
+        Shares::Keep => return,
+        Shares::Drop(note) => (None, note),
+        Shares::Traced(irq, soft, note) => (Some((irq, soft)), note),
+    };
+    sys.metrics
+        .retain(|m| !irqtime::STAT_SHARES.contains(&m.name.as_str()));
+    if let Some((irq, soft)) = replace {
+        sys.metrics
+            .push(Metric::new("irq_cpu_pct", irq, "%", Direction::Lower));
+        sys.metrics
+            .push(Metric::new("softirq_cpu_pct", soft, "%", Direction::Lower));
+    }
+    sys.notes.push(note);
 }
 
 impl Trial<'_> {
@@ -182,9 +358,9 @@ impl Trial<'_> {
         Ok((frame, own))
     }
 
-    /// Run trial `n` (from 1) of `w` and build its record: a frame just
-    /// before the timed window (its own interval is discarded) and one just
-    /// after it, whose interval is the trial.
+    /// Run trial `n` (from 1) of `w` and build its record: a frame when
+    /// the workload opens its window (its own interval is discarded) and
+    /// one when it closes it, whose interval is the trial.
     fn run(
         &mut self,
         label: &str,
@@ -193,23 +369,36 @@ impl Trial<'_> {
         d: Duration,
     ) -> Result<TrialRecord> {
         let mut t = TrialRecord::new(label, n, self.boot_id, crate::timestamp::now_seconds());
-        let (_, own0) = self.sample()?;
-        if let Some(tw) = self.trace.as_deref_mut() {
-            tw.mark().context("reading the trace maps")?;
-        }
-        let wl = w.run(d);
-        let traced = match self.trace.as_deref_mut() {
-            Some(tw) => Some(tw.interval().context("reading the trace maps")?),
-            None => None,
+        let mut win = TrialWindow {
+            trial: self,
+            own0: None,
+            closed: None,
         };
-        let sel = self.sel;
-        let (frame, own1) = self.sample()?;
-        t.duration_s = frame.interval_s();
-        let sys = system_metrics(frame.prev, frame.cur, sel);
+        let wl = w.run_window(d, &mut win);
+        let closed = win.closed;
+        let mut c = match (closed, wl) {
+            (Some(c), wl) => (c, wl),
+            (None, Err(e)) => {
+                return Err(e).with_context(|| {
+                    format!("workload {} failed in trial {n} of {label}", w.name())
+                })
+            }
+            (None, Ok(_)) => anyhow::bail!(
+                "workload {} ended trial {n} of {label} without its timed window",
+                w.name()
+            ),
+        };
+        let (c, wl) = (&mut c.0, c.1);
+        t.duration_s = c.duration_s;
+        let mut sys = std::mem::take(&mut c.sys);
+        judge_shares(self.acct, c, &mut sys);
         t.notes = sys.notes;
+        if let Some(f) = self.foreign {
+            t.notes.push(f.to_string());
+        }
         bench_results::add(&mut t, sys.metrics);
-        bench_results::add(&mut t, thread_metrics(frame.threads));
-        if let Some(iv) = &traced {
+        bench_results::add(&mut t, std::mem::take(&mut c.threads));
+        if let Some(iv) = &c.traced {
             bench_results::add(&mut t, trace_metrics(iv));
         }
         match wl {
@@ -228,7 +417,7 @@ impl Trial<'_> {
             &mut t,
             vec![Metric::new(
                 "irqlab_sample_cpu_ns",
-                own0.saturating_add(own1) as f64,
+                c.own_ns as f64,
                 "ns",
                 Direction::Lower,
             )],
@@ -246,6 +435,7 @@ fn thread_metrics(threads: &[ThreadCpu]) -> Vec<Metric> {
             .filter(|t| f(&t.kind))
             .map(|t| t.cpu_pct)
             .sum::<f64>()
+            + 0.0 // an empty sum is -0.0; never record -0
     };
     vec![
         Metric::new(
@@ -281,6 +471,7 @@ struct Ctx<'a> {
     sel: &'a Selection,
     tracker: Tracker,
     sink: &'a mut dyn Sink,
+    stop: StopCheck<'a>,
 }
 
 /// Run one variant trial, applying and undoing its own preparation around it.
@@ -351,6 +542,10 @@ struct Checked {
     live: LiveSampler,
     sel: Selection,
     out: PathBuf,
+    /// Whether /proc/stat's irq and softirq times are measured.
+    acct: IrqTime,
+    /// The note of a `--root` that is not the running kernel.
+    foreign: Option<String>,
 }
 
 /// The live sampler of a bench run: every row of the whole
@@ -362,6 +557,35 @@ fn live_plan(plan: &Plan) -> LivePlan {
         filter: Filter::default(),
         strategy: Choice::ProcInterrupts,
     }
+}
+
+/// What `--root TREE` means for a bench: host preparation, the journal,
+/// the IRQ selection and every counter come from TREE, while the workload
+/// runs on this machine. When TREE is this running kernel's view (the
+/// same boot id, e.g. the host's `/proc` mounted in a container) the
+/// figures are the workload's; otherwise (a fake or captured tree) they
+/// are TREE's, and this note says so in every trial, `env.json` and the
+/// summary.
+fn foreign_root(plan: &Plan) -> Option<String> {
+    if plan.root == Path::new("/") {
+        return None;
+    }
+    const BOOT_ID: &str = "proc/sys/kernel/random/boot_id";
+    let tree = HostFs::new(&plan.root).read_attr(BOOT_ID);
+    let here = HostFs::new("/").read_attr(BOOT_ID);
+    if tree.is_some() && tree == here {
+        return None;
+    }
+    let show = |b: Option<String>| b.unwrap_or_else(|| "unreadable".into());
+    Some(format!(
+        "--root {}: the counters come from that tree (boot id {}), the workload runs on this \
+         kernel (boot id {}): every interrupt, softirq, thread and CPU figure is the tree's, \
+         not the workload's (only the workload's own figures and irqlab_sample_cpu_ns are \
+         measured here); --root with a live workload is for testing irqlab",
+        plan.root.display(),
+        show(tree),
+        show(here)
+    ))
 }
 
 fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
@@ -384,26 +608,99 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         check_tracing(&fs)?;
     }
     let out = out_dir(plan, started)?;
-    Ok(Checked { live, sel, out })
+    let release = crate::env::kernel_release(&fs);
+    let acct = irqtime::detect(&fs, release.as_deref());
+    Ok(Checked {
+        live,
+        sel,
+        out,
+        acct,
+        foreign: foreign_root(plan),
+    })
 }
 
-/// The whole run; see the module docs.
-pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
+/// `--resume` of a run whose every trial finished: nothing to run.
+/// Writes `summary.json` again only when it is missing or says the run
+/// was interrupted.
+fn finished_already(plan: &Plan) -> Result<Option<Finished>> {
+    let Some(out) = plan.output.dir.as_deref().filter(|_| plan.output.resume) else {
+        return Ok(None);
+    };
+    if !done_counts(out, plan)?.iter().all(|&n| n >= plan.trials) {
+        return Ok(None);
+    }
+    let summary = out.join("summary.json");
+    let stale = std::fs::read(&summary)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_none_or(|v| v["complete"] != serde_json::Value::Bool(true));
+    let mut f = summarize_run(plan, out, None, Vec::new())?;
+    if stale {
+        results::write_json(&summary, &f.summary)?;
+    }
+    f.nothing_to_do = true;
+    Ok(Some(f))
+}
+
+/// The whole run; see the module docs. `stop` says whether SIGINT or
+/// SIGTERM came: the trial under way is discarded, the host restored,
+/// and the summary of the finished trials written (marked interrupted).
+pub fn run(plan: &Plan, sink: &mut dyn Sink, stop: StopCheck) -> Result<Finished> {
+    if let Some(f) = finished_already(plan)? {
+        return Ok(f);
+    }
     let started = crate::timestamp::now_seconds();
-    let Checked { mut live, sel, out } = preflight(plan, &started)?;
+    let checked = preflight(plan, &started)?;
     // one run that changes the host at a time; a refused run creates nothing
-    let me = guard::Holder::me("bench", Some(&out));
+    let me = guard::Holder::me("bench", Some(&checked.out));
     let journal = journal_path(plan, "")?;
     let _lock = RunLock::acquire(&plan.root, me, &journal, Stale::TakeIfJournalEmpty)?;
-    create_out(plan, &out, &started)?;
+    let out = checked.out.clone();
+    let mut created = create_out(plan, &out, &started)?;
+    let res = run_created(plan, sink, stop, checked, &started, &mut created);
+    let nothing = match &res {
+        Err(_) => true,
+        Ok(f) => f.summary.finished_trials == 0 && f.interrupted.is_some(),
+    };
+    if nothing && created.discard(&out, plan) && !created.files.is_empty() {
+        sink.note(&format!(
+            "irqlab: nothing was measured: removed what this run wrote to {}",
+            out.display()
+        ));
+    }
+    res
+}
+
+/// The run once its output directory exists.
+fn run_created(
+    plan: &Plan,
+    sink: &mut dyn Sink,
+    stop: StopCheck,
+    checked: Checked,
+    started: &str,
+    created: &mut Created,
+) -> Result<Finished> {
+    let Checked {
+        mut live,
+        sel,
+        out,
+        acct,
+        foreign,
+    } = checked;
     let fs = HostFs::new(&plan.root);
-    let environment = env::collect(&fs, &sel, started.clone());
+    let mut environment = env::collect(&fs, &sel, started.to_string());
+    environment.irq_time_accounting = acct.describe();
+    if let Some(f) = &foreign {
+        environment.env.warnings.push(f.clone());
+    }
     let env_name = if plan.output.resume {
         format!("env-resume-{}.json", started.replace(':', ""))
     } else {
         "env.json".into()
     };
-    results::write_json(&out.join(env_name), &environment)?;
+    let env_path = out.join(env_name);
+    created.files.push(env_path.clone());
+    results::write_json(&env_path, &environment)?;
     for w in &environment.env.warnings {
         sink.note(&format!("irqlab: warning: {w}"));
     }
@@ -423,14 +720,21 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
         sel: &sel,
         tracker,
         sink,
+        stop,
     };
     let res = match setup_workloads(&mut ws, plan) {
         Ok(()) => trials(
             &mut cx,
             &mut ws,
-            &mut live,
-            tracing.as_deref_mut(),
-            &boot_id,
+            Trial {
+                live: &mut live,
+                sel: &sel,
+                boot_id: &boot_id,
+                trace: tracing.as_deref_mut(),
+                acct: &acct,
+                foreign: foreign.as_deref(),
+                stop,
+            },
             &out,
         ),
         Err(e) => Err(e),
@@ -440,18 +744,36 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Finished> {
     drop(tracing); // detach before the guard unmounts tracefs
     drop(cx.tracker);
     guard.restore()?;
-    res?;
-    finish(plan, &out)
+    // the signal thread waits for every guard to be gone (guard::defer_signals)
+    drop(guard);
+    let signal = res?;
+    let mut notes = Vec::new();
+    if !matches!(acct, IrqTime::Accounted { .. }) {
+        let what = if plan.trace {
+            "taken from the traced time"
+        } else {
+            "left out when they are tick samples (bench --trace measures them)"
+        };
+        notes.push(format!(
+            "irq_cpu_pct, softirq_cpu_pct: {what}; IRQ time accounting {}",
+            acct.describe()
+        ));
+    }
+    notes.extend(foreign);
+    let f = summarize_run(plan, &out, signal, notes)?;
+    if f.summary.finished_trials > 0 || signal.is_none() {
+        results::write_json(&out.join("summary.json"), &f.summary)?;
+    }
+    Ok(f)
 }
 
-fn trials<'a>(
+/// The trials; returns the signal that ended them early, if any.
+fn trials(
     cx: &mut Ctx,
     ws: &mut [Box<dyn Workload>],
-    live: &'a mut LiveSampler,
-    trace: Option<&'a mut (dyn TraceWindow + 'static)>,
-    boot_id: &str,
+    mut t: Trial,
     out: &Path,
-) -> Result<()> {
+) -> Result<Option<i32>> {
     let plan = cx.plan;
     let mut writers: Vec<TrialWriter> = plan
         .variants
@@ -460,8 +782,12 @@ fn trials<'a>(
         .collect::<Result<_>>()?;
     for (v, w) in plan.variants.iter().zip(ws.iter_mut()) {
         for i in 1..=plan.warmup {
-            if let Err(e) = w.run(plan.duration) {
-                if !is_cpu_offline(&e) {
+            if let Some(sig) = (cx.stop)() {
+                cx.sink.finish();
+                return Ok(Some(sig));
+            }
+            if let Err(e) = w.run_window(plan.duration, &mut Untimed(cx.stop)) {
+                if (cx.stop)().is_none() && !is_cpu_offline(&e) {
                     return Err(e).with_context(|| format!("warm-up {i} of variant {}", v.label));
                 }
             }
@@ -479,12 +805,6 @@ fn trials<'a>(
         .iter()
         .map(|v| headline_of(v, cx.sel))
         .collect();
-    let mut t = Trial {
-        live,
-        sel: cx.sel,
-        boot_id,
-        trace,
-    };
     for (i, slot) in slots.iter().enumerate() {
         let (Some(v), Some(w), Some(wr)) = (
             plan.variants.get(slot.variant),
@@ -493,7 +813,23 @@ fn trials<'a>(
         ) else {
             continue;
         };
-        let rec = guarded_trial(cx, v, *slot, w.as_mut(), &mut t)?;
+        if let Some(sig) = (cx.stop)() {
+            cx.sink.finish();
+            return Ok(Some(sig));
+        }
+        let rec = guarded_trial(cx, v, *slot, w.as_mut(), &mut t);
+        if let Some(sig) = (cx.stop)() {
+            // cut short by the signal: not a measurement
+            cx.sink.finish();
+            cx.sink.note(&format!(
+                "irqlab: {}: trial {} of {} discarded (cut short)",
+                signal_name(sig),
+                slot.trial + 1,
+                v.label
+            ));
+            return Ok(Some(sig));
+        }
+        let rec = rec?;
         wr.write(&rec)?;
         let head = heads.get(slot.variant).and_then(|h| h.as_deref());
         cx.sink.trial(i + 1, slots.len(), &rec, head);
@@ -502,22 +838,55 @@ fn trials<'a>(
         }
     }
     cx.sink.finish();
-    Ok(())
+    Ok(None)
 }
 
-fn finish(plan: &Plan, out: &Path) -> Result<Finished> {
+/// The summary of what `out` holds: per variant and metric, the run's
+/// state (`signal`: it ended early), `notes` and data-quality warnings.
+fn summarize_run(
+    plan: &Plan,
+    out: &Path,
+    signal: Option<i32>,
+    notes: Vec<String>,
+) -> Result<Finished> {
     let mut all = Vec::new();
     for v in &plan.variants {
         all.extend(results::read_trials_dir(
             &out.join(results::variant_dir(&v.label)),
         )?);
     }
-    let summary = bench_results::summarize(&all);
-    results::write_json(&out.join("summary.json"), &summary)?;
+    let heads: Vec<String> = plan
+        .variants
+        .iter()
+        .filter_map(|v| headline(v.kind).map(str::to_string))
+        .collect();
+    let variants = bench_results::summarize(&all);
+    let judged = |name: &str, v: &results::Value| {
+        heads.iter().any(|h| h == name)
+            || (v.direction != Direction::None
+                && variants
+                    .values()
+                    .any(|m| m.get(name).is_some_and(|s| super::summary::shown(name, s))))
+    };
+    let warnings = bench_results::warnings(&all, judged);
+    let planned = plan.variants.len() * plan.trials as usize;
+    let finished = all.len();
+    let summary = SummaryFile {
+        schema: bench_results::SUMMARY_SCHEMA,
+        complete: finished >= planned,
+        interrupted: signal.map(signal_name),
+        finished_trials: finished,
+        planned_trials: planned,
+        notes,
+        warnings,
+        variants,
+    };
     Ok(Finished {
         out: out.to_path_buf(),
         summary,
         variants: plan.variants.len(),
+        interrupted: signal,
+        nothing_to_do: false,
     })
 }
 

@@ -1,13 +1,18 @@
 //! The summary table printed at the end of a bench run: per metric and
 //! variant, mean, p50, p90, p99 and the coefficient of variation. Per-CPU
 //! metrics and idle softirq vectors are left to `summary.json`. Laid out
-//! by the one grid writer (`export::grid`).
+//! by the one grid writer (`export::grid`). Below the table: the run's
+//! notes (`note: …`: what a figure means on this machine, or why it is
+//! missing), its data-quality warnings (`warning: …`) and, for an
+//! interrupted run, how many trials finished.
 
-use super::results::{BenchSummary, MetricSummary};
+use super::results::{BenchSummary, MetricSummary, SummaryFile};
 use crate::export::grid::{Align, Grid};
 use std::io::Write;
 
-fn shown(name: &str, s: &MetricSummary) -> bool {
+/// True for the metrics the table shows (not per-CPU ones, not idle
+/// softirq vectors).
+pub fn shown(name: &str, s: &MetricSummary) -> bool {
     let per_cpu = name
         .split('_')
         .any(|p| p.len() > 3 && p.starts_with("cpu") && p[3..].bytes().all(|b| b.is_ascii_digit()));
@@ -17,6 +22,7 @@ fn shown(name: &str, s: &MetricSummary) -> bool {
 }
 
 fn num(v: f64) -> String {
+    let v = v + 0.0; // never print -0
     let a = v.abs();
     if a >= 1e6 {
         format!("{v:.4e}")
@@ -27,8 +33,28 @@ fn num(v: f64) -> String {
     }
 }
 
-/// Write the summary as an aligned table.
-pub fn write(summary: &BenchSummary, out: &mut impl Write) -> std::io::Result<()> {
+/// Write the summary: the table, then notes, warnings and the state of
+/// an interrupted run.
+pub fn write(file: &SummaryFile, out: &mut impl Write) -> std::io::Result<()> {
+    table(&file.variants, out)?;
+    for n in &file.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    for w in &file.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    if let Some(sig) = &file.interrupted {
+        writeln!(
+            out,
+            "interrupted by {sig}: {} of {} trials finished",
+            file.finished_trials, file.planned_trials
+        )?;
+    }
+    Ok(())
+}
+
+/// Write the per-metric summaries as an aligned table.
+pub fn table(summary: &BenchSummary, out: &mut impl Write) -> std::io::Result<()> {
     let mut names: Vec<&String> = Vec::new();
     for metrics in summary.values() {
         for (n, s) in metrics {

@@ -24,6 +24,17 @@ fn lower(name: String, value: f64, unit: &str) -> Metric {
     Metric::new(name, value, unit, Direction::Lower)
 }
 
+/// Hard IRQ and softirq time of `iv` in percent of all CPUs' time (the
+/// exact figures behind `irq_cpu_pct`/`softirq_cpu_pct` where /proc/stat
+/// has only tick samples).
+pub fn time_shares(iv: &Interval) -> (f64, f64) {
+    let cpus = iv.cpus.len().max(1) as f64;
+    let all = iv.elapsed_ns.max(1) as f64 * cpus;
+    let irq_ns: u64 = iv.cpus.iter().map(|c| c.irq_ns).sum();
+    let soft_ns: u64 = iv.cpus.iter().map(|c| c.softirq_ns).sum();
+    (irq_ns as f64 * 100.0 / all, soft_ns as f64 * 100.0 / all)
+}
+
 /// The trial metrics of one traced interval:
 /// - `trace_irq_time_pct`, `trace_softirq_time_pct`: hard IRQ (handlers
 ///   and system vectors) and softirq time (without nested hard IRQs) in

@@ -1,13 +1,45 @@
 //! The [`Workload`] trait: what makes interrupts during a trial.
 //!
-//! Life cycle per run: `setup` once, then `run(duration)` once per trial
-//! (the timed window; the runner samples the statistics files just before
-//! and just after), then `teardown` once. Implementations must stop every
-//! thread and child process they started by the time `run` returns (or at
-//! the latest in `teardown`/`Drop`), and must never leave files behind.
+//! Life cycle per run: `setup` once, then `run_window(duration, window)`
+//! once per trial, then `teardown` once. The [`Window`] is the runner's:
+//! the workload opens it once it runs in its steady state (the runner takes
+//! the first frame) and closes it after `duration`, before stopping
+//! anything (the last frame), so the timed window holds neither its start
+//! nor its end. The default opens it, runs `run(duration)` and closes it.
+//! Implementations must stop every thread and child process they started
+//! by the time `run` returns (or at the latest in `teardown`/`Drop`), and
+//! must never leave files behind.
 
 use super::metric::Metric;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The timed window of one trial, opened and closed by the workload.
+pub trait Window {
+    /// The workload runs in its steady state: the window starts now.
+    /// Returns when it started (the first frame's time), from which the
+    /// workload counts the window's duration.
+    fn open(&mut self) -> anyhow::Result<Instant>;
+    /// The window ends now (before the workload is stopped).
+    fn close(&mut self) -> anyhow::Result<()>;
+    /// True once the run was asked to stop (SIGINT/SIGTERM): a workload
+    /// that waits may end its trial early (the runner discards it).
+    fn stopped(&self) -> bool {
+        false
+    }
+}
+
+/// A window that measures nothing (warm-ups, tests).
+#[derive(Debug, Default)]
+pub struct NoWindow;
+
+impl Window for NoWindow {
+    fn open(&mut self) -> anyhow::Result<Instant> {
+        Ok(Instant::now())
+    }
+    fn close(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
 
 /// A source of interrupts for a trial.
 pub trait Workload: Send {
@@ -24,6 +56,20 @@ pub trait Workload: Send {
     /// (throughput, latency percentiles). Errors carry the exit status and
     /// stderr tail for commands.
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>>;
+
+    /// One timed trial inside `window` (see the module docs). Default: the
+    /// window around [`Workload::run`]; it is closed even when `run` fails
+    /// (a trial disturbed by hotplug is kept with a gap).
+    fn run_window(
+        &mut self,
+        duration: Duration,
+        window: &mut dyn Window,
+    ) -> anyhow::Result<Vec<Metric>> {
+        window.open()?;
+        let ran = self.run(duration);
+        window.close()?;
+        ran
+    }
 
     /// Release everything `setup` created. Default: nothing to release.
     fn teardown(&mut self) -> anyhow::Result<()> {

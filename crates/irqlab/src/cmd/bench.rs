@@ -124,6 +124,11 @@ pub struct Args {
     /// Shell command run after each trial's timed wait (command workload).
     #[arg(long)]
     pub stop: Option<String>,
+    /// Command workload: time from --start and the command's start to the
+    /// timed window, which then covers its steady state only (it closes
+    /// before the command is stopped).
+    #[arg(long, default_value = "200ms", value_parser = crate::cmd::parse_duration)]
+    pub settle: Duration,
     #[command(flatten)]
     pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
@@ -223,6 +228,7 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
         command: a.command.clone(),
         start: a.start.clone(),
         stop: a.stop.clone(),
+        settle: a.settle,
         ..WorkloadOptions::default()
     })
 }
@@ -268,6 +274,11 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
 fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
     if a.variants.is_empty() {
         let label = a.label.clone().unwrap_or_else(|| default_label.to_string());
+        if label.trim().is_empty() {
+            return Err(invalid(format!(
+                "--label {label:?}: a variant needs a name (its results go to <out>/<label>/)"
+            )));
+        }
         let options = base_options(a)?;
         return Ok(vec![Variant {
             label,
@@ -410,7 +421,8 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
         }
         SummaryFormat::Table => crate::bench::summary::write(&f.summary, &mut o)?,
     }
-    if f.variants > 1 {
+    std::io::Write::flush(&mut o)?;
+    if f.variants > 1 && f.summary.finished_trials > 0 {
         eprintln!(
             "irqlab: compare the variants with: irqlab compare {}",
             f.out.display()
@@ -419,15 +431,62 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How long a signal waits for the run to end its trial, restore the
+/// host and say what it measured before the guard restores the host
+/// itself and exits (see `guard::defer_signals`): a built-in workload
+/// ends its trial only after `--duration`.
+fn signal_grace(plan: &crate::bench::plan::Plan, settle: Duration) -> Duration {
+    plan.duration
+        .saturating_add(settle)
+        .saturating_add(Duration::from_secs(10))
+}
+
 fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     let (args, argv) = match &args.resume {
         Some(dir) => resumed_args(dir, &args)?,
         None => (args.clone(), std::env::args().collect()),
     };
     let plan = plan(&args, argv)?;
-    let finished = runner::run(&plan, &mut Progress::new())?;
-    print_summary(&args, &finished)?;
-    Ok(ExitCode::SUCCESS)
+    // SIGINT/SIGTERM end the trials (not the process): the host is
+    // restored and what was measured is printed and kept.
+    let stop = crate::sampler::Stop::install()?;
+    crate::guard::defer_signals(signal_grace(&plan, args.settle));
+    let caught = || stop.caught();
+    let finished = runner::run(&plan, &mut Progress::new(), &caught)?;
+    if finished.nothing_to_do {
+        eprintln!(
+            "irqlab: --resume {}: all {} trials finished already; nothing to do \
+             (the summary is in summary.json; irqlab compare reads the trials)",
+            finished.out.display(),
+            finished.summary.finished_trials
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if finished.summary.finished_trials > 0 || finished.interrupted.is_none() {
+        print_summary(&args, &finished)?;
+    }
+    match finished.interrupted {
+        None => Ok(ExitCode::SUCCESS),
+        Some(sig) => {
+            let s = &finished.summary;
+            if s.finished_trials > 0 {
+                eprintln!(
+                    "irqlab: interrupted by {}: {} of {} trials finished (summary.json marks the \
+                     run interrupted); continue with: irqlab bench --resume {}",
+                    runner::signal_name(sig),
+                    s.finished_trials,
+                    s.planned_trials,
+                    finished.out.display()
+                );
+            } else {
+                eprintln!(
+                    "irqlab: interrupted by {} before the first trial finished: nothing measured",
+                    runner::signal_name(sig)
+                );
+            }
+            Ok(crate::cmd::top::signal_exit(sig))
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

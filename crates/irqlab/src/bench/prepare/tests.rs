@@ -186,3 +186,42 @@ fn irq_affinity_refused_by_kernel_is_skipped_not_fatal() {
         "not root"
     );
 }
+
+#[test]
+fn irq_affinity_to_an_absent_or_offline_cpu_is_refused_by_validate() {
+    let dir = tree(&[
+        ("proc/irq/26/smp_affinity_list", "0-1\n"),
+        ("sys/devices/system/cpu/possible", "0-3\n"),
+        ("sys/devices/system/cpu/online", "0-1\n"),
+    ]);
+    let fs = HostFs::new(dir.path());
+    let prep = |spec: &str| Preparation {
+        irq_affinity: vec![spec.parse().unwrap()],
+        ..Preparation::default()
+    };
+    let e = format!("{:#}", validate(&fs, &prep("26=9")).unwrap_err());
+    assert!(
+        e.contains("CPU 9 does not exist") && e.contains("0-3"),
+        "{e}"
+    );
+    let e = format!("{:#}", validate(&fs, &prep("26=2-3")).unwrap_err());
+    assert!(e.contains("none of CPUs 2-3 is online"), "{e}");
+    validate(&fs, &prep("26=1")).unwrap();
+}
+
+#[test]
+fn strict_refusal_at_apply_time_is_a_usage_error() {
+    let mut steps = Steps {
+        list: Vec::new(),
+        strict: true,
+    };
+    let e = steps
+        .push(Outcome::Skipped(
+            "IRQ 36: the kernel refuses to move it".into(),
+        ))
+        .unwrap_err();
+    assert!(
+        e.downcast_ref::<crate::bench::plan::Invalid>().is_some(),
+        "{e}"
+    );
+}

@@ -1,20 +1,27 @@
-//! `command`: a user command as the interrupt source. `-- CMD ARGS` is
-//! spawned at the start of each trial and terminated (SIGTERM to its
-//! process group, SIGKILL after 1 s) and reaped at the end; `--start` /
-//! `--stop` shell snippets (`sh -c`) run around the timed wait, e.g. to
-//! toggle a kernel test module through sysfs. A command that exits
+//! `command`: a user command as the interrupt source. `--start` (a shell
+//! snippet, `sh -c`, e.g. toggling a kernel test module through sysfs)
+//! runs first, then `-- CMD ARGS` is spawned; after the settle time
+//! (`--settle`) the timed window opens (the runner's first frame), lasts
+//! the trial's duration and closes (its last frame) before the command is
+//! terminated (SIGTERM to its process group, SIGKILL after 1 s) and
+//! reaped and `--stop` runs: the window holds the steady state only. A command that exits
 //! unsuccessfully before the trial ends, or a failing start/stop, is an
 //! error carrying the exit status and the last lines of stderr.
 
 use super::child::{run_sh, Spawned};
 use crate::bench::metric::Metric;
-use crate::bench::workload::Workload;
+use crate::bench::workload::{NoWindow, Window, Workload};
 use crate::guard::Tracker;
 use anyhow::bail;
 use std::time::{Duration, Instant};
 
 /// Grace between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(1);
+/// Default wait between the start (`--start`, the command's spawn) and the
+/// timed window (`--settle`).
+pub const DEFAULT_SETTLE: Duration = Duration::from_millis(200);
+/// Longest wait between two looks at a stop request.
+const STOP_POLL: Duration = Duration::from_millis(50);
 /// Longest a `--start` or `--stop` snippet may run.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -23,6 +30,7 @@ pub struct CommandWorkload {
     argv: Vec<String>,
     start: Option<String>,
     stop: Option<String>,
+    settle: Duration,
     tracker: Tracker,
 }
 
@@ -58,30 +66,91 @@ impl CommandWorkload {
             argv,
             start,
             stop,
+            settle: DEFAULT_SETTLE,
             tracker,
         })
     }
 
-    /// Spawn the command (if any), wait `duration`, stop it.
-    fn timed(&self, duration: Duration) -> anyhow::Result<()> {
-        let end = Instant::now() + duration;
-        if self.argv.is_empty() {
-            std::thread::sleep(end.saturating_duration_since(Instant::now()));
+    /// Wait `settle` after the start (default [`DEFAULT_SETTLE`]) before
+    /// the timed window opens.
+    pub fn with_settle(mut self, settle: Duration) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    /// Spawn the command (if any), let it settle, hold the window open for
+    /// `duration`, close it, then stop the command.
+    fn timed(&self, duration: Duration, window: &mut dyn Window) -> anyhow::Result<()> {
+        let mut child = match self.argv.is_empty() {
+            true => None,
+            false => {
+                let label = format!("command `{}`", self.argv.join(" "));
+                Some(Spawned::spawn(&self.argv, &label, &self.tracker)?)
+            }
+        };
+        let res = self.windowed(&mut child, duration, window);
+        match child.as_mut() {
+            Some(c) => {
+                let stopped = c.terminate(KILL_GRACE);
+                res.and(stopped.map(|_| ()))
+            }
+            None => res,
+        }
+    }
+
+    /// The settle time and the window, while the command runs.
+    fn windowed(
+        &self,
+        child: &mut Option<Spawned>,
+        duration: Duration,
+        window: &mut dyn Window,
+    ) -> anyhow::Result<()> {
+        let mut exited = wait(child, Instant::now() + self.settle, window)?;
+        if let (Some(st), Some(c)) = (exited, child.as_ref()) {
+            if !st.success() {
+                return Err(c.failure("exited before the trial's window opened", st));
+            }
+        }
+        if window.stopped() {
             return Ok(());
         }
-        let label = format!("command `{}`", self.argv.join(" "));
-        let mut child = Spawned::spawn(&self.argv, &label, &self.tracker)?;
-        if let Some(st) = child.wait_until(end)? {
-            if !st.success() {
-                child.terminate(KILL_GRACE)?;
-                return Err(child.failure("exited before the end of the trial", st));
+        let end = window.open()? + duration;
+        if exited.is_none() {
+            exited = wait(child, end, window)?;
+            if let (Some(st), Some(c)) = (exited, child.as_ref()) {
+                if !st.success() {
+                    return Err(c.failure("exited before the end of the trial", st));
+                }
             }
-            // A command that finished cleanly: the window still lasts
-            // `duration` (anything it left in the background keeps running).
-            std::thread::sleep(end.saturating_duration_since(Instant::now()));
         }
-        child.terminate(KILL_GRACE)?;
-        Ok(())
+        // A command that finished cleanly: the window still lasts
+        // `duration` (anything it left in the background keeps running).
+        wait(&mut None, end, window)?;
+        window.close()
+    }
+}
+
+/// Wait until `until`, the child's exit (its status) or a stop request,
+/// whichever comes first.
+fn wait(
+    child: &mut Option<Spawned>,
+    until: Instant,
+    window: &dyn Window,
+) -> anyhow::Result<Option<std::process::ExitStatus>> {
+    loop {
+        let now = Instant::now();
+        if now >= until || window.stopped() {
+            return Ok(None);
+        }
+        let step = (now + STOP_POLL).min(until);
+        match child.as_mut() {
+            Some(c) => {
+                if let Some(st) = c.wait_until(step)? {
+                    return Ok(Some(st));
+                }
+            }
+            None => std::thread::sleep(step.saturating_duration_since(now)),
+        }
     }
 }
 
@@ -91,11 +160,19 @@ impl Workload for CommandWorkload {
     }
 
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+        self.run_window(duration, &mut NoWindow)
+    }
+
+    fn run_window(
+        &mut self,
+        duration: Duration,
+        window: &mut dyn Window,
+    ) -> anyhow::Result<Vec<Metric>> {
         let started = match &self.start {
             Some(s) => run_sh(s, "--start", HOOK_TIMEOUT, &self.tracker),
             None => Ok(()),
         };
-        let timed = started.and_then(|()| self.timed(duration));
+        let timed = started.and_then(|()| self.timed(duration, window));
         // Stop runs even after a failure, to undo a partial start.
         let stopped = match &self.stop {
             Some(s) => run_sh(s, "--stop", HOOK_TIMEOUT, &self.tracker),
@@ -182,6 +259,66 @@ mod tests {
             .parse()
             .unwrap();
         assert!(group_gone(pid), "a process of group {pid} remains");
+    }
+
+    /// Records when the window opened and closed, and whether the
+    /// command's process was alive at the close.
+    struct Recorder {
+        pidfile: std::path::PathBuf,
+        opened: Option<Instant>,
+        closed: Option<Instant>,
+        alive_at_close: bool,
+    }
+
+    impl Window for Recorder {
+        fn open(&mut self) -> anyhow::Result<Instant> {
+            let now = Instant::now();
+            self.opened = Some(now);
+            Ok(now)
+        }
+        fn close(&mut self) -> anyhow::Result<()> {
+            self.closed = Some(Instant::now());
+            let pid: i32 = std::fs::read_to_string(&self.pidfile)?.trim().parse()?;
+            self.alive_at_close = kill(Pid::from_raw(pid), None).is_ok();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn window_opens_after_the_settle_time_and_closes_before_the_stop() {
+        let _live = super::super::live_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("echo $$ > {}; exec sleep 30", pidfile.display());
+        let settle = Duration::from_millis(300);
+        let mut w = CommandWorkload::new(sh(&script), None, None, Tracker::none())
+            .unwrap()
+            .with_settle(settle);
+        let mut rec = Recorder {
+            pidfile: pidfile.clone(),
+            opened: None,
+            closed: None,
+            alive_at_close: false,
+        };
+        let t0 = Instant::now();
+        w.run_window(Duration::from_millis(400), &mut rec).unwrap();
+        let (opened, closed) = (rec.opened.unwrap(), rec.closed.unwrap());
+        assert!(
+            opened - t0 >= settle,
+            "opened {:?} after the start",
+            opened - t0
+        );
+        assert!(closed - opened >= Duration::from_millis(400));
+        assert!(
+            rec.alive_at_close,
+            "the window closed after the command was stopped"
+        );
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(group_gone(pid), "stopped after the window");
     }
 
     #[test]

@@ -123,6 +123,8 @@ pub struct WorkloadOptions {
     pub start: Option<String>,
     /// `--stop` shell snippet, run after each trial's wait.
     pub stop: Option<String>,
+    /// `--settle`: wait between the command's start and the timed window.
+    pub settle: Duration,
 }
 
 impl Default for WorkloadOptions {
@@ -136,6 +138,7 @@ impl Default for WorkloadOptions {
             command: Vec::new(),
             start: None,
             stop: None,
+            settle: command::DEFAULT_SETTLE,
         }
     }
 }
@@ -148,6 +151,7 @@ pub fn build(
     opts: &WorkloadOptions,
     tracker: &Tracker,
 ) -> anyhow::Result<Box<dyn Workload>> {
+    check_threads(kind, opts.threads)?;
     let cpus = || placement::select(opts.cpus.as_ref());
     let w: Box<dyn Workload> = match kind {
         WorkloadKind::Ipi => Box::new(ipi::Ipi::new(cpus()?, opts.threads)),
@@ -166,14 +170,31 @@ pub fn build(
                 tracker.clone(),
             ))
         }
-        WorkloadKind::Command => Box::new(command::CommandWorkload::new(
-            opts.command.clone(),
-            opts.start.clone(),
-            opts.stop.clone(),
-            tracker.clone(),
-        )?),
+        WorkloadKind::Command => Box::new(
+            command::CommandWorkload::new(
+                opts.command.clone(),
+                opts.start.clone(),
+                opts.stop.clone(),
+                tracker.clone(),
+            )?
+            .with_settle(opts.settle),
+        ),
     };
     Ok(w)
+}
+
+/// Refuse a `--threads` that cannot measure anything: 0 for any workload,
+/// and a ring of one for `ipi` (its wakeups cross CPUs only between two
+/// or more threads; one thread has no one to wake).
+fn check_threads(kind: WorkloadKind, threads: Option<usize>) -> anyhow::Result<()> {
+    match (kind, threads) {
+        (_, Some(0)) => anyhow::bail!("--threads 0: a workload needs at least 1 thread"),
+        (WorkloadKind::Ipi, Some(1)) => anyhow::bail!(
+            "--threads 1: the ipi workload is a ring of threads waking each other \
+             across CPUs; one thread wakes no one (it measures no IPI): give 2 or more"
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Serializes tests that load the machine, so counter checks of one do not
@@ -197,6 +218,26 @@ mod tests {
             assert_eq!(w.name(), name);
         }
         assert_eq!(WorkloadKind::default(), WorkloadKind::Ipi);
+    }
+
+    #[test]
+    fn threads_that_measure_nothing_are_refused() {
+        let build_with = |kind: WorkloadKind, n: usize| {
+            let opts = WorkloadOptions {
+                threads: Some(n),
+                command: vec!["true".into()],
+                ..WorkloadOptions::default()
+            };
+            build(kind, &opts, &Tracker::none()).map(|_| ())
+        };
+        for kind in [WorkloadKind::Ipi, WorkloadKind::Tlb, WorkloadKind::Timer] {
+            let e = build_with(kind, 0).unwrap_err().to_string();
+            assert!(e.contains("--threads 0"), "{e}");
+        }
+        let e = build_with(WorkloadKind::Ipi, 1).unwrap_err().to_string();
+        assert!(e.contains("one thread wakes no one"), "{e}");
+        build_with(WorkloadKind::Ipi, 2).unwrap();
+        build_with(WorkloadKind::Timer, 1).unwrap();
     }
 
     #[test]
