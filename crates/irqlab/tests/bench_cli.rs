@@ -94,6 +94,8 @@ fn order_of_events_and_restore_after_success() {
     assert_eq!(t[0]["schema"], 2);
     assert_eq!(t[0]["trial"], 1, "trials are numbered from 1");
     assert_eq!(t[0]["metrics"]["irq_loc_per_sec"]["direction"], "none");
+    // the one selected IRQ is the command workload's headline, for compare
+    assert_eq!(t[0]["metrics"]["irq_loc_per_sec"]["headline"], true);
     let env: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["kernel_release"], "6.18.44-fake");

@@ -123,11 +123,13 @@ fn softirq_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMe
     }
 }
 
-fn cpu_metrics(old: &Snapshot, new: &Snapshot, out: &mut SystemMetrics) {
+/// CPU time shares over the trial: summed from the CPUs present in both
+/// samples, a gap when a counter stepped further than `secs` allows.
+fn cpu_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMetrics) {
     let (Some(o), Some(n)) = (&old.stat, &new.stat) else {
         return;
     };
-    match delta::cpu_pct(&o.total, &n.total) {
+    match delta::stat_aggregate_pct_over(o, n, secs) {
         Some(p) => {
             out.metrics.push(Metric::new(
                 "softirq_cpu_pct",
@@ -144,7 +146,9 @@ fn cpu_metrics(old: &Snapshot, new: &Snapshot, out: &mut SystemMetrics) {
                 Direction::Lower,
             ));
         }
-        None => out.notes.push("cpu %: no tick elapsed".into()),
+        None => out.notes.push(
+            "cpu %: a gap (no tick elapsed, no CPU in both samples, or a counter went backwards or stepped further than the trial allows)".into(),
+        ),
     }
 }
 
@@ -169,7 +173,7 @@ pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection) -> System
     let mut out = SystemMetrics::default();
     irq_metrics(old, new, sel, secs, &mut out);
     softirq_metrics(old, new, secs, &mut out);
-    cpu_metrics(old, new, &mut out);
+    cpu_metrics(old, new, secs, &mut out);
     out
 }
 

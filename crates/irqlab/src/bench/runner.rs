@@ -829,9 +829,13 @@ fn trials(
             ));
             return Ok(Some(sig));
         }
-        let rec = rec?;
-        wr.write(&rec)?;
+        let mut rec = rec?;
         let head = heads.get(slot.variant).and_then(|h| h.as_deref());
+        // compare leads its summary with the workload's headline metric
+        if let Some(h) = head {
+            rec.mark_headline(h);
+        }
+        wr.write(&rec)?;
         cx.sink.trial(i + 1, slots.len(), &rec, head);
         if !plan.cooldown.is_zero() {
             std::thread::sleep(plan.cooldown);
