@@ -645,3 +645,44 @@ fn strict_refusal_of_a_managed_irq_creates_nothing() {
     );
     assert!(!out.exists(), "a refused bench left {}", out.display());
 }
+
+/// `--target-effect` says, from the spread measured, how many trials per
+/// variant compare needs for that change; a value that is no percentage
+/// is a usage error before anything is written.
+#[test]
+fn target_effect_plans_the_trial_count_and_bad_values_are_usage_errors() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let o = bench(
+        root.path(),
+        &out,
+        &[
+            "--trials",
+            "3",
+            "--duration",
+            "100ms",
+            "--workload",
+            "command",
+            "--target-effect",
+            "2%",
+        ],
+    )
+    .args(["--", "sleep", "10"])
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(text.contains("target effect 2 %"), "{text}");
+    assert!(text.contains("irq_loc_per_sec"), "{text}");
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let notes = s["notes"].to_string();
+    assert!(notes.contains("target effect 2 %"), "{notes}");
+    for bad in ["0", "abc", "100%", "-1%"] {
+        let out = root.path().join(format!("bad-{bad}"));
+        bench(root.path(), &out, &["--target-effect", bad])
+            .assert()
+            .code(2);
+        assert!(!out.exists(), "{bad}: nothing is written");
+    }
+}

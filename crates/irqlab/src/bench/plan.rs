@@ -110,6 +110,9 @@ pub struct Plan {
     pub journal: Option<PathBuf>,
     /// Trace every trial (`--trace`, feature `trace`).
     pub trace: bool,
+    /// `--target-effect`: the change (percent) the summary says how many
+    /// trials would detect.
+    pub target_effect_pct: Option<f64>,
     /// The command line, recorded in `plan.json` for `--resume`.
     pub argv: Vec<String>,
 }

@@ -114,6 +114,57 @@ pub fn warnings(
     out
 }
 
+/// `compare`'s defaults, which [`trials_for_effect`] plans for.
+pub const COMPARE_ALPHA: f64 = 0.05;
+/// `compare`'s default noise gate (percent).
+pub const COMPARE_NOISE_PCT: f64 = 1.0;
+
+/// Trials per variant for `compare` to detect a change of `effect_pct`
+/// with 80 % power at `alpha`, interleaved variants, a metric whose
+/// coefficient of variation is `cv_pct`, behind a noise gate of
+/// `noise_pct`: the normal approximation n = 2 ((z₁₋α/₂ + z₀.₈) cv /
+/// (effect − noise))², at least 5. `None` when the effect does not clear
+/// the gate (no trial count detects it) or the inputs are not finite.
+pub fn trials_for_effect(cv_pct: f64, effect_pct: f64, noise_pct: f64, alpha: f64) -> Option<u64> {
+    let margin = effect_pct - noise_pct;
+    if !(cv_pct.is_finite() && margin.is_finite() && margin > 0.0 && cv_pct >= 0.0) {
+        return None;
+    }
+    let z =
+        crate::stats::special::norm_ppf(1.0 - alpha / 2.0) + crate::stats::special::norm_ppf(0.8);
+    let n = 2.0 * (z * cv_pct / margin).powi(2);
+    (n.is_finite() && n < 1e9).then(|| (n.ceil() as u64).max(5))
+}
+
+/// The `--target-effect` note of one variant's headline metric.
+pub fn target_effect_note(
+    variant: &str,
+    metric: &str,
+    cv_pct: Option<f64>,
+    trials: usize,
+    effect_pct: f64,
+) -> String {
+    let Some(cv) = cv_pct else {
+        return format!(
+            "target effect {effect_pct} %: {variant} {metric} has no spread to plan from ({trials} trials)"
+        );
+    };
+    let head = format!(
+        "target effect {effect_pct} %: {variant} {metric} varies by CV {cv:.2} % over {trials} trials"
+    );
+    let at = |noise: f64| trials_for_effect(cv, effect_pct, noise, COMPARE_ALPHA);
+    match (at(COMPARE_NOISE_PCT), at(0.0)) {
+        (Some(n), _) => format!(
+            "{head}: compare needs about {n} trials per variant, interleaved in one bench, to detect it with 80 % power (alpha {COMPARE_ALPHA}, noise gate {COMPARE_NOISE_PCT} %){}",
+            if n as usize <= trials { "; this run has enough" } else { "" }
+        ),
+        (None, Some(n)) => format!(
+            "{head}: compare's default noise gate ({COMPARE_NOISE_PCT} %) hides a change this small; with `compare --noise 0` about {n} trials per variant, interleaved in one bench, detect it with 80 % power"
+        ),
+        (None, None) => format!("{head}: no trial count detects it"),
+    }
+}
+
 /// A p-value as `compare` prints it.
 fn p_value(x: f64) -> String {
     if x < 1e-300 {
@@ -158,6 +209,25 @@ pub fn summarize(trials: &[TrialRecord]) -> BenchSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trials_for_an_effect_follow_the_normal_approximation() {
+        // CV 1 %, +2 % behind a 1 % gate: 2 (2.8 * 1 / 1)^2 = 15.7 -> 16
+        assert_eq!(trials_for_effect(1.0, 2.0, 1.0, 0.05), Some(16));
+        // ten times the spread, a hundred times the trials
+        assert_eq!(trials_for_effect(10.0, 2.0, 1.0, 0.05), Some(1570));
+        // tiny spread: at least 5
+        assert_eq!(trials_for_effect(0.01, 5.0, 1.0, 0.05), Some(5));
+        // an effect inside the gate is never detected
+        assert_eq!(trials_for_effect(1.0, 1.0, 1.0, 0.05), None);
+        assert_eq!(trials_for_effect(f64::NAN, 2.0, 1.0, 0.05), None);
+        let note = target_effect_note("tip", "round_trips_per_sec", Some(1.0), 10, 1.0);
+        assert!(note.contains("noise gate (1 %) hides"), "{note}");
+        assert!(note.contains("--noise 0"), "{note}");
+        let note = target_effect_note("tip", "round_trips_per_sec", Some(1.0), 20, 2.0);
+        assert!(note.contains("about 16 trials per variant"), "{note}");
+        assert!(note.ends_with("this run has enough"), "{note}");
+    }
 
     fn series(name: &str, values: &[f64]) -> Vec<TrialRecord> {
         values

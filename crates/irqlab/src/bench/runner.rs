@@ -873,6 +873,10 @@ fn summarize_run(
                     .any(|m| m.get(name).is_some_and(|s| super::summary::shown(name, s))))
     };
     let warnings = bench_results::warnings(&all, judged);
+    let mut notes = notes;
+    if let Some(effect) = plan.target_effect_pct {
+        notes.extend(target_effect_notes(&all, &variants, effect));
+    }
     let planned = plan.variants.len() * plan.trials as usize;
     let finished = all.len();
     let summary = SummaryFile {
@@ -892,6 +896,36 @@ fn summarize_run(
         interrupted: signal,
         nothing_to_do: false,
     })
+}
+
+/// The `--target-effect` note of each variant's headline metric (the one
+/// its trials mark).
+fn target_effect_notes(
+    all: &[TrialRecord],
+    variants: &bench_results::BenchSummary,
+    effect: f64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (variant, metrics) in variants {
+        let head = all.iter().filter(|t| &t.variant == variant).find_map(|t| {
+            t.metrics
+                .iter()
+                .find(|(_, v)| v.headline)
+                .map(|(n, _)| n.clone())
+        });
+        let Some(name) = head else {
+            out.push(format!(
+                "target effect {effect} %: {variant} has no headline metric to plan for"
+            ));
+            continue;
+        };
+        let n = all.iter().filter(|t| &t.variant == variant).count();
+        let cv = metrics.get(&name).and_then(|s| s.cv_pct);
+        out.push(bench_results::target_effect_note(
+            variant, &name, cv, n, effect,
+        ));
+    }
+    out
 }
 
 /// `--trace` before anything is written: the feature is built in, and

@@ -152,6 +152,12 @@ pub struct Args {
     /// metrics `trace_*` (lower is better).
     #[arg(long)]
     pub trace: bool,
+    /// After the run, say how many trials per variant `compare` needs to
+    /// detect a change of PCT percent in each variant's headline metric
+    /// (80 % power at compare's default alpha and noise gate), from the
+    /// spread this run measured. E.g. `--target-effect 1%`.
+    #[arg(long, value_name = "PCT", value_parser = effect_pct)]
+    pub target_effect: Option<f64>,
     /// Print the summary as a table or JSON.
     #[arg(long, value_enum, default_value = "table")]
     pub format: SummaryFormat,
@@ -321,8 +327,24 @@ pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
         root: a.root.dir.clone(),
         journal: a.journal.clone(),
         trace: a.trace,
+        target_effect_pct: a.target_effect,
         argv,
     })
+}
+
+/// `--target-effect`: a percentage above 0 and below 100 (`1%` or `1`).
+fn effect_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a percentage such as 1% or 0.5, found {s:?}"))?;
+    if v.is_finite() && v > 0.0 && v < 100.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be above 0 % and below 100 %, found {s:?}"))
+    }
 }
 
 /// The `bench` matches of a full irqlab command line.
