@@ -36,6 +36,14 @@ struct {
 	__type(value, struct cpu_state);
 } STATE SEC(".maps");
 
+/* Hard IRQ runs not counted because HARDIRQ was full (a failed insert). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} DROPS SEC(".maps");
+
 /* Tracepoint records (tracefs events/irq/<name>/format). */
 struct tp_common {
 	unsigned short common_type;
@@ -99,6 +107,13 @@ int irq_handler_entry(struct tp_irq_handler_entry *ctx)
 	struct cpu_state *st = state();
 	if (!st)
 		return 0;
+	/*
+	 * The key is a map key: all 32 bytes count. The scratch buffer is
+	 * reused, and the string read below stops at the NUL, so without
+	 * this a shorter name would keep the tail of a longer one after its
+	 * NUL and one action would become several keys.
+	 */
+	__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key));
 	st->irq_key.irq = ctx->irq;
 	bpf_probe_read_kernel_str(st->irq_key.name, NAME_LEN, (char *)ctx + (ctx->name_loc & 0xFFFF));
 	st->irq_start = bpf_ktime_get_ns();
@@ -121,8 +136,14 @@ int irq_handler_exit(struct tp_irq_handler_exit *ctx)
 		struct stats zero = {};
 		bpf_map_update_elem(&HARDIRQ, &st->irq_key, &zero, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&HARDIRQ, &st->irq_key);
-		if (!s)
+		if (!s) {
+			/* the map is full: say so rather than lose the run silently */
+			u32 zero0 = 0;
+			u64 *d = bpf_map_lookup_elem(&DROPS, &zero0);
+			if (d)
+				(*d)++;
 			return 0;
+		}
 	}
 	add(s, ns);
 	return 0;

@@ -245,6 +245,7 @@ pub(crate) mod fake {
                 ),
                 (1, vec![soft(250, 500_000, 0, 9), soft(100, 200_000, 0, 9)]),
             ],
+            drops: vec![],
         };
         between(&Sample::default(), &cur, &Select::default())
     }
