@@ -45,6 +45,11 @@ fn traced_screen(s: &str) -> bool {
 
 #[test]
 fn traced_view_and_detach_on_q_and_sigint_or_skip() -> Res<()> {
+    if !common::host_changes_allowed(
+        "top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip",
+    ) {
+        return Ok(());
+    }
     if common::trace::skipped(
         "top_tui_trace: traced_view_and_detach_on_q_and_sigint_or_skip",
         skip_reason(),
