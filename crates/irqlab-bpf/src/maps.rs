@@ -319,6 +319,47 @@ mod tests {
         );
     }
 
+    /// Each program's own work must fall outside the durations it
+    /// measures (docs/trace.md, "Where the timestamps are taken"): entry
+    /// programs stamp the start last, exit programs stamp the end first.
+    #[test]
+    fn entries_stamp_last_and_exits_stamp_first() {
+        let c = include_str!("bpf/irqlab.bpf.c");
+        let body = |head: &str| {
+            c.split(head)
+                .nth(1)
+                .and_then(|s| s.split("\n}\n").next())
+                .unwrap_or_default()
+                .to_string()
+        };
+        for exit in [
+            "int irq_handler_exit(",
+            "int vec_exit(",
+            "int softirq_exit(",
+        ] {
+            let b = body(exit);
+            let first = b.lines().nth(2).unwrap_or_default();
+            assert!(
+                first.contains("u64 now = bpf_ktime_get_ns()"),
+                "{exit}: {b}"
+            );
+        }
+        for (entry, field) in [
+            ("int irq_handler_entry(", "irq_start"),
+            ("int vec_entry(", "vec_start"),
+            ("int softirq_entry(", "sirq_start"),
+        ] {
+            let b = body(entry);
+            let tail: Vec<&str> = b.lines().rev().take(2).collect();
+            assert_eq!(tail[0].trim(), "return 0;", "{entry}: {b}");
+            assert_eq!(
+                tail[1].trim(),
+                format!("st->{field} = bpf_ktime_get_ns();"),
+                "{entry}: {b}"
+            );
+        }
+    }
+
     #[test]
     fn key_name_stops_at_nul() {
         let mut name = [0u8; NAME_LEN];

@@ -123,9 +123,9 @@ int irq_handler_entry(struct tp_irq_handler_entry *ctx)
 SEC("tracepoint/irq/irq_handler_exit")
 int irq_handler_exit(struct tp_irq_handler_exit *ctx)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct stats *s;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || st->irq_start == 0 || st->irq_key.irq != ctx->irq)
 		return 0;
 	ns = now - st->irq_start;
@@ -163,9 +163,9 @@ static __always_inline int vec_entry(u32 id)
 
 static __always_inline int vec_exit(u32 id)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct stats *s;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || st->vec_start == 0 || st->vec_id != id)
 		return 0;
 	ns = now - st->vec_start;
@@ -240,17 +240,23 @@ int softirq_entry(struct tp_softirq *ctx)
 	}
 	st->sirq_in_ksoftirqd = is_ksoftirqd();
 	st->sirq_irq_ns_at_entry = st->irq_ns_sum;
-	st->sirq_start = now;
+	/*
+	 * The run starts when this program ends: stamped again here, so the
+	 * latency bookkeeping and the comm read above are not counted as the
+	 * softirq's time. Every entry program stamps last and every exit
+	 * program first (docs/trace.md, "Where the timestamps are taken").
+	 */
+	st->sirq_start = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tracepoint/irq/softirq_exit")
 int softirq_exit(struct tp_softirq *ctx)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct softirq_stats *s;
 	u32 vec = ctx->vec;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || vec >= SOFTIRQ_SLOTS || st->sirq_start == 0)
 		return 0;
 	ns = now - st->sirq_start;
