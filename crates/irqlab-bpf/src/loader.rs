@@ -12,7 +12,6 @@
 use crate::maps::{merge_split_keys, IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
 use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
-use aya::programs::trace_point::{TracePointLink, TracePointLinkId};
 use aya::programs::TracePoint;
 use aya::Ebpf;
 use std::fmt;
@@ -101,8 +100,6 @@ fn programs() -> Vec<(String, &'static str, String, bool)> {
 pub struct Tracer {
     ebpf: Ebpf,
     attached: Attached,
-    /// (program, link) of every attach, for the parallel detach on drop.
-    links: Vec<(String, TracePointLinkId)>,
 }
 
 impl Tracer {
@@ -116,7 +113,6 @@ impl Tracer {
         }
         let mut ebpf = Ebpf::load(OBJECT).map_err(|e| kernel("loading the BPF object", &e))?;
         let mut attached = Attached::default();
-        let mut links = Vec::new();
         for (func, group, tp, required) in programs() {
             let full = format!("{group}:{tp}");
             if !present(group, &tp) {
@@ -135,17 +131,11 @@ impl Tracer {
                 .map_err(|e| kernel(&format!("program {func}"), &e))?;
             prog.load()
                 .map_err(|e| kernel(&format!("loading program {func} (verifier)"), &e))?;
-            let link = prog
-                .attach(group, &tp)
+            prog.attach(group, &tp)
                 .map_err(|e| kernel(&format!("attaching to tracepoint {full}"), &e))?;
-            links.push((func, link));
             attached.tracepoints.push(full);
         }
-        Ok(Tracer {
-            ebpf,
-            attached,
-            links,
-        })
+        Ok(Tracer { ebpf, attached })
     }
 
     /// What was attached.
@@ -201,31 +191,6 @@ impl Tracer {
             .map(name)
             .ok_or_else(|| Error::Kernel(format!("map {name} missing from the BPF object")))?;
         M::try_from(map).map_err(|e| kernel(&format!("map {name}"), &e))
-    }
-}
-
-impl Drop for Tracer {
-    /// Detach every program at once: closing a tracepoint's perf event
-    /// waits for an RCU grace period (tens of ms), so closing ~two dozen
-    /// one after the other took a second or two (`top --trace` seemed to
-    /// hang on quit); closed from one thread each, the waits overlap.
-    /// Whatever is not taken here is closed with the object, as before.
-    fn drop(&mut self) {
-        let mut taken: Vec<TracePointLink> = Vec::with_capacity(self.links.len());
-        for (func, id) in self.links.drain(..) {
-            let prog: Option<&mut TracePoint> =
-                self.ebpf.program_mut(&func).and_then(|p| p.try_into().ok());
-            if let Some(link) = prog.and_then(|p| p.take_link(id).ok()) {
-                taken.push(link);
-            }
-        }
-        std::thread::scope(|s| {
-            for link in taken {
-                // without a thread the closure, link inside, is dropped
-                // here: closed in turn
-                let _ = std::thread::Builder::new().spawn_scoped(s, move || drop(link));
-            }
-        });
     }
 }
 
