@@ -9,7 +9,7 @@
 //! [`Tracer`] is dropped or the process ends in any way (exit, panic,
 //! SIGINT, SIGTERM, even SIGKILL). Nothing is pinned.
 
-use crate::maps::{IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
+use crate::maps::{merge_split_keys, IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
 use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
 use aya::programs::TracePoint;
@@ -159,6 +159,12 @@ impl Tracer {
             let (key, values) = item.map_err(|e| kernel("reading map HARDIRQ", &e))?;
             out.hardirq.push((key, values.to_vec()));
         }
+        merge_split_keys(&mut out.hardirq);
+        let drops: PerCpuArray<&MapData, u64> = self.map("DROPS")?;
+        let values = drops
+            .get(&0, 0)
+            .map_err(|e| kernel("reading map DROPS", &e))?;
+        out.drops = values.to_vec();
         let vectors: PerCpuArray<&MapData, Stats> = self.map("VECTORS")?;
         for v in VECTORS {
             let values = vectors
@@ -222,6 +228,8 @@ pub struct Counters {
     pub vectors: Vec<(Vector, Vec<Stats>)>,
     /// Per softirq vector number.
     pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
+    /// Hard IRQ runs not counted per CPU: the (IRQ, action) map was full.
+    pub drops: Vec<u64>,
 }
 
 impl Counters {
@@ -229,6 +237,7 @@ impl Counters {
         self.hardirq.clear();
         self.vectors.clear();
         self.softirqs.clear();
+        self.drops.clear();
     }
 }
 

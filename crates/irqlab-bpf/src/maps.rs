@@ -78,6 +78,43 @@ impl IrqKey {
         let end = self.name.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
         String::from_utf8_lossy(self.name.get(..end).unwrap_or_default()).into_owned()
     }
+
+    /// The key with every byte after the name's first NUL zeroed: the one
+    /// key of an action whatever a scratch buffer held before it.
+    pub fn canonical(&self) -> IrqKey {
+        let mut k = *self;
+        if let Some(end) = k.name.iter().position(|&b| b == 0) {
+            for b in k.name.iter_mut().skip(end) {
+                *b = 0;
+            }
+        }
+        k
+    }
+}
+
+/// Fold entries whose keys are one action (equal once
+/// [`IrqKey::canonical`]) into one, summing their per-CPU stats, and make
+/// every key canonical. The programs zero the key before filling it
+/// (src/bpf/irqlab.bpf.c), so this finds nothing to fold; it keeps a key
+/// written otherwise (an older object, a kernel quirk) from becoming
+/// several rows of one action. Order: first occurrence.
+pub fn merge_split_keys(entries: &mut Vec<(IrqKey, Vec<Stats>)>) {
+    let mut out: Vec<(IrqKey, Vec<Stats>)> = Vec::with_capacity(entries.len());
+    for (key, values) in entries.drain(..) {
+        let key = key.canonical();
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, sum)) => {
+                if sum.len() < values.len() {
+                    sum.resize(values.len(), Stats::default());
+                }
+                for (s, v) in sum.iter_mut().zip(&values) {
+                    s.add(v);
+                }
+            }
+            None => out.push((key, values)),
+        }
+    }
+    *entries = out;
 }
 
 /// One softirq vector on one CPU (`struct softirq_stats`).
@@ -227,6 +264,98 @@ mod tests {
             assert!(
                 c.contains(&format!("VECTOR({}, {})", v.tracepoint, v.id)),
                 "{v:?}"
+            );
+        }
+    }
+
+    fn key(irq: i32, bytes: &[u8]) -> IrqKey {
+        let mut name = [0u8; NAME_LEN];
+        name[..bytes.len()].copy_from_slice(bytes);
+        IrqKey { irq, name }
+    }
+
+    fn stats(count: u64) -> Stats {
+        Stats {
+            count,
+            total_ns: count * 100,
+            ..Stats::default()
+        }
+    }
+
+    #[test]
+    fn two_keys_differing_only_after_the_nul_are_one_action() {
+        // `virtio3-tx` written over `virtio1-req.0` without zeroing
+        let clean = key(42, b"virtio3-tx");
+        let split = key(42, b"virtio3-tx\0.0");
+        assert_ne!(clean, split, "the raw keys differ (two map entries)");
+        assert_eq!(split.canonical(), clean);
+        assert_eq!(split.name(), "virtio3-tx");
+        let mut entries = vec![
+            (split, vec![stats(3), stats(0)]),
+            (key(36, b"virtio1-req.0"), vec![stats(7), stats(1)]),
+            (clean, vec![stats(1), stats(2)]),
+            (key(42, b"virtio3-tx\0q"), vec![stats(0), stats(5)]),
+        ];
+        merge_split_keys(&mut entries);
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(entries[0].0, clean);
+        let counts: Vec<u64> = entries[0].1.iter().map(|s| s.count).collect();
+        assert_eq!(counts, [4, 7]);
+        assert_eq!(entries[0].1[1].total_ns, 700);
+        assert_eq!(entries[1].0.name(), "virtio1-req.0");
+    }
+
+    #[test]
+    fn the_program_zeroes_the_whole_key_before_filling_it() {
+        let c = include_str!("bpf/irqlab.bpf.c");
+        let entry = c
+            .split("int irq_handler_entry")
+            .nth(1)
+            .and_then(|s| s.split("bpf_probe_read_kernel_str").next())
+            .unwrap_or_default();
+        assert!(
+            entry.contains("__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key))"),
+            "{entry}"
+        );
+    }
+
+    /// Each program's own work must fall outside the durations it
+    /// measures (docs/trace.md, "Where the timestamps are taken"): entry
+    /// programs stamp the start last, exit programs stamp the end first.
+    #[test]
+    fn entries_stamp_last_and_exits_stamp_first() {
+        let c = include_str!("bpf/irqlab.bpf.c");
+        let body = |head: &str| {
+            c.split(head)
+                .nth(1)
+                .and_then(|s| s.split("\n}\n").next())
+                .unwrap_or_default()
+                .to_string()
+        };
+        for exit in [
+            "int irq_handler_exit(",
+            "int vec_exit(",
+            "int softirq_exit(",
+        ] {
+            let b = body(exit);
+            let first = b.lines().nth(2).unwrap_or_default();
+            assert!(
+                first.contains("u64 now = bpf_ktime_get_ns()"),
+                "{exit}: {b}"
+            );
+        }
+        for (entry, field) in [
+            ("int irq_handler_entry(", "irq_start"),
+            ("int vec_entry(", "vec_start"),
+            ("int softirq_entry(", "sirq_start"),
+        ] {
+            let b = body(entry);
+            let tail: Vec<&str> = b.lines().rev().take(2).collect();
+            assert_eq!(tail[0].trim(), "return 0;", "{entry}: {b}");
+            assert_eq!(
+                tail[1].trim(),
+                format!("st->{field} = bpf_ktime_get_ns();"),
+                "{entry}: {b}"
             );
         }
     }

@@ -100,6 +100,11 @@ fn check_fields(v: &Value, ncpu: usize) {
 
 #[test]
 fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
+    if !common::host_changes_allowed(
+        "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip",
+    ) {
+        return;
+    }
     if common::trace::skipped(
         "top_trace_live: json_lines_carry_traced_time_and_programs_detach_or_skip",
         skip_reason(),
@@ -156,6 +161,9 @@ fn json_lines_carry_traced_time_and_programs_detach_or_skip() {
 /// detach instead of exiting under it).
 #[test]
 fn signals_print_average_and_detach_or_skip() {
+    if !common::host_changes_allowed("top_trace_live: signals_print_average_and_detach_or_skip") {
+        return;
+    }
     if common::trace::skipped(
         "top_trace_live: signals_print_average_and_detach_or_skip",
         skip_reason(),
@@ -199,6 +207,11 @@ fn signals_print_average_and_detach_or_skip() {
 /// detaches and restores the mount state.
 #[test]
 fn closed_stdout_ends_quietly_and_detaches_or_skip() {
+    if !common::host_changes_allowed(
+        "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip",
+    ) {
+        return;
+    }
     if common::trace::skipped(
         "top_trace_live: closed_stdout_ends_quietly_and_detaches_or_skip",
         skip_reason(),

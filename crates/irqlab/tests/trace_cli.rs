@@ -57,3 +57,17 @@ fn bad_selectors_are_named() {
         .assert()
         .code(2);
 }
+
+/// `trace -i 0` was accepted and ran a busy loop: an interval below the
+/// documented minimum (10ms) is a usage error before anything attaches
+/// (with the feature, as root, it would otherwise mount and attach).
+#[test]
+fn an_interval_below_the_minimum_is_refused_before_attaching() {
+    for bad in ["0", "0s", "5ms"] {
+        irqlab()
+            .args(["trace", "-i", bad, "-d", "1s", "--root", "/nonexistent"])
+            .assert()
+            .code(2)
+            .stderr(contains("shortest trace interval (10ms)"));
+    }
+}

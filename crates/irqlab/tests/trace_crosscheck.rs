@@ -38,6 +38,11 @@ fn skip_reason() -> Option<String> {
 
 #[test]
 fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
+    if !common::host_changes_allowed(
+        "trace_crosscheck: irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip",
+    ) {
+        return;
+    }
     if common::trace::skipped(
         "trace_crosscheck: irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip",
         skip_reason(),

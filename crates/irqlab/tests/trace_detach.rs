@@ -68,6 +68,9 @@ fn check_clean(case: &str, ids: &[u32], was_mounted: bool) {
 
 #[test]
 fn no_program_or_mount_left_on_any_exit_or_skip() {
+    if !common::host_changes_allowed("trace_detach: no_program_or_mount_left_on_any_exit_or_skip") {
+        return;
+    }
     if common::trace::skipped(
         "trace_detach: no_program_or_mount_left_on_any_exit_or_skip",
         skip_reason(),
@@ -75,6 +78,7 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
         return;
     }
     use nix::sys::signal::Signal;
+    let _one = common::trace::one_at_a_time();
     let was_mounted = mounted();
 
     // normal end of -d

@@ -36,6 +36,14 @@ struct {
 	__type(value, struct cpu_state);
 } STATE SEC(".maps");
 
+/* Hard IRQ runs not counted because HARDIRQ was full (a failed insert). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} DROPS SEC(".maps");
+
 /* Tracepoint records (tracefs events/irq/<name>/format). */
 struct tp_common {
 	unsigned short common_type;
@@ -99,6 +107,13 @@ int irq_handler_entry(struct tp_irq_handler_entry *ctx)
 	struct cpu_state *st = state();
 	if (!st)
 		return 0;
+	/*
+	 * The key is a map key: all 32 bytes count. The scratch buffer is
+	 * reused, and the string read below stops at the NUL, so without
+	 * this a shorter name would keep the tail of a longer one after its
+	 * NUL and one action would become several keys.
+	 */
+	__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key));
 	st->irq_key.irq = ctx->irq;
 	bpf_probe_read_kernel_str(st->irq_key.name, NAME_LEN, (char *)ctx + (ctx->name_loc & 0xFFFF));
 	st->irq_start = bpf_ktime_get_ns();
@@ -108,9 +123,9 @@ int irq_handler_entry(struct tp_irq_handler_entry *ctx)
 SEC("tracepoint/irq/irq_handler_exit")
 int irq_handler_exit(struct tp_irq_handler_exit *ctx)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct stats *s;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || st->irq_start == 0 || st->irq_key.irq != ctx->irq)
 		return 0;
 	ns = now - st->irq_start;
@@ -121,8 +136,14 @@ int irq_handler_exit(struct tp_irq_handler_exit *ctx)
 		struct stats zero = {};
 		bpf_map_update_elem(&HARDIRQ, &st->irq_key, &zero, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&HARDIRQ, &st->irq_key);
-		if (!s)
+		if (!s) {
+			/* the map is full: say so rather than lose the run silently */
+			u32 zero0 = 0;
+			u64 *d = bpf_map_lookup_elem(&DROPS, &zero0);
+			if (d)
+				(*d)++;
 			return 0;
+		}
 	}
 	add(s, ns);
 	return 0;
@@ -142,9 +163,9 @@ static __always_inline int vec_entry(u32 id)
 
 static __always_inline int vec_exit(u32 id)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct stats *s;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || st->vec_start == 0 || st->vec_id != id)
 		return 0;
 	ns = now - st->vec_start;
@@ -219,17 +240,23 @@ int softirq_entry(struct tp_softirq *ctx)
 	}
 	st->sirq_in_ksoftirqd = is_ksoftirqd();
 	st->sirq_irq_ns_at_entry = st->irq_ns_sum;
-	st->sirq_start = now;
+	/*
+	 * The run starts when this program ends: stamped again here, so the
+	 * latency bookkeeping and the comm read above are not counted as the
+	 * softirq's time. Every entry program stamps last and every exit
+	 * program first (docs/trace.md, "Where the timestamps are taken").
+	 */
+	st->sirq_start = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tracepoint/irq/softirq_exit")
 int softirq_exit(struct tp_softirq *ctx)
 {
+	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct softirq_stats *s;
 	u32 vec = ctx->vec;
-	u64 now = bpf_ktime_get_ns(), ns;
 	if (!st || vec >= SOFTIRQ_SLOTS || st->sirq_start == 0)
 		return 0;
 	ns = now - st->sirq_start;

@@ -179,6 +179,7 @@ mod tests {
             ],
             softirqs: vec![net_rx(100, 50_000_000)],
             cpus: vec![cpu(0, 10_000_000, 50_000_000), cpu(1, 30_000_000, 0)],
+            dropped: 0,
         };
         let m = trace_metrics(&iv);
         assert_eq!(get(&m, "trace_irq_time_pct"), Some(2.0), "40 ms of 2 CPU-s");

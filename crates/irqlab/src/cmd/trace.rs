@@ -23,8 +23,8 @@ pub enum TraceFormat {
 /// Flags of `irqlab trace`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print one report per interval.
-    #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::parse_duration)]
+    /// Print one report per interval (at least 10ms, at most 24h).
+    #[arg(long, short = 'i', default_value = "1s", value_parser = interval_arg, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Stop after this long [default: until Ctrl-C].
     #[arg(long, short = 'd', value_parser = crate::cmd::parse_duration)]
@@ -48,6 +48,35 @@ pub struct Args {
     pub cost: bool,
     #[command(flatten)]
     pub root: RootArgs,
+}
+
+/// Shortest `--interval`: each interval copies every map (one syscall per
+/// (IRQ, action) key and CPU row) and prints a report, so shorter ones
+/// spend more time reading than the interrupts they measure (a zero
+/// interval was a busy loop). docs/trace.md says why.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Longest `--interval` (one sleep; as `show --interval`).
+pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+
+/// `--interval`: a duration of [`MIN_INTERVAL`] ..= [`MAX_INTERVAL`]; a
+/// usage error (exit 2, before anything attaches) otherwise.
+pub fn interval_arg(s: &str) -> Result<Duration, String> {
+    let d = crate::cmd::parse_duration(s)?;
+    if d < MIN_INTERVAL {
+        return Err(format!(
+            "{} is shorter than the shortest trace interval (10ms): each interval \
+             reads every map and prints a report",
+            s.trim()
+        ));
+    }
+    if d > MAX_INTERVAL {
+        return Err(format!(
+            "{} is longer than the longest trace interval (24h)",
+            s.trim()
+        ));
+    }
+    Ok(d)
 }
 
 impl Args {
@@ -78,7 +107,7 @@ impl Args {
 
     /// Interval lengths: `-d` cut into `-i` pieces (the last may be shorter).
     pub fn intervals(&self) -> impl Iterator<Item = Duration> {
-        let (iv, total) = (self.interval.max(Duration::from_millis(1)), self.duration);
+        let (iv, total) = (self.interval.max(MIN_INTERVAL), self.duration);
         let mut left = total;
         std::iter::from_fn(move || match left {
             None => Some(iv),
@@ -263,6 +292,19 @@ mod tests {
             ]
         );
         assert_eq!(args(&[]).intervals().take(3).count(), 3);
+    }
+
+    /// `trace -i 0` ran a busy loop (577 MB of output in 10 minutes).
+    #[test]
+    fn intervals_below_the_minimum_are_usage_errors() {
+        for bad in ["0", "0s", "1ms", "9ms", "-1s", "25h"] {
+            let e = T::try_parse_from(["t", "-i", bad]).err();
+            let e = e.unwrap_or_else(|| panic!("-i {bad} accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+            assert!(e.to_string().contains("interval"), "{bad}: {e}");
+        }
+        assert_eq!(args(&["-i", "10ms"]).interval, MIN_INTERVAL);
+        assert_eq!(args(&["-i", "24h"]).interval, MAX_INTERVAL);
     }
 
     #[test]

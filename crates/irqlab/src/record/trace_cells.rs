@@ -9,7 +9,9 @@
 //!   counted something on a recorded CPU), and for softirqs also
 //!   `nested_irq_ns`, `ksoftirqd_count`, `ksoftirqd_ns`, `latency_count`,
 //!   `latency_ns`, `latency_hist<k>`;
-//! - one row [`AT_KEY`] (no CPU): the CLOCK_MONOTONIC instant of the read.
+//! - one row [`AT_KEY`] (no CPU): the CLOCK_MONOTONIC instant of the read;
+//! - once a recorded CPU has dropped hard IRQ runs (the programs' map was
+//!   full), the row [`DROPPED_KEY`]: those runs per CPU.
 //!
 //! Pure: no I/O, no panics on any key.
 
@@ -29,6 +31,10 @@ const MAX_ENTRIES: usize = 1 << 21;
 
 /// Key of the row holding the read's CLOCK_MONOTONIC instant (ns).
 pub const AT_KEY: &str = "read/mono_ns";
+
+/// Key of the row holding the hard IRQ runs the programs could not count
+/// (per CPU); written only once one was dropped on a recorded CPU.
+pub const DROPPED_KEY: &str = "dropped/count";
 
 /// One counter of a traced item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,6 +230,14 @@ fn visit(t: &Sample, cols: &[usize], keep: Keep<'_>, f: &mut Visitor<'_>) {
             f(&name, field, &vals);
         }
     }
+    if cols
+        .iter()
+        .any(|&c| t.drops.get(c).is_some_and(|&d| d != 0))
+    {
+        vals.clear();
+        vals.extend(cols.iter().map(|&c| t.drops.get(c).copied().unwrap_or(0)));
+        f(&|| "dropped".to_string(), Field::Count, &vals);
+    }
 }
 
 /// The row keys of `t` on columns `cols` (of [`cpu_ids`]), [`AT_KEY`] first.
@@ -250,9 +264,13 @@ pub fn row_values(t: &Sample, cols: &[usize], keep: Keep<'_>, row: &mut dyn FnMu
 enum Item {
     Irq(TraceKey),
     Soft(u32),
+    Dropped,
 }
 
 fn parse_item(s: &str) -> Option<Item> {
+    if s == "dropped" {
+        return Some(Item::Dropped);
+    }
     if let Some(rest) = s.strip_prefix("hardirq:") {
         let (irq, name) = rest.split_once(':')?;
         return Some(Item::Irq(TraceKey::Hardirq {
@@ -304,6 +322,18 @@ pub fn rebuild(
             parse_item(item).ok_or_else(bad)?,
             Field::parse(field).ok_or_else(bad)?,
         );
+        if item == Item::Dropped {
+            if field != Field::Count {
+                return Err(bad());
+            }
+            t.drops.resize(n, 0);
+            for &cpu in cpus {
+                if let Some(d) = t.drops.get_mut(cpu as usize) {
+                    *d = get(key, Some(cpu));
+                }
+            }
+            continue;
+        }
         if matches!(item, Item::Irq(_)) && !field.of_stats() {
             bail!(
                 "trace row {key:?}: a hard IRQ row has no field {:?}",
@@ -325,6 +355,7 @@ pub fn rebuild(
                 t.softirqs.push((*v, vec![SoftirqStats::default(); n]));
                 t.softirqs.len() - 1
             }
+            Item::Dropped => 0,
         });
         for &cpu in cpus {
             let v = get(key, Some(cpu));
@@ -343,6 +374,7 @@ pub fn rebuild(
                         field.set_soft(s, v);
                     }
                 }
+                Item::Dropped => {}
             }
         }
     }
@@ -396,6 +428,7 @@ pub(crate) mod tests {
                 ),
             ],
             softirqs: vec![(3, vec![soft(7), soft(0), soft(2)]), (12, vec![soft(0); 3])],
+            drops: vec![],
         }
     }
 
@@ -457,6 +490,26 @@ pub(crate) mod tests {
         assert_eq!(back.irqs[0].1[2], t.irqs[0].1[2]);
         assert_eq!(back.irqs[1].1[1], Stats::default());
         assert_eq!(back.softirqs[0].1[0], t.softirqs[0].1[0]);
+    }
+
+    #[test]
+    fn dropped_runs_are_recorded_once_there_are_some_and_rebuilt() {
+        let mut t = sample(1);
+        t.drops = vec![0, 0, 0];
+        let all = [0, 1, 2];
+        assert!(!row_keys(&t, &all, &|_| true).contains(&DROPPED_KEY.to_string()));
+        t.drops = vec![0, 0, 9];
+        let keys = row_keys(&t, &all, &|_| true);
+        assert_eq!(keys.last().map(String::as_str), Some(DROPPED_KEY));
+        assert!(
+            !row_keys(&t, &[0, 1], &|_| true).contains(&DROPPED_KEY.to_string()),
+            "none on the recorded CPUs"
+        );
+        let m = cells(&t, &all);
+        let get = |k: &str, c: Option<u32>| m.get(&(k.to_string(), c)).copied().unwrap_or(0);
+        assert_eq!(rebuild(&keys, &[0, 1, 2], &get).unwrap(), t);
+        let err = rebuild(&["dropped/ns".to_string()], &[0], &get).unwrap_err();
+        assert!(format!("{err}").contains("dropped/ns"), "{err}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! `replay` of a recording made with `record --trace`: each frame's traced
 //! interval, rebuilt from the recorded cumulative maps and computed by the
 //! same code as live tracing (`trace::interval::between`). A frame whose
-//! traced counters went back (a second `record --trace` run in the same
+//! traced counters all went back (a second `record --trace` run in the same
 //! boot directory attached the programs again, which restarts their
 //! counters at zero) gets no traced interval rather than a wrong one; so
-//! does a frame with an untraced end. Reads no files.
+//! does a frame with an untraced end. A frame where only some rows went
+//! back (a negative increment, which `record --trace` never writes) keeps
+//! its traced interval without those rows' cells, and stderr says which. Reads no
+//! files; the warnings go to stderr.
 
 use super::reader::{Replayer, Step};
 use crate::trace::interval::{between, Interval, Select};
@@ -46,11 +49,22 @@ impl TraceReplay {
     }
 
     /// The traced interval from the step before to the next step (`None`
-    /// when one end is untraced or the counters went back).
+    /// when one end is untraced or the programs were attached again).
     pub fn next_interval(&mut self) -> anyhow::Result<Option<Interval>> {
         let cur = self.step()?;
+        let seq = self
+            .next
+            .checked_sub(1)
+            .and_then(|i| self.steps.get(i))
+            .map_or(0, |s| s.time.seq);
         let iv = match (&self.prev, &cur) {
-            (Some(p), Some(c)) if !went_back(p, c) => Some(between(p, c, &self.sel)),
+            (Some(p), Some(c)) => {
+                let (iv, warning) = interval(p, c, &self.sel);
+                if let Some(w) = warning {
+                    eprintln!("irqlab: warning: replay: sample {seq}: {w}");
+                }
+                iv
+            }
             _ => None,
         };
         self.prev = cur;
@@ -58,25 +72,74 @@ impl TraceReplay {
     }
 }
 
-/// Whether a counter of `cur` is below the same counter in `prev`, or the
-/// clock did not advance: the programs were attached again in between.
-fn went_back(prev: &Sample, cur: &Sample) -> bool {
+/// The traced interval from `prev` to `cur` and what stderr must say
+/// about it: none when the clock did not advance or every counter went
+/// back (the programs were attached again); without the rows that went
+/// back (a negative increment) otherwise.
+fn interval(prev: &Sample, cur: &Sample, sel: &Select) -> (Option<Interval>, Option<String>) {
     if cur.at_ns <= prev.at_ns {
-        return true;
+        return (
+            None,
+            Some("the traced read time did not advance: no traced interval".into()),
+        );
     }
-    let irq = cur.irqs.iter().any(|(k, v)| {
-        prev.irqs
-            .iter()
-            .find(|(pk, _)| pk == k)
-            .is_some_and(|(_, p)| v.iter().zip(p).any(|(a, b)| a.count < b.count))
+    if restarted(prev, cur) {
+        return (
+            None,
+            Some(
+                "every traced counter restarted (the programs were attached again): \
+                 no traced interval"
+                    .into(),
+            ),
+        );
+    }
+    let mut held = cur.clone();
+    let back = held.hold_monotonic(prev);
+    let warning = (!back.is_empty()).then(|| {
+        format!(
+            "traced counters of {} went back (a negative increment): left out of this \
+             frame's trace on the CPUs where they did",
+            back.join(", ")
+        )
     });
-    let soft = cur.softirqs.iter().any(|(k, v)| {
-        prev.softirqs
+    (Some(between(prev, &held, sel)), warning)
+}
+
+/// Whether every row that had counted runs in `prev` counts fewer in
+/// `cur` (summed over CPUs): a new attach, not a fault of some rows.
+fn restarted(prev: &Sample, cur: &Sample) -> bool {
+    fn total<'a, V: 'a>(v: impl IntoIterator<Item = &'a V>, count: fn(&V) -> u64) -> u64 {
+        v.into_iter().map(count).sum()
+    }
+    let mut had = 0usize;
+    let mut back = 0usize;
+    for (k, p) in &prev.irqs {
+        let before = total(p, |s| s.count);
+        if before == 0 {
+            continue;
+        }
+        had += 1;
+        let now = cur
+            .irqs
             .iter()
-            .find(|(pk, _)| pk == k)
-            .is_some_and(|(_, p)| v.iter().zip(p).any(|(a, b)| a.run.count < b.run.count))
-    });
-    irq || soft
+            .find(|(ck, _)| ck == k)
+            .map_or(0, |(_, c)| total(c, |s| s.count));
+        back += usize::from(now < before);
+    }
+    for (k, p) in &prev.softirqs {
+        let before = total(p, |s| s.run.count);
+        if before == 0 {
+            continue;
+        }
+        had += 1;
+        let now = cur
+            .softirqs
+            .iter()
+            .find(|(ck, _)| ck == k)
+            .map_or(0, |(_, c)| total(c, |s| s.run.count));
+        back += usize::from(now < before);
+    }
+    had > 0 && back == had
 }
 
 #[cfg(test)]
@@ -135,5 +198,45 @@ mod tests {
         assert!(t.next_interval().unwrap().is_none(), "counters went back");
         assert!(t.next_interval().unwrap().is_some(), "and go on after it");
         assert!(t.next_interval().unwrap().is_none(), "no step left");
+    }
+
+    /// `record --trace` once wrote a sample where one IRQ's counter went
+    /// back (two rows for one cell): `replay --batch` dropped the whole
+    /// `trace` object, softirqs included. It keeps the frame, without
+    /// that row, and says so.
+    #[test]
+    fn a_negative_increment_leaves_out_its_row_not_the_frame() {
+        let a = sample(2);
+        let mut b = sample(3);
+        // IRQ 24's count on CPU 2 goes back from 10 to 6
+        b.irqs[0].1[2].count = 6;
+        let (iv, warning) = interval(&a, &b, &Select::default());
+        let iv = iv.expect("the frame keeps its traced interval");
+        let w = warning.expect("and stderr says so");
+        assert!(
+            w.contains("24 virtio0-input.0") && w.contains("negative increment"),
+            "{w}"
+        );
+        let irq24 = iv.irqs.iter().find(|l| l.label == "24");
+        assert_eq!(
+            irq24.map(|l| (l.count, l.per_cpu.len())),
+            Some((1, 1)),
+            "the CPU that went back is left out, CPU 0's run kept: {iv:?}"
+        );
+        assert!(iv.irqs.iter().any(|l| l.label == "LOC"), "{iv:?}");
+        let net = iv.softirqs.iter().find(|s| s.name == "NET_RX");
+        assert_eq!(net.map(|s| s.count), Some(27 - 18), "softirqs kept");
+        // a restart (every counter back) and a clock that did not move:
+        // no interval, said too
+        let mut restart = sample(2);
+        restart.at_ns = sample(3).at_ns + 1;
+        let (iv, w) = interval(&sample(3), &restart, &Select::default());
+        assert!(iv.is_none() && w.is_some_and(|w| w.contains("restarted")));
+        let mut same = sample(4);
+        same.at_ns = sample(3).at_ns;
+        let (iv, w) = interval(&sample(3), &same, &Select::default());
+        assert!(iv.is_none() && w.is_some());
+        let (iv, w) = interval(&sample(1), &sample(2), &Select::default());
+        assert!(iv.is_some() && w.is_none());
     }
 }

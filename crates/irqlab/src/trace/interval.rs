@@ -105,6 +105,9 @@ pub struct Interval {
     pub irqs: Vec<TracedIrq>,
     pub softirqs: Vec<SoftLine>,
     pub cpus: Vec<CpuTime>,
+    /// Hard IRQ runs not counted in this interval because the programs'
+    /// (IRQ, action) map was full, all CPUs: the rows above miss them.
+    pub dropped: u64,
 }
 
 fn avg(total: u64, count: u64) -> f64 {
@@ -245,18 +248,26 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
             }
         })
         .collect();
+    let dropped = cur
+        .drops
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| d.saturating_sub(prev.drops.get(i).copied().unwrap_or(0)))
+        .sum();
     Interval {
         end_mono_ns: cur.at_ns,
         elapsed_ns,
         irqs,
         softirqs,
         cpus,
+        dropped,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::model::hardirq_rows;
 
     fn stats(count: u64, total_ns: u64) -> Stats {
         let mut s = Stats {
@@ -292,6 +303,7 @@ mod tests {
                     })
                     .collect(),
             )],
+            drops: vec![],
         }
     }
 
@@ -345,6 +357,76 @@ mod tests {
         let iv = between(&a, &b, &sel);
         assert_eq!(iv.irqs[0].count, 2);
         assert!(iv.irqs[0].hist.is_some());
+    }
+
+    /// `trace -i 50ms`: an interval repeated the previous interval's row
+    /// (`31 virtio0-stats 8 112.4` beside a new `31 … 1 14.8`). Cause:
+    /// one action split over two map keys (bytes after the NUL differ),
+    /// both shown as the same row key; the stale one, counted on CPU 1,
+    /// was paired with the other's baseline (counted on CPU 0) and showed
+    /// its whole cumulative count again every interval.
+    #[test]
+    fn an_interval_never_repeats_the_previous_intervals_row() {
+        use irqlab_bpf::maps::{IrqKey, NAME_LEN};
+        let raw = |tail: &[u8]| {
+            let mut name = [0u8; NAME_LEN];
+            name[..tail.len()].copy_from_slice(tail);
+            IrqKey { irq: 31, name }
+        };
+        let (clean, split) = (raw(b"virtio0-stats"), raw(b"virtio0-stats\0.0"));
+        // the clean key gains one run per interval on CPU 0; the split key
+        // holds 8 runs from before the window on CPU 1
+        let maps = |n: u64| {
+            vec![
+                (clean, vec![stats(n, n * 14_800), Stats::default()]),
+                (split, vec![Stats::default(), stats(8, 112_400)]),
+            ]
+        };
+        let at = |n: u64, rows: Vec<(TraceKey, Vec<Stats>)>| Sample {
+            at_ns: n * 50_000_000,
+            irqs: rows,
+            ..Sample::default()
+        };
+        let rows_of = |iv: &Interval| -> Vec<(u64, u64)> {
+            iv.irqs.iter().map(|l| (l.count, l.total_ns)).collect()
+        };
+        // the split rows as they were shown: the stale row comes back
+        let unmerged = |n: u64| {
+            maps(n)
+                .into_iter()
+                .map(|(k, v)| (key(k.irq, &k.name()), v))
+                .collect::<Vec<_>>()
+        };
+        let sel = Select::default();
+        let (s1, s2, s3) = (at(1, unmerged(1)), at(2, unmerged(2)), at(3, unmerged(3)));
+        assert_eq!(
+            rows_of(&between(&s1, &s2, &sel)),
+            [(8, 112_400), (1, 14_800)]
+        );
+        assert_eq!(
+            rows_of(&between(&s2, &s3, &sel)),
+            [(8, 112_400), (1, 14_800)]
+        );
+        // one row per (IRQ, action): only what ran in the interval
+        let one = |n: u64| at(n, hardirq_rows(&maps(n)));
+        let (s1, s2, s3) = (one(1), one(2), one(3));
+        assert_eq!(s1.irqs.len(), 1);
+        for iv in [between(&s1, &s2, &sel), between(&s2, &s3, &sel)] {
+            assert_eq!(rows_of(&iv), [(1, 14_800)], "{iv:?}");
+            assert_eq!(iv.irqs[0].key.name(), "virtio0-stats");
+        }
+    }
+
+    #[test]
+    fn dropped_runs_are_counted_per_interval() {
+        let a = Sample {
+            drops: vec![2, 0],
+            ..Sample::default()
+        };
+        let mut b = a.clone();
+        b.drops = vec![5, 1];
+        assert_eq!(between(&a, &b, &Select::default()).dropped, 4);
+        assert_eq!(between(&b, &b, &Select::default()).dropped, 0);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use irqlab_bpf::maps::{merge_split_keys, IrqKey};
 /// The map layouts, defined once in `crates/irqlab-bpf/src/maps.rs` (with
 /// the C header): log2 histogram slots, count/total/histogram per CPU and
 /// row, one softirq vector on one CPU, and the softirq names.
@@ -57,6 +58,9 @@ pub struct Sample {
     pub irqs: Vec<(TraceKey, Vec<Stats>)>,
     /// Softirq vectors by number (0 = HI … 9 = RCU).
     pub softirqs: Vec<(u32, Vec<SoftirqStats>)>,
+    /// Hard IRQ runs the programs could not count, per CPU: the
+    /// (IRQ, action) map was full (empty: none recorded).
+    pub drops: Vec<u64>,
 }
 
 impl Sample {
@@ -66,9 +70,116 @@ impl Sample {
             .iter()
             .map(|(_, v)| v.len())
             .chain(self.softirqs.iter().map(|(_, v)| v.len()))
+            .chain(std::iter::once(self.drops.len()))
             .max()
             .unwrap_or(0)
     }
+}
+
+/// Whether any counter of `cur` is below the same counter of `prev`.
+fn stats_back(cur: &Stats, prev: &Stats) -> bool {
+    cur.count < prev.count
+        || cur.total_ns < prev.total_ns
+        || cur.hist.iter().zip(&prev.hist).any(|(c, p)| c < p)
+}
+
+/// [`stats_back`] for a softirq vector's counters.
+fn soft_back(cur: &SoftirqStats, prev: &SoftirqStats) -> bool {
+    stats_back(&cur.run, &prev.run)
+        || stats_back(&cur.latency, &prev.latency)
+        || cur.nested_irq_ns < prev.nested_irq_ns
+        || cur.ksoftirqd_count < prev.ksoftirqd_count
+        || cur.ksoftirqd_ns < prev.ksoftirqd_ns
+}
+
+/// Hold `cur`'s per-CPU values of each row at least at `prev`'s: a value
+/// that went back (or a row that vanished) keeps `prev`'s, so what is
+/// built from successive samples never sees a negative increment.
+/// Returns the rows (`24 virtio0-input.0`, `NET_RX`) that went back.
+fn hold<K: PartialEq + Clone, V: Clone + Default>(
+    cur: &mut Vec<(K, Vec<V>)>,
+    prev: &[(K, Vec<V>)],
+    back: fn(&V, &V) -> bool,
+    name: impl Fn(&K) -> String,
+    out: &mut Vec<String>,
+) {
+    for (k, pv) in prev {
+        let i = match cur.iter().position(|(ck, _)| ck == k) {
+            Some(i) => i,
+            None => {
+                cur.push((k.clone(), Vec::new()));
+                cur.len() - 1
+            }
+        };
+        let Some((_, cv)) = cur.get_mut(i) else {
+            continue;
+        };
+        if cv.len() < pv.len() {
+            cv.resize(pv.len(), V::default());
+        }
+        let mut went_back = false;
+        for (c, p) in cv.iter_mut().zip(pv) {
+            if back(c, p) {
+                *c = p.clone();
+                went_back = true;
+            }
+        }
+        if went_back {
+            out.push(name(k));
+        }
+    }
+}
+
+impl Sample {
+    /// Keep every cumulative counter at least where it was in `prev` (a
+    /// sample of the same attach): the kernel's counters only grow, so a
+    /// value below is a fault; it is held, and the rows are returned for a
+    /// warning. Successive samples then never give a negative increment.
+    pub fn hold_monotonic(&mut self, prev: &Sample) -> Vec<String> {
+        let mut out = Vec::new();
+        hold(
+            &mut self.irqs,
+            &prev.irqs,
+            stats_back,
+            |k| format!("{} {}", k.label(), k.name()),
+            &mut out,
+        );
+        hold(
+            &mut self.softirqs,
+            &prev.softirqs,
+            soft_back,
+            |v| softirq_name(*v),
+            &mut out,
+        );
+        if self.drops.len() < prev.drops.len() {
+            self.drops.resize(prev.drops.len(), 0);
+        }
+        for (c, p) in self.drops.iter_mut().zip(&prev.drops) {
+            *c = (*c).max(*p);
+        }
+        out
+    }
+}
+
+/// The hard IRQ map's entries as rows, one per (IRQ, action): keys that
+/// are one action (bytes after the name's NUL differ) are folded first
+/// (`irqlab_bpf::maps::merge_split_keys`), so no action is split over
+/// rows that [`crate::trace::interval::between`] could pair wrongly.
+pub fn hardirq_rows(entries: &[(IrqKey, Vec<Stats>)]) -> Vec<(TraceKey, Vec<Stats>)> {
+    let mut merged = entries.to_vec();
+    merge_split_keys(&mut merged);
+    merged
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                TraceKey::Hardirq {
+                    irq: k.irq,
+                    name: k.name(),
+                },
+                v,
+            )
+        })
+        .collect()
 }
 
 /// The name of softirq vector `vec` (`NET_RX`), or `SOFTIRQ<n>`.
@@ -145,6 +256,39 @@ mod tests {
         s.add(&a);
         s.add(&a);
         assert_eq!((s.count, s.total_ns, s.hist[3]), (10, 100, 10));
+    }
+
+    #[test]
+    fn a_counter_that_went_back_is_held_and_named() {
+        let key = TraceKey::Hardirq {
+            irq: 36,
+            name: "virtio1-req.0".into(),
+        };
+        let s = |c: u64| Stats {
+            count: c,
+            total_ns: c * 10,
+            ..Stats::default()
+        };
+        let prev = Sample {
+            at_ns: 1,
+            irqs: vec![(key.clone(), vec![s(5), s(7)])],
+            softirqs: vec![(3, vec![SoftirqStats::default(); 2])],
+            drops: vec![1, 0],
+        };
+        let mut cur = Sample {
+            at_ns: 2,
+            irqs: vec![(key.clone(), vec![s(4), s(9)])],
+            softirqs: vec![],
+            drops: vec![0, 0],
+        };
+        let back = cur.hold_monotonic(&prev);
+        assert_eq!(back, ["36 virtio1-req.0"]);
+        assert_eq!(cur.irqs[0].1[0], s(5), "held");
+        assert_eq!(cur.irqs[0].1[1], s(9), "the other CPU moved on");
+        assert_eq!(cur.softirqs.len(), 1, "a vanished row is kept");
+        assert_eq!(cur.drops, [1, 0]);
+        let mut again = cur.clone();
+        assert!(again.hold_monotonic(&cur).is_empty());
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
             c.cpu, c.irq_pct, c.softirq_pct
         )?;
     }
+    if iv.dropped > 0 {
+        writeln!(out, "{}", dropped_line(iv.dropped))?;
+    }
     for l in &iv.irqs {
         if let Some(h) = &l.hist {
             writeln!(out, "\n{} {} duration", l.label, l.key.name())?;
@@ -106,6 +109,14 @@ pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
         }
     }
     writeln!(out)
+}
+
+/// What a text output says when hard IRQ runs were not counted.
+pub fn dropped_line(n: u64) -> String {
+    format!(
+        "DROPPED {n} hard IRQ run(s) not counted: the programs' (IRQ, action) map is full; \
+         the IRQ rows and IRQ% above miss them"
+    )
 }
 
 /// A bcc-style log2 histogram: `lo -> hi : count |****|`.
@@ -186,6 +197,7 @@ mod tests {
                     ..SoftirqStats::default()
                 }],
             )],
+            drops: vec![],
         };
         between(
             &Sample::default(),
@@ -212,6 +224,25 @@ mod tests {
             t.contains("CPU       IRQ%  SOFTIRQ%\n0         0.00      0.00"),
             "{t}"
         );
+        assert!(!t.contains("DROPPED"), "{t}");
+    }
+
+    #[test]
+    fn dropped_runs_are_said_in_text_and_json() {
+        let mut iv = interval();
+        let mut out = Vec::new();
+        json(&iv, 1, None, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["dropped"], 0, "always present");
+        iv.dropped = 17;
+        let mut out = Vec::new();
+        json(&iv, 1, None, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["dropped"], 17);
+        let mut out = Vec::new();
+        text(&iv, 1, None, &mut out).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert!(t.contains("DROPPED 17 hard IRQ run(s) not counted"), "{t}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
 //! Dropping it detaches the programs (their fds close) and then unmounts.
 
-use super::model::{Sample, TraceKey};
+use super::model::{hardirq_rows, Sample, TraceKey};
 use super::preflight;
 use crate::guard::{default_journal, SystemGuard};
 use crate::host::HostFs;
@@ -16,6 +16,8 @@ use irqlab_bpf::{Attached, Counters, RunStats, Tracer};
 pub struct Session {
     tracer: Tracer,
     counters: Counters,
+    /// The last sample read: the next one is held at least at it.
+    last: Sample,
     /// Holds the kernel's BPF run-time accounting on ([`Session::account_cost`]).
     stats_fd: Option<std::os::fd::OwnedFd>,
     guard: Option<SystemGuard>,
@@ -68,6 +70,7 @@ impl Session {
         Ok(Session {
             tracer,
             counters: Counters::default(),
+            last: Sample::default(),
             stats_fd: None,
             guard: own,
             notes,
@@ -85,7 +88,8 @@ impl Session {
     }
 
     /// Read every map into `out`, stamped with CLOCK_MONOTONIC at the
-    /// middle of the read.
+    /// middle of the read; every counter at least where the previous read
+    /// left it ([`Sample::hold_monotonic`]).
     pub fn read(&mut self, out: &mut Sample) -> Result<()> {
         // CLOCK_MONOTONIC: the clock bpf_ktime_get_ns uses
         let t0 = crate::sampler::clock::mono_ns();
@@ -93,6 +97,17 @@ impl Session {
         let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
+        // the maps only grow: a counter below its last value is a fault,
+        // never a negative increment for a reader (trace, top, record)
+        let back = out.hold_monotonic(&self.last);
+        if !back.is_empty() {
+            eprintln!(
+                "irqlab: warning: trace: counters of {} went back since the last read; \
+                 held at their last values",
+                back.join(", ")
+            );
+        }
+        self.last.clone_from(out);
         Ok(())
     }
 
@@ -122,16 +137,12 @@ impl Session {
     }
 }
 
+/// The loader's maps as a [`Sample`], one row per (IRQ, action)
+/// ([`hardirq_rows`]).
 fn convert(c: &Counters, out: &mut Sample) {
     out.irqs.clear();
     out.softirqs.clear();
-    for (k, v) in &c.hardirq {
-        let key = TraceKey::Hardirq {
-            irq: k.irq,
-            name: k.name(),
-        };
-        out.irqs.push((key, v.clone()));
-    }
+    out.irqs.extend(hardirq_rows(&c.hardirq));
     for (vec, v) in &c.vectors {
         let key = TraceKey::Vector {
             label: vec.label.into(),
@@ -142,4 +153,5 @@ fn convert(c: &Counters, out: &mut Sample) {
     for (n, v) in &c.softirqs {
         out.softirqs.push((*n, v.clone()));
     }
+    out.drops.clone_from(&c.drops);
 }

@@ -67,6 +67,8 @@ pub struct TopTrace {
     pub softirqs: Vec<SoftTime>,
     /// Handler time per label, most time first; only labels kept.
     pub irqs: Vec<LabelTime>,
+    /// Hard IRQ runs the programs could not count (their map was full).
+    pub dropped: u64,
 }
 
 fn per_s(ns: u64, elapsed_ns: u64) -> f64 {
@@ -139,6 +141,7 @@ impl TopTrace {
             softirq_pct: share(|c| c.softirq_pct),
             softirqs,
             irqs,
+            dropped: iv.dropped,
         }
     }
 
@@ -245,6 +248,7 @@ pub(crate) mod fake {
                 ),
                 (1, vec![soft(250, 500_000, 0, 9), soft(100, 200_000, 0, 9)]),
             ],
+            drops: vec![],
         };
         between(&Sample::default(), &cur, &Select::default())
     }

@@ -139,7 +139,9 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
     stop.request();
     drop(guard);
     if trace {
-        // ends within one interval; drops the session (detach, unmount)
+        // ends within one interval; drops the session (detach, unmount),
+        // which waits one RCU grace period per tracepoint: ~1 s, said
+        eprintln!("irqlab: detaching the tracing programs…");
         let _ = sampler.join();
     }
     res?;
