@@ -387,7 +387,9 @@ mod tests {
         let cfg = config(root.path(), out.path());
         let mut fake = Fake(0);
         let sum = run(&cfg, Some(&mut fake), |_| {}).unwrap();
-        assert!(sum.samples >= 3 && sum.segments >= 2, "{sum:?}");
+        // how many ticks and segments fit in 100 ms depends on the load;
+        // every sample there is must carry its maps
+        assert!(sum.samples >= 2 && sum.segments >= 1, "{sum:?}");
         let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
         assert_eq!(rec.steps.len() as u64, sum.samples);
         assert!(Replayer::traced(&rec.steps));
