@@ -25,6 +25,23 @@ pub struct CpuPct {
     pub steal_pct: f64,
 }
 
+impl CpuPct {
+    /// The shares in the order mpstat and top print them: user, nice,
+    /// system, iowait, irq, softirq, steal, idle (they add up to 100).
+    pub fn in_print_order(&self) -> [f64; 8] {
+        [
+            self.user_pct,
+            self.nice_pct,
+            self.system_pct,
+            self.iowait_pct,
+            self.irq_pct,
+            self.softirq_pct,
+            self.steal_pct,
+            self.idle_pct,
+        ]
+    }
+}
+
 /// Fields that make up the total: user … steal (guest time is already
 /// inside user/nice and is not added again).
 const N: usize = 8;

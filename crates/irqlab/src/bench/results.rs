@@ -167,13 +167,7 @@ pub fn target_effect_note(
 
 /// A p-value as `compare` prints it.
 fn p_value(x: f64) -> String {
-    if x < 1e-300 {
-        "< 1e-300".to_string()
-    } else if x < 1e-4 {
-        format!("{x:.1e}")
-    } else {
-        format!("{x:.4}")
-    }
+    crate::compare::p_value(x)
 }
 
 /// Per variant, per metric summaries of `trials`.

@@ -20,6 +20,7 @@ mod text;
 #[cfg(test)]
 mod synthetic_tests;
 
+pub use format::p as p_value;
 pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
 pub use json::SCHEMA;
 

@@ -299,7 +299,7 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
                 .cpu
                 .map_or(stat.aggregate_label().to_string(), |c| c.to_string());
             let vals = match &l.pct {
-                Some(p) => shares(p).map(|v| right(&format::pct(v), 5)),
+                Some(p) => p.in_print_order().map(|v| right(&format::pct(v), 5)),
                 None => std::array::from_fn(|_| right("-", 5)),
             };
             let mut cells = vec![Cell::from(name).style(bold())];
@@ -328,21 +328,6 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
 /// (`100.0`).
 fn width(heading: &str) -> u16 {
     u16::try_from(heading.len()).unwrap_or(6).max(5)
-}
-
-/// The CPU panel's columns after the CPU, in order: every share of
-/// /proc/stat's line, so that they add up to 100 %.
-pub fn shares(p: &irqlab_core::delta::CpuPct) -> [f64; 8] {
-    [
-        p.user_pct,
-        p.nice_pct,
-        p.system_pct,
-        p.iowait_pct,
-        p.irq_pct,
-        p.softirq_pct,
-        p.steal_pct,
-        p.idle_pct,
-    ]
 }
 
 fn threads(f: &mut Frame, area: Rect, app: &App) {

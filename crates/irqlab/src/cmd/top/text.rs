@@ -201,18 +201,13 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
             .cpu
             .map_or_else(|| s.aggregate_label().to_string(), |c| c.to_string());
         match &l.pct {
-            Some(p) => writeln!(
-                out,
-                "{t}  {cpu:<12} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-                p.user_pct,
-                p.nice_pct,
-                p.system_pct,
-                p.iowait_pct,
-                p.irq_pct,
-                p.softirq_pct,
-                p.steal_pct,
-                p.idle_pct
-            )?,
+            Some(p) => {
+                write!(out, "{t}  {cpu:<12}")?;
+                for v in p.in_print_order() {
+                    write!(out, " {v:>8.2}")?;
+                }
+                writeln!(out)?;
+            }
             None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
         }
     }
