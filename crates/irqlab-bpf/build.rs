@@ -14,6 +14,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(irqlab_bpf_missing)");
     println!("cargo:rerun-if-changed=src/bpf/irqlab.bpf.c");
     println!("cargo:rerun-if-changed=src/bpf/irqlab.h");
+    println!("cargo:rerun-if-changed=src/bpf/probe.bpf.c");
     println!("cargo:rerun-if-env-changed=CLANG");
     println!("cargo:rerun-if-env-changed=IRQLAB_BPF_REQUIRE");
     if env::var_os("CARGO_FEATURE_LOADER").is_none() {
@@ -22,6 +23,7 @@ fn main() {
     }
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default()).join("irqlab.bpf.o");
     let clang = env::var("CLANG").unwrap_or_else(|_| "clang".into());
+    probe_object(&clang, &out.with_file_name("probe.bpf.o"));
     let status = Command::new(&clang)
         .args(["-target", "bpf", "-O2", "-g", "-Wall", "-Werror", "-c"])
         .arg("src/bpf/irqlab.bpf.c")
@@ -39,6 +41,28 @@ fn main() {
     println!("cargo:warning=irqlab-bpf: {why}; building without BPF objects (install clang: tools/install-trace-deps.sh)");
     println!("cargo:rustc-cfg=irqlab_bpf_missing");
     if let Err(e) = std::fs::write(&out, b"") {
+        panic!("irqlab-bpf: writing {}: {e}", out.display());
+    }
+}
+
+/// `probe --kernel`'s object (src/bpf/probe.bpf.c → `$OUT_DIR/probe.bpf.o`);
+/// empty when clang is missing or fails (src/probe_loader.rs then says
+/// so), a build error with `IRQLAB_BPF_REQUIRE=1`.
+fn probe_object(clang: &str, out: &std::path::Path) {
+    let status = Command::new(clang)
+        .args(["-target", "bpf", "-O2", "-g", "-Wall", "-Werror", "-c"])
+        .arg("src/bpf/probe.bpf.c")
+        .arg("-o")
+        .arg(out)
+        .status();
+    if status.as_ref().is_ok_and(|s| s.success()) {
+        return;
+    }
+    if env::var_os("IRQLAB_BPF_REQUIRE").is_some_and(|v| v == "1") {
+        panic!("irqlab-bpf: `{clang} -target bpf` failed on src/bpf/probe.bpf.c ({status:?})");
+    }
+    println!("cargo:warning=irqlab-bpf: src/bpf/probe.bpf.c not compiled ({status:?}); `probe --kernel` will say so");
+    if let Err(e) = std::fs::write(out, b"") {
         panic!("irqlab-bpf: writing {}: {e}", out.display());
     }
 }

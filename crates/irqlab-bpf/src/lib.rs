@@ -38,6 +38,8 @@
 #[cfg(feature = "loader")]
 pub mod loader;
 pub mod maps;
+#[cfg(feature = "loader")]
+pub mod probe_loader;
 pub mod run_stats;
 
 #[cfg(feature = "loader")]

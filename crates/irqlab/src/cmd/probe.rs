@@ -50,6 +50,11 @@ pub struct Args {
     /// Write the output to this file instead of stdout (replaced only once complete).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also measure the kernel side of the same reads: time inside seq_read_iter() per read
+    /// and show_interrupts() calls per read (eBPF fentry/fexit; needs root, the kernel's BTF
+    /// and irqlab built with `--features trace`; only on the live host, not with --root).
+    #[arg(long)]
+    pub kernel: bool,
 }
 
 /// Run `irqlab probe`.
@@ -60,6 +65,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::from(super::top::EXIT_USAGE));
         }
     }
+    if args.kernel {
+        if let Some(why) = kernel_usage(&args) {
+            eprintln!("irqlab: error: {why}");
+            return Ok(ExitCode::from(super::top::EXIT_USAGE));
+        }
+        let fs = args.root.host_fs();
+        if let Some(why) = probe::kernel::missing(&fs, nix::unistd::geteuid().is_root()) {
+            anyhow::bail!("{why}");
+        }
+    }
     if args.out.is_none() {
         stdout::check_open()?;
     }
@@ -68,9 +83,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         buffers: args.buffer.clone(),
         cpu: args.cpu,
     };
-    let rep = probe::run(&args.root.host_fs(), &plan, |m| {
-        eprintln!("irqlab: note: {m}");
-    })?;
+    let mut counter = attach(args.kernel)?;
+    let rep = probe::run(
+        &args.root.host_fs(),
+        &plan,
+        counter.as_mut().map(as_counter),
+        |m| {
+            eprintln!("irqlab: note: {m}");
+        },
+    )?;
     match &args.out {
         Some(path) => atomic::write_file(path, |w| write(&rep, args.format, w)),
         None => {
@@ -80,6 +101,43 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why `--kernel` cannot be used as asked (a usage error), if so: the
+/// feature is not built in, or the root is not the live host's.
+fn kernel_usage(args: &Args) -> Option<String> {
+    if !cfg!(feature = "trace") {
+        return Some(format!("probe --kernel: {}", crate::trace::NOT_BUILT));
+    }
+    if !args.root.is_host() {
+        return Some(format!(
+            "probe --kernel measures the running kernel: it cannot be used with --root {}",
+            args.root.path().display()
+        ));
+    }
+    None
+}
+
+type KernelCounter = probe::kernel::Bpf;
+
+#[cfg(feature = "trace")]
+fn attach(on: bool) -> Result<Option<KernelCounter>> {
+    on.then(probe::kernel::Bpf::attach).transpose()
+}
+
+#[cfg(not(feature = "trace"))]
+fn attach(_on: bool) -> Result<Option<KernelCounter>> {
+    Ok(None)
+}
+
+#[cfg(feature = "trace")]
+fn as_counter(k: &mut KernelCounter) -> &mut (dyn probe::kernel::Counter + 'static) {
+    k
+}
+
+#[cfg(not(feature = "trace"))]
+fn as_counter(k: &mut KernelCounter) -> &mut (dyn probe::kernel::Counter + 'static) {
+    match *k {}
 }
 
 /// `--cpu N` must be a CPU this process may run on (online and in its

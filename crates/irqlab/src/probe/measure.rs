@@ -6,6 +6,7 @@
 //! whole batch (its system time is tick-sampled and cannot time one read).
 //! Owns clocks; no statistics (pinning is `crate::pin`'s).
 
+use super::kernel::{Counter, KernelSample};
 use super::summary::ReadSample;
 use crate::host::{pread_chunked, HostFs};
 use anyhow::{Context, Result};
@@ -45,6 +46,12 @@ pub struct Batch {
     pub rusage_sys_ns: u64,
     /// Thread CPU clock over the whole batch (bounds `rusage_sys_ns`).
     pub cpu_ns: u64,
+    /// With `--kernel`: each read's kernel-side figures, same order as
+    /// `samples` (their counters are read outside the timed window).
+    pub kernel: Vec<KernelSample>,
+    /// With `--kernel`: the same reads again, untimed, with
+    /// `show_interrupts()` counted.
+    pub counting: Vec<KernelSample>,
 }
 
 /// Read `paths` `reads` times with `method`, asking for `chunk` bytes per call.
@@ -55,20 +62,38 @@ pub fn measure(
     chunk: usize,
     reads: usize,
 ) -> Result<Batch> {
+    measure_with(fs, paths, method, chunk, reads, None)
+}
+
+/// [`measure`], with the kernel counters read before and after each read
+/// when `kernel` is given.
+pub fn measure_with(
+    fs: &HostFs,
+    paths: &[String],
+    method: ReadMethod,
+    chunk: usize,
+    reads: usize,
+    kernel: Option<&mut (dyn Counter + 'static)>,
+) -> Result<Batch> {
     let mut reader = Reader::new(fs, paths, method, chunk)?;
     for _ in 0..WARMUP.min(reads) {
         reader.read_all()?;
     }
     let mut samples = Vec::with_capacity(reads);
+    let mut ksamples = Vec::new();
     let s0 = sys_ns()?;
     let b0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
     for _ in 0..reads {
+        let k0 = kernel.as_deref().map(|k| k.counts()).transpose()?;
         let t0 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
         let c0 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
         let (bytes, calls) = reader.read_all()?;
         let c1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
         let t1 = clock_ns(ClockId::CLOCK_MONOTONIC)?;
         let wall_ns = t1.saturating_sub(t0);
+        if let (Some(k), Some(k0)) = (kernel.as_deref(), k0) {
+            ksamples.push(KernelSample::between(&k0, &k.counts()?));
+        }
         samples.push(ReadSample {
             wall_ns,
             // The CPU window lies inside the wall window; min() only
@@ -81,11 +106,39 @@ pub fn measure(
     let b1 = clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)?;
     let s1 = sys_ns()?;
     let cpu_ns = b1.saturating_sub(b0);
+    let counting = match kernel {
+        Some(k) if k.can_count_shows() => counting_pass(k, &mut reader, reads)?,
+        _ => Vec::new(),
+    };
     Ok(Batch {
         samples,
         rusage_sys_ns: s1.saturating_sub(s0).min(cpu_ns),
         cpu_ns,
+        kernel: ksamples,
+        counting,
     })
+}
+
+/// The reads again with `show_interrupts()` counted (the probe detached
+/// again even when a read fails).
+fn counting_pass(
+    k: &mut (dyn Counter + 'static),
+    reader: &mut Reader,
+    reads: usize,
+) -> Result<Vec<KernelSample>> {
+    k.count_shows(true)?;
+    let mut run = || -> Result<Vec<KernelSample>> {
+        let mut v = Vec::with_capacity(reads);
+        for _ in 0..reads {
+            let k0 = k.counts()?;
+            reader.read_all()?;
+            v.push(KernelSample::between(&k0, &k.counts()?));
+        }
+        Ok(v)
+    };
+    let v = run();
+    k.count_shows(false)?;
+    v
 }
 
 /// One target's files, opened up front for [`ReadMethod::Pread`].

@@ -10,8 +10,10 @@
 //! - `measure`: the timed loop (clocks, pinning);
 //! - `summary`: per-row statistics (one system-time source, stated);
 //! - `report`: the report type and its table / JSON / CSV writers;
-//! - `size`: buffer sizes (`4k`, `1M`).
+//! - `size`: buffer sizes (`4k`, `1M`);
+//! - `kernel`: `--kernel`, the kernel side of the same reads (BPF).
 
+pub mod kernel;
 pub mod measure;
 pub mod report;
 pub mod size;
@@ -36,8 +38,14 @@ pub struct ProbePlan {
 }
 
 /// Measure every target present under `fs`'s root. `note` receives one
-/// line per target that is absent.
-pub fn run(fs: &HostFs, plan: &ProbePlan, mut note: impl FnMut(&str)) -> Result<ProbeReport> {
+/// line per target that is absent. With `kernel`, every read's
+/// kernel-side figures are taken too (`--kernel`).
+pub fn run(
+    fs: &HostFs,
+    plan: &ProbePlan,
+    mut kernel: Option<&mut (dyn kernel::Counter + 'static)>,
+    mut note: impl FnMut(&str),
+) -> Result<ProbeReport> {
     if plan.reads == 0 {
         bail!("a probe needs at least 1 read per row");
     }
@@ -63,9 +71,19 @@ pub fn run(fs: &HostFs, plan: &ProbePlan, mut note: impl FnMut(&str)) -> Result<
                 crate::pin::Pinned::to(c).map_err(|e| anyhow::anyhow!("{e}"))
             })
             .transpose()?;
-        measure_all(fs, &targets, plan)?
+        measure_all(fs, &targets, plan, kernel.as_deref_mut())?
     };
     let end = clock::now()?;
+    let kernel = match kernel {
+        Some(k) => {
+            let max = k.counts()?.show_max_pos;
+            Some(report::KernelRun {
+                mechanism: k.mechanism(),
+                walk: kernel::walk(fs, (max > 0).then_some(max)),
+            })
+        }
+        None => None,
+    };
     for row in &rows {
         let bytes = row.summary.bytes_per_read.round() as u64;
         env.sizes.entry(row.label.to_string()).or_insert(bytes);
@@ -73,20 +91,41 @@ pub fn run(fs: &HostFs, plan: &ProbePlan, mut note: impl FnMut(&str)) -> Result<
     Ok(ProbeReport {
         env,
         rows,
+        kernel,
         started_at,
         duration_s: end.mono_ns.saturating_sub(start.mono_ns) as f64 / 1e9,
     })
 }
 
-fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &ProbePlan) -> Result<Vec<ProbeRow>> {
+fn measure_all(
+    fs: &HostFs,
+    targets: &[target::Target],
+    plan: &ProbePlan,
+    mut kernel: Option<&mut (dyn kernel::Counter + 'static)>,
+) -> Result<Vec<ProbeRow>> {
     let mut rows = Vec::new();
     for t in targets {
         for method in measure::ReadMethod::ALL {
             for &buffer in &plan.buffers {
-                let batch = measure::measure(fs, &t.paths, method, buffer, plan.reads)?;
+                let batch = measure::measure_with(
+                    fs,
+                    &t.paths,
+                    method,
+                    buffer,
+                    plan.reads,
+                    kernel.as_deref_mut(),
+                )?;
                 let Some(summary) = summary::summarize(&batch) else {
                     continue;
                 };
+                let ksum = kernel.is_some().then(|| {
+                    kernel::summarize(
+                        &batch.kernel,
+                        &batch.counting,
+                        &summary.wall_values,
+                        &summary.cpu_values,
+                    )
+                });
                 rows.push(ProbeRow {
                     name: t.name,
                     label: t.label,
@@ -94,6 +133,7 @@ fn measure_all(fs: &HostFs, targets: &[target::Target], plan: &ProbePlan) -> Res
                     method,
                     buffer,
                     summary,
+                    kernel: ksum,
                 });
             }
         }

@@ -11,7 +11,15 @@
 //! metric and the p99 as `<metric>_p99`); per-read values are in
 //! `rows[].per_read` and are not trials. Version 2 had no `summary` (its
 //! p99 is in `rows[].wall_ns` / `cpu_ns`).
+//!
+//! With `--kernel` (still version 3: only fields are added) every row has
+//! a `kernel` object (time in `seq_read_iter()` per read as quantiles and
+//! per read, `show_interrupts()` calls per read), the document a top-level
+//! `kernel` object (mechanism and the walk of /proc/interrupts: `nr_irqs`,
+//! rows printed, CPUs, descriptors) and `results`/`trial` a third metric
+//! per row, `<stem>_kernel_ns` (median, with its `summary`).
 
+use super::kernel::{KernelSummary, Walk};
 use super::measure::ReadMethod;
 use super::size::format_size;
 use super::summary::{Quantiles, ReadSummary, CPU_CLOCK};
@@ -33,6 +41,17 @@ pub struct ProbeRow {
     pub method: ReadMethod,
     pub buffer: usize,
     pub summary: ReadSummary,
+    /// With `--kernel`: the kernel side of the same reads.
+    pub kernel: Option<KernelSummary>,
+}
+
+/// `--kernel`'s run-level facts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KernelRun {
+    /// How the kernel figures were taken.
+    pub mechanism: String,
+    /// The walk of /proc/interrupts.
+    pub walk: Walk,
 }
 
 impl ProbeRow {
@@ -42,19 +61,27 @@ impl ProbeRow {
         format!("{}_{}_{buf}", self.name, self.method.name())
     }
 
-    /// The run-level metrics of this row: median wall and CPU time per read.
-    fn trial_metrics(&self) -> [(String, f64); 2] {
+    /// The run-level metrics of this row: median wall and CPU time per
+    /// read (and kernel time with `--kernel`), each with the per-read
+    /// distribution behind it.
+    fn trial_metrics(&self) -> Vec<(String, f64, &Quantiles)> {
         let m = self.metric();
-        [
-            (format!("{m}_wall_ns"), self.summary.wall.p50),
-            (format!("{m}_cpu_ns"), self.summary.cpu.p50),
-        ]
-    }
-
-    /// The per-read distributions behind [`Self::trial_metrics`], in the
-    /// same order.
-    fn distributions(&self) -> [&Quantiles; 2] {
-        [&self.summary.wall, &self.summary.cpu]
+        let mut v = vec![
+            (
+                format!("{m}_wall_ns"),
+                self.summary.wall.p50,
+                &self.summary.wall,
+            ),
+            (
+                format!("{m}_cpu_ns"),
+                self.summary.cpu.p50,
+                &self.summary.cpu,
+            ),
+        ];
+        if let Some(k) = &self.kernel {
+            v.push((format!("{m}_kernel_ns"), k.ns.p50, &k.ns));
+        }
+        v
     }
 }
 
@@ -63,6 +90,8 @@ impl ProbeRow {
 pub struct ProbeReport {
     pub env: Env,
     pub rows: Vec<ProbeRow>,
+    /// With `--kernel`: mechanism and walk facts.
+    pub kernel: Option<KernelRun>,
     /// RFC 3339 UTC start of the run.
     pub started_at: String,
     pub duration_s: f64,
@@ -110,7 +139,108 @@ pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
         "times in µs over {} per row; {CLOCK_NOTE}",
         plural(r.env.reads, "read")
     )?;
+    if let Some(k) = &r.kernel {
+        write_kernel_table(r, k, out)?;
+    }
     Ok(())
+}
+
+/// `--kernel`'s table: kernel time per read beside the wall and CPU
+/// medians, `show_interrupts()` calls per read, then the walk line.
+fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> Result<()> {
+    writeln!(out)?;
+    writeln!(out, "kernel side of the same reads ({}):", k.mechanism)?;
+    let mut grid = Grid::new()
+        .separator(" ")
+        .align(0, Align::Left)
+        .align(1, Align::Left);
+    grid.row([
+        "target",
+        "meth",
+        "buf",
+        "calls",
+        "|",
+        "kernel min",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "|",
+        "wall p50",
+        "cpu p50",
+        "|",
+        "show_interrupts() min",
+        "p50",
+        "max",
+        "|",
+        ">cpu",
+        ">wall",
+    ]);
+    for row in &r.rows {
+        let Some(ks) = &row.kernel else { continue };
+        grid.cell(row.label)
+            .cell(row.method.name())
+            .cell(format_size(row.buffer))
+            .cell(num(ks.calls_per_read))
+            .cell("|");
+        micros(&ks.ns, &mut grid);
+        grid.cell("|")
+            .cell(format_args!("{:.1}", row.summary.wall.p50 / 1e3))
+            .cell(format_args!("{:.1}", row.summary.cpu.p50 / 1e3))
+            .cell("|");
+        match &ks.show_calls {
+            Some(q) => grid.cell(num(q.min)).cell(num(q.p50)).cell(num(q.max)),
+            None => grid.cell("n/a").cell("n/a").cell("n/a"),
+        };
+        grid.cell("|")
+            .cell(ks.above_cpu)
+            .cell(ks.above_wall)
+            .end_row();
+    }
+    grid.write_to(out)?;
+    writeln!(
+        out,
+        "kernel = this thread's time inside the hooked kernel calls (mechanism above) per read, \
+         over all its read() calls (calls = hooked calls per read), µs; show_interrupts() = \
+         calls per read in a second, untimed pass of the same reads (n/a: not countable with \
+         this mechanism); >cpu / >wall = reads whose kernel time exceeds their CPU / wall \
+         time (>cpu: preempted or CPU-clock granularity; >wall must be 0)"
+    )?;
+    writeln!(out, "{}", walk_line(&k.walk))?;
+    Ok(())
+}
+
+/// The /proc/interrupts walk as one sentence.
+pub fn walk_line(w: &Walk) -> String {
+    let opt = |v: Option<usize>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
+    let bound = w
+        .descriptor_bound
+        .map_or_else(String::new, |b| format!(", largest + 1 = {b}"));
+    match w.nr_irqs {
+        Some(n) => {
+            let rows = w.irq_rows.unwrap_or(0) as i64;
+            format!(
+                "/proc/interrupts walk: nr_irqs = {n} (largest position show_interrupts() was \
+                 called with; that position prints the arch rows), so one full walk is {} \
+                 show_interrupts() calls; {} numbered IRQ rows printed ({} of the {n} IRQ \
+                 numbers walked print nothing: holes or no action), {} online CPUs summed per \
+                 row; {} in /sys/kernel/irq{bound}",
+                n + 1,
+                opt(w.irq_rows),
+                (n - rows).max(0),
+                opt(w.cpus),
+                plural(w.descriptors, "descriptor"),
+            )
+        }
+        None => format!(
+            "/proc/interrupts walk: show_interrupts() calls not seen (not countable with this \
+             mechanism), nr_irqs unknown; {} numbered IRQ rows, {} online CPUs, {} in \
+             /sys/kernel/irq{bound}",
+            opt(w.irq_rows),
+            opt(w.cpus),
+            plural(w.descriptors, "descriptor"),
+        ),
+    }
 }
 
 fn env_line(e: &Env) -> String {
@@ -159,7 +289,7 @@ pub fn trial(r: &ProbeReport) -> TrialRecord {
     let mut t = TrialRecord::new("", 1, boot, r.started_at.clone());
     t.duration_s = r.duration_s;
     for row in &r.rows {
-        for (name, value) in row.trial_metrics() {
+        for (name, value, _) in row.trial_metrics() {
             t.insert(&name, value, "ns", Direction::Lower);
         }
     }
@@ -182,7 +312,7 @@ pub fn to_json(r: &ProbeReport) -> Value {
     let mut results = Vec::new();
     for row in &r.rows {
         let s = &row.summary;
-        rows.push(json!({
+        let mut j = json!({
             "metric": row.metric(), "target": row.label, "method": row.method.name(),
             "buffer": row.buffer, "files": row.files, "reads": s.reads,
             "syscalls_per_read": s.calls_per_read, "bytes_per_read": s.bytes_per_read,
@@ -191,8 +321,23 @@ pub fn to_json(r: &ProbeReport) -> Value {
             "cpu_clock": CPU_CLOCK,
             "rusage_sys_per_read_ns": s.rusage_sys_per_read_ns,
             "per_read": {"wall_ns": s.wall_values, "cpu_ns": s.cpu_values},
-        }));
-        for ((metric, value), q) in row.trial_metrics().into_iter().zip(row.distributions()) {
+        });
+        if let (Some(k), Some(obj)) = (&row.kernel, j.as_object_mut()) {
+            obj.insert(
+                "kernel".to_string(),
+                json!({
+                    "seq_read_iter_calls_per_read": k.calls_per_read,
+                    "kernel_ns": quantiles_json(&k.ns),
+                    "show_interrupts_calls": k.show_calls.as_ref().map(quantiles_json),
+                    "counting_pass_kernel_ns": k.counting_ns.as_ref().map(quantiles_json),
+                    "reads_above_cpu": k.above_cpu, "reads_above_wall": k.above_wall,
+                    "per_read": {"kernel_ns": k.values,
+                        "show_interrupts_calls": k.show_values},
+                }),
+            );
+        }
+        rows.push(j);
+        for (metric, value, q) in row.trial_metrics() {
             let mut summary = quantiles_json(q);
             if let Some(o) = summary.as_object_mut() {
                 o.insert("reads".to_string(), json!(s.reads));
@@ -201,9 +346,20 @@ pub fn to_json(r: &ProbeReport) -> Value {
                 "direction": "lower", "values": [value], "summary": summary}));
         }
     }
-    json!({"kind": "probe", "version": VERSION, "boot_id": e.boot_id(),
+    let mut doc = json!({"kind": "probe", "version": VERSION, "boot_id": e.boot_id(),
         "started_at": r.started_at, "env": env, "rows": rows,
-        "trial": trial(r), "results": results})
+        "trial": trial(r), "results": results});
+    if let (Some(k), Some(obj)) = (&r.kernel, doc.as_object_mut()) {
+        let w = &k.walk;
+        obj.insert(
+            "kernel".to_string(),
+            json!({"mechanism": k.mechanism, "nr_irqs": w.nr_irqs,
+                "show_interrupts_calls_per_walk": w.nr_irqs.map(|n| n + 1),
+                "irq_rows": w.irq_rows, "cpus": w.cpus, "descriptors": w.descriptors,
+                "descriptor_bound": w.descriptor_bound}),
+        );
+    }
+    doc
 }
 
 /// Pretty JSON plus a newline.
@@ -285,6 +441,7 @@ mod tests {
             samples,
             rusage_sys_ns: 681_037,
             cpu_ns: 790_000,
+            ..Batch::default()
         };
         let row = ProbeRow {
             name: "proc_interrupts",
@@ -293,6 +450,7 @@ mod tests {
             method: ReadMethod::Pread,
             buffer: 4096,
             summary: summarize(&batch).unwrap(),
+            kernel: None,
         };
         ProbeReport {
             env: Env {
@@ -304,6 +462,7 @@ mod tests {
                 ..Env::default()
             },
             rows: vec![row],
+            kernel: None,
             started_at: "2026-11-30T12:00:00.000Z".to_string(),
             duration_s: 0.5,
         }

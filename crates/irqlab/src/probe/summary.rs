@@ -109,6 +109,7 @@ mod tests {
             samples,
             rusage_sys_ns,
             cpu_ns,
+            ..Batch::default()
         }
     }
 

@@ -1,0 +1,198 @@
+//! `probe --kernel`: usage errors on any build (no feature: exit 2 saying
+//! how to build it; `--root` other than `/`: exit 2), and live (feature
+//! `trace`, root, BTF, host changes allowed since it attaches BPF
+//! programs): every read's kernel time lies within its wall time, the
+//! `show_interrupts()` calls per read cover the numbered rows printed
+//! (where the mechanism can count them), a compare of two runs reads the
+//! kernel metric, and no BPF program is left after a normal exit, SIGINT
+//! or SIGKILL (program ids from the child's fdinfo, asked of bpftool).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::irqlab;
+#[cfg(not(feature = "trace"))]
+use predicates::str::contains;
+
+#[cfg(not(feature = "trace"))]
+#[test]
+fn probe_kernel_without_the_trace_feature_is_a_usage_error_naming_the_build() {
+    irqlab()
+        .args(["probe", "--kernel", "--reads", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("--features trace"))
+        .stdout("");
+}
+
+#[test]
+fn probe_kernel_with_a_root_tree_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let out = irqlab()
+        .args(["probe", "--kernel", "--reads", "1", "--root", &root])
+        .assert()
+        .code(2)
+        .stdout("");
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    if cfg!(feature = "trace") {
+        assert!(err.contains("--root"), "{err}");
+    } else {
+        assert!(err.contains("--features trace"), "{err}");
+    }
+}
+
+#[cfg(feature = "trace")]
+mod live {
+    use super::common;
+    use common::trace::{prog_ids, signal, still_loaded, Needs};
+    use serde_json::Value;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn skip(test: &str, bpftool: bool) -> bool {
+        if !common::host_changes_allowed(test) {
+            return true;
+        }
+        common::trace::skipped(
+            test,
+            common::trace::skip_reason(Needs { btf: true, bpftool }),
+        )
+    }
+
+    fn run_json(reads: &str) -> Value {
+        let out = common::irqlab()
+            .args(["probe", "--kernel", "--reads", reads, "--buffer", "4k,128"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn nums(v: &Value) -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn probe_kernel_time_is_within_wall_and_show_calls_cover_the_rows() {
+        let test = "probe_kernel: probe_kernel_time_is_within_wall_and_show_calls_cover_the_rows";
+        if skip(test, false) {
+            return;
+        }
+        let _one = common::trace::one_at_a_time();
+        let v = run_json("50");
+        let k = &v["kernel"];
+        let mechanism = k["mechanism"].as_str().unwrap();
+        let irq_rows = k["irq_rows"].as_u64().unwrap();
+        assert!(irq_rows > 0, "{k}");
+        let mut interrupts_rows = 0;
+        let mut uncounted = false;
+        for row in v["rows"].as_array().unwrap() {
+            let kr = &row["kernel"];
+            let kernel = nums(&kr["per_read"]["kernel_ns"]);
+            let wall = nums(&row["per_read"]["wall_ns"]);
+            assert_eq!(kernel.len(), wall.len(), "{}", row["metric"]);
+            for (i, (kn, w)) in kernel.iter().zip(&wall).enumerate() {
+                assert!(
+                    kn <= w,
+                    "{} read {i}: kernel {kn} > wall {w}",
+                    row["metric"]
+                );
+            }
+            assert_eq!(kr["reads_above_wall"], 0);
+            // every read of a seq_file was seen by the hooks
+            assert!(kr["kernel_ns"]["min"].as_f64().unwrap() > 0.0, "{row}");
+            assert!(kr["seq_read_iter_calls_per_read"].as_f64().unwrap() >= 1.0);
+            if row["target"] != "/proc/interrupts" {
+                continue;
+            }
+            interrupts_rows += 1;
+            match kr["show_interrupts_calls"]["min"].as_f64() {
+                Some(min) => {
+                    assert!(min >= irq_rows as f64, "{min} < {irq_rows} rows: {row}");
+                    let nr = k["nr_irqs"].as_i64().unwrap();
+                    assert!(nr as u64 >= irq_rows, "{k}");
+                    assert!(
+                        min >= (nr + 1) as f64,
+                        "a read walks 0..=nr_irqs: {min} {nr}"
+                    );
+                }
+                None => uncounted = true,
+            }
+        }
+        if uncounted {
+            crate::visible!(
+                "{test}: show_interrupts() not countable here ({mechanism}); \
+                 kernel time checked only"
+            );
+        }
+        assert_eq!(interrupts_rows, 4, "2 methods × 2 buffers: {v}");
+        // compare reads the added metric like the others
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let b = dir.path().join("b.json");
+        std::fs::write(&a, serde_json::to_vec(&v).unwrap()).unwrap();
+        std::fs::write(&b, serde_json::to_vec(&run_json("20")).unwrap()).unwrap();
+        let out = common::irqlab()
+            .arg("compare")
+            .args([&a, &b])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("proc_interrupts_pread_4k_kernel_ns"),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Spawn a long probe, wait until its programs are in its fdinfo.
+    fn spawn_attached(reads: &str) -> (common::trace::Reap, Vec<u32>) {
+        let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+            .args(["probe", "--kernel", "--reads", reads, "--buffer", "4k"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let child = common::trace::Reap(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ids = prog_ids(child.0.id());
+            if ids.len() >= 2 {
+                return (child, ids);
+            }
+            assert!(Instant::now() < deadline, "no BPF program seen in fdinfo");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn probe_kernel_leaves_no_program_after_exit_sigint_or_sigkill() {
+        let test = "probe_kernel: probe_kernel_leaves_no_program_after_exit_sigint_or_sigkill";
+        if skip(test, true) {
+            return;
+        }
+        let _one = common::trace::one_at_a_time();
+        use nix::sys::signal::Signal;
+        // normal exit
+        let (mut c, ids) = spawn_attached("300");
+        let status = c.0.wait().unwrap();
+        assert!(status.success(), "{status}");
+        assert_eq!(still_loaded(&ids), Vec::<u32>::new(), "normal exit");
+        for sig in [Signal::SIGINT, Signal::SIGKILL] {
+            let (mut c, ids) = spawn_attached("1000000");
+            signal(c.0.id(), sig);
+            let status = c.0.wait().unwrap();
+            assert!(!status.success(), "{sig}: {status}");
+            assert_eq!(still_loaded(&ids), Vec::<u32>::new(), "{sig}");
+        }
+    }
+}
