@@ -617,8 +617,11 @@ fn small_segments_merge_into_one_file() {
     assert!(n >= 10, "{n} samples");
     assert_eq!(
         files(&dir),
-        vec![layout::segment_name(0, n - 1)],
-        "one file, no journal, no temporary or superseded file"
+        vec![
+            irqlab::record::identity::file_name(0, n - 1),
+            layout::segment_name(0, n - 1)
+        ],
+        "one file and its IRQ identity, no journal, no temporary or superseded file"
     );
     let size = std::fs::metadata(dir.join(layout::segment_name(0, n - 1)))
         .unwrap()
