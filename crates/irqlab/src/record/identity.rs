@@ -14,7 +14,7 @@ use anyhow::{anyhow, Context};
 use irqlab_core::desc::{split_description, DescParts};
 use parquet::basic::{Compression, GzipLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -253,8 +253,14 @@ pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE)?);
+    // a few dozen rows: no statistics, no dictionaries, no page index
+    // (each would cost more than the data; measured in
+    // docs/recording-schema.md "IRQ identity")
     let props = WriterProperties::builder()
         .set_compression(Compression::GZIP(GzipLevel::try_new(9)?))
+        .set_statistics_enabled(EnabledStatistics::None)
+        .set_dictionary_enabled(false)
+        .set_offset_index_disabled(true)
         .set_created_by(format!("irqlab {}", env!("CARGO_PKG_VERSION")))
         .build();
     let res: anyhow::Result<()> = (|| {
