@@ -1,4 +1,5 @@
-//! Parquet segments: the long table (time, seq, source, key, cpu, value)
+//! Parquet segments: the long table (time, seq, source, key, cpu, value,
+//! segment: the file's first sample, the window sum's partition)
 //! written with the `parquet` crate (no arrow). Schema 3
 //! (docs/recording-schema.md): one `clock` row per sample (its times),
 //! rows sorted by cell then sequence, each cell's first row in the segment
@@ -447,7 +448,7 @@ pub fn footer_shapes(path: &Path) -> anyhow::Result<Vec<ShapeAt>> {
             1 => text,
             _ => pack::unpack(&text).context("footer irqlab.shapes")?,
         };
-        Ok(serde_json::from_str(&json).context("footer irqlab.shapes")?)
+        serde_json::from_str(&json).context("footer irqlab.shapes")
     });
     match r {
         Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),

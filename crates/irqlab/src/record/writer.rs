@@ -432,7 +432,9 @@ mod tests {
             root: root.to_path_buf(),
             out: out.to_path_buf(),
             interval: Duration::from_millis(20),
-            duration: Some(Duration::from_millis(100)),
+            // long enough for two segments on a loaded machine (a debug
+            // segment and identity write take tens of ms there)
+            duration: Some(Duration::from_millis(300)),
             segment: Duration::from_millis(50),
             segment_changes: 1_000_000,
             merge: Duration::ZERO,
