@@ -282,6 +282,8 @@ def main():
     ap.add_argument("--irqlab", default=os.environ.get("IRQLAB", "irqlab"))
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep-trees")
+    ap.add_argument("--check-only", action="store_true",
+                    help="only run --check on OUT (its truth.json)")
     a = ap.parse_args()
     if a.hosts < 1 or a.hours < 1 or a.scale < 1:
         ap.error("--hosts, --hours and --scale must be at least 1")
@@ -289,6 +291,9 @@ def main():
     if any(c < 1 or c > 8192 for c in sizes):
         ap.error("--cpus: CPU counts from 1 to 8192")
     out = os.path.abspath(a.out)
+    if a.check_only:
+        with open(os.path.join(out, "truth.json")) as f:
+            return check(out, json.load(f), a.hours)
     os.makedirs(out, exist_ok=True)
     trees = a.keep_trees or tempfile.mkdtemp(prefix="fleet-trees-")
     truth = {}
