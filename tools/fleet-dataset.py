@@ -5,6 +5,7 @@ check the fleet queries of docs/recording-schema.md against it.
     tools/fleet-dataset.py OUT [--hosts 100] [--hours 1] [--scale 720]
         [--interval 10s] [--cpus 2,4,...] [--seed 1] [--irqlab BIN]
         [--check] [--keep-trees DIR]
+    tools/fleet-dataset.py OUT --check-only [--hours H]   # queries only
 
 For each host: `irqlab synth` writes a tree (CPU count from --cpus, cycled
 over the hosts; its own seed and nr_irqs, so IRQ numbers differ between
