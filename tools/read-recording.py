@@ -59,7 +59,7 @@ SQL = """
 SELECT host, boot, filename, epoch_ns(time) AS time, seq, source, key, cpu,
        ((sum(value) OVER (PARTITION BY filename, source, key, cpu ORDER BY seq))
         % 18446744073709551616 + 18446744073709551616) % 18446744073709551616 AS value
-FROM read_parquet(?, hive_partitioning = true, filename = true)
+FROM read_parquet(?, hive_partitioning = true, filename = true, union_by_name = true)
 """
 
 
@@ -103,7 +103,7 @@ def load_duckdb(files):
         return kv, con.execute(SQL, [files]).fetchall(), True
     rows = con.execute(
         "SELECT host, boot, filename, epoch_ns(time), seq, source, key, cpu, value "
-        "FROM read_parquet(?, hive_partitioning = true, filename = true)",
+        "FROM read_parquet(?, hive_partitioning = true, filename = true, union_by_name = true)",
         [files],
     ).fetchall()
     return kv, rows, False
@@ -294,7 +294,7 @@ def main():
     ap.add_argument("--summary", action="store_true")
     a = ap.parse_args()
     root = os.path.abspath(a.dir)
-    files = drop_superseded(glob.glob(os.path.join(root, "**", "*.parquet"), recursive=True))
+    files = drop_superseded(glob.glob(os.path.join(root, "**", "part-*.parquet"), recursive=True))
     if not files:
         fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
     try:

@@ -617,8 +617,11 @@ fn small_segments_merge_into_one_file() {
     assert!(n >= 10, "{n} samples");
     assert_eq!(
         files(&dir),
-        vec![layout::segment_name(0, n - 1)],
-        "one file, no journal, no temporary or superseded file"
+        vec![
+            irqlab::record::identity::file_name(0, n - 1),
+            layout::segment_name(0, n - 1)
+        ],
+        "one file and its IRQ identity, no journal, no temporary or superseded file"
     );
     let size = std::fs::metadata(dir.join(layout::segment_name(0, n - 1)))
         .unwrap()
@@ -1152,4 +1155,104 @@ fn record_warns_of_filters_that_select_nothing() {
     );
     let o = record(&tree, &d.path().join("c"), &["-d", "100ms", "--cpus", "0"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}
+
+/// A `--root` tree without `proc/sys/kernel/random/boot_id` (every synth
+/// tree) records under a boot id derived from the tree, never
+/// `boot=unknown`, the same at every run of the same tree and different
+/// for another tree.
+#[test]
+fn a_root_tree_gets_a_stable_boot_id_from_the_tree_never_unknown() {
+    let d = tempfile::tempdir().unwrap();
+    let (t1, t2, out) = (
+        d.path().join("t1"),
+        d.path().join("t2"),
+        d.path().join("rec"),
+    );
+    synth(&t1);
+    synth(&t2);
+    assert!(!t1.join("proc/sys/kernel/random/boot_id").exists());
+    let boots = |host: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(out.join(format!("host={host}")))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    for _ in 0..2 {
+        let o = record(&t1, &out, &["-i", "50ms", "-d", "100ms", "--host", "a"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = record(&t2, &out, &["-i", "50ms", "-d", "100ms", "--host", "b"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (a, b) = (boots("a"), boots("b"));
+    assert_eq!(
+        a.len(),
+        1,
+        "two runs of one tree: one boot directory: {a:?}"
+    );
+    assert!(
+        a[0].starts_with("boot=tree-") && a[0].len() == "boot=tree-".len() + 16,
+        "{a:?}"
+    );
+    assert_ne!(a[0], b[0], "another tree, another boot id");
+    // a tree with a boot id keeps it
+    std::fs::create_dir_all(t2.join("proc/sys/kernel/random")).unwrap();
+    std::fs::write(t2.join("proc/sys/kernel/random/boot_id"), "1234-abcd\n").unwrap();
+    let o = record(&t2, &out, &["-i", "50ms", "-d", "100ms", "--host", "c"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(boots("c"), vec!["boot=1234-abcd".to_string()]);
+}
+
+/// Every segment has its IRQ identity file (`irqs-FIRST-LAST.parquet`):
+/// `recover` writes the one a crash left missing (or a journal it
+/// converts), with the segment's rows, and removes one whose segment is
+/// gone; the identity names each interrupt row's chip and device.
+#[test]
+fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
+    use irqlab::record::identity;
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("t"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(
+        &tree,
+        &out,
+        &[
+            "-i",
+            "50ms",
+            "-d",
+            "300ms",
+            "--segment",
+            "100ms",
+            "--merge",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert!(segs.len() >= 2, "{segs:?}");
+    let ids = named(&dir, "irqs-");
+    assert_eq!(ids.len(), segs.len(), "{ids:?}");
+    // the second segment's identity is lost; an orphan appears
+    let lost = dir.join(identity::file_name(segs[1].0, segs[1].1));
+    let kept = std::fs::read(&lost).unwrap();
+    std::fs::remove_file(&lost).unwrap();
+    let orphan = dir.join(identity::file_name(900, 901));
+    std::fs::copy(&ids[0], &orphan).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("IRQ identity"), "{err}");
+    assert!(!orphan.exists(), "{err}");
+    assert_eq!(std::fs::read(&lost).unwrap().len(), kept.len(), "{err}");
+    // the rows: every interrupts row of the tree, with its parts
+    let seg = irqlab::record::segment::read(&segs[0].2).unwrap();
+    let shape = &seg.shapes[0].shape;
+    let rows = identity::rows(None, &seg.shapes, &seg.samples);
+    assert_eq!(rows.len(), shape.irq_rows.len());
+    assert!(rows
+        .iter()
+        .any(|r| r.irq.is_some() && r.chip.is_some() && r.device.is_some()));
+    assert!(rows.iter().any(|r| r.label == "LOC" && r.irq.is_none()));
 }

@@ -56,6 +56,12 @@ pub struct Args {
     /// with the `trace` feature): source `trace` in the schema.
     #[arg(long)]
     pub trace: bool,
+    /// Synthetic clock `START_UNIX_SECONDSxSCALE` (benchmarks and tests of
+    /// fleet datasets): recorded times start at START and run SCALE times
+    /// faster than real time; --interval, --duration, --segment and
+    /// --merge are in that synthetic time (docs/recording-schema.md).
+    #[arg(long, hide = true, value_parser = synth_clock)]
+    pub synthetic_clock: Option<writer::SynthClock>,
     /// Dataset directory; the recording goes to DIR/host=…/boot=…/.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
@@ -70,17 +76,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: record --trace: {}", crate::trace::NOT_BUILT);
         return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
+    // synthetic time -> the real time the loop waits
+    let real = |d: Duration| match args.synthetic_clock {
+        Some(c) => (d / c.scale).max(Duration::from_micros(1)),
+        None => d,
+    };
+    let merge = match args.merge.is_zero() {
+        true => args.merge,
+        false => real(args.merge),
+    };
     let cfg = writer::RecordConfig {
         filter,
         root: args.root.dir,
         out: args.out,
-        interval: args.interval,
-        duration: args.duration,
-        segment: args.segment,
+        interval: real(args.interval),
+        duration: args.duration.map(real),
+        segment: real(args.segment),
         segment_changes: args.segment_changes,
-        merge: args.merge,
+        merge,
         merge_rows: writer::MERGE_ROWS,
         host: args.host,
+        clock: args.synthetic_clock,
     };
     let announce = |dir: &std::path::Path| eprintln!("irqlab: recording to {}", dir.display());
     let sum = match args.trace {
@@ -99,6 +115,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         per(sum.segment_cpu_ns) / 1e6,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--synthetic-clock START_UNIX_SECONDSxSCALE`.
+fn synth_clock(s: &str) -> Result<writer::SynthClock, String> {
+    let bad = || format!("expected START_UNIX_SECONDSxSCALE (e.g. 1767225600x720), got {s:?}");
+    let (a, b) = s.split_once('x').ok_or_else(bad)?;
+    let start: u64 = a.parse().map_err(|_| bad())?;
+    let scale: u32 = b.parse().map_err(|_| bad())?;
+    if scale == 0 {
+        return Err(bad());
+    }
+    Ok(writer::SynthClock {
+        start_wall_ns: start.checked_mul(1_000_000_000).ok_or_else(bad)?,
+        scale,
+    })
 }
 
 /// How long a signal waits for the run to close its segment and detach

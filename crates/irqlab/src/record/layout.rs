@@ -37,9 +37,38 @@ pub fn boot_dir(out: &Path, fs: &HostFs, host: Option<&str>) -> PathBuf {
         .map(str::to_string)
         .or_else(|| fs.read_attr("proc/sys/kernel/hostname"))
         .unwrap_or_else(|| "unknown".into());
-    let boot = crate::env::boot_id(fs);
+    let boot = boot_id(fs);
     out.join(format!("host={}", partition_value(&host)))
         .join(format!("boot={}", partition_value(&boot)))
+}
+
+/// The boot partition of the tree of `fs`: its
+/// `proc/sys/kernel/random/boot_id` when it has one; else (a synthetic or
+/// copied `--root` tree) `tree-` and 16 hex digits of the FNV-1a hash of
+/// the `btime` line of its `proc/stat` and the tree's absolute path: the
+/// same tree gives the same id at every run, two trees different ids.
+pub fn boot_id(fs: &HostFs) -> String {
+    if let Some(id) = fs
+        .read_attr(irqlab_core::paths::BOOT_ID)
+        .filter(|s| !s.is_empty())
+    {
+        return id;
+    }
+    let mut btime = String::new();
+    let mut buf = Vec::new();
+    let _ = fs.for_each_line(irqlab_core::paths::PROC_STAT, &mut buf, |l| {
+        if l.starts_with(b"btime ") {
+            btime = String::from_utf8_lossy(l).trim().to_string();
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let root = std::fs::canonicalize(fs.root()).unwrap_or_else(|_| fs.root().to_path_buf());
+    let text = format!("{btime}\n{}", root.display());
+    // FNV-1a 64: stable across irqlab versions and platforms
+    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("tree-{h:016x}")
 }
 
 pub fn segment_name(first: u64, last: u64) -> String {
@@ -378,6 +407,18 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 /// before the journal goes; a journal with lines that were not converted
 /// is kept, renamed `journal.jsonl.partial-<unix seconds>`.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
+    let msg = recover_journal(dir)?;
+    // the IRQ identity files follow the segments there now
+    let ids = super::identity::sync(dir);
+    Ok(match (msg, ids.is_empty()) {
+        (m, true) => m,
+        (None, false) => Some(ids.join("\n")),
+        (Some(m), false) => Some(format!("{m}\n{}", ids.join("\n"))),
+    })
+}
+
+/// [`recover_boot_dir`] without the IRQ identity files.
+fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about

@@ -4,6 +4,7 @@
 //! through which `record` and `serve` take the live sampler's frames.
 
 pub mod cells;
+pub mod identity;
 pub mod journal;
 pub mod layout;
 pub mod pack;

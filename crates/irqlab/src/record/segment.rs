@@ -1,4 +1,5 @@
-//! Parquet segments: the long table (time, seq, source, key, cpu, value)
+//! Parquet segments: the long table (time, seq, source, key, cpu, value,
+//! segment: the file's first sample, the window sum's partition)
 //! written with the `parquet` crate (no arrow). Schema 3
 //! (docs/recording-schema.md): one `clock` row per sample (its times),
 //! rows sorted by cell then sequence, each cell's first row in the segment
@@ -38,6 +39,7 @@ pub const MESSAGE: &str = "message irqlab_cells {
   required binary key (STRING);
   optional int32 cpu;
   required int64 value;
+  required int64 segment;
 }";
 
 /// The samples of one segment: times, shapes and changed cells per sample.
@@ -267,6 +269,7 @@ fn write_columns(
     rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
     t: &Sorted,
     wall: &dyn Fn(u64) -> u64,
+    segment: u64,
 ) -> parquet::errors::Result<()> {
     let name = |r: &CellRow| t.names.get(r.key as usize);
     let mut i = 0;
@@ -274,13 +277,15 @@ fn write_columns(
         let mut at = 0;
         for chunk in t.rows.chunks(CHUNK) {
             match i {
-                0 | 1 | 5 => {
+                0 | 1 | 5 | 6 => {
                     let v: Vec<i64> = match i {
                         0 => chunk
                             .iter()
                             .map(|r| i64_of(wall(r.seq) / WALL_NS_STEP))
                             .collect(),
                         1 => chunk.iter().map(|r| i64_of(r.seq)).collect(),
+                        // the file's first sample: one dictionary entry
+                        6 => vec![i64_of(segment); chunk.len()],
                         _ => (at..at + chunk.len())
                             .map(|j| increment(&t.rows, j))
                             .collect(),
@@ -329,6 +334,7 @@ pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
             .and_then(|i| samples.get(i))
             .map_or(0, |s| s.wall_ns)
     };
+    let first = samples.first().map_or(0, |s| s.seq);
     let tmp = path.with_extension("parquet.tmp");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -338,7 +344,7 @@ pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
             .with_context(|| format!("writing {}", tmp.display()))?;
     let res: parquet::errors::Result<()> = (|| {
         let mut rg = w.next_row_group()?;
-        write_columns(&mut rg, &t, &wall)?;
+        write_columns(&mut rg, &t, &wall, first)?;
         rg.close()?;
         Ok(())
     })();
@@ -427,6 +433,30 @@ fn open(path: &Path) -> anyhow::Result<(SerializedFileReader<std::fs::File>, Vec
         bail!("{}", unreadable(schema));
     }
     Ok((reader, kv, schema))
+}
+
+/// The shapes of the segment at `path`, from its footer alone (empty
+/// when it keeps the shape of the segment before it).
+pub fn footer_shapes(path: &Path) -> anyhow::Result<Vec<ShapeAt>> {
+    let p = path.to_path_buf();
+    let r = std::panic::catch_unwind(move || -> anyhow::Result<Vec<ShapeAt>> {
+        let (_, kv, schema) = open(&p)?;
+        let Ok(text) = footer(&kv, KEY_SHAPES) else {
+            return Ok(Vec::new());
+        };
+        let json = match schema {
+            1 => text,
+            _ => pack::unpack(&text).context("footer irqlab.shapes")?,
+        };
+        serde_json::from_str(&json).context("footer irqlab.shapes")
+    });
+    match r {
+        Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),
+        Err(_) => bail!(
+            "{}: corrupt Parquet file (the decoder gave up)",
+            path.display()
+        ),
+    }
 }
 
 /// The samples and row count of the segment at `path`, checked: from its

@@ -18,9 +18,10 @@
 //! file; what was written stays.
 
 use super::cells::Differ;
+use super::identity;
 use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
-use super::schema::{recorded_wall_ns, CellValue, SampleTime, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
 use crate::report::Filter;
@@ -57,6 +58,19 @@ pub struct RecordConfig {
     pub filter: Filter,
     /// Partition host name instead of the tree's hostname.
     pub host: Option<String>,
+    /// Record synthetic times instead of the clocks (benchmarks and tests
+    /// of fleet datasets: an hour of a moving synthetic tree in seconds).
+    pub clock: Option<SynthClock>,
+}
+
+/// A synthetic clock: the recorded wall clock starts at `start_wall_ns`
+/// and both recorded clocks run `scale` times faster than the real
+/// CLOCK_MONOTONIC from the first sample (rates stay what the tree's
+/// counters did per real second, times `1/scale`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SynthClock {
+    pub start_wall_ns: u64,
+    pub scale: u32,
 }
 
 /// What a run wrote.
@@ -93,6 +107,13 @@ struct Run {
     /// The window's file as last written, and its size: replaced by the
     /// next segment of the window.
     window_file: Option<(PathBuf, u64)>,
+    /// The window's IRQ identity file as last written (`identity`).
+    window_ids: Option<PathBuf>,
+    /// The shape in effect before the open window's first sample.
+    shape_base: Option<Shape>,
+    /// `RecordConfig::clock`, and the real CLOCK_MONOTONIC of its start.
+    clock: Option<SynthClock>,
+    mono0: Option<u64>,
     /// Changed counters of the open segment after its window's first sample.
     changes: u64,
     /// `RecordConfig::segment_changes`.
@@ -114,10 +135,21 @@ impl Run {
         let mut cells = std::mem::take(&mut self.changed);
         let sampled = self.differ.sample(s, filter, affinity, &mut cells);
         let first = self.data.samples.is_empty();
-        let time = SampleTime {
-            seq: self.next_seq,
-            wall_ns: recorded_wall_ns(s.snap.wall_ns),
-            mono_ns: s.snap.mono_ns,
+        let time = match self.clock {
+            None => SampleTime {
+                seq: self.next_seq,
+                wall_ns: recorded_wall_ns(s.snap.wall_ns),
+                mono_ns: s.snap.mono_ns,
+            },
+            Some(c) => {
+                let mono0 = *self.mono0.get_or_insert(s.snap.mono_ns);
+                let run = s.snap.mono_ns.saturating_sub(mono0) * u64::from(c.scale);
+                SampleTime {
+                    seq: self.next_seq,
+                    wall_ns: recorded_wall_ns(c.start_wall_ns.saturating_add(run)),
+                    mono_ns: mono0.saturating_add(run),
+                }
+            }
         };
         self.journal.append(&LineOut {
             schema: SCHEMA,
@@ -194,6 +226,18 @@ impl Run {
         let meter = clock::CostMeter::start();
         let path = self.dir.join(layout::segment_name(a.seq, b.seq));
         let keep = !last && self.merges_on(cfg);
+        let ids = identity::rows(
+            self.shape_base.as_ref(),
+            &self.data.shapes,
+            &self.data.samples,
+        );
+        let first = a.seq;
+        let ids_path = self.dir.join(identity::file_name(a.seq, b.seq));
+        if !keep {
+            if let Some(s) = self.data.shapes.iter().max_by_key(|s| s.seq) {
+                self.shape_base = Some(s.shape.clone());
+            }
+        }
         // the environment goes into the run's first window only
         let bytes = if keep {
             segment::write(&path, &mut self.data.clone())?
@@ -216,6 +260,20 @@ impl Run {
             self.sum.segment_bytes -= old_bytes.min(self.sum.segment_bytes);
             self.sum.segments = self.sum.segments.saturating_sub(1);
         }
+        // the identity file follows its segment (a crash between the two
+        // leaves a segment without one: `identity::sync` writes it)
+        identity::write(&ids_path, first, &ids)?;
+        if let Some(old) = self.window_ids.take() {
+            if old != ids_path {
+                match std::fs::remove_file(&old) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("cannot remove {}", old.display()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.window_ids = keep.then_some(ids_path);
         self.sum.segment_bytes += bytes;
         self.sum.segments += 1;
         self.window_file = keep.then_some((path, bytes));
@@ -260,6 +318,10 @@ pub fn run(
         started: None,
         window_started: None,
         window_file: None,
+        window_ids: None,
+        shape_base: None,
+        clock: cfg.clock,
+        mono0: None,
         changes: 0,
         max_changes: cfg.segment_changes,
         sum: RecordSummary {
@@ -370,13 +432,16 @@ mod tests {
             root: root.to_path_buf(),
             out: out.to_path_buf(),
             interval: Duration::from_millis(20),
-            duration: Some(Duration::from_millis(100)),
+            // long enough for two segments on a loaded machine (a debug
+            // segment and identity write take tens of ms there)
+            duration: Some(Duration::from_millis(300)),
             segment: Duration::from_millis(50),
             segment_changes: 1_000_000,
             merge: Duration::ZERO,
             merge_rows: MERGE_ROWS,
             filter: Filter::default(),
             host: Some("t".into()),
+            clock: None,
         }
     }
 
@@ -426,7 +491,23 @@ mod tests {
             .map(|s| std::fs::metadata(&s.2).unwrap().len())
             .sum();
         assert_eq!(bytes, sum.segment_bytes);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), segs.len());
+        // each segment and its IRQ identity file, nothing replaced left
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut want: Vec<String> = segs
+            .iter()
+            .flat_map(|s| {
+                [
+                    layout::segment_name(s.0, s.1),
+                    identity::file_name(s.0, s.1),
+                ]
+            })
+            .collect();
+        want.sort();
+        assert_eq!(names, want);
         let rec = reader::open(&dir).unwrap();
         assert_eq!(rec.steps.len() as u64, sum.samples);
         assert!(rec

@@ -1,0 +1,427 @@
+//! The IRQ identity table (docs/recording-schema.md "IRQ identity"): one
+//! plain Parquet file `irqs-FIRST-LAST.parquet` beside each segment
+//! `part-FIRST-LAST.parquet`, one row per interrupt row (and description)
+//! seen in the segment's samples: label, IRQ number, chip, hwirq,
+//! trigger, flow, actions, description, affinity, first and last sample
+//! and time seen. Built from the shapes (the layout in the footer), so
+//! engines join counters to devices in SQL without decoding the footer.
+//! [`sync`] writes the files a boot directory lacks and removes those
+//! whose segment is gone (`recover`, and `record` at start).
+
+use super::schema::{RowKind, RowMeta, SampleTime, Shape, ShapeAt, WALL_NS_STEP};
+use super::segment;
+use anyhow::{anyhow, Context};
+use irqlab_core::desc::{split_description, DescParts};
+use parquet::basic::{Compression, GzipLevel};
+use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The Parquet schema of the identity table.
+pub const MESSAGE: &str = "message irqlab_irqs {
+  required int64 segment;
+  required binary key (STRING);
+  required binary label (STRING);
+  optional int32 irq;
+  required binary kind (STRING);
+  optional binary chip (STRING);
+  optional int64 hwirq;
+  optional binary trigger (STRING);
+  optional binary flow (STRING);
+  optional binary actions (STRING);
+  optional binary device (STRING);
+  required binary description (STRING);
+  optional binary affinity (STRING);
+  required int64 first_seq;
+  required int64 last_seq;
+  required int64 first_seen (TIMESTAMP(MILLIS,true));
+  required int64 last_seen (TIMESTAMP(MILLIS,true));
+}";
+
+/// `irqs-FIRST-LAST.parquet`: the identity file of segment FIRST..LAST.
+pub fn file_name(first: u64, last: u64) -> String {
+    format!("irqs-{first:010}-{last:010}.parquet")
+}
+
+/// (first, last) of an identity file name.
+pub fn parse_name(name: &str) -> Option<(u64, u64)> {
+    let mid = name.strip_prefix("irqs-")?.strip_suffix(".parquet")?;
+    let (a, b) = mid.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdRow {
+    pub key: String,
+    pub label: String,
+    pub irq: Option<i32>,
+    pub kind: &'static str,
+    pub chip: Option<String>,
+    pub hwirq: Option<i64>,
+    pub trigger: Option<String>,
+    pub flow: Option<String>,
+    pub actions: Option<String>,
+    /// The first action (the device name of a driver's IRQ).
+    pub device: Option<String>,
+    pub description: String,
+    pub affinity: Option<String>,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub first_wall_ns: u64,
+    pub last_wall_ns: u64,
+}
+
+fn kind_name(k: RowKind) -> &'static str {
+    match k {
+        RowKind::PerCpu => "per_cpu",
+        RowKind::Single => "single",
+        RowKind::NoCounts => "no_counts",
+        RowKind::Irregular { .. } => "irregular",
+    }
+}
+
+fn some(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn row_of(m: &RowMeta, t: &SampleTime, parts: &mut DescParts) -> IdRow {
+    let irq = m.label.parse::<i32>().ok();
+    // only numbered rows have chip/hwirq/actions; the arch rows (LOC …)
+    // keep their text as the description
+    let (chip, hwirq, trigger, flow, actions) = match irq {
+        Some(_) => {
+            split_description(m.description.trim(), parts);
+            (
+                some(&parts.chip),
+                parts.hwirq,
+                some(&parts.trigger),
+                some(&parts.flow),
+                some(&parts.actions),
+            )
+        }
+        None => (None, None, None, None, None),
+    };
+    let device = actions
+        .as_deref()
+        .and_then(|a| a.split(", ").next())
+        .and_then(some);
+    IdRow {
+        key: m.key.clone(),
+        label: m.label.clone(),
+        irq,
+        kind: kind_name(m.kind),
+        chip,
+        hwirq,
+        trigger,
+        flow,
+        actions,
+        device,
+        description: m.description.trim().to_string(),
+        affinity: m.affinity.clone(),
+        first_seq: t.seq,
+        last_seq: t.seq,
+        first_wall_ns: t.wall_ns,
+        last_wall_ns: t.wall_ns,
+    }
+}
+
+/// The identity rows of a segment's `samples`: `base` is the shape in
+/// effect before its first sample (`None` when the segment starts with
+/// its own), `shapes` those taking effect inside it. One row per
+/// interrupt row and description (a row whose description or affinity
+/// changes gets a second row), with the first and last sample it was in.
+pub fn rows(base: Option<&Shape>, shapes: &[ShapeAt], samples: &[SampleTime]) -> Vec<IdRow> {
+    let mut shapes: Vec<&ShapeAt> = shapes.iter().collect();
+    shapes.sort_by_key(|s| s.seq);
+    let mut next = shapes.into_iter().peekable();
+    let mut cur = base;
+    let mut out: BTreeMap<(String, String, Option<String>), IdRow> = BTreeMap::new();
+    let mut parts = DescParts::default();
+    let mut samples: Vec<&SampleTime> = samples.iter().collect();
+    samples.sort_by_key(|s| s.seq);
+    for t in samples {
+        while let Some(s) = next.next_if(|s| s.seq <= t.seq) {
+            cur = Some(&s.shape);
+        }
+        let Some(shape) = cur else { continue };
+        for m in &shape.irq_rows {
+            let id = (
+                m.key.clone(),
+                m.description.trim().to_string(),
+                m.affinity.clone(),
+            );
+            match out.get_mut(&id) {
+                Some(r) => {
+                    r.last_seq = t.seq;
+                    r.last_wall_ns = t.wall_ns;
+                }
+                None => {
+                    out.insert(id, row_of(m, t, &mut parts));
+                }
+            }
+        }
+    }
+    let mut v: Vec<IdRow> = out.into_values().collect();
+    v.sort_by(|a, b| (&a.key, a.first_seq).cmp(&(&b.key, b.first_seq)));
+    v
+}
+
+fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn strings(
+    col: &mut parquet::file::writer::SerializedColumnWriter<'_>,
+    v: &[Option<&str>],
+) -> parquet::errors::Result<()> {
+    let def: Vec<i16> = v.iter().map(|s| i16::from(s.is_some())).collect();
+    let vals: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
+    col.typed::<ByteArrayType>()
+        .write_batch(&vals, Some(&def), None)
+        .map(|_| ())
+}
+
+fn write_columns(
+    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+    segment: u64,
+    rows: &[IdRow],
+) -> parquet::errors::Result<()> {
+    let mut i = 0;
+    while let Some(mut col) = rg.next_column()? {
+        let longs = |f: &dyn Fn(&IdRow) -> i64| -> Vec<i64> { rows.iter().map(f).collect() };
+        let text = |f: &dyn Fn(&IdRow) -> Option<&str>| -> Vec<Option<&str>> {
+            rows.iter().map(f).collect()
+        };
+        match i {
+            0 | 13 | 14 | 15 | 16 => {
+                let v = match i {
+                    0 => longs(&|_| i64_of(segment)),
+                    13 => longs(&|r| i64_of(r.first_seq)),
+                    14 => longs(&|r| i64_of(r.last_seq)),
+                    15 => longs(&|r| i64_of(r.first_wall_ns / WALL_NS_STEP)),
+                    _ => longs(&|r| i64_of(r.last_wall_ns / WALL_NS_STEP)),
+                };
+                col.typed::<Int64Type>().write_batch(&v, None, None)?;
+            }
+            3 => {
+                let def: Vec<i16> = rows.iter().map(|r| i16::from(r.irq.is_some())).collect();
+                let v: Vec<i32> = rows.iter().filter_map(|r| r.irq).collect();
+                col.typed::<Int32Type>().write_batch(&v, Some(&def), None)?;
+            }
+            6 => {
+                let def: Vec<i16> = rows.iter().map(|r| i16::from(r.hwirq.is_some())).collect();
+                let v: Vec<i64> = rows.iter().filter_map(|r| r.hwirq).collect();
+                col.typed::<Int64Type>().write_batch(&v, Some(&def), None)?;
+            }
+            _ => {
+                let v = match i {
+                    1 => text(&|r| Some(r.key.as_str())),
+                    2 => text(&|r| Some(r.label.as_str())),
+                    4 => text(&|r| Some(r.kind)),
+                    5 => text(&|r| r.chip.as_deref()),
+                    7 => text(&|r| r.trigger.as_deref()),
+                    8 => text(&|r| r.flow.as_deref()),
+                    9 => text(&|r| r.actions.as_deref()),
+                    10 => text(&|r| r.device.as_deref()),
+                    11 => text(&|r| Some(r.description.as_str())),
+                    _ => text(&|r| r.affinity.as_deref()),
+                };
+                if matches!(i, 1 | 2 | 4 | 11) {
+                    let vals: Vec<ByteArray> =
+                        v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&vals, None, None)?;
+                } else {
+                    strings(&mut col, &v)?;
+                }
+            }
+        }
+        col.close()?;
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Write the identity file of the segment whose first sample is `segment`
+/// to `path` (a temporary file renamed into place). Returns its size.
+pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
+    let tmp = path.with_extension("parquet.tmp");
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE)?);
+    // a few dozen rows: no statistics, no dictionaries, no page index
+    // (each would cost more than the data; measured in
+    // docs/recording-schema.md "IRQ identity")
+    let props = WriterProperties::builder()
+        .set_compression(Compression::GZIP(GzipLevel::try_new(9)?))
+        .set_statistics_enabled(EnabledStatistics::None)
+        .set_dictionary_enabled(false)
+        .set_offset_index_disabled(true)
+        .set_created_by(format!("irqlab {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let res: anyhow::Result<()> = (|| {
+        let mut w = SerializedFileWriter::new(file, schema, Arc::new(props))?;
+        let mut rg = w.next_row_group()?;
+        write_columns(&mut rg, segment, rows)?;
+        rg.close()?;
+        w.close()?;
+        Ok(())
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow!("{}: {e}", tmp.display()));
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+}
+
+/// Write the identity file of a segment just written: samples
+/// `samples`, shapes `shapes` taking effect in it, `base` the shape before.
+pub fn write_for(
+    dir: &Path,
+    base: Option<&Shape>,
+    shapes: &[ShapeAt],
+    samples: &[SampleTime],
+) -> anyhow::Result<Option<(PathBuf, u64)>> {
+    let (Some(a), Some(b)) = (samples.first(), samples.last()) else {
+        return Ok(None);
+    };
+    let path = dir.join(file_name(a.seq, b.seq));
+    let bytes = write(&path, a.seq, &rows(base, shapes, samples))?;
+    Ok(Some((path, bytes)))
+}
+
+/// Make the identity files of boot directory `dir` match its segments:
+/// write those missing (a crash between a segment and its identity file,
+/// a recovered journal, a recording of an irqlab before the table) and
+/// remove those whose segment is gone (superseded, merged). Never fails:
+/// one message per file written, removed or not writable.
+pub fn sync(dir: &Path) -> Vec<String> {
+    let mut msg = Vec::new();
+    let Ok(segs) = super::layout::segments(dir) else {
+        return msg;
+    };
+    let names: std::collections::HashSet<(u64, u64)> =
+        segs.iter().map(|(a, b, _)| (*a, *b)).collect();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for p in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let orphan = match parse_name(&name) {
+                Some(r) => !names.contains(&r),
+                None => name.starts_with("irqs-") && name.ends_with(".parquet.tmp"),
+            };
+            if orphan {
+                match std::fs::remove_file(&p) {
+                    Ok(()) => msg.push(format!(
+                        "removed {} (IRQ identity of a segment that is no longer there)",
+                        p.display()
+                    )),
+                    Err(e) => msg.push(format!("cannot remove {}: {e}", p.display())),
+                }
+            }
+        }
+    }
+    let missing = |a: u64, b: u64| dir.join(file_name(a, b)).symlink_metadata().is_err();
+    if !segs.iter().any(|(a, b, _)| missing(*a, *b)) {
+        return msg;
+    }
+    // the shape in effect before each segment: the last one of the
+    // segments before it (footers only)
+    let mut base: Option<Shape> = None;
+    for (a, b, p) in &segs {
+        let shapes = match missing(*a, *b) {
+            true => match segment::read(p) {
+                Ok(d) => {
+                    match write_for(dir, base.as_ref(), &d.shapes, &d.samples) {
+                        Ok(Some((path, _))) => msg.push(format!(
+                            "wrote {} (IRQ identity of {})",
+                            path.display(),
+                            p.display()
+                        )),
+                        Ok(None) => {}
+                        Err(e) => msg.push(format!("{e:#} (IRQ identity not written)")),
+                    }
+                    d.shapes
+                }
+                Err(e) => {
+                    msg.push(format!("{e:#} (IRQ identity not written)"));
+                    Vec::new()
+                }
+            },
+            false => segment::footer_shapes(p).unwrap_or_default(),
+        };
+        if let Some(s) = shapes.into_iter().max_by_key(|s| s.seq) {
+            base = Some(s.shape);
+        }
+    }
+    msg
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn meta(label: &str, desc: &str) -> RowMeta {
+        RowMeta {
+            key: label.into(),
+            label: label.into(),
+            kind: RowKind::PerCpu,
+            description: desc.into(),
+            affinity: Some("0-1".into()),
+        }
+    }
+
+    fn t(seq: u64) -> SampleTime {
+        SampleTime {
+            seq,
+            wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_000_000,
+            mono_ns: seq,
+        }
+    }
+
+    #[test]
+    fn identity_rows_split_the_description_and_span_the_samples_each_row_was_in() {
+        let a = Shape {
+            irq_rows: vec![
+                meta(
+                    "27",
+                    "IR-PCI-MSIX-0000:57:00.0   0-edge      mlx5_async0@pci:0000:57:00.0",
+                ),
+                meta("LOC", "Local timer interrupts"),
+            ],
+            ..Shape::default()
+        };
+        let mut b = a.clone();
+        b.irq_rows.remove(0);
+        let shapes = vec![ShapeAt { seq: 7, shape: b }];
+        let samples: Vec<SampleTime> = (5..10).map(t).collect();
+        let r = rows(Some(&a), &shapes, &samples);
+        assert_eq!(r.len(), 2);
+        let irq = &r[0];
+        assert_eq!(irq.label, "27");
+        assert_eq!(irq.irq, Some(27));
+        assert_eq!(irq.chip.as_deref(), Some("IR-PCI-MSIX-0000:57:00.0"));
+        assert_eq!(irq.hwirq, Some(0));
+        assert_eq!(irq.flow.as_deref(), Some("edge"));
+        assert_eq!(irq.device.as_deref(), Some("mlx5_async0@pci:0000:57:00.0"));
+        assert_eq!((irq.first_seq, irq.last_seq), (5, 6), "freed at 7");
+        let loc = &r[1];
+        assert_eq!((loc.first_seq, loc.last_seq), (5, 9));
+        assert_eq!(loc.irq, None);
+        assert_eq!(loc.chip, None);
+        assert_eq!(loc.description, "Local timer interrupts");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(file_name(5, 9));
+        assert!(write(&p, 5, &r).unwrap() > 0);
+        assert_eq!(parse_name(&file_name(5, 9)), Some((5, 9)));
+    }
+}
