@@ -452,7 +452,7 @@ mod tests {
         let cfg = config(root.path(), out.path());
         let mut fake = Fake(0);
         let sum = run(&cfg, Some(&mut fake), |_| {}).unwrap();
-        // how many ticks and segments fit in 100 ms depends on the load;
+        // how many ticks and segments fit in the run depends on the load;
         // every sample there is must carry its maps
         assert!(sum.samples >= 2 && sum.segments >= 1, "{sum:?}");
         let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
