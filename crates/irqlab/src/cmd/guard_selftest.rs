@@ -39,6 +39,11 @@ pub struct Args {
     /// Print each guard step on stderr.
     #[arg(long)]
     pub trace: bool,
+    /// Mount tracefs on the root-relative directory REL the way `irqlab
+    /// trace` does (under the run lock, never on another run's mount),
+    /// then sleep; no other change is made.
+    #[arg(long, value_name = "REL")]
+    pub mount: Option<String>,
 }
 
 /// Apply, report `ready`, then sleep / fail / panic / restore.
@@ -51,6 +56,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .journal
         .clone()
         .unwrap_or_else(|| default_journal(args.root.path()));
+    if let Some(rel) = &args.mount {
+        let guard = crate::guard::use_mount(&fs, rel, "tracefs", "guard-selftest")?;
+        println!(
+            "ready: {}",
+            if guard.is_some() {
+                "mounted"
+            } else {
+                "mounted already"
+            }
+        );
+        std::io::stdout().flush().context("writing to stdout")?;
+        if let Some(d) = args.sleep {
+            std::thread::sleep(d);
+        }
+        if let Some(mut g) = guard {
+            print!("{}", g.restore()?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let me = Holder::me("guard-selftest", None);
     let _lock = RunLock::acquire(args.root.path(), me, &journal, Stale::TakeIfJournalEmpty)?;
     let mut guard = SystemGuard::new(&fs, journal)?;
@@ -64,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         guard.set_file(rel, value)?;
     }
     for o in prepare::apply(&mut guard, &args.prepare.preparation())? {
-        eprintln!("prepare: {o}");
+        eprintln!("irqlab: prepare: {o}");
     }
     println!(
         "ready: {} change(s) journaled in {}",
