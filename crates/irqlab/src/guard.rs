@@ -15,6 +15,7 @@
 //! the same journal.
 
 mod affinity;
+mod descend;
 mod hooks;
 mod journal;
 mod lock;
@@ -25,6 +26,7 @@ mod state;
 mod tmpfile;
 mod tracker;
 
+pub use descend::{disable_cgroups, TRACK_ENV};
 pub use hooks::defer_signals;
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};

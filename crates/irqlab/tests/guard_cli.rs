@@ -486,3 +486,137 @@ fn two_tracefs_users_one_mounts_and_restore_unmounts_after_sigkill() {
     assert!(!journal(root).exists());
     assert!(!root.join(".irqlab-run.lock").exists());
 }
+
+/// True while `pid` runs (exists and is not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with(['Z', 'X']))
+        })
+        .is_some_and(|zombie| !zombie)
+}
+
+fn read_pid(path: &Path) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no pid in {path:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn gone_soon(pid: i32) -> bool {
+    let t0 = Instant::now();
+    while running(pid) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// A command that calls `setsid` (the issue's `sh -c 'setsid sleep … &
+/// sleep …'`) leaves nothing running after a normal end, SIGTERM, or
+/// SIGKILL then `irqlab restore`, with the tracking `extra` selects.
+fn setsid_escapees_are_stopped(extra: &[&str]) {
+    for end in ["normal", "-TERM", "-KILL"] {
+        let dir = tree(&[("x", "1\n")]);
+        let root = dir.path();
+        let pidfile = root.join("escaped.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 98764' & sleep 98765",
+            pidfile.display()
+        );
+        let mut args = vec!["--spawn", script.as_str()];
+        args.extend_from_slice(extra);
+        if end == "normal" {
+            common::irqlab()
+                .args(["guard-selftest", "--sleep", "1s", "--root"])
+                .arg(root)
+                .args(&args)
+                .assert()
+                .success();
+            let pid = read_pid(&pidfile);
+            assert!(gone_soon(pid), "{extra:?} {end}: setsid'd {pid} survives");
+            continue;
+        }
+        let run = start(root, &args);
+        let pid = read_pid(&pidfile);
+        assert!(running(pid));
+        signal(&run, end);
+        if end == "-KILL" {
+            // not `finish`: the survivor holds the stderr pipe until restore
+            let mut run = run;
+            assert_eq!(run.0.wait().unwrap().code(), None);
+            assert!(running(pid), "alive until restore");
+            common::irqlab()
+                .args(["restore", "--root"])
+                .arg(root)
+                .assert()
+                .success()
+                .stdout(contains("process group"));
+        } else {
+            let (code, err) = finish(run);
+            assert_eq!(code, Some(143), "{err}");
+        }
+        assert!(gone_soon(pid), "{extra:?} {end}: setsid'd {pid} survives");
+        assert!(!journal(root).exists());
+    }
+}
+
+#[test]
+fn setsid_escapees_are_stopped_without_a_cgroup() {
+    setsid_escapees_are_stopped(&["--no-cgroup"]);
+}
+
+/// The same with the group in a cgroup v2 of its own (root; creates and
+/// removes a cgroup, so only with the host-change opt-in).
+#[test]
+fn setsid_escapees_are_stopped_with_a_cgroup() {
+    if !common::host_changes_allowed("guard_cli: setsid_escapees_are_stopped_with_a_cgroup") {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        visible!("guard_cli: setsid_escapees_are_stopped_with_a_cgroup: SKIPPED: needs root");
+        return;
+    }
+    let before = irqlab_cgroups();
+    setsid_escapees_are_stopped(&[]);
+    assert_eq!(irqlab_cgroups(), before, "every irqlab cgroup removed");
+}
+
+/// The irqlab-* cgroups under the cgroup2 mount (this test's own cgroup).
+fn irqlab_cgroups() -> Vec<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let Some(mount) = info.lines().find_map(|l| {
+        let (pre, post) = l.split_once(" - ")?;
+        (post.starts_with("cgroup2 ")).then(|| pre.split_whitespace().nth(4).map(str::to_string))?
+    }) else {
+        return Vec::new();
+    };
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .unwrap_or("/");
+    let dir = Path::new(&mount).join(own.trim_start_matches('/'));
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("irqlab-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
