@@ -182,7 +182,12 @@ pub(super) fn stop_rest(
     grace: Duration,
 ) -> Result<usize> {
     let cgroup = cgroup.map(Path::new);
-    let found = remaining(cgroup, token);
+    let mut found = remaining(cgroup, token);
+    if found.is_empty() {
+        // a process in the middle of an exec shows no environment: look again
+        std::thread::sleep(POLL * 3);
+        found = remaining(cgroup, token);
+    }
     let n = found.len();
     if n > 0 {
         for &pid in &found {
