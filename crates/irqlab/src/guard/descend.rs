@@ -61,22 +61,44 @@ pub(super) fn new_token() -> String {
     format!("{}-{n}-{ns}", std::process::id())
 }
 
-/// The token in the environment of process `pid`, if any. Read directly,
-/// not through HostFs: an environment is one NUL-separated record that
-/// HostFs's line limits would refuse; it is bounded by the kernel's
-/// argument limit, and at most 4 MiB is read.
-pub(super) fn token_of(pid: i32) -> Option<String> {
+/// The token in the environment of process `pid`: `Ok(None)` without
+/// one, `Err(())` when the environment is unreadable or empty (a process
+/// in the middle of an exec shows none). Read directly, not through
+/// HostFs: an environment is one NUL-separated record that HostFs's line
+/// limits would refuse; it is bounded by the kernel's argument limit, and
+/// at most 4 MiB is read.
+fn environ_token(pid: i32) -> Result<Option<String>, ()> {
     use std::io::Read as _;
     let mut buf = Vec::new();
     std::fs::File::open(format!("/proc/{pid}/environ"))
-        .ok()?
+        .map_err(|_| ())?
         .take(4 << 20)
         .read_to_end(&mut buf)
-        .ok()?;
+        .map_err(|_| ())?;
+    if buf.is_empty() {
+        return Err(());
+    }
     let key = format!("{TRACK_ENV}=");
-    buf.split(|&b| b == 0)
+    Ok(buf
+        .split(|&b| b == 0)
         .find_map(|kv| kv.strip_prefix(key.as_bytes()))
-        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .map(|v| String::from_utf8_lossy(v).into_owned()))
+}
+
+/// The token in the environment of process `pid`, if any.
+pub(super) fn token_of(pid: i32) -> Option<String> {
+    environ_token(pid).ok().flatten()
+}
+
+/// The parent of `pid`.
+fn ppid(pid: i32) -> Option<u32> {
+    let stat = live().read_attr(&format!("proc/{pid}/stat"))?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// The directory of a new cgroup v2 for group `pgid`, beside nothing else
@@ -123,7 +145,9 @@ fn members(dir: &Path) -> Vec<i32> {
         .collect()
 }
 
-/// Live processes whose environment carries `token`.
+/// Live processes whose environment carries `token`, and our children
+/// (orphans come to this subreaper) whose environment cannot be read
+/// yet because they are in the middle of an exec.
 fn marked(token: &str) -> Vec<i32> {
     let me = std::process::id();
     live()
@@ -131,7 +155,10 @@ fn marked(token: &str) -> Vec<i32> {
         .iter()
         .filter_map(|p| p.parse::<i32>().ok())
         .filter(|&pid| u32::try_from(pid).is_ok_and(|p| p != me))
-        .filter(|&pid| token_of(pid).as_deref() == Some(token))
+        .filter(|&pid| match environ_token(pid) {
+            Ok(t) => t.as_deref() == Some(token),
+            Err(()) => ppid(pid) == Some(me),
+        })
         .collect()
 }
 
@@ -183,9 +210,13 @@ pub(super) fn stop_rest(
 ) -> Result<usize> {
     let cgroup = cgroup.map(Path::new);
     let mut found = remaining(cgroup, token);
-    if found.is_empty() {
-        // a process in the middle of an exec shows no environment: look again
-        std::thread::sleep(POLL * 3);
+    for _ in 0..2 {
+        if !found.is_empty() || token.is_none() {
+            break;
+        }
+        // a process in the middle of an exec shows no environment (and,
+        // after a SIGKILL of irqlab, is nobody's child here): look again
+        std::thread::sleep(POLL * 5);
         found = remaining(cgroup, token);
     }
     let n = found.len();

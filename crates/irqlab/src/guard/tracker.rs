@@ -83,13 +83,12 @@ impl Tracker {
     /// that marks its descendants (`guard/descend.rs`); nothing for
     /// [`Tracker::none`].
     pub fn child_env(&self) -> Vec<(String, String)> {
-        match self.shared {
-            Some(_) => vec![(
-                super::descend::TRACK_ENV.to_string(),
-                super::descend::new_token(),
-            )],
-            None => Vec::new(),
-        }
+        let Some(state) = self.shared.as_ref().and_then(Weak::upgrade) else {
+            return Vec::new();
+        };
+        let token = super::descend::new_token();
+        hooks::lock(&state).pending_token = Some(token.clone());
+        vec![(super::descend::TRACK_ENV.to_string(), token)]
     }
 
     /// Journal the process group `pgid` just started (its leader alive,
