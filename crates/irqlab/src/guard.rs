@@ -86,6 +86,20 @@ pub fn default_journal(root: &Path) -> PathBuf {
     }
 }
 
+/// Refuse, before anything starts, a run on the live host that asks for
+/// host changes needing root (`flags`, as the user typed them) while not
+/// running as root.
+pub fn require_root_for(root: &Path, flags: &[&str]) -> Result<()> {
+    if root != Path::new("/") || flags.is_empty() || nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    bail!(
+        "{} change(s) the host and needs root; run as root, or without {}",
+        flags.join(", "),
+        if flags.len() == 1 { "it" } else { "them" }
+    )
+}
+
 /// Journals and undoes host changes. See the module docs.
 pub struct SystemGuard {
     shared: Arc<Mutex<State>>,
