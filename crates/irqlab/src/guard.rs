@@ -8,9 +8,14 @@
 //! make the change) and the undo. Files are read and written only through
 //! [`HostFs`] with the guard's root, so tests run against fake trees. Nothing
 //! else in irqlab may write to `/proc` or `/sys`. One guarded run at a time:
-//! callers hold a [`RunLock`] (`guard/lock.rs`) for the whole run.
+//! callers hold a [`RunLock`] (`guard/lock.rs`) for the whole run, or take
+//! it with the guard ([`SystemGuard::locked`]: trace's tracefs mount). A
+//! guard only ever rewrites or removes its own journal: the lock keeps
+//! other processes out of it, and one process cannot open two guards on
+//! the same journal.
 
 mod affinity;
+mod descend;
 mod hooks;
 mod journal;
 mod lock;
@@ -21,10 +26,11 @@ mod state;
 mod tmpfile;
 mod tracker;
 
+pub use descend::{disable_cgroups, TRACK_ENV};
 pub use hooks::defer_signals;
 pub use journal::Change;
-pub use lock::{lock_path, read_holder, Holder, RunLock, Stale};
-pub use mount::is_mountpoint;
+pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};
+pub use mount::{is_mountpoint, use_mount};
 pub use report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 
@@ -69,20 +75,38 @@ impl std::fmt::Display for Event<'_> {
 /// Receives every [`Event`] in order.
 pub type Observer = Box<dyn FnMut(&Event<'_>) + Send>;
 
-/// Default journal: `/var/lib/irqlab/journal.jsonl` for the live root `/`,
+/// Default journal: `journal.jsonl` in [`state_dir`] for the live root
+/// `/` (`/var/lib/irqlab` for root, `/tmp/irqlab-UID` for other users),
 /// `<root>/.irqlab-journal.jsonl` for any other root.
 pub fn default_journal(root: &Path) -> PathBuf {
     if root == Path::new("/") {
-        PathBuf::from("/var/lib/irqlab/journal.jsonl")
+        state_dir().join("journal.jsonl")
     } else {
         root.join(".irqlab-journal.jsonl")
     }
+}
+
+/// Refuse, before anything starts, a run on the live host that asks for
+/// host changes needing root (`flags`, as the user typed them) while not
+/// running as root.
+pub fn require_root_for(root: &Path, flags: &[&str]) -> Result<()> {
+    if root != Path::new("/") || flags.is_empty() || nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    bail!(
+        "{} change(s) the host and needs root; run as root, or without {}",
+        flags.join(", "),
+        if flags.len() == 1 { "it" } else { "them" }
+    )
 }
 
 /// Journals and undoes host changes. See the module docs.
 pub struct SystemGuard {
     shared: Arc<Mutex<State>>,
     fs: HostFs,
+    /// The run lock taken by [`SystemGuard::locked`]; released (after the
+    /// restore in Drop) when the guard goes.
+    lock: Option<RunLock>,
 }
 
 impl SystemGuard {
@@ -105,7 +129,21 @@ impl SystemGuard {
         Ok(SystemGuard {
             shared,
             fs: HostFs::new(fs.root()),
+            lock: None,
         })
+    }
+
+    /// Take the run lock of `fs`'s root for `command` (refused, naming the
+    /// holder, while another run holds it; a killed run's lock only when
+    /// its journal is empty), then a guard on the default journal. The
+    /// lock is released once the guard has restored everything.
+    pub fn locked(fs: &HostFs, command: &str) -> Result<Self> {
+        let journal = default_journal(fs.root());
+        let me = Holder::me(command, None);
+        let lock = RunLock::acquire(fs.root(), me, &journal, Stale::TakeIfJournalEmpty)?;
+        let mut guard = SystemGuard::new(fs, journal)?;
+        guard.lock = Some(lock);
+        Ok(guard)
     }
 
     /// Read-only access to the guard's root (for finding what to change).
@@ -160,7 +198,10 @@ impl Drop for SystemGuard {
     fn drop(&mut self) {
         let report = hooks::lock(&self.shared).restore();
         if !report.is_ok() {
-            eprint!("irqlab: restoring host changes\n{report}");
+            eprint!(
+                "irqlab: restoring host changes\n{}",
+                report.prefixed("irqlab: ")
+            );
         }
     }
 }
@@ -177,6 +218,22 @@ pub fn replay_journal(fs: &HostFs, journal: &Path) -> Result<RestoreReport> {
             .push(format!("ignored a torn last journal line {tail:?}"));
     }
     report.into_result()
+}
+
+/// Tests only: whether a unit test may change the live host (the opt-in
+/// `IRQLAB_TEST_HOST_CHANGES=1` of tests/common/mod.rs, set by .ci/run);
+/// says so on stderr (not captured by libtest) when it skips.
+#[cfg(test)]
+pub(crate) fn host_changes_allowed(test: &str) -> bool {
+    use std::io::Write as _;
+    if std::env::var_os("IRQLAB_TEST_HOST_CHANGES").is_some_and(|v| v == "1") {
+        return true;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: SKIPPED: changes the host (set IRQLAB_TEST_HOST_CHANGES=1, as .ci/run does)"
+    );
+    false
 }
 
 #[cfg(test)]

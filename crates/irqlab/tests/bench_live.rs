@@ -1,12 +1,15 @@
 //! `irqlab bench` on the live machine while CPU1 goes offline: the run
 //! goes on, the disturbed trial is kept and marked (`gap: cpu_offline`),
 //! and CPU1 is always brought back (a Drop guard, also on failure or
-//! panic). Runs only as root with `/sys/devices/system/cpu/cpu1/online`
-//! writable; otherwise it says why on the uncaptured stderr (visible in
+//! panic). Runs only with the host-change opt-in
+//! (`common::host_changes_allowed`, set by .ci/run) as root with
+//! `/sys/devices/system/cpu/cpu1/online` writable; otherwise it says why on the uncaptured stderr (visible in
 //! plain `cargo test` output). Hotplug tests of this binary are serialised
 //! by `HOTPLUG` (the pattern of tests/top_live.rs).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use std::io::Write;
 use std::path::Path;
@@ -62,6 +65,9 @@ fn trials(path: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn timer_bench_marks_trial_cpu_offline_and_continues_or_skip() {
     let test = "timer_bench_marks_trial_cpu_offline_and_continues_or_skip";
+    if !common::host_changes_allowed(&format!("bench_live: {test}")) {
+        return;
+    }
     let _serial = HOTPLUG.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = hotplug_skip_reason() {
         return skip(test, &why);

@@ -187,3 +187,75 @@ fn restore_refuses_under_a_live_run() {
         "restore must not undo a live run's change"
     );
 }
+
+/// `bench` as an ordinary user (`runuser -u nobody`): runs with its lock
+/// and journal in /tmp/irqlab-UID (not /var/lib/irqlab), leaves no lock,
+/// and a flag that needs root is refused (exit 2) before the output
+/// directory exists.
+#[test]
+fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
+    let test = "faults_lock: unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first";
+    if !nix::unistd::geteuid().is_root() || which("runuser").is_none() {
+        visible!("{test}: SKIPPED: needs root and runuser to become nobody");
+        return;
+    }
+    let Some(nobody) = nix::unistd::User::from_name("nobody").ok().flatten() else {
+        visible!("{test}: SKIPPED: no user nobody");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let run = |out: &Path, extra: &[&str]| {
+        std::process::Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&bin)
+            .args([
+                "bench",
+                "--trials",
+                "1",
+                "--duration",
+                "300ms",
+                "--warmup",
+                "0",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let out = run(&dir.path().join("b"), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let user_dir = format!("/tmp/irqlab-{}", nobody.uid.as_raw());
+    assert!(
+        !Path::new(&user_dir).join("run.lock").exists(),
+        "lock released"
+    );
+    assert!(!Path::new(&user_dir).join("journal.jsonl").exists());
+    let refused = dir.path().join("c");
+    let out = run(&refused, &["--sysctl", "vm.stat_interval=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--sysctl") && err.contains("needs root"),
+        "{err}"
+    );
+    assert!(!refused.exists(), "refused before anything was created");
+}
+
+fn which(tool: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|f| f.is_file())
+    })
+}

@@ -1,7 +1,11 @@
 //! The SystemGuard end to end through the real binary (hidden
 //! `guard-selftest` subcommand) on fake trees: SIGINT and SIGTERM restore
 //! and exit 130/143, a panic and an error restore, SIGKILL leaves the
-//! journal for `irqlab restore`, and the journal-before-write order.
+//! journal for `irqlab restore`, and the journal-before-write order; the
+//! run lock released on signals; tracefs mounted under the run lock and
+//! never used or unmounted by another run (`--mount`: fake mount points
+//! are symlinks to a real mount; real mounts only with the host-change
+//! opt-in).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -100,6 +104,13 @@ fn signalled(sig: &str, code: i32, name: &str) {
     assert_eq!(status, Some(code), "{err}");
     assert!(err.contains(name) && err.contains("restored"), "{err}");
     assert_restored(dir.path());
+    assert!(
+        !dir.path().join(".irqlab-run.lock").exists(),
+        "run lock left after {name}"
+    );
+    for line in err.lines() {
+        assert!(line.starts_with("irqlab: "), "unprefixed message {line:?}");
+    }
 }
 
 #[test]
@@ -134,7 +145,7 @@ fn sigkill_leaves_journal_for_irqlab_restore() {
         .assert()
         .success()
         .stdout(contains(
-            "restored proc/irq/26/smp_affinity_list = \"0-1\" (was set to \"1\")\nrestored proc/sys/vm/stat_interval",
+            "irqlab: restored proc/irq/26/smp_affinity_list = \"0-1\" (was set to \"1\")\nirqlab: restored proc/sys/vm/stat_interval",
         ));
     assert_restored(root);
     common::irqlab()
@@ -270,4 +281,342 @@ fn restore_is_listed_and_selftest_hidden() {
         .assert()
         .success()
         .stdout(contains("Undo host changes after a crash").and(contains("guard-selftest").not()));
+}
+
+const TRACEFS: &str = "sys/kernel/tracing";
+
+fn journal_lines(root: &Path) -> Vec<String> {
+    std::fs::read_to_string(journal(root))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `guard-selftest --mount` (what `trace` does) beside a live run whose
+/// journal holds the mount: refused naming that run, the journal keeps
+/// the run's entries, `restore` and a second guarded run are refused
+/// with the lock's message (never "unrestored host change(s)"); after a
+/// SIGKILL the message points to `irqlab restore`.
+#[test]
+fn mount_of_a_live_run_is_never_used_nor_its_journal_touched() {
+    let dir = tree(&[("x", "1\n")]);
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+    // a fake mount point: a symlink to a real mount (another device)
+    std::os::unix::fs::symlink("/proc", root.join(TRACEFS)).unwrap();
+    let a = start(root, &["--set", "x=2"]);
+    let pid = a.0.id();
+    let mount_line = r#"{"kind":"mount","path":"sys/kernel/tracing","fstype":"tracefs"}"#;
+    let mut j = journal_lines(root);
+    j.push(mount_line.into());
+    std::fs::write(journal(root), j.join("\n") + "\n").unwrap();
+
+    let out = common::irqlab()
+        .args(["guard-selftest", "--mount", TRACEFS, "--root"])
+        .arg(root)
+        .assert()
+        .code(1);
+    out.stderr(
+        contains("was mounted by another irqlab run")
+            .and(contains(format!("pid {pid}")))
+            .and(contains("unrestored").not()),
+    );
+    assert_eq!(
+        journal_lines(root).len(),
+        2,
+        "the journal kept both entries"
+    );
+    for args in [&["restore"][..], &["guard-selftest", "--set", "x=3"]] {
+        common::irqlab()
+            .args(args)
+            .arg("--root")
+            .arg(root)
+            .assert()
+            .code(1)
+            .stderr(
+                contains("another run is changing this host")
+                    .and(contains(format!("pid {pid}")))
+                    .and(contains("unrestored").not()),
+            );
+    }
+    assert_eq!(journal_lines(root).len(), 2);
+    assert_eq!(read(root, "x"), "2");
+
+    signal(&a, "-KILL");
+    assert_eq!(finish(a).0, None);
+    common::irqlab()
+        .args(["guard-selftest", "--mount", TRACEFS, "--root"])
+        .arg(root)
+        .assert()
+        .code(1)
+        .stderr(contains("which was killed").and(contains("irqlab restore")));
+    // never let a restore near the symlinked mount: keep the file entry only
+    let j = journal_lines(root);
+    std::fs::write(journal(root), format!("{}\n", j[0])).unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(root)
+        .assert()
+        .success()
+        .stdout(
+            contains("irqlab: taking charge of the stale lock").and(contains("irqlab: removed")),
+        );
+    assert_eq!(read(root, "x").trim(), "1");
+    assert!(!root.join(".irqlab-run.lock").exists());
+}
+
+/// Unmounts a real test mount if a test fails half-way.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = nix::mount::umount2(&self.0, nix::mount::MntFlags::UMOUNT_NOFOLLOW);
+    }
+}
+
+fn is_mountpoint(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let dev = |p: &Path| std::fs::metadata(p).unwrap().dev();
+    dev(p) != dev(p.parent().unwrap())
+}
+
+/// Two traces started at once and staggered, with real tracefs mounts on
+/// a temporary directory: one mounts, the other is refused with whose
+/// mount it is or who holds the lock; the journal keeps the winner's
+/// mount; `restore` is refused while the winner lives; after SIGKILL
+/// `restore` unmounts. A SIGTERM'd winner unmounts and leaves no lock.
+#[test]
+fn two_tracefs_users_one_mounts_and_restore_unmounts_after_sigkill() {
+    if !common::host_changes_allowed(
+        "guard_cli: two_tracefs_users_one_mounts_and_restore_unmounts_after_sigkill",
+    ) {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        visible!("guard_cli: two_tracefs_users…: SKIPPED: mounting needs root");
+        return;
+    }
+    let dir = tree(&[("x", "1\n")]);
+    let root = dir.path();
+    let target = root.join(TRACEFS);
+    std::fs::create_dir_all(&target).unwrap();
+    let _cleanup = Unmount(target.clone());
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let spawn = || {
+        std::process::Command::new(&bin)
+            .args([
+                "guard-selftest",
+                "--mount",
+                TRACEFS,
+                "--sleep",
+                "30s",
+                "--root",
+            ])
+            .arg(root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // simultaneous starts
+    let (mut p, mut q) = (Running(spawn()), Running(spawn()));
+    let first_line = |r: &mut Running| {
+        let mut line = String::new();
+        let _ = BufReader::new(r.0.stdout.take().unwrap()).read_line(&mut line);
+        line
+    };
+    let (lp, lq) = (first_line(&mut p), first_line(&mut q));
+    let (winner, loser) = match (
+        lp.starts_with("ready: mounted\n"),
+        lq.starts_with("ready: mounted\n"),
+    ) {
+        (true, false) => (p, q),
+        (false, true) => (q, p),
+        other => panic!("exactly one mounts: {other:?} {lp:?} {lq:?}"),
+    };
+    let (code, err) = finish(loser);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        (err.contains("another run is changing this host")
+            || err.contains("was mounted by another irqlab run"))
+            && !err.contains("unrestored"),
+        "{err}"
+    );
+    assert!(is_mountpoint(&target));
+    assert_eq!(
+        journal_lines(root).len(),
+        1,
+        "the winner's mount stays journaled"
+    );
+    // staggered: the mount is there now
+    common::irqlab()
+        .args(["guard-selftest", "--mount", TRACEFS, "--root"])
+        .arg(root)
+        .assert()
+        .code(1)
+        .stderr(contains("was mounted by another irqlab run"));
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(root)
+        .assert()
+        .code(1)
+        .stderr(contains("another run is changing this host"));
+    assert!(
+        is_mountpoint(&target),
+        "restore left the live run's mount alone"
+    );
+    signal(&winner, "-KILL");
+    assert_eq!(finish(winner).0, None);
+    assert!(is_mountpoint(&target));
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(root)
+        .assert()
+        .success()
+        .stdout(contains("unmounted"));
+    assert!(!is_mountpoint(&target));
+    assert!(!journal(root).exists());
+
+    let again = start(root, &["--mount", TRACEFS]);
+    assert!(is_mountpoint(&target));
+    signal(&again, "-TERM");
+    finish(again);
+    assert!(!is_mountpoint(&target), "unmounted on SIGTERM");
+    assert!(!journal(root).exists());
+    assert!(!root.join(".irqlab-run.lock").exists());
+}
+
+/// True while `pid` runs (exists and is not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with(['Z', 'X']))
+        })
+        .is_some_and(|zombie| !zombie)
+}
+
+fn read_pid(path: &Path) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no pid in {path:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn gone_soon(pid: i32) -> bool {
+    let t0 = Instant::now();
+    while running(pid) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// A command that calls `setsid` (the issue's `sh -c 'setsid sleep … &
+/// sleep …'`) leaves nothing running after a normal end, SIGTERM, or
+/// SIGKILL then `irqlab restore`, with the tracking `extra` selects.
+fn setsid_escapees_are_stopped(extra: &[&str]) {
+    for end in ["normal", "-TERM", "-KILL"] {
+        let dir = tree(&[("x", "1\n")]);
+        let root = dir.path();
+        let pidfile = root.join("escaped.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 98764' & sleep 98765",
+            pidfile.display()
+        );
+        let mut args = vec!["--spawn", script.as_str()];
+        args.extend_from_slice(extra);
+        if end == "normal" {
+            common::irqlab()
+                .args(["guard-selftest", "--sleep", "1s", "--root"])
+                .arg(root)
+                .args(&args)
+                .assert()
+                .success();
+            let pid = read_pid(&pidfile);
+            assert!(gone_soon(pid), "{extra:?} {end}: setsid'd {pid} survives");
+            continue;
+        }
+        let run = start(root, &args);
+        let pid = read_pid(&pidfile);
+        assert!(running(pid));
+        signal(&run, end);
+        if end == "-KILL" {
+            // not `finish`: the survivor holds the stderr pipe until restore
+            let mut run = run;
+            assert_eq!(run.0.wait().unwrap().code(), None);
+            assert!(running(pid), "alive until restore");
+            common::irqlab()
+                .args(["restore", "--root"])
+                .arg(root)
+                .assert()
+                .success()
+                .stdout(contains("process group"));
+        } else {
+            let (code, err) = finish(run);
+            assert_eq!(code, Some(143), "{err}");
+        }
+        assert!(gone_soon(pid), "{extra:?} {end}: setsid'd {pid} survives");
+        assert!(!journal(root).exists());
+    }
+}
+
+#[test]
+fn setsid_escapees_are_stopped_without_a_cgroup() {
+    setsid_escapees_are_stopped(&["--no-cgroup"]);
+}
+
+/// The same with the group in a cgroup v2 of its own (root; creates and
+/// removes a cgroup, so only with the host-change opt-in).
+#[test]
+fn setsid_escapees_are_stopped_with_a_cgroup() {
+    if !common::host_changes_allowed("guard_cli: setsid_escapees_are_stopped_with_a_cgroup") {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        visible!("guard_cli: setsid_escapees_are_stopped_with_a_cgroup: SKIPPED: needs root");
+        return;
+    }
+    let before = irqlab_cgroups();
+    setsid_escapees_are_stopped(&[]);
+    assert_eq!(irqlab_cgroups(), before, "every irqlab cgroup removed");
+}
+
+/// The irqlab-* cgroups under the cgroup2 mount (this test's own cgroup).
+fn irqlab_cgroups() -> Vec<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let Some(mount) = info.lines().find_map(|l| {
+        let (pre, post) = l.split_once(" - ")?;
+        (post.starts_with("cgroup2 ")).then(|| pre.split_whitespace().nth(4).map(str::to_string))?
+    }) else {
+        return Vec::new();
+    };
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .unwrap_or("/");
+    let dir = Path::new(&mount).join(own.trim_start_matches('/'));
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("irqlab-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }

@@ -1,7 +1,8 @@
 //! `irqlab top --batch` against the live kernel: JSON Lines from real
 //! `/proc`, and a CPU hotplug run (cpu1 offline for ~1 s, always brought
-//! back by a drop guard, also when the test fails). Skips with a reason
-//! when the files or root rights are missing.
+//! back by a drop guard, also when the test fails; only with the
+//! host-change opt-in, `common::host_changes_allowed`). Skips with a
+//! reason when the files or root rights are missing.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 mod common;
@@ -162,6 +163,9 @@ fn cpu1_gap_or_absent(l: &Value) -> bool {
 
 #[test]
 fn cpu_hotplug_shows_a_gap_never_a_spike() {
+    if !common::host_changes_allowed("top_live: cpu_hotplug_shows_a_gap_never_a_spike") {
+        return;
+    }
     let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = hotplug_skip_reason() {
         crate::visible!("skipping: {why}");

@@ -596,6 +596,8 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         anyhow::bail!("bench needs {}", fs.path("proc/interrupts").display())
     };
     let sel = selection(plan, irqs)?;
+    guard::require_root_for(&plan.root, &root_flags(plan))
+        .map_err(|e| invalid(format!("{e:#}")))?;
     prepare::validate(&fs, &plan.prepare).map_err(|e| invalid(format!("{e:#}")))?;
     for v in &plan.variants {
         if let Some(p) = &v.prepare {
@@ -617,6 +619,28 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         acct,
         foreign: foreign_root(plan),
     })
+}
+
+/// The flags of `plan` that need root (host changes).
+fn root_flags(plan: &Plan) -> Vec<&'static str> {
+    let preps = std::iter::once(&plan.prepare)
+        .chain(plan.variants.iter().filter_map(|v| v.prepare.as_ref()));
+    let mut flags = Vec::new();
+    for p in preps {
+        let asked = [
+            ("--governor", p.governor.is_some()),
+            ("--pin-thread", !p.pin_thread.is_empty()),
+            ("--irq-affinity", !p.irq_affinity.is_empty()),
+            ("--sysctl", !p.sysctl.is_empty()),
+        ];
+        flags.extend(asked.iter().filter(|(_, on)| *on).map(|(f, _)| *f));
+    }
+    if plan.trace {
+        flags.push("--trace");
+    }
+    flags.sort_unstable();
+    flags.dedup();
+    flags
 }
 
 /// `--resume` of a run whose every trial finished: nothing to run.

@@ -39,6 +39,20 @@ pub struct Args {
     /// Print each guard step on stderr.
     #[arg(long)]
     pub trace: bool,
+    /// Start `sh -c SCRIPT` in a process group tracked like a bench
+    /// command (gated until journaled); at a normal end the group is
+    /// stopped and released as bench does.
+    #[arg(long, value_name = "SCRIPT")]
+    pub spawn: Option<String>,
+    /// Track the spawned group's descendants without a cgroup (the
+    /// fallback: environment token and child subreaper).
+    #[arg(long)]
+    pub no_cgroup: bool,
+    /// Mount tracefs on the root-relative directory REL the way `irqlab
+    /// trace` does (under the run lock, never on another run's mount),
+    /// then sleep; no other change is made.
+    #[arg(long, value_name = "REL")]
+    pub mount: Option<String>,
 }
 
 /// Apply, report `ready`, then sleep / fail / panic / restore.
@@ -51,6 +65,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .journal
         .clone()
         .unwrap_or_else(|| default_journal(args.root.path()));
+    if let Some(rel) = &args.mount {
+        let guard = crate::guard::use_mount(&fs, rel, "tracefs", "guard-selftest")?;
+        println!(
+            "ready: {}",
+            if guard.is_some() {
+                "mounted"
+            } else {
+                "mounted already"
+            }
+        );
+        std::io::stdout().flush().context("writing to stdout")?;
+        if let Some(d) = args.sleep {
+            std::thread::sleep(d);
+        }
+        if let Some(mut g) = guard {
+            print!("{}", g.restore()?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let me = Holder::me("guard-selftest", None);
     let _lock = RunLock::acquire(args.root.path(), me, &journal, Stale::TakeIfJournalEmpty)?;
     let mut guard = SystemGuard::new(&fs, journal)?;
@@ -64,8 +97,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         guard.set_file(rel, value)?;
     }
     for o in prepare::apply(&mut guard, &args.prepare.preparation())? {
-        eprintln!("prepare: {o}");
+        eprintln!("irqlab: prepare: {o}");
     }
+    if args.no_cgroup {
+        crate::guard::disable_cgroups();
+    }
+    let spawned = match &args.spawn {
+        Some(script) => Some(spawn(script, &guard.tracker())?),
+        None => None,
+    };
     println!(
         "ready: {} change(s) journaled in {}",
         guard.pending(),
@@ -81,6 +121,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.fail {
         bail!("guard-selftest: failure requested");
     }
+    if let Some((mut child, tracked)) = spawned {
+        let pgid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = child.wait();
+        while nix::sys::signal::killpg(pgid, None).is_ok() {
+            let _ = nix::sys::wait::waitpid(
+                nix::unistd::Pid::from_raw(-pgid.as_raw()),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        tracked.release()?;
+    }
     print!("{}", guard.restore()?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `sh -c SCRIPT` in its own process group, held at a gate until the
+/// group is journaled (the protocol of `bench/workloads/child.rs`).
+fn spawn(
+    script: &str,
+    tracker: &crate::guard::Tracker,
+) -> anyhow::Result<(std::process::Child, crate::guard::Tracked)> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sh")
+        .args(["-c", "read -r _ && exec sh -c \"$1\"", "irqlab", script])
+        .envs(tracker.child_env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("starting --spawn")?;
+    let pgid = i32::try_from(child.id()).context("pid out of range")?;
+    let tracked = tracker.process_group(pgid)?;
+    if let Some(mut gate) = child.stdin.take() {
+        gate.write_all(b"go\n").context("opening the gate")?;
+    }
+    Ok((child, tracked))
 }

@@ -18,8 +18,10 @@ pub struct Args {
     pub journal: Option<PathBuf>,
 }
 
-/// Replay the journal newest first; print what was restored. Exit 1 (with
-/// the journal kept) if any change could not be undone.
+/// Replay the journal newest first; print what was restored (every line
+/// starts with `irqlab: `). Refused while the run that wrote the journal
+/// still runs (its lock is live). Exit 1 (with the journal kept) if any
+/// change could not be undone.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let journal = args
         .journal
@@ -28,21 +30,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let me = Holder::me("restore", None);
     let lock = RunLock::acquire(args.root.path(), me, &journal, Stale::Take)?;
     if let Some(h) = &lock.took_over {
-        println!("taking charge of the stale lock of {h}");
+        println!("irqlab: taking charge of the stale lock of {h}");
     }
     if !journal.exists() {
-        println!("nothing to restore: {} does not exist", journal.display());
+        println!(
+            "irqlab: nothing to restore: {} does not exist",
+            journal.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let report = replay_journal(&args.root.host_fs(), &journal)?;
     if report.is_empty() {
         println!(
-            "nothing to restore: {} was empty (removed)",
+            "irqlab: nothing to restore: {} was empty (removed)",
             journal.display()
         );
     } else {
-        print!("{report}");
-        println!("removed {}", journal.display());
+        print!("{}", report.prefixed("irqlab: "));
+        println!("irqlab: removed {}", journal.display());
     }
     Ok(ExitCode::SUCCESS)
 }

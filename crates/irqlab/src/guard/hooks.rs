@@ -54,14 +54,39 @@ fn owners_finished() -> bool {
     }
 }
 
-/// Install the hooks (once per process) and register `state`.
-pub fn register(state: &Arc<Mutex<State>>) -> anyhow::Result<()> {
+/// Install the hooks once per process (also before any guard exists: a
+/// held run lock is released on SIGINT/SIGTERM too).
+pub fn install_once() -> anyhow::Result<()> {
     INSTALLED
         .get_or_init(install)
         .clone()
-        .map_err(|e| anyhow::anyhow!("installing the SIGINT/SIGTERM handler: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("installing the SIGINT/SIGTERM handler: {e}"))
+}
+
+/// Install the hooks (once per process) and register `state`. Refused
+/// when another live guard of this process journals to the same file: a
+/// guard rewrites and removes its journal as its own.
+pub fn register(state: &Arc<Mutex<State>>) -> anyhow::Result<()> {
+    install_once()?;
+    let journal = lock(state).journal.path().to_path_buf();
     let mut reg = lock(&REGISTRY);
     reg.retain(|r| r.state.strong_count() > 0);
+    for other in reg.iter().filter_map(|r| r.state.upgrade()) {
+        let busy = match other.try_lock() {
+            Ok(st) => st.closed.is_none() && st.journal.path() == journal,
+            Err(TryLockError::Poisoned(p)) => {
+                let st = p.into_inner();
+                st.closed.is_none() && st.journal.path() == journal
+            }
+            Err(TryLockError::WouldBlock) => false,
+        };
+        if busy {
+            anyhow::bail!(
+                "journal {} is already used by another guard of this run",
+                journal.display()
+            );
+        }
+    }
     reg.push(Registered {
         owner: std::thread::current().id(),
         state: Arc::downgrade(state),
@@ -102,6 +127,7 @@ fn signal_loop(mut signals: Signals) {
             report_to_stderr(&mut st, name);
             held.push(st);
         }
+        super::lock::release_held();
         std::process::exit(128 + sig);
     }
 }
@@ -142,7 +168,10 @@ fn collect(reg: &[Registered], keep: impl Fn(&Registered) -> bool) -> Vec<Arc<Mu
 fn report_to_stderr(st: &mut State, why: &str) {
     let report = st.restore();
     if !report.is_empty() || !report.is_ok() {
-        eprint!("irqlab: {why}: restoring host changes\n{report}");
+        eprint!(
+            "irqlab: {why}: restoring host changes\n{}",
+            report.prefixed("irqlab: ")
+        );
     }
 }
 

@@ -50,6 +50,14 @@ pub enum Change {
         /// The leader's start time (`/proc/PID/stat` field 22), so a
         /// reused pid is never taken for the group.
         start_time: u64,
+        /// The group's own cgroup v2 directory (absolute), when it has
+        /// one: its members are stopped with it and it is removed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cgroup: Option<String>,
+        /// The `IRQLAB_TRACK` token in the environment of the group's
+        /// descendants (`guard/descend.rs`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// A pseudo filesystem was mounted on an empty directory (undo: unmount).
     Mount {

@@ -1,8 +1,14 @@
-//! The run lock: one run that changes the host (bench, guard-selftest) at a
-//! time per root, and `irqlab restore` never under a live run.
+//! The run lock: one run that changes the host (bench, trace's tracefs
+//! mount, guard-selftest) at a time per root, and `irqlab restore` never
+//! under a live run.
 //!
-//! Owns the lock file ([`lock_path`]: `/var/lib/irqlab/run.lock` for the
-//! live root, `<root>/.irqlab-run.lock` for a fake tree) and its protocol.
+//! Owns the lock file ([`lock_path`]: `run.lock` in [`state_dir`] for the
+//! live root — `/var/lib/irqlab` for root, `/tmp/irqlab-UID` for any other
+//! user — and `<root>/.irqlab-run.lock` for a fake tree) and its protocol.
+//! On the live root every run also reads the other users' locks (the
+//! system one and every `/tmp/irqlab-*/run.lock`), so a root run and an
+//! unprivileged run see each other; user directories are mode 0755 so
+//! that their locks are readable by all.
 //! The file is created with its whole content at once (written to a
 //! temporary file, then `link`ed into place, which fails if it exists), so
 //! it is never seen half-written. It names its holder: pid, boot id,
@@ -12,7 +18,10 @@
 //! the machine rebooted) and may be taken over: by a new run when the
 //! journal is empty, by `irqlab restore` always (it then replays the
 //! journal). Check-and-take is serialized by an `flock` on the lock's
-//! directory, held only for the few syscalls of [`RunLock::acquire`].
+//! directory (and on `/var/lib/irqlab` when it exists, which every user
+//! can open), held only for the few syscalls of [`RunLock::acquire`]. A
+//! held lock is also released when SIGINT/SIGTERM end the run
+//! ([`release_held`], called by the guard's signal thread).
 //! Must not touch the journal's content (the guard does).
 
 use crate::host::HostFs;
@@ -24,12 +33,93 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+/// The state directory of root runs on the live host.
+pub const SYSTEM_DIR: &str = "/var/lib/irqlab";
+
+/// Where this process keeps the live host's lock and journal:
+/// [`SYSTEM_DIR`] for root, `/tmp/irqlab-UID` for any other user (who
+/// cannot write `/var/lib`).
+pub fn state_dir() -> PathBuf {
+    let uid = nix::unistd::geteuid();
+    if uid.is_root() {
+        PathBuf::from(SYSTEM_DIR)
+    } else {
+        PathBuf::from(format!("/tmp/irqlab-{}", uid.as_raw()))
+    }
+}
+
 /// Where the run lock of `root` lives.
 pub fn lock_path(root: &Path) -> PathBuf {
     if root == Path::new("/") {
-        PathBuf::from("/var/lib/irqlab/run.lock")
+        state_dir().join("run.lock")
     } else {
         root.join(".irqlab-run.lock")
+    }
+}
+
+/// Every other lock of the live host this process can see: the system
+/// one and each user's `/tmp/irqlab-*/run.lock`, except `mine`.
+fn other_locks(mine: &Path) -> Vec<PathBuf> {
+    let mut all = vec![Path::new(SYSTEM_DIR).join("run.lock")];
+    if let Ok(dir) = std::fs::read_dir("/tmp") {
+        for e in dir.flatten() {
+            if e.file_name().to_string_lossy().starts_with("irqlab-") {
+                all.push(e.path().join("run.lock"));
+            }
+        }
+    }
+    all.retain(|p| p != mine);
+    all
+}
+
+/// Create the directory of a user's lock (mode 0755: others read the
+/// lock) and check that it is this user's own, not a symlink or a
+/// directory someone else planted in `/tmp`.
+fn ensure_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::geteuid();
+    if uid.is_root() || dir != state_dir() {
+        return std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the lock directory {}", dir.display()));
+    }
+    match std::fs::DirBuilder::new().mode(0o755).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("creating the lock directory {}", dir.display()))
+        }
+    }
+    let m = std::fs::symlink_metadata(dir)
+        .with_context(|| format!("checking the lock directory {}", dir.display()))?;
+    if !m.is_dir() || m.uid() != uid.as_raw() || m.mode() & 0o022 != 0 {
+        bail!(
+            "{} is not a directory owned by uid {} and writable only by it; \
+             irqlab keeps this user's run lock and journal there: remove it",
+            dir.display(),
+            uid.as_raw()
+        );
+    }
+    Ok(())
+}
+
+/// Locks this process holds, released by [`release_held`].
+static HELD: std::sync::Mutex<Vec<(PathBuf, Holder)>> = std::sync::Mutex::new(Vec::new());
+
+/// Remove every lock this process still holds (the guard's signal thread
+/// calls it once the host is restored, just before the process exits).
+pub(super) fn release_held() {
+    let held = std::mem::take(&mut *super::hooks::lock(&HELD));
+    for (path, me) in held {
+        remove_if_mine(&path, &me);
+    }
+}
+
+fn remove_if_mine(path: &Path, me: &Holder) {
+    // only our own lock: never one a `restore` took over from us
+    if let Ok(Some(h)) = read_holder(path) {
+        if h == *me {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -47,6 +137,9 @@ pub struct Holder {
     pub command: String,
     /// The run's output directory, if it has one.
     pub out_dir: Option<PathBuf>,
+    /// Effective user id of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
 }
 
 impl std::fmt::Display for Holder {
@@ -56,6 +149,9 @@ impl std::fmt::Display for Holder {
             "`irqlab {}` (pid {}, started {}",
             self.command, self.pid, self.started
         )?;
+        if let Some(uid) = self.uid.filter(|&u| u != 0) {
+            write!(f, ", uid {uid}")?;
+        }
         if let Some(d) = &self.out_dir {
             write!(f, ", output {}", d.display())?;
         }
@@ -89,6 +185,7 @@ impl Holder {
             started: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             command: command.to_string(),
             out_dir: out_dir.map(Path::to_path_buf),
+            uid: Some(nix::unistd::geteuid().as_raw()),
         }
     }
 
@@ -131,17 +228,42 @@ impl RunLock {
     /// A stale lock is taken over as `stale` says; `journal` is the
     /// guard's journal (checked for unrestored entries).
     pub fn acquire(root: &Path, me: Holder, journal: &Path, stale: Stale) -> Result<Self> {
+        super::hooks::install_once()?;
         let path = lock_path(root);
         let dir = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("creating the lock directory {}", dir.display()))?;
+        ensure_dir(&dir)?;
+        let live_host = root == Path::new("/");
+        // every user can open /var/lib/irqlab (0755) and flock it: root and
+        // unprivileged runs serialize their check-and-take on it
+        let system = Path::new(SYSTEM_DIR);
+        let _system_serial = match File::open(system) {
+            Ok(f) if live_host && dir != system => Some(
+                Flock::lock(f, FlockArg::LockExclusive)
+                    .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", system.display()))?,
+            ),
+            _ => None,
+        };
         let dir_file = File::open(&dir).with_context(|| format!("opening {}", dir.display()))?;
         let _serial = Flock::lock(dir_file, FlockArg::LockExclusive)
             .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", dir.display()))?;
+        if live_host {
+            for other in other_locks(&path) {
+                // another user's lock we cannot read is not ours to judge
+                if let Ok(Some(h)) = read_holder(&other) {
+                    if h.is_live() && h.pid != me.pid {
+                        bail!(
+                            "another run is changing this host: {h}; wait for it to end \
+                             (lock {})",
+                            other.display()
+                        );
+                    }
+                }
+            }
+        }
         let mut took_over = None;
         if let Some(h) = read_holder(&path)? {
             if h.is_live() && h.pid != me.pid {
@@ -164,6 +286,7 @@ impl RunLock {
             took_over = Some(h);
         }
         create_with(&path, &me)?;
+        super::hooks::lock(&HELD).push((path.clone(), me.clone()));
         Ok(RunLock {
             path,
             me,
@@ -179,12 +302,8 @@ impl RunLock {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
-        // only our own lock: never one a `restore` took over from us
-        if let Ok(Some(h)) = read_holder(&self.path) {
-            if h == self.me {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
+        super::hooks::lock(&HELD).retain(|(p, h)| !(*p == self.path && *h == self.me));
+        remove_if_mine(&self.path, &self.me);
     }
 }
 

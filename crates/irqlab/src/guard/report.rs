@@ -45,6 +45,17 @@ impl RestoreReport {
     }
 }
 
+impl RestoreReport {
+    /// The report's lines, each starting with `prefix` (`irqlab: ` on
+    /// stderr).
+    pub fn prefixed(&self, prefix: &str) -> String {
+        self.to_string()
+            .lines()
+            .map(|l| format!("{prefix}{l}\n"))
+            .collect()
+    }
+}
+
 impl fmt::Display for RestoreReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for c in &self.restored {

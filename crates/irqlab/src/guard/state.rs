@@ -18,6 +18,9 @@ pub(crate) struct State {
     /// Set when a signal restored everything: no further changes allowed.
     pub(super) closed: Option<&'static str>,
     pub(super) observer: Option<Observer>,
+    /// The token [`super::Tracker::child_env`] handed out last, taken by
+    /// the next `process_group`.
+    pub(super) pending_token: Option<String>,
 }
 
 impl State {
@@ -28,6 +31,7 @@ impl State {
             entries: Vec::new(),
             closed: None,
             observer: None,
+            pending_token: None,
         }
     }
 
@@ -185,7 +189,23 @@ fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
             pgid,
             boot_id,
             start_time,
-        } => super::pgroup::stop(*pgid, boot_id, *start_time),
+            cgroup,
+            token,
+        } => {
+            let group = super::pgroup::stop(*pgid, boot_id, *start_time)?;
+            if group
+                .as_deref()
+                .is_some_and(|why| why.contains("another boot"))
+            {
+                return Ok(group);
+            }
+            let rest = super::descend::stop_rest(
+                cgroup.as_deref(),
+                token.as_deref(),
+                super::pgroup::GRACE,
+            )?;
+            Ok(group.filter(|_| rest == 0))
+        }
     }
 }
 

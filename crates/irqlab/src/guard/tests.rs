@@ -171,6 +171,7 @@ fn leftover_journal_blocks_new_guard_until_replayed() {
     let mut g = guard(root);
     g.set_file("a", "2").unwrap();
     g.set_file("b", "y").unwrap();
+    hooks::lock(&g.shared).closed = Some("a simulated SIGKILL");
     std::mem::forget(g); // like SIGKILL: no restore
     assert_eq!(read(root, "a"), "2");
     let err = SystemGuard::new(&HostFs::new(root), default_journal(root))
@@ -284,6 +285,9 @@ fn refused_affinity_is_withdrawn_from_the_journal() {
 
 #[test]
 fn live_sysctl_round_trip_when_root() {
+    if !host_changes_allowed("guard: live_sysctl_round_trip_when_root") {
+        return;
+    }
     if !nix::unistd::geteuid().is_root() {
         eprintln!("skipping: not root, cannot write /proc/sys/vm/stat_interval");
         return;

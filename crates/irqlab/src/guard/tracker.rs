@@ -79,26 +79,67 @@ impl Tracker {
         })
     }
 
-    /// Journal the process group `pgid` just started (its leader alive).
+    /// Environment for a child whose group will be tracked: the token
+    /// that marks its descendants (`guard/descend.rs`); nothing for
+    /// [`Tracker::none`].
+    pub fn child_env(&self) -> Vec<(String, String)> {
+        let Some(state) = self.shared.as_ref().and_then(Weak::upgrade) else {
+            return Vec::new();
+        };
+        let token = super::descend::new_token();
+        hooks::lock(&state).pending_token = Some(token.clone());
+        vec![(super::descend::TRACK_ENV.to_string(), token)]
+    }
+
+    /// Journal the process group `pgid` just started (its leader alive,
+    /// not yet running the command), with what finds its descendants that
+    /// leave the group: a cgroup v2 of its own the leader is moved into,
+    /// else the token of [`Tracker::child_env`] in its environment (this
+    /// process then becomes a child subreaper).
     pub fn process_group(&self, pgid: i32) -> Result<Tracked> {
-        if self.shared.is_none() {
-            return self.add(Change::ProcessGroup {
-                pgid,
-                boot_id: String::new(),
-                start_time: 0,
+        let Some(state) = self.shared.as_ref().and_then(Weak::upgrade) else {
+            return Ok(Tracked {
+                change: None,
+                tracker: self.clone(),
             });
-        }
+        };
         let (boot_id, start_time) = super::pgroup::identity(pgid)?;
-        self.add(Change::ProcessGroup {
+        let pending = hooks::lock(&state).pending_token.take();
+        let token = pending.or_else(|| super::descend::token_of(pgid));
+        let cgroup = super::descend::new_cgroup(pgid);
+        let mut change = Change::ProcessGroup {
             pgid,
             boot_id,
             start_time,
+            cgroup: cgroup.as_ref().map(|d| d.display().to_string()),
+            token,
+        };
+        let mut st = hooks::lock(&state);
+        st.track(&change)?; // journaled before the cgroup exists
+        if let Some(dir) = &cgroup {
+            if super::descend::join(dir, pgid).is_err() {
+                st.forget(&change)?;
+                if let Change::ProcessGroup { cgroup, .. } = &mut change {
+                    *cgroup = None;
+                }
+                st.track(&change)?;
+            }
+        }
+        if matches!(&change, Change::ProcessGroup { cgroup: None, .. }) {
+            nix::sys::prctl::set_child_subreaper(true)
+                .map_err(|e| anyhow::anyhow!("PR_SET_CHILD_SUBREAPER: {e}"))?;
+        }
+        Ok(Tracked {
+            change: Some(change),
+            tracker: self.clone(),
         })
     }
 }
 
 impl Tracked {
-    /// The owner removed the file / stopped the group: forget it.
+    /// The owner removed the file / stopped the group: forget it. For a
+    /// group, whatever it started that left the group (`setsid`) is
+    /// stopped first and its cgroup removed (`guard/descend.rs`).
     pub fn release(mut self) -> Result<()> {
         let (Some(change), Some(state)) = (
             self.change.take(),
@@ -106,6 +147,9 @@ impl Tracked {
         ) else {
             return Ok(());
         };
+        if let Change::ProcessGroup { cgroup, token, .. } = &change {
+            super::descend::stop_rest(cgroup.as_deref(), token.as_deref(), super::pgroup::GRACE)?;
+        }
         let mut st = hooks::lock(&state);
         st.forget(&change)
     }

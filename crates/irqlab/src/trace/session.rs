@@ -6,7 +6,7 @@
 
 use super::model::{hardirq_rows, Sample, TraceKey};
 use super::preflight;
-use crate::guard::{default_journal, SystemGuard};
+use crate::guard::SystemGuard;
 use crate::host::HostFs;
 use anyhow::{Context, Result};
 use irqlab_bpf::{Attached, Counters, RunStats, Tracer};
@@ -42,20 +42,23 @@ impl Session {
         let found = preflight::check(fs, nix::unistd::geteuid().is_root())?;
         let mut notes = found.notes.clone();
         let mut own = None;
-        if found.needs_mount {
-            let g = match outer {
-                Some(g) => g,
-                None => own.insert(SystemGuard::new(fs, default_journal(fs.root()))?),
-            };
-            g.mount(&found.tracefs, "tracefs").with_context(|| {
-                format!(
-                    "tracefs is not mountable on {}",
-                    fs.path(&found.tracefs).display()
-                )
-            })?;
+        let tracefs = fs.path(&found.tracefs);
+        let mounted_here = match outer {
+            // the outer run holds the run lock already
+            Some(g) if found.needs_mount => g
+                .mount(&found.tracefs, "tracefs")
+                .with_context(|| format!("tracefs is not mountable on {}", tracefs.display()))?,
+            Some(_) => false,
+            // under the run lock, and never on another irqlab run's mount
+            None => {
+                own = crate::guard::use_mount(fs, &found.tracefs, "tracefs", &invoked_as())?;
+                own.is_some()
+            }
+        };
+        if mounted_here {
             notes.push(format!(
                 "mounted tracefs on {} (unmounted again on exit)",
-                fs.path(&found.tracefs).display()
+                tracefs.display()
             ));
         }
         let tracer = Tracer::attach(|group, name| {
@@ -135,6 +138,15 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The subcommand this process runs (`trace`, `top`, `record`), for the
+/// run lock's holder.
+fn invoked_as() -> String {
+    std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_else(|| "trace".into())
 }
 
 /// The loader's maps as a [`Sample`], one row per (IRQ, action)

@@ -92,6 +92,7 @@ impl Spawned {
         let mut child = Command::new("sh")
             .args(["-c", GATE, "irqlab"])
             .args(argv)
+            .envs(tracker.child_env())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
