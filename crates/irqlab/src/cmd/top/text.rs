@@ -94,6 +94,18 @@ fn rate(v: Option<f64>) -> Rate {
     Rate(v)
 }
 
+/// `report::name_of(l).chars().count()` without building the name.
+fn name_width(l: &IrqLine) -> usize {
+    if !l.actions.is_empty() {
+        let chars: usize = l.actions.iter().map(|a| a.chars().count()).sum();
+        chars + l.actions.len() - 1
+    } else if !l.description.is_empty() {
+        l.description.chars().count()
+    } else {
+        l.label.chars().count()
+    }
+}
+
 /// Printed width of `CPU{c}`.
 fn cpu_head_len(c: u32) -> usize {
     3 + c.checked_ilog10().unwrap_or(0) as usize + 1
@@ -136,7 +148,7 @@ impl Widths {
         let mut top_cell = 0.0f64;
         for r in &s.rows {
             w.label = w.label.max(r.label.chars().count());
-            w.device = w.device.max(report::name_of(r).chars().count());
+            w.device = w.device.max(name_width(r));
             top_total = top_total.max(r.total_rate.unwrap_or(0.0));
             for v in r.rates.iter().flatten().flatten() {
                 top_cell = top_cell.max(*v);
@@ -342,6 +354,25 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_width_is_the_width_of_the_printed_name() {
+        let (_, report) = block_text(&TextOpts::default());
+        let mut rows = report.interrupts.unwrap().rows;
+        assert!(!rows.is_empty());
+        let same =
+            |l: &IrqLine| assert_eq!(name_width(l), report::name_of(l).chars().count(), "{l:?}");
+        rows.iter().for_each(same);
+        let odd = &mut rows[0];
+        odd.actions = vec!["é1".into(), String::new(), "ab".into()];
+        same(odd);
+        odd.actions.clear();
+        odd.description = "ünï  x".into();
+        same(odd);
+        odd.description.clear();
+        odd.label = "NMÏ".into();
+        same(odd);
+    }
 
     #[test]
     fn stack_formatted_rates_and_cpu_heads_equal_the_string_ones() {
