@@ -9,14 +9,20 @@
 #      `--format table` (CPU of each process alone, from wait4's rusage;
 #      best of REPS runs per round), and peak RSS of `show` and
 #      `show --interval` against the file size (ru_maxrss).
-#   2. `irqlab top --batch -i 1s -n 30` (json and text) against
-#      `mpstat -I ALL 1 30`, run concurrently (user + system CPU of each,
-#      wait4), every round printed (issue 13: "every round, not the
-#      median only"); with N set to another count, -n N as well. Beside
-#      them, when a C compiler is there, the floor process
-#      tools/observer-floor.c: one pread of each of the three files and
-#      one 7 KB write per second, nothing else: what any reader of those
-#      files pays on this machine, as a ratio to the same round's mpstat.
+#   2. Per-sample and fixed CPU of the live samplers against the floor
+#      and mpstat: in every round, all at once, each twice (LO and HI
+#      samples at 1 s): `top --batch --format json`, `top --batch
+#      --format text`, `record -i 1s`, `serve -i 1s`, `mpstat -I ALL 1`
+#      and the floor process tools/observer-floor.c given the files
+#      irqlab reads per sample (/proc/interrupts, /proc/softirqs,
+#      /proc/stat and the schedstat of every ksoftirqd/N and irq/N-name
+#      thread) and a line of json's size. Per sample = (CPU(HI) -
+#      CPU(LO)) / (HI - LO), printed as a ratio to the floor's per
+#      sample; fixed = CPU(LO) - LO x per sample (start, baseline, exit),
+#      as a ratio to mpstat's fixed cost. CPU = user + system from wait4.
+#      Every round is printed. Once per run (when strace is there):
+#      syscalls per sample of json, text and the floor, from `strace -c
+#      -f` of a LO- and a HI-sample run at 10 ms.
 #   3. The user/kernel split of `top --batch --format json -i 10ms -n 2000`
 #      on the live /proc: from perf (`perf record -e cpu-clock -F 10000`,
 #      samples in user vs kernel code) when perf works, and from rusage
@@ -37,8 +43,7 @@
 #      cannot be met by reading them (both read the same files).
 # Usage: tools/observer-cost.sh [ROUNDS]        (default 7)
 # Env:   IRQLAB=path/to/irqlab (default target/release/irqlab, built if missing)
-#        N=30      extra top/mpstat interval count (the -n 30 rows always run;
-#                  each round takes 2 × 30 s, plus 2 × N s when N != 30)
+#        LO=5 HI=35  sample counts of part 2 (a round takes HI + 1 s)
 #        REPS=5    runs of each show/cat case per round (the best counts)
 #        TREE=dir  an existing `irqlab synth` tree (else one is made in a
 #                  temporary directory, removed at exit)
@@ -80,15 +85,16 @@ if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
     perf_ok=1
 fi
 
-exec python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${N:-30}" "${REPS:-5}" \
+exec python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" <<'PY'
-import os, shlex, statistics, subprocess, sys, time
+import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time
 
 irqlab, tree, tmp = sys.argv[1:4]
-rounds, n, reps = (int(x) for x in sys.argv[4:7])
-skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[7:12])
-floor_bin = sys.argv[12]
-counts = [30] + ([n] if n != 30 else [])
+rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
+skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
+floor_bin = sys.argv[13]
+if not 0 < lo < hi:
+    sys.exit("observer-cost.sh: needs 0 < LO < HI")
 env = dict(os.environ, LC_ALL="C")
 size = 0 if skip_show else os.path.getsize(f"{tree}/proc/interrupts")
 
@@ -108,8 +114,8 @@ def together(*cmds):
     """Run commands at once: user + system CPU seconds of each."""
     procs = []
     for i, cmd in enumerate(cmds):
-        with open(f"{tmp}/out{i}", "wb") as f:
-            procs.append(subprocess.Popen(cmd, stdout=f, stdin=subprocess.DEVNULL, env=env))
+        with open(f"{tmp}/out{i}", "wb") as f, open(f"{tmp}/err{i}", "wb") as e:
+            procs.append(subprocess.Popen(cmd, stdout=f, stderr=e, stdin=subprocess.DEVNULL, env=env))
     cost = []
     for p in procs:
         _, status, ru = os.wait4(p.pid, 0)
@@ -187,6 +193,61 @@ def perf_pair(a, b):
         out.append(((len(lines) - kernel) * 1e-4, kernel * 1e-4))
     return out
 
+def thread_stat_files():
+    """The schedstat files of the interrupt threads irqlab follows
+    (threads.rs: ksoftirqd/N, irq/N-name)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        if re.fullmatch(r"ksoftirqd/\d+|irq/\d+-.+", name):
+            out.append(f"/proc/{pid}/schedstat")
+    return sorted(out)
+
+def line_bytes():
+    """Size of one `top --batch --format json` line here."""
+    out = subprocess.run([irqlab, "top", "--batch", "--format", "json", "-i", "10ms", "-n", "1"],
+                         capture_output=True, env=env, check=True).stdout
+    return max(len(out), 1)
+
+floor_files = list(STAT_FILES) + thread_stat_files()
+
+def serve_cmd(count):
+    return [irqlab, "serve", "--listen", "127.0.0.1:0", "-i", "1s", "--duration", f"{count}s"]
+
+def record_cmd(count):
+    out = tempfile.mkdtemp(dir=tmp)
+    return [irqlab, "record", "-i", "1s", "-d", f"{count}s", "-o", out]
+
+contenders = {
+    "top --batch --format json": lambda c: [irqlab, "top", "--batch", "--format", "json", "-i", "1s", "-n", str(c)],
+    "top --batch --format text": lambda c: [irqlab, "top", "--batch", "--format", "text", "-i", "1s", "-n", str(c)],
+    "record -i 1s": record_cmd,
+    "serve -i 1s": serve_cmd,
+    "mpstat": lambda c: ["mpstat", "-I", "ALL", "1", str(c)],
+}
+if floor_bin and not skip_mpstat:
+    width = line_bytes()
+    contenders["floor"] = lambda c: [floor_bin, "-w", str(width), str(c)] + floor_files
+
+def syscalls_per_sample(cmd_of):
+    """Syscalls per sample (strace -c -f of a LO- and a HI-sample run)."""
+    total = []
+    for count in (lo, hi):
+        o = f"{tmp}/strace.txt"
+        subprocess.run(["strace", "-f", "-c", "-o", o] + cmd_of(count), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env=env, check=True)
+        with open(o) as f:
+            tot = [l for l in f if l.rstrip().endswith(" total")]
+        # % time, seconds, usecs/call, calls, [errors,] total
+        total.append(int(tot[-1].split()[3]) if tot else 0)
+    return (total[1] - total[0]) / (hi - lo)
+
 show = [irqlab, "show", "--root", tree]
 cases = {
     "show --irq '^NMI$' --format json / cat": show + ["--irq", "^NMI$", "--format", "json"],
@@ -211,21 +272,27 @@ for r in range(1, rounds + 1):
             run(show + ["-i", "100ms", "--format", "json"])[2] * 1024 / size)
         add("show -i 100ms table peak RSS / file size", run(show + ["-i", "100ms"])[2] * 1024 / size)
     if not skip_mpstat:
-        for count in counts:
-            for fmt in ("json", "text"):
-                cmds = [[irqlab, "top", "--batch", "--format", fmt, "-i", "1s", "-n", str(count)],
-                        ["mpstat", "-I", "ALL", "1", str(count)]]
-                if floor_bin:
-                    cmds.append([floor_bin, str(count)])
-                i, m, *f = together(*cmds)
-                add(f"top --batch --format {fmt} -i 1s -n {count} / mpstat -I ALL 1 {count}",
-                    i / max(m, 1e-6))
-                add(f"  irqlab ms (-n {count} {fmt})", i * 1e3)
-                add(f"  mpstat ms (-n {count}, beside {fmt})", m * 1e3)
-                if f:
-                    add(f"  floor process (observer-floor.c) / mpstat, -n {count}, beside {fmt}",
-                        f[0] / max(m, 1e-6))
-                    add(f"  floor process ms (-n {count}, beside {fmt})", f[0] * 1e3)
+        per, fixed = {}, {}
+        lo_hi = {}
+        for count in (lo, hi):
+            cmds = {name: make(count) for name, make in contenders.items()}
+            for name, c in zip(cmds, together(*cmds.values())):
+                lo_hi.setdefault(name, []).append(c)
+        for name, (c_lo, c_hi) in lo_hi.items():
+            per[name] = (c_hi - c_lo) / (hi - lo)
+            fixed[name] = c_lo - lo * per[name]
+        for name in lo_hi:
+            if name in ("floor", "mpstat"):
+                continue
+            if "floor" in per:
+                add(f"{name}: per-sample CPU / floor's (same files)", per[name] / max(per["floor"], 1e-9))
+            add(f"{name}: fixed CPU / mpstat's", fixed[name] / max(fixed["mpstat"], 1e-9))
+        for name in lo_hi:
+            add(f"  {name}: per-sample CPU, ms", per[name] * 1e3)
+        for name in lo_hi:
+            add(f"  {name}: fixed CPU, ms", fixed[name] * 1e3)
+        if "floor" in per:
+            add("  mpstat: per-sample CPU / floor's", per["mpstat"] / max(per["floor"], 1e-9))
     if not skip_floor:
         cold, hot = gen_cost(1.0, 10), gen_cost(0.01, 200)
         for f, c, h in zip(STAT_FILES, cold, hot):
@@ -262,6 +329,19 @@ for r in range(1, rounds + 1):
                 if not skip_floor:
                     add("top --batch json -i 10ms: user per sample / generation of the 3 files (10-ms pace)",
                         pu / samples * 1e6 / max(gen_hot_us, 1e-6))
+
+if not skip_mpstat and shutil.which("strace"):
+    fast = {
+        "top --batch --format json": lambda c: [irqlab, "top", "--batch", "--format", "json", "-i", "10ms", "-n", str(c)],
+        "top --batch --format text": lambda c: [irqlab, "top", "--batch", "--format", "text", "-i", "10ms", "-n", str(c)],
+    }
+    if floor_bin:
+        fast["floor"] = lambda c: [floor_bin, "-i", "10", "-w", str(width), str(c)] + floor_files
+    for name, cmd_of in fast.items():
+        add(f"syscalls per sample: {name}", syscalls_per_sample(cmd_of))
+if not skip_mpstat:
+    print(f"floor files ({len(floor_files)}): {' '.join(floor_files)}")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 print(f"\n{rounds} rounds, {os.cpu_count()} CPUs, proc/interrupts of the synth tree: {size} bytes")
 print(f"{'measurement':<78} {'min':>8} {'max':>8} {'median':>8}  every round")

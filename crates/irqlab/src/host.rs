@@ -220,9 +220,12 @@ impl HostFs {
         })
     }
 
-    /// Read a small attribute file as trimmed text, `None` if absent.
-    /// open + read + close only (no `stat` for a size hint): `top` reads
-    /// every `/proc/PID/comm` at start.
+    /// Read a small attribute file as trimmed text, `None` if absent or
+    /// not a regular file. open + read + close only, like
+    /// [`AttrDir::read`]: the type is asked (`fstat`) only when the first
+    /// read is not a short non-empty one, which is what a FIFO, a
+    /// directory or a device like `/dev/zero` gives (`top` reads every
+    /// `/proc/PID/comm` at start: one system call fewer per process).
     /// A read shorter than the small buffer is the whole file (sysfs and
     /// single-record seq_files return everything in one call, regular
     /// files are short only at EOF; a multi-record seq_file such as
@@ -230,7 +233,7 @@ impl HostFs {
     /// before a record that overflows its page buffer, over 3.8 KB): no
     /// second read to see EOF.
     pub fn read_attr(&self, rel: &str) -> Option<String> {
-        attr_text(&open_regular(&self.path(rel)).ok()?)
+        attr_text_checked(&open::open_unchecked(&self.path(rel)).ok()?)
     }
 
     /// Names of the entries of directory `rel` (sorted), empty if absent.
@@ -286,6 +289,21 @@ fn attr_text(file: &File) -> Option<String> {
     let mut buf = vec![0u8; 2 * ATTR_FIRST];
     let (n, _) = read_loop(file, &mut buf, None).ok()?;
     Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
+}
+
+/// [`attr_text`] of a descriptor whose type was not checked: a short
+/// non-empty first read is a regular file's whole text (a FIFO opened
+/// non-blocking reads empty or fails, a directory fails, `/dev/zero`
+/// fills the buffer); anything else is read only if `fstat` says regular.
+fn attr_text_checked(file: &File) -> Option<String> {
+    let mut small = [0u8; ATTR_FIRST];
+    if let Ok(n @ 1..ATTR_FIRST) = read_at_retry(file, &mut small) {
+        return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+    }
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    attr_text(file)
 }
 
 /// One `pread` at offset 0, retried when a signal interrupts it.

@@ -13,7 +13,8 @@
 //! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
 //! thread CPU time and wall time). Interrupt counts come from the whole `/proc/interrupts`
 //! or, when a [`Targeted`] reader is installed, from a few IRQs'
-//! `per_cpu_count` files (see `strategy.rs` for the choice).
+//! `per_cpu_count` files (see `strategy.rs` for the choice, `strategy_cache.rs` for its
+//! per-boot cache).
 //!
 //! Knows nothing about output; parse errors become errors naming the real
 //! path (under `--root`), the line and what was expected.
@@ -23,6 +24,7 @@ mod files;
 pub mod host_source;
 pub mod live;
 pub mod strategy;
+pub mod strategy_cache;
 pub mod targeted;
 
 use anyhow::anyhow;

@@ -43,14 +43,7 @@ impl AttrDir {
     pub fn read(&self, rel: &str) -> Option<String> {
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
         let file = File::from(nix::fcntl::openat(&self.dir, rel, flags, Mode::empty()).ok()?);
-        let mut small = [0u8; super::ATTR_FIRST];
-        if let Ok(n @ 1..super::ATTR_FIRST) = super::read_at_retry(&file, &mut small) {
-            return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
-        }
-        if !file.metadata().ok()?.is_file() {
-            return None;
-        }
-        super::attr_text(&file)
+        super::attr_text_checked(&file)
     }
 }
 

@@ -31,6 +31,16 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Open `path` read-only with the same flags as [`open_regular`] but no
+/// type check: for callers that check the type themselves when the first
+/// read is not conclusive (`HostFs::read_attr`).
+pub(crate) fn open_unchecked(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(flags())
+        .open(path)
+}
+
 /// A failed open of a special file (a socket gives `ENXIO`, a FIFO opened
 /// for writing without a reader too) says what the file is; a loop of
 /// symbolic links is refused by name (a broken tree, not an absent file).

@@ -10,6 +10,7 @@
 
 use super::live::{LivePlan, SnapshotSource};
 use super::strategy::{self, Choice};
+use super::strategy_cache;
 use super::targeted::{self, Targets};
 use super::{located, Source, StatFiles, Strategy, Targeted};
 use crate::host::HostFs;
@@ -84,11 +85,43 @@ fn decide(
             (Some(t), why)
         }
         Ok(mut t) => {
-            let d = strategy::decide(fs, &mut t, strategy::ROUNDS)?;
-            let why = format!("{d} (IRQs {})", irqs(&t).join(","));
+            let list = irqs(&t).join(",");
+            let (d, how) = measured_or_cached(fs, &mut t, &list)?;
+            let why = format!("{d} (IRQs {list}; {how})");
             ((d.strategy == Strategy::PerCpuCount).then_some(t), why)
         }
     })
+}
+
+/// The decision for the targeted IRQs `list`: from the per-boot cache
+/// when it holds one for this boot, kernel, root, CPU count and IRQ set
+/// (`strategy_cache.rs`), else measured now and stored there. Also says
+/// which, for `-v`.
+fn measured_or_cached(
+    fs: &mut HostFs,
+    t: &mut Targeted,
+    list: &str,
+) -> anyhow::Result<(strategy::Decision, String)> {
+    let key = strategy_cache::Key::of(fs, t.cpu_count(), list);
+    let file = strategy_cache::path();
+    if let (Some(key), Some(file)) = (&key, &file) {
+        if let Some(d) = strategy_cache::lookup(file, key) {
+            return Ok((
+                d,
+                format!("measured earlier this boot, cached in {}", file.display()),
+            ));
+        }
+    }
+    let d = strategy::decide(fs, t, strategy::ROUNDS)?;
+    let how = match (&key, &file) {
+        (Some(key), Some(file)) => match strategy_cache::store(file, key, &d) {
+            Ok(()) => format!("measured now, cached in {}", file.display()),
+            Err(e) => format!("measured now, not cached: {}: {e}", file.display()),
+        },
+        (None, _) => "measured now, not cached: no boot id or kernel release under the root".into(),
+        (_, None) => "measured now, not cached: no XDG_CACHE_HOME or HOME".into(),
+    };
+    Ok((d, how))
 }
 
 fn pattern(f: &Filter) -> Option<String> {

@@ -154,6 +154,11 @@ impl Targeted {
         Ok(t)
     }
 
+    /// Online CPUs at the last read (the columns of every row).
+    pub fn cpu_count(&self) -> usize {
+        self.online.len()
+    }
+
     /// The IRQs read, in order.
     pub fn irqs(&self) -> impl Iterator<Item = u32> + '_ {
         self.metas.iter().map(|m| m.irq)

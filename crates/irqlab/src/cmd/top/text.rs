@@ -32,8 +32,89 @@ pub struct Block<'a> {
     pub strategy: Strategy,
 }
 
-fn rate(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |r| format!("{r:.1}"))
+/// A rate as printed (one decimal, `-` for a gap), formatted on the
+/// stack: a block prints a few hundred of them per sample, and a `String`
+/// each was most of text's allocations after the report's own.
+#[derive(Clone, Copy)]
+struct Rate(Option<f64>);
+
+/// A small stack buffer for [`Rate`] (`{:.1}` of any rate a counter can
+/// produce fits; a longer one falls back to a `String`).
+struct Small {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl std::fmt::Write for Small {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        let Some(r) = self.0 else {
+            return f.pad("-");
+        };
+        let mut small = Small {
+            buf: [0; 48],
+            len: 0,
+        };
+        match write!(small, "{r:.1}") {
+            Ok(()) => f.pad(
+                std::str::from_utf8(small.buf.get(..small.len).unwrap_or_default()).unwrap_or("?"),
+            ),
+            Err(_) => f.pad(&format!("{r:.1}")),
+        }
+    }
+}
+
+impl Rate {
+    /// Printed width (bytes; the text is ASCII).
+    fn len(self) -> usize {
+        struct Count(usize);
+        impl std::fmt::Write for Count {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0 += s.len();
+                Ok(())
+            }
+        }
+        let mut c = Count(0);
+        let _ = std::fmt::Write::write_fmt(&mut c, format_args!("{self}"));
+        c.0
+    }
+}
+
+fn rate(v: Option<f64>) -> Rate {
+    Rate(v)
+}
+
+/// `report::name_of(l).chars().count()` without building the name.
+fn name_width(l: &IrqLine) -> usize {
+    if !l.actions.is_empty() {
+        let chars: usize = l.actions.iter().map(|a| a.chars().count()).sum();
+        chars + l.actions.len() - 1
+    } else if !l.description.is_empty() {
+        l.description.chars().count()
+    } else {
+        l.label.chars().count()
+    }
+}
+
+/// Printed width of `CPU{c}`.
+fn cpu_head_len(c: u32) -> usize {
+    3 + c.checked_ilog10().unwrap_or(0) as usize + 1
+}
+
+/// `CPU{c}` right-aligned in `w` columns, after one space.
+fn cpu_head(c: u32, w: usize, out: &mut impl Write) -> std::io::Result<()> {
+    let pad = w.saturating_sub(cpu_head_len(c));
+    write!(out, " {:pad$}CPU{c}", "")
 }
 
 /// Least width of the label, device, total and per-CPU columns; a block
@@ -67,7 +148,7 @@ impl Widths {
         let mut top_cell = 0.0f64;
         for r in &s.rows {
             w.label = w.label.max(r.label.chars().count());
-            w.device = w.device.max(report::name_of(r).chars().count());
+            w.device = w.device.max(name_width(r));
             top_total = top_total.max(r.total_rate.unwrap_or(0.0));
             for v in r.rates.iter().flatten().flatten() {
                 top_cell = top_cell.max(*v);
@@ -79,7 +160,7 @@ impl Widths {
         w.total = w.total.max(rate(Some(top_total)).len());
         w.cpu = w.cpu.max(rate(Some(top_cell)).len());
         for c in &s.cpus {
-            w.cpu = w.cpu.max(format!("CPU{c}").len());
+            w.cpu = w.cpu.max(cpu_head_len(*c));
         }
         w
     }
@@ -102,7 +183,7 @@ fn header(
         tw = w.total
     )?;
     for c in cpus {
-        write!(out, " {:>cw$}", format!("CPU{c}"), cw = w.cpu)?;
+        cpu_head(*c, w.cpu, out)?;
     }
     writeln!(out)
 }
@@ -170,7 +251,7 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
         }
     }
     for c in &s.cpus {
-        w.cpu = w.cpu.max(format!("CPU{c}").len());
+        w.cpu = w.cpu.max(cpu_head_len(*c));
     }
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "SOFTIRQ", "", &s.cpus, w, out)?;
@@ -268,6 +349,61 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_width_is_the_width_of_the_printed_name() {
+        let (_, report) = block_text(&TextOpts::default());
+        let mut rows = report.interrupts.unwrap().rows;
+        assert!(!rows.is_empty());
+        let same =
+            |l: &IrqLine| assert_eq!(name_width(l), report::name_of(l).chars().count(), "{l:?}");
+        rows.iter().for_each(same);
+        let odd = &mut rows[0];
+        odd.actions = vec!["é1".into(), String::new(), "ab".into()];
+        same(odd);
+        odd.actions.clear();
+        odd.description = "ünï  x".into();
+        same(odd);
+        odd.description.clear();
+        odd.label = "NMÏ".into();
+        same(odd);
+    }
+
+    #[test]
+    fn stack_formatted_rates_and_cpu_heads_equal_the_string_ones() {
+        let old = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |r| format!("{r:.1}"));
+        for v in [
+            None,
+            Some(0.0),
+            Some(0.04),
+            Some(0.05),
+            Some(12.345),
+            Some(1e12),
+            Some(4.2e30),
+            Some(1e300),
+            Some(f64::MAX),
+            Some(f64::INFINITY),
+            Some(f64::NAN),
+            Some(-1.5),
+        ] {
+            let o = old(v);
+            assert_eq!(rate(v).to_string(), o);
+            assert_eq!(rate(v).len(), o.len(), "{o}");
+            assert_eq!(
+                format!("{:>12}|{:<9}|", rate(v), rate(v)),
+                format!("{o:>12}|{o:<9}|")
+            );
+        }
+        for c in [0u32, 9, 10, 99, 100, 1151, u32::MAX] {
+            let o = format!("CPU{c}");
+            assert_eq!(cpu_head_len(c), o.len());
+            for w in [0, 4, 10, 20] {
+                let mut b = Vec::new();
+                cpu_head(c, w, &mut b).unwrap();
+                assert_eq!(String::from_utf8(b).unwrap(), format!(" {o:>w$}"));
+            }
+        }
+    }
     use crate::tui::fixtures;
 
     fn block_text(opts: &TextOpts) -> (String, Report) {

@@ -1,0 +1,311 @@
+//! Per-boot cache of the strategy decision (`strategy.rs`): the start-up
+//! measurement of both strategies (20 timed rounds of each) runs once per
+//! boot, kernel, root, online CPU count and IRQ set; later runs reuse its
+//! outcome. Only the `auto` strategy with an `--irq` filter that selects
+//! numbered IRQs measures at all (`host_source.rs`); every other run
+//! decides without reading anything twice.
+//!
+//! The cache is one small text file per user,
+//! `$XDG_CACHE_HOME/irqlab/strategy` (else `$HOME/.cache/irqlab/strategy`):
+//! writable by an unprivileged user, no lock needed (replaced whole by a
+//! rename). A line is used only when its boot id and kernel release equal
+//! the root's and it is younger than [`MAX_AGE_S`]; any other line is
+//! stale and dropped at the next store. A line that does not parse is
+//! ignored; a missing or unwritable cache only means measuring again. A
+//! root without a readable boot id or kernel release is never cached.
+
+use super::strategy::{Decision, Strategy};
+use crate::host::HostFs;
+use irqlab_core::paths;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Oldest entry reused (s): a day, so that a long-running boot measures
+/// again now and then.
+pub const MAX_AGE_S: u64 = 24 * 3600;
+/// Most entries kept (the newest).
+const MAX_ENTRIES: usize = 32;
+/// First field of every line (format version).
+const TAG: &str = "irqlab-strategy-1";
+
+/// What a decision is valid for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    pub boot_id: String,
+    pub kernel: String,
+    /// The root read, as given (`/` live).
+    pub root: String,
+    /// Online CPUs (columns of every count row).
+    pub cpus: usize,
+    /// The targeted IRQs, comma-separated.
+    pub irqs: String,
+}
+
+impl Key {
+    /// The key of `irqs` under `fs`'s root, `None` when the root has no
+    /// readable boot id or kernel release (or a field cannot be written
+    /// on one line).
+    pub fn of(fs: &HostFs, cpus: usize, irqs: &str) -> Option<Key> {
+        let boot_id = fs.read_attr(paths::BOOT_ID).filter(|s| !s.is_empty())?;
+        let kernel = fs.read_attr(paths::OSRELEASE).filter(|s| !s.is_empty())?;
+        let root = fs.root().to_str()?.to_string();
+        let key = Key {
+            boot_id,
+            kernel,
+            root,
+            cpus,
+            irqs: irqs.to_string(),
+        };
+        let plain = |s: &str| !s.contains(['\t', '\n', '\r']);
+        (plain(&key.boot_id) && plain(&key.kernel) && plain(&key.root) && plain(&key.irqs))
+            .then_some(key)
+    }
+}
+
+/// The cache file of this user, if a cache directory is known.
+pub fn path() -> Option<PathBuf> {
+    let nonempty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
+    let dir = match nonempty("XDG_CACHE_HOME") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(nonempty("HOME")?).join(".cache"),
+    };
+    dir.is_absolute()
+        .then(|| dir.join("irqlab").join("strategy"))
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// One parsed line.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    key: Key,
+    decision: Decision,
+    stamp_s: u64,
+}
+
+fn parse_line(line: &str) -> Option<Entry> {
+    let f: Vec<&str> = line.split('\t').collect();
+    let [tag, boot_id, kernel, root, cpus, irqs, strategy, full, targeted, rounds, stamp] = f[..]
+    else {
+        return None;
+    };
+    if tag != TAG {
+        return None;
+    }
+    let strategy = match strategy {
+        "proc_interrupts" => Strategy::ProcInterrupts,
+        "per_cpu_count" => Strategy::PerCpuCount,
+        _ => return None,
+    };
+    let decision = Decision {
+        strategy,
+        full_ns: full.parse().ok()?,
+        targeted_ns: targeted.parse().ok()?,
+        rounds: rounds.parse().ok().filter(|&r| r > 0)?,
+    };
+    // the stored choice must be the one its own figures make
+    let cheaper = if decision.targeted_ns < decision.full_ns {
+        Strategy::PerCpuCount
+    } else {
+        Strategy::ProcInterrupts
+    };
+    if cheaper != strategy || boot_id.is_empty() || kernel.is_empty() || irqs.is_empty() {
+        return None;
+    }
+    Some(Entry {
+        key: Key {
+            boot_id: boot_id.into(),
+            kernel: kernel.into(),
+            root: root.into(),
+            cpus: cpus.parse().ok()?,
+            irqs: irqs.into(),
+        },
+        decision,
+        stamp_s: stamp.parse().ok()?,
+    })
+}
+
+fn format_line(e: &Entry) -> String {
+    let (k, d) = (&e.key, &e.decision);
+    format!(
+        "{TAG}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+        k.boot_id,
+        k.kernel,
+        k.root,
+        k.cpus,
+        k.irqs,
+        d.strategy.name(),
+        d.full_ns,
+        d.targeted_ns,
+        d.rounds,
+        e.stamp_s
+    )
+}
+
+/// Entries of the file at `path` that are fresh for `key`'s boot and
+/// kernel at `now` (everything else is stale or corrupt).
+fn fresh_entries(path: &Path, key: &Key, now: u64) -> Vec<Entry> {
+    // a cache larger than this is not ours
+    let text = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() <= 64 << 10 => std::fs::read(path).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(parse_line)
+        .filter(|e| {
+            e.key.boot_id == key.boot_id
+                && e.key.kernel == key.kernel
+                && e.stamp_s <= now
+                && now - e.stamp_s <= MAX_AGE_S
+        })
+        .collect()
+}
+
+/// The cached decision for `key` in the file at `path`, if fresh.
+pub fn lookup(path: &Path, key: &Key) -> Option<Decision> {
+    fresh_entries(path, key, now_s())
+        .into_iter()
+        .rev()
+        .find(|e| e.key == *key)
+        .map(|e| e.decision)
+}
+
+/// Store `decision` for `key` in the file at `path`, dropping stale,
+/// corrupt and superseded lines. Best effort: an error only means the
+/// next run measures again.
+pub fn store(path: &Path, key: &Key, decision: &Decision) -> std::io::Result<()> {
+    let now = now_s();
+    let mut entries = fresh_entries(path, key, now);
+    entries.retain(|e| e.key != *key);
+    entries.push(Entry {
+        key: key.clone(),
+        decision: decision.clone(),
+        stamp_s: now,
+    });
+    let skip = entries.len().saturating_sub(MAX_ENTRIES);
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("cache path has no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".strategy.")
+        .tempfile_in(dir)?;
+    for e in entries.iter().skip(skip) {
+        tmp.write_all(format_line(e).as_bytes())?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> Key {
+        Key {
+            boot_id: "b1".into(),
+            kernel: "6.18.0".into(),
+            root: "/".into(),
+            cpus: 2,
+            irqs: "24,25".into(),
+        }
+    }
+
+    fn decision() -> Decision {
+        Decision {
+            strategy: Strategy::PerCpuCount,
+            full_ns: 40_000,
+            targeted_ns: 3_000,
+            rounds: 20,
+        }
+    }
+
+    #[test]
+    fn stored_decision_is_found_for_the_same_key_only() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("irqlab/strategy");
+        assert_eq!(lookup(&p, &key()), None);
+        store(&p, &key(), &decision()).unwrap();
+        assert_eq!(lookup(&p, &key()), Some(decision()));
+        let other_irqs = Key {
+            irqs: "24".into(),
+            ..key()
+        };
+        assert_eq!(lookup(&p, &other_irqs), None);
+        let other_cpus = Key { cpus: 3, ..key() };
+        assert_eq!(lookup(&p, &other_cpus), None);
+    }
+
+    #[test]
+    fn another_boot_or_kernel_makes_entries_stale_and_they_are_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("strategy");
+        store(&p, &key(), &decision()).unwrap();
+        let reboot = Key {
+            boot_id: "b2".into(),
+            ..key()
+        };
+        assert_eq!(lookup(&p, &reboot), None);
+        let kernel = Key {
+            kernel: "6.19.0".into(),
+            ..key()
+        };
+        assert_eq!(lookup(&p, &kernel), None);
+        store(&p, &reboot, &decision()).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("\tb2\t"));
+    }
+
+    #[test]
+    fn old_future_and_corrupt_lines_are_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("strategy");
+        let now = now_s();
+        let line = |stamp: u64| {
+            format_line(&Entry {
+                key: key(),
+                decision: decision(),
+                stamp_s: stamp,
+            })
+        };
+        for bad in [
+            line(now - MAX_AGE_S - 10),
+            line(now + 3600),
+            "garbage\n".to_string(),
+            line(now).replace("per_cpu_count", "proc_interrupts"),
+            line(now).replace("\t20\t", "\t0\t"),
+            line(now).replacen('\t', "\tx\t", 3),
+            "\u{0}\u{1}\n".to_string(),
+        ] {
+            std::fs::write(&p, &bad).unwrap();
+            assert_eq!(lookup(&p, &key()), None, "{bad:?}");
+        }
+        std::fs::write(&p, line(now)).unwrap();
+        assert_eq!(lookup(&p, &key()), Some(decision()));
+    }
+
+    #[test]
+    fn a_directory_at_the_cache_path_is_not_read_and_store_fails_softly() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("strategy");
+        std::fs::create_dir(&p).unwrap();
+        assert_eq!(lookup(&p, &key()), None);
+        assert!(store(&p, &key(), &decision()).is_err());
+    }
+
+    #[test]
+    fn line_round_trips() {
+        let e = Entry {
+            key: key(),
+            decision: decision(),
+            stamp_s: 1_700_000_000,
+        };
+        assert_eq!(parse_line(format_line(&e).trim_end()), Some(e));
+    }
+}
