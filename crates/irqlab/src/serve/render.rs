@@ -358,7 +358,7 @@ impl Renderer {
             .iter()
             .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
             .collect();
-        let families: [(&'static str, &str, &[(&str, &str)]); 2] = [
+        let families: [(&'static str, &str, NodeModes); 2] = [
             (
                 "node_cpu_seconds_total",
                 "Seconds the CPUs spent in each mode.",
@@ -548,6 +548,9 @@ impl Renderer {
         let _ = writeln!(out, "irqlab_exposed_series {series}");
     }
 }
+
+/// (mode label, `/proc/stat` field) pairs of a node_exporter CPU family.
+type NodeModes = &'static [(&'static str, &'static str)];
 
 /// The `/proc/stat` `softirq` line's vectors as node_exporter's stat
 /// collector names them (kernel order; `block_iopoll` is `IRQ_POLL`).
