@@ -2,7 +2,9 @@
 //! `prometheus-node-exporter`, 1.5.0 here; skipped visibly without it):
 //! the same series (names, label names and values) for every family both
 //! emit, on a fake tree (equal values) and on this host's /proc (irqlab's
-//! value between two node_exporter scrapes around it).
+//! value between two node_exporter scrapes around it); through a real
+//! Prometheus (skipped visibly without it), Node Exporter Full's queries
+//! give the same series for both jobs.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -116,18 +118,19 @@ fn parse(body: &str) -> Series {
 
 /// GET /metrics over HTTP/1.0 (node_exporter answers HTTP/1.1 chunked).
 fn get(addr: SocketAddr) -> String {
+    get_path(addr, "/metrics").unwrap()
+}
+
+/// GET `path` over HTTP/1.0: the body of a 200 answer.
+fn get_path(addr: SocketAddr, path: &str) -> Option<String> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\n\r\n").ok()?;
     let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "{head}"
-    );
-    body.to_string()
+    s.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    (head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200")).then(|| body.to_string())
 }
 
 /// The series of `a` not in `b`.
@@ -231,6 +234,126 @@ fn node_compat_matches_node_exporter_on_this_host_within_a_scrape() {
         assert!(
             v >= lo - slack && v <= hi + slack,
             "{k:?}: irqlab {v} outside node_exporter's [{lo}, {hi}]"
+        );
+    }
+}
+
+/// Percent-encode a PromQL query for the HTTP API.
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The label sets (without `instance` and `job`) of a query's result.
+fn result_labels(body: &str) -> BTreeSet<String> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let mut m = r["metric"].as_object().unwrap().clone();
+            m.remove("instance");
+            m.remove("job");
+            serde_json::Value::Object(m).to_string()
+        })
+        .collect()
+}
+
+/// Node Exporter Full's interrupt, softirq, CPU and variable queries
+/// (`$node`/`$job` filled in per job, `$__rate_interval` as 1m).
+const DASHBOARD: [&str; 7] = [
+    "count(count(node_cpu_seconds_total{instance=\"$node\",job=\"$job\"}) by (cpu))",
+    "sum by(instance) (irate(node_cpu_seconds_total{instance=\"$node\",job=\"$job\", mode!=\"idle\"}[1m])) / on(instance) group_left sum by (instance)((irate(node_cpu_seconds_total{instance=\"$node\",job=\"$job\"}[1m])))",
+    "sum(irate(node_cpu_seconds_total{instance=\"$node\",job=\"$job\", mode=\"softirq\"}[1m])) / scalar(count(count(node_cpu_seconds_total{instance=\"$node\",job=\"$job\"}) by (cpu)))",
+    "irate(node_softirqs_total{instance=\"$node\",job=\"$job\"}[1m])",
+    "irate(node_interrupts_total{instance=\"$node\",job=\"$job\"}[1m])",
+    "irate(node_intr_total{instance=\"$node\",job=\"$job\"}[1m])",
+    "node_uname_info{instance=\"$node\",job=\"$job\"}",
+];
+
+#[test]
+fn node_exporter_full_queries_give_the_same_series_through_prometheus() {
+    let test = "node_exporter_full_queries_give_the_same_series_through_prometheus";
+    if !have("prometheus") {
+        crate::visible!("SKIP {test}: prometheus not installed (tools/install-prometheus.sh)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree, 4, 8);
+    let Some(ne) = node_exporter(test, &tree.join("proc")) else {
+        return;
+    };
+    let s = serve(&tree, &["--compat", "node", "--per-cpu", "all"]);
+    let prom_addr = SocketAddr::from((
+        [127, 0, 0, 1],
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port(),
+    ));
+    let config = d.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['{}']\n  - job_name: irqlab\n    static_configs:\n      - targets: ['{}']\n",
+            ne.addr, s.addr
+        ),
+    )
+    .unwrap();
+    let prom = Command::new("prometheus")
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            d.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address={prom_addr}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _prom = Exporter {
+        child: prom,
+        addr: prom_addr,
+    };
+    let query = |q: &str| -> Option<String> {
+        let path = format!("/api/v1/query?query={}", encode(q));
+        get_path(prom_addr, &path).filter(|b| b.contains("\"result\":[{"))
+    };
+    // Node Exporter Full's $job and $node variables: label_values of
+    // node_uname_info. Wait for three scrapes of each job (irate needs two).
+    let end = Instant::now() + Duration::from_secs(90);
+    let ready = |job: &str| {
+        query(&format!(
+            "count_over_time(node_uname_info{{job=\"{job}\"}}[1m]) >= 3"
+        ))
+        .is_some()
+    };
+    while !(ready("node") && ready("irqlab")) {
+        assert!(Instant::now() < end, "Prometheus never scraped both jobs");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for expr in DASHBOARD {
+        let per_job = |job: &str, node: SocketAddr| {
+            let q = expr
+                .replace("$node", &node.to_string())
+                .replace("$job", job);
+            let b = query(&q).unwrap_or_else(|| panic!("no data for {job}: {q}"));
+            result_labels(&b)
+        };
+        assert_eq!(
+            per_job("irqlab", s.addr),
+            per_job("node", ne.addr),
+            "{expr}"
         );
     }
 }

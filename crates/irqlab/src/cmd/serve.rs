@@ -23,7 +23,7 @@ pub enum Compat {
 /// Flags of `irqlab serve`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    irqlab serve                               # http://127.0.0.1:9812/metrics, 5-s samples\n  \
+    irqlab serve                               # http://127.0.0.1:9812/metrics, read at scrape time\n  \
     irqlab serve --per-cpu top=4 --exclude '^(NMI|PMI)$'\n  \
     irqlab serve --compat node --listen 0.0.0.0:9812   # node_exporter names, all interfaces\n\
 Metrics, PromQL and the Grafana dashboard: docs/serve.md")]
