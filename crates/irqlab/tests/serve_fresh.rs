@@ -114,6 +114,10 @@ fn gzip_is_served_to_scrapers_that_accept_it() {
     std::thread::sleep(Duration::from_millis(100));
     let (gz, text) = scrape_gzip(s.addr);
     assert!(gz, "later gzip scrapes get gzip");
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(scrape_gzip(s.addr).0, "every later gzip scrape gets gzip");
+    }
     let names = |b: &str| -> Vec<String> {
         b.lines()
             .filter(|l| !l.starts_with('#'))

@@ -215,15 +215,27 @@ impl Latest {
             Exposition::Prometheus => 0,
             Exposition::OpenMetrics => 1,
         };
+        if gzip {
+            self.want_gzip(format);
+        }
         let g = self.lock();
         if gzip {
             if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
                 return (Arc::clone(z), true);
             }
-            self.gzip_wanted.fetch_or(1 << i, Ordering::Relaxed);
         }
         let b = if i == 0 { &g.bodies.0 } else { &g.bodies.1 };
         (Arc::clone(b), false)
+    }
+
+    /// Make the gzip form of `format` at the next publication (and the
+    /// ones after, as long as scrapes keep asking).
+    pub fn want_gzip(&self, format: Exposition) {
+        let bit = match format {
+            Exposition::Prometheus => 1,
+            Exposition::OpenMetrics => 2,
+        };
+        self.gzip_wanted.fetch_or(bit, Ordering::Relaxed);
     }
 
     /// `/metrics` requests answered so far.
@@ -552,6 +564,11 @@ impl Conn {
                     if let Some(end) = head_end(&self.buf, from) {
                         let pipelined = end != self.buf.len();
                         if is_scrape(&self.buf[..end]) {
+                            let head = &self.buf[..end];
+                            if accepts_gzip(head) {
+                                // Made by the read this scrape may wait for.
+                                latest.want_gzip(openmetrics::negotiate(head));
+                            }
                             if let Freshness::After(after) = latest.scrape(now) {
                                 self.buf.truncate(end);
                                 self.phase = Phase::Wait { after, pipelined };
@@ -964,6 +981,9 @@ mod tests {
         assert_eq!(out, "x 2\n".repeat(1000));
         // The same body is reused by every scrape of that read.
         assert!(Arc::ptr_eq(&z, &l.body_as(Exposition::Prometheus, true).0));
+        // And the next read is gzipped too, as scrapes keep asking.
+        l.publish(b"x 3\n".repeat(1000), t);
+        assert!(l.body_as(Exposition::Prometheus, true).1);
         assert!(!l.body_as(Exposition::OpenMetrics, true).1);
     }
 
