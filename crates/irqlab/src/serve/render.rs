@@ -283,7 +283,7 @@ impl Renderer {
             let (name, help) = match (self.opts.naming, mode) {
                 (Naming::Node, _) => (
                     "node_cpu_seconds_total",
-                    "Seconds the CPUs spent in each mode (irq and softirq only).",
+                    "Seconds the CPUs spent in each mode.",
                 ),
                 (Naming::Irqlab, "irq") => (
                     "irqlab_cpu_irq_seconds_total",
