@@ -42,7 +42,9 @@ fn node_naming_and_per_cpu_sum_and_filters() {
     let s = serve(d.path(), &["-i", "100ms", "--compat", "node"]);
     let b = scrape(s.addr);
     assert!(b.contains("node_interrupts_total{cpu=\"2\",type=\"LOC\",info=\"Local timer interrupts\",devices=\"\"} "), "{b}");
-    assert!(b.contains("node_softirqs_total{cpu=\"1\",vector=\"TIMER\"} "));
+    assert!(b.contains("node_softirqs_functions_total{cpu=\"1\",type=\"TIMER\"} "));
+    assert!(b.contains("node_softirqs_total{vector=\"timer\"} "));
+    assert!(b.contains("node_uname_info{"));
     assert!(b.contains("node_cpu_seconds_total{cpu=\"0\",mode=\"softirq\"} "));
     assert!(!b.contains("irqlab_interrupts_total"));
     drop(s);

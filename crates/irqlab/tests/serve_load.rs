@@ -98,3 +98,49 @@ fn fifty_scrapers_for_five_seconds() {
     );
     assert_eq!(request(addr, "GET", "/metrics").unwrap().0, 200);
 }
+
+#[test]
+fn fifty_scrapers_share_reads_made_at_scrape_time() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 64, 64);
+    // The default mode: reads at scrape time, at most one per 200 ms.
+    let s = serve(d.path(), &["--min-interval", "200ms"]);
+    let addr = s.addr;
+    let before = own(addr).1;
+    let ok = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let end = start + Duration::from_secs(5);
+    let workers: Vec<_> = (0..SCRAPERS)
+        .map(|_| {
+            let (ok, failed) = (ok.clone(), failed.clone());
+            std::thread::spawn(move || {
+                while Instant::now() < end {
+                    match request(addr, "GET", "/metrics") {
+                        Ok((200, body)) if body.contains("irqlab_exposed_series") => {
+                            ok.fetch_add(1, Ordering::Relaxed)
+                        }
+                        _ => failed.fetch_add(1, Ordering::Relaxed),
+                    };
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let reads = own(addr).1 - before;
+    let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
+    crate::visible!(
+        "serve_load (scrape time): {ok} scrapes, {failed} failed, {reads} reads in {elapsed:.1} s"
+    );
+    assert_eq!(failed, 0, "{failed} scrapes failed ({ok} ok)");
+    assert!(ok >= 100, "only {ok} scrapes in 5 s");
+    // Reads are bounded by the minimum interval, not by the scrape rate.
+    assert!(
+        reads <= elapsed / 0.2 + 2.0,
+        "{reads} reads in {elapsed:.1} s for {ok} scrapes"
+    );
+    assert!(reads >= 2.0, "scrapes never caused a read ({reads})");
+}

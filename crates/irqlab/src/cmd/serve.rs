@@ -23,7 +23,7 @@ pub enum Compat {
 /// Flags of `irqlab serve`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    irqlab serve                               # http://127.0.0.1:9812/metrics, 5-s samples\n  \
+    irqlab serve                               # http://127.0.0.1:9812/metrics, read at scrape time\n  \
     irqlab serve --per-cpu top=4 --exclude '^(NMI|PMI)$'\n  \
     irqlab serve --compat node --listen 0.0.0.0:9812   # node_exporter names, all interfaces\n\
 Metrics, PromQL and the Grafana dashboard: docs/serve.md")]
@@ -33,9 +33,16 @@ pub struct Args {
     /// Address to listen on (port 0 picks a free port). Loopback unless set.
     #[arg(long, default_value = "127.0.0.1:9812")]
     pub listen: SocketAddr,
-    /// Time between samples; scrapes in between get the latest sample.
-    #[arg(long, short = 'i', default_value = "5s", value_parser = super::args::positive_duration)]
-    pub interval: Duration,
+    /// Cached mode: sample every this long, whatever the scrapes; scrapes
+    /// in between get the latest sample. Without it, values are read at
+    /// scrape time (see --min-interval).
+    #[arg(long, short = 'i', value_parser = super::args::positive_duration)]
+    pub interval: Option<Duration>,
+    /// Read at scrape time at most once per this long: concurrent scrapes
+    /// share one read; a scrape within half of it after a read gets that
+    /// read, a later one waits for the next.
+    #[arg(long, value_name = "DURATION", default_value = "1s", conflicts_with = "interval", value_parser = super::args::positive_duration)]
+    pub min_interval: Duration,
     /// Stop after this long (default: until interrupted).
     #[arg(long, value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
@@ -104,8 +111,8 @@ fn regex(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Regex>> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.interval.is_zero() {
-        anyhow::bail!("--interval must be above zero");
+    if args.interval.is_some_and(|i| i.is_zero()) || args.min_interval.is_zero() {
+        anyhow::bail!("--interval and --min-interval must be above zero");
     }
     let opts = Options {
         per_cpu: args.per_cpu,
@@ -126,12 +133,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = serve::ServeConfig {
         root: args.root.dir,
         listen: args.listen,
-        interval: args.interval,
+        pace: match args.interval {
+            Some(i) => serve::Pace::Every(i),
+            None => serve::Pace::Scrape {
+                min_interval: args.min_interval,
+            },
+        },
         duration: args.duration,
         max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
         opts,
     };
-    let interval = cfg.interval;
+    let pace = match cfg.pace {
+        serve::Pace::Every(i) => format!("sampling every {}", humantime::format_duration(i)),
+        serve::Pace::Scrape { min_interval } => format!(
+            "reading at scrape time, at most once per {}",
+            humantime::format_duration(min_interval)
+        ),
+    };
     let (irq, cpus) = (args.irq, args.cpus);
     let signal = serve::run(cfg, |addr, irq_rows, present| {
         // A filter that selects nothing says so, as in `show`.
@@ -141,10 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if !addr.ip().is_loopback() {
             eprintln!("irqlab: warning: {addr} is reachable from other hosts");
         }
-        eprintln!(
-            "irqlab: serving http://{addr}/metrics (sampling every {})",
-            humantime::format_duration(interval)
-        );
+        eprintln!("irqlab: serving http://{addr}/metrics ({pace})");
     })?;
     // SIGTERM is how a service manager stops an exporter: a clean stop
     // (exit 0). SIGINT: 128 + signal, as `top` and `bench`.

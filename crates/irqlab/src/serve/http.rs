@@ -24,19 +24,43 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Longest request head accepted (bytes); a longer one gets 431.
 pub const MAX_HEAD: usize = 8192;
 
-/// The bodies of the latest sample, shared with the server thread.
+/// The bodies of the latest read, shared with the server thread, and the
+/// requests for a new read (scrape-time mode).
 #[derive(Debug)]
 pub struct Latest {
-    /// (Prometheus text, OpenMetrics) of one sample.
-    bodies: Mutex<Bodies>,
+    state: Mutex<State>,
+    /// Signalled when a scrape asks for a read.
+    asked: Condvar,
     scrapes: AtomicU64,
+    /// At most one read per this long, made when a scrape asks
+    /// (`None`: the bodies come from periodic samples only).
+    min_interval: Option<Duration>,
+    /// Written on each publication; the server polls `wake.1`.
+    wake: (UnixStream, UnixStream),
+    /// Formats a scrape asked gzip for since the last publication
+    /// (bit 0 Prometheus text, bit 1 OpenMetrics).
+    gzip_wanted: AtomicU8,
+}
+
+#[derive(Debug)]
+struct State {
+    bodies: Bodies,
+    /// gzip of each body, made at publication when asked for before.
+    gz: [Option<Arc<Vec<u8>>>; 2],
+    /// Publications so far (failed reads count too).
+    generation: u64,
+    /// When the read of the current bodies began.
+    read_at: Instant,
+    /// A scrape asked for a read that is not published yet.
+    pending: bool,
 }
 
 type Bodies = (Arc<Vec<u8>>, Arc<Vec<u8>>);
@@ -47,46 +71,182 @@ fn both(body: Vec<u8>) -> Bodies {
     (Arc::new(body), Arc::new(om))
 }
 
+fn gzip(body: &[u8]) -> Option<Arc<Vec<u8>>> {
+    use flate2::write::GzEncoder;
+    let mut e = GzEncoder::new(
+        Vec::with_capacity(body.len() / 8),
+        flate2::Compression::fast(),
+    );
+    e.write_all(body).ok()?;
+    e.finish().ok().map(Arc::new)
+}
+
+/// What a `/metrics` scrape gets now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The current bodies.
+    Now,
+    /// The bodies published after this generation.
+    After(u64),
+}
+
 impl Latest {
-    pub fn new(body: Vec<u8>) -> Latest {
-        Latest {
-            bodies: Mutex::new(both(body)),
+    /// Bodies of a first read that began at `read_at`; `min_interval`
+    /// `Some` reads at scrape time (see [`Latest::scrape`]).
+    pub fn new(
+        body: Vec<u8>,
+        read_at: Instant,
+        min_interval: Option<Duration>,
+    ) -> std::io::Result<Latest> {
+        let wake = UnixStream::pair()?;
+        wake.0.set_nonblocking(true)?;
+        wake.1.set_nonblocking(true)?;
+        Ok(Latest {
+            state: Mutex::new(State {
+                bodies: both(body),
+                gz: [None, None],
+                generation: 0,
+                read_at,
+                pending: false,
+            }),
+            asked: Condvar::new(),
             scrapes: AtomicU64::new(0),
+            min_interval,
+            wake,
+            gzip_wanted: AtomicU8::new(0),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
         }
     }
 
-    /// Publish a new Prometheus-text body (its OpenMetrics form is made
+    /// Publish a new Prometheus-text body read from `read_at` on (its
+    /// OpenMetrics form, and the gzip forms scrapes asked for, are made
     /// here); returns the previous one's buffer when no scrape still holds
     /// it (for reuse).
-    pub fn publish(&self, body: Vec<u8>) -> Option<Vec<u8>> {
+    pub fn publish(&self, body: Vec<u8>, read_at: Instant) -> Option<Vec<u8>> {
         let new = both(body);
-        let old = match self.bodies.lock() {
-            Ok(mut g) => std::mem::replace(&mut *g, new),
-            Err(p) => std::mem::replace(&mut *p.into_inner(), new),
+        let wanted = self.gzip_wanted.swap(0, Ordering::Relaxed);
+        let gz = [
+            (wanted & 1 != 0).then(|| gzip(&new.0)).flatten(),
+            (wanted & 2 != 0).then(|| gzip(&new.1)).flatten(),
+        ];
+        let old = {
+            let mut g = self.lock();
+            g.gz = gz;
+            g.generation += 1;
+            g.read_at = read_at;
+            g.pending = false;
+            std::mem::replace(&mut g.bodies, new)
         };
+        let _ = (&self.wake.0).write(&[1]);
         Arc::try_unwrap(old.0).ok()
+    }
+
+    /// A read that began at `read_at` failed: the bodies stay, and the
+    /// scrapes waiting for it get them.
+    pub fn publish_failed(&self, read_at: Instant) {
+        {
+            let mut g = self.lock();
+            g.generation += 1;
+            g.read_at = read_at;
+            g.pending = false;
+        }
+        let _ = (&self.wake.0).write(&[1]);
+    }
+
+    /// Where a `/metrics` scrape arriving `now` is answered from. Without
+    /// a minimum interval, always the current bodies. Otherwise a scrape
+    /// joins a read already asked for; gets the current bodies while they
+    /// are younger than half the minimum interval; else asks for a read
+    /// (which begins no sooner than the minimum interval after the last
+    /// one, so a scrape waits at most half of it).
+    pub fn scrape(&self, now: Instant) -> Freshness {
+        let Some(min) = self.min_interval else {
+            return Freshness::Now;
+        };
+        let mut g = self.lock();
+        if g.pending {
+            return Freshness::After(g.generation);
+        }
+        if now.saturating_duration_since(g.read_at) < min / 2 {
+            return Freshness::Now;
+        }
+        g.pending = true;
+        self.asked.notify_all();
+        Freshness::After(g.generation)
+    }
+
+    /// Publications so far.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// Wait up to `timeout` for a scrape to ask for a read; then the
+    /// earliest time it may begin (the last read + the minimum interval).
+    pub fn wait_asked(&self, timeout: Duration) -> Option<Instant> {
+        let min = self.min_interval?;
+        let g = self.lock();
+        let g = if g.pending {
+            g
+        } else {
+            match self.asked.wait_timeout(g, timeout) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            }
+        };
+        g.pending.then(|| g.read_at + min)
     }
 
     /// The current Prometheus-text body (shared, not copied).
     pub fn body(&self) -> Arc<Vec<u8>> {
-        self.body_as(Exposition::Prometheus)
+        self.body_as(Exposition::Prometheus, false).0
     }
 
-    /// The current body in `format` (shared, not copied).
-    pub fn body_as(&self, format: Exposition) -> Arc<Vec<u8>> {
-        let pick = |b: &Bodies| match format {
-            Exposition::Prometheus => Arc::clone(&b.0),
-            Exposition::OpenMetrics => Arc::clone(&b.1),
+    /// The current body in `format` (shared, not copied): gzipped (true)
+    /// when `gzip` asks for it and it was made at publication; otherwise
+    /// plain, and the next publication makes it.
+    pub fn body_as(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool) {
+        let i = match format {
+            Exposition::Prometheus => 0,
+            Exposition::OpenMetrics => 1,
         };
-        match self.bodies.lock() {
-            Ok(g) => pick(&g),
-            Err(p) => pick(&p.into_inner()),
+        if gzip {
+            self.want_gzip(format);
         }
+        let g = self.lock();
+        if gzip {
+            if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
+                return (Arc::clone(z), true);
+            }
+        }
+        let b = if i == 0 { &g.bodies.0 } else { &g.bodies.1 };
+        (Arc::clone(b), false)
+    }
+
+    /// Make the gzip form of `format` at the next publication (and the
+    /// ones after, as long as scrapes keep asking).
+    pub fn want_gzip(&self, format: Exposition) {
+        let bit = match format {
+            Exposition::Prometheus => 1,
+            Exposition::OpenMetrics => 2,
+        };
+        self.gzip_wanted.fetch_or(bit, Ordering::Relaxed);
     }
 
     /// `/metrics` requests answered so far.
     pub fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::Relaxed)
+    }
+
+    /// Discard the wake-up bytes.
+    fn drain_wake(&self) {
+        let mut sink = [0u8; 64];
+        while matches!((&self.wake.1).read(&mut sink), Ok(n) if n > 0) {}
     }
 }
 
@@ -158,6 +318,10 @@ enum Phase {
     /// Answer sent and the write side shut: discarding what the client
     /// still sends until it closes or the linger ends.
     Drain,
+    /// A `/metrics` request (its head in `buf`) waiting for the read
+    /// published after generation `after`; `pipelined` when bytes came
+    /// after the head.
+    Wait { after: u64, pipelined: bool },
 }
 
 struct Conn {
@@ -210,6 +374,7 @@ impl Server {
                     PollFlags::empty()
                 };
                 fds.push(PollFd::new(self.listener.as_fd(), listen));
+                fds.push(PollFd::new(self.latest.wake.1.as_fd(), PollFlags::POLLIN));
                 fds.extend(
                     self.conns
                         .iter()
@@ -229,9 +394,23 @@ impl Server {
                 );
             }
             let now = Instant::now();
-            for (c, ev) in self.conns.iter_mut().zip(revents.iter().skip(1)) {
-                if !ev.is_empty() {
+            for (c, ev) in self.conns.iter_mut().zip(revents.iter().skip(2)) {
+                if matches!(c.phase, Phase::Wait { .. }) {
+                    // Gone while waiting for its read.
+                    if ev.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+                        c.closed = true;
+                    }
+                } else if !ev.is_empty() {
                     c.progress(&self.latest, &self.limits, now);
+                }
+            }
+            if revents.get(1).is_some_and(|e| !e.is_empty()) {
+                self.latest.drain_wake();
+                let generation = self.latest.generation();
+                for c in &mut self.conns {
+                    if matches!(c.phase, Phase::Wait { after, .. } if after < generation) {
+                        c.finish_wait(&self.latest, &self.limits, now);
+                    }
                 }
             }
             for c in &mut self.conns {
@@ -322,6 +501,7 @@ impl Conn {
         match self.phase {
             Phase::Head | Phase::Drain => PollFlags::POLLIN,
             Phase::Write { .. } => PollFlags::POLLOUT,
+            Phase::Wait { .. } => PollFlags::empty(),
         }
     }
 
@@ -382,6 +562,20 @@ impl Conn {
                     let room = (MAX_HEAD + 1).saturating_sub(self.buf.len());
                     self.buf.extend_from_slice(&chunk[..n.min(room)]);
                     if let Some(end) = head_end(&self.buf, from) {
+                        let pipelined = end != self.buf.len();
+                        if is_scrape(&self.buf[..end]) {
+                            let head = &self.buf[..end];
+                            if accepts_gzip(head) {
+                                // Made by the read this scrape may wait for.
+                                latest.want_gzip(openmetrics::negotiate(head));
+                            }
+                            if let Freshness::After(after) = latest.scrape(now) {
+                                self.buf.truncate(end);
+                                self.phase = Phase::Wait { after, pipelined };
+                                self.deadline = now + limits.write;
+                                return;
+                            }
+                        }
                         let head = &self.buf[..end];
                         let mut reply = answer(head, latest);
                         // Bytes after the head (a pipelined request) are
@@ -427,8 +621,21 @@ impl Conn {
                 // `write`.
                 self.progress(latest, limits, now);
             }
+            // No read came in time: the last bodies.
+            Phase::Wait { .. } => self.finish_wait(latest, limits, now),
             Phase::Write { .. } | Phase::Drain => self.closed = true,
         }
+    }
+
+    /// Answer a waiting scrape from the current bodies.
+    fn finish_wait(&mut self, latest: &Latest, limits: &Limits, now: Instant) {
+        let Phase::Wait { pipelined, .. } = self.phase else {
+            return;
+        };
+        let mut reply = answer(&self.buf, latest);
+        reply.keep &= !pipelined;
+        self.reply(reply, limits, now);
+        self.progress(latest, limits, now);
     }
 
     fn reply(&mut self, r: Reply, limits: &Limits, now: Instant) {
@@ -442,6 +649,8 @@ impl Conn {
             if r.keep { "keep-alive" } else { "close" },
             if r.status == Status::MethodNotAllowed {
                 "Allow: GET, HEAD\r\n"
+            } else if r.gzip {
+                "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
             } else {
                 ""
             }
@@ -520,6 +729,8 @@ struct Reply {
     body: Arc<Vec<u8>>,
     head_only: bool,
     keep: bool,
+    /// The body is gzip (`Content-Encoding: gzip`).
+    gzip: bool,
 }
 
 impl Reply {
@@ -530,6 +741,7 @@ impl Reply {
             body: Arc::new(body.as_bytes().to_vec()),
             head_only: false,
             keep: false,
+            gzip: false,
         }
     }
 
@@ -553,12 +765,14 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
         Some((_, "/metrics")) => {
             latest.scrapes.fetch_add(1, Ordering::Relaxed);
             let format = openmetrics::negotiate(head);
+            let (body, gzip) = latest.body_as(format, accepts_gzip(head));
             Reply {
                 status: Status::Ok,
                 ctype: format.content_type(),
-                body: latest.body_as(format),
+                body,
                 head_only: false,
                 keep: false,
+                gzip,
             }
         }
         Some((_, "/")) => Reply {
@@ -570,6 +784,27 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
     r.head_only = head.starts_with(b"HEAD ");
     r.keep = r.status != Status::BadRequest && keep_alive(head);
     r
+}
+
+/// A GET or HEAD of `/metrics`.
+fn is_scrape(head: &[u8]) -> bool {
+    matches!(request_line(head), Some(("GET" | "HEAD", "/metrics")))
+}
+
+/// True when `Accept-Encoding` lists gzip (with a q-value above 0).
+fn accepts_gzip(head: &[u8]) -> bool {
+    openmetrics::header(head, "accept-encoding").is_some_and(|v| {
+        v.split(',').any(|t| {
+            let mut parts = t.split(';').map(str::trim);
+            let coding = parts.next().unwrap_or("");
+            let q_zero = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f64>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !q_zero
+        })
+    })
 }
 
 /// True when the client keeps its connection for another request:
@@ -694,15 +929,71 @@ mod tests {
 
     #[test]
     fn publish_returns_the_unshared_old_buffer() {
-        let l = Latest::new(b"a".to_vec());
+        let t = Instant::now();
+        let l = Latest::new(b"a".to_vec(), t, None).unwrap();
         let held = l.body();
         assert!(
-            l.publish(b"b".to_vec()).is_none(),
+            l.publish(b"b".to_vec(), t).is_none(),
             "a scrape still holds it"
         );
         drop(held);
-        assert_eq!(l.publish(b"c".to_vec()), Some(b"b".to_vec()));
+        assert_eq!(l.publish(b"c".to_vec(), t), Some(b"b".to_vec()));
         assert_eq!(&**l.body(), b"c");
-        assert_eq!(&**l.body_as(Exposition::OpenMetrics), b"c\n# EOF\n");
+        assert_eq!(&*l.body_as(Exposition::OpenMetrics, false).0, b"c\n# EOF\n");
+    }
+
+    #[test]
+    fn scrapes_share_one_read_at_most_once_per_min_interval() {
+        let t = Instant::now();
+        let min = Duration::from_secs(1);
+        let l = Latest::new(b"a".to_vec(), t, Some(min)).unwrap();
+        // Young bodies are served as they are.
+        assert_eq!(l.scrape(t + min / 4), Freshness::Now);
+        // Older than half the interval: a read is asked for, which cannot
+        // begin before the interval since the last one.
+        assert_eq!(l.scrape(t + min * 3 / 4), Freshness::After(0));
+        assert_eq!(l.wait_asked(Duration::ZERO), Some(t + min));
+        // A concurrent scrape joins that read, even a young-looking one.
+        assert_eq!(l.scrape(t + min / 4), Freshness::After(0));
+        l.publish(b"b".to_vec(), t + min);
+        assert_eq!(l.generation(), 1);
+        assert_eq!(l.scrape(t + min * 5 / 4), Freshness::Now);
+        assert_eq!(l.wait_asked(Duration::ZERO), None);
+        // Cached mode never waits.
+        let c = Latest::new(b"a".to_vec(), t, None).unwrap();
+        assert_eq!(c.scrape(t + min * 100), Freshness::Now);
+    }
+
+    #[test]
+    fn gzip_is_made_at_publication_once_asked_for() {
+        let t = Instant::now();
+        let l = Latest::new(b"x 1\n".repeat(1000), t, None).unwrap();
+        // The first gzip request gets plain text and asks for gzip.
+        let (b, gz) = l.body_as(Exposition::Prometheus, true);
+        assert!(!gz && b.len() == 4000);
+        l.publish(b"x 2\n".repeat(1000), t);
+        let (z, gz) = l.body_as(Exposition::Prometheus, true);
+        assert!(gz && z.len() < 100, "{} bytes", z.len());
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(z.as_slice())
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(out, "x 2\n".repeat(1000));
+        // The same body is reused by every scrape of that read.
+        assert!(Arc::ptr_eq(&z, &l.body_as(Exposition::Prometheus, true).0));
+        // And the next read is gzipped too, as scrapes keep asking.
+        l.publish(b"x 3\n".repeat(1000), t);
+        assert!(l.body_as(Exposition::Prometheus, true).1);
+        assert!(!l.body_as(Exposition::OpenMetrics, true).1);
+    }
+
+    #[test]
+    fn accept_encoding_gzip_is_recognised() {
+        let h = |v: &str| format!("GET /metrics HTTP/1.1\r\nAccept-Encoding: {v}\r\n\r\n");
+        assert!(accepts_gzip(h("gzip").as_bytes()));
+        assert!(accepts_gzip(h("deflate, GZIP;q=0.5").as_bytes()));
+        assert!(!accepts_gzip(h("gzip;q=0").as_bytes()));
+        assert!(!accepts_gzip(h("identity").as_bytes()));
+        assert!(!accepts_gzip(b"GET /metrics HTTP/1.1\r\n\r\n"));
     }
 }

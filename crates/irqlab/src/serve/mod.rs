@@ -1,9 +1,11 @@
-//! `irqlab serve`: a Prometheus text endpoint at `/metrics` answered from
-//! the latest sample. One thread samples on drift-free ticks (the interval
-//! does not depend on scrapes) and renders the body once per sample;
-//! the `http` event loop hands that body to every scrape, so concurrent
-//! scrapes never re-read `/proc`, and slow or idle clients never hold up
-//! a scrape (see `http`).
+//! `irqlab serve`: a Prometheus text endpoint at `/metrics`. By default
+//! values are read at scrape time: a scrape asks the sampling thread for
+//! a read, concurrent scrapes share it, and reads come at most once per
+//! minimum interval (so the cost does not grow with the scrape rate).
+//! With a fixed interval (cached mode) the thread samples on drift-free
+//! ticks instead and scrapes get the latest sample. Either way the body
+//! is rendered once per read and the `http` event loop hands it to every
+//! scrape; slow or idle clients never hold up a scrape (see `http`).
 //!
 //! Owns the run loop and irqlab's own counters; naming and shaping are in
 //! `render`/`options`, monotonic sums in `accum`. Knows nothing about clap.
@@ -37,13 +39,22 @@ pub const FD_RESERVE: u64 = 256;
 pub struct ServeConfig {
     pub root: PathBuf,
     pub listen: SocketAddr,
-    pub interval: Duration,
+    pub pace: Pace,
     /// Stop after this long (tests, bounded runs); `None` = until killed.
     pub duration: Option<Duration>,
     /// Open connections at most (lowered to what the descriptor limit
     /// allows).
     pub max_connections: usize,
     pub opts: Options,
+}
+
+/// When `serve` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// When a scrape asks, at most once per this long.
+    Scrape { min_interval: Duration },
+    /// Every this long, whatever the scrapes (cached mode).
+    Every(Duration),
 }
 
 /// Sampling state: the source, the renderer and irqlab's own counters.
@@ -124,6 +135,7 @@ pub fn run(
         spare: Vec::new(),
         present: BTreeSet::new(),
     };
+    let mut read_at = Instant::now();
     let first = lp.step(0)?;
     for m in lp.src.missing() {
         eprintln!("irqlab: not exposed (cannot read): {m}");
@@ -143,30 +155,61 @@ pub fn run(
         connections,
         ..http::Limits::default()
     };
-    let latest = Arc::new(http::Latest::new(first));
+    let min_interval = match cfg.pace {
+        Pace::Scrape { min_interval } => Some(min_interval),
+        Pace::Every(_) => None,
+    };
+    let latest = Arc::new(
+        http::Latest::new(first, read_at, min_interval)
+            .context("cannot make the server's wake-up socket")?,
+    );
     http::spawn(listener, Arc::clone(&latest), limits)?;
     ready(addr, lp.renderer.irq_rows(), &lp.present);
     let start = Instant::now();
-    let mut ticker = Ticker::new(cfg.interval);
+    let end = cfg.duration.map(|d| start + d);
+    let interval = match cfg.pace {
+        Pace::Every(i) => i,
+        Pace::Scrape { .. } => Duration::ZERO,
+    };
+    let mut ticker = Ticker::new(interval.max(Duration::from_millis(1)));
     loop {
-        if cfg
-            .duration
-            .is_some_and(|d| start.elapsed() + cfg.interval > d)
-        {
-            let end = start + cfg.duration.unwrap_or_default();
-            return Ok(stop.sleep_until(end));
+        if let Pace::Every(i) = cfg.pace {
+            if end.is_some_and(|e| Instant::now() + i > e) {
+                return Ok(stop.sleep_until(end.unwrap_or(start)));
+            }
+            if let Some(sig) = ticker.wait_stop(&stop) {
+                return Ok(Some(sig));
+            }
+        } else {
+            // Wait for a scrape to ask (checking for signals and the end
+            // of the run between waits), then for the minimum interval.
+            let due = loop {
+                if let Some(sig) = stop.caught() {
+                    return Ok(Some(sig));
+                }
+                if end.is_some_and(|e| Instant::now() >= e) {
+                    return Ok(None);
+                }
+                if let Some(due) = latest.wait_asked(Duration::from_millis(100)) {
+                    break due;
+                }
+            };
+            if let Some(sig) = stop.sleep_until(due) {
+                return Ok(Some(sig));
+            }
         }
-        if let Some(sig) = ticker.wait_stop(&stop) {
-            return Ok(Some(sig));
-        }
+        read_at = Instant::now();
         match lp.step(latest.scrapes()) {
             Ok(body) => {
-                if let Some(old) = latest.publish(body) {
+                if let Some(old) = latest.publish(body, read_at) {
                     lp.spare = old;
                 }
             }
             // Keep serving the last good body; say why it is not renewed.
-            Err(e) => eprintln!("irqlab: sample failed, serving the previous one: {e:#}"),
+            Err(e) => {
+                latest.publish_failed(read_at);
+                eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
+            }
         }
     }
 }

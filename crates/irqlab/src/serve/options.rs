@@ -41,8 +41,9 @@ pub enum Naming {
     /// `irqlab_interrupts_total{irq,cpu,chip,actions}` …
     #[default]
     Irqlab,
-    /// node_exporter's `node_interrupts_total{cpu,type,info,devices}` and
-    /// `node_softirqs_total{cpu,vector}`, so that existing dashboards work.
+    /// node_exporter 1.5.0's interrupt, stat (softirq), cpu and uname
+    /// families, plus the per-CPU `node_softirqs_functions_total` of 1.6.0
+    /// (docs/serve.md lists them and where irqlab differs).
     Node,
 }
 

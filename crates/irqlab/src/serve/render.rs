@@ -150,8 +150,18 @@ impl Renderer {
         out.clear();
         self.series = 0;
         self.interrupts(s.snap, out);
-        self.softirqs_family(s.snap, out);
-        self.cpu_time(s.snap, out);
+        match self.opts.naming {
+            Naming::Irqlab => {
+                self.softirqs_family(s.snap, out);
+                self.cpu_time(s.snap, out);
+            }
+            Naming::Node => {
+                self.node_stat(s.snap, out);
+                self.softirqs_family(s.snap, out);
+                self.node_cpu(s.snap, out);
+                self.node_uname(out);
+            }
+        }
         self.threads(s.threads, s.snap.mono_ns, out);
         self.own(own, s.snap.wall_ns, out);
     }
@@ -211,10 +221,11 @@ impl Renderer {
                 "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
                 "vector",
             ),
+            // node_exporter's softirqs collector (1.6.0 and later).
             Naming::Node => (
-                "node_softirqs_total",
-                "Softirq counts per vector and CPU.",
-                "vector",
+                "node_softirqs_functions_total",
+                "Softirq counts per CPU.",
+                "type",
             ),
         };
         header(out, name, help, "counter");
@@ -272,7 +283,7 @@ impl Renderer {
             let (name, help) = match (self.opts.naming, mode) {
                 (Naming::Node, _) => (
                     "node_cpu_seconds_total",
-                    "Seconds the CPUs spent in each mode (irq and softirq only).",
+                    "Seconds the CPUs spent in each mode.",
                 ),
                 (Naming::Irqlab, "irq") => (
                     "irqlab_cpu_irq_seconds_total",
@@ -306,6 +317,114 @@ impl Renderer {
                 );
             }
         }
+    }
+
+    /// node_exporter's stat collector: `node_intr_total` and
+    /// `node_softirqs_total{vector}` (the `/proc/stat` `softirq` line,
+    /// vector names in lower case as node_exporter writes them).
+    fn node_stat(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
+        let Some(st) = snap.stat.as_ref() else {
+            return;
+        };
+        let name = "node_intr_total";
+        header(out, name, "Total number of interrupts serviced.", "counter");
+        let _ = writeln!(out, "{name} {}", st.intr_total);
+        self.series += 1;
+        if st.softirq_total.is_none() {
+            return;
+        }
+        let name = "node_softirqs_total";
+        header(out, name, "Number of softirq calls.", "counter");
+        let mut fam = Family {
+            name,
+            out,
+            series: &mut self.series,
+        };
+        for (vector, &v) in NODE_SOFTIRQ_VECTORS.iter().zip(&st.softirq) {
+            fam.line(&labels(&[("vector", vector)]), SeriesValue::Int(v));
+        }
+    }
+
+    /// node_exporter's cpu collector: `node_cpu_seconds_total{cpu,mode}`
+    /// for every mode and `node_cpu_guest_seconds_total{cpu,mode}`, one
+    /// series per CPU whatever `--per-cpu` (`--cpus` still selects).
+    fn node_cpu(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
+        let Some(st) = snap.stat.as_ref() else {
+            return;
+        };
+        let unit = self.opts.ticks_per_s;
+        let cpus: Vec<&CpuTimes> = st
+            .cpus
+            .iter()
+            .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
+            .collect();
+        let families: [(&'static str, &str, NodeModes); 2] = [
+            (
+                "node_cpu_seconds_total",
+                "Seconds the CPUs spent in each mode.",
+                &[
+                    ("user", "user"),
+                    ("nice", "nice"),
+                    ("system", "system"),
+                    ("idle", "idle"),
+                    ("iowait", "iowait"),
+                    ("irq", "irq"),
+                    ("softirq", "softirq"),
+                    ("steal", "steal"),
+                ],
+            ),
+            (
+                "node_cpu_guest_seconds_total",
+                "Seconds the CPUs spent in guests (VMs) for each mode.",
+                &[("user", "guest"), ("nice", "guest_nice")],
+            ),
+        ];
+        let mut buf = itoa::Buffer::new();
+        for (name, help, modes) in families {
+            header(out, name, help, "counter");
+            let mut fam = Family {
+                name,
+                out,
+                series: &mut self.series,
+            };
+            for c in &cpus {
+                let id = buf.format(c.cpu.unwrap_or(0));
+                for (mode, field) in modes {
+                    // Older kernels print fewer fields: those modes are absent.
+                    let Some(count) = c.get(field) else {
+                        continue;
+                    };
+                    let l = labels(&[("cpu", id), ("mode", mode)]);
+                    fam.line(&l, SeriesValue::Seconds { count, unit });
+                }
+            }
+        }
+    }
+
+    /// node_exporter's uname collector: `node_uname_info`, which Node
+    /// Exporter Full's `$job` and `$node` variables are built from.
+    fn node_uname(&mut self, out: &mut Vec<u8>) {
+        let name = "node_uname_info";
+        header(
+            out,
+            name,
+            "Labeled system information as provided by the uname system call.",
+            "gauge",
+        );
+        let Ok(u) = nix::sys::utsname::uname() else {
+            return;
+        };
+        let s = |v: &std::ffi::OsStr| v.to_string_lossy().into_owned();
+        let l = labels(&[
+            ("domainname", &s(u.domainname())),
+            ("machine", &s(u.machine())),
+            ("nodename", &s(u.nodename())),
+            ("release", &s(u.release())),
+            ("sysname", &s(u.sysname())),
+            ("version", &s(u.version())),
+        ]);
+        let _ = writeln!(out, "{name}{{{l}}} 1");
+        self.series += 1;
     }
 
     fn threads(&mut self, threads: &[ThreadTotal], mono_ns: u64, out: &mut Vec<u8>) {
@@ -429,6 +548,24 @@ impl Renderer {
         let _ = writeln!(out, "irqlab_exposed_series {series}");
     }
 }
+
+/// (mode label, `/proc/stat` field) pairs of a node_exporter CPU family.
+type NodeModes = &'static [(&'static str, &'static str)];
+
+/// The `/proc/stat` `softirq` line's vectors as node_exporter's stat
+/// collector names them (kernel order; `block_iopoll` is `IRQ_POLL`).
+const NODE_SOFTIRQ_VECTORS: [&str; 10] = [
+    "hi",
+    "timer",
+    "net_tx",
+    "net_rx",
+    "block",
+    "block_iopoll",
+    "tasklet",
+    "sched",
+    "hrtimer",
+    "rcu",
+];
 
 /// 0 for the first row with a label, 1 for the next one … (arch rows may repeat).
 fn occurrence<'a>(seen: &mut Vec<(&'a str, u32)>, row: &'a IrqRow) -> u32 {

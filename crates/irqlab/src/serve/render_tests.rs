@@ -63,7 +63,7 @@ fn node_mode_uses_node_exporter_names() {
         !b.contains("type=\"ERR\""),
         "node_exporter skips single-value rows"
     );
-    assert!(b.contains("node_softirqs_total{cpu=\"0\",vector=\"HI\"} 1\n"));
+    assert!(b.contains("node_softirqs_functions_total{cpu=\"0\",type=\"HI\"} 1\n"));
     assert!(
         b.contains("node_cpu_seconds_total{cpu=\"1\",mode=\"irq\"} 1\n"),
         "{b}"
