@@ -203,6 +203,17 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
         visible!("{test}: SKIPPED: no user nobody");
         return;
     };
+    // the user's lock directory: removed at the end when this test made it
+    let user_dir = format!("/tmp/irqlab-{}", nobody.uid.as_raw());
+    struct Tidy(Option<String>);
+    impl Drop for Tidy {
+        fn drop(&mut self) {
+            if let Some(d) = &self.0 {
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
+    let _tidy = Tidy((!Path::new(&user_dir).exists()).then(|| user_dir.clone()));
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
         dir.path(),
@@ -235,7 +246,6 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let user_dir = format!("/tmp/irqlab-{}", nobody.uid.as_raw());
     assert!(
         !Path::new(&user_dir).join("run.lock").exists(),
         "lock released"
