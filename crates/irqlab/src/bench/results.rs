@@ -114,10 +114,8 @@ pub fn warnings(
     out
 }
 
-/// `compare`'s defaults, which [`trials_for_effect`] plans for.
-pub const COMPARE_ALPHA: f64 = 0.05;
-/// `compare`'s default noise gate (percent).
-pub const COMPARE_NOISE_PCT: f64 = 1.0;
+// compare's defaults, which `trials_for_effect` plans for
+use crate::compare::{DEFAULT_ALPHA as COMPARE_ALPHA, DEFAULT_NOISE_PCT as COMPARE_NOISE_PCT};
 
 /// Trials per variant for `compare` to detect a change of `effect_pct`
 /// with 80 % power at `alpha`, interleaved variants, a metric whose
@@ -130,9 +128,7 @@ pub fn trials_for_effect(cv_pct: f64, effect_pct: f64, noise_pct: f64, alpha: f6
     if !(cv_pct.is_finite() && margin.is_finite() && margin > 0.0 && cv_pct >= 0.0) {
         return None;
     }
-    let z =
-        crate::stats::special::norm_ppf(1.0 - alpha / 2.0) + crate::stats::special::norm_ppf(0.8);
-    let n = 2.0 * (z * cv_pct / margin).powi(2);
+    let n = 2.0 * (crate::compare::model::z_sum(alpha) * cv_pct / margin).powi(2);
     (n.is_finite() && n < 1e9).then(|| (n.ceil() as u64).max(5))
 }
 

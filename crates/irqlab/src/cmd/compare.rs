@@ -98,10 +98,10 @@ pub struct Args {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Significance level.
-    #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
+    #[arg(long, default_value_t = crate::compare::DEFAULT_ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
     /// Noise threshold in percent: smaller changes are never a verdict.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_noise)]
+    #[arg(long, default_value_t = crate::compare::DEFAULT_NOISE_PCT, value_parser = parse_noise)]
     pub noise: f64,
     /// Bootstrap resamples.
     #[arg(long, default_value_t = 10_000, value_parser = parse_resamples)]

@@ -32,6 +32,12 @@ use std::path::{Path, PathBuf};
 /// Fewest bootstrap resamples `--resamples` accepts.
 pub const MIN_RESAMPLES: usize = 100;
 
+/// `--alpha`'s default: the significance level of every verdict.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
+/// `--noise`'s default (percent): smaller changes are never a verdict.
+pub const DEFAULT_NOISE_PCT: f64 = 1.0;
+
 /// A usage error found once the inputs are known (a flag naming a metric
 /// the inputs do not have): the command exits 2.
 #[derive(Debug)]

@@ -611,7 +611,7 @@ fn clusters(b: &Series, v: &Series) -> Clusters {
 }
 
 /// z of the two-sided test at `alpha` plus z of 80 % power.
-fn z_sum(alpha: f64) -> f64 {
+pub fn z_sum(alpha: f64) -> f64 {
     crate::stats::special::norm_ppf(1.0 - alpha / 2.0) + crate::stats::special::norm_ppf(0.8)
 }
 
