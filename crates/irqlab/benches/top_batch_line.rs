@@ -14,7 +14,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use irqlab::export::jsonl::{JsonlWriter, LineInput};
-use irqlab::report::Filter;
+use irqlab::filter::Filter;
 use irqlab::sampler::clock::CostMeter;
 use irqlab::sampler::Strategy;
 use irqlab_core::synth::{SynthSpec, SynthTree};

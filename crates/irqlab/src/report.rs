@@ -1,104 +1,17 @@
 //! Report: the view model of `show` (and later `top --batch`), built from
 //! one snapshot (counts) or two (deltas and rates via `irqlab_core::delta`).
 //!
-//! Owns filtering (`--irq` regex, `--cpus`) and the JSON contract
-//! documented in README. Knows nothing about terminals or files; the
+//! Owns the JSON contract documented in README; rows are kept by
+//! `crate::filter::Filter`. Knows nothing about terminals or files; the
 //! exporters in `export/` write a Report to any `io::Write`.
 
+use crate::filter::Filter;
 use crate::sampler::Frame;
 use irqlab_core::delta::{self, Cell, CpuPct};
 use irqlab_core::softirqs::Softirqs;
 use irqlab_core::stat::{CpuTimes, Stat};
 use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot};
-use regex::Regex;
 use serde::Serialize;
-
-/// Which rows and CPUs to keep.
-#[derive(Debug, Default, Clone)]
-pub struct Filter {
-    /// Keep rows whose label, description, chip or one action matches.
-    pub irq: Option<Regex>,
-    /// Keep only these CPU ids (None = all).
-    pub cpus: Option<Vec<u32>>,
-}
-
-impl Filter {
-    /// Build from the `--irq REGEX` and `--cpus LIST` flags.
-    pub fn from_flags(irq: Option<&str>, cpus: Option<&str>) -> anyhow::Result<Filter> {
-        use anyhow::Context;
-        let irq = irq
-            .map(Regex::new)
-            .transpose()
-            .context("--irq is not a valid regular expression")?;
-        let cpus = cpus
-            .map(|s| {
-                irqlab_core::CpuList::parse_list(s.as_bytes(), "--cpus")
-                    .map(|l| l.iter().collect::<Vec<u32>>())
-                    .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
-            })
-            .transpose()?;
-        Ok(Filter { irq, cpus })
-    }
-
-    /// True when `row` passes the `--irq` filter.
-    pub fn keep_irq_row(&self, row: &IrqRow) -> bool {
-        self.keep_fields(
-            &row.label,
-            &row.description,
-            &row.parts.chip,
-            row.parts.actions(),
-        )
-    }
-
-    /// True when a report line passes the `--irq` filter (the same test as
-    /// [`Filter::keep_irq_row`] on the row it came from).
-    pub fn keep_line(&self, l: &IrqLine) -> bool {
-        self.keep_fields(
-            &l.label,
-            &l.description,
-            l.chip.as_deref().unwrap_or(""),
-            l.actions.iter().map(String::as_str),
-        )
-    }
-
-    /// THE row test of every command (show, top, the TUI): the regex
-    /// matches the label, the whole description, the chip or any one
-    /// action (so `^eth0$` selects a device by its exact action name).
-    pub fn keep_fields<'a>(
-        &self,
-        label: &str,
-        description: &str,
-        chip: &str,
-        mut actions: impl Iterator<Item = &'a str>,
-    ) -> bool {
-        self.irq.as_ref().is_none_or(|re| {
-            re.is_match(label)
-                || re.is_match(description)
-                || (!chip.is_empty() && re.is_match(chip))
-                || actions.any(|a| re.is_match(a))
-        })
-    }
-
-    /// True when `cpu` passes the `--cpus` filter.
-    pub fn keep_cpu(&self, cpu: u32) -> bool {
-        self.cpus.as_ref().is_none_or(|l| l.contains(&cpu))
-    }
-
-    /// This filter without its `--irq` part (the CPU selection only).
-    pub fn cpus_only(&self) -> Filter {
-        Filter {
-            irq: None,
-            cpus: self.cpus.clone(),
-        }
-    }
-
-    /// Column indices of `cpus` that pass the CPU filter.
-    pub fn columns(&self, cpus: &[u32]) -> Vec<usize> {
-        (0..cpus.len())
-            .filter(|&i| cpus.get(i).is_some_and(|&c| self.keep_cpu(c)))
-            .collect()
-    }
-}
 
 /// The whole report.
 #[derive(Debug, Serialize, Default)]
@@ -163,6 +76,19 @@ pub struct IrqLine {
     /// ([`IrqCounts::reduce_to_busiest`]; `None` also when all were 0).
     #[serde(skip)]
     pub busiest_count: Option<(u32, u64)>,
+}
+
+impl IrqLine {
+    /// True when this line passes `f`'s `--irq` test (the same test as
+    /// [`Filter::keep_irq_row`] on the row it came from).
+    pub fn passes(&self, f: &Filter) -> bool {
+        f.keep_fields(
+            &self.label,
+            &self.description,
+            self.chip.as_deref().unwrap_or(""),
+            self.actions.iter().map(String::as_str),
+        )
+    }
 }
 
 #[derive(Debug, Serialize)]

@@ -1133,7 +1133,7 @@ fn a_duplicated_or_backward_journal_seq_is_skipped_by_line() {
 }
 
 /// `record --cpus 99` / `--irq zzz` warn as `show` does
-/// (`crate::filter_warnings`) and still record.
+/// (`crate::filter::warnings`) and still record.
 #[test]
 fn record_warns_of_filters_that_select_nothing() {
     let d = tempfile::tempdir().unwrap();

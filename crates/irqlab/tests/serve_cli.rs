@@ -176,7 +176,7 @@ fn promtool_check_metrics_both_namings_or_skip() {
 }
 
 /// `--irq` that keeps no interrupt row warns as `show` does
-/// (`crate::filter_warnings`); serve still runs.
+/// (`crate::filter::warnings`); serve still runs.
 #[test]
 fn irq_filter_matching_nothing_warns() {
     let d = tempfile::tempdir().unwrap();

@@ -218,7 +218,7 @@ fn live_system_when_available() {
 }
 
 /// `--irq` drops rows before parsing their counts when their text cannot
-/// match (crate::prefilter): a broken row the filter keeps is still an
+/// match (crate::filter::prefilter): a broken row the filter keeps is still an
 /// error naming its line, a broken row it cannot keep is not read, and a
 /// kept row after it keeps its line number in errors.
 #[test]

@@ -130,7 +130,7 @@ pub fn interval(s: &str) -> Result<Duration, String> {
 }
 
 /// Value parser for `--irq`: a valid regular expression (kept as text for
-/// `report::Filter`).
+/// `filter::Filter`).
 pub fn regex_arg(s: &str) -> Result<String, String> {
     regex::Regex::new(s)
         .map(|_| s.to_string())
@@ -138,7 +138,7 @@ pub fn regex_arg(s: &str) -> Result<String, String> {
 }
 
 /// Value parser for `--cpus`: a CPU list such as `0-3,8` ([`cpu_list`];
-/// kept as text for `report::Filter`).
+/// kept as text for `filter::Filter`).
 pub fn cpu_list_arg(s: &str) -> Result<String, String> {
     cpu_list(s).map(|_| s.to_string())
 }

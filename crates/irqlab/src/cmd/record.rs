@@ -1,8 +1,8 @@
 //! `irqlab record`: flags -> `record::writer::RecordConfig`, then the recording
 //! loop; prints where it wrote and what it cost.
 
+use crate::filter::Filter;
 use crate::record::writer;
-use crate::report::Filter;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

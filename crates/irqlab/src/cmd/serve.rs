@@ -3,7 +3,7 @@
 //! end the run (exit 130 / 0: SIGTERM is a service's normal stop), also in
 //! a background job whose shell started it with SIGINT ignored.
 
-use crate::filter_warnings::filter_warnings;
+use crate::filter::warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
 use anyhow::Context;
 use regex::Regex;

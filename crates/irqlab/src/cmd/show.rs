@@ -2,17 +2,18 @@
 //! rates over `--interval`. Reads through the sampler (HostFs), so
 //! `--root` works on any captured or synthesized tree. Flags are checked
 //! by clap (bad values exit 2); filters that select nothing are said on
-//! stderr (`crate::filter_warnings`); a closed stdout ends the run before it
+//! stderr (`crate::filter::warnings`); a closed stdout ends the run before it
 //! samples.
 
 use super::args;
 use super::top::{parse_threshold, SortArg};
 use crate::cmd::args::RootArgs;
 use crate::export::{self, Format};
-use crate::filter_warnings::{cpus_of, filter_warnings};
+use crate::filter::prefilter::Prefilter;
+use crate::filter::warnings::{cpus_of, filter_warnings};
+use crate::filter::Filter;
 use crate::host::HostFs;
-use crate::prefilter::Prefilter;
-use crate::report::{self, Filter, SortKey};
+use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::read_affinity_at;
 use crate::sampler::{located, LivePlan, LiveSampler, Source, Ticker};
@@ -246,7 +247,7 @@ fn each_kept_row(
     let mut row = IrqRow::default();
     let mut sec: Option<report::IrqCounts> = None;
     // `--irq` before the counts: a row whose text holds none of the
-    // pattern's literals is dropped unparsed (crate::prefilter)
+    // pattern's literals is dropped unparsed (crate::filter::prefilter)
     let pre = filter
         .irq
         .as_ref()

@@ -21,7 +21,8 @@
 //! Owns nothing but formatting: rates come from `delta`, filtering from
 //! [`Filter`], affinity from the caller.
 
-use crate::report::{self, Filter};
+use crate::filter::Filter;
+use crate::report;
 use crate::sampler::clock::{rfc3339_utc, CostMeter};
 use crate::sampler::{Frame, Strategy};
 use crate::threads::ThreadCpu;

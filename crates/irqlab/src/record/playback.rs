@@ -9,7 +9,7 @@
 use super::reader::{Recording, Replayer, Step};
 use super::schema::Shape;
 use super::source::ThreadTotal;
-use crate::report::Filter;
+use crate::filter::Filter;
 use crate::sampler::{SnapshotSource, Strategy};
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;

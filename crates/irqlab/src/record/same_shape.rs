@@ -10,7 +10,7 @@ use super::cells::stat_others;
 use super::schema::{RowKind, Shape};
 use super::source::SampleView;
 use super::trace_cells;
-use crate::report::Filter;
+use crate::filter::Filter;
 use irqlab_core::interrupts::Shape as IrqShape;
 
 /// `cpus[cols[i]]` for every `i`, equal to `want`.

@@ -10,7 +10,7 @@
 //!
 //! Does not pace (callers tick) and writes nothing.
 
-use crate::report::Filter;
+use crate::filter::Filter;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
 use crate::threads::{ThreadCpu, ThreadKind};

@@ -24,7 +24,7 @@ use super::layout;
 use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use super::source::{LiveSource, SampleView};
-use crate::report::Filter;
+use crate::filter::Filter;
 use crate::sampler::{clock, Stop, Ticker};
 use crate::trace::model::Sample as TraceSample;
 use anyhow::Context;
@@ -374,10 +374,10 @@ pub fn run(
 }
 
 /// What `show` says of filters that select nothing or less than asked
-/// (`crate::filter_warnings`), for the first sample of a recording.
+/// (`crate::filter::warnings`), for the first sample of a recording.
 fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
     let mut present = std::collections::BTreeSet::new();
-    crate::filter_warnings::cpus_of(snap, &mut present);
+    crate::filter::warnings::cpus_of(snap, &mut present);
     let cpus = f
         .cpus
         .as_ref()
@@ -386,7 +386,7 @@ fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
         .interrupts
         .as_ref()
         .map(|i| i.rows().iter().filter(|r| f.keep_irq_row(r)).count());
-    crate::filter_warnings::filter_warnings(
+    crate::filter::warnings::filter_warnings(
         cpus.as_deref(),
         &present,
         f.irq.as_ref().map(|r| r.as_str()),

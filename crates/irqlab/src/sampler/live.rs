@@ -15,7 +15,7 @@
 use super::host_source::HostSource;
 use super::strategy::Choice;
 use super::{clock::CostMeter, SelfCost, Strategy};
-use crate::report::Filter;
+use crate::filter::Filter;
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
 use std::collections::HashMap;

@@ -73,7 +73,7 @@ impl Loop {
         let meter = CostMeter::start();
         let s = self.src.next_sample()?;
         if self.own.samples == 0 {
-            crate::filter_warnings::cpus_of(s.snap(), &mut self.present);
+            crate::filter::warnings::cpus_of(s.snap(), &mut self.present);
         }
         self.own.samples += 1;
         self.own.scrapes = scrapes;

@@ -5,7 +5,8 @@
 //! pure (no I/O, no clock) so it is unit-tested directly. The view reads
 //! the state through the query methods below and never changes it.
 
-use crate::report::{self, Filter, IrqLine, Report};
+use crate::filter::Filter;
+use crate::report::{self, IrqLine, Report};
 pub use crate::report::{name_of, SortKey};
 use crate::sampler::{SelfCost, Strategy};
 use irqlab_core::Shape;
@@ -442,7 +443,7 @@ impl App {
     }
 
     fn keep(&self, line: &IrqLine) -> bool {
-        self.filter.keep_line(line)
+        line.passes(&self.filter)
             && self
                 .threshold
                 .is_none_or(|min| report::above_threshold(line, min))
@@ -626,7 +627,7 @@ mod tests {
             .unwrap()
             .rows
             .iter()
-            .filter(|l| f.keep_line(l))
+            .filter(|l| l.passes(&f))
             .map(|l| l.label.clone())
             .collect();
         a.set_filter(&format!("^{}$", regex::escape(&action)))

@@ -3,7 +3,8 @@
 //! snapshots never depend on timing.
 
 use super::app::{SampleData, ThreadRow};
-use crate::report::{self, Filter};
+use crate::filter::Filter;
+use crate::report;
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};

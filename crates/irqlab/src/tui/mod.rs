@@ -19,7 +19,8 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod render_tests;
 
-use crate::report::{Filter, SortKey};
+use crate::filter::Filter;
+use crate::report::SortKey;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{LivePlan, LiveSampler};
 use anyhow::{anyhow, bail, Context};

@@ -11,9 +11,9 @@
 use super::app::{App, Key, Msg};
 use super::event::{sample_data, thread_rows};
 use super::terminal::Stop;
+use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::reader::Step;
-use crate::report::Filter;
 use crate::sampler::LiveSampler;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! interval on stdout, flushed at once, for scripts and logs. Never reads
 //! stdin and needs no terminal; a closed stdout ends the run quietly
 //! (main treats a broken pipe as success). Filters that select nothing
-//! are said on stderr at start (`crate::filter_warnings`), as in `show`.
+//! are said on stderr at start (`crate::filter::warnings`), as in `show`.
 //!
 //! Frames come from the [`LiveSampler`]; text blocks go through
 //! `report::from_delta_rates` (no affinity: text does not print it) and
@@ -20,7 +20,8 @@ use super::trace as top_trace;
 use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
-use crate::report::{self, Filter};
+use crate::filter::Filter;
+use crate::report;
 use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
 use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
@@ -92,7 +93,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
-    let warnings = crate::filter_warnings::snapshot_warnings(
+    let warnings = crate::filter::warnings::snapshot_warnings(
         args.cpus.as_deref(),
         args.irq.as_deref(),
         live.latest(),

@@ -15,7 +15,8 @@ pub mod trace;
 pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
-use crate::report::{Filter, SortKey};
+use crate::filter::Filter;
+use crate::report::SortKey;
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
 use std::process::ExitCode;

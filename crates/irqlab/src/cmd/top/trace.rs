@@ -6,7 +6,7 @@
 //! (see `text.rs`), columns and a footer line in the interactive view.
 //! Nothing here runs when `--trace` is off.
 
-use crate::report::Filter;
+use crate::filter::Filter;
 use crate::trace::interval::Interval;
 use crate::trace::top::{TopTrace, TraceTick};
 use irqlab_core::Snapshot;

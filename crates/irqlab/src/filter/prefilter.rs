@@ -52,7 +52,7 @@ impl Prefilter {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::report::Filter;
+    use crate::filter::Filter;
     use proptest::prelude::*;
 
     const LINE: &[u8] = b" 42:   1   2  IR-PCI-MSIX-0000:00:04.0   2-edge      virtio3-tx, eth0";

@@ -48,7 +48,7 @@ pub fn snapshot_warnings(
     cpus: Option<&str>,
     irq: Option<&str>,
     snap: &Snapshot,
-    rows_filter: &crate::report::Filter,
+    rows_filter: &crate::filter::Filter,
 ) -> Vec<String> {
     let mut present = BTreeSet::new();
     cpus_of(snap, &mut present);
