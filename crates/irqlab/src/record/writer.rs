@@ -522,7 +522,7 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         let cfg = RecordConfig {
             interval: Duration::from_millis(10),
-            duration: Some(Duration::from_millis(200)),
+            duration: Some(Duration::from_millis(300)),
             segment: Duration::from_millis(30),
             merge: Duration::from_secs(600),
             merge_rows: 10, // below one sample's cells
@@ -531,7 +531,9 @@ mod tests {
         let sum = run(&cfg, None, |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         let segs = layout::segments(&dir).unwrap();
-        assert!(segs.len() >= 3, "a file per segment: {segs:?}");
+        // how many segments the time rule closes depends on how fast this
+        // machine samples; every one of them must be its own file
+        assert!(segs.len() >= 2, "a file per segment: {segs:?}");
         assert_eq!(segs.len() as u64, sum.segments);
         // and with room, the same run is one file
         let out = tempfile::tempdir().unwrap();
