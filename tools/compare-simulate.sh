@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 # Three tables: the verdict/coverage/warning table, the clustered designs
-# (runs and boots, with the trial-level rule used before for comparison)
+# (runs and boots, with a trial-level rule beside it for contrast)
 # and the per-comparison warning rates on clean data (counts with 95 %
 # Wilson intervals).
 for t in simulation_table cluster_simulation_table warning_rate_table; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# observer-cost.sh: the side-by-side measurements behind issue 13's targets
+# observer-cost.sh: the side-by-side measurements behind the observer-cost targets
 # (BENCHMARKS.md), interleaved over ROUNDS rounds so that a load change
 # hits every contender alike, each figure a ratio to a baseline measured
 # in the same round, printed as min–max (and median) over the rounds.

@@ -1,10 +1,7 @@
 //! Byte-exact rendering against real captures and the examples of docs/formats/.
 //!
-//! The softirqs/stat models are built here with a tiny test-only splitter
-//! because their parsers live on another branch.
-// TODO(lead): add parse round-trip once Softirqs::parse lands (and Stat::parse):
-// assert render(parse(fixture)) == fixture for softirqs and stat, and move the
-// proptest round trip in roundtrip.rs to cover them.
+//! The softirqs/stat models are built here with a tiny test-only splitter,
+//! not the crate's parsers.
 
 #![allow(clippy::unwrap_used)]
 

@@ -12,9 +12,6 @@
 //! * Chip names never contain a numeric token or a double space, and action
 //!   names never start with `-`, `Level` or `Edge` (the kernel does not escape
 //!   them, so the split would be ambiguous); the pools below respect that.
-//!
-//! TODO(lead): add parse round-trip once Softirqs::parse lands (and
-//! Stat::parse): feed `synth` softirqs/stat models through render → parse.
 
 #![allow(clippy::unwrap_used)]
 

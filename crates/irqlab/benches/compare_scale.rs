@@ -1,4 +1,4 @@
-//! Scale of `irqlab compare` (issue 11 item 10): the whole comparison model
+//! Scale of `irqlab compare`: the whole comparison model
 //! (describe, Mann–Whitney, Welch, Hodges–Lehmann by selection, bootstrap
 //! intervals with the default 10 000 resamples, warnings) and the SVG plot,
 //! on 2 variants × 100 000 values and on a bench-sized set (20 metrics × 10

@@ -2,7 +2,7 @@
 //! 1152-CPU × 1056-IRQ machine (synthesized): `parse_into` of the three
 //! statistics files, then the JSON line that `top --batch` writes from each
 //! live-sampler frame (`JsonlWriter::write_frame` -> `write_line`: delta,
-//! rates, rendering in `export::jsonl`), exactly the code the binary runs. Target: ≤ 30 ms per sample (issue: live sampling).
+//! rates, rendering in `export::jsonl`), exactly the code the binary runs. Target: ≤ 30 ms per sample.
 //!
 //! Three later states (`SynthTree::advanced`): one cell in 20 changing by
 //! 1–11; every cell changing by 1–11 (counts repeat, as timer ticks do);

@@ -1,4 +1,4 @@
-//! Report: the view model of `show` (and later `top --batch`), built from
+//! Report: the view model of `show` and `top --batch` text, built from
 //! one snapshot (counts) or two (deltas and rates via `irqlab_core::delta`).
 //!
 //! Owns the JSON contract documented in README; rows are kept by

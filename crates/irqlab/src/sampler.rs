@@ -1,7 +1,7 @@
-//! Sampler layer. [`LiveSampler`] (`live.rs`) is THE repeated sampler
-//! every consumer uses (top, the TUI, show --interval; later serve,
-//! record, trace): it yields [`Frame`]s from a [`SnapshotSource`], the
-//! host being [`HostSource`] (`host_source.rs`).
+//! Sampler layer. [`LiveSampler`] (`live.rs`) is the repeated sampler of
+//! top, the TUI, show --interval, bench, record, serve and replay: it
+//! yields [`Frame`]s from a [`SnapshotSource`], the host being
+//! [`HostSource`] (`host_source.rs`).
 //!
 //! This file: [`Ticker`], drift-free pacing of repeated samples (deadline
 //! = start + n × interval, so sleep jitter never adds up), and

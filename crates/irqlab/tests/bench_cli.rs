@@ -330,7 +330,7 @@ fn bad_input_fails_before_any_host_change() {
 /// the command is stopped, so a command that is slow to start and ignores
 /// SIGTERM (1 s to SIGKILL) adds nothing to `duration_s`: every trial is
 /// within 1 % of --duration (4 s: 40 ms for a busy machine's wake-ups;
-/// the old window added 1.2 s and more).
+/// a window that waited for the command's stop would add 1.2 s and more).
 #[test]
 fn command_window_excludes_start_and_termination() {
     let root = fake_tree();

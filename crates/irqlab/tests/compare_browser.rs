@@ -1,4 +1,4 @@
-//! `irqlab compare --html` in a real browser (issue 11 item 12): headless
+//! `irqlab compare --html` in a real browser: headless
 //! Chromium (installed by tools/install-chromium.sh) loads the report; the
 //! DOM it renders must hold the verdict table and the plot, and its
 //! screenshot must show the plot's points in both variants' colours. Skips

@@ -238,7 +238,7 @@ fn probe_csv_and_json_inputs() {
             {"metric": "proc_interrupts_read_ns", "unit": "ns", "direction": "lower", "values": vals}]})
         .to_string()
     };
-    // A probe run is one trial (issue 10 item 14): runs are pooled per label.
+    // A probe run is one trial: runs are pooled per label.
     let mut args = Vec::new();
     for (label, centre) in [("old", 5000.0), ("new", 4500.0)] {
         for run in 0..5 {

@@ -1,6 +1,5 @@
-//! Regression tests of issue 11 (inputs, statistics, output) and the
-//! compare side of issue 10 (directions, probe runs as one trial). Each test
-//! is named after the item it protects.
+//! Regression tests of compare's inputs, statistics and output, directions
+//! and probe runs as one trial. Each test is named after what it protects.
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,4 +1,4 @@
-//! Regression tests of issue 11 items 10–12 (scale of the outputs, the text
+//! Regression tests of compare's outputs (scale, the text
 //! report for commit messages, escaping, CSV deltas, the JSON schema) and
 //! of the extra output files (`--plot`, `--html`) being written whole or
 //! not at all. Each test is named after what it protects. The headless
@@ -36,8 +36,8 @@ fn table(
 
 #[test]
 fn item10_large_inputs_keep_hodges_lehmann_and_a_small_plot() {
-    // 2 × 100 000 values: 10^10 pairwise differences, which the old code
-    // refused ("too many pairs"); the SVG was 17 MB.
+    // 2 × 100 000 values: 10^10 pairwise differences, which Hodges–Lehmann
+    // must still compute (by selection); the SVG must stay small.
     let tmp = TempDir::new().unwrap();
     let n = 100_000;
     let wave = |i: usize| ((i * 7919) % 1000) as f64 / 10.0;

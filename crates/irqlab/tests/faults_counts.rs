@@ -1,4 +1,4 @@
-//! Issue 12 item 4 through the real binary: a per-CPU count the kernel
+//! Impossible counts through the real binary: a per-CPU count the kernel
 //! cannot print (above 2^32 - 1) in `/proc/interrupts` or `/proc/softirqs`
 //! is shown with a note naming file, line and value, and `show` still
 //! succeeds.

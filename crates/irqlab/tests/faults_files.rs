@@ -1,4 +1,4 @@
-//! Issue 12 items 2 and 3 through the real binary: a FIFO, a socket, a
+//! Hostile files through the real binary: a FIFO, a socket, a
 //! directory or `/dev/zero` in a `--root` tree is refused by name (never a
 //! hang: every child runs under a timeout), and a 2 GiB sparse file stops
 //! at the read limit with a clear error instead of eating memory.

@@ -1,4 +1,4 @@
-//! Issue 12 item 1 through the real binary: two bench runs on one root.
+//! The run lock through the real binary: two bench runs on one root.
 //! The second refuses, naming the first (pid, output directory, start),
 //! and creates no output directory; after a SIGKILL of the first,
 //! `irqlab restore` takes charge of its stale lock and undoes everything;

@@ -524,7 +524,7 @@ fn gone_soon(pid: i32) -> bool {
     true
 }
 
-/// A command that calls `setsid` (the issue's `sh -c 'setsid sleep … &
+/// A command that calls `setsid` (`sh -c 'setsid sleep … &
 /// sleep …'`) leaves nothing running after a normal end, SIGTERM, or
 /// SIGKILL then `irqlab restore`, with the tracking `extra` selects.
 fn setsid_escapees_are_stopped(extra: &[&str]) {

@@ -1,8 +1,8 @@
-//! `irqlab probe` output guarantees (issue 10): CPU (system) time never
-//! above wall time and from one stated clock, CSV without float noise,
-//! probe's own `--help` (item 13); a run is one trial for `compare`, so an
-//! A/A comparison claims no change (item 14); `--out` is written whole or
-//! not at all and errors name the file (item 17); wording (item 18).
+//! `irqlab probe` output guarantees: CPU (system) time never above wall
+//! time and from one stated clock, CSV without float noise, probe's own
+//! `--help`; a run is one trial for `compare`, so an A/A comparison claims
+//! no change; `--out` is written whole or not at all and errors name the
+//! file; wording.
 
 #![allow(clippy::unwrap_used)]
 

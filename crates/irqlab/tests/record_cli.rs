@@ -200,7 +200,7 @@ fn a_segment_also_closes_once_it_holds_segment_changes_counters() {
     let rec = reader::open(&dir).unwrap();
     let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
     assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
-    // defaults: 60-s segments (the issue's), one million changes
+    // defaults: 60-s segments, one million changes
     let help = irqlab().args(["record", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
@@ -828,7 +828,7 @@ fn journal_of_24(dir: &Path) -> (PathBuf, PathBuf, Vec<String>) {
     (out, journal, lines)
 }
 
-/// Each corruption of the list in one line of a 24-line journal:
+/// Each kind of corruption in one line of a 24-line journal:
 /// `recover` keeps the other 23 samples, names the line, and keeps the
 /// journal (renamed) because it did not convert all of it.
 #[test]
@@ -952,7 +952,7 @@ fn recover_refuses_a_newer_journal_and_touches_nothing() {
     );
 }
 
-/// The reproduction: `cp part-A-B part-C-D` with C..D reaching
+/// A copied segment: `cp part-A-B part-C-D` with C..D reaching
 /// over other segments. Nothing is superseded by its name alone: recover
 /// removes nothing, and replay reads every sample once, saying what it
 /// skipped.

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The server's head deadline: what a scrape waiting behind a slow client
-/// used to take at least.
+/// The server's head deadline (how long a client may take to send its
+/// request head): a scrape that takes this long waited for a slow client.
 const HEAD_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Time of one successful scrape.

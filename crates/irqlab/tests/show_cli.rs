@@ -175,7 +175,7 @@ fn malformed_input_names_file_line_and_expectation() {
     assert_clean_failure(&big, "proc/interrupts: a line longer than 4194305 bytes");
 }
 
-/// Issue 10 item 5: bad values are usage errors (exit 2, clap's message),
+/// Bad values are usage errors (exit 2, clap's message),
 /// refused before anything is read; an absurd interval is refused at once
 /// instead of sleeping.
 #[test]

@@ -1,5 +1,5 @@
 //! `show --format json` of one snapshot, compact and unsorted, is written
-//! from rows serialized as they are parsed (issue 13 item 2); every other
+//! from rows serialized as they are parsed; every other
 //! form (`--pretty`, `--sort`) from the whole report. The two must be the
 //! same document byte for byte (whitespace aside), with filters, the
 //! threshold, affinity, offline CPUs and missing files; the same warnings

@@ -1,8 +1,8 @@
-//! `irqlab show` output guarantees against fake trees (issue 10): a closed
-//! stdout is a normal end (item 10), `/dev/null` a sink however opened, filters
-//! that select nothing say so (item 11), nothing is folded or dropped
-//! from the table and CSV (item 15), a directory where a file belongs is
-//! named (item 17), and the wording is singular for one (item 18).
+//! `irqlab show` output guarantees against fake trees: a closed stdout is a
+//! normal end, `/dev/null` a sink however opened, filters that select
+//! nothing say so, nothing is folded or dropped from the table and CSV, a
+//! directory where a file belongs is named, and the wording is singular
+//! for one.
 
 #![allow(clippy::unwrap_used)]
 

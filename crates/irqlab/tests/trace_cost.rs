@@ -1,6 +1,6 @@
 //! Live (feature `trace`, root, tracefs directory): `irqlab trace --cost`
 //! measures what its programs cost with the kernel's own BPF run-time
-//! accounting (issue 15 item 5) and says it at the end; the accounting is
+//! accounting and says it at the end; the accounting is
 //! on only while the run holds it. A thread sleeping 1 ms at a time makes
 //! timer interrupts, so an idle machine has events to count too. SIGINT
 //! still gets the cost said (as interrupted).
@@ -64,7 +64,7 @@ fn cost_is_measured_by_the_kernel_and_said_at_the_end_or_skip() {
 
 /// Ctrl-C ends `trace --cost` with what it measured so far, said as
 /// interrupted (the cost line and the interval it cut short), and exit
-/// 130 (issue 15: it printed nothing).
+/// 130; it never ends silently.
 #[test]
 fn cost_is_said_on_sigint_or_skip() {
     use std::io::{BufRead, BufReader, Read};

@@ -1,5 +1,5 @@
 //! Live (feature `trace`, root, bpftrace, bpftool, python3): the
-//! independent cross-check of issue 15 — `irqlab trace`'s per softirq
+//! independent cross-check of `irqlab trace`: its per softirq
 //! vector and per CPU counts and times next to bcc-style per-event sums
 //! made by bpftrace (tools/trace-crosscheck.bt) over the same window under
 //! a loopback TCP workload, driven by tools/trace-crosscheck.py. Every

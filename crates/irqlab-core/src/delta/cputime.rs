@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn aggregate_across_hotplug_comes_from_cpus_in_both_samples() {
-        // issue 10: CPU1 comes back, the aggregate idle goes backwards
+        // CPU1 comes back, the aggregate idle goes backwards
         // (229758 -> 227341); an idle machine must stay idle.
         let old = stat(
             [100, 0, 50, 229_758, 10, 0, 5, 0],

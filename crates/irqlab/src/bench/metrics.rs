@@ -7,7 +7,7 @@
 //! a row with a gap (hotplug, IRQ reuse, reset) yields no value for that
 //! trial plus a note, never a garbage rate.
 
-use super::metric::{Direction, Metric};
+use super::metric_value::{Direction, Metric};
 use super::select::Selection;
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::Snapshot;

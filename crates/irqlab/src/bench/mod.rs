@@ -1,6 +1,6 @@
 //! `irqlab bench`: A/B trials of interrupt workloads.
 //!
-//! Owns the shared vocabulary of a benchmark — [`metric::Metric`] and the
+//! Owns the shared vocabulary of a benchmark — [`metric_value::Metric`] and the
 //! [`workload::Workload`] trait — and the run itself: the plain [`plan::Plan`]
 //! the command layer builds (no clap types below `cmd/`), IRQ selection
 //! (`select`), the trial schedule (`plan`), per-trial metrics from the
@@ -13,7 +13,7 @@
 
 pub mod env;
 pub mod irqtime;
-pub mod metric;
+pub mod metric_value;
 pub mod metrics;
 pub mod plan;
 pub mod prepare;

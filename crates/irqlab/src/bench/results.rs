@@ -12,7 +12,7 @@
 //!   variant and metric count/mean/std/min/p50/p90/p99/max and CV — built
 //!   here from the records.
 
-use super::metric::Metric;
+use super::metric_value::Metric;
 use crate::direction::Direction;
 use crate::results::TrialRecord;
 use crate::stats::describe::{describe, Describe};

@@ -34,7 +34,7 @@ use super::select::{self, Selection};
 use super::tracing::{time_shares, trace_metrics, TraceWindow};
 use super::workload::{Window, Workload};
 use super::workloads::{self, placement::PinError};
-use super::{env, metric::Direction, metric::Metric};
+use super::{env, metric_value::Direction, metric_value::Metric};
 use crate::filter::Filter;
 use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;

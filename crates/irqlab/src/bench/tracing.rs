@@ -5,7 +5,7 @@
 //! interval into trial metrics. Every metric is a cost, lower is better,
 //! except the event counts (direction none). Pure: no I/O here.
 
-use super::metric::Metric;
+use super::metric_value::Metric;
 use super::metrics::slug;
 use crate::direction::Direction;
 use crate::trace::interval::Interval;

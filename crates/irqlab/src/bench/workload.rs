@@ -10,7 +10,7 @@
 //! by the time `run` returns (or at the latest in `teardown`/`Drop`), and
 //! must never leave files behind.
 
-use super::metric::Metric;
+use super::metric_value::Metric;
 use std::time::{Duration, Instant};
 
 /// The timed window of one trial, opened and closed by the workload.

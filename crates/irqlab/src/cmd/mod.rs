@@ -24,9 +24,8 @@ use std::process::ExitCode;
 /// Exit code for any error (bad input, unreadable files, failed command).
 pub const EXIT_FAILURE: u8 = 1;
 
-/// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`.
-/// Kept for callers not yet moved to [`args::duration`] /
-/// [`args::positive_duration`]; use those in new code.
+/// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`: the
+/// same as [`args::duration`] (see also [`args::positive_duration`]).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     args::duration(s)
 }

@@ -1,62 +1,9 @@
 //! Loading result sets for `irqlab compare`: every input format becomes
 //! [`VariantData`] (label → metrics → observations in trial order). Owns
 //! format detection, label/metric naming and input errors; no statistics.
-//!
-//! # Input formats
-//!
-//! Each positional argument is `PATH` or `LABEL=PATH` (a label contains no `/`).
-//!
-//! * **Bench result directory**: a directory with `trials.jsonl`, or a parent
-//!   directory with run subdirectories holding `trials.jsonl` at any depth
-//!   (`results/tip/<timestamp>/trials.jsonl`); a `.jsonl` file is read the
-//!   same way. One JSON object per line:
-//!   `{"variant":"tip","trial":0,"boot_id":"…","started_at":"…",
-//!   "metrics":{"irqs_per_sec":{"value":12345.6,"unit":"1/s","direction":"higher"}}}`.
-//!   `direction` is `higher` or `lower` (better); a `null` value is skipped.
-//!   The variant label is the trial's `variant`, else `LABEL=`, else the
-//!   directory name; one directory may hold several variants. A line that
-//!   does not parse is skipped with a warning when it is the file's last
-//!   line (interrupted run), and is an error otherwise. Runs are read in
-//!   path order; trial order is file order, then line order.
-//! * **Probe result set**: a `.json` file
-//!   `{"kind":"probe","boot_id":"…","results":[{"metric":"…","unit":"ns",
-//!   "direction":"lower","values":[…]}]}`; label `LABEL=` or the file stem.
-//!   A probe run is ONE trial: its reads are not independent trials, so
-//!   each result contributes its median (metric name) and its real p99
-//!   (`<metric>_p99`), read from the result's `summary` object (version 3)
-//!   or the matching `rows[]` quantiles (version 2); from version 2 on,
-//!   `values` are run medians and never give a p99.
-//!   Pool runs with a repeated label (`A=r1.json A=r2.json`) or give a
-//!   directory of run files (one trial each).
-//! * **CSV** (`.csv`): a header of column names; columns `variant`, `trial`,
-//!   `boot_id`, `started_at` are special, every other column is a numeric
-//!   metric (empty cells skipped). Rows split into variants by `variant`,
-//!   else the label is `LABEL=` or the file stem. Rows are in trial order
-//!   unless a `trial` column gives it.
-//! * **JSON table** (`.json`): an array of objects (like CSV rows), or an
-//!   object of metric name → array of numbers. In JSON errors the number
-//!   after the file name is the 1-based item index, not a line.
-//! * **Plain file** (anything else): one number per line; blank lines and
-//!   lines starting with `#` are ignored. Label: `LABEL=`, else the file
-//!   stem. Metric: `--metric`, else `value`.
-//! * **Directory of per-iteration files** (a directory without
-//!   `trials.jsonl`): every non-hidden regular file holds one number; the
-//!   natural sort of the file names (`iter-2` before `iter-10`) is the trial
-//!   order. Label: `LABEL=` or the directory name; metric `--metric` or `value`.
-//!   A directory holding `plan.json`/`env.json` but no `trials.jsonl` is a
-//!   bench run without trials: an error, not a set of numbers.
-//!
-//! Naming: labels that collide across arguments (two runs of the same
-//! kernel, `a/x.txt b/x.txt`) become the shortest path suffix telling them
-//! apart, with a note; explicit `LABEL=` on several arguments pools them.
-//! An input with no values, and a comparison where no metric is in the
-//! baseline and another variant, are errors.
-//!
-//! Directions: see `DirectionRules` (`--direction METRIC=`, then the file,
-//! then the bare `--direction`, then the name and unit, else none). Without a unit, the unit
-//! follows the name's suffix (`_ns`, `_per_sec`, `_pct`, `_bytes`).
-//! A value that is not a finite number is an error `path:line: expected a
-//! number, found "…"`.
+//! The formats, labels, directions and errors are specified in
+//! `docs/compare-input.md`; the readers are `input_bench.rs` and
+//! `input_table.rs`.
 
 use crate::direction::Direction;
 use anyhow::{bail, Context, Result};

@@ -1,7 +1,7 @@
 //! Readers for bench result directories (`trials.jsonl`, one trial per
 //! line) and probe result sets (one probe run = one trial: its per-read
 //! values are summarised, never treated as independent trials); the formats
-//! are specified in `input.rs`.
+//! are specified in `docs/compare-input.md`.
 
 use super::input::{unit_from_name, Obs, VariantData};
 use crate::direction::Direction;

@@ -1,6 +1,6 @@
 //! Readers for tabular inputs: CSV with a header of named columns and JSON
 //! (an array of row objects, an object of metric → array, or a probe
-//! result set); the formats are specified in `input.rs`.
+//! result set); the formats are specified in `docs/compare-input.md`.
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
 use super::input_bench::{is_probe, load_probe};

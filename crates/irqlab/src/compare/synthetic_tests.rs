@@ -156,7 +156,7 @@ fn warning_rate(kind: &str, n: usize, runs: u64, word: &str) -> f64 {
     rate
 }
 
-/// Issue 11 item 8 at a size fit for `cargo test` (200 seeded runs per
+/// The warnings' false-alarm table at a size fit for `cargo test` (200 seeded runs per
 /// row; the 1000-run table is docs/compare-statistics.md): the warnings do
 /// not cry wolf on clean data and still fire on dirty data.
 #[test]
@@ -326,8 +326,8 @@ fn clustered(
 }
 
 /// The clustered designs of docs/compare-statistics.md ("Runs and boots
-/// as clusters"): false-verdict rate (A/A) and power, now and with the
-/// trial-level rule used before, with 95 % Wilson intervals.
+/// as clusters"): false-verdict rate (A/A) and power, with the cluster
+/// rule and with a trial-level rule for contrast, with 95 % Wilson intervals.
 #[test]
 #[ignore = "long simulation: run by tools/compare-simulate.sh"]
 fn cluster_simulation_table() {

@@ -1,7 +1,8 @@
-//! The live sampler: THE way to sample a machine repeatedly. One per run;
-//! every consumer (`top --batch` text and JSON Lines, the interactive
-//! `top`, `show --interval`; later `serve`, `record`, `trace`) takes
-//! [`Frame`]s from a [`LiveSampler`].
+//! The live sampler: the way to sample a machine repeatedly. One per run;
+//! `top --batch` (text and JSON Lines), the interactive `top`, `show
+//! --interval`, bench trials, `record` and `serve` (through
+//! `record::source`) and `replay` take [`Frame`]s from a [`LiveSampler`].
+//! (`trace` reads its eBPF maps on its own loop.)
 //!
 //! It owns the previous and current [`Snapshot`], the snapshot source (the
 //! host through [`HostSource`]: strategy decision, kept-open files,
@@ -21,8 +22,8 @@ use irqlab_core::Snapshot;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// Where snapshots come from: the live host ([`HostSource`]) or, later, a
-/// recording. Everything source-specific (how counts are read, thread CPU,
+/// Where snapshots come from: the live host ([`HostSource`]) or a
+/// recording (`record::playback::RecordingSource`). Everything source-specific (how counts are read, thread CPU,
 /// affinity) sits behind this trait; the [`LiveSampler`] owns the rest.
 pub trait SnapshotSource {
     /// Read the next snapshot into `snap`, reusing its models, with both

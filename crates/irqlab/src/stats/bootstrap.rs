@@ -522,7 +522,7 @@ mod tests {
     }
 }
 
-/// Interval coverage by simulation (issue 11 item 7), seeded and small enough
+/// Interval coverage by simulation, seeded and small enough
 /// for `cargo test`; `tools/compare-simulate.sh` prints the full table into
 /// docs/compare-statistics.md.
 #[cfg(test)]

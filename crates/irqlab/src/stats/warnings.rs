@@ -193,10 +193,10 @@ mod tests {
         hits as f64 / runs as f64
     }
 
-    /// Issue 11 item 8 (drift ≤ 5 % per two-series comparison): with shuffles
+    /// Drift false alarms (≤ 5 % per two-series comparison): with shuffles
     /// seeded from each series' ranks the size at 0.025 is at most 0.025
-    /// up to sampling error (2 SE here); the one fixed set per n used before
-    /// gave 2.58 % at n = 10 (docs/compare-statistics.md, "Drift").
+    /// up to sampling error (2 SE here); one fixed set of shuffles per n
+    /// gives 2.58 % at n = 10 (docs/compare-statistics.md, "Drift").
     #[test]
     fn item8_drift_test_size_at_most_level() {
         let runs = 20_000;

@@ -9,7 +9,7 @@
 //! error carrying the exit status and the last lines of stderr.
 
 use super::child::{run_sh, Spawned};
-use crate::bench::metric::Metric;
+use crate::bench::metric_value::Metric;
 use crate::bench::workload::{NoWindow, Window, Workload};
 use crate::guard::Tracker;
 use anyhow::bail;

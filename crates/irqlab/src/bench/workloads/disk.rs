@@ -11,7 +11,7 @@
 
 use super::latency::Histogram;
 use super::placement;
-use crate::bench::metric::{Direction, Metric};
+use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::Workload;
 use crate::guard::{Tracked, Tracker};
 use anyhow::{anyhow, bail, Context};

@@ -4,7 +4,7 @@
 //!
 //! Pure arithmetic: no clock, no threads.
 
-use crate::bench::metric::{Direction, Metric};
+use crate::bench::metric_value::{Direction, Metric};
 
 /// Sub-buckets per power of two (precision 1/64).
 const SUB_BITS: u32 = 6;

@@ -17,7 +17,7 @@
 
 use super::placement::{self, PinError};
 use super::{build, live_lock, WorkloadKind, WorkloadOptions};
-use crate::bench::metric::Metric;
+use crate::bench::metric_value::Metric;
 use crate::host::HostFs;
 use irqlab_core::delta::{interrupts_delta, softirqs_delta, IrqDelta, RowDelta, SoftirqsDelta};
 use irqlab_core::{CpuList, Interrupts, Softirqs};

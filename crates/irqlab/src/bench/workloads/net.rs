@@ -4,7 +4,7 @@
 //! guard every blocking call, both sockets are closed when `run` returns.
 
 use super::placement;
-use crate::bench::metric::{Direction, Metric};
+use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::Workload;
 use anyhow::{anyhow, Context};
 use std::io::{Read, Write};

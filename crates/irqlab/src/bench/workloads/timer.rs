@@ -10,7 +10,7 @@
 
 use super::latency::Histogram;
 use super::placement;
-use crate::bench::metric::{Direction, Metric};
+use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::Workload;
 use anyhow::{anyhow, Context};
 use std::net::UdpSocket;

@@ -10,7 +10,7 @@
 //! `run` and joined.
 
 use super::placement;
-use crate::bench::metric::{Direction, Metric};
+use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::Workload;
 use anyhow::{anyhow, Context};
 use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};

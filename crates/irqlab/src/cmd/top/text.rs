@@ -468,7 +468,7 @@ mod tests {
         let mut report = fixtures::sample(4, 12).report;
         let sec = report.interrupts.as_mut().unwrap();
         let n = sec.rows.len();
-        // names of 21 to 24 characters (the columns used to shift by 1-4)
+        // names of 21 to 24 characters: the columns must not shift
         for (k, r) in sec
             .rows
             .iter_mut()

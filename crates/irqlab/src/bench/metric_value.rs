@@ -1,5 +1,5 @@
-//! Metrics: named per-trial values with a unit and a direction.
-//! Names carry their unit (`_ns`, `_per_sec`, `_pct`, `_bytes`).
+//! One measured value of a trial ([`Metric`]): a name, a value, a unit and a
+//! direction. Names carry their unit (`_ns`, `_per_sec`, `_pct`, `_bytes`).
 
 use serde::{Deserialize, Serialize};
 
