@@ -14,12 +14,14 @@
 //! thread CPU time and wall time). Interrupt counts come from the whole `/proc/interrupts`
 //! or, when a [`Targeted`] reader is installed, from a few IRQs'
 //! `per_cpu_count` files (see `strategy.rs` for the choice, `strategy_cache.rs` for its
-//! per-boot cache).
+//! per-boot cache). `counters.rs`: [`CounterSampler`], the live sampler's
+//! samples as raw counters (the baseline first) for `record` and `serve`.
 //!
 //! Knows nothing about output; parse errors become errors naming the real
 //! path (under `--root`), the line and what was expected.
 
 pub mod clock;
+pub mod counters;
 mod files;
 pub mod host_source;
 pub mod live;
@@ -29,6 +31,7 @@ pub mod targeted;
 
 use anyhow::anyhow;
 pub use clock::SelfCost;
+pub use counters::CounterSampler;
 pub(crate) use files::{Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;

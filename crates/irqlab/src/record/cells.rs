@@ -12,7 +12,7 @@ use super::same_shape::same_shape;
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
-use crate::record::source::SampleView;
+use crate::sampler::counters::SampleView;
 use crate::trace::model::TraceKey;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;

@@ -8,8 +8,8 @@
 
 use super::reader::{Recording, Replayer, Step};
 use super::schema::Shape;
-use super::source::ThreadTotal;
 use crate::filter::Filter;
+use crate::sampler::counters::ThreadTotal;
 use crate::sampler::{SnapshotSource, Strategy};
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;

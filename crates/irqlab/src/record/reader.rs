@@ -8,7 +8,7 @@ use super::cells::stat_field;
 use super::layout;
 use super::schema::{CellValue, RowKind, SampleTime, Seqs, Shape, SourceKind};
 use super::segment;
-use super::source::{RawSample, ThreadTotal};
+use crate::sampler::counters::{RawSample, ThreadTotal};
 use crate::sampler::located;
 use crate::trace::model::Sample as TraceSample;
 use std::collections::HashMap;

@@ -8,9 +8,9 @@
 
 use super::cells::stat_others;
 use super::schema::{RowKind, Shape};
-use super::source::SampleView;
 use super::trace_cells;
 use crate::filter::Filter;
+use crate::sampler::counters::SampleView;
 use irqlab_core::interrupts::Shape as IrqShape;
 
 /// `cpus[cols[i]]` for every `i`, equal to `want`.
@@ -133,7 +133,7 @@ fn same_trace(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
 mod tests {
     use super::*;
     use crate::record::cells::shape_of;
-    use crate::record::source::ThreadTotal;
+    use crate::sampler::counters::ThreadTotal;
     use crate::threads::ThreadKind;
 
     const STAT: &str = "cpu  1 0 2 3 4 5 6 0 0 0\ncpu0 1 0 2 3 4 5 6 0 0 0\nintr 9 1\nctxt 7\n";

@@ -23,8 +23,8 @@ use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
 use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
-use super::source::{LiveSource, SampleView};
 use crate::filter::Filter;
+use crate::sampler::counters::{CounterSampler, SampleView};
 use crate::sampler::{clock, Stop, Ticker};
 use crate::trace::model::Sample as TraceSample;
 use anyhow::Context;
@@ -294,7 +294,7 @@ pub fn run(
     mut trace: Option<&mut dyn TraceRead>,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
-    let mut src = LiveSource::open(&cfg.root)?;
+    let mut src = CounterSampler::open(&cfg.root)?;
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;

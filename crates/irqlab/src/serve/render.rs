@@ -6,7 +6,7 @@
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
-use crate::record::source::{SampleView, ThreadTotal};
+use crate::sampler::counters::{SampleView, ThreadTotal};
 use crate::threads::ThreadKind;
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;

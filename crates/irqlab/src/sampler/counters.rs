@@ -1,5 +1,5 @@
-//! What `serve` and `record` take from the live sampler: [`LiveSource`]
-//! wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
+//! Raw counters, not rates: what `serve` and `record` take from the live
+//! sampler. [`CounterSampler`] wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
 //! kept-open files, thread CPU, affinity cache, clocks) and yields a
 //! [`LiveSample`] per call — the sampler's frame plus the interrupt
 //! threads' cumulative CPU time — the first call the baseline taken at
@@ -34,7 +34,7 @@ pub struct RawSample {
     pub threads: Vec<ThreadTotal>,
 }
 
-/// One live sample, borrowed from the [`LiveSource`] until the next call.
+/// One live sample, borrowed from the [`CounterSampler`] until the next call.
 pub struct LiveSample<'a> {
     /// The sampler's frame: `frame.cur` is this sample (for the first
     /// sample `prev` and `cur` are the same baseline); affinity through
@@ -83,23 +83,23 @@ impl RawSample {
 }
 
 /// Live samples of one root (`/` or a fake tree).
-pub struct LiveSource {
+pub struct CounterSampler {
     live: LiveSampler,
     totals: Vec<ThreadTotal>,
     /// The baseline taken at open has been handed out.
     started: bool,
 }
 
-impl LiveSource {
+impl CounterSampler {
     /// A source reading every statistics file under `root`; takes the
     /// baseline sample (an unreadable tree is an error here).
-    pub fn open(root: &std::path::Path) -> anyhow::Result<LiveSource> {
+    pub fn open(root: &std::path::Path) -> anyhow::Result<CounterSampler> {
         let live = LiveSampler::open(&LivePlan {
             root: root.to_path_buf(),
             filter: Filter::default(),
             strategy: Choice::ProcInterrupts,
         })?;
-        Ok(LiveSource {
+        Ok(CounterSampler {
             live,
             totals: Vec::new(),
             started: false,
@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn the_baseline_comes_first_then_frames_of_the_live_sampler() {
         let d = tree(100);
-        let mut src = LiveSource::open(d.path()).unwrap();
+        let mut src = CounterSampler::open(d.path()).unwrap();
         let mut first = src.next_sample().unwrap();
         assert_eq!(loc(first.snap()), 100);
         assert_eq!(
@@ -193,7 +193,7 @@ mod tests {
     #[test]
     fn an_unreadable_tree_fails_at_open() {
         let d = tempfile::tempdir().unwrap();
-        let err = LiveSource::open(d.path()).err().unwrap();
+        let err = CounterSampler::open(d.path()).err().unwrap();
         assert!(format!("{err:#}").contains("nothing readable"), "{err:#}");
     }
 }
