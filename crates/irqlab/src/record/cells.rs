@@ -108,6 +108,7 @@ pub fn shape_of(
         }
     }
     sh.threads = s.threads.iter().map(|t| t.name.clone()).collect();
+    sh.thread_pids = s.threads.iter().map(|t| t.pid).collect();
     if let Some(t) = s.trace {
         let ids = trace_cells::cpu_ids(t);
         let cols = filter.columns(&ids);

@@ -2,7 +2,7 @@
 //! sampler. [`CounterSampler`] wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
 //! kept-open files, thread CPU, affinity cache, clocks) and yields a
 //! [`LiveSample`] per call — the sampler's frame plus the interrupt
-//! threads' cumulative CPU time — the first call the baseline taken at
+//! threads' cumulative CPU time ([`ThreadCpu::cpu_ns`], PID and name) — the first call the baseline taken at
 //! open, each later call a new frame.
 //!
 //! [`RawSample`] is the owned form of the same data (raw counters at one
@@ -13,25 +13,16 @@
 use crate::filter::Filter;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
-use crate::threads::{ThreadCpu, ThreadKind};
+use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
-
-/// Cumulative CPU time of one interrupt-related kernel thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadTotal {
-    /// `ksoftirqd/N` or `irq/N-name` as in `/proc/PID/comm`.
-    pub name: String,
-    pub kind: ThreadKind,
-    /// CPU time since the thread started, ns.
-    pub cpu_ns: u64,
-}
 
 /// One sample, owned: raw counters at one instant (a recording read back).
 #[derive(Debug, Clone, Default)]
 pub struct RawSample {
     pub snap: Snapshot,
-    /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: Vec<ThreadTotal>,
+    /// Threads whose CPU time was read at this sample (sorted by name;
+    /// `cpu_ns` is what was recorded, `cpu_pct` 0).
+    pub threads: Vec<ThreadCpu>,
 }
 
 /// One live sample, borrowed from the [`CounterSampler`] until the next call.
@@ -41,7 +32,7 @@ pub struct LiveSample<'a> {
     /// `frame.affinity`, irqlab's cost through `frame.self_cost`.
     pub frame: Frame<'a>,
     /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: &'a [ThreadTotal],
+    pub threads: &'a [ThreadCpu],
 }
 
 impl<'a> LiveSample<'a> {
@@ -66,7 +57,7 @@ impl<'a> LiveSample<'a> {
 pub struct SampleView<'a> {
     pub snap: &'a Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: &'a [ThreadTotal],
+    pub threads: &'a [ThreadCpu],
     /// The tracing maps read right after the files (`record --trace`).
     pub trace: Option<&'a crate::trace::model::Sample>,
 }
@@ -85,7 +76,7 @@ impl RawSample {
 /// Live samples of one root (`/` or a fake tree).
 pub struct CounterSampler {
     live: LiveSampler,
-    totals: Vec<ThreadTotal>,
+    totals: Vec<ThreadCpu>,
     /// The baseline taken at open has been handed out.
     started: bool,
 }
@@ -127,14 +118,10 @@ impl CounterSampler {
     }
 }
 
-/// Cumulative thread CPU of `threads` into `out` (replaced), by name.
-fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadTotal>) {
+/// `threads` into `out` (replaced), sorted by name.
+fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadCpu>) {
     out.clear();
-    out.extend(threads.iter().map(|t| ThreadTotal {
-        name: t.name.clone(),
-        kind: t.kind,
-        cpu_ns: t.cpu_ns,
-    }));
+    out.extend_from_slice(threads);
     out.sort_by(|a, b| a.name.cmp(&b.name));
 }
 

@@ -9,7 +9,7 @@
 //! keys before the App sees them.
 
 use super::app::{App, Key, Msg};
-use super::event::{sample_data, thread_rows};
+use super::event::sample_data;
 use super::terminal::Stop;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
@@ -175,7 +175,7 @@ impl Player {
 
     fn frame(&mut self) -> anyhow::Result<Vec<Msg>> {
         let mut frame = self.live.next_frame()?;
-        let threads = thread_rows(frame.threads);
+        let threads = frame.threads.to_vec();
         let data = sample_data(&mut frame);
         self.pos += 1;
         Ok(vec![
