@@ -7,12 +7,12 @@
 //! and redraws.
 
 use super::app::{App, Key, Msg, SampleData};
-use super::terminal::{Stop, TermGuard};
+use super::terminal::TermGuard;
 use super::view;
 use crate::cmd::top::trace::Tracing;
 use crate::filter::Filter;
 use crate::report;
-use crate::sampler::{Frame, LiveSampler, Ticker};
+use crate::sampler::{Frame, LiveSampler, Stop, Ticker};
 use crate::trace::top::TopTrace;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};

@@ -10,11 +10,11 @@
 
 use super::app::{App, Key, Msg};
 use super::event::sample_data;
-use super::terminal::Stop;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::reader::Step;
 use crate::sampler::LiveSampler;
+use crate::sampler::Stop;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
@@ -263,7 +263,7 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("irqlab replay needs a terminal on stdout (use --batch for scripts)");
     }
-    let stop = super::terminal::signal_flag()?;
+    let stop = Stop::install_interactive()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel();
     spawn(player, tx, cmd_rx, stop.clone());
@@ -290,7 +290,7 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
     stop.request();
     drop(guard);
     res?;
-    Ok(stop.signal())
+    Ok(stop.caught())
 }
 
 #[cfg(test)]
