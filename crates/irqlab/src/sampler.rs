@@ -181,3 +181,21 @@ impl Ticker {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_stops_every_clone_of_the_flag_without_a_signal() {
+        let stop = Stop::install().unwrap();
+        let ui = stop.clone();
+        assert!(!ui.requested() && ui.caught().is_none());
+        stop.request();
+        assert!(ui.requested(), "clones share the flag");
+        assert_eq!(ui.caught(), None, "no signal was caught");
+        let due = Instant::now() + Duration::from_millis(5);
+        assert_eq!(ui.sleep_until(due), None, "sleeps until a signal only");
+    }
+}
