@@ -14,12 +14,14 @@
 //! thread CPU time and wall time). Interrupt counts come from the whole `/proc/interrupts`
 //! or, when a [`Targeted`] reader is installed, from a few IRQs'
 //! `per_cpu_count` files (see `strategy.rs` for the choice, `strategy_cache.rs` for its
-//! per-boot cache).
+//! per-boot cache). `counters.rs`: [`CounterSampler`], the live sampler's
+//! samples as raw counters (the baseline first) for `record` and `serve`.
 //!
 //! Knows nothing about output; parse errors become errors naming the real
 //! path (under `--root`), the line and what was expected.
 
 pub mod clock;
+pub mod counters;
 mod files;
 pub mod host_source;
 pub mod live;
@@ -29,10 +31,13 @@ pub mod targeted;
 
 use anyhow::anyhow;
 pub use clock::SelfCost;
+pub use counters::CounterSampler;
 pub(crate) use files::{Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 pub use strategy::Strategy;
 pub use targeted::Targeted;
@@ -46,29 +51,72 @@ pub fn located(path: &std::path::Path, e: &ParseError) -> anyhow::Error {
     }
 }
 
-/// SIGINT and SIGTERM caught by a flag (signal-hook's handler: no thread
-/// and no pipe, unlike an iterator), for [`Ticker::wait_stop`].
+/// THE stop flag of every run: SIGINT and SIGTERM caught by a flag
+/// (signal-hook's handler: no thread and no pipe, unlike an iterator), for
+/// [`Ticker::wait_stop`]; or a stop asked for without a signal
+/// ([`Stop::request`]: the interactive UI quitting). Clones share it (the
+/// UI's input loop and its sampler thread).
+#[derive(Debug, Clone)]
 pub struct Stop {
-    sig: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The signal caught (0: none).
+    sig: Arc<AtomicUsize>,
+    /// A stop was asked for: a signal caught or [`Stop::request`].
+    asked: Arc<AtomicBool>,
 }
 
 impl Stop {
     /// Catch SIGINT and SIGTERM from now on.
     pub fn install() -> anyhow::Result<Self> {
+        Self::hook(false)
+    }
+
+    /// [`Stop::install`] for an interactive run, whose terminal must be
+    /// restored by the run's own loop: a second SIGINT or SIGTERM once a
+    /// stop was asked for exits at once (128 + signal), in case that loop
+    /// is stuck. SIGHUP keeps its default action (the terminal is gone).
+    pub fn install_interactive() -> anyhow::Result<Self> {
+        Self::hook(true)
+    }
+
+    fn hook(exit_on_second: bool) -> anyhow::Result<Self> {
         use signal_hook::consts::{SIGINT, SIGTERM};
-        let sig = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = Stop {
+            sig: Arc::new(AtomicUsize::new(0)),
+            asked: Arc::new(AtomicBool::new(false)),
+        };
+        let failed = |e: std::io::Error| anyhow!("cannot handle SIGINT/SIGTERM: {e}");
         for s in [SIGINT, SIGTERM] {
+            if exit_on_second {
+                // before the flags below: it sees the flag as the earlier
+                // signals (or the request) left it
+                signal_hook::flag::register_conditional_shutdown(
+                    s,
+                    128 + s,
+                    Arc::clone(&stop.asked),
+                )
+                .map_err(failed)?;
+            }
             let n = usize::try_from(s).unwrap_or(0);
-            signal_hook::flag::register_usize(s, std::sync::Arc::clone(&sig), n)
-                .map_err(|e| anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
+            signal_hook::flag::register_usize(s, Arc::clone(&stop.sig), n).map_err(failed)?;
+            signal_hook::flag::register(s, Arc::clone(&stop.asked)).map_err(failed)?;
         }
-        Ok(Stop { sig })
+        Ok(stop)
     }
 
     /// The signal caught, if any.
     pub fn caught(&self) -> Option<i32> {
-        let n = self.sig.load(std::sync::atomic::Ordering::SeqCst);
+        let n = self.sig.load(Ordering::SeqCst);
         (n != 0).then(|| i32::try_from(n).unwrap_or(0))
+    }
+
+    /// Ask every holder of this flag to stop (no signal).
+    pub fn request(&self) {
+        self.asked.store(true, Ordering::SeqCst);
+    }
+
+    /// True once a stop was asked for: a signal caught or [`Stop::request`].
+    pub fn requested(&self) -> bool {
+        self.asked.load(Ordering::SeqCst) || self.caught().is_some()
     }
 
     /// Sleep until `due`, or return early with the signal number once one
@@ -131,5 +179,23 @@ impl Ticker {
         if due > now {
             std::thread::sleep(due - now);
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_stops_every_clone_of_the_flag_without_a_signal() {
+        let stop = Stop::install().unwrap();
+        let ui = stop.clone();
+        assert!(!ui.requested() && ui.caught().is_none());
+        stop.request();
+        assert!(ui.requested(), "clones share the flag");
+        assert_eq!(ui.caught(), None, "no signal was caught");
+        let due = Instant::now() + Duration::from_millis(5);
+        assert_eq!(ui.sleep_until(due), None, "sleeps until a signal only");
     }
 }

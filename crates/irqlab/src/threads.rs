@@ -7,8 +7,9 @@
 //! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
 //! `irqlab_core::pidstat`'s. Knows nothing about output.
 //!
-//! [`ThreadCpu`] is a stable interface: `top --batch` JSON and the TUI
-//! consume it.
+//! [`ThreadCpu`] is the one type of a thread's CPU use: live (here), as
+//! recorded (`sampler::counters`, `record`) and replayed
+//! (`record::playback`); `top --batch` JSON and the TUI consume it.
 
 use crate::host::HostFs;
 use irqlab_core::{PidStat, SchedStat};
@@ -24,16 +25,20 @@ pub enum ThreadKind {
     IrqThread { irq: u32 },
 }
 
-/// CPU use of one thread over the last interval. Stable: consumed by the
-/// TUI and by `top --batch`.
+/// CPU use of one thread: its cumulative CPU time at a sample and its
+/// share over the interval ending there. Stable: consumed by the TUI and
+/// by `top --batch`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ThreadCpu {
-    pub pid: u32,
+    /// `None` when not known: replayed from a recording made before
+    /// recordings kept PIDs (JSON `null`, `-` in text).
+    pub pid: Option<u32>,
     /// Full thread name as in `/proc/PID/comm` (e.g. `irq/24-ACPI:Ged`).
     pub name: String,
     pub kind: ThreadKind,
     /// CPU time over the interval as a percentage of one CPU (0–100 per
-    /// CPU-second of wall time).
+    /// CPU-second of wall time); 0 in a recorded sample read back, whose
+    /// share the playback computes between two samples.
     pub cpu_pct: f64,
     /// The CPU it last ran on (`/proc/PID/stat` field 39), if printed.
     pub last_cpu: Option<u32>,
@@ -199,7 +204,7 @@ fn put(
 ) {
     match out.get_mut(n) {
         Some(o) => {
-            o.pid = t.pid;
+            o.pid = Some(t.pid);
             o.name.clone_from(&t.name);
             o.kind = t.kind;
             o.cpu_pct = pct;
@@ -207,7 +212,7 @@ fn put(
             o.cpu_ns = ns;
         }
         None => out.push(ThreadCpu {
-            pid: t.pid,
+            pid: Some(t.pid),
             name: t.name.clone(),
             kind: t.kind,
             cpu_pct: pct,
@@ -336,7 +341,7 @@ mod tests {
         assert_eq!(reused.len(), 1);
         assert_eq!(
             (reused[0].pid, reused[0].name.as_str()),
-            (14, "ksoftirqd/0")
+            (Some(14), "ksoftirqd/0")
         );
         assert!(reused[0].cpu_pct.abs() < 1e-9, "schedstat did not move");
         th.sample(&mut fs, 4_000_000_000);

@@ -1256,3 +1256,132 @@ fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
         .any(|r| r.irq.is_some() && r.chip.is_some() && r.device.is_some()));
     assert!(rows.iter().any(|r| r.label == "LOC" && r.irq.is_none()));
 }
+
+/// `proc/PID/{comm,stat,schedstat}` of a kernel thread `comm` in `tree`.
+fn fake_thread(tree: &Path, pid: u32, comm: &str, cpu_ns: u64) {
+    let dir = tree.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f: Vec<String> = (3..=41).map(|_| "0".to_string()).collect();
+    f[0] = "S".into();
+    std::fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
+    std::fs::write(
+        dir.join("stat"),
+        format!("{pid} ({comm}) {}\n", f.join(" ")),
+    )
+    .unwrap();
+    std::fs::write(dir.join("schedstat"), format!("{cpu_ns} 0 1\n")).unwrap();
+}
+
+/// The PIDs `replay --batch --format json` of `rec` gives its ksoftirqd
+/// threads (every frame), and the PID column of its text output.
+fn replayed_pids(rec: &Path) -> (Vec<serde_json::Value>, Vec<String>) {
+    let r = irqlab()
+        .arg("replay")
+        .arg(rec)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut pids = Vec::new();
+    for l in String::from_utf8_lossy(&r.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        for t in v["threads"].as_array().unwrap() {
+            pids.push(t["pid"].clone());
+        }
+    }
+    let r = irqlab()
+        .arg("replay")
+        .arg(rec)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text: Vec<String> = String::from_utf8_lossy(&r.stdout)
+        .lines()
+        .filter(|l| l.ends_with("ksoftirqd/0") || l.ends_with("ksoftirqd/1"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+        .collect();
+    (pids, text)
+}
+
+/// `replay --batch` showed `"pid": 0` for every thread: recordings kept
+/// no PID. A recording now keeps each thread's PID and replays it; one
+/// made before (its layout without `thread_pids`) replays the PID as not
+/// known: JSON `null`, `-` in text, never 0.
+#[test]
+fn replayed_threads_carry_their_recorded_pid_or_none() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
+    fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
+    let mut child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--segment", "1h", "-o"])
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = || {
+        layout::boot_dirs(&out)
+            .ok()?
+            .first()
+            .map(|b| b.join("journal.jsonl"))
+    };
+    let lines = || {
+        journal()
+            .and_then(|j| std::fs::read_to_string(j).ok())
+            .map_or(0, |t| t.lines().filter(|l| l.ends_with('}')).count())
+    };
+    assert!(common::wait_until(Duration::from_secs(20), || lines() >= 5));
+    child.kill().unwrap(); // SIGKILL: the samples stay in the journal
+    child.wait().unwrap();
+
+    // the journal (read as a salvage) …
+    let (pids, text) = replayed_pids(&out);
+    assert!(!pids.is_empty(), "threads replayed");
+    for p in &pids {
+        assert!(*p == 14 || *p == 22, "a real PID, got {p}: {pids:?}");
+    }
+    assert!(pids.contains(&14.into()) && pids.contains(&22.into()));
+    assert!(text.iter().all(|p| p == "14" || p == "22"), "{text:?}");
+
+    // … the same recording before PIDs were recorded: no `thread_pids`
+    let old = d.path().join("old");
+    copy_dir(&out, &old);
+    let j = boot_dir(&old).join("journal.jsonl");
+    let stripped: Vec<String> = std::fs::read_to_string(&j)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(shape) = v.get_mut("shape").and_then(|s| s.as_object_mut()) {
+                assert!(
+                    shape.remove("thread_pids").is_some()
+                        || shape["threads"] == serde_json::json!([])
+                );
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&j, stripped.join("\n") + "\n").unwrap();
+    let (pids, text) = replayed_pids(&old);
+    assert!(!pids.is_empty());
+    assert!(pids.iter().all(|p| p.is_null()), "{pids:?}");
+    assert!(
+        !text.is_empty() && text.iter().all(|p| p == "-"),
+        "{text:?}"
+    );
+
+    // … and the segment recover makes of the journal keeps them
+    let r = irqlab().arg("recover").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (pids, _) = replayed_pids(&out);
+    assert!(
+        !pids.is_empty() && pids.iter().all(|p| *p == 14 || *p == 22),
+        "{pids:?}"
+    );
+}

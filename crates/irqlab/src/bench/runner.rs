@@ -31,7 +31,7 @@ use super::plan::{
 use super::prepare::{self, Outcome};
 use super::results::{self as bench_results, SummaryFile};
 use super::select::{self, Selection};
-use super::tracing::{time_shares, trace_metrics, TraceWindow};
+use super::tracing::{time_shares, trace_metrics};
 use super::workload::{Window, Workload};
 use super::workloads::{self, placement::PinError};
 use super::{env, metric_value::Direction, metric_value::Metric};
@@ -43,6 +43,7 @@ use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
 use crate::threads::{ThreadCpu, ThreadKind};
 use crate::trace::interval::Interval;
+use crate::trace::live::LiveTrace;
 use anyhow::{Context, Result};
 use irqlab_core::Interrupts;
 use std::path::{Path, PathBuf};
@@ -242,7 +243,7 @@ struct Trial<'a> {
     sel: &'a Selection,
     boot_id: &'a str,
     /// `--trace`: read around the timed window.
-    trace: Option<&'a mut (dyn TraceWindow + 'static)>,
+    trace: Option<&'a mut LiveTrace>,
     /// Whether /proc/stat's irq and softirq times are measured.
     acct: &'a IrqTime,
     /// A note for every trial when the counters are not this kernel's.
@@ -290,7 +291,7 @@ impl Window for TrialWindow<'_, '_> {
             anyhow::bail!("the trial's window was closed before it was opened");
         };
         let traced = match self.trial.trace.as_deref_mut() {
-            Some(tw) => Some(tw.interval().context("reading the trace maps")?),
+            Some(tw) => Some(tw.tick().context("reading the trace maps")?),
             None => None,
         };
         let sel = self.trial.sel;
@@ -754,7 +755,7 @@ fn run_created(
                 live: &mut live,
                 sel: &sel,
                 boot_id: &boot_id,
-                trace: tracing.as_deref_mut(),
+                trace: tracing.as_mut(),
                 acct: &acct,
                 foreign: foreign.as_deref(),
                 stop,
@@ -971,16 +972,16 @@ fn start_tracing(
     fs: &HostFs,
     guard: &mut SystemGuard,
     sink: &mut dyn Sink,
-) -> Result<Option<Box<dyn TraceWindow>>> {
+) -> Result<Option<LiveTrace>> {
     if !plan.trace {
         return Ok(None);
     }
-    let (w, notes) = crate::trace::window::SessionWindow::start(fs, guard)
-        .context("--trace: attaching the tracing programs")?;
+    let (w, notes) =
+        LiveTrace::start_in(fs, guard).context("--trace: attaching the tracing programs")?;
     for n in notes {
         sink.note(&format!("irqlab: trace: {n}"));
     }
-    Ok(Some(Box::new(w)))
+    Ok(Some(w))
 }
 
 #[cfg(not(feature = "trace"))]
@@ -989,7 +990,7 @@ fn start_tracing(
     _: &HostFs,
     _: &mut SystemGuard,
     _: &mut dyn Sink,
-) -> Result<Option<Box<dyn TraceWindow>>> {
+) -> Result<Option<LiveTrace>> {
     if plan.trace {
         anyhow::bail!("--trace: {}", crate::trace::NOT_BUILT);
     }

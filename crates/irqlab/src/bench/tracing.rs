@@ -1,8 +1,7 @@
 //! `bench --trace`: what eBPF tracing adds to each trial. A
-//! [`TraceWindow`] is marked just before a trial's timed window and read
-//! just after it (the implementation over a tracing session lives in
-//! `trace::window`, feature `trace`); [`trace_metrics`] turns the
-//! interval into trial metrics. Every metric is a cost, lower is better,
+//! `trace::live::LiveTrace` is marked just before a trial's timed window
+//! and read just after it; [`trace_metrics`] turns the interval into
+//! trial metrics. Every metric is a cost, lower is better,
 //! except the event counts (direction none). Pure: no I/O here.
 
 use super::metric_value::Metric;
@@ -10,15 +9,6 @@ use super::metrics::slug;
 use crate::direction::Direction;
 use crate::trace::interval::Interval;
 use crate::trace::top::max_opt;
-use anyhow::Result;
-
-/// Tracing around one trial's timed window.
-pub trait TraceWindow {
-    /// Read the counters at the start of the window.
-    fn mark(&mut self) -> Result<()>;
-    /// Read them again: the interval since [`TraceWindow::mark`].
-    fn interval(&mut self) -> Result<Interval>;
-}
 
 fn lower(name: String, value: f64, unit: &str) -> Metric {
     Metric::new(name, value, unit, Direction::Lower)

@@ -24,6 +24,17 @@ use std::process::ExitCode;
 /// Exit code for any error (bad input, unreadable files, failed command).
 pub const EXIT_FAILURE: u8 = 1;
 
+/// `show --format`: which exporter of `crate::export` writes the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned human-readable tables.
+    Table,
+    /// One JSON document (see README for the contract).
+    Json,
+    /// Long-format CSV: one line per (section, row, CPU).
+    Csv,
+}
+
 /// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`: the
 /// same as [`args::duration`] (see also [`args::positive_duration`]).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -137,13 +137,6 @@ fn synth_clock(s: &str) -> Result<writer::SynthClock, String> {
 #[cfg(feature = "trace")]
 const SIGNAL_GRACE: Duration = Duration::from_secs(10);
 
-#[cfg(feature = "trace")]
-impl writer::TraceRead for crate::trace::session::Session {
-    fn read(&mut self, out: &mut crate::trace::model::Sample) -> anyhow::Result<()> {
-        crate::trace::session::Session::read(self, out)
-    }
-}
-
 /// `record --trace`: attach (mounting tracefs through the session's guard
 /// when needed), record, then detach and unmount.
 #[cfg(feature = "trace")]

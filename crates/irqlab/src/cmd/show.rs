@@ -7,8 +7,9 @@
 
 use super::args;
 use super::top::{parse_threshold, SortArg};
+use super::Format;
 use crate::cmd::args::RootArgs;
-use crate::export::{self, Format};
+use crate::export;
 use crate::filter::prefilter::Prefilter;
 use crate::filter::warnings::{cpus_of, filter_warnings};
 use crate::filter::Filter;

@@ -116,7 +116,7 @@ fn without_cost(s: &str) -> String {
 
 fn threads() -> Vec<ThreadCpu> {
     vec![ThreadCpu {
-        pid: 14,
+        pid: Some(14),
         name: "ksoftirqd/0".into(),
         kind: ThreadKind::Ksoftirqd { cpu: 0 },
         cpu_pct: 0.25,

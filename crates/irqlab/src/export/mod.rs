@@ -16,17 +16,6 @@ pub mod line_json;
 pub mod stdout;
 pub mod table;
 
-/// Output formats of tabular commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Aligned human-readable tables.
-    Table,
-    /// One JSON document (see README for the contract).
-    Json,
-    /// Long-format CSV: one line per (section, row, CPU).
-    Csv,
-}
-
 /// `n` and the noun, pluralised: "1 CPU", "2 CPUs", "0 CPUs".
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -12,7 +12,7 @@ use super::same_shape::same_shape;
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
-use crate::record::source::SampleView;
+use crate::sampler::counters::SampleView;
 use crate::trace::model::TraceKey;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
@@ -108,6 +108,7 @@ pub fn shape_of(
         }
     }
     sh.threads = s.threads.iter().map(|t| t.name.clone()).collect();
+    sh.thread_pids = s.threads.iter().map(|t| t.pid).collect();
     if let Some(t) = s.trace {
         let ids = trace_cells::cpu_ids(t);
         let cols = filter.columns(&ids);

@@ -1,7 +1,7 @@
 //! `record`: the Parquet dataset writer (Hive-partitioned `host=/boot=`)
 //! with its journal, the reader of a recording and [`playback`], which
-//! makes it a snapshot source of the live sampler again, and [`source`],
-//! through which `record` and `serve` take the live sampler's frames.
+//! makes it a snapshot source of the live sampler again. `record` takes
+//! its samples through `sampler::counters`.
 
 pub mod cells;
 pub mod identity;
@@ -13,7 +13,6 @@ pub mod reader;
 mod same_shape;
 pub mod schema;
 pub mod segment;
-pub mod source;
 pub mod trace_cells;
 pub mod trace_replay;
 pub mod writer;

@@ -8,7 +8,6 @@
 
 use super::reader::{Recording, Replayer, Step};
 use super::schema::Shape;
-use super::source::ThreadTotal;
 use crate::filter::Filter;
 use crate::sampler::{SnapshotSource, Strategy};
 use crate::threads::ThreadCpu;
@@ -22,8 +21,8 @@ pub struct RecordingSource {
     next: usize,
     replayer: Replayer,
     /// Thread totals and CLOCK_MONOTONIC of the previous and current step.
-    prev: (Vec<ThreadTotal>, u64),
-    cur: (Vec<ThreadTotal>, u64),
+    prev: (Vec<ThreadCpu>, u64),
+    cur: (Vec<ThreadCpu>, u64),
     /// Affinity of the numbered rows at the current step.
     affinity: Vec<(u32, Option<String>)>,
     why: String,
@@ -72,8 +71,9 @@ fn affinity_of(shape: &Shape) -> Vec<(u32, Option<String>)> {
         .collect()
 }
 
-/// Thread CPU % between two steps' cumulative times (threads in both).
-fn thread_rates(old: &(Vec<ThreadTotal>, u64), new: &(Vec<ThreadTotal>, u64)) -> Vec<ThreadCpu> {
+/// Thread CPU % between two steps' cumulative times (threads in both:
+/// the same name and PID).
+fn thread_rates(old: &(Vec<ThreadCpu>, u64), new: &(Vec<ThreadCpu>, u64)) -> Vec<ThreadCpu> {
     let wall = new.1.saturating_sub(old.1);
     if wall == 0 {
         return Vec::new();
@@ -81,14 +81,10 @@ fn thread_rates(old: &(Vec<ThreadTotal>, u64), new: &(Vec<ThreadTotal>, u64)) ->
     new.0
         .iter()
         .filter_map(|t| {
-            let o = old.0.iter().find(|o| o.name == t.name)?;
+            let o = old.0.iter().find(|o| o.name == t.name && o.pid == t.pid)?;
             Some(ThreadCpu {
-                pid: 0,
-                name: t.name.clone(),
-                kind: t.kind,
                 cpu_pct: t.cpu_ns.saturating_sub(o.cpu_ns) as f64 * 100.0 / wall as f64,
-                last_cpu: None,
-                cpu_ns: t.cpu_ns,
+                ..t.clone()
             })
         })
         .collect()

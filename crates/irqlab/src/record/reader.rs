@@ -8,8 +8,9 @@ use super::cells::stat_field;
 use super::layout;
 use super::schema::{CellValue, RowKind, SampleTime, Seqs, Shape, SourceKind};
 use super::segment;
-use super::source::{RawSample, ThreadTotal};
+use crate::sampler::counters::RawSample;
 use crate::sampler::located;
+use crate::threads::ThreadCpu;
 use crate::trace::model::Sample as TraceSample;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -239,7 +240,7 @@ impl Replayer {
                     .map_err(|e| located(&file("stat"), &e))?,
             );
         }
-        for name in &shape.threads {
+        for (i, name) in shape.threads.iter().enumerate() {
             let Some(kind) = crate::threads::classify(name) else {
                 continue;
             };
@@ -248,9 +249,12 @@ impl Replayer {
                 crate::threads::ThreadKind::IrqThread { .. } => None,
             };
             if let Some(&cpu_ns) = self.values.get(&(SourceKind::Threads, name.clone(), cpu)) {
-                s.threads.push(ThreadTotal {
+                s.threads.push(ThreadCpu {
+                    pid: shape.thread_pid(i),
                     name: name.clone(),
                     kind,
+                    cpu_pct: 0.0,
+                    last_cpu: None,
                     cpu_ns,
                 });
             }

@@ -8,9 +8,9 @@
 
 use super::cells::stat_others;
 use super::schema::{RowKind, Shape};
-use super::source::SampleView;
 use super::trace_cells;
 use crate::filter::Filter;
+use crate::sampler::counters::SampleView;
 use irqlab_core::interrupts::Shape as IrqShape;
 
 /// `cpus[cols[i]]` for every `i`, equal to `want`.
@@ -32,9 +32,18 @@ pub fn same_shape(
     same_irqs(sh, s, filter, affinity)
         && same_softirqs(sh, s, filter)
         && same_stat(sh, s, filter)
-        && s.threads.len() == sh.threads.len()
-        && s.threads.iter().zip(&sh.threads).all(|(t, n)| t.name == *n)
+        && same_threads(sh, s)
         && same_trace(sh, s, filter)
+}
+
+/// The same threads (names and PIDs) in the same order.
+fn same_threads(sh: &Shape, s: SampleView) -> bool {
+    s.threads.len() == sh.threads.len()
+        && s.threads
+            .iter()
+            .zip(&sh.threads)
+            .enumerate()
+            .all(|(i, (t, n))| t.name == *n && t.pid == sh.thread_pid(i))
 }
 
 fn same_irqs(
@@ -133,8 +142,7 @@ fn same_trace(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
 mod tests {
     use super::*;
     use crate::record::cells::shape_of;
-    use crate::record::source::ThreadTotal;
-    use crate::threads::ThreadKind;
+    use crate::threads::{ThreadCpu, ThreadKind};
 
     const STAT: &str = "cpu  1 0 2 3 4 5 6 0 0 0\ncpu0 1 0 2 3 4 5 6 0 0 0\nintr 9 1\nctxt 7\n";
     const SOFT: &str = "   CPU0 CPU1\nTIMER: 1 2\nNET_RX: 3 4\n";
@@ -153,7 +161,7 @@ mod tests {
     fn same(
         sh: &Shape,
         snap: &irqlab_core::Snapshot,
-        threads: &[ThreadTotal],
+        threads: &[ThreadCpu],
         filter: &Filter,
         aff: &str,
     ) -> bool {
@@ -167,9 +175,12 @@ mod tests {
 
     #[test]
     fn every_layout_change_is_seen_and_nothing_else() {
-        let t = |n: &str| ThreadTotal {
+        let t = |n: &str| ThreadCpu {
+            pid: Some(14),
             name: n.into(),
             kind: ThreadKind::Ksoftirqd { cpu: 0 },
+            cpu_pct: 0.0,
+            last_cpu: None,
             cpu_ns: 5,
         };
         let threads = [t("ksoftirqd/0")];
@@ -191,6 +202,14 @@ mod tests {
             // what changes the layout
             assert!(!same(&sh, &base, &threads, &filter, "1"), "affinity");
             assert!(!same(&sh, &base, &[], &filter, "0-1"), "threads");
+            let restarted = [ThreadCpu {
+                pid: Some(15),
+                ..t("ksoftirqd/0")
+            }];
+            assert!(
+                !same(&sh, &base, &restarted, &filter, "0-1"),
+                "a thread's PID"
+            );
             let desc = snap(&A.replace("PCI-MSI b", "PCI-MSI c"), STAT);
             assert!(!same(&sh, &desc, &threads, &filter, "0-1"), "description");
             let gone = snap(

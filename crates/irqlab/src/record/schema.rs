@@ -211,12 +211,23 @@ pub struct Shape {
     pub stat_other: Vec<String>,
     /// Interrupt thread names (threads appear from the second sample on).
     pub threads: Vec<String>,
+    /// Their PIDs, in the order of `threads`; empty in recordings made
+    /// before PIDs were recorded (the PID is then not known).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_pids: Vec<Option<u32>>,
     /// CPUs of the traced rows (`None`: not traced; `record --trace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_cpus: Option<Vec<u32>>,
     /// Keys of the traced rows (`record::trace_cells`), in layout order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace_rows: Vec<String>,
+}
+
+impl Shape {
+    /// The PID of thread `i` of `threads`, when recorded.
+    pub fn thread_pid(&self, i: usize) -> Option<u32> {
+        self.thread_pids.get(i).copied().flatten()
+    }
 }
 
 /// One journal line: a sample with its changed cells.

@@ -23,20 +23,14 @@ use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
 use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
-use super::source::{LiveSource, SampleView};
 use crate::filter::Filter;
+use crate::sampler::counters::{CounterSampler, SampleView};
 use crate::sampler::{clock, Stop, Ticker};
+use crate::trace::live::TraceSession;
 use crate::trace::model::Sample as TraceSample;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// The tracing maps, read once per sample right after the files
-/// (`record --trace`; a tracing session, feature `trace`).
-pub trait TraceRead {
-    /// The maps' cumulative counters now, into `out` (replaced).
-    fn read(&mut self, out: &mut TraceSample) -> anyhow::Result<()>;
-}
 
 /// A record run.
 #[derive(Debug, Clone)]
@@ -291,10 +285,10 @@ impl Run {
 /// also carries the tracing maps (source `trace`).
 pub fn run(
     cfg: &RecordConfig,
-    mut trace: Option<&mut dyn TraceRead>,
+    mut trace: Option<&mut dyn TraceSession>,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
-    let mut src = LiveSource::open(&cfg.root)?;
+    let mut src = CounterSampler::open(&cfg.root)?;
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -404,7 +398,7 @@ mod tests {
     /// Tracing maps that grow by one `sample` scale per read.
     struct Fake(u64);
 
-    impl TraceRead for Fake {
+    impl TraceSession for Fake {
         fn read(&mut self, out: &mut TraceSample) -> anyhow::Result<()> {
             self.0 += 1;
             *out = sample(self.0);

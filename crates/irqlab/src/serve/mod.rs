@@ -16,8 +16,8 @@ pub mod openmetrics;
 pub mod options;
 pub mod render;
 
-use crate::record::source::LiveSource;
 use crate::sampler::clock::CostMeter;
+use crate::sampler::counters::CounterSampler;
 use crate::sampler::{Stop, Ticker};
 use anyhow::Context;
 use nix::sys::resource::{getrusage, UsageWho};
@@ -59,7 +59,7 @@ pub enum Pace {
 
 /// Sampling state: the source, the renderer and irqlab's own counters.
 struct Loop {
-    src: LiveSource,
+    src: CounterSampler,
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
@@ -129,7 +129,7 @@ pub fn run(
     // starts with SIGINT ignored, and this handler replaces that.
     let stop = Stop::install()?;
     let mut lp = Loop {
-        src: LiveSource::open(&cfg.root)?,
+        src: CounterSampler::open(&cfg.root)?,
         renderer: Renderer::new(cfg.opts.clone()),
         own: OwnStats::default(),
         spare: Vec::new(),

@@ -6,8 +6,8 @@
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
-use crate::record::source::{SampleView, ThreadTotal};
-use crate::threads::ThreadKind;
+use crate::sampler::counters::SampleView;
+use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
 use irqlab_core::Snapshot;
@@ -427,7 +427,7 @@ impl Renderer {
         self.series += 1;
     }
 
-    fn threads(&mut self, threads: &[ThreadTotal], mono_ns: u64, out: &mut Vec<u8>) {
+    fn threads(&mut self, threads: &[ThreadCpu], mono_ns: u64, out: &mut Vec<u8>) {
         let mut ks: Vec<(u32, u64)> = threads
             .iter()
             .filter_map(|t| match t.kind {

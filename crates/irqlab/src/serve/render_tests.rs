@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::source::RawSample;
+use crate::sampler::counters::RawSample;
 
 fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     Options {

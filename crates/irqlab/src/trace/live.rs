@@ -1,19 +1,27 @@
-//! `top --trace`'s tracing (feature `trace`): a [`Session`] read once per
-//! sampler tick, right after the live sampler's /proc read, so both
-//! describe the same interval. Dropping it detaches and unmounts (see
-//! `session`).
+//! A tracing session as its readers see it. [`TraceSession`] is the one
+//! interface to a session: its maps read as cumulative [`Sample`]s
+//! (implemented by `session::Session`, feature `trace`, and by the tests'
+//! fakes). `record --trace` stores those samples as they are;
+//! [`LiveTrace`] turns consecutive reads into [`Interval`]s: `top
+//! --trace` reads once per sampler tick, right after the live sampler's
+//! /proc read, so both describe the same interval; `bench --trace` marks
+//! before a trial's timed window and reads after it. Dropping a
+//! `LiveTrace` drops its session (detach, unmount: see `session`).
 
 use super::interval::{between, Interval, Select};
 use super::model::Sample;
-use super::session::Session;
-use super::top::TraceTick;
-use crate::host::HostFs;
 use anyhow::Result;
 
-/// A session and its last sample.
+/// A source of the tracing maps' cumulative counters.
+pub trait TraceSession: Send {
+    /// The maps' cumulative counters now, into `out` (replaced).
+    fn read(&mut self, out: &mut Sample) -> Result<()>;
+}
+
+/// A session and its last reads: one traced interval per read.
 pub struct LiveTrace {
-    session: Session,
-    /// The baseline (the first tick's read).
+    session: Box<dyn TraceSession>,
+    /// The first tick's read: the start of [`LiveTrace::whole_run`].
     first: Option<Sample>,
     prev: Sample,
     cur: Sample,
@@ -21,33 +29,57 @@ pub struct LiveTrace {
 }
 
 impl LiveTrace {
-    /// Attach (mounting tracefs through a guard of the session's own when
-    /// needed) and take the baseline; `cpus` keeps only those CPUs. The
-    /// session's notes are returned for stderr / the status line.
-    pub fn start(fs: &HostFs, cpus: Option<Vec<u32>>) -> Result<(Self, Vec<String>)> {
-        let mut session = Session::start(fs)?;
-        let notes = session.notes.clone();
+    /// Take `session`'s baseline now; intervals keep what `sel` selects.
+    pub fn new(mut session: Box<dyn TraceSession>, sel: Select) -> Result<Self> {
         let mut prev = Sample::default();
         session.read(&mut prev)?;
+        Ok(LiveTrace {
+            session,
+            first: None,
+            prev,
+            cur: Sample::default(),
+            sel,
+        })
+    }
+
+    /// `top --trace`: attach (mounting tracefs through a guard of the
+    /// session's own when needed) and take the baseline; `cpus` keeps
+    /// only those CPUs. The session's notes are returned for stderr / the
+    /// status line.
+    #[cfg(feature = "trace")]
+    pub fn start(fs: &crate::host::HostFs, cpus: Option<Vec<u32>>) -> Result<(Self, Vec<String>)> {
+        let session = super::session::Session::start(fs)?;
+        let notes = session.notes.clone();
         let sel = Select {
             cpus,
             ..Select::default()
         };
-        Ok((
-            LiveTrace {
-                session,
-                first: None,
-                prev,
-                cur: Sample::default(),
-                sel,
-            },
-            notes,
-        ))
+        Ok((LiveTrace::new(Box::new(session), sel)?, notes))
     }
-}
 
-impl TraceTick for LiveTrace {
-    fn tick(&mut self) -> Result<Interval> {
+    /// `bench --trace`: attach inside the bench's own guard, so the
+    /// tracefs mount (if irqlab made it) is undone with the bench's other
+    /// host changes; the notes (mount, absent tracepoints) are returned
+    /// for the progress output.
+    #[cfg(feature = "trace")]
+    pub fn start_in(
+        fs: &crate::host::HostFs,
+        guard: &mut crate::guard::SystemGuard,
+    ) -> Result<(Self, Vec<String>)> {
+        let session = super::session::Session::start_in(fs, guard)?;
+        let notes = session.notes.clone();
+        Ok((LiveTrace::new(Box::new(session), Select::default())?, notes))
+    }
+
+    /// Start the next interval now (`bench`: just before a trial's timed
+    /// window).
+    pub fn mark(&mut self) -> Result<()> {
+        self.session.read(&mut self.prev)
+    }
+
+    /// Read the maps now: the interval since the previous tick, mark or
+    /// the start.
+    pub fn tick(&mut self) -> Result<Interval> {
         self.session.read(&mut self.cur)?;
         let iv = between(&self.prev, &self.cur, &self.sel);
         std::mem::swap(&mut self.prev, &mut self.cur);
@@ -57,8 +89,57 @@ impl TraceTick for LiveTrace {
         Ok(iv)
     }
 
-    fn whole_run(&self) -> Interval {
+    /// From the first tick to the latest one, without reading again (the
+    /// `Average:` of `top --batch`).
+    pub fn whole_run(&self) -> Interval {
         let first = self.first.as_ref().unwrap_or(&self.prev);
         between(first, &self.prev, &self.sel)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::record::trace_cells::tests::sample;
+
+    /// Reads `sample(1)`, `sample(2)` …: the same counts every interval.
+    struct Growing(u64);
+
+    impl TraceSession for Growing {
+        fn read(&mut self, out: &mut Sample) -> Result<()> {
+            self.0 += 1;
+            *out = sample(self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn ticks_marks_and_the_whole_run_are_intervals_between_reads() {
+        let mut t = LiveTrace::new(Box::new(Growing(0)), Select::default()).unwrap();
+        let one = between(&sample(1), &sample(2), &Select::default());
+        assert_eq!(t.tick().unwrap(), one, "baseline to the first tick");
+        let two = t.tick().unwrap();
+        assert_eq!(two, between(&sample(2), &sample(3), &Select::default()));
+        assert_eq!(t.whole_run(), two, "from the first tick on");
+        t.mark().unwrap(); // reads sample(4)
+        let marked = t.tick().unwrap();
+        assert_eq!(marked, between(&sample(4), &sample(5), &Select::default()));
+        assert_eq!(
+            t.whole_run(),
+            between(&sample(2), &sample(5), &Select::default())
+        );
+    }
+
+    #[test]
+    fn only_the_selected_cpus_are_kept() {
+        let sel = Select {
+            cpus: Some(vec![0]),
+            ..Select::default()
+        };
+        let mut t = LiveTrace::new(Box::new(Growing(0)), sel.clone()).unwrap();
+        let iv = t.tick().unwrap();
+        assert_eq!(iv, between(&sample(1), &sample(2), &sel));
+        assert!(iv.cpus.iter().all(|c| c.cpu == 0), "{:?}", iv.cpus);
     }
 }

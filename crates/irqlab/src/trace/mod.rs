@@ -9,14 +9,15 @@
 //! - `render`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;
-//! - `window` (feature `trace`): a session as `bench --trace`'s window;
-//! - `top`: what `top --trace` adds to a frame (pure), and `live`
-//!   (feature `trace`): a session read once per top tick.
+//! - `live`: `TraceSession`, the one interface to a session (record,
+//!   top, bench), and `LiveTrace`, its reads as intervals (a top tick, a
+//!   bench trial's window);
+//! - `top`: what `top --trace` adds to a frame (pure).
 //!
-//! Everything but `session` builds and is tested without the feature.
+//! Everything but `session` (and `live`'s constructors over it) builds and
+//! is tested without the feature.
 
 pub mod interval;
-#[cfg(feature = "trace")]
 pub mod live;
 pub mod model;
 pub mod preflight;
@@ -24,8 +25,6 @@ pub mod render;
 #[cfg(feature = "trace")]
 pub mod session;
 pub mod top;
-#[cfg(feature = "trace")]
-pub mod window;
 
 /// How to get tracing into a binary built without it.
 pub const NOT_BUILT: &str = "this irqlab was built without eBPF tracing: \

@@ -140,6 +140,12 @@ impl Session {
     }
 }
 
+impl super::live::TraceSession for Session {
+    fn read(&mut self, out: &mut Sample) -> Result<()> {
+        Session::read(self, out)
+    }
+}
+
 /// The subcommand this process runs (`trace`, `top`, `record`), for the
 /// run lock's holder.
 fn invoked_as() -> String {

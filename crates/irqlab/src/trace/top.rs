@@ -3,22 +3,10 @@
 //! compact [`TopTrace`]: per-CPU irq/softirq % (sum of durations over the
 //! interval), per softirq vector time and raise-to-entry latency, and per
 //! /proc/interrupts label (actions summed) handler time, kept for the rows
-//! top shows. Pure: no I/O; the live half is [`TraceTick`] (implemented
-//! over a tracing session in `trace::live`, feature `trace`).
+//! top shows. Pure: no I/O; the live half is `trace::live::LiveTrace`.
 
 use super::interval::{CpuTime, Interval};
-use anyhow::Result;
 use serde::Serialize;
-
-/// A source of one traced interval per sampler tick.
-pub trait TraceTick: Send {
-    /// Read the maps now: the interval since the previous tick (or since
-    /// the start).
-    fn tick(&mut self) -> Result<Interval>;
-    /// From the first tick to the latest one, without reading again (the
-    /// `Average:` of `top --batch`).
-    fn whole_run(&self) -> Interval;
-}
 
 /// A softirq vector's traced time over the interval (selected CPUs).
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -218,11 +206,16 @@ pub(crate) mod fake {
 
     /// One second: CPU 0 busier than CPU 1.
     pub fn interval() -> Interval {
+        between(&Sample::default(), &sample(), &Select::default())
+    }
+
+    /// The maps' counters after [`interval`], read from zero.
+    pub fn sample() -> Sample {
         let hard = |irq, name: &str| TraceKey::Hardirq {
             irq,
             name: name.into(),
         };
-        let cur = Sample {
+        Sample {
             at_ns: 1_000_000_000,
             irqs: vec![
                 (
@@ -249,8 +242,7 @@ pub(crate) mod fake {
                 (1, vec![soft(250, 500_000, 0, 9), soft(100, 200_000, 0, 9)]),
             ],
             drops: vec![],
-        };
-        between(&Sample::default(), &cur, &Select::default())
+        }
     }
 
     /// [`interval`] as top shows it, every label kept.

@@ -9,17 +9,9 @@ use crate::filter::Filter;
 use crate::report::{self, IrqLine, Report};
 pub use crate::report::{name_of, SortKey};
 use crate::sampler::{SelfCost, Strategy};
+use crate::threads::ThreadCpu;
 use irqlab_core::Shape;
 use std::time::Duration;
-
-/// One kernel thread that does interrupt work (`ksoftirqd/N`, `irq/N-name`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadRow {
-    pub pid: u32,
-    pub name: String,
-    /// Share of one CPU over the last interval, in percent.
-    pub cpu_pct: f64,
-}
 
 /// One sample: the rates report (rows carry their count since boot and
 /// affinity) and how the live sampler got it.
@@ -60,7 +52,8 @@ pub enum Msg {
     Key(Key),
     Resize(u16, u16),
     Sample(Box<SampleData>),
-    Threads(Vec<ThreadRow>),
+    /// The interrupt threads' CPU use (`ksoftirqd/N`, `irq/N-name`).
+    Threads(Vec<ThreadCpu>),
     /// A sampling error (shown in the status line).
     SampleError(String),
     /// A notice for the status line (e.g. a file that is missing).
@@ -129,7 +122,7 @@ pub struct App {
     pub color: bool,
     pub sample: Option<SampleData>,
     pub samples: u64,
-    pub threads: Vec<ThreadRow>,
+    pub threads: Vec<ThreadCpu>,
     pub sort: SortKey,
     /// The row filter (`/`): the same [`Filter`] as `show` and `top --batch`.
     pub filter: Filter,
@@ -703,11 +696,7 @@ mod tests {
         keys(&mut a, &[Key::Char('p')]);
         assert!(a.paused);
         a.update(Msg::Sample(Box::default()));
-        a.update(Msg::Threads(vec![ThreadRow {
-            pid: 1,
-            name: "ksoftirqd/0".into(),
-            cpu_pct: 1.0,
-        }]));
+        a.update(Msg::Threads(crate::tui::fixtures::threads()));
         assert_eq!(a.samples, 1);
         assert!(a.threads.is_empty());
         assert!(!a.irq_rows().is_empty());

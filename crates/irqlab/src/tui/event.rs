@@ -6,14 +6,13 @@
 //! hands filter changes back to the sampler thread, checks the stop flag
 //! and redraws.
 
-use super::app::{App, Key, Msg, SampleData, ThreadRow};
-use super::terminal::{Stop, TermGuard};
+use super::app::{App, Key, Msg, SampleData};
+use super::terminal::TermGuard;
 use super::view;
 use crate::cmd::top::trace::Tracing;
 use crate::filter::Filter;
 use crate::report;
-use crate::sampler::{Frame, LiveSampler, Ticker};
-use crate::threads::ThreadCpu;
+use crate::sampler::{Frame, LiveSampler, Stop, Ticker};
 use crate::trace::top::TopTrace;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -64,7 +63,7 @@ fn sample_loop(
         }
         match live.next_frame() {
             Ok(mut frame) => {
-                let t = thread_rows(frame.threads);
+                let t = frame.threads.to_vec();
                 let mut s = sample_data(&mut frame);
                 if let Some(tr) = tracing.as_mut() {
                     // the App filters rows itself: keep every label
@@ -88,17 +87,6 @@ fn sample_loop(
             }
         }
     }
-}
-
-/// The TUI's rows of the interrupt threads (`crate::threads`).
-pub fn thread_rows(v: &[ThreadCpu]) -> Vec<ThreadRow> {
-    v.iter()
-        .map(|t| ThreadRow {
-            pid: t.pid,
-            name: t.name.clone(),
-            cpu_pct: t.cpu_pct,
-        })
-        .collect()
 }
 
 /// One frame as the App shows it: every row the sampler read (the App

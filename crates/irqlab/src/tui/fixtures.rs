@@ -2,9 +2,10 @@
 //! snapshots one second apart with fixed count increments), so tests and
 //! snapshots never depend on timing.
 
-use super::app::{SampleData, ThreadRow};
+use super::app::SampleData;
 use crate::filter::Filter;
 use crate::report;
+use crate::threads::{classify, ThreadCpu, ThreadKind};
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
@@ -103,22 +104,31 @@ fn advance(old: &Snapshot) -> Snapshot {
 }
 
 /// A fixed thread list.
-pub fn threads() -> Vec<ThreadRow> {
+pub fn threads() -> Vec<ThreadCpu> {
     vec![
-        ThreadRow {
-            pid: 15,
+        ThreadCpu {
+            pid: Some(15),
             name: "ksoftirqd/0".into(),
+            kind: classify("ksoftirqd/0").unwrap_or(ThreadKind::IrqThread { irq: 0 }),
             cpu_pct: 3.5,
+            last_cpu: None,
+            cpu_ns: 0,
         },
-        ThreadRow {
-            pid: 22,
+        ThreadCpu {
+            pid: Some(22),
             name: "ksoftirqd/1".into(),
+            kind: classify("ksoftirqd/1").unwrap_or(ThreadKind::IrqThread { irq: 0 }),
             cpu_pct: 0.25,
+            last_cpu: None,
+            cpu_ns: 0,
         },
-        ThreadRow {
-            pid: 812,
+        ThreadCpu {
+            pid: Some(812),
             name: "irq/122-nvme0q1".into(),
+            kind: classify("irq/122-nvme0q1").unwrap_or(ThreadKind::IrqThread { irq: 0 }),
             cpu_pct: 12.0,
+            last_cpu: None,
+            cpu_ns: 0,
         },
     ]
 }

@@ -40,13 +40,10 @@ pub fn pct(p: f64) -> String {
     format!("{p:.1}")
 }
 
-/// A thread's pid, `-` when not known (0: replayed threads).
-pub fn pid_text(pid: u32) -> String {
-    if pid == 0 {
-        "-".to_string()
-    } else {
-        pid.to_string()
-    }
+/// A thread's pid, `-` when not known (replayed from a recording that
+/// kept no PIDs).
+pub fn pid_text(pid: Option<u32>) -> String {
+    pid.map_or_else(|| "-".to_string(), |p| p.to_string())
 }
 
 /// `s` right-aligned in `w` columns.

@@ -129,7 +129,7 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
         app.update(app::Msg::Notice(format!("not shown: {m}")));
     }
     app.update(app::Msg::Why(live.why().to_string()));
-    let stop = terminal::signal_flag()?;
+    let stop = crate::sampler::Stop::install_interactive()?;
     if trace {
         crate::guard::defer_signals(top_trace::SIGNAL_GRACE);
     }
@@ -146,7 +146,7 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
         let _ = sampler.join();
     }
     res?;
-    Ok(stop.signal())
+    Ok(stop.caught())
 }
 
 #[cfg(test)]

@@ -342,7 +342,6 @@ fn threads(f: &mut Frame, area: Rect, app: &App) {
     let height = usize::from(area.height.saturating_sub(2));
     let body = list.into_iter().take(height).map(|t| {
         Row::new(vec![
-            // a recording keeps threads by name only: pid 0 = not known
             Cell::from(right(&format::pid_text(t.pid), 7)),
             Cell::from(right(&format::pct(t.cpu_pct), 6)),
             Cell::from(t.name.clone()),

@@ -9,12 +9,12 @@
 //! keys before the App sees them.
 
 use super::app::{App, Key, Msg};
-use super::event::{sample_data, thread_rows};
-use super::terminal::Stop;
+use super::event::sample_data;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::reader::Step;
 use crate::sampler::LiveSampler;
+use crate::sampler::Stop;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
@@ -175,7 +175,7 @@ impl Player {
 
     fn frame(&mut self) -> anyhow::Result<Vec<Msg>> {
         let mut frame = self.live.next_frame()?;
-        let threads = thread_rows(frame.threads);
+        let threads = frame.threads.to_vec();
         let data = sample_data(&mut frame);
         self.pos += 1;
         Ok(vec![
@@ -263,7 +263,7 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("irqlab replay needs a terminal on stdout (use --batch for scripts)");
     }
-    let stop = super::terminal::signal_flag()?;
+    let stop = Stop::install_interactive()?;
     let (tx, rx) = std::sync::mpsc::channel();
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel();
     spawn(player, tx, cmd_rx, stop.clone());
@@ -290,7 +290,7 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
     stop.request();
     drop(guard);
     res?;
-    Ok(stop.signal())
+    Ok(stop.caught())
 }
 
 #[cfg(test)]

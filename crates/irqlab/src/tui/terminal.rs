@@ -1,7 +1,8 @@
 //! Terminal setup and teardown for `irqlab top`: raw mode plus the
 //! alternate screen, restored on quit and on error (guard `Drop`), on panic
-//! (panic hook), and on SIGTERM/SIGINT (a `signal-hook` flag that the event
-//! loop checks, so the normal path restores the terminal).
+//! (panic hook), and on SIGTERM/SIGINT (the run's `sampler::Stop` flag,
+//! installed with `Stop::install_interactive`, which the event loop
+//! checks, so the normal path restores the terminal).
 
 use anyhow::Context;
 use crossterm::cursor::{Hide, Show};
@@ -12,8 +13,7 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{stdout, Stdout};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Once;
 
 /// The terminal of the live UI.
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -61,51 +61,4 @@ fn install_panic_hook() {
             prev(info);
         }));
     });
-}
-
-/// Set by SIGTERM or SIGINT (or by the UI quitting), so the loop quits and
-/// restores the terminal instead of dying in raw mode; remembers which
-/// signal came. A second such signal while the flag is set exits at once
-/// (128 + signal), in case the loop is stuck. SIGHUP keeps its default
-/// action: the terminal is gone, nothing to restore.
-#[derive(Debug, Clone, Default)]
-pub struct Stop {
-    flag: Arc<AtomicBool>,
-    sig: Arc<AtomicUsize>,
-}
-
-impl Stop {
-    /// True once a stop was requested (signal or quit).
-    pub fn requested(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
-    }
-
-    /// Ask every loop to stop.
-    pub fn request(&self) {
-        self.flag.store(true, Ordering::Relaxed);
-    }
-
-    /// The signal that stopped the run, if one did.
-    pub fn signal(&self) -> Option<i32> {
-        match self.sig.load(Ordering::Relaxed) {
-            0 => None,
-            s => i32::try_from(s).ok(),
-        }
-    }
-}
-
-/// Install the SIGTERM/SIGINT handlers of the UI.
-pub fn signal_flag() -> anyhow::Result<Stop> {
-    let stop = Stop::default();
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        let code = 128 + sig;
-        signal_hook::flag::register_conditional_shutdown(sig, code, Arc::clone(&stop.flag))
-            .with_context(|| format!("cannot handle signal {sig}"))?;
-        let n = usize::try_from(sig).unwrap_or(0);
-        signal_hook::flag::register_usize(sig, Arc::clone(&stop.sig), n)
-            .with_context(|| format!("cannot handle signal {sig}"))?;
-        signal_hook::flag::register(sig, Arc::clone(&stop.flag))
-            .with_context(|| format!("cannot handle signal {sig}"))?;
-    }
-    Ok(stop)
 }

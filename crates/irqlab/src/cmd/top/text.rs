@@ -518,7 +518,7 @@ mod tests {
             last_cpu: None,
             cpu_ns: 0,
         };
-        let threads = [thread(0), thread(15)];
+        let threads = [thread(None), thread(Some(15))];
         let b = Block {
             stamp: "12:00:00.000",
             report: &report,

@@ -8,13 +8,13 @@
 
 use crate::filter::Filter;
 use crate::trace::interval::Interval;
-use crate::trace::top::{TopTrace, TraceTick};
+use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
 use std::path::Path;
 use std::time::Duration;
 
 /// The session behind `--trace`, read once per tick.
-pub type Tracing = Box<dyn TraceTick>;
+pub type Tracing = crate::trace::live::LiveTrace;
 
 /// How long a signal waits for top to print its last lines and detach
 /// before the guard restores the host itself (see `guard::defer_signals`).
@@ -27,7 +27,7 @@ pub fn start(root: &Path, filter: &Filter) -> anyhow::Result<(Tracing, Vec<Strin
     let fs = crate::host::HostFs::new(root);
     let (t, notes) = crate::trace::live::LiveTrace::start(&fs, filter.cpus.clone())
         .context("--trace: attaching the tracing programs")?;
-    Ok((Box::new(t), notes))
+    Ok((t, notes))
 }
 
 /// Without the feature: the error `top` prints before exiting 2.
@@ -78,18 +78,35 @@ pub fn append_json(line: &mut Vec<u8>, t: &TopTrace) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::interval::Select;
+    use crate::trace::live::{LiveTrace, TraceSession};
+    use crate::trace::model::{Sample, Stats};
     use crate::trace::top::fake;
 
-    /// A tracing session that returns the fake interval every tick.
-    struct Fake(u32);
+    /// A tracing session whose counters grow by the fake interval's at
+    /// every read (from zero at the baseline).
+    struct Fake(u64);
 
-    impl TraceTick for Fake {
-        fn tick(&mut self) -> anyhow::Result<Interval> {
+    impl TraceSession for Fake {
+        fn read(&mut self, out: &mut Sample) -> anyhow::Result<()> {
+            let k = self.0;
             self.0 += 1;
-            Ok(fake::interval())
-        }
-        fn whole_run(&self) -> Interval {
-            fake::interval()
+            let scale = |s: &mut Stats| {
+                s.count *= k;
+                s.total_ns *= k;
+                s.hist.iter_mut().for_each(|h| *h *= k);
+            };
+            *out = fake::sample();
+            out.at_ns *= k;
+            for s in out.irqs.iter_mut().flat_map(|(_, v)| v) {
+                scale(s);
+            }
+            for s in out.softirqs.iter_mut().flat_map(|(_, v)| v) {
+                scale(&mut s.run);
+                scale(&mut s.latency);
+                s.nested_irq_ns *= k;
+            }
+            Ok(())
         }
     }
 
@@ -117,7 +134,7 @@ mod tests {
 
     #[test]
     fn handler_time_is_kept_for_the_rows_the_filter_keeps() {
-        let mut t: Tracing = Box::new(Fake(0));
+        let mut t: Tracing = LiveTrace::new(Box::new(Fake(0)), Select::default()).unwrap();
         let snap = snapshot();
         let all = tick(&mut t, &snap, &Filter::default()).unwrap();
         let labels: Vec<&str> = all.irqs.iter().map(|x| x.label.as_str()).collect();

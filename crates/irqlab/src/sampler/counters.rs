@@ -1,8 +1,8 @@
-//! What `serve` and `record` take from the live sampler: [`LiveSource`]
-//! wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
+//! Raw counters, not rates: what `serve` and `record` take from the live
+//! sampler. [`CounterSampler`] wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
 //! kept-open files, thread CPU, affinity cache, clocks) and yields a
 //! [`LiveSample`] per call — the sampler's frame plus the interrupt
-//! threads' cumulative CPU time — the first call the baseline taken at
+//! threads' cumulative CPU time ([`ThreadCpu::cpu_ns`], PID and name) — the first call the baseline taken at
 //! open, each later call a new frame.
 //!
 //! [`RawSample`] is the owned form of the same data (raw counters at one
@@ -13,35 +13,26 @@
 use crate::filter::Filter;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
-use crate::threads::{ThreadCpu, ThreadKind};
+use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
-
-/// Cumulative CPU time of one interrupt-related kernel thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadTotal {
-    /// `ksoftirqd/N` or `irq/N-name` as in `/proc/PID/comm`.
-    pub name: String,
-    pub kind: ThreadKind,
-    /// CPU time since the thread started, ns.
-    pub cpu_ns: u64,
-}
 
 /// One sample, owned: raw counters at one instant (a recording read back).
 #[derive(Debug, Clone, Default)]
 pub struct RawSample {
     pub snap: Snapshot,
-    /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: Vec<ThreadTotal>,
+    /// Threads whose CPU time was read at this sample (sorted by name;
+    /// `cpu_ns` is what was recorded, `cpu_pct` 0).
+    pub threads: Vec<ThreadCpu>,
 }
 
-/// One live sample, borrowed from the [`LiveSource`] until the next call.
+/// One live sample, borrowed from the [`CounterSampler`] until the next call.
 pub struct LiveSample<'a> {
     /// The sampler's frame: `frame.cur` is this sample (for the first
     /// sample `prev` and `cur` are the same baseline); affinity through
     /// `frame.affinity`, irqlab's cost through `frame.self_cost`.
     pub frame: Frame<'a>,
     /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: &'a [ThreadTotal],
+    pub threads: &'a [ThreadCpu],
 }
 
 impl<'a> LiveSample<'a> {
@@ -66,7 +57,7 @@ impl<'a> LiveSample<'a> {
 pub struct SampleView<'a> {
     pub snap: &'a Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
-    pub threads: &'a [ThreadTotal],
+    pub threads: &'a [ThreadCpu],
     /// The tracing maps read right after the files (`record --trace`).
     pub trace: Option<&'a crate::trace::model::Sample>,
 }
@@ -83,23 +74,23 @@ impl RawSample {
 }
 
 /// Live samples of one root (`/` or a fake tree).
-pub struct LiveSource {
+pub struct CounterSampler {
     live: LiveSampler,
-    totals: Vec<ThreadTotal>,
+    totals: Vec<ThreadCpu>,
     /// The baseline taken at open has been handed out.
     started: bool,
 }
 
-impl LiveSource {
+impl CounterSampler {
     /// A source reading every statistics file under `root`; takes the
     /// baseline sample (an unreadable tree is an error here).
-    pub fn open(root: &std::path::Path) -> anyhow::Result<LiveSource> {
+    pub fn open(root: &std::path::Path) -> anyhow::Result<CounterSampler> {
         let live = LiveSampler::open(&LivePlan {
             root: root.to_path_buf(),
             filter: Filter::default(),
             strategy: Choice::ProcInterrupts,
         })?;
-        Ok(LiveSource {
+        Ok(CounterSampler {
             live,
             totals: Vec::new(),
             started: false,
@@ -127,14 +118,10 @@ impl LiveSource {
     }
 }
 
-/// Cumulative thread CPU of `threads` into `out` (replaced), by name.
-fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadTotal>) {
+/// `threads` into `out` (replaced), sorted by name.
+fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadCpu>) {
     out.clear();
-    out.extend(threads.iter().map(|t| ThreadTotal {
-        name: t.name.clone(),
-        kind: t.kind,
-        cpu_ns: t.cpu_ns,
-    }));
+    out.extend_from_slice(threads);
     out.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
@@ -164,7 +151,7 @@ mod tests {
     #[test]
     fn the_baseline_comes_first_then_frames_of_the_live_sampler() {
         let d = tree(100);
-        let mut src = LiveSource::open(d.path()).unwrap();
+        let mut src = CounterSampler::open(d.path()).unwrap();
         let mut first = src.next_sample().unwrap();
         assert_eq!(loc(first.snap()), 100);
         assert_eq!(
@@ -193,7 +180,7 @@ mod tests {
     #[test]
     fn an_unreadable_tree_fails_at_open() {
         let d = tempfile::tempdir().unwrap();
-        let err = LiveSource::open(d.path()).err().unwrap();
+        let err = CounterSampler::open(d.path()).err().unwrap();
         assert!(format!("{err:#}").contains("nothing readable"), "{err:#}");
     }
 }
