@@ -323,4 +323,28 @@ mod tests {
         );
         assert_eq!(select(&m, |_| true), Targets::NeedsFullFile("LOC".into()));
     }
+
+    #[test]
+    fn one_affinity_rule_for_paths_and_open_dirs() {
+        let d = tree();
+        let both = |irq: u32| {
+            let fs = HostFs::new(d.path());
+            let by_path = read_affinity(&fs, irq);
+            let dir = fs.attr_dir(irqlab_core::paths::PROC_IRQ).unwrap();
+            assert_eq!(read_affinity_at(&dir, irq), by_path, "IRQ {irq}");
+            by_path
+        };
+        // only the configured list: it is shown
+        assert_eq!(both(24).as_deref(), Some("0-3"));
+        // an empty effective list falls back to the configured one
+        let eff = d.path().join("proc/irq/24/effective_affinity_list");
+        std::fs::write(&eff, "").unwrap();
+        assert_eq!(both(24).as_deref(), Some("0-3"));
+        // the effective list wins when present
+        std::fs::write(&eff, "2\n").unwrap();
+        assert_eq!(both(24).as_deref(), Some("2"));
+        // no files: no affinity
+        std::fs::create_dir_all(d.path().join("proc/irq/9")).unwrap();
+        assert_eq!(both(9), None);
+    }
 }
