@@ -15,7 +15,7 @@ use crate::text::{
 use serde::Serialize;
 
 /// Name used in errors for this file.
-pub const FILE: &str = "/proc/interrupts";
+pub const FILE: &str = crate::paths::shown::PROC_INTERRUPTS;
 
 /// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
 pub const MAX_LINE: usize = 1 << 20;

@@ -11,9 +11,9 @@ use crate::text::{lossy_token, next_token, push_lossy, token_u64, trim};
 use serde::Serialize;
 
 /// Error name of `/proc/PID/stat`.
-pub const STAT_FILE: &str = "/proc/<pid>/stat";
+pub const STAT_FILE: &str = crate::paths::shown::PID_STAT;
 /// Error name of `/proc/PID/schedstat`.
-pub const SCHEDSTAT_FILE: &str = "/proc/<pid>/schedstat";
+pub const SCHEDSTAT_FILE: &str = crate::paths::shown::PID_SCHEDSTAT;
 
 /// The fields of `/proc/PID/stat` irqlab uses. Times are in USER_HZ ticks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -12,7 +12,7 @@ use crate::text::{check_line, lines, next_token, read_u64s, scan_u64, token_u64,
 use serde::Serialize;
 
 /// Name used in errors for this file.
-pub const FILE: &str = "/proc/stat";
+pub const FILE: &str = crate::paths::shown::PROC_STAT;
 
 /// Longest line accepted (4 MiB ≈ 380 000 `intr` values of 10 digits).
 pub const MAX_LINE: usize = 4 << 20;

@@ -8,33 +8,34 @@
 
 use crate::cpulist::CpuList;
 use crate::error::{ErrorKind, ParseError};
+use crate::paths::shown;
 use crate::text::{lossy_token, scan_u64, token_u64, trim, Scan};
 use serde::Serialize;
 
 /// Error name of `/sys/kernel/irq/N/per_cpu_count`.
-pub const PER_CPU_COUNT: &str = "/sys/kernel/irq/<N>/per_cpu_count";
+pub const PER_CPU_COUNT: &str = shown::PER_CPU_COUNT;
 /// Error name of `/sys/kernel/irq/N/chip_name`.
-pub const CHIP_NAME: &str = "/sys/kernel/irq/<N>/chip_name";
+pub const CHIP_NAME: &str = shown::CHIP_NAME;
 /// Error name of `/sys/kernel/irq/N/hwirq`.
-pub const HWIRQ: &str = "/sys/kernel/irq/<N>/hwirq";
+pub const HWIRQ: &str = shown::HWIRQ;
 /// Error name of `/sys/kernel/irq/N/type`.
-pub const TYPE: &str = "/sys/kernel/irq/<N>/type";
+pub const TYPE: &str = shown::TYPE;
 /// Error name of `/sys/kernel/irq/N/wakeup`.
-pub const WAKEUP: &str = "/sys/kernel/irq/<N>/wakeup";
+pub const WAKEUP: &str = shown::WAKEUP;
 /// Error name of `/sys/kernel/irq/N/name`.
-pub const NAME: &str = "/sys/kernel/irq/<N>/name";
+pub const NAME: &str = shown::NAME;
 /// Error name of `/sys/kernel/irq/N/actions`.
-pub const ACTIONS: &str = "/sys/kernel/irq/<N>/actions";
+pub const ACTIONS: &str = shown::ACTIONS;
 /// Error name of `/proc/irq/N/smp_affinity`.
-pub const SMP_AFFINITY: &str = "/proc/irq/<N>/smp_affinity";
+pub const SMP_AFFINITY: &str = shown::SMP_AFFINITY;
 /// Error name of `/proc/irq/N/smp_affinity_list`.
-pub const SMP_AFFINITY_LIST: &str = "/proc/irq/<N>/smp_affinity_list";
+pub const SMP_AFFINITY_LIST: &str = shown::SMP_AFFINITY_LIST;
 /// Error name of `/proc/irq/N/effective_affinity`.
-pub const EFFECTIVE_AFFINITY: &str = "/proc/irq/<N>/effective_affinity";
+pub const EFFECTIVE_AFFINITY: &str = shown::EFFECTIVE_AFFINITY;
 /// Error name of `/proc/irq/N/effective_affinity_list`.
-pub const EFFECTIVE_AFFINITY_LIST: &str = "/proc/irq/<N>/effective_affinity_list";
+pub const EFFECTIVE_AFFINITY_LIST: &str = shown::EFFECTIVE_AFFINITY_LIST;
 /// Error name of `/proc/irq/N/node`.
-pub const NODE: &str = "/proc/irq/<N>/node";
+pub const NODE: &str = shown::NODE;
 
 /// Trigger type from `/sys/kernel/irq/N/type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use irqlab_core::paths::{
     BOOT_ID, CPUFREQ, CPU_ONLINE as ONLINE, HOSTNAME, KERNEL_VERSION, OSRELEASE, PROC_CMDLINE,
-    PROC_CPUINFO,
+    PROC_CPUINFO, PROC_LOADAVG,
 };
 
 /// What was true of the machine when a run started.
@@ -61,7 +61,7 @@ pub fn collect(fs: &HostFs, started_at: String) -> Environment {
         online_cpus: online,
         nr_cpus,
         governors: governors(fs),
-        loadavg: fs.read_attr("proc/loadavg"),
+        loadavg: fs.read_attr(PROC_LOADAVG),
         irqlab_version: env!("CARGO_PKG_VERSION").to_string(),
         command: std::env::args().collect(),
         started_at,

@@ -80,9 +80,9 @@ pub type Observer = Box<dyn FnMut(&Event<'_>) + Send>;
 /// `<root>/.irqlab-journal.jsonl` for any other root.
 pub fn default_journal(root: &Path) -> PathBuf {
     if root == Path::new("/") {
-        state_dir().join("journal.jsonl")
+        state_dir().join(irqlab_core::paths::JOURNAL)
     } else {
-        root.join(".irqlab-journal.jsonl")
+        root.join(irqlab_core::paths::TREE_JOURNAL)
     }
 }
 

@@ -12,6 +12,7 @@
 //! (`record::playback`); `top --batch` JSON and the TUI consume it.
 
 use crate::host::HostFs;
+use irqlab_core::paths;
 use irqlab_core::{PidStat, SchedStat};
 use serde::Serialize;
 
@@ -127,11 +128,11 @@ impl Threads {
 
     fn scan(&mut self, fs: &HostFs) {
         let mut found = Vec::new();
-        for entry in fs.list_dir("proc") {
+        for entry in fs.list_dir(paths::PROC) {
             let Ok(pid) = entry.parse::<u32>() else {
                 continue;
             };
-            let Some(name) = fs.read_attr(&format!("proc/{pid}/comm")) else {
+            let Some(name) = fs.read_attr(&paths::pid_file(pid, "comm")) else {
                 continue;
             };
             if let Some(kind) = classify(&name) {
@@ -143,8 +144,8 @@ impl Threads {
                     ticks_only: prev.is_some_and(|t| t.ticks_only),
                     last_cpu: None,
                     since_stat: 0,
-                    stat_rel: format!("proc/{pid}/stat"),
-                    schedstat_rel: format!("proc/{pid}/schedstat"),
+                    stat_rel: paths::pid_file(pid, "stat"),
+                    schedstat_rel: paths::pid_file(pid, "schedstat"),
                     name,
                 });
             }

@@ -5,6 +5,7 @@
 use super::select::Selection;
 use crate::env::Environment;
 use crate::host::HostFs;
+use irqlab_core::paths;
 use serde::Serialize;
 
 /// Affinity of one selected IRQ.
@@ -35,9 +36,9 @@ pub fn collect(fs: &HostFs, sel: &Selection, started_at: String) -> BenchEnviron
         .map(|s| IrqAffinity {
             label: s.label.clone(),
             what: s.what.clone(),
-            smp_affinity_list: fs.read_attr(&format!("proc/irq/{}/smp_affinity_list", s.label)),
+            smp_affinity_list: fs.read_attr(&paths::proc_irq(&s.label, paths::SMP_AFFINITY_LIST)),
             effective_affinity_list: fs
-                .read_attr(&format!("proc/irq/{}/effective_affinity_list", s.label)),
+                .read_attr(&paths::proc_irq(&s.label, paths::EFFECTIVE_AFFINITY_LIST)),
         })
         .collect();
     BenchEnvironment {

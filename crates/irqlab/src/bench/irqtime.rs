@@ -10,6 +10,7 @@
 //! traced time (`bench --trace`). Pure apart from [`detect`].
 
 use crate::host::HostFs;
+use irqlab_core::paths;
 use std::io::Read;
 
 /// The two `/proc/stat` shares this module judges.
@@ -33,16 +34,18 @@ const MAX_CONFIG: u64 = 8 << 20;
 /// `osrelease`, for `/boot/config-<release>`).
 pub fn detect(fs: &HostFs, release: Option<&str>) -> IrqTime {
     let mut buf = Vec::new();
-    if let Ok((n, _)) = fs.read_once("proc/config.gz", &mut buf) {
+    if let Ok((n, _)) = fs.read_once(paths::PROC_CONFIG_GZ, &mut buf) {
         let mut text = String::new();
         let gz = flate2::read::GzDecoder::new(buf.get(..n).unwrap_or_default());
         if gz.take(MAX_CONFIG).read_to_string(&mut text).is_ok() {
-            if let Some(t) = from_config(&text, &fs.path("proc/config.gz").display().to_string()) {
+            if let Some(t) =
+                from_config(&text, &fs.path(paths::PROC_CONFIG_GZ).display().to_string())
+            {
                 return t;
             }
         }
     }
-    if let Some(rel) = release.map(|r| format!("boot/config-{r}")) {
+    if let Some(rel) = release.map(paths::boot_config) {
         buf.clear();
         if let Ok((n, _)) = fs.read_once(&rel, &mut buf) {
             let text = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());

@@ -12,6 +12,7 @@ pub use threads::{pin_thread, NamePattern};
 use crate::guard::SystemGuard;
 use crate::host::HostFs;
 use anyhow::{bail, Context, Result};
+use irqlab_core::paths;
 use irqlab_core::{CpuList, Interrupts};
 use std::fmt;
 use std::str::FromStr;
@@ -47,14 +48,12 @@ impl fmt::Display for Outcome {
     }
 }
 
-const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
-
 /// Set every cpufreq policy's `scaling_governor` to `governor`, after
 /// checking each policy offers it. No cpufreq: [`Outcome::Skipped`].
 pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
     let policies: Vec<String> = guard
         .fs()
-        .list_dir(CPUFREQ)
+        .list_dir(paths::CPUFREQ)
         .into_iter()
         .filter(|p| p.starts_with("policy"))
         .collect();
@@ -62,7 +61,7 @@ pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
         return Ok(Outcome::Skipped("no cpufreq on this machine".into()));
     }
     for p in &policies {
-        let rel = format!("{CPUFREQ}/{p}/scaling_available_governors");
+        let rel = paths::scaling_available_governors(p);
         if let Some(avail) = guard.fs().read_attr(&rel) {
             if !avail.split_whitespace().any(|g| g == governor) {
                 bail!("{p} does not offer governor {governor:?} (available: {avail}; from {rel})");
@@ -71,7 +70,7 @@ pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
     }
     let mut changed = Vec::new();
     for p in &policies {
-        let rel = format!("{CPUFREQ}/{p}/scaling_governor");
+        let rel = paths::scaling_governor(p);
         if guard.set_file(&rel, governor)? {
             changed.push(format!("{p}: governor {governor}"));
         }
@@ -85,7 +84,7 @@ pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
 /// Write `cpus` to `proc/irq/<irq>/smp_affinity_list`. An unknown IRQ is
 /// an error listing the IRQ numbers and actions of `/proc/interrupts`.
 pub fn irq_affinity(guard: &mut SystemGuard, irq: u32, cpus: &CpuList) -> Result<Outcome> {
-    let rel = format!("proc/irq/{irq}/smp_affinity_list");
+    let rel = paths::proc_irq(irq, paths::SMP_AFFINITY_LIST);
     if guard.fs().read_attr(&rel).is_none() {
         bail!(
             "IRQ {irq} has no {}; available IRQs: {}",
@@ -129,7 +128,7 @@ fn available_irqs(guard: &SystemGuard) -> String {
     let mut buf = Vec::new();
     let parsed = guard
         .fs()
-        .read_once("proc/interrupts", &mut buf)
+        .read_once(paths::PROC_INTERRUPTS, &mut buf)
         .ok()
         .and_then(|(n, _)| Interrupts::parse(buf.get(..n).unwrap_or_default()).ok());
     let list: Vec<String> = match parsed {
@@ -141,7 +140,7 @@ fn available_irqs(guard: &SystemGuard) -> String {
                 r.irq.map(|n| format!("{n} ({})", actions.join(",")))
             })
             .collect(),
-        None => guard.fs().list_dir("proc/irq"),
+        None => guard.fs().list_dir(paths::PROC_IRQ),
     };
     if list.is_empty() {
         "none found".into()
@@ -186,7 +185,7 @@ fn sysctl_path(key: &str) -> Result<String> {
     } else {
         key.replace('.', "/")
     };
-    Ok(format!("proc/sys/{path}"))
+    Ok(paths::sysctl(&path))
 }
 
 fn split_spec<'a>(s: &'a str, what: &str) -> Result<(&'a str, &'a str), String> {
@@ -319,7 +318,7 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
         }
     }
     for s in &p.irq_affinity {
-        let rel = format!("proc/irq/{}/smp_affinity_list", s.irq);
+        let rel = paths::proc_irq(s.irq, paths::SMP_AFFINITY_LIST);
         if fs.read_attr(&rel).is_none() {
             bail!(
                 "--irq-affinity {}={}: IRQ {} has no {}",
@@ -343,13 +342,12 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
 /// least one is online (the kernel refuses an affinity without an online
 /// CPU). Unreadable lists are not judged.
 fn check_cpus_exist(fs: &HostFs, cpus: &CpuList) -> Result<()> {
-    const CPU: &str = "sys/devices/system/cpu";
-    let read = |name: &str| -> Option<(String, CpuList)> {
-        let text = fs.read_attr(&format!("{CPU}/{name}"))?;
-        let list = CpuList::parse_list(text.as_bytes(), CPU).ok()?;
+    let read = |rel: &str| -> Option<(String, CpuList)> {
+        let text = fs.read_attr(rel)?;
+        let list = CpuList::parse_list(text.as_bytes(), paths::SYS_CPU).ok()?;
         Some((text, list))
     };
-    if let Some((text, possible)) = read("possible") {
+    if let Some((text, possible)) = read(paths::CPU_POSSIBLE) {
         let absent: Vec<String> = cpus
             .iter()
             .filter(|c| !possible.contains(*c))
@@ -359,15 +357,15 @@ fn check_cpus_exist(fs: &HostFs, cpus: &CpuList) -> Result<()> {
             bail!(
                 "CPU {} does not exist on this machine (CPUs {text}, from {})",
                 absent.join(", "),
-                fs.path(&format!("{CPU}/possible")).display()
+                fs.path(paths::CPU_POSSIBLE).display()
             );
         }
     }
-    if let Some((text, online)) = read("online") {
+    if let Some((text, online)) = read(paths::CPU_ONLINE) {
         if !cpus.iter().any(|c| online.contains(c)) {
             bail!(
                 "none of CPUs {cpus} is online (online: {text}, from {})",
-                fs.path(&format!("{CPU}/online")).display()
+                fs.path(paths::CPU_ONLINE).display()
             );
         }
     }
@@ -376,7 +374,7 @@ fn check_cpus_exist(fs: &HostFs, cpus: &CpuList) -> Result<()> {
 
 fn check_governor(fs: &HostFs, governor: &str, strict: bool) -> Result<()> {
     let policies: Vec<String> = fs
-        .list_dir(CPUFREQ)
+        .list_dir(paths::CPUFREQ)
         .into_iter()
         .filter(|p| p.starts_with("policy"))
         .collect();
@@ -384,7 +382,7 @@ fn check_governor(fs: &HostFs, governor: &str, strict: bool) -> Result<()> {
         bail!("--strict: no cpufreq on this machine");
     }
     for p in &policies {
-        let rel = format!("{CPUFREQ}/{p}/scaling_available_governors");
+        let rel = paths::scaling_available_governors(p);
         if let Some(avail) = fs.read_attr(&rel) {
             if !avail.split_whitespace().any(|g| g == governor) {
                 bail!("{p} does not offer governor {governor:?} (available: {avail}; from {rel})");

@@ -571,9 +571,8 @@ fn foreign_root(plan: &Plan) -> Option<String> {
     if plan.root == Path::new("/") {
         return None;
     }
-    const BOOT_ID: &str = "proc/sys/kernel/random/boot_id";
-    let tree = HostFs::new(&plan.root).read_attr(BOOT_ID);
-    let here = HostFs::new("/").read_attr(BOOT_ID);
+    let tree = HostFs::new(&plan.root).read_attr(irqlab_core::paths::BOOT_ID);
+    let here = HostFs::new("/").read_attr(irqlab_core::paths::BOOT_ID);
     if tree.is_some() && tree == here {
         return None;
     }
@@ -594,7 +593,10 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
     let fs = HostFs::new(&plan.root);
     let live = LiveSampler::open(&live_plan(plan))?;
     let Some(irqs) = &live.latest().interrupts else {
-        anyhow::bail!("bench needs {}", fs.path("proc/interrupts").display())
+        anyhow::bail!(
+            "bench needs {}",
+            fs.path(irqlab_core::paths::PROC_INTERRUPTS).display()
+        )
     };
     let sel = selection(plan, irqs)?;
     guard::require_root_for(&plan.root, &root_flags(plan))

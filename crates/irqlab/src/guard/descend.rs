@@ -24,6 +24,7 @@
 
 use crate::host::HostFs;
 use anyhow::{anyhow, bail, Context, Result};
+use irqlab_core::paths;
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag};
@@ -70,7 +71,7 @@ pub(super) fn new_token() -> String {
 fn environ_token(pid: i32) -> Result<Option<String>, ()> {
     use std::io::Read as _;
     let mut buf = Vec::new();
-    std::fs::File::open(format!("/proc/{pid}/environ"))
+    std::fs::File::open(paths::absolute(&paths::pid_file(pid, "environ")))
         .map_err(|_| ())?
         .take(4 << 20)
         .read_to_end(&mut buf)
@@ -92,7 +93,7 @@ pub(super) fn token_of(pid: i32) -> Option<String> {
 
 /// The parent of `pid`.
 fn ppid(pid: i32) -> Option<u32> {
-    let stat = live().read_attr(&format!("proc/{pid}/stat"))?;
+    let stat = live().read_attr(&paths::pid_file(pid, "stat"))?;
     stat.rsplit_once(')')?
         .1
         .split_whitespace()
@@ -109,13 +110,13 @@ pub(super) fn new_cgroup(pgid: i32) -> Option<PathBuf> {
         return None;
     }
     let fs = live();
-    let mountinfo = fs.read_attr("proc/self/mountinfo")?;
+    let mountinfo = fs.read_attr(&paths::pid_file("self", "mountinfo"))?;
     // fields: id parent major:minor root mountpoint options... - fstype ...
     let mount = mountinfo.lines().find_map(|l| {
         let (pre, post) = l.split_once(" - ")?;
         (post.split_whitespace().next()? == "cgroup2").then(|| pre.split_whitespace().nth(4))?
     })?;
-    let cgroups = fs.read_attr("proc/self/cgroup")?;
+    let cgroups = fs.read_attr(&paths::pid_file("self", "cgroup"))?;
     let own = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let dir = Path::new(mount)
@@ -127,7 +128,7 @@ pub(super) fn new_cgroup(pgid: i32) -> Option<PathBuf> {
 /// Create cgroup `dir` and move process `pid` into it.
 pub(super) fn join(dir: &Path, pid: i32) -> Result<()> {
     std::fs::create_dir(dir).with_context(|| format!("creating cgroup {}", dir.display()))?;
-    let procs = dir.join("cgroup.procs");
+    let procs = dir.join(paths::CGROUP_PROCS);
     let res = std::fs::write(&procs, pid.to_string())
         .with_context(|| format!("moving process {pid} into {}", procs.display()));
     if res.is_err() {
@@ -138,7 +139,7 @@ pub(super) fn join(dir: &Path, pid: i32) -> Result<()> {
 
 /// Processes in cgroup `dir` (none when it does not exist).
 fn members(dir: &Path) -> Vec<i32> {
-    std::fs::read_to_string(dir.join("cgroup.procs"))
+    std::fs::read_to_string(dir.join(paths::CGROUP_PROCS))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.trim().parse().ok())
@@ -151,7 +152,7 @@ fn members(dir: &Path) -> Vec<i32> {
 fn marked(token: &str) -> Vec<i32> {
     let me = std::process::id();
     live()
-        .list_dir("proc")
+        .list_dir(paths::PROC)
         .iter()
         .filter_map(|p| p.parse::<i32>().ok())
         .filter(|&pid| u32::try_from(pid).is_ok_and(|p| p != me))
@@ -182,7 +183,7 @@ fn is_running(pid: i32) -> bool {
     if kill(Pid::from_raw(pid), None) == Err(Errno::ESRCH) {
         return false;
     }
-    let stat = live().read_attr(&format!("proc/{pid}/stat"));
+    let stat = live().read_attr(&paths::pid_file(pid, "stat"));
     let state = stat
         .as_deref()
         .and_then(|s| s.rsplit_once(')'))
@@ -227,7 +228,7 @@ pub(super) fn stop_rest(
         let left = wait_empty(cgroup, token, Instant::now() + grace);
         if !left.is_empty() {
             if let Some(dir) = cgroup {
-                let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+                let _ = std::fs::write(dir.join(paths::CGROUP_KILL), "1");
             }
             for &pid in &left {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);

@@ -26,6 +26,7 @@
 
 use crate::host::HostFs;
 use anyhow::{bail, Context, Result};
+use irqlab_core::paths;
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -34,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// The state directory of root runs on the live host.
-pub const SYSTEM_DIR: &str = "/var/lib/irqlab";
+pub const SYSTEM_DIR: &str = paths::STATE_DIR;
 
 /// Where this process keeps the live host's lock and journal:
 /// [`SYSTEM_DIR`] for root, `/tmp/irqlab-UID` for any other user (who
@@ -44,27 +45,30 @@ pub fn state_dir() -> PathBuf {
     if uid.is_root() {
         PathBuf::from(SYSTEM_DIR)
     } else {
-        PathBuf::from(format!("/tmp/irqlab-{}", uid.as_raw()))
+        PathBuf::from(paths::user_state_dir(uid.as_raw()))
     }
 }
 
 /// Where the run lock of `root` lives.
 pub fn lock_path(root: &Path) -> PathBuf {
     if root == Path::new("/") {
-        state_dir().join("run.lock")
+        state_dir().join(paths::RUN_LOCK)
     } else {
-        root.join(".irqlab-run.lock")
+        root.join(paths::TREE_RUN_LOCK)
     }
 }
 
 /// Every other lock of the live host this process can see: the system
 /// one and each user's `/tmp/irqlab-*/run.lock`, except `mine`.
 fn other_locks(mine: &Path) -> Vec<PathBuf> {
-    let mut all = vec![Path::new(SYSTEM_DIR).join("run.lock")];
-    if let Ok(dir) = std::fs::read_dir("/tmp") {
+    let mut all = vec![Path::new(SYSTEM_DIR).join(paths::RUN_LOCK)];
+    if let Ok(dir) = std::fs::read_dir(paths::USER_STATE_PARENT) {
         for e in dir.flatten() {
-            if e.file_name().to_string_lossy().starts_with("irqlab-") {
-                all.push(e.path().join("run.lock"));
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with(paths::USER_STATE_PREFIX)
+            {
+                all.push(e.path().join(paths::RUN_LOCK));
             }
         }
     }
@@ -166,11 +170,11 @@ fn live() -> HostFs {
 }
 
 fn boot_id() -> Option<String> {
-    live().read_attr("proc/sys/kernel/random/boot_id")
+    live().read_attr(paths::BOOT_ID)
 }
 
 fn starttime(pid: u32) -> Option<u64> {
-    let text = live().read_attr(&format!("proc/{pid}/stat"))?;
+    let text = live().read_attr(&paths::pid_file(pid, "stat"))?;
     irqlab_core::PidStat::parse(text.as_bytes()).ok()?.starttime
 }
 

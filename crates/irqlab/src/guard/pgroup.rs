@@ -10,6 +10,7 @@
 
 use crate::host::HostFs;
 use anyhow::{bail, Result};
+use irqlab_core::paths;
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -27,14 +28,17 @@ pub(super) fn identity(pid: i32) -> Result<(String, u64)> {
     let fs = HostFs::new("/");
     let boot = crate::env::boot_id(&fs);
     let Some(start) = start_time(&fs, pid) else {
-        bail!("process {pid} has no readable /proc/{pid}/stat");
+        bail!(
+            "process {pid} has no readable {}",
+            paths::absolute(&paths::pid_file(pid, "stat"))
+        );
     };
     Ok((boot, start))
 }
 
 /// Field 22 of `/proc/PID/stat` (clock ticks after boot).
 fn start_time(fs: &HostFs, pid: i32) -> Option<u64> {
-    let stat = fs.read_attr(&format!("proc/{pid}/stat"))?;
+    let stat = fs.read_attr(&paths::pid_file(pid, "stat"))?;
     let (_, rest) = stat.rsplit_once(')')?;
     rest.split_whitespace().nth(19)?.parse().ok()
 }
@@ -47,12 +51,12 @@ pub fn alive(pgid: i32) -> bool {
         return false;
     }
     let fs = HostFs::new("/");
-    let pids = fs.list_dir("proc");
+    let pids = fs.list_dir(paths::PROC);
     let numeric = pids
         .iter()
         .filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
     numeric
-        .filter_map(|p| fs.read_attr(&format!("proc/{p}/stat")))
+        .filter_map(|p| fs.read_attr(&paths::pid_file(p, "stat")))
         .any(|stat| {
             let mut f = stat
                 .rsplit_once(')')

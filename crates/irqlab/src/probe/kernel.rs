@@ -9,6 +9,7 @@
 use super::summary::Quantiles;
 use crate::host::HostFs;
 use anyhow::Result;
+use irqlab_core::paths;
 
 /// Cumulative counters of the probed thread (since attach).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -133,13 +134,13 @@ pub struct Walk {
 /// counters saw it.
 pub fn walk(fs: &HostFs, max_pos: Option<i64>) -> Walk {
     let irqs: Vec<u32> = fs
-        .list_dir("sys/kernel/irq")
+        .list_dir(paths::SYS_KERNEL_IRQ)
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect();
     let mut buf = Vec::new();
     let parsed = fs
-        .read_once("proc/interrupts", &mut buf)
+        .read_once(paths::PROC_INTERRUPTS, &mut buf)
         .ok()
         .and_then(|(n, _)| buf.get(..n))
         .and_then(|b| irqlab_core::Interrupts::parse(b).ok());
@@ -164,11 +165,11 @@ pub fn missing(fs: &HostFs, root_user: bool) -> Option<String> {
                 .into(),
         );
     }
-    if fs.open("sys/kernel/btf/vmlinux").is_err() {
+    if fs.open(paths::BTF_VMLINUX).is_err() {
         return Some(format!(
             "probe --kernel needs the kernel's BTF ({} is missing: a kernel built with \
              CONFIG_DEBUG_INFO_BTF=y), to attach fentry/fexit programs",
-            fs.path("sys/kernel/btf/vmlinux").display()
+            fs.path(paths::BTF_VMLINUX).display()
         ));
     }
     None

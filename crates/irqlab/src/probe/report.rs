@@ -29,6 +29,7 @@ use crate::export::grid::{Align, Grid};
 use crate::export::plural;
 use crate::results::TrialRecord;
 use anyhow::Result;
+use irqlab_core::paths::shown;
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -220,25 +221,29 @@ pub fn walk_line(w: &Walk) -> String {
         Some(n) => {
             let rows = w.irq_rows.unwrap_or(0) as i64;
             format!(
-                "/proc/interrupts walk: nr_irqs = {n} (largest position show_interrupts() was \
+                "{} walk: nr_irqs = {n} (largest position show_interrupts() was \
                  called with; that position prints the arch rows), so one full walk is {} \
                  show_interrupts() calls; {} numbered IRQ rows printed ({} of the {n} IRQ \
                  numbers walked print nothing: holes or no action), {} online CPUs summed per \
-                 row; {} in /sys/kernel/irq{bound}",
+                 row; {} in {}{bound}",
+                shown::PROC_INTERRUPTS,
                 n + 1,
                 opt(w.irq_rows),
                 (n - rows).max(0),
                 opt(w.cpus),
                 plural(w.descriptors, "descriptor"),
+                shown::SYS_KERNEL_IRQ,
             )
         }
         None => format!(
-            "/proc/interrupts walk: show_interrupts() calls not seen (not countable with this \
+            "{} walk: show_interrupts() calls not seen (not countable with this \
              mechanism), nr_irqs unknown; {} numbered IRQ rows, {} online CPUs, {} in \
-             /sys/kernel/irq{bound}",
+             {}{bound}",
+            shown::PROC_INTERRUPTS,
             opt(w.irq_rows),
             opt(w.cpus),
             plural(w.descriptors, "descriptor"),
+            shown::SYS_KERNEL_IRQ,
         ),
     }
 }
@@ -256,7 +261,7 @@ fn env_line(e: &Env) -> String {
         "kernel {}, {cpus}, {}, {}, boot {}, {pin}",
         or(e.kernel()),
         plural(e.irq_descriptors, "IRQ descriptor"),
-        plural(e.proc_irq_dirs, "/proc/irq dir"),
+        plural(e.proc_irq_dirs, &format!("{} dir", shown::PROC_IRQ)),
         or(e.boot_id())
     )
 }

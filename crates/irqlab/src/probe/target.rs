@@ -4,6 +4,7 @@
 
 use crate::env::Environment;
 use crate::host::HostFs;
+use irqlab_core::paths::{self, shown};
 use std::collections::BTreeMap;
 
 /// One thing whose read cost is measured.
@@ -21,22 +22,32 @@ pub struct Target {
 /// each one that is missing.
 pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
     let candidates = [
-        single(fs, "proc_interrupts", "/proc/interrupts", "proc/interrupts"),
-        single(fs, "proc_softirqs", "/proc/softirqs", "proc/softirqs"),
-        single(fs, "proc_stat", "/proc/stat", "proc/stat"),
+        single(
+            fs,
+            "proc_interrupts",
+            shown::PROC_INTERRUPTS,
+            paths::PROC_INTERRUPTS,
+        ),
+        single(
+            fs,
+            "proc_softirqs",
+            shown::PROC_SOFTIRQS,
+            paths::PROC_SOFTIRQS,
+        ),
+        single(fs, "proc_stat", shown::PROC_STAT, paths::PROC_STAT),
         per_irq(
             fs,
             "sys_per_cpu_count",
-            "/sys/kernel/irq/*/per_cpu_count",
-            "sys/kernel/irq",
-            "per_cpu_count",
+            shown::EVERY_PER_CPU_COUNT,
+            paths::SYS_KERNEL_IRQ,
+            paths::PER_CPU_COUNT,
         ),
         per_irq(
             fs,
             "proc_smp_affinity_list",
-            "/proc/irq/*/smp_affinity_list",
-            "proc/irq",
-            "smp_affinity_list",
+            shown::EVERY_SMP_AFFINITY_LIST,
+            paths::PROC_IRQ,
+            paths::SMP_AFFINITY_LIST,
         ),
     ];
     let mut found = Vec::new();
@@ -116,7 +127,7 @@ pub fn environment(fs: &HostFs, started_at: String) -> Env {
     };
     let mut buf = Vec::new();
     let cpus = fs
-        .read_once("proc/interrupts", &mut buf)
+        .read_once(paths::PROC_INTERRUPTS, &mut buf)
         .ok()
         .and_then(|(n, _)| buf.get(..n))
         .and_then(|b| irqlab_core::Interrupts::parse(b).ok())
@@ -124,8 +135,8 @@ pub fn environment(fs: &HostFs, started_at: String) -> Env {
     Env {
         machine: Some(crate::env::collect(fs, started_at)),
         cpus,
-        irq_descriptors: numbered("sys/kernel/irq"),
-        proc_irq_dirs: numbered("proc/irq"),
+        irq_descriptors: numbered(paths::SYS_KERNEL_IRQ),
+        proc_irq_dirs: numbered(paths::PROC_IRQ),
         ..Env::default()
     }
 }

@@ -35,7 +35,7 @@ pub fn partition_value(s: &str) -> String {
 pub fn boot_dir(out: &Path, fs: &HostFs, host: Option<&str>) -> PathBuf {
     let host = host
         .map(str::to_string)
-        .or_else(|| fs.read_attr("proc/sys/kernel/hostname"))
+        .or_else(|| fs.read_attr(irqlab_core::paths::HOSTNAME))
         .unwrap_or_else(|| "unknown".into());
     let boot = boot_id(fs);
     out.join(format!("host={}", partition_value(&host)))

@@ -4,7 +4,6 @@
 
 use super::*;
 use crate::report::{self, Report};
-use crate::sampler::targeted;
 use irqlab_core::delta::Gap;
 use std::path::Path;
 
@@ -21,8 +20,8 @@ fn tree() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let r = d.path();
     w(r, "proc/interrupts", TWO);
-    w(r, targeted::ONLINE, "0-1\n");
-    w(r, targeted::POSSIBLE, "0-1\n");
+    w(r, irqlab_core::paths::CPU_ONLINE, "0-1\n");
+    w(r, irqlab_core::paths::CPU_POSSIBLE, "0-1\n");
     w(r, "sys/kernel/irq/24/per_cpu_count", "1,2\n");
     w(r, "sys/kernel/irq/24/chip_name", "IO-APIC\n");
     w(r, "sys/kernel/irq/24/hwirq", "5\n");
@@ -117,7 +116,7 @@ fn targeted_reads_sysfs_and_maps_online_cpus() {
         live.why()
     );
     w(d.path(), "sys/kernel/irq/24/per_cpu_count", "4,2\n");
-    w(d.path(), targeted::ONLINE, "0\n");
+    w(d.path(), irqlab_core::paths::CPU_ONLINE, "0\n");
     let f = next(&mut live);
     assert_eq!(f.strategy, Strategy::PerCpuCount);
     let sec = f.report.interrupts.as_ref().unwrap();
@@ -134,7 +133,7 @@ fn targeted_reads_sysfs_and_maps_online_cpus() {
         "{rates:?}"
     );
     assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOffline)]);
-    w(d.path(), targeted::ONLINE, "0-1\n");
+    w(d.path(), irqlab_core::paths::CPU_ONLINE, "0-1\n");
     let f = next(&mut live);
     assert_eq!(gaps(&f, "24"), [None, Some(Gap::CpuOnline)]);
     assert!(f.self_cost.wall_ns > 0);

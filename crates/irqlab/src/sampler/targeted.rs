@@ -14,12 +14,8 @@
 use crate::host::HostFs;
 use anyhow::{anyhow, Context};
 use irqlab_core::desc::split_description;
+use irqlab_core::paths::{self, CPU_ONLINE, CPU_POSSIBLE};
 use irqlab_core::{sysfs, CpuList, Interrupts, IrqRow, Shape};
-
-/// Root-relative path of the online CPU list.
-pub const ONLINE: &str = "sys/devices/system/cpu/online";
-/// Root-relative path of the possible CPU list.
-pub const POSSIBLE: &str = "sys/devices/system/cpu/possible";
 
 /// Which IRQs a filter selects in one `/proc/interrupts` parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +50,7 @@ pub struct IrqMeta {
 
 /// Read the metadata of `irq` (open/read/close; not for the hot path).
 pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
-    let dir = format!("sys/kernel/irq/{irq}");
+    let dir = paths::sys_irq_dir(irq);
     let mut attrs = sysfs::IrqAttrs::default();
     for file in ["chip_name", "hwirq", "type", "name", "actions"] {
         let rel = format!("{dir}/{file}");
@@ -98,20 +94,26 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
     Ok(IrqMeta { irq, row, affinity })
 }
 
-/// `/proc/irq/N/effective_affinity_list`, else `smp_affinity_list`, as
-/// printed; `None` when neither is readable.
-pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
-    fs.read_attr(&format!("proc/irq/{irq}/effective_affinity_list"))
-        .filter(|s| !s.is_empty())
-        .or_else(|| fs.read_attr(&format!("proc/irq/{irq}/smp_affinity_list")))
-        .filter(|s| !s.is_empty())
+/// The affinity of one IRQ as irqlab shows it: `effective_affinity_list`
+/// (the CPUs the kernel really delivers it to), else the configured
+/// `smp_affinity_list`; `None` when neither is readable and non-empty.
+/// `read` reads one file of the IRQ's `/proc/irq/N/` by name. The one
+/// reader of IRQ affinity: [`read_affinity`] and [`read_affinity_at`] only
+/// say where the files are.
+pub fn affinity_of(mut read: impl FnMut(&str) -> Option<String>) -> Option<String> {
+    let mut file = |name: &str| read(name).filter(|s| !s.is_empty());
+    file(paths::EFFECTIVE_AFFINITY_LIST).or_else(|| file(paths::SMP_AFFINITY_LIST))
 }
 
-/// [`read_affinity`] with `dir` the kept `/proc/irq` directory (many IRQs:
-/// each file opened relative to it).
+/// [`affinity_of`] IRQ `irq` under `fs`'s `/proc/irq`.
+pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
+    affinity_of(|file| fs.read_attr(&paths::proc_irq(irq, file)))
+}
+
+/// [`affinity_of`] IRQ `irq` with `dir` the kept `/proc/irq` directory
+/// (many IRQs: each file opened relative to it).
 pub fn read_affinity_at(dir: &crate::host::AttrDir, irq: u32) -> Option<String> {
-    let read = |file: &str| dir.read(&format!("{irq}/{file}")).filter(|s| !s.is_empty());
-    read("effective_affinity_list").or_else(|| read("smp_affinity_list"))
+    affinity_of(|file| dir.read(&format!("{irq}/{file}")))
 }
 
 /// A kept-open reader of a few IRQs' `per_cpu_count`.
@@ -127,14 +129,14 @@ pub struct Targeted {
 }
 
 fn count_path(irq: u32) -> String {
-    format!("sys/kernel/irq/{irq}/per_cpu_count")
+    paths::sys_irq(irq, paths::PER_CPU_COUNT)
 }
 
 impl Targeted {
     /// Read the metadata of `irqs` and the possible CPU list, and check
     /// that every `per_cpu_count` and the online list are readable.
     pub fn open(fs: &mut HostFs, irqs: &[u32]) -> anyhow::Result<Targeted> {
-        let possible = read_cpulist(fs, POSSIBLE)?;
+        let possible = read_cpulist(fs, CPU_POSSIBLE)?;
         let mut metas = Vec::with_capacity(irqs.len());
         for &irq in irqs {
             let rel = count_path(irq);
@@ -165,12 +167,12 @@ impl Targeted {
     }
 
     fn read_online(&mut self, fs: &mut HostFs) -> anyhow::Result<()> {
-        let path = fs.path(ONLINE);
+        let path = fs.path(CPU_ONLINE);
         let bytes = fs
-            .read(ONLINE)
+            .read(CPU_ONLINE)
             .with_context(|| format!("reading {}", path.display()))?;
         self.online
-            .parse_list_into(bytes, "/sys/devices/system/cpu/online")
+            .parse_list_into(bytes, paths::shown::CPU_ONLINE)
             .map_err(|e| crate::sampler::located(&path, &e))
     }
 
@@ -264,8 +266,8 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, s).unwrap();
         };
-        w(ONLINE, "0,2-3\n");
-        w(POSSIBLE, "0-3\n");
+        w(CPU_ONLINE, "0,2-3\n");
+        w(CPU_POSSIBLE, "0-3\n");
         w("sys/kernel/irq/24/per_cpu_count", "1,2,3,4\n");
         w("sys/kernel/irq/24/chip_name", "IO-APIC\n");
         w("sys/kernel/irq/24/hwirq", "5\n");
@@ -299,7 +301,7 @@ mod tests {
         let mut fs = HostFs::new(d.path());
         let mut t = Targeted::open(&mut fs, &[24]).unwrap();
         let mut m = Interrupts::default();
-        std::fs::write(d.path().join(ONLINE), "0-3\n").unwrap();
+        std::fs::write(d.path().join(CPU_ONLINE), "0-3\n").unwrap();
         t.read_into(&mut fs, &mut m).unwrap();
         assert_eq!(m.rows()[0].counts, vec![1, 2, 3, 4]);
         std::fs::remove_dir_all(d.path().join("sys/kernel/irq/24")).unwrap();
@@ -320,5 +322,29 @@ mod tests {
             Targets::Numbered(vec![24])
         );
         assert_eq!(select(&m, |_| true), Targets::NeedsFullFile("LOC".into()));
+    }
+
+    #[test]
+    fn one_affinity_rule_for_paths_and_open_dirs() {
+        let d = tree();
+        let both = |irq: u32| {
+            let fs = HostFs::new(d.path());
+            let by_path = read_affinity(&fs, irq);
+            let dir = fs.attr_dir(irqlab_core::paths::PROC_IRQ).unwrap();
+            assert_eq!(read_affinity_at(&dir, irq), by_path, "IRQ {irq}");
+            by_path
+        };
+        // only the configured list: it is shown
+        assert_eq!(both(24).as_deref(), Some("0-3"));
+        // an empty effective list falls back to the configured one
+        let eff = d.path().join("proc/irq/24/effective_affinity_list");
+        std::fs::write(&eff, "").unwrap();
+        assert_eq!(both(24).as_deref(), Some("0-3"));
+        // the effective list wins when present
+        std::fs::write(&eff, "2\n").unwrap();
+        assert_eq!(both(24).as_deref(), Some("2"));
+        // no files: no affinity
+        std::fs::create_dir_all(d.path().join("proc/irq/9")).unwrap();
+        assert_eq!(both(9), None);
     }
 }

@@ -5,13 +5,7 @@
 
 use crate::host::HostFs;
 use anyhow::{bail, Result};
-
-/// Where tracefs is mounted by default, root-relative.
-pub const TRACEFS: &str = "sys/kernel/tracing";
-/// The old debugfs location (`/sys/kernel/debug/tracing`).
-pub const TRACEFS_DEBUG: &str = "sys/kernel/debug/tracing";
-/// The kernel's own BTF.
-pub const BTF: &str = "sys/kernel/btf/vmlinux";
+use irqlab_core::paths::{self, BTF_VMLINUX as BTF, TRACEFS, TRACEFS_DEBUG};
 
 /// What the checks found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +36,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
         ));
     }
     for rel in [TRACEFS, TRACEFS_DEBUG] {
-        if fs.path(&format!("{rel}/events")).is_dir() {
+        if fs.path(&paths::trace_events(rel)).is_dir() {
             return Ok(TraceSupport {
                 tracefs: rel.into(),
                 needs_mount: false,
@@ -65,8 +59,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
 
 /// Does tracefs under `tracefs` have `group/name` (e.g. `irq/softirq_raise`)?
 pub fn tracepoint_present(fs: &HostFs, tracefs: &str, group: &str, name: &str) -> bool {
-    fs.path(&format!("{tracefs}/events/{group}/{name}"))
-        .is_dir()
+    fs.path(&paths::tracepoint(tracefs, group, name)).is_dir()
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::format::{self, bold, heat, right, styled, CELL};
 use crate::report::name_of;
 use crate::report::IrqLine;
 use crate::trace::top::{self, TopTrace};
+use irqlab_core::paths::shown;
 use irqlab_core::Shape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -110,7 +111,7 @@ fn device(l: &IrqLine) -> String {
 /// The IRQ panel: one row per interrupts line.
 pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
     if app.report().and_then(|r| r.interrupts.as_ref()).is_none() {
-        return waiting(f, area, app, "/proc/interrupts");
+        return waiting(f, area, app, shown::PROC_INTERRUPTS);
     }
     let rows = app.irq_rows();
     let cols = app.selected_columns(app.irq_cpus());
@@ -180,7 +181,7 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
 /// The softirq panel: one row per vector.
 pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
     let Some(sec) = app.report().and_then(|r| r.softirqs.as_ref()) else {
-        return waiting(f, area, app, "/proc/softirqs");
+        return waiting(f, area, app, shown::PROC_SOFTIRQS);
     };
     let cols = app.selected_columns(&sec.cpus);
     let traced = app.trace();
@@ -264,7 +265,7 @@ pub fn cpu_time(f: &mut Frame, area: Rect, app: &App) {
 
 fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     let Some(stat) = app.report().and_then(|r| r.stat.as_ref()) else {
-        return waiting(f, area, app, "/proc/stat");
+        return waiting(f, area, app, shown::PROC_STAT);
     };
     let traced = app.trace();
     // every /proc/stat share, so that a line adds up to 100 % (as

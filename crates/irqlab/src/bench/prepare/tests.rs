@@ -4,6 +4,7 @@
 use super::*;
 use crate::guard::default_journal;
 use crate::host::HostFs;
+use irqlab_core::paths::CPUFREQ;
 use std::path::Path;
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {

@@ -10,6 +10,7 @@ use super::Outcome;
 use crate::guard::SystemGuard;
 use crate::host::HostFs;
 use anyhow::{bail, Context, Result};
+use irqlab_core::paths;
 use irqlab_core::CpuList;
 use regex::Regex;
 
@@ -79,13 +80,13 @@ fn glob_to_regex(glob: &str) -> String {
 pub fn all_threads(fs: &HostFs) -> Vec<ThreadInfo> {
     let mut out = Vec::new();
     for pid in fs
-        .list_dir("proc")
+        .list_dir(paths::PROC)
         .iter()
         .filter_map(|p| p.parse::<i32>().ok())
     {
-        let tids = fs.list_dir(&format!("proc/{pid}/task"));
+        let tids = fs.list_dir(&paths::task_dir(pid));
         for tid in tids.iter().filter_map(|t| t.parse::<i32>().ok()) {
-            if let Some(comm) = fs.read_attr(&format!("proc/{pid}/task/{tid}/comm")) {
+            if let Some(comm) = fs.read_attr(&paths::task_file(pid, tid, "comm")) {
                 out.push(ThreadInfo { pid, tid, comm });
             }
         }
@@ -101,7 +102,7 @@ const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
 
 /// True when thread `t` is a per-CPU kernel thread (see [`PF_NO_SETAFFINITY`]).
 pub fn is_per_cpu_kthread(fs: &HostFs, t: &ThreadInfo) -> bool {
-    let Some(stat) = fs.read_attr(&format!("proc/{}/task/{}/stat", t.pid, t.tid)) else {
+    let Some(stat) = fs.read_attr(&paths::task_file(t.pid, t.tid, "stat")) else {
         return false;
     };
     let flags = stat
@@ -123,7 +124,7 @@ fn matching(fs: &HostFs, pattern: &str) -> Result<Vec<ThreadInfo>> {
     if found.is_empty() {
         bail!(
             "no thread named like {pattern:?} under {}; similar names: {}",
-            fs.path("proc").display(),
+            fs.path(paths::PROC).display(),
             similar_names(&all, &pat.text).join(", ")
         );
     }
@@ -164,7 +165,7 @@ pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Res
             Err(_)
                 if guard
                     .fs()
-                    .read_attr(&format!("proc/{}/task/{}/comm", t.pid, t.tid))
+                    .read_attr(&paths::task_file(t.pid, t.tid, "comm"))
                     .is_none() => {}
             Err(e) if format!("{e:#}").contains("EINVAL") => per_cpu.push(t.comm.clone()),
             Err(e) => return Err(e.context(format!("pinning thread {} ({})", t.tid, t.comm))),
