@@ -29,10 +29,7 @@ impl LiveTrace {
         let notes = session.notes.clone();
         let mut prev = Sample::default();
         session.read(&mut prev)?;
-        let sel = Select {
-            cpus,
-            ..Select::default()
-        };
+        let sel = Select::of_cpus(cpus);
         Ok((
             LiveTrace {
                 session,
