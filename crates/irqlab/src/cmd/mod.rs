@@ -24,13 +24,6 @@ use std::process::ExitCode;
 /// Exit code for any error (bad input, unreadable files, failed command).
 pub const EXIT_FAILURE: u8 = 1;
 
-/// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`.
-/// Kept for callers not yet moved to [`args::duration`] /
-/// [`args::positive_duration`]; use those in new code.
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    args::duration(s)
-}
-
 /// Run the selected subcommand.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
