@@ -387,7 +387,14 @@ fn spawn_disk_bench(root: &Path, tmp: &Path) -> std::process::Child {
         .arg("--out")
         .arg(root.join("out"))
         .args([
-            "--warmup", "0", "--measure", "LOC", "--label", "tip", "-w", "disk",
+            "--warmup",
+            "0",
+            "--measure",
+            "LOC",
+            "--label",
+            "tip",
+            "-w",
+            "disk",
         ])
         .arg("--tmp-dir")
         .arg(tmp)

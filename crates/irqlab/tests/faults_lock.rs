@@ -32,7 +32,13 @@ fn bench_args(root: &Path, out: &Path, sysctl: &str, trials: &str, cmd: &[&str])
     v.push(root.display().to_string());
     v.extend(["--out".into(), out.display().to_string()]);
     for a in [
-        "--label", "tip", "--warmup", "0", "--measure", "LOC", "--sysctl",
+        "--label",
+        "tip",
+        "--warmup",
+        "0",
+        "--measure",
+        "LOC",
+        "--sysctl",
     ] {
         v.push(a.into());
     }
