@@ -80,8 +80,8 @@ def classic(irq, path, duration, settle):
 
 def irqlab(exe, irq, path, duration, settle, out):
     """One `irqlab bench --trials 1` of dd: (rate, duration_s)."""
-    cmd = [exe, "bench", "--trials", "1", "--warmup", "0", "--duration", f"{duration}s",
-           "--settle", f"{int(settle * 1000)}ms", "--irq", f"^{irq}$", "--label", "dd",
+    cmd = [exe, "bench", "--trials", "1", "--warmup", "0", "--trial-length", f"{duration}s",
+           "--settle", f"{int(settle * 1000)}ms", "--measure", f"^{irq}$", "--label", "dd",
            "--out", out, "--format", "json", "--"] + dd_argv(path)
     busy = ("another run is changing this host", "unrestored host change")
     try:

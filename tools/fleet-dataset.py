@@ -184,7 +184,7 @@ def record_host(a, i, cpus, out, trees):
     irqs = max(6, min(1056, cpus))
     nr = irqs * 5 // 4 + 32 + rng.randrange(0, 400)
     subprocess.run(
-        [a.irqlab, "synth", "--cpus", str(cpus), "--irqs", str(irqs), "--nr-irqs", str(nr),
+        [a.irqlab, "synth", "--ncpus", str(cpus), "--irqs", str(irqs), "--nr-irqs", str(nr),
          "--seed", str(a.seed * 1000 + i), "--out", tree],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     movers, truth = plan_host(i, cpus, a.hours, rng, tree)

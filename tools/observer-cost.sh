@@ -72,7 +72,7 @@ if [ ! -x "$irqlab" ]; then
 fi
 tree=${TREE:-$tmp/tree}
 if [ "${SKIP_SHOW:-0}" != 1 ] && [ ! -f "$tree/proc/interrupts" ]; then
-    "$irqlab" synth --cpus 1152 --irqs 1056 --out "$tree" >/dev/null
+    "$irqlab" synth --ncpus 1152 --irqs 1056 --out "$tree" >/dev/null
 fi
 floor=""
 if [ "${SKIP_MPSTAT:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&

@@ -25,7 +25,7 @@ report() { # name tried held
 }
 fresh() { # a fake tree with a tracefs mount point
   local d; d=$(mktemp -d "$work/t.XXXX")
-  "$IRQLAB" synth --cpus 2 --irqs 4 --out "$d" >/dev/null 2>&1
+  "$IRQLAB" synth --ncpus 2 --irqs 4 --out "$d" >/dev/null 2>&1
   mkdir -p "$d/sys/kernel/tracing"; echo 1 > "$d/x"; echo "$d"
 }
 mounted() { mountpoint -q "$1/sys/kernel/tracing"; }
@@ -72,7 +72,7 @@ tried=0 held=0
 for _ in $(seq "$ROUNDS"); do
   tried=$((tried + 1)); r=$(fresh)
   selftest_mount "$r" 3s; a=$holder
-  ob=$("$IRQLAB" bench --root "$r" --trials 1 --duration 200ms --warmup 0 --irq LOC --out "$r/out" 2>&1); rb=$?
+  ob=$("$IRQLAB" bench --root "$r" --trials 1 --trial-length 200ms --warmup 0 --measure LOC --out "$r/out" 2>&1); rb=$?
   orr=$("$IRQLAB" restore --root "$r" 2>&1); rr=$?
   still=0; mounted "$r" && [ -s "$r/.irqlab-journal.jsonl" ] && still=1
   wait "$a"
@@ -100,7 +100,7 @@ report "kill9-then-restore" $tried $held
 tried=0 held=0
 for _ in $(seq "$ROUNDS"); do
   tried=$((tried + 1)); r=$(fresh)
-  "$IRQLAB" bench --root "$r" --trials 1 --duration 500ms --warmup 0 --irq LOC --out "$r/out" \
+  "$IRQLAB" bench --root "$r" --trials 1 --trial-length 500ms --warmup 0 --measure LOC --out "$r/out" \
     -- sh -c 'setsid sleep 98764 & sleep 98765' >/dev/null 2>&1
   sleep 0.2
   if ! pgrep -f 'sleep 9876[45]' >/dev/null; then held=$((held + 1)); fi
@@ -112,7 +112,7 @@ report "setsid-escape" $tried $held
 tried=0 held=0
 for sig in INT TERM INT TERM; do
   tried=$((tried + 1)); r=$(fresh)
-  "$IRQLAB" bench --root "$r" --trials 3 --duration 5s --warmup 0 --irq LOC --out "$r/out" \
+  "$IRQLAB" bench --root "$r" --trials 3 --trial-length 5s --warmup 0 --measure LOC --out "$r/out" \
     -- sh -c 'setsid sleep 98764 & sleep 98765' >/dev/null 2>&1 &
   p=$!
   sleep 1.5; kill -"$sig" $p; wait $p 2>/dev/null

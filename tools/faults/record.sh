@@ -63,7 +63,7 @@ for l in sys.stdin:
     print(json.dumps(v, sort_keys=True))' <"$1"
 }
 
-"$IRQLAB" synth --cpus 4 --irqs 16 --out "$work/tree" >/dev/null 2>&1 || exit 1
+"$IRQLAB" synth --ncpus 4 --irqs 16 --out "$work/tree" >/dev/null 2>&1 || exit 1
 python3 "$here/../synth-mover.py" "$work/tree" --interval 20ms --seconds 3600 >/dev/null 2>&1 &
 mover=$!
 

@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$IRQLAB" synth --cpus 4 --irqs 16 --out "$work/tree" >/dev/null 2>&1 || { echo "serve.sh: synth failed" >&2; exit 1; }
+"$IRQLAB" synth --ncpus 4 --irqs 16 --out "$work/tree" >/dev/null 2>&1 || { echo "serve.sh: synth failed" >&2; exit 1; }
 "$IRQLAB" serve --root "$work/tree" --listen 127.0.0.1:0 -i 1s --duration 400s 2>"$work/serve.err" &
 serve_pid=$!
 addr=""

@@ -34,7 +34,7 @@ impl DescParts {
     }
 
     /// The action names (split at `", "`, the kernel's unescaped separator).
-    pub fn actions(&self) -> impl Iterator<Item = &str> {
+    pub fn actions(&self) -> impl Iterator<Item = &str> + Clone {
         self.actions.split(", ").filter(|s| !s.is_empty())
     }
 

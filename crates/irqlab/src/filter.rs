@@ -1,5 +1,5 @@
-//! The row filter of every command: which interrupt rows (`--irq`) and
-//! which CPUs (`--cpus`) to keep, tested on a parsed row or on a line's
+//! The row filter of every command: which interrupt rows (`--irq`,
+//! `--exclude`) and which CPUs (`--cpus`) to keep, tested on a parsed row or on a line's
 //! fields. `prefilter` rejects a raw line before it is parsed; `warnings`
 //! says when a filter selects nothing or less than asked. Pure.
 
@@ -14,7 +14,9 @@ use regex::Regex;
 pub struct Filter {
     /// Keep rows whose label, description, chip or one action matches.
     pub irq: Option<Regex>,
-    /// Keep only these CPU ids (None = all).
+    /// Then drop rows whose label, description, chip or one action matches.
+    pub exclude: Option<Regex>,
+    /// Keep only these CPU ids, ascending (None = all).
     pub cpus: Option<Vec<u32>>,
 }
 
@@ -33,7 +35,21 @@ impl Filter {
                     .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
             })
             .transpose()?;
-        Ok(Filter { irq, cpus })
+        Ok(Filter {
+            irq,
+            exclude: None,
+            cpus,
+        })
+    }
+
+    /// This filter with `--exclude REGEX` (None: drop nothing).
+    pub fn excluding(mut self, exclude: Option<&str>) -> anyhow::Result<Filter> {
+        use anyhow::Context;
+        self.exclude = exclude
+            .map(Regex::new)
+            .transpose()
+            .context("--exclude is not a valid regular expression")?;
+        Ok(self)
     }
 
     /// True when `row` passes the `--irq` filter.
@@ -46,33 +62,39 @@ impl Filter {
         )
     }
 
-    /// THE row test of every command (show, top, the TUI): the regex
-    /// matches the label, the whole description, the chip or any one
-    /// action (so `^eth0$` selects a device by its exact action name).
+    /// THE row test of every command (show, top, the TUI, replay, record,
+    /// serve, trace): `--irq` matches the label, the whole description,
+    /// the chip or any one action (so `^eth0$` selects a device by its
+    /// exact action name), and `--exclude` matches none of them.
     pub fn keep_fields<'a>(
         &self,
         label: &str,
         description: &str,
         chip: &str,
-        mut actions: impl Iterator<Item = &'a str>,
+        actions: impl Iterator<Item = &'a str> + Clone,
     ) -> bool {
-        self.irq.as_ref().is_none_or(|re| {
+        let hit = |re: &Regex| {
             re.is_match(label)
                 || re.is_match(description)
                 || (!chip.is_empty() && re.is_match(chip))
-                || actions.any(|a| re.is_match(a))
-        })
+                || actions.clone().any(|a| re.is_match(a))
+        };
+        self.irq.as_ref().is_none_or(hit) && !self.exclude.as_ref().is_some_and(hit)
     }
 
     /// True when `cpu` passes the `--cpus` filter.
     pub fn keep_cpu(&self, cpu: u32) -> bool {
-        self.cpus.as_ref().is_none_or(|l| l.contains(&cpu))
+        self.cpus
+            .as_ref()
+            .is_none_or(|l| l.binary_search(&cpu).is_ok())
     }
 
-    /// This filter without its `--irq` part (the CPU selection only).
+    /// This filter without its `--irq` and `--exclude` parts (the CPU
+    /// selection only).
     pub fn cpus_only(&self) -> Filter {
         Filter {
             irq: None,
+            exclude: None,
             cpus: self.cpus.clone(),
         }
     }

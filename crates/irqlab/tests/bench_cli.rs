@@ -32,7 +32,7 @@ fn bench(root: &Path, out: &Path, extra: &[&str]) -> Command {
     c.args([
         "--warmup",
         "0",
-        "--irq",
+        "--measure",
         "LOC",
         "--sysctl",
         "kernel.irqlab_test=1",
@@ -67,7 +67,7 @@ fn order_of_events_and_restore_after_success() {
             "tip",
             "--trials",
             "3",
-            "--duration",
+            "--trial-length",
             "100ms",
             "--workload",
             "command",
@@ -119,7 +119,7 @@ fn failing_command_is_reported_and_host_restored() {
         &[
             "--trials",
             "3",
-            "--duration",
+            "--trial-length",
             "300ms",
             "--workload",
             "command",
@@ -158,7 +158,7 @@ fn spawn(root: &Path, out: &Path, trials: &str) -> std::process::Child {
             "tip",
             "--warmup",
             "0",
-            "--irq",
+            "--measure",
             "LOC",
             "--sysctl",
             "kernel.irqlab_test=1",
@@ -166,7 +166,7 @@ fn spawn(root: &Path, out: &Path, trials: &str) -> std::process::Child {
         .args([
             "--trials",
             trials,
-            "--duration",
+            "--trial-length",
             "300ms",
             "--workload",
             "command",
@@ -264,11 +264,11 @@ fn variants_interleave_into_their_own_sets() {
         .args([
             "--warmup",
             "0",
-            "--irq",
+            "--measure",
             "LOC",
             "--trials",
             "2",
-            "--duration",
+            "--trial-length",
             "50ms",
         ])
         .args([
@@ -298,7 +298,7 @@ fn bad_input_fails_before_any_host_change() {
         root.path(),
         &out,
         &[
-            "--irq",
+            "--measure",
             "no-such-irq",
             "--workload",
             "command",
@@ -329,7 +329,7 @@ fn bad_input_fails_before_any_host_change() {
 /// only: it opens once the command runs (after --settle) and closes before
 /// the command is stopped, so a command that is slow to start and ignores
 /// SIGTERM (1 s to SIGKILL) adds nothing to `duration_s`: every trial is
-/// within 1 % of --duration (4 s: 40 ms for a busy machine's wake-ups;
+/// within 1 % of --trial-length (4 s: 40 ms for a busy machine's wake-ups;
 /// a window that waited for the command's stop would add 1.2 s and more).
 #[test]
 fn command_window_excludes_start_and_termination() {
@@ -343,7 +343,7 @@ fn command_window_excludes_start_and_termination() {
             "tip",
             "--trials",
             "2",
-            "--duration",
+            "--trial-length",
             "4s",
             "--settle",
             "300ms",
@@ -361,7 +361,7 @@ fn command_window_excludes_start_and_termination() {
         let d = x["duration_s"].as_f64().unwrap();
         assert!(
             (4.0..=4.04).contains(&d),
-            "duration_s {d} is not within 1 % of --duration 4s: {x}"
+            "duration_s {d} is not within 1 % of --trial-length 4s: {x}"
         );
     }
 }
@@ -377,13 +377,13 @@ fn spawn_piped(root: &Path, out: &Path, trials: &str) -> std::process::Child {
             "tip",
             "--warmup",
             "0",
-            "--irq",
+            "--measure",
             "LOC",
             "--sysctl",
             "kernel.irqlab_test=1",
             "--trials",
             trials,
-            "--duration",
+            "--trial-length",
             "300ms",
             "--",
             "sleep",
@@ -451,7 +451,7 @@ fn resume_of_a_finished_run_has_nothing_to_do() {
     bench(
         root.path(),
         &out,
-        &["--trials", "2", "--duration", "50ms", "--", "true"],
+        &["--trials", "2", "--trial-length", "50ms", "--", "true"],
     )
     .assert()
     .success();
@@ -505,7 +505,7 @@ fn refused_bench_creates_nothing() {
             .arg(root.path())
             .arg("--out")
             .arg(&out)
-            .args(["--warmup", "0", "--trials", "1", "--duration", "50ms"])
+            .args(["--warmup", "0", "--trials", "1", "--trial-length", "50ms"])
             .args(["--sysctl", "kernel.irqlab_test=1"])
             .args(args);
         c.assert().code(2).stderr(predicate::str::contains(says));
@@ -527,7 +527,7 @@ fn failed_run_without_trials_does_not_block_a_retry() {
         &[
             "--trials",
             "2",
-            "--duration",
+            "--trial-length",
             "100ms",
             "--",
             "sh",
@@ -541,7 +541,7 @@ fn failed_run_without_trials_does_not_block_a_retry() {
     bench(
         root.path(),
         &out,
-        &["--trials", "1", "--duration", "50ms", "--", "true"],
+        &["--trials", "1", "--trial-length", "50ms", "--", "true"],
     )
     .assert()
     .success();
@@ -563,7 +563,7 @@ fn root_of_another_kernel_is_said_to_give_the_trees_counters() {
             "tip",
             "--trials",
             "1",
-            "--duration",
+            "--trial-length",
             "50ms",
             "--",
             "true",
@@ -623,7 +623,7 @@ fn strict_refusal_of_a_managed_irq_creates_nothing() {
             "1",
             "--warmup",
             "0",
-            "--duration",
+            "--trial-length",
             "50ms",
             "--strict",
         ])
@@ -659,7 +659,7 @@ fn target_effect_plans_the_trial_count_and_bad_values_are_usage_errors() {
         &[
             "--trials",
             "3",
-            "--duration",
+            "--trial-length",
             "100ms",
             "--workload",
             "command",

@@ -76,8 +76,16 @@ fn timer_bench_marks_trial_cpu_offline_and_continues_or_skip() {
     let out = dir.path().join("out");
     let online = Online;
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args(["bench", "-w", "timer", "--cpus", "0-1", "--warmup", "0"])
-        .args(["--trials", "6", "--duration", "500ms", "--label", "tip"])
+        .args([
+            "bench",
+            "-w",
+            "timer",
+            "--workload-cpus",
+            "0-1",
+            "--warmup",
+            "0",
+        ])
+        .args(["--trials", "6", "--trial-length", "500ms", "--label", "tip"])
         .arg("--journal")
         .arg(dir.path().join("journal.jsonl"))
         .arg("--out")

@@ -27,7 +27,7 @@ fn fake_tree() -> tempfile::TempDir {
 fn bench(root: &Path) -> Command {
     let mut c = Command::cargo_bin("irqlab").unwrap();
     c.args(["bench", "--root"]).arg(root);
-    c.args(["--warmup", "0", "--irq", "LOC", "--label", "tip"]);
+    c.args(["--warmup", "0", "--measure", "LOC", "--label", "tip"]);
     c
 }
 
@@ -43,7 +43,7 @@ fn quick_run(root: &Path, out: &Path, n: &str) {
     bench(root)
         .arg("--out")
         .arg(out)
-        .args(["--trials", n, "--duration", "50ms", "--", "true"])
+        .args(["--trials", n, "--trial-length", "50ms", "--", "true"])
         .assert()
         .success();
 }
@@ -57,7 +57,7 @@ fn out_dir_with_results_refuses_without_resume() {
     bench(root.path())
         .arg("--out")
         .arg(&out)
-        .args(["--trials", "1", "--duration", "50ms", "-w", "timer"])
+        .args(["--trials", "1", "--trial-length", "50ms", "-w", "timer"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -107,7 +107,7 @@ fn command_after_dashdash_runs_command_workload() {
         .arg("--out")
         .arg(&out)
         // 2 s: on a busy machine starting a shell may take a while.
-        .args(["--trials", "2", "--duration", "2s", "--", "sh", "-c"])
+        .args(["--trials", "2", "--trial-length", "2s", "--", "sh", "-c"])
         .arg(format!("echo x >> {}", mark.display()))
         .assert()
         .success();
@@ -132,7 +132,7 @@ fn bad_flags_fail_before_any_file() {
     let out = root.path().join("out");
     let cases: &[(&[&str], &str)] = &[
         (&["--trials", "0", "--", "true"], "--trials 0"),
-        (&["--duration", "0s", "--", "true"], "--duration 0s"),
+        (&["--trial-length", "0s", "--", "true"], "--trial-length 0s"),
         (
             &["--sysctl", "kernel.no_such_knob=1", "--", "true"],
             "unknown sysctl",
@@ -147,9 +147,9 @@ fn bad_flags_fail_before_any_file() {
         ),
         (&["--irq-affinity", "999=0", "--", "true"], "IRQ 999"),
         (&["--", "no-such-command-irqlab"], "not found"),
-        (&["--cpus", "5-2", "--", "true"], "--cpus"),
+        (&["--workload-cpus", "5-2", "--", "true"], "--workload-cpus"),
         (
-            &["--irq", "(", "--", "true"],
+            &["--measure", "(", "--", "true"],
             "not a number, label or valid regex",
         ),
     ];
@@ -171,6 +171,64 @@ fn bad_flags_fail_before_any_file() {
     assert_eq!(s, "0\n");
 }
 
+/// `bench --irq`, `--cpus` and `--duration` meant other things than in
+/// the row-filtering commands and `record` (IRQs to measure, the
+/// workload's CPUs, one trial's length): renamed `--measure`,
+/// `--workload-cpus`, `--trial-length`, the old spellings still accepted
+/// for one release with a deprecation note, and hidden from `--help`.
+#[test]
+fn old_flag_spellings_still_work_and_warn() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["--duration", "0s"],
+            "--duration is deprecated",
+            "--trial-length 0s",
+        ),
+        (
+            &["--cpus", "5-2"],
+            "--cpus is deprecated",
+            "--workload-cpus \"5-2\"",
+        ),
+        (&["--irq", "("], "--irq is deprecated", "--measure \"(\""),
+        (
+            &["--trial-length", "0s"],
+            "--trial-length 0s",
+            "--trial-length 0s",
+        ),
+    ];
+    for (flags, note, msg) in cases {
+        let mut c = Command::cargo_bin("irqlab").unwrap();
+        c.args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out);
+        c.args(["--warmup", "0"]).args(*flags).args(["--", "true"]);
+        c.assert()
+            .code(2)
+            .stderr(predicate::str::contains(*note))
+            .stderr(predicate::str::contains(*msg));
+        assert!(!out.exists(), "{flags:?} left {}", out.display());
+    }
+    let help = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    for new in [
+        "--measure <IRQ>",
+        "--workload-cpus <LIST>",
+        "--trial-length <",
+    ] {
+        assert!(help.contains(new), "{new}: {help}");
+    }
+    for old in ["--irq <", "--cpus <", "--duration <"] {
+        assert!(!help.contains(old), "{old}: {help}");
+    }
+}
+
 #[test]
 fn progress_shows_headline_and_numbers_trials_from_1() {
     let root = fake_tree();
@@ -178,7 +236,7 @@ fn progress_shows_headline_and_numbers_trials_from_1() {
     bench(root.path())
         .arg("--out")
         .arg(&out)
-        .args(["--trials", "2", "--duration", "50ms", "--", "true"])
+        .args(["--trials", "2", "--trial-length", "50ms", "--", "true"])
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -206,11 +264,11 @@ fn spawn_group_bench(root: &Path, pidfile: &Path) -> std::process::Child {
         .arg(root)
         .arg("--out")
         .arg(root.join("out"))
-        .args(["--warmup", "0", "--irq", "LOC", "--label", "tip"])
+        .args(["--warmup", "0", "--measure", "LOC", "--label", "tip"])
         .args([
             "--trials",
             "5",
-            "--duration",
+            "--trial-length",
             "60s",
             "--",
             "sh",
@@ -329,11 +387,18 @@ fn spawn_disk_bench(root: &Path, tmp: &Path) -> std::process::Child {
         .arg("--out")
         .arg(root.join("out"))
         .args([
-            "--warmup", "0", "--irq", "LOC", "--label", "tip", "-w", "disk",
+            "--warmup",
+            "0",
+            "--measure",
+            "LOC",
+            "--label",
+            "tip",
+            "-w",
+            "disk",
         ])
         .arg("--tmp-dir")
         .arg(tmp)
-        .args(["--trials", "5", "--duration", "60s"])
+        .args(["--trials", "5", "--trial-length", "60s"])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()

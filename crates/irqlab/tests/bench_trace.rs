@@ -74,7 +74,7 @@ fn net_rx_traced_count_matches_proc_softirqs_within_2_percent_or_skip() {
     let out = d.path().join("run");
     let o = common::irqlab()
         .args(["bench", "-w", "net", "--trace", "--trials", "3"])
-        .args(["--duration", "1s", "--cooldown", "0s", "-o"])
+        .args(["--trial-length", "1s", "--cooldown", "0s", "-o"])
         .arg(&out)
         .output()
         .unwrap();
@@ -144,7 +144,7 @@ fn trace_without_the_feature_is_a_usage_error_before_any_file() {
             "--trace",
             "--trials",
             "1",
-            "--duration",
+            "--trial-length",
             "100ms",
             "--root",
         ])

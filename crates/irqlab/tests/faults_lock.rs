@@ -32,7 +32,13 @@ fn bench_args(root: &Path, out: &Path, sysctl: &str, trials: &str, cmd: &[&str])
     v.push(root.display().to_string());
     v.extend(["--out".into(), out.display().to_string()]);
     for a in [
-        "--label", "tip", "--warmup", "0", "--irq", "LOC", "--sysctl",
+        "--label",
+        "tip",
+        "--warmup",
+        "0",
+        "--measure",
+        "LOC",
+        "--sysctl",
     ] {
         v.push(a.into());
     }
@@ -40,7 +46,7 @@ fn bench_args(root: &Path, out: &Path, sysctl: &str, trials: &str, cmd: &[&str])
     for a in [
         "--trials",
         trials,
-        "--duration",
+        "--trial-length",
         "200ms",
         "--workload",
         "command",
@@ -229,7 +235,7 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
                 "bench",
                 "--trials",
                 "1",
-                "--duration",
+                "--trial-length",
                 "300ms",
                 "--warmup",
                 "0",

@@ -82,7 +82,7 @@ fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
     let dir = tempfile::tempdir()?;
     let tree = dir.path().join("tree");
     let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["synth", "--cpus", "4", "--irqs", "8", "--out"])
+        .args(["synth", "--ncpus", "4", "--irqs", "8", "--out"])
         .arg(&tree)
         .output()?;
     assert!(st.status.success());
@@ -154,7 +154,7 @@ fn replay_without_a_terminal_says_to_use_batch() {
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("tree");
     let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["synth", "--cpus", "2", "--irqs", "2", "--out"])
+        .args(["synth", "--ncpus", "2", "--irqs", "2", "--out"])
         .arg(&tree)
         .output()
         .unwrap();

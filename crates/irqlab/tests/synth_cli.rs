@@ -33,7 +33,7 @@ fn server_488_cpus_nr_irqs_8360() {
     let dir = tempfile::tempdir().expect("tempdir");
     synth(
         dir.path(),
-        &["--cpus", "488", "--irqs", "1000", "--nr-irqs", "8360"],
+        &["--ncpus", "488", "--irqs", "1000", "--nr-irqs", "8360"],
     )
     .success()
     .stderr(contains("irqlab synth: wrote").and(contains("bytes")));
@@ -83,7 +83,7 @@ fn huge_1152_cpus_1056_rows() {
     synth(
         dir.path(),
         &[
-            "--cpus",
+            "--ncpus",
             "1152",
             "--irqs",
             "1056",
@@ -109,7 +109,7 @@ fn arm64_e4_with_offline_cpus() {
     synth(
         dir.path(),
         &[
-            "--cpus",
+            "--ncpus",
             "16",
             "--irqs",
             "60",
@@ -144,7 +144,7 @@ fn same_seed_same_tree() {
     let a = tempfile::tempdir().expect("tempdir");
     let b = tempfile::tempdir().expect("tempdir");
     let args = [
-        "--cpus", "8", "--irqs", "30", "--arch", "s390", "--seed", "11",
+        "--ncpus", "8", "--irqs", "30", "--arch", "s390", "--seed", "11",
     ];
     synth(a.path(), &args).success();
     synth(b.path(), &args).success();
@@ -160,35 +160,35 @@ fn refuses_bad_parameters() {
     let dir = tempfile::tempdir().expect("tempdir");
     synth(
         dir.path(),
-        &["--cpus", "4", "--irqs", "100", "--nr-irqs", "50"],
+        &["--ncpus", "4", "--irqs", "100", "--nr-irqs", "50"],
     )
     .failure()
     .code(1)
     .stderr(contains("--irqs 100 is larger than --nr-irqs 50"));
     synth(
         dir.path(),
-        &["--cpus", "4", "--irqs", "10", "--offline", "4"],
+        &["--ncpus", "4", "--irqs", "10", "--offline", "4"],
     )
     .failure()
     .stderr(contains("offline CPU 4 is outside"));
-    synth(dir.path(), &["--cpus", "0", "--irqs", "10"])
+    synth(dir.path(), &["--ncpus", "0", "--irqs", "10"])
         .failure()
         .stderr(contains("at least 1 CPU"));
     synth(
         dir.path(),
-        &["--cpus", "2", "--irqs", "10", "--offline", "0-1"],
+        &["--ncpus", "2", "--irqs", "10", "--offline", "0-1"],
     )
     .failure()
     .stderr(contains("online"));
     synth(
         dir.path(),
-        &["--cpus", "2", "--irqs", "10", "--arch", "vax"],
+        &["--ncpus", "2", "--irqs", "10", "--arch", "vax"],
     )
     .failure()
     .stderr(contains("x86"));
     synth(
         dir.path(),
-        &["--cpus", "2", "--irqs", "10", "--offline", "x"],
+        &["--ncpus", "2", "--irqs", "10", "--offline", "x"],
     )
     .failure();
     assert!(!dir.path().join("proc/interrupts").exists());
@@ -200,7 +200,7 @@ fn test_helper_tree_equals_cli_tree() {
     let cli = tempfile::tempdir().expect("tempdir");
     synth(
         cli.path(),
-        &["--cpus", "6", "--irqs", "20", "--offline", "5"],
+        &["--ncpus", "6", "--irqs", "20", "--offline", "5"],
     )
     .success();
     let mut spec = common::spec(6, 20);
@@ -220,13 +220,28 @@ fn summary_says_1_cpu_and_1_irq() {
     let dir = tempfile::tempdir().expect("tempdir");
     synth(
         dir.path(),
-        &["--cpus", "1", "--irqs", "1", "--arch", "x86_64"],
+        &["--ncpus", "1", "--irqs", "1", "--arch", "x86_64"],
     )
     .success()
     .stderr(contains("(1 CPU, 1 online, 1 IRQ, nr_irqs"))
     .stderr(contains("1 CPUs").not())
     .stderr(contains("1 IRQs").not());
-    synth(dir.path(), &["--cpus", "2", "--irqs", "3"])
+    synth(dir.path(), &["--ncpus", "2", "--irqs", "3"])
         .success()
         .stderr(contains("(2 CPUs, 2 online, 3 IRQs, nr_irqs"));
+}
+
+/// `synth --cpus` (a count, unlike the `--cpus` CPU list of the row
+/// filter) is now `--ncpus`; the old spelling still works for one release
+/// and says so.
+#[test]
+fn old_cpus_spelling_still_works_and_warns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(dir.path(), &["--cpus", "2", "--irqs", "3"])
+        .success()
+        .stderr(contains("--cpus is deprecated").and(contains("use --ncpus")))
+        .stderr(contains("(2 CPUs, 2 online, 3 IRQs, nr_irqs"));
+    synth(dir.path(), &["--ncpus", "2", "--irqs", "3"])
+        .success()
+        .stderr(contains("deprecated").not());
 }

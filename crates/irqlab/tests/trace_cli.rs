@@ -6,6 +6,7 @@
 
 mod common;
 use common::irqlab;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 #[cfg(not(feature = "trace"))]
@@ -42,15 +43,22 @@ fn a_tree_without_tracefs_is_not_mountable_or_not_root() {
 
 #[test]
 fn bad_selectors_are_named() {
+    // usage errors (exit 2, before anything attaches), as in every
+    // command that takes the row filter
     irqlab()
         .args(["trace", "--irq", "(", "-d", "1s"])
         .assert()
-        .code(1)
-        .stderr(contains("--irq is not a valid regular expression"));
+        .code(2)
+        .stderr(contains("--irq").and(contains("not a valid regular expression")));
+    irqlab()
+        .args(["trace", "--exclude", "(", "-d", "1s"])
+        .assert()
+        .code(2)
+        .stderr(contains("--exclude").and(contains("not a valid regular expression")));
     irqlab()
         .args(["trace", "--cpus", "x", "-d", "1s"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(contains("--cpus"));
     irqlab()
         .args(["trace", "--format", "yaml"])

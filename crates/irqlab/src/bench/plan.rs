@@ -99,7 +99,7 @@ pub struct Plan {
     pub cooldown: Duration,
     pub order: Order,
     pub seed: u64,
-    /// `--irq` selectors (empty: each workload's defaults).
+    /// `--measure` selectors (empty: each workload's defaults).
     pub irq: Vec<String>,
     /// Host preparation for the whole run.
     pub prepare: Preparation,
@@ -124,7 +124,9 @@ impl Plan {
             return Err(invalid("--trials 0: a run needs at least 1 trial"));
         }
         if self.duration.is_zero() {
-            return Err(invalid("--duration 0s: a trial must last longer than 0 s"));
+            return Err(invalid(
+                "--trial-length 0s: a trial must last longer than 0 s",
+            ));
         }
         if self.variants.is_empty() {
             return Err(invalid("no variant to run"));
@@ -230,7 +232,7 @@ pub fn headline(kind: WorkloadKind) -> Option<&'static str> {
     }
 }
 
-/// IRQ selectors used when `--irq` is not given: the counter each built-in
+/// IRQ selectors used when `--measure` is not given: the counter each built-in
 /// workload is meant to raise (selectors that match nothing are dropped).
 pub fn default_selectors(kind: WorkloadKind) -> &'static [&'static str] {
     match kind {

@@ -86,7 +86,7 @@ pub fn signal_name(sig: i32) -> String {
     }
 }
 
-/// IRQs to measure: `--irq` (strict) or each variant's defaults (lenient).
+/// IRQs to measure: `--measure` (strict) or each variant's defaults (lenient).
 fn selection(plan: &Plan, m: &Interrupts) -> Result<Selection> {
     if !plan.irq.is_empty() {
         return select::resolve(&plan.irq, m).map_err(|e| invalid(format!("{e:#}")));

@@ -1,8 +1,10 @@
-//! IRQ selectors of `bench --irq`: an IRQ number (`45`), an arch label
-//! (`LOC`, `RES`, `IPI0`), or a regular expression matched against the
-//! label, chip and actions (`virtio1-req`, `nvme0q.*`). Resolved once, before
-//! any host change, against the first snapshot; an unknown selector lists
-//! what is available.
+//! IRQ selectors of `bench --measure`: an IRQ number (`45`), an arch
+//! label (`LOC`, `RES`, `IPI0`), or a regular expression matched against
+//! the label, chip and actions (`virtio1-req`, `nvme0q.*`). Resolved once,
+//! before any host change, against the first snapshot; an unknown selector
+//! lists what is available. They choose the counters whose rate is a
+//! trial's metric, not rows to show: each selector must match, and a
+//! number names one IRQ exactly (so this is not `crate::filter::Filter`).
 
 use anyhow::{bail, Context};
 use irqlab_core::{Interrupts, IrqRow};
@@ -57,11 +59,11 @@ pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Selection
     let mut rows: Vec<Selected> = Vec::new();
     for sel in selectors {
         let re = Regex::new(sel)
-            .with_context(|| format!("--irq {sel:?} is not a number, label or valid regex"))?;
+            .with_context(|| format!("--measure {sel:?} is not a number, label or valid regex"))?;
         let found: Vec<&IrqRow> = m.rows().iter().filter(|r| matches(sel, &re, r)).collect();
         if found.is_empty() {
             bail!(
-                "--irq {sel:?} matches no interrupt; available:\n{}",
+                "--measure {sel:?} matches no interrupt; available:\n{}",
                 available(m)
             );
         }

@@ -1,6 +1,7 @@
-//! Command-line pieces shared by the subcommands: the `--root` argument
-//! struct and the clap value parsers for CPU lists, durations, sampling
-//! intervals and `--irq` regexes.
+//! Command-line pieces shared by the subcommands: the `--root` and row
+//! filter (`--irq`, `--exclude`, `--cpus`) argument structs, the clap value
+//! parsers for CPU lists, durations, sampling intervals and regexes, and
+//! the deprecation note of a renamed flag.
 //!
 //! Owns how a flag's text becomes a value and what a bad value says; a
 //! value parser's error becomes a clap usage error (exit 2, `error:
@@ -44,6 +45,55 @@ impl Default for RootArgs {
             dir: PathBuf::from("/"),
         }
     }
+}
+
+/// The row filter flags, flattened with `#[command(flatten)]` into every
+/// subcommand that filters interrupt rows (show, top, replay, record,
+/// serve, trace), with one meaning and one help text everywhere; a
+/// subcommand that cannot filter rows does not declare them, so clap
+/// rejects them there.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct FilterArgs {
+    /// Keep only rows whose label, description, chip or one action
+    /// matches this regex (e.g. `virtio`, `^eth0$`, `^(LOC|RES)$`).
+    #[arg(long, value_name = "REGEX", value_parser = regex_arg)]
+    pub irq: Option<String>,
+    /// Then drop rows whose label, description, chip or one action
+    /// matches this regex (e.g. `^(NMI|PMI)$`).
+    #[arg(long, value_name = "REGEX", value_parser = regex_arg)]
+    pub exclude: Option<String>,
+    /// Keep only these CPUs (e.g. `0-3,8`).
+    #[arg(long, value_name = "LIST", value_parser = cpu_list_arg)]
+    pub cpus: Option<String>,
+}
+
+impl FilterArgs {
+    /// The row filter these flags select.
+    pub fn filter(&self) -> anyhow::Result<crate::filter::Filter> {
+        crate::filter::Filter::from_flags(self.irq.as_deref(), self.cpus.as_deref())?
+            .excluding(self.exclude.as_deref())
+    }
+}
+
+/// The deprecation notes of `argv` (up to a `--`): one for each word
+/// that is the old spelling of a renamed flag (`renamed`: `(old, new)`;
+/// the old one stays a hidden clap alias for one release), alone or as
+/// `old=value`.
+pub fn deprecated_spellings<S: AsRef<str>>(argv: &[S], renamed: &[(&str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in argv.iter().map(AsRef::as_ref).take_while(|w| *w != "--") {
+        for &(old, new) in renamed {
+            let hit = word
+                .strip_prefix(old)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('='));
+            if hit {
+                out.push(format!(
+                    "{old} is deprecated and will be removed in the next release; use {new}"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Value parser for a CPU list flag (`0-3,8`): the core's CPU-list parser,
@@ -113,13 +163,21 @@ pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 /// Value parser for a sampling interval: a duration above 0
 /// ([`positive_duration`]) and at most [`MAX_INTERVAL`].
 pub fn interval(s: &str) -> Result<Duration, String> {
-    let d = positive_duration(s).map_err(|e| {
-        if duration(s).is_ok_and(|d| d.is_zero()) {
-            "the interval must be greater than 0 (e.g. 1s)".to_string()
-        } else {
-            e
-        }
-    })?;
+    bounded_interval(s, None)
+}
+
+/// The one sampling-interval rule: a [`duration`] above 0, at least
+/// `min` when given (`(shortest, "the shortest … (10ms): why")`, e.g.
+/// `trace`'s), and at most [`MAX_INTERVAL`]. A flag with a minimum uses it
+/// as `value_parser = |s: &str| bounded_interval(s, Some(...))`.
+pub fn bounded_interval(s: &str, min: Option<(Duration, &str)>) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if let Some((_, shortest)) = min.filter(|&(least, _)| d < least) {
+        return Err(format!("{} is shorter than {shortest}", s.trim()));
+    }
+    if d.is_zero() {
+        return Err("the interval must be greater than 0 (e.g. 1s)".to_string());
+    }
     if d > MAX_INTERVAL {
         return Err(format!(
             "{} is longer than the longest interval (24h)",
@@ -199,6 +257,52 @@ mod tests {
             .unwrap_err()
             .contains("longest interval (24h)"));
         assert_eq!(interval("24h"), Ok(MAX_INTERVAL));
+        let min = Some((Duration::from_millis(10), "the shortest x (10ms)"));
+        assert!(bounded_interval("5ms", min)
+            .unwrap_err()
+            .contains("5ms is shorter than the shortest x (10ms)"));
+        assert!(bounded_interval("0", min)
+            .unwrap_err()
+            .contains("shortest x"));
+        assert_eq!(bounded_interval("10ms", min), Ok(Duration::from_millis(10)));
+        assert!(bounded_interval("25h", min).unwrap_err().contains("24h"));
+    }
+
+    #[test]
+    fn old_spellings_are_noted_up_to_a_double_dash() {
+        let renamed = [("--cpus", "--workload-cpus")];
+        let argv = [
+            "bench", "--cpus=0", "--cpus-x", "--cpus", "1", "--", "--cpus",
+        ];
+        let notes = deprecated_spellings(&argv, &renamed);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("--cpus is deprecated") && notes[0].contains("--workload-cpus"));
+        assert!(deprecated_spellings(&["--workload-cpus", "1"], &renamed).is_empty());
+    }
+
+    #[derive(Debug, Parser)]
+    #[command(no_binary_name = true)]
+    struct F {
+        #[command(flatten)]
+        filter: FilterArgs,
+    }
+
+    #[test]
+    fn filter_args_build_the_one_row_filter() {
+        let f = F::try_parse_from(["--irq", "virtio", "--exclude", "input", "--cpus", "1"])
+            .unwrap()
+            .filter
+            .filter()
+            .unwrap();
+        let no = std::iter::empty();
+        assert!(f.keep_fields("24", "PCI-MSI virtio0-config", "", no.clone()));
+        assert!(!f.keep_fields("25", "PCI-MSI virtio1-input.0", "", no.clone()));
+        assert!(!f.keep_fields("LOC", "Local timer interrupts", "", no));
+        assert!(f.keep_cpu(1) && !f.keep_cpu(0));
+        for bad in [["--exclude", "("], ["--irq", "("], ["--cpus", "5-2"]] {
+            let e = F::try_parse_from(bad).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad:?}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::bench::prepare::{IrqSpec, PinSpec, Preparation, SysctlSpec};
 use crate::bench::progress::Progress;
 use crate::bench::runner;
 use crate::bench::workloads::{WorkloadKind, WorkloadOptions};
-use crate::cmd::args::RootArgs;
+use crate::cmd::args::{self, RootArgs};
 use crate::host::HostFs;
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -89,14 +89,15 @@ pub struct Args {
     /// Timed trials per variant (at least 1).
     #[arg(long, short = 'n', default_value_t = 10)]
     pub trials: u32,
-    /// Length of each trial (e.g. 2s, 500ms; more than 0).
-    #[arg(long, short = 'd', default_value = "2s", value_parser = crate::cmd::parse_duration)]
-    pub duration: Duration,
+    /// Length of each trial's timed window (e.g. 2s, 500ms; more than 0).
+    /// Formerly --duration.
+    #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration)]
+    pub trial_length: Duration,
     /// Untimed trials per variant before the first timed one.
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
     /// Pause after each trial.
-    #[arg(long, default_value = "0s", value_parser = crate::cmd::parse_duration)]
+    #[arg(long, default_value = "0s", value_parser = args::duration)]
     pub cooldown: Duration,
     /// Name of this variant (e.g. tip, patch); default: the kernel release.
     #[arg(long)]
@@ -105,13 +106,15 @@ pub struct Args {
     /// one that already holds a run is refused (see --resume).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
-    /// IRQs to measure: number, label (LOC) or regex on actions (repeatable).
-    /// Default: the counter the workload is meant to raise.
-    #[arg(long)]
-    pub irq: Vec<String>,
-    /// CPUs the workload runs on (e.g. 0-1).
-    #[arg(long)]
-    pub cpus: Option<String>,
+    /// IRQ counters whose rate is the trial's metric: an IRQ number, a
+    /// label (LOC) or a regex on actions, each matching at least one row
+    /// (repeatable). Default: the counter the workload is meant to raise.
+    /// Not a row filter; formerly --irq.
+    #[arg(long, alias = "irq", value_name = "IRQ")]
+    pub measure: Vec<String>,
+    /// CPUs the workload runs on (e.g. 0-1). Formerly --cpus.
+    #[arg(long, alias = "cpus", value_name = "LIST")]
+    pub workload_cpus: Option<String>,
     /// Worker threads of the workload (ipi ring, tlb spinners, timers, disk readers).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -127,12 +130,12 @@ pub struct Args {
     /// Command workload: time from --start and the command's start to the
     /// timed window, which then covers its steady state only (it closes
     /// before the command is stopped).
-    #[arg(long, default_value = "200ms", value_parser = crate::cmd::parse_duration)]
+    #[arg(long, default_value = "200ms", value_parser = args::duration)]
     pub settle: Duration,
     #[command(flatten)]
     pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
-    /// each; flags: --workload, --cpus, --threads, --start, --stop,
+    /// each; flags: --workload, --workload-cpus, --threads, --start, --stop,
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
@@ -185,8 +188,8 @@ pub enum SummaryFormat {
 struct VariantFlags {
     #[arg(long, short = 'w', value_parser = workload_parser())]
     workload: Option<WorkloadKind>,
-    #[arg(long)]
-    cpus: Option<String>,
+    #[arg(long, alias = "cpus")]
+    workload_cpus: Option<String>,
     #[arg(long)]
     threads: Option<usize>,
     #[arg(long)]
@@ -202,8 +205,8 @@ struct VariantFlags {
 fn cpus(s: &Option<String>) -> anyhow::Result<Option<CpuList>> {
     s.as_deref()
         .map(|s| {
-            CpuList::parse_list(s.as_bytes(), "--cpus")
-                .map_err(|e| invalid(format!("--cpus {s:?}: {}", e.kind)))
+            CpuList::parse_list(s.as_bytes(), "--workload-cpus")
+                .map_err(|e| invalid(format!("--workload-cpus {s:?}: {}", e.kind)))
         })
         .transpose()
 }
@@ -228,7 +231,7 @@ fn kind(
 
 fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
     Ok(WorkloadOptions {
-        cpus: cpus(&a.cpus)?,
+        cpus: cpus(&a.workload_cpus)?,
         threads: a.threads,
         tmp_dir: a.tmp_dir.clone(),
         command: a.command.clone(),
@@ -253,8 +256,11 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
         ))
     })?;
     let mut options = base_options(a)?;
-    if f.cpus.is_some() {
-        options.cpus = cpus(&f.cpus)?;
+    for w in args::deprecated_spellings(&words, RENAMED) {
+        eprintln!("irqlab: warning: --variant {name}: {w}");
+    }
+    if f.workload_cpus.is_some() {
+        options.cpus = cpus(&f.workload_cpus)?;
     }
     options.threads = f.threads.or(options.threads);
     options.start = f.start.or(options.start);
@@ -314,11 +320,11 @@ pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
         variants: variants(a, &kernel)?,
         trials: a.trials,
         warmup: a.warmup,
-        duration: a.duration,
+        duration: a.trial_length,
         cooldown: a.cooldown,
         order: a.order,
         seed: a.seed,
-        irq: a.irq.clone(),
+        irq: a.measure.clone(),
         prepare: a.prepare.preparation(),
         output: Output {
             dir: a.resume.clone().or_else(|| a.out.clone()),
@@ -511,7 +517,20 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Old spellings of renamed flags (hidden aliases for one release): they
+/// meant something else in the row-filtering commands (`--irq`, `--cpus`)
+/// or in `record` (`--duration`, the whole run's length).
+const RENAMED: &[(&str, &str)] = &[
+    ("--irq", "--measure"),
+    ("--cpus", "--workload-cpus"),
+    ("--duration", "--trial-length"),
+];
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let argv: Vec<String> = std::env::args().collect();
+    for w in self::args::deprecated_spellings(&argv, RENAMED) {
+        eprintln!("irqlab: warning: {w}");
+    }
     match run_checked(args) {
         Err(e) if e.downcast_ref::<Invalid>().is_some() => {
             eprintln!("irqlab: error: {e:#}");

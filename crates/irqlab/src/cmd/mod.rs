@@ -35,12 +35,6 @@ pub enum Format {
     Csv,
 }
 
-/// Parse a duration such as `1s`, `250ms`, `2m`, `1.5s` or `100us`: the
-/// same as [`args::duration`] (see also [`args::positive_duration`]).
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    args::duration(s)
-}
-
 /// Run the selected subcommand.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

@@ -1,7 +1,6 @@
 //! `irqlab record`: flags -> `record::writer::RecordConfig`, then the recording
 //! loop; prints where it wrote and what it cost.
 
-use crate::filter::Filter;
 use crate::record::writer;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,12 +41,8 @@ pub struct Args {
     /// (~24 bytes a counter) on big or busy machines.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub segment_changes: u64,
-    /// Record only interrupt rows whose label or description matches.
-    #[arg(long, value_parser = super::show::regex_arg)]
-    pub irq: Option<String>,
-    /// Record only these CPUs (e.g. `0-3,8`).
-    #[arg(long, value_parser = super::show::cpu_list_arg)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub filter: super::args::FilterArgs,
     /// Partition host name (default: the tree's hostname).
     #[arg(long)]
     pub host: Option<String>,
@@ -71,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_zero() {
         anyhow::bail!("--interval must be above zero");
     }
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    let filter = args.filter.filter()?;
     if args.trace && !cfg!(feature = "trace") {
         eprintln!("irqlab: error: record --trace: {}", crate::trace::NOT_BUILT);
         return Ok(ExitCode::from(super::top::EXIT_USAGE));

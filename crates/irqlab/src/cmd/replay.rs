@@ -41,16 +41,12 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: BatchFormat,
-    /// Keep only rows whose label or description matches.
-    #[arg(long, value_parser = super::show::regex_arg)]
-    pub irq: Option<String>,
-    /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long, value_parser = super::show::cpu_list_arg)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub filter: super::args::FilterArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    let filter = args.filter.filter()?;
     let dir = layout::one_boot_dir(&args.dir)?;
     let rec = reader::open(&dir)?;
     for w in &rec.warnings {
@@ -130,8 +126,9 @@ fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> 
     let cfg = TuiConfig {
         root: rec.dir.clone(),
         interval: median_interval(&rec.steps),
-        irq: args.irq.clone(),
-        cpus: args.cpus.clone(),
+        irq: args.filter.irq.clone(),
+        exclude: args.filter.exclude.clone(),
+        cpus: args.filter.cpus.clone(),
         strategy: Choice::Auto,
         sort: SortKey::Rate,
         threshold: None,
@@ -140,8 +137,8 @@ fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> 
     let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
     let name = rec.dir.display().to_string();
     let filter = Filter {
-        irq: app.filter.irq.clone(),
         cpus: None,
+        ..app.filter.clone()
     };
     let player = Player::new(rec.steps.into(), name, filter)?;
     let signal = crate::tui::replay::run(app, player)?;

@@ -5,8 +5,6 @@
 
 use crate::filter::warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
-use anyhow::Context;
-use regex::Regex;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -50,16 +48,10 @@ pub struct Args {
     /// busiest CPUs of each row plus cpu="other").
     #[arg(long, value_name = "MODE", default_value = "all", value_parser = PerCpuParser, hide_possible_values = true)]
     pub per_cpu: PerCpu,
-    /// Expose only interrupt rows whose label or description matches.
-    #[arg(long, value_parser = super::show::regex_arg)]
-    pub irq: Option<String>,
-    /// Expose only these CPUs (e.g. `0-3,8`): their series in `all` and
-    /// `top=K`, their sum in `sum`.
-    #[arg(long, value_parser = super::show::cpu_list_arg)]
-    pub cpus: Option<String>,
-    /// Drop interrupt rows whose label or description matches.
-    #[arg(long, value_parser = super::show::regex_arg)]
-    pub exclude: Option<String>,
+    // Rows and CPUs exposed: `--cpus` keeps the CPUs' series in `all`
+    // and `top=K`, their sum in `sum` (docs/serve.md).
+    #[command(flatten)]
+    pub filter: super::args::FilterArgs,
     /// Open connections at most; beyond, the connection that has waited
     /// longest for its request head is closed (lowered, with a note, when
     /// the descriptor limit allows fewer).
@@ -105,25 +97,13 @@ impl clap::builder::TypedValueParser for PerCpuParser {
     }
 }
 
-fn regex(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Regex>> {
-    v.map(|s| Regex::new(s).with_context(|| format!("{flag} is not a valid regular expression")))
-        .transpose()
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_some_and(|i| i.is_zero()) || args.min_interval.is_zero() {
         anyhow::bail!("--interval and --min-interval must be above zero");
     }
     let opts = Options {
         per_cpu: args.per_cpu,
-        irq: regex("--irq", args.irq.as_deref())?,
-        exclude: regex("--exclude", args.exclude.as_deref())?,
-        cpus: args
-            .cpus
-            .as_deref()
-            .map(super::args::cpu_list)
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?,
+        filter: args.filter.filter()?,
         naming: match args.compat {
             Compat::Irqlab => Naming::Irqlab,
             Compat::Node => Naming::Node,
@@ -150,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             humantime::format_duration(min_interval)
         ),
     };
-    let (irq, cpus) = (args.irq, args.cpus);
+    let (irq, cpus) = (args.filter.irq, args.filter.cpus);
     let signal = serve::run(cfg, |addr, irq_rows, present| {
         // A filter that selects nothing says so, as in `show`.
         for w in filter_warnings(cpus.as_deref(), present, irq.as_deref(), irq_rows) {

@@ -5,10 +5,9 @@
 //! stderr (`crate::filter::warnings`); a closed stdout ends the run before it
 //! samples.
 
-use super::args;
 use super::top::{parse_threshold, SortArg};
 use super::Format;
-use crate::cmd::args::RootArgs;
+use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
 use crate::filter::prefilter::Prefilter;
 use crate::filter::warnings::{cpus_of, filter_warnings};
@@ -25,8 +24,6 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub use super::args::{cpu_list_arg, regex_arg, MAX_INTERVAL};
-
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,14 +33,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Show rates over this interval (e.g. `1s`, `250ms`; above 0, at most 24h) instead of counts.
-    #[arg(long, short = 'i', value_parser = interval_arg, allow_hyphen_values = true)]
+    #[arg(long, short = 'i', value_parser = super::args::interval, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
-    /// Keep only rows whose label, chip, actions or description match this regex.
-    #[arg(long, value_parser = regex_arg)]
-    pub irq: Option<String>,
-    /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long, value_parser = cpu_list_arg)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Order interrupt rows by rate (with --interval; else by count), count
     /// since boot, IRQ number or device name (default: file order).
     #[arg(long, value_enum)]
@@ -68,17 +61,6 @@ impl Args {
         use std::io::IsTerminal;
         self.pretty || (!self.compact && std::io::stdout().is_terminal())
     }
-}
-
-/// `--interval`: [`args::interval`] (above 0, at most [`MAX_INTERVAL`]).
-pub fn interval_arg(s: &str) -> Result<Duration, String> {
-    args::interval(s).map_err(|e| {
-        if e.contains("longest interval") {
-            format!("{e}; for long runs use `irqlab top --batch`")
-        } else {
-            e
-        }
-    })
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -127,7 +109,8 @@ fn count_above(l: &report::IrqLine, min: f64) -> bool {
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
 fn warn_filters(args: &Args, present: &BTreeSet<u32>, irq_rows: Option<usize>) {
-    for w in filter_warnings(args.cpus.as_deref(), present, args.irq.as_deref(), irq_rows) {
+    let f = &args.filter;
+    for w in filter_warnings(f.cpus.as_deref(), present, f.irq.as_deref(), irq_rows) {
         eprintln!("{w}");
     }
 }
@@ -527,7 +510,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let filter = Filter::from_flags(args.irq.as_deref(), args.cpus.as_deref())?;
+    let filter = args.filter.filter()?;
     export::stdout::check_open()?;
     match (args.interval, args.format, args.sort) {
         (Some(iv), Format::Json, None) => return interval_json(&args, &filter, iv),
@@ -562,18 +545,20 @@ mod tests {
 
     #[test]
     fn intervals_must_be_positive_and_bounded() {
-        assert_eq!(interval_arg("250ms"), Ok(Duration::from_millis(250)));
-        assert!(interval_arg("-1s").unwrap_err().contains("negative"));
-        assert!(interval_arg("0").unwrap_err().contains("greater than 0"));
-        assert!(interval_arg("10000000000s")
+        use crate::cmd::args::{interval, MAX_INTERVAL};
+        assert_eq!(interval("250ms"), Ok(Duration::from_millis(250)));
+        assert!(interval("-1s").unwrap_err().contains("negative"));
+        assert!(interval("0").unwrap_err().contains("greater than 0"));
+        assert!(interval("10000000000s")
             .unwrap_err()
             .contains("longest interval"));
-        assert!(interval_arg("99999999999999999999999s").is_err());
-        assert_eq!(interval_arg("24h"), Ok(MAX_INTERVAL));
+        assert!(interval("99999999999999999999999s").is_err());
+        assert_eq!(interval("24h"), Ok(MAX_INTERVAL));
     }
 
     #[test]
     fn regexes_and_cpu_lists_are_checked() {
+        use crate::cmd::args::{cpu_list_arg, regex_arg};
         assert!(regex_arg("(").is_err());
         assert_eq!(regex_arg("^LOC$").as_deref(), Ok("^LOC$"));
         assert!(cpu_list_arg("5-2").is_err());

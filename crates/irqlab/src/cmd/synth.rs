@@ -17,9 +17,9 @@ use std::process::ExitCode;
 /// Flags of `irqlab synth`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Possible CPUs (0..N).
-    #[arg(long)]
-    pub cpus: u32,
+    /// Number of possible CPUs (0..N). Formerly --cpus.
+    #[arg(long, alias = "cpus", value_name = "N")]
+    pub ncpus: u32,
     /// Numbered IRQ rows to create.
     #[arg(long)]
     pub irqs: u32,
@@ -98,6 +98,10 @@ fn parse_era(s: &str) -> Result<Era, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let argv: Vec<String> = std::env::args().collect();
+    for w in args::deprecated_spellings(&argv, &[("--cpus", "--ncpus")]) {
+        eprintln!("irqlab: warning: {w}");
+    }
     let nr_irqs = args.nr_irqs.unwrap_or_else(|| default_nr_irqs(args.irqs));
     if args.irqs > nr_irqs {
         bail!(
@@ -106,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let spec = SynthSpec {
-        cpus: args.cpus,
+        cpus: args.ncpus,
         irqs: args.irqs,
         nr_irqs,
         arch: args.arch,

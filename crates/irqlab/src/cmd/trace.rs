@@ -6,7 +6,7 @@
 //! still says what it measured (and that it was interrupted), the programs detach, tracefs is unmounted if irqlab
 //! mounted it, and the exit code is 128 + signal.
 
-use crate::cmd::args::RootArgs;
+use crate::cmd::args::{self, RootArgs};
 use crate::trace::interval::Select;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,17 +24,16 @@ pub enum TraceFormat {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print one report per interval (at least 10ms, at most 24h).
-    #[arg(long, short = 'i', default_value = "1s", value_parser = interval_arg, allow_hyphen_values = true)]
+    #[arg(long, short = 'i', default_value = "1s", allow_hyphen_values = true,
+          value_parser = |s: &str| args::bounded_interval(s, Some((MIN_INTERVAL, SHORTEST))))]
     pub interval: Duration,
     /// Stop after this long [default: until Ctrl-C].
-    #[arg(long, short = 'd', value_parser = crate::cmd::parse_duration)]
+    #[arg(long, short = 'd', value_parser = args::duration)]
     pub duration: Option<Duration>,
-    /// Keep only rows whose label or name matches (regex: `^24$`, `virtio`, `RES|CAL`, `NET_RX`).
-    #[arg(long)]
-    pub irq: Option<String>,
-    /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long)]
-    pub cpus: Option<String>,
+    // rows: a hard IRQ action is a row with its label and one action (its
+    // name); a vector or softirq row is its name (`NET_RX`)
+    #[command(flatten)]
+    pub filter: args::FilterArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TraceFormat,
@@ -56,51 +55,18 @@ pub struct Args {
 /// interval was a busy loop). docs/trace.md says why.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 
-/// Longest `--interval` (one sleep; as `show --interval`).
-pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+/// What an `--interval` below [`MIN_INTERVAL`] is told.
+const SHORTEST: &str =
+    "the shortest trace interval (10ms): each interval reads every map and prints a report";
 
-/// `--interval`: a duration of [`MIN_INTERVAL`] ..= [`MAX_INTERVAL`]; a
-/// usage error (exit 2, before anything attaches) otherwise.
-pub fn interval_arg(s: &str) -> Result<Duration, String> {
-    let d = crate::cmd::parse_duration(s)?;
-    if d < MIN_INTERVAL {
-        return Err(format!(
-            "{} is shorter than the shortest trace interval (10ms): each interval \
-             reads every map and prints a report",
-            s.trim()
-        ));
-    }
-    if d > MAX_INTERVAL {
-        return Err(format!(
-            "{} is longer than the longest trace interval (24h)",
-            s.trim()
-        ));
-    }
-    Ok(d)
-}
+/// Longest `--interval` (one sleep; as `show --interval`).
+pub const MAX_INTERVAL: Duration = args::MAX_INTERVAL;
 
 impl Args {
-    /// The `--irq` / `--cpus` / `--hist` selection.
+    /// The `--irq` / `--exclude` / `--cpus` / `--hist` selection.
     pub fn select(&self) -> anyhow::Result<Select> {
-        use anyhow::Context;
-        let irq = self
-            .irq
-            .as_deref()
-            .map(regex::Regex::new)
-            .transpose()
-            .context("--irq is not a valid regular expression")?;
-        let cpus = self
-            .cpus
-            .as_deref()
-            .map(|s| {
-                irqlab_core::CpuList::parse_list(s.as_bytes(), "--cpus")
-                    .map(|l| l.iter().collect::<Vec<u32>>())
-                    .map_err(|e| anyhow::anyhow!("--cpus {s:?}: {}", e.kind))
-            })
-            .transpose()?;
         Ok(Select {
-            irq,
-            cpus,
+            filter: self.filter.filter()?,
             hist: self.hist,
         })
     }
@@ -121,7 +87,7 @@ impl Args {
     }
 }
 
-/// Without the feature: bad selectors first (exit 1, as with it), then
+/// Without the feature: the selection first (as with it), then
 /// the usage error (exit 2, as `top --trace` and `bench --trace`) saying
 /// how to build tracing in.
 #[cfg(not(feature = "trace"))]
@@ -312,9 +278,16 @@ mod tests {
 
     #[test]
     fn bad_selectors_are_named() {
-        let e = args(&["--irq", "("]).select().unwrap_err().to_string();
-        assert!(e.contains("--irq"), "{e}");
-        let e = args(&["--cpus", "x"]).select().unwrap_err().to_string();
-        assert!(e.contains("--cpus"), "{e}");
+        for bad in [["--irq", "("], ["--exclude", "("], ["--cpus", "x"]] {
+            let e = T::try_parse_from(["t", bad[0], bad[1]]).err();
+            let e = e.unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
+            assert!(e.to_string().contains(bad[0]), "{bad:?}: {e}");
+        }
+        let s = args(&["--irq", "virtio", "--exclude", "input", "--cpus", "1"])
+            .select()
+            .unwrap();
+        assert!(s.filter.irq.is_some() && s.filter.exclude.is_some());
+        assert!(s.filter.keep_cpu(1) && !s.filter.keep_cpu(0));
     }
 }

@@ -31,10 +31,7 @@ impl TraceReplay {
             replayer: Replayer::default(),
             next: 0,
             prev: None,
-            sel: Select {
-                cpus,
-                ..Select::default()
-            },
+            sel: Select::of_cpus(cpus),
         };
         t.prev = t.step()?;
         Ok(t)

@@ -1,8 +1,8 @@
-//! What `serve` exposes: per-CPU mode, row filters and naming. Plain data
-//! built by `cmd/serve.rs` from the flags; parsed and validated here.
+//! What `serve` exposes: per-CPU mode, row filter and naming. Plain data
+//! built by `cmd/serve.rs` from the flags; parsed and validated here. The
+//! row filter is every command's (`crate::filter::Filter`).
 
-use irqlab_core::CpuList;
-use regex::Regex;
+use crate::filter::Filter;
 
 /// How per-CPU counters become series (`--per-cpu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,28 +51,31 @@ pub enum Naming {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub per_cpu: PerCpu,
-    /// Keep interrupt rows (and `irq/N-name` threads) whose label or
-    /// description matches.
-    pub irq: Option<Regex>,
-    /// Drop interrupt rows (and threads) whose label or description matches.
-    pub exclude: Option<Regex>,
+    /// Interrupt rows (`--irq`, `--exclude`: label, description, chip or
+    /// an action, as every command) and CPUs (`--cpus`) exposed;
+    /// `irq/N-name` threads are tested as a row labelled N described by
+    /// the thread's name.
+    pub filter: Filter,
     pub naming: Naming,
-    /// Expose only these CPUs (`--cpus`); `None` = every CPU.
-    pub cpus: Option<CpuList>,
     /// Clock ticks per second of `/proc/stat` CPU times (USER_HZ).
     pub ticks_per_s: u64,
 }
 
 impl Options {
-    /// True when a row with this label and description is exposed.
-    pub fn keep(&self, label: &str, description: &str) -> bool {
-        let m = |re: &Regex| re.is_match(label) || re.is_match(description);
-        self.irq.as_ref().is_none_or(m) && !self.exclude.as_ref().is_some_and(m)
+    /// True when the `irq/N-name` thread of IRQ `irq` named `name` is
+    /// exposed.
+    pub fn keep_thread(&self, irq: &str, name: &str) -> bool {
+        self.filter.keep_fields(irq, name, "", std::iter::empty())
     }
 
     /// True when CPU `cpu` is exposed (`--cpus`).
     pub fn keep_cpu(&self, cpu: u32) -> bool {
-        self.cpus.as_ref().is_none_or(|l| l.contains(cpu))
+        self.filter.keep_cpu(cpu)
+    }
+
+    /// True when `--cpus` selects CPUs.
+    pub fn picks_cpus(&self) -> bool {
+        self.filter.cpus.is_some()
     }
 }
 
@@ -88,6 +91,7 @@ pub fn ticks_per_s() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -103,14 +107,15 @@ mod tests {
     fn filters_include_then_exclude() {
         let o = Options {
             per_cpu: PerCpu::All,
-            irq: Regex::new("virtio").ok(),
-            exclude: Regex::new("input").ok(),
+            filter: Filter::from_flags(Some("virtio"), None)
+                .unwrap()
+                .excluding(Some("input"))
+                .unwrap(),
             naming: Naming::Irqlab,
-            cpus: None,
             ticks_per_s: 100,
         };
-        assert!(o.keep("24", "PCI-MSI 1-edge virtio0-config"));
-        assert!(!o.keep("25", "PCI-MSI 2-edge virtio1-input.0"));
-        assert!(!o.keep("LOC", "Local timer interrupts"));
+        assert!(o.keep_thread("24", "irq/24-virtio0-config"));
+        assert!(!o.keep_thread("25", "irq/25-virtio1-input.0"));
+        assert!(!o.keep_thread("LOC", "Local timer interrupts"));
     }
 }

@@ -188,7 +188,7 @@ impl Renderer {
             series: &mut self.series,
         };
         for row in m.rows() {
-            if !self.opts.keep(&row.label, &row.description) {
+            if !self.opts.filter.keep_irq_row(row) {
                 continue;
             }
             kept += 1;
@@ -260,7 +260,7 @@ impl Renderer {
                 .filter(|c| c.cpu.is_none_or(|id| self.opts.keep_cpu(id)))
                 .map(|c| (id(c), c.irq(), c.softirq()))
                 .collect()
-        } else if self.opts.cpus.is_some() {
+        } else if self.opts.picks_cpus() {
             // The selected CPUs' sum, kept monotonic as the other sums.
             let kept: Vec<&CpuTimes> = st
                 .cpus
@@ -475,7 +475,7 @@ impl Renderer {
                 continue;
             };
             let irq = irq.to_string();
-            if self.opts.keep(&irq, &t.name) {
+            if self.opts.keep_thread(&irq, &t.name) {
                 let l = labels(&[("irq", &irq), ("thread", &t.name)]);
                 fam.line(
                     &l,
@@ -635,7 +635,7 @@ fn per_cpu_with(
     let (cpus, counts) = (&cpus[..n], &counts[..n]);
     // `--cpus`: only the selected columns.
     let picked: (Vec<u32>, Vec<u64>);
-    let (cpus, counts) = if opts.cpus.is_some() {
+    let (cpus, counts) = if opts.picks_cpus() {
         picked = cpus
             .iter()
             .zip(counts)

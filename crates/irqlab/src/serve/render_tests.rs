@@ -4,10 +4,8 @@ use crate::sampler::counters::RawSample;
 fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     Options {
         per_cpu,
-        irq: None,
-        exclude: None,
+        filter: crate::filter::Filter::default(),
         naming,
-        cpus: None,
         ticks_per_s: 100,
     }
 }
@@ -109,7 +107,7 @@ fn top_mode_shows_k_cpus_and_a_monotonic_other() {
 #[test]
 fn filters_and_escaping() {
     let mut o = opts(PerCpu::All, Naming::Irqlab);
-    o.exclude = regex::Regex::new("^LOC$").ok();
+    o.filter.exclude = regex::Regex::new("^LOC$").ok();
     let mut r = Renderer::new(o);
     let quoted = "           CPU0\n 30:          1  PCI-MSI   5-edge   a\"b\\c\n";
     let b = body(&mut r, &sample(quoted));

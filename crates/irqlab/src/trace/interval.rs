@@ -3,29 +3,40 @@
 //! The only place trace numbers are computed; renderers only format them.
 
 use super::model::{quantile_ns, softirq_name, Sample, SoftirqStats, Stats, TraceKey, HIST_SLOTS};
-use regex::Regex;
+use crate::filter::Filter;
 use serde::Serialize;
 
-/// What to keep: `--irq` (regex on label or name) and `--cpus`.
+/// What to keep: the rows and CPUs of every command's row filter, and
+/// whether to keep histograms.
 #[derive(Debug, Clone, Default)]
 pub struct Select {
-    /// Keep hard IRQ / vector / softirq rows whose label or name matches.
-    pub irq: Option<Regex>,
-    /// Keep only these CPUs (rows are summed over them).
-    pub cpus: Option<Vec<u32>>,
+    /// Hard IRQ / vector / softirq rows tested as a row with this label
+    /// whose one action is the row's name (`--irq`, `--exclude`), and the
+    /// CPUs the rows are summed over (`--cpus`).
+    pub filter: Filter,
     /// Keep histograms in the rows (`--hist`).
     pub hist: bool,
 }
 
 impl Select {
+    /// Every row, only these CPUs (None: all), no histograms.
+    pub fn of_cpus(cpus: Option<Vec<u32>>) -> Select {
+        Select {
+            filter: Filter {
+                cpus,
+                ..Filter::default()
+            },
+            hist: false,
+        }
+    }
+
     fn cpu(&self, cpu: u32) -> bool {
-        self.cpus.as_ref().is_none_or(|c| c.contains(&cpu))
+        self.filter.keep_cpu(cpu)
     }
 
     fn row(&self, label: &str, name: &str) -> bool {
-        self.irq
-            .as_ref()
-            .is_none_or(|r| r.is_match(label) || r.is_match(name))
+        self.filter
+            .keep_fields(label, name, "", std::iter::once(name))
     }
 }
 
@@ -341,8 +352,7 @@ mod tests {
         let a = sample(0, [(0, 0), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
         let b = sample(1_000, [(1, 10), (2, 20)], [(1, 5, 0), (0, 0, 0)]);
         let sel = Select {
-            irq: Some(Regex::new("^NET").unwrap()),
-            cpus: Some(vec![1]),
+            filter: Filter::from_flags(Some("^NET"), Some("1")).unwrap(),
             hist: true,
         };
         let iv = between(&a, &b, &sel);
@@ -351,12 +361,17 @@ mod tests {
         assert_eq!(iv.cpus.len(), 1);
         assert_eq!((iv.cpus[0].cpu, iv.cpus[0].irq_ns), (1, 20));
         let sel = Select {
-            irq: Some(Regex::new("virtio").unwrap()),
+            filter: Filter::from_flags(Some("virtio"), Some("1")).unwrap(),
             ..sel
         };
         let iv = between(&a, &b, &sel);
         assert_eq!(iv.irqs[0].count, 2);
         assert!(iv.irqs[0].hist.is_some());
+        let sel = Select {
+            filter: sel.filter.excluding(Some("virtio")).unwrap(),
+            ..sel
+        };
+        assert!(between(&a, &b, &sel).irqs.is_empty(), "--exclude drops it");
     }
 
     /// `trace -i 50ms`: an interval repeated the previous interval's row

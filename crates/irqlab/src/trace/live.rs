@@ -50,10 +50,7 @@ impl LiveTrace {
     pub fn start(fs: &crate::host::HostFs, cpus: Option<Vec<u32>>) -> Result<(Self, Vec<String>)> {
         let session = super::session::Session::start(fs)?;
         let notes = session.notes.clone();
-        let sel = Select {
-            cpus,
-            ..Select::default()
-        };
+        let sel = Select::of_cpus(cpus);
         Ok((LiveTrace::new(Box::new(session), sel)?, notes))
     }
 

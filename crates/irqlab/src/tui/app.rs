@@ -179,13 +179,15 @@ impl App {
         }
     }
 
-    /// Set the row filter from a regex (`""` clears it).
+    /// Set the row filter from a regex (`""` clears it); `--exclude`
+    /// stays in force.
     pub fn set_filter(&mut self, text: &str) -> Result<(), String> {
         let irq = (!text.is_empty()).then_some(text);
-        let f = Filter::from_flags(irq, None).map_err(|e| {
+        let mut f = Filter::from_flags(irq, None).map_err(|e| {
             let why = e.root_cause().to_string();
             format!("invalid regex {text:?}:\n{}", why.trim_end())
         })?;
+        f.exclude = self.filter.exclude.take();
         self.filter = f;
         self.filter_changed = true;
         self.row_offset = 0;

@@ -39,6 +39,8 @@ pub struct TuiConfig {
     pub interval: Duration,
     /// Initial row filter (regex).
     pub irq: Option<String>,
+    /// Rows dropped whatever the row filter (`--exclude` regex).
+    pub exclude: Option<String>,
     /// Initial CPU selection (`0-3,8`).
     pub cpus: Option<String>,
     /// How the live sampler reads interrupt counts.
@@ -73,24 +75,26 @@ pub fn initial_app(cfg: &TuiConfig, color: bool) -> anyhow::Result<App> {
     app.sort = cfg.sort;
     app.threshold = cfg.threshold;
     app.verbose = cfg.verbose;
+    app.filter = std::mem::take(&mut app.filter).excluding(cfg.exclude.as_deref())?;
     if let Some(re) = &cfg.irq {
         app.set_filter(re).map_err(|e| anyhow!("--irq: {e}"))?;
-        app.filter_changed = false; // the sampler starts with it
     }
+    app.filter_changed = false; // the sampler starts with it
     if let Some(c) = &cfg.cpus {
         app.set_cpus(c).map_err(|e| anyhow!("--cpus: {e}"))?;
     }
     Ok(app)
 }
 
-/// The live sampler's plan: the `--irq` filter (it may select IRQs to
-/// read from sysfs) but all CPUs (the `c` selection only hides columns).
+/// The live sampler's plan: the `--irq` and `--exclude` filter (it may
+/// select IRQs to read from sysfs) but all CPUs (the `c` selection only
+/// hides columns).
 pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
     LivePlan {
         root: cfg.root.clone(),
         filter: Filter {
-            irq: app.filter.irq.clone(),
             cpus: None,
+            ..app.filter.clone()
         },
         strategy: cfg.strategy,
     }
@@ -168,6 +172,7 @@ mod tests {
             root: "/".into(),
             interval: Duration::from_millis(ms),
             irq: irq.map(str::to_string),
+            exclude: None,
             cpus: cpus.map(str::to_string),
             strategy: Choice::Auto,
             sort: SortKey::Rate,

@@ -13,7 +13,7 @@ pub fn synth(out: &Path, cpus: u32, irqs: u32) {
     let st = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args([
             "synth",
-            "--cpus",
+            "--ncpus",
             &cpus.to_string(),
             "--irqs",
             &irqs.to_string(),

@@ -94,8 +94,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: note: not shown: {m}");
     }
     let warnings = crate::filter::warnings::snapshot_warnings(
-        args.cpus.as_deref(),
-        args.irq.as_deref(),
+        args.filter.cpus.as_deref(),
+        args.filter.irq.as_deref(),
         live.latest(),
         live.rows_filter(),
     );

@@ -15,7 +15,6 @@ pub mod trace;
 pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
-use crate::filter::Filter;
 use crate::report::SortKey;
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
@@ -81,12 +80,6 @@ impl From<SortArg> for SortKey {
     }
 }
 
-/// `--interval`: [`crate::cmd::args::interval`] (above 0, at most 24h;
-/// usage error otherwise), as `show`'s.
-pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    crate::cmd::args::interval(s)
-}
-
 /// `--count`: a whole number of intervals, at least 1 (a run of none
 /// would print nothing and exit 0).
 pub fn parse_count(s: &str) -> Result<u64, String> {
@@ -115,7 +108,7 @@ pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
     /// Time between samples (e.g. `1s`, `250ms`); greater than 0, at most 24h.
-    #[arg(long, short = 'i', default_value = "1s", value_parser = parse_interval,
+    #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
     /// Stop after this many intervals, at least 1 (default: run until
@@ -128,13 +121,8 @@ pub struct Args {
     /// Output format of --batch.
     #[arg(long, value_enum, default_value = "text", requires = "batch")]
     pub format: BatchFormat,
-    /// Keep only rows whose label, description, chip or one action match;
-    /// when it selects only numbered IRQs they may be read from sysfs instead.
-    #[arg(long, value_parser = crate::cmd::args::regex_arg)]
-    pub irq: Option<String>,
-    /// Keep only these CPUs (e.g. `0-3,8`).
-    #[arg(long, value_parser = crate::cmd::args::cpu_list_arg)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub filter: crate::cmd::args::FilterArgs,
     /// How interrupt counts are read.
     #[arg(long, value_enum, default_value = "auto")]
     pub strategy: StrategyChoice,
@@ -162,7 +150,7 @@ impl Args {
     pub fn plan(&self) -> anyhow::Result<LivePlan> {
         Ok(LivePlan {
             root: self.root.dir.clone(),
-            filter: Filter::from_flags(self.irq.as_deref(), self.cpus.as_deref())?,
+            filter: self.filter.filter()?,
             strategy: self.strategy.into(),
         })
     }
@@ -195,8 +183,9 @@ pub fn tui_config(args: Args) -> crate::tui::TuiConfig {
     crate::tui::TuiConfig {
         root: args.root.dir,
         interval: args.interval,
-        irq: args.irq,
-        cpus: args.cpus,
+        irq: args.filter.irq,
+        exclude: args.filter.exclude,
+        cpus: args.filter.cpus,
         strategy: args.strategy.into(),
         sort: args.sort.into(),
         threshold: args.threshold,
