@@ -5,7 +5,7 @@
 //!
 //! This file: [`Ticker`], drift-free pacing of repeated samples (deadline
 //! = start + n × interval, so sleep jitter never adds up), and
-//! [`located`]. `pace.rs`: [`Pace`], the paced run (interval, count or
+//! [`located`]. `pace.rs`: [`PacedRun`], the paced run (interval, count or
 //! duration, stop flag, the one end-of-run rule) every sampling loop runs. `files.rs`: `StatFiles`, the low-level reader of the
 //! statistics files into a reused `Snapshot` — a private detail of
 //! [`HostSource`], not a sampler of its own.
@@ -35,7 +35,7 @@ pub(crate) use files::{Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
-pub use pace::{End, Pace, Tick};
+pub use pace::{End, PacedRun, Tick};
 use std::time::{Duration, Instant};
 pub use strategy::Strategy;
 pub use targeted::Targeted;
@@ -104,7 +104,7 @@ impl Stop {
 }
 
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.
-/// [`Pace`] adds the end of a run and the stop flag.
+/// [`PacedRun`] adds the end of a run and the stop flag.
 pub struct Ticker {
     start: Instant,
     interval: Duration,

@@ -16,7 +16,7 @@ use crate::record::playback::RecordingSource;
 use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
 use crate::sampler::strategy::Choice;
-use crate::sampler::{End, Frame, LiveSampler, Pace, Stop};
+use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
 use crate::trace::top::TopTrace;
 use crate::tui::app::SortKey;
 use crate::tui::replay::Player;
@@ -76,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the same writer and loop as `top --batch`, unpaced: every frame of
     // the recording at once (flushed at the end), then `Average:`
     let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);
-    let mut pace = Pace::new(Duration::ZERO, End::Count(frames as u64));
+    let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
     let signal = writer.run(
         &mut live,
         &mut pace,

@@ -1,4 +1,4 @@
-//! [`Pace`]: THE paced run of every sampling loop (`top --batch`, `replay
+//! [`PacedRun`]: THE paced run of every sampling loop (`top --batch`, `replay
 //! --batch`, `serve -i`, `record`, `trace`, the TUI's sampler thread):
 //! an interval, an end (a count of intervals, a duration, or none), the
 //! stop flag, and one end-of-run rule. Ticks are drift-free ([`Ticker`]:
@@ -47,7 +47,7 @@ impl End {
     }
 }
 
-/// What [`Pace::wait`] returns.
+/// What [`PacedRun::wait`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tick {
     /// The next interval is over: sample.
@@ -60,22 +60,22 @@ pub enum Tick {
 }
 
 /// A paced run: drift-free ticks and the one end-of-run rule.
-pub struct Pace {
+pub struct PacedRun {
     ticker: Ticker,
     end: End,
     /// Ticks handed out so far.
     n: u64,
 }
 
-impl Pace {
+impl PacedRun {
     /// A run starting now.
-    pub fn new(interval: Duration, end: End) -> Pace {
-        Pace::starting_at(Instant::now(), interval, end)
+    pub fn new(interval: Duration, end: End) -> PacedRun {
+        PacedRun::starting_at(Instant::now(), interval, end)
     }
 
     /// A run starting at `start` (tests: a fixed clock).
-    pub fn starting_at(start: Instant, interval: Duration, end: End) -> Pace {
-        Pace {
+    pub fn starting_at(start: Instant, interval: Duration, end: End) -> PacedRun {
+        PacedRun {
             ticker: Ticker::starting_at(start, interval),
             end,
             n: 0,
@@ -146,7 +146,7 @@ impl Pace {
         }
     }
 
-    /// [`Pace::wait`] for loops whose stop flag is checked by the caller
+    /// [`PacedRun::wait`] for loops whose stop flag is checked by the caller
     /// (the TUI's sampler thread): false once the run is over.
     pub fn wait_plain(&mut self) -> bool {
         match self.next_due() {
@@ -172,7 +172,7 @@ mod tests {
     /// Every tick's offset from the start, on a fixed clock (no sleep).
     fn offsets(interval: Duration, end: End) -> Vec<Duration> {
         let t0 = Instant::now();
-        let mut p = Pace::starting_at(t0, interval, end);
+        let mut p = PacedRun::starting_at(t0, interval, end);
         let mut v = Vec::new();
         while let Some(due) = p.next_due() {
             v.push(due - t0);
@@ -209,7 +209,7 @@ mod tests {
         let v = offsets(250 * MS, End::Count(3));
         assert_eq!(v, [250 * MS, 500 * MS, 750 * MS]);
         let t0 = Instant::now();
-        let mut p = Pace::starting_at(t0, 250 * MS, End::Never);
+        let mut p = PacedRun::starting_at(t0, 250 * MS, End::Never);
         for k in 1..=100u32 {
             assert_eq!(p.next_due(), Some(t0 + 250 * MS * k));
         }
@@ -232,7 +232,7 @@ mod tests {
     /// not change: the end is decided by the flags, not by the clock.
     #[test]
     fn late_ticks_do_not_change_the_number_of_samples() {
-        let mut p = Pace::new(MS, End::After(5 * MS));
+        let mut p = PacedRun::new(MS, End::After(5 * MS));
         std::thread::sleep(20 * MS);
         let stop = Stop::install().unwrap();
         let mut n = 0;
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn real_ticks_cover_the_duration() {
         let stop = Stop::install().unwrap();
-        let mut p = Pace::new(20 * MS, End::After(50 * MS));
+        let mut p = PacedRun::new(20 * MS, End::After(50 * MS));
         let t0 = p.start();
         let mut at = Vec::new();
         while p.wait(&stop) == Tick::Due {
@@ -258,7 +258,7 @@ mod tests {
             at.iter().zip([20, 40, 50]).all(|(t, ms)| *t >= ms * MS),
             "{at:?}"
         );
-        let mut q = Pace::new(MS, End::Count(2));
+        let mut q = PacedRun::new(MS, End::Count(2));
         assert!(q.wait_plain() && q.wait_plain() && !q.wait_plain());
     }
 }

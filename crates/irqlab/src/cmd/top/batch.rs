@@ -6,7 +6,7 @@
 //!
 //! [`BatchWriter`] is the frame-to-output writer of both `top --batch`
 //! and `replay --batch` (`cmd/replay.rs`), and runs their loop on a
-//! [`Pace`]. Frames come from the [`LiveSampler`]; text blocks go through
+//! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
 //! `report::from_delta_rates` (no affinity: text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
@@ -25,7 +25,7 @@ use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report;
 use crate::sampler::{
-    clock, End, Frame, LiveSampler, Pace, SelfCost, SnapshotSource, Stop, Strategy, Tick,
+    clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
 use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
@@ -213,7 +213,7 @@ impl BatchWriter {
     pub fn run<S: SnapshotSource>(
         mut self,
         live: &mut LiveSampler<S>,
-        pace: &mut Pace,
+        pace: &mut PacedRun,
         stop: &Stop,
         trace: &mut impl FrameTrace,
         out: &mut impl Write,
@@ -276,7 +276,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Real write errors: a closed stdout (EPIPE) fails the first write
     // and `?` ends the loop; /dev/null is a sink (see `export::stdout`).
     let mut out = crate::export::stdout::stdout();
-    let mut pace = Pace::new(args.interval, End::of(args.count, None));
+    let mut pace = PacedRun::new(args.interval, End::of(args.count, None));
     let signal = match tracing.as_mut() {
         Some(t) => writer.run(&mut live, &mut pace, &stop, t, &mut out)?,
         None => writer.run(&mut live, &mut pace, &stop, &mut (), &mut out)?,
