@@ -5,7 +5,8 @@
 //!
 //! This file: [`Ticker`], drift-free pacing of repeated samples (deadline
 //! = start + n × interval, so sleep jitter never adds up), and
-//! [`located`]. `files.rs`: `StatFiles`, the low-level reader of the
+//! [`located`]. `pace.rs`: [`PacedRun`], the paced run (interval, count or
+//! duration, stop flag, the one end-of-run rule) every sampling loop runs. `files.rs`: `StatFiles`, the low-level reader of the
 //! statistics files into a reused `Snapshot` — a private detail of
 //! [`HostSource`], not a sampler of its own.
 //!
@@ -25,6 +26,7 @@ pub mod counters;
 mod files;
 pub mod host_source;
 pub mod live;
+pub mod pace;
 pub mod strategy;
 pub mod strategy_cache;
 pub mod targeted;
@@ -38,6 +40,7 @@ use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+pub use pace::{End, PacedRun, Tick};
 use std::time::{Duration, Instant};
 pub use strategy::Strategy;
 pub use targeted::Targeted;
@@ -149,6 +152,7 @@ impl Stop {
 }
 
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.
+/// [`PacedRun`] adds the end of a run and the stop flag.
 pub struct Ticker {
     start: Instant,
     interval: Duration,
@@ -157,24 +161,43 @@ pub struct Ticker {
 
 impl Ticker {
     pub fn new(interval: Duration) -> Self {
+        Ticker::starting_at(Instant::now(), interval)
+    }
+
+    /// A ticker whose tick 0 is `start`.
+    pub fn starting_at(start: Instant, interval: Duration) -> Self {
         Ticker {
-            start: Instant::now(),
+            start,
             interval,
             n: 0,
         }
     }
 
+    /// Tick 0.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// The due time of the next tick (no sleep).
+    pub fn next_due(&mut self) -> Instant {
+        self.n = self.n.saturating_add(1);
+        self.start + self.interval.saturating_mul(self.n)
+    }
+
     /// Like [`Ticker::wait`], but returns early with the signal number
     /// once `stop` has caught one (see [`Stop::sleep_until`]).
     pub fn wait_stop(&mut self, stop: &Stop) -> Option<i32> {
-        self.n = self.n.saturating_add(1);
-        stop.sleep_until(self.start + self.interval.saturating_mul(self.n))
+        let due = self.next_due();
+        stop.sleep_until(due)
     }
 
     /// Sleep until the next tick is due (returns at once if it is late).
     pub fn wait(&mut self) {
-        self.n = self.n.saturating_add(1);
-        let due = self.start + self.interval.saturating_mul(self.n);
+        let due = self.next_due();
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);

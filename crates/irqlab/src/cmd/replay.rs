@@ -2,26 +2,25 @@
 //! time navigation (`tui::replay`), or with `--batch` `top --batch` lines.
 //! The
 //! recording is a snapshot source (`record::playback`) behind the same
-//! `LiveSampler` as live `top`; rates come from the same delta code and
-//! writers as live `top --batch` (text: the Report and `top::text`; JSON:
-//! `export::jsonl`). A recording made with `record --trace` adds each
+//! `LiveSampler` as live `top`; `--batch` output comes from the same
+//! writer and loop as live `top --batch` (`top::batch::BatchWriter`: text
+//! blocks with `Average:` at the end, or JSON lines). A recording made with `record --trace` adds each
 //! frame's traced time as `top --trace` does (`record::trace_replay`).
 
-use super::top::text::{Block, TextOpts};
+use super::top::batch::{BatchWriter, FrameTrace};
+use super::top::text::TextOpts;
+use super::top::trace as top_trace;
 use super::top::BatchFormat;
-use super::top::{trace as top_trace, trace_text};
-use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
-use crate::report;
 use crate::sampler::strategy::Choice;
-use crate::sampler::{LiveSampler, SelfCost, Strategy};
+use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
+use crate::trace::top::TopTrace;
 use crate::tui::app::SortKey;
 use crate::tui::replay::Player;
 use crate::tui::TuiConfig;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -67,54 +66,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         true => Some(TraceReplay::new(source.steps(), filter.cpus.clone())?),
         false => None,
     };
+    let stop = Stop::install()?;
     let mut live = LiveSampler::with_source(source, filter)?;
     let mut out = crate::export::stdout::stdout();
-    let mut jsonl = JsonlWriter::default();
-    let mut buf = Vec::new();
-    for _ in 0..frames {
-        let mut frame = live.next_frame()?;
-        let traced = match traces.as_mut() {
-            Some(t) => t
-                .next_interval()?
-                .map(|iv| top_trace::shown(&iv, frame.cur, frame.filter())),
-            None => None,
+    // the same writer and loop as `top --batch`, unpaced: every frame of
+    // the recording at once (flushed at the end), then `Average:`
+    let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);
+    let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
+    let signal = writer.run(
+        &mut live,
+        &mut pace,
+        &stop,
+        &mut Traces(traces.as_mut()),
+        &mut out,
+    )?;
+    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+}
+
+/// A `record --trace` recording's traced interval per frame (none for
+/// `Average:`: the recording keeps per-interval figures only).
+struct Traces<'a>(Option<&'a mut TraceReplay>);
+
+impl FrameTrace for Traces<'_> {
+    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
+        let Some(t) = self.0.as_deref_mut() else {
+            return Ok(None);
         };
-        match args.format {
-            BatchFormat::Json => {
-                jsonl.write_frame(&mut frame, &mut buf);
-                if let Some(tt) = &traced {
-                    top_trace::append_json(&mut buf, tt)?;
-                }
-            }
-            BatchFormat::Text => {
-                let mut rep = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
-                if let Some(sec) = rep.interrupts.as_mut() {
-                    let rate = |r: &report::IrqLine| r.total_rate.unwrap_or(0.0);
-                    sec.rows.sort_by(|a, b| {
-                        rate(b)
-                            .partial_cmp(&rate(a))
-                            .unwrap_or(std::cmp::Ordering::Equal)
-                    });
-                }
-                let stamp = crate::sampler::clock::rfc3339_utc(frame.cur.wall_ns);
-                let block = Block {
-                    stamp: stamp.get(11..23).unwrap_or(&stamp),
-                    report: &rep,
-                    threads: frame.threads,
-                    self_cost: SelfCost::default(),
-                    strategy: Strategy::ProcInterrupts,
-                };
-                buf.clear();
-                super::top::text::write_block(&block, &TextOpts::default(), &mut buf)?;
-                if let Some(tt) = &traced {
-                    trace_text::write_trace(block.stamp, &rep, &TextOpts::default(), tt, &mut buf)?;
-                }
-            }
-        }
-        out.write_all(&buf)?;
+        Ok(t.next_interval()?
+            .map(|iv| top_trace::shown(&iv, frame.cur, frame.filter())))
     }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    fn whole_run(&self, _: &irqlab_core::Snapshot, _: &Filter) -> Option<TopTrace> {
+        None
+    }
 }
 
 /// The replay screen: the App of live `top` (its flags checked before the

@@ -71,19 +71,13 @@ impl Args {
         })
     }
 
-    /// Interval lengths: `-d` cut into `-i` pieces (the last may be shorter).
-    pub fn intervals(&self) -> impl Iterator<Item = Duration> {
-        let (iv, total) = (self.interval.max(MIN_INTERVAL), self.duration);
-        let mut left = total;
-        std::iter::from_fn(move || match left {
-            None => Some(iv),
-            Some(l) if l.is_zero() => None,
-            Some(l) => {
-                let step = l.min(iv);
-                left = Some(l - step);
-                Some(step)
-            }
-        })
+    /// The run's pace: `-d` cut into `-i` intervals (the last may be
+    /// shorter; `sampler/pace.rs`), or intervals until a signal.
+    pub fn pace(&self) -> crate::sampler::PacedRun {
+        crate::sampler::PacedRun::new(
+            self.interval.max(MIN_INTERVAL),
+            crate::sampler::End::of(None, self.duration),
+        )
     }
 }
 
@@ -134,6 +128,7 @@ fn intervals(
     session: &mut crate::trace::session::Session,
     stop: &crate::sampler::Stop,
 ) -> anyhow::Result<Option<i32>> {
+    use crate::sampler::Tick;
     use crate::trace::{interval, model::Sample, render};
     use std::io::Write;
     use std::time::Instant;
@@ -146,12 +141,14 @@ fn intervals(
     let (mut prev, mut cur) = (Sample::default(), Sample::default());
     session.read(&mut prev)?;
     let stdout = std::io::stdout();
-    let mut start = Instant::now();
+    let mut pace = args.pace();
     let mut signal = None;
-    for (n, step) in (1u64..).zip(args.intervals()) {
-        let due = start + step;
-        signal = stop.sleep_until(due);
-        start = due;
+    for n in 1u64.. {
+        match pace.wait(stop) {
+            Tick::Due => {}
+            Tick::End => break,
+            Tick::Signal(s) => signal = Some(s),
+        }
         session.read(&mut cur)?;
         let iv = interval::between(&prev, &cur, sel);
         // a signal cuts the interval short: what it saw is still printed
@@ -251,16 +248,21 @@ mod tests {
     #[test]
     fn duration_is_cut_into_intervals() {
         let a = args(&["-i", "1s", "-d", "2.5s"]);
-        let v: Vec<_> = a.intervals().collect();
+        let mut p = a.pace();
+        let t0 = p.start();
+        let v: Vec<_> = std::iter::from_fn(|| p.next_due())
+            .map(|d| d - t0)
+            .collect();
         assert_eq!(
             v,
             [
                 Duration::from_secs(1),
-                Duration::from_secs(1),
-                Duration::from_millis(500)
+                Duration::from_secs(2),
+                Duration::from_millis(2500)
             ]
         );
-        assert_eq!(args(&[]).intervals().take(3).count(), 3);
+        let mut p = args(&[]).pace();
+        assert_eq!(std::iter::from_fn(|| p.next_due()).take(3).count(), 3);
     }
 
     /// `trace -i 0` ran a busy loop (577 MB of output in 10 minutes).

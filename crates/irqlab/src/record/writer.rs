@@ -25,7 +25,7 @@ use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOU
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
 use crate::sampler::counters::{CounterSampler, SampleView};
-use crate::sampler::{clock, Stop, Ticker};
+use crate::sampler::{clock, End, PacedRun, Stop, Tick};
 use crate::trace::live::TraceSession;
 use crate::trace::model::Sample as TraceSample;
 use anyhow::Context;
@@ -281,7 +281,8 @@ impl Run {
     }
 }
 
-/// Record until `duration`, SIGINT or SIGTERM; with `trace`, each sample
+/// Record until `duration` (cut into intervals by [`PacedRun`]: `-d 10s -i
+/// 1s` is the baseline and 10 samples), SIGINT or SIGTERM; with `trace`, each sample
 /// also carries the tracing maps (source `trace`).
 pub fn run(
     cfg: &RecordConfig,
@@ -324,20 +325,12 @@ pub fn run(
         },
     };
     announce(&dir);
-    let start = Instant::now();
-    let mut ticker = Ticker::new(cfg.interval);
+    // the baseline, then one sample per tick of the run's pace
+    let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
     let mut first = true;
     while stop.caught().is_none() {
-        if !first {
-            if cfg
-                .duration
-                .is_some_and(|d| start.elapsed() + cfg.interval / 2 >= d)
-            {
-                break;
-            }
-            if ticker.wait_stop(&stop).is_some() {
-                break;
-            }
+        if !first && pace.wait(&stop) != Tick::Due {
+            break;
         }
         first = false;
         let meter = clock::CostMeter::start();

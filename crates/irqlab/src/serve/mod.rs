@@ -18,7 +18,7 @@ pub mod render;
 
 use crate::sampler::clock::CostMeter;
 use crate::sampler::counters::CounterSampler;
-use crate::sampler::{Stop, Ticker};
+use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
@@ -165,20 +165,20 @@ pub fn run(
     );
     http::spawn(listener, Arc::clone(&latest), limits)?;
     ready(addr, lp.renderer.irq_rows(), &lp.present);
-    let start = Instant::now();
-    let end = cfg.duration.map(|d| start + d);
+    // cached mode reads on the ticks of the run's pace; scrape mode only
+    // takes its end (`--duration`) from it
     let interval = match cfg.pace {
         Pace::Every(i) => i,
         Pace::Scrape { .. } => Duration::ZERO,
     };
-    let mut ticker = Ticker::new(interval.max(Duration::from_millis(1)));
+    let mut pace = PacedRun::new(interval, End::of(None, cfg.duration));
+    let end = pace.deadline();
     loop {
-        if let Pace::Every(i) = cfg.pace {
-            if end.is_some_and(|e| Instant::now() + i > e) {
-                return Ok(stop.sleep_until(end.unwrap_or(start)));
-            }
-            if let Some(sig) = ticker.wait_stop(&stop) {
-                return Ok(Some(sig));
+        if let Pace::Every(_) = cfg.pace {
+            match pace.wait(&stop) {
+                Tick::Due => {}
+                Tick::End => return Ok(None),
+                Tick::Signal(sig) => return Ok(Some(sig)),
             }
         } else {
             // Wait for a scrape to ask (checking for signals and the end

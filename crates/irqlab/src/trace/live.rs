@@ -130,10 +130,7 @@ mod tests {
 
     #[test]
     fn only_the_selected_cpus_are_kept() {
-        let sel = Select {
-            cpus: Some(vec![0]),
-            ..Select::default()
-        };
+        let sel = Select::of_cpus(Some(vec![0]));
         let mut t = LiveTrace::new(Box::new(Growing(0)), sel.clone()).unwrap();
         let iv = t.tick().unwrap();
         assert_eq!(iv, between(&sample(1), &sample(2), &sel));

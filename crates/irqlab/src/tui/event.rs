@@ -1,6 +1,6 @@
 //! The event loop of `irqlab top`: a thread takes frames from the
-//! [`LiveSampler`] (the same type `top --batch` uses) paced by the
-//! drift-free [`Ticker`], turns each into [`Msg::Sample`] and
+//! [`LiveSampler`] (the same type `top --batch` uses) paced by a
+//! [`PacedRun`] (drift-free ticks), turns each into [`Msg::Sample`] and
 //! [`Msg::Threads`] and sends them over a channel; the main thread polls
 //! crossterm for keys and resizes, feeds everything to [`App::update`],
 //! hands filter changes back to the sampler thread, checks the stop flag
@@ -12,7 +12,7 @@ use super::view;
 use crate::cmd::top::trace::Tracing;
 use crate::filter::Filter;
 use crate::report;
-use crate::sampler::{Frame, LiveSampler, Stop, Ticker};
+use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
 use crate::trace::top::TopTrace;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -36,11 +36,14 @@ pub fn spawn_sampler(
     stop: Stop,
 ) -> (Sender<Filter>, std::thread::JoinHandle<()>) {
     let (ctl_tx, ctl_rx) = std::sync::mpsc::channel();
-    let h = std::thread::spawn(move || sample_loop(live, tracing, interval, &tx, &ctl_rx, &stop));
+    let h =
+        std::thread::spawn(move || sampler_thread(live, tracing, interval, &tx, &ctl_rx, &stop));
     (ctl_tx, h)
 }
 
-fn sample_loop(
+/// The sampler thread: a frame per tick of an endless [`PacedRun`] (the
+/// stop flag is the UI's, checked after each tick).
+fn sampler_thread(
     mut live: LiveSampler,
     mut tracing: Option<Tracing>,
     interval: Duration,
@@ -48,10 +51,9 @@ fn sample_loop(
     ctl: &Receiver<Filter>,
     stop: &Stop,
 ) {
-    let mut ticker = Ticker::new(interval);
+    let mut pace = PacedRun::new(interval, End::Never);
     let mut why = live.why().to_string();
-    loop {
-        ticker.wait();
+    while pace.wait_plain() {
         if stop.requested() {
             return;
         }

@@ -4,7 +4,9 @@
 //! (main treats a broken pipe as success). Filters that select nothing
 //! are said on stderr at start (`crate::filter::warnings`), as in `show`.
 //!
-//! Frames come from the [`LiveSampler`]; text blocks go through
+//! [`BatchWriter`] is the frame-to-output writer of both `top --batch`
+//! and `replay --batch` (`cmd/replay.rs`), and runs their loop on a
+//! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
 //! `report::from_delta_rates` (no affinity: text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
@@ -22,7 +24,9 @@ use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report;
-use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
+use crate::sampler::{
+    clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
+};
 use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
 use std::io::Write;
@@ -74,6 +78,161 @@ impl Summary {
     }
 }
 
+/// The traced time a batch run adds to each frame and to `Average:`:
+/// live eBPF maps (`top --batch --trace`) or a recording's `trace` rows
+/// (`replay --batch`).
+pub trait FrameTrace {
+    /// The frame's traced interval, read right after the frame.
+    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>>;
+    /// The whole run's, for `Average:` (`None`: not known).
+    fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace>;
+}
+
+/// No tracing.
+impl FrameTrace for () {
+    fn frame(&mut self, _: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
+        Ok(None)
+    }
+    fn whole_run(&self, _: &Snapshot, _: &Filter) -> Option<TopTrace> {
+        None
+    }
+}
+
+impl FrameTrace for top_trace::Tracing {
+    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
+        top_trace::tick(self, frame.cur, frame.filter()).map(Some)
+    }
+    fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace> {
+        Some(top_trace::whole_run(self, latest, filter))
+    }
+}
+
+/// THE frame-to-output writer of `top --batch` and `replay --batch`: a
+/// text block (the Report and `text.rs`) or a JSON line
+/// (`export::jsonl`) per frame, and for text the `Average:` block over
+/// the whole run at the end.
+pub struct BatchWriter {
+    opts: TextOpts,
+    /// Text: what `Average:` needs; `None` for JSON Lines.
+    summary: Option<Summary>,
+    jsonl: JsonlWriter,
+    buf: Vec<u8>,
+    /// Flush after every frame (live runs: each interval shows at once).
+    flush_each: bool,
+}
+
+impl BatchWriter {
+    /// A writer whose `Average:` starts at `live`'s baseline.
+    pub fn new<S: SnapshotSource>(
+        format: BatchFormat,
+        opts: TextOpts,
+        live: &LiveSampler<S>,
+        flush_each: bool,
+    ) -> BatchWriter {
+        BatchWriter {
+            opts,
+            summary: (format == BatchFormat::Text).then(|| Summary {
+                first: live.latest().clone(),
+                filter: live.filter().clone(),
+                cost: SelfCost::default(),
+                samples: 0,
+                strategy: live.strategy(),
+            }),
+            jsonl: JsonlWriter::default(),
+            buf: Vec::new(),
+            flush_each,
+        }
+    }
+
+    /// Write one frame (and its traced interval) to `out`.
+    fn frame(
+        &mut self,
+        frame: &mut Frame<'_>,
+        traced: Option<&TopTrace>,
+        out: &mut impl Write,
+    ) -> anyhow::Result<()> {
+        let buf = &mut self.buf;
+        match self.summary.as_mut() {
+            None => {
+                self.jsonl.write_frame(frame, buf);
+                if let Some(tt) = traced {
+                    top_trace::append_json(buf, tt)?;
+                }
+            }
+            Some(sum) => {
+                // text prints no affinity: no affinity reads (~1 file per
+                // IRQ at the first frame) and no String per row per sample
+                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
+                let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
+                let b = Block {
+                    stamp: stamp.get(11..23).unwrap_or(&stamp),
+                    report: &report,
+                    threads: frame.threads,
+                    self_cost: frame.self_cost(),
+                    strategy: frame.strategy,
+                };
+                buf.clear();
+                text::write_block(&b, &self.opts, buf)?;
+                if let Some(tt) = traced {
+                    trace_text::write_trace(b.stamp, &report, &self.opts, tt, buf)?;
+                }
+                sum.cost += b.self_cost;
+                sum.samples += 1;
+            }
+        }
+        out.write_all(buf)?;
+        if self.flush_each {
+            out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Text: the `Average:` block over the run (nothing for JSON Lines,
+    /// or when no frame was written); then flush.
+    fn finish<S: SnapshotSource>(
+        &mut self,
+        live: &LiveSampler<S>,
+        trace: &impl FrameTrace,
+        out: &mut impl Write,
+    ) -> anyhow::Result<()> {
+        if let Some(sum) = self.summary.as_mut() {
+            sum.filter = live.rows_filter().clone();
+            sum.strategy = live.strategy();
+            let traced = trace.whole_run(live.latest(), &sum.filter);
+            self.buf.clear();
+            sum.write(live.latest(), &self.opts, traced.as_ref(), &mut self.buf)?;
+            out.write_all(&self.buf)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// The batch run of `top --batch` and `replay --batch`: a frame per
+    /// tick of `pace` until it ends or `stop` catches a signal (returned),
+    /// each written through this writer, then `Average:`.
+    pub fn run<S: SnapshotSource>(
+        mut self,
+        live: &mut LiveSampler<S>,
+        pace: &mut PacedRun,
+        stop: &Stop,
+        trace: &mut impl FrameTrace,
+        out: &mut impl Write,
+    ) -> anyhow::Result<Option<i32>> {
+        let signal = loop {
+            match pace.wait(stop) {
+                Tick::Due => {}
+                Tick::End => break None,
+                Tick::Signal(s) => break Some(s),
+            }
+            let mut frame = live.next_frame()?;
+            let traced = trace.frame(&frame)?;
+            self.frame(&mut frame, traced.as_ref(), out)?;
+        };
+        self.finish(live, trace, out)?;
+        Ok(signal)
+    }
+}
+
 /// Run the batch loop: baseline sample, then `--count` intervals.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
@@ -113,74 +272,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         threshold: args.threshold,
         verbose: args.verbose,
     };
-    let mut summary = (args.format == BatchFormat::Text).then(|| Summary {
-        first: live.latest().clone(),
-        filter: live.filter().clone(),
-        cost: SelfCost::default(),
-        samples: 0,
-        strategy: live.strategy(),
-    });
+    let writer = BatchWriter::new(args.format, opts, &live, true);
     // Real write errors: a closed stdout (EPIPE) fails the first write
     // and `?` ends the loop; /dev/null is a sink (see `export::stdout`).
     let mut out = crate::export::stdout::stdout();
-    let mut ticker = Ticker::new(args.interval);
-    let mut jsonl = JsonlWriter::default();
-    let mut buf = Vec::new();
-    let mut signal = None;
-    let mut done = 0u64;
-    while args.count.is_none_or(|c| done < c) {
-        if let Some(s) = ticker.wait_stop(&stop) {
-            signal = Some(s);
-            break;
-        }
-        let mut frame = live.next_frame()?;
-        let traced = match tracing.as_mut() {
-            Some(t) => Some(top_trace::tick(t, frame.cur, frame.filter())?),
-            None => None,
-        };
-        match summary.as_mut() {
-            None => {
-                jsonl.write_frame(&mut frame, &mut buf);
-                if let Some(tt) = &traced {
-                    top_trace::append_json(&mut buf, tt)?;
-                }
-            }
-            Some(sum) => {
-                // text prints no affinity: no affinity reads (~1 file per
-                // IRQ at the first frame) and no String per row per sample
-                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
-                let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
-                let b = Block {
-                    stamp: stamp.get(11..23).unwrap_or(&stamp),
-                    report: &report,
-                    threads: frame.threads,
-                    self_cost: frame.self_cost(),
-                    strategy: frame.strategy,
-                };
-                buf.clear();
-                text::write_block(&b, &opts, &mut buf)?;
-                if let Some(tt) = &traced {
-                    trace_text::write_trace(b.stamp, &report, &opts, tt, &mut buf)?;
-                }
-                sum.cost += b.self_cost;
-                sum.samples += 1;
-            }
-        }
-        out.write_all(&buf)?;
-        out.flush()?;
-        done += 1;
-    }
-    if let Some(sum) = summary.as_mut() {
-        sum.filter = live.rows_filter().clone();
-        sum.strategy = live.strategy();
-        let traced = tracing
-            .as_ref()
-            .map(|t| top_trace::whole_run(t, live.latest(), &sum.filter));
-        buf.clear();
-        sum.write(live.latest(), &opts, traced.as_ref(), &mut buf)?;
-        out.write_all(&buf)?;
-        out.flush()?;
-    }
+    let mut pace = PacedRun::new(args.interval, End::of(args.count, None));
+    let signal = match tracing.as_mut() {
+        Some(t) => writer.run(&mut live, &mut pace, &stop, t, &mut out)?,
+        None => writer.run(&mut live, &mut pace, &stop, &mut (), &mut out)?,
+    };
     drop(tracing); // detach, unmount (if mounted), before the exit code
     Ok(signal.map_or(ExitCode::SUCCESS, super::signal_exit))
 }

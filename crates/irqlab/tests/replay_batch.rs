@@ -1,0 +1,131 @@
+//! `irqlab replay DIR --batch`: the `top --batch` output of a recording,
+//! through the same writer as live `top --batch` — text blocks end with
+//! the `Average:` block over the whole recording, JSON Lines have none —
+//! and `record --duration` gives the number of samples the one
+//! end-of-run rule says (`sampler/pace.rs`). The recording is of a fake
+//! tree whose LOC counter moves while it is recorded.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::irqlab;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Bump LOC on CPU 0 of `tree` by `by` (in place: the recorder keeps the
+/// file open).
+fn bump_loc(tree: &Path, by: u64) {
+    let p = tree.join("proc/interrupts");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let moved: Vec<String> = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("LOC:") {
+            Some(rest) => {
+                let mut w: Vec<String> = rest.split_whitespace().map(String::from).collect();
+                let v: u64 = w[0].parse().unwrap();
+                w[0] = (v + by).to_string();
+                format!("LOC: {}", w.join(" "))
+            }
+            None => l.to_string(),
+        })
+        .collect();
+    let body = moved.join("\n") + "\n";
+    let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    std::io::Write::write_all(&mut f, body.as_bytes()).unwrap();
+    f.set_len(body.len() as u64).unwrap();
+}
+
+/// A recording of a 2-CPU fake tree, `-i 50ms -d 300ms`, LOC moving.
+fn recording(dir: &Path) -> PathBuf {
+    let tree = dir.join("tree");
+    common::synth_into(&common::spec(2, 3), &tree);
+    let out = dir.join("rec");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "-d", "300ms", "--host", "h", "-o"])
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(40));
+        bump_loc(&tree, 500);
+    }
+    assert!(child.wait().unwrap().success(), "record failed");
+    out
+}
+
+fn replay(rec: &Path, format: &str) -> String {
+    let o = irqlab()
+        .arg("replay")
+        .arg(rec)
+        .args(["--batch", "--format", format])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The one end-of-run rule: `-d 300ms -i 50ms` is exactly 6 intervals
+/// (the baseline and 6 samples), however late a busy machine wakes.
+#[test]
+fn record_duration_over_interval_gives_that_many_intervals() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let json = replay(&rec, "json");
+    assert_eq!(json.lines().count(), 6, "{json}");
+}
+
+/// `replay --batch` text ends with `top --batch`'s `Average:` block, and
+/// its SUM is the whole recording's rate (every row's count over the
+/// recorded time), as the JSON lines of the same recording add up.
+#[test]
+fn replay_batch_text_ends_with_the_average_block() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let text = replay(&rec, "text");
+    let json = replay(&rec, "json");
+    let frames: Vec<Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        text.matches("  SUM ").count(),
+        frames.len() + 1,
+        "one per block and Average: {text}"
+    );
+    assert!(
+        text.lines().last().unwrap().starts_with("Average:"),
+        "{text}"
+    );
+    assert!(!json.contains("Average"), "{json}");
+    // the whole run's rate of every row, from the JSON lines
+    let (mut count, mut secs) = (0.0, 0.0);
+    for f in &frames {
+        secs += f["interval_s"].as_f64().unwrap();
+        for r in f["interrupts"]["rows"].as_array().unwrap() {
+            count += r["total"].as_f64().unwrap_or(0.0);
+        }
+    }
+    assert!(count > 0.0, "LOC moved: {json}");
+    let sum = text
+        .lines()
+        .find(|l| l.starts_with("Average:") && l.contains(" SUM "))
+        .unwrap();
+    let total: f64 = sum
+        .split("all rows")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let want = count / secs;
+    assert!(
+        (total - want).abs() <= want * 0.01 + 0.1,
+        "Average SUM {total}, recording {want}: {sum}"
+    );
+}
