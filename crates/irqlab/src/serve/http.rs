@@ -14,8 +14,11 @@
 //!
 //! Every scrape is answered from [`Latest`], the body rendered at the last
 //! sample: scrapes never read `/proc`. The `Accept` header picks
-//! Prometheus text or OpenMetrics ([`super::openmetrics`]); both bodies
-//! are made once per sample, at publication.
+//! Prometheus text or OpenMetrics ([`super::openmetrics`]); the
+//! OpenMetrics form and the gzip forms ([`super::gzip`]) are made once per
+//! sample, at publication, for the formats scrapes asked for since the
+//! last one (an OpenMetrics body nobody asked for before is made on the
+//! first scrape that wants it).
 
 use super::openmetrics::{self, Exposition};
 use anyhow::Context;
@@ -45,16 +48,26 @@ pub struct Latest {
     min_interval: Option<Duration>,
     /// Written on each publication; the server polls `wake.1`.
     wake: (UnixStream, UnixStream),
-    /// Formats a scrape asked gzip for since the last publication
-    /// (bit 0 Prometheus text, bit 1 OpenMetrics).
-    gzip_wanted: AtomicU8,
+    /// Forms scrapes asked for since the last publication ([`WANT_GZ`],
+    /// [`WANT_OM`]).
+    wanted: AtomicU8,
+    /// Threads that gzip a body.
+    gzip_threads: usize,
 }
+
+/// `wanted` bits: the gzip of Prometheus text, of OpenMetrics (indexed
+/// by [`index`]), and the OpenMetrics body itself.
+const WANT_GZ: [u8; 2] = [1, 2];
+const WANT_OM: u8 = 4;
 
 #[derive(Debug)]
 struct State {
+    /// The Prometheus-text body and, once asked for, its OpenMetrics form.
     bodies: Bodies,
     /// gzip of each body, made at publication when asked for before.
     gz: [Option<Arc<Vec<u8>>>; 2],
+    /// A previous OpenMetrics buffer no scrape holds any more (reused).
+    spare_om: Vec<u8>,
     /// Publications so far (failed reads count too).
     generation: u64,
     /// When the read of the current bodies began.
@@ -63,22 +76,20 @@ struct State {
     pending: bool,
 }
 
-type Bodies = (Arc<Vec<u8>>, Arc<Vec<u8>>);
+type Bodies = (Arc<Vec<u8>>, Option<Arc<Vec<u8>>>);
 
-fn both(body: Vec<u8>) -> Bodies {
-    let mut om = Vec::new();
-    openmetrics::convert(&body, &mut om);
-    (Arc::new(body), Arc::new(om))
+/// Index of `format` in [`State::gz`] and [`WANT_GZ`].
+fn index(format: Exposition) -> usize {
+    match format {
+        Exposition::Prometheus => 0,
+        Exposition::OpenMetrics => 1,
+    }
 }
 
-fn gzip(body: &[u8]) -> Option<Arc<Vec<u8>>> {
-    use flate2::write::GzEncoder;
-    let mut e = GzEncoder::new(
-        Vec::with_capacity(body.len() / 8),
-        flate2::Compression::fast(),
-    );
-    e.write_all(body).ok()?;
-    e.finish().ok().map(Arc::new)
+/// The OpenMetrics form of `body`, written into `buf` (a reused buffer).
+fn to_openmetrics(body: &[u8], mut buf: Vec<u8>) -> Arc<Vec<u8>> {
+    openmetrics::convert(body, &mut buf);
+    Arc::new(buf)
 }
 
 /// What a `/metrics` scrape gets now.
@@ -103,8 +114,9 @@ impl Latest {
         wake.1.set_nonblocking(true)?;
         Ok(Latest {
             state: Mutex::new(State {
-                bodies: both(body),
+                bodies: (Arc::new(body), None),
                 gz: [None, None],
+                spare_om: Vec::new(),
                 generation: 0,
                 read_at,
                 pending: false,
@@ -113,7 +125,8 @@ impl Latest {
             scrapes: AtomicU64::new(0),
             min_interval,
             wake,
-            gzip_wanted: AtomicU8::new(0),
+            wanted: AtomicU8::new(0),
+            gzip_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
     }
 
@@ -124,16 +137,21 @@ impl Latest {
         }
     }
 
-    /// Publish a new Prometheus-text body read from `read_at` on (its
-    /// OpenMetrics form, and the gzip forms scrapes asked for, are made
-    /// here); returns the previous one's buffer when no scrape still holds
-    /// it (for reuse).
+    /// Publish a new Prometheus-text body read from `read_at` on (the
+    /// OpenMetrics and gzip forms scrapes asked for since the last
+    /// publication are made here); returns the previous one's buffer when
+    /// no scrape still holds it (for reuse).
     pub fn publish(&self, body: Vec<u8>, read_at: Instant) -> Option<Vec<u8>> {
-        let new = both(body);
-        let wanted = self.gzip_wanted.swap(0, Ordering::Relaxed);
+        let wanted = self.wanted.swap(0, Ordering::Relaxed);
+        let om = (wanted & (WANT_OM | WANT_GZ[1]) != 0).then(|| {
+            let spare = std::mem::take(&mut self.lock().spare_om);
+            to_openmetrics(&body, spare)
+        });
         let gz = [
-            (wanted & 1 != 0).then(|| gzip(&new.0)).flatten(),
-            (wanted & 2 != 0).then(|| gzip(&new.1)).flatten(),
+            (wanted & WANT_GZ[0] != 0).then(|| self.gzip(&body)).flatten(),
+            om.as_ref()
+                .filter(|_| wanted & WANT_GZ[1] != 0)
+                .and_then(|om| self.gzip(om)),
         ];
         let old = {
             let mut g = self.lock();
@@ -141,10 +159,18 @@ impl Latest {
             g.generation += 1;
             g.read_at = read_at;
             g.pending = false;
-            std::mem::replace(&mut g.bodies, new)
+            let old = std::mem::replace(&mut g.bodies, (Arc::new(body), om));
+            if let Some(buf) = old.1.and_then(|o| Arc::try_unwrap(o).ok()) {
+                g.spare_om = buf;
+            }
+            old.0
         };
         let _ = (&self.wake.0).write(&[1]);
-        Arc::try_unwrap(old.0).ok()
+        Arc::try_unwrap(old).ok()
+    }
+
+    fn gzip(&self, body: &[u8]) -> Option<Arc<Vec<u8>>> {
+        super::gzip::gzip(body, self.gzip_threads).map(Arc::new)
     }
 
     /// A read that began at `read_at` failed: the bodies stay, and the
@@ -211,31 +237,42 @@ impl Latest {
     /// when `gzip` asks for it and it was made at publication; otherwise
     /// plain, and the next publication makes it.
     pub fn body_as(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool) {
-        let i = match format {
-            Exposition::Prometheus => 0,
-            Exposition::OpenMetrics => 1,
+        let i = index(format);
+        self.want(format, gzip);
+        let text = {
+            let g = self.lock();
+            if gzip {
+                if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
+                    return (Arc::clone(z), true);
+                }
+            }
+            match (format, &g.bodies) {
+                (Exposition::Prometheus, (text, _)) => return (Arc::clone(text), false),
+                (Exposition::OpenMetrics, (_, Some(om))) => return (Arc::clone(om), false),
+                (Exposition::OpenMetrics, (text, None)) => Arc::clone(text),
+            }
         };
-        if gzip {
-            self.want_gzip(format);
-        }
-        let g = self.lock();
-        if gzip {
-            if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
-                return (Arc::clone(z), true);
+        // The first OpenMetrics scrape of this body: convert it now,
+        // outside the lock, and keep it for the scrapes after.
+        let om = to_openmetrics(&text, Vec::new());
+        let mut g = self.lock();
+        if Arc::ptr_eq(&g.bodies.0, &text) {
+            match &g.bodies.1 {
+                Some(other) => return (Arc::clone(other), false),
+                None => g.bodies.1 = Some(Arc::clone(&om)),
             }
         }
-        let b = if i == 0 { &g.bodies.0 } else { &g.bodies.1 };
-        (Arc::clone(b), false)
+        (om, false)
     }
 
-    /// Make the gzip form of `format` at the next publication (and the
-    /// ones after, as long as scrapes keep asking).
-    pub fn want_gzip(&self, format: Exposition) {
-        let bit = match format {
-            Exposition::Prometheus => 1,
-            Exposition::OpenMetrics => 2,
-        };
-        self.gzip_wanted.fetch_or(bit, Ordering::Relaxed);
+    /// Make `format` (and its gzip form, with `gzip`) at the next
+    /// publication, and the ones after as long as scrapes keep asking.
+    pub fn want(&self, format: Exposition, gzip: bool) {
+        let mut bits = if gzip { WANT_GZ[index(format)] } else { 0 };
+        if format == Exposition::OpenMetrics {
+            bits |= WANT_OM;
+        }
+        self.wanted.fetch_or(bits, Ordering::Relaxed);
     }
 
     /// `/metrics` requests answered so far.
@@ -565,10 +602,8 @@ impl Conn {
                         let pipelined = end != self.buf.len();
                         if is_scrape(&self.buf[..end]) {
                             let head = &self.buf[..end];
-                            if accepts_gzip(head) {
-                                // Made by the read this scrape may wait for.
-                                latest.want_gzip(openmetrics::negotiate(head));
-                            }
+                            // Made by the read this scrape may wait for.
+                            latest.want(openmetrics::negotiate(head), accepts_gzip(head));
                             if let Freshness::After(after) = latest.scrape(now) {
                                 self.buf.truncate(end);
                                 self.phase = Phase::Wait { after, pipelined };
@@ -985,6 +1020,36 @@ mod tests {
         l.publish(b"x 3\n".repeat(1000), t);
         assert!(l.body_as(Exposition::Prometheus, true).1);
         assert!(!l.body_as(Exposition::OpenMetrics, true).1);
+    }
+
+    #[test]
+    fn openmetrics_is_made_only_once_a_scrape_wants_it() {
+        let t = Instant::now();
+        let l = Latest::new(b"# TYPE a_total counter\na_total 1\n".to_vec(), t, None).unwrap();
+        l.publish(b"# TYPE a_total counter\na_total 2\n".to_vec(), t);
+        assert!(l.lock().bodies.1.is_none(), "no OpenMetrics scrape yet");
+        // The first OpenMetrics scrape converts; the ones after share it.
+        let om = l.body_as(Exposition::OpenMetrics, false).0;
+        assert_eq!(&*om, b"# TYPE a counter\na_total 2\n# EOF\n");
+        assert!(Arc::ptr_eq(&om, &l.body_as(Exposition::OpenMetrics, false).0));
+        // Asked for, so the next read makes it at publication, with its
+        // gzip once a scrape asks for that.
+        l.want(Exposition::OpenMetrics, true);
+        l.publish(b"# TYPE a_total counter\na_total 3\n".to_vec(), t);
+        assert!(l.lock().bodies.1.is_some());
+        let (z, gz) = l.body_as(Exposition::OpenMetrics, true);
+        assert!(gz);
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(z.as_slice())
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(out, "# TYPE a counter\na_total 3\n# EOF\n");
+        // Text-only scrapes after that: the next read makes no OpenMetrics.
+        l.publish(b"a_total 4\n".to_vec(), t);
+        l.body_as(Exposition::Prometheus, true);
+        l.publish(b"a_total 5\n".to_vec(), t);
+        assert!(l.lock().bodies.1.is_none());
+        assert!(l.body_as(Exposition::Prometheus, true).1);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! `render`/`options`, monotonic sums in `accum`. Knows nothing about clap.
 
 pub mod accum;
+pub mod gzip;
 pub mod http;
 pub mod openmetrics;
 pub mod options;

@@ -74,19 +74,23 @@ pub(crate) fn header<'a>(head: &'a [u8], name: &str) -> Option<&'a str> {
     })
 }
 
-/// Write the OpenMetrics form of Prometheus text `body` into `out`.
+/// Write the OpenMetrics form of Prometheus text `body` into `out`. Only
+/// the comment lines change, so the samples between them are copied in
+/// whole runs (a body of a million series is a few memory copies).
 pub fn convert(body: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.reserve(body.len() + 8);
-    let mut counter_families: Vec<&[u8]> = Vec::new();
-    for line in body.split_inclusive(|&b| b == b'\n') {
-        if line.starts_with(b"# TYPE ") && line.trim_ascii_end().ends_with(b" counter") {
-            if let Some(name) = line.get(7..).and_then(|r| r.split(|&b| b == b' ').next()) {
-                counter_families.push(name);
-            }
-        }
-    }
-    for line in body.split_inclusive(|&b| b == b'\n') {
+    let comments: Vec<&[u8]> = comment_lines(body).collect();
+    let counter_families: Vec<&[u8]> = comments
+        .iter()
+        .filter(|l| l.starts_with(b"# TYPE ") && l.trim_ascii_end().ends_with(b" counter"))
+        .filter_map(|l| l.get(7..).and_then(|r| r.split(|&b| b == b' ').next()))
+        .collect();
+    let mut copied = 0;
+    for line in comments {
+        let at = line.as_ptr() as usize - body.as_ptr() as usize;
+        out.extend_from_slice(body.get(copied..at).unwrap_or_default());
+        copied = at + line.len();
         match meta_name(line) {
             Some((prefix, name, rest)) if counter_families.contains(&name) => {
                 out.extend_from_slice(prefix);
@@ -96,10 +100,22 @@ pub fn convert(body: &[u8], out: &mut Vec<u8>) {
             _ => out.extend_from_slice(line),
         }
     }
+    out.extend_from_slice(body.get(copied..).unwrap_or_default());
     if !out.is_empty() && !out.ends_with(b"\n") {
         out.push(b'\n');
     }
     out.extend_from_slice(b"# EOF\n");
+}
+
+/// The lines of `body` that begin with `#` (each with its line end).
+fn comment_lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
+    memchr::memchr_iter(b'#', body)
+        .filter(move |&i| i == 0 || body.get(i - 1) == Some(&b'\n'))
+        .filter_map(move |i| {
+            let rest = body.get(i..)?;
+            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |e| e + 1);
+            rest.get(..end)
+        })
 }
 
 /// `(prefix, family name, rest)` of a `# HELP`/`# TYPE` line.
@@ -177,5 +193,54 @@ mod tests {
         let mut empty = Vec::new();
         convert(b"", &mut empty);
         assert_eq!(empty, b"# EOF\n");
+    }
+
+    /// The conversion line by line, as the format defines it.
+    fn convert_by_lines(body: &[u8]) -> Vec<u8> {
+        let lines: Vec<&[u8]> = body.split_inclusive(|&b| b == b'\n').collect();
+        let counters: Vec<&[u8]> = lines
+            .iter()
+            .filter(|l| l.starts_with(b"# TYPE ") && l.trim_ascii_end().ends_with(b" counter"))
+            .filter_map(|l| l.get(7..).and_then(|r| r.split(|&b| b == b' ').next()))
+            .collect();
+        let mut out = Vec::new();
+        for l in lines {
+            match meta_name(l) {
+                Some((p, n, r)) if counters.contains(&n) => {
+                    out.extend_from_slice(p);
+                    out.extend_from_slice(n.strip_suffix(b"_total").unwrap_or(n));
+                    out.extend_from_slice(r);
+                }
+                _ => out.extend_from_slice(l),
+            }
+        }
+        if !out.is_empty() && !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"# EOF\n");
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn run_copies_equal_the_line_by_line_conversion(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("# (HELP|TYPE) [a-z_]{1,12}( counter| gauge| [a-z #]{0,8})?").unwrap(),
+                    proptest::string::string_regex("[a-z_]{1,8}(_total)?\\{l=\"[a-z#]{0,4}\"\\} [0-9]{1,4}").unwrap(),
+                    proptest::string::string_regex("#[ a-z#]{0,6}").unwrap(),
+                ],
+                0..40,
+            ),
+            trailing_newline in proptest::bool::ANY,
+        ) {
+            let mut body = lines.join("\n").into_bytes();
+            if trailing_newline && !body.is_empty() {
+                body.push(b'\n');
+            }
+            let mut out = Vec::new();
+            convert(&body, &mut out);
+            proptest::prop_assert_eq!(out, convert_by_lines(&body));
+        }
     }
 }

@@ -61,6 +61,25 @@ impl Family<'_> {
         o.push(b'\n');
         *self.series += 1;
     }
+
+    /// One series labelled `cpu="CPU"` then `key` (already escaped
+    /// labels, maybe empty): the per-CPU lines, written without an
+    /// intermediate string (there are millions of them at 1000+ CPUs).
+    fn line_cpu(&mut self, cpu: &str, key: &str, value: SeriesValue) {
+        let o = &mut *self.out;
+        o.extend_from_slice(self.name.as_bytes());
+        o.extend_from_slice(b"{cpu=\"");
+        o.extend_from_slice(cpu.as_bytes());
+        o.push(b'"');
+        if !key.is_empty() {
+            o.push(b',');
+            o.extend_from_slice(key.as_bytes());
+        }
+        o.extend_from_slice(b"} ");
+        value.write(o);
+        o.push(b'\n');
+        *self.series += 1;
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -650,12 +669,8 @@ fn per_cpu_with(
         0 => SeriesValue::Int(v),
         u => SeriesValue::Seconds { count: v, unit: u },
     };
-    let sep = if key.is_empty() { "" } else { "," };
     let mut buf = itoa::Buffer::new();
-    let line = |fam: &mut Family, cpu: &str, v: u64| {
-        let l = format!("cpu=\"{cpu}\"{sep}{key}");
-        fam.line(&l, value(v));
-    };
+    let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
     match opts.per_cpu {
         PerCpu::All => {
             for (&c, &v) in cpus.iter().zip(counts) {
