@@ -247,6 +247,13 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
             .unwrap()
     };
     let out = run(&dir.path().join("b"), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("another run is changing this host") {
+        // a root run outside this test holds the host: a bench by anyone
+        // waits for it, which is right, but leaves nothing to test here
+        visible!("{test}: SKIPPED: another irqlab run holds the host: {err}");
+        return;
+    }
     assert!(
         out.status.success(),
         "{}",

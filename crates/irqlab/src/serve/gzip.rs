@@ -31,7 +31,10 @@ pub fn gzip(body: &[u8], threads: usize) -> Option<Vec<u8>> {
                 .iter()
                 .map(|p| s.spawn(move || deflate_part(p)))
                 .collect();
-            handles.into_iter().map(|h| h.join().ok().flatten()).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().ok().flatten())
+                .collect()
         })
     };
     let size: usize = deflated.iter().flatten().map(|(d, _)| d.len()).sum();
@@ -103,7 +106,9 @@ mod tests {
 
     fn gunzip(z: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        flate2::read::GzDecoder::new(z).read_to_end(&mut out).unwrap();
+        flate2::read::GzDecoder::new(z)
+            .read_to_end(&mut out)
+            .unwrap();
         out
     }
 
@@ -111,8 +116,13 @@ mod tests {
         let mut b = Vec::new();
         for i in 0..lines {
             b.extend_from_slice(
-                format!("irqlab_interrupts_total{{cpu=\"{}\",irq=\"{}\"}} {}\n", i % 1152, i / 1152, i * 7)
-                    .as_bytes(),
+                format!(
+                    "irqlab_interrupts_total{{cpu=\"{}\",irq=\"{}\"}} {}\n",
+                    i % 1152,
+                    i / 1152,
+                    i * 7
+                )
+                .as_bytes(),
             );
         }
         b
@@ -136,7 +146,12 @@ mod tests {
 
     #[test]
     fn small_and_empty_bodies_and_bodies_without_line_ends() {
-        for b in [Vec::new(), b"x".to_vec(), b"a 1\nb 2".to_vec(), vec![b'z'; 9 << 20]] {
+        for b in [
+            Vec::new(),
+            b"x".to_vec(),
+            b"a 1\nb 2".to_vec(),
+            vec![b'z'; 9 << 20],
+        ] {
             let z = gzip(&b, 4).unwrap();
             assert_eq!(gunzip(&z), b);
         }

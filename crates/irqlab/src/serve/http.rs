@@ -148,7 +148,9 @@ impl Latest {
             to_openmetrics(&body, spare)
         });
         let gz = [
-            (wanted & WANT_GZ[0] != 0).then(|| self.gzip(&body)).flatten(),
+            (wanted & WANT_GZ[0] != 0)
+                .then(|| self.gzip(&body))
+                .flatten(),
             om.as_ref()
                 .filter(|_| wanted & WANT_GZ[1] != 0)
                 .and_then(|om| self.gzip(om)),
@@ -1031,7 +1033,10 @@ mod tests {
         // The first OpenMetrics scrape converts; the ones after share it.
         let om = l.body_as(Exposition::OpenMetrics, false).0;
         assert_eq!(&*om, b"# TYPE a counter\na_total 2\n# EOF\n");
-        assert!(Arc::ptr_eq(&om, &l.body_as(Exposition::OpenMetrics, false).0));
+        assert!(Arc::ptr_eq(
+            &om,
+            &l.body_as(Exposition::OpenMetrics, false).0
+        ));
         // Asked for, so the next read makes it at publication, with its
         // gzip once a scrape asks for that.
         l.want(Exposition::OpenMetrics, true);
