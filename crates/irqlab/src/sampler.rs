@@ -7,7 +7,8 @@
 //! = start + n × interval, so sleep jitter never adds up), and
 //! [`located`]. `files.rs`: `StatFiles`, the low-level reader of the
 //! statistics files into a reused `Snapshot` — a private detail of
-//! [`HostSource`], not a sampler of its own.
+//! [`HostSource`], not a sampler of its own — and `read_once`, the same
+//! files read once, streamed, for `show`.
 //!
 //! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; callers measure
 //! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
@@ -29,7 +30,7 @@ pub mod targeted;
 
 use anyhow::anyhow;
 pub use clock::SelfCost;
-pub(crate) use files::{Source, StatFiles};
+pub(crate) use files::{read_once, OnceRead, Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};
