@@ -230,12 +230,13 @@ fn snapshot_with(
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
     let mut present = BTreeSet::new();
+    // the kept columns' ids; the section builder is freed here, before
+    // the softirqs and stat sections are built
     let cpus = interrupt_cpus.map(|all| {
         present.extend(all.iter().copied());
-        match &sec {
-            Some(counts) => counts.cpus().to_vec(),
-            None => report::IrqCounts::new(&all, filter).cpus().to_vec(),
-        }
+        sec.unwrap_or_else(|| report::IrqCounts::new(&all, filter))
+            .cpus()
+            .to_vec()
     });
     if cpus.is_none() && snap.stat.is_none() {
         if let Some(s) = &snap.softirqs {

@@ -173,7 +173,11 @@ pub fn read_once(
         interrupt_cpus: None,
         range_note: None,
     };
-    match stream_rows(fs, filter, &mut lp, row) {
+    let streamed = stream_rows(fs, filter, &mut lp, row);
+    // a single look: the descriptor and its stream buffer are not
+    // needed again (freed before the other files are read)
+    fs.forget(Source::Interrupts.rel());
+    match streamed {
         Ok(()) => {
             out.interrupt_cpus = Some(lp.cpus().to_vec());
             out.range_note = lp.note().map(|note| {
@@ -217,7 +221,10 @@ fn stream_rows(
         if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
             return lp.skip_line(line).map_err(ReadStop::Parse);
         }
-        if lp.line(line, &mut scratch).map_err(ReadStop::Parse)? && filter.keep_irq_row(&scratch) {
+        // without `--irq` every row is kept (no fields gathered to say so)
+        if lp.line(line, &mut scratch).map_err(ReadStop::Parse)?
+            && (filter.irq.is_none() || filter.keep_irq_row(&scratch))
+        {
             row(lp.cpus(), &mut scratch).map_err(ReadStop::Row)?;
         }
         Ok(())
