@@ -204,8 +204,8 @@ impl HostFs {
     /// buffer of at most [`STREAM_CHUNK`] bytes that grows only to hold
     /// one line longer than that: `f` gets every line without its `\n`
     /// (a last line without one too). The whole file is never in memory
-    /// (`show` on a 13 MB `/proc/interrupts` keeps only the rows it
-    /// prints). Same limits as every read: [`MAX_READ`] bytes in all, no
+    /// (a 13 MB `/proc/interrupts` costs a buffer of about
+    /// [`STREAM_CHUNK`]). Same limits as every read: [`MAX_READ`] bytes in all, no
     /// line longer than [`MAX_LINE_READ`]; a read error names the path.
     pub fn for_each_line<E: From<io::Error>>(
         &self,

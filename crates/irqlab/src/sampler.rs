@@ -8,7 +8,8 @@
 //! [`located`]. `pace.rs`: [`PacedRun`], the paced run (interval, count or
 //! duration, stop flag, the one end-of-run rule) every sampling loop runs. `files.rs`: `StatFiles`, the low-level reader of the
 //! statistics files into a reused `Snapshot` — a private detail of
-//! [`HostSource`], not a sampler of its own.
+//! [`HostSource`], not a sampler of its own — and `read_once`, the same
+//! files read once, streamed, for `show`.
 //!
 //! Timestamps come from CLOCK_MONOTONIC and CLOCK_REALTIME; callers measure
 //! what a whole sample costs them with `clock::CostMeter` ([`SelfCost`]:
@@ -34,7 +35,7 @@ pub mod targeted;
 use anyhow::anyhow;
 pub use clock::SelfCost;
 pub use counters::CounterSampler;
-pub(crate) use files::{Source, StatFiles};
+pub(crate) use files::{read_once, OnceRead, Source, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};

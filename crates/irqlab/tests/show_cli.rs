@@ -132,6 +132,26 @@ fn empty_tree_fails_clearly() {
         .stderr(predicate::str::contains("nothing readable under"));
 }
 
+#[test]
+fn a_bad_file_after_a_missing_one_fails_and_says_both() {
+    // the missing file is noted even though the run then fails (show's
+    // rule, kept now that show reads through the sampler)
+    let dir = tree_with(&[("proc/stat", "cpu  1 2 x\n")]);
+    let out = irqlab()
+        .args(["show", "--format", "json", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let missing = err
+        .find("proc/interrupts not shown")
+        .unwrap_or_else(|| panic!("{err}"));
+    let bad = err.find("proc/stat:1:").unwrap_or_else(|| panic!("{err}"));
+    assert!(missing < bad, "{err}");
+}
+
 fn assert_clean_failure(body: &[u8], needle: &str) {
     let dir = tree_with(&[("proc/interrupts", body)]);
     let out = irqlab()

@@ -9,16 +9,14 @@ use super::top::{parse_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
-use crate::filter::prefilter::Prefilter;
 use crate::filter::warnings::{cpus_of, filter_warnings};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::read_affinity_at;
-use crate::sampler::{located, LivePlan, LiveSampler, Source, Ticker};
-use irqlab_core::interrupts::LineParser;
-use irqlab_core::{IrqRow, ParseError, Snapshot};
+use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, Source, Ticker};
+use irqlab_core::IrqRow;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::process::ExitCode;
@@ -141,216 +139,98 @@ fn reason(why: &str) -> String {
     }
 }
 
-/// Why reading a file for the snapshot stopped.
-enum ReadErr {
-    Io(std::io::Error),
-    Parse(ParseError),
-}
-
-impl From<std::io::Error> for ReadErr {
-    fn from(e: std::io::Error) -> Self {
-        ReadErr::Io(e)
+/// Notes for the files that could not be read (said even when the run
+/// then fails because none could).
+fn note_missing(fs: &HostFs, missing: &[(Source, String)]) {
+    for (src, why) in missing {
+        eprintln!(
+            "irqlab: note: {} not shown: {}",
+            fs.path(src.rel()).display(),
+            reason(why)
+        );
     }
-}
-
-/// What one snapshot read: the files that could not be read (with the
-/// reason, in file order) and the CPUs the files list.
-struct Read {
-    missing: Vec<(Source, String)>,
-    present: BTreeSet<u32>,
-    /// The note on a count out of the kernel's range, said after the
-    /// missing files.
-    range_note: Option<String>,
-}
-
-impl Read {
-    /// Sort a read error: a refusal (special or endless file) or a parse
-    /// error fails the run; any other error makes the file missing.
-    fn fail_or_note(&mut self, fs: &HostFs, src: Source, e: ReadErr) -> anyhow::Result<()> {
-        match e {
-            ReadErr::Io(e) if crate::host::is_refusal(&e) => Err(e.into()),
-            ReadErr::Io(e) => {
-                self.missing.push((src, e.to_string()));
-                Ok(())
-            }
-            ReadErr::Parse(e) => Err(located(&fs.path(src.rel()), &e)),
-        }
-    }
-
-    /// Notes for the files that could not be read (said even when the
-    /// run then fails because none could).
-    fn note_missing(&self, fs: &HostFs) {
-        for (src, why) in &self.missing {
-            eprintln!(
-                "irqlab: note: {} not shown: {}",
-                fs.path(src.rel()).display(),
-                reason(why)
-            );
-        }
-    }
-}
-
-/// Stream `/proc/interrupts` through one reused buffer and one scratch
-/// row, keeping only the rows (and CPU columns) `filter` selects.
-/// With `table`, a row of a table too wide for CPU columns keeps only its
-/// busiest CPU (and the scratch row its count buffer).
-fn stream_interrupts(
-    fs: &HostFs,
-    filter: &Filter,
-    read: &mut Read,
-    table: bool,
-) -> Result<report::IrqSection, ReadErr> {
-    let mut rows = Vec::new();
-    let cpus = each_kept_row(fs, filter, read, |counts, mut l, row| {
-        if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
-            counts.reduce_to_busiest(&mut l, row);
-        }
-        rows.push(l);
-        Ok(())
-    })?;
-    Ok(report::IrqSection {
-        cpus,
-        rows,
-        gone: Vec::new(),
-    })
-}
-
-/// Stream `/proc/interrupts` through one reused buffer and one scratch
-/// row (rows `--irq` cannot keep are not parsed), handing each row
-/// `filter` keeps to `keep` as a report line (with the kept CPU columns;
-/// the scratch row comes along, so that `keep` may give its count buffer
-/// back). Returns the kept columns' CPU ids.
-fn each_kept_row(
-    fs: &HostFs,
-    filter: &Filter,
-    read: &mut Read,
-    mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> Result<(), ReadErr>,
-) -> Result<Vec<u32>, ReadErr> {
-    let mut buf = Vec::new();
-    let mut lp = LineParser::new();
-    let mut row = IrqRow::default();
-    let mut sec: Option<report::IrqCounts> = None;
-    // `--irq` before the counts: a row whose text holds none of the
-    // pattern's literals is dropped unparsed (crate::filter::prefilter)
-    let pre = filter
-        .irq
-        .as_ref()
-        .and_then(|re| Prefilter::new(re.as_str()));
-    fs.for_each_line(Source::Interrupts.rel(), &mut buf, |line| {
-        if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
-            return lp.skip_line(line).map_err(ReadErr::Parse);
-        }
-        if lp.line(line, &mut row).map_err(ReadErr::Parse)? {
-            let counts = sec.get_or_insert_with(|| report::IrqCounts::new(lp.cpus(), filter));
-            if let Some(l) = counts.line(&mut row) {
-                keep(counts, l, &mut row)?;
-            }
-        }
-        Ok::<(), ReadErr>(())
-    })?;
-    lp.finish().map_err(ReadErr::Parse)?;
-    read.present.extend(lp.cpus().iter().copied());
-    if let Some(note) = lp.note() {
-        let path = fs.path(Source::Interrupts.rel());
-        read.range_note = Some(format!("irqlab: note: {}: {note}", path.display()));
-    }
-    let counts = sec.unwrap_or_else(|| report::IrqCounts::new(lp.cpus(), filter));
-    Ok(counts.cpus().to_vec())
-}
-
-/// Read and parse one of the small files (softirqs, stat) into `snap`.
-fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), ReadErr> {
-    let bytes = fs.read(src.rel())?;
-    let parsed = match src {
-        Source::Softirqs => snap
-            .softirqs
-            .get_or_insert_with(Default::default)
-            .parse_into(bytes),
-        _ => snap
-            .stat
-            .get_or_insert_with(Default::default)
-            .parse_into(bytes),
-    };
-    parsed.map_err(ReadErr::Parse)
 }
 
 /// One snapshot (counts since boot), and the CPUs its files list.
 /// `/proc/interrupts` is streamed (never whole in memory); the row
 /// filter applies before a row is kept.
 /// With `table`, rows of a table too wide for CPU columns keep only their
-/// busiest CPU ([`stream_interrupts`]).
+/// busiest CPU (and the scratch row its count buffer).
 fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
     table: bool,
 ) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
-    let (interrupts, mut report, present) = snapshot_with(root, filter, |fs, read| {
-        stream_interrupts(fs, filter, read, table)
+    let mut rows = Vec::new();
+    let (cpus, mut report, present) = snapshot_with(root, filter, |counts, mut l, row| {
+        if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
+            counts.reduce_to_busiest(&mut l, row);
+        }
+        rows.push(l);
+        Ok(())
     })?;
-    report.interrupts = interrupts;
+    report.interrupts = cpus.map(|cpus| report::IrqSection {
+        cpus,
+        rows,
+        gone: Vec::new(),
+    });
     Ok((report, present))
 }
 
-/// The reads of one snapshot: `/proc/interrupts` through `irqs` (which
-/// streams it: [`each_kept_row`]), then softirqs and stat into a report
-/// without its interrupts section; missing files and range notes said
-/// on stderr. Returns what `irqs` returned (`None` when the file could
-/// not be read), the report and the CPUs the files list.
-fn snapshot_with<T>(
+/// The reads of one snapshot, through the sampler's [`read_once`]: each
+/// row of `/proc/interrupts` the filter keeps goes to `keep` as a report
+/// line (with the kept CPU columns; the scratch row comes along, so that
+/// `keep` may give its count buffer back), softirqs and stat into a
+/// report without its interrupts section; missing files and range notes
+/// said on stderr. Returns the kept columns' CPU ids (`None` when
+/// `/proc/interrupts` could not be read), the report and the CPUs the
+/// files list.
+fn snapshot_with(
     root: &std::path::Path,
     filter: &Filter,
-    irqs: impl FnOnce(&HostFs, &mut Read) -> Result<T, ReadErr>,
-) -> anyhow::Result<(Option<T>, report::Report, BTreeSet<u32>)> {
+    mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> std::io::Result<()>,
+) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
     let mut fs = HostFs::new(root);
-    let mut read = Read {
-        missing: Vec::new(),
-        present: BTreeSet::new(),
-        range_note: None,
-    };
-    let interrupts = match irqs(&fs, &mut read) {
-        Ok(sec) => Some(sec),
-        Err(e) => {
-            read.fail_or_note(&fs, Source::Interrupts, e)?;
-            None
+    let mut missing = Vec::new();
+    let mut sec: Option<report::IrqCounts> = None;
+    let read = read_once(&mut fs, filter, &mut missing, |cpus, row| {
+        let counts = sec.get_or_insert_with(|| report::IrqCounts::new(cpus, filter));
+        match counts.line(row) {
+            Some(l) => keep(counts, l, row),
+            None => Ok(()),
         }
-    };
-    let mut snap = Snapshot::default();
-    for src in [Source::Softirqs, Source::Stat] {
-        if let Err(e) = read_small(&mut fs, src, &mut snap) {
-            if let Err(fail) = read.fail_or_note(&fs, src, e) {
-                read.note_missing(&fs);
-                return Err(fail);
-            }
-            clear(&mut snap, src);
-        }
-    }
-    read.note_missing(&fs);
-    if interrupts.is_none() && snap.softirqs.is_none() && snap.stat.is_none() {
-        anyhow::bail!(
-            "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
-            fs.root().display()
-        );
-    }
-    if let Some(note) = &read.range_note {
-        eprintln!("{note}");
+    });
+    note_missing(&fs, &missing);
+    let OnceRead {
+        snap,
+        interrupt_cpus,
+        range_note,
+    } = read?;
+    if let Some(note) = &range_note {
+        eprintln!("irqlab: note: {note}");
     }
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
         let path = fs.path(Source::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
-    if interrupts.is_none() && snap.stat.is_none() {
+    let mut present = BTreeSet::new();
+    // the kept columns' ids; the section builder is freed here, before
+    // the softirqs and stat sections are built
+    let cpus = interrupt_cpus.map(|all| {
+        present.extend(all.iter().copied());
+        sec.unwrap_or_else(|| report::IrqCounts::new(&all, filter))
+            .cpus()
+            .to_vec()
+    });
+    if cpus.is_none() && snap.stat.is_none() {
         if let Some(s) = &snap.softirqs {
-            read.present.extend(s.cpus.iter().copied());
+            present.extend(s.cpus.iter().copied());
         }
     }
     if let Some(s) = &snap.stat {
-        read.present.extend(s.cpus.iter().filter_map(|t| t.cpu));
+        present.extend(s.cpus.iter().filter_map(|t| t.cpu));
     }
-    Ok((
-        interrupts,
-        report::from_snapshot(snap, filter),
-        read.present,
-    ))
+    Ok((cpus, report::from_snapshot(snap, filter), present))
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
@@ -368,28 +248,26 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let mut rows = export::chunks::Chunks::default();
     let mut one = Vec::new();
     let mut kept = 0usize;
-    let (cpus, rest, present) = snapshot_with(root, filter, |fs, read| {
-        each_kept_row(fs, filter, read, |counts, mut l, row| {
-            kept += 1;
-            let shown = args.threshold.is_none_or(|min| count_above(&l, min));
-            if shown {
-                if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
-                    l.affinity = read_affinity_at(dir, irq);
-                }
-                // one row into a reused buffer, then one copy into the
-                // held output
-                one.clear();
-                if !rows.is_empty() {
-                    one.push(b',');
-                }
-                export::line_json::write_line(&mut one, &l).map_err(std::io::Error::from)?;
-                rows.write_all(&one)?;
+    let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
+        kept += 1;
+        let shown = args.threshold.is_none_or(|min| count_above(&l, min));
+        if shown {
+            if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
+                l.affinity = read_affinity_at(dir, irq);
             }
-            if let Some(c) = l.counts.take() {
-                counts.give_back(c, row);
+            // one row into a reused buffer, then one copy into the
+            // held output
+            one.clear();
+            if !rows.is_empty() {
+                one.push(b',');
             }
-            Ok(())
-        })
+            export::line_json::write_line(&mut one, &l).map_err(std::io::Error::from)?;
+            rows.write_all(&one)?;
+        }
+        if let Some(c) = l.counts.take() {
+            counts.give_back(c, row);
+        }
+        Ok(())
     })?;
     let irq_rows = cpus.as_ref().map(|_| kept);
     warn_filters(args, &present, irq_rows);
@@ -412,14 +290,6 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     out.write_all(b"}\n")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn clear(snap: &mut Snapshot, src: Source) {
-    match src {
-        Source::Interrupts => snap.interrupts = None,
-        Source::Softirqs => snap.softirqs = None,
-        Source::Stat => snap.stat = None,
-    }
 }
 
 /// The live sampler of `show --interval` (the kernel's own rows: the

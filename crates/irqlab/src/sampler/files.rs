@@ -1,15 +1,22 @@
 //! [`StatFiles`]: the low-level reader of `/proc/interrupts`,
 //! `/proc/softirqs` and `/proc/stat` (or, with a [`Targeted`] reader, the
 //! selected IRQs' `per_cpu_count`) through [`HostFs`] into a reused
-//! [`Snapshot`], with both timestamps. A private detail of the live
-//! sampler's [`HostSource`](super::HostSource): every consumer samples
-//! through `LiveSampler`. Parse errors name the real path, line and what
-//! was expected.
+//! [`Snapshot`], with both timestamps: a private detail of the live
+//! sampler's [`HostSource`](super::HostSource), through which every
+//! repeated consumer samples. [`read_once`]: the same files read once
+//! for a single look (`show`), `/proc/interrupts` streamed row by row
+//! through the row filter instead of kept whole. One set of rules for
+//! both: which errors fail the read and which make a file missing, and
+//! when nothing is readable. Parse errors name the real path, line and
+//! what was expected.
 
 use super::{clock, located, Strategy, Targeted};
+use crate::filter::prefilter::Prefilter;
+use crate::filter::Filter;
 use crate::host::HostFs;
 use anyhow::anyhow;
-use irqlab_core::{paths, Interrupts, ParseError, Snapshot};
+use irqlab_core::interrupts::LineParser;
+use irqlab_core::{paths, Interrupts, IrqRow, ParseError, Snapshot};
 
 /// A statistics file the sampler can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,61 +110,163 @@ impl StatFiles {
                 any = true;
                 continue;
             }
-            let path = self.fs.path(src.rel());
-            if src == Source::Interrupts {
+            let read = if src == Source::Interrupts {
                 // streamed: a 1152-CPU file never needs a 13 MB buffer
                 let model = snap.interrupts.get_or_insert_with(Interrupts::default);
-                match read_interrupts(&mut self.fs, model) {
-                    Ok(()) => any = true,
-                    Err(ReadStop::Parse(e)) => return Err(located(&path, &e)),
-                    Err(ReadStop::Io(e)) if crate::host::is_refusal(&e) => return Err(e.into()),
-                    Err(ReadStop::Io(e)) => {
-                        if !self.missing.iter().any(|(s, _)| *s == src) {
-                            self.missing.push((src, e.to_string()));
-                        }
-                        clear(snap, src);
-                    }
-                }
-                continue;
-            }
-            // softirqs and stat are one record each: no EOF read
-            let bytes = match self.fs.read_record(src.rel()) {
-                Ok(b) => b,
-                // a special file or an endless one is a broken tree, not an
-                // absent source
-                Err(e) if crate::host::is_refusal(&e) => return Err(e.into()),
+                read_interrupts(&mut self.fs, model)
+            } else {
+                read_small(&mut self.fs, src, snap)
+            };
+            match read {
+                Ok(()) => any = true,
                 Err(e) => {
+                    let why = missing_reason(&self.fs, src, e)?;
                     if !self.missing.iter().any(|(s, _)| *s == src) {
-                        self.missing.push((src, e.to_string()));
+                        self.missing.push((src, why));
                     }
                     clear(snap, src);
-                    continue;
                 }
-            };
-            parse_source(src, bytes, snap).map_err(|e| located(&path, &e))?;
-            any = true;
+            }
         }
         if any {
             Ok(())
         } else {
-            Err(anyhow!(
-                "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
-                self.fs.root().display()
-            ))
+            Err(nothing_readable(&self.fs))
         }
     }
 }
 
-/// Why a streamed read of `/proc/interrupts` stopped.
+/// What [`read_once`] read besides the interrupt rows it handed out.
+pub struct OnceRead {
+    /// `/proc/softirqs` and `/proc/stat` (`None` when missing);
+    /// `interrupts` is always `None` (its rows went to the caller).
+    pub snap: Snapshot,
+    /// The CPU ids of `/proc/interrupts`' header, `None` when the file
+    /// could not be read.
+    pub interrupt_cpus: Option<Vec<u32>>,
+    /// The first count of `/proc/interrupts` out of the kernel's range,
+    /// as `PATH:LINE: what` (a note, not an error).
+    pub range_note: Option<String>,
+}
+
+/// One snapshot (counts since boot, no timestamps) of `fs`'s root for a
+/// single look (`show`): `/proc/interrupts` streamed line by line through
+/// one reused buffer and one scratch row, each row `filter` keeps handed
+/// to `row` with the header's CPU ids (a row `--irq`'s literals rule out
+/// is not even parsed: [`Prefilter`]); then `/proc/softirqs` and
+/// `/proc/stat` whole. The rules are [`StatFiles::sample`]'s: a file
+/// that cannot be opened is pushed to `missing` (file order, with the
+/// reason) and skipped; a parse error (naming the file and line), a
+/// refused file (special, endless) or an error of `row` fails the read;
+/// so does a root where none of the three files is readable. `missing`
+/// is filled even when the read then fails, so that the caller can say
+/// which files were absent before the error.
+pub fn read_once(
+    fs: &mut HostFs,
+    filter: &Filter,
+    missing: &mut Vec<(Source, String)>,
+    row: impl FnMut(&[u32], &mut IrqRow) -> std::io::Result<()>,
+) -> anyhow::Result<OnceRead> {
+    let mut lp = LineParser::new();
+    let mut out = OnceRead {
+        snap: Snapshot::default(),
+        interrupt_cpus: None,
+        range_note: None,
+    };
+    let streamed = stream_rows(fs, filter, &mut lp, row);
+    // a single look: the descriptor and its stream buffer are not
+    // needed again (freed before the other files are read)
+    fs.forget(Source::Interrupts.rel());
+    match streamed {
+        Ok(()) => {
+            out.interrupt_cpus = Some(lp.cpus().to_vec());
+            out.range_note = lp.note().map(|note| {
+                let path = fs.path(Source::Interrupts.rel());
+                format!("{}: {note}", path.display())
+            });
+        }
+        Err(e) => missing.push((
+            Source::Interrupts,
+            missing_reason(fs, Source::Interrupts, e)?,
+        )),
+    }
+    for src in [Source::Softirqs, Source::Stat] {
+        if let Err(e) = read_small(fs, src, &mut out.snap) {
+            missing.push((src, missing_reason(fs, src, e)?));
+            clear(&mut out.snap, src);
+        }
+    }
+    if out.interrupt_cpus.is_none() && out.snap.softirqs.is_none() && out.snap.stat.is_none() {
+        return Err(nothing_readable(fs));
+    }
+    Ok(out)
+}
+
+/// The rows of `/proc/interrupts` that `filter` keeps, to `row` (see
+/// [`read_once`]).
+fn stream_rows(
+    fs: &mut HostFs,
+    filter: &Filter,
+    lp: &mut LineParser,
+    mut row: impl FnMut(&[u32], &mut IrqRow) -> std::io::Result<()>,
+) -> Result<(), ReadStop> {
+    let mut scratch = IrqRow::default();
+    // `--irq` before the counts: a row whose text holds none of the
+    // pattern's literals is dropped unparsed
+    let pre = filter
+        .irq
+        .as_ref()
+        .and_then(|re| Prefilter::new(re.as_str()));
+    fs.read_lines(Source::Interrupts.rel(), |line| {
+        if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
+            return lp.skip_line(line).map_err(ReadStop::Parse);
+        }
+        // without `--irq` every row is kept (no fields gathered to say so)
+        if lp.line(line, &mut scratch).map_err(ReadStop::Parse)?
+            && (filter.irq.is_none() || filter.keep_irq_row(&scratch))
+        {
+            row(lp.cpus(), &mut scratch).map_err(ReadStop::Row)?;
+        }
+        Ok(())
+    })?;
+    lp.finish().map_err(ReadStop::Parse)
+}
+
+/// Why reading one statistics file stopped.
 enum ReadStop {
+    /// The file could not be read (absent, unreadable, refused).
     Io(std::io::Error),
+    /// Its text is not what the kernel writes.
     Parse(ParseError),
+    /// The caller's row callback failed ([`read_once`]).
+    Row(std::io::Error),
 }
 
 impl From<std::io::Error> for ReadStop {
     fn from(e: std::io::Error) -> Self {
         ReadStop::Io(e)
     }
+}
+
+/// Why `src` is missing (its read stopped on an absent or unreadable
+/// file), or the error that fails the whole read: a parse error (with
+/// the real path and line), a refusal (a special or endless file is a
+/// broken tree, not an absent source) or a failed row callback.
+fn missing_reason(fs: &HostFs, src: Source, e: ReadStop) -> anyhow::Result<String> {
+    match e {
+        ReadStop::Parse(e) => Err(located(&fs.path(src.rel()), &e)),
+        ReadStop::Io(e) if crate::host::is_refusal(&e) => Err(e.into()),
+        ReadStop::Io(e) => Ok(e.to_string()),
+        ReadStop::Row(e) => Err(e.into()),
+    }
+}
+
+/// The error of a root where no statistics file is readable.
+fn nothing_readable(fs: &HostFs) -> anyhow::Error {
+    anyhow!(
+        "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
+        fs.root().display()
+    )
 }
 
 /// Re-parse `/proc/interrupts` into `model` line by line as it is read
@@ -168,6 +277,14 @@ fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadSt
         refill.line(line).map_err(ReadStop::Parse)
     })?;
     refill.finish().map_err(ReadStop::Parse)
+}
+
+/// Read and parse `/proc/softirqs` or `/proc/stat` into `snap`: one
+/// record each, so no read is spent to see EOF
+/// ([`HostFs::read_record`]).
+fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), ReadStop> {
+    let bytes = fs.read_record(src.rel())?;
+    parse_source(src, bytes, snap).map_err(ReadStop::Parse)
 }
 
 fn clear(snap: &mut Snapshot, src: Source) {
@@ -192,5 +309,190 @@ fn parse_source(src: Source, bytes: &[u8], snap: &mut Snapshot) -> Result<(), Pa
             .stat
             .get_or_insert_with(Default::default)
             .parse_into(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use irqlab_core::softirqs::Softirqs;
+    use irqlab_core::stat::Stat;
+    use std::path::Path;
+
+    const IRQS: &str = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\nLOC:        100        200   Local timer interrupts\nLOCX:         3          4   Not the timer\nNMI:          0          0   Non-maskable interrupts\n";
+
+    fn w(root: &Path, rel: &str, s: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    }
+
+    /// `/proc/softirqs` and `/proc/stat` of `n` CPUs (both over one page
+    /// from about 64 CPUs on).
+    fn small_files(root: &Path, n: u32) {
+        let mut soft = String::from("    ");
+        for c in 0..n {
+            soft += &format!("       CPU{c}");
+        }
+        soft.push('\n');
+        for name in [
+            "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+            "RCU",
+        ] {
+            soft += &format!("{name:>9}:");
+            for c in 0..n {
+                soft += &format!(" {:>10}", c * 7 + 1);
+            }
+            soft.push('\n');
+        }
+        w(root, "proc/softirqs", &soft);
+        let mut stat = String::from("cpu  10 0 20 30 4 5 6 0 0 0\n");
+        for c in 0..n {
+            stat += &format!("cpu{c} 1 0 2 3 {c} 0 0 0 0 0\n");
+        }
+        stat += "intr 0\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n";
+        w(root, "proc/stat", &stat);
+    }
+
+    fn labels(root: &Path, filter: &Filter) -> Vec<String> {
+        let mut fs = HostFs::new(root);
+        let mut seen = Vec::new();
+        read_once(&mut fs, filter, &mut Vec::new(), |cpus, r| {
+            assert_eq!(cpus, [0, 1]);
+            seen.push(r.label.clone());
+            Ok(())
+        })
+        .unwrap();
+        seen
+    }
+
+    #[test]
+    fn show_reads_softirqs_and_stat_as_the_live_sampler_does() {
+        // the two copies read these files differently (whole file to EOF
+        // vs one record); one rule now, checked on files over one page
+        let d = tempfile::tempdir().unwrap();
+        w(d.path(), "proc/interrupts", IRQS);
+        small_files(d.path(), 300);
+        let once = read_once(
+            &mut HostFs::new(d.path()),
+            &Filter::default(),
+            &mut Vec::new(),
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        let mut files = StatFiles::new(HostFs::new(d.path()), &Source::ALL);
+        let mut snap = Snapshot::default();
+        files.sample(&mut snap).unwrap();
+        let soft = std::fs::read(d.path().join("proc/softirqs")).unwrap();
+        let stat = std::fs::read(d.path().join("proc/stat")).unwrap();
+        assert!(soft.len() > 4096 && stat.len() > 4096);
+        let json = |s: &Option<Softirqs>| serde_json::to_string(s).unwrap();
+        assert_eq!(
+            json(&once.snap.softirqs),
+            json(&Some(Softirqs::parse(&soft).unwrap()))
+        );
+        assert_eq!(once.snap.stat, Some(Stat::parse(&stat).unwrap()));
+        assert_eq!(json(&once.snap.softirqs), json(&snap.softirqs));
+        assert_eq!(once.snap.stat, snap.stat);
+        assert_eq!(once.interrupt_cpus, Some(vec![0, 1]));
+        assert!(once.snap.interrupts.is_none());
+    }
+
+    #[test]
+    fn show_gets_only_the_rows_the_filter_keeps() {
+        let d = tempfile::tempdir().unwrap();
+        w(d.path(), "proc/interrupts", IRQS);
+        assert_eq!(
+            labels(d.path(), &Filter::default()),
+            ["24", "LOC", "LOCX", "NMI"]
+        );
+        // `LOCX` passes the prefilter's literal `LOC`, not the regex
+        let exact = Filter::from_flags(Some("^LOC$"), None).unwrap();
+        assert_eq!(labels(d.path(), &exact), ["LOC"]);
+        let chip = Filter::from_flags(Some("IO-APIC"), None).unwrap();
+        assert_eq!(labels(d.path(), &chip), ["24"]);
+    }
+
+    #[test]
+    fn show_lists_missing_files_even_when_the_read_then_fails() {
+        let d = tempfile::tempdir().unwrap();
+        w(d.path(), "proc/stat", "cpu  1 2 x\n");
+        let mut fs = HostFs::new(d.path());
+        let mut missing = Vec::new();
+        let e = read_once(&mut fs, &Filter::default(), &mut missing, |_, _| Ok(()))
+            .err()
+            .unwrap()
+            .to_string();
+        let stat = d.path().join("proc/stat");
+        assert!(e.starts_with(&format!("{}:1:", stat.display())), "{e}");
+        let srcs: Vec<Source> = missing.iter().map(|(s, _)| *s).collect();
+        assert_eq!(srcs, [Source::Interrupts, Source::Softirqs]);
+    }
+
+    #[test]
+    fn a_parse_error_in_show_names_the_file_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        w(
+            d.path(),
+            "proc/interrupts",
+            "           CPU0       CPU1\nLOC:        100        200   Local timer interrupts\nnot a row\n",
+        );
+        small_files(d.path(), 2);
+        let mut missing = Vec::new();
+        let e = read_once(
+            &mut HostFs::new(d.path()),
+            &Filter::default(),
+            &mut missing,
+            |_, _| Ok(()),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        let path = d.path().join("proc/interrupts");
+        assert!(e.starts_with(&format!("{}:3:", path.display())), "{e}");
+        assert!(missing.is_empty());
+    }
+
+    #[test]
+    fn a_failed_row_of_show_fails_the_read_rather_than_hiding_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        w(d.path(), "proc/interrupts", IRQS);
+        small_files(d.path(), 2);
+        let mut missing = Vec::new();
+        let e = read_once(
+            &mut HostFs::new(d.path()),
+            &Filter::default(),
+            &mut missing,
+            |_, _| Err(std::io::Error::other("out of room")),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string(), "out of room");
+        assert!(missing.is_empty());
+    }
+
+    #[test]
+    fn nothing_readable_is_one_rule_for_show_and_the_live_sampler() {
+        let d = tempfile::tempdir().unwrap();
+        let mut missing = Vec::new();
+        let once = read_once(
+            &mut HostFs::new(d.path()),
+            &Filter::default(),
+            &mut missing,
+            |_, _| Ok(()),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        let mut files = StatFiles::new(HostFs::new(d.path()), &Source::ALL);
+        let live = files
+            .sample(&mut Snapshot::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(once, live);
+        assert!(once.starts_with("nothing readable under"), "{once}");
+        assert_eq!(missing.len(), 3);
+        assert_eq!(files.missing.len(), 3);
     }
 }
