@@ -21,7 +21,7 @@ mod journal;
 mod lock;
 mod mount;
 mod pgroup;
-mod report;
+mod restore_report;
 mod state;
 mod tmpfile;
 mod tracker;
@@ -31,7 +31,7 @@ pub use hooks::defer_signals;
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};
 pub use mount::{is_mountpoint, use_mount};
-pub use report::RestoreReport;
+pub use restore_report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 
 use crate::host::HostFs;

@@ -5,20 +5,20 @@
 //! the command layer builds (no clap types below `cmd/`), IRQ selection
 //! (`select`), the trial schedule (`plan`), per-trial metrics from the
 //! statistics files (`metrics`) and whether their irq/softirq times are
-//! measured or tick samples (`irqtime`), the environment record (`env`, over the
-//! shared [`crate::env`]), result files (`results`, over the shared
+//! measured or tick samples (`irqtime`), the environment record (`env_json`, over the
+//! shared [`crate::env`]), result files (`result_files`, over the shared
 //! [`crate::results`] schema), progress (`progress`), the summary table
 //! (`summary`) and the loop (`runner`). Host changes, child process groups
 //! and temporary files go through `prepare` and the SystemGuard.
 
-pub mod env;
+pub mod env_json;
 pub mod irqtime;
 pub mod metric_value;
 pub mod metrics;
 pub mod plan;
 pub mod prepare;
 pub mod progress;
-pub mod results;
+pub mod result_files;
 pub mod runner;
 pub mod select;
 pub mod summary;

@@ -5,9 +5,9 @@
 //!
 //! Must not write anything itself: only the guard changes the host.
 
-mod threads;
+mod pin_threads;
 
-pub use threads::{pin_thread, NamePattern};
+pub use pin_threads::{pin_thread, NamePattern};
 
 use crate::guard::SystemGuard;
 use crate::host::HostFs;
@@ -332,7 +332,7 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
             .with_context(|| format!("--irq-affinity {}={}", s.irq, s.cpus))?;
     }
     for s in &p.pin_thread {
-        threads::check_pattern(fs, &s.pattern, p.strict)
+        pin_threads::check_pattern(fs, &s.pattern, p.strict)
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
     }
     Ok(())

@@ -29,12 +29,12 @@ use super::plan::{
     default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
 };
 use super::prepare::{self, Outcome};
-use super::results::{self as bench_results, SummaryFile};
+use super::result_files::{self as bench_results, SummaryFile};
 use super::select::{self, Selection};
 use super::tracing::{time_shares, trace_metrics};
 use super::workload::{Window, Workload};
 use super::workloads::{self, placement::PinError};
-use super::{env, metric_value::Direction, metric_value::Metric};
+use super::{env_json, metric_value::Direction, metric_value::Metric};
 use crate::filter::Filter;
 use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;
@@ -715,7 +715,7 @@ fn run_created(
         foreign,
     } = checked;
     let fs = HostFs::new(&plan.root);
-    let mut environment = env::collect(&fs, &sel, started.to_string());
+    let mut environment = env_json::collect(&fs, &sel, started.to_string());
     environment.irq_time_accounting = acct.describe();
     if let Some(f) = &foreign {
         environment.env.warnings.push(f.clone());

@@ -6,7 +6,7 @@
 //! missing), its data-quality warnings (`warning: …`) and, for an
 //! interrupted run, how many trials finished.
 
-use super::results::{BenchSummary, MetricSummary, SummaryFile};
+use super::result_files::{BenchSummary, MetricSummary, SummaryFile};
 use crate::export::grid::{Align, Grid};
 use std::io::Write;
 

@@ -2,7 +2,7 @@
 //! stdout or, whole or not at all, to `--out` (`export::atomic`).
 
 use crate::export::{atomic, stdout};
-use crate::probe::{self, report, size, ProbePlan, ProbeReport};
+use crate::probe::{self, output, size, ProbePlan, ProbeReport};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -159,8 +159,8 @@ fn check_cpu(cpu: usize) -> std::result::Result<(), String> {
 fn write(rep: &ProbeReport, format: ProbeFormat, out: &mut dyn Write) -> Result<()> {
     let mut out = out;
     match format {
-        ProbeFormat::Table => report::write_table(rep, &mut out),
-        ProbeFormat::Json => report::write_json(rep, &mut out),
-        ProbeFormat::Csv => report::write_csv(rep, &mut out),
+        ProbeFormat::Table => output::write_table(rep, &mut out),
+        ProbeFormat::Json => output::write_json(rep, &mut out),
+        ProbeFormat::Csv => output::write_csv(rep, &mut out),
     }
 }

@@ -129,7 +129,7 @@ fn intervals(
     stop: &crate::sampler::Stop,
 ) -> anyhow::Result<Option<i32>> {
     use crate::sampler::Tick;
-    use crate::trace::{interval, model::Sample, render};
+    use crate::trace::{interval, model::Sample, output};
     use std::io::Write;
     use std::time::Instant;
 
@@ -155,8 +155,8 @@ fn intervals(
         let cut = signal.map(signal_name);
         let mut out = stdout.lock();
         match args.format {
-            TraceFormat::Text => render::text(&iv, n, cut.as_deref(), &mut out)?,
-            TraceFormat::Json => render::json(&iv, n, cut.as_deref(), &mut out)?,
+            TraceFormat::Text => output::text(&iv, n, cut.as_deref(), &mut out)?,
+            TraceFormat::Json => output::json(&iv, n, cut.as_deref(), &mut out)?,
         }
         out.flush()?;
         drop(out);

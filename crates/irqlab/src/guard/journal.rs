@@ -1,4 +1,5 @@
-//! The guard's journal: one JSON object per line (JSON Lines), each a
+//! The guard's journal of host changes to undo (`journal.jsonl` in the
+//! guard's state dir): one JSON object per line (JSON Lines), each a
 //! [`Change`] with the value to restore, appended and fsync'd BEFORE the
 //! change is made, so a SIGKILL at any point leaves enough to undo it.
 //!

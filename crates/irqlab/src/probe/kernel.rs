@@ -6,7 +6,7 @@
 //! the walk reached it, numbered rows printed, online CPUs, descriptors).
 //! The BPF side is `irqlab_bpf::probe_loader` (feature `trace`).
 
-use super::summary::Quantiles;
+use super::quantiles::Quantiles;
 use crate::host::HostFs;
 use anyhow::Result;
 use irqlab_core::paths;

@@ -7,7 +7,7 @@
 //! Owns clocks; no statistics (pinning is `crate::pin`'s).
 
 use super::kernel::{Counter, KernelSample};
-use super::summary::ReadSample;
+use super::quantiles::ReadSample;
 use crate::host::{pread_chunked, HostFs};
 use anyhow::{Context, Result};
 use nix::sys::resource::{getrusage, UsageWho};

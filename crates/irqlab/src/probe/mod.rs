@@ -8,19 +8,19 @@
 //!
 //! - `target`: what is read, and the environment recorded with it;
 //! - `measure`: the timed loop (clocks, pinning);
-//! - `summary`: per-row statistics (one system-time source, stated);
-//! - `report`: the report type and its table / JSON / CSV writers;
+//! - `quantiles`: per-row statistics (one system-time source, stated);
+//! - `output`: the report type and its table / JSON / CSV writers;
 //! - `size`: buffer sizes (`4k`, `1M`);
 //! - `kernel`: `--kernel`, the kernel side of the same reads (BPF).
 
 pub mod kernel;
 pub mod measure;
-pub mod report;
+pub mod output;
+pub mod quantiles;
 pub mod size;
-pub mod summary;
 pub mod target;
 
-pub use report::{ProbeReport, ProbeRow};
+pub use output::{ProbeReport, ProbeRow};
 
 use crate::host::HostFs;
 use crate::sampler::clock;
@@ -77,7 +77,7 @@ pub fn run(
     let kernel = match kernel {
         Some(k) => {
             let max = k.counts()?.show_max_pos;
-            Some(report::KernelRun {
+            Some(output::KernelRun {
                 mechanism: k.mechanism(),
                 walk: kernel::walk(fs, (max > 0).then_some(max)),
             })
@@ -115,7 +115,7 @@ fn measure_all(
                     plan.reads,
                     kernel.as_deref_mut(),
                 )?;
-                let Some(summary) = summary::summarize(&batch) else {
+                let Some(summary) = quantiles::summarize(&batch) else {
                     continue;
                 };
                 let ksum = kernel.is_some().then(|| {

@@ -1,4 +1,5 @@
-//! The append-only journal: one JSON line per sample not yet in a closed
+//! A recording's journal of samples (`journal.jsonl` in the recording
+//! directory), append-only: one JSON line per sample not yet in a closed
 //! segment, written and flushed to the kernel at every sample (so a
 //! SIGKILL loses nothing that was flushed). Reading stops at a torn or
 //! unreadable tail and reports its byte offset; everything before it is

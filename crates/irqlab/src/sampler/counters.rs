@@ -51,7 +51,7 @@ impl<'a> LiveSample<'a> {
     }
 }
 
-/// Raw counters at one instant as the consumers (`serve::render`,
+/// Raw counters at one instant as the consumers (`serve::exposition`,
 /// `record::cells`) read them, live or replayed.
 #[derive(Debug, Clone, Copy)]
 pub struct SampleView<'a> {

@@ -8,23 +8,23 @@
 //! scrape; slow or idle clients never hold up a scrape (see `http`).
 //!
 //! Owns the run loop and irqlab's own counters; naming and shaping are in
-//! `render`/`options`, monotonic sums in `accum`. Knows nothing about clap.
+//! `exposition`/`options`, monotonic sums in `accum`. Knows nothing about clap.
 
 pub mod accum;
+pub mod exposition;
 pub mod gzip;
 pub mod http;
 pub mod openmetrics;
 pub mod options;
-pub mod render;
 
 use crate::sampler::clock::CostMeter;
 use crate::sampler::counters::CounterSampler;
 use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
+use exposition::{OwnStats, Renderer};
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
 pub use options::{Naming, Options, PerCpu};
-use render::{OwnStats, Renderer};
 use std::collections::BTreeSet;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;

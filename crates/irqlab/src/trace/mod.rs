@@ -6,7 +6,7 @@
 //! - `model`: the maps' content in irqlab's types (cumulative per CPU);
 //! - `interval`: two samples -> one [`interval::Interval`] (the only
 //!   place numbers are computed);
-//! - `render`: text tables / histograms and JSON lines;
+//! - `output`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;
 //! - `live`: `TraceSession`, the one interface to a session (record,
@@ -20,8 +20,8 @@
 pub mod interval;
 pub mod live;
 pub mod model;
+pub mod output;
 pub mod preflight;
-pub mod render;
 #[cfg(feature = "trace")]
 pub mod session;
 pub mod top;

@@ -708,5 +708,5 @@ fn top_k(counts: &[u64], k: usize) -> Vec<bool> {
 }
 
 #[cfg(test)]
-#[path = "render_tests.rs"]
+#[path = "exposition_tests.rs"]
 mod tests;

@@ -1,9 +1,9 @@
 //! The probe report (environment + one row per target × method × buffer)
 //! and its three output formats: an aligned table, a JSON probe result set
-//! and CSV. Formatting only; the numbers come from `summary`.
+//! and CSV. Formatting only; the numbers come from `quantiles`.
 //!
 //! JSON (version 3): a probe run is ONE trial. `trial` has the shape of a
-//! bench `trials.jsonl` line (`bench::results::TrialRecord`) with the
+//! bench `trials.jsonl` line (`crate::results::TrialRecord`) with the
 //! run's medians as metrics (`<target>_<method>_<buf>_wall_ns`, `_cpu_ns`);
 //! `results` lists the same metrics with that one value each plus the
 //! run's `summary` of the per-read distribution (`reads`, `min`, `p50`,
@@ -21,8 +21,8 @@
 
 use super::kernel::{KernelSummary, Walk};
 use super::measure::ReadMethod;
+use super::quantiles::{Quantiles, ReadSummary, CPU_CLOCK};
 use super::size::format_size;
-use super::summary::{Quantiles, ReadSummary, CPU_CLOCK};
 use super::target::Env;
 use crate::direction::Direction;
 use crate::export::grid::{Align, Grid};
@@ -431,7 +431,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::probe::measure::Batch;
-    use crate::probe::summary::{summarize, ReadSample};
+    use crate::probe::quantiles::{summarize, ReadSample};
 
     fn report() -> ProbeReport {
         let samples: Vec<ReadSample> = (0..10)
