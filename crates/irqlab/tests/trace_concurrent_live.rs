@@ -28,7 +28,7 @@ mod common;
 use common::trace::{one_at_a_time, runs, Needs, Reap};
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
-use irqlab::trace::interval::{between, Interval, Select};
+use irqlab::trace::interval::{between, Interval, IntervalView};
 use irqlab::trace::model::Sample;
 use irqlab::trace::session::Session;
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ fn window(session: &mut Session) -> Interval {
     }
     let mut b = Sample::default();
     session.read(&mut b).unwrap();
-    between(&a, &b, &Select::default())
+    between(&a, &b, &IntervalView::default())
 }
 
 /// Mean ns and runs per figure: softirq vectors, IRQ labels (actions

@@ -13,7 +13,7 @@ mod common;
 
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
-use irqlab::trace::interval::{between, Select};
+use irqlab::trace::interval::{between, IntervalView};
 use irqlab::trace::model::{Sample, TraceKey};
 use irqlab::trace::session::Session;
 use std::collections::BTreeMap;
@@ -177,7 +177,7 @@ fn counts_match_proc_within_2_percent_or_skip() {
     let (traced, ns) = w.bpf_softirq(3);
     close("NET_RX runs", traced, w.proc_delta("NET_RX"));
     assert!(ns > 0, "NET_RX time is zero");
-    let iv = between(&w.bpf, &w.bpf_end, &Select::default());
+    let iv = between(&w.bpf, &w.bpf_end, &IntervalView::default());
     assert!(iv
         .cpus
         .iter()

@@ -19,7 +19,7 @@ mod common;
 use common::trace::{one_at_a_time, runs, Needs, Reap};
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
-use irqlab::trace::interval::{between, Select};
+use irqlab::trace::interval::{between, IntervalView};
 use irqlab::trace::model::{Sample, TraceKey};
 use irqlab::trace::session::Session;
 use std::collections::{BTreeMap, BTreeSet};
@@ -263,7 +263,7 @@ fn one_row_per_irq_action_and_counts_match_proc_and_bpftrace_or_skip() {
         );
     }
     // the interval: one row per (IRQ, action)
-    let iv = between(&a, &b, &Select::default());
+    let iv = between(&a, &b, &IntervalView::default());
     let mut seen = BTreeSet::new();
     for l in &iv.irqs {
         assert!(

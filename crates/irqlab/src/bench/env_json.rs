@@ -2,7 +2,7 @@
 //! [`crate::env::Environment`] plus the affinity of the IRQs the run
 //! measures. Read through HostFs.
 
-use super::select::Selection;
+use super::measured::Measured;
 use crate::env::Environment;
 use crate::host::HostFs;
 use irqlab_core::paths;
@@ -29,7 +29,7 @@ pub struct BenchEnvironment {
 }
 
 /// Read the environment and the selected IRQs' affinity.
-pub fn collect(fs: &HostFs, sel: &Selection, started_at: String) -> BenchEnvironment {
+pub fn collect(fs: &HostFs, sel: &Measured, started_at: String) -> BenchEnvironment {
     let irqs = sel
         .rows
         .iter()
@@ -58,8 +58,8 @@ mod tests {
         let p = dir.path().join("proc/irq/36/smp_affinity_list");
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "0-1\n").unwrap();
-        let sel = Selection {
-            rows: vec![super::super::select::Selected {
+        let sel = Measured {
+            rows: vec![super::super::measured::MeasuredIrq {
                 label: "36".into(),
                 what: "virtio".into(),
             }],

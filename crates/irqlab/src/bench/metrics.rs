@@ -7,8 +7,8 @@
 //! a row with a gap (hotplug, IRQ reuse, reset) yields no value for that
 //! trial plus a note, never a garbage rate.
 
+use super::measured::Measured;
 use super::metric_value::{Direction, Metric};
-use super::select::Selection;
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::Snapshot;
 
@@ -59,13 +59,7 @@ fn gap_note(name: &str, cells: &[Cell]) -> String {
     format!("{name}: no value ({})", why.join(", "))
 }
 
-fn irq_metrics(
-    old: &Snapshot,
-    new: &Snapshot,
-    sel: &Selection,
-    secs: f64,
-    out: &mut SystemMetrics,
-) {
+fn irq_metrics(old: &Snapshot, new: &Snapshot, sel: &Measured, secs: f64, out: &mut SystemMetrics) {
     let (Some(o), Some(n)) = (&old.interrupts, &new.interrupts) else {
         out.notes
             .push("irq metrics: /proc/interrupts unreadable".into());
@@ -168,7 +162,7 @@ pub fn interrupts_counted(old: &Snapshot, new: &Snapshot) -> u64 {
 }
 
 /// All system metrics between two snapshots of one trial.
-pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection) -> SystemMetrics {
+pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Measured) -> SystemMetrics {
     let secs = new.elapsed_since(old);
     let mut out = SystemMetrics::default();
     irq_metrics(old, new, sel, secs, &mut out);
@@ -180,7 +174,7 @@ pub fn system_metrics(old: &Snapshot, new: &Snapshot, sel: &Selection) -> System
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::select::Selected;
+    use crate::bench::measured::MeasuredIrq;
     use irqlab_core::Interrupts;
 
     fn snap(ns: u64, text: &str) -> Snapshot {
@@ -197,8 +191,8 @@ mod tests {
     fn rates_of_selected_rows_and_gaps() {
         let a = snap(0, &format!("{H} 36:        100        200  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
         let b = snap(2_000_000_000, &format!("{H} 36:        300        400  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"));
-        let sel = Selection {
-            rows: vec![Selected {
+        let sel = Measured {
+            rows: vec![MeasuredIrq {
                 label: "36".into(),
                 what: "virtio1-req.0".into(),
             }],

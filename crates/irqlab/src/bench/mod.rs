@@ -2,8 +2,8 @@
 //!
 //! Owns the shared vocabulary of a benchmark — [`metric_value::Metric`] and the
 //! [`workload::Workload`] trait — and the run itself: the plain [`plan::Plan`]
-//! the command layer builds (no clap types below `cmd/`), IRQ selection
-//! (`select`), the trial schedule (`plan`), per-trial metrics from the
+//! the command layer builds (no clap types below `cmd/`), the measured IRQs
+//! (`measured`), the trial schedule (`plan`), per-trial metrics from the
 //! statistics files (`metrics`) and whether their irq/softirq times are
 //! measured or tick samples (`irqtime`), the environment record (`env_json`, over the
 //! shared [`crate::env`]), result files (`result_files`, over the shared
@@ -13,6 +13,7 @@
 
 pub mod env_json;
 pub mod irqtime;
+pub mod measured;
 pub mod metric_value;
 pub mod metrics;
 pub mod plan;
@@ -20,7 +21,6 @@ pub mod prepare;
 pub mod progress;
 pub mod result_files;
 pub mod runner;
-pub mod select;
 pub mod summary;
 pub mod tracing;
 pub mod workload;

@@ -1,5 +1,5 @@
 //! The bench trial loop, driven by a plain [`Plan`]: check everything
-//! (plan, IRQ selection, host preparation, workloads, output directory)
+//! (plan, measured IRQs, host preparation, workloads, output directory)
 //! before the first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
 //! scheduled trials — one frame of the run's [`LiveSampler`] when the
@@ -24,13 +24,13 @@
 //! the summary is returned to the caller.
 
 use super::irqtime::{self, IrqTime, Shares};
+use super::measured::{self, Measured};
 use super::metrics::{interrupts_counted, system_metrics, SystemMetrics, SELECTED_TOTAL};
 use super::plan::{
     default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
 };
 use super::prepare::{self, Outcome};
 use super::result_files::{self as bench_results, SummaryFile};
-use super::select::{self, Selection};
 use super::tracing::{time_shares, trace_metrics};
 use super::workload::{Window, Workload};
 use super::workloads::{self, placement::PinError};
@@ -87,24 +87,28 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 /// IRQs to measure: `--measure` (strict) or each variant's defaults (lenient).
-fn selection(plan: &Plan, m: &Interrupts) -> Result<Selection> {
+fn resolve_measured(plan: &Plan, m: &Interrupts) -> Result<Measured> {
     if !plan.irq.is_empty() {
-        return select::resolve(&plan.irq, m).map_err(|e| invalid(format!("{e:#}")));
+        return measured::resolve(&plan.irq, m).map_err(|e| invalid(format!("{e:#}")));
     }
     let mut rows = Vec::new();
     for v in &plan.variants {
         for sel in default_selectors(v.kind) {
-            if let Ok(s) = select::resolve(&[sel.to_string()], m) {
+            if let Ok(s) = measured::resolve(&[sel.to_string()], m) {
                 rows.extend(
                     s.rows
                         .into_iter()
-                        .filter(|r| !rows.iter().any(|x: &select::Selected| x.label == r.label))
+                        .filter(|r| {
+                            !rows
+                                .iter()
+                                .any(|x: &measured::MeasuredIrq| x.label == r.label)
+                        })
                         .collect::<Vec<_>>(),
                 );
             }
         }
     }
-    Ok(Selection { rows })
+    Ok(Measured { rows })
 }
 
 fn default_out(label: &str, started: &str) -> PathBuf {
@@ -240,7 +244,7 @@ fn journal_path(plan: &Plan, suffix: &str) -> Result<PathBuf> {
 /// One trial's sampling state.
 struct Trial<'a> {
     live: &'a mut LiveSampler,
-    sel: &'a Selection,
+    sel: &'a Measured,
     boot_id: &'a str,
     /// `--trace`: read around the timed window.
     trace: Option<&'a mut LiveTrace>,
@@ -455,7 +459,7 @@ fn thread_metrics(threads: &[ThreadCpu]) -> Vec<Metric> {
 }
 
 /// The headline metric of `v`: its workload's own, else the selected IRQs.
-fn headline_of(v: &Variant, sel: &Selection) -> Option<String> {
+fn headline_of(v: &Variant, sel: &Measured) -> Option<String> {
     if let Some(h) = headline(v.kind) {
         return Some(h.to_string());
     }
@@ -469,7 +473,7 @@ fn headline_of(v: &Variant, sel: &Selection) -> Option<String> {
 /// Everything one run needs while trials go on.
 struct Ctx<'a> {
     plan: &'a Plan,
-    sel: &'a Selection,
+    sel: &'a Measured,
     tracker: Tracker,
     sink: &'a mut dyn Sink,
     stop: StopCheck<'a>,
@@ -541,7 +545,7 @@ fn done_counts(out: &Path, plan: &Plan) -> Result<Vec<u32>> {
 /// Everything checked before the first file or host change.
 struct Checked {
     live: LiveSampler,
-    sel: Selection,
+    sel: Measured,
     out: PathBuf,
     /// Whether /proc/stat's irq and softirq times are measured.
     acct: IrqTime,
@@ -598,7 +602,7 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
             fs.path(irqlab_core::paths::PROC_INTERRUPTS).display()
         )
     };
-    let sel = selection(plan, irqs)?;
+    let sel = resolve_measured(plan, irqs)?;
     guard::require_root_for(&plan.root, &root_flags(plan))
         .map_err(|e| invalid(format!("{e:#}")))?;
     prepare::validate(&fs, &plan.prepare).map_err(|e| invalid(format!("{e:#}")))?;

@@ -129,7 +129,7 @@ fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> 
 }
 
 /// The recording's typical interval (the status line's "every").
-fn median_interval(steps: &[reader::Step]) -> Duration {
+fn median_interval(steps: &[reader::RecordedSample]) -> Duration {
     let mut d: Vec<u64> = steps
         .windows(2)
         .filter_map(|w| match w {

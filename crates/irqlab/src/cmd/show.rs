@@ -15,7 +15,7 @@ use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::read_affinity_at;
-use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, Source, Ticker};
+use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
 use irqlab_core::IrqRow;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -141,7 +141,7 @@ fn reason(why: &str) -> String {
 
 /// Notes for the files that could not be read (said even when the run
 /// then fails because none could).
-fn note_missing(fs: &HostFs, missing: &[(Source, String)]) {
+fn note_missing(fs: &HostFs, missing: &[(StatFile, String)]) {
     for (src, why) in missing {
         eprintln!(
             "irqlab: note: {} not shown: {}",
@@ -210,7 +210,7 @@ fn snapshot_with(
         eprintln!("irqlab: note: {note}");
     }
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
-        let path = fs.path(Source::Softirqs.rel());
+        let path = fs.path(StatFile::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
     let mut present = BTreeSet::new();

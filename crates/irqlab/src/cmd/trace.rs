@@ -7,7 +7,7 @@
 //! mounted it, and the exit code is 128 + signal.
 
 use crate::cmd::args::{self, RootArgs};
-use crate::trace::interval::Select;
+use crate::trace::interval::IntervalView;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -64,8 +64,8 @@ pub const MAX_INTERVAL: Duration = args::MAX_INTERVAL;
 
 impl Args {
     /// The `--irq` / `--exclude` / `--cpus` / `--hist` selection.
-    pub fn select(&self) -> anyhow::Result<Select> {
-        Ok(Select {
+    pub fn select(&self) -> anyhow::Result<IntervalView> {
+        Ok(IntervalView {
             filter: self.filter.filter()?,
             hist: self.hist,
         })
@@ -124,7 +124,7 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(3);
 #[cfg(feature = "trace")]
 fn intervals(
     args: &Args,
-    sel: &Select,
+    sel: &IntervalView,
     session: &mut crate::trace::session::Session,
     stop: &crate::sampler::Stop,
 ) -> anyhow::Result<Option<i32>> {

@@ -1,4 +1,4 @@
-//! A [`SampleView`] as rows of cells with its [`Shape`], and [`Differ`],
+//! A [`SampleCountersView`] as rows of cells with its [`Shape`], and [`Differ`],
 //! which keeps the previous sample's counters to emit only the cells that
 //! changed. While the shape stays the same (the usual case) each parsed
 //! counter is compared with the previous sample's in place and overwrites
@@ -12,7 +12,7 @@ use super::same_shape::same_shape;
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
-use crate::sampler::counters::SampleView;
+use crate::sampler::counters::SampleCountersView;
 use crate::trace::model::TraceKey;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
@@ -47,7 +47,7 @@ pub fn stat_other_key(line: &str) -> String {
 /// The layout of `s` under `filter`; `affinity` gives
 /// `/proc/irq/N/smp_affinity_list`.
 pub fn shape_of(
-    s: SampleView,
+    s: SampleCountersView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> Shape {
@@ -121,7 +121,7 @@ pub fn shape_of(
 /// Which traced hard IRQs / vectors to record: with `--irq`, those whose
 /// /proc/interrupts row is recorded (by label); all without it.
 pub(super) fn keep_traced<'a>(
-    s: SampleView<'a>,
+    s: SampleCountersView<'a>,
     filter: &'a Filter,
 ) -> impl Fn(&TraceKey) -> bool + 'a {
     // the labels of the kept rows, matched once (not once per traced item)
@@ -160,7 +160,7 @@ trait RowSink {
 
 /// Visit the rows of `s` in layout order, handing each row's counters to
 /// `sink` (which owns the buffers). The rows are those of `shape_of(s)`.
-fn walk(s: SampleView, filter: &Filter, sink: &mut impl RowSink) {
+fn walk(s: SampleCountersView, filter: &Filter, sink: &mut impl RowSink) {
     let mut i = 0usize;
     if let Some(m) = s.snap.interrupts.as_ref() {
         let cols = filter.columns(&m.cpus);
@@ -383,7 +383,7 @@ impl Differ {
     /// that changed, except the first time (see [`Sampled::every`]).
     pub fn sample(
         &mut self,
-        s: SampleView,
+        s: SampleCountersView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
         out: &mut Vec<CellValue>,
@@ -428,7 +428,7 @@ impl Differ {
     /// Rows rebuilt from `shape`, diffed by key against the rows before.
     fn new_shape(
         &mut self,
-        s: SampleView,
+        s: SampleCountersView,
         filter: &Filter,
         shape: &Shape,
         out: &mut Vec<CellValue>,
@@ -482,8 +482,8 @@ mod tests {
         }
     }
 
-    fn view(snap: &irqlab_core::Snapshot) -> SampleView<'_> {
-        SampleView {
+    fn view(snap: &irqlab_core::Snapshot) -> SampleCountersView<'_> {
+        SampleCountersView {
             snap,
             threads: &[],
             trace: None,

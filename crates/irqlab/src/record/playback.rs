@@ -6,7 +6,7 @@
 //!
 //! Reads only the recording; writes nothing.
 
-use super::reader::{Recording, Replayer, Step};
+use super::reader::{RecordedSample, Recording, Replayer};
 use super::schema::Shape;
 use crate::filter::Filter;
 use crate::sampler::{SnapshotSource, Strategy};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// The steps of a recording, replayed in order from any position.
 pub struct RecordingSource {
-    steps: Arc<[Step]>,
+    steps: Arc<[RecordedSample]>,
     /// Index of the step the next read returns.
     next: usize,
     replayer: Replayer,
@@ -36,13 +36,13 @@ impl RecordingSource {
     }
 
     /// The steps it replays (shared, not copied).
-    pub fn steps(&self) -> Arc<[Step]> {
+    pub fn steps(&self) -> Arc<[RecordedSample]> {
         Arc::clone(&self.steps)
     }
 
     /// Replay `steps` from step `first` (the layout and counters of the
     /// steps before it are taken in without building their samples).
-    pub fn at(steps: Arc<[Step]>, first: usize, why: String) -> Self {
+    pub fn at(steps: Arc<[RecordedSample]>, first: usize, why: String) -> Self {
         let mut replayer = Replayer::default();
         let mut affinity = Vec::new();
         for step in steps.iter().take(first) {
@@ -132,11 +132,11 @@ impl SnapshotSource for RecordingSource {
 /// Steps for tests (here and in the replay player's).
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use super::Step;
+    use super::RecordedSample;
     use crate::record::schema::{CellValue, RowKind, RowMeta, SampleTime, Shape, SourceKind};
 
-    pub(crate) fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> Step {
-        Step {
+    pub(crate) fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> RecordedSample {
+        RecordedSample {
             time: SampleTime {
                 seq,
                 wall_ns: seq * 1_000_000_000,
@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn a_source_started_later_gives_the_same_frame_as_playing_through() {
-        let steps: Arc<[Step]> = vec![
+        let steps: Arc<[RecordedSample]> = vec![
             step(1, 100, 0, Some(shape())),
             step(2, 300, 500_000_000, None),
             step(3, 1300, 600_000_000, None),

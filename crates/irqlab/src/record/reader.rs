@@ -1,4 +1,4 @@
-//! A recording read back as [`RawSample`]s: the second snapshot source. The
+//! A recording read back as [`SampleCounters`]s: the second snapshot source. The
 //! segments of one boot directory, then its journal (salvaging a crash),
 //! replayed cell by cell; each sample's files are re-rendered as kernel
 //! text from the stored shape and parsed by the same core parsers as live
@@ -8,7 +8,7 @@ use super::cells::stat_field;
 use super::layout;
 use super::schema::{CellValue, RowKind, SampleTime, Seqs, Shape, SourceKind};
 use super::segment;
-use crate::sampler::counters::RawSample;
+use crate::sampler::counters::SampleCounters;
 use crate::sampler::located;
 use crate::threads::ThreadCpu;
 use crate::trace::model::Sample as TraceSample;
@@ -20,7 +20,7 @@ type CellKey = (SourceKind, String, Option<u32>);
 
 /// One stored sample: its time, a new shape if any, its cells.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub struct RecordedSample {
     pub time: SampleTime,
     pub shape: Option<Shape>,
     pub cells: Vec<CellValue>,
@@ -30,7 +30,7 @@ pub struct Step {
 #[derive(Debug, Default)]
 pub struct Recording {
     pub dir: PathBuf,
-    pub steps: Vec<Step>,
+    pub steps: Vec<RecordedSample>,
     pub warnings: Vec<String>,
 }
 
@@ -81,7 +81,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     }
     rec.warnings.extend(listing.notes.iter().cloned());
     // each readable segment's steps, by first sample
-    let mut parts: Vec<(PathBuf, Vec<Step>)> = Vec::new();
+    let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (_, _, path) in listing.segments {
         let seg = match segment::read(&path) {
             Ok(s) => s,
@@ -110,7 +110,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         let steps = seg
             .samples
             .into_iter()
-            .map(|t| Step {
+            .map(|t| RecordedSample {
                 time: t,
                 shape: shapes.remove(&t.seq),
                 cells: by_seq.remove(&t.seq).unwrap_or_default(),
@@ -124,7 +124,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     for (path, steps) in parts {
         held.push(Seqs::of(steps.iter().map(|s| s.time.seq), 0));
         let last = rec.steps.last().map(|s| s.time.seq);
-        let (old, new): (Vec<Step>, Vec<Step>) = steps
+        let (old, new): (Vec<RecordedSample>, Vec<RecordedSample>) = steps
             .into_iter()
             .partition(|s| last.is_some_and(|l| s.time.seq <= l));
         if let (Some(a), Some(b)) = (old.first(), old.last()) {
@@ -173,7 +173,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         ));
     }
     for l in lines {
-        rec.steps.push(Step {
+        rec.steps.push(RecordedSample {
             time: l.time,
             shape: l.shape,
             cells: l.cells,
@@ -192,7 +192,7 @@ pub struct Replayer {
 impl Replayer {
     /// Take in `step`'s layout and changed cells without building its
     /// sample (fast-forward when seeking).
-    pub fn advance(&mut self, step: &Step) {
+    pub fn advance(&mut self, step: &RecordedSample) {
         if let Some(s) = &step.shape {
             self.shape = Some(s.clone());
         }
@@ -203,7 +203,7 @@ impl Replayer {
     }
 
     /// Apply `step` and return the sample it describes.
-    pub fn apply(&mut self, step: &Step) -> anyhow::Result<RawSample> {
+    pub fn apply(&mut self, step: &RecordedSample) -> anyhow::Result<SampleCounters> {
         self.advance(step);
         let shape = self.layout(step)?;
         if let Some(r) = shape.irq_rows.iter().find(
@@ -215,7 +215,7 @@ impl Replayer {
                 r.key
             );
         }
-        let mut s = RawSample::default();
+        let mut s = SampleCounters::default();
         s.snap.mono_ns = step.time.mono_ns;
         s.snap.wall_ns = step.time.wall_ns;
         let file = |name: &str| PathBuf::from(format!("sample {} {name}", step.time.seq));
@@ -263,7 +263,7 @@ impl Replayer {
     }
 
     /// The layout `step` is read with (the last one stored up to it).
-    fn layout(&self, step: &Step) -> anyhow::Result<&Shape> {
+    fn layout(&self, step: &RecordedSample) -> anyhow::Result<&Shape> {
         self.shape.as_ref().ok_or_else(|| {
             anyhow::anyhow!(
                 "sample {} has no layout (the recording lacks its first sample)",
@@ -273,7 +273,7 @@ impl Replayer {
     }
 
     /// Whether any sample of `steps` was traced (`record --trace`).
-    pub fn traced(steps: &[Step]) -> bool {
+    pub fn traced(steps: &[RecordedSample]) -> bool {
         steps
             .iter()
             .any(|s| s.shape.as_ref().is_some_and(|sh| sh.trace_cpus.is_some()))
@@ -283,7 +283,7 @@ impl Replayer {
     /// --trace`): `None` when the sample was not traced.
     /// [`Replayer::apply`] rebuilds the files only: replay needs the maps
     /// beside them, from its own pass (`record::trace_replay`).
-    pub fn trace(&mut self, step: &Step) -> anyhow::Result<Option<TraceSample>> {
+    pub fn trace(&mut self, step: &RecordedSample) -> anyhow::Result<Option<TraceSample>> {
         self.advance(step);
         let shape = self.layout(step)?;
         let Some(cpus) = &shape.trace_cpus else {

@@ -10,7 +10,7 @@ use super::cells::stat_others;
 use super::schema::{RowKind, Shape};
 use super::trace_cells;
 use crate::filter::Filter;
-use crate::sampler::counters::SampleView;
+use crate::sampler::counters::SampleCountersView;
 use irqlab_core::interrupts::Shape as IrqShape;
 
 /// `cpus[cols[i]]` for every `i`, equal to `want`.
@@ -25,7 +25,7 @@ fn same_cpus(cpus: &[u32], cols: &[usize], want: &[u32]) -> bool {
 /// Does `s` under `filter` have layout `sh` (what `shape_of` would build)?
 pub fn same_shape(
     sh: &Shape,
-    s: SampleView,
+    s: SampleCountersView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> bool {
@@ -37,7 +37,7 @@ pub fn same_shape(
 }
 
 /// The same threads (names and PIDs) in the same order.
-fn same_threads(sh: &Shape, s: SampleView) -> bool {
+fn same_threads(sh: &Shape, s: SampleCountersView) -> bool {
     s.threads.len() == sh.threads.len()
         && s.threads
             .iter()
@@ -48,7 +48,7 @@ fn same_threads(sh: &Shape, s: SampleView) -> bool {
 
 fn same_irqs(
     sh: &Shape,
-    s: SampleView,
+    s: SampleCountersView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> bool {
@@ -84,7 +84,7 @@ fn same_irqs(
     stored.next().is_none()
 }
 
-fn same_softirqs(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+fn same_softirqs(sh: &Shape, s: SampleCountersView, filter: &Filter) -> bool {
     match (s.snap.softirqs.as_ref(), &sh.soft_cpus) {
         (None, None) => true,
         (Some(m), Some(cpus)) => {
@@ -96,7 +96,7 @@ fn same_softirqs(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
     }
 }
 
-fn same_stat(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+fn same_stat(sh: &Shape, s: SampleCountersView, filter: &Filter) -> bool {
     let (st, cpus) = match (s.snap.stat.as_ref(), &sh.stat_cpus) {
         (None, None) => return true,
         (Some(st), Some(cpus)) => (st, cpus),
@@ -122,7 +122,7 @@ fn same_stat(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
         && others.next().is_none()
 }
 
-fn same_trace(sh: &Shape, s: SampleView, filter: &Filter) -> bool {
+fn same_trace(sh: &Shape, s: SampleCountersView, filter: &Filter) -> bool {
     match (s.trace, &sh.trace_cpus) {
         (None, None) => true,
         (Some(t), Some(cpus)) => {
@@ -165,7 +165,7 @@ mod tests {
         filter: &Filter,
         aff: &str,
     ) -> bool {
-        let s = SampleView {
+        let s = SampleCountersView {
             snap,
             threads,
             trace: None,
@@ -189,7 +189,7 @@ mod tests {
             Filter::from_flags(Some("^24$"), Some("1")).unwrap(),
         ] {
             let base = snap(A, STAT);
-            let view = SampleView {
+            let view = SampleCountersView {
                 snap: &base,
                 threads: &threads,
                 trace: None,

@@ -9,29 +9,32 @@
 //! its traced interval without those rows' cells, and stderr says which. Reads no
 //! files; the warnings go to stderr.
 
-use super::reader::{Replayer, Step};
-use crate::trace::interval::{between, Interval, Select};
+use super::reader::{RecordedSample, Replayer};
+use crate::trace::interval::{between, Interval, IntervalView};
 use crate::trace::model::Sample;
 use std::sync::Arc;
 
 /// The recording's steps and the traced sample of the step before.
 pub struct TraceReplay {
-    steps: Arc<[Step]>,
+    steps: Arc<[RecordedSample]>,
     replayer: Replayer,
     next: usize,
     prev: Option<Sample>,
-    sel: Select,
+    sel: IntervalView,
 }
 
 impl TraceReplay {
     /// Take the first step as the baseline; `cpus` keeps only those CPUs.
-    pub fn new(steps: Arc<[Step]>, cpus: Option<Vec<u32>>) -> anyhow::Result<TraceReplay> {
+    pub fn new(
+        steps: Arc<[RecordedSample]>,
+        cpus: Option<Vec<u32>>,
+    ) -> anyhow::Result<TraceReplay> {
         let mut t = TraceReplay {
             steps,
             replayer: Replayer::default(),
             next: 0,
             prev: None,
-            sel: Select::of_cpus(cpus),
+            sel: IntervalView::of_cpus(cpus),
         };
         t.prev = t.step()?;
         Ok(t)
@@ -73,7 +76,7 @@ impl TraceReplay {
 /// about it: none when the clock did not advance or every counter went
 /// back (the programs were attached again); without the rows that went
 /// back (a negative increment) otherwise.
-fn interval(prev: &Sample, cur: &Sample, sel: &Select) -> (Option<Interval>, Option<String>) {
+fn interval(prev: &Sample, cur: &Sample, sel: &IntervalView) -> (Option<Interval>, Option<String>) {
     if cur.at_ns <= prev.at_ns {
         return (
             None,
@@ -147,7 +150,7 @@ mod tests {
     use crate::record::trace_cells::{self, tests::sample};
 
     /// A step holding every traced cell of `t` (its shape when `shaped`).
-    fn step(seq: u64, t: &Sample, shaped: bool) -> Step {
+    fn step(seq: u64, t: &Sample, shaped: bool) -> RecordedSample {
         let cols = [0, 1, 2];
         let keys = trace_cells::row_keys(t, &cols, &|_| true);
         let mut cells = Vec::new();
@@ -165,7 +168,7 @@ mod tests {
                 });
             }
         });
-        Step {
+        RecordedSample {
             time: SampleTime {
                 seq,
                 wall_ns: seq * 1_000_000_000,
@@ -190,7 +193,7 @@ mod tests {
         ];
         let mut t = TraceReplay::new(steps.into(), None).unwrap();
         let iv = t.next_interval().unwrap().unwrap();
-        let want = between(&sample(1), &sample(3), &Select::default());
+        let want = between(&sample(1), &sample(3), &IntervalView::default());
         assert_eq!(format!("{iv:?}"), format!("{want:?}"));
         assert!(t.next_interval().unwrap().is_none(), "counters went back");
         assert!(t.next_interval().unwrap().is_some(), "and go on after it");
@@ -207,7 +210,7 @@ mod tests {
         let mut b = sample(3);
         // IRQ 24's count on CPU 2 goes back from 10 to 6
         b.irqs[0].1[2].count = 6;
-        let (iv, warning) = interval(&a, &b, &Select::default());
+        let (iv, warning) = interval(&a, &b, &IntervalView::default());
         let iv = iv.expect("the frame keeps its traced interval");
         let w = warning.expect("and stderr says so");
         assert!(
@@ -227,13 +230,13 @@ mod tests {
         // no interval, said too
         let mut restart = sample(2);
         restart.at_ns = sample(3).at_ns + 1;
-        let (iv, w) = interval(&sample(3), &restart, &Select::default());
+        let (iv, w) = interval(&sample(3), &restart, &IntervalView::default());
         assert!(iv.is_none() && w.is_some_and(|w| w.contains("restarted")));
         let mut same = sample(4);
         same.at_ns = sample(3).at_ns;
-        let (iv, w) = interval(&sample(3), &same, &Select::default());
+        let (iv, w) = interval(&sample(3), &same, &IntervalView::default());
         assert!(iv.is_none() && w.is_some());
-        let (iv, w) = interval(&sample(1), &sample(2), &Select::default());
+        let (iv, w) = interval(&sample(1), &sample(2), &IntervalView::default());
         assert!(iv.is_some() && w.is_none());
     }
 }

@@ -24,7 +24,7 @@ use super::layout;
 use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
-use crate::sampler::counters::{CounterSampler, SampleView};
+use crate::sampler::counters::{CounterSampler, SampleCountersView};
 use crate::sampler::{clock, End, PacedRun, Stop, Tick};
 use crate::trace::live::TraceSession;
 use crate::trace::model::Sample as TraceSample;
@@ -118,7 +118,7 @@ struct Run {
 impl Run {
     fn add(
         &mut self,
-        s: SampleView,
+        s: SampleCountersView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
     ) -> anyhow::Result<()> {

@@ -1,12 +1,13 @@
 //! Raw counters, not rates: what `serve` and `record` take from the live
 //! sampler. [`CounterSampler`] wraps the one [`LiveSampler`] of the run (whole `/proc/interrupts`,
 //! kept-open files, thread CPU, affinity cache, clocks) and yields a
-//! [`LiveSample`] per call — the sampler's frame plus the interrupt
+//! [`LiveSampleCounters`] per call — the sampler's frame plus the interrupt
 //! threads' cumulative CPU time ([`ThreadCpu::cpu_ns`], PID and name) — the first call the baseline taken at
 //! open, each later call a new frame.
 //!
-//! [`RawSample`] is the owned form of the same data (raw counters at one
+//! [`SampleCounters`] is the owned form of the same data (raw counters at one
 //! instant): what a recording read back (`record::reader`) yields.
+//! [`SampleCountersView`] is what the consumers read of either.
 //!
 //! Does not pace (callers tick) and writes nothing.
 
@@ -18,7 +19,7 @@ use irqlab_core::Snapshot;
 
 /// One sample, owned: raw counters at one instant (a recording read back).
 #[derive(Debug, Clone, Default)]
-pub struct RawSample {
+pub struct SampleCounters {
     pub snap: Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name;
     /// `cpu_ns` is what was recorded, `cpu_pct` 0).
@@ -26,7 +27,7 @@ pub struct RawSample {
 }
 
 /// One live sample, borrowed from the [`CounterSampler`] until the next call.
-pub struct LiveSample<'a> {
+pub struct LiveSampleCounters<'a> {
     /// The sampler's frame: `frame.cur` is this sample (for the first
     /// sample `prev` and `cur` are the same baseline); affinity through
     /// `frame.affinity`, irqlab's cost through `frame.self_cost`.
@@ -35,15 +36,15 @@ pub struct LiveSample<'a> {
     pub threads: &'a [ThreadCpu],
 }
 
-impl<'a> LiveSample<'a> {
+impl<'a> LiveSampleCounters<'a> {
     /// The counters of this sample.
     pub fn snap(&self) -> &'a Snapshot {
         self.frame.cur
     }
 
     /// What the consumers read of it.
-    pub fn view(&self) -> SampleView<'a> {
-        SampleView {
+    pub fn view(&self) -> SampleCountersView<'a> {
+        SampleCountersView {
             snap: self.frame.cur,
             threads: self.threads,
             trace: None,
@@ -54,7 +55,7 @@ impl<'a> LiveSample<'a> {
 /// Raw counters at one instant as the consumers (`serve::exposition`,
 /// `record::cells`) read them, live or replayed.
 #[derive(Debug, Clone, Copy)]
-pub struct SampleView<'a> {
+pub struct SampleCountersView<'a> {
     pub snap: &'a Snapshot,
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: &'a [ThreadCpu],
@@ -62,10 +63,10 @@ pub struct SampleView<'a> {
     pub trace: Option<&'a crate::trace::model::Sample>,
 }
 
-impl RawSample {
+impl SampleCounters {
     /// What the consumers read of it.
-    pub fn view(&self) -> SampleView<'_> {
-        SampleView {
+    pub fn view(&self) -> SampleCountersView<'_> {
+        SampleCountersView {
             snap: &self.snap,
             threads: &self.threads,
             trace: None,
@@ -103,7 +104,7 @@ impl CounterSampler {
     }
 
     /// The next sample: the baseline on the first call, then a new frame.
-    pub fn next_sample(&mut self) -> anyhow::Result<LiveSample<'_>> {
+    pub fn next_sample(&mut self) -> anyhow::Result<LiveSampleCounters<'_>> {
         let frame = if self.started {
             self.live.next_frame()?
         } else {
@@ -111,7 +112,7 @@ impl CounterSampler {
             self.live.latest_frame()
         };
         totals_into(frame.threads, &mut self.totals);
-        Ok(LiveSample {
+        Ok(LiveSampleCounters {
             frame,
             threads: &self.totals,
         })

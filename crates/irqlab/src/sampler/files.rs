@@ -20,38 +20,38 @@ use irqlab_core::{paths, Interrupts, IrqRow, ParseError, Snapshot};
 
 /// A statistics file the sampler can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum StatFile {
     Interrupts,
     Softirqs,
     Stat,
 }
 
-impl Source {
+impl StatFile {
     /// Root-relative path.
     pub fn rel(self) -> &'static str {
         match self {
-            Source::Interrupts => paths::PROC_INTERRUPTS,
-            Source::Softirqs => paths::PROC_SOFTIRQS,
-            Source::Stat => paths::PROC_STAT,
+            StatFile::Interrupts => paths::PROC_INTERRUPTS,
+            StatFile::Softirqs => paths::PROC_SOFTIRQS,
+            StatFile::Stat => paths::PROC_STAT,
         }
     }
 
-    pub const ALL: [Source; 3] = [Source::Interrupts, Source::Softirqs, Source::Stat];
+    pub const ALL: [StatFile; 3] = [StatFile::Interrupts, StatFile::Softirqs, StatFile::Stat];
 }
 
 /// Reads the statistics files of one root into a reused snapshot.
 pub struct StatFiles {
     fs: HostFs,
-    sources: Vec<Source>,
+    sources: Vec<StatFile>,
     /// Reads the interrupt counts instead of `/proc/interrupts` when set.
     targeted: Option<Targeted>,
     /// Files that could not be opened, with the reason (reported once).
-    pub missing: Vec<(Source, String)>,
+    pub missing: Vec<(StatFile, String)>,
 }
 
 impl StatFiles {
     /// A sampler for `sources` under `fs`'s root.
-    pub fn new(fs: HostFs, sources: &[Source]) -> Self {
+    pub fn new(fs: HostFs, sources: &[StatFile]) -> Self {
         StatFiles {
             fs,
             sources: sources.to_vec(),
@@ -104,13 +104,13 @@ impl StatFiles {
             let Some(&src) = self.sources.get(i) else {
                 break;
             };
-            if let (Source::Interrupts, Some(t)) = (src, self.targeted.as_mut()) {
+            if let (StatFile::Interrupts, Some(t)) = (src, self.targeted.as_mut()) {
                 let model = snap.interrupts.get_or_insert_with(Interrupts::default);
                 t.read_into(&mut self.fs, model)?;
                 any = true;
                 continue;
             }
-            let read = if src == Source::Interrupts {
+            let read = if src == StatFile::Interrupts {
                 // streamed: a 1152-CPU file never needs a 13 MB buffer
                 let model = snap.interrupts.get_or_insert_with(Interrupts::default);
                 read_interrupts(&mut self.fs, model)
@@ -164,7 +164,7 @@ pub struct OnceRead {
 pub fn read_once(
     fs: &mut HostFs,
     filter: &Filter,
-    missing: &mut Vec<(Source, String)>,
+    missing: &mut Vec<(StatFile, String)>,
     row: impl FnMut(&[u32], &mut IrqRow) -> std::io::Result<()>,
 ) -> anyhow::Result<OnceRead> {
     let mut lp = LineParser::new();
@@ -176,21 +176,21 @@ pub fn read_once(
     let streamed = stream_rows(fs, filter, &mut lp, row);
     // a single look: the descriptor and its stream buffer are not
     // needed again (freed before the other files are read)
-    fs.forget(Source::Interrupts.rel());
+    fs.forget(StatFile::Interrupts.rel());
     match streamed {
         Ok(()) => {
             out.interrupt_cpus = Some(lp.cpus().to_vec());
             out.range_note = lp.note().map(|note| {
-                let path = fs.path(Source::Interrupts.rel());
+                let path = fs.path(StatFile::Interrupts.rel());
                 format!("{}: {note}", path.display())
             });
         }
         Err(e) => missing.push((
-            Source::Interrupts,
-            missing_reason(fs, Source::Interrupts, e)?,
+            StatFile::Interrupts,
+            missing_reason(fs, StatFile::Interrupts, e)?,
         )),
     }
-    for src in [Source::Softirqs, Source::Stat] {
+    for src in [StatFile::Softirqs, StatFile::Stat] {
         if let Err(e) = read_small(fs, src, &mut out.snap) {
             missing.push((src, missing_reason(fs, src, e)?));
             clear(&mut out.snap, src);
@@ -217,7 +217,7 @@ fn stream_rows(
         .irq
         .as_ref()
         .and_then(|re| Prefilter::new(re.as_str()));
-    fs.read_lines(Source::Interrupts.rel(), |line| {
+    fs.read_lines(StatFile::Interrupts.rel(), |line| {
         if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
             return lp.skip_line(line).map_err(ReadStop::Parse);
         }
@@ -252,7 +252,7 @@ impl From<std::io::Error> for ReadStop {
 /// file), or the error that fails the whole read: a parse error (with
 /// the real path and line), a refusal (a special or endless file is a
 /// broken tree, not an absent source) or a failed row callback.
-fn missing_reason(fs: &HostFs, src: Source, e: ReadStop) -> anyhow::Result<String> {
+fn missing_reason(fs: &HostFs, src: StatFile, e: ReadStop) -> anyhow::Result<String> {
     match e {
         ReadStop::Parse(e) => Err(located(&fs.path(src.rel()), &e)),
         ReadStop::Io(e) if crate::host::is_refusal(&e) => Err(e.into()),
@@ -273,7 +273,7 @@ fn nothing_readable(fs: &HostFs) -> anyhow::Error {
 /// (kept descriptor, buffer of about `host::STREAM_CHUNK`).
 fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadStop> {
     let mut refill = model.refill();
-    fs.read_lines(Source::Interrupts.rel(), |line| {
+    fs.read_lines(StatFile::Interrupts.rel(), |line| {
         refill.line(line).map_err(ReadStop::Parse)
     })?;
     refill.finish().map_err(ReadStop::Parse)
@@ -282,30 +282,30 @@ fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadSt
 /// Read and parse `/proc/softirqs` or `/proc/stat` into `snap`: one
 /// record each, so no read is spent to see EOF
 /// ([`HostFs::read_record`]).
-fn read_small(fs: &mut HostFs, src: Source, snap: &mut Snapshot) -> Result<(), ReadStop> {
+fn read_small(fs: &mut HostFs, src: StatFile, snap: &mut Snapshot) -> Result<(), ReadStop> {
     let bytes = fs.read_record(src.rel())?;
     parse_source(src, bytes, snap).map_err(ReadStop::Parse)
 }
 
-fn clear(snap: &mut Snapshot, src: Source) {
+fn clear(snap: &mut Snapshot, src: StatFile) {
     match src {
-        Source::Interrupts => snap.interrupts = None,
-        Source::Softirqs => snap.softirqs = None,
-        Source::Stat => snap.stat = None,
+        StatFile::Interrupts => snap.interrupts = None,
+        StatFile::Softirqs => snap.softirqs = None,
+        StatFile::Stat => snap.stat = None,
     }
 }
 
-fn parse_source(src: Source, bytes: &[u8], snap: &mut Snapshot) -> Result<(), ParseError> {
+fn parse_source(src: StatFile, bytes: &[u8], snap: &mut Snapshot) -> Result<(), ParseError> {
     match src {
-        Source::Interrupts => snap
+        StatFile::Interrupts => snap
             .interrupts
             .get_or_insert_with(Interrupts::default)
             .parse_into(bytes),
-        Source::Softirqs => snap
+        StatFile::Softirqs => snap
             .softirqs
             .get_or_insert_with(Default::default)
             .parse_into(bytes),
-        Source::Stat => snap
+        StatFile::Stat => snap
             .stat
             .get_or_insert_with(Default::default)
             .parse_into(bytes),
@@ -381,7 +381,7 @@ mod tests {
             |_, _| Ok(()),
         )
         .unwrap();
-        let mut files = StatFiles::new(HostFs::new(d.path()), &Source::ALL);
+        let mut files = StatFiles::new(HostFs::new(d.path()), &StatFile::ALL);
         let mut snap = Snapshot::default();
         files.sample(&mut snap).unwrap();
         let soft = std::fs::read(d.path().join("proc/softirqs")).unwrap();
@@ -426,8 +426,8 @@ mod tests {
             .to_string();
         let stat = d.path().join("proc/stat");
         assert!(e.starts_with(&format!("{}:1:", stat.display())), "{e}");
-        let srcs: Vec<Source> = missing.iter().map(|(s, _)| *s).collect();
-        assert_eq!(srcs, [Source::Interrupts, Source::Softirqs]);
+        let srcs: Vec<StatFile> = missing.iter().map(|(s, _)| *s).collect();
+        assert_eq!(srcs, [StatFile::Interrupts, StatFile::Softirqs]);
     }
 
     #[test]
@@ -485,7 +485,7 @@ mod tests {
         .err()
         .unwrap()
         .to_string();
-        let mut files = StatFiles::new(HostFs::new(d.path()), &Source::ALL);
+        let mut files = StatFiles::new(HostFs::new(d.path()), &StatFile::ALL);
         let live = files
             .sample(&mut Snapshot::default())
             .unwrap_err()

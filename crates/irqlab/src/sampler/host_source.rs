@@ -12,7 +12,7 @@ use super::live::{LivePlan, SnapshotSource};
 use super::strategy::{self, Choice};
 use super::strategy_cache;
 use super::targeted::{self, Targets};
-use super::{located, Source, StatFiles, Strategy, Targeted};
+use super::{located, StatFile, StatFiles, Strategy, Targeted};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::threads::{ThreadCpu, Threads};
@@ -40,7 +40,7 @@ pub struct HostSource {
 
 /// Read and parse the whole `/proc/interrupts` once.
 fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
-    let rel = Source::Interrupts.rel();
+    let rel = StatFile::Interrupts.rel();
     let path = fs.path(rel);
     let bytes = fs
         .read(rel)
@@ -145,7 +145,7 @@ impl HostSource {
         let mut fs = HostFs::new(&plan.root);
         let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
         let threads = with_threads.then(|| Threads::new(&fs));
-        let mut files = StatFiles::new(fs, &Source::ALL);
+        let mut files = StatFiles::new(fs, &StatFile::ALL);
         let irq_list = if targeted.is_some() {
             // Only the targeted strategy watches the IRQ set (refresh).
             files.fs().list_dir(IRQ_DIR)

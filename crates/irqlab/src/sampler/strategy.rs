@@ -107,7 +107,7 @@ fn paired_medians(
 pub fn decide(fs: &mut HostFs, targeted: &mut Targeted, rounds: usize) -> anyhow::Result<Decision> {
     let mut full_model = Interrupts::default();
     let mut small_model = Interrupts::default();
-    let rel = super::Source::Interrupts.rel();
+    let rel = super::StatFile::Interrupts.rel();
     let path = fs.path(rel);
     let fs = std::cell::RefCell::new(fs);
     let (full_ns, targeted_ns) = paired_medians(

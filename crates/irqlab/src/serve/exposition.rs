@@ -1,12 +1,12 @@
 //! The `/metrics` body: Prometheus text format (version 0.0.4) from one
-//! [`SampleView`] of raw counters. Rates are PromQL's job; nothing here
+//! [`SampleCountersView`] of raw counters. Rates are PromQL's job; nothing here
 //! divides by time. Names, labels and per-CPU shaping follow
 //! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
 //! `Vec<u8>`, reads nothing.
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
-use crate::sampler::counters::SampleView;
+use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
@@ -165,7 +165,7 @@ impl Renderer {
     }
 
     /// Write the whole body for `s` into `out` (cleared first).
-    pub fn render(&mut self, s: SampleView, own: &OwnStats, out: &mut Vec<u8>) {
+    pub fn render(&mut self, s: SampleCountersView, own: &OwnStats, out: &mut Vec<u8>) {
         out.clear();
         self.series = 0;
         self.interrupts(s.snap, out);

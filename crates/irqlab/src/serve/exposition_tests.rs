@@ -1,5 +1,5 @@
 use super::*;
-use crate::sampler::counters::RawSample;
+use crate::sampler::counters::SampleCounters;
 
 fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     Options {
@@ -10,8 +10,8 @@ fn opts(per_cpu: PerCpu, naming: Naming) -> Options {
     }
 }
 
-fn sample(interrupts: &str) -> RawSample {
-    let mut s = RawSample::default();
+fn sample(interrupts: &str) -> SampleCounters {
+    let mut s = SampleCounters::default();
     s.snap.interrupts = irqlab_core::Interrupts::parse(interrupts.as_bytes()).ok();
     s.snap.softirqs =
         irqlab_core::Softirqs::parse(b"                    CPU0       CPU1\n          HI:          1          2\n      NET_RX:         10         20\n").ok();
@@ -21,7 +21,7 @@ fn sample(interrupts: &str) -> RawSample {
 
 const TWO: &str = "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\nERR:          3\n";
 
-fn body(r: &mut Renderer, s: &RawSample) -> String {
+fn body(r: &mut Renderer, s: &SampleCounters) -> String {
     let mut out = Vec::new();
     r.render(s.view(), &OwnStats::default(), &mut out);
     String::from_utf8(out).unwrap()

@@ -9,7 +9,7 @@ use serde::Serialize;
 /// What to keep: the rows and CPUs of every command's row filter, and
 /// whether to keep histograms.
 #[derive(Debug, Clone, Default)]
-pub struct Select {
+pub struct IntervalView {
     /// Hard IRQ / vector / softirq rows tested as a row with this label
     /// whose one action is the row's name (`--irq`, `--exclude`), and the
     /// CPUs the rows are summed over (`--cpus`).
@@ -18,10 +18,10 @@ pub struct Select {
     pub hist: bool,
 }
 
-impl Select {
+impl IntervalView {
     /// Every row, only these CPUs (None: all), no histograms.
-    pub fn of_cpus(cpus: Option<Vec<u32>>) -> Select {
-        Select {
+    pub fn of_cpus(cpus: Option<Vec<u32>>) -> IntervalView {
+        IntervalView {
             filter: Filter {
                 cpus,
                 ..Filter::default()
@@ -151,7 +151,7 @@ fn per_cpu<'a, T: Default + Clone + 'a>(
 }
 
 /// The interval between `prev` and `cur` (both cumulative since attach).
-pub fn between(prev: &Sample, cur: &Sample, sel: &Select) -> Interval {
+pub fn between(prev: &Sample, cur: &Sample, sel: &IntervalView) -> Interval {
     let elapsed_ns = cur.at_ns.saturating_sub(prev.at_ns);
     let ncpu = cur.ncpu();
     let mut irq_ns = vec![0u64; ncpu];
@@ -330,7 +330,7 @@ mod tests {
             [(110, 10_001_000), (5, 500)],
             [(3, 20_000_100, 1_000_000), (0, 0, 0)],
         );
-        let iv = between(&a, &b, &Select::default());
+        let iv = between(&a, &b, &IntervalView::default());
         assert_eq!(iv.elapsed_ns, 1_000_000_000);
         assert_eq!(iv.irqs.len(), 1);
         let l = &iv.irqs[0];
@@ -351,7 +351,7 @@ mod tests {
     fn filters_keep_rows_and_cpus_but_cpu_time_counts_everything() {
         let a = sample(0, [(0, 0), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
         let b = sample(1_000, [(1, 10), (2, 20)], [(1, 5, 0), (0, 0, 0)]);
-        let sel = Select {
+        let sel = IntervalView {
             filter: Filter::from_flags(Some("^NET"), Some("1")).unwrap(),
             hist: true,
         };
@@ -360,14 +360,14 @@ mod tests {
         assert!(iv.softirqs.is_empty(), "NET_RX ran on CPU 0 only");
         assert_eq!(iv.cpus.len(), 1);
         assert_eq!((iv.cpus[0].cpu, iv.cpus[0].irq_ns), (1, 20));
-        let sel = Select {
+        let sel = IntervalView {
             filter: Filter::from_flags(Some("virtio"), Some("1")).unwrap(),
             ..sel
         };
         let iv = between(&a, &b, &sel);
         assert_eq!(iv.irqs[0].count, 2);
         assert!(iv.irqs[0].hist.is_some());
-        let sel = Select {
+        let sel = IntervalView {
             filter: sel.filter.excluding(Some("virtio")).unwrap(),
             ..sel
         };
@@ -412,7 +412,7 @@ mod tests {
                 .map(|(k, v)| (key(k.irq, &k.name()), v))
                 .collect::<Vec<_>>()
         };
-        let sel = Select::default();
+        let sel = IntervalView::default();
         let (s1, s2, s3) = (at(1, unmerged(1)), at(2, unmerged(2)), at(3, unmerged(3)));
         assert_eq!(
             rows_of(&between(&s1, &s2, &sel)),
@@ -440,15 +440,15 @@ mod tests {
         };
         let mut b = a.clone();
         b.drops = vec![5, 1];
-        assert_eq!(between(&a, &b, &Select::default()).dropped, 4);
-        assert_eq!(between(&b, &b, &Select::default()).dropped, 0);
+        assert_eq!(between(&a, &b, &IntervalView::default()).dropped, 4);
+        assert_eq!(between(&b, &b, &IntervalView::default()).dropped, 0);
     }
 
     #[test]
     fn a_row_new_in_cur_counts_from_zero() {
         let a = Sample::default();
         let b = sample(5, [(3, 30), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
-        let iv = between(&a, &b, &Select::default());
+        let iv = between(&a, &b, &IntervalView::default());
         assert_eq!(iv.irqs[0].count, 3);
         assert!(iv.softirqs.is_empty());
     }

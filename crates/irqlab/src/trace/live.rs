@@ -8,7 +8,7 @@
 //! before a trial's timed window and reads after it. Dropping a
 //! `LiveTrace` drops its session (detach, unmount: see `session`).
 
-use super::interval::{between, Interval, Select};
+use super::interval::{between, Interval, IntervalView};
 use super::model::Sample;
 use anyhow::Result;
 
@@ -25,12 +25,12 @@ pub struct LiveTrace {
     first: Option<Sample>,
     prev: Sample,
     cur: Sample,
-    sel: Select,
+    sel: IntervalView,
 }
 
 impl LiveTrace {
     /// Take `session`'s baseline now; intervals keep what `sel` selects.
-    pub fn new(mut session: Box<dyn TraceSession>, sel: Select) -> Result<Self> {
+    pub fn new(mut session: Box<dyn TraceSession>, sel: IntervalView) -> Result<Self> {
         let mut prev = Sample::default();
         session.read(&mut prev)?;
         Ok(LiveTrace {
@@ -50,7 +50,7 @@ impl LiveTrace {
     pub fn start(fs: &crate::host::HostFs, cpus: Option<Vec<u32>>) -> Result<(Self, Vec<String>)> {
         let session = super::session::Session::start(fs)?;
         let notes = session.notes.clone();
-        let sel = Select::of_cpus(cpus);
+        let sel = IntervalView::of_cpus(cpus);
         Ok((LiveTrace::new(Box::new(session), sel)?, notes))
     }
 
@@ -65,7 +65,10 @@ impl LiveTrace {
     ) -> Result<(Self, Vec<String>)> {
         let session = super::session::Session::start_in(fs, guard)?;
         let notes = session.notes.clone();
-        Ok((LiveTrace::new(Box::new(session), Select::default())?, notes))
+        Ok((
+            LiveTrace::new(Box::new(session), IntervalView::default())?,
+            notes,
+        ))
     }
 
     /// Start the next interval now (`bench`: just before a trial's timed
@@ -113,24 +116,30 @@ mod tests {
 
     #[test]
     fn ticks_marks_and_the_whole_run_are_intervals_between_reads() {
-        let mut t = LiveTrace::new(Box::new(Growing(0)), Select::default()).unwrap();
-        let one = between(&sample(1), &sample(2), &Select::default());
+        let mut t = LiveTrace::new(Box::new(Growing(0)), IntervalView::default()).unwrap();
+        let one = between(&sample(1), &sample(2), &IntervalView::default());
         assert_eq!(t.tick().unwrap(), one, "baseline to the first tick");
         let two = t.tick().unwrap();
-        assert_eq!(two, between(&sample(2), &sample(3), &Select::default()));
+        assert_eq!(
+            two,
+            between(&sample(2), &sample(3), &IntervalView::default())
+        );
         assert_eq!(t.whole_run(), two, "from the first tick on");
         t.mark().unwrap(); // reads sample(4)
         let marked = t.tick().unwrap();
-        assert_eq!(marked, between(&sample(4), &sample(5), &Select::default()));
+        assert_eq!(
+            marked,
+            between(&sample(4), &sample(5), &IntervalView::default())
+        );
         assert_eq!(
             t.whole_run(),
-            between(&sample(2), &sample(5), &Select::default())
+            between(&sample(2), &sample(5), &IntervalView::default())
         );
     }
 
     #[test]
     fn only_the_selected_cpus_are_kept() {
-        let sel = Select::of_cpus(Some(vec![0]));
+        let sel = IntervalView::of_cpus(Some(vec![0]));
         let mut t = LiveTrace::new(Box::new(Growing(0)), sel.clone()).unwrap();
         let iv = t.tick().unwrap();
         assert_eq!(iv, between(&sample(1), &sample(2), &sel));

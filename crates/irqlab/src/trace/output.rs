@@ -169,7 +169,7 @@ pub fn json(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::interval::{between, Select};
+    use crate::trace::interval::{between, IntervalView};
     use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
 
     fn interval() -> Interval {
@@ -202,9 +202,9 @@ mod tests {
         between(
             &Sample::default(),
             &cur,
-            &Select {
+            &IntervalView {
                 hist: true,
-                ..Select::default()
+                ..IntervalView::default()
             },
         )
     }

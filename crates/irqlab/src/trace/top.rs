@@ -180,7 +180,7 @@ pub fn ns(v: Option<f64>) -> String {
 #[cfg(test)]
 pub(crate) mod fake {
     use super::*;
-    use crate::trace::interval::{between, Select};
+    use crate::trace::interval::{between, IntervalView};
     use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
 
     fn stats(count: u64, total_ns: u64, slot: usize) -> Stats {
@@ -206,7 +206,7 @@ pub(crate) mod fake {
 
     /// One second: CPU 0 busier than CPU 1.
     pub fn interval() -> Interval {
-        between(&Sample::default(), &sample(), &Select::default())
+        between(&Sample::default(), &sample(), &IntervalView::default())
     }
 
     /// The maps' counters after [`interval`], read from zero.

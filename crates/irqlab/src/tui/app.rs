@@ -13,10 +13,10 @@ use crate::threads::ThreadCpu;
 use irqlab_core::Shape;
 use std::time::Duration;
 
-/// One sample: the rates report (rows carry their count since boot and
-/// affinity) and how the live sampler got it.
+/// What the TUI shows of one frame: the rates report (rows carry their
+/// count since boot and affinity) and how the live sampler got it.
 #[derive(Debug, Default)]
-pub struct SampleData {
+pub struct FrameView {
     pub report: Report,
     pub strategy: Option<Strategy>,
     /// irqlab's cost for this sample (read, parse, threads, report).
@@ -51,7 +51,7 @@ pub enum Key {
 pub enum Msg {
     Key(Key),
     Resize(u16, u16),
-    Sample(Box<SampleData>),
+    Sample(Box<FrameView>),
     /// The interrupt threads' CPU use (`ksoftirqd/N`, `irq/N-name`).
     Threads(Vec<ThreadCpu>),
     /// A sampling error (shown in the status line).
@@ -120,7 +120,7 @@ const STATUS_TICKS: u32 = 5;
 pub struct App {
     pub interval: Duration,
     pub color: bool,
-    pub sample: Option<SampleData>,
+    pub sample: Option<FrameView>,
     pub samples: u64,
     pub threads: Vec<ThreadCpu>,
     pub sort: SortKey,

@@ -6,7 +6,7 @@
 //! hands filter changes back to the sampler thread, checks the stop flag
 //! and redraws.
 
-use super::app::{App, Key, Msg, SampleData};
+use super::app::{App, FrameView, Key, Msg};
 use super::terminal::TermGuard;
 use super::view;
 use crate::cmd::top::trace::Tracing;
@@ -94,11 +94,11 @@ fn sampler_thread(
 /// One frame as the App shows it: every row the sampler read (the App
 /// filters and selects CPUs itself, at once on a key), with affinity,
 /// strategy and irqlab's cost for the frame.
-pub fn sample_data(frame: &mut Frame) -> SampleData {
+pub fn sample_data(frame: &mut Frame) -> FrameView {
     let rows = frame.filter().cpus_only();
     let mut report = report::from_delta_rates(frame.prev, frame.cur, &rows);
     report::annotate_affinity(&mut report, frame);
-    SampleData {
+    FrameView {
         report,
         strategy: Some(frame.strategy),
         self_cost: frame.self_cost(),

@@ -2,7 +2,7 @@
 //! snapshots one second apart with fixed count increments), so tests and
 //! snapshots never depend on timing.
 
-use super::app::SampleData;
+use super::app::FrameView;
 use crate::filter::Filter;
 use crate::report;
 use crate::threads::{classify, ThreadCpu, ThreadKind};
@@ -11,7 +11,7 @@ use irqlab_core::synth::SynthSpec;
 use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
 
 /// Two snapshots of a synth machine, 1 s apart, and the sample from them.
-pub fn sample(cpus: u32, irqs: u32) -> SampleData {
+pub fn sample(cpus: u32, irqs: u32) -> FrameView {
     let spec = SynthSpec {
         cpus,
         irqs,
@@ -36,7 +36,7 @@ pub fn sample(cpus: u32, irqs: u32) -> SampleData {
     for row in report.interrupts.iter_mut().flat_map(|s| s.rows.iter_mut()) {
         row.affinity = row.irq.map(|n| format!("{}", n % cpus));
     }
-    SampleData {
+    FrameView {
         report,
         strategy: Some(crate::sampler::Strategy::ProcInterrupts),
         self_cost: crate::sampler::SelfCost {
@@ -50,15 +50,15 @@ pub fn sample(cpus: u32, irqs: u32) -> SampleData {
 }
 
 /// [`small_sample`] with traced time (`top --trace`), for the traced view.
-pub fn traced_sample() -> SampleData {
-    SampleData {
+pub fn traced_sample() -> FrameView {
+    FrameView {
         trace: Some(crate::trace::top::fake::top_trace()),
         ..small_sample()
     }
 }
 
 /// The small machine used by the unit and snapshot tests.
-pub fn small_sample() -> SampleData {
+pub fn small_sample() -> FrameView {
     sample(4, 12)
 }
 

@@ -10,7 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 use std::time::Duration;
 
-fn app_with(sample: super::app::SampleData) -> App {
+fn app_with(sample: super::app::FrameView) -> App {
     let mut a = App::new(Duration::from_secs(1), false);
     a.update(Msg::Sample(Box::new(sample)));
     a.update(Msg::Threads(fixtures::threads()));

@@ -12,7 +12,7 @@ use super::app::{App, Key, Msg};
 use super::event::sample_data;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
-use crate::record::reader::Step;
+use crate::record::reader::RecordedSample;
 use crate::sampler::LiveSampler;
 use crate::sampler::Stop;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -63,7 +63,7 @@ pub const HELP: &str =
 
 /// Position, state and sampler of one replay.
 pub struct Player {
-    steps: Arc<[Step]>,
+    steps: Arc<[RecordedSample]>,
     name: String,
     filter: Filter,
     live: LiveSampler<RecordingSource>,
@@ -75,7 +75,11 @@ pub struct Player {
 
 impl Player {
     /// A player before its first frame (needs at least two steps).
-    pub fn new(steps: Arc<[Step]>, name: String, filter: Filter) -> anyhow::Result<Player> {
+    pub fn new(
+        steps: Arc<[RecordedSample]>,
+        name: String,
+        filter: Filter,
+    ) -> anyhow::Result<Player> {
         if steps.len() < 2 {
             anyhow::bail!("{name}: a replay needs at least two samples");
         }
@@ -209,7 +213,7 @@ impl Player {
 
 /// A sampler whose baseline is step `base` (its next frame is `base + 1`).
 fn open_at(
-    steps: &Arc<[Step]>,
+    steps: &Arc<[RecordedSample]>,
     base: usize,
     name: &str,
     filter: &Filter,

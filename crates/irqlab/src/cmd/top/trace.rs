@@ -78,7 +78,7 @@ pub fn append_json(line: &mut Vec<u8>, t: &TopTrace) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::interval::Select;
+    use crate::trace::interval::IntervalView;
     use crate::trace::live::{LiveTrace, TraceSession};
     use crate::trace::model::{Sample, Stats};
     use crate::trace::top::fake;
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn handler_time_is_kept_for_the_rows_the_filter_keeps() {
-        let mut t: Tracing = LiveTrace::new(Box::new(Fake(0)), Select::default()).unwrap();
+        let mut t: Tracing = LiveTrace::new(Box::new(Fake(0)), IntervalView::default()).unwrap();
         let snap = snapshot();
         let all = tick(&mut t, &snap, &Filter::default()).unwrap();
         let labels: Vec<&str> = all.irqs.iter().map(|x| x.label.as_str()).collect();

@@ -3,7 +3,7 @@ use crate::record::playback::fixtures::{shape, step};
 
 /// LOC: 100, 300, 1300, 1400 at 1 s steps (rates 200, 1000, 100).
 fn player() -> Player {
-    let steps: Arc<[Step]> = vec![
+    let steps: Arc<[RecordedSample]> = vec![
         step(0, 100, 0, Some(shape())),
         step(1, 300, 0, None),
         step(2, 1300, 0, None),

@@ -10,15 +10,15 @@ use anyhow::{bail, Context};
 use irqlab_core::{Interrupts, IrqRow};
 use regex::Regex;
 
-/// A resolved selection: the labels of the chosen rows, in file order.
+/// The IRQs a trial measures (`--measure`, resolved): the labels of the chosen rows, in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
-    pub rows: Vec<Selected>,
+pub struct Measured {
+    pub rows: Vec<MeasuredIrq>,
 }
 
 /// One chosen row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selected {
+pub struct MeasuredIrq {
     /// `/proc/interrupts` label (`36`, `LOC`).
     pub label: String,
     /// Actions or description, for humans and the environment record.
@@ -55,8 +55,8 @@ pub fn available(m: &Interrupts) -> String {
 }
 
 /// Resolve `selectors` against `m`. Each selector must match at least one row.
-pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Selection> {
-    let mut rows: Vec<Selected> = Vec::new();
+pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Measured> {
+    let mut rows: Vec<MeasuredIrq> = Vec::new();
     for sel in selectors {
         let re = Regex::new(sel)
             .with_context(|| format!("--measure {sel:?} is not a number, label or valid regex"))?;
@@ -69,14 +69,14 @@ pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Selection
         }
         for r in found {
             if !rows.iter().any(|x| x.label == r.label) {
-                rows.push(Selected {
+                rows.push(MeasuredIrq {
                     label: r.label.clone(),
                     what: describe_row(r),
                 });
             }
         }
     }
-    Ok(Selection { rows })
+    Ok(Measured { rows })
 }
 
 #[cfg(test)]
