@@ -15,7 +15,7 @@ use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
-use crate::report;
+use crate::report::{self, RateOpts};
 use crate::sampler::strategy::Choice;
 use crate::sampler::{LiveSampler, SelfCost, Strategy};
 use crate::tui::app::SortKey;
@@ -91,7 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             BatchFormat::Text => {
-                let mut rep = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
+                let mut rep =
+                    report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
                 if let Some(sec) = rep.interrupts.as_mut() {
                     let rate = |r: &report::IrqLine| r.total_rate.unwrap_or(0.0);
                     sec.rows.sort_by(|a, b| {

@@ -39,7 +39,7 @@ fn reference(
     f: &Filter,
     threads: &[ThreadCpu],
 ) -> serde_json::Value {
-    let mut r = report::from_delta_rates(old, new, f);
+    let mut r = report::rates(old, new, f, report::RateOpts::default());
     if let Some(sec) = r.interrupts.as_mut() {
         for row in &mut sec.rows {
             row.affinity = row.irq.and_then(affinity_of);
@@ -438,7 +438,15 @@ fn total_rate_is_rounded_like_rates() {
     }
     check(&a, &b, &Filter::default());
     // show's JSON: the same rounding
-    let r = report::from_delta(&a, &b, &Filter::default());
+    let r = report::rates(
+        &a,
+        &b,
+        &Filter::default(),
+        report::RateOpts {
+            deltas: true,
+            ..report::RateOpts::default()
+        },
+    );
     let s = serde_json::to_string(&r).unwrap();
     assert!(s.contains("\"total_rate\":33.333,"), "{s}");
 }

@@ -106,7 +106,7 @@ pub fn thread_rows(v: &[ThreadCpu]) -> Vec<ThreadRow> {
 /// strategy and irqlab's cost for the frame.
 pub fn sample_data(frame: &mut Frame) -> SampleData {
     let rows = frame.filter().cpus_only();
-    let mut report = report::from_delta_rates(frame.prev, frame.cur, &rows);
+    let mut report = report::rates(frame.prev, frame.cur, &rows, report::RateOpts::default());
     report::annotate_affinity(&mut report, frame);
     SampleData {
         report,

@@ -5,7 +5,7 @@
 //! are said on stderr at start (`crate::filter::warnings`), as in `show`.
 //!
 //! Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::from_delta_rates` (no affinity: text does not print it) and
+//! `report::rates` (no affinity: text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
@@ -21,7 +21,7 @@ use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
-use crate::report;
+use crate::report::{self, RateOpts};
 use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
 use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
@@ -50,7 +50,7 @@ impl Summary {
         if self.samples == 0 {
             return Ok(());
         }
-        let report = report::from_delta_rates(&self.first, latest, &self.filter);
+        let report = report::rates(&self.first, latest, &self.filter, RateOpts::default());
         let n = self.samples;
         let c = &self.cost;
         let mean = SelfCost {
@@ -148,7 +148,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
-                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
+                let report =
+                    report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
                 let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(&stamp),
