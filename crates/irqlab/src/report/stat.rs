@@ -57,8 +57,10 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) 
                 pct: share(t.cpu, t),
             }),
     );
+    // since boot: the value itself; over an interval: `delta`'s difference
+    // of a 64-bit counter (a decrease is a reset: no count)
     let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(o), Some(n)) if old != &Stat::default() => Some(n.saturating_sub(o)),
+        (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
         (_, n) => n,
     };
     StatSection {

@@ -205,3 +205,25 @@ fn rates_json_is_the_reports_document() {
     assert!(s.contains(r#""gone":["7"]"#), "{s}");
 }
 
+/// The system counters of `/proc/stat` over an interval are `delta`'s
+/// differences: a counter that went backwards has no count (never a 0
+/// that reads as "nothing happened"); since boot they are the values.
+#[test]
+fn stat_counters_over_an_interval_come_from_delta() {
+    let stat = |ctxt: u64, intr: u64| {
+        let text = format!(
+            "cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 20 0 20 200 0 0 0 0 0 0\nintr {intr}\nctxt {ctxt}\nprocesses 50\nsoftirq 9 9\n"
+        );
+        Stat::parse(text.as_bytes()).unwrap()
+    };
+    let all = Filter::default();
+    let st = stat_section(&stat(100, 10), &stat(130, 15), &all, Some(1.0));
+    assert_eq!(
+        (st.ctxt, st.intr_total, st.processes),
+        (Some(30), 5, Some(0))
+    );
+    let st = stat_section(&stat(100, 10), &stat(40, 15), &all, Some(1.0));
+    assert_eq!(st.ctxt, None, "ctxt went backwards: a reset, no count");
+    let since_boot = stat_section(&Stat::default(), &stat(100, 10), &all, None);
+    assert_eq!((since_boot.ctxt, since_boot.intr_total), (Some(100), 10));
+}
