@@ -8,8 +8,8 @@
 //! frame's traced time as `top --trace` does (`record::trace_replay`).
 
 use super::top::text::{Block, TextOpts};
+use super::top::trace_text;
 use super::top::BatchFormat;
-use super::top::{trace as top_trace, trace_text};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
@@ -18,6 +18,7 @@ use crate::record::{layout, reader};
 use crate::report::{self, RateOpts};
 use crate::sampler::strategy::Choice;
 use crate::sampler::{LiveSampler, SelfCost, Strategy};
+use crate::trace::top as top_trace;
 use crate::tui::app::SortKey;
 use crate::tui::replay::Player;
 use crate::tui::TuiConfig;
@@ -85,10 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         match args.format {
             BatchFormat::Json => {
-                jsonl.write_frame(&mut frame, &mut buf);
-                if let Some(tt) = &traced {
-                    top_trace::append_json(&mut buf, tt)?;
-                }
+                jsonl.write_frame(&mut frame, traced.as_ref(), &mut buf);
             }
             BatchFormat::Text => {
                 let mut rep =

@@ -9,12 +9,12 @@
 use super::app::{App, Key, Msg, SampleData, ThreadRow};
 use super::terminal::{Stop, TermGuard};
 use super::view;
-use crate::cmd::top::trace::Tracing;
 use crate::filter::Filter;
 use crate::report;
 use crate::sampler::{Frame, LiveSampler, Ticker};
 use crate::threads::ThreadCpu;
 use crate::trace::top::TopTrace;
+use crate::trace::top::Tracing;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};

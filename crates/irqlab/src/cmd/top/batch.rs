@@ -16,13 +16,13 @@
 //! more.
 
 use super::text::{self, Block, TextOpts};
-use super::trace as top_trace;
 use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report::{self, RateOpts};
 use crate::sampler::{clock, LiveSampler, SelfCost, Stop, Strategy, Ticker};
+use crate::trace::top as top_trace;
 use crate::trace::top::TopTrace;
 use irqlab_core::Snapshot;
 use std::io::Write;
@@ -140,10 +140,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         };
         match summary.as_mut() {
             None => {
-                jsonl.write_frame(&mut frame, &mut buf);
-                if let Some(tt) = &traced {
-                    top_trace::append_json(&mut buf, tt)?;
-                }
+                jsonl.write_frame(&mut frame, traced.as_ref(), &mut buf);
             }
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
