@@ -1,4 +1,5 @@
-//! THE report builder: [`counts`] from one snapshot, [`rates`] from two
+//! THE report builder: [`counts`](fn@counts) from one snapshot,
+//! [`rates`](fn@rates) from two
 //! (with [`RateOpts`] saying what the interrupt rows hold), and the pieces
 //! every section shares (a row's metadata, kept columns, the busiest
 //! CPU). Sections are made in `counts`, `rates` and `stat`; nothing here
@@ -43,7 +44,7 @@ pub enum IrqRows {
     Omitted,
 }
 
-/// Options of [`rates`]. The default is what `top` shows: per-CPU rates,
+/// Options of [`rates`](fn@rates). The default is what `top` shows: per-CPU rates,
 /// totals and gaps, no per-CPU deltas (on a 1152-CPU machine those are a
 /// million more numbers per sample to build and print).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

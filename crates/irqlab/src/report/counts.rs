@@ -16,7 +16,7 @@ pub(super) fn irq_counts(m: &mut Interrupts, f: &Filter) -> IrqSection {
 }
 
 /// The interrupts section of a counts report, built one row at a time:
-/// [`counts`](super::counts) over a parsed file, and `show`, which streams
+/// [`counts`](fn@super::counts) over a parsed file, and `show`, which streams
 /// `/proc/interrupts` through one scratch row so that rows the filter
 /// drops are never copied anywhere.
 pub struct IrqCounts<'f> {

@@ -14,7 +14,8 @@ use serde::Serialize;
 /// the two snapshots: each interrupt row is built, serialized and dropped
 /// in turn, so a 1152-CPU machine never holds a million deltas and rates
 /// at once. The same document as serializing the [`Report`] of
-/// [`rates`](super::rates) with per-CPU deltas (tested). `rest` holds the other sections (its
+/// [`rates`](fn@super::rates) with per-CPU deltas (tested). `rest` holds the
+/// other sections (its
 /// `interrupts` is ignored); `show` decides whether a row is written
 /// (`--threshold`) and gives each numbered row's affinity.
 pub struct RatesJson<'a> {

@@ -2,7 +2,8 @@
 //! (counts) or two (deltas and rates via `irqlab_core::delta`).
 //!
 //! - `model`: the types and their serde form (the JSON contract in README);
-//! - `build`: THE builder ([`counts`], [`rates`] with [`RateOpts`]);
+//! - `build`: THE builder ([`counts`](fn@counts), [`rates`](fn@rates)
+//!   with [`RateOpts`]);
 //!   `counts`, `rates`, `stat`: the sections it is made of;
 //! - `order`: sort keys, names, `--threshold`, the `SUM` line;
 //! - `json`: `show --interval`'s rates document streamed row by row;

@@ -1,6 +1,6 @@
 //! The report's types: sections and lines of `show` and `top`, and their
 //! serde form (the JSON contract documented in README; rates rounded by
-//! [`ser_rate`]'s rule). Plain data: building a report is `build`'s, row
+//! `ser_rate`'s rule). Plain data: building a report is `build`'s, row
 //! order `order`'s; nothing here reads a file or computes a number.
 
 use crate::filter::Filter;
