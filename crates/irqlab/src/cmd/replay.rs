@@ -9,7 +9,7 @@
 
 use super::top::batch::{BatchWriter, FrameTrace};
 use super::top::text::TextOpts;
-use super::top::trace as top_trace;
+use crate::trace::top as top_trace;
 use super::top::BatchFormat;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
