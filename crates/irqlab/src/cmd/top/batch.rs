@@ -158,7 +158,8 @@ impl BatchWriter {
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
-                let report = report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
+                let report =
+                    report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
                 let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(&stamp),
