@@ -5,7 +5,8 @@
 //! as a delta against a second tree, and written in every format. Must never panic, hang or grow without bound; errors are fine.
 #![no_main]
 use irqlab::export;
-use irqlab::report::{self, Filter};
+use irqlab::filter::Filter;
+use irqlab::report;
 use irqlab::sampler::strategy::Choice;
 use irqlab::sampler::{LivePlan, LiveSampler};
 use libfuzzer_sys::fuzz_target;
