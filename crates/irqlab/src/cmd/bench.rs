@@ -13,6 +13,7 @@ use crate::bench::plan::{invalid, Invalid, Order, Output, Plan, PlanFile, Varian
 use crate::bench::prepare::{IrqSpec, PinSpec, Preparation, SysctlSpec};
 use crate::bench::progress::Progress;
 use crate::bench::runner;
+use crate::bench::workloads::veth::{Loss, NetPath, Rate};
 use crate::bench::workloads::{WorkloadKind, WorkloadOptions};
 use crate::cmd::args::RootArgs;
 use crate::host::HostFs;
@@ -129,10 +130,19 @@ pub struct Args {
     /// before the command is stopped).
     #[arg(long, default_value = "200ms", value_parser = crate::cmd::parse_duration)]
     pub settle: Duration,
+    /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
+    /// is the loss-free baseline on the same path). Runs the transfer over
+    /// a veth pair between two network namespaces (needs root, `nft`).
+    #[arg(long, value_name = "PCT%", value_parser = |s: &str| s.parse::<Loss>())]
+    pub loss: Option<Loss>,
+    /// Net workload: limit the sender's rate (e.g. 200mbit, 1gbit; tc
+    /// tbf). Runs the transfer over veth like --loss.
+    #[arg(long, value_name = "RATE", value_parser = |s: &str| s.parse::<Rate>())]
+    pub rate: Option<Rate>,
     #[command(flatten)]
     pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
-    /// each; flags: --workload, --cpus, --threads, --start, --stop,
+    /// each; flags: --workload, --cpus, --threads, --start, --stop, --loss, --rate,
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
@@ -193,10 +203,30 @@ struct VariantFlags {
     start: Option<String>,
     #[arg(long)]
     stop: Option<String>,
+    #[arg(long, value_parser = |s: &str| s.parse::<Loss>())]
+    loss: Option<Loss>,
+    #[arg(long, value_parser = |s: &str| s.parse::<Rate>())]
+    rate: Option<Rate>,
     #[command(flatten)]
     prepare: PrepareFlags,
     #[arg(last = true)]
     command: Vec<String>,
+}
+
+/// `--loss`/`--rate` as a veth path (none when neither is given).
+fn net_path(loss: Option<Loss>, rate: Option<Rate>) -> Option<NetPath> {
+    (loss.is_some() || rate.is_some()).then_some(NetPath { loss, rate })
+}
+
+/// `--loss`/`--rate` belong to the net workload.
+fn check_net_path(kind: WorkloadKind, opts: &WorkloadOptions, whose: &str) -> anyhow::Result<()> {
+    if opts.net_path.is_some() && kind != WorkloadKind::Net {
+        return Err(invalid(format!(
+            "{whose}--loss and --rate apply to --workload net, not --workload {}",
+            kind.name()
+        )));
+    }
+    Ok(())
 }
 
 fn cpus(s: &Option<String>) -> anyhow::Result<Option<CpuList>> {
@@ -235,6 +265,7 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
         start: a.start.clone(),
         stop: a.stop.clone(),
         settle: a.settle,
+        net_path: net_path(a.loss, a.rate),
         ..WorkloadOptions::default()
     })
 }
@@ -262,12 +293,17 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
     if !f.command.is_empty() {
         options.command = f.command;
     }
+    if f.loss.is_some() || f.rate.is_some() {
+        let base = options.net_path.unwrap_or_default();
+        options.net_path = net_path(f.loss.or(base.loss), f.rate.or(base.rate));
+    }
     let prepare = f.prepare.preparation();
     let kind = kind(
         f.workload.or(a.workload),
         &options,
         &format!("--variant {name}: "),
     )?;
+    check_net_path(kind, &options, &format!("--variant {name}: "))?;
     Ok(Variant {
         label: name.trim().to_string(),
         kind,
@@ -286,9 +322,11 @@ fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
             )));
         }
         let options = base_options(a)?;
+        let kind = kind(a.workload, &options, "")?;
+        check_net_path(kind, &options, "")?;
         return Ok(vec![Variant {
             label,
-            kind: kind(a.workload, &options, "")?,
+            kind,
             options,
             prepare: None,
         }]);
