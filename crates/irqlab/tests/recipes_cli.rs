@@ -39,15 +39,14 @@ fn recipe(name: &str) -> Vec<String> {
 }
 
 /// `words` without the leading `irqlab`, each flag of `set` given the new
-/// value (the flag must be in the recipe).
+/// value (added when the recipe leaves it to a preset).
 fn shortened(words: &[String], set: &[(&str, &str)]) -> Vec<String> {
     let mut w: Vec<String> = words[1..].to_vec();
     for (flag, value) in set {
-        let i = w
-            .iter()
-            .position(|x| x == flag)
-            .unwrap_or_else(|| panic!("recipe {words:?} has no {flag}"));
-        w[i + 1] = value.to_string();
+        match w.iter().position(|x| x == flag) {
+            Some(i) => w[i + 1] = value.to_string(),
+            None => w.extend([flag.to_string(), value.to_string()]),
+        }
     }
     w
 }
@@ -77,9 +76,14 @@ fn irq_rate_recipe_runs_against_a_fake_tree() {
         .arg(tmp.path())
         .timeout(Duration::from_secs(120))
         .assert()
-        .success();
+        .success()
+        .stderr(predicates::str::contains(
+            "--preset irq-rate: --governor performance --cpus",
+        ));
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    assert!(summary.contains("irq_virtio1_req_0_per_sec"), "{summary}");
+    assert!(summary.contains("\"irq_36_per_sec\""), "{summary}");
+    let plan = std::fs::read_to_string(out.join("plan.json")).unwrap();
+    assert!(plan.contains("irq-rate"), "{plan}");
     // The compare line of the recipe reads the run (one variant: itself).
     Command::cargo_bin("irqlab")
         .unwrap()
@@ -166,5 +170,32 @@ fn probe_kernel_recipe_runs_or_says_what_is_missing() {
             visible!("{test}: SKIPPED: needs root ({})", err.trim());
         }
         c => panic!("probe --kernel: exit {c:?}: {err}"),
+    }
+}
+
+#[test]
+fn preset_needs_a_known_name_and_an_irq() {
+    let root = common::bench_tree("6.18-fake", "b", &[]);
+    let out = root.path().join("out");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--preset", "nope"], "unknown preset \"nope\" (irq-rate)"),
+        (
+            &["--preset", "irq-rate", "-w", "disk"],
+            "name the IRQ with --irq",
+        ),
+    ];
+    for (flags, msg) in cases {
+        Command::cargo_bin("irqlab")
+            .unwrap()
+            .arg("bench")
+            .arg("--root")
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args(*flags)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(*msg));
+        assert!(!out.exists(), "{flags:?} left {}", out.display());
     }
 }

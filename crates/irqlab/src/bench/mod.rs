@@ -17,6 +17,7 @@ pub mod metric;
 pub mod metrics;
 pub mod plan;
 pub mod prepare;
+pub mod preset;
 pub mod progress;
 pub mod results;
 pub mod runner;

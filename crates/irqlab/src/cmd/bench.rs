@@ -139,6 +139,11 @@ pub struct Args {
     /// tbf). Runs the transfer over veth like --loss.
     #[arg(long, value_name = "RATE", value_parser = |s: &str| s.parse::<Rate>())]
     pub rate: Option<Rate>,
+    /// Defaults of a classic experiment for the flags not given
+    /// (docs/recipes.md): irq-rate = --trials 20 --duration 5s --governor
+    /// performance --cpus LAST_CPU, and needs --irq.
+    #[arg(long, value_name = "NAME", value_parser = |s: &str| crate::bench::preset::find(s).map(|p| p.name.to_string()))]
+    pub preset: Option<String>,
     #[command(flatten)]
     pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
@@ -444,6 +449,50 @@ fn check_resume_flags(dir: &Path, current: &ArgMatches, stored: &ArgMatches) -> 
     Ok(())
 }
 
+/// `a` with its `--preset`'s defaults for the flags `argv` does not give
+/// (said on stderr).
+fn with_preset(mut a: Args, argv: &[String]) -> anyhow::Result<Args> {
+    let Some(name) = a.preset.clone() else {
+        return Ok(a);
+    };
+    let p = crate::bench::preset::find(&name).map_err(invalid)?;
+    let m = bench_matches(argv).ok();
+    let given = |id: &str| {
+        m.as_ref()
+            .is_some_and(|m| m.value_source(id) == Some(ValueSource::CommandLine))
+    };
+    if p.needs_irq && a.irq.is_empty() {
+        return Err(invalid(format!(
+            "--preset {name}: name the IRQ with --irq (a /proc/interrupts label such as \
+             virtio1-req.0, an action regex or a number)"
+        )));
+    }
+    let mut set = Vec::new();
+    if !given("trials") {
+        a.trials = p.trials;
+        set.push(format!("--trials {}", p.trials));
+    }
+    if !given("duration") {
+        a.duration = p.duration;
+        set.push(format!("--duration {}s", p.duration.as_secs_f64()));
+    }
+    if let (Some(g), None) = (p.governor, &a.prepare.governor) {
+        a.prepare.governor = Some(g.to_string());
+        set.push(format!("--governor {g}"));
+    }
+    if p.pin_last_cpu && a.cpus.is_none() {
+        let cpus = crate::bench::workloads::placement::allowed_cpus()?;
+        if let Some(last) = cpus.last() {
+            a.cpus = Some(last.to_string());
+            set.push(format!("--cpus {last}"));
+        }
+    }
+    if !set.is_empty() {
+        eprintln!("irqlab: --preset {name}: {}", set.join(" "));
+    }
+    Ok(a)
+}
+
 /// Re-read the flags of an interrupted run from `dir/plan.json` and check
 /// the flags given now against them.
 fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
@@ -506,6 +555,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
         Some(dir) => resumed_args(dir, &args)?,
         None => (args.clone(), std::env::args().collect()),
     };
+    let args = with_preset(args, &argv)?;
     let plan = plan(&args, argv)?;
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
