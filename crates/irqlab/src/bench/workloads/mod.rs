@@ -16,7 +16,6 @@ mod net;
 /// CPU hotplug (`err.downcast_ref::<placement::PinError>()`): retry it.
 pub mod placement;
 mod timer;
-/// The net workload's veth path: `--loss` and `--rate` values.
 pub mod veth;
 // The one unsafe module of the crate (lib.rs denies unsafe_code): the
 // mmap/munmap pair and page writes of the TLB workload, each with a SAFETY note.
