@@ -32,7 +32,7 @@ pub use hooks::defer_signals;
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};
 pub use mount::{is_mountpoint, use_mount};
-pub use netns::{netns_path, remove_netns, NETNS_DIR};
+pub use netns::{create_netns, netns_path, remove_netns, NETNS_DIR};
 pub use report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 

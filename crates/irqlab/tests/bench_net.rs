@@ -16,6 +16,13 @@ use predicates::prelude::*;
 use std::path::Path;
 use std::time::Duration;
 
+/// The tests of this file one at a time: each looks at every irqlab
+/// namespace on the host.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn fake_tree() -> tempfile::TempDir {
     common::bench_tree("6.18-fake", "b", &[])
 }
@@ -48,8 +55,8 @@ fn irqlab_netns() -> Vec<String> {
 }
 
 /// What a run must not change in the host's namespace: veths named like
-/// irqlab's, nftables tables, qdiscs.
-fn host_net_state() -> (Vec<String>, String, String) {
+/// irqlab's, nftables tables, qdiscs, mounts under /run/netns.
+fn host_net_state() -> (Vec<String>, String, String, Vec<String>) {
     let veths = out_of(&["ip", "-o", "link", "show", "type", "veth"])
         .lines()
         .filter(|l| l.contains("irqlab"))
@@ -59,11 +66,18 @@ fn host_net_state() -> (Vec<String>, String, String) {
         veths,
         out_of(&["nft", "list", "tables"]),
         out_of(&["tc", "qdisc", "show"]),
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("/run/netns"))
+            .map(str::to_string)
+            .collect(),
     )
 }
 
 #[test]
 fn bad_loss_and_rate_fail_before_anything_changes() {
+    let _serial = serial();
     let root = fake_tree();
     let out = root.path().join("out");
     let before = irqlab_netns();
@@ -134,6 +148,7 @@ fn metric_values(dir: &Path, name: &str) -> Vec<f64> {
 
 #[test]
 fn lossy_variant_retransmits_more_and_leaves_nothing() {
+    let _serial = serial();
     if !common::host_changes_allowed("bench_net: lossy_variant_retransmits_more_and_leaves_nothing")
     {
         return;
@@ -172,6 +187,7 @@ fn lossy_variant_retransmits_more_and_leaves_nothing() {
 
 #[test]
 fn namespaces_removed_by_restore_after_sigkill() {
+    let _serial = serial();
     if !common::host_changes_allowed("bench_net: namespaces_removed_by_restore_after_sigkill") {
         return;
     }

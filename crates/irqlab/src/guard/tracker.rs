@@ -80,7 +80,7 @@ impl Tracker {
     }
 
     /// Journal the network namespace `name` BEFORE the caller creates it
-    /// (`ip netns add NAME`); undone by removing `/run/netns/NAME`.
+    /// (`guard::create_netns`); undone by removing `/run/netns/NAME`.
     pub fn net_namespace(&self, name: &str) -> Result<Tracked> {
         super::netns::check_name(name)?;
         self.add(Change::NetNamespace {

@@ -201,7 +201,7 @@ impl Veth {
         for name in [self.tx.clone(), self.rx.clone()] {
             let t = tracker.net_namespace(&name)?;
             self.made.push((name.clone(), t));
-            run(&["ip", "netns", "add", &name], None)?;
+            guard::create_netns(&name)?;
         }
         let (tx, rx) = (self.tx.as_str(), self.rx.as_str());
         run(
