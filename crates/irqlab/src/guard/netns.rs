@@ -55,7 +55,7 @@ pub fn create_netns(name: &str) -> Result<()> {
             nix::sched::unshare(CloneFlags::CLONE_NEWNET)
                 .map_err(|e| anyhow!("unshare(CLONE_NEWNET): {e}"))?;
             nix::mount::mount(
-                Some("/proc/thread-self/ns/net"),
+                Some(irqlab_core::paths::THREAD_NETNS),
                 &path,
                 None::<&str>,
                 MsFlags::MS_BIND,

@@ -264,7 +264,7 @@ impl Veth {
     /// The sender namespace's TCP `OutSegs` and `RetransSegs`.
     pub fn tcp_counters(&self) -> Result<(u64, u64)> {
         Self::in_ns(&self.tx, || {
-            let p = "/proc/thread-self/net/snmp";
+            let p = irqlab_core::paths::THREAD_NET_SNMP;
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
             parse_snmp_tcp(&text).with_context(|| format!("{p}: no Tcp OutSegs/RetransSegs"))
         })
