@@ -5,7 +5,8 @@
 //! as a delta against a second tree, and written in every format. Must never panic, hang or grow without bound; errors are fine.
 #![no_main]
 use irqlab::export;
-use irqlab::report::{self, Filter};
+use irqlab::filter::Filter;
+use irqlab::report;
 use irqlab::sampler::strategy::Choice;
 use irqlab::sampler::{LivePlan, LiveSampler};
 use libfuzzer_sys::fuzz_target;
@@ -85,7 +86,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut base = live.latest_frame();
-    let mut once = report::from_snapshot(base.cur.clone(), &filter);
+    let mut once = report::counts(base.cur.clone(), &filter);
     report::annotate_affinity(&mut once, &mut base);
     write_all(once);
     for rel in SECOND {
@@ -94,9 +95,16 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(mut frame) = live.next_frame() {
-        let mut counts = report::from_delta(frame.prev, frame.cur, frame.filter());
+        let (prev, cur) = (frame.prev, frame.cur);
+        let deltas = report::RateOpts {
+            deltas: true,
+            ..report::RateOpts::default()
+        };
+        let mut counts = report::rates(prev, cur, frame.filter(), deltas);
         report::annotate_affinity(&mut counts, &mut frame);
         write_all(counts);
-        write_all(report::from_frame(&mut frame));
+        let mut rates = report::rates(prev, cur, frame.filter(), report::RateOpts::default());
+        report::annotate_affinity(&mut rates, &mut frame);
+        write_all(rates);
     }
 });

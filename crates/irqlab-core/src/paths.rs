@@ -143,6 +143,13 @@ pub fn tracepoint(tracefs: &str, group: &str, name: &str) -> String {
     format!("{tracefs}/events/{group}/{name}")
 }
 
+/// The calling thread's network-namespace file (bind-mounted to keep a
+/// namespace a workload made).
+pub const THREAD_NETNS: &str = "/proc/thread-self/ns/net";
+
+/// The calling thread's network namespace's SNMP counters (TCP retransmits).
+pub const THREAD_NET_SNMP: &str = "/proc/thread-self/net/snmp";
+
 /// The state directory of root runs on the live host (run lock, journal).
 pub const STATE_DIR: &str = "/var/lib/irqlab";
 /// Where other users' state directories live ([`user_state_dir`]).

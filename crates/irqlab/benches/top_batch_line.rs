@@ -87,6 +87,7 @@ fn line(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, out: &mut Vec<u8>) 
         threads: &[],
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
+        trace: None,
     };
     let mut affinity = |irq: u32| Some(format!("{}", irq % CPUS));
     w.write_line(&inp, &mut affinity, out);

@@ -1,6 +1,6 @@
 //! SystemGuard: every host change irqlab makes (sysctls, cpufreq governors,
-//! IRQ and thread affinity) — and every temporary file and child process
-//! group a workload owns (through a [`Tracker`]) — is journaled before it is made and undone in
+//! IRQ and thread affinity) — and every temporary file, child process
+//! group and network namespace a workload owns (through a [`Tracker`]) — is journaled before it is made and undone in
 //! reverse order on drop, on error paths, from the panic hook and on
 //! SIGINT/SIGTERM; `irqlab restore` replays the journal after a SIGKILL.
 //!
@@ -20,6 +20,7 @@ mod hooks;
 mod journal;
 mod lock;
 mod mount;
+mod netns;
 mod pgroup;
 mod restore_report;
 mod state;
@@ -31,6 +32,7 @@ pub use hooks::defer_signals;
 pub use journal::Change;
 pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};
 pub use mount::{is_mountpoint, use_mount};
+pub use netns::{create_netns, netns_path, remove_netns, NETNS_DIR};
 pub use restore_report::RestoreReport;
 pub use tracker::{Tracked, Tracker};
 

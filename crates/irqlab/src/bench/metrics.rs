@@ -146,6 +146,58 @@ fn cpu_metrics(old: &Snapshot, new: &Snapshot, secs: f64, out: &mut SystemMetric
     }
 }
 
+/// Prefix of the per-CPU softirq shares (`softirq_cpu_pct_cpu0`, …).
+pub const SOFTIRQ_PER_CPU: &str = "softirq_cpu_pct_cpu";
+/// The same when /proc/stat's softirq time is a tick sample.
+pub const SOFTIRQ_TICKS_PER_CPU: &str = "softirq_tick_pct_cpu";
+
+/// `/proc/stat` softirq share of each CPU present in both snapshots, in
+/// percent of that CPU (a CPU whose counters stepped further than the
+/// trial allows is left out).
+pub fn softirq_per_cpu(old: &Snapshot, new: &Snapshot) -> Vec<Metric> {
+    let (Some(o), Some(n)) = (&old.stat, &new.stat) else {
+        return Vec::new();
+    };
+    let secs = new.elapsed_since(old);
+    let mut out = Vec::new();
+    for nc in &n.cpus {
+        let Some(cpu) = nc.cpu else { continue };
+        let Some(oc) = o.cpus.iter().find(|c| c.cpu == Some(cpu)) else {
+            continue;
+        };
+        if let Some(p) = delta::cpu_pct_over(oc, nc, secs, 1) {
+            out.push(Metric::new(
+                format!("{SOFTIRQ_PER_CPU}{cpu}"),
+                p.softirq_pct,
+                "%",
+                Direction::Lower,
+            ));
+        }
+    }
+    out
+}
+
+/// The share of softirq time that ksoftirqd ran: the ksoftirqd threads'
+/// CPU (`ksoftirqd_cpu_pct`, in percent of one CPU) over the softirq time
+/// summed over CPUs (`per_cpu`, each in percent of its CPU; /proc/stat
+/// counts ksoftirqd's softirq work as softirq time). `None` without
+/// softirq time.
+pub fn ksoftirqd_share(per_cpu: &[Metric], threads: &[Metric]) -> Option<Metric> {
+    let soft: f64 = per_cpu.iter().map(|m| m.value).sum();
+    let k = threads
+        .iter()
+        .find(|m| m.name == "ksoftirqd_cpu_pct")?
+        .value;
+    (soft > 0.0).then(|| {
+        Metric::new(
+            "ksoftirqd_softirq_share_pct",
+            100.0 * k / soft,
+            "%",
+            Direction::None,
+        )
+    })
+}
+
 /// Interrupts counted between two snapshots, every row and CPU (rows with
 /// a gap count nothing).
 pub fn interrupts_counted(old: &Snapshot, new: &Snapshot) -> u64 {
@@ -215,6 +267,48 @@ mod tests {
                 .map(|x| x.value),
             Some(50.0)
         );
+    }
+
+    #[test]
+    fn ksoftirqd_share_is_thread_cpu_over_summed_softirq_time() {
+        let m = |n: &str, v: f64| Metric::new(n, v, "%", Direction::None);
+        let per_cpu = [
+            m("softirq_cpu_pct_cpu0", 30.0),
+            m("softirq_cpu_pct_cpu1", 10.0),
+        ];
+        let threads = [m("ksoftirqd_cpu_pct", 10.0)];
+        let s = ksoftirqd_share(&per_cpu, &threads).unwrap();
+        assert_eq!(s.name, "ksoftirqd_softirq_share_pct");
+        assert!((s.value - 25.0).abs() < 1e-9, "{}", s.value);
+        assert!(ksoftirqd_share(&[m("softirq_cpu_pct_cpu0", 0.0)], &threads).is_none());
+        assert!(ksoftirqd_share(&per_cpu, &[]).is_none());
+    }
+
+    #[test]
+    fn softirq_share_per_cpu_from_proc_stat() {
+        let stat = |ns: u64, soft0: u64, soft1: u64| {
+            Snapshot {
+            mono_ns: ns,
+            stat: Some(
+                irqlab_core::Stat::parse(
+                    format!(
+                        "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 0 0 0 {} 0 0 {soft0} 0 0 0\ncpu1 0 0 0 {} 0 0 {soft1} 0 0 0\nintr 0\n",
+                        (100 - soft0.min(100)) * u64::from(ns > 0),
+                        (100 - soft1.min(100)) * u64::from(ns > 0)
+                    )
+                    .as_bytes(),
+                )
+                .unwrap(),
+            ),
+            ..Default::default()
+        }
+        };
+        let got = softirq_per_cpu(&stat(0, 0, 0), &stat(1_000_000_000, 25, 5));
+        let names: Vec<&str> = got.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["softirq_cpu_pct_cpu0", "softirq_cpu_pct_cpu1"]);
+        assert!((got[0].value - 25.0).abs() < 1e-9, "{}", got[0].value);
+        assert!((got[1].value - 5.0).abs() < 1e-9, "{}", got[1].value);
+        assert!(softirq_per_cpu(&snap(0, H), &snap(1, H)).is_empty());
     }
 
     #[test]

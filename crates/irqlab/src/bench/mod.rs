@@ -18,6 +18,7 @@ pub mod metric_value;
 pub mod metrics;
 pub mod plan;
 pub mod prepare;
+pub mod preset;
 pub mod progress;
 pub mod result_files;
 pub mod runner;

@@ -25,7 +25,10 @@
 
 use super::irqtime::{self, IrqTime, Shares};
 use super::measured::{self, Measured};
-use super::metrics::{interrupts_counted, system_metrics, SystemMetrics, SELECTED_TOTAL};
+use super::metrics::{
+    interrupts_counted, softirq_per_cpu, system_metrics, SystemMetrics, SELECTED_TOTAL,
+    SOFTIRQ_PER_CPU, SOFTIRQ_TICKS_PER_CPU,
+};
 use super::plan::{
     default_selectors, headline, invalid, schedule, Plan, PlanFile, TrialSlot, Variant,
 };
@@ -269,6 +272,8 @@ struct Closed {
     traced: Option<Interval>,
     interrupts: u64,
     own_ns: u64,
+    /// `/proc/stat` softirq share per CPU (net workload's metrics).
+    softirq_per_cpu: Vec<Metric>,
 }
 
 /// The runner's side of a trial's [`Window`]: the first frame when the
@@ -307,6 +312,7 @@ impl Window for TrialWindow<'_, '_> {
             traced,
             interrupts: interrupts_counted(frame.prev, frame.cur),
             own_ns: own0.saturating_add(own1),
+            softirq_per_cpu: softirq_per_cpu(frame.prev, frame.cur),
         });
         Ok(())
     }
@@ -353,6 +359,83 @@ fn judge_shares(acct: &IrqTime, c: &Closed, sys: &mut SystemMetrics) {
     sys.notes.push(note);
 }
 
+/// The net workload's softirq split: softirq share per CPU and the share
+/// of softirq time ksoftirqd ran, with a note saying how each is measured.
+/// From /proc/stat (named `softirq_cpu_pct_cpuN` when the kernel accounts
+/// IRQ time, `softirq_tick_pct_cpuN` when it is a tick sample, with
+/// `ksoftirqd_softirq_share_pct` from the ksoftirqd threads' CPU), and
+/// exact from the softirq tracepoints when the trial was traced.
+fn softirq_split(
+    acct: &IrqTime,
+    per_cpu: Vec<Metric>,
+    threads: &[Metric],
+    traced: Option<&Interval>,
+) -> (Vec<Metric>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    if !per_cpu.is_empty() {
+        let (tick, how) = match acct {
+            IrqTime::Accounted { from } => (false, format!("measured (IRQ time accounting, {from})")),
+            IrqTime::TickSampled { from } => (
+                true,
+                format!("tick samples (no IRQ time accounting, {from}): the share of timer ticks that landed in softirq"),
+            ),
+            IrqTime::Unknown => (
+                true,
+                "tick samples unless the kernel accounts IRQ time (its configuration is unreadable)"
+                    .to_string(),
+            ),
+        };
+        let share = super::metrics::ksoftirqd_share(&per_cpu, threads);
+        out.extend(per_cpu.into_iter().map(|mut m| {
+            if tick {
+                m.name = m.name.replace(SOFTIRQ_PER_CPU, SOFTIRQ_TICKS_PER_CPU);
+            }
+            m
+        }));
+        let prefix = if tick {
+            SOFTIRQ_TICKS_PER_CPU
+        } else {
+            SOFTIRQ_PER_CPU
+        };
+        notes.push(format!("{prefix}N: /proc/stat softirq time per CPU, {how}"));
+        if let Some(s) = share {
+            out.push(s);
+            notes.push(
+                "ksoftirqd_softirq_share_pct: the ksoftirqd threads' utime+stime (/proc/PID/stat) \
+                 over /proc/stat's softirq time summed over CPUs (both as above)"
+                    .to_string(),
+            );
+        }
+    }
+    if let Some(iv) = traced {
+        for c in &iv.cpus {
+            out.push(Metric::new(
+                format!("trace_softirq_pct_cpu{}", c.cpu),
+                c.softirq_pct,
+                "%",
+                Direction::Lower,
+            ));
+        }
+        let total: u64 = iv.softirqs.iter().map(|s| s.total_ns).sum();
+        let ksoft: u64 = iv.softirqs.iter().map(|s| s.ksoftirqd_ns).sum();
+        if total > 0 {
+            out.push(Metric::new(
+                "trace_ksoftirqd_softirq_share_pct",
+                100.0 * ksoft as f64 / total as f64,
+                "%",
+                Direction::None,
+            ));
+        }
+        notes.push(
+            "trace_softirq_pct_cpuN, trace_ksoftirqd_softirq_share_pct: exact, from the softirq \
+             tracepoints (time in softirq per CPU; the part run by ksoftirqd, by the running task)"
+                .to_string(),
+        );
+    }
+    (out, notes)
+}
+
 impl Trial<'_> {
     /// The seam where a trial takes its samples: the next frame of the
     /// live sampler (the one way irqlab samples a machine) and what taking
@@ -397,6 +480,14 @@ impl Trial<'_> {
         t.duration_s = c.duration_s;
         let mut sys = std::mem::take(&mut c.sys);
         judge_shares(self.acct, c, &mut sys);
+        let (split, split_notes) = if w.name() == "net" {
+            let per_cpu = std::mem::take(&mut c.softirq_per_cpu);
+            softirq_split(self.acct, per_cpu, &c.threads, c.traced.as_ref())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        sys.notes.extend(split_notes);
+        sys.metrics.extend(split);
         t.notes = sys.notes;
         if let Some(f) = self.foreign {
             t.notes.push(f.to_string());
@@ -644,6 +735,10 @@ fn root_flags(plan: &Plan) -> Vec<&'static str> {
     }
     if plan.trace {
         flags.push("--trace");
+    }
+    for v in plan.variants.iter().filter_map(|v| v.options.net_path) {
+        flags.extend(v.loss.map(|_| "--loss"));
+        flags.extend(v.rate.map(|_| "--rate"));
     }
     flags.sort_unstable();
     flags.dedup();

@@ -13,6 +13,7 @@ use crate::bench::plan::{invalid, Invalid, Order, Output, Plan, PlanFile, Varian
 use crate::bench::prepare::{IrqSpec, PinSpec, Preparation, SysctlSpec};
 use crate::bench::progress::Progress;
 use crate::bench::runner;
+use crate::bench::workloads::veth::{Loss, NetPath, Rate};
 use crate::bench::workloads::{WorkloadKind, WorkloadOptions};
 use crate::cmd::args::{self, RootArgs};
 use crate::host::HostFs;
@@ -132,10 +133,24 @@ pub struct Args {
     /// before the command is stopped).
     #[arg(long, default_value = "200ms", value_parser = args::duration)]
     pub settle: Duration,
+    /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
+    /// is the loss-free baseline on the same path). Runs the transfer over
+    /// a veth pair between two network namespaces (needs root, `nft`).
+    #[arg(long, value_name = "PCT%", value_parser = |s: &str| s.parse::<Loss>())]
+    pub loss: Option<Loss>,
+    /// Net workload: limit the sender's rate (e.g. 200mbit, 1gbit; tc
+    /// tbf). Runs the transfer over veth like --loss.
+    #[arg(long, value_name = "RATE", value_parser = |s: &str| s.parse::<Rate>())]
+    pub rate: Option<Rate>,
+    /// Defaults of a classic experiment for the flags not given
+    /// (docs/recipes.md): irq-rate = --trials 20 --duration 5s --governor
+    /// performance --cpus LAST_CPU, and needs --irq.
+    #[arg(long, value_name = "NAME", value_parser = |s: &str| crate::bench::preset::find(s).map(|p| p.name.to_string()))]
+    pub preset: Option<String>,
     #[command(flatten)]
     pub prepare: PrepareFlags,
     /// A variant to interleave with the others: NAME='flags' (repeat for
-    /// each; flags: --workload, --workload-cpus, --threads, --start, --stop,
+    /// each; flags: --workload, --workload-cpus, --threads, --start, --stop, --loss, --rate,
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
@@ -196,10 +211,30 @@ struct VariantFlags {
     start: Option<String>,
     #[arg(long)]
     stop: Option<String>,
+    #[arg(long, value_parser = |s: &str| s.parse::<Loss>())]
+    loss: Option<Loss>,
+    #[arg(long, value_parser = |s: &str| s.parse::<Rate>())]
+    rate: Option<Rate>,
     #[command(flatten)]
     prepare: PrepareFlags,
     #[arg(last = true)]
     command: Vec<String>,
+}
+
+/// `--loss`/`--rate` as a veth path (none when neither is given).
+fn net_path(loss: Option<Loss>, rate: Option<Rate>) -> Option<NetPath> {
+    (loss.is_some() || rate.is_some()).then_some(NetPath { loss, rate })
+}
+
+/// `--loss`/`--rate` belong to the net workload.
+fn check_net_path(kind: WorkloadKind, opts: &WorkloadOptions, whose: &str) -> anyhow::Result<()> {
+    if opts.net_path.is_some() && kind != WorkloadKind::Net {
+        return Err(invalid(format!(
+            "{whose}--loss and --rate apply to --workload net, not --workload {}",
+            kind.name()
+        )));
+    }
+    Ok(())
 }
 
 fn cpus(s: &Option<String>) -> anyhow::Result<Option<CpuList>> {
@@ -238,6 +273,7 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
         start: a.start.clone(),
         stop: a.stop.clone(),
         settle: a.settle,
+        net_path: net_path(a.loss, a.rate),
         ..WorkloadOptions::default()
     })
 }
@@ -268,12 +304,17 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
     if !f.command.is_empty() {
         options.command = f.command;
     }
+    if f.loss.is_some() || f.rate.is_some() {
+        let base = options.net_path.unwrap_or_default();
+        options.net_path = net_path(f.loss.or(base.loss), f.rate.or(base.rate));
+    }
     let prepare = f.prepare.preparation();
     let kind = kind(
         f.workload.or(a.workload),
         &options,
         &format!("--variant {name}: "),
     )?;
+    check_net_path(kind, &options, &format!("--variant {name}: "))?;
     Ok(Variant {
         label: name.trim().to_string(),
         kind,
@@ -292,9 +333,11 @@ fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
             )));
         }
         let options = base_options(a)?;
+        let kind = kind(a.workload, &options, "")?;
+        check_net_path(kind, &options, "")?;
         return Ok(vec![Variant {
             label,
-            kind: kind(a.workload, &options, "")?,
+            kind,
             options,
             prepare: None,
         }]);
@@ -412,6 +455,50 @@ fn check_resume_flags(dir: &Path, current: &ArgMatches, stored: &ArgMatches) -> 
     Ok(())
 }
 
+/// `a` with its `--preset`'s defaults for the flags `argv` does not give
+/// (said on stderr).
+fn with_preset(mut a: Args, argv: &[String]) -> anyhow::Result<Args> {
+    let Some(name) = a.preset.clone() else {
+        return Ok(a);
+    };
+    let p = crate::bench::preset::find(&name).map_err(invalid)?;
+    let m = bench_matches(argv).ok();
+    let given = |id: &str| {
+        m.as_ref()
+            .is_some_and(|m| m.value_source(id) == Some(ValueSource::CommandLine))
+    };
+    if p.needs_irq && a.measure.is_empty() {
+        return Err(invalid(format!(
+            "--preset {name}: name the IRQ with --measure (a /proc/interrupts label such as \
+             virtio1-req.0, an action regex or a number)"
+        )));
+    }
+    let mut set = Vec::new();
+    if !given("trials") {
+        a.trials = p.trials;
+        set.push(format!("--trials {}", p.trials));
+    }
+    if !given("trial_length") {
+        a.trial_length = p.duration;
+        set.push(format!("--trial-length {}s", p.duration.as_secs_f64()));
+    }
+    if let (Some(g), None) = (p.governor, &a.prepare.governor) {
+        a.prepare.governor = Some(g.to_string());
+        set.push(format!("--governor {g}"));
+    }
+    if p.pin_last_cpu && a.workload_cpus.is_none() {
+        let cpus = crate::bench::workloads::placement::allowed_cpus()?;
+        if let Some(last) = cpus.last() {
+            a.workload_cpus = Some(last.to_string());
+            set.push(format!("--workload-cpus {last}"));
+        }
+    }
+    if !set.is_empty() {
+        eprintln!("irqlab: --preset {name}: {}", set.join(" "));
+    }
+    Ok(a)
+}
+
 /// Re-read the flags of an interrupted run from `dir/plan.json` and check
 /// the flags given now against them.
 fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
@@ -474,6 +561,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
         Some(dir) => resumed_args(dir, &args)?,
         None => (args.clone(), std::env::args().collect()),
     };
+    let args = with_preset(args, &argv)?;
     let plan = plan(&args, argv)?;
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.

@@ -9,7 +9,6 @@
 
 use super::top::batch::{BatchWriter, FrameTrace};
 use super::top::text::TextOpts;
-use super::top::trace as top_trace;
 use super::top::BatchFormat;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
@@ -17,6 +16,7 @@ use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
 use crate::sampler::strategy::Choice;
 use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
+use crate::trace::top as top_trace;
 use crate::trace::top::TopTrace;
 use crate::tui::app::SortKey;
 use crate::tui::replay::Player;

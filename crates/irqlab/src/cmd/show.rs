@@ -164,7 +164,7 @@ fn snapshot_report(
     let mut rows = Vec::new();
     let (cpus, mut report, present) = snapshot_with(root, filter, |counts, mut l, row| {
         if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
-            counts.reduce_to_busiest(&mut l, row);
+            counts.keep_busiest_count(&mut l, row);
         }
         rows.push(l);
         Ok(())
@@ -230,7 +230,7 @@ fn snapshot_with(
     if let Some(s) = &snap.stat {
         present.extend(s.cpus.iter().filter_map(|t| t.cpu));
     }
-    Ok((cpus, report::from_snapshot(snap, filter), present))
+    Ok((cpus, report::counts(snap, filter), present))
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
@@ -330,13 +330,16 @@ fn interval_report(
         .interrupts
         .as_ref()
         .map_or(0, |m| f.columns(&m.cpus).len());
-    let mut report = if with_deltas {
-        report::from_delta(prev, cur, f)
-    } else if columns > export::table::MAX_CPU_COLUMNS {
-        report::from_delta_busiest(prev, cur, f)
+    let irqs = if !with_deltas && columns > export::table::MAX_CPU_COLUMNS {
+        report::IrqRows::Busiest
     } else {
-        report::from_delta_rates(prev, cur, f)
+        report::IrqRows::PerCpu
     };
+    let opts = report::RateOpts {
+        deltas: with_deltas,
+        irqs,
+    };
+    let mut report = report::rates(prev, cur, f, opts);
     report::annotate_affinity(&mut report, &mut frame);
     Ok((report, present))
 }
@@ -353,7 +356,11 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     let mut present = BTreeSet::new();
     cpus_of(prev, &mut present);
     cpus_of(cur, &mut present);
-    let rest = report::from_delta_without_irqs(prev, cur, f);
+    let opts = report::RateOpts {
+        deltas: true,
+        irqs: report::IrqRows::Omitted,
+    };
+    let rest = report::rates(prev, cur, f, opts);
     let mut irq_rows = None;
     let mut affinity = HashMap::new();
     if let (Some(_), Some(n)) = (&prev.interrupts, &cur.interrupts) {

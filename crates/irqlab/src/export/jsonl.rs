@@ -18,14 +18,19 @@
 //! removes the per-row allocations that made irqlab cost more than `mpstat`
 //! (BENCHMARKS.md).
 //!
+//! With `top --trace` (and `replay` of a traced recording) the line ends
+//! with a `trace` object: the [`TopTrace`] of the same tick, written as
+//! part of the line.
+//!
 //! Owns nothing but formatting: rates come from `delta`, filtering from
-//! [`Filter`], affinity from the caller.
+//! [`Filter`], affinity and traced figures from the caller.
 
 use crate::filter::Filter;
 use crate::report;
 use crate::sampler::clock::{rfc3339_utc, CostMeter};
 use crate::sampler::{Frame, Strategy};
 use crate::threads::ThreadCpu;
+use crate::trace::top::TopTrace;
 use irqlab_core::delta::{self, Cell, Gap};
 use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
 use serde::Serialize;
@@ -40,6 +45,9 @@ pub struct LineInput<'a> {
     /// written, so the cost includes this line's formatting.
     pub meter: &'a CostMeter,
     pub strategy: Strategy,
+    /// The traced figures of this tick (`top --trace`): the line's last
+    /// field, `trace`.
+    pub trace: Option<&'a TopTrace>,
 }
 
 /// Affinity list of a numbered IRQ (asked only when a row's cached
@@ -88,9 +96,10 @@ impl JsonlWriter {
         self.meta.iter_mut().for_each(|m| m.valid = false);
     }
 
-    /// Write the line of one live frame into `out` (replacing its content);
-    /// cached metadata is dropped when the frame's IRQ set changed.
-    pub fn write_frame(&mut self, frame: &mut Frame, out: &mut Vec<u8>) {
+    /// Write the line of one live frame (with the traced figures of the
+    /// same tick, if any) into `out`, replacing its content; cached
+    /// metadata is dropped when the frame's IRQ set changed.
+    pub fn write_frame(&mut self, frame: &mut Frame, trace: Option<&TopTrace>, out: &mut Vec<u8>) {
         if frame.meta_epoch != self.epoch {
             self.invalidate();
             self.epoch = frame.meta_epoch;
@@ -103,6 +112,7 @@ impl JsonlWriter {
             threads: frame.threads,
             meter: &meter,
             strategy: frame.strategy,
+            trace,
         };
         let mut affinity = |irq: u32| frame.affinity(irq);
         self.write_line(&inp, &mut affinity, out);
@@ -149,6 +159,10 @@ impl JsonlWriter {
         json(out, &inp.meter.stop());
         out.extend_from_slice(b",\"strategy\":");
         json(out, &inp.strategy);
+        if let Some(t) = inp.trace {
+            out.extend_from_slice(b",\"trace\":");
+            json(out, t);
+        }
         out.extend_from_slice(b"}\n");
     }
 

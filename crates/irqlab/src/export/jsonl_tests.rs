@@ -7,6 +7,7 @@ use super::*;
 use crate::report::{CpuPctLine, IrqSection, SoftirqSection};
 use crate::sampler::SelfCost;
 use crate::threads::ThreadKind;
+use crate::trace::top::TopTrace;
 use irqlab_core::{Softirqs, Stat};
 use proptest::prelude::{any, prop_assert_eq, proptest, ProptestConfig};
 use std::collections::HashMap;
@@ -24,6 +25,8 @@ struct Reference<'a> {
     threads: &'a [ThreadCpu],
     self_cost: SelfCost,
     strategy: Strategy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<&'a TopTrace>,
 }
 
 fn affinity_of(irq: u32) -> Option<String> {
@@ -39,7 +42,7 @@ fn reference(
     f: &Filter,
     threads: &[ThreadCpu],
 ) -> serde_json::Value {
-    let mut r = report::from_delta_rates(old, new, f);
+    let mut r = report::rates(old, new, f, report::RateOpts::default());
     if let Some(sec) = r.interrupts.as_mut() {
         for row in &mut sec.rows {
             row.affinity = row.irq.and_then(affinity_of);
@@ -59,6 +62,7 @@ fn reference(
         threads,
         self_cost: SelfCost::default(),
         strategy: Strategy::ProcInterrupts,
+        trace: None,
     };
     let mut v = serde_json::to_value(&line).unwrap();
     if let Some(rows) = v
@@ -93,6 +97,7 @@ fn streamed(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, f: &Filter) -> 
         threads: &threads,
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
+        trace: None,
     };
     let mut asked = HashMap::new();
     let mut aff = |irq: u32| {
@@ -354,6 +359,7 @@ fn metadata_is_rebuilt_only_when_a_row_changes() {
         threads: &threads,
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
+        trace: None,
     };
     let mut aff = |irq: u32| {
         calls.set(calls.get() + 1);
@@ -438,7 +444,15 @@ fn total_rate_is_rounded_like_rates() {
     }
     check(&a, &b, &Filter::default());
     // show's JSON: the same rounding
-    let r = report::from_delta(&a, &b, &Filter::default());
+    let r = report::rates(
+        &a,
+        &b,
+        &Filter::default(),
+        report::RateOpts {
+            deltas: true,
+            ..report::RateOpts::default()
+        },
+    );
     let s = serde_json::to_string(&r).unwrap();
     assert!(s.contains("\"total_rate\":33.333,"), "{s}");
 }
@@ -459,4 +473,55 @@ fn an_empty_cpu_selection_has_no_aggregate_line() {
     assert_eq!(v["aggregate_cpus"], serde_json::json!([1]), "{line}");
     assert!(v["cpu_pct"][0]["cpu"].is_null(), "{line}");
     check(&a, &b, &f);
+}
+
+/// With `top --trace` the traced figures are the line's last field,
+/// `trace`, written by the line writer (not spliced into a finished
+/// line): the untraced line's fields, then the `TopTrace` as serde writes
+/// it, and the line is still one valid JSON object.
+#[test]
+fn the_trace_object_is_the_last_field_of_the_line() {
+    let base = rows(7, 2, 5);
+    let (a, b) = (
+        snap(&text(&[0, 1], &base), 0),
+        snap(&text(&[0, 1], &later(&base, 3)), 1_000_000_000),
+    );
+    let f = Filter::default();
+    let threads = threads();
+    let meter = CostMeter::start();
+    let tt = crate::trace::top::fake::top_trace();
+    let mut inp = LineInput {
+        old: &a,
+        new: &b,
+        filter: &f,
+        threads: &threads,
+        meter: &meter,
+        strategy: Strategy::ProcInterrupts,
+        trace: None,
+    };
+    let mut w = JsonlWriter::default();
+    let mut plain = Vec::new();
+    w.write_line(&inp, &mut affinity_of, &mut plain);
+    inp.trace = Some(&tt);
+    let mut traced = Vec::new();
+    w.write_line(&inp, &mut affinity_of, &mut traced);
+    let (plain, traced) = (
+        without_cost(std::str::from_utf8(&plain).unwrap()),
+        without_cost(std::str::from_utf8(&traced).unwrap()),
+    );
+    let head = plain.strip_suffix("}\n").unwrap();
+    let want = format!(
+        "{head},\"trace\":{}}}\n",
+        serde_json::to_string(&tt).unwrap()
+    );
+    assert_eq!(traced, want);
+    let v = value(&traced);
+    assert_eq!(v["strategy"], "proc_interrupts");
+    let t = &v["trace"];
+    assert_eq!(t["cpus"][0]["cpu"], 0);
+    assert!(t["cpus"][0]["irq_pct"].is_number());
+    assert_eq!(t["softirqs"][0]["name"], "NET_RX");
+    assert!(t["softirqs"][0]["latency_p99_ns"].is_number());
+    assert_eq!(t["irqs"][0]["label"], "24");
+    assert!(t["irqs"][0]["us_per_s"].is_number());
 }

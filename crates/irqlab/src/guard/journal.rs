@@ -67,6 +67,13 @@ pub enum Change {
         /// Filesystem type (`tracefs`).
         fstype: String,
     },
+    /// A network namespace irqlab creates (`/run/netns/NAME`, journaled
+    /// before it exists); undone by removing it, which also removes the
+    /// veth end, nftables tables and qdiscs inside it. See `guard/netns.rs`.
+    NetNamespace {
+        /// Namespace name (a file name under `/run/netns`).
+        name: String,
+    },
 }
 
 /// Reads as the undo: `path = "old" (was set to "new")`.
@@ -80,6 +87,7 @@ impl fmt::Display for Change {
             Change::TempFile { path } => write!(f, "temporary file {path} removed"),
             Change::ProcessGroup { pgid, .. } => write!(f, "process group {pgid} stopped"),
             Change::Mount { path, fstype } => write!(f, "{path} unmounted (had {fstype} mounted)"),
+            Change::NetNamespace { name } => write!(f, "network namespace {name} removed"),
         }
     }
 }

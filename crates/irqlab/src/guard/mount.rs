@@ -11,7 +11,7 @@
 //! shared mount count.
 //!
 //! Owns the `mount(2)`/`umount2(2)` calls (nix); nothing else in irqlab
-//! mounts anything.
+//! mounts anything but guard/netns.rs (a network namespace's bind mount).
 
 use super::journal::{self, Change};
 use super::state::State;

@@ -185,6 +185,7 @@ fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
             }
         }
         Change::TempFile { path } => super::tmpfile::remove(path),
+        Change::NetNamespace { name } => super::netns::remove_netns(name),
         Change::ProcessGroup {
             pgid,
             boot_id,

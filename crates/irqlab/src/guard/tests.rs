@@ -57,6 +57,7 @@ fn path_of(c: &Change) -> String {
         Change::TempFile { path } => path.clone(),
         Change::ProcessGroup { pgid, .. } => pgid.to_string(),
         Change::Mount { path, .. } => path.clone(),
+        Change::NetNamespace { name } => name.clone(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! [`Tracker`]: the handle through which a workload puts what it owns —
-//! a temporary file, a child process group — under the guard: journaled
+//! a temporary file, a child process group, a network namespace — under the guard: journaled
 //! (and fsync'd) like a host change, undone (file removed, group stopped)
 //! on drop, error, panic and SIGINT/SIGTERM, and by `irqlab restore`
 //! after a SIGKILL. When the owner cleans up itself it calls
@@ -76,6 +76,15 @@ impl Tracker {
         }
         self.add(Change::TempFile {
             path: path.display().to_string(),
+        })
+    }
+
+    /// Journal the network namespace `name` BEFORE the caller creates it
+    /// (`guard::create_netns`); undone by removing `/run/netns/NAME`.
+    pub fn net_namespace(&self, name: &str) -> Result<Tracked> {
+        super::netns::check_name(name)?;
+        self.add(Change::NetNamespace {
+            name: name.to_string(),
         })
     }
 

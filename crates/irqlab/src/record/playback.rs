@@ -203,7 +203,13 @@ mod tests {
         let mut f = live.next_frame().unwrap();
         assert_eq!(f.interval_s(), 1.0);
         assert_eq!(f.affinity(24).as_deref(), Some("0"));
-        let r = crate::report::from_frame(&mut f);
+        let mut r = crate::report::rates(
+            f.prev,
+            f.cur,
+            f.filter(),
+            crate::report::RateOpts::default(),
+        );
+        crate::report::annotate_affinity(&mut r, &mut f);
         let loc = r.interrupts.as_ref().unwrap().rows.iter();
         let loc = loc.clone().find(|l| l.label == "LOC").unwrap();
         assert_eq!(loc.total_rate, Some(200.0));
@@ -224,7 +230,13 @@ mod tests {
         let mut live = LiveSampler::with_source(src, Filter::default()).unwrap();
         let mut f = live.next_frame().unwrap();
         assert_eq!(f.affinity(24).as_deref(), Some("0"), "layout from step 1");
-        let r = crate::report::from_frame(&mut f);
+        let mut r = crate::report::rates(
+            f.prev,
+            f.cur,
+            f.filter(),
+            crate::report::RateOpts::default(),
+        );
+        crate::report::annotate_affinity(&mut r, &mut f);
         let rows = &r.interrupts.as_ref().unwrap().rows;
         let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
         assert_eq!(loc.total_rate, Some(1000.0), "steps 2 -> 3");

@@ -41,7 +41,8 @@ struct Seen {
 
 fn next(live: &mut LiveSampler) -> Seen {
     let mut f = live.next_frame().unwrap();
-    let report = report::from_frame(&mut f);
+    let mut report = report::rates(f.prev, f.cur, f.filter(), report::RateOpts::default());
+    report::annotate_affinity(&mut report, &mut f);
     Seen {
         report,
         strategy: f.strategy,
@@ -238,7 +239,8 @@ fn any_snapshot_source_yields_frames() {
     let mut f = live.next_frame().unwrap();
     assert_eq!(f.interval_s(), 1.0);
     assert_eq!(f.affinity(24).as_deref(), Some("7"));
-    let r = report::from_frame(&mut f);
+    let mut r = report::rates(f.prev, f.cur, f.filter(), report::RateOpts::default());
+    report::annotate_affinity(&mut r, &mut f);
     let loc = &r.interrupts.as_ref().unwrap().rows[1];
     assert_eq!((loc.label.as_str(), loc.total), ("LOC", 200));
     assert!(

@@ -9,11 +9,11 @@
 use super::app::{App, FrameView, Key, Msg};
 use super::terminal::TermGuard;
 use super::view;
-use crate::cmd::top::trace::Tracing;
 use crate::filter::Filter;
 use crate::report;
 use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
 use crate::trace::top::TopTrace;
+use crate::trace::top::Tracing;
 use anyhow::{bail, Context};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
@@ -96,7 +96,7 @@ fn sampler_thread(
 /// strategy and irqlab's cost for the frame.
 pub fn sample_data(frame: &mut Frame) -> FrameView {
     let rows = frame.filter().cpus_only();
-    let mut report = report::from_delta_rates(frame.prev, frame.cur, &rows);
+    let mut report = report::rates(frame.prev, frame.cur, &rows, report::RateOpts::default());
     report::annotate_affinity(&mut report, frame);
     FrameView {
         report,

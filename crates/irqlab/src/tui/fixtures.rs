@@ -32,7 +32,15 @@ pub fn sample(cpus: u32, irqs: u32) -> FrameView {
         stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
     };
     let new = advance(&old);
-    let mut report = report::from_delta(&old, &new, &Filter::default());
+    let mut report = report::rates(
+        &old,
+        &new,
+        &Filter::default(),
+        report::RateOpts {
+            deltas: true,
+            ..report::RateOpts::default()
+        },
+    );
     for row in report.interrupts.iter_mut().flat_map(|s| s.rows.iter_mut()) {
         row.affinity = row.irq.map(|n| format!("{}", n % cpus));
     }

@@ -111,7 +111,7 @@ pub fn run(cfg: TuiConfig) -> anyhow::Result<Option<i32>> {
 /// joined at the end (after the terminal is restored) so the programs
 /// detach and tracefs is unmounted before the exit.
 pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
-    use crate::cmd::top::trace as top_trace;
+    use crate::trace::top as top_trace;
     if !std::io::stdout().is_terminal() {
         bail!("irqlab top needs a terminal on stdout (use --batch for scripts)");
     }

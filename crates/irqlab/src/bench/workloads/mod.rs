@@ -16,6 +16,7 @@ mod net;
 /// CPU hotplug (`err.downcast_ref::<placement::PinError>()`): retry it.
 pub mod placement;
 mod timer;
+pub mod veth;
 // The one unsafe module of the crate (lib.rs denies unsafe_code): the
 // mmap/munmap pair and page writes of the TLB workload, each with a SAFETY note.
 #[allow(unsafe_code)]
@@ -125,6 +126,9 @@ pub struct WorkloadOptions {
     pub stop: Option<String>,
     /// `--settle`: wait between the command's start and the timed window.
     pub settle: Duration,
+    /// `--loss`/`--rate` of the net workload: run it over veth between
+    /// two network namespaces (`veth.rs`) instead of loopback.
+    pub net_path: Option<veth::NetPath>,
 }
 
 impl Default for WorkloadOptions {
@@ -139,6 +143,7 @@ impl Default for WorkloadOptions {
             start: None,
             stop: None,
             settle: command::DEFAULT_SETTLE,
+            net_path: None,
         }
     }
 }
@@ -152,6 +157,12 @@ pub fn build(
     tracker: &Tracker,
 ) -> anyhow::Result<Box<dyn Workload>> {
     check_threads(kind, opts.threads)?;
+    if opts.net_path.is_some() && kind != WorkloadKind::Net {
+        anyhow::bail!(
+            "--loss/--rate apply to the net workload only, not --workload {}",
+            kind.name()
+        );
+    }
     let cpus = || placement::select(opts.cpus.as_ref());
     let w: Box<dyn Workload> = match kind {
         WorkloadKind::Ipi => Box::new(ipi::Ipi::new(cpus()?, opts.threads)),
@@ -159,7 +170,7 @@ pub fn build(
         WorkloadKind::Timer => {
             Box::new(timer::Timer::new(cpus()?, opts.threads, opts.timer_period))
         }
-        WorkloadKind::Net => Box::new(net::Net::new(cpus()?)),
+        WorkloadKind::Net => Box::new(net::Net::new(cpus()?, opts.net_path, tracker.clone())),
         WorkloadKind::Disk => {
             let dir = opts.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
             Box::new(disk::Disk::new(

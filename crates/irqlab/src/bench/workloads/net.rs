@@ -1,11 +1,17 @@
-//! `net`: a loopback TCP bulk transfer (127.0.0.1, ephemeral port) from a
-//! writer thread to a reader thread pinned to different CPUs; the traffic
-//! runs through NET_TX/NET_RX softirqs. Bounded in time: socket timeouts
-//! guard every blocking call, both sockets are closed when `run` returns.
+//! `net`: a TCP bulk transfer from a writer thread to a reader thread
+//! pinned to different CPUs; the traffic runs through NET_TX/NET_RX
+//! softirqs. Over loopback (127.0.0.1, ephemeral port) by default; with a
+//! [`NetPath`] (`--loss`, `--rate`) over a veth pair between two network
+//! namespaces made in `setup` and removed in `teardown` (`veth.rs`), and
+//! then it also reports the sender's TCP retransmits. Bounded in time:
+//! socket timeouts guard every blocking call, both sockets are closed
+//! when `run` returns.
 
 use super::placement;
+use super::veth::{NetPath, Veth, RX_ADDR, TX_ADDR};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::Workload;
+use crate::guard::Tracker;
 use anyhow::{anyhow, Context};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -13,18 +19,30 @@ use std::time::{Duration, Instant};
 
 /// Bytes per `write` call.
 const CHUNK: usize = 256 * 1024;
-/// Longest a single socket call may block.
+/// Longest a single socket call may block (loopback).
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// Longest a single socket call may block over a lossy or limited veth
+/// (retransmission timeouts back off to seconds).
+const VETH_IO_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The loopback bulk-transfer workload.
+/// The bulk-transfer workload.
 pub struct Net {
     cpus: Vec<u32>,
+    path: Option<NetPath>,
+    tracker: Tracker,
+    veth: Option<Veth>,
 }
 
 impl Net {
-    /// Reader on `cpus[0]`, writer on `cpus[1]` (or `cpus[0]` if alone).
-    pub fn new(cpus: Vec<u32>) -> Self {
-        Net { cpus }
+    /// Reader on `cpus[0]`, writer on `cpus[1]` (or `cpus[0]` if alone);
+    /// over veth when `path` is given (namespaces journaled by `tracker`).
+    pub fn new(cpus: Vec<u32>, path: Option<NetPath>, tracker: Tracker) -> Self {
+        Net {
+            cpus,
+            path,
+            tracker,
+            veth: None,
+        }
     }
 }
 
@@ -34,11 +52,33 @@ fn connect_pair() -> anyhow::Result<(TcpStream, TcpStream)> {
     let addr = listener.local_addr().context("listener address")?;
     let client = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
     let (server, _) = listener.accept().context("accepting loopback connection")?;
-    for s in [&client, &server] {
-        s.set_read_timeout(Some(IO_TIMEOUT))?;
-        s.set_write_timeout(Some(IO_TIMEOUT))?;
-    }
+    set_timeouts(&client, &server, IO_TIMEOUT)?;
     Ok((client, server))
+}
+
+/// A connected (client, server) pair across `veth`: the server listens
+/// in the receiver's namespace, the client connects from the sender's.
+fn connect_veth(veth: &Veth) -> anyhow::Result<(TcpStream, TcpStream)> {
+    let (tx, rx) = veth.names();
+    let listener = Veth::in_ns(rx, || {
+        TcpListener::bind((RX_ADDR, 0)).with_context(|| format!("binding {RX_ADDR}:0 in {rx}"))
+    })?;
+    let addr = listener.local_addr().context("listener address")?;
+    let client = Veth::in_ns(tx, || {
+        TcpStream::connect_timeout(&addr, VETH_IO_TIMEOUT)
+            .with_context(|| format!("connecting to {addr} from {tx} ({TX_ADDR})"))
+    })?;
+    let (server, _) = listener.accept().context("accepting the veth connection")?;
+    set_timeouts(&client, &server, VETH_IO_TIMEOUT)?;
+    Ok((client, server))
+}
+
+fn set_timeouts(client: &TcpStream, server: &TcpStream, t: Duration) -> anyhow::Result<()> {
+    for s in [client, server] {
+        s.set_read_timeout(Some(t))?;
+        s.set_write_timeout(Some(t))?;
+    }
+    Ok(())
 }
 
 fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration) -> anyhow::Result<()> {
@@ -80,8 +120,30 @@ impl Workload for Net {
         "net"
     }
 
+    fn setup(&mut self) -> anyhow::Result<()> {
+        if let (Some(path), None) = (self.path, &self.veth) {
+            self.veth =
+                Some(Veth::create(&self.tracker, path).context("net workload's veth path")?);
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> anyhow::Result<()> {
+        match self.veth.take() {
+            Some(v) => v.remove(),
+            None => Ok(()),
+        }
+    }
+
     fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
-        let (client, server) = connect_pair()?;
+        if self.path.is_some() && self.veth.is_none() {
+            anyhow::bail!("net workload: the veth path was not set up");
+        }
+        let (client, server) = match &self.veth {
+            Some(v) => connect_veth(v)?,
+            None => connect_pair()?,
+        };
+        let segs0 = self.veth.as_ref().map(Veth::tcp_counters).transpose()?;
         let rx_cpu = placement::cpu_for(&self.cpus, 0);
         let tx_cpu = placement::cpu_for(&self.cpus, 1);
         let (bytes, elapsed) = std::thread::scope(|s| {
@@ -94,11 +156,25 @@ impl Workload for Net {
         })
         .context("net workload")?;
         let rate = bytes as f64 / elapsed.as_secs_f64().max(1e-9);
-        Ok(vec![Metric::new(
-            "bytes_per_sec",
-            rate,
-            "B/s",
-            Direction::Higher,
-        )])
+        let mut out = vec![Metric::new("bytes_per_sec", rate, "B/s", Direction::Higher)];
+        if let (Some(v), Some((out0, re0))) = (&self.veth, segs0) {
+            let (out1, re1) = v.tcp_counters()?;
+            let (sent, re) = (out1.saturating_sub(out0), re1.saturating_sub(re0));
+            out.push(Metric::new(
+                "tcp_retransmits",
+                re as f64,
+                "1",
+                Direction::Lower,
+            ));
+            if sent > 0 {
+                out.push(Metric::new(
+                    "tcp_retrans_pct",
+                    100.0 * re as f64 / sent as f64,
+                    "%",
+                    Direction::Lower,
+                ));
+            }
+        }
+        Ok(out)
     }
 }

@@ -7,7 +7,7 @@
 //! [`BatchWriter`] is the frame-to-output writer of both `top --batch`
 //! and `replay --batch` (`cmd/replay.rs`), and runs their loop on a
 //! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::from_delta_rates` (no affinity: text does not print it) and
+//! `report::rates` (no affinity: text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
@@ -18,16 +18,15 @@
 //! more.
 
 use super::text::{self, Block, TextOpts};
-use super::trace as top_trace;
 use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
-use crate::report;
+use crate::report::{self, RateOpts};
 use crate::sampler::{
     clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
-use crate::trace::top::TopTrace;
+use crate::trace::top::{self as top_trace, TopTrace};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
@@ -54,7 +53,7 @@ impl Summary {
         if self.samples == 0 {
             return Ok(());
         }
-        let report = report::from_delta_rates(&self.first, latest, &self.filter);
+        let report = report::rates(&self.first, latest, &self.filter, RateOpts::default());
         let n = self.samples;
         let c = &self.cost;
         let mean = SelfCost {
@@ -154,15 +153,13 @@ impl BatchWriter {
         let buf = &mut self.buf;
         match self.summary.as_mut() {
             None => {
-                self.jsonl.write_frame(frame, buf);
-                if let Some(tt) = traced {
-                    top_trace::append_json(buf, tt)?;
-                }
+                self.jsonl.write_frame(frame, traced, buf);
             }
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
-                let report = report::from_delta_rates(frame.prev, frame.cur, frame.filter());
+                let report =
+                    report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
                 let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(&stamp),

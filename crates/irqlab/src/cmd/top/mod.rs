@@ -5,13 +5,12 @@
 //!
 //! Owns the flags of the whole subcommand and turns them into plain
 //! values (`LivePlan`, `TuiConfig`); flags that cannot apply to the chosen
-//! mode are refused by clap. `--trace` (`trace.rs`) adds exact interrupt
-//! time from eBPF to both modes. Exit codes: 0 (also on `q`), 1 error, 2
+//! mode are refused by clap. `--trace` adds exact interrupt time from eBPF
+//! to both modes (`crate::trace::top`; its text lines: `trace_text.rs`). Exit codes: 0 (also on `q`), 1 error, 2
 //! usage, 128 + signal on SIGINT (130) / SIGTERM (143), as `bench`.
 
 pub mod batch;
 pub mod text;
-pub mod trace;
 pub mod trace_text;
 
 use crate::cmd::args::RootArgs;

@@ -1,0 +1,107 @@
+//! Row order and selection of interrupt tables: `--sort` keys, device
+//! names, `--threshold` and the `SUM` line. Works on built lines only;
+//! never builds or filters rows itself (that is `build` and the filter).
+
+use super::IrqLine;
+use irqlab_core::Shape;
+
+/// Row order of interrupt tables (`top --sort`, the TUI's `s`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Rate over the interval, highest first.
+    #[default]
+    Rate,
+    /// Count since boot, highest first.
+    Total,
+    /// IRQ number (arch rows after, by label).
+    Irq,
+    /// Device name (actions, else description, else label).
+    Name,
+}
+
+impl SortKey {
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Rate => "rate",
+            SortKey::Total => "total",
+            SortKey::Irq => "irq",
+            SortKey::Name => "name",
+        }
+    }
+
+    /// The next key in the TUI's `s` cycle.
+    pub fn next(self) -> Self {
+        match self {
+            SortKey::Rate => SortKey::Total,
+            SortKey::Total => SortKey::Irq,
+            SortKey::Irq => SortKey::Name,
+            SortKey::Name => SortKey::Rate,
+        }
+    }
+}
+
+/// Device name of a row: its actions, else its description, else label.
+pub fn name_of(l: &IrqLine) -> String {
+    if !l.actions.is_empty() {
+        l.actions.join(",")
+    } else if !l.description.is_empty() {
+        l.description.clone()
+    } else {
+        l.label.clone()
+    }
+}
+
+/// Sort `rows` by `key`; `rate` gives a row's rate (the TUI's is over its
+/// selected CPUs). Stable: equal rows keep file order.
+pub fn sort_rows<T>(
+    rows: &mut Vec<T>,
+    key: SortKey,
+    line: impl Fn(&T) -> &IrqLine,
+    rate: impl Fn(&T) -> Option<f64>,
+) {
+    match key {
+        SortKey::Rate => {
+            let mut keyed: Vec<(f64, T)> = rows
+                .drain(..)
+                .map(|r| (rate(&r).unwrap_or(-1.0), r))
+                .collect();
+            keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+            rows.extend(keyed.into_iter().map(|k| k.1));
+        }
+        SortKey::Total => rows.sort_by_key(|r| std::cmp::Reverse(line(r).since_boot)),
+        SortKey::Irq => rows.sort_by(|a, b| {
+            let key = |l: &IrqLine| (l.irq.unwrap_or(u32::MAX), l.label.clone());
+            key(line(a)).cmp(&key(line(b)))
+        }),
+        SortKey::Name => {
+            let mut keyed: Vec<(String, T)> =
+                rows.drain(..).map(|r| (name_of(line(&r)), r)).collect();
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            rows.extend(keyed.into_iter().map(|k| k.1));
+        }
+    }
+}
+
+/// Whether a row is shown under `--threshold MIN` (rate per second over
+/// all kept CPUs): rows with a gap are always shown (something happened).
+pub fn above_threshold(l: &IrqLine, min: f64) -> bool {
+    l.gaps.is_some() || l.total_rate.is_some_and(|r| r > 0.0 && r >= min)
+}
+
+/// Per-CPU sum of the interrupt rates of `rows` (the `mpstat -I SUM`
+/// line): per kept CPU column, and the total. Single-value rows add to the
+/// total only; gaps count as 0.
+pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (Vec<f64>, f64) {
+    let mut per = vec![0.0; ncpus];
+    let mut total = 0.0;
+    for l in rows {
+        total += l.total_rate.unwrap_or(0.0);
+        if l.shape != Shape::PerCpu {
+            continue;
+        }
+        for (acc, v) in per.iter_mut().zip(l.rates.iter().flatten()) {
+            *acc += v.unwrap_or(0.0);
+        }
+    }
+    (per, total)
+}

@@ -1,0 +1,141 @@
+//! Rates sections from two snapshots: interrupt rows (per CPU, or
+//! reduced to the busiest CPU as they are built) and softirqs. Every
+//! count difference and rate comes from `irqlab_core::delta`; this only
+//! picks the kept columns and shapes lines.
+
+use super::{
+    busiest_cpu, line_meta, pick, IrqLine, IrqRows, IrqSection, SoftirqLine, SoftirqSection,
+};
+use crate::filter::Filter;
+use irqlab_core::delta::{self, Cell};
+use irqlab_core::softirqs::Softirqs;
+use irqlab_core::{Interrupts, IrqRow, Shape};
+
+/// Deltas, rates and (only if any) gaps of a row's cells.
+type CellsOut = (
+    Option<Vec<Option<u64>>>,
+    Vec<Option<f64>>,
+    Option<Vec<Option<delta::Gap>>>,
+);
+
+fn cells_out(cells: &[Cell], secs: f64, with_deltas: bool) -> CellsOut {
+    let counts = with_deltas.then(|| cells.iter().map(|c| c.count()).collect());
+    let rates = cells.iter().map(|c| c.rate(secs)).collect();
+    let any = cells.iter().any(|c| matches!(c, Cell::Gap(_)));
+    let gaps = any.then(|| {
+        cells
+            .iter()
+            .map(|c| match c {
+                Cell::Gap(g) => Some(*g),
+                Cell::Count(_) => None,
+            })
+            .collect()
+    });
+    (counts, rates, gaps)
+}
+
+/// The kept CPU columns of a rates section and what a row needs to pick
+/// them.
+pub(super) struct RateCols {
+    pub(super) union: Vec<u32>,
+    pub(super) cols: Vec<usize>,
+    all: bool,
+}
+
+impl RateCols {
+    pub(super) fn new(o: &Interrupts, n: &Interrupts, f: &Filter) -> Self {
+        let union = delta::union_cpus(&o.cpus, &n.cpus);
+        let cols = f.columns(&union);
+        RateCols {
+            all: cols.len() == union.len(),
+            union,
+            cols,
+        }
+    }
+
+    /// The report line of one row of [`delta::interrupts_delta_each`];
+    /// `picked` is scratch space for the kept cells.
+    pub(super) fn line(
+        &self,
+        r: &IrqRow,
+        cells: &[Cell],
+        secs: f64,
+        with_deltas: bool,
+        picked: &mut Vec<Cell>,
+    ) -> IrqLine {
+        let cells: &[Cell] = if r.shape == Shape::PerCpu && !self.all {
+            picked.clear();
+            picked.extend(self.cols.iter().filter_map(|&i| cells.get(i).copied()));
+            picked
+        } else {
+            cells
+        };
+        let (counts, rates, gaps) = cells_out(cells, secs, with_deltas);
+        let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+        let mut line = line_meta(r);
+        line.deltas = counts;
+        line.rates = Some(rates);
+        line.total = total;
+        line.total_rate = (secs > 0.0).then(|| total as f64 / secs);
+        line.gaps = gaps;
+        line.since_boot = Some(r.total());
+        line
+    }
+}
+
+pub(super) fn irq_rates(
+    o: &Interrupts,
+    n: &Interrupts,
+    secs: f64,
+    f: &Filter,
+    with_deltas: bool,
+    rows_of: IrqRows,
+) -> IrqSection {
+    let rc = RateCols::new(o, n, f);
+    let cpus = pick(&rc.union, &rc.cols);
+    let mut rows = Vec::new();
+    let mut picked = Vec::new();
+    let (_, gone) = delta::interrupts_delta_each(o, n, secs, |r, _status, cells| {
+        if f.keep_irq_row(r) {
+            let mut l = rc.line(r, cells, secs, with_deltas, &mut picked);
+            if rows_of == IrqRows::Busiest && l.shape == Shape::PerCpu {
+                if let Some(rates) = l.rates.take() {
+                    let each = rates.iter().map(|r| r.unwrap_or(0.0));
+                    l.busiest = busiest_cpu(cpus.iter().copied().zip(each));
+                }
+            }
+            rows.push(l);
+        }
+    });
+    IrqSection {
+        cpus,
+        rows,
+        gone: gone.into_iter().map(|g| g.label).collect(),
+    }
+}
+
+pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
+    let d = delta::softirqs_delta(o, n, secs);
+    let cols = f.columns(&d.cpus);
+    let rows = d
+        .rows
+        .iter()
+        .map(|r| {
+            let cells = pick(&r.cells, &cols);
+            let (counts, rates, _) = cells_out(&cells, secs, true);
+            let counts = counts.unwrap_or_default();
+            let total: u64 = counts.iter().flatten().sum();
+            SoftirqLine {
+                name: r.name.clone(),
+                counts,
+                total,
+                rates: Some(rates),
+                total_rate: (secs > 0.0).then(|| total as f64 / secs),
+            }
+        })
+        .collect();
+    SoftirqSection {
+        cpus: pick(&d.cpus, &cols),
+        rows,
+    }
+}
