@@ -78,7 +78,7 @@ fn irq_rate_recipe_runs_against_a_fake_tree() {
         .assert()
         .success()
         .stderr(predicates::str::contains(
-            "--preset irq-rate: --governor performance --cpus",
+            "--preset irq-rate: --governor performance --workload-cpus",
         ));
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("\"irq_36_per_sec\""), "{summary}");
@@ -181,7 +181,7 @@ fn preset_needs_a_known_name_and_an_irq() {
         (&["--preset", "nope"], "unknown preset \"nope\" (irq-rate)"),
         (
             &["--preset", "irq-rate", "-w", "disk"],
-            "name the IRQ with --irq",
+            "name the IRQ with --measure",
         ),
     ];
     for (flags, msg) in cases {
