@@ -457,6 +457,12 @@ mod tests {
         }
     }
 
+    /// Recorded time from the first sample in `dir` to the last.
+    fn samples_span_ns(dir: &std::path::Path) -> u64 {
+        let steps = reader::open(dir).unwrap().steps;
+        steps.last().unwrap().time.mono_ns - steps[0].time.mono_ns
+    }
+
     #[test]
     fn a_merged_window_rolls_over_after_merge_and_the_summary_counts_files() {
         let root = tree();
@@ -473,8 +479,7 @@ mod tests {
         let segs = layout::segments(&dir).unwrap();
         // a window closes once its samples span the merge time: a machine
         // too busy to spread its samples over two windows makes one file
-        let steps = reader::open(&dir).unwrap().steps;
-        let span = steps.last().unwrap().time.mono_ns - steps[0].time.mono_ns;
+        let span = samples_span_ns(&dir);
         let two_windows = 2 * (cfg.merge + cfg.segment).as_nanos() as u64;
         assert!(
             segs.len() >= 2 || span < two_windows,
@@ -528,8 +533,7 @@ mod tests {
         let segs = layout::segments(&dir).unwrap();
         // how many segments the time rule closes depends on how this
         // machine spread its samples; every one of them must be its own file
-        let steps = reader::open(&dir).unwrap().steps;
-        let span = steps.last().unwrap().time.mono_ns - steps[0].time.mono_ns;
+        let span = samples_span_ns(&dir);
         let two_segments = 2 * (cfg.segment + cfg.interval).as_nanos() as u64;
         assert!(
             segs.len() >= 2 || span < two_segments,
