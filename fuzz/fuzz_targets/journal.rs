@@ -5,15 +5,15 @@
 //! computed. Must never panic, hang or grow without bound; errors are fine.
 #![no_main]
 use irqlab::record::journal;
-use irqlab::record::reader::{Replayer, Step};
+use irqlab::record::reader::{RecordedSample, Replayer};
 use irqlab::record::trace_replay::TraceReplay;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let (lines, _) = journal::parse(data);
-    let steps: Vec<Step> = lines
+    let steps: Vec<RecordedSample> = lines
         .into_iter()
-        .map(|l| Step {
+        .map(|l| RecordedSample {
             time: l.time,
             shape: l.shape,
             cells: l.cells,
