@@ -17,8 +17,8 @@
 //! Prometheus text or OpenMetrics ([`super::openmetrics`]); the
 //! OpenMetrics form and the gzip forms ([`super::gzip`]) are made once per
 //! sample, at publication, for the formats scrapes asked for since the
-//! last one (an OpenMetrics body nobody asked for before is made on the
-//! first scrape that wants it).
+//! last one (a form nobody asked for before is made on the first scrape
+//! that wants it).
 
 use super::openmetrics::{self, Exposition};
 use anyhow::Context;
@@ -235,36 +235,59 @@ impl Latest {
         self.body_as(Exposition::Prometheus, false).0
     }
 
-    /// The current body in `format` (shared, not copied): gzipped (true)
-    /// when `gzip` asks for it and it was made at publication; otherwise
-    /// plain, and the next publication makes it.
+    /// The current body in `format` (shared, not copied), gzipped (true)
+    /// when `gzip` asks for it. A form the current read does not have yet
+    /// is made on this first call and kept for the scrapes after.
     pub fn body_as(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool) {
         let i = index(format);
         self.want(format, gzip);
-        let text = {
+        let (plain, text) = {
             let g = self.lock();
             if gzip {
                 if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
                     return (Arc::clone(z), true);
                 }
             }
-            match (format, &g.bodies) {
-                (Exposition::Prometheus, (text, _)) => return (Arc::clone(text), false),
-                (Exposition::OpenMetrics, (_, Some(om))) => return (Arc::clone(om), false),
-                (Exposition::OpenMetrics, (text, None)) => Arc::clone(text),
+            let plain = match format {
+                Exposition::Prometheus => Some(Arc::clone(&g.bodies.0)),
+                Exposition::OpenMetrics => g.bodies.1.clone(),
+            };
+            (plain, Arc::clone(&g.bodies.0))
+        };
+        // A form this body does not have yet (the first scrape that wants
+        // it since the read): made now, outside the lock, and kept for the
+        // scrapes after; a scraper that accepts gzip never gets a plain
+        // body many times the size.
+        let plain = match plain {
+            Some(p) => p,
+            None => {
+                let om = to_openmetrics(&text, Vec::new());
+                self.keep(&text, om, |g| &mut g.bodies.1)
             }
         };
-        // The first OpenMetrics scrape of this body: convert it now,
-        // outside the lock, and keep it for the scrapes after.
-        let om = to_openmetrics(&text, Vec::new());
-        let mut g = self.lock();
-        if Arc::ptr_eq(&g.bodies.0, &text) {
-            match &g.bodies.1 {
-                Some(other) => return (Arc::clone(other), false),
-                None => g.bodies.1 = Some(Arc::clone(&om)),
-            }
+        if !gzip {
+            return (plain, false);
         }
-        (om, false)
+        match self.gzip(&plain) {
+            Some(z) => (self.keep(&text, z, |g| &mut g.gz[i]), true),
+            None => (plain, false),
+        }
+    }
+
+    /// Keep `made` in the slot `slot` of the bodies read as `text`, unless
+    /// that read was replaced meanwhile or another scrape kept one first
+    /// (then that one is returned).
+    fn keep(
+        &self,
+        text: &Arc<Vec<u8>>,
+        made: Arc<Vec<u8>>,
+        slot: impl FnOnce(&mut State) -> &mut Option<Arc<Vec<u8>>>,
+    ) -> Arc<Vec<u8>> {
+        let mut g = self.lock();
+        if !Arc::ptr_eq(&g.bodies.0, text) {
+            return made;
+        }
+        Arc::clone(slot(&mut g).get_or_insert(made))
     }
 
     /// Make `format` (and its gzip form, with `gzip`) at the next
@@ -1005,9 +1028,10 @@ mod tests {
     fn gzip_is_made_at_publication_once_asked_for() {
         let t = Instant::now();
         let l = Latest::new(b"x 1\n".repeat(1000), t, None).unwrap();
-        // The first gzip request gets plain text and asks for gzip.
+        // The first gzip request gets it made on demand, and asks for it
+        // to be made at the next publication.
         let (b, gz) = l.body_as(Exposition::Prometheus, true);
-        assert!(!gz && b.len() == 4000);
+        assert!(gz && b.len() < 100, "{} bytes", b.len());
         l.publish(b"x 2\n".repeat(1000), t);
         let (z, gz) = l.body_as(Exposition::Prometheus, true);
         assert!(gz && z.len() < 100, "{} bytes", z.len());
@@ -1021,7 +1045,8 @@ mod tests {
         // And the next read is gzipped too, as scrapes keep asking.
         l.publish(b"x 3\n".repeat(1000), t);
         assert!(l.body_as(Exposition::Prometheus, true).1);
-        assert!(!l.body_as(Exposition::OpenMetrics, true).1);
+        // A form nobody asked for before is made on demand too.
+        assert!(l.body_as(Exposition::OpenMetrics, true).1);
     }
 
     #[test]
