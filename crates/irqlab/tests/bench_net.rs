@@ -167,7 +167,10 @@ fn lossy_variant_retransmits_more_and_leaves_nothing() {
             "--variant",
             "clean=--loss 0%",
             "--variant",
-            "lossy=--loss 2%",
+            // heavy: the loss-free path itself retransmits 1-4 % of its
+            // segments on a loaded 2-CPU VM (receive drops), so a lighter
+            // loss does not stand out of it in 3 short trials
+            "lossy=--loss 10%",
         ])
         .timeout(Duration::from_secs(180))
         .assert()
@@ -178,7 +181,7 @@ fn lossy_variant_retransmits_more_and_leaves_nothing() {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     assert!(
         mean(&lossy) > mean(&clean),
-        "2% loss must retransmit more than none: clean {clean:?} lossy {lossy:?}"
+        "10% loss must retransmit more than none: clean {clean:?} lossy {lossy:?}"
     );
     assert_eq!(irqlab_netns(), Vec::<String>::new());
     assert_eq!(host_net_state(), host0, "the host's network state changed");
