@@ -400,6 +400,26 @@ fn presize(file: &File, buf: &mut Vec<u8>) {
     }
 }
 
+/// Write every file of a tree (`synth` output, a test's fake /proc and
+/// /sys) under `root`; returns the total bytes written.
+pub fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u64> {
+    let mut made: Option<PathBuf> = None;
+    let mut bytes = 0u64;
+    for (rel, data) in files {
+        let path = root.join(rel);
+        if let Some(dir) = path.parent() {
+            if made.as_deref() != Some(dir) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                made = Some(dir.to_path_buf());
+            }
+        }
+        std::fs::write(&path, data).with_context(|| format!("writing {}", path.display()))?;
+        bytes += data.len() as u64;
+    }
+    Ok(bytes)
+}
+
 /// True for HostFs's own refusals (not a regular file, over a read
 /// limit) and for a symbolic-link loop (a broken tree, not an absent
 /// file), as opposed to an absent or unreadable file: callers that skip

@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use irqlab_core::CpuList;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Flags of `irqlab synth`.
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let tree = spec.build().context("invalid synth parameters")?;
     let files = tree.files();
-    let bytes = write_tree(&args.out, &files)?;
+    let bytes = crate::host::write_tree(&args.out, &files)?;
     eprintln!(
         "irqlab synth: wrote {}, {} to {} ({}, {} online, {}, nr_irqs {nr_irqs}, {} {})",
         plural(files.len(), "file"),
@@ -137,25 +137,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn default_nr_irqs(irqs: u32) -> u32 {
     (irqs.saturating_add(irqs / 4).saturating_add(32)).max(424)
-}
-
-/// Write every file under `root`; returns the total bytes written.
-pub(crate) fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u64> {
-    let mut made: Option<PathBuf> = None;
-    let mut bytes = 0u64;
-    for (rel, data) in files {
-        let path = root.join(rel);
-        if let Some(dir) = path.parent() {
-            if made.as_deref() != Some(dir) {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                made = Some(dir.to_path_buf());
-            }
-        }
-        std::fs::write(&path, data).with_context(|| format!("writing {}", path.display()))?;
-        bytes += data.len() as u64;
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

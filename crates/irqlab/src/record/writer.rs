@@ -410,7 +410,7 @@ mod tests {
             seed: 3,
         };
         let d = tempfile::tempdir().unwrap();
-        crate::cmd::synth::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+        crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
         d
     }
 
