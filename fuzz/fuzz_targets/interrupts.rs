@@ -13,7 +13,7 @@ thread_local! {
 fn by_lines(data: &[u8]) -> Result<Interrupts, irqlab_core::ParseError> {
     let mut m = Interrupts::default();
     let mut r = m.refill();
-    for (_, l) in irqlab_core::text::lines(data) {
+    for (_, l) in irqlab_core::scan::lines(data) {
         r.line(l)?;
     }
     r.finish()?;

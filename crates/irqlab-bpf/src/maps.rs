@@ -1,7 +1,7 @@
 //! The map value layouts shared with `src/bpf/irqlab.h` (`#[repr(C)]`,
 //! sizes asserted on both sides) and the vector ids of `VECTOR()` in
 //! `src/bpf/irqlab.bpf.c`. Plain data: no kernel access here. The one
-//! definition of these layouts: irqlab's `trace::model` re-exports them
+//! definition of these layouts: irqlab's `trace::sample` re-exports them
 //! (and serializes them), so the C header, this file and the trace domain
 //! cannot drift apart.
 

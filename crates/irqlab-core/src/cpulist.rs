@@ -10,7 +10,7 @@
 //! are refused.
 
 use crate::error::{ErrorKind, ParseError};
-use crate::text::{lossy_token, scan_u64, trim, Scan};
+use crate::scan::{lossy_token, scan_u64, trim, Scan};
 use serde::Serialize;
 use std::fmt;
 

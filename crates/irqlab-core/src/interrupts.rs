@@ -9,7 +9,7 @@
 
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
-use crate::text::{
+use crate::scan::{
     check_line, is_blank, push_lossy, range_note, scan_u64, skip_blanks, trim, Scan,
 };
 use serde::Serialize;
@@ -495,7 +495,7 @@ fn read_counts(
     limit: usize,
     out: &mut Vec<u64>,
 ) -> Result<usize, ErrorKind> {
-    pos = crate::text::counts::read_spaced(line, pos, limit, out);
+    pos = crate::scan::counts::read_spaced(line, pos, limit, out);
     while out.len() < limit {
         let start = skip_blanks(line, pos);
         match scan_u64(line, start) {

@@ -15,12 +15,12 @@ pub mod paths;
 pub mod pidstat;
 pub mod render;
 pub mod rng;
+pub mod scan;
 pub mod snapshot;
 pub mod softirqs;
 pub mod stat;
 pub mod synth;
 pub mod sysfs;
-pub mod text;
 
 pub use cpulist::CpuList;
 pub use error::{ErrorKind, ParseError};

@@ -7,7 +7,7 @@
 //! kernel are `None`. Must not read files or compute rates; never panics.
 
 use crate::error::{ErrorKind, ParseError};
-use crate::text::{lossy_token, next_token, push_lossy, token_u64, trim};
+use crate::scan::{lossy_token, next_token, push_lossy, token_u64, trim};
 use serde::Serialize;
 
 /// Error name of `/proc/PID/stat`.

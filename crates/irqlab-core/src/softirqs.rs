@@ -9,7 +9,7 @@
 
 use crate::error::{ErrorKind, ParseError};
 use crate::interrupts::parse_cpu_header;
-use crate::text::{
+use crate::scan::{
     check_line, header_line, is_blank, lines, push_lossy, range_note, read_u64s, trim,
 };
 use serde::Serialize;

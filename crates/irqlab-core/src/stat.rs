@@ -8,7 +8,7 @@
 //! the delta module): malformed input yields a [`ParseError`].
 
 use crate::error::{ErrorKind, ParseError};
-use crate::text::{check_line, lines, next_token, read_u64s, scan_u64, token_u64, Scan};
+use crate::scan::{check_line, lines, next_token, read_u64s, scan_u64, token_u64, Scan};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -281,7 +281,7 @@ fn single(
 ) -> Result<(), ErrorKind> {
     let (v, rest) = first_value(line, pos, what)?;
     if let Some((s, e)) = next_token(line, rest) {
-        let found = crate::text::lossy_token(line.get(s..e).unwrap_or_default());
+        let found = crate::scan::lossy_token(line.get(s..e).unwrap_or_default());
         return Err(ErrorKind::Invalid {
             what: "the end of the line after the value",
             found,

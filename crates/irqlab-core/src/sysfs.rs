@@ -9,7 +9,7 @@
 use crate::cpulist::CpuList;
 use crate::error::{ErrorKind, ParseError};
 use crate::paths::shown;
-use crate::text::{lossy_token, scan_u64, token_u64, trim, Scan};
+use crate::scan::{lossy_token, scan_u64, token_u64, trim, Scan};
 use serde::Serialize;
 
 /// Error name of `/sys/kernel/irq/N/per_cpu_count`.

@@ -595,7 +595,7 @@ fn the_checker_itself() {
         expand("cmd/{record,replay}.rs"),
         ["cmd/record.rs", "cmd/replay.rs"]
     );
-    assert!(is_path("text/counts.rs") && is_path("top/") && is_path(".ci/run"));
+    assert!(is_path("scan/counts.rs") && is_path("top/") && is_path(".ci/run"));
     assert!(is_path("install-*.sh") && is_path("faults/<area>.sh"));
     assert!(!is_path("/proc/interrupts") && !is_path("irq/softirq") && !is_path("report::Report"));
     assert!(!is_path("proc/irq/N/…") && !is_path("plan.json") && !is_path("E1..E4"));

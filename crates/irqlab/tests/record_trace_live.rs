@@ -206,7 +206,7 @@ fn under_load_no_traced_counter_goes_back_and_every_frame_is_traced_or_skip() {
     let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
     let rec = irqlab::record::reader::open(&dir).unwrap();
     let mut replayer = irqlab::record::reader::Replayer::default();
-    let mut prev: Option<irqlab::trace::model::Sample> = None;
+    let mut prev: Option<irqlab::trace::sample::Sample> = None;
     let mut traced = 0;
     for step in &rec.steps {
         let Some(mut t) = replayer.trace(step).unwrap() else {

@@ -29,7 +29,7 @@ use common::trace::{one_at_a_time, runs, Needs, Reap};
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
 use irqlab::trace::interval::{between, Interval, IntervalView};
-use irqlab::trace::model::Sample;
+use irqlab::trace::sample::Sample;
 use irqlab::trace::session::Session;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -14,7 +14,7 @@ mod common;
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
 use irqlab::trace::interval::{between, IntervalView};
-use irqlab::trace::model::{Sample, TraceKey};
+use irqlab::trace::sample::{Sample, TraceKey};
 use irqlab::trace::session::Session;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -20,7 +20,7 @@ use common::trace::{one_at_a_time, runs, Needs, Reap};
 use irqlab::bench::workloads::{build, WorkloadKind, WorkloadOptions};
 use irqlab::host::HostFs;
 use irqlab::trace::interval::{between, IntervalView};
-use irqlab::trace::model::{Sample, TraceKey};
+use irqlab::trace::sample::{Sample, TraceKey};
 use irqlab::trace::session::Session;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};

@@ -324,7 +324,7 @@ fn line_parser_is_parse_into_line_by_line() {
     let mut lp = LineParser::new();
     let mut row = IrqRow::default();
     let mut rows = Vec::new();
-    for (_, l) in crate::text::lines(text) {
+    for (_, l) in crate::scan::lines(text) {
         if lp.line(l, &mut row).unwrap() {
             rows.push(row.clone());
         }
@@ -336,7 +336,7 @@ fn line_parser_is_parse_into_line_by_line() {
     let bad = b"  CPU0\n  0: x IO-APIC\n";
     let whole = Interrupts::parse(bad).unwrap_err();
     let mut lp = LineParser::new();
-    let e = crate::text::lines(bad)
+    let e = crate::scan::lines(bad)
         .find_map(|(_, l)| lp.line(l, &mut row).err())
         .unwrap();
     assert_eq!(e, whole);
@@ -356,7 +356,7 @@ fn refill_is_parse_into_and_an_abandoned_one_leaves_no_rows() {
         b"   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\nLOC:  1  2  Local timer interrupts\n";
     let mut m = Interrupts::default();
     let mut r = m.refill();
-    for (_, l) in crate::text::lines(text) {
+    for (_, l) in crate::scan::lines(text) {
         r.line(l).unwrap();
     }
     r.finish().unwrap();
@@ -430,7 +430,7 @@ mod whole_text_is_line_by_line {
     fn by_lines(text: &[u8]) -> Result<Interrupts, ParseError> {
         let mut m = Interrupts::default();
         let mut r = m.refill();
-        for (_, l) in crate::text::lines(text) {
+        for (_, l) in crate::scan::lines(text) {
             r.line(l)?;
         }
         r.finish()?;

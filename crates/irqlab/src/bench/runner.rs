@@ -46,7 +46,7 @@ use crate::sampler::strategy::Choice;
 use crate::sampler::{Frame, LivePlan, LiveSampler};
 use crate::threads::{ThreadCpu, ThreadKind};
 use crate::trace::interval::Interval;
-use crate::trace::live::LiveTrace;
+use crate::trace::live_trace::LiveTrace;
 use anyhow::{Context, Result};
 use irqlab_core::Interrupts;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `bench --trace`: what eBPF tracing adds to each trial. A
-//! `trace::live::LiveTrace` is marked just before a trial's timed window
+//! `trace::live_trace::LiveTrace` is marked just before a trial's timed window
 //! and read just after it; [`trace_metrics`] turns the interval into
 //! trial metrics. Every metric is a cost, lower is better,
 //! except the event counts (direction none). Pure: no I/O here.
@@ -103,7 +103,7 @@ pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
 mod tests {
     use super::*;
     use crate::trace::interval::{CpuTime, SoftLine, TracedIrq};
-    use crate::trace::model::TraceKey;
+    use crate::trace::sample::TraceKey;
 
     fn cpu(cpu: u32, irq_ns: u64, softirq_ns: u64) -> CpuTime {
         CpuTime {

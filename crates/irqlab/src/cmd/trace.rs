@@ -129,7 +129,7 @@ fn intervals(
     stop: &crate::sampler::Stop,
 ) -> anyhow::Result<Option<i32>> {
     use crate::sampler::Tick;
-    use crate::trace::{interval, model::Sample, output};
+    use crate::trace::{interval, output, sample::Sample};
     use std::io::Write;
     use std::time::Instant;
 

@@ -13,7 +13,7 @@ use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
 use crate::sampler::counters::SampleCountersView;
-use crate::trace::model::TraceKey;
+use crate::trace::sample::TraceKey;
 use irqlab_core::interrupts::Shape as IrqShape;
 use irqlab_core::stat::CPU_FIELDS;
 use std::collections::HashMap;

@@ -11,7 +11,7 @@ use super::segment;
 use crate::sampler::counters::SampleCounters;
 use crate::sampler::located;
 use crate::threads::ThreadCpu;
-use crate::trace::model::Sample as TraceSample;
+use crate::trace::sample::Sample as TraceSample;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@
 //!
 //! Pure: no I/O, no panics on any key.
 
-use crate::trace::model::{
+use crate::trace::sample::{
     softirq_name, Sample, SoftirqStats, Stats, TraceKey, HIST_SLOTS, SOFTIRQ_NAMES,
 };
 use anyhow::{anyhow, bail};

@@ -11,7 +11,7 @@
 
 use super::reader::{RecordedSample, Replayer};
 use crate::trace::interval::{between, Interval, IntervalView};
-use crate::trace::model::Sample;
+use crate::trace::sample::Sample;
 use std::sync::Arc;
 
 /// The recording's steps and the traced sample of the step before.

@@ -60,7 +60,7 @@ pub struct SampleCountersView<'a> {
     /// Threads whose CPU time was read at this sample (sorted by name).
     pub threads: &'a [ThreadCpu],
     /// The tracing maps read right after the files (`record --trace`).
-    pub trace: Option<&'a crate::trace::model::Sample>,
+    pub trace: Option<&'a crate::trace::sample::Sample>,
 }
 
 impl SampleCounters {

@@ -1,8 +1,9 @@
 //! The live sampler: the way to sample a machine repeatedly. One per run;
 //! `top --batch` (text and JSON Lines), the interactive `top`, `show
 //! --interval`, bench trials, `record` and `serve` (through
-//! `record::source`) and `replay` take [`Frame`]s from a [`LiveSampler`].
-//! (`trace` reads its eBPF maps on its own loop.)
+//! `sampler::counters`) and `replay` take [`Frame`]s from a
+//! [`LiveSampler`]. (`trace` reads its eBPF maps, paced by the same
+//! `sampler::pace`.)
 //!
 //! It owns the previous and current [`Snapshot`], the snapshot source (the
 //! host through [`HostSource`]: strategy decision, kept-open files,

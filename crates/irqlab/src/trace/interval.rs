@@ -2,7 +2,7 @@
 //! and per-CPU exact irq / softirq CPU % (sum of durations / interval).
 //! The only place trace numbers are computed; renderers only format them.
 
-use super::model::{quantile_ns, softirq_name, Sample, SoftirqStats, Stats, TraceKey, HIST_SLOTS};
+use super::sample::{quantile_ns, softirq_name, Sample, SoftirqStats, Stats, TraceKey, HIST_SLOTS};
 use crate::filter::Filter;
 use serde::Serialize;
 
@@ -278,7 +278,7 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &IntervalView) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::model::hardirq_rows;
+    use crate::trace::sample::hardirq_rows;
 
     fn stats(count: u64, total_ns: u64) -> Stats {
         let mut s = Stats {

@@ -18,10 +18,10 @@
 //! is tested without the feature.
 
 pub mod interval;
-pub mod live;
-pub mod model;
+pub mod live_trace;
 pub mod output;
 pub mod preflight;
+pub mod sample;
 #[cfg(feature = "trace")]
 pub mod session;
 pub mod top;

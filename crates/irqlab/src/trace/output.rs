@@ -3,7 +3,7 @@
 //! Formats only: every number comes from `interval.rs`.
 
 use super::interval::Interval;
-use super::model::HIST_SLOTS;
+use super::sample::HIST_SLOTS;
 use std::io::{self, Write};
 
 fn us(ns: u64) -> f64 {
@@ -170,7 +170,7 @@ pub fn json(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
 mod tests {
     use super::*;
     use crate::trace::interval::{between, IntervalView};
-    use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
+    use crate::trace::sample::{Sample, SoftirqStats, Stats, TraceKey};
 
     fn interval() -> Interval {
         let mut s = Stats {

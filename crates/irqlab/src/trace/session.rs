@@ -4,8 +4,8 @@
 //! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
 //! Dropping it detaches the programs (their fds close) and then unmounts.
 
-use super::model::{hardirq_rows, Sample, TraceKey};
 use super::preflight;
+use super::sample::{hardirq_rows, Sample, TraceKey};
 use crate::guard::SystemGuard;
 use crate::host::HostFs;
 use anyhow::{Context, Result};
@@ -140,7 +140,7 @@ impl Session {
     }
 }
 
-impl super::live::TraceSession for Session {
+impl super::live_trace::TraceSession for Session {
     fn read(&mut self, out: &mut Sample) -> Result<()> {
         Session::read(self, out)
     }

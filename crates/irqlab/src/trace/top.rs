@@ -6,8 +6,8 @@
 //! top shows; the JSON line of `top --batch` carries it as its `trace`
 //! object (`export::jsonl`), the text and interactive views print it.
 //! Pure but for [`start`], which attaches the programs through
-//! `trace::live` (feature `trace`; without it `--trace` is refused); the
-//! live half is `trace::live::LiveTrace`, read once per sampler tick by
+//! `trace::live_trace` (feature `trace`; without it `--trace` is refused); the
+//! live half is `trace::live_trace::LiveTrace`, read once per sampler tick by
 //! [`tick`].
 //! Flags and output formatting stay in `cmd/top/`.
 
@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The session behind `top --trace`, read once per tick.
-pub type Tracing = super::live::LiveTrace;
+pub type Tracing = super::live_trace::LiveTrace;
 
 /// How long a signal waits for top to print its last lines and detach
 /// before the guard restores the host itself (see `guard::defer_signals`).
@@ -31,7 +31,7 @@ pub const SIGNAL_GRACE: Duration = Duration::from_secs(3);
 pub fn start(root: &Path, filter: &Filter) -> Result<(Tracing, Vec<String>)> {
     use anyhow::Context;
     let fs = crate::host::HostFs::new(root);
-    let (t, notes) = super::live::LiveTrace::start(&fs, filter.cpus.clone())
+    let (t, notes) = super::live_trace::LiveTrace::start(&fs, filter.cpus.clone())
         .context("--trace: attaching the tracing programs")?;
     Ok((t, notes))
 }
@@ -242,7 +242,7 @@ pub fn ns(v: Option<f64>) -> String {
 pub(crate) mod fake {
     use super::*;
     use crate::trace::interval::{between, IntervalView};
-    use crate::trace::model::{Sample, SoftirqStats, Stats, TraceKey};
+    use crate::trace::sample::{Sample, SoftirqStats, Stats, TraceKey};
 
     fn stats(count: u64, total_ns: u64, slot: usize) -> Stats {
         let mut s = Stats {
@@ -344,8 +344,8 @@ mod tests {
     }
 
     use crate::trace::interval::IntervalView;
-    use crate::trace::live::{LiveTrace, TraceSession};
-    use crate::trace::model::{Sample, Stats};
+    use crate::trace::live_trace::{LiveTrace, TraceSession};
+    use crate::trace::sample::{Sample, Stats};
 
     /// A tracing session whose counters grow by the fake interval's at
     /// every read (from zero at the baseline).

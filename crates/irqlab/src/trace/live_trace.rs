@@ -9,7 +9,7 @@
 //! `LiveTrace` drops its session (detach, unmount: see `session`).
 
 use super::interval::{between, Interval, IntervalView};
-use super::model::Sample;
+use super::sample::Sample;
 use anyhow::Result;
 
 /// A source of the tracing maps' cumulative counters.
