@@ -1,9 +1,10 @@
 //! [`PacedRun`]: THE paced run of every sampling loop (`top --batch`, `replay
-//! --batch`, `serve -i`, `record`, `trace`, the TUI's sampler thread):
-//! an interval, an end (a count of intervals, a duration, or none), the
-//! stop flag, and one end-of-run rule. Ticks are drift-free ([`Ticker`]:
-//! the n-th is due at start + n × interval, so sleep and sampling jitter
-//! never add up). Knows nothing about what a tick samples or prints.
+//! --batch`, `serve -i`, `record`, `trace`, the TUI's sampler thread and its
+//! replay player): an interval, an end (a count of intervals, a duration,
+//! or none), the stop flag, and one end-of-run rule. Ticks are drift-free:
+//! tick k is due at the anchor (the start) plus the sum of the k intervals
+//! before it, so sleep and sampling jitter never add up. Knows nothing
+//! about what a tick samples or prints.
 //!
 //! The end-of-run rule, decided from the flags alone (never from how late
 //! a tick came, so a busy machine gets the same number of samples):
@@ -19,10 +20,20 @@
 //!   interval is as exact as the others.
 //! - neither: ticks until the stop flag.
 //!
-//! A late tick is taken at once (catching up, as [`Ticker`] does); the
-//! count of ticks does not change.
+//! A late tick is taken at once (catching up); the count of ticks does not
+//! change.
+//!
+//! Variable intervals ([`PacedRun::variable`], the TUI's replay player):
+//! each tick's interval is given when it is waited for (the recorded time
+//! to the next frame), and every interval is divided by a speed. Tick k
+//! is due at anchor + (sum of the intervals since the anchor) / speed;
+//! navigation re-anchors ([`PacedRun::anchor`]: the next tick counts from
+//! then, at the speed then), and [`PacedRun::wait_or_recv`] waits for the
+//! tick or a message, whichever comes first. A run by duration ends with
+//! the tick due at its end.
 
-use super::{Stop, Ticker};
+use super::Stop;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Where a paced run ends.
@@ -59,12 +70,42 @@ pub enum Tick {
     Signal(i32),
 }
 
+/// What [`PacedRun::wait_or_recv`] returns.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wake<T> {
+    /// The tick is due (and taken).
+    Due,
+    /// A message came first (the tick, if any, is still to come).
+    Msg(T),
+    /// The run is over (its count or duration is reached).
+    End,
+    /// A stop was asked for ([`Stop::requested`]), or every sender is
+    /// gone.
+    Stop,
+}
+
+/// How often [`PacedRun::wait_or_recv`] looks at the stop flag while it
+/// waits on a channel.
+const POLL: Duration = Duration::from_millis(200);
+
 /// A paced run: drift-free ticks and the one end-of-run rule.
 pub struct PacedRun {
-    ticker: Ticker,
+    /// Tick 0: a duration counts from it.
+    start: Instant,
+    /// What the ticks count from: the start, or the last re-anchoring.
+    anchor: Instant,
+    /// The intervals of the ticks since the anchor, summed (before the
+    /// speed divides them).
+    since_anchor: Duration,
+    /// Every tick's interval; `None`: variable, given per tick.
+    interval: Option<Duration>,
+    /// Intervals are divided by this (variable runs; 1 otherwise).
+    speed: f64,
     end: End,
     /// Ticks handed out so far.
     n: u64,
+    /// The due time of the last tick handed out.
+    last: Option<Instant>,
 }
 
 impl PacedRun {
@@ -76,21 +117,53 @@ impl PacedRun {
     /// A run starting at `start` (tests: a fixed clock).
     pub fn starting_at(start: Instant, interval: Duration, end: End) -> PacedRun {
         PacedRun {
-            ticker: Ticker::starting_at(start, interval),
+            start,
+            anchor: start,
+            since_anchor: Duration::ZERO,
+            interval: Some(interval),
+            speed: 1.0,
             end,
             n: 0,
+            last: None,
         }
+    }
+
+    /// A run starting now whose ticks come at intervals given one by one
+    /// ([`PacedRun::due_after`], [`PacedRun::wait_or_recv`]), at speed 1.
+    pub fn variable(end: End) -> PacedRun {
+        PacedRun::variable_at(Instant::now(), end)
+    }
+
+    /// [`PacedRun::variable`] starting at `start` (tests: a fixed clock).
+    pub fn variable_at(start: Instant, end: End) -> PacedRun {
+        PacedRun {
+            interval: None,
+            ..PacedRun::starting_at(start, Duration::ZERO, end)
+        }
+    }
+
+    /// The next tick counts from `at` (navigation: the frame just shown),
+    /// its intervals divided by `speed` from now on; the ticks handed out
+    /// so far, and so the end of the run, stay as they are.
+    pub fn anchor(&mut self, at: Instant, speed: f64) {
+        self.anchor = at;
+        self.since_anchor = Duration::ZERO;
+        self.speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            1.0
+        };
     }
 
     /// The instant the run started (tick 0).
     pub fn start(&self) -> Instant {
-        self.ticker.start()
+        self.start
     }
 
     /// When the run ends by its duration (`None`: by count or never).
     pub fn deadline(&self) -> Option<Instant> {
         match self.end {
-            End::After(d) => Some(self.start() + d),
+            End::After(d) => Some(later(self.start, d)),
             _ => None,
         }
     }
@@ -100,13 +173,14 @@ impl PacedRun {
         self.n
     }
 
-    /// The number of ticks of the whole run (`None`: no end).
+    /// The number of ticks of the whole run (`None`: no end, or a
+    /// variable run by duration, which ends with the tick due at its end).
     pub fn total(&self) -> Option<u64> {
-        match self.end {
-            End::Never => None,
-            End::Count(n) => Some(n),
-            End::After(d) => {
-                let iv = self.ticker.interval().as_nanos();
+        match (self.end, self.interval) {
+            (End::Never, _) | (End::After(_), None) => None,
+            (End::Count(n), _) => Some(n),
+            (End::After(d), Some(iv)) => {
+                let iv = iv.as_nanos();
                 if iv == 0 {
                     return Some(1);
                 }
@@ -116,18 +190,51 @@ impl PacedRun {
         }
     }
 
-    /// The due time of the next tick, or `None` once the run is over (no
-    /// sleep: callers with their own way of waiting use this).
-    pub fn next_due(&mut self) -> Option<Instant> {
-        if self.total().is_some_and(|t| self.n >= t) {
+    /// Whether every tick of the run was handed out.
+    fn over(&self) -> bool {
+        match self.total() {
+            Some(t) => self.n >= t,
+            None => matches!((self.last, self.deadline()), (Some(l), Some(d)) if l >= d),
+        }
+    }
+
+    /// The due time of the next tick, `interval` after the one before
+    /// (a fixed run's own interval when `None`), without taking it; `None`
+    /// once the run is over.
+    pub fn due_after(&self, interval: Option<Duration>) -> Option<Instant> {
+        if self.over() {
             return None;
         }
-        self.n += 1;
-        let due = self.ticker.next_due();
+        let iv = interval.or(self.interval).unwrap_or_default();
+        let covered = self.since_anchor.saturating_add(iv);
+        let scaled = if self.speed == 1.0 {
+            covered
+        } else {
+            // whole nanoseconds: an f64 holds them exactly for 104 days
+            Duration::from_nanos((covered.as_nanos() as f64 / self.speed) as u64)
+        };
+        let due = later(self.anchor, scaled);
         Some(match self.deadline() {
             Some(end) => due.min(end),
             None => due,
         })
+    }
+
+    /// Take the next tick, `interval` after the one before (see
+    /// [`PacedRun::due_after`]): its due time, `None` once the run is over.
+    pub fn take_after(&mut self, interval: Option<Duration>) -> Option<Instant> {
+        let due = self.due_after(interval)?;
+        let iv = interval.or(self.interval).unwrap_or_default();
+        self.since_anchor = self.since_anchor.saturating_add(iv);
+        self.n += 1;
+        self.last = Some(due);
+        Some(due)
+    }
+
+    /// The due time of the next tick, or `None` once the run is over (no
+    /// sleep: callers with their own way of waiting use this).
+    pub fn next_due(&mut self) -> Option<Instant> {
+        self.take_after(None)
     }
 
     /// Sleep until the next tick (at once if it is late); [`Tick::End`]
@@ -160,6 +267,51 @@ impl PacedRun {
             }
         }
     }
+
+    /// Wait for the next tick, `interval` after the one before (`None`:
+    /// no tick to wait for, as when playback is paused), or a message on
+    /// `rx`, whichever comes first: a message waiting is taken before a
+    /// late tick, and a tick is taken only when [`Wake::Due`] says so.
+    /// Looks at `stop` at least every 200 ms.
+    pub fn wait_or_recv<T>(
+        &mut self,
+        interval: Option<Duration>,
+        rx: &Receiver<T>,
+        stop: &Stop,
+    ) -> Wake<T> {
+        loop {
+            if stop.requested() {
+                return Wake::Stop;
+            }
+            let due = match interval {
+                None => None,
+                Some(iv) => match self.due_after(Some(iv)) {
+                    None => return Wake::End,
+                    due => due,
+                },
+            };
+            let now = Instant::now();
+            let wait = due.map_or(POLL, |d| d.saturating_duration_since(now).min(POLL));
+            match rx.recv_timeout(wait) {
+                Ok(m) => return Wake::Msg(m),
+                Err(RecvTimeoutError::Disconnected) => return Wake::Stop,
+                Err(RecvTimeoutError::Timeout) => {
+                    if due.is_some_and(|d| d <= Instant::now()) {
+                        self.take_after(interval);
+                        return Wake::Due;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `at + d`, or as far as an `Instant` goes (a corrupt interval must not
+/// panic).
+fn later(at: Instant, d: Duration) -> Instant {
+    at.checked_add(d)
+        .or_else(|| at.checked_add(Duration::from_secs(u64::from(u32::MAX))))
+        .unwrap_or(at)
 }
 
 #[cfg(test)]
@@ -260,5 +412,108 @@ mod tests {
         );
         let mut q = PacedRun::new(MS, End::Count(2));
         assert!(q.wait_plain() && q.wait_plain() && !q.wait_plain());
+    }
+
+    /// Variable intervals (the replay player's): tick k is due at the
+    /// anchor plus the sum of the intervals before it divided by the
+    /// speed, not a sum of divided intervals (1 s at x3 three times is
+    /// exactly 1 s, not 999 999 999 ns); a run by duration ends with the
+    /// tick due at its end.
+    #[test]
+    fn variable_ticks_are_due_at_the_anchor_plus_the_summed_intervals_over_the_speed() {
+        let t0 = Instant::now();
+        let mut p = PacedRun::variable_at(t0, End::Never);
+        let ivs = [1000 * MS, 3 * MS, 2500 * MS, Duration::ZERO, 7 * MS];
+        let mut sum = Duration::ZERO;
+        for iv in ivs {
+            sum += iv;
+            assert_eq!(
+                p.due_after(Some(iv)),
+                Some(t0 + sum),
+                "peeking takes no tick"
+            );
+            assert_eq!(p.take_after(Some(iv)), Some(t0 + sum));
+        }
+        assert_eq!(p.ticks(), 5);
+        p.anchor(t0, 3.0);
+        let v: Vec<_> = (0..3)
+            .map(|_| p.take_after(Some(1000 * MS)).unwrap() - t0)
+            .collect();
+        let ns = Duration::from_nanos;
+        assert_eq!(v, [ns(333_333_333), ns(666_666_666), ns(1_000_000_000)]);
+        let mut d = PacedRun::variable_at(t0, End::After(2500 * MS));
+        let v: Vec<_> = std::iter::from_fn(|| d.take_after(Some(1000 * MS)))
+            .map(|t| t - t0)
+            .collect();
+        assert_eq!(v, [1000 * MS, 2000 * MS, 2500 * MS]);
+        assert_eq!(d.total(), None);
+    }
+
+    /// Navigation re-anchors: the next tick counts from the new anchor at
+    /// the new speed, and the ticks already handed out still count toward
+    /// the end of the run.
+    #[test]
+    fn re_anchoring_restarts_the_sum_but_keeps_the_count() {
+        let t0 = Instant::now();
+        let mut p = PacedRun::variable_at(t0, End::Count(4));
+        p.take_after(Some(1000 * MS));
+        p.take_after(Some(1000 * MS));
+        let t1 = t0 + 60_000 * MS;
+        p.anchor(t1, 2.0);
+        assert_eq!(p.ticks(), 2);
+        assert_eq!(p.take_after(Some(1000 * MS)), Some(t1 + 500 * MS));
+        assert_eq!(p.take_after(Some(3000 * MS)), Some(t1 + 2000 * MS));
+        assert_eq!(p.take_after(Some(1000 * MS)), None, "4 ticks in all");
+        // a bad speed is speed 1, not a division by zero
+        let mut q = PacedRun::variable_at(t0, End::Never);
+        q.anchor(t1, 0.0);
+        assert_eq!(q.take_after(Some(MS)), Some(t1 + MS));
+    }
+
+    /// A late tick (a slow frame) is taken at once and the count does not
+    /// change; a message waiting comes before the tick, which stays due;
+    /// a stop request or a gone sender ends the wait.
+    #[test]
+    fn waiting_for_a_variable_tick_or_a_message() {
+        let stop = Stop::install().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<u32>();
+        // anchored 10 s ago: ticks of 1 s each are all late
+        let now = Instant::now();
+        let past = now.checked_sub(10_000 * MS).unwrap_or(now);
+        let mut p = PacedRun::variable_at(past, End::Count(3));
+        let sec = Some(1000 * MS);
+        tx.send(7).unwrap();
+        assert_eq!(p.wait_or_recv(sec, &rx, &stop), Wake::Msg(7));
+        assert_eq!(p.ticks(), 0, "a message takes no tick");
+        let late = Instant::now();
+        for _ in 0..3 {
+            assert_eq!(p.wait_or_recv(sec, &rx, &stop), Wake::Due);
+        }
+        assert!(
+            late.elapsed() < 1000 * MS,
+            "three late ticks within one interval: {:?}",
+            late.elapsed()
+        );
+        assert_eq!(p.wait_or_recv(sec, &rx, &stop), Wake::End);
+        assert_eq!(p.ticks(), 3);
+        // paused (no interval): only a message, the stop flag or a gone
+        // sender ends the wait
+        let mut q = PacedRun::variable(End::Never);
+        tx.send(8).unwrap();
+        assert_eq!(q.wait_or_recv(None, &rx, &stop), Wake::Msg(8));
+        let asked = stop.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(20 * MS);
+            asked.request();
+        });
+        assert_eq!(q.wait_or_recv(None, &rx, &stop), Wake::Stop);
+        t.join().unwrap();
+        drop(tx);
+        let fresh = Stop::install().unwrap();
+        assert_eq!(
+            q.wait_or_recv(Some(3_600_000 * MS), &rx, &fresh),
+            Wake::Stop
+        );
+        assert_eq!(q.ticks(), 0);
     }
 }

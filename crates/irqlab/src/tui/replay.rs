@@ -3,7 +3,8 @@
 //! rates from step `k-1` to step `k`), play/pause and the speed; it takes
 //! frames from a [`LiveSampler`] over a [`RecordingSource`] (the same
 //! delta code as live `top`, gaps at hotplug included) and re-opens one at
-//! the new position on a jump. A thread runs the player and feeds the
+//! the new position on a jump. A thread runs the player, paced by a
+//! variable-interval `PacedRun` (`sampler/pace.rs`), and feeds the
 //! App the same messages as the live sampler thread, plus the position
 //! as the sampler's explanation line; [`replay_key`] maps the navigation
 //! keys before the App sees them.
@@ -13,11 +14,11 @@ use super::event::sample_data;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::reader::RecordedSample;
-use crate::sampler::LiveSampler;
-use crate::sampler::Stop;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use crate::sampler::pace::Wake;
+use crate::sampler::{End, LiveSampler, PacedRun, Stop};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the user asked the player to do.
 #[derive(Debug, Clone)]
@@ -224,10 +225,15 @@ fn open_at(
 
 /// Run `player` on a thread until `stop` or the receiver is gone: the
 /// first frame at once, then one per recorded interval (at the speed)
-/// while playing, and whatever the commands ask for.
+/// while playing, paced by a variable [`PacedRun`] (drift-free: frame k
+/// is due at the anchor plus the recorded time since it, over the speed),
+/// and whatever the commands ask for. Every command but a filter change
+/// re-anchors the pace at the frame it shows (or at the moment of a pause,
+/// a resume or a new speed).
 pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Stop) {
     std::thread::spawn(move || {
         let mut pending = player.advance();
+        let mut pace = PacedRun::variable(End::Never);
         loop {
             match pending {
                 Ok(Some(msgs)) => {
@@ -244,22 +250,29 @@ pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Sto
                     }
                 }
             }
-            if stop.requested() {
-                return;
-            }
-            let wait = match (player.playing, player.wait()) {
-                (true, Some(w)) => w.min(Duration::from_secs(3600)),
-                _ => Duration::from_millis(200),
-            };
-            pending = match cmds.recv_timeout(wait) {
-                Ok(c) => player.command(c),
-                Err(RecvTimeoutError::Timeout) if player.playing => player.advance(),
-                Err(RecvTimeoutError::Timeout) => Ok(None),
-                Err(RecvTimeoutError::Disconnected) => return,
+            // at the last frame: due at once, and advance says END
+            let next = player
+                .playing
+                .then(|| player.wait().unwrap_or_default().min(LONGEST_WAIT));
+            pending = match pace.wait_or_recv(next, &cmds, &stop) {
+                Wake::Due => player.advance(),
+                Wake::Msg(c) => {
+                    let re_anchor = !matches!(c, Cmd::Filter(_));
+                    let r = player.command(c);
+                    if re_anchor {
+                        pace.anchor(Instant::now(), player.speed);
+                    }
+                    r
+                }
+                Wake::End | Wake::Stop => return,
             };
         }
     });
 }
+
+/// The longest wait for a frame (a recording with a long gap still
+/// moves on).
+const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
 /// Run the replay screen until the user quits (`None`) or SIGINT/SIGTERM
 /// arrives (`Some(signal)`), as [`super::run`] does for live `top`.

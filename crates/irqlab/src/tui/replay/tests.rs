@@ -1,5 +1,6 @@
 use super::*;
 use crate::record::playback::fixtures::{shape, step};
+use std::sync::mpsc::RecvTimeoutError;
 
 /// LOC: 100, 300, 1300, 1400 at 1 s steps (rates 200, 1000, 100).
 fn player() -> Player {
@@ -111,4 +112,65 @@ fn navigation_keys_only_outside_prompts_and_help() {
         replay_key(&app, &key(' ')).is_none(),
         "a prompt gets its text"
     );
+}
+
+/// The positions the player thread sent, until `until` says stop or
+/// nothing comes for a while.
+fn positions(rx: &Receiver<Msg>, mut until: impl FnMut(&str) -> bool) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Ok(m) = rx.recv_timeout(Duration::from_secs(10)) {
+        if let Msg::Why(w) = m {
+            let done = until(&w);
+            seen.push(w);
+            if done {
+                break;
+            }
+        }
+    }
+    seen
+}
+
+/// The player thread, driven by its variable-interval pace: plays every
+/// frame at the speed to the end (said once), restarts from the start on
+/// space, pauses on a step, and ends on the stop flag (its sender is
+/// dropped).
+#[test]
+fn the_player_thread_plays_to_the_end_restarts_and_ends_on_the_stop_flag() {
+    let mut p = player();
+    p.speed = 1024.0; // 1 s steps: about 1 ms each
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (cmd_tx, cmd_rx) = std::sync::mpsc::channel();
+    let stop = Stop::install().unwrap();
+    spawn(p, tx, cmd_rx, stop.clone());
+    let seen = positions(&rx, |w| w.contains("END"));
+    let frames: Vec<_> = seen.iter().filter_map(|w| w.split(" │ ").nth(2)).collect();
+    assert_eq!(
+        frames,
+        ["sample 1/3", "sample 2/3", "sample 3/3"],
+        "{seen:?}"
+    );
+    // the end is said again once, when playback stops
+    let end = positions(&rx, |_| true);
+    assert!(end[0].contains("sample 3/3 │ END"), "{end:?}");
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "nothing after the end"
+    );
+    cmd_tx.send(Cmd::Toggle).unwrap();
+    let again = positions(&rx, |w| w.contains("sample 1/3"));
+    assert!(again.last().unwrap().contains("PLAYING"), "{again:?}");
+    // a step back from wherever playback got to: paused, not at the end
+    cmd_tx.send(Cmd::Step(-1)).unwrap();
+    let paused = positions(&rx, |w| w.contains("PAUSED"));
+    assert!(paused.last().unwrap().contains("PAUSED"), "{paused:?}");
+    stop.request();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(_) => {}
+            Err(e) => {
+                assert_eq!(e, RecvTimeoutError::Disconnected, "the thread ended");
+                break;
+            }
+        }
+    }
 }
