@@ -4,14 +4,18 @@
 //! error (stdout closed), and SIGKILL (programs gone with the process;
 //! `irqlab restore` unmounts). Each case lists the child's programs from
 //! its /proc/PID/fdinfo while it runs and asks bpftool for each id after.
-//! One test function: the cases must not overlap.
+//! One test function: the cases must not overlap. The panic case's child
+//! is this test binary running [`panic_child`]: the library's trace run
+//! (`cmd::trace::run_to`) with a writer that panics on the second
+//! interval, so no test hook sits in the irqlab binary.
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 mod common;
 
+use clap::Parser;
 use common::trace::{mounted, prog_ids, signal, still_loaded, Needs};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 
 fn skip_reason() -> Option<String> {
@@ -21,16 +25,85 @@ fn skip_reason() -> Option<String> {
     })
 }
 
-fn spawn(extra: &[&str], env_panic: bool) -> Child {
+fn spawn(extra: &[&str]) -> Child {
     let mut c = Command::new(env!("CARGO_BIN_EXE_irqlab"));
     c.args(["trace", "-i", "100ms"]).args(extra);
-    if env_panic {
-        c.env("IRQLAB_TRACE_TEST_PANIC", "1");
-    }
+    piped(c)
+}
+
+fn piped(mut c: Command) -> Child {
     c.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// Set in the environment of [`panic_child`]'s process: it runs only
+/// when started by the test below.
+const CHILD: &str = "IRQLAB_TRACE_DETACH_PANIC_CHILD";
+
+/// What the writer's panic says.
+const PANIC: &str = "trace_detach: test panic in the trace run's writer";
+
+/// This test binary running only [`panic_child`].
+fn spawn_panic_child() -> Child {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "panic_child",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+        // terse: no `test panic_child ... ` before the first interval
+        "--quiet",
+    ])
+    .env(CHILD, "1");
+    piped(c)
+}
+
+/// Stdout until the first interval is written, then a panic on the next
+/// write (the second interval, one `-i` later: time for the test to list
+/// the programs).
+struct PanicOnSecondInterval {
+    out: std::io::Stdout,
+    flushed: bool,
+}
+
+impl Write for PanicOnSecondInterval {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.flushed {
+            panic!("{PANIC}");
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.flushed = true;
+        self.out.flush()
+    }
+}
+
+/// Not a test on its own: the panic case's child process. `irqlab trace
+/// -i 100ms` through the library, whose writer panics on the second
+/// interval (inside the run, with the programs attached and tracefs
+/// mounted if it was not).
+#[test]
+#[ignore = "the panic case's child: run by no_program_or_mount_left_on_any_exit_or_skip"]
+fn panic_child() {
+    if std::env::var_os(CHILD).is_none() {
+        visible!("trace_detach: panic_child: SKIPPED: run by no_program_or_mount_left_on_any_exit_or_skip only");
+        return;
+    }
+    let cli = irqlab::cli::Cli::try_parse_from(["irqlab", "trace", "-i", "100ms"]).unwrap();
+    let irqlab::cli::Command::Trace(args) = cli.command else {
+        panic!("not the trace subcommand");
+    };
+    let mut out = PanicOnSecondInterval {
+        out: std::io::stdout(),
+        flushed: false,
+    };
+    let ended = irqlab::cmd::trace::run_to(args, &mut out);
+    panic!("the trace run ended before its writer panicked: {ended:?}");
 }
 
 /// Wait for the first interval on stdout; return the program ids then.
@@ -82,14 +155,14 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
     let was_mounted = mounted();
 
     // normal end of -d
-    let mut c = spawn(&["-d", "600ms"], false);
+    let mut c = spawn(&["-d", "600ms"]);
     let (ids, mut out) = running_ids(&mut c);
     std::io::copy(&mut out, &mut std::io::sink()).unwrap();
     assert!(c.wait().unwrap().success());
     check_clean("-d", &ids, was_mounted);
 
     for (case, sig) in [("SIGINT", Signal::SIGINT), ("SIGTERM", Signal::SIGTERM)] {
-        let mut c = spawn(&[], false);
+        let mut c = spawn(&[]);
         let (ids, out) = running_ids(&mut c);
         signal(c.id(), sig);
         let status = c.wait().unwrap();
@@ -98,26 +171,21 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
         check_clean(case, &ids, was_mounted);
     }
 
-    // panic after the first interval (the hook exists in debug builds
-    // only: a release binary has no test hook)
-    if !cfg!(debug_assertions) {
-        visible!("trace_detach: panic case: SKIPPED: release build (the panic hook is debug-only)");
-    } else {
-        let mut c = spawn(&[], true);
-        let (ids, out) = running_ids(&mut c);
-        let status = c.wait().unwrap();
-        drop(out);
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
-        assert!(
-            !status.success() && err.contains("test panic"),
-            "panic: {status:?} {err}"
-        );
-        check_clean("panic", &ids, was_mounted);
-    }
+    // a panic inside the run, after the first interval
+    let mut c = spawn_panic_child();
+    let (ids, out) = running_ids(&mut c);
+    let status = c.wait().unwrap();
+    drop(out);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        !status.success() && err.contains(PANIC),
+        "panic: {status:?} {err}"
+    );
+    check_clean("panic", &ids, was_mounted);
 
     // error: stdout closed under it (EPIPE on the next interval)
-    let mut c = spawn(&[], false);
+    let mut c = spawn(&[]);
     let (ids, out) = running_ids(&mut c);
     drop(out);
     let status = c.wait().unwrap();
@@ -125,7 +193,7 @@ fn no_program_or_mount_left_on_any_exit_or_skip() {
     check_clean("closed stdout", &ids, was_mounted);
 
     // SIGKILL: the kernel drops the programs; the journal undoes the mount
-    let mut c = spawn(&[], false);
+    let mut c = spawn(&[]);
     let (ids, out) = running_ids(&mut c);
     signal(c.id(), Signal::SIGKILL);
     c.wait().unwrap();

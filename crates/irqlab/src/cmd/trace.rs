@@ -93,6 +93,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(feature = "trace")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_to(args, &mut std::io::stdout())
+}
+
+/// [`run`] with the intervals written to `out` (flushed after each); the
+/// notes, the cost line and errors still go to stderr.
+#[cfg(feature = "trace")]
+pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitCode> {
     use crate::host::HostFs;
     use crate::trace::session::Session;
 
@@ -110,7 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.attached().tracepoints.len()
     );
     let mut session = session;
-    let signal = intervals(&args, &sel, &mut session, &stop)?;
+    let signal = intervals(&args, &sel, &mut session, &stop, out)?;
     session.stop()?;
     Ok(signal.map_or(ExitCode::SUCCESS, crate::cmd::top::signal_exit))
 }
@@ -127,10 +134,10 @@ fn intervals(
     sel: &IntervalView,
     session: &mut crate::trace::session::Session,
     stop: &crate::sampler::Stop,
+    out: &mut impl std::io::Write,
 ) -> anyhow::Result<Option<i32>> {
     use crate::sampler::Tick;
     use crate::trace::{interval, output, sample::Sample};
-    use std::io::Write;
     use std::time::Instant;
 
     let cost_from = if args.cost {
@@ -140,7 +147,6 @@ fn intervals(
     };
     let (mut prev, mut cur) = (Sample::default(), Sample::default());
     session.read(&mut prev)?;
-    let stdout = std::io::stdout();
     let mut pace = args.pace();
     let mut signal = None;
     for n in 1u64.. {
@@ -153,24 +159,15 @@ fn intervals(
         let iv = interval::between(&prev, &cur, sel);
         // a signal cuts the interval short: what it saw is still printed
         let cut = signal.map(signal_name);
-        let mut out = stdout.lock();
         match args.format {
-            TraceFormat::Text => output::text(&iv, n, cut.as_deref(), &mut out)?,
-            TraceFormat::Json => output::json(&iv, n, cut.as_deref(), &mut out)?,
+            TraceFormat::Text => output::text(&iv, n, cut.as_deref(), out)?,
+            TraceFormat::Json => output::json(&iv, n, cut.as_deref(), out)?,
         }
         out.flush()?;
-        drop(out);
         if signal.is_some() {
             break;
         }
         std::mem::swap(&mut prev, &mut cur);
-        // tests/trace_detach.rs: the panic path must detach and unmount
-        // too (a hook of debug builds, the tests' binary: never compiled
-        // into a release binary)
-        #[cfg(debug_assertions)]
-        if std::env::var_os("IRQLAB_TRACE_TEST_PANIC").is_some() {
-            panic!("irqlab: trace: test panic (IRQLAB_TRACE_TEST_PANIC is set)");
-        }
     }
     if let Some((from, t0)) = cost_from {
         let line = cost_line(session.run_stats().since(from), t0.elapsed());
