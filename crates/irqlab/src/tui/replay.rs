@@ -106,10 +106,17 @@ impl Player {
         self.pos
     }
 
+    /// Recorded time from the shown frame to the next (`None` at the end).
+    pub fn interval(&self) -> Option<Duration> {
+        let (a, b) = (self.steps.get(self.pos)?, self.steps.get(self.pos + 1)?);
+        Some(Duration::from_nanos(
+            b.time.mono_ns.saturating_sub(a.time.mono_ns),
+        ))
+    }
+
     /// Recorded time from the shown frame to the next, at the speed.
     pub fn wait(&self) -> Option<Duration> {
-        let (a, b) = (self.steps.get(self.pos)?, self.steps.get(self.pos + 1)?);
-        let ns = b.time.mono_ns.saturating_sub(a.time.mono_ns) as f64 / self.speed;
+        let ns = self.interval()?.as_nanos() as f64 / self.speed;
         Some(Duration::from_nanos(ns as u64))
     }
 
@@ -234,6 +241,7 @@ pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Sto
     std::thread::spawn(move || {
         let mut pending = player.advance();
         let mut pace = PacedRun::variable(End::Never);
+        pace.anchor(Instant::now(), player.speed);
         loop {
             match pending {
                 Ok(Some(msgs)) => {
@@ -250,10 +258,14 @@ pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Sto
                     }
                 }
             }
-            // at the last frame: due at once, and advance says END
-            let next = player
-                .playing
-                .then(|| player.wait().unwrap_or_default().min(LONGEST_WAIT));
+            // the recorded interval (the pace divides it by the speed); at
+            // the last frame: due at once, and advance says END
+            let next = player.playing.then(|| {
+                let longest =
+                    Duration::try_from_secs_f64(LONGEST_WAIT.as_secs_f64() * player.speed);
+                let longest = longest.unwrap_or(LONGEST_WAIT);
+                player.interval().unwrap_or_default().min(longest)
+            });
             pending = match pace.wait_or_recv(next, &cmds, &stop) {
                 Wake::Due => player.advance(),
                 Wake::Msg(c) => {
@@ -270,8 +282,8 @@ pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Sto
     });
 }
 
-/// The longest wait for a frame (a recording with a long gap still
-/// moves on).
+/// The longest wait for a frame, whatever the speed (a recording with a
+/// long gap still moves on).
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
 /// Run the replay screen until the user quits (`None`) or SIGINT/SIGTERM

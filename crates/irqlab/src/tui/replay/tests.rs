@@ -174,3 +174,38 @@ fn the_player_thread_plays_to_the_end_restarts_and_ends_on_the_stop_flag() {
         }
     }
 }
+
+/// Frames never come sooner than the recorded interval over the speed,
+/// from the start and after a navigation re-anchors the pace (the pace
+/// divides the recorded interval by the speed once: frame 3 of steps
+/// 100 ms apart at x2 is due 100 ms after frame 1).
+#[test]
+fn frames_come_no_sooner_than_the_recorded_interval_over_the_speed() {
+    let steps: Arc<[RecordedSample]> = (0..4u64)
+        .map(|k| {
+            let mut s = step(k, 100 * (k + 1), 0, (k == 0).then(shape));
+            s.time.mono_ns = k * 100_000_000;
+            s
+        })
+        .collect::<Vec<_>>()
+        .into();
+    let mut p = Player::new(steps, "rec".into(), Filter::default()).unwrap();
+    p.speed = 2.0;
+    assert_eq!(p.interval(), Some(Duration::from_millis(100)));
+    assert_eq!(p.wait(), Some(Duration::from_millis(50)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (cmd_tx, cmd_rx) = std::sync::mpsc::channel();
+    let stop = Stop::install().unwrap();
+    let t0 = std::time::Instant::now();
+    spawn(p, tx, cmd_rx, stop.clone());
+    positions(&rx, |w| w.contains("sample 3/3"));
+    let first = t0.elapsed();
+    positions(&rx, |_| true); // the END said when playback stops
+    let t1 = std::time::Instant::now();
+    cmd_tx.send(Cmd::Toggle).unwrap(); // restart from frame 1
+    positions(&rx, |w| w.contains("sample 3/3"));
+    let again = t1.elapsed();
+    stop.request();
+    let gap = Duration::from_millis(100);
+    assert!(first >= gap && again >= gap, "{first:?} {again:?}");
+}
