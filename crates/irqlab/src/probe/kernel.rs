@@ -310,6 +310,31 @@ mod tests {
     }
 
     #[test]
+    fn walk_line_gives_nr_irqs_from_kernel_memory_as_derived_not_counted() {
+        let mut w = Walk {
+            nr_irqs: None,
+            irq_rows: Some(19),
+            cpus: Some(2),
+            descriptors: 20,
+            descriptor_bound: Some(44),
+            nr_irqs_read: Some(424),
+        };
+        let line = super::super::output::walk_line(&w);
+        assert!(
+            line.contains("nr_irqs = 424 (read from kernel memory)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("would be 425 show_interrupts() calls"),
+            "{line}"
+        );
+        assert!(line.contains("derived, not counted"), "{line}");
+        assert!(line.contains("not countable with this mechanism"), "{line}");
+        w.nr_irqs_read = None;
+        assert!(super::super::output::walk_line(&w).contains("nr_irqs unknown"));
+    }
+
+    #[test]
     fn missing_names_root_then_btf() {
         let dir = tempfile::tempdir().unwrap();
         let fs = HostFs::new(dir.path());
