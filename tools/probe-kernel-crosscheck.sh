@@ -65,8 +65,9 @@ for r in d["rows"]:
           % (r["method"], q(kr["kernel_ns"]), q(r["cpu_ns"]), q(r["wall_ns"]),
              "p50 %g" % sc["p50"] if sc else "not countable",
              kr["reads_above_cpu"], kr["reads_above_wall"]))
-print("  walk: nr_irqs %s, %s numbered rows, %s CPUs, %s descriptors (largest + 1 = %s)"
-      % (k["nr_irqs"], k["irq_rows"], k["cpus"], k["descriptors"], k["descriptor_bound"]))
+print("  walk: nr_irqs %s (from kernel memory: %s), %s numbered rows, %s CPUs, %s descriptors (largest + 1 = %s)"
+      % (k["nr_irqs"], k.get("nr_irqs_from_kernel_memory"), k["irq_rows"], k["cpus"],
+         k["descriptors"], k["descriptor_bound"]))
 PY
 }
 

@@ -2,12 +2,16 @@
 //! fentry/fexit on `seq_read_iter` and a counting fentry on
 //! `show_interrupts` (BPF trampolines, resolved against the running
 //! kernel's BTF at `/sys/kernel/btf/vmlinux`), points them at one thread
-//! and reads the cumulative counters. Where the kernel refuses tracing
-//! programs (some hardened or paravirtualized kernels answer EPERM before
-//! the verifier runs), it falls back to the thread's read()/pread64()
+//! and reads the cumulative counters. Where the kernel refuses the
+//! trampoline programs (EPERM at load on kernels that restrict them), it
+//! says why as far as it can tell (a `tp_btf` program of the same type is
+//! loaded, never attached, to tell a refusal of trampolines from one of
+//! tracing programs) and falls back to the thread's read()/pread64()
 //! system calls on the `raw_syscalls` raw tracepoints, which time the
-//! whole read syscall and cannot count `show_interrupts()`. Like [`crate::loader`] it reads no
-//! /proc or /sys file itself except the kernel BTF aya parses.
+//! whole read syscall and cannot count `show_interrupts()`; the sys_exit
+//! program also copies kernel memory on request ([`ReadProbe::peek`]).
+//! Like [`crate::loader`] it reads no /proc or /sys file itself except
+//! the kernel BTF aya parses.
 //!
 //! Detaching needs no code path: every attachment is a BPF link fd owned
 //! by this process, closed when the [`ReadProbe`] is dropped or the
@@ -16,7 +20,7 @@
 use crate::loader::Error;
 use aya::maps::{Array, MapData};
 use aya::programs::fentry::FEntryLinkId;
-use aya::programs::{FEntry, FExit, RawTracePoint};
+use aya::programs::{BtfTracePoint, FEntry, FExit, RawTracePoint};
 use aya::{Btf, Ebpf};
 
 #[cfg(not(irqlab_bpf_missing))]
@@ -70,10 +74,28 @@ struct ProbeCfg {
     pid_tgid: u64,
     nr_read: i64,
     nr_pread: i64,
+    peek_addr: u64,
 }
 
 // SAFETY: plain integers, no padding.
 unsafe impl aya::Pod for ProbeCfg {}
+
+/// Bytes one [`ReadProbe::peek`] copies.
+pub const PEEK_LEN: usize = 32;
+
+/// `struct probe_peek` of probe.bpf.c.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct ProbePeek {
+    addr: u64,
+    ret: i64,
+    bytes: [u8; PEEK_LEN],
+}
+
+// SAFETY: integers and a byte array, no padding (size asserted below).
+unsafe impl aya::Pod for ProbePeek {}
+
+const _: () = assert!(std::mem::size_of::<ProbePeek>() == 16 + PEEK_LEN);
 
 /// `struct probe_stats` of probe.bpf.c: cumulative since attach, for the
 /// probed thread only.
@@ -99,14 +121,20 @@ unsafe impl aya::Pod for ReadCounts {}
 
 const _: () = assert!(std::mem::size_of::<ReadCounts>() == 48);
 
-/// Load the fentry/fexit programs and attach the `seq_read_iter()` pair.
-fn attach_trampolines(ebpf: &mut Ebpf, btf: &Btf) -> Result<(), Error> {
+/// Load the fentry/fexit programs and attach the `seq_read_iter()` pair;
+/// on failure, whether the kernel answered EPERM.
+fn attach_trampolines(ebpf: &mut Ebpf, btf: &Btf) -> Result<(), (Error, bool)> {
     for (func, target, exit) in TRAMPOLINE {
-        let prog = ebpf
-            .program_mut(func)
-            .ok_or_else(|| Error::Kernel(format!("program {func} missing from the BPF object")))?;
+        let prog = ebpf.program_mut(func).ok_or_else(|| {
+            (
+                Error::Kernel(format!("program {func} missing from the BPF object")),
+                false,
+            )
+        })?;
         let side = if exit { "fexit" } else { "fentry" };
-        let what = |e: &dyn std::error::Error| kernel(&format!("loading {side}/{target}"), e);
+        let what = |e: &(dyn std::error::Error + 'static)| {
+            (kernel(&format!("loading {side}/{target}"), e), is_eperm(e))
+        };
         if exit {
             let p: &mut FExit = prog.try_into().map_err(|e| what(&e))?;
             p.load(target, btf).map_err(|e| what(&e))?;
@@ -120,6 +148,61 @@ fn attach_trampolines(ebpf: &mut Ebpf, btf: &Btf) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether `e` or one of its causes is an EPERM from the kernel.
+fn is_eperm(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if io.raw_os_error() == Some(EPERM) {
+                return true;
+            }
+        }
+        cur = c.source();
+    }
+    false
+}
+
+/// EPERM on Linux (every architecture).
+const EPERM: i32 = 1;
+
+/// Why the trampoline programs were refused, after an EPERM at load:
+/// whether a tracing program that needs no trampoline (`tp_btf`, same
+/// program type) loads here. docs/probe.md has the experiments behind
+/// the wording.
+fn why_refused(ebpf: &mut Ebpf, btf: &Btf) -> String {
+    let check = (|| -> Result<(), Error> {
+        let name = "probe_tp_btf_check";
+        let p: &mut BtfTracePoint = ebpf
+            .program_mut(name)
+            .ok_or_else(|| Error::Kernel(format!("program {name} missing from the BPF object")))?
+            .try_into()
+            .map_err(|e| kernel(&format!("program {name}"), &e))?;
+        let loaded = p
+            .load("sys_exit", btf)
+            .map_err(|e| kernel("loading tp_btf/sys_exit", &e));
+        let _ = p.unload();
+        loaded
+    })();
+    match check {
+        Ok(()) => "EPERM at BPF_PROG_LOAD with an empty verifier log, while a tp_btf program \
+                   of the same type (tracing, no trampoline) loads: the kernel refuses BPF \
+                   trampolines without a word in the verifier log. Not the lockdown LSM \
+                   (security/lockdown/lockdown.c hooks no program load; integrity lockdown \
+                   removes only bpf_probe_write_user, kernel/trace/bpf_trace.c:\
+                   bpf_tracing_func_proto, a verifier error), not a capability \
+                   (kernel/bpf/syscall.c:bpf_prog_load checks CAP_BPF/CAP_PERFMON per program \
+                   type, which tp_btf passes): a restriction of this kernel build on \
+                   trampolines, which attach through ftrace (kernel/bpf/trampoline.c:\
+                   register_fentry -> register_ftrace_direct); docs/probe.md"
+            .to_string(),
+        Err(e) => format!(
+            "EPERM at BPF_PROG_LOAD, and a tp_btf program of the same type (tracing, no \
+             trampoline) is refused too ({e}): this kernel refuses tracing programs; see \
+             docs/probe.md"
+        ),
+    }
 }
 
 /// `what: error: cause: cause …`.
@@ -166,6 +249,7 @@ impl ReadProbe {
                 pid_tgid,
                 nr_read: syscalls.0,
                 nr_pread: syscalls.1,
+                peek_addr: 0,
             };
             cfg.set(0, v, 0)
                 .map_err(|e| kernel("writing map PROBE_CFG", &e))?;
@@ -180,7 +264,8 @@ impl ReadProbe {
                         show_link: None,
                     })
                 }
-                Err(e) => e.to_string(),
+                Err((e, false)) => e.to_string(),
+                Err((e, true)) => format!("{e}; why: {}", why_refused(&mut ebpf, &btf)),
             },
             Err(e) => kernel("reading the kernel BTF (/sys/kernel/btf/vmlinux)", &e).to_string(),
         };
@@ -257,6 +342,45 @@ impl ReadProbe {
         Ok(())
     }
 
+    /// Copy [`PEEK_LEN`] bytes of kernel memory at `addr`
+    /// (bpf_probe_read_kernel in the sys_exit program, at the calling
+    /// thread's next system call: call it from the probed thread).
+    /// `Ok(None)` when the mechanism has no sys_exit program or the copy
+    /// failed or did not happen.
+    pub fn peek(&mut self, addr: u64) -> Result<Option<[u8; PEEK_LEN]>, Error> {
+        if self.mechanism != Mechanism::Syscalls || addr == 0 {
+            return Ok(None);
+        }
+        self.set_peek(addr)?;
+        // any system call of this thread: its sys_exit makes the copy
+        std::thread::yield_now();
+        let got = {
+            let map = self.ebpf.map("PROBE_PEEK").ok_or_else(|| {
+                Error::Kernel("map PROBE_PEEK missing from the BPF object".into())
+            })?;
+            let peek: Array<&MapData, ProbePeek> =
+                Array::try_from(map).map_err(|e| kernel("map PROBE_PEEK", &e))?;
+            peek.get(&0, 0)
+                .map_err(|e| kernel("reading map PROBE_PEEK", &e))?
+        };
+        self.set_peek(0)?;
+        Ok((got.addr == addr && got.ret == 0).then_some(got.bytes))
+    }
+
+    fn set_peek(&mut self, addr: u64) -> Result<(), Error> {
+        let mut cfg: Array<&mut MapData, ProbeCfg> =
+            Array::try_from(self.ebpf.map_mut("PROBE_CFG").ok_or_else(|| {
+                Error::Kernel("map PROBE_CFG missing from the BPF object".into())
+            })?)
+            .map_err(|e| kernel("map PROBE_CFG", &e))?;
+        let mut v = cfg
+            .get(&0, 0)
+            .map_err(|e| kernel("reading map PROBE_CFG", &e))?;
+        v.peek_addr = addr;
+        cfg.set(0, v, 0)
+            .map_err(|e| kernel("writing map PROBE_CFG", &e))
+    }
+
     /// The counters now (cumulative since attach).
     pub fn counts(&self) -> Result<ReadCounts, Error> {
         let map = self
@@ -299,5 +423,25 @@ mod tests {
             assert!(text.contains(&format!("raw_tracepoint/{tp}")), "{func}");
             assert!(text.contains(func), "{func}");
         }
+        assert!(text.contains("tp_btf/sys_exit") && text.contains("probe_tp_btf_check"));
+        assert!(text.contains("PROBE_PEEK"));
+    }
+
+    #[test]
+    fn is_eperm_finds_the_errno_in_the_cause_chain() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("BPF_PROG_LOAD failed")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        assert!(is_eperm(&Outer(std::io::Error::from_raw_os_error(1))));
+        assert!(!is_eperm(&Outer(std::io::Error::from_raw_os_error(22))));
     }
 }

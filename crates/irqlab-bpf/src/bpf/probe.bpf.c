@@ -39,6 +39,17 @@ struct probe_cfg {
 	u64 pid_tgid; /* tgid << 32 | thread id; 0 = nobody */
 	s64 nr_read;  /* syscall numbers of read and pread64 (raw_syscalls fallback) */
 	s64 nr_pread;
+	u64 peek_addr; /* kernel address to copy PEEK_LEN bytes from, 0 = none */
+};
+
+#define PEEK_LEN 32
+
+/* One copy of kernel memory asked for by user space (probe_loader.rs
+ * `peek`): made at the probed thread's next syscall exit. */
+struct probe_peek {
+	u64 addr; /* the address copied (0: not yet) */
+	s64 ret;  /* bpf_probe_read_kernel's result */
+	unsigned char bytes[PEEK_LEN];
 };
 
 struct probe_stats {
@@ -65,6 +76,13 @@ struct {
 	__type(key, u32);
 	__type(value, struct probe_stats);
 } PROBE_STATS SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct probe_peek);
+} PROBE_PEEK SEC(".maps");
 
 /* The stats slot when the current thread is the probed one, else 0. */
 static inline __attribute__((always_inline)) struct probe_stats *mine(void)
@@ -137,6 +155,8 @@ int probe_show_interrupts(u64 *ctx)
  * sys_exit (raw tracepoints, no tracefs). Their time contains
  * seq_read_iter() plus the syscall's own entry, fd lookup and vfs_read.
  * bpf_raw_tracepoint_args: sys_enter(regs, id), sys_exit(regs, ret).
+ * sys_exit also makes the one-off copies of kernel memory user space asks
+ * for in PROBE_CFG.peek_addr (the kernel's nr_irqs, which no file shows).
  */
 SEC("raw_tracepoint/sys_enter")
 int probe_sys_enter(u64 *args)
@@ -153,6 +173,29 @@ int probe_sys_enter(u64 *args)
 SEC("raw_tracepoint/sys_exit")
 int probe_sys_exit(u64 *args)
 {
+	u32 zero = 0;
+	struct probe_cfg *cfg;
+	struct probe_peek *peek;
 	read_exit();
+	cfg = bpf_map_lookup_elem(&PROBE_CFG, &zero);
+	if (!cfg || cfg->peek_addr == 0 || cfg->pid_tgid != bpf_get_current_pid_tgid())
+		return 0;
+	peek = bpf_map_lookup_elem(&PROBE_PEEK, &zero);
+	if (!peek || peek->addr == cfg->peek_addr)
+		return 0;
+	peek->ret = bpf_probe_read_kernel(peek->bytes, PEEK_LEN, (const void *)cfg->peek_addr);
+	peek->addr = cfg->peek_addr;
+	return 0;
+}
+
+/*
+ * Loaded (never attached) only when the trampoline programs were refused:
+ * a tracing program of the same program type that needs no trampoline.
+ * Whether it loads tells a refusal of trampolines apart from a refusal
+ * of tracing programs (probe_loader.rs `why_refused`).
+ */
+SEC("tp_btf/sys_exit")
+int probe_tp_btf_check(u64 *ctx)
+{
 	return 0;
 }

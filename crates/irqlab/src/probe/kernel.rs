@@ -35,6 +35,13 @@ pub trait Counter {
     fn count_shows(&mut self, on: bool) -> Result<()>;
     /// How the figures are taken (mechanism, and why a fallback).
     fn mechanism(&self) -> String;
+    /// The kernel's `nr_irqs` read from kernel memory (see
+    /// [`super::nr_irqs`]), where the mechanism can and the value covers
+    /// `bound` (the allocated descriptors' bound). Call it from the
+    /// probed thread.
+    fn read_nr_irqs(&mut self, _fs: &HostFs, _bound: Option<u32>) -> Option<i64> {
+        None
+    }
 }
 
 /// One read's kernel-side figures (the difference of two [`Counts`]).
@@ -128,6 +135,10 @@ pub struct Walk {
     pub descriptors: usize,
     /// Largest of them + 1: the bound the allocated descriptors need.
     pub descriptor_bound: Option<u32>,
+    /// Where `show_interrupts()` positions were not seen: the kernel's
+    /// `nr_irqs` variable read from kernel memory (the walk's bound,
+    /// not a count of calls).
+    pub nr_irqs_read: Option<i64>,
 }
 
 /// The walk facts of `/proc/interrupts` under `fs`, with `nr_irqs` as the
@@ -152,6 +163,7 @@ pub fn walk(fs: &HostFs, max_pos: Option<i64>) -> Walk {
         cpus: parsed.as_ref().map(|p| p.cpus.len()),
         descriptors: irqs.len(),
         descriptor_bound: irqs.iter().max().map(|m| m + 1),
+        nr_irqs_read: None,
     }
 }
 
@@ -226,6 +238,15 @@ impl Counter for Bpf {
             .map_err(|e| anyhow::anyhow!("probe --kernel: {e}"))
     }
 
+    fn read_nr_irqs(&mut self, fs: &HostFs, bound: Option<u32>) -> Option<i64> {
+        use super::nr_irqs;
+        let func = nr_irqs::symbol(fs, nr_irqs::ACCESSOR)?;
+        let code = self.0.peek(func).ok()??;
+        let var = nr_irqs::decode_load(func, &code)?;
+        let bytes = self.0.peek(var).ok()??;
+        nr_irqs::value(&bytes, bound)
+    }
+
     fn mechanism(&self) -> String {
         let m = self.0.mechanism().describe();
         match self.0.refused() {
@@ -286,6 +307,31 @@ mod tests {
         assert_eq!(w.cpus, Some(2));
         assert_eq!((w.descriptors, w.descriptor_bound), (2, Some(44)));
         assert_eq!(w.nr_irqs, Some(424));
+    }
+
+    #[test]
+    fn walk_line_gives_nr_irqs_from_kernel_memory_as_derived_not_counted() {
+        let mut w = Walk {
+            nr_irqs: None,
+            irq_rows: Some(19),
+            cpus: Some(2),
+            descriptors: 20,
+            descriptor_bound: Some(44),
+            nr_irqs_read: Some(424),
+        };
+        let line = super::super::output::walk_line(&w);
+        assert!(
+            line.contains("nr_irqs = 424 (read from kernel memory)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("would be 425 show_interrupts() calls"),
+            "{line}"
+        );
+        assert!(line.contains("derived, not counted"), "{line}");
+        assert!(line.contains("not countable with this mechanism"), "{line}");
+        w.nr_irqs_read = None;
+        assert!(super::super::output::walk_line(&w).contains("nr_irqs unknown"));
     }
 
     #[test]

@@ -11,10 +11,13 @@
 //! - `quantiles`: per-row statistics (one system-time source, stated);
 //! - `output`: the report type and its table / JSON / CSV writers;
 //! - `size`: buffer sizes (`4k`, `1M`);
-//! - `kernel`: `--kernel`, the kernel side of the same reads (BPF).
+//! - `kernel`: `--kernel`, the kernel side of the same reads (BPF);
+//! - `nr_irqs`: the kernel's `nr_irqs` from kernel memory, where
+//!   `show_interrupts()` cannot be hooked.
 
 pub mod kernel;
 pub mod measure;
+pub mod nr_irqs;
 pub mod output;
 pub mod quantiles;
 pub mod size;
@@ -77,9 +80,13 @@ pub fn run(
     let kernel = match kernel {
         Some(k) => {
             let max = k.counts()?.show_max_pos;
+            let mut walk = kernel::walk(fs, (max > 0).then_some(max));
+            if walk.nr_irqs.is_none() {
+                walk.nr_irqs_read = k.read_nr_irqs(fs, walk.descriptor_bound);
+            }
             Some(output::KernelRun {
                 mechanism: k.mechanism(),
-                walk: kernel::walk(fs, (max > 0).then_some(max)),
+                walk,
             })
         }
         None => None,

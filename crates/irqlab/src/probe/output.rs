@@ -235,16 +235,26 @@ pub fn walk_line(w: &Walk) -> String {
                 shown::SYS_KERNEL_IRQ,
             )
         }
-        None => format!(
-            "{} walk: show_interrupts() calls not seen (not countable with this \
-             mechanism), nr_irqs unknown; {} numbered IRQ rows, {} online CPUs, {} in \
-             {}{bound}",
-            shown::PROC_INTERRUPTS,
-            opt(w.irq_rows),
-            opt(w.cpus),
-            plural(w.descriptors, "descriptor"),
-            shown::SYS_KERNEL_IRQ,
-        ),
+        None => {
+            let nr = match w.nr_irqs_read {
+                Some(n) => format!(
+                    "nr_irqs = {n} (read from kernel memory), so one full walk would be {} \
+                     show_interrupts() calls (positions 0..=nr_irqs: derived, not counted)",
+                    n + 1
+                ),
+                None => "nr_irqs unknown".to_string(),
+            };
+            format!(
+                "{} walk: show_interrupts() calls not seen (not countable with this \
+                 mechanism), {nr}; {} numbered IRQ rows, {} online CPUs, {} in \
+                 {}{bound}",
+                shown::PROC_INTERRUPTS,
+                opt(w.irq_rows),
+                opt(w.cpus),
+                plural(w.descriptors, "descriptor"),
+                shown::SYS_KERNEL_IRQ,
+            )
+        }
     }
 }
 
@@ -360,6 +370,7 @@ pub fn to_json(r: &ProbeReport) -> Value {
             "kernel".to_string(),
             json!({"mechanism": k.mechanism, "nr_irqs": w.nr_irqs,
                 "show_interrupts_calls_per_walk": w.nr_irqs.map(|n| n + 1),
+                "nr_irqs_from_kernel_memory": w.nr_irqs_read,
                 "irq_rows": w.irq_rows, "cpus": w.cpus, "descriptors": w.descriptors,
                 "descriptor_bound": w.descriptor_bound}),
         );
