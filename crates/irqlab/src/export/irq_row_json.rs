@@ -13,7 +13,7 @@
 //!   `trigger`, `flow`), then `actions`, `description`, `affinity`, `}`.
 //!
 //! `top`'s row leaves out `shape`, `counts`, `deltas` and the split: an
-//! in-order subsequence of `show`'s. [`line`] is the whole `show` row.
+//! in-order subsequence of `show`'s. [`line`](fn@line) is the whole `show` row.
 //! Rates are integral values as integers, others rounded to 0.001
 //! ([`write_rate`]); integers are formatted by hand (one `memcpy` per number
 //! through `serde_json` was the largest share of `show --format json`).

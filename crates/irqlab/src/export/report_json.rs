@@ -1,9 +1,9 @@
 //! `show --format json`: the report as one JSON document (README, "JSON
 //! output"), compact (scripts, pipes: a fifth of the bytes on a big
 //! machine) or indented for people (`show` on a terminal, `--pretty`).
-//! Interrupt rows are written by [`irq_row_json`](super::irq_row_json),
+//! Interrupt rows are written by [`irq_row_json`],
 //! the other sections by serde; the indented form is the compact one
-//! re-indented as it is written ([`Pretty`]: `serde_json`'s pretty layout).
+//! re-indented as it is written (`Pretty`: `serde_json`'s pretty layout).
 
 use super::irq_row_json;
 use crate::report::{IrqLine, IrqSection, RateRows, Report};
@@ -19,7 +19,7 @@ pub fn write(report: &Report, out: &mut impl Write, pretty: bool) -> anyhow::Res
     })
 }
 
-/// The rates document of `show --interval`, the same bytes as [`write`]
+/// The rates document of `show --interval`, the same bytes as [`write()`]
 /// of the [`rates`](fn@crate::report::rates) report with per-CPU deltas,
 /// but with the interrupt rows built and written one at a time from
 /// `rows`: `rest` gives the other sections and the interval, `keep`
