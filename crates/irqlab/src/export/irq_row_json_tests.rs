@@ -142,3 +142,32 @@ fn digits_of_every_length() {
     push_u64(&mut out, u64::MAX);
     assert_eq!(String::from_utf8(out).unwrap(), u64::MAX.to_string());
 }
+
+/// No other source file writes an interrupts row's JSON by hand: the
+/// row's opening bytes are spelled only here.
+#[test]
+fn rows_are_encoded_only_here() {
+    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, found);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && !p.ends_with("export/irq_row_json.rs")
+                && !p.ends_with("export/irq_row_json_tests.rs")
+                && std::fs::read_to_string(&p)
+                    .unwrap()
+                    .contains(r#"{\"label\":"#)
+            {
+                found.push(p.display().to_string());
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    walk(&src, &mut found);
+    assert!(
+        found.is_empty(),
+        "rows encoded outside irq_row_json: {found:?}"
+    );
+}
