@@ -58,8 +58,8 @@ fn open(root: &Path) -> Option<LiveSampler> {
 fn write_all(r: report::Report) {
     let mut out = Vec::new();
     let _ = export::table::write(&r, &mut out);
-    let _ = export::json::write(&r, &mut out, false);
-    let _ = export::json::write(&r, &mut out, true);
+    let _ = export::report_json::write(&r, &mut out, false);
+    let _ = export::report_json::write(&r, &mut out, true);
     let _ = export::csv::write(&r, &mut out);
 }
 

@@ -145,7 +145,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             for &c in &counts {
-                irqlab::export::jsonl::write_rate(&mut out, black_box(c as f64 / secs));
+                irqlab::export::irq_row_json::write_rate(&mut out, black_box(c as f64 / secs));
                 out.push(b',');
             }
             out.len()

@@ -261,7 +261,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             if !rows.is_empty() {
                 one.push(b',');
             }
-            export::line_json::write_line(&mut one, &l).map_err(std::io::Error::from)?;
+            export::irq_row_json::line(&mut one, &l);
             rows.write_all(&one)?;
         }
         if let Some(c) = l.counts.take() {
@@ -346,7 +346,7 @@ fn interval_report(
 
 /// `show --interval --format json` without `--sort`: the same document
 /// as [`interval_report`]'s, written row by row from the frame
-/// ([`report::RatesJson`]) instead of built whole first.
+/// ([`report::RateRows`]) instead of built whole first.
 fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<ExitCode> {
     let mut live = open_live(args.root.path(), filter)?;
     let mut ticker = Ticker::new(iv);
@@ -372,16 +372,16 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     }
     warn_filters(args, &present, irq_rows);
     let threshold = args.threshold;
-    let doc = report::RatesJson {
-        rest: &rest,
-        old: prev,
-        new: cur,
-        filter: f,
-        show: &|l| threshold.is_none_or(|min| report::above_threshold(l, min)),
-        affinity: &|irq| affinity.get(&irq).cloned().flatten(),
-    };
+    let rows = report::RateRows::new(prev, cur, f);
     let mut out = export::stdout::stdout();
-    export::json::write(&doc, &mut out, args.pretty_json())?;
+    export::report_json::write_rate_rows(
+        &rest,
+        rows.as_ref(),
+        &|l| threshold.is_none_or(|min| report::above_threshold(l, min)),
+        &|irq| affinity.get(&irq).cloned().flatten(),
+        &mut out,
+        args.pretty_json(),
+    )?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -408,7 +408,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,
-        Format::Json => export::json::write(&report, &mut out, args.pretty_json())?,
+        Format::Json => export::report_json::write(&report, &mut out, args.pretty_json())?,
         Format::Csv => export::csv::write(&report, &mut out)?,
     }
     out.flush()?;

@@ -13,7 +13,8 @@
 //! [`delta::interrupts_delta_each`] into one reused byte buffer, the JSON of
 //! each row's metadata is cached across samples and re-escaped only when
 //! the row changes, idle rows are one copy of a ready-made `0,0,…` run, and
-//! per-CPU rates are formatted by hand (integers, or 3 decimals). On a
+//! per-CPU rates are formatted by hand (integers, or 3 decimals): the row's
+//! parts are [`irq_row_json`]'s, the one encoding of a row. On a
 //! 1152-CPU machine that is 1.2 million rates per line; on a small one it
 //! removes the per-row allocations that made irqlab cost more than `mpstat`
 //! (BENCHMARKS.md).
@@ -22,18 +23,18 @@
 //! with a `trace` object: the [`TopTrace`] of the same tick, written as
 //! part of the line.
 //!
-//! Owns nothing but formatting: rates come from `delta`, filtering from
+//! Owns the line around the rows: rates come from `delta`, filtering from
 //! [`Filter`], affinity and traced figures from the caller.
 
+use super::irq_row_json::{self, json, push_u64 as int, write_rate, CellRates};
 use crate::filter::Filter;
 use crate::report;
 use crate::sampler::clock::{rfc3339_utc, CostMeter};
 use crate::sampler::{Frame, Strategy};
 use crate::threads::ThreadCpu;
 use crate::trace::top::TopTrace;
-use irqlab_core::delta::{self, Cell, Gap};
+use irqlab_core::delta::{self, Cell};
 use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
-use serde::Serialize;
 
 /// Everything one line is made of.
 pub struct LineInput<'a> {
@@ -62,10 +63,9 @@ pub struct JsonlWriter {
     spans: Vec<Span>,
     /// Per row position in the later snapshot.
     meta: Vec<Meta>,
-    /// `0,0,0,…`: the rates of an idle row, copied in one go.
-    zeros: Vec<u8>,
     picked: Vec<Cell>,
-    memo: RateMemo,
+    /// The rows' numbers (and softirqs' rates), shared across a line.
+    rates: CellRates,
     /// The live sampler's metadata epoch the cache was built in.
     epoch: u64,
 }
@@ -84,8 +84,9 @@ struct Meta {
     label: String,
     description: String,
     keep: bool,
-    /// `{"label":…,"irq":…,"total":`
+    /// The row's [`irq_row_json::head`]: `{"label":…,"irq":…`
     head: Vec<u8>,
+    /// The row's [`irq_row_json::tail`]:
     /// `,"actions":[…],"description":…[,"affinity":…]}`
     tail: Vec<u8>,
 }
@@ -122,7 +123,7 @@ impl JsonlWriter {
     pub fn write_line(&mut self, inp: &LineInput, affinity: &mut AffinityFn, out: &mut Vec<u8>) {
         let (old, new) = (inp.old, inp.new);
         let secs = new.elapsed_since(old);
-        self.memo.start(secs);
+        self.rates.start(secs);
         out.clear();
         out.extend_from_slice(b"{\"timestamp\":");
         json(out, &rfc3339_utc(new.wall_ns));
@@ -177,20 +178,19 @@ impl JsonlWriter {
         let union = delta::union_cpus(&o.cpus, &n.cpus);
         let cols = f.columns(&union);
         let all = cols.len() == union.len();
-        self.ensure_zeros(cols.len());
+        self.rates.reserve_idle(cols.len());
         let JsonlWriter {
             rows,
             spans,
             meta,
-            zeros,
             picked,
-            memo,
+            rates,
             ..
         } = self;
         rows.clear();
         spans.clear();
         let mut pos = 0;
-        let (_, gone) = delta::interrupts_delta_each(o, n, memo.secs, |r, _status, cells| {
+        let (_, gone) = delta::interrupts_delta_each(o, n, rates.secs(), |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
             if !m.keep {
@@ -204,7 +204,9 @@ impl JsonlWriter {
                 cells
             };
             let start = rows.len();
-            let rate = write_row(rows, m, cells, zeros, memo);
+            rows.extend_from_slice(&m.head);
+            let rate = rates.numbers(rows, cells);
+            rows.extend_from_slice(&m.tail);
             spans.push(Span {
                 start,
                 end: rows.len(),
@@ -238,28 +240,18 @@ impl JsonlWriter {
         let union = delta::union_cpus(&o.cpus, &n.cpus);
         let cols = f.columns(&union);
         section_head(out, &union, &cols);
-        let (picked, memo) = (&mut self.picked, &mut self.memo);
+        let (picked, rates) = (&mut self.picked, &mut self.rates);
         let mut first = true;
-        delta::softirqs_delta_each(o, n, memo.secs, |r, cells| {
+        delta::softirqs_delta_each(o, n, rates.secs(), |r, cells| {
             if !first {
                 out.push(b',');
             }
             first = false;
             picked.clear();
             picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
-            softirq_row(out, &r.name, picked, memo);
+            softirq_row(out, &r.name, picked, rates);
         });
         out.extend_from_slice(b"]}");
-    }
-
-    /// `zeros` holds at least `n` comma-separated zeros.
-    fn ensure_zeros(&mut self, n: usize) {
-        let have = self.zeros.len().div_ceil(2);
-        if n > have {
-            self.zeros.clear();
-            self.zeros.extend(std::iter::repeat_n(*b"0,", n).flatten());
-            self.zeros.pop();
-        }
     }
 }
 
@@ -306,27 +298,21 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     if !m.keep {
         return;
     }
-    let h = &mut m.head;
-    h.extend_from_slice(b"{\"label\":");
-    json(h, &r.label);
-    h.extend_from_slice(b",\"irq\":");
-    json(h, &r.irq);
-    h.extend_from_slice(b",\"total\":");
-    let t = &mut m.tail;
-    t.extend_from_slice(b",\"actions\":");
-    json(t, &r.parts.actions().collect::<Vec<_>>());
-    t.extend_from_slice(b",\"description\":");
-    json(t, &r.description);
-    if let Some(a) = r.irq.and_then(&mut *affinity) {
-        t.extend_from_slice(b",\"affinity\":");
-        json(t, &a);
-    }
-    t.push(b'}');
+    irq_row_json::head(&mut m.head, &r.label, r.irq, None);
+    let affinity = r.irq.and_then(&mut *affinity);
+    let actions = r.parts.actions();
+    irq_row_json::tail(
+        &mut m.tail,
+        None,
+        actions,
+        &r.description,
+        affinity.as_deref(),
+    );
 }
 
 /// One softirq vector: deltas (`null` = gap), total, rates, total rate.
-fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], memo: &mut RateMemo) {
-    let secs = memo.secs;
+fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRates) {
+    let secs = rates.secs();
     out.extend_from_slice(b"{\"name\":");
     json(out, name);
     out.extend_from_slice(b",\"counts\":[");
@@ -343,271 +329,13 @@ fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], memo: &mut RateMem
     out.extend_from_slice(b"],\"total\":");
     int(out, total);
     out.extend_from_slice(b",\"rates\":[");
-    rates(out, cells, memo);
+    rates.rates(out, cells);
     out.push(b']');
     if secs > 0.0 {
         out.extend_from_slice(b",\"total_rate\":");
         write_rate(out, total as f64 / secs);
     }
     out.push(b'}');
-}
-
-/// One row object into `rows`; returns its total rate (the sort key).
-fn write_row(
-    rows: &mut Vec<u8>,
-    m: &Meta,
-    cells: &[Cell],
-    zeros: &[u8],
-    memo: &mut RateMemo,
-) -> f64 {
-    let secs = memo.secs;
-    rows.extend_from_slice(&m.head);
-    let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
-    int(rows, total);
-    rows.extend_from_slice(b",\"rates\":[");
-    let idle = secs > 0.0 && total == 0 && cells.iter().all(|c| *c == Cell::Count(0));
-    match zeros.get(..(2 * cells.len()).saturating_sub(1)) {
-        Some(run) if idle => rows.extend_from_slice(run),
-        _ => rates(rows, cells, memo),
-    }
-    rows.push(b']');
-    let total_rate = (secs > 0.0).then(|| total as f64 / secs);
-    if let Some(tr) = total_rate {
-        rows.extend_from_slice(b",\"total_rate\":");
-        write_rate(rows, tr);
-    }
-    if cells.iter().any(|c| matches!(c, Cell::Gap(_))) {
-        rows.extend_from_slice(b",\"gaps\":[");
-        for (k, c) in cells.iter().enumerate() {
-            if k > 0 {
-                rows.push(b',');
-            }
-            match c {
-                Cell::Gap(g) => json::<Gap>(rows, g),
-                Cell::Count(_) => rows.extend_from_slice(b"null"),
-            }
-        }
-        rows.push(b']');
-    }
-    rows.extend_from_slice(&m.tail);
-    total_rate.unwrap_or(0.0)
-}
-
-/// The per-CPU rates of one row, formatted through a stack buffer with
-/// digits written in place (no call per cell): 1.2 million cells per line
-/// on a 1152-CPU machine.
-fn rates(rows: &mut Vec<u8>, cells: &[Cell], memo: &mut RateMemo) {
-    let secs = memo.secs;
-    const ROOM: usize = 40; // one cell: 16 digits, a comma and slack
-    let mut buf = [0u8; 4096];
-    let mut n = 0;
-    for (k, c) in cells.iter().enumerate() {
-        if n + ROOM > buf.len() {
-            rows.extend_from_slice(&buf[..n]);
-            n = 0;
-        }
-        if k > 0 {
-            buf[n] = b',';
-            n += 1;
-        }
-        let written = match *c {
-            Cell::Count(0) if secs > 0.0 => {
-                buf[n] = b'0';
-                Some(1)
-            }
-            Cell::Count(v) if secs > 0.0 => memo.put(&mut buf[n..], v),
-            c => match c.rate(secs) {
-                Some(v) => put_rate(&mut buf[n..], v),
-                None => put_null(&mut buf[n..]),
-            },
-        };
-        match written {
-            Some(len) => n += len,
-            None => {
-                rows.extend_from_slice(&buf[..n]);
-                n = 0;
-                if let Some(v) = c.rate(secs) {
-                    json(rows, &((v * 1000.0).round() / 1000.0));
-                }
-            }
-        }
-    }
-    rows.extend_from_slice(&buf[..n]);
-}
-
-/// A rate exactly as `report`'s serde form prints it: integral values
-/// below 2^53 as integers, others rounded to 0.001 and printed shortest
-/// (`12.5`, `0.125`, `3.0`), non-finite as `null`.
-pub fn write_rate(out: &mut Vec<u8>, v: f64) {
-    let mut buf = [0u8; 32];
-    match put_rate(&mut buf, v) {
-        Some(n) => out.extend_from_slice(&buf[..n]),
-        None => json(out, &((v * 1000.0).round() / 1000.0)),
-    }
-}
-
-/// [`write_rate`] into the start of `dst` (≥ 24 bytes); `None` when the
-/// value needs float formatting (non-integral and ≥ 10^9: serde's).
-/// Below 10^9, m = round(v × 1000) is exact and its decimal is the
-/// shortest round-trip form of m / 1000, so no float printing is needed.
-fn put_rate(dst: &mut [u8], v: f64) -> Option<usize> {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    if !v.is_finite() {
-        return put_null(dst);
-    }
-    // i64 conversions are single instructions; the range makes them exact
-    if (0.0..EXACT).contains(&v) && (v as i64) as f64 == v {
-        return Some(put_u64(dst, v as u64));
-    }
-    if !(0.0..1e9).contains(&v) {
-        return None;
-    }
-    let x = v * 1000.0;
-    let t = x as i64;
-    // round half away from zero without libm: x - t is exact here
-    let m = t + i64::from(x - t as f64 >= 0.5);
-    Some(put_milli(dst, m.unsigned_abs()))
-}
-
-/// The formatted rates of the counts already seen in this line, in a
-/// direct-mapped table keyed by the count: a line repeats the same counts
-/// many times (timer ticks on every CPU, small counts on busy ones), and
-/// formatting is the per-cell cost (~30 ns). Same bytes as [`put_rate`].
-struct RateMemo {
-    /// The interval of the current line.
-    secs: f64,
-    /// Number of the current interval: a slot filled under another one is
-    /// stale. Bumped instead of clearing the table on every line (the
-    /// interval changes by a few ns every line).
-    epoch: u64,
-    slots: Vec<Slot>,
-}
-
-#[derive(Clone, Copy)]
-struct Slot {
-    count: u64,
-    /// The [`RateMemo::epoch`] the slot was filled in (0: never).
-    epoch: u64,
-    len: usize,
-    text: [u8; 24],
-}
-
-const SLOTS: usize = 1024;
-const EMPTY: Slot = Slot {
-    count: 0,
-    epoch: 0,
-    len: 0,
-    text: [0; 24],
-};
-
-impl Default for RateMemo {
-    fn default() -> Self {
-        RateMemo {
-            secs: 0.0,
-            epoch: 1,
-            slots: vec![EMPTY; SLOTS],
-        }
-    }
-}
-
-impl RateMemo {
-    /// A new line over `secs`: rates of another interval become stale.
-    fn start(&mut self, secs: f64) {
-        if self.secs.to_bits() != secs.to_bits() {
-            self.secs = secs;
-            self.epoch += 1;
-        }
-    }
-
-    /// The rate of `count` over `secs` at the start of `dst` (≥ 24 bytes);
-    /// `None` when it needs float formatting (see [`put_rate`]).
-    fn put(&mut self, dst: &mut [u8], count: u64) -> Option<usize> {
-        let slot = self.slots.get_mut((count % SLOTS as u64) as usize)?;
-        if slot.epoch != self.epoch || slot.count != count {
-            let mut text = [0u8; 24];
-            let len = put_rate(&mut text, Cell::Count(count).rate(self.secs)?)?;
-            *slot = Slot {
-                count,
-                epoch: self.epoch,
-                len,
-                text,
-            };
-        }
-        dst.get_mut(..24)?.copy_from_slice(&slot.text);
-        Some(slot.len)
-    }
-}
-
-fn put_null(dst: &mut [u8]) -> Option<usize> {
-    dst.get_mut(..4)?.copy_from_slice(b"null");
-    Some(4)
-}
-
-/// "00" … "99".
-const PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Fill all of `dst` with the low decimal digits of `v` (zero-padded).
-fn fill_digits(dst: &mut [u8], mut v: u64) {
-    let mut i = dst.len();
-    while i >= 2 {
-        let d = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        dst[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
-    }
-    if i == 1 {
-        dst[0] = b'0' + (v % 10) as u8;
-    }
-}
-
-fn digits(v: u64) -> usize {
-    v.checked_ilog10().map_or(1, |l| l as usize + 1)
-}
-
-/// `v` in decimal at the start of `dst`; returns the length.
-fn put_u64(dst: &mut [u8], v: u64) -> usize {
-    let len = digits(v);
-    fill_digits(&mut dst[..len], v);
-    len
-}
-
-/// `m / 1000` with 1–3 decimals, trailing zeros dropped (`12.5`, `0.005`,
-/// `3.0`), at the start of `dst`; returns the length.
-fn put_milli(dst: &mut [u8], m: u64) -> usize {
-    let int_len = digits(m).max(4) - 3;
-    fill_digits(&mut dst[..int_len], m / 1000);
-    dst[int_len] = b'.';
-    let frac = m % 1000;
-    fill_digits(&mut dst[int_len + 1..int_len + 4], frac);
-    let keep = match frac {
-        f if f % 100 == 0 => 1,
-        f if f % 10 == 0 => 2,
-        _ => 3,
-    };
-    int_len + 1 + keep
-}
-
-fn int(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-/// serde_json into a byte buffer; these values cannot fail to serialize,
-/// but a failure would still leave valid JSON (`null`).
-fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
-    let mark = out.len();
-    if serde_json::to_writer(&mut *out, v).is_err() {
-        out.truncate(mark);
-        out.extend_from_slice(b"null");
-    }
 }
 
 #[cfg(test)]

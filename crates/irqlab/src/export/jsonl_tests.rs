@@ -1,15 +1,18 @@
-//! `jsonl` against the reference: the rates Report serialized by serde,
+//! `jsonl` against the reference: the rates Report serialized by serde
+//! (its rows through [`reference`](super::irq_row_json::reference)),
 //! sorted and annotated as `top` does, minus the row fields top lines leave
 //! out. Lines must be equal as JSON values (which tells `5` from `5.0`)
 //! except for `self_cost` (measured while writing).
 
+use super::irq_row_json::reference;
 use super::*;
-use crate::report::{CpuPctLine, IrqSection, SoftirqSection};
+use crate::report::{CpuPctLine, SoftirqSection};
 use crate::sampler::SelfCost;
 use crate::threads::ThreadKind;
 use crate::trace::top::TopTrace;
 use irqlab_core::{Softirqs, Stat};
 use proptest::prelude::{any, prop_assert_eq, proptest, ProptestConfig};
+use serde::Serialize;
 use std::collections::HashMap;
 
 #[derive(Serialize)]
@@ -17,7 +20,7 @@ struct Reference<'a> {
     timestamp: String,
     mono_ns: u64,
     interval_s: f64,
-    interrupts: Option<&'a IrqSection>,
+    interrupts: Option<reference::Section<'a>>,
     softirqs: Option<&'a SoftirqSection>,
     cpu_pct: &'a [CpuPctLine],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,7 +58,7 @@ fn reference(
         timestamp: rfc3339_utc(new.wall_ns),
         mono_ns: new.mono_ns,
         interval_s: r.interval_s.unwrap(),
-        interrupts: r.interrupts.as_ref(),
+        interrupts: r.interrupts.as_ref().map(reference::Section::of),
         softirqs: r.softirqs.as_ref(),
         cpu_pct: r.stat.as_ref().map_or(&[], |s| s.cpu_pct.as_slice()),
         aggregate_cpus: r.stat.as_ref().and_then(|s| s.aggregate_cpus.as_ref()),
@@ -453,7 +456,9 @@ fn total_rate_is_rounded_like_rates() {
             ..report::RateOpts::default()
         },
     );
-    let s = serde_json::to_string(&r).unwrap();
+    let mut s = Vec::new();
+    crate::export::report_json::write(&r, &mut s, false).unwrap();
+    let s = String::from_utf8(s).unwrap();
     assert!(s.contains("\"total_rate\":33.333,"), "{s}");
 }
 

@@ -1,18 +1,18 @@
 //! Exporters: one file per output format, each writing a
 //! [`Report`](crate::report::Report) to any `io::Write` — except `jsonl`,
 //! the `top --batch` JSON line, which streams the same contract from two
-//! snapshots without building the Report (see its module doc), and
-//! `line_json`, one snapshot row written by hand for `show`'s streamed JSON. Also where
-//! output goes: [`stdout`] (a closed stdout ends the run) and [`atomic`]
-//! (output files written whole or not at all).
+//! snapshots without building the Report (see its module doc). Every
+//! interrupts row in JSON, in `show` and in those lines, is written by
+//! [`irq_row_json`]. Also where output goes: [`stdout`] (a closed stdout
+//! ends the run) and [`atomic`] (output files written whole or not at all).
 
 pub mod atomic;
 pub mod chunks;
 pub mod csv;
 pub mod grid;
-pub mod json;
+pub mod irq_row_json;
 pub mod jsonl;
-pub mod line_json;
+pub mod report_json;
 pub mod stdout;
 pub mod table;
 

@@ -40,7 +40,7 @@ pub enum IrqRows {
     /// per cell of a 1152-CPU machine.
     Busiest,
     /// No interrupts section (`show`'s streamed JSON writes it itself,
-    /// see [`RatesJson`](super::RatesJson)).
+    /// see [`RateRows`](super::RateRows)).
     Omitted,
 }
 

@@ -1,12 +1,13 @@
 //! Report: the view model of `show` and `top`, built from one snapshot
 //! (counts) or two (deltas and rates via `irqlab_core::delta`).
 //!
-//! - `model`: the types and their serde form (the JSON contract in README);
+//! - `model`: the types (an interrupts row's JSON is
+//!   `crate::export::irq_row_json`'s);
 //! - `build`: THE builder ([`counts`](fn@counts), [`rates`](fn@rates)
 //!   with [`RateOpts`]);
 //!   `counts`, `rates`, `stat`: the sections it is made of;
 //! - `order`: sort keys, names, `--threshold`, the `SUM` line;
-//! - `json`: `show --interval`'s rates document streamed row by row;
+//! - `rate_rows`: `show --interval`'s interrupt rows built one at a time;
 //! - `affinity`: numbered rows' affinity from a live frame.
 //!
 //! Rows are kept by `crate::filter::Filter`. Knows nothing about terminals
@@ -15,9 +16,9 @@
 mod affinity;
 mod build;
 mod counts;
-mod json;
 mod model;
 mod order;
+mod rate_rows;
 mod rates;
 mod stat;
 
@@ -25,9 +26,9 @@ pub use affinity::annotate_affinity;
 use build::{busiest_cpu, line_meta, pick};
 pub use build::{counts, rates, IrqRows, RateOpts};
 pub use counts::IrqCounts;
-pub use json::RatesJson;
 pub use model::*;
 pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey};
+pub use rate_rows::RateRows;
 pub use stat::stat_section;
 
 #[cfg(test)]

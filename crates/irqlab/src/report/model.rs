@@ -1,6 +1,7 @@
-//! The report's types: sections and lines of `show` and `top`, and their
-//! serde form (the JSON contract documented in README; rates rounded by
-//! `ser_rate`'s rule). Plain data: building a report is `build`'s, row
+//! The report's types: sections and lines of `show` and `top`, and the
+//! serde form of the sections that are not interrupt rows (an interrupts
+//! row's JSON is `export::irq_row_json`'s; rates rounded by the same rule,
+//! `ser_rate`). Plain data: building a report is `build`'s, row
 //! order `order`'s; nothing here reads a file or computes a number.
 
 use crate::filter::Filter;
@@ -9,28 +10,26 @@ use irqlab_core::Shape;
 use serde::Serialize;
 
 /// The whole report.
-#[derive(Debug, Serialize, Default)]
+#[derive(Debug, Default)]
 pub struct Report {
     /// Seconds between the two snapshots (rates mode only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_s: Option<f64>,
     pub interrupts: Option<IrqSection>,
     pub softirqs: Option<SoftirqSection>,
     pub stat: Option<StatSection>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct IrqSection {
     pub cpus: Vec<u32>,
     pub rows: Vec<IrqLine>,
     /// Rows present only in the first snapshot (rates mode).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gone: Vec<String>,
 }
 
 /// One interrupts row. Snapshot mode fills `counts`/`total`; rates mode
 /// fills `deltas`, `rates`, `total`, `total_rate` and `gaps`.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct IrqLine {
     pub label: String,
     pub irq: Option<u32>,
@@ -39,17 +38,10 @@ pub struct IrqLine {
     pub counts: Option<Vec<u64>>,
     pub total: u64,
     /// Per-CPU (or single) count differences; null = gap (rates mode).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deltas: Option<Vec<Option<u64>>>,
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
     /// Rounded as `rates` are (integral values as integers, else to 0.001).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "ser_total_rate"
-    )]
     pub total_rate: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gaps: Option<Vec<Option<delta::Gap>>>,
     pub chip: Option<String>,
     pub hwirq: Option<i64>,
@@ -58,18 +50,14 @@ pub struct IrqLine {
     pub actions: Vec<String>,
     pub description: String,
     /// Effective (else configured) affinity CPU list, when it was read.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<String>,
     /// Count since boot over all CPUs (rates mode; for `--sort total`).
-    #[serde(skip)]
     pub since_boot: Option<u64>,
     /// The busiest CPU's id and rate, when `rates` was reduced to it
     /// ([`IrqRows::Busiest`](super::IrqRows::Busiest); `None` also when no CPU had a positive rate).
-    #[serde(skip)]
     pub busiest: Option<(u32, f64)>,
     /// The busiest CPU's id and count, when `counts` was reduced to it
     /// ([`IrqCounts::keep_busiest_count`](super::IrqCounts::keep_busiest_count); `None` also when all were 0).
-    #[serde(skip)]
     pub busiest_count: Option<(u32, u64)>,
 }
 
@@ -174,14 +162,20 @@ pub(crate) fn ser_rate<S: serde::Serializer>(v: f64, s: S) -> Result<S::Ok, S::E
     }
 }
 
-fn ser_total_rate<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn ser_total_rate<S: serde::Serializer>(
+    v: &Option<f64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match *v {
         Some(v) if v.is_finite() => ser_rate(v, s),
         _ => s.serialize_none(),
     }
 }
 
-fn ser_rates<S: serde::Serializer>(v: &Option<Vec<Option<f64>>>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn ser_rates<S: serde::Serializer>(
+    v: &Option<Vec<Option<f64>>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeSeq;
     struct One(Option<f64>);
     impl Serialize for One {

@@ -5,7 +5,6 @@ use super::*;
 use crate::filter::Filter;
 use irqlab_core::stat::Stat;
 use irqlab_core::{Interrupts, Shape, Snapshot, Softirqs};
-use serde::Serialize;
 
 /// The rates report `show` builds (with per-CPU deltas).
 fn with_deltas(old: &Snapshot, new: &Snapshot, f: &Filter) -> Report {
@@ -60,10 +59,21 @@ fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
         .is_some());
 }
 
-fn json(v: &impl Serialize, pretty: bool) -> String {
+fn json(r: &Report, pretty: bool) -> String {
     let mut out = Vec::new();
-    crate::export::json::write(v, &mut out, pretty).unwrap();
+    crate::export::report_json::write(r, &mut out, pretty).unwrap();
     String::from_utf8(out).unwrap()
+}
+
+/// The reference: the report rendered by serde_json.
+fn serde_json_of(r: &Report, pretty: bool) -> String {
+    let doc = crate::export::irq_row_json::reference::Doc::of(r);
+    let s = if pretty {
+        serde_json::to_string_pretty(&doc)
+    } else {
+        serde_json::to_string(&doc)
+    };
+    s.unwrap() + "\n"
 }
 
 /// A 20-CPU `/proc/interrupts`: six IO-APIC rows whose counts scale
@@ -185,20 +195,24 @@ fn rates_json_is_the_reports_document() {
             },
         );
         let show = |l: &IrqLine| min.is_none_or(|m| above_threshold(l, m));
-        let doc = RatesJson {
-            rest: &rest,
-            old: &old,
-            new: &new,
-            filter: &f,
-            show: &show,
-            affinity: &aff,
-        };
+        let rows = RateRows::new(&old, &new, &f);
         for pretty in [false, true] {
+            let mut streamed = Vec::new();
+            crate::export::report_json::write_rate_rows(
+                &rest,
+                rows.as_ref(),
+                &show,
+                &aff,
+                &mut streamed,
+                pretty,
+            )
+            .unwrap();
             assert_eq!(
-                json(&doc, pretty),
+                String::from_utf8(streamed).unwrap(),
                 json(&want, pretty),
                 "{irq:?} {cpus:?} {min:?}"
             );
+            assert_eq!(json(&want, pretty), serde_json_of(&want, pretty));
         }
     }
     let s = json(&with_deltas(&old, &new, &Filter::default()), false);

@@ -1,0 +1,289 @@
+//! `show --format json`: the report as one JSON document (README, "JSON
+//! output"), compact (scripts, pipes: a fifth of the bytes on a big
+//! machine) or indented for people (`show` on a terminal, `--pretty`).
+//! Interrupt rows are written by [`irq_row_json`],
+//! the other sections by serde; the indented form is the compact one
+//! re-indented as it is written (`Pretty`: `serde_json`'s pretty layout).
+
+use super::irq_row_json;
+use crate::report::{IrqLine, IrqSection, RateRows, Report};
+use std::io::Write;
+
+/// Write `report` as one JSON document and a newline, indented when
+/// `pretty`. Write errors stay `io::Error`s (a closed stdout is recognised
+/// by `main`).
+pub fn write(report: &Report, out: &mut impl Write, pretty: bool) -> anyhow::Result<()> {
+    document(out, pretty, report, |w, row| match &report.interrupts {
+        Some(s) => section(w, row, s),
+        None => w.write_all(b"null"),
+    })
+}
+
+/// The rates document of `show --interval`, the same bytes as [`write()`]
+/// of the [`rates`](fn@crate::report::rates) report with per-CPU deltas,
+/// but with the interrupt rows built and written one at a time from
+/// `rows`: `rest` gives the other sections and the interval, `keep`
+/// decides whether a row is written (`--threshold`), `affinity` gives each
+/// numbered row's affinity.
+pub fn write_rate_rows(
+    rest: &Report,
+    rows: Option<&RateRows>,
+    keep: &dyn Fn(&IrqLine) -> bool,
+    affinity: &dyn Fn(u32) -> Option<String>,
+    out: &mut impl Write,
+    pretty: bool,
+) -> anyhow::Result<()> {
+    document(out, pretty, rest, |w, row| {
+        let Some(rows) = rows else {
+            return w.write_all(b"null");
+        };
+        w.write_all(b"{\"cpus\":")?;
+        serde_json::to_writer(&mut *w, &rows.cpus())?;
+        w.write_all(b",\"rows\":[")?;
+        let mut first = true;
+        let gone = rows.for_each(|mut l| {
+            if !keep(&l) {
+                return Ok(());
+            }
+            l.affinity = l.irq.and_then(affinity);
+            one_row(w, row, &l, first)?;
+            first = false;
+            Ok::<_, std::io::Error>(())
+        })?;
+        section_end(w, &gone)
+    })
+}
+
+/// `{"interval_s":…,"interrupts":…,"softirqs":…,"stat":…}` and a newline,
+/// the interrupts section written by `interrupts` (given the output and a
+/// reusable row buffer).
+fn document(
+    out: &mut impl Write,
+    pretty: bool,
+    r: &Report,
+    interrupts: impl FnOnce(&mut dyn Write, &mut Vec<u8>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut pretty_out;
+    let w: &mut dyn Write = if pretty {
+        pretty_out = Pretty::new(&mut *out);
+        &mut pretty_out
+    } else {
+        &mut *out
+    };
+    let mut row = Vec::new();
+    w.write_all(b"{")?;
+    if let Some(s) = r.interval_s {
+        w.write_all(b"\"interval_s\":")?;
+        serde_json::to_writer(&mut *w, &s).map_err(std::io::Error::from)?;
+        w.write_all(b",")?;
+    }
+    w.write_all(b"\"interrupts\":")?;
+    interrupts(&mut *w, &mut row)?;
+    w.write_all(b",\"softirqs\":")?;
+    serde_json::to_writer(&mut *w, &r.softirqs).map_err(std::io::Error::from)?;
+    w.write_all(b",\"stat\":")?;
+    serde_json::to_writer(&mut *w, &r.stat).map_err(std::io::Error::from)?;
+    w.write_all(b"}")?;
+    w.flush()?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// A built interrupts section.
+fn section(w: &mut dyn Write, row: &mut Vec<u8>, s: &IrqSection) -> std::io::Result<()> {
+    w.write_all(b"{\"cpus\":")?;
+    serde_json::to_writer(&mut *w, &s.cpus)?;
+    w.write_all(b",\"rows\":[")?;
+    for (k, l) in s.rows.iter().enumerate() {
+        one_row(w, row, l, k == 0)?;
+    }
+    section_end(w, &s.gone)
+}
+
+/// One row (after a comma unless `first`), through the reused `row`.
+fn one_row(w: &mut dyn Write, row: &mut Vec<u8>, l: &IrqLine, first: bool) -> std::io::Result<()> {
+    row.clear();
+    if !first {
+        row.push(b',');
+    }
+    irq_row_json::line(row, l);
+    w.write_all(row)
+}
+
+/// `]`, `,"gone":[…]` when rows went away, `}`.
+fn section_end(w: &mut dyn Write, gone: &[String]) -> std::io::Result<()> {
+    w.write_all(b"]")?;
+    if !gone.is_empty() {
+        w.write_all(b",\"gone\":")?;
+        serde_json::to_writer(&mut *w, gone)?;
+    }
+    w.write_all(b"}")
+}
+
+/// Compact JSON re-indented on its way to `inner`, byte for byte the
+/// layout of `serde_json::to_writer_pretty` (two spaces, `": "`, empty
+/// `{}`/`[]` kept on one line). Its input must be compact JSON (no
+/// whitespace outside strings), as serde and the row encoder write it.
+struct Pretty<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    depth: usize,
+    in_str: bool,
+    escape: bool,
+    /// Just after `{` or `[`: a newline comes unless the container is empty.
+    open: bool,
+}
+
+impl<W: Write> Pretty<W> {
+    fn new(inner: W) -> Self {
+        Pretty {
+            inner,
+            buf: Vec::new(),
+            depth: 0,
+            in_str: false,
+            escape: false,
+            open: false,
+        }
+    }
+
+    fn newline(&mut self) {
+        self.buf.push(b'\n');
+        for _ in 0..self.depth {
+            self.buf.extend_from_slice(b"  ");
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if self.in_str {
+            self.buf.push(b);
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.in_str = false;
+            }
+            return;
+        }
+        if self.open {
+            self.open = false;
+            if b == b'}' || b == b']' {
+                self.depth = self.depth.saturating_sub(1);
+                self.buf.push(b);
+                return;
+            }
+            self.newline();
+        }
+        match b {
+            b'"' => {
+                self.in_str = true;
+                self.buf.push(b);
+            }
+            b'{' | b'[' => {
+                self.buf.push(b);
+                self.depth += 1;
+                self.open = true;
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                self.newline();
+                self.buf.push(b);
+            }
+            b',' => {
+                self.buf.push(b);
+                self.newline();
+            }
+            b':' => self.buf.extend_from_slice(b": "),
+            _ => self.buf.push(b),
+        }
+    }
+}
+
+impl<W: Write> Write for Pretty<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for &b in bytes {
+            self.byte(b);
+        }
+        if self.buf.len() >= 1 << 16 {
+            self.inner.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.write_all(&self.buf)?;
+        self.buf.clear();
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn compact_and_pretty_are_the_same_document() {
+        let r = Report {
+            interval_s: Some(1.5),
+            ..Report::default()
+        };
+        let (mut c, mut p) = (Vec::new(), Vec::new());
+        write(&r, &mut c, false).unwrap();
+        write(&r, &mut p, true).unwrap();
+        let c = String::from_utf8(c).unwrap();
+        let p = String::from_utf8(p).unwrap();
+        assert_eq!(c.lines().count(), 1, "{c}");
+        assert!(p.lines().count() > 1, "{p}");
+        let cv: serde_json::Value = serde_json::from_str(&c).unwrap();
+        let pv: serde_json::Value = serde_json::from_str(&p).unwrap();
+        assert_eq!(cv, pv);
+    }
+
+    fn reindented(v: &serde_json::Value) -> String {
+        let mut p = Pretty::new(Vec::new());
+        // in odd pieces: state carries across writes
+        let compact = serde_json::to_vec(v).unwrap();
+        for piece in compact.chunks(3) {
+            p.write_all(piece).unwrap();
+        }
+        p.flush().unwrap();
+        String::from_utf8(p.inner).unwrap()
+    }
+
+    #[test]
+    fn pretty_is_serdes_layout() {
+        let v = serde_json::json!({
+            "a": [], "b": {}, "c": [1, [2, {}], {"d": "x\\\"{[,:]}\" y"}],
+            "e": null, "f": -1.5e300, "g": [[]], "h": "é\n"
+        });
+        assert_eq!(reindented(&v), serde_json::to_string_pretty(&v).unwrap());
+    }
+
+    fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((".{0,4}", inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_document_reindents_as_serde_pretty_prints(v in any_value()) {
+            proptest::prop_assert_eq!(reindented(&v), serde_json::to_string_pretty(&v).unwrap());
+        }
+    }
+}
