@@ -399,13 +399,25 @@ fn softirq_split(
             SOFTIRQ_PER_CPU
         };
         notes.push(format!("{prefix}N: /proc/stat softirq time per CPU, {how}"));
-        if let Some(s) = share {
+        if let Some(mut s) = share {
+            if tick {
+                s.name = "ksoftirqd_softirq_share_tick_pct".into();
+                notes.push(
+                    "ksoftirqd_softirq_share_tick_pct: the ksoftirqd threads' run time \
+                     (/proc/PID/stat, exact, including their time outside softirq handlers) over \
+                     /proc/stat's tick-sampled softirq time summed over CPUs (which misses the \
+                     softirqs run on the tick's own irq exit): an estimate biased upwards, not \
+                     the share; `bench --trace` measures it (trace_ksoftirqd_softirq_share_pct)"
+                        .to_string(),
+                );
+            } else {
+                notes.push(
+                    "ksoftirqd_softirq_share_pct: the ksoftirqd threads' utime+stime \
+                     (/proc/PID/stat) over /proc/stat's softirq time summed over CPUs (both as above)"
+                        .to_string(),
+                );
+            }
             out.push(s);
-            notes.push(
-                "ksoftirqd_softirq_share_pct: the ksoftirqd threads' utime+stime (/proc/PID/stat) \
-                 over /proc/stat's softirq time summed over CPUs (both as above)"
-                    .to_string(),
-            );
         }
     }
     if let Some(iv) = traced {
