@@ -363,7 +363,8 @@ fn judge_shares(acct: &IrqTime, c: &Closed, sys: &mut SystemMetrics) {
 /// of softirq time ksoftirqd ran, with a note saying how each is measured.
 /// From /proc/stat (named `softirq_cpu_pct_cpuN` when the kernel accounts
 /// IRQ time, `softirq_tick_pct_cpuN` when it is a tick sample, with
-/// `ksoftirqd_softirq_share_pct` from the ksoftirqd threads' CPU), and
+/// `ksoftirqd_softirq_share_pct` from the ksoftirqd threads' CPU, named
+/// `ksoftirqd_softirq_share_tick_pct` over tick samples), and
 /// exact from the softirq tracepoints when the trial was traced.
 fn softirq_split(
     acct: &IrqTime,
