@@ -209,7 +209,12 @@ fn loss_free_veth_path_does_not_retransmit_from_reordering() {
         .arg("--out")
         .arg(&out)
         .args(["-w", "net", "--trials", "3", "--trial-length", "2s"])
-        .args(["--variant", "clean=--loss 0%", "--variant", "lossy=--loss 1%"])
+        .args([
+            "--variant",
+            "clean=--loss 0%",
+            "--variant",
+            "lossy=--loss 1%",
+        ])
         .timeout(Duration::from_secs(180))
         .assert()
         .success();
