@@ -150,6 +150,13 @@ pub const THREAD_NETNS: &str = "/proc/thread-self/ns/net";
 /// The calling thread's network namespace's SNMP counters (TCP retransmits).
 pub const THREAD_NET_SNMP: &str = "/proc/thread-self/net/snmp";
 
+/// The calling thread's network namespace's extended TCP counters
+/// (`TcpExt:`: loss probes, timeouts, receive-queue drops).
+pub const THREAD_NET_NETSTAT: &str = "/proc/thread-self/net/netstat";
+
+/// The calling thread's network namespace's per-device packet counters.
+pub const THREAD_NET_DEV: &str = "/proc/thread-self/net/dev";
+
 /// The state directory of root runs on the live host (run lock, journal).
 pub const STATE_DIR: &str = "/var/lib/irqlab";
 /// Where other users' state directories live ([`user_state_dir`]).

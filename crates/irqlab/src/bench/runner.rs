@@ -363,7 +363,8 @@ fn judge_shares(acct: &IrqTime, c: &Closed, sys: &mut SystemMetrics) {
 /// of softirq time ksoftirqd ran, with a note saying how each is measured.
 /// From /proc/stat (named `softirq_cpu_pct_cpuN` when the kernel accounts
 /// IRQ time, `softirq_tick_pct_cpuN` when it is a tick sample, with
-/// `ksoftirqd_softirq_share_pct` from the ksoftirqd threads' CPU), and
+/// `ksoftirqd_softirq_share_pct` from the ksoftirqd threads' CPU, named
+/// `ksoftirqd_softirq_share_tick_pct` over tick samples), and
 /// exact from the softirq tracepoints when the trial was traced.
 fn softirq_split(
     acct: &IrqTime,
@@ -399,13 +400,25 @@ fn softirq_split(
             SOFTIRQ_PER_CPU
         };
         notes.push(format!("{prefix}N: /proc/stat softirq time per CPU, {how}"));
-        if let Some(s) = share {
+        if let Some(mut s) = share {
+            if tick {
+                s.name = "ksoftirqd_softirq_share_tick_pct".into();
+                notes.push(
+                    "ksoftirqd_softirq_share_tick_pct: the ksoftirqd threads' run time \
+                     (/proc/PID/stat, exact, including their time outside softirq handlers) over \
+                     /proc/stat's tick-sampled softirq time summed over CPUs (which misses the \
+                     softirqs run on the tick's own irq exit): an estimate biased upwards, not \
+                     the share; `bench --trace` measures it (trace_ksoftirqd_softirq_share_pct)"
+                        .to_string(),
+                );
+            } else {
+                notes.push(
+                    "ksoftirqd_softirq_share_pct: the ksoftirqd threads' utime+stime \
+                     (/proc/PID/stat) over /proc/stat's softirq time summed over CPUs (both as above)"
+                        .to_string(),
+                );
+            }
             out.push(s);
-            notes.push(
-                "ksoftirqd_softirq_share_pct: the ksoftirqd threads' utime+stime (/proc/PID/stat) \
-                 over /proc/stat's softirq time summed over CPUs (both as above)"
-                    .to_string(),
-            );
         }
     }
     if let Some(iv) = traced {

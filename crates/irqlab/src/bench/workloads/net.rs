@@ -3,7 +3,13 @@
 //! softirqs. Over loopback (127.0.0.1, ephemeral port) by default; with a
 //! [`NetPath`] (`--loss`, `--rate`) over a veth pair between two network
 //! namespaces made in `setup` and removed in `teardown` (`veth.rs`), and
-//! then it also reports the sender's TCP retransmits. Bounded in time:
+//! then it also reports the sender's TCP retransmits, those the receiver
+//! reported as duplicates (spurious), retransmission timeouts and receive
+//! drops. On veth, packets for each side are steered by RPS to that
+//! side's CPU (`Veth::steer`): without it, data sent from the writer's
+//! CPU and data sent on ACK arrival from the reader's CPU wait in two
+//! per-CPU backlogs, arrive out of order and make the loss-free path
+//! retransmit ~1 % spuriously. Bounded in time:
 //! socket timeouts guard every blocking call, both sockets are closed
 //! when `run` returns.
 
@@ -124,6 +130,11 @@ impl Workload for Net {
         if let (Some(path), None) = (self.path, &self.veth) {
             self.veth =
                 Some(Veth::create(&self.tracker, path).context("net workload's veth path")?);
+            let rx_cpu = placement::cpu_for(&self.cpus, 0);
+            let tx_cpu = placement::cpu_for(&self.cpus, 1);
+            if let (Some(v), Some(r), Some(t)) = (&self.veth, rx_cpu, tx_cpu) {
+                v.steer(r, t)?;
+            }
         }
         Ok(())
     }
@@ -143,7 +154,7 @@ impl Workload for Net {
             Some(v) => connect_veth(v)?,
             None => connect_pair()?,
         };
-        let segs0 = self.veth.as_ref().map(Veth::tcp_counters).transpose()?;
+        let c0 = self.veth.as_ref().map(Veth::counters).transpose()?;
         let rx_cpu = placement::cpu_for(&self.cpus, 0);
         let tx_cpu = placement::cpu_for(&self.cpus, 1);
         let (bytes, elapsed) = std::thread::scope(|s| {
@@ -157,12 +168,42 @@ impl Workload for Net {
         .context("net workload")?;
         let rate = bytes as f64 / elapsed.as_secs_f64().max(1e-9);
         let mut out = vec![Metric::new("bytes_per_sec", rate, "B/s", Direction::Higher)];
-        if let (Some(v), Some((out0, re0))) = (&self.veth, segs0) {
-            let (out1, re1) = v.tcp_counters()?;
-            let (sent, re) = (out1.saturating_sub(out0), re1.saturating_sub(re0));
+        if let (Some(v), Some(c0)) = (&self.veth, c0) {
+            let c1 = v.counters()?;
+            let d = |k: &str| {
+                let at = |c: &super::veth::Counters| c.get(k).copied().unwrap_or(0);
+                at(&c1).saturating_sub(at(&c0))
+            };
+            let (sent, re) = (d("tx.Tcp.OutSegs"), d("tx.Tcp.RetransSegs"));
             out.push(Metric::new(
                 "tcp_retransmits",
                 re as f64,
+                "1",
+                Direction::Lower,
+            ));
+            out.push(Metric::new(
+                "tcp_spurious_retrans",
+                d("tx.TcpExt.TCPDSACKRecvSegs") as f64,
+                "1",
+                Direction::Lower,
+            ));
+            out.push(Metric::new(
+                "tcp_rto_timeouts",
+                d("tx.TcpExt.TCPTimeouts") as f64,
+                "1",
+                Direction::Lower,
+            ));
+            out.push(Metric::new(
+                "rx_drops",
+                [
+                    "rx.dev.rx_drop",
+                    "tx.dev.tx_drop",
+                    "rx.TcpExt.TCPRcvQDrop",
+                    "rx.TcpExt.TCPBacklogDrop",
+                ]
+                .iter()
+                .map(|k| d(k))
+                .sum::<u64>() as f64,
                 "1",
                 Direction::Lower,
             ));

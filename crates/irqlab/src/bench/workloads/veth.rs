@@ -16,9 +16,10 @@
 //!
 //! Owns option parsing ([`Loss`], [`Rate`]), the namespaces' setup and
 //! removal (through `ip`, `nft` and `tc`), sockets made inside a
-//! namespace ([`Veth::in_ns`]) and the sender namespace's TCP counters
-//! (its own `/proc/thread-self/net/snmp`: a fresh namespace counts only
-//! this workload's segments).
+//! namespace ([`Veth::in_ns`]), RPS steering of each veth end to one CPU
+//! ([`Veth::steer`]) and both namespaces' TCP and device counters (their
+//! own `/proc/thread-self/net/{snmp,netstat,dev}`: a fresh namespace
+//! counts only this workload's segments).
 
 use crate::guard::{self, Tracked, Tracker};
 use anyhow::{anyhow, bail, Context, Result};
@@ -166,6 +167,20 @@ fn loss_ruleset(ppm: u32) -> String {
     )
 }
 
+/// An `rps_cpus` mask naming one CPU: hex words of 32 CPUs, comma
+/// separated, most significant first.
+fn rps_mask(cpu: u32) -> String {
+    let words = cpu / 32 + 1;
+    (0..words)
+        .rev()
+        .map(|w| {
+            let bits = if w == cpu / 32 { 1u32 << (cpu % 32) } else { 0 };
+            format!("{bits:08x}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// tbf's bucket: 10 ms at the rate, at least 64 KiB (one GSO segment).
 fn tbf_burst(rate: Rate) -> u64 {
     (rate.bits_per_sec / 8 / 100).max(64 * 1024)
@@ -239,6 +254,22 @@ impl Veth {
         Ok(())
     }
 
+    /// Steer the packets arriving on each veth end to one CPU by RPS:
+    /// those for the receiver (`irqlab-rx`) to `rx_cpu`, those for the
+    /// sender (its ACKs, `irqlab-tx`) to `tx_cpu`. Written with `ip netns
+    /// exec`, whose /sys is the namespace's.
+    pub fn steer(&self, rx_cpu: u32, tx_cpu: u32) -> Result<()> {
+        for (ns, dev, cpu) in [(&self.rx, RX_DEV, rx_cpu), (&self.tx, TX_DEV, tx_cpu)] {
+            let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
+            run(
+                &["ip", "netns", "exec", ns, "tee", &path],
+                Some(&rps_mask(cpu)),
+            )
+            .with_context(|| format!("steering {dev} to CPU {cpu} (RPS)"))?;
+        }
+        Ok(())
+    }
+
     /// The sender's and receiver's namespace names.
     pub fn names(&self) -> (&str, &str) {
         (&self.tx, &self.rx)
@@ -261,13 +292,32 @@ impl Veth {
         })
     }
 
-    /// The sender namespace's TCP `OutSegs` and `RetransSegs`.
-    pub fn tcp_counters(&self) -> Result<(u64, u64)> {
-        Self::in_ns(&self.tx, || {
-            let p = irqlab_core::paths::THREAD_NET_SNMP;
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
-            parse_snmp_tcp(&text).with_context(|| format!("{p}: no Tcp OutSegs/RetransSegs"))
-        })
+    /// Every counter of both namespaces' `snmp` and `netstat` files
+    /// (`tx.Tcp.RetransSegs`, `rx.TcpExt.TCPRcvQDrop`, …) and of their
+    /// veth ends in `net/dev` (`tx.dev.tx_drop`, `rx.dev.rx_drop`, …).
+    pub fn counters(&self) -> Result<Counters> {
+        let mut all = Counters::new();
+        for (side, ns, dev) in [("tx", &self.tx, TX_DEV), ("rx", &self.rx, RX_DEV)] {
+            let got = Self::in_ns(ns, || {
+                let mut m = Counters::new();
+                for p in [
+                    irqlab_core::paths::THREAD_NET_SNMP,
+                    irqlab_core::paths::THREAD_NET_NETSTAT,
+                ] {
+                    let text =
+                        std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
+                    m.extend(parse_pairs(&text));
+                }
+                let p = irqlab_core::paths::THREAD_NET_DEV;
+                let text = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
+                m.extend(
+                    parse_net_dev(&text, dev).with_context(|| format!("{p}: no line for {dev}"))?,
+                );
+                Ok(m)
+            })?;
+            all.extend(got.into_iter().map(|(k, v)| (format!("{side}.{k}"), v)));
+        }
+        Ok(all)
     }
 
     fn remove_all(&mut self) -> Result<()> {
@@ -303,16 +353,62 @@ impl Drop for Veth {
     }
 }
 
-/// `OutSegs` and `RetransSegs` of the `Tcp:` lines of `/proc/net/snmp`.
-fn parse_snmp_tcp(text: &str) -> Option<(u64, u64)> {
-    let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
-    let head: Vec<&str> = tcp.next()?.split_whitespace().collect();
-    let vals: Vec<&str> = tcp.next()?.split_whitespace().collect();
-    let get = |k: &str| -> Option<u64> {
-        let i = head.iter().position(|h| *h == k)?;
-        vals.get(i)?.parse().ok()
-    };
-    Some((get("OutSegs")?, get("RetransSegs")?))
+/// Named counters (`Tcp.OutSegs`, `dev.rx_drop`).
+pub type Counters = std::collections::BTreeMap<String, u64>;
+
+/// The counters of a `/proc/net/snmp` or `/proc/net/netstat` text: pairs
+/// of lines with the same `Group:` prefix, names then values, as
+/// `Group.Name` (a line that does not pair with the next is skipped).
+fn parse_pairs(text: &str) -> Counters {
+    let mut out = Counters::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i + 1 < lines.len() {
+        let (Some((g, names)), Some((g2, vals))) =
+            (lines[i].split_once(':'), lines[i + 1].split_once(':'))
+        else {
+            i += 1;
+            continue;
+        };
+        if g != g2 {
+            i += 1;
+            continue;
+        }
+        for (n, v) in names.split_whitespace().zip(vals.split_whitespace()) {
+            if let Ok(v) = v.parse::<u64>() {
+                out.insert(format!("{g}.{n}"), v);
+            }
+        }
+        i += 2;
+    }
+    out
+}
+
+/// Packets, drops and errors of device `dev` in a `/proc/net/dev` text
+/// (`dev.rx_packets`, `dev.rx_drop`, `dev.tx_drop`, …).
+fn parse_net_dev(text: &str, dev: &str) -> Option<Counters> {
+    let line = text.lines().find_map(|l| {
+        let (name, rest) = l.split_once(':')?;
+        (name.trim() == dev).then_some(rest)
+    })?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let names = [
+        (0, "rx_bytes"),
+        (1, "rx_packets"),
+        (2, "rx_errs"),
+        (3, "rx_drop"),
+        (8, "tx_bytes"),
+        (9, "tx_packets"),
+        (10, "tx_errs"),
+        (11, "tx_drop"),
+    ];
+    names
+        .iter()
+        .map(|(i, n)| Some((format!("dev.{n}"), *v.get(*i)?)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -358,7 +454,34 @@ mod tests {
     #[test]
     fn snmp_tcp_counters_are_read_by_name() {
         let text = "Ip: Forwarding\nIp: 1\nTcp: RtoAlgorithm OutSegs RetransSegs InErrs\nTcp: 1 500 7 0\nUdp: InDatagrams\nUdp: 3\n";
-        assert_eq!(parse_snmp_tcp(text), Some((500, 7)));
-        assert_eq!(parse_snmp_tcp("Ip: a\nIp: 1\n"), None);
+        let c = parse_pairs(text);
+        assert_eq!(c.get("Tcp.OutSegs"), Some(&500));
+        assert_eq!(c.get("Tcp.RetransSegs"), Some(&7));
+        assert_eq!(c.get("Udp.InDatagrams"), Some(&3));
+        assert!(!parse_pairs("Ip: a\nIp: 1\n").contains_key("Tcp.OutSegs"));
+        // netstat's layout is the same; a group whose value line is missing
+        // does not pair with the next group's names
+        let net = "IpExt: InOctets\nTcpExt: TCPDSACKRecvSegs TCPTimeouts\nTcpExt: 40 2\n";
+        let c = parse_pairs(net);
+        assert_eq!(c.get("TcpExt.TCPDSACKRecvSegs"), Some(&40));
+        assert_eq!(c.get("TcpExt.TCPTimeouts"), Some(&2));
+        assert!(!c.keys().any(|k| k.starts_with("IpExt")), "{c:?}");
+    }
+
+    #[test]
+    fn net_dev_drops_are_read_for_the_veth_end() {
+        let text = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\nirqlab-rx: 843071666   13977    0    5    0     0          0         0   274086    4115    0    9    0     0       0          0\n";
+        let c = parse_net_dev(text, "irqlab-rx").unwrap();
+        assert_eq!(c["dev.rx_packets"], 13977);
+        assert_eq!(c["dev.rx_drop"], 5);
+        assert_eq!(c["dev.tx_drop"], 9);
+        assert!(parse_net_dev(text, "irqlab-tx").is_none());
+    }
+
+    #[test]
+    fn rps_mask_names_one_cpu() {
+        assert_eq!(rps_mask(0), "00000001");
+        assert_eq!(rps_mask(1), "00000002");
+        assert_eq!(rps_mask(33), "00000002,00000000");
     }
 }
