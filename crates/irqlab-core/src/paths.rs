@@ -27,6 +27,8 @@ pub const PROC_CPUINFO: &str = "proc/cpuinfo";
 pub const PROC_CMDLINE: &str = "proc/cmdline";
 /// `/proc/loadavg`: load averages.
 pub const PROC_LOADAVG: &str = "proc/loadavg";
+/// `/proc/kallsyms`: kernel symbol addresses (zero unless privileged).
+pub const PROC_KALLSYMS: &str = "proc/kallsyms";
 /// `/proc/config.gz`: the kernel configuration, gzipped
 /// (`CONFIG_IKCONFIG_PROC`); else [`boot_config`].
 pub const PROC_CONFIG_GZ: &str = "proc/config.gz";
@@ -156,6 +158,12 @@ pub const THREAD_NET_NETSTAT: &str = "/proc/thread-self/net/netstat";
 
 /// The calling thread's network namespace's per-device packet counters.
 pub const THREAD_NET_DEV: &str = "/proc/thread-self/net/dev";
+
+/// A network device's receive packet steering mask (queue 0), as seen from
+/// inside the device's network namespace (`ip netns exec` mounts its /sys).
+pub fn netns_rps_cpus(dev: &str) -> String {
+    format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus")
+}
 
 /// The state directory of root runs on the live host (run lock, journal).
 pub const STATE_DIR: &str = "/var/lib/irqlab";

@@ -10,9 +10,7 @@
 //! value, never a guess.
 
 use crate::host::HostFs;
-
-/// /proc/kallsyms, root-relative.
-const PROC_KALLSYMS: &str = "proc/kallsyms";
+use irqlab_core::paths::PROC_KALLSYMS;
 
 /// The accessor whose code names the variable.
 pub const ACCESSOR: &str = "irq_get_nr_irqs";

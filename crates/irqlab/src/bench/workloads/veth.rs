@@ -260,7 +260,7 @@ impl Veth {
     /// exec`, whose /sys is the namespace's.
     pub fn steer(&self, rx_cpu: u32, tx_cpu: u32) -> Result<()> {
         for (ns, dev, cpu) in [(&self.rx, RX_DEV, rx_cpu), (&self.tx, TX_DEV, tx_cpu)] {
-            let path = format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus");
+            let path = irqlab_core::paths::netns_rps_cpus(dev);
             run(
                 &["ip", "netns", "exec", ns, "tee", &path],
                 Some(&rps_mask(cpu)),
