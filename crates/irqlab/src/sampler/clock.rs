@@ -136,7 +136,7 @@ pub struct CostMeter {
 impl CostMeter {
     /// Start measuring now. CPU time is read now (CLOCK_THREAD_CPUTIME_ID);
     /// the user/system split (tick-based) is the latest stop's on this
-    /// thread when the thread has used under [`REUSE_STOP_NS`] since.
+    /// thread when the thread has used under 1 ms of CPU since.
     pub fn start() -> Self {
         let cpu_ns = thread_cpu_ns();
         CostMeter {
