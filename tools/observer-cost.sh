@@ -22,7 +22,8 @@
 #      as a ratio to mpstat's fixed cost. CPU = user + system from wait4.
 #      Every round is printed. Once per run (when strace is there):
 #      syscalls per sample of json, text and the floor, from `strace -c
-#      -f` of a LO- and a HI-sample run at 10 ms.
+#      -f` of a LO- and a HI-sample run at 10 ms, and each syscall json
+#      and text make per sample beyond the floor's.
 #   3. The user/kernel split of `top --batch --format json -i 10ms -n 2000`
 #      on the live /proc: from perf (`perf record -e cpu-clock -F 10000`,
 #      samples in user vs kernel code) when perf works, and from rusage
@@ -236,17 +237,23 @@ if floor_bin and not skip_mpstat:
     contenders["floor"] = lambda c: [floor_bin, "-w", str(width), str(c)] + floor_files
 
 def syscalls_per_sample(cmd_of):
-    """Syscalls per sample (strace -c -f of a LO- and a HI-sample run)."""
-    total = []
+    """Syscalls per sample (strace -c -f of a LO- and a HI-sample run), in
+    all and by syscall name."""
+    runs = []
     for count in (lo, hi):
         o = f"{tmp}/strace.txt"
         subprocess.run(["strace", "-f", "-c", "-o", o] + cmd_of(count), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, env=env, check=True)
+        calls = {}
         with open(o) as f:
-            tot = [l for l in f if l.rstrip().endswith(" total")]
-        # % time, seconds, usecs/call, calls, [errors,] total
-        total.append(int(tot[-1].split()[3]) if tot else 0)
-    return (total[1] - total[0]) / (hi - lo)
+            for l in f:
+                # % time, seconds, usecs/call, calls, [errors,] syscall
+                p = l.split()
+                if len(p) >= 5 and p[0][:1].isdigit() and p[-1] != "total":
+                    calls[p[-1]] = int(p[3])
+        runs.append(calls)
+    names = set(runs[0]) | set(runs[1])
+    return {n: (runs[1].get(n, 0) - runs[0].get(n, 0)) / (hi - lo) for n in names}
 
 show = [irqlab, "show", "--root", tree]
 cases = {
@@ -337,8 +344,18 @@ if not skip_mpstat and shutil.which("strace"):
     }
     if floor_bin:
         fast["floor"] = lambda c: [floor_bin, "-i", "10", "-w", str(width), str(c)] + floor_files
-    for name, cmd_of in fast.items():
-        add(f"syscalls per sample: {name}", syscalls_per_sample(cmd_of))
+    by_name = {name: syscalls_per_sample(cmd_of) for name, cmd_of in fast.items()}
+    for name, calls in by_name.items():
+        add(f"syscalls per sample: {name}", sum(calls.values()))
+    # each syscall irqlab makes per sample beyond the floor's
+    base = by_name.get("floor", {})
+    for name, calls in by_name.items():
+        if name == "floor":
+            continue
+        for call, n in sorted(calls.items(), key=lambda kv: -kv[1]):
+            extra = n - base.get(call, 0)
+            if abs(extra) >= 0.05:
+                add(f"  {name}: {call} per sample beyond the floor's", extra)
 if not skip_mpstat:
     print(f"floor files ({len(floor_files)}): {' '.join(floor_files)}")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

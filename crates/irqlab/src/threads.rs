@@ -1,8 +1,8 @@
 //! Interrupt-related kernel threads and their CPU use (docs/formats/threads.md).
 //!
 //! Finds `ksoftirqd/N` and `irq/N-name` (and forced-threading secondaries
-//! `irq/N-s-name`) by scanning `/proc/*/comm` once (again only when a
-//! tracked pid disappears), then samples each thread's CPU time per
+//! `irq/N-s-name`) by reading the `comm` of kthreadd's children (else of
+//! every `/proc/PID`) once (again only when a tracked pid disappears), then samples each thread's CPU time per
 //! interval from `/proc/PID/schedstat` (ns), falling back to `stat`
 //! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
 //! `irqlab_core::pidstat`'s. Knows nothing about output.
@@ -128,10 +128,7 @@ impl Threads {
 
     fn scan(&mut self, fs: &HostFs) {
         let mut found = Vec::new();
-        for entry in fs.list_dir(paths::PROC) {
-            let Ok(pid) = entry.parse::<u32>() else {
-                continue;
-            };
+        for pid in candidates(fs) {
             let Some(name) = fs.read_attr(&paths::pid_file(pid, "comm")) else {
                 continue;
             };
@@ -231,6 +228,38 @@ impl TrackedThread {
         }
     }
 }
+
+/// The pids whose `comm` [`Threads`] reads: the kernel threads, when
+/// kthreadd (pid 2) lists its children (every kernel thread is one, and
+/// only kernel threads are: an interrupt thread is never a user process),
+/// else every pid under `/proc` (no `CONFIG_PROC_CHILDREN`, a PID
+/// namespace without kernel threads, a captured tree). On a machine with
+/// many processes this skips the `comm` of every user process.
+fn candidates(fs: &HostFs) -> Vec<u32> {
+    kernel_threads(fs).unwrap_or_else(|| {
+        fs.list_dir(paths::PROC)
+            .iter()
+            .filter_map(|e| e.parse().ok())
+            .collect()
+    })
+}
+
+/// kthreadd's children from `/proc/2/task/2/children`, `None` when pid 2
+/// is not kthreadd or the list is absent, empty or not a list of pids.
+fn kernel_threads(fs: &HostFs) -> Option<Vec<u32>> {
+    if fs.read_attr(&paths::pid_file(KTHREADD, "comm"))? != "kthreadd" {
+        return None;
+    }
+    let list = fs.read_attr(&paths::task_file(KTHREADD, KTHREADD, "children"))?;
+    let pids = list
+        .split_ascii_whitespace()
+        .map(|p| p.parse().ok())
+        .collect::<Option<Vec<u32>>>()?;
+    (!pids.is_empty()).then_some(pids)
+}
+
+/// The pid of kthreadd, the parent of every kernel thread.
+const KTHREADD: u32 = 2;
 
 /// CPU % between two (cpu_ns, mono_ns) points.
 fn pct(prev: Option<(u64, u64)>, now: (u64, u64)) -> Option<f64> {
@@ -347,6 +376,52 @@ mod tests {
         assert!(reused[0].cpu_pct.abs() < 1e-9, "schedstat did not move");
         th.sample(&mut fs, 4_000_000_000);
         assert_eq!(th.len(), 1);
+    }
+
+    #[test]
+    fn only_kthreadd_children_are_scanned_when_it_lists_them() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        write(r, "proc/2/comm", "kthreadd\n");
+        write(r, "proc/2/task/2/children", "14 50 ");
+        write(r, "proc/14/comm", "ksoftirqd/0\n");
+        write(r, "proc/50/comm", "irq/24-ACPI:Ged\n");
+        // not a kernel thread: a user process that only looks like one
+        write(r, "proc/77/comm", "irq/9-fake\n");
+        let fs = HostFs::new(r);
+        let names = |th: &Threads| -> Vec<u32> { th.tracked.iter().map(|t| t.pid).collect() };
+        assert_eq!(names(&Threads::new(&fs)), [14, 50]);
+        // no usable list: every pid under /proc, as before
+        for bad in ["", "14 x50\n"] {
+            write(r, "proc/2/task/2/children", bad);
+            assert_eq!(names(&Threads::new(&fs)), [14, 50, 77], "{bad:?}");
+        }
+        write(r, "proc/2/task/2/children", "14 50");
+        write(r, "proc/2/comm", "sh\n");
+        assert_eq!(names(&Threads::new(&fs)), [14, 50, 77]);
+    }
+
+    #[test]
+    fn live_kthreadd_children_hold_every_interrupt_thread_when_listed() {
+        let fs = HostFs::new("/");
+        let Some(kthreads) = kernel_threads(&fs) else {
+            eprintln!("skipping: /proc/2/task/2/children not readable here");
+            return;
+        };
+        let all: Vec<u32> = fs
+            .list_dir(paths::PROC)
+            .iter()
+            .filter_map(|e| e.parse().ok())
+            .filter(|&pid| {
+                fs.read_attr(&paths::pid_file(pid, "comm"))
+                    .is_some_and(|n| classify(&n).is_some())
+            })
+            .collect();
+        let missed: Vec<_> = all.iter().filter(|p| !kthreads.contains(p)).collect();
+        assert!(
+            missed.is_empty(),
+            "interrupt threads not listed: {missed:?}"
+        );
     }
 
     #[test]

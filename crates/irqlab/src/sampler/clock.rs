@@ -57,16 +57,58 @@ pub fn thread_cpu_ns() -> u64 {
 /// The calling thread's CPU times (zeros for what cannot be read).
 pub fn thread_times() -> ThreadTimes {
     let cpu_ns = thread_cpu_ns();
+    let (user_ns, system_ns) = thread_user_system();
+    ThreadTimes {
+        user_ns,
+        system_ns,
+        cpu_ns,
+    }
+}
+
+/// User and system ns of the calling thread from `getrusage(RUSAGE_THREAD)`
+/// (zeros if it cannot be read).
+fn thread_user_system() -> (u64, u64) {
     match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => ThreadTimes {
-            user_ns: u64::try_from(u.user_time().num_nanoseconds()).unwrap_or(0),
-            system_ns: u64::try_from(u.system_time().num_nanoseconds()).unwrap_or(0),
-            cpu_ns,
-        },
-        Err(_) => ThreadTimes {
-            cpu_ns,
-            ..ThreadTimes::default()
-        },
+        Ok(u) => (
+            u64::try_from(u.user_time().num_nanoseconds()).unwrap_or(0),
+            u64::try_from(u.system_time().num_nanoseconds()).unwrap_or(0),
+        ),
+        Err(_) => (0, 0),
+    }
+}
+
+/// Most CPU (ns) the thread may have used since its latest
+/// [`CostMeter::stop`] for a new meter to start from that stop's user and
+/// system times instead of asking `getrusage` again: one millisecond, the
+/// shortest tick (HZ=1000), below the granularity of the tick-based split
+/// itself. A sampler that stops its meter, writes and sleeps (a few µs of
+/// CPU) so makes one `getrusage` call per sample instead of two.
+const REUSE_STOP_NS: u64 = 1_000_000;
+
+thread_local! {
+    /// The calling thread's times at its latest [`CostMeter::stop`].
+    static LAST_STOP: std::cell::Cell<Option<ThreadTimes>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The start times of a meter whose thread CPU now is `cpu_ns`: user and
+/// system from `last` (the latest stop on this thread) when at most
+/// [`REUSE_STOP_NS`] of CPU was used since, else from `fresh`.
+fn start_times(
+    cpu_ns: u64,
+    last: Option<ThreadTimes>,
+    fresh: impl FnOnce() -> (u64, u64),
+) -> ThreadTimes {
+    let (user_ns, system_ns) = match last {
+        Some(l) if cpu_ns >= l.cpu_ns && cpu_ns - l.cpu_ns <= REUSE_STOP_NS => {
+            (l.user_ns, l.system_ns)
+        }
+        _ => fresh(),
+    };
+    ThreadTimes {
+        user_ns,
+        system_ns,
+        cpu_ns,
     }
 }
 
@@ -92,10 +134,13 @@ pub struct CostMeter {
 }
 
 impl CostMeter {
-    /// Start measuring now.
+    /// Start measuring now. CPU time is read now (CLOCK_THREAD_CPUTIME_ID);
+    /// the user/system split (tick-based) is the latest stop's on this
+    /// thread when the thread has used under 1 ms of CPU since.
     pub fn start() -> Self {
+        let cpu_ns = thread_cpu_ns();
         CostMeter {
-            cpu: thread_times(),
+            cpu: start_times(cpu_ns, LAST_STOP.get(), thread_user_system),
             mono_ns: mono_ns(),
         }
     }
@@ -103,6 +148,7 @@ impl CostMeter {
     /// The cost from `start` until now.
     pub fn stop(&self) -> SelfCost {
         let cpu = thread_times();
+        LAST_STOP.set(Some(cpu));
         SelfCost {
             user_ns: cpu.user_ns.saturating_sub(self.cpu.user_ns),
             system_ns: cpu.system_ns.saturating_sub(self.cpu.system_ns),
@@ -142,6 +188,26 @@ mod tests {
             rfc3339_utc(1_795_462_201_999_999_999),
             "2026-11-23T19:30:01.999Z"
         );
+    }
+
+    #[test]
+    fn meter_start_reuses_the_latest_stop_split_only_after_little_cpu() {
+        let last = ThreadTimes {
+            user_ns: 7_000,
+            system_ns: 9_000,
+            cpu_ns: 50_000_000,
+        };
+        let fresh = || (1, 2);
+        let split = |t: ThreadTimes| (t.user_ns, t.system_ns, t.cpu_ns);
+        // a sampler's next start: a few µs of CPU since its stop
+        let t = start_times(50_020_000, Some(last), || panic!("getrusage asked again"));
+        assert_eq!(split(t), (7_000, 9_000, 50_020_000));
+        // no stop yet on this thread, too much CPU since, or a clock that
+        // went back: asked now
+        assert_eq!(split(start_times(10, None, fresh)), (1, 2, 10));
+        let later = 50_000_000 + REUSE_STOP_NS + 1;
+        assert_eq!(split(start_times(later, Some(last), fresh)), (1, 2, later));
+        assert_eq!(split(start_times(1, Some(last), fresh)), (1, 2, 1));
     }
 
     #[test]

@@ -121,8 +121,24 @@ impl CounterSampler {
 
 /// `threads` into `out` (replaced), sorted by name.
 fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadCpu>) {
-    out.clear();
-    out.extend_from_slice(threads);
+    // field by field over the entries already there: their name buffers
+    // are reused, no allocation per thread per sample once warm
+    out.truncate(threads.len());
+    let reused = out.len();
+    for (o, t) in out.iter_mut().zip(threads) {
+        let ThreadCpu {
+            pid,
+            name,
+            kind,
+            cpu_pct,
+            last_cpu,
+            cpu_ns,
+        } = t;
+        o.name.clone_from(name);
+        (o.pid, o.kind, o.cpu_pct, o.last_cpu, o.cpu_ns) =
+            (*pid, *kind, *cpu_pct, *last_cpu, *cpu_ns);
+    }
+    out.extend_from_slice(threads.get(reused..).unwrap_or_default());
     out.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
@@ -176,6 +192,27 @@ mod tests {
         );
         assert!(second.snap().mono_ns >= t0);
         assert!(src.missing().iter().any(|m| m.contains("softirqs")));
+    }
+
+    #[test]
+    fn thread_totals_are_replaced_whole_and_sorted_by_name() {
+        let t = |name: &str, pid: u32, ns: u64| ThreadCpu {
+            pid: Some(pid),
+            name: name.into(),
+            kind: crate::threads::ThreadKind::Ksoftirqd { cpu: pid },
+            cpu_pct: ns as f64,
+            last_cpu: Some(pid),
+            cpu_ns: ns,
+        };
+        let mut out = Vec::new();
+        totals_into(&[t("ksoftirqd/1", 22, 5), t("irq/9-acpi", 50, 7)], &mut out);
+        assert_eq!(out, [t("irq/9-acpi", 50, 7), t("ksoftirqd/1", 22, 5)]);
+        // fewer threads, then more: nothing of the earlier entries is left
+        totals_into(&[t("ksoftirqd/0", 14, 9)], &mut out);
+        assert_eq!(out, [t("ksoftirqd/0", 14, 9)]);
+        let three = [t("c", 3, 1), t("a", 1, 2), t("b", 2, 3)];
+        totals_into(&three, &mut out);
+        assert_eq!(out, [t("a", 1, 2), t("b", 2, 3), t("c", 3, 1)]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::strategy_cache;
 use super::targeted::{self, Targets};
 use super::{located, StatFile, StatFiles, Strategy, Targeted};
 use crate::filter::Filter;
-use crate::host::HostFs;
+use crate::host::{AttrDir, HostFs};
 use crate::threads::{ThreadCpu, Threads};
 use anyhow::Context;
 use irqlab_core::{Interrupts, Snapshot};
@@ -36,6 +36,9 @@ pub struct HostSource {
     irq_list: Vec<String>,
     listed_ns: u64,
     why: String,
+    /// `/proc/irq`, opened at the first affinity read (each IRQ's file
+    /// then opened relative to it); `Some(None)` when it cannot be.
+    irq_dir: Option<Option<AttrDir>>,
 }
 
 /// Read and parse the whole `/proc/interrupts` once.
@@ -161,6 +164,7 @@ impl HostSource {
             irq_list,
             listed_ns: super::clock::mono_ns(),
             why,
+            irq_dir: None,
         })
     }
 
@@ -192,7 +196,14 @@ impl SnapshotSource for HostSource {
     }
 
     fn affinity(&mut self, irq: u32) -> Option<String> {
-        targeted::read_affinity(self.files.fs(), irq)
+        let fs = self.files.fs();
+        let dir = self
+            .irq_dir
+            .get_or_insert_with(|| fs.attr_dir(irqlab_core::paths::PROC_IRQ).ok());
+        match dir {
+            Some(dir) => targeted::read_affinity_at(dir, irq),
+            None => targeted::read_affinity(fs, irq),
+        }
     }
 
     fn strategy(&self) -> Strategy {
