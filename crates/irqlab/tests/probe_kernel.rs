@@ -273,6 +273,27 @@ mod live {
         }
     }
 
+    /// The child's exit status once `sig` ended it; a child still running
+    /// after `limit` is killed and the test fails (never a hang).
+    fn wait_at_most(
+        c: &mut common::trace::Reap,
+        limit: Duration,
+        sig: nix::sys::signal::Signal,
+    ) -> std::process::ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = c.0.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                c.0.kill().unwrap();
+                c.0.wait().unwrap();
+                panic!("probe --kernel still running {limit:?} after {sig}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     #[test]
     fn probe_kernel_leaves_no_program_after_exit_sigint_or_sigkill() {
         let test = "probe_kernel: probe_kernel_leaves_no_program_after_exit_sigint_or_sigkill";
@@ -291,7 +312,7 @@ mod live {
         for sig in [Signal::SIGINT, Signal::SIGKILL] {
             let (mut c, ids) = spawn_attached("1000000");
             signal(c.0.id(), sig);
-            let status = c.0.wait().unwrap();
+            let status = wait_at_most(&mut c, Duration::from_secs(30), sig);
             assert!(!status.success(), "{sig}: {status}");
             if sig == Signal::SIGKILL {
                 restore_after_kill(test);

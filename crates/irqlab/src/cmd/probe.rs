@@ -57,6 +57,24 @@ pub struct Args {
     pub kernel: bool,
 }
 
+/// SIGINT and SIGTERM end the probe at once (exit 128 + signal), also
+/// when the shell started it with them ignored (a script's background
+/// job): it writes nothing until every read is measured, changes nothing
+/// on the host, and its eBPF programs go with its descriptors.
+fn end_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    for s in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(
+            s,
+            128 + s,
+            std::sync::Arc::clone(&always),
+        )
+        .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Run `irqlab probe`.
 pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(cpu) = args.cpu {
@@ -83,6 +101,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         buffers: args.buffer.clone(),
         cpu: args.cpu,
     };
+    end_on_signals()?;
     let mut counter = attach(args.kernel)?;
     let rep = probe::run(
         &args.root.host_fs(),
