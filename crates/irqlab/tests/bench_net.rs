@@ -157,22 +157,7 @@ fn lossy_variant_retransmits_more_and_leaves_nothing() {
     if !net_prereqs("lossy_variant_retransmits_more_and_leaves_nothing") {
         return;
     }
-    let root = fake_tree();
-    let out = root.path().join("out");
-    let host0 = host_net_state();
-    bench(root.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["-w", "net", "--trials", "3", "--trial-length", "2s"])
-        .args([
-            "--variant",
-            "clean=--loss 0%",
-            "--variant",
-            "lossy=--loss 10%",
-        ])
-        .timeout(Duration::from_secs(180))
-        .assert()
-        .success();
+    let (root, out) = clean_against_lossy("10%");
     let clean = metric_values(&out.join("clean"), "tcp_retrans_pct");
     let lossy = metric_values(&out.join("lossy"), "tcp_retrans_pct");
     assert_eq!((clean.len(), lossy.len()), (3, 3), "{clean:?} {lossy:?}");
@@ -181,9 +166,31 @@ fn lossy_variant_retransmits_more_and_leaves_nothing() {
         mean(&lossy) > mean(&clean),
         "10% loss must retransmit more than none: clean {clean:?} lossy {lossy:?}"
     );
+    assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+}
+
+/// A 3-trial bench of a loss-free variant `clean` against `lossy` (the
+/// given `--loss`), in a fake tree; the bench must succeed and leave the
+/// host's network state as it found it. The tree (with the results under
+/// `out`) and the results directory.
+fn clean_against_lossy(loss: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let host0 = host_net_state();
+    bench(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["-w", "net", "--trials", "3", "--trial-length", "2s"])
+        .arg("--variant")
+        .arg("clean=--loss 0%")
+        .arg("--variant")
+        .arg(format!("lossy=--loss {loss}"))
+        .timeout(Duration::from_secs(180))
+        .assert()
+        .success();
     assert_eq!(irqlab_netns(), Vec::<String>::new());
     assert_eq!(host_net_state(), host0, "the host's network state changed");
-    assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+    (root, out)
 }
 
 /// Without RPS steering, the loss-free veth path retransmitted ~1 % of
@@ -202,22 +209,7 @@ fn loss_free_veth_path_does_not_retransmit_from_reordering() {
     if !net_prereqs(test) {
         return;
     }
-    let root = fake_tree();
-    let out = root.path().join("out");
-    let host0 = host_net_state();
-    bench(root.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["-w", "net", "--trials", "3", "--trial-length", "2s"])
-        .args([
-            "--variant",
-            "clean=--loss 0%",
-            "--variant",
-            "lossy=--loss 1%",
-        ])
-        .timeout(Duration::from_secs(180))
-        .assert()
-        .success();
+    let (_root, out) = clean_against_lossy("1%");
     let sum = |v: &str, m: &str| metric_values(&out.join(v), m).iter().sum::<f64>();
     let (clean, lossy) = (
         sum("clean", "tcp_retrans_pct"),
@@ -235,7 +227,6 @@ fn loss_free_veth_path_does_not_retransmit_from_reordering() {
         spurious * 20.0 < sent,
         "loss-free spurious retransmits {spurious} against {sent} retransmits at 1 % loss"
     );
-    assert_eq!(host_net_state(), host0, "the host's network state changed");
 }
 
 #[test]
