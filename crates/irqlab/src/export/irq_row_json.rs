@@ -109,6 +109,27 @@ pub fn line(out: &mut Vec<u8>, l: &IrqLine) {
     );
 }
 
+/// `head` (a key and its opening bracket), then `items` written by
+/// `put` (a missing one as `null`), comma-separated, and the closing `]`.
+fn opt_array<T: Copy>(
+    out: &mut Vec<u8>,
+    head: &[u8],
+    items: &[Option<T>],
+    put: fn(&mut Vec<u8>, T),
+) {
+    out.extend_from_slice(head);
+    for (k, v) in items.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        match v {
+            Some(v) => put(out, *v),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    out.push(b']');
+}
+
 /// `,"counts":[…]` (or `null`) and `,"total":…`.
 pub fn counts_numbers(out: &mut Vec<u8>, counts: Option<&[u64]>, total: u64) {
     out.extend_from_slice(b",\"counts\":");
@@ -124,30 +145,10 @@ pub fn counts_numbers(out: &mut Vec<u8>, counts: Option<&[u64]>, total: u64) {
 /// `,"deltas":[…],"rates":[…],"total_rate":…,"gaps":[…]`.
 pub fn line_rates(out: &mut Vec<u8>, l: &IrqLine) {
     if let Some(d) = &l.deltas {
-        out.extend_from_slice(b",\"deltas\":[");
-        for (k, v) in d.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            match v {
-                Some(v) => push_u64(out, *v),
-                None => out.extend_from_slice(b"null"),
-            }
-        }
-        out.push(b']');
+        opt_array(out, b",\"deltas\":[", d, push_u64);
     }
     if let Some(r) = &l.rates {
-        out.extend_from_slice(b",\"rates\":[");
-        for (k, v) in r.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            match v {
-                Some(v) => write_rate(out, *v),
-                None => out.extend_from_slice(b"null"),
-            }
-        }
-        out.push(b']');
+        opt_array(out, b",\"rates\":[", r, write_rate);
     }
     if let Some(tr) = l.total_rate {
         out.extend_from_slice(b",\"total_rate\":");
