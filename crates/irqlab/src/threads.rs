@@ -2,7 +2,8 @@
 //!
 //! Finds `ksoftirqd/N` and `irq/N-name` (and forced-threading secondaries
 //! `irq/N-s-name`) by reading the `comm` of kthreadd's children (else of
-//! every `/proc/PID`) once (again only when a tracked pid disappears), then samples each thread's CPU time per
+//! every `/proc/PID`) once (again only when a tracked pid disappears),
+//! then samples each thread's CPU time per
 //! interval from `/proc/PID/schedstat` (ns), falling back to `stat`
 //! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
 //! `irqlab_core::pidstat`'s. Knows nothing about output.
