@@ -9,8 +9,10 @@
 //! asked of bpftool), with the mount table's tracefs/debugfs/bpf lines
 //! and tracefs instances as they were. Where `show_interrupts()` is not
 //! countable, the `nr_irqs` read from kernel memory is checked against
-//! the boot log's `nr_irqs:` and the descriptors in /sys/kernel/irq, and
-//! kernel ≤ cpu ≤ wall on the medians, all taken in the same test.
+//! the boot log's `nr_irqs:` and the descriptors in /sys/kernel/irq, the
+//! descriptor lookups the watchpoint counted per read against that
+//! `nr_irqs` (where breakpoints are available), and kernel ≤ cpu ≤ wall
+//! on the medians, all taken in the same test.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -100,6 +102,7 @@ mod live {
         assert!(irq_rows > 0, "{k}");
         let mut interrupts_rows = 0;
         let mut uncounted = false;
+        let mut lookups = 0;
         for row in v["rows"].as_array().unwrap() {
             let kr = &row["kernel"];
             let kernel = nums(&kr["per_read"]["kernel_ns"]);
@@ -132,6 +135,14 @@ mod live {
                 }
                 None => uncounted = true,
             }
+            if let Some(l) = kr["descriptor_lookups"]["min"].as_f64() {
+                // a lookup per IRQ number below nr_irqs, on every read
+                let nr = k["nr_irqs_from_kernel_memory"].as_f64();
+                assert_eq!(Some(l), nr, "lookups per read vs nr_irqs: {row}");
+                assert_eq!(kr["descriptor_lookups"]["max"].as_f64(), nr, "{row}");
+                assert_eq!(k["descriptor_lookups_per_walk"].as_f64(), nr, "{k}");
+                lookups += 1;
+            }
         }
         if uncounted {
             crate::visible!(
@@ -139,6 +150,12 @@ mod live {
                  kernel time and the nr_irqs read from kernel memory checked"
             );
             check_nr_irqs_read(test, k);
+            if lookups == 0 {
+                crate::visible!(
+                    "{test}: descriptor lookups not counted either (no hardware watchpoint): \
+                     {mechanism}"
+                );
+            }
         }
         check_medians(&v);
         assert_eq!(interrupts_rows, 4, "2 methods × 2 buffers: {v}");

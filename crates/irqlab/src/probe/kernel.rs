@@ -22,6 +22,9 @@ pub struct Counts {
     pub show_calls: u64,
     /// Largest position `show_interrupts()` was called with.
     pub show_max_pos: i64,
+    /// IRQ descriptor lookups (`irq_to_desc()`), counted by a hardware
+    /// watchpoint where `show_interrupts()` cannot be hooked.
+    pub lookups: u64,
 }
 
 /// What the timed loop reads before and after each read.
@@ -42,6 +45,14 @@ pub trait Counter {
     fn read_nr_irqs(&mut self, _fs: &HostFs, _bound: Option<u32>) -> Option<i64> {
         None
     }
+    /// Where `show_interrupts()` calls cannot be counted, set up counting
+    /// the descriptor lookups instead (from the probed thread, before the
+    /// reads).
+    fn watch_lookups(&mut self, _fs: &HostFs) {}
+    /// Whether the counting pass counts descriptor lookups.
+    fn counts_lookups(&self) -> bool {
+        false
+    }
 }
 
 /// One read's kernel-side figures (the difference of two [`Counts`]).
@@ -53,6 +64,8 @@ pub struct KernelSample {
     pub calls: u64,
     /// `show_interrupts()` calls during the read.
     pub show_calls: u64,
+    /// Descriptor lookups during the read.
+    pub lookups: u64,
 }
 
 impl KernelSample {
@@ -62,6 +75,7 @@ impl KernelSample {
             ns: after.ns.saturating_sub(before.ns),
             calls: after.calls.saturating_sub(before.calls),
             show_calls: after.show_calls.saturating_sub(before.show_calls),
+            lookups: after.lookups.saturating_sub(before.lookups),
         }
     }
 }
@@ -76,6 +90,9 @@ pub struct KernelSummary {
     /// mechanism cannot count them).
     pub show_values: Vec<f64>,
     pub show_calls: Option<Quantiles>,
+    /// Descriptor lookups per read (counting pass, where counted).
+    pub lookup_values: Vec<f64>,
+    pub lookups: Option<Quantiles>,
     /// Mean `seq_read_iter()` calls per read.
     pub calls_per_read: f64,
     /// Time in `seq_read_iter()` per read of the counting pass (with the
@@ -94,26 +111,43 @@ pub struct KernelSummary {
 /// CPU times (same order, same length), with the counting pass's samples.
 pub fn summarize(
     samples: &[KernelSample],
-    counting: &[KernelSample],
+    counting: &Counting,
     wall: &[f64],
     cpu: &[f64],
 ) -> KernelSummary {
+    let (counting, lookups) = (&counting.samples[..], counting.lookups);
     let values: Vec<f64> = samples.iter().map(|s| s.ns as f64).collect();
     let show_values: Vec<f64> = counting.iter().map(|s| s.show_calls as f64).collect();
     let counting_ns: Vec<f64> = counting.iter().map(|s| s.ns as f64).collect();
     let n = samples.len().max(1) as f64;
     let calls = samples.iter().map(|s| s.calls as f64).sum::<f64>() / n;
     let counted = !counting.is_empty();
+    let lookup_values: Vec<f64> = if lookups {
+        counting.iter().map(|s| s.lookups as f64).collect()
+    } else {
+        Vec::new()
+    };
+    let shows = counted && !lookups;
     KernelSummary {
         ns: Quantiles::of(&values),
-        show_calls: counted.then(|| Quantiles::of(&show_values)),
+        show_calls: shows.then(|| Quantiles::of(&show_values)),
+        lookups: (counted && lookups).then(|| Quantiles::of(&lookup_values)),
+        lookup_values,
         calls_per_read: (calls * 1000.0).round() / 1000.0,
         counting_ns: counted.then(|| Quantiles::of(&counting_ns)),
         above_wall: values.iter().zip(wall).filter(|(k, w)| k > w).count(),
         above_cpu: values.iter().zip(cpu).filter(|(k, c)| k > c).count(),
         values,
-        show_values,
+        show_values: if shows { show_values } else { Vec::new() },
     }
+}
+
+/// The counting pass's samples, and what it counted: `show_interrupts()`
+/// calls, or (`lookups`) descriptor lookups by the watchpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Counting {
+    pub samples: Vec<KernelSample>,
+    pub lookups: bool,
 }
 
 /// What makes `show_interrupts()` calls per read differ from the rows
@@ -139,6 +173,9 @@ pub struct Walk {
     /// `nr_irqs` variable read from kernel memory (the walk's bound,
     /// not a count of calls).
     pub nr_irqs_read: Option<i64>,
+    /// Descriptor lookups per read of /proc/interrupts (median of the
+    /// counting pass), where the watchpoint counted them.
+    pub lookups: Option<u64>,
 }
 
 /// The walk facts of `/proc/interrupts` under `fs`, with `nr_irqs` as the
@@ -164,6 +201,7 @@ pub fn walk(fs: &HostFs, max_pos: Option<i64>) -> Walk {
         descriptors: irqs.len(),
         descriptor_bound: irqs.iter().max().map(|m| m + 1),
         nr_irqs_read: None,
+        lookups: None,
     }
 }
 
@@ -187,9 +225,18 @@ pub fn missing(fs: &HostFs, root_user: bool) -> Option<String> {
     None
 }
 
-/// The attached BPF counters (feature `trace`).
+/// The attached BPF counters (feature `trace`), and the watchpoint on the
+/// descriptor tree where BPF cannot count `show_interrupts()` calls.
 #[cfg(feature = "trace")]
-pub struct Bpf(irqlab_bpf::probe_loader::ReadProbe);
+pub struct Bpf(irqlab_bpf::probe_loader::ReadProbe, Lookups);
+
+/// The lookup watchpoint, or why there is none.
+#[cfg(feature = "trace")]
+enum Lookups {
+    NotTried,
+    Watching(super::watch::Watch),
+    Failed(String),
+}
 
 /// Without the `trace` feature there is no counter.
 #[cfg(not(feature = "trace"))]
@@ -203,7 +250,7 @@ impl Bpf {
         let tid = u32::try_from(nix::unistd::gettid().as_raw())?;
         let syscalls = (nix::libc::SYS_read, nix::libc::SYS_pread64);
         irqlab_bpf::probe_loader::ReadProbe::attach(tgid, tid, syscalls)
-            .map(Bpf)
+            .map(|p| Bpf(p, Lookups::NotTried))
             .map_err(|e| anyhow::anyhow!("probe --kernel: {e}"))
     }
 
@@ -225,17 +272,41 @@ impl Counter for Bpf {
             ns: c.total_ns,
             show_calls: c.show_calls,
             show_max_pos: c.show_max_pos,
+            lookups: match &self.1 {
+                Lookups::Watching(w) => w
+                    .count()
+                    .map_err(|e| anyhow::anyhow!("probe --kernel: lookup watchpoint: {e}"))?,
+                _ => 0,
+            },
         })
     }
 
     fn can_count_shows(&self) -> bool {
-        self.0.can_count_shows()
+        self.0.can_count_shows() || self.counts_lookups()
     }
 
     fn count_shows(&mut self, on: bool) -> Result<()> {
+        if let Lookups::Watching(w) = &self.1 {
+            let r = if on { w.enable() } else { w.disable() };
+            return r.map_err(|e| anyhow::anyhow!("probe --kernel: lookup watchpoint: {e}"));
+        }
         self.0
             .count_shows(on)
             .map_err(|e| anyhow::anyhow!("probe --kernel: {e}"))
+    }
+
+    fn watch_lookups(&mut self, fs: &HostFs) {
+        if self.0.can_count_shows() || !matches!(self.1, Lookups::NotTried) {
+            return;
+        }
+        self.1 = match self.open_watch(fs) {
+            Ok(w) => Lookups::Watching(w),
+            Err(why) => Lookups::Failed(why),
+        };
+    }
+
+    fn counts_lookups(&self) -> bool {
+        matches!(self.1, Lookups::Watching(_))
     }
 
     fn read_nr_irqs(&mut self, fs: &HostFs, bound: Option<u32>) -> Option<i64> {
@@ -249,10 +320,37 @@ impl Counter for Bpf {
 
     fn mechanism(&self) -> String {
         let m = self.0.mechanism().describe();
-        match self.0.refused() {
+        let m = match self.0.refused() {
             None => m.to_string(),
             Some(why) => format!("{m}; fentry/fexit were refused by this kernel ({why})"),
+        };
+        match &self.1 {
+            Lookups::NotTried => m,
+            Lookups::Watching(_) => format!(
+                "{m}; the walk's descriptor lookups counted by a hardware watchpoint on \
+                 the IRQ descriptor tree's root, read once per irq_to_desc() call"
+            ),
+            Lookups::Failed(why) => format!("{m}; descriptor lookups not counted ({why})"),
         }
+    }
+}
+
+#[cfg(feature = "trace")]
+impl Bpf {
+    /// The watchpoint on the root of the tree `irq_to_desc()` searches.
+    fn open_watch(&mut self, fs: &HostFs) -> std::result::Result<super::watch::Watch, String> {
+        use super::nr_irqs;
+        let func = nr_irqs::symbol(fs, nr_irqs::LOOKUP)
+            .ok_or_else(|| format!("{} not in /proc/kallsyms", nr_irqs::LOOKUP))?;
+        let code = self
+            .0
+            .peek(func)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the code of {} could not be copied", nr_irqs::LOOKUP))?;
+        let tree = nr_irqs::decode_tree(func, &code)
+            .ok_or_else(|| format!("{}'s code is not the expected lookup", nr_irqs::LOOKUP))?;
+        super::watch::Watch::open(tree + nr_irqs::TREE_ROOT_OFFSET, 8)
+            .map_err(|e| format!("hardware watchpoint refused: {e}"))
     }
 }
 
@@ -268,20 +366,31 @@ mod tests {
             ns: 1_000,
             show_calls: 850,
             show_max_pos: 424,
+            lookups: 0,
         };
         let b = Counts {
             calls: 12,
             ns: 51_000,
             show_calls: 1275,
             show_max_pos: 424,
+            lookups: 0,
         };
         let s = KernelSample::between(&a, &b);
         assert_eq!((s.ns, s.calls, s.show_calls), (50_000, 2, 425));
-        let k = summarize(&[s, s], &[s], &[60_000.0, 49_000.0], &[40_000.0, 49_000.0]);
+        let counting = Counting {
+            samples: vec![s],
+            lookups: false,
+        };
+        let k = summarize(
+            &[s, s],
+            &counting,
+            &[60_000.0, 49_000.0],
+            &[40_000.0, 49_000.0],
+        );
         assert_eq!((k.above_wall, k.above_cpu), (1, 2));
         assert_eq!(k.show_calls.map(|q| q.p99), Some(425.0));
         assert_eq!((k.ns.p50, k.calls_per_read), (50_000.0, 2.0));
-        let k = summarize(&[s], &[], &[60_000.0], &[60_000.0]);
+        let k = summarize(&[s], &Counting::default(), &[60_000.0], &[60_000.0]);
         assert_eq!(
             (k.show_calls, k.counting_ns),
             (None, None),
@@ -318,6 +427,7 @@ mod tests {
             descriptors: 20,
             descriptor_bound: Some(44),
             nr_irqs_read: Some(424),
+            lookups: None,
         };
         let line = super::super::output::walk_line(&w);
         assert!(

@@ -6,7 +6,7 @@
 //! whole batch (its system time is tick-sampled and cannot time one read).
 //! Owns clocks; no statistics (pinning is `crate::pin`'s).
 
-use super::kernel::{Counter, KernelSample};
+use super::kernel::{self, Counter, KernelSample};
 use super::quantiles::ReadSample;
 use crate::host::{pread_chunked, HostFs};
 use anyhow::{Context, Result};
@@ -50,8 +50,8 @@ pub struct Batch {
     /// `samples` (their counters are read outside the timed window).
     pub kernel: Vec<KernelSample>,
     /// With `--kernel`: the same reads again, untimed, with
-    /// `show_interrupts()` counted.
-    pub counting: Vec<KernelSample>,
+    /// `show_interrupts()` calls (or descriptor lookups) counted.
+    pub counting: kernel::Counting,
 }
 
 /// Read `paths` `reads` times with `method`, asking for `chunk` bytes per call.
@@ -107,8 +107,11 @@ pub fn measure_with(
     let s1 = sys_ns()?;
     let cpu_ns = b1.saturating_sub(b0);
     let counting = match kernel {
-        Some(k) if k.can_count_shows() => counting_pass(k, &mut reader, reads)?,
-        _ => Vec::new(),
+        Some(k) if k.can_count_shows() => kernel::Counting {
+            lookups: k.counts_lookups(),
+            samples: counting_pass(k, &mut reader, reads)?,
+        },
+        _ => kernel::Counting::default(),
     };
     Ok(Batch {
         samples,

@@ -22,12 +22,14 @@ pub mod output;
 pub mod quantiles;
 pub mod size;
 pub mod target;
+pub mod watch;
 
 pub use output::{ProbeReport, ProbeRow};
 
 use crate::host::HostFs;
 use crate::sampler::clock;
 use anyhow::{bail, Result};
+use irqlab_core::paths::shown;
 
 /// What one probe run measures.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +76,9 @@ pub fn run(
                 crate::pin::Pinned::to(c).map_err(|e| anyhow::anyhow!("{e}"))
             })
             .transpose()?;
+        if let Some(k) = kernel.as_deref_mut() {
+            k.watch_lookups(fs);
+        }
         measure_all(fs, &targets, plan, kernel.as_deref_mut())?
     };
     let end = clock::now()?;
@@ -84,6 +89,12 @@ pub fn run(
             if walk.nr_irqs.is_none() {
                 walk.nr_irqs_read = k.read_nr_irqs(fs, walk.descriptor_bound);
             }
+            walk.lookups = rows
+                .iter()
+                .filter(|r| r.label == shown::PROC_INTERRUPTS)
+                .filter_map(|r| r.kernel.as_ref()?.lookups.as_ref())
+                .map(|q| q.p50.round() as u64)
+                .max();
             Some(output::KernelRun {
                 mechanism: k.mechanism(),
                 walk,

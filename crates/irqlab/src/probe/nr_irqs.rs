@@ -6,14 +6,25 @@
 //! `mov eax, [rip + disp32]` of the variable, so one copy of the
 //! accessor's code gives the variable's address and a second copy its
 //! value (both copies by the BPF probe, `irqlab_bpf::probe_loader`'s
-//! `peek`). Pure decoding here; anything but the expected code gives no
-//! value, never a guess.
+//! `peek`). The descriptor tree is found the same way, from the code of
+//! `irq_to_desc()`, for the watchpoint that counts the walk's lookups
+//! (`super::watch`). Pure decoding here; anything but the expected code
+//! gives no value, never a guess.
 
 use crate::host::HostFs;
 use irqlab_core::paths::PROC_KALLSYMS;
 
 /// The accessor whose code names the variable.
 pub const ACCESSOR: &str = "irq_get_nr_irqs";
+
+/// The descriptor lookup whose code names the descriptor tree.
+pub const LOOKUP: &str = "irq_to_desc";
+
+/// Offset of the root pointer (`ma_root`) in the kernel's `struct
+/// maple_tree`: after a 4-byte lock and 4-byte flags (a kernel with
+/// lock debugging has a larger lock; there the count does not match
+/// `nr_irqs` and is reported as such).
+pub const TREE_ROOT_OFFSET: u64 = 8;
 
 /// Address of the text symbol `name` in /proc/kallsyms under `fs`
 /// (None when absent or hidden: all-zero addresses under kptr_restrict).
@@ -64,6 +75,48 @@ pub fn decode_load(func: u64, code: &[u8]) -> Option<u64> {
     Some(next.wrapping_add_signed(i64::from(disp)))
 }
 
+/// The descriptor tree `irq_to_desc(irq)` searches, from the code of the
+/// lookup at `func`: after the same optional `endbr64` and ftrace site,
+/// `mov esi, edi` (the IRQ number becomes the key) and the tree's address
+/// into rdi, `mov rdi, imm32` (sign-extended) or `lea rdi, [rip +
+/// disp32]`, in either order, then a jump or call (to `mtree_load`).
+/// None for any other code.
+pub fn decode_tree(func: u64, code: &[u8]) -> Option<u64> {
+    let mut at = 0usize;
+    if code.get(..4) == Some(&[0xf3, 0x0f, 0x1e, 0xfa]) {
+        at += 4;
+    }
+    match code.get(at..at + 5) {
+        Some([0x0f, 0x1f, 0x44, 0x00, 0x00]) | Some([0xe8, _, _, _, _]) => at += 5,
+        _ => {}
+    }
+    let mut tree = None;
+    let mut key = false;
+    for _ in 0..2 {
+        match code.get(at..at + 3)? {
+            [0x89, 0xfe, _] if !key => {
+                key = true;
+                at += 2;
+            }
+            [0x48, 0xc7, 0xc7] if tree.is_none() => {
+                let imm = code.get(at + 3..at + 7)?;
+                let v = i32::from_le_bytes([imm[0], imm[1], imm[2], imm[3]]);
+                tree = Some(i64::from(v) as u64);
+                at += 7;
+            }
+            [0x48, 0x8d, 0x3d] if tree.is_none() => {
+                let d = code.get(at + 3..at + 7)?;
+                let disp = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+                let next = func.checked_add(u64::try_from(at + 7).ok()?)?;
+                tree = Some(next.wrapping_add_signed(i64::from(disp)));
+                at += 7;
+            }
+            _ => return None,
+        }
+    }
+    matches!(code.get(at)?, 0xe9 | 0xe8).then_some(tree?)
+}
+
 /// The value read at the variable's address: its first 4 bytes (an
 /// `unsigned int`), accepted only when it covers every allocated
 /// descriptor (`bound`: largest IRQ number in /sys/kernel/irq + 1): a
@@ -92,6 +145,30 @@ mod tests {
         // anything else is no value
         assert_eq!(decode_load(0x1000, &[0x48, 0x8b, 0x05, 0, 0, 0, 0]), None);
         assert_eq!(decode_load(0x1000, &[0x8b, 0x05, 0x10]), None);
+    }
+
+    #[test]
+    fn decode_tree_finds_the_tree_irq_to_desc_passes_to_mtree_load() {
+        // nop5; mov esi, edi; mov rdi, 0xffffffff830f1660; jmp mtree_load
+        // (this VM's kernel, 6.18)
+        let code = [
+            0x0f, 0x1f, 0x44, 0x00, 0x00, 0x89, 0xfe, 0x48, 0xc7, 0xc7, 0x60, 0x16, 0x0f, 0x83,
+            0xe9, 0x8d, 0xef, 0xdd, 0x00,
+        ];
+        assert_eq!(decode_tree(0x1000, &code), Some(0xffff_ffff_830f_1660));
+        // endbr64; lea rdi, [rip+0x20]; mov esi, edi; call
+        let code = [
+            0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0x3d, 0x20, 0, 0, 0, 0x89, 0xfe, 0xe8, 0, 0, 0, 0,
+        ];
+        assert_eq!(decode_tree(0x1000, &code), Some(0x1000 + 11 + 0x20));
+        // no key move, a different register, no jump after, truncated: none
+        let no_key = [0x48, 0xc7, 0xc7, 0x60, 0x16, 0x0f, 0x83, 0xe9, 0, 0, 0, 0];
+        assert_eq!(decode_tree(0x1000, &no_key), None);
+        let rsi = [0x89, 0xfe, 0x48, 0xc7, 0xc6, 0x60, 0x16, 0x0f, 0x83, 0xe9];
+        assert_eq!(decode_tree(0x1000, &rsi), None);
+        let no_jump = [0x89, 0xfe, 0x48, 0xc7, 0xc7, 0x60, 0x16, 0x0f, 0x83, 0xc3];
+        assert_eq!(decode_tree(0x1000, &no_jump), None);
+        assert_eq!(decode_tree(0x1000, &code[..9]), None);
     }
 
     #[test]

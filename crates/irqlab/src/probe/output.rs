@@ -151,6 +151,15 @@ pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
 fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> Result<()> {
     writeln!(out)?;
     writeln!(out, "kernel side of the same reads ({}):", k.mechanism)?;
+    let lookups = r
+        .rows
+        .iter()
+        .any(|row| row.kernel.as_ref().is_some_and(|k| k.lookups.is_some()));
+    let counted = if lookups {
+        "irq_to_desc() min"
+    } else {
+        "show_interrupts() min"
+    };
     let mut grid = Grid::new()
         .separator(" ")
         .align(0, Align::Left)
@@ -170,7 +179,7 @@ fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> R
         "wall p50",
         "cpu p50",
         "|",
-        "show_interrupts() min",
+        counted,
         "p50",
         "max",
         "|",
@@ -189,7 +198,7 @@ fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> R
             .cell(format_args!("{:.1}", row.summary.wall.p50 / 1e3))
             .cell(format_args!("{:.1}", row.summary.cpu.p50 / 1e3))
             .cell("|");
-        match &ks.show_calls {
+        match ks.show_calls.as_ref().or(ks.lookups.as_ref()) {
             Some(q) => grid.cell(num(q.min)).cell(num(q.p50)).cell(num(q.max)),
             None => grid.cell("n/a").cell("n/a").cell("n/a"),
         };
@@ -202,13 +211,43 @@ fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> R
     writeln!(
         out,
         "kernel = this thread's time inside the hooked kernel calls (mechanism above) per read, \
-         over all its read() calls (calls = hooked calls per read), µs; show_interrupts() = \
-         calls per read in a second, untimed pass of the same reads (n/a: not countable with \
-         this mechanism); >cpu / >wall = reads whose kernel time exceeds their CPU / wall \
+         over all its read() calls (calls = hooked calls per read), µs; show_interrupts() / \
+         irq_to_desc() = calls / descriptor lookups per read in a second, untimed pass of the \
+         same reads (n/a: not countable with this mechanism); >cpu / >wall = reads whose kernel time exceeds their CPU / wall \
          time (>cpu: preempted or CPU-clock granularity; >wall must be 0)"
     )?;
     writeln!(out, "{}", walk_line(&k.walk))?;
     Ok(())
+}
+
+/// The walk where the watchpoint counted its descriptor lookups.
+fn lookup_walk_line(w: &Walk, bound: &str) -> String {
+    let opt = |v: Option<usize>| v.map_or_else(|| "?".to_string(), |v| v.to_string());
+    let l = w
+        .lookups
+        .map_or(0, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let agree = match w.nr_irqs_read {
+        Some(n) if n == l => format!(
+            "nr_irqs = {n} (read from kernel memory): one lookup for every IRQ number below \
+             it, holes included, so {} show_interrupts() calls per read (the last prints the \
+             arch rows)",
+            l + 1
+        ),
+        Some(n) => format!(
+            "nr_irqs = {n} (read from kernel memory) differs from the count, so the count is \
+             not read as the walk's length"
+        ),
+        None => "nr_irqs unknown".to_string(),
+    };
+    format!(
+        "{} walk: {l} descriptor lookups per read, counted; {agree}; {} numbered IRQ rows \
+         printed, {} online CPUs summed per row; {} in {}{bound}",
+        shown::PROC_INTERRUPTS,
+        opt(w.irq_rows),
+        opt(w.cpus),
+        plural(w.descriptors, "descriptor"),
+        shown::SYS_KERNEL_IRQ,
+    )
 }
 
 /// The /proc/interrupts walk as one sentence.
@@ -235,6 +274,7 @@ pub fn walk_line(w: &Walk) -> String {
                 shown::SYS_KERNEL_IRQ,
             )
         }
+        None if w.lookups.is_some() => lookup_walk_line(w, &bound),
         None => {
             let nr = match w.nr_irqs_read {
                 Some(n) => format!(
@@ -344,10 +384,12 @@ pub fn to_json(r: &ProbeReport) -> Value {
                     "seq_read_iter_calls_per_read": k.calls_per_read,
                     "kernel_ns": quantiles_json(&k.ns),
                     "show_interrupts_calls": k.show_calls.as_ref().map(quantiles_json),
+                    "descriptor_lookups": k.lookups.as_ref().map(quantiles_json),
                     "counting_pass_kernel_ns": k.counting_ns.as_ref().map(quantiles_json),
                     "reads_above_cpu": k.above_cpu, "reads_above_wall": k.above_wall,
                     "per_read": {"kernel_ns": k.values,
-                        "show_interrupts_calls": k.show_values},
+                        "show_interrupts_calls": k.show_values,
+                        "descriptor_lookups": k.lookup_values},
                 }),
             );
         }
@@ -370,6 +412,7 @@ pub fn to_json(r: &ProbeReport) -> Value {
             "kernel".to_string(),
             json!({"mechanism": k.mechanism, "nr_irqs": w.nr_irqs,
                 "show_interrupts_calls_per_walk": w.nr_irqs.map(|n| n + 1),
+                "descriptor_lookups_per_walk": w.lookups,
                 "nr_irqs_from_kernel_memory": w.nr_irqs_read,
                 "irq_rows": w.irq_rows, "cpus": w.cpus, "descriptors": w.descriptors,
                 "descriptor_bound": w.descriptor_bound}),
