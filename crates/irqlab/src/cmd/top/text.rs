@@ -38,56 +38,109 @@ pub struct Block<'a> {
 #[derive(Clone, Copy)]
 struct Rate(Option<f64>);
 
-/// A small stack buffer for [`Rate`] (`{:.1}` of any rate a counter can
-/// produce fits; a longer one falls back to a `String`).
-struct Small {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl std::fmt::Write for Small {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
 impl std::fmt::Display for Rate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use std::fmt::Write as _;
         let Some(r) = self.0 else {
             return f.pad("-");
         };
-        let mut small = Small {
-            buf: [0; 48],
-            len: 0,
-        };
-        match write!(small, "{r:.1}") {
-            Ok(()) => f.pad(
-                std::str::from_utf8(small.buf.get(..small.len).unwrap_or_default()).unwrap_or("?"),
-            ),
-            Err(_) => f.pad(&format!("{r:.1}")),
-        }
+        Fixed(r, 1).fmt(f)
     }
 }
 
 impl Rate {
     /// Printed width (bytes; the text is ASCII).
     fn len(self) -> usize {
-        struct Count(usize);
-        impl std::fmt::Write for Count {
-            fn write_str(&mut self, s: &str) -> std::fmt::Result {
-                self.0 += s.len();
-                Ok(())
-            }
+        let Some(r) = self.0 else {
+            return 1;
+        };
+        let mut buf = [0u8; FIXED_ROOM];
+        match fixed(r, 1, &mut buf) {
+            Some(n) => n,
+            None => format!("{r:.1}").len(),
         }
-        let mut c = Count(0);
-        let _ = std::fmt::Write::write_fmt(&mut c, format_args!("{self}"));
-        c.0
     }
+}
+
+/// `{:.N}` of a float (N = the second field, at most 3), formatted by
+/// [`fixed`] on the stack, through `std::fmt` only where `fixed` does
+/// not apply.
+#[derive(Clone, Copy)]
+struct Fixed(f64, u32);
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut buf = [0u8; FIXED_ROOM];
+        match fixed(self.0, self.1, &mut buf) {
+            Some(n) => f.pad(std::str::from_utf8(buf.get(..n).unwrap_or_default()).unwrap_or("?")),
+            None => f.pad(&format!("{:.*}", self.1 as usize, self.0)),
+        }
+    }
+}
+
+/// Room [`fixed`] needs: 20 integer digits, the point, 3 decimals.
+const FIXED_ROOM: usize = 24;
+
+/// `format!("{v:.dec}")` (`dec` ≤ 3) at the start of `buf`, byte for byte,
+/// without `std::fmt`'s exact float printing (most of text's per-sample
+/// cost): v = M × 2^E exactly, so v × 10^dec is the integer M × 10^dec
+/// shifted right by −E, rounded half to even as `std` rounds an exact
+/// tie. `None` (print with `std`) for negative (also −0.0), non-finite
+/// or huge (≥ 2^63 / 10^dec) values.
+fn fixed(v: f64, dec: u32, buf: &mut [u8; FIXED_ROOM]) -> Option<usize> {
+    if !v.is_finite() || v.is_sign_negative() || dec > 3 {
+        return None;
+    }
+    let scale = 10u64.pow(dec);
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = match exp {
+        0 => (frac, -1074),
+        _ => (frac | (1u64 << 52), exp - 1075),
+    };
+    let q: u64 = if e >= 0 {
+        // an integer: exact when it fits
+        if e > 10 {
+            return None;
+        }
+        (m << e).checked_mul(scale)?
+    } else {
+        let s = e.unsigned_abs();
+        if s >= 100 {
+            0 // below 2^-47: rounds to zero at any `dec` ≤ 3
+        } else {
+            let num = u128::from(m) * u128::from(scale);
+            let q = num >> s;
+            let r = num & ((1u128 << s) - 1);
+            let half = 1u128 << (s - 1);
+            let up = r > half || (r == half && q & 1 == 1);
+            u64::try_from(q + u128::from(up)).ok()?
+        }
+    };
+    let (int, mut fr) = (q / scale, q % scale);
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut i = int;
+    loop {
+        k -= 1;
+        *digits.get_mut(k)? = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    let int_digits = digits.get(k..)?;
+    let n = int_digits.len();
+    buf.get_mut(..n)?.copy_from_slice(int_digits);
+    if dec == 0 {
+        return Some(n);
+    }
+    *buf.get_mut(n)? = b'.';
+    for j in (0..dec as usize).rev() {
+        *buf.get_mut(n + 1 + j)? = b'0' + (fr % 10) as u8;
+        fr /= 10;
+    }
+    Some(n + 1 + dec as usize)
 }
 
 fn rate(v: Option<f64>) -> Rate {
@@ -285,7 +338,7 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
             Some(p) => {
                 write!(out, "{t}  {cpu:<12}")?;
                 for v in p.in_print_order() {
-                    write!(out, " {v:>8.2}")?;
+                    write!(out, " {:>8}", Fixed(v, 2))?;
                 }
                 writeln!(out)?;
             }
@@ -323,9 +376,9 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
                 .map_or_else(|| "-".to_string(), |c| c.to_string());
             writeln!(
                 out,
-                "{t}  {:<12} {:>8.2} {:>8}  {}",
+                "{t}  {:<12} {:>8} {:>8}  {}",
                 crate::tui::format::pid_text(th.pid),
-                th.cpu_pct,
+                Fixed(th.cpu_pct, 2),
                 last,
                 th.name
             )?;
@@ -404,6 +457,63 @@ mod tests {
             }
         }
     }
+    /// The stack formatter of rates and CPU shares is `std`'s `{:.N}`
+    /// byte for byte: exact ties (0.25, 1.25 round half to even),
+    /// decimals that are not exact in binary (0.05, 0.35), subnormals,
+    /// integers up to the fallback's edge, and random values of every
+    /// magnitude.
+    #[test]
+    fn fixed_point_rates_equal_std_formatting() {
+        let mut vals = vec![
+            0.0,
+            -0.0,
+            0.25,
+            0.75,
+            1.25,
+            0.05,
+            0.15,
+            0.35,
+            0.45,
+            0.0005,
+            0.0015,
+            0.995,
+            9.95,
+            99.995,
+            12345.65,
+            5e-324,
+            f64::MIN_POSITIVE,
+            1e-30,
+            (1u64 << 53) as f64,
+            (1u64 << 60) as f64,
+            (1u64 << 62) as f64 * 1.5,
+            1e19,
+            1e20,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            -3.5,
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mag = 10f64.powi((x % 25) as i32 - 6);
+            vals.push((x >> 11) as f64 / (1u64 << 53) as f64 * mag);
+            vals.push(((x >> 40) as f64) / 20.0); // many exact ties
+            vals.push(f64::from_bits(x >> 1));
+        }
+        for v in vals {
+            for dec in 0..=3u32 {
+                let want = format!("{:.*}", dec as usize, v);
+                assert_eq!(Fixed(v, dec).to_string(), want, "{v:e} .{dec}");
+                assert_eq!(format!("{:>9}", Fixed(v, dec)), format!("{want:>9}"));
+            }
+            let r = rate(Some(v));
+            assert_eq!(r.len(), format!("{v:.1}").len(), "{v:e}");
+        }
+    }
+
     use crate::tui::fixtures;
 
     fn block_text(opts: &TextOpts) -> (String, Report) {
