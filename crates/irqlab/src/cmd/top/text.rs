@@ -143,6 +143,35 @@ fn fixed(v: f64, dec: u32, buf: &mut [u8; FIXED_ROOM]) -> Option<usize> {
     Some(n + 1 + dec as usize)
 }
 
+/// Spaces copied for padding.
+const SPACES: [u8; 64] = [b' '; 64];
+
+/// `n` spaces.
+fn pad(out: &mut impl Write, mut n: usize) -> std::io::Result<()> {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.write_all(SPACES.get(..k).unwrap_or_default())?;
+        n -= k;
+    }
+    Ok(())
+}
+
+/// ` {:>w$}` of `Fixed(v, dec)` (`-` for `None`): one space, the text
+/// right-aligned in `w` columns, written as bytes (a block has a few
+/// hundred such cells; `std::fmt`'s padding writes them a char at a time).
+fn fixed_cell(out: &mut impl Write, v: Option<f64>, dec: u32, w: usize) -> std::io::Result<()> {
+    let mut buf = [0u8; FIXED_ROOM];
+    let text: &[u8] = match v {
+        None => b"-",
+        Some(r) => match fixed(r, dec, &mut buf) {
+            Some(n) => buf.get(..n).unwrap_or_default(),
+            None => return write!(out, " {:>w$}", Fixed(r, dec)),
+        },
+    };
+    pad(out, 1 + w.saturating_sub(text.len()))?;
+    out.write_all(text)
+}
+
 fn rate(v: Option<f64>) -> Rate {
     Rate(v)
 }
@@ -271,7 +300,7 @@ fn irq_lines(
             rate(r.total_rate)
         )?;
         for v in r.rates.iter().flatten() {
-            write!(out, " {:>cw$}", rate(*v))?;
+            fixed_cell(out, *v, 1, cw)?;
         }
         writeln!(out)?;
     }
@@ -284,7 +313,7 @@ fn irq_lines(
         rate(Some(total))
     )?;
     for v in per {
-        write!(out, " {:>cw$}", rate(Some(v)))?;
+        fixed_cell(out, Some(v), 1, cw)?;
     }
     writeln!(out)
 }
@@ -317,7 +346,7 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
             rate(row.total_rate)
         )?;
         for v in row.rates.iter().flatten() {
-            write!(out, " {:>cw$}", rate(*v))?;
+            fixed_cell(out, *v, 1, cw)?;
         }
         writeln!(out)?;
     }
@@ -338,7 +367,7 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
             Some(p) => {
                 write!(out, "{t}  {cpu:<12}")?;
                 for v in p.in_print_order() {
-                    write!(out, " {:>8}", Fixed(v, 2))?;
+                    fixed_cell(out, Some(v), 2, 8)?;
                 }
                 writeln!(out)?;
             }
@@ -494,7 +523,7 @@ mod tests {
             -3.5,
         ];
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..200_000 {
+        for _ in 0..40_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
@@ -508,10 +537,18 @@ mod tests {
                 let want = format!("{:.*}", dec as usize, v);
                 assert_eq!(Fixed(v, dec).to_string(), want, "{v:e} .{dec}");
                 assert_eq!(format!("{:>9}", Fixed(v, dec)), format!("{want:>9}"));
+                for w in [0, 3, 8, 70] {
+                    let mut b = Vec::new();
+                    fixed_cell(&mut b, Some(v), dec, w).unwrap();
+                    assert_eq!(String::from_utf8(b).unwrap(), format!(" {want:>w$}"));
+                }
             }
             let r = rate(Some(v));
             assert_eq!(r.len(), format!("{v:.1}").len(), "{v:e}");
         }
+        let mut b = Vec::new();
+        fixed_cell(&mut b, None, 1, 5).unwrap();
+        assert_eq!(b, b"     -");
     }
 
     use crate::tui::fixtures;
