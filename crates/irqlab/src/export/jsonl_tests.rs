@@ -576,7 +576,7 @@ fn hand_written_fields_are_serdes_bytes() {
         last_cpu,
         cpu_ns: 7,
     };
-    let threads = vec![
+    let threads = [
         th(
             Some(14),
             "ksoftirqd/0",

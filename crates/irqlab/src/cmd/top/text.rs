@@ -195,8 +195,54 @@ fn cpu_head_len(c: u32) -> usize {
 
 /// `CPU{c}` right-aligned in `w` columns, after one space.
 fn cpu_head(c: u32, w: usize, out: &mut impl Write) -> std::io::Result<()> {
-    let pad = w.saturating_sub(cpu_head_len(c));
-    write!(out, " {:pad$}CPU{c}", "")
+    pad(out, 1 + w.saturating_sub(cpu_head_len(c)))?;
+    out.write_all(b"CPU")?;
+    out.write_all(itoa::Buffer::new().format(c).as_bytes())
+}
+
+/// Printed width of `s` as `std::fmt` counts it for padding (chars).
+fn width(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+/// `{s:<w$}`, written as bytes.
+fn left(out: &mut impl Write, s: &str, w: usize) -> std::io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    pad(out, w.saturating_sub(width(s)))
+}
+
+/// `{s:>w$}`, written as bytes.
+fn right(out: &mut impl Write, s: &str, w: usize) -> std::io::Result<()> {
+    pad(out, w.saturating_sub(width(s)))?;
+    out.write_all(s.as_bytes())
+}
+
+/// `{t}  {label:<lw$}`: the start of every line of a block.
+fn line_start(out: &mut impl Write, t: &str, label: &str, lw: usize) -> std::io::Result<()> {
+    out.write_all(t.as_bytes())?;
+    out.write_all(b"  ")?;
+    left(out, label, lw)
+}
+
+/// `{:<w$}` of [`report::name_of`], written without building the name.
+fn name_cell(out: &mut impl Write, l: &IrqLine, w: usize) -> std::io::Result<()> {
+    if !l.actions.is_empty() {
+        for (k, a) in l.actions.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(a.as_bytes())?;
+        }
+    } else if !l.description.is_empty() {
+        out.write_all(l.description.as_bytes())?;
+    } else {
+        out.write_all(l.label.as_bytes())?;
+    }
+    pad(out, w.saturating_sub(name_width(l)))
 }
 
 /// Least width of the label, device, total and per-CPU columns; a block
@@ -256,18 +302,15 @@ fn header(
     w: Widths,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    write!(
-        out,
-        "{t}  {what:<lw$} {second:<dw$} {:>tw$}",
-        "total/s",
-        lw = w.label,
-        dw = w.device,
-        tw = w.total
-    )?;
+    line_start(out, t, what, w.label)?;
+    out.write_all(b" ")?;
+    left(out, second, w.device)?;
+    out.write_all(b" ")?;
+    right(out, "total/s", w.total)?;
     for c in cpus {
         cpu_head(*c, w.cpu, out)?;
     }
-    writeln!(out)
+    out.write_all(b"\n")
 }
 
 /// The rows shown: `--threshold` (default: active rows only), sorted.
@@ -292,30 +335,24 @@ fn irq_lines(
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "IRQ", "DEVICE", &s.cpus, w, out)?;
     for r in shown_rows(s, opts) {
-        let name = report::name_of(r);
-        write!(
-            out,
-            "{t}  {:<lw$} {name:<dw$} {:>tw$}",
-            r.label,
-            rate(r.total_rate)
-        )?;
+        line_start(out, t, &r.label, lw)?;
+        out.write_all(b" ")?;
+        name_cell(out, r, dw)?;
+        fixed_cell(out, r.total_rate, 1, tw)?;
         for v in r.rates.iter().flatten() {
             fixed_cell(out, *v, 1, cw)?;
         }
-        writeln!(out)?;
+        out.write_all(b"\n")?;
     }
     let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
-    write!(
-        out,
-        "{t}  {:<lw$} {:<dw$} {:>tw$}",
-        "SUM",
-        "all rows",
-        rate(Some(total))
-    )?;
+    line_start(out, t, "SUM", lw)?;
+    out.write_all(b" ")?;
+    left(out, "all rows", dw)?;
+    fixed_cell(out, Some(total), 1, tw)?;
     for v in per {
         fixed_cell(out, Some(v), 1, cw)?;
     }
-    writeln!(out)
+    out.write_all(b"\n")
 }
 
 fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> std::io::Result<()> {
@@ -338,17 +375,13 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "SOFTIRQ", "", &s.cpus, w, out)?;
     for row in &s.rows {
-        write!(
-            out,
-            "{t}  {:<lw$} {:<dw$} {:>tw$}",
-            row.name,
-            "",
-            rate(row.total_rate)
-        )?;
+        line_start(out, t, &row.name, lw)?;
+        pad(out, 1 + dw)?;
+        fixed_cell(out, row.total_rate, 1, tw)?;
         for v in row.rates.iter().flatten() {
             fixed_cell(out, *v, 1, cw)?;
         }
-        writeln!(out)?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -360,19 +393,21 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
         "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
     )?;
     for l in &s.cpu_pct {
-        let cpu = l
-            .cpu
-            .map_or_else(|| s.aggregate_label().to_string(), |c| c.to_string());
+        let mut id = itoa::Buffer::new();
+        let cpu = match l.cpu {
+            Some(c) => id.format(c),
+            None => s.aggregate_label(),
+        };
+        line_start(out, t, cpu, 12)?;
         match &l.pct {
             Some(p) => {
-                write!(out, "{t}  {cpu:<12}")?;
                 for v in p.in_print_order() {
                     fixed_cell(out, Some(v), 2, 8)?;
                 }
-                writeln!(out)?;
             }
-            None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
+            None => fixed_cell(out, None, 2, 8)?,
         }
+        out.write_all(b"\n")?;
     }
     if let Some(note) = s.aggregate_note() {
         writeln!(out, "{t}  {note}")?;
@@ -400,17 +435,17 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
             "THREAD", "%CPU", "LASTCPU"
         )?;
         for th in b.threads {
-            let last = th
-                .last_cpu
-                .map_or_else(|| "-".to_string(), |c| c.to_string());
-            writeln!(
-                out,
-                "{t}  {:<12} {:>8} {:>8}  {}",
-                crate::tui::format::pid_text(th.pid),
-                Fixed(th.cpu_pct, 2),
-                last,
-                th.name
-            )?;
+            // as `crate::tui::format::pid_text`: `-` when not known
+            let (mut pid, mut last) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let pid = th.pid.map_or("-", |p| pid.format(p));
+            let last = th.last_cpu.map_or("-", |c| last.format(c));
+            line_start(out, t, pid, 12)?;
+            fixed_cell(out, Some(th.cpu_pct), 2, 8)?;
+            out.write_all(b" ")?;
+            right(out, last, 8)?;
+            out.write_all(b"  ")?;
+            out.write_all(th.name.as_bytes())?;
+            out.write_all(b"\n")?;
         }
     }
     if opts.verbose {
