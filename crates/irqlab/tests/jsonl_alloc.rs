@@ -5,6 +5,8 @@
 //! only). `cpu_pct` is left out (no `/proc/stat`): its section is built by
 //! `report::stat_section`, which allocates.
 
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
 use irqlab::export::jsonl::{JsonlWriter, LineInput};
 use irqlab::filter::Filter;
 use irqlab::sampler::clock::CostMeter;
