@@ -264,8 +264,10 @@ struct Widths {
 
 impl Widths {
     /// Widths fitting every row of `s` (shown or not, so that the columns
-    /// do not move when a row crosses the threshold) and its SUM line.
-    fn of(s: &IrqSection) -> Widths {
+    /// do not move when a row crosses the threshold) and its SUM line
+    /// (`per` and `total`: [`report::rate_sum`] of its rows, summed once
+    /// per block by the caller).
+    fn of(s: &IrqSection, per: &[f64], total: f64) -> Widths {
         let mut w = Widths {
             label: LABEL,
             device: DEVICE,
@@ -282,7 +284,6 @@ impl Widths {
                 top_cell = top_cell.max(*v);
             }
         }
-        let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
         top_total = top_total.max(total);
         top_cell = per.iter().fold(top_cell, |m, v| m.max(*v));
         w.total = w.total.max(rate(Some(top_total)).len());
@@ -331,7 +332,8 @@ fn irq_lines(
     opts: &TextOpts,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let w = Widths::of(s);
+    let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
+    let w = Widths::of(s, &per, total);
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "IRQ", "DEVICE", &s.cpus, w, out)?;
     for r in shown_rows(s, opts) {
@@ -344,7 +346,6 @@ fn irq_lines(
         }
         out.write_all(b"\n")?;
     }
-    let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
     line_start(out, t, "SUM", lw)?;
     out.write_all(b" ")?;
     left(out, "all rows", dw)?;
