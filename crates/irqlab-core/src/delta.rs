@@ -174,13 +174,13 @@ type Col = (Option<usize>, Option<usize>);
 
 /// Column positions of every CPU of `cpus` (the union) in each snapshot's
 /// own CPU list: computed once per delta, not per row.
-fn columns(cpus: &[u32], old: &[u32], new: &[u32]) -> Vec<Col> {
+fn columns<'a>(cpus: &'a [u32], old: &'a [u32], new: &'a [u32]) -> impl Iterator<Item = Col> + 'a {
     let pos = |ids: &[u32], c: u32| {
         ids.binary_search(&c)
             .ok()
             .or_else(|| ids.iter().position(|&x| x == c))
     };
-    cpus.iter().map(|&c| (pos(old, c), pos(new, c))).collect()
+    cpus.iter().map(move |&c| (pos(old, c), pos(new, c)))
 }
 
 /// Per-CPU cells of one row over the union columns `cols`, from counts
@@ -290,33 +290,68 @@ pub fn interrupts_delta_each<F>(
     old: &Interrupts,
     new: &Interrupts,
     elapsed_s: f64,
-    mut row: F,
+    row: F,
 ) -> (Vec<u32>, Vec<RowGone>)
 where
     F: FnMut(&IrqRow, RowStatus, &[Cell]),
 {
-    let cpus = union_cpus(&old.cpus, &new.cpus);
-    let cols = columns(&cpus, &old.cpus, &new.cpus);
-    let aligned = aligned(&cols);
-    let old_keys = keys(old);
-    // Rows usually keep their positions between samples: match by position
-    // when the keys agree, and hash only when they do not.
-    let mut index: Option<HashMap<&Key, usize>> = None;
-    let mut used = vec![false; old_keys.len()];
-    let new_keys = keys(new);
-    let mut cells = Vec::with_capacity(cpus.len());
-    for (pos, (k, n)) in new_keys.iter().zip(new.rows()).enumerate() {
-        let matched = if old_keys.get(pos) == Some(k) {
-            Some(pos)
-        } else {
-            let idx = index
-                .get_or_insert_with(|| old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect());
-            idx.get(k).copied()
-        };
+    let mut scratch = DeltaScratch::default();
+    let gone = interrupts_delta_each_in(&mut scratch, old, new, elapsed_s, row);
+    (scratch.cpus, gone)
+}
+
+/// The buffers of [`interrupts_delta_each_in`], kept by a caller that
+/// computes a delta every sample: in the steady state (the same rows and
+/// CPUs as the sample before) such a delta allocates nothing.
+#[derive(Debug, Default)]
+pub struct DeltaScratch {
+    /// The union CPU ids of the latest delta.
+    cpus: Vec<u32>,
+    cols: Vec<Col>,
+    used: Vec<bool>,
+    cells: Vec<Cell>,
+}
+
+impl DeltaScratch {
+    /// The union CPU ids (ascending) of the latest delta computed in it.
+    pub fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+}
+
+/// [`interrupts_delta_each`] in the caller's `scratch` (the union CPU ids
+/// are left in it: [`DeltaScratch::cpus`]); returns the rows that
+/// disappeared (no allocation when none did). Rows are matched by
+/// position while each position holds the same row in both snapshots
+/// (the usual case: no key is built); from the first position that does
+/// not, by key as [`interrupts_delta_each`] always did.
+pub fn interrupts_delta_each_in<F>(
+    scratch: &mut DeltaScratch,
+    old: &Interrupts,
+    new: &Interrupts,
+    elapsed_s: f64,
+    mut row: F,
+) -> Vec<RowGone>
+where
+    F: FnMut(&IrqRow, RowStatus, &[Cell]),
+{
+    let DeltaScratch {
+        cpus,
+        cols,
+        used,
+        cells,
+    } = scratch;
+    union_into(&old.cpus, &new.cpus, cpus);
+    cols.clear();
+    cols.extend(columns(cpus, &old.cpus, &new.cpus));
+    let aligned = aligned(cols);
+    used.clear();
+    used.resize(old.rows().len(), false);
+    let mut emit = |n: &IrqRow, matched: Option<usize>| {
         cells.clear();
         let status = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
             None => {
-                gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::NewRow, &mut cells);
+                gap_cells(n.shape, cpus.len(), n.counts.len(), Gap::NewRow, cells);
                 RowStatus::New
             }
             Some((i, o)) => {
@@ -324,30 +359,82 @@ where
                     *u = true;
                 }
                 if same_identity(o, n) {
-                    row_cells(&cols, aligned, o, n, &mut cells);
-                    bound_cells(&mut cells, n.shape, elapsed_s);
+                    row_cells(cols, aligned, o, n, cells);
+                    bound_cells(cells, n.shape, elapsed_s);
                     RowStatus::Same
                 } else {
                     let g = Gap::IdentityChanged;
-                    gap_cells(n.shape, cpus.len(), n.counts.len(), g, &mut cells);
+                    gap_cells(n.shape, cpus.len(), n.counts.len(), g, cells);
                     RowStatus::Changed
                 }
             }
         };
-        row(n, status, &cells);
+        row(n, status, cells);
+    };
+    // While every earlier position held the same key in both snapshots,
+    // an arch row's occurrence count is the same in both too: the key of
+    // a position is the same when its number, or its label and
+    // description, are.
+    let rows = new.rows();
+    let mut pos = 0;
+    while let (Some(n), Some(o)) = (rows.get(pos), old.rows().get(pos)) {
+        if !same_key(o, n) {
+            break;
+        }
+        emit(n, Some(pos));
+        pos += 1;
     }
-    let gone = old
-        .rows()
+    if pos < rows.len() {
+        let old_keys = keys(old);
+        // Rows usually keep their positions between samples: match by
+        // position when the keys agree, and hash only when they do not.
+        let mut index: Option<HashMap<&Key, usize>> = None;
+        let new_keys = keys(new);
+        for (p, (k, n)) in new_keys.iter().zip(rows).enumerate().skip(pos) {
+            let matched = if old_keys.get(p) == Some(k) {
+                Some(p)
+            } else {
+                let idx = index.get_or_insert_with(|| {
+                    old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect()
+                });
+                idx.get(k).copied()
+            };
+            emit(n, matched);
+        }
+    }
+    old.rows()
         .iter()
-        .zip(&used)
+        .zip(used.iter())
         .filter(|(_, &u)| !u)
         .map(|(r, _)| RowGone {
             label: r.label.clone(),
             irq: r.irq,
             description: r.description.clone(),
         })
-        .collect();
-    (cpus, gone)
+        .collect()
+}
+
+/// The key of two rows is the same, given that every earlier row had the
+/// same key in both snapshots (see [`interrupts_delta_each_in`]).
+fn same_key(o: &IrqRow, n: &IrqRow) -> bool {
+    match (o.irq, n.irq) {
+        (Some(a), Some(b)) => a == b,
+        (None, None) => o.label == n.label && o.description == n.description,
+        _ => false,
+    }
+}
+
+/// [`union_cpus`] into a reused vector.
+fn union_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    if a == b && a.is_sorted_by(|x, y| x < y) {
+        // the usual case: the same CPUs, ascending
+        out.extend_from_slice(a);
+        return;
+    }
+    out.extend(a.iter().chain(b));
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// One softirq vector's delta.
@@ -381,32 +468,45 @@ pub fn softirqs_delta(old: &Softirqs, new: &Softirqs, elapsed_s: f64) -> Softirq
 /// The same delta as [`softirqs_delta`], streamed: `row` is called for
 /// every vector of `new` with its cells, from one scratch buffer reused
 /// from row to row. Returns the union CPU ids.
-pub fn softirqs_delta_each<F>(
+pub fn softirqs_delta_each<F>(old: &Softirqs, new: &Softirqs, elapsed_s: f64, row: F) -> Vec<u32>
+where
+    F: FnMut(&SoftirqRow, &[Cell]),
+{
+    let mut scratch = DeltaScratch::default();
+    softirqs_delta_each_in(&mut scratch, old, new, elapsed_s, row);
+    scratch.cpus
+}
+
+/// [`softirqs_delta_each`] in the caller's `scratch` (the union CPU ids
+/// are left in it): no allocation in the steady state.
+pub fn softirqs_delta_each_in<F>(
+    scratch: &mut DeltaScratch,
     old: &Softirqs,
     new: &Softirqs,
     elapsed_s: f64,
     mut row: F,
-) -> Vec<u32>
-where
+) where
     F: FnMut(&SoftirqRow, &[Cell]),
 {
-    let cpus = union_cpus(&old.cpus, &new.cpus);
-    let cols = columns(&cpus, &old.cpus, &new.cpus);
-    let mut cells = Vec::with_capacity(cpus.len());
+    let DeltaScratch {
+        cpus, cols, cells, ..
+    } = scratch;
+    union_into(&old.cpus, &new.cpus, cpus);
+    cols.clear();
+    cols.extend(columns(cpus, &old.cpus, &new.cpus));
     for (i, n) in new.rows.iter().enumerate() {
         cells.clear();
         // vectors keep their order: look at the same position first
         let same = old.rows.get(i).filter(|o| o.name == n.name);
         match same.or_else(|| old.rows.iter().find(|o| o.name == n.name)) {
             Some(o) => {
-                cpu_cells(&cols, &o.counts, &n.counts, &mut cells);
-                bound_cells(&mut cells, Shape::PerCpu, elapsed_s);
+                cpu_cells(cols, &o.counts, &n.counts, cells);
+                bound_cells(cells, Shape::PerCpu, elapsed_s);
             }
             None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
         }
-        row(n, &cells);
+        row(n, cells);
     }
-    cpus
 }
 
 #[cfg(test)]

@@ -150,3 +150,73 @@ fn single_value_rows_survive_a_change_in_online_cpus() {
         assert!(!r.cells.contains(&Cell::Gap(Gap::ShapeChanged)), "{r:?}");
     }
 }
+
+/// Matching rows by position while the keys agree (no key built), in a
+/// scratch reused from delta to delta, gives what matching every row by
+/// key gives: duplicate arch rows, a row inserted or removed in the
+/// middle (position matching stops there), reordering, hotplug, IRQs that
+/// came and went, and a scratch left bigger or smaller by the delta
+/// before.
+#[test]
+fn positional_matching_in_a_reused_scratch_equals_matching_by_key() {
+    let h2 = "           CPU0       CPU1       \n";
+    let l = |lab: &str, a: u64, b: u64, d: &str| format!("{lab}: {a:>10} {b:>10}   {d}\n");
+    let loc = |a, b, d: &str| l("LOC", a, b, d);
+    let irq =
+        |n: u32, a: u64, b: u64| format!("{n:>3}: {a:>10} {b:>10}  IO-APIC   5-edge      dev{n}\n");
+    let two = |rows: &[String]| format!("{h2}{}", rows.concat());
+    let t = "Local timer interrupts";
+    let pairs = [
+        (two(&[loc(1, 2, t), loc(3, 4, t), irq(24, 1, 1)]), two(&[loc(2, 2, t), loc(5, 4, t), irq(24, 2, 1)])),
+        (two(&[loc(1, 2, t), irq(9, 0, 0), loc(3, 4, t)]), two(&[loc(2, 2, t), loc(5, 4, t)])),
+        (two(&[loc(2, 2, t), loc(5, 4, t)]), two(&[loc(3, 2, t), irq(9, 1, 0), loc(6, 4, t)])),
+        (two(&[irq(24, 1, 1), irq(25, 1, 1), loc(1, 1, t)]), two(&[irq(25, 2, 1), irq(24, 1, 3), loc(1, 2, t)])),
+        (two(&[irq(24, 1, 1), loc(1, 1, t)]), format!("           CPU1       \n 24: {:>10}  IO-APIC   5-edge      dev24\nLOC: {:>10}   {t}\n", 5, 3)),
+        (two(&[loc(1, 1, "Other"), loc(1, 1, t)]), two(&[loc(2, 1, t), loc(2, 2, "Other")])),
+        (two(&[irq(24, 1, 1)]), two(&[irq(24, 1, 2)])),
+    ];
+    let by_key = |old: &Interrupts, new: &Interrupts| {
+        let (ok, nk) = (keys(old), keys(new));
+        let mut v = Vec::new();
+        for (k, n) in nk.iter().zip(new.rows()) {
+            let i = ok.iter().position(|o| o == k);
+            v.push((n.label.clone(), i));
+        }
+        v
+    };
+    let mut scratch = DeltaScratch::default();
+    for (a, b) in &pairs {
+        for (old, new) in [(parse(a), parse(b)), (parse(b), parse(a))] {
+            let want = interrupts_delta(&old, &new, 1.0);
+            let mut got = Vec::new();
+            let gone = interrupts_delta_each_in(&mut scratch, &old, &new, 1.0, |r, st, cells| {
+                got.push((r.label.clone(), st, cells.to_vec()));
+            });
+            assert_eq!(scratch.cpus(), want.cpus.as_slice());
+            assert_eq!(gone, want.gone);
+            let want_rows: Vec<_> = want
+                .rows
+                .iter()
+                .map(|r| (r.label.clone(), r.status, r.cells.clone()))
+                .collect();
+            assert_eq!(got, want_rows, "{a} -> {b}");
+            // and the match is the one by key, row for row: new rows are
+            // the unmatched ones, and a matched row's cells are its counts
+            // minus those of the row its key names
+            let rows = old.rows();
+            for (((_, i), (label, st, cells)), n) in
+                by_key(&old, &new).iter().zip(&got).zip(new.rows())
+            {
+                assert_eq!(i.is_none(), *st == RowStatus::New, "{label}");
+                let Some(o) = i.and_then(|i| rows.get(i)) else {
+                    continue;
+                };
+                if cells.iter().all(|c| c.count().is_some()) {
+                    let sum: u64 = cells.iter().filter_map(|c| c.count()).sum();
+                    let total = |r: &IrqRow| r.counts.iter().sum::<u64>();
+                    assert_eq!(sum, total(n) - total(o), "{label}: {a} -> {b}");
+                }
+            }
+        }
+    }
+}

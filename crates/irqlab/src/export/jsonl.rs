@@ -29,9 +29,11 @@
 use super::irq_row_json::{self, json, push_u64 as int, write_rate, CellRates};
 use crate::filter::Filter;
 use crate::report;
-use crate::sampler::clock::{rfc3339_utc, CostMeter};
+use crate::report::CpuPctLine;
+use crate::sampler::clock::{CostMeter, MillisStamp};
+use crate::sampler::SelfCost;
 use crate::sampler::{Frame, Strategy};
-use crate::threads::ThreadCpu;
+use crate::threads::{ThreadCpu, ThreadKind};
 use crate::trace::top::TopTrace;
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
@@ -68,6 +70,12 @@ pub struct JsonlWriter {
     rates: CellRates,
     /// The live sampler's metadata epoch the cache was built in.
     epoch: u64,
+    /// A section's CPU ids (both snapshots' headers merged) and the
+    /// columns the filter keeps: reused, rebuilt per section.
+    union: Vec<u32>,
+    cols: Vec<usize>,
+    /// The delta's own buffers (no allocation per sample).
+    delta: delta::DeltaScratch,
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -125,9 +133,9 @@ impl JsonlWriter {
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
         out.clear();
-        out.extend_from_slice(b"{\"timestamp\":");
-        json(out, &rfc3339_utc(new.wall_ns));
-        out.extend_from_slice(b",\"mono_ns\":");
+        out.extend_from_slice(b"{\"timestamp\":\"");
+        out.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
+        out.extend_from_slice(b"\",\"mono_ns\":");
         int(out, new.mono_ns);
         out.extend_from_slice(b",\"interval_s\":");
         json(out, &secs);
@@ -145,7 +153,7 @@ impl JsonlWriter {
         match (&old.stat, &new.stat) {
             (Some(o), Some(n)) => {
                 let st = report::stat_section(o, n, inp.filter, Some(secs));
-                json(out, &st.cpu_pct);
+                cpu_pct(out, &st.cpu_pct);
                 // with --cpus: which CPUs the `cpu: null` line sums
                 if let Some(cpus) = &st.aggregate_cpus {
                     out.extend_from_slice(b",\"aggregate_cpus\":");
@@ -155,11 +163,11 @@ impl JsonlWriter {
             _ => out.extend_from_slice(b"[]"),
         }
         out.extend_from_slice(b",\"threads\":");
-        json(out, &inp.threads);
+        threads(out, inp.threads);
         out.extend_from_slice(b",\"self_cost\":");
-        json(out, &inp.meter.stop());
+        self_cost(out, &inp.meter.stop());
         out.extend_from_slice(b",\"strategy\":");
-        json(out, &inp.strategy);
+        out.extend_from_slice(strategy_json(inp.strategy));
         if let Some(t) = inp.trace {
             out.extend_from_slice(b",\"trace\":");
             json(out, t);
@@ -175,22 +183,26 @@ impl JsonlWriter {
         affinity: &mut AffinityFn,
         out: &mut Vec<u8>,
     ) {
-        let union = delta::union_cpus(&o.cpus, &n.cpus);
-        let cols = f.columns(&union);
-        let all = cols.len() == union.len();
-        self.rates.reserve_idle(cols.len());
         let JsonlWriter {
             rows,
             spans,
             meta,
             picked,
             rates,
+            union,
+            cols,
+            delta: scratch,
             ..
         } = self;
+        section_cpus(&o.cpus, &n.cpus, f, union, cols);
+        let (union, cols) = (&*union, &*cols);
+        let all = cols.len() == union.len();
+        rates.reserve_idle(cols.len());
         rows.clear();
         spans.clear();
         let mut pos = 0;
-        let (_, gone) = delta::interrupts_delta_each(o, n, rates.secs(), |r, _status, cells| {
+        let secs = rates.secs();
+        let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
             if !m.keep {
@@ -218,7 +230,7 @@ impl JsonlWriter {
                 .partial_cmp(&a.rate)
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
-        section_head(out, &union, &cols);
+        section_head(out, union, cols);
         for (k, s) in spans.iter().enumerate() {
             if k > 0 {
                 out.push(b',');
@@ -237,12 +249,13 @@ impl JsonlWriter {
     /// `{"cpus":[…],"rows":[{"name","counts","total","rates","total_rate"}]}`
     /// as `report::softirq_rates` serializes it, without building it.
     fn softirq_section(&mut self, o: &Softirqs, n: &Softirqs, f: &Filter, out: &mut Vec<u8>) {
-        let union = delta::union_cpus(&o.cpus, &n.cpus);
-        let cols = f.columns(&union);
-        section_head(out, &union, &cols);
+        let (union, cols) = (&mut self.union, &mut self.cols);
+        section_cpus(&o.cpus, &n.cpus, f, union, cols);
+        section_head(out, union, cols);
         let (picked, rates) = (&mut self.picked, &mut self.rates);
         let mut first = true;
-        delta::softirqs_delta_each(o, n, rates.secs(), |r, cells| {
+        let secs = rates.secs();
+        delta::softirqs_delta_each_in(&mut self.delta, o, n, secs, |r, cells| {
             if !first {
                 out.push(b',');
             }
@@ -253,6 +266,25 @@ impl JsonlWriter {
         });
         out.extend_from_slice(b"]}");
     }
+}
+
+/// The CPU ids of two headers merged ([`delta::union_cpus`]) into
+/// `union`, and the columns of it `f` keeps ([`Filter::columns`]) into
+/// `cols`, both reused.
+fn section_cpus(a: &[u32], b: &[u32], f: &Filter, union: &mut Vec<u32>, cols: &mut Vec<usize>) {
+    union.clear();
+    if a == b {
+        // the usual case: the same CPUs, already ascending
+        union.extend_from_slice(a);
+    }
+    if a != b || !union.is_sorted_by(|x, y| x < y) {
+        union.clear();
+        union.extend(a.iter().chain(b));
+        union.sort_unstable();
+        union.dedup();
+    }
+    cols.clear();
+    cols.extend((0..union.len()).filter(|&i| union.get(i).is_some_and(|&c| f.keep_cpu(c))));
 }
 
 /// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
@@ -308,6 +340,96 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
         &r.description,
         affinity.as_deref(),
     );
+}
+
+/// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes
+/// them (a gap line is `{"cpu":…}` alone), without its map machinery.
+fn cpu_pct(out: &mut Vec<u8>, lines: &[CpuPctLine]) {
+    out.push(b'[');
+    for (k, l) in lines.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"cpu\":");
+        opt_int(out, l.cpu);
+        if let Some(p) = &l.pct {
+            let fields: [(&[u8], f64); 8] = [
+                (b",\"user_pct\":", p.user_pct),
+                (b",\"nice_pct\":", p.nice_pct),
+                (b",\"system_pct\":", p.system_pct),
+                (b",\"idle_pct\":", p.idle_pct),
+                (b",\"iowait_pct\":", p.iowait_pct),
+                (b",\"irq_pct\":", p.irq_pct),
+                (b",\"softirq_pct\":", p.softirq_pct),
+                (b",\"steal_pct\":", p.steal_pct),
+            ];
+            for (key, v) in fields {
+                out.extend_from_slice(key);
+                json(out, &v);
+            }
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+/// `[{"pid":…,"name":…,"kind":{…},"cpu_pct":…,"last_cpu":…}]`: the
+/// interrupt threads as serde writes [`ThreadCpu`].
+fn threads(out: &mut Vec<u8>, threads: &[ThreadCpu]) {
+    out.push(b'[');
+    for (k, t) in threads.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"pid\":");
+        opt_int(out, t.pid);
+        out.extend_from_slice(b",\"name\":");
+        json(out, t.name.as_str());
+        let (kind, key, n): (&[u8], &[u8], u32) = match t.kind {
+            ThreadKind::Ksoftirqd { cpu } => (b"ksoftirqd", b"cpu", cpu),
+            ThreadKind::IrqThread { irq } => (b"irq_thread", b"irq", irq),
+        };
+        out.extend_from_slice(b",\"kind\":{\"type\":\"");
+        out.extend_from_slice(kind);
+        out.extend_from_slice(b"\",\"");
+        out.extend_from_slice(key);
+        out.extend_from_slice(b"\":");
+        int(out, u64::from(n));
+        out.extend_from_slice(b"},\"cpu_pct\":");
+        json(out, &t.cpu_pct);
+        out.extend_from_slice(b",\"last_cpu\":");
+        opt_int(out, t.last_cpu);
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+/// `{"user_ns":…,"system_ns":…,"cpu_ns":…,"wall_ns":…}`.
+fn self_cost(out: &mut Vec<u8>, c: &SelfCost) {
+    out.extend_from_slice(b"{\"user_ns\":");
+    int(out, c.user_ns);
+    out.extend_from_slice(b",\"system_ns\":");
+    int(out, c.system_ns);
+    out.extend_from_slice(b",\"cpu_ns\":");
+    int(out, c.cpu_ns);
+    out.extend_from_slice(b",\"wall_ns\":");
+    int(out, c.wall_ns);
+    out.push(b'}');
+}
+
+/// The strategy's JSON string, as serde writes it.
+fn strategy_json(s: Strategy) -> &'static [u8] {
+    match s {
+        Strategy::ProcInterrupts => b"\"proc_interrupts\"",
+        Strategy::PerCpuCount => b"\"per_cpu_count\"",
+    }
+}
+
+fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
+    match v {
+        Some(v) => int(out, u64::from(v)),
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
 /// One softirq vector: deltas (`null` = gap), total, rates, total rate.

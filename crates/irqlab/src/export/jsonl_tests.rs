@@ -7,6 +7,7 @@
 use super::irq_row_json::reference;
 use super::*;
 use crate::report::{CpuPctLine, SoftirqSection};
+use crate::sampler::clock::rfc3339_utc;
 use crate::sampler::SelfCost;
 use crate::threads::ThreadKind;
 use crate::trace::top::TopTrace;
@@ -529,4 +530,90 @@ fn the_trace_object_is_the_last_field_of_the_line() {
     assert!(t["softirqs"][0]["latency_p99_ns"].is_number());
     assert_eq!(t["irqs"][0]["label"], "24");
     assert!(t["irqs"][0]["us_per_s"].is_number());
+}
+
+/// The hand-written `cpu_pct`, `threads` and `self_cost` of a line are
+/// serde's bytes (not only the same JSON values): gap lines, every
+/// thread kind, unknown PID and last CPU, floats of every form.
+#[test]
+fn hand_written_fields_are_serdes_bytes() {
+    use irqlab_core::delta::CpuPct;
+    let pct = CpuPct {
+        user_pct: 75.0,
+        nice_pct: 0.0,
+        system_pct: 12.345678901234,
+        idle_pct: 1e-7,
+        iowait_pct: 3.0e21,
+        irq_pct: f64::NAN,
+        softirq_pct: 0.1,
+        steal_pct: 100.0,
+    };
+    let lines = vec![
+        CpuPctLine {
+            cpu: None,
+            pct: Some(pct),
+        },
+        CpuPctLine {
+            cpu: Some(0),
+            pct: None,
+        },
+        CpuPctLine {
+            cpu: Some(4_000_000_000),
+            pct: Some(pct),
+        },
+    ];
+    let mut out = Vec::new();
+    cpu_pct(&mut out, &lines);
+    assert_eq!(out, serde_json::to_vec(&lines).unwrap());
+    out.clear();
+    cpu_pct(&mut out, &[]);
+    assert_eq!(out, b"[]");
+    let th = |pid, name: &str, kind, cpu_pct, last_cpu| ThreadCpu {
+        pid,
+        name: name.into(),
+        kind,
+        cpu_pct,
+        last_cpu,
+        cpu_ns: 7,
+    };
+    let threads = [
+        th(
+            Some(14),
+            "ksoftirqd/0",
+            ThreadKind::Ksoftirqd { cpu: 0 },
+            0.015273481533486235,
+            Some(0),
+        ),
+        th(
+            None,
+            "irq/24-\"q\"\\ é\u{1}",
+            ThreadKind::IrqThread { irq: 24 },
+            0.0,
+            None,
+        ),
+        th(
+            Some(u32::MAX),
+            "x",
+            ThreadKind::IrqThread { irq: 7 },
+            1e300,
+            Some(1151),
+        ),
+    ];
+    for n in 0..=threads.len() {
+        out.clear();
+        super::threads(&mut out, &threads[..n]);
+        assert_eq!(out, serde_json::to_vec(&threads[..n]).unwrap());
+    }
+    let c = SelfCost {
+        user_ns: 363_000,
+        system_ns: 0,
+        cpu_ns: u64::MAX,
+        wall_ns: 9,
+    };
+    out.clear();
+    self_cost(&mut out, &c);
+    assert_eq!(out, serde_json::to_vec(&c).unwrap());
+    for s in [Strategy::ProcInterrupts, Strategy::PerCpuCount] {
+        assert_eq!(strategy_json(s), serde_json::to_vec(&s).unwrap());
+    }
 }

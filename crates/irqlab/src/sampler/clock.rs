@@ -173,6 +173,66 @@ pub fn rfc3339_utc(wall_ns: u64) -> String {
     crate::timestamp::rfc3339_ns(wall_ns, crate::timestamp::Precision::Millis)
 }
 
+/// [`rfc3339_utc`]'s text on the stack, for the per-sample paths (the
+/// `timestamp` of every JSON line, the time column of every text line):
+/// the same bytes (milliseconds truncated, as `humantime` does; a unit
+/// test compares the two), no allocation and no formatting machinery.
+#[derive(Clone, Copy)]
+pub struct MillisStamp([u8; 24]);
+
+impl MillisStamp {
+    /// `2026-11-29T19:30:01.123Z` of `wall_ns` (every u64 is a year
+    /// before 2555: always 24 bytes).
+    pub fn of(wall_ns: u64) -> MillisStamp {
+        let secs = wall_ns / 1_000_000_000;
+        let millis = (wall_ns % 1_000_000_000) / 1_000_000;
+        let (days, sod) = (secs / 86_400, secs % 86_400);
+        let (y, m, d) = civil_from_days(days);
+        let mut b = *b"0000-00-00T00:00:00.000Z";
+        let put = |b: &mut [u8; 24], at: usize, width: usize, mut v: u64| {
+            for i in (at..at + width).rev() {
+                if let Some(c) = b.get_mut(i) {
+                    *c = b'0' + (v % 10) as u8;
+                }
+                v /= 10;
+            }
+        };
+        put(&mut b, 0, 4, y);
+        put(&mut b, 5, 2, m);
+        put(&mut b, 8, 2, d);
+        put(&mut b, 11, 2, sod / 3600);
+        put(&mut b, 14, 2, sod / 60 % 60);
+        put(&mut b, 17, 2, sod % 60);
+        put(&mut b, 20, 3, millis);
+        MillisStamp(b)
+    }
+
+    /// The text (ASCII).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("1970-01-01T00:00:00.000Z")
+    }
+
+    /// The text as bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// (year, month, day) of day `days` since 1970-01-01, proleptic
+/// Gregorian (H. Hinnant's `civil_from_days`, for days ≥ 0).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +248,33 @@ mod tests {
             rfc3339_utc(1_795_462_201_999_999_999),
             "2026-11-23T19:30:01.999Z"
         );
+    }
+
+    /// The stack stamp of every per-sample line is byte for byte the
+    /// crate's one formatter, across leap days, century rules, the epoch
+    /// and the last instant a u64 holds.
+    #[test]
+    fn millis_stamp_matches_the_one_formatter() {
+        let mut probes = vec![
+            0,
+            999_999,
+            951_782_400_123_000_000,
+            951_868_799_999_999_999,
+            1_795_462_201_999_999_999,
+            4_107_542_400_000_000_000, // 2100-03-01
+            u64::MAX,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            probes.push(x);
+            probes.push(x % 4_102_444_800_000_000_000);
+        }
+        for v in probes {
+            assert_eq!(MillisStamp::of(v).as_str(), rfc3339_utc(v), "{v}");
+        }
     }
 
     #[test]

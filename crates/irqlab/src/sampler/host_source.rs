@@ -213,7 +213,9 @@ impl SnapshotSource for HostSource {
     /// Re-select the IRQs when the filter changed, one vanished or, every
     /// `RELIST_NS`, the `/sys/kernel/irq` listing changed.
     fn refresh(&mut self, latest: &Snapshot, filter: &Filter) -> anyhow::Result<bool> {
-        if pattern(filter) != self.resolved_for && self.choice != Choice::ProcInterrupts {
+        // compared in place: no copy of the pattern per sample
+        let now_for = filter.irq.as_ref().map(|r| r.as_str());
+        if now_for != self.resolved_for.as_deref() && self.choice != Choice::ProcInterrupts {
             self.reresolve(filter)?;
             return Ok(true);
         }

@@ -160,9 +160,10 @@ impl BatchWriter {
                 // IRQ at the first frame) and no String per row per sample
                 let report =
                     report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
-                let stamp = clock::rfc3339_utc(frame.cur.wall_ns);
+                let stamp = clock::MillisStamp::of(frame.cur.wall_ns);
+                let stamp = stamp.as_str();
                 let b = Block {
-                    stamp: stamp.get(11..23).unwrap_or(&stamp),
+                    stamp: stamp.get(11..23).unwrap_or(stamp),
                     report: &report,
                     threads: frame.threads,
                     self_cost: frame.self_cost(),

@@ -38,56 +38,138 @@ pub struct Block<'a> {
 #[derive(Clone, Copy)]
 struct Rate(Option<f64>);
 
-/// A small stack buffer for [`Rate`] (`{:.1}` of any rate a counter can
-/// produce fits; a longer one falls back to a `String`).
-struct Small {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl std::fmt::Write for Small {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-        dst.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
 impl std::fmt::Display for Rate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use std::fmt::Write as _;
         let Some(r) = self.0 else {
             return f.pad("-");
         };
-        let mut small = Small {
-            buf: [0; 48],
-            len: 0,
-        };
-        match write!(small, "{r:.1}") {
-            Ok(()) => f.pad(
-                std::str::from_utf8(small.buf.get(..small.len).unwrap_or_default()).unwrap_or("?"),
-            ),
-            Err(_) => f.pad(&format!("{r:.1}")),
-        }
+        Fixed(r, 1).fmt(f)
     }
 }
 
 impl Rate {
     /// Printed width (bytes; the text is ASCII).
     fn len(self) -> usize {
-        struct Count(usize);
-        impl std::fmt::Write for Count {
-            fn write_str(&mut self, s: &str) -> std::fmt::Result {
-                self.0 += s.len();
-                Ok(())
-            }
+        let Some(r) = self.0 else {
+            return 1;
+        };
+        let mut buf = [0u8; FIXED_ROOM];
+        match fixed(r, 1, &mut buf) {
+            Some(n) => n,
+            None => format!("{r:.1}").len(),
         }
-        let mut c = Count(0);
-        let _ = std::fmt::Write::write_fmt(&mut c, format_args!("{self}"));
-        c.0
     }
+}
+
+/// `{:.N}` of a float (N = the second field, at most 3), formatted by
+/// [`fixed`] on the stack, through `std::fmt` only where `fixed` does
+/// not apply.
+#[derive(Clone, Copy)]
+struct Fixed(f64, u32);
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut buf = [0u8; FIXED_ROOM];
+        match fixed(self.0, self.1, &mut buf) {
+            Some(n) => f.pad(std::str::from_utf8(buf.get(..n).unwrap_or_default()).unwrap_or("?")),
+            None => f.pad(&format!("{:.*}", self.1 as usize, self.0)),
+        }
+    }
+}
+
+/// Room [`fixed`] needs: 20 integer digits, the point, 3 decimals.
+const FIXED_ROOM: usize = 24;
+
+/// `format!("{v:.dec}")` (`dec` ≤ 3) at the start of `buf`, byte for byte,
+/// without `std::fmt`'s exact float printing (most of text's per-sample
+/// cost): v = M × 2^E exactly, so v × 10^dec is the integer M × 10^dec
+/// shifted right by −E, rounded half to even as `std` rounds an exact
+/// tie. `None` (print with `std`) for negative (also −0.0), non-finite
+/// or huge (≥ 2^63 / 10^dec) values.
+fn fixed(v: f64, dec: u32, buf: &mut [u8; FIXED_ROOM]) -> Option<usize> {
+    if !v.is_finite() || v.is_sign_negative() || dec > 3 {
+        return None;
+    }
+    let scale = 10u64.pow(dec);
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = match exp {
+        0 => (frac, -1074),
+        _ => (frac | (1u64 << 52), exp - 1075),
+    };
+    let q: u64 = if e >= 0 {
+        // an integer: exact when it fits
+        if e > 10 {
+            return None;
+        }
+        (m << e).checked_mul(scale)?
+    } else {
+        let s = e.unsigned_abs();
+        if s >= 100 {
+            0 // below 2^-47: rounds to zero at any `dec` ≤ 3
+        } else {
+            let num = u128::from(m) * u128::from(scale);
+            let q = num >> s;
+            let r = num & ((1u128 << s) - 1);
+            let half = 1u128 << (s - 1);
+            let up = r > half || (r == half && q & 1 == 1);
+            u64::try_from(q + u128::from(up)).ok()?
+        }
+    };
+    let (int, mut fr) = (q / scale, q % scale);
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut i = int;
+    loop {
+        k -= 1;
+        *digits.get_mut(k)? = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    let int_digits = digits.get(k..)?;
+    let n = int_digits.len();
+    buf.get_mut(..n)?.copy_from_slice(int_digits);
+    if dec == 0 {
+        return Some(n);
+    }
+    *buf.get_mut(n)? = b'.';
+    for j in (0..dec as usize).rev() {
+        *buf.get_mut(n + 1 + j)? = b'0' + (fr % 10) as u8;
+        fr /= 10;
+    }
+    Some(n + 1 + dec as usize)
+}
+
+/// Spaces copied for padding.
+const SPACES: [u8; 64] = [b' '; 64];
+
+/// `n` spaces.
+fn pad(out: &mut impl Write, mut n: usize) -> std::io::Result<()> {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.write_all(SPACES.get(..k).unwrap_or_default())?;
+        n -= k;
+    }
+    Ok(())
+}
+
+/// ` {:>w$}` of `Fixed(v, dec)` (`-` for `None`): one space, the text
+/// right-aligned in `w` columns, written as bytes (a block has a few
+/// hundred such cells; `std::fmt`'s padding writes them a char at a time).
+fn fixed_cell(out: &mut impl Write, v: Option<f64>, dec: u32, w: usize) -> std::io::Result<()> {
+    let mut buf = [0u8; FIXED_ROOM];
+    let text: &[u8] = match v {
+        None => b"-",
+        Some(r) => match fixed(r, dec, &mut buf) {
+            Some(n) => buf.get(..n).unwrap_or_default(),
+            None => return write!(out, " {:>w$}", Fixed(r, dec)),
+        },
+    };
+    pad(out, 1 + w.saturating_sub(text.len()))?;
+    out.write_all(text)
 }
 
 fn rate(v: Option<f64>) -> Rate {
@@ -113,8 +195,54 @@ fn cpu_head_len(c: u32) -> usize {
 
 /// `CPU{c}` right-aligned in `w` columns, after one space.
 fn cpu_head(c: u32, w: usize, out: &mut impl Write) -> std::io::Result<()> {
-    let pad = w.saturating_sub(cpu_head_len(c));
-    write!(out, " {:pad$}CPU{c}", "")
+    pad(out, 1 + w.saturating_sub(cpu_head_len(c)))?;
+    out.write_all(b"CPU")?;
+    out.write_all(itoa::Buffer::new().format(c).as_bytes())
+}
+
+/// Printed width of `s` as `std::fmt` counts it for padding (chars).
+fn width(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+/// `{s:<w$}`, written as bytes.
+fn left(out: &mut impl Write, s: &str, w: usize) -> std::io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    pad(out, w.saturating_sub(width(s)))
+}
+
+/// `{s:>w$}`, written as bytes.
+fn right(out: &mut impl Write, s: &str, w: usize) -> std::io::Result<()> {
+    pad(out, w.saturating_sub(width(s)))?;
+    out.write_all(s.as_bytes())
+}
+
+/// `{t}  {label:<lw$}`: the start of every line of a block.
+fn line_start(out: &mut impl Write, t: &str, label: &str, lw: usize) -> std::io::Result<()> {
+    out.write_all(t.as_bytes())?;
+    out.write_all(b"  ")?;
+    left(out, label, lw)
+}
+
+/// `{:<w$}` of [`report::name_of`], written without building the name.
+fn name_cell(out: &mut impl Write, l: &IrqLine, w: usize) -> std::io::Result<()> {
+    if !l.actions.is_empty() {
+        for (k, a) in l.actions.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(a.as_bytes())?;
+        }
+    } else if !l.description.is_empty() {
+        out.write_all(l.description.as_bytes())?;
+    } else {
+        out.write_all(l.label.as_bytes())?;
+    }
+    pad(out, w.saturating_sub(name_width(l)))
 }
 
 /// Least width of the label, device, total and per-CPU columns; a block
@@ -136,8 +264,10 @@ struct Widths {
 
 impl Widths {
     /// Widths fitting every row of `s` (shown or not, so that the columns
-    /// do not move when a row crosses the threshold) and its SUM line.
-    fn of(s: &IrqSection) -> Widths {
+    /// do not move when a row crosses the threshold) and its SUM line
+    /// (`per` and `total`: [`report::rate_sum`] of its rows, summed once
+    /// per block by the caller).
+    fn of(s: &IrqSection, per: &[f64], total: f64) -> Widths {
         let mut w = Widths {
             label: LABEL,
             device: DEVICE,
@@ -154,7 +284,6 @@ impl Widths {
                 top_cell = top_cell.max(*v);
             }
         }
-        let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
         top_total = top_total.max(total);
         top_cell = per.iter().fold(top_cell, |m, v| m.max(*v));
         w.total = w.total.max(rate(Some(top_total)).len());
@@ -174,18 +303,15 @@ fn header(
     w: Widths,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    write!(
-        out,
-        "{t}  {what:<lw$} {second:<dw$} {:>tw$}",
-        "total/s",
-        lw = w.label,
-        dw = w.device,
-        tw = w.total
-    )?;
+    line_start(out, t, what, w.label)?;
+    out.write_all(b" ")?;
+    left(out, second, w.device)?;
+    out.write_all(b" ")?;
+    right(out, "total/s", w.total)?;
     for c in cpus {
         cpu_head(*c, w.cpu, out)?;
     }
-    writeln!(out)
+    out.write_all(b"\n")
 }
 
 /// The rows shown: `--threshold` (default: active rows only), sorted.
@@ -206,34 +332,28 @@ fn irq_lines(
     opts: &TextOpts,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let w = Widths::of(s);
+    let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
+    let w = Widths::of(s, &per, total);
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "IRQ", "DEVICE", &s.cpus, w, out)?;
     for r in shown_rows(s, opts) {
-        let name = report::name_of(r);
-        write!(
-            out,
-            "{t}  {:<lw$} {name:<dw$} {:>tw$}",
-            r.label,
-            rate(r.total_rate)
-        )?;
+        line_start(out, t, &r.label, lw)?;
+        out.write_all(b" ")?;
+        name_cell(out, r, dw)?;
+        fixed_cell(out, r.total_rate, 1, tw)?;
         for v in r.rates.iter().flatten() {
-            write!(out, " {:>cw$}", rate(*v))?;
+            fixed_cell(out, *v, 1, cw)?;
         }
-        writeln!(out)?;
+        out.write_all(b"\n")?;
     }
-    let (per, total) = report::rate_sum(s.cpus.len(), s.rows.iter());
-    write!(
-        out,
-        "{t}  {:<lw$} {:<dw$} {:>tw$}",
-        "SUM",
-        "all rows",
-        rate(Some(total))
-    )?;
+    line_start(out, t, "SUM", lw)?;
+    out.write_all(b" ")?;
+    left(out, "all rows", dw)?;
+    fixed_cell(out, Some(total), 1, tw)?;
     for v in per {
-        write!(out, " {:>cw$}", rate(Some(v)))?;
+        fixed_cell(out, Some(v), 1, cw)?;
     }
-    writeln!(out)
+    out.write_all(b"\n")
 }
 
 fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> std::io::Result<()> {
@@ -256,17 +376,13 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
     let (lw, dw, tw, cw) = (w.label, w.device, w.total, w.cpu);
     header(t, "SOFTIRQ", "", &s.cpus, w, out)?;
     for row in &s.rows {
-        write!(
-            out,
-            "{t}  {:<lw$} {:<dw$} {:>tw$}",
-            row.name,
-            "",
-            rate(row.total_rate)
-        )?;
+        line_start(out, t, &row.name, lw)?;
+        pad(out, 1 + dw)?;
+        fixed_cell(out, row.total_rate, 1, tw)?;
         for v in row.rates.iter().flatten() {
-            write!(out, " {:>cw$}", rate(*v))?;
+            fixed_cell(out, *v, 1, cw)?;
         }
-        writeln!(out)?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -278,19 +394,21 @@ fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io:
         "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
     )?;
     for l in &s.cpu_pct {
-        let cpu = l
-            .cpu
-            .map_or_else(|| s.aggregate_label().to_string(), |c| c.to_string());
+        let mut id = itoa::Buffer::new();
+        let cpu = match l.cpu {
+            Some(c) => id.format(c),
+            None => s.aggregate_label(),
+        };
+        line_start(out, t, cpu, 12)?;
         match &l.pct {
             Some(p) => {
-                write!(out, "{t}  {cpu:<12}")?;
                 for v in p.in_print_order() {
-                    write!(out, " {v:>8.2}")?;
+                    fixed_cell(out, Some(v), 2, 8)?;
                 }
-                writeln!(out)?;
             }
-            None => writeln!(out, "{t}  {cpu:<12} {:>8}", "-")?,
+            None => fixed_cell(out, None, 2, 8)?,
         }
+        out.write_all(b"\n")?;
     }
     if let Some(note) = s.aggregate_note() {
         writeln!(out, "{t}  {note}")?;
@@ -318,17 +436,17 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
             "THREAD", "%CPU", "LASTCPU"
         )?;
         for th in b.threads {
-            let last = th
-                .last_cpu
-                .map_or_else(|| "-".to_string(), |c| c.to_string());
-            writeln!(
-                out,
-                "{t}  {:<12} {:>8.2} {:>8}  {}",
-                crate::tui::format::pid_text(th.pid),
-                th.cpu_pct,
-                last,
-                th.name
-            )?;
+            // as `crate::tui::format::pid_text`: `-` when not known
+            let (mut pid, mut last) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let pid = th.pid.map_or("-", |p| pid.format(p));
+            let last = th.last_cpu.map_or("-", |c| last.format(c));
+            line_start(out, t, pid, 12)?;
+            fixed_cell(out, Some(th.cpu_pct), 2, 8)?;
+            out.write_all(b" ")?;
+            right(out, last, 8)?;
+            out.write_all(b"  ")?;
+            out.write_all(th.name.as_bytes())?;
+            out.write_all(b"\n")?;
         }
     }
     if opts.verbose {
@@ -404,6 +522,71 @@ mod tests {
             }
         }
     }
+    /// The stack formatter of rates and CPU shares is `std`'s `{:.N}`
+    /// byte for byte: exact ties (0.25, 1.25 round half to even),
+    /// decimals that are not exact in binary (0.05, 0.35), subnormals,
+    /// integers up to the fallback's edge, and random values of every
+    /// magnitude.
+    #[test]
+    fn fixed_point_rates_equal_std_formatting() {
+        let mut vals = vec![
+            0.0,
+            -0.0,
+            0.25,
+            0.75,
+            1.25,
+            0.05,
+            0.15,
+            0.35,
+            0.45,
+            0.0005,
+            0.0015,
+            0.995,
+            9.95,
+            99.995,
+            12345.65,
+            5e-324,
+            f64::MIN_POSITIVE,
+            1e-30,
+            (1u64 << 53) as f64,
+            (1u64 << 60) as f64,
+            (1u64 << 62) as f64 * 1.5,
+            1e19,
+            1e20,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            -3.5,
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..40_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mag = 10f64.powi((x % 25) as i32 - 6);
+            vals.push((x >> 11) as f64 / (1u64 << 53) as f64 * mag);
+            vals.push(((x >> 40) as f64) / 20.0); // many exact ties
+            vals.push(f64::from_bits(x >> 1));
+        }
+        for v in vals {
+            for dec in 0..=3u32 {
+                let want = format!("{:.*}", dec as usize, v);
+                assert_eq!(Fixed(v, dec).to_string(), want, "{v:e} .{dec}");
+                assert_eq!(format!("{:>9}", Fixed(v, dec)), format!("{want:>9}"));
+                for w in [0, 3, 8, 70] {
+                    let mut b = Vec::new();
+                    fixed_cell(&mut b, Some(v), dec, w).unwrap();
+                    assert_eq!(String::from_utf8(b).unwrap(), format!(" {want:>w$}"));
+                }
+            }
+            let r = rate(Some(v));
+            assert_eq!(r.len(), format!("{v:.1}").len(), "{v:e}");
+        }
+        let mut b = Vec::new();
+        fixed_cell(&mut b, None, 1, 5).unwrap();
+        assert_eq!(b, b"     -");
+    }
+
     use crate::tui::fixtures;
 
     fn block_text(opts: &TextOpts) -> (String, Report) {
