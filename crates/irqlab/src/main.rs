@@ -11,6 +11,11 @@ use irqlab::{cli, cmd};
 
 use std::process::ExitCode;
 
+/// malloc for every block, also the 64-aligned deflate states of the
+/// gzip writers, so that a freed one is reused (`alloc.rs`).
+#[global_allocator]
+static ALLOC: irqlab::alloc::AlignedMalloc = irqlab::alloc::AlignedMalloc;
+
 fn main() -> ExitCode {
     let args = match <cli::Cli as clap::Parser>::try_parse() {
         Ok(args) => args,
