@@ -1033,6 +1033,17 @@ mod tests {
     }
 
     #[test]
+    fn start_leaves_the_gzip_thread_count_to_the_first_gzip() {
+        let t = Instant::now();
+        let l = Latest::new(b"x 1\n".repeat(1000), t, None).unwrap();
+        l.publish(b"x 2\n".repeat(1000), t);
+        assert!(l.body_as(Exposition::Prometheus, false).0.len() > 100);
+        assert_eq!(l.gzip_threads.get(), None, "found before any gzip");
+        assert!(l.body_as(Exposition::Prometheus, true).1);
+        assert!(l.gzip_threads.get().is_some_and(|&n| n >= 1));
+    }
+
+    #[test]
     fn gzip_is_made_at_publication_once_asked_for() {
         let t = Instant::now();
         let l = Latest::new(b"x 1\n".repeat(1000), t, None).unwrap();
