@@ -262,8 +262,8 @@ fn interrupt_threads(fs: &HostFs, cache_path: Option<&std::path::Path>) -> Vec<(
         let text = fs.read_attr(&paths::pid_file(pid, "stat"))?;
         PidStat::parse(text.as_bytes()).ok()?.starttime
     };
-    let new = cache::resolve(old.as_ref(), &boot_id, kids, ticks, start_of, comm);
-    if !cache::same(old.as_ref(), &new) {
+    let (new, vouched) = cache::resolve(old.as_ref(), &boot_id, kids, ticks, start_of, comm);
+    if !cache::same(old.as_ref(), &new, vouched) {
         let _ = cache::store(path, &new);
     }
     new.kids

@@ -134,7 +134,8 @@ fn mark_of(name: Option<String>) -> Mark {
 /// The marks of `kids` (kthreadd's children of boot `boot_id`, listed
 /// after boot tick `ticks`): from `cached` where it vouches for them (see
 /// the module documentation), else from `comm_of`. `start_of` gives a
-/// pid's start time in boot ticks. Pure but for the two readers.
+/// pid's start time in boot ticks. Pure but for the two readers. The
+/// flag says whether `cached` vouched for the children it knew.
 pub fn resolve(
     cached: Option<&Cache>,
     boot_id: &str,
@@ -142,7 +143,7 @@ pub fn resolve(
     ticks: u64,
     start_of: impl FnOnce(u32) -> Option<u64>,
     mut comm_of: impl FnMut(u32) -> Option<String>,
-) -> Cache {
+) -> (Cache, bool) {
     let known = cached.filter(|c| c.boot_id == boot_id).and_then(|c| {
         let map: HashMap<u32, &Mark> = c.kids.iter().map(|(p, m)| (*p, m)).collect();
         let x = kids.iter().rposition(|p| map.contains_key(p))?;
@@ -162,17 +163,21 @@ pub fn resolve(
         };
         (pid, mark)
     });
-    Cache {
+    let c = Cache {
         boot_id: boot_id.to_string(),
         ticks,
         kids: marks.collect(),
-    }
+    };
+    (c, known.is_some())
 }
 
 /// Whether `new` says nothing `old` did not (same boot and children,
-/// same marks): then `old`, with its earlier tick, stays.
-pub fn same(old: Option<&Cache>, new: &Cache) -> bool {
-    old.is_some_and(|o| o.boot_id == new.boot_id && o.kids == new.kids)
+/// same marks) and `old` vouched for them (`vouched`, from [`resolve`]):
+/// then `old`, with its earlier tick, stays. A file that could not vouch
+/// (a reused pid) is replaced even when the names came out the same, or
+/// every later start would read them all again.
+pub fn same(old: Option<&Cache>, new: &Cache, vouched: bool) -> bool {
+    vouched && old.is_some_and(|o| o.boot_id == new.boot_id && o.kids == new.kids)
 }
 
 #[cfg(test)]
@@ -198,9 +203,9 @@ mod tests {
         kids: &[u32],
         names: &[(u32, &str)],
         start: u64,
-    ) -> (Cache, Vec<u32>) {
+    ) -> (Cache, Vec<u32>, bool) {
         let read = RefCell::new(Vec::new());
-        let c = resolve(
+        let (c, vouched) = resolve(
             cached,
             "b1",
             kids,
@@ -214,7 +219,7 @@ mod tests {
                     .map(|(_, n)| n.to_string())
             },
         );
-        (c, read.into_inner())
+        (c, read.into_inner(), vouched)
     }
 
     const MACHINE: [(u32, &str); 5] = [
@@ -228,16 +233,17 @@ mod tests {
     #[test]
     fn thread_names_come_from_the_boot_cache_when_the_kthread_list_is_unchanged() {
         let kids = [3, 14, 22, 50, 60];
-        let (first, read) = run(None, &kids, &MACHINE, 7);
+        let (first, read, vouched) = run(None, &kids, &MACHINE, 7);
         assert_eq!(read, kids, "no cache: every name read");
         assert_eq!(first, cache(500, &MACHINE));
+        assert!(!same(None, &first, vouched));
         let old = Cache {
             ticks: 400,
             ..first
         };
-        let (again, read) = run(Some(&old), &kids, &MACHINE, 7);
+        let (again, read, vouched) = run(Some(&old), &kids, &MACHINE, 7);
         assert!(read.is_empty(), "read {read:?}");
-        assert!(same(Some(&old), &again));
+        assert!(same(Some(&old), &again, vouched), "nothing to store");
     }
 
     #[test]
@@ -246,10 +252,10 @@ mod tests {
         // 60 exited, 61 and 62 were made: only they are read
         let now = [3, 14, 22, 50, 61, 62];
         let names = [(61, "irq/30-virtio0"), (62, "kworker/1:2")];
-        let (c, read) = run(Some(&old), &now, &names, 7);
+        let (c, read, vouched) = run(Some(&old), &now, &names, 7);
         assert_eq!(read, [61, 62]);
         assert_eq!(c.kids[4], (61, Mark::Target("irq/30-virtio0".into())));
-        assert!(!same(Some(&old), &c));
+        assert!(!same(Some(&old), &c, vouched));
     }
 
     #[test]
@@ -258,23 +264,27 @@ mod tests {
         let kids = [3, 14, 22, 50, 60];
         // the last listed child started at or after the cached tick: it
         // may be a new process under an old pid
-        let (_, read) = run(Some(&old), &kids, &MACHINE, 400);
+        let (c, read, vouched) = run(Some(&old), &kids, &MACHINE, 400);
         assert_eq!(read, kids);
+        // the same names, but the file could not vouch: it is replaced
+        // (its tick moves on), else every start would read them all
+        assert_eq!(c.kids, old.kids);
+        assert!(!same(Some(&old), &c, vouched));
         let other_boot = Cache {
             boot_id: "b0".into(),
             ..old.clone()
         };
-        let (_, read) = run(Some(&other_boot), &kids, &MACHINE, 7);
+        let (_, read, _) = run(Some(&other_boot), &kids, &MACHINE, 7);
         assert_eq!(read, kids);
         // a child before the last known one that the cache lacks
-        let (_, read) = run(Some(&old), &[3, 9, 14, 22, 50, 60], &MACHINE, 7);
+        let (_, read, _) = run(Some(&old), &[3, 9, 14, 22, 50, 60], &MACHINE, 7);
         assert_eq!(read.len(), 6);
     }
 
     #[test]
     fn unnamed_and_unreadable_children_are_read_again() {
         let names = [(14, "kthreadd"), (22, "ksoftirqd/1")];
-        let (c, _) = run(None, &[14, 22, 99], &names, 7);
+        let (c, _, _) = run(None, &[14, 22, 99], &names, 7);
         assert_eq!(
             c.kids,
             [
@@ -284,7 +294,7 @@ mod tests {
             ]
         );
         let old = Cache { ticks: 400, ..c };
-        let (c, read) = run(Some(&old), &[14, 22, 99], &MACHINE, 7);
+        let (c, read, _) = run(Some(&old), &[14, 22, 99], &MACHINE, 7);
         assert_eq!(read, [14, 99]);
         assert_eq!(c.kids[0], (14, Mark::Target("ksoftirqd/0".into())));
     }
