@@ -250,7 +250,7 @@ fn interrupt_threads(fs: &HostFs, cache_path: Option<&std::path::Path>) -> Vec<(
     let comm = |pid: u32| fs.read_attr(&paths::pid_file(pid, "comm"));
     let (Some(path), Some(kids), Some(ticks), Some(boot_id)) = (cache_path, &kids, ticks, boot_id)
     else {
-        let pids = kids.unwrap_or_else(|| candidates(fs));
+        let pids = candidates(fs, kids);
         return pids
             .into_iter()
             .filter_map(|pid| Some((pid, comm(pid)?)))
@@ -286,14 +286,15 @@ fn boot_ticks() -> Option<u64> {
     Some(ns / tick_ns())
 }
 
-/// The pids whose `comm` [`Threads`] reads: the kernel threads, when
-/// kthreadd (pid 2) lists its children (every kernel thread is one, and
+/// The pids whose `comm` [`Threads`] reads: the kernel threads
+/// (`kernel_threads`, from [`kernel_threads`]), when kthreadd (pid 2)
+/// lists its children (every kernel thread is one, and
 /// only kernel threads are: an interrupt thread is never a user process),
 /// else every pid under `/proc` (no `CONFIG_PROC_CHILDREN`, a PID
 /// namespace without kernel threads, a captured tree). On a machine with
 /// many processes this skips the `comm` of every user process.
-fn candidates(fs: &HostFs) -> Vec<u32> {
-    kernel_threads(fs).unwrap_or_else(|| {
+fn candidates(fs: &HostFs, kernel_threads: Option<Vec<u32>>) -> Vec<u32> {
+    kernel_threads.unwrap_or_else(|| {
         fs.list_dir(paths::PROC)
             .iter()
             .filter_map(|e| e.parse().ok())
