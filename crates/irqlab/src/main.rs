@@ -11,8 +11,13 @@ use irqlab::{cli, cmd};
 
 use std::process::ExitCode;
 
+/// malloc for every block, also the 64-aligned deflate states of the
+/// gzip writers, so that a freed one is reused (`alloc.rs`).
+#[global_allocator]
+static ALLOC: irqlab::alloc::AlignedMalloc = irqlab::alloc::AlignedMalloc;
+
 fn main() -> ExitCode {
-    let args = match <cli::Cli as clap::Parser>::try_parse() {
+    let args = match parse() {
         Ok(args) => args,
         Err(e) => return usage(&e),
     };
@@ -24,6 +29,15 @@ fn main() -> ExitCode {
             ExitCode::from(cmd::EXIT_FAILURE)
         }
     }
+}
+
+/// The arguments, as `Cli::try_parse` reads them, through
+/// `cli::parse_command`: only the subcommand run gets its flags built.
+fn parse() -> Result<cli::Cli, clap::Error> {
+    let mut cmd = cli::parse_command();
+    let mut matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    <cli::Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut matches)
+        .map_err(|e| e.format(&mut cmd))
 }
 
 /// clap's verdict: help and version to stdout (exit 0); usage errors to

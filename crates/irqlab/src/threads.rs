@@ -2,7 +2,8 @@
 //!
 //! Finds `ksoftirqd/N` and `irq/N-name` (and forced-threading secondaries
 //! `irq/N-s-name`) by reading the `comm` of kthreadd's children (else of
-//! every `/proc/PID`) once (again only when a tracked pid disappears),
+//! every `/proc/PID`) once (again only when a tracked pid disappears;
+//! live, only the children a per-boot cache cannot vouch for: `cache.rs`),
 //! then samples each thread's CPU time per
 //! interval from `/proc/PID/schedstat` (ns), falling back to `stat`
 //! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
@@ -11,6 +12,8 @@
 //! [`ThreadCpu`] is the one type of a thread's CPU use: live (here), as
 //! recorded (`sampler::counters`, `record`) and replayed
 //! (`record::playback`); `top --batch` JSON and the TUI consume it.
+
+mod cache;
 
 use crate::host::HostFs;
 use irqlab_core::paths;
@@ -128,11 +131,14 @@ impl Threads {
     }
 
     fn scan(&mut self, fs: &HostFs) {
+        self.scan_with(fs, cache::path().as_deref());
+    }
+
+    /// [`Threads::scan`] with the names cache at `cache_path` (`None`:
+    /// none; used only for the live root).
+    fn scan_with(&mut self, fs: &HostFs, cache_path: Option<&std::path::Path>) {
         let mut found = Vec::new();
-        for pid in candidates(fs) {
-            let Some(name) = fs.read_attr(&paths::pid_file(pid, "comm")) else {
-                continue;
-            };
+        for (pid, name) in interrupt_threads(fs, cache_path) {
             if let Some(kind) = classify(&name) {
                 let prev = self.tracked.iter().find(|t| t.pid == pid && t.name == name);
                 found.push(TrackedThread {
@@ -230,14 +236,65 @@ impl TrackedThread {
     }
 }
 
-/// The pids whose `comm` [`Threads`] reads: the kernel threads, when
-/// kthreadd (pid 2) lists its children (every kernel thread is one, and
+/// (pid, name) of every interrupt thread under `fs`'s root: the names of
+/// kthreadd's children through the per-boot cache at `cache_path`
+/// (`cache.rs`) when the root is the live `/`, else each read.
+fn interrupt_threads(fs: &HostFs, cache_path: Option<&std::path::Path>) -> Vec<(u32, String)> {
+    let cache_path = cache_path.filter(|_| fs.root() == std::path::Path::new("/"));
+    // the tick before the list is read: every child made before it is listed
+    let ticks = cache_path.and_then(|_| boot_ticks());
+    let kids = kernel_threads(fs);
+    let boot_id = ticks
+        .and_then(|_| fs.read_attr(paths::BOOT_ID))
+        .filter(|b| !b.is_empty());
+    let comm = |pid: u32| fs.read_attr(&paths::pid_file(pid, "comm"));
+    let (Some(path), Some(kids), Some(ticks), Some(boot_id)) = (cache_path, &kids, ticks, boot_id)
+    else {
+        let pids = candidates(fs, kids);
+        return pids
+            .into_iter()
+            .filter_map(|pid| Some((pid, comm(pid)?)))
+            .filter(|(_, name)| classify(name).is_some())
+            .collect();
+    };
+    let old = cache::load(path);
+    let start_of = |pid: u32| {
+        let text = fs.read_attr(&paths::pid_file(pid, "stat"))?;
+        PidStat::parse(text.as_bytes()).ok()?.starttime
+    };
+    let (new, vouched) = cache::resolve(old.as_ref(), &boot_id, kids, ticks, start_of, comm);
+    if !cache::same(old.as_ref(), &new, vouched) {
+        let _ = cache::store(path, &new);
+    }
+    new.kids
+        .into_iter()
+        .filter_map(|(pid, mark)| match mark {
+            cache::Mark::Target(name) => Some((pid, name)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// CLOCK_BOOTTIME in clock ticks (USER_HZ), the unit and clock of a
+/// process's start time in `/proc/PID/stat`.
+fn boot_ticks() -> Option<u64> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let ns = u64::try_from(t.tv_sec())
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(u64::try_from(t.tv_nsec()).ok()?)?;
+    Some(ns / tick_ns())
+}
+
+/// The pids whose `comm` [`Threads`] reads: the kernel threads
+/// (`kernel_threads`, from [`kernel_threads`]), when kthreadd (pid 2)
+/// lists its children (every kernel thread is one, and
 /// only kernel threads are: an interrupt thread is never a user process),
 /// else every pid under `/proc` (no `CONFIG_PROC_CHILDREN`, a PID
 /// namespace without kernel threads, a captured tree). On a machine with
 /// many processes this skips the `comm` of every user process.
-fn candidates(fs: &HostFs) -> Vec<u32> {
-    kernel_threads(fs).unwrap_or_else(|| {
+fn candidates(fs: &HostFs, kernel_threads: Option<Vec<u32>>) -> Vec<u32> {
+    kernel_threads.unwrap_or_else(|| {
         fs.list_dir(paths::PROC)
             .iter()
             .filter_map(|e| e.parse().ok())
@@ -423,6 +480,29 @@ mod tests {
             missed.is_empty(),
             "interrupt threads not listed: {missed:?}"
         );
+    }
+
+    #[test]
+    fn live_threads_found_through_the_boot_cache_are_those_read_directly() {
+        let fs = HostFs::new("/");
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("threads");
+        let found = |cache: Option<&std::path::Path>| {
+            let mut th = Threads::new(&HostFs::new(d.path()));
+            th.scan_with(&fs, cache);
+            th.tracked
+                .iter()
+                .map(|t| (t.pid, t.name.clone()))
+                .collect::<Vec<_>>()
+        };
+        let direct = found(None);
+        // the first run fills the cache, the second reads from it
+        assert_eq!(found(Some(&path)), direct);
+        if cache::load(&path).is_none() {
+            eprintln!("skipping: no kthreadd children list or boot id here");
+            return;
+        }
+        assert_eq!(found(Some(&path)), direct);
     }
 
     #[test]

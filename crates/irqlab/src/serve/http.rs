@@ -51,8 +51,10 @@ pub struct Latest {
     /// Forms scrapes asked for since the last publication ([`WANT_GZ`],
     /// [`WANT_OM`]).
     wanted: AtomicU8,
-    /// Threads that gzip a body.
-    gzip_threads: usize,
+    /// Threads that gzip a body: the CPUs this process may use, found at
+    /// the first gzip (not at start: reading the cgroup's CPU quota costs
+    /// ten syscalls a run without a gzip scrape need not pay).
+    gzip_threads: std::sync::OnceLock<usize>,
 }
 
 /// `wanted` bits: the gzip of Prometheus text, of OpenMetrics (indexed
@@ -126,8 +128,14 @@ impl Latest {
             min_interval,
             wake,
             wanted: AtomicU8::new(0),
-            gzip_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            gzip_threads: std::sync::OnceLock::new(),
         })
+    }
+
+    fn gzip_threads(&self) -> usize {
+        *self
+            .gzip_threads
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -172,7 +180,7 @@ impl Latest {
     }
 
     fn gzip(&self, body: &[u8]) -> Option<Arc<Vec<u8>>> {
-        super::gzip::gzip(body, self.gzip_threads).map(Arc::new)
+        super::gzip::gzip(body, self.gzip_threads()).map(Arc::new)
     }
 
     /// A read that began at `read_at` failed: the bodies stay, and the
@@ -1022,6 +1030,17 @@ mod tests {
         // Cached mode never waits.
         let c = Latest::new(b"a".to_vec(), t, None).unwrap();
         assert_eq!(c.scrape(t + min * 100), Freshness::Now);
+    }
+
+    #[test]
+    fn start_leaves_the_gzip_thread_count_to_the_first_gzip() {
+        let t = Instant::now();
+        let l = Latest::new(b"x 1\n".repeat(1000), t, None).unwrap();
+        l.publish(b"x 2\n".repeat(1000), t);
+        assert!(l.body_as(Exposition::Prometheus, false).0.len() > 100);
+        assert_eq!(l.gzip_threads.get(), None, "found before any gzip");
+        assert!(l.body_as(Exposition::Prometheus, true).1);
+        assert!(l.gzip_threads.get().is_some_and(|&n| n >= 1));
     }
 
     #[test]

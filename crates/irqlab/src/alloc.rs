@@ -1,0 +1,172 @@
+//! The binary's global allocator: the system allocator, except that
+//! blocks aligned beyond what `malloc` guarantees (16 bytes) are carved
+//! out of a plain `malloc` of `size + align` instead of glibc's
+//! `posix_memalign`.
+//!
+//! Why: every GZIP page of a Parquet segment (`record/segment.rs`,
+//! `record/identity.rs`) and every gzip body of `serve` makes a fresh
+//! deflate state, ~330 KB allocated at 64-byte alignment and zeroed. A
+//! block glibc's `posix_memalign` returned and took back is too small for
+//! the next identical request (that one asks for `size + align + 32`
+//! bytes to split from), so while the thread cache keeps the small
+//! neighbouring chunks from coalescing, each page's state is new heap,
+//! faulted in page by page: 1 540 page faults and 2.2 ms of CPU to close
+//! a 2-sample segment. A `malloc` of the same `size + align` fits the
+//! block freed before it exactly and is reused (BENCHMARKS.md, session 10).
+//!
+//! The raw pointer is kept in the 8 bytes just below the aligned one
+//! (there are at least 16: `malloc`'s result is 16-aligned and the
+//! aligned pointer lies past it).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Alignment `malloc` guarantees on 64-bit Linux.
+const MALLOC_ALIGN: usize = 16;
+
+/// See the module documentation.
+pub struct AlignedMalloc;
+
+/// The raw `malloc` pointer is stored just below the aligned block.
+const SLOT: usize = std::mem::size_of::<usize>();
+
+#[allow(unsafe_code)]
+// SAFETY (every method): blocks with align <= 16 are System's unchanged;
+// the others come from `malloc(size + align)`, aligned up past the raw
+// pointer (at least 16 bytes past it, as both are 16-aligned and the
+// aligned one is strictly greater), which is stored in the usize just
+// below the aligned pointer and handed back to `free`.
+unsafe impl GlobalAlloc for AlignedMalloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.align() <= MALLOC_ALIGN {
+            // SAFETY: the caller's contract, passed on
+            return unsafe { System.alloc(layout) };
+        }
+        let Some(total) = layout.size().checked_add(layout.align()) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: malloc of a non-zero size
+        let raw = unsafe { nix::libc::malloc(total) }.cast::<u8>();
+        if raw.is_null() {
+            return raw;
+        }
+        let addr = raw as usize;
+        let aligned = (addr + layout.align()) & !(layout.align() - 1);
+        // SAFETY: aligned - raw is in 16..=align, so the block
+        // [aligned, aligned + size) and the slot below it lie in raw's
+        // allocation of size + align bytes
+        unsafe {
+            let p = raw.add(aligned - addr);
+            p.sub(SLOT).cast::<usize>().write_unaligned(addr);
+            p
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if layout.align() <= MALLOC_ALIGN {
+            // SAFETY: allocated by System with this layout
+            return unsafe { System.dealloc(ptr, layout) };
+        }
+        // SAFETY: `alloc` stored the raw malloc pointer in the slot
+        unsafe {
+            let raw = ptr.sub(SLOT).cast::<usize>().read_unaligned();
+            nix::libc::free(raw as *mut nix::libc::c_void);
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if layout.align() <= MALLOC_ALIGN {
+            // SAFETY: the caller's contract, passed on
+            return unsafe { System.alloc_zeroed(layout) };
+        }
+        // SAFETY: as `alloc`; the block is then zeroed over its size
+        unsafe {
+            let p = self.alloc(layout);
+            if !p.is_null() {
+                p.write_bytes(0, layout.size());
+            }
+            p
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if layout.align() <= MALLOC_ALIGN {
+            // SAFETY: allocated by System with this layout
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        // SAFETY: a new block of the same alignment, the old contents
+        // copied (the smaller of both sizes), the old block freed
+        unsafe {
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let p = self.alloc(new_layout);
+            if !p.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            p
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_blocks_are_aligned_zeroed_and_keep_their_contents() {
+        let a = AlignedMalloc;
+        for align in [1, 8, 16, 32, 64, 4096] {
+            for size in [1, 24, 1000, 300_000] {
+                let l = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: non-zero sizes, freed with their layout
+                unsafe {
+                    let z = a.alloc_zeroed(l);
+                    assert!(!z.is_null());
+                    assert_eq!(z as usize % align, 0, "{size} at {align}");
+                    assert!(std::slice::from_raw_parts(z, size).iter().all(|&b| b == 0));
+                    z.write_bytes(0xa5, size);
+                    let r = a.realloc(z, l, size * 2);
+                    assert_eq!(r as usize % align, 0);
+                    assert!(std::slice::from_raw_parts(r, size)
+                        .iter()
+                        .all(|&b| b == 0xa5));
+                    a.dealloc(r, Layout::from_size_align(size * 2, align).unwrap());
+                }
+            }
+        }
+    }
+
+    /// The segment writer's pattern: a ~330 KB 64-aligned deflate state
+    /// made and dropped once per page, small allocations between. The
+    /// freed block must serve the next one (else every page is new heap,
+    /// faulted in): at most a few distinct addresses over 20 rounds (the
+    /// first may be an mmap; glibc's posix_memalign gave 14 here).
+    #[test]
+    fn large_aligned_blocks_are_reused_after_free() {
+        let distinct = rounds(&AlignedMalloc);
+        assert!(distinct <= 4, "{distinct} distinct blocks for 20 rounds");
+    }
+
+    /// Distinct addresses of the big block over 20 rounds of `a`.
+    fn rounds(a: &dyn GlobalAlloc) -> usize {
+        let big = Layout::from_size_align(330_000, 64).unwrap();
+        let small = Layout::from_size_align(40, 8).unwrap();
+        let mut keep = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        // SAFETY: every block freed with its layout
+        unsafe {
+            for _ in 0..20 {
+                let p = a.alloc_zeroed(big);
+                assert!(!p.is_null());
+                seen.insert(p as usize);
+                keep.push(a.alloc(small));
+                a.dealloc(p, big);
+                keep.push(a.alloc(small));
+            }
+            for s in keep {
+                a.dealloc(s, small);
+            }
+        }
+        seen.len()
+    }
+}
