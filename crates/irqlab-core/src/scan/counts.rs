@@ -70,12 +70,52 @@ fn value(digits: &[u8]) -> u64 {
         .fold(0u64, |v, &c| v * 10 + u64::from(c - b'0'))
 }
 
+/// The count of one kernel column at the start of `field`: a space, then
+/// spaces and at least one digit filling ten bytes, then the space that
+/// starts the next column (`seq_put_decimal_ull_width(" ", v, 10)`, how
+/// `/proc/interrupts` and `/proc/softirqs` print every per-CPU count).
+/// `None` for anything else.
+#[inline]
+fn column(field: &[u8; 16]) -> Option<u64> {
+    let (d, s) = masks16(field);
+    // bits 1..=10: the ten bytes after the leading space
+    let digits = d & 0x7fe;
+    let low = digits & digits.wrapping_neg();
+    // spaces, then digits up to byte 10; spaces around the field
+    let aligned =
+        digits != 0 && digits.wrapping_add(low) == 0x800 && s & 0xfff == 0x801 | (0x7fe & !digits);
+    if !aligned {
+        return None;
+    }
+    let first = low.trailing_zeros() as usize;
+    Some(match field.get(first..11) {
+        Some(&[c]) => u64::from(c - b'0'),
+        Some(run) => value(run),
+        None => return None,
+    })
+}
+
 /// Read counts from `pos` (a space or the first digit of a count) into
 /// `out` until it holds `limit` values or a block holds something the fast
 /// path leaves to the byte loop. Returns the position to go on from: just
 /// past the last count read (a space follows it), or `pos` itself.
+///
+/// Columns of the kernel's fixed width are read one at a time first (one
+/// 16-byte compare each, [`column`]); the first that is not one (a wider
+/// count, a tab, the description) goes to the 64-byte blocks.
 #[inline]
 pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
+    while out.len() < limit {
+        let Some(v) = line
+            .get(pos..)
+            .and_then(|r| r.first_chunk::<16>())
+            .and_then(column)
+        else {
+            break;
+        };
+        out.push(v);
+        pos += 11;
+    }
     while out.len() < limit {
         let Some(block) = line.get(pos..).and_then(|r| r.first_chunk::<64>()) else {
             break;
@@ -162,6 +202,79 @@ mod tests {
                 assert_eq!(d >> i & 1 == 1, c.is_ascii_digit(), "{block:?} {i}");
                 assert_eq!(s >> i & 1 == 1, c == b' ', "{block:?} {i}");
             }
+        }
+    }
+
+    #[test]
+    fn kernel_columns_are_read_one_at_a_time() {
+        let mut line = String::new();
+        let want: Vec<u64> = (0..50)
+            .map(|i| [0, 7, 4_294_967_295, 1234][i % 4])
+            .collect();
+        for v in &want {
+            line.push_str(&format!(" {v:>10}"));
+        }
+        line.push_str("  IR-PCI-MSI 327680-edge      eth0");
+        for i in 0..want.len() {
+            let mut field = [0u8; 16];
+            field.copy_from_slice(&line.as_bytes()[11 * i..11 * i + 16]);
+            assert_eq!(column(&field), Some(want[i]), "{i}");
+        }
+        let mut out = Vec::new();
+        let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
+        assert_eq!(out, want);
+        assert_eq!(end, 11 * want.len());
+        // not a column: no leading space, a tab, a glued or wider count,
+        // a digit run not reaching byte 10, only spaces
+        for bad in [
+            "x         1       ",
+            " \t        1       ",
+            "          12x     ",
+            " 12345678901      ",
+            "         1  2     ",
+            "                  ",
+            "           1      ",
+        ] {
+            let field: [u8; 16] = bad.as_bytes()[..16].try_into().unwrap();
+            assert_eq!(column(&field), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn any_line_reads_as_the_byte_loop_reads_it() {
+        // the fast paths against a plain tokenizer: every count they read
+        // is a whole space-separated token, and they stop where the next
+        // token is not one they can read
+        let mut rng = crate::rng::Rng::new(3);
+        let alphabet = b"          0123456789\tx";
+        for case in 0..5000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next_u64() % 40) {
+                let v = rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3];
+                line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                if rng.next_u64() % 8 == 0 {
+                    let c = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(at, c);
+                }
+            }
+            let limit = match case % 5 {
+                0 => (rng.next_u64() % 30) as usize,
+                _ => usize::MAX,
+            };
+            let mut out = Vec::new();
+            let end = read_spaced(&line, 0, limit, &mut out);
+            let tokens: Vec<&[u8]> = line[..end]
+                .split(|&c| c == b' ')
+                .filter(|t| !t.is_empty())
+                .collect();
+            let read: Vec<u64> = tokens
+                .iter()
+                .map(|t| std::str::from_utf8(t).unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(out, read, "{:?}", String::from_utf8_lossy(&line));
+            assert!(out.len() <= limit);
+            assert!(end == line.len() || line[end] == b' ' || end == 0, "{end}");
         }
     }
 
