@@ -235,7 +235,7 @@ fn snapshot_with(
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
 /// kept interrupt row is serialized as it is parsed (the scratch row's
-/// count buffer lent to the line and taken back) into one text buffer,
+/// count buffer lent to the line and taken back) into held chunks,
 /// written once the whole file parsed — so a bad line still fails before
 /// anything is printed, and a 1152-CPU file is held as 3 MB of JSON, not
 /// 10 MB of counts in fresh pages. The same document as the report's
@@ -246,7 +246,9 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         .attr_dir(irqlab_core::paths::PROC_IRQ)
         .ok();
     let mut rows = export::chunks::Chunks::default();
-    let mut one = Vec::new();
+    let mut first = true;
+    // room asked of the held chunk for the next row: the widest so far
+    let mut widest = 1 << 16;
     let mut kept = 0usize;
     let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
         kept += 1;
@@ -255,14 +257,15 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                 l.affinity = read_affinity_at(dir, irq);
             }
-            // one row into a reused buffer, then one copy into the
-            // held output
-            one.clear();
-            if !rows.is_empty() {
-                one.push(b',');
+            // straight into the held output (no copy through a row buffer)
+            let held = rows.tail(widest);
+            let start = held.len();
+            if !first {
+                held.push(b',');
             }
-            export::irq_row_json::line(&mut one, &l);
-            rows.write_all(&one)?;
+            first = false;
+            export::irq_row_json::line(held, &l);
+            widest = widest.max(held.len() - start);
         }
         if let Some(c) = l.counts.take() {
             counts.give_back(c, row);
@@ -286,7 +289,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     out.write_all(b",\"softirqs\":")?;
     serde_json::to_writer(&mut out, &rest.softirqs).map_err(std::io::Error::from)?;
     out.write_all(b",\"stat\":")?;
-    serde_json::to_writer(&mut out, &rest.stat).map_err(std::io::Error::from)?;
+    export::report_json::stat(&mut out, rest.stat.as_ref())?;
     out.write_all(b"}\n")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
