@@ -235,20 +235,19 @@ fn snapshot_with(
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
 /// kept interrupt row is serialized as it is parsed (the scratch row's
-/// count buffer lent to the line and taken back) into held chunks,
-/// written once the whole file parsed — so a bad line still fails before
-/// anything is printed, and a 1152-CPU file is held as 3 MB of JSON, not
-/// 10 MB of counts in fresh pages. The same document as the report's
+/// count buffer lent to the line and taken back) and held
+/// ([`export::report_json::HeldRows`]: runs of zero counts as their
+/// length), written once the whole file parsed — so a bad line still fails
+/// before anything is printed, and a 1152-CPU file's 3 MB of JSON rows is
+/// held in a few hundred KB of fresh pages, not 10 MB of counts. The same document as the report's
 /// (tested byte for byte in tests/show_json_stream.rs).
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
     let attrs = HostFs::new(root)
         .attr_dir(irqlab_core::paths::PROC_IRQ)
         .ok();
-    let mut rows = export::chunks::Chunks::default();
-    let mut first = true;
-    // room asked of the held chunk for the next row: the widest so far
-    let mut widest = 1 << 16;
+    let mut rows = export::report_json::HeldRows::default();
+    let mut one = Vec::new();
     let mut kept = 0usize;
     let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
         kept += 1;
@@ -257,15 +256,14 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                 l.affinity = read_affinity_at(dir, irq);
             }
-            // straight into the held output (no copy through a row buffer)
-            let held = rows.tail(widest);
-            let start = held.len();
-            if !first {
-                held.push(b',');
+            // one row into a reused buffer, then held (runs of zero
+            // counts as their length)
+            one.clear();
+            if !rows.is_empty() {
+                one.push(b',');
             }
-            first = false;
-            export::irq_row_json::line(held, &l);
-            widest = widest.max(held.len() - start);
+            export::irq_row_json::line(&mut one, &l);
+            rows.push(&one);
         }
         if let Some(c) = l.counts.take() {
             counts.give_back(c, row);

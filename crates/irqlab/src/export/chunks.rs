@@ -23,21 +23,6 @@ impl Chunks {
         self.done.is_empty() && self.cur.is_empty()
     }
 
-    /// The chunk to append to in place (a writer that fills a `Vec`),
-    /// with at least `room` bytes free: a new chunk (of at least `room`
-    /// bytes) when the current one has less. Appending more than `room`
-    /// grows the chunk (a copy) and loses nothing.
-    pub fn tail(&mut self, room: usize) -> &mut Vec<u8> {
-        if self.cur.capacity() - self.cur.len() < room {
-            let next = Vec::with_capacity(CHUNK.max(room));
-            let full = std::mem::replace(&mut self.cur, next);
-            if !full.is_empty() {
-                self.done.push(full);
-            }
-        }
-        &mut self.cur
-    }
-
     /// Write everything, in order, to `out`.
     pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
         for c in self.done.iter().chain(std::iter::once(&self.cur)) {
@@ -85,27 +70,6 @@ mod tests {
         }
         assert!(!c.is_empty() && !c.done.is_empty());
         assert!(c.done.iter().all(|d| d.len() == CHUNK));
-        let mut got = Vec::new();
-        c.write_to(&mut got).unwrap();
-        assert_eq!(got, want);
-    }
-
-    #[test]
-    fn appends_in_place_and_between_writes() {
-        let mut c = Chunks::default();
-        let mut want = Vec::new();
-        for i in 0..600u32 {
-            let piece = format!("{i}:{}", "y".repeat((i * 37 % 5000) as usize));
-            if i % 3 == 0 {
-                c.write_all(piece.as_bytes()).unwrap();
-            } else {
-                let tail = c.tail(4096);
-                assert!(tail.capacity() - tail.len() >= 4096);
-                tail.extend_from_slice(piece.as_bytes());
-            }
-            want.extend_from_slice(piece.as_bytes());
-        }
-        assert!(!c.is_empty());
         let mut got = Vec::new();
         c.write_to(&mut got).unwrap();
         assert_eq!(got, want);
