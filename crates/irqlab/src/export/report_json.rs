@@ -170,12 +170,25 @@ const HELD_CHUNK: usize = 256 << 10;
 ///
 /// Held form: the text, except that `RUN` and a little-endian u64 `n`
 /// stand for `n` times `0,`, or for one `RUN` byte when `n` is 0.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HeldRows {
     done: Vec<Vec<u8>>,
     cur: Vec<u8>,
     /// The held form of the last text, before it is copied into `cur`.
     scratch: Vec<u8>,
+    /// Finds [`ZEROS`] (built once: building is dearer than a search).
+    runs: memchr::memmem::Finder<'static>,
+}
+
+impl Default for HeldRows {
+    fn default() -> Self {
+        HeldRows {
+            done: Vec::new(),
+            cur: Vec::new(),
+            scratch: Vec::new(),
+            runs: memchr::memmem::Finder::new(ZEROS),
+        }
+    }
 }
 
 impl HeldRows {
@@ -191,7 +204,7 @@ impl HeldRows {
         let mut lit = 0;
         while let Some(i) = text
             .get(lit..)
-            .and_then(|t| memchr::memmem::find(t, ZEROS))
+            .and_then(|t| self.runs.find(t))
             .map(|i| lit + i)
         {
             let mut end = i + ZEROS.len();
