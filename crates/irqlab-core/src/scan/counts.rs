@@ -77,6 +77,26 @@ const ONE_DIGIT_MASK: u128 = u128::from_le_bytes([
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0, 0, 0, 0,
 ]);
 
+/// Four columns of `0` and the space that starts the next one (the last
+/// three bytes of 48 are not looked at).
+const ZERO_COLUMNS: &[u8; 48] = b"          0          0          0          0    ";
+
+/// Whether `b` starts with four kernel columns of `0` (each a space,
+/// nine spaces and `0`) and the next column's space: three word compares.
+#[inline]
+fn zero_columns(b: &[u8; 48]) -> bool {
+    let word = |k: usize, of: &[u8; 48]| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(&of[16 * k..16 * k + 16]);
+        u128::from_le_bytes(w)
+    };
+    // bytes 32 to 44 of the last word
+    const TAIL: u128 = (1u128 << (13 * 8)) - 1;
+    word(0, b) == word(0, ZERO_COLUMNS)
+        && word(1, b) == word(1, ZERO_COLUMNS)
+        && (word(2, b) ^ word(2, ZERO_COLUMNS)) & TAIL == 0
+}
+
 /// The count of one kernel column at the start of `field`: a space, then
 /// spaces and at least one digit filling ten bytes, then the space that
 /// starts the next column (`seq_put_decimal_ull_width(" ", v, 10)`, how
@@ -113,6 +133,17 @@ fn column(field: &[u8; 16]) -> Option<u64> {
 #[inline]
 pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
     while out.len() < limit {
+        // four zero columns at once (a big machine's device rows are
+        // mostly zeros)
+        if limit - out.len() >= 4 {
+            if let Some(four) = line.get(pos..).and_then(|r| r.first_chunk::<48>()) {
+                if zero_columns(four) {
+                    out.extend_from_slice(&[0; 4]);
+                    pos += 44;
+                    continue;
+                }
+            }
+        }
         let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
             break;
         };
@@ -265,7 +296,10 @@ mod tests {
         for case in 0..5000 {
             let mut line = Vec::new();
             for _ in 0..(rng.next_u64() % 40) {
-                let v = rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3];
+                let v = match rng.next_u64() % 4 {
+                    0 => rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3],
+                    _ => 0,
+                };
                 line.extend_from_slice(format!(" {v:>10}").as_bytes());
                 if rng.next_u64() % 8 == 0 {
                     let c = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
@@ -291,6 +325,28 @@ mod tests {
             assert!(out.len() <= limit);
             assert!(end == line.len() || line[end] == b' ' || end == 0, "{end}");
         }
+    }
+
+    #[test]
+    fn zero_columns_are_four_kernel_zeros_and_a_space() {
+        let mut line = String::new();
+        for _ in 0..4 {
+            line.push_str(&format!(" {:>10}", 0));
+        }
+        line.push_str(" xyz");
+        let b: [u8; 48] = line.as_bytes()[..48].try_into().unwrap();
+        assert!(zero_columns(&b));
+        for at in 0..45 {
+            for c in [b'1', b'\t', b'x', b'0'] {
+                let mut bad = b;
+                if bad[at] == c {
+                    continue;
+                }
+                bad[at] = c;
+                assert!(!zero_columns(&bad), "{at} {c}");
+            }
+        }
+        assert!(!zero_columns(&[b' '; 48]));
     }
 
     #[test]
