@@ -1,8 +1,10 @@
 //! The hot loop of the table parsers: a run of space-separated decimal
-//! counts (`/proc/interrupts` prints each as `%10u `), read 64 bytes at a
-//! time.
+//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`).
 //!
-//! For each 64-byte block two bit masks are built (digit bytes, space
+//! Columns of exactly that width are read one at a time first: four zero
+//! columns by three word compares, a one-digit column by two, any other
+//! by one 16-byte compare. From the first that is not such a column on,
+//! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
 //! count that starts and ends inside the block is read from the masks'
 //! bit positions: no byte loop over the padding, no branch per byte.
