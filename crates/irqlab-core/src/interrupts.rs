@@ -445,8 +445,14 @@ fn parse_row_fields(
     let was_numbered = row.irq.is_some();
     row.irq = parse_irq_label(label);
     row.counts.clear();
-    row.counts.reserve(ncols);
     let numbered = row.irq.is_some();
+    // a numbered row holds a count per CPU or is an error that ends the
+    // parse: room for them all at once. Other rows (few, often fewer
+    // counts) grow as read, so that a header of many CPUs over many short
+    // lines cannot reserve a buffer per line far beyond the input's size.
+    if numbered {
+        row.counts.reserve(ncols);
+    }
     let limit = if numbered { ncols } else { usize::MAX };
     let rest = read_counts(line, colon + 1, limit, &mut row.counts)?;
     let found = row.counts.len();

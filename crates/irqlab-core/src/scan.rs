@@ -206,12 +206,18 @@ pub fn lossy_token(tok: &[u8]) -> String {
 
 /// Append every whitespace-separated token from `pos` to the end of the
 /// line to `out` as a u64; any other token is an error naming `what`.
+/// Space-padded runs of counts (a 1152-CPU `/proc/softirqs` row, the
+/// `intr` line of `/proc/stat`) are read 64 bytes at a time first
+/// (`counts::read_spaced`, which like the token loop takes the bytes from
+/// `pos` on as they are); the token loop reads the rest, so both accept
+/// and reject the same lines.
 pub fn read_u64s(
     b: &[u8],
     mut pos: usize,
     out: &mut Vec<u64>,
     what: &'static str,
 ) -> Result<(), crate::ErrorKind> {
+    pos = counts::read_spaced(b, pos, usize::MAX, out);
     while let Some((s, e)) = next_token(b, pos) {
         out.push(token_u64(b.get(s..e).unwrap_or_default(), what)?);
         pos = e;
@@ -327,6 +333,58 @@ mod tests {
         assert!(read_u64s(b"99999999999999999999999", 0, &mut v, "n").is_err());
         assert_eq!(next_token(b"   ", 0), None);
         assert_eq!(next_token(b"ab", 5), None);
+    }
+
+    /// The token loop alone, as `read_u64s` was before its fast path.
+    fn tokens_one_by_one(b: &[u8], mut pos: usize, out: &mut Vec<u64>) -> Result<(), ()> {
+        while let Some((s, e)) = next_token(b, pos) {
+            out.push(token_u64(&b[s..e], "n").map_err(|_| ())?);
+            pos = e;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn padded_counts_read_as_the_token_loop_reads_them() {
+        let mut rng = crate::rng::Rng::new(11);
+        let alphabet = b"      0123456789\t:x\r";
+        for case in 0..4000 {
+            let len = (rng.next_u64() % 400) as usize;
+            let mut line: Vec<u8> = (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize])
+                .collect();
+            if case % 2 == 0 {
+                // the kernel's layout: `%10u` columns, long digit runs now and then
+                line.clear();
+                for k in 0..(rng.next_u64() % 60) {
+                    let v = match k % 7 {
+                        0 => u64::MAX - rng.next_u64() % 3,
+                        _ => rng.next_u64() % 100_000,
+                    };
+                    line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                }
+                if case % 4 == 0 {
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(
+                        at,
+                        alphabet[(rng.next_u64() % alphabet.len() as u64) as usize],
+                    );
+                }
+            }
+            let pos = (rng.next_u64() as usize) % (line.len() + 1);
+            let (mut fast, mut slow) = (vec![7], vec![7]);
+            let got = read_u64s(&line, pos, &mut fast, "n").map_err(|_| ());
+            let want = tokens_one_by_one(&line, pos, &mut slow);
+            assert_eq!(got, want, "{:?} from {pos}", String::from_utf8_lossy(&line));
+            if want.is_ok() {
+                assert_eq!(
+                    fast,
+                    slow,
+                    "{:?} from {pos}",
+                    String::from_utf8_lossy(&line)
+                );
+            }
+        }
     }
 
     #[test]

@@ -142,6 +142,9 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), Erro
     row.name.clear();
     push_lossy(&mut row.name, name);
     row.counts.clear();
+    // one allocation for a new row, not a doubling per power of two (at
+    // most what the line can hold: a count takes two bytes or more)
+    row.counts.reserve(ncols.min(line.len() / 2 + 1));
     read_u64s(line, colon + 1, &mut row.counts, "a softirq count")?;
     if row.counts.len() != ncols {
         return Err(ErrorKind::CountMismatch {

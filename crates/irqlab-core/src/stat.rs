@@ -158,7 +158,12 @@ impl Stat {
                 parse_cpu(line, e, None, &mut self.total).map_err(at)?;
             } else if let Some(id) = cpu_id(key) {
                 if ncpus == self.cpus.len() {
-                    self.cpus.push(CpuTimes::default());
+                    // room for every field the kernel prints: no regrowth
+                    // per line on a 1152-CPU file
+                    self.cpus.push(CpuTimes {
+                        cpu: None,
+                        fields: Vec::with_capacity(CPU_FIELDS.len()),
+                    });
                 }
                 if let Some(c) = self.cpus.get_mut(ncpus) {
                     parse_cpu(line, e, Some(id), c).map_err(at)?;

@@ -453,3 +453,20 @@ mod whole_text_is_line_by_line {
         }
     }
 }
+
+#[test]
+fn short_rows_under_a_wide_header_reserve_no_count_buffers() {
+    let mut text = String::from("CPU0");
+    for c in 1..20_000 {
+        text.push_str(&format!(" CPU{c}"));
+    }
+    text.push('\n');
+    for k in 0..2_000 {
+        text.push_str(&format!("X{k}: 7 x\n"));
+    }
+    let m = parse(&text);
+    assert_eq!(m.rows().len(), 2_000);
+    // a buffer per row sized for 20 000 CPUs would be 320 MB
+    let reserved: usize = m.rows().iter().map(|r| r.counts.capacity()).sum();
+    assert!(reserved < 100_000, "{reserved}");
+}

@@ -1,8 +1,10 @@
 //! The hot loop of the table parsers: a run of space-separated decimal
-//! counts (`/proc/interrupts` prints each as `%10u `), read 64 bytes at a
-//! time.
+//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`).
 //!
-//! For each 64-byte block two bit masks are built (digit bytes, space
+//! Columns of exactly that width are read one at a time first: four zero
+//! columns by three word compares, a one-digit column by two, any other
+//! by one 16-byte compare. From the first that is not such a column on,
+//! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
 //! count that starts and ends inside the block is read from the masks'
 //! bit positions: no byte loop over the padding, no branch per byte.
@@ -70,12 +72,98 @@ fn value(digits: &[u8]) -> u64 {
         .fold(0u64, |v, &c| v * 10 + u64::from(c - b'0'))
 }
 
+/// Twelve spaces (the rest of a 16-byte load is not looked at).
+const BLANK_COLUMN: u128 = u128::from_le_bytes(*b"            \0\0\0\0");
+/// The bytes of a one-digit column that must be spaces: 0 to 9 and 11.
+const ONE_DIGIT_MASK: u128 = u128::from_le_bytes([
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0, 0, 0, 0,
+]);
+
+/// Four columns of `0` and the space that starts the next one (the last
+/// three bytes of 48 are not looked at).
+const ZERO_COLUMNS: &[u8; 48] = b"          0          0          0          0    ";
+
+/// Whether `b` starts with four kernel columns of `0` (each a space,
+/// nine spaces and `0`) and the next column's space: three word compares.
+#[inline]
+fn zero_columns(b: &[u8; 48]) -> bool {
+    let word = |k: usize, of: &[u8; 48]| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(&of[16 * k..16 * k + 16]);
+        u128::from_le_bytes(w)
+    };
+    // bytes 32 to 44 of the last word
+    const TAIL: u128 = (1u128 << (13 * 8)) - 1;
+    word(0, b) == word(0, ZERO_COLUMNS)
+        && word(1, b) == word(1, ZERO_COLUMNS)
+        && (word(2, b) ^ word(2, ZERO_COLUMNS)) & TAIL == 0
+}
+
+/// The count of one kernel column at the start of `field`: a space, then
+/// spaces and at least one digit filling ten bytes, then the space that
+/// starts the next column (`seq_put_decimal_ull_width(" ", v, 10)`, how
+/// `/proc/interrupts` and `/proc/softirqs` print every per-CPU count).
+/// `None` for anything else.
+#[inline]
+fn column(field: &[u8; 16]) -> Option<u64> {
+    let (d, s) = masks16(field);
+    // bits 1..=10: the ten bytes after the leading space
+    let digits = d & 0x7fe;
+    let low = digits & digits.wrapping_neg();
+    // spaces, then digits up to byte 10; spaces around the field
+    let aligned =
+        digits != 0 && digits.wrapping_add(low) == 0x800 && s & 0xfff == 0x801 | (0x7fe & !digits);
+    if !aligned {
+        return None;
+    }
+    let first = low.trailing_zeros() as usize;
+    Some(match field.get(first..11) {
+        Some(&[c]) => u64::from(c - b'0'),
+        Some(run) => value(run),
+        None => return None,
+    })
+}
+
 /// Read counts from `pos` (a space or the first digit of a count) into
 /// `out` until it holds `limit` values or a block holds something the fast
 /// path leaves to the byte loop. Returns the position to go on from: just
 /// past the last count read (a space follows it), or `pos` itself.
+///
+/// Columns of the kernel's fixed width are read one at a time first (one
+/// 16-byte compare each, [`column`]); the first that is not one (a wider
+/// count, a tab, the description) goes to the 64-byte blocks.
 #[inline]
 pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
+    while out.len() < limit {
+        // four zero columns at once (a big machine's device rows are
+        // mostly zeros)
+        if limit - out.len() >= 4 {
+            if let Some(four) = line.get(pos..).and_then(|r| r.first_chunk::<48>()) {
+                if zero_columns(four) {
+                    out.extend_from_slice(&[0; 4]);
+                    pos += 44;
+                    continue;
+                }
+            }
+        }
+        let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
+            break;
+        };
+        // a one-digit column (most counts of a big machine are 0) by two
+        // word compares, any other by its masks
+        let blanks = u128::from_le_bytes(*field) ^ BLANK_COLUMN;
+        let digit = field[10].wrapping_sub(b'0');
+        let v = if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
+            u64::from(digit)
+        } else {
+            match column(field) {
+                Some(v) => v,
+                None => break,
+            }
+        };
+        out.push(v);
+        pos += 11;
+    }
     while out.len() < limit {
         let Some(block) = line.get(pos..).and_then(|r| r.first_chunk::<64>()) else {
             break;
@@ -163,6 +251,104 @@ mod tests {
                 assert_eq!(s >> i & 1 == 1, c == b' ', "{block:?} {i}");
             }
         }
+    }
+
+    #[test]
+    fn kernel_columns_are_read_one_at_a_time() {
+        let mut line = String::new();
+        let want: Vec<u64> = (0..50)
+            .map(|i| [0, 7, 4_294_967_295, 1234][i % 4])
+            .collect();
+        for v in &want {
+            line.push_str(&format!(" {v:>10}"));
+        }
+        line.push_str("  IR-PCI-MSI 327680-edge      eth0");
+        for (i, &v) in want.iter().enumerate() {
+            let mut field = [0u8; 16];
+            field.copy_from_slice(&line.as_bytes()[11 * i..11 * i + 16]);
+            assert_eq!(column(&field), Some(v), "{i}");
+        }
+        let mut out = Vec::new();
+        let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
+        assert_eq!(out, want);
+        assert_eq!(end, 11 * want.len());
+        // not a column: no leading space, a tab, a glued or wider count,
+        // a digit run not reaching byte 10, only spaces
+        for bad in [
+            "x         1       ",
+            " \t        1       ",
+            "          12x     ",
+            " 12345678901      ",
+            "         1  2     ",
+            "                  ",
+            "           1      ",
+        ] {
+            let field: [u8; 16] = bad.as_bytes()[..16].try_into().unwrap();
+            assert_eq!(column(&field), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn any_line_reads_as_the_byte_loop_reads_it() {
+        // the fast paths against a plain tokenizer: every count they read
+        // is a whole space-separated token, and they stop where the next
+        // token is not one they can read
+        let mut rng = crate::rng::Rng::new(3);
+        let alphabet = b"          0123456789\tx";
+        for case in 0..5000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next_u64() % 40) {
+                let v = match rng.next_u64() % 4 {
+                    0 => rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3],
+                    _ => 0,
+                };
+                line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                if rng.next_u64() % 8 == 0 {
+                    let c = alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(at, c);
+                }
+            }
+            let limit = match case % 5 {
+                0 => (rng.next_u64() % 30) as usize,
+                _ => usize::MAX,
+            };
+            let mut out = Vec::new();
+            let end = read_spaced(&line, 0, limit, &mut out);
+            let tokens: Vec<&[u8]> = line[..end]
+                .split(|&c| c == b' ')
+                .filter(|t| !t.is_empty())
+                .collect();
+            let read: Vec<u64> = tokens
+                .iter()
+                .map(|t| std::str::from_utf8(t).unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(out, read, "{:?}", String::from_utf8_lossy(&line));
+            assert!(out.len() <= limit);
+            assert!(end == line.len() || line[end] == b' ' || end == 0, "{end}");
+        }
+    }
+
+    #[test]
+    fn zero_columns_are_four_kernel_zeros_and_a_space() {
+        let mut line = String::new();
+        for _ in 0..4 {
+            line.push_str(&format!(" {:>10}", 0));
+        }
+        line.push_str(" xyz");
+        let b: [u8; 48] = line.as_bytes()[..48].try_into().unwrap();
+        assert!(zero_columns(&b));
+        for at in 0..45 {
+            for c in [b'1', b'\t', b'x', b'0'] {
+                let mut bad = b;
+                if bad[at] == c {
+                    continue;
+                }
+                bad[at] = c;
+                assert!(!zero_columns(&bad), "{at} {c}");
+            }
+        }
+        assert!(!zero_columns(&[b' '; 48]));
     }
 
     #[test]

@@ -213,7 +213,9 @@ fn snapshot_with(
         let path = fs.path(StatFile::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
     }
-    let mut present = BTreeSet::new();
+    // gathered in a list, then made a set at once (sorted: bulk-built,
+    // not 3 x 1152 inserts one by one)
+    let mut present = Vec::new();
     // the kept columns' ids; the section builder is freed here, before
     // the softirqs and stat sections are built
     let cpus = interrupt_cpus.map(|all| {
@@ -230,22 +232,26 @@ fn snapshot_with(
     if let Some(s) = &snap.stat {
         present.extend(s.cpus.iter().filter_map(|t| t.cpu));
     }
+    present.sort_unstable();
+    present.dedup();
+    let present = present.into_iter().collect();
     Ok((cpus, report::counts(snap, filter), present))
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
 /// kept interrupt row is serialized as it is parsed (the scratch row's
-/// count buffer lent to the line and taken back) into one text buffer,
-/// written once the whole file parsed — so a bad line still fails before
-/// anything is printed, and a 1152-CPU file is held as 3 MB of JSON, not
-/// 10 MB of counts in fresh pages. The same document as the report's
+/// count buffer lent to the line and taken back) and held
+/// ([`export::report_json::HeldRows`]: runs of zero counts as their
+/// length), written once the whole file parsed — so a bad line still fails
+/// before anything is printed, and a 1152-CPU file's 3 MB of JSON rows is
+/// held in a few hundred KB of fresh pages, not 10 MB of counts. The same document as the report's
 /// (tested byte for byte in tests/show_json_stream.rs).
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
     let attrs = HostFs::new(root)
         .attr_dir(irqlab_core::paths::PROC_IRQ)
         .ok();
-    let mut rows = export::chunks::Chunks::default();
+    let mut rows = export::report_json::HeldRows::default();
     let mut one = Vec::new();
     let mut kept = 0usize;
     let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
@@ -255,14 +261,14 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
                 l.affinity = read_affinity_at(dir, irq);
             }
-            // one row into a reused buffer, then one copy into the
-            // held output
+            // one row into a reused buffer, then held (runs of zero
+            // counts as their length)
             one.clear();
             if !rows.is_empty() {
                 one.push(b',');
             }
             export::irq_row_json::line(&mut one, &l);
-            rows.write_all(&one)?;
+            rows.push(&one);
         }
         if let Some(c) = l.counts.take() {
             counts.give_back(c, row);
@@ -286,7 +292,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     out.write_all(b",\"softirqs\":")?;
     serde_json::to_writer(&mut out, &rest.softirqs).map_err(std::io::Error::from)?;
     out.write_all(b",\"stat\":")?;
-    serde_json::to_writer(&mut out, &rest.stat).map_err(std::io::Error::from)?;
+    export::report_json::stat(&mut out, rest.stat.as_ref())?;
     out.write_all(b"}\n")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)

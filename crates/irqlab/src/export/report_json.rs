@@ -6,7 +6,7 @@
 //! re-indented as it is written (`Pretty`: `serde_json`'s pretty layout).
 
 use super::irq_row_json;
-use crate::report::{IrqLine, IrqSection, RateRows, Report};
+use crate::report::{IrqLine, IrqSection, RateRows, Report, StatSection};
 use std::io::Write;
 
 /// Write `report` as one JSON document and a newline, indented when
@@ -82,11 +82,201 @@ fn document(
     w.write_all(b",\"softirqs\":")?;
     serde_json::to_writer(&mut *w, &r.softirqs).map_err(std::io::Error::from)?;
     w.write_all(b",\"stat\":")?;
-    serde_json::to_writer(&mut *w, &r.stat).map_err(std::io::Error::from)?;
+    stat(&mut *w, r.stat.as_ref())?;
     w.write_all(b"}")?;
     w.flush()?;
     writeln!(out)?;
     Ok(())
+}
+
+/// The stat section (`null` when absent), the bytes of `StatSection`'s
+/// serde form (tested equal) without serde's flattening and per-key
+/// escaping: a 1152-CPU machine has ten thousand keys and shares in it.
+/// Shares are written by serde_json (the same digits; `null` when not
+/// finite), one CPU line at a time through a reused buffer.
+pub fn stat(w: &mut dyn Write, s: Option<&StatSection>) -> std::io::Result<()> {
+    let Some(s) = s else {
+        return w.write_all(b"null");
+    };
+    let mut line = Vec::with_capacity(512);
+    w.write_all(b"{\"cpu_pct\":[")?;
+    for (k, l) in s.cpu_pct.iter().enumerate() {
+        line.clear();
+        if k > 0 {
+            line.push(b',');
+        }
+        line.extend_from_slice(b"{\"cpu\":");
+        match l.cpu {
+            Some(c) => line.extend_from_slice(itoa::Buffer::new().format(c).as_bytes()),
+            None => line.extend_from_slice(b"null"),
+        }
+        if let Some(p) = &l.pct {
+            for (key, v) in [
+                (&b",\"user_pct\":"[..], p.user_pct),
+                (b",\"nice_pct\":", p.nice_pct),
+                (b",\"system_pct\":", p.system_pct),
+                (b",\"idle_pct\":", p.idle_pct),
+                (b",\"iowait_pct\":", p.iowait_pct),
+                (b",\"irq_pct\":", p.irq_pct),
+                (b",\"softirq_pct\":", p.softirq_pct),
+                (b",\"steal_pct\":", p.steal_pct),
+            ] {
+                line.extend_from_slice(key);
+                serde_json::to_writer(&mut line, &v)?;
+            }
+        }
+        line.push(b'}');
+        w.write_all(&line)?;
+    }
+    line.clear();
+    line.push(b']');
+    if let Some(cpus) = &s.aggregate_cpus {
+        line.extend_from_slice(b",\"aggregate_cpus\":");
+        serde_json::to_writer(&mut line, cpus)?;
+    }
+    let counters = [
+        ("ctxt", s.ctxt),
+        ("btime", s.btime),
+        ("processes", s.processes),
+        ("procs_running", s.procs_running),
+        ("procs_blocked", s.procs_blocked),
+        ("intr_total", Some(s.intr_total)),
+        ("softirq_total", s.softirq_total),
+    ];
+    for (key, v) in counters {
+        if let Some(v) = v {
+            line.extend_from_slice(b",\"");
+            line.extend_from_slice(key.as_bytes());
+            line.extend_from_slice(b"\":");
+            line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        }
+    }
+    line.push(b'}');
+    w.write_all(&line)
+}
+
+/// Marks a run in [`HeldRows`]: never a byte of UTF-8 text.
+const RUN: u8 = 0xff;
+/// The run held as a count: eight `0,` (shorter ones stay text).
+const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+/// Size of one held chunk.
+const HELD_CHUNK: usize = 256 << 10;
+
+/// JSON rows held until the document is complete (so that an error found
+/// later prints nothing), written out as the same bytes. A run of eight
+/// or more `0,` — most per-CPU counts of a big machine's device rows, each
+/// of which fires on a few CPUs — is held as its length: a 1152-CPU
+/// document of 3 MB is held in a few hundred KB of fresh pages.
+///
+/// Held form: the text, except that `RUN` and a little-endian u64 `n`
+/// stand for `n` times `0,`, or for one `RUN` byte when `n` is 0.
+#[derive(Debug)]
+pub struct HeldRows {
+    done: Vec<Vec<u8>>,
+    cur: Vec<u8>,
+    /// The held form of the last text, before it is copied into `cur`.
+    scratch: Vec<u8>,
+    /// Finds [`ZEROS`] (built once: building is dearer than a search).
+    runs: memchr::memmem::Finder<'static>,
+}
+
+impl Default for HeldRows {
+    fn default() -> Self {
+        HeldRows {
+            done: Vec::new(),
+            cur: Vec::new(),
+            scratch: Vec::new(),
+            runs: memchr::memmem::Finder::new(ZEROS),
+        }
+    }
+}
+
+impl HeldRows {
+    /// Nothing held yet.
+    pub fn is_empty(&self) -> bool {
+        self.done.is_empty() && self.cur.is_empty()
+    }
+
+    /// Hold `text` (after what is held).
+    pub fn push(&mut self, text: &[u8]) {
+        let enc = &mut self.scratch;
+        enc.clear();
+        let mut lit = 0;
+        while let Some(i) = text
+            .get(lit..)
+            .and_then(|t| self.runs.find(t))
+            .map(|i| lit + i)
+        {
+            let mut end = i + ZEROS.len();
+            while text.get(end..end + 8) == Some(&ZEROS[..8]) {
+                end += 8;
+            }
+            while text.get(end..end + 2) == Some(&ZEROS[..2]) {
+                end += 2;
+            }
+            held_text(enc, text.get(lit..i).unwrap_or_default());
+            run(enc, (end - i) as u64 / 2);
+            lit = end;
+        }
+        held_text(enc, text.get(lit..).unwrap_or_default());
+        // a held text is never split across chunks
+        if self.cur.capacity() - self.cur.len() < enc.len() {
+            let next = Vec::with_capacity(HELD_CHUNK.max(enc.len()));
+            let full = std::mem::replace(&mut self.cur, next);
+            if !full.is_empty() {
+                self.done.push(full);
+            }
+        }
+        self.cur.extend_from_slice(enc);
+    }
+
+    /// Write the held text, in order, to `out`.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        // `0,` repeated, the source of every run
+        let zeros = ZEROS.repeat(256);
+        for chunk in self.done.iter().chain(std::iter::once(&self.cur)) {
+            let mut rest = chunk.as_slice();
+            while let Some(at) = memchr::memchr(RUN, rest) {
+                out.write_all(rest.get(..at).unwrap_or_default())?;
+                let n = rest
+                    .get(at + 1..at + 9)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_le_bytes)
+                    .ok_or_else(|| std::io::Error::other("held JSON rows cut short"))?;
+                if n == 0 {
+                    out.write_all(&[RUN])?;
+                }
+                let mut bytes = usize::try_from(n)
+                    .ok()
+                    .and_then(|n| n.checked_mul(2))
+                    .ok_or_else(|| std::io::Error::other("held JSON run too long"))?;
+                while bytes > 0 {
+                    let k = bytes.min(zeros.len());
+                    out.write_all(zeros.get(..k).unwrap_or_default())?;
+                    bytes -= k;
+                }
+                rest = rest.get(at + 9..).unwrap_or_default();
+            }
+            out.write_all(rest)?;
+        }
+        Ok(())
+    }
+}
+
+/// `text` in held form: as it is, but for a `RUN` byte (never in the
+/// UTF-8 a row writer writes, held exactly all the same).
+fn held_text(enc: &mut Vec<u8>, mut text: &[u8]) {
+    while let Some(at) = memchr::memchr(RUN, text) {
+        enc.extend_from_slice(text.get(..at).unwrap_or_default());
+        run(enc, 0);
+        text = text.get(at + 1..).unwrap_or_default();
+    }
+    enc.extend_from_slice(text);
+}
+
+fn run(enc: &mut Vec<u8>, n: u64) {
+    enc.push(RUN);
+    enc.extend_from_slice(&n.to_le_bytes());
 }
 
 /// A built interrupts section.
@@ -239,6 +429,113 @@ mod tests {
         let cv: serde_json::Value = serde_json::from_str(&c).unwrap();
         let pv: serde_json::Value = serde_json::from_str(&p).unwrap();
         assert_eq!(cv, pv);
+    }
+
+    #[test]
+    fn stat_section_is_serdes_form() {
+        use crate::report::CpuPctLine;
+        use irqlab_core::delta::CpuPct;
+        let pct = |x: f64| CpuPct {
+            user_pct: x,
+            nice_pct: 0.0,
+            system_pct: 1.0 / 3.0,
+            idle_pct: 100.0 - x,
+            iowait_pct: f64::NAN,
+            irq_pct: f64::INFINITY,
+            softirq_pct: 1e-300,
+            steal_pct: -0.0,
+        };
+        let full = StatSection {
+            cpu_pct: vec![
+                CpuPctLine {
+                    cpu: None,
+                    pct: Some(pct(12.5)),
+                },
+                CpuPctLine {
+                    cpu: Some(0),
+                    pct: None,
+                },
+                CpuPctLine {
+                    cpu: Some(4_294_967_295),
+                    pct: Some(pct(99.99999999999999)),
+                },
+            ],
+            aggregate_cpus: Some(vec![0, 7]),
+            ctxt: Some(1),
+            btime: Some(u64::MAX),
+            processes: Some(0),
+            procs_running: Some(3),
+            procs_blocked: Some(4),
+            intr_total: 5,
+            softirq_total: Some(6),
+        };
+        let bare = StatSection {
+            cpu_pct: Vec::new(),
+            aggregate_cpus: None,
+            ctxt: None,
+            btime: None,
+            processes: None,
+            procs_running: None,
+            procs_blocked: None,
+            intr_total: 0,
+            softirq_total: None,
+        };
+        for s in [Some(&full), Some(&bare), None] {
+            let mut got = Vec::new();
+            stat(&mut got, s).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                serde_json::to_string(&s).unwrap()
+            );
+        }
+    }
+
+    fn held(pieces: &[&[u8]]) -> (Vec<u8>, usize) {
+        let mut h = HeldRows::default();
+        assert!(h.is_empty());
+        for p in pieces {
+            h.push(p);
+        }
+        let mut out = Vec::new();
+        h.write_to(&mut out).unwrap();
+        let size = h.done.iter().map(Vec::len).sum::<usize>() + h.cur.len();
+        (out, size)
+    }
+
+    #[test]
+    fn held_rows_write_back_the_same_bytes() {
+        let zeros = "0,".repeat(1151);
+        let row = format!("{{\"counts\":[{zeros}0],\"x\":\"10,0,0,0,0,0,0,0,0,0,\"}}");
+        let (out, size) = held(&[row.as_bytes(), b",", row.as_bytes()]);
+        assert_eq!(out, format!("{row},{row}").as_bytes());
+        assert!(size < 200, "{size}");
+        // runs at the edges, short runs, RUN bytes and the marker's own
+        // bytes in the text, odd offsets
+        let mut rng = irqlab_core::rng::Rng::new(9);
+        let alphabet = [b'0', b',', b'0', b',', b'1', RUN, 0, b'"'];
+        for _ in 0..2000 {
+            let pieces: Vec<Vec<u8>> = (0..rng.next_u64() % 4)
+                .map(|_| {
+                    let mut p = Vec::new();
+                    for _ in 0..rng.next_u64() % 60 {
+                        match rng.next_u64() % 5 {
+                            0 => p.extend_from_slice(&ZEROS.repeat(rng.next_u64() as usize % 5)),
+                            _ => p.push(alphabet[rng.next_u64() as usize % alphabet.len()]),
+                        }
+                    }
+                    p
+                })
+                .collect();
+            let refs: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+            assert_eq!(held(&refs).0, pieces.concat(), "{pieces:?}");
+        }
+    }
+
+    #[test]
+    fn held_rows_span_chunks() {
+        let big = vec![b'x'; HELD_CHUNK + 5];
+        let pieces: Vec<&[u8]> = vec![b"a", &big, b"0,0,0,0,0,0,0,0,0,0", &big, b"z"];
+        assert_eq!(held(&pieces).0, pieces.concat());
     }
 
     fn reindented(v: &serde_json::Value) -> String {
