@@ -8,7 +8,7 @@
 #      its proc/interrupts: `--irq '^NMI$' --format json`, `--format json`,
 #      `--format table` (CPU of each process alone, from wait4's rusage;
 #      best of REPS runs per round), and peak RSS of `show` and
-#      `show --interval` against the file size (ru_maxrss).
+#      `show --interval` against the file size (/usr/bin/time's %M).
 #   2. Per-sample and fixed CPU of the live samplers against the floor
 #      and mpstat: in every round, all at once, each twice (LO and HI
 #      samples at 1 s): `top --batch --format json`, `top --batch
@@ -107,6 +107,17 @@ def run(cmd, out=os.devnull):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"observer-cost.sh: {' '.join(cmd)} failed")
     return ru.ru_utime, ru.ru_stime, ru.ru_maxrss
+
+def peak_rss(cmd):
+    """Peak RSS (KiB) of cmd alone: through /usr/bin/time, since a child
+    of this (large) Python process inherits its high-water mark across
+    exec (ru_maxrss keeps the larger), which a small parent does not
+    bring. NaN without /usr/bin/time."""
+    if not os.access("/usr/bin/time", os.X_OK):
+        return float("nan")
+    with tempfile.NamedTemporaryFile() as t:
+        run(["/usr/bin/time", "-f", "%M", "-o", t.name] + cmd)
+        return float(open(t.name).read().split()[-1])
 
 def best(cmd):
     return min(sum(run(cmd)[:2]) for _ in range(reps))
@@ -274,10 +285,11 @@ for r in range(1, rounds + 1):
     if not skip_show:
         table, js = best(cases["show --format table / cat"]), best(cases["show --format json / cat"])
         add("show table / show json", table / max(js, 1e-6))
-        add("show json peak RSS / file size", run(show + ["--format", "json"])[2] * 1024 / size)
+        add("show json peak RSS / file size", peak_rss(show + ["--format", "json"]) * 1024 / size)
         add("show -i 100ms json peak RSS / file size",
-            run(show + ["-i", "100ms", "--format", "json"])[2] * 1024 / size)
-        add("show -i 100ms table peak RSS / file size", run(show + ["-i", "100ms"])[2] * 1024 / size)
+            peak_rss(show + ["-i", "100ms", "--format", "json"]) * 1024 / size)
+        add("show -i 100ms table peak RSS / file size",
+            peak_rss(show + ["-i", "100ms"]) * 1024 / size)
     if not skip_mpstat:
         per, fixed = {}, {}
         lo_hi = {}
