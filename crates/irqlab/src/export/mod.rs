@@ -7,7 +7,6 @@
 //! ends the run) and [`atomic`] (output files written whole or not at all).
 
 pub mod atomic;
-pub mod chunks;
 pub mod csv;
 pub mod grid;
 pub mod irq_row_json;
