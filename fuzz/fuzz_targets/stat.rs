@@ -1,4 +1,5 @@
-//! /proc/stat: parse and parse_into on a reused model must agree and never panic.
+//! /proc/stat: parse, parse_into on a reused model and parse_totals_into
+//! (but for `intr`) must agree and never panic.
 #![no_main]
 use irqlab_core::stat::{Stat, CPU_FIELDS};
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +17,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(fresh.is_ok(), again.is_ok());
         if let Ok(f) = &fresh {
             assert_eq!(f, &*r);
+            let mut totals = Stat::default();
+            assert!(totals.parse_totals_into(data).is_ok());
+            assert_eq!(totals.intr_total, f.intr_total);
+            totals.intr = f.intr.clone();
+            assert_eq!(f, &totals);
             for c in std::iter::once(&f.total).chain(&f.cpus) {
                 let _ = (c.busy(), c.total(), c.irq(), c.softirq(), c.steal());
                 for name in CPU_FIELDS {

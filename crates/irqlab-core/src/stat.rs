@@ -143,6 +143,20 @@ impl Stat {
     /// state (same shape of file) this allocates nothing. On error the model
     /// holds whatever was parsed before the bad line; do not use it.
     pub fn parse_into(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.parse_with(bytes, Intr::PerIrq)
+    }
+
+    /// [`parse_into`](Self::parse_into) for readers that use only
+    /// [`intr_total`](Self::intr_total): the per-IRQ values of the `intr`
+    /// line (one per IRQ number, most of the file) are neither read nor
+    /// checked, and [`intr`](Self::intr) is left empty. Every other line
+    /// is parsed and checked as by `parse_into`; where that succeeds, this
+    /// yields the same model but for `intr`.
+    pub fn parse_totals_into(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.parse_with(bytes, Intr::TotalOnly)
+    }
+
+    fn parse_with(&mut self, bytes: &[u8], intr: Intr) -> Result<(), ParseError> {
         self.reset();
         let mut ncpus = 0;
         let mut saw_cpu = false;
@@ -170,7 +184,7 @@ impl Stat {
                 }
                 ncpus += 1;
             } else {
-                self.parse_other(key, line, e).map_err(at)?;
+                self.parse_other(key, line, e, intr).map_err(at)?;
             }
         }
         self.cpus.truncate(ncpus);
@@ -204,12 +218,21 @@ impl Stat {
     }
 
     /// Lines other than `cpu*`: known keys are parsed, unknown ones skipped.
-    fn parse_other(&mut self, key: &[u8], line: &[u8], pos: usize) -> Result<(), ErrorKind> {
+    fn parse_other(
+        &mut self,
+        key: &[u8],
+        line: &[u8],
+        pos: usize,
+        intr: Intr,
+    ) -> Result<(), ErrorKind> {
         match key {
             b"intr" => {
                 let (total, rest) = first_value(line, pos, "the `intr` total")?;
                 self.intr_total = total;
-                read_u64s(line, rest, &mut self.intr, "a per-IRQ `intr` value")
+                match intr {
+                    Intr::PerIrq => read_u64s(line, rest, &mut self.intr, "a per-IRQ `intr` value"),
+                    Intr::TotalOnly => Ok(()),
+                }
             }
             b"softirq" => {
                 let (total, rest) = first_value(line, pos, "the `softirq` total")?;
@@ -240,6 +263,15 @@ impl Stat {
             _ => Err(ErrorKind::NotText),
         }
     }
+}
+
+/// How much of the `intr` line a parse reads.
+#[derive(Clone, Copy)]
+enum Intr {
+    /// The total and every per-IRQ value.
+    PerIrq,
+    /// The total only.
+    TotalOnly,
 }
 
 /// `cpu17` → 17; anything else (`cpu`, `cpux`, `cpu1x`) → `None`.
@@ -410,6 +442,37 @@ mod tests {
         let e = err(&long);
         assert_eq!(e.line, 2);
         assert!(matches!(e.kind, ErrorKind::LineTooLong { .. }));
+    }
+
+    #[test]
+    fn totals_only_parse_skips_per_irq_intr_values() {
+        let full = Stat::parse(VM).unwrap();
+        let mut st = Stat::parse(VM).unwrap();
+        st.parse_totals_into(VM).unwrap();
+        assert!(st.intr.is_empty());
+        assert_eq!(st.intr_total, 140082);
+        assert_eq!(
+            st,
+            Stat {
+                intr: Vec::new(),
+                ..full
+            }
+        );
+        // every other line is still checked, the `intr` total too
+        let mut e = Stat::default();
+        for bad in [
+            &b"cpu  1 2 3 4\nintr\n"[..],
+            b"cpu  1 2 3 4\nintr x 1\n",
+            b"cpu  1 2 3 4\nintr 1 2\nctxt lots\n",
+            b"cpu  1 2 3\nintr 1 2\n",
+            b"intr 1 2\n",
+        ] {
+            assert!(e.parse_totals_into(bad).is_err(), "{bad:?}");
+        }
+        // per-IRQ values are not read: a bad one is not seen
+        e.parse_totals_into(b"cpu  1 2 3 4\nintr 7 1 2 3x\n")
+            .unwrap();
+        assert_eq!((e.intr_total, e.intr.len()), (7, 0));
     }
 
     #[test]

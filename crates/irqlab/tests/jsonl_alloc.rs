@@ -2,8 +2,7 @@
 //! rows and CPUs as the sample before) allocates nothing: interrupt rows,
 //! softirqs, threads, self-cost and the timestamp are written into reused
 //! buffers. Counted with a counting global allocator (this test binary
-//! only). `cpu_pct` is left out (no `/proc/stat`): its section is built by
-//! `report::stat_section`, which allocates.
+//! only), `cpu_pct` (`/proc/stat`'s section, rebuilt in place) included.
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
@@ -12,6 +11,7 @@ use irqlab::filter::Filter;
 use irqlab::sampler::clock::CostMeter;
 use irqlab::sampler::Strategy;
 use irqlab::threads::{ThreadCpu, ThreadKind};
+use irqlab_core::stat::Stat;
 use irqlab_core::{Interrupts, Snapshot, Softirqs};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,12 +54,19 @@ fn snap(k: u64) -> Snapshot {
         250 * k,
         251 * k
     );
+    let stat = format!(
+        "cpu  {} 0 {} {} 0 0 {} 0 0 0\ncpu0 {} 0 {} {} 0 0 {} 0 0 0\ncpu1 {} 0 {} {} 0 0 {} 0 0 0\nintr {} 1 2 3\nctxt {}\nbtime 1795462000\nprocesses {}\nprocs_running 2\nprocs_blocked 0\nsoftirq {} 1 2\n",
+        20 * k, 4 * k, 176 * k, 2 * k,
+        10 * k, 2 * k, 88 * k, k,
+        10 * k, 2 * k, 88 * k, k,
+        1000 * k, 50 * k, 3 * k, 500 * k
+    );
     Snapshot {
         mono_ns: 1_000_000_000 + k * 1_003_000_000,
         wall_ns: 1_795_462_201_000_000_000 + k * 1_003_000_000,
         interrupts: Some(Interrupts::parse(irqs.as_bytes()).unwrap()),
         softirqs: Some(Softirqs::parse(soft.as_bytes()).unwrap()),
-        stat: None,
+        stat: Some(Stat::parse(stat.as_bytes()).unwrap()),
     }
 }
 
@@ -95,7 +102,9 @@ fn a_steady_state_json_line_allocates_nothing() {
         counts.push(ALLOCS.load(Ordering::Relaxed) - before);
         let line = std::str::from_utf8(&out).unwrap();
         assert!(
-            line.contains("\"rates\":[") && line.ends_with("}\n"),
+            line.contains("\"rates\":[")
+                && line.contains("\"cpu_pct\":[{\"cpu\":null,\"user_pct\":")
+                && line.ends_with("}\n"),
             "{line}"
         );
     }

@@ -76,6 +76,8 @@ pub struct JsonlWriter {
     cols: Vec<usize>,
     /// The delta's own buffers (no allocation per sample).
     delta: delta::DeltaScratch,
+    /// The `/proc/stat` section, rebuilt in place per line.
+    stat: report::StatSection,
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -152,7 +154,8 @@ impl JsonlWriter {
         out.extend_from_slice(b",\"cpu_pct\":");
         match (&old.stat, &new.stat) {
             (Some(o), Some(n)) => {
-                let st = report::stat_section(o, n, inp.filter, Some(secs));
+                let st = &mut self.stat;
+                report::stat_section_into(o, n, inp.filter, Some(secs), st);
                 cpu_pct(out, &st.cpu_pct);
                 // with --cpus: which CPUs the `cpu: null` line sums
                 if let Some(cpus) = &st.aggregate_cpus {

@@ -96,7 +96,7 @@ pub struct SoftirqLine {
     pub total_rate: Option<f64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct StatSection {
     /// Per-CPU time shares (the aggregate line first, none when `--cpus`
     /// selects no CPU): since boot, or over the interval.

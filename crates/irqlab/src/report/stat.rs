@@ -12,15 +12,31 @@ use irqlab_core::stat::{CpuTimes, Stat};
 /// share (a gap), never one since boot; nor has a line that advanced by
 /// more ticks than its CPUs can account in `elapsed_s`.
 pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) -> StatSection {
+    let mut out = StatSection::default();
+    stat_section_into(old, new, f, elapsed_s, &mut out);
+    out
+}
+
+/// [`stat_section`] into `out`, replacing its content and reusing its
+/// vectors: a sampler that keeps one section allocates nothing per
+/// sample (without `--cpus`).
+pub fn stat_section_into(
+    old: &Stat,
+    new: &Stat,
+    f: &Filter,
+    elapsed_s: Option<f64>,
+    out: &mut StatSection,
+) {
     let since_boot = old == &Stat::default();
-    let since = |cpu: Option<u32>| -> Option<CpuTimes> {
+    let zero = CpuTimes::default();
+    let since = |cpu: Option<u32>| -> Option<&CpuTimes> {
         let found = match cpu {
             None => Some(&old.total),
             Some(c) => old.cpus.iter().find(|t| t.cpu == Some(c)),
         };
         match found {
-            Some(t) => Some(t.clone()),
-            None if since_boot => Some(CpuTimes::default()),
+            Some(t) => Some(t),
+            None if since_boot => Some(&zero),
             None => None,
         }
     };
@@ -28,27 +44,34 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) 
         Some(secs) => delta::cpu_pct_over(o, n, secs, ncpus),
         None => delta::cpu_pct(o, n),
     };
-    let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| pct(&o, t, 1));
-    let (aggregate, aggregate_cpus) = match (&f.cpus, elapsed_s) {
-        (None, Some(secs)) => (delta::stat_aggregate_pct_over(old, new, secs), None),
-        (None, None) => (delta::stat_aggregate_pct(old, new), None),
+    let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| pct(o, t, 1));
+    let mut selected = out.aggregate_cpus.take();
+    let aggregate = match (&f.cpus, elapsed_s) {
+        (None, Some(secs)) => {
+            selected = None;
+            delta::stat_aggregate_pct_over(old, new, secs)
+        }
+        (None, None) => {
+            selected = None;
+            delta::stat_aggregate_pct(old, new)
+        }
         (Some(_), _) => {
-            let (o, n, cpus) = selected_times(old, new, f, since_boot);
-            let share = (!cpus.is_empty())
+            let cpus = selected.get_or_insert_with(Vec::new);
+            let (o, n) = selected_times(old, new, f, since_boot, cpus);
+            (!cpus.is_empty())
                 .then(|| pct(&o, &n, cpus.len()))
-                .flatten();
-            (share, Some(cpus))
+                .flatten()
         }
     };
     // an empty selection sums nothing: no aggregate line at all
-    let mut cpu_pct = Vec::new();
-    if aggregate_cpus.as_ref().is_none_or(|c| !c.is_empty()) {
-        cpu_pct.push(CpuPctLine {
+    out.cpu_pct.clear();
+    if selected.as_ref().is_none_or(|c| !c.is_empty()) {
+        out.cpu_pct.push(CpuPctLine {
             cpu: None,
             pct: aggregate,
         });
     }
-    cpu_pct.extend(
+    out.cpu_pct.extend(
         new.cpus
             .iter()
             .filter(|t| t.cpu.is_some_and(|c| f.keep_cpu(c)))
@@ -57,36 +80,34 @@ pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) 
                 pct: share(t.cpu, t),
             }),
     );
+    out.aggregate_cpus = selected;
     // since boot: the value itself; over an interval: `delta`'s difference
     // of a 64-bit counter (a decrease is a reset: no count)
     let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
         (_, n) => n,
     };
-    StatSection {
-        cpu_pct,
-        aggregate_cpus,
-        ctxt: diff(old.ctxt, new.ctxt),
-        btime: new.btime,
-        processes: diff(old.processes, new.processes),
-        procs_running: new.procs_running,
-        procs_blocked: new.procs_blocked,
-        intr_total: diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0),
-        softirq_total: diff(old.softirq_total, new.softirq_total),
-    }
+    out.ctxt = diff(old.ctxt, new.ctxt);
+    out.btime = new.btime;
+    out.processes = diff(old.processes, new.processes);
+    out.procs_running = new.procs_running;
+    out.procs_blocked = new.procs_blocked;
+    out.intr_total = diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0);
+    out.softirq_total = diff(old.softirq_total, new.softirq_total);
 }
 
 /// The summed lines of the `--cpus` CPUs in `old` and `new` (in rates
-/// mode only CPUs present in both samples), and which CPUs.
+/// mode only CPUs present in both samples); which CPUs, into `cpus`.
 fn selected_times(
     old: &Stat,
     new: &Stat,
     f: &Filter,
     since_boot: bool,
-) -> (CpuTimes, CpuTimes, Vec<u32>) {
+    cpus: &mut Vec<u32>,
+) -> (CpuTimes, CpuTimes) {
     let mut o = CpuTimes::default();
     let mut n = CpuTimes::default();
-    let mut cpus = Vec::new();
+    cpus.clear();
     for t in &new.cpus {
         let Some(c) = t.cpu.filter(|&c| f.keep_cpu(c)) else {
             continue;
@@ -101,7 +122,7 @@ fn selected_times(
         }
         cpus.push(c);
     }
-    (o, n, cpus)
+    (o, n)
 }
 
 fn add_times(sum: &mut CpuTimes, t: &CpuTimes) {

@@ -7,7 +7,8 @@
 //! [`BatchWriter`] is the frame-to-output writer of both `top --batch`
 //! and `replay --batch` (`cmd/replay.rs`), and runs their loop on a
 //! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::rates` (no affinity: text does not print it) and
+//! `report::ReusedRates` (`report::rates` rebuilt in place; no affinity:
+//! text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
@@ -40,6 +41,8 @@ struct Summary {
     cost: SelfCost,
     samples: u64,
     strategy: Strategy,
+    /// Each frame's report, rebuilt in place.
+    report: report::ReusedRates,
 }
 
 impl Summary {
@@ -136,6 +139,7 @@ impl BatchWriter {
                 cost: SelfCost::default(),
                 samples: 0,
                 strategy: live.strategy(),
+                report: report::ReusedRates::default(),
             }),
             jsonl: JsonlWriter::default(),
             buf: Vec::new(),
@@ -158,13 +162,12 @@ impl BatchWriter {
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
-                let report =
-                    report::rates(frame.prev, frame.cur, frame.filter(), RateOpts::default());
+                let report = sum.report.update(frame.prev, frame.cur, frame.filter());
                 let stamp = clock::MillisStamp::of(frame.cur.wall_ns);
                 let stamp = stamp.as_str();
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(stamp),
-                    report: &report,
+                    report,
                     threads: frame.threads,
                     self_cost: frame.self_cost(),
                     strategy: frame.strategy,
@@ -172,7 +175,7 @@ impl BatchWriter {
                 buf.clear();
                 text::write_block(&b, &self.opts, buf)?;
                 if let Some(tt) = traced {
-                    trace_text::write_trace(b.stamp, &report, &self.opts, tt, buf)?;
+                    trace_text::write_trace(b.stamp, report, &self.opts, tt, buf)?;
                 }
                 sum.cost += b.self_cost;
                 sum.samples += 1;

@@ -1,0 +1,120 @@
+//! The `top --batch --format text` block of a steady-state sample (the
+//! same rows and CPUs as the sample before): its report is rebuilt in
+//! place (`report::ReusedRates`) and its lines written into a reused
+//! buffer, so that the whole block allocates a few scratch vectors, not
+//! a `String` or `Vec` per row. Counted with a
+//! counting global allocator (this test binary only).
+
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns
+
+use irqlab::cmd::top::text::{write_block, Block, TextOpts};
+use irqlab::filter::Filter;
+use irqlab::report::ReusedRates;
+use irqlab::sampler::{SelfCost, Strategy};
+use irqlab::threads::{ThreadCpu, ThreadKind};
+use irqlab_core::stat::Stat;
+use irqlab_core::{Interrupts, Snapshot, Softirqs};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, only counting calls.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: `p` came from `alloc` above with `l`.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn snap(k: u64) -> Snapshot {
+    let irqs = format!(
+        "           CPU0       CPU1       \n 24: {:>10} {:>10}  IO-APIC   5-edge      ACPI:Ged\n 36: {:>10} {:>10}  PCI-MSI-0000:00:04.0   0-edge      virtio1-req.0\nLOC: {:>10} {:>10}   Local timer interrupts\nLOC: {:>10} {:>10}   Local timer interrupts\nNMI:          0          0   Non-maskable interrupts\nERR:          0\n",
+        k, 2 * k, 7 * k, 0, 1000 * k, 999 * k, 3 * k, k
+    );
+    let soft = format!(
+        "                    CPU0       CPU1       \n          HI: {:>10} {:>10}\n       TIMER: {:>10} {:>10}\n",
+        k,
+        0,
+        250 * k,
+        251 * k
+    );
+    let stat = format!(
+        "cpu  {} 0 {} {} 0 0 {} 0 0 0\ncpu0 {} 0 {} {} 0 0 {} 0 0 0\ncpu1 {} 0 {} {} 0 0 {} 0 0 0\nintr {} 1 2 3\nctxt {}\nbtime 1795462000\nprocesses {}\nprocs_running 2\nprocs_blocked 0\nsoftirq {} 1 2\n",
+        20 * k, 4 * k, 176 * k, 2 * k,
+        10 * k, 2 * k, 88 * k, k,
+        10 * k, 2 * k, 88 * k, k,
+        1000 * k, 50 * k, 3 * k, 500 * k
+    );
+    Snapshot {
+        mono_ns: 1_000_000_000 + k * 1_003_000_000,
+        wall_ns: 1_795_462_201_000_000_000 + k * 1_003_000_000,
+        interrupts: Some(Interrupts::parse(irqs.as_bytes()).unwrap()),
+        softirqs: Some(Softirqs::parse(soft.as_bytes()).unwrap()),
+        stat: Some(Stat::parse(stat.as_bytes()).unwrap()),
+    }
+}
+
+/// What a steady-state block may still allocate, whatever its number of
+/// rows: the shown rows (`text::shown_rows`), their sort by rate
+/// (`report::sort_rows`) and the SUM line's per-CPU sums
+/// (`report::rate_sum`).
+const MAX_PER_BLOCK: u64 = 3;
+
+#[test]
+fn a_steady_state_text_block_allocates_no_more_than_its_scratch() {
+    let snaps: Vec<Snapshot> = (1..=5).map(snap).collect();
+    let threads = vec![ThreadCpu {
+        pid: Some(14),
+        name: "ksoftirqd/0".into(),
+        kind: ThreadKind::Ksoftirqd { cpu: 0 },
+        cpu_pct: 0.0153,
+        last_cpu: Some(0),
+        cpu_ns: 5,
+    }];
+    let filter = Filter::default();
+    let opts = TextOpts::default();
+    let mut reused = ReusedRates::default();
+    let mut out = Vec::new();
+    let mut counts = Vec::new();
+    for pair in snaps.windows(2) {
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let report = reused.update(&pair[0], &pair[1], &filter);
+        let b = Block {
+            stamp: "19:30:03.006",
+            report,
+            threads: &threads,
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        out.clear();
+        write_block(&b, &opts, &mut out).unwrap();
+        counts.push(ALLOCS.load(Ordering::Relaxed) - before);
+        let text = std::str::from_utf8(&out).unwrap();
+        for want in ["  LOC ", "  SUM ", "  TIMER ", "  all ", "ksoftirqd/0"] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
+    }
+    // the first block fills the report; later ones reuse it
+    assert!(counts[0] > counts[1], "{counts:?}");
+    assert!(
+        counts[1..].iter().all(|&n| n <= MAX_PER_BLOCK),
+        "allocations per block: {counts:?}"
+    );
+}
