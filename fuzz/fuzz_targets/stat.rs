@@ -20,7 +20,9 @@ fuzz_target!(|data: &[u8]| {
             let mut totals = Stat::default();
             assert!(totals.parse_totals_into(data).is_ok());
             assert_eq!(totals.intr_total, f.intr_total);
+            assert!(f.intr_per_irq && !totals.intr_per_irq && totals.intr.is_empty());
             totals.intr = f.intr.clone();
+            totals.intr_per_irq = true;
             assert_eq!(f, &totals);
             for c in std::iter::once(&f.total).chain(&f.cpus) {
                 let _ = (c.busy(), c.total(), c.irq(), c.softirq(), c.steal());

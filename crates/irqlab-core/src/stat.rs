@@ -108,8 +108,14 @@ pub struct Stat {
     pub cpus: Vec<CpuTimes>,
     /// First value of the `intr` line (not the sum of the rest).
     pub intr_total: u64,
-    /// Per-IRQ-number values of the `intr` line (index = IRQ number).
+    /// Per-IRQ-number values of the `intr` line (index = IRQ number);
+    /// empty, and `intr_per_irq` false, after `parse_totals_into`.
     pub intr: Vec<u64>,
+    /// Whether `intr` holds the line's per-IRQ values (false after
+    /// `parse_totals_into`, which does not read them: an empty `intr` is
+    /// then no statement about the IRQs).
+    #[serde(skip)]
+    pub intr_per_irq: bool,
     pub ctxt: Option<u64>,
     pub btime: Option<u64>,
     pub processes: Option<u64>,
@@ -158,6 +164,7 @@ impl Stat {
 
     fn parse_with(&mut self, bytes: &[u8], intr: Intr) -> Result<(), ParseError> {
         self.reset();
+        self.intr_per_irq = matches!(intr, Intr::PerIrq);
         let mut ncpus = 0;
         let mut saw_cpu = false;
         for (n, line) in lines(bytes) {
@@ -449,12 +456,13 @@ mod tests {
         let full = Stat::parse(VM).unwrap();
         let mut st = Stat::parse(VM).unwrap();
         st.parse_totals_into(VM).unwrap();
-        assert!(st.intr.is_empty());
+        assert!(st.intr.is_empty() && !st.intr_per_irq && full.intr_per_irq);
         assert_eq!(st.intr_total, 140082);
         assert_eq!(
             st,
             Stat {
                 intr: Vec::new(),
+                intr_per_irq: false,
                 ..full
             }
         );

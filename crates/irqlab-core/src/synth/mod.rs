@@ -407,6 +407,7 @@ impl SynthSpec {
             cpus,
             intr_total,
             intr,
+            intr_per_irq: true,
             ctxt: Some(rng.range(1_000_000, 50_000_000_000)),
             btime: Some(rng.range(1_700_000_000, 1_800_000_000)),
             processes: Some(rng.range(1_000, 100_000_000)),
