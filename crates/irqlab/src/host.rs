@@ -78,6 +78,9 @@ const fn max(a: usize, b: usize) -> usize {
 struct Kept {
     file: File,
     buf: Vec<u8>,
+    /// `st_size` at open (the type check's `fstat`): what [`presize`]
+    /// sizes the first buffer from, without a second `fstat`.
+    size: u64,
 }
 
 /// `root`-relative `rel` (`proc/interrupts`, a leading `/` allowed) as a path.
@@ -93,12 +96,13 @@ fn kept_file<'a>(
     rel: &str,
 ) -> io::Result<&'a mut Kept> {
     if !kept.contains_key(rel) {
-        let file = open_regular(&join_rel(root, rel))?;
+        let (file, size) = open::open_regular_sized(&join_rel(root, rel))?;
         kept.insert(
             rel.to_string(),
             Kept {
                 file,
                 buf: Vec::new(),
+                size,
             },
         );
     }
@@ -141,7 +145,7 @@ impl HostFs {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
         if k.buf.is_empty() {
-            presize(&k.file, &mut k.buf);
+            presize(k.size, &mut k.buf);
         }
         let (filled, _calls) =
             pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
@@ -161,7 +165,7 @@ impl HostFs {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
         if k.buf.is_empty() {
-            presize(&k.file, &mut k.buf);
+            presize(k.size, &mut k.buf);
         }
         if k.buf.len() < FIRST {
             k.buf.resize(FIRST, 0);
@@ -385,18 +389,16 @@ fn stream_lines<E>(
     }
 }
 
-/// Regular files (captured trees) report their size: size the buffer once
-/// so that it need not double past it, up to [`PRESIZE_MAX`]. /proc files
-/// report 0 and grow.
-fn presize(file: &File, buf: &mut Vec<u8>) {
-    if let Ok(meta) = file.metadata() {
-        let want = usize::try_from(meta.len())
-            .unwrap_or(usize::MAX)
-            .saturating_add(4096)
-            .min(PRESIZE_MAX);
-        if meta.is_file() && want > buf.len() && meta.len() > 0 {
-            buf.resize(want, 0);
-        }
+/// Regular files (captured trees) report their size (`size`, from the
+/// open's `fstat`): size the buffer once so that it need not double past
+/// it, up to [`PRESIZE_MAX`]. /proc files report 0 and grow.
+fn presize(size: u64, buf: &mut Vec<u8>) {
+    let want = usize::try_from(size)
+        .unwrap_or(usize::MAX)
+        .saturating_add(4096)
+        .min(PRESIZE_MAX);
+    if want > buf.len() && size > 0 {
+        buf.resize(want, 0);
     }
 }
 
@@ -567,6 +569,30 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn kept_file_buffer_is_sized_from_the_opens_fstat() {
+        // captured trees: the first buffer of a kept file comes from the
+        // st_size of the type check's fstat (no second fstat), and the
+        // whole file is read in one go; /proc files (size 0) start at FIRST
+        let dir = tempfile::tempdir().unwrap();
+        let big = "z".repeat(5 * FIRST + 3);
+        std::fs::write(dir.path().join("big"), &big).unwrap();
+        std::fs::write(dir.path().join("small"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_record("big").unwrap(), big.as_bytes());
+        assert_eq!(fs.read("small").unwrap(), b"");
+        let kept = |fs: &HostFs, rel: &str| {
+            let k = &fs.kept[rel];
+            (k.size, k.buf.len())
+        };
+        assert_eq!(kept(&fs, "big"), (big.len() as u64, big.len() + 4096));
+        assert_eq!(kept(&fs, "small"), (0, FIRST));
+        // a file that grew after the open still reads whole
+        let bigger = "w".repeat(9 * FIRST);
+        std::fs::write(dir.path().join("big"), &bigger).unwrap();
+        assert_eq!(fs.read("big").unwrap(), bigger.as_bytes());
     }
 
     #[test]

@@ -273,7 +273,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let writer = BatchWriter::new(args.format, opts, &live, true);
     // Real write errors: a closed stdout (EPIPE) fails the first write
     // and `?` ends the loop; /dev/null is a sink (see `export::stdout`).
-    let mut out = crate::export::stdout::stdout();
+    // Unbuffered: each frame (and `Average:`) is one block, written whole.
+    let mut out = crate::export::stdout::unbuffered();
     let mut pace = PacedRun::new(args.interval, End::of(args.count, None));
     let signal = match tracing.as_mut() {
         Some(t) => writer.run(&mut live, &mut pace, &stop, t, &mut out)?,
