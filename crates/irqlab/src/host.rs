@@ -110,6 +110,13 @@ fn kept_file<'a>(
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
 
+/// First read of [`HostFs::read_record`] for a file of unknown size (on
+/// the stack): `/proc/PID/stat`, `schedstat`, `/proc/softirqs` and a small
+/// machine's `/proc/stat` fit.
+const RECORD_FIRST: usize = 2048;
+/// Smallest kept buffer of a record file.
+const RECORD_MIN: usize = 256;
+
 /// First read of [`HostFs::read_attr`] (a stack buffer: comm names are at
 /// most 64 bytes, affinity lists and chip names short).
 const ATTR_FIRST: usize = 256;
@@ -167,7 +174,21 @@ impl HostFs {
         if k.buf.is_empty() {
             presize(k.size, &mut k.buf);
         }
-        if k.buf.len() < FIRST {
+        if k.buf.is_empty() {
+            // the first read of a /proc record lands on the stack; the kept
+            // buffer is then sized to it (twice its length: a later, longer
+            // text still ends short), so a 30-byte schedstat does not zero
+            // and fault in a page of its own
+            let mut small = [0u8; RECORD_FIRST];
+            let n = read_at_retry(&k.file, &mut small).map_err(|e| named(root, rel, e))?;
+            if let Some(text) = small.get(..n).filter(|_| n < RECORD_FIRST) {
+                let len = (2 * n).clamp(RECORD_MIN, FIRST).next_power_of_two();
+                k.buf.reserve_exact(len);
+                k.buf.extend_from_slice(text);
+                k.buf.resize(len, 0);
+                return Ok(k.buf.get(..n).unwrap_or_default());
+            }
+            // longer: read again whole into a buffer of one page or more
             k.buf.resize(FIRST, 0);
         }
         let (filled, _calls) =
@@ -593,6 +614,40 @@ mod tests {
         let bigger = "w".repeat(9 * FIRST);
         std::fs::write(dir.path().join("big"), &bigger).unwrap();
         assert_eq!(fs.read("big").unwrap(), bigger.as_bytes());
+    }
+
+    #[test]
+    fn record_first_read_sizes_a_small_buffer_and_later_longer_texts_read_whole() {
+        // files of unknown size (procfs, an empty file): the first read is
+        // on the stack and the kept buffer twice the text, not a zeroed page
+        let mut live = HostFs::new("/");
+        let text = live.read_record("proc/self/stat").unwrap().to_vec();
+        assert!(text.ends_with(b"\n") && text.len() < RECORD_FIRST);
+        let len = live.kept["proc/self/stat"].buf.len();
+        assert!(len >= 2 * text.len() && len < FIRST, "buffer {len}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_record("f").unwrap(), b"");
+        assert_eq!(fs.kept["f"].buf.len(), RECORD_MIN);
+        for n in [RECORD_MIN - 1, RECORD_MIN, 3 * RECORD_FIRST + 5] {
+            let longer = "v".repeat(n);
+            std::fs::write(dir.path().join("f"), &longer).unwrap();
+            assert_eq!(fs.read_record("f").unwrap(), longer.as_bytes(), "{n} bytes");
+        }
+        // a first text longer than the stack buffer is read again whole
+        let long = "u".repeat(RECORD_FIRST + 9);
+        std::fs::write(dir.path().join("g"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        let (file, _) = open::open_regular_sized(&dir.path().join("g")).unwrap();
+        std::fs::write(dir.path().join("g"), &long).unwrap();
+        let kept = Kept {
+            file,
+            buf: Vec::new(),
+            size: 0,
+        };
+        fs.kept.insert("g".into(), kept);
+        assert_eq!(fs.read_record("g").unwrap(), long.as_bytes());
     }
 
     #[test]
