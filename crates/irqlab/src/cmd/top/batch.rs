@@ -40,6 +40,11 @@ struct Summary {
     cost: SelfCost,
     samples: u64,
     strategy: Strategy,
+    /// After exactly one frame: that frame's report and strategy. The
+    /// run's `Average:` is then over the same two snapshots with the same
+    /// rows filter (the filter follows the strategy), so it is not
+    /// computed again.
+    single: Option<(Strategy, report::Report)>,
 }
 
 impl Summary {
@@ -53,7 +58,14 @@ impl Summary {
         if self.samples == 0 {
             return Ok(());
         }
-        let report = report::rates(&self.first, latest, &self.filter, RateOpts::default());
+        let computed;
+        let report = match &self.single {
+            Some((strategy, report)) if self.samples == 1 && *strategy == self.strategy => report,
+            _ => {
+                computed = report::rates(&self.first, latest, &self.filter, RateOpts::default());
+                &computed
+            }
+        };
         let n = self.samples;
         let c = &self.cost;
         let mean = SelfCost {
@@ -64,14 +76,14 @@ impl Summary {
         };
         let b = Block {
             stamp: "Average:",
-            report: &report,
+            report,
             threads: &[],
             self_cost: mean,
             strategy: self.strategy,
         };
         text::write_block(&b, opts, out)?;
         if let Some(tt) = traced {
-            trace_text::write_trace(b.stamp, &report, opts, tt, out)?;
+            trace_text::write_trace(b.stamp, report, opts, tt, out)?;
         }
         Ok(())
     }
@@ -136,6 +148,7 @@ impl BatchWriter {
                 cost: SelfCost::default(),
                 samples: 0,
                 strategy: live.strategy(),
+                single: None,
             }),
             jsonl: JsonlWriter::default(),
             buf: Vec::new(),
@@ -176,6 +189,8 @@ impl BatchWriter {
                 }
                 sum.cost += b.self_cost;
                 sum.samples += 1;
+                let strategy = b.strategy;
+                sum.single = (sum.samples == 1).then_some((strategy, report));
             }
         }
         out.write_all(buf)?;
