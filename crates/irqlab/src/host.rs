@@ -78,6 +78,9 @@ const fn max(a: usize, b: usize) -> usize {
 struct Kept {
     file: File,
     buf: Vec<u8>,
+    /// `st_size` at open (the type check's `fstat`): what [`presize`]
+    /// sizes the first buffer from, without a second `fstat`.
+    size: u64,
 }
 
 /// `root`-relative `rel` (`proc/interrupts`, a leading `/` allowed) as a path.
@@ -93,18 +96,26 @@ fn kept_file<'a>(
     rel: &str,
 ) -> io::Result<&'a mut Kept> {
     if !kept.contains_key(rel) {
-        let file = open_regular(&join_rel(root, rel))?;
+        let (file, size) = open::open_regular_sized(&join_rel(root, rel))?;
         kept.insert(
             rel.to_string(),
             Kept {
                 file,
                 buf: Vec::new(),
+                size,
             },
         );
     }
     kept.get_mut(rel)
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
+
+/// First read of [`HostFs::read_record`] for a file of unknown size (on
+/// the stack): `/proc/PID/stat`, `schedstat`, `/proc/softirqs` and a small
+/// machine's `/proc/stat` fit.
+const RECORD_FIRST: usize = 2048;
+/// Smallest kept buffer of a record file.
+const RECORD_MIN: usize = 256;
 
 /// First read of [`HostFs::read_attr`] (a stack buffer: comm names are at
 /// most 64 bytes, affinity lists and chip names short).
@@ -141,7 +152,7 @@ impl HostFs {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
         if k.buf.is_empty() {
-            presize(&k.file, &mut k.buf);
+            presize(k.size, &mut k.buf);
         }
         let (filled, _calls) =
             pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
@@ -161,9 +172,23 @@ impl HostFs {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
         if k.buf.is_empty() {
-            presize(&k.file, &mut k.buf);
+            presize(k.size, &mut k.buf);
         }
-        if k.buf.len() < FIRST {
+        if k.buf.is_empty() {
+            // the first read of a /proc record lands on the stack; the kept
+            // buffer is then sized to it (twice its length: a later, longer
+            // text still ends short), so a 30-byte schedstat does not zero
+            // and fault in a page of its own
+            let mut small = [0u8; RECORD_FIRST];
+            let n = read_at_retry(&k.file, &mut small).map_err(|e| named(root, rel, e))?;
+            if let Some(text) = small.get(..n).filter(|_| n < RECORD_FIRST) {
+                let len = (2 * n).clamp(RECORD_MIN, FIRST).next_power_of_two();
+                k.buf.reserve_exact(len);
+                k.buf.extend_from_slice(text);
+                k.buf.resize(len, 0);
+                return Ok(k.buf.get(..n).unwrap_or_default());
+            }
+            // longer: read again whole into a buffer of one page or more
             k.buf.resize(FIRST, 0);
         }
         let (filled, _calls) =
@@ -385,18 +410,16 @@ fn stream_lines<E>(
     }
 }
 
-/// Regular files (captured trees) report their size: size the buffer once
-/// so that it need not double past it, up to [`PRESIZE_MAX`]. /proc files
-/// report 0 and grow.
-fn presize(file: &File, buf: &mut Vec<u8>) {
-    if let Ok(meta) = file.metadata() {
-        let want = usize::try_from(meta.len())
-            .unwrap_or(usize::MAX)
-            .saturating_add(4096)
-            .min(PRESIZE_MAX);
-        if meta.is_file() && want > buf.len() && meta.len() > 0 {
-            buf.resize(want, 0);
-        }
+/// Regular files (captured trees) report their size (`size`, from the
+/// open's `fstat`): size the buffer once so that it need not double past
+/// it, up to [`PRESIZE_MAX`]. /proc files report 0 and grow.
+fn presize(size: u64, buf: &mut Vec<u8>) {
+    let want = usize::try_from(size)
+        .unwrap_or(usize::MAX)
+        .saturating_add(4096)
+        .min(PRESIZE_MAX);
+    if want > buf.len() && size > 0 {
+        buf.resize(want, 0);
     }
 }
 
@@ -567,6 +590,64 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn kept_file_buffer_is_sized_from_the_opens_fstat() {
+        // captured trees: the first buffer of a kept file comes from the
+        // st_size of the type check's fstat (no second fstat), and the
+        // whole file is read in one go; /proc files (size 0) start at FIRST
+        let dir = tempfile::tempdir().unwrap();
+        let big = "z".repeat(5 * FIRST + 3);
+        std::fs::write(dir.path().join("big"), &big).unwrap();
+        std::fs::write(dir.path().join("small"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_record("big").unwrap(), big.as_bytes());
+        assert_eq!(fs.read("small").unwrap(), b"");
+        let kept = |fs: &HostFs, rel: &str| {
+            let k = &fs.kept[rel];
+            (k.size, k.buf.len())
+        };
+        assert_eq!(kept(&fs, "big"), (big.len() as u64, big.len() + 4096));
+        assert_eq!(kept(&fs, "small"), (0, FIRST));
+        // a file that grew after the open still reads whole
+        let bigger = "w".repeat(9 * FIRST);
+        std::fs::write(dir.path().join("big"), &bigger).unwrap();
+        assert_eq!(fs.read("big").unwrap(), bigger.as_bytes());
+    }
+
+    #[test]
+    fn record_first_read_sizes_a_small_buffer_and_later_longer_texts_read_whole() {
+        // files of unknown size (procfs, an empty file): the first read is
+        // on the stack and the kept buffer twice the text, not a zeroed page
+        let mut live = HostFs::new("/");
+        let text = live.read_record("proc/self/stat").unwrap().to_vec();
+        assert!(text.ends_with(b"\n") && text.len() < RECORD_FIRST);
+        let len = live.kept["proc/self/stat"].buf.len();
+        assert!(len >= 2 * text.len() && len < FIRST, "buffer {len}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_record("f").unwrap(), b"");
+        assert_eq!(fs.kept["f"].buf.len(), RECORD_MIN);
+        for n in [RECORD_MIN - 1, RECORD_MIN, 3 * RECORD_FIRST + 5] {
+            let longer = "v".repeat(n);
+            std::fs::write(dir.path().join("f"), &longer).unwrap();
+            assert_eq!(fs.read_record("f").unwrap(), longer.as_bytes(), "{n} bytes");
+        }
+        // a first text longer than the stack buffer is read again whole
+        let long = "u".repeat(RECORD_FIRST + 9);
+        std::fs::write(dir.path().join("g"), "").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        let (file, _) = open::open_regular_sized(&dir.path().join("g")).unwrap();
+        std::fs::write(dir.path().join("g"), &long).unwrap();
+        let kept = Kept {
+            file,
+            buf: Vec::new(),
+            size: 0,
+        };
+        fs.kept.insert("g".into(), kept);
+        assert_eq!(fs.read_record("g").unwrap(), long.as_bytes());
     }
 
     #[test]

@@ -586,3 +586,50 @@ fn bad_values_are_usage_errors_before_sampling() {
         assert!(!err.contains("needs a terminal"), "{args:?}: {err}");
     }
 }
+
+/// A one-frame text run's `Average:` block is its frame's block (the same
+/// two snapshots and rows), line for line after the stamp column: the
+/// run does not compute that report twice, and must print the same.
+#[test]
+fn one_frame_text_run_averages_to_its_frame() {
+    let d = tempfile::tempdir().unwrap();
+    common::synth_into(&common::spec(2, 4), d.path());
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+    c.arg("top").arg("--root").arg(d.path());
+    c.args(["--batch", "-n", "1", "-i", "300ms"]);
+    let child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // move IRQ 0 on CPU0 between the baseline and the frame (in place:
+    // top keeps the file open); a late bump only leaves rates at zero
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    let p = d.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let body: String = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("0:") {
+            Some(rest) => {
+                let mut w: Vec<String> = rest.split_whitespace().map(String::from).collect();
+                w[0] = (w[0].parse::<u64>().unwrap() + 900).to_string();
+                format!("  0: {}\n", w.join(" "))
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    std::io::Write::write_all(&mut f, body.as_bytes()).unwrap();
+    f.set_len(body.len() as u64).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let out = String::from_utf8(out.stdout).unwrap();
+    let rest = |l: &str| l.split_once("  ").unwrap().1.to_string();
+    let (avg, frame): (Vec<&str>, Vec<&str>) = out.lines().partition(|l| l.starts_with("Average:"));
+    assert!(!frame.is_empty(), "{out}");
+    assert_eq!(
+        frame.iter().map(|l| rest(l)).collect::<Vec<_>>(),
+        avg.iter().map(|l| rest(l)).collect::<Vec<_>>(),
+        "{out}"
+    );
+}

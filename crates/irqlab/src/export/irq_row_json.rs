@@ -347,6 +347,8 @@ struct RateMemo {
     /// interval changes by a few ns every line).
     epoch: u64,
     slots: Vec<Slot>,
+    /// Cells formatted through the table in the current line.
+    puts: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -358,7 +360,14 @@ struct Slot {
     text: [u8; 24],
 }
 
+/// Most slots of the table (48 KiB). The table starts empty and grows
+/// while a line formats more cells than it has slots (a power of two at
+/// or above that count, from [`FEW_SLOTS`]): a short run on a small
+/// machine does not fill 48 KiB it never looks at, and once a line of the
+/// largest size was written the table no longer changes.
 const SLOTS: usize = 1024;
+/// The table's first size.
+const FEW_SLOTS: usize = 16;
 const EMPTY: Slot = Slot {
     count: 0,
     epoch: 0,
@@ -371,7 +380,8 @@ impl Default for RateMemo {
         RateMemo {
             secs: 0.0,
             epoch: 1,
-            slots: vec![EMPTY; SLOTS],
+            slots: Vec::new(),
+            puts: 0,
         }
     }
 }
@@ -379,6 +389,7 @@ impl Default for RateMemo {
 impl RateMemo {
     /// A new line over `secs`: rates of another interval become stale.
     fn start(&mut self, secs: f64) {
+        self.puts = 0;
         if self.secs.to_bits() != secs.to_bits() {
             self.secs = secs;
             self.epoch += 1;
@@ -388,7 +399,16 @@ impl RateMemo {
     /// The rate of `count` over `secs` at the start of `dst` (≥ 24 bytes);
     /// `None` when it needs float formatting (see [`put_rate`]).
     fn put(&mut self, dst: &mut [u8], count: u64) -> Option<usize> {
-        let slot = self.slots.get_mut((count % SLOTS as u64) as usize)?;
+        self.puts += 1;
+        if self.puts > self.slots.len() && self.slots.len() < SLOTS {
+            // a cleared table: the old slots sit under other indexes now
+            let want = self.puts.max(FEW_SLOTS).next_power_of_two().min(SLOTS);
+            self.slots.clear();
+            self.slots.resize(want, EMPTY);
+        }
+        // the length is a power of two
+        let mask = (self.slots.len() as u64).wrapping_sub(1);
+        let slot = self.slots.get_mut((count & mask) as usize)?;
         if slot.epoch != self.epoch || slot.count != count {
             let mut text = [0u8; 24];
             let len = put_rate(&mut text, Cell::Count(count).rate(self.secs)?)?;

@@ -171,3 +171,32 @@ fn rows_are_encoded_only_here() {
         "rows encoded outside irq_row_json: {found:?}"
     );
 }
+
+#[test]
+fn rate_memo_grows_to_the_line_and_gives_put_rates_bytes() {
+    // the table starts empty (a 1-line run on a small machine does not
+    // fill 48 KiB), grows while a line formats more cells than it has
+    // slots, never past SLOTS, and stays put for lines no longer than the
+    // longest; every rate is put_rate's bytes at every size
+    let mut memo = RateMemo::default();
+    assert!(memo.slots.is_empty());
+    let mut lens = Vec::new();
+    for (secs, cells) in [
+        (1.0, 5u64),
+        (1.0, 100),
+        (0.5, 100),
+        (0.5, 3000),
+        (0.25, 3000),
+    ] {
+        memo.start(secs);
+        for c in 0..cells {
+            let count = c * 7 % 900;
+            let (mut got, mut want) = ([0u8; 32], [0u8; 24]);
+            let n = memo.put(&mut got, count).unwrap();
+            let m = put_rate(&mut want, Cell::Count(count).rate(secs).unwrap()).unwrap();
+            assert_eq!(got[..n], want[..m], "count {count} over {secs}");
+        }
+        lens.push(memo.slots.len());
+    }
+    assert_eq!(lens, [FEW_SLOTS, 128, 128, SLOTS, SLOTS]);
+}

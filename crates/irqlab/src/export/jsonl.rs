@@ -333,8 +333,12 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     if !m.keep {
         return;
     }
+    // room for the usual row at once (no doubling from 8 bytes per row)
+    m.head.reserve(r.label.len() + 32);
     irq_row_json::head(&mut m.head, &r.label, r.irq, None);
     let affinity = r.irq.and_then(&mut *affinity);
+    m.tail
+        .reserve(2 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 64);
     let actions = r.parts.actions();
     irq_row_json::tail(
         &mut m.tail,

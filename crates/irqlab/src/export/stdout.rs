@@ -45,6 +45,13 @@ pub fn stdout() -> BufWriter<RawStdout> {
     BufWriter::with_capacity(64 * 1024, RawStdout(io::stdout()))
 }
 
+/// Unbuffered stdout, for a writer that hands over whole blocks of its
+/// own (`top --batch`: a frame per write), so that no 64 KiB buffer is
+/// allocated only to copy each block through it.
+pub fn unbuffered() -> RawStdout {
+    RawStdout(io::stdout())
+}
+
 /// Fails when descriptor 1 is closed, without writing anything: a
 /// command can stop before a long sampling whose output nobody can
 /// receive. (A zero-length write may never reach the kernel: this asks

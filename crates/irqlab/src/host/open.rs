@@ -22,13 +22,20 @@ fn flags() -> i32 {
 
 /// Open `path` read-only; error unless it is a regular file.
 pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_regular_sized(path).map(|(file, _)| file)
+}
+
+/// [`open_regular`] that also returns the file's `st_size` from the same
+/// `fstat` as the type check (0 for `/proc` files), so that a caller
+/// sizing its buffer from it does not ask again.
+pub(crate) fn open_regular_sized(path: &Path) -> io::Result<(File, u64)> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(flags())
         .open(path)
         .map_err(|e| name_special(path, e))?;
-    check_regular(path, &file)?;
-    Ok(file)
+    let size = check_regular(path, &file)?;
+    Ok((file, size))
 }
 
 /// Open `path` read-only with the same flags as [`open_regular`] but no
@@ -85,10 +92,12 @@ pub fn create_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-fn check_regular(path: &Path, file: &File) -> io::Result<()> {
-    let ty = file.metadata()?.file_type();
+/// The file's size when it is a regular file, else the refusal.
+fn check_regular(path: &Path, file: &File) -> io::Result<u64> {
+    let meta = file.metadata()?;
+    let ty = meta.file_type();
     if ty.is_file() {
-        return Ok(());
+        return Ok(meta.len());
     }
     Err(refused(path, ty))
 }

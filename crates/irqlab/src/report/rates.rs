@@ -158,6 +158,12 @@ pub struct ReusedRates {
 }
 
 impl ReusedRates {
+    /// The report the last [`update`](Self::update) made (empty before
+    /// the first).
+    pub fn last(&self) -> &Report {
+        &self.report
+    }
+
     /// The rates report over `old` → `new`, in place of the last one.
     pub fn update(&mut self, old: &Snapshot, new: &Snapshot, f: &Filter) -> &Report {
         let secs = new.elapsed_since(old);
