@@ -357,25 +357,7 @@ fn cpu_pct(out: &mut Vec<u8>, lines: &[CpuPctLine]) {
         if k > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"cpu\":");
-        opt_int(out, l.cpu);
-        if let Some(p) = &l.pct {
-            let fields: [(&[u8], f64); 8] = [
-                (b",\"user_pct\":", p.user_pct),
-                (b",\"nice_pct\":", p.nice_pct),
-                (b",\"system_pct\":", p.system_pct),
-                (b",\"idle_pct\":", p.idle_pct),
-                (b",\"iowait_pct\":", p.iowait_pct),
-                (b",\"irq_pct\":", p.irq_pct),
-                (b",\"softirq_pct\":", p.softirq_pct),
-                (b",\"steal_pct\":", p.steal_pct),
-            ];
-            for (key, v) in fields {
-                out.extend_from_slice(key);
-                json(out, &v);
-            }
-        }
-        out.push(b'}');
+        super::report_json::cpu_pct_line(out, l);
     }
     out.push(b']');
 }

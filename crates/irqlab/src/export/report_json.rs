@@ -6,7 +6,7 @@
 //! re-indented as it is written (`Pretty`: `serde_json`'s pretty layout).
 
 use super::irq_row_json;
-use crate::report::{IrqLine, IrqSection, RateRows, Report, StatSection};
+use crate::report::{CpuPctLine, IrqLine, IrqSection, RateRows, Report, StatSection};
 use std::io::Write;
 
 /// Write `report` as one JSON document and a newline, indented when
@@ -89,6 +89,34 @@ fn document(
     Ok(())
 }
 
+/// One `cpu_pct` line as serde writes `CpuPctLine`: `{"cpu":…,
+/// "user_pct":…,…}`, a gap line `{"cpu":…}` alone; shares by serde_json
+/// (`null` when not finite). `show`'s document and `top --batch`'s lines
+/// both write it here.
+pub(crate) fn cpu_pct_line(out: &mut Vec<u8>, l: &CpuPctLine) {
+    out.extend_from_slice(b"{\"cpu\":");
+    match l.cpu {
+        Some(c) => irq_row_json::push_u64(out, u64::from(c)),
+        None => out.extend_from_slice(b"null"),
+    }
+    if let Some(p) = &l.pct {
+        for (key, v) in [
+            (&b",\"user_pct\":"[..], p.user_pct),
+            (b",\"nice_pct\":", p.nice_pct),
+            (b",\"system_pct\":", p.system_pct),
+            (b",\"idle_pct\":", p.idle_pct),
+            (b",\"iowait_pct\":", p.iowait_pct),
+            (b",\"irq_pct\":", p.irq_pct),
+            (b",\"softirq_pct\":", p.softirq_pct),
+            (b",\"steal_pct\":", p.steal_pct),
+        ] {
+            out.extend_from_slice(key);
+            irq_row_json::json(out, &v);
+        }
+    }
+    out.push(b'}');
+}
+
 /// The stat section (`null` when absent), the bytes of `StatSection`'s
 /// serde form (tested equal) without serde's flattening and per-key
 /// escaping: a 1152-CPU machine has ten thousand keys and shares in it.
@@ -105,27 +133,7 @@ pub fn stat(w: &mut dyn Write, s: Option<&StatSection>) -> std::io::Result<()> {
         if k > 0 {
             line.push(b',');
         }
-        line.extend_from_slice(b"{\"cpu\":");
-        match l.cpu {
-            Some(c) => line.extend_from_slice(itoa::Buffer::new().format(c).as_bytes()),
-            None => line.extend_from_slice(b"null"),
-        }
-        if let Some(p) = &l.pct {
-            for (key, v) in [
-                (&b",\"user_pct\":"[..], p.user_pct),
-                (b",\"nice_pct\":", p.nice_pct),
-                (b",\"system_pct\":", p.system_pct),
-                (b",\"idle_pct\":", p.idle_pct),
-                (b",\"iowait_pct\":", p.iowait_pct),
-                (b",\"irq_pct\":", p.irq_pct),
-                (b",\"softirq_pct\":", p.softirq_pct),
-                (b",\"steal_pct\":", p.steal_pct),
-            ] {
-                line.extend_from_slice(key);
-                serde_json::to_writer(&mut line, &v)?;
-            }
-        }
-        line.push(b'}');
+        cpu_pct_line(&mut line, l);
         w.write_all(&line)?;
     }
     line.clear();

@@ -53,19 +53,26 @@ fn kallsyms_line(line: &[u8], name: &str) -> Option<u64> {
     u64::from_str_radix(addr, 16).ok()
 }
 
-/// The address `mov eax, [rip + disp32]` loads, from the code of the
-/// accessor at `func`: after an optional `endbr64` and an optional 5-byte
-/// ftrace site (`nop DWORD PTR [rax+rax*1+0x0]` or a `call`), the next
-/// instruction must be `8b 05 disp32`. None for any other code.
-pub fn decode_load(func: u64, code: &[u8]) -> Option<u64> {
+/// Where a function's own code starts: past an optional `endbr64` and
+/// an optional 5-byte ftrace site (`nop DWORD PTR [rax+rax*1+0x0]` or a
+/// `call`).
+fn after_entry(code: &[u8]) -> usize {
     let mut at = 0usize;
     if code.get(..4) == Some(&[0xf3, 0x0f, 0x1e, 0xfa]) {
         at += 4;
     }
     match code.get(at..at + 5) {
-        Some([0x0f, 0x1f, 0x44, 0x00, 0x00]) | Some([0xe8, _, _, _, _]) => at += 5,
-        _ => {}
+        Some([0x0f, 0x1f, 0x44, 0x00, 0x00]) | Some([0xe8, _, _, _, _]) => at + 5,
+        _ => at,
     }
+}
+
+/// The address `mov eax, [rip + disp32]` loads, from the code of the
+/// accessor at `func`: after an optional `endbr64` and an optional 5-byte
+/// ftrace site (`nop DWORD PTR [rax+rax*1+0x0]` or a `call`), the next
+/// instruction must be `8b 05 disp32`. None for any other code.
+pub fn decode_load(func: u64, code: &[u8]) -> Option<u64> {
+    let at = after_entry(code);
     let insn = code.get(at..at + 6)?;
     if insn[..2] != [0x8b, 0x05] {
         return None;
@@ -82,14 +89,7 @@ pub fn decode_load(func: u64, code: &[u8]) -> Option<u64> {
 /// disp32]`, in either order, then a jump or call (to `mtree_load`).
 /// None for any other code.
 pub fn decode_tree(func: u64, code: &[u8]) -> Option<u64> {
-    let mut at = 0usize;
-    if code.get(..4) == Some(&[0xf3, 0x0f, 0x1e, 0xfa]) {
-        at += 4;
-    }
-    match code.get(at..at + 5) {
-        Some([0x0f, 0x1f, 0x44, 0x00, 0x00]) | Some([0xe8, _, _, _, _]) => at += 5,
-        _ => {}
-    }
+    let mut at = after_entry(code);
     let mut tree = None;
     let mut key = false;
     for _ in 0..2 {

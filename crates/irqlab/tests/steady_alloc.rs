@@ -1,31 +1,49 @@
-//! The `top --batch --format text` block of a steady-state sample (the
-//! same rows and CPUs as the sample before): its report is rebuilt in
-//! place (`report::ReusedRates`) and its lines written into a reused
-//! buffer, so that the whole block allocates a few scratch vectors, not
-//! a `String` or `Vec` per row. Counted with a
-//! counting global allocator (this test binary only).
+//! Steady-state samples of `top --batch` allocate (next to) nothing,
+//! counted by a counting global allocator (this test binary only; per
+//! thread, so the tests may run at once):
+//! - the json line of a sample with the same rows and CPUs as the sample
+//!   before allocates nothing: interrupt rows, softirqs, threads,
+//!   self-cost, the timestamp and `cpu_pct` (`/proc/stat`'s section,
+//!   rebuilt in place) are written into reused buffers;
+//! - the text block's report is rebuilt in place (`report::ReusedRates`)
+//!   and its lines written into a reused buffer, so that the whole block
+//!   allocates a few scratch vectors, not a `String` or `Vec` per row.
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 use irqlab::cmd::top::text::{write_block, Block, TextOpts};
+use irqlab::export::jsonl::{JsonlWriter, LineInput};
 use irqlab::filter::Filter;
 use irqlab::report::ReusedRates;
+use irqlab::sampler::clock::CostMeter;
 use irqlab::sampler::{SelfCost, Strategy};
 use irqlab::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::stat::Stat;
 use irqlab_core::{Interrupts, Snapshot, Softirqs};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Allocations and reallocations made by this thread.
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    // a const-initialised Cell has no destructor: usable at any time
+    ALLOCS.with(|n| n.set(n.get() + 1));
+}
+
+fn allocs() -> u64 {
+    ALLOCS.with(Cell::get)
+}
 
 // SAFETY: forwards to the system allocator, only counting calls.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same layout contract as the caller's.
         unsafe { System.alloc(l) }
     }
@@ -34,7 +52,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: as `GlobalAlloc::realloc`'s contract.
         unsafe { System.realloc(p, l, n) }
     }
@@ -71,6 +89,49 @@ fn snap(k: u64) -> Snapshot {
     }
 }
 
+#[test]
+fn a_steady_state_json_line_allocates_nothing() {
+    let snaps: Vec<Snapshot> = (1..=4).map(snap).collect();
+    let threads = vec![ThreadCpu {
+        pid: Some(14),
+        name: "ksoftirqd/0".into(),
+        kind: ThreadKind::Ksoftirqd { cpu: 0 },
+        cpu_pct: 0.0153,
+        last_cpu: Some(0),
+        cpu_ns: 5,
+    }];
+    let filter = Filter::default();
+    let mut w = JsonlWriter::default();
+    let mut out = Vec::new();
+    let mut affinity = |_irq: u32| Some("0-1".to_string());
+    let mut counts = Vec::new();
+    for pair in snaps.windows(2) {
+        let meter = CostMeter::start();
+        let inp = LineInput {
+            old: &pair[0],
+            new: &pair[1],
+            filter: &filter,
+            threads: &threads,
+            meter: &meter,
+            strategy: Strategy::ProcInterrupts,
+            trace: None,
+        };
+        let before = allocs();
+        w.write_line(&inp, &mut affinity, &mut out);
+        counts.push(allocs() - before);
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(
+            line.contains("\"rates\":[")
+                && line.contains("\"cpu_pct\":[{\"cpu\":null,\"user_pct\":")
+                && line.ends_with("}\n"),
+            "{line}"
+        );
+    }
+    // the first line fills the buffers and the row metadata cache
+    assert!(counts[0] > 0, "{counts:?}");
+    assert_eq!(&counts[1..], &[0, 0], "allocations per line: {counts:?}");
+}
+
 /// What a steady-state block may still allocate, whatever its number of
 /// rows: the shown rows (`text::shown_rows`), their sort by rate
 /// (`report::sort_rows`) and the SUM line's per-CPU sums
@@ -94,7 +155,7 @@ fn a_steady_state_text_block_allocates_no_more_than_its_scratch() {
     let mut out = Vec::new();
     let mut counts = Vec::new();
     for pair in snaps.windows(2) {
-        let before = ALLOCS.load(Ordering::Relaxed);
+        let before = allocs();
         let report = reused.update(&pair[0], &pair[1], &filter);
         let b = Block {
             stamp: "19:30:03.006",
@@ -105,7 +166,7 @@ fn a_steady_state_text_block_allocates_no_more_than_its_scratch() {
         };
         out.clear();
         write_block(&b, &opts, &mut out).unwrap();
-        counts.push(ALLOCS.load(Ordering::Relaxed) - before);
+        counts.push(allocs() - before);
         let text = std::str::from_utf8(&out).unwrap();
         for want in ["  LOC ", "  SUM ", "  TIMER ", "  all ", "ksoftirqd/0"] {
             assert!(text.contains(want), "{want} in {text}");
