@@ -36,7 +36,7 @@ use crate::sampler::{Frame, Strategy};
 use crate::threads::{ThreadCpu, ThreadKind};
 use crate::trace::top::TopTrace;
 use irqlab_core::delta::{self, Cell};
-use irqlab_core::{Interrupts, IrqRow, Shape, Snapshot, Softirqs};
+use irqlab_core::{Interrupts, IrqRow, Snapshot, Softirqs};
 
 /// Everything one line is made of.
 pub struct LineInput<'a> {
@@ -211,13 +211,7 @@ impl JsonlWriter {
             if !m.keep {
                 return;
             }
-            let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
-                picked.clear();
-                picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
-                picked
-            } else {
-                cells
-            };
+            let cells = report::pick_cells(r, cells, all, cols, picked);
             let start = rows.len();
             rows.extend_from_slice(&m.head);
             let rate = rates.numbers(rows, cells);

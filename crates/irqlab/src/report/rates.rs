@@ -194,13 +194,7 @@ impl ReusedRates {
                     if !f.keep_irq_row(r) {
                         return;
                     }
-                    let cells: &[Cell] = if r.shape == Shape::PerCpu && !all {
-                        picked.clear();
-                        picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
-                        picked
-                    } else {
-                        cells
-                    };
+                    let cells = pick_cells(r, cells, all, cols, picked);
                     if k == rows.len() {
                         rows.push(line_meta(r));
                     } else if let Some(l) = rows.get_mut(k) {
@@ -367,6 +361,25 @@ fn rates_into(l: &mut IrqLine, r: &IrqRow, cells: &[Cell], secs: f64) {
     l.total = total;
     l.total_rate = (secs > 0.0).then(|| total as f64 / secs);
     l.since_boot = Some(r.total());
+}
+
+/// A row's delta cells at the selected CPU columns `cols` of the
+/// section's union (`all`: every column selected, the cells as they
+/// are); only per-CPU rows have columns, other shapes keep their cells.
+/// `picked` is the reused buffer the selection is copied into.
+pub fn pick_cells<'a>(
+    r: &IrqRow,
+    cells: &'a [Cell],
+    all: bool,
+    cols: &[usize],
+    picked: &'a mut Vec<Cell>,
+) -> &'a [Cell] {
+    if r.shape != Shape::PerCpu || all {
+        return cells;
+    }
+    picked.clear();
+    picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
+    picked
 }
 
 #[cfg(test)]
