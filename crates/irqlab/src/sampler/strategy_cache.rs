@@ -188,16 +188,24 @@ pub fn store(path: &Path, key: &Key, decision: &Decision) -> std::io::Result<()>
         stamp_s: now,
     });
     let skip = entries.len().saturating_sub(MAX_ENTRIES);
+    let text: String = entries.iter().skip(skip).map(format_line).collect();
+    replace_whole(path, text.as_bytes())
+}
+
+/// Replace the cache file at `path` whole: `bytes` into a private
+/// temporary file beside it (its directory made if missing), renamed over
+/// it. No fsync: a cache lost to a crash is only measured again. Used by
+/// both per-boot caches (this one and `threads/cache.rs`).
+pub fn replace_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("cache path has no directory"))?;
     std::fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
     let mut tmp = tempfile::Builder::new()
-        .prefix(".strategy.")
+        .prefix(&format!(".{name}."))
         .tempfile_in(dir)?;
-    for e in entries.iter().skip(skip) {
-        tmp.write_all(format_line(e).as_bytes())?;
-    }
+    tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

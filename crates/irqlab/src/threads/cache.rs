@@ -25,7 +25,6 @@
 //! only means reading every name.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// First line of the file (format version).
@@ -70,16 +69,7 @@ pub fn load(path: &Path) -> Option<Cache> {
 /// Write `c` to `path` whole (a temporary file renamed over it). Best
 /// effort: an error only means reading the names again next time.
 pub fn store(path: &Path, c: &Cache) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("cache path has no directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".threads.")
-        .tempfile_in(dir)?;
-    tmp.write_all(format(c).as_bytes())?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::sampler::strategy_cache::replace_whole(path, format(c).as_bytes())
 }
 
 fn parse(text: &str) -> Option<Cache> {
