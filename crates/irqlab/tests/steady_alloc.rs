@@ -89,17 +89,22 @@ fn snap(k: u64) -> Snapshot {
     }
 }
 
-#[test]
-fn a_steady_state_json_line_allocates_nothing() {
-    let snaps: Vec<Snapshot> = (1..=4).map(snap).collect();
-    let threads = vec![ThreadCpu {
+/// One interrupt thread for the lines and blocks to print.
+fn ksoftirqd0() -> Vec<ThreadCpu> {
+    vec![ThreadCpu {
         pid: Some(14),
         name: "ksoftirqd/0".into(),
         kind: ThreadKind::Ksoftirqd { cpu: 0 },
         cpu_pct: 0.0153,
         last_cpu: Some(0),
         cpu_ns: 5,
-    }];
+    }]
+}
+
+#[test]
+fn a_steady_state_json_line_allocates_nothing() {
+    let snaps: Vec<Snapshot> = (1..=4).map(snap).collect();
+    let threads = ksoftirqd0();
     let filter = Filter::default();
     let mut w = JsonlWriter::default();
     let mut out = Vec::new();
@@ -141,14 +146,7 @@ const MAX_PER_BLOCK: u64 = 3;
 #[test]
 fn a_steady_state_text_block_allocates_no_more_than_its_scratch() {
     let snaps: Vec<Snapshot> = (1..=5).map(snap).collect();
-    let threads = vec![ThreadCpu {
-        pid: Some(14),
-        name: "ksoftirqd/0".into(),
-        kind: ThreadKind::Ksoftirqd { cpu: 0 },
-        cpu_pct: 0.0153,
-        last_cpu: Some(0),
-        cpu_ns: 5,
-    }];
+    let threads = ksoftirqd0();
     let filter = Filter::default();
     let opts = TextOpts::default();
     let mut reused = ReusedRates::default();

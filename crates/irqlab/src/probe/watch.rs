@@ -54,7 +54,11 @@ impl Watch {
     /// A disabled watchpoint on `len` (1, 2, 4 or 8) bytes at `addr`,
     /// counting the calling thread only, on any CPU.
     pub fn open(addr: u64, len: u64) -> io::Result<Watch> {
-        let a = attr(addr, len);
+        Watch::open_attr(&attr(addr, len))
+    }
+
+    /// The event `a` describes, for this thread on any CPU.
+    fn open_attr(a: &[u64; 9]) -> io::Result<Watch> {
         // SAFETY: `a` is a valid, initialised perf_event_attr of the size
         // its `size` field states, alive for the call; the other arguments
         // are plain integers (pid 0 = this thread, cpu -1 = any, no group).
@@ -137,30 +141,17 @@ mod tests {
         // user-space variant: count user reads, not kernel ones
         let mut u = a;
         u[5] = DISABLED | (1 << 5) | EXCLUDE_HV;
-        // SAFETY: as in Watch::open.
-        let fd = unsafe {
-            nix::libc::syscall(
-                nix::libc::SYS_perf_event_open,
-                u.as_ptr(),
-                0,
-                -1,
-                -1,
-                FLAG_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            use std::io::Write as _;
-            let _ = writeln!(
-                io::stderr(),
-                "probe::watch: counts_this_threads_reads_of_a_variable_only_while_enabled_or_skip: \
-                 SKIPPED: no hardware breakpoints here ({})",
-                io::Error::last_os_error()
-            );
-            return;
-        }
-        // SAFETY: as in Watch::open.
-        let w = Watch {
-            fd: unsafe { OwnedFd::from_raw_fd(i32::try_from(fd).unwrap()) },
+        let w = match Watch::open_attr(&u) {
+            Ok(w) => w,
+            Err(e) => {
+                use std::io::Write as _;
+                let _ = writeln!(
+                    io::stderr(),
+                    "probe::watch: counts_this_threads_reads_of_a_variable_only_while_enabled_or_skip: \
+                     SKIPPED: no hardware breakpoints here ({e})"
+                );
+                return;
+            }
         };
         V.load(Ordering::SeqCst);
         assert_eq!(w.count().unwrap(), 0, "disabled: not counted");

@@ -65,13 +65,7 @@ impl RateCols {
         with_deltas: bool,
         picked: &mut Vec<Cell>,
     ) -> IrqLine {
-        let cells: &[Cell] = if r.shape == Shape::PerCpu && !self.all {
-            picked.clear();
-            picked.extend(self.cols.iter().filter_map(|&i| cells.get(i).copied()));
-            picked
-        } else {
-            cells
-        };
+        let cells = pick_cells(r, cells, self.all, &self.cols, picked);
         let (counts, rates, gaps) = cells_out(cells, secs, with_deltas);
         let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
         let mut line = line_meta(r);
