@@ -310,12 +310,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(t) => writer.run_in_place(&mut live, &mut pace, &stop, t, &mut out)?,
         None => writer.run_in_place(&mut live, &mut pace, &stop, &mut (), &mut out)?,
     };
-    drop(tracing); // detach, unmount (if mounted), before the exit code
-                   // All is written and the process ends next: the sampler's snapshots,
-                   // kept descriptors and buffers and the writer's row caches go with it.
-                   // Freeing them row by row and closing each kept file was ~5 % of a
-                   // 1-sample run's instructions and a syscall per file; nothing in them
-                   // acts on drop.
+    // detach, unmount (if mounted), before the exit code
+    drop(tracing);
+    // All is written and the process ends next: the sampler's snapshots,
+    // kept descriptors and buffers and the writer's row caches go with it.
+    // Freeing them row by row and closing each kept file was ~5 % of a
+    // 1-sample run's instructions and a syscall per file; nothing in them
+    // acts on drop.
     std::mem::forget((live, writer));
     Ok(signal.map_or(ExitCode::SUCCESS, super::signal_exit))
 }
