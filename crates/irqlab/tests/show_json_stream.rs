@@ -97,3 +97,120 @@ fn a_bad_line_fails_before_anything_is_printed() {
         "{err}"
     );
 }
+
+/// Each numbered row's affinity when they are read in batches (io_uring
+/// on a tree like this one, more files than one batch holds): the
+/// effective list, else the configured one, else none — each row its own
+/// IRQ's files, whatever the others hold (empty, absent, a FIFO, a
+/// directory), in the streamed and the whole-report document alike.
+#[test]
+fn affinity_of_many_irqs_read_in_batches_is_each_irqs_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("synth");
+    common::synth_into(&common::spec(4, 300), &root);
+    let irq_dir = root.join("proc/irq");
+    let mut want = std::collections::BTreeMap::new();
+    let mut k = 0;
+    for e in std::fs::read_dir(&irq_dir).unwrap() {
+        let e = e.unwrap();
+        let Ok(irq) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let (eff, smp) = (
+            e.path().join("effective_affinity_list"),
+            e.path().join("smp_affinity_list"),
+        );
+        k += 1;
+        let expect = match k % 6 {
+            0 => {
+                std::fs::write(&eff, "").unwrap();
+                std::fs::write(&smp, format!("{irq}\n")).unwrap();
+                Some(irq.to_string())
+            }
+            1 => {
+                let _ = std::fs::remove_file(&eff);
+                std::fs::write(&smp, format!("0-{}\n", irq % 4)).unwrap();
+                Some(format!("0-{}", irq % 4))
+            }
+            2 => {
+                let _ = std::fs::remove_file(&eff);
+                let _ = std::fs::remove_file(&smp);
+                None
+            }
+            3 => {
+                let _ = std::fs::remove_file(&eff);
+                nix::unistd::mkfifo(&eff, nix::sys::stat::Mode::S_IRWXU).unwrap();
+                std::fs::write(&smp, "3\n").unwrap();
+                Some("3".to_string())
+            }
+            4 => {
+                let _ = std::fs::remove_file(&eff);
+                std::fs::create_dir(&eff).unwrap();
+                let _ = std::fs::remove_file(&smp);
+                None
+            }
+            _ => {
+                std::fs::write(&eff, format!(" {}\n", irq % 3)).unwrap();
+                Some((irq % 3).to_string())
+            }
+        };
+        want.insert(irq, expect);
+    }
+    assert!(want.len() > 200, "{}", want.len());
+    same_document(&root, &[]);
+    let (code, out, err) = show(&root, &["--compact"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut seen = 0;
+    for row in doc["interrupts"]["rows"].as_array().unwrap() {
+        let Some(irq) = row["irq"].as_u64() else {
+            continue;
+        };
+        let got = row
+            .get("affinity")
+            .and_then(|a| a.as_str())
+            .map(str::to_string);
+        assert_eq!(Some(&got), want.get(&(irq as u32)), "IRQ {irq}");
+        seen += 1;
+    }
+    assert!(seen > 200, "{seen}");
+}
+
+/// Puts a sysctl's old value back when dropped (also when the test fails).
+struct Restore(&'static str, String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0, &self.1);
+    }
+}
+
+/// With io_uring refused to every process (`kernel.io_uring_disabled=2`:
+/// `io_uring_setup` fails with EPERM) `show` reads the affinity files the
+/// plain way, silently, and prints the same document.
+#[test]
+fn show_json_is_the_same_with_io_uring_disabled() {
+    let test = "show_json_stream: show_json_is_the_same_with_io_uring_disabled";
+    if !common::host_changes_allowed(test) {
+        return;
+    }
+    const SYSCTL: &str = "/proc/sys/kernel/io_uring_disabled";
+    let Ok(old) = std::fs::read_to_string(SYSCTL) else {
+        visible!("{test}: SKIPPED: no {SYSCTL}");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("synth");
+    common::synth_into(&common::spec(8, 150), &root);
+    let allowed = show(&root, &["--compact"]);
+    assert_eq!(allowed.0, 0, "{}", allowed.2);
+    assert!(allowed.1.contains("\"affinity\":"));
+    let restore = Restore(SYSCTL, old);
+    if std::fs::write(SYSCTL, "2").is_err() {
+        visible!("{test}: SKIPPED: cannot write {SYSCTL} (not root?)");
+        return;
+    }
+    let refused = show(&root, &["--compact"]);
+    drop(restore);
+    assert_eq!(refused, allowed);
+}

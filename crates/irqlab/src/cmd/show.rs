@@ -11,10 +11,11 @@ use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
 use crate::filter::warnings::{cpus_of, filter_warnings};
 use crate::filter::Filter;
+use crate::host::BatchReader;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
-use crate::sampler::targeted::read_affinity_at;
+use crate::sampler::targeted::affinity_of;
 use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
 use irqlab_core::IrqRow;
 use std::collections::{BTreeSet, HashMap};
@@ -119,15 +120,63 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     let Some(sec) = report.interrupts.as_mut() else {
         return;
     };
-    // one open directory, each file opened relative to it
-    let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
-        return;
-    };
+    let irqs: Vec<u32> = sec.rows.iter().filter_map(|r| r.irq).collect();
+    let mut got = affinities(fs, &irqs).into_iter();
     for row in &mut sec.rows {
-        if let Some(irq) = row.irq {
-            row.affinity = read_affinity_at(&dir, irq);
+        if row.irq.is_some() {
+            row.affinity = got.next().flatten();
         }
     }
+}
+
+/// [`affinity_of`] each IRQ of `irqs`, in order, read in two batches
+/// (`host::BatchReader`: io_uring where allowed) relative to one open
+/// `/proc/irq`: every `effective_affinity_list`, then `smp_affinity_list`
+/// of those without one. All `None` when the tree has no `/proc/irq`.
+fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
+    use irqlab_core::paths::{EFFECTIVE_AFFINITY_LIST, SMP_AFFINITY_LIST};
+    let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
+        return vec![None; irqs.len()];
+    };
+    let text = |r: std::io::Result<Vec<u8>>| {
+        r.ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+    };
+    let mut reader = BatchReader::new();
+    let names = |file: &str, irqs: &mut dyn Iterator<Item = u32>| -> Vec<String> {
+        irqs.map(|irq| format!("{irq}/{file}")).collect()
+    };
+    let effective = names(EFFECTIVE_AFFINITY_LIST, &mut irqs.iter().copied());
+    let mut effective: Vec<Option<String>> = reader
+        .read(&dir, &effective)
+        .into_iter()
+        .map(text)
+        .collect();
+    let need: Vec<usize> = (0..irqs.len())
+        .filter(|&k| effective[k].as_deref().is_none_or(str::is_empty))
+        .collect();
+    let smp = names(SMP_AFFINITY_LIST, &mut need.iter().map(|&k| irqs[k]));
+    let mut smp = need
+        .iter()
+        .copied()
+        .zip(reader.read(&dir, &smp).into_iter().map(text))
+        .peekable();
+    (0..irqs.len())
+        .map(|k| {
+            let conf = match smp.peek() {
+                Some((at, _)) if *at == k => smp.next().and_then(|(_, t)| t),
+                _ => None,
+            };
+            let mut eff = effective[k].take();
+            affinity_of(|file| {
+                if file == EFFECTIVE_AFFINITY_LIST {
+                    eff.take()
+                } else {
+                    conf.clone()
+                }
+            })
+        })
+        .collect()
 }
 
 /// The sampler's reason for a missing file, in words.
@@ -230,9 +279,16 @@ fn snapshot_with(
         }
     }
     if let Some(s) = &snap.stat {
-        present.extend(s.cpus.iter().filter_map(|t| t.cpu));
+        // the same CPUs as /proc/interrupts' header, in the same order,
+        // on most machines: then nothing to add (nor to sort)
+        let ids = s.cpus.iter().filter_map(|t| t.cpu);
+        if !ids.clone().eq(present.iter().copied()) {
+            present.extend(ids);
+        }
     }
-    present.sort_unstable();
+    if !present.is_sorted() {
+        present.sort_unstable();
+    }
     present.dedup();
     let present = present.into_iter().collect();
     Ok((cpus, report::counts(snap, filter), present))
@@ -244,23 +300,22 @@ fn snapshot_with(
 /// ([`export::report_json::HeldRows`]: runs of zero counts as their
 /// length), written once the whole file parsed — so a bad line still fails
 /// before anything is printed, and a 1152-CPU file's 3 MB of JSON rows is
-/// held in a few hundred KB of fresh pages, not 10 MB of counts. The same document as the report's
-/// (tested byte for byte in tests/show_json_stream.rs).
+/// held in a few hundred KB of fresh pages, not 10 MB of counts. Numbered
+/// rows are held with a slot for their affinity, read for all of them in
+/// one batch ([`affinities`]) once the file parsed. The same document as
+/// the report's (tested byte for byte in tests/show_json_stream.rs).
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
-    let attrs = HostFs::new(root)
-        .attr_dir(irqlab_core::paths::PROC_IRQ)
-        .ok();
     let mut rows = export::report_json::HeldRows::default();
     let mut one = Vec::new();
     let mut kept = 0usize;
+    // the shown numbered rows' IRQs: their affinity is read in one batch
+    // once the file parsed, and written into each row's slot
+    let mut irqs = Vec::new();
     let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
         kept += 1;
         let shown = args.threshold.is_none_or(|min| count_above(&l, min));
         if shown {
-            if let (Some(irq), Some(dir)) = (l.irq, &attrs) {
-                l.affinity = read_affinity_at(dir, irq);
-            }
             // one row into a reused buffer, then held (runs of zero
             // counts as their length)
             one.clear();
@@ -268,7 +323,13 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
                 one.push(b',');
             }
             export::irq_row_json::line(&mut one, &l);
-            rows.push(&one);
+            match l.irq {
+                Some(irq) => {
+                    rows.push_with_affinity(&one, irqs.len());
+                    irqs.push(irq);
+                }
+                None => rows.push(&one),
+            }
         }
         if let Some(c) = l.counts.take() {
             counts.give_back(c, row);
@@ -276,6 +337,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         Ok(())
     })?;
     let irq_rows = cpus.as_ref().map(|_| kept);
+    let affinity = affinities(&HostFs::new(root), &irqs);
     warn_filters(args, &present, irq_rows);
     let mut out = export::stdout::stdout();
     out.write_all(b"{\"interrupts\":")?;
@@ -284,7 +346,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
             out.write_all(b"{\"cpus\":")?;
             serde_json::to_writer(&mut out, cpus).map_err(std::io::Error::from)?;
             out.write_all(b",\"rows\":[")?;
-            rows.write_to(&mut out)?;
+            rows.write_to(&mut out, &affinity)?;
             out.write_all(b"]}")?;
         }
         None => out.write_all(b"null")?,

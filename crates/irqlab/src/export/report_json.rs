@@ -167,6 +167,9 @@ pub fn stat(w: &mut dyn Write, s: Option<&StatSection>) -> std::io::Result<()> {
 const RUN: u8 = 0xff;
 /// The run held as a count: eight `0,` (shorter ones stay text).
 const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+/// A run whose count has this bit is a row's affinity slot (its low bits),
+/// not zeros.
+const SLOT: u64 = 1 << 63;
 /// Size of one held chunk.
 const HELD_CHUNK: usize = 256 << 10;
 
@@ -177,7 +180,8 @@ const HELD_CHUNK: usize = 256 << 10;
 /// document of 3 MB is held in a few hundred KB of fresh pages.
 ///
 /// Held form: the text, except that `RUN` and a little-endian u64 `n`
-/// stand for `n` times `0,`, or for one `RUN` byte when `n` is 0.
+/// stand for `n` times `0,`, or for one `RUN` byte when `n` is 0, or,
+/// with the `SLOT` bit, for a row's affinity slot.
 #[derive(Debug)]
 pub struct HeldRows {
     done: Vec<Vec<u8>>,
@@ -207,6 +211,22 @@ impl HeldRows {
 
     /// Hold `text` (after what is held).
     pub fn push(&mut self, text: &[u8]) {
+        self.push_slotted(text, None);
+    }
+
+    /// Hold `text`, a row that ends in `}`, with a slot before that `}`:
+    /// [`HeldRows::write_to`] writes `,"affinity":…` there when its
+    /// `affinity` has a value at `slot` (so that rows can be held before
+    /// their affinity is read, all of it in one batch).
+    pub fn push_with_affinity(&mut self, text: &[u8], slot: usize) {
+        self.push_slotted(text, Some(slot));
+    }
+
+    fn push_slotted(&mut self, text: &[u8], slot: Option<usize>) {
+        let (text, close) = match (slot, text.split_last()) {
+            (Some(k), Some((b'}', body))) => (body, Some(k)),
+            _ => (text, None),
+        };
         let enc = &mut self.scratch;
         enc.clear();
         let mut lit = 0;
@@ -227,6 +247,10 @@ impl HeldRows {
             lit = end;
         }
         held_text(enc, text.get(lit..).unwrap_or_default());
+        if let Some(k) = close {
+            run(enc, SLOT | k as u64);
+            enc.push(b'}');
+        }
         // a held text is never split across chunks
         if self.cur.capacity() - self.cur.len() < enc.len() {
             let next = Vec::with_capacity(HELD_CHUNK.max(enc.len()));
@@ -238,10 +262,17 @@ impl HeldRows {
         self.cur.extend_from_slice(enc);
     }
 
-    /// Write the held text, in order, to `out`.
-    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+    /// Write the held text, in order, to `out`, each row's slot (see
+    /// [`HeldRows::push_with_affinity`]) as `,"affinity":…` when
+    /// `affinity` has a value there.
+    pub fn write_to(
+        &self,
+        out: &mut impl Write,
+        affinity: &[Option<String>],
+    ) -> std::io::Result<()> {
         // `0,` repeated, the source of every run
         let zeros = ZEROS.repeat(256);
+        let mut field = Vec::new();
         for chunk in self.done.iter().chain(std::iter::once(&self.cur)) {
             let mut rest = chunk.as_slice();
             while let Some(at) = memchr::memchr(RUN, rest) {
@@ -251,6 +282,17 @@ impl HeldRows {
                     .and_then(|b| <[u8; 8]>::try_from(b).ok())
                     .map(u64::from_le_bytes)
                     .ok_or_else(|| std::io::Error::other("held JSON rows cut short"))?;
+                if n & SLOT != 0 {
+                    let k = usize::try_from(n & !SLOT).unwrap_or(usize::MAX);
+                    if let Some(Some(a)) = affinity.get(k) {
+                        field.clear();
+                        field.extend_from_slice(b",\"affinity\":");
+                        irq_row_json::json(&mut field, a.as_str());
+                        out.write_all(&field)?;
+                    }
+                    rest = rest.get(at + 9..).unwrap_or_default();
+                    continue;
+                }
                 if n == 0 {
                     out.write_all(&[RUN])?;
                 }
@@ -505,9 +547,40 @@ mod tests {
             h.push(p);
         }
         let mut out = Vec::new();
-        h.write_to(&mut out).unwrap();
+        h.write_to(&mut out, &[]).unwrap();
         let size = h.done.iter().map(Vec::len).sum::<usize>() + h.cur.len();
         (out, size)
+    }
+
+    /// Rows held before their affinity is read get it in their slot, the
+    /// rest of the bytes unchanged (runs, RUN bytes, rows without a slot).
+    #[test]
+    fn held_rows_take_each_rows_affinity_in_its_slot() {
+        let zeros = "0,".repeat(40);
+        let row = |a: &str| format!("{{\"counts\":[{zeros}1],\"x\":\"é\"{a}}}");
+        let mut h = HeldRows::default();
+        h.push_with_affinity(row("").as_bytes(), 1);
+        h.push(b",");
+        h.push(row("").as_bytes());
+        h.push(b",");
+        h.push_with_affinity(row("").as_bytes(), 0);
+        h.push(b",");
+        h.push_with_affinity(row("").as_bytes(), 2);
+        let affinity = [Some("0-3".to_string()), Some("a\"b".to_string()), None];
+        let mut out = Vec::new();
+        h.write_to(&mut out, &affinity).unwrap();
+        let want = format!(
+            "{},{},{},{}",
+            row(",\"affinity\":\"a\\\"b\""),
+            row(""),
+            row(",\"affinity\":\"0-3\""),
+            row("")
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        // no affinity given: the rows as pushed
+        let mut out = Vec::new();
+        h.write_to(&mut out, &[]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), vec![row(""); 4].join(","));
     }
 
     #[test]

@@ -29,6 +29,11 @@ impl HostFs {
 }
 
 impl AttrDir {
+    /// The kept directory descriptor (for `host/batch.rs`).
+    pub(super) fn fd(&self) -> &OwnedFd {
+        &self.dir
+    }
+
     /// File `rel` (relative to the directory) as trimmed text, `None` when
     /// it is absent, not a regular file or unreadable (like
     /// [`HostFs::read_attr`]).
