@@ -252,9 +252,14 @@ fn uring_read<S: AsRef<str>>(
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                // entries may still be in flight, pointing at the buffers:
-                // drain them before anything is freed
-                drain(ring, expected - seen);
+                // entries may still be in flight, pointing at the buffers
+                // and paths: wait for them, and if that fails too, never
+                // free what the kernel may still write to or read (a
+                // leak on a path no kernel has been seen to take)
+                if !drain(ring, expected - seen) {
+                    std::mem::forget(bufs);
+                    std::mem::forget(paths);
+                }
                 return Err(e);
             }
             for cqe in ring.completion() {
@@ -303,16 +308,19 @@ fn libc_eacces() -> i32 {
     nix::errno::Errno::EACCES as i32
 }
 
-/// Wait for `n` completions still owed after a failed submit (best
-/// effort: a ring that fails again is left to its drop, which waits).
-fn drain(ring: &mut IoUring, n: usize) {
+/// Wait for `n` completions still owed after a failed submit; false
+/// when the ring fails again before they all came.
+fn drain(ring: &mut IoUring, n: usize) -> bool {
     let mut left = n;
     while left > 0 {
-        if ring.submit_and_wait(1).is_err() {
-            return;
+        match ring.submit_and_wait(1) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+            Ok(_) => {}
         }
         left = left.saturating_sub(ring.completion().count());
     }
+    true
 }
 
 /// One file the plain way: open (non-blocking) relative to `dir`, one
