@@ -168,7 +168,7 @@ fn python_devnull_child_runs_top_batch_to_its_count() {
 fn stdout_closed_at_start_writes_nowhere_without_crashing() {
     let root = fixture();
     let root = root.to_str().unwrap();
-    // Rust's runtime reopens a closed descriptor 1 on /dev/null: a sink
+    // main.rs's start reopens a closed descriptor 1 on /dev/null: a sink
     for format in ["table", "json", "csv"] {
         let (out, _) = with_stdout_closed(&["show", "--root", root, "--format", format]);
         assert_eq!(out.status.code(), Some(0), "{format}: {out:?}");
