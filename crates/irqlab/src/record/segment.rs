@@ -574,6 +574,21 @@ mod tests {
     use super::*;
     use crate::record::schema::Shape;
 
+    /// A segment file is whole or absent: written to the temporary name
+    /// and renamed, no temporary left; a write that fails leaves neither.
+    #[test]
+    fn write_whole_leaves_the_whole_file_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let (tmp, path) = (d.path().join("a.parquet.tmp"), d.path().join("a.parquet"));
+        assert_eq!(write_whole(&tmp, &path, b"PAR1 data PAR1").unwrap(), 14);
+        assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 data PAR1");
+        assert!(!tmp.exists());
+        let gone = d.path().join("absent/b.parquet");
+        let err = write_whole(&gone.with_extension("parquet.tmp"), &gone, b"x").unwrap_err();
+        assert!(format!("{err:#}").contains("cannot write"), "{err:#}");
+        assert!(!gone.exists() && !gone.with_extension("parquet.tmp").exists());
+    }
+
     fn cell(source: SourceKind, key: &str, cpu: Option<u32>, value: u64) -> CellValue {
         CellValue {
             source,
