@@ -352,6 +352,36 @@ fn kill_9_then_replay_has_every_flushed_sample() {
         .all(|w| w[1].time.seq == w[0].time.seq + 1));
 }
 
+/// A new `record` skips recovery only in an empty boot directory: one
+/// that a killed run left (its journal, a half-written segment) is still
+/// recovered first, and the new samples are numbered after the old.
+#[test]
+fn a_record_into_a_killed_runs_directory_recovers_it_first() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = killed_recording(d.path(), 1000);
+    let dir = boot_dir(&out);
+    let journal = dir.join("journal.jsonl");
+    let n = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .count();
+    assert!(n >= 2, "only {n} samples flushed");
+    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&partial, b"PAR1 half").unwrap();
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
+    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
+    let rec = reader::open(&dir).unwrap();
+    assert!(rec.steps.len() > n);
+    assert!(rec
+        .steps
+        .windows(2)
+        .all(|w| w[1].time.seq == w[0].time.seq + 1));
+}
+
 #[test]
 fn torn_journal_is_reported_and_salvaged() {
     let d = tempfile::tempdir().unwrap();

@@ -168,7 +168,7 @@ fn python_devnull_child_runs_top_batch_to_its_count() {
 fn stdout_closed_at_start_writes_nowhere_without_crashing() {
     let root = fixture();
     let root = root.to_str().unwrap();
-    // Rust's runtime reopens a closed descriptor 1 on /dev/null: a sink
+    // main.rs's start reopens a closed descriptor 1 on /dev/null: a sink
     for format in ["table", "json", "csv"] {
         let (out, _) = with_stdout_closed(&["show", "--root", root, "--format", format]);
         assert_eq!(out.status.code(), Some(0), "{format}: {out:?}");
@@ -338,4 +338,29 @@ fn one_cpu_is_singular() {
     for line in err.lines() {
         assert!(line.starts_with("irqlab: "), "{line}");
     }
+}
+
+/// build.rs links GCC's unwinder into the binary when the C compiler has
+/// `libgcc_eh.a`: then the binary names no `libgcc_s.so.1` to load at
+/// start, and a panic still unwinds (`guard_cli`'s panic test restores
+/// the host through it).
+#[test]
+fn the_binary_loads_no_libgcc_s_when_the_static_unwinder_is_there() {
+    let eh = std::process::Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output();
+    let found = eh.ok().and_then(|o| {
+        let p = std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        (p.is_absolute() && p.is_file()).then_some(p)
+    });
+    if found.is_none() {
+        visible!("the_binary_loads_no_libgcc_s_when_the_static_unwinder_is_there: SKIPPED: cc knows no libgcc_eh.a");
+        return;
+    }
+    let bin = std::fs::read(assert_cmd::cargo::cargo_bin("irqlab")).unwrap();
+    let needle = b"libgcc_s.so.1";
+    assert!(
+        !bin.windows(needle.len()).any(|w| w == needle),
+        "the irqlab binary still names libgcc_s.so.1"
+    );
 }

@@ -66,6 +66,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_zero() {
         anyhow::bail!("--interval must be above zero");
     }
+    // the segments' deflate states share one heap block
+    crate::alloc::keep_large_blocks_in_heap();
     let filter = args.filter.filter()?;
     if args.trace && !cfg!(feature = "trace") {
         eprintln!("irqlab: error: record --trace: {}", crate::trace::NOT_BUILT);
@@ -93,14 +95,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         host: args.host,
         clock: args.synthetic_clock,
     };
-    let announce = |dir: &std::path::Path| eprintln!("irqlab: recording to {}", dir.display());
+    let announce = |dir: &std::path::Path| say(format!("irqlab: recording to {}\n", dir.display()));
     let sum = match args.trace {
         true => traced(&cfg, announce)?,
         false => writer::run(&cfg, None, announce)?,
     };
     let per = |v: u64| v as f64 / sum.samples.max(1) as f64;
-    eprintln!(
-        "irqlab: {} samples, {} changed counters, {} segment(s), {} bytes ({:.2} bytes per changed counter); CPU per sample {:.3} ms (+ {:.3} ms for segments)",
+    say(format!(
+        "irqlab: {} samples, {} changed counters, {} segment(s), {} bytes ({:.2} bytes per changed counter); CPU per sample {:.3} ms (+ {:.3} ms for segments)\n",
         sum.samples,
         sum.cells,
         sum.segments,
@@ -108,8 +110,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sum.segment_bytes as f64 / sum.cells.max(1) as f64,
         per(sum.sample_cpu_ns) / 1e6,
         per(sum.segment_cpu_ns) / 1e6,
-    );
+    ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A message to stderr in one write (`eprintln!` writes each piece of
+/// its format separately: 19 system calls for the summary). A failed
+/// write is ignored, as `eprintln!` ignores a closed stderr.
+fn say(msg: String) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(msg.as_bytes());
 }
 
 /// `--synthetic-clock START_UNIX_SECONDSxSCALE`.

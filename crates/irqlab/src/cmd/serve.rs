@@ -101,6 +101,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_some_and(|i| i.is_zero()) || args.min_interval.is_zero() {
         anyhow::bail!("--interval and --min-interval must be above zero");
     }
+    // the gzip bodies' deflate states share one heap block
+    crate::alloc::keep_large_blocks_in_heap();
     let opts = Options {
         per_cpu: args.per_cpu,
         filter: args.filter.filter()?,

@@ -10,7 +10,7 @@
 
 use super::schema::{RowKind, RowMeta, SampleTime, Shape, ShapeAt, WALL_NS_STEP};
 use super::segment;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use irqlab_core::desc::{split_description, DescParts};
 use parquet::basic::{Compression, GzipLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
@@ -186,7 +186,7 @@ fn strings(
 }
 
 fn write_columns(
-    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, Vec<u8>>,
     segment: u64,
     rows: &[IdRow],
 ) -> parquet::errors::Result<()> {
@@ -250,8 +250,6 @@ fn write_columns(
 /// to `path` (a temporary file renamed into place). Returns its size.
 pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
     let tmp = path.with_extension("parquet.tmp");
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE)?);
     // a few dozen rows: no statistics, no dictionaries, no page index
     // (each would cost more than the data; measured in
@@ -263,21 +261,16 @@ pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
         .set_offset_index_disabled(true)
         .set_created_by(format!("irqlab {}", env!("CARGO_PKG_VERSION")))
         .build();
-    let res: anyhow::Result<()> = (|| {
-        let mut w = SerializedFileWriter::new(file, schema, Arc::new(props))?;
+    // made in memory and written in one call, as a segment
+    let res: anyhow::Result<Vec<u8>> = (|| {
+        let mut w = SerializedFileWriter::new(Vec::new(), schema, Arc::new(props))?;
         let mut rg = w.next_row_group()?;
         write_columns(&mut rg, segment, rows)?;
         rg.close()?;
-        w.close()?;
-        Ok(())
+        Ok(w.into_inner()?)
     })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow!("{}: {e}", tmp.display()));
-    }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
-    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+    let bytes = res.map_err(|e| anyhow!("{}: {e}", tmp.display()))?;
+    super::segment::write_whole(&tmp, path, &bytes)
 }
 
 /// Write the identity file of a segment just written: samples

@@ -28,6 +28,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::record::{Field, RowAccessor};
 use parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -266,7 +267,7 @@ fn increment(rows: &[CellRow], i: usize) -> i64 {
 
 /// Write the columns of `t` into the row group, chunk by chunk.
 fn write_columns(
-    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, std::fs::File>,
+    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, Vec<u8>>,
     t: &Sorted,
     wall: &dyn Fn(u64) -> u64,
     segment: u64,
@@ -336,28 +337,41 @@ pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
     };
     let first = samples.first().map_or(0, |s| s.seq);
     let tmp = path.with_extension("parquet.tmp");
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE)?);
-    let mut w =
-        SerializedFileWriter::new(file, schema, Arc::new(props(data, t.rows.len() as u64)?))
-            .with_context(|| format!("writing {}", tmp.display()))?;
+    // made in memory, then written in one call (the writer flushes after
+    // every column chunk: a file would take one write per column)
+    let mut w = SerializedFileWriter::new(
+        Vec::new(),
+        schema,
+        Arc::new(props(data, t.rows.len() as u64)?),
+    )
+    .with_context(|| format!("writing {}", tmp.display()))?;
     let res: parquet::errors::Result<()> = (|| {
         let mut rg = w.next_row_group()?;
         write_columns(&mut rg, &t, &wall, first)?;
         rg.close()?;
         Ok(())
     })();
-    let written = res
-        .and_then(|()| w.close().map(|_| ()))
-        .map_err(|e| anyhow!("{}: {e}", tmp.display()));
+    let bytes = res
+        .and_then(|()| w.into_inner())
+        .map_err(|e| anyhow!("{}: {e}", tmp.display()))?;
+    write_whole(&tmp, path, &bytes)
+}
+
+/// Write `bytes` to `tmp`, then rename it to `path` (a file is whole or
+/// absent; a `tmp` left by a crash is removed by recovery). Returns the
+/// size written. A failed write removes `tmp`.
+pub(super) fn write_whole(tmp: &Path, path: &Path, bytes: &[u8]) -> anyhow::Result<u64> {
+    let written = std::fs::File::create(tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .with_context(|| format!("cannot write {}", tmp.display()));
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp);
         return Err(e);
     }
-    std::fs::rename(&tmp, path)
+    std::fs::rename(tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
-    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+    Ok(bytes.len() as u64)
 }
 
 /// Read a segment back; any failure names the file.
@@ -559,6 +573,21 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
 mod tests {
     use super::*;
     use crate::record::schema::Shape;
+
+    /// A segment file is whole or absent: written to the temporary name
+    /// and renamed, no temporary left; a write that fails leaves neither.
+    #[test]
+    fn write_whole_leaves_the_whole_file_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let (tmp, path) = (d.path().join("a.parquet.tmp"), d.path().join("a.parquet"));
+        assert_eq!(write_whole(&tmp, &path, b"PAR1 data PAR1").unwrap(), 14);
+        assert_eq!(std::fs::read(&path).unwrap(), b"PAR1 data PAR1");
+        assert!(!tmp.exists());
+        let gone = d.path().join("absent/b.parquet");
+        let err = write_whole(&gone.with_extension("parquet.tmp"), &gone, b"x").unwrap_err();
+        assert!(format!("{err:#}").contains("cannot write"), "{err:#}");
+        assert!(!gone.exists() && !gone.with_extension("parquet.tmp").exists());
+    }
 
     fn cell(source: SourceKind, key: &str, cpu: Option<u32>, value: u64) -> CellValue {
         CellValue {
