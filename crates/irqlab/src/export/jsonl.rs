@@ -65,6 +65,8 @@ pub struct JsonlWriter {
     spans: Vec<Span>,
     /// Per row position in the later snapshot.
     meta: Vec<Meta>,
+    /// The order rows are written in (indices into `spans`).
+    order: Vec<usize>,
     picked: Vec<Cell>,
     /// The rows' numbers (and softirqs' rates), shared across a line.
     rates: CellRates,
@@ -87,18 +89,43 @@ struct Span {
     rate: f64,
 }
 
-/// Cached JSON of one row's fixed fields.
+/// Cached JSON of one row's fixed fields, in one allocation per row (the
+/// per-sample check and copy touch a few adjacent cache lines, not four
+/// blocks spread over the heap): `buf` holds the row's label, its
+/// description (the key the cache is valid for), then the row's
+/// [`irq_row_json::head`] (`{"label":…,"irq":…`) and
+/// [`irq_row_json::tail`] (`,"actions":[…],"description":…[,"affinity":…]}`).
 #[derive(Default)]
 struct Meta {
     valid: bool,
-    label: String,
-    description: String,
     keep: bool,
-    /// The row's [`irq_row_json::head`]: `{"label":…,"irq":…`
-    head: Vec<u8>,
-    /// The row's [`irq_row_json::tail`]:
-    /// `,"actions":[…],"description":…[,"affinity":…]}`
-    tail: Vec<u8>,
+    label_len: usize,
+    key_len: usize,
+    head_end: usize,
+    buf: Vec<u8>,
+}
+
+impl Meta {
+    /// Built for a row with this label and description.
+    fn is_for(&self, r: &IrqRow) -> bool {
+        let label = r.label.as_bytes();
+        let desc = r.description.as_bytes();
+        self.valid
+            && self.label_len == label.len()
+            && self.key_len == label.len() + desc.len()
+            && self.buf.get(..self.label_len) == Some(label)
+            && self.buf.get(self.label_len..self.key_len) == Some(desc)
+    }
+
+    fn head(&self) -> &[u8] {
+        self.buf
+            .get(self.key_len..self.head_end)
+            .unwrap_or_default()
+    }
+
+    fn tail(&self) -> &[u8] {
+        self.buf.get(self.head_end..).unwrap_or_default()
+    }
 }
 
 impl JsonlWriter {
@@ -190,6 +217,7 @@ impl JsonlWriter {
             rows,
             spans,
             meta,
+            order,
             picked,
             rates,
             union,
@@ -213,22 +241,18 @@ impl JsonlWriter {
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
             let start = rows.len();
-            rows.extend_from_slice(&m.head);
+            rows.extend_from_slice(m.head());
             let rate = rates.numbers(rows, cells);
-            rows.extend_from_slice(&m.tail);
+            rows.extend_from_slice(m.tail());
             spans.push(Span {
                 start,
                 end: rows.len(),
                 rate,
             });
         });
-        spans.sort_by(|a, b| {
-            b.rate
-                .partial_cmp(&a.rate)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        order_by_rate(spans, order);
         section_head(out, union, cols);
-        for (k, s) in spans.iter().enumerate() {
+        for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
             if k > 0 {
                 out.push(b',');
             }
@@ -297,6 +321,37 @@ fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
     out.extend_from_slice(b"],\"rows\":[");
 }
 
+/// Most rows with a non-zero rate sorted by insertion (a handful on most
+/// machines); more go through the library's sort.
+const INSERTION_MAX: usize = 32;
+
+/// The rows' order in the line: by rate, highest first, rows of equal
+/// rate in file order (a stable sort; rates are never negative or NaN).
+/// Most rows are idle: the few with a non-zero rate are sorted, the idle
+/// ones follow in file order, without the general sort's code and
+/// buffers on every sample.
+fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
+    order.clear();
+    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(|s| s.rate > 0.0)));
+    let rate = |i: usize| spans.get(i).map_or(0.0, |s| s.rate);
+    if order.len() <= INSERTION_MAX {
+        for k in 1..order.len() {
+            let mut j = k;
+            while j > 0 && rate(order[j - 1]) < rate(order[j]) {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    } else {
+        order.sort_by(|&a, &b| {
+            rate(b)
+                .partial_cmp(&rate(a))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(|s| !(s.rate > 0.0))));
+}
+
 /// The cached metadata of the row at `pos`, rebuilt when that position now
 /// holds a different row.
 fn meta_for<'m>(
@@ -310,8 +365,7 @@ fn meta_for<'m>(
         meta.resize_with(pos + 1, Meta::default);
     }
     let m = &mut meta[pos];
-    let same = m.valid && m.label == r.label && m.description == r.description;
-    if !same {
+    if !m.is_for(r) {
         rebuild(m, r, f, affinity);
     }
     m
@@ -319,28 +373,30 @@ fn meta_for<'m>(
 
 fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     m.valid = true;
-    m.label.clone_from(&r.label);
-    m.description.clone_from(&r.description);
     m.keep = f.keep_irq_row(r);
-    m.head.clear();
-    m.tail.clear();
-    if !m.keep {
-        return;
-    }
+    let b = &mut m.buf;
+    b.clear();
+    let affinity = if m.keep {
+        r.irq.and_then(&mut *affinity)
+    } else {
+        None
+    };
     // room for the usual row at once (no doubling from 8 bytes per row)
-    m.head.reserve(r.label.len() + 32);
-    irq_row_json::head(&mut m.head, &r.label, r.irq, None);
-    let affinity = r.irq.and_then(&mut *affinity);
-    m.tail
-        .reserve(2 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 64);
-    let actions = r.parts.actions();
-    irq_row_json::tail(
-        &mut m.tail,
-        None,
-        actions,
-        &r.description,
-        affinity.as_deref(),
+    b.reserve(
+        2 * r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 96,
     );
+    b.extend_from_slice(r.label.as_bytes());
+    m.label_len = b.len();
+    b.extend_from_slice(r.description.as_bytes());
+    m.key_len = b.len();
+    if m.keep {
+        irq_row_json::head(b, &r.label, r.irq, None);
+    }
+    m.head_end = b.len();
+    if m.keep {
+        let actions = r.parts.actions();
+        irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
+    }
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes
