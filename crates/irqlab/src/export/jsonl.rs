@@ -233,6 +233,12 @@ impl JsonlWriter {
         spans.clear();
         let mut pos = 0;
         let secs = rates.secs();
+        section_head(out, union, cols);
+        // Idle rows (rate 0) end the list in file order: each is written
+        // straight into the line, after a comma. Busy rows are staged in
+        // `rows` and moved in front of them, highest rate first, at the
+        // end: only the few busy rows are copied twice.
+        let at = out.len();
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
@@ -240,24 +246,27 @@ impl JsonlWriter {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
-            let start = rows.len();
-            rows.extend_from_slice(m.head());
-            let rate = rates.numbers(rows, cells);
-            rows.extend_from_slice(m.tail());
-            spans.push(Span {
-                start,
-                end: rows.len(),
-                rate,
-            });
+            // the rate `numbers` returns, known before the row is written
+            let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+            if secs > 0.0 && total as f64 / secs > 0.0 {
+                let start = rows.len();
+                rows.extend_from_slice(m.head());
+                let rate = rates.numbers(rows, cells);
+                rows.extend_from_slice(m.tail());
+                spans.push(Span {
+                    start,
+                    end: rows.len(),
+                    rate,
+                });
+            } else {
+                out.push(b',');
+                out.extend_from_slice(m.head());
+                rates.numbers(out, cells);
+                out.extend_from_slice(m.tail());
+            }
         });
         order_by_rate(spans, order);
-        section_head(out, union, cols);
-        for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
-        }
+        busy_in_front(out, at, rows, spans, order);
         out.push(b']');
         if !gone.is_empty() {
             out.extend_from_slice(b",\"gone\":");
@@ -319,6 +328,38 @@ fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
         int(out, u64::from(id));
     }
     out.extend_from_slice(b"],\"rows\":[");
+}
+
+/// Put the busy rows (`spans` of `rows`, in `order`) in front of the idle
+/// rows written into `out` from `at` (each after a comma), joined by
+/// commas: the row list of the line.
+fn busy_in_front(out: &mut Vec<u8>, at: usize, rows: &[u8], spans: &[Span], order: &[usize]) {
+    let idle = out.len() - at;
+    if order.is_empty() {
+        // no busy row: drop the first idle row's comma
+        if idle > 0 {
+            out.copy_within(at + 1.., at);
+            out.truncate(out.len() - 1);
+        }
+        return;
+    }
+    let busy: usize = spans.iter().map(|s| s.end - s.start).sum::<usize>() + order.len() - 1;
+    out.resize(out.len() + busy, 0);
+    out.copy_within(at..at + idle, at + busy);
+    let mut w = at;
+    for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
+        if k > 0 {
+            if let Some(c) = out.get_mut(w) {
+                *c = b',';
+            }
+            w += 1;
+        }
+        let src = rows.get(s.start..s.end).unwrap_or_default();
+        if let Some(dst) = out.get_mut(w..w + src.len()) {
+            dst.copy_from_slice(src);
+        }
+        w += src.len();
+    }
 }
 
 /// Most rows with a non-zero rate sorted by insertion (a handful on most

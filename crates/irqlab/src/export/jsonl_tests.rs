@@ -656,3 +656,32 @@ fn row_order_is_the_stable_sort_by_rate_highest_first() {
         }
     }
 }
+
+/// Idle rows go straight into the line and busy ones are moved in front
+/// of them at the end: the row list equals the reference's (order,
+/// commas) when no row, every row or some rows are busy, and when the
+/// filter keeps none.
+#[test]
+fn rows_written_in_place_and_moved_equal_the_reference_in_every_mix() {
+    let cpus = [0, 1, 2];
+    let base = rows(11, cpus.len(), 9);
+    let all_busy: Vec<_> = base
+        .iter()
+        .map(|(l, c, d)| (l.clone(), c.iter().map(|v| v + 1).collect(), d.clone()))
+        .collect();
+    let idle = text(&cpus, &base);
+    let some = text(&cpus, &later(&base, 5));
+    let every = text(&cpus, &all_busy);
+    let none = text(&cpus, &[]);
+    let nothing = Filter::from_flags(Some("^no such row$"), None).unwrap();
+    for (old, new) in [
+        (&idle, &idle),
+        (&idle, &some),
+        (&idle, &every),
+        (&none, &none),
+    ] {
+        let (a, b) = (snap(old, 1_000_000_000), snap(new, 2_000_000_000));
+        check(&a, &b, &Filter::default());
+        check(&a, &b, &nothing);
+    }
+}
