@@ -49,12 +49,21 @@ impl Staged<'_> {
 }
 
 impl Write for Staged<'_> {
+    #[inline]
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.write_all(b)?;
+        Ok(b.len())
+    }
+
+    /// What the serializer calls per fragment: a copy into the buffer
+    /// (the default would loop over [`Write::write`]).
+    #[inline]
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
         if self.buf.len() + b.len() > STAGE {
             self.drain()?;
         }
         self.buf.extend_from_slice(b);
-        Ok(b.len())
+        Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
