@@ -390,7 +390,8 @@ fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
-    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(|s| !(s.rate > 0.0))));
+    let idle = |s: &Span| s.rate.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater);
+    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(idle)));
 }
 
 /// The cached metadata of the row at `pos`, rebuilt when that position now
