@@ -54,6 +54,10 @@ impl Filter {
 
     /// True when `row` passes the `--irq` filter.
     pub fn keep_irq_row(&self, row: &IrqRow) -> bool {
+        if self.irq.is_none() && self.exclude.is_none() {
+            // every row: no split of the action list per row per sample
+            return true;
+        }
         self.keep_fields(
             &row.label,
             &row.description,

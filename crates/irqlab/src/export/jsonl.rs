@@ -65,6 +65,8 @@ pub struct JsonlWriter {
     spans: Vec<Span>,
     /// Per row position in the later snapshot.
     meta: Vec<Meta>,
+    /// The order rows are written in (indices into `spans`).
+    order: Vec<usize>,
     picked: Vec<Cell>,
     /// The rows' numbers (and softirqs' rates), shared across a line.
     rates: CellRates,
@@ -87,18 +89,43 @@ struct Span {
     rate: f64,
 }
 
-/// Cached JSON of one row's fixed fields.
+/// Cached JSON of one row's fixed fields, in one allocation per row (the
+/// per-sample check and copy touch a few adjacent cache lines, not four
+/// blocks spread over the heap): `buf` holds the row's label, its
+/// description (the key the cache is valid for), then the row's
+/// [`irq_row_json::head`] (`{"label":…,"irq":…`) and
+/// [`irq_row_json::tail`] (`,"actions":[…],"description":…[,"affinity":…]}`).
 #[derive(Default)]
 struct Meta {
     valid: bool,
-    label: String,
-    description: String,
     keep: bool,
-    /// The row's [`irq_row_json::head`]: `{"label":…,"irq":…`
-    head: Vec<u8>,
-    /// The row's [`irq_row_json::tail`]:
-    /// `,"actions":[…],"description":…[,"affinity":…]}`
-    tail: Vec<u8>,
+    label_len: usize,
+    key_len: usize,
+    head_end: usize,
+    buf: Vec<u8>,
+}
+
+impl Meta {
+    /// Built for a row with this label and description.
+    fn is_for(&self, r: &IrqRow) -> bool {
+        let label = r.label.as_bytes();
+        let desc = r.description.as_bytes();
+        self.valid
+            && self.label_len == label.len()
+            && self.key_len == label.len() + desc.len()
+            && self.buf.get(..self.label_len) == Some(label)
+            && self.buf.get(self.label_len..self.key_len) == Some(desc)
+    }
+
+    fn head(&self) -> &[u8] {
+        self.buf
+            .get(self.key_len..self.head_end)
+            .unwrap_or_default()
+    }
+
+    fn tail(&self) -> &[u8] {
+        self.buf.get(self.head_end..).unwrap_or_default()
+    }
 }
 
 impl JsonlWriter {
@@ -190,6 +217,7 @@ impl JsonlWriter {
             rows,
             spans,
             meta,
+            order,
             picked,
             rates,
             union,
@@ -205,6 +233,12 @@ impl JsonlWriter {
         spans.clear();
         let mut pos = 0;
         let secs = rates.secs();
+        section_head(out, union, cols);
+        // Idle rows (rate 0) end the list in file order: each is written
+        // straight into the line, after a comma. Busy rows are staged in
+        // `rows` and moved in front of them, highest rate first, at the
+        // end: only the few busy rows are copied twice.
+        let at = out.len();
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
@@ -212,28 +246,27 @@ impl JsonlWriter {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
-            let start = rows.len();
-            rows.extend_from_slice(&m.head);
-            let rate = rates.numbers(rows, cells);
-            rows.extend_from_slice(&m.tail);
-            spans.push(Span {
-                start,
-                end: rows.len(),
-                rate,
-            });
-        });
-        spans.sort_by(|a, b| {
-            b.rate
-                .partial_cmp(&a.rate)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        section_head(out, union, cols);
-        for (k, s) in spans.iter().enumerate() {
-            if k > 0 {
+            // the rate `numbers` returns, known before the row is written
+            let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+            if secs > 0.0 && total as f64 / secs > 0.0 {
+                let start = rows.len();
+                rows.extend_from_slice(m.head());
+                let rate = rates.numbers(rows, cells);
+                rows.extend_from_slice(m.tail());
+                spans.push(Span {
+                    start,
+                    end: rows.len(),
+                    rate,
+                });
+            } else {
                 out.push(b',');
+                out.extend_from_slice(m.head());
+                rates.numbers(out, cells);
+                out.extend_from_slice(m.tail());
             }
-            out.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
-        }
+        });
+        order_by_rate(spans, order);
+        busy_in_front(out, at, rows, spans, order);
         out.push(b']');
         if !gone.is_empty() {
             out.extend_from_slice(b",\"gone\":");
@@ -297,6 +330,70 @@ fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
     out.extend_from_slice(b"],\"rows\":[");
 }
 
+/// Put the busy rows (`spans` of `rows`, in `order`) in front of the idle
+/// rows written into `out` from `at` (each after a comma), joined by
+/// commas: the row list of the line.
+fn busy_in_front(out: &mut Vec<u8>, at: usize, rows: &[u8], spans: &[Span], order: &[usize]) {
+    let idle = out.len() - at;
+    if order.is_empty() {
+        // no busy row: drop the first idle row's comma
+        if idle > 0 {
+            out.copy_within(at + 1.., at);
+            out.truncate(out.len() - 1);
+        }
+        return;
+    }
+    let busy: usize = spans.iter().map(|s| s.end - s.start).sum::<usize>() + order.len() - 1;
+    out.resize(out.len() + busy, 0);
+    out.copy_within(at..at + idle, at + busy);
+    let mut w = at;
+    for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
+        if k > 0 {
+            if let Some(c) = out.get_mut(w) {
+                *c = b',';
+            }
+            w += 1;
+        }
+        let src = rows.get(s.start..s.end).unwrap_or_default();
+        if let Some(dst) = out.get_mut(w..w + src.len()) {
+            dst.copy_from_slice(src);
+        }
+        w += src.len();
+    }
+}
+
+/// Most rows with a non-zero rate sorted by insertion (a handful on most
+/// machines); more go through the library's sort.
+const INSERTION_MAX: usize = 32;
+
+/// The rows' order in the line: by rate, highest first, rows of equal
+/// rate in file order (a stable sort; rates are never negative or NaN).
+/// Most rows are idle: the few with a non-zero rate are sorted, the idle
+/// ones follow in file order, without the general sort's code and
+/// buffers on every sample.
+fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
+    order.clear();
+    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(|s| s.rate > 0.0)));
+    let rate = |i: usize| spans.get(i).map_or(0.0, |s| s.rate);
+    if order.len() <= INSERTION_MAX {
+        for k in 1..order.len() {
+            let mut j = k;
+            while j > 0 && rate(order[j - 1]) < rate(order[j]) {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    } else {
+        order.sort_by(|&a, &b| {
+            rate(b)
+                .partial_cmp(&rate(a))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    let idle = |s: &Span| s.rate.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater);
+    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(idle)));
+}
+
 /// The cached metadata of the row at `pos`, rebuilt when that position now
 /// holds a different row.
 fn meta_for<'m>(
@@ -310,8 +407,7 @@ fn meta_for<'m>(
         meta.resize_with(pos + 1, Meta::default);
     }
     let m = &mut meta[pos];
-    let same = m.valid && m.label == r.label && m.description == r.description;
-    if !same {
+    if !m.is_for(r) {
         rebuild(m, r, f, affinity);
     }
     m
@@ -319,28 +415,30 @@ fn meta_for<'m>(
 
 fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     m.valid = true;
-    m.label.clone_from(&r.label);
-    m.description.clone_from(&r.description);
     m.keep = f.keep_irq_row(r);
-    m.head.clear();
-    m.tail.clear();
-    if !m.keep {
-        return;
-    }
+    let b = &mut m.buf;
+    b.clear();
+    let affinity = if m.keep {
+        r.irq.and_then(&mut *affinity)
+    } else {
+        None
+    };
     // room for the usual row at once (no doubling from 8 bytes per row)
-    m.head.reserve(r.label.len() + 32);
-    irq_row_json::head(&mut m.head, &r.label, r.irq, None);
-    let affinity = r.irq.and_then(&mut *affinity);
-    m.tail
-        .reserve(2 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 64);
-    let actions = r.parts.actions();
-    irq_row_json::tail(
-        &mut m.tail,
-        None,
-        actions,
-        &r.description,
-        affinity.as_deref(),
+    b.reserve(
+        2 * r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 96,
     );
+    b.extend_from_slice(r.label.as_bytes());
+    m.label_len = b.len();
+    b.extend_from_slice(r.description.as_bytes());
+    m.key_len = b.len();
+    if m.keep {
+        irq_row_json::head(b, &r.label, r.irq, None);
+    }
+    m.head_end = b.len();
+    if m.keep {
+        let actions = r.parts.actions();
+        irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
+    }
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes

@@ -617,3 +617,71 @@ fn hand_written_fields_are_serdes_bytes() {
         assert_eq!(strategy_json(s), serde_json::to_vec(&s).unwrap());
     }
 }
+
+/// The row order of a line (few busy rows sorted by insertion, many by
+/// the library's sort, idle rows after them) is exactly the stable sort
+/// by rate, highest first, that `top` has always written: ties, zeros
+/// and both paths.
+#[test]
+fn row_order_is_the_stable_sort_by_rate_highest_first() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut order = Vec::new();
+    for len in [0usize, 1, 2, 5, 31, 32, 33, 40, 200, 1056] {
+        for busy_in in [1u64, 2, 8, 1000] {
+            let spans: Vec<Span> = (0..len)
+                .map(|i| {
+                    let r = next();
+                    let rate = if r % busy_in == 0 {
+                        (r >> 40) as f64 % 7.0
+                    } else {
+                        0.0
+                    };
+                    Span {
+                        start: i,
+                        end: i + 1,
+                        rate,
+                    }
+                })
+                .collect();
+            let mut want: Vec<usize> = (0..len).collect();
+            want.sort_by(|&a, &b| spans[b].rate.partial_cmp(&spans[a].rate).unwrap());
+            order_by_rate(&spans, &mut order);
+            assert_eq!(order, want, "{len} rows, 1 in {busy_in} busy");
+        }
+    }
+}
+
+/// Idle rows go straight into the line and busy ones are moved in front
+/// of them at the end: the row list equals the reference's (order,
+/// commas) when no row, every row or some rows are busy, and when the
+/// filter keeps none.
+#[test]
+fn rows_written_in_place_and_moved_equal_the_reference_in_every_mix() {
+    let cpus = [0, 1, 2];
+    let base = rows(11, cpus.len(), 9);
+    let all_busy: Vec<_> = base
+        .iter()
+        .map(|(l, c, d)| (l.clone(), c.iter().map(|v| v + 1).collect(), d.clone()))
+        .collect();
+    let idle = text(&cpus, &base);
+    let some = text(&cpus, &later(&base, 5));
+    let every = text(&cpus, &all_busy);
+    let none = text(&cpus, &[]);
+    let nothing = Filter::from_flags(Some("^no such row$"), None).unwrap();
+    for (old, new) in [
+        (&idle, &idle),
+        (&idle, &some),
+        (&idle, &every),
+        (&none, &none),
+    ] {
+        let (a, b) = (snap(old, 1_000_000_000), snap(new, 2_000_000_000));
+        check(&a, &b, &Filter::default());
+        check(&a, &b, &nothing);
+    }
+}

@@ -22,6 +22,53 @@ pub struct RecordJournal {
     file: Locked,
     /// Bytes written so far.
     pub len: u64,
+    /// The staging buffer of [`RecordJournal::append`], kept across samples.
+    buf: Vec<u8>,
+}
+
+/// Bytes staged per write of [`RecordJournal::append`].
+const STAGE: usize = 1 << 16;
+
+/// A line's bytes to the journal file through the kept staging buffer (a
+/// write call per [`STAGE`] bytes), counted: the journal's length follows
+/// from what was written, without asking the file's offset per sample.
+struct Staged<'a> {
+    file: &'a std::fs::File,
+    buf: &'a mut Vec<u8>,
+    written: u64,
+}
+
+impl Staged<'_> {
+    fn drain(&mut self) -> std::io::Result<()> {
+        let mut f = self.file;
+        f.write_all(self.buf)?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl Write for Staged<'_> {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.write_all(b)?;
+        Ok(b.len())
+    }
+
+    /// What the serializer calls per fragment: a copy into the buffer
+    /// (the default would loop over [`Write::write`]).
+    #[inline]
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        if self.buf.len() + b.len() > STAGE {
+            self.drain()?;
+        }
+        self.buf.extend_from_slice(b);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.drain()
+    }
 }
 
 impl RecordJournal {
@@ -36,6 +83,7 @@ impl RecordJournal {
             path: path.to_path_buf(),
             file,
             len: 0,
+            buf: Vec::new(),
         })
     }
 
@@ -53,12 +101,17 @@ impl RecordJournal {
     /// 64-KB buffer: a big machine's first line (every counter, ~60 MB of
     /// JSON at 1152 CPUs) is never held whole in memory.
     pub fn append(&mut self, line: &LineOut) -> anyhow::Result<()> {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, &*self.file);
+        self.buf.clear();
+        let mut w = Staged {
+            file: &self.file,
+            buf: &mut self.buf,
+            written: 0,
+        };
         let written = serde_json::to_writer(&mut w, line)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
             .and_then(|()| w.flush());
-        drop(w);
+        let n = w.written;
         written.with_context(|| {
             format!(
                 "cannot write {} at offset {}",
@@ -66,7 +119,9 @@ impl RecordJournal {
                 self.len
             )
         })?;
-        self.len = self.file.stream_position().unwrap_or(self.len);
+        // the file is written from offset 0 after create or restart, by
+        // this journal only (flock'd): its offset is the bytes written
+        self.len += n;
         Ok(())
     }
 
@@ -696,6 +751,40 @@ mod tests {
 "#;
         let (_, pr) = parse(other);
         assert_eq!(pr.newer, Some((1, 9)));
+    }
+
+    /// The journal's length follows from the bytes written (no offset
+    /// asked per sample): it is the file's size after appends, a restart
+    /// and a line longer than the staging buffer.
+    #[test]
+    fn journal_length_is_the_bytes_written_without_asking_the_offset() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j");
+        let mut j = RecordJournal::create(&p).unwrap();
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+        for i in 0..3 {
+            j.append(&out(&line(i))).unwrap();
+            assert_eq!(j.len, size(&p));
+        }
+        j.restart().unwrap();
+        assert_eq!((j.len, size(&p)), (0, 0));
+        let mut long = line(7);
+        long.cells = (0..20_000)
+            .map(|k| CellValue {
+                source: SourceKind::Interrupts,
+                key: format!("{k}"),
+                cpu: Some(k),
+                value: u64::from(k) * 1_000_003,
+            })
+            .collect();
+        j.append(&out(&long)).unwrap();
+        j.append(&out(&line(8))).unwrap();
+        assert!(j.len > STAGE as u64);
+        assert_eq!(j.len, size(&p));
+        let (lines, pr) = parse(&std::fs::read(&p).unwrap());
+        assert!(pr.is_clean());
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].cells, long.cells);
     }
 
     /// The lines of `n` samples 0.. as a journal.

@@ -342,8 +342,10 @@ pub fn run(
             break;
         }
         first = false;
-        let meter = clock::CostMeter::start();
         let mut s = src.next_sample()?;
+        // started with the sample (at the previous sample's stop: the
+        // sampler's meters are chained), stopped after the journal line
+        let meter = s.frame.meter;
         let mut view = s.view();
         if let Some(t) = trace.as_deref_mut() {
             t.read(&mut traced)?;

@@ -86,11 +86,13 @@ impl CounterSampler {
     /// A source reading every statistics file under `root`; takes the
     /// baseline sample (an unreadable tree is an error here).
     pub fn open(root: &std::path::Path) -> anyhow::Result<CounterSampler> {
-        let live = LiveSampler::open(&LivePlan {
+        let mut live = LiveSampler::open(&LivePlan {
             root: root.to_path_buf(),
             filter: Filter::default(),
             strategy: Choice::ProcInterrupts,
         })?;
+        // record's and serve's threads only sample, write and sleep
+        live.chain_meters();
         Ok(CounterSampler {
             live,
             totals: Vec::new(),

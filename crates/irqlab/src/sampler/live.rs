@@ -151,6 +151,9 @@ pub struct LiveSampler<S: SnapshotSource = HostSource> {
     fresh: bool,
     threads: Vec<ThreadCpu>,
     meta: Metadata,
+    /// Frames' meters start at the thread's latest meter stop
+    /// ([`LiveSampler::chain_meters`]).
+    chained: bool,
 }
 
 impl LiveSampler<HostSource> {
@@ -187,7 +190,19 @@ impl<S: SnapshotSource> LiveSampler<S> {
             fresh: false,
             threads,
             meta,
+            chained: false,
         })
+    }
+
+    /// Start each frame's meter at the latest meter stop on this thread
+    /// ([`CostMeter::since_last_stop`]): one read of the thread's CPU
+    /// clock per sample instead of two, and a frame's self cost is the
+    /// thread's whole CPU since the previous frame's (its write and sleep
+    /// included). Only for a thread that samples, writes and sleeps
+    /// (`top --batch`, `record`, `serve`): a thread doing other work
+    /// between frames (a bench trial) would charge it to the next frame.
+    pub fn chain_meters(&mut self) {
+        self.chained = true;
     }
 
     /// Sample now; the frame covers the time since the previous sample.
@@ -199,7 +214,11 @@ impl<S: SnapshotSource> LiveSampler<S> {
                 self.meta.invalidate();
             }
         }
-        let meter = CostMeter::start();
+        let meter = if self.chained {
+            CostMeter::since_last_stop()
+        } else {
+            CostMeter::start()
+        };
         self.source.read(&mut self.cur)?;
         self.source.threads(self.cur.mono_ns, &mut self.threads);
         self.meta.check(&self.cur);

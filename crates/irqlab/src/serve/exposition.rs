@@ -40,6 +40,83 @@ pub struct Renderer {
     /// Monotonic sums of the selected CPUs' irq and softirq time
     /// (`--cpus` with `sum` or `top=K`).
     cpu_time: Sums,
+    /// Per row position of `/proc/interrupts`: the row's labels, built
+    /// again only when the row at that position changes.
+    irq_keys: Vec<RowKey>,
+    /// Per vector position of `/proc/softirqs`: its labels.
+    softirq_keys: Vec<RowKey>,
+    /// Arch labels seen in the body being written (row index, count).
+    seen: Vec<(usize, u32)>,
+}
+
+/// The labels of one row as last built, and what they were built from:
+/// the row's label and description (which the filter test depends on)
+/// and its occurrence among the kept rows (which the labels depend on).
+/// The escaping, label joins and filter test of a row are done when it
+/// changes, not per sample.
+#[derive(Debug, Default)]
+struct RowKey {
+    /// `src`, `label_len` and `keep` are set.
+    valid: bool,
+    /// The row's label and description, back to back.
+    src: Vec<u8>,
+    label_len: usize,
+    /// The filters keep the row.
+    keep: bool,
+    /// The occurrence `all` was built for (`None`: not built).
+    occurrence: Option<u32>,
+    /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
+    /// is the key of the per-CPU lines).
+    all: String,
+}
+
+impl RowKey {
+    fn is_for(&self, label: &str, description: &str) -> bool {
+        self.valid
+            && self.label_len == label.len()
+            && self.src.len() == label.len() + description.len()
+            && self.src.get(..self.label_len) == Some(label.as_bytes())
+            && self.src.get(self.label_len..) == Some(description.as_bytes())
+    }
+
+    /// Now for this row (its labels not built yet).
+    fn set(&mut self, label: &str, description: &str, keep: bool) {
+        self.valid = true;
+        self.src.clear();
+        self.src.extend_from_slice(label.as_bytes());
+        self.label_len = label.len();
+        self.src.extend_from_slice(description.as_bytes());
+        self.keep = keep;
+        self.occurrence = None;
+    }
+
+    /// The labels (without `cpu`) for this occurrence, built by `build`
+    /// when they are not yet.
+    fn key(&mut self, occurrence: u32, build: impl FnOnce() -> String) -> &Self {
+        if self.occurrence != Some(occurrence) {
+            self.occurrence = Some(occurrence);
+            self.all.clear();
+            self.all.push_str(ALL_PREFIX);
+            self.all.push_str(&build());
+        }
+        self
+    }
+
+    /// The labels without `cpu`.
+    fn labels(&self) -> &str {
+        self.all.get(ALL_PREFIX.len()..).unwrap_or_default()
+    }
+}
+
+/// The `cpu` label of a row's single series.
+const ALL_PREFIX: &str = "cpu=\"all\",";
+
+/// The cached key of position `pos` in `keys` (grown as needed).
+fn key_at(keys: &mut Vec<RowKey>, pos: usize) -> &mut RowKey {
+    if keys.len() <= pos {
+        keys.resize_with(pos + 1, RowKey::default);
+    }
+    &mut keys[pos]
 }
 
 /// A family being written: its name and where the series go.
@@ -137,7 +214,19 @@ fn labels(pairs: &[(&str, &str)]) -> String {
 }
 
 fn header(out: &mut Vec<u8>, name: &str, help: &str, kind: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    for part in [
+        "# HELP ",
+        name,
+        " ",
+        help,
+        "\n# TYPE ",
+        name,
+        " ",
+        kind,
+        "\n",
+    ] {
+        out.extend_from_slice(part.as_bytes());
+    }
 }
 
 impl Renderer {
@@ -150,6 +239,9 @@ impl Renderer {
             series: 0,
             irq_rows: None,
             cpu_time: Sums::new(Kind::Ticks),
+            irq_keys: Vec::new(),
+            softirq_keys: Vec::new(),
+            seen: Vec::new(),
         }
     }
 
@@ -200,31 +292,40 @@ impl Renderer {
         };
         let mut kept = 0;
         self.irqs.begin(snap.mono_ns);
-        let mut seen: Vec<(&str, u32)> = Vec::new();
+        self.seen.clear();
         let mut fam = Family {
             name,
             out,
             series: &mut self.series,
         };
-        for row in m.rows() {
-            if !self.opts.filter.keep_irq_row(row) {
+        let rows = m.rows();
+        let naming = self.opts.naming;
+        for (pos, row) in rows.iter().enumerate() {
+            let k = key_at(&mut self.irq_keys, pos);
+            if !k.is_for(&row.label, &row.description) {
+                k.set(
+                    &row.label,
+                    &row.description,
+                    self.opts.filter.keep_irq_row(row),
+                );
+            }
+            if !k.keep {
                 continue;
             }
             kept += 1;
-            let occurrence = occurrence(&mut seen, row);
-            let key = row_labels(self.opts.naming, row, occurrence);
+            let occurrence = occurrence(&mut self.seen, rows, pos);
+            let k = k.key(occurrence, || row_labels(naming, row, occurrence));
             match row.shape {
                 Shape::PerCpu => per_cpu(
                     &mut fam,
                     &self.opts,
                     &mut self.irqs,
-                    &key,
+                    k.labels(),
                     &m.cpus,
                     &row.counts,
                 ),
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
-                    let l = format!("cpu=\"all\",{key}");
-                    fam.line(&l, SeriesValue::Int(row.total()));
+                    fam.line(&k.all, SeriesValue::Int(row.total()));
                 }
                 _ => {}
             }
@@ -257,11 +358,22 @@ impl Renderer {
             out,
             series: &mut self.series,
         };
-        for row in &m.rows {
-            let key = labels(&[(label, &row.name)]);
+        for (pos, row) in m.rows.iter().enumerate() {
+            let k = key_at(&mut self.softirq_keys, pos);
+            if !k.is_for(&row.name, "") {
+                k.set(&row.name, "", true);
+            }
+            let k = k.key(0, || labels(&[(label, &row.name)]));
             let n = row.counts.len().min(m.cpus.len());
             let (cpus, counts) = (&m.cpus[..n], &row.counts[..n]);
-            per_cpu(&mut fam, &self.opts, &mut self.softirqs, &key, cpus, counts);
+            per_cpu(
+                &mut fam,
+                &self.opts,
+                &mut self.softirqs,
+                k.labels(),
+                cpus,
+                counts,
+            );
         }
         self.softirqs.finish();
     }
@@ -586,16 +698,22 @@ const NODE_SOFTIRQ_VECTORS: [&str; 10] = [
     "rcu",
 ];
 
-/// 0 for the first row with a label, 1 for the next one … (arch rows may repeat).
-fn occurrence<'a>(seen: &mut Vec<(&'a str, u32)>, row: &'a IrqRow) -> u32 {
+/// 0 for the first row with a label, 1 for the next one … (arch rows may
+/// repeat) of the kept row at `pos` in `rows`; `seen` holds (index of the
+/// first kept row with a label, count so far) for the kept rows before it.
+fn occurrence(seen: &mut Vec<(usize, u32)>, rows: &[IrqRow], pos: usize) -> u32 {
+    let Some(row) = rows.get(pos) else {
+        return 0;
+    };
     if row.irq.is_some() {
         return 0;
     }
-    if let Some(e) = seen.iter_mut().find(|e| e.0 == row.label) {
+    let same = |i: usize| rows.get(i).is_some_and(|r| r.label == row.label);
+    if let Some(e) = seen.iter_mut().find(|e| same(e.0)) {
         e.1 += 1;
         return e.1;
     }
-    seen.push((&row.label, 0));
+    seen.push((pos, 0));
     0
 }
 

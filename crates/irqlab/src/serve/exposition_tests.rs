@@ -132,3 +132,31 @@ fn seconds_are_exact_decimals() {
     .write(&mut o);
     assert_eq!(String::from_utf8(o).unwrap(), "1.500000001 0.07");
 }
+
+/// The labels cached per row position follow the rows: a renderer that
+/// rendered other samples before writes the same body as a fresh one,
+/// when rows are replaced, move, repeat (arch labels numbered `#1`
+/// among the kept rows only) or are dropped by the filter, in both
+/// namings.
+#[test]
+fn cached_row_labels_equal_a_fresh_renderers_when_rows_change() {
+    let samples = [
+        TWO,
+        "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\n 25:          1          1  IO-APIC   10-edge   eth\"0\nLOC:        100        200   Local timer interrupts\nERR:          3\n",
+        "           CPU0       CPU1\n 25:          1          1  IO-APIC   10-edge   eth\"0\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\nLOC:        100        200   Local timer again\nERR:          3\n",
+        "           CPU0       CPU1\nLOC:        100        200   skipped\n 24:          5          7  IO-APIC   9-fasteoi   acpi,\\ x\nLOC:        100        200   Local timer interrupts\nLOC:        100        200   Local timer again\nERR:          4\n",
+        TWO,
+    ];
+    for naming in [Naming::Irqlab, Naming::Node] {
+        for irq in [None, Some("^(24|LOC|ERR)$"), Some("timer|acpi|ERR")] {
+            let mut o = opts(PerCpu::All, naming);
+            o.filter = crate::filter::Filter::from_flags(irq, None).unwrap();
+            let mut used = Renderer::new(o.clone());
+            for (i, text) in samples.iter().enumerate() {
+                let s = sample(text);
+                let fresh = body(&mut Renderer::new(o.clone()), &s);
+                assert_eq!(body(&mut used, &s), fresh, "{naming:?} {irq:?} sample {i}");
+            }
+        }
+    }
+}

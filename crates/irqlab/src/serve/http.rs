@@ -175,7 +175,7 @@ impl Latest {
             }
             old.0
         };
-        let _ = (&self.wake.0).write(&[1]);
+        self.wake_waiting();
         Arc::try_unwrap(old).ok()
     }
 
@@ -192,7 +192,18 @@ impl Latest {
             g.read_at = read_at;
             g.pending = false;
         }
-        let _ = (&self.wake.0).write(&[1]);
+        self.wake_waiting();
+    }
+
+    /// Wake the server for the scrapes waiting for a read. Only a
+    /// minimum interval makes a scrape wait ([`Latest::scrape`]); in
+    /// cached mode no connection ever waits, and a publication per
+    /// sample costs no wake-up (a write here, a poll and two reads in the
+    /// server).
+    fn wake_waiting(&self) {
+        if self.min_interval.is_some() {
+            let _ = (&self.wake.0).write(&[1]);
+        }
     }
 
     /// Where a `/metrics` scrape arriving `now` is answered from. Without
@@ -1030,6 +1041,27 @@ mod tests {
         // Cached mode never waits.
         let c = Latest::new(b"a".to_vec(), t, None).unwrap();
         assert_eq!(c.scrape(t + min * 100), Freshness::Now);
+    }
+
+    /// In cached mode (no minimum interval) no scrape waits, so a
+    /// publication wakes no one: nothing is written to the wake-up socket.
+    /// With a minimum interval each publication wakes the server.
+    #[test]
+    fn publications_wake_the_server_only_when_scrapes_can_wait() {
+        let t = Instant::now();
+        let pending = |l: &Latest| {
+            let mut b = [0u8; 8];
+            matches!((&l.wake.1).read(&mut b), Ok(n) if n > 0)
+        };
+        let cached = Latest::new(b"a".to_vec(), t, None).unwrap();
+        cached.publish(b"b".to_vec(), t);
+        cached.publish_failed(t);
+        assert!(!pending(&cached));
+        let asked = Latest::new(b"a".to_vec(), t, Some(Duration::from_secs(1))).unwrap();
+        asked.publish(b"b".to_vec(), t);
+        assert!(pending(&asked));
+        asked.publish_failed(t);
+        assert!(pending(&asked));
     }
 
     #[test]

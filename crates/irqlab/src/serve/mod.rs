@@ -17,7 +17,6 @@ pub mod http;
 pub mod openmetrics;
 pub mod options;
 
-use crate::sampler::clock::CostMeter;
 use crate::sampler::counters::CounterSampler;
 use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
@@ -71,8 +70,10 @@ struct Loop {
 impl Loop {
     /// Sample and render a new body.
     fn step(&mut self, scrapes: u64) -> anyhow::Result<Vec<u8>> {
-        let meter = CostMeter::start();
         let s = self.src.next_sample()?;
+        // started with the sample (at the previous body's stop: the
+        // sampler's meters are chained)
+        let meter = s.frame.meter;
         if self.own.samples == 0 {
             crate::filter::warnings::cpus_of(s.snap(), &mut self.present);
         }

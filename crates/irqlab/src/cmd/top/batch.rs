@@ -246,6 +246,9 @@ impl BatchWriter {
         trace: &mut impl FrameTrace,
         out: &mut impl Write,
     ) -> anyhow::Result<Option<i32>> {
+        // this thread only samples, writes and sleeps: one thread-clock
+        // read per sample
+        live.chain_meters();
         let signal = loop {
             match pace.wait(stop) {
                 Tick::Due => {}

@@ -179,12 +179,12 @@ fn rate(v: Option<f64>) -> Rate {
 /// `report::name_of(l).chars().count()` without building the name.
 fn name_width(l: &IrqLine) -> usize {
     if !l.actions.is_empty() {
-        let chars: usize = l.actions.iter().map(|a| a.chars().count()).sum();
+        let chars: usize = l.actions.iter().map(|a| width(a)).sum();
         chars + l.actions.len() - 1
     } else if !l.description.is_empty() {
-        l.description.chars().count()
+        width(&l.description)
     } else {
-        l.label.chars().count()
+        width(&l.label)
     }
 }
 
@@ -277,7 +277,7 @@ impl Widths {
         let mut top_total = 0.0f64;
         let mut top_cell = 0.0f64;
         for r in &s.rows {
-            w.label = w.label.max(r.label.chars().count());
+            w.label = w.label.max(width(&r.label));
             w.device = w.device.max(name_width(r));
             top_total = top_total.max(r.total_rate.unwrap_or(0.0));
             for v in r.rates.iter().flatten().flatten() {
@@ -364,7 +364,7 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
         cpu: PER_CPU,
     };
     for row in &s.rows {
-        w.label = w.label.max(row.name.chars().count());
+        w.label = w.label.max(width(&row.name));
         w.total = w.total.max(rate(row.total_rate).len());
         for v in row.rates.iter().flatten() {
             w.cpu = w.cpu.max(rate(*v).len());
@@ -387,12 +387,17 @@ fn softirq_lines(t: &str, s: &report::SoftirqSection, out: &mut impl Write) -> s
     Ok(())
 }
 
+/// What follows the time on the `CPU` header line: `{:<12}` of `CPU`,
+/// then ` {:>8}` of each column name (a test ties it to the format).
+const CPU_HEAD: &[u8] =
+    b"  CPU              %usr    %nice     %sys  %iowait     %irq    %soft   %steal    %idle\n";
+
+/// What follows the time on the `THREAD` header line.
+const THREAD_HEAD: &[u8] = b"  THREAD           %CPU  LASTCPU  NAME\n";
+
 fn cpu_lines(t: &str, s: &report::StatSection, out: &mut impl Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{t}  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
-    )?;
+    out.write_all(t.as_bytes())?;
+    out.write_all(CPU_HEAD)?;
     for l in &s.cpu_pct {
         let mut id = itoa::Buffer::new();
         let cpu = match l.cpu {
@@ -430,11 +435,8 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
         cpu_lines(t, s, out)?;
     }
     if !b.threads.is_empty() {
-        writeln!(
-            out,
-            "{t}  {:<12} {:>8} {:>8}  NAME",
-            "THREAD", "%CPU", "LASTCPU"
-        )?;
+        out.write_all(t.as_bytes())?;
+        out.write_all(THREAD_HEAD)?;
         for th in b.threads {
             // as `crate::tui::format::pid_text`: `-` when not known
             let (mut pid, mut last) = (itoa::Buffer::new(), itoa::Buffer::new());
@@ -467,6 +469,19 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut impl Write) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header lines written as constant bytes are the formatted
+    /// ones, column for column.
+    #[test]
+    fn constant_header_lines_equal_their_formatted_text() {
+        let cpu = format!(
+            "  {:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+            "CPU", "%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%idle"
+        );
+        assert_eq!(std::str::from_utf8(CPU_HEAD).unwrap(), cpu);
+        let threads = format!("  {:<12} {:>8} {:>8}  NAME\n", "THREAD", "%CPU", "LASTCPU");
+        assert_eq!(std::str::from_utf8(THREAD_HEAD).unwrap(), threads);
+    }
 
     #[test]
     fn name_width_is_the_width_of_the_printed_name() {
