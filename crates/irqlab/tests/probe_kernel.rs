@@ -66,6 +66,23 @@ mod live {
         )
     }
 
+    /// How many reads of `v` took longer in the kernel than on the wall
+    /// clock, checked to be what the output itself flags (a raw
+    /// tracepoint's exit program can be skipped while the same program
+    /// runs preempted on that CPU: the read then ends at the thread's
+    /// next system call, and the probe says so).
+    fn reads_above_wall(v: &Value) -> u64 {
+        let mut total = 0;
+        for row in v["rows"].as_array().unwrap() {
+            let kernel = nums(&row["kernel"]["per_read"]["kernel_ns"]);
+            let wall = nums(&row["per_read"]["wall_ns"]);
+            let above = kernel.iter().zip(&wall).filter(|(k, w)| k > w).count() as u64;
+            assert_eq!(row["kernel"]["reads_above_wall"], above, "{row}");
+            total += above;
+        }
+        total
+    }
+
     fn run_json(reads: &str) -> Value {
         let out = common::irqlab()
             .args(["probe", "--kernel", "--reads", reads, "--buffer", "4k,128"])
@@ -95,7 +112,17 @@ mod live {
             return;
         }
         let _one = common::trace::one_at_a_time();
-        let v = run_json("50");
+        let first = run_json("50");
+        let v = match reads_above_wall(&first) {
+            0 => first,
+            n => {
+                crate::visible!(
+                    "{test}: {n} read(s) flagged above wall (a missed sys_exit under load): \
+                     run again"
+                );
+                run_json("50")
+            }
+        };
         let k = &v["kernel"];
         let mechanism = k["mechanism"].as_str().unwrap();
         let irq_rows = k["irq_rows"].as_u64().unwrap();

@@ -316,8 +316,7 @@ fn kill_9_then_replay_has_every_flushed_sample() {
     let (tree, out) = killed_recording(d.path(), 1500);
     let dir = boot_dir(&out);
     let journal = dir.join("journal.jsonl");
-    let flushed = std::fs::read_to_string(&journal).unwrap();
-    let n = flushed.lines().filter(|l| l.ends_with('}')).count();
+    let n = flushed_samples(&journal);
     assert!(n >= 3, "only {n} samples flushed");
     // replay reads the journal directly (salvage) …
     let r = irqlab()
@@ -331,20 +330,45 @@ fn kill_9_then_replay_has_every_flushed_sample() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("journal"));
     // … and recover turns it into a segment with the same samples (and
     // removes a segment write the kill interrupted).
-    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
-    std::fs::write(&partial, b"PAR1 half").unwrap();
+    let partial = half_written_segment(&dir);
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
-    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
+    assert_recovered(&String::from_utf8_lossy(&r.stderr), n, &partial);
     assert!(!journal.exists());
     let rec = reader::open(&dir).unwrap();
     assert_eq!(rec.steps.len(), n);
     // A new record run continues the sequence after the recovered samples.
     let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
     assert!(o.status.success());
-    let rec = reader::open(&dir).unwrap();
+    assert_numbered_after(&dir, n);
+}
+
+/// The whole (newline-ended JSON) samples of a killed run's journal.
+fn flushed_samples(journal: &Path) -> usize {
+    std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .count()
+}
+
+/// A segment write that a kill interrupted, beside the journal.
+fn half_written_segment(dir: &Path) -> PathBuf {
+    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
+    std::fs::write(&partial, b"PAR1 half").unwrap();
+    partial
+}
+
+/// What recovery says (`n` samples, the interrupted write) and did (the
+/// half-written segment gone).
+fn assert_recovered(err: &str, n: usize, partial: &Path) {
+    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
+    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
+}
+
+/// More than `n` samples in `dir`, numbered one after another.
+fn assert_numbered_after(dir: &Path, n: usize) {
+    let rec = reader::open(dir).unwrap();
     assert!(rec.steps.len() > n);
     assert!(rec
         .steps
@@ -360,26 +384,14 @@ fn a_record_into_a_killed_runs_directory_recovers_it_first() {
     let d = tempfile::tempdir().unwrap();
     let (tree, out) = killed_recording(d.path(), 1000);
     let dir = boot_dir(&out);
-    let journal = dir.join("journal.jsonl");
-    let n = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .filter(|l| l.ends_with('}'))
-        .count();
+    let n = flushed_samples(&dir.join("journal.jsonl"));
     assert!(n >= 2, "only {n} samples flushed");
-    let partial = dir.join("part-0000000000-0000000001.parquet.tmp");
-    std::fs::write(&partial, b"PAR1 half").unwrap();
+    let partial = half_written_segment(&dir);
     let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
-    assert!(err.contains("interrupted") && !partial.exists(), "{err}");
-    let rec = reader::open(&dir).unwrap();
-    assert!(rec.steps.len() > n);
-    assert!(rec
-        .steps
-        .windows(2)
-        .all(|w| w[1].time.seq == w[0].time.seq + 1));
+    assert_recovered(&err, n, &partial);
+    assert_numbered_after(&dir, n);
 }
 
 #[test]

@@ -53,12 +53,15 @@ impl AttrDir {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    #[test]
-    fn reads_like_read_attr_and_refuses_what_it_refuses() {
+    /// A fake `/proc/irq` whose IRQ 5 holds one file of every kind an
+    /// attribute read must judge: `a` (a short text), `big`, `empty`,
+    /// `full` (exactly `ATTR_FIRST` bytes), `sub` (a directory), `zero`
+    /// and `null` (devices), `fifo`; also `loop` (a symlink to itself).
+    pub(in crate::host) fn odd_files_tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let irq = dir.path().join("proc/irq/5");
         std::fs::create_dir_all(irq.join("sub")).unwrap();
@@ -68,7 +71,14 @@ mod tests {
         std::fs::write(irq.join("full"), "7".repeat(crate::host::ATTR_FIRST)).unwrap();
         std::os::unix::fs::symlink("/dev/zero", irq.join("zero")).unwrap();
         std::os::unix::fs::symlink("/dev/null", irq.join("null")).unwrap();
+        std::os::unix::fs::symlink("loop", irq.join("loop")).unwrap();
         nix::unistd::mkfifo(&irq.join("fifo"), Mode::S_IRWXU).unwrap();
+        dir
+    }
+
+    #[test]
+    fn reads_like_read_attr_and_refuses_what_it_refuses() {
+        let dir = odd_files_tree();
         let fs = HostFs::new(dir.path());
         let d = fs.attr_dir("proc/irq").unwrap();
         for rel in [

@@ -353,17 +353,7 @@ mod tests {
 
     /// A fake `/proc/irq` with the files every case needs.
     fn tree() -> (tempfile::TempDir, Vec<String>) {
-        let dir = tempfile::tempdir().unwrap();
-        let irq = dir.path().join("proc/irq/5");
-        std::fs::create_dir_all(irq.join("sub")).unwrap();
-        std::fs::write(irq.join("a"), " 0-3\n").unwrap();
-        std::fs::write(irq.join("big"), "x".repeat(5000)).unwrap();
-        std::fs::write(irq.join("empty"), "").unwrap();
-        std::fs::write(irq.join("full"), "7".repeat(ATTR_FIRST)).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", irq.join("zero")).unwrap();
-        std::os::unix::fs::symlink("/dev/null", irq.join("null")).unwrap();
-        std::os::unix::fs::symlink("loop", irq.join("loop")).unwrap();
-        nix::unistd::mkfifo(&irq.join("fifo"), Mode::S_IRWXU).unwrap();
+        let dir = crate::host::attrs::tests::odd_files_tree();
         let mut names: Vec<String> = [
             "5/a", "5/big", "5/empty", "5/full", "5/fifo", "5/sub", "5/absent", "5/zero", "5/null",
             "5/loop", "6/a", "5/a/x", "5/a\0b", "",
