@@ -346,33 +346,35 @@ impl HostFs {
     }
 }
 
-/// The trimmed text of an open attribute file (see [`HostFs::read_attr`]:
-/// a first read shorter than its small buffer is the whole file).
-fn attr_text(file: &File) -> Option<String> {
-    let mut small = [0u8; ATTR_FIRST];
-    let n = read_at_retry(file, &mut small).ok()?;
-    if n < small.len() {
-        return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
-    }
-    // longer: the whole file through the bounded read loop
-    let mut buf = vec![0u8; 2 * ATTR_FIRST];
-    let (n, _) = read_loop(file, &mut buf, None).ok()?;
-    Some(String::from_utf8_lossy(buf.get(..n)?).trim().to_string())
-}
-
-/// [`attr_text`] of a descriptor whose type was not checked: a short
+/// The trimmed text of an attribute file whose type was not checked (see
+/// [`HostFs::read_attr`]): a short
 /// non-empty first read is a regular file's whole text (a FIFO opened
 /// non-blocking reads empty or fails, a directory fails, `/dev/zero`
 /// fills the buffer); anything else is read only if `fstat` says regular.
 fn attr_text_checked(file: &File) -> Option<String> {
+    attr_bytes_checked(file)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+}
+
+/// The bytes [`attr_text_checked`] trims: a short non-empty first read,
+/// else the whole file when `fstat` says regular (`InvalidInput` when it
+/// is not).
+fn attr_bytes_checked(file: &File) -> io::Result<Vec<u8>> {
     let mut small = [0u8; ATTR_FIRST];
     if let Ok(n @ 1..ATTR_FIRST) = read_at_retry(file, &mut small) {
-        return Some(String::from_utf8_lossy(small.get(..n)?).trim().to_string());
+        return Ok(small.get(..n).unwrap_or_default().to_vec());
     }
-    if !file.metadata().ok()?.is_file() {
-        return None;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
     }
-    attr_text(file)
+    let mut buf = vec![0u8; 2 * ATTR_FIRST];
+    let (n, _) = read_loop(file, &mut buf, None)?;
+    buf.truncate(n);
+    Ok(buf)
 }
 
 /// One `pread` at offset 0, retried when a signal interrupts it.

@@ -15,7 +15,7 @@ use crate::host::BatchReader;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
-use crate::sampler::targeted::affinity_of;
+use crate::sampler::targeted::AFFINITY_FILES;
 use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
 use irqlab_core::IrqRow;
 use std::collections::{BTreeSet, HashMap};
@@ -129,54 +129,31 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
     }
 }
 
-/// [`affinity_of`] each IRQ of `irqs`, in order, read in two batches
-/// (`host::BatchReader`: io_uring where allowed) relative to one open
-/// `/proc/irq`: every `effective_affinity_list`, then `smp_affinity_list`
-/// of those without one. All `None` when the tree has no `/proc/irq`.
+/// The affinity of each IRQ of `irqs`, in order, by `sampler::targeted::affinity_of`'s
+/// rule (the first non-empty of `AFFINITY_FILES`), each file read in one
+/// batch (`host::BatchReader`: io_uring where allowed) for the IRQs still
+/// without an answer, relative to one open `/proc/irq`. All `None` when
+/// the tree has no `/proc/irq`.
 fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
-    use irqlab_core::paths::{EFFECTIVE_AFFINITY_LIST, SMP_AFFINITY_LIST};
+    let mut out = vec![None; irqs.len()];
     let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
-        return vec![None; irqs.len()];
-    };
-    let text = |r: std::io::Result<Vec<u8>>| {
-        r.ok()
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        return out;
     };
     let mut reader = BatchReader::new();
-    let names = |file: &str, irqs: &mut dyn Iterator<Item = u32>| -> Vec<String> {
-        irqs.map(|irq| format!("{irq}/{file}")).collect()
-    };
-    let effective = names(EFFECTIVE_AFFINITY_LIST, &mut irqs.iter().copied());
-    let mut effective: Vec<Option<String>> = reader
-        .read(&dir, &effective)
-        .into_iter()
-        .map(text)
-        .collect();
-    let need: Vec<usize> = (0..irqs.len())
-        .filter(|&k| effective[k].as_deref().is_none_or(str::is_empty))
-        .collect();
-    let smp = names(SMP_AFFINITY_LIST, &mut need.iter().map(|&k| irqs[k]));
-    let mut smp = need
-        .iter()
-        .copied()
-        .zip(reader.read(&dir, &smp).into_iter().map(text))
-        .peekable();
-    (0..irqs.len())
-        .map(|k| {
-            let conf = match smp.peek() {
-                Some((at, _)) if *at == k => smp.next().and_then(|(_, t)| t),
-                _ => None,
-            };
-            let mut eff = effective[k].take();
-            affinity_of(|file| {
-                if file == EFFECTIVE_AFFINITY_LIST {
-                    eff.take()
-                } else {
-                    conf.clone()
-                }
-            })
-        })
-        .collect()
+    for file in AFFINITY_FILES {
+        let need: Vec<usize> = (0..irqs.len()).filter(|&k| out[k].is_none()).collect();
+        let names: Vec<String> = need
+            .iter()
+            .map(|&k| format!("{}/{file}", irqs[k]))
+            .collect();
+        for (k, r) in need.into_iter().zip(reader.read(&dir, &names)) {
+            out[k] = r
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+                .filter(|s| !s.is_empty());
+        }
+    }
+    out
 }
 
 /// The sampler's reason for a missing file, in words.

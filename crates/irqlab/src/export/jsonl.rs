@@ -362,18 +362,17 @@ fn busy_in_front(out: &mut Vec<u8>, at: usize, rows: &[u8], spans: &[Span], orde
     }
 }
 
-/// Most rows with a non-zero rate sorted by insertion (a handful on most
-/// machines); more go through the library's sort.
+/// Most busy rows sorted by insertion (a handful on most machines); more
+/// go through the library's sort.
 const INSERTION_MAX: usize = 32;
 
-/// The rows' order in the line: by rate, highest first, rows of equal
-/// rate in file order (a stable sort; rates are never negative or NaN).
-/// Most rows are idle: the few with a non-zero rate are sorted, the idle
-/// ones follow in file order, without the general sort's code and
-/// buffers on every sample.
+/// The busy rows' order in the line (`spans` holds only rows with a
+/// positive rate, never NaN): by rate, highest first, equal rates in file
+/// order (a stable sort), without the general sort's code and buffers on
+/// every sample when they are few.
 fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
     order.clear();
-    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(|s| s.rate > 0.0)));
+    order.extend(0..spans.len());
     let rate = |i: usize| spans.get(i).map_or(0.0, |s| s.rate);
     if order.len() <= INSERTION_MAX {
         for k in 1..order.len() {
@@ -390,8 +389,6 @@ fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     }
-    let idle = |s: &Span| s.rate.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater);
-    order.extend((0..spans.len()).filter(|&i| spans.get(i).is_some_and(idle)));
 }
 
 /// The cached metadata of the row at `pos`, rebuilt when that position now

@@ -13,16 +13,14 @@
 //! io-wq threads runs in threads of this process, so its CPU time is this
 //! process's (`wait4`'s rusage counts it).
 //!
-//! The plain path is [`AttrDir::read`]'s: open non-blocking relative to
+//! The plain path is [`AttrDir::read`]'s (its bytes): open non-blocking relative to
 //! the directory, one short read, `fstat` only when that read is not
 //! conclusive, anything but a regular file refused.
 
-use super::{read_at_retry, read_loop, AttrDir, ATTR_FIRST};
+use super::attrs::OPEN_FLAGS;
+use super::{AttrDir, ATTR_FIRST};
 use io_uring::{opcode, squeue, types, IoUring};
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use std::ffi::CString;
-use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
@@ -76,13 +74,6 @@ impl Default for BatchReader {
     fn default() -> Self {
         BatchReader::new()
     }
-}
-
-/// The flags of every open (`host/open.rs`'s, without `O_CLOEXEC`:
-/// direct descriptors are never inherited, and the kernel refuses the
-/// flag for them).
-fn open_flags() -> OFlag {
-    OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY
 }
 
 impl BatchReader {
@@ -141,7 +132,7 @@ impl BatchReader {
         }
         out.into_iter()
             .zip(names)
-            .map(|(r, name)| r.unwrap_or_else(|| plain_read(dir, name.as_ref())))
+            .map(|(r, name)| r.unwrap_or_else(|| dir.read_bytes(name.as_ref())))
             .collect()
     }
 }
@@ -196,7 +187,9 @@ fn uring_read<S: AsRef<str>>(
     out: &mut [Option<io::Result<Vec<u8>>>],
 ) -> io::Result<()> {
     let dirfd = types::Fd(dir.fd().as_raw_fd());
-    let flags = open_flags().bits();
+    // without O_CLOEXEC: direct descriptors are never inherited, and the
+    // kernel refuses the flag for them
+    let flags = OPEN_FLAGS.bits();
     let mut bufs = vec![[0u8; ATTR_FIRST]; SLOTS.min(names.len())];
     let mut open_res = [0i32; SLOTS];
     let mut read_res = [0i32; SLOTS];
@@ -281,7 +274,8 @@ fn uring_read<S: AsRef<str>>(
             if o < 0 {
                 // an absent or forbidden file: what the plain open says
                 let e = -o;
-                if [libc_enoent(), libc_enotdir(), libc_eacces()].contains(&e) {
+                use nix::errno::Errno;
+                if [Errno::ENOENT, Errno::ENOTDIR, Errno::EACCES].contains(&Errno::from_raw(e)) {
                     if let Some(s) = slot {
                         *s = Some(Err(io::Error::from_raw_os_error(e)));
                     }
@@ -298,16 +292,6 @@ fn uring_read<S: AsRef<str>>(
     Ok(())
 }
 
-fn libc_enoent() -> i32 {
-    nix::errno::Errno::ENOENT as i32
-}
-fn libc_enotdir() -> i32 {
-    nix::errno::Errno::ENOTDIR as i32
-}
-fn libc_eacces() -> i32 {
-    nix::errno::Errno::EACCES as i32
-}
-
 /// Wait for `n` completions still owed after a failed submit; false
 /// when the ring fails again before they all came.
 fn drain(ring: &mut IoUring, n: usize) -> bool {
@@ -321,28 +305,6 @@ fn drain(ring: &mut IoUring, n: usize) -> bool {
         left = left.saturating_sub(ring.completion().count());
     }
     true
-}
-
-/// One file the plain way: open (non-blocking) relative to `dir`, one
-/// short read; when that is not conclusive, `fstat`, refuse anything but
-/// a regular file, and read the whole file.
-pub(super) fn plain_read(dir: &AttrDir, name: &str) -> io::Result<Vec<u8>> {
-    let flags = open_flags() | OFlag::O_CLOEXEC;
-    let file = File::from(nix::fcntl::openat(dir.fd(), name, flags, Mode::empty())?);
-    let mut small = [0u8; ATTR_FIRST];
-    if let Ok(n @ 1..ATTR_FIRST) = read_at_retry(&file, &mut small) {
-        return Ok(small.get(..n).unwrap_or_default().to_vec());
-    }
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{name}: not a regular file"),
-        ));
-    }
-    let mut buf = vec![0u8; 2 * ATTR_FIRST];
-    let (n, _) = read_loop(&file, &mut buf, None)?;
-    buf.truncate(n);
-    Ok(buf)
 }
 
 #[cfg(test)]
@@ -383,7 +345,7 @@ mod tests {
         let got = reader.read(&d, &names);
         assert_eq!(got.len(), names.len());
         for (name, r) in names.iter().zip(&got) {
-            let plain = plain_read(&d, name);
+            let plain = d.read_bytes(name);
             assert_eq!(
                 r.as_ref().ok(),
                 plain.as_ref().ok(),

@@ -101,9 +101,14 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
 /// reader of IRQ affinity: [`read_affinity`] and [`read_affinity_at`] only
 /// say where the files are.
 pub fn affinity_of(mut read: impl FnMut(&str) -> Option<String>) -> Option<String> {
-    let mut file = |name: &str| read(name).filter(|s| !s.is_empty());
-    file(paths::EFFECTIVE_AFFINITY_LIST).or_else(|| file(paths::SMP_AFFINITY_LIST))
+    AFFINITY_FILES
+        .iter()
+        .find_map(|name| read(name).filter(|s| !s.is_empty()))
 }
+
+/// The files of `/proc/irq/N/` that say an IRQ's affinity, best first:
+/// the first non-empty one is the answer ([`affinity_of`]).
+pub const AFFINITY_FILES: [&str; 2] = [paths::EFFECTIVE_AFFINITY_LIST, paths::SMP_AFFINITY_LIST];
 
 /// [`affinity_of`] IRQ `irq` under `fs`'s `/proc/irq`.
 pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
