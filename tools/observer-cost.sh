@@ -10,16 +10,23 @@
 #      best of REPS runs per round), and peak RSS of `show` and
 #      `show --interval` against the file size (/usr/bin/time's %M).
 #   2. Per-sample and fixed CPU of the live samplers against the floor
-#      and mpstat: in every round, all at once, each twice (LO and HI
-#      samples at 1 s): `top --batch --format json`, `top --batch
-#      --format text`, `record -i 1s`, `serve -i 1s`, `mpstat -I ALL 1`
-#      and the floor process tools/observer-floor.c given the files
-#      irqlab reads per sample (/proc/interrupts, /proc/softirqs,
-#      /proc/stat and the schedstat of every ksoftirqd/N and irq/N-name
-#      thread) and a line of json's size. Per sample = (CPU(HI) -
-#      CPU(LO)) / (HI - LO), printed as a ratio to the floor's per
-#      sample; fixed = CPU(LO) - LO x per sample (start, baseline, exit),
-#      as a ratio to mpstat's fixed cost. CPU = user + system from wait4.
+#      and mpstat: in every round, all running, each taking HI samples at
+#      1 s: `top --batch --format json`, `top --batch --format text`,
+#      `record -i 1s`, `serve -i 1s`, `mpstat -I ALL 1` and the floor
+#      process tools/observer-floor.c given the files irqlab reads per
+#      sample, read as irqlab reads them (/proc/interrupts to a read of 0
+#      bytes, /proc/softirqs, /proc/stat, the schedstat of every
+#      ksoftirqd/N and irq/N-name thread each sample and its stat every
+#      10th, the thread CPU clock and getrusage) and a line of json's
+#      size. They start one slot (1 s / contenders) apart, in an order
+#      rotated every round, so that each wakes alone in its own part of
+#      every second. Per sample = the CPU of the process's threads
+#      (schedstat, read by this script once a second between wake-ups)
+#      from its second to its last poll before exit, over the samples in
+#      between: no start or exit cost in it, nor the noise of a separate
+#      run. It is printed as a ratio to the floor's per sample; fixed =
+#      whole-process CPU (user + system from wait4) - HI x per sample
+#      (start, baseline, exit), as a ratio to mpstat's fixed cost.
 #      Every round is printed. Once per run (when strace is there):
 #      syscalls per sample of json, text and the floor, from `strace -c
 #      -f` of a LO- and a HI-sample run at 10 ms, and each syscall json
@@ -44,7 +51,8 @@
 #      cannot be met by reading them (both read the same files).
 # Usage: tools/observer-cost.sh [ROUNDS]        (default 7)
 # Env:   IRQLAB=path/to/irqlab (default target/release/irqlab, built if missing)
-#        LO=5 HI=35  sample counts of part 2 (a round takes HI + 1 s)
+#        HI=35     samples per process in part 2 (a round takes HI + 1 s);
+#        LO=5      with HI, the sample counts of the strace runs
 #        REPS=5    runs of each show/cat case per round (the best counts)
 #        TREE=dir  an existing `irqlab synth` tree (else one is made in a
 #                  temporary directory, removed at exit)
@@ -122,19 +130,58 @@ def peak_rss(cmd):
 def best(cmd):
     return min(sum(run(cmd)[:2]) for _ in range(reps))
 
-def together(*cmds):
-    """Run commands at once: user + system CPU seconds of each."""
-    procs = []
+def task_cpu_ns(pid):
+    """CPU (ns) of every live thread of pid so far: the first field of
+    each /proc/PID/task/TID/schedstat (sum_exec_runtime, exact for a
+    sleeping thread), and the thread count."""
+    total, n = 0, 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+            n += 1
+        except (OSError, ValueError, IndexError):
+            return None
+    return total, n
+
+def paced(cmds, count):
+    """Run commands that each take `count` samples at 1 s, started in
+    turn one slot (1 s / len(cmds)) apart, so that each wakes alone in its
+    own part of every second and none finds the kernel's paths warmed by
+    another's reads just before. Once a second, half a slot after the
+    first command's wake-ups, read every command's thread CPU (schedstat):
+    between two such polls each command takes exactly one sample. Returns,
+    per command, (per-sample CPU: the CPU between the second and the
+    last poll before any exit, divided by the number of samples between
+    them; whole-process CPU, user + system from wait4; thread counts
+    changed while polling)."""
+    slot = 1.0 / len(cmds)
+    procs, t0 = [], time.monotonic()
     for i, cmd in enumerate(cmds):
+        while time.monotonic() < t0 + i * slot:
+            time.sleep(min(0.002, max(t0 + i * slot - time.monotonic(), 0)))
         with open(f"{tmp}/out{i}", "wb") as f, open(f"{tmp}/err{i}", "wb") as e:
             procs.append(subprocess.Popen(cmd, stdout=f, stderr=e, stdin=subprocess.DEVNULL, env=env))
-    cost = []
-    for p in procs:
+    polls = []
+    for m in range(1, count):
+        due = t0 + slot / 2 + m
+        time.sleep(max(due - time.monotonic(), 0))
+        polls.append([task_cpu_ns(p.pid) for p in procs])
+    out = []
+    for i, p in enumerate(procs):
         _, status, ru = os.wait4(p.pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"observer-cost.sh: {' '.join(p.args)} failed")
-        cost.append(ru.ru_utime + ru.ru_stime)
-    return cost
+        seen = [q[i] for q in polls if q[i] is not None]
+        if len(seen) < 2:
+            sys.exit(f"observer-cost.sh: could not follow {' '.join(p.args)}'s CPU")
+        per = (seen[-1][0] - seen[0][0]) / 1e9 / (len(seen) - 1)
+        out.append((per, ru.ru_utime + ru.ru_stime, len({n for _, n in seen}) > 1))
+    return out
 
 def perf_split(cmd):
     """CPU of `cmd` in user and in kernel code (seconds), from cpu-clock
@@ -205,11 +252,13 @@ def perf_pair(a, b):
         out.append(((len(lines) - kernel) * 1e-4, kernel * 1e-4))
     return out
 
-def thread_stat_files():
-    """The schedstat files of the interrupt threads irqlab follows
-    (threads.rs: ksoftirqd/N, irq/N-name)."""
+def thread_files():
+    """The files irqlab reads per sample for the interrupt threads it
+    follows (threads.rs: ksoftirqd/N, irq/N-name), as observer-floor's
+    FILE arguments: each thread's schedstat every sample and its stat
+    every STAT_EVERY-th (10) sample."""
     out = []
-    for pid in os.listdir("/proc"):
+    for pid in sorted(os.listdir("/proc"), key=lambda p: (len(p), p)):
         if not pid.isdigit():
             continue
         try:
@@ -218,8 +267,8 @@ def thread_stat_files():
         except OSError:
             continue
         if re.fullmatch(r"ksoftirqd/\d+|irq/\d+-.+", name):
-            out.append(f"/proc/{pid}/schedstat")
-    return sorted(out)
+            out += [f"/proc/{pid}/schedstat", f"10@/proc/{pid}/stat"]
+    return out
 
 def line_bytes():
     """Size of one `top --batch --format json` line here."""
@@ -227,7 +276,9 @@ def line_bytes():
                          capture_output=True, env=env, check=True).stdout
     return max(len(out), 1)
 
-floor_files = list(STAT_FILES) + thread_stat_files()
+# read as irqlab reads them: /proc/interrupts until a read returns 0 (a
+# seq_file iterator), the others with one read each
+floor_files = ["+/proc/interrupts", "/proc/softirqs", "/proc/stat"] + thread_files()
 
 def serve_cmd(count):
     return [irqlab, "serve", "--listen", "127.0.0.1:0", "-i", "1s", "--duration", f"{count}s"]
@@ -245,7 +296,7 @@ contenders = {
 }
 if floor_bin and not skip_mpstat:
     width = line_bytes()
-    contenders["floor"] = lambda c: [floor_bin, "-w", str(width), str(c)] + floor_files
+    contenders["floor"] = lambda c: [floor_bin, "-c", "-w", str(width), str(c)] + floor_files
 
 def syscalls_per_sample(cmd_of):
     """Syscalls per sample (strace -c -f of a LO- and a HI-sample run), in
@@ -292,23 +343,22 @@ for r in range(1, rounds + 1):
             peak_rss(show + ["-i", "100ms"]) * 1024 / size)
     if not skip_mpstat:
         per, fixed = {}, {}
-        lo_hi = {}
-        for count in (lo, hi):
-            cmds = {name: make(count) for name, make in contenders.items()}
-            for name, c in zip(cmds, together(*cmds.values())):
-                lo_hi.setdefault(name, []).append(c)
-        for name, (c_lo, c_hi) in lo_hi.items():
-            per[name] = (c_hi - c_lo) / (hi - lo)
-            fixed[name] = c_lo - lo * per[name]
-        for name in lo_hi:
+        names = list(contenders)
+        names = names[(r - 1) % len(names):] + names[:(r - 1) % len(names)]
+        for name, (p, whole, moved) in zip(names, paced([contenders[n](hi) for n in names], hi)):
+            per[name] = p
+            fixed[name] = whole - hi * p
+            if moved:
+                print(f"round {r}: {name} started or ended threads while followed", file=sys.stderr)
+        for name in contenders:
             if name in ("floor", "mpstat"):
                 continue
             if "floor" in per:
                 add(f"{name}: per-sample CPU / floor's (same files)", per[name] / max(per["floor"], 1e-9))
             add(f"{name}: fixed CPU / mpstat's", fixed[name] / max(fixed["mpstat"], 1e-9))
-        for name in lo_hi:
+        for name in contenders:
             add(f"  {name}: per-sample CPU, ms", per[name] * 1e3)
-        for name in lo_hi:
+        for name in contenders:
             add(f"  {name}: fixed CPU, ms", fixed[name] * 1e3)
         if "floor" in per:
             add("  mpstat: per-sample CPU / floor's", per["mpstat"] / max(per["floor"], 1e-9))
@@ -355,7 +405,7 @@ if not skip_mpstat and shutil.which("strace"):
         "top --batch --format text": lambda c: [irqlab, "top", "--batch", "--format", "text", "-i", "10ms", "-n", str(c)],
     }
     if floor_bin:
-        fast["floor"] = lambda c: [floor_bin, "-i", "10", "-w", str(width), str(c)] + floor_files
+        fast["floor"] = lambda c: [floor_bin, "-c", "-i", "10", "-w", str(width), str(c)] + floor_files
     by_name = {name: syscalls_per_sample(cmd_of) for name, cmd_of in fast.items()}
     for name, calls in by_name.items():
         add(f"syscalls per sample: {name}", sum(calls.values()))
