@@ -47,6 +47,21 @@ pub struct Renderer {
     softirq_keys: Vec<RowKey>,
     /// Arch labels seen in the body being written (row index, count).
     seen: Vec<(usize, u32)>,
+    /// Reused per body: the `/proc/stat` rows of the CPU time families
+    /// and the ksoftirqd threads' (CPU, ns) with both columns apart.
+    cpu_rows: Vec<(CpuLabel, u64, u64)>,
+    ksoftirqd_rows: Vec<(u32, u64)>,
+    ksoftirqd_cpus: Vec<u32>,
+    ksoftirqd_ns: Vec<u64>,
+}
+
+/// The `cpu` label of a CPU time series: a CPU's id, `all` (a sum), or
+/// empty (a `/proc/stat` line without an id).
+#[derive(Debug, Clone, Copy)]
+enum CpuLabel {
+    Id(u32),
+    All,
+    Empty,
 }
 
 /// The labels of one row as last built, and what they were built from:
@@ -68,6 +83,67 @@ struct RowKey {
     /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
     /// is the key of the per-CPU lines).
     all: String,
+    /// The starts of the row's per-CPU lines.
+    prefixes: Prefixes,
+}
+
+/// The start of each per-CPU line of one row, `name{cpu="N",key} `, kept
+/// while the family name, the key and the CPUs stay: a per-CPU line is
+/// then one copy and its number.
+#[derive(Debug, Default)]
+struct Prefixes {
+    /// What `bytes` was built from: family name, key, CPUs.
+    name: &'static str,
+    key: String,
+    cpus: Vec<u32>,
+    /// The starts back to back; `ends[i]` ends CPU `cpus[i]`'s.
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Prefixes {
+    /// Built for `name`, `key` and `cpus` (again only when one changed).
+    fn refresh(&mut self, name: &'static str, key: &str, cpus: &[u32]) {
+        if self.name == name && self.key == key && self.cpus == cpus && !self.ends.is_empty() {
+            return;
+        }
+        self.name = name;
+        self.key.clear();
+        self.key.push_str(key);
+        self.cpus.clear();
+        self.cpus.extend_from_slice(cpus);
+        self.bytes.clear();
+        self.ends.clear();
+        let mut buf = itoa::Buffer::new();
+        for &c in cpus {
+            line_start(&mut self.bytes, name, buf.format(c), key);
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    /// The start of the line of the `i`-th CPU.
+    fn get(&self, i: usize) -> &[u8] {
+        let start = i
+            .checked_sub(1)
+            .and_then(|p| self.ends.get(p))
+            .copied()
+            .unwrap_or(0);
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.bytes.get(start..end).unwrap_or_default()
+    }
+}
+
+/// `name{cpu="CPU",key} ` (`key`: escaped labels, maybe empty).
+fn line_start(o: &mut Vec<u8>, name: &str, cpu: &str, key: &str) {
+    o.extend_from_slice(name.as_bytes());
+    o.extend_from_slice(b"{cpu=\"");
+    o.extend_from_slice(cpu.as_bytes());
+    o.push(b'"');
+    if !key.is_empty() {
+        o.push(b',');
+        o.extend_from_slice(key.as_bytes());
+    }
+    o.extend_from_slice(b"} ");
 }
 
 impl RowKey {
@@ -92,7 +168,7 @@ impl RowKey {
 
     /// The labels (without `cpu`) for this occurrence, built by `build`
     /// when they are not yet.
-    fn key(&mut self, occurrence: u32, build: impl FnOnce() -> String) -> &Self {
+    fn key(&mut self, occurrence: u32, build: impl FnOnce() -> String) -> &mut Self {
         if self.occurrence != Some(occurrence) {
             self.occurrence = Some(occurrence);
             self.all.clear();
@@ -102,9 +178,12 @@ impl RowKey {
         self
     }
 
-    /// The labels without `cpu`.
-    fn labels(&self) -> &str {
-        self.all.get(ALL_PREFIX.len()..).unwrap_or_default()
+    /// The labels without `cpu`, and the row's per-CPU line starts.
+    fn labels_and_prefixes(&mut self) -> (&str, &mut Prefixes) {
+        (
+            self.all.get(ALL_PREFIX.len()..).unwrap_or_default(),
+            &mut self.prefixes,
+        )
     }
 }
 
@@ -139,20 +218,43 @@ impl Family<'_> {
         *self.series += 1;
     }
 
+    /// One series labelled with `pairs` (`a="x",b="y"`, values escaped),
+    /// written straight into the body: [`labels`]'s bytes without its
+    /// string.
+    fn line_pairs(&mut self, pairs: &[(&str, &str)], value: SeriesValue) {
+        let o = &mut *self.out;
+        o.extend_from_slice(self.name.as_bytes());
+        o.push(b'{');
+        for (i, (k, v)) in pairs.iter().enumerate() {
+            if i > 0 {
+                o.push(b',');
+            }
+            o.extend_from_slice(k.as_bytes());
+            o.extend_from_slice(b"=\"");
+            escape_bytes(o, v);
+            o.push(b'"');
+        }
+        o.extend_from_slice(b"} ");
+        value.write(o);
+        o.push(b'\n');
+        *self.series += 1;
+    }
+
     /// One series labelled `cpu="CPU"` then `key` (already escaped
     /// labels, maybe empty): the per-CPU lines, written without an
     /// intermediate string (there are millions of them at 1000+ CPUs).
     fn line_cpu(&mut self, cpu: &str, key: &str, value: SeriesValue) {
         let o = &mut *self.out;
-        o.extend_from_slice(self.name.as_bytes());
-        o.extend_from_slice(b"{cpu=\"");
-        o.extend_from_slice(cpu.as_bytes());
-        o.push(b'"');
-        if !key.is_empty() {
-            o.push(b',');
-            o.extend_from_slice(key.as_bytes());
-        }
-        o.extend_from_slice(b"} ");
+        line_start(o, self.name, cpu, key);
+        value.write(o);
+        o.push(b'\n');
+        *self.series += 1;
+    }
+
+    /// One series whose line starts with `start` (a [`Prefixes`] entry).
+    fn line_from(&mut self, start: &[u8], value: SeriesValue) {
+        let o = &mut *self.out;
+        o.extend_from_slice(start);
         value.write(o);
         o.push(b'\n');
         *self.series += 1;
@@ -178,8 +280,16 @@ impl SeriesValue {
                 o.extend_from_slice(itoa::Buffer::new().format(count / unit).as_bytes());
                 let frac = u128::from(count % unit) * 1_000_000_000 / u128::from(unit);
                 if frac != 0 {
-                    let digits = format!(".{frac:09}");
-                    o.extend_from_slice(digits.trim_end_matches('0').as_bytes());
+                    // `.` and nine digits, trailing zeros dropped
+                    let mut digits = [b'0'; 10];
+                    digits[0] = b'.';
+                    let mut rest = frac;
+                    for d in digits[1..].iter_mut().rev() {
+                        *d = b'0' + (rest % 10) as u8;
+                        rest /= 10;
+                    }
+                    let end = digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
+                    o.extend_from_slice(&digits[..end]);
                 }
             }
         }
@@ -196,6 +306,18 @@ pub fn escape_into(out: &mut String, v: &str) {
             c => out.push(c),
         }
     }
+}
+
+/// Append `v` to `out` as a label value, escaped as [`escape_into`] does.
+fn escape_bytes(out: &mut Vec<u8>, v: &str) {
+    let b = v.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b'\\' | b'"' | b'\n')) {
+        out.extend_from_slice(b);
+        return;
+    }
+    let mut s = String::with_capacity(v.len() + 8);
+    escape_into(&mut s, v);
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// `a="x",b="y"` from pairs.
@@ -242,6 +364,10 @@ impl Renderer {
             irq_keys: Vec::new(),
             softirq_keys: Vec::new(),
             seen: Vec::new(),
+            cpu_rows: Vec::new(),
+            ksoftirqd_rows: Vec::new(),
+            ksoftirqd_cpus: Vec::new(),
+            ksoftirqd_ns: Vec::new(),
         }
     }
 
@@ -316,14 +442,19 @@ impl Renderer {
             let occurrence = occurrence(&mut self.seen, rows, pos);
             let k = k.key(occurrence, || row_labels(naming, row, occurrence));
             match row.shape {
-                Shape::PerCpu => per_cpu(
-                    &mut fam,
-                    &self.opts,
-                    &mut self.irqs,
-                    k.labels(),
-                    &m.cpus,
-                    &row.counts,
-                ),
+                Shape::PerCpu => {
+                    let (key, prefixes) = k.labels_and_prefixes();
+                    let sums = &mut self.irqs;
+                    per_cpu(
+                        &mut fam,
+                        &self.opts,
+                        sums,
+                        key,
+                        prefixes,
+                        &m.cpus,
+                        &row.counts,
+                    );
+                }
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
                     fam.line(&k.all, SeriesValue::Int(row.total()));
                 }
@@ -366,11 +497,13 @@ impl Renderer {
             let k = k.key(0, || labels(&[(label, &row.name)]));
             let n = row.counts.len().min(m.cpus.len());
             let (cpus, counts) = (&m.cpus[..n], &row.counts[..n]);
+            let (key, prefixes) = k.labels_and_prefixes();
             per_cpu(
                 &mut fam,
                 &self.opts,
                 &mut self.softirqs,
-                k.labels(),
+                key,
+                prefixes,
                 cpus,
                 counts,
             );
@@ -384,13 +517,16 @@ impl Renderer {
         };
         let unit = self.opts.ticks_per_s;
         // (cpu label, irq ticks, softirq ticks)
-        let rows: Vec<(String, u64, u64)> = if self.opts.per_cpu == PerCpu::All {
-            let id = |c: &CpuTimes| c.cpu.map(|c| c.to_string()).unwrap_or_default();
-            st.cpus
-                .iter()
-                .filter(|c| c.cpu.is_none_or(|id| self.opts.keep_cpu(id)))
-                .map(|c| (id(c), c.irq(), c.softirq()))
-                .collect()
+        let mut rows = std::mem::take(&mut self.cpu_rows);
+        rows.clear();
+        if self.opts.per_cpu == PerCpu::All {
+            let label = |c: &CpuTimes| c.cpu.map_or(CpuLabel::Empty, CpuLabel::Id);
+            rows.extend(
+                st.cpus
+                    .iter()
+                    .filter(|c| c.cpu.is_none_or(|id| self.opts.keep_cpu(id)))
+                    .map(|c| (label(c), c.irq(), c.softirq())),
+            );
         } else if self.opts.picks_cpus() {
             // The selected CPUs' sum, kept monotonic as the other sums.
             let kept: Vec<&CpuTimes> = st
@@ -405,11 +541,11 @@ impl Renderer {
             let (i, _) = self.cpu_time.update("irq", &ids, &irq, &[]);
             let (s, _) = self.cpu_time.update("softirq", &ids, &soft, &[]);
             self.cpu_time.finish();
-            vec![("all".into(), i, s)]
+            rows.push((CpuLabel::All, i, s));
         } else {
-            vec![("all".into(), st.total.irq(), st.total.softirq())]
-        };
-        let pick = |r: &(String, u64, u64), mode: &str| if mode == "irq" { r.1 } else { r.2 };
+            rows.push((CpuLabel::All, st.total.irq(), st.total.softirq()));
+        }
+        let mut buf = itoa::Buffer::new();
         for mode in ["irq", "softirq"] {
             let (name, help) = match (self.opts.naming, mode) {
                 (Naming::Node, _) => (
@@ -434,20 +570,21 @@ impl Renderer {
                 out,
                 series: &mut self.series,
             };
-            for r in &rows {
-                let l = match self.opts.naming {
-                    Naming::Irqlab => labels(&[("cpu", &r.0)]),
-                    Naming::Node => labels(&[("cpu", &r.0), ("mode", mode)]),
+            for &(cpu, irq, softirq) in &rows {
+                let id = match cpu {
+                    CpuLabel::Id(c) => buf.format(c),
+                    CpuLabel::All => "all",
+                    CpuLabel::Empty => "",
                 };
-                fam.line(
-                    &l,
-                    SeriesValue::Seconds {
-                        count: pick(r, mode),
-                        unit,
-                    },
-                );
+                let count = if mode == "irq" { irq } else { softirq };
+                let value = SeriesValue::Seconds { count, unit };
+                match self.opts.naming {
+                    Naming::Irqlab => fam.line_pairs(&[("cpu", id)], value),
+                    Naming::Node => fam.line_pairs(&[("cpu", id), ("mode", mode)], value),
+                }
             }
         }
+        self.cpu_rows = rows;
     }
 
     /// node_exporter's stat collector: `node_intr_total` and
@@ -472,7 +609,7 @@ impl Renderer {
             series: &mut self.series,
         };
         for (vector, &v) in NODE_SOFTIRQ_VECTORS.iter().zip(&st.softirq) {
-            fam.line(&labels(&[("vector", vector)]), SeriesValue::Int(v));
+            fam.line_pairs(&[("vector", vector)], SeriesValue::Int(v));
         }
     }
 
@@ -525,8 +662,10 @@ impl Renderer {
                     let Some(count) = c.get(field) else {
                         continue;
                     };
-                    let l = labels(&[("cpu", id), ("mode", mode)]);
-                    fam.line(&l, SeriesValue::Seconds { count, unit });
+                    fam.line_pairs(
+                        &[("cpu", id), ("mode", mode)],
+                        SeriesValue::Seconds { count, unit },
+                    );
                 }
             }
         }
@@ -559,19 +698,21 @@ impl Renderer {
     }
 
     fn threads(&mut self, threads: &[ThreadCpu], mono_ns: u64, out: &mut Vec<u8>) {
-        let mut ks: Vec<(u32, u64)> = threads
-            .iter()
-            .filter_map(|t| match t.kind {
-                ThreadKind::Ksoftirqd { cpu } => Some((cpu, t.cpu_ns)),
-                ThreadKind::IrqThread { .. } => None,
-            })
-            .collect();
+        let ks = &mut self.ksoftirqd_rows;
+        ks.clear();
+        ks.extend(threads.iter().filter_map(|t| match t.kind {
+            ThreadKind::Ksoftirqd { cpu } => Some((cpu, t.cpu_ns)),
+            ThreadKind::IrqThread { .. } => None,
+        }));
         ks.sort_unstable();
         let name = "irqlab_ksoftirqd_cpu_seconds_total";
         header(out, name, "CPU time of the ksoftirqd/N threads.", "counter");
         if !ks.is_empty() {
-            let cpus: Vec<u32> = ks.iter().map(|k| k.0).collect();
-            let ns: Vec<u64> = ks.iter().map(|k| k.1).collect();
+            let (cpus, ns) = (&mut self.ksoftirqd_cpus, &mut self.ksoftirqd_ns);
+            cpus.clear();
+            cpus.extend(ks.iter().map(|k| k.0));
+            ns.clear();
+            ns.extend(ks.iter().map(|k| k.1));
             let mut fam = Family {
                 name,
                 out,
@@ -583,8 +724,9 @@ impl Renderer {
                 &self.opts,
                 &mut self.ksoftirqd,
                 "",
-                &cpus,
-                &ns,
+                None,
+                cpus,
+                ns,
                 1_000_000_000,
             );
             self.ksoftirqd.finish();
@@ -601,15 +743,15 @@ impl Renderer {
             out,
             series: &mut self.series,
         };
+        let mut buf = itoa::Buffer::new();
         for t in threads {
             let ThreadKind::IrqThread { irq } = t.kind else {
                 continue;
             };
-            let irq = irq.to_string();
-            if self.opts.keep_thread(&irq, &t.name) {
-                let l = labels(&[("irq", &irq), ("thread", &t.name)]);
-                fam.line(
-                    &l,
+            let irq = buf.format(irq);
+            if self.opts.keep_thread(irq, &t.name) {
+                fam.line_pairs(
+                    &[("irq", irq), ("thread", &t.name)],
                     SeriesValue::Seconds {
                         count: t.cpu_ns,
                         unit: 1_000_000_000,
@@ -751,19 +893,23 @@ fn per_cpu(
     opts: &Options,
     sums: &mut Sums,
     key: &str,
+    prefixes: &mut Prefixes,
     cpus: &[u32],
     counts: &[u64],
 ) {
-    per_cpu_with(fam, opts, sums, key, cpus, counts, 0);
+    per_cpu_with(fam, opts, sums, key, Some(prefixes), cpus, counts, 0);
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
-/// integers, otherwise seconds of `unit`-ths.
+/// integers, otherwise seconds of `unit`-ths. With `prefixes`, the
+/// lines of `--per-cpu all` start from the row's kept line starts.
+#[allow(clippy::too_many_arguments)]
 fn per_cpu_with(
     fam: &mut Family,
     opts: &Options,
     sums: &mut Sums,
     key: &str,
+    prefixes: Option<&mut Prefixes>,
     cpus: &[u32],
     counts: &[u64],
     unit: u64,
@@ -790,11 +936,19 @@ fn per_cpu_with(
     let mut buf = itoa::Buffer::new();
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
     match opts.per_cpu {
-        PerCpu::All => {
-            for (&c, &v) in cpus.iter().zip(counts) {
-                line(fam, buf.format(c), v);
+        PerCpu::All => match prefixes {
+            Some(p) => {
+                p.refresh(fam.name, key, cpus);
+                for (i, &v) in counts.iter().enumerate() {
+                    fam.line_from(p.get(i), value(v));
+                }
             }
-        }
+            None => {
+                for (&c, &v) in cpus.iter().zip(counts) {
+                    line(fam, buf.format(c), v);
+                }
+            }
+        },
         PerCpu::Sum => {
             let (sum, _) = sums.update(key, cpus, counts, &[]);
             line(fam, "all", sum);

@@ -160,3 +160,85 @@ fn cached_row_labels_equal_a_fresh_renderers_when_rows_change() {
         }
     }
 }
+
+#[test]
+fn seconds_digits_equal_the_formatted_decimal() {
+    // the fraction is written without `format!`: the same bytes as
+    // `.{frac:09}` with its trailing zeros dropped
+    let units = [1u64, 3, 7, 100, 1000, 1_000_000_000, 1_000_000_007];
+    let counts = (0..2000u64).chain([u64::MAX, u64::MAX - 1, 999_999_999, 1_000_000_001]);
+    for count in counts {
+        for unit in units {
+            let mut got = Vec::new();
+            SeriesValue::Seconds { count, unit }.write(&mut got);
+            let frac = u128::from(count % unit) * 1_000_000_000 / u128::from(unit);
+            let mut want = (count / unit).to_string();
+            if frac != 0 {
+                want.push_str(format!(".{frac:09}").trim_end_matches('0'));
+            }
+            assert_eq!(String::from_utf8(got).unwrap(), want, "{count}/{unit}");
+        }
+    }
+}
+
+#[test]
+fn label_pairs_written_in_place_equal_the_joined_labels() {
+    let odd = [
+        "",
+        "0",
+        "all",
+        "a\"b",
+        "back\\slash",
+        "new\nline",
+        "ünï",
+        "\\\"\n",
+    ];
+    for a in odd {
+        for b in odd {
+            let pairs = [("irq", a), ("thread", b)];
+            let (mut joined, mut direct, mut series) = (Vec::new(), Vec::new(), 0);
+            let mut fam = Family {
+                name: "f",
+                out: &mut joined,
+                series: &mut series,
+            };
+            fam.line(&labels(&pairs), SeriesValue::Int(7));
+            let mut fam = Family {
+                name: "f",
+                out: &mut direct,
+                series: &mut series,
+            };
+            fam.line_pairs(&pairs, SeriesValue::Int(7));
+            assert_eq!(joined, direct, "{a:?} {b:?}");
+            assert_eq!(series, 2);
+        }
+    }
+}
+
+/// The per-CPU line starts kept per row follow the CPU columns: a
+/// renderer that rendered other CPU sets before (CPUs going offline,
+/// coming back, new ones, `--cpus` picking some) writes the same body as
+/// a fresh one.
+#[test]
+fn kept_line_starts_equal_a_fresh_renderers_when_cpus_change() {
+    let samples = [
+        "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\n",
+        "           CPU0\n 24:          6  IO-APIC   9-fasteoi   acpi\nLOC:        101   Local timer interrupts\n",
+        "           CPU0       CPU1       CPU2\n 24:          6          8          1  IO-APIC   9-fasteoi   acpi\nLOC:        102        201          5   Local timer interrupts\n",
+        "           CPU1       CPU2\n 24:          8          1  IO-APIC   9-fasteoi   acpi\nLOC:        201          5   Local timer interrupts\n",
+    ];
+    for naming in [Naming::Irqlab, Naming::Node] {
+        for cpus in [None, Some("1-2")] {
+            let mut o = opts(PerCpu::All, naming);
+            if let Some(c) = cpus {
+                o.filter = crate::filter::Filter::from_flags(None, Some(c)).unwrap();
+            }
+            let mut used = Renderer::new(o.clone());
+            for (i, text) in samples.iter().enumerate() {
+                let s = sample(text);
+                let fresh = body(&mut Renderer::new(o.clone()), &s);
+                assert_eq!(body(&mut used, &s), fresh, "{naming:?} {cpus:?} sample {i}");
+            }
+        }
+    }
+}
