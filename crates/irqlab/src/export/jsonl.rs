@@ -27,6 +27,7 @@
 //! [`Filter`], affinity and traced figures from the caller.
 
 use super::irq_row_json::{self, json, push_u64 as int, write_rate, CellRates};
+use super::row_key::{self, RowKey};
 use crate::filter::Filter;
 use crate::report;
 use crate::report::CpuPctLine;
@@ -91,47 +92,31 @@ struct Span {
 
 /// Cached JSON of one row's fixed fields, in one allocation per row (the
 /// per-sample check and copy touch a few adjacent cache lines, not four
-/// blocks spread over the heap): `buf` holds the row's label, its
-/// description (the key the cache is valid for), then the row's
-/// [`irq_row_json::head`] (`{"label":…,"irq":…`) and
-/// [`irq_row_json::tail`] (`,"actions":[…],"description":…[,"affinity":…]}`).
+/// blocks spread over the heap): after the row's key (label and
+/// description, [`RowKey`]), its [`irq_row_json::head`]
+/// (`{"label":…,"irq":…`) then its [`irq_row_json::tail`]
+/// (`,"actions":[…],"description":…[,"affinity":…]}`).
 #[derive(Default)]
 struct Meta {
-    valid: bool,
-    keep: bool,
-    label_len: usize,
-    key_len: usize,
-    head_end: usize,
-    buf: Vec<u8>,
+    key: RowKey,
+    /// Length of the head in the key's output.
+    head_len: usize,
 }
 
 impl Meta {
-    /// Built for a row with this label and description.
-    fn is_for(&self, r: &IrqRow) -> bool {
-        let label = r.label.as_bytes();
-        let desc = r.description.as_bytes();
-        self.valid
-            && self.label_len == label.len()
-            && self.key_len == label.len() + desc.len()
-            && self.buf.get(..self.label_len) == Some(label)
-            && self.buf.get(self.label_len..self.key_len) == Some(desc)
-    }
-
     fn head(&self) -> &[u8] {
-        self.buf
-            .get(self.key_len..self.head_end)
-            .unwrap_or_default()
+        self.key.output().get(..self.head_len).unwrap_or_default()
     }
 
     fn tail(&self) -> &[u8] {
-        self.buf.get(self.head_end..).unwrap_or_default()
+        self.key.output().get(self.head_len..).unwrap_or_default()
     }
 }
 
 impl JsonlWriter {
     /// Forget cached metadata (the filter or the affinity source changed).
     pub fn invalidate(&mut self) {
-        self.meta.iter_mut().for_each(|m| m.valid = false);
+        self.meta.iter_mut().for_each(|m| m.key.invalidate());
     }
 
     /// Write the line of one live frame (with the traced figures of the
@@ -242,7 +227,7 @@ impl JsonlWriter {
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
             let m = meta_for(meta, pos, r, f, affinity);
             pos += 1;
-            if !m.keep {
+            if !m.key.keep() {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
@@ -400,39 +385,31 @@ fn meta_for<'m>(
     f: &Filter,
     affinity: &mut AffinityFn,
 ) -> &'m Meta {
-    if meta.len() <= pos {
-        meta.resize_with(pos + 1, Meta::default);
-    }
-    let m = &mut meta[pos];
-    if !m.is_for(r) {
+    let m = row_key::key_at(meta, pos);
+    if !m.key.is_for(&r.label, &r.description) {
         rebuild(m, r, f, affinity);
     }
     m
 }
 
 fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
-    m.valid = true;
-    m.keep = f.keep_irq_row(r);
-    let b = &mut m.buf;
-    b.clear();
-    let affinity = if m.keep {
+    let keep = f.keep_irq_row(r);
+    let affinity = if keep {
         r.irq.and_then(&mut *affinity)
     } else {
         None
     };
     // room for the usual row at once (no doubling from 8 bytes per row)
-    b.reserve(
-        2 * r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 96,
-    );
-    b.extend_from_slice(r.label.as_bytes());
-    m.label_len = b.len();
-    b.extend_from_slice(r.description.as_bytes());
-    m.key_len = b.len();
-    if m.keep {
+    let room =
+        r.label.len() + 2 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 96;
+    m.key.set(&r.label, &r.description, keep, room);
+    let start = m.key.output_start();
+    let b = m.key.output_buf();
+    if keep {
         irq_row_json::head(b, &r.label, r.irq, None);
     }
-    m.head_end = b.len();
-    if m.keep {
+    m.head_len = b.len() - start;
+    if keep {
         let actions = r.parts.actions();
         irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
     }

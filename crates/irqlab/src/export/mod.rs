@@ -12,6 +12,7 @@ pub mod grid;
 pub mod irq_row_json;
 pub mod jsonl;
 pub mod report_json;
+pub mod row_key;
 pub mod stdout;
 pub mod table;
 

@@ -6,6 +6,7 @@
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
+use crate::export::row_key::{self, RowKey};
 use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::interrupts::{IrqRow, Shape};
@@ -42,9 +43,9 @@ pub struct Renderer {
     cpu_time: Sums,
     /// Per row position of `/proc/interrupts`: the row's labels, built
     /// again only when the row at that position changes.
-    irq_keys: Vec<RowKey>,
+    irq_keys: Vec<RowLabels>,
     /// Per vector position of `/proc/softirqs`: its labels.
-    softirq_keys: Vec<RowKey>,
+    softirq_keys: Vec<RowLabels>,
     /// Arch labels seen in the body being written (row index, count).
     seen: Vec<(usize, u32)>,
     /// Reused per body: the `/proc/stat` rows of the CPU time families
@@ -70,14 +71,9 @@ enum CpuLabel {
 /// The escaping, label joins and filter test of a row are done when it
 /// changes, not per sample.
 #[derive(Debug, Default)]
-struct RowKey {
-    /// `src`, `label_len` and `keep` are set.
-    valid: bool,
-    /// The row's label and description, back to back.
-    src: Vec<u8>,
-    label_len: usize,
-    /// The filters keep the row.
-    keep: bool,
+struct RowLabels {
+    /// The row's label and description, and whether the filters keep it.
+    id: RowKey,
     /// The occurrence `all` was built for (`None`: not built).
     occurrence: Option<u32>,
     /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
@@ -146,23 +142,14 @@ fn line_start(o: &mut Vec<u8>, name: &str, cpu: &str, key: &str) {
     o.extend_from_slice(b"} ");
 }
 
-impl RowKey {
+impl RowLabels {
     fn is_for(&self, label: &str, description: &str) -> bool {
-        self.valid
-            && self.label_len == label.len()
-            && self.src.len() == label.len() + description.len()
-            && self.src.get(..self.label_len) == Some(label.as_bytes())
-            && self.src.get(self.label_len..) == Some(description.as_bytes())
+        self.id.is_for(label, description)
     }
 
     /// Now for this row (its labels not built yet).
     fn set(&mut self, label: &str, description: &str, keep: bool) {
-        self.valid = true;
-        self.src.clear();
-        self.src.extend_from_slice(label.as_bytes());
-        self.label_len = label.len();
-        self.src.extend_from_slice(description.as_bytes());
-        self.keep = keep;
+        self.id.set(label, description, keep, 0);
         self.occurrence = None;
     }
 
@@ -189,14 +176,6 @@ impl RowKey {
 
 /// The `cpu` label of a row's single series.
 const ALL_PREFIX: &str = "cpu=\"all\",";
-
-/// The cached key of position `pos` in `keys` (grown as needed).
-fn key_at(keys: &mut Vec<RowKey>, pos: usize) -> &mut RowKey {
-    if keys.len() <= pos {
-        keys.resize_with(pos + 1, RowKey::default);
-    }
-    &mut keys[pos]
-}
 
 /// A family being written: its name and where the series go.
 struct Family<'a> {
@@ -427,7 +406,7 @@ impl Renderer {
         let rows = m.rows();
         let naming = self.opts.naming;
         for (pos, row) in rows.iter().enumerate() {
-            let k = key_at(&mut self.irq_keys, pos);
+            let k = row_key::key_at(&mut self.irq_keys, pos);
             if !k.is_for(&row.label, &row.description) {
                 k.set(
                     &row.label,
@@ -435,7 +414,7 @@ impl Renderer {
                     self.opts.filter.keep_irq_row(row),
                 );
             }
-            if !k.keep {
+            if !k.id.keep() {
                 continue;
             }
             kept += 1;
@@ -490,7 +469,7 @@ impl Renderer {
             series: &mut self.series,
         };
         for (pos, row) in m.rows.iter().enumerate() {
-            let k = key_at(&mut self.softirq_keys, pos);
+            let k = row_key::key_at(&mut self.softirq_keys, pos);
             if !k.is_for(&row.name, "") {
                 k.set(&row.name, "", true);
             }
