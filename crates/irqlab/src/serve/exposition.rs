@@ -79,54 +79,6 @@ struct RowLabels {
     /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
     /// is the key of the per-CPU lines).
     all: String,
-    /// The starts of the row's per-CPU lines.
-    prefixes: Prefixes,
-}
-
-/// The start of each per-CPU line of one row, `name{cpu="N",key} `, kept
-/// while the family name, the key and the CPUs stay: a per-CPU line is
-/// then one copy and its number.
-#[derive(Debug, Default)]
-struct Prefixes {
-    /// What `bytes` was built from: family name, key, CPUs.
-    name: &'static str,
-    key: String,
-    cpus: Vec<u32>,
-    /// The starts back to back; `ends[i]` ends CPU `cpus[i]`'s.
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Prefixes {
-    /// Built for `name`, `key` and `cpus` (again only when one changed).
-    fn refresh(&mut self, name: &'static str, key: &str, cpus: &[u32]) {
-        if self.name == name && self.key == key && self.cpus == cpus && !self.ends.is_empty() {
-            return;
-        }
-        self.name = name;
-        self.key.clear();
-        self.key.push_str(key);
-        self.cpus.clear();
-        self.cpus.extend_from_slice(cpus);
-        self.bytes.clear();
-        self.ends.clear();
-        let mut buf = itoa::Buffer::new();
-        for &c in cpus {
-            line_start(&mut self.bytes, name, buf.format(c), key);
-            self.ends.push(self.bytes.len());
-        }
-    }
-
-    /// The start of the line of the `i`-th CPU.
-    fn get(&self, i: usize) -> &[u8] {
-        let start = i
-            .checked_sub(1)
-            .and_then(|p| self.ends.get(p))
-            .copied()
-            .unwrap_or(0);
-        let end = self.ends.get(i).copied().unwrap_or(start);
-        self.bytes.get(start..end).unwrap_or_default()
-    }
 }
 
 /// `name{cpu="CPU",key} ` (`key`: escaped labels, maybe empty).
@@ -165,12 +117,9 @@ impl RowLabels {
         self
     }
 
-    /// The labels without `cpu`, and the row's per-CPU line starts.
-    fn labels_and_prefixes(&mut self) -> (&str, &mut Prefixes) {
-        (
-            self.all.get(ALL_PREFIX.len()..).unwrap_or_default(),
-            &mut self.prefixes,
-        )
+    /// The labels without `cpu`.
+    fn labels(&self) -> &str {
+        self.all.get(ALL_PREFIX.len()..).unwrap_or_default()
     }
 }
 
@@ -225,15 +174,6 @@ impl Family<'_> {
     fn line_cpu(&mut self, cpu: &str, key: &str, value: SeriesValue) {
         let o = &mut *self.out;
         line_start(o, self.name, cpu, key);
-        value.write(o);
-        o.push(b'\n');
-        *self.series += 1;
-    }
-
-    /// One series whose line starts with `start` (a [`Prefixes`] entry).
-    fn line_from(&mut self, start: &[u8], value: SeriesValue) {
-        let o = &mut *self.out;
-        o.extend_from_slice(start);
         value.write(o);
         o.push(b'\n');
         *self.series += 1;
@@ -421,19 +361,14 @@ impl Renderer {
             let occurrence = occurrence(&mut self.seen, rows, pos);
             let k = k.key(occurrence, || row_labels(naming, row, occurrence));
             match row.shape {
-                Shape::PerCpu => {
-                    let (key, prefixes) = k.labels_and_prefixes();
-                    let sums = &mut self.irqs;
-                    per_cpu(
-                        &mut fam,
-                        &self.opts,
-                        sums,
-                        key,
-                        prefixes,
-                        &m.cpus,
-                        &row.counts,
-                    );
-                }
+                Shape::PerCpu => per_cpu(
+                    &mut fam,
+                    &self.opts,
+                    &mut self.irqs,
+                    k.labels(),
+                    &m.cpus,
+                    &row.counts,
+                ),
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
                     fam.line(&k.all, SeriesValue::Int(row.total()));
                 }
@@ -476,13 +411,11 @@ impl Renderer {
             let k = k.key(0, || labels(&[(label, &row.name)]));
             let n = row.counts.len().min(m.cpus.len());
             let (cpus, counts) = (&m.cpus[..n], &row.counts[..n]);
-            let (key, prefixes) = k.labels_and_prefixes();
             per_cpu(
                 &mut fam,
                 &self.opts,
                 &mut self.softirqs,
-                key,
-                prefixes,
+                k.labels(),
                 cpus,
                 counts,
             );
@@ -703,7 +636,6 @@ impl Renderer {
                 &self.opts,
                 &mut self.ksoftirqd,
                 "",
-                None,
                 cpus,
                 ns,
                 1_000_000_000,
@@ -872,23 +804,19 @@ fn per_cpu(
     opts: &Options,
     sums: &mut Sums,
     key: &str,
-    prefixes: &mut Prefixes,
     cpus: &[u32],
     counts: &[u64],
 ) {
-    per_cpu_with(fam, opts, sums, key, Some(prefixes), cpus, counts, 0);
+    per_cpu_with(fam, opts, sums, key, cpus, counts, 0);
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
-/// integers, otherwise seconds of `unit`-ths. With `prefixes`, the
-/// lines of `--per-cpu all` start from the row's kept line starts.
-#[allow(clippy::too_many_arguments)]
+/// integers, otherwise seconds of `unit`-ths.
 fn per_cpu_with(
     fam: &mut Family,
     opts: &Options,
     sums: &mut Sums,
     key: &str,
-    prefixes: Option<&mut Prefixes>,
     cpus: &[u32],
     counts: &[u64],
     unit: u64,
@@ -915,19 +843,11 @@ fn per_cpu_with(
     let mut buf = itoa::Buffer::new();
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
     match opts.per_cpu {
-        PerCpu::All => match prefixes {
-            Some(p) => {
-                p.refresh(fam.name, key, cpus);
-                for (i, &v) in counts.iter().enumerate() {
-                    fam.line_from(p.get(i), value(v));
-                }
+        PerCpu::All => {
+            for (&c, &v) in cpus.iter().zip(counts) {
+                line(fam, buf.format(c), v);
             }
-            None => {
-                for (&c, &v) in cpus.iter().zip(counts) {
-                    line(fam, buf.format(c), v);
-                }
-            }
-        },
+        }
         PerCpu::Sum => {
             let (sum, _) = sums.update(key, cpus, counts, &[]);
             line(fam, "all", sum);

@@ -215,12 +215,11 @@ fn label_pairs_written_in_place_equal_the_joined_labels() {
     }
 }
 
-/// The per-CPU line starts kept per row follow the CPU columns: a
-/// renderer that rendered other CPU sets before (CPUs going offline,
-/// coming back, new ones, `--cpus` picking some) writes the same body as
-/// a fresh one.
+/// What a renderer keeps per row follows the CPU columns: one that
+/// rendered other CPU sets before (CPUs going offline, coming back, new
+/// ones, `--cpus` picking some) writes the same body as a fresh one.
 #[test]
-fn kept_line_starts_equal_a_fresh_renderers_when_cpus_change() {
+fn a_used_renderer_equals_a_fresh_one_when_cpus_change() {
     let samples = [
         "           CPU0       CPU1\n 24:          5          7  IO-APIC   9-fasteoi   acpi\nLOC:        100        200   Local timer interrupts\n",
         "           CPU0\n 24:          6  IO-APIC   9-fasteoi   acpi\nLOC:        101   Local timer interrupts\n",
