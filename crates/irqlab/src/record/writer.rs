@@ -293,19 +293,10 @@ pub fn run(
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // an empty directory (a new recording) holds nothing to recover and
-    // no segment to number after: one listing instead of the five of
-    // recovery and numbering
-    let empty = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .next()
-        .is_none();
-    if !empty {
-        if let Some(msg) = layout::recover_boot_dir(&dir)? {
-            eprintln!("irqlab: {msg}");
-        }
+    let (next_seq, recovered) = layout::prepare_boot_dir(&dir)?;
+    if let Some(msg) = recovered {
+        eprintln!("irqlab: {msg}");
     }
-    let next_seq = if empty { 0 } else { layout::next_seq(&dir)? };
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Stop::install()?;
     let mut traced = TraceSample::default();
