@@ -212,7 +212,8 @@ impl Run {
 
     /// Write the buffered samples as a segment (the window's file, which
     /// replaces the one written at the segment before when they merge) and
-    /// restart the journal. `last`: the run ends.
+    /// restart the journal. `last`: the run ends (the journal is not
+    /// restarted: [`run`] removes it).
     fn close_segment(&mut self, cfg: &RecordConfig, last: bool) -> anyhow::Result<()> {
         let (Some(a), Some(b)) = (self.data.samples.first(), self.data.samples.last()) else {
             return Ok(());
@@ -275,7 +276,11 @@ impl Run {
             self.window_started = None;
         }
         self.started = None;
-        self.journal.restart()?;
+        // the run's last segment: the journal is removed next (its lines,
+        // if it stays, are in the segment, which recovery skips)
+        if !last {
+            self.journal.restart()?;
+        }
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
     }
