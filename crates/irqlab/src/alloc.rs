@@ -3,9 +3,9 @@
 //! out of a plain `malloc` of `size + align` instead of glibc's
 //! `posix_memalign`.
 //!
-//! Why: every GZIP page of a Parquet segment (`record/segment.rs`,
-//! `record/identity.rs`) and every gzip body of `serve` makes a fresh
-//! deflate state, ~330 KB allocated at 64-byte alignment and zeroed. A
+//! Why: every gzip body of `serve` makes a fresh deflate state, ~330 KB
+//! allocated at 64-byte alignment and zeroed (`record` keeps one state
+//! for all its pages: `record/gzip.rs`; it made one per page before). A
 //! block glibc's `posix_memalign` returned and took back is too small for
 //! the next identical request (that one asks for `size + align + 32`
 //! bytes to split from), so while the thread cache keeps the small
@@ -111,8 +111,8 @@ unsafe impl GlobalAlloc for AlignedMalloc {
 const KEEP_IN_HEAP: usize = 8 << 20;
 
 /// Make glibc keep blocks of up to 8 MiB in the heap and keep freed heap
-/// memory, for the writers of gzip (`record`'s segment close, `serve`'s
-/// bodies): their first ~330 KB deflate state is otherwise above glibc's
+/// memory, for the writers of gzip (`record`'s kept state and segment
+/// buffers, `serve`'s bodies): a ~330 KB deflate state is otherwise above glibc's
 /// initial 128 KiB mmap threshold, so it is mapped, faulted in page by
 /// page and unmapped on free; only then does glibc raise the threshold,
 /// and the next state is new heap, faulted in again: two states' worth of

@@ -66,7 +66,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.interval.is_zero() {
         anyhow::bail!("--interval must be above zero");
     }
-    // the segments' deflate states share one heap block
+    // the kept deflate state (record/gzip.rs) and the segment's buffers
+    // are heap blocks, not mappings made and unmapped
     crate::alloc::keep_large_blocks_in_heap();
     let filter = args.filter.filter()?;
     if args.trace && !cfg!(feature = "trace") {

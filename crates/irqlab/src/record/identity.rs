@@ -12,7 +12,8 @@ use super::schema::{RowKind, RowMeta, SampleTime, Shape, ShapeAt, WALL_NS_STEP};
 use super::segment;
 use anyhow::anyhow;
 use irqlab_core::desc::{split_description, DescParts};
-use parquet::basic::{Compression, GzipLevel};
+use parquet::basic::Compression;
+use parquet::column::writer::{get_typed_column_writer_mut as typed, ColumnWriter};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
@@ -174,24 +175,21 @@ fn i64_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn strings(
-    col: &mut parquet::file::writer::SerializedColumnWriter<'_>,
-    v: &[Option<&str>],
-) -> parquet::errors::Result<()> {
+fn strings(col: &mut ColumnWriter<'_>, v: &[Option<&str>]) -> parquet::errors::Result<()> {
     let def: Vec<i16> = v.iter().map(|s| i16::from(s.is_some())).collect();
     let vals: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
-    col.typed::<ByteArrayType>()
+    typed::<ByteArrayType>(col)
         .write_batch(&vals, Some(&def), None)
         .map(|_| ())
 }
 
-fn write_columns(
-    rg: &mut parquet::file::writer::SerializedRowGroupWriter<'_, Vec<u8>>,
+fn write_column(
+    i: usize,
+    col: &mut ColumnWriter<'_>,
     segment: u64,
     rows: &[IdRow],
 ) -> parquet::errors::Result<()> {
-    let mut i = 0;
-    while let Some(mut col) = rg.next_column()? {
+    {
         let longs = |f: &dyn Fn(&IdRow) -> i64| -> Vec<i64> { rows.iter().map(f).collect() };
         let text = |f: &dyn Fn(&IdRow) -> Option<&str>| -> Vec<Option<&str>> {
             rows.iter().map(f).collect()
@@ -205,17 +203,17 @@ fn write_columns(
                     15 => longs(&|r| i64_of(r.first_wall_ns / WALL_NS_STEP)),
                     _ => longs(&|r| i64_of(r.last_wall_ns / WALL_NS_STEP)),
                 };
-                col.typed::<Int64Type>().write_batch(&v, None, None)?;
+                typed::<Int64Type>(col).write_batch(&v, None, None)?;
             }
             3 => {
                 let def: Vec<i16> = rows.iter().map(|r| i16::from(r.irq.is_some())).collect();
                 let v: Vec<i32> = rows.iter().filter_map(|r| r.irq).collect();
-                col.typed::<Int32Type>().write_batch(&v, Some(&def), None)?;
+                typed::<Int32Type>(col).write_batch(&v, Some(&def), None)?;
             }
             6 => {
                 let def: Vec<i16> = rows.iter().map(|r| i16::from(r.hwirq.is_some())).collect();
                 let v: Vec<i64> = rows.iter().filter_map(|r| r.hwirq).collect();
-                col.typed::<Int64Type>().write_batch(&v, Some(&def), None)?;
+                typed::<Int64Type>(col).write_batch(&v, Some(&def), None)?;
             }
             _ => {
                 let v = match i {
@@ -233,15 +231,12 @@ fn write_columns(
                 if matches!(i, 1 | 2 | 4 | 11) {
                     let vals: Vec<ByteArray> =
                         v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
-                    col.typed::<ByteArrayType>()
-                        .write_batch(&vals, None, None)?;
+                    typed::<ByteArrayType>(col).write_batch(&vals, None, None)?;
                 } else {
-                    strings(&mut col, &v)?;
+                    strings(col, &v)?;
                 }
             }
         }
-        col.close()?;
-        i += 1;
     }
     Ok(())
 }
@@ -255,7 +250,9 @@ pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
     // (each would cost more than the data; measured in
     // docs/recording-schema.md "IRQ identity")
     let props = WriterProperties::builder()
-        .set_compression(Compression::GZIP(GzipLevel::try_new(9)?))
+        // GZIP level 9 where it makes a column chunk smaller
+        // (`gzip::write_row_group`)
+        .set_compression(Compression::UNCOMPRESSED)
         .set_statistics_enabled(EnabledStatistics::None)
         .set_dictionary_enabled(false)
         .set_offset_index_disabled(true)
@@ -264,9 +261,7 @@ pub fn write(path: &Path, segment: u64, rows: &[IdRow]) -> anyhow::Result<u64> {
     // made in memory and written in one call, as a segment
     let res: anyhow::Result<Vec<u8>> = (|| {
         let mut w = SerializedFileWriter::new(Vec::new(), schema, Arc::new(props))?;
-        let mut rg = w.next_row_group()?;
-        write_columns(&mut rg, segment, rows)?;
-        rg.close()?;
+        super::gzip::write_row_group(&mut w, |i, col| write_column(i, col, segment, rows))?;
         Ok(w.into_inner()?)
     })();
     let bytes = res.map_err(|e| anyhow!("{}: {e}", tmp.display()))?;

@@ -235,6 +235,23 @@ pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
         .unwrap_or(0))
 }
 
+/// Ready boot directory `dir` for a run: recover what an earlier run left
+/// ([`recover_boot_dir`], whose message is returned) and number the run's
+/// first sample after every segment ([`next_seq`]). A new (empty)
+/// directory holds nothing to recover and no segment to number after: one
+/// listing instead of recovery's and numbering's five.
+pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
+    let empty = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .next()
+        .is_none();
+    if empty {
+        return Ok((0, None));
+    }
+    let msg = recover_boot_dir(dir)?;
+    Ok((next_seq(dir)?, msg))
+}
+
 /// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
 pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if !dir.is_dir() {
@@ -556,8 +573,35 @@ fn verify(path: &Path, want: (usize, usize)) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Record's start-up: a new directory numbers from 0 after one
+    /// listing; one with a segment numbers after it (recovery ran, and
+    /// wrote the segment's missing identity file).
+    #[test]
+    fn prepare_boot_dir_numbers_a_new_directory_from_0_and_an_old_one_after_its_segments() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(prepare_boot_dir(d.path()).unwrap(), (0, None));
+        let data = SegmentData {
+            samples: (3..5)
+                .map(|seq| SampleTime {
+                    seq,
+                    wall_ns: seq * 1_000_000,
+                    mono_ns: seq,
+                })
+                .collect(),
+            ..SegmentData::default()
+        };
+        let seg = d.path().join(segment_name(3, 4));
+        segment::write(&seg, &mut data.into()).unwrap();
+        let (next, msg) = prepare_boot_dir(d.path()).unwrap();
+        assert_eq!(next, 5);
+        let ids = d.path().join(super::super::identity::file_name(3, 4));
+        assert!(ids.exists(), "{msg:?}");
+        assert!(prepare_boot_dir(&d.path().join("absent")).is_err());
+    }
 
     #[test]
     fn files_named_inside_another_range_are_found_in_one_pass() {

@@ -4,6 +4,7 @@
 //! its samples through `sampler::counters`.
 
 pub mod cells;
+mod gzip;
 pub mod identity;
 pub mod journal;
 pub mod layout;

@@ -4,15 +4,16 @@
 //! out, errors for bad input, no panics.
 
 use anyhow::{anyhow, Context};
-use std::io::{Read, Write};
+use std::io::Read;
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// gzip (best compression) then base64 of `text`.
 pub fn pack(text: &str) -> anyhow::Result<String> {
-    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    z.write_all(text.as_bytes())?;
-    Ok(base64(&z.finish()?))
+    // the members `flate2::write::GzEncoder` makes, from a kept state
+    let mut z = Vec::new();
+    super::gzip::gzip(text.as_bytes(), &mut z)?;
+    Ok(base64(&z))
 }
 
 /// The inverse of [`pack`].

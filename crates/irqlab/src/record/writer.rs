@@ -116,6 +116,40 @@ struct Run {
 }
 
 impl Run {
+    /// A run writing to boot directory `dir` (its journal created there),
+    /// numbering from `next_seq`; `environment` goes into its first file.
+    fn new(
+        dir: &std::path::Path,
+        environment: String,
+        next_seq: u64,
+        cfg: &RecordConfig,
+    ) -> anyhow::Result<Run> {
+        Ok(Run {
+            journal: RecordJournal::create(&dir.join(JOURNAL))?,
+            dir: dir.to_path_buf(),
+            data: SegmentBuf {
+                environment,
+                ..SegmentBuf::default()
+            },
+            differ: Differ::default(),
+            changed: Vec::new(),
+            next_seq,
+            started: None,
+            window_started: None,
+            window_file: None,
+            window_ids: None,
+            shape_base: None,
+            clock: cfg.clock,
+            mono0: None,
+            changes: 0,
+            max_changes: cfg.segment_changes,
+            sum: RecordSummary {
+                dir: dir.to_path_buf(),
+                ..RecordSummary::default()
+            },
+        })
+    }
+
     fn add(
         &mut self,
         s: SampleCountersView,
@@ -212,7 +246,8 @@ impl Run {
 
     /// Write the buffered samples as a segment (the window's file, which
     /// replaces the one written at the segment before when they merge) and
-    /// restart the journal. `last`: the run ends.
+    /// restart the journal. `last`: the run ends (the journal is not
+    /// restarted: [`run`] removes it).
     fn close_segment(&mut self, cfg: &RecordConfig, last: bool) -> anyhow::Result<()> {
         let (Some(a), Some(b)) = (self.data.samples.first(), self.data.samples.last()) else {
             return Ok(());
@@ -275,7 +310,11 @@ impl Run {
             self.window_started = None;
         }
         self.started = None;
-        self.journal.restart()?;
+        // the run's last segment: the journal is removed next (its lines,
+        // if it stays, are in the segment, which recovery skips)
+        if !last {
+            self.journal.restart()?;
+        }
         self.sum.segment_cpu_ns += meter.stop().cpu_ns;
         Ok(())
     }
@@ -293,46 +332,14 @@ pub fn run(
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // an empty directory (a new recording) holds nothing to recover and
-    // no segment to number after: one listing instead of the five of
-    // recovery and numbering
-    let empty = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .next()
-        .is_none();
-    if !empty {
-        if let Some(msg) = layout::recover_boot_dir(&dir)? {
-            eprintln!("irqlab: {msg}");
-        }
+    let (next_seq, recovered) = layout::prepare_boot_dir(&dir)?;
+    if let Some(msg) = recovered {
+        eprintln!("irqlab: {msg}");
     }
-    let next_seq = if empty { 0 } else { layout::next_seq(&dir)? };
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Stop::install()?;
     let mut traced = TraceSample::default();
-    let mut run = Run {
-        journal: RecordJournal::create(&dir.join(JOURNAL))?,
-        dir: dir.clone(),
-        data: SegmentBuf {
-            environment: serde_json::to_string(&env)?,
-            ..SegmentBuf::default()
-        },
-        differ: Differ::default(),
-        changed: Vec::new(),
-        next_seq,
-        started: None,
-        window_started: None,
-        window_file: None,
-        window_ids: None,
-        shape_base: None,
-        clock: cfg.clock,
-        mono0: None,
-        changes: 0,
-        max_changes: cfg.segment_changes,
-        sum: RecordSummary {
-            dir: dir.clone(),
-            ..RecordSummary::default()
-        },
-    };
+    let mut run = Run::new(&dir, serde_json::to_string(&env)?, next_seq, cfg)?;
     announce(&dir);
     // the baseline, then one sample per tick of the run's pace
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
@@ -561,6 +568,39 @@ mod tests {
         run(&cfg, None, |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         assert_eq!(layout::segments(&dir).unwrap().len(), 1);
+    }
+
+    /// The run's last segment does not truncate the journal it removes
+    /// next: should the removal fail, the journal's lines are all in the
+    /// segment, and recovery adds nothing from them and removes it.
+    #[test]
+    fn a_journal_left_by_the_last_segment_is_recovered_into_nothing() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = config(root.path(), out.path());
+        let dir = out.path().join("boot=x");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut src = CounterSampler::open(&cfg.root).unwrap();
+        let mut run = Run::new(&dir, String::new(), 0, &cfg).unwrap();
+        for _ in 0..3 {
+            let mut s = src.next_sample().unwrap();
+            let view = s.view();
+            run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))
+                .unwrap();
+        }
+        run.close_segment(&cfg, true).unwrap();
+        let journal = dir.join(JOURNAL);
+        assert!(
+            std::fs::metadata(&journal).unwrap().len() > 0,
+            "not truncated"
+        );
+        drop(run);
+        assert_eq!(layout::recover_boot_dir(&dir).unwrap(), None);
+        assert!(!journal.exists());
+        assert_eq!(layout::segments(&dir).unwrap().len(), 1);
+        let steps = reader::open(&dir).unwrap().steps;
+        let seqs: Vec<u64> = steps.iter().map(|s| s.time.seq).collect();
+        assert_eq!(seqs, vec![0, 1, 2]);
     }
 
     #[test]
