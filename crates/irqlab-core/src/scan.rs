@@ -233,12 +233,12 @@ pub(crate) fn range_note(
     line: usize,
     counts: &[u64],
 ) -> Option<crate::error::ParseError> {
-    // an OR of the high halves first: vectorised, and nearly always zero
-    if counts.iter().fold(0, |acc, &c| acc | c >> 32) == 0 {
-        return None;
-    }
-    let v = counts.iter().find(|&&c| c > u64::from(u32::MAX))?;
-    Some(crate::error::ParseError::new(
+    counts::first_above_u32(counts).map(|v| range_of(file, line, v))
+}
+
+/// The note of [`range_note`] for the count `v`.
+pub(crate) fn range_of(file: &'static str, line: usize, v: u64) -> crate::error::ParseError {
+    crate::error::ParseError::new(
         file,
         line,
         crate::error::ErrorKind::Invalid {
@@ -246,7 +246,7 @@ pub(crate) fn range_note(
                    its deltas are gaps",
             found: v.to_string(),
         },
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! The hot loop of the table parsers: a run of space-separated decimal
-//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`).
+//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`),
+//! read into any [`CountSink`] (a `Vec<u64>`, or a writer that turns them
+//! into output as they are read).
 //!
-//! Columns of exactly that width are read one at a time first: four zero
-//! columns by three word compares, a one-digit column by two, any other
-//! by one 16-byte compare. From the first that is not such a column on,
+//! Columns of exactly that width are read one at a time first: eight
+//! zero columns by six 16-byte compares, four by three word compares, a
+//! one-digit column by two, any other by one 16-byte compare. From the
+//! first that is not such a column on,
 //! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
 //! count that starts and ends inside the block is read from the masks'
@@ -12,6 +15,64 @@
 //! is neither digit nor space (the description, a glued `1900GIC-0`), a
 //! 20-digit run, the last bytes of a line — it leaves to the caller's
 //! byte-wise loop, at a position where that loop gives the same result.
+
+/// Where a parser puts a row's counts as it reads them: a `Vec<u64>`
+/// (the model), or a writer that formats each count from its digits as
+/// it is read (`show --format json`), so that a row's counts need not be
+/// stored and read again.
+pub trait CountSink {
+    /// A new row: drop the counts held; `room` counts are expected (a
+    /// vector reserves them).
+    fn start(&mut self, room: usize);
+    /// Counts held since [`CountSink::start`].
+    fn held(&self) -> usize;
+    /// One count: its value and its token (`digits`: ASCII digits only,
+    /// possibly with leading zeros).
+    fn push(&mut self, v: u64, digits: &[u8]);
+    /// `n` (at most 8) counts of `0`.
+    fn zeros(&mut self, n: usize);
+    /// The first count held above the kernel's 32-bit range, if any.
+    fn first_above_u32(&self) -> Option<u64>;
+}
+
+impl CountSink for Vec<u64> {
+    #[inline]
+    fn start(&mut self, room: usize) {
+        self.clear();
+        self.reserve(room);
+    }
+
+    #[inline]
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64, _digits: &[u8]) {
+        Vec::push(self, v);
+    }
+
+    #[inline]
+    fn zeros(&mut self, n: usize) {
+        match [0; 8].get(..n) {
+            Some(z) => self.extend_from_slice(z),
+            None => self.resize(self.len() + n, 0),
+        }
+    }
+
+    fn first_above_u32(&self) -> Option<u64> {
+        first_above_u32(self)
+    }
+}
+
+/// The first of `counts` above the kernel's 32-bit range, if any.
+pub(crate) fn first_above_u32(counts: &[u64]) -> Option<u64> {
+    // an OR of the high halves first: vectorised, and nearly always zero
+    if counts.iter().fold(0, |acc, &c| acc | c >> 32) == 0 {
+        return None;
+    }
+    counts.iter().copied().find(|&c| c > u64::from(u32::MAX))
+}
 
 /// Bit `i` of the first mask is set where `block[i]` is an ASCII digit;
 /// of the second, where it is a space.
@@ -99,13 +160,57 @@ fn zero_columns(b: &[u8; 48]) -> bool {
         && (word(2, b) ^ word(2, ZERO_COLUMNS)) & TAIL == 0
 }
 
+/// Eight columns of `0` and the space that starts the next one (the
+/// last seven bytes of 96 are not looked at).
+const ZERO_COLUMNS_8: &[u8; 96] = b"          0          0          0          0          0          0          0          0        ";
+
+/// Whether `b` starts with eight kernel columns of `0` and the next
+/// column's space ([`zero_columns`] twice over): six 16-byte compares.
+#[inline]
+fn zero_columns_8(b: &[u8; 96]) -> bool {
+    // all 16 bytes of the first five words, bytes 80 to 88 of the last
+    let mut all = u16::MAX;
+    for k in 0..6 {
+        let (Some(x), Some(want)) = (
+            b.get(16 * k..).and_then(|r| r.first_chunk::<16>()),
+            ZERO_COLUMNS_8
+                .get(16 * k..)
+                .and_then(|r| r.first_chunk::<16>()),
+        ) else {
+            return false;
+        };
+        let care = if k == 5 { 0x1ff } else { u16::MAX };
+        all &= eq16(x, want) | !care;
+    }
+    all == u16::MAX
+}
+
+/// Bit `i` set where `a[i] == b[i]`, with SSE2 (one compare, one move-mask).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u16 {
+    use safe_arch::{cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i};
+    move_mask_i8_m128i(eq(load_unaligned_m128i(a), load_unaligned_m128i(b))) as u16
+}
+
+/// [`eq16`], portable: a byte loop.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u16 {
+    let mut m = 0u16;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        m |= u16::from(x == y) << i;
+    }
+    m
+}
+
 /// The count of one kernel column at the start of `field`: a space, then
 /// spaces and at least one digit filling ten bytes, then the space that
 /// starts the next column (`seq_put_decimal_ull_width(" ", v, 10)`, how
 /// `/proc/interrupts` and `/proc/softirqs` print every per-CPU count).
-/// `None` for anything else.
+/// `None` for anything else; else the count and where its digits start.
 #[inline]
-fn column(field: &[u8; 16]) -> Option<u64> {
+fn column(field: &[u8; 16]) -> Option<(u64, usize)> {
     let (d, s) = masks16(field);
     // bits 1..=10: the ten bytes after the leading space
     let digits = d & 0x7fe;
@@ -117,11 +222,7 @@ fn column(field: &[u8; 16]) -> Option<u64> {
         return None;
     }
     let first = low.trailing_zeros() as usize;
-    Some(match field.get(first..11) {
-        Some(&[c]) => u64::from(c - b'0'),
-        Some(run) => value(run),
-        None => return None,
-    })
+    Some((value(field.get(first..11)?), first))
 }
 
 /// Read counts from `pos` (a space or the first digit of a count) into
@@ -133,14 +234,30 @@ fn column(field: &[u8; 16]) -> Option<u64> {
 /// 16-byte compare each, [`column`]); the first that is not one (a wider
 /// count, a tab, the description) goes to the 64-byte blocks.
 #[inline]
-pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
-    while out.len() < limit {
-        // four zero columns at once (a big machine's device rows are
-        // mostly zeros)
-        if limit - out.len() >= 4 {
-            if let Some(four) = line.get(pos..).and_then(|r| r.first_chunk::<48>()) {
+pub(crate) fn read_spaced<S: CountSink + ?Sized>(
+    line: &[u8],
+    mut pos: usize,
+    limit: usize,
+    out: &mut S,
+) -> usize {
+    while out.held() < limit {
+        // eight or four zero columns at once (a big machine's device rows
+        // are mostly zeros)
+        let left = limit - out.held();
+        if left >= 4 {
+            let rest = line.get(pos..).unwrap_or_default();
+            if left >= 8 {
+                if let Some(eight) = rest.first_chunk::<96>() {
+                    if zero_columns_8(eight) {
+                        out.zeros(8);
+                        pos += 88;
+                        continue;
+                    }
+                }
+            }
+            if let Some(four) = rest.first_chunk::<48>() {
                 if zero_columns(four) {
-                    out.extend_from_slice(&[0; 4]);
+                    out.zeros(4);
                     pos += 44;
                     continue;
                 }
@@ -153,18 +270,17 @@ pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut V
         // word compares, any other by its masks
         let blanks = u128::from_le_bytes(*field) ^ BLANK_COLUMN;
         let digit = field[10].wrapping_sub(b'0');
-        let v = if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
-            u64::from(digit)
+        if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
+            out.push(u64::from(digit), &field[10..11]);
         } else {
             match column(field) {
-                Some(v) => v,
+                Some((v, first)) => out.push(v, field.get(first..11).unwrap_or_default()),
                 None => break,
             }
-        };
-        out.push(v);
+        }
         pos += 11;
     }
-    while out.len() < limit {
+    while out.held() < limit {
         let Some(block) = line.get(pos..).and_then(|r| r.first_chunk::<64>()) else {
             break;
         };
@@ -179,21 +295,18 @@ pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut V
         // counts that end inside that part: a digit followed by a space
         let mut ends = d & (s >> 1) & valid;
         let mut starts = d & !(d << 1);
-        let room = limit - out.len();
+        let room = limit - out.held();
         let mut k = 0;
         let mut next = 0;
         while ends != 0 && k < room {
             let a = starts.trailing_zeros() as usize;
             let b = ends.trailing_zeros() as usize;
-            let v = if a == b {
-                u64::from(block[b & 63].wrapping_sub(b'0'))
-            } else if b - a < 19 {
-                value(block.get(a..=b).unwrap_or_default())
-            } else {
+            if b - a >= 19 {
                 // a run of 20+ digits may overflow: the byte loop says so
                 break;
-            };
-            out.push(v);
+            }
+            let digits = block.get(a..=b).unwrap_or_default();
+            out.push(value(digits), digits);
             k += 1;
             next = b + 1;
             starts &= starts - 1;
@@ -266,7 +379,7 @@ mod tests {
         for (i, &v) in want.iter().enumerate() {
             let mut field = [0u8; 16];
             field.copy_from_slice(&line.as_bytes()[11 * i..11 * i + 16]);
-            assert_eq!(column(&field), Some(v), "{i}");
+            assert_eq!(column(&field).map(|c| c.0), Some(v), "{i}");
         }
         let mut out = Vec::new();
         let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
@@ -349,6 +462,31 @@ mod tests {
             }
         }
         assert!(!zero_columns(&[b' '; 48]));
+    }
+
+    #[test]
+    fn eight_zero_columns_are_eight_kernel_zeros_and_a_space() {
+        let mut line = String::new();
+        for _ in 0..8 {
+            line.push_str(&format!(" {:>10}", 0));
+        }
+        line.push_str(" xyzxyzx");
+        let b: [u8; 96] = line.as_bytes()[..96].try_into().unwrap();
+        assert!(zero_columns_8(&b));
+        for at in 0..96 {
+            for c in [b'1', b'\t', b'x', b'0', b' '] {
+                let mut bad = b;
+                if bad[at] == c {
+                    continue;
+                }
+                bad[at] = c;
+                // bytes past the next column's space are not looked at
+                assert_eq!(zero_columns_8(&bad), at > 88, "{at} {c}");
+            }
+        }
+        let mut out = Vec::new();
+        assert_eq!(read_spaced(line.as_bytes(), 0, usize::MAX, &mut out), 88);
+        assert_eq!(out, [0; 8]);
     }
 
     #[test]
