@@ -3,9 +3,9 @@
 //! read into any [`CountSink`] (a `Vec<u64>`, or a writer that turns them
 //! into output as they are read).
 //!
-//! Columns of exactly that width are read one at a time first: eight
-//! zero columns by six 16-byte compares, four by three word compares, a
-//! one-digit column by two, any other by one 16-byte compare. From the
+//! Columns of exactly that width are read first: a run of zero columns
+//! sixteen at a time (eleven 16-byte compares), a one-digit column by two
+//! word compares, any other by one 16-byte compare. From the
 //! first that is not such a column on,
 //! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
@@ -29,7 +29,7 @@ pub trait CountSink {
     /// One count: its value and its token (`digits`: ASCII digits only,
     /// possibly with leading zeros).
     fn push(&mut self, v: u64, digits: &[u8]);
-    /// `n` (at most 8) counts of `0`.
+    /// `n` counts of `0`.
     fn zeros(&mut self, n: usize);
     /// The first count held above the kernel's 32-bit range, if any.
     fn first_above_u32(&self) -> Option<u64>;
@@ -54,7 +54,7 @@ impl CountSink for Vec<u64> {
 
     #[inline]
     fn zeros(&mut self, n: usize) {
-        match [0; 8].get(..n) {
+        match [0; 16].get(..n) {
             Some(z) => self.extend_from_slice(z),
             None => self.resize(self.len() + n, 0),
         }
@@ -140,49 +140,123 @@ const ONE_DIGIT_MASK: u128 = u128::from_le_bytes([
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0, 0, 0, 0,
 ]);
 
-/// Four columns of `0` and the space that starts the next one (the last
-/// three bytes of 48 are not looked at).
-const ZERO_COLUMNS: &[u8; 48] = b"          0          0          0          0    ";
+/// Sixteen kernel columns of `0` (each a space, nine spaces and `0`):
+/// 176 bytes, eleven 16-byte words.
+const ZERO_COLUMNS: [u8; 176] = {
+    let mut t = [b' '; 176];
+    let mut k = 10;
+    while k < 176 {
+        t[k] = b'0';
+        k += 11;
+    }
+    t
+};
 
-/// Whether `b` starts with four kernel columns of `0` (each a space,
-/// nine spaces and `0`) and the next column's space: three word compares.
+/// Word `k` (0 to 10) of `b`'s first 176 bytes compared with
+/// [`ZERO_COLUMNS`]': bit `i` set where byte `16 k + i` matches.
 #[inline]
-fn zero_columns(b: &[u8; 48]) -> bool {
-    let word = |k: usize, of: &[u8; 48]| {
-        let mut w = [0u8; 16];
-        w.copy_from_slice(&of[16 * k..16 * k + 16]);
-        u128::from_le_bytes(w)
-    };
-    // bytes 32 to 44 of the last word
-    const TAIL: u128 = (1u128 << (13 * 8)) - 1;
-    word(0, b) == word(0, ZERO_COLUMNS)
-        && word(1, b) == word(1, ZERO_COLUMNS)
-        && (word(2, b) ^ word(2, ZERO_COLUMNS)) & TAIL == 0
+fn zero_word(b: &[u8; 176], k: usize) -> u16 {
+    match (
+        b.get(16 * k..).and_then(|r| r.first_chunk::<16>()),
+        ZERO_COLUMNS
+            .get(16 * k..)
+            .and_then(|r| r.first_chunk::<16>()),
+    ) {
+        (Some(x), Some(want)) => eq16(x, want),
+        _ => 0,
+    }
 }
 
-/// Eight columns of `0` and the space that starts the next one (the
-/// last seven bytes of 96 are not looked at).
-const ZERO_COLUMNS_8: &[u8; 96] = b"          0          0          0          0          0          0          0          0        ";
-
-/// Whether `b` starts with eight kernel columns of `0` and the next
-/// column's space ([`zero_columns`] twice over): six 16-byte compares.
+/// Whether `b` is [`ZERO_COLUMNS`]: eleven 16-byte compares and-ed
+/// together, one move-mask (SSE2).
+#[cfg(target_arch = "x86_64")]
 #[inline]
-fn zero_columns_8(b: &[u8; 96]) -> bool {
-    // all 16 bytes of the first five words, bytes 80 to 88 of the last
-    let mut all = u16::MAX;
-    for k in 0..6 {
-        let (Some(x), Some(want)) = (
-            b.get(16 * k..).and_then(|r| r.first_chunk::<16>()),
-            ZERO_COLUMNS_8
-                .get(16 * k..)
-                .and_then(|r| r.first_chunk::<16>()),
-        ) else {
-            return false;
-        };
-        let care = if k == 5 { 0x1ff } else { u16::MAX };
-        all &= eq16(x, want) | !care;
+fn zero_block(b: &[u8; 176]) -> bool {
+    use safe_arch::{
+        bitand_m128i, cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i,
+    };
+    let word = |of: &[u8; 176], k: usize| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(of.get(16 * k..16 * k + 16).unwrap_or(&[0; 16]));
+        load_unaligned_m128i(&w)
+    };
+    let mut all = eq(word(b, 0), word(&ZERO_COLUMNS, 0));
+    for k in 1..11 {
+        all = bitand_m128i(all, eq(word(b, k), word(&ZERO_COLUMNS, k)));
     }
-    all == u16::MAX
+    move_mask_i8_m128i(all) == 0xffff
+}
+
+/// [`zero_block`], portable.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn zero_block(b: &[u8; 176]) -> bool {
+    *b == ZERO_COLUMNS
+}
+
+/// How many kernel columns of `0` `b` starts with, each followed by a
+/// space (the next column's first byte), at most `most`: the length of
+/// the prefix of `b` that follows the repeated pattern "ten spaces, `0`",
+/// found sixteen columns at a time ([`zero_block`]), then a word and a
+/// byte at a time.
+#[inline]
+fn zero_run(b: &[u8], most: usize) -> usize {
+    // bytes to match: `most` columns and the space after them
+    let want = most.saturating_mul(11).saturating_add(1);
+    let mut off = 0;
+    let matched = 'm: {
+        // the first word alone first: a column that is not `0` (where
+        // most runs end) costs one compare, not a block's eleven
+        if let (Some(x), Some(pat)) = (b.first_chunk::<16>(), ZERO_COLUMNS.first_chunk::<16>()) {
+            let w = eq16(x, pat);
+            if w.trailing_ones() < 12 {
+                break 'm w.trailing_ones() as usize;
+            }
+        }
+        while off < want {
+            let Some(block) = b.get(off..).and_then(|r| r.first_chunk::<176>()) else {
+                break;
+            };
+            if !zero_block(block) {
+                // where it differs: a word at a time
+                for k in 0..11 {
+                    let w = zero_word(block, k);
+                    if w != u16::MAX {
+                        break 'm off + 16 * k + w.trailing_ones() as usize;
+                    }
+                }
+            }
+            off += 176;
+        }
+        // fewer than sixteen columns left in `b`: words, then bytes
+        let mut k = 0;
+        while off < want {
+            let (Some(x), Some(pat)) = (
+                b.get(off..).and_then(|r| r.first_chunk::<16>()),
+                ZERO_COLUMNS
+                    .get(16 * k..)
+                    .and_then(|r| r.first_chunk::<16>()),
+            ) else {
+                break;
+            };
+            let w = eq16(x, pat);
+            if w != u16::MAX {
+                break 'm off + w.trailing_ones() as usize;
+            }
+            off += 16;
+            k += 1;
+        }
+        if off >= want {
+            break 'm off;
+        }
+        // the pattern from byte 16 k on, as far as `b` goes
+        let pattern = ZERO_COLUMNS.get(16 * k..).unwrap_or_default();
+        let rest = b.get(off..).unwrap_or_default();
+        let same = rest.iter().zip(pattern).take_while(|(x, y)| x == y).count();
+        off + same
+    };
+    // whole columns with the byte after them matched
+    (matched.saturating_sub(1) / 11).min(most)
 }
 
 /// Bit `i` set where `a[i] == b[i]`, with SSE2 (one compare, one move-mask).
@@ -241,27 +315,14 @@ pub(crate) fn read_spaced<S: CountSink + ?Sized>(
     out: &mut S,
 ) -> usize {
     while out.held() < limit {
-        // eight or four zero columns at once (a big machine's device rows
-        // are mostly zeros)
+        // a run of zero columns at once (a big machine's device rows are
+        // mostly zeros)
         let left = limit - out.held();
-        if left >= 4 {
-            let rest = line.get(pos..).unwrap_or_default();
-            if left >= 8 {
-                if let Some(eight) = rest.first_chunk::<96>() {
-                    if zero_columns_8(eight) {
-                        out.zeros(8);
-                        pos += 88;
-                        continue;
-                    }
-                }
-            }
-            if let Some(four) = rest.first_chunk::<48>() {
-                if zero_columns(four) {
-                    out.zeros(4);
-                    pos += 44;
-                    continue;
-                }
-            }
+        let zeros = zero_run(line.get(pos..).unwrap_or_default(), left);
+        if zeros > 0 {
+            out.zeros(zeros);
+            pos += 11 * zeros;
+            continue;
         }
         let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
             break;
@@ -443,50 +504,52 @@ mod tests {
     }
 
     #[test]
-    fn zero_columns_are_four_kernel_zeros_and_a_space() {
-        let mut line = String::new();
-        for _ in 0..4 {
-            line.push_str(&format!(" {:>10}", 0));
-        }
-        line.push_str(" xyz");
-        let b: [u8; 48] = line.as_bytes()[..48].try_into().unwrap();
-        assert!(zero_columns(&b));
-        for at in 0..45 {
-            for c in [b'1', b'\t', b'x', b'0'] {
-                let mut bad = b;
-                if bad[at] == c {
-                    continue;
+    fn zero_runs_are_kernel_zeros_each_with_a_space_after() {
+        for n in [1, 4, 8, 15, 16, 17, 31, 32, 33, 100] {
+            for tail in [" xyz", "", "\n", "  IR-PCI-MSI 1-edge", "x"] {
+                let mut line = String::new();
+                for _ in 0..n {
+                    line.push_str(&format!(" {:>10}", 0));
                 }
-                bad[at] = c;
-                assert!(!zero_columns(&bad), "{at} {c}");
+                line.push_str(tail);
+                let b = line.as_bytes();
+                // the last column counts only with a space after it
+                let whole = if tail.starts_with(' ') { n } else { n - 1 };
+                for most in [0, 1, n - 1, n, n + 1, usize::MAX] {
+                    assert_eq!(zero_run(b, most), whole.min(most), "{n} {tail:?} {most}");
+                }
+                // any byte changed ends the run before its column
+                for at in 0..(11 * whole) {
+                    for c in [b'1', b'\t', b'x', b'0', b' '] {
+                        let mut bad = b.to_vec();
+                        if bad[at] == c {
+                            continue;
+                        }
+                        bad[at] = c;
+                        let got = zero_run(&bad, usize::MAX);
+                        // a space before the changed byte's column may
+                        // still end a whole column
+                        let col = at / 11;
+                        let want = if at % 11 == 0 {
+                            col.saturating_sub(1)
+                        } else {
+                            col
+                        };
+                        let want = if at % 11 == 0 && c == b' ' { col } else { want };
+                        assert!(got == want || got == col, "{n} {tail:?} {at} {c} {got}");
+                        assert!(got <= col, "{n} {tail:?} {at} {c} {got}");
+                    }
+                }
+                let mut out = Vec::new();
+                let end = read_spaced(b, 0, usize::MAX, &mut out);
+                assert!(
+                    out.len() >= whole && out.iter().all(|&v| v == 0),
+                    "{n} {tail:?}"
+                );
+                assert!(end >= 11 * whole);
             }
         }
-        assert!(!zero_columns(&[b' '; 48]));
-    }
-
-    #[test]
-    fn eight_zero_columns_are_eight_kernel_zeros_and_a_space() {
-        let mut line = String::new();
-        for _ in 0..8 {
-            line.push_str(&format!(" {:>10}", 0));
-        }
-        line.push_str(" xyzxyzx");
-        let b: [u8; 96] = line.as_bytes()[..96].try_into().unwrap();
-        assert!(zero_columns_8(&b));
-        for at in 0..96 {
-            for c in [b'1', b'\t', b'x', b'0', b' '] {
-                let mut bad = b;
-                if bad[at] == c {
-                    continue;
-                }
-                bad[at] = c;
-                // bytes past the next column's space are not looked at
-                assert_eq!(zero_columns_8(&bad), at > 88, "{at} {c}");
-            }
-        }
-        let mut out = Vec::new();
-        assert_eq!(read_spaced(line.as_bytes(), 0, usize::MAX, &mut out), 88);
-        assert_eq!(out, [0; 8]);
+        assert_eq!(zero_run(&[b' '; 200], usize::MAX), 0);
     }
 
     #[test]
