@@ -552,6 +552,66 @@ mod tests {
         assert_eq!(zero_run(&[b' '; 200], usize::MAX), 0);
     }
 
+    /// A sink that keeps what it was given.
+    #[derive(Default)]
+    struct Recorded {
+        values: Vec<u64>,
+        tokens: Vec<Option<Vec<u8>>>,
+    }
+
+    impl CountSink for Recorded {
+        fn start(&mut self, _room: usize) {
+            *self = Recorded::default();
+        }
+        fn held(&self) -> usize {
+            self.values.len()
+        }
+        fn push(&mut self, v: u64, digits: &[u8]) {
+            self.values.push(v);
+            self.tokens.push(Some(digits.to_vec()));
+        }
+        fn zeros(&mut self, n: usize) {
+            self.values.extend(std::iter::repeat_n(0, n));
+            self.tokens.extend(std::iter::repeat_n(None, n));
+        }
+        fn first_above_u32(&self) -> Option<u64> {
+            first_above_u32(&self.values)
+        }
+    }
+
+    #[test]
+    fn a_sink_gets_the_vectors_counts_each_with_its_own_digits() {
+        let mut rng = crate::rng::Rng::new(12);
+        for case in 0..3000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next_u64() % 60) {
+                let v = match rng.next_u64() % 5 {
+                    0 => rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3],
+                    _ => 0,
+                };
+                line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                if rng.next_u64() % 10 == 0 {
+                    let c = b"0 \tx"[(rng.next_u64() % 4) as usize];
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(at, c);
+                }
+            }
+            let limit = [usize::MAX, 17, 3][case % 3];
+            let (mut vec, mut rec) = (Vec::new(), Recorded::default());
+            let a = read_spaced(&line, 0, limit, &mut vec);
+            let b = read_spaced(&line, 0, limit, &mut rec);
+            assert_eq!((a, &vec), (b, &rec.values));
+            for (v, t) in rec.values.iter().zip(&rec.tokens) {
+                let text = t.as_deref().unwrap_or(b"0");
+                assert!(text.iter().all(u8::is_ascii_digit), "{text:?}");
+                assert_eq!(
+                    std::str::from_utf8(text).unwrap().parse::<u64>().unwrap(),
+                    *v
+                );
+            }
+        }
+    }
+
     #[test]
     fn stops_at_the_limit() {
         let line = "         1          2          3          4          5          6          7 x";
