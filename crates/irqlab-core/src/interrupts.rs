@@ -9,9 +9,8 @@
 
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
-use crate::scan::{
-    check_line, is_blank, push_lossy, range_note, scan_u64, skip_blanks, trim, Scan,
-};
+pub use crate::scan::counts::CountSink;
+use crate::scan::{check_line, is_blank, push_lossy, range_of, scan_u64, skip_blanks, trim, Scan};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -302,6 +301,22 @@ impl LineParser {
     /// into `row` (its buffers reused); false for the header and blank
     /// lines (`row` then holds whatever it held).
     pub fn line(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, ParseError> {
+        let mut counts = std::mem::take(&mut row.counts);
+        let res = self.line_into(line, row, &mut counts);
+        row.counts = counts;
+        res
+    }
+
+    /// [`LineParser::line`] with the row's counts put into `counts`
+    /// instead of `row.counts` (left empty): the same parse, the same
+    /// errors, the same note, for a caller that turns counts into output
+    /// as they are read.
+    pub fn line_into<S: CountSink + ?Sized>(
+        &mut self,
+        line: &[u8],
+        row: &mut IrqRow,
+        counts: &mut S,
+    ) -> Result<bool, ParseError> {
         self.n += 1;
         let n = self.n;
         check_line(FILE, MAX_LINE, n, line)?;
@@ -313,8 +328,9 @@ impl LineParser {
             self.header = true;
             return Ok(false);
         }
-        parse_row(line, self.cpus.len(), row).map_err(|k| ParseError::new(FILE, n, k))?;
-        self.note_range(n, row);
+        row.counts.clear();
+        parse_row(line, self.cpus.len(), row, counts).map_err(|k| ParseError::new(FILE, n, k))?;
+        self.note_range(n, row.shape, counts);
         Ok(true)
     }
 
@@ -333,14 +349,16 @@ impl LineParser {
         };
         self.n += 1;
         let n = self.n;
-        let parsed = parse_row_at(text, colon, self.cpus.len(), row);
+        let mut counts = std::mem::take(&mut row.counts);
+        let parsed = parse_row_at(text, colon, self.cpus.len(), row, &mut counts);
+        row.counts = counts;
         // a line over the limit is that error, whatever else is wrong in it
         let len = parsed
             .clone()
             .unwrap_or_else(|_| memchr::memchr(b'\n', text).unwrap_or(text.len()));
         check_line(FILE, MAX_LINE, n, &text[..len])?;
         parsed.map_err(|k| ParseError::new(FILE, n, k))?;
-        self.note_range(n, row);
+        self.note_range(n, row.shape, &row.counts);
         Ok((true, len))
     }
 
@@ -358,9 +376,9 @@ impl LineParser {
     }
 
     /// Keep the first per-CPU count above the kernel's range as the note.
-    fn note_range(&mut self, n: usize, row: &IrqRow) {
-        if self.note.is_none() && row.shape != Shape::Single {
-            self.note = range_note(FILE, n, &row.counts);
+    fn note_range<S: CountSink + ?Sized>(&mut self, n: usize, shape: Shape, counts: &S) {
+        if self.note.is_none() && shape != Shape::Single {
+            self.note = counts.first_above_u32().map(|v| range_of(FILE, n, v));
         }
     }
 
@@ -410,20 +428,26 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
 /// Parse one non-empty data line into `row`, reusing its buffers. A row
 /// that fails is left with an empty description, so that the next parse
 /// into it cannot take its stale `parts` for valid.
-fn parse_row(line: &[u8], ncols: usize, row: &mut IrqRow) -> Result<(), ErrorKind> {
+fn parse_row<S: CountSink + ?Sized>(
+    line: &[u8],
+    ncols: usize,
+    row: &mut IrqRow,
+    counts: &mut S,
+) -> Result<(), ErrorKind> {
     let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
-    parse_row_at(line, colon, ncols, row).map(|_| ())
+    parse_row_at(line, colon, ncols, row, counts).map(|_| ())
 }
 
 /// Parse the row at the start of `text` whose label ends at `colon`, up to
 /// the first `\n` (or the end of `text`); returns the row's length.
-fn parse_row_at(
+fn parse_row_at<S: CountSink + ?Sized>(
     text: &[u8],
     colon: usize,
     ncols: usize,
     row: &mut IrqRow,
+    counts: &mut S,
 ) -> Result<usize, ErrorKind> {
-    let res = parse_row_fields(text, colon, ncols, row);
+    let res = parse_row_fields(text, colon, ncols, row, counts);
     if res.is_err() {
         row.description.clear();
         row.parts.clear();
@@ -431,11 +455,12 @@ fn parse_row_at(
     res
 }
 
-fn parse_row_fields(
+fn parse_row_fields<S: CountSink + ?Sized>(
     line: &[u8],
     colon: usize,
     ncols: usize,
     row: &mut IrqRow,
+    counts: &mut S,
 ) -> Result<usize, ErrorKind> {
     let label = trim(&line[..colon]);
     if row.label.as_bytes() != label {
@@ -444,18 +469,15 @@ fn parse_row_fields(
     }
     let was_numbered = row.irq.is_some();
     row.irq = parse_irq_label(label);
-    row.counts.clear();
     let numbered = row.irq.is_some();
     // a numbered row holds a count per CPU or is an error that ends the
     // parse: room for them all at once. Other rows (few, often fewer
     // counts) grow as read, so that a header of many CPUs over many short
     // lines cannot reserve a buffer per line far beyond the input's size.
-    if numbered {
-        row.counts.reserve(ncols);
-    }
+    counts.start(if numbered { ncols } else { 0 });
     let limit = if numbered { ncols } else { usize::MAX };
-    let rest = read_counts(line, colon + 1, limit, &mut row.counts)?;
-    let found = row.counts.len();
+    let rest = read_counts(line, colon + 1, limit, counts)?;
+    let found = counts.held();
     row.shape = match found {
         n if n == ncols => Shape::PerCpu,
         0 => Shape::NoCounts,
@@ -495,23 +517,23 @@ fn parse_irq_label(label: &[u8]) -> Option<u32> {
 /// Read up to `limit` decimal counts starting at `pos`; returns the offset
 /// where the description starts. A count glued to text (`1900GIC-0`, seen
 /// in 6.13-rc1) is split when more counts are still expected.
-fn read_counts(
+fn read_counts<S: CountSink + ?Sized>(
     line: &[u8],
     mut pos: usize,
     limit: usize,
-    out: &mut Vec<u64>,
+    out: &mut S,
 ) -> Result<usize, ErrorKind> {
     pos = crate::scan::counts::read_spaced(line, pos, limit, out);
-    while out.len() < limit {
+    while out.held() < limit {
         let start = skip_blanks(line, pos);
         match scan_u64(line, start) {
             Scan::Num(v, end) => {
                 let glued = end < line.len() && !line[end].is_ascii_whitespace();
-                if glued && (limit == usize::MAX || out.len() + 1 != limit) {
+                if glued && (limit == usize::MAX || out.held() + 1 != limit) {
                     // Text such as `4020KEY` or `3-edge`: not a count.
                     return Ok(start);
                 }
-                out.push(v);
+                out.push(v, line.get(start..end).unwrap_or_default());
                 pos = end;
                 if glued {
                     return Ok(end);

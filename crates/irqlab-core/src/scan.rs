@@ -218,11 +218,48 @@ pub fn read_u64s(
     what: &'static str,
 ) -> Result<(), crate::ErrorKind> {
     pos = counts::read_spaced(b, pos, usize::MAX, out);
+    let mark = out.len();
+    if short_tokens(b.get(pos..).unwrap_or_default(), out) {
+        return Ok(());
+    }
+    // something else than short counts and blanks: the token loop
+    // judges the whole rest (and names the bad token)
+    out.truncate(mark);
     while let Some((s, e)) = next_token(b, pos) {
         out.push(token_u64(b.get(s..e).unwrap_or_default(), what)?);
         pos = e;
     }
     Ok(())
+}
+
+/// Append every token of `b` to `out` if all of them are counts of at
+/// most 19 digits between ASCII blanks (`cpu3 1 0 2 …` lines of
+/// `/proc/stat`): one pass over the bytes, no token search. False (with
+/// `out` holding some of them) at anything else, which is
+/// [`read_u64s`]' token loop's to judge.
+fn short_tokens(b: &[u8], out: &mut Vec<u64>) -> bool {
+    let (mut v, mut digits) = (0u64, 0u32);
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d < 10 {
+            if digits == 19 {
+                return false;
+            }
+            v = v * 10 + u64::from(d);
+            digits += 1;
+        } else if c.is_ascii_whitespace() {
+            if digits > 0 {
+                out.push(v);
+                (v, digits) = (0, 0);
+            }
+        } else {
+            return false;
+        }
+    }
+    if digits > 0 {
+        out.push(v);
+    }
+    true
 }
 
 /// A note (not an error: the parse goes on) for the first per-CPU count in
@@ -233,12 +270,12 @@ pub(crate) fn range_note(
     line: usize,
     counts: &[u64],
 ) -> Option<crate::error::ParseError> {
-    // an OR of the high halves first: vectorised, and nearly always zero
-    if counts.iter().fold(0, |acc, &c| acc | c >> 32) == 0 {
-        return None;
-    }
-    let v = counts.iter().find(|&&c| c > u64::from(u32::MAX))?;
-    Some(crate::error::ParseError::new(
+    counts::first_above_u32(counts).map(|v| range_of(file, line, v))
+}
+
+/// The note of [`range_note`] for the count `v`.
+pub(crate) fn range_of(file: &'static str, line: usize, v: u64) -> crate::error::ParseError {
+    crate::error::ParseError::new(
         file,
         line,
         crate::error::ErrorKind::Invalid {
@@ -246,7 +283,7 @@ pub(crate) fn range_note(
                    its deltas are gaps",
             found: v.to_string(),
         },
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -84,6 +84,80 @@ fn streamed_json_with_missing_files_is_the_reports_document() {
     }
 }
 
+/// Rows the kernel does not print but the parser reads (leading zeros,
+/// 20-digit counts, tabs, a count glued to its description, a last count
+/// with nothing after it, rows of one count, of none, of too few, runs of
+/// zeros of every length around sixteen): the streamed document, whose
+/// counts go from the file's digits to JSON as they are read, is the
+/// report's, whatever the filter and threshold.
+#[test]
+fn streamed_json_of_odd_rows_is_the_reports_document() {
+    let mut rng = irqlab_core::rng::Rng::new(26);
+    for case in 0..12 {
+        let ncpus = [1, 3, 16, 17, 33, 40][case % 6];
+        let mut text = String::from("   ");
+        for c in 0..ncpus {
+            text += &format!("        CPU{c}");
+        }
+        text.push('\n');
+        for row in 0..60 {
+            let label = match row % 9 {
+                0 => "ERR".to_string(),
+                1 => "LOC".to_string(),
+                2 => "IPI0".to_string(),
+                _ => format!("{row}"),
+            };
+            let numbered = label.parse::<u32>().is_ok();
+            let n = match (numbered, rng.next_u64() % 6) {
+                (true, _) => ncpus,
+                (false, 0) => 0,
+                (false, 1) => 1,
+                (false, 2) => ncpus / 2,
+                _ => ncpus,
+            };
+            text += &format!("{label:>4}:");
+            // a run of zeros of some length, then anything
+            let zeros = (rng.next_u64() % 40) as usize;
+            for k in 0..n {
+                let v: String = match rng.next_u64() % 16 {
+                    _ if k < zeros => "0".into(),
+                    0 => format!("00{}", rng.next_u64() % 1000),
+                    1 => "18446744073709551615".into(),
+                    2 => format!("{}", rng.next_u64() % 10_000_000_000),
+                    3 => "000".into(),
+                    4 => format!("{}", u64::from(u32::MAX) + 1),
+                    5..=7 => format!("{}", rng.next_u64() % 10),
+                    _ => "0".into(),
+                };
+                let sep = match rng.next_u64() % 30 {
+                    0 => "\t".to_string(),
+                    1 => "  ".to_string(),
+                    _ => " ".to_string(),
+                };
+                text += &format!("{sep}{v:>10}");
+            }
+            match rng.next_u64() % 5 {
+                0 => {}
+                1 => text += "IO-APIC 9-fasteoi acpi",
+                2 => text += "\r",
+                _ => text += &format!("  IR-PCI-MSI {row}-edge      eth{row}, ahci"),
+            }
+            text.push('\n');
+        }
+        let dir = common::tree_with(&[("proc/interrupts", text.as_bytes())]);
+        for args in [
+            &[][..],
+            &["--threshold", "5"],
+            &["--threshold", "1e19"],
+            &["--irq", "LOC|eth1"],
+            &["--exclude", "ahci"],
+            &["--cpus", "0,2"],
+        ] {
+            same_document(dir.path(), args);
+        }
+    }
+}
+
 #[test]
 fn a_bad_line_fails_before_anything_is_printed() {
     let h = "           CPU0       CPU1       \n";

@@ -1,9 +1,12 @@
 //! The hot loop of the table parsers: a run of space-separated decimal
-//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`).
+//! counts (`/proc/interrupts` and `/proc/softirqs` print each as ` %10u`),
+//! read into any [`CountSink`] (a `Vec<u64>`, or a writer that turns them
+//! into output as they are read).
 //!
-//! Columns of exactly that width are read one at a time first: four zero
-//! columns by three word compares, a one-digit column by two, any other
-//! by one 16-byte compare. From the first that is not such a column on,
+//! Columns of exactly that width are read first: a run of zero columns
+//! sixteen at a time (eleven 16-byte compares), a one-digit column by two
+//! word compares, any other by one 16-byte compare. From the
+//! first that is not such a column on,
 //! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
 //! count that starts and ends inside the block is read from the masks'
@@ -12,6 +15,64 @@
 //! is neither digit nor space (the description, a glued `1900GIC-0`), a
 //! 20-digit run, the last bytes of a line — it leaves to the caller's
 //! byte-wise loop, at a position where that loop gives the same result.
+
+/// Where a parser puts a row's counts as it reads them: a `Vec<u64>`
+/// (the model), or a writer that formats each count from its digits as
+/// it is read (`show --format json`), so that a row's counts need not be
+/// stored and read again.
+pub trait CountSink {
+    /// A new row: drop the counts held; `room` counts are expected (a
+    /// vector reserves them).
+    fn start(&mut self, room: usize);
+    /// Counts held since [`CountSink::start`].
+    fn held(&self) -> usize;
+    /// One count: its value and its token (`digits`: ASCII digits only,
+    /// possibly with leading zeros).
+    fn push(&mut self, v: u64, digits: &[u8]);
+    /// `n` counts of `0`.
+    fn zeros(&mut self, n: usize);
+    /// The first count held above the kernel's 32-bit range, if any.
+    fn first_above_u32(&self) -> Option<u64>;
+}
+
+impl CountSink for Vec<u64> {
+    #[inline]
+    fn start(&mut self, room: usize) {
+        self.clear();
+        self.reserve(room);
+    }
+
+    #[inline]
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64, _digits: &[u8]) {
+        Vec::push(self, v);
+    }
+
+    #[inline]
+    fn zeros(&mut self, n: usize) {
+        match [0; 16].get(..n) {
+            Some(z) => self.extend_from_slice(z),
+            None => self.resize(self.len() + n, 0),
+        }
+    }
+
+    fn first_above_u32(&self) -> Option<u64> {
+        first_above_u32(self)
+    }
+}
+
+/// The first of `counts` above the kernel's 32-bit range, if any.
+pub(crate) fn first_above_u32(counts: &[u64]) -> Option<u64> {
+    // an OR of the high halves first: vectorised, and nearly always zero
+    if counts.iter().fold(0, |acc, &c| acc | c >> 32) == 0 {
+        return None;
+    }
+    counts.iter().copied().find(|&c| c > u64::from(u32::MAX))
+}
 
 /// Bit `i` of the first mask is set where `block[i]` is an ASCII digit;
 /// of the second, where it is a space.
@@ -79,33 +140,151 @@ const ONE_DIGIT_MASK: u128 = u128::from_le_bytes([
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0, 0, 0, 0,
 ]);
 
-/// Four columns of `0` and the space that starts the next one (the last
-/// three bytes of 48 are not looked at).
-const ZERO_COLUMNS: &[u8; 48] = b"          0          0          0          0    ";
+/// Sixteen kernel columns of `0` (each a space, nine spaces and `0`):
+/// 176 bytes, eleven 16-byte words.
+const ZERO_COLUMNS: [u8; 176] = {
+    let mut t = [b' '; 176];
+    let mut k = 10;
+    while k < 176 {
+        t[k] = b'0';
+        k += 11;
+    }
+    t
+};
 
-/// Whether `b` starts with four kernel columns of `0` (each a space,
-/// nine spaces and `0`) and the next column's space: three word compares.
+/// Word `k` (0 to 10) of `b`'s first 176 bytes compared with
+/// [`ZERO_COLUMNS`]': bit `i` set where byte `16 k + i` matches.
 #[inline]
-fn zero_columns(b: &[u8; 48]) -> bool {
-    let word = |k: usize, of: &[u8; 48]| {
-        let mut w = [0u8; 16];
-        w.copy_from_slice(&of[16 * k..16 * k + 16]);
-        u128::from_le_bytes(w)
+fn zero_word(b: &[u8; 176], k: usize) -> u16 {
+    match (
+        b.get(16 * k..).and_then(|r| r.first_chunk::<16>()),
+        ZERO_COLUMNS
+            .get(16 * k..)
+            .and_then(|r| r.first_chunk::<16>()),
+    ) {
+        (Some(x), Some(want)) => eq16(x, want),
+        _ => 0,
+    }
+}
+
+/// Whether `b` is [`ZERO_COLUMNS`]: eleven 16-byte compares and-ed
+/// together, one move-mask (SSE2).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn zero_block(b: &[u8; 176]) -> bool {
+    use safe_arch::{
+        bitand_m128i, cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i,
     };
-    // bytes 32 to 44 of the last word
-    const TAIL: u128 = (1u128 << (13 * 8)) - 1;
-    word(0, b) == word(0, ZERO_COLUMNS)
-        && word(1, b) == word(1, ZERO_COLUMNS)
-        && (word(2, b) ^ word(2, ZERO_COLUMNS)) & TAIL == 0
+    let word = |of: &[u8; 176], k: usize| {
+        let mut w = [0u8; 16];
+        w.copy_from_slice(of.get(16 * k..16 * k + 16).unwrap_or(&[0; 16]));
+        load_unaligned_m128i(&w)
+    };
+    let mut all = eq(word(b, 0), word(&ZERO_COLUMNS, 0));
+    for k in 1..11 {
+        all = bitand_m128i(all, eq(word(b, k), word(&ZERO_COLUMNS, k)));
+    }
+    move_mask_i8_m128i(all) == 0xffff
+}
+
+/// [`zero_block`], portable.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn zero_block(b: &[u8; 176]) -> bool {
+    *b == ZERO_COLUMNS
+}
+
+/// How many kernel columns of `0` `b` starts with, each followed by a
+/// space (the next column's first byte), at most `most`: the length of
+/// the prefix of `b` that follows the repeated pattern "ten spaces, `0`",
+/// found sixteen columns at a time ([`zero_block`]), then a word and a
+/// byte at a time.
+#[inline]
+fn zero_run(b: &[u8], most: usize) -> usize {
+    // bytes to match: `most` columns and the space after them
+    let want = most.saturating_mul(11).saturating_add(1);
+    let mut off = 0;
+    let matched = 'm: {
+        // the first word alone first: a column that is not `0` (where
+        // most runs end) costs one compare, not a block's eleven
+        if let (Some(x), Some(pat)) = (b.first_chunk::<16>(), ZERO_COLUMNS.first_chunk::<16>()) {
+            let w = eq16(x, pat);
+            if w.trailing_ones() < 12 {
+                break 'm w.trailing_ones() as usize;
+            }
+        }
+        while off < want {
+            let Some(block) = b.get(off..).and_then(|r| r.first_chunk::<176>()) else {
+                break;
+            };
+            if !zero_block(block) {
+                // where it differs: a word at a time
+                for k in 0..11 {
+                    let w = zero_word(block, k);
+                    if w != u16::MAX {
+                        break 'm off + 16 * k + w.trailing_ones() as usize;
+                    }
+                }
+            }
+            off += 176;
+        }
+        // fewer than sixteen columns left in `b`: words, then bytes
+        let mut k = 0;
+        while off < want {
+            let (Some(x), Some(pat)) = (
+                b.get(off..).and_then(|r| r.first_chunk::<16>()),
+                ZERO_COLUMNS
+                    .get(16 * k..)
+                    .and_then(|r| r.first_chunk::<16>()),
+            ) else {
+                break;
+            };
+            let w = eq16(x, pat);
+            if w != u16::MAX {
+                break 'm off + w.trailing_ones() as usize;
+            }
+            off += 16;
+            k += 1;
+        }
+        if off >= want {
+            break 'm off;
+        }
+        // the pattern from byte 16 k on, as far as `b` goes
+        let pattern = ZERO_COLUMNS.get(16 * k..).unwrap_or_default();
+        let rest = b.get(off..).unwrap_or_default();
+        let same = rest.iter().zip(pattern).take_while(|(x, y)| x == y).count();
+        off + same
+    };
+    // whole columns with the byte after them matched
+    (matched.saturating_sub(1) / 11).min(most)
+}
+
+/// Bit `i` set where `a[i] == b[i]`, with SSE2 (one compare, one move-mask).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u16 {
+    use safe_arch::{cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i};
+    move_mask_i8_m128i(eq(load_unaligned_m128i(a), load_unaligned_m128i(b))) as u16
+}
+
+/// [`eq16`], portable: a byte loop.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u16 {
+    let mut m = 0u16;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        m |= u16::from(x == y) << i;
+    }
+    m
 }
 
 /// The count of one kernel column at the start of `field`: a space, then
 /// spaces and at least one digit filling ten bytes, then the space that
 /// starts the next column (`seq_put_decimal_ull_width(" ", v, 10)`, how
 /// `/proc/interrupts` and `/proc/softirqs` print every per-CPU count).
-/// `None` for anything else.
+/// `None` for anything else; else the count and where its digits start.
 #[inline]
-fn column(field: &[u8; 16]) -> Option<u64> {
+fn column(field: &[u8; 16]) -> Option<(u64, usize)> {
     let (d, s) = masks16(field);
     // bits 1..=10: the ten bytes after the leading space
     let digits = d & 0x7fe;
@@ -117,11 +296,7 @@ fn column(field: &[u8; 16]) -> Option<u64> {
         return None;
     }
     let first = low.trailing_zeros() as usize;
-    Some(match field.get(first..11) {
-        Some(&[c]) => u64::from(c - b'0'),
-        Some(run) => value(run),
-        None => return None,
-    })
+    Some((value(field.get(first..11)?), first))
 }
 
 /// Read counts from `pos` (a space or the first digit of a count) into
@@ -133,18 +308,21 @@ fn column(field: &[u8; 16]) -> Option<u64> {
 /// 16-byte compare each, [`column`]); the first that is not one (a wider
 /// count, a tab, the description) goes to the 64-byte blocks.
 #[inline]
-pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut Vec<u64>) -> usize {
-    while out.len() < limit {
-        // four zero columns at once (a big machine's device rows are
+pub(crate) fn read_spaced<S: CountSink + ?Sized>(
+    line: &[u8],
+    mut pos: usize,
+    limit: usize,
+    out: &mut S,
+) -> usize {
+    while out.held() < limit {
+        // a run of zero columns at once (a big machine's device rows are
         // mostly zeros)
-        if limit - out.len() >= 4 {
-            if let Some(four) = line.get(pos..).and_then(|r| r.first_chunk::<48>()) {
-                if zero_columns(four) {
-                    out.extend_from_slice(&[0; 4]);
-                    pos += 44;
-                    continue;
-                }
-            }
+        let left = limit - out.held();
+        let zeros = zero_run(line.get(pos..).unwrap_or_default(), left);
+        if zeros > 0 {
+            out.zeros(zeros);
+            pos += 11 * zeros;
+            continue;
         }
         let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
             break;
@@ -153,18 +331,17 @@ pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut V
         // word compares, any other by its masks
         let blanks = u128::from_le_bytes(*field) ^ BLANK_COLUMN;
         let digit = field[10].wrapping_sub(b'0');
-        let v = if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
-            u64::from(digit)
+        if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
+            out.push(u64::from(digit), &field[10..11]);
         } else {
             match column(field) {
-                Some(v) => v,
+                Some((v, first)) => out.push(v, field.get(first..11).unwrap_or_default()),
                 None => break,
             }
-        };
-        out.push(v);
+        }
         pos += 11;
     }
-    while out.len() < limit {
+    while out.held() < limit {
         let Some(block) = line.get(pos..).and_then(|r| r.first_chunk::<64>()) else {
             break;
         };
@@ -179,21 +356,18 @@ pub(crate) fn read_spaced(line: &[u8], mut pos: usize, limit: usize, out: &mut V
         // counts that end inside that part: a digit followed by a space
         let mut ends = d & (s >> 1) & valid;
         let mut starts = d & !(d << 1);
-        let room = limit - out.len();
+        let room = limit - out.held();
         let mut k = 0;
         let mut next = 0;
         while ends != 0 && k < room {
             let a = starts.trailing_zeros() as usize;
             let b = ends.trailing_zeros() as usize;
-            let v = if a == b {
-                u64::from(block[b & 63].wrapping_sub(b'0'))
-            } else if b - a < 19 {
-                value(block.get(a..=b).unwrap_or_default())
-            } else {
+            if b - a >= 19 {
                 // a run of 20+ digits may overflow: the byte loop says so
                 break;
-            };
-            out.push(v);
+            }
+            let digits = block.get(a..=b).unwrap_or_default();
+            out.push(value(digits), digits);
             k += 1;
             next = b + 1;
             starts &= starts - 1;
@@ -266,7 +440,7 @@ mod tests {
         for (i, &v) in want.iter().enumerate() {
             let mut field = [0u8; 16];
             field.copy_from_slice(&line.as_bytes()[11 * i..11 * i + 16]);
-            assert_eq!(column(&field), Some(v), "{i}");
+            assert_eq!(column(&field).map(|c| c.0), Some(v), "{i}");
         }
         let mut out = Vec::new();
         let end = read_spaced(line.as_bytes(), 0, usize::MAX, &mut out);
@@ -330,25 +504,112 @@ mod tests {
     }
 
     #[test]
-    fn zero_columns_are_four_kernel_zeros_and_a_space() {
-        let mut line = String::new();
-        for _ in 0..4 {
-            line.push_str(&format!(" {:>10}", 0));
-        }
-        line.push_str(" xyz");
-        let b: [u8; 48] = line.as_bytes()[..48].try_into().unwrap();
-        assert!(zero_columns(&b));
-        for at in 0..45 {
-            for c in [b'1', b'\t', b'x', b'0'] {
-                let mut bad = b;
-                if bad[at] == c {
-                    continue;
+    fn zero_runs_are_kernel_zeros_each_with_a_space_after() {
+        for n in [1, 4, 8, 15, 16, 17, 31, 32, 33, 100] {
+            for tail in [" xyz", "", "\n", "  IR-PCI-MSI 1-edge", "x"] {
+                let mut line = String::new();
+                for _ in 0..n {
+                    line.push_str(&format!(" {:>10}", 0));
                 }
-                bad[at] = c;
-                assert!(!zero_columns(&bad), "{at} {c}");
+                line.push_str(tail);
+                let b = line.as_bytes();
+                // the last column counts only with a space after it
+                let whole = if tail.starts_with(' ') { n } else { n - 1 };
+                for most in [0, 1, n - 1, n, n + 1, usize::MAX] {
+                    assert_eq!(zero_run(b, most), whole.min(most), "{n} {tail:?} {most}");
+                }
+                // any byte changed ends the run before its column
+                for at in 0..(11 * whole) {
+                    for c in [b'1', b'\t', b'x', b'0', b' '] {
+                        let mut bad = b.to_vec();
+                        if bad[at] == c {
+                            continue;
+                        }
+                        bad[at] = c;
+                        let got = zero_run(&bad, usize::MAX);
+                        // a space before the changed byte's column may
+                        // still end a whole column
+                        let col = at / 11;
+                        let want = if at % 11 == 0 {
+                            col.saturating_sub(1)
+                        } else {
+                            col
+                        };
+                        let want = if at % 11 == 0 && c == b' ' { col } else { want };
+                        assert!(got == want || got == col, "{n} {tail:?} {at} {c} {got}");
+                        assert!(got <= col, "{n} {tail:?} {at} {c} {got}");
+                    }
+                }
+                let mut out = Vec::new();
+                let end = read_spaced(b, 0, usize::MAX, &mut out);
+                assert!(
+                    out.len() >= whole && out.iter().all(|&v| v == 0),
+                    "{n} {tail:?}"
+                );
+                assert!(end >= 11 * whole);
             }
         }
-        assert!(!zero_columns(&[b' '; 48]));
+        assert_eq!(zero_run(&[b' '; 200], usize::MAX), 0);
+    }
+
+    /// A sink that keeps what it was given.
+    #[derive(Default)]
+    struct Recorded {
+        values: Vec<u64>,
+        tokens: Vec<Option<Vec<u8>>>,
+    }
+
+    impl CountSink for Recorded {
+        fn start(&mut self, _room: usize) {
+            *self = Recorded::default();
+        }
+        fn held(&self) -> usize {
+            self.values.len()
+        }
+        fn push(&mut self, v: u64, digits: &[u8]) {
+            self.values.push(v);
+            self.tokens.push(Some(digits.to_vec()));
+        }
+        fn zeros(&mut self, n: usize) {
+            self.values.extend(std::iter::repeat_n(0, n));
+            self.tokens.extend(std::iter::repeat_n(None, n));
+        }
+        fn first_above_u32(&self) -> Option<u64> {
+            first_above_u32(&self.values)
+        }
+    }
+
+    #[test]
+    fn a_sink_gets_the_vectors_counts_each_with_its_own_digits() {
+        let mut rng = crate::rng::Rng::new(12);
+        for case in 0..3000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next_u64() % 60) {
+                let v = match rng.next_u64() % 5 {
+                    0 => rng.next_u64() % [10, 100_000, 10_000_000_000][case % 3],
+                    _ => 0,
+                };
+                line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                if rng.next_u64() % 10 == 0 {
+                    let c = b"0 \tx"[(rng.next_u64() % 4) as usize];
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(at, c);
+                }
+            }
+            let limit = [usize::MAX, 17, 3][case % 3];
+            let (mut vec, mut rec) = (Vec::new(), Recorded::default());
+            let a = read_spaced(&line, 0, limit, &mut vec);
+            let b = read_spaced(&line, 0, limit, &mut rec);
+            assert_eq!((a, &vec), (b, &rec.values));
+            for (v, t) in rec.values.iter().zip(&rec.tokens) {
+                let text = t.as_deref().unwrap_or(b"0");
+                assert!(text.iter().all(u8::is_ascii_digit), "{text:?}");
+                assert_eq!(
+                    std::str::from_utf8(text).unwrap().parse::<u64>().unwrap(),
+                    *v
+                );
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::AFFINITY_FILES;
 use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
-use irqlab_core::IrqRow;
+use irqlab_core::{CountSink, IrqRow, Shape};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::process::ExitCode;
@@ -142,9 +142,16 @@ fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
     let mut reader = BatchReader::new();
     for file in AFFINITY_FILES {
         let need: Vec<usize> = (0..irqs.len()).filter(|&k| out[k].is_none()).collect();
+        // `N/file`, without the formatting machinery (a thousand names)
         let names: Vec<String> = need
             .iter()
-            .map(|&k| format!("{}/{file}", irqs[k]))
+            .map(|&k| {
+                let mut name = String::with_capacity(12 + file.len());
+                name.push_str(itoa::Buffer::new().format(irqs[k]));
+                name.push('/');
+                name.push_str(file);
+                name
+            })
             .collect();
         for (k, r) in need.into_iter().zip(reader.read(&dir, &names)) {
             out[k] = r
@@ -216,16 +223,32 @@ fn snapshot_with(
     filter: &Filter,
     mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> std::io::Result<()>,
 ) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
-    let mut fs = HostFs::new(root);
-    let mut missing = Vec::new();
     let mut sec: Option<report::IrqCounts> = None;
-    let read = read_once(&mut fs, filter, &mut missing, |cpus, row| {
+    snapshot_into(root, filter, &mut Vec::new(), |cpus, row, c| {
+        std::mem::swap(&mut row.counts, c);
         let counts = sec.get_or_insert_with(|| report::IrqCounts::new(cpus, filter));
-        match counts.line(row) {
+        let res = match counts.line(row) {
             Some(l) => keep(counts, l, row),
             None => Ok(()),
-        }
-    });
+        };
+        std::mem::swap(&mut row.counts, c);
+        res
+    })
+}
+
+/// [`snapshot_with`] at the level of the parser: each row of
+/// `/proc/interrupts` the `--irq` prefilter and the parse let through
+/// goes to `row` with the header's CPU ids and its counts read into
+/// `counts` (`row.counts` left empty); the caller applies the filter.
+fn snapshot_into<S: CountSink>(
+    root: &std::path::Path,
+    filter: &Filter,
+    counts: &mut S,
+    row: impl FnMut(&[u32], &mut IrqRow, &mut S) -> std::io::Result<()>,
+) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
+    let mut fs = HostFs::new(root);
+    let mut missing = Vec::new();
+    let read = read_once(&mut fs, filter, &mut missing, counts, row);
     note_missing(&fs, &missing);
     let OnceRead {
         snap,
@@ -246,9 +269,7 @@ fn snapshot_with(
     // the softirqs and stat sections are built
     let cpus = interrupt_cpus.map(|all| {
         present.extend(all.iter().copied());
-        sec.unwrap_or_else(|| report::IrqCounts::new(&all, filter))
-            .cpus()
-            .to_vec()
+        report::IrqCounts::new(&all, filter).cpus().to_vec()
     });
     if cpus.is_none() && snap.stat.is_none() {
         if let Some(s) = &snap.softirqs {
@@ -272,8 +293,10 @@ fn snapshot_with(
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
-/// kept interrupt row is serialized as it is parsed (the scratch row's
-/// count buffer lent to the line and taken back) and held
+/// kept interrupt row is serialized as it is parsed (without `--cpus`
+/// its counts go straight from the file's digits to JSON:
+/// [`held_rows_as_read`]; with it, through the report's line:
+/// [`held_rows`]) and held
 /// ([`export::report_json::HeldRows`]: runs of zero counts as their
 /// length), written once the whole file parsed — so a bad line still fails
 /// before anything is printed, and a 1152-CPU file's 3 MB of JSON rows is
@@ -284,35 +307,29 @@ fn snapshot_with(
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
     let mut rows = export::report_json::HeldRows::default();
-    let mut one = Vec::new();
     let mut kept = 0usize;
     // the shown numbered rows' IRQs: their affinity is read in one batch
     // once the file parsed, and written into each row's slot
     let mut irqs = Vec::new();
-    let (cpus, rest, present) = snapshot_with(root, filter, |counts, mut l, row| {
-        kept += 1;
-        let shown = args.threshold.is_none_or(|min| count_above(&l, min));
-        if shown {
-            // one row into a reused buffer, then held (runs of zero
-            // counts as their length)
-            one.clear();
-            if !rows.is_empty() {
-                one.push(b',');
-            }
-            export::irq_row_json::line(&mut one, &l);
-            match l.irq {
-                Some(irq) => {
-                    rows.push_with_affinity(&one, irqs.len());
-                    irqs.push(irq);
-                }
-                None => rows.push(&one),
-            }
-        }
-        if let Some(c) = l.counts.take() {
-            counts.give_back(c, row);
-        }
-        Ok(())
-    })?;
+    let (cpus, rest, present) = if filter.cpus.is_none() {
+        held_rows_as_read(
+            root,
+            filter,
+            args.threshold,
+            &mut rows,
+            &mut kept,
+            &mut irqs,
+        )?
+    } else {
+        held_rows(
+            root,
+            filter,
+            args.threshold,
+            &mut rows,
+            &mut kept,
+            &mut irqs,
+        )?
+    };
     let irq_rows = cpus.as_ref().map(|_| kept);
     let affinity = affinities(&HostFs::new(root), &irqs);
     warn_filters(args, &present, irq_rows);
@@ -335,6 +352,111 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     out.write_all(b"}\n")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a snapshot's rows were held with: the kept columns' CPU ids
+/// (`None` without `/proc/interrupts`), the report without its
+/// interrupts section, the CPUs the files list.
+type Snapped = (Option<Vec<u32>>, report::Report, BTreeSet<u32>);
+
+/// The rows `filter` keeps, in `rows` (those at or above `threshold`,
+/// numbered ones with a slot for their affinity: their IRQ in `irqs`),
+/// the number kept in `kept`: each row serialized as it is parsed (the
+/// scratch row's count buffer lent to the line and taken back).
+fn held_rows(
+    root: &std::path::Path,
+    filter: &Filter,
+    threshold: Option<f64>,
+    rows: &mut export::report_json::HeldRows,
+    kept: &mut usize,
+    irqs: &mut Vec<u32>,
+) -> anyhow::Result<Snapped> {
+    let mut one = Vec::new();
+    snapshot_with(root, filter, |counts, mut l, row| {
+        *kept += 1;
+        let shown = threshold.is_none_or(|min| count_above(&l, min));
+        if shown {
+            // one row into a reused buffer, then held (runs of zero
+            // counts as their length)
+            one.clear();
+            if !rows.is_empty() {
+                one.push(b',');
+            }
+            export::irq_row_json::line(&mut one, &l);
+            match l.irq {
+                Some(irq) => {
+                    rows.push_with_affinity(&one, irqs.len());
+                    irqs.push(irq);
+                }
+                None => rows.push(&one),
+            }
+        }
+        if let Some(c) = l.counts.take() {
+            counts.give_back(c, row);
+        }
+        Ok(())
+    })
+}
+
+/// [`held_rows`] without a CPU filter: each row's counts go from the
+/// file's digits to held JSON as they are parsed
+/// ([`export::report_json::HeldCounts`]), never stored as numbers; the
+/// row's other fields are written from the parsed row. The same bytes
+/// (tested against [`held_rows`] in this module's tests).
+fn held_rows_as_read(
+    root: &std::path::Path,
+    filter: &Filter,
+    threshold: Option<f64>,
+    rows: &mut export::report_json::HeldRows,
+    kept: &mut usize,
+    irqs: &mut Vec<u32>,
+) -> anyhow::Result<Snapped> {
+    let (mut before, mut array, mut after) = (Vec::new(), Vec::new(), Vec::new());
+    let mut counts = export::report_json::HeldCounts::default();
+    snapshot_into(root, filter, &mut counts, |_, row, counts| {
+        if !filter.keep_irq_row(row) {
+            return Ok(());
+        }
+        *kept += 1;
+        let total = counts.total();
+        if threshold.is_some_and(|min| !(total > 0 && total as f64 >= min)) {
+            return Ok(());
+        }
+        before.clear();
+        if !rows.is_empty() {
+            before.push(b',');
+        }
+        use export::irq_row_json as rj;
+        rj::head(&mut before, &row.label, row.irq, Some(row.shape));
+        before.extend_from_slice(b",\"counts\":");
+        if row.shape == Shape::PerCpu {
+            counts.array(&mut array);
+        } else {
+            array.clear();
+            array.extend_from_slice(b"null");
+        }
+        after.clear();
+        after.extend_from_slice(b",\"total\":");
+        rj::push_u64(&mut after, total);
+        let p = &row.parts;
+        let split = rj::Split {
+            chip: nonempty(&p.chip),
+            hwirq: p.hwirq,
+            trigger: nonempty(&p.trigger),
+            flow: nonempty(&p.flow),
+        };
+        rj::tail(&mut after, Some(split), p.actions(), &row.description, None);
+        let slot = row.irq.map(|irq| {
+            irqs.push(irq);
+            irqs.len() - 1
+        });
+        rows.push_parts(&before, &array, &after, slot);
+        Ok(())
+    })
+}
+/// `s` unless empty (a row's split part as `report` keeps it).
+fn nonempty(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
 }
 
 /// The live sampler of `show --interval` (the kernel's own rows: the

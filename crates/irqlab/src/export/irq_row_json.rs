@@ -36,7 +36,7 @@ pub struct Split<'a> {
 /// `{"label":…,"irq":…` and `,"shape":…` when given.
 pub fn head(out: &mut Vec<u8>, label: &str, irq: Option<u32>, shape: Option<Shape>) {
     out.extend_from_slice(b"{\"label\":");
-    json(out, label);
+    json_str(out, label);
     out.extend_from_slice(b",\"irq\":");
     match irq {
         Some(v) => push_u64(out, u64::from(v)),
@@ -75,13 +75,13 @@ pub fn tail<'s>(
         if k > 0 {
             out.push(b',');
         }
-        json(out, a);
+        json_str(out, a);
     }
     out.extend_from_slice(b"],\"description\":");
-    json(out, description);
+    json_str(out, description);
     if let Some(a) = affinity {
         out.extend_from_slice(b",\"affinity\":");
-        json(out, a);
+        json_str(out, a);
     }
     out.push(b'}');
 }
@@ -537,8 +537,23 @@ fn put_milli(dst: &mut [u8], m: u64) -> usize {
 
 fn opt_str(out: &mut Vec<u8>, v: Option<&str>) {
     match v {
-        Some(s) => json(out, s),
+        Some(s) => json_str(out, s),
         None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A string as JSON: in quotes as it is when every byte is printable
+/// ASCII other than `"` and `\\` (labels, chips, device names: what
+/// serde_json writes for them too), else by serde_json.
+pub(crate) fn json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes()
+        .all(|c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        json(out, s);
     }
 }
 

@@ -200,3 +200,14 @@ fn rate_memo_grows_to_the_line_and_gives_put_rates_bytes() {
     }
     assert_eq!(lens, [FEW_SLOTS, 128, 128, SLOTS, SLOTS]);
 }
+
+#[test]
+fn strings_are_serdes_strings() {
+    let mut cases: Vec<String> = (0u8..128).map(|c| format!("a{}b", c as char)).collect();
+    cases.extend(["", "eth0-TxRx-3", "IR-PCI-MSI", "é→", "\u{7f}", "a\"b\\c"].map(String::from));
+    for s in cases {
+        let mut out = Vec::new();
+        json_str(&mut out, &s);
+        assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+    }
+}

@@ -7,6 +7,7 @@
 
 use super::irq_row_json;
 use crate::report::{CpuPctLine, IrqLine, IrqSection, RateRows, Report, StatSection};
+use irqlab_core::CountSink;
 use std::io::Write;
 
 /// Write `report` as one JSON document and a newline, indented when
@@ -222,12 +223,34 @@ impl HeldRows {
         self.push_slotted(text, Some(slot));
     }
 
+    /// Hold a row made of the text `before`, `counts` (already in held
+    /// form: [`HeldCounts::array`]) and the text `after`, which ends in
+    /// `}`; with a slot for its affinity before that `}` when `slot` is
+    /// given (see [`HeldRows::push_with_affinity`]).
+    pub fn push_parts(&mut self, before: &[u8], counts: &[u8], after: &[u8], slot: Option<usize>) {
+        let (after, close) = match (slot, after.split_last()) {
+            (Some(k), Some((b'}', body))) => (body, Some(k)),
+            _ => (after, None),
+        };
+        let mut enc = std::mem::take(&mut self.scratch);
+        enc.clear();
+        held_text(&mut enc, before);
+        enc.extend_from_slice(counts);
+        held_text(&mut enc, after);
+        if let Some(k) = close {
+            run(&mut enc, SLOT | k as u64);
+            enc.push(b'}');
+        }
+        self.hold(&enc);
+        self.scratch = enc;
+    }
+
     fn push_slotted(&mut self, text: &[u8], slot: Option<usize>) {
         let (text, close) = match (slot, text.split_last()) {
             (Some(k), Some((b'}', body))) => (body, Some(k)),
             _ => (text, None),
         };
-        let enc = &mut self.scratch;
+        let mut enc = std::mem::take(&mut self.scratch);
         enc.clear();
         let mut lit = 0;
         while let Some(i) = text
@@ -242,15 +265,21 @@ impl HeldRows {
             while text.get(end..end + 2) == Some(&ZEROS[..2]) {
                 end += 2;
             }
-            held_text(enc, text.get(lit..i).unwrap_or_default());
-            run(enc, (end - i) as u64 / 2);
+            held_text(&mut enc, text.get(lit..i).unwrap_or_default());
+            run(&mut enc, (end - i) as u64 / 2);
             lit = end;
         }
-        held_text(enc, text.get(lit..).unwrap_or_default());
+        held_text(&mut enc, text.get(lit..).unwrap_or_default());
         if let Some(k) = close {
-            run(enc, SLOT | k as u64);
+            run(&mut enc, SLOT | k as u64);
             enc.push(b'}');
         }
+        self.hold(&enc);
+        self.scratch = enc;
+    }
+
+    /// Append `enc` (held form) to what is held.
+    fn hold(&mut self, enc: &[u8]) {
         // a held text is never split across chunks
         if self.cur.capacity() - self.cur.len() < enc.len() {
             let next = Vec::with_capacity(HELD_CHUNK.max(enc.len()));
@@ -287,7 +316,7 @@ impl HeldRows {
                     if let Some(Some(a)) = affinity.get(k) {
                         field.clear();
                         field.extend_from_slice(b",\"affinity\":");
-                        irq_row_json::json(&mut field, a.as_str());
+                        irq_row_json::json_str(&mut field, a.as_str());
                         out.write_all(&field)?;
                     }
                     rest = rest.get(at + 9..).unwrap_or_default();
@@ -310,6 +339,113 @@ impl HeldRows {
             out.write_all(rest)?;
         }
         Ok(())
+    }
+}
+
+/// The `counts` array of one interrupts row in [`HeldRows`]' held form,
+/// made as the parser reads the counts (a [`CountSink`]): a count's
+/// digits are copied as the file has them (the bytes `irq_row_json`
+/// writes for its value, unless the token has leading zeros: then its
+/// value is formatted), zeros are counted and held as runs. With the
+/// row's total and the first count above 32 bits, so that the counts are
+/// never stored as numbers.
+#[derive(Debug, Default)]
+pub struct HeldCounts {
+    /// `c0,c1,…,` in held form, without the zeros not yet held.
+    held: Vec<u8>,
+    /// Counts read.
+    n: usize,
+    /// Zeros read after the last count held.
+    zeros: usize,
+    /// Their sum (wrapping, as `IrqRow::total`).
+    total: u64,
+    big: Option<u64>,
+}
+
+impl HeldCounts {
+    /// The sum of the counts (wrapping).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// `[c0,c1,…]` in held form, into `out` (cleared first).
+    pub fn array(&mut self, out: &mut Vec<u8>) {
+        out.clear();
+        out.push(b'[');
+        out.extend_from_slice(&self.held);
+        match self.zeros {
+            0 => {
+                // the last count's comma
+                if self.n > 0 {
+                    out.pop();
+                }
+            }
+            z => {
+                zeros(out, z - 1);
+                out.push(b'0');
+            }
+        }
+        out.push(b']');
+    }
+
+    fn hold_zeros(&mut self) {
+        zeros(&mut self.held, self.zeros);
+        self.zeros = 0;
+    }
+}
+
+/// `n` times `0,` in held form: as a run from eight on.
+fn zeros(out: &mut Vec<u8>, n: usize) {
+    if n >= 8 {
+        run(out, n as u64);
+    } else {
+        out.extend_from_slice(ZEROS.get(..2 * n).unwrap_or_default());
+    }
+}
+
+impl CountSink for HeldCounts {
+    fn start(&mut self, _room: usize) {
+        self.held.clear();
+        self.n = 0;
+        self.zeros = 0;
+        self.total = 0;
+        self.big = None;
+    }
+
+    #[inline]
+    fn held(&self) -> usize {
+        self.n
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64, digits: &[u8]) {
+        if v == 0 {
+            self.zeros(1);
+            return;
+        }
+        if self.zeros > 0 {
+            self.hold_zeros();
+        }
+        match digits.first() {
+            Some(b'1'..=b'9') => self.held.extend_from_slice(digits),
+            _ => irq_row_json::push_u64(&mut self.held, v),
+        }
+        self.held.push(b',');
+        self.n += 1;
+        self.total = self.total.wrapping_add(v);
+        if v > u64::from(u32::MAX) && self.big.is_none() {
+            self.big = Some(v);
+        }
+    }
+
+    #[inline]
+    fn zeros(&mut self, n: usize) {
+        self.zeros += n;
+        self.n += n;
+    }
+
+    fn first_above_u32(&self) -> Option<u64> {
+        self.big
     }
 }
 

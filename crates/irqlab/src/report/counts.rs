@@ -97,7 +97,8 @@ impl<'f> IrqCounts<'f> {
                 } else {
                     pick(&r.counts, &self.cols)
                 };
-                l.total = c.iter().sum();
+                // wrapping, as `IrqRow::total` (and show's streamed JSON)
+                l.total = c.iter().fold(0u64, |a, &v| a.wrapping_add(v));
                 l.counts = Some(c);
             }
             _ => l.total = r.total(),

@@ -16,7 +16,7 @@ use crate::filter::Filter;
 use crate::host::HostFs;
 use anyhow::anyhow;
 use irqlab_core::interrupts::LineParser;
-use irqlab_core::{paths, Interrupts, IrqRow, ParseError, Snapshot};
+use irqlab_core::{paths, CountSink, Interrupts, IrqRow, ParseError, Snapshot};
 
 /// A statistics file the sampler can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,10 @@ pub struct OnceRead {
 /// One snapshot (counts since boot, no timestamps) of `fs`'s root for a
 /// single look (`show`): `/proc/interrupts` streamed line by line through
 /// one reused buffer and one scratch row, each row `filter` keeps handed
-/// to `row` with the header's CPU ids (a row `--irq`'s literals rule out
+/// to `row` with the header's CPU ids and its counts, read into `counts`
+/// (`Vec<u64>`, or a sink that formats them as read: see
+/// `irqlab_core::interrupts::LineParser::line_into`; the row's own are
+/// left empty; a row `--irq`'s literals rule out
 /// is not even parsed: [`Prefilter`]); then `/proc/softirqs` and
 /// `/proc/stat` whole. The rules are [`StatFiles::sample`]'s: a file
 /// that cannot be opened is pushed to `missing` (file order, with the
@@ -161,11 +164,12 @@ pub struct OnceRead {
 /// so does a root where none of the three files is readable. `missing`
 /// is filled even when the read then fails, so that the caller can say
 /// which files were absent before the error.
-pub fn read_once(
+pub fn read_once<S: CountSink>(
     fs: &mut HostFs,
     filter: &Filter,
     missing: &mut Vec<(StatFile, String)>,
-    row: impl FnMut(&[u32], &mut IrqRow) -> std::io::Result<()>,
+    counts: &mut S,
+    row: impl FnMut(&[u32], &mut IrqRow, &mut S) -> std::io::Result<()>,
 ) -> anyhow::Result<OnceRead> {
     let mut lp = LineParser::new();
     let mut out = OnceRead {
@@ -173,7 +177,7 @@ pub fn read_once(
         interrupt_cpus: None,
         range_note: None,
     };
-    let streamed = stream_rows(fs, filter, &mut lp, row);
+    let streamed = stream_rows(fs, filter, &mut lp, counts, row);
     // a single look: the descriptor and its stream buffer are not
     // needed again (freed before the other files are read)
     fs.forget(StatFile::Interrupts.rel());
@@ -204,11 +208,12 @@ pub fn read_once(
 
 /// The rows of `/proc/interrupts` that `filter` keeps, to `row` (see
 /// [`read_once`]).
-fn stream_rows(
+fn stream_rows<S: CountSink>(
     fs: &mut HostFs,
     filter: &Filter,
     lp: &mut LineParser,
-    mut row: impl FnMut(&[u32], &mut IrqRow) -> std::io::Result<()>,
+    counts: &mut S,
+    mut row: impl FnMut(&[u32], &mut IrqRow, &mut S) -> std::io::Result<()>,
 ) -> Result<(), ReadStop> {
     let mut scratch = IrqRow::default();
     // `--irq` before the counts: a row whose text holds none of the
@@ -222,10 +227,12 @@ fn stream_rows(
             return lp.skip_line(line).map_err(ReadStop::Parse);
         }
         // without `--irq` every row is kept (no fields gathered to say so)
-        if lp.line(line, &mut scratch).map_err(ReadStop::Parse)?
+        if lp
+            .line_into(line, &mut scratch, counts)
+            .map_err(ReadStop::Parse)?
             && (filter.irq.is_none() || filter.keep_irq_row(&scratch))
         {
-            row(lp.cpus(), &mut scratch).map_err(ReadStop::Row)?;
+            row(lp.cpus(), &mut scratch, counts).map_err(ReadStop::Row)?;
         }
         Ok(())
     })?;
@@ -360,11 +367,17 @@ mod tests {
     fn labels(root: &Path, filter: &Filter) -> Vec<String> {
         let mut fs = HostFs::new(root);
         let mut seen = Vec::new();
-        read_once(&mut fs, filter, &mut Vec::new(), |cpus, r| {
-            assert_eq!(cpus, [0, 1]);
-            seen.push(r.label.clone());
-            Ok(())
-        })
+        read_once(
+            &mut fs,
+            filter,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            |cpus, r, _| {
+                assert_eq!(cpus, [0, 1]);
+                seen.push(r.label.clone());
+                Ok(())
+            },
+        )
         .unwrap();
         seen
     }
@@ -380,7 +393,8 @@ mod tests {
             &mut HostFs::new(d.path()),
             &Filter::default(),
             &mut Vec::new(),
-            |_, _| Ok(()),
+            &mut Vec::new(),
+            |_, _, _| Ok(()),
         )
         .unwrap();
         let mut files = StatFiles::new(HostFs::new(d.path()), &StatFile::ALL);
@@ -424,10 +438,16 @@ mod tests {
         w(d.path(), "proc/stat", "cpu  1 2 x\n");
         let mut fs = HostFs::new(d.path());
         let mut missing = Vec::new();
-        let e = read_once(&mut fs, &Filter::default(), &mut missing, |_, _| Ok(()))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = read_once(
+            &mut fs,
+            &Filter::default(),
+            &mut missing,
+            &mut Vec::new(),
+            |_, _, _| Ok(()),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         let stat = d.path().join("proc/stat");
         assert!(e.starts_with(&format!("{}:1:", stat.display())), "{e}");
         let srcs: Vec<StatFile> = missing.iter().map(|(s, _)| *s).collect();
@@ -448,7 +468,8 @@ mod tests {
             &mut HostFs::new(d.path()),
             &Filter::default(),
             &mut missing,
-            |_, _| Ok(()),
+            &mut Vec::new(),
+            |_, _, _| Ok(()),
         )
         .err()
         .unwrap()
@@ -468,7 +489,8 @@ mod tests {
             &mut HostFs::new(d.path()),
             &Filter::default(),
             &mut missing,
-            |_, _| Err(std::io::Error::other("out of room")),
+            &mut Vec::new(),
+            |_, _, _| Err(std::io::Error::other("out of room")),
         )
         .err()
         .unwrap();
@@ -484,7 +506,8 @@ mod tests {
             &mut HostFs::new(d.path()),
             &Filter::default(),
             &mut missing,
-            |_, _| Ok(()),
+            &mut Vec::new(),
+            |_, _, _| Ok(()),
         )
         .err()
         .unwrap()
