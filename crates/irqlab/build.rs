@@ -24,14 +24,14 @@
 //!   resolves no host or user names (`--listen` takes an address), so
 //!   glibc's NSS modules are never loaded. `IRQLAB_LINK=dynamic` at build
 //!   time keeps the dynamic link.
-//! - Start-up code first: with rustc's own `lld` (the default linker of
-//!   `x86_64-unknown-linux-gnu` since Rust 1.90), `crates/irqlab/startup.order` lists
-//!   the functions a `top --batch`, `serve` or `--version` run executes
-//!   (`tools/startup-order.sh` writes it from callgrind), and the linker
-//!   puts them together at the start of the text: a run then touches ~8
-//!   64-KiB windows of its 7 MB of code instead of ~50, one page fault
-//!   each. Names that no longer exist (another toolchain, other
-//!   dependency versions) are ignored; only the ordering is lost.
+//! - Start-up code first: `crates/irqlab/startup.order` matches the
+//!   functions a `top --batch`, `serve` or `--version` run executes
+//!   (`tools/startup-order.sh` writes it from callgrind, as linker-script
+//!   patterns that survive the hash changes of a rebuild with other
+//!   features or toolchain), and a linker script puts them together
+//!   before the rest of the text: a run then touches ~12 64-KiB windows
+//!   of its 7 MB of code instead of ~48, one page fault each. Patterns
+//!   that match nothing only lose their ordering.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -54,14 +54,10 @@ fn main() {
                 }
             }
         }
-        let order = Path::new("startup.order");
-        if rust_lld() && order.is_file() {
-            let order = std::fs::canonicalize(order).unwrap_or_else(|_| order.into());
-            println!(
-                "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
-                order.display()
-            );
-            println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    }
+    if linux {
+        if let Some(script) = startup_script() {
+            println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
             chosen.push("ordered");
         }
     }
@@ -132,31 +128,26 @@ fn archive(name: &str) -> Option<PathBuf> {
         .then_some(path)
 }
 
-/// Whether rustc links with its own `lld`, which knows
-/// `--symbol-ordering-file`: `x86_64-unknown-linux-gnu` from Rust 1.90
-/// on, unless a linker, linker flavour or `-fuse-ld` was chosen.
-fn rust_lld() -> bool {
-    if std::env::var("TARGET").map_or(true, |t| t != "x86_64-unknown-linux-gnu") {
-        return false;
+/// `OUT_DIR/startup.ld`: a linker script that puts the sections matched
+/// by `startup.order`'s patterns (one per line) in an output section of
+/// their own before `.text` (`INSERT`: the linker's default script stays
+/// in force; GNU ld and lld both read it). `None` without the file or
+/// with a line that is not one input-section description.
+fn startup_script() -> Option<PathBuf> {
+    let order = std::fs::read_to_string("startup.order").ok()?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_.$*:-+ ".contains(c);
+    let mut text = String::from("SECTIONS\n{\n  .text.irqlab_startup :\n  {\n");
+    for line in order.lines().filter(|l| !l.is_empty()) {
+        // `[archive:member](patterns)`, nothing that could end the script
+        let (head, rest) = line.split_once('(')?;
+        let inner = rest.strip_suffix(')')?;
+        if !head.chars().all(plain) || !inner.chars().all(plain) {
+            return None;
+        }
+        text.push_str(&format!("    {line}\n"));
     }
-    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    let chosen = [
-        "linker",
-        "link-self-contained",
-        "fuse-ld",
-        "linker-features",
-    ];
-    if std::env::var_os("RUSTC_LINKER").is_some() || chosen.iter().any(|c| flags.contains(c)) {
-        return false;
-    }
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let Ok(out) = Command::new(rustc).arg("-V").output() else {
-        return false;
-    };
-    // "rustc 1.95.0 (…)"
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut version = text.split_whitespace().nth(1).unwrap_or("").split('.');
-    let major = version.next().and_then(|v| v.parse::<u32>().ok());
-    let minor = version.next().and_then(|v| v.parse::<u32>().ok());
-    matches!((major, minor), (Some(1), Some(m)) if m >= 90) || major.is_some_and(|v| v > 1)
+    text.push_str("  }\n}\nINSERT BEFORE .text;\n");
+    let path = PathBuf::from(std::env::var_os("OUT_DIR")?).join("startup.ld");
+    std::fs::write(&path, text).ok()?;
+    Some(path)
 }
