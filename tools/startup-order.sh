@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# startup-order.sh: write crates/irqlab/startup.order, the functions a
+# `top --batch` (json, text), `serve` and `--version` run executes, in the
+# order first met, from `valgrind --tool=callgrind` of a release build, as
+# linker-script input-section patterns: `*(.text.<mangled name> …)` as
+# built, then again with the legacy mangling's hash as `*` (it changes with
+# features and toolchain: the exact names keep a generic's other instances
+# out of the way when they match, the globs still gather the rest), and `*libc.a:<member>.o(.text .text.*)` for the C library's functions of
+# a static link. build.rs puts the sections they match first in the text
+# (a linker script with INSERT, for GNU ld and lld alike): a run then
+# faults in a few 64-KiB windows of code instead of dozens. Run it again
+# after a toolchain or dependency update (patterns that match nothing only
+# lose their ordering), then rebuild.
+# Usage: tools/startup-order.sh [IRQLAB]   (default target/release/irqlab)
+# Needs valgrind and python3; builds nothing; writes only the order file.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+irqlab=${1:-${IRQLAB:-$top/target/release/irqlab}}
+out=$top/crates/irqlab/startup.order
+command -v valgrind >/dev/null || { echo "startup-order.sh: needs valgrind" >&2; exit 1; }
+[ -x "$irqlab" ] || { echo "startup-order.sh: no binary at $irqlab" >&2; exit 1; }
+tmp=$(mktemp -d)
+cache=$tmp/cache
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$cache"
+i=0
+# twice each: the first with no per-boot cache (cold start), then with it
+for args in "top --batch --format json -i 10ms -n 2" "top --batch --format text -i 10ms -n 2" \
+    "serve --listen 127.0.0.1:0 -i 10ms --duration 30ms" "--version" \
+    "top --batch --format json -i 10ms -n 2" "top --batch --format text -i 10ms -n 2"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086 # the arguments split on purpose
+    XDG_CACHE_HOME=$cache valgrind --tool=callgrind --demangle=no \
+        --callgrind-out-file="$tmp/cg.$i" "$irqlab" $args >/dev/null 2>&1
+done
+libc=$(cc -print-file-name=libc.a 2>/dev/null || true)
+members=$tmp/libc-members
+: >"$members"
+# which member of the C library defines each function (static links)
+if [ -f "$libc" ] && command -v nm >/dev/null; then
+    nm -A --defined-only "$libc" 2>/dev/null | awk '{print $1, $NF}' >"$members" || true
+fi
+python3 - "$tmp" "$i" "$out" "$members" <<'PY'
+import re, sys
+tmp, n, out, members = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# "path/libc.a:member.o:0000… T name" (awk kept the first and last field)
+member = {}
+for line in open(members):
+    parts = line.split()
+    if len(parts) == 2 and parts[0].count(":") >= 2:
+        member.setdefault(parts[1], parts[0].split(":")[-3].rsplit("/", 1)[-1]
+                          + ":" + parts[0].split(":")[-2])
+exact, pats, seen = [], [], set()
+for i in range(1, n + 1):
+    for line in open(f"{tmp}/cg.{i}"):
+        m = re.match(r"^c?fn=\(\d+\) (.*?)(?:'\d+)?$", line.rstrip("\n"))
+        if not m or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.$]*", m.group(1)):
+            continue
+        name = m.group(1)
+        if name in member:
+            pat = "*" + member[name] + "(.text .text.*)"
+        else:
+            # the legacy mangling's hash changes with the crate's metadata
+            # (features, toolchain): each name once as built here, first,
+            # then with any hash (all of a generic's instances)
+            glob = re.sub(r"17h[0-9a-f]{16}E$", "17h*E", name)
+            one = f"*(.text.{name} .text.unlikely.{name})"
+            if glob != name and one not in seen:
+                seen.add(one)
+                exact.append(one)
+            pat = f"*(.text.{glob} .text.unlikely.{glob})"
+        if pat not in seen:
+            seen.add(pat)
+            pats.append(pat)
+pats = exact + pats
+open(out, "w").write("".join(f"{p}\n" for p in pats))
+print(f"{out}: {len(pats)} input-section patterns")
+PY
