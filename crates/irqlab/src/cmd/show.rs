@@ -454,6 +454,7 @@ fn held_rows_as_read(
         Ok(())
     })
 }
+
 /// `s` unless empty (a row's split part as `report` keeps it).
 fn nonempty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)

@@ -693,26 +693,13 @@ mod tests {
                 .map_or(0, |s| s.wall_ns)
         };
         let first = samples[0].seq;
-        let props = props(data, t.rows.len() as u64).unwrap();
-        let props = WriterProperties::builder()
+        // the writer's own properties, GZIP on every chunk
+        let b = props(data, t.rows.len() as u64)
+            .unwrap()
+            .into_builder()
             .set_compression(Compression::GZIP(
                 parquet::basic::GzipLevel::try_new(9).unwrap(),
-            ))
-            .set_statistics_enabled(EnabledStatistics::None)
-            .set_column_statistics_enabled(ColumnPath::from("time"), EnabledStatistics::Chunk)
-            .set_offset_index_disabled(true)
-            .set_key_value_metadata(props.key_value_metadata().cloned());
-        let mut b = props;
-        for (col, enc) in [
-            ("time", Encoding::PLAIN),
-            ("seq", Encoding::BYTE_STREAM_SPLIT),
-            ("cpu", Encoding::DELTA_BINARY_PACKED),
-            ("value", Encoding::BYTE_STREAM_SPLIT),
-        ] {
-            b = b
-                .set_column_dictionary_enabled(ColumnPath::from(col), false)
-                .set_column_encoding(ColumnPath::from(col), enc);
-        }
+            ));
         let schema = Arc::new(parquet::schema::parser::parse_message_type(MESSAGE).unwrap());
         let mut w = SerializedFileWriter::new(Vec::new(), schema, Arc::new(b.build())).unwrap();
         let mut rg = w.next_row_group().unwrap();

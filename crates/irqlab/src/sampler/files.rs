@@ -432,14 +432,12 @@ mod tests {
         assert_eq!(labels(d.path(), &chip), ["24"]);
     }
 
-    #[test]
-    fn show_lists_missing_files_even_when_the_read_then_fails() {
-        let d = tempfile::tempdir().unwrap();
-        w(d.path(), "proc/stat", "cpu  1 2 x\n");
-        let mut fs = HostFs::new(d.path());
+    /// The error of a `read_once` under `root` that must fail, and the
+    /// files it found missing.
+    fn read_once_error(root: &std::path::Path) -> (String, Vec<(StatFile, String)>) {
         let mut missing = Vec::new();
         let e = read_once(
-            &mut fs,
+            &mut HostFs::new(root),
             &Filter::default(),
             &mut missing,
             &mut Vec::new(),
@@ -448,6 +446,14 @@ mod tests {
         .err()
         .unwrap()
         .to_string();
+        (e, missing)
+    }
+
+    #[test]
+    fn show_lists_missing_files_even_when_the_read_then_fails() {
+        let d = tempfile::tempdir().unwrap();
+        w(d.path(), "proc/stat", "cpu  1 2 x\n");
+        let (e, missing) = read_once_error(d.path());
         let stat = d.path().join("proc/stat");
         assert!(e.starts_with(&format!("{}:1:", stat.display())), "{e}");
         let srcs: Vec<StatFile> = missing.iter().map(|(s, _)| *s).collect();
@@ -463,17 +469,7 @@ mod tests {
             "           CPU0       CPU1\nLOC:        100        200   Local timer interrupts\nnot a row\n",
         );
         small_files(d.path(), 2);
-        let mut missing = Vec::new();
-        let e = read_once(
-            &mut HostFs::new(d.path()),
-            &Filter::default(),
-            &mut missing,
-            &mut Vec::new(),
-            |_, _, _| Ok(()),
-        )
-        .err()
-        .unwrap()
-        .to_string();
+        let (e, missing) = read_once_error(d.path());
         let path = d.path().join("proc/interrupts");
         assert!(e.starts_with(&format!("{}:3:", path.display())), "{e}");
         assert!(missing.is_empty());
