@@ -497,17 +497,7 @@ mod tests {
     #[test]
     fn nothing_readable_is_one_rule_for_show_and_the_live_sampler() {
         let d = tempfile::tempdir().unwrap();
-        let mut missing = Vec::new();
-        let once = read_once(
-            &mut HostFs::new(d.path()),
-            &Filter::default(),
-            &mut missing,
-            &mut Vec::new(),
-            |_, _, _| Ok(()),
-        )
-        .err()
-        .unwrap()
-        .to_string();
+        let (once, missing) = read_once_error(d.path());
         let mut files = StatFiles::new(HostFs::new(d.path()), &StatFile::ALL);
         let live = files
             .sample(&mut Snapshot::default())
