@@ -54,6 +54,11 @@ pub struct Renderer {
     ksoftirqd_rows: Vec<(u32, u64)>,
     ksoftirqd_cpus: Vec<u32>,
     ksoftirqd_ns: Vec<u64>,
+    /// The per-CPU line starts of the interrupt, softirq and ksoftirqd
+    /// families.
+    irq_prefixes: CpuPrefixes,
+    softirq_prefixes: CpuPrefixes,
+    ksoftirqd_prefixes: CpuPrefixes,
 }
 
 /// The `cpu` label of a CPU time series: a CPU's id, `all` (a sum), or
@@ -79,6 +84,9 @@ struct RowLabels {
     /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
     /// is the key of the per-CPU lines).
     all: String,
+    /// What follows a per-CPU line's CPU id: `"`, `,` and the key when
+    /// there is one, `} ` (see [`line_tail`]).
+    tail: String,
 }
 
 /// `name{cpu="CPU",key} ` (`key`: escaped labels, maybe empty).
@@ -113,6 +121,8 @@ impl RowLabels {
             self.all.clear();
             self.all.push_str(ALL_PREFIX);
             self.all.push_str(&build());
+            let key = self.all.get(ALL_PREFIX.len()..).unwrap_or_default();
+            line_tail(&mut self.tail, key);
         }
         self
     }
@@ -120,6 +130,81 @@ impl RowLabels {
     /// The labels without `cpu`.
     fn labels(&self) -> &str {
         self.all.get(ALL_PREFIX.len()..).unwrap_or_default()
+    }
+
+    /// The labels of this row's per-CPU lines.
+    fn row(&self) -> RowSeries<'_> {
+        RowSeries {
+            key: self.labels(),
+            tail: &self.tail,
+        }
+    }
+}
+
+/// `tail` becomes what follows a per-CPU line's CPU id for labels `key`
+/// (escaped, maybe empty): `"`, then `,key` when there is a key, `} `.
+fn line_tail(tail: &mut String, key: &str) {
+    tail.clear();
+    tail.push('"');
+    if !key.is_empty() {
+        tail.push(',');
+        tail.push_str(key);
+    }
+    tail.push_str("} ");
+}
+
+/// The labels of one per-CPU row: its key (`accum`'s identity of the
+/// row, and the labels of its `all`/`other` lines) and the tail of its
+/// per-CPU lines, built from the key.
+#[derive(Clone, Copy)]
+struct RowSeries<'a> {
+    key: &'a str,
+    tail: &'a str,
+}
+
+/// The start of a family's per-CPU lines, `name{cpu="K"`, for each
+/// column of its CPU list: built again only when the family's name or
+/// CPU list changes (a few tens of bytes a CPU), so a per-CPU line is
+/// this, the row's tail and the value.
+#[derive(Debug, Default)]
+struct CpuPrefixes {
+    name: &'static str,
+    cpus: Vec<u32>,
+    bytes: Vec<u8>,
+    /// End of each column's prefix in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl CpuPrefixes {
+    /// For family `name` over `cpus` (the columns, in order).
+    fn prepare(&mut self, name: &'static str, cpus: &[u32]) {
+        if self.name == name && self.cpus == cpus {
+            return;
+        }
+        self.name = name;
+        self.cpus.clear();
+        self.cpus.extend_from_slice(cpus);
+        self.bytes.clear();
+        self.ends.clear();
+        let mut buf = itoa::Buffer::new();
+        for &c in cpus {
+            self.bytes.extend_from_slice(name.as_bytes());
+            self.bytes.extend_from_slice(b"{cpu=\"");
+            self.bytes.extend_from_slice(buf.format(c).as_bytes());
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    /// The prefix of column `i` when it was prepared for CPU `cpu`.
+    fn get(&self, i: usize, cpu: u32) -> Option<&[u8]> {
+        if self.cpus.get(i) != Some(&cpu) {
+            return None;
+        }
+        let start = match i.checked_sub(1) {
+            Some(p) => *self.ends.get(p)?,
+            None => 0,
+        };
+        self.bytes.get(start..*self.ends.get(i)?)
     }
 }
 
@@ -168,6 +253,19 @@ impl Family<'_> {
         *self.series += 1;
     }
 
+    /// One per-CPU series from its prepared start (`name{cpu="K"`, see
+    /// [`CpuPrefixes`]) and its row's tail (see [`line_tail`]): the same
+    /// bytes as [`Family::line_cpu`] in two copies (there are millions of
+    /// these lines at 1000+ CPUs).
+    fn line_prefixed(&mut self, prefix: &[u8], tail: &str, value: SeriesValue) {
+        let o = &mut *self.out;
+        o.extend_from_slice(prefix);
+        o.extend_from_slice(tail.as_bytes());
+        value.write(o);
+        o.push(b'\n');
+        *self.series += 1;
+    }
+
     /// One series labelled `cpu="CPU"` then `key` (already escaped
     /// labels, maybe empty): the per-CPU lines, written without an
     /// intermediate string (there are millions of them at 1000+ CPUs).
@@ -197,7 +295,7 @@ impl SeriesValue {
             SeriesValue::Seconds { count, unit } => {
                 let unit = unit.max(1);
                 o.extend_from_slice(itoa::Buffer::new().format(count / unit).as_bytes());
-                let frac = u128::from(count % unit) * 1_000_000_000 / u128::from(unit);
+                let frac = nanos_of(count % unit, unit);
                 if frac != 0 {
                     // `.` and nine digits, trailing zeros dropped
                     let mut digits = [b'0'; 10];
@@ -213,6 +311,17 @@ impl SeriesValue {
             }
         }
     }
+}
+
+/// `rem` `unit`-ths of a second (`rem < unit`) in whole nanoseconds,
+/// rounded down: without a 128-bit division when `unit` divides 10^9
+/// (ticks, ns).
+fn nanos_of(rem: u64, unit: u64) -> u64 {
+    const NS: u64 = 1_000_000_000;
+    if unit <= NS && NS % unit == 0 {
+        return rem * (NS / unit);
+    }
+    u64::try_from(u128::from(rem) * u128::from(NS) / u128::from(unit)).unwrap_or(NS - 1)
 }
 
 /// Append `v` to `out` as a label value (`\`, `"` and newline escaped).
@@ -287,6 +396,9 @@ impl Renderer {
             ksoftirqd_rows: Vec::new(),
             ksoftirqd_cpus: Vec::new(),
             ksoftirqd_ns: Vec::new(),
+            irq_prefixes: CpuPrefixes::default(),
+            softirq_prefixes: CpuPrefixes::default(),
+            ksoftirqd_prefixes: CpuPrefixes::default(),
         }
     }
 
@@ -338,6 +450,9 @@ impl Renderer {
         let mut kept = 0;
         self.irqs.begin(snap.mono_ns);
         self.seen.clear();
+        if self.opts.per_cpu == PerCpu::All {
+            self.irq_prefixes.prepare(name, &m.cpus);
+        }
         let mut fam = Family {
             name,
             out,
@@ -345,6 +460,9 @@ impl Renderer {
         };
         let rows = m.rows();
         let naming = self.opts.naming;
+        // While every row so far is the one of the last body, so are the
+        // occurrences: `seen` is only filled from the first changed row on.
+        let mut same_rows = true;
         for (pos, row) in rows.iter().enumerate() {
             let k = row_key::key_at(&mut self.irq_keys, pos);
             if !k.is_for(&row.label, &row.description) {
@@ -353,21 +471,43 @@ impl Renderer {
                     &row.description,
                     self.opts.filter.keep_irq_row(row),
                 );
+                if same_rows {
+                    same_rows = false;
+                    fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
+                }
             }
+            let Some(k) = self.irq_keys.get_mut(pos) else {
+                continue;
+            };
             if !k.id.keep() {
                 continue;
             }
             kept += 1;
-            let occurrence = occurrence(&mut self.seen, rows, pos);
+            let occurrence = match (same_rows, k.occurrence) {
+                (true, Some(o)) => o,
+                _ => {
+                    if same_rows {
+                        same_rows = false;
+                        fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
+                    }
+                    occurrence(&mut self.seen, rows, pos)
+                }
+            };
+            let Some(k) = self.irq_keys.get_mut(pos) else {
+                continue;
+            };
             let k = k.key(occurrence, || row_labels(naming, row, occurrence));
             match row.shape {
                 Shape::PerCpu => per_cpu(
                     &mut fam,
                     &self.opts,
                     &mut self.irqs,
-                    k.labels(),
-                    &m.cpus,
-                    &row.counts,
+                    PerCpuRow {
+                        labels: k.row(),
+                        prefixes: &self.irq_prefixes,
+                        cpus: &m.cpus,
+                        counts: &row.counts,
+                    },
                 ),
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
                     fam.line(&k.all, SeriesValue::Int(row.total()));
@@ -398,6 +538,9 @@ impl Renderer {
             return;
         };
         self.softirqs.begin(snap.mono_ns);
+        if self.opts.per_cpu == PerCpu::All {
+            self.softirq_prefixes.prepare(name, &m.cpus);
+        }
         let mut fam = Family {
             name,
             out,
@@ -409,15 +552,16 @@ impl Renderer {
                 k.set(&row.name, "", true);
             }
             let k = k.key(0, || labels(&[(label, &row.name)]));
-            let n = row.counts.len().min(m.cpus.len());
-            let (cpus, counts) = (&m.cpus[..n], &row.counts[..n]);
             per_cpu(
                 &mut fam,
                 &self.opts,
                 &mut self.softirqs,
-                k.labels(),
-                cpus,
-                counts,
+                PerCpuRow {
+                    labels: k.row(),
+                    prefixes: &self.softirq_prefixes,
+                    cpus: &m.cpus,
+                    counts: &row.counts,
+                },
             );
         }
         self.softirqs.finish();
@@ -631,13 +775,22 @@ impl Renderer {
                 series: &mut self.series,
             };
             self.ksoftirqd.begin(mono_ns);
+            if self.opts.per_cpu == PerCpu::All {
+                self.ksoftirqd_prefixes.prepare(name, cpus);
+            }
             per_cpu_with(
                 &mut fam,
                 &self.opts,
                 &mut self.ksoftirqd,
-                "",
-                cpus,
-                ns,
+                PerCpuRow {
+                    labels: RowSeries {
+                        key: "",
+                        tail: "\"} ",
+                    },
+                    prefixes: &self.ksoftirqd_prefixes,
+                    cpus,
+                    counts: ns,
+                },
                 1_000_000_000,
             );
             self.ksoftirqd.finish();
@@ -751,6 +904,17 @@ const NODE_SOFTIRQ_VECTORS: [&str; 10] = [
     "rcu",
 ];
 
+/// `seen` as [`occurrence`] leaves it after the kept rows before `pos`
+/// (their keys in `keys` are current).
+fn fill_seen(seen: &mut Vec<(usize, u32)>, keys: &[RowLabels], rows: &[IrqRow], pos: usize) {
+    seen.clear();
+    for (p, k) in keys.iter().enumerate().take(pos) {
+        if k.id.keep() {
+            occurrence(seen, rows, p);
+        }
+    }
+}
+
 /// 0 for the first row with a label, 1 for the next one … (arch rows may
 /// repeat) of the kept row at `pos` in `rows`; `seen` holds (index of the
 /// first kept row with a label, count so far) for the kept rows before it.
@@ -799,31 +963,44 @@ fn row_labels(naming: Naming, row: &IrqRow, occurrence: u32) -> String {
     }
 }
 
-fn per_cpu(
-    fam: &mut Family,
-    opts: &Options,
-    sums: &mut Sums,
-    key: &str,
-    cpus: &[u32],
-    counts: &[u64],
-) {
-    per_cpu_with(fam, opts, sums, key, cpus, counts, 0);
+/// One per-CPU row to write: its labels, the prefixes of its family's
+/// columns, its CPUs and counts.
+struct PerCpuRow<'a> {
+    labels: RowSeries<'a>,
+    prefixes: &'a CpuPrefixes,
+    cpus: &'a [u32],
+    counts: &'a [u64],
+}
+
+fn per_cpu(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRow) {
+    per_cpu_with(fam, opts, sums, row, 0);
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
 /// integers, otherwise seconds of `unit`-ths.
-fn per_cpu_with(
-    fam: &mut Family,
-    opts: &Options,
-    sums: &mut Sums,
-    key: &str,
-    cpus: &[u32],
-    counts: &[u64],
-    unit: u64,
-) {
-    let n = cpus.len().min(counts.len());
-    let (cpus, counts) = (&cpus[..n], &counts[..n]);
-    // `--cpus`: only the selected columns.
+fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRow, unit: u64) {
+    let n = row.cpus.len().min(row.counts.len());
+    let (cpus, counts) = (&row.cpus[..n], &row.counts[..n]);
+    let key = row.labels.key;
+    let value = |v: u64| match unit {
+        0 => SeriesValue::Int(v),
+        u => SeriesValue::Seconds { count: v, unit: u },
+    };
+    let mut buf = itoa::Buffer::new();
+    if opts.per_cpu == PerCpu::All {
+        // `--cpus`: only the selected columns.
+        let picks = opts.picks_cpus();
+        for (i, (&c, &v)) in cpus.iter().zip(counts).enumerate() {
+            if picks && !opts.keep_cpu(c) {
+                continue;
+            }
+            match row.prefixes.get(i, c) {
+                Some(p) => fam.line_prefixed(p, row.labels.tail, value(v)),
+                None => fam.line_cpu(buf.format(c), key, value(v)),
+            }
+        }
+        return;
+    }
     let picked: (Vec<u32>, Vec<u64>);
     let (cpus, counts) = if opts.picks_cpus() {
         picked = cpus
@@ -836,18 +1013,8 @@ fn per_cpu_with(
     } else {
         (cpus, counts)
     };
-    let value = |v: u64| match unit {
-        0 => SeriesValue::Int(v),
-        u => SeriesValue::Seconds { count: v, unit: u },
-    };
-    let mut buf = itoa::Buffer::new();
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
     match opts.per_cpu {
-        PerCpu::All => {
-            for (&c, &v) in cpus.iter().zip(counts) {
-                line(fam, buf.format(c), v);
-            }
-        }
         PerCpu::Sum => {
             let (sum, _) = sums.update(key, cpus, counts, &[]);
             line(fam, "all", sum);
@@ -862,6 +1029,7 @@ fn per_cpu_with(
             }
             line(fam, "other", other);
         }
+        PerCpu::All => {}
     }
 }
 

@@ -152,7 +152,8 @@ fn cached_row_labels_equal_a_fresh_renderers_when_rows_change() {
             let mut o = opts(PerCpu::All, naming);
             o.filter = crate::filter::Filter::from_flags(irq, None).unwrap();
             let mut used = Renderer::new(o.clone());
-            for (i, text) in samples.iter().enumerate() {
+            // each twice: the second time every row is the last body's
+            for (i, text) in samples.iter().flat_map(|t| [t, t]).enumerate() {
                 let s = sample(text);
                 let fresh = body(&mut Renderer::new(o.clone()), &s);
                 assert_eq!(body(&mut used, &s), fresh, "{naming:?} {irq:?} sample {i}");
@@ -240,4 +241,67 @@ fn a_used_renderer_equals_a_fresh_one_when_cpus_change() {
             }
         }
     }
+}
+
+#[test]
+fn prefixed_lines_equal_the_lines_written_whole() {
+    let cpus = [0, 7, 1151];
+    let mut pre = CpuPrefixes::default();
+    pre.prepare("irqlab_interrupts_total", &cpus);
+    for key in ["", "irq=\"24\",chip=\"IO-APIC\""] {
+        let mut tail = String::new();
+        line_tail(&mut tail, key);
+        for (i, &c) in cpus.iter().enumerate() {
+            let (mut a, mut b, mut n) = (Vec::new(), Vec::new(), 0);
+            let v = SeriesValue::Int(u64::from(c) * 1000 + 3);
+            let prefix = pre.get(i, c).unwrap();
+            Family {
+                name: "irqlab_interrupts_total",
+                out: &mut a,
+                series: &mut n,
+            }
+            .line_prefixed(prefix, &tail, v);
+            let cpu = c.to_string();
+            Family {
+                name: "irqlab_interrupts_total",
+                out: &mut b,
+                series: &mut n,
+            }
+            .line_cpu(&cpu, key, v);
+            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+        }
+    }
+}
+
+#[test]
+fn prefixes_are_only_given_for_the_cpu_list_they_were_built_for() {
+    let mut pre = CpuPrefixes::default();
+    pre.prepare("f", &[0, 1]);
+    assert_eq!(pre.get(1, 1), Some(&b"f{cpu=\"1"[..]));
+    assert_eq!(pre.get(1, 2), None);
+    assert_eq!(pre.get(2, 2), None);
+    pre.prepare("f", &[0, 2]);
+    assert_eq!(pre.get(1, 2), Some(&b"f{cpu=\"2"[..]));
+    pre.prepare("g", &[0, 2]);
+    assert_eq!(pre.get(0, 0), Some(&b"g{cpu=\"0"[..]));
+}
+
+#[test]
+fn ksoftirqd_lines_carry_the_cpu_label_only() {
+    let threads = [ThreadCpu {
+        pid: Some(30),
+        name: "ksoftirqd/3".into(),
+        kind: ThreadKind::Ksoftirqd { cpu: 3 },
+        cpu_pct: 0.0,
+        last_cpu: None,
+        cpu_ns: 1_500_000_000,
+    }];
+    let mut r = Renderer::new(opts(PerCpu::All, Naming::Irqlab));
+    let mut out = Vec::new();
+    r.threads(&threads, 0, &mut out);
+    let b = String::from_utf8(out).unwrap();
+    assert!(
+        b.contains("\nirqlab_ksoftirqd_cpu_seconds_total{cpu=\"3\"} 1.5\n"),
+        "{b}"
+    );
 }
