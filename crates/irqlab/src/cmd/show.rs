@@ -338,7 +338,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         None => out.write_all(b"null")?,
     }
     out.write_all(b",\"softirqs\":")?;
-    serde_json::to_writer(&mut out, &rest.softirqs).map_err(std::io::Error::from)?;
+    export::report_json::softirqs(&mut out, rest.softirqs.as_ref())?;
     out.write_all(b",\"stat\":")?;
     export::report_json::stat(&mut out, rest.stat.as_ref())?;
     out.write_all(b"}\n")?;
