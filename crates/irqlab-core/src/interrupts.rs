@@ -406,10 +406,25 @@ impl LineParser {
 /// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
 pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), ErrorKind> {
     cpus.clear();
-    for tok in line
-        .split(u8::is_ascii_whitespace)
-        .filter(|t| !t.is_empty())
-    {
+    // the tokens between runs of ASCII whitespace; the padding (most of a
+    // 1152-CPU header's 12 KB) skipped eight spaces at a time
+    let mut pos = 0;
+    loop {
+        pos = skip_blanks(line, pos);
+        let Some(rest) = line.get(pos..).filter(|r| !r.is_empty()) else {
+            break;
+        };
+        let len = rest
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len());
+        pos += len;
+        if len == 0 {
+            // whitespace `skip_blanks` leaves (`\n`, `\r`, form feed)
+            pos += 1;
+            continue;
+        }
+        let tok = rest.get(..len).unwrap_or_default();
         let id = tok
             .strip_prefix(b"CPU")
             .and_then(|d| match scan_u64(d, 0) {

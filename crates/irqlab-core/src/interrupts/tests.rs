@@ -470,3 +470,72 @@ fn short_rows_under_a_wide_header_reserve_no_count_buffers() {
     let reserved: usize = m.rows().iter().map(|r| r.counts.capacity()).sum();
     assert!(reserved < 100_000, "{reserved}");
 }
+
+/// The header's tokens as `split` on ASCII whitespace finds them (the
+/// reference [`parse_cpu_header`] is held to).
+fn header_by_split(line: &[u8]) -> Result<Vec<u32>, ErrorKind> {
+    let mut cpus = Vec::new();
+    for tok in line
+        .split(u8::is_ascii_whitespace)
+        .filter(|t| !t.is_empty())
+    {
+        let id = tok
+            .strip_prefix(b"CPU")
+            .and_then(|d| match scan_u64(d, 0) {
+                Scan::Num(v, end) if end == d.len() && v <= u64::from(u32::MAX) => Some(v as u32),
+                _ => None,
+            })
+            .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))?;
+        cpus.push(id);
+    }
+    if cpus.is_empty() {
+        return Err(ErrorKind::NoCpuHeader);
+    }
+    Ok(cpus)
+}
+
+#[test]
+fn cpu_header_reads_as_split_tokens() {
+    let mut rng = crate::rng::Rng::new(26);
+    let pieces: [&[u8]; 14] = [
+        b" ",
+        b"        ",
+        b"\t",
+        b"\n",
+        b"\r",
+        b"\x0c",
+        b"\x0b",
+        b"CPU",
+        b"CPU7",
+        b"CPU4294967295",
+        b"CPU4294967296",
+        b"cpu1",
+        b"CPU00",
+        b"9",
+    ];
+    let mut cases: Vec<Vec<u8>> = vec![
+        b"".to_vec(),
+        b"   \t ".to_vec(),
+        b"           CPU0       CPU1       ".to_vec(),
+        b"CPU0\x0cCPU1\rCPU2\nCPU3".to_vec(),
+        b"CPU0 CPU1\x0b".to_vec(),
+    ];
+    for _ in 0..3000 {
+        let n = (rng.next_u64() % 12) as usize;
+        let mut line = Vec::new();
+        for _ in 0..n {
+            line.extend_from_slice(pieces[(rng.next_u64() % pieces.len() as u64) as usize]);
+        }
+        cases.push(line);
+    }
+    for line in cases {
+        let mut got = vec![99];
+        let res = parse_cpu_header(&line, &mut got).map(|()| got);
+        assert_eq!(
+            res,
+            header_by_split(&line),
+            "{:?}",
+            String::from_utf8_lossy(&line)
+        );
+    }
+}

@@ -259,6 +259,17 @@ fn zero_run(b: &[u8], most: usize) -> usize {
     (matched.saturating_sub(1) / 11).min(most)
 }
 
+/// Whether `b` may start with a kernel column of `0`: [`zero_run`]'s
+/// first test (its first word), made inline; true when `b` is shorter
+/// than a word (then [`zero_run`] judges).
+#[inline(always)]
+fn starts_zero_column(b: &[u8]) -> bool {
+    match (b.first_chunk::<16>(), ZERO_COLUMNS.first_chunk::<16>()) {
+        (Some(x), Some(pat)) => eq16(x, pat).trailing_ones() >= 12,
+        _ => true,
+    }
+}
+
 /// Bit `i` set where `a[i] == b[i]`, with SSE2 (one compare, one move-mask).
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -314,16 +325,24 @@ pub(crate) fn read_spaced<S: CountSink + ?Sized>(
     limit: usize,
     out: &mut S,
 ) -> usize {
+    // just after a run of zero columns the next column is not one (the
+    // run stopped there): it is not looked for again
+    let mut after_run = false;
     while out.held() < limit {
         // a run of zero columns at once (a big machine's device rows are
-        // mostly zeros)
-        let left = limit - out.held();
-        let zeros = zero_run(line.get(pos..).unwrap_or_default(), left);
-        if zeros > 0 {
-            out.zeros(zeros);
-            pos += 11 * zeros;
-            continue;
+        // mostly zeros); a column that does not start like one is told
+        // here, without a call (every column of a busy row)
+        if !after_run && starts_zero_column(line.get(pos..).unwrap_or_default()) {
+            let left = limit - out.held();
+            let zeros = zero_run(line.get(pos..).unwrap_or_default(), left);
+            if zeros > 0 {
+                out.zeros(zeros);
+                pos += 11 * zeros;
+                after_run = true;
+                continue;
+            }
         }
+        after_run = false;
         let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
             break;
         };

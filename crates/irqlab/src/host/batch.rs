@@ -3,10 +3,12 @@
 //! io_uring where the kernel allows it and completes the reads inline
 //! (not under procfs or sysfs: [`completes_inline`]) — per file an `openat` into a
 //! direct (fixed) descriptor slot, a `read` of [`ATTR_FIRST`] bytes and a
-//! `close`, hard-linked, up to [`SLOTS`] files per `io_uring_enter` — so
-//! that `show`'s thousand affinity files cost a few system calls instead
-//! of three each. Any file whose read is not a short non-empty one (empty,
-//! full, failed: a FIFO, a directory, `/dev/zero`, a long file) is read
+//! `close`, hard-linked, up to [`SLOTS`] files per `io_uring_enter`: a
+//! few system calls instead of three per file. No command uses it now:
+//! on kernel 6.18 the ring cost more CPU than the plain calls it saves
+//! (`show`'s affinity files, `cmd/show.rs`). Any file whose read is not a
+//! short non-empty one (empty, full, failed: a FIFO, a directory,
+//! `/dev/zero`, a long file) is read
 //! again by the plain path, which is the only judge of such files; so is
 //! every file when io_uring cannot be set up (`ENOSYS`, `EPERM`, seccomp,
 //! `kernel.io_uring_disabled`), silently. Work the kernel punts to its
