@@ -18,11 +18,9 @@
 //! about `MAX_READ` for any input at all.
 
 mod attrs;
-mod batch;
 mod open;
 
 pub use attrs::AttrDir;
-pub use batch::{BatchReader, Via};
 pub use open::{create_regular, open_regular};
 
 use anyhow::Context;

@@ -172,13 +172,12 @@ fn a_bad_line_fails_before_anything_is_printed() {
     );
 }
 
-/// Each numbered row's affinity when they are read in batches (io_uring
-/// on a tree like this one, more files than one batch holds): the
+/// Each numbered row's affinity on a tree of many IRQs: the
 /// effective list, else the configured one, else none — each row its own
 /// IRQ's files, whatever the others hold (empty, absent, a FIFO, a
 /// directory), in the streamed and the whole-report document alike.
 #[test]
-fn affinity_of_many_irqs_read_in_batches_is_each_irqs_own() {
+fn affinity_of_many_irqs_is_each_irqs_own() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("synth");
     common::synth_into(&common::spec(4, 300), &root);

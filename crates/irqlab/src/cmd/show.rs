@@ -132,10 +132,10 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
 /// rule (the first non-empty of `AFFINITY_FILES`), each file opened
 /// relative to one open `/proc/irq` (`host::AttrDir`: open, one short
 /// read, close) under a name built in one reused buffer. All `None` when
-/// the tree has no `/proc/irq`. Plain reads, not `host::BatchReader`'s
-/// io_uring batch: measured on a 1056-IRQ synth tree (ext4, kernel 6.18,
-/// 2-vCPU VM), the ring's set-up, requests and linked completions cost
-/// 0.15–0.2 ms more CPU than these 3168 system calls (1.1 ms).
+/// the tree has no `/proc/irq`. Plain reads, not an io_uring batch:
+/// measured on a 1056-IRQ synth tree (ext4, kernel 6.18, 2-vCPU VM), a
+/// ring's set-up, requests and linked completions cost 0.15–0.2 ms more
+/// CPU than these 3168 system calls (1.1 ms); BENCHMARKS.md, session 13.
 fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
     let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
         return vec![None; irqs.len()];

@@ -29,11 +29,6 @@ impl HostFs {
 }
 
 impl AttrDir {
-    /// The kept directory descriptor (for `host/batch.rs`).
-    pub(super) fn fd(&self) -> &OwnedFd {
-        &self.dir
-    }
-
     /// File `rel` (relative to the directory) as trimmed text, `None` when
     /// it is absent, not a regular file or unreadable (like
     /// [`HostFs::read_attr`]).
@@ -49,14 +44,8 @@ impl AttrDir {
         super::attr_text_checked(&self.open(rel).ok()?)
     }
 
-    /// File `rel`'s bytes by the same rules: the error of the open, or
-    /// `InvalidInput` for anything but a regular file.
-    pub(super) fn read_bytes(&self, rel: &str) -> io::Result<Vec<u8>> {
-        super::attr_bytes_checked(&self.open(rel)?)
-    }
-
     fn open(&self, rel: &str) -> io::Result<File> {
-        let flags = OPEN_FLAGS | OFlag::O_CLOEXEC;
+        let flags = OPEN_FLAGS;
         Ok(File::from(nix::fcntl::openat(
             &self.dir,
             rel,
@@ -66,12 +55,12 @@ impl AttrDir {
     }
 }
 
-/// How an attribute file is opened (never blocking, never a controlling
-/// terminal); `O_CLOEXEC` is added for descriptors of this process
-/// (io_uring's direct descriptors refuse it: `host/batch.rs`).
-pub(super) const OPEN_FLAGS: OFlag = OFlag::O_RDONLY
+/// How an attribute file is opened: never blocking, never a controlling
+/// terminal, closed on exec.
+const OPEN_FLAGS: OFlag = OFlag::O_RDONLY
     .union(OFlag::O_NONBLOCK)
-    .union(OFlag::O_NOCTTY);
+    .union(OFlag::O_NOCTTY)
+    .union(OFlag::O_CLOEXEC);
 
 #[cfg(test)]
 pub(super) mod tests {
