@@ -316,7 +316,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    b'a' + (x % alphabet) as u8
+                    b'a'.wrapping_add((x % alphabet) as u8)
                 })
                 .collect()
         };

@@ -432,15 +432,19 @@ mod tests {
         assert_eq!(parse_name(&file_name(5, 9)), Some((5, 9)));
     }
 
+    /// A row as compared: key, description, first seq and wall clock,
+    /// last seq and wall clock.
+    type Span = (String, String, u64, u64, u64, u64);
+
     /// Every sample visited: the rows `rows` must give from the first
     /// and last sample of each run under one shape.
     fn rows_sample_by_sample(
         base: Option<&Shape>,
         shapes: &[ShapeAt],
         samples: &[SampleTime],
-    ) -> Vec<(String, String, u64, u64, u64, u64)> {
-        let mut out: BTreeMap<(String, String, Option<String>), (u64, u64, u64, u64)> =
-            BTreeMap::new();
+    ) -> Vec<Span> {
+        type Id = (String, String, Option<String>);
+        let mut out: BTreeMap<Id, (u64, u64, u64, u64)> = BTreeMap::new();
         let mut shapes: Vec<&ShapeAt> = shapes.iter().collect();
         shapes.sort_by_key(|s| s.seq);
         let mut samples = samples.to_vec();
