@@ -106,6 +106,7 @@ pub fn gzip(input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
             st.z.reset();
         }
         st.used = true;
+        let head = out.len();
         // GzBuilder's header at the best level: XFL 2, OS 255
         out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
         let start = out.len();
@@ -121,7 +122,7 @@ pub fn gzip(input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
                 Err(e) => {
                     // a state in an unknown place is not kept
                     *slot = None;
-                    out.truncate(start);
+                    out.truncate(head);
                     return Err(std::io::Error::other(e.as_str()));
                 }
             }
