@@ -74,11 +74,16 @@ impl Write for Staged<'_> {
 impl RecordJournal {
     /// Create (truncate) the journal at `path`, locked for this process:
     /// a second `record` or a `recover` of the same boot directory fails
-    /// instead of taking a journal that is still being written.
+    /// instead of taking a journal that is still being written. A new
+    /// (empty) file is not truncated: on ext4 a truncation to 0 marks the
+    /// file for writeback at close (`auto_da_alloc`), a disk write at the
+    /// end of every run for a journal that is removed then.
     pub fn create(path: &Path) -> anyhow::Result<RecordJournal> {
         let file = lock(path, true)?;
-        file.set_len(0)
-            .with_context(|| format!("cannot truncate {}", path.display()))?;
+        if file.metadata().map_or(true, |m| m.len() != 0) {
+            file.set_len(0)
+                .with_context(|| format!("cannot truncate {}", path.display()))?;
+        }
         Ok(RecordJournal {
             path: path.to_path_buf(),
             file,
