@@ -154,7 +154,10 @@ fn keys(m: &Interrupts) -> Vec<Key<'_>> {
 }
 
 fn same_identity(a: &IrqRow, b: &IrqRow) -> bool {
+    // a numbered row's parts are split from its description alone: the
+    // same description (the usual case, one compare) is the same parts
     a.irq.is_none()
+        || a.description == b.description
         || (a.parts.chip == b.parts.chip
             && a.parts.hwirq == b.parts.hwirq
             && a.parts.actions == b.parts.actions)
@@ -196,16 +199,79 @@ fn cpu_cells(cols: &[Col], old: &[u64], new: &[u64], out: &mut Vec<Cell>) {
     }));
 }
 
+/// The most a cell may count over one delta's interval: per CPU, and for
+/// a single global value (which may count events of every CPU).
+#[derive(Clone, Copy)]
+struct Bounds {
+    per_cpu: Most,
+    single: Most,
+}
+
+/// [`bound_rate`]'s test `count as f64 > max_rate × elapsed_s`, decided
+/// once per delta instead of per cell.
+#[derive(Clone, Copy)]
+enum Most {
+    /// No bound: the interval is not positive and finite.
+    None,
+    /// Below 2^53 the float test is `count > this` on integers: a count
+    /// up to 2^53 converts exactly, a larger one exceeds any such bound.
+    Int(u64),
+    /// The float test itself.
+    Float(f64),
+}
+
+impl Most {
+    fn of(max_rate: f64, elapsed_s: f64) -> Most {
+        if !(elapsed_s > 0.0 && elapsed_s.is_finite()) {
+            return Most::None;
+        }
+        let most = max_rate * elapsed_s;
+        if most < EXACT {
+            // `most` ≥ 0, so the cast is its floor
+            Most::Int(most as u64)
+        } else {
+            Most::Float(most)
+        }
+    }
+
+    fn exceeded(self, count: u64) -> bool {
+        match self {
+            Most::None => false,
+            Most::Int(m) => count > m,
+            Most::Float(m) => count as f64 > m,
+        }
+    }
+}
+
+/// 2^53: integers up to it are exact as `f64`.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+impl Bounds {
+    fn new(elapsed_s: f64) -> Bounds {
+        Bounds {
+            per_cpu: Most::of(MAX_RATE_PER_CPU, elapsed_s),
+            single: Most::of(MAX_RATE_PER_CPU * MAX_CPUS, elapsed_s),
+        }
+    }
+}
+
 /// Turn every cell whose count implies an impossible rate
-/// into [`Gap::ImpossibleRate`]; a single global value may count events
-/// of every CPU.
-fn bound_cells(out: &mut [Cell], shape: Shape, elapsed_s: f64) {
-    let max = match shape {
-        Shape::Single => MAX_RATE_PER_CPU * MAX_CPUS,
-        _ => MAX_RATE_PER_CPU,
+/// into [`Gap::ImpossibleRate`] ([`bound_rate`]'s rule); a single global
+/// value may count events of every CPU.
+fn bound_cells(out: &mut [Cell], shape: Shape, bounds: Bounds) {
+    let most = match shape {
+        Shape::Single => bounds.single,
+        _ => bounds.per_cpu,
     };
+    if let Most::None = most {
+        return;
+    }
     for c in out {
-        *c = bound_rate(*c, elapsed_s, max);
+        if let Cell::Count(v) = *c {
+            if most.exceeded(v) {
+                *c = Cell::Gap(Gap::ImpossibleRate);
+            }
+        }
     }
 }
 
@@ -345,6 +411,7 @@ where
     cols.clear();
     cols.extend(columns(cpus, &old.cpus, &new.cpus));
     let aligned = aligned(cols);
+    let bounds = Bounds::new(elapsed_s);
     used.clear();
     used.resize(old.rows().len(), false);
     let mut emit = |n: &IrqRow, matched: Option<usize>| {
@@ -360,7 +427,7 @@ where
                 }
                 if same_identity(o, n) {
                     row_cells(cols, aligned, o, n, cells);
-                    bound_cells(cells, n.shape, elapsed_s);
+                    bound_cells(cells, n.shape, bounds);
                     RowStatus::Same
                 } else {
                     let g = Gap::IdentityChanged;
@@ -383,6 +450,10 @@ where
         }
         emit(n, Some(pos));
         pos += 1;
+    }
+    if pos == rows.len() && pos == old.rows().len() {
+        // every row where it was: none is gone
+        return Vec::new();
     }
     if pos < rows.len() {
         let old_keys = keys(old);
@@ -494,14 +565,22 @@ pub fn softirqs_delta_each_in<F>(
     union_into(&old.cpus, &new.cpus, cpus);
     cols.clear();
     cols.extend(columns(cpus, &old.cpus, &new.cpus));
+    let aligned = aligned(cols);
+    let bounds = Bounds::new(elapsed_s);
     for (i, n) in new.rows.iter().enumerate() {
         cells.clear();
         // vectors keep their order: look at the same position first
         let same = old.rows.get(i).filter(|o| o.name == n.name);
         match same.or_else(|| old.rows.iter().find(|o| o.name == n.name)) {
+            Some(o) if aligned && o.counts.len() == cols.len() && n.counts.len() == cols.len() => {
+                // no hotplug between them: a plain zip
+                let pairs = o.counts.iter().zip(&n.counts);
+                cells.extend(pairs.map(|(&x, &y)| counter_delta(x, y)));
+                bound_cells(cells, Shape::PerCpu, bounds);
+            }
             Some(o) => {
                 cpu_cells(cols, &o.counts, &n.counts, cells);
-                bound_cells(cells, Shape::PerCpu, elapsed_s);
+                bound_cells(cells, Shape::PerCpu, bounds);
             }
             None => cells.resize(cpus.len(), Cell::Gap(Gap::NewRow)),
         }

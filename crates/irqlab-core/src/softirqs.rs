@@ -139,8 +139,11 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), Erro
     if name.is_empty() {
         return Err(ErrorKind::Malformed("expected a softirq name before `:`"));
     }
-    row.name.clear();
-    push_lossy(&mut row.name, name);
+    // the same vector as last time in this row (the usual case)
+    if row.name.as_bytes() != name {
+        row.name.clear();
+        push_lossy(&mut row.name, name);
+    }
     row.counts.clear();
     // one allocation for a new row, not a doubling per power of two (at
     // most what the line can hold: a count takes two bytes or more)

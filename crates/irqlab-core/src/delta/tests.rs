@@ -220,3 +220,43 @@ fn positional_matching_in_a_reused_scratch_equals_matching_by_key() {
         }
     }
 }
+
+#[test]
+fn bounds_decided_once_per_delta_are_bound_rates_rule() {
+    let counts = [
+        0,
+        1,
+        49_999_999,
+        50_000_000,
+        50_000_001,
+        (1 << 53) - 1,
+        1 << 53,
+        (1 << 53) + 1,
+        u64::MAX,
+    ];
+    let intervals = [
+        0.5,
+        1.0,
+        0.004_995_319,
+        1.1e4,
+        9.1e7,
+        1e12,
+        0.0,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+    ];
+    for s in intervals {
+        let b = Bounds::new(s);
+        for (shape, max) in [
+            (Shape::PerCpu, MAX_RATE_PER_CPU),
+            (Shape::Single, MAX_RATE_PER_CPU * MAX_CPUS),
+        ] {
+            let mut cells: Vec<Cell> = counts.iter().map(|&c| Cell::Count(c)).collect();
+            cells.push(Cell::Gap(Gap::Reset));
+            let want: Vec<Cell> = cells.iter().map(|&c| bound_rate(c, s, max)).collect();
+            bound_cells(&mut cells, shape, b);
+            assert_eq!(cells, want, "{s} {shape:?}");
+        }
+    }
+}

@@ -12,7 +12,9 @@
 //! Nothing is built per sample: interrupt rows stream out of
 //! [`delta::interrupts_delta_each`] into one reused byte buffer, the JSON of
 //! each row's metadata is cached across samples and re-escaped only when
-//! the row changes, idle rows are one copy of a ready-made `0,0,…` run, and
+//! the row changes, an idle row (every count unchanged: most rows, most
+//! samples) is one copy of its whole cached JSON, as is an idle softirq
+//! vector's part after its name, and
 //! per-CPU rates are formatted by hand (integers, or 3 decimals): the row's
 //! parts are [`irq_row_json`]'s, the one encoding of a row. On a
 //! 1152-CPU machine that is 1.2 million rates per line; on a small one it
@@ -26,7 +28,7 @@
 //! Owns the line around the rows: rates come from `delta`, filtering from
 //! [`Filter`], affinity and traced figures from the caller.
 
-use super::irq_row_json::{self, json, push_u64 as int, write_rate, CellRates};
+use super::irq_row_json::{self, json, json_str, push_u64 as int, write_rate, CellRates};
 use super::row_key::{self, RowKey};
 use crate::filter::Filter;
 use crate::report;
@@ -81,6 +83,8 @@ pub struct JsonlWriter {
     delta: delta::DeltaScratch,
     /// The `/proc/stat` section, rebuilt in place per line.
     stat: report::StatSection,
+    /// What an idle row's cached line is built with.
+    idle: Scratch,
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -96,20 +100,112 @@ struct Span {
 /// description, [`RowKey`]), its [`irq_row_json::head`]
 /// (`{"label":…,"irq":…`) then its [`irq_row_json::tail`]
 /// (`,"actions":[…],"description":…[,"affinity":…]}`).
-#[derive(Default)]
+///
+/// Once the row was idle (every cell a count of 0 over a positive
+/// interval) the output becomes its whole idle part of the line,
+/// `,` head numbers tail, as [`CellRates::numbers`] writes the numbers
+/// for that many cells: an idle row (most rows, most samples) is then one
+/// copy, and a busy row's head and tail are the same bytes (no second
+/// copy of them to keep warm).
 struct Meta {
     key: RowKey,
-    /// Length of the head in the key's output.
+    /// Where the head starts in the key's output, and its length.
+    head_at: usize,
     head_len: usize,
+    /// Length of the tail, which ends the output.
+    tail_len: usize,
+    /// The number of cells the output is the idle row of ([`NO_IDLE`]:
+    /// it is head and tail only).
+    idle_cells: usize,
+}
+
+/// [`Meta::idle_cells`] of a row whose idle line is not built.
+const NO_IDLE: usize = usize::MAX;
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta {
+            key: RowKey::default(),
+            head_at: 0,
+            head_len: 0,
+            tail_len: 0,
+            idle_cells: NO_IDLE,
+        }
+    }
 }
 
 impl Meta {
     fn head(&self) -> &[u8] {
-        self.key.output().get(..self.head_len).unwrap_or_default()
+        let out = self.key.output();
+        out.get(self.head_at..self.head_at + self.head_len)
+            .unwrap_or_default()
     }
 
     fn tail(&self) -> &[u8] {
-        self.key.output().get(self.head_len..).unwrap_or_default()
+        let out = self.key.output();
+        out.get(out.len().saturating_sub(self.tail_len)..)
+            .unwrap_or_default()
+    }
+
+    /// `,` head numbers tail of the row idle over `cells` cells (a
+    /// positive interval), built in place of head and tail on first use
+    /// (again when the number of cells changed), through `tmp`.
+    fn idle(&mut self, cells: usize, rates: &mut CellRates, tmp: &mut Scratch) -> &[u8] {
+        if self.idle_cells != cells {
+            tmp.bytes.clear();
+            tmp.bytes.push(b',');
+            tmp.bytes.extend_from_slice(self.head());
+            tmp.zero.clear();
+            tmp.zero.resize(cells, Cell::Count(0));
+            rates.numbers(&mut tmp.bytes, &tmp.zero);
+            tmp.bytes.extend_from_slice(self.tail());
+            let start = self.key.output_start();
+            let b = self.key.output_buf();
+            b.truncate(start);
+            b.extend_from_slice(&tmp.bytes);
+            self.head_at = 1;
+            self.idle_cells = cells;
+        }
+        self.key.output()
+    }
+}
+
+/// What an idle row's cached line is built with, and the fields after
+/// the name of an idle softirq row.
+struct Scratch {
+    bytes: Vec<u8>,
+    zero: Vec<Cell>,
+    /// `,"counts":[0,…],"total":0,"rates":[0,…],"total_rate":0}` as
+    /// [`softirq_row`] writes it for `softirq_cells` cells.
+    softirq: Vec<u8>,
+    softirq_cells: usize,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            bytes: Vec::new(),
+            zero: Vec::new(),
+            softirq: Vec::new(),
+            softirq_cells: NO_IDLE,
+        }
+    }
+}
+
+impl Scratch {
+    /// The fields after the name of a softirq row idle over `cells`
+    /// cells (a positive interval), built on first use.
+    fn softirq(&mut self, cells: usize, rates: &mut CellRates) -> &[u8] {
+        if self.softirq_cells != cells {
+            const NAME: &[u8] = b"{\"name\":\"\"";
+            self.zero.clear();
+            self.zero.resize(cells, Cell::Count(0));
+            self.softirq.clear();
+            softirq_row(&mut self.softirq, "", &self.zero, rates);
+            self.softirq.drain(..NAME.len().min(self.softirq.len()));
+            self.softirq_cells = cells;
+        }
+        &self.softirq
     }
 }
 
@@ -208,6 +304,7 @@ impl JsonlWriter {
             union,
             cols,
             delta: scratch,
+            idle,
             ..
         } = self;
         section_cpus(&o.cpus, &n.cpus, f, union, cols);
@@ -231,6 +328,10 @@ impl JsonlWriter {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
+            if secs > 0.0 && cells.iter().all(|c| *c == Cell::Count(0)) {
+                out.extend_from_slice(m.idle(cells.len(), rates, idle));
+                return;
+            }
             // the rate `numbers` returns, known before the row is written
             let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             if secs > 0.0 && total as f64 / secs > 0.0 {
@@ -268,6 +369,7 @@ impl JsonlWriter {
         section_cpus(&o.cpus, &n.cpus, f, union, cols);
         section_head(out, union, cols);
         let (picked, rates) = (&mut self.picked, &mut self.rates);
+        let idle = &mut self.idle;
         let mut first = true;
         let secs = rates.secs();
         delta::softirqs_delta_each_in(&mut self.delta, o, n, secs, |r, cells| {
@@ -277,7 +379,13 @@ impl JsonlWriter {
             first = false;
             picked.clear();
             picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
-            softirq_row(out, &r.name, picked, rates);
+            if secs > 0.0 && picked.iter().all(|c| *c == Cell::Count(0)) {
+                out.extend_from_slice(b"{\"name\":");
+                json_str(out, &r.name);
+                out.extend_from_slice(idle.softirq(picked.len(), rates));
+            } else {
+                softirq_row(out, &r.name, picked, rates);
+            }
         });
         out.extend_from_slice(b"]}");
     }
@@ -384,7 +492,7 @@ fn meta_for<'m>(
     r: &IrqRow,
     f: &Filter,
     affinity: &mut AffinityFn,
-) -> &'m Meta {
+) -> &'m mut Meta {
     let m = row_key::key_at(meta, pos);
     if !m.key.is_for(&r.label, &r.description) {
         rebuild(m, r, f, affinity);
@@ -399,20 +507,25 @@ fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
     } else {
         None
     };
-    // room for the usual row at once (no doubling from 8 bytes per row)
+    // room for the usual row at once, its idle line on a small machine
+    // included (no doubling from 8 bytes per row, no move at its first
+    // idle sample)
     let room =
-        r.label.len() + 2 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 96;
+        r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 128;
     m.key.set(&r.label, &r.description, keep, room);
     let start = m.key.output_start();
     let b = m.key.output_buf();
     if keep {
         irq_row_json::head(b, &r.label, r.irq, None);
     }
+    m.head_at = 0;
     m.head_len = b.len() - start;
     if keep {
         let actions = r.parts.actions();
         irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
     }
+    m.tail_len = b.len() - start - m.head_len;
+    m.idle_cells = NO_IDLE;
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes
@@ -439,7 +552,7 @@ fn threads(out: &mut Vec<u8>, threads: &[ThreadCpu]) {
         out.extend_from_slice(b"{\"pid\":");
         opt_int(out, t.pid);
         out.extend_from_slice(b",\"name\":");
-        json(out, t.name.as_str());
+        json_str(out, &t.name);
         let (kind, key, n): (&[u8], &[u8], u32) = match t.kind {
             ThreadKind::Ksoftirqd { cpu } => (b"ksoftirqd", b"cpu", cpu),
             ThreadKind::IrqThread { irq } => (b"irq_thread", b"irq", irq),
@@ -491,7 +604,7 @@ fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
 fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRates) {
     let secs = rates.secs();
     out.extend_from_slice(b"{\"name\":");
-    json(out, name);
+    json_str(out, name);
     out.extend_from_slice(b",\"counts\":[");
     for (k, c) in cells.iter().enumerate() {
         if k > 0 {

@@ -685,3 +685,39 @@ fn rows_written_in_place_and_moved_equal_the_reference_in_every_mix() {
         check(&a, &b, &nothing);
     }
 }
+
+#[test]
+fn a_warm_writer_writes_a_fresh_writers_bytes_as_rows_go_idle_and_busy() {
+    // the cached idle line of a row replaces its head and tail in place:
+    // rows going idle, busy and idle again, a zero interval, a change of
+    // width (CPUs) and of row identity, each line as a new writer's
+    let base = rows(11, 2, 6);
+    let moved = later(&base, 5);
+    let wide: Vec<_> = base
+        .iter()
+        .map(|(l, c, d)| (l.clone(), [c.clone(), vec![0]].concat(), d.clone()))
+        .collect();
+    let mut renamed = base.clone();
+    renamed[0].2 = "IO-APIC 9-fasteoi other".to_string();
+    let seq = [
+        text(&[0, 1], &base),
+        text(&[0, 1], &base),
+        text(&[0, 1], &moved),
+        text(&[0, 1], &moved),
+        text(&[0, 1], &moved),
+        text(&[0, 1, 2], &wide),
+        text(&[0, 1, 2], &wide),
+        text(&[0, 1], &renamed),
+        text(&[0, 1], &renamed),
+    ];
+    let mono = [0, 1, 2, 2, 3, 4, 5, 6, 7].map(|s: u64| s * 1_000_000_000);
+    let snaps: Vec<Snapshot> = seq.iter().zip(mono).map(|(t, m)| snap(t, m)).collect();
+    let f = Filter::default();
+    let mut warm = JsonlWriter::default();
+    for pair in snaps.windows(2) {
+        let got = streamed(&mut warm, &pair[0], &pair[1], &f);
+        let fresh = streamed(&mut JsonlWriter::default(), &pair[0], &pair[1], &f);
+        assert_eq!(got, fresh);
+        assert_eq!(value(&got), reference(&pair[0], &pair[1], &f, &threads()));
+    }
+}

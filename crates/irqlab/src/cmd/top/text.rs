@@ -90,6 +90,12 @@ fn fixed(v: f64, dec: u32, buf: &mut [u8; FIXED_ROOM]) -> Option<usize> {
     if !v.is_finite() || v.is_sign_negative() || dec > 3 {
         return None;
     }
+    if v == 0.0 {
+        // +0.0 (−0.0 was refused above): most rates of a block
+        let n = 2 + dec as usize;
+        buf.get_mut(..n)?.copy_from_slice(b"0.000".get(..n)?);
+        return Some(n - usize::from(dec == 0));
+    }
     let scale = 10u64.pow(dec);
     let bits = v.to_bits();
     let exp = ((bits >> 52) & 0x7ff) as i32;
