@@ -15,6 +15,9 @@
 //! is neither digit nor space (the description, a glued `1900GIC-0`), a
 //! 20-digit run, the last bytes of a line — it leaves to the caller's
 //! byte-wise loop, at a position where that loop gives the same result.
+//! A short row (a small machine's few CPU columns) is read by
+//! [`read_columns`] instead: kernel columns one at a time, their value
+//! from one word, before the same byte-wise loop.
 
 /// Where a parser puts a row's counts as it reads them: a `Vec<u64>`
 /// (the model), or a writer that formats each count from its digits as
