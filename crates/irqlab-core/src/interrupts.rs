@@ -10,7 +10,10 @@
 use crate::desc::{split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 pub use crate::scan::counts::CountSink;
-use crate::scan::{check_line, is_blank, push_lossy, range_of, scan_u64, skip_blanks, trim, Scan};
+use crate::scan::{
+    check_line, find_byte, is_blank, push_lossy, range_of, same_bytes, scan_u64, skip_blanks, trim,
+    Scan,
+};
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -223,12 +226,16 @@ pub struct Refill<'a> {
 
 impl Refill<'_> {
     /// Feed the next line (without its `\n`).
+    #[inline]
     pub fn line(&mut self, line: &[u8]) -> Result<(), ParseError> {
         let row = slot(self.m, self.rows);
-        if self.lp.line(line, row)? {
-            self.rows += 1;
+        match self.lp.line_boxed(line, row) {
+            Ok(data) => {
+                self.rows += usize::from(data);
+                Ok(())
+            }
+            Err(e) => Err(*e),
         }
-        Ok(())
     }
 
     /// Feed the line at the start of `text` (which runs on to the end of
@@ -251,6 +258,7 @@ impl Refill<'_> {
 }
 
 /// Row `i` of `m`'s reused rows, added when the file grew.
+#[inline]
 fn slot(m: &mut Interrupts, i: usize) -> &mut IrqRow {
     if i == m.rows.len() {
         m.rows.push(IrqRow::default());
@@ -301,8 +309,14 @@ impl LineParser {
     /// into `row` (its buffers reused); false for the header and blank
     /// lines (`row` then holds whatever it held).
     pub fn line(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, ParseError> {
+        self.line_boxed(line, row).map_err(|e| *e)
+    }
+
+    /// [`LineParser::line`] with the (rare) error boxed: the result of
+    /// every line fits in two registers, not a `ParseError`'s bytes.
+    fn line_boxed(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, Box<ParseError>> {
         let mut counts = std::mem::take(&mut row.counts);
-        let res = self.line_into(line, row, &mut counts);
+        let res = self.line_into_boxed(line, row, &mut counts);
         row.counts = counts;
         res
     }
@@ -317,21 +331,39 @@ impl LineParser {
         row: &mut IrqRow,
         counts: &mut S,
     ) -> Result<bool, ParseError> {
+        self.line_into_boxed(line, row, counts).map_err(|e| *e)
+    }
+
+    /// [`LineParser::line_into`] with the error boxed (see
+    /// [`LineParser::line_boxed`]).
+    #[inline]
+    fn line_into_boxed<S: CountSink + ?Sized>(
+        &mut self,
+        line: &[u8],
+        row: &mut IrqRow,
+        counts: &mut S,
+    ) -> Result<bool, Box<ParseError>> {
         self.n += 1;
         let n = self.n;
-        check_line(FILE, MAX_LINE, n, line)?;
+        check_line(FILE, MAX_LINE, n, line).map_err(Box::new)?;
         if is_blank(line) {
             return Ok(false);
         }
         if !self.header {
-            parse_cpu_header(line, &mut self.cpus).map_err(|k| ParseError::new(FILE, n, k))?;
-            self.header = true;
-            return Ok(false);
+            return self.header_line(line).map(|()| false);
         }
         row.counts.clear();
-        parse_row(line, self.cpus.len(), row, counts).map_err(|k| ParseError::new(FILE, n, k))?;
+        parse_row(line, self.cpus.len(), row, counts).map_err(|k| at_line(n, k))?;
         self.note_range(n, row.shape, counts);
         Ok(true)
+    }
+
+    /// The header line, once per file: out of the rows' way.
+    #[inline(never)]
+    fn header_line(&mut self, line: &[u8]) -> Result<(), Box<ParseError>> {
+        parse_cpu_header(line, &mut self.cpus).map_err(|k| at_line(self.n, k))?;
+        self.header = true;
+        Ok(())
     }
 
     /// [`LineParser::line`] for the line at the start of `text`, which
@@ -376,6 +408,7 @@ impl LineParser {
     }
 
     /// Keep the first per-CPU count above the kernel's range as the note.
+    #[inline]
     fn note_range<S: CountSink + ?Sized>(&mut self, n: usize, shape: Shape, counts: &S) {
         if self.note.is_none() && shape != Shape::Single {
             self.note = counts.first_above_u32().map(|v| range_of(FILE, n, v));
@@ -401,6 +434,13 @@ impl LineParser {
     pub fn note(&self) -> Option<&ParseError> {
         self.note.as_ref()
     }
+}
+
+/// The error `kind` at line `n`, boxed (made only when a parse fails).
+#[cold]
+#[inline(never)]
+fn at_line(n: usize, kind: ErrorKind) -> Box<ParseError> {
+    Box::new(ParseError::new(FILE, n, kind))
 }
 
 /// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
@@ -449,7 +489,7 @@ fn parse_row<S: CountSink + ?Sized>(
     row: &mut IrqRow,
     counts: &mut S,
 ) -> Result<(), ErrorKind> {
-    let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
+    let colon = find_byte(b':', line).ok_or(ErrorKind::MissingColon)?;
     parse_row_at(line, colon, ncols, row, counts).map(|_| ())
 }
 
@@ -478,7 +518,7 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     counts: &mut S,
 ) -> Result<usize, ErrorKind> {
     let label = trim(&line[..colon]);
-    if row.label.as_bytes() != label {
+    if !same_bytes(row.label.as_bytes(), label) {
         row.label.clear();
         push_lossy(&mut row.label, label);
     }
@@ -491,7 +531,7 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     // lines cannot reserve a buffer per line far beyond the input's size.
     counts.start(if numbered { ncols } else { 0 });
     let limit = if numbered { ncols } else { usize::MAX };
-    let rest = read_counts(line, colon + 1, limit, counts)?;
+    let rest = read_counts(line, colon + 1, limit, ncols <= SHORT_ROW, counts)?;
     let found = counts.held();
     row.shape = match found {
         n if n == ncols => Shape::PerCpu,
@@ -505,11 +545,17 @@ fn parse_row_fields<S: CountSink + ?Sized>(
             found,
         });
     }
-    let len = rest + memchr::memchr(b'\n', &line[rest..]).unwrap_or(line.len() - rest);
-    let desc = trim(&line[rest..len]);
+    let tail = line.get(rest..).unwrap_or_default();
+    let len = rest + find_byte(b'\n', tail).unwrap_or(tail.len());
+    let desc = trim(line.get(rest..len).unwrap_or_default());
     // Same text as last time in this row (the usual case between samples):
-    // the split parts are still right.
-    if !desc.is_empty() && row.description.as_bytes() == desc && was_numbered == numbered {
+    // the split parts are still right. So are a row without a number's
+    // (cleared) when its description is empty; a numbered row's empty
+    // description may be a failed parse's, whose parts were cleared.
+    if was_numbered == numbered
+        && same_bytes(row.description.as_bytes(), desc)
+        && (!desc.is_empty() || !numbered)
+    {
         return Ok(len);
     }
     row.description.clear();
@@ -522,6 +568,12 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     Ok(len)
 }
 
+/// Rows of at most this many CPU columns have their counts read one
+/// kernel column at a time, then by the byte loop: for a few columns
+/// that costs less than the zero-run and block machinery of
+/// `scan::counts::read_spaced`, which pays off on wide rows.
+const SHORT_ROW: usize = 8;
+
 fn parse_irq_label(label: &[u8]) -> Option<u32> {
     match scan_u64(label, 0) {
         Scan::Num(v, end) if end == label.len() && v <= u64::from(u32::MAX) => Some(v as u32),
@@ -531,14 +583,21 @@ fn parse_irq_label(label: &[u8]) -> Option<u32> {
 
 /// Read up to `limit` decimal counts starting at `pos`; returns the offset
 /// where the description starts. A count glued to text (`1900GIC-0`, seen
-/// in 6.13-rc1) is split when more counts are still expected.
+/// in 6.13-rc1) is split when more counts are still expected. `short`:
+/// the header has few columns, so only columns of the kernel's width are
+/// read ahead of the byte loop (no zero runs, no 64-byte blocks).
 fn read_counts<S: CountSink + ?Sized>(
     line: &[u8],
     mut pos: usize,
     limit: usize,
+    short: bool,
     out: &mut S,
 ) -> Result<usize, ErrorKind> {
-    pos = crate::scan::counts::read_spaced(line, pos, limit, out);
+    pos = if short {
+        crate::scan::counts::read_columns(line, pos, limit, out)
+    } else {
+        crate::scan::counts::read_spaced(line, pos, limit, out)
+    };
     while out.held() < limit {
         let start = skip_blanks(line, pos);
         match scan_u64(line, start) {

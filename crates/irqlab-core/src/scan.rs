@@ -169,6 +169,77 @@ pub fn header_line<'a>(
     Err(crate::ParseError::new(file, 0, crate::ErrorKind::Empty))
 }
 
+/// The first `b` in `text`: sixteen bytes at a time over the first 64
+/// (a label, a short row's description: no call), `memchr` beyond them.
+#[inline]
+pub fn find_byte(b: u8, text: &[u8]) -> Option<usize> {
+    let mut pos = 0;
+    while pos < 64 {
+        let Some(chunk) = text.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
+            // fewer than sixteen bytes left: the last sixteen of `text`,
+            // whose bytes before `pos` hold no `b`
+            let Some(last) = text.last_chunk::<16>() else {
+                return text.iter().position(|&c| c == b);
+            };
+            let m = eq_mask16(last, b);
+            return (m != 0).then(|| text.len() - 16 + m.trailing_zeros() as usize);
+        };
+        let m = eq_mask16(chunk, b);
+        if m != 0 {
+            return Some(pos + m.trailing_zeros() as usize);
+        }
+        pos += 16;
+    }
+    let rest = text.get(pos..).unwrap_or_default();
+    memchr::memchr(b, rest).map(|i| pos + i)
+}
+
+/// Bit `i` set where `chunk[i] == b`, with SSE2 (one compare, one move-mask).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn eq_mask16(chunk: &[u8; 16], b: u8) -> u16 {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i,
+        set_splat_i8_m128i as splat,
+    };
+    move_mask_i8_m128i(eq(load_unaligned_m128i(chunk), splat(b as i8))) as u16
+}
+
+/// [`eq_mask16`], portable: a byte loop.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn eq_mask16(chunk: &[u8; 16], b: u8) -> u16 {
+    let mut m = 0u16;
+    for (i, &c) in chunk.iter().enumerate() {
+        m |= u16::from(c == b) << i;
+    }
+    m
+}
+
+/// `a == b` without a `memcmp` call: eight bytes at a time (the last
+/// word overlapping), a byte loop under eight (labels, short descriptions
+/// compared with the last sample's).
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (Some(la), Some(lb)) = (a.last_chunk::<8>(), b.last_chunk::<8>()) else {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    };
+    let mut pos = 0;
+    while let (Some(x), Some(y)) = (
+        a.get(pos..).and_then(|r| r.first_chunk::<8>()),
+        b.get(pos..).and_then(|r| r.first_chunk::<8>()),
+    ) {
+        if u64::from_le_bytes(*x) != u64::from_le_bytes(*y) {
+            return false;
+        }
+        pos += 8;
+    }
+    u64::from_le_bytes(*la) == u64::from_le_bytes(*lb)
+}
+
 /// True if the line holds only ASCII whitespace (or nothing).
 pub fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
@@ -290,6 +361,29 @@ pub(crate) fn range_of(file: &'static str, line: usize, v: u64) -> crate::error:
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_byte_and_same_bytes_agree_with_the_plain_ones() {
+        let mut rng = crate::rng::Rng::new(21);
+        for _ in 0..20_000 {
+            let len = (rng.next_u64() % 100) as usize;
+            let a: Vec<u8> = (0..len)
+                .map(|_| b" \n:ab"[(rng.next_u64() % 5) as usize])
+                .collect();
+            for b in [b'\n', b':', b'z'] {
+                assert_eq!(find_byte(b, &a), a.iter().position(|&c| c == b), "{a:?}");
+            }
+            let mut c = a.clone();
+            if !c.is_empty() && rng.next_u64() % 2 == 0 {
+                let at = (rng.next_u64() as usize) % c.len();
+                c[at] = b"ab \n"[(rng.next_u64() % 4) as usize];
+            }
+            if rng.next_u64() % 8 == 0 {
+                c.push(b'a');
+            }
+            assert_eq!(same_bytes(&a, &c), a == c, "{a:?} {c:?}");
+        }
+    }
 
     #[test]
     fn scans_numbers() {

@@ -539,3 +539,56 @@ fn cpu_header_reads_as_split_tokens() {
         );
     }
 }
+
+#[test]
+fn short_rows_read_their_counts_as_wide_rows_do() {
+    // `read_counts` with the short-row reader and with the fast path of
+    // wide rows: the same counts, the same error, the same place where
+    // the description starts, on kernel rows and on damaged ones
+    let mut rng = crate::rng::Rng::new(26);
+    let tails = [
+        "  IO-APIC   5-edge      ACPI:Ged",
+        "   Local timer interrupts",
+        "",
+        "GIC-0  27 Level     arch_timer",
+        "\t3-edge",
+        " 99999999999999999999999 x",
+    ];
+    for case in 0..20_000 {
+        let mut line = Vec::new();
+        for _ in 0..(rng.next_u64() % 9) {
+            let v = match rng.next_u64() % 3 {
+                0 => rng.next_u64() % [10, 100_000, 10_000_000_000, u64::MAX][case % 4],
+                _ => rng.next_u64() % 1000,
+            };
+            line.extend_from_slice(format!(" {v:>10}").as_bytes());
+        }
+        line.extend_from_slice(tails[case % tails.len()].as_bytes());
+        if rng.next_u64() % 4 == 0 {
+            let c = b" 0x\t9\n:"[(rng.next_u64() % 7) as usize];
+            let at = (rng.next_u64() as usize) % (line.len() + 1);
+            line.insert(at, c);
+        }
+        for limit in [usize::MAX, 1, 2, 4, 8] {
+            let (mut short, mut wide) = (Vec::new(), Vec::new());
+            let a = read_counts(&line, 0, limit, true, &mut short);
+            let b = read_counts(&line, 0, limit, false, &mut wide);
+            let text = String::from_utf8_lossy(&line);
+            assert_eq!(a, b, "{text:?} {limit}");
+            assert_eq!(short, wide, "{text:?} {limit}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_description_after_a_failed_row_is_split_again() {
+    // a numbered row's empty description is not taken as unchanged from
+    // a failed parse's cleared one; a row without a number's is
+    let mut m = Interrupts::parse(b"  CPU0 CPU1\n 5: 1 2\nERR: 0\n").unwrap();
+    let fresh = Interrupts::parse(b"  CPU0 CPU1\n 5: 1 2\nERR: 0\n").unwrap();
+    assert!(m.parse_into(b"  CPU0 CPU1\n 5: 1\nERR: 0\n").is_err());
+    m.parse_into(b"  CPU0 CPU1\n 5: 1 2\nERR: 0\n").unwrap();
+    assert_eq!(m, fresh);
+    assert_eq!(m.rows()[0].parts, fresh.rows()[0].parts);
+    assert_eq!(m.rows()[1].parts, fresh.rows()[1].parts);
+}

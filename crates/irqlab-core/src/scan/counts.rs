@@ -15,6 +15,9 @@
 //! is neither digit nor space (the description, a glued `1900GIC-0`), a
 //! 20-digit run, the last bytes of a line — it leaves to the caller's
 //! byte-wise loop, at a position where that loop gives the same result.
+//! A short row (a small machine's few CPU columns) is read by
+//! [`read_columns`] instead: kernel columns one at a time, their value
+//! from one word, before the same byte-wise loop.
 
 /// Where a parser puts a row's counts as it reads them: a `Vec<u64>`
 /// (the model), or a writer that formats each count from its digits as
@@ -60,12 +63,14 @@ impl CountSink for Vec<u64> {
         }
     }
 
+    #[inline]
     fn first_above_u32(&self) -> Option<u64> {
         first_above_u32(self)
     }
 }
 
 /// The first of `counts` above the kernel's 32-bit range, if any.
+#[inline]
 pub(crate) fn first_above_u32(counts: &[u64]) -> Option<u64> {
     // an OR of the high halves first: vectorised, and nearly always zero
     if counts.iter().fold(0, |acc, &c| acc | c >> 32) == 0 {
@@ -296,6 +301,14 @@ fn eq16(a: &[u8; 16], b: &[u8; 16]) -> u16 {
 /// `None` for anything else; else the count and where its digits start.
 #[inline]
 fn column(field: &[u8; 16]) -> Option<(u64, usize)> {
+    let first = column_start(field)?;
+    Some((value(field.get(first..11)?), first))
+}
+
+/// Where the digits of the kernel column at the start of `field` start
+/// (see [`column`]), or `None` when it is not one.
+#[inline]
+fn column_start(field: &[u8; 16]) -> Option<usize> {
     let (d, s) = masks16(field);
     // bits 1..=10: the ten bytes after the leading space
     let digits = d & 0x7fe;
@@ -306,8 +319,50 @@ fn column(field: &[u8; 16]) -> Option<(u64, usize)> {
     if !aligned {
         return None;
     }
-    let first = low.trailing_zeros() as usize;
-    Some((value(field.get(first..11)?), first))
+    Some(low.trailing_zeros() as usize)
+}
+
+/// Read kernel columns ([`column`]) from `pos` into `out` until it holds
+/// `limit` values or the next 16 bytes are not such a column; returns
+/// the position to go on from. [`read_spaced`]'s first loop without its
+/// zero runs: for rows of a few columns, where a run would be short.
+#[inline]
+pub(crate) fn read_columns<S: CountSink + ?Sized>(
+    line: &[u8],
+    mut pos: usize,
+    limit: usize,
+    out: &mut S,
+) -> usize {
+    while out.held() < limit {
+        let Some(field) = line.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
+            break;
+        };
+        let Some(first) = column_start(field) else {
+            break;
+        };
+        let digits = field.get(first..11).unwrap_or_default();
+        // up to eight digits (bytes 3 to 10) by one word's arithmetic
+        let v = match field.get(3..11).and_then(|w| w.first_chunk::<8>()) {
+            Some(w) if first >= 3 => eight_digits(w),
+            _ => value(digits),
+        };
+        out.push(v, digits);
+        pos += 11;
+    }
+    pos
+}
+
+/// The value of eight bytes that are spaces then ASCII digits (a space
+/// reads as `0`): SWAR, three multiplications.
+#[inline]
+fn eight_digits(w: &[u8; 8]) -> u64 {
+    // a space (0x20) becomes `0` (0x30); digits keep their bit 4
+    let x = (u64::from_le_bytes(*w) | 0x1010_1010_1010_1010) - 0x3030_3030_3030_3030;
+    // pairs, then fours, then the eight (the first byte is the most
+    // significant digit)
+    let x = (x & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(10 << 8 | 1) >> 8;
+    let x = (x & 0x00ff_00ff_00ff_00ff).wrapping_mul(100 << 16 | 1) >> 16;
+    (x & 0x0000_ffff_0000_ffff).wrapping_mul(10000 << 32 | 1) >> 32
 }
 
 /// Read counts from `pos` (a space or the first digit of a count) into
@@ -628,6 +683,44 @@ mod tests {
                     *v
                 );
             }
+        }
+    }
+
+    #[test]
+    fn read_columns_reads_what_read_spaced_reads() {
+        // the short-row reader against the fast path, the byte loop after
+        // both (as `interrupts::read_counts` runs it) left aside: every
+        // count it reads is read alike, and it stops no further on
+        let mut rng = crate::rng::Rng::new(5);
+        for case in 0..5000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next_u64() % 10) {
+                let v = match rng.next_u64() % 3 {
+                    0 => rng.next_u64() % [10, 100_000, 10_000_000_000, u64::MAX][case % 4],
+                    _ => rng.next_u64() % 100_000_000,
+                };
+                line.extend_from_slice(format!(" {v:>10}").as_bytes());
+                if rng.next_u64() % 6 == 0 {
+                    let c = b" 0x\t9"[(rng.next_u64() % 5) as usize];
+                    let at = (rng.next_u64() as usize) % (line.len() + 1);
+                    line.insert(at, c);
+                }
+            }
+            line.extend_from_slice(b"  IO-APIC   5-edge      ACPI:Ged");
+            let limit = [usize::MAX, 2, 8][case % 3];
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let end_a = read_columns(&line, 0, limit, &mut a);
+            let end_b = read_spaced(&line, 0, limit, &mut b);
+            assert!(a.len() <= b.len(), "{:?}", String::from_utf8_lossy(&line));
+            assert_eq!(a, b[..a.len()], "{:?}", String::from_utf8_lossy(&line));
+            assert!(end_a <= end_b);
+            assert_eq!(end_a, 11 * a.len());
+        }
+        for v in [0u64, 7, 12_345_678, 99_999_999, 100_000_000, 4_294_967_295] {
+            let line = format!(" {v:>10}  IO-APIC");
+            let mut out = Vec::new();
+            read_columns(line.as_bytes(), 0, usize::MAX, &mut out);
+            assert_eq!(out, [v]);
         }
     }
 
