@@ -443,6 +443,16 @@ fn at_line(n: usize, kind: ErrorKind) -> Box<ParseError> {
     Box::new(ParseError::new(FILE, n, kind))
 }
 
+/// One header cell, `CPUn`, as its id.
+fn header_cell(tok: &[u8]) -> Result<u32, ErrorKind> {
+    tok.strip_prefix(b"CPU")
+        .and_then(|d| match scan_u64(d, 0) {
+            Scan::Num(v, end) if end == d.len() && v <= u64::from(u32::MAX) => Some(v as u32),
+            _ => None,
+        })
+        .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))
+}
+
 /// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
 pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), ErrorKind> {
     cpus.clear();
@@ -465,13 +475,7 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
             continue;
         }
         let tok = rest.get(..len).unwrap_or_default();
-        let id = tok
-            .strip_prefix(b"CPU")
-            .and_then(|d| match scan_u64(d, 0) {
-                Scan::Num(v, end) if end == d.len() && v <= u64::from(u32::MAX) => Some(v as u32),
-                _ => None,
-            })
-            .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))?;
+        let id = header_cell(tok)?;
         cpus.push(id);
     }
     if cpus.is_empty() {

@@ -479,13 +479,7 @@ fn header_by_split(line: &[u8]) -> Result<Vec<u32>, ErrorKind> {
         .split(u8::is_ascii_whitespace)
         .filter(|t| !t.is_empty())
     {
-        let id = tok
-            .strip_prefix(b"CPU")
-            .and_then(|d| match scan_u64(d, 0) {
-                Scan::Num(v, end) if end == d.len() && v <= u64::from(u32::MAX) => Some(v as u32),
-                _ => None,
-            })
-            .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))?;
+        let id = header_cell(tok)?;
         cpus.push(id);
     }
     if cpus.is_empty() {
