@@ -372,10 +372,10 @@ impl LineParser {
     /// the newline like at any other text — so the text is scanned once.
     /// Returns what `line` returns and the line's length without `\n`.
     fn line_from(&mut self, text: &[u8], row: &mut IrqRow) -> Result<(bool, usize), ParseError> {
-        let colon = match memchr::memchr2(b':', b'\n', text) {
+        let colon = match crate::scan::find_either(b':', b'\n', text) {
             Some(c) if self.header && text[c] == b':' => c,
             _ => {
-                let len = memchr::memchr(b'\n', text).unwrap_or(text.len());
+                let len = crate::scan::find_byte(b'\n', text).unwrap_or(text.len());
                 return Ok((self.line(&text[..len], row)?, len));
             }
         };
@@ -387,7 +387,7 @@ impl LineParser {
         // a line over the limit is that error, whatever else is wrong in it
         let len = parsed
             .clone()
-            .unwrap_or_else(|_| memchr::memchr(b'\n', text).unwrap_or(text.len()));
+            .unwrap_or_else(|_| crate::scan::find_byte(b'\n', text).unwrap_or(text.len()));
         check_line(FILE, MAX_LINE, n, &text[..len])?;
         parsed.map_err(|k| ParseError::new(FILE, n, k))?;
         self.note_range(n, row.shape, &row.counts);

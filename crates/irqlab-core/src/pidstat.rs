@@ -73,9 +73,9 @@ impl PidStat {
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ErrorKind> {
         let line = trim(bytes);
-        let open =
-            memchr::memchr(b'(', line).ok_or(ErrorKind::Malformed("expected `pid (comm)`"))?;
-        let close = memchr::memrchr(b')', line)
+        let open = crate::scan::find_byte(b'(', line)
+            .ok_or(ErrorKind::Malformed("expected `pid (comm)`"))?;
+        let close = crate::scan::rfind_byte(b')', line)
             .filter(|&c| c > open)
             .ok_or(ErrorKind::Malformed("expected `)` closing the comm"))?;
         let pid = token_u64(trim(line.get(..open).unwrap_or_default()), "a pid")?;

@@ -30,7 +30,7 @@ impl<'a> Iterator for Lines<'a> {
             return None;
         }
         let rest = &self.bytes[self.pos..];
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let end = find_byte(b'\n', rest).unwrap_or(rest.len());
         self.pos += end + 1;
         self.n += 1;
         Some((self.n, &rest[..end]))
@@ -170,28 +170,94 @@ pub fn header_line<'a>(
 }
 
 /// The first `b` in `text`: sixteen bytes at a time over the first 64
-/// (a label, a short row's description: no call), `memchr` beyond them.
+/// (a label, a short row's description), then 64 at a time. SSE2 only, so
+/// that no scan asks the CPU for its features at run time: a feature probe
+/// is a dozen `cpuid` instructions, each a trap of ~20 µs in a VM, paid by
+/// every short-lived process (BENCHMARKS.md, the observer cost).
 #[inline]
 pub fn find_byte(b: u8, text: &[u8]) -> Option<usize> {
+    find_mask(text, |c| eq_mask16(c, b))
+}
+
+/// The first `a` or `b` in `text`, as [`find_byte`].
+#[inline]
+pub fn find_either(a: u8, b: u8, text: &[u8]) -> Option<usize> {
+    find_mask(text, |c| eq_mask16(c, a) | eq_mask16(c, b))
+}
+
+/// The last `b` in `text`, sixteen bytes at a time from the end.
+#[inline]
+pub fn rfind_byte(b: u8, text: &[u8]) -> Option<usize> {
+    let mut end = text.len();
+    while end >= 16 {
+        let Some(chunk) = text.get(end - 16..end).and_then(|c| c.first_chunk::<16>()) else {
+            break;
+        };
+        let m = eq_mask16(chunk, b);
+        if m != 0 {
+            return Some(end - 1 - m.leading_zeros() as usize);
+        }
+        end -= 16;
+    }
+    text.get(..end)?.iter().rposition(|&c| c == b)
+}
+
+/// The first position whose sixteen-byte chunk has its bit set in `mask`.
+#[inline]
+fn find_mask(text: &[u8], mask: impl Fn(&[u8; 16]) -> u16) -> Option<usize> {
     let mut pos = 0;
     while pos < 64 {
         let Some(chunk) = text.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
-            // fewer than sixteen bytes left: the last sixteen of `text`,
-            // whose bytes before `pos` hold no `b`
-            let Some(last) = text.last_chunk::<16>() else {
-                return text.iter().position(|&c| c == b);
-            };
-            let m = eq_mask16(last, b);
-            return (m != 0).then(|| text.len() - 16 + m.trailing_zeros() as usize);
+            return find_tail(text, pos, &mask);
         };
-        let m = eq_mask16(chunk, b);
+        let m = mask(chunk);
         if m != 0 {
             return Some(pos + m.trailing_zeros() as usize);
         }
         pos += 16;
     }
-    let rest = text.get(pos..).unwrap_or_default();
-    memchr::memchr(b, rest).map(|i| pos + i)
+    while let Some(block) = text.get(pos..).and_then(|r| r.first_chunk::<64>()) {
+        let part = |i: usize| {
+            block
+                .get(i..)
+                .and_then(|r| r.first_chunk::<16>())
+                .map_or(0, &mask)
+        };
+        let m = u64::from(part(0))
+            | u64::from(part(16)) << 16
+            | u64::from(part(32)) << 32
+            | u64::from(part(48)) << 48;
+        if m != 0 {
+            return Some(pos + m.trailing_zeros() as usize);
+        }
+        pos += 64;
+    }
+    while let Some(chunk) = text.get(pos..).and_then(|r| r.first_chunk::<16>()) {
+        let m = mask(chunk);
+        if m != 0 {
+            return Some(pos + m.trailing_zeros() as usize);
+        }
+        pos += 16;
+    }
+    find_tail(text, pos, &mask)
+}
+
+/// Fewer than sixteen bytes left at `pos`: the last sixteen of `text`,
+/// whose bytes before `pos` hold no match, or a plain loop on a short text.
+#[inline]
+fn find_tail(text: &[u8], pos: usize, mask: &impl Fn(&[u8; 16]) -> u16) -> Option<usize> {
+    if pos >= text.len() {
+        return None;
+    }
+    let Some(last) = text.last_chunk::<16>() else {
+        let mut one = [0u8; 16];
+        let rest = text.get(pos..)?;
+        one.get_mut(..rest.len())?.copy_from_slice(rest);
+        let m = mask(&one) & ((1u32 << rest.len()) - 1) as u16;
+        return (m != 0).then(|| pos + m.trailing_zeros() as usize);
+    };
+    let m = mask(last);
+    (m != 0).then(|| text.len() - 16 + m.trailing_zeros() as usize)
 }
 
 /// Bit `i` set where `chunk[i] == b`, with SSE2 (one compare, one move-mask).
@@ -366,12 +432,19 @@ mod tests {
     fn find_byte_and_same_bytes_agree_with_the_plain_ones() {
         let mut rng = crate::rng::Rng::new(21);
         for _ in 0..20_000 {
-            let len = (rng.next_u64() % 100) as usize;
+            let len = (rng.next_u64() % 300) as usize;
             let a: Vec<u8> = (0..len)
-                .map(|_| b" \n:ab"[(rng.next_u64() % 5) as usize])
+                .map(|_| match rng.next_u64() % 64 {
+                    // sparse hits, so that the 64-byte steps and the tails are tried
+                    k @ 0..4 => b"\n:ab"[k as usize],
+                    _ => b' ',
+                })
                 .collect();
             for b in [b'\n', b':', b'z'] {
                 assert_eq!(find_byte(b, &a), a.iter().position(|&c| c == b), "{a:?}");
+                assert_eq!(rfind_byte(b, &a), a.iter().rposition(|&c| c == b), "{a:?}");
+                let either = a.iter().position(|&c| c == b || c == b'a');
+                assert_eq!(find_either(b, b'a', &a), either, "{a:?}");
             }
             let mut c = a.clone();
             if !c.is_empty() && rng.next_u64() % 2 == 0 {

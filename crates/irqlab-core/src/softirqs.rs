@@ -134,7 +134,7 @@ impl Softirqs {
 
 /// Parse `NAME: c0 c1 …` into `row`, reusing its buffers.
 fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), ErrorKind> {
-    let colon = memchr::memchr(b':', line).ok_or(ErrorKind::MissingColon)?;
+    let colon = crate::scan::find_byte(b':', line).ok_or(ErrorKind::MissingColon)?;
     let name = trim(line.get(..colon).unwrap_or_default());
     if name.is_empty() {
         return Err(ErrorKind::Malformed("expected a softirq name before `:`"));

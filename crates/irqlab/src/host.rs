@@ -441,7 +441,10 @@ fn stream_lines<E>(
         let mut start = 0;
         // newlines can only be in the new bytes
         let mut from = held;
-        while let Some(i) = data.get(from..).and_then(|d| memchr::memchr(b'\n', d)) {
+        while let Some(i) = data
+            .get(from..)
+            .and_then(|d| irqlab_core::scan::find_byte(b'\n', d))
+        {
             let stop = from + i;
             f(data.get(start..stop).unwrap_or_default()).map_err(Streamed::Line)?;
             start = stop + 1;

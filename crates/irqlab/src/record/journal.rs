@@ -602,7 +602,7 @@ impl<R: std::io::Read> LineSource<R> {
                 }
             }
             let avail = self.buf.get(self.pos..self.end).unwrap_or_default();
-            match memchr::memchr(b'\n', avail) {
+            match irqlab_core::scan::find_byte(b'\n', avail) {
                 Some(i) => {
                     self.run = i;
                     self.run_nl = true;

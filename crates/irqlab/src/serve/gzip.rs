@@ -63,7 +63,7 @@ fn split(body: &[u8], n: usize) -> Vec<&[u8]> {
     while parts.len() + 1 < n && rest.len() > want {
         let cut = rest
             .get(want..)
-            .and_then(|r| memchr::memchr(b'\n', r))
+            .and_then(|r| irqlab_core::scan::find_byte(b'\n', r))
             .map_or(rest.len(), |i| want + i + 1);
         let (head, tail) = rest.split_at(cut);
         parts.push(head);

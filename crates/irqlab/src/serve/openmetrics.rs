@@ -6,6 +6,8 @@
 //! `# HELP`/`# TYPE`, and the mandatory `# EOF` line. Pure: bytes in,
 //! bytes out.
 
+use irqlab_core::scan::find_byte;
+
 /// Exposition format of one response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exposition {
@@ -107,15 +109,22 @@ pub fn convert(body: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(b"# EOF\n");
 }
 
-/// The lines of `body` that begin with `#` (each with its line end).
+/// The lines of `body` that begin with `#` (each with its line end):
+/// found by their `#`, so that the samples between them are skipped whole.
 fn comment_lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
-    memchr::memchr_iter(b'#', body)
-        .filter(move |&i| i == 0 || body.get(i - 1) == Some(&b'\n'))
-        .filter_map(move |i| {
-            let rest = body.get(i..)?;
-            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |e| e + 1);
-            rest.get(..end)
-        })
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = body.get(from..).and_then(|r| find_byte(b'#', r)) {
+            let at = from + i;
+            let rest = body.get(at..).unwrap_or_default();
+            let end = find_byte(b'\n', rest).map_or(rest.len(), |e| e + 1);
+            from = at + end;
+            if at == 0 || body.get(at - 1) == Some(&b'\n') {
+                return rest.get(..end);
+            }
+        }
+        None
+    })
 }
 
 /// `(prefix, family name, rest)` of a `# HELP`/`# TYPE` line.
