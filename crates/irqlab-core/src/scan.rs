@@ -30,7 +30,7 @@ impl<'a> Iterator for Lines<'a> {
             return None;
         }
         let rest = &self.bytes[self.pos..];
-        let end = find_byte(b'\n', rest).unwrap_or(rest.len());
+        let end = find_byte_sse2(b'\n', rest).unwrap_or(rest.len());
         self.pos += end + 1;
         self.n += 1;
         Some((self.n, &rest[..end]))
@@ -169,20 +169,50 @@ pub fn header_line<'a>(
     Err(crate::ParseError::new(file, 0, crate::ErrorKind::Empty))
 }
 
+/// Where [`find_byte`] hands a scan to `memchr` (AVX2 where the CPU has it).
+const SHORT: usize = 512;
+
 /// The first `b` in `text`: sixteen bytes at a time over the first 64
-/// (a label, a short row's description), then 64 at a time. SSE2 only, so
-/// that no scan asks the CPU for its features at run time: a feature probe
-/// is a dozen `cpuid` instructions, each a trap of ~20 µs in a VM, paid by
-/// every short-lived process (BENCHMARKS.md, the observer cost).
+/// (a label, a short row's description), then 64 at a time up to
+/// [`SHORT`], `memchr` beyond. SSE2 up to there, so that the lines of a
+/// machine with few CPUs never make the process probe the CPU's features:
+/// the probe is a dozen trapped `cpuid` instructions in a VM (~60 µs here),
+/// paid by every short-lived process (BENCHMARKS.md, the observer cost).
 #[inline]
 pub fn find_byte(b: u8, text: &[u8]) -> Option<usize> {
-    find_mask(text, |c| eq_mask16(c, b))
+    find_mask(
+        text,
+        |c| eq_mask16(c, b),
+        |block| any_eq64(block, b),
+        |rest| memchr::memchr(b, rest),
+        SHORT,
+    )
+}
+
+/// [`find_byte`] without the hand-over: SSE2 to the end, for the lines of
+/// the small files read every sample (`/proc/stat`'s `intr` line runs to
+/// a few KB), so that they never cost the feature probe.
+#[inline]
+pub fn find_byte_sse2(b: u8, text: &[u8]) -> Option<usize> {
+    find_mask(
+        text,
+        |c| eq_mask16(c, b),
+        |block| any_eq64(block, b),
+        |_| None,
+        usize::MAX,
+    )
 }
 
 /// The first `a` or `b` in `text`, as [`find_byte`].
 #[inline]
 pub fn find_either(a: u8, b: u8, text: &[u8]) -> Option<usize> {
-    find_mask(text, |c| eq_mask16(c, a) | eq_mask16(c, b))
+    find_mask(
+        text,
+        |c| eq_mask16(c, a) | eq_mask16(c, b),
+        |block| any_eq64(block, a) || any_eq64(block, b),
+        |rest| memchr::memchr2(a, b, rest),
+        SHORT,
+    )
 }
 
 /// The last `b` in `text`, sixteen bytes at a time from the end.
@@ -202,9 +232,17 @@ pub fn rfind_byte(b: u8, text: &[u8]) -> Option<usize> {
     text.get(..end)?.iter().rposition(|&c| c == b)
 }
 
-/// The first position whose sixteen-byte chunk has its bit set in `mask`.
+/// The first position whose bit is set in its sixteen-byte chunk's
+/// `mask`; past the first 64 bytes, 64-byte blocks are skipped while `hit`
+/// finds nothing in them (the block with a hit is then read by `mask`).
 #[inline]
-fn find_mask(text: &[u8], mask: impl Fn(&[u8; 16]) -> u16) -> Option<usize> {
+fn find_mask(
+    text: &[u8],
+    mask: impl Fn(&[u8; 16]) -> u16,
+    hit: impl Fn(&[u8]) -> bool,
+    long: impl Fn(&[u8]) -> Option<usize>,
+    limit: usize,
+) -> Option<usize> {
     let mut pos = 0;
     while pos < 64 {
         let Some(chunk) = text.get(pos..).and_then(|r| r.first_chunk::<16>()) else {
@@ -216,21 +254,17 @@ fn find_mask(text: &[u8], mask: impl Fn(&[u8; 16]) -> u16) -> Option<usize> {
         }
         pos += 16;
     }
-    while let Some(block) = text.get(pos..).and_then(|r| r.first_chunk::<64>()) {
-        let part = |i: usize| {
-            block
-                .get(i..)
-                .and_then(|r| r.first_chunk::<16>())
-                .map_or(0, &mask)
-        };
-        let m = u64::from(part(0))
-            | u64::from(part(16)) << 16
-            | u64::from(part(32)) << 32
-            | u64::from(part(48)) << 48;
-        if m != 0 {
-            return Some(pos + m.trailing_zeros() as usize);
-        }
-        pos += 64;
+    let blocks = text
+        .get(pos..limit.min(text.len()))
+        .unwrap_or_default()
+        .chunks_exact(64);
+    let n = blocks.len();
+    pos += 64 * blocks.take_while(|b| !hit(b)).count().min(n);
+    if pos >= limit {
+        // a long line (many CPUs): memchr's wider vectors, its one-time
+        // feature probe small against the line
+        let rest = text.get(pos..).unwrap_or_default();
+        return long(rest).map(|i| pos + i);
     }
     while let Some(chunk) = text.get(pos..).and_then(|r| r.first_chunk::<16>()) {
         let m = mask(chunk);
@@ -258,6 +292,30 @@ fn find_tail(text: &[u8], pos: usize, mask: &impl Fn(&[u8; 16]) -> u16) -> Optio
     };
     let m = mask(last);
     (m != 0).then(|| text.len() - 16 + m.trailing_zeros() as usize)
+}
+
+/// Whether `b` is in `block` (64 bytes), with SSE2: four compares, or-ed,
+/// one move-mask.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn any_eq64(block: &[u8], b: u8) -> bool {
+    use safe_arch::{
+        bitor_m128i as or, cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i as load,
+        move_mask_i8_m128i, set_splat_i8_m128i as splat,
+    };
+    let n = splat(b as i8);
+    let acc = block
+        .chunks_exact(16)
+        .filter_map(|c| c.first_chunk::<16>())
+        .fold(splat(0), |acc, c| or(acc, eq(load(c), n)));
+    move_mask_i8_m128i(acc) != 0
+}
+
+/// [`any_eq64`], portable.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn any_eq64(block: &[u8], b: u8) -> bool {
+    block.contains(&b)
 }
 
 /// Bit `i` set where `chunk[i] == b`, with SSE2 (one compare, one move-mask).
@@ -431,8 +489,8 @@ mod tests {
     #[test]
     fn find_byte_and_same_bytes_agree_with_the_plain_ones() {
         let mut rng = crate::rng::Rng::new(21);
-        for _ in 0..20_000 {
-            let len = (rng.next_u64() % 300) as usize;
+        for _ in 0..6_000 {
+            let len = (rng.next_u64() % 700) as usize;
             let a: Vec<u8> = (0..len)
                 .map(|_| match rng.next_u64() % 64 {
                     // sparse hits, so that the 64-byte steps and the tails are tried
@@ -442,6 +500,11 @@ mod tests {
                 .collect();
             for b in [b'\n', b':', b'z'] {
                 assert_eq!(find_byte(b, &a), a.iter().position(|&c| c == b), "{a:?}");
+                assert_eq!(
+                    find_byte_sse2(b, &a),
+                    a.iter().position(|&c| c == b),
+                    "{a:?}"
+                );
                 assert_eq!(rfind_byte(b, &a), a.iter().rposition(|&c| c == b), "{a:?}");
                 let either = a.iter().position(|&c| c == b || c == b'a');
                 assert_eq!(find_either(b, b'a', &a), either, "{a:?}");
