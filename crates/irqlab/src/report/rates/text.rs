@@ -87,13 +87,15 @@ impl ReusedRates {
             s.begin(&self.union, &self.cols);
             let all = self.cols.len() == self.union.len();
             let (cols, picked) = (&self.cols, &mut self.picked);
+            // the count since boot orders rows under `--sort total` only
+            let totals = self.sort == SortKey::Total;
             let mut pos = 0;
             delta::interrupts_delta_each_in(&mut self.delta, o, n, secs, |r, _, cells| {
                 let k = s.row_at(pos, r, f);
                 pos += 1;
                 if s.rows.get(k).is_some_and(|x| x.keep) {
                     let cells = pick_cells(r, cells, all, cols, picked);
-                    s.figures(k, cells, secs, r.total());
+                    s.figures(k, cells, secs, if totals { r.total() } else { 0 });
                 }
             });
             s.finish(pos, self.sort, self.threshold);
@@ -155,6 +157,7 @@ struct Row {
     irq: Option<u32>,
     /// `NaN`: none (no interval).
     total_rate: f64,
+    /// Under `--sort total` only (else 0).
     since_boot: u64,
     /// The text is the row's (false: to be written).
     valid: bool,
@@ -927,7 +930,7 @@ mod tests {
     fn kept_rows_are_the_rates_report_rows() {
         for seq in [samples(), synth_samples(4, 30)] {
             for f in &filters() {
-                let mut reused = ReusedRates::default();
+                let mut reused = ReusedRates::new(SortKey::Total, None);
                 for pair in seq.windows(2) {
                     let text_before = reused.irq.text.len();
                     let want = rates(&pair[0], &pair[1], f, RateOpts::default());
