@@ -296,8 +296,8 @@ fn irq_rows(text: &str) -> Vec<(String, String)> {
 
 #[test]
 fn text_has_a_device_column_and_cpu_time_has_nice_and_iowait() {
-    // (rows with their device names: unit tests in cmd/top/text.rs, on
-    // two synth samples; a fake tree does not move between samples)
+    // (rows with their device names: unit tests in report/rates/text.rs, on
+    // synth samples; a fake tree does not move between samples)
     let d = tempfile::tempdir().unwrap();
     synth(d.path());
     let text = text_of(d.path(), &["-i", "10ms", "-n", "1"]);

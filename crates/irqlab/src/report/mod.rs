@@ -29,7 +29,7 @@ pub use counts::IrqCounts;
 pub use model::*;
 pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey};
 pub use rate_rows::RateRows;
-pub use rates::{pick_cells, ReusedRates};
+pub use rates::{pick_cells, IrqRates, ReusedRates, RowRates, SoftirqRates};
 pub use stat::{stat_section, stat_section_into};
 
 #[cfg(test)]

@@ -12,26 +12,7 @@ use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
 
 /// Two snapshots of a synth machine, 1 s apart, and the sample from them.
 pub fn sample(cpus: u32, irqs: u32) -> FrameView {
-    let spec = SynthSpec {
-        cpus,
-        irqs,
-        nr_irqs: 2048,
-        arch: Arch::X86,
-        era: Era::E3,
-        offline: vec![],
-        seed: 7,
-    };
-    let tree = spec.build().unwrap();
-    let files = tree.files();
-    let get = |p: &str| files.iter().find(|f| f.0 == p).unwrap().1.clone();
-    let old = Snapshot {
-        mono_ns: 0,
-        wall_ns: 0,
-        interrupts: Some(Interrupts::parse(&get("proc/interrupts")).unwrap()),
-        softirqs: Some(Softirqs::parse(&get("proc/softirqs")).unwrap()),
-        stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
-    };
-    let new = advance(&old);
+    let (old, new) = snapshots(cpus, irqs);
     let mut report = report::rates(
         &old,
         &new,
@@ -55,6 +36,31 @@ pub fn sample(cpus: u32, irqs: u32) -> FrameView {
         },
         trace: None,
     }
+}
+
+/// The two snapshots of [`sample`].
+pub fn snapshots(cpus: u32, irqs: u32) -> (Snapshot, Snapshot) {
+    let spec = SynthSpec {
+        cpus,
+        irqs,
+        nr_irqs: 2048,
+        arch: Arch::X86,
+        era: Era::E3,
+        offline: vec![],
+        seed: 7,
+    };
+    let tree = spec.build().unwrap();
+    let files = tree.files();
+    let get = |p: &str| files.iter().find(|f| f.0 == p).unwrap().1.clone();
+    let old = Snapshot {
+        mono_ns: 0,
+        wall_ns: 0,
+        interrupts: Some(Interrupts::parse(&get("proc/interrupts")).unwrap()),
+        softirqs: Some(Softirqs::parse(&get("proc/softirqs")).unwrap()),
+        stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
+    };
+    let new = advance(&old);
+    (old, new)
 }
 
 /// [`small_sample`] with traced time (`top --trace`), for the traced view.

@@ -7,8 +7,8 @@
 //! [`BatchWriter`] is the frame-to-output writer of both `top --batch`
 //! and `replay --batch` (`cmd/replay.rs`), and runs their loop on a
 //! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
-//! `report::ReusedRates` (`report::rates` rebuilt in place; no affinity:
-//! text does not print it) and
+//! `report::ReusedRates` (the rates text prints, rebuilt in place; no
+//! affinity: text does not print it) and
 //! `text.rs`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
@@ -23,7 +23,7 @@ use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
-use crate::report::{self, RateOpts};
+use crate::report;
 use crate::sampler::{
     clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
@@ -41,33 +41,29 @@ struct Summary {
     cost: SelfCost,
     samples: u64,
     strategy: Strategy,
-    /// Each frame's report, rebuilt in place.
+    /// Each frame's rates, rebuilt in place (then the whole run's).
     report: report::ReusedRates,
     /// After exactly one frame: that frame's strategy. The run's
     /// `Average:` is then over the same two snapshots with the same rows
-    /// filter (the filter follows the strategy), so the frame's report
-    /// (still in `report`) is not computed again.
+    /// filter (the filter follows the strategy), so the frame's rates
+    /// (still in `report`) are not computed again.
     single: Option<Strategy>,
 }
 
 impl Summary {
     fn write(
-        &self,
+        &mut self,
         latest: &Snapshot,
         opts: &TextOpts,
         traced: Option<&TopTrace>,
-        out: &mut impl Write,
+        out: &mut Vec<u8>,
     ) -> anyhow::Result<()> {
         if self.samples == 0 {
             return Ok(());
         }
-        let computed;
         let report = match &self.single {
-            Some(strategy) if self.samples == 1 && *strategy == self.strategy => self.report.last(),
-            _ => {
-                computed = report::rates(&self.first, latest, &self.filter, RateOpts::default());
-                &computed
-            }
+            Some(strategy) if self.samples == 1 && *strategy == self.strategy => &self.report,
+            _ => self.report.update(&self.first, latest, &self.filter),
         };
         let n = self.samples;
         let c = &self.cost;
@@ -79,14 +75,14 @@ impl Summary {
         };
         let b = Block {
             stamp: "Average:",
-            report,
+            rates: report,
             threads: &[],
             self_cost: mean,
             strategy: self.strategy,
         };
         text::write_block(&b, opts, out)?;
         if let Some(tt) = traced {
-            trace_text::write_trace(b.stamp, report, opts, tt, out)?;
+            trace_text::write_trace(b.stamp, report, tt, out)?;
         }
         Ok(())
     }
@@ -151,7 +147,7 @@ impl BatchWriter {
                 cost: SelfCost::default(),
                 samples: 0,
                 strategy: live.strategy(),
-                report: report::ReusedRates::default(),
+                report: report::ReusedRates::new(opts.sort, opts.threshold),
                 single: None,
             }),
             jsonl: JsonlWriter::default(),
@@ -180,7 +176,7 @@ impl BatchWriter {
                 let stamp = stamp.as_str();
                 let b = Block {
                     stamp: stamp.get(11..23).unwrap_or(stamp),
-                    report,
+                    rates: report,
                     threads: frame.threads,
                     self_cost: frame.self_cost(),
                     strategy: frame.strategy,
@@ -188,7 +184,7 @@ impl BatchWriter {
                 buf.clear();
                 text::write_block(&b, &self.opts, buf)?;
                 if let Some(tt) = traced {
-                    trace_text::write_trace(b.stamp, report, &self.opts, tt, buf)?;
+                    trace_text::write_trace(b.stamp, report, tt, buf)?;
                 }
                 sum.cost += b.self_cost;
                 sum.samples += 1;

@@ -9,8 +9,7 @@
 //! line when the programs could not count some hard IRQ runs.
 //! Formatting only: numbers come from [`TopTrace`].
 
-use super::text::{shown_rows, TextOpts};
-use crate::report::{self, Report};
+use crate::report::ReusedRates;
 use crate::trace::top::{self, TopTrace};
 use std::io::Write;
 
@@ -20,8 +19,7 @@ const LABEL: usize = 8;
 /// The `TRACE` lines of one block.
 pub fn write_trace(
     t: &str,
-    report: &Report,
-    opts: &TextOpts,
+    report: &ReusedRates,
     tt: &TopTrace,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
@@ -31,11 +29,11 @@ pub fn write_trace(
         "IRQ", "hardirq µs/s", "runs/s", "avg_ns", "p99_ns"
     )?;
     let secs = tt.elapsed_ns as f64 / 1e9;
-    if let Some(s) = &report.interrupts {
-        for r in shown_rows(s, opts) {
-            let name = report::name_of(r);
-            write!(out, "{t}  TRACE IRQ  {:<LABEL$}", r.label)?;
-            match tt.irq(&r.label) {
+    if let Some(s) = report.interrupts() {
+        for r in s.shown() {
+            let (label, name) = (r.label(), r.name());
+            write!(out, "{t}  TRACE IRQ  {:<LABEL$}", label)?;
+            match tt.irq(label) {
                 Some(x) => write!(
                     out,
                     " {:>13} {:>10.1} {:>9.0} {:>9}",
@@ -44,7 +42,7 @@ pub fn write_trace(
                     x.avg_ns,
                     x.p99_ns.map_or("-".into(), |v| format!("{v:.0}"))
                 )?,
-                None if top::traceable(&r.label) => {
+                None if top::traceable(label) => {
                     write!(out, " {:>13} {:>10} {:>9} {:>9}", "0.0", "0.0", "-", "-")?
                 }
                 None => write!(out, " {:>13} {:>10} {:>9} {:>9}", "-", "-", "-", "-")?,
@@ -103,17 +101,17 @@ mod tests {
     use crate::trace::top::fake;
     use crate::tui::fixtures;
 
+    /// The text state of the fixture's sample (4 CPUs, 30 IRQs).
+    fn rates() -> ReusedRates {
+        let (old, new) = fixtures::snapshots(4, 30);
+        let mut r = ReusedRates::default();
+        r.update(&old, &new, &crate::filter::Filter::default());
+        r
+    }
+
     fn text() -> String {
-        let report = fixtures::sample(4, 30).report;
         let mut out = Vec::new();
-        write_trace(
-            "12:00:00.000",
-            &report,
-            &TextOpts::default(),
-            &fake::top_trace(),
-            &mut out,
-        )
-        .unwrap();
+        write_trace("12:00:00.000", &rates(), &fake::top_trace(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -151,11 +149,12 @@ mod tests {
             assert_eq!(f[1], "TRACE", "{l}");
             assert!(["IRQ", "SOFT", "CPU"].contains(&f[2]), "{l}");
         }
-        let report = fixtures::sample(4, 30).report;
-        let rows = report.interrupts.as_ref().unwrap();
-        let long = shown_rows(rows, &TextOpts::default())
-            .into_iter()
-            .map(report::name_of)
+        let report = rates();
+        let long = report
+            .interrupts()
+            .unwrap()
+            .shown()
+            .map(|r| r.name())
             .max_by_key(|n| n.len())
             .unwrap();
         assert!(long.len() > 20, "the fixture has a long name: {long}");
@@ -166,7 +165,7 @@ mod tests {
         let mut dropped = fake::top_trace();
         dropped.dropped = 3;
         let mut out = Vec::new();
-        write_trace("x", &report, &TextOpts::default(), &dropped, &mut out).unwrap();
+        write_trace("x", &report, &dropped, &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains("x  TRACE DROPPED 3 hard IRQ run(s)"), "{out}");
     }
