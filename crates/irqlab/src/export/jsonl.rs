@@ -29,7 +29,7 @@
 //! [`Filter`], affinity and traced figures from the caller.
 
 use super::irq_row_json::{self, json, json_str, push_u64 as int, write_rate, CellRates};
-use super::row_key::{self, RowKey};
+use super::row_key::RowCache;
 use crate::filter::Filter;
 use crate::report;
 use crate::report::CpuPctLine;
@@ -66,8 +66,8 @@ pub struct JsonlWriter {
     /// Rendered row objects, back to back, before sorting.
     rows: Vec<u8>,
     spans: Vec<Span>,
-    /// Per row position in the later snapshot.
-    meta: Vec<Meta>,
+    /// Per row position in the later snapshot: the row's cached JSON.
+    meta: RowCache<Meta>,
     /// The order rows are written in (indices into `spans`).
     order: Vec<usize>,
     picked: Vec<Cell>,
@@ -94,12 +94,10 @@ struct Span {
     rate: f64,
 }
 
-/// Cached JSON of one row's fixed fields, in one allocation per row (the
-/// per-sample check and copy touch a few adjacent cache lines, not four
-/// blocks spread over the heap): after the row's key (label and
-/// description, [`RowKey`]), its [`irq_row_json::head`]
-/// (`{"label":…,"irq":…`) then its [`irq_row_json::tail`]
-/// (`,"actions":[…],"description":…[,"affinity":…]}`).
+/// What [`RowCache`] keeps beside a row's cached JSON: the cache holds,
+/// after the row's key (label and description), its
+/// [`irq_row_json::head`] (`{"label":…,"irq":…`) then its
+/// [`irq_row_json::tail`] (`,"actions":[…],"description":…[,"affinity":…]}`).
 ///
 /// Once the row was idle (every cell a count of 0 over a positive
 /// interval) the output becomes its whole idle part of the line,
@@ -107,25 +105,25 @@ struct Span {
 /// for that many cells: an idle row (most rows, most samples) is then one
 /// copy, and a busy row's head and tail are the same bytes (no second
 /// copy of them to keep warm).
+#[derive(Debug, Clone, Copy)]
 struct Meta {
-    key: RowKey,
-    /// Where the head starts in the key's output, and its length.
-    head_at: usize,
-    head_len: usize,
+    /// Where the head starts in the output (0, or 1 after the idle
+    /// line's comma), and its length.
+    head_at: u32,
+    head_len: u32,
     /// Length of the tail, which ends the output.
-    tail_len: usize,
+    tail_len: u32,
     /// The number of cells the output is the idle row of ([`NO_IDLE`]:
     /// it is head and tail only).
-    idle_cells: usize,
+    idle_cells: u32,
 }
 
 /// [`Meta::idle_cells`] of a row whose idle line is not built.
-const NO_IDLE: usize = usize::MAX;
+const NO_IDLE: u32 = u32::MAX;
 
 impl Default for Meta {
     fn default() -> Self {
         Meta {
-            key: RowKey::default(),
             head_at: 0,
             head_len: 0,
             tail_len: 0,
@@ -134,40 +132,65 @@ impl Default for Meta {
     }
 }
 
-impl Meta {
-    fn head(&self) -> &[u8] {
-        let out = self.key.output();
-        out.get(self.head_at..self.head_at + self.head_len)
-            .unwrap_or_default()
-    }
+/// The cached head of the row at `pos`.
+#[inline]
+fn head(cache: &RowCache<Meta>, pos: usize) -> &[u8] {
+    let m = cache.ext(pos);
+    let at = m.head_at as usize;
+    cache
+        .output(pos)
+        .get(at..at + m.head_len as usize)
+        .unwrap_or_default()
+}
 
-    fn tail(&self) -> &[u8] {
-        let out = self.key.output();
-        out.get(out.len().saturating_sub(self.tail_len)..)
-            .unwrap_or_default()
-    }
+/// The cached tail of the row at `pos`.
+#[inline]
+fn tail(cache: &RowCache<Meta>, pos: usize) -> &[u8] {
+    let out = cache.output(pos);
+    let len = cache.ext(pos).tail_len as usize;
+    out.get(out.len().saturating_sub(len)..).unwrap_or_default()
+}
 
-    /// `,` head numbers tail of the row idle over `cells` cells (a
-    /// positive interval), built in place of head and tail on first use
-    /// (again when the number of cells changed), through `tmp`.
-    fn idle(&mut self, cells: usize, rates: &mut CellRates, tmp: &mut Scratch) -> &[u8] {
-        if self.idle_cells != cells {
-            tmp.bytes.clear();
-            tmp.bytes.push(b',');
-            tmp.bytes.extend_from_slice(self.head());
-            tmp.zero.clear();
-            tmp.zero.resize(cells, Cell::Count(0));
-            rates.numbers(&mut tmp.bytes, &tmp.zero);
-            tmp.bytes.extend_from_slice(self.tail());
-            let start = self.key.output_start();
-            let b = self.key.output_buf();
-            b.truncate(start);
-            b.extend_from_slice(&tmp.bytes);
-            self.head_at = 1;
-            self.idle_cells = cells;
-        }
-        self.key.output()
+/// `,` head numbers tail of the row at `pos` idle over `cells` cells (a
+/// positive interval), built in place of head and tail on first use
+/// (again when the number of cells changed), through `tmp`.
+#[inline]
+fn idle_line<'c>(
+    cache: &'c mut RowCache<Meta>,
+    pos: usize,
+    cells: usize,
+    rates: &mut CellRates,
+    tmp: &mut Scratch,
+) -> &'c [u8] {
+    if cache.ext(pos).idle_cells as usize != cells {
+        build_idle(cache, pos, cells, rates, tmp);
     }
+    cache.output(pos)
+}
+
+#[cold]
+#[inline(never)]
+fn build_idle(
+    cache: &mut RowCache<Meta>,
+    pos: usize,
+    cells: usize,
+    rates: &mut CellRates,
+    tmp: &mut Scratch,
+) {
+    tmp.bytes.clear();
+    tmp.bytes.push(b',');
+    tmp.bytes.extend_from_slice(head(cache, pos));
+    tmp.zero.clear();
+    tmp.zero.resize(cells, Cell::Count(0));
+    rates.numbers(&mut tmp.bytes, &tmp.zero);
+    tmp.bytes.extend_from_slice(tail(cache, pos));
+    let m = cache.ext(pos);
+    let ext = Meta {
+        head_at: 1,
+        idle_cells: u32::try_from(cells).unwrap_or(NO_IDLE),
+        ..m
+    };
+    cache.rewrite(pos, &tmp.bytes, ext);
 }
 
 /// What an idle row's cached line is built with, and the fields after
@@ -187,7 +210,7 @@ impl Default for Scratch {
             bytes: Vec::new(),
             zero: Vec::new(),
             softirq: Vec::new(),
-            softirq_cells: NO_IDLE,
+            softirq_cells: usize::MAX,
         }
     }
 }
@@ -195,8 +218,18 @@ impl Default for Scratch {
 impl Scratch {
     /// The fields after the name of a softirq row idle over `cells`
     /// cells (a positive interval), built on first use.
+    #[inline]
     fn softirq(&mut self, cells: usize, rates: &mut CellRates) -> &[u8] {
         if self.softirq_cells != cells {
+            self.build_softirq(cells, rates);
+        }
+        &self.softirq
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build_softirq(&mut self, cells: usize, rates: &mut CellRates) {
+        {
             const NAME: &[u8] = b"{\"name\":\"\"";
             self.zero.clear();
             self.zero.resize(cells, Cell::Count(0));
@@ -205,14 +238,13 @@ impl Scratch {
             self.softirq.drain(..NAME.len().min(self.softirq.len()));
             self.softirq_cells = cells;
         }
-        &self.softirq
     }
 }
 
 impl JsonlWriter {
     /// Forget cached metadata (the filter or the affinity source changed).
     pub fn invalidate(&mut self) {
-        self.meta.iter_mut().for_each(|m| m.key.invalidate());
+        self.meta.invalidate();
     }
 
     /// Write the line of one live frame (with the traced figures of the
@@ -280,8 +312,7 @@ impl JsonlWriter {
         out.extend_from_slice(b",\"strategy\":");
         out.extend_from_slice(strategy_json(inp.strategy));
         if let Some(t) = inp.trace {
-            out.extend_from_slice(b",\"trace\":");
-            json(out, t);
+            trace(out, t);
         }
         out.extend_from_slice(b"}\n");
     }
@@ -321,24 +352,28 @@ impl JsonlWriter {
         // `rows` and moved in front of them, highest rate first, at the
         // end: only the few busy rows are copied twice.
         let at = out.len();
+        meta.compact();
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
-            let m = meta_for(meta, pos, r, f, affinity);
+            let p = pos;
             pos += 1;
-            if !m.key.keep() {
+            if !meta.is_for(p, &r.label, &r.description) {
+                rebuild(meta, p, r, f, affinity);
+            }
+            if !meta.slot(p).is_some_and(|s| s.keep()) {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
             if secs > 0.0 && cells.iter().all(|c| *c == Cell::Count(0)) {
-                out.extend_from_slice(m.idle(cells.len(), rates, idle));
+                out.extend_from_slice(idle_line(meta, p, cells.len(), rates, idle));
                 return;
             }
             // the rate `numbers` returns, known before the row is written
             let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             if secs > 0.0 && total as f64 / secs > 0.0 {
                 let start = rows.len();
-                rows.extend_from_slice(m.head());
+                rows.extend_from_slice(head(meta, p));
                 let rate = rates.numbers(rows, cells);
-                rows.extend_from_slice(m.tail());
+                rows.extend_from_slice(tail(meta, p));
                 spans.push(Span {
                     start,
                     end: rows.len(),
@@ -346,18 +381,16 @@ impl JsonlWriter {
                 });
             } else {
                 out.push(b',');
-                out.extend_from_slice(m.head());
+                out.extend_from_slice(head(meta, p));
                 rates.numbers(out, cells);
-                out.extend_from_slice(m.tail());
+                out.extend_from_slice(tail(meta, p));
             }
         });
         order_by_rate(spans, order);
         busy_in_front(out, at, rows, spans, order);
         out.push(b']');
         if !gone.is_empty() {
-            out.extend_from_slice(b",\"gone\":");
-            let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
-            json(out, &labels);
+            gone_labels(out, &gone);
         }
         out.push(b'}');
     }
@@ -401,13 +434,24 @@ fn section_cpus(a: &[u32], b: &[u32], f: &Filter, union: &mut Vec<u32>, cols: &m
         union.extend_from_slice(a);
     }
     if a != b || !union.is_sorted_by(|x, y| x < y) {
-        union.clear();
-        union.extend(a.iter().chain(b));
-        union.sort_unstable();
-        union.dedup();
+        merge_cpus(a, b, union);
     }
     cols.clear();
-    cols.extend((0..union.len()).filter(|&i| union.get(i).is_some_and(|&c| f.keep_cpu(c))));
+    if f.cpus.is_some() {
+        cols.extend((0..union.len()).filter(|&i| union.get(i).is_some_and(|&c| f.keep_cpu(c))));
+    } else {
+        cols.extend(0..union.len());
+    }
+}
+
+/// The CPU ids of two different (or unsorted) headers, merged.
+#[cold]
+#[inline(never)]
+fn merge_cpus(a: &[u32], b: &[u32], union: &mut Vec<u32>) {
+    union.clear();
+    union.extend(a.iter().chain(b));
+    union.sort_unstable();
+    union.dedup();
 }
 
 /// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
@@ -476,56 +520,74 @@ fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
             }
         }
     } else {
-        order.sort_by(|&a, &b| {
-            rate(b)
-                .partial_cmp(&rate(a))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        sort_by_rate(spans, order);
     }
 }
 
-/// The cached metadata of the row at `pos`, rebuilt when that position now
-/// holds a different row.
-fn meta_for<'m>(
-    meta: &'m mut Vec<Meta>,
+/// [`order_by_rate`] for many busy rows: the library's stable sort.
+#[cold]
+#[inline(never)]
+fn sort_by_rate(spans: &[Span], order: &mut [usize]) {
+    let rate = |i: usize| spans.get(i).map_or(0.0, |s| s.rate);
+    order.sort_by(|&a, &b| {
+        rate(b)
+            .partial_cmp(&rate(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+}
+
+/// `,"gone":[…]`: the labels of the rows gone since the earlier snapshot.
+#[cold]
+#[inline(never)]
+fn gone_labels(out: &mut Vec<u8>, gone: &[delta::RowGone]) {
+    out.extend_from_slice(b",\"gone\":");
+    let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
+    json(out, &labels);
+}
+
+/// The cached JSON of the row at `pos` built again for row `r` (that
+/// position now holds a different row).
+#[cold]
+#[inline(never)]
+fn rebuild(
+    cache: &mut RowCache<Meta>,
     pos: usize,
     r: &IrqRow,
     f: &Filter,
     affinity: &mut AffinityFn,
-) -> &'m mut Meta {
-    let m = row_key::key_at(meta, pos);
-    if !m.key.is_for(&r.label, &r.description) {
-        rebuild(m, r, f, affinity);
-    }
-    m
-}
-
-fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
+) {
     let keep = f.keep_irq_row(r);
     let affinity = if keep {
         r.irq.and_then(&mut *affinity)
     } else {
         None
     };
-    // room for the usual row at once, its idle line on a small machine
-    // included (no doubling from 8 bytes per row, no move at its first
-    // idle sample)
-    let room =
-        r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 128;
-    m.key.set(&r.label, &r.description, keep, room);
-    let start = m.key.output_start();
-    let b = m.key.output_buf();
-    if keep {
-        irq_row_json::head(b, &r.label, r.irq, None);
-    }
-    m.head_at = 0;
-    m.head_len = b.len() - start;
-    if keep {
-        let actions = r.parts.actions();
-        irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
-    }
-    m.tail_len = b.len() - start - m.head_len;
-    m.idle_cells = NO_IDLE;
+    cache.set(pos, &r.label, &r.description, keep, |b| {
+        let start = b.len();
+        if keep {
+            irq_row_json::head(b, &r.label, r.irq, None);
+        }
+        let head_len = b.len() - start;
+        if keep {
+            let actions = r.parts.actions();
+            irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
+        }
+        let tail_len = b.len() - start - head_len;
+        Meta {
+            head_at: 0,
+            head_len: u32::try_from(head_len).unwrap_or(0),
+            tail_len: u32::try_from(tail_len).unwrap_or(0),
+            idle_cells: NO_IDLE,
+        }
+    });
+}
+
+/// `,"trace":{…}`: the traced figures of the tick.
+#[cold]
+#[inline(never)]
+fn trace(out: &mut Vec<u8>, t: &TopTrace) {
+    out.extend_from_slice(b",\"trace\":");
+    json(out, t);
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes

@@ -1,81 +1,205 @@
-//! A cached row's identity: the label and description a row's cached
-//! output was built from, back to back at the front of one buffer whose
-//! rest holds that output (jsonl's fixed JSON fields; serve's rows keep
-//! their labels beside it). Checking a row against it compares adjacent
-//! bytes, and rebuilding reuses the buffer: nothing is allocated per
-//! sample while the rows stay.
+//! Cached per-row output and the identity it was built for: every row
+//! position's entry (the row's label and description, back to back, then
+//! the output built from them: jsonl's fixed JSON fields, serve's labels)
+//! in one buffer, in row order, with a small fixed-size [`Slot`] per
+//! position. Checking a row against its entry compares adjacent bytes,
+//! and an idle sample reads the entries of consecutive rows from
+//! consecutive cache lines (no per-row allocation, no allocator headers
+//! or gaps between rows). Nothing is allocated per sample while the rows
+//! stay.
 
-/// The identity a row position's cached output is valid for, and the
-/// output after it.
-#[derive(Debug, Default)]
-pub struct RowKey {
-    /// `set` was called since the last `invalidate`.
-    valid: bool,
-    /// The filters keep the row (decided when the key was set).
-    keep: bool,
-    label_len: usize,
+/// Where one row position's entry sits in [`RowCache`]'s buffer, and
+/// what the user keeps beside it (`ext`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slot<T> {
+    /// Start of the entry (its key) in the buffer.
+    at: u32,
+    label_len: u32,
     /// End of the label and description; the output follows.
-    key_len: usize,
-    buf: Vec<u8>,
+    key_len: u32,
+    /// Length of the whole entry (key and output).
+    len: u32,
+    /// Built since the last [`RowCache::invalidate`].
+    valid: bool,
+    /// The filters keep the row (decided when the entry was built).
+    keep: bool,
+    /// The user's figures about the output.
+    pub ext: T,
 }
 
-impl RowKey {
-    /// Built for a row with this label and description.
-    pub fn is_for(&self, label: &str, description: &str) -> bool {
-        let (label, desc) = (label.as_bytes(), description.as_bytes());
-        self.valid
-            && self.label_len == label.len()
-            && self.key_len == label.len() + desc.len()
-            && self.buf.get(..self.label_len) == Some(label)
-            && self.buf.get(self.label_len..self.key_len) == Some(desc)
-    }
-
-    /// Now for this row: its key written, its output emptied, room made
-    /// for `room` bytes of output at once.
-    pub fn set(&mut self, label: &str, description: &str, keep: bool, room: usize) {
-        self.valid = true;
-        self.keep = keep;
-        let b = &mut self.buf;
-        b.clear();
-        b.reserve(label.len() + description.len() + room);
-        b.extend_from_slice(label.as_bytes());
-        self.label_len = b.len();
-        b.extend_from_slice(description.as_bytes());
-        self.key_len = b.len();
-    }
-
-    /// Valid for no row (the filter or what the output depends on changed).
-    pub fn invalidate(&mut self) {
-        self.valid = false;
-    }
-
+impl<T> Slot<T> {
     /// The filters keep the row.
     pub fn keep(&self) -> bool {
         self.keep
     }
+}
 
-    /// The output kept after the key.
-    pub fn output(&self) -> &[u8] {
-        self.buf.get(self.key_len..).unwrap_or_default()
-    }
+/// The entries of every row position (see the module docs).
+#[derive(Debug)]
+pub struct RowCache<T> {
+    bytes: Vec<u8>,
+    slots: Vec<Slot<T>>,
+    /// Bytes of the buffer in valid entries (the rest was replaced).
+    live: usize,
+}
 
-    /// The buffer the output is appended to (after the key).
-    pub fn output_buf(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
-    }
-
-    /// Where the output starts in [`RowKey::output_buf`].
-    pub fn output_start(&self) -> usize {
-        self.key_len
+impl<T> Default for RowCache<T> {
+    fn default() -> Self {
+        RowCache {
+            bytes: Vec::new(),
+            slots: Vec::new(),
+            live: 0,
+        }
     }
 }
 
-/// The cached key of position `pos` in `keys` (grown as needed).
-pub fn key_at<K: Default>(keys: &mut Vec<K>, pos: usize) -> &mut K {
-    if keys.len() <= pos {
-        keys.resize_with(pos + 1, K::default);
+/// A buffer offset or length as stored in a [`Slot`] (the buffer holds
+/// a few hundred bytes per row: far below 4 GiB).
+fn off(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+impl<T: Copy + Default> RowCache<T> {
+    /// The slot of position `pos`, if one was ever built.
+    pub fn slot(&self, pos: usize) -> Option<&Slot<T>> {
+        self.slots.get(pos)
     }
-    &mut keys[pos]
+
+    /// The entry of `pos` was built for a row with this label and
+    /// description.
+    #[inline]
+    pub fn is_for(&self, pos: usize, label: &str, description: &str) -> bool {
+        let Some(s) = self.slots.get(pos) else {
+            return false;
+        };
+        let (label, desc) = (label.as_bytes(), description.as_bytes());
+        let at = s.at as usize;
+        s.valid
+            && s.label_len as usize == label.len()
+            && s.key_len as usize == label.len() + desc.len()
+            && self.bytes.get(at..at + label.len()) == Some(label)
+            && self.bytes.get(at + label.len()..at + s.key_len as usize) == Some(desc)
+    }
+
+    /// The output of `pos`'s entry (empty when none was built).
+    #[inline]
+    pub fn output(&self, pos: usize) -> &[u8] {
+        self.slots
+            .get(pos)
+            .and_then(|s| {
+                self.bytes
+                    .get(s.at as usize + s.key_len as usize..(s.at + s.len) as usize)
+            })
+            .unwrap_or_default()
+    }
+
+    /// The user's figures of `pos`'s entry.
+    #[inline]
+    pub fn ext(&self, pos: usize) -> T {
+        self.slots.get(pos).map(|s| s.ext).unwrap_or_default()
+    }
+
+    /// The slot of `pos`, grown to as needed.
+    fn slot_mut(&mut self, pos: usize) -> &mut Slot<T> {
+        if self.slots.len() <= pos {
+            self.slots.resize_with(pos + 1, Slot::default);
+        }
+        &mut self.slots[pos]
+    }
+
+    /// The entry of `pos` becomes the one of this row: its key, then the
+    /// output `build` appends to the buffer it is given (and the figures
+    /// it returns), at the end of the buffer.
+    pub fn set(
+        &mut self,
+        pos: usize,
+        label: &str,
+        description: &str,
+        keep: bool,
+        build: impl FnOnce(&mut Vec<u8>) -> T,
+    ) {
+        self.retire(pos);
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(label.as_bytes());
+        self.bytes.extend_from_slice(description.as_bytes());
+        let ext = build(&mut self.bytes);
+        let len = self.bytes.len() - at;
+        self.live += len;
+        *self.slot_mut(pos) = Slot {
+            at: off(at),
+            label_len: off(label.len()),
+            key_len: off(label.len() + description.len()),
+            len: off(len),
+            valid: true,
+            keep,
+            ext,
+        };
+    }
+
+    /// The output of `pos`'s entry becomes `output` (its key and filter
+    /// decision stay), at the end of the buffer.
+    pub fn rewrite(&mut self, pos: usize, output: &[u8], ext: T) {
+        let Some(s) = self.slots.get(pos).copied().filter(|s| s.valid) else {
+            return;
+        };
+        self.retire(pos);
+        let at = self.bytes.len();
+        let key = s.at as usize..(s.at + s.key_len) as usize;
+        self.bytes.extend_from_within(key);
+        self.bytes.extend_from_slice(output);
+        let len = self.bytes.len() - at;
+        self.live += len;
+        *self.slot_mut(pos) = Slot {
+            at: off(at),
+            len: off(len),
+            valid: true,
+            ext,
+            ..s
+        };
+    }
+
+    /// `pos`'s entry no longer counts as live bytes.
+    fn retire(&mut self, pos: usize) {
+        if let Some(s) = self.slots.get_mut(pos) {
+            if s.valid {
+                self.live -= s.len as usize;
+            }
+            s.valid = false;
+        }
+    }
+
+    /// Valid for no row (the filter or what the output depends on changed).
+    pub fn invalidate(&mut self) {
+        self.slots.iter_mut().for_each(|s| s.valid = false);
+        self.live = 0;
+    }
+
+    /// When replaced entries fill much of the buffer: the valid entries
+    /// again back to back in row order (call between passes over the rows).
+    pub fn compact(&mut self) {
+        if (self.bytes.len() - self.live) * 4 <= self.live {
+            return;
+        }
+        self.compact_now();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact_now(&mut self) {
+        let mut bytes = Vec::with_capacity(self.live + self.live / 2);
+        for s in self.slots.iter_mut() {
+            if !s.valid {
+                s.len = 0;
+                continue;
+            }
+            let at = bytes.len();
+            let src = s.at as usize..(s.at + s.len) as usize;
+            bytes.extend_from_slice(self.bytes.get(src).unwrap_or_default());
+            s.at = off(at);
+        }
+        self.live = bytes.len();
+        self.bytes = bytes;
+    }
 }
 
 #[cfg(test)]
@@ -83,29 +207,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_key_is_for_its_label_and_description_only() {
-        let mut k = RowKey::default();
-        assert!(!k.is_for("", ""), "a new key is for no row");
-        k.set("24", "IO-APIC acpi", true, 16);
-        k.output_buf().extend_from_slice(b"out");
-        assert!(k.is_for("24", "IO-APIC acpi"));
+    fn an_entry_is_for_its_label_and_description_only() {
+        let mut c: RowCache<u8> = RowCache::default();
+        assert!(!c.is_for(0, "", ""), "a new cache is for no row");
+        c.set(0, "24", "IO-APIC acpi", true, |b| {
+            b.extend_from_slice(b"out");
+            7
+        });
+        assert!(c.is_for(0, "24", "IO-APIC acpi"));
         // the same bytes split elsewhere are another row
-        assert!(!k.is_for("24 ", "IO-APIC acpi"));
-        assert!(!k.is_for("2", "4IO-APIC acpi"));
-        assert!(!k.is_for("24", "IO-APIC acpi "));
-        assert_eq!(k.output(), b"out");
-        assert_eq!(k.output_start(), "24IO-APIC acpi".len());
-        k.set("LOC", "", false, 0);
-        assert!(k.is_for("LOC", "") && !k.keep() && k.output().is_empty());
-        k.invalidate();
-        assert!(!k.is_for("LOC", ""));
+        assert!(!c.is_for(0, "24 ", "IO-APIC acpi"));
+        assert!(!c.is_for(0, "2", "4IO-APIC acpi"));
+        assert!(!c.is_for(0, "24", "IO-APIC acpi "));
+        assert!(!c.is_for(1, "24", "IO-APIC acpi"));
+        assert_eq!(c.output(0), b"out");
+        assert_eq!(c.ext(0), 7);
+        c.set(3, "LOC", "", false, |_| 1);
+        assert!(c.is_for(3, "LOC", "") && !c.slot(3).is_some_and(Slot::keep));
+        assert!(c.output(3).is_empty() && !c.is_for(2, "", ""));
+        c.invalidate();
+        assert!(!c.is_for(3, "LOC", "") && !c.is_for(0, "24", "IO-APIC acpi"));
     }
 
     #[test]
-    fn key_at_grows_to_the_position() {
-        let mut keys: Vec<RowKey> = Vec::new();
-        key_at(&mut keys, 3).set("a", "b", true, 0);
-        assert_eq!(keys.len(), 4);
-        assert!(keys[3].is_for("a", "b") && !keys[0].is_for("a", "b"));
+    fn rewritten_and_compacted_entries_keep_their_keys() {
+        let mut c: RowCache<u32> = RowCache::default();
+        for pos in 0..4 {
+            c.set(pos, &pos.to_string(), "desc", true, |b| {
+                b.extend_from_slice(b"first");
+                0
+            });
+        }
+        for round in 0..20u32 {
+            for pos in 0..4 {
+                let out = format!("{pos}:{round}");
+                c.rewrite(pos, out.as_bytes(), round);
+            }
+            c.compact();
+            for pos in 0..4 {
+                assert!(c.is_for(pos, &pos.to_string(), "desc"));
+                assert_eq!(c.output(pos), format!("{pos}:{round}").as_bytes());
+                assert_eq!(c.ext(pos), round);
+            }
+            assert!(
+                c.bytes.len() <= 2 * c.live + 64,
+                "replaced bytes are dropped"
+            );
+        }
+        c.compact_now();
+        assert_eq!(c.bytes.len(), c.live);
+        assert_eq!(c.output(2), b"2:19");
     }
 }
