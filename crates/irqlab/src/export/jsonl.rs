@@ -85,6 +85,118 @@ pub struct JsonlWriter {
     stat: report::StatSection,
     /// What an idle row's cached line is built with.
     idle: Scratch,
+    /// The last line (see [`JsonlWriter::line`]): the next line is
+    /// written over it, its idle rows kept in place when they are the
+    /// same.
+    line: Vec<u8>,
+    /// The line up to its first interrupt row, then the busy rows:
+    /// written before the line is assembled (over the last one).
+    pre: Vec<u8>,
+    /// The idle rows of the last line and of the line being written.
+    run: IdleRun,
+}
+
+/// The idle rows at the end of the interrupt row list (each the cached
+/// output of its row, `,` then the row's JSON, see [`Meta`]), written in
+/// the line buffer over the last line. As long as the rows are those of
+/// the last line, in the same order, with the same cached outputs, their
+/// bytes are already there: they stay, and are moved (a few bytes) to
+/// follow the new start of the line at the end; neither they nor their
+/// cached outputs are read on the way (on an idle sample of a quiet
+/// machine, neither is). The rows from the first difference on are
+/// copied from the cache after the ones kept.
+#[derive(Default)]
+struct IdleRun {
+    /// Positions of the last line's idle rows, in order.
+    rows: Vec<u32>,
+    /// Where they sit in the last line, without the first row's comma
+    /// (`None`: a row of the last line's list was not a cached output).
+    span: Option<(usize, usize)>,
+    /// Where this line's list starts in the buffer (its first comma, to be
+    /// dropped).
+    base: usize,
+    /// Rows of this line found equal to `rows` so far (while `same`).
+    k: usize,
+    same: bool,
+    /// Once this line's rows differ: its rows.
+    new_rows: Vec<u32>,
+    /// A row of this line's list was written, not copied from the cache.
+    fresh: bool,
+}
+
+impl IdleRun {
+    /// A new list in `out` (the last line); `changed`: a cached output
+    /// was built or dropped since the last line.
+    fn start(&mut self, out: &mut Vec<u8>, changed: bool) {
+        self.k = 0;
+        self.new_rows.clear();
+        self.fresh = false;
+        match self.span {
+            Some((from, _)) if from > 0 => {
+                self.base = from - 1;
+                self.same = !changed;
+                if changed {
+                    out.truncate(self.base);
+                }
+            }
+            _ => {
+                self.base = 0;
+                self.same = false;
+                out.clear();
+            }
+        }
+    }
+
+    /// The next row of the list is the cached output of `pos`
+    /// (`changed`: built for this line).
+    #[inline]
+    fn cached(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>, pos: usize, changed: bool) {
+        let p = u32::try_from(pos).unwrap_or(u32::MAX);
+        if self.same {
+            if !changed && self.rows.get(self.k) == Some(&p) {
+                self.k += 1;
+                return;
+            }
+            self.differ(out, cache);
+        }
+        self.new_rows.push(p);
+        out.extend_from_slice(cache.output(pos));
+    }
+
+    /// The next row of the list is written (after its comma) at the end
+    /// of `out`.
+    #[inline]
+    fn written(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) {
+        if self.same {
+            self.differ(out, cache);
+        }
+        self.fresh = true;
+    }
+
+    /// The list differs from the last line's from the current row on:
+    /// the rows found equal so far are kept, the rest of the last line
+    /// dropped.
+    #[cold]
+    #[inline(never)]
+    fn differ(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) {
+        self.same = false;
+        let kept = self.rows.get(..self.k).unwrap_or_default();
+        let len: usize = kept.iter().map(|&p| cache.output(p as usize).len()).sum();
+        self.new_rows.extend_from_slice(kept);
+        out.truncate(self.base + len);
+    }
+
+    /// The end of the list in `out`: its bytes are `base..` the end
+    /// returned.
+    fn finish(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) -> usize {
+        if self.same && self.k < self.rows.len() {
+            self.differ(out, cache);
+        }
+        match (self.same, self.span) {
+            (true, Some((_, to))) => to,
+            _ => out.len(),
+        }
+    }
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -154,20 +266,6 @@ fn tail(cache: &RowCache<Meta>, pos: usize) -> &[u8] {
 /// `,` head numbers tail of the row at `pos` idle over `cells` cells (a
 /// positive interval), built in place of head and tail on first use
 /// (again when the number of cells changed), through `tmp`.
-#[inline]
-fn idle_line<'c>(
-    cache: &'c mut RowCache<Meta>,
-    pos: usize,
-    cells: usize,
-    rates: &mut CellRates,
-    tmp: &mut Scratch,
-) -> &'c [u8] {
-    if cache.ext(pos).idle_cells as usize != cells {
-        build_idle(cache, pos, cells, rates, tmp);
-    }
-    cache.output(pos)
-}
-
 #[cold]
 #[inline(never)]
 fn build_idle(
@@ -247,10 +345,10 @@ impl JsonlWriter {
         self.meta.invalidate();
     }
 
-    /// Write the line of one live frame (with the traced figures of the
-    /// same tick, if any) into `out`, replacing its content; cached
-    /// metadata is dropped when the frame's IRQ set changed.
-    pub fn write_frame(&mut self, frame: &mut Frame, trace: Option<&TopTrace>, out: &mut Vec<u8>) {
+    /// The line of one live frame (with the traced figures of the same
+    /// tick, if any); cached metadata is dropped when the frame's IRQ set
+    /// changed.
+    pub fn frame_line(&mut self, frame: &mut Frame, trace: Option<&TopTrace>) -> &[u8] {
         if frame.meta_epoch != self.epoch {
             self.invalidate();
             self.epoch = frame.meta_epoch;
@@ -266,25 +364,57 @@ impl JsonlWriter {
             trace,
         };
         let mut affinity = |irq: u32| frame.affinity(irq);
-        self.write_line(&inp, &mut affinity, out);
+        self.line(&inp, &mut affinity)
     }
 
-    /// Write one line (with its newline) into `out`, replacing its content.
+    /// Write one line (with its newline) into `out`, replacing its content:
+    /// [`JsonlWriter::line`] copied.
     pub fn write_line(&mut self, inp: &LineInput, affinity: &mut AffinityFn, out: &mut Vec<u8>) {
+        let line = self.line(inp, affinity);
+        out.clear();
+        out.extend_from_slice(line);
+    }
+
+    /// One line (with its newline), written over the last one in the
+    /// writer's buffer.
+    pub fn line(&mut self, inp: &LineInput, affinity: &mut AffinityFn) -> &[u8] {
+        let mut line = std::mem::take(&mut self.line);
+        let mut pre = std::mem::take(&mut self.pre);
+        self.write_into(inp, affinity, &mut pre, &mut line);
+        self.pre = pre;
+        self.line = line;
+        &self.line
+    }
+
+    /// The line into `out`, which holds the last line: its start in
+    /// `pre` first, then the interrupt rows assembled in `out`, then the
+    /// rest.
+    fn write_into(
+        &mut self,
+        inp: &LineInput,
+        affinity: &mut AffinityFn,
+        pre: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) {
         let (old, new) = (inp.old, inp.new);
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
-        out.clear();
-        out.extend_from_slice(b"{\"timestamp\":\"");
-        out.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
-        out.extend_from_slice(b"\",\"mono_ns\":");
-        int(out, new.mono_ns);
-        out.extend_from_slice(b",\"interval_s\":");
-        json(out, &secs);
-        out.extend_from_slice(b",\"interrupts\":");
+        pre.clear();
+        pre.extend_from_slice(b"{\"timestamp\":\"");
+        pre.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
+        pre.extend_from_slice(b"\",\"mono_ns\":");
+        int(pre, new.mono_ns);
+        pre.extend_from_slice(b",\"interval_s\":");
+        json(pre, &secs);
+        pre.extend_from_slice(b",\"interrupts\":");
         match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, out),
-            _ => out.extend_from_slice(b"null"),
+            (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, pre, out),
+            _ => {
+                pre.extend_from_slice(b"null");
+                out.clear();
+                out.extend_from_slice(pre);
+                self.run.span = None;
+            }
         }
         out.extend_from_slice(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
@@ -317,12 +447,16 @@ impl JsonlWriter {
         out.extend_from_slice(b"}\n");
     }
 
+    /// The interrupt section: its start after `pre` (the line so far),
+    /// then the line assembled in `out` (which holds the last line) from
+    /// `pre`, the busy rows and the idle rows, and the section's end.
     fn irq_section(
         &mut self,
         o: &Interrupts,
         n: &Interrupts,
         f: &Filter,
         affinity: &mut AffinityFn,
+        pre: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) {
         let JsonlWriter {
@@ -336,6 +470,7 @@ impl JsonlWriter {
             cols,
             delta: scratch,
             idle,
+            run,
             ..
         } = self;
         section_cpus(&o.cpus, &n.cpus, f, union, cols);
@@ -346,13 +481,13 @@ impl JsonlWriter {
         spans.clear();
         let mut pos = 0;
         let secs = rates.secs();
-        section_head(out, union, cols);
-        // Idle rows (rate 0) end the list in file order: each is written
-        // straight into the line, after a comma. Busy rows are staged in
-        // `rows` and moved in front of them, highest rate first, at the
-        // end: only the few busy rows are copied twice.
-        let at = out.len();
+        section_head(pre, union, cols);
+        // Idle rows (rate 0) end the list in file order, each after a
+        // comma: the last line's bytes when they are the same rows
+        // (`IdleRun`). Busy rows are staged in `rows` and put in front of
+        // them, highest rate first, at the end.
         meta.compact();
+        run.start(out, meta.take_changed());
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
             let p = pos;
             pos += 1;
@@ -364,7 +499,11 @@ impl JsonlWriter {
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
             if secs > 0.0 && cells.iter().all(|c| *c == Cell::Count(0)) {
-                out.extend_from_slice(idle_line(meta, p, cells.len(), rates, idle));
+                if meta.ext(p).idle_cells as usize != cells.len() {
+                    build_idle(meta, p, cells.len(), rates, idle);
+                }
+                let changed = meta.take_changed();
+                run.cached(out, meta, p, changed);
                 return;
             }
             // the rate `numbers` returns, known before the row is written
@@ -380,14 +519,44 @@ impl JsonlWriter {
                     rate,
                 });
             } else {
+                run.written(out, meta);
                 out.push(b',');
                 out.extend_from_slice(head(meta, p));
                 rates.numbers(out, cells);
                 out.extend_from_slice(tail(meta, p));
             }
         });
+        let end = run.finish(out, meta);
         order_by_rate(spans, order);
-        busy_in_front(out, at, rows, spans, order);
+        // the busy rows, joined by commas, after the section's start
+        for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
+            if k > 0 {
+                pre.push(b',');
+            }
+            pre.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
+        }
+        let base = run.base;
+        let len = end.saturating_sub(base + 1);
+        if !order.is_empty() && len > 0 {
+            pre.push(b',');
+        }
+        // the idle rows (without the first one's comma) moved to follow
+        // the start and the busy rows, written in front of them
+        let at = pre.len();
+        if out.len() < at + len {
+            out.resize(at + len, 0);
+        }
+        if len > 0 {
+            out.copy_within(base + 1..base + 1 + len, at);
+        }
+        out.truncate(at + len);
+        if let Some(dst) = out.get_mut(..at) {
+            dst.copy_from_slice(pre);
+        }
+        run.span = (!run.fresh).then_some((at, at + len));
+        if !run.same {
+            std::mem::swap(&mut run.rows, &mut run.new_rows);
+        }
         out.push(b']');
         if !gone.is_empty() {
             gone_labels(out, &gone);
@@ -465,38 +634,6 @@ fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
         int(out, u64::from(id));
     }
     out.extend_from_slice(b"],\"rows\":[");
-}
-
-/// Put the busy rows (`spans` of `rows`, in `order`) in front of the idle
-/// rows written into `out` from `at` (each after a comma), joined by
-/// commas: the row list of the line.
-fn busy_in_front(out: &mut Vec<u8>, at: usize, rows: &[u8], spans: &[Span], order: &[usize]) {
-    let idle = out.len() - at;
-    if order.is_empty() {
-        // no busy row: drop the first idle row's comma
-        if idle > 0 {
-            out.copy_within(at + 1.., at);
-            out.truncate(out.len() - 1);
-        }
-        return;
-    }
-    let busy: usize = spans.iter().map(|s| s.end - s.start).sum::<usize>() + order.len() - 1;
-    out.resize(out.len() + busy, 0);
-    out.copy_within(at..at + idle, at + busy);
-    let mut w = at;
-    for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
-        if k > 0 {
-            if let Some(c) = out.get_mut(w) {
-                *c = b',';
-            }
-            w += 1;
-        }
-        let src = rows.get(s.start..s.end).unwrap_or_default();
-        if let Some(dst) = out.get_mut(w..w + src.len()) {
-            dst.copy_from_slice(src);
-        }
-        w += src.len();
-    }
 }
 
 /// Most busy rows sorted by insertion (a handful on most machines); more

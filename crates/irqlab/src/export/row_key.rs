@@ -41,6 +41,9 @@ pub struct RowCache<T> {
     slots: Vec<Slot<T>>,
     /// Bytes of the buffer in valid entries (the rest was replaced).
     live: usize,
+    /// An output was built, replaced or invalidated since the last
+    /// [`RowCache::take_changed`].
+    changed: bool,
 }
 
 impl<T> Default for RowCache<T> {
@@ -49,6 +52,7 @@ impl<T> Default for RowCache<T> {
             bytes: Vec::new(),
             slots: Vec::new(),
             live: 0,
+            changed: true,
         }
     }
 }
@@ -119,6 +123,7 @@ impl<T: Copy + Default> RowCache<T> {
         build: impl FnOnce(&mut Vec<u8>) -> T,
     ) {
         self.retire(pos);
+        self.changed = true;
         let at = self.bytes.len();
         self.bytes.extend_from_slice(label.as_bytes());
         self.bytes.extend_from_slice(description.as_bytes());
@@ -143,6 +148,7 @@ impl<T: Copy + Default> RowCache<T> {
             return;
         };
         self.retire(pos);
+        self.changed = true;
         let at = self.bytes.len();
         let key = s.at as usize..(s.at + s.key_len) as usize;
         self.bytes.extend_from_within(key);
@@ -172,6 +178,13 @@ impl<T: Copy + Default> RowCache<T> {
     pub fn invalidate(&mut self) {
         self.slots.iter_mut().for_each(|s| s.valid = false);
         self.live = 0;
+        self.changed = true;
+    }
+
+    /// Whether any output was built, replaced or invalidated since the
+    /// last call (compaction moves outputs but changes none).
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::replace(&mut self.changed, false)
     }
 
     /// When replaced entries fill much of the buffer: the valid entries
@@ -225,7 +238,11 @@ mod tests {
         c.set(3, "LOC", "", false, |_| 1);
         assert!(c.is_for(3, "LOC", "") && !c.slot(3).is_some_and(Slot::keep));
         assert!(c.output(3).is_empty() && !c.is_for(2, "", ""));
+        assert!(c.take_changed() && !c.take_changed());
+        c.compact_now();
+        assert!(!c.take_changed(), "compaction changes no output");
         c.invalidate();
+        assert!(c.take_changed());
         assert!(!c.is_for(3, "LOC", "") && !c.is_for(0, "24", "IO-APIC acpi"));
     }
 
