@@ -1,23 +1,23 @@
 //! Cached per-row output and the identity it was built for: every row
-//! position's entry (the row's label and description, back to back, then
-//! the output built from them: jsonl's fixed JSON fields, serve's labels)
-//! in one buffer, in row order, with a small fixed-size [`Slot`] per
-//! position. Checking a row against its entry compares adjacent bytes,
-//! and an idle sample reads the entries of consecutive rows from
-//! consecutive cache lines (no per-row allocation, no allocator headers
-//! or gaps between rows). Nothing is allocated per sample while the rows
-//! stay.
+//! position's key (the row's label and description, back to back) in one
+//! buffer and its output (built from them: jsonl's fixed JSON fields,
+//! serve's labels) in another, both in row order, with a small
+//! fixed-size [`Slot`] per position. Checking the rows against their keys
+//! reads consecutive bytes (a few rows per cache line, none of the
+//! outputs), and the outputs of consecutive rows sit in consecutive
+//! lines (no per-row allocation, no allocator headers or gaps between
+//! rows). Nothing is allocated per sample while the rows stay.
 
-/// Where one row position's entry sits in [`RowCache`]'s buffer, and
-/// what the user keeps beside it (`ext`).
+/// Where one row position's key and output sit in [`RowCache`]'s
+/// buffers, and what the user keeps beside them (`ext`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Slot<T> {
-    /// Start of the entry (its key) in the buffer.
-    at: u32,
+    /// Start of the key (label, then description) in the key buffer.
+    key_at: u32,
     label_len: u32,
-    /// End of the label and description; the output follows.
     key_len: u32,
-    /// Length of the whole entry (key and output).
+    /// Start and length of the output in the output buffer.
+    at: u32,
     len: u32,
     /// Built since the last [`RowCache::invalidate`].
     valid: bool,
@@ -34,12 +34,14 @@ impl<T> Slot<T> {
     }
 }
 
-/// The entries of every row position (see the module docs).
+/// The keys and outputs of every row position (see the module docs).
 #[derive(Debug)]
 pub struct RowCache<T> {
+    keys: Vec<u8>,
     bytes: Vec<u8>,
     slots: Vec<Slot<T>>,
-    /// Bytes of the buffer in valid entries (the rest was replaced).
+    /// Bytes of the buffers in valid entries (the rest was replaced).
+    live_keys: usize,
     live: usize,
     /// An output was built, replaced or invalidated since the last
     /// [`RowCache::take_changed`].
@@ -49,15 +51,17 @@ pub struct RowCache<T> {
 impl<T> Default for RowCache<T> {
     fn default() -> Self {
         RowCache {
+            keys: Vec::new(),
             bytes: Vec::new(),
             slots: Vec::new(),
+            live_keys: 0,
             live: 0,
             changed: true,
         }
     }
 }
 
-/// A buffer offset or length as stored in a [`Slot`] (the buffer holds
+/// A buffer offset or length as stored in a [`Slot`] (the buffers hold
 /// a few hundred bytes per row: far below 4 GiB).
 fn off(v: usize) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
@@ -77,12 +81,12 @@ impl<T: Copy + Default> RowCache<T> {
             return false;
         };
         let (label, desc) = (label.as_bytes(), description.as_bytes());
-        let at = s.at as usize;
+        let at = s.key_at as usize;
         s.valid
             && s.label_len as usize == label.len()
             && s.key_len as usize == label.len() + desc.len()
-            && self.bytes.get(at..at + label.len()) == Some(label)
-            && self.bytes.get(at + label.len()..at + s.key_len as usize) == Some(desc)
+            && self.keys.get(at..at + label.len()) == Some(label)
+            && self.keys.get(at + label.len()..at + s.key_len as usize) == Some(desc)
     }
 
     /// The output of `pos`'s entry (empty when none was built).
@@ -90,10 +94,7 @@ impl<T: Copy + Default> RowCache<T> {
     pub fn output(&self, pos: usize) -> &[u8] {
         self.slots
             .get(pos)
-            .and_then(|s| {
-                self.bytes
-                    .get(s.at as usize + s.key_len as usize..(s.at + s.len) as usize)
-            })
+            .and_then(|s| self.bytes.get(s.at as usize..(s.at + s.len) as usize))
             .unwrap_or_default()
     }
 
@@ -111,9 +112,9 @@ impl<T: Copy + Default> RowCache<T> {
         &mut self.slots[pos]
     }
 
-    /// The entry of `pos` becomes the one of this row: its key, then the
+    /// The entry of `pos` becomes the one of this row: its key, and the
     /// output `build` appends to the buffer it is given (and the figures
-    /// it returns), at the end of the buffer.
+    /// it returns), at the ends of the buffers.
     pub fn set(
         &mut self,
         pos: usize,
@@ -124,16 +125,20 @@ impl<T: Copy + Default> RowCache<T> {
     ) {
         self.retire(pos);
         self.changed = true;
+        let key_at = self.keys.len();
+        self.keys.extend_from_slice(label.as_bytes());
+        self.keys.extend_from_slice(description.as_bytes());
         let at = self.bytes.len();
-        self.bytes.extend_from_slice(label.as_bytes());
-        self.bytes.extend_from_slice(description.as_bytes());
         let ext = build(&mut self.bytes);
         let len = self.bytes.len() - at;
+        let key_len = label.len() + description.len();
+        self.live_keys += key_len;
         self.live += len;
         *self.slot_mut(pos) = Slot {
-            at: off(at),
+            key_at: off(key_at),
             label_len: off(label.len()),
-            key_len: off(label.len() + description.len()),
+            key_len: off(key_len),
+            at: off(at),
             len: off(len),
             valid: true,
             keep,
@@ -141,27 +146,18 @@ impl<T: Copy + Default> RowCache<T> {
         };
     }
 
-    /// The output of `pos`'s entry becomes `output` (its key and filter
-    /// decision stay), at the end of the buffer.
+    /// The output of `pos`'s (valid) entry becomes `output` (its key and
+    /// filter decision stay), at the end of the output buffer.
     pub fn rewrite(&mut self, pos: usize, output: &[u8], ext: T) {
-        let Some(s) = self.slots.get(pos).copied().filter(|s| s.valid) else {
+        let Some(s) = self.slots.get_mut(pos).filter(|s| s.valid) else {
             return;
         };
-        self.retire(pos);
         self.changed = true;
-        let at = self.bytes.len();
-        let key = s.at as usize..(s.at + s.key_len) as usize;
-        self.bytes.extend_from_within(key);
+        self.live = self.live - s.len as usize + output.len();
+        s.at = off(self.bytes.len());
+        s.len = off(output.len());
+        s.ext = ext;
         self.bytes.extend_from_slice(output);
-        let len = self.bytes.len() - at;
-        self.live += len;
-        *self.slot_mut(pos) = Slot {
-            at: off(at),
-            len: off(len),
-            valid: true,
-            ext,
-            ..s
-        };
     }
 
     /// `pos`'s entry no longer counts as live bytes.
@@ -169,6 +165,7 @@ impl<T: Copy + Default> RowCache<T> {
         if let Some(s) = self.slots.get_mut(pos) {
             if s.valid {
                 self.live -= s.len as usize;
+                self.live_keys -= s.key_len as usize;
             }
             s.valid = false;
         }
@@ -178,6 +175,7 @@ impl<T: Copy + Default> RowCache<T> {
     pub fn invalidate(&mut self) {
         self.slots.iter_mut().for_each(|s| s.valid = false);
         self.live = 0;
+        self.live_keys = 0;
         self.changed = true;
     }
 
@@ -187,10 +185,13 @@ impl<T: Copy + Default> RowCache<T> {
         std::mem::replace(&mut self.changed, false)
     }
 
-    /// When replaced entries fill much of the buffer: the valid entries
-    /// again back to back in row order (call between passes over the rows).
+    /// When replaced entries fill much of a buffer: the valid keys and
+    /// outputs again back to back in row order (call between passes over
+    /// the rows).
     pub fn compact(&mut self) {
-        if (self.bytes.len() - self.live) * 4 <= self.live {
+        if (self.bytes.len() - self.live) * 4 <= self.live
+            && (self.keys.len() - self.live_keys) * 4 <= self.live_keys
+        {
             return;
         }
         self.compact_now();
@@ -199,18 +200,22 @@ impl<T: Copy + Default> RowCache<T> {
     #[cold]
     #[inline(never)]
     fn compact_now(&mut self) {
+        let mut keys = Vec::with_capacity(self.live_keys + self.live_keys / 2);
         let mut bytes = Vec::with_capacity(self.live + self.live / 2);
         for s in self.slots.iter_mut() {
             if !s.valid {
-                s.len = 0;
                 continue;
             }
-            let at = bytes.len();
+            let src = s.key_at as usize..(s.key_at + s.key_len) as usize;
+            s.key_at = off(keys.len());
+            keys.extend_from_slice(self.keys.get(src).unwrap_or_default());
             let src = s.at as usize..(s.at + s.len) as usize;
+            s.at = off(bytes.len());
             bytes.extend_from_slice(self.bytes.get(src).unwrap_or_default());
-            s.at = off(at);
         }
+        self.live_keys = keys.len();
         self.live = bytes.len();
+        self.keys = keys;
         self.bytes = bytes;
     }
 }
@@ -256,6 +261,13 @@ mod tests {
             });
         }
         for round in 0..20u32 {
+            if round % 5 == 0 {
+                // a new row at a position: a new key
+                c.set(1, "1", "desc", true, |b| {
+                    b.extend_from_slice(b"again");
+                    0
+                });
+            }
             for pos in 0..4 {
                 let out = format!("{pos}:{round}");
                 c.rewrite(pos, out.as_bytes(), round);
@@ -273,6 +285,7 @@ mod tests {
         }
         c.compact_now();
         assert_eq!(c.bytes.len(), c.live);
+        assert_eq!(c.keys, b"0desc1desc2desc3desc");
         assert_eq!(c.output(2), b"2:19");
     }
 }
