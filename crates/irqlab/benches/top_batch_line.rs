@@ -1,7 +1,7 @@
 //! Per-sample user-space cost of `irqlab top --batch --format json` on a
 //! 1152-CPU × 1056-IRQ machine (synthesized): `parse_into` of the three
 //! statistics files, then the JSON line that `top --batch` writes from each
-//! live-sampler frame (`JsonlWriter::write_frame` -> `write_line`: delta,
+//! live-sampler frame (`JsonlWriter::frame_line` -> `line`: delta,
 //! rates, rendering in `export::jsonl`), exactly the code the binary runs. Target: ≤ 30 ms per sample.
 //!
 //! Three later states (`SynthTree::advanced`): one cell in 20 changing by

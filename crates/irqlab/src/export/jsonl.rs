@@ -29,7 +29,7 @@
 //! [`Filter`], affinity and traced figures from the caller.
 
 use super::irq_row_json::{self, json, json_str, push_u64 as int, write_rate, CellRates};
-use super::row_key::{self, RowKey};
+use super::row_key::RowCache;
 use crate::filter::Filter;
 use crate::report;
 use crate::report::CpuPctLine;
@@ -66,8 +66,8 @@ pub struct JsonlWriter {
     /// Rendered row objects, back to back, before sorting.
     rows: Vec<u8>,
     spans: Vec<Span>,
-    /// Per row position in the later snapshot.
-    meta: Vec<Meta>,
+    /// Per row position in the later snapshot: the row's cached JSON.
+    meta: RowCache<Meta>,
     /// The order rows are written in (indices into `spans`).
     order: Vec<usize>,
     picked: Vec<Cell>,
@@ -85,6 +85,118 @@ pub struct JsonlWriter {
     stat: report::StatSection,
     /// What an idle row's cached line is built with.
     idle: Scratch,
+    /// The last line (see [`JsonlWriter::line`]): the next line is
+    /// written over it, its idle rows kept in place when they are the
+    /// same.
+    line: Vec<u8>,
+    /// The line up to its first interrupt row, then the busy rows:
+    /// written before the line is assembled (over the last one).
+    pre: Vec<u8>,
+    /// The idle rows of the last line and of the line being written.
+    run: IdleRun,
+}
+
+/// The idle rows at the end of the interrupt row list (each the cached
+/// output of its row, `,` then the row's JSON, see [`Meta`]), written in
+/// the line buffer over the last line. As long as the rows are those of
+/// the last line, in the same order, with the same cached outputs, their
+/// bytes are already there: they stay, and are moved (a few bytes) to
+/// follow the new start of the line at the end; neither they nor their
+/// cached outputs are read on the way (on an idle sample of a quiet
+/// machine, neither is). The rows from the first difference on are
+/// copied from the cache after the ones kept.
+#[derive(Default)]
+struct IdleRun {
+    /// Positions of the last line's idle rows, in order.
+    rows: Vec<u32>,
+    /// Where they sit in the last line, without the first row's comma
+    /// (`None`: a row of the last line's list was not a cached output).
+    span: Option<(usize, usize)>,
+    /// Where this line's list starts in the buffer (its first comma, to be
+    /// dropped).
+    base: usize,
+    /// Rows of this line found equal to `rows` so far (while `same`).
+    k: usize,
+    same: bool,
+    /// Once this line's rows differ: its rows.
+    new_rows: Vec<u32>,
+    /// A row of this line's list was written, not copied from the cache.
+    fresh: bool,
+}
+
+impl IdleRun {
+    /// A new list in `out` (the last line); `changed`: a cached output
+    /// was built or dropped since the last line.
+    fn start(&mut self, out: &mut Vec<u8>, changed: bool) {
+        self.k = 0;
+        self.new_rows.clear();
+        self.fresh = false;
+        match self.span {
+            Some((from, _)) if from > 0 => {
+                self.base = from - 1;
+                self.same = !changed;
+                if changed {
+                    out.truncate(self.base);
+                }
+            }
+            _ => {
+                self.base = 0;
+                self.same = false;
+                out.clear();
+            }
+        }
+    }
+
+    /// The next row of the list is the cached output of `pos`
+    /// (`changed`: built for this line).
+    #[inline]
+    fn cached(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>, pos: usize, changed: bool) {
+        let p = u32::try_from(pos).unwrap_or(u32::MAX);
+        if self.same {
+            if !changed && self.rows.get(self.k) == Some(&p) {
+                self.k += 1;
+                return;
+            }
+            self.differ(out, cache);
+        }
+        self.new_rows.push(p);
+        out.extend_from_slice(cache.output(pos));
+    }
+
+    /// The next row of the list is written (after its comma) at the end
+    /// of `out`.
+    #[inline]
+    fn written(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) {
+        if self.same {
+            self.differ(out, cache);
+        }
+        self.fresh = true;
+    }
+
+    /// The list differs from the last line's from the current row on:
+    /// the rows found equal so far are kept, the rest of the last line
+    /// dropped.
+    #[cold]
+    #[inline(never)]
+    fn differ(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) {
+        self.same = false;
+        let kept = self.rows.get(..self.k).unwrap_or_default();
+        let len: usize = kept.iter().map(|&p| cache.output(p as usize).len()).sum();
+        self.new_rows.extend_from_slice(kept);
+        out.truncate(self.base + len);
+    }
+
+    /// The end of the list in `out`: its bytes are `base..` the end
+    /// returned.
+    fn finish(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) -> usize {
+        if self.same && self.k < self.rows.len() {
+            self.differ(out, cache);
+        }
+        match (self.same, self.span) {
+            (true, Some((_, to))) => to,
+            _ => out.len(),
+        }
+    }
 }
 
 /// Where one rendered row sits in `rows`, and its sort key.
@@ -94,12 +206,10 @@ struct Span {
     rate: f64,
 }
 
-/// Cached JSON of one row's fixed fields, in one allocation per row (the
-/// per-sample check and copy touch a few adjacent cache lines, not four
-/// blocks spread over the heap): after the row's key (label and
-/// description, [`RowKey`]), its [`irq_row_json::head`]
-/// (`{"label":…,"irq":…`) then its [`irq_row_json::tail`]
-/// (`,"actions":[…],"description":…[,"affinity":…]}`).
+/// What [`RowCache`] keeps beside a row's cached JSON: the cache holds,
+/// after the row's key (label and description), its
+/// [`irq_row_json::head`] (`{"label":…,"irq":…`) then its
+/// [`irq_row_json::tail`] (`,"actions":[…],"description":…[,"affinity":…]}`).
 ///
 /// Once the row was idle (every cell a count of 0 over a positive
 /// interval) the output becomes its whole idle part of the line,
@@ -107,25 +217,25 @@ struct Span {
 /// for that many cells: an idle row (most rows, most samples) is then one
 /// copy, and a busy row's head and tail are the same bytes (no second
 /// copy of them to keep warm).
+#[derive(Debug, Clone, Copy)]
 struct Meta {
-    key: RowKey,
-    /// Where the head starts in the key's output, and its length.
-    head_at: usize,
-    head_len: usize,
+    /// Where the head starts in the output (0, or 1 after the idle
+    /// line's comma), and its length.
+    head_at: u32,
+    head_len: u32,
     /// Length of the tail, which ends the output.
-    tail_len: usize,
+    tail_len: u32,
     /// The number of cells the output is the idle row of ([`NO_IDLE`]:
     /// it is head and tail only).
-    idle_cells: usize,
+    idle_cells: u32,
 }
 
 /// [`Meta::idle_cells`] of a row whose idle line is not built.
-const NO_IDLE: usize = usize::MAX;
+const NO_IDLE: u32 = u32::MAX;
 
 impl Default for Meta {
     fn default() -> Self {
         Meta {
-            key: RowKey::default(),
             head_at: 0,
             head_len: 0,
             tail_len: 0,
@@ -134,40 +244,51 @@ impl Default for Meta {
     }
 }
 
-impl Meta {
-    fn head(&self) -> &[u8] {
-        let out = self.key.output();
-        out.get(self.head_at..self.head_at + self.head_len)
-            .unwrap_or_default()
-    }
+/// The cached head of the row at `pos`.
+#[inline]
+fn head(cache: &RowCache<Meta>, pos: usize) -> &[u8] {
+    let m = cache.ext(pos);
+    let at = m.head_at as usize;
+    cache
+        .output(pos)
+        .get(at..at + m.head_len as usize)
+        .unwrap_or_default()
+}
 
-    fn tail(&self) -> &[u8] {
-        let out = self.key.output();
-        out.get(out.len().saturating_sub(self.tail_len)..)
-            .unwrap_or_default()
-    }
+/// The cached tail of the row at `pos`.
+#[inline]
+fn tail(cache: &RowCache<Meta>, pos: usize) -> &[u8] {
+    let out = cache.output(pos);
+    let len = cache.ext(pos).tail_len as usize;
+    out.get(out.len().saturating_sub(len)..).unwrap_or_default()
+}
 
-    /// `,` head numbers tail of the row idle over `cells` cells (a
-    /// positive interval), built in place of head and tail on first use
-    /// (again when the number of cells changed), through `tmp`.
-    fn idle(&mut self, cells: usize, rates: &mut CellRates, tmp: &mut Scratch) -> &[u8] {
-        if self.idle_cells != cells {
-            tmp.bytes.clear();
-            tmp.bytes.push(b',');
-            tmp.bytes.extend_from_slice(self.head());
-            tmp.zero.clear();
-            tmp.zero.resize(cells, Cell::Count(0));
-            rates.numbers(&mut tmp.bytes, &tmp.zero);
-            tmp.bytes.extend_from_slice(self.tail());
-            let start = self.key.output_start();
-            let b = self.key.output_buf();
-            b.truncate(start);
-            b.extend_from_slice(&tmp.bytes);
-            self.head_at = 1;
-            self.idle_cells = cells;
-        }
-        self.key.output()
-    }
+/// `,` head numbers tail of the row at `pos` idle over `cells` cells (a
+/// positive interval), built in place of head and tail on first use
+/// (again when the number of cells changed), through `tmp`.
+#[cold]
+#[inline(never)]
+fn build_idle(
+    cache: &mut RowCache<Meta>,
+    pos: usize,
+    cells: usize,
+    rates: &mut CellRates,
+    tmp: &mut Scratch,
+) {
+    tmp.bytes.clear();
+    tmp.bytes.push(b',');
+    tmp.bytes.extend_from_slice(head(cache, pos));
+    tmp.zero.clear();
+    tmp.zero.resize(cells, Cell::Count(0));
+    rates.numbers(&mut tmp.bytes, &tmp.zero);
+    tmp.bytes.extend_from_slice(tail(cache, pos));
+    let m = cache.ext(pos);
+    let ext = Meta {
+        head_at: 1,
+        idle_cells: u32::try_from(cells).unwrap_or(NO_IDLE),
+        ..m
+    };
+    cache.rewrite(pos, &tmp.bytes, ext);
 }
 
 /// What an idle row's cached line is built with, and the fields after
@@ -187,7 +308,7 @@ impl Default for Scratch {
             bytes: Vec::new(),
             zero: Vec::new(),
             softirq: Vec::new(),
-            softirq_cells: NO_IDLE,
+            softirq_cells: usize::MAX,
         }
     }
 }
@@ -195,8 +316,18 @@ impl Default for Scratch {
 impl Scratch {
     /// The fields after the name of a softirq row idle over `cells`
     /// cells (a positive interval), built on first use.
+    #[inline]
     fn softirq(&mut self, cells: usize, rates: &mut CellRates) -> &[u8] {
         if self.softirq_cells != cells {
+            self.build_softirq(cells, rates);
+        }
+        &self.softirq
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build_softirq(&mut self, cells: usize, rates: &mut CellRates) {
+        {
             const NAME: &[u8] = b"{\"name\":\"\"";
             self.zero.clear();
             self.zero.resize(cells, Cell::Count(0));
@@ -205,20 +336,19 @@ impl Scratch {
             self.softirq.drain(..NAME.len().min(self.softirq.len()));
             self.softirq_cells = cells;
         }
-        &self.softirq
     }
 }
 
 impl JsonlWriter {
     /// Forget cached metadata (the filter or the affinity source changed).
     pub fn invalidate(&mut self) {
-        self.meta.iter_mut().for_each(|m| m.key.invalidate());
+        self.meta.invalidate();
     }
 
-    /// Write the line of one live frame (with the traced figures of the
-    /// same tick, if any) into `out`, replacing its content; cached
-    /// metadata is dropped when the frame's IRQ set changed.
-    pub fn write_frame(&mut self, frame: &mut Frame, trace: Option<&TopTrace>, out: &mut Vec<u8>) {
+    /// The line of one live frame (with the traced figures of the same
+    /// tick, if any); cached metadata is dropped when the frame's IRQ set
+    /// changed.
+    pub fn frame_line(&mut self, frame: &mut Frame, trace: Option<&TopTrace>) -> &[u8] {
         if frame.meta_epoch != self.epoch {
             self.invalidate();
             self.epoch = frame.meta_epoch;
@@ -234,25 +364,57 @@ impl JsonlWriter {
             trace,
         };
         let mut affinity = |irq: u32| frame.affinity(irq);
-        self.write_line(&inp, &mut affinity, out);
+        self.line(&inp, &mut affinity)
     }
 
-    /// Write one line (with its newline) into `out`, replacing its content.
+    /// Write one line (with its newline) into `out`, replacing its content:
+    /// [`JsonlWriter::line`] copied.
     pub fn write_line(&mut self, inp: &LineInput, affinity: &mut AffinityFn, out: &mut Vec<u8>) {
+        let line = self.line(inp, affinity);
+        out.clear();
+        out.extend_from_slice(line);
+    }
+
+    /// One line (with its newline), written over the last one in the
+    /// writer's buffer.
+    pub fn line(&mut self, inp: &LineInput, affinity: &mut AffinityFn) -> &[u8] {
+        let mut line = std::mem::take(&mut self.line);
+        let mut pre = std::mem::take(&mut self.pre);
+        self.write_into(inp, affinity, &mut pre, &mut line);
+        self.pre = pre;
+        self.line = line;
+        &self.line
+    }
+
+    /// The line into `out`, which holds the last line: its start in
+    /// `pre` first, then the interrupt rows assembled in `out`, then the
+    /// rest.
+    fn write_into(
+        &mut self,
+        inp: &LineInput,
+        affinity: &mut AffinityFn,
+        pre: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) {
         let (old, new) = (inp.old, inp.new);
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
-        out.clear();
-        out.extend_from_slice(b"{\"timestamp\":\"");
-        out.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
-        out.extend_from_slice(b"\",\"mono_ns\":");
-        int(out, new.mono_ns);
-        out.extend_from_slice(b",\"interval_s\":");
-        json(out, &secs);
-        out.extend_from_slice(b",\"interrupts\":");
+        pre.clear();
+        pre.extend_from_slice(b"{\"timestamp\":\"");
+        pre.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
+        pre.extend_from_slice(b"\",\"mono_ns\":");
+        int(pre, new.mono_ns);
+        pre.extend_from_slice(b",\"interval_s\":");
+        json(pre, &secs);
+        pre.extend_from_slice(b",\"interrupts\":");
         match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, out),
-            _ => out.extend_from_slice(b"null"),
+            (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, pre, out),
+            _ => {
+                pre.extend_from_slice(b"null");
+                out.clear();
+                out.extend_from_slice(pre);
+                self.run.span = None;
+            }
         }
         out.extend_from_slice(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
@@ -280,18 +442,21 @@ impl JsonlWriter {
         out.extend_from_slice(b",\"strategy\":");
         out.extend_from_slice(strategy_json(inp.strategy));
         if let Some(t) = inp.trace {
-            out.extend_from_slice(b",\"trace\":");
-            json(out, t);
+            trace(out, t);
         }
         out.extend_from_slice(b"}\n");
     }
 
+    /// The interrupt section: its start after `pre` (the line so far),
+    /// then the line assembled in `out` (which holds the last line) from
+    /// `pre`, the busy rows and the idle rows, and the section's end.
     fn irq_section(
         &mut self,
         o: &Interrupts,
         n: &Interrupts,
         f: &Filter,
         affinity: &mut AffinityFn,
+        pre: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) {
         let JsonlWriter {
@@ -305,6 +470,7 @@ impl JsonlWriter {
             cols,
             delta: scratch,
             idle,
+            run,
             ..
         } = self;
         section_cpus(&o.cpus, &n.cpus, f, union, cols);
@@ -315,49 +481,85 @@ impl JsonlWriter {
         spans.clear();
         let mut pos = 0;
         let secs = rates.secs();
-        section_head(out, union, cols);
-        // Idle rows (rate 0) end the list in file order: each is written
-        // straight into the line, after a comma. Busy rows are staged in
-        // `rows` and moved in front of them, highest rate first, at the
-        // end: only the few busy rows are copied twice.
-        let at = out.len();
+        section_head(pre, union, cols);
+        // Idle rows (rate 0) end the list in file order, each after a
+        // comma: the last line's bytes when they are the same rows
+        // (`IdleRun`). Busy rows are staged in `rows` and put in front of
+        // them, highest rate first, at the end.
+        meta.compact();
+        run.start(out, meta.take_changed());
         let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
-            let m = meta_for(meta, pos, r, f, affinity);
+            let p = pos;
             pos += 1;
-            if !m.key.keep() {
+            if !meta.is_for(p, &r.label, &r.description) {
+                rebuild(meta, p, r, f, affinity);
+            }
+            if !meta.slot(p).is_some_and(|s| s.keep()) {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
             if secs > 0.0 && cells.iter().all(|c| *c == Cell::Count(0)) {
-                out.extend_from_slice(m.idle(cells.len(), rates, idle));
+                if meta.ext(p).idle_cells as usize != cells.len() {
+                    build_idle(meta, p, cells.len(), rates, idle);
+                }
+                let changed = meta.take_changed();
+                run.cached(out, meta, p, changed);
                 return;
             }
             // the rate `numbers` returns, known before the row is written
             let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             if secs > 0.0 && total as f64 / secs > 0.0 {
                 let start = rows.len();
-                rows.extend_from_slice(m.head());
+                rows.extend_from_slice(head(meta, p));
                 let rate = rates.numbers(rows, cells);
-                rows.extend_from_slice(m.tail());
+                rows.extend_from_slice(tail(meta, p));
                 spans.push(Span {
                     start,
                     end: rows.len(),
                     rate,
                 });
             } else {
+                run.written(out, meta);
                 out.push(b',');
-                out.extend_from_slice(m.head());
+                out.extend_from_slice(head(meta, p));
                 rates.numbers(out, cells);
-                out.extend_from_slice(m.tail());
+                out.extend_from_slice(tail(meta, p));
             }
         });
+        let end = run.finish(out, meta);
         order_by_rate(spans, order);
-        busy_in_front(out, at, rows, spans, order);
+        // the busy rows, joined by commas, after the section's start
+        for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
+            if k > 0 {
+                pre.push(b',');
+            }
+            pre.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
+        }
+        let base = run.base;
+        let len = end.saturating_sub(base + 1);
+        if !order.is_empty() && len > 0 {
+            pre.push(b',');
+        }
+        // the idle rows (without the first one's comma) moved to follow
+        // the start and the busy rows, written in front of them
+        let at = pre.len();
+        if out.len() < at + len {
+            out.resize(at + len, 0);
+        }
+        if len > 0 {
+            out.copy_within(base + 1..base + 1 + len, at);
+        }
+        out.truncate(at + len);
+        if let Some(dst) = out.get_mut(..at) {
+            dst.copy_from_slice(pre);
+        }
+        run.span = (!run.fresh).then_some((at, at + len));
+        if !run.same {
+            std::mem::swap(&mut run.rows, &mut run.new_rows);
+        }
         out.push(b']');
         if !gone.is_empty() {
-            out.extend_from_slice(b",\"gone\":");
-            let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
-            json(out, &labels);
+            gone_labels(out, &gone);
         }
         out.push(b'}');
     }
@@ -401,13 +603,24 @@ fn section_cpus(a: &[u32], b: &[u32], f: &Filter, union: &mut Vec<u32>, cols: &m
         union.extend_from_slice(a);
     }
     if a != b || !union.is_sorted_by(|x, y| x < y) {
-        union.clear();
-        union.extend(a.iter().chain(b));
-        union.sort_unstable();
-        union.dedup();
+        merge_cpus(a, b, union);
     }
     cols.clear();
-    cols.extend((0..union.len()).filter(|&i| union.get(i).is_some_and(|&c| f.keep_cpu(c))));
+    if f.cpus.is_some() {
+        cols.extend((0..union.len()).filter(|&i| union.get(i).is_some_and(|&c| f.keep_cpu(c))));
+    } else {
+        cols.extend(0..union.len());
+    }
+}
+
+/// The CPU ids of two different (or unsorted) headers, merged.
+#[cold]
+#[inline(never)]
+fn merge_cpus(a: &[u32], b: &[u32], union: &mut Vec<u32>) {
+    union.clear();
+    union.extend(a.iter().chain(b));
+    union.sort_unstable();
+    union.dedup();
 }
 
 /// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
@@ -421,38 +634,6 @@ fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
         int(out, u64::from(id));
     }
     out.extend_from_slice(b"],\"rows\":[");
-}
-
-/// Put the busy rows (`spans` of `rows`, in `order`) in front of the idle
-/// rows written into `out` from `at` (each after a comma), joined by
-/// commas: the row list of the line.
-fn busy_in_front(out: &mut Vec<u8>, at: usize, rows: &[u8], spans: &[Span], order: &[usize]) {
-    let idle = out.len() - at;
-    if order.is_empty() {
-        // no busy row: drop the first idle row's comma
-        if idle > 0 {
-            out.copy_within(at + 1.., at);
-            out.truncate(out.len() - 1);
-        }
-        return;
-    }
-    let busy: usize = spans.iter().map(|s| s.end - s.start).sum::<usize>() + order.len() - 1;
-    out.resize(out.len() + busy, 0);
-    out.copy_within(at..at + idle, at + busy);
-    let mut w = at;
-    for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
-        if k > 0 {
-            if let Some(c) = out.get_mut(w) {
-                *c = b',';
-            }
-            w += 1;
-        }
-        let src = rows.get(s.start..s.end).unwrap_or_default();
-        if let Some(dst) = out.get_mut(w..w + src.len()) {
-            dst.copy_from_slice(src);
-        }
-        w += src.len();
-    }
 }
 
 /// Most busy rows sorted by insertion (a handful on most machines); more
@@ -476,56 +657,74 @@ fn order_by_rate(spans: &[Span], order: &mut Vec<usize>) {
             }
         }
     } else {
-        order.sort_by(|&a, &b| {
-            rate(b)
-                .partial_cmp(&rate(a))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        sort_by_rate(spans, order);
     }
 }
 
-/// The cached metadata of the row at `pos`, rebuilt when that position now
-/// holds a different row.
-fn meta_for<'m>(
-    meta: &'m mut Vec<Meta>,
+/// [`order_by_rate`] for many busy rows: the library's stable sort.
+#[cold]
+#[inline(never)]
+fn sort_by_rate(spans: &[Span], order: &mut [usize]) {
+    let rate = |i: usize| spans.get(i).map_or(0.0, |s| s.rate);
+    order.sort_by(|&a, &b| {
+        rate(b)
+            .partial_cmp(&rate(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+}
+
+/// `,"gone":[…]`: the labels of the rows gone since the earlier snapshot.
+#[cold]
+#[inline(never)]
+fn gone_labels(out: &mut Vec<u8>, gone: &[delta::RowGone]) {
+    out.extend_from_slice(b",\"gone\":");
+    let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
+    json(out, &labels);
+}
+
+/// The cached JSON of the row at `pos` built again for row `r` (that
+/// position now holds a different row).
+#[cold]
+#[inline(never)]
+fn rebuild(
+    cache: &mut RowCache<Meta>,
     pos: usize,
     r: &IrqRow,
     f: &Filter,
     affinity: &mut AffinityFn,
-) -> &'m mut Meta {
-    let m = row_key::key_at(meta, pos);
-    if !m.key.is_for(&r.label, &r.description) {
-        rebuild(m, r, f, affinity);
-    }
-    m
-}
-
-fn rebuild(m: &mut Meta, r: &IrqRow, f: &Filter, affinity: &mut AffinityFn) {
+) {
     let keep = f.keep_irq_row(r);
     let affinity = if keep {
         r.irq.and_then(&mut *affinity)
     } else {
         None
     };
-    // room for the usual row at once, its idle line on a small machine
-    // included (no doubling from 8 bytes per row, no move at its first
-    // idle sample)
-    let room =
-        r.label.len() + 3 * r.description.len() + affinity.as_deref().map_or(0, str::len) + 128;
-    m.key.set(&r.label, &r.description, keep, room);
-    let start = m.key.output_start();
-    let b = m.key.output_buf();
-    if keep {
-        irq_row_json::head(b, &r.label, r.irq, None);
-    }
-    m.head_at = 0;
-    m.head_len = b.len() - start;
-    if keep {
-        let actions = r.parts.actions();
-        irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
-    }
-    m.tail_len = b.len() - start - m.head_len;
-    m.idle_cells = NO_IDLE;
+    cache.set(pos, &r.label, &r.description, keep, |b| {
+        let start = b.len();
+        if keep {
+            irq_row_json::head(b, &r.label, r.irq, None);
+        }
+        let head_len = b.len() - start;
+        if keep {
+            let actions = r.parts.actions();
+            irq_row_json::tail(b, None, actions, &r.description, affinity.as_deref());
+        }
+        let tail_len = b.len() - start - head_len;
+        Meta {
+            head_at: 0,
+            head_len: u32::try_from(head_len).unwrap_or(0),
+            tail_len: u32::try_from(tail_len).unwrap_or(0),
+            idle_cells: NO_IDLE,
+        }
+    });
+}
+
+/// `,"trace":{…}`: the traced figures of the tick.
+#[cold]
+#[inline(never)]
+fn trace(out: &mut Vec<u8>, t: &TopTrace) {
+    out.extend_from_slice(b",\"trace\":");
+    json(out, t);
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes

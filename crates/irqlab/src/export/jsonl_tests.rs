@@ -721,3 +721,58 @@ fn a_warm_writer_writes_a_fresh_writers_bytes_as_rows_go_idle_and_busy() {
         assert_eq!(value(&got), reference(&pair[0], &pair[1], &f, &threads()));
     }
 }
+
+/// The idle rows of a line stay in the writer's buffer while they are
+/// the last line's: over a run where rows go busy and idle, the busy part
+/// in front of them grows and shrinks, rows appear and go, a filter
+/// drops some and an interval is zero, every line is a fresh writer's.
+#[test]
+fn idle_rows_kept_in_place_equal_a_fresh_writers_over_a_random_run() {
+    let cpus = [0, 1];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut cur = rows(3, cpus.len(), 10);
+    let mut snaps = vec![snap(&text(&cpus, &cur), 1_000_000_000)];
+    let mut mono = 1_000_000_000;
+    for step in 0..60u64 {
+        for (_, counts, _) in cur.iter_mut() {
+            // most rows idle; a few busy, by a few or many (the busy part's
+            // length moves the idle rows both ways)
+            match next() % 8 {
+                0 => counts[0] += 1,
+                1 => counts[1] += next() % 1_000_000,
+                _ => {}
+            }
+        }
+        match step % 13 {
+            5 => {
+                let i = (next() % cur.len() as u64) as usize;
+                cur.remove(i);
+            }
+            9 => cur.push((
+                format!("{}", 100 + step),
+                vec![0, 0],
+                format!("PCI-MSI 9{step}-edge new{step}"),
+            )),
+            _ => {}
+        }
+        if step % 11 != 7 {
+            mono += 1_000_000_000;
+        }
+        snaps.push(snap(&text(&cpus, &cur), mono));
+    }
+    let some = Filter::from_flags(Some("eth[0-5]|LOC|new"), None).unwrap();
+    for f in [Filter::default(), some] {
+        let mut warm = JsonlWriter::default();
+        for pair in snaps.windows(2) {
+            let got = streamed(&mut warm, &pair[0], &pair[1], &f);
+            let fresh = streamed(&mut JsonlWriter::default(), &pair[0], &pair[1], &f);
+            assert_eq!(got, fresh);
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
-use crate::export::row_key::{self, RowKey};
+use crate::export::row_key::RowCache;
 use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::interrupts::{IrqRow, Shape};
@@ -43,9 +43,11 @@ pub struct Renderer {
     cpu_time: Sums,
     /// Per row position of `/proc/interrupts`: the row's labels, built
     /// again only when the row at that position changes.
-    irq_keys: Vec<RowLabels>,
+    irq_keys: RowCache<Labels>,
     /// Per vector position of `/proc/softirqs`: its labels.
-    softirq_keys: Vec<RowLabels>,
+    softirq_keys: RowCache<Labels>,
+    /// Where a row's labels are built before they are cached.
+    labels_tmp: Vec<u8>,
     /// Arch labels seen in the body being written (row index, count).
     seen: Vec<(usize, u32)>,
     /// Reused per body: the `/proc/stat` rows of the CPU time families
@@ -70,87 +72,113 @@ enum CpuLabel {
     Empty,
 }
 
-/// The labels of one row as last built, and what they were built from:
-/// the row's label and description (which the filter test depends on)
-/// and its occurrence among the kept rows (which the labels depend on).
-/// The escaping, label joins and filter test of a row are done when it
+/// What a row's cache entry ([`RowCache`]: the row's label and
+/// description, which the filter test depends on, then its labels) keeps
+/// beside the labels: the occurrence among the kept rows they were built
+/// for (which they depend on). The entry's output is `cpu="all",` then
+/// the labels without `cpu` (what follows `cpu="all",` is the key of the
+/// per-CPU lines), then what follows a per-CPU line's CPU id (`"`, `,`
+/// and the key when there is one, `} `, see [`line_tail`]). The
+/// escaping, label joins and filter test of a row are done when it
 /// changes, not per sample.
-#[derive(Debug, Default)]
-struct RowLabels {
-    /// The row's label and description, and whether the filters keep it.
-    id: RowKey,
-    /// The occurrence `all` was built for (`None`: not built).
-    occurrence: Option<u32>,
-    /// `cpu="all",` then the labels without `cpu` (what follows `cpu="all",`
-    /// is the key of the per-CPU lines).
-    all: String,
-    /// What follows a per-CPU line's CPU id: `"`, `,` and the key when
-    /// there is one, `} ` (see [`line_tail`]).
-    tail: String,
+#[derive(Debug, Clone, Copy)]
+struct Labels {
+    /// The occurrence the labels were built for ([`NOT_BUILT`]: none).
+    occurrence: u32,
+    /// Length of `cpu="all",` and the labels; the tail follows.
+    all_len: u32,
+}
+
+/// [`Labels::occurrence`] of a row whose labels are not built.
+const NOT_BUILT: u32 = u32::MAX;
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels {
+            occurrence: NOT_BUILT,
+            all_len: 0,
+        }
+    }
 }
 
 /// `name{cpu="CPU",key} ` (`key`: escaped labels, maybe empty).
-fn line_start(o: &mut Vec<u8>, name: &str, cpu: &str, key: &str) {
+fn line_start(o: &mut Vec<u8>, name: &str, cpu: &str, key: &[u8]) {
     o.extend_from_slice(name.as_bytes());
     o.extend_from_slice(b"{cpu=\"");
     o.extend_from_slice(cpu.as_bytes());
     o.push(b'"');
     if !key.is_empty() {
         o.push(b',');
-        o.extend_from_slice(key.as_bytes());
+        o.extend_from_slice(key);
     }
     o.extend_from_slice(b"} ");
 }
 
-impl RowLabels {
-    fn is_for(&self, label: &str, description: &str) -> bool {
-        self.id.is_for(label, description)
-    }
+/// The labels of a row as cached: `cpu="all",` and the labels (its
+/// single series), and its per-CPU lines' labels.
+struct RowView<'a> {
+    all: &'a [u8],
+    series: RowSeries<'a>,
+}
 
-    /// Now for this row (its labels not built yet).
-    fn set(&mut self, label: &str, description: &str, keep: bool) {
-        self.id.set(label, description, keep, 0);
-        self.occurrence = None;
+/// The cached labels of the row at `pos` for this occurrence, built by
+/// `build` (the labels without `cpu`) when they are not yet.
+#[inline]
+fn labels_for<'c>(
+    cache: &'c mut RowCache<Labels>,
+    pos: usize,
+    occurrence: u32,
+    tmp: &mut Vec<u8>,
+    build: impl FnOnce() -> String,
+) -> RowView<'c> {
+    if cache.ext(pos).occurrence != occurrence {
+        build_labels(cache, pos, occurrence, tmp, build);
     }
+    let out = cache.output(pos);
+    let all_len = (cache.ext(pos).all_len as usize).min(out.len());
+    let (all, tail) = out.split_at(all_len);
+    RowView {
+        all,
+        series: RowSeries {
+            key: all.get(ALL_PREFIX.len()..).unwrap_or_default(),
+            tail,
+        },
+    }
+}
 
-    /// The labels (without `cpu`) for this occurrence, built by `build`
-    /// when they are not yet.
-    fn key(&mut self, occurrence: u32, build: impl FnOnce() -> String) -> &mut Self {
-        if self.occurrence != Some(occurrence) {
-            self.occurrence = Some(occurrence);
-            self.all.clear();
-            self.all.push_str(ALL_PREFIX);
-            self.all.push_str(&build());
-            let key = self.all.get(ALL_PREFIX.len()..).unwrap_or_default();
-            line_tail(&mut self.tail, key);
-        }
-        self
-    }
-
-    /// The labels without `cpu`.
-    fn labels(&self) -> &str {
-        self.all.get(ALL_PREFIX.len()..).unwrap_or_default()
-    }
-
-    /// The labels of this row's per-CPU lines.
-    fn row(&self) -> RowSeries<'_> {
-        RowSeries {
-            key: self.labels(),
-            tail: &self.tail,
-        }
-    }
+#[cold]
+#[inline(never)]
+fn build_labels(
+    cache: &mut RowCache<Labels>,
+    pos: usize,
+    occurrence: u32,
+    tmp: &mut Vec<u8>,
+    build: impl FnOnce() -> String,
+) {
+    tmp.clear();
+    tmp.extend_from_slice(ALL_PREFIX.as_bytes());
+    tmp.extend_from_slice(build().as_bytes());
+    let all_len = tmp.len();
+    let mut tail = Vec::new();
+    line_tail(&mut tail, tmp.get(ALL_PREFIX.len()..).unwrap_or_default());
+    tmp.extend_from_slice(&tail);
+    let ext = Labels {
+        occurrence,
+        all_len: u32::try_from(all_len).unwrap_or(0),
+    };
+    cache.rewrite(pos, tmp, ext);
 }
 
 /// `tail` becomes what follows a per-CPU line's CPU id for labels `key`
 /// (escaped, maybe empty): `"`, then `,key` when there is a key, `} `.
-fn line_tail(tail: &mut String, key: &str) {
+fn line_tail(tail: &mut Vec<u8>, key: &[u8]) {
     tail.clear();
-    tail.push('"');
+    tail.push(b'"');
     if !key.is_empty() {
-        tail.push(',');
-        tail.push_str(key);
+        tail.push(b',');
+        tail.extend_from_slice(key);
     }
-    tail.push_str("} ");
+    tail.extend_from_slice(b"} ");
 }
 
 /// The labels of one per-CPU row: its key (`accum`'s identity of the
@@ -158,8 +186,8 @@ fn line_tail(tail: &mut String, key: &str) {
 /// per-CPU lines, built from the key.
 #[derive(Clone, Copy)]
 struct RowSeries<'a> {
-    key: &'a str,
-    tail: &'a str,
+    key: &'a [u8],
+    tail: &'a [u8],
 }
 
 /// The start of a family's per-CPU lines, `name{cpu="K"`, for each
@@ -220,11 +248,11 @@ struct Family<'a> {
 
 impl Family<'_> {
     /// One series: `name{labels} value`.
-    fn line(&mut self, labels: &str, value: SeriesValue) {
+    fn line(&mut self, labels: &[u8], value: SeriesValue) {
         let o = &mut *self.out;
         o.extend_from_slice(self.name.as_bytes());
         o.push(b'{');
-        o.extend_from_slice(labels.as_bytes());
+        o.extend_from_slice(labels);
         o.extend_from_slice(b"} ");
         value.write(o);
         o.push(b'\n');
@@ -257,10 +285,10 @@ impl Family<'_> {
     /// [`CpuPrefixes`]) and its row's tail (see [`line_tail`]): the same
     /// bytes as [`Family::line_cpu`] in two copies (there are millions of
     /// these lines at 1000+ CPUs).
-    fn line_prefixed(&mut self, prefix: &[u8], tail: &str, value: SeriesValue) {
+    fn line_prefixed(&mut self, prefix: &[u8], tail: &[u8], value: SeriesValue) {
         let o = &mut *self.out;
         o.extend_from_slice(prefix);
-        o.extend_from_slice(tail.as_bytes());
+        o.extend_from_slice(tail);
         value.write(o);
         o.push(b'\n');
         *self.series += 1;
@@ -269,7 +297,7 @@ impl Family<'_> {
     /// One series labelled `cpu="CPU"` then `key` (already escaped
     /// labels, maybe empty): the per-CPU lines, written without an
     /// intermediate string (there are millions of them at 1000+ CPUs).
-    fn line_cpu(&mut self, cpu: &str, key: &str, value: SeriesValue) {
+    fn line_cpu(&mut self, cpu: &str, key: &[u8], value: SeriesValue) {
         let o = &mut *self.out;
         line_start(o, self.name, cpu, key);
         value.write(o);
@@ -389,8 +417,9 @@ impl Renderer {
             series: 0,
             irq_rows: None,
             cpu_time: Sums::new(Kind::Ticks),
-            irq_keys: Vec::new(),
-            softirq_keys: Vec::new(),
+            irq_keys: RowCache::default(),
+            softirq_keys: RowCache::default(),
+            labels_tmp: Vec::new(),
             seen: Vec::new(),
             cpu_rows: Vec::new(),
             ksoftirqd_rows: Vec::new(),
@@ -464,53 +493,48 @@ impl Renderer {
         // occurrences: `seen` is only filled from the first changed row on.
         let mut same_rows = true;
         for (pos, row) in rows.iter().enumerate() {
-            let k = row_key::key_at(&mut self.irq_keys, pos);
-            if !k.is_for(&row.label, &row.description) {
-                k.set(
-                    &row.label,
-                    &row.description,
-                    self.opts.filter.keep_irq_row(row),
-                );
+            if !self.irq_keys.is_for(pos, &row.label, &row.description) {
+                new_row(&mut self.irq_keys, pos, row, &self.opts);
                 if same_rows {
                     same_rows = false;
                     fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
                 }
             }
-            let Some(k) = self.irq_keys.get_mut(pos) else {
-                continue;
-            };
-            if !k.id.keep() {
+            if !self.irq_keys.slot(pos).is_some_and(|s| s.keep()) {
                 continue;
             }
             kept += 1;
-            let occurrence = match (same_rows, k.occurrence) {
-                (true, Some(o)) => o,
-                _ => {
-                    if same_rows {
-                        same_rows = false;
-                        fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
-                    }
-                    occurrence(&mut self.seen, rows, pos)
+            let built = self.irq_keys.ext(pos).occurrence;
+            let occurrence = if same_rows && built != NOT_BUILT {
+                built
+            } else {
+                if same_rows {
+                    same_rows = false;
+                    fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
                 }
+                occurrence(&mut self.seen, rows, pos)
             };
-            let Some(k) = self.irq_keys.get_mut(pos) else {
-                continue;
-            };
-            let k = k.key(occurrence, || row_labels(naming, row, occurrence));
+            let k = labels_for(
+                &mut self.irq_keys,
+                pos,
+                occurrence,
+                &mut self.labels_tmp,
+                || row_labels(naming, row, occurrence),
+            );
             match row.shape {
                 Shape::PerCpu => per_cpu(
                     &mut fam,
                     &self.opts,
                     &mut self.irqs,
                     PerCpuRow {
-                        labels: k.row(),
+                        labels: k.series,
                         prefixes: &self.irq_prefixes,
                         cpus: &m.cpus,
                         counts: &row.counts,
                     },
                 ),
                 Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
-                    fam.line(&k.all, SeriesValue::Int(row.total()));
+                    fam.line(k.all, SeriesValue::Int(row.total()));
                 }
                 _ => {}
             }
@@ -547,17 +571,19 @@ impl Renderer {
             series: &mut self.series,
         };
         for (pos, row) in m.rows.iter().enumerate() {
-            let k = row_key::key_at(&mut self.softirq_keys, pos);
-            if !k.is_for(&row.name, "") {
-                k.set(&row.name, "", true);
+            if !self.softirq_keys.is_for(pos, &row.name, "") {
+                self.softirq_keys
+                    .set(pos, &row.name, "", true, |_| Labels::default());
             }
-            let k = k.key(0, || labels(&[(label, &row.name)]));
+            let k = labels_for(&mut self.softirq_keys, pos, 0, &mut self.labels_tmp, || {
+                labels(&[(label, &row.name)])
+            });
             per_cpu(
                 &mut fam,
                 &self.opts,
                 &mut self.softirqs,
                 PerCpuRow {
-                    labels: k.row(),
+                    labels: k.series,
                     prefixes: &self.softirq_prefixes,
                     cpus: &m.cpus,
                     counts: &row.counts,
@@ -784,8 +810,8 @@ impl Renderer {
                 &mut self.ksoftirqd,
                 PerCpuRow {
                     labels: RowSeries {
-                        key: "",
-                        tail: "\"} ",
+                        key: b"",
+                        tail: b"\"} ",
                     },
                     prefixes: &self.ksoftirqd_prefixes,
                     cpus,
@@ -904,12 +930,25 @@ const NODE_SOFTIRQ_VECTORS: [&str; 10] = [
     "rcu",
 ];
 
+/// The cache entry of `pos` becomes the one of `row` (the row at that
+/// position changed): its filter decision, its labels not built.
+#[cold]
+#[inline(never)]
+fn new_row(keys: &mut RowCache<Labels>, pos: usize, row: &IrqRow, opts: &Options) {
+    let keep = opts.filter.keep_irq_row(row);
+    keys.set(pos, &row.label, &row.description, keep, |_| {
+        Labels::default()
+    });
+}
+
 /// `seen` as [`occurrence`] leaves it after the kept rows before `pos`
-/// (their keys in `keys` are current).
-fn fill_seen(seen: &mut Vec<(usize, u32)>, keys: &[RowLabels], rows: &[IrqRow], pos: usize) {
+/// (their entries in `keys` are current).
+#[cold]
+#[inline(never)]
+fn fill_seen(seen: &mut Vec<(usize, u32)>, keys: &RowCache<Labels>, rows: &[IrqRow], pos: usize) {
     seen.clear();
-    for (p, k) in keys.iter().enumerate().take(pos) {
-        if k.id.keep() {
+    for p in 0..pos {
+        if keys.slot(p).is_some_and(|s| s.keep()) {
             occurrence(seen, rows, p);
         }
     }
@@ -1014,14 +1053,16 @@ fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRo
         (cpus, counts)
     };
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
+    // the labels were built from `&str`s: always UTF-8
+    let key_str = std::str::from_utf8(key).unwrap_or_default();
     match opts.per_cpu {
         PerCpu::Sum => {
-            let (sum, _) = sums.update(key, cpus, counts, &[]);
+            let (sum, _) = sums.update(key_str, cpus, counts, &[]);
             line(fam, "all", sum);
         }
         PerCpu::Top(k) => {
             let shown = top_k(counts, k);
-            let (_, other) = sums.update(key, cpus, counts, &shown);
+            let (_, other) = sums.update(key_str, cpus, counts, &shown);
             for (i, (&c, &v)) in cpus.iter().zip(counts).enumerate() {
                 if shown.get(i).copied().unwrap_or(false) {
                     line(fam, buf.format(c), v);

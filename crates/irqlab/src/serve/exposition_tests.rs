@@ -203,7 +203,7 @@ fn label_pairs_written_in_place_equal_the_joined_labels() {
                 out: &mut joined,
                 series: &mut series,
             };
-            fam.line(&labels(&pairs), SeriesValue::Int(7));
+            fam.line(labels(&pairs).as_bytes(), SeriesValue::Int(7));
             let mut fam = Family {
                 name: "f",
                 out: &mut direct,
@@ -249,8 +249,8 @@ fn prefixed_lines_equal_the_lines_written_whole() {
     let mut pre = CpuPrefixes::default();
     pre.prepare("irqlab_interrupts_total", &cpus);
     for key in ["", "irq=\"24\",chip=\"IO-APIC\""] {
-        let mut tail = String::new();
-        line_tail(&mut tail, key);
+        let mut tail = Vec::new();
+        line_tail(&mut tail, key.as_bytes());
         for (i, &c) in cpus.iter().enumerate() {
             let (mut a, mut b, mut n) = (Vec::new(), Vec::new(), 0);
             let v = SeriesValue::Int(u64::from(c) * 1000 + 3);
@@ -267,7 +267,7 @@ fn prefixed_lines_equal_the_lines_written_whole() {
                 out: &mut b,
                 series: &mut n,
             }
-            .line_cpu(&cpu, key, v);
+            .line_cpu(&cpu, key.as_bytes(), v);
             assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
         }
     }

@@ -164,10 +164,9 @@ impl BatchWriter {
         out: &mut impl Write,
     ) -> anyhow::Result<()> {
         let buf = &mut self.buf;
-        match self.summary.as_mut() {
-            None => {
-                self.jsonl.write_frame(frame, traced, buf);
-            }
+        let line: &[u8] = match self.summary.as_mut() {
+            // JSON: the writer's own line (written over the last one)
+            None => self.jsonl.frame_line(frame, traced),
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
@@ -190,9 +189,10 @@ impl BatchWriter {
                 sum.samples += 1;
                 let strategy = b.strategy;
                 sum.single = (sum.samples == 1).then_some(strategy);
+                buf
             }
-        }
-        out.write_all(buf)?;
+        };
+        out.write_all(line)?;
         if self.flush_each {
             out.flush()?;
         }
