@@ -6,21 +6,23 @@
 //! always kept beside it, and exact metadata comes from
 //! `/sys/kernel/irq/N/*` (see [`crate::sysfs`]). Never fails, never panics.
 
+use compact_str::CompactString;
 use serde::Serialize;
 
 /// Parts of a numbered row's description. Empty strings mean "absent".
+/// [`CompactString`]s: a part up to 24 bytes (most are) is held inline.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DescParts {
     /// Chip name (`IO-APIC`, `PCI-MSIX-0000:00:01.0`, `Hyper-V PCIe MSI`, `GICv3`).
-    pub chip: String,
+    pub chip: CompactString,
     /// Hardware IRQ number in the chip's domain (negative on old kernels).
     pub hwirq: Option<i64>,
     /// `Level` or `Edge` (architectures with `GENERIC_IRQ_SHOW_LEVEL`).
-    pub trigger: String,
+    pub trigger: CompactString,
     /// Flow-handler name (`edge`, `fasteoi`).
-    pub flow: String,
+    pub flow: CompactString,
     /// Action names as printed, joined by `", "`.
-    pub actions: String,
+    pub actions: CompactString,
 }
 
 impl DescParts {

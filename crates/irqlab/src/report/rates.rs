@@ -277,7 +277,8 @@ fn kept_cols(union: &[u32], f: &Filter, cols: &mut Vec<usize>) {
 
 /// [`line_meta`] of `row` into `l`, reusing its strings and vectors.
 fn line_meta_into(row: &IrqRow, l: &mut IrqLine) {
-    l.label.clone_from(&row.label);
+    l.label.clear();
+    l.label.push_str(&row.label);
     l.irq = row.irq;
     l.shape = row.shape;
     l.counts = None;
@@ -298,7 +299,8 @@ fn line_meta_into(row: &IrqRow, l: &mut IrqLine) {
         k += 1;
     });
     l.actions.truncate(k);
-    l.description.clone_from(&row.description);
+    l.description.clear();
+    l.description.push_str(&row.description);
     l.affinity = None;
     l.busiest = None;
     l.busiest_count = None;
@@ -436,7 +438,7 @@ mod tests {
             " , ",
         ] {
             let parts = irqlab_core::desc::DescParts {
-                actions: list.to_string(),
+                actions: list.into(),
                 ..Default::default()
             };
             let mut got = Vec::new();

@@ -32,7 +32,7 @@ pub fn select(m: &Interrupts, keep: impl Fn(&IrqRow) -> bool) -> Targets {
     for row in m.rows().iter().filter(|r| keep(r)) {
         match row.irq {
             Some(n) => irqs.push(n),
-            None => return Targets::NeedsFullFile(row.label.clone()),
+            None => return Targets::NeedsFullFile(row.label.to_string()),
         }
     }
     Targets::Numbered(irqs)
@@ -83,10 +83,10 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
     .collect::<Vec<_>>()
     .join("  ");
     let mut row = IrqRow {
-        label: irq.to_string(),
+        label: irq.to_string().into(),
         irq: Some(irq),
         shape: Shape::PerCpu,
-        description,
+        description: description.into(),
         ..IrqRow::default()
     };
     split_description(&row.description, &mut row.parts);
