@@ -56,6 +56,21 @@ impl DescParts {
     }
 }
 
+/// Append `s` to `dst`: into an empty inline string by building it whole
+/// (an inline copy, cheaper than `push_str`'s growth path); into a heap
+/// string by `push_str`, which keeps its capacity.
+#[inline]
+pub(crate) fn put(dst: &mut CompactString, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    if dst.is_empty() && !dst.is_heap_allocated() {
+        *dst = CompactString::new(s);
+    } else {
+        dst.push_str(s);
+    }
+}
+
 fn non_empty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
 }
@@ -133,27 +148,27 @@ fn parse_hwirq_token(tok: &str) -> Option<(i64, Option<&str>)> {
 }
 
 fn split_modern(desc: &str, start: usize, end: usize, hwirq: i64, out: &mut DescParts) {
-    out.chip.push_str(desc[..start].trim());
+    put(&mut out.chip, desc[..start].trim());
     out.hwirq = Some(hwirq);
     if let Some((_, Some(flow))) = parse_hwirq_token(&desc[start..end]) {
-        out.flow.push_str(flow);
+        put(&mut out.flow, flow);
     }
     let mut rest_at = end;
     let mut toks = tokens(&desc[end..]).map(|(s, e)| (s + end, e + end));
     if let Some((s, e)) = toks.next() {
         let t = &desc[s..e];
         if t == "Level" || t == "Edge" {
-            out.trigger.push_str(t);
+            put(&mut out.trigger, t);
             rest_at = e;
             if let Some((s2, e2)) = toks.next() {
                 if let Some(flow) = desc[s2..e2].strip_prefix('-').filter(|f| !f.is_empty()) {
-                    out.flow.push_str(flow);
+                    put(&mut out.flow, flow);
                     rest_at = e2;
                 }
             }
         }
     }
-    out.actions.push_str(desc[rest_at..].trim());
+    put(&mut out.actions, desc[rest_at..].trim());
 }
 
 fn split_old(desc: &str, out: &mut DescParts) {
@@ -170,16 +185,16 @@ fn split_old(desc: &str, out: &mut DescParts) {
     });
     match (chip_flow, rest.is_empty()) {
         (Some((chip, flow)), _) => {
-            out.chip.push_str(chip);
-            out.flow.push_str(flow);
-            out.actions.push_str(rest);
+            put(&mut out.chip, chip);
+            put(&mut out.flow, flow);
+            put(&mut out.actions, rest);
         }
         (None, false) => {
-            out.chip.push_str(first);
+            put(&mut out.chip, first);
             let rest = take_trigger_flow(rest, out);
-            out.actions.push_str(rest);
+            put(&mut out.actions, rest);
         }
-        (None, true) => out.actions.push_str(first),
+        (None, true) => put(&mut out.actions, first),
     }
 }
 
@@ -193,7 +208,7 @@ fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
     };
     let (tok, after) = first_token(rest);
     if tok == "Level" || tok == "Edge" {
-        out.trigger.push_str(tok);
+        put(&mut out.trigger, tok);
         rest = after;
     }
     let (tok, after) = first_token(rest);
@@ -201,7 +216,7 @@ fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
         .strip_prefix('-')
         .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
     {
-        out.flow.push_str(flow);
+        put(&mut out.flow, flow);
         rest = after;
     }
     rest

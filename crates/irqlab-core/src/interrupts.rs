@@ -7,7 +7,7 @@
 //! buffers have grown. Columns are mapped to CPU ids by the header, never by
 //! byte offset. No I/O, no panics: malformed input yields a [`ParseError`].
 
-use crate::desc::{split_description, DescParts};
+use crate::desc::{put, split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 pub use crate::scan::counts::CountSink;
 use crate::scan::{
@@ -47,7 +47,7 @@ pub enum Shape {
 /// description and its counts sit in two or three cache lines, without a
 /// heap line per string.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct IrqRow {
     /// Text before the first `:`, trimmed (`"24"`, `"LOC"`, `"IPI0"`, `"I/O"`).
     pub label: CompactString,
@@ -581,8 +581,8 @@ fn parse_row_fields<S: CountSink + ?Sized>(
 /// `String::from_utf8_lossy` does.
 fn push_lossy(s: &mut CompactString, bytes: &[u8]) {
     match std::str::from_utf8(bytes) {
-        Ok(t) => s.push_str(t),
-        Err(_) => s.push_str(&String::from_utf8_lossy(bytes)),
+        Ok(t) => put(s, t),
+        Err(_) => put(s, &String::from_utf8_lossy(bytes)),
     }
 }
 
