@@ -22,6 +22,13 @@ pub const FILE: &str = crate::paths::shown::PROC_INTERRUPTS;
 /// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
 pub const MAX_LINE: usize = 1 << 20;
 
+/// Counts a row holds without a heap block of its own (a host of up to
+/// this many CPUs: the row's counts are in its own cache lines).
+pub const INLINE_COUNTS: usize = 4;
+
+/// A row's counts: a vector whose first [`INLINE_COUNTS`] live inline.
+pub type Counts = smallvec::SmallVec<[u64; INLINE_COUNTS]>;
+
 /// How the counts of a row relate to the header's CPU columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -58,8 +65,9 @@ pub struct IrqRow {
     pub irq: Option<u32>,
     /// How `counts` relates to the header CPUs.
     pub shape: Shape,
-    /// The counts in file order (per header CPU for [`Shape::PerCpu`]).
-    pub counts: Vec<u64>,
+    /// The counts in file order (per header CPU for [`Shape::PerCpu`]);
+    /// up to [`INLINE_COUNTS`] held in the row itself.
+    pub counts: Counts,
     /// Best-effort split of `description` for numbered rows.
     pub parts: DescParts,
 }
@@ -112,7 +120,7 @@ impl Interrupts {
     /// assert_eq!(irqs.cpus, vec![0, 1]);
     /// assert_eq!(irqs.rows()[0].irq, Some(24));
     /// assert_eq!(irqs.rows()[0].parts.chip, "IO-APIC");
-    /// assert_eq!(irqs.rows()[1].counts, vec![0]);
+    /// assert_eq!(irqs.rows()[1].counts[..], [0]);
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         let mut out = Interrupts::default();
@@ -575,6 +583,37 @@ fn parse_row_fields<S: CountSink + ?Sized>(
         row.parts.clear();
     }
     Ok(len)
+}
+
+impl CountSink for Counts {
+    #[inline]
+    fn start(&mut self, room: usize) {
+        self.clear();
+        self.reserve(room);
+    }
+
+    #[inline]
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64, _digits: &[u8]) {
+        smallvec::SmallVec::push(self, v);
+    }
+
+    #[inline]
+    fn zeros(&mut self, n: usize) {
+        match [0; 16].get(..n) {
+            Some(z) => self.extend_from_slice(z),
+            None => self.resize(self.len() + n, 0),
+        }
+    }
+
+    #[inline]
+    fn first_above_u32(&self) -> Option<u64> {
+        crate::scan::counts::first_above_u32(self)
+    }
 }
 
 /// Append `bytes` to `s`, invalid UTF-8 replaced (U+FFFD) as

@@ -328,7 +328,7 @@ impl SynthSpec {
             let row = IrqRow {
                 label: spec.label.into(),
                 shape,
-                counts,
+                counts: counts.into(),
                 description: spec.desc.into(),
                 ..IrqRow::default()
             };
