@@ -328,7 +328,15 @@ impl LineParser {
     /// [`LineParser::line`] with the (rare) error boxed: the result of
     /// every line fits in two registers, not a `ParseError`'s bytes.
     fn line_boxed(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, Box<ParseError>> {
-        let mut counts = std::mem::take(&mut row.counts);
+        let counts = std::mem::take(&mut row.counts);
+        if counts.spilled() {
+            // on the heap: read into it as a `Vec` (no copy either way)
+            let mut v = counts.into_vec();
+            let res = self.line_into_boxed(line, row, &mut v);
+            row.counts = Counts::from_vec(v);
+            return res;
+        }
+        let mut counts = counts;
         let res = self.line_into_boxed(line, row, &mut counts);
         row.counts = counts;
         res
@@ -394,9 +402,20 @@ impl LineParser {
         };
         self.n += 1;
         let n = self.n;
-        let mut counts = std::mem::take(&mut row.counts);
-        let parsed = parse_row_at(text, colon, self.cpus.len(), row, &mut counts);
-        row.counts = counts;
+        let counts = std::mem::take(&mut row.counts);
+        let ncols = self.cpus.len();
+        let parsed = if counts.spilled() {
+            // as in `line_boxed`: a heap buffer read into as a `Vec`
+            let mut v = counts.into_vec();
+            let parsed = parse_row_at(text, colon, ncols, row, &mut v);
+            row.counts = Counts::from_vec(v);
+            parsed
+        } else {
+            let mut counts = counts;
+            let parsed = parse_row_at(text, colon, ncols, row, &mut counts);
+            row.counts = counts;
+            parsed
+        };
         // a line over the limit is that error, whatever else is wrong in it
         let len = parsed
             .clone()
@@ -604,9 +623,15 @@ impl CountSink for Counts {
 
     #[inline]
     fn zeros(&mut self, n: usize) {
-        match [0; 16].get(..n) {
-            Some(z) => self.extend_from_slice(z),
-            None => self.resize(self.len() + n, 0),
+        // copied from a block of zeros (a memcpy): SmallVec's `resize`
+        // stores one element at a time
+        const ZEROS: [u64; 64] = [0; 64];
+        let mut left = n;
+        self.reserve(n);
+        while left > 0 {
+            let k = left.min(ZEROS.len());
+            self.extend_from_slice(&ZEROS[..k]);
+            left -= k;
         }
     }
 
