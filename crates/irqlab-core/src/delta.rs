@@ -336,9 +336,9 @@ pub fn interrupts_delta(old: &Interrupts, new: &Interrupts, elapsed_s: f64) -> I
     let mut rows = Vec::with_capacity(new.rows().len());
     let (cpus, gone) = interrupts_delta_each(old, new, elapsed_s, |n, status, cells| {
         rows.push(RowDelta {
-            label: n.label.clone(),
+            label: n.label.as_str().into(),
             irq: n.irq,
-            description: n.description.clone(),
+            description: n.description.as_str().into(),
             parts: n.parts.clone(),
             shape: n.shape,
             status,
@@ -478,9 +478,9 @@ where
         .zip(used.iter())
         .filter(|(_, &u)| !u)
         .map(|(r, _)| RowGone {
-            label: r.label.clone(),
+            label: r.label.as_str().into(),
             irq: r.irq,
-            description: r.description.clone(),
+            description: r.description.as_str().into(),
         })
         .collect()
 }

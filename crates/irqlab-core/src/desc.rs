@@ -6,21 +6,23 @@
 //! always kept beside it, and exact metadata comes from
 //! `/sys/kernel/irq/N/*` (see [`crate::sysfs`]). Never fails, never panics.
 
+use compact_str::CompactString;
 use serde::Serialize;
 
 /// Parts of a numbered row's description. Empty strings mean "absent".
+/// [`CompactString`]s: a part up to 24 bytes (most are) is held inline.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DescParts {
     /// Chip name (`IO-APIC`, `PCI-MSIX-0000:00:01.0`, `Hyper-V PCIe MSI`, `GICv3`).
-    pub chip: String,
+    pub chip: CompactString,
     /// Hardware IRQ number in the chip's domain (negative on old kernels).
     pub hwirq: Option<i64>,
     /// `Level` or `Edge` (architectures with `GENERIC_IRQ_SHOW_LEVEL`).
-    pub trigger: String,
+    pub trigger: CompactString,
     /// Flow-handler name (`edge`, `fasteoi`).
-    pub flow: String,
+    pub flow: CompactString,
     /// Action names as printed, joined by `", "`.
-    pub actions: String,
+    pub actions: CompactString,
 }
 
 impl DescParts {
@@ -54,6 +56,21 @@ impl DescParts {
     }
 }
 
+/// Append `s` to `dst`: into an empty inline string by building it whole
+/// (an inline copy, cheaper than `push_str`'s growth path); into a heap
+/// string by `push_str`, which keeps its capacity.
+#[inline]
+pub(crate) fn put(dst: &mut CompactString, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    if dst.is_empty() && !dst.is_heap_allocated() {
+        *dst = CompactString::new(s);
+    } else {
+        dst.push_str(s);
+    }
+}
+
 fn non_empty(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)
 }
@@ -74,7 +91,7 @@ const OLD_FLOWS: &[&str] = &[
 pub fn split_description(desc: &str, out: &mut DescParts) {
     out.clear();
     match find_hwirq(desc) {
-        Some((start, end, hwirq)) => split_modern(desc, start, end, hwirq, out),
+        Some((start, end, hwirq, flow)) => split_modern(desc, start, end, hwirq, flow, out),
         None => split_old(desc, out),
     }
 }
@@ -98,11 +115,27 @@ fn tokens(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
-/// The first token after the chip that looks like `hwirq` or `hwirq-flow`.
-fn find_hwirq(desc: &str) -> Option<(usize, usize, i64)> {
+/// The first token after the chip that looks like `hwirq` or `hwirq-flow`:
+/// its span, its number and its flow.
+fn find_hwirq(desc: &str) -> Option<(usize, usize, i64, Option<&str>)> {
     tokens(desc)
         .skip(1)
-        .find_map(|(s, e)| parse_hwirq_token(&desc[s..e]).map(|(v, _)| (s, e, v)))
+        .find_map(|(s, e)| parse_hwirq_token(&desc[s..e]).map(|(v, f)| (s, e, v, f)))
+}
+
+/// `str::trim`, with the usual case (ASCII at both ends) decided byte by
+/// byte; a non-ASCII end is left to `str::trim` (Unicode white space).
+fn trim(s: &str) -> &str {
+    // str::trim's ASCII white space: is_ascii_whitespace plus vertical tab
+    let ws = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    let b = s.as_bytes();
+    let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|c| !ws(c)).map_or(start, |e| e + 1);
+    match (b.get(start), end.checked_sub(1).and_then(|e| b.get(e))) {
+        (Some(f), Some(l)) if f.is_ascii() && l.is_ascii() => s.get(start..end).unwrap_or_default(),
+        (None, _) => "",
+        _ => s.trim(),
+    }
 }
 
 /// `-?digits` optionally followed by `-flow` (flow starting with a letter).
@@ -115,10 +148,15 @@ fn parse_hwirq_token(tok: &str) -> Option<(i64, Option<&str>)> {
     if digits == 0 || digits > 20 {
         return None;
     }
-    let value: i64 = body[..digits].parse::<i128>().ok().and_then(|v| {
-        let v = if neg { -v } else { v };
-        i64::try_from(v).ok()
+    // at most 20 digits: a value past u64 is past i64 too
+    let magnitude = body.as_bytes()[..digits].iter().try_fold(0u64, |v, &d| {
+        v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
     })?;
+    let value = if neg {
+        0i64.checked_sub_unsigned(magnitude)?
+    } else {
+        i64::try_from(magnitude).ok()?
+    };
     let rest = &body[digits..];
     if rest.is_empty() {
         return Some((value, None));
@@ -130,28 +168,35 @@ fn parse_hwirq_token(tok: &str) -> Option<(i64, Option<&str>)> {
         .map(|_| (value, Some(flow)))
 }
 
-fn split_modern(desc: &str, start: usize, end: usize, hwirq: i64, out: &mut DescParts) {
-    out.chip.push_str(desc[..start].trim());
+fn split_modern(
+    desc: &str,
+    start: usize,
+    end: usize,
+    hwirq: i64,
+    flow: Option<&str>,
+    out: &mut DescParts,
+) {
+    put(&mut out.chip, trim(&desc[..start]));
     out.hwirq = Some(hwirq);
-    if let Some((_, Some(flow))) = parse_hwirq_token(&desc[start..end]) {
-        out.flow.push_str(flow);
+    if let Some(flow) = flow {
+        put(&mut out.flow, flow);
     }
     let mut rest_at = end;
     let mut toks = tokens(&desc[end..]).map(|(s, e)| (s + end, e + end));
     if let Some((s, e)) = toks.next() {
         let t = &desc[s..e];
         if t == "Level" || t == "Edge" {
-            out.trigger.push_str(t);
+            put(&mut out.trigger, t);
             rest_at = e;
             if let Some((s2, e2)) = toks.next() {
                 if let Some(flow) = desc[s2..e2].strip_prefix('-').filter(|f| !f.is_empty()) {
-                    out.flow.push_str(flow);
+                    put(&mut out.flow, flow);
                     rest_at = e2;
                 }
             }
         }
     }
-    out.actions.push_str(desc[rest_at..].trim());
+    put(&mut out.actions, trim(&desc[rest_at..]));
 }
 
 fn split_old(desc: &str, out: &mut DescParts) {
@@ -168,16 +213,16 @@ fn split_old(desc: &str, out: &mut DescParts) {
     });
     match (chip_flow, rest.is_empty()) {
         (Some((chip, flow)), _) => {
-            out.chip.push_str(chip);
-            out.flow.push_str(flow);
-            out.actions.push_str(rest);
+            put(&mut out.chip, chip);
+            put(&mut out.flow, flow);
+            put(&mut out.actions, rest);
         }
         (None, false) => {
-            out.chip.push_str(first);
+            put(&mut out.chip, first);
             let rest = take_trigger_flow(rest, out);
-            out.actions.push_str(rest);
+            put(&mut out.actions, rest);
         }
-        (None, true) => out.actions.push_str(first),
+        (None, true) => put(&mut out.actions, first),
     }
 }
 
@@ -191,7 +236,7 @@ fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
     };
     let (tok, after) = first_token(rest);
     if tok == "Level" || tok == "Edge" {
-        out.trigger.push_str(tok);
+        put(&mut out.trigger, tok);
         rest = after;
     }
     let (tok, after) = first_token(rest);
@@ -199,7 +244,7 @@ fn take_trigger_flow<'a>(mut rest: &'a str, out: &mut DescParts) -> &'a str {
         .strip_prefix('-')
         .filter(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
     {
-        out.flow.push_str(flow);
+        put(&mut out.flow, flow);
         rest = after;
     }
     rest
@@ -213,6 +258,41 @@ mod tests {
         let mut p = DescParts::default();
         split_description(s, &mut p);
         p
+    }
+
+    #[test]
+    fn trim_is_str_trim() {
+        for s in [
+            "",
+            " ",
+            "a",
+            " a ",
+            "\x0ba\x0b",
+            "\u{a0}a",
+            "a\u{a0}",
+            "\u{3000} a b \u{2003}",
+            "é",
+            " é ",
+            "\t\r\n x",
+            "\u{85}",
+            "  IO-APIC  ",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn hwirq_at_the_ends_of_i64() {
+        let v = |t: &str| parse_hwirq_token(t).map(|(v, _)| v);
+        assert_eq!(v("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(v("9223372036854775808"), None);
+        assert_eq!(v("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(v("-9223372036854775809"), None);
+        assert_eq!(v("18446744073709551616"), None);
+        assert_eq!(v("99999999999999999999"), None);
+        assert_eq!(v("000000000000000000001"), None);
+        assert_eq!(v("00000000000000000001-edge"), Some(1));
+        assert_eq!(v("-0"), Some(0));
     }
 
     #[test]

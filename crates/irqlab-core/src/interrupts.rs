@@ -7,13 +7,13 @@
 //! buffers have grown. Columns are mapped to CPU ids by the header, never by
 //! byte offset. No I/O, no panics: malformed input yields a [`ParseError`].
 
-use crate::desc::{split_description, DescParts};
+use crate::desc::{put, split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 pub use crate::scan::counts::CountSink;
 use crate::scan::{
-    check_line, find_byte, is_blank, push_lossy, range_of, same_bytes, scan_u64, skip_blanks, trim,
-    Scan,
+    check_line, find_byte, is_blank, range_of, same_bytes, scan_u64, skip_blanks, trim, Scan,
 };
+pub use compact_str::CompactString;
 use serde::Serialize;
 
 /// Name used in errors for this file.
@@ -21,6 +21,13 @@ pub const FILE: &str = crate::paths::shown::PROC_INTERRUPTS;
 
 /// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// Counts a row holds without a heap block of its own (a host of up to
+/// this many CPUs: the row's counts are in its own cache lines).
+pub const INLINE_COUNTS: usize = 4;
+
+/// A row's counts: a vector whose first [`INLINE_COUNTS`] live inline.
+pub type Counts = smallvec::SmallVec<[u64; INLINE_COUNTS]>;
 
 /// How the counts of a row relate to the header's CPU columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -41,20 +48,26 @@ pub enum Shape {
 /// One line of `/proc/interrupts`.
 ///
 /// String fields are kept (and reused by `parse_into`) even when empty;
-/// use the accessor methods for `Option`-style access.
+/// use the accessor methods for `Option`-style access. They are
+/// [`CompactString`]s (24 bytes, text up to 24 bytes inline) and the fields
+/// every sample reads come first (`repr(C)`): a row of short label and
+/// description and its counts sit in two or three cache lines, without a
+/// heap line per string.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct IrqRow {
     /// Text before the first `:`, trimmed (`"24"`, `"LOC"`, `"IPI0"`, `"I/O"`).
-    pub label: String,
+    pub label: CompactString,
+    /// Everything after the counts, trimmed (chip, hwirq, actions or the
+    /// architecture description), as printed.
+    pub description: CompactString,
     /// The IRQ number when the label is a decimal number.
     pub irq: Option<u32>,
     /// How `counts` relates to the header CPUs.
     pub shape: Shape,
-    /// The counts in file order (per header CPU for [`Shape::PerCpu`]).
-    pub counts: Vec<u64>,
-    /// Everything after the counts, trimmed (chip, hwirq, actions or the
-    /// architecture description), as printed.
-    pub description: String,
+    /// The counts in file order (per header CPU for [`Shape::PerCpu`]);
+    /// up to [`INLINE_COUNTS`] held in the row itself.
+    pub counts: Counts,
     /// Best-effort split of `description` for numbered rows.
     pub parts: DescParts,
 }
@@ -107,7 +120,7 @@ impl Interrupts {
     /// assert_eq!(irqs.cpus, vec![0, 1]);
     /// assert_eq!(irqs.rows()[0].irq, Some(24));
     /// assert_eq!(irqs.rows()[0].parts.chip, "IO-APIC");
-    /// assert_eq!(irqs.rows()[1].counts, vec![0]);
+    /// assert_eq!(irqs.rows()[1].counts[..], [0]);
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
         let mut out = Interrupts::default();
@@ -315,7 +328,15 @@ impl LineParser {
     /// [`LineParser::line`] with the (rare) error boxed: the result of
     /// every line fits in two registers, not a `ParseError`'s bytes.
     fn line_boxed(&mut self, line: &[u8], row: &mut IrqRow) -> Result<bool, Box<ParseError>> {
-        let mut counts = std::mem::take(&mut row.counts);
+        let counts = std::mem::take(&mut row.counts);
+        if counts.spilled() {
+            // on the heap: read into it as a `Vec` (no copy either way)
+            let mut v = counts.into_vec();
+            let res = self.line_into_boxed(line, row, &mut v);
+            row.counts = Counts::from_vec(v);
+            return res;
+        }
+        let mut counts = counts;
         let res = self.line_into_boxed(line, row, &mut counts);
         row.counts = counts;
         res
@@ -381,9 +402,20 @@ impl LineParser {
         };
         self.n += 1;
         let n = self.n;
-        let mut counts = std::mem::take(&mut row.counts);
-        let parsed = parse_row_at(text, colon, self.cpus.len(), row, &mut counts);
-        row.counts = counts;
+        let counts = std::mem::take(&mut row.counts);
+        let ncols = self.cpus.len();
+        let parsed = if counts.spilled() {
+            // as in `line_boxed`: a heap buffer read into as a `Vec`
+            let mut v = counts.into_vec();
+            let parsed = parse_row_at(text, colon, ncols, row, &mut v);
+            row.counts = Counts::from_vec(v);
+            parsed
+        } else {
+            let mut counts = counts;
+            let parsed = parse_row_at(text, colon, ncols, row, &mut counts);
+            row.counts = counts;
+            parsed
+        };
         // a line over the limit is that error, whatever else is wrong in it
         let len = parsed
             .clone()
@@ -570,6 +602,52 @@ fn parse_row_fields<S: CountSink + ?Sized>(
         row.parts.clear();
     }
     Ok(len)
+}
+
+impl CountSink for Counts {
+    #[inline]
+    fn start(&mut self, room: usize) {
+        self.clear();
+        self.reserve(room);
+    }
+
+    #[inline]
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn push(&mut self, v: u64, _digits: &[u8]) {
+        smallvec::SmallVec::push(self, v);
+    }
+
+    #[inline]
+    fn zeros(&mut self, n: usize) {
+        // copied from a block of zeros (a memcpy): SmallVec's `resize`
+        // stores one element at a time
+        const ZEROS: [u64; 64] = [0; 64];
+        let mut left = n;
+        self.reserve(n);
+        while left > 0 {
+            let k = left.min(ZEROS.len());
+            self.extend_from_slice(&ZEROS[..k]);
+            left -= k;
+        }
+    }
+
+    #[inline]
+    fn first_above_u32(&self) -> Option<u64> {
+        crate::scan::counts::first_above_u32(self)
+    }
+}
+
+/// Append `bytes` to `s`, invalid UTF-8 replaced (U+FFFD) as
+/// `String::from_utf8_lossy` does.
+fn push_lossy(s: &mut CompactString, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => put(s, t),
+        Err(_) => put(s, &String::from_utf8_lossy(bytes)),
+    }
 }
 
 /// Rows of at most this many CPU columns have their counts read one

@@ -159,9 +159,9 @@ fn build_row(raw: RawRow, irq: u32, ncpus: usize, era: Era, arch: Arch) -> IrqRo
     let mut parts = DescParts {
         chip: raw.chip.into(),
         hwirq: raw.hwirq,
-        trigger: String::new(),
+        trigger: Default::default(),
         flow: raw.flow.into(),
-        actions: raw.actions.join(", "),
+        actions: raw.actions.join(", ").into(),
     };
     // Negative hwirqs only existed with the old `%*d` cast (E1 kernels).
     if era != Era::E1 {
@@ -191,11 +191,11 @@ fn build_row(raw: RawRow, irq: u32, ncpus: usize, era: Era, arch: Arch) -> IrqRo
         parts.hwirq = Some(0);
     }
     IrqRow {
-        label: irq.to_string(),
+        label: irq.to_string().into(),
         irq: Some(irq),
         shape: Shape::PerCpu,
         counts: raw.counts.into_iter().take(ncpus).collect(),
-        description: String::new(),
+        description: Default::default(),
         parts,
     }
 }

@@ -514,7 +514,7 @@ fn schema_1_recordings_are_still_read() {
         let s = rp.apply(step).unwrap();
         let ints = s.snap.interrupts.unwrap();
         let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
-        assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
+        assert_eq!(loc.counts[..], [1_592_461_392, 1_848_652_868]);
     }
     assert_eq!(replay_json_lines(&fixture), 3);
 }
@@ -538,7 +538,7 @@ fn schema_2_recordings_are_still_read_with_nanosecond_times() {
         assert_eq!(s.snap.wall_ns, step.time.wall_ns);
         let ints = s.snap.interrupts.unwrap();
         let loc = ints.rows().iter().find(|r| r.label == "LOC").unwrap();
-        assert_eq!(loc.counts, vec![1_592_461_392, 1_848_652_868]);
+        assert_eq!(loc.counts[..], [1_592_461_392, 1_848_652_868]);
     }
     assert_eq!(replay_json_lines(&fixture), 3);
 }

@@ -43,7 +43,7 @@ fn expected(root: &Path) -> BTreeMap<String, u64> {
     for r in ints.rows() {
         let n = seen.entry(r.label.as_str()).or_insert(0);
         let key = if *n == 0 {
-            r.label.clone()
+            r.label.to_string()
         } else {
             format!("{}#{n}", r.label)
         };

@@ -190,7 +190,7 @@ fn positional_matching_in_a_reused_scratch_equals_matching_by_key() {
             let want = interrupts_delta(&old, &new, 1.0);
             let mut got = Vec::new();
             let gone = interrupts_delta_each_in(&mut scratch, &old, &new, 1.0, |r, st, cells| {
-                got.push((r.label.clone(), st, cells.to_vec()));
+                got.push((r.label.to_string(), st, cells.to_vec()));
             });
             assert_eq!(scratch.cpus(), want.cpus.as_slice());
             assert_eq!(gone, want.gone);

@@ -24,7 +24,7 @@ use crate::interrupts::{Interrupts, IrqRow};
 ///     actions: "ACPI:Ged".into(),
 ///     ..DescParts::default()
 /// };
-/// let row = IrqRow { label: "24".into(), irq: Some(24), counts: vec![1, 0], parts, ..IrqRow::default() };
+/// let row = IrqRow { label: "24".into(), irq: Some(24), counts: vec![1, 0].into(), parts, ..IrqRow::default() };
 /// let m = Interrupts::from_parts(vec![0, 1], vec![row]);
 /// let mut out = String::new();
 /// render_interrupts(&m, Era::E3, Arch::X86, 424, &mut out);

@@ -29,7 +29,7 @@ impl SynthTree {
         let mut t = self.clone();
         let every = every.max(1);
         let max_step = max_step.max(1);
-        let bump = |i: usize, counts: &mut Vec<u64>| {
+        let bump = |i: usize, counts: &mut [u64]| {
             for (j, c) in counts.iter_mut().enumerate() {
                 let k = (i * 7 + j * 3) as u64;
                 if k % every as u64 == 0 {

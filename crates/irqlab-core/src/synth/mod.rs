@@ -15,7 +15,7 @@ mod files;
 pub use arch_rows::{arch_row_specs, ArchRowKind, ArchRowSpec};
 
 use crate::desc::DescParts;
-use crate::interrupts::{Interrupts, IrqRow, Shape};
+use crate::interrupts::{CompactString, Interrupts, IrqRow, Shape};
 use crate::render::{Arch, Era};
 use crate::rng::Rng;
 use crate::softirqs::{SoftirqRow, Softirqs};
@@ -258,11 +258,11 @@ impl SynthSpec {
 
     fn make_irq(&self, irq: u32, dev: devices::Device, online: &[u32], rng: &mut Rng) -> SynthIrq {
         let mut parts = DescParts {
-            chip: dev.chip,
+            chip: dev.chip.into(),
             hwirq: dev.hwirq,
             trigger: dev.trigger.into(),
             flow: dev.flow.into(),
-            actions: dev.actions,
+            actions: dev.actions.into(),
         };
         let (lo, hi) = dev.managed.unwrap_or((0, self.cpus));
         let affinity: Vec<u32> = (lo..hi).collect();
@@ -328,7 +328,7 @@ impl SynthSpec {
             let row = IrqRow {
                 label: spec.label.into(),
                 shape,
-                counts,
+                counts: counts.into(),
                 description: spec.desc.into(),
                 ..IrqRow::default()
             };
@@ -491,14 +491,14 @@ fn s390_class_sums(classes: &mut [IrqRow], subs: &[IrqRow]) {
 
 fn numbered_row(i: &SynthIrq, online: &[u32]) -> IrqRow {
     IrqRow {
-        label: i.irq.to_string(),
+        label: i.irq.to_string().into(),
         irq: Some(i.irq),
         shape: Shape::PerCpu,
         counts: online
             .iter()
             .map(|&c| i.counts.get(c as usize).copied().unwrap_or(0))
             .collect(),
-        description: String::new(),
+        description: CompactString::new(""),
         parts: i.parts.clone(),
     }
 }

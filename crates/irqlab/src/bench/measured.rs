@@ -27,9 +27,9 @@ pub struct MeasuredIrq {
 
 fn describe_row(r: &IrqRow) -> String {
     if r.irq.is_some() {
-        r.parts.actions.clone()
+        r.parts.actions.to_string()
     } else {
-        r.description.clone()
+        r.description.to_string()
     }
 }
 
@@ -70,7 +70,7 @@ pub fn resolve(selectors: &[String], m: &Interrupts) -> anyhow::Result<Measured>
         for r in found {
             if !rows.iter().any(|x| x.label == r.label) {
                 rows.push(MeasuredIrq {
-                    label: r.label.clone(),
+                    label: r.label.to_string(),
                     what: describe_row(r),
                 });
             }

@@ -217,15 +217,22 @@ fn snapshot_with(
 ) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
     let mut sec: Option<report::IrqCounts> = None;
     snapshot_into(root, filter, &mut Vec::new(), |cpus, row, c| {
-        std::mem::swap(&mut row.counts, c);
+        swap_counts(row, c);
         let counts = sec.get_or_insert_with(|| report::IrqCounts::new(cpus, filter));
         let res = match counts.line(row) {
             Some(l) => keep(counts, l, row),
             None => Ok(()),
         };
-        std::mem::swap(&mut row.counts, c);
+        swap_counts(row, c);
         res
     })
+}
+
+/// Swap the row's counts with the vector `c` (no copy once a row holds
+/// more counts than fit inline).
+fn swap_counts(row: &mut IrqRow, c: &mut Vec<u64>) {
+    let held = std::mem::take(&mut row.counts).into_vec();
+    row.counts = irqlab_core::interrupts::Counts::from_vec(std::mem::replace(c, held));
 }
 
 /// [`snapshot_with`] at the level of the parser: each row of

@@ -63,7 +63,7 @@ pub fn shape_of(
         for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
             let n = seen.entry(r.label.as_str()).or_insert(0);
             let key = if *n == 0 {
-                r.label.clone()
+                r.label.to_string()
             } else {
                 format!("{}#{n}", r.label)
             };
@@ -76,9 +76,9 @@ pub fn shape_of(
             };
             sh.irq_rows.push(RowMeta {
                 key,
-                label: r.label.clone(),
+                label: r.label.to_string(),
                 kind,
-                description: r.description.clone(),
+                description: r.description.to_string(),
                 affinity: r.irq.and_then(&mut *affinity),
             });
         }

@@ -96,7 +96,7 @@ fn opt(s: &str) -> Option<String> {
 
 pub(super) fn line_meta(row: &IrqRow) -> IrqLine {
     IrqLine {
-        label: row.label.clone(),
+        label: row.label.to_string(),
         irq: row.irq,
         shape: row.shape,
         counts: None,
@@ -110,7 +110,7 @@ pub(super) fn line_meta(row: &IrqRow) -> IrqLine {
         trigger: opt(&row.parts.trigger),
         flow: opt(&row.parts.flow),
         actions: row.parts.actions().map(str::to_string).collect(),
-        description: row.description.clone(),
+        description: row.description.to_string(),
         affinity: None,
         since_boot: None,
         busiest: None,

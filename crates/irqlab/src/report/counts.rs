@@ -64,7 +64,7 @@ impl<'f> IrqCounts<'f> {
     /// parse into `r` reuses it.
     pub fn give_back(&self, counts: Vec<u64>, r: &mut IrqRow) {
         if self.all {
-            r.counts = counts;
+            r.counts = irqlab_core::interrupts::Counts::from_vec(counts);
         }
     }
 
@@ -93,7 +93,7 @@ impl<'f> IrqCounts<'f> {
         match r.shape {
             Shape::PerCpu => {
                 let c = if self.all {
-                    std::mem::take(&mut r.counts)
+                    std::mem::take(&mut r.counts).into_vec()
                 } else {
                     pick(&r.counts, &self.cols)
                 };

@@ -374,7 +374,7 @@ mod tests {
             &mut Vec::new(),
             |cpus, r, _| {
                 assert_eq!(cpus, [0, 1]);
-                seen.push(r.label.clone());
+                seen.push(r.label.to_string());
                 Ok(())
             },
         )

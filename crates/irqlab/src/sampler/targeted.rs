@@ -32,7 +32,7 @@ pub fn select(m: &Interrupts, keep: impl Fn(&IrqRow) -> bool) -> Targets {
     for row in m.rows().iter().filter(|r| keep(r)) {
         match row.irq {
             Some(n) => irqs.push(n),
-            None => return Targets::NeedsFullFile(row.label.clone()),
+            None => return Targets::NeedsFullFile(row.label.to_string()),
         }
     }
     Targets::Numbered(irqs)
@@ -83,10 +83,10 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
     .collect::<Vec<_>>()
     .join("  ");
     let mut row = IrqRow {
-        label: irq.to_string(),
+        label: irq.to_string().into(),
         irq: Some(irq),
         shape: Shape::PerCpu,
-        description,
+        description: description.into(),
         ..IrqRow::default()
     };
     split_description(&row.description, &mut row.parts);
@@ -292,7 +292,7 @@ mod tests {
         t.read_into(&mut fs, &mut m).unwrap();
         assert_eq!(m.cpus, vec![0, 2, 3]);
         let r = &m.rows()[0];
-        assert_eq!((r.irq, r.counts.clone()), (Some(24), vec![1, 3, 4]));
+        assert_eq!((r.irq, r.counts.to_vec()), (Some(24), vec![1, 3, 4]));
         assert_eq!(r.parts.chip, "IO-APIC");
         assert_eq!(r.parts.hwirq, Some(5));
         assert_eq!(r.parts.actions().collect::<Vec<_>>(), ["ACPI:Ged", "other"]);
@@ -308,7 +308,7 @@ mod tests {
         let mut m = Interrupts::default();
         std::fs::write(d.path().join(CPU_ONLINE), "0-3\n").unwrap();
         t.read_into(&mut fs, &mut m).unwrap();
-        assert_eq!(m.rows()[0].counts, vec![1, 2, 3, 4]);
+        assert_eq!(m.rows()[0].counts[..], [1, 2, 3, 4]);
         std::fs::remove_dir_all(d.path().join("sys/kernel/irq/24")).unwrap();
         fs.forget("sys/kernel/irq/24/per_cpu_count");
         t.read_into(&mut fs, &mut m).unwrap();

@@ -976,7 +976,7 @@ fn occurrence(seen: &mut Vec<(usize, u32)>, rows: &[IrqRow], pos: usize) -> u32 
 /// The labels of a row, without `cpu`.
 fn row_labels(naming: Naming, row: &IrqRow, occurrence: u32) -> String {
     let id = if occurrence == 0 {
-        row.label.clone()
+        row.label.to_string()
     } else {
         format!("{}#{occurrence}", row.label)
     };
