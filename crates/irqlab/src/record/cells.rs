@@ -8,7 +8,7 @@
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
 //! adds a `*_rows` walker here and its arm in `walk`.
 
-use super::same_shape::same_shape;
+use super::same_shape::{same_shape, Packed};
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
@@ -376,6 +376,8 @@ pub struct Differ {
     /// The latest sample's rows, in layout order.
     rows: Vec<FlatRow>,
     shape: Option<Shape>,
+    /// The strings of `shape`, packed for [`same_shape`].
+    packed: Packed,
 }
 
 impl Differ {
@@ -390,7 +392,7 @@ impl Differ {
     ) -> Sampled {
         out.clear();
         if let Some(old) = &self.shape {
-            if same_shape(old, s, filter, affinity) {
+            if same_shape(old, &self.packed, s, filter, affinity) {
                 debug_assert!(
                     shape_of(s, filter, affinity) == *old,
                     "same_shape and shape_of disagree"
@@ -413,6 +415,7 @@ impl Differ {
         } else {
             self.new_shape(s, filter, &shape, out);
         }
+        self.packed = Packed::of(&shape);
         self.shape = Some(shape.clone());
         Sampled {
             shape: Some(shape),
