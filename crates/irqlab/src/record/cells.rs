@@ -2,8 +2,10 @@
 //! which keeps the previous sample's counters to emit only the cells that
 //! changed. While the shape stays the same (the usual case) each parsed
 //! counter is compared with the previous sample's in place and overwrites
-//! it: one pass, no allocation per sample but the changed cells. A new shape rebuilds the rows and
-//! diffs them by key. `--irq`/`--cpus` apply here. Pure: no I/O.
+//! it: one pass, no allocation per sample; a changed cell is a 16-byte
+//! [`Change`] (row, cell, value) in a reused buffer, its key and CPU read
+//! from the row when written. A new shape rebuilds the rows and diffs them
+//! by key. `--irq`/`--cpus` apply here. Pure: no I/O.
 //!
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
 //! adds a `*_rows` walker here and its arm in `walk`.
