@@ -2,13 +2,15 @@
 //! which keeps the previous sample's counters to emit only the cells that
 //! changed. While the shape stays the same (the usual case) each parsed
 //! counter is compared with the previous sample's in place and overwrites
-//! it: one pass, no allocation per sample but the changed cells. A new shape rebuilds the rows and
-//! diffs them by key. `--irq`/`--cpus` apply here. Pure: no I/O.
+//! it: one pass, no allocation per sample; a changed cell is a 16-byte
+//! [`Change`] (row, cell, value) in a reused buffer, its key and CPU read
+//! from the row when written. A new shape rebuilds the rows and diffs them
+//! by key. `--irq`/`--cpus` apply here. Pure: no I/O.
 //!
 //! Sources are listed in [`SourceKind`] (record/schema.rs); a new source
 //! adds a `*_rows` walker here and its arm in `walk`.
 
-use super::same_shape::same_shape;
+use super::same_shape::{same_shape, Packed};
 use super::schema::{CellValue, RowKind, RowMeta, Shape, SourceKind};
 use super::trace_cells;
 use crate::filter::Filter;
@@ -25,6 +27,23 @@ pub struct FlatRow {
     pub key: String,
     pub cpus: Vec<Option<u32>>,
     pub values: Vec<u64>,
+}
+
+/// A changed cell: value `value` of cell `col` of the differ's row `row`
+/// (see [`Differ::rows`]); 16 bytes, its key and CPU read from the row
+/// when written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change {
+    pub row: u32,
+    pub col: u32,
+    pub value: u64,
+}
+
+impl FlatRow {
+    /// The CPU of cell `col`.
+    pub fn cpu(&self, col: u32) -> Option<u32> {
+        self.cpus.get(col as usize).copied().flatten()
+    }
 }
 
 /// Name of `/proc/stat` cpu-line field `i`.
@@ -229,7 +248,7 @@ impl RowSink for Fill<'_> {
 /// overwriting it and emitting the cells that changed.
 struct Update<'a> {
     rows: &'a mut [FlatRow],
-    out: &'a mut Vec<CellValue>,
+    out: &'a mut Vec<Change>,
 }
 
 impl RowSink for Update<'_> {
@@ -244,7 +263,7 @@ impl RowSink for Update<'_> {
                 Some(old) if *old == v => {}
                 Some(old) => {
                     *old = v;
-                    push(self.out, r.source, &r.key, &r.cpus, j, v);
+                    push(self.out, i, j, v);
                 }
                 None => r.values.push(v),
             }
@@ -254,7 +273,7 @@ impl RowSink for Update<'_> {
             // as many values as CPUs no more: every cell again
             r.values.truncate(n);
             self.out.truncate(start);
-            diff_row(None, r, self.out);
+            diff_row(None, r, i, self.out);
         }
     }
 }
@@ -317,43 +336,30 @@ fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     out
 }
 
-/// Push cell `j` of a row with value `v`.
-fn push(
-    out: &mut Vec<CellValue>,
-    source: SourceKind,
-    key: &str,
-    cpus: &[Option<u32>],
-    j: usize,
-    v: u64,
-) {
-    out.push(CellValue {
-        source,
-        key: key.to_string(),
-        cpu: cpus.get(j).copied().flatten(),
+/// Push cell `j` of row `i` with value `v`.
+fn push(out: &mut Vec<Change>, i: usize, j: usize, v: u64) {
+    out.push(Change {
+        row: i as u32,
+        col: j as u32,
         value: v,
     });
 }
 
-/// Push cell `j` of `row` with value `v`.
-fn push_cell(out: &mut Vec<CellValue>, row: &FlatRow, j: usize, v: u64) {
-    push(out, row.source, &row.key, &row.cpus, j, v);
-}
-
-/// The cells of `new` that differ from `old` (every cell when the CPUs or
-/// the number of values differ).
-fn diff_row(old: Option<&FlatRow>, new: &FlatRow, out: &mut Vec<CellValue>) {
+/// The cells of `new` (row `i`) that differ from `old` (every cell when
+/// the CPUs or the number of values differ).
+fn diff_row(old: Option<&FlatRow>, new: &FlatRow, i: usize, out: &mut Vec<Change>) {
     let n = new.cpus.len().min(new.values.len());
     match old {
         Some(o) if o.cpus == new.cpus && o.values.len() == new.values.len() => {
             for (j, (a, b)) in o.values.iter().zip(&new.values).enumerate().take(n) {
                 if a != b {
-                    push_cell(out, new, j, *b);
+                    push(out, i, j, *b);
                 }
             }
         }
         _ => {
             for (j, &v) in new.values.iter().enumerate().take(n) {
-                push_cell(out, new, j, v);
+                push(out, i, j, v);
             }
         }
     }
@@ -376,6 +382,8 @@ pub struct Differ {
     /// The latest sample's rows, in layout order.
     rows: Vec<FlatRow>,
     shape: Option<Shape>,
+    /// The strings of `shape`, packed for [`same_shape`].
+    packed: Packed,
 }
 
 impl Differ {
@@ -386,11 +394,11 @@ impl Differ {
         s: SampleCountersView,
         filter: &Filter,
         affinity: &mut dyn FnMut(u32) -> Option<String>,
-        out: &mut Vec<CellValue>,
+        out: &mut Vec<Change>,
     ) -> Sampled {
         out.clear();
         if let Some(old) = &self.shape {
-            if same_shape(old, s, filter, affinity) {
+            if same_shape(old, &self.packed, s, filter, affinity) {
                 debug_assert!(
                     shape_of(s, filter, affinity) == *old,
                     "same_shape and shape_of disagree"
@@ -413,6 +421,7 @@ impl Differ {
         } else {
             self.new_shape(s, filter, &shape, out);
         }
+        self.packed = Packed::of(&shape);
         self.shape = Some(shape.clone());
         Sampled {
             shape: Some(shape),
@@ -431,7 +440,7 @@ impl Differ {
         s: SampleCountersView,
         filter: &Filter,
         shape: &Shape,
-        out: &mut Vec<CellValue>,
+        out: &mut Vec<Change>,
     ) {
         let mut rows = rows_of(shape);
         walk(s, filter, &mut Fill(&mut rows));
@@ -440,8 +449,8 @@ impl Differ {
             .iter()
             .map(|r| ((r.source, r.key.as_str()), r))
             .collect();
-        for r in &rows {
-            diff_row(old.get(&(r.source, r.key.as_str())).copied(), r, out);
+        for (i, r) in rows.iter().enumerate() {
+            diff_row(old.get(&(r.source, r.key.as_str())).copied(), r, i, out);
         }
         self.rows = rows;
     }
@@ -460,10 +469,26 @@ impl Differ {
     /// Every cell of the latest sample.
     pub fn all_cells(&self) -> Vec<CellValue> {
         let mut out = Vec::with_capacity(self.rows.iter().map(|r| r.values.len()).sum());
-        for r in &self.rows {
-            diff_row(None, r, &mut out);
+        for (i, r) in self.rows.iter().enumerate() {
+            diff_row(None, r, i, &mut out);
         }
-        out
+        self.cells_of(&out)
+    }
+
+    /// `changes` (of the latest sample) as owned cells.
+    pub fn cells_of(&self, changes: &[Change]) -> Vec<CellValue> {
+        changes
+            .iter()
+            .filter_map(|c| {
+                let r = self.rows.get(c.row as usize)?;
+                Some(CellValue {
+                    source: r.source,
+                    key: r.key.clone(),
+                    cpu: r.cpu(c.col),
+                    value: c.value,
+                })
+            })
+            .collect()
     }
 }
 
@@ -530,9 +555,10 @@ mod tests {
     ) -> (bool, Vec<(String, Option<u32>, u64)>) {
         let mut out = Vec::new();
         let s = d.sample(view(snap), &Filter::default(), &mut |_| None, &mut out);
-        if s.every {
-            out = d.all_cells();
-        }
+        let out = match s.every {
+            true => d.all_cells(),
+            false => d.cells_of(&out),
+        };
         let mut v: Vec<_> = out
             .into_iter()
             .filter(|c| c.source == SourceKind::Interrupts)

@@ -5,7 +5,7 @@
 //! unreadable tail and reports its byte offset; everything before it is
 //! kept.
 
-use super::cells::FlatRow;
+use super::cells::{Change, FlatRow};
 #[cfg(test)]
 use super::schema::SCHEMA;
 use super::schema::{
@@ -191,6 +191,8 @@ pub enum LineCells<'a> {
     List(&'a [CellValue]),
     /// Every cell of these rows.
     Rows(&'a [FlatRow]),
+    /// These changed cells of these rows (the differ's).
+    Changes(&'a [FlatRow], &'a [Change]),
 }
 
 /// One cell as [`CellValue`] serialises it.
@@ -218,6 +220,21 @@ impl Serialize for LineCells<'_> {
                             value,
                         })?;
                     }
+                }
+                seq.end()
+            }
+            LineCells::Changes(rows, changes) => {
+                let mut seq = s.serialize_seq(None)?;
+                for c in changes.iter() {
+                    let Some(r) = rows.get(c.row as usize) else {
+                        continue;
+                    };
+                    seq.serialize_element(&CellRef {
+                        source: r.source,
+                        key: &r.key,
+                        cpu: r.cpu(c.col),
+                        value: c.value,
+                    })?;
                 }
                 seq.end()
             }
@@ -686,7 +703,7 @@ mod tests {
     }
 
     #[test]
-    fn every_cell_of_rows_is_written_as_the_same_json_as_a_list() {
+    fn every_cell_of_rows_or_changes_is_written_as_the_same_json_as_a_list() {
         let rows = vec![FlatRow {
             source: SourceKind::Interrupts,
             key: "LOC".into(),
@@ -716,6 +733,16 @@ mod tests {
         let a = serde_json::to_string(&from_rows).unwrap();
         assert_eq!(a, serde_json::to_string(&l).unwrap());
         assert_eq!(a, serde_json::to_string(&out(&l)).unwrap());
+        let changes = [0, 1].map(|col| Change {
+            row: 0,
+            col,
+            value: rows[0].values[col as usize],
+        });
+        let from_changes = LineOut {
+            cells: LineCells::Changes(&rows, &changes),
+            ..out(&l)
+        };
+        assert_eq!(a, serde_json::to_string(&from_changes).unwrap());
         let back: JournalLine = serde_json::from_str(&a).unwrap();
         assert_eq!(back.cells, l.cells);
     }

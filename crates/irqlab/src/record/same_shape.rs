@@ -4,7 +4,10 @@
 //! row's label, description and affinity and then compared them: most of
 //! the differ's own time on a small machine). Must agree with
 //! `cells::shape_of` exactly; the differ checks that in debug builds.
-//! Pure: no I/O.
+//! The shape's strings (IRQ rows' kind, label, description and affinity,
+//! softirq and thread names) are compared against [`Packed`], one
+//! contiguous copy of them, so that a sample reads a few cache lines of
+//! it rather than every row's scattered heap strings. Pure: no I/O.
 
 use super::cells::stat_others;
 use super::schema::{RowKind, Shape};
@@ -22,38 +25,155 @@ fn same_cpus(cpus: &[u32], cols: &[usize], want: &[u32]) -> bool {
             .all(|(&i, &c)| cpus.get(i) == Some(&c))
 }
 
+/// The strings of a [`Shape`] that [`same_shape`] compares, in the order
+/// it compares them, in one buffer: per IRQ row a marker, its kind, label,
+/// description and affinity, then an end marker; the softirq names; the
+/// thread names and PIDs. Strings are a length (u32) and their bytes.
+#[derive(Debug, Default, Clone)]
+pub struct Packed(Vec<u8>);
+
+const ROW: u8 = 1;
+const END: u8 = 0;
+
+impl Packed {
+    pub fn of(sh: &Shape) -> Packed {
+        let mut b = Vec::new();
+        for r in &sh.irq_rows {
+            b.push(ROW);
+            put_kind(&mut b, r.kind);
+            put_str(&mut b, &r.label);
+            put_str(&mut b, &r.description);
+            put_opt(&mut b, r.affinity.as_deref());
+        }
+        b.push(END);
+        for n in &sh.soft_rows {
+            put_str(&mut b, n);
+        }
+        for (i, n) in sh.threads.iter().enumerate() {
+            put_str(&mut b, n);
+            put_pid(&mut b, sh.thread_pid(i));
+        }
+        Packed(b)
+    }
+}
+
+fn put_kind(b: &mut Vec<u8>, k: RowKind) {
+    match k {
+        RowKind::PerCpu => b.push(0),
+        RowKind::Single => b.push(1),
+        RowKind::NoCounts => b.push(2),
+        RowKind::Irregular { n } => {
+            b.push(3);
+            b.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+    }
+}
+
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    b.extend_from_slice(s.as_bytes());
+}
+
+fn put_opt(b: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        None => b.push(0),
+        Some(s) => {
+            b.push(1);
+            put_str(b, s);
+        }
+    }
+}
+
+fn put_pid(b: &mut Vec<u8>, p: Option<u32>) {
+    match p {
+        None => b.push(0),
+        Some(p) => {
+            b.push(1);
+            b.extend_from_slice(&p.to_le_bytes());
+        }
+    }
+}
+
+/// Reads a [`Packed`] in order, each step comparing with a value of the
+/// sample; a mismatch (or the end) answers false.
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    fn bytes(&mut self, want: &[u8]) -> bool {
+        match self.0.split_at_checked(want.len()) {
+            Some((a, rest)) if a == want => {
+                self.0 = rest;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn byte(&mut self, want: u8) -> bool {
+        self.bytes(&[want])
+    }
+
+    fn str(&mut self, s: &str) -> bool {
+        u32::try_from(s.len()).is_ok_and(|n| self.bytes(&n.to_le_bytes()))
+            && self.bytes(s.as_bytes())
+    }
+
+    fn kind(&mut self, shape: IrqShape, n: usize) -> bool {
+        match shape {
+            IrqShape::PerCpu => self.byte(0),
+            IrqShape::Single => self.byte(1),
+            IrqShape::NoCounts => self.byte(2),
+            IrqShape::Irregular => self.byte(3) && self.bytes(&(n as u64).to_le_bytes()),
+        }
+    }
+
+    fn opt(&mut self, s: Option<&str>) -> bool {
+        match s {
+            None => self.byte(0),
+            Some(s) => self.byte(1) && self.str(s),
+        }
+    }
+
+    fn pid(&mut self, p: Option<u32>) -> bool {
+        match p {
+            None => self.byte(0),
+            Some(p) => self.byte(1) && self.bytes(&p.to_le_bytes()),
+        }
+    }
+}
+
 /// Does `s` under `filter` have layout `sh` (what `shape_of` would build)?
+/// `packed` is [`Packed::of`] `sh`.
 pub fn same_shape(
     sh: &Shape,
+    packed: &Packed,
     s: SampleCountersView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> bool {
-    same_irqs(sh, s, filter, affinity)
-        && same_softirqs(sh, s, filter)
+    let mut c = Cursor(&packed.0);
+    same_irqs(sh, &mut c, s, filter, affinity)
+        && same_softirqs(sh, &mut c, s, filter)
         && same_stat(sh, s, filter)
-        && same_threads(sh, s)
+        && same_threads(&mut c, s)
+        && c.0.is_empty()
         && same_trace(sh, s, filter)
 }
 
 /// The same threads (names and PIDs) in the same order.
-fn same_threads(sh: &Shape, s: SampleCountersView) -> bool {
-    s.threads.len() == sh.threads.len()
-        && s.threads
-            .iter()
-            .zip(&sh.threads)
-            .enumerate()
-            .all(|(i, (t, n))| t.name == *n && t.pid == sh.thread_pid(i))
+fn same_threads(c: &mut Cursor, s: SampleCountersView) -> bool {
+    s.threads.iter().all(|t| c.str(&t.name) && c.pid(t.pid))
 }
 
 fn same_irqs(
     sh: &Shape,
+    c: &mut Cursor,
     s: SampleCountersView,
     filter: &Filter,
     affinity: &mut dyn FnMut(u32) -> Option<String>,
 ) -> bool {
     let (m, cpus) = match (s.snap.interrupts.as_ref(), &sh.irq_cpus) {
-        (None, None) => return true,
+        (None, None) => return c.byte(END),
         (Some(m), Some(cpus)) => (m, cpus),
         _ => return false,
     };
@@ -61,36 +181,26 @@ fn same_irqs(
         return false;
     }
     // keys follow from the sequence of labels: equal labels, equal keys
-    let mut stored = sh.irq_rows.iter();
     for r in m.rows().iter().filter(|r| filter.keep_irq_row(r)) {
-        let Some(meta) = stored.next() else {
-            return false;
-        };
-        let kind = match (r.shape, meta.kind) {
-            (IrqShape::PerCpu, RowKind::PerCpu)
-            | (IrqShape::Single, RowKind::Single)
-            | (IrqShape::NoCounts, RowKind::NoCounts) => true,
-            (IrqShape::Irregular, RowKind::Irregular { n }) => n == r.counts.len(),
-            _ => false,
-        };
-        if !kind
-            || meta.label != r.label
-            || meta.description != r.description
-            || r.irq.and_then(&mut *affinity) != meta.affinity
+        if !(c.byte(ROW)
+            && c.kind(r.shape, r.counts.len())
+            && c.str(&r.label)
+            && c.str(&r.description)
+            && c.opt(r.irq.and_then(&mut *affinity).as_deref()))
         {
             return false;
         }
     }
-    stored.next().is_none()
+    c.byte(END)
 }
 
-fn same_softirqs(sh: &Shape, s: SampleCountersView, filter: &Filter) -> bool {
+fn same_softirqs(sh: &Shape, c: &mut Cursor, s: SampleCountersView, filter: &Filter) -> bool {
     match (s.snap.softirqs.as_ref(), &sh.soft_cpus) {
         (None, None) => true,
         (Some(m), Some(cpus)) => {
             same_cpus(&m.cpus, &filter.columns(&m.cpus), cpus)
                 && m.rows.len() == sh.soft_rows.len()
-                && m.rows.iter().zip(&sh.soft_rows).all(|(r, n)| r.name == *n)
+                && m.rows.iter().all(|r| c.str(&r.name))
         }
         _ => false,
     }
@@ -170,7 +280,9 @@ mod tests {
             threads,
             trace: None,
         };
-        same_shape(sh, s, filter, &mut |_| Some(aff.to_string()))
+        same_shape(sh, &Packed::of(sh), s, filter, &mut |_| {
+            Some(aff.to_string())
+        })
     }
 
     #[test]

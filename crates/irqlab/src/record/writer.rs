@@ -17,11 +17,11 @@
 //! Errors (disk full, unwritable directory) stop recording and name the
 //! file; what was written stays.
 
-use super::cells::Differ;
+use super::cells::{Change, Differ};
 use super::identity;
 use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
-use super::schema::{recorded_wall_ns, CellValue, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{recorded_wall_ns, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
 use crate::sampler::counters::{CounterSampler, SampleCountersView};
@@ -86,13 +86,19 @@ pub struct RecordSummary {
 /// would only add rewrites on big ones, whose segments are large anyway.
 pub const MERGE_ROWS: usize = 1 << 18;
 
+/// [`Run::row_keys`] of a row whose key was not looked up yet.
+const NO_KEY: u32 = u32::MAX;
+
 struct Run {
     dir: PathBuf,
     journal: RecordJournal,
     data: SegmentBuf,
     differ: Differ,
     /// The changed cells of the latest sample (reused between samples).
-    changed: Vec<CellValue>,
+    changed: Vec<Change>,
+    /// The segment key id of each of the differ's rows ([`NO_KEY`]: not
+    /// looked up yet), valid while the rows and the segment's keys are.
+    row_keys: Vec<u32>,
     next_seq: u64,
     /// First sample of the open segment (the `segment` timer).
     started: Option<Instant>,
@@ -133,6 +139,7 @@ impl Run {
             },
             differ: Differ::default(),
             changed: Vec::new(),
+            row_keys: Vec::new(),
             next_seq,
             started: None,
             window_started: None,
@@ -186,11 +193,12 @@ impl Run {
             cells: if sampled.every {
                 LineCells::Rows(self.differ.rows())
             } else {
-                LineCells::List(&cells)
+                LineCells::Changes(self.differ.rows(), &cells)
             },
         })?;
         self.next_seq += 1;
         self.sum.samples += 1;
+        let reshaped = sampled.shape.is_some();
         if let Some(shape) = sampled.shape {
             self.data.shapes.push(ShapeAt {
                 seq: time.seq,
@@ -211,10 +219,16 @@ impl Run {
             self.started = Some(Instant::now());
             self.changes = 0;
         }
+        if first || sampled.every || reshaped {
+            // new rows or a new segment's keys
+            self.row_keys.clear();
+            self.row_keys.resize(self.differ.rows().len(), NO_KEY);
+        }
         if first || sampled.every {
             let before = self.data.rows.len();
-            for r in self.differ.rows() {
+            for (r, id) in self.differ.rows().iter().zip(&mut self.row_keys) {
                 let key = self.data.rows.key(r.source, &r.key);
+                *id = key;
                 for (&cpu, &v) in r.cpus.iter().zip(&r.values) {
                     self.data.rows.push(seq, key, cpu, v);
                 }
@@ -227,8 +241,18 @@ impl Run {
         } else {
             self.sum.cells += cells.len() as u64;
             self.changes += cells.len() as u64;
+            let rows = self.differ.rows();
             for c in &cells {
-                self.data.rows.push_cell(seq, c);
+                let (Some(r), Some(id)) = (
+                    rows.get(c.row as usize),
+                    self.row_keys.get_mut(c.row as usize),
+                ) else {
+                    continue;
+                };
+                if *id == NO_KEY {
+                    *id = self.data.rows.key(r.source, &r.key);
+                }
+                self.data.rows.push(seq, *id, r.cpu(c.col), c.value);
             }
         }
         self.changed = cells;
