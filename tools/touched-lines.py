@@ -47,11 +47,13 @@ def mark_address(syms, name):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mark", default=DEFAULT_MARK)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mark", default=DEFAULT_MARK,
+                    help="the function whose entries start a sample (default: %(default)s)")
     ap.add_argument("--top", type=int, default=0,
                     help="also list the N functions touching most data lines")
-    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- BINARY ARGS...")
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
