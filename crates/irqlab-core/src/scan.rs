@@ -174,7 +174,7 @@ const SHORT: usize = 512;
 
 /// The first `b` in `text`: sixteen bytes at a time over the first 64
 /// (a label, a short row's description), then 64 at a time up to
-/// [`SHORT`], `memchr` beyond. SSE2 up to there, so that the lines of a
+/// 512 bytes (`SHORT`), `memchr` beyond. SSE2 up to there, so that the lines of a
 /// machine with few CPUs never make the process probe the CPU's features:
 /// the probe is a dozen trapped `cpuid` instructions in a VM (~60 µs here),
 /// paid by every short-lived process (BENCHMARKS.md, the observer cost).
