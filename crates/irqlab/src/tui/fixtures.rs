@@ -40,6 +40,13 @@ pub fn sample(cpus: u32, irqs: u32) -> FrameView {
 
 /// The two snapshots of [`sample`].
 pub fn snapshots(cpus: u32, irqs: u32) -> (Snapshot, Snapshot) {
+    let old = synth_snapshot(cpus, irqs);
+    let new = advance(&old);
+    (old, new)
+}
+
+/// One snapshot of a synth x86 machine (seed 7), at time 0.
+pub fn synth_snapshot(cpus: u32, irqs: u32) -> Snapshot {
     let spec = SynthSpec {
         cpus,
         irqs,
@@ -52,15 +59,13 @@ pub fn snapshots(cpus: u32, irqs: u32) -> (Snapshot, Snapshot) {
     let tree = spec.build().unwrap();
     let files = tree.files();
     let get = |p: &str| files.iter().find(|f| f.0 == p).unwrap().1.clone();
-    let old = Snapshot {
+    Snapshot {
         mono_ns: 0,
         wall_ns: 0,
         interrupts: Some(Interrupts::parse(&get("proc/interrupts")).unwrap()),
         softirqs: Some(Softirqs::parse(&get("proc/softirqs")).unwrap()),
         stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
-    };
-    let new = advance(&old);
-    (old, new)
+    }
 }
 
 /// [`small_sample`] with traced time (`top --trace`), for the traced view.

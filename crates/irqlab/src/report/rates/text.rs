@@ -638,9 +638,7 @@ mod tests {
     use crate::cmd::top::text::{write_block, Block, TextOpts};
     use crate::report::{self, rates, IrqLine, RateOpts, Report};
     use crate::sampler::{SelfCost, Strategy};
-    use irqlab_core::render::{Arch, Era};
     use irqlab_core::stat::Stat;
-    use irqlab_core::synth::SynthSpec;
     use irqlab_core::{Interrupts, Softirqs};
 
     fn snap(k: u64, irqs: &str, soft: &str, stat: Option<&str>) -> Snapshot {
@@ -681,24 +679,10 @@ mod tests {
     /// (idle rows, equal rates, one huge rate), then with long, non-ASCII
     /// and changed device names, a row gone and a row new.
     fn synth_samples(cpus: u32, irqs: u32) -> Vec<Snapshot> {
-        let spec = SynthSpec {
-            cpus,
-            irqs,
-            nr_irqs: 2048,
-            arch: Arch::X86,
-            era: Era::E3,
-            offline: vec![],
-            seed: 7,
-        };
-        let tree = spec.build().unwrap();
-        let files = tree.files();
-        let get = |p: &str| files.iter().find(|f| f.0 == p).unwrap().1.clone();
         let mut s = Snapshot {
             mono_ns: 5_000_000_000,
             wall_ns: 1_795_462_201_000_000_000,
-            interrupts: Some(Interrupts::parse(&get("proc/interrupts")).unwrap()),
-            softirqs: Some(Softirqs::parse(&get("proc/softirqs")).unwrap()),
-            stat: Some(Stat::parse(&get("proc/stat")).unwrap()),
+            ..crate::tui::fixtures::synth_snapshot(cpus, irqs)
         };
         let mut out = vec![s.clone()];
         for k in 1..7u64 {
