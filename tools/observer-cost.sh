@@ -12,7 +12,8 @@
 #   2. Per-sample and fixed CPU of the live samplers against the floor
 #      and mpstat: in every round, all running, each taking HI samples at
 #      1 s: `top --batch --format json`, `top --batch --format text`,
-#      `record -i 1s`, `serve -i 1s`, `mpstat -I ALL 1` and the floor
+#      `record -i 1s`, `serve -i 1s` (its /metrics scraped every SCRAPE
+#      s), `mpstat -I ALL 1` and the floor
 #      process tools/observer-floor.c given the files irqlab reads per
 #      sample, read as irqlab reads them (/proc/interrupts to a read of 0
 #      bytes, /proc/softirqs, /proc/stat, the schedstat of every
@@ -54,6 +55,9 @@
 #        HI=35     samples per process in part 2 (a round takes HI + 1 s);
 #        LO=5      with HI, the sample counts of the strace runs
 #        REPS=5    runs of each show/cat case per round (the best counts)
+#        SCRAPE=15 part 2 scrapes serve's /metrics every SCRAPE s, as a
+#                  Prometheus would (its CPU is in serve's per sample);
+#                  0: never
 #        TREE=dir  an existing `irqlab synth` tree (else one is made in a
 #                  temporary directory, removed at exit)
 #        SKIP_MPSTAT=1  skip part 2; SKIP_PERF=1 skip part 3;
@@ -95,13 +99,15 @@ if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
 fi
 
 exec python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
-    "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" <<'PY'
-import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time
+    "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
+    "${SCRAPE:-15}" <<'PY'
+import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
 rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
 floor_bin = sys.argv[13]
+scrape_every = int(sys.argv[14])
 if not 0 < lo < hi:
     sys.exit("observer-cost.sh: needs 0 < LO < HI")
 env = dict(os.environ, LC_ALL="C")
@@ -148,7 +154,18 @@ def task_cpu_ns(pid):
             return None
     return total, n
 
-def paced(cmds, count):
+def scrape(i):
+    """GET /metrics of the serve whose stderr is err{i} (its address is
+    on the first line it prints)."""
+    try:
+        with open(f"{tmp}/err{i}") as e:
+            m = re.search(r"http://([0-9.]+:[0-9]+)/metrics", e.read())
+        if m:
+            urllib.request.urlopen(f"http://{m.group(1)}/metrics", timeout=5).read()
+    except OSError as e:
+        print(f"observer-cost.sh: scrape failed: {e}", file=sys.stderr)
+
+def paced(cmds, count, scraped=()):
     """Run commands that each take `count` samples at 1 s, started in
     turn one slot (1 s / len(cmds)) apart, so that each wakes alone in its
     own part of every second and none finds the kernel's paths warmed by
@@ -171,6 +188,9 @@ def paced(cmds, count):
         due = t0 + slot / 2 + m
         time.sleep(max(due - time.monotonic(), 0))
         polls.append([task_cpu_ns(p.pid) for p in procs])
+        if scrape_every and m % scrape_every == 0:
+            for i in scraped:
+                scrape(i)
     out = []
     for i, p in enumerate(procs):
         _, status, ru = os.wait4(p.pid, 0)
@@ -345,7 +365,8 @@ for r in range(1, rounds + 1):
         per, fixed = {}, {}
         names = list(contenders)
         names = names[(r - 1) % len(names):] + names[:(r - 1) % len(names)]
-        for name, (p, whole, moved) in zip(names, paced([contenders[n](hi) for n in names], hi)):
+        scraped = [i for i, n in enumerate(names) if n.startswith("serve")]
+        for name, (p, whole, moved) in zip(names, paced([contenders[n](hi) for n in names], hi, scraped)):
             per[name] = p
             fixed[name] = whole - hi * p
             if moved:

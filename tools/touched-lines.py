@@ -11,7 +11,7 @@ lines and 4-KiB pages touched. A sample starts at each entry of the
 sampling loop's sleep (MARK, a function symbol of the binary). Figures
 are medians over the samples between the third and the last.
 
-Usage: tools/touched-lines.py [--mark SYMBOL] [--top N] -- BINARY ARGS...
+Usage: tools/touched-lines.py [--mark SYMBOL] [--top N [--pages]] -- BINARY ARGS...
   e.g. tools/touched-lines.py --top 20 -- target/release/irqlab \\
            top --batch --format json -i 5ms -n 12
 Needs valgrind and nm (binutils). The figures do not depend on load.
@@ -53,6 +53,8 @@ def main():
                     help="the function whose entries start a sample (default: %(default)s)")
     ap.add_argument("--top", type=int, default=0,
                     help="also list the N functions touching most data lines")
+    ap.add_argument("--pages", action="store_true",
+                    help="with --top, also list each code page touched and its functions")
     ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- BINARY ARGS...")
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -68,9 +70,12 @@ def main():
     dlines = med(lambda s: len(s[0]))
     ilines = med(lambda s: len(s[1]))
     pages = med(lambda s: len({l >> 6 for l in s[0]} | {l >> 6 for l in s[1]}))
+    dpages = med(lambda s: len({l >> 6 for l in s[0]}))
+    ipages = med(lambda s: len({l >> 6 for l in s[1]}))
     print(f"samples {len(mid)}  per sample: data lines {dlines:.0f} "
           f"({dlines * 64 / 1024:.1f} KiB)  instruction lines {ilines:.0f} "
-          f"({ilines * 64 / 1024:.1f} KiB)  pages {pages:.0f}")
+          f"({ilines * 64 / 1024:.1f} KiB)  pages {pages:.0f} "
+          f"(data {dpages:.0f}, code {ipages:.0f})")
     if args.top:
         addrs = [a for a, _ in syms]
 
@@ -86,6 +91,15 @@ def main():
         by_fn = collections.Counter(name(l << 6) for l in instr)
         for s, n in by_fn.most_common(args.top):
             print(f"  {n:5d}  {s}")
+        if args.pages:
+            print("code pages (one sample): lines touched, functions on it")
+            per_page = collections.defaultdict(list)
+            for l in sorted(instr):
+                per_page[l >> 6].append(l)
+            for pg, ls in sorted(per_page.items()):
+                fns = collections.Counter(name(l << 6) for l in ls)
+                print(f"  {pg << 12:#x} {len(ls):3d}  " +
+                      ", ".join(f"{f} ({n})" for f, n in fns.most_common()))
 
 
 def run(cmd, mark):
