@@ -116,6 +116,41 @@ fn scrapes_are_answered_from_the_latest_sample() {
     assert!(first.contains("irqlab_samples_total 1\n"));
 }
 
+/// Cached mode samples on every tick but renders only for a scrape: two
+/// scrapes 1.5 s apart get two bodies, the second counting every 100-ms
+/// tick between them and made from the latest sample.
+#[test]
+fn cached_mode_samples_every_tick_and_scrapes_get_the_latest_sample() {
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 4);
+    let s = serve(d.path(), &["-i", "100ms"]);
+    let first = scrape(s.addr);
+    let after_first = Instant::now();
+    std::thread::sleep(Duration::from_millis(1500));
+    let before_second = Instant::now();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let second = scrape(s.addr);
+    let after_second = Instant::now();
+    assert_ne!(first, second);
+    let samples = |b: &str| value(b, "irqlab_samples_total ").unwrap();
+    let taken = samples(&second) - samples(&first);
+    let ticks = |d: Duration| d.as_secs_f64() / 0.1;
+    let least = ticks(before_second - after_first).floor() - 2.0;
+    let most = ticks(after_second - after_first).ceil() + 2.0;
+    assert!(
+        (least..=most).contains(&taken),
+        "{taken} samples between the scrapes, expected {least}..={most}"
+    );
+    // The second body is of a sample taken around its scrape, not the
+    // one of the first body.
+    let at = value(&second, "irqlab_last_sample_timestamp_seconds ").unwrap();
+    assert!(at > wall - 0.6, "sampled at {at}, scraped at {wall}");
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))

@@ -154,6 +154,12 @@ impl Sums {
         row.counts.extend_from_slice(counts);
         (row.sum, row.other)
     }
+
+    /// (sum, other) of the row `key` as the last [`Sums::update`] left
+    /// them; `None` for a row not updated since it was last dropped.
+    pub fn current(&self, key: &str) -> Option<(u64, u64)> {
+        self.rows.get(key).map(|r| (r.sum, r.other))
+    }
 }
 
 /// A row seen for the first time: its sums are its current counts (those

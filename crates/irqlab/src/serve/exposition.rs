@@ -1,8 +1,11 @@
 //! The `/metrics` body: Prometheus text format (version 0.0.4) from one
 //! [`SampleCountersView`] of raw counters. Rates are PromQL's job; nothing here
 //! divides by time. Names, labels and per-CPU shaping follow
-//! [`Options`]; monotonic sums come from `accum`. Pure: writes into a
-//! `Vec<u8>`, reads nothing.
+//! [`Options`]; monotonic sums come from `accum`. A [`Renderer`] takes
+//! every sample in two steps: [`Renderer::accumulate`] (always: advances
+//! the sums carried from sample to sample) and [`Renderer::write`] (only
+//! when a body is wanted), so a body can be skipped without changing any
+//! later one. Pure: writes into a `Vec<u8>`, reads nothing.
 
 use super::accum::{Kind, Sums};
 use super::options::{Naming, Options, PerCpu};
@@ -11,7 +14,7 @@ use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
-use irqlab_core::Snapshot;
+use irqlab_core::{Interrupts, Snapshot, SoftirqRow};
 use std::io::Write;
 
 /// irqlab's own counters, as of the sample being rendered.
@@ -442,8 +445,100 @@ impl Renderer {
         &self.opts
     }
 
-    /// Write the whole body for `s` into `out` (cleared first).
+    /// [`Renderer::accumulate`] then [`Renderer::write`]: the body of a
+    /// new sample `s` into `out`.
     pub fn render(&mut self, s: SampleCountersView, own: &OwnStats, out: &mut Vec<u8>) {
+        self.accumulate(s);
+        self.write(s, own, out);
+    }
+
+    /// Advance what the bodies carry from sample to sample, the monotonic
+    /// sums of `--per-cpu sum` and `top=K` (and of `--cpus` under either),
+    /// by the new sample `s`. Every sample must pass here, in order,
+    /// whether or not its body is written: a CPU going offline, a wrap or
+    /// a reset between two bodies is then summed as when each sample's
+    /// body is written. `--per-cpu all` has no such state: nothing to do.
+    pub fn accumulate(&mut self, s: SampleCountersView) {
+        if self.opts.per_cpu == PerCpu::All {
+            return;
+        }
+        let snap = s.snap;
+        if let Some(m) = snap.interrupts.as_ref() {
+            self.accumulate_interrupts(m, snap.mono_ns);
+        }
+        if let Some(m) = snap.softirqs.as_ref() {
+            self.softirqs.begin(snap.mono_ns);
+            let label = softirq_label(self.opts.naming);
+            for (pos, row) in m.rows.iter().enumerate() {
+                let k = softirq_labels(
+                    &mut self.softirq_keys,
+                    &mut self.labels_tmp,
+                    pos,
+                    row,
+                    label,
+                );
+                let (key, counts) = (k.series.key, &row.counts);
+                accumulate_row(&mut self.softirqs, &self.opts, key, &m.cpus, counts);
+            }
+            self.softirqs.finish();
+        }
+        if self.opts.naming == Naming::Irqlab {
+            self.accumulate_cpu_time(snap);
+        }
+        if self.ksoftirqd_columns(s.threads) {
+            self.ksoftirqd.begin(snap.mono_ns);
+            let (cpus, ns) = (&self.ksoftirqd_cpus, &self.ksoftirqd_ns);
+            let key = KSOFTIRQD_LABELS.key;
+            accumulate_row(&mut self.ksoftirqd, &self.opts, key, cpus, ns);
+            self.ksoftirqd.finish();
+        }
+    }
+
+    fn accumulate_interrupts(&mut self, m: &Interrupts, mono_ns: u64) {
+        self.irqs.begin(mono_ns);
+        let (opts, sums) = (&self.opts, &mut self.irqs);
+        each_kept_row(
+            &mut self.irq_keys,
+            &mut self.seen,
+            &mut self.labels_tmp,
+            opts,
+            m.rows(),
+            |row, k| {
+                if row.shape == Shape::PerCpu {
+                    accumulate_row(sums, opts, k.series.key, &m.cpus, &row.counts);
+                }
+            },
+        );
+        self.irqs.finish();
+    }
+
+    /// The sums of the `--cpus` selection's irq and softirq time.
+    fn accumulate_cpu_time(&mut self, snap: &Snapshot) {
+        let Some(st) = snap.stat.as_ref() else {
+            return;
+        };
+        if !self.opts.picks_cpus() {
+            return;
+        }
+        let kept: Vec<&CpuTimes> = st
+            .cpus
+            .iter()
+            .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
+            .collect();
+        let ids: Vec<u32> = kept.iter().filter_map(|c| c.cpu).collect();
+        let irq: Vec<u64> = kept.iter().map(|c| c.irq()).collect();
+        let soft: Vec<u64> = kept.iter().map(|c| c.softirq()).collect();
+        self.cpu_time.begin(snap.mono_ns);
+        self.cpu_time.update("irq", &ids, &irq, &[]);
+        self.cpu_time.update("softirq", &ids, &soft, &[]);
+        self.cpu_time.finish();
+    }
+
+    /// Write the body of `s`, the sample last passed to
+    /// [`Renderer::accumulate`], into `out` (cleared first). Any sample
+    /// may be written or not: the body is the one every sample's render
+    /// would have given.
+    pub fn write(&mut self, s: SampleCountersView, own: &OwnStats, out: &mut Vec<u8>) {
         out.clear();
         self.series = 0;
         self.interrupts(s.snap, out);
@@ -459,7 +554,7 @@ impl Renderer {
                 self.node_uname(out);
             }
         }
-        self.threads(s.threads, s.snap.mono_ns, out);
+        self.threads(s.threads, out);
         self.own(own, s.snap.wall_ns, out);
     }
 
@@ -476,9 +571,6 @@ impl Renderer {
             self.irq_rows = None;
             return;
         };
-        let mut kept = 0;
-        self.irqs.begin(snap.mono_ns);
-        self.seen.clear();
         if self.opts.per_cpu == PerCpu::All {
             self.irq_prefixes.prepare(name, &m.cpus);
         }
@@ -487,81 +579,48 @@ impl Renderer {
             out,
             series: &mut self.series,
         };
-        let rows = m.rows();
-        let naming = self.opts.naming;
-        // While every row so far is the one of the last body, so are the
-        // occurrences: `seen` is only filled from the first changed row on.
-        let mut same_rows = true;
-        for (pos, row) in rows.iter().enumerate() {
-            if !self.irq_keys.is_for(pos, &row.label, &row.description) {
-                new_row(&mut self.irq_keys, pos, row, &self.opts);
-                if same_rows {
-                    same_rows = false;
-                    fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
-                }
-            }
-            if !self.irq_keys.slot(pos).is_some_and(|s| s.keep()) {
-                continue;
-            }
-            kept += 1;
-            let built = self.irq_keys.ext(pos).occurrence;
-            let occurrence = if same_rows && built != NOT_BUILT {
-                built
-            } else {
-                if same_rows {
-                    same_rows = false;
-                    fill_seen(&mut self.seen, &self.irq_keys, rows, pos);
-                }
-                occurrence(&mut self.seen, rows, pos)
-            };
-            let k = labels_for(
-                &mut self.irq_keys,
-                pos,
-                occurrence,
-                &mut self.labels_tmp,
-                || row_labels(naming, row, occurrence),
-            );
-            match row.shape {
+        let (opts, sums, prefixes) = (&self.opts, &self.irqs, &self.irq_prefixes);
+        let kept = each_kept_row(
+            &mut self.irq_keys,
+            &mut self.seen,
+            &mut self.labels_tmp,
+            opts,
+            m.rows(),
+            |row, k| match row.shape {
                 Shape::PerCpu => per_cpu(
                     &mut fam,
-                    &self.opts,
-                    &mut self.irqs,
+                    opts,
+                    sums,
                     PerCpuRow {
                         labels: k.series,
-                        prefixes: &self.irq_prefixes,
+                        prefixes,
                         cpus: &m.cpus,
                         counts: &row.counts,
                     },
                 ),
-                Shape::Single | Shape::Irregular if self.opts.naming == Naming::Irqlab => {
+                Shape::Single | Shape::Irregular if opts.naming == Naming::Irqlab => {
                     fam.line(k.all, SeriesValue::Int(row.total()));
                 }
                 _ => {}
-            }
-        }
-        self.irqs.finish();
+            },
+        );
         self.irq_rows = Some(kept);
     }
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
-        let (name, help, label) = match self.opts.naming {
+        let (name, help) = match self.opts.naming {
             Naming::Irqlab => (
                 "irqlab_softirqs_total",
                 "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
-                "vector",
             ),
             // node_exporter's softirqs collector (1.6.0 and later).
-            Naming::Node => (
-                "node_softirqs_functions_total",
-                "Softirq counts per CPU.",
-                "type",
-            ),
+            Naming::Node => ("node_softirqs_functions_total", "Softirq counts per CPU."),
         };
+        let label = softirq_label(self.opts.naming);
         header(out, name, help, "counter");
         let Some(m) = snap.softirqs.as_ref() else {
             return;
         };
-        self.softirqs.begin(snap.mono_ns);
         if self.opts.per_cpu == PerCpu::All {
             self.softirq_prefixes.prepare(name, &m.cpus);
         }
@@ -571,17 +630,17 @@ impl Renderer {
             series: &mut self.series,
         };
         for (pos, row) in m.rows.iter().enumerate() {
-            if !self.softirq_keys.is_for(pos, &row.name, "") {
-                self.softirq_keys
-                    .set(pos, &row.name, "", true, |_| Labels::default());
-            }
-            let k = labels_for(&mut self.softirq_keys, pos, 0, &mut self.labels_tmp, || {
-                labels(&[(label, &row.name)])
-            });
+            let k = softirq_labels(
+                &mut self.softirq_keys,
+                &mut self.labels_tmp,
+                pos,
+                row,
+                label,
+            );
             per_cpu(
                 &mut fam,
                 &self.opts,
-                &mut self.softirqs,
+                &self.softirqs,
                 PerCpuRow {
                     labels: k.series,
                     prefixes: &self.softirq_prefixes,
@@ -590,7 +649,6 @@ impl Renderer {
                 },
             );
         }
-        self.softirqs.finish();
     }
 
     fn cpu_time(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
@@ -610,20 +668,10 @@ impl Renderer {
                     .map(|c| (label(c), c.irq(), c.softirq())),
             );
         } else if self.opts.picks_cpus() {
-            // The selected CPUs' sum, kept monotonic as the other sums.
-            let kept: Vec<&CpuTimes> = st
-                .cpus
-                .iter()
-                .filter(|c| c.cpu.is_some_and(|id| self.opts.keep_cpu(id)))
-                .collect();
-            let ids: Vec<u32> = kept.iter().filter_map(|c| c.cpu).collect();
-            let irq: Vec<u64> = kept.iter().map(|c| c.irq()).collect();
-            let soft: Vec<u64> = kept.iter().map(|c| c.softirq()).collect();
-            self.cpu_time.begin(snap.mono_ns);
-            let (i, _) = self.cpu_time.update("irq", &ids, &irq, &[]);
-            let (s, _) = self.cpu_time.update("softirq", &ids, &soft, &[]);
-            self.cpu_time.finish();
-            rows.push((CpuLabel::All, i, s));
+            // The selected CPUs' sum, kept monotonic as the other sums
+            // (advanced by `accumulate_cpu_time`).
+            let sum = |key| self.cpu_time.current(key).map_or(0, |(s, _)| s);
+            rows.push((CpuLabel::All, sum("irq"), sum("softirq")));
         } else {
             rows.push((CpuLabel::All, st.total.irq(), st.total.softirq()));
         }
@@ -779,7 +827,9 @@ impl Renderer {
         self.series += 1;
     }
 
-    fn threads(&mut self, threads: &[ThreadCpu], mono_ns: u64, out: &mut Vec<u8>) {
+    /// The ksoftirqd threads' CPUs and CPU times into `ksoftirqd_cpus`
+    /// and `ksoftirqd_ns` (by CPU); false when there are none.
+    fn ksoftirqd_columns(&mut self, threads: &[ThreadCpu]) -> bool {
         let ks = &mut self.ksoftirqd_rows;
         ks.clear();
         ks.extend(threads.iter().filter_map(|t| match t.kind {
@@ -787,39 +837,39 @@ impl Renderer {
             ThreadKind::IrqThread { .. } => None,
         }));
         ks.sort_unstable();
+        let (cpus, ns) = (&mut self.ksoftirqd_cpus, &mut self.ksoftirqd_ns);
+        cpus.clear();
+        cpus.extend(ks.iter().map(|k| k.0));
+        ns.clear();
+        ns.extend(ks.iter().map(|k| k.1));
+        !ks.is_empty()
+    }
+
+    fn threads(&mut self, threads: &[ThreadCpu], out: &mut Vec<u8>) {
         let name = "irqlab_ksoftirqd_cpu_seconds_total";
         header(out, name, "CPU time of the ksoftirqd/N threads.", "counter");
-        if !ks.is_empty() {
-            let (cpus, ns) = (&mut self.ksoftirqd_cpus, &mut self.ksoftirqd_ns);
-            cpus.clear();
-            cpus.extend(ks.iter().map(|k| k.0));
-            ns.clear();
-            ns.extend(ks.iter().map(|k| k.1));
+        if self.ksoftirqd_columns(threads) {
+            let (cpus, ns) = (&self.ksoftirqd_cpus, &self.ksoftirqd_ns);
             let mut fam = Family {
                 name,
                 out,
                 series: &mut self.series,
             };
-            self.ksoftirqd.begin(mono_ns);
             if self.opts.per_cpu == PerCpu::All {
                 self.ksoftirqd_prefixes.prepare(name, cpus);
             }
             per_cpu_with(
                 &mut fam,
                 &self.opts,
-                &mut self.ksoftirqd,
+                &self.ksoftirqd,
                 PerCpuRow {
-                    labels: RowSeries {
-                        key: b"",
-                        tail: b"\"} ",
-                    },
+                    labels: KSOFTIRQD_LABELS,
                     prefixes: &self.ksoftirqd_prefixes,
                     cpus,
                     counts: ns,
                 },
                 1_000_000_000,
             );
-            self.ksoftirqd.finish();
         }
         let name = "irqlab_irq_thread_cpu_seconds_total";
         header(
@@ -871,7 +921,7 @@ impl Renderer {
             ),
             (
                 "irqlab_samples_total",
-                "Samples taken (the body is re-rendered once per sample).",
+                "Samples taken.",
                 "counter",
                 SeriesValue::Int(own.samples),
             ),
@@ -912,6 +962,13 @@ impl Renderer {
     }
 }
 
+/// The labels of the ksoftirqd family's one row: `cpu` only (its sums'
+/// key is empty).
+const KSOFTIRQD_LABELS: RowSeries<'static> = RowSeries {
+    key: b"",
+    tail: b"\"} ",
+};
+
 /// (mode label, `/proc/stat` field) pairs of a node_exporter CPU family.
 type NodeModes = &'static [(&'static str, &'static str)];
 
@@ -929,6 +986,75 @@ const NODE_SOFTIRQ_VECTORS: [&str; 10] = [
     "hrtimer",
     "rcu",
 ];
+
+/// The label of a softirq row's vector in `naming`.
+fn softirq_label(naming: Naming) -> &'static str {
+    match naming {
+        Naming::Irqlab => "vector",
+        Naming::Node => "type",
+    }
+}
+
+/// The cached labels of the softirq row `row` at `pos` (`label`: the
+/// naming's label for its vector).
+fn softirq_labels<'c>(
+    keys: &'c mut RowCache<Labels>,
+    tmp: &mut Vec<u8>,
+    pos: usize,
+    row: &SoftirqRow,
+    label: &str,
+) -> RowView<'c> {
+    if !keys.is_for(pos, &row.name, "") {
+        keys.set(pos, &row.name, "", true, |_| Labels::default());
+    }
+    labels_for(keys, pos, 0, tmp, || labels(&[(label, &row.name)]))
+}
+
+/// Call `f` with each row of `rows` the filter keeps and its labels
+/// (cached per position in `keys`, built when the row changed; `seen` and
+/// `tmp` are scratch); returns how many rows were kept.
+fn each_kept_row(
+    keys: &mut RowCache<Labels>,
+    seen: &mut Vec<(usize, u32)>,
+    tmp: &mut Vec<u8>,
+    opts: &Options,
+    rows: &[IrqRow],
+    mut f: impl FnMut(&IrqRow, RowView<'_>),
+) -> usize {
+    let mut kept = 0;
+    seen.clear();
+    // While every row so far is the one of the last body, so are the
+    // occurrences: `seen` is only filled from the first changed row on.
+    let mut same_rows = true;
+    for (pos, row) in rows.iter().enumerate() {
+        if !keys.is_for(pos, &row.label, &row.description) {
+            new_row(keys, pos, row, opts);
+            if same_rows {
+                same_rows = false;
+                fill_seen(seen, keys, rows, pos);
+            }
+        }
+        if !keys.slot(pos).is_some_and(|s| s.keep()) {
+            continue;
+        }
+        kept += 1;
+        let built = keys.ext(pos).occurrence;
+        let occurrence = if same_rows && built != NOT_BUILT {
+            built
+        } else {
+            if same_rows {
+                same_rows = false;
+                fill_seen(seen, keys, rows, pos);
+            }
+            occurrence(seen, rows, pos)
+        };
+        let k = labels_for(keys, pos, occurrence, tmp, || {
+            row_labels(opts.naming, row, occurrence)
+        });
+        f(row, k);
+    }
+    kept
+}
 
 /// The cache entry of `pos` becomes the one of `row` (the row at that
 /// position changed): its filter decision, its labels not built.
@@ -1011,13 +1137,39 @@ struct PerCpuRow<'a> {
     counts: &'a [u64],
 }
 
-fn per_cpu(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRow) {
+fn per_cpu(fam: &mut Family, opts: &Options, sums: &Sums, row: PerCpuRow) {
     per_cpu_with(fam, opts, sums, row, 0);
 }
 
+/// The columns `--cpus` selects of `cpus` and `counts` (all of them
+/// without `--cpus`).
+fn picked(opts: &Options, cpus: &[u32], counts: &[u64]) -> Vec<(u32, u64)> {
+    let picks = opts.picks_cpus();
+    cpus.iter()
+        .copied()
+        .zip(counts.iter().copied())
+        .filter(|&(c, _)| !picks || opts.keep_cpu(c))
+        .collect()
+}
+
+/// Advance the monotonic sums of one per-CPU row (`key`: its labels)
+/// under `--per-cpu sum` or `top=K` by this sample's counts.
+fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], counts: &[u64]) {
+    let cols = picked(opts, cpus, counts);
+    let (cpus, counts): (Vec<u32>, Vec<u64>) = cols.iter().copied().unzip();
+    let shown = match opts.per_cpu {
+        PerCpu::Top(k) => top_k(&counts, k),
+        PerCpu::Sum | PerCpu::All => Vec::new(),
+    };
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    sums.update(key, &cpus, &counts, &shown);
+}
+
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
-/// integers, otherwise seconds of `unit`-ths.
-fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRow, unit: u64) {
+/// integers, otherwise seconds of `unit`-ths. The sums of `sum` and
+/// `top=K` are read as [`accumulate_row`] left them for this sample.
+fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &Sums, row: PerCpuRow, unit: u64) {
     let n = row.cpus.len().min(row.counts.len());
     let (cpus, counts) = (&row.cpus[..n], &row.counts[..n]);
     let key = row.labels.key;
@@ -1040,31 +1192,19 @@ fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &mut Sums, row: PerCpuRo
         }
         return;
     }
-    let picked: (Vec<u32>, Vec<u64>);
-    let (cpus, counts) = if opts.picks_cpus() {
-        picked = cpus
-            .iter()
-            .zip(counts)
-            .filter(|(&c, _)| opts.keep_cpu(c))
-            .map(|(&c, &v)| (c, v))
-            .unzip();
-        (picked.0.as_slice(), picked.1.as_slice())
-    } else {
-        (cpus, counts)
-    };
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
     // the labels were built from `&str`s: always UTF-8
-    let key_str = std::str::from_utf8(key).unwrap_or_default();
+    let (sum, other) = sums
+        .current(std::str::from_utf8(key).unwrap_or_default())
+        .unwrap_or_default();
     match opts.per_cpu {
-        PerCpu::Sum => {
-            let (sum, _) = sums.update(key_str, cpus, counts, &[]);
-            line(fam, "all", sum);
-        }
+        PerCpu::Sum => line(fam, "all", sum),
         PerCpu::Top(k) => {
-            let shown = top_k(counts, k);
-            let (_, other) = sums.update(key_str, cpus, counts, &shown);
-            for (i, (&c, &v)) in cpus.iter().zip(counts).enumerate() {
-                if shown.get(i).copied().unwrap_or(false) {
+            let cols = picked(opts, cpus, counts);
+            let col_counts: Vec<u64> = cols.iter().map(|c| c.1).collect();
+            let shown = top_k(&col_counts, k);
+            for (&(c, v), s) in cols.iter().zip(&shown) {
+                if *s {
                     line(fam, buf.format(c), v);
                 }
             }

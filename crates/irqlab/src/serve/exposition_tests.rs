@@ -298,10 +298,116 @@ fn ksoftirqd_lines_carry_the_cpu_label_only() {
     }];
     let mut r = Renderer::new(opts(PerCpu::All, Naming::Irqlab));
     let mut out = Vec::new();
-    r.threads(&threads, 0, &mut out);
+    r.threads(&threads, &mut out);
     let b = String::from_utf8(out).unwrap();
     assert!(
         b.contains("\nirqlab_ksoftirqd_cpu_seconds_total{cpu=\"3\"} 1.5\n"),
         "{b}"
     );
+}
+
+/// Sample `i` (one a second) of a host whose CPU 1 goes offline at
+/// sample 4 and comes back at 5, whose LOC count on CPU 0 wraps at 3 and
+/// whose IRQ 24 is freed and reused by another action at 6, back at 7:
+/// interrupts, softirqs, `/proc/stat` and ksoftirqd threads.
+fn moving_sample(i: u64) -> SampleCounters {
+    let cpus: &[u32] = if i == 4 { &[0, 2] } else { &[0, 1, 2] };
+    let grow = |cpu: u32, base: u64| base + i * (u64::from(cpu) + 1) * 7;
+    let loc0 = if i < 3 {
+        u64::from(u32::MAX) - 30 + i * 10
+    } else {
+        i * 10
+    };
+    let action = if i == 6 { "eth0" } else { "acpi" };
+    let row = |label: &str, f: &dyn Fn(u32) -> u64, desc: &str| {
+        let cols: String = cpus.iter().map(|&c| format!(" {:>10}", f(c))).collect();
+        format!("{label}:{cols}  {desc}\n")
+    };
+    let head: String = cpus.iter().map(|c| format!("       CPU{c}")).collect();
+    let mut text = format!("     {head}\n");
+    text += &row(
+        " 24",
+        &|c| grow(c, 5),
+        &format!("IO-APIC   9-fasteoi   {action}"),
+    );
+    text += &row(
+        "LOC",
+        &|c| if c == 0 { loc0 } else { grow(c, 100) },
+        "Local timer interrupts",
+    );
+    text += &format!("ERR: {:>10}\n", 3 + i);
+    let mut s = SampleCounters::default();
+    s.snap.mono_ns = (i + 1) * 1_000_000_000;
+    s.snap.wall_ns = s.snap.mono_ns;
+    s.snap.interrupts = Some(irqlab_core::Interrupts::parse(text.as_bytes()).unwrap());
+    let mut soft = format!("     {head}\n");
+    soft += &row("      HI", &|c| grow(c, 1), "");
+    soft += &row("  NET_RX", &|c| grow(c, 10), "");
+    s.snap.softirqs = Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap());
+    let stat_line = |name: String, v: u64| format!("{name} 1 2 3 4 5 {v} {} 0 0 0\n", 2 * v);
+    let mut stat = stat_line("cpu ".into(), 1000 + i);
+    for &c in cpus {
+        stat += &stat_line(format!("cpu{c}"), grow(c, 50));
+    }
+    stat += "intr 0\n";
+    s.snap.stat = Some(irqlab_core::Stat::parse(stat.as_bytes()).unwrap());
+    s.threads = cpus
+        .iter()
+        .map(|&cpu| ThreadCpu {
+            pid: Some(10 + cpu),
+            name: format!("ksoftirqd/{cpu}"),
+            kind: ThreadKind::Ksoftirqd { cpu },
+            cpu_pct: 0.0,
+            last_cpu: Some(cpu),
+            cpu_ns: grow(cpu, 1_000_000),
+        })
+        .collect();
+    s
+}
+
+/// Bodies written only at some samples (the others only accumulated, as
+/// cached mode does when nobody scrapes) are, byte for byte, those of a
+/// renderer writing every sample: across a wrap, a CPU going offline and
+/// back, and an IRQ number reused by another action between two bodies,
+/// in every per-CPU mode, both namings, with and without `--cpus`.
+#[test]
+fn bodies_written_at_some_samples_equal_those_written_at_every_sample() {
+    let samples: Vec<SampleCounters> = (0..10).map(moving_sample).collect();
+    let patterns: [&[usize]; 4] = [&[0, 2, 5, 8, 9], &[0, 9], &[1, 3, 7], &[6, 8]];
+    let mut skipping_differs = false;
+    for per_cpu in [PerCpu::All, PerCpu::Sum, PerCpu::Top(1), PerCpu::Top(2)] {
+        for naming in [Naming::Irqlab, Naming::Node] {
+            for cpus in [None, Some("0-1")] {
+                let mut o = opts(per_cpu, naming);
+                o.filter = crate::filter::Filter::from_flags(None, cpus).unwrap();
+                let mut every = Renderer::new(o.clone());
+                let all: Vec<String> = samples.iter().map(|s| body(&mut every, s)).collect();
+                if (per_cpu, naming, cpus) == (PerCpu::All, Naming::Irqlab, None) {
+                    assert!(all[6]
+                        .contains("{cpu=\"1\",irq=\"24\",chip=\"IO-APIC\",actions=\"eth0\"} 89\n"));
+                    assert!(!all[4].contains("cpu=\"1\""), "{}", all[4]);
+                    assert!(all[3].contains("{cpu=\"0\",irq=\"LOC\",chip=\"\",actions=\"\"} 30\n"));
+                }
+                for written in patterns {
+                    let mut lazy = Renderer::new(o.clone());
+                    let mut skipping = Renderer::new(o.clone());
+                    for (i, s) in samples.iter().enumerate() {
+                        lazy.accumulate(s.view());
+                        if !written.contains(&i) {
+                            continue;
+                        }
+                        let mut out = Vec::new();
+                        lazy.write(s.view(), &OwnStats::default(), &mut out);
+                        let got = String::from_utf8(out).unwrap();
+                        let ctx = format!("{per_cpu:?} {naming:?} {cpus:?} {written:?} sample {i}");
+                        assert_eq!(got, all[i], "{ctx}");
+                        skipping_differs |= body(&mut skipping, s) != all[i];
+                    }
+                }
+            }
+        }
+    }
+    // The samples exercise the sums: rendering only some of them (the
+    // others not accumulated) would give other bodies.
+    assert!(skipping_differs);
 }

@@ -12,8 +12,11 @@
 //! connection drains briefly before it closes, so that the client reads
 //! the answer rather than a reset.
 //!
-//! Every scrape is answered from [`Latest`], the body rendered at the last
-//! sample: scrapes never read `/proc`. The `Accept` header picks
+//! Every scrape is answered from [`Latest`], the body of the latest sample:
+//! scrapes never read `/proc`. A scrape that needs a new body (scrape-time
+//! mode: a read; cached mode: the render of a sample taken since the last
+//! body) asks the sampling thread through a socket it polls, waits for
+//! the publication, and shares it with the scrapes that asked meanwhile. The `Accept` header picks
 //! Prometheus text or OpenMetrics ([`super::openmetrics`]); the
 //! OpenMetrics form and the gzip forms ([`super::gzip`]) are made once per
 //! sample, at publication, for the formats scrapes asked for since the
@@ -21,30 +24,34 @@
 //! that wants it).
 
 use super::openmetrics::{self, Exposition};
+use crate::sampler::Stop;
 use anyhow::Context;
 use nix::errno::Errno;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{poll, ppoll, PollFd, PollFlags, PollTimeout};
 use std::io::{ErrorKind, IoSlice, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Longest request head accepted (bytes); a longer one gets 431.
 pub const MAX_HEAD: usize = 8192;
 
 /// The bodies of the latest read, shared with the server thread, and the
-/// requests for a new read (scrape-time mode).
+/// scrapes' requests for a new body: a read (scrape-time mode) or the
+/// render of the latest sample (cached mode).
 #[derive(Debug)]
 pub struct Latest {
     state: Mutex<State>,
-    /// Signalled when a scrape asks for a read.
-    asked: Condvar,
+    /// A byte is written to `ask.0` when a scrape asks for a body; the
+    /// sampling thread polls `ask.1` ([`Latest::wait_asked`],
+    /// [`Latest::wait_until`]).
+    ask: (UnixStream, UnixStream),
     scrapes: AtomicU64,
     /// At most one read per this long, made when a scrape asks
-    /// (`None`: the bodies come from periodic samples only).
+    /// (`None`: cached mode, samples on a fixed interval).
     min_interval: Option<Duration>,
     /// Written on each publication; the server polls `wake.1`.
     wake: (UnixStream, UnixStream),
@@ -74,11 +81,36 @@ struct State {
     generation: u64,
     /// When the read of the current bodies began.
     read_at: Instant,
-    /// A scrape asked for a read that is not published yet.
+    /// A scrape asked for a body that is not published yet.
     pending: bool,
+    /// Cached mode: a sample newer than the bodies was taken, its body
+    /// not rendered yet.
+    newer: bool,
+}
+
+/// What [`Latest::wait_until`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// A scrape asks for the body of the latest sample.
+    Asked,
+    /// The deadline came.
+    Due,
+    /// The stop flag caught this signal.
+    Signal(i32),
 }
 
 type Bodies = (Arc<Vec<u8>>, Option<Arc<Vec<u8>>>);
+
+impl State {
+    /// A publication of a read that began at `read_at` (its bodies are
+    /// the latest sample's): true when a scrape was waiting for it.
+    fn renew(&mut self, read_at: Instant) -> bool {
+        self.generation += 1;
+        self.read_at = read_at;
+        self.newer = false;
+        std::mem::replace(&mut self.pending, false)
+    }
+}
 
 /// Index of `format` in [`State::gz`] and [`WANT_GZ`].
 fn index(format: Exposition) -> usize {
@@ -112,8 +144,10 @@ impl Latest {
         min_interval: Option<Duration>,
     ) -> std::io::Result<Latest> {
         let wake = UnixStream::pair()?;
-        wake.0.set_nonblocking(true)?;
-        wake.1.set_nonblocking(true)?;
+        let ask = UnixStream::pair()?;
+        for end in [&wake.0, &wake.1, &ask.0, &ask.1] {
+            end.set_nonblocking(true)?;
+        }
         Ok(Latest {
             state: Mutex::new(State {
                 bodies: (Arc::new(body), None),
@@ -122,8 +156,9 @@ impl Latest {
                 generation: 0,
                 read_at,
                 pending: false,
+                newer: false,
             }),
-            asked: Condvar::new(),
+            ask,
             scrapes: AtomicU64::new(0),
             min_interval,
             wake,
@@ -163,19 +198,17 @@ impl Latest {
                 .filter(|_| wanted & WANT_GZ[1] != 0)
                 .and_then(|om| self.gzip(om)),
         ];
-        let old = {
+        let (old, waiting) = {
             let mut g = self.lock();
             g.gz = gz;
-            g.generation += 1;
-            g.read_at = read_at;
-            g.pending = false;
+            let waiting = g.renew(read_at);
             let old = std::mem::replace(&mut g.bodies, (Arc::new(body), om));
             if let Some(buf) = old.1.and_then(|o| Arc::try_unwrap(o).ok()) {
                 g.spare_om = buf;
             }
-            old.0
+            (old.0, waiting)
         };
-        self.wake_waiting();
+        self.wake_waiting(waiting);
         Arc::try_unwrap(old).ok()
     }
 
@@ -186,45 +219,47 @@ impl Latest {
     /// A read that began at `read_at` failed: the bodies stay, and the
     /// scrapes waiting for it get them.
     pub fn publish_failed(&self, read_at: Instant) {
-        {
-            let mut g = self.lock();
-            g.generation += 1;
-            g.read_at = read_at;
-            g.pending = false;
-        }
-        self.wake_waiting();
+        let waiting = self.lock().renew(read_at);
+        self.wake_waiting(waiting);
     }
 
-    /// Wake the server for the scrapes waiting for a read. Only a
-    /// minimum interval makes a scrape wait ([`Latest::scrape`]); in
-    /// cached mode no connection ever waits, and a publication per
-    /// sample costs no wake-up (a write here, a poll and two reads in the
-    /// server).
-    fn wake_waiting(&self) {
-        if self.min_interval.is_some() {
+    /// Cached mode: a sample was taken and its body is not rendered yet;
+    /// a scrape from now on asks for it ([`Latest::scrape`]).
+    pub fn sampled(&self) {
+        self.lock().newer = true;
+    }
+
+    /// Wake the server for the scrapes waiting for a body: with a minimum
+    /// interval after every read; in cached mode only when a scrape asked
+    /// for this one (`asked`), so that a sample nobody scraped costs no
+    /// wake-up (a write here, a poll and two reads in the server).
+    fn wake_waiting(&self, asked: bool) {
+        if self.min_interval.is_some() || asked {
             let _ = (&self.wake.0).write(&[1]);
         }
     }
 
-    /// Where a `/metrics` scrape arriving `now` is answered from. Without
-    /// a minimum interval, always the current bodies. Otherwise a scrape
-    /// joins a read already asked for; gets the current bodies while they
+    /// Where a `/metrics` scrape arriving `now` is answered from. A
+    /// scrape joins a body already asked for. In cached mode it gets the
+    /// current bodies unless a newer sample was taken, whose body it asks
+    /// for. With a minimum interval it gets the current bodies while they
     /// are younger than half the minimum interval; else asks for a read
     /// (which begins no sooner than the minimum interval after the last
     /// one, so a scrape waits at most half of it).
     pub fn scrape(&self, now: Instant) -> Freshness {
-        let Some(min) = self.min_interval else {
-            return Freshness::Now;
-        };
         let mut g = self.lock();
         if g.pending {
             return Freshness::After(g.generation);
         }
-        if now.saturating_duration_since(g.read_at) < min / 2 {
+        let current = match self.min_interval {
+            None => !g.newer,
+            Some(min) => now.saturating_duration_since(g.read_at) < min / 2,
+        };
+        if current {
             return Freshness::Now;
         }
         g.pending = true;
-        self.asked.notify_all();
+        let _ = (&self.ask.0).write(&[1]);
         Freshness::After(g.generation)
     }
 
@@ -237,16 +272,54 @@ impl Latest {
     /// earliest time it may begin (the last read + the minimum interval).
     pub fn wait_asked(&self, timeout: Duration) -> Option<Instant> {
         let min = self.min_interval?;
+        if !self.lock().pending {
+            self.poll_ask(timeout);
+        }
         let g = self.lock();
-        let g = if g.pending {
-            g
-        } else {
-            match self.asked.wait_timeout(g, timeout) {
-                Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
-            }
-        };
         g.pending.then(|| g.read_at + min)
+    }
+
+    /// Cached mode: wait until `due` for a scrape to ask for the body of
+    /// the latest sample; one `ppoll` on the asking socket, which a
+    /// signal `stop` catches interrupts (a signal caught in the instant
+    /// before the call is seen at `due`, as [`Stop::sleep_until`] does).
+    pub fn wait_until(&self, due: Instant, stop: &Stop) -> Wait {
+        loop {
+            if let Some(sig) = stop.caught() {
+                return Wait::Signal(sig);
+            }
+            if self.lock().pending {
+                return Wait::Asked;
+            }
+            let now = Instant::now();
+            if due <= now {
+                return Wait::Due;
+            }
+            if !self.poll_ask(due - now) {
+                // Cannot poll: sleep to the deadline.
+                return match stop.sleep_until(due) {
+                    Some(sig) => Wait::Signal(sig),
+                    None => Wait::Due,
+                };
+            }
+        }
+    }
+
+    /// Wait up to `timeout` for the asking socket, then discard what it
+    /// holds; false when it cannot be polled. A caught signal ends the
+    /// wait early.
+    fn poll_ask(&self, timeout: Duration) -> bool {
+        let mut fds = [PollFd::new(self.ask.1.as_fd(), PollFlags::POLLIN)];
+        let left = nix::sys::time::TimeSpec::from_duration(timeout);
+        match ppoll(&mut fds, Some(left), None) {
+            Ok(0) | Err(Errno::EINTR) => true,
+            Ok(_) => {
+                let mut sink = [0u8; 64];
+                while matches!((&self.ask.1).read(&mut sink), Ok(n) if n > 0) {}
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// The current Prometheus-text body (shared, not copied).
@@ -1041,6 +1114,40 @@ mod tests {
         // Cached mode never waits.
         let c = Latest::new(b"a".to_vec(), t, None).unwrap();
         assert_eq!(c.scrape(t + min * 100), Freshness::Now);
+    }
+
+    /// Cached mode: once a sample newer than the bodies is taken, a
+    /// scrape asks for its body (and the scrapes meanwhile join it); the
+    /// sampling thread's wait returns at once, and the publication wakes
+    /// the server. With no newer sample, scrapes get the bodies as they
+    /// are and the wait lasts to its deadline.
+    #[test]
+    fn cached_scrapes_ask_for_the_body_of_a_newer_sample() {
+        let t = Instant::now();
+        let stop = crate::sampler::Stop::install().unwrap();
+        let l = Latest::new(b"a".to_vec(), t, None).unwrap();
+        let soon = Instant::now() + Duration::from_millis(30);
+        assert_eq!(l.wait_until(soon, &stop), Wait::Due);
+        assert!(Instant::now() >= soon);
+        l.sampled();
+        assert_eq!(l.scrape(t), Freshness::After(0));
+        assert_eq!(l.scrape(t), Freshness::After(0));
+        let later = Instant::now() + Duration::from_secs(60);
+        assert_eq!(l.wait_until(later, &stop), Wait::Asked);
+        l.publish(b"b".to_vec(), t);
+        let mut b = [0u8; 8];
+        assert!(matches!((&l.wake.1).read(&mut b), Ok(n) if n > 0));
+        assert_eq!(l.generation(), 1);
+        assert_eq!(l.scrape(t), Freshness::Now);
+        assert_eq!(&**l.body(), b"b");
+        // the ask's byte left behind does not end the next wait early
+        let soon = Instant::now() + Duration::from_millis(30);
+        assert_eq!(l.wait_until(soon, &stop), Wait::Due);
+        // a failed sample releases the scrapes waiting for it
+        l.sampled();
+        assert_eq!(l.scrape(t), Freshness::After(1));
+        l.publish_failed(t);
+        assert_eq!(l.scrape(t), Freshness::Now);
     }
 
     /// In cached mode (no minimum interval) no scrape waits, so a

@@ -3,12 +3,17 @@
 //! a read, concurrent scrapes share it, and reads come at most once per
 //! minimum interval (so the cost does not grow with the scrape rate).
 //! With a fixed interval (cached mode) the thread samples on drift-free
-//! ticks instead and scrapes get the latest sample. Either way the body
-//! is rendered once per read and the `http` event loop hands it to every
-//! scrape; slow or idle clients never hold up a scrape (see `http`).
+//! ticks instead, and every sample advances the renderer's monotonic
+//! sums, but a body is rendered only when a scrape asks for one and the
+//! published body is older than the latest sample: between ticks the
+//! thread waits for the tick or such a scrape ([`http::Latest::wait_until`]),
+//! so a sample nobody scrapes costs no render. Either way a body is
+//! rendered at most once per sample and the `http` event loop hands it to
+//! every scrape; slow or idle clients never hold up a scrape (see `http`).
 //!
-//! Owns the run loop and irqlab's own counters; naming and shaping are in
-//! `exposition`/`options`, monotonic sums in `accum`. Knows nothing about clap.
+//! Owns the run loops of both modes and irqlab's own counters; naming and
+//! shaping are in `exposition`/`options`, monotonic sums in `accum`.
+//! Knows nothing about clap.
 
 pub mod accum;
 pub mod exposition;
@@ -17,7 +22,7 @@ pub mod http;
 pub mod openmetrics;
 pub mod options;
 
-use crate::sampler::counters::CounterSampler;
+use crate::sampler::counters::{CounterSampler, LiveSampleCounters, SampleCountersView};
 use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
 use exposition::{OwnStats, Renderer};
@@ -57,9 +62,14 @@ pub enum Pace {
     Every(Duration),
 }
 
-/// Sampling state: the source, the renderer and irqlab's own counters.
+/// Sampling state: the source and what becomes of its samples.
 struct Loop {
     src: CounterSampler,
+    out: Output,
+}
+
+/// The renderer and irqlab's own counters.
+struct Output {
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
@@ -68,25 +78,53 @@ struct Loop {
 }
 
 impl Loop {
-    /// Sample and render a new body.
+    /// Sample and render a new body (`scrapes`: answered so far).
     fn step(&mut self, scrapes: u64) -> anyhow::Result<Vec<u8>> {
         let s = self.src.next_sample()?;
-        // started with the sample (at the previous body's stop: the
-        // sampler's meters are chained)
-        let meter = s.frame.meter;
+        self.out.sampled(&s, scrapes);
+        let body = self.out.body(s.view());
+        // The render of this body is counted in the next one.
+        self.out.charge(&s);
+        Ok(body)
+    }
+}
+
+impl Output {
+    /// Count a new sample and advance the renderer's sums by it: every
+    /// sample, whether or not its body is rendered.
+    fn sampled(&mut self, s: &LiveSampleCounters, scrapes: u64) {
         if self.own.samples == 0 {
             crate::filter::warnings::cpus_of(s.snap(), &mut self.present);
         }
         self.own.samples += 1;
         self.own.scrapes = scrapes;
+        self.renderer.accumulate(s.view());
+    }
+
+    /// Add the sampling thread's CPU time since the last charge: the
+    /// meter of sample `s` starts at the previous one's stop (the
+    /// sampler's meters are chained), so reads, renders and waits are
+    /// all counted, each once.
+    fn charge(&mut self, s: &LiveSampleCounters) {
+        self.own.sampling_cpu_ns += s.frame.meter.stop().cpu_ns;
+    }
+
+    /// The body of `s`, the sample last passed to [`Output::sampled`].
+    fn body(&mut self, s: SampleCountersView) -> Vec<u8> {
         let (cpu_ns, max_rss) = process_usage();
         self.own.process_cpu_ns = cpu_ns;
         self.own.max_rss_bytes = max_rss;
         let mut body = std::mem::take(&mut self.spare);
-        self.renderer.render(s.view(), &self.own, &mut body);
-        // The render of this body is counted in the next one.
-        self.own.sampling_cpu_ns += meter.stop().cpu_ns;
-        Ok(body)
+        self.renderer.write(s, &self.own, &mut body);
+        body
+    }
+
+    /// Render the body of `s` (read from `read_at` on) and publish it.
+    fn publish(&mut self, latest: &http::Latest, s: SampleCountersView, read_at: Instant) {
+        let body = self.body(s);
+        if let Some(old) = latest.publish(body, read_at) {
+            self.spare = old;
+        }
     }
 }
 
@@ -135,12 +173,14 @@ pub fn run(
     // per row otherwise); nothing in it acts on drop.
     let mut lp = std::mem::ManuallyDrop::new(Loop {
         src: CounterSampler::open(&cfg.root)?,
-        renderer: Renderer::new(cfg.opts.clone()),
-        own: OwnStats::default(),
-        spare: Vec::new(),
-        present: BTreeSet::new(),
+        out: Output {
+            renderer: Renderer::new(cfg.opts.clone()),
+            own: OwnStats::default(),
+            spare: Vec::new(),
+            present: BTreeSet::new(),
+        },
     });
-    let mut read_at = Instant::now();
+    let read_at = Instant::now();
     let first = lp.step(0)?;
     for m in lp.src.missing() {
         eprintln!("irqlab: not exposed (cannot read): {m}");
@@ -169,45 +209,95 @@ pub fn run(
             .context("cannot make the server's wake-up socket")?,
     );
     http::spawn(listener, Arc::clone(&latest), limits)?;
-    ready(addr, lp.renderer.irq_rows(), &lp.present);
-    // cached mode reads on the ticks of the run's pace; scrape mode only
-    // takes its end (`--duration`) from it
-    let interval = match cfg.pace {
-        Pace::Every(i) => i,
-        Pace::Scrape { .. } => Duration::ZERO,
-    };
-    let mut pace = PacedRun::new(interval, End::of(None, cfg.duration));
-    let end = pace.deadline();
+    ready(addr, lp.out.renderer.irq_rows(), &lp.out.present);
+    match cfg.pace {
+        Pace::Every(interval) => {
+            let pace = PacedRun::new(interval, End::of(None, cfg.duration));
+            run_cached(&mut lp, &latest, pace, &stop)
+        }
+        Pace::Scrape { .. } => {
+            let pace = PacedRun::new(Duration::ZERO, End::of(None, cfg.duration));
+            run_scrape(&mut lp, &latest, pace.deadline(), &stop)
+        }
+    }
+}
+
+/// Cached mode: sample on every tick of `pace`; render a sample's body
+/// only when a scrape asks for it (while waiting for the next tick).
+/// Returns the signal that ended the run, if any.
+fn run_cached(
+    lp: &mut Loop,
+    latest: &http::Latest,
+    mut pace: PacedRun,
+    stop: &Stop,
+) -> anyhow::Result<Option<i32>> {
+    // The first sample's body is published: until the first tick no
+    // scrape asks.
+    let mut tick = pace.wait(stop);
     loop {
-        if let Pace::Every(_) = cfg.pace {
-            match pace.wait(&stop) {
-                Tick::Due => {}
-                Tick::End => return Ok(None),
-                Tick::Signal(sig) => return Ok(Some(sig)),
+        match tick {
+            Tick::Due => {}
+            Tick::End => return Ok(None),
+            Tick::Signal(sig) => return Ok(Some(sig)),
+        }
+        let read_at = Instant::now();
+        let s = match lp.src.next_sample() {
+            Ok(s) => s,
+            // Keep serving the last good body; say why it is not renewed.
+            Err(e) => {
+                latest.publish_failed(read_at);
+                eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
+                tick = pace.wait(stop);
+                continue;
             }
-        } else {
-            // Wait for a scrape to ask (checking for signals and the end
-            // of the run between waits), then for the minimum interval.
-            let due = loop {
-                if let Some(sig) = stop.caught() {
-                    return Ok(Some(sig));
-                }
-                if end.is_some_and(|e| Instant::now() >= e) {
-                    return Ok(None);
-                }
-                if let Some(due) = latest.wait_asked(Duration::from_millis(100)) {
-                    break due;
-                }
-            };
-            if let Some(sig) = stop.sleep_until(due) {
+        };
+        lp.out.sampled(&s, latest.scrapes());
+        lp.out.charge(&s);
+        latest.sampled();
+        let Some(due) = pace.next_due() else {
+            return Ok(None);
+        };
+        tick = loop {
+            match latest.wait_until(due, stop) {
+                http::Wait::Asked => lp.out.publish(latest, s.view(), read_at),
+                http::Wait::Due => break Tick::Due,
+                http::Wait::Signal(sig) => break Tick::Signal(sig),
+            }
+        };
+    }
+}
+
+/// Scrape mode: sample and render when a scrape asks, at most once per
+/// minimum interval, until `end`. Returns the signal that ended the run,
+/// if any.
+fn run_scrape(
+    lp: &mut Loop,
+    latest: &http::Latest,
+    end: Option<Instant>,
+    stop: &Stop,
+) -> anyhow::Result<Option<i32>> {
+    loop {
+        // Wait for a scrape to ask (checking for signals and the end of
+        // the run between waits), then for the minimum interval.
+        let due = loop {
+            if let Some(sig) = stop.caught() {
                 return Ok(Some(sig));
             }
+            if end.is_some_and(|e| Instant::now() >= e) {
+                return Ok(None);
+            }
+            if let Some(due) = latest.wait_asked(Duration::from_millis(100)) {
+                break due;
+            }
+        };
+        if let Some(sig) = stop.sleep_until(due) {
+            return Ok(Some(sig));
         }
-        read_at = Instant::now();
+        let read_at = Instant::now();
         match lp.step(latest.scrapes()) {
             Ok(body) => {
                 if let Some(old) = latest.publish(body, read_at) {
-                    lp.spare = old;
+                    lp.out.spare = old;
                 }
             }
             // Keep serving the last good body; say why it is not renewed.
