@@ -85,12 +85,14 @@ pub struct JsonlWriter {
     stat: report::StatSection,
     /// What an idle row's cached line is built with.
     idle: Scratch,
-    /// The last line (see [`JsonlWriter::line`]): the next line is
-    /// written over it, its idle rows kept in place when they are the
-    /// same.
+    /// The last line (see [`JsonlWriter::line`]), which ends the buffer
+    /// (with an interrupt section it starts in the slack in front of its
+    /// idle rows, see [`IdleRun`]): the next line is written over it, its
+    /// idle rows kept in place when they are the same.
     line: Vec<u8>,
-    /// The line up to its first interrupt row, then the busy rows:
-    /// written before the line is assembled (over the last one).
+    /// The line up to its first interrupt row, then the busy rows: built
+    /// before the line is assembled (over the last one), then written
+    /// into the slack so that it ends where the idle rows start.
     pre: Vec<u8>,
     /// The idle rows of the last line and of the line being written.
     run: IdleRun,
@@ -98,23 +100,30 @@ pub struct JsonlWriter {
 
 /// The idle rows at the end of the interrupt row list (each the cached
 /// output of its row, `,` then the row's JSON, see [`Meta`]), written in
-/// the line buffer over the last line. As long as the rows are those of
+/// the line buffer over the last line, always from the same position
+/// (`at`), with slack in front of them. As long as the rows are those of
 /// the last line, in the same order, with the same cached outputs, their
-/// bytes are already there: they stay, and are moved (a few bytes) to
-/// follow the new start of the line at the end; neither they nor their
-/// cached outputs are read on the way (on an idle sample of a quiet
-/// machine, neither is). The rows from the first difference on are
-/// copied from the cache after the ones kept.
-#[derive(Default)]
+/// bytes are already there and stay: neither they nor their cached
+/// outputs are read or moved (on an idle sample of a quiet machine,
+/// neither is). The rows from the first difference on are copied from
+/// the cache after the ones kept.
+///
+/// The start of the line (timestamp, interval, the section's head, the
+/// busy rows: its length changes every sample) is written last, into the
+/// slack, ending where the idle rows start, and the line is returned from
+/// there; the bytes in front of it are not part of it. Only when it is
+/// longer than the slack are the idle rows moved, to leave twice its
+/// length (at least [`MIN_SLACK`]) in front of them, so that the start
+/// rarely outgrows it again.
 struct IdleRun {
     /// Positions of the last line's idle rows, in order.
     rows: Vec<u32>,
-    /// Where they sit in the last line, without the first row's comma
-    /// (`None`: a row of the last line's list was not a cached output).
-    span: Option<(usize, usize)>,
-    /// Where this line's list starts in the buffer (its first comma, to be
-    /// dropped).
-    base: usize,
+    /// Where the idle rows start in the buffer (the first row without its
+    /// comma): the length of the slack, at least [`MIN_SLACK`].
+    at: usize,
+    /// Where the last line's idle rows end (`None`: the last line had no
+    /// list, or a row of it was not a cached output).
+    end: Option<usize>,
     /// Rows of this line found equal to `rows` so far (while `same`).
     k: usize,
     same: bool,
@@ -124,26 +133,42 @@ struct IdleRun {
     fresh: bool,
 }
 
+/// The least slack in front of the idle rows: room for the start of a
+/// line with a few busy rows on a small machine.
+const MIN_SLACK: usize = 512;
+
+impl Default for IdleRun {
+    fn default() -> Self {
+        IdleRun {
+            rows: Vec::new(),
+            at: MIN_SLACK,
+            end: None,
+            k: 0,
+            same: false,
+            new_rows: Vec::new(),
+            fresh: false,
+        }
+    }
+}
+
 impl IdleRun {
+    /// Where this line's list starts in the buffer: the first row's
+    /// comma, which the start of the line is written over.
+    #[inline]
+    fn base(&self) -> usize {
+        self.at.saturating_sub(1)
+    }
+
     /// A new list in `out` (the last line); `changed`: a cached output
     /// was built or dropped since the last line.
     fn start(&mut self, out: &mut Vec<u8>, changed: bool) {
         self.k = 0;
         self.new_rows.clear();
         self.fresh = false;
-        match self.span {
-            Some((from, _)) if from > 0 => {
-                self.base = from - 1;
-                self.same = !changed;
-                if changed {
-                    out.truncate(self.base);
-                }
-            }
-            _ => {
-                self.base = 0;
-                self.same = false;
-                out.clear();
-            }
+        self.same = self.end.is_some() && !changed;
+        if !self.same {
+            // the slack keeps whatever the last line left in it
+            out.resize(self.base(), 0);
         }
     }
 
@@ -183,19 +208,55 @@ impl IdleRun {
         let kept = self.rows.get(..self.k).unwrap_or_default();
         let len: usize = kept.iter().map(|&p| cache.output(p as usize).len()).sum();
         self.new_rows.extend_from_slice(kept);
-        out.truncate(self.base + len);
+        out.truncate(self.base() + len);
     }
 
-    /// The end of the list in `out`: its bytes are `base..` the end
-    /// returned.
+    /// The end of the list in `out`: its bytes are `base()..` the end
+    /// returned (its rows, `at..` it).
     fn finish(&mut self, out: &mut Vec<u8>, cache: &RowCache<Meta>) -> usize {
         if self.same && self.k < self.rows.len() {
             self.differ(out, cache);
         }
-        match (self.same, self.span) {
-            (true, Some((_, to))) => to,
+        match (self.same, self.end) {
+            (true, Some(end)) => end,
             _ => out.len(),
         }
+    }
+
+    /// `pre` written in front of the rows (`at..end` in `out`), ending
+    /// where they start, and `out` cut after them: where the line starts.
+    fn place(&mut self, out: &mut Vec<u8>, pre: &[u8], end: usize) -> usize {
+        let len = end.saturating_sub(self.at);
+        if pre.len() > self.at {
+            self.make_room(out, pre.len(), end);
+        }
+        let end = self.at + len;
+        out.resize(end, 0);
+        let start = self.at - pre.len();
+        if let Some(dst) = out.get_mut(start..self.at) {
+            dst.copy_from_slice(pre);
+        }
+        self.end = (!self.fresh).then_some(end);
+        if !self.same {
+            std::mem::swap(&mut self.rows, &mut self.new_rows);
+        }
+        start
+    }
+
+    /// The rows (`at..end` in `out`) moved to leave twice `need` bytes
+    /// (at least [`MIN_SLACK`]) in front of them.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, out: &mut Vec<u8>, need: usize, end: usize) {
+        let at = need.saturating_mul(2).max(MIN_SLACK);
+        let len = end.saturating_sub(self.at);
+        if out.len() < at + len {
+            out.resize(at + len, 0);
+        }
+        if len > 0 {
+            out.copy_within(self.at..end, at);
+        }
+        self.at = at;
     }
 }
 
@@ -380,22 +441,22 @@ impl JsonlWriter {
     pub fn line(&mut self, inp: &LineInput, affinity: &mut AffinityFn) -> &[u8] {
         let mut line = std::mem::take(&mut self.line);
         let mut pre = std::mem::take(&mut self.pre);
-        self.write_into(inp, affinity, &mut pre, &mut line);
+        let start = self.write_into(inp, affinity, &mut pre, &mut line);
         self.pre = pre;
         self.line = line;
-        &self.line
+        self.line.get(start..).unwrap_or_default()
     }
 
     /// The line into `out`, which holds the last line: its start in
     /// `pre` first, then the interrupt rows assembled in `out`, then the
-    /// rest.
+    /// rest. Returns where the line starts in `out`.
     fn write_into(
         &mut self,
         inp: &LineInput,
         affinity: &mut AffinityFn,
         pre: &mut Vec<u8>,
         out: &mut Vec<u8>,
-    ) {
+    ) -> usize {
         let (old, new) = (inp.old, inp.new);
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
@@ -407,15 +468,16 @@ impl JsonlWriter {
         pre.extend_from_slice(b",\"interval_s\":");
         json(pre, &secs);
         pre.extend_from_slice(b",\"interrupts\":");
-        match (&old.interrupts, &new.interrupts) {
+        let start = match (&old.interrupts, &new.interrupts) {
             (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, pre, out),
             _ => {
                 pre.extend_from_slice(b"null");
                 out.clear();
                 out.extend_from_slice(pre);
-                self.run.span = None;
+                self.run.end = None;
+                0
             }
-        }
+        };
         out.extend_from_slice(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
             (Some(o), Some(n)) => self.softirq_section(o, n, inp.filter, out),
@@ -445,11 +507,13 @@ impl JsonlWriter {
             trace(out, t);
         }
         out.extend_from_slice(b"}\n");
+        start
     }
 
     /// The interrupt section: its start after `pre` (the line so far),
     /// then the line assembled in `out` (which holds the last line) from
     /// `pre`, the busy rows and the idle rows, and the section's end.
+    /// Returns where the line starts in `out`.
     fn irq_section(
         &mut self,
         o: &Interrupts,
@@ -458,7 +522,7 @@ impl JsonlWriter {
         affinity: &mut AffinityFn,
         pre: &mut Vec<u8>,
         out: &mut Vec<u8>,
-    ) {
+    ) -> usize {
         let JsonlWriter {
             rows,
             spans,
@@ -535,33 +599,18 @@ impl JsonlWriter {
             }
             pre.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
         }
-        let base = run.base;
-        let len = end.saturating_sub(base + 1);
-        if !order.is_empty() && len > 0 {
+        if !order.is_empty() && end > run.at {
             pre.push(b',');
         }
-        // the idle rows (without the first one's comma) moved to follow
-        // the start and the busy rows, written in front of them
-        let at = pre.len();
-        if out.len() < at + len {
-            out.resize(at + len, 0);
-        }
-        if len > 0 {
-            out.copy_within(base + 1..base + 1 + len, at);
-        }
-        out.truncate(at + len);
-        if let Some(dst) = out.get_mut(..at) {
-            dst.copy_from_slice(pre);
-        }
-        run.span = (!run.fresh).then_some((at, at + len));
-        if !run.same {
-            std::mem::swap(&mut run.rows, &mut run.new_rows);
-        }
+        // the start and the busy rows written in front of the idle rows
+        // (without the first one's comma), which stay where they are
+        let start = run.place(out, pre, end);
         out.push(b']');
         if !gone.is_empty() {
             gone_labels(out, &gone);
         }
         out.push(b'}');
+        start
     }
 
     /// `{"cpus":[…],"rows":[{"name","counts","total","rates","total_rate"}]}`

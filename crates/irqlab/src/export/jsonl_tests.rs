@@ -776,3 +776,257 @@ fn idle_rows_kept_in_place_equal_a_fresh_writers_over_a_random_run() {
         }
     }
 }
+
+/// Snapshots of a scripted run, each made from the rows of the last one
+/// a second later (unless said otherwise).
+struct Script {
+    cpus: Vec<u32>,
+    rows: Vec<(String, Vec<u64>, String)>,
+    mono: u64,
+    snaps: Vec<Snapshot>,
+}
+
+/// Row `i` of a script: numbered, counts `100 i` on every CPU.
+fn script_row(i: usize, ncpu: usize) -> (String, Vec<u64>, String) {
+    (
+        (30 + i).to_string(),
+        vec![100 * i as u64; ncpu],
+        format!("PCI-MSI {i}-edge q{i}"),
+    )
+}
+
+impl Script {
+    fn new(ncpu: usize, nrows: usize) -> Script {
+        let mut s = Script {
+            cpus: (0..ncpu as u32).collect(),
+            rows: (0..nrows).map(|i| script_row(i, ncpu)).collect(),
+            mono: 0,
+            snaps: Vec::new(),
+        };
+        s.busy(&[]);
+        s
+    }
+
+    /// The next snapshot, the rows at `busy` (positions) counting.
+    fn busy(&mut self, busy: &[usize]) -> &mut Self {
+        for &i in busy {
+            for (j, c) in self.rows[i].1.iter_mut().enumerate() {
+                *c += (i + j + 1) as u64 * 1000 + 7;
+            }
+        }
+        self.mono += 1_000_000_000;
+        self.snaps
+            .push(snap(&text(&self.cpus, &self.rows), self.mono));
+        self
+    }
+
+    /// The next snapshot without an interrupt section.
+    fn no_interrupts(&mut self) -> &mut Self {
+        self.busy(&[]);
+        if let Some(s) = self.snaps.last_mut() {
+            s.interrupts = None;
+        }
+        self
+    }
+
+    /// The next snapshot at the same time as the last (a zero interval).
+    fn again(&mut self) -> &mut Self {
+        self.snaps
+            .push(snap(&text(&self.cpus, &self.rows), self.mono));
+        self
+    }
+
+    /// One more CPU, counting nothing.
+    fn widen(&mut self) -> &mut Self {
+        self.cpus.push(self.cpus.len() as u32);
+        self.rows.iter_mut().for_each(|r| r.1.push(0));
+        self
+    }
+
+    /// Every line of the run by one reused writer, each a fresh writer's
+    /// and the reference's.
+    fn check(&self, f: &Filter) {
+        let mut warm = JsonlWriter::default();
+        for (k, pair) in self.snaps.windows(2).enumerate() {
+            let got = streamed(&mut warm, &pair[0], &pair[1], f);
+            let fresh = streamed(&mut JsonlWriter::default(), &pair[0], &pair[1], f);
+            assert_eq!(got, fresh, "line {k}");
+            assert_eq!(
+                value(&got),
+                reference(&pair[0], &pair[1], f, &threads()),
+                "line {k}"
+            );
+        }
+    }
+}
+
+/// The start of the line (up to the idle rows) is written into the slack
+/// in front of the idle rows, which stay where they are: a reused
+/// writer's lines are a fresh writer's while the start grows past the
+/// slack and shrinks, the idle rows change (a busy row going idle and
+/// back, rows added, removed and reordered, none idle), the interrupt
+/// section is absent, and an interval is zero.
+#[test]
+fn a_reused_writer_equals_a_fresh_one_as_the_start_and_the_idle_rows_change() {
+    let mut s = Script::new(4, 10);
+    s.busy(&[]).busy(&[]);
+    // a row going busy and idle: the start grows and shrinks, the row
+    // leaves the idle rows and comes back
+    s.busy(&[2]).busy(&[]).busy(&[2]).busy(&[2]).busy(&[]);
+    // the start grows past the slack (8 busy rows), then shrinks
+    s.busy(&[0, 1, 2, 3, 4, 5, 6, 7]).busy(&[1, 3]).busy(&[]);
+    // every row busy (no idle rows), then a line after it
+    s.busy(&(0..10).collect::<Vec<_>>()).busy(&[]).busy(&[]);
+    s.busy(&(0..10).collect::<Vec<_>>()).busy(&[9]).busy(&[]);
+    // rows added at the end and in the middle
+    s.rows.push(script_row(20, 4));
+    s.busy(&[]).busy(&[]);
+    s.rows.insert(3, script_row(21, 4));
+    s.busy(&[]).busy(&[4]);
+    // rows removed (the first, a middle one, the last)
+    s.rows.remove(0);
+    s.busy(&[]);
+    s.rows.remove(5);
+    s.rows.pop();
+    s.busy(&[]).busy(&[]);
+    // rows reordered
+    s.rows.swap(1, 6);
+    s.busy(&[]).busy(&[]);
+    s.rows.reverse();
+    s.busy(&[0]).busy(&[]);
+    // no interrupt section, once and twice, between lines with one
+    s.no_interrupts().busy(&[]).busy(&[]);
+    s.no_interrupts().no_interrupts().busy(&[3]).busy(&[]);
+    // a zero interval (rows written, not cached), between idle lines
+    s.busy(&[]).again().busy(&[]).busy(&[]);
+    // more CPUs: a longer section head and longer idle rows
+    s.widen().busy(&[]).busy(&[]).busy(&[1]);
+    s.check(&Filter::default());
+    s.check(&Filter::from_flags(Some("q[13579]|q2[01]"), None).unwrap());
+    s.check(&Filter::from_flags(None, Some("0,2")).unwrap());
+}
+
+/// Where the line starts in the writer's buffer (it is the buffer's
+/// end), and the offset in the line of the row labelled `label`.
+fn layout(w: &JsonlWriter, line: &[u8], label: u32) -> (usize, usize) {
+    let start = w.line.len() - line.len();
+    let s = std::str::from_utf8(line).unwrap();
+    let key = format!("\"label\":\"{label}\"");
+    // the row's object opens just before its first key
+    (start, s.find(&key).unwrap() - 1)
+}
+
+/// In the steady state (the idle rows of the last line, unchanged) no
+/// idle row is written or moved: the start of the line is written right
+/// in front of them. The idle rows move only when the start outgrows the
+/// slack, to leave twice its length; nothing in the slack is read.
+#[test]
+fn steady_idle_rows_stay_in_place_and_move_only_when_the_start_outgrows_the_slack() {
+    let mut s = Script::new(4, 10);
+    s.busy(&[]).busy(&[]).busy(&[]).busy(&[0]).busy(&[0]);
+    s.busy(&[0, 1, 2, 3, 4, 5, 6, 7])
+        .busy(&[0, 1, 2, 3, 4, 5, 6, 7]);
+    let f = Filter::default();
+    let mut w = JsonlWriter::default();
+    let threads = threads();
+    let meter = CostMeter::start();
+    let mut ats = Vec::new();
+    for (k, pair) in s.snaps.windows(2).enumerate() {
+        // whatever is in front of the idle rows is not read
+        let n = w.run.at.min(w.line.len());
+        w.line[..n].fill(b'X');
+        let at = w.run.at;
+        let inp = LineInput {
+            old: &pair[0],
+            new: &pair[1],
+            filter: &f,
+            threads: &threads,
+            meter: &meter,
+            strategy: Strategy::ProcInterrupts,
+            trace: None,
+        };
+        let line = w.line(&inp, &mut affinity_of).to_vec();
+        let got = without_cost(std::str::from_utf8(&line).unwrap());
+        let fresh = streamed(&mut JsonlWriter::default(), &pair[0], &pair[1], &f);
+        assert_eq!(got, fresh, "line {k}");
+        // the first idle row: row 0 is busy in lines 3 and 4, rows 0-7
+        // in lines 5 and 6
+        let first = [30, 30, 30, 31, 31, 38, 38][k];
+        let (start, idle) = layout(&w, &line, first);
+        assert_eq!(start + idle, w.run.at, "line {k}: the idle rows at `at`");
+        match k {
+            // the same idle rows as the last line: kept, not moved
+            1 | 2 | 4 | 6 => {
+                assert!(w.run.same, "line {k}");
+                assert_eq!(w.run.at, at, "line {k}");
+            }
+            // the start outgrew the slack: moved once, with headroom
+            5 => assert!(w.run.at > at && w.run.at == 2 * idle, "line {k}"),
+            _ => assert_eq!(w.run.at, at, "line {k}"),
+        }
+        ats.push(w.run.at);
+    }
+    assert_eq!(ats[0], MIN_SLACK, "a small start fits the first slack");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random runs of steps (some, many or every row busy, a row added,
+    /// removed or two swapped, no interrupt section, a zero interval, one
+    /// more CPU, the same idle rows again): a reused writer's lines are a
+    /// fresh writer's.
+    #[test]
+    fn a_reused_writer_equals_a_fresh_one_over_random_steps(
+        steps in proptest::collection::vec((0u8..10, any::<u64>()), 1..24),
+        nrows in 0usize..12,
+    ) {
+        let mut s = Script::new(3, nrows);
+        let mut added = 40;
+        for (op, x) in steps {
+            let n = s.rows.len();
+            let mask = match op {
+                0 => x & (x >> 13) & (x >> 29),
+                1 => x,
+                _ => u64::MAX,
+            };
+            match op {
+                0..=2 => {
+                    let busy: Vec<usize> = (0..n).filter(|i| mask >> (i % 64) & 1 == 1).collect();
+                    s.busy(&busy);
+                }
+                3 => {
+                    s.rows.insert(x as usize % (n + 1), script_row(added, s.cpus.len()));
+                    added += 1;
+                    s.busy(&[]);
+                }
+                4 => {
+                    if n > 0 {
+                        s.rows.remove(x as usize % n);
+                    }
+                    s.busy(&[]);
+                }
+                5 => {
+                    if n > 1 {
+                        s.rows.swap(x as usize % n, (x >> 32) as usize % n);
+                    }
+                    s.busy(&[]);
+                }
+                6 => {
+                    s.no_interrupts();
+                }
+                7 => {
+                    s.again();
+                }
+                8 => {
+                    s.widen().busy(&[]);
+                }
+                _ => {
+                    s.busy(&[]);
+                }
+            }
+        }
+        s.check(&Filter::default());
+        s.check(&Filter::from_flags(Some("q[13579]|q4"), Some("0,2")).unwrap());
+    }
+}
