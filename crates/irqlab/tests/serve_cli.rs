@@ -152,6 +152,26 @@ fn cached_mode_samples_every_tick_and_scrapes_get_the_latest_sample() {
 }
 
 #[test]
+fn cached_mode_serves_the_last_good_sample_when_sampling_fails() {
+    use std::time::Duration;
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 4);
+    let s = serve(d.path(), &["-i", "100ms"]);
+    let samples = |b: &str| value(b, "irqlab_samples_total ").unwrap();
+    let first = samples(&scrape(s.addr));
+    // good samples nobody scrapes, then samples that fail: the kept
+    // descriptor reads the rewritten file
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::write(d.path().join("proc/interrupts"), "not a table\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let after = samples(&scrape(s.addr));
+    assert!(
+        after >= first + 4.0,
+        "the body after the failures is of sample {after}, the first scrape's of {first}"
+    );
+}
+
+#[test]
 fn bad_flags_are_usage_errors() {
     let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args(["serve", "--per-cpu", "top=0"])

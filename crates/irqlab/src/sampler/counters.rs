@@ -105,6 +105,16 @@ impl CounterSampler {
         self.live.missing()
     }
 
+    /// The latest good sample (the baseline before the first frame), also
+    /// after a [`CounterSampler::next_sample`] that failed.
+    pub fn latest_view(&self) -> SampleCountersView<'_> {
+        SampleCountersView {
+            snap: self.live.latest(),
+            threads: &self.totals,
+            trace: None,
+        }
+    }
+
     /// The next sample: the baseline on the first call, then a new frame.
     pub fn next_sample(&mut self) -> anyhow::Result<LiveSampleCounters<'_>> {
         let frame = if self.started {

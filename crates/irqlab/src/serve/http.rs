@@ -499,27 +499,34 @@ struct Server {
     paused_until: Option<Instant>,
 }
 
+/// How long the event loop may sleep: until the nearest connection
+/// deadline, at most 10 ms while accepting is paused (to resume it), and
+/// with no connection open and accepting, until a socket is ready (an
+/// idle server makes no wake-up of its own: each would cost a sampler
+/// at a 1-s pace about as much as a sample's parsing).
+fn poll_timeout(conns: &[Conn], accepting: bool, now: Instant) -> PollTimeout {
+    let cap = (!accepting).then_some(Duration::from_millis(10));
+    let nearest = conns
+        .iter()
+        .map(|c| c.deadline.saturating_duration_since(now))
+        .min();
+    let wait = match (nearest, cap) {
+        (Some(n), Some(c)) => n.min(c),
+        (Some(d), None) | (None, Some(d)) => d,
+        (None, None) => return PollTimeout::NONE,
+    };
+    // Rounded up: a timeout rounded down to 0 ms would spin until the
+    // deadline.
+    PollTimeout::from(u16::try_from(wait.as_millis().saturating_add(1)).unwrap_or(u16::MAX))
+}
+
 impl Server {
     fn run(mut self) {
         let mut revents: Vec<PollFlags> = Vec::new();
         loop {
             let now = Instant::now();
             let accepting = self.paused_until.is_none_or(|t| now >= t);
-            let cap = if accepting {
-                Duration::from_secs(1)
-            } else {
-                Duration::from_millis(10)
-            };
-            let wait = self
-                .conns
-                .iter()
-                .map(|c| c.deadline.saturating_duration_since(now))
-                .min()
-                .unwrap_or(cap)
-                .min(cap);
-            // Rounded up: a timeout rounded down to 0 ms would spin until
-            // the deadline.
-            let ms = u16::try_from(wait.as_millis().saturating_add(1)).unwrap_or(u16::MAX);
+            let timeout = poll_timeout(&self.conns, accepting, now);
             {
                 let mut fds = Vec::with_capacity(self.conns.len() + 1);
                 let listen = if accepting {
@@ -534,7 +541,7 @@ impl Server {
                         .iter()
                         .map(|c| PollFd::new(c.stream.as_fd(), c.interest())),
                 );
-                match poll(&mut fds, PollTimeout::from(ms)) {
+                match poll(&mut fds, timeout) {
                     Ok(_) | Err(Errno::EINTR) => {}
                     Err(_) => {
                         std::thread::sleep(Duration::from_millis(10));
@@ -1021,6 +1028,14 @@ pub fn request_line(head: &[u8]) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_idle_server_sleeps_until_a_socket_is_ready() {
+        let now = Instant::now();
+        assert_eq!(poll_timeout(&[], true, now), PollTimeout::NONE);
+        // paused accepting is looked at again within about 10 ms
+        assert_eq!(poll_timeout(&[], false, now), PollTimeout::from(11u16));
+    }
 
     #[test]
     fn request_lines() {

@@ -234,6 +234,8 @@ fn run_cached(
     // The first sample's body is published: until the first tick no
     // scrape asks.
     let mut tick = pace.wait(stop);
+    // When the latest good sample was read, while its body is not made.
+    let mut unrendered: Option<Instant> = None;
     loop {
         match tick {
             Tick::Due => {}
@@ -243,8 +245,12 @@ fn run_cached(
         let read_at = Instant::now();
         let s = match lp.src.next_sample() {
             Ok(s) => s,
-            // Keep serving the last good body; say why it is not renewed.
+            // Keep serving the last good sample (its body made now if
+            // nobody asked for it); say why it is not renewed.
             Err(e) => {
+                if let Some(at) = unrendered.take() {
+                    lp.out.publish(latest, lp.src.latest_view(), at);
+                }
                 latest.publish_failed(read_at);
                 eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
                 tick = pace.wait(stop);
@@ -254,12 +260,16 @@ fn run_cached(
         lp.out.sampled(&s, latest.scrapes());
         lp.out.charge(&s);
         latest.sampled();
+        unrendered = Some(read_at);
         let Some(due) = pace.next_due() else {
             return Ok(None);
         };
         tick = loop {
             match latest.wait_until(due, stop) {
-                http::Wait::Asked => lp.out.publish(latest, s.view(), read_at),
+                http::Wait::Asked => {
+                    lp.out.publish(latest, s.view(), read_at);
+                    unrendered = None;
+                }
                 http::Wait::Due => break Tick::Due,
                 http::Wait::Signal(sig) => break Tick::Signal(sig),
             }
