@@ -16,11 +16,11 @@
 //! scrapes never read `/proc`. A scrape that needs a new body (scrape-time
 //! mode: a read; cached mode: the render of a sample taken since the last
 //! body) asks the sampling thread through a socket it polls, waits for
-//! the publication, and shares it with the scrapes that asked meanwhile. The `Accept` header picks
-//! Prometheus text or OpenMetrics ([`super::openmetrics`]); the
-//! OpenMetrics form and the gzip forms ([`super::gzip`]) are made once per
-//! sample, at publication, for the formats scrapes asked for since the
-//! last one (a form nobody asked for before is made on the first scrape
+//! the publication, and shares it with the scrapes that asked meanwhile.
+//! The `Accept` header picks Prometheus text or OpenMetrics
+//! ([`super::openmetrics`]); the OpenMetrics form and the gzip forms
+//! ([`super::gzip`]) are made once per published body, for the formats
+//! scrapes asked for since the last one (a form nobody asked for before is made on the first scrape
 //! that wants it).
 
 use super::openmetrics::{self, Exposition};
