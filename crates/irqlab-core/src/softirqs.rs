@@ -5,7 +5,8 @@
 //! [`Softirqs::parse_into`], which re-parses without allocating once the
 //! buffers have grown. Columns are found by whitespace, never by byte offset
 //! (names may overflow their 12-character field, headers may be indented
-//! oddly). No I/O, no panics: malformed input yields a [`ParseError`].
+//! oddly); a row of a few CPUs is first tried as the kernel's 11-byte
+//! columns, each checked, and read by whitespace when it is anything else. No I/O, no panics: malformed input yields a [`ParseError`].
 
 use crate::error::{ErrorKind, ParseError};
 use crate::interrupts::parse_cpu_header;
@@ -19,6 +20,9 @@ pub const FILE: &str = crate::paths::shown::PROC_SOFTIRQS;
 
 /// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// Rows of at most this many CPUs are first read column by column.
+const NARROW: usize = 8;
 
 /// One vector's line (`NET_RX`, `TIMER`, or an old name like `BLOCK_IOPOLL`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -145,10 +149,16 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), Erro
         push_lossy(&mut row.name, name);
     }
     row.counts.clear();
-    // one allocation for a new row, not a doubling per power of two (at
-    // most what the line can hold: a count takes two bytes or more)
-    row.counts.reserve(ncols.min(line.len() / 2 + 1));
-    read_u64s(line, colon + 1, &mut row.counts, "a softirq count")?;
+    // a few CPUs: the kernel's columns, one 16-byte compare each
+    let by_columns = ncols <= NARROW
+        && crate::scan::counts::read_exact_columns(line, colon + 1, ncols, &mut row.counts);
+    if !by_columns {
+        row.counts.clear();
+        // one allocation for a new row, not a doubling per power of two
+        // (at most what the line can hold: a count takes two bytes or more)
+        row.counts.reserve(ncols.min(line.len() / 2 + 1));
+        read_u64s(line, colon + 1, &mut row.counts, "a softirq count")?;
+    }
     if row.counts.len() != ncols {
         return Err(ErrorKind::CountMismatch {
             expected: ncols,
