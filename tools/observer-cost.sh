@@ -98,7 +98,7 @@ if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
     perf_ok=1
 fi
 
-exec python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
+python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
     "${SCRAPE:-15}" <<'PY'
 import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
