@@ -1141,29 +1141,39 @@ fn per_cpu(fam: &mut Family, opts: &Options, sums: &Sums, row: PerCpuRow) {
     per_cpu_with(fam, opts, sums, row, 0);
 }
 
-/// The columns `--cpus` selects of `cpus` and `counts` (all of them
-/// without `--cpus`).
-fn picked(opts: &Options, cpus: &[u32], counts: &[u64]) -> Vec<(u32, u64)> {
-    let picks = opts.picks_cpus();
-    cpus.iter()
-        .copied()
-        .zip(counts.iter().copied())
-        .filter(|&(c, _)| !picks || opts.keep_cpu(c))
-        .collect()
+/// `f` of the columns `--cpus` selects of `cpus` and `counts`: the
+/// slices themselves without `--cpus` (no copy), else a copy of the
+/// selected ones.
+fn with_picked<R>(
+    opts: &Options,
+    cpus: &[u32],
+    counts: &[u64],
+    f: impl FnOnce(&[u32], &[u64]) -> R,
+) -> R {
+    if !opts.picks_cpus() {
+        return f(cpus, counts);
+    }
+    let (cpus, counts): (Vec<u32>, Vec<u64>) = cpus
+        .iter()
+        .zip(counts)
+        .filter(|(&c, _)| opts.keep_cpu(c))
+        .map(|(&c, &v)| (c, v))
+        .unzip();
+    f(&cpus, &counts)
 }
 
 /// Advance the monotonic sums of one per-CPU row (`key`: its labels)
 /// under `--per-cpu sum` or `top=K` by this sample's counts.
 fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], counts: &[u64]) {
-    let cols = picked(opts, cpus, counts);
-    let (cpus, counts): (Vec<u32>, Vec<u64>) = cols.iter().copied().unzip();
-    let shown = match opts.per_cpu {
-        PerCpu::Top(k) => top_k(&counts, k),
-        PerCpu::Sum | PerCpu::All => Vec::new(),
-    };
     // the labels were built from `&str`s: always UTF-8
     let key = std::str::from_utf8(key).unwrap_or_default();
-    sums.update(key, &cpus, &counts, &shown);
+    with_picked(opts, cpus, counts, |cpus, counts| {
+        let shown = match opts.per_cpu {
+            PerCpu::Top(k) => top_k(counts, k),
+            PerCpu::Sum | PerCpu::All => Vec::new(),
+        };
+        sums.update(key, cpus, counts, &shown);
+    });
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
@@ -1200,14 +1210,14 @@ fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &Sums, row: PerCpuRow, u
     match opts.per_cpu {
         PerCpu::Sum => line(fam, "all", sum),
         PerCpu::Top(k) => {
-            let cols = picked(opts, cpus, counts);
-            let col_counts: Vec<u64> = cols.iter().map(|c| c.1).collect();
-            let shown = top_k(&col_counts, k);
-            for (&(c, v), s) in cols.iter().zip(&shown) {
-                if *s {
-                    line(fam, buf.format(c), v);
+            with_picked(opts, cpus, counts, |cpus, counts| {
+                let shown = top_k(counts, k);
+                for ((&c, &v), s) in cpus.iter().zip(counts).zip(&shown) {
+                    if *s {
+                        line(fam, buf.format(c), v);
+                    }
                 }
-            }
+            });
             line(fam, "other", other);
         }
         PerCpu::All => {}
