@@ -69,6 +69,9 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// The signals a stop catches.
+    pub const SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+
     /// Catch SIGINT and SIGTERM from now on.
     pub fn install() -> anyhow::Result<Self> {
         Self::hook(false)
@@ -83,13 +86,12 @@ impl Stop {
     }
 
     fn hook(exit_on_second: bool) -> anyhow::Result<Self> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
         let stop = Stop {
             sig: Arc::new(AtomicUsize::new(0)),
             asked: Arc::new(AtomicBool::new(false)),
         };
         let failed = |e: std::io::Error| anyhow!("cannot handle SIGINT/SIGTERM: {e}");
-        for s in [SIGINT, SIGTERM] {
+        for s in Self::SIGNALS {
             if exit_on_second {
                 // before the flags below: it sees the flag as the earlier
                 // signals (or the request) left it

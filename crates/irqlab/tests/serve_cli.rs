@@ -496,3 +496,40 @@ fn sigterm_is_a_clean_stop_and_sigint_exits_130() {
         assert_eq!(status.code(), Some(code), "{sig:?}");
     }
 }
+
+/// Times the threads of `pid` were run so far (the second field of each
+/// `/proc/PID/task/TID/schedstat` is the wait; the third the run count).
+fn runs(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn an_idle_scrape_time_server_sleeps_until_scraped() {
+    if !std::path::Path::new("/proc/self/schedstat").exists() {
+        eprintln!("SKIP an_idle_scrape_time_server_sleeps_until_scraped: no /proc/PID/schedstat");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &[]);
+    let pid = s.child.id();
+    // settle: the start-up's reads and the server thread's first wait
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = runs(pid);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let idle = runs(pid) - before;
+    // the baseline: a scrape does run the threads (answer, read, render)
+    let before = runs(pid);
+    assert!(scrape(s.addr).contains("irqlab_interrupts_total"));
+    let scraped = runs(pid) - before;
+    assert!(scraped >= 2, "a scrape ran the threads {scraped} times");
+    // no wake-up to look for signals or the end: at most a stray one
+    assert!(
+        idle <= 2,
+        "idle for 2 s, the threads ran {idle} times (a scrape: {scraped})"
+    );
+}

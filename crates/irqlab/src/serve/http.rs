@@ -36,6 +36,19 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Signal handlers that wake the sampling thread ([`Latest::wake_on`]),
+/// removed on drop.
+#[derive(Debug)]
+pub struct SignalWake(Vec<signal_hook::SigId>);
+
+impl Drop for SignalWake {
+    fn drop(&mut self) {
+        for id in self.0.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
 /// Longest request head accepted (bytes); a longer one gets 431.
 pub const MAX_HEAD: usize = 8192;
 
@@ -266,6 +279,21 @@ impl Latest {
     /// Publications so far.
     pub fn generation(&self) -> u64 {
         self.lock().generation
+    }
+
+    /// Make each of `signals` also wake the sampling thread's waits (a
+    /// byte on the asking socket, written by the signal handler after the
+    /// [`Stop`] flag is set), so that a wait needs no timeout to see a
+    /// stop: a signal caught just before a wait begins is then seen at
+    /// once, not at its end. Undone when the returned guard drops.
+    pub fn wake_on(&self, signals: &[i32]) -> std::io::Result<SignalWake> {
+        let mut wake = SignalWake(Vec::new());
+        for &sig in signals {
+            let end = self.ask.0.try_clone()?;
+            wake.0
+                .push(signal_hook::low_level::pipe::register(sig, end)?);
+        }
+        Ok(wake)
     }
 
     /// Wait up to `timeout` for a scrape to ask for a read; then the

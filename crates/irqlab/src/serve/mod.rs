@@ -209,6 +209,14 @@ pub fn run(
             .context("cannot make the server's wake-up socket")?,
     );
     http::spawn(listener, Arc::clone(&latest), limits)?;
+    // Signals wake the waits below; without that, a scrape-time wait
+    // looks for them every `SIGNAL_POLL`.
+    let woken = latest.wake_on(&Stop::SIGNALS).ok();
+    let look = if woken.is_some() {
+        LONG_WAIT
+    } else {
+        SIGNAL_POLL
+    };
     ready(addr, lp.out.renderer.irq_rows(), &lp.out.present);
     match cfg.pace {
         Pace::Every(interval) => {
@@ -217,7 +225,7 @@ pub fn run(
         }
         Pace::Scrape { .. } => {
             let pace = PacedRun::new(Duration::ZERO, End::of(None, cfg.duration));
-            run_scrape(&mut lp, &latest, pace.deadline(), &stop)
+            run_scrape(&mut lp, &latest, pace.deadline(), &stop, look)
         }
     }
 }
@@ -277,14 +285,23 @@ fn run_cached(
     }
 }
 
+/// The longest wait for a scrape when signals wake it
+/// ([`http::Latest::wake_on`]): an idle server wakes once an hour.
+const LONG_WAIT: Duration = Duration::from_secs(3600);
+
+/// The longest wait for a scrape when signals cannot wake it: how late a
+/// stop may be seen.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
 /// Scrape mode: sample and render when a scrape asks, at most once per
-/// minimum interval, until `end`. Returns the signal that ended the run,
-/// if any.
+/// minimum interval, until `end`. Waits for a scrape at most `look` at a
+/// time. Returns the signal that ended the run, if any.
 fn run_scrape(
     lp: &mut Loop,
     latest: &http::Latest,
     end: Option<Instant>,
     stop: &Stop,
+    look: Duration,
 ) -> anyhow::Result<Option<i32>> {
     loop {
         // Wait for a scrape to ask (checking for signals and the end of
@@ -293,10 +310,12 @@ fn run_scrape(
             if let Some(sig) = stop.caught() {
                 return Ok(Some(sig));
             }
-            if end.is_some_and(|e| Instant::now() >= e) {
+            let now = Instant::now();
+            if end.is_some_and(|e| now >= e) {
                 return Ok(None);
             }
-            if let Some(due) = latest.wait_asked(Duration::from_millis(100)) {
+            let wait = end.map_or(look, |e| (e - now).min(look));
+            if let Some(due) = latest.wait_asked(wait) {
                 break due;
             }
         };
