@@ -87,14 +87,14 @@ fn streamed_json_with_missing_files_is_the_reports_document() {
 /// Rows the kernel does not print but the parser reads (leading zeros,
 /// 20-digit counts, tabs, a count glued to its description, a last count
 /// with nothing after it, rows of one count, of none, of too few, runs of
-/// zeros of every length around sixteen): the streamed document, whose
+/// zeros of every length up to 150 columns): the streamed document, whose
 /// counts go from the file's digits to JSON as they are read, is the
 /// report's, whatever the filter and threshold.
 #[test]
 fn streamed_json_of_odd_rows_is_the_reports_document() {
     let mut rng = irqlab_core::rng::Rng::new(26);
-    for case in 0..12 {
-        let ncpus = [1, 3, 16, 17, 33, 40][case % 6];
+    for case in 0..16 {
+        let ncpus = [1, 3, 16, 17, 33, 40, 70, 150][case % 8];
         let mut text = String::from("   ");
         for c in 0..ncpus {
             text += &format!("        CPU{c}");
@@ -117,7 +117,7 @@ fn streamed_json_of_odd_rows_is_the_reports_document() {
             };
             text += &format!("{label:>4}:");
             // a run of zeros of some length, then anything
-            let zeros = (rng.next_u64() % 40) as usize;
+            let zeros = (rng.next_u64() % 160) as usize;
             for k in 0..n {
                 let v: String = match rng.next_u64() % 16 {
                     _ if k < zeros => "0".into(),

@@ -4,8 +4,10 @@
 //! into output as they are read).
 //!
 //! Columns of exactly that width are read first: a run of zero columns
-//! sixteen at a time (eleven 16-byte compares), a one-digit column by two
-//! word compares, any other by one 16-byte compare. From the
+//! 64 bytes at a time over its first 17 columns (where most runs of a big
+//! machine's rows end), then sixteen at a time (eleven 16-byte compares),
+//! a one-digit column by two word compares, any other by one 16-byte
+//! compare. From the
 //! first that is not such a column on,
 //! the rest is read 64 bytes at a time: for each 64-byte block two bit masks are built (digit bytes, space
 //! bytes; the compiler turns the loop into vector compares), and every
@@ -32,6 +34,14 @@ pub trait CountSink {
     /// One count: its value and its token (`digits`: ASCII digits only,
     /// possibly with leading zeros).
     fn push(&mut self, v: u64, digits: &[u8]);
+    /// One count of `len` digits (1 to 16), which are the first bytes of
+    /// `run` (the text that follows them fills the rest). The same as
+    /// [`CountSink::push`] of those digits; a sink may copy them as one
+    /// word of fixed size.
+    #[inline]
+    fn push_run(&mut self, v: u64, run: &[u8; 16], len: usize) {
+        self.push(v, run.get(..len).unwrap_or_default());
+    }
     /// `n` counts of `0`.
     fn zeros(&mut self, n: usize);
     /// The first count held above the kernel's 32-bit range, if any.
@@ -145,132 +155,161 @@ const ONE_DIGIT_MASK: u128 = u128::from_le_bytes([
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0xff, 0, 0, 0, 0,
 ]);
 
-/// Sixteen kernel columns of `0` (each a space, nine spaces and `0`):
-/// 176 bytes, eleven 16-byte words.
-const ZERO_COLUMNS: [u8; 176] = {
-    let mut t = [b' '; 176];
+/// Kernel columns of `0` (each a space, nine spaces and `0`): the
+/// pattern repeats every 176 bytes (sixteen columns, eleven 16-byte
+/// words); held twice, so that it can be read from any of its words on
+/// for 176 bytes.
+const ZERO_COLUMNS: [u8; 352] = {
+    let mut t = [b' '; 352];
     let mut k = 10;
-    while k < 176 {
+    while k < 352 {
         t[k] = b'0';
         k += 11;
     }
     t
 };
 
-/// Word `k` (0 to 10) of `b`'s first 176 bytes compared with
-/// [`ZERO_COLUMNS`]': bit `i` set where byte `16 k + i` matches.
-#[inline]
-fn zero_word(b: &[u8; 176], k: usize) -> u16 {
-    match (
-        b.get(16 * k..).and_then(|r| r.first_chunk::<16>()),
-        ZERO_COLUMNS
-            .get(16 * k..)
-            .and_then(|r| r.first_chunk::<16>()),
-    ) {
-        (Some(x), Some(want)) => eq16(x, want),
-        _ => 0,
-    }
+/// Sixteen bytes of the pattern from its byte `p` (taken modulo 176).
+#[inline(always)]
+fn pattern16(p: usize) -> &'static [u8; 16] {
+    ZERO_COLUMNS
+        .get(p % 176..)
+        .and_then(|r| r.first_chunk::<16>())
+        .unwrap_or(&[0; 16])
 }
 
-/// Whether `b` is [`ZERO_COLUMNS`]: eleven 16-byte compares and-ed
-/// together, one move-mask (SSE2).
+/// `part` compared with the pattern from its byte `p`: bit `i` set where
+/// byte `i` matches (four 16-byte compares).
+#[inline(always)]
+fn eq64_at(part: &[u8; 64], p: usize) -> u64 {
+    let mut m = 0u64;
+    for k in 0..4 {
+        if let Some(x) = part.get(16 * k..).and_then(|r| r.first_chunk::<16>()) {
+            m |= u64::from(eq16(x, pattern16(p + 16 * k))) << (16 * k);
+        }
+    }
+    m
+}
+
+/// Whether `b` is the pattern from its byte `P` (a multiple of 16):
+/// eleven 16-byte compares and-ed together, one move-mask (SSE2).
 #[cfg(target_arch = "x86_64")]
-#[inline]
-fn zero_block(b: &[u8; 176]) -> bool {
+#[inline(always)]
+fn zero_block<const P: usize>(b: &[u8; 176]) -> bool {
     use safe_arch::{
         bitand_m128i, cmp_eq_mask_i8_m128i as eq, load_unaligned_m128i, move_mask_i8_m128i,
     };
-    let word = |of: &[u8; 176], k: usize| {
-        let mut w = [0u8; 16];
-        w.copy_from_slice(of.get(16 * k..16 * k + 16).unwrap_or(&[0; 16]));
-        load_unaligned_m128i(&w)
+    let word = |k: usize| {
+        let x = b
+            .get(16 * k..)
+            .and_then(|r| r.first_chunk::<16>())
+            .unwrap_or(&[0; 16]);
+        eq(
+            load_unaligned_m128i(x),
+            load_unaligned_m128i(pattern16(P + 16 * k)),
+        )
     };
-    let mut all = eq(word(b, 0), word(&ZERO_COLUMNS, 0));
+    let mut all = word(0);
     for k in 1..11 {
-        all = bitand_m128i(all, eq(word(b, k), word(&ZERO_COLUMNS, k)));
+        all = bitand_m128i(all, word(k));
     }
     move_mask_i8_m128i(all) == 0xffff
 }
 
 /// [`zero_block`], portable.
 #[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn zero_block(b: &[u8; 176]) -> bool {
-    *b == ZERO_COLUMNS
+#[inline(always)]
+fn zero_block<const P: usize>(b: &[u8; 176]) -> bool {
+    ZERO_COLUMNS.get(P % 176..P % 176 + 176) == Some(&b[..])
 }
 
 /// How many kernel columns of `0` `b` starts with, each followed by a
-/// space (the next column's first byte), at most `most`: the length of
-/// the prefix of `b` that follows the repeated pattern "ten spaces, `0`",
-/// found sixteen columns at a time ([`zero_block`]), then a word and a
-/// byte at a time.
+/// space (the next column's first byte), at most `most`: see
+/// [`zero_prefix`].
 #[inline]
 fn zero_run(b: &[u8], most: usize) -> usize {
     // bytes to match: `most` columns and the space after them
     let want = most.saturating_mul(11).saturating_add(1);
-    let mut off = 0;
-    let matched = 'm: {
-        // the first word alone first: a column that is not `0` (where
-        // most runs end) costs one compare, not a block's eleven
-        if let (Some(x), Some(pat)) = (b.first_chunk::<16>(), ZERO_COLUMNS.first_chunk::<16>()) {
-            let w = eq16(x, pat);
-            if w.trailing_ones() < 12 {
-                break 'm w.trailing_ones() as usize;
-            }
-        }
-        while off < want {
-            let Some(block) = b.get(off..).and_then(|r| r.first_chunk::<176>()) else {
-                break;
-            };
-            if !zero_block(block) {
-                // where it differs: a word at a time
-                for k in 0..11 {
-                    let w = zero_word(block, k);
-                    if w != u16::MAX {
-                        break 'm off + 16 * k + w.trailing_ones() as usize;
-                    }
-                }
-            }
-            off += 176;
-        }
-        // fewer than sixteen columns left in `b`: words, then bytes
-        let mut k = 0;
-        while off < want {
-            let (Some(x), Some(pat)) = (
-                b.get(off..).and_then(|r| r.first_chunk::<16>()),
-                ZERO_COLUMNS
-                    .get(16 * k..)
-                    .and_then(|r| r.first_chunk::<16>()),
-            ) else {
-                break;
-            };
-            let w = eq16(x, pat);
-            if w != u16::MAX {
-                break 'm off + w.trailing_ones() as usize;
-            }
-            off += 16;
-            k += 1;
-        }
-        if off >= want {
-            break 'm off;
-        }
-        // the pattern from byte 16 k on, as far as `b` goes
-        let pattern = ZERO_COLUMNS.get(16 * k..).unwrap_or_default();
-        let rest = b.get(off..).unwrap_or_default();
-        let same = rest.iter().zip(pattern).take_while(|(x, y)| x == y).count();
-        off + same
-    };
     // whole columns with the byte after them matched
-    (matched.saturating_sub(1) / 11).min(most)
+    (zero_prefix(b, want).saturating_sub(1) / 11).min(most)
+}
+
+/// The length of the prefix of `b` that follows the repeated pattern
+/// "ten spaces, `0`" ([`ZERO_COLUMNS`]), or any length of at least
+/// `want` once that much matches. The first 192 bytes (17 columns, where
+/// most runs of a big machine's rows end) 64 at a time, each part's
+/// mismatch found from its mask; then sixteen columns at a time
+/// ([`zero_block`]); the block that differs 64 bytes at a time again,
+/// the last bytes a word, then a byte, at a time.
+#[inline]
+fn zero_prefix(b: &[u8], want: usize) -> usize {
+    let mut off = 0;
+    for k in 0..3 {
+        if off >= want {
+            return off;
+        }
+        let Some(part) = b.get(off..).and_then(|r| r.first_chunk::<64>()) else {
+            return off + zero_tail(b.get(off..).unwrap_or_default(), off);
+        };
+        let m = eq64_at(part, 64 * k);
+        if m != u64::MAX {
+            return off + m.trailing_ones() as usize;
+        }
+        off += 64;
+    }
+    // from byte 192 on: the pattern from its byte 16
+    while off < want {
+        let Some(block) = b.get(off..).and_then(|r| r.first_chunk::<176>()) else {
+            break;
+        };
+        if !zero_block::<16>(block) {
+            break;
+        }
+        off += 176;
+    }
+    // the block that differs (or the last bytes) 64 at a time, the
+    // pattern from its bytes 16, 80 and 144
+    for k in 0..3 {
+        if off >= want {
+            return off;
+        }
+        let Some(part) = b.get(off..).and_then(|r| r.first_chunk::<64>()) else {
+            return off + zero_tail(b.get(off..).unwrap_or_default(), off);
+        };
+        let m = eq64_at(part, 16 + 64 * k);
+        if m != u64::MAX {
+            return off + m.trailing_ones() as usize;
+        }
+        off += 64;
+    }
+    // (a block that differed ends the run within these 192 bytes)
+    off + zero_tail(b.get(off..).unwrap_or_default(), off)
+}
+
+/// [`zero_prefix`] of `rest`, the last bytes of a text whose byte `at`
+/// (a multiple of 16) it starts at: a word, then a byte, at a time.
+#[inline(never)]
+fn zero_tail(rest: &[u8], at: usize) -> usize {
+    let mut off = 0;
+    while let Some(x) = rest.get(off..).and_then(|r| r.first_chunk::<16>()) {
+        let w = eq16(x, pattern16(at + off));
+        if w != u16::MAX {
+            return off + w.trailing_ones() as usize;
+        }
+        off += 16;
+    }
+    let pattern = pattern16(at + off);
+    let left = rest.get(off..).unwrap_or_default();
+    off + left.iter().zip(pattern).take_while(|(x, y)| x == y).count()
 }
 
 /// Whether `b` may start with a kernel column of `0`: [`zero_run`]'s
-/// first test (its first word), made inline; true when `b` is shorter
+/// first word's test, made inline; true when `b` is shorter
 /// than a word (then [`zero_run`] judges).
 #[inline(always)]
 fn starts_zero_column(b: &[u8]) -> bool {
-    match (b.first_chunk::<16>(), ZERO_COLUMNS.first_chunk::<16>()) {
-        (Some(x), Some(pat)) => eq16(x, pat).trailing_ones() >= 12,
+    match b.first_chunk::<16>() {
+        Some(x) => eq16(x, pattern16(0)).trailing_ones() >= 12,
         _ => true,
     }
 }
@@ -322,6 +361,17 @@ fn column_start(field: &[u8; 16]) -> Option<usize> {
     Some(low.trailing_zeros() as usize)
 }
 
+/// Push count `v`, whose `digits` start at `at` in `line`: as a run of
+/// sixteen bytes from there ([`CountSink::push_run`]) when the line goes
+/// on that far.
+#[inline(always)]
+fn push_at<S: CountSink + ?Sized>(out: &mut S, line: &[u8], at: usize, v: u64, digits: &[u8]) {
+    match line.get(at..).and_then(|r| r.first_chunk::<16>()) {
+        Some(run) => out.push_run(v, run, digits.len()),
+        None => out.push(v, digits),
+    }
+}
+
 /// Read kernel columns ([`column`]) from `pos` into `out` until it holds
 /// `limit` values or the next 16 bytes are not such a column; returns
 /// the position to go on from. [`read_spaced`]'s first loop without its
@@ -346,7 +396,7 @@ pub(crate) fn read_columns<S: CountSink + ?Sized>(
             Some(w) if first >= 3 => eight_digits(w),
             _ => value(digits),
         };
-        out.push(v, digits);
+        push_at(out, line, pos + first, v, digits);
         pos += 11;
     }
     pos
@@ -438,10 +488,16 @@ pub(crate) fn read_spaced<S: CountSink + ?Sized>(
         let blanks = u128::from_le_bytes(*field) ^ BLANK_COLUMN;
         let digit = field[10].wrapping_sub(b'0');
         if blanks & ONE_DIGIT_MASK == 0 && digit < 10 {
-            out.push(u64::from(digit), &field[10..11]);
+            push_at(out, line, pos + 10, u64::from(digit), &field[10..11]);
         } else {
             match column(field) {
-                Some((v, first)) => out.push(v, field.get(first..11).unwrap_or_default()),
+                Some((v, first)) => push_at(
+                    out,
+                    line,
+                    pos + first,
+                    v,
+                    field.get(first..11).unwrap_or_default(),
+                ),
                 None => break,
             }
         }
@@ -658,6 +714,51 @@ mod tests {
         assert_eq!(zero_run(&[b' '; 200], usize::MAX), 0);
     }
 
+    /// [`zero_prefix`]'s job by a byte loop: the length of the prefix of
+    /// `b` that follows the pattern, capped at `want`.
+    fn zero_prefix_bytes(b: &[u8], want: usize) -> usize {
+        let same = b
+            .iter()
+            .zip(ZERO_COLUMNS.iter().cycle())
+            .take_while(|(x, y)| x == y)
+            .count();
+        same.min(want)
+    }
+
+    #[test]
+    fn zero_prefix_is_the_byte_loops_at_every_length_and_mismatch() {
+        // zero columns of every length across the parts, the blocks and
+        // the tail, one byte changed anywhere (or none), any cap
+        let mut rng = crate::rng::Rng::new(31);
+        for case in 0..20_000 {
+            let cols = (rng.next_u64() % 90) as usize;
+            let mut b: Vec<u8> = ZERO_COLUMNS
+                .iter()
+                .copied()
+                .cycle()
+                .take(11 * cols)
+                .collect();
+            b.extend_from_slice(&b"  IR-PCI-MSI 1-edge eth0"[..(rng.next_u64() % 24) as usize]);
+            if case % 3 > 0 && !b.is_empty() {
+                let at = (rng.next_u64() as usize) % b.len();
+                b[at] = b"01 x\t9"[(rng.next_u64() % 6) as usize];
+            }
+            let want = match case % 4 {
+                0 => usize::MAX,
+                _ => (rng.next_u64() % 1100) as usize,
+            };
+            let got = zero_prefix(&b, want);
+            assert_eq!(
+                got.min(want),
+                zero_prefix_bytes(&b, want),
+                "{cols} {want} {:?}",
+                String::from_utf8_lossy(&b)
+            );
+            // never more than matches
+            assert!(got <= zero_prefix_bytes(&b, usize::MAX));
+        }
+    }
+
     /// A sink that keeps what it was given.
     #[derive(Default)]
     struct Recorded {
@@ -675,6 +776,14 @@ mod tests {
         fn push(&mut self, v: u64, digits: &[u8]) {
             self.values.push(v);
             self.tokens.push(Some(digits.to_vec()));
+        }
+        fn push_run(&mut self, v: u64, run: &[u8; 16], len: usize) {
+            // the digits are the run's first `len` bytes, and no more
+            assert!(
+                !run.get(len).is_some_and(u8::is_ascii_digit),
+                "{run:?} {len}"
+            );
+            self.push(v, &run[..len]);
         }
         fn zeros(&mut self, n: usize) {
             self.values.extend(std::iter::repeat_n(0, n));

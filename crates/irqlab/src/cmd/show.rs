@@ -410,7 +410,7 @@ fn held_rows_as_read(
     kept: &mut usize,
     irqs: &mut Vec<u32>,
 ) -> anyhow::Result<Snapped> {
-    let (mut before, mut array, mut after) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut before, mut after) = (Vec::new(), Vec::new());
     let mut counts = export::report_json::HeldCounts::default();
     snapshot_into(root, filter, &mut counts, |_, row, counts| {
         if !filter.keep_irq_row(row) {
@@ -428,12 +428,6 @@ fn held_rows_as_read(
         use export::irq_row_json as rj;
         rj::head(&mut before, &row.label, row.irq, Some(row.shape));
         before.extend_from_slice(b",\"counts\":");
-        if row.shape == Shape::PerCpu {
-            counts.array(&mut array);
-        } else {
-            array.clear();
-            array.extend_from_slice(b"null");
-        }
         after.clear();
         after.extend_from_slice(b",\"total\":");
         rj::push_u64(&mut after, total);
@@ -449,7 +443,8 @@ fn held_rows_as_read(
             irqs.push(irq);
             irqs.len() - 1
         });
-        rows.push_parts(&before, &array, &after, slot);
+        let array = (row.shape == Shape::PerCpu).then_some(&*counts);
+        rows.push_counted(&before, array, &after, slot);
         Ok(())
     })
 }

@@ -205,6 +205,14 @@ fn rate_memo_grows_to_the_line_and_gives_put_rates_bytes() {
 fn strings_are_serdes_strings() {
     let mut cases: Vec<String> = (0u8..128).map(|c| format!("a{}b", c as char)).collect();
     cases.extend(["", "eth0-TxRx-3", "IR-PCI-MSI", "é→", "\u{7f}", "a\"b\\c"].map(String::from));
+    // long strings (checked sixteen bytes at a time): one odd byte anywhere
+    for c in [0u8, 0x1f, b'"', b'\\', 0x7f, b'x'] {
+        for at in [0, 15, 16, 31, 39] {
+            let mut b = vec![b'a'; 40];
+            b[at] = c;
+            cases.push(String::from_utf8(b).unwrap());
+        }
+    }
     for s in cases {
         let mut out = Vec::new();
         json_str(&mut out, &s);

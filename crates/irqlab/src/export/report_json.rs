@@ -239,25 +239,17 @@ const HELD_CHUNK: usize = 256 << 10;
 /// Held form: the text, except that `RUN` and a little-endian u64 `n`
 /// stand for `n` times `0,`, or for one `RUN` byte when `n` is 0, or,
 /// with the `SLOT` bit, for a row's affinity slot.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct HeldRows {
     done: Vec<Vec<u8>>,
     cur: Vec<u8>,
     /// The held form of the last text, before it is copied into `cur`.
     scratch: Vec<u8>,
-    /// Finds [`ZEROS`] (built once: building is dearer than a search).
-    runs: memchr::memmem::Finder<'static>,
-}
-
-impl Default for HeldRows {
-    fn default() -> Self {
-        HeldRows {
-            done: Vec::new(),
-            cur: Vec::new(),
-            scratch: Vec::new(),
-            runs: memchr::memmem::Finder::new(ZEROS),
-        }
-    }
+    /// Finds [`ZEROS`] in a text held by [`HeldRows::push`]: built once,
+    /// on the first such text (building is dearer than a search, and it
+    /// makes `memchr` probe the CPU's features, which the rows held by
+    /// [`HeldRows::push_counted`] never need).
+    runs: Option<memchr::memmem::Finder<'static>>,
 }
 
 impl HeldRows {
@@ -284,10 +276,7 @@ impl HeldRows {
     /// `}`; with a slot for its affinity before that `}` when `slot` is
     /// given (see [`HeldRows::push_with_affinity`]).
     pub fn push_parts(&mut self, before: &[u8], counts: &[u8], after: &[u8], slot: Option<usize>) {
-        let (after, close) = match (slot, after.split_last()) {
-            (Some(k), Some((b'}', body))) => (body, Some(k)),
-            _ => (after, None),
-        };
+        let (after, close) = slotted(after, slot);
         let mut enc = std::mem::take(&mut self.scratch);
         enc.clear();
         held_text(&mut enc, before);
@@ -301,19 +290,49 @@ impl HeldRows {
         self.scratch = enc;
     }
 
+    /// [`HeldRows::push_parts`] with the counts array taken from `counts`
+    /// (`null` when `None`), the row written straight into the held
+    /// chunk: no copy of it made first.
+    pub fn push_counted(
+        &mut self,
+        before: &[u8],
+        counts: Option<&HeldCounts>,
+        after: &[u8],
+        slot: Option<usize>,
+    ) {
+        if has_run_byte(before) || has_run_byte(after) {
+            let mut array = Vec::new();
+            match counts {
+                Some(c) => c.array(&mut array),
+                None => array.extend_from_slice(b"null"),
+            }
+            return self.push_parts(before, &array, after, slot);
+        }
+        let (after, close) = slotted(after, slot);
+        let counts_len = counts.map_or(4, HeldCounts::array_len_bound);
+        self.room(before.len() + counts_len + after.len() + 10);
+        let cur = &mut self.cur;
+        cur.extend_from_slice(before);
+        match counts {
+            Some(c) => c.push_array(cur),
+            None => cur.extend_from_slice(b"null"),
+        }
+        cur.extend_from_slice(after);
+        if let Some(k) = close {
+            run(cur, SLOT | k as u64);
+            cur.push(b'}');
+        }
+    }
+
     fn push_slotted(&mut self, text: &[u8], slot: Option<usize>) {
-        let (text, close) = match (slot, text.split_last()) {
-            (Some(k), Some((b'}', body))) => (body, Some(k)),
-            _ => (text, None),
-        };
+        let (text, close) = slotted(text, slot);
         let mut enc = std::mem::take(&mut self.scratch);
         enc.clear();
+        let runs = self
+            .runs
+            .get_or_insert_with(|| memchr::memmem::Finder::new(ZEROS));
         let mut lit = 0;
-        while let Some(i) = text
-            .get(lit..)
-            .and_then(|t| self.runs.find(t))
-            .map(|i| lit + i)
-        {
+        while let Some(i) = text.get(lit..).and_then(|t| runs.find(t)).map(|i| lit + i) {
             let mut end = i + ZEROS.len();
             while text.get(end..end + 8) == Some(&ZEROS[..8]) {
                 end += 8;
@@ -336,15 +355,20 @@ impl HeldRows {
 
     /// Append `enc` (held form) to what is held.
     fn hold(&mut self, enc: &[u8]) {
-        // a held text is never split across chunks
-        if self.cur.capacity() - self.cur.len() < enc.len() {
-            let next = Vec::with_capacity(HELD_CHUNK.max(enc.len()));
+        self.room(enc.len());
+        self.cur.extend_from_slice(enc);
+    }
+
+    /// Room for `len` more bytes in the current chunk, a new chunk begun
+    /// if needed: a held text is never split across chunks.
+    fn room(&mut self, len: usize) {
+        if self.cur.capacity() - self.cur.len() < len {
+            let next = Vec::with_capacity(HELD_CHUNK.max(len));
             let full = std::mem::replace(&mut self.cur, next);
             if !full.is_empty() {
                 self.done.push(full);
             }
         }
-        self.cur.extend_from_slice(enc);
     }
 
     /// Write the held text, in order, to `out`, each row's slot (see
@@ -360,7 +384,7 @@ impl HeldRows {
         let mut field = Vec::new();
         for chunk in self.done.iter().chain(std::iter::once(&self.cur)) {
             let mut rest = chunk.as_slice();
-            while let Some(at) = memchr::memchr(RUN, rest) {
+            while let Some(at) = irqlab_core::scan::find_byte_sse2(RUN, rest) {
                 out.write_all(rest.get(..at).unwrap_or_default())?;
                 let n = rest
                     .get(at + 1..at + 9)
@@ -425,8 +449,13 @@ impl HeldCounts {
     }
 
     /// `[c0,c1,…]` in held form, into `out` (cleared first).
-    pub fn array(&mut self, out: &mut Vec<u8>) {
+    pub fn array(&self, out: &mut Vec<u8>) {
         out.clear();
+        self.push_array(out);
+    }
+
+    /// `[c0,c1,…]` in held form, after what `out` holds.
+    fn push_array(&self, out: &mut Vec<u8>) {
         out.push(b'[');
         out.extend_from_slice(&self.held);
         match self.zeros {
@@ -444,18 +473,40 @@ impl HeldCounts {
         out.push(b']');
     }
 
+    /// Most bytes [`HeldCounts::push_array`] appends.
+    fn array_len_bound(&self) -> usize {
+        // brackets, the zeros not yet held (a run, or up to seven `0,`),
+        // the last `0`
+        self.held.len() + 2 + 16 + 1
+    }
+
+    #[inline]
     fn hold_zeros(&mut self) {
         zeros(&mut self.held, self.zeros);
         self.zeros = 0;
     }
+
+    /// Count `v` (not 0) held: the zeros before it first.
+    #[inline]
+    fn counted(&mut self, v: u64) {
+        self.n += 1;
+        self.total = self.total.wrapping_add(v);
+        if v > u64::from(u32::MAX) && self.big.is_none() {
+            self.big = Some(v);
+        }
+    }
 }
 
 /// `n` times `0,` in held form: as a run from eight on.
+#[inline]
 fn zeros(out: &mut Vec<u8>, n: usize) {
     if n >= 8 {
         run(out, n as u64);
     } else {
-        out.extend_from_slice(ZEROS.get(..2 * n).unwrap_or_default());
+        // a copy of constant size (no `memcpy` call), then cut to length
+        let at = out.len();
+        out.extend_from_slice(ZEROS);
+        out.truncate(at + 2 * n);
     }
 }
 
@@ -487,11 +538,27 @@ impl CountSink for HeldCounts {
             _ => irq_row_json::push_u64(&mut self.held, v),
         }
         self.held.push(b',');
-        self.n += 1;
-        self.total = self.total.wrapping_add(v);
-        if v > u64::from(u32::MAX) && self.big.is_none() {
-            self.big = Some(v);
+        self.counted(v);
+    }
+
+    /// The digits copied as one 16-byte word, then cut to length, a comma
+    /// after them: no `memcpy` call per count.
+    #[inline(always)]
+    fn push_run(&mut self, v: u64, run: &[u8; 16], len: usize) {
+        if v == 0 || len > 15 || run[0] == b'0' {
+            // zero, or leading zeros: as `push` has them
+            return self.push(v, run.get(..len).unwrap_or_default());
         }
+        if self.zeros > 0 {
+            self.hold_zeros();
+        }
+        let at = self.held.len();
+        self.held.extend_from_slice(run);
+        if let Some(c) = self.held.get_mut(at + len) {
+            *c = b',';
+        }
+        self.held.truncate(at + len + 1);
+        self.counted(v);
     }
 
     #[inline]
@@ -505,10 +572,25 @@ impl CountSink for HeldCounts {
     }
 }
 
+/// `text` without its last byte when it ends in `}` and a slot is given,
+/// and the slot then (a row whose affinity goes before that `}`).
+fn slotted(text: &[u8], slot: Option<usize>) -> (&[u8], Option<usize>) {
+    match (slot, text.split_last()) {
+        (Some(k), Some((b'}', body))) => (body, Some(k)),
+        _ => (text, None),
+    }
+}
+
+/// Whether `text` holds a `RUN` byte (never in UTF-8: not in a row's
+/// text).
+fn has_run_byte(text: &[u8]) -> bool {
+    irqlab_core::scan::find_byte_sse2(RUN, text).is_some()
+}
+
 /// `text` in held form: as it is, but for a `RUN` byte (never in the
 /// UTF-8 a row writer writes, held exactly all the same).
 fn held_text(enc: &mut Vec<u8>, mut text: &[u8]) {
-    while let Some(at) = memchr::memchr(RUN, text) {
+    while let Some(at) = irqlab_core::scan::find_byte_sse2(RUN, text) {
         enc.extend_from_slice(text.get(..at).unwrap_or_default());
         run(enc, 0);
         text = text.get(at + 1..).unwrap_or_default();
@@ -516,9 +598,12 @@ fn held_text(enc: &mut Vec<u8>, mut text: &[u8]) {
     enc.extend_from_slice(text);
 }
 
+/// The held form of a run of `n` (see [`HeldRows`]): `RUN`, then `n`.
+#[inline]
 fn run(enc: &mut Vec<u8>, n: u64) {
-    enc.push(RUN);
-    enc.extend_from_slice(&n.to_le_bytes());
+    let mut m = [RUN; 9];
+    m[1..].copy_from_slice(&n.to_le_bytes());
+    enc.extend_from_slice(&m);
 }
 
 /// A built interrupts section.
