@@ -8,6 +8,7 @@
 
 use crate::error::{ErrorKind, ParseError};
 use crate::scan::{lossy_token, next_token, push_lossy, token_u64, trim};
+use crate::stat::digits;
 use serde::Serialize;
 
 /// Error name of `/proc/PID/stat`.
@@ -92,12 +93,67 @@ impl PidStat {
     }
 
     /// Fields 3 onwards, starting at byte `pos` (just after the comm).
-    fn parse_fields(&mut self, line: &[u8], mut pos: usize) -> Result<(), ErrorKind> {
+    fn parse_fields(&mut self, line: &[u8], pos: usize) -> Result<(), ErrorKind> {
+        self.clear_fields();
+        if self.fields_spaced(line, pos) {
+            return Ok(());
+        }
+        self.clear_fields();
+        self.fields_by_token(line, pos)
+    }
+
+    /// Every field after the comm unset (pid and comm kept).
+    fn clear_fields(&mut self) {
         *self = PidStat {
             pid: self.pid,
             comm: std::mem::take(&mut self.comm),
             ..PidStat::default()
         };
+    }
+
+    /// [`fields_by_token`](Self::fields_by_token) for the kernel's form,
+    /// where every blank is a space: the token starts are found eight
+    /// bytes at a time and only the fields kept are read. False (with
+    /// `self` partly set) at a control byte (a tab, a `\r`) or a field
+    /// [`store`](Self::store) refuses, which `fields_by_token` judges.
+    fn fields_spaced(&mut self, line: &[u8], pos: usize) -> bool {
+        let mut field = 2;
+        // bit 7 of byte 0 set when the byte before the word is a blank: the
+        // first byte after the comm starts a token like any after a space
+        let mut blank_before = 0x80;
+        let mut at = pos;
+        while at < line.len() {
+            let w = digits::word_at(line, at);
+            let live = live_bytes(line.len() - at);
+            let space = digits::spaces(w) & live;
+            if digits::blanks_or_controls(w) & live != space {
+                return false;
+            }
+            let mut starts = !space & live & (space << 8 | blank_before);
+            while starts != 0 {
+                field += 1;
+                if KEPT >> field & 1 == 1 {
+                    let s = at + (starts.trailing_zeros() / 8) as usize;
+                    let Some(tok) = spaced_token(line, s) else {
+                        return false;
+                    };
+                    if self.store(field, tok).is_err() {
+                        return false;
+                    }
+                    if field == POLICY {
+                        return true;
+                    }
+                }
+                starts &= starts - 1;
+            }
+            blank_before = (space >> 56) & 0x80;
+            at += 8;
+        }
+        field >= 3
+    }
+
+    /// The general reader of fields 3 onwards: whitespace-separated tokens.
+    fn fields_by_token(&mut self, line: &[u8], mut pos: usize) -> Result<(), ErrorKind> {
         let mut field = 3;
         while let Some((s, e)) = next_token(line, pos) {
             let tok = line.get(s..e).unwrap_or_default();
@@ -132,6 +188,39 @@ impl PidStat {
     /// utime + stime in ticks, if both were printed.
     pub fn cpu_ticks(&self) -> Option<u64> {
         Some(self.utime?.saturating_add(self.stime?))
+    }
+}
+
+/// The fields [`PidStat`] keeps, as bits by field number.
+const KEPT: u64 = 1 << 3
+    | 1 << PPID
+    | 1 << UTIME
+    | 1 << STIME
+    | 1 << STARTTIME
+    | 1 << PROCESSOR
+    | 1 << RT_PRIORITY
+    | 1 << POLICY;
+
+/// Bit 7 of each of the first `n` bytes of a word (all eight from 8 on).
+fn live_bytes(n: usize) -> u64 {
+    let bits = u32::try_from(8 * n).unwrap_or(u32::MAX);
+    0x8080_8080_8080_8080 & 1u64.checked_shl(bits).map_or(u64::MAX, |b| b - 1)
+}
+
+/// The token starting at `s`: up to the next space or the end of the
+/// line; `None` when a control byte ends it first.
+fn spaced_token(line: &[u8], s: usize) -> Option<&[u8]> {
+    let mut at = s;
+    let end = loop {
+        let stop = digits::blanks_or_controls(digits::word_at(line, at));
+        if stop != 0 {
+            break (at + (stop.trailing_zeros() / 8) as usize).min(line.len());
+        }
+        at += 8;
+    };
+    match line.get(end) {
+        None | Some(b' ') => line.get(s..end),
+        Some(_) => None,
     }
 }
 
@@ -172,6 +261,41 @@ impl SchedStat {
     /// assert_eq!((s.exec_runtime_ns, s.wait_ns, s.timeslices), (114952267, 548892773, 2685));
     /// ```
     pub fn parse(bytes: &[u8]) -> Result<Self, ParseError> {
+        match Self::parse_kernel_form(bytes) {
+            Some(s) => Ok(s),
+            None => Self::parse_tokens(bytes),
+        }
+    }
+
+    /// The line as the kernel prints it (`%llu %llu %lu\n`: three numbers
+    /// of at most 16 digits, single spaces, an optional newline), read a
+    /// word at a time; `None` for anything else, which
+    /// [`parse_tokens`](Self::parse_tokens) reads (or names as wrong).
+    fn parse_kernel_form(bytes: &[u8]) -> Option<Self> {
+        let mut v = [0u64; 3];
+        let mut pos = 0;
+        for (i, slot) in v.iter_mut().enumerate() {
+            let (n, end) = digits::number_at(bytes, pos)?;
+            *slot = n;
+            // a space after the first two, a newline or nothing after the last
+            pos = match (i, bytes.get(end)) {
+                (0 | 1, Some(b' ')) => end + 1,
+                (2, None) => end,
+                (2, Some(b'\n')) if end + 1 == bytes.len() => end,
+                _ => return None,
+            };
+        }
+        let [exec_runtime_ns, wait_ns, timeslices] = v;
+        Some(SchedStat {
+            exec_runtime_ns,
+            wait_ns,
+            timeslices,
+        })
+    }
+
+    /// [`parse`](Self::parse) of any whitespace-separated form: three
+    /// numbers, or an error naming what is wrong.
+    fn parse_tokens(bytes: &[u8]) -> Result<Self, ParseError> {
         let err = |k| ParseError::new(SCHEDSTAT_FILE, 1, k);
         let mut vals = [0u64; 3];
         let mut pos = 0;
@@ -282,6 +406,92 @@ mod tests {
             (st.comm.as_str(), st.utime, st.comm.as_ptr()),
             ("x", None, p)
         );
+    }
+
+    /// A `/proc/PID/stat` tail after the comm: the kernel's layout, or
+    /// random bytes, or the kernel's layout with a byte changed.
+    fn random_tail(rng: &mut crate::rng::Rng, case: u32) -> Vec<u8> {
+        let alphabet = b"0123456789     -\t\r\n\x0b\x00\xffSRx()";
+        let pick =
+            |rng: &mut crate::rng::Rng| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+        if case % 4 == 0 {
+            let len = (rng.next_u64() % 120) as usize;
+            return (0..len).map(|_| pick(rng)).collect();
+        }
+        let mut t = b" S".to_vec();
+        for k in 4..=(4 + rng.next_u64() % 52) {
+            let v = match k % 9 {
+                0 => u64::MAX - rng.next_u64() % 3,
+                1 => rng.next_u64() >> (rng.next_u64() % 64),
+                _ => rng.next_u64() % 1000,
+            };
+            let sep = if rng.next_u64() % 16 == 0 { "  " } else { " " };
+            // tpgid, priority and nice are negative for kernel threads
+            let sign = if matches!(k, 8 | 18 | 19) { "-" } else { "" };
+            t.extend_from_slice(format!("{sep}{sign}{v}").as_bytes());
+        }
+        if case % 4 == 1 {
+            let at = (rng.next_u64() as usize) % (t.len() + 1);
+            t.insert(at, pick(rng));
+        }
+        if case % 8 == 2 {
+            t.push(b'\n');
+        }
+        t
+    }
+
+    #[test]
+    fn fields_read_by_words_are_the_fields_read_by_token() {
+        let mut rng = crate::rng::Rng::new(39);
+        for case in 0..20_000 {
+            let tail = random_tail(&mut rng, case);
+            let mut line = b"77 (irq/9-acpi)".to_vec();
+            let pos = line.len();
+            line.extend_from_slice(&tail);
+            let mut fast = PidStat::default();
+            let got = fast.parse_fields(&line, pos);
+            let mut slow = PidStat::default();
+            let want = slow.fields_by_token(&line, pos);
+            let shown = String::from_utf8_lossy(&tail);
+            assert_eq!(got, want, "{case}: {shown:?}");
+            if want.is_ok() {
+                assert_eq!(fast, slow, "{case}: {shown:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn schedstat_read_by_words_is_schedstat_read_by_token() {
+        let mut rng = crate::rng::Rng::new(41);
+        let alphabet = b"0123456789 \t\r\nx-";
+        for case in 0..20_000u32 {
+            let mut b = Vec::new();
+            for k in 0..(1 + rng.next_u64() % 4) {
+                let v = match rng.next_u64() % 4 {
+                    0 => u64::MAX - rng.next_u64() % 2,
+                    1 => rng.next_u64() >> (rng.next_u64() % 64),
+                    _ => rng.next_u64() % 100_000,
+                };
+                let sep = if k == 0 { "" } else { " " };
+                b.extend_from_slice(format!("{sep}{v}").as_bytes());
+            }
+            if case % 2 == 0 {
+                b.push(b'\n');
+            }
+            if case % 3 == 0 {
+                let at = (rng.next_u64() as usize) % (b.len() + 1);
+                b.insert(
+                    at,
+                    alphabet[(rng.next_u64() % alphabet.len() as u64) as usize],
+                );
+            }
+            let shown = String::from_utf8_lossy(&b);
+            assert_eq!(
+                SchedStat::parse(&b),
+                SchedStat::parse_tokens(&b),
+                "{shown:?}"
+            );
+        }
     }
 
     #[test]

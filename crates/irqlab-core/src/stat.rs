@@ -7,6 +7,8 @@
 //! on old kernels) are skipped. No I/O, no panics, no rates (those belong to
 //! the delta module): malformed input yields a [`ParseError`].
 
+pub(crate) mod digits;
+
 use crate::error::{ErrorKind, ParseError};
 use crate::scan::{check_line, lines, next_token, read_u64s, scan_u64, token_u64, Scan};
 use serde::Serialize;
@@ -170,7 +172,7 @@ impl Stat {
         for (n, line) in lines(bytes) {
             check_line(FILE, MAX_LINE, n, line)?;
             let at = |k| ParseError::new(FILE, n, k);
-            let Some((s, e)) = next_token(line, 0) else {
+            let Some((s, e)) = key_span(line) else {
                 continue;
             };
             let key = line.get(s..e).unwrap_or_default();
@@ -203,6 +205,39 @@ impl Stat {
             ));
         }
         Ok(())
+    }
+
+    /// Whether `self` is the default `Stat` (`== Stat::default()`, what
+    /// the delta functions take for "since boot"), field by field without
+    /// building one.
+    pub fn is_default(&self) -> bool {
+        let Stat {
+            total,
+            cpus,
+            intr_total,
+            intr,
+            intr_per_irq,
+            ctxt,
+            btime,
+            processes,
+            procs_running,
+            procs_blocked,
+            softirq_total,
+            softirq,
+        } = self;
+        total.cpu.is_none()
+            && total.fields.is_empty()
+            && cpus.is_empty()
+            && *intr_total == 0
+            && intr.is_empty()
+            && !intr_per_irq
+            && ctxt.is_none()
+            && btime.is_none()
+            && processes.is_none()
+            && procs_running.is_none()
+            && procs_blocked.is_none()
+            && softirq_total.is_none()
+            && softirq.is_empty()
     }
 
     /// The `cpuN` line of CPU `id`, if that CPU is online.
@@ -244,7 +279,7 @@ impl Stat {
             b"softirq" => {
                 let (total, rest) = first_value(line, pos, "the `softirq` total")?;
                 self.softirq_total = Some(total);
-                read_u64s(
+                counts(
                     line,
                     rest,
                     &mut self.softirq,
@@ -281,6 +316,26 @@ enum Intr {
     TotalOnly,
 }
 
+/// The first token of `line` as `next_token(line, 0)` finds it: a key of
+/// up to 15 bytes at the start, ended by a space or the end of the line,
+/// is found a word at a time; anything else by `next_token`.
+#[inline]
+fn key_span(line: &[u8]) -> Option<(usize, usize)> {
+    let mut at = 0;
+    while at < 16 {
+        let stop = digits::blanks_or_controls(digits::word_at(line, at));
+        if stop != 0 {
+            let end = at + (stop.trailing_zeros() / 8) as usize;
+            if end > 0 && matches!(line.get(end), None | Some(b' ')) {
+                return Some((0, end));
+            }
+            break;
+        }
+        at += 8;
+    }
+    next_token(line, 0)
+}
+
 /// `cpu17` → 17; anything else (`cpu`, `cpux`, `cpu1x`) → `None`.
 fn cpu_id(key: &[u8]) -> Option<u32> {
     let digits = key.strip_prefix(b"cpu")?;
@@ -298,7 +353,7 @@ fn parse_cpu(
 ) -> Result<(), ErrorKind> {
     out.cpu = cpu;
     out.fields.clear();
-    read_u64s(line, pos, &mut out.fields, "a cpu time value")?;
+    counts(line, pos, &mut out.fields, "a cpu time value")?;
     if out.fields.len() < MIN_CPU_FIELDS {
         return Err(ErrorKind::Malformed(
             "expected at least 4 cpu time values (user nice system idle)",
@@ -307,9 +362,49 @@ fn parse_cpu(
     Ok(())
 }
 
+/// Append the numbers from `pos` to the end of `line` to `out` as
+/// [`read_u64s`] reads them: the kernel's form (short numbers after
+/// spaces) a word at a time, anything else by `read_u64s`, which also
+/// names a bad token.
+fn counts(
+    line: &[u8],
+    pos: usize,
+    out: &mut Vec<u64>,
+    what: &'static str,
+) -> Result<(), ErrorKind> {
+    let mark = out.len();
+    if digits::spaced_u64s(line, pos, out) {
+        return Ok(());
+    }
+    out.truncate(mark);
+    read_u64s(line, pos, out, what)
+}
+
 /// The first number after `pos` and the offset just past it.
+#[inline]
 fn first_value(line: &[u8], pos: usize, what: &'static str) -> Result<(u64, usize), ErrorKind> {
-    let (s, e) = next_token(line, pos).ok_or(ErrorKind::ExpectedNumber {
+    // the kernel's form: one space, then a short number ending at a space
+    // or at the end of the line
+    if line.get(pos) == Some(&b' ') {
+        if let Some((v, end)) = digits::number_at(line, pos + 1) {
+            if matches!(line.get(end), None | Some(b' ')) {
+                return Ok((v, end));
+            }
+        }
+    }
+    first_token_value(line, pos, what)
+}
+
+/// [`first_value`] of any form: the first whitespace-separated token,
+/// which must be a number.
+#[cold]
+#[inline(never)]
+fn first_token_value(
+    line: &[u8],
+    pos: usize,
+    what: &'static str,
+) -> Result<(u64, usize), ErrorKind> {
+    let (s, e) = next_token(line, pos).ok_or_else(|| ErrorKind::ExpectedNumber {
         what,
         found: String::new(),
     })?;
@@ -481,6 +576,148 @@ mod tests {
         e.parse_totals_into(b"cpu  1 2 3 4\nintr 7 1 2 3x\n")
             .unwrap();
         assert_eq!((e.intr_total, e.intr.len()), (7, 0));
+    }
+
+    /// A line of `/proc/stat` counts: the kernel's form (values after
+    /// single spaces, some long), random bytes, or the kernel's form with
+    /// one byte changed.
+    fn random_counts_line(rng: &mut crate::rng::Rng, case: u32) -> Vec<u8> {
+        let alphabet = b"0123456789 \t\r\n\x0b\x00\xffx-";
+        let pick =
+            |rng: &mut crate::rng::Rng| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize];
+        let mut line = b"cpu7".to_vec();
+        if case % 4 == 0 {
+            line.extend((0..rng.next_u64() % 80).map(|_| pick(rng)));
+            return line;
+        }
+        for _ in 0..rng.next_u64() % 14 {
+            let v = match rng.next_u64() % 6 {
+                0 => u64::MAX - rng.next_u64() % 2,
+                1 => rng.next_u64() >> (rng.next_u64() % 64),
+                2 => 0,
+                _ => rng.next_u64() % 1_000_000,
+            };
+            let sep = if rng.next_u64() % 12 == 0 { "  " } else { " " };
+            line.extend_from_slice(format!("{sep}{v}").as_bytes());
+        }
+        if case % 4 == 1 {
+            let at = 4 + (rng.next_u64() as usize) % (line.len() - 3);
+            line.insert(at, pick(rng));
+        }
+        line
+    }
+
+    #[test]
+    fn counts_read_by_words_are_what_read_u64s_reads() {
+        let mut rng = crate::rng::Rng::new(23);
+        for case in 0..30_000 {
+            let line = random_counts_line(&mut rng, case);
+            let pos = if case % 5 == 0 {
+                (rng.next_u64() as usize) % (line.len() + 2)
+            } else {
+                4
+            };
+            let (mut fast, mut slow) = (vec![9], vec![9]);
+            let got = counts(&line, pos, &mut fast, "n");
+            let want = read_u64s(&line, pos, &mut slow, "n");
+            let shown = String::from_utf8_lossy(&line);
+            assert_eq!(got, want, "{shown:?} from {pos}");
+            if want.is_ok() {
+                assert_eq!(fast, slow, "{shown:?} from {pos}");
+            }
+            let by_token = next_token(&line, pos)
+                .ok_or(ErrorKind::ExpectedNumber {
+                    what: "n",
+                    found: String::new(),
+                })
+                .and_then(|(s, e)| Ok((token_u64(&line[s..e], "n")?, e)));
+            assert_eq!(
+                first_value(&line, pos, "n"),
+                by_token,
+                "{shown:?} from {pos}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_found_by_words_are_the_first_tokens() {
+        let mut rng = crate::rng::Rng::new(29);
+        let alphabet = b"cpu_intrxs0123456789  \t\r\n\x0b\x00\xff";
+        for case in 0..20_000 {
+            let len = (rng.next_u64() % 30) as usize;
+            let mut line: Vec<u8> = (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize])
+                .collect();
+            if case % 2 == 0 {
+                let key = [
+                    "cpu",
+                    "cpu12",
+                    "intr",
+                    "softirq",
+                    "processes",
+                    "procs_running",
+                ][case % 6];
+                line.splice(0..0, format!("{key} ").bytes());
+            }
+            let shown = String::from_utf8_lossy(&line);
+            assert_eq!(key_span(&line), next_token(&line, 0), "{shown:?}");
+        }
+    }
+
+    #[test]
+    fn damaged_cpu_lines_still_name_line_and_expectation() {
+        for (bad, found) in [
+            (&b"cpu  1 2 3 4\ncpu0 1 2 3 4x\n"[..], "4x"),
+            (b"cpu  1 2 3 4\ncpu0 1 2\t3 -4\n", "-4"),
+            (
+                b"cpu  1 2 3 4\ncpu0 1 2 3 99999999999999999999\n",
+                "99999999999999999999",
+            ),
+        ] {
+            let e = err(bad);
+            assert_eq!((e.file, e.line), (FILE, 2));
+            assert_eq!(
+                e.kind,
+                ErrorKind::ExpectedNumber {
+                    what: "a cpu time value",
+                    found: found.into()
+                }
+            );
+        }
+        let e = err(b"cpu  1 2 3 4\nctxt 12 x\n");
+        assert!(e.to_string().contains("the end of the line"), "{e}");
+        let e = err(b"cpu  1 2 3 4\nsoftirq 1x 2\n");
+        assert!(e.to_string().contains("`softirq` total"), "{e}");
+    }
+
+    #[test]
+    fn is_default_is_equality_with_the_default() {
+        assert!(Stat::default().is_default());
+        let full = Stat::parse(VM).unwrap();
+        assert!(!full.is_default());
+        let one = |f: fn(&mut Stat)| {
+            let mut s = Stat::default();
+            f(&mut s);
+            s
+        };
+        for s in [
+            one(|s| s.total.cpu = Some(0)),
+            one(|s| s.total.fields.push(0)),
+            one(|s| s.cpus.push(CpuTimes::default())),
+            one(|s| s.intr_total = 1),
+            one(|s| s.intr.push(0)),
+            one(|s| s.intr_per_irq = true),
+            one(|s| s.ctxt = Some(0)),
+            one(|s| s.btime = Some(0)),
+            one(|s| s.processes = Some(0)),
+            one(|s| s.procs_running = Some(0)),
+            one(|s| s.procs_blocked = Some(0)),
+            one(|s| s.softirq_total = Some(0)),
+            one(|s| s.softirq.push(0)),
+        ] {
+            assert_eq!(s.is_default(), s == Stat::default(), "{s:?}");
+            assert!(!s.is_default());
+        }
     }
 
     #[test]

@@ -83,6 +83,46 @@ struct Kept {
     size: u64,
 }
 
+impl Kept {
+    /// The text of a one-record file (see [`HostFs::read_record`]); read
+    /// errors are not named.
+    fn read_record(&mut self) -> io::Result<&[u8]> {
+        if self.buf.is_empty() {
+            presize(self.size, &mut self.buf);
+        }
+        if self.buf.is_empty() {
+            // the first read of a /proc record lands on the stack; the kept
+            // buffer is then sized to it (twice its length: a later, longer
+            // text still ends short), so a 30-byte schedstat does not zero
+            // and fault in a page of its own
+            let mut small = [0u8; RECORD_FIRST];
+            let n = read_at_retry(&self.file, &mut small)?;
+            if let Some(text) = small.get(..n).filter(|_| n < RECORD_FIRST) {
+                let len = (2 * n).clamp(RECORD_MIN, FIRST).next_power_of_two();
+                self.buf.reserve_exact(len);
+                self.buf.extend_from_slice(text);
+                self.buf.resize(len, 0);
+                return Ok(self.buf.get(..n).unwrap_or_default());
+            }
+            // longer: read again whole into a buffer of one page or more
+            self.buf.resize(FIRST, 0);
+        }
+        let (filled, _calls) =
+            read_loop_limited(&self.file, &mut self.buf, None, Limits::default(), true)?;
+        Ok(self.buf.get(..filled).unwrap_or_default())
+    }
+}
+
+/// A kept-open file and its reused buffer, owned by the caller of
+/// [`HostFs::keep`] instead of a [`HostFs`]'s map; closed when dropped.
+pub struct KeptFile(Kept);
+
+impl std::fmt::Debug for KeptFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("KeptFile").field(&self.0.file).finish()
+    }
+}
+
 /// The hasher of the kept-file map: its keys are irqlab's own relative
 /// paths (no untrusted input to flood it), looked up once per file per
 /// sample, so a word-at-a-time folded multiply (each 8 bytes xored in,
@@ -213,30 +253,26 @@ impl HostFs {
     pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
-        if k.buf.is_empty() {
-            presize(k.size, &mut k.buf);
-        }
-        if k.buf.is_empty() {
-            // the first read of a /proc record lands on the stack; the kept
-            // buffer is then sized to it (twice its length: a later, longer
-            // text still ends short), so a 30-byte schedstat does not zero
-            // and fault in a page of its own
-            let mut small = [0u8; RECORD_FIRST];
-            let n = read_at_retry(&k.file, &mut small).map_err(|e| named(root, rel, e))?;
-            if let Some(text) = small.get(..n).filter(|_| n < RECORD_FIRST) {
-                let len = (2 * n).clamp(RECORD_MIN, FIRST).next_power_of_two();
-                k.buf.reserve_exact(len);
-                k.buf.extend_from_slice(text);
-                k.buf.resize(len, 0);
-                return Ok(k.buf.get(..n).unwrap_or_default());
-            }
-            // longer: read again whole into a buffer of one page or more
-            k.buf.resize(FIRST, 0);
-        }
-        let (filled, _calls) =
-            read_loop_limited(&k.file, &mut k.buf, None, Limits::default(), true)
-                .map_err(|e| named(root, rel, e))?;
-        Ok(k.buf.get(..filled).unwrap_or_default())
+        k.read_record().map_err(|e| named(root, rel, e))
+    }
+
+    /// Open `rel` (regular files only) as a [`KeptFile`] its caller keeps
+    /// and reads with [`HostFs::read_kept_record`]: a sampler's per-thread
+    /// files, read without a map lookup per sample.
+    pub fn keep(&self, rel: &str) -> io::Result<KeptFile> {
+        let (file, size) = open::open_regular_sized(&self.path(rel))?;
+        Ok(KeptFile(Kept {
+            file,
+            buf: Vec::new(),
+            size,
+        }))
+    }
+
+    /// [`HostFs::read_record`] through `k` (opened by [`HostFs::keep`] from
+    /// `rel`, which read errors name). The slice is valid until the next
+    /// read of `k`.
+    pub fn read_kept_record<'a>(&self, k: &'a mut KeptFile, rel: &str) -> io::Result<&'a [u8]> {
+        k.0.read_record().map_err(|e| named(&self.root, rel, e))
     }
 
     /// Like [`HostFs::for_each_line`] through a kept-open descriptor and

@@ -6,7 +6,8 @@
 //! live, only the children a per-boot cache cannot vouch for: `cache.rs`),
 //! then samples each thread's CPU time per
 //! interval from `/proc/PID/schedstat` (ns), falling back to `stat`
-//! utime+stime ticks, through HostFs kept-open descriptors. Parsing is
+//! utime+stime ticks, through descriptors each tracked thread keeps
+//! (`HostFs::keep`: no map lookup per read). Parsing is
 //! `irqlab_core::pidstat`'s. Knows nothing about output.
 //!
 //! [`ThreadCpu`] is the one type of a thread's CPU use: live (here), as
@@ -15,7 +16,7 @@
 
 mod cache;
 
-use crate::host::HostFs;
+use crate::host::{HostFs, KeptFile};
 use irqlab_core::paths;
 use irqlab_core::{PidStat, SchedStat};
 use serde::Serialize;
@@ -78,9 +79,43 @@ struct TrackedThread {
     /// CPU time (generating `stat` costs the kernel more than `schedstat`).
     last_cpu: Option<u32>,
     since_stat: u32,
-    /// `proc/PID/stat` and `proc/PID/schedstat`, built once (not per sample).
-    stat_rel: String,
-    schedstat_rel: String,
+    /// `proc/PID/stat` and `proc/PID/schedstat`.
+    stat: ThreadFile,
+    schedstat: ThreadFile,
+}
+
+/// One file of a tracked thread: its path (built once, not per sample)
+/// and its descriptor, kept here (opened on first read) so that a sample
+/// reads it without a lookup.
+#[derive(Debug)]
+struct ThreadFile {
+    rel: String,
+    kept: Option<KeptFile>,
+}
+
+impl ThreadFile {
+    /// `proc/PID/<name>`, not opened yet.
+    fn new(pid: u32, name: &str) -> Self {
+        ThreadFile {
+            rel: paths::pid_file(pid, name),
+            kept: None,
+        }
+    }
+
+    /// The file's text (one record: [`HostFs::read_record`]), opening it
+    /// on the first call.
+    fn read<'a>(&'a mut self, fs: &HostFs) -> std::io::Result<&'a [u8]> {
+        let k = match &mut self.kept {
+            Some(k) => k,
+            none => none.insert(fs.keep(&self.rel)?),
+        };
+        fs.read_kept_record(k, &self.rel)
+    }
+
+    /// Close the descriptor (the thread is gone).
+    fn close(&mut self) {
+        self.kept = None;
+    }
 }
 
 /// How often `/proc/PID/stat` is read for `last_cpu` when `schedstat` works.
@@ -138,18 +173,35 @@ impl Threads {
     /// none; used only for the live root).
     fn scan_with(&mut self, fs: &HostFs, cache_path: Option<&std::path::Path>) {
         let mut found = Vec::new();
+        let mut old = std::mem::take(&mut self.tracked);
         for (pid, name) in interrupt_threads(fs, cache_path) {
             if let Some(kind) = classify(&name) {
-                let prev = self.tracked.iter().find(|t| t.pid == pid && t.name == name);
+                // a thread tracked before keeps its figures and open files
+                let (prev, ticks_only, stat, schedstat) =
+                    match old.iter_mut().find(|t| t.pid == pid && t.name == name) {
+                        Some(t) => (
+                            t.prev,
+                            t.ticks_only,
+                            t.stat.kept.take(),
+                            t.schedstat.kept.take(),
+                        ),
+                        None => (None, false, None, None),
+                    };
                 found.push(TrackedThread {
                     pid,
                     kind,
-                    prev: prev.and_then(|t| t.prev),
-                    ticks_only: prev.is_some_and(|t| t.ticks_only),
+                    prev,
+                    ticks_only,
                     last_cpu: None,
                     since_stat: 0,
-                    stat_rel: paths::pid_file(pid, "stat"),
-                    schedstat_rel: paths::pid_file(pid, "schedstat"),
+                    stat: ThreadFile {
+                        kept: stat,
+                        ..ThreadFile::new(pid, "stat")
+                    },
+                    schedstat: ThreadFile {
+                        kept: schedstat,
+                        ..ThreadFile::new(pid, "schedstat")
+                    },
                     name,
                 });
             }
@@ -162,7 +214,7 @@ impl Threads {
     /// CPU use of every tracked thread since the previous call, as of
     /// CLOCK_MONOTONIC `mono_ns`. Threads seen for the first time report
     /// from the next call on; a vanished pid triggers a rescan next time.
-    pub fn sample(&mut self, fs: &mut HostFs, mono_ns: u64) -> Vec<ThreadCpu> {
+    pub fn sample(&mut self, fs: &HostFs, mono_ns: u64) -> Vec<ThreadCpu> {
         let mut out = Vec::new();
         self.sample_into(fs, mono_ns, &mut out);
         out
@@ -170,7 +222,7 @@ impl Threads {
 
     /// Like [`Threads::sample`] into `out` (replaced), reusing its entries
     /// and their name strings: no allocation per sample once warm.
-    pub fn sample_into(&mut self, fs: &mut HostFs, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
+    pub fn sample_into(&mut self, fs: &HostFs, mono_ns: u64, out: &mut Vec<ThreadCpu>) {
         if self.rescan {
             self.scan(fs);
         }
@@ -188,8 +240,8 @@ impl Threads {
                     t.prev = Some((cpu_ns, mono_ns));
                 }
                 None => {
-                    fs.forget(&t.stat_rel);
-                    fs.forget(&t.schedstat_rel);
+                    t.stat.close();
+                    t.schedstat.close();
                     self.rescan = true;
                 }
             }
@@ -328,24 +380,24 @@ fn pct(prev: Option<(u64, u64)>, now: (u64, u64)) -> Option<f64> {
 
 /// (CPU ns, last CPU) of `t`, or `None` when the thread is gone.
 fn read_cpu(
-    fs: &mut HostFs,
+    fs: &HostFs,
     t: &mut TrackedThread,
     stat: &mut PidStat,
     tick_ns: u64,
 ) -> Option<(u64, Option<u32>)> {
     if !t.ticks_only && t.since_stat > 0 && t.since_stat < STAT_EVERY {
-        if let Some(ns) = read_schedstat(fs, &t.schedstat_rel) {
+        if let Some(ns) = read_schedstat(fs, &mut t.schedstat) {
             t.since_stat += 1;
             return Some((ns, t.last_cpu));
         }
     }
-    let bytes = fs.read_record(&t.stat_rel).ok()?;
+    let bytes = t.stat.read(fs).ok()?;
     stat.parse_into(bytes).ok()?;
     t.last_cpu = stat.processor;
     t.since_stat = 1;
     let ticks = stat.cpu_ticks().unwrap_or(0).saturating_mul(tick_ns);
     if !t.ticks_only {
-        match read_schedstat(fs, &t.schedstat_rel) {
+        match read_schedstat(fs, &mut t.schedstat) {
             Some(ns) => return Some((ns, t.last_cpu)),
             None => t.ticks_only = true,
         }
@@ -353,9 +405,9 @@ fn read_cpu(
     Some((ticks, t.last_cpu))
 }
 
-/// CPU time in ns from `/proc/PID/schedstat` (`rel`), if readable.
-fn read_schedstat(fs: &mut HostFs, rel: &str) -> Option<u64> {
-    let bytes = fs.read_record(rel).ok()?;
+/// CPU time in ns from `/proc/PID/schedstat` (`file`), if readable.
+fn read_schedstat(fs: &HostFs, file: &mut ThreadFile) -> Option<u64> {
+    let bytes = file.read(fs).ok()?;
     SchedStat::parse(bytes).ok().map(|s| s.exec_runtime_ns)
 }
 
@@ -407,13 +459,13 @@ mod tests {
         write(r, "proc/50/comm", "irq/24-ACPI:Ged\n");
         write(r, "proc/50/stat", &stat_line(50, "irq/24-ACPI:Ged", 1, 1));
         write(r, "proc/1/comm", "init\n");
-        let mut fs = HostFs::new(r);
+        let fs = HostFs::new(r);
         let mut th = Threads::new(&fs);
         assert_eq!(th.len(), 2);
-        assert!(th.sample(&mut fs, 1_000_000_000).is_empty());
+        assert!(th.sample(&fs, 1_000_000_000).is_empty());
         write(r, "proc/14/schedstat", "251000000 0 2\n");
         write(r, "proc/50/stat", &stat_line(50, "irq/24-ACPI:Ged", 11, 1));
-        let v = th.sample(&mut fs, 2_000_000_000);
+        let v = th.sample(&fs, 2_000_000_000);
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].kind, ThreadKind::Ksoftirqd { cpu: 0 });
         assert!((v[0].cpu_pct - 25.0).abs() < 1e-9);
@@ -421,18 +473,20 @@ mod tests {
         assert!((v[1].cpu_pct - tick_pct).abs() < 1e-9);
         assert_eq!(v[1].last_cpu, Some(1));
         std::fs::remove_dir_all(r.join("proc/50")).unwrap();
-        fs.forget("proc/50/stat");
+        // a dead thread's kept files fail to read (procfs); a deleted
+        // file of a fake tree does not: close them, as a failed read does
+        th.tracked[1].stat.close();
         // a reused vector: the vanished thread's entry is dropped, the
         // remaining one rewritten in place
         let mut reused = v.clone();
-        th.sample_into(&mut fs, 3_000_000_000, &mut reused);
+        th.sample_into(&fs, 3_000_000_000, &mut reused);
         assert_eq!(reused.len(), 1);
         assert_eq!(
             (reused[0].pid, reused[0].name.as_str()),
             (Some(14), "ksoftirqd/0")
         );
         assert!(reused[0].cpu_pct.abs() < 1e-9, "schedstat did not move");
-        th.sample(&mut fs, 4_000_000_000);
+        th.sample(&fs, 4_000_000_000);
         assert_eq!(th.len(), 1);
     }
 
@@ -507,14 +561,14 @@ mod tests {
 
     #[test]
     fn live_threads_when_available() {
-        let mut fs = HostFs::new("/");
+        let fs = HostFs::new("/");
         let mut th = Threads::new(&fs);
         if th.is_empty() {
             eprintln!("skipping: no ksoftirqd or irq/ threads visible under /proc");
             return;
         }
-        th.sample(&mut fs, 1);
-        let v = th.sample(&mut fs, 1_000_000_001);
+        th.sample(&fs, 1);
+        let v = th.sample(&fs, 1_000_000_001);
         assert!(v.iter().all(|t| t.cpu_pct >= 0.0 && t.cpu_pct.is_finite()));
     }
 }

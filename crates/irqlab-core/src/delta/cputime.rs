@@ -42,6 +42,109 @@ impl CpuPct {
     }
 }
 
+impl CpuPct {
+    /// Every CPU's share and the all-CPU share from `old` to `new` in one
+    /// pass over the CPUs. `line(id, share)` gets each CPU line of `new`
+    /// that has an id, in order, with the share [`cpu_pct_over`] of one
+    /// CPU gives ([`cpu_pct`] when `elapsed_s` is `None`) against that
+    /// CPU's line in `old`: none when `old` lacks it, a line of zeros when
+    /// `old` is the default `Stat` (since boot). Returns what
+    /// [`stat_aggregate_pct_over`] (`stat_aggregate_pct`) returns.
+    pub fn per_cpu_and_aggregate(
+        old: &Stat,
+        new: &Stat,
+        elapsed_s: Option<f64>,
+        mut line: impl FnMut(u32, Option<CpuPct>),
+    ) -> Option<CpuPct> {
+        let since_boot = old.is_default();
+        let limit = elapsed_s.map(max_ticks);
+        let ascending = ids_ascending(&old.cpus);
+        let zero = CpuTimes::default();
+        let mut sum = [0u64; N];
+        // a CPU in both samples, and one of them a gap for the aggregate
+        let (mut any, mut gap) = (false, false);
+        for (i, n) in new.cpus.iter().enumerate() {
+            let Some(id) = n.cpu else {
+                continue;
+            };
+            let o = match same_cpu(&old.cpus, ascending, i, id) {
+                Some(o) => o,
+                None if since_boot => &zero,
+                None => {
+                    line(id, None);
+                    continue;
+                }
+            };
+            let (d, back) = steps(o, n);
+            let ticks: f64 = d.iter().map(|&v| v as f64).sum();
+            let over = limit.is_some_and(|l| ticks > l);
+            if !since_boot {
+                any = true;
+                gap |= over || back;
+                for (s, v) in sum.iter_mut().zip(d) {
+                    *s = s.saturating_add(v);
+                }
+            }
+            line(id, if over { None } else { shares(&d) });
+        }
+        if since_boot {
+            cpu_pct(&zero, &new.total)
+        } else if any && !gap {
+            shares(&sum)
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether every line of `cpus` has an id and the ids ascend strictly
+/// (each CPU once: the parser's order), so that a CPU is found by its
+/// position or a binary search.
+fn ids_ascending(cpus: &[CpuTimes]) -> bool {
+    cpus.first().is_none_or(|c| c.cpu.is_some())
+        && cpus.windows(2).all(|w| match w {
+            [a, b] => a.cpu < b.cpu,
+            _ => true,
+        })
+}
+
+/// The first line of `old` for CPU `id`, looked up first at position `i`
+/// (the same CPUs in both samples) when `old`'s ids ascend.
+fn same_cpu(old: &[CpuTimes], ascending: bool, i: usize, id: u32) -> Option<&CpuTimes> {
+    if !ascending {
+        return old.iter().find(|o| o.cpu == Some(id));
+    }
+    match old.get(i) {
+        Some(o) if o.cpu == Some(id) => Some(o),
+        _ => old
+            .binary_search_by_key(&Some(id), |o| o.cpu)
+            .ok()
+            .and_then(|k| old.get(k)),
+    }
+}
+
+/// Each of user … steal's step from `old` to `new` (0 where it went
+/// backwards), and whether any went backwards.
+fn steps(old: &CpuTimes, new: &CpuTimes) -> ([u64; N], bool) {
+    let mut d = [0u64; N];
+    let mut back = false;
+    // both lines print every field (any kernel since 2.6.33): no field
+    // looked up one by one
+    if let (Some(o), Some(n)) = (old.fields.first_chunk::<N>(), new.fields.first_chunk::<N>()) {
+        for ((v, &n), &o) in d.iter_mut().zip(n).zip(o) {
+            back |= n < o;
+            *v = n.saturating_sub(o);
+        }
+        return (d, back);
+    }
+    for (i, v) in d.iter_mut().enumerate() {
+        let (n, o) = (field(new, i), field(old, i));
+        back |= n < o;
+        *v = n.saturating_sub(o);
+    }
+    (d, back)
+}
+
 /// Fields that make up the total: user … steal (guest time is already
 /// inside user/nice and is not added again).
 const N: usize = 8;
@@ -50,6 +153,9 @@ fn field(t: &CpuTimes, i: usize) -> u64 {
     t.fields.get(i).copied().unwrap_or(0)
 }
 
+/// The shares of the ticks `d` (user … steal) in their sum; `None` when
+/// no tick elapsed. One copy (not inlined) for every caller.
+#[inline(never)]
 fn shares(d: &[u64; N]) -> Option<CpuPct> {
     let total: f64 = d.iter().map(|&v| v as f64).sum();
     if total <= 0.0 {
@@ -132,7 +238,7 @@ pub fn cpu_pct(old: &CpuTimes, new: &CpuTimes) -> Option<CpuPct> {
 /// backwards. An empty `old` (the default `Stat`) means "since boot": the
 /// aggregate line is then the only sample there is.
 pub fn stat_aggregate_pct(old: &Stat, new: &Stat) -> Option<CpuPct> {
-    if old == &Stat::default() {
+    if old.is_default() {
         return cpu_pct(&CpuTimes::default(), &new.total);
     }
     let mut d = [0u64; N];
@@ -223,6 +329,85 @@ mod tests {
         let eight = line(None, [1600, 0, 0, 1600, 0, 0, 0, 0]);
         assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 8).is_some());
         assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 1).is_none());
+    }
+
+    /// A random `Stat` of up to 6 CPU lines: ids mostly ascending, now and
+    /// then shuffled, repeated or missing; fields mostly near `base`, some
+    /// far above (a step no CPU can take) or below it (backwards).
+    fn random_stat(rng: &mut crate::rng::Rng, base: u64) -> Stat {
+        let field = |rng: &mut crate::rng::Rng| match rng.next_u64() % 12 {
+            0 => base.saturating_sub(rng.next_u64() % 50),
+            1 => base + (1 << 40) + rng.next_u64() % 9,
+            2 => 0,
+            _ => base + rng.next_u64() % 300,
+        };
+        let n = rng.next_u64() % 7;
+        let mut cpus: Vec<CpuTimes> = (0..n)
+            .map(|k| CpuTimes {
+                cpu: match rng.next_u64() % 16 {
+                    0 => None,
+                    1 => Some((rng.next_u64() % 4) as u32),
+                    _ => Some(k as u32 * (1 + (rng.next_u64() % 2) as u32)),
+                },
+                fields: (0..4 + rng.next_u64() % 8).map(|_| field(rng)).collect(),
+            })
+            .collect();
+        if rng.next_u64() % 8 == 0 {
+            cpus.reverse();
+        }
+        Stat {
+            total: CpuTimes {
+                cpu: None,
+                fields: (0..8).map(|_| field(rng)).collect(),
+            },
+            cpus,
+            ..Stat::default()
+        }
+    }
+
+    #[test]
+    fn one_pass_shares_are_those_of_the_per_line_functions() {
+        let mut rng = crate::rng::Rng::new(5);
+        let (mut shares, mut gaps) = (0, 0);
+        for case in 0..20_000 {
+            let old = match case % 10 {
+                0 => Stat::default(),
+                _ => random_stat(&mut rng, 1000),
+            };
+            let new = random_stat(&mut rng, 1000 + 200 * (case % 3));
+            let elapsed = match case % 4 {
+                0 => None,
+                _ => Some((rng.next_u64() % 3000) as f64 / 1000.0),
+            };
+            let since_boot = old == Stat::default();
+            let zero = CpuTimes::default();
+            let mut want = Vec::new();
+            for n in &new.cpus {
+                let Some(id) = n.cpu else { continue };
+                let o = old.cpus.iter().find(|t| t.cpu == Some(id));
+                let share = o
+                    .or(since_boot.then_some(&zero))
+                    .and_then(|o| match elapsed {
+                        Some(s) => cpu_pct_over(o, n, s, 1),
+                        None => cpu_pct(o, n),
+                    });
+                want.push((id, share));
+            }
+            let want_all = match elapsed {
+                Some(s) => stat_aggregate_pct_over(&old, &new, s),
+                None => stat_aggregate_pct(&old, &new),
+            };
+            let mut got = Vec::new();
+            let all = CpuPct::per_cpu_and_aggregate(&old, &new, elapsed, |id, p| got.push((id, p)));
+            shares += usize::from(all.is_some()) + got.iter().filter(|g| g.1.is_some()).count();
+            gaps += usize::from(all.is_none()) + got.iter().filter(|g| g.1.is_none()).count();
+            assert_eq!((all, got), (want_all, want), "{case}: {old:?} -> {new:?}");
+        }
+        // both kinds of outcome are common
+        assert!(
+            shares > 10_000 && gaps > 10_000,
+            "{shares} shares, {gaps} gaps"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{CpuPctLine, StatSection};
 use crate::filter::Filter;
-use irqlab_core::delta;
+use irqlab_core::delta::{self, CpuPct};
 use irqlab_core::stat::{CpuTimes, Stat};
 
 /// Time shares from `old` to `new`, `elapsed_s` apart (`None`: since
@@ -27,7 +27,59 @@ pub fn stat_section_into(
     elapsed_s: Option<f64>,
     out: &mut StatSection,
 ) {
-    let since_boot = old == &Stat::default();
+    let since_boot = old.is_default();
+    out.cpu_pct.clear();
+    if f.cpus.is_some() {
+        selected_cpu_pct(old, new, f, elapsed_s, since_boot, out);
+    } else {
+        out.aggregate_cpus = None;
+        // the aggregate line first, its share known once every CPU is seen
+        out.cpu_pct.push(CpuPctLine {
+            cpu: None,
+            pct: None,
+        });
+        let lines = &mut out.cpu_pct;
+        let aggregate = CpuPct::per_cpu_and_aggregate(old, new, elapsed_s, |cpu, pct| {
+            if f.keep_cpu(cpu) {
+                lines.push(CpuPctLine {
+                    cpu: Some(cpu),
+                    pct,
+                });
+            }
+        });
+        if let Some(first) = out.cpu_pct.first_mut() {
+            first.pct = aggregate;
+        }
+    }
+    // since boot: the value itself; over an interval: `delta`'s difference
+    // of a 64-bit counter (a decrease is a reset: no count)
+    let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
+        (_, n) => n,
+    };
+    out.ctxt = diff(old.ctxt, new.ctxt);
+    out.btime = new.btime;
+    out.processes = diff(old.processes, new.processes);
+    out.procs_running = new.procs_running;
+    out.procs_blocked = new.procs_blocked;
+    out.intr_total = diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0);
+    out.softirq_total = diff(old.softirq_total, new.softirq_total);
+}
+
+/// The time shares of [`stat_section_into`] under `--cpus` (into
+/// `out.cpu_pct`, emptied by the caller): the selected CPUs summed into
+/// the first line (none when the selection is empty), then each selected
+/// CPU's own. Not inlined: its code stays out of the lines the common
+/// path (no `--cpus`) runs through.
+#[inline(never)]
+fn selected_cpu_pct(
+    old: &Stat,
+    new: &Stat,
+    f: &Filter,
+    elapsed_s: Option<f64>,
+    since_boot: bool,
+    out: &mut StatSection,
+) {
     let zero = CpuTimes::default();
     let since = |cpu: Option<u32>| -> Option<&CpuTimes> {
         let found = match cpu {
@@ -45,30 +97,13 @@ pub fn stat_section_into(
         None => delta::cpu_pct(o, n),
     };
     let share = |cpu: Option<u32>, t: &CpuTimes| since(cpu).and_then(|o| pct(o, t, 1));
-    let mut selected = out.aggregate_cpus.take();
-    let aggregate = match (&f.cpus, elapsed_s) {
-        (None, Some(secs)) => {
-            selected = None;
-            delta::stat_aggregate_pct_over(old, new, secs)
-        }
-        (None, None) => {
-            selected = None;
-            delta::stat_aggregate_pct(old, new)
-        }
-        (Some(_), _) => {
-            let cpus = selected.get_or_insert_with(Vec::new);
-            let (o, n) = selected_times(old, new, f, since_boot, cpus);
-            (!cpus.is_empty())
-                .then(|| pct(&o, &n, cpus.len()))
-                .flatten()
-        }
-    };
+    let cpus = out.aggregate_cpus.get_or_insert_with(Vec::new);
+    let (o, n) = selected_times(old, new, f, since_boot, cpus);
     // an empty selection sums nothing: no aggregate line at all
-    out.cpu_pct.clear();
-    if selected.as_ref().is_none_or(|c| !c.is_empty()) {
+    if !cpus.is_empty() {
         out.cpu_pct.push(CpuPctLine {
             cpu: None,
-            pct: aggregate,
+            pct: pct(&o, &n, cpus.len()),
         });
     }
     out.cpu_pct.extend(
@@ -80,20 +115,6 @@ pub fn stat_section_into(
                 pct: share(t.cpu, t),
             }),
     );
-    out.aggregate_cpus = selected;
-    // since boot: the value itself; over an interval: `delta`'s difference
-    // of a 64-bit counter (a decrease is a reset: no count)
-    let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
-        (_, n) => n,
-    };
-    out.ctxt = diff(old.ctxt, new.ctxt);
-    out.btime = new.btime;
-    out.processes = diff(old.processes, new.processes);
-    out.procs_running = new.procs_running;
-    out.procs_blocked = new.procs_blocked;
-    out.intr_total = diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0);
-    out.softirq_total = diff(old.softirq_total, new.softirq_total);
 }
 
 /// The summed lines of the `--cpus` CPUs in `old` and `new` (in rates
