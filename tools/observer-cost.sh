@@ -60,6 +60,9 @@
 #                  0: never
 #        TREE=dir  an existing `irqlab synth` tree (else one is made in a
 #                  temporary directory, removed at exit)
+#        BASE=path/to/another/irqlab  part 2 also runs its json top and
+#                  its record (named "base: ..."), in the same rounds:
+#                  a before/after of two builds under the same load
 #        SKIP_MPSTAT=1  skip part 2; SKIP_PERF=1 skip part 3;
 #        SKIP_SHOW=1    skip part 1 (no synth tree is made);
 #        SKIP_FLOOR=1   skip part 4 (40 s per round: 10 s probe + 30 s perf)
@@ -100,10 +103,11 @@ fi
 
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
-    "${SCRAPE:-15}" <<'PY'
+    "${SCRAPE:-15}" "${BASE:-}" <<'PY'
 import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
+base = sys.argv[15] if len(sys.argv) > 15 else ""
 rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
 floor_bin = sys.argv[13]
@@ -303,9 +307,9 @@ floor_files = ["+/proc/interrupts", "/proc/softirqs", "/proc/stat"] + thread_fil
 def serve_cmd(count):
     return [irqlab, "serve", "--listen", "127.0.0.1:0", "-i", "1s", "--duration", f"{count}s"]
 
-def record_cmd(count):
+def record_cmd(count, binary=irqlab):
     out = tempfile.mkdtemp(dir=tmp)
-    return [irqlab, "record", "-i", "1s", "-d", f"{count}s", "-o", out]
+    return [binary, "record", "-i", "1s", "-d", f"{count}s", "-o", out]
 
 contenders = {
     "top --batch --format json": lambda c: [irqlab, "top", "--batch", "--format", "json", "-i", "1s", "-n", str(c)],
@@ -314,6 +318,12 @@ contenders = {
     "serve -i 1s": serve_cmd,
     "mpstat": lambda c: ["mpstat", "-I", "ALL", "1", str(c)],
 }
+if base:
+    if not os.access(base, os.X_OK):
+        sys.exit(f"observer-cost.sh: BASE={base} is not an executable")
+    contenders["base: top --batch --format json"] = \
+        lambda c: [base, "top", "--batch", "--format", "json", "-i", "1s", "-n", str(c)]
+    contenders["base: record -i 1s"] = lambda c: record_cmd(c, base)
 if floor_bin and not skip_mpstat:
     width = line_bytes()
     contenders["floor"] = lambda c: [floor_bin, "-c", "-w", str(width), str(c)] + floor_files
