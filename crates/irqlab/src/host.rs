@@ -385,20 +385,22 @@ impl HostFs {
 /// non-empty first read is a regular file's whole text (a FIFO opened
 /// non-blocking reads empty or fails, a directory fails, `/dev/zero`
 /// fills the buffer); anything else is read only if `fstat` says regular.
+/// The short read lands on the stack and the text is made from it (one
+/// allocation).
 fn attr_text_checked(file: &File) -> Option<String> {
-    attr_bytes_checked(file)
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-}
-
-/// The bytes [`attr_text_checked`] trims: a short non-empty first read,
-/// else the whole file when `fstat` says regular (`InvalidInput` when it
-/// is not).
-fn attr_bytes_checked(file: &File) -> io::Result<Vec<u8>> {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
     let mut small = [0u8; ATTR_FIRST];
     if let Ok(n @ 1..ATTR_FIRST) = read_at_retry(file, &mut small) {
-        return Ok(small.get(..n).unwrap_or_default().to_vec());
+        // the usual case: the text made straight from the stack
+        return small.get(..n).map(text);
     }
+    whole_if_regular(file).ok().map(|b| text(&b))
+}
+
+/// The whole of `file` when `fstat` says it is regular (`InvalidInput`
+/// when it is not): [`attr_text_checked`] past a first read that was not
+/// short and non-empty.
+fn whole_if_regular(file: &File) -> io::Result<Vec<u8>> {
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -39,20 +39,9 @@ impl AttrDir {
     /// FIFO (non-blocking: empty), a directory (`EISDIR`) or a device
     /// like `/dev/zero` (full) gives — and the file is then refused
     /// unless regular. On a 1056-IRQ tree the `fstat` was a quarter of
-    /// the 5.7 µs each row's affinity cost. The short read is read into
-    /// the stack and the text made from it (one allocation); any other
-    /// first read is left to [`HostFs::read_attr`]'s rules, which read the
-    /// file again from its start.
+    /// the 5.7 µs each row's affinity cost.
     pub fn read(&self, rel: &str) -> Option<String> {
-        let file = self.open(rel).ok()?;
-        let mut small = [0u8; super::ATTR_FIRST];
-        match super::read_at_retry(&file, &mut small) {
-            Ok(n @ 1..super::ATTR_FIRST) => {
-                let text = String::from_utf8_lossy(small.get(..n)?);
-                Some(text.trim().to_string())
-            }
-            _ => super::attr_text_checked(&file),
-        }
+        super::attr_text_checked(&self.open(rel).ok()?)
     }
 
     fn open(&self, rel: &str) -> io::Result<File> {
