@@ -48,8 +48,10 @@ impl CpuPct {
     /// that has an id, in order, with the share [`cpu_pct_over`] of one
     /// CPU gives ([`cpu_pct`] when `elapsed_s` is `None`) against that
     /// CPU's line in `old`: none when `old` lacks it, a line of zeros when
-    /// `old` is the default `Stat` (since boot). Returns what
-    /// [`stat_aggregate_pct_over`] (`stat_aggregate_pct`) returns.
+    /// `old` is the default `Stat` (since boot). Returns the all-CPU share
+    /// as [`stat_aggregate_pct`] defines it; with `elapsed_s`, also a gap
+    /// when a CPU in both advanced by more ticks than one CPU can account
+    /// ([`stat_aggregate_pct_over`]). Both are this with no `line`.
     pub fn per_cpu_and_aggregate(
         old: &Stat,
         new: &Stat,
@@ -208,16 +210,7 @@ pub fn cpu_pct_over(
 /// (a gap) when any CPU's line advanced by more ticks than one CPU can
 /// account in the interval.
 pub fn stat_aggregate_pct_over(old: &Stat, new: &Stat, elapsed_s: f64) -> Option<CpuPct> {
-    let limit = max_ticks(elapsed_s);
-    for n in &new.cpus {
-        let Some(o) = old.cpus.iter().find(|o| o.cpu.is_some() && o.cpu == n.cpu) else {
-            continue;
-        };
-        if step_ticks(o, n) > limit {
-            return None;
-        }
-    }
-    stat_aggregate_pct(old, new)
+    CpuPct::per_cpu_and_aggregate(old, new, Some(elapsed_s), |_, _| {})
 }
 
 /// CPU time shares between two `cpu` lines of `/proc/stat` (pass an empty
@@ -238,26 +231,7 @@ pub fn cpu_pct(old: &CpuTimes, new: &CpuTimes) -> Option<CpuPct> {
 /// backwards. An empty `old` (the default `Stat`) means "since boot": the
 /// aggregate line is then the only sample there is.
 pub fn stat_aggregate_pct(old: &Stat, new: &Stat) -> Option<CpuPct> {
-    if old.is_default() {
-        return cpu_pct(&CpuTimes::default(), &new.total);
-    }
-    let mut d = [0u64; N];
-    let mut any = false;
-    for n in &new.cpus {
-        let Some(o) = old.cpus.iter().find(|o| o.cpu.is_some() && o.cpu == n.cpu) else {
-            continue;
-        };
-        any = true;
-        for (i, v) in d.iter_mut().enumerate() {
-            let step = field(n, i).checked_sub(field(o, i))?;
-            *v = v.saturating_add(step);
-        }
-    }
-    if any {
-        shares(&d)
-    } else {
-        None
-    }
+    CpuPct::per_cpu_and_aggregate(old, new, None, |_, _| {})
 }
 
 #[cfg(test)]
@@ -331,6 +305,37 @@ mod tests {
         assert!(cpu_pct_over(&line(None, [0; 8]), &eight, 1.0, 1).is_none());
     }
 
+    /// The aggregate share by its definition, line by line (the reference
+    /// [`CpuPct::per_cpu_and_aggregate`] is checked against): `None` when
+    /// a CPU in both samples advanced by more ticks than one CPU can
+    /// account in `elapsed_s`, or went backwards; else the shares of the
+    /// summed steps of the CPUs in both.
+    fn reference_aggregate(old: &Stat, new: &Stat, elapsed_s: Option<f64>) -> Option<CpuPct> {
+        if old.is_default() {
+            return cpu_pct(&CpuTimes::default(), &new.total);
+        }
+        let mut d = [0u64; N];
+        let mut any = false;
+        for n in &new.cpus {
+            let Some(o) = old.cpus.iter().find(|o| o.cpu.is_some() && o.cpu == n.cpu) else {
+                continue;
+            };
+            if elapsed_s.is_some_and(|s| step_ticks(o, n) > max_ticks(s)) {
+                return None;
+            }
+            any = true;
+            for (i, v) in d.iter_mut().enumerate() {
+                let step = field(n, i).checked_sub(field(o, i))?;
+                *v = v.saturating_add(step);
+            }
+        }
+        if any {
+            shares(&d)
+        } else {
+            None
+        }
+    }
+
     /// A random `Stat` of up to 6 CPU lines: ids mostly ascending, now and
     /// then shuffled, repeated or missing; fields mostly near `base`, some
     /// far above (a step no CPU can take) or below it (backwards).
@@ -393,10 +398,12 @@ mod tests {
                     });
                 want.push((id, share));
             }
-            let want_all = match elapsed {
+            let want_all = reference_aggregate(&old, &new, elapsed);
+            let by_wrapper = match elapsed {
                 Some(s) => stat_aggregate_pct_over(&old, &new, s),
                 None => stat_aggregate_pct(&old, &new),
             };
+            assert_eq!(by_wrapper, want_all, "{case}: {old:?} -> {new:?}");
             let mut got = Vec::new();
             let all = CpuPct::per_cpu_and_aggregate(&old, &new, elapsed, |id, p| got.push((id, p)));
             shares += usize::from(all.is_some()) + got.iter().filter(|g| g.1.is_some()).count();
