@@ -244,18 +244,8 @@ fn zero_run(b: &[u8], most: usize) -> usize {
 #[inline]
 fn zero_prefix(b: &[u8], want: usize) -> usize {
     let mut off = 0;
-    for k in 0..3 {
-        if off >= want {
-            return off;
-        }
-        let Some(part) = b.get(off..).and_then(|r| r.first_chunk::<64>()) else {
-            return off + zero_tail(b.get(off..).unwrap_or_default(), off);
-        };
-        let m = eq64_at(part, 64 * k);
-        if m != u64::MAX {
-            return off + m.trailing_ones() as usize;
-        }
-        off += 64;
+    if let Some(end) = three_parts(b, &mut off, want, 0) {
+        return end;
     }
     // from byte 192 on: the pattern from its byte 16
     while off < want {
@@ -267,23 +257,35 @@ fn zero_prefix(b: &[u8], want: usize) -> usize {
         }
         off += 176;
     }
-    // the block that differs (or the last bytes) 64 at a time, the
-    // pattern from its bytes 16, 80 and 144
-    for k in 0..3 {
-        if off >= want {
-            return off;
-        }
-        let Some(part) = b.get(off..).and_then(|r| r.first_chunk::<64>()) else {
-            return off + zero_tail(b.get(off..).unwrap_or_default(), off);
-        };
-        let m = eq64_at(part, 16 + 64 * k);
-        if m != u64::MAX {
-            return off + m.trailing_ones() as usize;
-        }
-        off += 64;
+    // the block that differs (or the last bytes): the pattern from its
+    // byte 16 again
+    if let Some(end) = three_parts(b, &mut off, want, 16) {
+        return end;
     }
     // (a block that differed ends the run within these 192 bytes)
     off + zero_tail(b.get(off..).unwrap_or_default(), off)
+}
+
+/// Up to three 64-byte parts of `b` from `*off` against the pattern from
+/// its byte `p` (where `*off` falls in it, modulo 176): the end of
+/// [`zero_prefix`]'s match where a part differs, the text ends or
+/// `want` is reached; `None` (`*off` 192 bytes on) when all three match.
+#[inline(always)]
+fn three_parts(b: &[u8], off: &mut usize, want: usize, p: usize) -> Option<usize> {
+    for k in 0..3 {
+        if *off >= want {
+            return Some(*off);
+        }
+        let Some(part) = b.get(*off..).and_then(|r| r.first_chunk::<64>()) else {
+            return Some(*off + zero_tail(b.get(*off..).unwrap_or_default(), *off));
+        };
+        let m = eq64_at(part, p + 64 * k);
+        if m != u64::MAX {
+            return Some(*off + m.trailing_ones() as usize);
+        }
+        *off += 64;
+    }
+    None
 }
 
 /// [`zero_prefix`] of `rest`, the last bytes of a text whose byte `at`
