@@ -210,18 +210,7 @@ fn live_bytes(n: usize) -> u64 {
 /// The token starting at `s`: up to the next space or the end of the
 /// line; `None` when a control byte ends it first.
 fn spaced_token(line: &[u8], s: usize) -> Option<&[u8]> {
-    let mut at = s;
-    let end = loop {
-        let stop = digits::blanks_or_controls(digits::word_at(line, at));
-        if stop != 0 {
-            break (at + (stop.trailing_zeros() / 8) as usize).min(line.len());
-        }
-        at += 8;
-    };
-    match line.get(end) {
-        None | Some(b' ') => line.get(s..end),
-        Some(_) => None,
-    }
+    line.get(s..digits::spaced_token_end(line, s)?)
 }
 
 fn state_char(tok: &[u8]) -> Result<char, ErrorKind> {

@@ -316,24 +316,15 @@ enum Intr {
     TotalOnly,
 }
 
-/// The first token of `line` as `next_token(line, 0)` finds it: a key of
-/// up to 15 bytes at the start, ended by a space or the end of the line,
-/// is found a word at a time; anything else by `next_token`.
+/// The first token of `line` as `next_token(line, 0)` finds it: a key
+/// at the start ended by a space or the end of the line is found a word
+/// at a time; anything else by `next_token`.
 #[inline]
 fn key_span(line: &[u8]) -> Option<(usize, usize)> {
-    let mut at = 0;
-    while at < 16 {
-        let stop = digits::blanks_or_controls(digits::word_at(line, at));
-        if stop != 0 {
-            let end = at + (stop.trailing_zeros() / 8) as usize;
-            if end > 0 && matches!(line.get(end), None | Some(b' ')) {
-                return Some((0, end));
-            }
-            break;
-        }
-        at += 8;
+    match digits::spaced_token_end(line, 0) {
+        Some(end) if end > 0 => Some((0, end)),
+        _ => next_token(line, 0),
     }
-    next_token(line, 0)
 }
 
 /// `cpu17` → 17; anything else (`cpu`, `cpux`, `cpu1x`) → `None`.
@@ -625,15 +616,9 @@ mod tests {
             if want.is_ok() {
                 assert_eq!(fast, slow, "{shown:?} from {pos}");
             }
-            let by_token = next_token(&line, pos)
-                .ok_or(ErrorKind::ExpectedNumber {
-                    what: "n",
-                    found: String::new(),
-                })
-                .and_then(|(s, e)| Ok((token_u64(&line[s..e], "n")?, e)));
             assert_eq!(
                 first_value(&line, pos, "n"),
-                by_token,
+                first_token_value(&line, pos, "n"),
                 "{shown:?} from {pos}"
             );
         }

@@ -153,6 +153,22 @@ pub(crate) fn blanks_or_controls(w: u64) -> u64 {
     !((w & !HIGH) + 0x5f * ONES) & !w & HIGH
 }
 
+/// The end of the token that starts at `s` when a space or the end of
+/// the line ends it, found eight bytes at a time; `None` when a control
+/// byte (a tab, a `\r`, a NUL …) ends it first.
+#[inline]
+pub(crate) fn spaced_token_end(line: &[u8], s: usize) -> Option<usize> {
+    let mut at = s;
+    let end = loop {
+        let stop = blanks_or_controls(word_at(line, at));
+        if stop != 0 {
+            break (at + (stop.trailing_zeros() / 8) as usize).min(line.len());
+        }
+        at += 8;
+    };
+    matches!(line.get(end), None | Some(b' ')).then_some(end)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
