@@ -9,6 +9,13 @@
 #      `--format table` (CPU of each process alone, from wait4's rusage;
 #      best of REPS runs per round), and peak RSS of `show` and
 #      `show --interval` against the file size (/usr/bin/time's %M).
+#      Beside them the show floor, tools/show-floor.c (needs cc): the
+#      three files read to their end, the affinity file of every numbered
+#      row opened and read as show does, and a write of show json's size.
+#      It is what any show json of the tree pays in the kernel and at
+#      start, so show json / show floor is the part show's own code
+#      decides, and show floor / cat says how far above `cat` the
+#      affinity reads alone put every show json on this machine.
 #   2. Per-sample and fixed CPU of the live samplers against the floor
 #      and mpstat: in every round, all running, each taking HI samples at
 #      1 s: `top --batch --format json`, `top --batch --format text`,
@@ -95,6 +102,11 @@ if [ "${SKIP_MPSTAT:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&
     cc -O2 -o "$tmp/observer-floor" "$top/tools/observer-floor.c" 2>/dev/null; then
     floor=$tmp/observer-floor
 fi
+show_floor=""
+if [ "${SKIP_SHOW:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&
+    cc -O2 -o "$tmp/show-floor" "$top/tools/show-floor.c" 2>/dev/null; then
+    show_floor=$tmp/show-floor
+fi
 perf_ok=0
 if [ "${SKIP_PERF:-0}" != 1 ] && command -v perf >/dev/null 2>&1 &&
     perf record -q -e cpu-clock -o "$tmp/probe.data" -- true >/dev/null 2>&1; then
@@ -103,11 +115,11 @@ fi
 
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
-    "${SCRAPE:-15}" "${BASE:-}" <<'PY'
+    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" <<'PY'
 import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
-base = sys.argv[15] if len(sys.argv) > 15 else ""
+base, show_floor_bin = sys.argv[15:17]
 rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
 floor_bin = sys.argv[13]
@@ -353,6 +365,17 @@ cases = {
     "show --format json / cat": show + ["--format", "json"],
     "show --format table / cat": show + ["--format", "table"],
 }
+if show_floor_bin and not skip_show:
+    # what any show json of this tree pays (tools/show-floor.c): the three
+    # files read to their end, each numbered row's affinity file, and a
+    # write of the document's size
+    with open(f"{tree}/proc/interrupts") as f:
+        shown_irqs = [l.split(":", 1)[0].strip() for l in f.read().splitlines()[1:]]
+    shown_irqs = [i for i in shown_irqs if i.isdigit()]
+    doc_bytes = len(subprocess.run(show + ["--format", "json"], capture_output=True, env=env,
+                                   check=True).stdout)
+    cases["show floor (tools/show-floor.c) / cat"] = \
+        [show_floor_bin, "-w", str(doc_bytes), tree] + shown_irqs
 cat = ["cat", f"{tree}/proc/interrupts"]
 res = {}
 def add(key, v):
@@ -360,12 +383,17 @@ def add(key, v):
 
 for r in range(1, rounds + 1):
     print(f"round {r}/{rounds}", file=sys.stderr)
+    b = {}
     for name, cmd in ({} if skip_show else cases).items():
         c = best(cat)
-        add(name, best(cmd) / max(c, 1e-6))
+        b[name] = best(cmd)
+        add(name, b[name] / max(c, 1e-6))
     if not skip_show:
-        table, js = best(cases["show --format table / cat"]), best(cases["show --format json / cat"])
-        add("show table / show json", table / max(js, 1e-6))
+        js = b["show --format json / cat"]
+        add("show table / show json", b["show --format table / cat"] / max(js, 1e-6))
+        if show_floor_bin:
+            add("show json / show floor (the part show's own code decides)",
+                js / max(b["show floor (tools/show-floor.c) / cat"], 1e-6))
         add("show json peak RSS / file size", peak_rss(show + ["--format", "json"]) * 1024 / size)
         add("show -i 100ms json peak RSS / file size",
             peak_rss(show + ["-i", "100ms", "--format", "json"]) * 1024 / size)
