@@ -109,12 +109,27 @@ fn parse() -> Result<cli::Cli, clap::Error> {
         .map_err(|e| e.format(&mut cmd))
 }
 
-/// clap's verdict: help and version to stdout (exit 0); usage errors to
-/// stderr with the `irqlab: ` prefix every message carries (exit 2).
+/// clap's verdict: help and version to stdout (exit 0; a closed stdout
+/// too, a failed write exit 1 with the reason); usage errors to stderr
+/// with the `irqlab: ` prefix every message carries (exit 2).
 fn usage(e: &clap::Error) -> ExitCode {
     if !e.use_stderr() {
-        let _ = e.print();
-        return ExitCode::SUCCESS;
+        use std::io::{IsTerminal, Write};
+        if std::io::stdout().is_terminal() {
+            // clap styles it for the terminal
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        let mut out = irqlab::export::stdout::stdout();
+        let text = e.render().to_string();
+        return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("irqlab: error: writing to stdout: {err}");
+                ExitCode::from(cmd::EXIT_FAILURE)
+            }
+        };
     }
     eprint!("irqlab: {}", e.render());
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))

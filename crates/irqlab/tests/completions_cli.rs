@@ -229,3 +229,52 @@ fn no_shell_completes_the_hidden_subcommand() {
         "synth --arch values"
     );
 }
+
+/// Runs irqlab with stdout a pipe whose reading end is already closed
+/// (EPIPE on the first write), or `/dev/full` (ENOSPC).
+fn with_stdout(args: &[&str], full: bool) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let stdout = if full {
+        std::process::Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    } else {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        std::process::Stdio::from(write)
+    };
+    Std::new(bin)
+        .args(args)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// A closed stdout ends completions, help and version quietly (exit 0, as
+/// `| head` ends every command); a full one is an error naming stdout
+/// (exit 1), never a panic (101) nor a silent success.
+#[test]
+fn completions_help_and_version_on_a_closed_or_full_stdout() {
+    let mut cases: Vec<Vec<&str>> = ["bash", "zsh", "fish", "elvish", "powershell"]
+        .iter()
+        .map(|s| vec!["completions", s])
+        .collect();
+    cases.extend([vec!["--help"], vec!["--version"], vec!["show", "--help"]]);
+    for args in &cases {
+        let out = with_stdout(args, false);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?} closed: {err}");
+        assert!(err.is_empty(), "{args:?} closed: {err}");
+        if std::path::Path::new("/dev/full").exists() {
+            let out = with_stdout(args, true);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?} full: {err}");
+            assert!(err.contains("stdout"), "{args:?} full: {err}");
+            assert!(!err.contains("panicked"), "{args:?} full: {err}");
+        }
+    }
+}

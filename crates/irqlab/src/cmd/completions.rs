@@ -18,20 +18,26 @@ pub struct Args {
     pub shell: clap_complete::Shell,
 }
 
-/// Write the completion script for `args.shell` to stdout.
+/// Write the completion script for `args.shell` to stdout (a closed
+/// stdout ends the run quietly, as for every command; a full one is an
+/// error).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::export::stdout::stdout();
     write(args.shell, &mut out)?;
-    out.flush().context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Write the completion script for `shell` to `out`: the visible
 /// subcommands only ([`crate::cli::visible_command`]), in every shell.
+/// The script is made in memory first: `clap_complete` panics on a failed
+/// write, and a write error here is the caller's to report.
 pub fn write(shell: clap_complete::Shell, out: &mut impl Write) -> anyhow::Result<()> {
     let mut cmd = crate::cli::visible_command();
-    clap_complete::generate(shell, &mut cmd, "irqlab", out);
-    out.flush().context("writing the completion script")
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "irqlab", &mut script);
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .context("writing the completion script to stdout")
 }
 
 #[cfg(test)]
