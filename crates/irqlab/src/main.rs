@@ -94,7 +94,7 @@ fn run() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("irqlab: error: {err:#}");
+            to_stderr(format_args!("irqlab: error: {err:#}\n"));
             ExitCode::from(cmd::EXIT_FAILURE)
         }
     }
@@ -126,13 +126,20 @@ fn usage(e: &clap::Error) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("irqlab: error: writing to stdout: {err}");
+                to_stderr(format_args!("irqlab: error: writing to stdout: {err}\n"));
                 ExitCode::from(cmd::EXIT_FAILURE)
             }
         };
     }
-    eprint!("irqlab: {}", e.render());
+    to_stderr(format_args!("irqlab: {}", e.render()));
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}
+
+/// A message to stderr; dropped when stderr cannot take it (a closed
+/// pipe, a full disk): std's `eprintln!` would panic instead.
+fn to_stderr(message: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_fmt(message);
 }
 
 #[cfg(test)]
