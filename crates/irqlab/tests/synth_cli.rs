@@ -226,7 +226,7 @@ fn summary_says_1_cpu_and_1_irq() {
     .stderr(contains("(1 CPU, 1 online, 1 IRQ, nr_irqs"))
     .stderr(contains("1 CPUs").not())
     .stderr(contains("1 IRQs").not());
-    synth(dir.path(), &["--ncpus", "2", "--irqs", "3"])
+    synth(&dir.path().join("two"), &["--ncpus", "2", "--irqs", "3"])
         .success()
         .stderr(contains("(2 CPUs, 2 online, 3 IRQs, nr_irqs"));
 }
@@ -241,7 +241,24 @@ fn old_cpus_spelling_still_works_and_warns() {
         .success()
         .stderr(contains("--cpus is deprecated").and(contains("use --ncpus")))
         .stderr(contains("(2 CPUs, 2 online, 3 IRQs, nr_irqs"));
-    synth(dir.path(), &["--ncpus", "2", "--irqs", "3"])
+    synth(&dir.path().join("new"), &["--ncpus", "2", "--irqs", "3"])
         .success()
         .stderr(contains("deprecated").not());
+}
+
+/// A second tree is not written over a first one: the files only the
+/// first has would stay and make a tree no machine has.
+#[test]
+fn a_non_empty_out_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    synth(dir.path(), &["--ncpus", "8", "--irqs", "40"]).success();
+    let before = read(dir.path(), "proc/interrupts");
+    synth(dir.path(), &["--ncpus", "4", "--irqs", "3"])
+        .failure()
+        .stderr(contains("is not empty"));
+    assert_eq!(read(dir.path(), "proc/interrupts"), before);
+    // an empty directory is fine
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    synth(&empty, &["--ncpus", "4", "--irqs", "3"]).success();
 }

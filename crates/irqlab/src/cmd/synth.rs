@@ -39,7 +39,8 @@ pub struct Args {
     /// Seed of the deterministic generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Directory to write `proc/…` and `sys/…` under (created if missing).
+    /// Directory to write `proc/…` and `sys/…` under: created if missing,
+    /// refused if it holds anything (a tree is never mixed with old files).
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -97,6 +98,27 @@ fn parse_era(s: &str) -> Result<Era, String> {
         .map_err(|_| "expected one of e1, e2, e3, e4".to_string())
 }
 
+/// Refuses an `--out` that exists and is not an empty directory: a tree
+/// written over another would keep the other's files where this one has
+/// none (more CPUs' or IRQs' files), a mixed tree that no machine has.
+fn refuse_non_empty(out: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::read_dir(out) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(
+                    "--out {} is not empty: a tree written into it would be mixed with \
+                     the files already there; remove them or name a new directory",
+                    out.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("--out {}", out.display())),
+    }
+}
+
+/// Write the tree the flags describe under `--out`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let argv: Vec<String> = std::env::args().collect();
     for w in args::deprecated_spellings(&argv, &[("--cpus", "--ncpus")]) {
@@ -119,6 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         seed: args.seed,
     };
     let tree = spec.build().context("invalid synth parameters")?;
+    refuse_non_empty(&args.out)?;
     let files = tree.files();
     let bytes = crate::host::write_tree(&args.out, &files)?;
     eprintln!(
