@@ -16,6 +16,11 @@
 //! most about twice `MAX_LINE_READ` for a file without newlines (a sparse
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.
+//!
+//! The kernel ends every line of its text files with `\n`: the reads of
+//! the statistics files ([`HostFs::read_lines`], [`HostFs::read_record`],
+//! [`HostFs::read_text`]) refuse a non-empty text that does not (a copy
+//! cut short), naming the path and the number of its last line.
 
 mod attrs;
 mod open;
@@ -192,6 +197,16 @@ fn kept_file<'a>(kept: &'a mut KeptMap, root: &Path, rel: &str) -> io::Result<&'
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
 
+/// [`HostFs::read`]: the whole file through its kept descriptor.
+fn read_whole<'a>(kept: &'a mut KeptMap, root: &Path, rel: &str) -> io::Result<&'a [u8]> {
+    let k = kept_file(kept, root, rel)?;
+    if k.buf.is_empty() {
+        presize(k.size, &mut k.buf);
+    }
+    let (filled, _calls) = pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
+    Ok(k.buf.get(..filled).unwrap_or_default())
+}
+
 /// First read of [`HostFs::read_record`] for a file of unknown size (on
 /// the stack): `/proc/PID/stat`, `schedstat`, `/proc/softirqs` and a small
 /// machine's `/proc/stat` fit.
@@ -231,14 +246,15 @@ impl HostFs {
     /// Read the whole file at `rel` through a kept-open descriptor. The
     /// returned slice is valid until the next read of the same file.
     pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
-        let root = &self.root;
-        let k = kept_file(&mut self.kept, root, rel)?;
-        if k.buf.is_empty() {
-            presize(k.size, &mut k.buf);
-        }
-        let (filled, _calls) =
-            pread_to_end(&k.file, &mut k.buf).map_err(|e| named(root, rel, e))?;
-        Ok(k.buf.get(..filled).unwrap_or_default())
+        read_whole(&mut self.kept, &self.root, rel)
+    }
+
+    /// [`HostFs::read`] of a kernel text file of lines (a whole
+    /// `/proc/interrupts`): a non-empty text that does not end with `\n`
+    /// is an error ([`truncated`]).
+    pub fn read_text(&mut self, rel: &str) -> io::Result<&[u8]> {
+        let text = read_whole(&mut self.kept, &self.root, rel)?;
+        whole_lines(&self.root, rel, text)
     }
 
     /// Like [`HostFs::read`] for a file the kernel generates as one record
@@ -249,11 +265,13 @@ impl HostFs {
     /// see EOF (regular files of captured trees are short only at EOF
     /// too). Not for `/proc/interrupts`, whose rows are records of their
     /// own: a read of it stops short before a row that does not fit the
-    /// kernel's page buffer.
+    /// kernel's page buffer. A non-empty text that does not end with `\n`
+    /// is an error ([`truncated`]).
     pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
-        k.read_record().map_err(|e| named(root, rel, e))
+        let text = k.read_record().map_err(|e| named(root, rel, e))?;
+        whole_lines(root, rel, text)
     }
 
     /// Open `rel` (regular files only) as a [`KeptFile`] its caller keeps
@@ -277,7 +295,9 @@ impl HostFs {
 
     /// Like [`HostFs::for_each_line`] through a kept-open descriptor and
     /// its kept buffer (a sampler re-reading a file that may be huge:
-    /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size).
+    /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size),
+    /// for a kernel text file of lines: a last line without `\n` is not
+    /// handed to `f` but an error ([`truncated`]).
     pub fn read_lines<E: From<io::Error>>(
         &mut self,
         rel: &str,
@@ -285,9 +305,13 @@ impl HostFs {
     ) -> Result<(), E> {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
-        stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
-            Streamed::Io(e) => E::from(named(root, rel, e)),
-            Streamed::Line(e) => e,
+        let lim = Limits::default();
+        stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, lim, LastLine::Refuse, f).map_err(|e| {
+            match e {
+                Streamed::Io(e) => E::from(named(root, rel, e)),
+                Streamed::Truncated { line } => E::from(truncated(root, rel, line)),
+                Streamed::Line(e) => e,
+            }
         })
     }
 
@@ -317,8 +341,10 @@ impl HostFs {
         f: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let file = open_regular(&self.path(rel))?;
-        stream_lines(&file, buf, STREAM_CHUNK, Limits::default(), f).map_err(|e| match e {
+        let lim = Limits::default();
+        stream_lines(&file, buf, STREAM_CHUNK, lim, LastLine::Keep, f).map_err(|e| match e {
             Streamed::Io(e) => E::from(named(&self.root, rel, e)),
+            Streamed::Truncated { line } => E::from(truncated(&self.root, rel, line)),
             Streamed::Line(e) => e,
         })
     }
@@ -427,23 +453,65 @@ fn read_at_retry(file: &File, buf: &mut [u8]) -> io::Result<usize> {
 /// starts at one page and doubles up to this while reads fill it).
 pub const STREAM_CHUNK: usize = 256 << 10;
 
-/// Why [`stream_lines`] stopped: a read failed, or the line callback did.
+/// Why [`stream_lines`] stopped: a read failed, the text ended inside
+/// line number `line` ([`LastLine::Refuse`]), or the line callback failed.
 enum Streamed<E> {
     Io(io::Error),
+    Truncated { line: usize },
     Line(E),
+}
+
+/// What [`stream_lines`] does with a last line that has no `\n`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LastLine {
+    /// Hand it to the callback like any other line.
+    Keep,
+    /// Stop with [`Streamed::Truncated`]: the kernel ends every line.
+    Refuse,
+}
+
+/// `text` read from `rel` under `root` if it is empty or ends with `\n`,
+/// else the [`truncated`] error naming its last line (counted only then).
+fn whole_lines<'a>(root: &Path, rel: &str, text: &'a [u8]) -> io::Result<&'a [u8]> {
+    match text.last() {
+        None | Some(b'\n') => Ok(text),
+        Some(_) => {
+            let line = text.iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(truncated(root, rel, line))
+        }
+    }
+}
+
+/// The error of a kernel text file whose line `line` has no `\n`: the
+/// kernel ends every line, so the text was cut short (a truncated copy).
+/// `InvalidData`, a refusal ([`is_refusal`]): it fails the read instead
+/// of making the file missing.
+fn truncated(root: &Path, rel: &str, line: usize) -> io::Error {
+    let path = root.join(rel.trim_start_matches('/'));
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{}:{line}: truncated line (no newline at end of file)",
+            path.display()
+        ),
+    )
 }
 
 /// The read loop of [`HostFs::for_each_line`]: `pread`s of up to
 /// `chunk` bytes appended after the unfinished last line, each
-/// complete line handed to `f`, the unfinished rest moved to the front.
+/// complete line handed to `f`, the unfinished rest moved to the front;
+/// at the end an unfinished rest is kept or refused as `last` says.
 fn stream_lines<E>(
     file: &File,
     buf: &mut Vec<u8>,
     chunk: usize,
     lim: Limits,
+    last: LastLine,
     mut f: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<(), Streamed<E>> {
     let chunk = chunk.max(1);
+    // complete lines handed to `f` (the number of a truncated last line)
+    let mut lines: usize = 0;
     // bytes of the unfinished line at the front of `buf`
     let mut held = 0;
     let mut offset: usize = 0;
@@ -472,6 +540,9 @@ fn stream_lines<E>(
         let data = buf.get(..end).unwrap_or_default();
         if n == 0 {
             if !data.is_empty() {
+                if last == LastLine::Refuse {
+                    return Err(Streamed::Truncated { line: lines + 1 });
+                }
                 f(data).map_err(Streamed::Line)?;
             }
             return Ok(());
@@ -485,6 +556,7 @@ fn stream_lines<E>(
         {
             let stop = from + i;
             f(data.get(start..stop).unwrap_or_default()).map_err(Streamed::Line)?;
+            lines += 1;
             start = stop + 1;
             from = start;
         }
@@ -529,7 +601,7 @@ pub fn write_tree(root: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<u6
 }
 
 /// True for HostFs's own refusals (not a regular file, over a read
-/// limit) and for a symbolic-link loop (a broken tree, not an absent
+/// limit, a truncated text) and for a symbolic-link loop (a broken tree, not an absent
 /// file), as opposed to an absent or unreadable file: callers that skip
 /// absent sources must fail on these.
 pub fn is_refusal(e: &io::Error) -> bool {
@@ -704,7 +776,7 @@ mod tests {
         // st_size of the type check's fstat (no second fstat), and the
         // whole file is read in one go; /proc files (size 0) start at FIRST
         let dir = tempfile::tempdir().unwrap();
-        let big = "z".repeat(5 * FIRST + 3);
+        let big = "z".repeat(5 * FIRST + 3) + "\n";
         std::fs::write(dir.path().join("big"), &big).unwrap();
         std::fs::write(dir.path().join("small"), "").unwrap();
         let mut fs = HostFs::new(dir.path());
@@ -737,12 +809,12 @@ mod tests {
         assert_eq!(fs.read_record("f").unwrap(), b"");
         assert_eq!(fs.kept["f"].buf.len(), RECORD_MIN);
         for n in [RECORD_MIN - 1, RECORD_MIN, 3 * RECORD_FIRST + 5] {
-            let longer = "v".repeat(n);
+            let longer = "v".repeat(n - 1) + "\n";
             std::fs::write(dir.path().join("f"), &longer).unwrap();
             assert_eq!(fs.read_record("f").unwrap(), longer.as_bytes(), "{n} bytes");
         }
         // a first text longer than the stack buffer is read again whole
-        let long = "u".repeat(RECORD_FIRST + 9);
+        let long = "u".repeat(RECORD_FIRST + 9) + "\n";
         std::fs::write(dir.path().join("g"), "").unwrap();
         let mut fs = HostFs::new(dir.path());
         let (file, _) = open::open_regular_sized(&dir.path().join("g")).unwrap();
@@ -778,7 +850,7 @@ mod tests {
     #[test]
     fn record_reads_stop_at_a_short_read_and_still_read_big_files_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let big = "y".repeat(3 * FIRST + 7);
+        let big = "y".repeat(3 * FIRST + 7) + "\n";
         for text in ["1000 0 1\n", big.as_str()] {
             std::fs::write(dir.path().join("f"), text).unwrap();
             let file = File::open(dir.path().join("f")).unwrap();
@@ -808,12 +880,21 @@ mod tests {
     }
 
     fn streamed(data: &[u8], chunk: usize, lim: Limits) -> Result<Vec<String>, String> {
+        streamed_as(data, chunk, lim, LastLine::Keep)
+    }
+
+    fn streamed_as(
+        data: &[u8],
+        chunk: usize,
+        lim: Limits,
+        last: LastLine,
+    ) -> Result<Vec<String>, String> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), data).unwrap();
         let file = File::open(dir.path().join("f")).unwrap();
         let mut lines = Vec::new();
         let mut buf = Vec::new();
-        let res = stream_lines(&file, &mut buf, chunk, lim, |l| {
+        let res = stream_lines(&file, &mut buf, chunk, lim, last, |l| {
             lines.push(String::from_utf8_lossy(l).into_owned());
             Ok::<(), String>(())
         });
@@ -821,6 +902,7 @@ mod tests {
         match res {
             Ok(()) => Ok(lines),
             Err(Streamed::Io(e)) => Err(e.to_string()),
+            Err(Streamed::Truncated { line }) => Err(format!("truncated at line {line}")),
             Err(Streamed::Line(e)) => Err(e),
         }
     }
@@ -842,6 +924,84 @@ mod tests {
         }
         assert_eq!(streamed(b"", 4, lim).unwrap(), Vec::<String>::new());
         assert_eq!(streamed(b"a\n", 4, lim).unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn refused_unterminated_last_line_is_not_handed_out_and_names_its_number() {
+        let lim = Limits {
+            total: 1000,
+            line: 100,
+        };
+        let text = b"CPU0 CPU1\n\n  0: 1 2 IO-APIC\nLOC: 12";
+        for chunk in [1, 3, 7, 64, 4096] {
+            let got = streamed_as(text, chunk, lim, LastLine::Refuse);
+            assert_eq!(got.unwrap_err(), "truncated at line 4", "chunk {chunk}");
+        }
+        let whole = streamed_as(b"a\nb\n", 3, lim, LastLine::Refuse).unwrap();
+        assert_eq!(whole, ["a", "b"]);
+        assert_eq!(
+            streamed_as(b"", 4, lim, LastLine::Refuse).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            streamed_as(b"x", 4, lim, LastLine::Refuse).unwrap_err(),
+            "truncated at line 1"
+        );
+    }
+
+    /// A statistics file of a tree cut inside its last line, as each of
+    /// its reads sees it: `(path, error of read_lines, read_record,
+    /// read_text)`.
+    fn truncated_reads(rel: &str, text: &str) -> (String, [String; 3]) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join(rel), text).unwrap();
+        let mut fs = HostFs::new(dir.path());
+        let lines = fs.read_lines(rel, |_| Ok::<(), io::Error>(())).unwrap_err();
+        let record = fs.read_record(rel).unwrap_err();
+        let whole = fs.read_text(rel).unwrap_err();
+        for e in [&lines, &record, &whole] {
+            assert!(is_refusal(e), "{e}");
+        }
+        // the lenient reads still hand the text out as it is
+        assert_eq!(fs.read(rel).unwrap(), text.as_bytes());
+        let path = dir.path().join(rel).display().to_string();
+        (path, [lines, record, whole].map(|e| e.to_string()))
+    }
+
+    #[test]
+    fn statistics_files_cut_inside_their_last_line_are_refused_with_path_and_line() {
+        let interrupts = "           CPU0       CPU1\n  0:        125          0   IO-APIC   2-edge      timer\nLOC: 3586003252 20756";
+        let softirqs = "                    CPU0       CPU1\n          HI:          0          0\n         RCU: 1698969864 31580";
+        let stat = "cpu  1 2 3 4 5 6 7 8 9 10\nintr 0\nctxt 4403";
+        for (rel, text, line) in [
+            ("proc/interrupts", interrupts, 3),
+            ("proc/softirqs", softirqs, 3),
+            ("proc/stat", stat, 3),
+        ] {
+            let (path, errors) = truncated_reads(rel, text);
+            let want = format!("{path}:{line}: truncated line (no newline at end of file)");
+            assert_eq!(errors, [want.clone(), want.clone(), want], "{rel}");
+        }
+    }
+
+    #[test]
+    fn empty_and_newline_terminated_texts_read_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let mut fs = HostFs::new(dir.path());
+        for text in ["", "\n", "intr 0\nctxt 4403\n"] {
+            std::fs::write(dir.path().join("proc/stat"), text).unwrap();
+            assert_eq!(fs.read_record("proc/stat").unwrap(), text.as_bytes());
+            assert_eq!(fs.read_text("proc/stat").unwrap(), text.as_bytes());
+            let mut n = 0;
+            fs.read_lines("proc/stat", |_| {
+                n += 1;
+                Ok::<(), io::Error>(())
+            })
+            .unwrap();
+            assert_eq!(n, text.matches('\n').count(), "{text:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Hostile files through the real binary: a FIFO, a socket, a
 //! directory or `/dev/zero` in a `--root` tree is refused by name (never a
 //! hang: every child runs under a timeout), and a 2 GiB sparse file stops
-//! at the read limit with a clear error instead of eating memory.
+//! at the read limit with a clear error instead of eating memory; a copy
+//! cut inside its last line is refused naming the file and line.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -103,6 +104,47 @@ fn symlink_loop_in_place_of_a_stats_file_is_refused_not_missing() {
             let err = fails(dir.path(), args);
             assert!(err.contains(&p.display().to_string()), "{args:?}: {err}");
             assert!(err.contains("symbolic links"), "{args:?}: {err}");
+        }
+    }
+}
+
+/// `text` cut inside the last count of the line that starts with `label`
+/// (no newline after it, nothing after it), and the line's number.
+fn cut_in_last_count(text: &str, label: &str) -> (String, usize) {
+    let (i, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim_start().starts_with(label))
+        .unwrap();
+    let start = text.lines().take(i).map(|l| l.len() + 1).sum::<usize>();
+    let counts = line
+        .split_whitespace()
+        .skip(1)
+        .take_while(|w| w.bytes().all(|b| b.is_ascii_digit()));
+    let last = counts.last().unwrap();
+    let at = line.find(&format!(" {last}")).unwrap() + 1 + last.len() / 2;
+    (text[..start + at.max(1)].to_string(), i + 1)
+}
+
+#[test]
+fn a_copy_cut_inside_its_last_line_is_refused_naming_file_and_line() {
+    for (rel, label) in [
+        ("proc/interrupts", "LOC:"),
+        ("proc/softirqs", "RCU:"),
+        ("proc/stat", "ctxt "),
+    ] {
+        let dir = tree();
+        let p = dir.path().join(rel);
+        let (cut, line) = cut_in_last_count(&std::fs::read_to_string(&p).unwrap(), label);
+        assert!(cut.ends_with(|c: char| c.is_ascii_digit()), "{cut}");
+        std::fs::write(&p, &cut).unwrap();
+        let want = format!(
+            "{}:{line}: truncated line (no newline at end of file)",
+            p.display()
+        );
+        for args in [SHOW, SHOW_IV, TOP] {
+            let err = fails(dir.path(), args);
+            assert!(err.contains(&want), "{args:?}: {err}");
         }
     }
 }

@@ -46,7 +46,7 @@ fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
     let rel = StatFile::Interrupts.rel();
     let path = fs.path(rel);
     let bytes = fs
-        .read(rel)
+        .read_text(rel)
         .with_context(|| format!("reading {}", path.display()))?;
     Interrupts::parse(bytes).map_err(|e| located(&path, &e))
 }

@@ -114,7 +114,7 @@ pub fn decide(fs: &mut HostFs, targeted: &mut Targeted, rounds: usize) -> anyhow
         rounds,
         || {
             let mut fs = fs.borrow_mut();
-            let bytes = fs.read(rel)?;
+            let bytes = fs.read_text(rel)?;
             full_model
                 .parse_into(bytes)
                 .map_err(|e| super::located(&path, &e))
