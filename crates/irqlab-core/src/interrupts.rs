@@ -83,6 +83,28 @@ impl IrqRow {
     pub fn per_cpu(&self) -> Option<&[u64]> {
         (self.shape == Shape::PerCpu).then_some(self.counts.as_slice())
     }
+
+    /// The class row an s390 sub-class row's counts are already included
+    /// in (`CLK` "[EXT] Clock Comparator": `EXT`); see [`class_of`].
+    pub fn class(&self) -> Option<&str> {
+        class_of(self.irq, &self.description)
+    }
+}
+
+/// The s390 class (`EXT`, `I/O`, `AIO`) an arch row with this
+/// `description` is a sub-class of: the label in brackets that begins the
+/// description (`"[EXT] Clock Comparator"`: `EXT`). Numbered rows and
+/// other arch rows have none. A sub-class row's counts are already in its
+/// class row's, so a total over both counts them twice
+/// (docs/formats/arch-rows.md).
+pub fn class_of(irq: Option<u32>, description: &str) -> Option<&str> {
+    if irq.is_some() {
+        return None;
+    }
+    let rest = description.strip_prefix('[')?;
+    let end = rest.find(']')?;
+    let class = rest.get(..end)?;
+    (!class.is_empty() && !class.contains(char::is_whitespace)).then_some(class)
 }
 
 /// A parsed `/proc/interrupts`. Equality compares the header and the

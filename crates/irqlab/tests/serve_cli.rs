@@ -533,3 +533,65 @@ fn an_idle_scrape_time_server_sleeps_until_scraped() {
         "idle for 2 s, the threads ran {idle} times (a scrape: {scraped})"
     );
 }
+
+/// powerpc prints `LOC` twice ("… for timer event device", "… for
+/// others"): both rows are exported, each with its own label set, and a
+/// change to the second shows in its series, in both namings.
+#[test]
+fn both_rows_of_a_repeated_arch_label_are_exported() {
+    let d = tempfile::tempdir().unwrap();
+    let st = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args([
+            "synth", "--arch", "powerpc", "--ncpus", "2", "--irqs", "4", "--out",
+        ])
+        .arg(d.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ints = d.path().join("proc/interrupts");
+    let original = std::fs::read_to_string(&ints).unwrap();
+    // the second LOC row with its CPU0 count raised by 1000, same width
+    let bumped: String = original
+        .lines()
+        .map(|l| match l.split_once(':') {
+            Some((label, rest)) if label.trim() == "LOC" && l.contains("others") => {
+                let n: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+                let first = rest.find(|c: char| c.is_ascii_digit()).unwrap();
+                let end = first + n.to_string().len();
+                let width = end - 1;
+                format!("{label}: {:>width$}{}\n", n + 1000, &rest[end..])
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(bumped, original);
+    for (compat, second) in [("irqlab", "irq=\"LOC#1\""), ("node", "for others")] {
+        std::fs::write(&ints, &original).unwrap();
+        let s = serve(d.path(), &["--compat", compat, "--min-interval", "50ms"]);
+        let locs = |b: &str| -> Vec<String> {
+            b.lines()
+                .filter(|l| l.contains("_interrupts_total{") && l.contains("LOC"))
+                .map(str::to_string)
+                .collect()
+        };
+        let before = locs(&scrape(s.addr));
+        assert_eq!(before.len(), 4, "{compat}: {before:?}");
+        let keys: std::collections::BTreeSet<&str> = before
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().0)
+            .collect();
+        assert_eq!(keys.len(), 4, "{compat}: {before:?}");
+        std::fs::write(&ints, &bumped).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let after = locs(&scrape(s.addr));
+        let changed: Vec<_> = before.iter().zip(&after).filter(|(a, b)| a != b).collect();
+        assert_eq!(changed.len(), 1, "{compat}: {before:?} {after:?}");
+        assert!(changed[0].0.contains(second), "{compat}: {changed:?}");
+        if compat == "node" {
+            assert!(
+                before.iter().all(|l| l.contains("type=\"LOC\",")),
+                "{before:?}"
+            );
+        }
+    }
+}

@@ -633,3 +633,68 @@ fn one_frame_text_run_averages_to_its_frame() {
         "{out}"
     );
 }
+
+/// `text` with the first count of the row labelled `label` raised by
+/// `add`, in the same width (the file keeps its length).
+fn bump_first_count(text: &str, label: &str, add: u64) -> String {
+    text.lines()
+        .map(|l| match l.split_once(':') {
+            Some((lab, rest)) if lab.trim() == label => {
+                let first = rest.find(|c: char| c.is_ascii_digit()).unwrap();
+                let end = first + rest[first..].find(' ').unwrap_or(rest.len() - first);
+                let n: u64 = rest[first..end].parse().unwrap();
+                format!("{lab}:{:>end$}{}\n", n + add, &rest[end..])
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+/// s390: `EXT` (a class row) and `CLK` (its sub-class, "[EXT] Clock
+/// Comparator") count the same interrupts; the SUM line adds them once.
+#[test]
+fn s390_sum_counts_a_sub_class_row_once() {
+    let d = tempfile::tempdir().unwrap();
+    let mut spec = common::spec(4, 10);
+    spec.arch = irqlab_core::render::Arch::S390;
+    common::synth_into(&spec, d.path());
+    let ints = d.path().join("proc/interrupts");
+    let original = std::fs::read_to_string(&ints).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (ints, stop) = (ints.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut k = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                k += 1;
+                let text = bump_first_count(&original, "EXT", 100 * k);
+                let text = bump_first_count(&text, "CLK", 100 * k);
+                assert_eq!(text.len(), original.len());
+                // in place: the sampler keeps the file open
+                let mut f = std::fs::OpenOptions::new().write(true).open(&ints).unwrap();
+                std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        })
+    };
+    let text = text_of(d.path(), &["-i", "200ms", "-n", "6"]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let mut active = 0;
+    let mut ext = None;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.get(1) {
+            Some(&"IRQ") => ext = Some("0.0"),
+            Some(&"EXT") => ext = Some(f[3]),
+            Some(&"SUM") => {
+                let sum = f[4];
+                assert_eq!(Some(sum), ext, "SUM is EXT's rate alone:\n{text}");
+                active += usize::from(sum != "0.0");
+            }
+            _ => {}
+        }
+    }
+    assert!(active > 0, "EXT never moved:\n{text}");
+    assert!(text.contains("[EXT] Clock Comparator"), "{text}");
+}

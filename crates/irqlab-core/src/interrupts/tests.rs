@@ -178,6 +178,25 @@ fn s390_class_and_subclass_lines() {
     assert_eq!(r[1].label, "I/O");
     assert_eq!(r[2].description, "[EXT] Clock Comparator");
     assert_eq!(r[3].parts.chip, "PCI-MSI");
+    let classes: Vec<_> = r.iter().map(IrqRow::class).collect();
+    assert_eq!(classes, [None, None, Some("EXT"), None]);
+}
+
+#[test]
+fn class_of_names_only_a_bracketed_arch_class() {
+    assert_eq!(class_of(None, "[EXT] Clock Comparator"), Some("EXT"));
+    assert_eq!(class_of(None, "[I/O] DASD"), Some("I/O"));
+    assert_eq!(class_of(Some(3), "[EXT] x"), None);
+    for d in [
+        "",
+        "Local timer interrupts",
+        "[] x",
+        "[A B] x",
+        "[EXT x",
+        "x [EXT] y",
+    ] {
+        assert_eq!(class_of(None, d), None, "{d:?}");
+    }
 }
 
 #[test]

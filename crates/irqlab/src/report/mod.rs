@@ -27,7 +27,7 @@ use build::{busiest_cpu, line_meta, pick};
 pub use build::{counts, rates, IrqRows, RateOpts};
 pub use counts::IrqCounts;
 pub use model::*;
-pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey};
+pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey, SumRows};
 pub use rate_rows::RateRows;
 pub use rates::{pick_cells, IrqRates, ReusedRates, RowRates, SoftirqRates};
 pub use stat::{stat_section, stat_section_into};

@@ -88,13 +88,49 @@ pub fn above_threshold(l: &IrqLine, min: f64) -> bool {
     l.gaps.is_some() || l.total_rate.is_some_and(|r| r > 0.0 && r >= min)
 }
 
+/// Which kept rows the `SUM` line adds, decided row by row in file order:
+/// every row but an s390 sub-class row (`CLK` "[EXT] Clock Comparator")
+/// when its class row (`EXT`) was kept before it, whose counts already
+/// include the sub-class's (docs/formats/arch-rows.md: summing both counts
+/// twice). A sub-class row without its class row (`--irq CLK`) is added.
+/// Kept between samples, it allocates nothing once its buffer has grown.
+#[derive(Debug, Default, Clone)]
+pub struct SumRows {
+    /// Labels of the kept arch rows so far, each followed by `\n`.
+    arch: String,
+}
+
+impl SumRows {
+    /// Start a sample's rows.
+    pub fn clear(&mut self) {
+        self.arch.clear();
+    }
+
+    /// Whether the SUM line adds this kept row (called for every kept row,
+    /// in file order).
+    pub fn adds(&mut self, label: &str, irq: Option<u32>, description: &str) -> bool {
+        if irq.is_some() {
+            return true;
+        }
+        match irqlab_core::interrupts::class_of(irq, description) {
+            Some(class) => !self.arch.split('\n').any(|l| l == class),
+            None => {
+                self.arch.push_str(label);
+                self.arch.push('\n');
+                true
+            }
+        }
+    }
+}
+
 /// Per-CPU sum of the interrupt rates of `rows` (the `mpstat -I SUM`
-/// line): per kept CPU column, and the total. Single-value rows add to the
-/// total only; gaps count as 0.
+/// line): per kept CPU column, and the total; the rows [`SumRows`] adds.
+/// Single-value rows add to the total only; gaps count as 0.
 pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (Vec<f64>, f64) {
     let mut per = vec![0.0; ncpus];
     let mut total = 0.0;
-    for l in rows {
+    let mut adds = SumRows::default();
+    for l in rows.filter(|l| adds.adds(&l.label, l.irq, &l.description)) {
         total += l.total_rate.unwrap_or(0.0);
         if l.shape != Shape::PerCpu {
             continue;

@@ -1031,7 +1031,7 @@ fn each_kept_row(
             new_row(keys, pos, row, opts);
             if same_rows {
                 same_rows = false;
-                fill_seen(seen, keys, rows, pos);
+                fill_seen(seen, keys, rows, pos, opts.naming);
             }
         }
         if !keys.slot(pos).is_some_and(|s| s.keep()) {
@@ -1044,9 +1044,9 @@ fn each_kept_row(
         } else {
             if same_rows {
                 same_rows = false;
-                fill_seen(seen, keys, rows, pos);
+                fill_seen(seen, keys, rows, pos, opts.naming);
             }
-            occurrence(seen, rows, pos)
+            occurrence(seen, rows, pos, opts.naming)
         };
         let k = labels_for(keys, pos, occurrence, tmp, || {
             row_labels(opts.naming, row, occurrence)
@@ -1071,26 +1071,40 @@ fn new_row(keys: &mut RowCache<Labels>, pos: usize, row: &IrqRow, opts: &Options
 /// (their entries in `keys` are current).
 #[cold]
 #[inline(never)]
-fn fill_seen(seen: &mut Vec<(usize, u32)>, keys: &RowCache<Labels>, rows: &[IrqRow], pos: usize) {
+fn fill_seen(
+    seen: &mut Vec<(usize, u32)>,
+    keys: &RowCache<Labels>,
+    rows: &[IrqRow],
+    pos: usize,
+    naming: Naming,
+) {
     seen.clear();
     for p in 0..pos {
         if keys.slot(p).is_some_and(|s| s.keep()) {
-            occurrence(seen, rows, p);
+            occurrence(seen, rows, p, naming);
         }
     }
 }
 
 /// 0 for the first row with a label, 1 for the next one … (arch rows may
-/// repeat) of the kept row at `pos` in `rows`; `seen` holds (index of the
-/// first kept row with a label, count so far) for the kept rows before it.
-fn occurrence(seen: &mut Vec<(usize, u32)>, rows: &[IrqRow], pos: usize) -> u32 {
+/// repeat: powerpc's two `LOC` rows) of the kept row at `pos` in `rows`;
+/// `seen` holds (index of the first kept row with a label, count so far)
+/// for the kept rows before it. Under node_exporter's naming a row's
+/// description is a label of its own (`info`), so rows count as repeats
+/// only when their descriptions are equal too: `type` stays the row's
+/// label, as node_exporter's (which keeps only the last row of a label).
+fn occurrence(seen: &mut Vec<(usize, u32)>, rows: &[IrqRow], pos: usize, naming: Naming) -> u32 {
     let Some(row) = rows.get(pos) else {
         return 0;
     };
     if row.irq.is_some() {
         return 0;
     }
-    let same = |i: usize| rows.get(i).is_some_and(|r| r.label == row.label);
+    let same = |i: usize| {
+        rows.get(i).is_some_and(|r| {
+            r.label == row.label && (naming == Naming::Irqlab || r.description == row.description)
+        })
+    };
     if let Some(e) = seen.iter_mut().find(|e| same(e.0)) {
         e.1 += 1;
         return e.1;

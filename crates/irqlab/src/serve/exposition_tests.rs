@@ -411,3 +411,85 @@ fn bodies_written_at_some_samples_equal_those_written_at_every_sample() {
     // others not accumulated) would give other bodies.
     assert!(skipping_differs);
 }
+
+/// The `/proc/interrupts` text of a synth powerpc machine: `LOC` twice
+/// ("… for timer event device", "… for others"), the second's count on
+/// CPU 0 raised by `bump`.
+fn powerpc_text(bump: u64) -> String {
+    use irqlab_core::render::{Arch, Era};
+    let spec = irqlab_core::synth::SynthSpec {
+        cpus: 2,
+        irqs: 4,
+        nr_irqs: 424,
+        arch: Arch::Powerpc,
+        era: Era::E3,
+        offline: Vec::new(),
+        seed: 1,
+    };
+    let mut tree = spec.build().unwrap();
+    let mut locs = tree
+        .interrupts
+        .rows_mut()
+        .iter_mut()
+        .filter(|r| r.label == "LOC");
+    let (_, second) = (locs.next().unwrap(), locs.next().unwrap());
+    second.counts[0] += bump;
+    tree.interrupts_text()
+}
+
+/// Both powerpc `LOC` rows are exported, with distinct label sets, and a
+/// change to the second shows in its own series, in both namings.
+#[test]
+fn both_rows_of_a_repeated_arch_label_are_exported() {
+    for naming in [Naming::Irqlab, Naming::Node] {
+        for per_cpu in [PerCpu::All, PerCpu::Sum] {
+            let mut r = Renderer::new(opts(per_cpu, naming));
+            let before = body(&mut r, &sample(&powerpc_text(0)));
+            let after = body(&mut r, &sample(&powerpc_text(1000)));
+            let name = match naming {
+                Naming::Irqlab => "irqlab_interrupts_total{",
+                Naming::Node => "node_interrupts_total{",
+            };
+            let locs = |b: &str| -> Vec<String> {
+                b.lines()
+                    .filter(|l| l.starts_with(name) && l.contains("LOC"))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let (b, a) = (locs(&before), locs(&after));
+            let per_row = if per_cpu == PerCpu::All { 2 } else { 1 };
+            assert_eq!(b.len(), 2 * per_row, "{naming:?} {per_cpu:?}\n{before}");
+            let key = |l: &String| l.rsplit_once(' ').unwrap().0.to_string();
+            let keys: std::collections::BTreeSet<_> = b.iter().map(key).collect();
+            assert_eq!(keys.len(), b.len(), "{b:?}");
+            let changed: Vec<_> = b.iter().zip(&a).filter(|(x, y)| x != y).collect();
+            assert_eq!(changed.len(), 1, "{naming:?} {per_cpu:?} {b:?} {a:?}");
+            let second = match naming {
+                Naming::Irqlab => "irq=\"LOC#1\"",
+                Naming::Node => "for others",
+            };
+            assert!(changed[0].0.contains(second), "{changed:?}");
+            if naming == Naming::Node {
+                // node_exporter's `type` is the row's label: the rows
+                // differ by `info`
+                assert!(b.iter().all(|l| l.contains("type=\"LOC\",")), "{b:?}");
+            }
+        }
+    }
+}
+
+/// Under node naming, rows of one label with the same description too
+/// are told apart by `type` (`LOC#1`): no two series share labels.
+#[test]
+fn node_naming_numbers_only_rows_equal_in_label_and_description() {
+    let text = "           CPU0       CPU1\nLOC:        100        200   Local timer interrupts\nLOC:          1          2   Local timer interrupts\nLOC:          3          4   Other timer\n";
+    let mut r = Renderer::new(opts(PerCpu::All, Naming::Node));
+    let b = body(&mut r, &sample(text));
+    for want in [
+        "node_interrupts_total{cpu=\"0\",type=\"LOC\",info=\"Local timer interrupts\",devices=\"\"} 100\n",
+        "node_interrupts_total{cpu=\"0\",type=\"LOC#1\",info=\"Local timer interrupts\",devices=\"\"} 1\n",
+        "node_interrupts_total{cpu=\"1\",type=\"LOC\",info=\"Other timer\",devices=\"\"} 4\n",
+    ] {
+        assert!(b.contains(want), "{want:?} not in\n{b}");
+    }
+}

@@ -3,7 +3,8 @@
 //! whole run, printed at the end, also after SIGINT/SIGTERM). Per block:
 //! one line per shown IRQ row (`--sort`, `--threshold`; `-` = gap) with its
 //! device, a `SUM` line (per-CPU sum of the kept rows, like `mpstat -I
-//! SUM`), softirqs, CPU time shares (with `--cpus` the aggregate line is
+//! SUM`; an s390 sub-class row is left out when its class row is kept:
+//! [`report::SumRows`]), softirqs, CPU time shares (with `--cpus` the aggregate line is
 //! `sel`, followed by a line naming the CPUs it sums, as `show`'s table),
 //! then interrupt threads. Formatting only: numbers, the shown rows and
 //! their order come from [`ReusedRates`]; lines are written as bytes

@@ -12,7 +12,7 @@
 
 use super::{kept_cols, pick_cells, union_into};
 use crate::filter::Filter;
-use crate::report::{stat_section_into, SortKey, StatSection};
+use crate::report::{stat_section_into, SortKey, StatSection, SumRows};
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::{IrqRow, Shape, Snapshot};
 
@@ -181,9 +181,10 @@ pub struct IrqRates {
     live: usize,
     /// Kept rows shown, in order (indices into `rows`).
     shown: Vec<u32>,
-    /// The SUM line: per kept CPU, and in all.
+    /// The SUM line: per kept CPU, and in all; which rows it adds.
     per: Vec<f64>,
     total: f64,
+    adds: SumRows,
     /// Largest total rate and cell (SUM line included); widest label and
     /// device name of the kept rows.
     top_total: f64,
@@ -205,6 +206,7 @@ impl IrqRates {
         self.per.clear();
         self.per.resize(cols.len(), 0.0);
         self.total = 0.0;
+        self.adds.clear();
         self.top_total = 0.0;
         self.top_cell = 0.0;
         self.label_w = 0;
@@ -288,6 +290,13 @@ impl IrqRates {
         let Some(x) = self.rows.get_mut(k) else {
             return;
         };
+        let (at, l) = (x.at as usize, x.label_len as usize);
+        let label = self.text.get(at..at + l).unwrap_or_default();
+        let desc = self
+            .text
+            .get(at + l..at + l + x.desc_len as usize)
+            .unwrap_or_default();
+        let adds = self.adds.adds(label, x.irq, desc);
         let start = self.rates.len();
         let mut total: u64 = 0;
         let mut gap = false;
@@ -323,8 +332,11 @@ impl IrqRates {
         self.label_w = self.label_w.max(x.label_w as usize);
         self.name_w = self.name_w.max(x.name_w as usize);
         let rate = opt(rate).unwrap_or(0.0);
-        self.total += rate;
         self.top_total = self.top_total.max(rate);
+        if !adds {
+            return;
+        }
+        self.total += rate;
         if x.shape == Shape::PerCpu {
             let mine = self.rates.get(start..).unwrap_or_default();
             for (acc, v) in self.per.iter_mut().zip(mine) {
@@ -448,7 +460,8 @@ impl IrqRates {
     }
 
     /// The SUM line: per kept CPU column (per-CPU rows; gaps as 0) and
-    /// the sum of every kept row's total rate, as [`report::rate_sum`](crate::report::rate_sum).
+    /// the sum of the kept rows' total rates, without the s390 sub-class
+    /// rows their class row already counts, as [`report::rate_sum`](crate::report::rate_sum).
     pub fn sum(&self) -> (&[f64], f64) {
         (&self.per, self.total)
     }
@@ -731,6 +744,48 @@ mod tests {
         out
     }
 
+    /// s390 samples: class rows `EXT` and `I/O`, a numbered row, and the
+    /// sub-class rows whose counts the class rows include; `EXT` and its
+    /// `CLK` rise by 100 between the first two.
+    fn s390_samples() -> Vec<Snapshot> {
+        let two = "           CPU0       CPU1       \n";
+        let at = |ext: u64, clk: u64, io: u64| {
+            format!("{two}EXT:  {ext}  0 \nI/O:  {io}  0 \n 64:  7  0   PCI-MSI  mlx5_async0@pci:0001:00:00.0\nCLK:  {clk}  0   [EXT] Clock Comparator\nEXC:  5  0   [EXT] External Call\nDAS:  {io}  0   [I/O] DASD\n")
+        };
+        let soft = "          CPU0  CPU1\n  HI:  1  2\n";
+        vec![
+            snap(1, &at(1005, 1000, 3), soft, None),
+            snap(2, &at(1105, 1100, 3), soft, None),
+            snap(3, &at(1205, 1150, 9), soft, None),
+        ]
+    }
+
+    /// The SUM line adds an s390 class row, not its sub-class rows too
+    /// (they count the same interrupts); a sub-class row kept without its
+    /// class row is added.
+    #[test]
+    fn s390_sub_class_rows_are_not_summed_twice() {
+        let seq = s390_samples();
+        let mut reused = ReusedRates::default();
+        let r = reused.update(&seq[0], &seq[1], &Filter::default());
+        let s = r.interrupts().unwrap();
+        let ext = 100.0 / 1.001;
+        assert_eq!(s.sum(), (&[ext, 0.0][..], ext));
+        let text = block("12:00:00.000", r, &TextOpts::default());
+        let sum = text.lines().find(|l| l.contains("SUM")).unwrap();
+        assert_eq!(sum.split_whitespace().nth(4), Some("99.9"), "{text}");
+        assert!(text.contains("[EXT] Clock Comparator"), "{text}");
+        let io = 6.0 / 1.001;
+        let r = reused.update(&seq[1], &seq[2], &Filter::default());
+        assert_eq!(r.interrupts().unwrap().sum().1, ext + io);
+        let clk = Filter::from_flags(Some("^CLK$"), None).unwrap();
+        let r = reused.update(&seq[0], &seq[1], &clk);
+        assert_eq!(r.interrupts().unwrap().sum().1, ext);
+        let sub = Filter::from_flags(Some("^(CLK|DAS|EXT)$"), None).unwrap();
+        let r = reused.update(&seq[1], &seq[2], &sub);
+        assert_eq!(r.interrupts().unwrap().sum().1, ext + io);
+    }
+
     fn filters() -> Vec<Filter> {
         vec![
             Filter::default(),
@@ -912,7 +967,7 @@ mod tests {
     /// position holds another row.
     #[test]
     fn kept_rows_are_the_rates_report_rows() {
-        for seq in [samples(), synth_samples(4, 30)] {
+        for seq in [samples(), synth_samples(4, 30), s390_samples()] {
             for f in &filters() {
                 let mut reused = ReusedRates::new(SortKey::Total, None);
                 for pair in seq.windows(2) {
