@@ -21,7 +21,7 @@ use super::cells::{Change, Differ};
 use super::identity;
 use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
-use super::schema::{recorded_wall_ns, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{recorded_wall_ns, RunStart, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
 use crate::sampler::counters::{CounterSampler, SampleCountersView};
@@ -50,6 +50,9 @@ pub struct RecordConfig {
     /// … and holds at most this many rows ([`MERGE_ROWS`]).
     pub merge_rows: usize,
     pub filter: Filter,
+    /// The row filter flags as given, stored at the run's start
+    /// (`schema::RunStart`).
+    pub filter_flags: String,
     /// Partition host name instead of the tree's hostname.
     pub host: Option<String>,
     /// Record synthetic times instead of the clocks (benchmarks and tests
@@ -116,6 +119,8 @@ struct Run {
     mono0: Option<u64>,
     /// Changed counters of the open segment after its window's first sample.
     changes: u64,
+    /// Marks the run's first sample's shape (taken there).
+    run_start: Option<RunStart>,
     /// `RecordConfig::segment_changes`.
     max_changes: u64,
     sum: RecordSummary,
@@ -149,6 +154,9 @@ impl Run {
             clock: cfg.clock,
             mono0: None,
             changes: 0,
+            run_start: Some(RunStart {
+                filter: cfg.filter_flags.clone(),
+            }),
             max_changes: cfg.segment_changes,
             sum: RecordSummary {
                 dir: dir.to_path_buf(),
@@ -168,7 +176,13 @@ impl Run {
         // last segment), so that a big machine's journal does not repeat
         // every counter each time a segment closes.
         let mut cells = std::mem::take(&mut self.changed);
-        let sampled = self.differ.sample(s, filter, affinity, &mut cells);
+        let mut sampled = self.differ.sample(s, filter, affinity, &mut cells);
+        // the run's first sample always has a shape (the differ is new)
+        if let Some(shape) = sampled.shape.as_mut() {
+            if let Some(r) = self.run_start.take() {
+                shape.run = Some(r);
+            }
+        }
         let first = self.data.samples.is_empty();
         let time = match self.clock {
             None => SampleTime {
@@ -469,6 +483,7 @@ mod tests {
             merge: Duration::ZERO,
             merge_rows: MERGE_ROWS,
             filter: Filter::default(),
+            filter_flags: String::new(),
             host: Some("t".into()),
             clock: None,
         }
@@ -625,6 +640,42 @@ mod tests {
         let steps = reader::open(&dir).unwrap().steps;
         let seqs: Vec<u64> = steps.iter().map(|s| s.time.seq).collect();
         assert_eq!(seqs, vec![0, 1, 2]);
+    }
+
+    /// Each run marks its first sample's shape, with its filter flags; a
+    /// second run in the boot directory is a run of its own.
+    #[test]
+    fn each_run_marks_its_first_sample() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            duration: Some(Duration::from_millis(60)),
+            ..config(root.path(), out.path())
+        };
+        run(&cfg, None, |_| {}).unwrap();
+        let second = RecordConfig {
+            filter: Filter::from_flags(Some("LOC"), None).unwrap(),
+            filter_flags: "--irq LOC".into(),
+            ..cfg
+        };
+        run(&second, None, |_| {}).unwrap();
+        let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
+        let runs = reader::runs(&rec.steps);
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        let marks: Vec<Option<String>> = rec
+            .steps
+            .iter()
+            .map(|s| {
+                s.shape
+                    .as_ref()
+                    .and_then(|sh| sh.run.clone())
+                    .map(|r| r.filter)
+            })
+            .collect();
+        let mut want = vec![None; rec.steps.len()];
+        want[0] = Some(String::new());
+        want[runs[1].start] = Some("--irq LOC".into());
+        assert_eq!(marks, want);
     }
 
     #[test]
