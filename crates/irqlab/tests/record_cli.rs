@@ -1181,13 +1181,20 @@ fn record_warns_of_filters_that_select_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("tree");
     synth(&tree);
-    let o = record(&tree, &d.path().join("a"), &["-d", "100ms", "--cpus", "99"]);
+    let o = record(
+        &tree,
+        &d.path().join("a"),
+        &["-d", "100ms", "--cpus", "1,99"],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("irqlab: warning: --cpus 99 selects no CPU"),
+        err.contains("irqlab: warning: --cpus 1,99: 99 not online"),
         "{err}"
     );
+    let (code, lines, err) = replay(&d.path().join("a"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(lines >= 1, "{err}");
     let o = record(&tree, &d.path().join("b"), &["-d", "100ms", "--irq", "zzz"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -1423,6 +1430,52 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
         !pids.is_empty() && pids.iter().all(|p| *p == 14 || *p == 22),
         "{pids:?}"
     );
+}
+
+/// A `--cpus` that keeps no CPU of the tree would record samples that
+/// cannot be read back: `record` refuses it as a usage error (exit 2)
+/// naming the list and the CPUs there, before anything is written — not
+/// the output directory, nor a recording already in it (its journal left
+/// by a kill stays as it is).
+#[test]
+fn record_refuses_cpus_that_select_no_cpu_before_writing_anything() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("new");
+    let o = record(&tree, &out, &["-d", "100ms", "--cpus", "99"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "irqlab: error: --cpus 99 selects no CPU of this machine (the sampled files list CPUs 0-3): nothing recorded"
+    );
+    assert!(!out.exists(), "nothing written");
+    // a killed run's directory: untouched
+    let (tree, rec) = killed_recording(&d.path().join("k"), 300);
+    let before = listing(&rec);
+    let o = record(&tree, &rec, &["-d", "100ms", "--cpus", "7-9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(listing(&rec), before);
+}
+
+/// Every file under `dir` with its size, sorted.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut v = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let n = std::fs::metadata(&p).unwrap().len();
+                v.push((p, n));
+            }
+        }
+    }
+    v.sort();
+    v
 }
 
 /// The `interval_s` of every JSON line `replay --batch` writes of `out`,

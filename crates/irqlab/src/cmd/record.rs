@@ -99,8 +99,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let announce = |dir: &std::path::Path| say(format!("irqlab: recording to {}\n", dir.display()));
     let sum = match args.trace {
-        true => traced(&cfg, announce)?,
-        false => writer::run(&cfg, None, announce)?,
+        true => traced(&cfg, announce),
+        false => writer::run(&cfg, None, announce),
+    };
+    let sum = match sum {
+        Err(e) if e.downcast_ref::<writer::NoCpuSelected>().is_some() => {
+            eprintln!("irqlab: error: {e}");
+            return Ok(ExitCode::from(super::top::EXIT_USAGE));
+        }
+        r => r?,
     };
     let per = |v: u64| v as f64 / sum.samples.max(1) as f64;
     say(format!(

@@ -367,6 +367,11 @@ pub fn run(
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
     let mut src = CounterSampler::open(&cfg.root)?;
+    // a recording of no CPU could not be read back: refused before
+    // anything is written
+    if let Some(e) = no_cpu_selected(&cfg.filter, src.latest_view().snap) {
+        return Err(e.into());
+    }
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -414,6 +419,42 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// A `--cpus` that keeps no CPU the machine's files list: a usage error
+/// of `record` (exit 2), found before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoCpuSelected {
+    /// The list as selected.
+    pub list: String,
+    /// The CPUs the sampled files list.
+    pub present: String,
+}
+
+impl std::fmt::Display for NoCpuSelected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "--cpus {} selects no CPU of this machine (the sampled files list CPUs {}): nothing recorded",
+            self.list, self.present
+        )
+    }
+}
+
+impl std::error::Error for NoCpuSelected {}
+
+/// [`NoCpuSelected`] when `f`'s CPUs keep none of those `snap`'s files list.
+fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSelected> {
+    let cpus = f.cpus.as_ref()?;
+    let mut present = std::collections::BTreeSet::new();
+    crate::filter::warnings::cpus_of(snap, &mut present);
+    if cpus.iter().any(|c| present.contains(c)) {
+        return None;
+    }
+    Some(NoCpuSelected {
+        list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
+        present: irqlab_core::CpuList::from_cpus(present.iter().copied()).to_string(),
+    })
 }
 
 /// What `show` says of filters that select nothing or less than asked
@@ -640,6 +681,33 @@ mod tests {
         let steps = reader::open(&dir).unwrap().steps;
         let seqs: Vec<u64> = steps.iter().map(|s| s.time.seq).collect();
         assert_eq!(seqs, vec![0, 1, 2]);
+    }
+
+    /// A `--cpus` that keeps no CPU of the tree is refused before the
+    /// output directory is made; one that keeps some is recorded.
+    #[test]
+    fn cpus_that_select_no_cpu_are_refused_before_anything_is_written() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            filter: Filter::from_flags(None, Some("5,7-9")).unwrap(),
+            ..config(root.path(), &out.path().join("rec"))
+        };
+        let e = run(&cfg, None, |_| {}).unwrap_err();
+        assert_eq!(
+            e.downcast_ref::<NoCpuSelected>(),
+            Some(&NoCpuSelected {
+                list: "5,7-9".into(),
+                present: "0-1".into(),
+            })
+        );
+        assert!(!out.path().join("rec").exists());
+        let cfg = RecordConfig {
+            filter: Filter::from_flags(None, Some("1,5")).unwrap(),
+            duration: Some(Duration::from_millis(40)),
+            ..cfg
+        };
+        assert!(run(&cfg, None, |_| {}).unwrap().samples >= 2);
     }
 
     /// Each run marks its first sample's shape, with its filter flags; a
