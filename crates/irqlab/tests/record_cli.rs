@@ -1181,13 +1181,20 @@ fn record_warns_of_filters_that_select_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("tree");
     synth(&tree);
-    let o = record(&tree, &d.path().join("a"), &["-d", "100ms", "--cpus", "99"]);
+    let o = record(
+        &tree,
+        &d.path().join("a"),
+        &["-d", "100ms", "--cpus", "1,99"],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("irqlab: warning: --cpus 99 selects no CPU"),
+        err.contains("irqlab: warning: --cpus 1,99: 99 not online"),
         "{err}"
     );
+    let (code, lines, err) = replay(&d.path().join("a"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(lines >= 1, "{err}");
     let o = record(&tree, &d.path().join("b"), &["-d", "100ms", "--irq", "zzz"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -1423,4 +1430,216 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
         !pids.is_empty() && pids.iter().all(|p| *p == 14 || *p == 22),
         "{pids:?}"
     );
+}
+
+/// A `--cpus` that keeps no CPU of the tree would record samples that
+/// cannot be read back: `record` refuses it as a usage error (exit 2)
+/// naming the list and the CPUs there, before anything is written — not
+/// the output directory, nor a recording already in it (its journal left
+/// by a kill stays as it is).
+#[test]
+fn record_refuses_cpus_that_select_no_cpu_before_writing_anything() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("new");
+    let o = record(&tree, &out, &["-d", "100ms", "--cpus", "99"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "irqlab: error: --cpus 99 selects no CPU of this machine (the sampled files list CPUs 0-3): nothing recorded"
+    );
+    assert!(!out.exists(), "nothing written");
+    // a killed run's directory: untouched
+    let (tree, rec) = killed_recording(&d.path().join("k"), 300);
+    let before = listing(&rec);
+    let o = record(&tree, &rec, &["-d", "100ms", "--cpus", "7-9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(listing(&rec), before);
+}
+
+/// Every file under `dir` with its size, sorted.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut v = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let n = std::fs::metadata(&p).unwrap().len();
+                v.push((p, n));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// The `interval_s` of every JSON line `replay --batch` writes of `out`,
+/// and its stderr.
+fn replay_intervals(out: &Path, extra: &[&str]) -> (Vec<f64>, String) {
+    let r = irqlab()
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    let v = String::from_utf8_lossy(&r.stdout)
+        .lines()
+        .map(|l| {
+            let j: serde_json::Value = serde_json::from_str(l).unwrap();
+            j["interval_s"].as_f64().unwrap()
+        })
+        .collect();
+    (v, err)
+}
+
+/// Two `record` runs into one directory are two runs of one boot
+/// directory (the second numbers after the first): replay never makes an
+/// interval across them, nor an `Average:` over both, and says where each
+/// starts and with which filter it was recorded. The interactive view
+/// needs `--run`.
+#[test]
+fn two_record_runs_in_one_directory_replay_as_separate_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms", "--irq", "LOC"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(500));
+    let o = record(
+        &tree,
+        &out,
+        &["-i", "50ms", "-d", "150ms", "--irq", "RES", "--cpus", "1"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let rec = reader::open(&dir).unwrap();
+    let runs = reader::runs(&rec.steps);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let n = rec.steps.len();
+    let (iv, err) = replay_intervals(&out, &[]);
+    assert_eq!(iv.len(), n - 2, "one baseline per run: {err}");
+    assert!(
+        iv.iter().all(|&s| s < 0.4),
+        "no interval across runs: {iv:?}"
+    );
+    assert!(
+        err.contains("irqlab: run 1 of 2: samples 0–")
+            && err.contains(
+                ", recorded with --irq LOC; replayed on its own (no interval across runs)"
+            )
+            && err.contains("irqlab: run 2 of 2: samples ")
+            && err.contains(", recorded with --irq RES --cpus 1; replayed on its own"),
+        "{err}"
+    );
+    // one run alone
+    let (one, err) = replay_intervals(&out, &["--run", "2"]);
+    assert_eq!(one.len(), runs[1].len() - 1, "{err}");
+    // text: each run ends with its own Average:, over its own CPUs
+    let r = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let text = String::from_utf8_lossy(&r.stdout);
+    let averages: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("Average:  IRQ "))
+        .map(|l| l.split_whitespace().skip(4).collect())
+        .collect();
+    assert_eq!(
+        averages,
+        vec![vec!["CPU0", "CPU1", "CPU2", "CPU3"], vec!["CPU1"]]
+    );
+    // the interactive view of one of several runs: name it
+    let r = irqlab().arg("replay").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("holds 2 record runs, replayed one at a time: name one with --run N")
+            && err.contains("--run 2: samples "),
+        "{err}"
+    );
+    let r = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--run", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--run 3: "));
+}
+
+/// A second run killed before its first segment closed, then recovered:
+/// its segment holds only its own counters (none of the first run's,
+/// which another filter kept), and replay still keeps the runs apart.
+#[test]
+fn a_killed_second_run_recovers_into_a_run_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms", "--irq", "LOC"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--segment", "1h", "--irq", "RES", "-o"])
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = boot_dir(&out);
+    let journal = dir.join("journal.jsonl");
+    for _ in 0..500 {
+        if flushed_samples_or_0(&journal) >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let n = flushed_samples(&journal);
+    assert!(n >= 2, "only {n} samples flushed");
+    // replay reads the journal as the second run …
+    let (iv, err) = replay_intervals(&out, &[]);
+    assert!(err.contains("run 2 of 2"), "{err}");
+    let steps = reader::open(&dir).unwrap().steps.len();
+    assert_eq!(iv.len(), steps - 2, "one baseline per run: {err}");
+    // … and so after recovery
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains(&format!("recovered {n} sample(s)")), "{err}");
+    let (again, err) = replay_intervals(&out, &[]);
+    assert_eq!(again.len(), iv.len(), "{err}");
+    let segs = layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    let cells = irqlab::record::segment::read(&segs[1].2).unwrap().cells;
+    assert!(
+        cells.iter().all(
+            |(_, c)| !(c.source == irqlab::record::schema::SourceKind::Interrupts
+                && c.key == "LOC")
+        ),
+        "no counter of the first run in the second's segment"
+    );
+    assert!(cells.iter().any(|(_, c)| c.key == "RES"));
+}
+
+/// [`flushed_samples`], 0 while the journal is not there.
+fn flushed_samples_or_0(journal: &Path) -> usize {
+    match journal.exists() {
+        true => flushed_samples(journal),
+        false => 0,
+    }
 }

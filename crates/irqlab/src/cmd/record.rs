@@ -85,6 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let cfg = writer::RecordConfig {
         filter,
+        filter_flags: filter_flags(&args.filter),
         root: args.root.dir,
         out: args.out,
         interval: real(args.interval),
@@ -98,8 +99,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let announce = |dir: &std::path::Path| say(format!("irqlab: recording to {}\n", dir.display()));
     let sum = match args.trace {
-        true => traced(&cfg, announce)?,
-        false => writer::run(&cfg, None, announce)?,
+        true => traced(&cfg, announce),
+        false => writer::run(&cfg, None, announce),
+    };
+    let sum = match sum {
+        Err(e) if e.downcast_ref::<writer::NoCpuSelected>().is_some() => {
+            eprintln!("irqlab: error: {e}");
+            return Ok(ExitCode::from(super::top::EXIT_USAGE));
+        }
+        r => r?,
     };
     let per = |v: u64| v as f64 / sum.samples.max(1) as f64;
     say(format!(
@@ -113,6 +121,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         per(sum.segment_cpu_ns) / 1e6,
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The row filter flags as given (`--irq LOC --cpus 1`), stored with the
+/// run.
+fn filter_flags(f: &super::args::FilterArgs) -> String {
+    let flags = [
+        ("--irq", &f.irq),
+        ("--exclude", &f.exclude),
+        ("--cpus", &f.cpus),
+    ];
+    let given: Vec<String> = flags
+        .iter()
+        .filter_map(|(name, v)| v.as_ref().map(|v| format!("{name} {v}")))
+        .collect();
+    given.join(" ")
 }
 
 /// A message to stderr in one write (`eprintln!` writes each piece of

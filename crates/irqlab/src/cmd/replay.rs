@@ -6,6 +6,8 @@
 //! writer and loop as live `top --batch` (`top::batch::BatchWriter`: text
 //! blocks with `Average:` at the end, or JSON lines). A recording made with `record --trace` adds each
 //! frame's traced time as `top --trace` does (`record::trace_replay`).
+//! A boot directory that several `record` runs wrote is replayed run by
+//! run (`reader::runs`): no interval, and no `Average:`, spans two runs.
 
 use super::top::batch::{BatchWriter, FrameTrace};
 use super::top::text::TextOpts;
@@ -40,6 +42,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: BatchFormat,
+    /// Replay only this `record` run of the directory (1 is the first;
+    /// the interactive view needs it when there are several).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub run: Option<u64>,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
 }
@@ -54,33 +60,113 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if rec.steps.is_empty() {
         anyhow::bail!("{}: the recording holds no sample", dir.display());
     }
-    if !args.batch {
-        return interactive(&args, rec);
+    let mut runs = split_runs(rec.steps);
+    let n = runs.len();
+    if let Some(k) = args.run {
+        let Some(i) = usize::try_from(k)
+            .ok()
+            .and_then(|k| k.checked_sub(1))
+            .filter(|&i| i < n)
+        else {
+            eprintln!(
+                "irqlab: error: --run {k}: {} holds {n} record run(s)",
+                dir.display()
+            );
+            return Ok(ExitCode::from(super::top::EXIT_USAGE));
+        };
+        runs = vec![runs.swap_remove(i)];
+    } else if n > 1 && !args.batch {
+        eprintln!(
+            "irqlab: error: {} holds {n} record runs, replayed one at a time: name one with --run N (or replay them all with --batch)",
+            dir.display()
+        );
+        for (i, r) in runs.iter().enumerate() {
+            eprintln!("irqlab:   --run {}: {}", i + 1, describe(r));
+        }
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
+    if !args.batch {
+        let steps = runs.pop().unwrap_or_default();
+        return interactive(&args, rec.dir, steps);
+    }
+    let stop = Stop::install()?;
+    let mut out = crate::export::stdout::stdout();
+    for (i, steps) in runs.into_iter().enumerate() {
+        let k = args.run.map_or(i as u64 + 1, |k| k);
+        if n > 1 {
+            eprintln!(
+                "irqlab: run {k} of {n}: {}; replayed on its own (no interval across runs)",
+                describe(&steps)
+            );
+        }
+        if let Some(signal) = batch(&args, &dir, steps, &filter, &stop, &mut out)? {
+            return Ok(super::top::signal_exit(signal));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The steps of each `record` run (`reader::runs`), in order.
+fn split_runs(mut steps: Vec<reader::RecordedSample>) -> Vec<Vec<reader::RecordedSample>> {
+    let mut out: Vec<Vec<reader::RecordedSample>> = reader::runs(&steps)
+        .into_iter()
+        .rev()
+        .map(|r| steps.split_off(r.start))
+        .collect();
+    out.reverse();
+    out
+}
+
+/// A run for messages: its samples, start time and row filter.
+fn describe(steps: &[reader::RecordedSample]) -> String {
+    let (Some(a), Some(b)) = (steps.first(), steps.last()) else {
+        return "no sample".into();
+    };
+    let filter = match a.shape.as_ref().and_then(|s| s.run.as_ref()) {
+        Some(r) if r.filter.is_empty() => ", recorded without a row filter".to_string(),
+        Some(r) => format!(", recorded with {}", r.filter),
+        None => String::new(),
+    };
+    let samples = match a.time.seq == b.time.seq {
+        true => format!("sample {} (one sample: no interval)", a.time.seq),
+        false => format!("samples {}–{}", a.time.seq, b.time.seq),
+    };
+    format!(
+        "{samples} from {}{filter}",
+        crate::sampler::clock::rfc3339_utc(a.time.wall_ns)
+    )
+}
+
+/// `replay --batch` of one run's steps: `signal` when one ended it.
+fn batch(
+    args: &Args,
+    dir: &std::path::Path,
+    steps: Vec<reader::RecordedSample>,
+    filter: &Filter,
+    stop: &Stop,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<Option<i32>> {
     // the first step is the baseline; one frame per later step
-    let frames = rec.steps.len().saturating_sub(1);
-    let traced = reader::Replayer::traced(&rec.steps);
-    let source = RecordingSource::new(rec);
+    let frames = steps.len().saturating_sub(1);
+    let traced = reader::Replayer::traced(&steps);
+    let source = RecordingSource::at(steps.into(), 0, format!("replaying {}", dir.display()));
     // a recording made with `record --trace`: each frame's traced interval
     let mut traces = match traced {
         true => Some(TraceReplay::new(source.steps(), filter.cpus.clone())?),
         false => None,
     };
-    let stop = Stop::install()?;
-    let mut live = LiveSampler::with_source(source, filter)?;
-    let mut out = crate::export::stdout::stdout();
+    let mut live = LiveSampler::with_source(source, filter.clone())?;
     // the same writer and loop as `top --batch`, unpaced: every frame of
-    // the recording at once (flushed at the end), then `Average:`
+    // the run at once (flushed at the end), then `Average:`
     let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);
     let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
-    let signal = writer.run(
+    writer.run(
         &mut live,
         &mut pace,
-        &stop,
+        stop,
         &mut Traces(traces.as_mut()),
-        &mut out,
-    )?;
-    Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
+        out,
+    )
 }
 
 /// A `record --trace` recording's traced interval per frame (none for
@@ -102,13 +188,17 @@ impl FrameTrace for Traces<'_> {
 
 /// The replay screen: the App of live `top` (its flags checked before the
 /// screen is taken) fed by a [`Player`].
-fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> {
-    if rec.steps.len() < 2 {
-        anyhow::bail!("{}: one sample only; rates need two", rec.dir.display());
+fn interactive(
+    args: &Args,
+    dir: PathBuf,
+    steps: Vec<reader::RecordedSample>,
+) -> anyhow::Result<ExitCode> {
+    if steps.len() < 2 {
+        anyhow::bail!("{}: one sample only; rates need two", dir.display());
     }
     let cfg = TuiConfig {
-        root: rec.dir.clone(),
-        interval: median_interval(&rec.steps),
+        root: dir.clone(),
+        interval: median_interval(&steps),
         irq: args.filter.irq.clone(),
         exclude: args.filter.exclude.clone(),
         cpus: args.filter.cpus.clone(),
@@ -118,12 +208,12 @@ fn interactive(args: &Args, rec: reader::Recording) -> anyhow::Result<ExitCode> 
         verbose: true,
     };
     let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
-    let name = rec.dir.display().to_string();
+    let name = dir.display().to_string();
     let filter = Filter {
         cpus: None,
         ..app.filter.clone()
     };
-    let player = Player::new(rec.steps.into(), name, filter)?;
+    let player = Player::new(steps.into(), name, filter)?;
     let signal = crate::tui::replay::run(app, player)?;
     Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
 }

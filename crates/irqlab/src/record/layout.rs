@@ -485,7 +485,13 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
             .filter_map(|(s, p)| Some((s.range()?.1, p)))
             .filter(|(last, _)| *last < first)
             .max_by_key(|(last, _)| *last);
+        // a journal that begins a run (its first line marks it) holds
+        // every cell of that run: nothing comes from the run before
+        let starts_run = lines
+            .first()
+            .is_some_and(|l| l.shape.as_ref().is_some_and(|s| s.run.is_some()));
         let base = match before {
+            _ if starts_run => Vec::new(),
             None => Vec::new(),
             Some((_, p)) => last_state(p).unwrap_or_else(|e| {
                 msg.push(format!(

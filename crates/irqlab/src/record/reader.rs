@@ -182,6 +182,21 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     Ok(Some(rec))
 }
 
+/// The `record` runs of `steps`: a new one at each step whose shape marks
+/// a run's start ([`Shape::run`]; a run's first sample holds every cell
+/// and its layout, so each run replays on its own). A recording made
+/// before runs were marked is one run. No step: none.
+pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
+    let mut starts: Vec<usize> = steps
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| *i == 0 || s.shape.as_ref().is_some_and(|sh| sh.run.is_some()))
+        .map(|(i, _)| i)
+        .collect();
+    starts.push(steps.len());
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
 /// Rebuilds samples step by step.
 #[derive(Debug, Default)]
 pub struct Replayer {
@@ -376,5 +391,39 @@ impl Replayer {
             let _ = writeln!(t, "{k} {}", self.get(SourceKind::Stat, &key, None));
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::record::playback::fixtures::{shape, step};
+    use crate::record::schema::RunStart;
+
+    /// A shape marking a run's start.
+    fn started() -> Shape {
+        Shape {
+            run: Some(RunStart {
+                filter: "--irq LOC".into(),
+            }),
+            ..shape()
+        }
+    }
+
+    #[test]
+    fn runs_start_at_each_marked_shape_and_an_unmarked_recording_is_one_run() {
+        let steps = vec![
+            step(0, 1, 0, Some(started())),
+            step(1, 2, 0, None),
+            step(2, 3, 0, Some(shape())), // a layout change: the same run
+            step(3, 4, 0, Some(started())),
+            step(4, 5, 0, None),
+            step(5, 6, 0, Some(started())),
+        ];
+        assert_eq!(runs(&steps), vec![0..3, 3..5, 5..6]);
+        let old: Vec<RecordedSample> = (0..3).map(|i| step(i, i, 0, Some(shape()))).collect();
+        assert_eq!(runs(&old), vec![0..3]);
+        assert!(runs(&[]).is_empty());
     }
 }

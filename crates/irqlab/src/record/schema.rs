@@ -221,6 +221,21 @@ pub struct Shape {
     /// Keys of the traced rows (`record::trace_cells`), in layout order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace_rows: Vec<String>,
+    /// Set in the shape of a `record` run's first sample only: a run
+    /// starts there (replay never makes an interval across two runs).
+    /// Absent in recordings made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunStart>,
+}
+
+/// The start of a `record` run in a boot directory (several runs may
+/// follow one another there: the next one numbers its samples after the
+/// last one's).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunStart {
+    /// The run's row filter flags as given (`--irq LOC --cpus 1`; empty:
+    /// none).
+    pub filter: String,
 }
 
 impl Shape {

@@ -21,7 +21,7 @@ use super::cells::{Change, Differ};
 use super::identity;
 use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
-use super::schema::{recorded_wall_ns, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
+use super::schema::{recorded_wall_ns, RunStart, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
 use crate::sampler::counters::{CounterSampler, SampleCountersView};
@@ -50,6 +50,9 @@ pub struct RecordConfig {
     /// … and holds at most this many rows ([`MERGE_ROWS`]).
     pub merge_rows: usize,
     pub filter: Filter,
+    /// The row filter flags as given, stored at the run's start
+    /// (`schema::RunStart`).
+    pub filter_flags: String,
     /// Partition host name instead of the tree's hostname.
     pub host: Option<String>,
     /// Record synthetic times instead of the clocks (benchmarks and tests
@@ -116,6 +119,8 @@ struct Run {
     mono0: Option<u64>,
     /// Changed counters of the open segment after its window's first sample.
     changes: u64,
+    /// Marks the run's first sample's shape (taken there).
+    run_start: Option<RunStart>,
     /// `RecordConfig::segment_changes`.
     max_changes: u64,
     sum: RecordSummary,
@@ -149,6 +154,9 @@ impl Run {
             clock: cfg.clock,
             mono0: None,
             changes: 0,
+            run_start: Some(RunStart {
+                filter: cfg.filter_flags.clone(),
+            }),
             max_changes: cfg.segment_changes,
             sum: RecordSummary {
                 dir: dir.to_path_buf(),
@@ -168,7 +176,13 @@ impl Run {
         // last segment), so that a big machine's journal does not repeat
         // every counter each time a segment closes.
         let mut cells = std::mem::take(&mut self.changed);
-        let sampled = self.differ.sample(s, filter, affinity, &mut cells);
+        let mut sampled = self.differ.sample(s, filter, affinity, &mut cells);
+        // the run's first sample always has a shape (the differ is new)
+        if let Some(shape) = sampled.shape.as_mut() {
+            if let Some(r) = self.run_start.take() {
+                shape.run = Some(r);
+            }
+        }
         let first = self.data.samples.is_empty();
         let time = match self.clock {
             None => SampleTime {
@@ -353,6 +367,11 @@ pub fn run(
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
     let mut src = CounterSampler::open(&cfg.root)?;
+    // a recording of no CPU could not be read back: refused before
+    // anything is written
+    if let Some(e) = no_cpu_selected(&cfg.filter, src.latest_view().snap) {
+        return Err(e.into());
+    }
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -400,6 +419,42 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// A `--cpus` that keeps no CPU the machine's files list: a usage error
+/// of `record` (exit 2), found before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoCpuSelected {
+    /// The list as selected.
+    pub list: String,
+    /// The CPUs the sampled files list.
+    pub present: String,
+}
+
+impl std::fmt::Display for NoCpuSelected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "--cpus {} selects no CPU of this machine (the sampled files list CPUs {}): nothing recorded",
+            self.list, self.present
+        )
+    }
+}
+
+impl std::error::Error for NoCpuSelected {}
+
+/// [`NoCpuSelected`] when `f`'s CPUs keep none of those `snap`'s files list.
+fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSelected> {
+    let cpus = f.cpus.as_ref()?;
+    let mut present = std::collections::BTreeSet::new();
+    crate::filter::warnings::cpus_of(snap, &mut present);
+    if cpus.iter().any(|c| present.contains(c)) {
+        return None;
+    }
+    Some(NoCpuSelected {
+        list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
+        present: irqlab_core::CpuList::from_cpus(present.iter().copied()).to_string(),
+    })
 }
 
 /// What `show` says of filters that select nothing or less than asked
@@ -469,6 +524,7 @@ mod tests {
             merge: Duration::ZERO,
             merge_rows: MERGE_ROWS,
             filter: Filter::default(),
+            filter_flags: String::new(),
             host: Some("t".into()),
             clock: None,
         }
@@ -625,6 +681,69 @@ mod tests {
         let steps = reader::open(&dir).unwrap().steps;
         let seqs: Vec<u64> = steps.iter().map(|s| s.time.seq).collect();
         assert_eq!(seqs, vec![0, 1, 2]);
+    }
+
+    /// A `--cpus` that keeps no CPU of the tree is refused before the
+    /// output directory is made; one that keeps some is recorded.
+    #[test]
+    fn cpus_that_select_no_cpu_are_refused_before_anything_is_written() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            filter: Filter::from_flags(None, Some("5,7-9")).unwrap(),
+            ..config(root.path(), &out.path().join("rec"))
+        };
+        let e = run(&cfg, None, |_| {}).unwrap_err();
+        assert_eq!(
+            e.downcast_ref::<NoCpuSelected>(),
+            Some(&NoCpuSelected {
+                list: "5,7-9".into(),
+                present: "0-1".into(),
+            })
+        );
+        assert!(!out.path().join("rec").exists());
+        let cfg = RecordConfig {
+            filter: Filter::from_flags(None, Some("1,5")).unwrap(),
+            duration: Some(Duration::from_millis(40)),
+            ..cfg
+        };
+        assert!(run(&cfg, None, |_| {}).unwrap().samples >= 2);
+    }
+
+    /// Each run marks its first sample's shape, with its filter flags; a
+    /// second run in the boot directory is a run of its own.
+    #[test]
+    fn each_run_marks_its_first_sample() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = RecordConfig {
+            duration: Some(Duration::from_millis(60)),
+            ..config(root.path(), out.path())
+        };
+        run(&cfg, None, |_| {}).unwrap();
+        let second = RecordConfig {
+            filter: Filter::from_flags(Some("LOC"), None).unwrap(),
+            filter_flags: "--irq LOC".into(),
+            ..cfg
+        };
+        run(&second, None, |_| {}).unwrap();
+        let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
+        let runs = reader::runs(&rec.steps);
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        let marks: Vec<Option<String>> = rec
+            .steps
+            .iter()
+            .map(|s| {
+                s.shape
+                    .as_ref()
+                    .and_then(|sh| sh.run.clone())
+                    .map(|r| r.filter)
+            })
+            .collect();
+        let mut want = vec![None; rec.steps.len()];
+        want[0] = Some(String::new());
+        want[runs[1].start] = Some("--irq LOC".into());
+        assert_eq!(marks, want);
     }
 
     #[test]
