@@ -85,7 +85,7 @@ impl IrqRow {
     }
 
     /// The class row an s390 sub-class row's counts are already included
-    /// in (`CLK` "[EXT] Clock Comparator": `EXT`); see [`class_of`].
+    /// in (`CLK`, `[EXT] Clock Comparator`: `EXT`); see [`class_of`].
     pub fn class(&self) -> Option<&str> {
         class_of(self.irq, &self.description)
     }

@@ -251,7 +251,7 @@ impl HostFs {
 
     /// [`HostFs::read`] of a kernel text file of lines (a whole
     /// `/proc/interrupts`): a non-empty text that does not end with `\n`
-    /// is an error ([`truncated`]).
+    /// is an error ("truncated line", naming the file and line).
     pub fn read_text(&mut self, rel: &str) -> io::Result<&[u8]> {
         let text = read_whole(&mut self.kept, &self.root, rel)?;
         whole_lines(&self.root, rel, text)
@@ -266,7 +266,7 @@ impl HostFs {
     /// too). Not for `/proc/interrupts`, whose rows are records of their
     /// own: a read of it stops short before a row that does not fit the
     /// kernel's page buffer. A non-empty text that does not end with `\n`
-    /// is an error ([`truncated`]).
+    /// is an error ("truncated line", naming the file and line).
     pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
         let root = &self.root;
         let k = kept_file(&mut self.kept, root, rel)?;
@@ -297,7 +297,7 @@ impl HostFs {
     /// its kept buffer (a sampler re-reading a file that may be huge:
     /// the buffer stays about [`STREAM_CHUNK`] instead of the file's size),
     /// for a kernel text file of lines: a last line without `\n` is not
-    /// handed to `f` but an error ([`truncated`]).
+    /// handed to `f` but an error ("truncated line", naming the file and line).
     pub fn read_lines<E: From<io::Error>>(
         &mut self,
         rel: &str,

@@ -89,7 +89,7 @@ pub fn above_threshold(l: &IrqLine, min: f64) -> bool {
 }
 
 /// Which kept rows the `SUM` line adds, decided row by row in file order:
-/// every row but an s390 sub-class row (`CLK` "[EXT] Clock Comparator")
+/// every row but an s390 sub-class row (`CLK`, `[EXT] Clock Comparator`)
 /// when its class row (`EXT`) was kept before it, whose counts already
 /// include the sub-class's (docs/formats/arch-rows.md: summing both counts
 /// twice). A sub-class row without its class row (`--irq CLK`) is added.
