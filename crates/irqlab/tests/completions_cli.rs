@@ -234,18 +234,7 @@ fn no_shell_completes_the_hidden_subcommand() {
 /// (EPIPE on the first write), or `/dev/full` (ENOSPC).
 fn with_stdout(args: &[&str], full: bool) -> std::process::Output {
     let bin = assert_cmd::cargo::cargo_bin("irqlab");
-    let stdout = if full {
-        std::process::Stdio::from(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-    } else {
-        let (read, write) = nix::unistd::pipe().unwrap();
-        drop(read);
-        std::process::Stdio::from(write)
-    };
+    let stdout = common::failing_stdio(full);
     Std::new(bin)
         .args(args)
         .stdout(stdout)

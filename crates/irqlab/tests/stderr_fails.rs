@@ -11,18 +11,7 @@ mod common;
 /// Runs irqlab with stderr a pipe whose reading end is already closed, or
 /// `/dev/full`, and stdout discarded.
 fn with_stderr(args: &[&str], full: bool) -> std::process::Output {
-    let stderr = if full {
-        Stdio::from(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-    } else {
-        let (read, write) = nix::unistd::pipe().unwrap();
-        drop(read);
-        Stdio::from(write)
-    };
+    let stderr = common::failing_stdio(full);
     Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args(args)
         .stdout(Stdio::null())

@@ -192,3 +192,20 @@ pub fn host_changes_allowed(test: &str) -> bool {
     visible!("{test}: SKIPPED: changes the host (set {HOST_CHANGES_ENV}=1, as .ci/run does)");
     false
 }
+
+/// A standard stream that fails every write: `/dev/full` (ENOSPC) when
+/// `full`, else a pipe whose reading end is already closed (EPIPE).
+pub fn failing_stdio(full: bool) -> std::process::Stdio {
+    if full {
+        std::process::Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    } else {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        std::process::Stdio::from(write)
+    }
+}
