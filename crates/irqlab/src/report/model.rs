@@ -80,53 +80,20 @@ pub struct SoftirqSection {
     pub rows: Vec<SoftirqLine>,
 }
 
-/// One softirq row. Its JSON has an interrupts row's keys: `counts` in a
-/// snapshot; in rates mode `counts` null, the interval's `deltas`, and
-/// `rates` and `total_rate`.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
 pub struct SoftirqLine {
     pub name: String,
     /// Counts (snapshot) or per-interval deltas (rates mode); null = gap.
     pub counts: Vec<Option<u64>>,
     pub total: u64,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
     pub rates: Option<Vec<Option<f64>>>,
     /// Rounded as `rates` are (integral values as integers, else to 0.001).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_total_rate"
+    )]
     pub total_rate: Option<f64>,
-}
-
-impl Serialize for SoftirqLine {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        struct Rates<'a>(&'a Option<Vec<Option<f64>>>);
-        impl Serialize for Rates<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                ser_rates(self.0, s)
-            }
-        }
-        struct TotalRate<'a>(&'a Option<f64>);
-        impl Serialize for TotalRate<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                ser_total_rate(self.0, s)
-            }
-        }
-        let rated = self.rates.is_some() || self.total_rate.is_some();
-        let mut st = s.serialize_struct("SoftirqLine", 6)?;
-        st.serialize_field("name", &self.name)?;
-        if rated {
-            st.serialize_field("counts", &Option::<()>::None)?;
-            st.serialize_field("deltas", &self.counts)?;
-        } else {
-            st.serialize_field("counts", &self.counts)?;
-        }
-        st.serialize_field("total", &self.total)?;
-        if self.rates.is_some() {
-            st.serialize_field("rates", &Rates(&self.rates))?;
-        }
-        if self.total_rate.is_some() {
-            st.serialize_field("total_rate", &TotalRate(&self.total_rate))?;
-        }
-        st.end()
-    }
 }
 
 #[derive(Debug, Default, Serialize)]
