@@ -20,8 +20,16 @@ Prints one JSON line per sample, in (host, boot, seq) order, with the full
 state of every counter at that sample (the last change at or before it,
 within its segment):
 
-    {"host": "h1", "boot": "…", "seq": 3, "wall_ns": …, "mono_ns": …,
-     "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
+    {"host": "h1", "boot": "…", "seq": 3, "run": 1, "wall_ns": …,
+     "mono_ns": …, "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
+
+`run` numbers the `record` runs of a boot directory from 1, as `irqlab
+replay --run N` does: a run starts at the boot's first sample and at
+every sample whose shape (footer key `irqlab.shapes`) carries the `run`
+mark. Two samples of different runs are not one interval: a rate is a
+difference within a run (the runs may sample other rows, and the time
+between them is not sampled). Recordings made before runs were marked
+read as one run.
 
 A file whose samples another file of the same boot directory is checked
 to hold (`irqlab record` merges small segments by rewriting the window's
@@ -32,15 +40,18 @@ row count. A sample two files hold otherwise is printed once. A counter
 at or above 2^63 is read back exactly (the `value` column holds its 64
 bits; sums are taken modulo 2^64).
 
-`--summary` prints one line per (host, boot) instead: samples and rows.
+`--summary` prints one line per (host, boot) instead: samples and runs,
+then the rows.
 Exits 1 with a message when a row's `time` differs from its sample's
-wall clock, when a sample list is missing, or when a segment's schema is
-not 1, 2 or 3. Used by crates/irqlab/tests/record_readers.rs; install
+wall clock, when a sample list is missing, when `irqlab.shapes` cannot
+be decoded, or when a segment's schema is not 1, 2 or 3. Used by crates/irqlab/tests/record_readers.rs; install
 the engines with tools/install-python-readers.sh.
 """
 
 import argparse
+import base64
 import glob
+import gzip
 import json
 import os
 import sys
@@ -86,6 +97,36 @@ def samples_of(path, kv, changes):
     if not clock:
         fail(f"{path}: no clock rows (no samples)")
     return [{"seq": seq, "wall_ns": t, "mono_ns": v} for seq, t, _, v, _, _ in clock]
+
+
+def run_marks(path, kv):
+    """The seqs of a segment whose shape marks the start of a `record` run:
+    footer key irqlab.shapes, the JSON [{seq, shape}] (schema 1) or base64
+    of its gzip."""
+    raw = kv.get("irqlab.shapes")
+    if raw is None:
+        return set()
+    try:
+        if schema_of(path, kv) == "1":
+            shapes = json.loads(raw)
+        else:
+            shapes = json.loads(gzip.decompress(base64.b64decode(raw, validate=True)))
+        return {int(s["seq"]) for s in shapes if isinstance(s.get("shape"), dict) and "run" in s["shape"]}
+    except (ValueError, OSError, TypeError, KeyError, AttributeError) as e:
+        fail(f"{path}: irqlab.shapes is not the JSON [{{seq, shape}}] its schema packs ({e})")
+
+
+def number_runs(samples, marks):
+    """Sets `run` on samples sorted by (host, boot, seq): 1 at a boot's first
+    sample, one more at each later sample whose seq is marked."""
+    last, run = None, 0
+    for s in samples:
+        k = (s["host"], s["boot"])
+        if k != last:
+            last, run = k, 1
+        elif s["seq"] in marks.get(k, ()):
+            run += 1
+        s["run"] = run
 
 
 def load_duckdb(files):
@@ -244,7 +285,7 @@ def states(kv, rows, summed):
     by_file = {}
     for host, boot, f, t, seq, source, key, cpu, value in rows:
         by_file.setdefault(os.path.normpath(f), []).append((seq, t, cell(source, key, cpu), value, host, boot))
-    out = []
+    out, marks = [], {}
     for f, meta in sorted(kv.items()):
         f = os.path.normpath(f)
         changes = by_file.get(f, [])
@@ -253,6 +294,7 @@ def states(kv, rows, summed):
         samples = samples_of(f, meta, changes)
         changes = [r for r in changes if not r[2].startswith("clock|")]
         parts = dict(p.split("=", 1) for p in f.split(os.sep) if p.startswith(("host=", "boot=")))
+        marks.setdefault((parts.get("host"), parts.get("boot")), set()).update(run_marks(f, meta))
         changes = sorted(changes, key=lambda r: r[0])
         times = {s["seq"]: s["wall_ns"] for s in samples}
         state, i = {}, 0
@@ -284,7 +326,8 @@ def states(kv, rows, summed):
         if k not in seen:
             seen.add(k)
             once.append(s)
-    return once
+    number_runs(once, marks)
+    return [{**{k: s[k] for k in ("host", "boot", "seq", "run")}, **s} for s in once]
 
 
 def main():
@@ -306,9 +349,10 @@ def main():
         seen = {}
         for s in result:
             k = (s["host"], s["boot"])
-            seen[k] = seen.get(k, 0) + 1
-        for (h, b), n in sorted(seen.items()):
-            print(json.dumps({"host": h, "boot": b, "samples": n}))
+            n, _ = seen.get(k, (0, 0))
+            seen[k] = (n + 1, s["run"])
+        for (h, b), (n, runs) in sorted(seen.items()):
+            print(json.dumps({"host": h, "boot": b, "samples": n, "runs": runs}))
         print(json.dumps({"rows": len(rows), "engine": a.engine}))
         return
     for s in result:

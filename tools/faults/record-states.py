@@ -9,7 +9,9 @@ readable lines only (JSON whose schema is 1 to 3, cells with a known
 source and a value 0 <= v < 2^64, `seq` above the line before), lines
 whose sample a segment holds dropped, the first line's missing cells
 taken from the state of the segment before it (docs/recording-schema.md,
-"Journal lines"). Prints one JSON object: {"SEQ": {"source|key|cpu":
+"Journal lines") unless the line starts a `record` run (`run` in its
+shape): a run's first line holds every cell of that run and nothing
+carries over from the run before. Prints one JSON object: {"SEQ": {"source|key|cpu":
 value}} — what a correct `irqlab recover` must turn the directory into.
 """
 
@@ -69,7 +71,9 @@ def journal_lines(path):
         cells = [cell(c) for c in l.get("cells", [])]
         if any(c is None for c in cells):
             continue
-        lines.append((seq, cells))
+        shape = l.get("shape")
+        starts_run = isinstance(shape, dict) and "run" in shape
+        lines.append((seq, cells, starts_run))
         last = seq
     return lines
 
@@ -83,7 +87,9 @@ def main():
         if lines:
             before = [s for s in states if s < lines[0][0]]
             state = dict(states[max(before)]) if before else {}
-            for seq, cells in lines:
+            for seq, cells, starts_run in lines:
+                if starts_run:
+                    state = {}
                 for k, v in cells:
                     state[k] = v
                 states[seq] = dict(state)

@@ -312,6 +312,54 @@ fn python_reader_supersedes_nothing_by_name_alone() {
     }
 }
 
+/// Two `record` runs in one boot directory read back as runs 1 and 2,
+/// the samples `irqlab replay` gives each run (its stderr names their
+/// seqs), so that a reader outside irqlab does not take the time between
+/// the runs for an interval; the schema-1 fixture, made before runs were
+/// marked, reads as run 1 throughout.
+#[test]
+fn python_reader_numbers_the_record_runs_as_replay_does() {
+    let engines: Vec<&str> = ["duckdb", "pyarrow"]
+        .into_iter()
+        .filter(|e| engine_available(e))
+        .collect();
+    if engines.is_empty() {
+        skip(
+            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
+        );
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(2, 4));
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("dataset");
+    record(tree.path(), &out, "h", &[]);
+    record(tree.path(), &out, "h", &["--irq", "LOC"]);
+    let dir = irqlab::record::layout::one_boot_dir(&out.join("host=h")).unwrap();
+    let steps = irqlab::record::reader::open(&dir).unwrap().steps;
+    let want: Vec<(u64, u64)> = irqlab::record::reader::runs(&steps)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.map(move |_| i as u64 + 1))
+        .zip(steps.iter().map(|s| s.time.seq))
+        .map(|(run, seq)| (seq, run))
+        .collect();
+    assert_eq!(want.last().map(|w| w.1), Some(2), "{want:?}");
+    for engine in &engines {
+        let got: Vec<(u64, u64)> = read_back(&out, engine)
+            .iter()
+            .map(|s| (s["seq"].as_u64().unwrap(), s["run"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(got, want, "{engine}");
+    }
+    let old = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recording-schema1");
+    for engine in &engines {
+        assert!(
+            read_back(&old, engine).iter().all(|s| s["run"] == 1),
+            "{engine}"
+        );
+    }
+}
+
 /// `tools/fleet-dataset.py` makes a small fleet (hosts of 2 to 24 CPUs,
 /// their own IRQ numbering, 2 synthetic hours each) and runs the fleet
 /// queries of docs/recording-schema.md with DuckDB, as written there:
