@@ -35,7 +35,12 @@
 #      run. It is printed as a ratio to the floor's per sample; fixed =
 #      whole-process CPU (user + system from wait4) - HI x per sample
 #      (start, baseline, exit), as a ratio to mpstat's fixed cost.
-#      Every round is printed. Once per run (when strace is there):
+#      Every round is printed. Last, each of issue 26's targets (per
+#      sample / floor <= 1.25, top's fixed / mpstat's <= 1, show NMI / cat
+#      <= 2, show json / cat <= 5) with its median's distribution-free
+#      95 % interval over the rounds (order statistics; 6 rounds or more):
+#      "met" or "missed" only when the whole interval is on one side.
+#      Once per run (when strace is there):
 #      syscalls per sample of json, text and the floor, from `strace -c
 #      -f` of a LO- and a HI-sample run at 10 ms, and each syscall json
 #      and text make per sample beyond the floor's.
@@ -116,7 +121,7 @@ fi
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
     "${SCRAPE:-15}" "${BASE:-}" "$show_floor" <<'PY'
-import os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
+import math, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
 base, show_floor_bin = sys.argv[15:17]
@@ -488,4 +493,33 @@ for key, v in res.items():
     print(f"{key:<78} {min(v):8.3f} {max(v):8.3f} {statistics.median(v):8.3f}  {each}")
 if not perf_ok and not skip_perf:
     print("perf: not available (or not permitted): user/kernel split from rusage only")
+
+def median_ci(v, level=0.95):
+    """Distribution-free interval of the median: the order statistics
+    x(k) and x(n-k+1) for the largest k whose coverage, 1 - 2 P(B < k)
+    with B ~ Binomial(n, 1/2), is at least `level`; with too few rounds
+    for that, min and max. Returns (low, high, coverage)."""
+    x, n = sorted(v), len(v)
+    below = lambda k: sum(math.comb(n, i) for i in range(k)) / 2 ** n
+    k = 1
+    while k < (n + 1) // 2 and 1 - 2 * below(k + 1) >= level:
+        k += 1
+    return x[k - 1], x[n - k], 1 - 2 * below(k)
+
+# issue 26's targets: per-sample ratios to the floor, top's fixed cost to
+# mpstat's, show to cat; "met" only when the whole interval is within
+targets = [(k, 1.25) for k in res if k.endswith("per-sample CPU / floor's (same files)")
+           and not k.startswith("base: ")]
+targets += [(f"top --batch --format {f}: fixed CPU / mpstat's", 1.0) for f in ("json", "text")]
+targets += [("show --irq '^NMI$' --format json / cat", 2.0), ("show --format json / cat", 5.0)]
+targets = [(k, t) for k, t in targets if len(res.get(k, [])) >= 2]
+if targets:
+    print(f"\ntargets: the median's distribution-free interval over the rounds")
+    print(f"{'measurement':<78} {'target':>7} {'median':>8} {'interval':>15} {'cover':>6}  verdict")
+    for key, t in targets:
+        lo, hi, cover = median_ci(res[key])
+        verdict = ("too few rounds (6 give a 95 % interval)" if cover < 0.95
+                   else "met" if hi <= t else "missed" if lo > t else "not resolved (more rounds)")
+        print(f"{key:<78} {t:7.2f} {statistics.median(res[key]):8.3f} "
+              f"{lo:7.3f}-{hi:<7.3f} {cover:6.1%}  {verdict}")
 PY
