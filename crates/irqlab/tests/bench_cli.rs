@@ -686,3 +686,41 @@ fn target_effect_plans_the_trial_count_and_bad_values_are_usage_errors() {
         assert!(!out.exists(), "{bad}: nothing is written");
     }
 }
+
+/// The first CPU this process may run on (from /proc/self/status).
+fn first_allowed_cpu() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split([',', '-']).next().unwrap().to_string()
+}
+
+/// An ipi ring confined to one CPU wakes its threads without an IPI: a
+/// `--workload-cpus` of one CPU is refused like `--threads 1` (exit 2,
+/// before any file or host change), for the run and for a variant.
+#[test]
+fn ipi_ring_on_one_cpu_is_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    let one = format!("one=--workload-cpus {cpu}");
+    let cases: [&[&str]; 2] = [
+        &["--workload", "ipi", "--workload-cpus", &cpu],
+        &["--variant", "two=--threads 2", "--variant", &one],
+    ];
+    for extra in cases {
+        bench(root.path(), &out, extra)
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "--workload-cpus {cpu}: the ipi workload is a ring"
+            )))
+            .stderr(predicate::str::contains("send no IPI"));
+        assert!(!out.exists(), "{extra:?} left {}", out.display());
+        assert_eq!(sysctl(root.path()), "0");
+    }
+}
