@@ -724,3 +724,72 @@ fn ipi_ring_on_one_cpu_is_refused() {
         assert_eq!(sysctl(root.path()), "0");
     }
 }
+
+/// A flag that nothing in the run would use is refused (exit 2, one line
+/// naming it, before any file or host change) instead of being accepted
+/// and ignored.
+#[test]
+fn flags_the_run_would_ignore_are_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    let two = ["--variant", "a=--threads 2", "--variant", "b=--threads 3"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--settle", "1s"],
+            "--settle applies to --workload command (the wait before its timed window), \
+             not --workload ipi",
+        ),
+        (
+            &["-w", "timer", "--tmp-dir", "/tmp"],
+            "--tmp-dir applies to --workload disk (the directory of its file), \
+             not --workload timer",
+        ),
+        (
+            &["--order", "random"],
+            "--order random: a run of one variant has nothing to reorder",
+        ),
+        (
+            &["--order", "random", "--variant", "a=--threads 2"],
+            "--order random: a run of one variant",
+        ),
+        (
+            &["--seed", "3", two[0], two[1], two[2], two[3]],
+            "--seed seeds --order random only",
+        ),
+        (
+            &["--label", "x", two[0], two[1], two[2], two[3]],
+            "--label \"x\" names the variant of a run without --variant",
+        ),
+        (
+            &["--threads", "2", "--", "true"],
+            "--threads applies to --workload ipi, tlb, timer and disk, not --workload command",
+        ),
+        (
+            &["-w", "net", "--threads", "2"],
+            "--threads applies to --workload ipi, tlb, timer and disk, not --workload net",
+        ),
+        (
+            &["--workload-cpus", &cpu, "--", "true"],
+            "--workload-cpus places the built-in workloads, not --workload command",
+        ),
+        (
+            &[
+                "--variant",
+                "a=--threads 2",
+                "--variant",
+                "b=--threads 3 -- true",
+            ],
+            "--variant b: --threads applies to",
+        ),
+    ];
+    for (extra, msg) in cases {
+        bench(root.path(), &out, extra)
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("irqlab: error: {msg}")));
+        assert!(!out.exists(), "{extra:?} left {}", out.display());
+        assert_eq!(sysctl(root.path()), "0");
+    }
+}

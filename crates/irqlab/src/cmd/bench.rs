@@ -119,7 +119,7 @@ pub struct Args {
     /// Worker threads of the workload (ipi ring, tlb spinners, timers, disk readers).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Directory for the disk workload's file.
+    /// Directory for the disk workload's file (--workload disk only).
     #[arg(long)]
     pub tmp_dir: Option<PathBuf>,
     /// Shell command run before each trial's timed wait (command workload).
@@ -130,9 +130,9 @@ pub struct Args {
     pub stop: Option<String>,
     /// Command workload: time from --start and the command's start to the
     /// timed window, which then covers its steady state only (it closes
-    /// before the command is stopped).
-    #[arg(long, default_value = "200ms", value_parser = args::duration)]
-    pub settle: Duration,
+    /// before the command is stopped) [default: 200ms].
+    #[arg(long, value_parser = args::duration)]
+    pub settle: Option<Duration>,
     /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
     /// is the loss-free baseline on the same path). Runs the transfer over
     /// a veth pair between two network namespaces (needs root, `nft`).
@@ -154,12 +154,12 @@ pub struct Args {
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
-    /// Order of variants within each round.
+    /// Order of variants within each round (random: two or more variants).
     #[arg(long, value_parser = order_parser(), default_value = "alternate")]
     pub order: Order,
-    /// Seed of the random order.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the random order (--order random only) [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Continue the interrupted run in DIR with the flags stored in its
     /// plan.json; flags given as well must equal the stored ones.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
@@ -264,7 +264,11 @@ fn kind(
     }
 }
 
+/// Seed of `--order random` when `--seed` is not given.
+const DEFAULT_SEED: u64 = 1;
+
 fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
+    let defaults = WorkloadOptions::default();
     Ok(WorkloadOptions {
         cpus: cpus(&a.workload_cpus)?,
         threads: a.threads,
@@ -272,10 +276,85 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
         command: a.command.clone(),
         start: a.start.clone(),
         stop: a.stop.clone(),
-        settle: a.settle,
+        settle: a.settle.unwrap_or(defaults.settle),
         net_path: net_path(a.loss, a.rate),
-        ..WorkloadOptions::default()
+        ..defaults
     })
+}
+
+/// The distinct workloads of `kinds`, as `--workload` values (`ipi, tlb`).
+fn workload_names(kinds: &[WorkloadKind]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for k in kinds {
+        if !names.contains(&k.name()) {
+            names.push(k.name());
+        }
+    }
+    names.join(", ")
+}
+
+/// Refuse `--threads` or `--workload-cpus` (given as `threads`, `cpus`)
+/// when no workload of `kinds` uses them; `whose` prefixes the message.
+fn check_placement(
+    threads: bool,
+    cpus: bool,
+    kinds: &[WorkloadKind],
+    whose: &str,
+) -> anyhow::Result<()> {
+    if threads && !kinds.iter().any(|k| k.uses_threads()) {
+        return Err(invalid(format!(
+            "{whose}--threads applies to --workload ipi, tlb, timer and disk, not --workload {}",
+            workload_names(kinds)
+        )));
+    }
+    if cpus && !kinds.iter().any(|k| k.uses_cpus()) {
+        return Err(invalid(format!(
+            "{whose}--workload-cpus places the built-in workloads, not --workload command \
+             (the command runs where it is started: pin it with taskset)"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse run-wide flags that nothing in the run would use: `--settle`,
+/// `--tmp-dir`, `--threads` and `--workload-cpus` without a variant whose
+/// workload uses them, `--label` with `--variant`, `--order random` with
+/// one variant, `--seed` without `--order random`.
+fn check_unused_flags(a: &Args, vs: &[Variant]) -> anyhow::Result<()> {
+    let runs = |k: WorkloadKind| vs.iter().any(|v| v.kind == k);
+    let kinds: Vec<WorkloadKind> = vs.iter().map(|v| v.kind).collect();
+    check_placement(a.threads.is_some(), a.workload_cpus.is_some(), &kinds, "")?;
+    if let (Some(label), false) = (&a.label, a.variants.is_empty()) {
+        return Err(invalid(format!(
+            "--label {label:?} names the variant of a run without --variant; \
+             each --variant NAME=… names its own"
+        )));
+    }
+    if a.settle.is_some() && !runs(WorkloadKind::Command) {
+        return Err(invalid(format!(
+            "--settle applies to --workload command (the wait before its timed window), \
+             not --workload {}",
+            workload_names(&kinds)
+        )));
+    }
+    if a.tmp_dir.is_some() && !runs(WorkloadKind::Disk) {
+        return Err(invalid(format!(
+            "--tmp-dir applies to --workload disk (the directory of its file), not --workload {}",
+            workload_names(&kinds)
+        )));
+    }
+    if a.order == Order::Random && vs.len() < 2 {
+        return Err(invalid(
+            "--order random: a run of one variant has nothing to reorder; \
+             give two or more --variant",
+        ));
+    }
+    if a.seed.is_some() && a.order != Order::Random {
+        return Err(invalid(
+            "--seed seeds --order random only; this run's order is alternate",
+        ));
+    }
+    Ok(())
 }
 
 fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
@@ -315,6 +394,12 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
         &format!("--variant {name}: "),
     )?;
     check_net_path(kind, &options, &format!("--variant {name}: "))?;
+    check_placement(
+        f.threads.is_some(),
+        f.workload_cpus.is_some(),
+        &[kind],
+        &format!("--variant {name}: "),
+    )?;
     Ok(Variant {
         label: name.trim().to_string(),
         kind,
@@ -359,14 +444,16 @@ fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
 pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
     let kernel =
         crate::env::kernel_release(&HostFs::new(a.root.path())).unwrap_or_else(|| "run".into());
+    let variants = variants(a, &kernel)?;
+    check_unused_flags(a, &variants)?;
     Ok(Plan {
-        variants: variants(a, &kernel)?,
+        variants,
         trials: a.trials,
         warmup: a.warmup,
         duration: a.trial_length,
         cooldown: a.cooldown,
         order: a.order,
-        seed: a.seed,
+        seed: a.seed.unwrap_or(DEFAULT_SEED),
         irq: a.measure.clone(),
         prepare: a.prepare.preparation(),
         output: Output {
@@ -549,8 +636,15 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
 /// How long a signal waits for the run to end its trial, restore the
 /// host and say what it measured before the guard restores the host
 /// itself and exits (see `guard::defer_signals`): a built-in workload
-/// ends its trial only after `--duration`.
-fn signal_grace(plan: &crate::bench::plan::Plan, settle: Duration) -> Duration {
+/// ends its trial only after `--trial-length` (after `--settle` for a
+/// command).
+fn signal_grace(plan: &crate::bench::plan::Plan) -> Duration {
+    let settle = plan
+        .variants
+        .iter()
+        .map(|v| v.options.settle)
+        .max()
+        .unwrap_or_default();
     plan.duration
         .saturating_add(settle)
         .saturating_add(Duration::from_secs(10))
@@ -566,7 +660,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
     let stop = crate::sampler::Stop::install()?;
-    crate::guard::defer_signals(signal_grace(&plan, args.settle));
+    crate::guard::defer_signals(signal_grace(&plan));
     let caught = || stop.caught();
     let finished = runner::run(&plan, &mut Progress::new(), &caught)?;
     if finished.nothing_to_do {

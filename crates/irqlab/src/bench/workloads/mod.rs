@@ -91,6 +91,18 @@ impl WorkloadKind {
             .find(|(k, _, _)| *k == self)
             .map_or("?", |(_, n, _)| n)
     }
+
+    /// True when `--threads` sizes this workload (net and command have no
+    /// worker threads of irqlab's).
+    pub fn uses_threads(self) -> bool {
+        !matches!(self, WorkloadKind::Net | WorkloadKind::Command)
+    }
+
+    /// True when `--workload-cpus` places this workload (every built-in
+    /// one; a command runs where it is started).
+    pub fn uses_cpus(self) -> bool {
+        self != WorkloadKind::Command
+    }
 }
 
 impl std::str::FromStr for WorkloadKind {
@@ -110,7 +122,8 @@ pub struct WorkloadOptions {
     /// CPUs to run on (default: all CPUs this process may use).
     pub cpus: Option<CpuList>,
     /// Threads: ipi ring size (2), tlb spinners (one per other CPU), timer
-    /// sleepers (one per CPU), disk readers (1). Ignored by net/command.
+    /// sleepers (one per CPU), disk readers (1). None for net/command
+    /// ([`WorkloadKind::uses_threads`]).
     pub threads: Option<usize>,
     /// Directory of the disk workload's file (default: the temp dir).
     pub tmp_dir: Option<PathBuf>,
