@@ -793,3 +793,26 @@ fn flags_the_run_would_ignore_are_refused() {
         assert_eq!(sysctl(root.path()), "0");
     }
 }
+
+/// `--preset irq-rate` pins the workload to the last CPU, but not an ipi
+/// ring (on one CPU it sends no IPI) or a command (irqlab does not place
+/// it): the run goes on unpinned and says why.
+#[test]
+fn preset_leaves_an_ipi_ring_and_a_command_unpinned() {
+    let root = fake_tree();
+    let cases: [(&[&str], &str); 2] = [
+        (&[], "an ipi ring on one CPU sends no IPI"),
+        (&["--", "true"], "a command runs where it is started"),
+    ];
+    for (i, (extra, why)) in cases.iter().enumerate() {
+        let out = root.path().join(format!("out{i}"));
+        bench(root.path(), &out, &["--preset", "irq-rate"])
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .args(*extra)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(format!(
+                "--preset irq-rate: --governor performance (no --workload-cpus: {why})"
+            )));
+    }
+}

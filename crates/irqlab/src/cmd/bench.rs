@@ -574,16 +574,33 @@ fn with_preset(mut a: Args, argv: &[String]) -> anyhow::Result<Args> {
         set.push(format!("--governor {g}"));
     }
     if p.pin_last_cpu && a.workload_cpus.is_none() {
-        let cpus = crate::bench::workloads::placement::allowed_cpus()?;
-        if let Some(last) = cpus.last() {
-            a.workload_cpus = Some(last.to_string());
-            set.push(format!("--workload-cpus {last}"));
+        match unpinnable(&a) {
+            Some(why) => set.push(format!("(no --workload-cpus: {why})")),
+            None => {
+                let cpus = crate::bench::workloads::placement::allowed_cpus()?;
+                if let Some(last) = cpus.last() {
+                    a.workload_cpus = Some(last.to_string());
+                    set.push(format!("--workload-cpus {last}"));
+                }
+            }
         }
     }
     if !set.is_empty() {
         eprintln!("irqlab: --preset {name}: {}", set.join(" "));
     }
     Ok(a)
+}
+
+/// Why the run of `a` cannot have its workload pinned to one CPU: an ipi
+/// ring there sends no IPI, a command is not placed by irqlab. None when
+/// every variant can (or the flags do not parse: the plan says why).
+fn unpinnable(a: &Args) -> Option<&'static str> {
+    let vs = variants(a, "preset").ok()?;
+    vs.iter().find_map(|v| match v.kind {
+        WorkloadKind::Ipi => Some("an ipi ring on one CPU sends no IPI"),
+        WorkloadKind::Command => Some("a command runs where it is started"),
+        _ => None,
+    })
 }
 
 /// Re-read the flags of an interrupted run from `dir/plan.json` and check
