@@ -816,3 +816,83 @@ fn preset_leaves_an_ipi_ring_and_a_command_unpinned() {
             )));
     }
 }
+
+/// The text between `start` and the next `end` in `text`.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("{start:?}: {text}"))
+        + start.len();
+    let len = text[from..].find(end).unwrap();
+    &text[from..from + len]
+}
+
+/// `irqlab` run with the words of `cmd` (as printed) in `cwd`.
+fn run_printed(cmd: &str, cwd: &Path) -> std::process::Output {
+    let words = shlex::split(cmd).unwrap();
+    assert_eq!(words[0], "irqlab", "{cmd}");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(&words[1..])
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// After a SIGKILL of a bench with `--root`, the commands irqlab prints
+/// work as printed: the resume hint names `--root`, the resume refusal
+/// names the `irqlab restore --root …` that undoes the tree's changes, and
+/// the resume then finishes; a `--root` given to `--resume` is the one
+/// used (from another directory, where the stored relative root is not).
+#[test]
+fn after_sigkill_the_printed_restore_and_resume_commands_work() {
+    let root = fake_tree();
+    let tree = root.path();
+    let err_file = tree.join("stderr");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .current_dir(tree)
+        .args(["bench", "--root", ".", "--out", "out", "--label", "tip"])
+        .args(["--warmup", "0", "--measure", "LOC"])
+        .args(["--sysctl", "kernel.irqlab_test=1"])
+        .args(["--trials", "4", "--trial-length", "300ms"])
+        .args(["--workload", "command", "--", "sleep", "1"])
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_trials(
+        &tree.join("out/tip"),
+        1,
+        Duration::from_secs(20)
+    ));
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    assert_eq!(sysctl(tree), "1");
+    let printed = std::fs::read_to_string(&err_file).unwrap();
+    let resume = between(&printed, "(if interrupted: ", ")\n").to_string();
+    assert_eq!(resume, "irqlab bench --resume out --root .");
+    let refused = run_printed(&resume, tree);
+    assert_eq!(refused.status.code(), Some(1));
+    let refused = String::from_utf8_lossy(&refused.stderr);
+    let restore = between(&refused, "undo them with `", "`");
+    assert_eq!(restore, "irqlab restore --root .");
+    assert!(run_printed(restore, tree).status.success());
+    assert_eq!(sysctl(tree), "0", "the printed restore undid the change");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = tree.join("out");
+    let resumed = Command::cargo_bin("irqlab")
+        .unwrap()
+        .current_dir(elsewhere.path())
+        .args(["bench", "--resume"])
+        .arg(&out)
+        .arg("--root")
+        .arg(tree)
+        .output()
+        .unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(trials(&out.join("tip")).len(), 4);
+    assert_eq!(sysctl(tree), "0");
+}

@@ -614,9 +614,14 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
     let stored_m = bench_matches(&stored.argv)
         .with_context(|| format!("{}: stored flags no longer parse", path.display()))?;
     let argv: Vec<String> = std::env::args().collect();
-    if let Ok(cur) = bench_matches(&argv) {
-        check_resume_flags(dir, &cur, &stored_m)?;
+    let cur = bench_matches(&argv).ok();
+    if let Some(cur) = &cur {
+        check_resume_flags(dir, cur, &stored_m)?;
     }
+    let given = |id: &str| {
+        cur.as_ref()
+            .is_some_and(|m| m.value_source(id) == Some(ValueSource::CommandLine))
+    };
     let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&stored.argv)
         .map_err(|e| anyhow::anyhow!("{}: stored flags no longer parse: {e}", path.display()))?;
     match cli.command {
@@ -624,6 +629,12 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
             a.out = None;
             a.resume = Some(dir.to_path_buf());
             a.format = now.format;
+            if given("dir") {
+                a.root = now.root.clone();
+            }
+            if given("journal") {
+                a.journal = now.journal.clone();
+            }
             Ok((*a, stored.argv))
         }
         _ => anyhow::bail!("{}: not a bench plan", path.display()),
@@ -699,11 +710,11 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
             if s.finished_trials > 0 {
                 eprintln!(
                     "irqlab: interrupted by {}: {} of {} trials finished (summary.json marks the \
-                     run interrupted); continue with: irqlab bench --resume {}",
+                     run interrupted); continue with: {}",
                     runner::signal_name(sig),
                     s.finished_trials,
                     s.planned_trials,
-                    finished.out.display()
+                    runner::resume_command(&plan, &finished.out)
                 );
             } else {
                 eprintln!(
