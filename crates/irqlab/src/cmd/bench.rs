@@ -143,8 +143,9 @@ pub struct Args {
     #[arg(long, value_name = "RATE", value_parser = |s: &str| s.parse::<Rate>())]
     pub rate: Option<Rate>,
     /// Defaults of a classic experiment for the flags not given
-    /// (docs/recipes.md): irq-rate = --trials 20 --duration 5s --governor
-    /// performance --cpus LAST_CPU, and needs --irq.
+    /// (docs/recipes.md): irq-rate = --trials 20 --trial-length 5s
+    /// --governor performance --workload-cpus LAST_CPU (not for an ipi
+    /// ring or a command), and needs --measure.
     #[arg(long, value_name = "NAME", value_parser = |s: &str| crate::bench::preset::find(s).map(|p| p.name.to_string()))]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -747,5 +748,62 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(EXIT_USAGE))
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The `--flag` words of `text`, but not an old spelling it names
+    /// (`formerly --irq`).
+    fn flags_named(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, _) in text.match_indices("--") {
+            if text[..i].to_lowercase().ends_with("formerly ") {
+                continue;
+            }
+            let name: String = text[i + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn help_names_only_flags_bench_has() {
+        let cli = crate::cli::Cli::command();
+        let bench = cli
+            .get_subcommands()
+            .find(|c| c.get_name() == "bench")
+            .unwrap();
+        let longs: Vec<&str> = bench
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .chain(["help"])
+            .collect();
+        let mut texts: Vec<String> = crate::bench::preset::PRESETS
+            .iter()
+            .map(|p| p.help.to_string())
+            .collect();
+        for a in bench.get_arguments() {
+            texts.extend(a.get_help().map(|h| h.to_string()));
+            texts.extend(a.get_long_help().map(|h| h.to_string()));
+            for v in a.get_possible_values() {
+                texts.extend(v.get_help().map(|h| h.to_string()));
+            }
+        }
+        texts.extend(bench.get_about().map(|h| h.to_string()));
+        for text in &texts {
+            for flag in flags_named(text) {
+                assert!(longs.contains(&flag.as_str()), "--{flag} in {text:?}");
+            }
+        }
+        assert!(flags_named("a --b, formerly --c").contains(&"b".to_string()));
+        assert_eq!(flags_named("Formerly --duration."), Vec::<String>::new());
     }
 }
