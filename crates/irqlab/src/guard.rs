@@ -88,6 +88,26 @@ pub fn default_journal(root: &Path) -> PathBuf {
     }
 }
 
+/// The `irqlab restore` command line that replays `journal` under `root`,
+/// as a user types it: `--root` and `--journal` only where they differ
+/// from restore's defaults (paths quoted for a shell when needed).
+pub fn restore_command(root: &Path, journal: &Path) -> String {
+    let mut cmd = String::from("irqlab restore");
+    if root != Path::new("/") {
+        cmd.push_str(&format!(" --root {}", shell_word(root)));
+    }
+    if journal != default_journal(root) {
+        cmd.push_str(&format!(" --journal {}", shell_word(journal)));
+    }
+    cmd
+}
+
+/// `p` as one shell word.
+pub fn shell_word(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    shlex::try_quote(&s).map_or_else(|_| s.to_string(), |q| q.into_owned())
+}
+
 /// Refuse, before anything starts, a run on the live host that asks for
 /// host changes needing root (`flags`, as the user typed them) while not
 /// running as root.
@@ -119,11 +139,10 @@ impl SystemGuard {
         if !pending.entries.is_empty() {
             bail!(
                 "journal {} holds {} unrestored host change(s) from an earlier run; \
-                 if no other irqlab is running, undo them with `irqlab restore --root {} --journal {}`",
+                 if no other irqlab is running, undo them with `{}`",
                 journal.display(),
                 pending.entries.len(),
-                fs.root().display(),
-                journal.display()
+                restore_command(fs.root(), &journal)
             );
         }
         let shared = Arc::new(Mutex::new(State::new(fs.root(), journal)));

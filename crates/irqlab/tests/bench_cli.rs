@@ -686,3 +686,213 @@ fn target_effect_plans_the_trial_count_and_bad_values_are_usage_errors() {
         assert!(!out.exists(), "{bad}: nothing is written");
     }
 }
+
+/// The first CPU this process may run on (from /proc/self/status).
+fn first_allowed_cpu() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split([',', '-']).next().unwrap().to_string()
+}
+
+/// An ipi ring confined to one CPU wakes its threads without an IPI: a
+/// `--workload-cpus` of one CPU is refused like `--threads 1` (exit 2,
+/// before any file or host change), for the run and for a variant.
+#[test]
+fn ipi_ring_on_one_cpu_is_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    let one = format!("one=--workload-cpus {cpu}");
+    let cases: [&[&str]; 2] = [
+        &["--workload", "ipi", "--workload-cpus", &cpu],
+        &["--variant", "two=--threads 2", "--variant", &one],
+    ];
+    for extra in cases {
+        bench(root.path(), &out, extra)
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "--workload-cpus {cpu}: the ipi workload is a ring"
+            )))
+            .stderr(predicate::str::contains("send no IPI"));
+        assert!(!out.exists(), "{extra:?} left {}", out.display());
+        assert_eq!(sysctl(root.path()), "0");
+    }
+}
+
+/// A flag that nothing in the run would use is refused (exit 2, one line
+/// naming it, before any file or host change) instead of being accepted
+/// and ignored.
+#[test]
+fn flags_the_run_would_ignore_are_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    let two = ["--variant", "a=--threads 2", "--variant", "b=--threads 3"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--settle", "1s"],
+            "--settle applies to --workload command (the wait before its timed window), \
+             not --workload ipi",
+        ),
+        (
+            &["-w", "timer", "--tmp-dir", "/tmp"],
+            "--tmp-dir applies to --workload disk (the directory of its file), \
+             not --workload timer",
+        ),
+        (
+            &["--order", "random"],
+            "--order random: a run of one variant has nothing to reorder",
+        ),
+        (
+            &["--order", "random", "--variant", "a=--threads 2"],
+            "--order random: a run of one variant",
+        ),
+        (
+            &["--seed", "3", two[0], two[1], two[2], two[3]],
+            "--seed seeds --order random only",
+        ),
+        (
+            &["--label", "x", two[0], two[1], two[2], two[3]],
+            "--label \"x\" names the variant of a run without --variant",
+        ),
+        (
+            &["--threads", "2", "--", "true"],
+            "--threads applies to --workload ipi, tlb, timer and disk, not --workload command",
+        ),
+        (
+            &["-w", "net", "--threads", "2"],
+            "--threads applies to --workload ipi, tlb, timer and disk, not --workload net",
+        ),
+        (
+            &["--workload-cpus", &cpu, "--", "true"],
+            "--workload-cpus places the built-in workloads, not --workload command",
+        ),
+        (
+            &[
+                "--variant",
+                "a=--threads 2",
+                "--variant",
+                "b=--threads 3 -- true",
+            ],
+            "--variant b: --threads applies to",
+        ),
+    ];
+    for (extra, msg) in cases {
+        bench(root.path(), &out, extra)
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("irqlab: error: {msg}")));
+        assert!(!out.exists(), "{extra:?} left {}", out.display());
+        assert_eq!(sysctl(root.path()), "0");
+    }
+}
+
+/// `--preset irq-rate` pins the workload to the last CPU, but not an ipi
+/// ring (on one CPU it sends no IPI) or a command (irqlab does not place
+/// it): the run goes on unpinned and says why.
+#[test]
+fn preset_leaves_an_ipi_ring_and_a_command_unpinned() {
+    let root = fake_tree();
+    let cases: [(&[&str], &str); 2] = [
+        (&[], "an ipi ring on one CPU sends no IPI"),
+        (&["--", "true"], "a command runs where it is started"),
+    ];
+    for (i, (extra, why)) in cases.iter().enumerate() {
+        let out = root.path().join(format!("out{i}"));
+        bench(root.path(), &out, &["--preset", "irq-rate"])
+            .args(["--trials", "1", "--trial-length", "50ms"])
+            .args(*extra)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(format!(
+                "--preset irq-rate: --governor performance (no --workload-cpus: {why})"
+            )));
+    }
+}
+
+/// The text between `start` and the next `end` in `text`.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("{start:?}: {text}"))
+        + start.len();
+    let len = text[from..].find(end).unwrap();
+    &text[from..from + len]
+}
+
+/// `irqlab` run with the words of `cmd` (as printed) in `cwd`.
+fn run_printed(cmd: &str, cwd: &Path) -> std::process::Output {
+    let words = shlex::split(cmd).unwrap();
+    assert_eq!(words[0], "irqlab", "{cmd}");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(&words[1..])
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// After a SIGKILL of a bench with `--root`, the commands irqlab prints
+/// work as printed: the resume hint names `--root`, the resume refusal
+/// names the `irqlab restore --root …` that undoes the tree's changes, and
+/// the resume then finishes; a `--root` given to `--resume` is the one
+/// used (from another directory, where the stored relative root is not).
+#[test]
+fn after_sigkill_the_printed_restore_and_resume_commands_work() {
+    let root = fake_tree();
+    let tree = root.path();
+    let err_file = tree.join("stderr");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .current_dir(tree)
+        .args(["bench", "--root", ".", "--out", "out", "--label", "tip"])
+        .args(["--warmup", "0", "--measure", "LOC"])
+        .args(["--sysctl", "kernel.irqlab_test=1"])
+        .args(["--trials", "4", "--trial-length", "300ms"])
+        .args(["--workload", "command", "--", "sleep", "1"])
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_trials(
+        &tree.join("out/tip"),
+        1,
+        Duration::from_secs(20)
+    ));
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    assert_eq!(sysctl(tree), "1");
+    let printed = std::fs::read_to_string(&err_file).unwrap();
+    let resume = between(&printed, "(if interrupted: ", ")\n").to_string();
+    assert_eq!(resume, "irqlab bench --resume out --root .");
+    let refused = run_printed(&resume, tree);
+    assert_eq!(refused.status.code(), Some(1));
+    let refused = String::from_utf8_lossy(&refused.stderr);
+    let restore = between(&refused, "undo them with `", "`");
+    assert_eq!(restore, "irqlab restore --root .");
+    assert!(run_printed(restore, tree).status.success());
+    assert_eq!(sysctl(tree), "0", "the printed restore undid the change");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = tree.join("out");
+    let resumed = Command::cargo_bin("irqlab")
+        .unwrap()
+        .current_dir(elsewhere.path())
+        .args(["bench", "--resume"])
+        .arg(&out)
+        .arg("--root")
+        .arg(tree)
+        .output()
+        .unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(trials(&out.join("tip")).len(), 4);
+    assert_eq!(sysctl(tree), "0");
+}

@@ -16,7 +16,9 @@ pub struct Preset {
     pub duration: Duration,
     /// `--governor` for every cpufreq policy.
     pub governor: Option<&'static str>,
-    /// Pin the workload's threads to the last CPU irqlab may use (`--workload-cpus`).
+    /// Pin the workload's threads to the last CPU irqlab may use
+    /// (`--workload-cpus`; not an ipi ring or a command, which it cannot
+    /// measure or place).
     pub pin_last_cpu: bool,
     /// `--measure` must name the IRQ whose rate is the headline.
     pub needs_irq: bool,
@@ -26,7 +28,7 @@ pub struct Preset {
 pub const PRESETS: [Preset; 1] = [Preset {
     name: "irq-rate",
     help: "irqs/sec of one named IRQ (--measure): 20 trials x 5 s, governor performance, \
-           workload threads pinned to the last CPU",
+           workload threads pinned to the last CPU (not an ipi ring or a command)",
     trials: 20,
     duration: Duration::from_secs(5),
     governor: Some("performance"),

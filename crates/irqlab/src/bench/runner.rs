@@ -135,6 +135,19 @@ pub fn holds_results(dir: &Path) -> bool {
     })
 }
 
+/// The `irqlab bench --resume` command line that continues the run of
+/// `plan` in `out`, with its `--root` and `--journal` when not the defaults.
+pub fn resume_command(plan: &Plan, out: &Path) -> String {
+    let mut cmd = format!("irqlab bench --resume {}", guard::shell_word(out));
+    if plan.root != Path::new("/") {
+        cmd.push_str(&format!(" --root {}", guard::shell_word(&plan.root)));
+    }
+    if let Some(j) = &plan.journal {
+        cmd.push_str(&format!(" --journal {}", guard::shell_word(j)));
+    }
+    cmd
+}
+
 /// The output directory; an existing run's directory is refused unless
 /// resuming (the command layer checked the resumed plan matches).
 fn out_dir(plan: &Plan, started: &str) -> Result<PathBuf> {
@@ -844,8 +857,9 @@ fn run_created(
         sink.note(&format!("irqlab: warning: {w}"));
     }
     sink.note(&format!(
-        "irqlab: results in {0} (if interrupted: irqlab bench --resume {0})",
-        out.display()
+        "irqlab: results in {} (if interrupted: {})",
+        out.display(),
+        resume_command(plan, &out)
     ));
     let mut guard = SystemGuard::new(&fs, journal_path(plan, "")?)?;
     let outcomes = prepare::apply(&mut guard, &plan.prepare)?;

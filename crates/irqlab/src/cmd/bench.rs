@@ -119,7 +119,7 @@ pub struct Args {
     /// Worker threads of the workload (ipi ring, tlb spinners, timers, disk readers).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Directory for the disk workload's file.
+    /// Directory for the disk workload's file (--workload disk only).
     #[arg(long)]
     pub tmp_dir: Option<PathBuf>,
     /// Shell command run before each trial's timed wait (command workload).
@@ -130,9 +130,9 @@ pub struct Args {
     pub stop: Option<String>,
     /// Command workload: time from --start and the command's start to the
     /// timed window, which then covers its steady state only (it closes
-    /// before the command is stopped).
-    #[arg(long, default_value = "200ms", value_parser = args::duration)]
-    pub settle: Duration,
+    /// before the command is stopped) [default: 200ms].
+    #[arg(long, value_parser = args::duration)]
+    pub settle: Option<Duration>,
     /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
     /// is the loss-free baseline on the same path). Runs the transfer over
     /// a veth pair between two network namespaces (needs root, `nft`).
@@ -143,8 +143,9 @@ pub struct Args {
     #[arg(long, value_name = "RATE", value_parser = |s: &str| s.parse::<Rate>())]
     pub rate: Option<Rate>,
     /// Defaults of a classic experiment for the flags not given
-    /// (docs/recipes.md): irq-rate = --trials 20 --duration 5s --governor
-    /// performance --cpus LAST_CPU, and needs --irq.
+    /// (docs/recipes.md): irq-rate = --trials 20 --trial-length 5s
+    /// --governor performance --workload-cpus LAST_CPU (not for an ipi
+    /// ring or a command), and needs --measure.
     #[arg(long, value_name = "NAME", value_parser = |s: &str| crate::bench::preset::find(s).map(|p| p.name.to_string()))]
     pub preset: Option<String>,
     #[command(flatten)]
@@ -154,12 +155,12 @@ pub struct Args {
     /// --sysctl, --irq-affinity, --pin-thread, --governor, -- CMD).
     #[arg(long = "variant", value_name = "NAME=FLAGS")]
     pub variants: Vec<String>,
-    /// Order of variants within each round.
+    /// Order of variants within each round (random: two or more variants).
     #[arg(long, value_parser = order_parser(), default_value = "alternate")]
     pub order: Order,
-    /// Seed of the random order.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Seed of the random order (--order random only) [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Continue the interrupted run in DIR with the flags stored in its
     /// plan.json; flags given as well must equal the stored ones.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
@@ -264,7 +265,11 @@ fn kind(
     }
 }
 
+/// Seed of `--order random` when `--seed` is not given.
+const DEFAULT_SEED: u64 = 1;
+
 fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
+    let defaults = WorkloadOptions::default();
     Ok(WorkloadOptions {
         cpus: cpus(&a.workload_cpus)?,
         threads: a.threads,
@@ -272,10 +277,85 @@ fn base_options(a: &Args) -> anyhow::Result<WorkloadOptions> {
         command: a.command.clone(),
         start: a.start.clone(),
         stop: a.stop.clone(),
-        settle: a.settle,
+        settle: a.settle.unwrap_or(defaults.settle),
         net_path: net_path(a.loss, a.rate),
-        ..WorkloadOptions::default()
+        ..defaults
     })
+}
+
+/// The distinct workloads of `kinds`, as `--workload` values (`ipi, tlb`).
+fn workload_names(kinds: &[WorkloadKind]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for k in kinds {
+        if !names.contains(&k.name()) {
+            names.push(k.name());
+        }
+    }
+    names.join(", ")
+}
+
+/// Refuse `--threads` or `--workload-cpus` (given as `threads`, `cpus`)
+/// when no workload of `kinds` uses them; `whose` prefixes the message.
+fn check_placement(
+    threads: bool,
+    cpus: bool,
+    kinds: &[WorkloadKind],
+    whose: &str,
+) -> anyhow::Result<()> {
+    if threads && !kinds.iter().any(|k| k.uses_threads()) {
+        return Err(invalid(format!(
+            "{whose}--threads applies to --workload ipi, tlb, timer and disk, not --workload {}",
+            workload_names(kinds)
+        )));
+    }
+    if cpus && !kinds.iter().any(|k| k.uses_cpus()) {
+        return Err(invalid(format!(
+            "{whose}--workload-cpus places the built-in workloads, not --workload command \
+             (the command runs where it is started: pin it with taskset)"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse run-wide flags that nothing in the run would use: `--settle`,
+/// `--tmp-dir`, `--threads` and `--workload-cpus` without a variant whose
+/// workload uses them, `--label` with `--variant`, `--order random` with
+/// one variant, `--seed` without `--order random`.
+fn check_unused_flags(a: &Args, vs: &[Variant]) -> anyhow::Result<()> {
+    let runs = |k: WorkloadKind| vs.iter().any(|v| v.kind == k);
+    let kinds: Vec<WorkloadKind> = vs.iter().map(|v| v.kind).collect();
+    check_placement(a.threads.is_some(), a.workload_cpus.is_some(), &kinds, "")?;
+    if let (Some(label), false) = (&a.label, a.variants.is_empty()) {
+        return Err(invalid(format!(
+            "--label {label:?} names the variant of a run without --variant; \
+             each --variant NAME=… names its own"
+        )));
+    }
+    if a.settle.is_some() && !runs(WorkloadKind::Command) {
+        return Err(invalid(format!(
+            "--settle applies to --workload command (the wait before its timed window), \
+             not --workload {}",
+            workload_names(&kinds)
+        )));
+    }
+    if a.tmp_dir.is_some() && !runs(WorkloadKind::Disk) {
+        return Err(invalid(format!(
+            "--tmp-dir applies to --workload disk (the directory of its file), not --workload {}",
+            workload_names(&kinds)
+        )));
+    }
+    if a.order == Order::Random && vs.len() < 2 {
+        return Err(invalid(
+            "--order random: a run of one variant has nothing to reorder; \
+             give two or more --variant",
+        ));
+    }
+    if a.seed.is_some() && a.order != Order::Random {
+        return Err(invalid(
+            "--seed seeds --order random only; this run's order is alternate",
+        ));
+    }
+    Ok(())
 }
 
 fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
@@ -315,6 +395,12 @@ fn parse_variant(spec: &str, a: &Args) -> anyhow::Result<Variant> {
         &format!("--variant {name}: "),
     )?;
     check_net_path(kind, &options, &format!("--variant {name}: "))?;
+    check_placement(
+        f.threads.is_some(),
+        f.workload_cpus.is_some(),
+        &[kind],
+        &format!("--variant {name}: "),
+    )?;
     Ok(Variant {
         label: name.trim().to_string(),
         kind,
@@ -359,14 +445,16 @@ fn variants(a: &Args, default_label: &str) -> anyhow::Result<Vec<Variant>> {
 pub fn plan(a: &Args, argv: Vec<String>) -> anyhow::Result<Plan> {
     let kernel =
         crate::env::kernel_release(&HostFs::new(a.root.path())).unwrap_or_else(|| "run".into());
+    let variants = variants(a, &kernel)?;
+    check_unused_flags(a, &variants)?;
     Ok(Plan {
-        variants: variants(a, &kernel)?,
+        variants,
         trials: a.trials,
         warmup: a.warmup,
         duration: a.trial_length,
         cooldown: a.cooldown,
         order: a.order,
-        seed: a.seed,
+        seed: a.seed.unwrap_or(DEFAULT_SEED),
         irq: a.measure.clone(),
         prepare: a.prepare.preparation(),
         output: Output {
@@ -487,16 +575,33 @@ fn with_preset(mut a: Args, argv: &[String]) -> anyhow::Result<Args> {
         set.push(format!("--governor {g}"));
     }
     if p.pin_last_cpu && a.workload_cpus.is_none() {
-        let cpus = crate::bench::workloads::placement::allowed_cpus()?;
-        if let Some(last) = cpus.last() {
-            a.workload_cpus = Some(last.to_string());
-            set.push(format!("--workload-cpus {last}"));
+        match unpinnable(&a) {
+            Some(why) => set.push(format!("(no --workload-cpus: {why})")),
+            None => {
+                let cpus = crate::bench::workloads::placement::allowed_cpus()?;
+                if let Some(last) = cpus.last() {
+                    a.workload_cpus = Some(last.to_string());
+                    set.push(format!("--workload-cpus {last}"));
+                }
+            }
         }
     }
     if !set.is_empty() {
         eprintln!("irqlab: --preset {name}: {}", set.join(" "));
     }
     Ok(a)
+}
+
+/// Why the run of `a` cannot have its workload pinned to one CPU: an ipi
+/// ring there sends no IPI, a command is not placed by irqlab. None when
+/// every variant can (or the flags do not parse: the plan says why).
+fn unpinnable(a: &Args) -> Option<&'static str> {
+    let vs = variants(a, "preset").ok()?;
+    vs.iter().find_map(|v| match v.kind {
+        WorkloadKind::Ipi => Some("an ipi ring on one CPU sends no IPI"),
+        WorkloadKind::Command => Some("a command runs where it is started"),
+        _ => None,
+    })
 }
 
 /// Re-read the flags of an interrupted run from `dir/plan.json` and check
@@ -510,9 +615,14 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
     let stored_m = bench_matches(&stored.argv)
         .with_context(|| format!("{}: stored flags no longer parse", path.display()))?;
     let argv: Vec<String> = std::env::args().collect();
-    if let Ok(cur) = bench_matches(&argv) {
-        check_resume_flags(dir, &cur, &stored_m)?;
+    let cur = bench_matches(&argv).ok();
+    if let Some(cur) = &cur {
+        check_resume_flags(dir, cur, &stored_m)?;
     }
+    let given = |id: &str| {
+        cur.as_ref()
+            .is_some_and(|m| m.value_source(id) == Some(ValueSource::CommandLine))
+    };
     let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&stored.argv)
         .map_err(|e| anyhow::anyhow!("{}: stored flags no longer parse: {e}", path.display()))?;
     match cli.command {
@@ -520,6 +630,12 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
             a.out = None;
             a.resume = Some(dir.to_path_buf());
             a.format = now.format;
+            if given("dir") {
+                a.root = now.root.clone();
+            }
+            if given("journal") {
+                a.journal = now.journal.clone();
+            }
             Ok((*a, stored.argv))
         }
         _ => anyhow::bail!("{}: not a bench plan", path.display()),
@@ -549,8 +665,15 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
 /// How long a signal waits for the run to end its trial, restore the
 /// host and say what it measured before the guard restores the host
 /// itself and exits (see `guard::defer_signals`): a built-in workload
-/// ends its trial only after `--duration`.
-fn signal_grace(plan: &crate::bench::plan::Plan, settle: Duration) -> Duration {
+/// ends its trial only after `--trial-length` (after `--settle` for a
+/// command).
+fn signal_grace(plan: &crate::bench::plan::Plan) -> Duration {
+    let settle = plan
+        .variants
+        .iter()
+        .map(|v| v.options.settle)
+        .max()
+        .unwrap_or_default();
     plan.duration
         .saturating_add(settle)
         .saturating_add(Duration::from_secs(10))
@@ -566,7 +689,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
     let stop = crate::sampler::Stop::install()?;
-    crate::guard::defer_signals(signal_grace(&plan, args.settle));
+    crate::guard::defer_signals(signal_grace(&plan));
     let caught = || stop.caught();
     let finished = runner::run(&plan, &mut Progress::new(), &caught)?;
     if finished.nothing_to_do {
@@ -588,11 +711,11 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
             if s.finished_trials > 0 {
                 eprintln!(
                     "irqlab: interrupted by {}: {} of {} trials finished (summary.json marks the \
-                     run interrupted); continue with: irqlab bench --resume {}",
+                     run interrupted); continue with: {}",
                     runner::signal_name(sig),
                     s.finished_trials,
                     s.planned_trials,
-                    finished.out.display()
+                    runner::resume_command(&plan, &finished.out)
                 );
             } else {
                 eprintln!(
@@ -625,5 +748,62 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(EXIT_USAGE))
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The `--flag` words of `text`, but not an old spelling it names
+    /// (`formerly --irq`).
+    fn flags_named(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, _) in text.match_indices("--") {
+            if text[..i].to_lowercase().ends_with("formerly ") {
+                continue;
+            }
+            let name: String = text[i + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn help_names_only_flags_bench_has() {
+        let cli = crate::cli::Cli::command();
+        let bench = cli
+            .get_subcommands()
+            .find(|c| c.get_name() == "bench")
+            .unwrap();
+        let longs: Vec<&str> = bench
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .chain(["help"])
+            .collect();
+        let mut texts: Vec<String> = crate::bench::preset::PRESETS
+            .iter()
+            .map(|p| p.help.to_string())
+            .collect();
+        for a in bench.get_arguments() {
+            texts.extend(a.get_help().map(|h| h.to_string()));
+            texts.extend(a.get_long_help().map(|h| h.to_string()));
+            for v in a.get_possible_values() {
+                texts.extend(v.get_help().map(|h| h.to_string()));
+            }
+        }
+        texts.extend(bench.get_about().map(|h| h.to_string()));
+        for text in &texts {
+            for flag in flags_named(text) {
+                assert!(longs.contains(&flag.as_str()), "--{flag} in {text:?}");
+            }
+        }
+        assert!(flags_named("a --b, formerly --c").contains(&"b".to_string()));
+        assert_eq!(flags_named("Formerly --duration."), Vec::<String>::new());
     }
 }

@@ -280,8 +280,9 @@ impl RunLock {
             if stale == Stale::TakeIfJournalEmpty && journal_has_entries(journal) {
                 bail!(
                     "a killed run {h} left unrestored host changes in {}; undo them with \
-                     `irqlab restore` first (lock {})",
+                     `{}` first (lock {})",
                     journal.display(),
+                    super::restore_command(root, journal),
                     path.display()
                 );
             }
@@ -395,7 +396,12 @@ mod tests {
         let e = RunLock::acquire(dir.path(), me.clone(), &j, Stale::TakeIfJournalEmpty)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("irqlab restore"), "{e}");
+        let hint = format!(
+            "undo them with `irqlab restore --root {} --journal {}` first",
+            dir.path().display(),
+            j.display()
+        );
+        assert!(e.contains(&hint), "{e}");
         let lock = RunLock::acquire(dir.path(), me.clone(), &j, Stale::Take).unwrap();
         assert_eq!(lock.took_over.as_ref().map(|h| h.pid), Some(dead.pid));
         assert_eq!(read_holder(lock.path()).unwrap(), Some(me));

@@ -19,6 +19,8 @@ pub struct RestoreReport {
     pub notes: Vec<String>,
     /// The journal, still on disk when something failed.
     pub journal: PathBuf,
+    /// The root its paths are relative to (for the `irqlab restore` hint).
+    pub root: PathBuf,
     /// True if the journal was kept (holding the failed entries).
     pub journal_kept: bool,
 }
@@ -73,9 +75,9 @@ impl fmt::Display for RestoreReport {
         if self.journal_kept {
             writeln!(
                 f,
-                "journal kept at {}: fix the failures, then run `irqlab restore --journal {}`",
+                "journal kept at {}: fix the failures, then run `{}`",
                 self.journal.display(),
-                self.journal.display()
+                super::restore_command(&self.root, &self.journal)
             )?;
         }
         Ok(())

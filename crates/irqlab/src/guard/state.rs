@@ -132,6 +132,7 @@ impl State {
         let entries = std::mem::take(&mut self.entries);
         let mut report = RestoreReport {
             journal: self.journal.path().to_path_buf(),
+            root: self.fs.root().to_path_buf(),
             ..RestoreReport::default()
         };
         let mut keep = Vec::new();

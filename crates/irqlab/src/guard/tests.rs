@@ -206,10 +206,34 @@ fn failed_undo_is_reported_and_kept_in_the_journal() {
         err.contains("restored a") && err.contains("FAILED sub/b"),
         "{err}"
     );
+    let hint = format!("then run `irqlab restore --root {}`", root.display());
+    assert!(err.contains(&hint), "{err}");
     assert_eq!(read(root, "a"), "1");
     let left = journal::load(&default_journal(root)).unwrap().entries;
     assert_eq!(left.len(), 1);
     assert!(matches!(left.first(), Some(Change::File { path, .. }) if path == "sub/b"));
+}
+
+#[test]
+fn restore_command_names_the_root_and_journal_that_are_not_the_defaults() {
+    let live = Path::new("/");
+    assert_eq!(
+        restore_command(live, &default_journal(live)),
+        "irqlab restore"
+    );
+    assert_eq!(
+        restore_command(live, Path::new("/x/j")),
+        "irqlab restore --journal /x/j"
+    );
+    let tree = Path::new("/tmp/t");
+    assert_eq!(
+        restore_command(tree, &default_journal(tree)),
+        "irqlab restore --root /tmp/t"
+    );
+    assert_eq!(
+        restore_command(Path::new("/a b"), Path::new("/a b/j")),
+        "irqlab restore --root '/a b' --journal '/a b/j'"
+    );
 }
 
 #[test]

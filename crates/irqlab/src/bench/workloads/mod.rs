@@ -91,6 +91,18 @@ impl WorkloadKind {
             .find(|(k, _, _)| *k == self)
             .map_or("?", |(_, n, _)| n)
     }
+
+    /// True when `--threads` sizes this workload (net and command have no
+    /// worker threads of irqlab's).
+    pub fn uses_threads(self) -> bool {
+        !matches!(self, WorkloadKind::Net | WorkloadKind::Command)
+    }
+
+    /// True when `--workload-cpus` places this workload (every built-in
+    /// one; a command runs where it is started).
+    pub fn uses_cpus(self) -> bool {
+        self != WorkloadKind::Command
+    }
 }
 
 impl std::str::FromStr for WorkloadKind {
@@ -110,7 +122,8 @@ pub struct WorkloadOptions {
     /// CPUs to run on (default: all CPUs this process may use).
     pub cpus: Option<CpuList>,
     /// Threads: ipi ring size (2), tlb spinners (one per other CPU), timer
-    /// sleepers (one per CPU), disk readers (1). Ignored by net/command.
+    /// sleepers (one per CPU), disk readers (1). None for net/command
+    /// ([`WorkloadKind::uses_threads`]).
     pub threads: Option<usize>,
     /// Directory of the disk workload's file (default: the temp dir).
     pub tmp_dir: Option<PathBuf>,
@@ -165,7 +178,11 @@ pub fn build(
     }
     let cpus = || placement::select(opts.cpus.as_ref());
     let w: Box<dyn Workload> = match kind {
-        WorkloadKind::Ipi => Box::new(ipi::Ipi::new(cpus()?, opts.threads)),
+        WorkloadKind::Ipi => {
+            let cpus = cpus()?;
+            check_ring_cpus(&cpus, opts.cpus.as_ref())?;
+            Box::new(ipi::Ipi::new(cpus, opts.threads))
+        }
         WorkloadKind::Tlb => Box::new(tlb::Tlb::new(cpus()?, opts.threads)),
         WorkloadKind::Timer => {
             Box::new(timer::Timer::new(cpus()?, opts.threads, opts.timer_period))
@@ -208,6 +225,27 @@ fn check_threads(kind: WorkloadKind, threads: Option<usize>) -> anyhow::Result<(
     }
 }
 
+/// Refuse an ipi ring confined to one CPU: its threads wake each other
+/// on that CPU, which sends no IPI (`requested`: the `--workload-cpus`
+/// list, none when the ring takes every CPU this process may use).
+fn check_ring_cpus(cpus: &[u32], requested: Option<&CpuList>) -> anyhow::Result<()> {
+    if cpus.len() >= 2 {
+        return Ok(());
+    }
+    let one = CpuList::from_cpus(cpus.iter().copied());
+    match requested {
+        Some(list) => anyhow::bail!(
+            "--workload-cpus {list}: the ipi workload is a ring of threads waking each other \
+             across CPUs; on one CPU their wakeups send no IPI (it measures none): \
+             give 2 or more CPUs"
+        ),
+        None => anyhow::bail!(
+            "the ipi workload is a ring of threads waking each other across CPUs, and this \
+             process may run on CPU {one} only (it would measure no IPI): allow it 2 or more CPUs"
+        ),
+    }
+}
+
 /// Serializes tests that load the machine, so counter checks of one do not
 /// see another's load.
 #[cfg(test)]
@@ -222,10 +260,16 @@ mod tests {
 
     #[test]
     fn kinds_parse_and_build() {
+        let one_cpu = placement::allowed_cpus().unwrap().len() < 2;
         for name in ["ipi", "tlb", "timer", "net", "disk"] {
             let kind: WorkloadKind = name.parse().unwrap();
             assert_eq!(kind.name(), name);
-            let w = build(kind, &WorkloadOptions::default(), &Tracker::none()).unwrap();
+            let w = build(kind, &WorkloadOptions::default(), &Tracker::none());
+            if one_cpu && kind == WorkloadKind::Ipi {
+                assert!(w.is_err(), "an ipi ring on one CPU");
+                continue;
+            }
+            let w = w.unwrap();
             assert_eq!(w.name(), name);
         }
         assert_eq!(WorkloadKind::default(), WorkloadKind::Ipi);
@@ -249,6 +293,26 @@ mod tests {
         assert!(e.contains("one thread wakes no one"), "{e}");
         build_with(WorkloadKind::Ipi, 2).unwrap();
         build_with(WorkloadKind::Timer, 1).unwrap();
+    }
+
+    #[test]
+    fn ipi_ring_on_one_cpu_is_refused() {
+        let first = placement::allowed_cpus().unwrap()[0];
+        let opts = WorkloadOptions {
+            cpus: Some(CpuList::from_cpus([first])),
+            threads: Some(4),
+            ..WorkloadOptions::default()
+        };
+        let e = build(WorkloadKind::Ipi, &opts, &Tracker::none())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("--workload-cpus {first}:")), "{e}");
+        assert!(e.contains("send no IPI"), "{e}");
+        build(WorkloadKind::Timer, &opts, &Tracker::none()).unwrap();
+        let e = check_ring_cpus(&[first], None).unwrap_err().to_string();
+        assert!(e.contains(&format!("CPU {first} only")), "{e}");
+        check_ring_cpus(&[first, first + 1], None).unwrap();
     }
 
     #[test]
