@@ -89,14 +89,17 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         notes.contains("differ in workload (ipi vs timer)"),
         "{notes}"
     );
-    // Pooling them explicitly is refused, naming the field.
+    // Pooling them explicitly is a usage error naming both inputs.
     let out = compare(
         tmp.path(),
         &["a=mix/ipi", "a=mix/timer", "b=mix/ipi", "--format", "json"],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8(out.stderr).unwrap();
-    assert!(e.contains("differ in workload (ipi vs timer)"), "{e}");
+    assert!(
+        e.contains("a= pools runs that differ in workload (ipi vs timer): mix/ipi and mix/timer"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -58,7 +58,8 @@ pub struct VariantData {
     /// The label came from the data (bench `variant`, CSV `variant` column).
     pub from_data: bool,
     /// What must agree before runs are pooled under one label (bench
-    /// plan: workload, trial length); empty when the input does not say.
+    /// plan: workload, trial length; probe: root, kernel, machine); empty
+    /// when the input does not say.
     pub plan: Vec<(String, String)>,
 }
 
@@ -187,22 +188,40 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     disambiguate(&mut found, &mut out.warnings);
+    // The input each variant was first found in, beside out.variants.
+    let mut first: Vec<PathBuf> = Vec::new();
     for f in found {
-        match out.variants.iter_mut().find(|v| v.label == f.data.label) {
-            Some(v) => {
-                if let Some(field) = bench::differing_field(&v.plan, &f.data.plan) {
-                    bail!(
-                        "{}: {}= pools runs that differ in {field}; give each its own label",
-                        f.path.display(),
-                        v.label
-                    );
-                }
+        match out.variants.iter().position(|v| v.label == f.data.label) {
+            Some(i) => {
+                let v = &mut out.variants[i];
+                refuse_mixed_pool(&v.label, (&first[i], &v.plan), (&f.path, &f.data.plan))?;
                 v.absorb(f.data)
             }
-            None => out.variants.push(f.data),
+            None => {
+                first.push(f.path);
+                out.variants.push(f.data);
+            }
         }
     }
     Ok(out)
+}
+
+/// Runs pooled under one label must agree on what their inputs record
+/// (bench: workload, trial length; probe: root, kernel, machine): a usage
+/// error naming both inputs and the fields that differ.
+fn refuse_mixed_pool(
+    label: &str,
+    (a, plan_a): (&Path, &[(String, String)]),
+    (b, plan_b): (&Path, &[(String, String)]),
+) -> Result<()> {
+    match bench::differing_field(plan_a, plan_b) {
+        Some(field) => Err(super::usage(format!(
+            "{label}= pools runs that differ in {field}: {} and {}; give each its own label",
+            a.display(),
+            b.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Labels that collide across arguments (and were not given with `LABEL=`
@@ -425,9 +444,16 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
     files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&name_of(dir), false);
+    let mut first_probe: Option<PathBuf> = None;
     for (name, path) in files {
         if name.ends_with(".json") {
-            v.absorb(probe_run(&path)?);
+            let run = probe_run(&path)?;
+            if let Some(first) = &first_probe {
+                refuse_mixed_dir(dir, (first, &v.plan), (&path, &run.plan))?;
+            } else {
+                first_probe = Some(path.clone());
+            }
+            v.absorb(run);
             continue;
         }
         let nums = read_numbers(&path)?;
@@ -442,6 +468,25 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
         v.push(&metric, unit_from_name(&metric), None, obs);
     }
     Ok(v)
+}
+
+/// Probe runs in one directory are pooled as one variant: they must agree
+/// on root, kernel and machine, else a usage error names both files.
+fn refuse_mixed_dir(
+    dir: &Path,
+    (a, plan_a): (&Path, &[(String, String)]),
+    (b, plan_b): (&Path, &[(String, String)]),
+) -> Result<()> {
+    match bench::differing_field(plan_a, plan_b) {
+        Some(field) => Err(super::usage(format!(
+            "{}: pools probe runs that differ in {field}: {} and {}; \
+             give each its own label (LABEL=FILE)",
+            dir.display(),
+            a.display(),
+            b.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One probe run file inside a directory of runs: one trial per metric.

@@ -117,13 +117,55 @@ pub fn plan_signature(plan: Option<&Value>, variant: &str) -> Vec<(String, Strin
     out
 }
 
-/// The first field in which two plan signatures differ, as
-/// `field (a vs b)`.
+/// The fields in which two signatures differ, as `field (a vs b)` joined
+/// by commas; fields only one side records are not compared.
 pub fn differing_field(a: &[(String, String)], b: &[(String, String)]) -> Option<String> {
-    a.iter().find_map(|(k, va)| {
-        let vb = b.iter().find(|(kb, _)| kb == k).map(|(_, v)| v)?;
-        (va != vb).then(|| format!("{k} ({va} vs {vb})"))
-    })
+    let differ: Vec<String> = a
+        .iter()
+        .filter_map(|(k, va)| {
+            let vb = b.iter().find(|(kb, _)| kb == k).map(|(_, v)| v)?;
+            (va != vb).then(|| format!("{k} ({va} vs {vb})"))
+        })
+        .collect();
+    (!differ.is_empty()).then(|| differ.join(", "))
+}
+
+/// What must agree before probe runs may be pooled under one variant: the
+/// tree they read (`root`: `/` for the live host, else probe's `--root`,
+/// taken from the recorded command line), the kernel, the host name and
+/// the CPU model. Empty for a file that records no environment.
+pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
+    let env = &doc["env"];
+    let machine = &env["machine"];
+    let mut out = Vec::new();
+    if let Some(argv) = machine["command"].as_array() {
+        let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+        out.push(("root".to_string(), root_of(&argv).to_string()));
+    }
+    let known = |v: &Value| v.as_str().unwrap_or("unknown").to_string();
+    if env.get("kernel").is_some() {
+        out.push(("kernel".to_string(), known(&env["kernel"])));
+    }
+    if machine.is_object() {
+        out.push(("hostname".to_string(), known(&machine["hostname"])));
+        out.push(("cpu_model".to_string(), known(&machine["cpu_model"])));
+    }
+    out
+}
+
+/// The `--root` of a recorded command line (`--root DIR` or
+/// `--root=DIR`), else `/`.
+fn root_of<'a>(argv: &[&'a str]) -> &'a str {
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        if *a == "--root" {
+            return it.next().copied().unwrap_or("/");
+        }
+        if let Some(dir) = a.strip_prefix("--root=") {
+            return dir;
+        }
+    }
+    "/"
 }
 
 /// Load trials files through the one typed reader (`crate::results`);
@@ -353,6 +395,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
     let version = doc["version"].as_u64().unwrap_or(1);
     let dists = row_distributions(doc);
     let mut v = VariantData::new(label, false);
+    v.plan = probe_signature(doc);
     for r in results {
         let Some(metric) = r["metric"].as_str() else {
             bail!("{}: probe result without \"metric\"", path.display());
@@ -374,4 +417,30 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         }
     }
     Ok(v)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn probe_signature_names_the_tree_kernel_and_machine() {
+        let run = |argv: Value, kernel: Value| {
+            json!({"kind": "probe", "env": {"kernel": kernel,
+                "machine": {"command": argv, "hostname": "h", "cpu_model": null}}})
+        };
+        let live = probe_signature(&run(json!(["irqlab", "probe"]), json!("6.1")));
+        let fake = probe_signature(&run(json!(["irqlab", "probe", "--root", "t"]), Value::Null));
+        let eq = probe_signature(&run(json!(["irqlab", "probe", "--root=t"]), Value::Null));
+        assert_eq!(live[0], ("root".to_string(), "/".to_string()));
+        assert_eq!(
+            differing_field(&live, &fake).unwrap(),
+            "root (/ vs t), kernel (6.1 vs unknown)"
+        );
+        assert_eq!(differing_field(&fake, &eq), None);
+        // A file that records no environment is not checked.
+        assert!(probe_signature(&json!({"kind": "probe"})).is_empty());
+    }
 }
