@@ -100,6 +100,7 @@ fn bench(c: &mut Criterion) {
         metric: None,
         directions: DirectionRules::default(),
         all: false,
+        mixed_workloads: false,
     };
     g.bench_function("end_to_end_2x100k", |b| {
         b.iter(|| {

@@ -72,7 +72,7 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         "b1",
         &[shared(250.0), ("wakeups_per_sec", around(900.0, 3))],
     );
-    let doc = json(tmp.path(), &["mix"]);
+    let doc = json(tmp.path(), &["mix", "--mixed-workloads"]);
     let labels: Vec<&str> = doc["variants"]
         .as_array()
         .unwrap()
@@ -102,6 +102,64 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
     );
 }
 
+/// Two bench runs of different workloads are not variants of one
+/// experiment: refused (exit 2) naming both workloads, whichever is the
+/// baseline, also when one directory splits into `label@run` variants;
+/// `--mixed-workloads` compares them with a note.
+#[test]
+fn variants_of_different_workloads_are_refused_unless_asked() {
+    let tmp = TempDir::new().unwrap();
+    let shared = |c: f64| vec![("softirq_timer_per_sec", around(c, 5))];
+    bench_run(&tmp.path().join("a"), "ipi", "a", "b1", &shared(100.0));
+    bench_run(&tmp.path().join("b"), "timer", "b", "b1", &shared(250.0));
+    bench_run(&tmp.path().join("c"), "ipi", "c", "b1", &shared(100.0));
+    let refused = |args: &[&str], want: &str| {
+        let out = compare(tmp.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let e = String::from_utf8(out.stderr).unwrap();
+        assert!(e.starts_with("irqlab: error: ") && e.contains(want), "{e}");
+        assert!(e.contains("--mixed-workloads"), "{e}");
+    };
+    refused(
+        &["a", "b"],
+        "variant b ran workload timer, the baseline a ran ipi",
+    );
+    refused(
+        &["a", "b", "--baseline", "b"],
+        "variant a ran workload ipi, the baseline b ran timer",
+    );
+    refused(
+        &["a", "c", "b"],
+        "variant b ran workload timer, the baseline a ran ipi",
+    );
+    fs::create_dir_all(tmp.path().join("mix")).unwrap();
+    bench_run(
+        &tmp.path().join("mix/ipi"),
+        "ipi",
+        "tip",
+        "b1",
+        &shared(1.0),
+    );
+    bench_run(
+        &tmp.path().join("mix/timer"),
+        "timer",
+        "tip",
+        "b1",
+        &shared(2.0),
+    );
+    refused(&["mix"], "variant tip@timer ran workload timer");
+    // Runs of one workload compare as before; asked for, two workloads too.
+    let doc = json(tmp.path(), &["a", "c"]);
+    assert_eq!(doc["variants"], serde_json::json!(["a", "c"]), "{doc}");
+    let doc = json(tmp.path(), &["a", "b", "--mixed-workloads"]);
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("variant b ran workload timer, the baseline a ran ipi: compared as asked"),
+        "{notes}"
+    );
+}
+
 #[test]
 fn a_metric_present_in_one_run_only_is_listed_as_missing_in_every_format() {
     let tmp = TempDir::new().unwrap();
@@ -115,9 +173,10 @@ fn a_metric_present_in_one_run_only_is_listed_as_missing_in_every_format() {
             ("x_per_sec", around(10.0, 5)),
         ],
     );
+    // One workload (a metric such as a traced one only in one run).
     bench_run(
         &tmp.path().join("timer"),
-        "timer",
+        "ipi",
         "timer",
         "b1",
         &[

@@ -132,6 +132,10 @@ pub struct Args {
     /// Text format: print every metric, not only those that changed.
     #[arg(long)]
     pub all: bool,
+    /// Compare bench runs of different workloads (refused otherwise: a
+    /// verdict between two workloads means nothing).
+    #[arg(long)]
+    pub mixed_workloads: bool,
 }
 
 fn config(a: Args) -> Result<CompareConfig> {
@@ -160,6 +164,7 @@ fn config(a: Args) -> Result<CompareConfig> {
         metric: a.metric,
         directions: rules,
         all: a.all,
+        mixed_workloads: a.mixed_workloads,
     })
 }
 
