@@ -37,6 +37,7 @@ fn loaded(variants: usize, metrics: usize, n: usize) -> Loaded {
             .map(|i| variant(&format!("v{i}"), metrics, n, 1000.0 + i as f64, &mut rng))
             .collect(),
         warnings: Vec::new(),
+        metric_named: false,
     }
 }
 
@@ -125,6 +126,7 @@ impl CloneLoaded for Loaded {
         Loaded {
             variants: self.variants.clone(),
             warnings: self.warnings.clone(),
+            metric_named: self.metric_named,
         }
     }
 }

@@ -132,6 +132,9 @@ pub struct LoadOpts {
 pub struct Loaded {
     pub variants: Vec<VariantData>,
     pub warnings: Vec<String>,
+    /// `--metric` named the values of at least one input (a plain file or
+    /// a directory of per-iteration files); other inputs name their own.
+    pub metric_named: bool,
 }
 
 /// Split `LABEL=PATH` (label without `/`) from a plain path.
@@ -161,7 +164,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut found = Vec::new();
     for (arg, spec) in specs.iter().enumerate() {
         let (label, path) = split_spec(spec);
-        let mut vs = load_one(&path, opts, &mut out.warnings)?;
+        let mut vs = load_one(&path, opts, &mut out.warnings, &mut out.metric_named)?;
         vs.retain(|v| v.series.iter().any(|s| !s.obs.is_empty()));
         if vs.is_empty() {
             bail!("{}: no values found", path.display());
@@ -307,7 +310,12 @@ pub fn suffix_names(paths: &[&Path], taken: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+fn load_one(
+    path: &Path,
+    opts: &LoadOpts,
+    warns: &mut Vec<String>,
+    named: &mut bool,
+) -> Result<Vec<VariantData>> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if meta.is_dir() {
@@ -321,7 +329,7 @@ fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec
                     marker.display()
                 );
             }
-            return per_iteration_dir(path, opts).map(|v| vec![v]);
+            return per_iteration_dir(path, opts, named).map(|v| vec![v]);
         }
         return bench::load_runs(&runs, &name_of(path), warns);
     }
@@ -329,7 +337,10 @@ fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
         "csv" => table::load_csv(path, &stem_of(path)),
         "json" => table::load_json(path, &stem_of(path), warns),
-        _ => plain_file(path, opts).map(|v| vec![v]),
+        _ => {
+            *named = true;
+            plain_file(path, opts).map(|v| vec![v])
+        }
     }
 }
 
@@ -426,7 +437,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
+fn per_iteration_dir(dir: &Path, opts: &LoadOpts, named: &mut bool) -> Result<VariantData> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let entry = entry?;
@@ -466,6 +477,7 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
         }
         let obs = Obs::plain(nums[0]);
         v.push(&metric, unit_from_name(&metric), None, obs);
+        *named = true;
     }
     Ok(v)
 }

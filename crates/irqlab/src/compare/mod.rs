@@ -142,6 +142,7 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
         metric: config.metric.clone(),
     };
     let mut loaded = load_all(&config.inputs, &opts)?;
+    check_metric_named(config, &loaded)?;
     check_direction_metrics(&config.directions, &loaded)?;
     check_workloads(
         &mut loaded,
@@ -149,6 +150,20 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
         config.mixed_workloads,
     )?;
     model::build(loaded, config.baseline.as_deref(), s)
+}
+
+/// `--metric` names the values of plain files and directories of
+/// per-iteration files only: with none among the inputs it would be
+/// ignored, so it is a usage error.
+fn check_metric_named(config: &CompareConfig, loaded: &Loaded) -> Result<()> {
+    match &config.metric {
+        Some(m) if !loaded.metric_named => Err(usage(format!(
+            "--metric {m}: only plain files and directories of per-iteration files \
+             take a metric name; {} name their own metrics",
+            config.inputs.join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Every `--direction METRIC=…` must name a metric of the inputs: a typo
