@@ -102,6 +102,66 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
     );
 }
 
+/// Bench runs of one workload, one reading a fake tree (`bench --root`)
+/// and one the live host (their `env.json`), are never pooled: refused
+/// under one `LABEL=` (exit 2, naming both runs), kept apart as
+/// `label@run` variants with a note inside one directory.
+#[test]
+fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
+    let tmp = TempDir::new().unwrap();
+    let runs = tmp.path().join("runs");
+    let env = |dir: &str, root: Option<&str>, kernel: Option<&str>| {
+        let mut command = vec!["irqlab", "bench"];
+        command.extend(root.iter().flat_map(|r| ["--root", r]));
+        let env = serde_json::json!({"command": command, "kernel_release": kernel,
+            "hostname": kernel.map(|_| "host42"), "cpu_model": kernel.map(|_| "EPYC"),
+            "boot_id": "b1", "warnings": []});
+        fs::write(runs.join(dir).join("env.json"), env.to_string()).unwrap();
+    };
+    let metrics = |c: f64| vec![("round_trips_per_sec", around(c, 5))];
+    bench_run(&runs.join("live"), "ipi", "tip", "b1", &metrics(5e4));
+    bench_run(&runs.join("live2"), "ipi", "tip", "b2", &metrics(5e4));
+    bench_run(&runs.join("fake"), "ipi", "tip", "b1", &metrics(1e4));
+    env("live", None, Some("6.1.0"));
+    env("live2", None, Some("6.1.0"));
+    env("fake", Some("/tmp/tree"), None);
+    let out = compare(
+        tmp.path(),
+        &[
+            "a=runs/live",
+            "a=runs/fake",
+            "b=runs/live2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("a= pools runs that differ in root (/ vs /tmp/tree), kernel (6.1.0 vs unknown)")
+            && e.contains("runs/live and runs/fake"),
+        "{e}"
+    );
+    let doc = json(tmp.path(), &["runs"]);
+    assert_eq!(
+        doc["variants"],
+        serde_json::json!(["tip@fake", "tip@live", "tip@live2"]),
+        "{doc}"
+    );
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("differ in root (/tmp/tree vs /)"),
+        "{doc}"
+    );
+    // Two live runs of one machine pool as before.
+    let doc = json(
+        tmp.path(),
+        &["a=runs/live", "a=runs/live2", "b=runs/live", "b=runs/live2"],
+    );
+    assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
+}
+
 /// Two bench runs of different workloads are not variants of one
 /// experiment: refused (exit 2) naming both workloads, whichever is the
 /// baseline, also when one directory splits into `label@run` variants;

@@ -58,8 +58,8 @@ pub struct VariantData {
     /// The label came from the data (bench `variant`, CSV `variant` column).
     pub from_data: bool,
     /// What must agree before runs are pooled under one label (bench
-    /// plan: workload, trial length; probe: root, kernel, machine); empty
-    /// when the input does not say.
+    /// plan: workload, trial length; bench and probe environment: root,
+    /// kernel, machine); empty when the input does not say.
     pub plan: Vec<(String, String)>,
 }
 
@@ -210,7 +210,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
 }
 
 /// Runs pooled under one label must agree on what their inputs record
-/// (bench: workload, trial length; probe: root, kernel, machine): a usage
+/// (bench: workload, trial length; both: root, kernel, machine): a usage
 /// error naming both inputs and the fields that differ.
 fn refuse_mixed_pool(
     label: &str,

@@ -131,26 +131,45 @@ pub fn differing_field(a: &[(String, String)], b: &[(String, String)]) -> Option
 }
 
 /// What must agree before probe runs may be pooled under one variant: the
-/// tree they read (`root`: `/` for the live host, else probe's `--root`,
-/// taken from the recorded command line), the kernel, the host name and
-/// the CPU model. Empty for a file that records no environment.
+/// [`machine_signature`] of the run's `env.machine`.
 pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
-    let env = &doc["env"];
-    let machine = &env["machine"];
+    machine_signature(&doc["env"]["machine"])
+}
+
+/// What must agree before runs may be pooled, from the environment a run
+/// records (bench `env.json`, probe `env.machine`): the tree read (`root`:
+/// `/` for the live host, else the `--root` of the recorded command line),
+/// the kernel, the host name and the CPU model. Only fields the record
+/// has; a null value is `unknown`.
+pub fn machine_signature(m: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if let Some(argv) = machine["command"].as_array() {
+    if let Some(argv) = m["command"].as_array() {
         let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
         out.push(("root".to_string(), root_of(&argv).to_string()));
     }
-    let known = |v: &Value| v.as_str().unwrap_or("unknown").to_string();
-    if env.get("kernel").is_some() {
-        out.push(("kernel".to_string(), known(&env["kernel"])));
-    }
-    if machine.is_object() {
-        out.push(("hostname".to_string(), known(&machine["hostname"])));
-        out.push(("cpu_model".to_string(), known(&machine["cpu_model"])));
+    for (field, key) in [
+        ("kernel", "kernel_release"),
+        ("hostname", "hostname"),
+        ("cpu_model", "cpu_model"),
+    ] {
+        if let Some(v) = m.get(key) {
+            out.push((
+                field.to_string(),
+                v.as_str().unwrap_or("unknown").to_string(),
+            ));
+        }
     }
     out
+}
+
+/// The [`machine_signature`] of a bench run directory's `env.json`; empty
+/// without a readable one.
+fn run_machine(run: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(run.join("env.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .map(|env| machine_signature(&env))
+        .unwrap_or_default()
 }
 
 /// The `--root` of a recorded command line (`--root DIR` or
@@ -171,7 +190,8 @@ fn root_of<'a>(argv: &[&'a str]) -> &'a str {
 /// Load trials files through the one typed reader (`crate::results`);
 /// variants come from each trial's `variant`, else `label`. Trials of
 /// different runs (run directories) under one variant label are pooled
-/// only when their plans agree on the workload and trial length (the run
+/// only when their plans agree on the workload and trial length and their
+/// `env.json` on the tree, kernel and machine (the run
 /// then is a cluster, see `model`); otherwise each run is its own
 /// variant, named `label@run`, with a note naming the differing field.
 pub fn load_runs(
@@ -191,6 +211,7 @@ pub fn load_runs(
             ));
         }
         let (run, plan) = run_of(file);
+        let machine = run_machine(&run);
         let run_key = run.display().to_string();
         if !notes_seen.contains(&run) {
             notes_seen.push(run.clone());
@@ -204,6 +225,7 @@ pub fn load_runs(
                 None => {
                     let mut data = VariantData::new(&vlabel, name.is_some());
                     data.plan = plan_signature(plan.as_ref(), &vlabel);
+                    data.plan.extend(machine.iter().cloned());
                     parts.push((vlabel.clone(), run.clone(), data));
                     parts.len() - 1
                 }
@@ -428,8 +450,8 @@ mod tests {
     #[test]
     fn probe_signature_names_the_tree_kernel_and_machine() {
         let run = |argv: Value, kernel: Value| {
-            json!({"kind": "probe", "env": {"kernel": kernel,
-                "machine": {"command": argv, "hostname": "h", "cpu_model": null}}})
+            json!({"kind": "probe", "env": {"machine": {"command": argv,
+                "kernel_release": kernel, "hostname": "h", "cpu_model": null}}})
         };
         let live = probe_signature(&run(json!(["irqlab", "probe"]), json!("6.1")));
         let fake = probe_signature(&run(json!(["irqlab", "probe", "--root", "t"]), Value::Null));
