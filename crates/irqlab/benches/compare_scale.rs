@@ -37,6 +37,7 @@ fn loaded(variants: usize, metrics: usize, n: usize) -> Loaded {
             .map(|i| variant(&format!("v{i}"), metrics, n, 1000.0 + i as f64, &mut rng))
             .collect(),
         warnings: Vec::new(),
+        metric_named: false,
     }
 }
 
@@ -100,6 +101,7 @@ fn bench(c: &mut Criterion) {
         metric: None,
         directions: DirectionRules::default(),
         all: false,
+        mixed_workloads: false,
     };
     g.bench_function("end_to_end_2x100k", |b| {
         b.iter(|| {
@@ -124,6 +126,7 @@ impl CloneLoaded for Loaded {
         Loaded {
             variants: self.variants.clone(),
             warnings: self.warnings.clone(),
+            metric_named: self.metric_named,
         }
     }
 }

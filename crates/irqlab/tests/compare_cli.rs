@@ -359,3 +359,80 @@ fn text_format_snapshot() {
     let out = run_ok(&[&tip, &patch, "--format", "text", "--metric", "irqs_per_sec"]);
     insta::assert_snapshot!("compare_text_pandas_table", out);
 }
+
+fn run_usage(args: &[&str]) -> String {
+    let out = irqlab().arg("compare").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "args {args:?}");
+    assert!(out.stdout.is_empty(), "args {args:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// `--all` outside the text format and `--metric` with no input it can
+/// name are refused (exit 2, one line naming the flag), not ignored; so
+/// are two bare `--direction`s. Where they apply they still work.
+#[test]
+fn flags_that_cannot_apply_are_usage_errors() {
+    let tmp = TempDir::new().unwrap();
+    let d = |name: &str| tmp.path().join(name).display().to_string();
+    fs::write(d("a.txt"), "1\n2\n3\n4\n").unwrap();
+    fs::write(d("b.txt"), "2\n3\n4\n5\n").unwrap();
+    let (a, b) = (d("a.txt"), d("b.txt"));
+    for format in [
+        None,
+        Some("table"),
+        Some("markdown"),
+        Some("json"),
+        Some("csv"),
+    ] {
+        let mut args = vec![a.as_str(), b.as_str(), "--all"];
+        args.extend(format.iter().flat_map(|f| ["--format", f]));
+        let e = run_usage(&args);
+        let shown = format.unwrap_or("table");
+        assert_eq!(
+            e,
+            format!(
+                "irqlab: error: --all: only --format text leaves out unchanged metrics; \
+                 --format {shown} prints every metric already\n"
+            )
+        );
+    }
+    run_ok(&[&a, &b, "--all", "--format", "text", "--resamples", "200"]);
+
+    fs::write(d("t1.csv"), "x\n1\n2\n3\n").unwrap();
+    fs::write(d("t2.csv"), "x\n2\n3\n4\n").unwrap();
+    fs::write(d("j1.json"), r#"{"x":[1,2,3]}"#).unwrap();
+    fs::write(d("j2.json"), r#"{"x":[2,3,4]}"#).unwrap();
+    let mut lines = Vec::new();
+    for t in 0..4 {
+        lines.push(trial("tip", t, "b0", 100.0 + t as f64, 3.0));
+        lines.push(trial("patch", t, "b0", 110.0 + t as f64, 3.0));
+    }
+    fs::create_dir_all(d("bench")).unwrap();
+    fs::write(d("bench/trials.jsonl"), lines.join("\n") + "\n").unwrap();
+    for inputs in [
+        vec![d("t1.csv"), d("t2.csv")],
+        vec![d("j1.json"), d("j2.json")],
+        vec![d("bench")],
+    ] {
+        let mut args: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        args.extend(["--metric", "m"]);
+        let e = run_usage(&args);
+        assert!(
+            e.starts_with(
+                "irqlab: error: --metric m: only plain files and directories of \
+                 per-iteration files take a metric name;"
+            ) && e.contains(&inputs[0])
+                && e.lines().count() == 1,
+            "{e}"
+        );
+    }
+    // One plain input is enough for --metric to name something.
+    let out = run_ok(&[&a, &d("t2.csv"), "--metric", "x", "--format", "csv"]);
+    assert!(out.lines().any(|l| l.starts_with("x,,none,a,")), "{out}");
+
+    let e = run_usage(&[&a, &b, "--direction", "higher", "--direction", "lower"]);
+    assert!(
+        e.contains("--direction: more than one default given"),
+        "{e}"
+    );
+}

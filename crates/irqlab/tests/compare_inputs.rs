@@ -359,3 +359,87 @@ fn a_bare_direction_never_overrides_what_a_bench_result_states() {
     );
     assert_eq!(doc["metrics"][0]["direction"], "higher");
 }
+
+/// `irqlab probe --root TREE --format json --out OUT` on a fake tree.
+fn probe_fake(tree: &Path, out: &Path) {
+    common::irqlab()
+        .args([
+            "probe", "--reads", "5", "--buffer", "4k", "--format", "json",
+        ])
+        .arg("--root")
+        .arg(tree)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// A copy of probe run `from` as a run on the live host records it: no
+/// `--root` in its command, the host's kernel and name.
+fn as_live_run(from: &Path, to: &Path) {
+    let mut doc: Value = serde_json::from_str(&fs::read_to_string(from).unwrap()).unwrap();
+    let env = &mut doc["env"];
+    env["kernel"] = "6.1.0".into();
+    env["machine"]["kernel_release"] = "6.1.0".into();
+    env["machine"]["hostname"] = "host42".into();
+    env["machine"]["command"] = serde_json::json!(["irqlab", "probe", "--format", "json"]);
+    fs::write(to, doc.to_string()).unwrap();
+}
+
+/// Probe runs of a fake tree and of the live host are never pooled under
+/// one label, nor in one directory of runs: a usage error names both
+/// files and what differs. Runs of the same tree still pool.
+#[test]
+fn probe_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let tree = common::synth_tree(&common::spec(4, 8));
+    for k in 1..=3 {
+        probe_fake(tree.path(), &d.join(format!("fake{k}.json")));
+    }
+    as_live_run(&d.join("fake3.json"), &d.join("live1.json"));
+    as_live_run(&d.join("fake2.json"), &d.join("live2.json"));
+    let out = compare(
+        d,
+        &[
+            "a=live1.json",
+            "a=fake1.json",
+            "b=live2.json",
+            "b=fake2.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8(out.stderr).unwrap();
+    let root = tree.path().display().to_string();
+    assert!(
+        e.starts_with("irqlab: error: a= pools runs that differ in ")
+            && e.contains(&format!("root (/ vs {root})"))
+            && e.contains("kernel (6.1.0 vs unknown)")
+            && e.contains("hostname (host42 vs unknown)")
+            && e.contains("live1.json and fake1.json"),
+        "{e}"
+    );
+    fs::create_dir_all(d.join("runs")).unwrap();
+    for f in ["fake1.json", "live1.json"] {
+        fs::copy(d.join(f), d.join("runs").join(f)).unwrap();
+    }
+    let out = compare(d, &["runs", "b=live2.json", "b=fake2.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("runs: pools probe runs that differ in root")
+            && e.contains("runs/fake1.json and runs/live1.json"),
+        "{e}"
+    );
+    // Runs of one tree pool as before.
+    let doc = json(
+        d,
+        &[
+            "a=fake1.json",
+            "a=fake2.json",
+            "b=live1.json",
+            "b=live2.json",
+        ],
+    );
+    assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
+}

@@ -72,7 +72,7 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         "b1",
         &[shared(250.0), ("wakeups_per_sec", around(900.0, 3))],
     );
-    let doc = json(tmp.path(), &["mix"]);
+    let doc = json(tmp.path(), &["mix", "--mixed-workloads"]);
     let labels: Vec<&str> = doc["variants"]
         .as_array()
         .unwrap()
@@ -89,14 +89,135 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         notes.contains("differ in workload (ipi vs timer)"),
         "{notes}"
     );
-    // Pooling them explicitly is refused, naming the field.
+    // Pooling them explicitly is a usage error naming both inputs.
     let out = compare(
         tmp.path(),
         &["a=mix/ipi", "a=mix/timer", "b=mix/ipi", "--format", "json"],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8(out.stderr).unwrap();
-    assert!(e.contains("differ in workload (ipi vs timer)"), "{e}");
+    assert!(
+        e.contains("a= pools runs that differ in workload (ipi vs timer): mix/ipi and mix/timer"),
+        "{e}"
+    );
+}
+
+/// Bench runs of one workload, one reading a fake tree (`bench --root`)
+/// and one the live host (their `env.json`), are never pooled: refused
+/// under one `LABEL=` (exit 2, naming both runs), kept apart as
+/// `label@run` variants with a note inside one directory.
+#[test]
+fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
+    let tmp = TempDir::new().unwrap();
+    let runs = tmp.path().join("runs");
+    let env = |dir: &str, root: Option<&str>, kernel: Option<&str>| {
+        let mut command = vec!["irqlab", "bench"];
+        command.extend(root.iter().flat_map(|r| ["--root", r]));
+        let env = serde_json::json!({"command": command, "kernel_release": kernel,
+            "hostname": kernel.map(|_| "host42"), "cpu_model": kernel.map(|_| "EPYC"),
+            "boot_id": "b1", "warnings": []});
+        fs::write(runs.join(dir).join("env.json"), env.to_string()).unwrap();
+    };
+    let metrics = |c: f64| vec![("round_trips_per_sec", around(c, 5))];
+    bench_run(&runs.join("live"), "ipi", "tip", "b1", &metrics(5e4));
+    bench_run(&runs.join("live2"), "ipi", "tip", "b2", &metrics(5e4));
+    bench_run(&runs.join("fake"), "ipi", "tip", "b1", &metrics(1e4));
+    env("live", None, Some("6.1.0"));
+    env("live2", None, Some("6.1.0"));
+    env("fake", Some("/tmp/tree"), None);
+    let out = compare(
+        tmp.path(),
+        &[
+            "a=runs/live",
+            "a=runs/fake",
+            "b=runs/live2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("a= pools runs that differ in root (/ vs /tmp/tree), kernel (6.1.0 vs unknown)")
+            && e.contains("runs/live and runs/fake"),
+        "{e}"
+    );
+    let doc = json(tmp.path(), &["runs"]);
+    assert_eq!(
+        doc["variants"],
+        serde_json::json!(["tip@fake", "tip@live", "tip@live2"]),
+        "{doc}"
+    );
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("differ in root (/tmp/tree vs /)"),
+        "{doc}"
+    );
+    // Two live runs of one machine pool as before.
+    let doc = json(
+        tmp.path(),
+        &["a=runs/live", "a=runs/live2", "b=runs/live", "b=runs/live2"],
+    );
+    assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
+}
+
+/// Two bench runs of different workloads are not variants of one
+/// experiment: refused (exit 2) naming both workloads, whichever is the
+/// baseline, also when one directory splits into `label@run` variants;
+/// `--mixed-workloads` compares them with a note.
+#[test]
+fn variants_of_different_workloads_are_refused_unless_asked() {
+    let tmp = TempDir::new().unwrap();
+    let shared = |c: f64| vec![("softirq_timer_per_sec", around(c, 5))];
+    bench_run(&tmp.path().join("a"), "ipi", "a", "b1", &shared(100.0));
+    bench_run(&tmp.path().join("b"), "timer", "b", "b1", &shared(250.0));
+    bench_run(&tmp.path().join("c"), "ipi", "c", "b1", &shared(100.0));
+    let refused = |args: &[&str], want: &str| {
+        let out = compare(tmp.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let e = String::from_utf8(out.stderr).unwrap();
+        assert!(e.starts_with("irqlab: error: ") && e.contains(want), "{e}");
+        assert!(e.contains("--mixed-workloads"), "{e}");
+    };
+    refused(
+        &["a", "b"],
+        "variant b ran workload timer, the baseline a ran ipi",
+    );
+    refused(
+        &["a", "b", "--baseline", "b"],
+        "variant a ran workload ipi, the baseline b ran timer",
+    );
+    refused(
+        &["a", "c", "b"],
+        "variant b ran workload timer, the baseline a ran ipi",
+    );
+    fs::create_dir_all(tmp.path().join("mix")).unwrap();
+    bench_run(
+        &tmp.path().join("mix/ipi"),
+        "ipi",
+        "tip",
+        "b1",
+        &shared(1.0),
+    );
+    bench_run(
+        &tmp.path().join("mix/timer"),
+        "timer",
+        "tip",
+        "b1",
+        &shared(2.0),
+    );
+    refused(&["mix"], "variant tip@timer ran workload timer");
+    // Runs of one workload compare as before; asked for, two workloads too.
+    let doc = json(tmp.path(), &["a", "c"]);
+    assert_eq!(doc["variants"], serde_json::json!(["a", "c"]), "{doc}");
+    let doc = json(tmp.path(), &["a", "b", "--mixed-workloads"]);
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("variant b ran workload timer, the baseline a ran ipi: compared as asked"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -112,9 +233,10 @@ fn a_metric_present_in_one_run_only_is_listed_as_missing_in_every_format() {
             ("x_per_sec", around(10.0, 5)),
         ],
     );
+    // One workload (a metric such as a traced one only in one run).
     bench_run(
         &tmp.path().join("timer"),
-        "timer",
+        "ipi",
         "timer",
         "b1",
         &[

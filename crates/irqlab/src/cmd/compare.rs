@@ -118,7 +118,8 @@ pub struct Args {
     /// Also write a self-contained HTML report to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Metric name for plain files and per-iteration directories.
+    /// Metric name for plain files and per-iteration directories (other
+    /// inputs name their own metrics: refused without one of these).
     #[arg(long)]
     pub metric: Option<String>,
     /// Which way is better: `METRIC=higher|lower|none` (repeatable) for one
@@ -129,12 +130,24 @@ pub struct Args {
     /// else is `none`.
     #[arg(long, value_name = "[METRIC=]higher|lower|none", value_parser = parse_direction_flag)]
     pub direction: Vec<DirectionFlag>,
-    /// Text format: print every metric, not only those that changed.
+    /// Text format: print every metric, not only those that changed (the
+    /// other formats always print every metric).
     #[arg(long)]
     pub all: bool,
+    /// Compare bench runs of different workloads (refused otherwise: a
+    /// verdict between two workloads means nothing).
+    #[arg(long)]
+    pub mixed_workloads: bool,
 }
 
 fn config(a: Args) -> Result<CompareConfig> {
+    if a.all && a.format != CompareFormatArg::Text {
+        return Err(crate::compare::usage(format!(
+            "--all: only --format text leaves out unchanged metrics; --format {} \
+             prints every metric already",
+            format_name(a.format)
+        )));
+    }
     let mut rules = DirectionRules::default();
     for d in a.direction {
         match d.metric {
@@ -160,13 +173,23 @@ fn config(a: Args) -> Result<CompareConfig> {
         metric: a.metric,
         directions: rules,
         all: a.all,
+        mixed_workloads: a.mixed_workloads,
     })
 }
 
-/// Run `irqlab compare`. A flag value that names something the inputs do
-/// not have (`--direction typo=lower`) is a usage error: exit 2.
+/// The `--format` word of `f`.
+fn format_name(f: CompareFormatArg) -> String {
+    clap::ValueEnum::to_possible_value(&f)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// Run `irqlab compare`. Flags that cannot apply (`--all` without the text
+/// format, two bare `--direction`s) and a flag value that names something
+/// the inputs do not have (`--direction typo=lower`) are usage errors:
+/// exit 2.
 pub fn run(args: Args) -> Result<ExitCode> {
-    match crate::compare::run(&config(args)?) {
+    match config(args).and_then(|c| crate::compare::run(&c)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.downcast_ref::<crate::compare::Usage>().is_some() => {
             eprintln!("irqlab: error: {e:#}");

@@ -58,7 +58,8 @@ pub struct VariantData {
     /// The label came from the data (bench `variant`, CSV `variant` column).
     pub from_data: bool,
     /// What must agree before runs are pooled under one label (bench
-    /// plan: workload, trial length); empty when the input does not say.
+    /// plan: workload, trial length; bench and probe environment: root,
+    /// kernel, machine); empty when the input does not say.
     pub plan: Vec<(String, String)>,
 }
 
@@ -131,6 +132,9 @@ pub struct LoadOpts {
 pub struct Loaded {
     pub variants: Vec<VariantData>,
     pub warnings: Vec<String>,
+    /// `--metric` named the values of at least one input (a plain file or
+    /// a directory of per-iteration files); other inputs name their own.
+    pub metric_named: bool,
 }
 
 /// Split `LABEL=PATH` (label without `/`) from a plain path.
@@ -160,7 +164,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut found = Vec::new();
     for (arg, spec) in specs.iter().enumerate() {
         let (label, path) = split_spec(spec);
-        let mut vs = load_one(&path, opts, &mut out.warnings)?;
+        let mut vs = load_one(&path, opts, &mut out.warnings, &mut out.metric_named)?;
         vs.retain(|v| v.series.iter().any(|s| !s.obs.is_empty()));
         if vs.is_empty() {
             bail!("{}: no values found", path.display());
@@ -187,22 +191,40 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     disambiguate(&mut found, &mut out.warnings);
+    // The input each variant was first found in, beside out.variants.
+    let mut first: Vec<PathBuf> = Vec::new();
     for f in found {
-        match out.variants.iter_mut().find(|v| v.label == f.data.label) {
-            Some(v) => {
-                if let Some(field) = bench::differing_field(&v.plan, &f.data.plan) {
-                    bail!(
-                        "{}: {}= pools runs that differ in {field}; give each its own label",
-                        f.path.display(),
-                        v.label
-                    );
-                }
+        match out.variants.iter().position(|v| v.label == f.data.label) {
+            Some(i) => {
+                let v = &mut out.variants[i];
+                refuse_mixed_pool(&v.label, (&first[i], &v.plan), (&f.path, &f.data.plan))?;
                 v.absorb(f.data)
             }
-            None => out.variants.push(f.data),
+            None => {
+                first.push(f.path);
+                out.variants.push(f.data);
+            }
         }
     }
     Ok(out)
+}
+
+/// Runs pooled under one label must agree on what their inputs record
+/// (bench: workload, trial length; both: root, kernel, machine): a usage
+/// error naming both inputs and the fields that differ.
+fn refuse_mixed_pool(
+    label: &str,
+    (a, plan_a): (&Path, &[(String, String)]),
+    (b, plan_b): (&Path, &[(String, String)]),
+) -> Result<()> {
+    match bench::differing_field(plan_a, plan_b) {
+        Some(field) => Err(super::usage(format!(
+            "{label}= pools runs that differ in {field}: {} and {}; give each its own label",
+            a.display(),
+            b.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Labels that collide across arguments (and were not given with `LABEL=`
@@ -288,7 +310,12 @@ pub fn suffix_names(paths: &[&Path], taken: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+fn load_one(
+    path: &Path,
+    opts: &LoadOpts,
+    warns: &mut Vec<String>,
+    named: &mut bool,
+) -> Result<Vec<VariantData>> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if meta.is_dir() {
@@ -302,7 +329,7 @@ fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec
                     marker.display()
                 );
             }
-            return per_iteration_dir(path, opts).map(|v| vec![v]);
+            return per_iteration_dir(path, opts, named).map(|v| vec![v]);
         }
         return bench::load_runs(&runs, &name_of(path), warns);
     }
@@ -310,7 +337,10 @@ fn load_one(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<Vec
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
         "csv" => table::load_csv(path, &stem_of(path)),
         "json" => table::load_json(path, &stem_of(path), warns),
-        _ => plain_file(path, opts).map(|v| vec![v]),
+        _ => {
+            *named = true;
+            plain_file(path, opts).map(|v| vec![v])
+        }
     }
 }
 
@@ -407,7 +437,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
+fn per_iteration_dir(dir: &Path, opts: &LoadOpts, named: &mut bool) -> Result<VariantData> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let entry = entry?;
@@ -425,9 +455,16 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
     files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&name_of(dir), false);
+    let mut first_probe: Option<PathBuf> = None;
     for (name, path) in files {
         if name.ends_with(".json") {
-            v.absorb(probe_run(&path)?);
+            let run = probe_run(&path)?;
+            if let Some(first) = &first_probe {
+                refuse_mixed_dir(dir, (first, &v.plan), (&path, &run.plan))?;
+            } else {
+                first_probe = Some(path.clone());
+            }
+            v.absorb(run);
             continue;
         }
         let nums = read_numbers(&path)?;
@@ -440,8 +477,28 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts) -> Result<VariantData> {
         }
         let obs = Obs::plain(nums[0]);
         v.push(&metric, unit_from_name(&metric), None, obs);
+        *named = true;
     }
     Ok(v)
+}
+
+/// Probe runs in one directory are pooled as one variant: they must agree
+/// on root, kernel and machine, else a usage error names both files.
+fn refuse_mixed_dir(
+    dir: &Path,
+    (a, plan_a): (&Path, &[(String, String)]),
+    (b, plan_b): (&Path, &[(String, String)]),
+) -> Result<()> {
+    match bench::differing_field(plan_a, plan_b) {
+        Some(field) => Err(super::usage(format!(
+            "{}: pools probe runs that differ in {field}: {} and {}; \
+             give each its own label (LABEL=FILE)",
+            dir.display(),
+            a.display(),
+            b.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// One probe run file inside a directory of runs: one trial per metric.

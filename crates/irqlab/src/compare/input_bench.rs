@@ -117,19 +117,81 @@ pub fn plan_signature(plan: Option<&Value>, variant: &str) -> Vec<(String, Strin
     out
 }
 
-/// The first field in which two plan signatures differ, as
-/// `field (a vs b)`.
+/// The fields in which two signatures differ, as `field (a vs b)` joined
+/// by commas; fields only one side records are not compared.
 pub fn differing_field(a: &[(String, String)], b: &[(String, String)]) -> Option<String> {
-    a.iter().find_map(|(k, va)| {
-        let vb = b.iter().find(|(kb, _)| kb == k).map(|(_, v)| v)?;
-        (va != vb).then(|| format!("{k} ({va} vs {vb})"))
-    })
+    let differ: Vec<String> = a
+        .iter()
+        .filter_map(|(k, va)| {
+            let vb = b.iter().find(|(kb, _)| kb == k).map(|(_, v)| v)?;
+            (va != vb).then(|| format!("{k} ({va} vs {vb})"))
+        })
+        .collect();
+    (!differ.is_empty()).then(|| differ.join(", "))
+}
+
+/// What must agree before probe runs may be pooled under one variant: the
+/// [`machine_signature`] of the run's `env.machine`.
+pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
+    machine_signature(&doc["env"]["machine"])
+}
+
+/// What must agree before runs may be pooled, from the environment a run
+/// records (bench `env.json`, probe `env.machine`): the tree read (`root`:
+/// `/` for the live host, else the `--root` of the recorded command line),
+/// the kernel, the host name and the CPU model. Only fields the record
+/// has; a null value is `unknown`.
+pub fn machine_signature(m: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(argv) = m["command"].as_array() {
+        let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+        out.push(("root".to_string(), root_of(&argv).to_string()));
+    }
+    for (field, key) in [
+        ("kernel", "kernel_release"),
+        ("hostname", "hostname"),
+        ("cpu_model", "cpu_model"),
+    ] {
+        if let Some(v) = m.get(key) {
+            out.push((
+                field.to_string(),
+                v.as_str().unwrap_or("unknown").to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// The [`machine_signature`] of a bench run directory's `env.json`; empty
+/// without a readable one.
+fn run_machine(run: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(run.join("env.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .map(|env| machine_signature(&env))
+        .unwrap_or_default()
+}
+
+/// The `--root` of a recorded command line (`--root DIR` or
+/// `--root=DIR`), else `/`.
+fn root_of<'a>(argv: &[&'a str]) -> &'a str {
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        if *a == "--root" {
+            return it.next().copied().unwrap_or("/");
+        }
+        if let Some(dir) = a.strip_prefix("--root=") {
+            return dir;
+        }
+    }
+    "/"
 }
 
 /// Load trials files through the one typed reader (`crate::results`);
 /// variants come from each trial's `variant`, else `label`. Trials of
 /// different runs (run directories) under one variant label are pooled
-/// only when their plans agree on the workload and trial length (the run
+/// only when their plans agree on the workload and trial length and their
+/// `env.json` on the tree, kernel and machine (the run
 /// then is a cluster, see `model`); otherwise each run is its own
 /// variant, named `label@run`, with a note naming the differing field.
 pub fn load_runs(
@@ -149,6 +211,7 @@ pub fn load_runs(
             ));
         }
         let (run, plan) = run_of(file);
+        let machine = run_machine(&run);
         let run_key = run.display().to_string();
         if !notes_seen.contains(&run) {
             notes_seen.push(run.clone());
@@ -162,6 +225,7 @@ pub fn load_runs(
                 None => {
                     let mut data = VariantData::new(&vlabel, name.is_some());
                     data.plan = plan_signature(plan.as_ref(), &vlabel);
+                    data.plan.extend(machine.iter().cloned());
                     parts.push((vlabel.clone(), run.clone(), data));
                     parts.len() - 1
                 }
@@ -353,6 +417,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
     let version = doc["version"].as_u64().unwrap_or(1);
     let dists = row_distributions(doc);
     let mut v = VariantData::new(label, false);
+    v.plan = probe_signature(doc);
     for r in results {
         let Some(metric) = r["metric"].as_str() else {
             bail!("{}: probe result without \"metric\"", path.display());
@@ -374,4 +439,30 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         }
     }
     Ok(v)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn probe_signature_names_the_tree_kernel_and_machine() {
+        let run = |argv: Value, kernel: Value| {
+            json!({"kind": "probe", "env": {"machine": {"command": argv,
+                "kernel_release": kernel, "hostname": "h", "cpu_model": null}}})
+        };
+        let live = probe_signature(&run(json!(["irqlab", "probe"]), json!("6.1")));
+        let fake = probe_signature(&run(json!(["irqlab", "probe", "--root", "t"]), Value::Null));
+        let eq = probe_signature(&run(json!(["irqlab", "probe", "--root=t"]), Value::Null));
+        assert_eq!(live[0], ("root".to_string(), "/".to_string()));
+        assert_eq!(
+            differing_field(&live, &fake).unwrap(),
+            "root (/ vs t), kernel (6.1 vs unknown)"
+        );
+        assert_eq!(differing_field(&fake, &eq), None);
+        // A file that records no environment is not checked.
+        assert!(probe_signature(&json!({"kind": "probe"})).is_empty());
+    }
 }

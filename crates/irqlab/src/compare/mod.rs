@@ -112,6 +112,8 @@ pub struct CompareConfig {
     pub directions: DirectionRules,
     /// Text format: every metric, not only the changed ones.
     pub all: bool,
+    /// Compare variants whose bench runs ran different workloads.
+    pub mixed_workloads: bool,
 }
 
 fn settings(c: &CompareConfig) -> Result<model::Settings> {
@@ -139,9 +141,29 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
     let opts = LoadOpts {
         metric: config.metric.clone(),
     };
-    let loaded = load_all(&config.inputs, &opts)?;
+    let mut loaded = load_all(&config.inputs, &opts)?;
+    check_metric_named(config, &loaded)?;
     check_direction_metrics(&config.directions, &loaded)?;
+    check_workloads(
+        &mut loaded,
+        config.baseline.as_deref(),
+        config.mixed_workloads,
+    )?;
     model::build(loaded, config.baseline.as_deref(), s)
+}
+
+/// `--metric` names the values of plain files and directories of
+/// per-iteration files only: with none among the inputs it would be
+/// ignored, so it is a usage error.
+fn check_metric_named(config: &CompareConfig, loaded: &Loaded) -> Result<()> {
+    match &config.metric {
+        Some(m) if !loaded.metric_named => Err(usage(format!(
+            "--metric {m}: only plain files and directories of per-iteration files \
+             take a metric name; {} name their own metrics",
+            config.inputs.join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Every `--direction METRIC=…` must name a metric of the inputs: a typo
@@ -163,6 +185,53 @@ fn check_direction_metrics(rules: &DirectionRules, loaded: &Loaded) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Every variant must have run the baseline's workload (as its bench plan
+/// records it): a verdict between two workloads means nothing. A usage
+/// error naming both workloads, or with `allow` (`--mixed-workloads`) a
+/// note. Variants whose input records no workload are not checked; an
+/// unknown `--baseline` is left to the model to report.
+fn check_workloads(loaded: &mut Loaded, baseline: Option<&str>, allow: bool) -> Result<()> {
+    let vs = &loaded.variants;
+    let base = match baseline {
+        Some(b) => vs.iter().position(|v| v.label == b),
+        None => (!vs.is_empty()).then_some(0),
+    };
+    let Some(base) = base else {
+        return Ok(());
+    };
+    let Some(want) = workload(&vs[base]) else {
+        return Ok(());
+    };
+    let mut notes = Vec::new();
+    for v in vs {
+        let Some(got) = workload(v).filter(|w| *w != want) else {
+            continue;
+        };
+        let (b, l) = (&vs[base].label, &v.label);
+        if !allow {
+            return Err(usage(format!(
+                "variant {l} ran workload {got}, the baseline {b} ran {want}: a verdict \
+                 between two workloads means nothing (give --mixed-workloads to compare \
+                 them anyway)"
+            )));
+        }
+        notes.push(format!(
+            "variant {l} ran workload {got}, the baseline {b} ran {want}: compared as \
+             asked (--mixed-workloads); a change may be the workload's, not the system's"
+        ));
+    }
+    loaded.warnings.extend(notes);
+    Ok(())
+}
+
+/// The workload a variant's bench plan records.
+fn workload(v: &VariantData) -> Option<&str> {
+    v.plan
+        .iter()
+        .find(|(k, _)| k == "workload")
+        .map(|(_, w)| w.as_str())
 }
 
 /// Write an extra output file (`--plot`, `--html`) whole or not at all

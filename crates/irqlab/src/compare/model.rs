@@ -202,7 +202,9 @@ impl Comparison {
 
 /// Build the comparison from loaded data.
 pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Result<Comparison> {
-    let Loaded { variants, warnings } = loaded;
+    let Loaded {
+        variants, warnings, ..
+    } = loaded;
     if variants.len() < 2 {
         let names: Vec<&str> = variants.iter().map(|v| v.label.as_str()).collect();
         bail!(

@@ -36,6 +36,7 @@ fn verdict(seed: u64, change: f64, dir: Direction, resamples: usize) -> Verdict 
     let loaded = Loaded {
         variants: vec![a, b],
         warnings: vec![],
+        metric_named: false,
     };
     let s = Settings {
         alpha: 0.05,
@@ -124,6 +125,7 @@ fn simulate(seed: u64, n: usize, shift: f64, cv: f64, kind: &str, resamples: usi
     let loaded = Loaded {
         variants: vec![a, b],
         warnings: vec![],
+        metric_named: false,
     };
     let c = build(loaded, None, s).unwrap();
     let m = &c.metrics[0];
@@ -308,6 +310,7 @@ fn clustered(
     let loaded = Loaded {
         variants: vec![a, b],
         warnings: vec![],
+        metric_named: false,
     };
     let c = build(loaded, None, s.clone()).unwrap();
     let t = c.metrics[0].pairs[0].outcome.as_ref().unwrap();
@@ -425,6 +428,7 @@ fn warning_rate_table() {
                 let loaded = Loaded {
                     variants: vars,
                     warnings: vec![],
+                    metric_named: false,
                 };
                 let c = build(loaded, None, s).unwrap();
                 let w = &c.metrics[0].warnings;
