@@ -364,3 +364,42 @@ fn the_binary_loads_no_libgcc_s_when_the_static_unwinder_is_there() {
         "the irqlab binary still names libgcc_s.so.1"
     );
 }
+
+/// A CPU that accounted no tick over the interval (a still fake tree)
+/// keeps its line, with zeros, in the table, JSON and CSV; the CSV names
+/// the `--cpus` sum `sel`, apart from the whole machine's line.
+#[test]
+fn cpus_without_ticks_keep_their_lines_and_csv_names_the_selected_sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[]);
+    let (code, table, err) = show(&root, &["-i", "20ms"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU time"))
+        .skip(2)
+        .collect();
+    let labels: Vec<&str> = rows
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(labels, ["all", "0", "1", "2", "3"], "{table}");
+    assert!(rows.iter().all(|l| l.contains("0.00")), "{table}");
+
+    let (_, json, _) = show(&root, &["-i", "20ms", "--cpus", "1,2", "--format", "json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let pct = v["stat"]["cpu_pct"].as_array().unwrap();
+    assert_eq!(pct.len(), 3, "{json}");
+    assert!(pct.iter().all(|l| l["idle_pct"] == 0.0), "{json}");
+
+    let (_, csv, _) = show(&root, &["-i", "20ms", "--cpus", "1,2", "--format", "csv"]);
+    let cpus: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.starts_with("stat,user_pct,"))
+        .map(|l| l.split(',').nth(3).unwrap())
+        .collect();
+    assert_eq!(cpus, ["sel", "1", "2"], "{csv}");
+    let (_, csv, _) = show(&root, &["--format", "csv"]);
+    let first = csv.lines().find(|l| l.starts_with("stat,")).unwrap();
+    assert_eq!(first.split(',').nth(3), Some(""), "whole machine: {csv}");
+}

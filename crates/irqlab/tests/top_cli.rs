@@ -698,3 +698,29 @@ fn s390_sum_counts_a_sub_class_row_once() {
     assert!(active > 0, "EXT never moved:\n{text}");
     assert!(text.contains("[EXT] Clock Comparator"), "{text}");
 }
+
+/// On a still tree no CPU accounts a tick: every online CPU keeps its
+/// `cpu_pct` line with zeros (JSON) and its text line (no `-` gap).
+#[test]
+fn cpus_without_ticks_keep_zero_lines() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let lines = json_lines(&out.stdout);
+    let pct = lines[0]["cpu_pct"].as_array().unwrap();
+    let cpus: Vec<&Value> = pct.iter().map(|l| &l["cpu"]).collect();
+    assert_eq!(cpus, [&Value::Null, &0.into(), &1.into(), &3.into()]);
+    assert!(pct.iter().all(|l| l["user_pct"] == 0.0), "{pct:?}");
+    let text = text_of(d.path(), &["-i", "20ms", "-n", "1"]);
+    let all = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("all"))
+        .unwrap();
+    assert!(
+        all.contains("0.00") && !all.trim_end().ends_with('-'),
+        "{text}"
+    );
+}

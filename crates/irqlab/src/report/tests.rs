@@ -26,6 +26,38 @@ fn snap(ms: u64, text: &str) -> Snapshot {
     }
 }
 
+/// A CPU in both samples that accounted no tick has a line of zeros (so
+/// has the aggregate when no CPU did), with and without `--cpus`; a CPU
+/// that came online in between stays a gap.
+#[test]
+fn a_cpu_without_ticks_has_zeros_not_a_gap() {
+    use irqlab_core::delta::CpuPct;
+    let parse = |t: &str| Stat::parse(t.as_bytes()).unwrap();
+    let old = parse("cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\ncpu1 10 0 10 100 0 0 0 0 0 0\n");
+    let zero = Some(CpuPct::default());
+    for cpus in [None, Some([0, 1].into())] {
+        let f = Filter {
+            cpus,
+            ..Filter::default()
+        };
+        let st = stat_section(&old, &old, &f, Some(0.005));
+        let pct: Vec<_> = st.cpu_pct.iter().map(|l| (l.cpu, l.pct)).collect();
+        assert_eq!(pct, [(None, zero), (Some(0), zero), (Some(1), zero)]);
+    }
+    let new = parse("cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\ncpu1 10 0 10 100 0 0 0 0 0 0\ncpu2 1 0 1 1 0 0 0 0 0 0\n");
+    let st = stat_section(&old, &new, &Filter::default(), Some(0.005));
+    let pct: Vec<_> = st.cpu_pct.iter().map(|l| (l.cpu, l.pct)).collect();
+    assert_eq!(
+        pct,
+        [
+            (None, zero),
+            (Some(0), zero),
+            (Some(1), zero),
+            (Some(2), None)
+        ]
+    );
+}
+
 #[test]
 fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
     let stat = |user1: u64| {
@@ -40,7 +72,11 @@ fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
     let line = |cpu| st.cpu_pct.iter().find(|l| l.cpu == cpu).unwrap().pct;
     assert_eq!(line(None), None, "the aggregate sums the impossible line");
     assert_eq!(line(Some(1)), None);
-    assert_eq!(line(Some(0)), None, "no tick elapsed on CPU 0");
+    assert_eq!(
+        line(Some(0)),
+        Some(irqlab_core::delta::CpuPct::default()),
+        "no tick elapsed on CPU 0: zeros, not a gap"
+    );
     let sel = Filter {
         cpus: Some([1].into()),
         ..Filter::default()
