@@ -724,3 +724,28 @@ fn cpus_without_ticks_keep_zero_lines() {
         "{text}"
     );
 }
+
+/// The same IRQ prints the same `description` under either strategy, the
+/// text `show` prints (the `/proc/interrupts` row, its spacing kept).
+#[test]
+fn description_is_the_same_under_every_strategy() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    let (_, shown, _) = common::show(d.path(), &["--irq", "^0$", "--format", "json"]);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let want = &shown["interrupts"]["rows"][0]["description"];
+    assert!(want.as_str().unwrap().contains("   "), "{want}");
+    for strategy in ["proc-interrupts", "per-cpu-count"] {
+        let out = top(d.path())
+            .args(["-i", "10ms", "-n", "1", "--format", "json"])
+            .args(["--irq", "^0$", "--strategy", strategy])
+            .output()
+            .unwrap();
+        let v = &json_lines(&out.stdout)[0];
+        assert_eq!(
+            &v["interrupts"]["rows"][0]["description"], want,
+            "{strategy}"
+        );
+    }
+}
