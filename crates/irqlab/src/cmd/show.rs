@@ -44,10 +44,11 @@ pub struct Args {
     /// hidden at any threshold, rows with a gap never.
     #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
-    /// JSON on one line (the default when stdout is not a terminal).
+    /// JSON on one line (the default when stdout is not a terminal);
+    /// with --format json only.
     #[arg(long, conflicts_with = "pretty")]
     pub compact: bool,
-    /// Indented JSON (the default on a terminal).
+    /// Indented JSON (the default on a terminal); with --format json only.
     #[arg(long)]
     pub pretty: bool,
 }
@@ -59,6 +60,24 @@ impl Args {
         use std::io::IsTerminal;
         self.pretty || (!self.compact && std::io::stdout().is_terminal())
     }
+}
+
+/// Why `--compact` or `--pretty` cannot apply (a usage error): they set
+/// the JSON layout, and `--format` is not `json`.
+fn layout_usage(args: &Args) -> Option<String> {
+    use clap::ValueEnum;
+    let flag = match (args.compact, args.pretty) {
+        (true, _) => "--compact",
+        (_, true) => "--pretty",
+        _ => return None,
+    };
+    let format = args.format.to_possible_value()?;
+    (args.format != Format::Json).then(|| {
+        format!(
+            "the argument '{flag}' cannot be used with '--format {}': it sets the JSON layout",
+            format.get_name()
+        )
+    })
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -549,6 +568,10 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(why) = layout_usage(&args) {
+        eprintln!("irqlab: error: {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     let filter = args.filter.filter()?;
     export::stdout::check_open()?;
     if args.interval.is_none() {
