@@ -418,3 +418,46 @@ fn cpus_without_ticks_keep_their_lines_and_csv_names_the_selected_sum() {
     let first = csv.lines().find(|l| l.starts_with("stat,")).unwrap();
     assert_eq!(first.split(',').nth(3), Some(""), "whole machine: {csv}");
 }
+
+/// Files that disagree on the CPUs (`/proc/interrupts` lists 4, `/proc/stat`
+/// 2) get one note on stderr in `show`, `show -i` and `top --batch`; a
+/// consistent tree with an offline CPU (softirqs lists every possible CPU)
+/// gets none.
+#[test]
+fn files_that_disagree_on_the_cpus_get_one_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[]);
+    let stat = std::fs::read_to_string(root.join("proc/stat")).unwrap();
+    let two: String = stat
+        .lines()
+        .filter(|l| !l.starts_with("cpu2 ") && !l.starts_with("cpu3 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(root.join("proc/stat"), two).unwrap();
+    let want = format!(
+        "irqlab: note: the files disagree on the CPUs: {} lists 4 CPUs (0-3), {} lists 2 CPUs (0-1)",
+        root.join("proc/interrupts").display(),
+        root.join("proc/stat").display()
+    );
+    let runs: [&[&str]; 4] = [
+        &["show"],
+        &["show", "--format", "json"],
+        &["show", "-i", "10ms", "--format", "json"],
+        &["top", "--batch", "-i", "10ms", "-n", "2"],
+    ];
+    for args in runs {
+        let out = common::irqlab()
+            .args(args)
+            .arg("--root")
+            .arg(&root)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err.matches(&want).count(), 1, "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[2]);
+    let (_, _, err) = show(&root, &[]);
+    assert!(!err.contains("disagree"), "{err}");
+}

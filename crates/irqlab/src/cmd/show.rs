@@ -9,7 +9,7 @@ use super::top::{parse_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
-use crate::filter::warnings::{cpus_of, filter_warnings};
+use crate::filter::warnings::{cpu_disagreement, cpus_of, filter_warnings, snapshot_disagreement};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
@@ -122,6 +122,14 @@ fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Opt
 /// threshold.
 fn count_above(l: &report::IrqLine, min: f64) -> bool {
     l.total > 0 && l.total as f64 >= min
+}
+
+/// Say on stderr when the sampled files disagree on the CPUs
+/// ([`snapshot_disagreement`]).
+fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
+    if let Some(note) = snapshot_disagreement(root, snap) {
+        eprintln!("{note}");
+    }
 }
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
@@ -279,6 +287,14 @@ fn snapshot_into<S: CountSink>(
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
         let path = fs.path(StatFile::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
+    }
+    if let Some(note) = cpu_disagreement(
+        root,
+        interrupt_cpus.as_deref(),
+        snap.stat.as_ref(),
+        snap.softirqs.as_ref().map(|s| s.cpus.as_slice()),
+    ) {
+        eprintln!("{note}");
     }
     // gathered in a list, then made a set at once (sorted: bulk-built,
     // not 3 x 1152 inserts one by one)
@@ -501,6 +517,7 @@ fn interval_report(
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
+    note_disagreement(root, frame.cur);
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
@@ -534,6 +551,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     ticker.wait();
     let mut frame = live.next_frame()?;
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    note_disagreement(args.root.path(), cur);
     let mut present = BTreeSet::new();
     cpus_of(prev, &mut present);
     cpus_of(cur, &mut present);
