@@ -52,6 +52,9 @@ pub fn stat_section_into(
             first.pct = aggregate.or_else(|| machine_still(old, new, since_boot));
         }
     }
+    if !since_boot {
+        mark_gone(old, new, f, &mut out.cpu_pct);
+    }
     // since boot: the value itself; over an interval: `delta`'s difference
     // of a 64-bit counter (a decrease is a reset: no count)
     let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -119,6 +122,39 @@ fn selected_cpu_pct(
                 cpu: t.cpu,
                 pct: share(t.cpu, t),
             }),
+    );
+}
+
+/// A gap line for each kept CPU of `old` that `new` lacks (it went
+/// offline during the interval), placed by id among the others: shown as
+/// a gap, never left out. One merge walk over the two ascending id lists;
+/// a line is inserted only when a CPU went.
+fn mark_gone(old: &Stat, new: &Stat, f: &Filter, lines: &mut Vec<CpuPctLine>) {
+    let mut ids = new.cpus.iter().filter_map(|t| t.cpu).peekable();
+    for id in old.cpus.iter().filter_map(|t| t.cpu) {
+        while ids.next_if(|&c| c < id).is_some() {}
+        if ids.next_if_eq(&id).is_some() {
+            continue;
+        }
+        if f.keep_cpu(id) && line_of(&new.cpus, id).is_none() {
+            gone_line(lines, id);
+        }
+    }
+}
+
+/// Insert CPU `id`'s gap line before the first line of a higher id.
+#[cold]
+fn gone_line(lines: &mut Vec<CpuPctLine>, id: u32) {
+    let at = lines
+        .iter()
+        .position(|l| l.cpu.is_some_and(|c| c > id))
+        .unwrap_or(lines.len());
+    lines.insert(
+        at,
+        CpuPctLine {
+            cpu: Some(id),
+            pct: None,
+        },
     );
 }
 

@@ -58,6 +58,35 @@ fn a_cpu_without_ticks_has_zeros_not_a_gap() {
     );
 }
 
+/// A kept CPU that went offline during the interval (in the old sample,
+/// not the new) keeps a gap line in its place, with and without `--cpus`.
+#[test]
+fn a_cpu_that_went_offline_keeps_a_gap_line() {
+    let parse = |t: &str| Stat::parse(t.as_bytes()).unwrap();
+    let old = parse("cpu  3 0 3 3 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 0 0 0\ncpu1 1 0 1 1 0 0 0 0 0 0\ncpu2 1 0 1 1 0 0 0 0 0 0\n");
+    let new =
+        parse("cpu  4 0 4 4 0 0 0 0 0 0\ncpu0 2 0 1 1 0 0 0 0 0 0\ncpu2 2 0 1 1 0 0 0 0 0 0\n");
+    for (cpus, want) in [
+        (None, vec![None, Some(0), Some(1), Some(2)]),
+        (Some([1, 2].into()), vec![None, Some(1), Some(2)]),
+    ] {
+        let f = Filter {
+            cpus,
+            ..Filter::default()
+        };
+        let st = stat_section(&old, &new, &f, Some(1.0));
+        let ids: Vec<_> = st.cpu_pct.iter().map(|l| l.cpu).collect();
+        assert_eq!(ids, want);
+        let gone = st.cpu_pct.iter().find(|l| l.cpu == Some(1)).unwrap();
+        assert_eq!(gone.pct, None, "a gap");
+        assert!(st
+            .cpu_pct
+            .iter()
+            .filter(|l| l.cpu != Some(1))
+            .all(|l| l.pct.is_some()));
+    }
+}
+
 #[test]
 fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
     let stat = |user1: u64| {
