@@ -10,7 +10,9 @@ use irqlab_core::stat::{CpuTimes, Stat};
 /// Time shares from `old` to `new`, `elapsed_s` apart (`None`: since
 /// boot). A CPU absent from a non-empty `old` (it came online) has no
 /// share (a gap), never one since boot; nor has a line that advanced by
-/// more ticks than its CPUs can account in `elapsed_s`.
+/// more ticks than its CPUs can account in `elapsed_s`, nor a CPU of `old`
+/// that `new` lacks (it went offline: a line all the same). A line that
+/// accounted no tick has zeros.
 pub fn stat_section(old: &Stat, new: &Stat, f: &Filter, elapsed_s: Option<f64>) -> StatSection {
     let mut out = StatSection::default();
     stat_section_into(old, new, f, elapsed_s, &mut out);
