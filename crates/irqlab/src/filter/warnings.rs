@@ -4,6 +4,7 @@
 //! warnings on stderr; this module only builds the text.
 
 use crate::export::plural;
+use irqlab_core::paths;
 use irqlab_core::stat::Stat;
 use irqlab_core::{CpuList, Snapshot};
 use std::collections::BTreeSet;
@@ -119,13 +120,13 @@ pub fn cpu_disagreement(
     };
     let mut parts = Vec::new();
     if let Some(i) = interrupts {
-        parts.push(listed("proc/interrupts", &mut i.iter().copied()));
+        parts.push(listed(paths::PROC_INTERRUPTS, &mut i.iter().copied()));
     }
     if let Some(mut ids) = stat_ids() {
-        parts.push(listed("proc/stat", &mut ids));
+        parts.push(listed(paths::PROC_STAT, &mut ids));
     }
     if let Some(s) = softirqs {
-        parts.push(listed("proc/softirqs", &mut s.iter().copied()));
+        parts.push(listed(paths::PROC_SOFTIRQS, &mut s.iter().copied()));
     }
     Some(format!(
         "irqlab: note: the files disagree on the CPUs: {}; each section shows its own file's",
