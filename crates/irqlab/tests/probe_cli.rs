@@ -136,6 +136,11 @@ fn bad_flags_and_empty_roots_are_refused() {
     probe(&root, &["--buffer", "4x"])
         .code(2)
         .stderr(contains("unknown size unit"));
+    for (list, item) in [("4k,,8k", "item 2"), ("4k,", "item 2"), (",4k", "item 1")] {
+        probe(&root, &["--buffer", list])
+            .code(2)
+            .stderr(contains(format!("{item} of \"{list}\" is empty")));
+    }
     probe(&root, &[])
         .code(1)
         .stderr(contains("none of the probe targets exist"));

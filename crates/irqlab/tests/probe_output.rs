@@ -192,14 +192,29 @@ fn notes_and_wording_are_prefixed_and_singular() {
     let dir = tempfile::tempdir().unwrap();
     let root = synth(dir.path());
     std::fs::remove_file(Path::new(&root).join("proc/stat")).unwrap();
+    std::fs::remove_file(Path::new(&root).join("proc/softirqs")).unwrap();
+    std::fs::create_dir(Path::new(&root).join("proc/softirqs")).unwrap();
     let out = irqlab()
         .args(["probe", "--root", &root, "--reads", "1", "--buffer", "4k"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
+    // the notes name the files under --root, as read
+    let stat = Path::new(&root).join("proc/stat");
     assert!(
-        err.contains("irqlab: note: /proc/stat not found, skipped"),
+        err.contains(&format!(
+            "irqlab: note: {} not found, skipped",
+            stat.display()
+        )),
+        "{err}"
+    );
+    let softirqs = Path::new(&root).join("proc/softirqs");
+    assert!(
+        err.contains(&format!(
+            "irqlab: note: {} is a directory, expected a regular file",
+            softirqs.display()
+        )),
         "{err}"
     );
     for line in err.lines() {

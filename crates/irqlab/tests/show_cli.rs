@@ -225,6 +225,32 @@ fn bad_values_exit_2_before_sampling() {
     }
 }
 
+/// `--compact` / `--pretty` set the JSON layout: with a table or CSV they
+/// are refused in one line (exit 2), not ignored.
+#[test]
+fn json_layout_flags_without_json_are_refused() {
+    for format in ["table", "csv"] {
+        for flag in ["--compact", "--pretty"] {
+            let out = irqlab()
+                .args(["show", "--root"])
+                .arg(fixture())
+                .args(["--format", format, flag])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{format} {flag}: {err}");
+            let want = format!(
+                "irqlab: error: the argument '{flag}' cannot be used with '--format {format}'"
+            );
+            assert!(err.starts_with(&want), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(out.stdout.is_empty());
+        }
+    }
+    let v = json(&fixture(), &["--pretty"]);
+    assert!(v["interrupts"].is_object());
+}
+
 #[test]
 fn live_system_when_available() {
     if !Path::new("/proc/interrupts").exists() {

@@ -306,22 +306,37 @@ fn table_and_csv_keep_nice_actions_and_description() {
     }
 }
 
+/// A directory where any of the three stats files belongs is refused by
+/// name (exit 1) in `show`, `show -i` and `top --batch`, as README says:
+/// never taken for a missing file and skipped.
 #[test]
 fn directory_where_a_file_belongs_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("proc/interrupts")).unwrap();
-    std::fs::copy(
-        fixture().join("proc/softirqs"),
-        dir.path().join("proc/softirqs"),
-    )
-    .unwrap();
-    // A directory where a file belongs is refused (exit 1), named.
-    let (code, _, err) = show(dir.path(), &[]);
-    assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("proc/interrupts is a directory, expected a regular file"),
-        "{err}"
-    );
+    for rel in ["proc/interrupts", "proc/softirqs", "proc/stat"] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = synth(dir.path(), 2, 3, &[]);
+        std::fs::remove_file(root.join(rel)).unwrap();
+        std::fs::create_dir(root.join(rel)).unwrap();
+        let runs: [&[&str]; 3] = [
+            &["show"],
+            &["show", "-i", "10ms"],
+            &["top", "--batch", "-i", "10ms", "-n", "1"],
+        ];
+        for args in runs {
+            let out = common::irqlab()
+                .args(args)
+                .arg("--root")
+                .arg(&root)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{rel} {args:?}: {err}");
+            let want = format!(
+                "{} is a directory, expected a regular file",
+                root.join(rel).display()
+            );
+            assert!(err.contains(&want), "{rel} {args:?}: {err}");
+        }
+    }
 }
 
 #[test]
@@ -363,4 +378,86 @@ fn the_binary_loads_no_libgcc_s_when_the_static_unwinder_is_there() {
         !bin.windows(needle.len()).any(|w| w == needle),
         "the irqlab binary still names libgcc_s.so.1"
     );
+}
+
+/// A CPU that accounted no tick over the interval (a still fake tree)
+/// keeps its line, with zeros, in the table, JSON and CSV; the CSV names
+/// the `--cpus` sum `sel`, apart from the whole machine's line.
+#[test]
+fn cpus_without_ticks_keep_their_lines_and_csv_names_the_selected_sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[]);
+    let (code, table, err) = show(&root, &["-i", "20ms"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU time"))
+        .skip(2)
+        .collect();
+    let labels: Vec<&str> = rows
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(labels, ["all", "0", "1", "2", "3"], "{table}");
+    assert!(rows.iter().all(|l| l.contains("0.00")), "{table}");
+
+    let (_, json, _) = show(&root, &["-i", "20ms", "--cpus", "1,2", "--format", "json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let pct = v["stat"]["cpu_pct"].as_array().unwrap();
+    assert_eq!(pct.len(), 3, "{json}");
+    assert!(pct.iter().all(|l| l["idle_pct"] == 0.0), "{json}");
+
+    let (_, csv, _) = show(&root, &["-i", "20ms", "--cpus", "1,2", "--format", "csv"]);
+    let cpus: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.starts_with("stat,user_pct,"))
+        .map(|l| l.split(',').nth(3).unwrap())
+        .collect();
+    assert_eq!(cpus, ["sel", "1", "2"], "{csv}");
+    let (_, csv, _) = show(&root, &["--format", "csv"]);
+    let first = csv.lines().find(|l| l.starts_with("stat,")).unwrap();
+    assert_eq!(first.split(',').nth(3), Some(""), "whole machine: {csv}");
+}
+
+/// Files that disagree on the CPUs (`/proc/interrupts` lists 4, `/proc/stat`
+/// 2) get one note on stderr in `show`, `show -i` and `top --batch`; a
+/// consistent tree with an offline CPU (softirqs lists every possible CPU)
+/// gets none.
+#[test]
+fn files_that_disagree_on_the_cpus_get_one_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[]);
+    let stat = std::fs::read_to_string(root.join("proc/stat")).unwrap();
+    let two: String = stat
+        .lines()
+        .filter(|l| !l.starts_with("cpu2 ") && !l.starts_with("cpu3 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(root.join("proc/stat"), two).unwrap();
+    let want = format!(
+        "irqlab: note: the files disagree on the CPUs: {} lists 4 CPUs (0-3), {} lists 2 CPUs (0-1)",
+        root.join("proc/interrupts").display(),
+        root.join("proc/stat").display()
+    );
+    let runs: [&[&str]; 4] = [
+        &["show"],
+        &["show", "--format", "json"],
+        &["show", "-i", "10ms", "--format", "json"],
+        &["top", "--batch", "-i", "10ms", "-n", "2"],
+    ];
+    for args in runs {
+        let out = common::irqlab()
+            .args(args)
+            .arg("--root")
+            .arg(&root)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err.matches(&want).count(), 1, "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[2]);
+    let (_, _, err) = show(&root, &[]);
+    assert!(!err.contains("disagree"), "{err}");
 }

@@ -698,3 +698,54 @@ fn s390_sum_counts_a_sub_class_row_once() {
     assert!(active > 0, "EXT never moved:\n{text}");
     assert!(text.contains("[EXT] Clock Comparator"), "{text}");
 }
+
+/// On a still tree no CPU accounts a tick: every online CPU keeps its
+/// `cpu_pct` line with zeros (JSON) and its text line (no `-` gap).
+#[test]
+fn cpus_without_ticks_keep_zero_lines() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let lines = json_lines(&out.stdout);
+    let pct = lines[0]["cpu_pct"].as_array().unwrap();
+    let cpus: Vec<&Value> = pct.iter().map(|l| &l["cpu"]).collect();
+    assert_eq!(cpus, [&Value::Null, &0.into(), &1.into(), &3.into()]);
+    assert!(pct.iter().all(|l| l["user_pct"] == 0.0), "{pct:?}");
+    let text = text_of(d.path(), &["-i", "20ms", "-n", "1"]);
+    let all = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("all"))
+        .unwrap();
+    assert!(
+        all.contains("0.00") && !all.trim_end().ends_with('-'),
+        "{text}"
+    );
+}
+
+/// The same IRQ prints the same `description` under either strategy, the
+/// text `show` prints (the `/proc/interrupts` row, its spacing kept).
+#[test]
+fn description_is_the_same_under_every_strategy() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    let (_, shown, _) = common::show(d.path(), &["--irq", "^0$", "--format", "json"]);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let want = &shown["interrupts"]["rows"][0]["description"];
+    assert!(want.as_str().unwrap().contains("   "), "{want}");
+    for strategy in ["proc-interrupts", "per-cpu-count"] {
+        let out = top(d.path())
+            .args(["-i", "10ms", "-n", "1", "--format", "json"])
+            .args(["--irq", "^0$", "--strategy", strategy])
+            .output()
+            .unwrap();
+        let v = &json_lines(&out.stdout)[0];
+        assert_eq!(
+            &v["interrupts"]["rows"][0]["description"], want,
+            "{strategy}"
+        );
+    }
+}

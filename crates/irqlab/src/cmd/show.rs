@@ -9,7 +9,7 @@ use super::top::{parse_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
-use crate::filter::warnings::{cpus_of, filter_warnings};
+use crate::filter::warnings::{cpu_disagreement, cpus_of, filter_warnings, snapshot_disagreement};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
@@ -44,10 +44,11 @@ pub struct Args {
     /// hidden at any threshold, rows with a gap never.
     #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
-    /// JSON on one line (the default when stdout is not a terminal).
+    /// JSON on one line (the default when stdout is not a terminal);
+    /// with --format json only.
     #[arg(long, conflicts_with = "pretty")]
     pub compact: bool,
-    /// Indented JSON (the default on a terminal).
+    /// Indented JSON (the default on a terminal); with --format json only.
     #[arg(long)]
     pub pretty: bool,
 }
@@ -59,6 +60,24 @@ impl Args {
         use std::io::IsTerminal;
         self.pretty || (!self.compact && std::io::stdout().is_terminal())
     }
+}
+
+/// Why `--compact` or `--pretty` cannot apply (a usage error): they set
+/// the JSON layout, and `--format` is not `json`.
+fn layout_usage(args: &Args) -> Option<String> {
+    use clap::ValueEnum;
+    let flag = match (args.compact, args.pretty) {
+        (true, _) => "--compact",
+        (_, true) => "--pretty",
+        _ => return None,
+    };
+    let format = args.format.to_possible_value()?;
+    (args.format != Format::Json).then(|| {
+        format!(
+            "the argument '{flag}' cannot be used with '--format {}': it sets the JSON layout",
+            format.get_name()
+        )
+    })
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -103,6 +122,14 @@ fn order_rows(report: &mut report::Report, sort: Option<SortKey>, threshold: Opt
 /// threshold.
 fn count_above(l: &report::IrqLine, min: f64) -> bool {
     l.total > 0 && l.total as f64 >= min
+}
+
+/// Say on stderr when the sampled files disagree on the CPUs
+/// ([`snapshot_disagreement`]).
+fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
+    if let Some(note) = snapshot_disagreement(root, snap) {
+        eprintln!("{note}");
+    }
 }
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
@@ -260,6 +287,14 @@ fn snapshot_into<S: CountSink>(
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
         let path = fs.path(StatFile::Softirqs.rel());
         eprintln!("irqlab: note: {}: {note}", path.display());
+    }
+    if let Some(note) = cpu_disagreement(
+        root,
+        interrupt_cpus.as_deref(),
+        snap.stat.as_ref(),
+        snap.softirqs.as_ref().map(|s| s.cpus.as_slice()),
+    ) {
+        eprintln!("{note}");
     }
     // gathered in a list, then made a set at once (sorted: bulk-built,
     // not 3 x 1152 inserts one by one)
@@ -482,6 +517,7 @@ fn interval_report(
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
+    note_disagreement(root, frame.cur);
     let mut present = BTreeSet::new();
     cpus_of(frame.prev, &mut present);
     cpus_of(frame.cur, &mut present);
@@ -515,6 +551,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     ticker.wait();
     let mut frame = live.next_frame()?;
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
+    note_disagreement(args.root.path(), cur);
     let mut present = BTreeSet::new();
     cpus_of(prev, &mut present);
     cpus_of(cur, &mut present);
@@ -549,6 +586,10 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(why) = layout_usage(&args) {
+        eprintln!("irqlab: error: {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     let filter = args.filter.filter()?;
     export::stdout::check_open()?;
     if args.interval.is_none() {

@@ -7,7 +7,7 @@
 
 use crate::cmd::args;
 use crate::export::plural;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use irqlab_core::render::{Arch, Era};
 use irqlab_core::synth::SynthSpec;
 use irqlab_core::CpuList;
@@ -101,21 +101,27 @@ fn parse_era(s: &str) -> Result<Era, String> {
 /// Refuses an `--out` that exists and is not an empty directory: a tree
 /// written over another would keep the other's files where this one has
 /// none (more CPUs' or IRQs' files), a mixed tree that no machine has.
-fn refuse_non_empty(out: &std::path::Path) -> anyhow::Result<()> {
+/// `Ok(Some(why))`: a usage error (the directory holds files); `Err`: it
+/// cannot be read.
+fn refuse_non_empty(out: &std::path::Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_dir(out) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                bail!(
-                    "--out {} is not empty: a tree written into it would be mixed with \
-                     the files already there; remove them or name a new directory",
-                    out.display()
-                );
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Ok(mut entries) => Ok(entries.next().is_some().then(|| {
+            format!(
+                "--out {} is not empty: a tree written into it would be mixed with \
+                 the files already there; remove them or name a new directory",
+                out.display()
+            )
+        })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("--out {}", out.display())),
     }
+}
+
+/// Say a usage error (a flag's value no tree can have) and exit 2, as
+/// clap does for a value it refuses itself.
+fn usage(why: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("irqlab: error: {why}");
+    Ok(ExitCode::from(super::top::EXIT_USAGE))
 }
 
 /// Write the tree the flags describe under `--out`.
@@ -126,10 +132,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let nr_irqs = args.nr_irqs.unwrap_or_else(|| default_nr_irqs(args.irqs));
     if args.irqs > nr_irqs {
-        bail!(
+        return usage(format_args!(
             "--irqs {} is larger than --nr-irqs {nr_irqs}: IRQ numbers must be below nr_irqs",
             args.irqs
-        );
+        ));
     }
     let spec = SynthSpec {
         cpus: args.ncpus,
@@ -140,8 +146,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         offline: args.offline.iter().collect(),
         seed: args.seed,
     };
-    let tree = spec.build().context("invalid synth parameters")?;
-    refuse_non_empty(&args.out)?;
+    let tree = match spec.build() {
+        Ok(tree) => tree,
+        Err(e) => return usage(format_args!("invalid synth parameters: {e}")),
+    };
+    if let Some(why) = refuse_non_empty(&args.out)? {
+        return usage(why);
+    }
     let files = tree.files();
     let bytes = crate::host::write_tree(&args.out, &files)?;
     eprintln!(

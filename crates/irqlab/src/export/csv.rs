@@ -3,9 +3,9 @@
 //! Columns: `section,label,irq,cpu,value,rate_per_sec,actions,description`
 //! — `value` = count, or delta in rates mode; `rate_per_sec` empty without
 //! an interval; `cpu` empty for single-value rows and for the all-CPU
-//! line of stat; `actions` (`;`-separated handler names) and `description`
+//! line of stat, `sel` for the `--cpus` CPUs summed; `actions` (`;`-separated handler names) and `description`
 //! only on interrupt lines. Stat lines carry one time share each
-//! (`user_pct`, `nice_pct`, … as `label`).
+//! (`user_pct`, `nice_pct`, … as `label`), an empty `value` for a gap.
 
 use crate::report::{IrqLine, Report};
 use irqlab_core::Shape;
@@ -97,19 +97,25 @@ fn softirqs<W: Write>(report: &Report, w: &mut Csv<W>) -> csv::Result<()> {
 fn stat<W: Write>(report: &Report, w: &mut Csv<W>) -> csv::Result<()> {
     let Some(s) = &report.stat else { return Ok(()) };
     for l in &s.cpu_pct {
-        let Some(p) = &l.pct else { continue };
-        let cpu = num(l.cpu);
+        let cpu = match (l.cpu, &s.aggregate_cpus) {
+            (Some(c), _) => c.to_string(),
+            // the `--cpus` CPUs summed, told from the whole machine's line
+            (None, Some(_)) => s.aggregate_label().to_string(),
+            (None, None) => String::new(),
+        };
+        // a gap line keeps its lines, with empty values
+        let p = l.pct.as_ref();
         for (name, v) in [
-            ("user_pct", p.user_pct),
-            ("nice_pct", p.nice_pct),
-            ("system_pct", p.system_pct),
-            ("idle_pct", p.idle_pct),
-            ("iowait_pct", p.iowait_pct),
-            ("irq_pct", p.irq_pct),
-            ("softirq_pct", p.softirq_pct),
-            ("steal_pct", p.steal_pct),
+            ("user_pct", p.map(|p| p.user_pct)),
+            ("nice_pct", p.map(|p| p.nice_pct)),
+            ("system_pct", p.map(|p| p.system_pct)),
+            ("idle_pct", p.map(|p| p.idle_pct)),
+            ("iowait_pct", p.map(|p| p.iowait_pct)),
+            ("irq_pct", p.map(|p| p.irq_pct)),
+            ("softirq_pct", p.map(|p| p.softirq_pct)),
+            ("steal_pct", p.map(|p| p.steal_pct)),
         ] {
-            let v = format!("{v:.3}");
+            let v = v.map(|v| format!("{v:.3}")).unwrap_or_default();
             w.write_record(["stat", name, "", &cpu, &v, "", "", ""])?;
         }
     }

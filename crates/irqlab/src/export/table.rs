@@ -239,22 +239,32 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     .cell("")
     .end_row();
     for l in &s.cpu_pct {
-        let Some(p) = &l.pct else { continue };
         match l.cpu {
             Some(c) => g.cell(c),
             None => g.cell(s.aggregate_label()),
         };
-        for v in [
-            p.user_pct,
-            p.nice_pct,
-            p.system_pct,
-            p.irq_pct,
-            p.softirq_pct,
-            p.iowait_pct,
-            p.steal_pct,
-            p.idle_pct,
-        ] {
-            g.cell(format_args!("{v:.2}"));
+        match &l.pct {
+            Some(p) => {
+                for v in [
+                    p.user_pct,
+                    p.nice_pct,
+                    p.system_pct,
+                    p.irq_pct,
+                    p.softirq_pct,
+                    p.iowait_pct,
+                    p.steal_pct,
+                    p.idle_pct,
+                ] {
+                    g.cell(format_args!("{v:.2}"));
+                }
+            }
+            // a gap (the CPU came online, or an impossible step): shown
+            // as such, never left out
+            None => {
+                for _ in 0..8 {
+                    g.cell("-");
+                }
+            }
         }
         g.cell("").end_row();
     }

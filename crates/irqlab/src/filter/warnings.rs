@@ -4,6 +4,8 @@
 //! warnings on stderr; this module only builds the text.
 
 use crate::export::plural;
+use irqlab_core::paths;
+use irqlab_core::stat::Stat;
 use irqlab_core::{CpuList, Snapshot};
 use std::collections::BTreeSet;
 
@@ -80,9 +82,101 @@ pub fn cpus_of(snap: &Snapshot, into: &mut BTreeSet<u32>) {
     }
 }
 
+/// A note when the files of one sample disagree on the CPUs:
+/// `/proc/interrupts`' header (`interrupts`) and `/proc/stat`'s `cpuN`
+/// lines both list the online CPUs, and `/proc/softirqs` (`softirqs`)
+/// every possible CPU, so it holds theirs. `None` on a consistent tree
+/// (compared in place, nothing allocated); `root` names the files as read.
+pub fn cpu_disagreement(
+    root: &std::path::Path,
+    interrupts: Option<&[u32]>,
+    stat: Option<&Stat>,
+    softirqs: Option<&[u32]>,
+) -> Option<String> {
+    let stat_ids = || stat.map(|s| s.cpus.iter().filter_map(|t| t.cpu));
+    let online = |i: &[u32]| -> bool { stat_ids().is_none_or(|ids| ids.eq(i.iter().copied())) };
+    let in_softirqs = |ids: &mut dyn Iterator<Item = u32>| -> bool {
+        let Some(s) = softirqs else { return true };
+        // the header's ids ascend: a binary search, a scan only on a miss
+        for c in ids {
+            if s.binary_search(&c).is_err() && !s.contains(&c) {
+                return false;
+            }
+        }
+        true
+    };
+    let agree = match interrupts {
+        Some(i) => online(i) && in_softirqs(&mut i.iter().copied()),
+        None => stat_ids().is_none_or(|mut ids| in_softirqs(&mut ids)),
+    };
+    if agree {
+        return None;
+    }
+    let path = |rel: &str| root.join(rel).display().to_string();
+    let listed = |name: &str, ids: &mut dyn Iterator<Item = u32>| {
+        let cpus: Vec<u32> = ids.collect();
+        let n = plural(cpus.len(), "CPU");
+        format!("{} lists {n} ({})", path(name), CpuList::from_cpus(cpus))
+    };
+    let mut parts = Vec::new();
+    if let Some(i) = interrupts {
+        parts.push(listed(paths::PROC_INTERRUPTS, &mut i.iter().copied()));
+    }
+    if let Some(mut ids) = stat_ids() {
+        parts.push(listed(paths::PROC_STAT, &mut ids));
+    }
+    if let Some(s) = softirqs {
+        parts.push(listed(paths::PROC_SOFTIRQS, &mut s.iter().copied()));
+    }
+    Some(format!(
+        "irqlab: note: the files disagree on the CPUs: {}; each section shows its own file's",
+        parts.join(", ")
+    ))
+}
+
+/// [`cpu_disagreement`] of a sampled snapshot.
+pub fn snapshot_disagreement(root: &std::path::Path, snap: &Snapshot) -> Option<String> {
+    cpu_disagreement(
+        root,
+        snap.interrupts.as_ref().map(|i| i.cpus.as_slice()),
+        snap.stat.as_ref(),
+        snap.softirqs.as_ref().map(|s| s.cpus.as_slice()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_that_disagree_on_the_cpus_get_one_note() {
+        let root = std::path::Path::new("/t");
+        let stat = |cpus: &[u32]| {
+            let mut text = String::from("cpu  1 0 1 1 0 0 0 0 0 0\n");
+            for c in cpus {
+                text.push_str(&format!("cpu{c} 1 0 1 1 0 0 0 0 0 0\n"));
+            }
+            Stat::parse(text.as_bytes()).unwrap()
+        };
+        let four: &[u32] = &[0, 1, 2, 3];
+        // consistent: the same online CPUs; softirqs lists a possible one more
+        let two = stat(&[0, 1, 3]);
+        assert_eq!(
+            cpu_disagreement(root, Some(&[0, 1, 3]), Some(&two), Some(four)),
+            None
+        );
+        assert_eq!(cpu_disagreement(root, None, None, Some(four)), None);
+        let note = cpu_disagreement(root, Some(four), Some(&stat(&[0, 1])), Some(four)).unwrap();
+        assert_eq!(
+            note,
+            "irqlab: note: the files disagree on the CPUs: /t/proc/interrupts lists 4 CPUs \
+             (0-3), /t/proc/stat lists 2 CPUs (0-1), /t/proc/softirqs lists 4 CPUs (0-3); \
+             each section shows its own file's"
+        );
+        // softirqs lacks an online CPU
+        assert!(cpu_disagreement(root, Some(four), None, Some(&[0, 1])).is_some());
+        assert!(cpu_disagreement(root, None, Some(&stat(&[0, 5])), Some(four)).is_some());
+    }
 
     #[test]
     fn warnings_name_what_selects_nothing() {

@@ -30,10 +30,20 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// Parse a comma-separated list of sizes (`4k,64k`), keeping the order
-/// and dropping duplicates.
+/// and dropping duplicates. An empty item (`4k,,8k`, a trailing comma) is
+/// refused by its position, never skipped.
 pub fn parse_sizes(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
-    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+    if s.trim().is_empty() {
+        return Err("expected at least one size, e.g. 4k,64k".to_string());
+    }
+    for (i, part) in s.split(',').enumerate() {
+        if part.trim().is_empty() {
+            return Err(format!(
+                "item {} of {s:?} is empty (expected a size like 128, 4k or 1M)",
+                i + 1
+            ));
+        }
         let size = parse_size(part)?;
         if !out.contains(&size) {
             out.push(size);
@@ -87,6 +97,16 @@ mod tests {
         assert_eq!(parse_sizes("4k,64k"), Ok(vec![4096, 65536]));
         assert_eq!(parse_sizes("64k,4096,4k"), Ok(vec![65536, 4096]));
         assert!(parse_sizes(",").is_err());
+        assert!(parse_sizes("").is_err());
+    }
+
+    #[test]
+    fn an_empty_item_is_named_not_skipped() {
+        let err = parse_sizes("4k,,8k").unwrap_err();
+        assert!(err.contains("item 2 of \"4k,,8k\" is empty"), "{err}");
+        for s in [",4k", "4k,", "4k, ,8k"] {
+            assert!(parse_sizes(s).is_err(), "{s}");
+        }
     }
 
     #[test]

@@ -53,25 +53,46 @@ pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for t in candidates {
-        if t.paths.is_empty() {
-            missing.push(format!("{} not found, skipped", t.label));
-        } else {
-            found.push(t);
+        match t {
+            Ok(t) => found.push(t),
+            Err(note) => missing.push(note),
         }
     }
     (found, missing)
 }
 
-fn single(fs: &HostFs, name: &'static str, label: &'static str, rel: &str) -> Target {
-    let paths = if fs.open(rel).is_ok() {
-        vec![rel.to_string()]
-    } else {
-        Vec::new()
-    };
-    Target { name, label, paths }
+/// The one file `rel`, or the note that says why it is skipped, naming
+/// it as read (under `--root`).
+fn single(
+    fs: &HostFs,
+    name: &'static str,
+    label: &'static str,
+    rel: &str,
+) -> Result<Target, String> {
+    match fs.open(rel) {
+        Ok(_) => Ok(Target {
+            name,
+            label,
+            paths: vec![rel.to_string()],
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("{} not found, skipped", fs.path(rel).display()))
+        }
+        // a special file: the gateway's error names it and what it is
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Err(format!("{e}, skipped")),
+        Err(e) => Err(format!("{}: {e}, skipped", fs.path(rel).display())),
+    }
 }
 
-fn per_irq(fs: &HostFs, name: &'static str, label: &'static str, dir: &str, file: &str) -> Target {
+/// Every IRQ's `dir/N/file`, or the note that none is there, naming the
+/// family under `--root` (`label` is its form under `/`).
+fn per_irq(
+    fs: &HostFs,
+    name: &'static str,
+    label: &'static str,
+    dir: &str,
+    file: &str,
+) -> Result<Target, String> {
     let mut irqs: Vec<(u32, String)> = fs
         .list_dir(dir)
         .into_iter()
@@ -82,8 +103,11 @@ fn per_irq(fs: &HostFs, name: &'static str, label: &'static str, dir: &str, file
         .into_iter()
         .map(|(_, n)| format!("{dir}/{n}/{file}"))
         .filter(|p| fs.open(p).is_ok())
-        .collect();
-    Target { name, label, paths }
+        .collect::<Vec<_>>();
+    if paths.is_empty() {
+        return Err(format!("{} not found, skipped", fs.path(label).display()));
+    }
+    Ok(Target { name, label, paths })
 }
 
 /// The machine the numbers were measured on: the shared environment
@@ -185,7 +209,9 @@ mod tests {
                 "proc/irq/10/smp_affinity_list"
             ]
         );
-        assert_eq!(missing.len(), 2);
+        // the notes name the files as read, under the root
+        let under = |rel: &str| format!("{} not found, skipped", root.join(rel).display());
+        assert_eq!(missing, [under("proc/softirqs"), under("proc/stat")]);
         let env = environment(&fs, "2026-11-30T12:00:00Z".to_string());
         assert_eq!(env.kernel(), Some("6.18.0"));
         assert_eq!(env.boot_id(), Some("unknown"));

@@ -26,6 +26,67 @@ fn snap(ms: u64, text: &str) -> Snapshot {
     }
 }
 
+/// A CPU in both samples that accounted no tick has a line of zeros (so
+/// has the aggregate when no CPU did), with and without `--cpus`; a CPU
+/// that came online in between stays a gap.
+#[test]
+fn a_cpu_without_ticks_has_zeros_not_a_gap() {
+    use irqlab_core::delta::CpuPct;
+    let parse = |t: &str| Stat::parse(t.as_bytes()).unwrap();
+    let old = parse("cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\ncpu1 10 0 10 100 0 0 0 0 0 0\n");
+    let zero = Some(CpuPct::default());
+    for cpus in [None, Some([0, 1].into())] {
+        let f = Filter {
+            cpus,
+            ..Filter::default()
+        };
+        let st = stat_section(&old, &old, &f, Some(0.005));
+        let pct: Vec<_> = st.cpu_pct.iter().map(|l| (l.cpu, l.pct)).collect();
+        assert_eq!(pct, [(None, zero), (Some(0), zero), (Some(1), zero)]);
+    }
+    let new = parse("cpu  20 0 20 200 0 0 0 0 0 0\ncpu0 10 0 10 100 0 0 0 0 0 0\ncpu1 10 0 10 100 0 0 0 0 0 0\ncpu2 1 0 1 1 0 0 0 0 0 0\n");
+    let st = stat_section(&old, &new, &Filter::default(), Some(0.005));
+    let pct: Vec<_> = st.cpu_pct.iter().map(|l| (l.cpu, l.pct)).collect();
+    assert_eq!(
+        pct,
+        [
+            (None, zero),
+            (Some(0), zero),
+            (Some(1), zero),
+            (Some(2), None)
+        ]
+    );
+}
+
+/// A kept CPU that went offline during the interval (in the old sample,
+/// not the new) keeps a gap line in its place, with and without `--cpus`.
+#[test]
+fn a_cpu_that_went_offline_keeps_a_gap_line() {
+    let parse = |t: &str| Stat::parse(t.as_bytes()).unwrap();
+    let old = parse("cpu  3 0 3 3 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 0 0 0\ncpu1 1 0 1 1 0 0 0 0 0 0\ncpu2 1 0 1 1 0 0 0 0 0 0\n");
+    let new =
+        parse("cpu  4 0 4 4 0 0 0 0 0 0\ncpu0 2 0 1 1 0 0 0 0 0 0\ncpu2 2 0 1 1 0 0 0 0 0 0\n");
+    for (cpus, want) in [
+        (None, vec![None, Some(0), Some(1), Some(2)]),
+        (Some([1, 2].into()), vec![None, Some(1), Some(2)]),
+    ] {
+        let f = Filter {
+            cpus,
+            ..Filter::default()
+        };
+        let st = stat_section(&old, &new, &f, Some(1.0));
+        let ids: Vec<_> = st.cpu_pct.iter().map(|l| l.cpu).collect();
+        assert_eq!(ids, want);
+        let gone = st.cpu_pct.iter().find(|l| l.cpu == Some(1)).unwrap();
+        assert_eq!(gone.pct, None, "a gap");
+        assert!(st
+            .cpu_pct
+            .iter()
+            .filter(|l| l.cpu != Some(1))
+            .all(|l| l.pct.is_some()));
+    }
+}
+
 #[test]
 fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
     let stat = |user1: u64| {
@@ -40,7 +101,11 @@ fn a_cpu_time_jump_no_cpu_could_take_is_a_gap_not_100_pct_user() {
     let line = |cpu| st.cpu_pct.iter().find(|l| l.cpu == cpu).unwrap().pct;
     assert_eq!(line(None), None, "the aggregate sums the impossible line");
     assert_eq!(line(Some(1)), None);
-    assert_eq!(line(Some(0)), None, "no tick elapsed on CPU 0");
+    assert_eq!(
+        line(Some(0)),
+        Some(irqlab_core::delta::CpuPct::default()),
+        "no tick elapsed on CPU 0: zeros, not a gap"
+    );
     let sel = Filter {
         cpus: Some([1].into()),
         ..Filter::default()

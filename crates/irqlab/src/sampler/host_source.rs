@@ -61,7 +61,7 @@ fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
         Targets::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
         Targets::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
         Targets::Numbered(v) => {
-            Targeted::open(fs, &v).map_err(|e| format!("per_cpu_count not usable: {e:#}"))
+            Targeted::open(fs, &v, &m).map_err(|e| format!("per_cpu_count not usable: {e:#}"))
         }
     }
 }

@@ -139,8 +139,11 @@ fn count_path(irq: u32) -> String {
 
 impl Targeted {
     /// Read the metadata of `irqs` and the possible CPU list, and check
-    /// that every `per_cpu_count` and the online list are readable.
-    pub fn open(fs: &mut HostFs, irqs: &[u32]) -> anyhow::Result<Targeted> {
+    /// that every `per_cpu_count` and the online list are readable. An
+    /// IRQ that `listing` (the `/proc/interrupts` the IRQs were selected
+    /// in) has keeps that row's description, as printed there: the same
+    /// text whichever way the counts are read.
+    pub fn open(fs: &mut HostFs, irqs: &[u32], listing: &Interrupts) -> anyhow::Result<Targeted> {
         let possible = read_cpulist(fs, CPU_POSSIBLE)?;
         let mut metas = Vec::with_capacity(irqs.len());
         for &irq in irqs {
@@ -148,7 +151,12 @@ impl Targeted {
             let path = fs.path(&rel);
             fs.read(&rel)
                 .with_context(|| format!("reading {}", path.display()))?;
-            metas.push(read_meta(fs, irq)?);
+            let mut meta = read_meta(fs, irq)?;
+            if let Some(r) = listing.rows().iter().find(|r| r.irq == Some(irq)) {
+                meta.row.description.clone_from(&r.description);
+                meta.row.parts.clone_from(&r.parts);
+            }
+            metas.push(meta);
         }
         let mut t = Targeted {
             metas,
@@ -287,7 +295,7 @@ mod tests {
     fn builds_rows_for_online_cpus_with_metadata() {
         let d = tree();
         let mut fs = HostFs::new(d.path());
-        let mut t = Targeted::open(&mut fs, &[24]).unwrap();
+        let mut t = Targeted::open(&mut fs, &[24], &Interrupts::default()).unwrap();
         let mut m = Interrupts::default();
         t.read_into(&mut fs, &mut m).unwrap();
         assert_eq!(m.cpus, vec![0, 2, 3]);
@@ -301,10 +309,26 @@ mod tests {
     }
 
     #[test]
+    fn the_listing_row_gives_the_description_as_printed() {
+        let d = tree();
+        let mut fs = HostFs::new(d.path());
+        let listing = Interrupts::parse(
+            b"           CPU0       CPU1\n 24:          1          2   IO-APIC   5-edge      ACPI:Ged, other\n",
+        )
+        .unwrap();
+        let mut t = Targeted::open(&mut fs, &[24], &listing).unwrap();
+        let mut m = Interrupts::default();
+        t.read_into(&mut fs, &mut m).unwrap();
+        let r = &m.rows()[0];
+        assert_eq!(r.description, "IO-APIC   5-edge      ACPI:Ged, other");
+        assert_eq!(r.parts.chip, "IO-APIC");
+    }
+
+    #[test]
     fn hotplug_changes_columns_and_vanished_irq_is_reported() {
         let d = tree();
         let mut fs = HostFs::new(d.path());
-        let mut t = Targeted::open(&mut fs, &[24]).unwrap();
+        let mut t = Targeted::open(&mut fs, &[24], &Interrupts::default()).unwrap();
         let mut m = Interrupts::default();
         std::fs::write(d.path().join(CPU_ONLINE), "0-3\n").unwrap();
         t.read_into(&mut fs, &mut m).unwrap();

@@ -288,6 +288,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for w in warnings {
         eprintln!("{w}");
     }
+    if let Some(note) = crate::filter::warnings::snapshot_disagreement(&plan.root, live.latest()) {
+        eprintln!("{note}");
+    }
     let stop = Stop::install()?;
     if tracing.is_some() {
         // the loop ends on a signal and prints Average: before the
