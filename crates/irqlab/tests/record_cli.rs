@@ -930,6 +930,57 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
     }
 }
 
+/// A journal whose LOC (CPU 0) is listed at lines 6 and 10 only, line 6
+/// half written: after `recover`, replay shows LOC as a gap from the
+/// missing sample to its next listing, never the low-then-high rates of
+/// a stale value (0 across the gap, then 200 counts in one interval).
+#[test]
+fn a_counter_after_an_unreadable_journal_line_is_a_gap_until_listed_again() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(d.path());
+    let mut lines: Vec<String> = good[..20].to_vec();
+    let first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let base = first["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["source"] == "interrupts" && c["key"] == "LOC" && c["cpu"] == 0)
+        .unwrap()["value"]
+        .as_i64()
+        .unwrap();
+    lines[5] = with_cell(&lines[5], "interrupts", base + 100);
+    lines[9] = with_cell(&lines[9], "interrupts", base + 200);
+    lines[5] = lines[5][..lines[5].len() / 2].to_string();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("gap until its next recorded change"), "{err}");
+    let o = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("samples 5 are missing"), "{err}");
+    let loc: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let rows = v["interrupts"]["rows"].as_array().unwrap();
+            let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+            loc["rates"][0].clone()
+        })
+        .collect();
+    // frames 0→1 … 3→4, then 4→6 … 8→9 (LOC unknown), then 9→10 …
+    assert_eq!(loc.len(), 18, "{loc:?}");
+    let zero = |r: &serde_json::Value| r.as_f64() == Some(0.0);
+    assert!(loc[..4].iter().all(zero), "{loc:?}");
+    assert!(loc[4..8].iter().all(|r| r.is_null()), "{loc:?}");
+    assert!(loc[8..].iter().all(zero), "{loc:?}");
+}
+
 /// Journal line `line` with one more cell of `source` and `value`.
 fn with_cell(line: &str, source: &str, value: i64) -> String {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
