@@ -567,6 +567,49 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
     assert!(!out.exists(), "nothing written");
 }
 
+/// `-i` outside 1ms..=24h is a usage error naming the bound, before
+/// anything is written (`-i 1ns` was a busy loop, `-i 25h` one long sleep).
+#[test]
+fn intervals_outside_their_bounds_are_usage_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for (value, bound) in [
+        ("1ns", "shortest interval (1ms)"),
+        ("50us", "shortest interval (1ms)"),
+        ("25h", "longest interval (24h)"),
+        ("-1s", "negative"),
+    ] {
+        let o = record(Path::new("/nonexistent"), &out, &["-i", value, "-d", "1s"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-i {value}: {err}");
+        assert!(err.contains(bound), "-i {value}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// A run by `-d` ends on time when samples take longer than `-i` (a big
+/// tree at `-i 1ms`): the late ticks are dropped, with a note, instead of
+/// being sampled back to back long after the end; the last sample is
+/// taken at `-d`, not seconds after it.
+#[test]
+fn a_run_by_duration_ends_on_time_when_samples_fall_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    common::synth_into(&common::spec(64, 200), &tree);
+    let o = record(&tree, &out, &["-i", "1ms", "-d", "400ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let rec = reader::open(&boot_dir(&out)).unwrap();
+    let (a, b) = (rec.steps.first().unwrap(), rec.steps.last().unwrap());
+    let span = Duration::from_nanos(b.time.mono_ns - a.time.mono_ns);
+    // a sample of 64 CPUs and 200 IRQs takes a few ms in a debug build:
+    // all 400 ticks would take 1.6 s or more; the bound leaves room for a
+    // loaded machine's late wake-up
+    assert!(span < Duration::from_millis(1000), "{span:?}: {err}");
+    assert!(span >= Duration::from_millis(390), "{span:?}: {err}");
+    assert!(err.contains("sample(s) not taken"), "{err}");
+}
+
 /// After a segment closes the journal holds only changed counters; the
 /// segment `recover` makes of it still starts with every counter (the rest
 /// taken from the segment before), so that each segment stands alone.
