@@ -567,6 +567,49 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
     assert!(!out.exists(), "nothing written");
 }
 
+/// `-i` outside 1ms..=24h is a usage error naming the bound, before
+/// anything is written (`-i 1ns` was a busy loop, `-i 25h` one long sleep).
+#[test]
+fn intervals_outside_their_bounds_are_usage_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for (value, bound) in [
+        ("1ns", "shortest interval (1ms)"),
+        ("50us", "shortest interval (1ms)"),
+        ("25h", "longest interval (24h)"),
+        ("-1s", "negative"),
+    ] {
+        let o = record(Path::new("/nonexistent"), &out, &["-i", value, "-d", "1s"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "-i {value}: {err}");
+        assert!(err.contains(bound), "-i {value}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// A run by `-d` ends on time when samples take longer than `-i` (a big
+/// tree at `-i 1ms`): the late ticks are dropped, with a note, instead of
+/// being sampled back to back long after the end; the last sample is
+/// taken at `-d`, not seconds after it.
+#[test]
+fn a_run_by_duration_ends_on_time_when_samples_fall_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    common::synth_into(&common::spec(64, 200), &tree);
+    let o = record(&tree, &out, &["-i", "1ms", "-d", "400ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let rec = reader::open(&boot_dir(&out)).unwrap();
+    let (a, b) = (rec.steps.first().unwrap(), rec.steps.last().unwrap());
+    let span = Duration::from_nanos(b.time.mono_ns - a.time.mono_ns);
+    // a sample of 64 CPUs and 200 IRQs takes a few ms in a debug build:
+    // all 400 ticks would take 1.6 s or more; the bound leaves room for a
+    // loaded machine's late wake-up
+    assert!(span < Duration::from_millis(1000), "{span:?}: {err}");
+    assert!(span >= Duration::from_millis(390), "{span:?}: {err}");
+    assert!(err.contains("sample(s) not taken"), "{err}");
+}
+
 /// After a segment closes the journal holds only changed counters; the
 /// segment `recover` makes of it still starts with every counter (the rest
 /// taken from the segment before), so that each segment stands alone.
@@ -928,6 +971,57 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
             assert!(err.contains("are missing"), "{what}: says the gap: {err}");
         }
     }
+}
+
+/// A journal whose LOC (CPU 0) is listed at lines 6 and 10 only, line 6
+/// half written: after `recover`, replay shows LOC as a gap from the
+/// missing sample to its next listing, never the low-then-high rates of
+/// a stale value (0 across the gap, then 200 counts in one interval).
+#[test]
+fn a_counter_after_an_unreadable_journal_line_is_a_gap_until_listed_again() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(d.path());
+    let mut lines: Vec<String> = good[..20].to_vec();
+    let first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let base = first["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["source"] == "interrupts" && c["key"] == "LOC" && c["cpu"] == 0)
+        .unwrap()["value"]
+        .as_i64()
+        .unwrap();
+    lines[5] = with_cell(&lines[5], "interrupts", base + 100);
+    lines[9] = with_cell(&lines[9], "interrupts", base + 200);
+    lines[5] = lines[5][..lines[5].len() / 2].to_string();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("gap until its next recorded change"), "{err}");
+    let o = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("samples 5 are missing"), "{err}");
+    let loc: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let rows = v["interrupts"]["rows"].as_array().unwrap();
+            let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+            loc["rates"][0].clone()
+        })
+        .collect();
+    // frames 0→1 … 3→4, then 4→6 … 8→9 (LOC unknown), then 9→10 …
+    assert_eq!(loc.len(), 18, "{loc:?}");
+    let zero = |r: &serde_json::Value| r.as_f64() == Some(0.0);
+    assert!(loc[..4].iter().all(zero), "{loc:?}");
+    assert!(loc[4..8].iter().all(|r| r.is_null()), "{loc:?}");
+    assert!(loc[8..].iter().all(zero), "{loc:?}");
 }
 
 /// Journal line `line` with one more cell of `source` and `value`.

@@ -129,3 +129,21 @@ fn replay_batch_text_ends_with_the_average_block() {
         "Average SUM {total}, recording {want}: {sum}"
     );
 }
+
+/// `--format` applies to `--batch` only: without it, it is refused
+/// (exit 2, naming `--batch`) as in `top`, before the recording is read,
+/// rather than accepted and ignored by the interactive view.
+#[test]
+fn format_without_batch_is_a_usage_error() {
+    let d = tempfile::tempdir().unwrap();
+    for format in ["json", "text"] {
+        let o = irqlab()
+            .args(["replay", "--format", format])
+            .arg(d.path().join("absent"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{format}: {err}");
+        assert!(err.contains("--batch"), "{format}: {err}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `irqlab replay DIR` (interactive) driven in a real terminal through
-//! tmux: the `top` screen over a recording, the position line, and time
-//! navigation (step, jump, pause, end), then `q` ends it with status 0.
+//! tmux: the `top` screen over a recording, its status, position and key
+//! lines together, and time navigation (step, jump, pause, end), then `q`
+//! ends it with status 0.
 //! The recording is of a fake tree whose LOC counter moves while it is
 //! recorded. Skips when tmux is absent.
 
@@ -90,8 +91,13 @@ fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
     record(&tree, &rec)?;
     let tmux = Tmux::new(dir.path(), "replay");
     start(&tmux, dir.path(), &rec)?;
+    // the status line, the position line and the key help all at once
     let screen = tmux.wait_for("the replay table", |s| {
-        s.contains("RATE/s") && s.contains("LOC") && position(s).is_some()
+        s.contains("RATE/s")
+            && s.contains("LOC")
+            && position(s).is_some()
+            && s.contains(" every ")
+            && s.contains("+ - speed")
     })?;
     let (_, n) = position(&screen).unwrap();
     assert!(n >= 5, "{n} frames: {screen}");

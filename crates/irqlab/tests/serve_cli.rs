@@ -191,6 +191,28 @@ fn bad_flags_are_usage_errors() {
     );
 }
 
+/// `-i` and `--min-interval` outside 1ms..=24h are usage errors naming
+/// the bound, before anything listens.
+#[test]
+fn intervals_outside_their_bounds_are_usage_errors() {
+    for (flag, value, bound) in [
+        ("-i", "25h", "longest interval (24h)"),
+        ("-i", "1ns", "shortest interval (1ms)"),
+        ("-i", "0", "greater than 0"),
+        ("--min-interval", "50us", "shortest interval (1ms)"),
+        ("--min-interval", "25h", "longest interval (24h)"),
+    ] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["serve", "--listen", "127.0.0.1:0", flag, value])
+            .args(["--duration", "1s", "--root", "/nonexistent"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(bound), "{flag} {value}: {err}");
+    }
+}
+
 /// `promtool check metrics` on the body in both namings and two per-CPU
 /// modes; skips (saying so) without promtool (tools/install-prometheus.sh).
 #[test]

@@ -156,14 +156,30 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// Longest sampling interval (`show -i`, `top -i`): both wait it out in
-/// one sleep, so a typo (`10000000000s`) would otherwise look like a hang.
+/// Longest sampling interval (`show`, `top`, `record`, `serve`): they
+/// wait it out in one sleep, so a typo (`10000000000s`) would otherwise
+/// look like a hang.
 pub const MAX_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 
-/// Value parser for a sampling interval: a duration above 0
-/// ([`positive_duration`]) and at most [`MAX_INTERVAL`].
+/// Shortest sampling interval of [`interval`]: reading the counter files
+/// once costs from ~0.1 ms (a small machine) to several ms (1000+ CPUs),
+/// so a shorter interval samples back to back, one CPU busy reading,
+/// and a run by `--duration` overruns it. sar and mpstat count in whole
+/// seconds; 1 ms is still far below any of them.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// What an interval below [`MIN_INTERVAL`] is told.
+const SHORTEST: &str =
+    "the shortest interval (1ms): a sample costs ~0.1 ms or more, so shorter ones would sample back to back";
+
+/// Value parser for a sampling interval (`show`, `top`, `record`,
+/// `serve`): a duration above 0, at least [`MIN_INTERVAL`] and at most
+/// [`MAX_INTERVAL`].
 pub fn interval(s: &str) -> Result<Duration, String> {
-    bounded_interval(s, None)
+    if duration(s)?.is_zero() {
+        return Err("the interval must be greater than 0 (e.g. 1s)".to_string());
+    }
+    bounded_interval(s, Some((MIN_INTERVAL, SHORTEST)))
 }
 
 /// The one sampling-interval rule: a [`duration`] above 0, at least
@@ -257,6 +273,18 @@ mod tests {
             .unwrap_err()
             .contains("longest interval (24h)"));
         assert_eq!(interval("24h"), Ok(MAX_INTERVAL));
+        assert_eq!(interval("1ms"), Ok(MIN_INTERVAL));
+        for short in ["1ns", "50us", "0.9ms"] {
+            assert!(
+                interval(short)
+                    .unwrap_err()
+                    .contains("shorter than the shortest interval (1ms)"),
+                "{short}"
+            );
+        }
+        assert!(interval("25h")
+            .unwrap_err()
+            .contains("longest interval (24h)"));
         let min = Some((Duration::from_millis(10), "the shortest x (10ms)"));
         assert!(bounded_interval("5ms", min)
             .unwrap_err()

@@ -19,10 +19,12 @@ Schema and SQL: docs/recording-schema.md")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
-    /// Time between samples.
-    #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::positive_duration)]
+    /// Time between samples: at least 1ms, at most 24h.
+    #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::interval,
+          allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this long (default: until SIGINT/SIGTERM).
+    /// Stop after this long (default: until SIGINT/SIGTERM); the last
+    /// sample is taken at this time, even when samples fall behind.
     #[arg(long, short = 'd', value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit): its samples are
@@ -63,9 +65,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.interval.is_zero() {
-        anyhow::bail!("--interval must be above zero");
-    }
     // the kept deflate state (record/gzip.rs) and the segment's buffers
     // are heap blocks, not mappings made and unmapped
     crate::alloc::keep_large_blocks_in_heap();
@@ -109,6 +108,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         r => r?,
     };
+    if sum.skipped > 0 {
+        say(format!(
+            "irqlab: note: {} sample(s) not taken: sampling fell more than -i {} behind (a sample took longer); rates use each interval's measured length\n",
+            sum.skipped,
+            humantime::format_duration(args.interval)
+        ));
+    }
     let per = |v: u64| v as f64 / sum.samples.max(1) as f64;
     say(format!(
         "irqlab: {} samples, {} changed counters, {} segment(s), {} bytes ({:.2} bytes per changed counter); CPU per sample {:.3} ms (+ {:.3} ms for segments)\n",

@@ -39,8 +39,8 @@ pub struct Args {
     /// Print `top --batch` lines instead of the interactive view.
     #[arg(long)]
     pub batch: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    /// Output format of --batch (the interactive view has one).
+    #[arg(long, value_enum, default_value = "text", requires = "batch")]
     pub format: BatchFormat,
     /// Replay only this `record` run of the directory (1 is the first;
     /// the interactive view needs it when there are several).

@@ -33,13 +33,13 @@ pub struct Args {
     pub listen: SocketAddr,
     /// Cached mode: sample every this long, whatever the scrapes; scrapes
     /// in between get the latest sample. Without it, values are read at
-    /// scrape time (see --min-interval).
-    #[arg(long, short = 'i', value_parser = super::args::positive_duration)]
+    /// scrape time (see --min-interval). At least 1ms, at most 24h.
+    #[arg(long, short = 'i', value_parser = super::args::interval, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
     /// Read at scrape time at most once per this long: concurrent scrapes
     /// share one read; a scrape within half of it after a read gets that
-    /// read, a later one waits for the next.
-    #[arg(long, value_name = "DURATION", default_value = "1s", conflicts_with = "interval", value_parser = super::args::positive_duration)]
+    /// read, a later one waits for the next. At least 1ms, at most 24h.
+    #[arg(long, value_name = "DURATION", default_value = "1s", conflicts_with = "interval", value_parser = super::args::interval, allow_hyphen_values = true)]
     pub min_interval: Duration,
     /// Stop after this long (default: until interrupted).
     #[arg(long, value_parser = super::args::positive_duration)]
@@ -98,9 +98,6 @@ impl clap::builder::TypedValueParser for PerCpuParser {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.interval.is_some_and(|i| i.is_zero()) || args.min_interval.is_zero() {
-        anyhow::bail!("--interval and --min-interval must be above zero");
-    }
     // the gzip bodies' deflate states share one heap block
     crate::alloc::keep_large_blocks_in_heap();
     let opts = Options {

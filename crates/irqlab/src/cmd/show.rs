@@ -30,7 +30,7 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Show rates over this interval (e.g. `1s`, `250ms`; above 0, at most 24h) instead of counts.
+    /// Show rates over this interval (e.g. `1s`, `250ms`; at least 1ms, at most 24h) instead of counts.
     #[arg(long, short = 'i', value_parser = super::args::interval, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
     #[command(flatten)]

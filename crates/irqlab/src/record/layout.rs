@@ -502,7 +502,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         };
         if !problems.bad.is_empty() {
             msg.push(format!(
-                "{}: a counter that changed only at a skipped line shows that change at its next change (at the sample after a gap, its rate is low, then high)",
+                "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a gap until its next recorded change",
                 path.display()
             ));
         }

@@ -218,6 +218,61 @@ mod tests {
         assert!(live.next_frame().is_err(), "the end of the recording");
     }
 
+    /// LOC per second of each frame of `steps` (`None`: a gap).
+    fn loc_rates(steps: Vec<RecordedSample>) -> Vec<Option<f64>> {
+        let rec = Recording {
+            dir: "rec".into(),
+            steps,
+            warnings: Vec::new(),
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        let mut out = Vec::new();
+        while let Ok(f) = live.next_frame() {
+            let r = crate::report::rates(
+                f.prev,
+                f.cur,
+                f.filter(),
+                crate::report::RateOpts::default(),
+            );
+            let rows = &r.interrupts.as_ref().unwrap().rows;
+            let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
+            out.push(loc.rates.as_ref().unwrap()[0]);
+        }
+        out
+    }
+
+    /// Sample 2 is missing (an unreadable journal line) and LOC is not
+    /// listed at sample 3: its value there is unknown, so the frames
+    /// around the missing sample and up to LOC's next listing are gaps,
+    /// never the low-then-high rates of a stale value. A counter listed
+    /// right after the missing sample keeps its rate over the span.
+    #[test]
+    fn missing_samples_make_a_counter_a_gap_until_it_is_listed_again() {
+        let unlisted = |seq| RecordedSample {
+            cells: Vec::new(),
+            ..step(seq, 0, 0, None)
+        };
+        let steps = vec![
+            step(0, 100, 0, Some(shape())),
+            step(1, 200, 0, None),
+            unlisted(3),
+            step(4, 500, 0, None),
+            step(5, 600, 0, None),
+        ];
+        assert_eq!(loc_rates(steps), vec![Some(100.0), None, None, Some(100.0)]);
+        let steps = vec![
+            step(0, 100, 0, Some(shape())),
+            step(1, 200, 0, None),
+            step(3, 400, 0, None),
+            step(4, 500, 0, None),
+        ];
+        assert_eq!(
+            loc_rates(steps),
+            vec![Some(100.0), Some(100.0), Some(100.0)]
+        );
+    }
+
     #[test]
     fn a_source_started_later_gives_the_same_frame_as_playing_through() {
         let steps: Arc<[RecordedSample]> = vec![

@@ -12,7 +12,7 @@ use crate::sampler::counters::SampleCounters;
 use crate::sampler::located;
 use crate::threads::ThreadCpu;
 use crate::trace::sample::Sample as TraceSample;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -96,7 +96,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         let seqs = Seqs::of(seg.samples.iter().map(|t| t.seq), 0);
         for g in seqs.gaps() {
             rec.warnings.push(format!(
-                "{}: samples {} are missing (journal lines `recover` could not read): a counter that changed only there shows that change at its next change",
+                "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a gap until its next recorded change",
                 path.display(),
                 span(g[0], g[1])
             ));
@@ -168,7 +168,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     rec.warnings.extend(problems.messages(&journal));
     if !problems.bad.is_empty() {
         rec.warnings.push(format!(
-            "{}: a counter that changed only at a skipped line shows that change at its next change",
+            "{}: a counter not recorded again right after a skipped line is a gap until its next recorded change",
             journal.display()
         ));
     }
@@ -198,23 +198,62 @@ pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Rebuilds samples step by step.
+///
+/// A step lists only the cells that changed since the sample before it.
+/// After missing samples (journal lines `recover` could not read, a
+/// skipped segment) a cell the step does not list may have changed in
+/// them: its value is unknown until it is listed again. Until then it is
+/// rebuilt as [`UNKNOWN`], which the deltas turn into an explicit gap
+/// (`out_of_range`, `reset` or no CPU share), never a rate.
 #[derive(Debug, Default)]
 pub struct Replayer {
     values: HashMap<CellKey, u64>,
     shape: Option<Shape>,
+    /// The sequence number of the last step taken in.
+    last_seq: Option<u64>,
+    /// Cells whose value is unknown since missing samples.
+    unknown: HashSet<CellKey>,
 }
+
+/// The value a cell of unknown value is rebuilt with: above the kernel's
+/// 32-bit per-CPU counters (their delta is `out_of_range`), and so far
+/// above any other counter that a step to it or from it is a gap.
+pub const UNKNOWN: u64 = u64::MAX / 2;
 
 impl Replayer {
     /// Take in `step`'s layout and changed cells without building its
     /// sample (fast-forward when seeking).
     pub fn advance(&mut self, step: &RecordedSample) {
+        let seq = step.time.seq;
+        match &step.shape {
+            // a run's first sample holds every cell
+            Some(s) if s.run.is_some() => self.unknown.clear(),
+            _ if self.last_seq.is_some_and(|l| seq > l.saturating_add(1)) => {
+                self.unknown.extend(self.values.keys().cloned());
+            }
+            _ => {}
+        }
+        self.last_seq = Some(seq);
         if let Some(s) = &step.shape {
             self.shape = Some(s.clone());
         }
         for c in &step.cells {
-            self.values
-                .insert((c.source, c.key.clone(), c.cpu), c.value);
+            let key = (c.source, c.key.clone(), c.cpu);
+            if !self.unknown.is_empty() {
+                self.unknown.remove(&key);
+            }
+            self.values.insert(key, c.value);
         }
+    }
+
+    /// Whether the cell's value is unknown (see [`Replayer`]).
+    fn is_unknown(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> bool {
+        !self.unknown.is_empty() && self.unknown.contains(&(source, key.to_string(), cpu))
+    }
+
+    /// Whether any cell of `source` is unknown.
+    fn any_unknown(&self, source: SourceKind) -> bool {
+        self.unknown.iter().any(|k| k.0 == source)
     }
 
     /// Apply `step` and return the sample it describes.
@@ -263,6 +302,9 @@ impl Replayer {
                 crate::threads::ThreadKind::Ksoftirqd { cpu } => Some(cpu),
                 crate::threads::ThreadKind::IrqThread { .. } => None,
             };
+            if self.is_unknown(SourceKind::Threads, name, cpu) {
+                continue;
+            }
             if let Some(&cpu_ns) = self.values.get(&(SourceKind::Threads, name.clone(), cpu)) {
                 s.threads.push(ThreadCpu {
                     pid: shape.thread_pid(i),
@@ -304,6 +346,10 @@ impl Replayer {
         let Some(cpus) = &shape.trace_cpus else {
             return Ok(None);
         };
+        // a traced counter of unknown value: no traced interval on either side
+        if self.any_unknown(SourceKind::Trace) {
+            return Ok(None);
+        }
         let get = |key: &str, cpu| self.get(SourceKind::Trace, key, cpu);
         super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
             .map(Some)
@@ -311,6 +357,9 @@ impl Replayer {
     }
 
     fn get(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {
+        if self.is_unknown(source, key, cpu) {
+            return UNKNOWN;
+        }
         self.values
             .get(&(source, key.to_string(), cpu))
             .copied()
@@ -374,10 +423,19 @@ impl Replayer {
     }
 
     fn stat_text(&self, cpus: &[u32], shape: &Shape) -> String {
+        // a CPU line with a field of unknown value is unknown whole: its
+        // other fields alone would make wrong shares
         let line = |t: &mut String, head: &str, cpu: Option<u32>| {
             t.push_str(head);
+            let unknown = !self.unknown.is_empty()
+                && (0..shape.stat_fields)
+                    .any(|i| self.is_unknown(SourceKind::Stat, &stat_field(i), cpu));
             for i in 0..shape.stat_fields {
-                let _ = write!(t, " {}", self.get(SourceKind::Stat, &stat_field(i), cpu));
+                let v = match unknown {
+                    true => UNKNOWN,
+                    false => self.get(SourceKind::Stat, &stat_field(i), cpu),
+                };
+                let _ = write!(t, " {v}");
             }
             t.push('\n');
         };

@@ -81,6 +81,9 @@ pub struct RecordSummary {
     /// CPU time of sampling + diffing + journaling (not segment writes), ns.
     pub sample_cpu_ns: u64,
     pub segment_cpu_ns: u64,
+    /// Ticks dropped because sampling fell more than an interval behind
+    /// (the loop of `run` drops them).
+    pub skipped: u64,
 }
 
 /// A window's file is rewritten by a closing segment only while it holds
@@ -388,8 +391,15 @@ pub fn run(
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
     let mut first = true;
     while stop.caught().is_none() {
-        if !first && pace.wait(&stop) != Tick::Due {
-            break;
+        if !first {
+            // a synthetic clock's run takes every tick (its times are
+            // scaled from the ticks' count, not read)
+            if cfg.clock.is_none() {
+                run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+            }
+            if pace.wait(&stop) != Tick::Due {
+                break;
+            }
         }
         first = false;
         let mut s = src.next_sample()?;
@@ -419,6 +429,24 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// Drop the ticks of `pace` due more than `interval` before `now` (a
+/// sample took longer than the interval): a late tick is still taken at
+/// once, but a backlog is not sampled back to back, so that a run by
+/// `--duration` ends on time. The tick at the run's end is never dropped.
+/// Returns how many were dropped.
+fn skip_late(pace: &mut PacedRun, interval: Duration, now: Instant) -> u64 {
+    let mut n = 0;
+    while let Some(due) = pace.due_after(None) {
+        let at_end = pace.deadline().is_some_and(|end| due >= end);
+        if at_end || due.checked_add(interval).is_none_or(|t| t >= now) {
+            break;
+        }
+        pace.take_after(None);
+        n += 1;
+    }
+    n
 }
 
 /// A `--cpus` that keeps no CPU the machine's files list: a usage error
@@ -494,6 +522,22 @@ mod tests {
             *out = sample(self.0);
             Ok(())
         }
+    }
+
+    /// A run 3 intervals behind drops the 2 ticks more than an interval
+    /// late, takes the late one at once, and never drops the tick at the
+    /// end of a run by duration.
+    #[test]
+    fn late_ticks_are_dropped_but_never_the_last() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let mut p = PacedRun::starting_at(t0, ms(10), End::After(ms(100)));
+        assert_eq!(skip_late(&mut p, ms(10), t0 + ms(5)), 0, "on time");
+        assert_eq!(skip_late(&mut p, ms(10), t0 + ms(35)), 2);
+        assert_eq!(p.next_due(), Some(t0 + ms(30)), "late: at once");
+        assert_eq!(skip_late(&mut p, ms(10), t0 + ms(500)), 6);
+        assert_eq!(p.next_due(), Some(t0 + ms(100)), "the end");
+        assert_eq!(p.next_due(), None);
     }
 
     fn tree() -> tempfile::TempDir {

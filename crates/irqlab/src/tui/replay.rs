@@ -58,9 +58,10 @@ pub fn replay_key(app: &App, m: &Msg) -> Option<Cmd> {
     })
 }
 
-/// Key help of the replay screen (added to the status message on start).
+/// Key help of the replay screen: the footer's last line, under the
+/// position line.
 pub const HELP: &str =
-    "replay: space play/pause  . , step  < > 1 min  0-9 jump to 0-90 %  + - speed";
+    "replay keys: space play/pause  . , step  < > 1 min  0-9 jump to 0-90 %  + - speed";
 
 /// Position, state and sampler of one replay.
 pub struct Player {
@@ -197,7 +198,10 @@ impl Player {
         ])
     }
 
-    /// The position line: recorded time, frame, state and speed.
+    /// The position line (recorded time, frame, state and speed; the
+    /// recording's name last, where a narrow screen cuts it) and the key
+    /// help line under it: the footer's explanation lines, below the
+    /// App's status line.
     pub fn status(&self) -> Msg {
         let t = self
             .steps
@@ -210,11 +214,11 @@ impl Player {
             (false, _) => "PAUSED",
         };
         Msg::Why(format!(
-            "replay {} │ {stamp} │ sample {}/{} │ {state} x{} │ {HELP}",
-            self.name,
+            "replay │ {stamp} │ sample {}/{} │ {state} x{} │ {}\n{HELP}",
             self.pos,
             self.frames(),
-            self.speed
+            self.speed,
+            self.name
         ))
     }
 }
@@ -307,7 +311,6 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
         }
     });
     let mut guard = super::terminal::enter()?;
-    app.update(Msg::Notice(HELP.to_string()));
     let mut keys = |app: &App, m: &Msg| match replay_key(app, m) {
         Some(c) => {
             let _ = cmd_tx.send(c); // a gone player is reported by drain

@@ -74,7 +74,8 @@ const STATUS_MAX_LINES: usize = 8;
 
 /// The footer: the open input line; or the status message (every line of
 /// it, e.g. a regex error with its caret); or the status line and the
-/// sampler line (plus the strategy explanation with `-v`).
+/// sampler line (plus the explanation with `-v`, a line per line of it:
+/// the strategy's, or replay's position and keys).
 pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
     if let Some(input) = &app.input {
         let prompt = match input.kind {
@@ -110,8 +111,8 @@ pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
     if let Some(t) = trace_text(app) {
         v.push(Line::from(t));
     }
-    if app.verbose && !app.why.is_empty() {
-        v.push(Line::from(format!(" {}", app.why)));
+    if app.verbose {
+        v.extend(app.why.lines().map(|l| Line::from(format!(" {l}"))));
     }
     v
 }

@@ -106,7 +106,7 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
-    /// Time between samples (e.g. `1s`, `250ms`); greater than 0, at most 24h.
+    /// Time between samples (e.g. `1s`, `250ms`); at least 1ms, at most 24h.
     #[arg(long, short = 'i', default_value = "1s", value_parser = crate::cmd::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,

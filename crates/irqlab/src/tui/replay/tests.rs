@@ -114,6 +114,33 @@ fn navigation_keys_only_outside_prompts_and_help() {
     );
 }
 
+/// The replay screen's footer shows the App's status line, the position
+/// line and the key help together, from the first frame on, also 100
+/// columns wide (the key help used to replace all of them at the start).
+#[test]
+fn status_position_and_keys_are_all_on_the_screen() {
+    use ratatui::backend::TestBackend;
+    let mut app = App::new(Duration::from_secs(1), false);
+    app.verbose = true;
+    for m in player().advance().unwrap().unwrap() {
+        app.update(m);
+    }
+    app.update(Msg::Resize(100, 30));
+    let mut t = ratatui::Terminal::new(TestBackend::new(100, 30)).unwrap();
+    t.draw(|f| super::super::view::draw(f, &app)).unwrap();
+    let screen: Vec<String> = t
+        .backend()
+        .buffer()
+        .content
+        .chunks(100)
+        .map(|row| row.iter().map(|c| c.symbol()).collect())
+        .collect();
+    let has = |what: &str| screen.iter().any(|l| l.contains(what));
+    assert!(has(" every 1s"), "the status line: {screen:#?}");
+    assert!(has("│ sample 1/3 │ PLAYING x1 │ rec"), "{screen:#?}");
+    assert!(has(HELP), "the key help: {screen:#?}");
+}
+
 /// The positions the player thread sent, until `until` says stop or
 /// nothing comes for a while.
 fn positions(rx: &Receiver<Msg>, mut until: impl FnMut(&str) -> bool) -> Vec<String> {
