@@ -35,6 +35,20 @@ fn engine_available(engine: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The engines installed for python3; none: says so on the real stderr.
+fn engines() -> Vec<&'static str> {
+    let found: Vec<&str> = ["duckdb", "pyarrow"]
+        .into_iter()
+        .filter(|e| engine_available(e))
+        .collect();
+    if found.is_empty() {
+        skip(
+            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
+        );
+    }
+    found
+}
+
 /// `source|key|cpu` → value for every cell of the files under `root`.
 fn expected(root: &Path) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
@@ -163,14 +177,8 @@ fn read_back(out: &Path, engine: &str) -> Vec<Value> {
 
 #[test]
 fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
-    let engines: Vec<&str> = ["duckdb", "pyarrow"]
-        .into_iter()
-        .filter(|e| engine_available(e))
-        .collect();
+    let engines = engines();
     if engines.is_empty() {
-        skip(
-            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
-        );
         return;
     }
     let tree = common::synth_tree(&common::spec(4, 8));
@@ -246,14 +254,8 @@ fn duckdb_and_pyarrow_read_back_exactly_what_was_recorded() {
 /// is read once; a counter at or above 2^63 reads back exactly.
 #[test]
 fn python_reader_supersedes_nothing_by_name_alone() {
-    let engines: Vec<&str> = ["duckdb", "pyarrow"]
-        .into_iter()
-        .filter(|e| engine_available(e))
-        .collect();
+    let engines = engines();
     if engines.is_empty() {
-        skip(
-            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
-        );
         return;
     }
     let tree = common::synth_tree(&common::spec(2, 4));
@@ -319,14 +321,8 @@ fn python_reader_supersedes_nothing_by_name_alone() {
 /// marked, reads as run 1 throughout.
 #[test]
 fn python_reader_numbers_the_record_runs_as_replay_does() {
-    let engines: Vec<&str> = ["duckdb", "pyarrow"]
-        .into_iter()
-        .filter(|e| engine_available(e))
-        .collect();
+    let engines = engines();
     if engines.is_empty() {
-        skip(
-            "neither duckdb nor pyarrow is installed for python3 (tools/install-python-readers.sh)",
-        );
         return;
     }
     let tree = common::synth_tree(&common::spec(2, 4));

@@ -28,6 +28,20 @@ fn synth(dir: &Path, cpus: u32, irqs: u32, offline: &[u32]) -> PathBuf {
 
 /// Runs irqlab with stdout a pipe whose reading end is already closed
 /// (deterministic EPIPE on the first write).
+/// `irqlab ARGS --root ROOT`: its exit status and stderr.
+fn run_at(root: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = common::irqlab()
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn with_closed_pipe(args: &[&str]) -> std::process::Output {
     let (read, write) = nix::unistd::pipe().unwrap();
     drop(read);
@@ -322,14 +336,8 @@ fn directory_where_a_file_belongs_is_named() {
             &["top", "--batch", "-i", "10ms", "-n", "1"],
         ];
         for args in runs {
-            let out = common::irqlab()
-                .args(args)
-                .arg("--root")
-                .arg(&root)
-                .output()
-                .unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "{rel} {args:?}: {err}");
+            let (code, err) = run_at(&root, args);
+            assert_eq!(code, Some(1), "{rel} {args:?}: {err}");
             let want = format!(
                 "{} is a directory, expected a regular file",
                 root.join(rel).display()
@@ -446,14 +454,8 @@ fn files_that_disagree_on_the_cpus_get_one_note() {
         &["top", "--batch", "-i", "10ms", "-n", "2"],
     ];
     for args in runs {
-        let out = common::irqlab()
-            .args(args)
-            .arg("--root")
-            .arg(&root)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        let (code, err) = run_at(&root, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
         assert_eq!(err.matches(&want).count(), 1, "{args:?}: {err}");
     }
     let dir = tempfile::tempdir().unwrap();
