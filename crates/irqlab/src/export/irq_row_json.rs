@@ -91,7 +91,7 @@ pub fn tail<'s>(
 /// the line has them).
 pub fn line(out: &mut Vec<u8>, l: &IrqLine) {
     head(out, &l.label, l.irq, Some(l.shape));
-    counts_numbers(out, l.counts.as_deref(), l.total);
+    counts_numbers(out, l.counts.as_deref(), (!l.no_value()).then_some(l.total));
     line_rates(out, l);
     let split = Split {
         chip: l.chip.as_deref(),
@@ -130,15 +130,19 @@ fn opt_array<T: Copy>(
     out.push(b']');
 }
 
-/// `,"counts":[…]` (or `null`) and `,"total":…`.
-pub fn counts_numbers(out: &mut Vec<u8>, counts: Option<&[u64]>, total: u64) {
+/// `,"counts":[…]` (or `null`) and `,"total":…` (`null`: a row with no
+/// value over the interval).
+pub fn counts_numbers(out: &mut Vec<u8>, counts: Option<&[u64]>, total: Option<u64>) {
     out.extend_from_slice(b",\"counts\":");
     match counts {
         Some(c) => counts_array(out, c),
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"total\":");
-    push_u64(out, total);
+    match total {
+        Some(t) => push_u64(out, t),
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
 /// The rates-mode fields a built line has, each only when present:
@@ -150,9 +154,13 @@ pub fn line_rates(out: &mut Vec<u8>, l: &IrqLine) {
     if let Some(r) = &l.rates {
         opt_array(out, b",\"rates\":[", r, write_rate);
     }
-    if let Some(tr) = l.total_rate {
-        out.extend_from_slice(b",\"total_rate\":");
-        write_rate(out, tr);
+    match l.total_rate {
+        Some(tr) => {
+            out.extend_from_slice(b",\"total_rate\":");
+            write_rate(out, tr);
+        }
+        None if l.no_value() => out.extend_from_slice(b",\"total_rate\":null"),
+        None => {}
     }
     if let Some(g) = &l.gaps {
         gaps(out, g.iter().copied());
@@ -222,13 +230,19 @@ impl CellRates {
     }
 
     /// `,"total":…,"rates":[…]`, `,"total_rate":…` when the interval is
-    /// positive, `,"gaps":[…]` when a cell is a gap. Returns the total
-    /// rate (0 without one): `top`'s sort key.
+    /// positive, `,"gaps":[…]` when a cell is a gap; `total` and
+    /// `total_rate` are `null` when every cell is a gap (whatever the
+    /// interval). Returns the total rate (0 without one): `top`'s sort key.
     pub fn numbers(&mut self, out: &mut Vec<u8>, cells: &[Cell]) -> f64 {
         let secs = self.memo.secs;
         let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+        let no_value = total == 0 && no_value(cells);
         out.extend_from_slice(b",\"total\":");
-        push_u64(out, total);
+        if no_value {
+            out.extend_from_slice(b"null");
+        } else {
+            push_u64(out, total);
+        }
         out.extend_from_slice(b",\"rates\":[");
         let idle = secs > 0.0 && total == 0 && cells.iter().all(|c| *c == Cell::Count(0));
         match self.zeros.get(..(2 * cells.len()).saturating_sub(1)) {
@@ -236,10 +250,12 @@ impl CellRates {
             _ => cell_rates(out, cells, &mut self.memo, &mut self.scratch.0),
         }
         out.push(b']');
-        let total_rate = (secs > 0.0).then(|| total as f64 / secs);
+        let total_rate = (secs > 0.0 && !no_value).then(|| total as f64 / secs);
         if let Some(tr) = total_rate {
             out.extend_from_slice(b",\"total_rate\":");
             write_rate(out, tr);
+        } else if no_value {
+            out.extend_from_slice(b",\"total_rate\":null");
         }
         if cells.iter().any(|c| matches!(c, Cell::Gap(_))) {
             gaps(
@@ -258,6 +274,11 @@ impl CellRates {
     pub fn rates(&mut self, out: &mut Vec<u8>, cells: &[Cell]) {
         cell_rates(out, cells, &mut self.memo, &mut self.scratch.0);
     }
+}
+
+/// Whether no cell has a value (all are gaps; an empty row has values).
+pub fn no_value(cells: &[Cell]) -> bool {
+    !cells.is_empty() && cells.iter().all(|c| matches!(c, Cell::Gap(_)))
 }
 
 /// The per-CPU rates of one row, formatted through the reused staging
@@ -626,13 +647,14 @@ pub(crate) mod reference {
         pub irq: Option<u32>,
         pub shape: Shape,
         pub counts: &'a Option<Vec<u64>>,
-        pub total: u64,
+        pub total: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pub deltas: &'a Option<Vec<Option<u64>>>,
         #[serde(skip_serializing_if = "Option::is_none", serialize_with = "rates")]
         pub rates: &'a Option<Vec<Option<f64>>>,
+        /// `Some(None)`: null (a row with no value), `None`: absent.
         #[serde(skip_serializing_if = "Option::is_none", serialize_with = "total")]
-        pub total_rate: &'a Option<f64>,
+        pub total_rate: Option<Option<f64>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pub gaps: &'a Option<Vec<Option<delta::Gap>>>,
         pub chip: &'a Option<String>,
@@ -649,8 +671,8 @@ pub(crate) mod reference {
         ser_rates(v, s)
     }
 
-    fn total<S: serde::Serializer>(v: &&Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        ser_total_rate(v, s)
+    fn total<S: serde::Serializer>(v: &Option<Option<f64>>, s: S) -> Result<S::Ok, S::Error> {
+        ser_total_rate(&v.flatten(), s)
     }
 
     impl<'a> Line<'a> {
@@ -660,10 +682,13 @@ pub(crate) mod reference {
                 irq: l.irq,
                 shape: l.shape,
                 counts: &l.counts,
-                total: l.total,
+                total: (!l.no_value()).then_some(l.total),
                 deltas: &l.deltas,
                 rates: &l.rates,
-                total_rate: &l.total_rate,
+                total_rate: match l.total_rate {
+                    Some(r) => Some(Some(r)),
+                    None => l.no_value().then_some(None),
+                },
                 gaps: &l.gaps,
                 chip: &l.chip,
                 hwirq: l.hwirq,

@@ -325,6 +325,56 @@ fn hotplug_new_rows_gone_rows_and_zero_interval() {
     assert!(line.contains("\"cpu_online\""), "{line}");
 }
 
+/// A row none of whose cells has a value over the interval (every cell a
+/// reset here) has no total and no total rate: `null` in top's line and in
+/// show's row, `-` in top's text, and it adds nothing to the SUM line; a row
+/// with one cell left keeps the total of that cell.
+#[test]
+fn a_row_with_no_value_has_null_totals() {
+    let rows = |loc: [u64; 2], res: [u64; 2]| {
+        text(
+            &[0, 1],
+            &[
+                ("LOC".into(), loc.to_vec(), "Local timer interrupts".into()),
+                ("RES".into(), res.to_vec(), "Rescheduling interrupts".into()),
+            ],
+        )
+    };
+    let a = snap(&rows([1_000, 2_000], [10, 20]), 1_000);
+    let b = snap(&rows([5, 7], [15, 3]), 1_000_001_000);
+    let f = Filter::default();
+    check(&a, &b, &f);
+    let line = value(&streamed(&mut JsonlWriter::default(), &a, &b, &f));
+    let row = |label: &str| {
+        line["interrupts"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap()
+            .clone()
+    };
+    let loc = row("LOC");
+    assert!(
+        loc["total"].is_null() && loc["total_rate"].is_null(),
+        "{loc}"
+    );
+    assert_eq!(loc["gaps"], serde_json::json!(["reset", "reset"]));
+    let res = row("RES");
+    assert_eq!(
+        (res["total"].clone(), res["total_rate"].clone()),
+        (5.into(), 5.into())
+    );
+    let r = report::rates(&a, &b, &f, report::RateOpts::default());
+    let mut out = Vec::new();
+    for l in &r.interrupts.as_ref().unwrap().rows {
+        super::irq_row_json::line(&mut out, l);
+    }
+    let shown = String::from_utf8(out).unwrap();
+    assert!(shown.contains("\"total\":null"), "{shown}");
+    assert!(shown.contains("\"total_rate\":null"), "{shown}");
+}
+
 #[test]
 fn missing_sections_are_null_or_empty() {
     let t = text(

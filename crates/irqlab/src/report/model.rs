@@ -62,6 +62,14 @@ pub struct IrqLine {
 }
 
 impl IrqLine {
+    /// Rates mode: no cell has a value over the interval (every one is a
+    /// gap), so the row has no total and no total rate.
+    pub fn no_value(&self) -> bool {
+        self.gaps
+            .as_ref()
+            .is_some_and(|g| !g.is_empty() && g.iter().all(Option::is_some))
+    }
+
     /// True when this line passes `f`'s `--irq` test (the same test as
     /// [`Filter::keep_irq_row`] on the row it came from).
     pub fn passes(&self, f: &Filter) -> bool {

@@ -72,8 +72,8 @@ impl RateCols {
         line.deltas = counts;
         line.rates = Some(rates);
         line.total = total;
-        line.total_rate = (secs > 0.0).then(|| total as f64 / secs);
         line.gaps = gaps;
+        line.total_rate = (secs > 0.0 && !line.no_value()).then(|| total as f64 / secs);
         line.since_boot = Some(r.total());
         line
     }

@@ -300,10 +300,13 @@ impl IrqRates {
         let start = self.rates.len();
         let mut total: u64 = 0;
         let mut gap = false;
+        // a row none of whose cells has a value has no total rate
+        let mut valued = cells.is_empty();
         for c in cells {
             let v = match *c {
                 Cell::Count(n) => {
                     total += n;
+                    valued = true;
                     if secs > 0.0 {
                         n as f64 / secs
                     } else {
@@ -319,7 +322,7 @@ impl IrqRates {
             self.top_cell = self.top_cell.max(v);
             self.rates.push(v);
         }
-        let rate = if secs > 0.0 {
+        let rate = if secs > 0.0 && valued {
             total as f64 / secs
         } else {
             NONE
