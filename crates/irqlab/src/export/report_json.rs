@@ -93,9 +93,10 @@ fn document(
 }
 
 /// One `cpu_pct` line as serde writes `CpuPctLine`: `{"cpu":…,
-/// "user_pct":…,…}`, a gap line `{"cpu":…}` alone; shares by serde_json
-/// (`null` when not finite). `show`'s document and `top --batch`'s lines
-/// both write it here.
+/// "user_pct":…,…}`, a gap line `{"cpu":…}` alone; shares as rates are
+/// written ([`irq_row_json::write_rate`]: integral values as integers,
+/// others rounded to 0.001, `null` when not finite). `show`'s document and
+/// `top --batch`'s lines both write it here.
 pub(crate) fn cpu_pct_line(out: &mut Vec<u8>, l: &CpuPctLine) {
     out.extend_from_slice(b"{\"cpu\":");
     match l.cpu {
@@ -107,21 +108,21 @@ pub(crate) fn cpu_pct_line(out: &mut Vec<u8>, l: &CpuPctLine) {
         // in place (in a loop over the keys each was a `memcpy` call: ten
         // thousand of them on 1152 CPUs)
         out.extend_from_slice(b",\"user_pct\":");
-        irq_row_json::json(out, &p.user_pct);
+        irq_row_json::write_rate(out, p.user_pct);
         out.extend_from_slice(b",\"nice_pct\":");
-        irq_row_json::json(out, &p.nice_pct);
+        irq_row_json::write_rate(out, p.nice_pct);
         out.extend_from_slice(b",\"system_pct\":");
-        irq_row_json::json(out, &p.system_pct);
+        irq_row_json::write_rate(out, p.system_pct);
         out.extend_from_slice(b",\"idle_pct\":");
-        irq_row_json::json(out, &p.idle_pct);
+        irq_row_json::write_rate(out, p.idle_pct);
         out.extend_from_slice(b",\"iowait_pct\":");
-        irq_row_json::json(out, &p.iowait_pct);
+        irq_row_json::write_rate(out, p.iowait_pct);
         out.extend_from_slice(b",\"irq_pct\":");
-        irq_row_json::json(out, &p.irq_pct);
+        irq_row_json::write_rate(out, p.irq_pct);
         out.extend_from_slice(b",\"softirq_pct\":");
-        irq_row_json::json(out, &p.softirq_pct);
+        irq_row_json::write_rate(out, p.softirq_pct);
         out.extend_from_slice(b",\"steal_pct\":");
-        irq_row_json::json(out, &p.steal_pct);
+        irq_row_json::write_rate(out, p.steal_pct);
     }
     out.push(b'}');
 }
@@ -177,8 +178,8 @@ pub fn softirqs(w: &mut dyn Write, s: Option<&SoftirqSection>) -> std::io::Resul
 /// The stat section (`null` when absent), the bytes of `StatSection`'s
 /// serde form (tested equal) without serde's flattening and per-key
 /// escaping: a 1152-CPU machine has ten thousand keys and shares in it.
-/// Shares are written by serde_json (the same digits; `null` when not
-/// finite), one CPU line at a time through a reused buffer.
+/// Shares are written as [`cpu_pct_line`] writes them, one CPU line at a
+/// time through a reused buffer.
 pub fn stat(w: &mut dyn Write, s: Option<&StatSection>) -> std::io::Result<()> {
     let Some(s) = s else {
         return w.write_all(b"null");
@@ -756,6 +757,32 @@ mod tests {
         let cv: serde_json::Value = serde_json::from_str(&c).unwrap();
         let pv: serde_json::Value = serde_json::from_str(&p).unwrap();
         assert_eq!(cv, pv);
+    }
+
+    #[test]
+    fn cpu_shares_are_rounded_as_rates() {
+        use crate::report::CpuPctLine;
+        use irqlab_core::delta::CpuPct;
+        let line = CpuPctLine {
+            cpu: Some(3),
+            pct: Some(CpuPct {
+                user_pct: 8.830300885365535,
+                nice_pct: 0.0,
+                system_pct: 1.0 / 3.0,
+                idle_pct: 99.99999999999999,
+                iowait_pct: 0.0005,
+                irq_pct: f64::NAN,
+                softirq_pct: 12.5,
+                steal_pct: 0.0,
+            }),
+        };
+        let want = "{\"cpu\":3,\"user_pct\":8.83,\"nice_pct\":0,\"system_pct\":0.333,\
+                    \"idle_pct\":100.0,\"iowait_pct\":0.001,\"irq_pct\":null,\
+                    \"softirq_pct\":12.5,\"steal_pct\":0}";
+        let mut fast = Vec::new();
+        cpu_pct_line(&mut fast, &line);
+        assert_eq!(String::from_utf8(fast).unwrap(), want);
+        assert_eq!(serde_json::to_string(&line).unwrap(), want);
     }
 
     #[test]

@@ -149,12 +149,44 @@ impl StatSection {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// One CPU's (or the aggregate's) time shares; in JSON `{"cpu":…,
+/// "user_pct":…,…}`, each share rounded as rates are, a gap line `{"cpu":…}`
+/// alone.
+#[derive(Debug)]
 pub struct CpuPctLine {
     /// CPU id, or null for the all-CPU line.
     pub cpu: Option<u32>,
-    #[serde(flatten)]
     pub pct: Option<CpuPct>,
+}
+
+impl Serialize for CpuPctLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Share(f64);
+        impl Serialize for Share {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                ser_total_rate(&Some(self.0), s)
+            }
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("cpu", &self.cpu)?;
+        if let Some(p) = &self.pct {
+            let shares = [
+                ("user_pct", p.user_pct),
+                ("nice_pct", p.nice_pct),
+                ("system_pct", p.system_pct),
+                ("idle_pct", p.idle_pct),
+                ("iowait_pct", p.iowait_pct),
+                ("irq_pct", p.irq_pct),
+                ("softirq_pct", p.softirq_pct),
+                ("steal_pct", p.steal_pct),
+            ];
+            for (key, v) in shares {
+                m.serialize_entry(key, &Share(v))?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// A rate as JSON: integral values (most cells of a big machine are 0)
