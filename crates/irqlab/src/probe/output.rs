@@ -357,7 +357,7 @@ pub fn trial(r: &ProbeReport) -> TrialRecord {
 pub fn to_json(r: &ProbeReport) -> Value {
     let e = &r.env;
     let mut env = json!({
-        "kernel": e.kernel(), "boot_id": e.boot_id(), "cpus": e.cpus,
+        "kernel": e.kernel(), "boot_id": e.boot_id(), "root": e.root, "cpus": e.cpus,
         "irq_descriptors": e.irq_descriptors, "proc_irq_dirs": e.proc_irq_dirs,
         "file_sizes": e.sizes, "pinned_cpu": e.pinned_cpu, "reads": e.reads,
         "buffers": e.buffers,

@@ -117,6 +117,8 @@ fn per_irq(
 pub struct Env {
     /// Kernel, boot id, CPU model, governors … (`None` only in tests).
     pub machine: Option<Environment>,
+    /// The tree read, absolute and canonical (`crate::bench::env_json::tree_root`).
+    pub root: Option<String>,
     /// CPU columns in the /proc/interrupts header (online CPUs).
     pub cpus: Option<usize>,
     /// Entries of /sys/kernel/irq (allocated descriptors).
@@ -174,6 +176,7 @@ pub fn environment(fs: &HostFs, started_at: String, note: &mut impl FnMut(&str))
         .ok();
     Env {
         machine: Some(crate::env::collect(fs, started_at)),
+        root: Some(crate::bench::env_json::tree_root(fs.root())),
         cpus,
         irq_descriptors: numbered(paths::SYS_KERNEL_IRQ),
         proc_irq_dirs: numbered(paths::PROC_IRQ),
