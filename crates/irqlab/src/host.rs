@@ -327,6 +327,15 @@ impl HostFs {
         pread_to_end(&file, buf).map_err(|e| named(&self.root, rel, e))
     }
 
+    /// [`HostFs::read_once`] of a kernel text file of lines, the text
+    /// returned: a non-empty text that does not end with `\n` is an error
+    /// ("truncated line", naming the file and line), as with
+    /// [`HostFs::read_text`].
+    pub fn read_once_text<'b>(&self, rel: &str, buf: &'b mut Vec<u8>) -> io::Result<&'b [u8]> {
+        let (n, _) = self.read_once(rel, buf)?;
+        whole_lines(&self.root, rel, buf.get(..n).unwrap_or_default())
+    }
+
     /// Stream the file at `rel` line by line through `buf`, a reused
     /// buffer of at most [`STREAM_CHUNK`] bytes that grows only to hold
     /// one line longer than that: `f` gets every line without its `\n`

@@ -383,6 +383,7 @@ fn as_live_run(from: &Path, to: &Path) {
     env["machine"]["kernel_release"] = "6.1.0".into();
     env["machine"]["hostname"] = "host42".into();
     env["machine"]["command"] = serde_json::json!(["irqlab", "probe", "--format", "json"]);
+    env["root"] = "/".into();
     fs::write(to, doc.to_string()).unwrap();
 }
 
@@ -410,7 +411,7 @@ fn probe_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
     );
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8(out.stderr).unwrap();
-    let root = tree.path().display().to_string();
+    let root = fs::canonicalize(tree.path()).unwrap().display().to_string();
     assert!(
         e.starts_with("irqlab: error: a= pools runs that differ in ")
             && e.contains(&format!("root (/ vs {root})"))
@@ -442,4 +443,93 @@ fn probe_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
         ],
     );
     assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
+}
+
+/// `irqlab probe --root ROOT` run in `cwd` (ROOT as typed), JSON to `out`.
+fn probe_in(cwd: &Path, root: &str, out: &Path) {
+    common::irqlab()
+        .current_dir(cwd)
+        .args([
+            "probe", "--reads", "5", "--buffer", "4k", "--format", "json",
+        ])
+        .args(["--root", root])
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// A probe run records the tree it read absolute and canonical, so the
+/// same tree typed `./t`, `t` or `t/` pools, and the same name typed in
+/// two working directories (two trees) does not.
+#[test]
+fn probe_runs_are_told_apart_by_the_tree_read_not_by_the_root_as_typed() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for cwd in ["one", "two"] {
+        common::synth_into(&common::spec(4, 8), &d.join(cwd).join("t"));
+    }
+    fs::create_dir_all(d.join("same")).unwrap();
+    fs::create_dir_all(d.join("mixed")).unwrap();
+    probe_in(&d.join("one"), "./t", &d.join("same/a.json"));
+    probe_in(&d.join("one"), "t", &d.join("same/b.json"));
+    probe_in(&d.join("one"), "t/", &d.join("c.json"));
+    probe_in(&d.join("one"), "t", &d.join("mixed/a.json"));
+    probe_in(&d.join("two"), "t", &d.join("mixed/b.json"));
+    let tree = fs::canonicalize(d.join("one/t")).unwrap();
+    let doc: Value = serde_json::from_str(&fs::read_to_string(d.join("c.json")).unwrap()).unwrap();
+    assert_eq!(doc["env"]["root"], tree.display().to_string());
+    let doc = json(d, &["same", "c.json"]);
+    assert_eq!(doc["variants"], serde_json::json!(["same", "c"]), "{doc}");
+    let doc = json(d, &["x=same/a.json", "x=same/b.json", "c.json"]);
+    assert_eq!(doc["variants"], serde_json::json!(["x", "c"]), "{doc}");
+    let out = compare(d, &["mixed", "c.json"]);
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    let other = fs::canonicalize(d.join("two/t")).unwrap();
+    assert!(
+        e.contains("mixed: pools probe runs that differ in root")
+            && e.contains(&format!("root ({} vs {})", tree.display(), other.display())),
+        "{e}"
+    );
+}
+
+/// Runs of an older irqlab record no root, only their command line: the
+/// root typed there is compared without `.` components (`./t` is `t`),
+/// and runs pooled by a relative one are flagged, since the working
+/// directory it was typed in is unknown.
+#[test]
+fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    common::synth_into(&common::spec(4, 8), &d.join("t"));
+    fs::create_dir_all(d.join("old")).unwrap();
+    for (name, typed) in [("a", "./t"), ("b", "t/"), ("c", "t")] {
+        let file = d.join(format!("old/{name}.json"));
+        probe_in(d, typed, &file);
+        let mut doc: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+        doc["env"].as_object_mut().unwrap().remove("root");
+        fs::write(&file, doc.to_string()).unwrap();
+    }
+    fs::rename(d.join("old/c.json"), d.join("c.json")).unwrap();
+    let warned = |doc: &Value, want: &str| {
+        let w = doc["notes"].as_array().unwrap();
+        assert!(
+            w.iter().any(|w| w.as_str().unwrap().contains(want)),
+            "{w:?}"
+        );
+    };
+    let doc = json(d, &["old", "c.json"]);
+    assert_eq!(doc["variants"], serde_json::json!(["old", "c"]), "{doc}");
+    warned(
+        &doc,
+        "old: pools probe runs by the root their command lines typed (t, relative): these \
+         runs do not record their working directory",
+    );
+    let doc = json(d, &["x=old/a.json", "x=c.json", "y=old/b.json", "y=c.json"]);
+    assert_eq!(doc["variants"], serde_json::json!(["x", "y"]), "{doc}");
+    warned(
+        &doc,
+        "x= pools runs by the root their command lines typed (t, relative)",
+    );
 }

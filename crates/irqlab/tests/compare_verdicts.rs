@@ -162,6 +162,57 @@ fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
     assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
 }
 
+/// Bench runs are told apart by the tree their `env.json` records
+/// (`root`, absolute): `--root t` typed in two directories is two trees,
+/// kept apart. Older runs without it pool by the root their command line
+/// typed, `./t` as `t`, with a note that the working directory is unknown.
+#[test]
+fn bench_runs_are_told_apart_by_the_recorded_tree_not_the_typed_root() {
+    let tmp = TempDir::new().unwrap();
+    let env = |dir: &Path, typed: &str, root: Option<&str>| {
+        let mut env = serde_json::json!({"command": ["irqlab", "bench", "--root", typed],
+            "kernel_release": "6.1.0", "boot_id": "b1", "warnings": []});
+        if let Some(r) = root {
+            env["root"] = r.into();
+        }
+        fs::write(dir.join("env.json"), env.to_string()).unwrap();
+    };
+    let metrics = |c: f64| vec![("round_trips_per_sec", around(c, 5))];
+    for (run, typed, root) in [
+        ("new/one", "t", Some("/w/one/t")),
+        ("new/two", "t", Some("/w/two/t")),
+        ("old/one", "./t", None),
+        ("old/two", "t/", None),
+    ] {
+        let dir = tmp.path().join(run);
+        bench_run(&dir, "ipi", "tip", "b1", &metrics(5e4));
+        env(&dir, typed, root);
+    }
+    let doc = json(tmp.path(), &["new"]);
+    assert_eq!(
+        doc["variants"],
+        serde_json::json!(["tip@one", "tip@two"]),
+        "{doc}"
+    );
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("differ in root (/w/one/t vs /w/two/t)"),
+        "{doc}"
+    );
+    let doc = json(tmp.path(), &["a=old", "b=new/one"]);
+    assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
+    let typed = "variant \"tip\" pools runs by the root their command lines typed (t, relative)";
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(typed)),
+        "{doc}"
+    );
+}
+
 /// Two bench runs of different workloads are not variants of one
 /// experiment: refused (exit 2) naming both workloads, whichever is the
 /// baseline, also when one directory splits into `label@run` variants;

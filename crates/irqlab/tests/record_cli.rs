@@ -553,6 +553,7 @@ fn bad_flags_are_usage_errors_before_anything_is_written() {
         vec!["record", "-i", "0s", "-o"],
         vec!["record", "--segment", "0s", "-o"],
         vec!["record", "--duration", "0s", "-o"],
+        vec!["record", "--duration", "8761h", "-o"],
         vec!["record", "--segment-changes", "0", "-o"],
         vec!["record", "--merge", "-1s", "-o"],
         vec!["record", "--merge", "abc", "-o"],

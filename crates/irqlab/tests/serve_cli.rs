@@ -213,6 +213,43 @@ fn intervals_outside_their_bounds_are_usage_errors() {
     }
 }
 
+/// `--duration` is more than 0 and at most 8760h (as `record -d`): above,
+/// a usage error naming the flag and the range, before anything listens;
+/// shorter than `-i` is one interval of it (the paced runs' one rule).
+#[test]
+fn duration_outside_its_bounds_is_a_usage_error() {
+    for (value, bound) in [
+        ("8761h", "at most 8760h (365 days)"),
+        ("99999999999h", "at most 8760h (365 days)"),
+        ("0", "must be > 0"),
+        ("-1s", "negative"),
+    ] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--duration", value])
+            .args(["--root", "/nonexistent"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--duration {value}: {err}");
+        assert!(
+            err.contains("--duration") && err.contains(bound),
+            "--duration {value}: {err}"
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("serve")
+        .arg("--root")
+        .arg(d.path())
+        .args(["--listen", "127.0.0.1:0", "-i", "1s", "--duration", "100ms"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
 /// `promtool check metrics` on the body in both namings and two per-CPU
 /// modes; skips (saying so) without promtool (tools/install-prometheus.sh).
 #[test]

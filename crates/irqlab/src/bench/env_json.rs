@@ -22,6 +22,8 @@ pub struct IrqAffinity {
 pub struct BenchEnvironment {
     #[serde(flatten)]
     pub env: Environment,
+    /// The tree read ([`tree_root`]): what `compare` tells runs apart by.
+    pub root: String,
     pub irqs: Vec<IrqAffinity>,
     /// Whether /proc/stat's irq and softirq times are measured or tick
     /// samples (`bench::irqtime`); filled in by the trial loop.
@@ -43,9 +45,22 @@ pub fn collect(fs: &HostFs, sel: &Measured, started_at: String) -> BenchEnvironm
         .collect();
     BenchEnvironment {
         env: crate::env::collect(fs, started_at),
+        root: tree_root(fs.root()),
         irqs,
         irq_time_accounting: String::new(),
     }
+}
+
+/// The tree a run reads, as recorded for `compare` (bench's `env.json`
+/// and probe's `env` `root`): absolute and canonical (`./t`, `t` and a
+/// link to it are one tree; `t` from two working directories two), else
+/// absolute, else as given; `/` for the live host.
+pub fn tree_root(root: &std::path::Path) -> String {
+    std::fs::canonicalize(root)
+        .or_else(|_| std::path::absolute(root))
+        .unwrap_or_else(|_| root.to_path_buf())
+        .display()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -68,5 +83,10 @@ mod tests {
         assert_eq!(env.irqs[0].smp_affinity_list.as_deref(), Some("0-1"));
         let json = serde_json::to_value(&env).unwrap();
         assert_eq!(json["boot_id"], "unknown", "flattened: {json}");
+        let canonical = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(json["root"], canonical.display().to_string());
+        let dotted = dir.path().join(".").join("proc").join("..");
+        assert_eq!(tree_root(&dotted), canonical.display().to_string());
+        assert_eq!(tree_root(std::path::Path::new("/")), "/");
     }
 }

@@ -123,14 +123,19 @@ fn refused_by_kernel(e: &anyhow::Error) -> Option<&'static str> {
 }
 
 /// `24 (ACPI:Ged), 26 (ttyS0)` from `proc/interrupts`, or the `proc/irq`
-/// directory names when it is unreadable.
+/// directory names when it is unreadable; when it is refused (cut inside
+/// its last line: never parsed as if complete) the directory names say so
+/// and why.
 fn available_irqs(guard: &SystemGuard) -> String {
+    let fs = guard.fs();
     let mut buf = Vec::new();
-    let parsed = guard
-        .fs()
-        .read_once(paths::PROC_INTERRUPTS, &mut buf)
-        .ok()
-        .and_then(|(n, _)| Interrupts::parse(buf.get(..n).unwrap_or_default()).ok());
+    let read = fs.read_once_text(paths::PROC_INTERRUPTS, &mut buf);
+    let refused = read
+        .as_ref()
+        .err()
+        .filter(|e| crate::host::is_refusal(e))
+        .map(|e| e.to_string());
+    let parsed = read.ok().and_then(|text| Interrupts::parse(text).ok());
     let list: Vec<String> = match parsed {
         Some(m) => m
             .rows()
@@ -140,12 +145,19 @@ fn available_irqs(guard: &SystemGuard) -> String {
                 r.irq.map(|n| format!("{n} ({})", actions.join(",")))
             })
             .collect(),
-        None => guard.fs().list_dir(paths::PROC_IRQ),
+        None => fs.list_dir(paths::PROC_IRQ),
     };
-    if list.is_empty() {
-        "none found".into()
+    let shown = if list.is_empty() {
+        "none found".to_string()
     } else {
         list.join(", ")
+    };
+    match refused {
+        Some(why) => format!(
+            "{shown} (the directories of {}; {why})",
+            fs.path(paths::PROC_IRQ).display()
+        ),
+        None => shown,
     }
 }
 

@@ -146,12 +146,24 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs).map_err(|_| format!("duration out of range: {t:?}"))
 }
 
-/// Value parser for a duration that must be longer than zero (sampling
-/// intervals, trial lengths).
+/// Longest run of [`positive_duration`] (`record -d`, `record
+/// --segment`, `serve --duration`): a year. Far inside what the paced
+/// run's deadline (start + duration, an `Instant`) holds exactly; a
+/// longer run is one without the flag, ended by a signal.
+pub const MAX_RUN: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Value parser for a run length (`record -d`, `record --segment`, `serve
+/// --duration`): a [`duration`] above 0 and at most [`MAX_RUN`].
 pub fn positive_duration(s: &str) -> Result<Duration, String> {
     let d = duration(s)?;
     if d.is_zero() {
         return Err(format!("the duration must be > 0, found {:?}", s.trim()));
+    }
+    if d > MAX_RUN {
+        return Err(format!(
+            "{} is longer than the longest run: more than 0 and at most 8760h (365 days)",
+            s.trim()
+        ));
     }
     Ok(d)
 }
@@ -262,6 +274,10 @@ mod tests {
         assert!(positive_duration("0ms").unwrap_err().contains("> 0"));
         assert!(positive_duration("-2s").unwrap_err().contains("negative"));
         assert_eq!(positive_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(positive_duration("8760h"), Ok(MAX_RUN));
+        assert!(positive_duration("8761h")
+            .unwrap_err()
+            .contains("longest run: more than 0 and at most 8760h (365 days)"));
     }
 
     #[test]

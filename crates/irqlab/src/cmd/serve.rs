@@ -41,8 +41,9 @@ pub struct Args {
     /// read, a later one waits for the next. At least 1ms, at most 24h.
     #[arg(long, value_name = "DURATION", default_value = "1s", conflicts_with = "interval", value_parser = super::args::interval, allow_hyphen_values = true)]
     pub min_interval: Duration,
-    /// Stop after this long (default: until interrupted).
-    #[arg(long, value_parser = super::args::positive_duration)]
+    /// Stop after this long (default: until interrupted): more than 0, at
+    /// most 8760h (365 days); with -i, cut into -i intervals as `record -d`.
+    #[arg(long, value_parser = super::args::positive_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
     /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
     /// busiest CPUs of each row plus cpu="other").

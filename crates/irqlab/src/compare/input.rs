@@ -197,7 +197,15 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         match out.variants.iter().position(|v| v.label == f.data.label) {
             Some(i) => {
                 let v = &mut out.variants[i];
-                refuse_mixed_pool(&v.label, (&first[i], &v.plan), (&f.path, &f.data.plan))?;
+                refuse_mixed(
+                    (
+                        &format!("{}= pools runs", v.label),
+                        "give each its own label",
+                    ),
+                    (&first[i], &v.plan),
+                    (&f.path, &f.data.plan),
+                    &mut out.warnings,
+                )?;
                 v.absorb(f.data)
             }
             None => {
@@ -209,22 +217,30 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     Ok(out)
 }
 
-/// Runs pooled under one label must agree on what their inputs record
-/// (bench: workload, trial length; both: root, kernel, machine): a usage
-/// error naming both inputs and the fields that differ.
-fn refuse_mixed_pool(
-    label: &str,
+/// Runs pooled as one variant must agree on what their inputs record
+/// (bench: workload, trial length; both: root, kernel, machine): else a
+/// usage error, `{pool} that differ in {fields}: {a} and {b}; {hint}`.
+/// Runs pooled by a relative root as typed (older runs) are warned about.
+fn refuse_mixed(
+    (pool, hint): (&str, &str),
     (a, plan_a): (&Path, &[(String, String)]),
     (b, plan_b): (&Path, &[(String, String)]),
+    warns: &mut Vec<String>,
 ) -> Result<()> {
-    match bench::differing_field(plan_a, plan_b) {
-        Some(field) => Err(super::usage(format!(
-            "{label}= pools runs that differ in {field}: {} and {}; give each its own label",
+    if let Some(field) = bench::differing_field(plan_a, plan_b) {
+        return Err(super::usage(format!(
+            "{pool} that differ in {field}: {} and {}; {hint}",
             a.display(),
             b.display()
-        ))),
-        None => Ok(()),
+        )));
     }
+    if let Some(root) = bench::root_as_typed(plan_b) {
+        let w = bench::as_typed_warning(pool, root);
+        if !warns.contains(&w) {
+            warns.push(w);
+        }
+    }
+    Ok(())
 }
 
 /// Labels that collide across arguments (and were not given with `LABEL=`
@@ -329,7 +345,7 @@ fn load_one(
                     marker.display()
                 );
             }
-            return per_iteration_dir(path, opts, named).map(|v| vec![v]);
+            return per_iteration_dir(path, opts, named, warns).map(|v| vec![v]);
         }
         return bench::load_runs(&runs, &name_of(path), warns);
     }
@@ -437,7 +453,12 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn per_iteration_dir(dir: &Path, opts: &LoadOpts, named: &mut bool) -> Result<VariantData> {
+fn per_iteration_dir(
+    dir: &Path,
+    opts: &LoadOpts,
+    named: &mut bool,
+    warns: &mut Vec<String>,
+) -> Result<VariantData> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let entry = entry?;
@@ -460,7 +481,15 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts, named: &mut bool) -> Result<Va
         if name.ends_with(".json") {
             let run = probe_run(&path)?;
             if let Some(first) = &first_probe {
-                refuse_mixed_dir(dir, (first, &v.plan), (&path, &run.plan))?;
+                refuse_mixed(
+                    (
+                        &format!("{}: pools probe runs", dir.display()),
+                        "give each its own label (LABEL=FILE)",
+                    ),
+                    (first, &v.plan),
+                    (&path, &run.plan),
+                    warns,
+                )?;
             } else {
                 first_probe = Some(path.clone());
             }
@@ -480,25 +509,6 @@ fn per_iteration_dir(dir: &Path, opts: &LoadOpts, named: &mut bool) -> Result<Va
         *named = true;
     }
     Ok(v)
-}
-
-/// Probe runs in one directory are pooled as one variant: they must agree
-/// on root, kernel and machine, else a usage error names both files.
-fn refuse_mixed_dir(
-    dir: &Path,
-    (a, plan_a): (&Path, &[(String, String)]),
-    (b, plan_b): (&Path, &[(String, String)]),
-) -> Result<()> {
-    match bench::differing_field(plan_a, plan_b) {
-        Some(field) => Err(super::usage(format!(
-            "{}: pools probe runs that differ in {field}: {} and {}; \
-             give each its own label (LABEL=FILE)",
-            dir.display(),
-            a.display(),
-            b.display()
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// One probe run file inside a directory of runs: one trial per metric.

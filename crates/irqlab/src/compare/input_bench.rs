@@ -131,21 +131,27 @@ pub fn differing_field(a: &[(String, String)], b: &[(String, String)]) -> Option
 }
 
 /// What must agree before probe runs may be pooled under one variant: the
-/// [`machine_signature`] of the run's `env.machine`.
+/// [`machine_signature`] of the run's `env.machine`, with the tree it
+/// recorded (`env.root`).
 pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
-    machine_signature(&doc["env"]["machine"])
+    machine_signature(&doc["env"]["machine"], doc["env"]["root"].as_str())
 }
 
 /// What must agree before runs may be pooled, from the environment a run
 /// records (bench `env.json`, probe `env.machine`): the tree read (`root`:
-/// `/` for the live host, else the `--root` of the recorded command line),
-/// the kernel, the host name and the CPU model. Only fields the record
-/// has; a null value is `unknown`.
-pub fn machine_signature(m: &Value) -> Vec<(String, String)> {
+/// as the run recorded it, absolute and canonical; for a run of an older
+/// irqlab, which did not, the [`typed_root`] of its command line), the
+/// kernel, the host name and the CPU model. Only fields the record has;
+/// a null value is `unknown`.
+pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if let Some(argv) = m["command"].as_array() {
+    let typed = || {
+        let argv = m["command"].as_array()?;
         let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
-        out.push(("root".to_string(), root_of(&argv).to_string()));
+        Some(typed_root(root_of(&argv)))
+    };
+    if let Some(r) = root.map(str::to_string).or_else(typed) {
+        out.push(("root".to_string(), r));
     }
     for (field, key) in [
         ("kernel", "kernel_release"),
@@ -162,13 +168,52 @@ pub fn machine_signature(m: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// What follows a relative root taken from an older run's command line.
+const AS_TYPED: &str = " (relative, as typed)";
+
+/// The root of an older run's command line, without `.` components and
+/// trailing slashes (`./t/` is `t`: one working directory's same tree). A
+/// relative one is marked [`AS_TYPED`]: the working directory was not
+/// recorded, so it can neither be resolved nor told apart from the same
+/// name typed elsewhere.
+pub fn typed_root(typed: &str) -> String {
+    let path = Path::new(typed);
+    let norm: PathBuf = path
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    match norm.as_os_str().is_empty() {
+        true => format!(".{AS_TYPED}"),
+        false if path.is_absolute() => norm.display().to_string(),
+        false => format!("{}{AS_TYPED}", norm.display()),
+    }
+}
+
+/// The root of a signature when it is only a relative root as typed
+/// ([`typed_root`]): what a warning about pooling such runs names.
+pub fn root_as_typed(plan: &[(String, String)]) -> Option<&str> {
+    plan.iter()
+        .find(|(k, _)| k == "root")
+        .and_then(|(_, v)| v.strip_suffix(AS_TYPED))
+}
+
+/// The warning for runs pooled by a relative root as typed: `pool` says
+/// what pools them (`a= pools runs`, `DIR: pools probe runs`).
+pub fn as_typed_warning(pool: &str, root: &str) -> String {
+    format!(
+        "{pool} by the root their command lines typed ({root}, relative): these runs do \
+         not record their working directory, so the same name typed in different \
+         directories cannot be told apart"
+    )
+}
+
 /// The [`machine_signature`] of a bench run directory's `env.json`; empty
 /// without a readable one.
 fn run_machine(run: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(run.join("env.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .map(|env| machine_signature(&env))
+        .map(|env| machine_signature(&env, env["root"].as_str()))
         .unwrap_or_default()
 }
 
@@ -270,6 +315,9 @@ pub fn load_runs(
                         runs.len(),
                         runs.join(", ")
                     ));
+                    if let Some(root) = root_as_typed(&v.plan) {
+                        warns.push(as_typed_warning(&format!("variant {l:?} pools runs"), root));
+                    }
                 }
                 variants.push(v);
             }
@@ -459,10 +507,31 @@ mod tests {
         assert_eq!(live[0], ("root".to_string(), "/".to_string()));
         assert_eq!(
             differing_field(&live, &fake).unwrap(),
-            "root (/ vs t), kernel (6.1 vs unknown)"
+            "root (/ vs t (relative, as typed)), kernel (6.1 vs unknown)"
         );
         assert_eq!(differing_field(&fake, &eq), None);
+        assert_eq!(root_as_typed(&fake), Some("t"));
+        assert_eq!(root_as_typed(&live), None);
         // A file that records no environment is not checked.
         assert!(probe_signature(&json!({"kind": "probe"})).is_empty());
+    }
+
+    #[test]
+    fn a_recorded_root_wins_and_a_typed_one_loses_only_its_dots() {
+        let mut doc = json!({"env": {"root": "/srv/t",
+            "machine": {"command": ["irqlab", "probe", "--root", "t"]}}});
+        assert_eq!(probe_signature(&doc)[0].1, "/srv/t");
+        doc["env"].as_object_mut().unwrap().remove("root");
+        assert_eq!(probe_signature(&doc)[0].1, "t (relative, as typed)");
+        for (typed, want) in [
+            ("./t/", "t (relative, as typed)"),
+            ("a/./t", "a/t (relative, as typed)"),
+            ("../t", "../t (relative, as typed)"),
+            (".", ". (relative, as typed)"),
+            ("/srv/./t/", "/srv/t"),
+            ("/", "/"),
+        ] {
+            assert_eq!(typed_root(typed), want, "{typed}");
+        }
     }
 }

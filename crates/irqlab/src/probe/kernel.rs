@@ -179,19 +179,16 @@ pub struct Walk {
 }
 
 /// The walk facts of `/proc/interrupts` under `fs`, with `nr_irqs` as the
-/// counters saw it.
-pub fn walk(fs: &HostFs, max_pos: Option<i64>) -> Walk {
+/// counters saw it; `note` gets why the rows and CPUs are unknown, if so.
+pub fn walk(fs: &HostFs, max_pos: Option<i64>, note: &mut impl FnMut(&str)) -> Walk {
     let irqs: Vec<u32> = fs
         .list_dir(paths::SYS_KERNEL_IRQ)
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect();
-    let mut buf = Vec::new();
-    let parsed = fs
-        .read_once(paths::PROC_INTERRUPTS, &mut buf)
-        .ok()
-        .and_then(|(n, _)| buf.get(..n))
-        .and_then(|b| irqlab_core::Interrupts::parse(b).ok());
+    let parsed = super::target::interrupts(fs)
+        .map_err(|why| note(&format!("walk's IRQ rows and CPUs unknown: {why}")))
+        .ok();
     Walk {
         nr_irqs: max_pos,
         irq_rows: parsed
@@ -411,11 +408,38 @@ mod tests {
         for i in ["0", "43"] {
             std::fs::create_dir_all(r.join("sys/kernel/irq").join(i)).unwrap();
         }
-        let w = walk(&HostFs::new(r), Some(424));
+        let w = walk(&HostFs::new(r), Some(424), &mut |n| panic!("{n}"));
         assert_eq!(w.irq_rows, Some(2));
         assert_eq!(w.cpus, Some(2));
         assert_eq!((w.descriptors, w.descriptor_bound), (2, Some(44)));
         assert_eq!(w.nr_irqs, Some(424));
+    }
+
+    #[test]
+    fn walk_of_a_truncated_proc_interrupts_is_unknown_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("proc")).unwrap();
+        std::fs::write(
+            r.join("proc/interrupts"),
+            "           CPU0       CPU1\n  0:  5  0  IO-APIC 2-edge timer\n 43:  1  2  PCI-MSI eth",
+        )
+        .unwrap();
+        let mut notes = Vec::new();
+        let w = walk(&HostFs::new(r), Some(424), &mut |n| {
+            notes.push(n.to_string())
+        });
+        assert_eq!((w.irq_rows, w.cpus), (None, None));
+        let want = format!(
+            "walk's IRQ rows and CPUs unknown: {}:3: truncated line (no newline at end of file)",
+            r.join("proc/interrupts").display()
+        );
+        assert_eq!(notes, [want]);
+        let line = super::super::output::walk_line(&w);
+        assert!(
+            line.contains("? numbered IRQ rows printed (? of the 424"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn run(
     }
     let start = clock::now()?;
     let started_at = clock::rfc3339_utc(start.wall_ns);
-    let mut env = target::environment(fs, started_at.clone());
+    let mut env = target::environment(fs, started_at.clone(), &mut note);
     env.reads = plan.reads;
     env.buffers = plan.buffers.clone();
     env.pinned_cpu = plan.cpu;
@@ -85,7 +85,7 @@ pub fn run(
     let kernel = match kernel {
         Some(k) => {
             let max = k.counts()?.show_max_pos;
-            let mut walk = kernel::walk(fs, (max > 0).then_some(max));
+            let mut walk = kernel::walk(fs, (max > 0).then_some(max), &mut note);
             if walk.nr_irqs.is_none() {
                 walk.nr_irqs_read = k.read_nr_irqs(fs, walk.descriptor_bound);
             }

@@ -258,7 +258,9 @@ pub fn walk_line(w: &Walk) -> String {
         .map_or_else(String::new, |b| format!(", largest + 1 = {b}"));
     match w.nr_irqs {
         Some(n) => {
-            let rows = w.irq_rows.unwrap_or(0) as i64;
+            let silent = w
+                .irq_rows
+                .map_or_else(|| "?".to_string(), |r| (n - r as i64).max(0).to_string());
             format!(
                 "{} walk: nr_irqs = {n} (largest position show_interrupts() was \
                  called with; that position prints the arch rows), so one full walk is {} \
@@ -268,7 +270,7 @@ pub fn walk_line(w: &Walk) -> String {
                 shown::PROC_INTERRUPTS,
                 n + 1,
                 opt(w.irq_rows),
-                (n - rows).max(0),
+                silent,
                 opt(w.cpus),
                 plural(w.descriptors, "descriptor"),
                 shown::SYS_KERNEL_IRQ,
@@ -355,7 +357,7 @@ pub fn trial(r: &ProbeReport) -> TrialRecord {
 pub fn to_json(r: &ProbeReport) -> Value {
     let e = &r.env;
     let mut env = json!({
-        "kernel": e.kernel(), "boot_id": e.boot_id(), "cpus": e.cpus,
+        "kernel": e.kernel(), "boot_id": e.boot_id(), "root": e.root, "cpus": e.cpus,
         "irq_descriptors": e.irq_descriptors, "proc_irq_dirs": e.proc_irq_dirs,
         "file_sizes": e.sizes, "pinned_cpu": e.pinned_cpu, "reads": e.reads,
         "buffers": e.buffers,

@@ -5,6 +5,7 @@
 use crate::env::Environment;
 use crate::host::HostFs;
 use irqlab_core::paths::{self, shown};
+use irqlab_core::Interrupts;
 use std::collections::BTreeMap;
 
 /// One thing whose read cost is measured.
@@ -116,6 +117,8 @@ fn per_irq(
 pub struct Env {
     /// Kernel, boot id, CPU model, governors … (`None` only in tests).
     pub machine: Option<Environment>,
+    /// The tree read, absolute and canonical (`crate::bench::env_json::tree_root`).
+    pub root: Option<String>,
     /// CPU columns in the /proc/interrupts header (online CPUs).
     pub cpus: Option<usize>,
     /// Entries of /sys/kernel/irq (allocated descriptors).
@@ -141,23 +144,39 @@ impl Env {
     }
 }
 
-/// Collect what can be known about the machine under `fs`'s root.
-pub fn environment(fs: &HostFs, started_at: String) -> Env {
+/// `/proc/interrupts` under `fs` parsed, for the facts probe records
+/// beside its measurements (CPU columns, numbered rows), or why they are
+/// unknown: unreadable, cut inside its last line (never parsed as if
+/// complete), or not parseable; the reason names the file.
+pub fn interrupts(fs: &HostFs) -> Result<Interrupts, String> {
+    let rel = paths::PROC_INTERRUPTS;
+    let mut buf = Vec::new();
+    let text = fs.read_once_text(rel, &mut buf).map_err(|e| {
+        if crate::host::is_refusal(&e) {
+            e.to_string()
+        } else {
+            format!("{}: {e}", fs.path(rel).display())
+        }
+    })?;
+    Interrupts::parse(text).map_err(|e| crate::sampler::located(&fs.path(rel), &e).to_string())
+}
+
+/// Collect what can be known about the machine under `fs`'s root; `note`
+/// gets the reason of a fact left unknown.
+pub fn environment(fs: &HostFs, started_at: String, note: &mut impl FnMut(&str)) -> Env {
     let numbered = |dir: &str| {
         fs.list_dir(dir)
             .iter()
             .filter(|n| n.parse::<u32>().is_ok())
             .count()
     };
-    let mut buf = Vec::new();
-    let cpus = fs
-        .read_once(paths::PROC_INTERRUPTS, &mut buf)
-        .ok()
-        .and_then(|(n, _)| buf.get(..n))
-        .and_then(|b| irqlab_core::Interrupts::parse(b).ok())
-        .map(|i| i.cpus.len());
+    let cpus = interrupts(fs)
+        .map(|i| i.cpus.len())
+        .map_err(|why| note(&format!("CPU count unknown: {why}")))
+        .ok();
     Env {
         machine: Some(crate::env::collect(fs, started_at)),
+        root: Some(crate::bench::env_json::tree_root(fs.root())),
         cpus,
         irq_descriptors: numbered(paths::SYS_KERNEL_IRQ),
         proc_irq_dirs: numbered(paths::PROC_IRQ),
@@ -212,12 +231,36 @@ mod tests {
         // the notes name the files as read, under the root
         let under = |rel: &str| format!("{} not found, skipped", root.join(rel).display());
         assert_eq!(missing, [under("proc/softirqs"), under("proc/stat")]);
-        let env = environment(&fs, "2026-11-30T12:00:00Z".to_string());
+        let env = environment(&fs, "2026-11-30T12:00:00Z".to_string(), &mut |n| {
+            panic!("{n}")
+        });
         assert_eq!(env.kernel(), Some("6.18.0"));
         assert_eq!(env.boot_id(), Some("unknown"));
         assert_eq!(
             (env.cpus, env.irq_descriptors, env.proc_irq_dirs),
             (Some(2), 1, 2)
         );
+    }
+
+    #[test]
+    fn a_truncated_proc_interrupts_leaves_the_cpu_count_unknown_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        std::fs::write(
+            root.join("proc/interrupts"),
+            "  CPU0 CPU1\n 9: 1 2 IO-APIC 9-fasteoi acpi\n10: 3 4 IO-APIC 10-edge tt",
+        )
+        .unwrap();
+        let mut notes = Vec::new();
+        let env = environment(&HostFs::new(root), String::new(), &mut |n| {
+            notes.push(n.to_string())
+        });
+        assert_eq!(env.cpus, None);
+        let want = format!(
+            "CPU count unknown: {}:3: truncated line (no newline at end of file)",
+            root.join("proc/interrupts").display()
+        );
+        assert_eq!(notes, [want]);
     }
 }

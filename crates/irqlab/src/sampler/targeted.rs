@@ -149,7 +149,7 @@ impl Targeted {
         for &irq in irqs {
             let rel = count_path(irq);
             let path = fs.path(&rel);
-            fs.read(&rel)
+            fs.read_text(&rel)
                 .with_context(|| format!("reading {}", path.display()))?;
             let mut meta = read_meta(fs, irq)?;
             if let Some(r) = listing.rows().iter().find(|r| r.irq == Some(irq)) {
@@ -191,7 +191,9 @@ impl Targeted {
 
     /// Read the online CPUs and every `per_cpu_count` into `out`, reusing
     /// its buffers. An IRQ whose file cannot be read is left out and listed
-    /// in [`Targeted::vanished`] (the caller should re-resolve).
+    /// in [`Targeted::vanished`] (the caller should re-resolve); a file the
+    /// gateway refuses (cut inside its line, not a regular file) is an
+    /// error naming it, never parsed as if complete.
     pub fn read_into(&mut self, fs: &mut HostFs, out: &mut Interrupts) -> anyhow::Result<()> {
         self.read_online(fs)?;
         self.vanished.clear();
@@ -202,8 +204,9 @@ impl Targeted {
         let mut used = 0;
         for meta in &self.metas {
             let rel = count_path(meta.irq);
-            let bytes = match fs.read(&rel) {
+            let bytes = match fs.read_text(&rel) {
                 Ok(b) => b,
+                Err(e) if crate::host::is_refusal(&e) => return Err(e.into()),
                 Err(_) => {
                     fs.forget(&rel);
                     self.vanished.push(meta.irq);
@@ -338,6 +341,26 @@ mod tests {
         t.read_into(&mut fs, &mut m).unwrap();
         assert!(m.rows().is_empty());
         assert_eq!(t.vanished, vec![24]);
+    }
+
+    #[test]
+    fn a_truncated_per_cpu_count_is_refused_with_its_path_and_line() {
+        let d = tree();
+        let rel = "sys/kernel/irq/24/per_cpu_count";
+        let want = format!(
+            "{}:1: truncated line (no newline at end of file)",
+            d.path().join(rel).display()
+        );
+        let mut fs = HostFs::new(d.path());
+        let mut t = Targeted::open(&mut fs, &[24], &Interrupts::default()).unwrap();
+        std::fs::write(d.path().join(rel), "1,2,3,4").unwrap();
+        let mut m = Interrupts::default();
+        let e = t.read_into(&mut fs, &mut m).unwrap_err();
+        assert_eq!(format!("{e:#}"), want);
+        assert!(t.vanished.is_empty());
+        let mut fs = HostFs::new(d.path());
+        let e = Targeted::open(&mut fs, &[24], &Interrupts::default()).unwrap_err();
+        assert!(format!("{e:#}").ends_with(&want), "{e:#}");
     }
 
     #[test]

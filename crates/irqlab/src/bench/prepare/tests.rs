@@ -147,6 +147,29 @@ fn irq_affinity_round_trip_and_unknown_irq_lists_actions() {
 }
 
 #[test]
+fn unknown_irq_with_a_truncated_proc_interrupts_lists_the_directories_and_why() {
+    let interrupts = "           CPU0       CPU1\n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n 26:          0         10  IO-APIC   4-edge      tty";
+    let dir = tree(&[
+        ("proc/interrupts", interrupts),
+        ("proc/irq/24/smp_affinity_list", "0-1\n"),
+        ("proc/irq/26/smp_affinity_list", "0-1\n"),
+    ]);
+    let root = dir.path();
+    let mut g = guard(root);
+    let err = irq_affinity(&mut g, 99, &CpuList::from_cpus([1]))
+        .unwrap_err()
+        .to_string();
+    let want = format!(
+        "available IRQs: 24, 26 (the directories of {}; {}:3: truncated line (no newline at \
+         end of file))",
+        root.join("proc/irq").display(),
+        root.join("proc/interrupts").display()
+    );
+    assert!(err.ends_with(&want), "{err}");
+    g.restore().unwrap();
+}
+
+#[test]
 fn cli_value_syntax() {
     let p: PinSpec = "irq/*-eth0=0-1,3".parse().unwrap();
     assert_eq!(
