@@ -198,7 +198,7 @@ fn softirq_cells(g: &mut Grid, r: &SoftirqLine, rates: bool, wide: bool) {
         if !wide {
             g.cells(r.counts.iter().map(|c| Count(*c)));
         }
-        g.cell(r.total);
+        g.cell(Count(r.total));
     }
 }
 
