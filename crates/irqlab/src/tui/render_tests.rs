@@ -183,6 +183,25 @@ fn footer_shows_input_error_and_pause() {
     assert!(s.contains("8 CPUs") && s.contains("filter none"), "{s}");
 }
 
+/// A notice longer than the screen is wide (the files' note of paths and
+/// CPU lists) is wrapped at spaces in the footer, read whole; each of
+/// several notices starts its own line.
+#[test]
+fn a_long_notice_is_wrapped_whole_in_the_footer() {
+    let mut a = medium();
+    let note = "the files disagree on the CPUs: /some/where/a/long/root/proc/interrupts lists 4 CPUs (0-3), /some/where/a/long/root/proc/stat lists 2 CPUs (0-1); each section shows its own file's";
+    a.update(Msg::Notice(format!("not shown: proc/softirqs\n{note}")));
+    let out = render(&mut a, 60, 24);
+    let foot: Vec<&str> = out
+        .iter()
+        .map(|l| l.trim_end())
+        .skip_while(|l| !l.starts_with("not shown"))
+        .collect();
+    assert_eq!(foot[0], "not shown: proc/softirqs", "{out:#?}");
+    assert!(foot.len() > 3, "{out:#?}");
+    assert_eq!(foot[1..].join(" "), note, "{out:#?}");
+}
+
 #[test]
 fn footer_shows_strategy_self_cost_and_affinity() {
     let mut a = medium();
