@@ -428,6 +428,12 @@ fn a_softirq_row_with_no_value_has_null_totals() {
         ["HI:", "-", "-", "-"],
         "{table}"
     );
+    let legend = table.lines().skip_while(|l| !l.starts_with("Softirqs"));
+    assert_eq!(
+        legend.filter(|l| l.starts_with("- = no value")).count(),
+        1,
+        "{table}"
+    );
 }
 
 #[test]
