@@ -848,7 +848,8 @@ fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
     }
 }
 
-/// One softirq vector: deltas (`null` = gap), total, rates, total rate.
+/// One softirq vector: deltas (`null` = gap), total, rates, total rate
+/// (`total` and `total_rate` `null` when every cell is a gap).
 fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRates) {
     let secs = rates.secs();
     out.extend_from_slice(b"{\"name\":");
@@ -864,12 +865,19 @@ fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRa
         }
     }
     let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+    let no_value = total == 0 && irq_row_json::no_value(cells);
     out.extend_from_slice(b"],\"total\":");
-    int(out, total);
+    if no_value {
+        out.extend_from_slice(b"null");
+    } else {
+        int(out, total);
+    }
     out.extend_from_slice(b",\"rates\":[");
     rates.rates(out, cells);
     out.push(b']');
-    if secs > 0.0 {
+    if no_value {
+        out.extend_from_slice(b",\"total_rate\":null");
+    } else if secs > 0.0 {
         out.extend_from_slice(b",\"total_rate\":");
         write_rate(out, total as f64 / secs);
     }

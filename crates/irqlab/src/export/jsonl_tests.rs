@@ -375,6 +375,67 @@ fn a_row_with_no_value_has_null_totals() {
     assert!(shown.contains("\"total_rate\":null"), "{shown}");
 }
 
+/// A softirq vector whose count goes back on every CPU has no total and
+/// no total rate: `null` in top's line (held to serde of the report) and
+/// in show's JSON, `-` in show's table, whatever the interval; a vector
+/// with one CPU left totals that CPU.
+#[test]
+fn a_softirq_row_with_no_value_has_null_totals() {
+    let t = text(&[0, 1], &[("LOC".into(), vec![1, 2], "Local timer".into())]);
+    let soft = |t: &str| Some(Softirqs::parse(t.as_bytes()).unwrap());
+    let (mut a, mut b) = (snap(&t, 1_000), snap(&t, 1_000_001_000));
+    a.softirqs = soft("        CPU0 CPU1\n  HI: 50 60\n  NET_RX: 10 20\n");
+    b.softirqs = soft("        CPU0 CPU1\n  HI: 5 6\n  NET_RX: 15 3\n");
+    let f = Filter::default();
+    let mut same_time = b.clone();
+    same_time.mono_ns = a.mono_ns;
+    for b in [&b, &same_time] {
+        check(&a, b, &f);
+        check(&a, b, &Filter::from_flags(None, Some("1")).unwrap());
+    }
+    let row = |line: &serde_json::Value, name: &str| {
+        line["softirqs"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let line = value(&streamed(&mut JsonlWriter::default(), &a, &b, &f));
+    let hi = row(&line, "HI");
+    assert!(hi["total"].is_null() && hi["total_rate"].is_null(), "{hi}");
+    assert_eq!(hi["rates"], serde_json::json!([null, null]));
+    let net = row(&line, "NET_RX");
+    assert_eq!(
+        (net["total"].clone(), net["total_rate"].clone()),
+        (5.into(), 5.into())
+    );
+    let r = report::rates(&a, &b, &f, report::RateOpts::default());
+    let mut shown = Vec::new();
+    crate::export::report_json::write(&r, &mut shown, false).unwrap();
+    let shown = value(&String::from_utf8(shown).unwrap());
+    assert_eq!(row(&shown, "HI"), hi);
+    let mut table = Vec::new();
+    crate::export::table::write(&r, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    let hi = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("HI:"))
+        .unwrap();
+    assert_eq!(
+        hi.split_whitespace().collect::<Vec<_>>(),
+        ["HI:", "-", "-", "-"],
+        "{table}"
+    );
+    let legend = table.lines().skip_while(|l| !l.starts_with("Softirqs"));
+    assert_eq!(
+        legend.filter(|l| l.starts_with("- = no value")).count(),
+        1,
+        "{table}"
+    );
+}
+
 #[test]
 fn missing_sections_are_null_or_empty() {
     let t = text(

@@ -149,7 +149,7 @@ pub fn softirqs(w: &mut dyn Write, s: Option<&SoftirqSection>) -> std::io::Resul
         if k > 0 {
             line.push(b',');
         }
-        if r.rates.is_some() || r.total_rate.is_some() {
+        if r.rates.is_some() || r.total_rate.is_some() || r.total.is_none() {
             serde_json::to_writer(&mut line, r)?;
         } else {
             line.extend_from_slice(b"{\"name\":");
@@ -165,7 +165,7 @@ pub fn softirqs(w: &mut dyn Write, s: Option<&SoftirqSection>) -> std::io::Resul
                 }
             }
             line.extend_from_slice(b"],\"total\":");
-            irq_row_json::push_u64(&mut line, r.total);
+            irq_row_json::push_u64(&mut line, r.total.unwrap_or_default());
             line.push(b'}');
         }
         w.write_all(&line)?;
@@ -849,10 +849,12 @@ mod tests {
         use crate::report::SoftirqLine;
         let line = |name: &str, counts: Vec<Option<u64>>| SoftirqLine {
             name: name.to_string(),
-            total: counts
-                .iter()
-                .flatten()
-                .fold(0u64, |a, v| a.wrapping_add(*v)),
+            total: Some(
+                counts
+                    .iter()
+                    .flatten()
+                    .fold(0u64, |a, v| a.wrapping_add(*v)),
+            ),
             counts,
             rates: None,
             total_rate: None,
@@ -862,6 +864,11 @@ mod tests {
         rated.total_rate = Some(2.0 / 3.0);
         let mut rate_only = line("TIMER", vec![Some(0)]);
         rate_only.total_rate = Some(7.0);
+        let mut no_value = line("NET_TX", vec![None, None]);
+        no_value.total = None;
+        no_value.rates = Some(vec![None, None]);
+        let mut no_value_bare = line("BLOCK", vec![None]);
+        no_value_bare.total = None;
         let full = SoftirqSection {
             cpus: vec![0, 1, 4_294_967_295],
             rows: vec![
@@ -869,6 +876,8 @@ mod tests {
                 line("odd \"name\"\\ é\u{1}", vec![None, Some(10), Some(100)]),
                 rated,
                 rate_only,
+                no_value,
+                no_value_bare,
                 line("", Vec::new()),
             ],
         };
@@ -883,6 +892,15 @@ mod tests {
                 String::from_utf8(got).unwrap(),
                 serde_json::to_string(&s).unwrap()
             );
+        }
+        let mut got = Vec::new();
+        softirqs(&mut got, Some(&full)).unwrap();
+        let got = String::from_utf8(got).unwrap();
+        for row in [
+            r#"{"name":"NET_TX","counts":[null,null],"total":null,"rates":[null,null],"total_rate":null}"#,
+            r#"{"name":"BLOCK","counts":[null],"total":null,"total_rate":null}"#,
+        ] {
+            assert!(got.contains(row), "{got}");
         }
     }
 

@@ -198,7 +198,7 @@ fn softirq_cells(g: &mut Grid, r: &SoftirqLine, rates: bool, wide: bool) {
         if !wide {
             g.cells(r.counts.iter().map(|c| Count(*c)));
         }
-        g.cell(r.total);
+        g.cell(Count(r.total));
     }
 }
 
@@ -221,7 +221,14 @@ fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> 
         g.cell("").end_row();
     }
     writeln!(out, "\nSoftirqs ({})", super::plural(s.cpus.len(), "CPU"))?;
-    g.write_to(out)
+    g.write_to(out)?;
+    if s.rows.iter().any(|r| r.counts.contains(&None)) {
+        writeln!(
+            out,
+            "- = no value: CPU went on/offline or counter reset during the interval"
+        )?;
+    }
+    Ok(())
 }
 
 fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {

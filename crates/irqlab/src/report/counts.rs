@@ -133,7 +133,7 @@ pub(super) fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
             let c = pick(&r.counts, &cols);
             SoftirqLine {
                 name: r.name.clone(),
-                total: c.iter().sum(),
+                total: Some(c.iter().sum()),
                 counts: c.into_iter().map(Some).collect(),
                 rates: None,
                 total_rate: None,

@@ -88,20 +88,49 @@ pub struct SoftirqSection {
     pub rows: Vec<SoftirqLine>,
 }
 
-#[derive(Debug, Serialize)]
+/// One softirq vector. Its JSON: `name`, `counts`, `total`, then in rates
+/// mode `rates` and `total_rate` (absent without an interval, `null`
+/// with `total` when no cell has a value).
+#[derive(Debug)]
 pub struct SoftirqLine {
     pub name: String,
     /// Counts (snapshot) or per-interval deltas (rates mode); null = gap.
     pub counts: Vec<Option<u64>>,
-    pub total: u64,
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_rates")]
+    /// The sum of the cells that have a value; `None` when no cell has
+    /// one (every one a gap).
+    pub total: Option<u64>,
     pub rates: Option<Vec<Option<f64>>>,
     /// Rounded as `rates` are (integral values as integers, else to 0.001).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "ser_total_rate"
-    )]
     pub total_rate: Option<f64>,
+}
+
+impl Serialize for SoftirqLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Rates<'a>(&'a Option<Vec<Option<f64>>>);
+        impl Serialize for Rates<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                ser_rates(self.0, s)
+            }
+        }
+        struct TotalRate(Option<f64>);
+        impl Serialize for TotalRate {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                ser_total_rate(&self.0, s)
+            }
+        }
+        let mut st = s.serialize_struct("SoftirqLine", 5)?;
+        st.serialize_field("name", &self.name)?;
+        st.serialize_field("counts", &self.counts)?;
+        st.serialize_field("total", &self.total)?;
+        if self.rates.is_some() {
+            st.serialize_field("rates", &Rates(&self.rates))?;
+        }
+        if self.total_rate.is_some() || self.total.is_none() {
+            st.serialize_field("total_rate", &TotalRate(self.total_rate))?;
+        }
+        st.end()
+    }
 }
 
 #[derive(Debug, Default, Serialize)]

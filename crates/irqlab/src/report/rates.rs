@@ -110,6 +110,14 @@ pub(super) fn irq_rates(
     }
 }
 
+/// The total of a row's cells (`None` = gap): the sum of those that have
+/// a value, `None` when none has one (an empty row totals 0).
+fn valued_total(cells: &[Option<u64>]) -> Option<u64> {
+    let total: u64 = cells.iter().flatten().sum();
+    let none = total == 0 && !cells.is_empty() && cells.iter().all(Option::is_none);
+    (!none).then_some(total)
+}
+
 pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {
     let d = delta::softirqs_delta(o, n, secs);
     let cols = f.columns(&d.cpus);
@@ -120,13 +128,13 @@ pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -
             let cells = pick(&r.cells, &cols);
             let (counts, rates, _) = cells_out(&cells, secs, true);
             let counts = counts.unwrap_or_default();
-            let total: u64 = counts.iter().flatten().sum();
+            let total = valued_total(&counts);
             SoftirqLine {
                 name: r.name.clone(),
                 counts,
                 total,
                 rates: Some(rates),
-                total_rate: (secs > 0.0).then(|| total as f64 / secs),
+                total_rate: total.filter(|_| secs > 0.0).map(|t| t as f64 / secs),
             }
         })
         .collect();

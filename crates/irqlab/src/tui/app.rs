@@ -429,12 +429,7 @@ impl App {
         if self.cpus.is_none() || line.shape != Shape::PerCpu {
             return line.total_rate;
         }
-        let rates = line.rates.as_ref()?;
-        Some(
-            cols.iter()
-                .filter_map(|&(i, _)| rates.get(i).copied().flatten())
-                .sum(),
-        )
+        rate_over(line.rates.as_deref()?, cols)
     }
 
     fn keep(&self, line: &IrqLine) -> bool {
@@ -485,6 +480,21 @@ fn delete_word(text: &mut String) {
     text.truncate(cut);
 }
 
+/// The rate of a row over the columns `cols` of its `rates`: the sum of
+/// those that have a value, `None` when none has one (all gaps).
+pub fn rate_over(rates: &[Option<f64>], cols: &[(usize, u32)]) -> Option<f64> {
+    let mut valued = cols.is_empty();
+    let mut sum = 0.0;
+    for v in cols
+        .iter()
+        .filter_map(|&(i, _)| rates.get(i).copied().flatten())
+    {
+        sum += v;
+        valued = true;
+    }
+    valued.then_some(sum)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,6 +504,16 @@ mod tests {
         let mut a = App::new(Duration::from_secs(1), false);
         a.update(Msg::Sample(Box::new(fixtures::small_sample())));
         a
+    }
+
+    /// A row's rate over selected CPUs sums the cells that have a value;
+    /// none when every selected cell is a gap (an IRQ row's too).
+    #[test]
+    fn a_rate_over_selected_gaps_is_none() {
+        let rates = [None, Some(2.0), None, Some(0.5)];
+        assert_eq!(rate_over(&rates, &[(1, 1), (2, 2), (3, 3)]), Some(2.5));
+        assert_eq!(rate_over(&rates, &[(0, 0), (2, 2)]), None);
+        assert_eq!(rate_over(&rates, &[]), Some(0.0));
     }
 
     fn keys(a: &mut App, ks: &[Key]) {

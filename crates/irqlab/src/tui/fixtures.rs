@@ -13,9 +13,14 @@ use irqlab_core::{Interrupts, Snapshot, Softirqs, Stat};
 /// Two snapshots of a synth machine, 1 s apart, and the sample from them.
 pub fn sample(cpus: u32, irqs: u32) -> FrameView {
     let (old, new) = snapshots(cpus, irqs);
+    sample_of(&old, &new, cpus)
+}
+
+/// The sample of two snapshots of a `cpus`-CPU machine.
+pub fn sample_of(old: &Snapshot, new: &Snapshot, cpus: u32) -> FrameView {
     let mut report = report::rates(
-        &old,
-        &new,
+        old,
+        new,
         &Filter::default(),
         report::RateOpts {
             deltas: true,

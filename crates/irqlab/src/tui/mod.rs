@@ -100,6 +100,18 @@ pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
     }
 }
 
+/// What the first sample says, as `top --batch` says it on stderr: the
+/// files not shown, and the files disagreeing on the CPUs.
+fn opening_notes(root: &std::path::Path, live: &LiveSampler) -> Vec<String> {
+    let mut notes: Vec<String> = (live.missing().into_iter())
+        .map(|m| format!("not shown: {m}"))
+        .collect();
+    if let Some(n) = crate::filter::warnings::snapshot_disagreement(root, live.latest()) {
+        notes.push(n.strip_prefix("irqlab: note: ").unwrap_or(&n).to_string());
+    }
+    notes
+}
+
 /// Run the interactive UI until the user quits (`None`) or SIGINT/SIGTERM
 /// arrives (`Some(signal)`: the command exits 128 + signal, as `bench`).
 pub fn run(cfg: TuiConfig) -> anyhow::Result<Option<i32>> {
@@ -118,19 +130,19 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
     let mut app = initial_app(&cfg, color_enabled())?;
     let plan = plan(&cfg, &app);
     let mut tracing = None;
+    let mut notes = Vec::new();
     if trace {
-        let (t, notes) = top_trace::start(&plan.root, &plan.filter)?;
-        for n in notes {
-            app.update(app::Msg::Notice(format!("trace: {n}")));
-        }
+        let (t, trace_notes) = top_trace::start(&plan.root, &plan.filter)?;
+        notes.extend(trace_notes.iter().map(|n| format!("trace: {n}")));
         tracing = Some(t);
     }
     let live = LiveSampler::open(&plan).context("first sample")?;
     if let Some(t) = tracing.as_mut() {
         t.tick()?; // the traced baseline, just after the sampler's
     }
-    for m in live.missing() {
-        app.update(app::Msg::Notice(format!("not shown: {m}")));
+    notes.extend(opening_notes(&plan.root, &live));
+    if !notes.is_empty() {
+        app.update(app::Msg::Notice(notes.join("\n")));
     }
     app.update(app::Msg::Why(live.why().to_string()));
     let stop = crate::sampler::Stop::install_interactive()?;
@@ -157,6 +169,68 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    /// A synth tree of 4 CPUs under `dir`, `/proc/stat` listing only
+    /// CPUs 0 and 1 when `trim`.
+    fn tree(dir: &std::path::Path, trim: bool) {
+        use irqlab_core::render::{Arch, Era};
+        let spec = irqlab_core::synth::SynthSpec {
+            cpus: 4,
+            irqs: 3,
+            nr_irqs: 424,
+            arch: Arch::X86,
+            era: Era::E3,
+            offline: vec![],
+            seed: 1,
+        };
+        for (path, mut bytes) in spec.build().unwrap().files() {
+            if trim && path == irqlab_core::paths::PROC_STAT {
+                let text = String::from_utf8(bytes).unwrap();
+                let keep = |l: &&str| !l.starts_with("cpu2 ") && !l.starts_with("cpu3 ");
+                bytes = text
+                    .lines()
+                    .filter(keep)
+                    .map(|l| format!("{l}\n"))
+                    .collect::<String>()
+                    .into();
+            }
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+
+    /// The interactive top says what `top --batch` says on stderr when
+    /// the files disagree on the CPUs, and nothing on a consistent tree.
+    #[test]
+    fn files_that_disagree_on_the_cpus_get_a_note() {
+        for trim in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            tree(dir.path(), trim);
+            let cfg = TuiConfig {
+                root: dir.path().into(),
+                interval: Duration::from_millis(100),
+                irq: None,
+                exclude: None,
+                cpus: None,
+                strategy: Choice::ProcInterrupts,
+                sort: SortKey::Rate,
+                threshold: None,
+                verbose: false,
+            };
+            let app = initial_app(&cfg, false).unwrap();
+            let live = LiveSampler::open(&plan(&cfg, &app)).unwrap();
+            let notes = opening_notes(dir.path(), &live);
+            let want = format!(
+                "the files disagree on the CPUs: {} lists 4 CPUs (0-3), {} lists 2 CPUs (0-1), {} lists 4 CPUs (0-3); each section shows its own file's",
+                dir.path().join("proc/interrupts").display(),
+                dir.path().join("proc/stat").display(),
+                dir.path().join("proc/softirqs").display(),
+            );
+            let want: Vec<String> = if trim { vec![want] } else { vec![] };
+            assert_eq!(notes, want);
+        }
+    }
 
     #[test]
     fn colour_needs_colours_and_no_no_color() {

@@ -8,7 +8,7 @@
 //! the columns that fit are drawn (from `App::cpu_offset`), so no line is
 //! ever wider than the area, whatever the CPU count.
 
-use super::app::App;
+use super::app::{self, App};
 use super::format::{self, bold, heat, right, styled, CELL};
 use crate::report::name_of;
 use crate::report::IrqLine;
@@ -206,16 +206,9 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
     }
     head.extend(cpu_headers(shown));
     let body = visible.iter().map(|r| {
-        let rate: Option<f64> = r.rates.as_ref().map(|v| {
-            shown
-                .iter()
-                .filter_map(|&(i, _)| v.get(i).copied().flatten())
-                .sum()
-        });
-        let total = if app.cpus.is_some() {
-            rate
-        } else {
-            r.total_rate
+        let total = match (&app.cpus, &r.rates) {
+            (Some(_), Some(v)) => app::rate_over(v, &cols),
+            _ => r.total_rate,
         };
         let mut cells = vec![
             Cell::from(r.name.clone()).style(bold()),

@@ -81,6 +81,33 @@ fn softirqs_80x24() {
     insta::assert_snapshot!(text(&mut a, 80, 24));
 }
 
+/// A softirq vector whose count went back on every CPU shows `-` as its
+/// rate, not 0, with all CPUs or some selected; with a selection a rate
+/// is over the selected CPUs, not only the columns that fit.
+#[test]
+fn softirq_row_with_no_value_shows_a_dash() {
+    let (mut old, new) = fixtures::snapshots(8, 40);
+    for v in &mut old.softirqs.as_mut().unwrap().rows[0].counts {
+        *v += 1_000_000;
+    }
+    let mut a = app_with(fixtures::sample_of(&old, &new, 8));
+    press(&mut a, &[Key::Tab]);
+    let rate = |a: &mut App, name: &str| {
+        let screen = render(a, 40, 24);
+        let l = screen.iter().find(|l| l.starts_with(name));
+        let l = l.unwrap_or_else(|| panic!("{screen:#?}"));
+        l.split_whitespace().nth(1).unwrap().to_string()
+    };
+    assert_eq!(rate(&mut a, "HI "), "-");
+    let all = rate(&mut a, "TIMER ");
+    a.set_cpus("0-7").unwrap();
+    assert_eq!(rate(&mut a, "HI "), "-");
+    assert_eq!(rate(&mut a, "TIMER "), all);
+    a.set_cpus("2").unwrap();
+    assert_eq!(rate(&mut a, "HI "), "-");
+    assert_eq!(rate(&mut a, "TIMER "), "310");
+}
+
 #[test]
 fn cpu_time_80x24() {
     let mut a = medium();
@@ -154,6 +181,25 @@ fn footer_shows_input_error_and_pause() {
     let s = view::status_text(&a);
     assert!(s.contains("PAUSED") && s.contains("sort name") && s.contains("every 1s"));
     assert!(s.contains("8 CPUs") && s.contains("filter none"), "{s}");
+}
+
+/// A notice longer than the screen is wide (the files' note of paths and
+/// CPU lists) is wrapped at spaces in the footer, read whole; each of
+/// several notices starts its own line.
+#[test]
+fn a_long_notice_is_wrapped_whole_in_the_footer() {
+    let mut a = medium();
+    let note = "the files disagree on the CPUs: /some/where/a/long/root/proc/interrupts lists 4 CPUs (0-3), /some/where/a/long/root/proc/stat lists 2 CPUs (0-1); each section shows its own file's";
+    a.update(Msg::Notice(format!("not shown: proc/softirqs\n{note}")));
+    let out = render(&mut a, 60, 24);
+    let foot: Vec<&str> = out
+        .iter()
+        .map(|l| l.trim_end())
+        .skip_while(|l| !l.starts_with("not shown"))
+        .collect();
+    assert_eq!(foot[0], "not shown: proc/softirqs", "{out:#?}");
+    assert!(foot.len() > 3, "{out:#?}");
+    assert_eq!(foot[1..].join(" "), note, "{out:#?}");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use ratatui::Frame;
 
 /// Draw the screen.
 pub fn draw(f: &mut Frame, app: &App) {
-    let foot_lines = footer_lines(app);
+    let foot_lines = footer_lines(app, f.area().width);
     let room = f.area().height.saturating_sub(2).max(1);
     let h = u16::try_from(foot_lines.len()).unwrap_or(1).min(room);
     let [top, body, foot] = Layout::vertical([
@@ -73,10 +73,10 @@ fn position(app: &App) -> String {
 const STATUS_MAX_LINES: usize = 8;
 
 /// The footer: the open input line; or the status message (every line of
-/// it, e.g. a regex error with its caret); or the status line and the
-/// sampler line (plus the explanation with `-v`, a line per line of it:
-/// the strategy's, or replay's position and keys).
-pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
+/// it, e.g. a regex error with its caret, wrapped at `width`); or the
+/// status line and the sampler line (plus the explanation with `-v`, a
+/// line per line of it: the strategy's, or replay's position and keys).
+pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     if let Some(input) = &app.input {
         let prompt = match input.kind {
             InputKind::Filter => "filter (regex, Enter applies, Esc cancels): ",
@@ -101,10 +101,10 @@ pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
     }
     if let Some((msg, _)) = &app.status {
         let style = bold().patch(styled(app, Style::default().fg(Color::Red)));
-        return msg
-            .lines()
+        return wrap(msg, usize::from(width))
+            .into_iter()
             .take(STATUS_MAX_LINES)
-            .map(|l| Line::from(Span::styled(l.to_string(), style)))
+            .map(|l| Line::from(Span::styled(l, style)))
             .collect();
     }
     let mut v = vec![Line::from(status_text(app)), Line::from(sampler_text(app))];
@@ -115,6 +115,28 @@ pub fn footer_lines(app: &App) -> Vec<Line<'static>> {
         v.extend(app.why.lines().map(|l| Line::from(format!(" {l}"))));
     }
     v
+}
+
+/// The lines of `text` cut to at most `w` chars each, at a space where
+/// there is one (a long note, e.g. paths, is then read whole).
+fn wrap(text: &str, w: usize) -> Vec<String> {
+    let w = w.max(1);
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some((cut, _)) = rest.char_indices().nth(w) {
+            let space = rest[..cut].rfind(' ').filter(|&i| i > 0);
+            let at = if rest[cut..].starts_with(' ') {
+                cut
+            } else {
+                space.unwrap_or(cut)
+            };
+            out.push(rest[..at].to_string());
+            rest = rest[at..].trim_start_matches(' ');
+        }
+        out.push(rest.to_string());
+    }
+    out
 }
 
 /// The live sampler's line: strategy and what the last sample cost irqlab.

@@ -568,10 +568,13 @@ impl SoftirqRates {
             }
         }
         let mut total: u64 = 0;
+        // a row none of whose cells has a value has no total rate
+        let mut valued = cols.is_empty();
         for c in cols.iter().filter_map(|&i| cells.get(i)) {
             let v = match *c {
                 Cell::Count(n) => {
                     total += n;
+                    valued = true;
                     if secs > 0.0 {
                         n as f64 / secs
                     } else {
@@ -583,7 +586,7 @@ impl SoftirqRates {
             self.top_cell = self.top_cell.max(v);
             self.rates.push(v);
         }
-        let rate = if secs > 0.0 {
+        let rate = if secs > 0.0 && valued {
             total as f64 / secs
         } else {
             NONE
@@ -669,12 +672,14 @@ mod tests {
 
     /// Samples whose rows, names, CPUs and shapes change from one to the
     /// next: rows come, go and move, a CPU comes online, a counter goes
-    /// back (a gap), a section disappears and comes back.
+    /// back (a gap), a softirq vector goes back on every CPU (no value), a
+    /// section disappears and comes back.
     fn samples() -> Vec<Snapshot> {
         let two = "           CPU0       CPU1\n";
         let three = "           CPU0       CPU1       CPU2\n";
         let soft2 = "          CPU0  CPU1\n  HI:  1  2\n  TIMER:  10  20\n";
         let soft3 = "          CPU0  CPU1  CPU2\n  TIMER:  30  40  5\n";
+        let soft2_back = "          CPU0  CPU1\n  HI:  0  1\n  TIMER:  11  20\n";
         let st = |u: u64| {
             format!("cpu  {} 0 5 100 0 0 1 0 0 0\ncpu0 {u} 0 2 50 0 0 1 0 0 0\ncpu1 {u} 0 3 50 0 0 0 0 0 0\nintr {} 1 2\nctxt {}\nsoftirq 9 1 8\n", 2 * u, 100 * u, 7 * u)
         };
@@ -683,7 +688,7 @@ mod tests {
             snap(1, &format!("{two} 24:  1  2  IO-APIC   5-edge      ACPI:Ged\n 36:  7  0  PCI-MSI-0000:00:04.0   0-edge      virtio1-req.0, virtio1-x\nLOC:  100  99   Local timer interrupts\nERR:  0\n"), soft2, Some(&s1)),
             snap(2, &format!("{two} 24:  5  2  IO-APIC   5-edge      ACPI:Ged\n 36:  9  3  PCI-MSI-0000:00:04.0   0-edge      virtio1-req.0, virtio1-x\nLOC:  200  199   Local timer interrupts\nERR:  0\n"), soft2, Some(&s2)),
             // a row gone, a row new, one with fewer actions, a counter back
-            snap(3, &format!("{two} 36:  8  4  PCI-MSI-0000:00:04.0   0-edge      virtio1-req.0\n 40:  1  1  PCI-MSI-0000:00:05.0   0-edge      eth0\nLOC:  300  299   Local timer interrupts\nERR:  0\n"), soft2, Some(&s3)),
+            snap(3, &format!("{two} 36:  8  4  PCI-MSI-0000:00:04.0   0-edge      virtio1-req.0\n 40:  1  1  PCI-MSI-0000:00:05.0   0-edge      eth0\nLOC:  300  299   Local timer interrupts\nERR:  0\n"), soft2_back, Some(&s3)),
             // a CPU online, rows moved, no /proc/stat
             snap(4, &format!("{three}LOC:  400  399  1   Local timer interrupts\n 40:  2  1  0  PCI-MSI-0000:00:05.0   0-edge      eth0\nERR:  1\n"), soft3, None),
             snap(5, &format!("{three}LOC:  500  499  9   Local timer interrupts\n 40:  3  1  0  PCI-MSI-0000:00:05.0   0-edge      eth0\nERR:  1\n"), soft3, Some(&s3)),
@@ -761,6 +766,28 @@ mod tests {
             snap(2, &at(1105, 1100, 3), soft, None),
             snap(3, &at(1205, 1150, 9), soft, None),
         ]
+    }
+
+    /// A softirq vector whose count went back on every CPU has no total
+    /// rate: `-`, not 0; a vector still counting somewhere has its rate.
+    #[test]
+    fn a_softirq_row_with_no_value_prints_dashes() {
+        let seq = samples();
+        let mut reused = ReusedRates::default();
+        let r = reused.update(&seq[1], &seq[2], &Filter::default());
+        let text = block("12:00:00.000", r, &TextOpts::default());
+        let fields = |name: &str| -> Vec<String> {
+            let l = text
+                .lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(name));
+            l.unwrap()
+                .split_whitespace()
+                .skip(2)
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(fields("HI"), ["-", "-", "-"], "{text}");
+        assert_eq!(fields("TIMER"), ["1.0", "1.0", "0.0"], "{text}");
     }
 
     /// The SUM line adds an s390 class row, not its sub-class rows too
