@@ -1738,3 +1738,55 @@ fn flushed_samples_or_0(journal: &Path) -> usize {
         false => 0,
     }
 }
+
+/// A sample that cannot be taken (a statistics file emptied mid-run) ends
+/// the run with exit 1 and an error saying where the samples before it
+/// are: closed into a segment, which replay reads, no journal left over.
+#[test]
+fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "-d", "60s", "-o"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal_lines = || {
+        layout::boot_dirs(&out)
+            .ok()
+            .and_then(|v| v.first().cloned())
+            .map_or(0, |b| flushed_samples_or_0(&b.join("journal.jsonl")))
+    };
+    for _ in 0..500 {
+        if journal_lines() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // emptied in place: the recorder keeps the file open
+    let softirqs = tree.join("proc/softirqs");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&softirqs)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("recording stopped; its "), "{err}");
+    assert!(err.contains("proc/softirqs: file is empty"), "{err}");
+    let dir = boot_dir(&out);
+    assert!(!dir.join("journal.jsonl").exists(), "{err}");
+    let rec = reader::open(&dir).unwrap();
+    assert!(
+        rec.steps.len() >= 3,
+        "{} samples kept; {err}",
+        rec.steps.len()
+    );
+}

@@ -160,7 +160,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     }
     if !lines.is_empty() {
         rec.warnings.push(format!(
-            "{} sample(s) read from the journal {} (not yet in a segment; `irqlab recover` makes one)",
+            "{} sample(s) read from the journal {} (not yet in a segment: a running `record` writes one at its end, `irqlab recover` after a crash)",
             lines.len(),
             journal.display()
         ));

@@ -379,8 +379,8 @@ pub fn run(
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let (next_seq, recovered) = layout::prepare_boot_dir(&dir)?;
-    if let Some(msg) = recovered {
-        eprintln!("irqlab: {msg}");
+    for l in recovered.iter().flat_map(|m| m.lines()) {
+        eprintln!("irqlab: {l}");
     }
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
     let stop = Stop::install()?;
@@ -402,7 +402,10 @@ pub fn run(
             }
         }
         first = false;
-        let mut s = src.next_sample()?;
+        let mut s = match src.next_sample() {
+            Ok(s) => s,
+            Err(e) => return Err(end_on_error(run, cfg, e)),
+        };
         // started with the sample (at the previous sample's stop: the
         // sampler's meters are chained), stopped after the journal line
         let meter = s.frame.meter;
@@ -429,6 +432,33 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// A sample that could not be taken ends the run: the samples recorded
+/// before it are closed into their segment as at the run's end (or, when
+/// that fails too, left in the journal for `irqlab recover`), and the
+/// error says where they are.
+fn end_on_error(mut run: Run, cfg: &RecordConfig, e: anyhow::Error) -> anyhow::Error {
+    let kept = run.sum.samples;
+    if kept == 0 {
+        return e;
+    }
+    let journal = run.journal.path().to_path_buf();
+    match run.close_segment(cfg, true) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&journal);
+            e.context(format!(
+                "recording stopped; its {kept} sample(s) before this one are in {}",
+                run.dir.display()
+            ))
+        }
+        Err(c) => e.context(format!(
+            "recording stopped; its {kept} sample(s) before this one are in the journal {} \
+             (not closed into a segment: {c:#}; `irqlab recover {}` makes one)",
+            journal.display(),
+            cfg.out.display()
+        )),
+    }
 }
 
 /// Drop the ticks of `pace` due more than `interval` before `now` (a
