@@ -160,7 +160,7 @@ fn same_seed_same_tree() {
 #[test]
 fn refuses_bad_parameters() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--ncpus", "4", "--irqs", "100", "--nr-irqs", "50"],
             "--irqs 100 is larger than --nr-irqs 50",
@@ -169,7 +169,11 @@ fn refuses_bad_parameters() {
             &["--ncpus", "4", "--irqs", "10", "--offline", "4"],
             "offline CPU 4 is outside",
         ),
-        (&["--ncpus", "0", "--irqs", "10"], "at least 1 CPU"),
+        (&["--ncpus", "0", "--irqs", "10"], "0 is not in 1..=8192"),
+        (
+            &["--ncpus", "99999999999", "--irqs", "1"],
+            "is not in 1..=8192",
+        ),
         (
             &["--ncpus", "2", "--irqs", "10", "--offline", "0-1"],
             "online",

@@ -9,7 +9,7 @@ use crate::cmd::args;
 use crate::export::plural;
 use anyhow::Context;
 use irqlab_core::render::{Arch, Era};
-use irqlab_core::synth::SynthSpec;
+use irqlab_core::synth::{self, SynthSpec};
 use irqlab_core::CpuList;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,14 +18,15 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Number of possible CPUs (0..N). Formerly --cpus.
-    #[arg(long, alias = "cpus", value_name = "N")]
+    #[arg(long, alias = "cpus", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(synth::MAX_CPUS)))]
     pub ncpus: u32,
     /// Numbered IRQ rows to create.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(..=i64::from(synth::MAX_NR_IRQS)))]
     pub irqs: u32,
     /// nr_irqs: IRQ numbers spread over 0..K, sets the column width and the
     /// length of the /proc/stat intr line [default: max(424, 5/4 × irqs + 32)].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(synth::MAX_NR_IRQS)))]
     pub nr_irqs: Option<u32>,
     /// Architecture: x86, arm64, arm, powerpc, riscv, loongarch, mips, s390.
     #[arg(long, default_value = "x86", value_parser = Named::new(parse_arch, &Arch::ALL.map(Arch::name)))]
