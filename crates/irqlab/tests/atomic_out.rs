@@ -1,8 +1,9 @@
 //! Output files (`probe --out`, `compare --plot`, `compare --html`) are
 //! written as `cp` or `tee` would: through a symlink (the link stays), in
 //! place into a FIFO or a device (never replaced by a regular file; a
-//! write error there is exit 1 naming the file). Device nodes are made
-//! in a temporary directory (root only), never the host's `/dev` ones.
+//! write error there is exit 1 naming the file). Write errors on stdout
+//! name stdout. Device nodes are made in a temporary directory (root
+//! only), never the host's `/dev` ones.
 
 #![allow(clippy::unwrap_used)]
 
@@ -219,5 +220,41 @@ fn a_device_is_written_in_place_and_its_errors_named() {
             "{flag}: {err}"
         );
         assert!(is_char_device(&null) && is_char_device(&full), "{flag}");
+    }
+}
+
+/// Runs irqlab with stdout on `/dev/full` (the host's node, only opened:
+/// a redirection cannot replace it).
+fn to_full(args: &[&str], dir: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(common::failing_stdio(true))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_full_stdout_is_named() {
+    if !Path::new("/dev/full").exists() || !is_char_device(Path::new("/dev/full")) {
+        eprintln!("SKIPPED: no /dev/full character device");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    inputs(dir.path());
+    let root = tree(dir.path());
+    let root = root.to_str().unwrap();
+    let want = "irqlab: error: stdout: No space left on device (os error 28)";
+    for args in [
+        &["show", "--root", root][..],
+        &["show", "--format", "json", "--root", root],
+        &["top", "--batch", "-n", "1", "-i", "10ms", "--root", root],
+        &["probe", "--reads", "2", "--root", root],
+        &["compare", "a.txt", "b.txt"],
+    ] {
+        let out = to_full(args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
     }
 }
