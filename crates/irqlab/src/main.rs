@@ -126,7 +126,8 @@ fn usage(e: &clap::Error) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(err) => {
-                to_stderr(format_args!("irqlab: error: writing to stdout: {err}\n"));
+                // the error names stdout (`export::stdout`)
+                to_stderr(format_args!("irqlab: error: {err}\n"));
                 ExitCode::from(cmd::EXIT_FAILURE)
             }
         };

@@ -271,8 +271,7 @@ pub fn run(config: &CompareConfig) -> Result<()> {
     if let Some(p) = &config.html {
         write_file(p, |w| html::write(&c, w))?;
     }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = crate::export::stdout::stdout();
     match write_report(&c, config.format, config.all, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),

@@ -1,30 +1,96 @@
-//! Output files written whole or not at all: the content goes to a
-//! temporary file in the target's directory, which is renamed over the
-//! target only once everything was written and synced. A failure (full
-//! disk, a write error, a panic in the producer) removes the temporary
-//! file and leaves any previous file at the path untouched, never a
-//! truncated one. Every error names the target file.
+//! Output files (`--out`, `--plot`, `--html`) written as `cp` or `tee`
+//! would, never replacing what is not a regular file:
+//!
+//! - a symlink is followed: its final target is written, the link stays;
+//! - a regular file or a new path is written whole or not at all: the
+//!   content goes to a temporary file in the target's directory, which is
+//!   renamed over the target only once everything was written and
+//!   synced. A failure (full disk, a write error, a panic in the
+//!   producer) removes the temporary file and leaves any previous file
+//!   at the path untouched, never a truncated one;
+//! - any other existing file (a device, a FIFO, a socket) is opened and
+//!   written in place, without creating or renaming anything;
+//! - a directory is refused before anything is written.
+//!
+//! Every error names the target file as given.
 
 use anyhow::{anyhow, Context, Result};
-use std::fs::Permissions;
-use std::io::{BufWriter, Write};
+use std::fs::{File, OpenOptions, Permissions};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Write `path` atomically: `produce` writes the content into a buffered
-/// temporary file beside it, which replaces `path` when `produce` and
-/// the final flush and sync succeed. A directory at `path` is refused
-/// before anything is written.
+/// Most symlinks followed to reach the target, as Linux's `MAXSYMLINKS`.
+const MAX_LINKS: usize = 40;
+
+/// What `write_file` finds at the end of a path's symlinks.
+#[derive(Debug, PartialEq)]
+enum Target {
+    /// Nothing, or a regular file: replaced atomically.
+    Replace(PathBuf),
+    /// A device, FIFO or socket: written in place.
+    InPlace(PathBuf),
+}
+
+/// Write `path` with what `produce` writes (see the module doc for how:
+/// atomically for a regular file or a new path, in place for a device or
+/// a FIFO, through symlinks). A directory at `path` is refused before
+/// anything is written.
 pub fn write_file(path: &Path, produce: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     let shown = path.display();
-    if path.is_dir() {
-        return Err(anyhow!("writing {shown}: is a directory, expected a file"));
+    match target(path).with_context(|| format!("writing {shown}"))? {
+        Target::Replace(real) => replace(path, &real, produce),
+        Target::InPlace(real) => in_place(path, &real, produce),
     }
-    let dir = match path.parent() {
+}
+
+/// [`write_file`] with a finished byte buffer.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file(path, |w| Ok(w.write_all(bytes)?))
+}
+
+/// The file `path` names once its symlinks are followed, and how to
+/// write it.
+fn target(path: &Path) -> Result<Target> {
+    let mut real = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&real) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::Replace(real)),
+            Err(e) => return Err(e.into()),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let to = std::fs::read_link(&real)?;
+            real = match real.parent() {
+                Some(dir) => dir.join(to),
+                None => to,
+            };
+        } else if kind.is_dir() {
+            return Err(anyhow!("is a directory, expected a file"));
+        } else if kind.is_file() {
+            return Ok(Target::Replace(real));
+        } else {
+            return Ok(Target::InPlace(real));
+        }
+    }
+    Err(io::Error::from_raw_os_error(nix::libc::ELOOP).into())
+}
+
+/// Write `real` (which `path` names) atomically: a buffered temporary
+/// file beside it, renamed over it when `produce` and the final flush
+/// and sync succeed.
+fn replace(
+    path: &Path,
+    real: &Path,
+    produce: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let shown = path.display();
+    let dir = match real.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let name = path
+    let name = real
         .file_name()
         .ok_or_else(|| anyhow!("writing {shown}: not a file name"))?;
     let tmp = tempfile::Builder::new()
@@ -42,14 +108,30 @@ pub fn write_file(path: &Path, produce: impl FnOnce(&mut dyn Write) -> Result<()
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("writing {shown}"))?;
-    tmp.persist(path)
+    // Something other than a regular file may have appeared meanwhile.
+    if let Target::InPlace(_) = target(path).with_context(|| format!("writing {shown}"))? {
+        return Err(anyhow!("writing {shown}: no longer a regular file"));
+    }
+    tmp.persist(real)
         .map_err(|e| anyhow!("writing {shown}: {}", e.error))?;
     Ok(())
 }
 
-/// [`write_file`] with a finished byte buffer.
-pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_file(path, |w| Ok(w.write_all(bytes)?))
+/// Write `real` (a device, FIFO or socket that `path` names) in place:
+/// opened for writing without creating or truncating anything.
+fn in_place(
+    path: &Path,
+    real: &Path,
+    produce: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let shown = path.display();
+    let file: File = OpenOptions::new()
+        .write(true)
+        .open(real)
+        .with_context(|| format!("writing {shown}"))?;
+    let mut out = BufWriter::new(file);
+    produce(&mut out).with_context(|| format!("writing {shown}"))?;
+    out.flush().with_context(|| format!("writing {shown}"))
 }
 
 #[cfg(test)]

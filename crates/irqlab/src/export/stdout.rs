@@ -29,13 +29,18 @@ impl Write for RawStdout {
     }
 }
 
-/// A closed stdout as [`io::ErrorKind::BrokenPipe`]; other errors as they are.
+/// A closed stdout as [`io::ErrorKind::BrokenPipe`]; other errors of
+/// the same kind, their message naming stdout ("stdout: No space left
+/// on device (os error 28)"), whatever wraps them.
 fn closed(e: nix::errno::Errno) -> io::Error {
     match e {
         nix::errno::Errno::EBADF | nix::errno::Errno::EPIPE => {
             io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed")
         }
-        other => io::Error::from(other),
+        other => {
+            let os = io::Error::from(other);
+            io::Error::new(os.kind(), format!("stdout: {os}"))
+        }
     }
 }
 
@@ -106,6 +111,11 @@ mod tests {
         for e in [nix::errno::Errno::EBADF, nix::errno::Errno::EPIPE] {
             assert_eq!(closed(e).kind(), io::ErrorKind::BrokenPipe);
         }
-        assert_eq!(closed(nix::errno::Errno::ENOSPC).raw_os_error(), Some(28));
+        let full = closed(nix::errno::Errno::ENOSPC);
+        assert_eq!(full.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(
+            full.to_string(),
+            "stdout: No space left on device (os error 28)"
+        );
     }
 }
