@@ -24,6 +24,11 @@ use std::time::Duration;
 
 /// Flags of `irqlab show`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab show                                      # counts since boot, tables\n  \
+    irqlab show -i 1s --irq 'nvme|eth0' --cpus 0-3   # rates over 1 s, filtered\n  \
+    irqlab show --root ./sosreport-host42 --format json  # a captured tree\n  \
+    irqlab show --format csv > snap.csv")]
 pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,

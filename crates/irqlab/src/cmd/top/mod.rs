@@ -103,6 +103,12 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 /// Flags of `irqlab top`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab top                                     # interactive (needs a terminal)\n  \
+    irqlab top -i 250ms --irq 'nvme|eth0' --cpus 0-7\n  \
+    irqlab top --batch -i 1s -n 10                 # mpstat-like text lines\n  \
+    irqlab top --batch --format json --irq virtio  # JSON Lines, one object per interval\n  \
+    sudo irqlab top --trace                        # + exact handler/softirq time (eBPF, feature trace)")]
 pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
