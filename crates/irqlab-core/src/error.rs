@@ -31,6 +31,9 @@ pub enum ErrorKind {
     /// A token is not what was expected (not a number problem: a keyword,
     /// a CPU id out of bounds, a reversed range); the token is attached.
     Invalid { what: &'static str, found: String },
+    /// A CPU id the file already gave: twice in the header
+    /// (`in_header`), or a second `cpuN` line of `/proc/stat`.
+    DuplicateCpu { cpu: u32, in_header: bool },
 }
 
 /// A parse failure: file name, 1-based line number (0 = whole file) and kind.
@@ -88,6 +91,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Invalid { what, found } => {
                 write!(f, "expected {what}, found {:?}", clip(found))
             }
+            ErrorKind::DuplicateCpu {
+                cpu,
+                in_header: true,
+            } => write!(f, "duplicate CPU{cpu} in the header"),
+            ErrorKind::DuplicateCpu {
+                cpu,
+                in_header: false,
+            } => write!(f, "duplicate cpu{cpu} line (CPU{cpu} has one above)"),
         }
     }
 }

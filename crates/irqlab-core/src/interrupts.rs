@@ -507,7 +507,8 @@ fn header_cell(tok: &[u8]) -> Result<u32, ErrorKind> {
         .ok_or_else(|| ErrorKind::BadHeaderCell(String::from_utf8_lossy(tok).into_owned()))
 }
 
-/// Parse a `CPU0 CPU1 …` header into CPU ids. Shared with `/proc/softirqs`.
+/// Parse a `CPU0 CPU1 …` header into CPU ids (each once). Shared with
+/// `/proc/softirqs`.
 pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), ErrorKind> {
     cpus.clear();
     // the tokens between runs of ASCII whitespace; the padding (most of a
@@ -530,6 +531,13 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
         }
         let tok = rest.get(..len).unwrap_or_default();
         let id = header_cell(tok)?;
+        // ids rise in a kernel header: only one that does not is looked up
+        if cpus.last().is_some_and(|&prev| id <= prev) && cpus.contains(&id) {
+            return Err(ErrorKind::DuplicateCpu {
+                cpu: id,
+                in_header: true,
+            });
+        }
         cpus.push(id);
     }
     if cpus.is_empty() {

@@ -183,6 +183,15 @@ mod tests {
     }
 
     #[test]
+    fn a_cpu_twice_in_the_header_is_an_error() {
+        let e = err(b"       CPU0   CPU0\n  HI:  1  2\n");
+        assert_eq!(
+            e.to_string(),
+            "/proc/softirqs:1: duplicate CPU0 in the header"
+        );
+    }
+
+    #[test]
     fn parses_vm_capture() {
         let s = Softirqs::parse(VM).unwrap();
         assert_eq!(s.cpus, vec![0, 1]);

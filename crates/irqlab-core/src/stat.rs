@@ -180,6 +180,7 @@ impl Stat {
                 saw_cpu = true;
                 parse_cpu(line, e, None, &mut self.total).map_err(at)?;
             } else if let Some(id) = cpu_id(key) {
+                self.check_new_cpu(ncpus, id).map_err(at)?;
                 if ncpus == self.cpus.len() {
                     // room for every field the kernel prints: no regrowth
                     // per line on a 1152-CPU file
@@ -205,6 +206,20 @@ impl Stat {
             ));
         }
         Ok(())
+    }
+
+    /// An error when CPU `id` has a line among the first `ncpus` already
+    /// (ids rise in the kernel's file: only one that does not is looked up).
+    fn check_new_cpu(&self, ncpus: usize, id: u32) -> Result<(), ErrorKind> {
+        let seen = self.cpus.get(..ncpus).unwrap_or_default();
+        let rises = seen.last().is_none_or(|c| c.cpu.is_some_and(|p| p < id));
+        if rises || !seen.iter().any(|c| c.cpu == Some(id)) {
+            return Ok(());
+        }
+        Err(ErrorKind::DuplicateCpu {
+            cpu: id,
+            in_header: false,
+        })
     }
 
     /// Whether `self` is the default `Stat` (`== Stat::default()`, what
@@ -433,6 +448,26 @@ mod tests {
             Err(e) => e,
             Ok(s) => panic!("expected an error, parsed {s:?}"),
         }
+    }
+
+    #[test]
+    fn a_second_line_of_a_cpu_is_an_error() {
+        let e = err(b"cpu  2 0 2 8\ncpu0 1 0 1 4\ncpu0 1 0 1 4\n");
+        assert_eq!(e.line, 3);
+        assert_eq!(
+            e.kind,
+            ErrorKind::DuplicateCpu {
+                cpu: 0,
+                in_header: false
+            }
+        );
+        let e = err(b"cpu  3 0 3 9\ncpu0 1 0 1 4\ncpu2 1 0 1 4\ncpu0 1 0 1 4\n");
+        assert_eq!(
+            e.to_string(),
+            "/proc/stat:4: duplicate cpu0 line (CPU0 has one above)"
+        );
+        let st = Stat::parse(b"cpu  2 0 2 8\ncpu1 1 0 1 4\ncpu0 1 0 1 4\n").unwrap();
+        assert_eq!(st.cpus.len(), 2);
     }
 
     #[test]

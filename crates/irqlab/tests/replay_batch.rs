@@ -147,3 +147,35 @@ fn format_without_batch_is_a_usage_error() {
         assert!(err.contains("--batch"), "{format}: {err}");
     }
 }
+
+/// Row filters that select nothing, or less than asked, are warned about
+/// on stderr as `top --batch` warns about them; the replay goes on.
+#[test]
+fn replay_batch_warns_about_filters_that_select_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let cases: [(&[&str], &str); 3] = [
+        (&["--cpus", "0,3"], "--cpus 0,3: 3 not online"),
+        (&["--cpus", "5"], "--cpus 5 selects no CPU"),
+        (&["--irq", "zzz"], "--irq \"zzz\" matches no interrupt row"),
+    ];
+    for (args, needle) in cases {
+        let o = irqlab()
+            .arg("replay")
+            .arg(&rec)
+            .arg("--batch")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let o = irqlab()
+        .arg("replay")
+        .arg(&rec)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}

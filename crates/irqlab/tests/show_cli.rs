@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::{irqlab, tree_with};
+use common::{irqlab, show, tree_with};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -193,6 +193,22 @@ fn malformed_input_names_file_line_and_expectation() {
     big.extend(b" 1:");
     big.extend(std::iter::repeat_n(b' ', 10 << 20));
     assert_clean_failure(&big, "proc/interrupts: a line longer than 4194305 bytes");
+}
+
+/// A CPU twice in a header (or two `cpuN` lines of one CPU) is a
+/// malformed file: exit 1, naming the file, the line and the CPU.
+#[test]
+fn a_duplicate_cpu_is_a_malformed_file() {
+    assert_clean_failure(
+        b"       CPU0   CPU1   CPU2   CPU1\n  1:  1  2  3  4  IO-APIC  1-edge  i8042\n",
+        "proc/interrupts:1: duplicate CPU1 in the header",
+    );
+    let irqs: &[u8] = b"       CPU0   CPU1\n  1:  1  2  IO-APIC  1-edge  i8042\n";
+    let stat: &[u8] = b"cpu  2 0 2 8\ncpu0 1 0 1 4\ncpu0 1 0 1 4\nintr 3 3\n";
+    let dir = tree_with(&[("proc/interrupts", irqs), ("proc/stat", stat)]);
+    let (code, _, err) = show(dir.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("proc/stat:3: duplicate cpu0 line"), "{err}");
 }
 
 /// Bad values are usage errors (exit 2, clap's message),

@@ -17,6 +17,33 @@ fn err(s: &[u8]) -> ParseError {
 }
 
 #[test]
+fn a_cpu_twice_in_the_header_is_an_error() {
+    let e = err(b"       CPU0   CPU1   CPU2   CPU1\n  1:  1  2  3  4  IO-APIC  1-edge  i8042\n");
+    assert_eq!(e.line, 1);
+    assert_eq!(
+        e.kind,
+        ErrorKind::DuplicateCpu {
+            cpu: 1,
+            in_header: true
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "/proc/interrupts:1: duplicate CPU1 in the header"
+    );
+    let e = err(b"  CPU3  CPU3\n");
+    assert_eq!(
+        e.kind,
+        ErrorKind::DuplicateCpu {
+            cpu: 3,
+            in_header: true
+        }
+    );
+    // ids that do not rise but differ are the kernel's business
+    assert_eq!(parse("  CPU2  CPU0\n").cpus, [2, 0]);
+}
+
+#[test]
 fn header_with_cpu_gaps() {
     let m =
         parse("           CPU0       CPU2       CPU3       \n 1:  1 2 3  IO-APIC 1-edge  i8042\n");
@@ -499,6 +526,12 @@ fn header_by_split(line: &[u8]) -> Result<Vec<u32>, ErrorKind> {
         .filter(|t| !t.is_empty())
     {
         let id = header_cell(tok)?;
+        if cpus.contains(&id) {
+            return Err(ErrorKind::DuplicateCpu {
+                cpu: id,
+                in_header: true,
+            });
+        }
         cpus.push(id);
     }
     if cpus.is_empty() {

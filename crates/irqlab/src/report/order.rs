@@ -125,19 +125,37 @@ impl SumRows {
 
 /// Per-CPU sum of the interrupt rates of `rows` (the `mpstat -I SUM`
 /// line): per kept CPU column, and the total; the rows [`SumRows`] adds.
-/// Single-value rows add to the total only; gaps count as 0.
-pub fn rate_sum<'a>(ncpus: usize, rows: impl Iterator<Item = &'a IrqLine>) -> (Vec<f64>, f64) {
-    let mut per = vec![0.0; ncpus];
-    let mut total = 0.0;
+/// Single-value rows add to the total only; gaps add nothing, and a
+/// column (or the total) where no added row has a value has none (`None`;
+/// a sum of no rows is 0).
+pub fn rate_sum<'a>(
+    ncpus: usize,
+    rows: impl Iterator<Item = &'a IrqLine>,
+) -> (Vec<Option<f64>>, Option<f64>) {
+    let (mut per, mut total) = (vec![None; ncpus], None);
+    let (mut added, mut added_per_cpu) = (false, false);
     let mut adds = SumRows::default();
+    let add = |acc: &mut Option<f64>, v: Option<f64>| {
+        if let Some(v) = v {
+            *acc = Some(acc.unwrap_or(0.0) + v);
+        }
+    };
     for l in rows.filter(|l| adds.adds(&l.label, l.irq, &l.description)) {
-        total += l.total_rate.unwrap_or(0.0);
+        added = true;
+        add(&mut total, l.total_rate);
         if l.shape != Shape::PerCpu {
             continue;
         }
+        added_per_cpu = true;
         for (acc, v) in per.iter_mut().zip(l.rates.iter().flatten()) {
-            *acc += v.unwrap_or(0.0);
+            add(acc, *v);
         }
+    }
+    if !added {
+        total = Some(0.0);
+    }
+    if !added_per_cpu {
+        per.fill(Some(0.0));
     }
     (per, total)
 }

@@ -301,9 +301,9 @@ fn irq_lines(t: &str, s: &IrqRates, out: &mut Vec<u8>) {
     line_start(out, t, "SUM", lw);
     out.push(b' ');
     left(out, "all rows", dw);
-    fixed_cell(out, Some(total), 1, tw);
+    fixed_cell(out, total, 1, tw);
     for v in per {
-        fixed_cell(out, Some(*v), 1, cw);
+        fixed_cell(out, v, 1, cw);
     }
     out.push(b'\n');
 }

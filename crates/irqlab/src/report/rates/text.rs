@@ -33,6 +33,13 @@ fn width(s: &str) -> usize {
     }
 }
 
+/// Add the rate `v` (`NONE`: nothing) to the sum `acc` (`NONE`: none yet).
+fn add_to(acc: &mut f64, v: f64) {
+    if !v.is_nan() {
+        *acc = if acc.is_nan() { v } else { *acc + v };
+    }
+}
+
 fn u32_of(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -181,10 +188,14 @@ pub struct IrqRates {
     live: usize,
     /// Kept rows shown, in order (indices into `rows`).
     shown: Vec<u32>,
-    /// The SUM line: per kept CPU, and in all; which rows it adds.
+    /// The SUM line: per kept CPU, and in all (`NONE` while no added
+    /// row has a value there); which rows it adds, whether it added any
+    /// (and any per-CPU row).
     per: Vec<f64>,
     total: f64,
     adds: SumRows,
+    added: bool,
+    added_per_cpu: bool,
     /// Largest total rate and cell (SUM line included); widest label and
     /// device name of the kept rows.
     top_total: f64,
@@ -204,9 +215,11 @@ impl IrqRates {
             .extend(cols.iter().filter_map(|&i| union.get(i).copied()));
         self.rates.clear();
         self.per.clear();
-        self.per.resize(cols.len(), 0.0);
-        self.total = 0.0;
+        self.per.resize(cols.len(), NONE);
+        self.total = NONE;
         self.adds.clear();
+        self.added = false;
+        self.added_per_cpu = false;
         self.top_total = 0.0;
         self.top_cell = 0.0;
         self.label_w = 0;
@@ -334,16 +347,18 @@ impl IrqRates {
         x.since_boot = since_boot;
         self.label_w = self.label_w.max(x.label_w as usize);
         self.name_w = self.name_w.max(x.name_w as usize);
-        let rate = opt(rate).unwrap_or(0.0);
+        // the largest total: `max` passes over NaN
         self.top_total = self.top_total.max(rate);
         if !adds {
             return;
         }
-        self.total += rate;
+        self.added = true;
+        add_to(&mut self.total, rate);
         if x.shape == Shape::PerCpu {
+            self.added_per_cpu = true;
             let mine = self.rates.get(start..).unwrap_or_default();
             for (acc, v) in self.per.iter_mut().zip(mine) {
-                *acc += opt(*v).unwrap_or(0.0);
+                add_to(acc, *v);
             }
         }
     }
@@ -359,6 +374,13 @@ impl IrqRates {
         self.rows.truncate(n);
         if self.text.len() > 2 * self.live + 4096 {
             self.compact();
+        }
+        // a sum of no rows is 0, of rows with no value none
+        if !self.added {
+            self.total = 0.0;
+        }
+        if !self.added_per_cpu {
+            self.per.fill(0.0);
         }
         self.top_total = self.top_total.max(self.total);
         self.top_cell = self.per.iter().fold(self.top_cell, |m, v| m.max(*v));
@@ -462,11 +484,13 @@ impl IrqRates {
         self.top_cell
     }
 
-    /// The SUM line: per kept CPU column (per-CPU rows; gaps as 0) and
-    /// the sum of the kept rows' total rates, without the s390 sub-class
-    /// rows their class row already counts, as [`report::rate_sum`](crate::report::rate_sum).
-    pub fn sum(&self) -> (&[f64], f64) {
-        (&self.per, self.total)
+    /// The SUM line: per kept CPU column (the per-CPU rows' rates there)
+    /// and the sum of the kept rows' total rates, without the s390
+    /// sub-class rows their class row already counts, as
+    /// [`report::rate_sum`](crate::report::rate_sum). Gaps add nothing; a
+    /// column (or total) where no added row has a value has none.
+    pub fn sum(&self) -> (impl ExactSizeIterator<Item = Option<f64>> + '_, Option<f64>) {
+        (self.per.iter().map(|v| opt(*v)), opt(self.total))
     }
 
     /// The rows shown (`--threshold`, default: active rows; rows with a
@@ -768,6 +792,27 @@ mod tests {
         ]
     }
 
+    /// A CPU column where every added row has a gap (the CPU went
+    /// offline) has no SUM: `-`, not 0; the other columns add up.
+    #[test]
+    fn a_sum_column_of_gaps_only_prints_a_dash() {
+        let three = "           CPU0       CPU1       CPU2\n";
+        let two = "           CPU0       CPU1\n";
+        let soft = "          CPU0  CPU1\n  HI:  1  2\n";
+        let old = snap(1, &format!("{three}  1:  1  2  3  IO-APIC   1-edge      i8042\nLOC:  10  20  30   Local timer interrupts\n"), soft, None);
+        let new = snap(2, &format!("{two}  1:  2  4  IO-APIC   1-edge      i8042\nLOC:  20  30   Local timer interrupts\n"), soft, None);
+        let mut reused = ReusedRates::default();
+        let r = reused.update(&old, &new, &Filter::default());
+        let (per, total) = r.interrupts().unwrap().sum();
+        let per: Vec<_> = per.collect();
+        assert_eq!(per[2], None, "{per:?}");
+        assert_eq!(per[0], Some(11.0 / 1.001));
+        assert_eq!(total, Some(23.0 / 1.001));
+        let text = block("12:00:00.000", r, &TextOpts::default());
+        let sum = text.lines().find(|l| l.contains("SUM")).unwrap();
+        assert_eq!(sum.split_whitespace().last(), Some("-"), "{text}");
+    }
+
     /// A softirq vector whose count went back on every CPU has no total
     /// rate: `-`, not 0; a vector still counting somewhere has its rate.
     #[test]
@@ -800,20 +845,24 @@ mod tests {
         let r = reused.update(&seq[0], &seq[1], &Filter::default());
         let s = r.interrupts().unwrap();
         let ext = 100.0 / 1.001;
-        assert_eq!(s.sum(), (&[ext, 0.0][..], ext));
+        let (per, total) = s.sum();
+        assert_eq!(
+            (per.collect::<Vec<_>>(), total),
+            (vec![Some(ext), Some(0.0)], Some(ext))
+        );
         let text = block("12:00:00.000", r, &TextOpts::default());
         let sum = text.lines().find(|l| l.contains("SUM")).unwrap();
         assert_eq!(sum.split_whitespace().nth(4), Some("99.9"), "{text}");
         assert!(text.contains("[EXT] Clock Comparator"), "{text}");
         let io = 6.0 / 1.001;
         let r = reused.update(&seq[1], &seq[2], &Filter::default());
-        assert_eq!(r.interrupts().unwrap().sum().1, ext + io);
+        assert_eq!(r.interrupts().unwrap().sum().1, Some(ext + io));
         let clk = Filter::from_flags(Some("^CLK$"), None).unwrap();
         let r = reused.update(&seq[0], &seq[1], &clk);
-        assert_eq!(r.interrupts().unwrap().sum().1, ext);
+        assert_eq!(r.interrupts().unwrap().sum().1, Some(ext));
         let sub = Filter::from_flags(Some("^(CLK|DAS|EXT)$"), None).unwrap();
         let r = reused.update(&seq[1], &seq[2], &sub);
-        assert_eq!(r.interrupts().unwrap().sum().1, ext + io);
+        assert_eq!(r.interrupts().unwrap().sum().1, Some(ext + io));
     }
 
     fn filters() -> Vec<Filter> {
@@ -868,9 +917,9 @@ mod tests {
                     cw = cw.max(r1(Some(*v)).len());
                 }
             }
-            tw = tw.max(r1(Some(total)).len());
+            tw = tw.max(r1(total).len());
             for v in &per {
-                cw = cw.max(r1(Some(*v)).len());
+                cw = cw.max(r1(*v).len());
             }
             for c in &s.cpus {
                 cw = cw.max(format!("CPU{c}").len());
@@ -899,14 +948,9 @@ mod tests {
                 }
                 out += "\n";
             }
-            out += &format!(
-                "{t}  {:<lw$} {:<dw$} {:>tw$}",
-                "SUM",
-                "all rows",
-                r1(Some(total))
-            );
+            out += &format!("{t}  {:<lw$} {:<dw$} {:>tw$}", "SUM", "all rows", r1(total));
             for v in &per {
-                out += &format!(" {:>cw$}", r1(Some(*v)));
+                out += &format!(" {:>cw$}", r1(*v));
             }
             out += "\n";
         }
@@ -1025,7 +1069,8 @@ mod tests {
                         assert_eq!(Some(&got), l.rates.as_ref());
                     }
                     let (per, total) = report::rate_sum(w.cpus.len(), w.rows.iter());
-                    assert_eq!(s.sum(), (&per[..], total));
+                    let (got, got_total) = s.sum();
+                    assert_eq!((got.collect::<Vec<_>>(), got_total), (per, total));
                     if pair[1].interrupts == seq[1].interrupts && text_before > 0 {
                         assert_eq!(s.text.len(), text_before, "no text copied");
                     }
