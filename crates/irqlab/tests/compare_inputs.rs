@@ -94,7 +94,9 @@ fn item3_bench_runs_with_the_same_label_are_named_by_directory() {
     assert!(out.contains("after vs before"), "{out}");
     assert!(out.contains("named by their paths"), "{out}");
     // explicit equal labels still pool
-    let e = err(tmp.path(), &["k=before", "k=after"]);
+    let out = compare(tmp.path(), &["k=before", "k=after"]);
+    assert_eq!(out.status.code(), Some(2), "one variant is a usage error");
+    let e = String::from_utf8(out.stderr).unwrap();
     assert!(e.contains("found 1 (k)") && e.contains("LABEL=PATH"), "{e}");
 }
 
