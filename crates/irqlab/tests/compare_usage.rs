@@ -75,3 +75,53 @@ fn a_baseline_that_was_split_says_so_and_lists_the_split_names() {
         ],
     );
 }
+
+/// The notes of the other formats go to stderr with `--format csv`; a
+/// torn (unterminated) last line is such a note, a complete garbage last
+/// line an error naming the file and line.
+#[test]
+fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
+    let tmp = TempDir::new().unwrap();
+    let res = tmp.path().join("res");
+    bench_run(&res.join("r1"), 2.0, 100.0);
+    numbers(&tmp.path().join("b.txt"), spread(110.0, 1.0, 8));
+    let trials = res.join("r1/tip/trials.jsonl");
+    let good = fs::read_to_string(&trials).unwrap();
+    fs::write(&trials, format!("{good}{{\"variant\":\"ti")).unwrap();
+    let out = compare(
+        tmp.path(),
+        &[
+            "res",
+            "b=b.txt",
+            "--metric",
+            "round_trips_per_sec",
+            "--format",
+            "csv",
+        ],
+    );
+    let (o, e) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{o}{e}");
+    assert!(
+        e.contains("irqlab: note: ") && e.contains("trials.jsonl:6: truncated trial skipped"),
+        "{e}"
+    );
+    assert!(!o.contains("truncated"), "{o}");
+    fs::write(&trials, format!("{good}{{\"variant\":\"ti\n")).unwrap();
+    let out = compare(
+        tmp.path(),
+        &[
+            "res",
+            "b=b.txt",
+            "--metric",
+            "round_trips_per_sec",
+            "--format",
+            "csv",
+        ],
+    );
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("trials.jsonl") && e.contains('6'), "{e}");
+}
