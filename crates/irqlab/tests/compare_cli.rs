@@ -338,14 +338,14 @@ fn bad_inputs() {
     assert_eq!((d["count"].as_f64(), &d["std"]), (Some(1.0), &Value::Null));
     assert_eq!(json["metrics"][0]["comparisons"][0]["verdict"], Value::Null);
 
-    let err = run_err(&[
+    let err = run_usage(&[
         good.to_str().unwrap(),
         one.to_str().unwrap(),
         "--baseline",
         "nope",
     ]);
     assert!(err.contains("--baseline nope: no such variant"), "{err}");
-    let err = run_err(&[good.to_str().unwrap()]);
+    let err = run_usage(&[good.to_str().unwrap()]);
     assert!(err.contains("need at least two variants"), "{err}");
 }
 

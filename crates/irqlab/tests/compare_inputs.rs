@@ -94,7 +94,9 @@ fn item3_bench_runs_with_the_same_label_are_named_by_directory() {
     assert!(out.contains("after vs before"), "{out}");
     assert!(out.contains("named by their paths"), "{out}");
     // explicit equal labels still pool
-    let e = err(tmp.path(), &["k=before", "k=after"]);
+    let out = compare(tmp.path(), &["k=before", "k=after"]);
+    assert_eq!(out.status.code(), Some(2), "one variant is a usage error");
+    let e = String::from_utf8(out.stderr).unwrap();
     assert!(e.contains("found 1 (k)") && e.contains("LABEL=PATH"), "{e}");
 }
 
@@ -312,6 +314,42 @@ fn issue10_item14_probe_runs_are_one_trial_each() {
         assert_eq!(m["describe"]["runs_a"]["count"], 6.0, "{m}");
         assert_eq!(m["comparisons"][0]["verdict"], "~", "{m}");
     }
+    let notes = doc["notes"].to_string();
+    assert!(!notes.contains("probe run is one trial"), "{notes}");
+}
+
+/// The one-trial note is for a variant that has one probe run only, not
+/// for every file of a variant given several.
+#[test]
+fn the_probe_run_note_is_for_variants_of_one_run_only() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for k in 0..3 {
+        let level = 50_000.0 + k as f64 * 40.0;
+        probe_run(&d.join(format!("p_a{k}.json")), "b1", &reads(level, 300, k));
+        probe_run(
+            &d.join(format!("p_b{k}.json")),
+            "b1",
+            &reads(level, 300, k + 5),
+        );
+    }
+    let three = ["a=p_a0.json", "a=p_a1.json", "a=p_a2.json"];
+    let mut args = three.to_vec();
+    args.extend(["b=p_b0.json", "b=p_b1.json", "b=p_b2.json"]);
+    let notes = json(d, &args)["notes"].to_string();
+    assert!(!notes.contains("probe run is one trial"), "{notes}");
+    let mut args = three.to_vec();
+    args.push("b=p_b0.json");
+    let notes = json(d, &args)["notes"].to_string();
+    assert_eq!(
+        notes.matches("probe run is one trial").count(),
+        1,
+        "{notes}"
+    );
+    assert!(
+        notes.contains("p_b0.json: a probe run is one trial") && notes.contains("variant b"),
+        "{notes}"
+    );
 }
 
 /// Direction by name is decided only for known cost families: a rate per

@@ -61,6 +61,8 @@ pub struct VariantData {
     /// plan: workload, trial length; bench and probe environment: root,
     /// kernel, machine); empty when the input does not say.
     pub plan: Vec<(String, String)>,
+    /// Some of its runs are probe result sets (one trial each).
+    pub probe: bool,
 }
 
 impl VariantData {
@@ -70,6 +72,7 @@ impl VariantData {
             series: Vec::new(),
             from_data,
             plan: Vec::new(),
+            probe: false,
         }
     }
 
@@ -103,6 +106,7 @@ impl VariantData {
         if self.plan.is_empty() {
             self.plan = other.plan.clone();
         }
+        self.probe |= other.probe;
         for s in other.series {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
@@ -214,7 +218,28 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             }
         }
     }
+    out.warnings
+        .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)
+}
+
+/// The note for a variant of probe runs that has only one: a probe run is
+/// one trial, so nothing about the variant's spread is known.
+fn single_probe_run(v: &VariantData) -> Option<String> {
+    if !v.probe {
+        return None;
+    }
+    let mut runs = v.series.iter().flat_map(|s| s.obs.iter()).map(|o| &o.run);
+    let run = runs.next()?.as_deref()?;
+    if !runs.all(|r| r.as_deref() == Some(run)) {
+        return None;
+    }
+    Some(format!(
+        "{run}: a probe run is one trial (its per-read median and p99) and variant {} \
+         has only this one; give several runs per variant \
+         (LABEL=run1.json LABEL=run2.json …) or a directory of runs",
+        v.label
+    ))
 }
 
 /// Runs pooled as one variant must agree on what their inputs record
@@ -352,7 +377,7 @@ fn load_one(
     match ext {
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
         "csv" => table::load_csv(path, &stem_of(path)),
-        "json" => table::load_json(path, &stem_of(path), warns),
+        "json" => table::load_json(path, &stem_of(path)),
         _ => {
             *named = true;
             plain_file(path, opts).map(|v| vec![v])

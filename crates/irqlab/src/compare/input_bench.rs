@@ -466,6 +466,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
     let dists = row_distributions(doc);
     let mut v = VariantData::new(label, false);
     v.plan = probe_signature(doc);
+    v.probe = true;
     for r in results {
         let Some(metric) = r["metric"].as_str() else {
             bail!("{}: probe result without \"metric\"", path.display());

@@ -58,17 +58,11 @@ pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
 }
 
 /// Load a JSON file: probe result set, array of rows, or object of arrays.
-pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
     if is_probe(&doc) {
-        warns.push(format!(
-            "{}: a probe run is one trial (its per-read median and p99); \
-             give several runs per variant (LABEL=run1.json LABEL=run2.json …) \
-             or a directory of runs",
-            path.display()
-        ));
         return Ok(vec![load_probe(path, &doc, label)?]);
     }
     match &doc {

@@ -271,6 +271,13 @@ pub fn run(config: &CompareConfig) -> Result<()> {
     if let Some(p) = &config.html {
         write_file(p, |w| html::write(&c, w))?;
     }
+    if config.format == CompareFormat::Csv {
+        // CSV has one row per metric and variant: no place for the notes
+        // the other formats print.
+        for n in &c.notes {
+            eprintln!("irqlab: note: {n}");
+        }
+    }
     let mut out = crate::export::stdout::stdout();
     match write_report(&c, config.format, config.all, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

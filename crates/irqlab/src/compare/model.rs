@@ -3,7 +3,7 @@
 //! formats read only this model; nothing here formats or does I/O.
 
 use super::input::{Loaded, Series, VariantData};
-use super::DirectionRules;
+use super::{usage, DirectionRules};
 use crate::direction::Direction;
 use crate::stats::bootstrap::{bootstrap, bootstrap_sides, RelCi, SideDraws};
 use crate::stats::describe::{describe, median, sorted, Describe};
@@ -207,22 +207,19 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
     } = loaded;
     if variants.len() < 2 {
         let names: Vec<&str> = variants.iter().map(|v| v.label.as_str()).collect();
-        bail!(
+        return Err(usage(format!(
             "need at least two variants to compare, found {} ({}); name each input \
-             with LABEL=PATH",
+             with LABEL=PATH, a different LABEL per variant",
             variants.len(),
             names.join(", ")
-        );
+        )));
     }
     let labels: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
     let baseline = match baseline {
         None => 0,
         Some(b) => match labels.iter().position(|l| l == b) {
             Some(i) => i,
-            None => bail!(
-                "--baseline {b}: no such variant (have: {})",
-                labels.join(", ")
-            ),
+            None => return Err(usage(unknown_baseline(b, &labels, &warnings))),
         },
     };
     let mut notes = warnings;
@@ -251,6 +248,36 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
         metrics,
         notes,
     })
+}
+
+/// Why `--baseline b` names no variant: a variant split into `b@run`
+/// variants (its runs differ; `warnings` holds the loader's note saying
+/// how), or no such label.
+fn unknown_baseline(b: &str, labels: &[String], warnings: &[String]) -> String {
+    let prefix = format!("{b}@");
+    let split: Vec<&str> = labels
+        .iter()
+        .filter(|l| l.starts_with(&prefix))
+        .map(String::as_str)
+        .collect();
+    let Some(first) = split.first() else {
+        return format!(
+            "--baseline {b}: no such variant (have: {})",
+            labels.join(", ")
+        );
+    };
+    let head = format!("variant {b:?}: runs ");
+    let why = warnings
+        .iter()
+        .find(|w| w.starts_with(&head))
+        .and_then(|w| w.strip_prefix(&format!("variant {b:?}: ")))
+        .and_then(|w| w.split(';').next())
+        .map_or(String::from("its runs differ"), str::to_string);
+    format!(
+        "--baseline {b}: variant {b:?} was split because {why}; it is compared as {}: \
+         name one of them (e.g. --baseline {first})",
+        split.join(", ")
+    )
 }
 
 fn metric_names(variants: &[VariantData], baseline: usize) -> Vec<String> {

@@ -5,19 +5,16 @@
 //! differences the delta layer accepts: `delta::counter_delta` then
 //! `delta::bound_rate` at `delta::MAX_RATE_PER_CPU`, the rule `top` and
 //! `record` apply (irqlab-core's `delta/counter.rs`). A wrap adds its
-//! modular difference; a reset adds the new count (counted from zero, as
-//! Prometheus does) when that count is itself possible; a value no kernel
-//! counter can hold (above 2^32) or a jump implying an impossible rate
-//! adds nothing, and the next sample counts from it; a CPU that appears
-//! starts from its current count without a jump. Sums saturate, so an
-//! exported sum never decreases.
+//! modular difference; a step back (the `reset` gap of `show -i`), a
+//! value no kernel counter can hold (above 2^32) or a jump implying an
+//! impossible rate adds nothing, and the next sample counts from the new
+//! value; a CPU that appears starts from its current count without a
+//! jump. Sums saturate, so an exported sum never decreases.
 //!
 //! Rows are keyed by their label set, so an IRQ number reused with another
 //! chip or action is a new series. Pure: no I/O.
 
-use irqlab_core::delta::{
-    bound_rate, counter_delta, wide_counter_delta, Cell, Gap, MAX_RATE_PER_CPU,
-};
+use irqlab_core::delta::{bound_rate, counter_delta, wide_counter_delta, Cell, MAX_RATE_PER_CPU};
 use std::collections::HashMap;
 
 /// What a family's per-CPU values are, and so how two of them differ.
@@ -54,16 +51,12 @@ impl Kind {
         }
     }
 
-    /// What a sum absorbs of the step from `old` to `new`: the difference,
-    /// the new count after a reset when it is itself possible, nothing
-    /// for an impossible value or rate.
+    /// What a sum absorbs of the step from `old` to `new`: the difference
+    /// the delta layer accepts, nothing for a gap (a reset, an impossible
+    /// value or rate).
     fn increment(self, old: u64, new: u64, elapsed_s: f64) -> u64 {
         match self.delta(old, new, elapsed_s) {
             Cell::Count(d) => d,
-            Cell::Gap(Gap::Reset) => match self.delta(0, new, elapsed_s) {
-                Cell::Count(d) => d,
-                Cell::Gap(_) => 0,
-            },
             Cell::Gap(_) => 0,
         }
     }
@@ -247,8 +240,19 @@ mod tests {
             assert_eq!(up(&mut s, &[0, 1, 2], &[c0, 22, 35]), sum);
         }
         assert_eq!(up(&mut s, &[0, 1, 2], &[3, 22, 35]), sum + 5);
-        // A reset (descriptor freed and reused): counted from zero.
-        assert_eq!(up(&mut s, &[0, 1, 2], &[1, 2, 35]), sum + 5 + 1 + 2);
+        // A reset (descriptor freed and reused): nothing for that step,
+        // then counted on from the new values.
+        assert_eq!(up(&mut s, &[0, 1, 2], &[1, 2, 35]), sum + 5);
+        assert_eq!(up(&mut s, &[0, 1, 2], &[4, 2, 35]), sum + 5 + 3);
+    }
+
+    #[test]
+    fn a_step_back_adds_nothing() {
+        // 148453 -> 148353 (a bump of -100): the sum showed 296806.
+        let mut s = Sums::default();
+        assert_eq!(up(&mut s, &[0], &[148_453]), 148_453);
+        assert_eq!(up(&mut s, &[0], &[148_353]), 148_453);
+        assert_eq!(up(&mut s, &[0], &[148_360]), 148_460);
     }
 
     #[test]

@@ -27,6 +27,10 @@ pub struct OwnStats {
     pub samples: u64,
     pub scrapes: u64,
     pub max_rss_bytes: u64,
+    /// Reads that failed (the previous sample's values are served).
+    pub sample_errors: u64,
+    /// Whether the latest read succeeded.
+    pub last_sample_ok: bool,
 }
 
 /// Renders bodies; keeps the monotonic sums between samples.
@@ -906,7 +910,7 @@ impl Renderer {
             count: ns,
             unit: 1_000_000_000,
         };
-        let rows: [(&'static str, &str, &str, SeriesValue); 6] = [
+        let rows: [(&'static str, &str, &str, SeriesValue); 8] = [
             (
                 "irqlab_process_cpu_seconds_total",
                 "CPU time of the whole irqlab process.",
@@ -924,6 +928,18 @@ impl Renderer {
                 "Samples taken.",
                 "counter",
                 SeriesValue::Int(own.samples),
+            ),
+            (
+                "irqlab_sample_errors_total",
+                "Reads that failed; the body keeps the last good sample's values.",
+                "counter",
+                SeriesValue::Int(own.sample_errors),
+            ),
+            (
+                "irqlab_last_sample_success",
+                "1 if the latest read succeeded, 0 if this body is of an older sample.",
+                "gauge",
+                SeriesValue::Int(u64::from(own.last_sample_ok)),
             ),
             (
                 "irqlab_scrapes_total",
@@ -944,6 +960,7 @@ impl Renderer {
                 secs(wall_ns),
             ),
         ];
+        let rows_len = rows.len() as u64;
         for (name, help, kind, v) in rows {
             header(out, name, help, kind);
             out.extend_from_slice(name.as_bytes());
@@ -951,7 +968,7 @@ impl Renderer {
             v.write(out);
             out.push(b'\n');
         }
-        let series = self.series + 7;
+        let series = self.series + rows_len + 1;
         header(
             out,
             "irqlab_exposed_series",

@@ -229,13 +229,6 @@ impl Latest {
         super::gzip::gzip(body, self.gzip_threads()).map(Arc::new)
     }
 
-    /// A read that began at `read_at` failed: the bodies stay, and the
-    /// scrapes waiting for it get them.
-    pub fn publish_failed(&self, read_at: Instant) {
-        let waiting = self.lock().renew(read_at);
-        self.wake_waiting(waiting);
-    }
-
     /// Cached mode: a sample was taken and its body is not rendered yet;
     /// a scrape from now on asks for it ([`Latest::scrape`]).
     pub fn sampled(&self) {
@@ -1186,10 +1179,11 @@ mod tests {
         // the ask's byte left behind does not end the next wait early
         let soon = Instant::now() + Duration::from_millis(30);
         assert_eq!(l.wait_until(soon, &stop), Wait::Due);
-        // a failed sample releases the scrapes waiting for it
+        // a failed sample's body (the last good values, the failure
+        // counted) releases the scrapes waiting for it
         l.sampled();
         assert_eq!(l.scrape(t), Freshness::After(1));
-        l.publish_failed(t);
+        l.publish(b"b, failed".to_vec(), t);
         assert_eq!(l.scrape(t), Freshness::Now);
     }
 
@@ -1205,12 +1199,9 @@ mod tests {
         };
         let cached = Latest::new(b"a".to_vec(), t, None).unwrap();
         cached.publish(b"b".to_vec(), t);
-        cached.publish_failed(t);
         assert!(!pending(&cached));
         let asked = Latest::new(b"a".to_vec(), t, Some(Duration::from_secs(1))).unwrap();
         asked.publish(b"b".to_vec(), t);
-        assert!(pending(&asked));
-        asked.publish_failed(t);
         assert!(pending(&asked));
     }
 

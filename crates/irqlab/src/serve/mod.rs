@@ -97,8 +97,26 @@ impl Output {
             crate::filter::warnings::cpus_of(s.snap(), &mut self.present);
         }
         self.own.samples += 1;
+        self.own.last_sample_ok = true;
         self.own.scrapes = scrapes;
         self.renderer.accumulate(s.view());
+    }
+
+    /// Count a failed read and publish the body of `s`, the last good
+    /// sample, again: its values, with the error counted and the success
+    /// gauge at 0, read from `read_at`.
+    fn failed(
+        &mut self,
+        latest: &http::Latest,
+        s: SampleCountersView,
+        read_at: Instant,
+        e: &anyhow::Error,
+    ) {
+        self.own.sample_errors += 1;
+        self.own.last_sample_ok = false;
+        self.own.scrapes = latest.scrapes();
+        self.publish(latest, s, read_at);
+        eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
     }
 
     /// Add the sampling thread's CPU time since the last charge: the
@@ -242,8 +260,6 @@ fn run_cached(
     // The first sample's body is published: until the first tick no
     // scrape asks.
     let mut tick = pace.wait(stop);
-    // When the latest good sample was read, while its body is not made.
-    let mut unrendered: Option<Instant> = None;
     loop {
         match tick {
             Tick::Due => {}
@@ -253,14 +269,10 @@ fn run_cached(
         let read_at = Instant::now();
         let s = match lp.src.next_sample() {
             Ok(s) => s,
-            // Keep serving the last good sample (its body made now if
-            // nobody asked for it); say why it is not renewed.
+            // Keep serving the last good sample's values, with the
+            // failure counted; say why they are not renewed.
             Err(e) => {
-                if let Some(at) = unrendered.take() {
-                    lp.out.publish(latest, lp.src.latest_view(), at);
-                }
-                latest.publish_failed(read_at);
-                eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
+                lp.out.failed(latest, lp.src.latest_view(), read_at, &e);
                 tick = pace.wait(stop);
                 continue;
             }
@@ -268,7 +280,6 @@ fn run_cached(
         lp.out.sampled(&s, latest.scrapes());
         lp.out.charge(&s);
         latest.sampled();
-        unrendered = Some(read_at);
         let Some(due) = pace.next_due() else {
             return Ok(None);
         };
@@ -276,7 +287,6 @@ fn run_cached(
             match latest.wait_until(due, stop) {
                 http::Wait::Asked => {
                     lp.out.publish(latest, s.view(), read_at);
-                    unrendered = None;
                 }
                 http::Wait::Due => break Tick::Due,
                 http::Wait::Signal(sig) => break Tick::Signal(sig),
@@ -329,11 +339,9 @@ fn run_scrape(
                     lp.out.spare = old;
                 }
             }
-            // Keep serving the last good body; say why it is not renewed.
-            Err(e) => {
-                latest.publish_failed(read_at);
-                eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
-            }
+            // Keep serving the last good sample's values, with the
+            // failure counted; say why they are not renewed.
+            Err(e) => lp.out.failed(latest, lp.src.latest_view(), read_at, &e),
         }
     }
 }

@@ -1,0 +1,127 @@
+//! `irqlab compare` usage errors (exit 2): an unknown `--baseline`, fewer
+//! than two variants, and a `--baseline` naming a variant that was split
+//! into `label@run` variants (the message says so, why, and their names).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::compare::{compare, numbers, spread};
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// Exit 2 and stderr, which must contain every one of `want`.
+fn usage(dir: &Path, args: &[&str], want: &[&str]) -> String {
+    let out = compare(dir, args);
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+    for w in want {
+        assert!(e.contains(w), "{args:?}: no {w:?} in {e}");
+    }
+    e
+}
+
+#[test]
+fn unknown_baseline_and_a_single_variant_are_usage_errors() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), spread(100.0, 1.0, 8));
+    numbers(&tmp.path().join("b.txt"), spread(110.0, 1.0, 8));
+    usage(
+        tmp.path(),
+        &["a.txt", "b.txt", "--baseline", "zzz"],
+        &["--baseline zzz: no such variant"],
+    );
+    usage(tmp.path(), &["a.txt"], &["need at least two variants"]);
+    usage(
+        tmp.path(),
+        &["a=a.txt", "a=b.txt"],
+        &["need at least two variants"],
+    );
+}
+
+/// A bench run of variant `tip` with trials of `duration_s` seconds.
+fn bench_run(dir: &Path, duration_s: f64, centre: f64) {
+    let vdir = dir.join("tip");
+    fs::create_dir_all(&vdir).unwrap();
+    let plan = serde_json::json!({"argv": ["irqlab", "bench"], "variants": ["tip"],
+        "workloads": ["ipi"], "trials": 5, "warmup": 0, "duration_s": duration_s,
+        "order": "alternate", "seed": 1, "created_at": "t"});
+    fs::write(dir.join("plan.json"), plan.to_string()).unwrap();
+    let mut lines = String::new();
+    for (t, v) in spread(centre, 1.0, 5).into_iter().enumerate() {
+        let rec = serde_json::json!({"schema": 2, "variant": "tip", "trial": t + 1,
+            "boot_id": "b1", "started_at": "t", "duration_s": duration_s,
+            "metrics": {"round_trips_per_sec":
+                {"value": v, "unit": "1/s", "direction": "higher"}}});
+        lines.push_str(&format!("{rec}\n"));
+    }
+    fs::write(vdir.join("trials.jsonl"), lines).unwrap();
+}
+
+#[test]
+fn a_baseline_that_was_split_says_so_and_lists_the_split_names() {
+    let tmp = TempDir::new().unwrap();
+    let res = tmp.path().join("res");
+    bench_run(&res.join("r1"), 2.0, 100.0);
+    bench_run(&res.join("r2"), 5.0, 120.0);
+    usage(
+        tmp.path(),
+        &["res", "--baseline", "tip"],
+        &[
+            "--baseline tip",
+            "was split",
+            "differ in",
+            "tip@r1, tip@r2",
+            "--baseline tip@r1",
+        ],
+    );
+}
+
+/// The notes of the other formats go to stderr with `--format csv`; a
+/// torn (unterminated) last line is such a note, a complete garbage last
+/// line an error naming the file and line.
+#[test]
+fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
+    let tmp = TempDir::new().unwrap();
+    let res = tmp.path().join("res");
+    bench_run(&res.join("r1"), 2.0, 100.0);
+    numbers(&tmp.path().join("b.txt"), spread(110.0, 1.0, 8));
+    let trials = res.join("r1/tip/trials.jsonl");
+    let good = fs::read_to_string(&trials).unwrap();
+    fs::write(&trials, format!("{good}{{\"variant\":\"ti")).unwrap();
+    let out = compare(
+        tmp.path(),
+        &[
+            "res",
+            "b=b.txt",
+            "--metric",
+            "round_trips_per_sec",
+            "--format",
+            "csv",
+        ],
+    );
+    let (o, e) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{o}{e}");
+    assert!(
+        e.contains("irqlab: note: ") && e.contains("trials.jsonl:6: truncated trial skipped"),
+        "{e}"
+    );
+    assert!(!o.contains("truncated"), "{o}");
+    fs::write(&trials, format!("{good}{{\"variant\":\"ti\n")).unwrap();
+    let out = compare(
+        tmp.path(),
+        &[
+            "res",
+            "b=b.txt",
+            "--metric",
+            "round_trips_per_sec",
+            "--format",
+            "csv",
+        ],
+    );
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("trials.jsonl") && e.contains('6'), "{e}");
+}

@@ -1,0 +1,146 @@
+//! A read that fails (a corrupt `/proc/interrupts`) is counted:
+//! `irqlab_sample_errors_total` rises and `irqlab_last_sample_success`
+//! drops to 0 while the last good sample's values are served, in both
+//! pacing modes, both namings and both exposition formats; once the file
+//! is good again the gauge is back at 1. `promtool check metrics` checks
+//! the failing body (skipped, saying so, without promtool).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod serve_support;
+
+use serve_support::{have, serve, synth, value};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0";
+
+/// GET /metrics (200 expected) with an optional Accept header.
+fn get(addr: SocketAddr, accept: Option<&str>) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let extra = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// Rewrite `path` in place (serve keeps its descriptor open, as for
+/// /proc): truncate, then write `text`.
+fn rewrite_in_place(path: &Path, text: &[u8]) {
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(0).unwrap();
+    f.write_all(text).unwrap();
+}
+
+fn promtool_check(body: &str) {
+    if !have("promtool") {
+        crate::visible!("SKIP promtool check of the failing body: promtool not installed (tools/install-prometheus.sh)");
+        return;
+    }
+    let mut p = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool rejects the body: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Scrape until the body is of a read from after the change (the read a
+/// scrape asks for, or the next tick).
+fn scrape_after_change(addr: SocketAddr, accept: Option<&str>) -> String {
+    std::thread::sleep(Duration::from_millis(400));
+    get(addr, accept)
+}
+
+fn errors_are_counted(args: &[&str], accept: Option<&str>) {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 4);
+    let ints = d.path().join("proc/interrupts");
+    let good = std::fs::read(&ints).unwrap();
+    let s = serve(d.path(), args);
+    let v = |b: &str, name: &str| {
+        value(b, &format!("{name} ")).unwrap_or_else(|| panic!("no {name} in\n{b}"))
+    };
+    let first = get(s.addr, accept);
+    assert!(first.contains("# TYPE irqlab_sample_errors"), "{first}");
+    assert!(
+        first.contains("# TYPE irqlab_last_sample_success gauge"),
+        "{first}"
+    );
+    assert_eq!(v(&first, "irqlab_sample_errors_total"), 0.0);
+    assert_eq!(v(&first, "irqlab_last_sample_success"), 1.0);
+
+    let broken_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    rewrite_in_place(&ints, b"");
+    let bad = scrape_after_change(s.addr, accept);
+    assert!(
+        v(&bad, "irqlab_sample_errors_total") >= 1.0,
+        "{args:?}: no error counted\n{bad}"
+    );
+    assert_eq!(v(&bad, "irqlab_last_sample_success"), 0.0, "{args:?}");
+    // the values are the last good sample's, read before the change
+    assert!(
+        v(&bad, "irqlab_last_sample_timestamp_seconds") <= broken_at,
+        "{args:?}"
+    );
+    let lines = bad.lines().filter(|l| !l.starts_with('#')).count();
+    assert_eq!(v(&bad, "irqlab_exposed_series") as usize, lines);
+    if accept.is_none() {
+        promtool_check(&bad);
+    }
+    let errors = v(&bad, "irqlab_sample_errors_total");
+
+    rewrite_in_place(&ints, &good);
+    let again = scrape_after_change(s.addr, accept);
+    assert_eq!(
+        v(&again, "irqlab_last_sample_success"),
+        1.0,
+        "{args:?}\n{again}"
+    );
+    assert!(v(&again, "irqlab_sample_errors_total") >= errors);
+    assert!(v(&again, "irqlab_samples_total") > v(&bad, "irqlab_samples_total"));
+}
+
+#[test]
+fn scrape_time_reads_count_failures() {
+    errors_are_counted(&["--min-interval", "100ms"], None);
+}
+
+#[test]
+fn cached_reads_count_failures() {
+    errors_are_counted(&["-i", "100ms"], None);
+}
+
+#[test]
+fn failures_are_counted_in_openmetrics() {
+    errors_are_counted(&["--min-interval", "100ms"], Some(OPENMETRICS));
+}
+
+#[test]
+fn failures_are_counted_with_node_naming() {
+    errors_are_counted(&["-i", "100ms", "--compat", "node"], None);
+}
