@@ -211,6 +211,26 @@ fn a_duplicate_cpu_is_a_malformed_file() {
     assert!(err.contains("proc/stat:3: duplicate cpu0 line"), "{err}");
 }
 
+/// A count above what the kernel prints is a note naming the file's real
+/// path and line once (its deltas are gaps), not the file twice.
+#[test]
+fn a_count_out_of_the_kernel_range_is_noted_at_its_path_and_line() {
+    let irqs: &[u8] =
+        b"       CPU0   CPU1\n  1:  18446744073709551615  2  IO-APIC  1-edge  i8042\n";
+    let softirqs: &[u8] = b"    CPU0 CPU1\n  TIMER: 18446744073709551615 2\n";
+    let dir = tree_with(&[("proc/interrupts", irqs), ("proc/softirqs", softirqs)]);
+    let (code, _, err) = show(dir.path(), &["--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    for file in ["interrupts", "softirqs"] {
+        let want = format!(
+            "{}/proc/{file}:2: expected a per-CPU count",
+            dir.path().display()
+        );
+        assert!(err.contains(&want), "{want} in {err}");
+        assert!(!err.contains(&format!(": /proc/{file}")), "{err}");
+    }
+}
+
 /// Bad values are usage errors (exit 2, clap's message),
 /// refused before anything is read; an absurd interval is refused at once
 /// instead of sleeping.

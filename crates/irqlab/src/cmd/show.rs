@@ -291,7 +291,7 @@ fn snapshot_into<S: CountSink>(
     }
     if let Some(note) = snap.softirqs.as_ref().and_then(|s| s.note()) {
         let path = fs.path(StatFile::Softirqs.rel());
-        eprintln!("irqlab: note: {}: {note}", path.display());
+        eprintln!("irqlab: note: {}", crate::sampler::located(&path, note));
     }
     if let Some(note) = cpu_disagreement(
         root,

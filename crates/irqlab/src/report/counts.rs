@@ -133,7 +133,9 @@ pub(super) fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
             let c = pick(&r.counts, &cols);
             SoftirqLine {
                 name: r.name.clone(),
-                total: Some(c.iter().sum()),
+                // wrapping, as the interrupt rows' totals: a count above
+                // the kernel's range (noted) must not end the run
+                total: Some(c.iter().fold(0u64, |a, &v| a.wrapping_add(v))),
                 counts: c.into_iter().map(Some).collect(),
                 rates: None,
                 total_rate: None,

@@ -186,7 +186,7 @@ pub fn read_once<S: CountSink>(
             out.interrupt_cpus = Some(lp.cpus().to_vec());
             out.range_note = lp.note().map(|note| {
                 let path = fs.path(StatFile::Interrupts.rel());
-                format!("{}: {note}", path.display())
+                super::located(&path, note).to_string()
             });
         }
         Err(e) => missing.push((
