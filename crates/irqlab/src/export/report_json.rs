@@ -178,7 +178,7 @@ pub fn softirqs(w: &mut dyn Write, s: Option<&SoftirqSection>) -> std::io::Resul
 /// The stat section (`null` when absent), the bytes of `StatSection`'s
 /// serde form (tested equal) without serde's flattening and per-key
 /// escaping: a 1152-CPU machine has ten thousand keys and shares in it.
-/// Shares are written as [`cpu_pct_line`] writes them, one CPU line at a
+/// Shares are written as `cpu_pct_line` writes them, one CPU line at a
 /// time through a reused buffer.
 pub fn stat(w: &mut dyn Write, s: Option<&StatSection>) -> std::io::Result<()> {
     let Some(s) = s else {
