@@ -68,6 +68,17 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
+    /// Print the warnings about these flags selecting nothing or less
+    /// than asked in a sampled snapshot (`top --batch`'s and `replay
+    /// --batch`'s baseline), whose interrupt rows `rows` kept.
+    pub fn warn_about(&self, snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter) {
+        let cpus = self.cpus.as_deref();
+        let irq = self.irq.as_deref();
+        for w in crate::filter::warnings::snapshot_warnings(cpus, irq, snap, rows) {
+            eprintln!("{w}");
+        }
+    }
+
     /// The row filter these flags select.
     pub fn filter(&self) -> anyhow::Result<crate::filter::Filter> {
         crate::filter::Filter::from_flags(self.irq.as_deref(), self.cpus.as_deref())?

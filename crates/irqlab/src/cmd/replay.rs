@@ -156,15 +156,7 @@ fn batch(
         false => None,
     };
     let mut live = LiveSampler::with_source(source, filter.clone())?;
-    let warnings = crate::filter::warnings::snapshot_warnings(
-        args.filter.cpus.as_deref(),
-        args.filter.irq.as_deref(),
-        live.latest(),
-        live.rows_filter(),
-    );
-    for w in warnings {
-        eprintln!("{w}");
-    }
+    args.filter.warn_about(live.latest(), live.rows_filter());
     // the same writer and loop as `top --batch`, unpaced: every frame of
     // the run at once (flushed at the end), then `Average:`
     let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);

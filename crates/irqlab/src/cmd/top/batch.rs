@@ -279,15 +279,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for m in live.missing() {
         eprintln!("irqlab: note: not shown: {m}");
     }
-    let warnings = crate::filter::warnings::snapshot_warnings(
-        args.filter.cpus.as_deref(),
-        args.filter.irq.as_deref(),
-        live.latest(),
-        live.rows_filter(),
-    );
-    for w in warnings {
-        eprintln!("{w}");
-    }
+    args.filter.warn_about(live.latest(), live.rows_filter());
     if let Some(note) = crate::filter::warnings::snapshot_disagreement(&plan.root, live.latest()) {
         eprintln!("{note}");
     }
