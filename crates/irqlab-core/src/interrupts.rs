@@ -514,6 +514,9 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
     // the tokens between runs of ASCII whitespace; the padding (most of a
     // 1152-CPU header's 12 KB) skipped eight spaces at a time
     let mut pos = 0;
+    // ids rise in a kernel header: only one that falls calls for the
+    // duplicate check, made once at the end (sorted: no quadratic search)
+    let mut fell = false;
     loop {
         pos = skip_blanks(line, pos);
         let Some(rest) = line.get(pos..).filter(|r| !r.is_empty()) else {
@@ -530,20 +533,38 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
             continue;
         }
         let tok = rest.get(..len).unwrap_or_default();
-        let id = header_cell(tok)?;
-        // ids rise in a kernel header: only one that does not is looked up
-        if cpus.last().is_some_and(|&prev| id <= prev) && cpus.contains(&id) {
-            return Err(ErrorKind::DuplicateCpu {
-                cpu: id,
-                in_header: true,
-            });
-        }
+        let id = match header_cell(tok) {
+            Ok(id) => id,
+            // the earlier cells' error first
+            Err(e) => return Err(fell.then(|| first_repeat(cpus)).flatten().unwrap_or(e)),
+        };
+        fell |= cpus.last().is_some_and(|&prev| id <= prev);
         cpus.push(id);
     }
     if cpus.is_empty() {
         return Err(ErrorKind::NoCpuHeader);
     }
-    Ok(())
+    match fell.then(|| first_repeat(cpus)).flatten() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The error of the first id in `ids` that an earlier one repeats, if
+/// any: each id's occurrences in order after one sort, not a search of
+/// the ids before every one.
+fn first_repeat(ids: &[u32]) -> Option<ErrorKind> {
+    let mut at: Vec<(u32, usize)> = ids.iter().copied().zip(0..).collect();
+    at.sort_unstable();
+    let second = at
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| w[1].1)
+        .min()?;
+    ids.get(second).map(|&cpu| ErrorKind::DuplicateCpu {
+        cpu,
+        in_header: true,
+    })
 }
 
 /// Parse one non-empty data line into `row`, reusing its buffers. A row
