@@ -40,6 +40,19 @@ impl CpuList {
         Ok(out)
     }
 
+    /// Whether `bytes` is a CPU list [`parse_list`](Self::parse_list)
+    /// accepts, checked without building the set (nothing allocated).
+    ///
+    /// ```
+    /// use irqlab_core::cpulist::CpuList;
+    /// assert!(CpuList::is_list(b"0-3,8\n") && CpuList::is_list(b""));
+    /// assert!(!CpuList::is_list(b"zz") && !CpuList::is_list(b"0-"));
+    /// ```
+    pub fn is_list(bytes: &[u8]) -> bool {
+        let text = trim(bytes);
+        text.is_empty() || text.split(|&c| c == b',').all(|i| parse_item(i).is_ok())
+    }
+
     /// [`parse_list`](Self::parse_list) into `self`, reusing its buffer.
     pub fn parse_list_into(&mut self, bytes: &[u8], file: &'static str) -> Result<(), ParseError> {
         self.ranges.clear();
@@ -264,6 +277,26 @@ mod tests {
 
     fn list(t: &str) -> Result<CpuList, ParseError> {
         CpuList::parse_list(t.as_bytes(), "list")
+    }
+
+    #[test]
+    fn is_list_is_what_parse_list_accepts() {
+        let mut rng = crate::rng::Rng::new(37);
+        let alphabet = b"0123456789,-: /\n\tx";
+        for _ in 0..20_000 {
+            let len = (rng.next_u64() % 12) as usize;
+            let t: Vec<u8> = (0..len)
+                .map(|_| alphabet[(rng.next_u64() % alphabet.len() as u64) as usize])
+                .collect();
+            let shown = String::from_utf8_lossy(&t);
+            let ok = CpuList::parse_list(&t, "l").is_ok();
+            assert_eq!(CpuList::is_list(&t), ok, "{shown:?}");
+        }
+        for t in [
+            "0-3,8", "", " 7 \n", "zz", "0-", "3-1", "1048577", "0-31:2/4",
+        ] {
+            assert_eq!(CpuList::is_list(t.as_bytes()), list(t).is_ok(), "{t:?}");
+        }
     }
 
     fn mask(t: &str) -> Result<CpuList, ParseError> {

@@ -20,6 +20,15 @@ pub enum ErrorKind {
     MissingColon,
     /// A numeric field was expected; the offending token is attached.
     ExpectedNumber { what: &'static str, found: String },
+    /// A per-CPU count that is not one: the header's id of its CPU, its
+    /// 1-based column among the row's counts, what was expected and the
+    /// token found there (a count glued to text, a sign, too many digits).
+    BadCount {
+        cpu: u32,
+        column: usize,
+        what: &'static str,
+        found: String,
+    },
     /// A numbered row has a different number of counts than the header has CPUs.
     CountMismatch { expected: usize, found: usize },
     /// A line is longer than the parser accepts.
@@ -78,6 +87,16 @@ impl fmt::Display for ErrorKind {
                     clip(found)
                 )
             }
+            ErrorKind::BadCount {
+                cpu,
+                column,
+                what,
+                found,
+            } => write!(
+                f,
+                "expected {what} for CPU{cpu} (a decimal number; column {column}), found {:?}",
+                clip(found)
+            ),
             ErrorKind::CountMismatch { expected, found } => write!(
                 f,
                 "expected {expected} per-CPU counts (one per header CPU), found {found} \

@@ -11,7 +11,8 @@ use crate::desc::{put, split_description, DescParts};
 use crate::error::{ErrorKind, ParseError};
 pub use crate::scan::counts::CountSink;
 use crate::scan::{
-    check_line, find_byte, is_blank, range_of, same_bytes, scan_u64, skip_blanks, trim, Scan,
+    check_line, find_byte, is_blank, lossy_token, range_of, same_bytes, scan_u64, skip_blanks,
+    trim, Scan,
 };
 pub use compact_str::CompactString;
 use serde::Serialize;
@@ -396,7 +397,7 @@ impl LineParser {
             return self.header_line(line).map(|()| false);
         }
         row.counts.clear();
-        parse_row(line, self.cpus.len(), row, counts).map_err(|k| at_line(n, k))?;
+        parse_row(line, &self.cpus, row, counts).map_err(|k| at_line(n, k))?;
         self.note_range(n, row.shape, counts);
         Ok(true)
     }
@@ -425,16 +426,16 @@ impl LineParser {
         self.n += 1;
         let n = self.n;
         let counts = std::mem::take(&mut row.counts);
-        let ncols = self.cpus.len();
+        let cpus = self.cpus.as_slice();
         let parsed = if counts.spilled() {
             // as in `line_boxed`: a heap buffer read into as a `Vec`
             let mut v = counts.into_vec();
-            let parsed = parse_row_at(text, colon, ncols, row, &mut v);
+            let parsed = parse_row_at(text, colon, cpus, row, &mut v);
             row.counts = Counts::from_vec(v);
             parsed
         } else {
             let mut counts = counts;
-            let parsed = parse_row_at(text, colon, ncols, row, &mut counts);
+            let parsed = parse_row_at(text, colon, cpus, row, &mut counts);
             row.counts = counts;
             parsed
         };
@@ -567,17 +568,18 @@ fn first_repeat(ids: &[u32]) -> Option<ErrorKind> {
     })
 }
 
-/// Parse one non-empty data line into `row`, reusing its buffers. A row
-/// that fails is left with an empty description, so that the next parse
-/// into it cannot take its stale `parts` for valid.
+/// Parse one non-empty data line into `row`, reusing its buffers; `cpus`:
+/// the header's CPU ids. A row that fails is left with an empty
+/// description, so that the next parse into it cannot take its stale
+/// `parts` for valid.
 fn parse_row<S: CountSink + ?Sized>(
     line: &[u8],
-    ncols: usize,
+    cpus: &[u32],
     row: &mut IrqRow,
     counts: &mut S,
 ) -> Result<(), ErrorKind> {
     let colon = find_byte(b':', line).ok_or(ErrorKind::MissingColon)?;
-    parse_row_at(line, colon, ncols, row, counts).map(|_| ())
+    parse_row_at(line, colon, cpus, row, counts).map(|_| ())
 }
 
 /// Parse the row at the start of `text` whose label ends at `colon`, up to
@@ -585,11 +587,11 @@ fn parse_row<S: CountSink + ?Sized>(
 fn parse_row_at<S: CountSink + ?Sized>(
     text: &[u8],
     colon: usize,
-    ncols: usize,
+    cpus: &[u32],
     row: &mut IrqRow,
     counts: &mut S,
 ) -> Result<usize, ErrorKind> {
-    let res = parse_row_fields(text, colon, ncols, row, counts);
+    let res = parse_row_fields(text, colon, cpus, row, counts);
     if res.is_err() {
         row.description.clear();
         row.parts.clear();
@@ -600,10 +602,11 @@ fn parse_row_at<S: CountSink + ?Sized>(
 fn parse_row_fields<S: CountSink + ?Sized>(
     line: &[u8],
     colon: usize,
-    ncols: usize,
+    cpus: &[u32],
     row: &mut IrqRow,
     counts: &mut S,
 ) -> Result<usize, ErrorKind> {
+    let ncols = cpus.len();
     let label = trim(&line[..colon]);
     if !same_bytes(row.label.as_bytes(), label) {
         row.label.clear();
@@ -618,7 +621,13 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     // lines cannot reserve a buffer per line far beyond the input's size.
     counts.start(if numbered { ncols } else { 0 });
     let limit = if numbered { ncols } else { usize::MAX };
-    let rest = read_counts(line, colon + 1, limit, ncols <= SHORT_ROW, counts)?;
+    let rest = read_counts(line, colon + 1, limit, ncols <= SHORT_ROW, counts).map_err(|e| {
+        if numbered {
+            in_column(e, cpus, counts.held())
+        } else {
+            e
+        }
+    })?;
     let found = counts.held();
     row.shape = match found {
         n if n == ncols => Shape::PerCpu,
@@ -627,10 +636,7 @@ fn parse_row_fields<S: CountSink + ?Sized>(
         _ => Shape::Irregular,
     };
     if numbered && found != ncols {
-        return Err(ErrorKind::CountMismatch {
-            expected: ncols,
-            found,
-        });
+        return Err(short_row(line, rest, cpus, found));
     }
     let tail = line.get(rest..).unwrap_or_default();
     let len = rest + find_byte(b'\n', tail).unwrap_or(tail.len());
@@ -653,6 +659,59 @@ fn parse_row_fields<S: CountSink + ?Sized>(
         row.parts.clear();
     }
     Ok(len)
+}
+
+/// The error of a numbered row whose counts end after `found` of the
+/// header's `cpus`, at `at`: a token there that begins like a number (a
+/// digit, or a sign and a digit: `14x453`, `-5`) is a bad count, named
+/// with its CPU; anything else (a description, the line's end: a CPU
+/// hotplugged during the read, a cut line) is too few counts.
+#[cold]
+#[inline(never)]
+fn short_row(line: &[u8], at: usize, cpus: &[u32], found: usize) -> ErrorKind {
+    let tail = line.get(at..).unwrap_or_default();
+    let end = tail
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(tail.len());
+    let tok = tail.get(..end).unwrap_or_default();
+    let numeric = match tok {
+        [d, ..] if d.is_ascii_digit() => true,
+        [b'-' | b'+', d, ..] => d.is_ascii_digit(),
+        _ => false,
+    };
+    let mismatch = ErrorKind::CountMismatch {
+        expected: cpus.len(),
+        found,
+    };
+    if !numeric {
+        return mismatch;
+    }
+    in_column(
+        ErrorKind::ExpectedNumber {
+            what: "a count",
+            found: lossy_token(tok),
+        },
+        cpus,
+        found,
+    )
+}
+
+/// `e`, a bad number at 0-based count `column` of a row under the header's
+/// `cpus`, as the error naming that column's CPU (unchanged past the
+/// header's CPUs, or for another kind of error).
+#[cold]
+#[inline(never)]
+pub(crate) fn in_column(e: ErrorKind, cpus: &[u32], column: usize) -> ErrorKind {
+    match (e, cpus.get(column)) {
+        (ErrorKind::ExpectedNumber { what, found }, Some(&cpu)) => ErrorKind::BadCount {
+            cpu,
+            column: column + 1,
+            what,
+            found,
+        },
+        (e, _) => e,
+    }
 }
 
 impl CountSink for Counts {

@@ -9,7 +9,7 @@
 //! columns, each checked, and read by whitespace when it is anything else. No I/O, no panics: malformed input yields a [`ParseError`].
 
 use crate::error::{ErrorKind, ParseError};
-use crate::interrupts::parse_cpu_header;
+use crate::interrupts::{in_column, parse_cpu_header};
 use crate::scan::{
     check_line, header_line, is_blank, lines, push_lossy, range_note, read_u64s, trim,
 };
@@ -124,7 +124,7 @@ impl Softirqs {
                 self.rows.push(SoftirqRow::default());
             }
             if let Some(row) = self.rows.get_mut(len) {
-                parse_row(line, self.cpus.len(), row).map_err(|k| ParseError::new(FILE, n, k))?;
+                parse_row(line, &self.cpus, row).map_err(|k| ParseError::new(FILE, n, k))?;
                 if self.note.is_none() {
                     self.note = range_note(FILE, n, &row.counts);
                 }
@@ -136,8 +136,10 @@ impl Softirqs {
     }
 }
 
-/// Parse `NAME: c0 c1 …` into `row`, reusing its buffers.
-fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), ErrorKind> {
+/// Parse `NAME: c0 c1 …` into `row`, reusing its buffers; `cpus`: the
+/// header's CPU ids.
+fn parse_row(line: &[u8], cpus: &[u32], row: &mut SoftirqRow) -> Result<(), ErrorKind> {
+    let ncols = cpus.len();
     let colon = crate::scan::find_byte(b':', line).ok_or(ErrorKind::MissingColon)?;
     let name = trim(line.get(..colon).unwrap_or_default());
     if name.is_empty() {
@@ -157,7 +159,8 @@ fn parse_row(line: &[u8], ncols: usize, row: &mut SoftirqRow) -> Result<(), Erro
         // one allocation for a new row, not a doubling per power of two
         // (at most what the line can hold: a count takes two bytes or more)
         row.counts.reserve(ncols.min(line.len() / 2 + 1));
-        read_u64s(line, colon + 1, &mut row.counts, "a softirq count")?;
+        read_u64s(line, colon + 1, &mut row.counts, "a softirq count")
+            .map_err(|e| in_column(e, cpus, row.counts.len()))?;
     }
     if row.counts.len() != ncols {
         return Err(ErrorKind::CountMismatch {
@@ -258,6 +261,52 @@ mod tests {
             }
         );
         assert!(e.to_string().starts_with("/proc/softirqs:3:"));
+    }
+
+    #[test]
+    fn a_count_that_is_not_a_number_is_named_with_its_cpu_and_column() {
+        // CPU1 not possible: the CPU is the header's id, not the column
+        for h in [
+            "CPU0 CPU2\n",
+            "CPU0 CPU2 CPU3 CPU4 CPU5 CPU6 CPU7 CPU8 CPU9\n",
+        ] {
+            let ncols = h.split_whitespace().count();
+            let rest = " 0".repeat(ncols - 2);
+            let e = err(format!("{h}  HI: 1 2{rest}\n  TIMER: 3 14x453{rest}\n").as_bytes());
+            assert_eq!(
+                (e.line, e.kind.clone()),
+                (
+                    3,
+                    ErrorKind::BadCount {
+                        cpu: 2,
+                        column: 2,
+                        what: "a softirq count",
+                        found: "14x453".into()
+                    }
+                ),
+                "{h}"
+            );
+            assert_eq!(
+                e.to_string(),
+                "/proc/softirqs:3: expected a softirq count for CPU2 (a decimal number; \
+                 column 2), found \"14x453\""
+            );
+            let e = err(format!("{h}  HI: -5 2{rest}\n").as_bytes());
+            assert!(
+                e.to_string()
+                    .ends_with("for CPU0 (a decimal number; column 1), found \"-5\""),
+                "{e}"
+            );
+        }
+        // a token past the header's CPUs has no CPU to name
+        let e = err(b"CPU0\nHI: 1 x\n");
+        assert_eq!(
+            e.kind,
+            ErrorKind::ExpectedNumber {
+                what: "a softirq count",
+                found: "x".into()
+            }
+        );
     }
 
     #[test]

@@ -167,36 +167,20 @@ impl Stat {
     fn parse_with(&mut self, bytes: &[u8], intr: Intr) -> Result<(), ParseError> {
         self.reset();
         self.intr_per_irq = matches!(intr, Intr::PerIrq);
-        let mut ncpus = 0;
-        let mut saw_cpu = false;
-        for (n, line) in lines(bytes) {
-            check_line(FILE, MAX_LINE, n, line)?;
-            let at = |k| ParseError::new(FILE, n, k);
-            let Some((s, e)) = key_span(line) else {
-                continue;
-            };
-            let key = line.get(s..e).unwrap_or_default();
-            if key == b"cpu" {
-                saw_cpu = true;
-                parse_cpu(line, e, None, &mut self.total).map_err(at)?;
-            } else if let Some(id) = cpu_id(key) {
-                self.check_new_cpu(ncpus, id).map_err(at)?;
-                if ncpus == self.cpus.len() {
-                    // room for every field the kernel prints: no regrowth
-                    // per line on a 1152-CPU file
-                    self.cpus.push(CpuTimes {
-                        cpu: None,
-                        fields: Vec::with_capacity(CPU_FIELDS.len()),
-                    });
-                }
-                if let Some(c) = self.cpus.get_mut(ncpus) {
-                    parse_cpu(line, e, Some(id), c).map_err(at)?;
-                }
-                ncpus += 1;
-            } else {
-                self.parse_other(key, line, e, intr).map_err(at)?;
+        let mut lines_read = LinesRead::default();
+        let res = self.parse_lines(bytes, intr, &mut lines_read);
+        let LinesRead {
+            ncpus,
+            fell,
+            saw_cpu,
+        } = lines_read;
+        // a repeated cpuN line above the error (or the end) first
+        if fell {
+            if let Some(e) = self.first_repeat(bytes, ncpus) {
+                return Err(e);
             }
         }
+        res?;
         self.cpus.truncate(ncpus);
         if !saw_cpu {
             return Err(ParseError::new(
@@ -208,18 +192,85 @@ impl Stat {
         Ok(())
     }
 
-    /// An error when CPU `id` has a line among the first `ncpus` already
-    /// (ids rise in the kernel's file: only one that does not is looked up).
-    fn check_new_cpu(&self, ncpus: usize, id: u32) -> Result<(), ErrorKind> {
-        let seen = self.cpus.get(..ncpus).unwrap_or_default();
-        let rises = seen.last().is_none_or(|c| c.cpu.is_some_and(|p| p < id));
-        if rises || !seen.iter().any(|c| c.cpu == Some(id)) {
-            return Ok(());
+    /// The lines of `bytes` up to the end or the first error, without the
+    /// duplicate-CPU check, which needs the ids only when one fell:
+    /// `first_repeat` then, over the ids in `read.ncpus`.
+    fn parse_lines(
+        &mut self,
+        bytes: &[u8],
+        intr: Intr,
+        read: &mut LinesRead,
+    ) -> Result<(), ParseError> {
+        for (n, line) in lines(bytes) {
+            check_line(FILE, MAX_LINE, n, line)?;
+            let at = |k| ParseError::new(FILE, n, k);
+            let Some((s, e)) = key_span(line) else {
+                continue;
+            };
+            let key = line.get(s..e).unwrap_or_default();
+            if key == b"cpu" {
+                read.saw_cpu = true;
+                parse_cpu(line, e, None, &mut self.total).map_err(at)?;
+            } else if let Some(id) = cpu_id(key) {
+                let ncpus = read.ncpus;
+                // ids rise in the kernel's file
+                read.fell |= ncpus
+                    .checked_sub(1)
+                    .and_then(|i| self.cpus.get(i))
+                    .is_some_and(|c| c.cpu.is_none_or(|p| id <= p));
+                if ncpus == self.cpus.len() {
+                    // room for every field the kernel prints: no regrowth
+                    // per line on a 1152-CPU file
+                    self.cpus.push(CpuTimes {
+                        cpu: None,
+                        fields: Vec::with_capacity(CPU_FIELDS.len()),
+                    });
+                }
+                // counted before its values are read: a damaged line's
+                // id is checked too (a repeat is its error)
+                read.ncpus += 1;
+                if let Some(c) = self.cpus.get_mut(ncpus) {
+                    c.cpu = Some(id);
+                    parse_cpu(line, e, Some(id), c).map_err(at)?;
+                }
+            } else {
+                self.parse_other(key, line, e, intr).map_err(at)?;
+            }
         }
-        Err(ErrorKind::DuplicateCpu {
-            cpu: id,
-            in_header: false,
-        })
+        Ok(())
+    }
+
+    /// The error of the first `cpuN` line (of the first `ncpus`) whose CPU
+    /// has a line above it, if any: each id's lines in order after one
+    /// sort, not a search of the lines above each one; then `bytes` read
+    /// again for that line's number (an error path: the parse keeps no
+    /// line numbers).
+    #[cold]
+    #[inline(never)]
+    fn first_repeat(&self, bytes: &[u8], ncpus: usize) -> Option<ParseError> {
+        let seen = self.cpus.get(..ncpus).unwrap_or_default();
+        let mut at: Vec<(Option<u32>, usize)> = seen.iter().map(|c| c.cpu).zip(0..).collect();
+        at.sort_unstable();
+        let second = at
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .map(|w| w[1].1)
+            .min()?;
+        let cpu = seen.get(second)?.cpu?;
+        let line = lines(bytes)
+            .filter(|(_, l)| {
+                key_span(l).is_some_and(|(s, e)| l.get(s..e).and_then(cpu_id).is_some())
+            })
+            .nth(second)
+            .map_or(0, |(n, _)| n);
+        Some(ParseError::new(
+            FILE,
+            line,
+            ErrorKind::DuplicateCpu {
+                cpu,
+                in_header: false,
+            },
+        ))
     }
 
     /// Whether `self` is the default `Stat` (`== Stat::default()`, what
@@ -320,6 +371,17 @@ impl Stat {
             _ => Err(ErrorKind::NotText),
         }
     }
+}
+
+/// What `Stat::parse_lines` saw, kept on an error too.
+#[derive(Default)]
+struct LinesRead {
+    /// `cpuN` lines read (their ids are `Stat::cpus`' first ones).
+    ncpus: usize,
+    /// Whether a `cpuN` line's id did not rise over the one above.
+    fell: bool,
+    /// Whether the aggregate `cpu` line was read.
+    saw_cpu: bool,
 }
 
 /// How much of the `intr` line a parse reads.
@@ -708,6 +770,150 @@ mod tests {
         assert!(e.to_string().contains("the end of the line"), "{e}");
         let e = err(b"cpu  1 2 3 4\nsoftirq 1x 2\n");
         assert!(e.to_string().contains("`softirq` total"), "{e}");
+    }
+
+    /// The parse with the plain duplicate check: each `cpuN` line's id
+    /// searched among the ids of the lines above it, before its values
+    /// are read (the reference the sorted check is held to).
+    fn parse_by_search(bytes: &[u8]) -> Result<Stat, ParseError> {
+        let mut st = Stat {
+            intr_per_irq: true,
+            ..Stat::default()
+        };
+        let mut saw_cpu = false;
+        for (n, line) in lines(bytes) {
+            check_line(FILE, MAX_LINE, n, line)?;
+            let at = |k| ParseError::new(FILE, n, k);
+            let Some((s, e)) = key_span(line) else {
+                continue;
+            };
+            let key = &line[s..e];
+            if key == b"cpu" {
+                saw_cpu = true;
+                parse_cpu(line, e, None, &mut st.total).map_err(at)?;
+            } else if let Some(id) = cpu_id(key) {
+                if st.cpus.iter().any(|c| c.cpu == Some(id)) {
+                    return Err(at(ErrorKind::DuplicateCpu {
+                        cpu: id,
+                        in_header: false,
+                    }));
+                }
+                let mut c = CpuTimes::default();
+                parse_cpu(line, e, Some(id), &mut c).map_err(at)?;
+                st.cpus.push(c);
+            } else {
+                st.parse_other(key, line, e, Intr::PerIrq).map_err(at)?;
+            }
+        }
+        if !saw_cpu {
+            return Err(ParseError::new(
+                FILE,
+                0,
+                ErrorKind::Malformed("no `cpu` line found"),
+            ));
+        }
+        Ok(st)
+    }
+
+    #[test]
+    fn the_duplicate_cpu_check_is_a_search_of_the_lines_above() {
+        let mut rng = crate::rng::Rng::new(31);
+        let mut st = Stat::default();
+        let (mut errors, mut repeats) = (0, 0);
+        for case in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..rng.next_u64() % 12 {
+                let id = rng.next_u64() % 16;
+                let line = match rng.next_u64() % 40 {
+                    0 => "cpu  4 3 2 1".to_string(),
+                    1 => format!("cpu{id} 1 2"),
+                    2 => format!("cpu{id} 1 x 3 4"),
+                    3 => "intr 5 1 2".to_string(),
+                    4 => "intr 5 1 x".to_string(),
+                    5 => "ctxt 3 4".to_string(),
+                    6 => "page 1 2".to_string(),
+                    7 => String::new(),
+                    _ => format!("cpu{id} 1 2 3 {case}"),
+                };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            if case % 8 != 0 {
+                text.insert_str(0, "cpu  1 1 1 1\n");
+            }
+            let want = parse_by_search(text.as_bytes());
+            // reused: a model holding the last case's cpu lines
+            let got = st.parse_into(text.as_bytes()).map(|()| st.clone());
+            errors += usize::from(want.is_err());
+            repeats += usize::from(matches!(
+                want,
+                Err(ParseError {
+                    kind: ErrorKind::DuplicateCpu { .. },
+                    ..
+                })
+            ));
+            assert_eq!(got, want, "{text}");
+        }
+        // both kinds of case, and many repeats among the errors
+        assert!((3_000..17_000).contains(&errors), "{errors} errors");
+        assert!(repeats > 2_000, "{repeats} repeats");
+    }
+
+    #[test]
+    fn a_repeated_cpu_after_a_rise_is_found() {
+        // cpu5 rises over cpu0: still a second line of CPU5
+        let e = err(b"cpu  3 0 3 9\ncpu5 1 0 1 4\ncpu0 1 0 1 4\ncpu5 1 0 1 4\n");
+        assert_eq!(
+            e.to_string(),
+            "/proc/stat:4: duplicate cpu5 line (CPU5 has one above)"
+        );
+        // the first repeat in file order, before a later line's error
+        let e =
+            err(b"cpu  3 0 3 9\ncpu3 1 0 1 4\ncpu1 1 0 1 4\ncpu1 1 0 1 4\ncpu3 1 0 1 4\nctxt x\n");
+        assert_eq!(
+            (e.line, e.to_string().contains("cpu1 line")),
+            (4, true),
+            "{e}"
+        );
+        // an earlier line's error before a later repeat
+        let e = err(b"cpu  3 0 3 9\ncpu3 1 0 1 4\ncpu1 1 0 1 4\nctxt x\ncpu1 1 0 1 4\n");
+        assert_eq!(e.line, 4, "{e}");
+        // a repeated line that is also damaged: the repeat
+        let e = err(b"cpu  3 0 3 9\ncpu3 1 0 1 4\ncpu3 1 0\n");
+        assert_eq!(e.line, 3);
+        assert!(
+            matches!(e.kind, ErrorKind::DuplicateCpu { cpu: 3, .. }),
+            "{e}"
+        );
+        // a repeat in a file without the aggregate line: the repeat
+        let e = err(b"cpu3 1 0 1 4\ncpu3 1 0 1 4\n");
+        assert_eq!(e.line, 2);
+    }
+
+    /// Falling ids on every line (each one different): a file the kernel
+    /// does not write, read without a search of the lines above per line.
+    /// 200 000 such lines take minutes by a search in a debug build.
+    #[test]
+    fn many_falling_cpu_lines_are_checked_once() {
+        const N: u32 = 200_000;
+        let mut text = b"cpu  1 1 1 1\n".to_vec();
+        for id in (0..N).rev() {
+            text.extend_from_slice(format!("cpu{id} 1 2 3 4\n").as_bytes());
+        }
+        let st = Stat::parse(&text).unwrap();
+        assert_eq!(st.cpus.len(), N as usize);
+        assert_eq!(st.cpus.last().and_then(|c| c.cpu), Some(0));
+        // and a repeat at the end is that line's error
+        text.extend_from_slice(b"ctxt 1\ncpu7 1 2 3 4\nctxt x\n");
+        let e = err(&text);
+        assert_eq!(e.line, N as usize + 3, "{e}");
+        assert_eq!(
+            e.kind,
+            ErrorKind::DuplicateCpu {
+                cpu: 7,
+                in_header: false
+            }
+        );
     }
 
     #[test]

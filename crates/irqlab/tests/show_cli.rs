@@ -332,3 +332,45 @@ fn irq_filter_reads_only_rows_it_can_keep_and_names_lines_right() {
         "{err}"
     );
 }
+
+/// IRQ 24's affinity files hold `zz` (effective) and `0-` (configured):
+/// its affinity is unknown, as for unreadable files, with one note per
+/// file on stderr naming it, its text and what was expected. IRQ 36's
+/// good one is shown as before.
+#[test]
+fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_with_a_note() {
+    let dir = common::fixture_copy("vm-2cpu-6.18");
+    let irq24 = dir.path().join("proc/irq/24");
+    std::fs::write(irq24.join("effective_affinity_list"), "zz\n").unwrap();
+    std::fs::write(irq24.join("smp_affinity_list"), "0-\n").unwrap();
+    let want = |file: &str, text: &str| {
+        format!(
+            "irqlab: note: {} not shown: expected a CPU list like `0-3,8`, found \"{text}\"\n",
+            irq24.join(file).display()
+        )
+    };
+    let notes = want("effective_affinity_list", "zz") + &want("smp_affinity_list", "0-");
+    for args in [
+        &["--format", "json"][..],
+        &["--format", "json", "--sort", "total"],
+        &["--format", "json", "--interval", "10ms"],
+        &["--format", "json", "--interval", "10ms", "--sort", "total"],
+    ] {
+        let (code, out, err) = show(dir.path(), args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(err, notes, "{args:?}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        let row = |label: &str| rows.iter().find(|r| r["label"] == label).unwrap();
+        assert_eq!(row("24").get("affinity"), None, "{args:?}: unknown");
+        assert!(row("36").get("affinity").is_some(), "{args:?}");
+    }
+    // the table too: no affinity column text for 24, the notes said
+    let (code, out, err) = show(dir.path(), &[]);
+    assert_eq!((code, err), (0, notes));
+    assert!(
+        !out.contains("[cpus zz]") && !out.contains("[cpus 0-]"),
+        "{out}"
+    );
+    assert!(out.contains("[cpus 1]"), "IRQ 36's: {out}");
+}

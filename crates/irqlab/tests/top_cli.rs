@@ -749,3 +749,48 @@ fn description_is_the_same_under_every_strategy() {
         );
     }
 }
+
+/// An affinity file that is not a CPU list: the row has no `affinity`
+/// (unknown) in every line, and the note is said once, not per sample.
+#[test]
+fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_and_noted_once() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    // the first IRQ with both files
+    let irq = std::fs::read_dir(d.path().join("proc/irq"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.parse::<u32>().ok())
+        .filter(|n| {
+            let dir = d.path().join(format!("proc/irq/{n}"));
+            dir.join("effective_affinity_list").exists() && dir.join("smp_affinity_list").exists()
+        })
+        .min()
+        .unwrap();
+    let eff = d
+        .path()
+        .join(format!("proc/irq/{irq}/effective_affinity_list"));
+    let conf = d.path().join(format!("proc/irq/{irq}/smp_affinity_list"));
+    std::fs::write(&eff, "0-\n").unwrap();
+    std::fs::write(&conf, "\x1b[2J\n").unwrap();
+    let out = top(d.path())
+        .args(["-i", "20ms", "-n", "3", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let note = |p: &Path, text: &str| {
+        format!(
+            "irqlab: note: {} not shown: expected a CPU list like `0-3,8`, found {text}\n",
+            p.display()
+        )
+    };
+    assert_eq!(err, note(&eff, "\"0-\"") + &note(&conf, "\"\\u{1b}[2J\""));
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 3);
+    for v in &lines {
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        let bad = rows.iter().find(|r| r["irq"] == irq).unwrap();
+        assert_eq!(bad.get("affinity"), None, "{bad}");
+        assert!(rows.iter().any(|r| r.get("affinity").is_some()));
+    }
+}

@@ -242,6 +242,85 @@ fn hotplug_mid_file_is_an_error_naming_the_line() {
         .starts_with("/proc/interrupts:3: expected 4 per-CPU counts"));
 }
 
+/// Both parses of `text` (whole text, line by line) fail alike; the error.
+fn err_both(text: &[u8]) -> ParseError {
+    let whole = err(text);
+    let mut lp = LineParser::new();
+    let mut row = IrqRow::default();
+    let by_line = crate::scan::lines(text)
+        .find_map(|(_, l)| lp.line(l, &mut row).err())
+        .unwrap_or_else(|| panic!("no error line by line: {text:?}"));
+    assert_eq!(whole, by_line);
+    whole
+}
+
+#[test]
+fn a_count_that_is_not_a_number_is_named_with_its_cpu_and_column() {
+    // CPU1 and CPU4 offline: the CPU is the header's id, not the column
+    let h = "           CPU0       CPU2       CPU3       CPU5\n";
+    let e = err_both(
+        format!("{h} 1:  1 2 3 4  IO-APIC 1-edge  i8042\n 7:  1 2 14x453 4  IO-APIC 7-edge  x\n")
+            .as_bytes(),
+    );
+    assert_eq!(
+        (e.line, e.kind.clone()),
+        (
+            3,
+            ErrorKind::BadCount {
+                cpu: 3,
+                column: 3,
+                what: "a count",
+                found: "14x453".into()
+            }
+        )
+    );
+    assert_eq!(
+        e.to_string(),
+        "/proc/interrupts:3: expected a count for CPU3 (a decimal number; column 3), found \"14x453\""
+    );
+    let e = err_both(format!("{h} 7:  -5 2 3 4  IO-APIC 7-edge  x\n").as_bytes());
+    assert_eq!(
+        e.to_string(),
+        "/proc/interrupts:2: expected a count for CPU0 (a decimal number; column 1), found \"-5\""
+    );
+    let e = err_both(format!("{h} 7:  1 2 3 +4  IO-APIC 7-edge  x\n").as_bytes());
+    assert!(
+        e.to_string()
+            .contains("for CPU5 (a decimal number; column 4), found \"+4\""),
+        "{e}"
+    );
+    // a count too big for 64 bits names its CPU too
+    let e = err_both(format!("{h} 7:  1 99999999999999999999999 3 4  IO-APIC\n").as_bytes());
+    assert_eq!(
+        e.to_string(),
+        "/proc/interrupts:2: expected a count that fits in 64 bits for CPU2 (a decimal number; \
+         column 2), found \"99999999999999999999999\""
+    );
+    // non-printable bytes are escaped, a huge token clipped
+    let e = err_both(format!("{h} 7:  1 2 3\u{1b}[31m 4  IO-APIC\n").as_bytes());
+    assert!(e.to_string().ends_with("found \"3\\u{1b}[31m\""), "{e}");
+    let mut huge = format!("{h} 7:  1 2 3").into_bytes();
+    huge.extend(std::iter::repeat_n(b'x', 500_000));
+    huge.extend(b" 4\n");
+    let shown = err_both(&huge).to_string();
+    assert!(
+        shown.ends_with("found \"3xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…\""),
+        "{shown}"
+    );
+    // a row that ends early (hotplug, a cut line) is still that error
+    for short in [
+        " 7:  1 2 3  IO-APIC 7-edge  x\n",
+        " 7:  1 2 3\n",
+        " 7:  1 x  IO-APIC\n",
+    ] {
+        let e = err_both(format!("{h}{short}").as_bytes());
+        assert!(
+            matches!(e.kind, ErrorKind::CountMismatch { expected: 4, .. }),
+            "{short:?}: {e}"
+        );
+    }
+}
+
 #[test]
 fn very_long_lines() {
     let n = 1200;
@@ -291,7 +370,7 @@ fn malformed_inputs_name_file_line_and_expectation() {
     let e = err(b"           CPU0\nno colon here\n");
     assert_eq!((e.line, e.kind), (2, ErrorKind::MissingColon));
     let e = err(b"           CPU0\n 1: 99999999999999999999999  X\n");
-    assert!(matches!(e.kind, ErrorKind::ExpectedNumber { .. }));
+    assert!(matches!(e.kind, ErrorKind::BadCount { cpu: 0, .. }));
     let e = err(&[0xff, 0x00, 0x13, 0x80, b'\n', 0x01]);
     assert_eq!(e.line, 1);
     let mut big = b"           CPU0\n 1:".to_vec();

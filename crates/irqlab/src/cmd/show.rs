@@ -14,7 +14,7 @@ use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
-use crate::sampler::targeted::affinity_of;
+use crate::sampler::targeted::{affinity_of, bad_affinity_note};
 use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
 use irqlab_core::{CountSink, IrqRow, Shape};
 use std::collections::{BTreeSet, HashMap};
@@ -161,10 +161,11 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
 }
 
 /// The affinity of each IRQ of `irqs`, in order, by `sampler::targeted::affinity_of`'s
-/// rule (the first non-empty of `AFFINITY_FILES`), each file opened
+/// rule (the first of `AFFINITY_FILES` holding a CPU list), each file opened
 /// relative to one open `/proc/irq` (`host::AttrDir`: open, one short
 /// read, close) under a name built in one reused buffer. All `None` when
-/// the tree has no `/proc/irq`. Plain reads, not an io_uring batch:
+/// the tree has no `/proc/irq`. A file that is not a CPU list is
+/// unknown, with a note on stderr. Plain reads, not an io_uring batch:
 /// measured on a 1056-IRQ synth tree (ext4, kernel 6.18, 2-vCPU VM), a
 /// ring's set-up, requests and linked completions cost 0.15–0.2 ms more
 /// CPU than these 3168 system calls (1.1 ms); BENCHMARKS.md, session 13.
@@ -176,15 +177,27 @@ fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
     let mut name = String::with_capacity(40);
     irqs.iter()
         .map(|&irq| {
-            affinity_of(|file| {
-                name.clear();
-                name.push_str(itoa::Buffer::new().format(irq));
-                name.push('/');
-                name.push_str(file);
-                dir.read(&name)
-            })
+            affinity_of(
+                |file| {
+                    name.clear();
+                    name.push_str(itoa::Buffer::new().format(irq));
+                    name.push('/');
+                    name.push_str(file);
+                    dir.read(&name)
+                },
+                |file, text| {
+                    eprintln!("irqlab: note: {}", bad_affinity_note(fs, irq, file, text));
+                },
+            )
         })
         .collect()
+}
+
+/// Say the live sampler's notes (affinity files that are not CPU lists).
+fn say_notes(live: &mut LiveSampler) {
+    for n in live.take_notes() {
+        eprintln!("irqlab: note: {n}");
+    }
 }
 
 /// The sampler's reason for a missing file, in words.
@@ -544,6 +557,7 @@ fn interval_report(
     };
     let mut report = report::rates(prev, cur, f, opts);
     report::annotate_affinity(&mut report, &mut frame);
+    say_notes(&mut live);
     Ok((report, present))
 }
 
@@ -587,6 +601,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
         args.pretty_json(),
     )?;
     out.flush()?;
+    say_notes(&mut live);
     Ok(ExitCode::SUCCESS)
 }
 

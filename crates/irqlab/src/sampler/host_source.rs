@@ -18,6 +18,7 @@ use crate::host::{AttrDir, HostFs};
 use crate::threads::{ThreadCpu, Threads};
 use anyhow::Context;
 use irqlab_core::{Interrupts, Snapshot};
+use std::collections::HashSet;
 
 /// How often (ns) the targeted strategy lists `/sys/kernel/irq` to notice
 /// new or freed descriptors.
@@ -39,6 +40,10 @@ pub struct HostSource {
     /// `/proc/irq`, opened at the first affinity read (each IRQ's file
     /// then opened relative to it); `Some(None)` when it cannot be.
     irq_dir: Option<Option<AttrDir>>,
+    /// Notes on affinity files not yet taken ([`SnapshotSource::take_notes`]).
+    notes: Vec<String>,
+    /// Every note made, so that each is made once.
+    noted: HashSet<String>,
 }
 
 /// Read and parse the whole `/proc/interrupts` once.
@@ -165,6 +170,8 @@ impl HostSource {
             listed_ns: super::clock::mono_ns(),
             why,
             irq_dir: None,
+            notes: Vec::new(),
+            noted: HashSet::new(),
         })
     }
 
@@ -200,10 +207,22 @@ impl SnapshotSource for HostSource {
         let dir = self
             .irq_dir
             .get_or_insert_with(|| fs.attr_dir(irqlab_core::paths::PROC_IRQ).ok());
-        match dir {
-            Some(dir) => targeted::read_affinity_at(dir, irq),
-            None => targeted::read_affinity(fs, irq),
+        let mut notes = Vec::new();
+        let affinity = match dir {
+            Some(dir) => targeted::read_affinity_at(fs, dir, irq, &mut notes),
+            None => targeted::read_affinity(fs, irq, &mut notes),
+        };
+        // each file's text noted once per run (re-read when the IRQs change)
+        for n in notes {
+            if self.noted.insert(n.clone()) {
+                self.notes.push(n);
+            }
         }
+        affinity
+    }
+
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     fn strategy(&self) -> Strategy {

@@ -33,8 +33,14 @@ pub trait SnapshotSource {
     /// CPU use of the interrupt threads since the previous call, as of
     /// CLOCK_MONOTONIC `mono_ns`, into `out` (replaced).
     fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>);
-    /// Affinity CPU list of a numbered IRQ, as the kernel prints it.
+    /// Affinity CPU list of a numbered IRQ, as the kernel prints it
+    /// (`None`: unknown).
     fn affinity(&mut self, irq: u32) -> Option<String>;
+    /// Notes made since the last call (an affinity file that is not a
+    /// CPU list, once each), for the consumer to say.
+    fn take_notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
     /// How interrupt counts are read now.
     fn strategy(&self) -> Strategy;
     /// After a frame: check whether the IRQs read must be chosen again
@@ -296,6 +302,13 @@ impl<S: SnapshotSource> LiveSampler<S> {
     /// Files that could not be read at all (report once).
     pub fn missing(&self) -> Vec<String> {
         self.source.missing()
+    }
+
+    /// Notes the source made since the last call (say each on stderr):
+    /// an affinity file that is not a CPU list (its IRQ's affinity is
+    /// unknown), once per file and text. Nothing to take on most calls.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        self.source.take_notes()
     }
 
     /// Number of interrupt threads followed.

@@ -90,35 +90,75 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
         ..IrqRow::default()
     };
     split_description(&row.description, &mut row.parts);
-    let affinity = read_affinity(fs, irq);
+    // the affinity shown is the sampler's (`SnapshotSource::affinity`),
+    // which notes a file that is not a CPU list
+    let affinity = read_affinity(fs, irq, &mut Vec::new());
     Ok(IrqMeta { irq, row, affinity })
 }
 
 /// The affinity of one IRQ as irqlab shows it: `effective_affinity_list`
 /// (the CPUs the kernel really delivers it to), else the configured
-/// `smp_affinity_list`; `None` when neither is readable and non-empty.
-/// `read` reads one file of the IRQ's `/proc/irq/N/` by name. The one
-/// reader of IRQ affinity: [`read_affinity`] and [`read_affinity_at`] only
-/// say where the files are.
-pub fn affinity_of(mut read: impl FnMut(&str) -> Option<String>) -> Option<String> {
-    AFFINITY_FILES
-        .iter()
-        .find_map(|name| read(name).filter(|s| !s.is_empty()))
+/// `smp_affinity_list`; `None` (unknown) when neither is readable,
+/// non-empty and a CPU list. A file whose text is not a CPU list (`zz`,
+/// `0-`) is taken as unreadable, and `bad` gets its name and text (for a
+/// note). `read` reads one file of the IRQ's `/proc/irq/N/` by name. The
+/// one reader of IRQ affinity: [`read_affinity`] and [`read_affinity_at`]
+/// only say where the files are.
+pub fn affinity_of(
+    mut read: impl FnMut(&str) -> Option<String>,
+    mut bad: impl FnMut(&'static str, &str),
+) -> Option<String> {
+    AFFINITY_FILES.iter().find_map(|&name| {
+        let text = read(name).filter(|s| !s.is_empty())?;
+        if CpuList::is_list(text.as_bytes()) {
+            return Some(text);
+        }
+        bad(name, &text);
+        None
+    })
+}
+
+/// The note for affinity file `file` of IRQ `irq` under `fs` holding
+/// `text`, which is not a CPU list: the file, the text (clipped, escaped)
+/// and what was expected.
+#[cold]
+pub fn bad_affinity_note(fs: &HostFs, irq: u32, file: &str, text: &str) -> String {
+    const MAX: usize = 40;
+    let mut shown: String = text.chars().take(MAX).collect();
+    if text.chars().nth(MAX).is_some() {
+        shown.push('…');
+    }
+    format!(
+        "{} not shown: expected a CPU list like `0-3,8`, found {shown:?}",
+        fs.path(&paths::proc_irq(irq, file)).display()
+    )
 }
 
 /// The files of `/proc/irq/N/` that say an IRQ's affinity, best first:
-/// the first non-empty one is the answer ([`affinity_of`]).
+/// the first non-empty CPU list is the answer ([`affinity_of`]).
 pub const AFFINITY_FILES: [&str; 2] = [paths::EFFECTIVE_AFFINITY_LIST, paths::SMP_AFFINITY_LIST];
 
-/// [`affinity_of`] IRQ `irq` under `fs`'s `/proc/irq`.
-pub fn read_affinity(fs: &HostFs, irq: u32) -> Option<String> {
-    affinity_of(|file| fs.read_attr(&paths::proc_irq(irq, file)))
+/// [`affinity_of`] IRQ `irq` under `fs`'s `/proc/irq`; a note in `notes`
+/// for a file that is not a CPU list ([`bad_affinity_note`]).
+pub fn read_affinity(fs: &HostFs, irq: u32, notes: &mut Vec<String>) -> Option<String> {
+    affinity_of(
+        |file| fs.read_attr(&paths::proc_irq(irq, file)),
+        |file, text| notes.push(bad_affinity_note(fs, irq, file, text)),
+    )
 }
 
-/// [`affinity_of`] IRQ `irq` with `dir` the kept `/proc/irq` directory
+/// [`read_affinity`] with `dir` the kept `/proc/irq` directory of `fs`
 /// (many IRQs: each file opened relative to it).
-pub fn read_affinity_at(dir: &crate::host::AttrDir, irq: u32) -> Option<String> {
-    affinity_of(|file| dir.read(&format!("{irq}/{file}")))
+pub fn read_affinity_at(
+    fs: &HostFs,
+    dir: &crate::host::AttrDir,
+    irq: u32,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    affinity_of(
+        |file| dir.read(&format!("{irq}/{file}")),
+        |file, text| notes.push(bad_affinity_note(fs, irq, file, text)),
+    )
 }
 
 /// A kept-open reader of a few IRQs' `per_cpu_count`.
@@ -308,7 +348,10 @@ mod tests {
         assert_eq!(r.parts.hwirq, Some(5));
         assert_eq!(r.parts.actions().collect::<Vec<_>>(), ["ACPI:Ged", "other"]);
         assert_eq!(t.irqs().collect::<Vec<_>>(), [24]);
-        assert_eq!(read_affinity(&fs, 24).as_deref(), Some("0-3"));
+        assert_eq!(
+            read_affinity(&fs, 24, &mut Vec::new()).as_deref(),
+            Some("0-3")
+        );
     }
 
     #[test]
@@ -379,12 +422,24 @@ mod tests {
     #[test]
     fn one_affinity_rule_for_paths_and_open_dirs() {
         let d = tree();
-        let both = |irq: u32| {
+        let noted = |irq: u32| {
             let fs = HostFs::new(d.path());
-            let by_path = read_affinity(&fs, irq);
+            let mut notes = Vec::new();
+            let by_path = read_affinity(&fs, irq, &mut notes);
             let dir = fs.attr_dir(irqlab_core::paths::PROC_IRQ).unwrap();
-            assert_eq!(read_affinity_at(&dir, irq), by_path, "IRQ {irq}");
-            by_path
+            let mut at_notes = Vec::new();
+            let at = read_affinity_at(&fs, &dir, irq, &mut at_notes);
+            assert_eq!(
+                (at, at_notes),
+                (by_path.clone(), notes.clone()),
+                "IRQ {irq}"
+            );
+            (by_path, notes)
+        };
+        let both = |irq: u32| {
+            let (aff, notes) = noted(irq);
+            assert_eq!(notes, Vec::<String>::new(), "IRQ {irq}");
+            aff
         };
         // only the configured list: it is shown
         assert_eq!(both(24).as_deref(), Some("0-3"));
@@ -398,5 +453,32 @@ mod tests {
         // no files: no affinity
         std::fs::create_dir_all(d.path().join("proc/irq/9")).unwrap();
         assert_eq!(both(9), None);
+        // text that is not a CPU list is unreadable, with a note naming
+        // the file, the text and what was expected
+        let conf = d.path().join("proc/irq/24/smp_affinity_list");
+        for bad in ["zz", "0-", "3-1", "0-3,", "1:2/4", "\u{1b}[2J"] {
+            std::fs::write(&eff, format!("{bad}\n")).unwrap();
+            let (aff, notes) = noted(24);
+            assert_eq!(aff.as_deref(), Some("0-3"), "{bad:?}: the configured list");
+            assert_eq!(
+                notes,
+                [format!(
+                    "{} not shown: expected a CPU list like `0-3,8`, found {bad:?}",
+                    eff.display()
+                )]
+            );
+            std::fs::write(&conf, "x\n").unwrap();
+            let (aff, notes) = noted(24);
+            assert_eq!(aff, None, "{bad:?}: neither file: unknown");
+            assert_eq!(notes.len(), 2, "{notes:?}");
+            assert!(notes[1].starts_with(&format!("{} not shown", conf.display())));
+            std::fs::write(&conf, "0-3\n").unwrap();
+        }
+        std::fs::write(&eff, "7".repeat(100)).unwrap();
+        let (_, notes) = noted(24);
+        assert!(
+            notes[0].ends_with(&format!("found \"{}…\"", "7".repeat(40))),
+            "{notes:?}"
+        );
     }
 }

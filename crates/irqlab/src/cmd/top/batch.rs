@@ -254,6 +254,10 @@ impl BatchWriter {
             let mut frame = live.next_frame()?;
             let traced = trace.frame(&frame)?;
             self.frame(&mut frame, traced.as_ref(), out)?;
+            // an affinity file that is not a CPU list (read once per IRQ)
+            for n in live.take_notes() {
+                eprintln!("irqlab: note: {n}");
+            }
         };
         self.finish(live, trace, out)?;
         Ok(signal)
