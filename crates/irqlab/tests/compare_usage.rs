@@ -4,21 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::compare::{compare, numbers, spread};
+use common::compare::{compare, err, numbers, spread, usage};
 use std::fs;
 use std::path::Path;
 use tempfile::TempDir;
-
-/// Exit 2 and stderr, which must contain every one of `want`.
-fn usage(dir: &Path, args: &[&str], want: &[&str]) -> String {
-    let out = compare(dir, args);
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
-    for w in want {
-        assert!(e.contains(w), "{args:?}: no {w:?} in {e}");
-    }
-    e
-}
 
 #[test]
 fn unknown_baseline_and_a_single_variant_are_usage_errors() {
@@ -88,17 +77,15 @@ fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
     let trials = res.join("r1/tip/trials.jsonl");
     let good = fs::read_to_string(&trials).unwrap();
     fs::write(&trials, format!("{good}{{\"variant\":\"ti")).unwrap();
-    let out = compare(
-        tmp.path(),
-        &[
-            "res",
-            "b=b.txt",
-            "--metric",
-            "round_trips_per_sec",
-            "--format",
-            "csv",
-        ],
-    );
+    let args = [
+        "res",
+        "b=b.txt",
+        "--metric",
+        "round_trips_per_sec",
+        "--format",
+        "csv",
+    ];
+    let out = compare(tmp.path(), &args);
     let (o, e) = (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -110,18 +97,6 @@ fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
     );
     assert!(!o.contains("truncated"), "{o}");
     fs::write(&trials, format!("{good}{{\"variant\":\"ti\n")).unwrap();
-    let out = compare(
-        tmp.path(),
-        &[
-            "res",
-            "b=b.txt",
-            "--metric",
-            "round_trips_per_sec",
-            "--format",
-            "csv",
-        ],
-    );
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{e}");
+    let e = err(tmp.path(), &args);
     assert!(e.contains("trials.jsonl") && e.contains('6'), "{e}");
 }
