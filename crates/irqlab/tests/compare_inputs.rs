@@ -546,7 +546,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
     let d = tmp.path();
     common::synth_into(&common::spec(4, 8), &d.join("t"));
     fs::create_dir_all(d.join("old")).unwrap();
-    for (name, typed) in [("a", "./t"), ("b", "t/"), ("c", "t")] {
+    for (name, typed) in [("a", "./t"), ("b", "t/"), ("c", "t"), ("e", "t")] {
         let file = d.join(format!("old/{name}.json"));
         probe_in(d, typed, &file);
         let mut doc: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
@@ -554,6 +554,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
         fs::write(&file, doc.to_string()).unwrap();
     }
     fs::rename(d.join("old/c.json"), d.join("c.json")).unwrap();
+    fs::rename(d.join("old/e.json"), d.join("e.json")).unwrap();
     let warned = |doc: &Value, want: &str| {
         let w = doc["notes"].as_array().unwrap();
         assert!(
@@ -568,7 +569,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
         "old: pools probe runs by the root their command lines typed (t, relative): these \
          runs do not record their working directory",
     );
-    let doc = json(d, &["x=old/a.json", "x=c.json", "y=old/b.json", "y=c.json"]);
+    let doc = json(d, &["x=old/a.json", "x=c.json", "y=old/b.json", "y=e.json"]);
     assert_eq!(doc["variants"], serde_json::json!(["x", "y"]), "{doc}");
     warned(
         &doc,

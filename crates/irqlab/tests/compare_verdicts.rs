@@ -90,9 +90,16 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         "{notes}"
     );
     // Pooling them explicitly is a usage error naming both inputs.
+    bench_run(
+        &tmp.path().join("ipi2"),
+        "ipi",
+        "tip",
+        "b1",
+        &[shared(100.0), ("round_trips_per_sec", around(5e4, 3))],
+    );
     usage(
         tmp.path(),
-        &["a=mix/ipi", "a=mix/timer", "b=mix/ipi", "--format", "json"],
+        &["a=mix/ipi", "a=mix/timer", "b=ipi2", "--format", "json"],
         &["a= pools runs that differ in workload (ipi vs timer): mix/ipi and mix/timer"],
     );
 }
@@ -147,10 +154,13 @@ fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
         "{doc}"
     );
     // Two live runs of one machine pool as before.
-    let doc = json(
-        tmp.path(),
-        &["a=runs/live", "a=runs/live2", "b=runs/live", "b=runs/live2"],
-    );
+    bench_run(&tmp.path().join("live3"), "ipi", "tip", "b3", &metrics(5e4));
+    fs::copy(
+        runs.join("live/env.json"),
+        tmp.path().join("live3/env.json"),
+    )
+    .unwrap();
+    let doc = json(tmp.path(), &["a=runs/live", "a=runs/live2", "b=live3"]);
     assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
 }
 
