@@ -3,7 +3,10 @@
 //! bad input. Fixtures are generated in temp dirs.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use assert_cmd::Command;
+use common::compare::usage;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -338,15 +341,21 @@ fn bad_inputs() {
     assert_eq!((d["count"].as_f64(), &d["std"]), (Some(1.0), &Value::Null));
     assert_eq!(json["metrics"][0]["comparisons"][0]["verdict"], Value::Null);
 
-    let err = run_usage(&[
-        good.to_str().unwrap(),
-        one.to_str().unwrap(),
-        "--baseline",
-        "nope",
-    ]);
-    assert!(err.contains("--baseline nope: no such variant"), "{err}");
-    let err = run_usage(&[good.to_str().unwrap()]);
-    assert!(err.contains("need at least two variants"), "{err}");
+    usage(
+        tmp.path(),
+        &[
+            good.to_str().unwrap(),
+            one.to_str().unwrap(),
+            "--baseline",
+            "nope",
+        ],
+        &["--baseline nope: no such variant"],
+    );
+    usage(
+        tmp.path(),
+        &[good.to_str().unwrap()],
+        &["need at least two variants"],
+    );
 }
 
 #[test]
@@ -358,13 +367,6 @@ fn text_format_snapshot() {
     let patch = iter_dir(tmp.path(), "patch", &floats(&t["patch"]));
     let out = run_ok(&[&tip, &patch, "--format", "text", "--metric", "irqs_per_sec"]);
     insta::assert_snapshot!("compare_text_pandas_table", out);
-}
-
-fn run_usage(args: &[&str]) -> String {
-    let out = irqlab().arg("compare").args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "args {args:?}");
-    assert!(out.stdout.is_empty(), "args {args:?}");
-    String::from_utf8(out.stderr).unwrap()
 }
 
 /// `--all` outside the text format and `--metric` with no input it can
@@ -386,7 +388,7 @@ fn flags_that_cannot_apply_are_usage_errors() {
     ] {
         let mut args = vec![a.as_str(), b.as_str(), "--all"];
         args.extend(format.iter().flat_map(|f| ["--format", f]));
-        let e = run_usage(&args);
+        let e = usage(tmp.path(), &args, &[]);
         let shown = format.unwrap_or("table");
         assert_eq!(
             e,
@@ -416,7 +418,7 @@ fn flags_that_cannot_apply_are_usage_errors() {
     ] {
         let mut args: Vec<&str> = inputs.iter().map(String::as_str).collect();
         args.extend(["--metric", "m"]);
-        let e = run_usage(&args);
+        let e = usage(tmp.path(), &args, &[]);
         assert!(
             e.starts_with(
                 "irqlab: error: --metric m: only plain files and directories of \
@@ -430,9 +432,9 @@ fn flags_that_cannot_apply_are_usage_errors() {
     let out = run_ok(&[&a, &d("t2.csv"), "--metric", "x", "--format", "csv"]);
     assert!(out.lines().any(|l| l.starts_with("x,,none,a,")), "{out}");
 
-    let e = run_usage(&[&a, &b, "--direction", "higher", "--direction", "lower"]);
-    assert!(
-        e.contains("--direction: more than one default given"),
-        "{e}"
+    usage(
+        tmp.path(),
+        &[&a, &b, "--direction", "higher", "--direction", "lower"],
+        &["--direction: more than one default given"],
     );
 }

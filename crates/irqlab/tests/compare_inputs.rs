@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::compare::{compare, err, json, numbers, ok, spread};
+use common::compare::{err, json, numbers, ok, spread, usage};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -94,10 +94,12 @@ fn item3_bench_runs_with_the_same_label_are_named_by_directory() {
     assert!(out.contains("after vs before"), "{out}");
     assert!(out.contains("named by their paths"), "{out}");
     // explicit equal labels still pool
-    let out = compare(tmp.path(), &["k=before", "k=after"]);
-    assert_eq!(out.status.code(), Some(2), "one variant is a usage error");
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert!(e.contains("found 1 (k)") && e.contains("LABEL=PATH"), "{e}");
+    // (one variant is a usage error)
+    usage(
+        tmp.path(),
+        &["k=before", "k=after"],
+        &["found 1 (k)", "LABEL=PATH"],
+    );
 }
 
 #[test]
@@ -221,9 +223,11 @@ fn item6_direction_per_metric_none_and_inference() {
         &["b1", "b2", "--direction", "irq_res_per_sec=lower"],
     );
     assert!(out.contains("regressed within this run pair"), "{out}");
-    let e =
-        String::from_utf8(compare(tmp.path(), &["b1", "b2", "--direction", "up"]).stderr).unwrap();
-    assert!(e.contains("expected higher, lower or none"), "{e}");
+    usage(
+        tmp.path(),
+        &["b1", "b2", "--direction", "up"],
+        &["expected higher, lower or none"],
+    );
 }
 
 #[test]
@@ -438,7 +442,8 @@ fn probe_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
     }
     as_live_run(&d.join("fake3.json"), &d.join("live1.json"));
     as_live_run(&d.join("fake2.json"), &d.join("live2.json"));
-    let out = compare(
+    let root = fs::canonicalize(tree.path()).unwrap().display().to_string();
+    let e = usage(
         d,
         &[
             "a=live1.json",
@@ -446,29 +451,28 @@ fn probe_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
             "b=live2.json",
             "b=fake2.json",
         ],
+        &[
+            &format!("root (/ vs {root})"),
+            "kernel (6.1.0 vs unknown)",
+            "hostname (host42 vs unknown)",
+            "live1.json and fake1.json",
+        ],
     );
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8(out.stderr).unwrap();
-    let root = fs::canonicalize(tree.path()).unwrap().display().to_string();
     assert!(
-        e.starts_with("irqlab: error: a= pools runs that differ in ")
-            && e.contains(&format!("root (/ vs {root})"))
-            && e.contains("kernel (6.1.0 vs unknown)")
-            && e.contains("hostname (host42 vs unknown)")
-            && e.contains("live1.json and fake1.json"),
+        e.starts_with("irqlab: error: a= pools runs that differ in "),
         "{e}"
     );
     fs::create_dir_all(d.join("runs")).unwrap();
     for f in ["fake1.json", "live1.json"] {
         fs::copy(d.join(f), d.join("runs").join(f)).unwrap();
     }
-    let out = compare(d, &["runs", "b=live2.json", "b=fake2.json"]);
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        e.contains("runs: pools probe runs that differ in root")
-            && e.contains("runs/fake1.json and runs/live1.json"),
-        "{e}"
+    usage(
+        d,
+        &["runs", "b=live2.json", "b=fake2.json"],
+        &[
+            "runs: pools probe runs that differ in root",
+            "runs/fake1.json and runs/live1.json",
+        ],
     );
     // Runs of one tree pool as before.
     let doc = json(
@@ -521,14 +525,14 @@ fn probe_runs_are_told_apart_by_the_tree_read_not_by_the_root_as_typed() {
     assert_eq!(doc["variants"], serde_json::json!(["same", "c"]), "{doc}");
     let doc = json(d, &["x=same/a.json", "x=same/b.json", "c.json"]);
     assert_eq!(doc["variants"], serde_json::json!(["x", "c"]), "{doc}");
-    let out = compare(d, &["mixed", "c.json"]);
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{e}");
     let other = fs::canonicalize(d.join("two/t")).unwrap();
-    assert!(
-        e.contains("mixed: pools probe runs that differ in root")
-            && e.contains(&format!("root ({} vs {})", tree.display(), other.display())),
-        "{e}"
+    usage(
+        d,
+        &["mixed", "c.json"],
+        &[
+            "mixed: pools probe runs that differ in root",
+            &format!("root ({} vs {})", tree.display(), other.display()),
+        ],
     );
 }
 
@@ -542,7 +546,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
     let d = tmp.path();
     common::synth_into(&common::spec(4, 8), &d.join("t"));
     fs::create_dir_all(d.join("old")).unwrap();
-    for (name, typed) in [("a", "./t"), ("b", "t/"), ("c", "t")] {
+    for (name, typed) in [("a", "./t"), ("b", "t/"), ("c", "t"), ("e", "t")] {
         let file = d.join(format!("old/{name}.json"));
         probe_in(d, typed, &file);
         let mut doc: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
@@ -550,6 +554,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
         fs::write(&file, doc.to_string()).unwrap();
     }
     fs::rename(d.join("old/c.json"), d.join("c.json")).unwrap();
+    fs::rename(d.join("old/e.json"), d.join("e.json")).unwrap();
     let warned = |doc: &Value, want: &str| {
         let w = doc["notes"].as_array().unwrap();
         assert!(
@@ -564,7 +569,7 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
         "old: pools probe runs by the root their command lines typed (t, relative): these \
          runs do not record their working directory",
     );
-    let doc = json(d, &["x=old/a.json", "x=c.json", "y=old/b.json", "y=c.json"]);
+    let doc = json(d, &["x=old/a.json", "x=c.json", "y=old/b.json", "y=e.json"]);
     assert_eq!(doc["variants"], serde_json::json!(["x", "y"]), "{doc}");
     warned(
         &doc,

@@ -244,6 +244,51 @@ fn item12_csv_carries_the_delta_of_every_describe_row() {
     }
 }
 
+/// CSV numbers are rounded to 12 significant digits (percents to 10
+/// decimals) and printed in their shortest form: no float noise such as
+/// `2.1999999999999997`, small p-values in scientific notation, never 0.
+#[test]
+fn csv_numbers_carry_no_float_noise() {
+    let tmp = TempDir::new().unwrap();
+    let a = [1.1, 1.2, 1.3, 1.1, 1.25, 1.15, 1.05, 1.3];
+    numbers(&tmp.path().join("a.txt"), a);
+    numbers(&tmp.path().join("b.txt"), a.map(|v| v + 1.0));
+    let out = ok(tmp.path(), &["a.txt", "b.txt", "--format", "csv"]);
+    let mut rdr = csv::Reader::from_reader(out.as_bytes());
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let b = &rows[1];
+    for (name, want) in [
+        ("mean", "2.18125"),
+        ("p50", "2.175"),
+        ("delta_std_pct", "0"),
+        ("hl_lo", "0.9"),
+        ("welch_df", "14"),
+        ("welch_p", "6.29401354091e-12"),
+    ] {
+        assert_eq!(&b[col(name)], want, "{name}: {out}");
+    }
+    let is_pct =
+        |h: &str| h.ends_with("_pct") || h.starts_with("median_") || h.starts_with("mean_");
+    for (h, cell) in rows.iter().flat_map(|r| header.iter().zip(r.iter())) {
+        let Ok(x) = cell.parse::<f64>() else {
+            continue;
+        };
+        let sci = format!("{x:e}");
+        let (mantissa, exp) = sci.split_once('e').unwrap();
+        let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len()) as i32;
+        let digits = mantissa.chars().filter(char::is_ascii_digit).count();
+        let decimals = fraction - exp.parse::<i32>().unwrap();
+        if is_pct(h) {
+            assert!(decimals <= 10, "{h} {cell} has {decimals} decimals: {out}");
+        } else {
+            assert!(digits <= 12, "{h} {cell} has {digits} digits: {out}");
+        }
+        assert!(!cell.starts_with("0.0000"), "{h} {cell}: {out}");
+    }
+}
+
 /// The JSON Schema of `--format json`, compiled.
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../../docs/schemas/compare.json");

@@ -1,24 +1,14 @@
 //! `irqlab compare` usage errors (exit 2): an unknown `--baseline`, fewer
-//! than two variants, and a `--baseline` naming a variant that was split
-//! into `label@run` variants (the message says so, why, and their names).
+//! than two variants, a `--baseline` naming a variant that was split
+//! into `label@run` variants (the message says so, why, and their names),
+//! and one result set given twice.
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::compare::{compare, numbers, spread};
+use common::compare::{compare, err, json, numbers, spread, usage};
 use std::fs;
 use std::path::Path;
 use tempfile::TempDir;
-
-/// Exit 2 and stderr, which must contain every one of `want`.
-fn usage(dir: &Path, args: &[&str], want: &[&str]) -> String {
-    let out = compare(dir, args);
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
-    for w in want {
-        assert!(e.contains(w), "{args:?}: no {w:?} in {e}");
-    }
-    e
-}
 
 #[test]
 fn unknown_baseline_and_a_single_variant_are_usage_errors() {
@@ -88,17 +78,15 @@ fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
     let trials = res.join("r1/tip/trials.jsonl");
     let good = fs::read_to_string(&trials).unwrap();
     fs::write(&trials, format!("{good}{{\"variant\":\"ti")).unwrap();
-    let out = compare(
-        tmp.path(),
-        &[
-            "res",
-            "b=b.txt",
-            "--metric",
-            "round_trips_per_sec",
-            "--format",
-            "csv",
-        ],
-    );
+    let args = [
+        "res",
+        "b=b.txt",
+        "--metric",
+        "round_trips_per_sec",
+        "--format",
+        "csv",
+    ];
+    let out = compare(tmp.path(), &args);
     let (o, e) = (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -110,18 +98,54 @@ fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
     );
     assert!(!o.contains("truncated"), "{o}");
     fs::write(&trials, format!("{good}{{\"variant\":\"ti\n")).unwrap();
-    let out = compare(
-        tmp.path(),
-        &[
-            "res",
-            "b=b.txt",
-            "--metric",
-            "round_trips_per_sec",
-            "--format",
-            "csv",
-        ],
-    );
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{e}");
+    let e = err(tmp.path(), &args);
     assert!(e.contains("trials.jsonl") && e.contains('6'), "{e}");
+}
+
+/// One result set given twice (the same file however typed, through a
+/// symlink, or a run inside a directory also given) is a usage error
+/// naming the file; two files with the same bytes compare, with a note
+/// that they are probably copies (on stderr with `--format csv`, with the
+/// other notes elsewhere).
+#[test]
+fn one_result_set_given_twice_is_a_usage_error_and_a_copy_a_note() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 8));
+    numbers(&d.join("b.txt"), spread(110.0, 1.0, 8));
+    fs::copy(d.join("a.txt"), d.join("c.txt")).unwrap();
+    std::os::unix::fs::symlink(d.join("a.txt"), d.join("l.txt")).unwrap();
+    let twice = "its runs would be compared with themselves, or counted twice in one variant";
+    usage(
+        d,
+        &["a.txt", "a.txt"],
+        &["irqlab: error: a.txt is given twice: ", twice],
+    );
+    usage(
+        d,
+        &["x=a.txt", "x=a.txt", "b.txt"],
+        &["a.txt is given twice"],
+    );
+    let canon = fs::canonicalize(d.join("a.txt")).unwrap();
+    let same = format!("a.txt and ./a.txt are the same file ({})", canon.display());
+    usage(d, &["x=a.txt", "y=./a.txt"], &[&same, twice]);
+    usage(
+        d,
+        &["a.txt", "l.txt"],
+        &["a.txt and l.txt are the same file"],
+    );
+    bench_run(&d.join("res/r1"), 2.0, 100.0);
+    let trials = fs::canonicalize(d.join("res/r1/tip/trials.jsonl")).unwrap();
+    let through = format!("{} is read through both res and res/r1", trials.display());
+    usage(d, &["res", "b=res/r1"], &[&through]);
+
+    let copy = "a.txt and c.txt hold the same bytes: probably copies of one run";
+    let out = compare(d, &["a.txt", "c.txt", "--format", "csv"]);
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains(&format!("irqlab: note: {copy}")), "{e}");
+    let doc = json(d, &["a.txt", "c.txt", "b.txt"]);
+    assert!(doc["notes"].to_string().contains(copy), "{doc}");
+    let doc = json(d, &["a.txt", "b.txt"]);
+    assert!(!doc["notes"].to_string().contains("same bytes"), "{doc}");
 }

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::compare::{compare, json, numbers, ok};
+use common::compare::{json, numbers, ok, usage};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -90,15 +90,17 @@ fn runs_of_different_workloads_sharing_a_label_are_never_pooled() {
         "{notes}"
     );
     // Pooling them explicitly is a usage error naming both inputs.
-    let out = compare(
-        tmp.path(),
-        &["a=mix/ipi", "a=mix/timer", "b=mix/ipi", "--format", "json"],
+    bench_run(
+        &tmp.path().join("ipi2"),
+        "ipi",
+        "tip",
+        "b1",
+        &[shared(100.0), ("round_trips_per_sec", around(5e4, 3))],
     );
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        e.contains("a= pools runs that differ in workload (ipi vs timer): mix/ipi and mix/timer"),
-        "{e}"
+    usage(
+        tmp.path(),
+        &["a=mix/ipi", "a=mix/timer", "b=ipi2", "--format", "json"],
+        &["a= pools runs that differ in workload (ipi vs timer): mix/ipi and mix/timer"],
     );
 }
 
@@ -125,7 +127,7 @@ fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
     env("live", None, Some("6.1.0"));
     env("live2", None, Some("6.1.0"));
     env("fake", Some("/tmp/tree"), None);
-    let out = compare(
+    usage(
         tmp.path(),
         &[
             "a=runs/live",
@@ -134,13 +136,10 @@ fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
             "--format",
             "json",
         ],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        e.contains("a= pools runs that differ in root (/ vs /tmp/tree), kernel (6.1.0 vs unknown)")
-            && e.contains("runs/live and runs/fake"),
-        "{e}"
+        &[
+            "a= pools runs that differ in root (/ vs /tmp/tree), kernel (6.1.0 vs unknown)",
+            "runs/live and runs/fake",
+        ],
     );
     let doc = json(tmp.path(), &["runs"]);
     assert_eq!(
@@ -155,10 +154,13 @@ fn bench_runs_of_a_fake_tree_and_the_live_host_are_never_pooled() {
         "{doc}"
     );
     // Two live runs of one machine pool as before.
-    let doc = json(
-        tmp.path(),
-        &["a=runs/live", "a=runs/live2", "b=runs/live", "b=runs/live2"],
-    );
+    bench_run(&tmp.path().join("live3"), "ipi", "tip", "b3", &metrics(5e4));
+    fs::copy(
+        runs.join("live/env.json"),
+        tmp.path().join("live3/env.json"),
+    )
+    .unwrap();
+    let doc = json(tmp.path(), &["a=runs/live", "a=runs/live2", "b=live3"]);
     assert_eq!(doc["variants"], serde_json::json!(["a", "b"]), "{doc}");
 }
 
@@ -225,12 +227,8 @@ fn variants_of_different_workloads_are_refused_unless_asked() {
     bench_run(&tmp.path().join("b"), "timer", "b", "b1", &shared(250.0));
     bench_run(&tmp.path().join("c"), "ipi", "c", "b1", &shared(100.0));
     let refused = |args: &[&str], want: &str| {
-        let out = compare(tmp.path(), args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        let e = String::from_utf8(out.stderr).unwrap();
-        assert!(e.starts_with("irqlab: error: ") && e.contains(want), "{e}");
-        assert!(e.contains("--mixed-workloads"), "{e}");
+        let e = usage(tmp.path(), args, &[want, "--mixed-workloads"]);
+        assert!(e.starts_with("irqlab: error: "), "{e}");
     };
     refused(
         &["a", "b"],
@@ -370,14 +368,12 @@ fn out_of_range_flags_and_unknown_direction_metrics_are_usage_errors() {
     ] {
         let mut args = vec!["a.txt", "b.txt"];
         args.extend(bad);
-        assert_eq!(compare(tmp.path(), &args).status.code(), Some(2), "{bad:?}");
+        usage(tmp.path(), &args, &[]);
     }
-    let out = compare(tmp.path(), &["a.txt", "b.txt", "--direction", "typo=lower"]);
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        e.contains("no metric \"typo\"") && e.contains("they have: value"),
-        "{e}"
+    usage(
+        tmp.path(),
+        &["a.txt", "b.txt", "--direction", "typo=lower"],
+        &["no metric \"typo\"", "they have: value"],
     );
 }
 

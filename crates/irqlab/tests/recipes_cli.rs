@@ -84,12 +84,16 @@ fn irq_rate_recipe_runs_against_a_fake_tree() {
     assert!(summary.contains("\"irq_36_per_sec\""), "{summary}");
     let plan = std::fs::read_to_string(out.join("plan.json")).unwrap();
     assert!(plan.contains("irq-rate"), "{plan}");
-    // The compare line of the recipe reads the run (one variant: itself).
+    // The compare line of the recipe reads the run (the other variant: a
+    // copy of it; the same directory twice is refused).
+    let again = tmp.path().join("again");
+    std::fs::create_dir_all(&again).unwrap();
+    std::fs::copy(out.join("tip/trials.jsonl"), again.join("trials.jsonl")).unwrap();
     Command::cargo_bin("irqlab")
         .unwrap()
         .args(["compare"])
         .arg(format!("tip={}", out.join("tip").display()))
-        .arg(format!("again={}", out.join("tip").display()))
+        .arg(format!("again={}", again.display()))
         .args(["--format", "markdown"])
         .assert()
         .success();

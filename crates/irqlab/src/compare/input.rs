@@ -162,9 +162,12 @@ struct Found {
     data: VariantData,
 }
 
-/// Load every positional argument and give every variant a unique label.
+/// Load every positional argument and give every variant a unique label;
+/// one file given through two arguments is refused (`input_same`).
 pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut out = Loaded::default();
+    let paths: Vec<PathBuf> = specs.iter().map(|s| split_spec(s).1).collect();
+    out.warnings.extend(super::input_same::check(&paths)?);
     let mut found = Vec::new();
     for (arg, spec) in specs.iter().enumerate() {
         let (label, path) = split_spec(spec);

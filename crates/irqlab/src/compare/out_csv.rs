@@ -1,7 +1,11 @@
 //! `--format csv`: one row per metric and variant with the describe
 //! columns, the relative change of every describe row and, for
 //! non-baseline variants, the test results. Written through the `csv`
-//! crate (quoting); undefined values are empty cells.
+//! crate (quoting); undefined values are empty cells. Numbers keep 12
+//! significant digits, percents 10 decimals (12 digits of the ratio to the
+//! baseline): the shortest text that reads back as that rounded value, so
+//! the last-bit noise of the arithmetic (`2.1999999999999997`) is not
+//! printed and no measured digit is lost.
 
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -45,9 +49,45 @@ fn header() -> Vec<String> {
     h
 }
 
+/// Significant digits of a CSV number: more than any measurement has, fewer
+/// than the 15 to 17 where the noise of floating-point arithmetic shows.
+const SIG_DIGITS: usize = 12;
+
+/// Decimals of a CSV percent: [`SIG_DIGITS`] of the ratio to the baseline
+/// (100 % is 1), so a delta of two equal values computed apart is `0`.
+const PCT_DECIMALS: usize = SIG_DIGITS - 2;
+
+/// A value cell: [`num`], empty when undefined.
 fn n(x: Option<f64>) -> String {
-    x.filter(|v| v.is_finite())
-        .map_or(String::new(), |v| v.to_string())
+    x.filter(|v| v.is_finite()).map_or(String::new(), num)
+}
+
+/// A percent cell: [`pct`], empty when undefined.
+fn np(x: Option<f64>) -> String {
+    x.filter(|v| v.is_finite()).map_or(String::new(), pct)
+}
+
+/// `x` rounded to [`SIG_DIGITS`] significant digits, in its shortest form:
+/// plain decimals from 1e-4 to 1e15, else scientific (`1.2e-7`), never `-0`.
+fn num(x: f64) -> String {
+    shortest(format!("{x:.*e}", SIG_DIGITS - 1).parse().unwrap_or(x))
+}
+
+/// A percent rounded to [`PCT_DECIMALS`] decimals, as [`num`] prints.
+fn pct(x: f64) -> String {
+    shortest(format!("{x:.PCT_DECIMALS$}").parse().unwrap_or(x))
+}
+
+/// The shortest text that reads back as `x`.
+fn shortest(x: f64) -> String {
+    let mag = x.abs();
+    if mag == 0.0 {
+        "0".to_string()
+    } else if (1e-4..1e15).contains(&mag) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// Write the CSV table.
@@ -83,16 +123,16 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
         .delta_rows(c.baseline, i)
         .filter(|_| i != c.baseline)
         .unwrap_or([None; 8]);
-    cells.extend(delta.iter().map(|v| n(*v)));
+    cells.extend(delta.iter().map(|v| np(*v)));
     let pair = m.pairs.iter().find(|p| &p.variant == label);
     match pair.map(|p| &p.outcome) {
         Some(Ok(t)) => {
             for ci in [&t.median, &t.mean] {
                 let ci = ci.as_ref();
                 cells.extend([
-                    n(ci.map(|c| c.estimate)),
-                    n(ci.map(|c| c.lo)),
-                    n(ci.map(|c| c.hi)),
+                    np(ci.map(|c| c.estimate)),
+                    np(ci.map(|c| c.lo)),
+                    np(ci.map(|c| c.hi)),
                 ]);
             }
             let hl = t.hl.as_ref();
@@ -115,7 +155,7 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
                 .unwrap_or_default();
             cells.push(notes.join("; "));
             cells.push(n(Some(t.p_family)));
-            cells.push(n(t.mde_pct));
+            cells.push(np(t.mde_pct));
             cells.push(t.clusters.level.as_str().to_string());
         }
         other => {
@@ -131,4 +171,29 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
         }
     }
     cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_drop_arithmetic_noise_and_keep_measured_digits() {
+        assert_eq!(num(2.1999999999999997), "2.2");
+        assert_eq!(num(0.8999999999999999), "0.9");
+        assert_eq!(num(14.000000000000002), "14");
+        assert_eq!(num(123_456_789_012.0), "123456789012");
+        assert_eq!(num(0.000_123_456_789_012_3), "0.000123456789012");
+        assert_eq!(num(1.2e-7), "1.2e-7");
+        assert_eq!(num(6.2940135409062625e-12), "6.29401354091e-12");
+        assert_eq!(num(1e-300), "1e-300");
+        assert_eq!(num(1.5e300), "1.5e300");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(pct(84.65608465608466), "84.6560846561");
+        assert_eq!(pct(-5.774562292082353e-14), "0");
+        assert_eq!(pct(-11.999999999999993), "-12");
+        for x in [2.2, 1e-7, 123.456, 6.02e23] {
+            assert_eq!(num(x).parse::<f64>().ok(), Some(x));
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! `irqlab compare` in a scratch directory, and the number files its
-//! regression tests (compare_inputs, compare_outputs) feed it.
+//! `irqlab compare` in a scratch directory (a success, an error, a usage
+//! error), and the number files its tests feed it.
 
 use serde_json::Value;
 use std::fs;
@@ -30,6 +30,20 @@ pub fn err(dir: &Path, args: &[&str]) -> String {
     assert_eq!(out.status.code(), Some(1), "{args:?}");
     let e = String::from_utf8(out.stderr).unwrap();
     assert!(e.starts_with("irqlab:"), "{e}");
+    e
+}
+
+/// `irqlab compare ARGS` in `dir` refused as a usage error: exit 2,
+/// nothing on stdout, and a stderr (returned) that contains every one of
+/// `want`.
+pub fn usage(dir: &Path, args: &[&str], want: &[&str]) -> String {
+    let out = compare(dir, args);
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+    assert!(out.stdout.is_empty(), "{args:?}: stdout on a usage error");
+    for w in want {
+        assert!(e.contains(w), "{args:?}: no {w:?} in {e}");
+    }
     e
 }
 

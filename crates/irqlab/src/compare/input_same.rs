@@ -1,0 +1,175 @@
+//! Result sets given more than once. One file read through two arguments
+//! (`a.txt a.txt`, `x=a.txt y=./a.txt`, a directory and a run inside it)
+//! is a usage error: its runs would be compared with themselves, or
+//! counted twice in one variant. Two different files with the same bytes
+//! get a note: they are probably copies of one run. Specified in
+//! `docs/compare-input.md` ("Inputs given twice").
+
+use super::input::natural_cmp;
+use super::input_bench as bench;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One run as an argument reads it.
+struct Run {
+    /// The argument it was found under (index into the paths).
+    arg: usize,
+    /// The run as the user can find it: the argument, or the file found
+    /// under a directory argument.
+    shown: PathBuf,
+    /// The files it is read from, canonical.
+    files: Vec<PathBuf>,
+}
+
+/// Refuse a file read through two arguments (or twice through one); the
+/// notes for runs whose files hold the same bytes. `paths` are the
+/// arguments' paths, without `LABEL=`.
+pub fn check(paths: &[PathBuf]) -> Result<Vec<String>> {
+    let runs: Vec<Run> = paths
+        .iter()
+        .enumerate()
+        .flat_map(|(arg, p)| runs_of(arg, p))
+        .collect();
+    refuse_shared(paths, &runs)?;
+    Ok(copies(&runs))
+}
+
+/// The runs argument `arg` reads at `path`: a file is one run; a directory
+/// its bench `trials.jsonl` files, else its probe run files (`.json`) one
+/// by one and its other per-iteration files as one run. What cannot be
+/// read yields nothing here: loading reports it.
+fn runs_of(arg: usize, path: &Path) -> Vec<Run> {
+    let run = |shown: PathBuf, files: Vec<PathBuf>| Run { arg, shown, files };
+    if !path.is_dir() {
+        return canonical(&[path.to_path_buf()])
+            .map(|files| run(path.to_path_buf(), files))
+            .into_iter()
+            .collect();
+    }
+    let trials = bench::find_trials(path).unwrap_or_default();
+    if !trials.is_empty() {
+        return trials
+            .into_iter()
+            .filter_map(|t| canonical(std::slice::from_ref(&t)).map(|f| run(t, f)))
+            .collect();
+    }
+    let (probes, iterations): (Vec<PathBuf>, Vec<PathBuf>) = iteration_files(path)
+        .into_iter()
+        .partition(|p| p.extension().is_some_and(|e| e == "json"));
+    let mut runs: Vec<Run> = probes
+        .into_iter()
+        .filter_map(|p| canonical(std::slice::from_ref(&p)).map(|f| run(p, f)))
+        .collect();
+    if let Some(files) = canonical(&iterations).filter(|f| !f.is_empty()) {
+        runs.push(run(path.to_path_buf(), files));
+    }
+    runs
+}
+
+/// The non-hidden regular files directly in `dir`, in natural order (the
+/// files a directory of per-iteration files is read from).
+fn iteration_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
+    files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Every path canonical, or `None` when one cannot be resolved.
+fn canonical(paths: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).ok())
+        .collect()
+}
+
+/// A usage error for the first file two runs read (exit 2), naming the
+/// file and the arguments it was given through.
+fn refuse_shared(paths: &[PathBuf], runs: &[Run]) -> Result<()> {
+    let mut seen: HashMap<&Path, usize> = HashMap::new();
+    for r in runs {
+        for f in &r.files {
+            let Some(&first) = seen.get(f.as_path()) else {
+                seen.insert(f, r.arg);
+                continue;
+            };
+            let (a, b) = (&paths[first], &paths[r.arg]);
+            let (ca, cb) = (std::fs::canonicalize(a).ok(), std::fs::canonicalize(b).ok());
+            let what = match (ca.filter(|c| Some(c) == cb.as_ref()), a == b) {
+                (Some(_), true) => format!("{} is given twice", a.display()),
+                (Some(c), false) => format!(
+                    "{} and {} are the same {} ({})",
+                    a.display(),
+                    b.display(),
+                    if a.is_dir() { "directory" } else { "file" },
+                    c.display()
+                ),
+                (None, _) => format!(
+                    "{} is read through both {} and {}",
+                    f.display(),
+                    a.display(),
+                    b.display()
+                ),
+            };
+            return Err(super::usage(format!(
+                "{what}: its runs would be compared with themselves, or counted \
+                 twice in one variant; give each result set once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A note for every run whose files hold the same bytes as an earlier
+/// run's: `{a} and {b} hold the same bytes: …`. Only runs of equal size
+/// are read.
+fn copies(runs: &[Run]) -> Vec<String> {
+    let mut by_size: HashMap<(usize, u64), Vec<&Run>> = HashMap::new();
+    for r in runs {
+        if let Some(size) = size_of(&r.files).filter(|&s| s > 0) {
+            by_size.entry((r.files.len(), size)).or_default().push(r);
+        }
+    }
+    let mut groups: Vec<Vec<&Run>> = by_size.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort_by_key(|g| (g[0].arg, g[0].shown.clone()));
+    let mut notes = Vec::new();
+    for group in groups {
+        let mut kept: Vec<(&Run, Vec<Vec<u8>>)> = Vec::new();
+        for r in group {
+            let Some(bytes) = contents(&r.files) else {
+                continue;
+            };
+            match kept.iter().find(|(_, b)| *b == bytes) {
+                Some((first, _)) => notes.push(format!(
+                    "{} and {} hold the same bytes: probably copies of one run, whose \
+                     values are then compared with themselves or counted twice",
+                    first.shown.display(),
+                    r.shown.display()
+                )),
+                None => kept.push((r, bytes)),
+            }
+        }
+    }
+    notes
+}
+
+/// The total size of `files`, `None` when one cannot be read.
+fn size_of(files: &[PathBuf]) -> Option<u64> {
+    files
+        .iter()
+        .map(|f| std::fs::metadata(f).ok().map(|m| m.len()))
+        .sum()
+}
+
+/// The bytes of every file, `None` when one cannot be read.
+fn contents(files: &[PathBuf]) -> Option<Vec<Vec<u8>>> {
+    files.iter().map(|f| std::fs::read(f).ok()).collect()
+}
