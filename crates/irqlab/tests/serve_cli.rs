@@ -7,7 +7,7 @@ mod common;
 
 mod serve_support;
 
-use serve_support::{have, request, scrape, serve, synth, value};
+use serve_support::{have, promtool_check, request, scrape, serve, serve_to_end, synth, value};
 use std::process::{Command, Stdio};
 
 #[test]
@@ -238,14 +238,7 @@ fn duration_outside_its_bounds_is_a_usage_error() {
     }
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 2, 2);
-    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .arg("serve")
-        .arg("--root")
-        .arg(d.path())
-        .args(["--listen", "127.0.0.1:0", "-i", "1s", "--duration", "100ms"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_to_end(d.path(), &["-i", "1s", "--duration", "100ms"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
@@ -269,23 +262,7 @@ fn promtool_check_metrics_both_namings_or_skip() {
         let mut all = vec!["-i", "100ms"];
         all.extend_from_slice(args);
         let s = serve(d.path(), &all);
-        let body = scrape(s.addr);
-        let mut p = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        p.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-        let out = p.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "promtool rejects the body of {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        promtool_check(&scrape(s.addr), &format!("the body of {args:?}"));
     }
 }
 
@@ -295,42 +272,14 @@ fn promtool_check_metrics_both_namings_or_skip() {
 fn irq_filter_matching_nothing_warns() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 2, 2);
-    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .arg("serve")
-        .arg("--root")
-        .arg(d.path())
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            "1s",
-            "--irq",
-            "zzz",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_to_end(d.path(), &["--duration", "1s", "--irq", "zzz"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains("irqlab: warning: --irq \"zzz\" matches no interrupt row"),
         "{err}"
     );
-    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .arg("serve")
-        .arg("--root")
-        .arg(d.path())
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            "1s",
-            "--cpus",
-            "99",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_to_end(d.path(), &["--duration", "1s", "--cpus", "99"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(

@@ -10,31 +10,13 @@ mod common;
 
 mod serve_support;
 
-use serve_support::{have, serve, synth, value};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use serve_support::{have, promtool_check, scrape_as, serve, synth, value};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0";
-
-/// GET /metrics (200 expected) with an optional Accept header.
-fn get(addr: SocketAddr, accept: Option<&str>) -> String {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let extra = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    body.to_string()
-}
 
 /// Rewrite `path` in place (serve keeps its descriptor open, as for
 /// /proc): truncate, then write `text`.
@@ -44,33 +26,21 @@ fn rewrite_in_place(path: &Path, text: &[u8]) {
     f.write_all(text).unwrap();
 }
 
-fn promtool_check(body: &str) {
+/// `promtool check metrics` on the failing body; skips, saying so,
+/// without promtool.
+fn promtool_check_failing(body: &str) {
     if !have("promtool") {
         crate::visible!("SKIP promtool check of the failing body: promtool not installed (tools/install-prometheus.sh)");
         return;
     }
-    let mut p = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    p.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-    let out = p.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool rejects the body: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_check(body, "the body");
 }
 
 /// Scrape until the body is of a read from after the change (the read a
 /// scrape asks for, or the next tick).
 fn scrape_after_change(addr: SocketAddr, accept: Option<&str>) -> String {
     std::thread::sleep(Duration::from_millis(400));
-    get(addr, accept)
+    scrape_as(addr, accept).1
 }
 
 fn errors_are_counted(args: &[&str], accept: Option<&str>) {
@@ -82,7 +52,7 @@ fn errors_are_counted(args: &[&str], accept: Option<&str>) {
     let v = |b: &str, name: &str| {
         value(b, &format!("{name} ")).unwrap_or_else(|| panic!("no {name} in\n{b}"))
     };
-    let first = get(s.addr, accept);
+    let first = scrape_as(s.addr, accept).1;
     assert!(first.contains("# TYPE irqlab_sample_errors"), "{first}");
     assert!(
         first.contains("# TYPE irqlab_last_sample_success gauge"),
@@ -110,7 +80,7 @@ fn errors_are_counted(args: &[&str], accept: Option<&str>) {
     let lines = bad.lines().filter(|l| !l.starts_with('#')).count();
     assert_eq!(v(&bad, "irqlab_exposed_series") as usize, lines);
     if accept.is_none() {
-        promtool_check(&bad);
+        promtool_check_failing(&bad);
     }
     let errors = v(&bad, "irqlab_sample_errors_total");
 

@@ -11,11 +11,11 @@ mod common;
 
 mod serve_support;
 
-use serve_support::{have, request, scrape, serve, synth};
+use serve_support::{encode, free_port, have, prometheus, request, scrape, serve, synth, Server};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const NODE_EXPORTER: &str = "prometheus-node-exporter";
@@ -31,33 +31,16 @@ const SHARED: [&str; 6] = [
     "node_uname_info",
 ];
 
-struct Exporter {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// node_exporter with only the collectors `--compat node` mirrors, reading
 /// `procfs`, on a free loopback port; `None` when not installed.
-fn node_exporter(test: &str, procfs: &Path) -> Option<Exporter> {
+fn node_exporter(test: &str, procfs: &Path) -> Option<Server> {
     if !have(NODE_EXPORTER) {
         crate::visible!(
             "SKIP {test}: {NODE_EXPORTER} not installed (apt-get install prometheus-node-exporter)"
         );
         return None;
     }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let addr = free_port();
     let child = Command::new(NODE_EXPORTER)
         .arg(format!("--web.listen-address={addr}"))
         .arg(format!("--path.procfs={}", procfs.display()))
@@ -74,7 +57,7 @@ fn node_exporter(test: &str, procfs: &Path) -> Option<Exporter> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let e = Exporter { child, addr };
+    let e = Server { child, addr };
     let start = Instant::now();
     while request(e.addr, "GET", "/").is_err() {
         assert!(
@@ -238,18 +221,6 @@ fn node_compat_matches_node_exporter_on_this_host_within_a_scrape() {
     }
 }
 
-/// Percent-encode a PromQL query for the HTTP API.
-fn encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// The label sets (without `instance` and `job`) of a query's result.
 fn result_labels(body: &str) -> BTreeSet<String> {
     let v: serde_json::Value = serde_json::from_str(body).unwrap();
@@ -292,39 +263,8 @@ fn node_exporter_full_queries_give_the_same_series_through_prometheus() {
         return;
     };
     let s = serve(&tree, &["--compat", "node", "--per-cpu", "all"]);
-    let prom_addr = SocketAddr::from((
-        [127, 0, 0, 1],
-        TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port(),
-    ));
-    let config = d.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['{}']\n  - job_name: irqlab\n    static_configs:\n      - targets: ['{}']\n",
-            ne.addr, s.addr
-        ),
-    )
-    .unwrap();
-    let prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            d.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address={prom_addr}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Exporter {
-        child: prom,
-        addr: prom_addr,
-    };
+    let prom = prometheus(d.path(), &[("node", ne.addr), ("irqlab", s.addr)]);
+    let prom_addr = prom.addr;
     let query = |q: &str| -> Option<String> {
         let path = format!("/api/v1/query?query={}", encode(q));
         get_path(prom_addr, &path).filter(|b| b.contains("\"result\":[{"))

@@ -8,35 +8,11 @@
 
 mod serve_support;
 
-use serve_support::{serve, synth};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use serve_support::{scrape_as, serve, synth};
+use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
-
-/// GET /metrics with an optional Accept header: (Content-Type, body).
-fn get(addr: SocketAddr, accept: Option<&str>) -> (String, String) {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let extra = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    let ctype = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Content-Type: "))
-        .unwrap()
-        .to_string();
-    (ctype, body.to_string())
-}
 
 fn samples(body: &str) -> Vec<&str> {
     body.lines().filter(|l| !l.starts_with('#')).collect()
@@ -80,9 +56,9 @@ fn prometheus_accept_gets_valid_openmetrics_with_the_same_samples() {
     for compat in ["irqlab", "node"] {
         // a long interval: both scrapes see the same sample
         let s = serve(d.path(), &["-i", "60s", "--compat", compat]);
-        let (om_type, om) = get(s.addr, Some(PROMETHEUS_ACCEPT));
-        let (text_type, text) = get(s.addr, None);
-        let (plain_type, _) = get(s.addr, Some("text/plain;version=0.0.4"));
+        let (om_type, om) = scrape_as(s.addr, Some(PROMETHEUS_ACCEPT));
+        let (text_type, text) = scrape_as(s.addr, None);
+        let (plain_type, _) = scrape_as(s.addr, Some("text/plain;version=0.0.4"));
         assert!(
             om_type.starts_with("application/openmetrics-text; version=1.0.0"),
             "{om_type}"

@@ -19,30 +19,12 @@ mod common;
 
 mod serve_support;
 
-use serve_support::{have, request, serve, synth};
+use serve_support::{encode, have, prometheus, request, serve, synth};
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A loopback port nothing listens on right now.
-fn free_port() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
 
 /// GET `path` on `addr` until `ok(body)` or the deadline.
 fn poll(addr: SocketAddr, path: &str, secs: u64, ok: impl Fn(&str) -> bool) -> Option<String> {
@@ -68,29 +50,8 @@ fn prometheus_scrapes_and_rates_or_skip() {
     let tree = d.path().join("tree");
     synth(&tree, 4, 8);
     let s = serve(&tree, &["-i", "500ms"]);
-    let prom_addr = free_port();
-    let config = d.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: irqlab\n    static_configs:\n      - targets: ['{}']\n",
-            s.addr
-        ),
-    )
-    .unwrap();
-    let prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            d.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address={prom_addr}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _prom = Killed(prom);
+    let prom = prometheus(d.path(), &[("irqlab", s.addr)]);
+    let prom_addr = prom.addr;
     // Two scrapes: irqlab counts its /metrics requests.
     let two = poll(s.addr, "/metrics", 60, |_| true).and_then(|_| {
         poll(
@@ -135,17 +96,6 @@ fn dashboard_exprs() -> Vec<String> {
     out
 }
 
-fn encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 fn dashboard_queries_evaluate(prom: SocketAddr, metrics: &str) {
     for expr in dashboard_exprs() {
         let q = format!("/api/v1/query?query={}", encode(&expr));
@@ -166,33 +116,6 @@ fn dashboard_queries_evaluate(prom: SocketAddr, metrics: &str) {
             .unwrap_or_else(|| panic!("dashboard query {expr}: {:?}", request(prom, "GET", &q)));
         assert!(body.contains("\"status\":\"success\""), "{expr}: {body}");
     }
-}
-
-/// Start Prometheus scraping `target` every 1 s (timeout 1 s) on a free
-/// port under `dir`.
-fn prometheus(dir: &std::path::Path, target: SocketAddr) -> (Killed, SocketAddr) {
-    let prom_addr = free_port();
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: irqlab\n    static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .unwrap();
-    let prom = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address={prom_addr}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    (Killed(prom), prom_addr)
 }
 
 /// The first value of an instant query's result.
@@ -310,7 +233,8 @@ fn prometheus_gets_every_scrape_beside_1000_slow_connections() {
     rx.recv_timeout(Duration::from_secs(60)).unwrap();
     let opened = stats.lock().unwrap().min_open;
     assert!(opened >= 990, "only {opened} slow connections opened");
-    let (_prom, prom_addr) = prometheus(d.path(), s.addr);
+    let prom = prometheus(d.path(), &[("irqlab", s.addr)]);
+    let prom_addr = prom.addr;
     // From Prometheus's first stored scrape, 62 s of scrapes.
     let first = poll(
         prom_addr,

@@ -10,9 +10,11 @@
 
 mod arch_rows;
 mod devices;
+mod estimate;
 mod files;
 
 pub use arch_rows::{arch_row_specs, ArchRowKind, ArchRowSpec};
+pub use estimate::{FileGroup, SizeEstimate};
 
 use crate::desc::DescParts;
 use crate::interrupts::{CompactString, Interrupts, IrqRow, Shape};

@@ -3,15 +3,17 @@
 //!
 //! Owns the flags, their validation and writing the files; everything the
 //! files contain comes from `irqlab_core::synth` (pure, seeded). Must not
-//! touch anything outside `--out`.
+//! touch anything outside `--out`. Before generating, estimates the tree's
+//! size from the flags: says it when large, refuses it when the file
+//! system of `--out` has less free space.
 
 use crate::cmd::args;
 use crate::export::plural;
 use anyhow::Context;
 use irqlab_core::render::{Arch, Era};
-use irqlab_core::synth::{self, SynthSpec};
+use irqlab_core::synth::{self, SizeEstimate, SynthSpec};
 use irqlab_core::CpuList;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Flags of `irqlab synth`.
@@ -41,7 +43,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Directory to write `proc/…` and `sys/…` under: created if missing,
-    /// refused if it holds anything (a tree is never mixed with old files).
+    /// refused if it holds anything (a tree is never mixed with old files)
+    /// or if its file system has less free space than the tree needs
+    /// (estimated before writing; a tree over 100 MiB is announced).
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -147,13 +151,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         offline: args.offline.iter().collect(),
         seed: args.seed,
     };
-    let tree = match spec.build() {
-        Ok(tree) => tree,
+    let estimate = match spec.estimate() {
+        Ok(e) => e,
         Err(e) => return usage(format_args!("invalid synth parameters: {e}")),
     };
     if let Some(why) = refuse_non_empty(&args.out)? {
         return usage(why);
     }
+    let space = free_space(&args.out)?;
+    if let Some(note) = check_space(&estimate, &args.out, space)? {
+        eprintln!("{note}");
+    }
+    let tree = match spec.build() {
+        Ok(tree) => tree,
+        Err(e) => return usage(format_args!("invalid synth parameters: {e}")),
+    };
     let files = tree.files();
     let bytes = crate::host::write_tree(&args.out, &files)?;
     eprintln!(
@@ -170,6 +182,106 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A tree larger than this is announced before it is written.
+const LARGE_TREE: u64 = 100 << 20;
+
+/// Free space of a file system: bytes available to this user, and the
+/// size its files are rounded up to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Space {
+    available: u64,
+    block: u64,
+}
+
+/// The free space of the file system `out` will be written to: that of
+/// its nearest existing ancestor (`out` itself when it exists).
+fn free_space(out: &Path) -> anyhow::Result<Space> {
+    let abs = std::path::absolute(out).with_context(|| format!("--out {}", out.display()))?;
+    let existing = abs
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or_else(|| Path::new("/"));
+    let st = nix::sys::statvfs::statvfs(existing).with_context(|| {
+        format!(
+            "--out {}: cannot read the free space of {}",
+            out.display(),
+            existing.display()
+        )
+    })?;
+    // c_ulong and fsblkcnt_t are 32 bits wide on some targets
+    #[allow(clippy::useless_conversion)]
+    let (block, blocks) = (
+        u64::from(st.fragment_size()),
+        u64::from(st.blocks_available()),
+    );
+    let block = block.max(1);
+    Ok(Space {
+        available: blocks.saturating_mul(block),
+        block,
+    })
+}
+
+/// The tree of `estimate` against the free `space` of `out`'s file
+/// system: an error when it does not fit, saying what it needs and what
+/// is free; else the line that announces a large tree (`None` for a
+/// small one).
+fn check_space(
+    estimate: &SizeEstimate,
+    out: &Path,
+    space: Space,
+) -> anyhow::Result<Option<String>> {
+    let bytes = estimate.bytes();
+    let disk = estimate.disk_bytes(space.block);
+    let files = plural(
+        usize::try_from(estimate.files()).unwrap_or(usize::MAX),
+        "file",
+    );
+    if disk > space.available {
+        anyhow::bail!(
+            "--out {}: the tree needs about {} on disk ({files}), and its file \
+             system has {} free; write fewer CPUs or IRQs, or elsewhere",
+            out.display(),
+            exact(disk),
+            exact(space.available),
+        );
+    }
+    Ok((bytes > LARGE_TREE).then(|| {
+        format!(
+            "irqlab synth: writing about {} ({files}, {} on disk) to {}",
+            binary(bytes),
+            binary(disk),
+            out.display()
+        )
+    }))
+}
+
+/// `n` bytes in binary units: `5.0 GiB`, `1023 bytes`.
+fn binary(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = None;
+    for u in UNITS {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = Some(u);
+    }
+    match unit {
+        Some(u) => format!("{v:.1} {u}"),
+        None => plural(usize::try_from(n).unwrap_or(usize::MAX), "byte"),
+    }
+}
+
+/// `n` bytes in binary units and exactly: `5.0 GiB (5368709120 bytes)`.
+fn exact(n: u64) -> String {
+    if n < 1024 {
+        binary(n)
+    } else {
+        format!("{} ({n} bytes)", binary(n))
+    }
+}
+
 fn default_nr_irqs(irqs: u32) -> u32 {
     (irqs.saturating_add(irqs / 4).saturating_add(32)).max(424)
 }
@@ -177,6 +289,79 @@ fn default_nr_irqs(irqs: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn estimate(cpus: u32, irqs: u32) -> SizeEstimate {
+        SynthSpec {
+            cpus,
+            irqs,
+            nr_irqs: default_nr_irqs(irqs),
+            arch: Arch::X86,
+            era: Era::E3,
+            offline: Vec::new(),
+            seed: 1,
+        }
+        .estimate()
+        .unwrap()
+    }
+
+    const GIB: u64 = 1 << 30;
+
+    /// A tree larger than the free space is refused, the error naming
+    /// the destination, what it needs and what is free; one that fits is
+    /// announced when over 100 MiB, and written silently below.
+    #[test]
+    fn trees_are_refused_when_larger_than_the_free_space() {
+        let out = Path::new("/data/tree");
+        let big = estimate(4096, 8000);
+        let block = 4096;
+        let need = big.disk_bytes(block);
+        assert!(need > GIB / 2, "{need}");
+        let space = |available| Space { available, block };
+        let err = check_space(&big, out, space(need - 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--out /data/tree: the tree needs about "),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(" MiB ({need} bytes) on disk (88005 files)")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(" MiB ({} bytes) free", need - 1)),
+            "{err}"
+        );
+        let note = check_space(&big, out, space(need)).unwrap().unwrap();
+        assert!(note.starts_with("irqlab synth: writing about "), "{note}");
+        assert!(note.ends_with(" to /data/tree"), "{note}");
+        assert!(note.contains(" MiB (88005 files, "), "{note}");
+        let small = estimate(4, 8);
+        assert_eq!(check_space(&small, out, space(100 * GIB)).unwrap(), None);
+        assert!(check_space(&small, out, space(1000)).is_err());
+    }
+
+    /// The free space of a path that does not exist yet is that of its
+    /// nearest existing ancestor.
+    #[test]
+    fn free_space_of_a_new_directory_is_its_ancestors() {
+        let d = tempfile::tempdir().unwrap();
+        let deep = d.path().join("a/b/c");
+        let new = free_space(&deep).unwrap();
+        let there = free_space(d.path()).unwrap();
+        assert_eq!(new.block, there.block);
+        assert!(new.block >= 512);
+        assert!(!deep.exists());
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(binary(1), "1 byte");
+        assert_eq!(binary(1023), "1023 bytes");
+        assert_eq!(binary(150 << 20), "150.0 MiB");
+        assert_eq!(exact(1000), "1000 bytes");
+        assert_eq!(exact(5 * GIB), "5.0 GiB (5368709120 bytes)");
+    }
 
     #[test]
     fn default_nr_irqs_fits() {

@@ -102,20 +102,13 @@ impl Output {
         self.renderer.accumulate(s.view());
     }
 
-    /// Count a failed read and publish the body of `s`, the last good
-    /// sample, again: its values, with the error counted and the success
-    /// gauge at 0, read from `read_at`.
-    fn failed(
-        &mut self,
-        latest: &http::Latest,
-        s: SampleCountersView,
-        read_at: Instant,
-        e: &anyhow::Error,
-    ) {
+    /// Count a failed read (`scrapes`: answered so far): the error
+    /// counted and the success gauge at 0 in the next body rendered, which
+    /// carries the last good sample's values. Renders nothing.
+    fn failed(&mut self, scrapes: u64, e: &anyhow::Error) {
         self.own.sample_errors += 1;
         self.own.last_sample_ok = false;
-        self.own.scrapes = latest.scrapes();
-        self.publish(latest, s, read_at);
+        self.own.scrapes = scrapes;
         eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
     }
 
@@ -248,8 +241,9 @@ pub fn run(
     }
 }
 
-/// Cached mode: sample on every tick of `pace`; render a sample's body
-/// only when a scrape asks for it (while waiting for the next tick).
+/// Cached mode: sample on every tick of `pace`; render the latest good
+/// sample's body only when a scrape asks for it (while waiting for the
+/// next tick), after a failed read as after a good one.
 /// Returns the signal that ended the run, if any.
 fn run_cached(
     lp: &mut Loop,
@@ -267,18 +261,16 @@ fn run_cached(
             Tick::Signal(sig) => return Ok(Some(sig)),
         }
         let read_at = Instant::now();
-        let s = match lp.src.next_sample() {
-            Ok(s) => s,
-            // Keep serving the last good sample's values, with the
-            // failure counted; say why they are not renewed.
-            Err(e) => {
-                lp.out.failed(latest, lp.src.latest_view(), read_at, &e);
-                tick = pace.wait(stop);
-                continue;
+        match lp.src.next_sample() {
+            Ok(s) => {
+                lp.out.sampled(&s, latest.scrapes());
+                lp.out.charge(&s);
             }
-        };
-        lp.out.sampled(&s, latest.scrapes());
-        lp.out.charge(&s);
+            // Keep serving the last good sample's values, with the
+            // failure counted (in its body, rendered when a scrape asks
+            // as for a good sample); say why they are not renewed.
+            Err(e) => lp.out.failed(latest.scrapes(), &e),
+        }
         latest.sampled();
         let Some(due) = pace.next_due() else {
             return Ok(None);
@@ -286,7 +278,7 @@ fn run_cached(
         tick = loop {
             match latest.wait_until(due, stop) {
                 http::Wait::Asked => {
-                    lp.out.publish(latest, s.view(), read_at);
+                    lp.out.publish(latest, lp.src.latest_view(), read_at);
                 }
                 http::Wait::Due => break Tick::Due,
                 http::Wait::Signal(sig) => break Tick::Signal(sig),
@@ -341,7 +333,14 @@ fn run_scrape(
             }
             // Keep serving the last good sample's values, with the
             // failure counted; say why they are not renewed.
-            Err(e) => lp.out.failed(latest, lp.src.latest_view(), read_at, &e),
+            Err(e) => {
+                lp.out.failed(latest.scrapes(), &e);
+                lp.out.publish(latest, lp.src.latest_view(), read_at);
+            }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod tests;
