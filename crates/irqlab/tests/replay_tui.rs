@@ -187,3 +187,101 @@ fn replay_without_a_terminal_says_to_use_batch() {
         "{err}"
     );
 }
+
+/// A recording of a 2-CPU synth tree: 50 ms samples for 200 ms.
+fn small_recording(dir: &Path) -> Res<std::path::PathBuf> {
+    let tree = dir.join("tree");
+    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["synth", "--ncpus", "2", "--irqs", "2", "--out"])
+        .arg(&tree)
+        .output()?;
+    assert!(st.status.success());
+    let rec = dir.join("rec");
+    let st = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--duration", "200ms", "-o"])
+        .arg(&rec)
+        .output()?;
+    assert!(st.status.success(), "{st:?}");
+    Ok(rec)
+}
+
+/// Replay `rec` with `flags` (shell-quoted) on a `cols` x `rows` screen,
+/// stderr to a file; quit once `shown` holds. The screen then, and what
+/// irqlab said on stderr.
+fn replay_until(
+    dir: &Path,
+    rec: &Path,
+    flags: &str,
+    (cols, rows): (u16, u16),
+    shown: impl Fn(&str) -> bool,
+) -> Res<(String, String)> {
+    let tmux = Tmux::new(dir, "replay");
+    let err = dir.join("err");
+    let script = format!(
+        "{bin} replay {rec} {flags} 2>{err}\necho \"rc=$?\" > {rc}\n",
+        bin = quote(Path::new(env!("CARGO_BIN_EXE_irqlab"))),
+        rec = quote(rec),
+        err = quote(&err),
+        rc = quote(&dir.join("rc")),
+    );
+    tmux.start_script(dir, &script, cols, rows)?;
+    let screen = tmux.wait_for("the replay screen", shown)?;
+    tmux.run(&["send-keys", "-t", "replay", "q"])?;
+    tmux.wait_gone()?;
+    assert_eq!(std::fs::read_to_string(dir.join("rc"))?.trim(), "rc=0");
+    Ok((screen, std::fs::read_to_string(err)?))
+}
+
+/// A filter that selects nothing in the recording's first sample gets
+/// `replay --batch`'s warnings in the footer (without stderr's
+/// `irqlab: `), and nothing on stderr once they were shown; a screen too
+/// small to show them says them on stderr when it is left.
+#[test]
+fn a_filter_that_selects_nothing_is_warned_about_on_the_replay_screen() -> Res<()> {
+    if !have_tmux() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let rec = small_recording(dir.path())?;
+    let flags = ["--irq", "nomatch", "--cpus", "7"];
+    let batch = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("replay")
+        .arg(&rec)
+        .arg("--batch")
+        .args(flags)
+        .output()?;
+    assert!(batch.status.success(), "{batch:?}");
+    let want: Vec<String> = String::from_utf8(batch.stderr)?
+        .lines()
+        .filter(|l| l.starts_with("irqlab: warning: "))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        want,
+        [
+            "irqlab: warning: --cpus 7 selects no CPU: the sampled files list 2 CPUs (0-1)",
+            "irqlab: warning: --irq \"nomatch\" matches no interrupt row",
+        ]
+    );
+    let on_screen: Vec<&str> = want.iter().map(|w| &w["irqlab: ".len()..]).collect();
+    let big = tempfile::tempdir()?;
+    let (screen, err) = replay_until(big.path(), &rec, &flags.join(" "), (160, 40), |s| {
+        on_screen
+            .iter()
+            .all(|w| s.lines().any(|l| l.trim_end() == *w))
+    })?;
+    assert!(screen.contains("irqlab top"), "{screen}");
+    assert!(!err.contains("warning"), "shown, not said again: {err}");
+    let small = tempfile::tempdir()?;
+    let (screen, err) = replay_until(small.path(), &rec, &flags.join(" "), (160, 3), |s| {
+        s.contains("irqlab top")
+    })?;
+    assert_eq!(screen.lines().count(), 3, "{screen}");
+    assert!(!screen.contains(on_screen[1]), "{screen}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(said, want, "{err}");
+    Ok(())
+}

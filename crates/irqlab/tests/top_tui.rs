@@ -136,3 +136,84 @@ fn interactive_top_honours_strategy_per_cpu_count_and_shows_self_cost() -> Res<(
     assert_eq!(exit_status(dir.path())?, "rc=0");
     Ok(())
 }
+
+/// `top --batch`'s filter warnings (stderr) for `flags` on `root`.
+fn batch_warnings(root: &Path, flags: &[&str]) -> Res<Vec<String>> {
+    let out = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["top", "--batch", "-n", "1", "-i", "10ms", "--root"])
+        .arg(root)
+        .args(flags)
+        .output()?;
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8(out.stderr)?;
+    Ok(err
+        .lines()
+        .filter(|l| l.starts_with("irqlab: warning: "))
+        .map(String::from)
+        .collect())
+}
+
+/// Run `top` on the tree `dir` with a filter that selects nothing, on a
+/// `cols` x `rows` screen, stderr to a file; quit once `shown` holds.
+/// The screen then, and what irqlab said on stderr.
+fn run_unmatched(
+    dir: &Path,
+    cols: u16,
+    rows: u16,
+    shown: impl Fn(&str) -> bool,
+) -> Res<(String, String)> {
+    let tmux = Tmux::new(dir, "top");
+    let err = dir.join("err");
+    let extra = format!("--irq nomatch --cpus 99 2>{}", quote(&err));
+    let bin = Path::new(env!("CARGO_BIN_EXE_irqlab"));
+    let script = format!(
+        "{bin} top --root {root} -i 200ms {extra}\necho \"rc=$?\" > {rc}\n",
+        bin = quote(bin),
+        root = quote(dir),
+        rc = quote(&dir.join("rc")),
+    );
+    tmux.start_script(dir, &script, cols, rows)?;
+    let screen = tmux.wait_for("the filter warnings' screen", shown)?;
+    tmux.run(&["send-keys", "-t", "top", "q"])?;
+    tmux.wait_gone()?;
+    assert_eq!(exit_status(dir)?, "rc=0");
+    Ok((screen, std::fs::read_to_string(err)?))
+}
+
+/// A filter that selects nothing (`--irq` matching no row, `--cpus`
+/// naming no CPU of the tree) gets `top --batch`'s warnings in the
+/// footer, without the `irqlab: ` of stderr, and nothing on stderr once
+/// they were shown; a screen too small to show them says them on stderr
+/// when it is left, as `top --batch` does.
+#[test]
+fn a_filter_that_selects_nothing_is_warned_about_on_the_screen() -> Res<()> {
+    if !have_tmux() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    synth(dir.path())?;
+    let want = batch_warnings(dir.path(), &["--irq", "nomatch", "--cpus", "99"])?;
+    assert_eq!(
+        want,
+        [
+            "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 16 CPUs (0-15)",
+            "irqlab: warning: --irq \"nomatch\" matches no interrupt row",
+        ]
+    );
+    let on_screen: Vec<&str> = want.iter().map(|w| &w["irqlab: ".len()..]).collect();
+    let (screen, err) = run_unmatched(dir.path(), 120, 40, |s| {
+        on_screen
+            .iter()
+            .all(|w| s.lines().any(|l| l.trim_end() == *w))
+    })?;
+    assert!(screen.contains("irqlab top"), "{screen}");
+    assert_eq!(err, "", "shown on the screen, not said again");
+    // 3 rows: the header, one body line, one footer line for 2 warnings
+    let small = tempfile::tempdir()?;
+    synth(small.path())?;
+    let (screen, err) = run_unmatched(small.path(), 120, 3, |s| s.contains("irqlab top"))?;
+    assert_eq!(screen.lines().count(), 3, "{screen}");
+    assert!(!screen.contains(on_screen[1]), "{screen}");
+    assert_eq!(err, want.join("\n") + "\n");
+    Ok(())
+}

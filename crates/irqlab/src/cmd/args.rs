@@ -68,13 +68,24 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// Print the warnings about these flags selecting nothing or less
-    /// than asked in a sampled snapshot (`top --batch`'s and `replay
-    /// --batch`'s baseline), whose interrupt rows `rows` kept.
-    pub fn warn_about(&self, snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter) {
+    /// The warnings about these flags selecting nothing or less than
+    /// asked in a sampled snapshot (the baseline of `top` and `replay`,
+    /// batch or interactive), whose interrupt rows `rows` kept: one line
+    /// each, as said on stderr (`irqlab: warning: …`).
+    pub fn warnings(
+        &self,
+        snap: &irqlab_core::Snapshot,
+        rows: &crate::filter::Filter,
+    ) -> Vec<String> {
         let cpus = self.cpus.as_deref();
         let irq = self.irq.as_deref();
-        for w in crate::filter::warnings::snapshot_warnings(cpus, irq, snap, rows) {
+        crate::filter::warnings::snapshot_warnings(cpus, irq, snap, rows)
+    }
+
+    /// Print [`FilterArgs::warnings`] on stderr (`top --batch`, `replay
+    /// --batch`).
+    pub fn warn_about(&self, snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter) {
+        for w in self.warnings(snap, rows) {
             eprintln!("{w}");
         }
     }

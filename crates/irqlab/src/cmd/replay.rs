@@ -215,7 +215,8 @@ fn interactive(
         ..app.filter.clone()
     };
     let player = Player::new(steps.into(), name, filter)?;
-    let signal = crate::tui::replay::run(app, player)?;
+    let warnings = |snap: &irqlab_core::Snapshot, rows: &Filter| args.filter.warnings(snap, rows);
+    let signal = crate::tui::replay::run(app, player, &warnings)?;
     Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
 }
 

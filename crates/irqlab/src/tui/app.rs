@@ -60,6 +60,11 @@ pub enum Msg {
     Notice(String),
     /// The live sampler's explanation of its strategy (shown with `-v`).
     Why(String),
+    /// The screen was drawn, with the status message whole or not
+    /// (`view::status_whole`).
+    Drawn {
+        status_whole: bool,
+    },
     /// Periodic wake-up: expires transient status messages.
     Tick,
 }
@@ -143,6 +148,9 @@ pub struct App {
     pub input: Option<Input>,
     /// Error or notice for the status line, and ticks left.
     pub status: Option<(String, u32)>,
+    /// The last notice until a draw showed it whole: a screen too small
+    /// for it, or another message in its place before the first draw.
+    pub unseen_notice: Option<String>,
     /// First CPU column shown (horizontal scroll).
     pub cpu_offset: usize,
     /// First row shown (vertical scroll of the active panel).
@@ -172,6 +180,7 @@ impl App {
             help: false,
             input: None,
             status: None,
+            unseen_notice: None,
             cpu_offset: 0,
             row_offset: 0,
             size: (80, 24),
@@ -247,9 +256,21 @@ impl App {
             Msg::SampleError(e) => {
                 self.status = Some((format!("sampling failed: {e}"), STATUS_TICKS))
             }
-            Msg::Notice(n) => self.status = Some((n, STATUS_TICKS)),
+            Msg::Notice(n) => {
+                self.unseen_notice = Some(n.clone());
+                self.status = Some((n, STATUS_TICKS));
+            }
             Msg::Why(w) => self.why = w,
+            Msg::Drawn { status_whole } => self.drawn(status_whole),
             Msg::Tick => self.tick(),
+        }
+    }
+
+    /// A draw showed the status whole: a notice in it is seen.
+    fn drawn(&mut self, status_whole: bool) {
+        let shown = self.status.as_ref().map(|(m, _)| m);
+        if status_whole && shown.is_some() && shown == self.unseen_notice.as_ref() {
+            self.unseen_notice = None;
         }
     }
 
@@ -795,5 +816,23 @@ mod tests {
         );
         a.update(Msg::Notice("note".into()));
         assert_eq!(a.status.as_ref().map(|s| s.0.as_str()), Some("note"));
+    }
+
+    /// A notice stays unseen until a draw shows it whole; an error in
+    /// its place, or a draw that cut it, leaves it unseen.
+    #[test]
+    fn a_notice_is_seen_once_drawn_whole() {
+        let mut a = app();
+        a.update(Msg::Notice("warning: x".into()));
+        a.update(Msg::Drawn {
+            status_whole: false,
+        });
+        assert_eq!(a.unseen_notice.as_deref(), Some("warning: x"));
+        a.update(Msg::Drawn { status_whole: true });
+        assert_eq!(a.unseen_notice, None);
+        a.update(Msg::Notice("warning: y".into()));
+        a.update(Msg::SampleError("boom".into()));
+        a.update(Msg::Drawn { status_whole: true });
+        assert_eq!(a.unseen_notice.as_deref(), Some("warning: y"));
     }
 }

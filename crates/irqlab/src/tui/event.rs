@@ -133,10 +133,15 @@ pub fn run_loop_with(
     let mut last_tick = Instant::now();
     while !app.quit && !stop.requested() {
         if dirty {
+            let mut status_whole = false;
             guard
                 .term
-                .draw(|f| view::draw(f, app))
+                .draw(|f| {
+                    view::draw(f, app);
+                    status_whole = view::status_whole(app, f.area());
+                })
                 .context("cannot draw")?;
+            app.update(Msg::Drawn { status_whole });
             dirty = false;
         }
         if event::poll(POLL).context("cannot poll the terminal")? {

@@ -100,29 +100,57 @@ pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
     }
 }
 
-/// What the first sample says, as `top --batch` says it on stderr: the
-/// files not shown, and the files disagreeing on the CPUs.
-fn opening_notes(root: &std::path::Path, live: &LiveSampler) -> Vec<String> {
+/// The warnings of the row filter flags about a first sample and the
+/// rows its sampler keeps: the command layer's `FilterArgs::warnings`,
+/// one line each as `top --batch` says it on stderr.
+pub type FilterWarnings<'a> = &'a dyn Fn(&irqlab_core::Snapshot, &Filter) -> Vec<String>;
+
+/// What the first sample says, in the order `top --batch` says it on
+/// stderr: the files not shown, the filter flags' `warnings` (as
+/// [`FilterWarnings`] gives them), the files disagreeing on the CPUs.
+fn opening_notes(root: &std::path::Path, live: &LiveSampler, warnings: &[String]) -> Vec<String> {
     let mut notes: Vec<String> = (live.missing().into_iter())
         .map(|m| format!("not shown: {m}"))
         .collect();
+    notes.extend(warnings.iter().map(|w| on_screen(w)));
     if let Some(n) = crate::filter::warnings::snapshot_disagreement(root, live.latest()) {
         notes.push(n.strip_prefix("irqlab: note: ").unwrap_or(&n).to_string());
     }
     notes
 }
 
+/// A stderr line (`irqlab: warning: …`) as the footer shows it.
+fn on_screen(line: &str) -> String {
+    line.strip_prefix("irqlab: ").unwrap_or(line).to_string()
+}
+
+/// Say the filter `warnings` on stderr, once the screen is left, when the
+/// notice holding them was never drawn whole (a screen too small for it,
+/// or another message in its place from the start).
+pub(crate) fn say_unseen(app: &App, warnings: &[String]) {
+    if app.unseen_notice.is_some() {
+        for w in warnings {
+            eprintln!("{w}");
+        }
+    }
+}
+
 /// Run the interactive UI until the user quits (`None`) or SIGINT/SIGTERM
 /// arrives (`Some(signal)`: the command exits 128 + signal, as `bench`).
-pub fn run(cfg: TuiConfig) -> anyhow::Result<Option<i32>> {
-    run_traced(cfg, false)
+/// The footer shows the filter flags' `warnings` about the first sample.
+pub fn run(cfg: TuiConfig, warnings: FilterWarnings) -> anyhow::Result<Option<i32>> {
+    run_traced(cfg, false, warnings)
 }
 
 /// [`run`], with `top --trace`'s exact interrupt time when `trace`: the
 /// session is read in the sampler thread's tick, and that thread is
 /// joined at the end (after the terminal is restored) so the programs
 /// detach and tracefs is unmounted before the exit.
-pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
+pub fn run_traced(
+    cfg: TuiConfig,
+    trace: bool,
+    warnings: FilterWarnings,
+) -> anyhow::Result<Option<i32>> {
     use crate::trace::top as top_trace;
     if !std::io::stdout().is_terminal() {
         bail!("irqlab top needs a terminal on stdout (use --batch for scripts)");
@@ -140,7 +168,8 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
     if let Some(t) = tracing.as_mut() {
         t.tick()?; // the traced baseline, just after the sampler's
     }
-    notes.extend(opening_notes(&plan.root, &live));
+    let warned = warnings(live.latest(), live.rows_filter());
+    notes.extend(opening_notes(&plan.root, &live, &warned));
     if !notes.is_empty() {
         app.update(app::Msg::Notice(notes.join("\n")));
     }
@@ -155,6 +184,7 @@ pub fn run_traced(cfg: TuiConfig, trace: bool) -> anyhow::Result<Option<i32>> {
     let res = event::run_loop(&mut guard, &mut app, &rx, &ctl, &stop);
     stop.request();
     drop(guard);
+    say_unseen(&app, &warned);
     if trace {
         // ends within one interval; drops the session (detach, unmount),
         // which waits one RCU grace period per tracepoint: ~1 s, said
@@ -220,7 +250,7 @@ mod tests {
             };
             let app = initial_app(&cfg, false).unwrap();
             let live = LiveSampler::open(&plan(&cfg, &app)).unwrap();
-            let notes = opening_notes(dir.path(), &live);
+            let notes = opening_notes(dir.path(), &live, &[]);
             let want = format!(
                 "the files disagree on the CPUs: {} lists 4 CPUs (0-3), {} lists 2 CPUs (0-1), {} lists 4 CPUs (0-3); each section shows its own file's",
                 dir.path().join("proc/interrupts").display(),
@@ -230,6 +260,52 @@ mod tests {
             let want: Vec<String> = if trim { vec![want] } else { vec![] };
             assert_eq!(notes, want);
         }
+    }
+
+    /// A filter that selects nothing gets the filter flags' warnings
+    /// (`FilterArgs::warnings`, what `top --batch` says on stderr) about
+    /// the first sample in the opening notice, which the footer shows.
+    #[test]
+    fn a_filter_that_selects_nothing_is_warned_about_in_the_footer() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path(), false);
+        let flags = crate::cmd::args::FilterArgs {
+            irq: Some("nomatch".into()),
+            exclude: None,
+            cpus: Some("9".into()),
+        };
+        let cfg = TuiConfig {
+            root: dir.path().into(),
+            interval: Duration::from_millis(100),
+            irq: flags.irq.clone(),
+            exclude: None,
+            cpus: flags.cpus.clone(),
+            strategy: Choice::ProcInterrupts,
+            sort: SortKey::Rate,
+            threshold: None,
+            verbose: false,
+        };
+        let mut app = initial_app(&cfg, false).unwrap();
+        let live = LiveSampler::open(&plan(&cfg, &app)).unwrap();
+        let warned = flags.warnings(live.latest(), live.rows_filter());
+        let notes = opening_notes(dir.path(), &live, &warned);
+        let want = [
+            "warning: --cpus 9 selects no CPU: the sampled files list 4 CPUs (0-3)",
+            "warning: --irq \"nomatch\" matches no interrupt row",
+        ];
+        assert_eq!(notes, want);
+        app.update(app::Msg::Notice(notes.join("\n")));
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 24)).unwrap();
+        t.draw(|f| view::draw(f, &app)).unwrap();
+        let buf = t.backend().buffer();
+        let row = |y: u16| -> String {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        };
+        assert_eq!([row(22), row(23)], want);
     }
 
     #[test]

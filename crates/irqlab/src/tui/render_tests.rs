@@ -202,6 +202,33 @@ fn a_long_notice_is_wrapped_whole_in_the_footer() {
     assert_eq!(foot[1..].join(" "), note, "{out:#?}");
 }
 
+/// `status_whole` says whether the footer shows the notice whole: on a
+/// screen with room for its lines, not on one too short or too narrow
+/// for them (nor with the input line in its place); the draw shows as
+/// many of its lines as it says.
+#[test]
+fn a_notice_is_whole_only_where_it_fits() {
+    use ratatui::layout::Rect;
+    let mut a = medium();
+    let two = "warning: --cpus 99 selects no CPU: the sampled files list 8 CPUs (0-7)\n\
+               warning: --irq \"x\" matches no interrupt row";
+    a.update(Msg::Notice(two.into()));
+    let whole = |a: &App, w, h| view::status_whole(a, Rect::new(0, 0, w, h));
+    assert!(whole(&a, 80, 24) && whole(&a, 80, 4));
+    let out = render(&mut a, 80, 4);
+    assert_eq!(
+        out[3].trim_end(),
+        "warning: --irq \"x\" matches no interrupt row"
+    );
+    assert!(!whole(&a, 80, 3), "one footer line for two");
+    let out = render(&mut a, 80, 3);
+    assert!(!out.iter().any(|l| l.contains("--irq")), "{out:#?}");
+    // 10 columns: more than 8 wrapped lines
+    assert!(!whole(&a, 10, 24));
+    press(&mut a, &[Key::Char('/')]);
+    assert!(!whole(&a, 80, 24), "the input line is in its place");
+}
+
 #[test]
 fn footer_shows_strategy_self_cost_and_affinity() {
     let mut a = medium();

@@ -97,6 +97,13 @@ impl Player {
         })
     }
 
+    /// The filter flags' `warnings` about the recording's first sample
+    /// (the player's baseline before its first frame, as `replay
+    /// --batch` warns).
+    pub fn first_warnings(&self, warnings: super::FilterWarnings) -> Vec<String> {
+        warnings(self.live.latest(), self.live.rows_filter())
+    }
+
     /// Frames in the recording.
     pub fn frames(&self) -> usize {
         self.steps.len() - 1
@@ -291,10 +298,20 @@ pub fn spawn(mut player: Player, tx: Sender<Msg>, cmds: Receiver<Cmd>, stop: Sto
 const LONGEST_WAIT: Duration = Duration::from_secs(3600);
 
 /// Run the replay screen until the user quits (`None`) or SIGINT/SIGTERM
-/// arrives (`Some(signal)`), as [`super::run`] does for live `top`.
-pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
+/// arrives (`Some(signal)`), as [`super::run`] does for live `top`; the
+/// footer shows the filter flags' `warnings` about the first sample.
+pub fn run(
+    mut app: App,
+    player: Player,
+    warnings: super::FilterWarnings,
+) -> anyhow::Result<Option<i32>> {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("irqlab replay needs a terminal on stdout (use --batch for scripts)");
+    }
+    let warned = player.first_warnings(warnings);
+    if !warned.is_empty() {
+        let lines: Vec<String> = warned.iter().map(|w| super::on_screen(w)).collect();
+        app.update(Msg::Notice(lines.join("\n")));
     }
     let stop = Stop::install_interactive()?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -321,6 +338,7 @@ pub fn run(mut app: App, player: Player) -> anyhow::Result<Option<i32>> {
     let res = super::event::run_loop_with(&mut guard, &mut app, &rx, &ctl, &stop, &mut keys);
     stop.request();
     drop(guard);
+    super::say_unseen(&app, &warned);
     res?;
     Ok(stop.caught())
 }

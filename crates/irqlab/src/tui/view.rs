@@ -14,8 +14,9 @@ use ratatui::Frame;
 /// Draw the screen.
 pub fn draw(f: &mut Frame, app: &App) {
     let foot_lines = footer_lines(app, f.area().width);
-    let room = f.area().height.saturating_sub(2).max(1);
-    let h = u16::try_from(foot_lines.len()).unwrap_or(1).min(room);
+    let h = u16::try_from(foot_lines.len())
+        .unwrap_or(1)
+        .min(footer_room(f.area()));
     let [top, body, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
@@ -115,6 +116,22 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         v.extend(app.why.lines().map(|l| Line::from(format!(" {l}"))));
     }
     v
+}
+
+/// Whether [`draw`] on a screen of `area` shows the status message
+/// whole: no input line in its place, and its lines wrapped at the width
+/// fit the footer (at most `STATUS_MAX_LINES`, under the header).
+pub fn status_whole(app: &App, area: Rect) -> bool {
+    let Some((msg, _)) = app.status.as_ref().filter(|_| app.input.is_none()) else {
+        return false;
+    };
+    let room = usize::from(footer_room(area)).min(STATUS_MAX_LINES);
+    area.height >= 2 && wrap(msg, usize::from(area.width)).len() <= room
+}
+
+/// Most lines the footer may take: all but the header and one body line.
+fn footer_room(area: Rect) -> u16 {
+    area.height.saturating_sub(2).max(1)
 }
 
 /// The lines of `text` cut to at most `w` chars each, at a space where

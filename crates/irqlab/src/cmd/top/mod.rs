@@ -179,7 +179,11 @@ pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
     // bad values are said before "needs a terminal"
     args.plan()?;
     let trace = args.trace;
-    let signal = crate::tui::run_traced(tui_config(args), trace)?;
+    let filter = args.filter.clone();
+    let warnings = move |snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter| {
+        filter.warnings(snap, rows)
+    };
+    let signal = crate::tui::run_traced(tui_config(args), trace, &warnings)?;
     Ok(signal.map_or(ExitCode::SUCCESS, signal_exit))
 }
 
