@@ -2,7 +2,8 @@
 //!
 //! Owns the counter arithmetic (modulo 2^32 for the kernel's `unsigned int`
 //! counters, with explicit [`Gap`]s for CPU hotplug, IRQ identity change and
-//! counters that went backwards) and row matching by identity, never by
+//! counters that went backwards; [`Gap::MissingSamples`] for the counters a
+//! replayed recording does not know) and row matching by identity, never by
 //! position: numbered rows by IRQ number plus (chip, hwirq, actions), arch
 //! rows by (label, description, occurrence). Pure: callers pass elapsed time,
 //! which bounds every cell: a difference implying a rate no interrupt source
@@ -12,7 +13,9 @@
 mod counter;
 mod cputime;
 
-pub use counter::{bound_rate, counter_delta, wide_counter_delta, MAX_CPUS, MAX_RATE_PER_CPU};
+pub use counter::{
+    bound_rate, counter_delta, unknown_count, wide_counter_delta, MAX_CPUS, MAX_RATE_PER_CPU,
+};
 pub use cputime::{
     cpu_pct, cpu_pct_over, max_ticks, stat_aggregate_pct, stat_aggregate_pct_over, CpuPct,
 };
@@ -45,6 +48,10 @@ pub enum Gap {
     /// The difference implies a rate beyond [`MAX_RATE_PER_CPU`] (per CPU;
     /// × [`MAX_CPUS`] for a single global value): not a measurement.
     ImpossibleRate,
+    /// Samples between the two are missing (a replayed recording that
+    /// lacks them) and the counter may have changed in them: its value is
+    /// not known at one of the two samples ([`unknown_count`]).
+    MissingSamples,
 }
 
 /// One cell of a delta: a count difference or an explicit gap.

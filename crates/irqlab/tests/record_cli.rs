@@ -975,11 +975,13 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
 }
 
 /// A journal whose LOC (CPU 0) is listed at lines 6 and 10 only, line 6
-/// half written: after `recover`, replay shows LOC as a gap from the
-/// missing sample to its next listing, never the low-then-high rates of
-/// a stale value (0 across the gap, then 200 counts in one interval).
+/// half written: after `recover`, replay shows LOC as a `missing_samples`
+/// gap across the missing sample and at its next listing, never the
+/// low-then-high rates of a stale value (0 across the gap, then 200
+/// counts in one interval), nor a `reset` or `out_of_range` gap; between
+/// the two, not listed, it did not change: its rate is 0.
 #[test]
-fn a_counter_after_an_unreadable_journal_line_is_a_gap_until_listed_again() {
+fn a_counter_after_an_unreadable_journal_line_is_a_missing_samples_gap_until_listed_again() {
     let d = tempfile::tempdir().unwrap();
     let (out, journal, good) = journal_of_24(d.path());
     let mut lines: Vec<String> = good[..20].to_vec();
@@ -998,7 +1000,7 @@ fn a_counter_after_an_unreadable_journal_line_is_a_gap_until_listed_again() {
     std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("gap until its next recorded change"), "{err}");
+    assert!(err.contains("`missing_samples` gap across them"), "{err}");
     let o = irqlab()
         .arg("replay")
         .arg(&out)
@@ -1008,20 +1010,30 @@ fn a_counter_after_an_unreadable_journal_line_is_a_gap_until_listed_again() {
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("samples 5 are missing"), "{err}");
-    let loc: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for wrong in ["\"reset\"", "\"out_of_range\""] {
+        assert!(!stdout.contains(wrong), "no {wrong} gap: {stdout}");
+    }
+    let loc: Vec<(serde_json::Value, serde_json::Value)> = stdout
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             let rows = v["interrupts"]["rows"].as_array().unwrap();
             let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
-            loc["rates"][0].clone()
+            (loc["rates"][0].clone(), loc["gaps"][0].clone())
         })
         .collect();
-    // frames 0→1 … 3→4, then 4→6 … 8→9 (LOC unknown), then 9→10 …
+    // frames 0→1 … 3→4, 4→6 (across the missing sample), 6→7 … 7→8
+    // (LOC unknown, not listed), 8→9 (LOC listed), then 9→10 …
     assert_eq!(loc.len(), 18, "{loc:?}");
-    let zero = |r: &serde_json::Value| r.as_f64() == Some(0.0);
+    let zero = |r: &(serde_json::Value, serde_json::Value)| r.0.as_f64() == Some(0.0);
+    let missing = |r: &(serde_json::Value, serde_json::Value)| {
+        r.0.is_null() && r.1 == serde_json::json!("missing_samples")
+    };
     assert!(loc[..4].iter().all(zero), "{loc:?}");
-    assert!(loc[4..8].iter().all(|r| r.is_null()), "{loc:?}");
+    assert!(missing(&loc[4]), "{loc:?}");
+    assert!(loc[5..7].iter().all(zero), "{loc:?}");
+    assert!(missing(&loc[7]), "{loc:?}");
     assert!(loc[8..].iter().all(zero), "{loc:?}");
 }
 

@@ -5,7 +5,8 @@
 //! 2^32), [`wide_counter_delta`] (single global values, `unsigned long` on
 //! arm64) and [`bound_rate`], which turns a difference implying a rate no
 //! interrupt source can reach into [`Gap::ImpossibleRate`]. The bounds are
-//! documented in docs/limits.md.
+//! documented in docs/limits.md. [`unknown_count`]s stand for counters a
+//! replayed recording does not know ([`Gap::MissingSamples`]).
 
 use super::{Cell, Gap};
 
@@ -28,13 +29,14 @@ pub const MAX_CPUS: f64 = 8192.0;
 /// Difference `new - old` of one of the kernel's 32-bit per-CPU counters.
 ///
 /// A value above `u32::MAX` cannot come from the kernel (it prints these
-/// as `%10u`): [`Gap::OutOfRange`]. Otherwise modulo 2^32; a decrease is
+/// as `%10u`): [`Gap::OutOfRange`], or an [`unknown_count`]'s difference
+/// (a replayed recording's). Otherwise modulo 2^32; a decrease is
 /// taken as a wrap only when the earlier value was in the upper half and
 /// the modular difference is below 2^31 (a descriptor reset gives
 /// [`Gap::Reset`] instead).
 pub fn counter_delta(old: u64, new: u64) -> Cell {
     if old >= WRAP || new >= WRAP {
-        return Cell::Gap(Gap::OutOfRange);
+        return beyond_32_bits(old, new);
     }
     if new >= old {
         return Cell::Count(new - old);
@@ -46,9 +48,57 @@ pub fn counter_delta(old: u64, new: u64) -> Cell {
     Cell::Gap(Gap::Reset)
 }
 
+/// [`counter_delta`] of counts not both in the 32-bit range: an
+/// [`unknown_count`]'s difference, else [`Gap::OutOfRange`].
+#[cold]
+fn beyond_32_bits(old: u64, new: u64) -> Cell {
+    unknown_delta(old, new).unwrap_or(Cell::Gap(Gap::OutOfRange))
+}
+
+/// The first of the counts that stand for a counter of unknown value
+/// ([`unknown_count`]): 2^63, which no kernel counter reaches.
+const UNKNOWN_FROM: u64 = 1 << 63;
+
+/// How many counts from [`UNKNOWN_FROM`] on stand for unknown values.
+const UNKNOWN_SPAN: u64 = 1 << 32;
+
+/// The count that stands for a counter whose value is not known since
+/// the `n`th run of missing samples (modulo 2^32): a replayed recording
+/// lacks samples and the counter was not recorded again since
+/// (crates/irqlab/src/record/reader.rs, docs/limits.md). From it to the
+/// same count the difference is 0: the counter was not recorded as
+/// changed in between, and no sample is missing in between (that would
+/// be a later run, another `n`), so it did not change. Any other
+/// difference to or from it is [`Gap::MissingSamples`]. The band also
+/// rules live files: no kernel counter reaches it.
+pub fn unknown_count(n: u64) -> u64 {
+    UNKNOWN_FROM + n % UNKNOWN_SPAN
+}
+
+/// Whether `v` is an [`unknown_count`].
+fn is_unknown(v: u64) -> bool {
+    v.wrapping_sub(UNKNOWN_FROM) < UNKNOWN_SPAN
+}
+
+/// The difference when `old` or `new` is an [`unknown_count`] (`None`
+/// when neither is).
+fn unknown_delta(old: u64, new: u64) -> Option<Cell> {
+    if (old | new) < UNKNOWN_FROM || !(is_unknown(old) || is_unknown(new)) {
+        return None;
+    }
+    Some(match old == new {
+        true => Cell::Count(0),
+        false => Cell::Gap(Gap::MissingSamples),
+    })
+}
+
 /// Difference of a single global value (64-bit on arm64 `Err:`): plain
-/// difference, a decrease is [`Gap::Reset`].
+/// difference, a decrease is [`Gap::Reset`]; with an [`unknown_count`]
+/// see there.
 pub fn wide_counter_delta(old: u64, new: u64) -> Cell {
+    if let Some(c) = unknown_delta(old, new) {
+        return c;
+    }
     if new >= old {
         Cell::Count(new - old)
     } else {
@@ -87,6 +137,25 @@ mod tests {
         assert_eq!(counter_delta(5, 4294967295), Cell::Count(4294967290));
         assert_eq!(wide_counter_delta(1 << 40, 1 << 41), Cell::Count(1 << 40));
         assert_eq!(wide_counter_delta(7, 3), Cell::Gap(Gap::Reset));
+    }
+
+    #[test]
+    fn an_unknown_count_is_a_missing_samples_gap_unless_it_stayed_the_same() {
+        let (a, b) = (unknown_count(1), unknown_count(2));
+        for delta in [counter_delta, wide_counter_delta] {
+            assert_eq!(delta(a, a), Cell::Count(0), "not recorded as changed");
+            assert_eq!(delta(a, b), Cell::Gap(Gap::MissingSamples), "more missing");
+            assert_eq!(delta(5, a), Cell::Gap(Gap::MissingSamples));
+            assert_eq!(delta(a, 5), Cell::Gap(Gap::MissingSamples));
+            assert_eq!(delta(a, u64::MAX), Cell::Gap(Gap::MissingSamples));
+        }
+        // beyond the unknown counts: values no kernel prints
+        assert_eq!(
+            counter_delta(u64::MAX, u64::MAX),
+            Cell::Gap(Gap::OutOfRange)
+        );
+        assert_eq!(wide_counter_delta(u64::MAX, u64::MAX), Cell::Count(0));
+        assert_eq!(unknown_count(UNKNOWN_SPAN + 1), unknown_count(1));
     }
 
     #[test]

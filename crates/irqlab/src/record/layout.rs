@@ -502,7 +502,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         };
         if !problems.bad.is_empty() {
             msg.push(format!(
-                "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a gap until its next recorded change",
+                "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
                 path.display()
             ));
         }

@@ -185,7 +185,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::fixtures::{shape, step};
     use super::*;
+    use crate::record::schema::{CellValue, SourceKind};
     use crate::sampler::LiveSampler;
+    use irqlab_core::delta::Gap;
 
     #[test]
     fn a_recording_yields_frames_with_rates_threads_and_affinity() {
@@ -220,6 +222,11 @@ mod tests {
 
     /// LOC per second of each frame of `steps` (`None`: a gap).
     fn loc_rates(steps: Vec<RecordedSample>) -> Vec<Option<f64>> {
+        loc_frames(steps).into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// LOC per second (CPU 0) and its gap of each frame of `steps`.
+    fn loc_frames(steps: Vec<RecordedSample>) -> Vec<(Option<f64>, Option<Gap>)> {
         let rec = Recording {
             dir: "rec".into(),
             steps,
@@ -237,9 +244,18 @@ mod tests {
             );
             let rows = &r.interrupts.as_ref().unwrap().rows;
             let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
-            out.push(loc.rates.as_ref().unwrap()[0]);
+            let gap = loc.gaps.as_ref().and_then(|g| g[0]);
+            out.push((loc.rates.as_ref().unwrap()[0], gap));
         }
         out
+    }
+
+    /// A step of LOC (CPU 0) not listed: unchanged since the step before.
+    fn unlisted(seq: u64) -> RecordedSample {
+        RecordedSample {
+            cells: Vec::new(),
+            ..step(seq, 0, 0, None)
+        }
     }
 
     /// Sample 2 is missing (an unreadable journal line) and LOC is not
@@ -249,10 +265,6 @@ mod tests {
     /// right after the missing sample keeps its rate over the span.
     #[test]
     fn missing_samples_make_a_counter_a_gap_until_it_is_listed_again() {
-        let unlisted = |seq| RecordedSample {
-            cells: Vec::new(),
-            ..step(seq, 0, 0, None)
-        };
         let steps = vec![
             step(0, 100, 0, Some(shape())),
             step(1, 200, 0, None),
@@ -271,6 +283,197 @@ mod tests {
             loc_rates(steps),
             vec![Some(100.0), Some(100.0), Some(100.0)]
         );
+    }
+
+    /// The gaps a missing sample makes say so (`missing_samples`, not
+    /// `reset` or `out_of_range`), and a counter of unknown value that is
+    /// not listed between two samples after them did not change: its
+    /// rate there is 0. A second run of missing samples makes it unknown
+    /// again.
+    #[test]
+    fn missing_samples_gaps_say_so_and_a_quiet_unknown_counter_rates_zero() {
+        let missing = Some(Gap::MissingSamples);
+        let steps = vec![
+            step(0, 100, 0, Some(shape())),
+            step(1, 200, 0, None),
+            unlisted(3),
+            unlisted(4),
+            unlisted(5),
+            step(6, 700, 0, None),
+            step(7, 800, 0, None),
+        ];
+        assert_eq!(
+            loc_frames(steps),
+            vec![
+                (Some(100.0), None),
+                (None, missing),
+                (Some(0.0), None),
+                (Some(0.0), None),
+                (None, missing),
+                (Some(100.0), None),
+            ]
+        );
+        let steps = vec![
+            step(0, 100, 0, Some(shape())),
+            step(1, 200, 0, None),
+            unlisted(3),
+            unlisted(5),
+            unlisted(6),
+            step(7, 50, 0, None),
+        ];
+        assert_eq!(
+            loc_frames(steps),
+            vec![
+                (Some(100.0), None),
+                (None, missing),
+                (None, missing),
+                (Some(0.0), None),
+                (None, missing),
+            ]
+        );
+    }
+
+    /// A step listing user and idle ticks of the CPUs in `ticks` (`cpu`,
+    /// user, idle) and nothing else.
+    fn stat_step(seq: u64, ticks: &[(u32, u64, u64)], shape: Option<Shape>) -> RecordedSample {
+        let cell = |cpu, key: &str, value| CellValue {
+            source: SourceKind::Stat,
+            key: key.into(),
+            cpu: Some(cpu),
+            value,
+        };
+        RecordedSample {
+            cells: ticks
+                .iter()
+                .flat_map(|&(c, user, idle)| [cell(c, "user", user), cell(c, "idle", idle)])
+                .collect(),
+            ..step(seq, 0, 0, shape)
+        }
+    }
+
+    /// CPU 0's, CPU 1's and the all-CPU user share of each frame.
+    fn user_shares(steps: Vec<RecordedSample>) -> Vec<[Option<f64>; 3]> {
+        let rec = Recording {
+            dir: "rec".into(),
+            steps,
+            warnings: Vec::new(),
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        let mut out = Vec::new();
+        while let Ok(f) = live.next_frame() {
+            let r = crate::report::rates(
+                f.prev,
+                f.cur,
+                f.filter(),
+                crate::report::RateOpts::default(),
+            );
+            let lines = &r.stat.as_ref().unwrap().cpu_pct;
+            let user = |cpu| {
+                let l = lines.iter().find(|l| l.cpu == cpu).unwrap();
+                l.pct.map(|p| p.user_pct)
+            };
+            out.push([user(Some(0)), user(Some(1)), user(None)]);
+        }
+        out
+    }
+
+    /// A CPU-time line has no share (nor has the all-CPU line) over the
+    /// intervals around the missing sample and around the sample listing
+    /// one of its fields again; its fields not listed after that did not
+    /// change, so it has its shares again (the line is not a gap until
+    /// every field of it, `steal` too, changes).
+    #[test]
+    fn a_cpu_time_line_of_unknown_fields_has_shares_again_once_they_are_known_unchanged() {
+        let shape = Shape {
+            stat_cpus: Some(vec![0, 1]),
+            stat_fields: 8,
+            ..shape()
+        };
+        let mut first = stat_step(0, &[(0, 100, 100), (1, 100, 100)], Some(shape));
+        for c in [0, 1] {
+            for k in ["nice", "system", "iowait", "irq", "softirq", "steal"] {
+                first.cells.push(CellValue {
+                    source: SourceKind::Stat,
+                    key: k.into(),
+                    cpu: Some(c),
+                    value: 5,
+                });
+            }
+        }
+        let steps = vec![
+            first,
+            stat_step(1, &[(0, 110, 190), (1, 150, 150)], None),
+            stat_step(3, &[(0, 130, 370)], None),
+            stat_step(4, &[(0, 140, 460)], None),
+            stat_step(5, &[(0, 150, 550)], None),
+            stat_step(6, &[(0, 160, 640), (1, 300, 300)], None),
+            stat_step(7, &[(0, 170, 730)], None),
+            stat_step(8, &[(0, 180, 820), (1, 350, 350)], None),
+        ];
+        let none = [None, None, None];
+        assert_eq!(
+            user_shares(steps),
+            vec![
+                [Some(10.0), Some(50.0), Some(30.0)],
+                none,
+                none,
+                // CPU 1 not listed since the missing sample: no tick
+                [Some(10.0), Some(0.0), Some(10.0)],
+                [Some(10.0), None, None],
+                [Some(10.0), None, None],
+                [Some(10.0), Some(50.0), Some(30.0)],
+            ]
+        );
+    }
+
+    /// A `/proc/stat` total (`ctxt`) across missing samples: no count
+    /// (not the huge step to or from a stand-in value), then 0 while not
+    /// listed, no count into its next listing, then counts again.
+    #[test]
+    fn a_stat_total_across_missing_samples_has_no_count_then_zero() {
+        let shape = Shape {
+            stat_cpus: Some(vec![0]),
+            stat_fields: 8,
+            stat_other: vec!["ctxt".into()],
+            ..shape()
+        };
+        let ctxt = |seq, v: Option<u64>, shape| {
+            let mut s = stat_step(seq, &[], shape);
+            s.cells.extend(v.map(|value| CellValue {
+                source: SourceKind::Stat,
+                key: "ctxt".into(),
+                cpu: None,
+                value,
+            }));
+            s
+        };
+        let steps = vec![
+            ctxt(0, Some(1000), Some(shape)),
+            ctxt(1, Some(1100), None),
+            ctxt(3, None, None),
+            ctxt(4, None, None),
+            ctxt(5, Some(1500), None),
+            ctxt(6, Some(1600), None),
+        ];
+        let rec = Recording {
+            dir: "rec".into(),
+            steps,
+            warnings: Vec::new(),
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        let mut got = Vec::new();
+        while let Ok(f) = live.next_frame() {
+            let r = crate::report::rates(
+                f.prev,
+                f.cur,
+                f.filter(),
+                crate::report::RateOpts::default(),
+            );
+            got.push(r.stat.as_ref().unwrap().ctxt);
+        }
+        assert_eq!(got, vec![Some(100), None, Some(0), None, Some(100)]);
     }
 
     #[test]

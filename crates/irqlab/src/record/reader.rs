@@ -12,7 +12,8 @@ use crate::sampler::counters::SampleCounters;
 use crate::sampler::located;
 use crate::threads::ThreadCpu;
 use crate::trace::sample::Sample as TraceSample;
-use std::collections::{HashMap, HashSet};
+use irqlab_core::delta::unknown_count;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -96,7 +97,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         let seqs = Seqs::of(seg.samples.iter().map(|t| t.seq), 0);
         for g in seqs.gaps() {
             rec.warnings.push(format!(
-                "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a gap until its next recorded change",
+                "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
                 path.display(),
                 span(g[0], g[1])
             ));
@@ -168,7 +169,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     rec.warnings.extend(problems.messages(&journal));
     if !problems.bad.is_empty() {
         rec.warnings.push(format!(
-            "{}: a counter not recorded again right after a skipped line is a gap until its next recorded change",
+            "{}: a counter not recorded again right after a skipped line is a `missing_samples` gap across it and at its next recorded change (unchanged in between)",
             journal.display()
         ));
     }
@@ -203,33 +204,63 @@ pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
 /// After missing samples (journal lines `recover` could not read, a
 /// skipped segment) a cell the step does not list may have changed in
 /// them: its value is unknown until it is listed again. Until then it is
-/// rebuilt as [`UNKNOWN`], which the deltas turn into an explicit gap
-/// (`out_of_range`, `reset` or no CPU share), never a rate.
+/// rebuilt as the [`unknown_count`] of that run of missing samples, whose
+/// delta is a `missing_samples` gap to or from any other count, and 0 to
+/// the same count (not listed and no sample missing in between: the cell
+/// did not change). A CPU-time line has no share over an interval that
+/// ends right after missing samples with a field of it unknown, or at
+/// the sample that lists such a field again, nor over the interval after
+/// ([`UNKNOWN_CPU_TIME`]); in between, its unknown fields did not change.
+/// An interrupt thread or traced counter of unknown value is left out.
 #[derive(Debug, Default)]
 pub struct Replayer {
     values: HashMap<CellKey, u64>,
     shape: Option<Shape>,
     /// The sequence number of the last step taken in.
     last_seq: Option<u64>,
-    /// Cells whose value is unknown since missing samples.
-    unknown: HashSet<CellKey>,
+    /// Cells whose value is unknown, with the run of missing samples
+    /// (numbered from 1 in `missing`) since which.
+    unknown: HashMap<CellKey, u64>,
+    /// Runs of missing samples seen since the last run's start.
+    missing: u64,
+    /// The run of missing samples since which a cell never listed (not
+    /// in `values`) is unknown: it may have been listed in them.
+    unseen: Option<u64>,
+    /// The last step taken in follows missing samples.
+    after_missing: bool,
+    /// Cells of unknown value the last step taken in listed.
+    relisted: Vec<CellKey>,
 }
 
-/// The value a cell of unknown value is rebuilt with: above the kernel's
-/// 32-bit per-CPU counters (their delta is `out_of_range`), and so far
-/// above any other counter that a step to it or from it is a gap.
-pub const UNKNOWN: u64 = u64::MAX / 2;
+/// The fields of a CPU-time line that has no share over the intervals
+/// on either side of its sample (see [`Replayer`]), less the sample's
+/// sequence number: below the sample before's (a step back: no share,
+/// and no all-CPU share) and so far above a real line's that a step to
+/// it is more ticks than a CPU can take (no share either). The shares of
+/// a line are made of all its fields: one field's
+/// [`unknown_count`] would not stop the others making wrong shares.
+pub const UNKNOWN_CPU_TIME: u64 = u64::MAX / 2;
 
 impl Replayer {
     /// Take in `step`'s layout and changed cells without building its
     /// sample (fast-forward when seeking).
     pub fn advance(&mut self, step: &RecordedSample) {
         let seq = step.time.seq;
+        self.after_missing = false;
+        self.relisted.clear();
         match &step.shape {
             // a run's first sample holds every cell
-            Some(s) if s.run.is_some() => self.unknown.clear(),
+            Some(s) if s.run.is_some() => {
+                self.unknown.clear();
+                self.unseen = None;
+            }
             _ if self.last_seq.is_some_and(|l| seq > l.saturating_add(1)) => {
-                self.unknown.extend(self.values.keys().cloned());
+                self.missing += 1;
+                let n = self.missing;
+                self.unknown
+                    .extend(self.values.keys().map(|k| (k.clone(), n)));
+                self.unseen = Some(n);
+                self.after_missing = true;
             }
             _ => {}
         }
@@ -239,21 +270,38 @@ impl Replayer {
         }
         for c in &step.cells {
             let key = (c.source, c.key.clone(), c.cpu);
-            if !self.unknown.is_empty() {
+            if self.unknown_key(&key).is_some() {
                 self.unknown.remove(&key);
+                self.relisted.push(key.clone());
             }
             self.values.insert(key, c.value);
         }
     }
 
-    /// Whether the cell's value is unknown (see [`Replayer`]).
-    fn is_unknown(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> bool {
-        !self.unknown.is_empty() && self.unknown.contains(&(source, key.to_string(), cpu))
+    /// The run of missing samples since which the cell's value is unknown
+    /// (see [`Replayer`]), if it is.
+    fn unknown_key(&self, key: &CellKey) -> Option<u64> {
+        if self.unknown.is_empty() && self.unseen.is_none() {
+            return None;
+        }
+        match self.unknown.get(key) {
+            Some(&n) => Some(n),
+            None if self.values.contains_key(key) => None,
+            None => self.unseen,
+        }
     }
 
-    /// Whether any cell of `source` is unknown.
-    fn any_unknown(&self, source: SourceKind) -> bool {
-        self.unknown.iter().any(|k| k.0 == source)
+    /// [`Replayer::unknown_key`] of a cell.
+    fn unknown_since(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> Option<u64> {
+        if self.unknown.is_empty() && self.unseen.is_none() {
+            return None;
+        }
+        self.unknown_key(&(source, key.to_string(), cpu))
+    }
+
+    /// Whether the cell's value is unknown (see [`Replayer`]).
+    fn is_unknown(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> bool {
+        self.unknown_since(source, key, cpu).is_some()
     }
 
     /// Apply `step` and return the sample it describes.
@@ -288,7 +336,7 @@ impl Replayer {
             );
         }
         if let Some(cpus) = &shape.stat_cpus {
-            let text = self.stat_text(cpus, shape);
+            let text = self.stat_text(step.time.seq, cpus, shape);
             s.snap.stat = Some(
                 irqlab_core::Stat::parse(text.as_bytes())
                     .map_err(|e| located(&file("stat"), &e))?,
@@ -347,19 +395,30 @@ impl Replayer {
             return Ok(None);
         };
         // a traced counter of unknown value: no traced interval on either side
-        if self.any_unknown(SourceKind::Trace) {
-            return Ok(None);
-        }
-        let get = |key: &str, cpu| self.get(SourceKind::Trace, key, cpu);
-        super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("sample {}: {e}", step.time.seq))
+        let unknown = std::cell::Cell::new(false);
+        let get = |key: &str, cpu| match self.unknown_since(SourceKind::Trace, key, cpu) {
+            Some(_) => {
+                unknown.set(true);
+                0
+            }
+            None => self.get(SourceKind::Trace, key, cpu),
+        };
+        let sample = super::trace_cells::rebuild(&shape.trace_rows, cpus, &get)
+            .map_err(|e| anyhow::anyhow!("sample {}: {e}", step.time.seq))?;
+        Ok((!unknown.get()).then_some(sample))
     }
 
+    /// The cell's value: its [`unknown_count`] when unknown, 0 when never
+    /// listed.
     fn get(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {
-        if self.is_unknown(source, key, cpu) {
-            return UNKNOWN;
+        match self.unknown_since(source, key, cpu) {
+            Some(n) => unknown_count(n),
+            None => self.value(source, key, cpu),
         }
+    }
+
+    /// The cell's value as last listed (0 when never listed), known or not.
+    fn value(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {
         self.values
             .get(&(source, key.to_string(), cpu))
             .copied()
@@ -422,18 +481,20 @@ impl Replayer {
         t
     }
 
-    fn stat_text(&self, cpus: &[u32], shape: &Shape) -> String {
-        // a CPU line with a field of unknown value is unknown whole: its
-        // other fields alone would make wrong shares
+    fn stat_text(&self, seq: u64, cpus: &[u32], shape: &Shape) -> String {
+        let fields: Vec<String> = (0..shape.stat_fields).map(stat_field).collect();
         let line = |t: &mut String, head: &str, cpu: Option<u32>| {
             t.push_str(head);
-            let unknown = !self.unknown.is_empty()
-                && (0..shape.stat_fields)
-                    .any(|i| self.is_unknown(SourceKind::Stat, &stat_field(i), cpu));
-            for i in 0..shape.stat_fields {
-                let v = match unknown {
-                    true => UNKNOWN,
-                    false => self.get(SourceKind::Stat, &stat_field(i), cpu),
+            let keys = || fields.iter().map(|f| (SourceKind::Stat, f.clone(), cpu));
+            let around_missing = (self.after_missing
+                && keys().any(|k| self.unknown_key(&k).is_some()))
+                || (!self.relisted.is_empty() && keys().any(|k| self.relisted.contains(&k)));
+            for f in &fields {
+                // a field of unknown value is as it was last listed: it did
+                // not change since the samples after the missing ones
+                let v = match around_missing {
+                    true => UNKNOWN_CPU_TIME.saturating_sub(seq),
+                    false => self.value(SourceKind::Stat, f, cpu),
                 };
                 let _ = write!(t, " {v}");
             }
