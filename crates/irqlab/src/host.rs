@@ -17,6 +17,13 @@
 //! file, `/dev/zero` behind a symlink if it got past the type check) and
 //! about `MAX_READ` for any input at all.
 //!
+//! A kept descriptor of the live root is read as it is: `/proc` and `/sys`
+//! files are never replaced, and the per-sample cost is the `pread`s alone.
+//! Under any other root (a captured or synthesized tree, which an editor,
+//! `sed -i` or `mv` can replace) each read of a kept file first asks what
+//! its path names now (one `statx`): another file than the one kept is
+//! reopened and read, no file at all is a read error naming the path.
+//!
 //! The kernel ends every line of its text files with `\n`: the reads of
 //! the statistics files ([`HostFs::read_lines`], [`HostFs::read_record`],
 //! [`HostFs::read_text`]) refuse a non-empty text that does not (a copy
@@ -27,6 +34,8 @@ mod open;
 
 pub use attrs::AttrDir;
 pub use open::{create_regular, open_regular};
+
+use open::{FileId, Opened};
 
 use anyhow::Context;
 use std::collections::HashMap;
@@ -86,9 +95,45 @@ struct Kept {
     /// `st_size` at open (the type check's `fstat`): what [`presize`]
     /// sizes the first buffer from, without a second `fstat`.
     size: u64,
+    /// The kept file's identity (from the same `fstat`), which
+    /// [`Kept::follow`] compares with what its path names.
+    id: FileId,
 }
 
 impl Kept {
+    fn new(o: Opened) -> Self {
+        Kept {
+            file: o.file,
+            buf: Vec::new(),
+            size: o.size,
+            id: o.id,
+        }
+    }
+
+    /// Make the descriptor the file `rel` under `root` names now: one
+    /// `statx` of the path; when it names another file than the kept
+    /// one (replaced by `mv`, `sed -i`, an editor), that file is opened
+    /// in its place (the buffer kept). An error naming the path when it
+    /// names no file (removed) or one that cannot be opened.
+    fn follow(&mut self, root: &Path, rel: &str) -> io::Result<()> {
+        let path = join_rel(root, rel);
+        let now = FileId::of_path(&path).map_err(|e| named(root, rel, e))?;
+        if now != self.id {
+            // a refusal names the path already
+            let o = open::open_regular_sized(&path).map_err(|e| {
+                if is_refusal(&e) {
+                    e
+                } else {
+                    named(root, rel, e)
+                }
+            })?;
+            self.file = o.file;
+            self.size = o.size;
+            self.id = o.id;
+        }
+        Ok(())
+    }
+
     /// The text of a one-record file (see [`HostFs::read_record`]); read
     /// errors are not named.
     fn read_record(&mut self) -> io::Result<&[u8]> {
@@ -180,26 +225,41 @@ fn join_rel(root: &Path, rel: &str) -> PathBuf {
 }
 
 /// The kept-open descriptor of `rel` under `root`, opened (regular files
-/// only) on first use; later calls cost one map lookup.
-fn kept_file<'a>(kept: &'a mut KeptMap, root: &Path, rel: &str) -> io::Result<&'a mut Kept> {
-    if !kept.contains_key(rel) {
-        let (file, size) = open::open_regular_sized(&join_rel(root, rel))?;
-        kept.insert(
-            rel.to_string(),
-            Kept {
-                file,
-                buf: Vec::new(),
-                size,
-            },
-        );
+/// only) on first use; later calls cost one map lookup, and under a root
+/// whose files can be replaced (`replaceable`: not the live `/`) one
+/// `statx` to [`Kept::follow`] the path. A failed follow closes the
+/// descriptor (the next call opens the path afresh) and is the error.
+fn kept_file<'a>(
+    kept: &'a mut KeptMap,
+    root: &Path,
+    rel: &str,
+    replaceable: bool,
+) -> io::Result<&'a mut Kept> {
+    match kept.get_mut(rel) {
+        Some(k) if replaceable => {
+            if let Err(e) = k.follow(root, rel) {
+                kept.remove(rel);
+                return Err(e);
+            }
+        }
+        Some(_) => {}
+        None => {
+            let o = open::open_regular_sized(&join_rel(root, rel))?;
+            kept.insert(rel.to_string(), Kept::new(o));
+        }
     }
     kept.get_mut(rel)
         .ok_or_else(|| io::Error::other("kept file vanished"))
 }
 
 /// [`HostFs::read`]: the whole file through its kept descriptor.
-fn read_whole<'a>(kept: &'a mut KeptMap, root: &Path, rel: &str) -> io::Result<&'a [u8]> {
-    let k = kept_file(kept, root, rel)?;
+fn read_whole<'a>(
+    kept: &'a mut KeptMap,
+    root: &Path,
+    rel: &str,
+    replaceable: bool,
+) -> io::Result<&'a [u8]> {
+    let k = kept_file(kept, root, rel, replaceable)?;
     if k.buf.is_empty() {
         presize(k.size, &mut k.buf);
     }
@@ -222,13 +282,18 @@ const ATTR_FIRST: usize = 256;
 pub struct HostFs {
     root: PathBuf,
     kept: KeptMap,
+    /// Not the live `/`: a kept file's path may come to name another
+    /// file, so each read [`Kept::follow`]s it (see the module doc).
+    replaceable: bool,
 }
 
 impl HostFs {
     /// A gateway rooted at `root` (`/` for the live system).
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
         HostFs {
-            root: root.into(),
+            replaceable: root != Path::new("/"),
+            root,
             kept: KeptMap::default(),
         }
     }
@@ -246,14 +311,14 @@ impl HostFs {
     /// Read the whole file at `rel` through a kept-open descriptor. The
     /// returned slice is valid until the next read of the same file.
     pub fn read(&mut self, rel: &str) -> io::Result<&[u8]> {
-        read_whole(&mut self.kept, &self.root, rel)
+        read_whole(&mut self.kept, &self.root, rel, self.replaceable)
     }
 
     /// [`HostFs::read`] of a kernel text file of lines (a whole
     /// `/proc/interrupts`): a non-empty text that does not end with `\n`
     /// is an error ("truncated line", naming the file and line).
     pub fn read_text(&mut self, rel: &str) -> io::Result<&[u8]> {
-        let text = read_whole(&mut self.kept, &self.root, rel)?;
+        let text = read_whole(&mut self.kept, &self.root, rel, self.replaceable)?;
         whole_lines(&self.root, rel, text)
     }
 
@@ -269,7 +334,7 @@ impl HostFs {
     /// is an error ("truncated line", naming the file and line).
     pub fn read_record(&mut self, rel: &str) -> io::Result<&[u8]> {
         let root = &self.root;
-        let k = kept_file(&mut self.kept, root, rel)?;
+        let k = kept_file(&mut self.kept, root, rel, self.replaceable)?;
         let text = k.read_record().map_err(|e| named(root, rel, e))?;
         whole_lines(root, rel, text)
     }
@@ -278,18 +343,18 @@ impl HostFs {
     /// and reads with [`HostFs::read_kept_record`]: a sampler's per-thread
     /// files, read without a map lookup per sample.
     pub fn keep(&self, rel: &str) -> io::Result<KeptFile> {
-        let (file, size) = open::open_regular_sized(&self.path(rel))?;
-        Ok(KeptFile(Kept {
-            file,
-            buf: Vec::new(),
-            size,
-        }))
+        let o = open::open_regular_sized(&self.path(rel))?;
+        Ok(KeptFile(Kept::new(o)))
     }
 
     /// [`HostFs::read_record`] through `k` (opened by [`HostFs::keep`] from
     /// `rel`, which read errors name). The slice is valid until the next
-    /// read of `k`.
+    /// read of `k`. Under a root that is not the live `/`, `k` first
+    /// follows `rel` to the file it names now, as every kept read does.
     pub fn read_kept_record<'a>(&self, k: &'a mut KeptFile, rel: &str) -> io::Result<&'a [u8]> {
+        if self.replaceable {
+            k.0.follow(&self.root, rel)?;
+        }
         k.0.read_record().map_err(|e| named(&self.root, rel, e))
     }
 
@@ -304,7 +369,7 @@ impl HostFs {
         f: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let root = &self.root;
-        let k = kept_file(&mut self.kept, root, rel)?;
+        let k = kept_file(&mut self.kept, root, rel, self.replaceable)?;
         let lim = Limits::default();
         stream_lines(&k.file, &mut k.buf, STREAM_CHUNK, lim, LastLine::Refuse, f).map_err(|e| {
             match e {
@@ -758,6 +823,73 @@ mod tests {
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
     }
 
+    /// Put `text` at `path` as a new file (`mv new old`, what `sed -i`
+    /// and editors do): the path names another inode.
+    fn replace(path: &Path, text: &str) {
+        let new = path.with_extension("new");
+        std::fs::write(&new, text).unwrap();
+        std::fs::rename(&new, path).unwrap();
+    }
+
+    #[test]
+    fn kept_reads_follow_a_replaced_file_and_fail_on_a_removed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let p = dir.path().join("proc/stat");
+        std::fs::write(&p, "one\n").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        let mut k = fs.keep("proc/stat").unwrap();
+        assert_eq!(fs.read_record("proc/stat").unwrap(), b"one\n");
+        assert_eq!(fs.read("proc/stat").unwrap(), b"one\n");
+        replace(&p, "two\n");
+        assert_eq!(fs.read_record("proc/stat").unwrap(), b"two\n");
+        assert_eq!(fs.read_text("proc/stat").unwrap(), b"two\n");
+        assert_eq!(fs.read_kept_record(&mut k, "proc/stat").unwrap(), b"two\n");
+        let mut lines = Vec::new();
+        replace(&p, "three\n");
+        fs.read_lines("proc/stat", |l| {
+            lines.push(l.to_vec());
+            Ok::<_, io::Error>(())
+        })
+        .unwrap();
+        assert_eq!(lines, [b"three".to_vec()]);
+
+        std::fs::remove_file(&p).unwrap();
+        let shown = p.display().to_string();
+        for e in [
+            fs.read_record("proc/stat").unwrap_err(),
+            fs.read_kept_record(&mut k, "proc/stat").unwrap_err(),
+        ] {
+            assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+            assert!(e.to_string().starts_with(&format!("{shown}: ")), "{e}");
+        }
+        // the removed file's descriptor is closed: none left to read from
+        assert!(!fs.kept.contains_key("proc/stat"));
+        std::fs::write(&p, "four\n").unwrap();
+        assert_eq!(fs.read_record("proc/stat").unwrap(), b"four\n");
+        assert_eq!(fs.read_kept_record(&mut k, "proc/stat").unwrap(), b"four\n");
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_fifo_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "one\n").unwrap();
+        let mut fs = HostFs::new(dir.path());
+        assert_eq!(fs.read_record("f").unwrap(), b"one\n");
+        std::fs::remove_file(&p).unwrap();
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = fs.read_record("f").unwrap_err();
+        assert!(is_refusal(&e), "{e}");
+        assert!(e.to_string().starts_with(&p.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn the_live_root_does_not_follow_paths() {
+        assert!(!HostFs::new("/").replaceable);
+        assert!(HostFs::new("/tmp/tree").replaceable);
+    }
+
     /// The kept-file map's cheap hasher still tells the paths a big
     /// machine keeps apart (thousands of threads' `schedstat` and `stat`
     /// files, the statistics files): no two collide, and the bits the map
@@ -826,14 +958,10 @@ mod tests {
         let long = "u".repeat(RECORD_FIRST + 9) + "\n";
         std::fs::write(dir.path().join("g"), "").unwrap();
         let mut fs = HostFs::new(dir.path());
-        let (file, _) = open::open_regular_sized(&dir.path().join("g")).unwrap();
+        // opened empty: size 0, nothing to presize from
+        let opened = open::open_regular_sized(&dir.path().join("g")).unwrap();
         std::fs::write(dir.path().join("g"), &long).unwrap();
-        let kept = Kept {
-            file,
-            buf: Vec::new(),
-            size: 0,
-        };
-        fs.kept.insert("g".into(), kept);
+        fs.kept.insert("g".into(), Kept::new(opened));
         assert_eq!(fs.read_record("g").unwrap(), long.as_bytes());
     }
 

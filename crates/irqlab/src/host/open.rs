@@ -11,9 +11,9 @@
 //! and `O_NONBLOCK` has no effect on regular files.
 
 use nix::fcntl::OFlag;
-use std::fs::{File, FileType, OpenOptions};
+use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 fn flags() -> i32 {
@@ -22,20 +22,57 @@ fn flags() -> i32 {
 
 /// Open `path` read-only; error unless it is a regular file.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    open_regular_sized(path).map(|(file, _)| file)
+    open_regular_sized(path).map(|o| o.file)
 }
 
-/// [`open_regular`] that also returns the file's `st_size` from the same
-/// `fstat` as the type check (0 for `/proc` files), so that a caller
-/// sizing its buffer from it does not ask again.
-pub(crate) fn open_regular_sized(path: &Path) -> io::Result<(File, u64)> {
+/// Which file a path names: device and inode number. A kept descriptor
+/// of a non-live root is compared by this with what its path names at
+/// each read (`HostFs`), to notice a file replaced or removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    fn of(meta: &Metadata) -> Self {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// The file `path` names now (one `statx`, following symbolic links
+    /// like the open does).
+    pub(crate) fn of_path(path: &Path) -> io::Result<Self> {
+        std::fs::metadata(path).map(|m| FileId::of(&m))
+    }
+}
+
+/// What [`open_regular_sized`] opened: the descriptor, its `st_size` (0
+/// for `/proc` files) and its [`FileId`], all from the type check's `fstat`.
+pub(crate) struct Opened {
+    pub file: File,
+    pub size: u64,
+    pub id: FileId,
+}
+
+/// [`open_regular`] that also returns the file's `st_size` and identity
+/// from the same `fstat` as the type check, so that a caller sizing its
+/// buffer from it or checking later that the path still names it does
+/// not ask again.
+pub(crate) fn open_regular_sized(path: &Path) -> io::Result<Opened> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(flags())
         .open(path)
         .map_err(|e| name_special(path, e))?;
-    let size = check_regular(path, &file)?;
-    Ok((file, size))
+    let meta = check_regular(path, &file)?;
+    Ok(Opened {
+        file,
+        size: meta.len(),
+        id: FileId::of(&meta),
+    })
 }
 
 /// Open `path` read-only with the same flags as [`open_regular`] but no
@@ -92,12 +129,12 @@ pub fn create_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// The file's size when it is a regular file, else the refusal.
-fn check_regular(path: &Path, file: &File) -> io::Result<u64> {
+/// The file's metadata when it is a regular file, else the refusal.
+fn check_regular(path: &Path, file: &File) -> io::Result<Metadata> {
     let meta = file.metadata()?;
     let ty = meta.file_type();
     if ty.is_file() {
-        return Ok(meta.len());
+        return Ok(meta);
     }
     Err(refused(path, ty))
 }

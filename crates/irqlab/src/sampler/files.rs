@@ -47,6 +47,10 @@ pub struct StatFiles {
     targeted: Option<Targeted>,
     /// Files that could not be opened, with the reason (reported once).
     pub missing: Vec<(StatFile, String)>,
+    /// Files read by a sample: one that cannot be read any more (removed
+    /// from a tree under `--root`) fails the sample instead of going
+    /// missing without a word.
+    read: Vec<StatFile>,
 }
 
 impl StatFiles {
@@ -57,6 +61,7 @@ impl StatFiles {
             sources: sources.to_vec(),
             targeted: None,
             missing: Vec::new(),
+            read: Vec::new(),
         }
     }
 
@@ -89,7 +94,8 @@ impl StatFiles {
     }
 
     /// Read every source into `snap`, reusing its models. A file that cannot
-    /// be opened is recorded in `missing` and left `None`; a file that does
+    /// be opened is recorded in `missing` and left `None`, unless an earlier
+    /// sample read it (then it is an error naming it); a file that does
     /// not parse is an error. Fails when no source at all is readable.
     pub fn sample(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
         let stamp = clock::now()?;
@@ -118,7 +124,15 @@ impl StatFiles {
                 read_small(&mut self.fs, src, snap)
             };
             match read {
-                Ok(()) => any = true,
+                Ok(()) => {
+                    any = true;
+                    if !self.read.contains(&src) {
+                        self.read.push(src);
+                    }
+                }
+                Err(ReadStop::Io(e)) if self.read.contains(&src) => {
+                    return Err(gone(&self.fs, src, &e));
+                }
                 Err(e) => {
                     let why = missing_reason(&self.fs, src, e)?;
                     if !self.missing.iter().any(|(s, _)| *s == src) {
@@ -265,6 +279,19 @@ fn missing_reason(fs: &HostFs, src: StatFile, e: ReadStop) -> anyhow::Result<Str
         ReadStop::Io(e) if crate::host::is_refusal(&e) => Err(e.into()),
         ReadStop::Io(e) => Ok(e.to_string()),
         ReadStop::Row(e) => Err(e.into()),
+    }
+}
+
+/// The error of `src`, read by an earlier sample, that cannot be read now
+/// (`e`): named by its path once (the gateway names a failed read of a
+/// kept file, not a failed open).
+fn gone(fs: &HostFs, src: StatFile, e: &std::io::Error) -> anyhow::Error {
+    let path = fs.path(src.rel()).display().to_string();
+    let why = e.to_string();
+    if why.starts_with(&path) {
+        anyhow!("{why} (read by an earlier sample)")
+    } else {
+        anyhow!("{path}: {why} (read by an earlier sample)")
     }
 }
 
