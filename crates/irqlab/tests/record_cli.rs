@@ -1802,3 +1802,90 @@ fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
         rec.steps.len()
     );
 }
+
+/// LOC's (CPU 0) rate and gap of every interval `replay --batch` writes
+/// of `out`.
+fn loc_series(out: &Path) -> Vec<(serde_json::Value, serde_json::Value)> {
+    let o = irqlab()
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let rows = v["interrupts"]["rows"].as_array().unwrap();
+            let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+            (loc["rates"][0].clone(), loc["gaps"][0].clone())
+        })
+        .collect()
+}
+
+/// A second run whose journal lost its first line (the run's first
+/// sample, every counter): `recover` borrows no counter from the first
+/// run's segment. Replay shows the same intervals after `recover` as
+/// before it: LOC's jump between the runs is a `missing_samples` gap,
+/// never a rate of a million counts over one interval.
+#[test]
+fn a_run_whose_first_journal_line_is_lost_borrows_no_counter_from_the_run_before() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    bump_loc(&tree, 1_000_000);
+    let mut child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--segment", "1h", "-o"])
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let lines = || std::fs::read_to_string(&journal).map_or(0, |j| flushed_samples_of(&j));
+    for _ in 0..500 {
+        if lines() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    bump_loc(&tree, 100);
+    let now = lines();
+    for _ in 0..500 {
+        if lines() >= now + 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let (_, rest) = text.split_once('\n').unwrap();
+    std::fs::write(&journal, format!("{{\"torn\n{rest}")).unwrap();
+    let before = loc_series(&out);
+    assert!(
+        before
+            .iter()
+            .any(|r| r.1 == serde_json::json!("missing_samples")),
+        "{before:?}"
+    );
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("recovered"), "{err}");
+    let after = loc_series(&out);
+    assert_eq!(after, before, "{err}");
+    assert!(
+        after.iter().all(|r| r.0.as_f64().is_none_or(|v| v < 1e5)),
+        "{after:?}"
+    );
+}
+
+/// The whole (newline-ended JSON) lines of journal text.
+fn flushed_samples_of(text: &str) -> usize {
+    text.lines().filter(|l| l.ends_with('}')).count()
+}

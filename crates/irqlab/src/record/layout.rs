@@ -354,7 +354,10 @@ pub fn last_state(path: &Path) -> anyhow::Result<Vec<CellValue>> {
 /// Lines of a journal as segment data. A segment's first sample holds
 /// every cell: the journal's first line has those that changed (all of
 /// them when the journal began a recording), `base` the rest (the state
-/// of the segment before: [`last_state`]).
+/// of the segment before: [`last_state`]). Without its first line (lost,
+/// samples missing before the journal's first read line) `base` is
+/// empty: the segment's first sample holds only the cells listed, and
+/// replay takes every other cell as unknown until it is listed again.
 pub fn lines_to_segment(lines: Vec<JournalLine>, base: Vec<CellValue>) -> SegmentData {
     let mut d = SegmentData::default();
     if let Some(first) = lines.first() {
@@ -493,6 +496,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         let base = match before {
             _ if starts_run => Vec::new(),
             None => Vec::new(),
+            // samples missing between the segment and the journal (its
+            // first line lost: a run's first sample, or the changes since
+            // the segment): the segment's values are not the journal's
+            Some((last, _)) if last.checked_add(1) != Some(first) => Vec::new(),
             Some((_, p)) => last_state(p).unwrap_or_else(|e| {
                 msg.push(format!(
                     "{e:#}: the recovered segment's first sample holds only the counters the journal has"
