@@ -916,7 +916,8 @@ fn journal_of_24(dir: &Path) -> (PathBuf, PathBuf, Vec<String>) {
 
 /// Each kind of corruption in one line of a 24-line journal:
 /// `recover` keeps the other 23 samples, names the line, and keeps the
-/// journal (renamed) because it did not convert all of it.
+/// journal (renamed) because it did not convert all of it. (A lost first
+/// line: `a_journal_without_its_layout_is_left_as_it_is`.)
 #[test]
 fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() {
     let d = tempfile::tempdir().unwrap();
@@ -931,7 +932,6 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
         ),
         ("negative value", 7, with_cell(&good[7], "interrupts", -5)),
         ("unknown source", 9, with_cell(&good[9], "gpu", 5)),
-        ("garbage first line", 0, "\u{0}\u{1}garbage".into()),
         (
             "deep nesting",
             3,
@@ -1888,4 +1888,36 @@ fn a_run_whose_first_journal_line_is_lost_borrows_no_counter_from_the_run_before
 /// The whole (newline-ended JSON) lines of journal text.
 fn flushed_samples_of(text: &str) -> usize {
     text.lines().filter(|l| l.ends_with('}')).count()
+}
+
+/// A journal whose first line (the layout and every counter) is lost,
+/// with no segment before it: `recover` exits 1 naming the line and why,
+/// writes no segment and leaves the journal byte for byte; so does a
+/// `record` into that directory (it would otherwise start a new journal
+/// over it).
+#[test]
+fn a_journal_without_its_layout_is_left_as_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out, journal, good) = {
+        let (tree, out) = killed_recording(d.path(), 800);
+        let journal = boot_dir(&out).join("journal.jsonl");
+        let text = std::fs::read_to_string(&journal).unwrap();
+        (tree, out, journal, text)
+    };
+    let (_, rest) = good.split_once('\n').unwrap();
+    let bytes = format!("{{\"torn\n{rest}");
+    std::fs::write(&journal, &bytes).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("journal.jsonl:1: "), "{err}");
+    assert!(err.contains("have no layout"), "{err}");
+    assert!(err.contains("left the journal as it is"), "{err}");
+    let dir = boot_dir(&out);
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
+    assert!(named(&dir, "part-").is_empty(), "no segment written");
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "100ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("have no layout"), "{err}");
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
 }

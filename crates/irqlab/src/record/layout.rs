@@ -425,7 +425,9 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 /// journal of a newer schema leaves the whole directory untouched (an
 /// error); the new segment is read back and its samples and rows counted
 /// before the journal goes; a journal with lines that were not converted
-/// is kept, renamed `journal.jsonl.partial-<unix seconds>`.
+/// is kept, renamed `journal.jsonl.partial-<unix seconds>`. A journal
+/// whose samples have no layout (its first line lost, no segment before
+/// it) is left as it is (an error): no segment replay cannot read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     let msg = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
@@ -507,6 +509,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
                 Vec::new()
             }),
         };
+        if lines.first().is_some_and(|l| l.shape.is_none()) && before.is_none() {
+            msg.push(no_layout(&path, dir, &lines));
+            bail!("{}", msg.join("\n"));
+        }
         if !problems.bad.is_empty() {
             msg.push(format!(
                 "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
@@ -564,6 +570,23 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         ));
     }
     Ok((!msg.is_empty()).then(|| msg.join("\n")))
+}
+
+/// Why the journal at `path`, whose `lines` lack a layout (its first
+/// line lost) with no segment before them, is left as it is: no sample
+/// of it can be rebuilt (replay cannot read it), and a segment made of it
+/// would read as good.
+fn no_layout(path: &Path, dir: &Path, lines: &[JournalLine]) -> String {
+    let (a, b) = match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) => (a.time.seq, b.time.seq),
+        _ => (0, 0),
+    };
+    format!(
+        "{}: samples {} have no layout: the journal's first line (the run's first sample: its layout and every counter) was not read (above) and no segment before them has one; left the journal as it is, not turned into a segment (replay cannot rebuild these samples). Move it away to record in {} again",
+        path.display(),
+        span(a, b),
+        dir.display()
+    )
 }
 
 /// Read the segment at `path` back: `want` samples and cell rows, and a
