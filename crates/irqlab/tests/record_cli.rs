@@ -1921,3 +1921,49 @@ fn a_journal_without_its_layout_is_left_as_it_is() {
     assert!(err.contains("have no layout"), "{err}");
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
 }
+
+/// A journal whose samples a segment already holds (put back after
+/// `recover`): `recover` says so and that it removed it; a journal whose
+/// lines differ from the segment's values for the same samples is kept
+/// (renamed) and the difference named.
+#[test]
+fn a_journal_already_in_a_segment_is_removed_with_a_word_and_kept_when_it_differs() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 800);
+    let dir = boot_dir(&out);
+    let journal = dir.join("journal.jsonl");
+    // its whole lines (a torn last one would keep it as partial)
+    let text: String = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&journal, &text).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::write(&journal, &text).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("are already in"), "{err}");
+    assert!(err.contains("(the same values)"), "{err}");
+    assert!(
+        err.contains(&format!("removed {}", journal.display())),
+        "{err}"
+    );
+    assert!(!err.contains("nothing to recover"), "{err}");
+    assert!(!journal.exists());
+    // one value changed: kept, named
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[1] = with_cell(&lines[1], "interrupts", 5);
+    let bad = lines.join("\n") + "\n";
+    std::fs::write(&journal, &bad).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("line(s) differ from it"), "{err}");
+    assert!(err.contains("\"LOC\" CPU 0 is 5 in the journal"), "{err}");
+    assert!(!journal.exists());
+    let kept = named(&dir, "journal.jsonl.partial-");
+    assert_eq!(kept.len(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), bad);
+}
