@@ -916,7 +916,8 @@ fn journal_of_24(dir: &Path) -> (PathBuf, PathBuf, Vec<String>) {
 
 /// Each kind of corruption in one line of a 24-line journal:
 /// `recover` keeps the other 23 samples, names the line, and keeps the
-/// journal (renamed) because it did not convert all of it.
+/// journal (renamed) because it did not convert all of it. (A lost first
+/// line: `a_journal_without_its_layout_is_left_as_it_is`.)
 #[test]
 fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() {
     let d = tempfile::tempdir().unwrap();
@@ -931,7 +932,6 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
         ),
         ("negative value", 7, with_cell(&good[7], "interrupts", -5)),
         ("unknown source", 9, with_cell(&good[9], "gpu", 5)),
-        ("garbage first line", 0, "\u{0}\u{1}garbage".into()),
         (
             "deep nesting",
             3,
@@ -1801,4 +1801,169 @@ fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
         "{} samples kept; {err}",
         rec.steps.len()
     );
+}
+
+/// LOC's (CPU 0) rate and gap of every interval `replay --batch` writes
+/// of `out`.
+fn loc_series(out: &Path) -> Vec<(serde_json::Value, serde_json::Value)> {
+    let o = irqlab()
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let rows = v["interrupts"]["rows"].as_array().unwrap();
+            let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+            (loc["rates"][0].clone(), loc["gaps"][0].clone())
+        })
+        .collect()
+}
+
+/// A second run whose journal lost its first line (the run's first
+/// sample, every counter): `recover` borrows no counter from the first
+/// run's segment. Replay shows the same intervals after `recover` as
+/// before it: LOC's jump between the runs is a `missing_samples` gap,
+/// never a rate of a million counts over one interval.
+#[test]
+fn a_run_whose_first_journal_line_is_lost_borrows_no_counter_from_the_run_before() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    bump_loc(&tree, 1_000_000);
+    let mut child = irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "--segment", "1h", "-o"])
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let lines = || std::fs::read_to_string(&journal).map_or(0, |j| flushed_samples_of(&j));
+    for _ in 0..500 {
+        if lines() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    bump_loc(&tree, 100);
+    let now = lines();
+    for _ in 0..500 {
+        if lines() >= now + 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let (_, rest) = text.split_once('\n').unwrap();
+    std::fs::write(&journal, format!("{{\"torn\n{rest}")).unwrap();
+    let before = loc_series(&out);
+    assert!(
+        before
+            .iter()
+            .any(|r| r.1 == serde_json::json!("missing_samples")),
+        "{before:?}"
+    );
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("recovered"), "{err}");
+    let after = loc_series(&out);
+    assert_eq!(after, before, "{err}");
+    assert!(
+        after.iter().all(|r| r.0.as_f64().is_none_or(|v| v < 1e5)),
+        "{after:?}"
+    );
+}
+
+/// The whole (newline-ended JSON) lines of journal text.
+fn flushed_samples_of(text: &str) -> usize {
+    text.lines().filter(|l| l.ends_with('}')).count()
+}
+
+/// A journal whose first line (the layout and every counter) is lost,
+/// with no segment before it: `recover` exits 1 naming the line and why,
+/// writes no segment and leaves the journal byte for byte; so does a
+/// `record` into that directory (it would otherwise start a new journal
+/// over it).
+#[test]
+fn a_journal_without_its_layout_is_left_as_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out, journal, good) = {
+        let (tree, out) = killed_recording(d.path(), 800);
+        let journal = boot_dir(&out).join("journal.jsonl");
+        let text = std::fs::read_to_string(&journal).unwrap();
+        (tree, out, journal, text)
+    };
+    let (_, rest) = good.split_once('\n').unwrap();
+    let bytes = format!("{{\"torn\n{rest}");
+    std::fs::write(&journal, &bytes).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("journal.jsonl:1: "), "{err}");
+    assert!(err.contains("have no layout"), "{err}");
+    assert!(err.contains("left the journal as it is"), "{err}");
+    let dir = boot_dir(&out);
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
+    assert!(named(&dir, "part-").is_empty(), "no segment written");
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "100ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("have no layout"), "{err}");
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
+}
+
+/// A journal whose samples a segment already holds (put back after
+/// `recover`): `recover` says so and that it removed it; a journal whose
+/// lines differ from the segment's values for the same samples is kept
+/// (renamed) and the difference named.
+#[test]
+fn a_journal_already_in_a_segment_is_removed_with_a_word_and_kept_when_it_differs() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 800);
+    let dir = boot_dir(&out);
+    let journal = dir.join("journal.jsonl");
+    // its whole lines (a torn last one would keep it as partial)
+    let text: String = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&journal, &text).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::write(&journal, &text).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("are already in"), "{err}");
+    assert!(err.contains("(the same values)"), "{err}");
+    assert!(
+        err.contains(&format!("removed {}", journal.display())),
+        "{err}"
+    );
+    assert!(!err.contains("nothing to recover"), "{err}");
+    assert!(!journal.exists());
+    // one value changed: kept, named
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[1] = with_cell(&lines[1], "interrupts", 5);
+    let bad = lines.join("\n") + "\n";
+    std::fs::write(&journal, &bad).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("line(s) differ from it"), "{err}");
+    assert!(err.contains("\"LOC\" CPU 0 is 5 in the journal"), "{err}");
+    assert!(!journal.exists());
+    let kept = named(&dir, "journal.jsonl.partial-");
+    assert_eq!(kept.len(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), bad);
 }

@@ -37,7 +37,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(None) => {}
             Err(e) => {
-                eprintln!("irqlab: error: {e:#}");
+                let text = format!("{e:#}");
+                let mut lines = text.lines();
+                eprintln!("irqlab: error: {}", lines.next().unwrap_or_default());
+                for l in lines {
+                    eprintln!("irqlab: {l}");
+                }
                 failed += 1;
             }
         }

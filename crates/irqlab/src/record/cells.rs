@@ -336,6 +336,53 @@ fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     out
 }
 
+/// The cells a [`Shape`] lays out (what [`Differ`] writes under it):
+/// per source, per row key, the row's CPUs (sorted).
+#[derive(Debug, Default)]
+pub struct LayoutCells(HashMap<SourceKind, HashMap<String, Vec<Option<u32>>>>);
+
+impl LayoutCells {
+    pub fn of(shape: &Shape) -> LayoutCells {
+        let mut m: HashMap<SourceKind, HashMap<String, Vec<Option<u32>>>> = HashMap::new();
+        for mut r in rows_of(shape) {
+            r.cpus.sort_unstable();
+            m.entry(r.source).or_default().insert(r.key, r.cpus);
+        }
+        LayoutCells(m)
+    }
+
+    /// Why `c` is not a cell of the layout (its row or its CPU is not in
+    /// it), naming what the layout has; `None` when it is one.
+    pub fn stray(&self, c: &CellValue) -> Option<String> {
+        let src = c.source.name();
+        let Some(cpus) = self.0.get(&c.source).and_then(|rows| rows.get(&c.key)) else {
+            return Some(format!(
+                "cell {src} {:?}: the layout has no {src} row {:?} (a line lists only cells of the layout it follows)",
+                c.key, c.key
+            ));
+        };
+        if cpus.binary_search(&c.cpu).is_ok() {
+            return None;
+        }
+        let cpu = c
+            .cpu
+            .map_or_else(|| "without a CPU".into(), |n| format!("CPU {n}"));
+        let want: Vec<String> = cpus
+            .iter()
+            .map(|c| c.map_or_else(|| "none".into(), |n| n.to_string()))
+            .collect();
+        Some(format!(
+            "cell {src} {:?} {cpu}: not a cell of the layout (its CPUs there: {})",
+            c.key,
+            match want.len() {
+                0 => "none, a row without counts".into(),
+                1..=8 => want.join(" "),
+                n => format!("{} … {} ({n})", want[0], want[n - 1]),
+            }
+        ))
+    }
+}
+
 /// Push cell `j` of row `i` with value `v`.
 fn push(out: &mut Vec<Change>, i: usize, j: usize, v: u64) {
     out.push(Change {

@@ -5,11 +5,9 @@
 //! unreadable tail and reports its byte offset; everything before it is
 //! kept.
 
-use super::cells::{Change, FlatRow};
-#[cfg(test)]
-use super::schema::SCHEMA;
+use super::cells::{Change, FlatRow, LayoutCells};
 use super::schema::{
-    readable, unreadable, CellValue, JournalLine, SampleTime, Shape, SourceKind, READS,
+    readable, unreadable, CellValue, JournalLine, SampleTime, Shape, SourceKind, READS, SCHEMA,
 };
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -359,10 +357,22 @@ fn read_from(src: impl std::io::Read) -> std::io::Result<(Vec<JournalLine>, Prob
     let mut n = 0u64;
     // line number of the last line taken
     let mut last_line = 0u64;
+    // the cells of the layout the next line follows (none known: not
+    // checked)
+    let mut layout: Option<LayoutCells> = None;
     loop {
         let offset = s.offset;
+        let before = (out.len(), pr.bad.len());
         match next_line(&mut s, n + 1, &mut out, &mut last_line, &mut pr) {
-            Ok(Some(())) => n += 1,
+            Ok(Some(())) => {
+                n += 1;
+                if pr.bad.len() > before.1 {
+                    // a skipped line may have changed the layout
+                    layout = None;
+                } else if out.len() > before.0 {
+                    check_cells(&mut out, &mut layout, &mut pr, n, offset);
+                }
+            }
             Ok(None) => break,
             // the bound on bytes in all
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
@@ -379,6 +389,42 @@ fn read_from(src: impl std::io::Read) -> std::io::Result<(Vec<JournalLine>, Prob
         }
     }
     Ok((out, pr))
+}
+
+/// Skip the last line of `out` (line `n` at byte `offset`), named in
+/// `pr`, when a cell of it is not one of its layout's (`layout`: the
+/// last shape listed, updated from the line's own): a CPU or row the
+/// layout lacks would be dropped unseen by replay. Lines of older
+/// schemas are not checked.
+fn check_cells(
+    out: &mut Vec<JournalLine>,
+    layout: &mut Option<LayoutCells>,
+    pr: &mut Problems,
+    n: u64,
+    offset: u64,
+) {
+    let Some(l) = out.last() else {
+        return;
+    };
+    if l.schema != SCHEMA {
+        *layout = None;
+        return;
+    }
+    if let Some(s) = &l.shape {
+        *layout = Some(LayoutCells::of(s));
+    }
+    let Some(cells) = layout.as_ref() else {
+        return;
+    };
+    if let Some(why) = l.cells.iter().find_map(|c| cells.stray(c)) {
+        out.pop();
+        *layout = None;
+        pr.bad.push(BadLine {
+            line: n,
+            offset,
+            why,
+        });
+    }
 }
 
 /// Read line `n` into `out` or `pr`; `None` at the end of the file.
@@ -867,6 +913,41 @@ mod tests {
         v[0] = "\u{0}\u{0}garbage".into();
         let (lines, pr) = parse(&joined(&v));
         assert_eq!((lines.len(), pr.bad[0].line), (23, 1));
+    }
+
+    /// A cell whose CPU or row the layout lacks makes its line a bad
+    /// line, named with what the layout has; the lines after it are
+    /// kept (not checked until a line lists a layout again).
+    #[test]
+    fn a_cell_of_an_unknown_cpu_or_row_is_a_bad_line_named() {
+        let mut v = journal_of(8);
+        let mut first = line(0);
+        first.shape = Some(Shape {
+            soft_cpus: Some(vec![0, 1]),
+            soft_rows: vec!["HI".into()],
+            ..Shape::default()
+        });
+        v[0] = serde_json::to_string(&first).unwrap();
+        let mut again = line(3);
+        again.shape = first.shape.clone();
+        v[3] = serde_json::to_string(&again).unwrap();
+        v[2] = v[2].replace("\"cpu\":1", "\"cpu\":999");
+        v[5] = v[5].replace("\"HI\"", "\"NOPE\"");
+        let (lines, pr) = parse(&joined(&v));
+        let seqs: Vec<u64> = lines.iter().map(|l| l.time.seq).collect();
+        assert_eq!(seqs, [0, 1, 3, 4, 6, 7]);
+        let bad: Vec<(u64, &str)> = pr.bad.iter().map(|b| (b.line, b.why.as_str())).collect();
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert_eq!(bad[0].0, 3);
+        assert!(
+            bad[0].1.contains(
+                "softirqs \"HI\" CPU 999: not a cell of the layout (its CPUs there: 0 1)"
+            ),
+            "{bad:?}"
+        );
+        // checked again from the next line that lists a layout
+        assert_eq!(bad[1].0, 6);
+        assert!(bad[1].1.contains("no softirqs row \"NOPE\""), "{bad:?}");
     }
 
     #[test]

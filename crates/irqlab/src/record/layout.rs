@@ -354,7 +354,10 @@ pub fn last_state(path: &Path) -> anyhow::Result<Vec<CellValue>> {
 /// Lines of a journal as segment data. A segment's first sample holds
 /// every cell: the journal's first line has those that changed (all of
 /// them when the journal began a recording), `base` the rest (the state
-/// of the segment before: [`last_state`]).
+/// of the segment before: [`last_state`]). Without its first line (lost,
+/// samples missing before the journal's first read line) `base` is
+/// empty: the segment's first sample holds only the cells listed, and
+/// replay takes every other cell as unknown until it is listed again.
 pub fn lines_to_segment(lines: Vec<JournalLine>, base: Vec<CellValue>) -> SegmentData {
     let mut d = SegmentData::default();
     if let Some(first) = lines.first() {
@@ -422,7 +425,9 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 /// journal of a newer schema leaves the whole directory untouched (an
 /// error); the new segment is read back and its samples and rows counted
 /// before the journal goes; a journal with lines that were not converted
-/// is kept, renamed `journal.jsonl.partial-<unix seconds>`.
+/// is kept, renamed `journal.jsonl.partial-<unix seconds>`. A journal
+/// whose samples have no layout (its first line lost, no segment before
+/// it) is left as it is (an error): no segment replay cannot read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     let msg = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
@@ -472,11 +477,19 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         }
     }
     let seqs: Vec<Seqs> = held.iter().map(|h| h.0.clone()).collect();
-    let lines: Vec<JournalLine> = lines
+    let (dup, lines): (Vec<JournalLine>, Vec<JournalLine>) = lines
         .into_iter()
-        .filter(|l| !seqs.iter().any(|s| s.has(l.time.seq)))
-        .collect();
+        .partition(|l| seqs.iter().any(|s| s.has(l.time.seq)));
     msg.extend(problems.messages(&path));
+    let differ = match dup.is_empty() {
+        true => false,
+        false => {
+            let (m, differ) = compare_held(&path, &dup, &held);
+            msg.extend(m);
+            differ
+        }
+    };
+    let lines_left = lines.len();
     if let Some(first) = lines.first().map(|l| l.time.seq) {
         let n = lines.len();
         // the segment just before the journal: its last state
@@ -493,6 +506,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         let base = match before {
             _ if starts_run => Vec::new(),
             None => Vec::new(),
+            // samples missing between the segment and the journal (its
+            // first line lost: a run's first sample, or the changes since
+            // the segment): the segment's values are not the journal's
+            Some((last, _)) if last.checked_add(1) != Some(first) => Vec::new(),
             Some((_, p)) => last_state(p).unwrap_or_else(|e| {
                 msg.push(format!(
                     "{e:#}: the recovered segment's first sample holds only the counters the journal has"
@@ -500,6 +517,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
                 Vec::new()
             }),
         };
+        if lines.first().is_some_and(|l| l.shape.is_none()) && before.is_none() {
+            msg.push(no_layout(&path, dir, &lines));
+            bail!("{}", msg.join("\n"));
+        }
         if !problems.bad.is_empty() {
             msg.push(format!(
                 "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
@@ -535,9 +556,16 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
             want.1
         ));
     }
-    if problems.is_clean() {
+    if problems.is_clean() && !differ {
         std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        if lines_left == 0 {
+            msg.push(format!("removed {}", path.display()));
+        }
     } else {
+        let why = match differ {
+            true => "some of its lines differ from the segments that hold their samples (above)",
+            false => "not every line of it was converted (above)",
+        };
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -551,12 +579,111 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         std::fs::rename(&path, &kept)
             .with_context(|| format!("cannot rename {} to {}", path.display(), kept.display()))?;
         msg.push(format!(
-            "kept {} as {}: not every line of it was converted (above); remove it once it is no longer needed",
+            "kept {} as {}: {why}; remove it once it is no longer needed",
             path.display(),
             kept.display()
         ));
     }
     Ok((!msg.is_empty()).then(|| msg.join("\n")))
+}
+
+/// Compare the journal lines `dup` (of the journal at `path`) with the
+/// segments of `held` that hold their samples: each line's clock and
+/// every cell it lists must be the segment's at that sample (its state
+/// rebuilt from its first sample on). One message per segment (its
+/// samples already there, or the first difference and how many lines
+/// differ) and whether any differs (or could not be checked: a segment
+/// unreadable here).
+fn compare_held(path: &Path, dup: &[JournalLine], held: &[(Seqs, PathBuf)]) -> (Vec<String>, bool) {
+    let mut msg = Vec::new();
+    let mut differ = false;
+    for (seqs, seg) in held {
+        let mine: Vec<&JournalLine> = dup.iter().filter(|l| seqs.has(l.time.seq)).collect();
+        let (Some(a), Some(b)) = (mine.first(), mine.last()) else {
+            continue;
+        };
+        let what = format!(
+            "{}: its {} sample(s) {} are already in {}",
+            path.display(),
+            mine.len(),
+            span(a.time.seq, b.time.seq),
+            seg.display()
+        );
+        match differences(&mine, seg) {
+            Ok(d) if d.is_empty() => msg.push(format!("{what} (the same values)")),
+            Ok(d) => {
+                differ = true;
+                msg.push(format!(
+                    "{what}, but {} line(s) differ from it: {}",
+                    d.len(),
+                    d.first().map_or("", String::as_str)
+                ));
+            }
+            Err(e) => {
+                differ = true;
+                msg.push(format!("{what}, not compared: {e:#}"));
+            }
+        }
+    }
+    (msg, differ)
+}
+
+/// How each of `lines` (sorted by sample) differs from the segment at
+/// `seg`: one description per line that does.
+fn differences(lines: &[&JournalLine], seg: &Path) -> anyhow::Result<Vec<String>> {
+    let mut d = segment::read(seg)?;
+    d.cells.sort_by_key(|c| c.0);
+    let times: HashMap<u64, SampleTime> = d.samples.iter().map(|t| (t.seq, *t)).collect();
+    let mut state: HashMap<(SourceKind, String, Option<u32>), u64> = HashMap::new();
+    let mut cells = d.cells.into_iter().peekable();
+    let mut out = Vec::new();
+    for l in lines {
+        let seq = l.time.seq;
+        while let Some((_, c)) = cells.next_if(|c| c.0 <= seq) {
+            state.insert((c.source, c.key, c.cpu), c.value);
+        }
+        let t = times.get(&seq);
+        if t.map(|t| t.mono_ns) != Some(l.time.mono_ns) {
+            out.push(format!(
+                "sample {seq}: mono_ns {} in the journal, {} in the segment",
+                l.time.mono_ns,
+                t.map_or_else(|| "none".into(), |t| t.mono_ns.to_string())
+            ));
+            continue;
+        }
+        let bad = l.cells.iter().find_map(|c| {
+            let got = state.get(&(c.source, c.key.clone(), c.cpu));
+            (got != Some(&c.value)).then(|| {
+                format!(
+                    "sample {seq}: {} {:?} CPU {} is {} in the journal, {} in the segment",
+                    c.source.name(),
+                    c.key,
+                    c.cpu.map_or_else(|| "-".into(), |n| n.to_string()),
+                    c.value,
+                    got.map_or_else(|| "not listed".into(), u64::to_string)
+                )
+            })
+        });
+        out.extend(bad);
+    }
+    Ok(out)
+}
+
+/// Why the journal at `path`, whose `lines` lack a layout (its first
+/// line lost) with no segment before them, is left as it is: no sample
+/// of it can be rebuilt (replay cannot read it), and a segment made of it
+/// would read as good.
+fn no_layout(path: &Path, dir: &Path, lines: &[JournalLine]) -> String {
+    let (a, b) = match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) => (a.time.seq, b.time.seq),
+        _ => (0, 0),
+    };
+    format!(
+        "{}: samples {} have no layout: the journal's first line (the run's first sample: its layout and every counter) was not read (above) and no segment before them has one; left the journal as it is, not turned into a segment (replay cannot rebuild these samples). Move it away to record in {} again",
+        path.display(),
+        span(a, b),
+        dir.display()
+    )
 }
 
 /// Read the segment at `path` back: `want` samples and cell rows, and a

@@ -749,7 +749,9 @@ mod tests {
             "not truncated"
         );
         drop(run);
-        assert_eq!(layout::recover_boot_dir(&dir).unwrap(), None);
+        let msg = layout::recover_boot_dir(&dir).unwrap().unwrap_or_default();
+        assert!(msg.contains("its 3 sample(s) 0–2 are already in"), "{msg}");
+        assert!(msg.contains("(the same values)\nremoved"), "{msg}");
         assert!(!journal.exists());
         assert_eq!(layout::segments(&dir).unwrap().len(), 1);
         let steps = reader::open(&dir).unwrap().steps;
