@@ -1802,3 +1802,26 @@ fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
         rec.steps.len()
     );
 }
+
+/// `replay FILE` and `recover FILE` on a regular file say it is not a
+/// directory (not that no such directory exists), and exit 1.
+#[test]
+fn a_file_given_as_the_recording_is_not_a_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("afile");
+    std::fs::write(&file, "x\n").unwrap();
+    for (code, err) in [replay(&file), {
+        let (c, e) = recover(&file);
+        (c, 0, e)
+    }]
+    .map(|(c, _, e)| (c, e))
+    {
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains(
+                "afile: not a directory (a recording is a directory written by `irqlab record`)"
+            ),
+            "{err}"
+        );
+    }
+}

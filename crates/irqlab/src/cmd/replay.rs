@@ -52,6 +52,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = args.filter.filter()?;
+    refuse_non_directory(&args.dir)?;
     let dir = layout::one_boot_dir(&args.dir)?;
     let rec = reader::open(&dir)?;
     for w in &rec.warnings {
@@ -104,6 +105,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An error when `path` exists but is not a directory (a file given
+/// where a recording is expected): `replay` and `recover` take the
+/// directory `record` wrote.
+pub fn refuse_non_directory(path: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => anyhow::bail!(
+            "{}: not a directory (a recording is a directory written by `irqlab record`)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The steps of each `record` run (`reader::runs`), in order.
