@@ -90,10 +90,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let steps = runs.pop().unwrap_or_default();
         return interactive(&args, rec.dir, steps);
     }
+    if runs.iter().all(|r| r.len() < 2) {
+        anyhow::bail!("{}: one sample only; rates need two", dir.display());
+    }
     let stop = Stop::install()?;
     let mut out = crate::export::stdout::stdout();
     for (i, steps) in runs.into_iter().enumerate() {
         let k = args.run.map_or(i as u64 + 1, |k| k);
+        if steps.len() < 2 {
+            eprintln!(
+                "irqlab: run {k} of {n}: {}; one sample only (rates need two): nothing to replay",
+                describe(&steps)
+            );
+            continue;
+        }
         if n > 1 {
             eprintln!(
                 "irqlab: run {k} of {n}: {}; replayed on its own (no interval across runs)",
