@@ -1825,3 +1825,92 @@ fn a_file_given_as_the_recording_is_not_a_directory() {
         );
     }
 }
+
+/// `replay DIR --batch --format json --run` … as (exit, stdout lines, stderr).
+fn replay_with(out: &Path, extra: &[&str]) -> (Option<i32>, usize, String) {
+    let o = irqlab()
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A killed run whose first journal line is torn, recovered, then a
+/// second run: the first run lacks its first sample (its layout) and is
+/// skipped, named with its segment and why; the second is replayed, and
+/// keeps its number 2.
+#[test]
+fn a_run_without_its_first_sample_is_skipped_and_named_and_the_rest_replayed() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = killed_recording(d.path(), 300);
+    let dir = boot_dir(&out);
+    let journal = dir.join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    assert!(rest.len() >= 2, "{text}");
+    std::fs::write(&journal, format!("{{\"torn\n{}\n", rest.join("\n"))).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, lines, err) = replay_with(&out, &[]);
+    assert_eq!((code, lines), (Some(0), 3), "{err}");
+    assert!(
+        err.contains("run 1 of 2: samples ")
+            && err.contains("part-0000000001-")
+            && err.contains("skipped: sample ")
+            && err.contains("has no layout")
+            && err.contains("run 2 of 2: "),
+        "{err}"
+    );
+    let (code, lines, err) = replay_with(&out, &["--run", "2"]);
+    assert_eq!((code, lines), (Some(0), 3), "{err}");
+    let (code, _, err) = replay_with(&out, &["--run", "1"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot be replayed: sample "), "{err}");
+}
+
+/// Two runs, the first one's only segment garbage: it keeps its number
+/// (skipped, named with why), the second is replayed as run 2.
+#[test]
+fn an_unreadable_run_keeps_its_number() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    for _ in 0..2 {
+        let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    std::fs::write(&segs[0].2, "garbage\n").unwrap();
+    let name = segs[0]
+        .2
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let (code, lines, err) = replay_with(&out, &[]);
+    assert_eq!((code, lines), (Some(0), 3), "{err}");
+    assert!(
+        err.contains("run 1 of 2: samples ")
+            && err.contains(&format!(
+                "skipped: its segment cannot be read: {}",
+                segs[0].2.display()
+            ))
+            && err.contains(&name),
+        "{err}"
+    );
+    let (code, lines, err) = replay_with(&out, &["--run", "2"]);
+    assert_eq!((code, lines), (Some(0), 3), "{err}");
+    assert!(err.contains("run 2 of 2"), "{err}");
+}
