@@ -1914,3 +1914,23 @@ fn an_unreadable_run_keeps_its_number() {
     assert_eq!((code, lines), (Some(0), 3), "{err}");
     assert!(err.contains("run 2 of 2"), "{err}");
 }
+
+/// A statistics file the tree lacks is named once, at the start, as
+/// `show`, `top` and `serve` name it; the run records the others.
+#[test]
+fn record_notes_a_missing_statistics_file_once() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    std::fs::remove_file(tree.join("proc/softirqs")).unwrap();
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("irqlab: note: not recorded: "))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("proc/softirqs"), "{err}");
+}
