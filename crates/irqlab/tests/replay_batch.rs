@@ -179,3 +179,95 @@ fn replay_batch_warns_about_filters_that_select_nothing() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }
+
+/// A `record` of one sample (stopped by SIGINT right after its baseline)
+/// into `out` of `tree`.
+fn one_sample_recording(tree: &Path, out: &Path) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(tree)
+        .args(["-i", "1h", "--host", "h", "-o"])
+        .arg(out)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = || {
+        irqlab::record::layout::boot_dirs(out)
+            .ok()
+            .and_then(|v| v.first().cloned())
+            .and_then(|b| std::fs::read_to_string(b.join("journal.jsonl")).ok())
+            .map_or(0, |t| t.lines().count())
+    };
+    for _ in 0..1000 {
+        if journal() >= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert!(child.wait().unwrap().success(), "record failed");
+}
+
+/// A recording of one sample: `replay --batch` says so and exits 1, as
+/// the interactive view does; a run of one sample among others is a note
+/// and the others are replayed (exit 0).
+#[test]
+fn replay_batch_of_one_sample_says_rates_need_two() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    common::synth_into(&common::spec(2, 3), &tree);
+    let out = d.path().join("rec");
+    one_sample_recording(&tree, &out);
+    let o = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("one sample only; rates need two"), "{err}");
+    assert!(o.stdout.is_empty());
+    // a second run of several samples: the first is a note
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "-d", "150ms", "--host", "h", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let o = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("run 1 of 2: ") && err.contains("one sample only (rates need two)"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        3,
+        "{err}"
+    );
+    // that run alone: the error
+    let o = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--run", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("one sample only; rates need two"), "{err}");
+}

@@ -17,6 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::replay::refuse_non_directory(&args.dir)?;
     let dirs = layout::boot_dirs(&args.dir)?;
     if dirs.is_empty() {
         anyhow::bail!(

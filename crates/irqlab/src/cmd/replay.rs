@@ -52,16 +52,17 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let filter = args.filter.filter()?;
+    refuse_non_directory(&args.dir)?;
     let dir = layout::one_boot_dir(&args.dir)?;
     let rec = reader::open(&dir)?;
     for w in &rec.warnings {
         eprintln!("irqlab: {w}");
     }
-    if rec.steps.is_empty() {
+    let mut runs = numbered_runs(rec.steps, &rec.files);
+    let n = runs.len();
+    if n == 0 {
         anyhow::bail!("{}: the recording holds no sample", dir.display());
     }
-    let mut runs = split_runs(rec.steps);
-    let n = runs.len();
     if let Some(k) = args.run {
         let Some(i) = usize::try_from(k)
             .ok()
@@ -81,29 +82,164 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             dir.display()
         );
         for (i, r) in runs.iter().enumerate() {
-            eprintln!("irqlab:   --run {}: {}", i + 1, describe(r));
+            eprintln!("irqlab:   --run {}: {}", i + 1, r.describe());
         }
         return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
+    if let [one] = runs.as_slice() {
+        match one {
+            Run::Skipped { what, why } => {
+                anyhow::bail!("{}: {what}: cannot be replayed: {why}", dir.display())
+            }
+            Run::Steps(s) if s.len() < 2 => {
+                anyhow::bail!("{}: one sample only; rates need two", dir.display())
+            }
+            Run::Steps(_) => {}
+        }
+    }
     if !args.batch {
-        let steps = runs.pop().unwrap_or_default();
+        let steps = match runs.pop() {
+            Some(Run::Steps(s)) => s,
+            _ => Vec::new(),
+        };
         return interactive(&args, rec.dir, steps);
     }
     let stop = Stop::install()?;
     let mut out = crate::export::stdout::stdout();
-    for (i, steps) in runs.into_iter().enumerate() {
+    let mut replayed = 0;
+    for (i, r) in runs.into_iter().enumerate() {
         let k = args.run.map_or(i as u64 + 1, |k| k);
+        let steps = match r {
+            Run::Skipped { what, why } => {
+                eprintln!("irqlab: run {k} of {n}: {what}: skipped: {why}");
+                continue;
+            }
+            Run::Steps(s) => s,
+        };
+        if steps.len() < 2 {
+            eprintln!(
+                "irqlab: run {k} of {n}: {}; one sample only (rates need two): nothing to replay",
+                describe(&steps)
+            );
+            continue;
+        }
         if n > 1 {
             eprintln!(
                 "irqlab: run {k} of {n}: {}; replayed on its own (no interval across runs)",
                 describe(&steps)
             );
         }
-        if let Some(signal) = batch(&args, &dir, steps, &filter, &stop, &mut out)? {
-            return Ok(super::top::signal_exit(signal));
+        let files = run_files(&steps, &rec.files);
+        match batch(&args, &dir, steps, &filter, &stop, &mut out) {
+            Ok(Some(signal)) => return Ok(super::top::signal_exit(signal)),
+            Ok(None) => replayed += 1,
+            // a run that cannot be rebuilt, among others: named, the others replayed
+            Err(e) if n > 1 && !e.chain().any(|c| c.is::<std::io::Error>()) => {
+                eprintln!("irqlab: run {k} of {n} ({files}): the rest of it skipped: {e:#}")
+            }
+            Err(e) => return Err(e),
         }
     }
+    if replayed == 0 {
+        anyhow::bail!(
+            "{}: none of its {n} record runs could be replayed (above)",
+            dir.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A numbered `record` run: its steps, or why it cannot be replayed.
+enum Run {
+    Steps(Vec<reader::RecordedSample>),
+    Skipped { what: String, why: String },
+}
+
+impl Run {
+    /// The run for messages.
+    fn describe(&self) -> String {
+        match self {
+            Run::Steps(s) => describe(s),
+            Run::Skipped { what, why } => format!("{what}: cannot be replayed: {why}"),
+        }
+    }
+}
+
+/// The runs of a recording, numbered in sample order (`--run N`). A run
+/// whose first sample (its layout and every counter) is missing is
+/// skipped, and keeps its number. An unreadable segment that no readable
+/// sample continues (the next one starts a run, or none follows) is
+/// counted as a run of its own, skipped: the runs after it keep their
+/// numbers. One that a readable sample continues is part of that run.
+fn numbered_runs(steps: Vec<reader::RecordedSample>, files: &reader::Files) -> Vec<Run> {
+    let own: Vec<(u64, Run)> = files
+        .unreadable
+        .iter()
+        .filter(|(p, _)| match steps.iter().find(|s| s.time.seq > p.last) {
+            None => true,
+            Some(s) => s.shape.as_ref().is_some_and(|sh| sh.run.is_some()),
+        })
+        .map(|(p, why)| {
+            let what = format!("samples {}", span(p.first, p.last));
+            let why = format!("its segment cannot be read: {why}");
+            (p.first, Run::Skipped { what, why })
+        })
+        .collect();
+    let mut all: Vec<(u64, Run)> = split_runs(steps)
+        .into_iter()
+        .map(|r| (r.first().map_or(0, |s| s.time.seq), with_layout(r, files)))
+        .collect();
+    all.extend(own);
+    all.sort_by_key(|(first, _)| *first);
+    all.into_iter().map(|(_, r)| r).collect()
+}
+
+/// `steps` as a run, or skipped when its first sample has no layout.
+fn with_layout(steps: Vec<reader::RecordedSample>, files: &reader::Files) -> Run {
+    match steps.first() {
+        Some(a) if a.shape.is_none() => Run::Skipped {
+            what: format!("{} ({})", describe(&steps), run_files(&steps, files)),
+            why: format!(
+                "sample {} has no layout (the run's first sample, which holds its layout and every counter, is not in the recording)",
+                a.time.seq
+            ),
+        },
+        _ => Run::Steps(steps),
+    }
+}
+
+/// The files that hold `steps`, for messages.
+fn run_files(steps: &[reader::RecordedSample], files: &reader::Files) -> String {
+    let (Some(a), Some(b)) = (steps.first(), steps.last()) else {
+        return String::new();
+    };
+    let names: Vec<String> = files
+        .holding(a.time.seq, b.time.seq)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    names.join(", ")
+}
+
+/// `a–b` (one number when equal).
+fn span(a: u64, b: u64) -> String {
+    match a == b {
+        true => a.to_string(),
+        false => format!("{a}–{b}"),
+    }
+}
+
+/// An error when `path` exists but is not a directory (a file given
+/// where a recording is expected): `replay` and `recover` take the
+/// directory `record` wrote.
+pub fn refuse_non_directory(path: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_dir() => anyhow::bail!(
+            "{}: not a directory (a recording is a directory written by `irqlab record`)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The steps of each `record` run (`reader::runs`), in order.

@@ -198,6 +198,7 @@ mod tests {
                 step(2, 300, 500_000_000, None),
             ],
             warnings: Vec::new(),
+            ..Recording::default()
         };
         let mut live =
             LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
@@ -231,6 +232,7 @@ mod tests {
             dir: "rec".into(),
             steps,
             warnings: Vec::new(),
+            ..Recording::default()
         };
         let mut live =
             LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
@@ -357,6 +359,7 @@ mod tests {
             dir: "rec".into(),
             steps,
             warnings: Vec::new(),
+            ..Recording::default()
         };
         let mut live =
             LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
@@ -460,6 +463,7 @@ mod tests {
             dir: "rec".into(),
             steps,
             warnings: Vec::new(),
+            ..Recording::default()
         };
         let mut live =
             LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();

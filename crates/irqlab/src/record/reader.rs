@@ -33,6 +33,38 @@ pub struct Recording {
     pub dir: PathBuf,
     pub steps: Vec<RecordedSample>,
     pub warnings: Vec<String>,
+    /// Where the steps came from, and the segments that were not read.
+    pub files: Files,
+}
+
+/// The files a [`Recording`] was read from, and those skipped.
+#[derive(Debug, Default)]
+pub struct Files {
+    /// Each segment read (and the journal): the first and last sample
+    /// taken from it, in sample order.
+    pub read: Vec<Part>,
+    /// Each segment that could not be read: the samples its name gives,
+    /// and why.
+    pub unreadable: Vec<(Part, String)>,
+}
+
+/// A file's samples `first`–`last`.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub first: u64,
+    pub last: u64,
+    pub path: PathBuf,
+}
+
+impl Files {
+    /// The files read that hold samples `first`–`last` (some of them).
+    pub fn holding(&self, first: u64, last: u64) -> Vec<&Path> {
+        self.read
+            .iter()
+            .filter(|p| p.first <= last && p.last >= first)
+            .map(|p| p.path.as_path())
+            .collect()
+    }
 }
 
 /// Read every segment and the journal of boot directory `dir`. A segment
@@ -83,11 +115,17 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     rec.warnings.extend(listing.notes.iter().cloned());
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
-    for (_, _, path) in listing.segments {
+    for (first, last, path) in listing.segments {
         let seg = match segment::read(&path) {
             Ok(s) => s,
             Err(_) if vanished(&path) => return Ok(None),
             Err(e) => {
+                let part = Part {
+                    first,
+                    last,
+                    path: path.clone(),
+                };
+                rec.files.unreadable.push((part, format!("{e:#}")));
                 rec.warnings.push(format!(
                     "skipping {e:#}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
                 ));
@@ -137,6 +175,13 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
                     .map_or_else(String::new, |p| p.display().to_string())
             ));
         }
+        if let (Some(a), Some(b)) = (new.first(), new.last()) {
+            rec.files.read.push(Part {
+                first: a.time.seq,
+                last: b.time.seq,
+                path: path.clone(),
+            });
+        }
         rec.steps.extend(new);
         from = Some(path);
     }
@@ -172,6 +217,13 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
             "{}: a counter not recorded again right after a skipped line is a `missing_samples` gap across it and at its next recorded change (unchanged in between)",
             journal.display()
         ));
+    }
+    if let (Some(a), Some(b)) = (lines.first(), lines.last()) {
+        rec.files.read.push(Part {
+            first: a.time.seq,
+            last: b.time.seq,
+            path: journal.clone(),
+        });
     }
     for l in lines {
         rec.steps.push(RecordedSample {

@@ -387,6 +387,10 @@ pub fn run(
     let mut traced = TraceSample::default();
     let mut run = Run::new(&dir, serde_json::to_string(&env)?, next_seq, cfg)?;
     announce(&dir);
+    // a statistics file that cannot be read is not in the recording: said once
+    for m in src.missing() {
+        eprintln!("irqlab: note: not recorded: {m}");
+    }
     // the baseline, then one sample per tick of the run's pace
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
     let mut first = true;
