@@ -1,9 +1,12 @@
 //! A minimal HTTP/1.1 server for `/metrics` that slow or idle clients
 //! cannot block: one event loop (`poll(2)` over non-blocking sockets, no
-//! thread per connection) accepts, reads request heads, answers and
-//! closes, one request per connection (`Connection: close`). Every
-//! connection has deadlines ([`Limits`]): to send its whole request head,
-//! then to take its answer; the listener is polled with the connections,
+//! thread per connection) accepts, reads request heads and answers them.
+//! An HTTP/1.1 request without `Connection: close` keeps its connection
+//! for the next request (keep-alive, one request at a time); HTTP/1.0,
+//! `Connection: close`, a bad request or pipelined bytes after a head
+//! close it after the answer. Every connection has deadlines ([`Limits`]):
+//! to send its whole request head (again for each kept-alive request: an
+//! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
 //! connections, the one that has waited longest for its head is evicted
 //! (closed) to make room, so a well-behaved scraper always gets in. Heads
