@@ -633,3 +633,17 @@ fn listen_takes_localhost_but_no_other_host_name() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("localhost:PORT"), "{help}");
 }
+
+/// An absolute-form request target (RFC 9112 3.2.2, as a proxy sends)
+/// is served by its path.
+#[test]
+fn absolute_form_targets_are_served_by_their_path() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let (status, body) = request(s.addr, "GET", "http://irqlab.test/metrics").unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("irqlab_exposed_series"), "{body}");
+    let (status, _) = request(s.addr, "GET", "http://irqlab.test/nothing").unwrap();
+    assert_eq!(status, 404);
+}
