@@ -115,6 +115,39 @@ fn a_fifo_is_written_in_place_not_replaced() {
     );
 }
 
+/// A FIFO whose reader takes 10 bytes and goes away, as `head -c 10 fifo`.
+fn take_ten(fifo: &Path) -> std::thread::JoinHandle<()> {
+    let fifo = fifo.to_path_buf();
+    std::thread::spawn(move || {
+        let mut got = [0u8; 10];
+        fs::File::open(fifo).unwrap().read_exact(&mut got).unwrap();
+    })
+}
+
+#[test]
+fn a_fifo_reader_gone_early_is_exit_1_naming_the_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = take_ten(&fifo);
+    // 1000 reads of each target × method × buffer: far more than a pipe holds.
+    let out = irqlab()
+        .arg("probe")
+        .arg("--root")
+        .arg(tree(dir.path()))
+        .args(["--reads", "1000", "--format", "json", "--out"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("writing {}", fifo.display())) && err.contains("broken pipe"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_symlink_is_followed_and_stays() {
     let dir = tempfile::tempdir().unwrap();

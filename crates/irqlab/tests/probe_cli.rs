@@ -136,6 +136,11 @@ fn bad_flags_and_empty_roots_are_refused() {
     probe(&root, &["--buffer", "4x"])
         .code(2)
         .stderr(contains("unknown size unit"));
+    for big in ["2G", "16G", "4k,257M"] {
+        probe(&root, &["--buffer", big])
+            .code(2)
+            .stderr(contains("largest buffer, 256M (268435456 bytes)"));
+    }
     for (list, item) in [("4k,,8k", "item 2"), ("4k,", "item 2"), (",4k", "item 1")] {
         probe(&root, &["--buffer", list])
             .code(2)

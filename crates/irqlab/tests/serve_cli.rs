@@ -603,3 +603,47 @@ fn both_rows_of_a_repeated_arch_label_are_exported() {
         }
     }
 }
+
+/// `--listen localhost:PORT` listens on 127.0.0.1 (no name resolution);
+/// other host names are a usage error saying so; the help says which.
+#[test]
+fn listen_takes_localhost_but_no_other_host_name() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let run = |listen: &str| {
+        Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["serve", "--listen", listen, "--duration", "200ms", "--root"])
+            .arg(d.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run("localhost:0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("serving http://127.0.0.1:"), "{err}");
+    let out = run("example.invalid:9812");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("host names are not resolved"), "{err}");
+    let help = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("localhost:PORT"), "{help}");
+}
+
+/// An absolute-form request target (RFC 9112 3.2.2, as a proxy sends)
+/// is served by its path.
+#[test]
+fn absolute_form_targets_are_served_by_their_path() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let (status, body) = request(s.addr, "GET", "http://irqlab.test/metrics").unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("irqlab_exposed_series"), "{body}");
+    let (status, _) = request(s.addr, "GET", "http://irqlab.test/nothing").unwrap();
+    assert_eq!(status, 404);
+}

@@ -10,7 +10,7 @@ mod common;
 
 mod serve_support;
 
-use serve_support::{have, promtool_check, scrape_as, serve, synth, value};
+use serve_support::{have, promtool_check, scrape_as, serve, serve_to_end, synth, value};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -113,4 +113,30 @@ fn failures_are_counted_in_openmetrics() {
 #[test]
 fn failures_are_counted_with_node_naming() {
     errors_are_counted(&["-i", "100ms", "--compat", "node"], None);
+}
+
+/// A file that stays broken at `-i 10ms` fails ~80 reads: stderr says the
+/// first once (repeats at most once a minute), and the recovery at once.
+#[test]
+fn repeated_failures_are_said_once_then_the_recovery() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 4);
+    let ints = d.path().join("proc/interrupts");
+    let good = std::fs::read(&ints).unwrap();
+    let root = d.path().to_path_buf();
+    let run = std::thread::spawn(move || serve_to_end(&root, &["-i", "10ms", "--duration", "2s"]));
+    std::thread::sleep(Duration::from_millis(400));
+    rewrite_in_place(&ints, b"");
+    std::thread::sleep(Duration::from_millis(900));
+    rewrite_in_place(&ints, &good);
+    let out = run.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let failed = err.lines().filter(|l| l.contains("sample failed")).count();
+    assert_eq!(failed, 1, "{err}");
+    let recovered: Vec<_> = err
+        .lines()
+        .filter(|l| l.contains("recovered after"))
+        .collect();
+    assert_eq!(recovered.len(), 1, "{err}");
 }

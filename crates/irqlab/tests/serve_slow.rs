@@ -240,3 +240,35 @@ fn keep_alive_serves_several_scrapes_on_one_connection() {
     let (out, _) = exchange(s.addr, b"GET /metrics HTTP/1.0\r\n\r\n");
     assert!(out.starts_with("HTTP/1.1 200 ") && out.contains("Connection: close"));
 }
+
+/// docs/serve.md describes the connections as served: kept alive, and a
+/// kept connection idle for the head deadline closed without an answer.
+#[test]
+fn a_kept_connection_idle_past_the_head_deadline_is_closed_as_documented() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/serve.md"),
+    )
+    .unwrap();
+    assert!(!doc.contains("One request per connection"), "docs/serve.md");
+    assert!(
+        doc.contains("`Connection: keep-alive`")
+            && doc.contains("silent for\n5 s after its last answer"),
+        "docs/serve.md does not describe keep-alive"
+    );
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(HEAD_DEADLINE * 3)).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (head, _) = read_answer(&mut c);
+    assert!(head.contains("Connection: keep-alive"), "{head}");
+    let idle = Instant::now();
+    assert_eq!(c.read(&mut [0u8; 8]).unwrap(), 0, "an answer to nothing");
+    let waited = idle.elapsed();
+    assert!(
+        waited >= HEAD_DEADLINE - Duration::from_millis(100) && waited < HEAD_DEADLINE * 2,
+        "{waited:?}"
+    );
+}

@@ -28,8 +28,11 @@ Metrics, PromQL and the Grafana dashboard: docs/serve.md")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
-    /// Address to listen on (port 0 picks a free port). Loopback unless set.
-    #[arg(long, default_value = "127.0.0.1:9812")]
+    /// Address to listen on: an IP address and port (`0.0.0.0:9812`,
+    /// `[::1]:9812`) or `localhost:PORT` (127.0.0.1); no other host names
+    /// (irqlab resolves no names). Port 0 picks a free port. Loopback
+    /// unless set.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9812", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Cached mode: sample every this long, whatever the scrapes; scrapes
     /// in between get the latest sample. Without it, values are read at
@@ -65,6 +68,28 @@ pub struct Args {
 
 /// `--max-connections` by default: `serve::http::MAX_CONNECTIONS`.
 const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
+
+/// `--listen`: an IP socket address, or `localhost:PORT` as 127.0.0.1
+/// (the static binary resolves no names, so no other host name).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    let port = s
+        .rsplit_once(':')
+        .filter(|(host, _)| host.eq_ignore_ascii_case("localhost"))
+        .map(|(_, port)| port);
+    match port {
+        Some(port) => port
+            .parse::<u16>()
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
+            .map_err(|_| format!("expected a port 0 to 65535 after localhost:, found {s:?}")),
+        None => Err(format!(
+            "expected an IP address and port (127.0.0.1:9812, [::1]:9812, 0.0.0.0:9812) \
+             or localhost:PORT, found {s:?} (host names are not resolved)"
+        )),
+    }
+}
 
 fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
     s.parse()
@@ -155,6 +180,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_takes_ip_addresses_and_localhost() {
+        let v4 = |p| SocketAddr::from(([127, 0, 0, 1], p));
+        assert_eq!(parse_listen("127.0.0.1:9812"), Ok(v4(9812)));
+        assert_eq!(parse_listen("localhost:19817"), Ok(v4(19817)));
+        assert_eq!(parse_listen("LOCALHOST:0"), Ok(v4(0)));
+        assert_eq!(
+            parse_listen("[::1]:80"),
+            Ok(SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 80)))
+        );
+        for bad in [
+            "localhost",
+            "localhost:",
+            "localhost:70000",
+            "example.com:80",
+            "9812",
+        ] {
+            let err = parse_listen(bad).unwrap_err();
+            assert!(err.contains(&format!("{bad:?}")), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn default_max_connections_is_the_servers_cap() {

@@ -9,7 +9,9 @@
 //!   producer) removes the temporary file and leaves any previous file
 //!   at the path untouched, never a truncated one;
 //! - any other existing file (a device, a FIFO, a socket) is opened and
-//!   written in place, without creating or renaming anything;
+//!   written in place, without creating or renaming anything; a reader
+//!   that goes away before the end (EPIPE) is a write error there, not
+//!   the quiet end of a closed stdout (`| head`);
 //! - a directory is refused before anything is written.
 //!
 //! Every error names the target file as given.
@@ -130,8 +132,24 @@ fn in_place(
         .open(real)
         .with_context(|| format!("writing {shown}"))?;
     let mut out = BufWriter::new(file);
-    produce(&mut out).with_context(|| format!("writing {shown}"))?;
-    out.flush().with_context(|| format!("writing {shown}"))
+    produce(&mut out)
+        .and_then(|()| Ok(out.flush()?))
+        .map_err(|e| in_place_error(path, e))
+}
+
+/// A write error of an in-place target, named. A broken pipe (the reader
+/// of a FIFO or socket went away) becomes a plain error: unlike stdout's,
+/// which `main` takes for a normal end (`| head`), a file given by name
+/// that takes only part of the output is a failed write.
+fn in_place_error(path: &Path, err: anyhow::Error) -> anyhow::Error {
+    let shown = path.display();
+    if super::stdout::is_closed(&err) {
+        anyhow!(
+            "writing {shown}: its reader closed it before the output was complete (broken pipe)"
+        )
+    } else {
+        err.context(format!("writing {shown}"))
+    }
 }
 
 #[cfg(test)]
@@ -181,6 +199,38 @@ mod tests {
         let fresh = dir.path().join("new.csv");
         assert!(write_file(&fresh, |_| Err(anyhow!("boom"))).is_err());
         assert!(!fresh.exists());
+    }
+
+    #[test]
+    fn a_fifo_whose_reader_leaves_early_is_a_write_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut got = [0u8; 10];
+                File::open(fifo).unwrap().read_exact(&mut got).unwrap();
+            })
+        };
+        let err = write_file(&fifo, |w| {
+            w.write_all(b"0123456789")?;
+            w.flush()?;
+            reader.join().unwrap();
+            for _ in 0..64 {
+                w.write_all(&[b'x'; 16 * 1024])?;
+            }
+            Ok(())
+        })
+        .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.starts_with(&format!("writing {}", fifo.display())),
+            "{msg}"
+        );
+        assert!(msg.contains("broken pipe"), "{msg}");
+        assert!(!super::super::stdout::is_closed(&err), "{msg}");
     }
 
     #[test]

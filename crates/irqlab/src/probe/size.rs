@@ -1,6 +1,15 @@
 //! Buffer sizes for `--buffer`: parsing `128`, `4k`, `64K`, `1M`, `1MiB`
 //! (binary multiples) and printing them back in the short form. Pure.
 
+/// Largest `--buffer`: 256 MiB. A read larger than the file returns the
+/// whole file, so no larger size measures anything more; /proc/interrupts
+/// is the biggest target, about 11 bytes per CPU per row: at 8192 CPUs (the
+/// kernel's largest NR_CPUS) a 256 MiB read still holds ~2900 rows whole.
+/// Larger sizes only cost memory (the buffer is allocated and touched) and
+/// reach the kernel's per-read limit (`MAX_RW_COUNT`, just under 2 GiB),
+/// above which the size asked for is not the size read.
+pub const MAX_BUFFER: usize = 256 << 20;
+
 /// Parse one size such as `128`, `4k`, `64KiB` or `1M` (1k = 1024 bytes).
 pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
@@ -25,6 +34,13 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("size too large: {s:?}"))?;
     if size == 0 {
         return Err(format!("size must be at least 1 byte: {s:?}"));
+    }
+    if size > MAX_BUFFER {
+        return Err(format!(
+            "size {s:?} is over the largest buffer, {} ({MAX_BUFFER} bytes): \
+             a read that large returns the whole of any /proc file",
+            format_size(MAX_BUFFER)
+        ));
     }
     Ok(size)
 }
@@ -90,6 +106,22 @@ mod tests {
         assert!(parse_size("k").is_err());
         assert!(parse_size("-1").is_err());
         assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn sizes_over_the_bound_are_refused_naming_it() {
+        assert_eq!(parse_size("256M"), Ok(MAX_BUFFER));
+        for s in ["257M", "1G", "2G", "16G"] {
+            let err = parse_size(s).unwrap_err();
+            assert!(
+                err.contains("largest buffer, 256M (268435456 bytes)"),
+                "{s}: {err}"
+            );
+        }
+        assert_eq!(
+            parse_size(&(MAX_BUFFER + 1).to_string()).map_err(|_| ()),
+            Err(())
+        );
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! A minimal HTTP/1.1 server for `/metrics` that slow or idle clients
 //! cannot block: one event loop (`poll(2)` over non-blocking sockets, no
-//! thread per connection) accepts, reads request heads, answers and
-//! closes, one request per connection (`Connection: close`). Every
-//! connection has deadlines ([`Limits`]): to send its whole request head,
-//! then to take its answer; the listener is polled with the connections,
+//! thread per connection) accepts, reads request heads and answers them.
+//! An HTTP/1.1 request without `Connection: close` keeps its connection
+//! for the next request (keep-alive, one request at a time); HTTP/1.0,
+//! `Connection: close`, a bad request or pipelined bytes after a head
+//! close it after the answer. Every connection has deadlines ([`Limits`]):
+//! to send its whole request head (again for each kept-alive request: an
+//! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
 //! connections, the one that has waited longest for its head is evicted
 //! (closed) to make room, so a well-behaved scraper always gets in. Heads
@@ -1033,7 +1036,9 @@ fn could_be_request(buf: &[u8]) -> bool {
 }
 
 /// Method and path of a request head (`GET /metrics?x HTTP/1.1` ->
-/// (`GET`, `/metrics`)), or `None` when it is not a request line.
+/// (`GET`, `/metrics`)), or `None` when it is not a request line. An
+/// absolute-form target (`GET http://host:9812/metrics HTTP/1.1`, which
+/// RFC 9112 section 3.2.2 says a server must accept) gives its path.
 pub fn request_line(head: &[u8]) -> Option<(&str, &str)> {
     let end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
     let line = std::str::from_utf8(head.get(..end)?).ok()?;
@@ -1042,8 +1047,29 @@ pub fn request_line(head: &[u8]) -> Option<(&str, &str)> {
     if !version.starts_with("HTTP/1.") || parts.next().is_some() {
         return None;
     }
-    let path = target.split('?').next().unwrap_or(target);
+    let path = origin_form(target);
+    let path = path.split('?').next().unwrap_or(path);
     Some((method, path))
+}
+
+/// The path (and query) of a request target: an absolute-form target
+/// (`scheme://authority/path?query`) without its scheme and authority
+/// (`/` when it has no path); any other form as it is.
+fn origin_form(target: &str) -> &str {
+    let Some((scheme, rest)) = target.split_once("://") else {
+        return target;
+    };
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    if !is_scheme {
+        return target;
+    }
+    match rest.find(['/', '?']) {
+        Some(i) if rest[i..].starts_with('/') => &rest[i..],
+        _ => "/",
+    }
 }
 
 #[cfg(test)]
@@ -1069,6 +1095,25 @@ mod tests {
             Some(("HEAD", "/metrics"))
         );
         assert_eq!(request_line(b"GET /metrics\r\n\r\n"), None);
+        // absolute-form (RFC 9112 3.2.2): the path part
+        for (line, path) in [
+            (&b"GET http://h/metrics HTTP/1.1\r\n\r\n"[..], "/metrics"),
+            (
+                b"GET HTTP://h:9812/metrics?x=1 HTTP/1.1\r\n\r\n",
+                "/metrics",
+            ),
+            (b"HEAD https://[::1]:9812/ HTTP/1.1\r\n\r\n", "/"),
+            (b"GET http://h HTTP/1.1\r\n\r\n", "/"),
+            (b"GET http://h?metrics HTTP/1.1\r\n\r\n", "/"),
+        ] {
+            let method = if line.starts_with(b"HEAD") {
+                "HEAD"
+            } else {
+                "GET"
+            };
+            assert_eq!(request_line(line), Some((method, path)), "{line:?}");
+        }
+        assert!(is_scrape(b"GET http://h/metrics HTTP/1.1\r\n\r\n"));
         assert_eq!(request_line(b"\xff\xfe"), None);
         assert_eq!(request_line(b""), None);
     }

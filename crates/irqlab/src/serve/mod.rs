@@ -17,6 +17,7 @@
 
 pub mod accum;
 pub mod exposition;
+pub mod failures;
 pub mod gzip;
 pub mod http;
 pub mod openmetrics;
@@ -75,6 +76,8 @@ struct Output {
     spare: Vec<u8>,
     /// CPUs the first sample's files list (for the `--cpus` warning).
     present: BTreeSet<u32>,
+    /// What stderr was told about failed reads.
+    failures: failures::FailureLog,
 }
 
 impl Loop {
@@ -98,6 +101,9 @@ impl Output {
         }
         self.own.samples += 1;
         self.own.last_sample_ok = true;
+        if let Some(line) = self.failures.recovered() {
+            eprintln!("{line}");
+        }
         self.own.scrapes = scrapes;
         self.renderer.accumulate(s.view());
     }
@@ -109,7 +115,9 @@ impl Output {
         self.own.sample_errors += 1;
         self.own.last_sample_ok = false;
         self.own.scrapes = scrapes;
-        eprintln!("irqlab: sample failed, serving the previous one: {e:#}");
+        for line in self.failures.failed(Instant::now(), format!("{e:#}")) {
+            eprintln!("{line}");
+        }
     }
 
     /// Add the sampling thread's CPU time since the last charge: the
@@ -189,6 +197,7 @@ pub fn run(
             own: OwnStats::default(),
             spare: Vec::new(),
             present: BTreeSet::new(),
+            failures: failures::FailureLog::default(),
         },
     });
     let read_at = Instant::now();

@@ -36,6 +36,7 @@ fn cached(root: &std::path::Path) -> (Loop, http::Latest) {
             own: OwnStats::default(),
             spare: Vec::new(),
             present: BTreeSet::new(),
+            failures: failures::FailureLog::default(),
         },
     };
     let first = lp.step(0).unwrap();
