@@ -641,6 +641,11 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     let tail = line.get(rest..).unwrap_or_default();
     let len = rest + find_byte(b'\n', tail).unwrap_or(tail.len());
     let desc = trim(line.get(rest..len).unwrap_or_default());
+    // the kernel prints the chip right after the counts, never a bare
+    // number: one look at the description's first byte, work only on a digit
+    if numbered && desc.first().is_some_and(u8::is_ascii_digit) {
+        extra_counts(desc, ncols)?;
+    }
     // Same text as last time in this row (the usual case between samples):
     // the split parts are still right. So are a row without a number's
     // (cleared) when its description is empty; a numbered row's empty
@@ -695,6 +700,29 @@ fn short_row(line: &[u8], at: usize, cpus: &[u32], found: usize) -> ErrorKind {
         cpus,
         found,
     )
+}
+
+/// Refuse a numbered row whose `desc` (what follows its `ncols` counts)
+/// begins with a bare decimal number (digits, then whitespace or the end):
+/// more counts than the header has CPUs (a CPU hotplugged during the
+/// read), not a chip name. A number glued to text (`1900GIC-0`, 6.13-rc1's
+/// chip after the last count) is the description, as is any other text.
+#[cold]
+#[inline(never)]
+fn extra_counts(desc: &[u8], ncols: usize) -> Result<(), ErrorKind> {
+    let bare = |tok: &[u8]| !tok.is_empty() && tok.iter().all(u8::is_ascii_digit);
+    let extra = desc
+        .split(u8::is_ascii_whitespace)
+        .filter(|tok| !tok.is_empty())
+        .take_while(|tok| bare(tok))
+        .count();
+    if extra == 0 {
+        return Ok(());
+    }
+    Err(ErrorKind::CountMismatch {
+        expected: ncols,
+        found: ncols.saturating_add(extra),
+    })
 }
 
 /// `e`, a bad number at 0-based count `column` of a row under the header's

@@ -161,15 +161,22 @@ fn streamed_json_of_odd_rows_is_the_reports_document() {
 #[test]
 fn a_bad_line_fails_before_anything_is_printed() {
     let h = "           CPU0       CPU1       \n";
-    let body = format!("{h} 1:  1 2  IO-APIC 1-edge i8042\n 2:  1 x  IO-APIC 2-edge x\n");
-    let dir = common::tree_with(&[("proc/interrupts", body.as_bytes())]);
-    let (code, out, err) = show(dir.path(), &["--compact"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(out.is_empty(), "{out}");
-    assert!(
-        err.contains("proc/interrupts:3: expected 2 per-CPU counts"),
-        "{err}"
-    );
+    for (bad, found) in [
+        (" 2:  1 x  IO-APIC 2-edge x", 1),
+        (" 2:  1 2 3  IO-APIC 2-edge x", 3),
+    ] {
+        let body = format!("{h} 1:  1 2  IO-APIC 1-edge i8042\n{bad}\n");
+        let dir = common::tree_with(&[("proc/interrupts", body.as_bytes())]);
+        for form in ["--compact", "--pretty"] {
+            let (code, out, err) = show(dir.path(), &[form]);
+            assert_eq!(code, 1, "{bad:?} {form}: {err}");
+            assert!(out.is_empty(), "{bad:?} {form}: {out}");
+            let want = format!(
+                "proc/interrupts:3: expected 2 per-CPU counts (one per header CPU), found {found}"
+            );
+            assert!(err.contains(&want), "{bad:?} {form}: {err}");
+        }
+    }
 }
 
 /// Each numbered row's affinity on a tree of many IRQs: the

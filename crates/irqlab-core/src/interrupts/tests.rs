@@ -322,6 +322,76 @@ fn a_count_that_is_not_a_number_is_named_with_its_cpu_and_column() {
 }
 
 #[test]
+fn a_numbered_row_with_more_counts_than_header_cpus_is_an_error() {
+    // CPU1 offline in the header, a row read after it came back (hotplug
+    // between two chunks of the file): the extra count is not the chip
+    let h = "           CPU0       CPU2       CPU3\n";
+    for (extra, found) in [
+        (
+            "  8:         68          7          1          0  IO-APIC   8-edge  rtc0",
+            4,
+        ),
+        (
+            "  8:         68          7          1          0          5  IO-APIC",
+            5,
+        ),
+        ("  8: 68 7 1 0", 4),
+        ("  8: 68 7 1 0\t9\r", 5),
+        (
+            "  8:         68          7          1          0     None",
+            4,
+        ),
+    ] {
+        let e = err_both(format!("{h}  1:  1 2 3  IO-APIC 1-edge  i8042\n{extra}\n").as_bytes());
+        assert_eq!(
+            (e.line, e.kind.clone()),
+            (3, ErrorKind::CountMismatch { expected: 3, found }),
+            "{extra:?}"
+        );
+        assert!(
+            e.to_string().starts_with(&format!(
+                "/proc/interrupts:3: expected 3 per-CPU counts (one per header CPU), found {found}"
+            )),
+            "{e}"
+        );
+    }
+    // what follows the counts is not a bare number: the description, as
+    // before (a glued chip of 6.13-rc1, a number glued to text, the hwirq
+    // after the chip); rows without a number keep any count of numbers
+    for (ok, desc) in [
+        (
+            " 27:       1966       1900GIC-0  27 Level     arch_timer",
+            "GIC-0  27 Level     arch_timer",
+        ),
+        (
+            " 27:       1966       1900 7GIC  27 Level",
+            "7GIC  27 Level",
+        ),
+        (" 27:       1966       1900 7-edge  x", "7-edge  x"),
+        (
+            " 11:      12345       6789    GICv3  30 Level     arch_timer",
+            "GICv3  30 Level     arch_timer",
+        ),
+        (
+            "IPI0:          5         12 LoongArch  1  Rescheduling",
+            "LoongArch  1  Rescheduling",
+        ),
+        (
+            "LOC:          5         12          7   Local timer interrupts",
+            "Local timer interrupts",
+        ),
+    ] {
+        let row = one(ok);
+        assert_eq!(row.description, desc, "{ok:?}");
+    }
+    let row = one("IPI0:          5         12 7  Rescheduling");
+    assert_eq!(
+        (row.shape, row.description.as_str()),
+        (Shape::Irregular, "Rescheduling")
+    );
+}
+
+#[test]
 fn very_long_lines() {
     let n = 1200;
     let mut s = String::from("   ");
@@ -534,6 +604,8 @@ mod whole_text_is_line_by_line {
         let desc = prop_oneof![
             Just("  IR-PCI-MSI 327680-edge      eth0".to_string()),
             Just("   Non-maskable interrupts".to_string()),
+            Just("   7  IO-APIC   7-edge  x".to_string()),
+            Just(" 7".to_string()),
             Just("".to_string()),
         ];
         (label, prop::collection::vec(field(), 0..12), desc)

@@ -31,6 +31,15 @@ times on each and compare the runs, not the reads of one run.";
 
 /// Flags of `irqlab probe`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab probe                                   # 1000 reads per target x method x buffer\n  \
+    irqlab probe --reads 100 --buffer 128,4k,1M    # fewer reads, three buffer sizes\n  \
+    irqlab probe --cpu 0 --format csv              # the measuring thread on CPU 0\n  \
+    irqlab probe --format json --out k1-a.json     # one trial for `irqlab compare`\n  \
+    irqlab probe --format json --out k1-b.json     # a second trial on the same kernel\n  \
+    irqlab compare k1=k1-a.json k1=k1-b.json k2=k2-a.json k2=k2-b.json  # k2-*: another kernel's\n  \
+    irqlab synth --ncpus 4 --irqs 40 --out t && irqlab probe --root t --reads 50  # a fake tree\n  \
+    sudo irqlab probe --kernel --reads 100         # plus time in the kernel (feature trace)")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
@@ -181,5 +190,42 @@ fn write(rep: &ProbeReport, format: ProbeFormat, out: &mut dyn Write) -> Result<
         ProbeFormat::Table => output::write_table(rep, &mut out),
         ProbeFormat::Json => output::write_json(rep, &mut out),
         ProbeFormat::Csv => output::write_csv(rep, &mut out),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    /// `probe --help` ends with examples (the man page's EXAMPLES
+    /// section), and every `irqlab` command line in them parses.
+    #[test]
+    fn help_has_examples_that_parse() {
+        let mut cli = crate::cli::Cli::command();
+        let help = cli
+            .find_subcommand_mut("probe")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let (_, examples) = help
+            .split_once("Examples:")
+            .unwrap_or_else(|| panic!("{help}"));
+        let mut parsed = 0;
+        for line in examples.lines() {
+            let command = line.split('#').next().unwrap_or_default();
+            for part in command.split("&&") {
+                let words: Vec<&str> = part
+                    .split_whitespace()
+                    .skip_while(|w| *w == "sudo")
+                    .collect();
+                if words.first() != Some(&"irqlab") {
+                    continue;
+                }
+                crate::cli::Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{line}: {e}"));
+                parsed += 1;
+            }
+        }
+        assert_eq!(parsed, 9, "{examples}");
     }
 }
