@@ -552,16 +552,9 @@ pub(crate) fn parse_cpu_header(line: &[u8], cpus: &mut Vec<u32>) -> Result<(), E
 }
 
 /// The error of the first id in `ids` that an earlier one repeats, if
-/// any: each id's occurrences in order after one sort, not a search of
-/// the ids before every one.
+/// any ([`crate::scan::first_repeat_at`]).
 fn first_repeat(ids: &[u32]) -> Option<ErrorKind> {
-    let mut at: Vec<(u32, usize)> = ids.iter().copied().zip(0..).collect();
-    at.sort_unstable();
-    let second = at
-        .windows(2)
-        .filter(|w| w[0].0 == w[1].0)
-        .map(|w| w[1].1)
-        .min()?;
+    let second = crate::scan::first_repeat_at(ids.iter())?;
     ids.get(second).map(|&cpu| ErrorKind::DuplicateCpu {
         cpu,
         in_header: true,

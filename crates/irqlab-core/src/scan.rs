@@ -5,6 +5,19 @@
 
 pub(crate) mod counts;
 
+/// The index of the first id in `ids` that an earlier one repeats, if
+/// any: each id's occurrences in order after one sort, not a search of
+/// the ids before every one (a hostile file of many falling ids stays
+/// O(n log n)).
+pub(crate) fn first_repeat_at<T: Ord>(ids: impl Iterator<Item = T>) -> Option<usize> {
+    let mut at: Vec<(T, usize)> = ids.zip(0..).collect();
+    at.sort_unstable();
+    at.windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| w[1].1)
+        .min()
+}
+
 /// Iterate over `(line_number, line_bytes)` (1-based, without `\n`; a
 /// trailing `\r` is kept and treated as whitespace by callers).
 pub fn lines(bytes: &[u8]) -> Lines<'_> {

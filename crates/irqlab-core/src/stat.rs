@@ -249,13 +249,7 @@ impl Stat {
     #[inline(never)]
     fn first_repeat(&self, bytes: &[u8], ncpus: usize) -> Option<ParseError> {
         let seen = self.cpus.get(..ncpus).unwrap_or_default();
-        let mut at: Vec<(Option<u32>, usize)> = seen.iter().map(|c| c.cpu).zip(0..).collect();
-        at.sort_unstable();
-        let second = at
-            .windows(2)
-            .filter(|w| w[0].0 == w[1].0)
-            .map(|w| w[1].1)
-            .min()?;
+        let second = crate::scan::first_repeat_at(seen.iter().map(|c| c.cpu))?;
         let cpu = seen.get(second)?.cpu?;
         let line = lines(bytes)
             .filter(|(_, l)| {

@@ -226,8 +226,11 @@ mod tests {
         loc_frames(steps).into_iter().map(|(r, _)| r).collect()
     }
 
-    /// LOC per second (CPU 0) and its gap of each frame of `steps`.
-    fn loc_frames(steps: Vec<RecordedSample>) -> Vec<(Option<f64>, Option<Gap>)> {
+    /// `each` of the rates report of every frame `steps` replay to.
+    fn each_report<T>(
+        steps: Vec<RecordedSample>,
+        mut each: impl FnMut(&crate::report::Report) -> T,
+    ) -> Vec<T> {
         let rec = Recording {
             dir: "rec".into(),
             steps,
@@ -238,18 +241,20 @@ mod tests {
             LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
         let mut out = Vec::new();
         while let Ok(f) = live.next_frame() {
-            let r = crate::report::rates(
-                f.prev,
-                f.cur,
-                f.filter(),
-                crate::report::RateOpts::default(),
-            );
+            let opts = crate::report::RateOpts::default();
+            out.push(each(&crate::report::rates(f.prev, f.cur, f.filter(), opts)));
+        }
+        out
+    }
+
+    /// LOC per second (CPU 0) and its gap of each frame of `steps`.
+    fn loc_frames(steps: Vec<RecordedSample>) -> Vec<(Option<f64>, Option<Gap>)> {
+        each_report(steps, |r| {
             let rows = &r.interrupts.as_ref().unwrap().rows;
             let loc = rows.iter().find(|l| l.label == "LOC").unwrap();
             let gap = loc.gaps.as_ref().and_then(|g| g[0]);
-            out.push((loc.rates.as_ref().unwrap()[0], gap));
-        }
-        out
+            (loc.rates.as_ref().unwrap()[0], gap)
+        })
     }
 
     /// A step of LOC (CPU 0) not listed: unchanged since the step before.
@@ -355,30 +360,14 @@ mod tests {
 
     /// CPU 0's, CPU 1's and the all-CPU user share of each frame.
     fn user_shares(steps: Vec<RecordedSample>) -> Vec<[Option<f64>; 3]> {
-        let rec = Recording {
-            dir: "rec".into(),
-            steps,
-            warnings: Vec::new(),
-            ..Recording::default()
-        };
-        let mut live =
-            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
-        let mut out = Vec::new();
-        while let Ok(f) = live.next_frame() {
-            let r = crate::report::rates(
-                f.prev,
-                f.cur,
-                f.filter(),
-                crate::report::RateOpts::default(),
-            );
+        each_report(steps, |r| {
             let lines = &r.stat.as_ref().unwrap().cpu_pct;
             let user = |cpu| {
                 let l = lines.iter().find(|l| l.cpu == cpu).unwrap();
                 l.pct.map(|p| p.user_pct)
             };
-            out.push([user(Some(0)), user(Some(1)), user(None)]);
-        }
-        out
+            [user(Some(0)), user(Some(1)), user(None)]
+        })
     }
 
     /// A CPU-time line has no share (nor has the all-CPU line) over the
