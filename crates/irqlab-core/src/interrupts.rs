@@ -23,6 +23,10 @@ pub const FILE: &str = crate::paths::shown::PROC_INTERRUPTS;
 /// Longest line accepted (1 MiB ≈ 95 000 CPUs); longer lines are an error.
 pub const MAX_LINE: usize = 1 << 20;
 
+/// Longest line whose text a refill keeps to recognise it unchanged at the
+/// next refill (a row of ~370 CPUs); longer lines are parsed every time.
+pub const KEEP_LINE_MAX: usize = 4096;
+
 /// Counts a row holds without a heap block of its own (a host of up to
 /// this many CPUs: the row's counts are in its own cache lines).
 pub const INLINE_COUNTS: usize = 4;
@@ -124,6 +128,118 @@ pub struct Interrupts {
     len: usize,
     /// The first per-CPU count out of the kernel's range, if any.
     note: Option<ParseError>,
+    /// The lines the valid rows were refilled from ([`Seen`]).
+    seen: Seen,
+}
+
+/// The text of the last refill: its header line and each row's line, so
+/// that the next refill takes a row whose line is byte for byte the same
+/// under the same header as it stands instead of parsing it again (on an
+/// idle host most rows do not change between samples). Valid only for
+/// the rows of a refill that finished, until the rows are changed any
+/// other way. The lines sit back to back in one buffer, each in a slot
+/// that a changed line of the same length (the kernel pads its counts to
+/// a fixed width) overwrites in place.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    /// Rows `0..valid` were parsed from their slots' lines under `header`.
+    valid: usize,
+    header: Vec<u8>,
+    text: Vec<u8>,
+    /// Per row slot: where its line is in `text`.
+    slots: Vec<Slot>,
+    /// Bytes of `text` in use by the slots (the rest are holes).
+    used: usize,
+}
+
+/// Where a row's kept line is: `len == 0`, none is kept (a line over
+/// [`KEEP_LINE_MAX`]; a row's line is never empty).
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    start: usize,
+    len: u32,
+    cap: u32,
+}
+
+impl Slot {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start..self.start + self.len as usize
+    }
+}
+
+impl Seen {
+    /// Row slot `i`'s kept line is `line` (whether that row is valid is
+    /// the caller's to know).
+    #[inline]
+    fn same(&self, i: usize, line: &[u8]) -> bool {
+        match self.slots.get(i) {
+            Some(&s) if s.len != 0 && s.len as usize == line.len() => {
+                self.text.get(s.range()) == Some(line)
+            }
+            _ => false,
+        }
+    }
+
+    /// Keep `line` as row `i`'s line (none when it is too long to keep).
+    #[inline]
+    fn keep(&mut self, i: usize, line: &[u8]) {
+        if i == self.slots.len() {
+            self.slots.push(Slot::default());
+        }
+        let Some(slot) = self.slots.get_mut(i) else {
+            return;
+        };
+        let len = if line.len() <= KEEP_LINE_MAX {
+            line.len()
+        } else {
+            0
+        };
+        self.used -= slot.len as usize;
+        if len > slot.cap as usize {
+            // a new slot at the end: the old one becomes a hole
+            *slot = Slot {
+                start: self.text.len(),
+                len: 0,
+                cap: len as u32,
+            };
+            self.text.resize(self.text.len() + len, 0);
+        }
+        slot.len = len as u32;
+        self.used += len;
+        let range = slot.range();
+        if let Some(kept) = self.text.get_mut(range) {
+            kept.copy_from_slice(&line[..len]);
+        }
+        if self.text.len() > 2 * self.used + 4096 {
+            self.compact();
+        }
+    }
+
+    /// Close the holes: every kept line moved to the front, in row order.
+    #[cold]
+    fn compact(&mut self) {
+        let mut text = Vec::with_capacity(self.used);
+        for slot in &mut self.slots {
+            let line = self.text.get(slot.range()).unwrap_or_default();
+            *slot = Slot {
+                start: text.len(),
+                len: line.len() as u32,
+                cap: line.len() as u32,
+            };
+            text.extend_from_slice(line);
+        }
+        self.text = text;
+    }
+
+    /// Whether `line` is the kept header (then kept as the header).
+    fn header_is(&mut self, line: &[u8]) -> bool {
+        let same = self.header == line;
+        if !same {
+            self.header.clear();
+            self.header.extend_from_slice(line);
+        }
+        same
+    }
 }
 
 impl PartialEq for Interrupts {
@@ -165,6 +281,7 @@ impl Interrupts {
 
     /// The valid rows of the last parse, mutably (e.g. to move counts out).
     pub fn rows_mut(&mut self) -> &mut [IrqRow] {
+        self.seen.valid = 0;
         let len = self.len.min(self.rows.len());
         &mut self.rows[..len]
     }
@@ -172,6 +289,7 @@ impl Interrupts {
     /// Append a valid row (after the current valid rows; spare rows beyond
     /// them are dropped first).
     pub fn push_row(&mut self, row: IrqRow) {
+        self.seen.valid = 0;
         self.rows.truncate(self.len);
         self.rows.push(row);
         self.len = self.rows.len();
@@ -179,11 +297,13 @@ impl Interrupts {
 
     /// Keep only the first `n` valid rows (the rest become spare rows).
     pub fn truncate_rows(&mut self, n: usize) {
+        self.seen.valid = 0;
         self.len = self.len.min(n);
     }
 
     /// Keep only the valid rows for which `keep` is true, in order.
     pub fn retain_rows(&mut self, mut keep: impl FnMut(&IrqRow) -> bool) {
+        self.seen.valid = 0;
         self.rows.truncate(self.len);
         self.rows.retain(|r| keep(r));
         self.len = self.rows.len();
@@ -193,6 +313,7 @@ impl Interrupts {
     /// leaving the model without rows: for a caller that refills the rows in
     /// place and hands them back with [`Interrupts::from_parts`].
     pub fn take_rows(&mut self) -> Vec<IrqRow> {
+        self.seen.valid = 0;
         self.len = 0;
         std::mem::take(&mut self.rows)
     }
@@ -205,6 +326,7 @@ impl Interrupts {
             rows,
             len,
             note: None,
+            seen: Seen::default(),
         }
     }
 
@@ -224,6 +346,8 @@ impl Interrupts {
 
     fn parse_inner(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
         let mut refill = self.refill();
+        // the whole-text parse keeps no lines
+        refill.keep = false;
         let mut pos = 0;
         while let Some(text) = bytes.get(pos..).filter(|t| !t.is_empty()) {
             pos += refill.line_from(text)? + 1;
@@ -236,16 +360,22 @@ impl Interrupts {
     /// call [`Refill::finish`]. The same parse as [`Interrupts::parse_into`]
     /// (which is this over the whole text), reusing every buffer; until
     /// `finish` succeeds, and after any error or an abandoned refill, the
-    /// model has no rows.
+    /// model has no rows. A line that is byte for byte the line its row
+    /// was refilled from last time, under the same header, is not parsed
+    /// again: the row already holds what parsing it gives.
     pub fn refill(&mut self) -> Refill<'_> {
         self.len = 0;
         self.note = None;
+        let was_valid = std::mem::take(&mut self.seen.valid);
         let lp = LineParser::with_cpus(std::mem::take(&mut self.cpus));
         Refill {
             m: self,
             lp,
             rows: 0,
             done: false,
+            keep: true,
+            was_valid,
+            same_header: false,
         }
     }
 }
@@ -258,20 +388,51 @@ pub struct Refill<'a> {
     /// Rows parsed so far (valid once finished).
     rows: usize,
     done: bool,
+    /// Whether the lines are kept for the next refill ([`Seen`]).
+    keep: bool,
+    /// Rows of the last refill whose kept lines may be compared.
+    was_valid: usize,
+    /// This refill's header is the kept one (and `was_valid` rows were
+    /// parsed under it).
+    same_header: bool,
 }
 
 impl Refill<'_> {
     /// Feed the next line (without its `\n`).
     #[inline]
     pub fn line(&mut self, line: &[u8]) -> Result<(), ParseError> {
-        let row = slot(self.m, self.rows);
+        let i = self.rows;
+        if self.same_header && i < self.was_valid && self.m.seen.same(i, line) {
+            self.unchanged(i);
+            return Ok(());
+        }
+        let had_header = self.lp.header;
+        let row = slot(self.m, i);
         match self.lp.line_boxed(line, row) {
-            Ok(data) => {
-                self.rows += usize::from(data);
+            Ok(true) => {
+                self.rows += 1;
+                self.m.seen.keep(i, line);
+                Ok(())
+            }
+            Ok(false) => {
+                if !had_header && self.lp.header {
+                    self.same_header = self.m.seen.header_is(line);
+                }
                 Ok(())
             }
             Err(e) => Err(*e),
         }
+    }
+
+    /// Row `i`'s line is the one it was refilled from, under the same
+    /// header: the row stands; counted and noted as a parsed row is.
+    #[inline]
+    fn unchanged(&mut self, i: usize) {
+        self.lp.n += 1;
+        if let Some(row) = self.m.rows.get(i) {
+            self.lp.note_range(self.lp.n, row.shape, &row.counts);
+        }
+        self.rows += 1;
     }
 
     /// Feed the line at the start of `text` (which runs on to the end of
@@ -307,6 +468,7 @@ impl Drop for Refill<'_> {
         self.m.cpus = std::mem::take(&mut self.lp.cpus);
         self.m.note = self.lp.note.take();
         self.m.len = if self.done { self.rows } else { 0 };
+        self.m.seen.valid = if self.done && self.keep { self.rows } else { 0 };
     }
 }
 

@@ -1,6 +1,7 @@
-//! `parse_into` allocates nothing in the steady state: a counting global
-//! allocator (test-only; the library itself forbids unsafe code) observes
-//! the second and later re-parses of the same-shaped input.
+//! `parse_into` and the line-by-line refill allocate nothing in the steady
+//! state: a counting global allocator (test-only; the library itself
+//! forbids unsafe code) observes the second and later re-parses of the
+//! same-shaped input.
 
 #![allow(clippy::unwrap_used)]
 
@@ -87,6 +88,23 @@ fn reparse_allocates_nothing() {
         0,
         "interrupts (vm)"
     );
+
+    // the live sampler's line-by-line refill, which keeps each line
+    let refill = |m: &mut Interrupts, text: &[u8]| {
+        let mut r = m.refill();
+        for (_, l) in irqlab_core::scan::lines(text) {
+            r.line(l).unwrap();
+        }
+        r.finish().unwrap();
+    };
+    let mut m = Interrupts::default();
+    refill(&mut m, &a);
+    assert_eq!(allocs_during(|| refill(&mut m, &b)), 0, "refill (wide)");
+    assert_eq!(allocs_during(|| refill(&mut m, &b)), 0, "refill (same)");
+    assert_eq!(m.rows().len(), 302);
+    let mut m = Interrupts::default();
+    refill(&mut m, &live);
+    assert_eq!(allocs_during(|| refill(&mut m, &live)), 0, "refill (vm)");
 
     let soft = fixture("softirqs");
     let mut s = Softirqs::default();

@@ -570,6 +570,96 @@ fn refill_is_parse_into_and_an_abandoned_one_leaves_no_rows() {
     assert!(m.refill().finish().is_err());
 }
 
+fn refill_lines(m: &mut Interrupts, text: &str) -> Result<(), ParseError> {
+    let mut r = m.refill();
+    for (_, l) in crate::scan::lines(text.as_bytes()) {
+        r.line(l)?;
+    }
+    r.finish()
+}
+
+const TWO: &str =
+    "   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\nLOC:  1  2  Local timer interrupts\n";
+
+#[test]
+fn a_refill_takes_an_unchanged_line_as_its_row_stands() {
+    let mut m = Interrupts::default();
+    refill_lines(&mut m, TWO).unwrap();
+    // marked behind the accessors' back: only a row taken as it stands
+    // keeps the mark
+    m.rows[0].description = "kept".into();
+    m.rows[1].description = "kept".into();
+    let next = TWO.replace("LOC:  1  2", "LOC:  3  4");
+    refill_lines(&mut m, &next).unwrap();
+    assert_eq!(m.rows()[0].description, "kept");
+    assert_eq!(m.rows()[1].description, "Local timer interrupts");
+    assert_eq!(m.rows()[1].counts[..], [3, 4]);
+}
+
+#[test]
+fn a_new_header_or_rows_changed_otherwise_are_parsed_again() {
+    let three = "  7:  1  2  3  IO-APIC 7-edge  x\n";
+    let mut m = Interrupts::default();
+    refill_lines(&mut m, &format!("   CPU0  CPU1\n{three}")).unwrap_err();
+    refill_lines(&mut m, &format!("   CPU0  CPU1  CPU2\n{three}")).unwrap();
+    assert_eq!(m.rows()[0].counts[..], [1, 2, 3]);
+    // the same line under a header of two CPUs is an error again
+    let e = refill_lines(&mut m, &format!("   CPU0  CPU1\n{three}")).unwrap_err();
+    assert_eq!(e.line, 2);
+    refill_lines(&mut m, &format!("   CPU0  CPU1  CPU2\n{three}")).unwrap();
+    m.rows_mut()[0].counts[0] = 99;
+    refill_lines(&mut m, &format!("   CPU0  CPU1  CPU2\n{three}")).unwrap();
+    assert_eq!(m.rows()[0].counts[..], [1, 2, 3]);
+    m.parse_into(TWO.as_bytes()).unwrap();
+    m.rows[0].description = "stale".into();
+    refill_lines(&mut m, TWO).unwrap();
+    assert_eq!(m, Interrupts::parse(TWO.as_bytes()).unwrap());
+}
+
+#[test]
+fn kept_lines_that_grow_and_shrink_move_and_are_compacted() {
+    let mut rng = crate::rng::Rng::new(22);
+    let mut m = Interrupts::default();
+    let mut rows = [(0u64, 2u64); 40];
+    let mut compacted = false;
+    for round in 0..200 {
+        let mut text = String::from("   CPU0  CPU1\n");
+        for (irq, (count, width)) in rows.iter_mut().enumerate() {
+            // most rows as they were; some count on, some change width
+            if rng.chance(30) {
+                *count += 1;
+            }
+            if rng.chance(20) {
+                *width = rng.below(40);
+            }
+            let pad = " ".repeat(*width as usize);
+            text.push_str(&format!(
+                "{irq:>4}:{pad}{count}  7  IO-APIC  {irq}-edge  dev{irq}\n"
+            ));
+        }
+        let before = m.seen.text.len();
+        refill_lines(&mut m, &text).unwrap();
+        assert_eq!(
+            m,
+            Interrupts::parse(text.as_bytes()).unwrap(),
+            "round {round}"
+        );
+        assert!(m.seen.text.len() <= 2 * m.seen.used + 4096);
+        compacted |= m.seen.text.len() < before;
+    }
+    assert!(compacted, "never compacted");
+}
+
+#[test]
+fn an_unchanged_row_out_of_range_is_noted_again() {
+    let text = "   CPU0  CPU1\n  1:  4294967296  20  IO-APIC 1-edge  i8042\n";
+    let mut m = Interrupts::default();
+    refill_lines(&mut m, text).unwrap();
+    refill_lines(&mut m, &format!("\n{text}")).unwrap();
+    let note = m.note().expect("a note");
+    assert_eq!(note.line, 3);
+}
+
 /// The whole-text parse (which scans a row once, without looking for its
 /// end first) and the line-by-line parse (`Refill`, `LineParser`) are two
 /// paths through the same row parser: on wide rows with every count
@@ -634,8 +724,61 @@ mod whole_text_is_line_by_line {
         Ok(m)
     }
 
+    /// A file, and the next one: some of its lines (the header too)
+    /// replaced by another file's lines at the same place.
+    fn then() -> impl Strategy<Value = (String, String)> {
+        let pick = prop::collection::vec(any::<bool>(), 0..10);
+        (text(), text(), pick).prop_map(|(a, c, pick)| {
+            let other: Vec<&str> = c.split('\n').collect();
+            let b: Vec<&str> = a
+                .split('\n')
+                .enumerate()
+                .map(|(i, l)| match (pick.get(i), other.get(i)) {
+                    (Some(true), Some(o)) => *o,
+                    _ => l,
+                })
+                .collect();
+            let b = b.join("\n");
+            (a, b)
+        })
+    }
+
+    fn refilled(m: &mut Interrupts, text: &[u8]) -> Result<(), ParseError> {
+        let mut r = m.refill();
+        for (_, l) in crate::scan::lines(text) {
+            r.line(l)?;
+        }
+        r.finish()
+    }
+
+    /// `m` refilled from `text` holds what a fresh parse of it gives.
+    fn holds_parse_of(m: &mut Interrupts, text: &str) -> Result<(), TestCaseError> {
+        let got = refilled(m, text.as_bytes());
+        match (Interrupts::parse(text.as_bytes()), got) {
+            (Ok(want), Ok(())) => {
+                prop_assert_eq!(&want.cpus, &m.cpus);
+                prop_assert_eq!(want.rows(), m.rows());
+                prop_assert_eq!(want.note(), m.note());
+            }
+            (want, got) => prop_assert_eq!(want.err(), got.err()),
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
+        /// A refill takes the rows whose lines did not change as they
+        /// stand: after any earlier file (parsed or failed) it still gives
+        /// what a fresh parse gives, and so does going back.
+        #[test]
+        fn a_refill_after_another_file_is_a_fresh_parse((a, b) in then()) {
+            let mut m = Interrupts::default();
+            holds_parse_of(&mut m, &a)?;
+            holds_parse_of(&mut m, &b)?;
+            holds_parse_of(&mut m, &b)?;
+            holds_parse_of(&mut m, &a)?;
+        }
+
         #[test]
         fn agree(t in text()) {
             let whole = Interrupts::parse(t.as_bytes());
