@@ -54,6 +54,22 @@ pub enum Gap {
     MissingSamples,
 }
 
+impl Gap {
+    /// Every gap, in the enum's order (a test holds it to the enum's
+    /// variants, so that a list made from it names a new one too).
+    pub const ALL: [Gap; 9] = [
+        Gap::CpuOnline,
+        Gap::CpuOffline,
+        Gap::NewRow,
+        Gap::IdentityChanged,
+        Gap::Reset,
+        Gap::ShapeChanged,
+        Gap::OutOfRange,
+        Gap::ImpossibleRate,
+        Gap::MissingSamples,
+    ];
+}
+
 /// One cell of a delta: a count difference or an explicit gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -94,7 +94,7 @@ fn run() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_closed(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            to_stderr(format_args!("irqlab: error: {err:#}\n"));
+            to_stderr(format_args!("{}", cmd::error_text(&err)));
             ExitCode::from(cmd::EXIT_FAILURE)
         }
     }

@@ -219,3 +219,73 @@ fn cpu_that_is_not_online_is_a_clear_usage_error() {
     let v = json_of(&root, &["--cpu", &ok]);
     assert_eq!(v["env"]["pinned_cpu"], allowed[0], "{v}");
 }
+
+/// The inotify events (`IN_OPEN`, `IN_ACCESS`: a read that returned
+/// bytes, `IN_CLOSE_NOWRITE`) on the tree's `proc/interrupts` during one
+/// `probe --reads 1 --buffer <buffers>`, in order.
+fn interrupts_events(root: &str, buffers: &str) -> Vec<u32> {
+    use nix::libc;
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let path = std::ffi::CString::new(format!("{root}/proc/interrupts")).unwrap();
+    // SAFETY: inotify_init1 takes flags only; the descriptor it returns is
+    // owned by the File made from it
+    #[allow(unsafe_code)]
+    let mut fd = unsafe {
+        let fd = libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK);
+        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+        std::fs::File::from_raw_fd(fd)
+    };
+    let mask = libc::IN_OPEN | libc::IN_ACCESS | libc::IN_CLOSE_NOWRITE;
+    // SAFETY: a live descriptor and a NUL-terminated path
+    #[allow(unsafe_code)]
+    let wd = unsafe {
+        use std::os::fd::AsRawFd;
+        libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask)
+    };
+    assert!(wd >= 0, "{}", std::io::Error::last_os_error());
+    irqlab()
+        .args(["probe", "--root", root, "--reads", "1", "--buffer", buffers])
+        .assert()
+        .success();
+    let mut events = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = fd.read(&mut buf) {
+        // struct inotify_event: wd, mask, cookie, len (u32 each), name[len]
+        let mut at = 0;
+        while at + 16 <= n {
+            let word = |k: usize| u32::from_ne_bytes(buf[at + k..at + k + 4].try_into().unwrap());
+            events.push(word(4) & mask);
+            at += 16 + word(12) as usize;
+        }
+    }
+    events
+}
+
+/// Before its measured reads, probe reads `/proc/interrupts` once (the
+/// CPU count of the environment): the discovery before it only opens the
+/// file (is it there, a regular file). The start-up's opens are what is
+/// left of a run once the measured reads of one buffer size are taken
+/// away (each `--buffer` adds the same ones).
+#[test]
+fn proc_interrupts_is_read_once_before_the_measured_reads() {
+    use nix::libc::{IN_ACCESS, IN_CLOSE_NOWRITE, IN_OPEN};
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let one = interrupts_events(&root, "4k");
+    let two = interrupts_events(&root, "4k,64k");
+    let opens = |e: &[u32]| e.iter().filter(|&&m| m == IN_OPEN).count();
+    let start = (2 * opens(&one)).checked_sub(opens(&two));
+    assert_eq!(start, Some(2), "one buffer {one:x?}, two {two:x?}");
+    assert_eq!(
+        one[..5],
+        [
+            IN_OPEN,
+            IN_CLOSE_NOWRITE,
+            IN_OPEN,
+            IN_ACCESS,
+            IN_CLOSE_NOWRITE
+        ],
+        "found (no read), then read once: {one:x?}"
+    );
+}

@@ -1912,14 +1912,26 @@ fn a_journal_without_its_layout_is_left_as_it_is() {
     assert!(err.contains("journal.jsonl:1: "), "{err}");
     assert!(err.contains("have no layout"), "{err}");
     assert!(err.contains("left the journal as it is"), "{err}");
+    assert_every_line_prefixed(&err);
     let dir = boot_dir(&out);
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
     assert!(named(&dir, "part-").is_empty(), "no segment written");
     let o = record(&tree, &out, &["-i", "50ms", "--duration", "100ms"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("have no layout"), "{err}");
+    assert!(err.lines().count() >= 2, "the skipped line and why: {err}");
+    assert!(err.starts_with("irqlab: error: "), "{err}");
+    assert_every_line_prefixed(&err);
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), bytes);
+}
+
+/// Every line of `stderr` carries irqlab's `irqlab: ` prefix (a message
+/// of several lines too).
+fn assert_every_line_prefixed(stderr: &str) {
+    for l in stderr.lines() {
+        assert!(l.starts_with("irqlab: "), "line {l:?} of:\n{stderr}");
+    }
 }
 
 /// A journal whose samples a segment already holds (put back after

@@ -260,3 +260,24 @@ fn bounds_decided_once_per_delta_are_bound_rates_rule() {
         }
     }
 }
+
+/// `Gap::ALL` is every variant of `Gap`, in its order: the variants as
+/// the enum's source declares them (a variant added there and not to the
+/// list fails here).
+#[test]
+fn gap_all_is_every_variant_in_order() {
+    let src = include_str!("../delta.rs");
+    let (_, body) = src.split_once("pub enum Gap {").unwrap();
+    let (body, _) = body.split_once("\n}").unwrap();
+    let declared: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//") && !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.trim_end_matches(','))
+        .collect();
+    let listed: Vec<String> = Gap::ALL.iter().map(|g| format!("{g:?}")).collect();
+    assert_eq!(listed, declared);
+    for (i, g) in Gap::ALL.iter().enumerate() {
+        assert_eq!(*g as usize, i, "{g:?}");
+    }
+}

@@ -744,7 +744,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     match run_checked(args) {
         Err(e) if e.downcast_ref::<Invalid>().is_some() => {
-            eprintln!("irqlab: error: {e:#}");
+            eprint!("{}", super::error_text(&e));
             Ok(ExitCode::from(EXIT_USAGE))
         }
         other => other,

@@ -192,7 +192,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match config(args).and_then(|c| crate::compare::run(&c)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.downcast_ref::<crate::compare::Usage>().is_some() => {
-            eprintln!("irqlab: error: {e:#}");
+            eprint!("{}", super::error_text(&e));
             Ok(ExitCode::from(2))
         }
         Err(e) => Err(e),

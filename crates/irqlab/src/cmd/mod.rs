@@ -35,6 +35,27 @@ pub enum Format {
     Csv,
 }
 
+/// An error as irqlab prints it on stderr: `{err:#}` with every line
+/// prefixed, the first `irqlab: error: `, the others `irqlab: ` (a
+/// message of several lines, such as a refused recovery's reasons, reads
+/// as irqlab's like any other); newline-ended.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let text = format!("{err:#}");
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.lines().enumerate() {
+        out.push_str(match i {
+            0 => "irqlab: error: ",
+            _ => "irqlab: ",
+        });
+        out.push_str(line);
+        out.push('\n');
+    }
+    if out.is_empty() {
+        out.push_str("irqlab: error\n");
+    }
+    out
+}
+
 /// Run the selected subcommand.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -53,5 +74,24 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Record(a) => record::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Recover(a) => recover::run(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each line of an error of several lines carries the prefix; a
+    /// context chain stays on its first line.
+    #[test]
+    fn every_line_of_an_error_carries_the_prefix() {
+        let e = anyhow::anyhow!("a: first\nsecond").context("while x");
+        assert_eq!(
+            error_text(&e),
+            "irqlab: error: while x: a: first\nirqlab: second\n"
+        );
+        let one = anyhow::anyhow!("one line");
+        assert_eq!(error_text(&one), "irqlab: error: one line\n");
+        assert_eq!(error_text(&anyhow::anyhow!("")), "irqlab: error\n");
     }
 }

@@ -38,12 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(None) => {}
             Err(e) => {
-                let text = format!("{e:#}");
-                let mut lines = text.lines();
-                eprintln!("irqlab: error: {}", lines.next().unwrap_or_default());
-                for l in lines {
-                    eprintln!("irqlab: {l}");
-                }
+                eprint!("{}", super::error_text(&e));
                 failed += 1;
             }
         }

@@ -63,7 +63,10 @@ pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
 }
 
 /// The one file `rel`, or the note that says why it is skipped, naming
-/// it as read (under `--root`).
+/// it as read (under `--root`). The file is opened, not read: whether it
+/// is there and a regular file (the gateway refuses others) is all a
+/// target needs; for `/proc/interrupts` the only read before the measured
+/// ones is [`environment`]'s.
 fn single(
     fs: &HostFs,
     name: &'static str,
@@ -162,7 +165,9 @@ pub fn interrupts(fs: &HostFs) -> Result<Interrupts, String> {
 }
 
 /// Collect what can be known about the machine under `fs`'s root; `note`
-/// gets the reason of a fact left unknown.
+/// gets the reason of a fact left unknown. Reads and parses
+/// `/proc/interrupts` once, for its CPU columns: its only read before the
+/// measured ones (crates/irqlab/tests/probe_cli.rs counts them).
 pub fn environment(fs: &HostFs, started_at: String, note: &mut impl FnMut(&str)) -> Env {
     let numbered = |dir: &str| {
         fs.list_dir(dir)

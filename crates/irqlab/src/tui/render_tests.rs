@@ -158,6 +158,51 @@ fn help_80x24() {
     insta::assert_snapshot!(text(&mut a, 80, 24));
 }
 
+/// The text inside the help box of a rendered screen, one space between
+/// words (a phrase wrapped across lines reads whole), and whether the
+/// box's bottom border is on the screen (nothing cut).
+fn help_box_text(out: &[String]) -> (String, bool) {
+    let top = out.iter().position(|l| l.contains("┌ help")).unwrap();
+    let x = out[top].chars().position(|c| c == '┌').unwrap();
+    let mut words = Vec::new();
+    for l in &out[top + 1..] {
+        let row: Vec<char> = l.chars().skip(x).collect();
+        if row.first() == Some(&'└') {
+            return (words.join(" "), true);
+        }
+        let end = row.iter().rposition(|&c| c == '│').unwrap_or(row.len());
+        let inside: String = row.get(1..end).unwrap_or_default().iter().collect();
+        words.extend(inside.split_whitespace().map(String::from));
+    }
+    (words.join(" "), false)
+}
+
+/// The help names every gap a `-` cell can stand for (`Gap::ALL`), whole
+/// inside its box at 80×24: live, and in replay (its position and keys
+/// are two more footer lines).
+#[test]
+fn help_names_every_gap_whole_at_80x24() {
+    use irqlab_core::delta::Gap;
+    for replay in [false, true] {
+        let mut a = medium();
+        if replay {
+            a.verbose = true;
+            a.update(Msg::Why("replay │ position\nreplay keys".into()));
+        }
+        press(&mut a, &[Key::Char('?')]);
+        let out = render(&mut a, 80, 24);
+        let (help, whole) = help_box_text(&out);
+        assert!(whole, "replay {replay}: the help is cut: {out:#?}");
+        for g in Gap::ALL {
+            let words = view::gap_words(g);
+            assert!(help.contains(words), "{g:?} ({words}) not in: {help}");
+        }
+    }
+    for l in view::help_lines() {
+        assert!(l.chars().count() <= 68, "wider than the box: {l:?}");
+    }
+}
+
 #[test]
 fn footer_shows_input_error_and_pause() {
     let mut a = medium();

@@ -5,6 +5,7 @@
 use super::app::{App, InputKind, Panel};
 use super::format::{self, bold, styled};
 use super::panels;
+use irqlab_core::delta::Gap;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -223,8 +224,11 @@ pub fn status_text(app: &App) -> String {
     )
 }
 
-/// Key help, one line each.
-pub const HELP: [&str; 14] = [
+/// Widest the help box is, its border included.
+const HELP_W: u16 = 70;
+
+/// Key help, one line each; [`help_lines`] adds the gaps.
+const KEYS: [&str; 13] = [
     "q, Ctrl-C     quit",
     "s             cycle sort: rate, total, irq, name",
     "r t i n       sort by rate / total / IRQ number / name",
@@ -238,19 +242,48 @@ pub const HELP: [&str; 14] = [
     "?, h          this help (any key closes)",
     "",
     "RATE/s over the interval, TOTAL since boot (all CPUs);",
-    "'-' marks a gap (CPU hotplug, new or reused IRQ, reset).",
 ];
 
+/// What the help calls a gap (`delta::Gap`), the reason a cell shows
+/// `-`: every variant named, so a new one cannot be left out.
+pub fn gap_words(g: Gap) -> &'static str {
+    match g {
+        Gap::CpuOnline => "CPU came online",
+        Gap::CpuOffline => "CPU went offline",
+        Gap::NewRow => "new row",
+        Gap::IdentityChanged => "IRQ number reused",
+        Gap::Reset => "counter reset",
+        Gap::ShapeChanged => "row layout changed",
+        Gap::OutOfRange => "count out of 32-bit range",
+        Gap::ImpossibleRate => "impossible rate",
+        Gap::MissingSamples => "samples missing (replay)",
+    }
+}
+
+/// The help's lines: the keys, then every gap a cell can show
+/// (`Gap::ALL`) wrapped to the box's inside.
+pub fn help_lines() -> Vec<String> {
+    let gaps: Vec<&str> = Gap::ALL.iter().map(|&g| gap_words(g)).collect();
+    let text = format!("'-' marks a gap: {}.", gaps.join(", "));
+    KEYS.iter()
+        .map(|k| k.to_string())
+        .chain(wrap(&text, usize::from(HELP_W - 2)))
+        .collect()
+}
+
 fn help(f: &mut Frame, body: Rect) {
-    let w = body.width.min(70);
-    let h = body.height.min(HELP.len() as u16 + 2);
+    let text = help_lines();
+    let w = body.width.min(HELP_W);
+    let h = body
+        .height
+        .min(u16::try_from(text.len() + 2).unwrap_or(u16::MAX));
     let area = Rect {
         x: body.x + (body.width - w) / 2,
         y: body.y + (body.height - h) / 2,
         width: w,
         height: h,
     };
-    let lines: Vec<Line> = HELP.iter().map(|l| Line::from(*l)).collect();
+    let lines: Vec<Line> = text.into_iter().map(Line::from).collect();
     f.render_widget(Clear, area);
     f.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" help ")),
