@@ -1,8 +1,9 @@
 //! The command layer sits on top: no file of `crates/irqlab/src` outside
 //! `cmd/`, `cli.rs` and `main.rs` imports `crate::cmd` or `crate::cli`, or
 //! uses clap (flags are parsed in `cmd/` and handed down as plain values).
-//! Test code is exempt: `#[cfg(test)]` modules, inline or in files of
-//! their own. Comments are not code. Each offence is named file:line.
+//! Test code (`#[cfg(test)]` modules, inline or in files of their own)
+//! may use clap, but imports the command layer only where [`TEST_IMPORTS`]
+//! says why. Comments are not code. Each offence is named file:line.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,6 +24,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The test code below `cmd/` that imports the command layer, as
+/// (file under `src/`, the line): `ReusedRates`' tests check its text
+/// through top's text writer against the rates report's.
+const TEST_IMPORTS: &[(&str, &str)] = &[(
+    "report/rates/text.rs",
+    "use crate::cmd::top::text::{write_block, Block, TextOpts};",
+)];
 
 /// May this file (relative to `src/`) use the command layer and clap?
 fn is_command_layer(rel: &str) -> bool {
@@ -109,16 +118,40 @@ fn offences(rel: &str, text: &str) -> Vec<String> {
             continue;
         }
         let code = t.split(" //").next().unwrap_or(t);
-        let bad = ["crate::cmd", "crate::cli"].iter().any(|p| {
-            code.match_indices(p).any(|(at, _)| {
-                !code[at + p.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-            })
-        }) || code.contains("clap::")
+        let bad = names_command_layer(code)
+            || code.contains("clap::")
             || code.starts_with("use clap")
             || code.starts_with("#[arg(")
             || code.starts_with("#[command(")
             || code.starts_with("#[clap(");
         if bad {
+            out.push(format!("{rel}:{}: {t}", i + 1));
+        }
+    }
+    out
+}
+
+/// Does this line of code name `crate::cmd` or `crate::cli`?
+fn names_command_layer(code: &str) -> bool {
+    ["crate::cmd", "crate::cli"].iter().any(|p| {
+        code.match_indices(p).any(|(at, _)| {
+            !code[at + p.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// The lines of `text` (test code included; comments are not code) that
+/// name the command layer, as `rel:line: text`, but those [`TEST_IMPORTS`]
+/// lists for `rel`.
+fn command_layer_lines(rel: &str, text: &str) -> Vec<String> {
+    let known = |t: &str| TEST_IMPORTS.iter().any(|&(f, l)| f == rel && l == t);
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with("//") || known(t) {
+            continue;
+        }
+        if names_command_layer(t.split(" //").next().unwrap_or(t)) {
             out.push(format!("{rel}:{}: {t}", i + 1));
         }
     }
@@ -157,6 +190,24 @@ fn no_module_below_the_command_layer_imports_it_or_uses_clap() {
          (move the code into cmd/, or hand plain values down):\n{}",
         bad.join("\n")
     );
+    let below = || texts.iter().filter(|(rel, _)| !is_command_layer(rel));
+    let in_tests: Vec<String> = below()
+        .flat_map(|(rel, text)| command_layer_lines(rel, text))
+        .collect();
+    assert!(
+        in_tests.is_empty(),
+        "test code below cmd/ imports crate::cmd / crate::cli (use the module below, \
+         or move the test into cmd/):\n{}",
+        in_tests.join("\n")
+    );
+    for (file, line) in TEST_IMPORTS {
+        let used =
+            below().any(|(rel, text)| rel == file && text.lines().any(|l| l.trim() == *line));
+        assert!(
+            used,
+            "TEST_IMPORTS lists a line no longer in {file}: {line}"
+        );
+    }
 }
 
 #[test]
@@ -184,6 +235,17 @@ fn after() { crate::cli::Cli::parse(); }
             "x/y.rs:12: fn after() { crate::cli::Cli::parse(); }",
         ]
     );
+    assert_eq!(
+        command_layer_lines("x/y.rs", text),
+        [
+            "x/y.rs:2: use crate::cmd::top::trace::Tracing;",
+            "x/y.rs:10: use crate::cmd::synth::write_tree;",
+            "x/y.rs:12: fn after() { crate::cli::Cli::parse(); }",
+        ]
+    );
+    let (file, line) = TEST_IMPORTS[0];
+    assert!(command_layer_lines(file, line).is_empty());
+    assert_eq!(command_layer_lines("x/y.rs", line).len(), 1);
     let parent = "#[cfg(test)]\nmod fixtures;\n#[cfg(test)]\n#[path = \"t.rs\"]\npub(crate) mod more;\nmod kept;\n";
     assert_eq!(
         test_only_children("tui/mod.rs", parent),

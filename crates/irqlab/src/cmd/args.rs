@@ -71,7 +71,8 @@ impl FilterArgs {
     /// The warnings about these flags selecting nothing or less than
     /// asked in a sampled snapshot (the baseline of `top` and `replay`,
     /// batch or interactive), whose interrupt rows `rows` kept: one line
-    /// each, as said on stderr (`irqlab: warning: …`).
+    /// each, as said on stderr (`irqlab: warning: …`). The rule is
+    /// [`crate::filter::warnings::snapshot_warnings`]'s.
     pub fn warnings(
         &self,
         snap: &irqlab_core::Snapshot,

@@ -276,9 +276,10 @@ impl CellRates {
     }
 }
 
-/// Whether no cell has a value (all are gaps; an empty row has values).
+/// Whether no cell has a value (all are gaps; an empty row has values:
+/// [`report::has_value`](crate::report::has_value)).
 pub fn no_value(cells: &[Cell]) -> bool {
-    !cells.is_empty() && cells.iter().all(|c| matches!(c, Cell::Gap(_)))
+    !crate::report::has_value(cells.iter().map(|c| matches!(c, Cell::Count(_))))
 }
 
 /// The per-CPU rates of one row, formatted through the reused staging

@@ -43,9 +43,10 @@ pub fn filter_warnings(
     out
 }
 
-/// [`filter_warnings`] for a sampled snapshot (`top --batch`'s baseline):
-/// the CPUs its files list ([`cpus_of`]) and the interrupt rows
-/// `rows_filter` keeps (the filter of the rows as read).
+/// [`filter_warnings`] for a sampled snapshot (the baseline of `top` and
+/// `replay`, batch or interactive): the CPUs its files list ([`cpus_of`])
+/// and the interrupt rows `rows_filter` keeps (the filter of the rows as
+/// read). `cpus` and `irq` are the flags' text.
 pub fn snapshot_warnings(
     cpus: Option<&str>,
     irq: Option<&str>,

@@ -8,7 +8,8 @@
 //!   `counts`, `rates`, `stat`: the sections it is made of;
 //! - `order`: sort keys, names, `--threshold`, the `SUM` line;
 //! - `rate_rows`: `show --interval`'s interrupt rows built one at a time;
-//! - `affinity`: numbered rows' affinity from a live frame.
+//! - `affinity`: numbered rows' affinity from a live frame;
+//! - `valued`: THE "no value" rule of every total, total rate and SUM.
 //!
 //! Rows are kept by `crate::filter::Filter`. Knows nothing about terminals
 //! or files; the exporters in `export/` write a Report to any `io::Write`.
@@ -21,6 +22,7 @@ mod order;
 mod rate_rows;
 mod rates;
 mod stat;
+mod valued;
 
 pub use affinity::annotate_affinity;
 use build::{busiest_cpu, line_meta, pick};
@@ -31,6 +33,7 @@ pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey, SumRows}
 pub use rate_rows::RateRows;
 pub use rates::{pick_cells, IrqRates, ReusedRates, RowRates, SoftirqRates};
 pub use stat::{stat_section, stat_section_into};
+pub use valued::{has_value, valued_sum, Valued, ValuedSum};
 
 #[cfg(test)]
 mod tests;

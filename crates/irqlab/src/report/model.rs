@@ -63,11 +63,12 @@ pub struct IrqLine {
 
 impl IrqLine {
     /// Rates mode: no cell has a value over the interval (every one is a
-    /// gap), so the row has no total and no total rate.
+    /// gap), so the row has no total and no total rate
+    /// ([`has_value`](super::has_value)'s rule).
     pub fn no_value(&self) -> bool {
         self.gaps
             .as_ref()
-            .is_some_and(|g| !g.is_empty() && g.iter().all(Option::is_some))
+            .is_some_and(|g| !super::has_value(g.iter().map(Option::is_none)))
     }
 
     /// True when this line passes `f`'s `--irq` test (the same test as

@@ -2,7 +2,7 @@
 //! names, `--threshold` and the `SUM` line. Works on built lines only;
 //! never builds or filters rows itself (that is `build` and the filter).
 
-use super::IrqLine;
+use super::{IrqLine, ValuedSum};
 use irqlab_core::Shape;
 
 /// Row order of interrupt tables (`top --sort`, the TUI's `s`).
@@ -127,35 +127,22 @@ impl SumRows {
 /// line): per kept CPU column, and the total; the rows [`SumRows`] adds.
 /// Single-value rows add to the total only; gaps add nothing, and a
 /// column (or the total) where no added row has a value has none (`None`;
-/// a sum of no rows is 0).
+/// a sum of no rows is 0: [`ValuedSum`]).
 pub fn rate_sum<'a>(
     ncpus: usize,
     rows: impl Iterator<Item = &'a IrqLine>,
 ) -> (Vec<Option<f64>>, Option<f64>) {
-    let (mut per, mut total) = (vec![None; ncpus], None);
-    let (mut added, mut added_per_cpu) = (false, false);
+    let (mut per, mut total) = (vec![ValuedSum::default(); ncpus], ValuedSum::default());
     let mut adds = SumRows::default();
-    let add = |acc: &mut Option<f64>, v: Option<f64>| {
-        if let Some(v) = v {
-            *acc = Some(acc.unwrap_or(0.0) + v);
-        }
-    };
     for l in rows.filter(|l| adds.adds(&l.label, l.irq, &l.description)) {
-        added = true;
-        add(&mut total, l.total_rate);
+        total.add(l.total_rate);
         if l.shape != Shape::PerCpu {
             continue;
         }
-        added_per_cpu = true;
-        for (acc, v) in per.iter_mut().zip(l.rates.iter().flatten()) {
-            add(acc, *v);
+        let rates = l.rates.as_deref().unwrap_or_default();
+        for (k, acc) in per.iter_mut().enumerate() {
+            acc.add(rates.get(k).copied().flatten());
         }
     }
-    if !added {
-        total = Some(0.0);
-    }
-    if !added_per_cpu {
-        per.fill(Some(0.0));
-    }
-    (per, total)
+    (per.iter().map(|s| s.value()).collect(), total.value())
 }

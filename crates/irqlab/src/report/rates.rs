@@ -6,7 +6,8 @@
 //! picks the kept columns and shapes lines.
 
 use super::{
-    busiest_cpu, line_meta, pick, IrqLine, IrqRows, IrqSection, SoftirqLine, SoftirqSection,
+    busiest_cpu, has_value, line_meta, pick, IrqLine, IrqRows, IrqSection, SoftirqLine,
+    SoftirqSection,
 };
 use crate::filter::Filter;
 use irqlab_core::delta::{self, Cell};
@@ -111,11 +112,10 @@ pub(super) fn irq_rates(
 }
 
 /// The total of a row's cells (`None` = gap): the sum of those that have
-/// a value, `None` when none has one (an empty row totals 0).
+/// a value, `None` when none has one ([`has_value`]; an empty row totals 0).
 fn valued_total(cells: &[Option<u64>]) -> Option<u64> {
     let total: u64 = cells.iter().flatten().sum();
-    let none = total == 0 && !cells.is_empty() && cells.iter().all(Option::is_none);
-    (!none).then_some(total)
+    (total > 0 || has_value(cells.iter().map(Option::is_some))).then_some(total)
 }
 
 pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -> SoftirqSection {

@@ -502,18 +502,10 @@ fn delete_word(text: &mut String) {
 }
 
 /// The rate of a row over the columns `cols` of its `rates`: the sum of
-/// those that have a value, `None` when none has one (all gaps).
+/// those that have a value, `None` when none has one (all gaps:
+/// [`report::valued_sum`]).
 pub fn rate_over(rates: &[Option<f64>], cols: &[(usize, u32)]) -> Option<f64> {
-    let mut valued = cols.is_empty();
-    let mut sum = 0.0;
-    for v in cols
-        .iter()
-        .filter_map(|&(i, _)| rates.get(i).copied().flatten())
-    {
-        sum += v;
-        valued = true;
-    }
-    valued.then_some(sum)
+    report::valued_sum(cols.iter().map(|&(i, _)| rates.get(i).copied().flatten()))
 }
 
 #[cfg(test)]

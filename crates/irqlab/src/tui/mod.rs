@@ -101,8 +101,8 @@ pub fn plan(cfg: &TuiConfig, app: &App) -> LivePlan {
 }
 
 /// The warnings of the row filter flags about a first sample and the
-/// rows its sampler keeps: the command layer's `FilterArgs::warnings`,
-/// one line each as `top --batch` says it on stderr.
+/// rows its sampler keeps ([`crate::filter::warnings::snapshot_warnings`]
+/// of the flags' text), one line each as `top --batch` says it on stderr.
 pub type FilterWarnings<'a> = &'a dyn Fn(&irqlab_core::Snapshot, &Filter) -> Vec<String>;
 
 /// What the first sample says, in the order `top --batch` says it on
@@ -198,6 +198,7 @@ pub fn run_traced(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::warnings::snapshot_warnings;
     use std::ffi::OsStr;
 
     /// A synth tree of 4 CPUs under `dir`, `/proc/stat` listing only
@@ -263,23 +264,18 @@ mod tests {
     }
 
     /// A filter that selects nothing gets the filter flags' warnings
-    /// (`FilterArgs::warnings`, what `top --batch` says on stderr) about
+    /// (`snapshot_warnings`, what `top --batch` says on stderr) about
     /// the first sample in the opening notice, which the footer shows.
     #[test]
     fn a_filter_that_selects_nothing_is_warned_about_in_the_footer() {
         let dir = tempfile::tempdir().unwrap();
         tree(dir.path(), false);
-        let flags = crate::cmd::args::FilterArgs {
-            irq: Some("nomatch".into()),
-            exclude: None,
-            cpus: Some("9".into()),
-        };
         let cfg = TuiConfig {
             root: dir.path().into(),
             interval: Duration::from_millis(100),
-            irq: flags.irq.clone(),
+            irq: Some("nomatch".into()),
             exclude: None,
-            cpus: flags.cpus.clone(),
+            cpus: Some("9".into()),
             strategy: Choice::ProcInterrupts,
             sort: SortKey::Rate,
             threshold: None,
@@ -287,7 +283,8 @@ mod tests {
         };
         let mut app = initial_app(&cfg, false).unwrap();
         let live = LiveSampler::open(&plan(&cfg, &app)).unwrap();
-        let warned = flags.warnings(live.latest(), live.rows_filter());
+        let (cpus, irq) = (cfg.cpus.as_deref(), cfg.irq.as_deref());
+        let warned = snapshot_warnings(cpus, irq, live.latest(), live.rows_filter());
         let notes = opening_notes(dir.path(), &live, &warned);
         let want = [
             "warning: --cpus 9 selects no CPU: the sampled files list 4 CPUs (0-3)",

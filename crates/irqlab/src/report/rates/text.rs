@@ -12,7 +12,7 @@
 
 use super::{kept_cols, pick_cells, union_into};
 use crate::filter::Filter;
-use crate::report::{stat_section_into, SortKey, StatSection, SumRows};
+use crate::report::{stat_section_into, SortKey, StatSection, SumRows, Valued, ValuedSum};
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::{IrqRow, Shape, Snapshot};
 
@@ -30,13 +30,6 @@ fn width(s: &str) -> usize {
         s.len()
     } else {
         s.chars().count()
-    }
-}
-
-/// Add the rate `v` (`NONE`: nothing) to the sum `acc` (`NONE`: none yet).
-fn add_to(acc: &mut f64, v: f64) {
-    if !v.is_nan() {
-        *acc = if acc.is_nan() { v } else { *acc + v };
     }
 }
 
@@ -188,14 +181,11 @@ pub struct IrqRates {
     live: usize,
     /// Kept rows shown, in order (indices into `rows`).
     shown: Vec<u32>,
-    /// The SUM line: per kept CPU, and in all (`NONE` while no added
-    /// row has a value there); which rows it adds, whether it added any
-    /// (and any per-CPU row).
-    per: Vec<f64>,
-    total: f64,
+    /// The SUM line: per kept CPU (the per-CPU rows added), and in all
+    /// (every row added); which rows it adds.
+    per: Vec<ValuedSum>,
+    total: ValuedSum,
     adds: SumRows,
-    added: bool,
-    added_per_cpu: bool,
     /// Largest total rate and cell (SUM line included); widest label and
     /// device name of the kept rows.
     top_total: f64,
@@ -215,11 +205,9 @@ impl IrqRates {
             .extend(cols.iter().filter_map(|&i| union.get(i).copied()));
         self.rates.clear();
         self.per.clear();
-        self.per.resize(cols.len(), NONE);
-        self.total = NONE;
+        self.per.resize(cols.len(), ValuedSum::default());
+        self.total = ValuedSum::default();
         self.adds.clear();
-        self.added = false;
-        self.added_per_cpu = false;
         self.top_total = 0.0;
         self.top_cell = 0.0;
         self.label_w = 0;
@@ -314,12 +302,12 @@ impl IrqRates {
         let mut total: u64 = 0;
         let mut gap = false;
         // a row none of whose cells has a value has no total rate
-        let mut valued = cells.is_empty();
+        let mut valued = Valued::default();
         for c in cells {
+            valued.add(matches!(c, Cell::Count(_)));
             let v = match *c {
                 Cell::Count(n) => {
                     total += n;
-                    valued = true;
                     if secs > 0.0 {
                         n as f64 / secs
                     } else {
@@ -335,7 +323,7 @@ impl IrqRates {
             self.top_cell = self.top_cell.max(v);
             self.rates.push(v);
         }
-        let rate = if secs > 0.0 && valued {
+        let rate = if secs > 0.0 && valued.has_value() {
             total as f64 / secs
         } else {
             NONE
@@ -352,13 +340,11 @@ impl IrqRates {
         if !adds {
             return;
         }
-        self.added = true;
-        add_to(&mut self.total, rate);
+        self.total.add(opt(rate));
         if x.shape == Shape::PerCpu {
-            self.added_per_cpu = true;
-            let mine = self.rates.get(start..).unwrap_or_default();
-            for (acc, v) in self.per.iter_mut().zip(mine) {
-                add_to(acc, *v);
+            let mut mine = self.rates.get(start..).unwrap_or_default().iter();
+            for acc in &mut self.per {
+                acc.add(mine.next().and_then(|v| opt(*v)));
             }
         }
     }
@@ -375,15 +361,9 @@ impl IrqRates {
         if self.text.len() > 2 * self.live + 4096 {
             self.compact();
         }
-        // a sum of no rows is 0, of rows with no value none
-        if !self.added {
-            self.total = 0.0;
-        }
-        if !self.added_per_cpu {
-            self.per.fill(0.0);
-        }
-        self.top_total = self.top_total.max(self.total);
-        self.top_cell = self.per.iter().fold(self.top_cell, |m, v| m.max(*v));
+        let value = |s: &ValuedSum| s.value().unwrap_or(NONE);
+        self.top_total = self.top_total.max(value(&self.total));
+        self.top_cell = self.per.iter().fold(self.top_cell, |m, v| m.max(value(v)));
         let min = threshold.unwrap_or(0.0);
         self.shown.clear();
         for (i, x) in self.rows.iter().enumerate() {
@@ -490,7 +470,7 @@ impl IrqRates {
     /// [`report::rate_sum`](crate::report::rate_sum). Gaps add nothing; a
     /// column (or total) where no added row has a value has none.
     pub fn sum(&self) -> (impl ExactSizeIterator<Item = Option<f64>> + '_, Option<f64>) {
-        (self.per.iter().map(|v| opt(*v)), opt(self.total))
+        (self.per.iter().map(|v| v.value()), self.total.value())
     }
 
     /// The rows shown (`--threshold`, default: active rows; rows with a
@@ -593,12 +573,12 @@ impl SoftirqRates {
         }
         let mut total: u64 = 0;
         // a row none of whose cells has a value has no total rate
-        let mut valued = cols.is_empty();
+        let mut valued = Valued::default();
         for c in cols.iter().filter_map(|&i| cells.get(i)) {
+            valued.add(matches!(c, Cell::Count(_)));
             let v = match *c {
                 Cell::Count(n) => {
                     total += n;
-                    valued = true;
                     if secs > 0.0 {
                         n as f64 / secs
                     } else {
@@ -610,7 +590,7 @@ impl SoftirqRates {
             self.top_cell = self.top_cell.max(v);
             self.rates.push(v);
         }
-        let rate = if secs > 0.0 && valued {
+        let rate = if secs > 0.0 && valued.has_value() {
             total as f64 / secs
         } else {
             NONE

@@ -241,19 +241,21 @@ fn frames_come_no_sooner_than_the_recorded_interval_over_the_speed() {
 /// (the player's baseline), as `replay --batch` warns.
 #[test]
 fn warnings_are_about_the_first_sample() {
-    let flags = crate::cmd::args::FilterArgs {
-        irq: Some("nomatch".into()),
-        exclude: None,
-        cpus: None,
-    };
-    let p = Player::new(player().steps, "rec".into(), flags.filter().unwrap()).unwrap();
-    let warnings = |snap: &irqlab_core::Snapshot, rows: &Filter| flags.warnings(snap, rows);
+    use crate::filter::warnings::snapshot_warnings;
+    let irq = Some("nomatch");
+    let p = Player::new(
+        player().steps,
+        "rec".into(),
+        Filter::from_flags(irq, None).unwrap(),
+    )
+    .unwrap();
+    let warnings =
+        |snap: &irqlab_core::Snapshot, rows: &Filter| snapshot_warnings(None, irq, snap, rows);
     assert_eq!(
         p.first_warnings(&warnings),
         ["irqlab: warning: --irq \"nomatch\" matches no interrupt row"]
     );
-    let all = |snap: &irqlab_core::Snapshot, rows: &Filter| {
-        crate::cmd::args::FilterArgs::default().warnings(snap, rows)
-    };
+    let all =
+        |snap: &irqlab_core::Snapshot, rows: &Filter| snapshot_warnings(None, None, snap, rows);
     assert!(player().first_warnings(&all).is_empty());
 }
