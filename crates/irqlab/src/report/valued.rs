@@ -1,4 +1,4 @@
-//! THE "no value" rule of every sum irqlab shows: a row's total and total
+//! The one "no value" rule of every sum irqlab shows: a row's total and total
 //! rate, a softirq vector's, the SUM line's columns and total, and the
 //! interactive top's RATE/s over the selected CPUs. A sum of parts that
 //! may lack a value (a gap) has a value when some part has one, or when
@@ -24,7 +24,7 @@ impl Valued {
         self.valued |= valued;
     }
 
-    /// THE rule: some part has a value, or there is no part.
+    /// The rule: some part has a value, or there is no part.
     #[inline]
     pub fn has_value(self) -> bool {
         !self.parts || self.valued
