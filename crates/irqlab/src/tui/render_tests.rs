@@ -331,6 +331,58 @@ fn header_cpus(line: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The CPU the header names as the first column drawn (`col X of M:
+/// CPUc`), `None` when it names none.
+fn header_first_cpu(line: &str) -> Option<u32> {
+    let after = line.split(": CPU").nth(1)?;
+    after.split_whitespace().next()?.parse().ok()
+}
+
+/// The header names the first CPU column the panel draws, scrolled or
+/// not, and says that none fits where the IRQ panel's DEVICE column
+/// takes the room (40 columns); the softirq panel's columns are its own
+/// file's (here 4 CPUs of the 8 in /proc/interrupts).
+#[test]
+fn header_names_the_cpu_columns_drawn() {
+    let mut fewer = medium();
+    let sec = fewer
+        .sample
+        .as_mut()
+        .unwrap()
+        .report
+        .softirqs
+        .as_mut()
+        .unwrap();
+    sec.cpus.truncate(4);
+    for r in &mut sec.rows {
+        r.rates.as_mut().unwrap().truncate(4);
+    }
+    let mut none_fit = 0;
+    for (mut a, softirq_cpus) in [(medium(), 8), (fewer, 4)] {
+        for (panel, cpus) in [(0, 8), (1, softirq_cpus)] {
+            for w in 40..=100 {
+                for keys in [&[Key::Home][..], &[Key::Right; 3][..], &[Key::End][..]] {
+                    press(&mut a, keys);
+                    let out = render(&mut a, w, 6);
+                    let drawn = header_cpus(&out[1]).first().copied();
+                    let claimed = header_first_cpu(&out[0]);
+                    assert_eq!(claimed, drawn, "panel {panel}, {w} wide: {out:#?}");
+                    if drawn.is_none() {
+                        let none = format!("0 of {cpus} CPU columns fit");
+                        assert!(out[0].contains(&none), "{out:#?}");
+                        none_fit += 1;
+                    } else {
+                        let of = format!(" of {cpus}: CPU");
+                        assert!(out[0].contains(&of), "{out:#?}");
+                    }
+                }
+            }
+            press(&mut a, &[Key::Tab]);
+        }
+    }
+    assert!(none_fit > 0, "no width without CPU columns");
+}
+
 #[test]
 fn cpus_1152_render_at_80x24_and_200x50() {
     let mut a = app_with(fixtures::sample(1152, 1056));

@@ -47,27 +47,32 @@ fn header(f: &mut Frame, area: Rect, app: &App) {
         };
         spans.push(Span::styled(label, style));
     }
-    let right = position(app);
+    let right = position(app, area.width);
     let w = (right.chars().count() as u16).min(area.width);
     let [l, r] = Layout::horizontal([Constraint::Min(0), Constraint::Length(w)]).areas(area);
     f.render_widget(Paragraph::new(Line::from(spans)), l);
     f.render_widget(Paragraph::new(right), r);
 }
 
-/// Where the view is: first row shown of how many, first CPU column.
-fn position(app: &App) -> String {
+/// Where the view is: first row shown of how many, and the first CPU
+/// column the panel draws on a screen `width` wide (or that none fits).
+fn position(app: &App, width: u16) -> String {
     let rows = app.row_count();
     if rows == 0 {
         return String::new();
     }
     let row = format!("row {} of {rows}", app.row_offset.saturating_add(1));
-    let cols = app.selected_columns(app.irq_cpus());
-    match cols.get(app.cpu_offset) {
-        Some(&(_, first)) if app.panel != Panel::CpuTime => {
-            let col = app.cpu_offset.saturating_add(1);
-            format!(" {row} │ col {col} of {}: CPU{first} ←/→ ", cols.len())
+    let Some(win) = panels::cpu_window(app, width) else {
+        return format!(" {row} ");
+    };
+    let of = win.cols.len();
+    match win.shown().first() {
+        Some(&(_, first)) => {
+            let col = win.start.saturating_add(1);
+            format!(" {row} │ col {col} of {of}: CPU{first} ←/→ ")
         }
-        _ => format!(" {row} "),
+        None if of > 0 => format!(" {row} │ 0 of {of} CPU columns fit "),
+        None => format!(" {row} "),
     }
 }
 
