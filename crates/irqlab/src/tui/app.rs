@@ -145,6 +145,8 @@ pub struct App {
     pub paused: bool,
     pub panel: Panel,
     pub help: bool,
+    /// The screen is `irqlab replay`'s: its help lists the player's keys.
+    pub replay: bool,
     pub input: Option<Input>,
     /// Error or notice for the status line, and ticks left.
     pub status: Option<(String, u32)>,
@@ -178,6 +180,7 @@ impl App {
             paused: false,
             panel: Panel::Irqs,
             help: false,
+            replay: false,
             input: None,
             status: None,
             unseen_notice: None,
