@@ -1,7 +1,7 @@
 //! `irqlab replay DIR` (interactive) driven in a real terminal through
 //! tmux: the `top` screen over a recording, its status, position and key
-//! lines together, and time navigation (step, jump, pause, end), then `q`
-//! ends it with status 0.
+//! lines together, and time navigation (step, jump, pause, end), then `?`
+//! lists the replay keys and `q` ends it with status 0.
 //! The recording is of a fake tree whose LOC counter moves while it is
 //! recorded. Skips when tmux is absent.
 
@@ -145,6 +145,11 @@ fn replay_screen_steps_jumps_pauses_and_quits() -> Res<()> {
     tmux.run(&["send-keys", "-t", "replay", ">"])?;
     tmux.wait_for("the end again", |s| {
         position(s) == Some((n, n)) && s.contains("END")
+    })?;
+    // the help lists the replay keys; q quits from it
+    tmux.run(&["send-keys", "-t", "replay", "?"])?;
+    tmux.wait_for("the replay keys in the help", |s| {
+        s.contains("┌ help") && s.contains("one sample forward / back")
     })?;
     tmux.run(&["send-keys", "-t", "replay", "q"])?;
     tmux.wait_gone()?;

@@ -145,6 +145,8 @@ pub struct App {
     pub paused: bool,
     pub panel: Panel,
     pub help: bool,
+    /// The screen is `irqlab replay`'s: its help lists the player's keys.
+    pub replay: bool,
     pub input: Option<Input>,
     /// Error or notice for the status line, and ticks left.
     pub status: Option<(String, u32)>,
@@ -178,6 +180,7 @@ impl App {
             paused: false,
             panel: Panel::Irqs,
             help: false,
+            replay: false,
             input: None,
             status: None,
             unseen_notice: None,
@@ -462,9 +465,15 @@ impl App {
 
     /// Number of rows that pass the filter (cheaper than sorting them).
     pub fn irq_row_count(&self) -> usize {
-        self.report()
-            .and_then(|r| r.interrupts.as_ref())
-            .map_or(0, |sec| sec.rows.iter().filter(|l| self.keep(l)).count())
+        self.irq_lines().count()
+    }
+
+    /// The interrupts rows that pass the filter, unsorted.
+    pub fn irq_lines(&self) -> impl Iterator<Item = &IrqLine> {
+        let sec = self.report().and_then(|r| r.interrupts.as_ref());
+        sec.into_iter()
+            .flat_map(|s| s.rows.iter())
+            .filter(|l| self.keep(l))
     }
 
     /// Filtered, sorted interrupts rows with their since-boot totals.

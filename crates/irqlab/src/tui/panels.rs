@@ -6,7 +6,8 @@
 //!
 //! Pure rendering from [`App`]: CPU columns are named by real CPU id, only
 //! the columns that fit are drawn (from `App::cpu_offset`), so no line is
-//! ever wider than the area, whatever the CPU count.
+//! ever wider than the area, whatever the CPU count; [`cpu_window`] says
+//! which, for the panel and for the header's position.
 
 use super::app::{self, App};
 use super::format::{self, bold, heat, right, styled, CELL};
@@ -108,28 +109,90 @@ fn device(l: &IrqLine) -> String {
     }
 }
 
+/// The CPU columns a panel draws: its section's selected columns, and
+/// which of them fit from the scroll offset.
+#[derive(Debug)]
+pub struct CpuWindow {
+    /// `(column index, CPU id)` of the selected CPUs.
+    pub cols: Vec<(usize, u32)>,
+    /// Index in `cols` of the first column drawn.
+    pub start: usize,
+    /// How many columns are drawn.
+    pub n: usize,
+}
+
+impl CpuWindow {
+    fn new(app: &App, cpus: &[u32], room: u16) -> CpuWindow {
+        let cols = app.selected_columns(cpus);
+        let (start, n) = format::window(cols.len(), app.cpu_offset, room);
+        CpuWindow { cols, start, n }
+    }
+
+    /// The columns drawn.
+    pub fn shown(&self) -> &[(usize, u32)] {
+        self.cols
+            .get(self.start..self.start + self.n)
+            .unwrap_or_default()
+    }
+}
+
+/// The CPU columns the active panel draws on a screen `width` wide
+/// (`None`: a panel without CPU columns, or no sample yet).
+pub fn cpu_window(app: &App, width: u16) -> Option<CpuWindow> {
+    match app.panel {
+        app::Panel::Irqs => irq_window(app, width),
+        app::Panel::Softirqs => softirq_window(app, width),
+        app::Panel::CpuTime => None,
+    }
+}
+
+/// Width of the IRQ column: the longest label shown, 3 to 10.
+fn label_width(app: &App) -> u16 {
+    let longest = app.irq_lines().map(|l| l.label.len()).max();
+    longest.unwrap_or(3).clamp(3, 10) as u16
+}
+
+/// The IRQ panel's columns before the CPUs' (IRQ, RATE/s, TOTAL, µs/s).
+fn irq_fixed(app: &App) -> u16 {
+    let trace_w = if app.trace().is_some() {
+        TRACE_W + 1
+    } else {
+        0
+    };
+    label_width(app) + RATE_W + TOTAL_W + 3 + trace_w
+}
+
+fn irq_window(app: &App, width: u16) -> Option<CpuWindow> {
+    let sec = app.report()?.interrupts.as_ref()?;
+    let room = width.saturating_sub(irq_fixed(app) + DEVICE_MIN);
+    Some(CpuWindow::new(app, &sec.cpus, room))
+}
+
+/// The softirq panel's columns before the CPUs' (SOFTIRQ, RATE/s, traced).
+fn softirq_fixed(app: &App) -> u16 {
+    let trace_w = if app.trace().is_some() {
+        2 * (TRACE_W + 1)
+    } else {
+        0
+    };
+    SOFT_W + RATE_W + 2 + trace_w
+}
+
+fn softirq_window(app: &App, width: u16) -> Option<CpuWindow> {
+    let sec = app.report()?.softirqs.as_ref()?;
+    let room = width.saturating_sub(softirq_fixed(app));
+    Some(CpuWindow::new(app, &sec.cpus, room))
+}
+
 /// The IRQ panel: one row per interrupts line.
 pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
-    if app.report().and_then(|r| r.interrupts.as_ref()).is_none() {
+    let Some(win) = irq_window(app, area.width) else {
         return waiting(f, area, app, shown::PROC_INTERRUPTS);
-    }
+    };
     let rows = app.irq_rows();
-    let cols = app.selected_columns(app.irq_cpus());
-    let label_w = rows
-        .iter()
-        .map(|r| r.0.label.len())
-        .max()
-        .unwrap_or(3)
-        .clamp(3, 10) as u16;
+    let label_w = label_width(app);
     let traced = app.trace();
-    let trace_w = if traced.is_some() { TRACE_W + 1 } else { 0 };
-    let fixed = label_w + RATE_W + TOTAL_W + 3 + trace_w;
-    let (start, n) = format::window(
-        cols.len(),
-        app.cpu_offset,
-        area.width.saturating_sub(fixed + DEVICE_MIN),
-    );
-    let shown = cols.get(start..start + n).unwrap_or_default();
+    let shown = win.shown();
     let height = usize::from(area.height.saturating_sub(1));
     let visible: Vec<_> = rows.iter().skip(app.row_offset).take(height).collect();
     let max = max_rate(visible.iter().map(|r| r.0.rates.as_ref()), shown);
@@ -180,22 +243,15 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
 
 /// The softirq panel: one row per vector.
 pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
-    let Some(sec) = app.report().and_then(|r| r.softirqs.as_ref()) else {
+    let (Some(sec), Some(win)) = (
+        app.report().and_then(|r| r.softirqs.as_ref()),
+        softirq_window(app, area.width),
+    ) else {
         return waiting(f, area, app, shown::PROC_SOFTIRQS);
     };
-    let cols = app.selected_columns(&sec.cpus);
+    let cols = &win.cols;
     let traced = app.trace();
-    let trace_w = if traced.is_some() {
-        2 * (TRACE_W + 1)
-    } else {
-        0
-    };
-    let (start, n) = format::window(
-        cols.len(),
-        app.cpu_offset,
-        area.width.saturating_sub(SOFT_W + RATE_W + 2 + trace_w),
-    );
-    let shown = cols.get(start..start + n).unwrap_or_default();
+    let shown = win.shown();
     let height = usize::from(area.height.saturating_sub(1));
     let visible: Vec<_> = sec.rows.iter().skip(app.row_offset).take(height).collect();
     let max = max_rate(visible.iter().map(|r| r.rates.as_ref()), shown);
@@ -207,7 +263,7 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
     head.extend(cpu_headers(shown));
     let body = visible.iter().map(|r| {
         let total = match (&app.cpus, &r.rates) {
-            (Some(_), Some(v)) => app::rate_over(v, &cols),
+            (Some(_), Some(v)) => app::rate_over(v, cols),
             _ => r.total_rate,
         };
         let mut cells = vec![

@@ -177,18 +177,25 @@ fn help_box_text(out: &[String]) -> (String, bool) {
     (words.join(" "), false)
 }
 
+/// The replay screen's App: its position line and key help are two more
+/// footer lines (as `replay::Player::status` sends them).
+fn replay_app() -> App {
+    let mut a = medium();
+    a.replay = true;
+    a.verbose = true;
+    let why = format!("replay │ position\n{}", super::replay::HELP);
+    a.update(Msg::Why(why));
+    a
+}
+
 /// The help names every gap a `-` cell can stand for (`Gap::ALL`), whole
-/// inside its box at 80×24: live, and in replay (its position and keys
-/// are two more footer lines).
+/// inside its box at 80×24: live, and in replay (its keys in the help,
+/// its position and keys two more footer lines).
 #[test]
 fn help_names_every_gap_whole_at_80x24() {
     use irqlab_core::delta::Gap;
     for replay in [false, true] {
-        let mut a = medium();
-        if replay {
-            a.verbose = true;
-            a.update(Msg::Why("replay │ position\nreplay keys".into()));
-        }
+        let mut a = if replay { replay_app() } else { medium() };
         press(&mut a, &[Key::Char('?')]);
         let out = render(&mut a, 80, 24);
         let (help, whole) = help_box_text(&out);
@@ -197,10 +204,36 @@ fn help_names_every_gap_whole_at_80x24() {
             let words = view::gap_words(g);
             assert!(help.contains(words), "{g:?} ({words}) not in: {help}");
         }
+        for l in view::help_lines(replay) {
+            assert!(l.chars().count() <= 68, "wider than the box: {l:?}");
+        }
     }
-    for l in view::help_lines() {
-        assert!(l.chars().count() <= 68, "wider than the box: {l:?}");
+}
+
+/// The help in replay lists the player's keys (`replay::HELP_KEYS`, each
+/// line whole) in place of top's pause key, inside its box at 80×24;
+/// live top's help lists the pause key and not the player's.
+#[test]
+fn replay_help_lists_the_replay_keys_whole_at_80x24() {
+    for replay in [false, true] {
+        let mut a = if replay { replay_app() } else { medium() };
+        press(&mut a, &[Key::Char('?')]);
+        let out = render(&mut a, 80, 24);
+        let (help, whole) = help_box_text(&out);
+        assert!(whole, "replay {replay}: the help is cut: {out:#?}");
+        for k in super::replay::HELP_KEYS {
+            let words = k.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(help.contains(&words), replay, "{words:?} in: {help}");
+        }
+        assert_eq!(help.contains("pause / resume"), !replay, "{help}");
     }
+}
+
+#[test]
+fn help_replay_80x24() {
+    let mut a = replay_app();
+    press(&mut a, &[Key::Char('?')]);
+    insta::assert_snapshot!(text(&mut a, 80, 24));
 }
 
 #[test]
@@ -329,6 +362,58 @@ fn header_cpus(line: &str) -> Vec<u32> {
         .filter_map(|t| t.strip_prefix("CPU"))
         .filter_map(|t| t.parse().ok())
         .collect()
+}
+
+/// The CPU the header names as the first column drawn (`col X of M:
+/// CPUc`), `None` when it names none.
+fn header_first_cpu(line: &str) -> Option<u32> {
+    let after = line.split(": CPU").nth(1)?;
+    after.split_whitespace().next()?.parse().ok()
+}
+
+/// The header names the first CPU column the panel draws, scrolled or
+/// not, and says that none fits where the IRQ panel's DEVICE column
+/// takes the room (40 columns); the softirq panel's columns are its own
+/// file's (here 4 CPUs of the 8 in /proc/interrupts).
+#[test]
+fn header_names_the_cpu_columns_drawn() {
+    let mut fewer = medium();
+    let sec = fewer
+        .sample
+        .as_mut()
+        .unwrap()
+        .report
+        .softirqs
+        .as_mut()
+        .unwrap();
+    sec.cpus.truncate(4);
+    for r in &mut sec.rows {
+        r.rates.as_mut().unwrap().truncate(4);
+    }
+    let mut none_fit = 0;
+    for (mut a, softirq_cpus) in [(medium(), 8), (fewer, 4)] {
+        for (panel, cpus) in [(0, 8), (1, softirq_cpus)] {
+            for w in 40..=100 {
+                for keys in [&[Key::Home][..], &[Key::Right; 3][..], &[Key::End][..]] {
+                    press(&mut a, keys);
+                    let out = render(&mut a, w, 6);
+                    let drawn = header_cpus(&out[1]).first().copied();
+                    let claimed = header_first_cpu(&out[0]);
+                    assert_eq!(claimed, drawn, "panel {panel}, {w} wide: {out:#?}");
+                    if drawn.is_none() {
+                        let none = format!("0 of {cpus} CPU columns fit");
+                        assert!(out[0].contains(&none), "{out:#?}");
+                        none_fit += 1;
+                    } else {
+                        let of = format!(" of {cpus}: CPU");
+                        assert!(out[0].contains(&of), "{out:#?}");
+                    }
+                }
+            }
+            press(&mut a, &[Key::Tab]);
+        }
+    }
+    assert!(none_fit > 0, "no width without CPU columns");
 }
 
 #[test]

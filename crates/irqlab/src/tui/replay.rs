@@ -63,6 +63,16 @@ pub fn replay_key(app: &App, m: &Msg) -> Option<Cmd> {
 pub const HELP: &str =
     "replay keys: space play/pause  . , step  < > 1 min  0-9 jump to 0-90 %  + - speed";
 
+/// The keys of [`replay_key`] in the `?` help, laid out as `top`'s keys
+/// there (`view::help_lines`: in place of its pause line).
+pub const HELP_KEYS: [&str; 5] = [
+    "space, p      play / pause (at the end: play again from the start)",
+    ". ,           one sample forward / back (pauses)",
+    "< >           one minute of recorded time back / forward",
+    "0-9           jump to 0 %, 10 % … 90 % of the recording",
+    "+ -           play faster / slower (speed x2 / x0.5)",
+];
+
 /// Position, state and sampler of one replay.
 pub struct Player {
     steps: Arc<[RecordedSample]>,
@@ -308,6 +318,7 @@ pub fn run(
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!("irqlab replay needs a terminal on stdout (use --batch for scripts)");
     }
+    app.replay = true;
     let warned = player.first_warnings(warnings);
     if !warned.is_empty() {
         let lines: Vec<String> = warned.iter().map(|w| super::on_screen(w)).collect();

@@ -31,7 +31,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Panel::CpuTime => panels::cpu_time(f, body, app),
     }
     if app.help {
-        help(f, body);
+        help(f, body, app.replay);
     }
     f.render_widget(Paragraph::new(foot_lines), foot);
 }
@@ -47,27 +47,32 @@ fn header(f: &mut Frame, area: Rect, app: &App) {
         };
         spans.push(Span::styled(label, style));
     }
-    let right = position(app);
+    let right = position(app, area.width);
     let w = (right.chars().count() as u16).min(area.width);
     let [l, r] = Layout::horizontal([Constraint::Min(0), Constraint::Length(w)]).areas(area);
     f.render_widget(Paragraph::new(Line::from(spans)), l);
     f.render_widget(Paragraph::new(right), r);
 }
 
-/// Where the view is: first row shown of how many, first CPU column.
-fn position(app: &App) -> String {
+/// Where the view is: first row shown of how many, and the first CPU
+/// column the panel draws on a screen `width` wide (or that none fits).
+fn position(app: &App, width: u16) -> String {
     let rows = app.row_count();
     if rows == 0 {
         return String::new();
     }
     let row = format!("row {} of {rows}", app.row_offset.saturating_add(1));
-    let cols = app.selected_columns(app.irq_cpus());
-    match cols.get(app.cpu_offset) {
-        Some(&(_, first)) if app.panel != Panel::CpuTime => {
-            let col = app.cpu_offset.saturating_add(1);
-            format!(" {row} │ col {col} of {}: CPU{first} ←/→ ", cols.len())
+    let Some(win) = panels::cpu_window(app, width) else {
+        return format!(" {row} ");
+    };
+    let of = win.cols.len();
+    match win.shown().first() {
+        Some(&(_, first)) => {
+            let col = win.start.saturating_add(1);
+            format!(" {row} │ col {col} of {of}: CPU{first} ←/→ ")
         }
-        _ => format!(" {row} "),
+        None if of > 0 => format!(" {row} │ 0 of {of} CPU columns fit "),
+        None => format!(" {row} "),
     }
 }
 
@@ -227,22 +232,22 @@ pub fn status_text(app: &App) -> String {
 /// Widest the help box is, its border included.
 const HELP_W: u16 = 70;
 
-/// Key help, one line each; [`help_lines`] adds the gaps.
-const KEYS: [&str; 13] = [
+/// Key help, one line each (a key column 14 wide); [`help_lines`] adds
+/// the gaps, and in replay the player's keys in place of [`PAUSE`].
+const KEYS: [&str; 9] = [
     "q, Ctrl-C     quit",
-    "s             cycle sort: rate, total, irq, name",
-    "r t i n       sort by rate / total / IRQ number / name",
+    "s, r t i n    sort: cycle / by rate, total, IRQ number, name",
     "/             filter rows by regex (label, device, chip, action)",
     "c             select CPUs, e.g. 0-3,8 (empty = all)",
     "Ctrl-U Ctrl-W in a prompt: clear it / delete a word",
-    "p, space      pause / resume",
+    PAUSE,
     "Tab, S-Tab    next / previous panel",
-    "←/→ Home End  scroll CPU columns",
-    "↑/↓ PgUp PgDn scroll rows",
+    "←/→ ↑/↓       scroll CPU columns / rows (Home End, PgUp PgDn too)",
     "?, h          this help (any key closes)",
-    "",
-    "RATE/s over the interval, TOTAL since boot (all CPUs);",
 ];
+
+/// Live `top`'s pause key, the player's in replay.
+const PAUSE: &str = "p, space      pause / resume";
 
 /// What the help calls a gap (`delta::Gap`), the reason a cell shows
 /// `-`: every variant named, so a new one cannot be left out.
@@ -260,19 +265,28 @@ pub fn gap_words(g: Gap) -> &'static str {
     }
 }
 
-/// The help's lines: the keys, then every gap a cell can show
-/// (`Gap::ALL`) wrapped to the box's inside.
-pub fn help_lines() -> Vec<String> {
+/// The help's lines: the keys (in `replay` the player's keys,
+/// `replay::HELP_KEYS`, in place of the pause key), what RATE/s and
+/// TOTAL are, then every gap a cell can show (`Gap::ALL`) wrapped to the
+/// box's inside.
+pub fn help_lines(replay: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    for k in KEYS {
+        if replay && k == PAUSE {
+            lines.extend(super::replay::HELP_KEYS.map(String::from));
+        } else {
+            lines.push(k.to_string());
+        }
+    }
+    lines.push("RATE/s over the interval, TOTAL since boot (all CPUs);".into());
     let gaps: Vec<&str> = Gap::ALL.iter().map(|&g| gap_words(g)).collect();
     let text = format!("'-' marks a gap: {}.", gaps.join(", "));
-    KEYS.iter()
-        .map(|k| k.to_string())
-        .chain(wrap(&text, usize::from(HELP_W - 2)))
-        .collect()
+    lines.extend(wrap(&text, usize::from(HELP_W - 2)));
+    lines
 }
 
-fn help(f: &mut Frame, body: Rect) {
-    let text = help_lines();
+fn help(f: &mut Frame, body: Rect, replay: bool) {
+    let text = help_lines(replay);
     let w = body.width.min(HELP_W);
     let h = body
         .height

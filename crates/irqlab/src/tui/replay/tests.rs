@@ -114,6 +114,41 @@ fn navigation_keys_only_outside_prompts_and_help() {
     );
 }
 
+/// The `?` help names exactly the keys `replay_key` takes (`space` for
+/// ' ', `0-9` for the digits), in its 14-wide key column.
+#[test]
+fn the_help_names_every_navigation_key() {
+    let app = App::new(Duration::from_secs(1), false);
+    let taken: std::collections::BTreeSet<char> = (' '..='~')
+        .filter(|&c| replay_key(&app, &Msg::Key(Key::Char(c))).is_some())
+        .collect();
+    let mut named = std::collections::BTreeSet::new();
+    for l in HELP_KEYS {
+        let (keys, what) = l.split_at(14);
+        assert!(keys.ends_with(' ') && !what.starts_with(' '), "{l:?}");
+        for k in keys.split_whitespace() {
+            let k = if k.len() > 1 {
+                k.trim_end_matches(',')
+            } else {
+                k
+            };
+            match k {
+                "space" => named.insert(' '),
+                "0-9" => {
+                    named.extend('0'..='9');
+                    true
+                }
+                _ => {
+                    assert_eq!(k.chars().count(), 1, "{k:?} in {l:?}");
+                    named.extend(k.chars());
+                    true
+                }
+            };
+        }
+    }
+    assert_eq!(named, taken);
+}
+
 /// The replay screen's footer shows the App's status line, the position
 /// line and the key help together, from the first frame on, also 100
 /// columns wide (the key help used to replace all of them at the start).
