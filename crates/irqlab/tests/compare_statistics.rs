@@ -32,3 +32,77 @@ fn resamples_outside_100_to_100000_are_a_usage_error_naming_the_range() {
     let help = String::from_utf8(help.stdout).unwrap();
     assert!(help.contains("from 100 to 100000"), "{help}");
 }
+
+/// Six metrics of two variants, ten trials each: `lat_ns` (lower is
+/// better) rises ~3 % with Mann-Whitney p 0.023 and `other1_ns` ~2.9 %
+/// with p 0.043; the rest do not move. Over the family of six metrics
+/// both lose their verdict (adjusted p 0.13).
+const FAMILY_CSV: &str = "\
+variant,trial,lat_ns,other0_ns,other1_ns,other2_ns,other3_ns,other4_ns
+a,0,100.284,51.25,49.069,50.992,49.741,49.738
+a,1,105.699,50.158,49.957,50.729,51.127,49.969
+a,2,101.764,49.026,49.633,49.562,48.668,48.491
+a,3,95.119,49.761,49.828,49.68,50.069,48.664
+a,4,99.762,50.238,50.751,49.154,49.6,47.985
+a,5,98.489,47.803,48.581,51.102,47.798,50.799
+a,6,100.984,49.688,50.459,50.527,51.045,49.77
+a,7,98.223,49.395,49.014,49.955,49.214,51.069
+a,8,94.392,48.906,49.047,47.907,51.902,47.592
+a,9,99.15,49.475,51.656,48.015,51.072,49.269
+b,0,102.534,49.329,50.64,48.862,49.921,50.353
+b,1,108.521,47.595,51.525,50.948,49.516,50.305
+b,2,101.602,51.647,50.21,49.784,49.772,49.8
+b,3,102.47,49.121,52.058,48.089,46.394,49.877
+b,4,102.56,50.372,49.795,49.852,50.332,50.968
+b,5,101.656,49.627,51.941,50.53,49.015,52.324
+b,6,105.328,49.411,48.826,50.298,49.168,48.942
+b,7,99.112,49.494,51.108,49.566,48.551,50.669
+b,8,103.197,50.844,51.202,49.831,49.855,49.955
+b,9,99.596,50.669,51.372,50.174,49.763,49.74
+";
+
+/// The lines of `out` from the one equal to `head` to the next line that
+/// is not indented (the heading's list).
+fn section<'a>(out: &'a str, head: &str) -> Vec<&'a str> {
+    out.lines()
+        .skip_while(|l| *l != head)
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect()
+}
+
+#[test]
+fn verdicts_the_family_correction_takes_away_are_listed_as_no_significant_change_after_it() {
+    let tmp = TempDir::new().unwrap();
+    std::fs::write(tmp.path().join("fam.csv"), FAMILY_CSV).unwrap();
+    let args = ["fam.csv", "--resamples", "2000"];
+    let text = ok(tmp.path(), &[&args[..], &["--format", "text"]].concat());
+    let listed = section(&text, "No significant change after correction:").join("\n");
+    assert!(
+        listed.contains("lat_ns (b): +3.06%") && listed.contains("regressed before correction"),
+        "{text}"
+    );
+    assert!(listed.contains("adjusted p 0.1298"), "{text}");
+    assert!(!text.contains("Changed (vs"), "{text}");
+    assert!(
+        section(&text, "No verdict possible:").is_empty(),
+        "a verdict was possible: {text}"
+    );
+    let md = ok(tmp.path(), &[&args[..], &["--format", "markdown"]].concat());
+    let head = md
+        .find("**No significant change after correction:**")
+        .unwrap_or_else(|| panic!("{md}"));
+    let first = md[head..].lines().nth(2).unwrap_or("");
+    assert!(first.starts_with("- lat_ns (b): +3.06%"), "{md}");
+    assert!(!md.contains("**Changed"), "{md}");
+    let doc = common::compare::json(tmp.path(), &["fam.csv"]);
+    let lat = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(lat["verdict"], "~", "{lat}");
+    assert!(
+        lat["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("before it: regressed"),
+        "{lat}"
+    );
+}

@@ -5,6 +5,7 @@
 use super::model::{BootLevel, Comparison, Level, MetricReport, Pair, Tests};
 use crate::direction::Direction;
 use crate::stats::describe::ROWS;
+use crate::stats::verdict::Verdict;
 
 /// A number with 6 significant digits, trailing zeros trimmed.
 pub fn num(x: f64) -> String {
@@ -202,15 +203,51 @@ pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> V
             ));
         }
     }
-    if t.p_raw < c.settings.alpha && t.p_family >= c.settings.alpha {
+    if t.corrected_away() {
         out.push(format!(
             "not significant after the false-discovery-rate correction over \
-             the variant's metrics (adjusted p {})",
-            p(t.p_family)
+             the variant's metrics (adjusted p {}; before it: {}, p {})",
+            p(t.p_family),
+            t.verdict_uncorrected.as_str(),
+            p(t.p_raw)
         ));
     }
     out
 }
+
+/// "name (variant): Δ [CI] verdict" of a pair with a verdict.
+pub fn changed_line(m: &MetricReport, pair: &Pair) -> Option<String> {
+    let t = pair.outcome.as_ref().ok()?;
+    (t.verdict != Verdict::NoChange).then(|| {
+        format!(
+            "{} ({}): {} {}",
+            m.name,
+            pair.variant,
+            headline(t),
+            t.verdict.as_str()
+        )
+    })
+}
+
+/// "name (variant): Δ [CI] ~, regressed before correction (p …,
+/// adjusted p …)" of a pair the family correction took a verdict from.
+pub fn corrected_line(m: &MetricReport, pair: &Pair) -> Option<String> {
+    let t = pair.outcome.as_ref().ok()?;
+    t.corrected_away().then(|| {
+        format!(
+            "{} ({}): {} ~, {} before correction (p {}, adjusted p {})",
+            m.name,
+            pair.variant,
+            headline(t),
+            t.verdict_uncorrected.as_str(),
+            p(t.p_raw),
+            p(t.p_family)
+        )
+    })
+}
+
+/// Heading of the pairs that lose their verdict to the family correction.
+pub const CORRECTED_HEADING: &str = "No significant change after correction:";
 
 /// The verdict word of a pair for tables: the verdict, `~ (why)` when a
 /// note explains the lack of one, `missing: …` or `not tested: …`.
@@ -221,7 +258,7 @@ pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
         Ok(t) => {
             let notes = pair_notes(c, m, pair, t);
             match notes.first() {
-                Some(n) if t.verdict == crate::stats::verdict::Verdict::NoChange => {
+                Some(n) if t.verdict == Verdict::NoChange => {
                     format!("~ ({n})")
                 }
                 _ => t.verdict.as_str().to_string(),

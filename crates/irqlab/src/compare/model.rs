@@ -103,6 +103,9 @@ pub struct Tests {
     /// `p_raw` adjusted over the family of the variant's metrics
     /// (Benjamini–Hochberg, near-duplicates counted once).
     pub p_family: f64,
+    /// The verdict at `p_raw`, before the family correction: a change
+    /// here and none in `verdict` is a change the correction took away.
+    pub verdict_uncorrected: Verdict,
     /// Metrics of the family that move with this one (near-duplicates:
     /// |Spearman ρ| ≥ 0.95 over the pooled values), counted once.
     pub duplicates: Vec<String>,
@@ -111,6 +114,20 @@ pub struct Tests {
     /// at the unit of replication, plus the noise threshold); `None` when
     /// no verdict is possible at all.
     pub mde_pct: Option<f64>,
+}
+
+impl Tests {
+    /// A change before the family correction and none after it.
+    pub fn corrected_away(&self) -> bool {
+        self.verdict == Verdict::NoChange && self.verdict_uncorrected != Verdict::NoChange
+    }
+
+    /// No p below alpha is reachable: the exact test's floor, or one run
+    /// (or boot) on a side when those are the unit of replication.
+    pub fn no_verdict_possible(&self) -> bool {
+        let c = &self.clusters;
+        self.p_floor.is_some() || (c.level != Level::Trial && c.counts.0.min(c.counts.1) < 2)
+    }
 }
 
 /// A variant against the baseline: tested, or refused with a reason.
@@ -506,10 +523,12 @@ fn compare_pair(
         clusters,
         p_raw,
         p_family: p_raw,
+        verdict_uncorrected: Verdict::NoChange,
         duplicates: Vec::new(),
     };
     t.mde_pct = mde_pct(b, v, &t, s);
     settle(&mut t, s, dir);
+    t.verdict_uncorrected = t.verdict;
     Ok(Box::new(t))
 }
 

@@ -1,15 +1,18 @@
 //! `--format text`: plain text at most 72 columns wide, for commit
 //! messages. It leads with one line per metric and variant that changed
-//! (name, Δ with its interval, verdict), lists unchanged metrics and
+//! (name, Δ with its interval, verdict), then those whose verdict the
+//! family correction took away ("No significant change after
+//! correction:"), lists unchanged metrics and
 //! all-zero/identical metrics on one line each, then gives the describe
 //! grid and tests of the changed metrics only (`--all`: of every metric).
 //! Grids are split into blocks of variants that fit; their rows are never
 //! wrapped. Prose lines are word-wrapped.
 
 use super::format::{
-    grid, headline, pair_notes, render_grid, settings_line, sig_lines, title, wrap,
+    changed_line, corrected_line, grid, headline, pair_notes, render_grid, settings_line,
+    sig_lines, title, wrap, CORRECTED_HEADING,
 };
-use super::model::{Comparison, Level, MetricReport, Pair};
+use super::model::{Comparison, Level, MetricReport};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
 
@@ -35,20 +38,6 @@ pub fn trivial(m: &MetricReport) -> bool {
     }
 }
 
-/// One summary line per changed pair.
-fn summary(m: &MetricReport, p: &Pair) -> Option<String> {
-    let t = p.outcome.as_ref().ok()?;
-    if t.verdict == Verdict::NoChange {
-        return None;
-    }
-    let delta = headline(t);
-    Some(format!(
-        "  {} ({}): {delta} {}",
-        m.name,
-        p.variant,
-        t.verdict.as_str()
-    ))
-}
 
 /// Groups of variant indices whose grid fits in `WIDTH` (at least one each).
 fn blocks(c: &Comparison, m: &MetricReport, others: &[usize]) -> Vec<Vec<usize>> {
@@ -100,6 +89,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     let mut changed_lines = Vec::new();
     let mut blocked = Vec::new();
+    let mut corrected = Vec::new();
     let mut refused = Vec::new();
     let mut missing = Vec::new();
     let mut quiet: Vec<&MetricReport> = Vec::new();
@@ -116,8 +106,11 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                 Err(why) => refused.push(format!("  {} ({}): {why}", m.name, pair.variant)),
                 Ok(t) => {
                     tested += 1;
-                    if let Some(l) = summary(m, pair) {
-                        changed_lines.push(l);
+                    if let Some(l) = changed_line(m, pair) {
+                        changed_lines.push(format!("  {l}"));
+                        is_other = true;
+                    } else if let Some(l) = corrected_line(m, pair) {
+                        corrected.push(format!("  {l}"));
                         is_other = true;
                     } else if let Some(n) = pair_notes(c, m, pair, t)
                         .iter()
@@ -182,6 +175,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         lines.push("No metric could be tested.".to_string());
     }
     for (head, list) in [
+        (CORRECTED_HEADING, &corrected),
         ("No verdict possible:", &blocked),
         ("Not tested:", &refused),
         ("Missing on one side:", &missing),
