@@ -24,7 +24,14 @@ fn resamples_outside_100_to_100000_are_a_usage_error_naming_the_range() {
     }
     let out = ok(
         tmp.path(),
-        &["a.txt", "b.txt", "--resamples", "100000", "--format", "json"],
+        &[
+            "a.txt",
+            "b.txt",
+            "--resamples",
+            "100000",
+            "--format",
+            "json",
+        ],
     );
     assert!(out.contains("\"resamples\": 100000"), "{out}");
     // The bound is in --help.
@@ -104,5 +111,75 @@ fn verdicts_the_family_correction_takes_away_are_listed_as_no_significant_change
             .unwrap()
             .contains("before it: regressed"),
         "{lat}"
+    );
+}
+
+/// The smallest detectable change of each comparison of the first metric.
+fn pairs_of(doc: &serde_json::Value) -> Vec<f64> {
+    doc["metrics"][0]["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["detectable_change_pct"].as_f64().unwrap())
+        .collect()
+}
+
+/// `text` with its word-wrapped continuation lines joined.
+fn unwrapped(text: &str) -> String {
+    text.replace("\n        ", " ").replace("\n    ", " ")
+}
+
+#[test]
+fn a_comparison_without_a_verdict_says_what_change_it_could_have_detected() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    numbers(&tmp.path().join("a.txt"), spread(100.0, 0.5, 12));
+    numbers(&tmp.path().join("b.txt"), spread(100.2, 0.5, 12));
+    numbers(&tmp.path().join("c.txt"), spread(130.0, 0.5, 12));
+    let doc = common::compare::json(tmp.path(), &["a.txt", "b.txt", "c.txt"]);
+    let pairs = &doc["metrics"][0]["comparisons"];
+    let (quiet, moved) = (&pairs[0], &pairs[1]);
+    assert_eq!(quiet["verdict"], "~", "{quiet}");
+    let d = quiet["detectable_change_pct"].as_f64().unwrap();
+    let want = format!("a change smaller than ±{d:.2}% could not be detected with these runs");
+    assert_eq!(quiet["detectable_change_note"], want.as_str(), "{quiet}");
+    assert_eq!(moved["verdict"], "changed", "{moved}");
+    assert!(moved["detectable_change_note"].is_null(), "{moved}");
+    let two = ["a.txt", "b.txt", "--resamples", "500", "--format"];
+    let text = unwrapped(&ok(tmp.path(), &[&two[..], &["text"]].concat()));
+    assert!(
+        text.contains(&format!(
+            "No significant change; a change smaller than the ± after a name could \
+             not be detected with these runs: value ±{d:.2}%"
+        )),
+        "{text}"
+    );
+    for format in ["table", "markdown"] {
+        let out = unwrapped(&ok(tmp.path(), &[&two[..], &[format]].concat()));
+        assert!(out.contains(&want), "{format}: {out}");
+    }
+    // Two variants against the baseline: the quiet line gives the range.
+    numbers(&tmp.path().join("d.txt"), spread(99.9, 0.5, 12));
+    let text = unwrapped(&ok(
+        tmp.path(),
+        &[
+            "a.txt",
+            "b.txt",
+            "d.txt",
+            "--resamples",
+            "500",
+            "--format",
+            "text",
+        ],
+    ));
+    let d2 = pairs_of(&common::compare::json(
+        tmp.path(),
+        &["a.txt", "b.txt", "d.txt"],
+    ));
+    let (lo, hi) = (d2[0].min(d2[1]), d2[0].max(d2[1]));
+    assert!(
+        text.contains(&format!("value ±{lo:.2}–{hi:.2}%"))
+            || text.contains(&format!("value ±{lo:.2}%")),
+        "{text}"
     );
 }

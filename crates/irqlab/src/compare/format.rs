@@ -271,7 +271,27 @@ pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
 pub fn mde(t: &Tests) -> String {
     match t.mde_pct {
         Some(d) => format!("±{d:.2}%"),
-        None => "none (no verdict possible)".to_string(),
+        None if t.no_verdict_possible() => "none (no verdict possible)".to_string(),
+        None => "undefined (baseline mean 0, or near 0 for its spread)".to_string(),
+    }
+}
+
+/// What a pair without a verdict could have detected: "a change smaller
+/// than ±X% could not be detected with these runs" (the smallest
+/// detectable change), or that no change could; `None` for a pair with a
+/// verdict, or when that change is undefined (baseline mean 0).
+pub fn detectable_note(t: &Tests) -> Option<String> {
+    if t.verdict != Verdict::NoChange {
+        return None;
+    }
+    match t.mde_pct {
+        Some(d) => Some(format!(
+            "a change smaller than ±{d:.2}% could not be detected with these runs"
+        )),
+        None if t.no_verdict_possible() => {
+            Some("no change of any size could be detected with these runs".to_string())
+        }
+        None => None,
     }
 }
 
@@ -387,7 +407,10 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         ));
     }
     out.push(format!("  smallest detectable change {}", mde(t)));
-    for n in pair_notes(c, m, pair, t) {
+    for n in pair_notes(c, m, pair, t)
+        .into_iter()
+        .chain(detectable_note(t))
+    {
         out.push(format!("  note: {n}"));
     }
     if let Some(line) = boot_line(&t.boot_level, c.baseline_label(), &pair.variant) {

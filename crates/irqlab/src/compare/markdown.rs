@@ -4,8 +4,8 @@
 //! baseline), then warnings.
 
 use super::format::{
-    achieved, changed_line, corrected_line, grid, interval, mde, num, p, pair_notes, pct,
-    settings_line, signed, title, verdict_cell, CORRECTED_HEADING,
+    achieved, changed_line, corrected_line, detectable_note, grid, interval, mde, num, p,
+    pair_notes, pct, settings_line, signed, title, verdict_cell, CORRECTED_HEADING,
 };
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -61,7 +61,11 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
 /// The changed pairs, and those the family correction took a change
 /// from, each under its heading (none when empty).
 fn summary(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    let pairs = || c.metrics.iter().flat_map(|m| m.pairs.iter().map(move |p| (m, p)));
+    let pairs = || {
+        c.metrics
+            .iter()
+            .flat_map(|m| m.pairs.iter().map(move |p| (m, p)))
+    };
     let changed: Vec<String> = pairs().filter_map(|(m, p)| changed_line(m, p)).collect();
     let corrected: Vec<String> = pairs().filter_map(|(m, p)| corrected_line(m, p)).collect();
     let changed_head = format!("Changed (vs {}):", c.baseline_label());
@@ -113,7 +117,10 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::i
                 verdict,
             ],
             Ok(t) => {
-                for n in pair_notes(c, m, pair, t) {
+                for n in pair_notes(c, m, pair, t)
+                    .into_iter()
+                    .chain(detectable_note(t))
+                {
                     notes.push(format!("{name}: {n}"));
                 }
                 let rel = |ci: &Option<crate::stats::bootstrap::RelCi>, why: &Option<String>| {

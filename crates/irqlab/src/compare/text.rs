@@ -2,11 +2,12 @@
 //! messages. It leads with one line per metric and variant that changed
 //! (name, Δ with its interval, verdict), then those whose verdict the
 //! family correction took away ("No significant change after
-//! correction:"), lists unchanged metrics and
-//! all-zero/identical metrics on one line each, then gives the describe
-//! grid and tests of the changed metrics only (`--all`: of every metric).
-//! Grids are split into blocks of variants that fit; their rows are never
-//! wrapped. Prose lines are word-wrapped.
+//! correction:"), lists unchanged metrics (each with the smallest change
+//! the runs could detect) and all-zero/identical metrics on one line
+//! each, then gives the describe grid and tests of the changed metrics
+//! only (`--all`: of every metric). Grids are split into blocks of
+//! variants that fit; their rows are never wrapped. Prose lines are
+//! word-wrapped.
 
 use super::format::{
     changed_line, corrected_line, grid, headline, pair_notes, render_grid, settings_line,
@@ -38,6 +39,41 @@ pub fn trivial(m: &MetricReport) -> bool {
     }
 }
 
+/// The "No significant change" line: each metric with the smallest
+/// change these runs could detect (`name ±X%`; `name ±X–Y%` over several
+/// variants: the details give each).
+fn quiet_line(quiet: &[&MetricReport]) -> String {
+    let entries: Vec<String> = quiet
+        .iter()
+        .map(|m| {
+            let d: Vec<f64> = m
+                .pairs
+                .iter()
+                .filter_map(|p| p.outcome.as_ref().ok()?.mde_pct)
+                .collect();
+            let (lo, hi) = d
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+            let (lo, hi) = (format!("{lo:.2}"), format!("{hi:.2}"));
+            match d.is_empty() {
+                true => m.name.clone(),
+                false if lo == hi => format!("{} ±{lo}%", m.name),
+                false => format!("{} ±{lo}–{hi}%", m.name),
+            }
+        })
+        .collect();
+    let list = entries.join(", ");
+    if entries.iter().any(|e| e.contains('±')) {
+        format!(
+            "No significant change; a change smaller than the ± after a name \
+             could not be detected with these runs: {list}"
+        )
+    } else {
+        format!("No significant change: {list}")
+    }
+}
 
 /// Groups of variant indices whose grid fits in `WIDTH` (at least one each).
 fn blocks(c: &Comparison, m: &MetricReport, others: &[usize]) -> Vec<Vec<usize>> {
@@ -205,10 +241,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
             .join(", ")
     };
     if !quiet.is_empty() {
-        lines.extend(wrap(
-            &format!("No significant change: {}", names(&quiet)),
-            WIDTH,
-        ));
+        lines.extend(wrap(&quiet_line(&quiet), WIDTH));
     }
     if !zero.is_empty() {
         lines.extend(wrap(
