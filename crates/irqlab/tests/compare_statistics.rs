@@ -183,3 +183,119 @@ fn a_comparison_without_a_verdict_says_what_change_it_could_have_detected() {
         "{text}"
     );
 }
+
+/// No format prints `inf` or `NaN` (as a word).
+fn no_inf_or_nan(tmp: &std::path::Path, args: &[&str]) {
+    for format in ["table", "text", "markdown", "csv", "json"] {
+        let out = ok(
+            tmp,
+            &[args, &["--format", format, "--resamples", "500"]].concat(),
+        );
+        let bad = out
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .find(|w| ["inf", "Infinity", "NaN", "nan"].contains(w));
+        assert!(bad.is_none(), "{format} {args:?}: {bad:?} in {out}");
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * b.abs().max(1e-9)
+}
+
+#[test]
+fn huge_and_tiny_values_give_the_statistics_of_ordinary_ones() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    let unit = |k: f64, name: &str, centre: f64| {
+        let v = spread(centre, 0.01, 10).into_iter().map(|v| v * k);
+        numbers(&tmp.path().join(format!("{name}.txt")), v);
+    };
+    let mut docs = Vec::new();
+    for (k, tag) in [(1.0, "one"), (1e300, "huge"), (1e-300, "tiny")] {
+        unit(k, &format!("{tag}_a"), 1.0);
+        unit(k, &format!("{tag}_b"), 1.1);
+        let (a, b) = (format!("a={tag}_a.txt"), format!("b={tag}_b.txt"));
+        no_inf_or_nan(tmp.path(), &[&a, &b]);
+        docs.push(common::compare::json(tmp.path(), &[&a, &b]));
+    }
+    let pair = |d: &serde_json::Value| d["metrics"][0]["comparisons"][0].clone();
+    let want = pair(&docs[0]);
+    for (doc, tag) in docs[1..].iter().zip(["huge", "tiny"]) {
+        let got = pair(doc);
+        assert_eq!(got["verdict"], want["verdict"], "{tag}: {got}");
+        for field in [
+            "/median_change_pct/estimate",
+            "/median_change_pct/lo",
+            "/mean_change_pct/hi",
+            "/welch/t",
+            "/welch/df",
+            "/detectable_change_pct",
+        ] {
+            let (g, w) = (got.pointer(field), want.pointer(field));
+            let (g, w) = (g.and_then(|v| v.as_f64()), w.and_then(|v| v.as_f64()));
+            assert!(
+                matches!((g, w), (Some(g), Some(w)) if close(g, w)),
+                "{tag} {field}: {g:?} vs {w:?}\n{got}"
+            );
+        }
+        let std = doc["metrics"][0]["describe"]["a"]["std"].as_f64().unwrap();
+        let one = docs[0]["metrics"][0]["describe"]["a"]["std"]
+            .as_f64()
+            .unwrap();
+        let k = if tag == "huge" { 1e300 } else { 1e-300 };
+        assert!(close(std / k, one), "{tag}: std {std}");
+    }
+}
+
+#[test]
+fn values_of_both_signs_near_the_float_limit_are_compared_or_said_not_to_fit() {
+    let tmp = TempDir::new().unwrap();
+    // 1e308 and 1 mixed: the bootstrap resamples of the mean are kept (the
+    // sums overflowed and the resamples holding many 1e308 were dropped:
+    // 233 of 1000 were left).
+    let mix = |i: usize, every: usize| if i % every == 0 { 1e308 } else { 1.0 };
+    numbers(&tmp.path().join("mix_a.txt"), (0..10).map(|i| mix(i, 2)));
+    numbers(&tmp.path().join("mix_b.txt"), (0..10).map(|i| mix(i, 3)));
+    no_inf_or_nan(tmp.path(), &["mix_a.txt", "mix_b.txt"]);
+    let doc = common::compare::json(tmp.path(), &["mix_a.txt", "mix_b.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    // (A resample of ten equal values has no t: a few of 500 may go.)
+    let kept = c["mean_change_pct"]["resamples"].as_u64().unwrap();
+    assert!(kept >= 490, "{c}");
+    // From +1.7e308 to -1.7e308: -200 %, although the difference of the
+    // two does not fit in a float; the HL shift does not, and says so.
+    let lim = [1.7e308, 1.6e308, 1.75e308, 1.65e308, 1.7e308, 1.72e308];
+    numbers(&tmp.path().join("pos.txt"), lim);
+    numbers(&tmp.path().join("neg.txt"), lim.map(|v| -v));
+    no_inf_or_nan(tmp.path(), &["pos.txt", "neg.txt"]);
+    let doc = common::compare::json(tmp.path(), &["pos.txt", "neg.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    let est = c["median_change_pct"]["estimate"].as_f64().unwrap();
+    assert!(close(est, -200.0), "{c}");
+    assert_eq!(c["verdict"], "changed", "{c}");
+    let table = ok(tmp.path(), &["pos.txt", "neg.txt", "--resamples", "500"]);
+    assert!(table.contains("HL shift overflow"), "{table}");
+    // Baseline median 0 (Δmedian undefined) and an HL interval beyond the
+    // float range: no verdict, and the reason, not "changed" over
+    // "+1.7e308 [+1.7e308, -]".
+    let x = [-1.7e308, -1.7e308, -1.7e308, 0.0, 0.0, 1.0, 1.0, 1.0];
+    let y = [
+        1.7e308, 1.71e308, 1.69e308, 1.72e308, 1.7e308, 1.68e308, 1.73e308, 1.71e308,
+    ];
+    numbers(&tmp.path().join("x.txt"), x);
+    numbers(&tmp.path().join("y.txt"), y);
+    no_inf_or_nan(tmp.path(), &["x.txt", "y.txt"]);
+    let doc = common::compare::json(tmp.path(), &["x.txt", "y.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(c["verdict"], "~", "{c}");
+    assert!(c["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("does not fit in a 64-bit float"));
+    let text = unwrapped(&ok(
+        tmp.path(),
+        &["x.txt", "y.txt", "--format", "text", "--resamples", "500"],
+    ));
+    assert!(!text.contains("Changed (vs"), "{text}");
+    assert!(text.contains("does not fit in a 64-bit float"), "{text}");
+}

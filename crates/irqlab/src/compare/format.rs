@@ -1,15 +1,22 @@
 //! Formatting shared by the human output formats: numbers to 6 significant
 //! digits, signed percents, p-values, the describe grid and the lines of
-//! the significance block. Never prints NaN: undefined values become `-`.
+//! the significance block. Never prints NaN or inf: undefined values
+//! become `-`, values beyond the float range [`OVERFLOW`].
 
 use super::model::{BootLevel, Comparison, Level, MetricReport, Pair, Tests};
 use crate::direction::Direction;
 use crate::stats::describe::ROWS;
 use crate::stats::verdict::Verdict;
 
+/// How a value beyond the float range (±1.8e308) is printed.
+pub const OVERFLOW: &str = "overflow";
+
 /// A number with 6 significant digits, trailing zeros trimmed.
 pub fn num(x: f64) -> String {
-    if !x.is_finite() {
+    if x.is_infinite() {
+        return OVERFLOW.to_string();
+    }
+    if x.is_nan() {
         return "-".to_string();
     }
     if x == 0.0 {
@@ -30,7 +37,7 @@ pub fn num(x: f64) -> String {
 
 /// A signed number (`+1.5`, `-2`).
 pub fn signed(x: f64) -> String {
-    if x >= 0.0 {
+    if x >= 0.0 && x.is_finite() {
         format!("+{}", num(x))
     } else {
         num(x)
@@ -41,6 +48,8 @@ pub fn signed(x: f64) -> String {
 pub fn pct(x: f64) -> String {
     if x.is_finite() {
         format!("{x:+.2}%")
+    } else if x.is_infinite() {
+        OVERFLOW.to_string()
     } else {
         "-".to_string()
     }
@@ -168,6 +177,13 @@ pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
 /// needs saying.
 pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> Vec<String> {
     let mut out = Vec::new();
+    if t.unrepresentable() {
+        out.push(
+            "the change does not fit in a 64-bit float (values of opposite signs \
+             near ±1.8e308); no verdict is given"
+                .to_string(),
+        );
+    }
     if let Some(floor) = t.p_floor {
         let nv = c
             .labels
@@ -481,6 +497,9 @@ mod tests {
         assert_eq!(num(3.2), "3.2");
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(pct(2.0409), "+2.04%");
+        assert_eq!(pct(f64::INFINITY), "overflow");
+        assert_eq!(num(f64::NEG_INFINITY), "overflow");
+        assert_eq!(signed(f64::INFINITY), "overflow");
         assert_eq!(p(0.00001), "1.0e-5");
         assert_eq!(p(0.0), "< 1e-300");
         assert_eq!(achieved(0.6667), " (confidence 0.667)");

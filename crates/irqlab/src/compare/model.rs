@@ -6,7 +6,7 @@ use super::input::{Loaded, Series, VariantData};
 use super::{usage, DirectionRules};
 use crate::direction::Direction;
 use crate::stats::bootstrap::{bootstrap, bootstrap_sides, RelCi, SideDraws};
-use crate::stats::describe::{describe, median, sorted, Describe};
+use crate::stats::describe::{describe, median, rel_pct, sorted, Describe};
 use crate::stats::hodges_lehmann::{hodges_lehmann, HodgesLehmann};
 use crate::stats::mannwhitney::{mann_whitney, MannWhitney};
 use crate::stats::verdict::{decide, decide_shift, Verdict};
@@ -122,6 +122,17 @@ impl Tests {
         self.verdict == Verdict::NoChange && self.verdict_uncorrected != Verdict::NoChange
     }
 
+    /// The change cannot be stated: Δmedian is undefined and the
+    /// Hodges–Lehmann shift or a limit of its interval is beyond the float
+    /// range (values near ±1.8e308 of opposite signs); no verdict is given.
+    pub fn unrepresentable(&self) -> bool {
+        self.median.is_none()
+            && self
+                .hl
+                .as_ref()
+                .is_some_and(|h| ![h.shift, h.lo, h.hi].iter().all(|v| v.is_finite()))
+    }
+
     /// No p below alpha is reachable: the exact test's floor, or one run
     /// (or boot) on a side when those are the unit of replication.
     pub fn no_verdict_possible(&self) -> bool {
@@ -183,7 +194,7 @@ impl MetricReport {
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (br[i], vr[i]) {
-            (Some(b), Some(v)) if b != 0.0 => Some((v - b) / b.abs() * 100.0),
+            (Some(b), Some(v)) => rel_pct(b, v),
             _ => None,
         }))
     }
@@ -535,14 +546,15 @@ fn compare_pair(
 /// The verdict of `t` at its family-adjusted p: from the Δmedian interval,
 /// or, when the relative change is undefined (baseline median 0), from
 /// the Hodges–Lehmann shift's sign — never from Δmean, whose interval is
-/// the least robust. Withheld (kept in `within_pair`) when between-cluster
-/// variation is unseen.
+/// the least robust. None when that shift does not fit in a float
+/// ([`Tests::unrepresentable`]). Withheld (kept in `within_pair`) when
+/// between-cluster variation is unseen.
 fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
     let p = t.p_family;
     let verdict = match (&t.median, &t.hl) {
         (Some(ci), _) => decide(p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
-        (None, Some(h)) => decide_shift(p, h.lo, h.hi, s.alpha, dir),
-        (None, None) => Verdict::NoChange,
+        (None, Some(h)) if !t.unrepresentable() => decide_shift(p, h.lo, h.hi, s.alpha, dir),
+        _ => Verdict::NoChange,
     };
     if t.clusters.counts.0.min(t.clusters.counts.1) < 2 && t.clusters.level != Level::Trial {
         t.clusters.within_pair = (verdict != Verdict::NoChange).then_some(verdict);
@@ -551,6 +563,9 @@ fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
         t.verdict = verdict;
     }
 }
+
+/// Why a relative change is undefined when it is beyond the float range.
+const TOO_LARGE: &str = "undefined: the change does not fit in a 64-bit float (beyond ±1.8e308 %)";
 
 /// A relative interval only when it is well formed: finite bounds around
 /// its estimate, and a baseline whose centre is told apart from 0 (for the
@@ -566,7 +581,7 @@ fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Optio
         let why = if centre == 0.0 {
             format!("undefined: baseline {what} is 0")
         } else {
-            "undefined: the change does not fit in a number".to_string()
+            TOO_LARGE.to_string()
         };
         return (None, Some(why));
     };
@@ -579,13 +594,12 @@ fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Optio
             );
         }
     }
-    let ok = ci.lo.is_finite()
-        && ci.hi.is_finite()
-        && ci.estimate.is_finite()
-        && ci.lo <= ci.estimate
-        && ci.estimate <= ci.hi;
-    if ok {
+    let bounds = [ci.lo, ci.estimate, ci.hi];
+    let ordered = ci.lo <= ci.estimate && ci.estimate <= ci.hi;
+    if ordered && bounds.iter().all(|v| v.is_finite()) {
         (Some(ci), None)
+    } else if ordered {
+        (None, Some(TOO_LARGE.to_string()))
     } else {
         (
             None,
@@ -679,13 +693,15 @@ fn mde_pct(b: &Series, v: &Series, t: &Tests, s: &Settings) -> Option<f64> {
     if x.len() < 2 || y.len() < 2 {
         return None;
     }
-    let (vx, vy) = (
+    let (sx, sy) = (
         crate::stats::describe::std_dev(&x)?,
         crate::stats::describe::std_dev(&y)?,
     );
-    let se = ((vx * vx) / x.len() as f64 + (vy * vy) / y.len() as f64).sqrt();
+    // Relative to the centre before squaring: squares of standard
+    // deviations near 1e200 (or 1e-200) would leave the float range.
     let centre = crate::stats::describe::mean(&x).abs();
-    let rel = se / centre * 100.0;
+    let (rx, ry) = (sx / centre, sy / centre);
+    let rel = (rx * rx / x.len() as f64 + ry * ry / y.len() as f64).sqrt() * 100.0;
     (centre > 0.0 && rel.is_finite()).then(|| s.noise_pct + z_sum(s.alpha) * rel)
 }
 
@@ -840,7 +856,7 @@ fn boot_level(b: &Series, v: &Series) -> BootLevel {
     BootLevel::Tested {
         base: x.len(),
         variant: y.len(),
-        median_change_pct: (mb != 0.0).then(|| (mv - mb) / mb.abs() * 100.0),
+        median_change_pct: rel_pct(mb, mv),
         mwu,
         welch: welch(&x, &y),
     }
