@@ -299,3 +299,68 @@ fn values_of_both_signs_near_the_float_limit_are_compared_or_said_not_to_fit() {
     assert!(!text.contains("Changed (vs"), "{text}");
     assert!(text.contains("does not fit in a 64-bit float"), "{text}");
 }
+
+/// One bench run directory (`plan.json`, `<variant>/trials.jsonl`) of
+/// interleaved variants, each `(variant, unit, values)` of one metric
+/// `lat_ns` (lower is better), one boot.
+fn bench_run(dir: &std::path::Path, sides: &[(&str, &str, Vec<f64>)]) {
+    let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
+    let plan = serde_json::json!({"argv": ["irqlab", "bench"], "variants": names,
+        "workloads": ["ipi"], "trials": sides[0].2.len(), "warmup": 0, "duration_s": 2.0,
+        "order": "alternate", "seed": 1, "created_at": "t"});
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("plan.json"), plan.to_string()).unwrap();
+    for (variant, unit, values) in sides {
+        let lines: String = values
+            .iter()
+            .enumerate()
+            .map(|(t, v)| {
+                let m = serde_json::json!({"lat_ns": {"value": v, "unit": unit,
+                    "direction": "lower"}});
+                let rec = serde_json::json!({"schema": 2, "variant": variant, "trial": t + 1,
+                    "boot_id": "b1", "started_at": "t", "duration_s": 2.0, "metrics": m});
+                format!("{rec}\n")
+            })
+            .collect();
+        std::fs::create_dir_all(dir.join(variant)).unwrap();
+        std::fs::write(dir.join(variant).join("trials.jsonl"), lines).unwrap();
+    }
+}
+
+#[test]
+fn a_metric_whose_variants_state_different_units_is_not_compared() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    // tip in ns, patch the same latencies in µs: a 1000-fold "change".
+    bench_run(
+        &tmp.path().join("one"),
+        &[
+            ("tip", "ns", spread(100.0, 0.5, 8)),
+            ("patch", "us", spread(0.1, 0.0005, 8)),
+        ],
+    );
+    let doc = common::compare::json(tmp.path(), &["one", "--baseline", "tip"]);
+    let m = &doc["metrics"][0];
+    let c = &m["comparisons"][0];
+    assert!(c["verdict"].is_null(), "{c}");
+    let why = c["refused"].as_str().unwrap();
+    assert!(
+        why.contains("units differ (tip in ns, patch in us)"),
+        "{why}"
+    );
+    assert!(m["delta_pct"]["patch"].is_null(), "{m}");
+    let text = unwrapped(&ok(
+        tmp.path(),
+        &[
+            "one",
+            "--baseline",
+            "tip",
+            "--format",
+            "text",
+            "--resamples",
+            "500",
+        ],
+    ));
+    assert!(text.contains("Not tested:"), "{text}");
+    assert!(!text.contains("-99.90%"), "{text}");
+}

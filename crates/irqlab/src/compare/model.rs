@@ -155,7 +155,10 @@ pub struct Pair {
 #[derive(Debug, Clone)]
 pub struct MetricReport {
     pub name: String,
+    /// The baseline's unit (else the first variant's that has the metric).
     pub unit: Option<String>,
+    /// Per label, the unit its input states.
+    pub units: Vec<Option<String>>,
     pub direction: Direction,
     /// Per label (same order as `Comparison::labels`); `None` if absent.
     pub columns: Vec<Option<Describe>>,
@@ -189,8 +192,17 @@ impl MetricReport {
         self.unit.as_deref() == Some("%")
     }
 
+    /// Both labels state a unit and the units differ: their values are not
+    /// compared (no deltas, the pair refused).
+    pub fn units_differ(&self, a: usize, b: usize) -> bool {
+        matches!((&self.units[a], &self.units[b]), (Some(x), Some(y)) if x != y)
+    }
+
     /// Relative change (percent) of each describe row of `label` vs baseline.
     pub fn delta_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
+        if self.units_differ(base, idx) {
+            return None;
+        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (br[i], vr[i]) {
@@ -201,6 +213,9 @@ impl MetricReport {
 
     /// Absolute change (points) of each describe row, for `%` metrics.
     pub fn point_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
+        if self.units_differ(base, idx) {
+            return None;
+        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (i, br[i], vr[i]) {
@@ -437,6 +452,14 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
             });
             continue;
         };
+        if let Some(why) = unit_mismatch((b, x), (bl, vl)) {
+            pairs.push(Pair {
+                variant: vl.clone(),
+                outcome: Err(why),
+                missing: false,
+            });
+            continue;
+        }
         let seed = stream_seed(s.seed, name, bl, vl);
         let sides = draws[base].as_ref().zip(draws[i].as_ref());
         pairs.push(Pair {
@@ -455,6 +478,10 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
     MetricReport {
         name: name.to_string(),
         unit,
+        units: series
+            .iter()
+            .map(|x| x.and_then(|x| x.unit.clone()))
+            .collect(),
         direction,
         columns: values.iter().map(|v| describe(v)).collect(),
         values,
@@ -464,6 +491,17 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         headline: series.iter().flatten().any(|x| x.headline),
         pairs,
         warnings,
+    }
+}
+
+/// Why a pair whose inputs state different units for the metric is not
+/// compared (`ns` against `us` would be a 1000-fold "change").
+fn unit_mismatch((b, v): (&Series, &Series), (bl, vl): (&str, &str)) -> Option<String> {
+    match (&b.unit, &v.unit) {
+        (Some(ub), Some(uv)) if ub != uv => Some(format!(
+            "refused: units differ ({bl} in {ub}, {vl} in {uv}); convert one of them"
+        )),
+        _ => None,
     }
 }
 
