@@ -364,3 +364,23 @@ fn a_metric_whose_variants_state_different_units_is_not_compared() {
     assert!(text.contains("Not tested:"), "{text}");
     assert!(!text.contains("-99.90%"), "{text}");
 }
+
+#[test]
+fn a_change_below_a_hundredth_of_a_percent_is_not_printed_as_zero() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    numbers(&tmp.path().join("a.txt"), spread(1000.0, 0.0001, 40));
+    numbers(&tmp.path().join("b.txt"), spread(1000.03, 0.0001, 40));
+    let args = ["a.txt", "b.txt", "--noise", "0", "--direction", "higher"];
+    let text = ok(
+        tmp.path(),
+        &[&args[..], &["--format", "text", "--resamples", "500"]].concat(),
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  value (b):"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.ends_with("improved"), "{text}");
+    assert!(!line.contains("0.00%"), "{line}");
+    assert!(line.starts_with("  value (b): +0.0030%"), "{line}");
+}

@@ -44,9 +44,16 @@ pub fn signed(x: f64) -> String {
     }
 }
 
-/// A signed percent with two decimals.
+/// A signed percent with two decimals, or two significant digits when
+/// below 0.01 % (a change that is not 0 never reads `+0.00%`).
 pub fn pct(x: f64) -> String {
-    if x.is_finite() {
+    let small = x.abs();
+    if small > 0.0 && small < 1e-10 {
+        format!("{x:+.1e}%")
+    } else if small > 0.0 && small < 0.01 {
+        let decimals = (1 - small.log10().floor() as i32).clamp(3, 11) as usize;
+        format!("{x:+.decimals$}%")
+    } else if x.is_finite() {
         format!("{x:+.2}%")
     } else if x.is_infinite() {
         OVERFLOW.to_string()
@@ -497,6 +504,11 @@ mod tests {
         assert_eq!(num(3.2), "3.2");
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(pct(2.0409), "+2.04%");
+        assert_eq!(pct(0.0), "+0.00%");
+        assert_eq!(pct(0.003_04), "+0.0030%");
+        assert_eq!(pct(-0.009_94), "-0.0099%");
+        assert_eq!(pct(0.000_012), "+0.000012%");
+        assert_eq!(pct(3e-12), "+3.0e-12%");
         assert_eq!(pct(f64::INFINITY), "overflow");
         assert_eq!(num(f64::NEG_INFINITY), "overflow");
         assert_eq!(signed(f64::INFINITY), "overflow");
