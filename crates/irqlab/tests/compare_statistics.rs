@@ -384,3 +384,49 @@ fn a_change_below_a_hundredth_of_a_percent_is_not_printed_as_zero() {
     assert!(!line.contains("0.00%"), "{line}");
     assert!(line.starts_with("  value (b): +0.0030%"), "{line}");
 }
+
+#[test]
+fn one_run_on_one_side_only_is_not_called_one_run_a_side() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    for r in 0..3 {
+        let c = 100.0 + 0.1 * r as f64;
+        bench_run(
+            &tmp.path().join(format!("tip/r{r}")),
+            &[("tip", "ns", spread(c, 0.2, 8))],
+        );
+    }
+    bench_run(
+        &tmp.path().join("patch/r0"),
+        &[("patch", "ns", spread(120.0, 0.2, 8))],
+    );
+    let args = ["tip=tip", "patch=patch", "--resamples", "500", "--format"];
+    for format in ["text", "table", "markdown", "json"] {
+        let out = unwrapped(&ok(tmp.path(), &[&args[..], &[format]].concat()));
+        assert!(
+            out.contains("regressed within these runs; one run of patch (3 of tip)"),
+            "{format}: {out}"
+        );
+        assert!(!out.contains("one run a side"), "{format}: {out}");
+    }
+    // No change: the summary line does not say "One run a side" either.
+    bench_run(
+        &tmp.path().join("same/r0"),
+        &[("same", "ns", spread(100.05, 0.2, 8))],
+    );
+    let text = unwrapped(&ok(
+        tmp.path(),
+        &[
+            "tip=tip",
+            "same=same",
+            "--resamples",
+            "500",
+            "--format",
+            "text",
+        ],
+    ));
+    assert!(
+        text.contains("One run on one side (or both): between-run variation"),
+        "{text}"
+    );
+}

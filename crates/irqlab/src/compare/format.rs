@@ -204,16 +204,21 @@ pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> V
         ));
     }
     let level = t.clusters.level.as_str();
+    let single = single_cluster(c, pair, t);
     if let Some(v) = t.clusters.within_pair {
+        let within = match t.clusters.counts {
+            (1, 1) => format!("this {level} pair"),
+            _ => format!("these {level}s"),
+        };
         out.push(format!(
-            "{} within this {level} pair; one {level} a side, so between-{level} \
+            "{} within {within}; {single}, so between-{level} \
              variation is unseen and no verdict is given (interleave the variants \
              in one bench, or repeat the {level}s)",
             v.as_str()
         ));
     } else if t.clusters.level != Level::Trial && t.clusters.counts.0.min(t.clusters.counts.1) < 2 {
         out.push(format!(
-            "one {level} a side: between-{level} variation is unseen; no verdict can be reached"
+            "{single}: between-{level} variation is unseen; no verdict can be reached"
         ));
     }
     if let Some(cp) = t.clusters.p {
@@ -236,6 +241,18 @@ pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> V
         ));
     }
     out
+}
+
+/// "one run a side", or "one run of B (3 of A)" when only one side of the
+/// pair has a single run (or boot).
+pub fn single_cluster(c: &Comparison, pair: &Pair, t: &Tests) -> String {
+    let level = t.clusters.level.as_str();
+    let (base, var) = (c.baseline_label(), &pair.variant);
+    match t.clusters.counts {
+        (1, n) if n > 1 => format!("one {level} of {base} ({n} of {var})"),
+        (n, 1) if n > 1 => format!("one {level} of {var} ({n} of {base})"),
+        _ => format!("one {level} a side"),
+    }
 }
 
 /// "name (variant): Δ [CI] verdict" of a pair with a verdict.

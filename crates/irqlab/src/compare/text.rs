@@ -132,7 +132,8 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
     let mut zero: Vec<&MetricReport> = Vec::new();
     let mut tested = 0usize;
     let mut detailed: Vec<&str> = Vec::new();
-    let mut unseen: Vec<Level> = Vec::new();
+    // Levels whose clusters are single on a side: (level, on both sides).
+    let mut unseen: Vec<(Level, bool)> = Vec::new();
     for m in &c.metrics {
         let mut is_quiet = false;
         let mut is_other = false;
@@ -161,11 +162,13 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                         is_other = true;
                     } else {
                         is_quiet = true;
-                        if t.clusters.level != Level::Trial
-                            && t.clusters.counts.0.min(t.clusters.counts.1) < 2
-                            && !unseen.contains(&t.clusters.level)
-                        {
-                            unseen.push(t.clusters.level);
+                        let (level, (nb, nv)) = (t.clusters.level, t.clusters.counts);
+                        if level != Level::Trial && nb.min(nv) < 2 {
+                            let both = nb.max(nv) < 2;
+                            match unseen.iter_mut().find(|(l, _)| *l == level) {
+                                Some((_, b)) => *b &= both,
+                                None => unseen.push((level, both)),
+                            }
                         }
                     }
                 }
@@ -223,11 +226,16 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
             }
         }
     }
-    for level in &unseen {
+    for (level, both) in &unseen {
         let l = level.as_str();
+        let side = if *both {
+            "a side"
+        } else {
+            "on one side (or both)"
+        };
         lines.extend(wrap(
             &format!(
-                "One {l} a side: between-{l} variation is unseen, so no verdict \
+                "One {l} {side}: between-{l} variation is unseen, so no verdict \
                  can be given (interleave the variants in one bench, or repeat \
                  the {l}s)."
             ),
