@@ -123,8 +123,16 @@ fn item11_text_leads_with_changed_metrics_in_72_columns() {
         .all(|l| l.is_empty() || l.contains("baseline") || l.starts_with("    ")));
     let quiet_at = lines
         .iter()
-        .position(|l| l.starts_with("No significant change: m02_per_sec, m03_per_sec"))
+        .position(|l| l.starts_with("No significant change; a change smaller than"))
         .unwrap();
+    let joined = out.replace("\n    ", " ");
+    for m in ["m02_per_sec", "m03_per_sec", "m04_per_sec"] {
+        assert!(joined.contains(&format!("{m} ±1.")), "{out}");
+    }
+    assert!(
+        joined.contains("could not be detected with these runs: m02_per_sec"),
+        "{out}"
+    );
     let mut summary: Vec<String> = Vec::new();
     for l in &lines[changed_at + 1..quiet_at] {
         match l.strip_prefix("      ") {

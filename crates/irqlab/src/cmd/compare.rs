@@ -67,13 +67,14 @@ fn parse_noise(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--resamples`: at least [`crate::compare::MIN_RESAMPLES`].
+/// `--resamples`: from [`crate::compare::MIN_RESAMPLES`] to
+/// [`crate::compare::MAX_RESAMPLES`].
 fn parse_resamples(s: &str) -> Result<usize, String> {
-    let min = crate::compare::MIN_RESAMPLES;
+    let (min, max) = (crate::compare::MIN_RESAMPLES, crate::compare::MAX_RESAMPLES);
     match s.parse::<usize>() {
-        Ok(r) if r >= min => Ok(r),
+        Ok(r) if (min..=max).contains(&r) => Ok(r),
         _ => Err(format!(
-            "expected a whole number of at least {min}, found {s:?}"
+            "expected a whole number from {min} to {max}, found {s:?}"
         )),
     }
 }
@@ -103,7 +104,7 @@ pub struct Args {
     /// Noise threshold in percent: smaller changes are never a verdict.
     #[arg(long, default_value_t = crate::compare::DEFAULT_NOISE_PCT, value_parser = parse_noise)]
     pub noise: f64,
-    /// Bootstrap resamples.
+    /// Bootstrap resamples, from 100 to 100000.
     #[arg(long, default_value_t = 10_000, value_parser = parse_resamples)]
     pub resamples: usize,
     /// Bootstrap seed.
@@ -220,6 +221,11 @@ mod tests {
         assert_eq!(parse_alpha("0.01"), Ok(0.01));
         assert!(parse_resamples("0").is_err() && parse_resamples("99").is_err());
         assert_eq!(parse_resamples("100"), Ok(100));
+        assert_eq!(parse_resamples("100000"), Ok(100_000));
+        assert!(parse_resamples("100001").is_err());
+        assert!(parse_resamples("1000000000000")
+            .unwrap_err()
+            .contains("from 100 to 100000"));
         assert!(parse_noise("-1").is_err() && parse_noise("inf").is_err());
     }
 }

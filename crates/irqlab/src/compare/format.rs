@@ -1,14 +1,22 @@
 //! Formatting shared by the human output formats: numbers to 6 significant
 //! digits, signed percents, p-values, the describe grid and the lines of
-//! the significance block. Never prints NaN: undefined values become `-`.
+//! the significance block. Never prints NaN or inf: undefined values
+//! become `-`, values beyond the float range [`OVERFLOW`].
 
 use super::model::{BootLevel, Comparison, Level, MetricReport, Pair, Tests};
 use crate::direction::Direction;
 use crate::stats::describe::ROWS;
+use crate::stats::verdict::Verdict;
+
+/// How a value beyond the float range (±1.8e308) is printed.
+pub const OVERFLOW: &str = "overflow";
 
 /// A number with 6 significant digits, trailing zeros trimmed.
 pub fn num(x: f64) -> String {
-    if !x.is_finite() {
+    if x.is_infinite() {
+        return OVERFLOW.to_string();
+    }
+    if x.is_nan() {
         return "-".to_string();
     }
     if x == 0.0 {
@@ -29,17 +37,26 @@ pub fn num(x: f64) -> String {
 
 /// A signed number (`+1.5`, `-2`).
 pub fn signed(x: f64) -> String {
-    if x >= 0.0 {
+    if x >= 0.0 && x.is_finite() {
         format!("+{}", num(x))
     } else {
         num(x)
     }
 }
 
-/// A signed percent with two decimals.
+/// A signed percent with two decimals, or two significant digits when
+/// below 0.01 % (a change that is not 0 never reads `+0.00%`).
 pub fn pct(x: f64) -> String {
-    if x.is_finite() {
+    let small = x.abs();
+    if small > 0.0 && small < 1e-10 {
+        format!("{x:+.1e}%")
+    } else if small > 0.0 && small < 0.01 {
+        let decimals = (1 - small.log10().floor() as i32).clamp(3, 11) as usize;
+        format!("{x:+.decimals$}%")
+    } else if x.is_finite() {
         format!("{x:+.2}%")
+    } else if x.is_infinite() {
+        OVERFLOW.to_string()
     } else {
         "-".to_string()
     }
@@ -167,6 +184,13 @@ pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
 /// needs saying.
 pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> Vec<String> {
     let mut out = Vec::new();
+    if t.unrepresentable() {
+        out.push(
+            "the change does not fit in a 64-bit float (values of opposite signs \
+             near ±1.8e308); no verdict is given"
+                .to_string(),
+        );
+    }
     if let Some(floor) = t.p_floor {
         let nv = c
             .labels
@@ -180,16 +204,21 @@ pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> V
         ));
     }
     let level = t.clusters.level.as_str();
+    let single = single_cluster(c, pair, t);
     if let Some(v) = t.clusters.within_pair {
+        let within = match t.clusters.counts {
+            (1, 1) => format!("this {level} pair"),
+            _ => format!("these {level}s"),
+        };
         out.push(format!(
-            "{} within this {level} pair; one {level} a side, so between-{level} \
+            "{} within {within}; {single}, so between-{level} \
              variation is unseen and no verdict is given (interleave the variants \
              in one bench, or repeat the {level}s)",
             v.as_str()
         ));
     } else if t.clusters.level != Level::Trial && t.clusters.counts.0.min(t.clusters.counts.1) < 2 {
         out.push(format!(
-            "one {level} a side: between-{level} variation is unseen; no verdict can be reached"
+            "{single}: between-{level} variation is unseen; no verdict can be reached"
         ));
     }
     if let Some(cp) = t.clusters.p {
@@ -202,15 +231,63 @@ pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> V
             ));
         }
     }
-    if t.p_raw < c.settings.alpha && t.p_family >= c.settings.alpha {
+    if t.corrected_away() {
         out.push(format!(
             "not significant after the false-discovery-rate correction over \
-             the variant's metrics (adjusted p {})",
-            p(t.p_family)
+             the variant's metrics (adjusted p {}; before it: {}, p {})",
+            p(t.p_family),
+            t.verdict_uncorrected.as_str(),
+            p(t.p_raw)
         ));
     }
     out
 }
+
+/// "one run a side", or "one run of B (3 of A)" when only one side of the
+/// pair has a single run (or boot).
+pub fn single_cluster(c: &Comparison, pair: &Pair, t: &Tests) -> String {
+    let level = t.clusters.level.as_str();
+    let (base, var) = (c.baseline_label(), &pair.variant);
+    match t.clusters.counts {
+        (1, n) if n > 1 => format!("one {level} of {base} ({n} of {var})"),
+        (n, 1) if n > 1 => format!("one {level} of {var} ({n} of {base})"),
+        _ => format!("one {level} a side"),
+    }
+}
+
+/// "name (variant): Δ [CI] verdict" of a pair with a verdict.
+pub fn changed_line(m: &MetricReport, pair: &Pair) -> Option<String> {
+    let t = pair.outcome.as_ref().ok()?;
+    (t.verdict != Verdict::NoChange).then(|| {
+        format!(
+            "{} ({}): {} {}",
+            m.name,
+            pair.variant,
+            headline(t),
+            t.verdict.as_str()
+        )
+    })
+}
+
+/// "name (variant): Δ [CI] ~, regressed before correction (p …,
+/// adjusted p …)" of a pair the family correction took a verdict from.
+pub fn corrected_line(m: &MetricReport, pair: &Pair) -> Option<String> {
+    let t = pair.outcome.as_ref().ok()?;
+    t.corrected_away().then(|| {
+        format!(
+            "{} ({}): {} ~, {} before correction (p {}, adjusted p {})",
+            m.name,
+            pair.variant,
+            headline(t),
+            t.verdict_uncorrected.as_str(),
+            p(t.p_raw),
+            p(t.p_family)
+        )
+    })
+}
+
+/// Heading of the pairs that lose their verdict to the family correction.
+pub const CORRECTED_HEADING: &str = "No significant change after correction:";
 
 /// The verdict word of a pair for tables: the verdict, `~ (why)` when a
 /// note explains the lack of one, `missing: …` or `not tested: …`.
@@ -221,7 +298,7 @@ pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
         Ok(t) => {
             let notes = pair_notes(c, m, pair, t);
             match notes.first() {
-                Some(n) if t.verdict == crate::stats::verdict::Verdict::NoChange => {
+                Some(n) if t.verdict == Verdict::NoChange => {
                     format!("~ ({n})")
                 }
                 _ => t.verdict.as_str().to_string(),
@@ -234,7 +311,27 @@ pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
 pub fn mde(t: &Tests) -> String {
     match t.mde_pct {
         Some(d) => format!("±{d:.2}%"),
-        None => "none (no verdict possible)".to_string(),
+        None if t.no_verdict_possible() => "none (no verdict possible)".to_string(),
+        None => "undefined (baseline mean 0, or near 0 for its spread)".to_string(),
+    }
+}
+
+/// What a pair without a verdict could have detected: "a change smaller
+/// than ±X% could not be detected with these runs" (the smallest
+/// detectable change), or that no change could; `None` for a pair with a
+/// verdict, or when that change is undefined (baseline mean 0).
+pub fn detectable_note(t: &Tests) -> Option<String> {
+    if t.verdict != Verdict::NoChange {
+        return None;
+    }
+    match t.mde_pct {
+        Some(d) => Some(format!(
+            "a change smaller than ±{d:.2}% could not be detected with these runs"
+        )),
+        None if t.no_verdict_possible() => {
+            Some("no change of any size could be detected with these runs".to_string())
+        }
+        None => None,
     }
 }
 
@@ -350,7 +447,10 @@ pub fn sig_lines(c: &Comparison, m: &MetricReport, pair: &Pair) -> Vec<String> {
         ));
     }
     out.push(format!("  smallest detectable change {}", mde(t)));
-    for n in pair_notes(c, m, pair, t) {
+    for n in pair_notes(c, m, pair, t)
+        .into_iter()
+        .chain(detectable_note(t))
+    {
         out.push(format!("  note: {n}"));
     }
     if let Some(line) = boot_line(&t.boot_level, c.baseline_label(), &pair.variant) {
@@ -421,6 +521,14 @@ mod tests {
         assert_eq!(num(3.2), "3.2");
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(pct(2.0409), "+2.04%");
+        assert_eq!(pct(0.0), "+0.00%");
+        assert_eq!(pct(0.003_04), "+0.0030%");
+        assert_eq!(pct(-0.009_94), "-0.0099%");
+        assert_eq!(pct(0.000_012), "+0.000012%");
+        assert_eq!(pct(3e-12), "+3.0e-12%");
+        assert_eq!(pct(f64::INFINITY), "overflow");
+        assert_eq!(num(f64::NEG_INFINITY), "overflow");
+        assert_eq!(signed(f64::INFINITY), "overflow");
         assert_eq!(p(0.00001), "1.0e-5");
         assert_eq!(p(0.0), "< 1e-300");
         assert_eq!(achieved(0.6667), " (confidence 0.667)");

@@ -102,6 +102,7 @@ fn pair(c: &Comparison, m: &MetricReport, p: &Pair) -> Value {
         "p_floor": t.p_floor.map_or(Value::Null, f),
         "verdict_p": f(t.p_family),
         "detectable_change_pct": t.mde_pct.map_or(Value::Null, f),
+        "detectable_change_note": super::format::detectable_note(t),
         "unit_of_replication": {
             "level": t.clusters.level.as_str(),
             "counts": [t.clusters.counts.0, t.clusters.counts.1],

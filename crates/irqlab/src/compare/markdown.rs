@@ -1,9 +1,11 @@
-//! `--format markdown`: per metric a describe table and a significance
-//! table (one row per variant against the baseline), then warnings.
+//! `--format markdown`: a summary (the pairs that changed, and those whose
+//! change the family correction took away), then per metric a describe
+//! table and a significance table (one row per variant against the
+//! baseline), then warnings.
 
 use super::format::{
-    achieved, grid, interval, mde, num, p, pair_notes, pct, settings_line, signed, title,
-    verdict_cell,
+    achieved, changed_line, corrected_line, detectable_note, grid, interval, mde, num, p,
+    pair_notes, pct, settings_line, signed, title, verdict_cell, CORRECTED_HEADING,
 };
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -24,6 +26,7 @@ fn row(cells: &[String]) -> String {
 /// Write the markdown report.
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}", esc(&settings_line(c)))?;
+    summary(c, out)?;
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     for m in &c.metrics {
         writeln!(out, "\n### {}\n", esc(&title(m)))?;
@@ -51,6 +54,32 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     }
     for n in &c.notes {
         writeln!(out, "- note: {}", esc(n))?;
+    }
+    Ok(())
+}
+
+/// The changed pairs, and those the family correction took a change
+/// from, each under its heading (none when empty).
+fn summary(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    let pairs = || {
+        c.metrics
+            .iter()
+            .flat_map(|m| m.pairs.iter().map(move |p| (m, p)))
+    };
+    let changed: Vec<String> = pairs().filter_map(|(m, p)| changed_line(m, p)).collect();
+    let corrected: Vec<String> = pairs().filter_map(|(m, p)| corrected_line(m, p)).collect();
+    let changed_head = format!("Changed (vs {}):", c.baseline_label());
+    for (head, list) in [
+        (changed_head.as_str(), changed),
+        (CORRECTED_HEADING, corrected),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        writeln!(out, "\n**{}**\n", esc(head))?;
+        for l in list {
+            writeln!(out, "- {}", esc(&l))?;
+        }
     }
     Ok(())
 }
@@ -88,7 +117,10 @@ fn significance(c: &Comparison, m: &MetricReport, out: &mut dyn Write) -> std::i
                 verdict,
             ],
             Ok(t) => {
-                for n in pair_notes(c, m, pair, t) {
+                for n in pair_notes(c, m, pair, t)
+                    .into_iter()
+                    .chain(detectable_note(t))
+                {
                     notes.push(format!("{name}: {n}"));
                 }
                 let rel = |ci: &Option<crate::stats::bootstrap::RelCi>, why: &Option<String>| {

@@ -33,6 +33,11 @@ use std::path::{Path, PathBuf};
 /// Fewest bootstrap resamples `--resamples` accepts.
 pub const MIN_RESAMPLES: usize = 100;
 
+/// Most bootstrap resamples `--resamples` accepts: each side's replicates
+/// are kept in memory (four floats each), and beyond this the intervals'
+/// Monte-Carlo error is far below their width anyway.
+pub const MAX_RESAMPLES: usize = 100_000;
+
 /// `--alpha`'s default: the significance level of every verdict.
 pub const DEFAULT_ALPHA: f64 = 0.05;
 
@@ -124,8 +129,11 @@ fn settings(c: &CompareConfig) -> Result<model::Settings> {
     if !(c.noise_pct >= 0.0 && c.noise_pct.is_finite()) {
         bail!("--noise must be a non-negative percent");
     }
-    if c.resamples < MIN_RESAMPLES {
-        bail!("--resamples must be at least {MIN_RESAMPLES}");
+    if !(MIN_RESAMPLES..=MAX_RESAMPLES).contains(&c.resamples) {
+        return Err(usage(format!(
+            "--resamples {}: must be from {MIN_RESAMPLES} to {MAX_RESAMPLES}",
+            c.resamples
+        )));
     }
     Ok(model::Settings {
         alpha: c.alpha,

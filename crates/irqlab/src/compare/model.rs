@@ -6,7 +6,7 @@ use super::input::{Loaded, Series, VariantData};
 use super::{usage, DirectionRules};
 use crate::direction::Direction;
 use crate::stats::bootstrap::{bootstrap, bootstrap_sides, RelCi, SideDraws};
-use crate::stats::describe::{describe, median, sorted, Describe};
+use crate::stats::describe::{describe, median, rel_pct, sorted, Describe};
 use crate::stats::hodges_lehmann::{hodges_lehmann, HodgesLehmann};
 use crate::stats::mannwhitney::{mann_whitney, MannWhitney};
 use crate::stats::verdict::{decide, decide_shift, Verdict};
@@ -103,6 +103,9 @@ pub struct Tests {
     /// `p_raw` adjusted over the family of the variant's metrics
     /// (Benjamini–Hochberg, near-duplicates counted once).
     pub p_family: f64,
+    /// The verdict at `p_raw`, before the family correction: a change
+    /// here and none in `verdict` is a change the correction took away.
+    pub verdict_uncorrected: Verdict,
     /// Metrics of the family that move with this one (near-duplicates:
     /// |Spearman ρ| ≥ 0.95 over the pooled values), counted once.
     pub duplicates: Vec<String>,
@@ -111,6 +114,31 @@ pub struct Tests {
     /// at the unit of replication, plus the noise threshold); `None` when
     /// no verdict is possible at all.
     pub mde_pct: Option<f64>,
+}
+
+impl Tests {
+    /// A change before the family correction and none after it.
+    pub fn corrected_away(&self) -> bool {
+        self.verdict == Verdict::NoChange && self.verdict_uncorrected != Verdict::NoChange
+    }
+
+    /// The change cannot be stated: Δmedian is undefined and the
+    /// Hodges–Lehmann shift or a limit of its interval is beyond the float
+    /// range (values near ±1.8e308 of opposite signs); no verdict is given.
+    pub fn unrepresentable(&self) -> bool {
+        self.median.is_none()
+            && self
+                .hl
+                .as_ref()
+                .is_some_and(|h| ![h.shift, h.lo, h.hi].iter().all(|v| v.is_finite()))
+    }
+
+    /// No p below alpha is reachable: the exact test's floor, or one run
+    /// (or boot) on a side when those are the unit of replication.
+    pub fn no_verdict_possible(&self) -> bool {
+        let c = &self.clusters;
+        self.p_floor.is_some() || (c.level != Level::Trial && c.counts.0.min(c.counts.1) < 2)
+    }
 }
 
 /// A variant against the baseline: tested, or refused with a reason.
@@ -127,7 +155,10 @@ pub struct Pair {
 #[derive(Debug, Clone)]
 pub struct MetricReport {
     pub name: String,
+    /// The baseline's unit (else the first variant's that has the metric).
     pub unit: Option<String>,
+    /// Per label, the unit its input states.
+    pub units: Vec<Option<String>>,
     pub direction: Direction,
     /// Per label (same order as `Comparison::labels`); `None` if absent.
     pub columns: Vec<Option<Describe>>,
@@ -161,18 +192,30 @@ impl MetricReport {
         self.unit.as_deref() == Some("%")
     }
 
+    /// Both labels state a unit and the units differ: their values are not
+    /// compared (no deltas, the pair refused).
+    pub fn units_differ(&self, a: usize, b: usize) -> bool {
+        matches!((&self.units[a], &self.units[b]), (Some(x), Some(y)) if x != y)
+    }
+
     /// Relative change (percent) of each describe row of `label` vs baseline.
     pub fn delta_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
+        if self.units_differ(base, idx) {
+            return None;
+        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (br[i], vr[i]) {
-            (Some(b), Some(v)) if b != 0.0 => Some((v - b) / b.abs() * 100.0),
+            (Some(b), Some(v)) => rel_pct(b, v),
             _ => None,
         }))
     }
 
     /// Absolute change (points) of each describe row, for `%` metrics.
     pub fn point_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
+        if self.units_differ(base, idx) {
+            return None;
+        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (i, br[i], vr[i]) {
@@ -409,6 +452,14 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
             });
             continue;
         };
+        if let Some(why) = unit_mismatch((b, x), (bl, vl)) {
+            pairs.push(Pair {
+                variant: vl.clone(),
+                outcome: Err(why),
+                missing: false,
+            });
+            continue;
+        }
         let seed = stream_seed(s.seed, name, bl, vl);
         let sides = draws[base].as_ref().zip(draws[i].as_ref());
         pairs.push(Pair {
@@ -427,6 +478,10 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
     MetricReport {
         name: name.to_string(),
         unit,
+        units: series
+            .iter()
+            .map(|x| x.and_then(|x| x.unit.clone()))
+            .collect(),
         direction,
         columns: values.iter().map(|v| describe(v)).collect(),
         values,
@@ -436,6 +491,17 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         headline: series.iter().flatten().any(|x| x.headline),
         pairs,
         warnings,
+    }
+}
+
+/// Why a pair whose inputs state different units for the metric is not
+/// compared (`ns` against `us` would be a 1000-fold "change").
+fn unit_mismatch((b, v): (&Series, &Series), (bl, vl): (&str, &str)) -> Option<String> {
+    match (&b.unit, &v.unit) {
+        (Some(ub), Some(uv)) if ub != uv => Some(format!(
+            "refused: units differ ({bl} in {ub}, {vl} in {uv}); convert one of them"
+        )),
+        _ => None,
     }
 }
 
@@ -506,24 +572,27 @@ fn compare_pair(
         clusters,
         p_raw,
         p_family: p_raw,
+        verdict_uncorrected: Verdict::NoChange,
         duplicates: Vec::new(),
     };
     t.mde_pct = mde_pct(b, v, &t, s);
     settle(&mut t, s, dir);
+    t.verdict_uncorrected = t.verdict;
     Ok(Box::new(t))
 }
 
 /// The verdict of `t` at its family-adjusted p: from the Δmedian interval,
 /// or, when the relative change is undefined (baseline median 0), from
 /// the Hodges–Lehmann shift's sign — never from Δmean, whose interval is
-/// the least robust. Withheld (kept in `within_pair`) when between-cluster
-/// variation is unseen.
+/// the least robust. None when that shift does not fit in a float
+/// ([`Tests::unrepresentable`]). Withheld (kept in `within_pair`) when
+/// between-cluster variation is unseen.
 fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
     let p = t.p_family;
     let verdict = match (&t.median, &t.hl) {
         (Some(ci), _) => decide(p, ci.lo, ci.hi, s.alpha, s.noise_pct, dir),
-        (None, Some(h)) => decide_shift(p, h.lo, h.hi, s.alpha, dir),
-        (None, None) => Verdict::NoChange,
+        (None, Some(h)) if !t.unrepresentable() => decide_shift(p, h.lo, h.hi, s.alpha, dir),
+        _ => Verdict::NoChange,
     };
     if t.clusters.counts.0.min(t.clusters.counts.1) < 2 && t.clusters.level != Level::Trial {
         t.clusters.within_pair = (verdict != Verdict::NoChange).then_some(verdict);
@@ -532,6 +601,9 @@ fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
         t.verdict = verdict;
     }
 }
+
+/// Why a relative change is undefined when it is beyond the float range.
+const TOO_LARGE: &str = "undefined: the change does not fit in a 64-bit float (beyond ±1.8e308 %)";
 
 /// A relative interval only when it is well formed: finite bounds around
 /// its estimate, and a baseline whose centre is told apart from 0 (for the
@@ -547,7 +619,7 @@ fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Optio
         let why = if centre == 0.0 {
             format!("undefined: baseline {what} is 0")
         } else {
-            "undefined: the change does not fit in a number".to_string()
+            TOO_LARGE.to_string()
         };
         return (None, Some(why));
     };
@@ -560,13 +632,12 @@ fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Optio
             );
         }
     }
-    let ok = ci.lo.is_finite()
-        && ci.hi.is_finite()
-        && ci.estimate.is_finite()
-        && ci.lo <= ci.estimate
-        && ci.estimate <= ci.hi;
-    if ok {
+    let bounds = [ci.lo, ci.estimate, ci.hi];
+    let ordered = ci.lo <= ci.estimate && ci.estimate <= ci.hi;
+    if ordered && bounds.iter().all(|v| v.is_finite()) {
         (Some(ci), None)
+    } else if ordered {
+        (None, Some(TOO_LARGE.to_string()))
     } else {
         (
             None,
@@ -660,13 +731,15 @@ fn mde_pct(b: &Series, v: &Series, t: &Tests, s: &Settings) -> Option<f64> {
     if x.len() < 2 || y.len() < 2 {
         return None;
     }
-    let (vx, vy) = (
+    let (sx, sy) = (
         crate::stats::describe::std_dev(&x)?,
         crate::stats::describe::std_dev(&y)?,
     );
-    let se = ((vx * vx) / x.len() as f64 + (vy * vy) / y.len() as f64).sqrt();
+    // Relative to the centre before squaring: squares of standard
+    // deviations near 1e200 (or 1e-200) would leave the float range.
     let centre = crate::stats::describe::mean(&x).abs();
-    let rel = se / centre * 100.0;
+    let (rx, ry) = (sx / centre, sy / centre);
+    let rel = (rx * rx / x.len() as f64 + ry * ry / y.len() as f64).sqrt() * 100.0;
     (centre > 0.0 && rel.is_finite()).then(|| s.noise_pct + z_sum(s.alpha) * rel)
 }
 
@@ -821,7 +894,7 @@ fn boot_level(b: &Series, v: &Series) -> BootLevel {
     BootLevel::Tested {
         base: x.len(),
         variant: y.len(),
-        median_change_pct: (mb != 0.0).then(|| (mv - mb) / mb.abs() * 100.0),
+        median_change_pct: rel_pct(mb, mv),
         mwu,
         welch: welch(&x, &y),
     }

@@ -1,15 +1,19 @@
 //! `--format text`: plain text at most 72 columns wide, for commit
 //! messages. It leads with one line per metric and variant that changed
-//! (name, Δ with its interval, verdict), lists unchanged metrics and
-//! all-zero/identical metrics on one line each, then gives the describe
-//! grid and tests of the changed metrics only (`--all`: of every metric).
-//! Grids are split into blocks of variants that fit; their rows are never
-//! wrapped. Prose lines are word-wrapped.
+//! (name, Δ with its interval, verdict), then those whose verdict the
+//! family correction took away ("No significant change after
+//! correction:"), lists unchanged metrics (each with the smallest change
+//! the runs could detect) and all-zero/identical metrics on one line
+//! each, then gives the describe grid and tests of the changed metrics
+//! only (`--all`: of every metric). Grids are split into blocks of
+//! variants that fit; their rows are never wrapped. Prose lines are
+//! word-wrapped.
 
 use super::format::{
-    grid, headline, pair_notes, render_grid, settings_line, sig_lines, title, wrap,
+    changed_line, corrected_line, grid, headline, pair_notes, render_grid, settings_line,
+    sig_lines, title, wrap, CORRECTED_HEADING,
 };
-use super::model::{Comparison, Level, MetricReport, Pair};
+use super::model::{Comparison, Level, MetricReport};
 use crate::stats::verdict::Verdict;
 use std::io::Write;
 
@@ -35,19 +39,40 @@ pub fn trivial(m: &MetricReport) -> bool {
     }
 }
 
-/// One summary line per changed pair.
-fn summary(m: &MetricReport, p: &Pair) -> Option<String> {
-    let t = p.outcome.as_ref().ok()?;
-    if t.verdict == Verdict::NoChange {
-        return None;
+/// The "No significant change" line: each metric with the smallest
+/// change these runs could detect (`name ±X%`; `name ±X–Y%` over several
+/// variants: the details give each).
+fn quiet_line(quiet: &[&MetricReport]) -> String {
+    let entries: Vec<String> = quiet
+        .iter()
+        .map(|m| {
+            let d: Vec<f64> = m
+                .pairs
+                .iter()
+                .filter_map(|p| p.outcome.as_ref().ok()?.mde_pct)
+                .collect();
+            let (lo, hi) = d
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+            let (lo, hi) = (format!("{lo:.2}"), format!("{hi:.2}"));
+            match d.is_empty() {
+                true => m.name.clone(),
+                false if lo == hi => format!("{} ±{lo}%", m.name),
+                false => format!("{} ±{lo}–{hi}%", m.name),
+            }
+        })
+        .collect();
+    let list = entries.join(", ");
+    if entries.iter().any(|e| e.contains('±')) {
+        format!(
+            "No significant change; a change smaller than the ± after a name \
+             could not be detected with these runs: {list}"
+        )
+    } else {
+        format!("No significant change: {list}")
     }
-    let delta = headline(t);
-    Some(format!(
-        "  {} ({}): {delta} {}",
-        m.name,
-        p.variant,
-        t.verdict.as_str()
-    ))
 }
 
 /// Groups of variant indices whose grid fits in `WIDTH` (at least one each).
@@ -100,13 +125,15 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
     let others: Vec<usize> = (0..c.labels.len()).filter(|&i| i != c.baseline).collect();
     let mut changed_lines = Vec::new();
     let mut blocked = Vec::new();
+    let mut corrected = Vec::new();
     let mut refused = Vec::new();
     let mut missing = Vec::new();
     let mut quiet: Vec<&MetricReport> = Vec::new();
     let mut zero: Vec<&MetricReport> = Vec::new();
     let mut tested = 0usize;
     let mut detailed: Vec<&str> = Vec::new();
-    let mut unseen: Vec<Level> = Vec::new();
+    // Levels whose clusters are single on a side: (level, on both sides).
+    let mut unseen: Vec<(Level, bool)> = Vec::new();
     for m in &c.metrics {
         let mut is_quiet = false;
         let mut is_other = false;
@@ -116,8 +143,11 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                 Err(why) => refused.push(format!("  {} ({}): {why}", m.name, pair.variant)),
                 Ok(t) => {
                     tested += 1;
-                    if let Some(l) = summary(m, pair) {
-                        changed_lines.push(l);
+                    if let Some(l) = changed_line(m, pair) {
+                        changed_lines.push(format!("  {l}"));
+                        is_other = true;
+                    } else if let Some(l) = corrected_line(m, pair) {
+                        corrected.push(format!("  {l}"));
                         is_other = true;
                     } else if let Some(n) = pair_notes(c, m, pair, t)
                         .iter()
@@ -132,11 +162,13 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
                         is_other = true;
                     } else {
                         is_quiet = true;
-                        if t.clusters.level != Level::Trial
-                            && t.clusters.counts.0.min(t.clusters.counts.1) < 2
-                            && !unseen.contains(&t.clusters.level)
-                        {
-                            unseen.push(t.clusters.level);
+                        let (level, (nb, nv)) = (t.clusters.level, t.clusters.counts);
+                        if level != Level::Trial && nb.min(nv) < 2 {
+                            let both = nb.max(nv) < 2;
+                            match unseen.iter_mut().find(|(l, _)| *l == level) {
+                                Some((_, b)) => *b &= both,
+                                None => unseen.push((level, both)),
+                            }
                         }
                     }
                 }
@@ -182,6 +214,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
         lines.push("No metric could be tested.".to_string());
     }
     for (head, list) in [
+        (CORRECTED_HEADING, &corrected),
         ("No verdict possible:", &blocked),
         ("Not tested:", &refused),
         ("Missing on one side:", &missing),
@@ -193,11 +226,16 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
             }
         }
     }
-    for level in &unseen {
+    for (level, both) in &unseen {
         let l = level.as_str();
+        let side = if *both {
+            "a side"
+        } else {
+            "on one side (or both)"
+        };
         lines.extend(wrap(
             &format!(
-                "One {l} a side: between-{l} variation is unseen, so no verdict \
+                "One {l} {side}: between-{l} variation is unseen, so no verdict \
                  can be given (interleave the variants in one bench, or repeat \
                  the {l}s)."
             ),
@@ -211,10 +249,7 @@ pub fn write(c: &Comparison, all: bool, out: &mut dyn Write) -> std::io::Result<
             .join(", ")
     };
     if !quiet.is_empty() {
-        lines.extend(wrap(
-            &format!("No significant change: {}", names(&quiet)),
-            WIDTH,
-        ));
+        lines.extend(wrap(&quiet_line(&quiet), WIDTH));
     }
     if !zero.is_empty() {
         lines.extend(wrap(

@@ -14,7 +14,7 @@
 //! under [`MEAN_DRAW_BUDGET`] (never below [`MIN_MEAN_RESAMPLES`]). The
 //! interval limits are found by selection, not by sorting the draws.
 
-use super::describe::{mean, quantile_sorted, sorted};
+use super::describe::{joint_scale, lerp, mean, quantile_sorted, scale_of, scaled, sorted};
 use super::special::{norm_ppf, norm_sf};
 pub use irqlab_core::rng::Rng;
 use serde::Serialize;
@@ -44,7 +44,7 @@ pub const MIN_MEAN_RESAMPLES: usize = 1000;
 const CHUNKS: usize = 16;
 
 fn rel(base: f64, new: f64) -> Option<f64> {
-    (base != 0.0 && base.is_finite() && new.is_finite()).then(|| (new - base) / base.abs() * 100.0)
+    super::describe::rel_pct(base, new)
 }
 
 /// Gamma(a, 1) deviate for a ≥ 1 (Marsaglia & Tsang 2000).
@@ -117,8 +117,7 @@ fn resample_median_beta(rng: &mut Rng, s: &[f64]) -> f64 {
         return at(uk);
     }
     let next = uk + (1.0 - uk) * (1.0 - rng.unit().powf(1.0 / (n - k) as f64));
-    let (a, b) = (at(uk), at(next));
-    b - (b - a) * 0.5
+    lerp(at(uk), at(next), 0.5)
 }
 
 /// Mean and variance of the mean (s²/n) of one resample of `v`, with the
@@ -144,10 +143,36 @@ fn resample_moments(rng: &mut Rng, v: &[f64], c: f64) -> (f64, f64) {
     (c + m, var.max(0.0) / nf)
 }
 
-/// log(ȳ/x̄) and its delta-method standard error (both means > 0).
-fn log_ratio(mx: f64, vx: f64, my: f64, vy: f64) -> Option<(f64, f64)> {
-    let se = (vx / (mx * mx) + vy / (my * my)).sqrt();
-    (mx > 0.0 && my > 0.0 && se > 0.0 && se.is_finite()).then(|| ((my / mx).ln(), se))
+/// log(ȳ/x̄) and its delta-method standard error (both means > 0), from
+/// the means and the relative variances of the means, var(x̄)/x̄².
+fn log_ratio(mx: f64, rx: f64, my: f64, ry: f64) -> Option<(f64, f64)> {
+    let se = (rx + ry).sqrt();
+    if !(mx > 0.0 && my > 0.0 && se > 0.0 && se.is_finite()) {
+        return None;
+    }
+    let r = my / mx;
+    let l = if r.is_finite() && r > 0.0 {
+        r.ln()
+    } else {
+        my.ln() - mx.ln()
+    };
+    Some((l, se))
+}
+
+/// var(x̄)/x̄² of `v` (the squared relative standard error of its mean),
+/// computed on values scaled near 1 so that neither the variance nor x̄²
+/// leaves the float range; `None` with fewer than two values.
+fn rel_var_of_mean(v: &[f64]) -> Option<f64> {
+    let k = scale_of(v);
+    let own;
+    let v = if k == 1.0 {
+        v
+    } else {
+        own = scaled(v, k);
+        &own[..]
+    };
+    let m = mean(v);
+    super::describe::variance(v).map(|s| s / v.len() as f64 / (m * m))
 }
 
 /// Studentized (bootstrap-t) interval of Δmean % on the log-ratio scale,
@@ -155,14 +180,13 @@ fn log_ratio(mx: f64, vx: f64, my: f64, vy: f64) -> Option<(f64, f64)> {
 /// exp(L) − 1. Better coverage than BCa for small skewed samples (the
 /// simulation table in docs/compare-statistics.md).
 fn studentized(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> Option<RelCi> {
-    let var_mean = |v: &[f64]| super::describe::variance(v).map(|s| s / v.len() as f64);
     let (mx, my) = (mean(x), mean(y));
-    let (l, se) = log_ratio(mx, var_mean(x)?, my, var_mean(y)?)?;
+    let (l, se) = log_ratio(mx, rel_var_of_mean(x)?, my, rel_var_of_mean(y)?)?;
     let work = resamples * (x.len() + y.len());
     let t = draws(resamples, seed, work, &|rng| {
         let (ax, vx) = resample_moments(rng, x, mx);
         let (ay, vy) = resample_moments(rng, y, my);
-        let (lb, seb) = log_ratio(ax, vx, ay, vy)?;
+        let (lb, seb) = log_ratio(ax, vx / (ax * ax), ay, vy / (ay * ay))?;
         Some((lb - l) / seb)
     });
     studentized_limits(t, resamples, (mx, my), (l, se), conf)
@@ -188,7 +212,7 @@ fn studentized_limits(
     );
     let back = |v: f64| (v.exp() - 1.0) * 100.0;
     Some(RelCi {
-        estimate: (my - mx) / mx * 100.0,
+        estimate: rel(mx, my)?,
         lo: back(l - t_hi * se),
         hi: back(l - t_lo * se),
         resamples: t.len(),
@@ -244,24 +268,35 @@ fn quantile_select(v: &mut [f64], q: f64) -> f64 {
         return a;
     }
     let b = right.iter().copied().fold(f64::INFINITY, f64::min);
-    let t = h - lo as f64;
-    if t >= 0.5 {
-        b - (b - a) * (1.0 - t)
-    } else {
-        a + (b - a) * t
-    }
+    lerp(a, b, h - lo as f64)
 }
 
 /// Acceleration from two-sample jackknife values (Efron & Tibshirani 14.15).
+/// It does not depend on the values' scale: when their cubes overflow
+/// they are taken relative to the largest; 0 when still undefined.
 fn acceleration(sides: &[Vec<f64>]) -> f64 {
+    let a = acceleration_of(sides, 1.0);
+    if a.is_finite() {
+        return a;
+    }
+    let big = sides.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let a = acceleration_of(sides, big);
+    if a.is_finite() {
+        a
+    } else {
+        0.0
+    }
+}
+
+fn acceleration_of(sides: &[Vec<f64>], k: f64) -> f64 {
     let (mut num, mut den) = (0.0, 0.0);
     for th in sides {
         let n = th.len() as f64;
         if th.len() < 2 {
             continue;
         }
-        let bar = th.iter().sum::<f64>() / n;
-        let u: Vec<f64> = th.iter().map(|t| (n - 1.0) * (bar - t)).collect();
+        let bar = th.iter().map(|t| t / k).sum::<f64>() / n;
+        let u: Vec<f64> = th.iter().map(|t| (n - 1.0) * (bar - t / k)).collect();
         num += u.iter().map(|u| u.powi(3)).sum::<f64>() / n.powi(3);
         den += u.iter().map(|u| u * u).sum::<f64>() / (n * n);
     }
@@ -317,20 +352,24 @@ fn loo_medians(s: &[f64]) -> Vec<f64> {
             if m % 2 == 1 {
                 at(m / 2, i)
             } else {
-                let (a, b) = (at(m / 2 - 1, i), at(m / 2, i));
-                b - (b - a) * 0.5
+                lerp(at(m / 2 - 1, i), at(m / 2, i), 0.5)
             }
         })
         .collect()
 }
 
+/// Leave-one-out means, on values scaled near 1 when the sum could
+/// overflow (each mean lies within the values, so it fits unscaled).
 fn loo_means(v: &[f64]) -> Vec<f64> {
     let n = v.len();
     if n < 2 {
         return Vec::new();
     }
-    let sum: f64 = v.iter().sum();
-    v.iter().map(|x| (sum - x) / (n - 1) as f64).collect()
+    let k = scale_of(v);
+    let sum: f64 = v.iter().map(|x| x / k).sum();
+    v.iter()
+        .map(|x| (sum - x / k) / (n - 1) as f64 * k)
+        .collect()
 }
 
 /// Jackknife values of the relative change, per side.
@@ -355,7 +394,7 @@ fn normal_mean(x: &[f64], y: &[f64], conf: f64) -> Option<RelCi> {
     let (vx, vy) = (var_mean(x)?, var_mean(y)?);
     let z = norm_ppf(1.0 - (1.0 - conf) / 2.0);
     let estimate = rel(mx, my)?;
-    if let Some((l, se)) = log_ratio(mx, vx, my, vy) {
+    if let Some((l, se)) = log_ratio(mx, vx / (mx * mx), my, vy / (my * my)) {
         let back = |v: f64| (v.exp() - 1.0) * 100.0;
         return Some(RelCi {
             estimate,
@@ -374,13 +413,19 @@ fn normal_mean(x: &[f64], y: &[f64], conf: f64) -> Option<RelCi> {
     })
 }
 
-/// BCa intervals; `None` parts when the baseline statistic is 0.
+/// BCa intervals; `None` parts when the baseline statistic is 0. Values
+/// beyond the ordinary range are scaled by one power of two first
+/// (relative changes do not depend on it), so no sum overflows.
 pub fn bootstrap(x: &[f64], y: &[f64], resamples: usize, seed: u64, conf: f64) -> BootResult {
     if x.is_empty() || y.is_empty() {
         return BootResult {
             median: None,
             mean: None,
         };
+    }
+    let k = joint_scale(x, y);
+    if k != 1.0 {
+        return bootstrap(&scaled(x, k), &scaled(y, k), resamples, seed, conf);
     }
     let (xs, ys) = (sorted(x), sorted(y));
     if let Some(r) = shared::bootstrap_shared(&xs, &ys, resamples, seed, conf) {
@@ -496,6 +541,34 @@ mod tests {
                 quantile_sorted(&sorted(&slow), 0.9),
             );
             assert!((qf - qs).abs() <= 0.05 * qs, "n {n}: p90 {qf} vs {qs}");
+        }
+    }
+
+    #[test]
+    fn values_near_the_float_limit_resample_like_ordinary_ones() {
+        // 1e308 and 1 mixed: every resample's mean fits (their sums
+        // overflowed, and the resamples holding many 1e308 were dropped).
+        let mix = |every: usize| -> Vec<f64> {
+            (0..10)
+                .map(|i| if i % every == 0 { 1e308 } else { 1.0 })
+                .collect()
+        };
+        let m = bootstrap(&mix(2), &mix(3), 1000, 3, 0.95).mean.unwrap();
+        assert!(m.resamples >= 990, "{m:?}");
+        // Opposite signs near the limit, both paths (≤ 64 and > 64
+        // values): the intervals of values 1e308 times smaller.
+        for n in [20, 100] {
+            let unit: Vec<f64> = (0..n).map(|i| 0.9 + 0.01 * (i % 7) as f64).collect();
+            let neg: Vec<f64> = (0..n).map(|i| -1.0 - 0.013 * (i % 11) as f64).collect();
+            let big = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| x * 1e308).collect() };
+            let a = bootstrap(&unit, &neg, 500, 5, 0.95);
+            let b = bootstrap(&big(&unit), &big(&neg), 500, 5, 0.95);
+            for (x, y) in [(&a.median, &b.median), (&a.mean, &b.mean)] {
+                let (x, y) = (x.as_ref().unwrap(), y.as_ref().unwrap());
+                for (p, q) in [(x.estimate, y.estimate), (x.lo, y.lo), (x.hi, y.hi)] {
+                    assert!((p - q).abs() < 1e-6 * p.abs(), "n {n}: {x:?} vs {y:?}");
+                }
+            }
         }
     }
 

@@ -14,10 +14,10 @@
 //! and the median and the moments are read from the counts.
 
 use super::{
-    acceleration, bca, jackknife, log_ratio, loo_means, loo_medians, rel, studentized_limits,
-    BootResult, Rng, DIRECT_MEDIAN_MAX,
+    acceleration, bca, jackknife, log_ratio, loo_means, loo_medians, rel, rel_var_of_mean,
+    studentized_limits, BootResult, Rng, DIRECT_MEDIAN_MAX,
 };
-use crate::stats::describe::{mean, quantile_sorted, variance};
+use crate::stats::describe::{lerp, mean, quantile_sorted, scale_of, scaled};
 
 /// Counts per rank of one resample of `n` values (1 ≤ n ≤ 64).
 #[inline]
@@ -49,7 +49,7 @@ pub(super) fn median_of_counts(s: &[f64], counts: &[u8]) -> f64 {
             lower = Some(*v);
         }
         if let (Some(a), true) = (lower, seen > k) {
-            return v - (v - a) * 0.5;
+            return lerp(a, *v, 0.5);
         }
     }
     s[n - 1]
@@ -79,6 +79,8 @@ fn moments_of_counts(s: &[f64], counts: &[u8], c: f64) -> (f64, f64) {
 }
 
 /// One side's sorted values and its bootstrap replicates, column by column.
+/// The moments are summed on the values scaled near 1 when they are huge
+/// or tiny (`describe::scale_of`); the means kept are in the values' unit.
 #[derive(Debug, Clone)]
 pub struct SideDraws {
     sorted: Vec<f64>,
@@ -99,7 +101,8 @@ impl SideDraws {
         if n == 0 || n > DIRECT_MEDIAN_MAX {
             return None;
         }
-        let centre = mean(&sorted);
+        let k = scale_of(&sorted);
+        let own = (k != 1.0).then(|| scaled(&sorted, k));
         let mut d = SideDraws {
             median: Vec::with_capacity(resamples),
             mean: Vec::with_capacity(resamples),
@@ -107,15 +110,19 @@ impl SideDraws {
             rel_var: Vec::with_capacity(resamples),
             sorted,
         };
+        let unit = own.as_deref().unwrap_or(&d.sorted);
+        let centre = mean(unit);
+        let ln_k = k.ln();
         let mut rng = Rng::new(seed);
         let mut counts = [0u8; DIRECT_MEDIAN_MAX];
         for _ in 0..resamples {
             resample_counts(&mut rng, n, &mut counts);
             let c = &counts[..n];
-            let (m, v) = moments_of_counts(&d.sorted, c, centre);
+            let (m, v) = moments_of_counts(unit, c, centre);
             d.median.push(median_of_counts(&d.sorted, c));
-            d.mean.push(m);
-            d.ln_mean.push(if m > 0.0 { m.ln() } else { f64::NAN });
+            d.mean.push(m * k);
+            d.ln_mean
+                .push(if m > 0.0 { m.ln() + ln_k } else { f64::NAN });
             d.rel_var.push(v / (m * m));
         }
         Some(d)
@@ -146,9 +153,8 @@ pub fn bootstrap_sides(x: &SideDraws, y: &SideDraws, conf: f64) -> BootResult {
     let resamples = x.median.len().min(y.median.len());
     let (mx, my) = (quantile_sorted(xs, 0.5), quantile_sorted(ys, 0.5));
     let (ax, ay) = (mean(xs), mean(ys));
-    let var_mean = |v: &[f64]| variance(v).map(|s| s / v.len() as f64);
-    let centre = match (var_mean(xs), var_mean(ys)) {
-        (Some(vx), Some(vy)) => log_ratio(ax, vx, ay, vy),
+    let centre = match (rel_var_of_mean(xs), rel_var_of_mean(ys)) {
+        (Some(rx), Some(ry)) => log_ratio(ax, rx, ay, ry),
         _ => None,
     };
     let column = |a: &[f64], b: &[f64]| -> Vec<f64> {

@@ -62,20 +62,66 @@ pub fn sorted(values: &[f64]) -> Vec<f64> {
     v
 }
 
-/// Values above this magnitude are scaled before summing (sums of squares
-/// of 2^500 would overflow); below it nothing is scaled, so ordinary data
-/// give bit-for-bit the plain sums.
-const SCALE_ABOVE: f64 = 1.0e150;
+/// Values whose largest magnitude lies outside `SCALE_BELOW..=SCALE_ABOVE`
+/// are scaled by a power of two before summing: squares of 1e200 would
+/// overflow and squares of 1e-200 underflow to 0. Inside the range nothing
+/// is scaled, so ordinary data give bit-for-bit the plain sums.
+const SCALE_ABOVE: f64 = 1.0e100;
+const SCALE_BELOW: f64 = 1.0e-100;
 
-/// A power of two near the largest magnitude of `values` when that is
-/// above 1e150 (dividing by it is exact), else 1.
-pub fn scale_of(values: &[f64]) -> f64 {
-    let big = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if big > SCALE_ABOVE && big.is_finite() {
-        2f64.powi(big.log2().floor() as i32)
+/// The largest magnitude of `values` (0 when empty).
+fn max_abs(values: &[f64]) -> f64 {
+    values.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
+/// 2^e for e in -1022..=1023, exactly.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52)
+}
+
+/// The power of two at or just below `big` when `big` is outside
+/// `SCALE_BELOW..=SCALE_ABOVE` (dividing by it is exact and brings the
+/// largest value near 1), else 1.
+fn scale_for(big: f64) -> f64 {
+    if big.is_finite() && big > 0.0 && !(SCALE_BELOW..=SCALE_ABOVE).contains(&big) {
+        pow2(big.log2().floor() as i32)
     } else {
         1.0
     }
+}
+
+/// The scale of `values` (see [`scale_for`]): 1 for ordinary data.
+pub fn scale_of(values: &[f64]) -> f64 {
+    scale_for(max_abs(values))
+}
+
+/// One scale for two samples compared with each other (their differences
+/// and ratios keep their meaning).
+pub fn joint_scale(a: &[f64], b: &[f64]) -> f64 {
+    scale_for(max_abs(a).max(max_abs(b)))
+}
+
+/// `values / k`.
+pub fn scaled(values: &[f64], k: f64) -> Vec<f64> {
+    values.iter().map(|v| v / k).collect()
+}
+
+/// Relative change of `new` against `base` in percent of |base|; `None`
+/// when `base` is 0 or either is not finite. Where the difference
+/// overflows (signs opposite near the float limit) it is taken as
+/// new/|base| − sign(base); ±inf only when the ratio itself is beyond
+/// the float range.
+pub fn rel_pct(base: f64, new: f64) -> Option<f64> {
+    if base == 0.0 || !base.is_finite() || !new.is_finite() {
+        return None;
+    }
+    let d = new - base;
+    let r = if d.is_finite() {
+        d / base.abs()
+    } else {
+        new / base.abs() - base.signum()
+    };
+    Some(r * 100.0)
 }
 
 /// Arithmetic mean (0 for an empty slice); finite for any finite values
@@ -99,8 +145,9 @@ fn scaled_variance(values: &[f64], k: f64) -> f64 {
 }
 
 /// Sample variance (ddof = 1); `None` with fewer than two values. Infinite
-/// when the variance itself exceeds the float range (values near 1e308);
-/// [`std_dev`] stays finite there.
+/// when the variance itself exceeds the float range (values near 1e308),
+/// 0 when it is below it (values near 1e-300); [`std_dev`] is right
+/// there.
 pub fn variance(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
@@ -145,9 +192,20 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     lerp(sorted[lo], sorted[lo + 1], h - lo as f64)
 }
 
-/// numpy's `_lerp`: symmetric form for t >= 0.5 to stay monotone.
-fn lerp(a: f64, b: f64, t: f64) -> f64 {
+/// numpy's `_lerp`: symmetric form for t >= 0.5 to stay monotone. Where
+/// b − a overflows (signs opposite near the float limit) or an end is
+/// infinite, the weighted sum of the ends.
+pub fn lerp(a: f64, b: f64, t: f64) -> f64 {
     let diff = b - a;
+    if !diff.is_finite() {
+        return if t <= 0.0 {
+            a
+        } else if t >= 1.0 {
+            b
+        } else {
+            a * (1.0 - t) + b * t
+        };
+    }
     if t >= 0.5 {
         b - diff * (1.0 - t)
     } else {
@@ -184,6 +242,32 @@ mod tests {
         // Ordinary data: the plain sums, unscaled.
         assert_eq!(scale_of(&[1.0, 2.0]), 1.0);
         assert_eq!(mean(&[0.1, 0.2, 0.3]), (0.1 + 0.2 + 0.3) / 3.0);
+    }
+
+    #[test]
+    fn tiny_values_keep_their_spread() {
+        let v = [1e-300, 1.1e-300, 1.2e-300];
+        let d = describe(&v).unwrap();
+        let sd = d.std.unwrap();
+        assert!((sd / 1e-301 - 1.0).abs() < 1e-12, "{d:?}");
+        assert!((d.mean / 1.1e-300 - 1.0).abs() < 1e-12, "{d:?}");
+    }
+
+    #[test]
+    fn quantiles_and_changes_across_the_float_range() {
+        // The difference of the ends overflows; the quantile does not.
+        let s = [-1.7e308, 1.7e308];
+        assert_eq!(quantile_sorted(&s, 0.5), 0.0);
+        assert!((quantile_sorted(&s, 0.75) / 0.85e308 - 1.0).abs() < 1e-12);
+        assert_eq!(rel_pct(1.7e308, -1.7e308), Some(-200.0));
+        assert_eq!(rel_pct(-1.7e308, 1.7e308), Some(200.0));
+        assert_eq!(rel_pct(2.0, 3.0), Some(50.0));
+        assert_eq!(rel_pct(0.0, 3.0), None);
+        assert_eq!(rel_pct(1e-300, 1e300), Some(f64::INFINITY));
+        let m = mean(&[1e308, 1.0, 1e308, 1.0]);
+        assert!((m / 5e307 - 1.0).abs() < 1e-12, "{m}");
+        assert_eq!(scale_of(&[1e-300]), pow2(-997));
+        assert_eq!(scale_of(&[4.9e-324]), pow2(-1022));
     }
 
     #[test]

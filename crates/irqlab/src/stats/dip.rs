@@ -166,13 +166,16 @@ pub const TAIL: [f64; 8] = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001];
 /// `tools/compare-dip-table.py`.
 pub const TABLE: &[(usize, [f64; 8])] = &include!("dip_table.in");
 
-/// Dip test of `values` (any order); `None` below 4 values.
+/// Dip test of `values` (any order); `None` below 4 values. The dip does
+/// not depend on the values' scale: huge or tiny values are scaled near 1
+/// first, so that no difference of two overflows.
 pub fn dip_test(values: &[f64]) -> Option<Dip> {
     let n = values.len();
     if n < 4 {
         return None;
     }
-    let s = super::describe::sorted(values);
+    let k = super::describe::scale_of(values);
+    let s = super::describe::sorted(&super::describe::scaled(values, k));
     let dip = dip_sorted(&s);
     Some(Dip {
         dip,
@@ -234,6 +237,17 @@ mod tests {
         for (x, want) in cases {
             let d = dip_sorted(x);
             assert!((d - want).abs() < 1e-12, "{d} vs {want}");
+        }
+    }
+
+    #[test]
+    fn the_dip_does_not_depend_on_the_scale() {
+        let v = [-1.7, -1.6, -1.65, -1.75, 1.6, 1.7, 1.65, 1.75, 1.72, -1.72];
+        let small = dip_test(&v).unwrap();
+        for k in [1e308, 1e-305] {
+            let big: Vec<f64> = v.iter().map(|x| x * k).collect();
+            let d = dip_test(&big).unwrap();
+            assert!((d.dip - small.dip).abs() < 1e-12, "{k}: {d:?} {small:?}");
         }
     }
 

@@ -19,7 +19,7 @@
 //! every answer is the cell of exactly the wanted rank, as sorting all m·n
 //! differences would give.
 
-use super::describe::sorted;
+use super::describe::{scaled, sorted};
 use super::mannwhitney::{null_cdf, EXACT_MAX};
 use super::special::norm_ppf;
 use irqlab_core::rng::Rng;
@@ -39,11 +39,24 @@ pub struct HodgesLehmann {
 /// Cells drawn per selection round.
 const SAMPLE: usize = 1 << 14;
 
-/// HL shift and `conf` interval; `None` if a side is empty.
+/// HL shift and `conf` interval; `None` if a side is empty. Values beyond
+/// the ordinary range are scaled by a power of two so that no difference
+/// overflows; a shift (or limit) beyond the float range is then ±inf.
 pub fn hodges_lehmann(x: &[f64], y: &[f64], conf: f64) -> Option<HodgesLehmann> {
     let (m, n) = (x.len(), y.len());
     if m == 0 || n == 0 {
         return None;
+    }
+    let k = super::describe::joint_scale(x, y);
+    if k != 1.0 {
+        let (xs, ys) = (scaled(x, k), scaled(y, k));
+        let h = hodges_lehmann(&xs, &ys, conf)?;
+        return Some(HodgesLehmann {
+            shift: h.shift * k,
+            lo: h.lo * k,
+            hi: h.hi * k,
+            confidence: h.confidence,
+        });
     }
     let (xs, ys) = (sorted(x), sorted(y));
     let pairs = PairDiffs::new(&xs, &ys);
@@ -472,6 +485,25 @@ mod tests {
         assert_eq!(hl.shift, 3.0);
         assert!(hl.lo < 3.0 && hl.hi > 3.0);
         assert!(hl.confidence >= 0.95);
+    }
+
+    #[test]
+    fn shifts_across_the_float_range_are_scaled_not_overflowed() {
+        let x = [-1.7e308, -1.6e308, -1.75e308, -1.65e308];
+        let y = [1.0e308, 1.1e308, 0.9e308, 1.05e308];
+        // The differences (≈ 2.7e308) are beyond the float range: ±inf,
+        // never NaN and never a wrapped sign.
+        let hl = hodges_lehmann(&x, &y, 0.95).unwrap();
+        assert_eq!(
+            (hl.shift, hl.lo, hl.hi),
+            (f64::INFINITY, f64::INFINITY, f64::INFINITY)
+        );
+        // Differences 0.5, 1.0, 2.2 and 2.7 e308: the shift, midway
+        // between the middle two, fits although one of them does not.
+        let hl = hodges_lehmann(&[-1.7e308, 0.0], &[0.5e308, 1.0e308], 0.95).unwrap();
+        assert!((hl.shift / 1.6e308 - 1.0).abs() < 1e-12, "{hl:?}");
+        let tiny = hodges_lehmann(&[1e-300, 2e-300], &[5e-300, 7e-300], 0.95).unwrap();
+        assert!((tiny.lo / 3e-300 - 1.0).abs() < 1e-12, "{tiny:?}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Welch's unequal-variance t test (two-sided), as scipy
 //! `ttest_ind(y, x, equal_var=False)`: t is positive when `y` has the larger mean.
 
-use super::describe::{mean, scale_of, variance};
+use super::describe::{joint_scale, mean, scaled, variance};
 use super::special::t_two_sided;
 use serde::Serialize;
 
@@ -13,18 +13,15 @@ pub struct Welch {
     pub p: f64,
 }
 
-/// Welch's t of `y` against `x`; `None` with fewer than two values on a side
-/// or when both sides have zero variance (t undefined).
+/// Welch's t of `y` against `x`; `None` with fewer than two values on a side,
+/// when both sides have zero variance (t undefined) or when t or df is
+/// not a finite number.
 pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
-    // t and df do not depend on the unit: huge values are scaled by one
-    // power of two (exact) so that no sum overflows.
-    let k = scale_of(x).max(scale_of(y));
+    // t and df do not depend on the unit: huge or tiny values are scaled by
+    // one power of two (exact) so that no sum overflows or underflows.
+    let k = joint_scale(x, y);
     if k != 1.0 {
-        let (xs, ys): (Vec<f64>, Vec<f64>) = (
-            x.iter().map(|v| v / k).collect(),
-            y.iter().map(|v| v / k).collect(),
-        );
-        return welch(&xs, &ys);
+        return welch(&scaled(x, k), &scaled(y, k));
     }
     let (vx, vy) = (variance(x)?, variance(y)?);
     let (sx, sy) = (vx / x.len() as f64, vy / y.len() as f64);
@@ -35,6 +32,9 @@ pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
     let t = (mean(y) - mean(x)) / se2.sqrt();
     let denom = sx * sx / (x.len() - 1) as f64 + sy * sy / (y.len() - 1) as f64;
     let df = se2 * se2 / denom;
+    if !(t.is_finite() && df.is_finite()) {
+        return None;
+    }
     let p = t_two_sided(t, df).clamp(0.0, 1.0);
     Some(Welch { t, df, p })
 }
@@ -70,5 +70,18 @@ mod tests {
             (w.t - small.t).abs() < 1e-9 * small.t.abs(),
             "{w:?} {small:?}"
         );
+        // Tiny values: the variances would underflow to 0 unscaled.
+        let x = [1e-300, 1.1e-300, 1.2e-300];
+        let y = [1.5e-300, 1.6e-300, 1.7e-300];
+        let w = welch(&x, &y).unwrap();
+        assert!((w.t - small.t).abs() < 1e-9 * small.t.abs(), "{w:?}");
+        // Opposite signs at the limit: the difference of means overflows
+        // unscaled.
+        let w = welch(
+            &[-1.7e308, -1.6e308, -1.75e308],
+            &[1.7e308, 1.6e308, 1.75e308],
+        )
+        .unwrap();
+        assert!(w.t.is_finite() && w.t > 0.0 && w.p < 0.01, "{w:?}");
     }
 }
