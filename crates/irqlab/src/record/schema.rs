@@ -209,7 +209,8 @@ pub struct Shape {
     pub stat_fields: usize,
     /// Other `/proc/stat` counters present (`intr`, `ctxt`, `softirq` …).
     pub stat_other: Vec<String>,
-    /// Interrupt thread names (threads appear from the second sample on).
+    /// Interrupt thread names (from a run's first sample on; in
+    /// recordings made before it kept them there, from its second).
     pub threads: Vec<String>,
     /// Their PIDs, in the order of `threads`; empty in recordings made
     /// before PIDs were recorded (the PID is then not known).
