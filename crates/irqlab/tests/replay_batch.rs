@@ -252,6 +252,53 @@ fn a_cpu_subset_recording_replays_with_its_recorded_cpus() {
     assert!(!err.contains("not online"), "{err}");
 }
 
+/// The IRQ row labels of each block of `replay --batch` text (not
+/// `Average:`).
+fn text_rows(text: &str) -> Vec<Vec<String>> {
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    let mut open = false;
+    for l in text.lines().filter(|l| !l.starts_with("Average:")) {
+        match l.split_whitespace().nth(1) {
+            Some("IRQ") => {
+                blocks.push(Vec::new());
+                open = true;
+            }
+            Some("SUM") => open = false,
+            Some(label) if open => blocks.last_mut().unwrap().push(label.to_string()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// `replay --threshold` hides the same rows in JSON as in text, as `top
+/// --batch --threshold` does (JSON ignored it): only LOC moves, so only
+/// LOC is written, in the frames where it moved fast enough.
+#[test]
+fn replay_batch_threshold_hides_the_same_rows_in_json_and_text() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let (json, _) = replay_with(&rec, &["--format", "json", "--threshold", "1"]);
+    let json_rows: Vec<Vec<String>> = json
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["interrupts"]["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["label"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(json_rows.iter().flatten().all(|l| l == "LOC"), "{json}");
+    assert!(json_rows.iter().any(|r| !r.is_empty()), "LOC moved: {json}");
+    let (text, _) = replay_with(&rec, &["--threshold", "1"]);
+    assert_eq!(text_rows(&text), json_rows, "{text}");
+    let (all, _) = replay_with(&rec, &["--format", "json"]);
+    assert!(all.matches("\"label\"").count() > json.matches("\"label\"").count());
+}
+
 /// A `record` of one sample (stopped by SIGINT right after its baseline)
 /// into `out` of `tree`.
 fn one_sample_recording(tree: &Path, out: &Path) {

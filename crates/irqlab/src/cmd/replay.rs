@@ -53,6 +53,11 @@ pub struct Args {
     pub run: Option<u64>,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
+    /// Hide IRQ rows below this rate (per second, all kept CPUs), in text
+    /// and JSON as `top --threshold`; rows with no interrupt are hidden
+    /// at any threshold, rows with a gap never.
+    #[arg(long, value_parser = super::top::parse_threshold, allow_hyphen_values = true)]
+    pub threshold: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -305,7 +310,11 @@ fn batch(
     }
     // the same writer and loop as `top --batch`, unpaced: every frame of
     // the run at once (flushed at the end), then `Average:`
-    let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);
+    let opts = TextOpts {
+        threshold: args.threshold,
+        ..TextOpts::default()
+    };
+    let writer = BatchWriter::new(args.format, opts, &live, false);
     let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
     writer.run(
         &mut live,
@@ -353,7 +362,7 @@ fn interactive(
         cpus: args.filter.cpus.clone().or(recorded),
         strategy: Choice::Auto,
         sort: SortKey::Rate,
-        threshold: None,
+        threshold: args.threshold,
         verbose: true,
     };
     let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
