@@ -318,10 +318,9 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
     };
     let traced = app.trace();
     // every /proc/stat share, so that a line adds up to 100 % (as
-    // `top --batch`'s): user, nice, system, iowait, irq, softirq, steal, idle
-    let mut names = vec![
-        "CPU", "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%",
-    ];
+    // `top --batch`'s), in mpstat's order
+    let mut names = vec!["CPU"];
+    names.extend(crate::report::CPU_PCT_HEADINGS);
     if traced.is_some() {
         // exact: sums of traced durations (the /proc columns are 0 or ticks)
         names.extend(["tIRQ%", "tSOFT%"]);
