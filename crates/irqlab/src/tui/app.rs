@@ -60,6 +60,9 @@ pub enum Msg {
     Notice(String),
     /// The live sampler's explanation of its strategy (shown with `-v`).
     Why(String),
+    /// The replay player's state (`PLAYING`, `PAUSED`, `END`): the status
+    /// line's, in place of live `top`'s running or paused.
+    Playback(&'static str),
     /// The screen was drawn, with the status message whole or not
     /// (`view::status_whole`).
     Drawn {
@@ -147,6 +150,8 @@ pub struct App {
     pub help: bool,
     /// The screen is `irqlab replay`'s: its help lists the player's keys.
     pub replay: bool,
+    /// The replay player's state ([`Msg::Playback`]; `None` live).
+    pub playback: Option<&'static str>,
     pub input: Option<Input>,
     /// Error or notice for the status line, and ticks left.
     pub status: Option<(String, u32)>,
@@ -181,6 +186,7 @@ impl App {
             panel: Panel::Irqs,
             help: false,
             replay: false,
+            playback: None,
             input: None,
             status: None,
             unseen_notice: None,
@@ -264,6 +270,7 @@ impl App {
                 self.status = Some((n, STATUS_TICKS));
             }
             Msg::Why(w) => self.why = w,
+            Msg::Playback(s) => self.playback = Some(s),
             Msg::Drawn { status_whole } => self.drawn(status_whole),
             Msg::Tick => self.tick(),
         }
