@@ -23,6 +23,9 @@ pub struct FrameView {
     pub self_cost: SelfCost,
     /// `top --trace`: exact interrupt time over the same interval.
     pub trace: Option<crate::trace::top::TopTrace>,
+    /// The interval's two `/proc/stat` samples: a CPU selection's sum
+    /// ([`App::selected_cpu_time`]) is made from them.
+    pub stat: Option<Box<(irqlab_core::Stat, irqlab_core::Stat)>>,
 }
 
 /// A key press, already decoded from the terminal's event.
@@ -420,6 +423,21 @@ impl App {
     /// The latest report, if any.
     pub fn report(&self) -> Option<&Report> {
         self.sample.as_ref().map(|s| &s.report)
+    }
+
+    /// With a CPU selection: the CPU-time section of the selected CPUs,
+    /// their sum first (`sel`, as `top --batch --cpus` makes it), from the
+    /// interval's `/proc/stat` samples; `None` without a selection (the
+    /// report's section, the kernel's all-CPU line first, is shown).
+    pub fn selected_cpu_time(&self) -> Option<report::StatSection> {
+        let cpus = self.cpus.as_ref()?;
+        let s = self.sample.as_ref()?;
+        let (old, new) = s.stat.as_deref()?;
+        let f = Filter {
+            cpus: Some(cpus.clone()),
+            ..Filter::default()
+        };
+        Some(report::stat_section(old, new, &f, s.report.interval_s))
     }
 
     /// The latest traced time (`top --trace`), if any.
