@@ -129,6 +129,9 @@ pub struct Threads {
     /// ns per `stat` tick (USER_HZ).
     tick_ns: u64,
     stat: PidStat,
+    /// CLOCK_MONOTONIC of the last sample (the threads read then have it
+    /// in their `prev`).
+    last_mono: Option<u64>,
 }
 
 /// ns per clock tick (`sysconf(_SC_CLK_TCK)`, 100 Hz if unknown).
@@ -150,6 +153,7 @@ impl Threads {
             rescan: false,
             tick_ns: tick_ns(),
             stat: PidStat::default(),
+            last_mono: None,
         };
         t.scan(fs);
         t
@@ -244,6 +248,27 @@ impl Threads {
                     t.schedstat.close();
                     self.rescan = true;
                 }
+            }
+        }
+        out.truncate(n);
+        self.last_mono = Some(mono_ns);
+    }
+
+    /// The cumulative CPU time of every thread read at the last
+    /// [`Threads::sample_into`] into `out` (replaced, its entries reused;
+    /// `cpu_pct` 0): those read there for the first time too, which
+    /// `sample_into` leaves out (no share without an earlier reading).
+    /// What `record` and `serve` store: raw counters from the first sample
+    /// on.
+    pub fn totals_into(&self, out: &mut Vec<ThreadCpu>) {
+        let mut n = 0;
+        for t in &self.tracked {
+            match t.prev {
+                Some((ns, mono)) if Some(mono) == self.last_mono => {
+                    put(out, n, t, 0.0, t.last_cpu, ns);
+                    n += 1;
+                }
+                _ => {}
             }
         }
         out.truncate(n);

@@ -156,6 +156,38 @@ fn sigkill_leaves_journal_for_irqlab_restore() {
         .stdout(contains("nothing to restore"));
 }
 
+/// A `--root` that is not there is an error naming it (exit 1), not
+/// "nothing to restore" (exit 0): a mistyped root would pass for a host
+/// with nothing left to undo; nor is it made (the run lock's directory
+/// was, as the root). So is a root that is a file.
+#[test]
+fn restore_with_a_missing_root_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent");
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(&missing)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(contains(format!(
+            "--root {}: No such file",
+            missing.display()
+        )));
+    assert!(!missing.exists(), "the missing root is not made");
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "--root {}: not a directory",
+            file.display()
+        )));
+}
+
 use predicates::prelude::PredicateBooleanExt;
 
 #[test]

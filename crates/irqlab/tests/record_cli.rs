@@ -1539,6 +1539,56 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
     );
 }
 
+/// The interrupt threads' CPU time is recorded from the first sample on,
+/// so the first replayed interval has their shares (JSON and text) as
+/// live `top --batch`'s first does: it had no thread at all (a recording
+/// held threads from its second sample only).
+#[test]
+fn the_first_replayed_interval_has_the_threads_cpu_shares() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
+    fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
+    let r = record(&tree, &out, &["-i", "100ms", "-d", "300ms"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .args(["--batch", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    let first: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let names: Vec<&str> = first["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ksoftirqd/0", "ksoftirqd/1"], "{first}");
+    let text = irqlab()
+        .arg("replay")
+        .arg(&out)
+        .arg("--batch")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    let first_stamp = text
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let threads = text
+        .lines()
+        .filter(|l| l.starts_with(first_stamp) && l.ends_with("ksoftirqd/0"))
+        .count();
+    assert_eq!(threads, 1, "{text}");
+}
+
 /// A `--cpus` that keeps no CPU of the tree would record samples that
 /// cannot be read back: `record` refuses it as a usage error (exit 2)
 /// naming the list and the CPUs there, before anything is written — not

@@ -14,9 +14,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Bump LOC on CPU 0 of `tree` by `by` (in place: the recorder keeps the
-/// file open).
-fn bump_loc(tree: &Path, by: u64) {
+/// Bump LOC in CPU column `col` of `tree` by `by` (in place: the recorder
+/// keeps the file open).
+fn bump_loc_on(tree: &Path, col: usize, by: u64) {
     let p = tree.join("proc/interrupts");
     let text = std::fs::read_to_string(&p).unwrap();
     let moved: Vec<String> = text
@@ -24,8 +24,8 @@ fn bump_loc(tree: &Path, by: u64) {
         .map(|l| match l.trim_start().strip_prefix("LOC:") {
             Some(rest) => {
                 let mut w: Vec<String> = rest.split_whitespace().map(String::from).collect();
-                let v: u64 = w[0].parse().unwrap();
-                w[0] = (v + by).to_string();
+                let v: u64 = w[col].parse().unwrap();
+                w[col] = (v + by).to_string();
                 format!("LOC: {}", w.join(" "))
             }
             None => l.to_string(),
@@ -39,6 +39,11 @@ fn bump_loc(tree: &Path, by: u64) {
 
 /// A recording of a 2-CPU fake tree, `-i 50ms -d 300ms`, LOC moving.
 fn recording(dir: &Path) -> PathBuf {
+    recording_with(dir, &[], 0)
+}
+
+/// [`recording`] with more `record` flags, LOC moving on CPU `col`.
+fn recording_with(dir: &Path, flags: &[&str], col: usize) -> PathBuf {
     let tree = dir.join("tree");
     common::synth_into(&common::spec(2, 3), &tree);
     let out = dir.join("rec");
@@ -48,12 +53,13 @@ fn recording(dir: &Path) -> PathBuf {
         .arg(&tree)
         .args(["-i", "50ms", "-d", "300ms", "--host", "h", "-o"])
         .arg(&out)
+        .args(flags)
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     for _ in 0..6 {
         std::thread::sleep(Duration::from_millis(40));
-        bump_loc(&tree, 500);
+        bump_loc_on(&tree, col, 500);
     }
     assert!(child.wait().unwrap().success(), "record failed");
     out
@@ -155,8 +161,11 @@ fn replay_batch_warns_about_filters_that_select_nothing() {
     let d = tempfile::tempdir().unwrap();
     let rec = recording(d.path());
     let cases: [(&[&str], &str); 3] = [
-        (&["--cpus", "0,3"], "--cpus 0,3: 3 not online"),
-        (&["--cpus", "5"], "--cpus 5 selects no CPU"),
+        (
+            &["--cpus", "0,3"],
+            "--cpus 0,3: CPU 3 is not in the recording",
+        ),
+        (&["--cpus", "5"], "--cpus 5 selects no CPU of the recording"),
         (&["--irq", "zzz"], "--irq \"zzz\" matches no interrupt row"),
     ];
     for (args, needle) in cases {
@@ -178,6 +187,116 @@ fn replay_batch_warns_about_filters_that_select_nothing() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}
+
+/// `replay --batch` of `rec` with `flags`: stdout and stderr.
+fn replay_with(rec: &Path, flags: &[&str]) -> (String, String) {
+    let o = irqlab()
+        .arg("replay")
+        .arg(rec)
+        .arg("--batch")
+        .args(flags)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success(), "{flags:?}: {err}");
+    (String::from_utf8(o.stdout).unwrap(), err)
+}
+
+/// A recording of CPU 1 alone (`record --cpus 1`) replays as `top --cpus
+/// 1` showed it: its CPU columns are CPU 1 (LOC moved there), the first
+/// CPU-time line sums CPU 1 (`sel`, JSON `aggregate_cpus`), not the whole
+/// machine's `all` beside it, and stderr says which filter it was
+/// recorded with. `--cpus 0-1` says that CPU 0 is not in the recording
+/// (it is online: it was not recorded).
+#[test]
+fn a_cpu_subset_recording_replays_with_its_recorded_cpus() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording_with(d.path(), &["--cpus", "1"], 1);
+    let (json, err) = replay_with(&rec, &["--format", "json"]);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("recorded")).collect();
+    assert_eq!(said, ["irqlab: recorded with --cpus 1"], "{err}");
+    let mut moved = 0.0;
+    for l in json.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["interrupts"]["cpus"], serde_json::json!([1]), "{l}");
+        assert_eq!(v["softirqs"]["cpus"], serde_json::json!([1]), "{l}");
+        assert_eq!(v["aggregate_cpus"], serde_json::json!([1]), "{l}");
+        let cpus: Vec<&Value> = v["cpu_pct"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["cpu"])
+            .collect();
+        assert_eq!(cpus, [&Value::Null, &serde_json::json!(1)], "{l}");
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+        moved += loc["rates"][0].as_f64().unwrap();
+    }
+    assert!(moved > 0.0, "LOC moved on CPU 1: {json}");
+    let (text, _) = replay_with(&rec, &[]);
+    let cpu_lines: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|w| ["all", "sel"].contains(w))
+        .collect();
+    assert!(
+        !cpu_lines.is_empty() && cpu_lines.iter().all(|w| *w == "sel"),
+        "{text}"
+    );
+    let (_, err) = replay_with(&rec, &["--cpus", "0-1"]);
+    assert!(
+        err.contains("--cpus 0-1: CPU 0 is not in the recording (it holds 1 CPU (1)); showing 1"),
+        "{err}"
+    );
+    assert!(!err.contains("not online"), "{err}");
+}
+
+/// The IRQ row labels of each block of `replay --batch` text (not
+/// `Average:`).
+fn text_rows(text: &str) -> Vec<Vec<String>> {
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    let mut open = false;
+    for l in text.lines().filter(|l| !l.starts_with("Average:")) {
+        match l.split_whitespace().nth(1) {
+            Some("IRQ") => {
+                blocks.push(Vec::new());
+                open = true;
+            }
+            Some("SUM") => open = false,
+            Some(label) if open => blocks.last_mut().unwrap().push(label.to_string()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// `replay --threshold` hides the same rows in JSON as in text, as `top
+/// --batch --threshold` does (JSON ignored it): only LOC moves, so only
+/// LOC is written, in the frames where it moved fast enough.
+#[test]
+fn replay_batch_threshold_hides_the_same_rows_in_json_and_text() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let (json, _) = replay_with(&rec, &["--format", "json", "--threshold", "1"]);
+    let json_rows: Vec<Vec<String>> = json
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["interrupts"]["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["label"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(json_rows.iter().flatten().all(|l| l == "LOC"), "{json}");
+    assert!(json_rows.iter().any(|r| !r.is_empty()), "LOC moved: {json}");
+    let (text, _) = replay_with(&rec, &["--threshold", "1"]);
+    assert_eq!(text_rows(&text), json_rows, "{text}");
+    let (all, _) = replay_with(&rec, &["--format", "json"]);
+    assert!(all.matches("\"label\"").count() > json.matches("\"label\"").count());
 }
 
 /// A `record` of one sample (stopped by SIGINT right after its baseline)

@@ -267,7 +267,7 @@ fn a_filter_that_selects_nothing_is_warned_about_on_the_replay_screen() -> Res<(
     assert_eq!(
         want,
         [
-            "irqlab: warning: --cpus 7 selects no CPU: the sampled files list 2 CPUs (0-1)",
+            "irqlab: warning: --cpus 7 selects no CPU of the recording: it holds 2 CPUs (0-1)",
             "irqlab: warning: --irq \"nomatch\" matches no interrupt row",
         ]
     );

@@ -37,6 +37,39 @@ fn table_lists_irqs_softirqs_and_cpu_time() {
         .stdout(predicate::str::contains("CPU time (since boot)"));
 }
 
+/// The CPU-time table's columns are in mpstat's order (iowait after sys,
+/// not after soft), named as `top`'s CPU-time panel names them, and each
+/// holds its own share (the JSON's).
+#[test]
+fn cpu_time_columns_are_in_mpstat_order_with_top_s_names() {
+    let (code, table, err) = show(&fixture(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = table.lines().skip_while(|l| !l.starts_with("CPU time"));
+    let head: Vec<&str> = lines.nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        head,
+        ["CPU", "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%"]
+    );
+    let all: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(all[0], "all", "{table}");
+    let v = json(&fixture(), &[]);
+    let p = &v["stat"]["cpu_pct"][0];
+    let keys = [
+        "user_pct",
+        "nice_pct",
+        "system_pct",
+        "iowait_pct",
+        "irq_pct",
+        "softirq_pct",
+        "steal_pct",
+        "idle_pct",
+    ];
+    for (k, cell) in keys.iter().zip(&all[1..]) {
+        let (a, b) = (cell.parse::<f64>().unwrap(), p[*k].as_f64().unwrap());
+        assert!((a - b).abs() < 0.006, "{k}: {a} vs {b}: {table}");
+    }
+}
+
 #[test]
 fn json_contract_for_numbered_and_single_value_rows() {
     let v = json(&fixture(), &[]);

@@ -286,7 +286,7 @@ fn table_and_csv_keep_nice_actions_and_description() {
         .lines()
         .find(|l| l.trim_start().starts_with("CPU ") && l.contains('%'))
         .unwrap();
-    assert!(head.contains("usr%") && head.contains("nice%"), "{head}");
+    assert!(head.contains("USR%") && head.contains("NICE%"), "{head}");
     let (_, csv, _) = show(&fixture(), &["--format", "csv"]);
     let mut rd = csv::Reader::from_reader(csv.as_bytes());
     let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();

@@ -334,6 +334,36 @@ fn sort_threshold_sum_and_average() {
     top(d.path()).args(["--sort", "size"]).assert().code(2);
 }
 
+/// `--threshold` hides the same rows in JSON Lines as in text: it was
+/// ignored there (every row written). On a fake tree every row is idle:
+/// none is written at any threshold, and without one every row is.
+#[test]
+fn json_lines_apply_the_threshold_as_text_does() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let rows = |args: &[&str]| -> Vec<usize> {
+        let out = top(d.path())
+            .args(["-i", "10ms", "-n", "2", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&out.stdout)
+            .iter()
+            .map(|l| l["interrupts"]["rows"].as_array().unwrap().len())
+            .collect()
+    };
+    assert_eq!(rows(&["--threshold", "0"]), [0, 0]);
+    assert_eq!(rows(&["--threshold", "5"]), [0, 0]);
+    assert!(rows(&[]).iter().all(|&n| n > 0));
+    let text = text_of(d.path(), &["-i", "10ms", "-n", "1", "--threshold", "5"]);
+    assert!(irq_rows(&text).is_empty(), "{text}");
+}
+
 #[test]
 fn sigterm_prints_the_average_and_exits_143() {
     let d = tempfile::tempdir().unwrap();

@@ -8,6 +8,10 @@
 //! frame's traced time as `top --trace` does (`record::trace_replay`).
 //! A boot directory that several `record` runs wrote is replayed run by
 //! run (`reader::runs`): no interval, and no `Average:`, spans two runs.
+//! Each run is replayed with the CPUs it recorded (`filter.rs`), and
+//! stderr says which row filter it was recorded with.
+
+mod filter;
 
 use super::top::batch::{BatchWriter, FrameTrace};
 use super::top::text::TextOpts;
@@ -23,6 +27,7 @@ use crate::trace::top::TopTrace;
 use crate::tui::app::SortKey;
 use crate::tui::replay::Player;
 use crate::tui::TuiConfig;
+use irqlab_core::CpuList;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -48,6 +53,11 @@ pub struct Args {
     pub run: Option<u64>,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
+    /// Hide IRQ rows below this rate (per second, all kept CPUs), in text
+    /// and JSON as `top --threshold`; rows with no interrupt are hidden
+    /// at any threshold, rows with a gap never.
+    #[arg(long, value_parser = super::top::parse_threshold, allow_hyphen_values = true)]
+    pub threshold: Option<f64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -128,6 +138,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "irqlab: run {k} of {n}: {}; replayed on its own (no interval across runs)",
                 describe(&steps)
             );
+        } else {
+            eprintln!("irqlab: {}", filter::recorded_line(&steps));
         }
         let files = run_files(&steps, &rec.files);
         match batch(&args, &dir, steps, &filter, &stop, &mut out) {
@@ -258,9 +270,8 @@ fn describe(steps: &[reader::RecordedSample]) -> String {
     let (Some(a), Some(b)) = (steps.first(), steps.last()) else {
         return "no sample".into();
     };
-    let filter = match a.shape.as_ref().and_then(|s| s.run.as_ref()) {
-        Some(r) if r.filter.is_empty() => ", recorded without a row filter".to_string(),
-        Some(r) => format!(", recorded with {}", r.filter),
+    let filter = match filter::run_start(steps) {
+        Some(r) => format!(", {}", r.describe()),
         None => String::new(),
     };
     let samples = match a.time.seq == b.time.seq {
@@ -273,15 +284,17 @@ fn describe(steps: &[reader::RecordedSample]) -> String {
     )
 }
 
-/// `replay --batch` of one run's steps: `signal` when one ended it.
+/// `replay --batch` of one run's steps with the flags' row filter
+/// `flags`: `signal` when one ended it.
 fn batch(
     args: &Args,
     dir: &std::path::Path,
     steps: Vec<reader::RecordedSample>,
-    filter: &Filter,
+    flags: &Filter,
     stop: &Stop,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<Option<i32>> {
+    let filter = &filter::replay_filter(flags, &steps);
     // the first step is the baseline; one frame per later step
     let frames = steps.len().saturating_sub(1);
     let traced = reader::Replayer::traced(&steps);
@@ -292,10 +305,16 @@ fn batch(
         false => None,
     };
     let mut live = LiveSampler::with_source(source, filter.clone())?;
-    args.filter.warn_about(live.latest(), live.rows_filter());
+    for w in filter::warnings(&args.filter, live.latest(), live.rows_filter()) {
+        eprintln!("{w}");
+    }
     // the same writer and loop as `top --batch`, unpaced: every frame of
     // the run at once (flushed at the end), then `Average:`
-    let writer = BatchWriter::new(args.format, TextOpts::default(), &live, false);
+    let opts = TextOpts {
+        threshold: args.threshold,
+        ..TextOpts::default()
+    };
+    let writer = BatchWriter::new(args.format, opts, &live, false);
     let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
     writer.run(
         &mut live,
@@ -333,15 +352,17 @@ fn interactive(
     if steps.len() < 2 {
         anyhow::bail!("{}: one sample only; rates need two", dir.display());
     }
+    // the CPUs the run recorded, unless the flags name CPUs
+    let recorded = filter::recorded_cpus(&steps).map(|c| CpuList::from_cpus(c).to_string());
     let cfg = TuiConfig {
         root: dir.clone(),
         interval: median_interval(&steps),
         irq: args.filter.irq.clone(),
         exclude: args.filter.exclude.clone(),
-        cpus: args.filter.cpus.clone(),
+        cpus: args.filter.cpus.clone().or(recorded),
         strategy: Choice::Auto,
         sort: SortKey::Rate,
-        threshold: None,
+        threshold: args.threshold,
         verbose: true,
     };
     let app = crate::tui::initial_app(&cfg, crate::tui::color_enabled())?;
@@ -350,8 +371,13 @@ fn interactive(
         cpus: None,
         ..app.filter.clone()
     };
+    let recorded_line = format!("irqlab: {}", filter::recorded_line(&steps));
     let player = Player::new(steps.into(), name, filter)?;
-    let warnings = |snap: &irqlab_core::Snapshot, rows: &Filter| args.filter.warnings(snap, rows);
+    let warnings = |snap: &irqlab_core::Snapshot, rows: &Filter| {
+        let mut w = vec![recorded_line.clone()];
+        w.extend(filter::warnings(&args.filter, snap, rows));
+        w
+    };
     let signal = crate::tui::replay::run(app, player, &warnings)?;
     Ok(signal.map_or(ExitCode::SUCCESS, super::top::signal_exit))
 }

@@ -23,6 +23,7 @@ pub struct Args {
 /// still runs (its lock is live). Exit 1 (with the journal kept) if any
 /// change could not be undone.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    existing_root(args.root.path())?;
     let journal = args
         .journal
         .unwrap_or_else(|| default_journal(args.root.path()));
@@ -50,4 +51,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("irqlab: removed {}", journal.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An error naming `root` when it is not a directory there: a mistyped
+/// `--root` holds no journal, but "nothing to restore" (exit 0) would
+/// say that a run's changes were undone or never made.
+fn existing_root(root: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!("--root {}: not a directory", root.display()),
+        Err(e) => anyhow::bail!("--root {}: {e}", root.display()),
+    }
 }

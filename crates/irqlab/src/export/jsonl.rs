@@ -25,6 +25,9 @@
 //! with a `trace` object: the [`TopTrace`] of the same tick, written as
 //! part of the line.
 //!
+//! With `--threshold` ([`JsonlWriter::with_threshold`]) an interrupt row
+//! is left out by the rule of text's rows, `report::above_threshold`.
+//!
 //! Owns the line around the rows: rates come from `delta`, filtering from
 //! [`Filter`], affinity and traced figures from the caller.
 
@@ -96,6 +99,8 @@ pub struct JsonlWriter {
     pre: Vec<u8>,
     /// The idle rows of the last line and of the line being written.
     run: IdleRun,
+    /// `--threshold`: the least rate of an interrupt row written.
+    threshold: Option<f64>,
 }
 
 /// The idle rows at the end of the interrupt row list (each the cached
@@ -401,6 +406,16 @@ impl Scratch {
 }
 
 impl JsonlWriter {
+    /// A writer that leaves out the interrupt rows `--threshold MIN` hides
+    /// in text (`report::above_threshold`: a row with a gap is always
+    /// written, else one of a positive rate of at least `min`).
+    pub fn with_threshold(min: Option<f64>) -> JsonlWriter {
+        JsonlWriter {
+            threshold: min,
+            ..JsonlWriter::default()
+        }
+    }
+
     /// Forget cached metadata (the filter or the affinity source changed).
     pub fn invalidate(&mut self) {
         self.meta.invalidate();
@@ -535,8 +550,10 @@ impl JsonlWriter {
             delta: scratch,
             idle,
             run,
+            threshold,
             ..
         } = self;
+        let threshold = *threshold;
         section_cpus(&o.cpus, &n.cpus, f, union, cols);
         let (union, cols) = (&*union, &*cols);
         let all = cols.len() == union.len();
@@ -562,6 +579,9 @@ impl JsonlWriter {
                 return;
             }
             let cells = report::pick_cells(r, cells, all, cols, picked);
+            if threshold.is_some_and(|min| !above_threshold(cells, secs, min)) {
+                return;
+            }
             if secs > 0.0 && cells.iter().all(|c| *c == Cell::Count(0)) {
                 if meta.ext(p).idle_cells as usize != cells.len() {
                     build_idle(meta, p, cells.len(), rates, idle);
@@ -640,6 +660,18 @@ impl JsonlWriter {
         });
         out.extend_from_slice(b"]}");
     }
+}
+
+/// Whether a row of `cells` over `secs` is written under `--threshold
+/// min`: [`report::above_threshold`]'s rule on the row's numbers (a gap:
+/// always; else a positive rate over the kept CPUs of at least `min`).
+fn above_threshold(cells: &[Cell], secs: f64, min: f64) -> bool {
+    if cells.iter().any(|c| matches!(c, Cell::Gap(_))) {
+        return true;
+    }
+    let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
+    let rate = total as f64 / secs;
+    secs > 0.0 && rate > 0.0 && rate >= min
 }
 
 /// The CPU ids of two headers merged ([`delta::union_cpus`]) into

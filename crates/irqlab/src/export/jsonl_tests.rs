@@ -46,8 +46,23 @@ fn reference(
     f: &Filter,
     threads: &[ThreadCpu],
 ) -> serde_json::Value {
+    reference_above(old, new, f, threads, None)
+}
+
+/// [`reference`] of the rows text shows under `--threshold min`
+/// (`report::above_threshold`).
+fn reference_above(
+    old: &Snapshot,
+    new: &Snapshot,
+    f: &Filter,
+    threads: &[ThreadCpu],
+    min: Option<f64>,
+) -> serde_json::Value {
     let mut r = report::rates(old, new, f, report::RateOpts::default());
     if let Some(sec) = r.interrupts.as_mut() {
+        if let Some(min) = min {
+            sec.rows.retain(|l| report::above_threshold(l, min));
+        }
         for row in &mut sec.rows {
             row.affinity = row.irq.and_then(affinity_of);
         }
@@ -246,6 +261,15 @@ fn check(old: &Snapshot, new: &Snapshot, f: &Filter) {
     assert_eq!(streamed(&mut w, old, new, f), first);
 }
 
+/// [`check`] under `--threshold min`: the rows text shows, no other.
+fn check_above(old: &Snapshot, new: &Snapshot, f: &Filter, min: f64) {
+    let mut w = JsonlWriter::with_threshold(Some(min));
+    let want = reference_above(old, new, f, &threads(), Some(min));
+    let first = streamed(&mut w, old, new, f);
+    assert_eq!(value(&first), want);
+    assert_eq!(streamed(&mut w, old, new, f), first);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -263,6 +287,27 @@ proptest! {
         let new = snap(&text(&cpus, &b), 1_000 + dt);
         check(&old, &new, &Filter::default());
         check(&old, &new, &Filter::from_flags(Some("eth[13]|LOC"), Some("0,2")).unwrap());
+    }
+
+    /// `--threshold` leaves out the rows text hides, by the same rule
+    /// (idle rows at any threshold, gap rows never).
+    #[test]
+    fn a_threshold_keeps_the_rows_text_shows(
+        seed in any::<u64>(),
+        ncpu in 1usize..6,
+        nrows in 1usize..12,
+        dt in 1u64..5_000_000_000,
+        min in 0.0f64..2000.0,
+    ) {
+        let cpus: Vec<u32> = (0..ncpu as u32).collect();
+        let a = rows(seed, ncpu, nrows);
+        let b = later(&a, seed);
+        let old = snap(&text(&cpus, &a), 1_000);
+        let new = snap(&text(&cpus, &b), 1_000 + dt);
+        for min in [0.0, min] {
+            check_above(&old, &new, &Filter::default(), min);
+            check_above(&old, &new, &Filter::from_flags(None, Some("0,2")).unwrap(), min);
+        }
     }
 
     #[test]

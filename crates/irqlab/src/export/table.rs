@@ -5,7 +5,7 @@
 //! cell).
 
 use super::grid::Grid;
-use crate::report::{IrqLine, Report, SoftirqLine};
+use crate::report::{IrqLine, Report, SoftirqLine, CPU_PCT_HEADINGS};
 use std::fmt::{self, Write as _};
 use std::io::Write;
 
@@ -240,11 +240,8 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     };
     writeln!(out, "\nCPU time ({when})")?;
     let mut g = grid();
-    g.cells([
-        "CPU", "usr%", "nice%", "sys%", "irq%", "soft%", "iowait%", "steal%", "idle%",
-    ])
-    .cell("")
-    .end_row();
+    // mpstat's order, named as `top`'s CPU-time panel
+    g.cell("CPU").cells(CPU_PCT_HEADINGS).cell("").end_row();
     for l in &s.cpu_pct {
         match l.cpu {
             Some(c) => g.cell(c),
@@ -252,23 +249,14 @@ fn write_stat(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         };
         match &l.pct {
             Some(p) => {
-                for v in [
-                    p.user_pct,
-                    p.nice_pct,
-                    p.system_pct,
-                    p.irq_pct,
-                    p.softirq_pct,
-                    p.iowait_pct,
-                    p.steal_pct,
-                    p.idle_pct,
-                ] {
+                for v in p.in_print_order() {
                     g.cell(format_args!("{v:.2}"));
                 }
             }
             // a gap (the CPU came online, or an impossible step): shown
             // as such, never left out
             None => {
-                for _ in 0..8 {
+                for _ in CPU_PCT_HEADINGS {
                     g.cell("-");
                 }
             }

@@ -109,6 +109,10 @@ impl SnapshotSource for RecordingSource {
         *out = thread_rates(&self.prev, &self.cur);
     }
 
+    fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
+        out.clone_from(&self.cur.0);
+    }
+
     fn affinity(&mut self, irq: u32) -> Option<String> {
         self.affinity
             .iter()

@@ -577,6 +577,7 @@ mod tests {
         Shape {
             run: Some(RunStart {
                 filter: "--irq LOC".into(),
+                ..RunStart::default()
             }),
             ..shape()
         }

@@ -209,7 +209,8 @@ pub struct Shape {
     pub stat_fields: usize,
     /// Other `/proc/stat` counters present (`intr`, `ctxt`, `softirq` …).
     pub stat_other: Vec<String>,
-    /// Interrupt thread names (threads appear from the second sample on).
+    /// Interrupt thread names (from a run's first sample on; in
+    /// recordings made before it kept them there, from its second).
     pub threads: Vec<String>,
     /// Their PIDs, in the order of `threads`; empty in recordings made
     /// before PIDs were recorded (the PID is then not known).
@@ -236,6 +237,36 @@ pub struct RunStart {
     /// The run's row filter flags as given (`--irq LOC --cpus 1`; empty:
     /// none).
     pub filter: String,
+    /// The run's `--cpus` list, ascending (absent: all CPUs, or a
+    /// recording made before it was kept apart from `filter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl RunStart {
+    /// The CPUs the run selected (`None`: every CPU): `cpus`, or in a
+    /// recording made before it, the list of the `--cpus` in `filter`.
+    pub fn selected_cpus(&self) -> Option<Vec<u32>> {
+        if self.cpus.is_some() {
+            return self.cpus.clone();
+        }
+        // `record` writes `--cpus LIST` last (a CPU list has no space)
+        let (before, list) = self.filter.rsplit_once("--cpus ")?;
+        if !(before.is_empty() || before.ends_with(' ')) || list.contains(' ') {
+            return None;
+        }
+        let cpus = irqlab_core::CpuList::parse_list(list.as_bytes(), "--cpus").ok()?;
+        Some(cpus.iter().collect())
+    }
+
+    /// The run's row filter for messages: `recorded with --cpus 1`, or
+    /// `recorded without a row filter`.
+    pub fn describe(&self) -> String {
+        match self.filter.is_empty() {
+            true => "recorded without a row filter".into(),
+            false => format!("recorded with {}", self.filter),
+        }
+    }
 }
 
 impl Shape {
@@ -262,4 +293,39 @@ pub struct JournalLine {
 pub struct ShapeAt {
     pub seq: u64,
     pub shape: Shape,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The CPUs a run selected: its own field, else (a recording made
+    /// before it) the `--cpus` of its filter flags; none without one.
+    #[test]
+    fn a_run_s_cpus_come_from_its_field_or_its_filter_flags() {
+        let run = |filter: &str, cpus: Option<Vec<u32>>| RunStart {
+            filter: filter.into(),
+            cpus,
+        };
+        assert_eq!(
+            run("--cpus 1", Some(vec![1])).selected_cpus(),
+            Some(vec![1])
+        );
+        assert_eq!(
+            run("--irq LOC --cpus 1,3-4", None).selected_cpus(),
+            Some(vec![1, 3, 4])
+        );
+        assert_eq!(run("--cpus 2", None).selected_cpus(), Some(vec![2]));
+        assert_eq!(run("--irq LOC", None).selected_cpus(), None);
+        assert_eq!(run("", None).selected_cpus(), None);
+        // a regex that only looks like the flag
+        assert_eq!(run("--irq x--cpus 1", None).selected_cpus(), None);
+        let old: RunStart = serde_json::from_str(r#"{"filter":"--cpus 1"}"#).unwrap();
+        assert_eq!(
+            old.cpus, None,
+            "read from a recording made before the field"
+        );
+        assert_eq!(old.selected_cpus(), Some(vec![1]));
+    }
 }

@@ -159,6 +159,7 @@ impl Run {
             changes: 0,
             run_start: Some(RunStart {
                 filter: cfg.filter_flags.clone(),
+                cpus: cfg.filter.cpus.clone(),
             }),
             max_changes: cfg.segment_changes,
             sum: RecordSummary {

@@ -179,6 +179,13 @@ impl StatSection {
     }
 }
 
+/// The CPU-time share columns of `show`'s table and `top`'s CPU-time
+/// panel, in mpstat's order ([`CpuPct::in_print_order`]: user, nice,
+/// system, iowait, irq, softirq, steal, idle).
+pub const CPU_PCT_HEADINGS: [&str; 8] = [
+    "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%",
+];
+
 /// One CPU's (or the aggregate's) time shares; in JSON `{"cpu":…,
 /// "user_pct":…,…}`, each share rounded as rates are, a gap line `{"cpu":…}`
 /// alone.

@@ -123,35 +123,15 @@ impl CounterSampler {
             self.started = true;
             self.live.latest_frame()
         };
-        totals_into(frame.threads, &mut self.totals);
+        // every thread read at this sample, the baseline's included (the
+        // frame's shares leave out those read for the first time)
+        frame.thread_totals(&mut self.totals);
+        self.totals.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(LiveSampleCounters {
             frame,
             threads: &self.totals,
         })
     }
-}
-
-/// `threads` into `out` (replaced), sorted by name.
-fn totals_into(threads: &[ThreadCpu], out: &mut Vec<ThreadCpu>) {
-    // field by field over the entries already there: their name buffers
-    // are reused, no allocation per thread per sample once warm
-    out.truncate(threads.len());
-    let reused = out.len();
-    for (o, t) in out.iter_mut().zip(threads) {
-        let ThreadCpu {
-            pid,
-            name,
-            kind,
-            cpu_pct,
-            last_cpu,
-            cpu_ns,
-        } = t;
-        o.name.clone_from(name);
-        (o.pid, o.kind, o.cpu_pct, o.last_cpu, o.cpu_ns) =
-            (*pid, *kind, *cpu_pct, *last_cpu, *cpu_ns);
-    }
-    out.extend_from_slice(threads.get(reused..).unwrap_or_default());
-    out.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
 #[cfg(test)]
@@ -206,25 +186,46 @@ mod tests {
         assert!(src.missing().iter().any(|m| m.contains("softirqs")));
     }
 
+    /// `proc/PID/{comm,stat,schedstat}` of kernel thread `comm` in `root`.
+    fn thread(root: &std::path::Path, pid: u32, comm: &str, cpu_ns: u64) {
+        let dir = root.join(format!("proc/{pid}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rest = vec!["0"; 39].join(" ");
+        std::fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
+        std::fs::write(dir.join("stat"), format!("{pid} ({comm}) S {rest}\n")).unwrap();
+        std::fs::write(dir.join("schedstat"), format!("{cpu_ns} 0 1\n")).unwrap();
+    }
+
+    /// The baseline carries every interrupt thread's CPU time (what
+    /// `record` stores as its first sample: replay's first frame then has
+    /// their shares), sorted by name; each later sample too, the
+    /// totals replaced whole.
     #[test]
-    fn thread_totals_are_replaced_whole_and_sorted_by_name() {
-        let t = |name: &str, pid: u32, ns: u64| ThreadCpu {
-            pid: Some(pid),
-            name: name.into(),
-            kind: crate::threads::ThreadKind::Ksoftirqd { cpu: pid },
-            cpu_pct: ns as f64,
-            last_cpu: Some(pid),
-            cpu_ns: ns,
+    fn thread_totals_are_in_every_sample_from_the_baseline_on() {
+        let d = tree(100);
+        thread(d.path(), 22, "ksoftirqd/1", 5_000);
+        thread(d.path(), 14, "ksoftirqd/0", 7_000);
+        let mut src = CounterSampler::open(d.path()).unwrap();
+        let totals = |s: &LiveSampleCounters| -> Vec<(String, u64)> {
+            s.threads
+                .iter()
+                .map(|t| (t.name.clone(), t.cpu_ns))
+                .collect()
         };
-        let mut out = Vec::new();
-        totals_into(&[t("ksoftirqd/1", 22, 5), t("irq/9-acpi", 50, 7)], &mut out);
-        assert_eq!(out, [t("irq/9-acpi", 50, 7), t("ksoftirqd/1", 22, 5)]);
-        // fewer threads, then more: nothing of the earlier entries is left
-        totals_into(&[t("ksoftirqd/0", 14, 9)], &mut out);
-        assert_eq!(out, [t("ksoftirqd/0", 14, 9)]);
-        let three = [t("c", 3, 1), t("a", 1, 2), t("b", 2, 3)];
-        totals_into(&three, &mut out);
-        assert_eq!(out, [t("a", 1, 2), t("b", 2, 3), t("c", 3, 1)]);
+        let first = src.next_sample().unwrap();
+        let want = [
+            ("ksoftirqd/0".to_string(), 7_000),
+            ("ksoftirqd/1".to_string(), 5_000),
+        ];
+        assert_eq!(totals(&first), want);
+        assert_eq!(first.threads[0].pid, Some(14));
+        std::fs::write(d.path().join("proc/14/schedstat"), "9000 0 2\n").unwrap();
+        let second = src.next_sample().unwrap();
+        let want = [
+            ("ksoftirqd/0".to_string(), 9_000),
+            ("ksoftirqd/1".to_string(), 5_000),
+        ];
+        assert_eq!(totals(&second), want);
     }
 
     #[test]

@@ -202,6 +202,13 @@ impl SnapshotSource for HostSource {
         }
     }
 
+    fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
+        match self.threads.as_ref() {
+            Some(t) => t.totals_into(out),
+            None => out.clear(),
+        }
+    }
+
     fn affinity(&mut self, irq: u32) -> Option<String> {
         let fs = self.files.fs();
         let dir = self

@@ -33,6 +33,12 @@ pub trait SnapshotSource {
     /// CPU use of the interrupt threads since the previous call, as of
     /// CLOCK_MONOTONIC `mono_ns`, into `out` (replaced).
     fn threads(&mut self, mono_ns: u64, out: &mut Vec<ThreadCpu>);
+    /// The cumulative CPU time of every interrupt thread read at the
+    /// last [`SnapshotSource::threads`] (those read for the first time
+    /// too; `cpu_pct` 0), into `out` (replaced).
+    fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
+        out.clear();
+    }
     /// Affinity CPU list of a numbered IRQ, as the kernel prints it
     /// (`None`: unknown).
     fn affinity(&mut self, irq: u32) -> Option<String>;
@@ -114,6 +120,12 @@ impl<'a> Frame<'a> {
     /// irqlab's cost since this frame's sample began.
     pub fn self_cost(&self) -> SelfCost {
         self.meter.stop()
+    }
+
+    /// The interrupt threads' cumulative CPU time at this frame's sample
+    /// ([`SnapshotSource::thread_totals`]; the baseline's too), into `out`.
+    pub fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
+        self.source.thread_totals(out);
     }
 }
 

@@ -23,6 +23,9 @@ pub struct FrameView {
     pub self_cost: SelfCost,
     /// `top --trace`: exact interrupt time over the same interval.
     pub trace: Option<crate::trace::top::TopTrace>,
+    /// The interval's two `/proc/stat` samples: a CPU selection's sum
+    /// ([`App::selected_cpu_time`]) is made from them.
+    pub stat: Option<Box<(irqlab_core::Stat, irqlab_core::Stat)>>,
 }
 
 /// A key press, already decoded from the terminal's event.
@@ -60,6 +63,9 @@ pub enum Msg {
     Notice(String),
     /// The live sampler's explanation of its strategy (shown with `-v`).
     Why(String),
+    /// The replay player's state (`PLAYING`, `PAUSED`, `END`): the status
+    /// line's, in place of live `top`'s running or paused.
+    Playback(&'static str),
     /// The screen was drawn, with the status message whole or not
     /// (`view::status_whole`).
     Drawn {
@@ -147,6 +153,8 @@ pub struct App {
     pub help: bool,
     /// The screen is `irqlab replay`'s: its help lists the player's keys.
     pub replay: bool,
+    /// The replay player's state ([`Msg::Playback`]; `None` live).
+    pub playback: Option<&'static str>,
     pub input: Option<Input>,
     /// Error or notice for the status line, and ticks left.
     pub status: Option<(String, u32)>,
@@ -181,6 +189,7 @@ impl App {
             panel: Panel::Irqs,
             help: false,
             replay: false,
+            playback: None,
             input: None,
             status: None,
             unseen_notice: None,
@@ -264,6 +273,7 @@ impl App {
                 self.status = Some((n, STATUS_TICKS));
             }
             Msg::Why(w) => self.why = w,
+            Msg::Playback(s) => self.playback = Some(s),
             Msg::Drawn { status_whole } => self.drawn(status_whole),
             Msg::Tick => self.tick(),
         }
@@ -413,6 +423,21 @@ impl App {
     /// The latest report, if any.
     pub fn report(&self) -> Option<&Report> {
         self.sample.as_ref().map(|s| &s.report)
+    }
+
+    /// With a CPU selection: the CPU-time section of the selected CPUs,
+    /// their sum first (`sel`, as `top --batch --cpus` makes it), from the
+    /// interval's `/proc/stat` samples; `None` without a selection (the
+    /// report's section, the kernel's all-CPU line first, is shown).
+    pub fn selected_cpu_time(&self) -> Option<report::StatSection> {
+        let cpus = self.cpus.as_ref()?;
+        let s = self.sample.as_ref()?;
+        let (old, new) = s.stat.as_deref()?;
+        let f = Filter {
+            cpus: Some(cpus.clone()),
+            ..Filter::default()
+        };
+        Some(report::stat_section(old, new, &f, s.report.interval_s))
     }
 
     /// The latest traced time (`top --trace`), if any.

@@ -98,11 +98,16 @@ pub fn sample_data(frame: &mut Frame) -> FrameView {
     let rows = frame.filter().cpus_only();
     let mut report = report::rates(frame.prev, frame.cur, &rows, report::RateOpts::default());
     report::annotate_affinity(&mut report, frame);
+    let stat = match (&frame.prev.stat, &frame.cur.stat) {
+        (Some(a), Some(b)) => Some(Box::new((a.clone(), b.clone()))),
+        _ => None,
+    };
     FrameView {
         report,
         strategy: Some(frame.strategy),
         self_cost: frame.self_cost(),
         trace: None,
+        stat,
     }
 }
 

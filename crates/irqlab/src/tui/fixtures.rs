@@ -40,6 +40,7 @@ pub fn sample_of(old: &Snapshot, new: &Snapshot, cpus: u32) -> FrameView {
             wall_ns: 400_000,
         },
         trace: None,
+        stat: old.stat.clone().zip(new.stat.clone()).map(Box::new),
     }
 }
 

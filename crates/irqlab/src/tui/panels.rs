@@ -12,7 +12,7 @@
 use super::app::{self, App};
 use super::format::{self, bold, heat, right, styled, CELL};
 use crate::report::name_of;
-use crate::report::IrqLine;
+use crate::report::{IrqLine, StatSection};
 use crate::trace::top::{self, TopTrace};
 use irqlab_core::paths::shown;
 use irqlab_core::Shape;
@@ -291,37 +291,39 @@ pub fn softirqs(f: &mut Frame, area: Rect, app: &App) {
 /// The CPU-time panel: per-CPU shares on the left, threads on the right;
 /// below the shares when the terminal is too narrow for both side by side.
 pub fn cpu_time(f: &mut Frame, area: Rect, app: &App) {
+    // a CPU selection: its CPUs summed first (`sel`), not the whole machine
+    let selected = app.selected_cpu_time();
+    let stat = selected
+        .as_ref()
+        .or_else(|| app.report().and_then(|r| r.stat.as_ref()));
     let shares_w = if app.trace().is_some() { 69 } else { 55 };
     if area.width >= shares_w + 32 {
         let [left, right_area] =
             Layout::horizontal([Constraint::Length(shares_w), Constraint::Min(0)]).areas(area);
-        cpu_shares(f, left, app);
+        cpu_shares(f, left, app, stat);
         threads(f, right_area, app);
         return;
     }
     // title + header + the lines + one blank, at most two thirds
-    let lines = app
-        .report()
-        .and_then(|r| r.stat.as_ref())
-        .map_or(0, |s| s.cpu_pct.len());
+    let lines = stat.map_or(0, |s| s.cpu_pct.len());
     let want = u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(3);
     let top = want.min(area.height.saturating_sub(area.height / 3));
     let [upper, lower] =
         Layout::vertical([Constraint::Length(top), Constraint::Min(0)]).areas(area);
-    cpu_shares(f, upper, app);
+    cpu_shares(f, upper, app, stat);
     threads(f, lower, app);
 }
 
-fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
-    let Some(stat) = app.report().and_then(|r| r.stat.as_ref()) else {
+/// The CPU-time lines of `stat` (the report's, or a CPU selection's).
+fn cpu_shares(f: &mut Frame, area: Rect, app: &App, stat: Option<&StatSection>) {
+    let Some(stat) = stat else {
         return waiting(f, area, app, shown::PROC_STAT);
     };
     let traced = app.trace();
     // every /proc/stat share, so that a line adds up to 100 % (as
-    // `top --batch`'s): user, nice, system, iowait, irq, softirq, steal, idle
-    let mut names = vec![
-        "CPU", "USR%", "NICE%", "SYS%", "IOW%", "IRQ%", "SOFT%", "STL%", "IDLE%",
-    ];
+    // `top --batch`'s), in mpstat's order
+    let mut names = vec!["CPU"];
+    names.extend(crate::report::CPU_PCT_HEADINGS);
     if traced.is_some() {
         // exact: sums of traced durations (the /proc columns are 0 or ticks)
         names.extend(["tIRQ%", "tSOFT%"]);
@@ -368,9 +370,17 @@ fn cpu_shares(f: &mut Frame, area: Rect, app: &App) {
             Row::new(cells)
         });
     let widths = names.iter().map(|h| Constraint::Length(width(h)));
+    let title = match stat.aggregate_cpus.as_ref().filter(|c| !c.is_empty()) {
+        Some(c) => format!(
+            "CPU time over the interval (sel = {} {} together)",
+            if c.len() == 1 { "CPU" } else { "CPUs" },
+            irqlab_core::CpuList::from_cpus(c.iter().copied())
+        ),
+        None => "CPU time over the interval".to_string(),
+    };
     let table = Table::new(body, widths)
         .header(header_row(head, app))
-        .block(Block::new().title(Line::from("CPU time over the interval").style(bold())));
+        .block(Block::new().title(Line::from(title).style(bold())));
     f.render_widget(table, area);
 }
 

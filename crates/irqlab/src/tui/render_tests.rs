@@ -151,6 +151,50 @@ fn cpu_time_shares_add_up_to_100() {
     assert_eq!(seen, 9, "all + 8 CPUs: {screen:#?}");
 }
 
+/// With a CPU selection (`--cpus`, the `c` key; replay of a `record
+/// --cpus` run) the CPU-time panel's first line sums the selected CPUs,
+/// named `sel` with the CPUs in the title, as `top --batch --cpus` sums
+/// them; it was the whole machine's `all` line beside the selected CPUs.
+#[test]
+fn a_cpu_selection_s_time_is_summed_and_named() {
+    let (old, new) = fixtures::snapshots(8, 40);
+    let mut a = app_with(fixtures::sample_of(&old, &new, 8));
+    a.set_cpus("1,3").unwrap();
+    press(&mut a, &[Key::Tab, Key::Tab]);
+    let screen = render(&mut a, 100, 24);
+    assert!(
+        screen
+            .iter()
+            .any(|l| l.contains("CPU time over the interval (sel = CPUs 1,3 together)")),
+        "{screen:#?}"
+    );
+    let first: Vec<&str> = screen
+        .iter()
+        .skip_while(|l| !l.contains("USR%"))
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let f = crate::filter::Filter::from_flags(None, Some("1,3")).unwrap();
+    let want = crate::report::stat_section(
+        old.stat.as_ref().unwrap(),
+        new.stat.as_ref().unwrap(),
+        &f,
+        Some(1.0),
+    );
+    let sel = want.cpu_pct[0].pct.as_ref().unwrap().in_print_order();
+    assert_eq!(first[0], "sel", "{screen:#?}");
+    for (cell, v) in first[1..9].iter().zip(sel) {
+        assert_eq!(*cell, super::format::pct(v), "{first:?}");
+    }
+    a.set_cpus("").unwrap();
+    let screen = render(&mut a, 100, 24);
+    assert!(
+        screen.iter().any(|l| l.trim_start().starts_with("all ")),
+        "{screen:#?}"
+    );
+}
+
 #[test]
 fn help_80x24() {
     let mut a = medium();

@@ -148,12 +148,12 @@ impl Player {
             }
             Cmd::Toggle => {
                 self.playing = !self.playing;
-                Ok(Some(vec![self.status()]))
+                Ok(Some(self.said()))
             }
             Cmd::Faster | Cmd::Slower => {
                 let f = if matches!(cmd, Cmd::Faster) { 2.0 } else { 0.5 };
                 self.speed = (self.speed * f).clamp(1.0 / 64.0, 1024.0);
-                Ok(Some(vec![self.status()]))
+                Ok(Some(self.said()))
             }
             Cmd::Filter(f) => {
                 self.filter = f.clone();
@@ -188,7 +188,7 @@ impl Player {
         if self.pos >= self.frames() {
             let was = self.playing;
             self.playing = false;
-            return Ok(was.then(|| vec![self.status()]));
+            return Ok(was.then(|| self.said()));
         }
         self.seek(self.pos + 1).map(Some)
     }
@@ -208,11 +208,23 @@ impl Player {
         let threads = frame.threads.to_vec();
         let data = sample_data(&mut frame);
         self.pos += 1;
-        Ok(vec![
-            Msg::Sample(Box::new(data)),
-            Msg::Threads(threads),
-            self.status(),
-        ])
+        let mut msgs = vec![Msg::Sample(Box::new(data)), Msg::Threads(threads)];
+        msgs.extend(self.said());
+        Ok(msgs)
+    }
+
+    /// The state for the App's status line, then the position line.
+    fn said(&self) -> Vec<Msg> {
+        vec![Msg::Playback(self.state()), self.status()]
+    }
+
+    /// `PLAYING`, `PAUSED`, or `END` at the last frame.
+    fn state(&self) -> &'static str {
+        match (self.playing, self.pos >= self.frames()) {
+            (_, true) => "END",
+            (true, _) => "PLAYING",
+            (false, _) => "PAUSED",
+        }
     }
 
     /// The position line (recorded time, frame, state and speed; the
@@ -225,15 +237,11 @@ impl Player {
             .get(self.pos.max(1))
             .map_or(0, |s| s.time.wall_ns);
         let stamp = crate::sampler::clock::rfc3339_utc(t);
-        let state = match (self.playing, self.pos >= self.frames()) {
-            (_, true) => "END",
-            (true, _) => "PLAYING",
-            (false, _) => "PAUSED",
-        };
         Msg::Why(format!(
-            "replay │ {stamp} │ sample {}/{} │ {state} x{} │ {}\n{HELP}",
+            "replay │ {stamp} │ sample {}/{} │ {} x{} │ {}\n{HELP}",
             self.pos,
             self.frames(),
+            self.state(),
             self.speed,
             self.name
         ))

@@ -206,7 +206,8 @@ pub fn trace_text(app: &App) -> Option<String> {
     Some(s)
 }
 
-/// The status line: interval, CPUs, sort key, filter, paused state.
+/// The status line: interval, CPUs, sort key, filter, paused state (in
+/// replay the player's).
 pub fn status_text(app: &App) -> String {
     let all = app.irq_cpus().len();
     let cpus = match &app.cpus {
@@ -221,7 +222,11 @@ pub fn status_text(app: &App) -> String {
         "" => "none",
         f => f,
     };
-    let state = if app.paused { "PAUSED" } else { "running" };
+    let state = match app.playback {
+        Some(s) => s,
+        None if app.paused => "PAUSED",
+        None => "running",
+    };
     format!(
         " every {} │ {cpus} │ sort {} │ filter {filter} │ {state} │ ?:help q:quit",
         format::interval(app.interval),

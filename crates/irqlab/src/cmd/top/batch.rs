@@ -150,7 +150,7 @@ impl BatchWriter {
                 report: report::ReusedRates::new(opts.sort, opts.threshold),
                 single: None,
             }),
-            jsonl: JsonlWriter::default(),
+            jsonl: JsonlWriter::with_threshold(opts.threshold),
             buf: Vec::new(),
             flush_each,
         }

@@ -135,8 +135,9 @@ pub struct Args {
     /// Lines are always by rate).
     #[arg(long, value_enum, default_value = "rate")]
     pub sort: SortArg,
-    /// Hide IRQ rows below this rate (per second, all kept CPUs); rows
-    /// with no interrupt are hidden at any threshold, rows with a gap never.
+    /// Hide IRQ rows below this rate (per second, all kept CPUs), in text
+    /// and JSON; rows with no interrupt are hidden at any threshold, rows
+    /// with a gap never.
     #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// Explain the sampling strategy (on stderr with --batch) and add

@@ -176,6 +176,28 @@ fn status_position_and_keys_are_all_on_the_screen() {
     assert!(has(HELP), "the key help: {screen:#?}");
 }
 
+/// The App's status line says the player's state (it said `running`
+/// whether the replay played, was paused or had ended).
+#[test]
+fn the_status_line_says_the_player_s_state() {
+    let mut app = App::new(Duration::from_secs(1), false);
+    let mut p = player();
+    let mut state = |msgs: Option<Vec<Msg>>| {
+        for m in msgs.unwrap() {
+            app.update(m);
+        }
+        let s = super::super::view::status_text(&app);
+        assert!(!s.contains("running"), "{s}");
+        ["PLAYING", "PAUSED", "END"]
+            .into_iter()
+            .filter(|w| s.contains(&format!("│ {w} │")))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(state(p.advance().unwrap()), ["PLAYING"]);
+    assert_eq!(state(p.command(Cmd::Toggle).unwrap()), ["PAUSED"]);
+    assert_eq!(state(p.command(Cmd::Seconds(60)).unwrap()), ["END"]);
+}
+
 /// The positions the player thread sent, until `until` says stop or
 /// nothing comes for a while.
 fn positions(rx: &Receiver<Msg>, mut until: impl FnMut(&str) -> bool) -> Vec<String> {
