@@ -379,11 +379,11 @@ fn load_one(
     }
     match ext {
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
-        "csv" => table::load_csv(path, &stem_of(path)),
-        "json" => table::load_json(path, &stem_of(path)),
+        "csv" => table::load_csv(path, &stem_of(path), warns),
+        "json" => table::load_json(path, &stem_of(path), warns),
         _ => {
             *named = true;
-            plain_file(path, opts).map(|v| vec![v])
+            plain_file(path, opts, warns).map(|v| vec![v])
         }
     }
 }
@@ -427,8 +427,10 @@ pub fn parse_number(path: &Path, line: usize, text: &str) -> Result<f64> {
     }
 }
 
-/// Numbers of a plain file with their 1-based line numbers.
-pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
+/// Numbers of a plain file, one a line (blank and `#` lines ignored); the
+/// 1-based numbers of lines that mark a value as missing (`NaN`, `-`,
+/// `null`) in `missing`.
+pub fn read_numbers(path: &Path, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -436,17 +438,22 @@ pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        out.push(parse_number(path, i + 1, t)?);
+        match super::input_nulls::parse_cell(path, i + 1, t)? {
+            Some(v) => out.push(v),
+            None => missing.push(i + 1),
+        }
     }
     Ok(out)
 }
 
-fn plain_file(path: &Path, opts: &LoadOpts) -> Result<VariantData> {
+fn plain_file(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<VariantData> {
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&stem_of(path), false);
-    for value in read_numbers(path)? {
+    let mut missing = Vec::new();
+    for value in read_numbers(path, &mut missing)? {
         v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
     }
+    warns.extend(super::input_nulls::line_notes(path, &metric, &missing));
     Ok(v)
 }
 
@@ -524,17 +531,17 @@ fn per_iteration_dir(
             v.absorb(run);
             continue;
         }
-        let nums = read_numbers(&path)?;
-        if nums.len() != 1 {
-            bail!(
-                "{}: expected one number, found {}",
-                path.display(),
-                nums.len()
-            );
+        let mut missing = Vec::new();
+        let nums = read_numbers(&path, &mut missing)?;
+        let found = nums.len() + missing.len();
+        if found != 1 {
+            bail!("{}: expected one number, found {found}", path.display());
         }
-        let obs = Obs::plain(nums[0]);
-        v.push(&metric, unit_from_name(&metric), None, obs);
         *named = true;
+        warns.extend(super::input_nulls::line_notes(&path, &metric, &missing));
+        if let Some(&value) = nums.first() {
+            v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
+        }
     }
     Ok(v)
 }

@@ -248,7 +248,9 @@ pub fn load_runs(
     let mut parts: Vec<(String, PathBuf, VariantData)> = Vec::new();
     let mut notes_seen: Vec<PathBuf> = Vec::new();
     for file in files {
-        let trials = crate::results::read_trials(file)?;
+        let read = super::input_trials::read(file)?;
+        warns.extend(read.skipped.notes(file));
+        let trials = read.records;
         if let Some(line) = torn_last_line(file, trials.len())? {
             warns.push(format!(
                 "{}:{line}: truncated trial skipped",
@@ -262,7 +264,7 @@ pub fn load_runs(
             notes_seen.push(run.clone());
             warns.extend(bench_notes(&run));
         }
-        for t in &trials {
+        for (_, t) in &trials {
             let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
             let vlabel = name.unwrap_or(label).to_string();
             let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && *r == run) {

@@ -1,9 +1,12 @@
 //! Readers for tabular inputs: CSV with a header of named columns and JSON
 //! (an array of row objects, an object of metric → array, or a probe
 //! result set); the formats are specified in `docs/compare-input.md`.
+//! Missing values (empty cells, `null`, `NaN`, `-`) are skipped with a note
+//! (`input_nulls`).
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
 use super::input_bench::{is_probe, load_probe};
+use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -11,6 +14,7 @@ use std::path::Path;
 const SPECIAL: [&str; 4] = ["variant", "trial", "boot_id", "started_at"];
 
 /// One row of a table: variant, trial number, boot id, metric values.
+#[derive(Default)]
 struct Row {
     variant: Option<String>,
     trial: Option<f64>,
@@ -18,8 +22,8 @@ struct Row {
     values: Vec<(String, f64)>,
 }
 
-/// Load a CSV file.
-pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
+/// Load a CSV file; notes for its missing values go to `warns`.
+pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(false)
         .from_path(path)
@@ -31,48 +35,65 @@ pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
         .map(|h| h.trim().to_string())
         .collect();
     let mut rows = Vec::new();
+    let mut skipped = Skipped::default();
     for rec in rdr.records() {
         let rec = rec.with_context(|| format!("{}", path.display()))?;
         let line = rec.position().map_or(0, |p| p.line() as usize);
-        let mut row = Row {
-            variant: None,
-            trial: None,
-            boot: None,
-            values: Vec::new(),
-        };
-        for (name, cell) in header.iter().zip(rec.iter()) {
-            let cell = cell.trim();
-            match name.as_str() {
-                "variant" => row.variant = Some(cell.to_string()).filter(|c| !c.is_empty()),
-                "boot_id" => row.boot = Some(cell.to_string()).filter(|c| !c.is_empty()),
-                "trial" if !cell.is_empty() => row.trial = Some(parse_number(path, line, cell)?),
-                _ if cell.is_empty() || SPECIAL.contains(&name.as_str()) => {}
-                _ => row
-                    .values
-                    .push((name.clone(), parse_number(path, line, cell)?)),
-            }
-        }
-        rows.push(row);
+        rows.push(csv_row(path, line, &header, &rec, &mut skipped)?);
     }
+    warns.extend(skipped.notes(path));
     Ok(group(rows, label))
 }
 
-/// Load a JSON file: probe result set, array of rows, or object of arrays.
-pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
+/// One CSV record at `line`; its missing values are added to `skipped`.
+fn csv_row(
+    path: &Path,
+    line: usize,
+    header: &[String],
+    rec: &csv::StringRecord,
+    skipped: &mut Skipped,
+) -> Result<Row> {
+    let mut row = Row::default();
+    let trial = header
+        .iter()
+        .position(|h| h == "trial")
+        .and_then(|i| rec.get(i))
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    for (name, cell) in header.iter().zip(rec.iter()) {
+        let cell = cell.trim();
+        match name.as_str() {
+            "variant" => row.variant = Some(cell.to_string()).filter(|c| !c.is_empty()),
+            "boot_id" => row.boot = Some(cell.to_string()).filter(|c| !c.is_empty()),
+            "trial" if !cell.is_empty() => row.trial = Some(parse_number(path, line, cell)?),
+            _ if SPECIAL.contains(&name.as_str()) => {}
+            _ => match parse_cell(path, line, cell)? {
+                Some(v) => row.values.push((name.clone(), v)),
+                None => skipped.add(name, line_place(line, trial)),
+            },
+        }
+    }
+    Ok(row)
+}
+
+/// Load a JSON file: probe result set, array of rows, or object of arrays;
+/// notes for its missing values go to `warns`.
+pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
     if is_probe(&doc) {
         return Ok(vec![load_probe(path, &doc, label)?]);
     }
-    match &doc {
+    let mut skipped = Skipped::default();
+    let out = match &doc {
         Value::Array(items) => {
             let rows = items
                 .iter()
                 .enumerate()
-                .map(|(i, item)| json_row(path, i + 1, item))
+                .map(|(i, item)| json_row(path, i + 1, item, &mut skipped))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(group(rows, label))
+            group(rows, label)
         }
         Value::Object(map) => {
             let mut v = VariantData::new(label, false);
@@ -81,25 +102,34 @@ pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
                     bail!("{}: {metric}: expected an array of numbers", path.display());
                 };
                 for (i, x) in arr.iter().enumerate() {
-                    let value = json_number(path, i + 1, x)?;
-                    v.push(metric, unit_from_name(metric), None, Obs::plain(value));
+                    match json_number(path, i + 1, x)? {
+                        Some(value) => {
+                            v.push(metric, unit_from_name(metric), None, Obs::plain(value))
+                        }
+                        None => skipped.add(metric, format!("item {}", i + 1)),
+                    }
                 }
             }
-            Ok(vec![v])
+            vec![v]
         }
         _ => bail!("{}: expected a JSON array or object", path.display()),
-    }
+    };
+    warns.extend(skipped.notes(path));
+    Ok(out)
 }
 
-/// A JSON value as a number; errors name the file and the 1-based item.
-fn json_number(path: &Path, item: usize, x: &Value) -> Result<f64> {
+/// A JSON value as a number, `None` for a missing one (`null`, or text
+/// such as `"NaN"`); errors name the file and the 1-based item.
+fn json_number(path: &Path, item: usize, x: &Value) -> Result<Option<f64>> {
     match x {
-        Value::String(s) => parse_number(path, item, s),
-        other => parse_number(path, item, &other.to_string()),
+        Value::Null => Ok(None),
+        Value::String(s) if is_null_text(s) => Ok(None),
+        Value::String(s) => parse_number(path, item, s).map(Some),
+        other => parse_number(path, item, &other.to_string()).map(Some),
     }
 }
 
-fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
+fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Result<Row> {
     let Some(map) = obj.as_object() else {
         bail!("{}:{item}: expected an object", path.display());
     };
@@ -115,9 +145,10 @@ fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
             .map(str::to_string),
         values: Vec::new(),
     };
-    for (k, v) in map {
-        if !SPECIAL.contains(&k.as_str()) && !v.is_null() {
-            row.values.push((k.clone(), json_number(path, item, v)?));
+    for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
+        match json_number(path, item, v)? {
+            Some(x) => row.values.push((k.clone(), x)),
+            None => skipped.add(k, format!("item {item}")),
         }
     }
     Ok(row)

@@ -1,0 +1,115 @@
+//! compare's rules for what its inputs mean (docs/compare-input.md): one
+//! unit and one direction per metric, runs as clusters in every input
+//! format, the bench plan's order, missing values and half-written files.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::compare::{json, numbers, spread};
+use serde_json::{json as j, Value};
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// One `trials.jsonl` line of schema 2 with one metric.
+fn record(variant: &str, trial: usize, boot: &str, metric: &str, m: Value) -> String {
+    j!({"schema": 2, "variant": variant, "trial": trial, "boot_id": boot,
+        "started_at": "t", "duration_s": 1.0, "metrics": {metric: m}})
+    .to_string()
+}
+
+/// A bench run in `out`: `plan.json` listing `variants`, `env.json`, and per
+/// variant `trials.jsonl` and its `trials.csv` twin, with one metric
+/// `irqs_per_sec` stated in `unit` with direction `dir`.
+fn bench(out: &Path, variants: &[(&str, f64)], unit: &str, dir: &str) {
+    fs::create_dir_all(out).unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v.0).collect();
+    let plan = j!({"argv": ["irqlab", "bench"], "variants": names,
+        "workloads": vec!["ipi"; names.len()], "trials": 10, "duration_s": 1.0,
+        "created_at": "t"});
+    fs::write(out.join("plan.json"), plan.to_string()).unwrap();
+    fs::write(
+        out.join("env.json"),
+        r#"{"kernel_release":"6.1","root":"/"}"#,
+    )
+    .unwrap();
+    for (v, centre) in variants {
+        let dir_v = out.join(v);
+        fs::create_dir_all(&dir_v).unwrap();
+        let mut lines = Vec::new();
+        let mut csv = String::from("variant,trial,boot_id,started_at,duration_s,irqs_per_sec\n");
+        for (i, x) in spread(*centre, 0.1, 10).into_iter().enumerate() {
+            let m = j!({"value": x, "unit": unit, "direction": dir});
+            lines.push(record(v, i + 1, "b1", "irqs_per_sec", m));
+            csv.push_str(&format!("{v},{},b1,t,1.0,{x}\n", i + 1));
+        }
+        fs::write(dir_v.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
+        fs::write(dir_v.join("trials.csv"), csv).unwrap();
+    }
+}
+
+fn metric<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let ms = doc["metrics"].as_array().unwrap();
+    ms.iter().find(|m| m["name"] == name).unwrap()
+}
+
+fn notes(doc: &Value) -> String {
+    doc["notes"].to_string()
+}
+
+#[test]
+fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    // Trial 3 of tip (the third line) lost its value.
+    let f = d.join("out/tip/trials.jsonl");
+    let text = fs::read_to_string(&f).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen(r#""value":"#, r#""value":null,"was":"#, 1);
+    fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let doc = json(d, &["out"]);
+    assert!(
+        notes(&doc).contains(
+            "out/tip/trials.jsonl: irqs_per_sec: no value at line 3 (trial 3): skipped \
+             (1 value; n counts only the values read)"
+        ),
+        "{doc}"
+    );
+    assert_eq!(
+        metric(&doc, "irqs_per_sec")["values"]["tip"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+
+    fs::write(
+        d.join("t.csv"),
+        "variant,trial,x\ntip,1,1\ntip,2,\ntip,3,NaN\ntip,4,2\ntip,5,3\npatch,1,5\npatch,2,-\npatch,3,6\npatch,4,7\n",
+    )
+    .unwrap();
+    let doc = json(d, &["t.csv"]);
+    let n = notes(&doc);
+    assert!(n.contains("t.csv: x: no value at line 3 (trial 2), line 4 (trial 3), line 8 (trial 2): skipped (3 values"), "{n}");
+    assert_eq!(metric(&doc, "x")["values"]["tip"], j!([1.0, 2.0, 3.0]));
+    fs::write(d.join("o.json"), r#"{"x": [1, null, 2, "NaN", 3]}"#).unwrap();
+    numbers(&d.join("p.txt"), [4.0, 5.0, 6.0]);
+    fs::write(d.join("q.txt"), "4\nNaN\n5\n6\n").unwrap();
+    let doc = json(d, &["o.json", "q.txt", "--metric", "x"]);
+    let n = notes(&doc);
+    assert!(
+        n.contains("o.json: x: no value at item 2, item 4: skipped (2 values"),
+        "{n}"
+    );
+    assert!(
+        n.contains("q.txt: x: no value at line 2: skipped (1 value"),
+        "{n}"
+    );
+    assert_eq!(metric(&doc, "x")["values"]["o"], j!([1.0, 2.0, 3.0]));
+}
