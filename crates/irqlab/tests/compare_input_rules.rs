@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::compare::{json, numbers, spread};
+use common::compare::{json, numbers, spread, usage};
 use serde_json::{json as j, Value};
 use std::fs;
 use std::path::Path;
@@ -55,6 +55,70 @@ fn metric<'a>(doc: &'a Value, name: &str) -> &'a Value {
 
 fn notes(doc: &Value) -> String {
     doc["notes"].to_string()
+}
+
+#[test]
+fn a_metric_stated_in_two_units_is_refused_naming_both_files() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("u1"), &[("a", 100.0)], "1/s", "higher");
+    bench(&d.join("u2"), &[("a", 100.0)], "ms", "higher");
+    bench(&d.join("u3"), &[("a", 100.0)], "1/s", "higher");
+    let want = [
+        "metric irqs_per_sec: unit 1/s in u1/a/trials.jsonl:1 but ms in u2/a/trials.jsonl:1",
+        "neither pooled nor compared",
+    ];
+    usage(d, &["x=u1", "y=u2"], &want);
+    usage(d, &["x=u1", "x=u2", "y=u3"], &want);
+    // No flag settles a unit.
+    usage(
+        d,
+        &["x=u1", "y=u2", "--direction", "irqs_per_sec=higher"],
+        &want,
+    );
+}
+
+#[test]
+fn a_metric_stated_with_two_directions_needs_direction() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("d1"), &[("a", 100.0)], "1/s", "higher");
+    bench(&d.join("d2"), &[("a", 101.0)], "1/s", "lower");
+    bench(&d.join("d3"), &[("a", 100.0)], "1/s", "higher");
+    let want = [
+        "metric irqs_per_sec: direction higher in d1/a/trials.jsonl:1 but lower in \
+         d2/a/trials.jsonl:1",
+        "give --direction irqs_per_sec=higher|lower|none",
+        "schema 1",
+    ];
+    usage(d, &["x=d1", "y=d2"], &want);
+    usage(d, &["x=d1", "x=d2", "y=d3"], &want);
+    let doc = json(d, &["x=d1", "y=d2", "--direction", "irqs_per_sec=lower"]);
+    assert_eq!(metric(&doc, "irqs_per_sec")["direction"], "lower");
+    // A run resumed by a newer irqlab: schema 1 lines say `higher`, schema
+    // 2 lines `none` for the same interrupt rate, in one file.
+    let run = d.join("mixed/a");
+    fs::create_dir_all(&run).unwrap();
+    let old = |t: usize| {
+        j!({"variant": "a", "trial": t, "boot_id": "b", "started_at": "t", "duration_s": 1.0,
+            "metrics": {"irq_res_per_sec": {"value": 5.0, "unit": "1/s", "direction": "higher"}}})
+        .to_string()
+    };
+    let new = |t: usize| {
+        let m = j!({"value": 5.0, "unit": "1/s", "direction": "none"});
+        record("a", t, "b", "irq_res_per_sec", m)
+    };
+    fs::write(
+        run.join("trials.jsonl"),
+        [old(0), old(1), new(3)].join("\n") + "\n",
+    )
+    .unwrap();
+    numbers(&d.join("b.txt"), [1.0, 2.0, 3.0]);
+    usage(
+        d,
+        &["mixed", "b.txt"],
+        &["direction higher in mixed/a/trials.jsonl:1 but none in mixed/a/trials.jsonl:3"],
+    );
 }
 
 #[test]

@@ -63,6 +63,9 @@ pub struct VariantData {
     pub plan: Vec<(String, String)>,
     /// Some of its runs are probe result sets (one trial each).
     pub probe: bool,
+    /// The units and directions its inputs state, with where
+    /// (`input_units`).
+    pub claims: Vec<super::input_units::Claim>,
 }
 
 impl VariantData {
@@ -73,6 +76,7 @@ impl VariantData {
             from_data,
             plan: Vec::new(),
             probe: false,
+            claims: Vec::new(),
         }
     }
 
@@ -107,6 +111,10 @@ impl VariantData {
             self.plan = other.plan.clone();
         }
         self.probe |= other.probe;
+        for c in other.claims {
+            let (unit, source) = (c.unit.as_deref(), c.source);
+            self.state(&c.metric, unit, c.direction, || source);
+        }
         for s in other.series {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
@@ -129,6 +137,9 @@ impl VariantData {
 #[derive(Debug, Clone)]
 pub struct LoadOpts {
     pub metric: Option<String>,
+    /// Metrics given `--direction METRIC=…`: the inputs may state other
+    /// directions for them.
+    pub directed: Vec<String>,
 }
 
 /// All variants in argument order, plus non-fatal warnings.
@@ -221,6 +232,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             }
         }
     }
+    super::input_units::check(&out.variants, &opts.directed)?;
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)

@@ -264,7 +264,7 @@ pub fn load_runs(
             notes_seen.push(run.clone());
             warns.extend(bench_notes(&run));
         }
-        for (_, t) in &trials {
+        for (line, t) in &trials {
             let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
             let vlabel = name.unwrap_or(label).to_string();
             let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && *r == run) {
@@ -277,7 +277,8 @@ pub fn load_runs(
                     parts.len() - 1
                 }
             };
-            add_trial(&mut parts[idx].2, t, &run_key);
+            let at = || format!("{}:{line}", file.display());
+            add_trial(&mut parts[idx].2, t, &run_key, at);
         }
     }
     let mut variants: Vec<VariantData> = Vec::new();
@@ -354,7 +355,13 @@ fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
     Ok(torn.then(|| text.lines().count()))
 }
 
-fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run: &str) {
+/// Add one trial's metrics; `at` names its line, for what it states.
+fn add_trial(
+    variant: &mut VariantData,
+    trial: &crate::results::TrialRecord,
+    run: &str,
+    at: impl Fn() -> String,
+) {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
@@ -364,6 +371,7 @@ fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
         let headline = m.headline;
+        variant.state(metric, Some(&m.unit), Some(m.direction), &at);
         variant.push(
             metric,
             unit,
@@ -476,9 +484,12 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         let unit = r["unit"].as_str().or_else(|| unit_from_name(metric));
         let dir = direction(&r["direction"]);
         let dist = dists.iter().find(|(m, _)| m == metric).map(|(_, d)| *d);
+        let src = || path.display().to_string();
         for (suffix, value) in probe_summary(r, dist, version).into_iter().flatten() {
+            let name = format!("{metric}{suffix}");
+            v.state(&name, r["unit"].as_str(), dir, src);
             v.push(
-                &format!("{metric}{suffix}"),
+                &name,
                 unit,
                 dir,
                 Obs {
