@@ -122,6 +122,104 @@ fn a_metric_stated_with_two_directions_needs_direction() {
 }
 
 #[test]
+fn trials_csv_pooled_runs_are_runs_as_their_trials_jsonl() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for (run, v, c) in [
+        ("r1", "tip", 100.0),
+        ("r2", "tip", 100.6),
+        ("r3", "patch", 100.3),
+        ("r4", "patch", 100.9),
+    ] {
+        bench(&d.join(run), &[(v, c)], "1/s", "higher");
+    }
+    let unit =
+        |doc: &Value| metric(doc, "irqs_per_sec")["comparisons"][0]["unit_of_replication"].clone();
+    let dirs = json(d, &["tip=r1", "tip=r2", "patch=r3", "patch=r4"]);
+    let csv = json(
+        d,
+        &[
+            "tip=r1/tip/trials.csv",
+            "tip=r2/tip/trials.csv",
+            "patch=r3/patch/trials.csv",
+            "patch=r4/patch/trials.csv",
+        ],
+    );
+    for doc in [&dirs, &csv] {
+        assert_eq!(unit(doc)["level"], "run", "{doc}");
+        assert_eq!(unit(doc)["counts"], j!([2, 2]), "{doc}");
+    }
+    let p = |doc: &Value| unit(doc)["welch_p"].as_f64().unwrap();
+    assert!((p(&csv) - p(&dirs)).abs() < 1e-9, "{csv}");
+    let names: Vec<&Value> = csv["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["name"])
+        .collect();
+    assert_eq!(names, [&j!("irqs_per_sec")], "duration_s is no metric");
+}
+
+#[test]
+fn a_run_column_and_pooled_files_make_runs_and_rows_are_said_independent() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let mut csv = String::from("variant,run,x\n");
+    for (v, run, c) in [
+        ("tip", 1, 10.0),
+        ("tip", 2, 11.0),
+        ("patch", 1, 10.5),
+        ("patch", 2, 11.5),
+    ] {
+        for x in spread(c, 0.01, 5) {
+            csv.push_str(&format!("{v},{run},{x}\n"));
+        }
+    }
+    fs::write(d.join("t.csv"), csv).unwrap();
+    let doc = json(d, &["t.csv"]);
+    let u = &metric(&doc, "x")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([2, 2])),
+        "{doc}"
+    );
+    assert!(!notes(&doc).contains("independent run"), "{doc}");
+
+    for (f, c) in [("a1", 10.0), ("a2", 11.0), ("b1", 10.5), ("b2", 11.5)] {
+        numbers(&d.join(format!("{f}.txt")), spread(c, 0.01, 5));
+    }
+    let doc = json(d, &["a=a1.txt", "a=a2.txt", "b=b1.txt", "b=b2.txt"]);
+    let u = &metric(&doc, "value")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([2, 2])),
+        "{doc}"
+    );
+    assert!(notes(&doc).contains("a1.txt: names no runs: taken as one run of variant a"));
+
+    // Values with no run: each is a run of its own, and the note says so.
+    let doc = json(d, &["a1.txt", "b1.txt"]);
+    assert!(
+        notes(&doc)
+            .contains("a1: its input names no runs: each value is taken as an independent run"),
+        "{doc}"
+    );
+    let u = &metric(&doc, "value")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(u["level"], "trial");
+    // Beside an input with runs, each of them is one run.
+    let rows = "irqs_per_sec\n10\n10.2\n10.1\n10.3\n10.4\n";
+    fs::write(d.join("t.csv"), rows).unwrap();
+    bench(&d.join("r"), &[("tip", 10.0)], "1/s", "higher");
+    let doc = json(d, &["r/tip/trials.csv", "t.csv"]);
+    let u = &metric(&doc, "irqs_per_sec")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([1, 5])),
+        "{doc}"
+    );
+}
+
+#[test]
 fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();

@@ -163,14 +163,14 @@ pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
 }
 
 /// One variant found under one argument, before final naming.
-struct Found {
-    arg: usize,
-    path: PathBuf,
+pub(super) struct Found {
+    pub(super) arg: usize,
+    pub(super) path: PathBuf,
     /// `LABEL=` given: variants with the same explicit label are pooled.
     explicit: bool,
     /// The argument yields only this variant.
     single: bool,
-    data: VariantData,
+    pub(super) data: VariantData,
 }
 
 /// Load every positional argument and give every variant a unique label;
@@ -209,6 +209,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     disambiguate(&mut found, &mut out.warnings);
+    super::input_runs::arguments_as_runs(&mut found, &mut out.warnings);
     // The input each variant was first found in, beside out.variants.
     let mut first: Vec<PathBuf> = Vec::new();
     for f in found {
@@ -233,6 +234,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     super::input_units::check(&out.variants, &opts.directed)?;
+    super::input_runs::rows_as_runs(&mut out.variants, &mut out.warnings);
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)

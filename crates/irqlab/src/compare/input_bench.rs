@@ -58,7 +58,7 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
 /// and its parent that holds `plan.json` (bench writes
 /// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
 /// file's directory; with the plan when there is one.
-fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
+pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
         let plan = d.join("plan.json");
@@ -209,7 +209,7 @@ pub fn as_typed_warning(pool: &str, root: &str) -> String {
 
 /// The [`machine_signature`] of a bench run directory's `env.json`; empty
 /// without a readable one.
-fn run_machine(run: &Path) -> Vec<(String, String)> {
+pub(super) fn run_machine(run: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(run.join("env.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())

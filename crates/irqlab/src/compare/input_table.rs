@@ -5,20 +5,22 @@
 //! (`input_nulls`).
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
-use super::input_bench::{is_probe, load_probe};
+use super::input_bench::{is_probe, load_probe, plan_signature};
 use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
+use super::input_runs::{bench_csv, row_run, BenchCsv};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
 
-const SPECIAL: [&str; 4] = ["variant", "trial", "boot_id", "started_at"];
+const SPECIAL: [&str; 5] = ["variant", "trial", "boot_id", "started_at", "run"];
 
-/// One row of a table: variant, trial number, boot id, metric values.
+/// One row of a table: variant, trial number, boot id, run, metric values.
 #[derive(Default)]
 struct Row {
     variant: Option<String>,
     trial: Option<f64>,
     boot: Option<String>,
+    run: Option<String>,
     values: Vec<(String, f64)>,
 }
 
@@ -34,15 +36,30 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    let bench = bench_csv(path, &header);
     let mut rows = Vec::new();
     let mut skipped = Skipped::default();
     for rec in rdr.records() {
         let rec = rec.with_context(|| format!("{}", path.display()))?;
         let line = rec.position().map_or(0, |p| p.line() as usize);
-        rows.push(csv_row(path, line, &header, &rec, &mut skipped)?);
+        rows.push(csv_row(
+            path,
+            line,
+            &header,
+            &rec,
+            bench.as_ref(),
+            &mut skipped,
+        )?);
     }
     warns.extend(skipped.notes(path));
-    Ok(group(rows, label))
+    let mut variants = group(rows, label);
+    if let Some(b) = bench {
+        for v in &mut variants {
+            v.plan = plan_signature(b.plan.as_ref(), &v.label);
+            v.plan.extend(b.machine.iter().cloned());
+        }
+    }
+    Ok(variants)
 }
 
 /// One CSV record at `line`; its missing values are added to `skipped`.
@@ -51,9 +68,13 @@ fn csv_row(
     line: usize,
     header: &[String],
     rec: &csv::StringRecord,
+    bench: Option<&BenchCsv>,
     skipped: &mut Skipped,
 ) -> Result<Row> {
-    let mut row = Row::default();
+    let mut row = Row {
+        run: bench.map(|b| b.run.clone()),
+        ..Row::default()
+    };
     let trial = header
         .iter()
         .position(|h| h == "trial")
@@ -65,7 +86,9 @@ fn csv_row(
         match name.as_str() {
             "variant" => row.variant = Some(cell.to_string()).filter(|c| !c.is_empty()),
             "boot_id" => row.boot = Some(cell.to_string()).filter(|c| !c.is_empty()),
+            "run" if !cell.is_empty() => row.run = Some(row_run(path, cell)),
             "trial" if !cell.is_empty() => row.trial = Some(parse_number(path, line, cell)?),
+            "duration_s" if bench.is_some() => {}
             _ if SPECIAL.contains(&name.as_str()) => {}
             _ => match parse_cell(path, line, cell)? {
                 Some(v) => row.values.push((name.clone(), v)),
@@ -133,6 +156,11 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
     let Some(map) = obj.as_object() else {
         bail!("{}:{item}: expected an object", path.display());
     };
+    let text = |k: &str| match map.get(k)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
     let mut row = Row {
         variant: map
             .get("variant")
@@ -143,6 +171,7 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
             .get("boot_id")
             .and_then(Value::as_str)
             .map(str::to_string),
+        run: text("run").map(|r| row_run(path, &r)),
         values: Vec::new(),
     };
     for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
@@ -173,7 +202,7 @@ fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
             let obs = Obs {
                 value,
                 boot: row.boot.clone(),
-                run: None,
+                run: row.run.clone(),
             };
             out[idx].push(&metric, unit_from_name(&metric), None, obs);
         }
