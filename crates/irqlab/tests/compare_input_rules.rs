@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::compare::{json, numbers, spread, usage};
+use common::compare::{json, numbers, ok, spread, usage};
 use serde_json::{json as j, Value};
 use std::fs;
 use std::path::Path;
@@ -217,6 +217,35 @@ fn a_run_column_and_pooled_files_make_runs_and_rows_are_said_independent() {
         (&j!("run"), &j!([1, 5])),
         "{doc}"
     );
+}
+
+#[test]
+fn the_bench_plan_orders_the_variants_and_its_first_is_the_baseline() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    // `patch` sorts before `tip` by name; the plan ran tip first.
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    for args in [vec!["out"], vec!["out/patch", "out/tip"]] {
+        let doc = json(d, &args);
+        assert_eq!(doc["variants"], j!(["tip", "patch"]), "{args:?}");
+        assert_eq!(doc["baseline"], "tip", "{args:?}");
+        assert_eq!(
+            metric(&doc, "irqs_per_sec")["comparisons"][0]["verdict"],
+            "improved"
+        );
+    }
+    assert!(notes(&json(d, &["out"])).contains("in the order of their bench plan (tip, patch)"));
+    let doc = json(d, &["new=out/patch", "old=out/tip"]);
+    assert_eq!(doc["variants"], j!(["old", "new"]));
+    let doc = json(d, &["out", "--baseline", "patch"]);
+    assert_eq!(doc["baseline"], "patch");
+    let out = ok(d, &["out", "--format", "text", "--resamples", "200"]);
+    assert!(out.starts_with("baseline tip;"), "{out}");
 }
 
 #[test]

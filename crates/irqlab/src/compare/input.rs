@@ -66,6 +66,8 @@ pub struct VariantData {
     /// The units and directions its inputs state, with where
     /// (`input_units`).
     pub claims: Vec<super::input_units::Claim>,
+    /// Its place in the bench plan it ran in (`input_order`).
+    pub plan_rank: Option<super::input_order::PlanRank>,
 }
 
 impl VariantData {
@@ -77,6 +79,7 @@ impl VariantData {
             plan: Vec::new(),
             probe: false,
             claims: Vec::new(),
+            plan_rank: None,
         }
     }
 
@@ -111,6 +114,9 @@ impl VariantData {
             self.plan = other.plan.clone();
         }
         self.probe |= other.probe;
+        if self.plan_rank.is_none() {
+            self.plan_rank = other.plan_rank.clone();
+        }
         for c in other.claims {
             let (unit, source) = (c.unit.as_deref(), c.source);
             self.state(&c.metric, unit, c.direction, || source);
@@ -235,6 +241,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     }
     super::input_units::check(&out.variants, &opts.directed)?;
     super::input_runs::rows_as_runs(&mut out.variants, &mut out.warnings);
+    super::input_order::by_plan(&mut out.variants, &mut out.warnings);
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)

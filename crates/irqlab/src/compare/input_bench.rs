@@ -272,6 +272,7 @@ pub fn load_runs(
                 None => {
                     let mut data = VariantData::new(&vlabel, name.is_some());
                     data.plan = plan_signature(plan.as_ref(), &vlabel);
+                    data.plan_rank = super::input_order::rank(plan.as_ref(), &vlabel);
                     data.plan.extend(machine.iter().cloned());
                     parts.push((vlabel.clone(), run.clone(), data));
                     parts.len() - 1

@@ -56,6 +56,7 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
     if let Some(b) = bench {
         for v in &mut variants {
             v.plan = plan_signature(b.plan.as_ref(), &v.label);
+            v.plan_rank = super::input_order::rank(b.plan.as_ref(), &v.label);
             v.plan.extend(b.machine.iter().cloned());
         }
     }

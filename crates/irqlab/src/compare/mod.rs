@@ -9,6 +9,7 @@ mod html;
 mod input;
 mod input_bench;
 mod input_nulls;
+mod input_order;
 mod input_runs;
 mod input_same;
 mod input_table;
