@@ -304,3 +304,32 @@ fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     );
     assert_eq!(metric(&doc, "x")["values"]["o"], j!([1.0, 2.0, 3.0]));
 }
+
+#[test]
+fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    // A run killed while bench wrote tip's 11th row: `1` of `100.3`.
+    let f = d.join("out/tip/trials.csv");
+    let mut text = fs::read_to_string(&f).unwrap();
+    text.push_str("tip,11,b1,t,1.0,1");
+    fs::write(&f, text).unwrap();
+    let doc = json(d, &["out/tip/trials.csv", "out/patch/trials.csv"]);
+    assert_eq!(
+        metric(&doc, "irqs_per_sec")["values"]["tip"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+    assert!(
+        notes(&doc).contains("out/tip/trials.csv:12: truncated trial skipped"),
+        "{doc}"
+    );
+}

@@ -24,12 +24,15 @@ struct Row {
     values: Vec<(String, f64)>,
 }
 
-/// Load a CSV file; notes for its missing values go to `warns`.
+/// Load a CSV file; notes for its missing values go to `warns`. A bench
+/// `trials.csv` whose last line has no newline (a run killed while bench
+/// wrote it: its last cell may be cut short) loses that line, with a note.
 pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let torn = unterminated_line(&bytes);
     let mut rdr = csv::ReaderBuilder::new()
-        .flexible(false)
-        .from_path(path)
-        .with_context(|| format!("{}", path.display()))?;
+        .flexible(true)
+        .from_reader(bytes.as_slice());
     let header: Vec<String> = rdr
         .headers()
         .with_context(|| format!("{}", path.display()))?
@@ -42,6 +45,21 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
     for rec in rdr.records() {
         let rec = rec.with_context(|| format!("{}", path.display()))?;
         let line = rec.position().map_or(0, |p| p.line() as usize);
+        if bench.is_some() && Some(line) == torn {
+            warns.push(format!(
+                "{}:{line}: truncated trial skipped",
+                path.display()
+            ));
+            break;
+        }
+        if rec.len() != header.len() {
+            bail!(
+                "{}:{line}: expected {} fields as in the header, found {}",
+                path.display(),
+                header.len(),
+                rec.len()
+            );
+        }
         rows.push(csv_row(
             path,
             line,
@@ -61,6 +79,12 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         }
     }
     Ok(variants)
+}
+
+/// The number of a last line without its newline.
+fn unterminated_line(bytes: &[u8]) -> Option<usize> {
+    (!bytes.is_empty() && !bytes.ends_with(b"\n"))
+        .then(|| bytes.iter().filter(|&&b| b == b'\n').count() + 1)
 }
 
 /// One CSV record at `line`; its missing values are added to `skipped`.
