@@ -333,3 +333,19 @@ fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
         "{doc}"
     );
 }
+
+#[test]
+fn a_column_named_twice_is_refused_not_counted_twice() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    fs::write(
+        d.join("t.csv"),
+        "variant,x,x\ntip,1,1\ntip,2,2\npatch,4,4\npatch,5,5\n",
+    )
+    .unwrap();
+    let e = common::compare::err(d, &["t.csv"]);
+    assert!(
+        e.contains("t.csv:1: column \"x\" is in the header twice (columns 2 and 3)"),
+        "{e}"
+    );
+}

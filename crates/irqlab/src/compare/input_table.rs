@@ -39,6 +39,7 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    unique_columns(path, &header)?;
     let bench = bench_csv(path, &header);
     let mut rows = Vec::new();
     let mut skipped = Skipped::default();
@@ -85,6 +86,24 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
 fn unterminated_line(bytes: &[u8]) -> Option<usize> {
     (!bytes.is_empty() && !bytes.ends_with(b"\n"))
         .then(|| bytes.iter().filter(|&&b| b == b'\n').count() + 1)
+}
+
+/// A column named twice would count each row's value twice: an error.
+fn unique_columns(path: &Path, header: &[String]) -> Result<()> {
+    let twice = header
+        .iter()
+        .enumerate()
+        .find(|(i, h)| header[..*i].contains(h));
+    if let Some((i, name)) = twice {
+        bail!(
+            "{}:1: column {name:?} is in the header twice (columns {} and {}): each row's \
+             value would be counted twice",
+            path.display(),
+            header.iter().position(|h| h == name).map_or(0, |p| p + 1),
+            i + 1
+        );
+    }
+    Ok(())
 }
 
 /// One CSV record at `line`; its missing values are added to `skipped`.
