@@ -349,3 +349,25 @@ fn a_column_named_twice_is_refused_not_counted_twice() {
         "{e}"
     );
 }
+
+#[test]
+fn a_trials_csv_beside_its_trials_jsonl_is_one_result_set_given_twice() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    usage(
+        d,
+        &["out", "out/tip/trials.csv"],
+        &["is read through both out and out/tip/trials.csv"],
+    );
+    usage(
+        d,
+        &["a=out/tip", "a=out/tip/trials.csv", "b=out/patch"],
+        &["is read through both out/tip and out/tip/trials.csv"],
+    );
+}
