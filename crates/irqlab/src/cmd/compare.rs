@@ -92,10 +92,12 @@ pub struct Args {
     /// Result sets: bench result dirs, probe JSON, CSV/JSON tables, files
     /// with one number per line, or dirs of per-iteration files; `LABEL=PATH`
     /// names a variant (repeat a label to pool several runs, e.g. probe
-    /// runs). The first variant is the baseline.
+    /// runs). The first variant is the baseline; variants of one bench
+    /// plan are in the plan's order.
     #[arg(required = true, value_name = "[LABEL=]PATH")]
     pub inputs: Vec<String>,
-    /// Label of the reference variant (default: the first).
+    /// Label of the reference variant (default: the first; for the
+    /// variants of one bench plan, the plan's first).
     #[arg(long)]
     pub baseline: Option<String>,
     /// Significance level.

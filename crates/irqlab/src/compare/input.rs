@@ -63,6 +63,11 @@ pub struct VariantData {
     pub plan: Vec<(String, String)>,
     /// Some of its runs are probe result sets (one trial each).
     pub probe: bool,
+    /// The units and directions its inputs state, with where
+    /// (`input_units`).
+    pub claims: Vec<super::input_units::Claim>,
+    /// Its place in the bench plan it ran in (`input_order`).
+    pub plan_rank: Option<super::input_order::PlanRank>,
 }
 
 impl VariantData {
@@ -73,6 +78,8 @@ impl VariantData {
             from_data,
             plan: Vec::new(),
             probe: false,
+            claims: Vec::new(),
+            plan_rank: None,
         }
     }
 
@@ -107,6 +114,13 @@ impl VariantData {
             self.plan = other.plan.clone();
         }
         self.probe |= other.probe;
+        if self.plan_rank.is_none() {
+            self.plan_rank = other.plan_rank.clone();
+        }
+        for c in other.claims {
+            let (unit, source) = (c.unit.as_deref(), c.source);
+            self.state(&c.metric, unit, c.direction, || source);
+        }
         for s in other.series {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
@@ -129,6 +143,9 @@ impl VariantData {
 #[derive(Debug, Clone)]
 pub struct LoadOpts {
     pub metric: Option<String>,
+    /// Metrics given `--direction METRIC=…`: the inputs may state other
+    /// directions for them.
+    pub directed: Vec<String>,
 }
 
 /// All variants in argument order, plus non-fatal warnings.
@@ -152,14 +169,14 @@ pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
 }
 
 /// One variant found under one argument, before final naming.
-struct Found {
-    arg: usize,
-    path: PathBuf,
+pub(super) struct Found {
+    pub(super) arg: usize,
+    pub(super) path: PathBuf,
     /// `LABEL=` given: variants with the same explicit label are pooled.
     explicit: bool,
     /// The argument yields only this variant.
     single: bool,
-    data: VariantData,
+    pub(super) data: VariantData,
 }
 
 /// Load every positional argument and give every variant a unique label;
@@ -198,6 +215,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     disambiguate(&mut found, &mut out.warnings);
+    super::input_runs::arguments_as_runs(&mut found, &mut out.warnings);
     // The input each variant was first found in, beside out.variants.
     let mut first: Vec<PathBuf> = Vec::new();
     for f in found {
@@ -221,6 +239,9 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             }
         }
     }
+    super::input_units::check(&out.variants, &opts.directed)?;
+    super::input_runs::rows_as_runs(&mut out.variants, &mut out.warnings);
+    super::input_order::by_plan(&mut out.variants, &mut out.warnings);
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)
@@ -379,11 +400,11 @@ fn load_one(
     }
     match ext {
         "jsonl" => bench::load_runs(&[path.to_path_buf()], &stem_of(path), warns),
-        "csv" => table::load_csv(path, &stem_of(path)),
-        "json" => table::load_json(path, &stem_of(path)),
+        "csv" => table::load_csv(path, &stem_of(path), warns),
+        "json" => table::load_json(path, &stem_of(path), warns),
         _ => {
             *named = true;
-            plain_file(path, opts).map(|v| vec![v])
+            plain_file(path, opts, warns).map(|v| vec![v])
         }
     }
 }
@@ -427,8 +448,10 @@ pub fn parse_number(path: &Path, line: usize, text: &str) -> Result<f64> {
     }
 }
 
-/// Numbers of a plain file with their 1-based line numbers.
-pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
+/// Numbers of a plain file, one a line (blank and `#` lines ignored); the
+/// 1-based numbers of lines that mark a value as missing (`NaN`, `-`,
+/// `null`) in `missing`.
+pub fn read_numbers(path: &Path, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -436,17 +459,22 @@ pub fn read_numbers(path: &Path) -> Result<Vec<f64>> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        out.push(parse_number(path, i + 1, t)?);
+        match super::input_nulls::parse_cell(path, i + 1, t)? {
+            Some(v) => out.push(v),
+            None => missing.push(i + 1),
+        }
     }
     Ok(out)
 }
 
-fn plain_file(path: &Path, opts: &LoadOpts) -> Result<VariantData> {
+fn plain_file(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<VariantData> {
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&stem_of(path), false);
-    for value in read_numbers(path)? {
+    let mut missing = Vec::new();
+    for value in read_numbers(path, &mut missing)? {
         v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
     }
+    warns.extend(super::input_nulls::line_notes(path, &metric, &missing));
     Ok(v)
 }
 
@@ -524,17 +552,17 @@ fn per_iteration_dir(
             v.absorb(run);
             continue;
         }
-        let nums = read_numbers(&path)?;
-        if nums.len() != 1 {
-            bail!(
-                "{}: expected one number, found {}",
-                path.display(),
-                nums.len()
-            );
+        let mut missing = Vec::new();
+        let nums = read_numbers(&path, &mut missing)?;
+        let found = nums.len() + missing.len();
+        if found != 1 {
+            bail!("{}: expected one number, found {found}", path.display());
         }
-        let obs = Obs::plain(nums[0]);
-        v.push(&metric, unit_from_name(&metric), None, obs);
         *named = true;
+        warns.extend(super::input_nulls::line_notes(&path, &metric, &missing));
+        if let Some(&value) = nums.first() {
+            v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
+        }
     }
     Ok(v)
 }

@@ -58,7 +58,7 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
 /// and its parent that holds `plan.json` (bench writes
 /// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
 /// file's directory; with the plan when there is one.
-fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
+pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
         let plan = d.join("plan.json");
@@ -209,7 +209,7 @@ pub fn as_typed_warning(pool: &str, root: &str) -> String {
 
 /// The [`machine_signature`] of a bench run directory's `env.json`; empty
 /// without a readable one.
-fn run_machine(run: &Path) -> Vec<(String, String)> {
+pub(super) fn run_machine(run: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(run.join("env.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -248,7 +248,9 @@ pub fn load_runs(
     let mut parts: Vec<(String, PathBuf, VariantData)> = Vec::new();
     let mut notes_seen: Vec<PathBuf> = Vec::new();
     for file in files {
-        let trials = crate::results::read_trials(file)?;
+        let read = super::input_trials::read(file)?;
+        warns.extend(read.skipped.notes(file));
+        let trials = read.records;
         if let Some(line) = torn_last_line(file, trials.len())? {
             warns.push(format!(
                 "{}:{line}: truncated trial skipped",
@@ -262,7 +264,7 @@ pub fn load_runs(
             notes_seen.push(run.clone());
             warns.extend(bench_notes(&run));
         }
-        for t in &trials {
+        for (line, t) in &trials {
             let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
             let vlabel = name.unwrap_or(label).to_string();
             let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && *r == run) {
@@ -270,12 +272,14 @@ pub fn load_runs(
                 None => {
                     let mut data = VariantData::new(&vlabel, name.is_some());
                     data.plan = plan_signature(plan.as_ref(), &vlabel);
+                    data.plan_rank = super::input_order::rank(plan.as_ref(), &vlabel);
                     data.plan.extend(machine.iter().cloned());
                     parts.push((vlabel.clone(), run.clone(), data));
                     parts.len() - 1
                 }
             };
-            add_trial(&mut parts[idx].2, t, &run_key);
+            let at = || format!("{}:{line}", file.display());
+            add_trial(&mut parts[idx].2, t, &run_key, at);
         }
     }
     let mut variants: Vec<VariantData> = Vec::new();
@@ -352,7 +356,13 @@ fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
     Ok(torn.then(|| text.lines().count()))
 }
 
-fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run: &str) {
+/// Add one trial's metrics; `at` names its line, for what it states.
+fn add_trial(
+    variant: &mut VariantData,
+    trial: &crate::results::TrialRecord,
+    run: &str,
+    at: impl Fn() -> String,
+) {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
@@ -362,6 +372,7 @@ fn add_trial(variant: &mut VariantData, trial: &crate::results::TrialRecord, run
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
         let headline = m.headline;
+        variant.state(metric, Some(&m.unit), Some(m.direction), &at);
         variant.push(
             metric,
             unit,
@@ -474,9 +485,12 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         let unit = r["unit"].as_str().or_else(|| unit_from_name(metric));
         let dir = direction(&r["direction"]);
         let dist = dists.iter().find(|(m, _)| m == metric).map(|(_, d)| *d);
+        let src = || path.display().to_string();
         for (suffix, value) in probe_summary(r, dist, version).into_iter().flatten() {
+            let name = format!("{metric}{suffix}");
+            v.state(&name, r["unit"].as_str(), dir, src);
             v.push(
-                &format!("{metric}{suffix}"),
+                &name,
                 unit,
                 dir,
                 Obs {

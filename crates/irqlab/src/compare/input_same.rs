@@ -42,7 +42,7 @@ pub fn check(paths: &[PathBuf]) -> Result<Vec<String>> {
 fn runs_of(arg: usize, path: &Path) -> Vec<Run> {
     let run = |shown: PathBuf, files: Vec<PathBuf>| Run { arg, shown, files };
     if !path.is_dir() {
-        return canonical(&[path.to_path_buf()])
+        return canonical(&with_twin(path))
             .map(|files| run(path.to_path_buf(), files))
             .into_iter()
             .collect();
@@ -65,6 +65,22 @@ fn runs_of(arg: usize, path: &Path) -> Vec<Run> {
         runs.push(run(path.to_path_buf(), files));
     }
     runs
+}
+
+/// A file, and for a bench `trials.csv` the `trials.jsonl` beside it: the
+/// two hold the same trials.
+fn with_twin(path: &Path) -> Vec<PathBuf> {
+    let mut files = vec![path.to_path_buf()];
+    if path
+        .file_name()
+        .is_some_and(|n| n == crate::results::TRIALS_CSV)
+    {
+        let twin = path.with_file_name(crate::results::TRIALS_FILE);
+        if twin.is_file() {
+            files.push(twin);
+        }
+    }
+    files
 }
 
 /// The non-hidden regular files directly in `dir`, in natural order (the

@@ -1,78 +1,166 @@
 //! Readers for tabular inputs: CSV with a header of named columns and JSON
 //! (an array of row objects, an object of metric → array, or a probe
 //! result set); the formats are specified in `docs/compare-input.md`.
+//! Missing values (empty cells, `null`, `NaN`, `-`) are skipped with a note
+//! (`input_nulls`).
 
 use super::input::{parse_number, unit_from_name, Obs, VariantData};
-use super::input_bench::{is_probe, load_probe};
+use super::input_bench::{is_probe, load_probe, plan_signature};
+use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
+use super::input_runs::{bench_csv, row_run, BenchCsv};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
 
-const SPECIAL: [&str; 4] = ["variant", "trial", "boot_id", "started_at"];
+const SPECIAL: [&str; 5] = ["variant", "trial", "boot_id", "started_at", "run"];
 
-/// One row of a table: variant, trial number, boot id, metric values.
+/// One row of a table: variant, trial number, boot id, run, metric values.
+#[derive(Default)]
 struct Row {
     variant: Option<String>,
     trial: Option<f64>,
     boot: Option<String>,
+    run: Option<String>,
     values: Vec<(String, f64)>,
 }
 
-/// Load a CSV file.
-pub fn load_csv(path: &Path, label: &str) -> Result<Vec<VariantData>> {
+/// Load a CSV file; notes for its missing values go to `warns`. A bench
+/// `trials.csv` whose last line has no newline (a run killed while bench
+/// wrote it: its last cell may be cut short) loses that line, with a note.
+pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let torn = unterminated_line(&bytes);
     let mut rdr = csv::ReaderBuilder::new()
-        .flexible(false)
-        .from_path(path)
-        .with_context(|| format!("{}", path.display()))?;
+        .flexible(true)
+        .from_reader(bytes.as_slice());
     let header: Vec<String> = rdr
         .headers()
         .with_context(|| format!("{}", path.display()))?
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    unique_columns(path, &header)?;
+    let bench = bench_csv(path, &header);
     let mut rows = Vec::new();
+    let mut skipped = Skipped::default();
     for rec in rdr.records() {
         let rec = rec.with_context(|| format!("{}", path.display()))?;
         let line = rec.position().map_or(0, |p| p.line() as usize);
-        let mut row = Row {
-            variant: None,
-            trial: None,
-            boot: None,
-            values: Vec::new(),
-        };
-        for (name, cell) in header.iter().zip(rec.iter()) {
-            let cell = cell.trim();
-            match name.as_str() {
-                "variant" => row.variant = Some(cell.to_string()).filter(|c| !c.is_empty()),
-                "boot_id" => row.boot = Some(cell.to_string()).filter(|c| !c.is_empty()),
-                "trial" if !cell.is_empty() => row.trial = Some(parse_number(path, line, cell)?),
-                _ if cell.is_empty() || SPECIAL.contains(&name.as_str()) => {}
-                _ => row
-                    .values
-                    .push((name.clone(), parse_number(path, line, cell)?)),
-            }
+        if bench.is_some() && Some(line) == torn {
+            warns.push(format!(
+                "{}:{line}: truncated trial skipped",
+                path.display()
+            ));
+            break;
         }
-        rows.push(row);
+        if rec.len() != header.len() {
+            bail!(
+                "{}:{line}: expected {} fields as in the header, found {}",
+                path.display(),
+                header.len(),
+                rec.len()
+            );
+        }
+        rows.push(csv_row(
+            path,
+            line,
+            &header,
+            &rec,
+            bench.as_ref(),
+            &mut skipped,
+        )?);
     }
-    Ok(group(rows, label))
+    warns.extend(skipped.notes(path));
+    let mut variants = group(rows, label);
+    if let Some(b) = bench {
+        for v in &mut variants {
+            v.plan = plan_signature(b.plan.as_ref(), &v.label);
+            v.plan_rank = super::input_order::rank(b.plan.as_ref(), &v.label);
+            v.plan.extend(b.machine.iter().cloned());
+        }
+    }
+    Ok(variants)
 }
 
-/// Load a JSON file: probe result set, array of rows, or object of arrays.
-pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
+/// The number of a last line without its newline.
+fn unterminated_line(bytes: &[u8]) -> Option<usize> {
+    (!bytes.is_empty() && !bytes.ends_with(b"\n"))
+        .then(|| bytes.iter().filter(|&&b| b == b'\n').count() + 1)
+}
+
+/// A column named twice would count each row's value twice: an error.
+fn unique_columns(path: &Path, header: &[String]) -> Result<()> {
+    let twice = header
+        .iter()
+        .enumerate()
+        .find(|(i, h)| header[..*i].contains(h));
+    if let Some((i, name)) = twice {
+        bail!(
+            "{}:1: column {name:?} is in the header twice (columns {} and {}): each row's \
+             value would be counted twice",
+            path.display(),
+            header.iter().position(|h| h == name).map_or(0, |p| p + 1),
+            i + 1
+        );
+    }
+    Ok(())
+}
+
+/// One CSV record at `line`; its missing values are added to `skipped`.
+fn csv_row(
+    path: &Path,
+    line: usize,
+    header: &[String],
+    rec: &csv::StringRecord,
+    bench: Option<&BenchCsv>,
+    skipped: &mut Skipped,
+) -> Result<Row> {
+    let mut row = Row {
+        run: bench.map(|b| b.run.clone()),
+        ..Row::default()
+    };
+    let trial = header
+        .iter()
+        .position(|h| h == "trial")
+        .and_then(|i| rec.get(i))
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    for (name, cell) in header.iter().zip(rec.iter()) {
+        let cell = cell.trim();
+        match name.as_str() {
+            "variant" => row.variant = Some(cell.to_string()).filter(|c| !c.is_empty()),
+            "boot_id" => row.boot = Some(cell.to_string()).filter(|c| !c.is_empty()),
+            "run" if !cell.is_empty() => row.run = Some(row_run(path, cell)),
+            "trial" if !cell.is_empty() => row.trial = Some(parse_number(path, line, cell)?),
+            "duration_s" if bench.is_some() => {}
+            _ if SPECIAL.contains(&name.as_str()) => {}
+            _ => match parse_cell(path, line, cell)? {
+                Some(v) => row.values.push((name.clone(), v)),
+                None => skipped.add(name, line_place(line, trial)),
+            },
+        }
+    }
+    Ok(row)
+}
+
+/// Load a JSON file: probe result set, array of rows, or object of arrays;
+/// notes for its missing values go to `warns`.
+pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
     if is_probe(&doc) {
         return Ok(vec![load_probe(path, &doc, label)?]);
     }
-    match &doc {
+    let mut skipped = Skipped::default();
+    let out = match &doc {
         Value::Array(items) => {
             let rows = items
                 .iter()
                 .enumerate()
-                .map(|(i, item)| json_row(path, i + 1, item))
+                .map(|(i, item)| json_row(path, i + 1, item, &mut skipped))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(group(rows, label))
+            group(rows, label)
         }
         Value::Object(map) => {
             let mut v = VariantData::new(label, false);
@@ -81,27 +169,41 @@ pub fn load_json(path: &Path, label: &str) -> Result<Vec<VariantData>> {
                     bail!("{}: {metric}: expected an array of numbers", path.display());
                 };
                 for (i, x) in arr.iter().enumerate() {
-                    let value = json_number(path, i + 1, x)?;
-                    v.push(metric, unit_from_name(metric), None, Obs::plain(value));
+                    match json_number(path, i + 1, x)? {
+                        Some(value) => {
+                            v.push(metric, unit_from_name(metric), None, Obs::plain(value))
+                        }
+                        None => skipped.add(metric, format!("item {}", i + 1)),
+                    }
                 }
             }
-            Ok(vec![v])
+            vec![v]
         }
         _ => bail!("{}: expected a JSON array or object", path.display()),
-    }
+    };
+    warns.extend(skipped.notes(path));
+    Ok(out)
 }
 
-/// A JSON value as a number; errors name the file and the 1-based item.
-fn json_number(path: &Path, item: usize, x: &Value) -> Result<f64> {
+/// A JSON value as a number, `None` for a missing one (`null`, or text
+/// such as `"NaN"`); errors name the file and the 1-based item.
+fn json_number(path: &Path, item: usize, x: &Value) -> Result<Option<f64>> {
     match x {
-        Value::String(s) => parse_number(path, item, s),
-        other => parse_number(path, item, &other.to_string()),
+        Value::Null => Ok(None),
+        Value::String(s) if is_null_text(s) => Ok(None),
+        Value::String(s) => parse_number(path, item, s).map(Some),
+        other => parse_number(path, item, &other.to_string()).map(Some),
     }
 }
 
-fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
+fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Result<Row> {
     let Some(map) = obj.as_object() else {
         bail!("{}:{item}: expected an object", path.display());
+    };
+    let text = |k: &str| match map.get(k)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
     };
     let mut row = Row {
         variant: map
@@ -113,11 +215,13 @@ fn json_row(path: &Path, item: usize, obj: &Value) -> Result<Row> {
             .get("boot_id")
             .and_then(Value::as_str)
             .map(str::to_string),
+        run: text("run").map(|r| row_run(path, &r)),
         values: Vec::new(),
     };
-    for (k, v) in map {
-        if !SPECIAL.contains(&k.as_str()) && !v.is_null() {
-            row.values.push((k.clone(), json_number(path, item, v)?));
+    for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
+        match json_number(path, item, v)? {
+            Some(x) => row.values.push((k.clone(), x)),
+            None => skipped.add(k, format!("item {item}")),
         }
     }
     Ok(row)
@@ -142,7 +246,7 @@ fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
             let obs = Obs {
                 value,
                 boot: row.boot.clone(),
-                run: None,
+                run: row.run.clone(),
             };
             out[idx].push(&metric, unit_from_name(&metric), None, obs);
         }

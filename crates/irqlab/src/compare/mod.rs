@@ -8,8 +8,13 @@ mod format;
 mod html;
 mod input;
 mod input_bench;
+mod input_nulls;
+mod input_order;
+mod input_runs;
 mod input_same;
 mod input_table;
+mod input_trials;
+mod input_units;
 mod json;
 mod markdown;
 pub mod model;
@@ -149,6 +154,12 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
     let s = settings(config)?;
     let opts = LoadOpts {
         metric: config.metric.clone(),
+        directed: config
+            .directions
+            .per_metric
+            .iter()
+            .map(|(m, _)| m.clone())
+            .collect(),
     };
     let mut loaded = load_all(&config.inputs, &opts)?;
     check_metric_named(config, &loaded)?;

@@ -17,6 +17,12 @@ pub fn read_trials(path: &Path) -> Result<Vec<TrialRecord>> {
     Ok(parse(&bytes, path)?.0)
 }
 
+/// The records of a `trials.jsonl` already read into `bytes` (errors name
+/// `path`): compare reads the file once to skip null values with a note.
+pub fn parse_trials(bytes: &[u8], path: &Path) -> Result<Vec<TrialRecord>> {
+    Ok(parse(bytes, path)?.0)
+}
+
 /// The records of `dir/trials.jsonl`.
 pub fn read_trials_dir(dir: &Path) -> Result<Vec<TrialRecord>> {
     read_trials(&dir.join(TRIALS_FILE))

@@ -1,0 +1,127 @@
+//! A bench `trials.jsonl` as compare reads it: through the one typed
+//! reader (`crate::results`), after every metric whose `value` is missing
+//! (JSON `null`, or `"NaN"`, `"-"`, `"null"` as text) has been taken out
+//! of its line and listed for a note (`input_nulls`). Each record keeps
+//! its line number, for the notes and the units and directions it states.
+
+use super::input_nulls::{is_null_text, line_place, Skipped};
+use crate::results::TrialRecord;
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// The trials of one file with their 1-based line numbers, and the values
+/// skipped as missing.
+pub struct Trials {
+    pub records: Vec<(usize, TrialRecord)>,
+    pub skipped: Skipped,
+}
+
+/// Read `file`.
+pub fn read(file: &Path) -> Result<Trials> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let mut clean = Vec::with_capacity(bytes.len());
+    let mut lines = Vec::new();
+    let mut skipped = Skipped::default();
+    for (i, piece) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let (line, end) = match piece.strip_suffix(b"\n") {
+            Some(l) => (l, &b"\n"[..]),
+            None => (piece, &b""[..]),
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            clean.extend_from_slice(piece);
+            continue;
+        }
+        lines.push(i + 1);
+        match without_nulls(line, i + 1, &mut skipped) {
+            Some(fixed) => clean.extend_from_slice(&fixed),
+            None => clean.extend_from_slice(line),
+        }
+        clean.extend_from_slice(end);
+    }
+    let records = crate::results::parse_trials(&clean, file)?;
+    Ok(Trials {
+        records: lines.into_iter().zip(records).collect(),
+        skipped,
+    })
+}
+
+/// The line without its missing metric values, `None` when it has none
+/// (or does not parse: the typed reader reports that).
+fn without_nulls(line: &[u8], line_no: usize, skipped: &mut Skipped) -> Option<Vec<u8>> {
+    let mut doc: Value = serde_json::from_slice(line).ok()?;
+    let trial = doc.get("trial").map(|t| t.to_string());
+    let metrics = doc.get_mut("metrics")?.as_object_mut()?;
+    let missing: Vec<String> = metrics
+        .iter()
+        .filter(|(_, m)| match m.get("value") {
+            Some(Value::Null) => true,
+            Some(Value::String(s)) => is_null_text(s),
+            _ => false,
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    for name in &missing {
+        metrics.remove(name);
+        skipped.add(name, line_place(line_no, trial.as_deref()));
+    }
+    serde_json::to_vec(&doc).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn line(trial: u32, value: &str) -> String {
+        format!(
+            r#"{{"schema":2,"variant":"tip","trial":{trial},"boot_id":"b","started_at":"t","duration_s":1.0,"metrics":{{"a_per_sec":{{"value":{value},"unit":"1/s","direction":"none"}},"b_ns":{{"value":5,"unit":"ns","direction":"lower"}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn null_values_are_taken_out_with_their_line_and_trial() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        let text = [
+            line(1, "1.5"),
+            String::new(),
+            line(2, "null"),
+            line(3, "\"NaN\""),
+        ]
+        .join("\n")
+            + "\n";
+        std::fs::write(&f, text).unwrap();
+        let t = read(&f).unwrap();
+        let lines: Vec<usize> = t.records.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [1, 3, 4]);
+        assert_eq!(t.records[1].1.trial, 2);
+        assert!(!t.records[1].1.metrics.contains_key("a_per_sec"));
+        assert!(t.records[1].1.metrics.contains_key("b_ns"));
+        assert_eq!(
+            t.skipped.at,
+            [
+                ("a_per_sec".to_string(), "line 3 (trial 2)".to_string()),
+                ("a_per_sec".to_string(), "line 4 (trial 3)".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_stays_the_typed_readers_to_skip() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        std::fs::write(&f, format!("{}\n{{\"variant\":\"ti", line(1, "2"))).unwrap();
+        let t = read(&f).unwrap();
+        assert_eq!(t.records.len(), 1);
+        std::fs::write(&f, format!("{}\ngarbage\n", line(1, "2"))).unwrap();
+        let e = read(&f).err().unwrap().to_string();
+        assert!(
+            e.contains("trials.jsonl:2: expected one trial record"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,373 @@
+//! compare's rules for what its inputs mean (docs/compare-input.md): one
+//! unit and one direction per metric, runs as clusters in every input
+//! format, the bench plan's order, missing values and half-written files.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::compare::{json, numbers, ok, spread, usage};
+use serde_json::{json as j, Value};
+use std::fs;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// One `trials.jsonl` line of schema 2 with one metric.
+fn record(variant: &str, trial: usize, boot: &str, metric: &str, m: Value) -> String {
+    j!({"schema": 2, "variant": variant, "trial": trial, "boot_id": boot,
+        "started_at": "t", "duration_s": 1.0, "metrics": {metric: m}})
+    .to_string()
+}
+
+/// A bench run in `out`: `plan.json` listing `variants`, `env.json`, and per
+/// variant `trials.jsonl` and its `trials.csv` twin, with one metric
+/// `irqs_per_sec` stated in `unit` with direction `dir`.
+fn bench(out: &Path, variants: &[(&str, f64)], unit: &str, dir: &str) {
+    fs::create_dir_all(out).unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v.0).collect();
+    let plan = j!({"argv": ["irqlab", "bench"], "variants": names,
+        "workloads": vec!["ipi"; names.len()], "trials": 10, "duration_s": 1.0,
+        "created_at": "t"});
+    fs::write(out.join("plan.json"), plan.to_string()).unwrap();
+    fs::write(
+        out.join("env.json"),
+        r#"{"kernel_release":"6.1","root":"/"}"#,
+    )
+    .unwrap();
+    for (v, centre) in variants {
+        let dir_v = out.join(v);
+        fs::create_dir_all(&dir_v).unwrap();
+        let mut lines = Vec::new();
+        let mut csv = String::from("variant,trial,boot_id,started_at,duration_s,irqs_per_sec\n");
+        for (i, x) in spread(*centre, 0.1, 10).into_iter().enumerate() {
+            let m = j!({"value": x, "unit": unit, "direction": dir});
+            lines.push(record(v, i + 1, "b1", "irqs_per_sec", m));
+            csv.push_str(&format!("{v},{},b1,t,1.0,{x}\n", i + 1));
+        }
+        fs::write(dir_v.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
+        fs::write(dir_v.join("trials.csv"), csv).unwrap();
+    }
+}
+
+fn metric<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let ms = doc["metrics"].as_array().unwrap();
+    ms.iter().find(|m| m["name"] == name).unwrap()
+}
+
+fn notes(doc: &Value) -> String {
+    doc["notes"].to_string()
+}
+
+#[test]
+fn a_metric_stated_in_two_units_is_refused_naming_both_files() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("u1"), &[("a", 100.0)], "1/s", "higher");
+    bench(&d.join("u2"), &[("a", 100.0)], "ms", "higher");
+    bench(&d.join("u3"), &[("a", 100.0)], "1/s", "higher");
+    let want = [
+        "metric irqs_per_sec: unit 1/s in u1/a/trials.jsonl:1 but ms in u2/a/trials.jsonl:1",
+        "neither pooled nor compared",
+    ];
+    usage(d, &["x=u1", "y=u2"], &want);
+    usage(d, &["x=u1", "x=u2", "y=u3"], &want);
+    // No flag settles a unit.
+    usage(
+        d,
+        &["x=u1", "y=u2", "--direction", "irqs_per_sec=higher"],
+        &want,
+    );
+}
+
+#[test]
+fn a_metric_stated_with_two_directions_needs_direction() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("d1"), &[("a", 100.0)], "1/s", "higher");
+    bench(&d.join("d2"), &[("a", 101.0)], "1/s", "lower");
+    bench(&d.join("d3"), &[("a", 100.0)], "1/s", "higher");
+    let want = [
+        "metric irqs_per_sec: direction higher in d1/a/trials.jsonl:1 but lower in \
+         d2/a/trials.jsonl:1",
+        "give --direction irqs_per_sec=higher|lower|none",
+        "schema 1",
+    ];
+    usage(d, &["x=d1", "y=d2"], &want);
+    usage(d, &["x=d1", "x=d2", "y=d3"], &want);
+    let doc = json(d, &["x=d1", "y=d2", "--direction", "irqs_per_sec=lower"]);
+    assert_eq!(metric(&doc, "irqs_per_sec")["direction"], "lower");
+    // A run resumed by a newer irqlab: schema 1 lines say `higher`, schema
+    // 2 lines `none` for the same interrupt rate, in one file.
+    let run = d.join("mixed/a");
+    fs::create_dir_all(&run).unwrap();
+    let old = |t: usize| {
+        j!({"variant": "a", "trial": t, "boot_id": "b", "started_at": "t", "duration_s": 1.0,
+            "metrics": {"irq_res_per_sec": {"value": 5.0, "unit": "1/s", "direction": "higher"}}})
+        .to_string()
+    };
+    let new = |t: usize| {
+        let m = j!({"value": 5.0, "unit": "1/s", "direction": "none"});
+        record("a", t, "b", "irq_res_per_sec", m)
+    };
+    fs::write(
+        run.join("trials.jsonl"),
+        [old(0), old(1), new(3)].join("\n") + "\n",
+    )
+    .unwrap();
+    numbers(&d.join("b.txt"), [1.0, 2.0, 3.0]);
+    usage(
+        d,
+        &["mixed", "b.txt"],
+        &["direction higher in mixed/a/trials.jsonl:1 but none in mixed/a/trials.jsonl:3"],
+    );
+}
+
+#[test]
+fn trials_csv_pooled_runs_are_runs_as_their_trials_jsonl() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for (run, v, c) in [
+        ("r1", "tip", 100.0),
+        ("r2", "tip", 100.6),
+        ("r3", "patch", 100.3),
+        ("r4", "patch", 100.9),
+    ] {
+        bench(&d.join(run), &[(v, c)], "1/s", "higher");
+    }
+    let unit =
+        |doc: &Value| metric(doc, "irqs_per_sec")["comparisons"][0]["unit_of_replication"].clone();
+    let dirs = json(d, &["tip=r1", "tip=r2", "patch=r3", "patch=r4"]);
+    let csv = json(
+        d,
+        &[
+            "tip=r1/tip/trials.csv",
+            "tip=r2/tip/trials.csv",
+            "patch=r3/patch/trials.csv",
+            "patch=r4/patch/trials.csv",
+        ],
+    );
+    for doc in [&dirs, &csv] {
+        assert_eq!(unit(doc)["level"], "run", "{doc}");
+        assert_eq!(unit(doc)["counts"], j!([2, 2]), "{doc}");
+    }
+    let p = |doc: &Value| unit(doc)["welch_p"].as_f64().unwrap();
+    assert!((p(&csv) - p(&dirs)).abs() < 1e-9, "{csv}");
+    let names: Vec<&Value> = csv["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["name"])
+        .collect();
+    assert_eq!(names, [&j!("irqs_per_sec")], "duration_s is no metric");
+}
+
+#[test]
+fn a_run_column_and_pooled_files_make_runs_and_rows_are_said_independent() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let mut csv = String::from("variant,run,x\n");
+    for (v, run, c) in [
+        ("tip", 1, 10.0),
+        ("tip", 2, 11.0),
+        ("patch", 1, 10.5),
+        ("patch", 2, 11.5),
+    ] {
+        for x in spread(c, 0.01, 5) {
+            csv.push_str(&format!("{v},{run},{x}\n"));
+        }
+    }
+    fs::write(d.join("t.csv"), csv).unwrap();
+    let doc = json(d, &["t.csv"]);
+    let u = &metric(&doc, "x")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([2, 2])),
+        "{doc}"
+    );
+    assert!(!notes(&doc).contains("independent run"), "{doc}");
+
+    for (f, c) in [("a1", 10.0), ("a2", 11.0), ("b1", 10.5), ("b2", 11.5)] {
+        numbers(&d.join(format!("{f}.txt")), spread(c, 0.01, 5));
+    }
+    let doc = json(d, &["a=a1.txt", "a=a2.txt", "b=b1.txt", "b=b2.txt"]);
+    let u = &metric(&doc, "value")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([2, 2])),
+        "{doc}"
+    );
+    assert!(notes(&doc).contains("a1.txt: names no runs: taken as one run of variant a"));
+
+    // Values with no run: each is a run of its own, and the note says so.
+    let doc = json(d, &["a1.txt", "b1.txt"]);
+    assert!(
+        notes(&doc)
+            .contains("a1: its input names no runs: each value is taken as an independent run"),
+        "{doc}"
+    );
+    let u = &metric(&doc, "value")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(u["level"], "trial");
+    // Beside an input with runs, each of them is one run.
+    let rows = "irqs_per_sec\n10\n10.2\n10.1\n10.3\n10.4\n";
+    fs::write(d.join("t.csv"), rows).unwrap();
+    bench(&d.join("r"), &[("tip", 10.0)], "1/s", "higher");
+    let doc = json(d, &["r/tip/trials.csv", "t.csv"]);
+    let u = &metric(&doc, "irqs_per_sec")["comparisons"][0]["unit_of_replication"];
+    assert_eq!(
+        (&u["level"], &u["counts"]),
+        (&j!("run"), &j!([1, 5])),
+        "{doc}"
+    );
+}
+
+#[test]
+fn the_bench_plan_orders_the_variants_and_its_first_is_the_baseline() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    // `patch` sorts before `tip` by name; the plan ran tip first.
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    for args in [vec!["out"], vec!["out/patch", "out/tip"]] {
+        let doc = json(d, &args);
+        assert_eq!(doc["variants"], j!(["tip", "patch"]), "{args:?}");
+        assert_eq!(doc["baseline"], "tip", "{args:?}");
+        assert_eq!(
+            metric(&doc, "irqs_per_sec")["comparisons"][0]["verdict"],
+            "improved"
+        );
+    }
+    assert!(notes(&json(d, &["out"])).contains("in the order of their bench plan (tip, patch)"));
+    let doc = json(d, &["new=out/patch", "old=out/tip"]);
+    assert_eq!(doc["variants"], j!(["old", "new"]));
+    let doc = json(d, &["out", "--baseline", "patch"]);
+    assert_eq!(doc["baseline"], "patch");
+    let out = ok(d, &["out", "--format", "text", "--resamples", "200"]);
+    assert!(out.starts_with("baseline tip;"), "{out}");
+}
+
+#[test]
+fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    // Trial 3 of tip (the third line) lost its value.
+    let f = d.join("out/tip/trials.jsonl");
+    let text = fs::read_to_string(&f).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen(r#""value":"#, r#""value":null,"was":"#, 1);
+    fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let doc = json(d, &["out"]);
+    assert!(
+        notes(&doc).contains(
+            "out/tip/trials.jsonl: irqs_per_sec: no value at line 3 (trial 3): skipped \
+             (1 value; n counts only the values read)"
+        ),
+        "{doc}"
+    );
+    assert_eq!(
+        metric(&doc, "irqs_per_sec")["values"]["tip"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+
+    fs::write(
+        d.join("t.csv"),
+        "variant,trial,x\ntip,1,1\ntip,2,\ntip,3,NaN\ntip,4,2\ntip,5,3\npatch,1,5\npatch,2,-\npatch,3,6\npatch,4,7\n",
+    )
+    .unwrap();
+    let doc = json(d, &["t.csv"]);
+    let n = notes(&doc);
+    assert!(n.contains("t.csv: x: no value at line 3 (trial 2), line 4 (trial 3), line 8 (trial 2): skipped (3 values"), "{n}");
+    assert_eq!(metric(&doc, "x")["values"]["tip"], j!([1.0, 2.0, 3.0]));
+    fs::write(d.join("o.json"), r#"{"x": [1, null, 2, "NaN", 3]}"#).unwrap();
+    numbers(&d.join("p.txt"), [4.0, 5.0, 6.0]);
+    fs::write(d.join("q.txt"), "4\nNaN\n5\n6\n").unwrap();
+    let doc = json(d, &["o.json", "q.txt", "--metric", "x"]);
+    let n = notes(&doc);
+    assert!(
+        n.contains("o.json: x: no value at item 2, item 4: skipped (2 values"),
+        "{n}"
+    );
+    assert!(
+        n.contains("q.txt: x: no value at line 2: skipped (1 value"),
+        "{n}"
+    );
+    assert_eq!(metric(&doc, "x")["values"]["o"], j!([1.0, 2.0, 3.0]));
+}
+
+#[test]
+fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    // A run killed while bench wrote tip's 11th row: `1` of `100.3`.
+    let f = d.join("out/tip/trials.csv");
+    let mut text = fs::read_to_string(&f).unwrap();
+    text.push_str("tip,11,b1,t,1.0,1");
+    fs::write(&f, text).unwrap();
+    let doc = json(d, &["out/tip/trials.csv", "out/patch/trials.csv"]);
+    assert_eq!(
+        metric(&doc, "irqs_per_sec")["values"]["tip"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+    assert!(
+        notes(&doc).contains("out/tip/trials.csv:12: truncated trial skipped"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_column_named_twice_is_refused_not_counted_twice() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    fs::write(
+        d.join("t.csv"),
+        "variant,x,x\ntip,1,1\ntip,2,2\npatch,4,4\npatch,5,5\n",
+    )
+    .unwrap();
+    let e = common::compare::err(d, &["t.csv"]);
+    assert!(
+        e.contains("t.csv:1: column \"x\" is in the header twice (columns 2 and 3)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_trials_csv_beside_its_trials_jsonl_is_one_result_set_given_twice() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    usage(
+        d,
+        &["out", "out/tip/trials.csv"],
+        &["is read through both out and out/tip/trials.csv"],
+    );
+    usage(
+        d,
+        &["a=out/tip", "a=out/tip/trials.csv", "b=out/patch"],
+        &["is read through both out/tip and out/tip/trials.csv"],
+    );
+}
