@@ -8,6 +8,7 @@ mod format;
 mod html;
 mod input;
 mod input_bench;
+mod input_resume;
 mod input_same;
 mod input_table;
 mod json;
