@@ -1,15 +1,137 @@
-//! A resumed bench run never mixes environments: `compare` keeps a
-//! resumed part of another environment (`env-resume-*.json`) apart from
-//! the run's first part, with a note; parts of one environment pool as
-//! before.
+//! A resumed bench run never mixes environments: `bench --resume` on
+//! another tree, kernel, host name or set of online CPUs than the run's
+//! `env.json` is refused (exit 2, naming the field and both values, nothing
+//! written), and `compare` keeps a resumed part of another environment
+//! (`env-resume-*.json`, written by an older irqlab) apart from the run's
+//! first part, with a note; parts of one environment pool as before.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use assert_cmd::Command;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
+
+const ONLINE: &str = "sys/devices/system/cpu/online";
+
+/// A bench tree of kernel `release` on host `hostA` with CPUs 0-1 online.
+fn tree(release: &str) -> tempfile::TempDir {
+    let t = common::bench_tree(
+        release,
+        "boot-1",
+        &[("proc/sys/kernel/hostname", "hostA\n")],
+    );
+    fs::create_dir_all(t.path().join("sys/devices/system/cpu")).unwrap();
+    fs::write(t.path().join(ONLINE), "0-1\n").unwrap();
+    t
+}
+
+/// Keep the first `n` trials of `out/tip` (as a run stopped after them).
+fn keep_trials(out: &Path, n: usize) {
+    for (name, extra) in [("trials.jsonl", 0), ("trials.csv", 1)] {
+        let p = out.join("tip").join(name);
+        let text = fs::read_to_string(&p).unwrap();
+        let kept: String = text
+            .lines()
+            .take(n + extra)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        fs::write(&p, kept).unwrap();
+    }
+}
+
+fn trial_count(out: &Path) -> usize {
+    fs::read_to_string(out.join("tip/trials.jsonl"))
+        .unwrap()
+        .lines()
+        .count()
+}
+
+fn resume_files(out: &Path) -> usize {
+    fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("env-resume-"))
+        .count()
+}
+
+fn resume(out: &Path, root: &Path) -> std::process::Output {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--resume"])
+        .arg(out)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn resume_in_another_environment_is_refused_naming_the_field() {
+    let a = tree("6.1-a");
+    let b = tree("6.8-b");
+    fs::write(b.path().join("proc/sys/kernel/hostname"), "hostB\n").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(a.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        .args(["--trials", "4", "--trial-length", "50ms", "--", "true"])
+        .assert()
+        .success();
+    keep_trials(&out, 2);
+    let canon = |p: &Path| fs::canonicalize(p).unwrap().display().to_string();
+    let refused = |root: &Path, want: &[String]| {
+        let o = resume(&out, root);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        for w in want {
+            assert!(e.contains(w.as_str()), "no {w:?} in {e}");
+        }
+        assert_eq!(trial_count(&out), 2, "nothing measured");
+        assert_eq!(resume_files(&out), 0, "nothing written");
+    };
+    // another tree: its root, kernel and host name
+    refused(
+        b.path(),
+        &[
+            format!(
+                "root differs ({} there, {} here)",
+                canon(a.path()),
+                canon(b.path())
+            ),
+            "kernel differs (6.1-a there, 6.8-b here)".into(),
+            "hostname differs (hostA there, hostB here)".into(),
+            "env.json".into(),
+        ],
+    );
+    // the same tree, rebooted into another kernel
+    let release = a.path().join("proc/sys/kernel/osrelease");
+    fs::write(&release, "6.9-c\n").unwrap();
+    refused(
+        a.path(),
+        &["kernel differs (6.1-a there, 6.9-c here)".into()],
+    );
+    fs::write(&release, "6.1-a\n").unwrap();
+    // a CPU gone offline
+    fs::write(a.path().join(ONLINE), "0\n").unwrap();
+    refused(
+        a.path(),
+        &["online_cpus differs (0-1 there, 0 here)".into()],
+    );
+    fs::write(a.path().join(ONLINE), "0-1\n").unwrap();
+    // the environment it started in: resumed
+    let o = resume(&out, a.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(trial_count(&out), 4);
+    assert_eq!(resume_files(&out), 1);
+}
 
 const T0: &str = "2026-12-04T05:00:00Z";
 const T1: &str = "2026-12-04T06:00:00Z";

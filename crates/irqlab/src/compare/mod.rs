@@ -24,6 +24,7 @@ mod synthetic_tests;
 
 pub use format::p as p_value;
 pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
+pub(crate) use input_resume::differences as resume_differences;
 pub use json::SCHEMA;
 
 use crate::direction::Direction;
