@@ -1,12 +1,16 @@
 //! The environment recorded with every bench run (`env.json`): the shared
 //! [`crate::env::Environment`] plus the affinity of the IRQs the run
-//! measures. Read through HostFs.
+//! measures. Read through HostFs. A `--resume` in another environment is
+//! refused ([`check_resume`]).
 
 use super::measured::Measured;
+use super::plan::invalid;
 use crate::env::Environment;
 use crate::host::HostFs;
 use irqlab_core::paths;
 use serde::Serialize;
+use serde_json::Value;
+use std::path::Path;
 
 /// Affinity of one selected IRQ.
 #[derive(Debug, Serialize)]
@@ -49,6 +53,56 @@ pub fn collect(fs: &HostFs, sel: &Measured, started_at: String) -> BenchEnvironm
         irqs,
         irq_time_accounting: String::new(),
     }
+}
+
+/// Refuse to resume the run in `out` in another environment than its
+/// `env.json` records — another tree, kernel, host name, CPU model or set
+/// of online CPUs (the fields `compare` keeps resumed parts apart by,
+/// [`crate::compare::resume_differences`]): its trials and the new ones
+/// would be one result set of two machines. `current` is this
+/// invocation's environment, `plan_argv` the run's stored command line;
+/// `has_trials`: the run holds trials (without them, and without an
+/// `env.json`, there is nothing to mix). A usage error naming each field
+/// with both values.
+pub fn check_resume(
+    out: &Path,
+    current: &BenchEnvironment,
+    plan_argv: &[String],
+    has_trials: bool,
+) -> anyhow::Result<()> {
+    let path = out.join("env.json");
+    let unknown = |why: String| {
+        invalid(format!(
+            "--resume {}: {}: {why}: the environment of the trials there is unknown, so \
+             this run's could not be told apart from theirs; start a new run with another --out",
+            out.display(),
+            path.display()
+        ))
+    };
+    let saved: Value = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| unknown(format!("not an environment record ({e})")))?,
+        Err(_) if !has_trials => return Ok(()),
+        Err(e) => return Err(unknown(e.to_string())),
+    };
+    let now = serde_json::to_value(current)?;
+    let diffs = crate::compare::resume_differences(&saved, &now, plan_argv);
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    let fields: Vec<String> = diffs
+        .iter()
+        .map(|(f, then, here)| format!("{f} differs ({then} there, {here} here)"))
+        .collect();
+    Err(invalid(format!(
+        "--resume {}: this run would not measure what the stored run measured ({}): {}; \
+         its trials and the new ones would mix two environments in one result set: \
+         resume on the tree and machine the run started on, or start a new run with \
+         another --out",
+        out.display(),
+        path.display(),
+        fields.join(", ")
+    )))
 }
 
 /// The tree a run reads, as recorded for `compare` (bench's `env.json`

@@ -7,8 +7,8 @@
 //! - `<variant>/trials.jsonl` and `<variant>/trials.csv`: one record per trial;
 //! - `summary.json`: whether the run is complete or was interrupted (and
 //!   how many trials finished), the run's notes and data-quality warnings
-//!   (drift with trial order, multimodality, high variation: the checks
-//!   and wording of `compare`, from [`crate::stats::warnings`]), and per
+//!   (drift with trial order, multimodality, high variation: `compare`'s
+//!   own warnings of the same trials), and per
 //!   variant and metric count/mean/std/min/p50/p90/p99/max and CV — built
 //!   here from the records.
 
@@ -16,7 +16,6 @@ use super::metric_value::Metric;
 use crate::direction::Direction;
 use crate::results::TrialRecord;
 use crate::stats::describe::{describe, Describe};
-use crate::stats::warnings as w;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -65,12 +64,13 @@ pub struct SummaryFile {
 /// Version of [`SummaryFile`].
 pub const SUMMARY_SCHEMA: u32 = 2;
 
-/// Data-quality warnings of `trials` (in the order they ran), with the
-/// checks and wording `compare` gives: per variant and metric judged
-/// (`judged`: the headline and the metrics with a better direction), a
-/// trend with trial order (Spearman, at 0.05 / number of variants that
-/// have the metric, from [`w::MIN_FOR_CI`] trials), multimodality
-/// (Hartigan's dip) and a CV above [`w::HIGH_CV_PCT`].
+/// Data-quality warnings of `trials` (in the order they ran), those
+/// `compare` gives for the same trials (its
+/// [`crate::compare::model::series_warnings`], one call per series): per
+/// variant and metric judged (`judged`: the headline and the metrics with
+/// a better direction), a trend with trial order, multimodality and high
+/// variation, each test at its level over the number of variants that
+/// have the metric. Labelled `variant metric`.
 pub fn warnings(
     trials: &[TrialRecord],
     judged: impl Fn(&str, &crate::results::Value) -> bool,
@@ -90,26 +90,7 @@ pub fn warnings(
     for ((name, variant), v) in &series {
         let k = series.keys().filter(|(n, _)| n == name).count().max(1);
         let label = format!("{variant} {name}");
-        let level = 0.05 / k as f64;
-        let n = v.len();
-        if let Some((rho, p)) =
-            w::trend_test(v, level).filter(|&(_, p)| p < level && n >= w::MIN_FOR_CI)
-        {
-            out.push(format!(
-                "{label}: drifts with trial order (Spearman rho {rho:+.2}, p {})",
-                p_value(p)
-            ));
-        }
-        if let Some(d) = w::dip_test(v).filter(|d| d.p < w::BIMODAL_P) {
-            out.push(format!(
-                "{label}: may be multimodal (Hartigan's dip {:.3}, p {})",
-                d.dip,
-                p_value(d.p)
-            ));
-        }
-        if let Some(cv) = w::cv_pct(v).filter(|&cv| cv > w::HIGH_CV_PCT) {
-            out.push(format!("{label}: high variation (CV {cv:.1} % > 5 %)"));
-        }
+        out.extend(crate::compare::model::series_warnings(&label, v, k));
     }
     out
 }
@@ -159,11 +140,6 @@ pub fn target_effect_note(
         ),
         (None, None) => format!("{head}: no trial count detects it"),
     }
-}
-
-/// A p-value as `compare` prints it.
-fn p_value(x: f64) -> String {
-    crate::compare::p_value(x)
 }
 
 /// Per variant, per metric summaries of `trials`.
@@ -250,6 +226,84 @@ mod tests {
         let steady = [70e3, 70.5e3, 69.8e3, 70.2e3, 70.1e3, 69.9e3, 70.3e3, 70e3];
         assert!(warnings(&series("round_trips_per_sec", &steady), |_, _| true).is_empty());
         assert!(warnings(&series("round_trips_per_sec", &v), |_, _| false).is_empty());
+    }
+
+    /// What `compare` warns of `trials`' metric `name`, labelled as
+    /// bench labels them (`variant metric`).
+    fn compare_warnings(trials: &[TrialRecord], name: &str) -> Vec<String> {
+        use crate::compare::{Loaded, Obs, VariantData};
+        let mut variants: Vec<VariantData> = Vec::new();
+        for t in trials {
+            let i = match variants.iter().position(|v| v.label == t.variant) {
+                Some(i) => i,
+                None => {
+                    variants.push(VariantData::new(&t.variant, true));
+                    variants.len() - 1
+                }
+            };
+            let v = &t.metrics[name];
+            variants[i].push(name, Some(&v.unit), Some(v.direction), Obs::plain(v.value));
+        }
+        let labels: Vec<String> = variants.iter().map(|v| v.label.clone()).collect();
+        let loaded = Loaded {
+            variants,
+            warnings: Vec::new(),
+            metric_named: false,
+        };
+        let settings = crate::compare::model::Settings {
+            alpha: 0.05,
+            noise_pct: 1.0,
+            resamples: 200,
+            seed: 1,
+            directions: crate::compare::DirectionRules::default(),
+        };
+        let c = crate::compare::model::build(loaded, None, settings).unwrap();
+        c.metrics[0]
+            .warnings
+            .iter()
+            .map(|w| {
+                let l = labels
+                    .iter()
+                    .find(|l| w.starts_with(&format!("{l}: ")))
+                    .unwrap();
+                format!("{l} {name}{}", &w[l.len()..])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn warnings_are_those_compare_gives_for_the_same_trials() {
+        // two variants: compare tests the dip at 0.05 / 2, and tip's dip
+        // p is 0.030 (bench alone had warned of multimodality at 0.05)
+        let tip = [
+            100.0, 100.601, 100.202, 100.503, 100.104, 100.705, 100.006, 100.607, 100.208, 100.509,
+        ];
+        let name = "round_trips_per_sec";
+        let with_patch = |tip: &[f64]| {
+            let patch = [
+                100.0, 100.1, 99.9, 100.05, 99.95, 100.0, 100.1, 99.9, 100.05, 99.95,
+            ];
+            let mut trials = series(name, tip);
+            for mut t in series(name, &patch) {
+                t.variant = "patch".into();
+                trials.push(t);
+            }
+            trials
+        };
+        let p = crate::stats::warnings::dip_test(&tip).unwrap().p;
+        assert!((0.025..0.05).contains(&p), "{p}");
+        let trials = with_patch(&tip);
+        let ours = warnings(&trials, |_, _| true);
+        assert_eq!(ours, compare_warnings(&trials, name));
+        assert!(!ours.iter().any(|x| x.contains("multimodal")), "{ours:?}");
+        // and where compare warns, bench says the same
+        let v = [
+            58e3, 60e3, 61.5e3, 63e3, 65e3, 67e3, 69e3, 71e3, 73.5e3, 76e3,
+        ];
+        let climbing = with_patch(&v);
+        let ours = warnings(&climbing, |_, _| true);
+        assert!(ours.iter().any(|x| x.contains("drifts")), "{ours:?}");
+        assert_eq!(ours, compare_warnings(&climbing, name));
     }
 
     #[test]

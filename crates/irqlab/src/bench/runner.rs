@@ -1,6 +1,7 @@
 //! The bench trial loop, driven by a plain [`Plan`]: check everything
-//! (plan, measured IRQs, host preparation, workloads, output directory)
-//! before the first file or host change, prepare the host through the
+//! (plan, measured IRQs, host preparation, workloads, output directory;
+//! on `--resume`, that the environment is the stored run's) before the
+//! first file or host change, prepare the host through the
 //! SystemGuard, set up each variant's workload, run warm-ups, then the
 //! scheduled trials — one frame of the run's [`LiveSampler`] when the
 //! workload opens the trial's [`Window`] (its steady state) and one when
@@ -668,6 +669,8 @@ struct Checked {
     acct: IrqTime,
     /// The note of a `--root` that is not the running kernel.
     foreign: Option<String>,
+    /// The environment at the start (`env.json`, `env-resume-*.json`).
+    environment: env_json::BenchEnvironment,
 }
 
 /// The live sampler of a bench run: every row of the whole
@@ -734,6 +737,11 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         check_tracing(&fs)?;
     }
     let out = out_dir(plan, started)?;
+    let environment = env_json::collect(&fs, &sel, started.to_string());
+    if plan.output.resume {
+        let has_trials = done_counts(&out, plan)?.iter().any(|&n| n > 0);
+        env_json::check_resume(&out, &environment, &plan.argv, has_trials)?;
+    }
     let release = crate::env::kernel_release(&fs);
     let acct = irqtime::detect(&fs, release.as_deref());
     Ok(Checked {
@@ -742,6 +750,7 @@ fn preflight(plan: &Plan, started: &str) -> Result<Checked> {
         out,
         acct,
         foreign: foreign_root(plan),
+        environment,
     })
 }
 
@@ -838,9 +847,9 @@ fn run_created(
         out,
         acct,
         foreign,
+        mut environment,
     } = checked;
     let fs = HostFs::new(&plan.root);
-    let mut environment = env_json::collect(&fs, &sel, started.to_string());
     environment.irq_time_accounting = acct.describe();
     if let Some(f) = &foreign {
         environment.env.warnings.push(f.clone());

@@ -239,6 +239,8 @@ fn root_of<'a>(argv: &[&'a str]) -> &'a str {
 /// `env.json` on the tree, kernel and machine (the run
 /// then is a cluster, see `model`); otherwise each run is its own
 /// variant, named `label@run`, with a note naming the differing field.
+/// A resumed part whose environment differs from its run's `env.json`
+/// counts as a run of its own (`input_resume`).
 pub fn load_runs(
     files: &[PathBuf],
     label: &str,
@@ -259,27 +261,33 @@ pub fn load_runs(
         }
         let (run, plan) = run_of(file);
         let machine = run_machine(&run);
-        let run_key = run.display().to_string();
+        let resumed = super::input_resume::Resumed::read(&run, plan.as_ref())?;
         if !notes_seen.contains(&run) {
             notes_seen.push(run.clone());
             warns.extend(bench_notes(&run));
+            warns.extend(super::input_resume::resume_warnings(&run));
+            warns.extend(resumed.notes());
         }
         for (line, t) in &trials {
             let name = Some(t.variant.as_str()).filter(|v| !v.is_empty());
             let vlabel = name.unwrap_or(label).to_string();
-            let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && *r == run) {
+            // a resumed part on another environment is a run of its own
+            let (part, part_machine) = resumed
+                .part_of(t, file)?
+                .unwrap_or((run.as_path(), machine.as_slice()));
+            let idx = match parts.iter().position(|(l, r, _)| *l == vlabel && r == part) {
                 Some(i) => i,
                 None => {
                     let mut data = VariantData::new(&vlabel, name.is_some());
                     data.plan = plan_signature(plan.as_ref(), &vlabel);
                     data.plan_rank = super::input_order::rank(plan.as_ref(), &vlabel);
-                    data.plan.extend(machine.iter().cloned());
-                    parts.push((vlabel.clone(), run.clone(), data));
+                    data.plan.extend(part_machine.iter().cloned());
+                    parts.push((vlabel.clone(), part.to_path_buf(), data));
                     parts.len() - 1
                 }
             };
             let at = || format!("{}:{line}", file.display());
-            add_trial(&mut parts[idx].2, t, &run_key, at);
+            add_trial(&mut parts[idx].2, t, &part.display().to_string(), at);
         }
     }
     let mut variants: Vec<VariantData> = Vec::new();

@@ -10,6 +10,7 @@ mod input;
 mod input_bench;
 mod input_nulls;
 mod input_order;
+mod input_resume;
 mod input_runs;
 mod input_same;
 mod input_table;
@@ -28,6 +29,7 @@ mod synthetic_tests;
 
 pub use format::p as p_value;
 pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
+pub(crate) use input_resume::differences as resume_differences;
 pub use json::SCHEMA;
 
 use crate::direction::Direction;

@@ -903,7 +903,8 @@ fn boot_level(b: &Series, v: &Series) -> BootLevel {
 /// Warnings about one variant's values. `k` series are checked for the
 /// same metric, so the drift and the multimodality tests run at 0.05 / k
 /// (Bonferroni): at most 5 % false alarms per comparison, not per series.
-fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
+/// Bench's summary gives the same warnings through it.
+pub(crate) fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
     let n = v.len();
     let mut out = Vec::new();
     let level = 0.05 / k as f64;

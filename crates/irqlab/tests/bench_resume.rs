@@ -1,0 +1,242 @@
+//! A resumed bench run never mixes environments: `bench --resume` on
+//! another tree, kernel, host name or set of online CPUs than the run's
+//! `env.json` is refused (exit 2, naming the field and both values, nothing
+//! written), and `compare` keeps a resumed part of another environment
+//! (`env-resume-*.json`, written by an older irqlab) apart from the run's
+//! first part, with a note; parts of one environment pool as before.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+
+const ONLINE: &str = "sys/devices/system/cpu/online";
+
+/// A bench tree of kernel `release` on host `hostA` with CPUs 0-1 online.
+fn tree(release: &str) -> tempfile::TempDir {
+    let t = common::bench_tree(
+        release,
+        "boot-1",
+        &[("proc/sys/kernel/hostname", "hostA\n")],
+    );
+    fs::create_dir_all(t.path().join("sys/devices/system/cpu")).unwrap();
+    fs::write(t.path().join(ONLINE), "0-1\n").unwrap();
+    t
+}
+
+/// Keep the first `n` trials of `out/tip` (as a run stopped after them).
+fn keep_trials(out: &Path, n: usize) {
+    for (name, extra) in [("trials.jsonl", 0), ("trials.csv", 1)] {
+        let p = out.join("tip").join(name);
+        let text = fs::read_to_string(&p).unwrap();
+        let kept: String = text
+            .lines()
+            .take(n + extra)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        fs::write(&p, kept).unwrap();
+    }
+}
+
+fn trial_count(out: &Path) -> usize {
+    fs::read_to_string(out.join("tip/trials.jsonl"))
+        .unwrap()
+        .lines()
+        .count()
+}
+
+fn resume_files(out: &Path) -> usize {
+    fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("env-resume-"))
+        .count()
+}
+
+fn resume(out: &Path, root: &Path) -> std::process::Output {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--resume"])
+        .arg(out)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn resume_in_another_environment_is_refused_naming_the_field() {
+    let a = tree("6.1-a");
+    let b = tree("6.8-b");
+    fs::write(b.path().join("proc/sys/kernel/hostname"), "hostB\n").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(a.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        .args(["--trials", "4", "--trial-length", "50ms", "--", "true"])
+        .assert()
+        .success();
+    keep_trials(&out, 2);
+    let canon = |p: &Path| fs::canonicalize(p).unwrap().display().to_string();
+    let refused = |root: &Path, want: &[String]| {
+        let o = resume(&out, root);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        for w in want {
+            assert!(e.contains(w.as_str()), "no {w:?} in {e}");
+        }
+        assert_eq!(trial_count(&out), 2, "nothing measured");
+        assert_eq!(resume_files(&out), 0, "nothing written");
+    };
+    // another tree: its root, kernel and host name
+    refused(
+        b.path(),
+        &[
+            format!(
+                "root differs ({} there, {} here)",
+                canon(a.path()),
+                canon(b.path())
+            ),
+            "kernel differs (6.1-a there, 6.8-b here)".into(),
+            "hostname differs (hostA there, hostB here)".into(),
+            "env.json".into(),
+        ],
+    );
+    // the same tree, rebooted into another kernel
+    let release = a.path().join("proc/sys/kernel/osrelease");
+    fs::write(&release, "6.9-c\n").unwrap();
+    refused(
+        a.path(),
+        &["kernel differs (6.1-a there, 6.9-c here)".into()],
+    );
+    fs::write(&release, "6.1-a\n").unwrap();
+    // a CPU gone offline
+    fs::write(a.path().join(ONLINE), "0\n").unwrap();
+    refused(
+        a.path(),
+        &["online_cpus differs (0-1 there, 0 here)".into()],
+    );
+    fs::write(a.path().join(ONLINE), "0-1\n").unwrap();
+    // the environment it started in: resumed
+    let o = resume(&out, a.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(trial_count(&out), 4);
+    assert_eq!(resume_files(&out), 1);
+}
+
+const T0: &str = "2026-12-04T05:00:00Z";
+const T1: &str = "2026-12-04T06:00:00Z";
+const T2: &str = "2026-12-04T07:00:00Z";
+
+fn env(kernel: &str, boot: &str, started: &str, warnings: &[&str]) -> Value {
+    json!({"root": "/w/t", "kernel_release": kernel, "hostname": "h", "cpu_model": "EPYC",
+        "online_cpus": "0-1", "boot_id": boot, "started_at": started,
+        "command": ["irqlab", "bench", "--root", "/w/t"], "warnings": warnings})
+}
+
+/// A run of variants tip and patch written by hand: trials 1-3 in boot
+/// b1 (env.json, kernel 6.1), 4-6 in boot b2 (resumed at T1 on
+/// `resumed_kernel`), 7-8 in boot b3 (resumed at T2, kernel 6.1 again);
+/// the boot-b2 trials of tip are ten times the others.
+fn resumed_run(dir: &Path, resumed_kernel: &str) {
+    let plan = json!({"argv": ["irqlab", "bench", "--root", "/w/t"],
+        "variants": ["tip", "patch"], "workloads": ["ipi"], "trials": 8, "warmup": 0,
+        "duration_s": 2.0, "order": "alternate", "seed": 1, "created_at": T0});
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join("plan.json"), plan.to_string()).unwrap();
+    fs::write(dir.join("env.json"), env("6.1", "b1", T0, &[]).to_string()).unwrap();
+    let resumed = env(
+        resumed_kernel,
+        "b2",
+        T1,
+        &["load average 3.00 before start"],
+    );
+    let name = |t: &str| format!("env-resume-{}.json", t.replace(':', ""));
+    fs::write(dir.join(name(T1)), resumed.to_string()).unwrap();
+    fs::write(dir.join(name(T2)), env("6.1", "b3", T2, &[]).to_string()).unwrap();
+    for (variant, scale) in [("tip", 10.0), ("patch", 1.0)] {
+        let mut lines = String::new();
+        for n in 1..=8u32 {
+            let (boot, at, v) = match n {
+                1..=3 => ("b1", T0.replace("00:00Z", &format!("00:0{n}Z")), 100.0),
+                4..=6 => ("b2", T1.to_string(), 100.0 * scale),
+                _ => ("b3", T2.replace("00:00Z", &format!("00:0{n}Z")), 100.0),
+            };
+            let value = v + f64::from(n) * 0.1;
+            let rec = json!({"schema": 2, "variant": variant, "trial": n, "boot_id": boot,
+                "started_at": at, "duration_s": 2.0, "metrics": {"round_trips_per_sec":
+                {"value": value, "unit": "1/s", "direction": "higher"}}});
+            lines.push_str(&format!("{rec}\n"));
+        }
+        fs::create_dir_all(dir.join(variant)).unwrap();
+        fs::write(dir.join(variant).join("trials.jsonl"), lines).unwrap();
+    }
+}
+
+/// Each variant and its number of values, in the report's order.
+fn counts(doc: &Value) -> Vec<(String, u64)> {
+    let labels = doc["variants"].as_array().unwrap();
+    let m = &doc["metrics"][0];
+    labels
+        .iter()
+        .map(|l| {
+            let l = l.as_str().unwrap();
+            let n = m["values"][l].as_array().map_or(0, Vec::len);
+            (l.to_string(), n as u64)
+        })
+        .collect()
+}
+
+#[test]
+fn compare_keeps_a_part_resumed_in_another_environment_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    resumed_run(&tmp.path().join("run"), "6.8");
+    let doc = common::compare::json(tmp.path(), &["run"]);
+    let part = "env-resume-2026-12-04T060000Z";
+    assert_eq!(
+        counts(&doc),
+        vec![
+            ("patch@run".to_string(), 5),
+            (format!("patch@{part}"), 3),
+            ("tip@run".to_string(), 5),
+            (format!("tip@{part}"), 3),
+        ],
+        "{doc}"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "the part resumed at {T1} (run/{part}.json) ran on another environment than \
+             env.json records: kernel (6.1 vs 6.8)"
+        )),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(&format!(
+            "run: bench ({part}.json): load average 3.00 before start"
+        )),
+        "{notes}"
+    );
+    // the same environment throughout: one run, as before
+    let same = tmp.path().join("same");
+    resumed_run(&same, "6.1");
+    let doc = common::compare::json(tmp.path(), &["same"]);
+    assert_eq!(
+        counts(&doc),
+        vec![("patch".to_string(), 8), ("tip".to_string(), 8)],
+        "{doc}"
+    );
+    assert!(
+        !doc["notes"].to_string().contains("another environment"),
+        "{doc}"
+    );
+}
