@@ -205,10 +205,10 @@ fn compare_keeps_a_part_resumed_in_another_environment_apart() {
     assert_eq!(
         counts(&doc),
         vec![
-            ("patch@run".to_string(), 5),
-            (format!("patch@{part}"), 3),
             ("tip@run".to_string(), 5),
             (format!("tip@{part}"), 3),
+            ("patch@run".to_string(), 5),
+            (format!("patch@{part}"), 3),
         ],
         "{doc}"
     );
@@ -232,7 +232,7 @@ fn compare_keeps_a_part_resumed_in_another_environment_apart() {
     let doc = common::compare::json(tmp.path(), &["same"]);
     assert_eq!(
         counts(&doc),
-        vec![("patch".to_string(), 8), ("tip".to_string(), 8)],
+        vec![("tip".to_string(), 8), ("patch".to_string(), 8)],
         "{doc}"
     );
     assert!(
