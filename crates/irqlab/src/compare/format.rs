@@ -475,7 +475,10 @@ fn boot_line(b: &BootLevel, base: &str, var: &str) -> Option<String> {
             mwu,
             welch,
         } => {
-            let welch = welch.as_ref().map_or("-".to_string(), |w| p(w.p));
+            // Welch's t is undefined when no boot differs from another on its side
+            let welch = welch
+                .as_ref()
+                .map_or("- (no spread between boots)".to_string(), |w| p(w.p));
             Some(format!(
                 "  boot level ({nb} vs {nv}): Δmedian {}, U p {}, Welch p {welch}",
                 opt(*median_change_pct, pct),

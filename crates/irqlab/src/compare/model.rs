@@ -155,10 +155,7 @@ pub struct Pair {
 #[derive(Debug, Clone)]
 pub struct MetricReport {
     pub name: String,
-    /// The baseline's unit (else the first variant's that has the metric).
     pub unit: Option<String>,
-    /// Per label, the unit its input states.
-    pub units: Vec<Option<String>>,
     pub direction: Direction,
     /// Per label (same order as `Comparison::labels`); `None` if absent.
     pub columns: Vec<Option<Describe>>,
@@ -192,17 +189,8 @@ impl MetricReport {
         self.unit.as_deref() == Some("%")
     }
 
-    /// Both labels state a unit and the units differ: their values are not
-    /// compared (no deltas, the pair refused).
-    pub fn units_differ(&self, a: usize, b: usize) -> bool {
-        matches!((&self.units[a], &self.units[b]), (Some(x), Some(y)) if x != y)
-    }
-
     /// Relative change (percent) of each describe row of `label` vs baseline.
     pub fn delta_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
-        if self.units_differ(base, idx) {
-            return None;
-        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (br[i], vr[i]) {
@@ -213,9 +201,6 @@ impl MetricReport {
 
     /// Absolute change (points) of each describe row, for `%` metrics.
     pub fn point_rows(&self, base: usize, idx: usize) -> Option<[Option<f64>; 8]> {
-        if self.units_differ(base, idx) {
-            return None;
-        }
         let (b, v) = (self.columns[base].as_ref()?, self.columns[idx].as_ref()?);
         let (br, vr) = (b.rows(), v.rows());
         Some(std::array::from_fn(|i| match (i, br[i], vr[i]) {
@@ -452,14 +437,6 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
             });
             continue;
         };
-        if let Some(why) = unit_mismatch((b, x), (bl, vl)) {
-            pairs.push(Pair {
-                variant: vl.clone(),
-                outcome: Err(why),
-                missing: false,
-            });
-            continue;
-        }
         let seed = stream_seed(s.seed, name, bl, vl);
         let sides = draws[base].as_ref().zip(draws[i].as_ref());
         pairs.push(Pair {
@@ -478,10 +455,6 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
     MetricReport {
         name: name.to_string(),
         unit,
-        units: series
-            .iter()
-            .map(|x| x.and_then(|x| x.unit.clone()))
-            .collect(),
         direction,
         columns: values.iter().map(|v| describe(v)).collect(),
         values,
@@ -491,17 +464,6 @@ fn metric(variants: &[VariantData], base: usize, name: &str, s: &Settings) -> Me
         headline: series.iter().flatten().any(|x| x.headline),
         pairs,
         warnings,
-    }
-}
-
-/// Why a pair whose inputs state different units for the metric is not
-/// compared (`ns` against `us` would be a 1000-fold "change").
-fn unit_mismatch((b, v): (&Series, &Series), (bl, vl): (&str, &str)) -> Option<String> {
-    match (&b.unit, &v.unit) {
-        (Some(ub), Some(uv)) if ub != uv => Some(format!(
-            "refused: units differ ({bl} in {ub}, {vl} in {uv}); convert one of them"
-        )),
-        _ => None,
     }
 }
 
@@ -694,7 +656,7 @@ fn clusters(b: &Series, v: &Series) -> Clusters {
             continue;
         }
         let (mb, mv) = (cluster_means(b, level), cluster_means(v, level));
-        let p = (mb.len() >= 2 && mv.len() >= 2).then(|| welch(&mb, &mv).map_or(1.0, |w| w.p));
+        let p = (mb.len() >= 2 && mv.len() >= 2).then(|| cluster_p(&mb, &mv));
         return Clusters {
             level,
             counts: (mb.len(), mv.len()),
@@ -707,6 +669,18 @@ fn clusters(b: &Series, v: &Series) -> Clusters {
         counts: (b.obs.len(), v.obs.len()),
         p: None,
         within_pair: None,
+    }
+}
+
+/// Welch's p on cluster means (two or more a side). When every cluster
+/// mean of each side is the same, t is undefined; its limit is taken: p 1
+/// when the two sides agree, p 0 when they differ (no cluster on either
+/// side overlaps the other side, and nothing varies between clusters).
+fn cluster_p(mb: &[f64], mv: &[f64]) -> f64 {
+    match welch(mb, mv) {
+        Some(w) => w.p,
+        None if crate::stats::describe::mean(mb) == crate::stats::describe::mean(mv) => 1.0,
+        None => 0.0,
     }
 }
 

@@ -443,3 +443,57 @@ fn warning_rate_table() {
         }
     }
 }
+
+/// Three boots a side whose trials repeat the same values in every boot:
+/// the boot means do not vary within a side.
+fn same_every_boot(label: &str, values: &[f64]) -> VariantData {
+    let mut v = VariantData::new(label, true);
+    for boot in 0..3 {
+        for &value in values {
+            v.push(
+                "metric",
+                Some("1/s"),
+                Some(Direction::Higher),
+                Obs {
+                    value,
+                    boot: Some(format!("boot-{boot}")),
+                    run: None,
+                },
+            );
+        }
+    }
+    v
+}
+
+fn cluster_outcome(a: &[f64], b: &[f64]) -> (Verdict, Option<f64>) {
+    let loaded = Loaded {
+        variants: vec![same_every_boot("A", a), same_every_boot("B", b)],
+        warnings: vec![],
+        metric_named: false,
+    };
+    let s = Settings {
+        alpha: 0.05,
+        noise_pct: 1.0,
+        resamples: 2000,
+        seed: 7,
+        directions: crate::compare::DirectionRules::default(),
+    };
+    let c = build(loaded, None, s).unwrap();
+    match &c.metrics[0].pairs[0].outcome {
+        Ok(t) => (t.verdict, t.clusters.p),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn boots_without_spread_decide_by_the_limit_of_welch() {
+    let tip = [10_000.0, 10_003.0, 10_007.0];
+    let patch = [10_300.0, 10_303.0, 10_307.0];
+    // every boot of patch 3 % above every boot of tip: p 0, not 1
+    assert_eq!(
+        cluster_outcome(&tip, &patch),
+        (Verdict::Improved, Some(0.0))
+    );
+    // the same values on both sides: p 1, no change
+    assert_eq!(cluster_outcome(&tip, &tip), (Verdict::NoChange, Some(1.0)));
+}
