@@ -304,6 +304,11 @@ fn values_of_both_signs_near_the_float_limit_are_compared_or_said_not_to_fit() {
 /// interleaved variants, each `(variant, unit, values)` of one metric
 /// `lat_ns` (lower is better), one boot.
 fn bench_run(dir: &std::path::Path, sides: &[(&str, &str, Vec<f64>)]) {
+    bench_run_of(dir, "lat_ns", sides);
+}
+
+/// [`bench_run`] of the metric `metric`.
+fn bench_run_of(dir: &std::path::Path, metric: &str, sides: &[(&str, &str, Vec<f64>)]) {
     let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
     let plan = serde_json::json!({"argv": ["irqlab", "bench"], "variants": names,
         "workloads": ["ipi"], "trials": sides[0].2.len(), "warmup": 0, "duration_s": 2.0,
@@ -315,7 +320,7 @@ fn bench_run(dir: &std::path::Path, sides: &[(&str, &str, Vec<f64>)]) {
             .iter()
             .enumerate()
             .map(|(t, v)| {
-                let m = serde_json::json!({"lat_ns": {"value": v, "unit": unit,
+                let m = serde_json::json!({metric: {"value": v, "unit": unit,
                     "direction": "lower"}});
                 let rec = serde_json::json!({"schema": 2, "variant": variant, "trial": t + 1,
                     "boot_id": "b1", "started_at": "t", "duration_s": 2.0, "metrics": m});
@@ -339,30 +344,37 @@ fn a_metric_whose_variants_state_different_units_is_not_compared() {
             ("patch", "us", spread(0.1, 0.0005, 8)),
         ],
     );
-    let doc = common::compare::json(tmp.path(), &["one", "--baseline", "tip"]);
-    let m = &doc["metrics"][0];
-    let c = &m["comparisons"][0];
-    assert!(c["verdict"].is_null(), "{c}");
-    let why = c["refused"].as_str().unwrap();
-    assert!(
-        why.contains("units differ (tip in ns, patch in us)"),
-        "{why}"
-    );
-    assert!(m["delta_pct"]["patch"].is_null(), "{m}");
-    let text = unwrapped(&ok(
+    usage(
         tmp.path(),
+        &["one", "--baseline", "tip"],
         &[
-            "one",
-            "--baseline",
-            "tip",
-            "--format",
-            "text",
-            "--resamples",
-            "500",
+            "metric lat_ns: unit",
+            "one/patch/trials.jsonl:1",
+            "one/tip/trials.jsonl:1",
+            "convert one of the inputs",
         ],
-    ));
-    assert!(text.contains("Not tested:"), "{text}");
-    assert!(!text.contains("-99.90%"), "{text}");
+    );
+}
+
+#[test]
+fn a_unit_taken_from_a_name_does_not_refuse_a_stated_one() {
+    let tmp = TempDir::new().unwrap();
+    let spread = common::compare::spread;
+    // bytes_per_sec: B/s in the bench result, 1/s by its name in the table
+    bench_run_of(
+        &tmp.path().join("one"),
+        "bytes_per_sec",
+        &[("tip", "B/s", spread(1000.0, 1.0, 8))],
+    );
+    let rows: String = spread(1100.0, 1.0, 8)
+        .iter()
+        .map(|v| format!("{v}\n"))
+        .collect();
+    std::fs::write(tmp.path().join("p.csv"), format!("bytes_per_sec\n{rows}")).unwrap();
+    let doc = common::compare::json(tmp.path(), &["tip=one/tip/trials.jsonl", "patch=p.csv"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    assert!(c["refused"].is_null(), "{c}");
+    assert!(c["verdict"].is_string(), "{c}");
 }
 
 #[test]
