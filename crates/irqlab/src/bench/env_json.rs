@@ -58,7 +58,7 @@ pub fn collect(fs: &HostFs, sel: &Measured, started_at: String) -> BenchEnvironm
 /// Refuse to resume the run in `out` in another environment than its
 /// `env.json` records — another tree, kernel, host name, CPU model or set
 /// of online CPUs (the fields `compare` keeps resumed parts apart by,
-/// [`crate::compare::resume_differences`]): its trials and the new ones
+/// `compare::resume_differences`): its trials and the new ones
 /// would be one result set of two machines. `current` is this
 /// invocation's environment, `plan_argv` the run's stored command line;
 /// `has_trials`: the run holds trials (without them, and without an

@@ -90,7 +90,7 @@ fn scale_for(big: f64) -> f64 {
     }
 }
 
-/// The scale of `values` (see [`scale_for`]): 1 for ordinary data.
+/// The scale of `values` (see `scale_for`): 1 for ordinary data.
 pub fn scale_of(values: &[f64]) -> f64 {
     scale_for(max_abs(values))
 }
