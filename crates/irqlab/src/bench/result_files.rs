@@ -66,7 +66,7 @@ pub const SUMMARY_SCHEMA: u32 = 2;
 
 /// Data-quality warnings of `trials` (in the order they ran), those
 /// `compare` gives for the same trials (its
-/// [`crate::compare::model::series_warnings`], one call per series): per
+/// `compare::model::series_warnings`, one call per series): per
 /// variant and metric judged (`judged`: the headline and the metrics with
 /// a better direction), a trend with trial order, multimodality and high
 /// variation, each test at its level over the number of variants that
