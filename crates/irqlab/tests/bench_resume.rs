@@ -240,3 +240,113 @@ fn compare_keeps_a_part_resumed_in_another_environment_apart() {
         "{doc}"
     );
 }
+
+/// Keep the first `n` trials of both variants of `out` (tip and patch).
+fn keep_both(out: &Path, n: usize) {
+    keep_trials(out, n);
+    let patch = out.join("patch");
+    let tip = out.join("tip");
+    fs::rename(&tip, out.join("tip.kept")).unwrap();
+    fs::rename(&patch, &tip).unwrap();
+    keep_trials(out, n);
+    fs::rename(&tip, &patch).unwrap();
+    fs::rename(out.join("tip.kept"), &tip).unwrap();
+}
+
+/// `bench --resume` from `cwd`.
+fn resume_in(cwd: &Path, out: &str) -> std::process::Output {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .current_dir(cwd)
+        .args(["bench", "--resume", out])
+        .output()
+        .unwrap()
+}
+
+/// Set the `root` of `out`'s env.json to `root` (as an older irqlab
+/// wrote it: the root as typed).
+fn store_root(out: &Path, root: &str) {
+    let p = out.join("env.json");
+    let mut env: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+    env["root"] = json!(root);
+    fs::write(&p, env.to_string()).unwrap();
+}
+
+/// An env.json whose `root` an older irqlab stored relative (`t`, `./t`)
+/// names the same tree when resolved from the directory the run started
+/// in: `bench --resume` there continues it, and `compare` pools the
+/// resumed part with the first. A relative root that names nothing here
+/// is refused, saying so and naming it.
+#[test]
+fn a_relative_stored_root_is_resolved_before_it_is_compared() {
+    let a = tree("6.1-a");
+    let work = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(a.path(), work.path().join("t")).unwrap();
+    for stored in ["t", "./t"] {
+        let out = work.path().join("out");
+        let _ = fs::remove_dir_all(&out);
+        Command::cargo_bin("irqlab")
+            .unwrap()
+            .current_dir(work.path())
+            .args(["bench", "--root", "t", "--out", "out"])
+            .args(["--variant", "tip=-- true", "--variant", "patch=-- true"])
+            .args(["--warmup", "0", "--measure", "LOC"])
+            .args(["--trials", "4", "--trial-length", "50ms"])
+            .assert()
+            .success();
+        keep_both(&out, 2);
+        store_root(&out, stored);
+        let o = resume_in(work.path(), "out");
+        assert!(
+            o.status.success(),
+            "{stored}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(trial_count(&out), 4);
+        assert_eq!(resume_files(&out), 1);
+        let doc = common::compare::json(work.path(), &["out"]);
+        assert_eq!(
+            counts(&doc),
+            vec![("tip".to_string(), 4), ("patch".to_string(), 4)],
+            "{stored}: {}",
+            doc["notes"]
+        );
+        assert!(
+            !doc["notes"].to_string().contains("another environment"),
+            "{doc}"
+        );
+    }
+    // a relative root that names nothing from here
+    let out = work.path().join("out");
+    keep_both(&out, 2);
+    for f in fs::read_dir(&out).unwrap().flatten() {
+        if f.file_name().to_string_lossy().starts_with("env-resume-") {
+            fs::remove_file(f.path()).unwrap();
+        }
+    }
+    // a relative root that names another tree from here
+    let b = tree("6.1-a");
+    std::os::unix::fs::symlink(b.path(), work.path().join("u")).unwrap();
+    store_root(&out, "u");
+    let o = resume_in(work.path(), "out");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    let canon = |p: &Path| fs::canonicalize(p).unwrap().display().to_string();
+    let want = format!(
+        "root differs (u, read from this directory as {}, there; {} here)",
+        canon(b.path()),
+        canon(a.path())
+    );
+    assert!(e.contains(&want), "no {want:?} in {e}");
+    store_root(&out, "gone");
+    let o = resume_in(work.path(), "out");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("records the tree read as the relative root \"gone\""),
+        "{e}"
+    );
+    assert!(e.contains("could not be checked"), "{e}");
+    assert_eq!(trial_count(&out), 2, "nothing measured");
+    assert_eq!(resume_files(&out), 0, "nothing written");
+}

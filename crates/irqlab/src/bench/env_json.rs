@@ -79,12 +79,13 @@ pub fn check_resume(
             path.display()
         ))
     };
-    let saved: Value = match std::fs::read(&path) {
+    let mut saved: Value = match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map_err(|e| unknown(format!("not an environment record ({e})")))?,
         Err(_) if !has_trials => return Ok(()),
         Err(e) => return Err(unknown(e.to_string())),
     };
+    let relative = resolve_relative_root(&mut saved, out, &path, &current.root)?;
     let now = serde_json::to_value(current)?;
     let diffs = crate::compare::resume_differences(&saved, &now, plan_argv);
     if diffs.is_empty() {
@@ -92,7 +93,12 @@ pub fn check_resume(
     }
     let fields: Vec<String> = diffs
         .iter()
-        .map(|(f, then, here)| format!("{f} differs ({then} there, {here} here)"))
+        .map(|(f, then, here)| match (f.as_str(), &relative) {
+            ("root", Some(r)) => {
+                format!("{f} differs ({r}, read from this directory as {then}, there; {here} here)")
+            }
+            _ => format!("{f} differs ({then} there, {here} here)"),
+        })
         .collect();
     Err(invalid(format!(
         "--resume {}: this run would not measure what the stored run measured ({}): {}; \
@@ -103,6 +109,59 @@ pub fn check_resume(
         path.display(),
         fields.join(", ")
     )))
+}
+
+/// Replace a relative `root` in `saved` (the `env.json` at `path`, as an
+/// older irqlab wrote it) by the tree it names from the current directory
+/// ([`comparable_root`]); returns it as stored. A relative root that names
+/// nothing here is a usage error naming it: the tree the trials read
+/// cannot be checked against this run's (`here`).
+fn resolve_relative_root(
+    saved: &mut Value,
+    out: &Path,
+    path: &Path,
+    here: &str,
+) -> anyhow::Result<Option<String>> {
+    let Some(stored) = saved["root"]
+        .as_str()
+        .filter(|r| Path::new(r).is_relative())
+        .map(str::to_string)
+    else {
+        return Ok(None);
+    };
+    let Some(resolved) = resolve_root(&stored) else {
+        let cwd = std::env::current_dir()
+            .map_or_else(|e| format!("unknown: {e}"), |d| d.display().to_string());
+        return Err(invalid(format!(
+            "--resume {}: {} records the tree read as the relative root {stored:?}, which \
+             names nothing from this directory ({cwd}): the tree its trials read could not be \
+             checked against this run's ({here}); resume from the directory the run started \
+             in, or start a new run with another --out",
+            out.display(),
+            path.display()
+        )));
+    };
+    saved["root"] = Value::String(resolved);
+    Ok(Some(stored))
+}
+
+/// A stored `root`, made comparable with [`tree_root`]'s: an absolute one
+/// as it is; a relative one (an older irqlab stored the root as typed)
+/// resolved against the current directory and made canonical, else `None`.
+pub fn resolve_root(stored: &str) -> Option<String> {
+    let p = Path::new(stored);
+    if p.is_absolute() {
+        return Some(stored.to_string());
+    }
+    std::fs::canonicalize(p)
+        .ok()
+        .map(|c| c.display().to_string())
+}
+
+/// [`resolve_root`], or the stored root as it is when it names nothing
+/// here (`compare` then tells the parts apart by it, with a note).
+pub fn comparable_root(stored: &str) -> String {
+    resolve_root(stored).unwrap_or_else(|| stored.to_string())
 }
 
 /// The tree a run reads, as recorded for `compare` (bench's `env.json`

@@ -59,7 +59,9 @@ fn describe(diffs: &[Difference]) -> String {
 /// `--root` its command line typed, else the stored plan's.
 fn signature(env: &Value, recorded: bool, plan_argv: &[String]) -> Vec<(String, String)> {
     let root = if recorded {
-        env["root"].as_str().map(str::to_string)
+        env["root"]
+            .as_str()
+            .map(crate::bench::env_json::comparable_root)
     } else {
         let argv: Vec<&str> = env["command"]
             .as_array()
