@@ -896,3 +896,36 @@ fn after_sigkill_the_printed_restore_and_resume_commands_work() {
     assert_eq!(trials(&out.join("tip")).len(), 4);
     assert_eq!(sysctl(tree), "0");
 }
+
+/// Two variants whose labels name one results directory (`a b` and `a_b`
+/// both write `<out>/a_b/`) would mix their trials in one file, and each
+/// variant's summary would count the other's trials as its own: refused
+/// as a usage error before anything is written.
+#[test]
+fn variants_that_share_a_results_directory_are_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let o = bench(
+        root.path(),
+        &out,
+        &[
+            "--trials",
+            "2",
+            "--trial-length",
+            "50ms",
+            "--variant",
+            "a b=-- true",
+            "--variant",
+            "a_b=-- true",
+        ],
+    )
+    .output()
+    .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("variants \"a b\" and \"a_b\" would both write their trials to <out>/a_b/"),
+        "{e}"
+    );
+    assert!(!out.exists(), "nothing written");
+}

@@ -131,6 +131,27 @@ impl Plan {
         if self.variants.is_empty() {
             return Err(invalid("no variant to run"));
         }
+        self.check_dirs()
+    }
+
+    /// Refuse two variants whose results would share one directory
+    /// (`a b` and `a_b` both write `<out>/a_b/`): their trials would be
+    /// one file, and each variant's summary would count both.
+    fn check_dirs(&self) -> anyhow::Result<()> {
+        for (i, x) in self.variants.iter().enumerate() {
+            let dir = crate::results::variant_dir(&x.label);
+            let Some(y) = self.variants[..i]
+                .iter()
+                .find(|y| crate::results::variant_dir(&y.label) == dir)
+            else {
+                continue;
+            };
+            return Err(invalid(format!(
+                "variants {:?} and {:?} would both write their trials to <out>/{dir}/: \
+                 name them apart (letters, digits, '-', '_' and '.' are kept as they are)",
+                y.label, x.label
+            )));
+        }
         Ok(())
     }
 }
