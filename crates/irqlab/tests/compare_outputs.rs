@@ -475,3 +475,28 @@ fn plot_and_html_are_written_whole_or_not_at_all() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("writing out: is a directory"), "{err}");
 }
+
+#[test]
+fn plot_of_values_at_the_float_limits_has_only_finite_coordinates() {
+    // Opposite signs near the float limit: their range, and the midpoint
+    // of two large values of one sign, overflow unless scaled.
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("x.txt"), [1.7e308, 1.6e308, f64::MAX]);
+    numbers(&d.join("y.txt"), [-1.7e308, -1.6e308, -f64::MAX]);
+    numbers(&d.join("a.txt"), [1e308, 1.1e308]);
+    numbers(&d.join("b.txt"), [1.5e308, 1.7e308]);
+    for (x, y) in [("x.txt", "y.txt"), ("a.txt", "b.txt")] {
+        ok(d, &[x, y, "--plot", "p.svg", "--html", "p.html"]);
+        for file in ["p.svg", "p.html"] {
+            let text = fs::read_to_string(d.join(file)).unwrap();
+            let text = text.split_once("<svg").unwrap().1;
+            let bad = ["NaN", "inf", "overflow"];
+            assert!(
+                !bad.iter().any(|b| text.contains(b)),
+                "{file} of {x} {y}: {text}"
+            );
+            assert!(text.contains("<circle cx=") && text.contains("<polyline"));
+        }
+    }
+}
