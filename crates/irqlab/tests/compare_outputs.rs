@@ -500,3 +500,40 @@ fn plot_of_values_at_the_float_limits_has_only_finite_coordinates() {
         }
     }
 }
+
+/// The CSV gives a pair without a verdict the same `detectable_change_note`
+/// as JSON, in a column after the older ones (their positions kept).
+#[test]
+fn csv_carries_the_detectable_change_note_of_json() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 12));
+    numbers(&d.join("same.txt"), spread(100.0, 1.0, 12));
+    numbers(&d.join("up.txt"), spread(130.0, 1.0, 12));
+    numbers(&d.join("few_a.txt"), [1.0, 2.0, 3.0]);
+    numbers(&d.join("few_b.txt"), [1.5, 2.5, 3.5]);
+    for (x, y, want) in [
+        ("a.txt", "same.txt", Some("could not be detected")),
+        ("few_a.txt", "few_b.txt", Some("no change of any size")),
+        ("a.txt", "up.txt", None),
+    ] {
+        let args = [x, y, "--resamples", "300", "--format"];
+        let out = ok(d, &[&args[..], &["csv"]].concat());
+        let mut rdr = csv::Reader::from_reader(out.as_bytes());
+        let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(header[41], "unit_of_replication");
+        assert_eq!(header.last().unwrap(), "detectable_change_note");
+        let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+        let note = &rows[1][header.len() - 1];
+        assert_eq!(&rows[0][header.len() - 1], "");
+        let doc: Value = serde_json::from_str(&ok(d, &[&args[..], &["json"]].concat())).unwrap();
+        let json = &doc["metrics"][0]["comparisons"][0]["detectable_change_note"];
+        match want {
+            Some(w) => {
+                assert!(note.contains(w), "{x} {y}: {out}");
+                assert_eq!(json.as_str(), Some(note), "{x} {y}");
+            }
+            None => assert!(note.is_empty() && json.is_null(), "{x} {y}: {out}"),
+        }
+    }
+}
