@@ -537,3 +537,42 @@ fn csv_carries_the_detectable_change_note_of_json() {
         }
     }
 }
+
+/// A delta cell whose baseline value is 0 is `-` (a relative change is
+/// undefined): every format that prints the grid says why once per metric,
+/// naming the rows, and JSON has it as the metric's `delta_note` beside a
+/// null `delta_pct`. Without such rows there is no note.
+#[test]
+fn a_delta_undefined_by_a_zero_baseline_says_why() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), [-1.0, 0.0, 1.0, 0.0, 0.0]);
+    numbers(&d.join("b.txt"), [0.0, 1.0, 0.0, 2.0, 0.0]);
+    numbers(&d.join("c.txt"), [1.0, 2.0, 3.0, 2.0, 2.0]);
+    let want = "delta \"-\" in rows mean, 50%: the baseline's value is 0, so a relative \
+                change is undefined";
+    let base = ["a.txt", "b.txt", "--resamples", "300", "--html", "p.html"];
+    for format in ["table", "markdown"] {
+        let out = ok(d, &[&base[..], &["--format", format]].concat());
+        assert_eq!(out.matches("note: delta").count(), 1, "{out}");
+        assert!(out.contains(&format!("note: {want}")), "{format}: {out}");
+    }
+    let out = ok(d, &[&base[..], &["--format", "text", "--all"]].concat());
+    assert!(out.contains("note: delta \"-\" in rows mean, 50%: the baseline's value"));
+    let html = fs::read_to_string(d.join("p.html")).unwrap();
+    assert!(
+        html.contains("<p>note: delta &quot;-&quot; in rows mean, 50%"),
+        "{html}"
+    );
+    let doc: Value =
+        serde_json::from_str(&ok(d, &[&base[..], &["--format", "json"]].concat())).unwrap();
+    assert_valid(&schema(), &doc, "zero baseline");
+    let m = &doc["metrics"][0];
+    assert_eq!(m["delta_note"], want);
+    assert!(m["delta_pct"]["b"]["mean"].is_null() && m["delta_pct"]["b"]["50%"].is_null());
+    let plain = ["c.txt", "b.txt", "--resamples", "300"];
+    let doc: Value =
+        serde_json::from_str(&ok(d, &[&plain[..], &["--format", "json"]].concat())).unwrap();
+    assert!(doc["metrics"][0]["delta_note"].is_null(), "{doc}");
+    assert!(!ok(d, &[&plain[..], &["--format", "table"]].concat()).contains("note: delta"));
+}
