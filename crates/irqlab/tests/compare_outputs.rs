@@ -576,3 +576,82 @@ fn a_delta_undefined_by_a_zero_baseline_says_why() {
     assert!(doc["metrics"][0]["delta_note"].is_null(), "{doc}");
     assert!(!ok(d, &[&plain[..], &["--format", "table"]].concat()).contains("note: delta"));
 }
+
+/// A probe result set's missing values (`null`, `"NaN"`) are skipped with a
+/// note naming the file, the result (numbered from 1 as in `results`) and
+/// the metric, as trials.jsonl's are: version 3 (`summary`) and the
+/// unversioned form (per-read `values`), alone or in a directory of runs.
+#[test]
+fn probe_nulls_are_skipped_with_a_note() {
+    use serde_json::json;
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let v3 = |p50: Value, p99: Value| {
+        json!({"kind": "probe", "version": 3, "boot_id": "b", "results": [
+            {"metric": "x_ns", "unit": "ns", "direction": "lower", "values": [p50],
+             "summary": {"p50": p50, "p99": p99, "reads": 10}},
+            {"metric": "y_ns", "unit": "ns", "direction": "lower", "values": [5.0],
+             "summary": {"p50": 5.0, "p99": 7.0, "reads": 10}}]})
+    };
+    let v1 = |reads: Value| {
+        json!({"kind": "probe", "boot_id": "b", "results": [
+            {"metric": "x_ns", "unit": "ns", "direction": "lower", "values": reads}]})
+    };
+    let write = |name: &str, doc: Value| {
+        let path = d.join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, doc.to_string()).unwrap();
+    };
+    write("a1.json", v3(json!(10.0), Value::Null));
+    write("a2.json", v3(Value::Null, Value::Null));
+    write("b1.json", v3(json!(11.0), json!(12.0)));
+    write("b2.json", v3(json!(12.0), json!(13.0)));
+    let out = ok(
+        d,
+        &[
+            "a=a1.json",
+            "a=a2.json",
+            "b=b1.json",
+            "b=b2.json",
+            "--format",
+            "text",
+            "--all",
+        ],
+    );
+    for want in [
+        "a1.json: x_ns_p99: no value at result 1 (p99): skipped (1 value",
+        "a2.json: x_ns: no value at result 1 (p50): skipped (1 value",
+        "a2.json: x_ns_p99: no value at result 1 (p99): skipped (1 value",
+    ] {
+        assert!(out.replace("\n    ", " ").contains(want), "{want}: {out}");
+    }
+    let doc: Value = serde_json::from_str(&ok(
+        d,
+        &[
+            "a=a1.json",
+            "a=a2.json",
+            "b=b1.json",
+            "b=b2.json",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let x = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "x_ns")
+        .unwrap();
+    assert_eq!(x["values"]["a"], json!([10.0]), "{x}");
+
+    write("runs/a/r1.json", v1(json!([1.0, null, 3.0, "NaN", 5.0])));
+    write("runs/a/r2.json", v1(json!([2.0, 3.0, 4.0])));
+    write("runs/b/r1.json", v1(json!([2.0, 3.0, 4.0])));
+    write("runs/b/r2.json", v1(json!([3.0, 4.0, 5.0])));
+    let out = ok(d, &["runs/a", "runs/b", "--format", "markdown"]);
+    let want = "r1.json: x_ns: no value at result 1 (read 2), result 1 (read 4): skipped (2 \
+                values";
+    assert!(out.contains(want), "{out}");
+    assert_eq!(out.matches("no value at").count(), 1, "{out}");
+}
