@@ -475,3 +475,183 @@ fn plot_and_html_are_written_whole_or_not_at_all() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("writing out: is a directory"), "{err}");
 }
+
+#[test]
+fn plot_of_values_at_the_float_limits_has_only_finite_coordinates() {
+    // Opposite signs near the float limit: their range, and the midpoint
+    // of two large values of one sign, overflow unless scaled.
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("x.txt"), [1.7e308, 1.6e308, f64::MAX]);
+    numbers(&d.join("y.txt"), [-1.7e308, -1.6e308, -f64::MAX]);
+    numbers(&d.join("a.txt"), [1e308, 1.1e308]);
+    numbers(&d.join("b.txt"), [1.5e308, 1.7e308]);
+    for (x, y) in [("x.txt", "y.txt"), ("a.txt", "b.txt")] {
+        ok(d, &[x, y, "--plot", "p.svg", "--html", "p.html"]);
+        for file in ["p.svg", "p.html"] {
+            let text = fs::read_to_string(d.join(file)).unwrap();
+            let text = text.split_once("<svg").unwrap().1;
+            let bad = ["NaN", "inf", "overflow"];
+            assert!(
+                !bad.iter().any(|b| text.contains(b)),
+                "{file} of {x} {y}: {text}"
+            );
+            assert!(text.contains("<circle cx=") && text.contains("<polyline"));
+        }
+    }
+}
+
+/// The CSV gives a pair without a verdict the same `detectable_change_note`
+/// as JSON, in a column after the older ones (their positions kept).
+#[test]
+fn csv_carries_the_detectable_change_note_of_json() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 12));
+    numbers(&d.join("same.txt"), spread(100.0, 1.0, 12));
+    numbers(&d.join("up.txt"), spread(130.0, 1.0, 12));
+    numbers(&d.join("few_a.txt"), [1.0, 2.0, 3.0]);
+    numbers(&d.join("few_b.txt"), [1.5, 2.5, 3.5]);
+    for (x, y, want) in [
+        ("a.txt", "same.txt", Some("could not be detected")),
+        ("few_a.txt", "few_b.txt", Some("no change of any size")),
+        ("a.txt", "up.txt", None),
+    ] {
+        let args = [x, y, "--resamples", "300", "--format"];
+        let out = ok(d, &[&args[..], &["csv"]].concat());
+        let mut rdr = csv::Reader::from_reader(out.as_bytes());
+        let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(header[41], "unit_of_replication");
+        assert_eq!(header.last().unwrap(), "detectable_change_note");
+        let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+        let note = &rows[1][header.len() - 1];
+        assert_eq!(&rows[0][header.len() - 1], "");
+        let doc: Value = serde_json::from_str(&ok(d, &[&args[..], &["json"]].concat())).unwrap();
+        let json = &doc["metrics"][0]["comparisons"][0]["detectable_change_note"];
+        match want {
+            Some(w) => {
+                assert!(note.contains(w), "{x} {y}: {out}");
+                assert_eq!(json.as_str(), Some(note), "{x} {y}");
+            }
+            None => assert!(note.is_empty() && json.is_null(), "{x} {y}: {out}"),
+        }
+    }
+}
+
+/// A delta cell whose baseline value is 0 is `-` (a relative change is
+/// undefined): every format that prints the grid says why once per metric,
+/// naming the rows, and JSON has it as the metric's `delta_note` beside a
+/// null `delta_pct`. Without such rows there is no note.
+#[test]
+fn a_delta_undefined_by_a_zero_baseline_says_why() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), [-1.0, 0.0, 1.0, 0.0, 0.0]);
+    numbers(&d.join("b.txt"), [0.0, 1.0, 0.0, 2.0, 0.0]);
+    numbers(&d.join("c.txt"), [1.0, 2.0, 3.0, 2.0, 2.0]);
+    let want = "delta \"-\" in rows mean, 50%: the baseline's value is 0, so a relative \
+                change is undefined";
+    let base = ["a.txt", "b.txt", "--resamples", "300", "--html", "p.html"];
+    for format in ["table", "markdown"] {
+        let out = ok(d, &[&base[..], &["--format", format]].concat());
+        assert_eq!(out.matches("note: delta").count(), 1, "{out}");
+        assert!(out.contains(&format!("note: {want}")), "{format}: {out}");
+    }
+    let out = ok(d, &[&base[..], &["--format", "text", "--all"]].concat());
+    assert!(out.contains("note: delta \"-\" in rows mean, 50%: the baseline's value"));
+    let html = fs::read_to_string(d.join("p.html")).unwrap();
+    assert!(
+        html.contains("<p>note: delta &quot;-&quot; in rows mean, 50%"),
+        "{html}"
+    );
+    let doc: Value =
+        serde_json::from_str(&ok(d, &[&base[..], &["--format", "json"]].concat())).unwrap();
+    assert_valid(&schema(), &doc, "zero baseline");
+    let m = &doc["metrics"][0];
+    assert_eq!(m["delta_note"], want);
+    assert!(m["delta_pct"]["b"]["mean"].is_null() && m["delta_pct"]["b"]["50%"].is_null());
+    let plain = ["c.txt", "b.txt", "--resamples", "300"];
+    let doc: Value =
+        serde_json::from_str(&ok(d, &[&plain[..], &["--format", "json"]].concat())).unwrap();
+    assert!(doc["metrics"][0]["delta_note"].is_null(), "{doc}");
+    assert!(!ok(d, &[&plain[..], &["--format", "table"]].concat()).contains("note: delta"));
+}
+
+/// A probe result set's missing values (`null`, `"NaN"`) are skipped with a
+/// note naming the file, the result (numbered from 1 as in `results`) and
+/// the metric, as trials.jsonl's are: version 3 (`summary`) and the
+/// unversioned form (per-read `values`), alone or in a directory of runs.
+#[test]
+fn probe_nulls_are_skipped_with_a_note() {
+    use serde_json::json;
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let v3 = |p50: Value, p99: Value| {
+        json!({"kind": "probe", "version": 3, "boot_id": "b", "results": [
+            {"metric": "x_ns", "unit": "ns", "direction": "lower", "values": [p50],
+             "summary": {"p50": p50, "p99": p99, "reads": 10}},
+            {"metric": "y_ns", "unit": "ns", "direction": "lower", "values": [5.0],
+             "summary": {"p50": 5.0, "p99": 7.0, "reads": 10}}]})
+    };
+    let v1 = |reads: Value| {
+        json!({"kind": "probe", "boot_id": "b", "results": [
+            {"metric": "x_ns", "unit": "ns", "direction": "lower", "values": reads}]})
+    };
+    let write = |name: &str, doc: Value| {
+        let path = d.join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, doc.to_string()).unwrap();
+    };
+    write("a1.json", v3(json!(10.0), Value::Null));
+    write("a2.json", v3(Value::Null, Value::Null));
+    write("b1.json", v3(json!(11.0), json!(12.0)));
+    write("b2.json", v3(json!(12.0), json!(13.0)));
+    let out = ok(
+        d,
+        &[
+            "a=a1.json",
+            "a=a2.json",
+            "b=b1.json",
+            "b=b2.json",
+            "--format",
+            "text",
+            "--all",
+        ],
+    );
+    for want in [
+        "a1.json: x_ns_p99: no value at result 1 (p99): skipped (1 value",
+        "a2.json: x_ns: no value at result 1 (p50): skipped (1 value",
+        "a2.json: x_ns_p99: no value at result 1 (p99): skipped (1 value",
+    ] {
+        assert!(out.replace("\n    ", " ").contains(want), "{want}: {out}");
+    }
+    let doc: Value = serde_json::from_str(&ok(
+        d,
+        &[
+            "a=a1.json",
+            "a=a2.json",
+            "b=b1.json",
+            "b=b2.json",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let x = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "x_ns")
+        .unwrap();
+    assert_eq!(x["values"]["a"], json!([10.0]), "{x}");
+
+    write("runs/a/r1.json", v1(json!([1.0, null, 3.0, "NaN", 5.0])));
+    write("runs/a/r2.json", v1(json!([2.0, 3.0, 4.0])));
+    write("runs/b/r1.json", v1(json!([2.0, 3.0, 4.0])));
+    write("runs/b/r2.json", v1(json!([3.0, 4.0, 5.0])));
+    let out = ok(d, &["runs/a", "runs/b", "--format", "markdown"]);
+    let want = "r1.json: x_ns: no value at result 1 (read 2), result 1 (read 4): skipped (2 \
+                values";
+    assert!(out.contains(want), "{out}");
+    assert_eq!(out.matches("no value at").count(), 1, "{out}");
+}

@@ -135,6 +135,30 @@ pub fn grid(c: &Comparison, m: &MetricReport, others: &[usize]) -> Vec<Vec<Strin
     rows
 }
 
+/// Why delta cells of the describe grid are `-` although both values
+/// exist: the rows whose baseline value is 0, where a relative change is
+/// undefined (`None` when there are none). Said once per metric, in every
+/// format that prints the grid, and in JSON as the metric's `delta_note`.
+pub fn delta_note(c: &Comparison, m: &MetricReport) -> Option<String> {
+    let cell = |i: usize, r: usize| m.columns[i].as_ref().and_then(|d| d.rows()[r]);
+    let others = || (0..c.labels.len()).filter(|&i| i != c.baseline);
+    let zero: Vec<&str> = ROWS
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| cell(c.baseline, r) == Some(0.0))
+        .filter(|&(r, _)| others().any(|i| cell(i, r).is_some()))
+        .map(|(_, name)| *name)
+        .collect();
+    if zero.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "delta \"-\" in row{} {}: the baseline's value is 0, so a relative change is undefined",
+        if zero.len() == 1 { "" } else { "s" },
+        zero.join(", ")
+    ))
+}
+
 /// Align a grid: first column left, others right, two spaces apart.
 pub fn render_grid(rows: &[Vec<String>]) -> Vec<String> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);

@@ -3,7 +3,7 @@
 //! (`#verdicts`: one row per metric and variant), per-metric describe and
 //! significance tables, warnings and the plots (`#plots`).
 
-use super::format::{grid, settings_line, sig_lines, title, verdict_rows};
+use super::format::{delta_note, grid, settings_line, sig_lines, title, verdict_rows};
 use super::model::Comparison;
 use super::svg::esc;
 use std::io::Write;
@@ -51,6 +51,9 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "<p>only in: {}</p>", esc(&only.join(", ")))?;
         }
         out.write_all(table(&grid(c, m, &others), "").as_bytes())?;
+        if let Some(n) = delta_note(c, m) {
+            writeln!(out, "<p>note: {}</p>", esc(&n))?;
+        }
         let sig: Vec<String> = m.pairs.iter().flat_map(|p| sig_lines(c, m, p)).collect();
         if !sig.is_empty() {
             writeln!(out, "<pre>{}</pre>", esc(&sig.join("\n")))?;

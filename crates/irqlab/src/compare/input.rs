@@ -535,7 +535,7 @@ fn per_iteration_dir(
     let mut first_probe: Option<PathBuf> = None;
     for (name, path) in files {
         if name.ends_with(".json") {
-            let run = probe_run(&path)?;
+            let run = probe_run(&path, warns)?;
             if let Some(first) = &first_probe {
                 refuse_mixed(
                     (
@@ -568,7 +568,7 @@ fn per_iteration_dir(
 }
 
 /// One probe run file inside a directory of runs: one trial per metric.
-fn probe_run(path: &Path) -> Result<VariantData> {
+fn probe_run(path: &Path, warns: &mut Vec<String>) -> Result<VariantData> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
@@ -578,7 +578,7 @@ fn probe_run(path: &Path) -> Result<VariantData> {
             path.display()
         );
     }
-    bench::load_probe(path, &doc, "")
+    bench::load_probe(path, &doc, "", warns)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! are specified in `docs/compare-input.md`.
 
 use super::input::{unit_from_name, Obs, VariantData};
+use super::input_nulls::{json_cell, JsonCell, Skipped};
 use crate::direction::Direction;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -405,45 +406,70 @@ fn add_trial(
 /// version 2 file, else flat `p50`/`p99` fields. Without any of them,
 /// `values` are per-read values only in an unversioned (version 1) file;
 /// from version 2 on they are the run's medians, one per run, and never
-/// give a p99 (the 0.99 quantile of one median is that median).
+/// give a p99 (the 0.99 quantile of one median is that median). A missing
+/// value (`null`, `"NaN"`, `"-"`) is added to `skipped` at `result N`,
+/// numbered from 1 as in `results`.
 fn probe_summary(
     r: &Value,
     dist: Option<&Value>,
     version: u64,
-) -> Option<Vec<(&'static str, f64)>> {
+    (metric, item): (&str, usize),
+    skipped: &mut Skipped,
+) -> Vec<(&'static str, f64)> {
     let obj = ["summary", "quantiles"]
         .iter()
         .map(|k| &r[*k])
         .find(|v| v.is_object())
         .or(dist.filter(|d| d.is_object()))
         .unwrap_or(r);
-    let get = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| obj[*k].as_f64())
-            .filter(|v| v.is_finite())
+    let get = |keys: &[&'static str]| {
+        let cells = keys.iter().map(|k| (*k, json_cell(obj.get(*k))));
+        let number = cells
+            .clone()
+            .find(|(_, c)| matches!(c, JsonCell::Number(_)));
+        number.or_else(|| cells.clone().find(|(_, c)| *c == JsonCell::Missing))
     };
-    if let Some(p50) = get(&["p50", "median"]) {
-        let mut out = vec![("", p50)];
-        out.extend(get(&["p99"]).map(|v| ("_p99", v)));
-        return Some(out);
+    let at = |what: &str| format!("result {item} ({what})");
+    if let Some((key, p50)) = get(&["p50", "median"]) {
+        let mut out = Vec::new();
+        for ((key, cell), suffix) in [
+            (key, p50),
+            get(&["p99"]).unwrap_or(("p99", JsonCell::Absent)),
+        ]
+        .into_iter()
+        .zip(["", "_p99"])
+        {
+            match cell {
+                JsonCell::Number(v) => out.push((suffix, v)),
+                JsonCell::Missing => skipped.add(&format!("{metric}{suffix}"), at(key)),
+                JsonCell::Absent => {}
+            }
+        }
+        return out;
     }
-    let vals: Vec<f64> = r["values"]
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_f64)
-        .filter(|v| v.is_finite())
-        .collect();
+    let Some(items) = r["values"].as_array() else {
+        return Vec::new();
+    };
+    let what = if version >= 2 { "value" } else { "read" };
+    let mut vals = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        match json_cell(Some(item)) {
+            JsonCell::Number(v) => vals.push(v),
+            JsonCell::Missing => skipped.add(metric, at(&format!("{what} {}", k + 1))),
+            JsonCell::Absent => {}
+        }
+    }
     if vals.is_empty() {
-        return None;
+        return Vec::new();
     }
     if version >= 2 {
-        return Some(vals.into_iter().map(|v| ("", v)).collect());
+        return vals.into_iter().map(|v| ("", v)).collect();
     }
     let s = crate::stats::describe::sorted(&vals);
-    Some(vec![
+    vec![
         ("", crate::stats::describe::quantile_sorted(&s, 0.5)),
         ("_p99", crate::stats::describe::quantile_sorted(&s, 0.99)),
-    ])
+    ]
 }
 
 /// The per-read quantiles of each run-level metric in `rows[]` (probe JSON
@@ -469,8 +495,14 @@ pub fn is_probe(doc: &Value) -> bool {
     doc["kind"].as_str() == Some("probe")
 }
 
-/// Load a probe result set (`{"kind":"probe", ...}`) as one trial.
-pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> {
+/// Load a probe result set (`{"kind":"probe", ...}`) as one trial; notes
+/// for its missing values go to `warns`.
+pub fn load_probe(
+    path: &Path,
+    doc: &Value,
+    label: &str,
+    warns: &mut Vec<String>,
+) -> Result<VariantData> {
     let boot = doc["boot_id"]
         .as_str()
         .or_else(|| doc["env"]["boot_id"].as_str())
@@ -486,7 +518,8 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
     let mut v = VariantData::new(label, false);
     v.plan = probe_signature(doc);
     v.probe = true;
-    for r in results {
+    let mut skipped = Skipped::default();
+    for (i, r) in results.iter().enumerate() {
         let Some(metric) = r["metric"].as_str() else {
             bail!("{}: probe result without \"metric\"", path.display());
         };
@@ -494,7 +527,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
         let dir = direction(&r["direction"]);
         let dist = dists.iter().find(|(m, _)| m == metric).map(|(_, d)| *d);
         let src = || path.display().to_string();
-        for (suffix, value) in probe_summary(r, dist, version).into_iter().flatten() {
+        for (suffix, value) in probe_summary(r, dist, version, (metric, i + 1), &mut skipped) {
             let name = format!("{metric}{suffix}");
             v.state(&name, r["unit"].as_str(), dir, src);
             v.push(
@@ -509,6 +542,7 @@ pub fn load_probe(path: &Path, doc: &Value, label: &str) -> Result<VariantData> 
             );
         }
     }
+    warns.extend(skipped.notes(path));
     Ok(v)
 }
 

@@ -1,11 +1,13 @@
 //! Values an input marks as missing: a JSON `null`, an empty CSV cell,
-//! `NaN`, `-` or `null` as text. Such a value is skipped, never read as 0
+//! `NaN`, `-` or `null` as text (in tables, trials.jsonl, plain files and
+//! probe result sets). Such a value is skipped, never read as 0
 //! and never the end of the input, and a note names the file, where (line,
 //! trial or item, numbered as in the file) and the metric; `n` counts only
 //! the values read. Specified in `docs/compare-input.md`.
 
 use super::input::parse_number;
 use anyhow::Result;
+use serde_json::Value;
 use std::path::Path;
 
 /// Places listed in one note before the rest is counted.
@@ -24,6 +26,29 @@ pub fn parse_cell(path: &Path, line: usize, text: &str) -> Result<Option<f64>> {
         return Ok(None);
     }
     parse_number(path, line, text).map(Some)
+}
+
+/// A JSON value where a number is expected.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JsonCell {
+    Number(f64),
+    /// `null`, or a string [`is_null_text`] reads as missing.
+    Missing,
+    /// No such field, or something that is not a number.
+    Absent,
+}
+
+/// What a field (`None`: not there) holds where a number is expected.
+pub fn json_cell(v: Option<&Value>) -> JsonCell {
+    match v {
+        None => JsonCell::Absent,
+        Some(Value::Null) => JsonCell::Missing,
+        Some(Value::String(t)) if is_null_text(t) => JsonCell::Missing,
+        Some(v) => v
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .map_or(JsonCell::Absent, JsonCell::Number),
+    }
 }
 
 /// The missing values of one input, in the order met.
@@ -103,6 +128,17 @@ mod tests {
         assert_eq!(parse_cell(p, 1, " 2.5 ").unwrap(), Some(2.5));
         assert!(parse_cell(p, 1, "inf").is_err());
         assert!(parse_cell(p, 1, "abc").is_err());
+    }
+
+    #[test]
+    fn json_cells_tell_a_missing_value_from_an_absent_field() {
+        use serde_json::json;
+        assert_eq!(json_cell(Some(&json!(2.5))), JsonCell::Number(2.5));
+        for v in [json!(null), json!("NaN"), json!("-"), json!("null")] {
+            assert_eq!(json_cell(Some(&v)), JsonCell::Missing, "{v}");
+        }
+        assert_eq!(json_cell(None), JsonCell::Absent);
+        assert_eq!(json_cell(Some(&json!("fast"))), JsonCell::Absent);
     }
 
     #[test]

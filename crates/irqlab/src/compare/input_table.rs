@@ -150,7 +150,7 @@ pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Ve
     let doc: Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
     if is_probe(&doc) {
-        return Ok(vec![load_probe(path, &doc, label)?]);
+        return Ok(vec![load_probe(path, &doc, label, warns)?]);
     }
     let mut skipped = Skipped::default();
     let out = match &doc {

@@ -60,6 +60,7 @@ fn metric(c: &Comparison, m: &MetricReport) -> Value {
     json!({
         "name": m.name, "unit": m.unit, "direction": m.direction.as_str(),
         "only_in": m.only_in, "describe": describe, "delta_pct": delta,
+        "delta_note": super::format::delta_note(c, m),
         "delta_points": if m.is_pct() { Value::Object(points) } else { Value::Null },
         "values": c.labels.iter().zip(&m.values).map(|(l, v)| (l.clone(), json!(v)))
             .collect::<serde_json::Map<_, _>>(),

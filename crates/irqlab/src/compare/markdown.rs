@@ -4,8 +4,8 @@
 //! baseline), then warnings.
 
 use super::format::{
-    achieved, changed_line, corrected_line, detectable_note, grid, interval, mde, num, p,
-    pair_notes, pct, settings_line, signed, title, verdict_cell, CORRECTED_HEADING,
+    achieved, changed_line, corrected_line, delta_note, detectable_note, grid, interval, mde, num,
+    p, pair_notes, pct, settings_line, signed, title, verdict_cell, CORRECTED_HEADING,
 };
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -43,6 +43,9 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "| {} |", align.join(" | "))?;
         for r in &g[1..] {
             writeln!(out, "{}", row(r))?;
+        }
+        if let Some(n) = delta_note(c, m) {
+            writeln!(out, "\n- note: {}", esc(&n))?;
         }
         significance(c, m, out)?;
         for w in &m.warnings {

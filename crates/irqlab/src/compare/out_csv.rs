@@ -5,7 +5,9 @@
 //! significant digits, percents 10 decimals (12 digits of the ratio to the
 //! baseline): the shortest text that reads back as that rounded value, so
 //! the last-bit noise of the arithmetic (`2.1999999999999997`) is not
-//! printed and no measured digit is lost.
+//! printed and no measured digit is lost. Columns are only ever added at
+//! the end (`detectable_change_note` last), so readers by position keep
+//! working.
 
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -42,6 +44,7 @@ fn header() -> Vec<String> {
             "verdict_p",
             "detectable_change_pct",
             "unit_of_replication",
+            "detectable_change_note",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -157,6 +160,7 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
             cells.push(n(Some(t.p_family)));
             cells.push(np(t.mde_pct));
             cells.push(t.clusters.level.as_str().to_string());
+            cells.push(super::format::detectable_note(t).unwrap_or_default());
         }
         other => {
             cells.extend(vec![String::new(); 16]);
@@ -167,7 +171,7 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
             };
             cells.push(verdict.to_string());
             cells.push(note);
-            cells.extend(vec![String::new(); 3]);
+            cells.extend(vec![String::new(); 4]);
         }
     }
     cells

@@ -4,11 +4,15 @@
 //! shows drift. Large inputs are summarised: at most 300 points per variant
 //! (a regular sample; the box still uses every value) and a trial-order
 //! line of at most 400 bin means, so the file stays small (< 1 MB at
-//! 2 × 100 000 values). No scripts, no external resources.
+//! 2 × 100 000 values). No scripts, no external resources. Values near
+//! the float limits are drawn divided by a power of two (as the statistics
+//! are: exact, and no range or midpoint overflows); a metric with a value
+//! that is not finite is not drawn, and its row says so in text. No
+//! coordinate written is NaN or infinite.
 
 use super::format::num;
 use super::model::{Comparison, MetricReport};
-use crate::stats::describe::{quantile_sorted, sorted};
+use crate::stats::describe::{quantile_sorted, scale_of, scaled, sorted};
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -32,11 +36,40 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Value range of a metric over all variants, padded.
-fn range(m: &MetricReport) -> (f64, f64) {
-    let all = m.values.iter().flatten();
-    let lo = all.clone().copied().fold(f64::INFINITY, f64::min);
-    let hi = all.copied().fold(f64::NEG_INFINITY, f64::max);
+/// A metric's values as drawn: divided by `scale` (a power of two, 1 for
+/// ordinary data), with their padded range `lo..hi` in those units.
+struct Frame {
+    values: Vec<Vec<f64>>,
+    scale: f64,
+    lo: f64,
+    hi: f64,
+}
+
+/// The frame of `m`, or why its values cannot be drawn.
+fn frame(m: &MetricReport) -> Result<Frame, &'static str> {
+    if m.values.iter().flatten().any(|v| !v.is_finite()) {
+        return Err("a value is not finite");
+    }
+    let all: Vec<f64> = m.values.iter().flatten().copied().collect();
+    let scale = scale_of(&all);
+    let values: Vec<Vec<f64>> = m.values.iter().map(|v| scaled(v, scale)).collect();
+    let (lo, hi) = range(values.iter().flatten().copied(), f64::MAX / scale);
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return Err("their range is not a finite number");
+    }
+    Ok(Frame {
+        values,
+        scale,
+        lo,
+        hi,
+    })
+}
+
+/// Range of `values`, padded but kept within ±`limit` (so that its
+/// bounds times the scale stay finite).
+fn range(values: impl Iterator<Item = f64> + Clone, limit: f64) -> (f64, f64) {
+    let lo = values.clone().fold(f64::INFINITY, f64::min);
+    let hi = values.fold(f64::NEG_INFINITY, f64::max);
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -45,7 +78,7 @@ fn range(m: &MetricReport) -> (f64, f64) {
     } else {
         lo.abs().max(1.0) * 0.01
     };
-    (lo - pad, hi + pad)
+    ((lo - pad).max(-limit), (hi + pad).min(limit))
 }
 
 /// The SVG document as a string.
@@ -77,14 +110,28 @@ pub fn render(c: &Comparison) -> String {
 }
 
 fn metric_row(s: &mut String, c: &Comparison, m: &MetricReport, top: f64) {
-    let (lo, hi) = range(m);
-    let y = |v: f64| top + 25.0 + PANEL_H - (v - lo) / (hi - lo) * PANEL_H;
     let _ = writeln!(
         s,
         r#"<text x="{MARGIN}" y="{}" font-weight="bold">{}</text>"#,
         top + 12.0,
         esc(&super::format::title(m))
     );
+    match frame(m) {
+        Ok(f) => panels(s, c, &f, top),
+        Err(why) => {
+            let _ = writeln!(
+                s,
+                r##"<text x="{MARGIN}" y="{}" fill="#a60">the values of {} cannot be drawn: {why}</text>"##,
+                top + 40.0,
+                esc(&m.name)
+            );
+        }
+    }
+}
+
+fn panels(s: &mut String, c: &Comparison, f: &Frame, top: f64) {
+    let (lo, hi) = (f.lo, f.hi);
+    let y = |v: f64| top + 25.0 + PANEL_H - (v - lo) / (hi - lo) * PANEL_H;
     for (x0, caption) in [
         (MARGIN, "distribution"),
         (2.0 * MARGIN + PANEL_W, "by trial order"),
@@ -102,12 +149,12 @@ fn metric_row(s: &mut String, c: &Comparison, m: &MetricReport, top: f64) {
                 r##"<text x="{}" y="{}" text-anchor="end" fill="#555">{}</text>"##,
                 x0 - 3.0,
                 y(v) + 4.0,
-                num(v)
+                num(v * f.scale)
             );
         }
     }
     let n = c.labels.len() as f64;
-    for (i, vals) in m.values.iter().enumerate() {
+    for (i, vals) in f.values.iter().enumerate() {
         if vals.is_empty() {
             continue;
         }
@@ -172,4 +219,55 @@ fn trial_order(s: &mut String, vals: &[f64], color: &str, y: &dyn Fn(f64) -> f64
 /// Write the SVG document.
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(render(c).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::direction::Direction;
+
+    fn metric(values: Vec<Vec<f64>>) -> MetricReport {
+        MetricReport {
+            name: "m".into(),
+            unit: None,
+            direction: Direction::None,
+            columns: vec![None; values.len()],
+            labels: (0..values.len()).map(|i| format!("v{i}")).collect(),
+            values,
+            only_in: None,
+            base: 0,
+            headline: false,
+            pairs: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn values_at_the_float_limits_are_drawn_scaled() {
+        let m = metric(vec![vec![f64::MAX, 1.7e308], vec![-f64::MAX, -1.7e308]]);
+        let f = frame(&m).unwrap();
+        assert!(f.scale > 1.0 && f.lo.is_finite() && f.hi > f.lo);
+        assert!((f.hi * f.scale).is_finite() && (f.lo * f.scale).is_finite());
+    }
+
+    #[test]
+    fn a_value_that_is_not_finite_is_said_not_drawn() {
+        let m = metric(vec![vec![1.0, f64::INFINITY], vec![2.0, f64::NAN]]);
+        let c = Comparison {
+            labels: m.labels.clone(),
+            baseline: 0,
+            settings: crate::compare::model::Settings {
+                alpha: 0.05,
+                noise_pct: 1.0,
+                resamples: 100,
+                seed: 1,
+                directions: crate::compare::DirectionRules::default(),
+            },
+            metrics: vec![m],
+            notes: Vec::new(),
+        };
+        let s = render(&c);
+        assert!(s.contains("the values of m cannot be drawn: a value is not finite"));
+        assert!(!s.contains("NaN") && !s.contains("inf"), "{s}");
+    }
 }

@@ -1,7 +1,7 @@
 //! Terminal table output (the default): per metric a describe grid with all
 //! variants side by side, the significance block and warnings.
 
-use super::format::{grid, render_grid, settings_line, sig_lines, title};
+use super::format::{delta_note, grid, render_grid, settings_line, sig_lines, title};
 use super::model::Comparison;
 use std::io::Write;
 
@@ -17,6 +17,9 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
         }
         for line in render_grid(&grid(c, m, &others)) {
             writeln!(out, "  {line}")?;
+        }
+        if let Some(n) = delta_note(c, m) {
+            writeln!(out, "  note: {n}")?;
         }
         for pair in &m.pairs {
             for line in sig_lines(c, m, pair) {

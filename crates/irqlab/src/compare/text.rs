@@ -10,8 +10,8 @@
 //! word-wrapped.
 
 use super::format::{
-    changed_line, corrected_line, grid, headline, pair_notes, render_grid, settings_line,
-    sig_lines, title, wrap, CORRECTED_HEADING,
+    changed_line, corrected_line, delta_note, grid, headline, pair_notes, render_grid,
+    settings_line, sig_lines, title, wrap, CORRECTED_HEADING,
 };
 use super::model::{Comparison, Level, MetricReport};
 use crate::stats::verdict::Verdict;
@@ -108,6 +108,9 @@ fn details(c: &Comparison, m: &MetricReport, others: &[usize], lines: &mut Vec<S
                 .into_iter()
                 .map(|l| format!("  {l}")),
         );
+    }
+    if let Some(n) = delta_note(c, m) {
+        lines.extend(wrap(&format!("  note: {n}"), WIDTH));
     }
     for pair in &m.pairs {
         for l in sig_lines(c, m, pair) {
