@@ -687,4 +687,21 @@ fn the_headline_metric_leads_the_text_summary_and_bench_warnings_travel() {
     );
     assert!(out.contains("smallest detectable change ±"), "{out}");
     assert!(out.contains("bench: machine is busy (load 3.1)"), "{out}");
+    // summary.json: its notes travel, its data-quality warnings are
+    // compare's own and are not given twice
+    fs::write(
+        one.join("summary.json"),
+        r#"{"notes":["irq_cpu_pct: IRQ time accounting off"],
+            "warnings":["tip round_trips_per_sec: drifts with trial order (from bench)"]}"#,
+    )
+    .unwrap();
+    let out = ok(
+        tmp.path(),
+        &["one", "--baseline", "tip", "--format", "text"],
+    );
+    assert!(
+        out.contains("bench: irq_cpu_pct: IRQ time accounting off"),
+        "{out}"
+    );
+    assert!(!out.contains("(from bench)"), "{out}");
 }

@@ -70,20 +70,21 @@ pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
     (dir, None)
 }
 
-/// The warnings bench recorded for a run (`env.json` `warnings`: busy
-/// machine, governor; `summary.json` `warnings` when present: drift, high
-/// variation), each prefixed with the run directory, so that they travel
-/// into the comparison.
+/// What bench recorded about a run (`env.json` `warnings`: busy machine,
+/// governor; `summary.json` `notes`: IRQ time accounting, other tracers),
+/// each prefixed with the run directory, so that they travel into the
+/// comparison. `summary.json`'s `warnings` are not taken: they are the
+/// data-quality warnings compare gives again for the same trials.
 fn bench_notes(run: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for name in ["env.json", "summary.json"] {
+    for (name, field) in [("env.json", "warnings"), ("summary.json", "notes")] {
         let Ok(text) = std::fs::read_to_string(run.join(name)) else {
             continue;
         };
         let Ok(doc) = serde_json::from_str::<Value>(&text) else {
             continue;
         };
-        for w in doc["warnings"].as_array().into_iter().flatten() {
+        for w in doc[field].as_array().into_iter().flatten() {
             if let Some(w) = w.as_str() {
                 out.push(format!("{}: bench: {w}", run.display()));
             }
