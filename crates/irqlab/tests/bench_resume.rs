@@ -350,3 +350,35 @@ fn a_relative_stored_root_is_resolved_before_it_is_compared() {
     assert_eq!(trial_count(&out), 2, "nothing measured");
     assert_eq!(resume_files(&out), 0, "nothing written");
 }
+
+#[test]
+fn resume_of_a_finished_run_keeps_the_notes_of_its_summary() {
+    let a = tree("6.1-a");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(a.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        .args(["--trials", "2", "--trial-length", "50ms", "--", "true"])
+        .assert()
+        .success();
+    // the summary of an interrupted write: stale, with the run's notes
+    let path = out.join("summary.json");
+    let mut summary: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    summary["complete"] = json!(false);
+    summary["notes"] = json!(["irq_cpu_pct: IRQ time accounting off"]);
+    fs::write(&path, summary.to_string()).unwrap();
+    let o = resume(&out, a.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(again["complete"], json!(true), "{again}");
+    assert_eq!(
+        again["notes"],
+        json!(["irq_cpu_pct: IRQ time accounting off"]),
+        "{again}"
+    );
+}

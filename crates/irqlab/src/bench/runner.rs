@@ -782,7 +782,7 @@ fn root_flags(plan: &Plan) -> Vec<&'static str> {
 
 /// `--resume` of a run whose every trial finished: nothing to run.
 /// Writes `summary.json` again only when it is missing or says the run
-/// was interrupted.
+/// was interrupted, keeping the notes the earlier summary holds.
 fn finished_already(plan: &Plan) -> Result<Option<Finished>> {
     let Some(out) = plan.output.dir.as_deref().filter(|_| plan.output.resume) else {
         return Ok(None);
@@ -791,16 +791,36 @@ fn finished_already(plan: &Plan) -> Result<Option<Finished>> {
         return Ok(None);
     }
     let summary = out.join("summary.json");
-    let stale = std::fs::read(&summary)
+    let old = std::fs::read(&summary)
         .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let stale = old
+        .as_ref()
         .is_none_or(|v| v["complete"] != serde_json::Value::Bool(true));
-    let mut f = summarize_run(plan, out, None, Vec::new())?;
+    let notes = old.as_ref().map(earlier_notes).unwrap_or_default();
+    let mut f = summarize_run(plan, out, None, notes)?;
     if stale {
         results::write_json(&summary, &f.summary)?;
     }
     f.nothing_to_do = true;
     Ok(Some(f))
+}
+
+/// How every `--target-effect` note begins (`target_effect_notes`).
+const TARGET_EFFECT_PREFIX: &str = "target effect ";
+
+/// The notes an earlier `summary.json` holds (IRQ time accounting, other
+/// tracers), without the target-effect notes `summarize_run` adds again.
+fn earlier_notes(summary: &serde_json::Value) -> Vec<String> {
+    let again = TARGET_EFFECT_PREFIX;
+    summary["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .filter(|n| !n.starts_with(again))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The whole run; see the module docs. `stop` says whether SIGINT or
