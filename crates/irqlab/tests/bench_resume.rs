@@ -68,6 +68,20 @@ fn resume(out: &Path, root: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// A bench run of `trials` trials of variant `tip` on `root` into `out`.
+fn start(root: &Path, out: &Path, trials: &str) {
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        .args(["--trials", trials, "--trial-length", "50ms", "--", "true"])
+        .assert()
+        .success();
+}
+
 #[test]
 fn resume_in_another_environment_is_refused_naming_the_field() {
     let a = tree("6.1-a");
@@ -75,16 +89,7 @@ fn resume_in_another_environment_is_refused_naming_the_field() {
     fs::write(b.path().join("proc/sys/kernel/hostname"), "hostB\n").unwrap();
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
-    Command::cargo_bin("irqlab")
-        .unwrap()
-        .args(["bench", "--root"])
-        .arg(a.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
-        .args(["--trials", "4", "--trial-length", "50ms", "--", "true"])
-        .assert()
-        .success();
+    start(a.path(), &out, "4");
     keep_trials(&out, 2);
     let canon = |p: &Path| fs::canonicalize(p).unwrap().display().to_string();
     let refused = |root: &Path, want: &[String]| {
@@ -356,16 +361,7 @@ fn resume_of_a_finished_run_keeps_the_notes_of_its_summary() {
     let a = tree("6.1-a");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
-    Command::cargo_bin("irqlab")
-        .unwrap()
-        .args(["bench", "--root"])
-        .arg(a.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
-        .args(["--trials", "2", "--trial-length", "50ms", "--", "true"])
-        .assert()
-        .success();
+    start(a.path(), &out, "2");
     // the summary of an interrupted write: stale, with the run's notes
     let path = out.join("summary.json");
     let mut summary: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
