@@ -3,7 +3,8 @@
 //! `env.json` is refused (exit 2, naming the field and both values, nothing
 //! written), and `compare` keeps a resumed part of another environment
 //! (`env-resume-*.json`, written by an older irqlab) apart from the run's
-//! first part, with a note; parts of one environment pool as before.
+//! first part, with a note; parts of one environment pool as before. A
+//! resumed run reports its variants' host changes as a first run does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -377,4 +378,40 @@ fn resume_of_a_finished_run_keeps_the_notes_of_its_summary() {
         json!(["irq_cpu_pct: IRQ time accounting off"]),
         "{again}"
     );
+}
+
+/// A resumed run reports each variant's host changes at the first trial
+/// it runs (before, only trial 1 did, which a resumed run does not run).
+#[test]
+fn a_resumed_run_reports_the_host_changes_of_its_variants() {
+    let a = tree("6.1-a");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let reported = "irqlab: variant tip: skipped: no cpufreq on this machine";
+    let first = Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(a.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--variant", "tip=--governor -- true", "--warmup", "0"])
+        .args([
+            "--measure",
+            "LOC",
+            "--trials",
+            "3",
+            "--trial-length",
+            "50ms",
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{e}");
+    assert_eq!(e.matches(reported).count(), 1, "{e}");
+    keep_trials(&out, 1);
+    let o = resume(&out, a.path());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(trial_count(&out), 3);
+    assert_eq!(e.matches(reported).count(), 1, "{e}");
 }

@@ -50,6 +50,7 @@ use crate::trace::interval::Interval;
 use crate::trace::live_trace::LiveTrace;
 use anyhow::{Context, Result};
 use irqlab_core::Interrupts;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -595,6 +596,9 @@ struct Ctx<'a> {
     tracker: Tracker,
     sink: &'a mut dyn Sink,
     stop: StopCheck<'a>,
+    /// Variants whose host changes this process has reported (once each,
+    /// at the first trial it runs, which a resumed run does not start at).
+    reported: BTreeSet<String>,
 }
 
 /// Run one variant trial, applying and undoing its own preparation around it.
@@ -613,7 +617,7 @@ fn guarded_trial(
     let mut g = SystemGuard::new(&fs, journal_path(cx.plan, ".variant")?)?;
     let outcomes =
         prepare::apply(&mut g, p).with_context(|| format!("preparing variant {}", v.label))?;
-    if slot.trial == 0 {
+    if cx.reported.insert(v.label.clone()) {
         report_outcomes(cx.sink, &format!("variant {}", v.label), &outcomes);
     }
     let rec = t.run(&v.label, n, w, cx.plan.duration);
@@ -903,6 +907,7 @@ fn run_created(
         tracker,
         sink,
         stop,
+        reported: BTreeSet::new(),
     };
     let res = match setup_workloads(&mut ws, plan) {
         Ok(()) => trials(
