@@ -502,7 +502,8 @@ fn plot_of_values_at_the_float_limits_has_only_finite_coordinates() {
 }
 
 /// The CSV gives a pair without a verdict the same `detectable_change_note`
-/// as JSON, in a column after the older ones (their positions kept).
+/// as JSON, in a column after the older ones (their positions kept; only
+/// `delta_note` comes after it).
 #[test]
 fn csv_carries_the_detectable_change_note_of_json() {
     let tmp = TempDir::new().unwrap();
@@ -522,10 +523,10 @@ fn csv_carries_the_detectable_change_note_of_json() {
         let mut rdr = csv::Reader::from_reader(out.as_bytes());
         let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
         assert_eq!(header[41], "unit_of_replication");
-        assert_eq!(header.last().unwrap(), "detectable_change_note");
+        assert_eq!(header[header.len() - 2], "detectable_change_note");
         let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
-        let note = &rows[1][header.len() - 1];
-        assert_eq!(&rows[0][header.len() - 1], "");
+        let note = &rows[1][header.len() - 2];
+        assert_eq!(&rows[0][header.len() - 2], "");
         let doc: Value = serde_json::from_str(&ok(d, &[&args[..], &["json"]].concat())).unwrap();
         let json = &doc["metrics"][0]["comparisons"][0]["detectable_change_note"];
         match want {
@@ -575,6 +576,21 @@ fn a_delta_undefined_by_a_zero_baseline_says_why() {
         serde_json::from_str(&ok(d, &[&plain[..], &["--format", "json"]].concat())).unwrap();
     assert!(doc["metrics"][0]["delta_note"].is_null(), "{doc}");
     assert!(!ok(d, &[&plain[..], &["--format", "table"]].concat()).contains("note: delta"));
+    // CSV: the last column, on the row whose delta cells it explains
+    for (args, note) in [(&base[..4], want), (&plain[..], "")] {
+        let out = ok(d, &[args, &["--format", "csv"]].concat());
+        let mut rdr = csv::Reader::from_reader(out.as_bytes());
+        assert_eq!(
+            rdr.headers().unwrap().iter().next_back(),
+            Some("delta_note")
+        );
+        let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+        let last = |r: &csv::StringRecord| r.iter().next_back().unwrap_or_default().to_string();
+        assert_eq!(
+            (last(&rows[0]), last(&rows[1])),
+            (String::new(), note.to_string())
+        );
+    }
 }
 
 /// A probe result set's missing values (`null`, `"NaN"`) are skipped with a

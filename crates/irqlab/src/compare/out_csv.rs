@@ -6,8 +6,7 @@
 //! baseline): the shortest text that reads back as that rounded value, so
 //! the last-bit noise of the arithmetic (`2.1999999999999997`) is not
 //! printed and no measured digit is lost. Columns are only ever added at
-//! the end (`detectable_change_note` last), so readers by position keep
-//! working.
+//! the end (`delta_note` last), so readers by position keep working.
 
 use super::model::{Comparison, MetricReport};
 use std::io::Write;
@@ -45,6 +44,7 @@ fn header() -> Vec<String> {
             "detectable_change_pct",
             "unit_of_replication",
             "detectable_change_note",
+            "delta_note",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -174,6 +174,9 @@ fn line(c: &Comparison, m: &MetricReport, i: usize) -> Vec<String> {
             cells.extend(vec![String::new(); 4]);
         }
     }
+    // why this row's delta cells are empty although both values exist
+    let zero = (i != c.baseline).then(|| super::format::delta_note(c, m));
+    cells.push(zero.flatten().unwrap_or_default());
     cells
 }
 
