@@ -268,7 +268,7 @@ fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     assert!(
         notes(&doc).contains(
             "out/tip/trials.jsonl: irqs_per_sec: no value at line 3 (trial 3): skipped \
-             (1 value; n counts only the values read)"
+             (1 value; n counts only the values present)"
         ),
         "{doc}"
     );

@@ -3,7 +3,7 @@
 //! probe result sets). Such a value is skipped, never read as 0
 //! and never the end of the input, and a note names the file, where (line,
 //! trial or item, numbered as in the file) and the metric; `n` counts only
-//! the values read. Specified in `docs/compare-input.md`.
+//! the values present. Specified in `docs/compare-input.md`.
 
 use super::input::parse_number;
 use anyhow::Result;
@@ -64,7 +64,7 @@ impl Skipped {
     }
 
     /// One note per metric: `{file}: {metric}: no value at line 4 (trial
-    /// 3), …: skipped (k values; n counts only the values read)`.
+    /// 3), …: skipped (k values; n counts only the values present)`.
     pub fn notes(&self, file: &Path) -> Vec<String> {
         let mut metrics: Vec<&str> = Vec::new();
         for (m, _) in &self.at {
@@ -89,7 +89,7 @@ impl Skipped {
                 let s = if k == 1 { "" } else { "s" };
                 format!(
                     "{}: {m}: no value at {shown}: skipped ({k} value{s}; n counts only \
-                     the values read)",
+                     the values present)",
                     file.display()
                 )
             })
@@ -154,11 +154,11 @@ mod tests {
         assert_eq!(
             n[0],
             "a.csv: x: no value at line 4 (trial 3), line 5, line 6, line 7, line 8 and 3 \
-             more: skipped (8 values; n counts only the values read)"
+             more: skipped (8 values; n counts only the values present)"
         );
         assert_eq!(
             n[1],
-            "a.csv: y: no value at item 2: skipped (1 value; n counts only the values read)"
+            "a.csv: y: no value at item 2: skipped (1 value; n counts only the values present)"
         );
     }
 }
