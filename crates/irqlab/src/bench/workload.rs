@@ -11,7 +11,32 @@
 //! must never leave files behind.
 
 use super::metric_value::Metric;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// Set by SIGINT or SIGTERM once [`stop_on_signals`] ran.
+fn stop_flag() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+/// From now on SIGINT and SIGTERM end the built-in workloads' trial under
+/// way early (the runner discards it): a stopped run never waits out a
+/// long `--trial-length`. Adds to the other handlers, replaces none.
+pub fn stop_on_signals() -> anyhow::Result<()> {
+    for s in crate::sampler::Stop::SIGNALS {
+        signal_hook::flag::register(s, Arc::clone(stop_flag()))
+            .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
+    }
+    Ok(())
+}
+
+/// True while a trial loop started at `start` goes on: `duration` has
+/// not passed and no stop was signalled ([`stop_on_signals`]).
+pub fn running(start: Instant, duration: Duration) -> bool {
+    start.elapsed() < duration && !stop_flag().load(Ordering::Relaxed)
+}
 
 /// The timed window of one trial, opened and closed by the workload.
 pub trait Window {

@@ -689,6 +689,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
     let stop = crate::sampler::Stop::install()?;
+    crate::bench::workload::stop_on_signals()?;
     crate::guard::defer_signals(signal_grace(&plan));
     let caught = || stop.caught();
     let finished = runner::run(&plan, &mut Progress::new(), &caught)?;

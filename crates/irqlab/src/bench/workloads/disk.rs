@@ -12,7 +12,7 @@
 use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
-use crate::bench::workload::Workload;
+use crate::bench::workload::{running, Workload};
 use crate::guard::{Tracked, Tracker};
 use anyhow::{anyhow, bail, Context};
 use nix::fcntl::OFlag;
@@ -196,7 +196,7 @@ fn reader(
     let mut rng = irqlab_core::rng::Rng::new(seed);
     let mut hist = Histogram::default();
     let start = Instant::now();
-    while start.elapsed() < dur {
+    while running(start, dur) {
         let pos = rng.below(blocks) * BLOCK as u64;
         let t0 = Instant::now();
         file.read_exact_at(buf, pos)

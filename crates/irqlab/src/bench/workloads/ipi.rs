@@ -11,7 +11,7 @@
 use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
-use crate::bench::workload::Workload;
+use crate::bench::workload::{running, Workload};
 use anyhow::{anyhow, bail, Context};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -107,7 +107,7 @@ fn driver(slots: &[SpinSlot], cpu: Option<u32>, dur: Duration) -> anyhow::Result
         next.put(Token::Go)?;
         me.take(give_up)?;
         hist.record(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        if Instant::now() >= end {
+        if !running(start, dur) {
             break;
         }
     }

@@ -16,7 +16,7 @@
 use super::placement;
 use super::veth::{NetPath, Veth, RX_ADDR, TX_ADDR};
 use crate::bench::metric_value::{Direction, Metric};
-use crate::bench::workload::Workload;
+use crate::bench::workload::{running, Workload};
 use crate::guard::Tracker;
 use anyhow::{anyhow, Context};
 use std::io::{Read, Write};
@@ -92,7 +92,7 @@ fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration) -> anyhow::Result<(
     let buf = vec![0x5au8; CHUNK];
     let start = Instant::now();
     let res: anyhow::Result<()> = (|| {
-        while start.elapsed() < dur {
+        while running(start, dur) {
             s.write_all(&buf).context("loopback write")?;
         }
         Ok(())

@@ -11,7 +11,7 @@
 use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
-use crate::bench::workload::Workload;
+use crate::bench::workload::{running, Workload};
 use anyhow::{anyhow, Context};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ fn sleeper(cpu: Option<u32>, period: Duration, dur: Duration) -> anyhow::Result<
     let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
     let start = Instant::now();
     let mut hist = Histogram::default();
-    while start.elapsed() < dur {
+    while running(start, dur) {
         let t0 = Instant::now();
         std::thread::sleep(period);
         let slept = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -66,7 +66,7 @@ fn wheel(cpu: Option<u32>, dur: Duration) -> anyhow::Result<u64> {
     let mut buf = [0u8; 64];
     let start = Instant::now();
     let mut timeouts = 0u64;
-    while start.elapsed() < dur {
+    while running(start, dur) {
         match sock.recv(&mut buf) {
             Ok(_) => {}
             Err(e)

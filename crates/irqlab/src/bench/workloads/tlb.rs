@@ -11,7 +11,7 @@
 
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
-use crate::bench::workload::Workload;
+use crate::bench::workload::{running, Workload};
 use anyhow::{anyhow, Context};
 use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
 use std::num::NonZeroUsize;
@@ -87,7 +87,7 @@ fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
     let len = NonZeroUsize::new(PAGES * page).ok_or_else(|| anyhow!("zero length"))?;
     let start = Instant::now();
     let mut n = 0u64;
-    while start.elapsed() < dur {
+    while running(start, dur) {
         for _ in 0..64 {
             map_touch_unmap(len, page)?;
             n += 1;

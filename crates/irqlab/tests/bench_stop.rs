@@ -1,0 +1,76 @@
+//! SIGINT or SIGTERM ends a built-in workload's trial under way at once:
+//! a bench with an hour-long `--trial-length` stops within seconds (exit
+//! 128 + signal) and discards the trial cut short. Before, only `--workload command` looked at the
+//! signal and the others ran their trial to its end.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_signal_ends_a_long_trial_of_every_builtin_workload_at_once() {
+    for (kind, sig, code) in [
+        ("timer", "-INT", 130),
+        ("ipi", "-TERM", 143),
+        ("tlb", "-INT", 130),
+        ("net", "-TERM", 143),
+        ("disk", "-INT", 130),
+    ] {
+        let root = common::bench_tree("6.18.44-fake", "boot-1", &[]);
+        let out = root.path().join("out");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+            .args(["-w", kind])
+            .args(["--trials", "2", "--trial-length", "1h"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the run prints where its results go once its trials begin
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        while !seen.contains("irqlab: results in") {
+            let mut line = String::new();
+            if err.read_line(&mut line).unwrap() == 0 {
+                panic!("{kind}: bench ended before its trials: {seen}");
+            }
+            seen.push_str(&line);
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        let sent = Instant::now();
+        let ok = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if sent.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{kind}: {sig} did not end a trial of 1 h within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+        seen.push_str(&rest);
+        assert_eq!(status.code(), Some(code), "{kind}: {seen}");
+        assert!(
+            seen.contains("trial 1 of tip discarded (cut short)"),
+            "{kind}: {seen}"
+        );
+        // nothing was measured: the run removes what it wrote
+        assert!(seen.contains("nothing measured"), "{kind}: {seen}");
+        assert!(!out.exists(), "{kind}: {seen}");
+    }
+}
