@@ -134,6 +134,14 @@ fn bad_flags_fail_before_any_file() {
         (&["--trials", "0", "--", "true"], "--trials 0"),
         (&["--trial-length", "0s", "--", "true"], "--trial-length 0s"),
         (
+            &["-w", "ipi", "--trial-length", "4000000000000000h"],
+            "--trial-length 14400000000000000000s: at most 8760h",
+        ),
+        (
+            &["--cooldown", "8761h", "--", "true"],
+            "--cooldown 31539600s: at most 8760h",
+        ),
+        (
             &["--sysctl", "kernel.no_such_knob=1", "--", "true"],
             "unknown sysctl",
         ),

@@ -117,6 +117,11 @@ pub struct Plan {
     pub argv: Vec<String>,
 }
 
+/// Longest `--trial-length` and `--cooldown`: a year, as the longest
+/// `record` run. A trial's end (start + length, an `Instant`) must not
+/// overflow, and a longer wait is a typo, not a plan.
+pub const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
+
 impl Plan {
     /// Refuse a plan that cannot run (before anything is written).
     pub fn check(&self) -> anyhow::Result<()> {
@@ -127,6 +132,18 @@ impl Plan {
             return Err(invalid(
                 "--trial-length 0s: a trial must last longer than 0 s",
             ));
+        }
+        for (flag, d) in [
+            ("--trial-length", self.duration),
+            ("--cooldown", self.cooldown),
+        ] {
+            if d > LONGEST {
+                return Err(invalid(format!(
+                    "{flag} {}s: at most {}h (365 days)",
+                    d.as_secs_f64(),
+                    LONGEST.as_secs() / 3600
+                )));
+            }
         }
         if self.variants.is_empty() {
             return Err(invalid("no variant to run"));
