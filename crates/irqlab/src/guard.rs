@@ -145,6 +145,10 @@ impl SystemGuard {
                 restore_command(fs.root(), &journal)
             );
         }
+        if let Some(tail) = &pending.torn_tail {
+            // an append would join its entry to the torn line
+            bail!("{}", torn_only(&journal, tail));
+        }
         let shared = Arc::new(Mutex::new(State::new(fs.root(), journal)));
         hooks::register(&shared)?;
         Ok(SystemGuard {
@@ -227,9 +231,27 @@ impl Drop for SystemGuard {
     }
 }
 
+/// Why a journal whose only line is torn (no newline, not an entry) is
+/// neither replayed nor appended to: it may be a run's first entry cut
+/// short (a change never made, as entries are written first) or another
+/// file altogether. It is kept for the user to look at.
+fn torn_only(journal: &Path, tail: &str) -> String {
+    let shown: String = tail.chars().take(60).collect();
+    format!(
+        "{}: no complete journal entry, only a line without its newline ({shown:?}): \
+         kept as it is. If it is a run's first entry cut short, that change was \
+         never made: remove the file; if it is not a journal, give another --journal",
+        journal.display()
+    )
+}
+
 /// Undo the journal at `journal` (left by a killed run) under `fs`'s root.
+/// A journal with no complete entry and a torn line is refused, kept.
 pub fn replay_journal(fs: &HostFs, journal: &Path) -> Result<RestoreReport> {
     let loaded = journal::load(journal)?;
+    if let (true, Some(tail)) = (loaded.entries.is_empty(), &loaded.torn_tail) {
+        bail!("{}", torn_only(journal, tail));
+    }
     let mut state = State::new(fs.root(), journal.to_path_buf());
     state.entries = loaded.entries;
     let mut report = state.restore();

@@ -188,6 +188,47 @@ fn restore_with_a_missing_root_is_an_error_naming_it() {
         )));
 }
 
+/// A journal holding no complete entry, only a line without its newline
+/// (a run's first entry cut short, or not a journal at all), is neither
+/// replayed nor removed: `restore` fails (exit 1) naming it and keeps it
+/// byte for byte, and a new guard refuses to append to it (its entry
+/// would join the torn line, and no restore could read it back).
+#[test]
+fn a_journal_with_only_a_torn_line_is_kept_not_called_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    for text in ["important notes without trailing newline", "{\"broken"] {
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, text).unwrap();
+        common::irqlab()
+            .args(["restore", "--root"])
+            .arg(dir.path())
+            .arg("--journal")
+            .arg(&notes)
+            .assert()
+            .code(1)
+            .stdout(contains("empty").not())
+            .stderr(contains(format!(
+                "{}: no complete journal entry",
+                notes.display()
+            )));
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), text, "kept");
+    }
+    let root = tree(&FILES);
+    std::fs::write(journal(root.path()), "{\"kind\":\"fi").unwrap();
+    common::irqlab()
+        .args(["guard-selftest", "--root"])
+        .arg(root.path())
+        .args(SETS)
+        .assert()
+        .code(1)
+        .stderr(contains("no complete journal entry"));
+    assert_eq!(read(root.path(), "proc/sys/vm/stat_interval"), "1\n");
+    assert_eq!(
+        std::fs::read_to_string(journal(root.path())).unwrap(),
+        "{\"kind\":\"fi"
+    );
+}
+
 use predicates::prelude::PredicateBooleanExt;
 
 #[test]
