@@ -1,6 +1,7 @@
 //! SIGINT or SIGTERM ends a built-in workload's trial under way at once:
 //! a bench with an hour-long `--trial-length` stops within seconds (exit
-//! 128 + signal) and discards the trial cut short. Before, only `--workload command` looked at the
+//! 128 + signal) and discards the trial cut short; one during a long
+//! `--cooldown` ends the run at once with the summary of its trials. Before, only `--workload command` looked at the
 //! signal and the others ran their trial to its end.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -73,4 +74,67 @@ fn a_signal_ends_a_long_trial_of_every_builtin_workload_at_once() {
         assert!(seen.contains("nothing measured"), "{kind}: {seen}");
         assert!(!out.exists(), "{kind}: {seen}");
     }
+}
+
+/// SIGINT during an hour-long `--cooldown` ends the run at once, with the
+/// summary of the trials that finished printed and written (before: the
+/// signal thread's grace, a trial length + 10 s, ran out first and the
+/// process exited 130 with no summary).
+#[test]
+fn a_signal_during_the_cooldown_ends_the_run_with_its_summary() {
+    let root = common::bench_tree("6.18.44-fake", "boot-1", &[]);
+    let out = root.path().join("out");
+    let printed = root.path().join("stdout.txt");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        .args([
+            "--trials",
+            "3",
+            "--trial-length",
+            "50ms",
+            "--cooldown",
+            "1h",
+        ])
+        .args(["--", "true"])
+        .stdout(std::fs::File::create(&printed).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let trials = out.join("tip/trials.jsonl");
+    let began = Instant::now();
+    while !std::fs::read_to_string(&trials).is_ok_and(|t| t.lines().count() == 1) {
+        assert!(began.elapsed() < Duration::from_secs(30), "no first trial");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sent = Instant::now();
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("SIGINT did not end a cooldown of 1 h within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = std::fs::read_to_string(&printed).unwrap();
+    assert_eq!(status.code(), Some(130), "{stdout}");
+    assert!(
+        stdout.contains("interrupted by SIGINT: 1 of 3 trials finished"),
+        "{stdout}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["interrupted"], "SIGINT");
+    assert_eq!(s["finished_trials"], 1);
 }

@@ -625,6 +625,19 @@ fn guarded_trial(
     rec
 }
 
+/// Wait `cooldown` between trials, or until a stop is asked for (the next
+/// trial's check then ends the run with its summary).
+fn cool_down(cooldown: Duration, stop: StopCheck) {
+    let until = Instant::now() + cooldown;
+    while stop().is_none() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
 fn build_workloads(plan: &Plan, tracker: &Tracker) -> Result<Vec<Box<dyn Workload>>> {
     plan.variants
         .iter()
@@ -1024,9 +1037,7 @@ fn trials(
         }
         wr.write(&rec)?;
         cx.sink.trial(i + 1, slots.len(), &rec, head);
-        if !plan.cooldown.is_zero() {
-            std::thread::sleep(plan.cooldown);
-        }
+        cool_down(plan.cooldown, cx.stop);
     }
     cx.sink.finish();
     Ok(None)
