@@ -974,6 +974,24 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
     }
 }
 
+/// A journal none of whose lines can be read is not a recovery: exit 1,
+/// "nothing recovered", and the journal kept byte for byte (renamed).
+/// Before, every line was named as skipped and recover exited 0.
+#[test]
+fn recover_of_a_journal_with_no_readable_line_fails_and_keeps_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(&d.path().join("k"));
+    let junk: Vec<String> = (0..good.len()).map(|i| format!("\u{1}junk {i}")).collect();
+    std::fs::write(&journal, junk.join("\n") + "\n").unwrap();
+    let bytes = std::fs::read(&journal).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("nothing recovered"), "{err}");
+    let kept = named(&boot_dir(&out), "journal.jsonl.partial-");
+    assert_eq!(kept.len(), 1, "{err}");
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), bytes, "kept as is");
+}
+
 /// A journal whose LOC (CPU 0) is listed at lines 6 and 10 only, line 6
 /// half written: after `recover`, replay shows LOC as a `missing_samples`
 /// gap across the missing sample and at its next listing, never the

@@ -1,7 +1,8 @@
 //! `irqlab recover DIR`: turn the journals left by a crashed `record` into
 //! segments, for every boot directory of a dataset (`layout::recover_boot_dir`:
 //! never removes input it did not fully convert). Exit 1 when any
-//! directory was not recovered; the others still are.
+//! directory was not recovered (an error, or a journal none of whose
+//! lines could be read); the others still are.
 
 use crate::record::layout;
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     eprintln!("irqlab: {l}");
                 }
                 any = true;
+                // a journal none of whose lines could be read
+                if msg.lines().any(|l| l.ends_with(layout::NOTHING_RECOVERED)) {
+                    failed += 1;
+                }
             }
             Ok(None) => {}
             Err(e) => {

@@ -439,6 +439,11 @@ pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
     })
 }
 
+/// How a line of [`recover_boot_dir`]'s message ends when a journal was
+/// there but none of its lines could be read (kept aside): `irqlab recover` fails
+/// then, while `record`, which only clears the way, goes on.
+pub const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
+
 /// [`recover_boot_dir`] without the IRQ identity files.
 fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
     let path = dir.join(JOURNAL);
@@ -583,6 +588,9 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
             path.display(),
             kept.display()
         ));
+        if lines_left == 0 && dup.is_empty() && !problems.bad.is_empty() {
+            msg.push(format!("{}{NOTHING_RECOVERED}", path.display()));
+        }
     }
     Ok((!msg.is_empty()).then(|| msg.join("\n")))
 }
