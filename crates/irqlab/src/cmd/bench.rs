@@ -82,6 +82,14 @@ impl PrepareFlags {
 
 /// Flags of `irqlab bench`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab bench                                      # ipi workload, 10 x 2 s\n  \
+    irqlab bench --label tip -w net --trials 20 --trial-length 5s\n  \
+    irqlab bench -w net --variant off='--sysctl net.core.busy_poll=0' \\\n      \
+    --variant on='--sysctl net.core.busy_poll=50'   # two settings, interleaved\n  \
+    irqlab bench --preset irq-rate -w disk --measure virtio1-req.0\n  \
+    irqlab bench --resume irqlab-results/tip/<timestamp>  # after Ctrl-C\n  \
+    irqlab compare irqlab-results/tip irqlab-results/patch --format text")]
 pub struct Args {
     /// What makes the interrupts [default: ipi, or command when `-- CMD`
     /// or --start/--stop is given].

@@ -8,6 +8,11 @@ use std::process::ExitCode;
 
 /// Flags of `irqlab restore`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples, after a run was killed (SIGKILL, power loss):\n  \
+    irqlab restore                     # undo what /var/lib/irqlab/journal.jsonl holds\n  \
+    irqlab restore --root ./fake-tree  # a fake tree's journal (tests)"
+)]
 pub struct Args {
     // Root the journaled paths are relative to (a fake tree in tests).
     #[command(flatten)]

@@ -18,6 +18,10 @@ use std::process::ExitCode;
 
 /// Flags of `irqlab synth`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    irqlab synth --ncpus 488 --irqs 1000 --nr-irqs 8360 --out /tmp/big   # a 488-CPU server\n  \
+    irqlab synth --ncpus 1152 --irqs 1056 --out /tmp/huge && irqlab show --root /tmp/huge\n  \
+    irqlab synth --ncpus 16 --irqs 40 --arch arm64 --era e4 --offline 3,7-9 --out /tmp/arm")]
 pub struct Args {
     /// Number of possible CPUs (0..N). Formerly --cpus.
     #[arg(long, alias = "cpus", value_name = "N",

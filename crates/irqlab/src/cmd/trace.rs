@@ -22,6 +22,10 @@ pub enum TraceFormat {
 
 /// Flags of `irqlab trace`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples (root, a build with --features trace):\n  \
+    irqlab trace -i 1s -d 10s                   # per-interval tables\n  \
+    irqlab trace --irq 'virtio|NET_RX' --cpus 1 --hist\n  \
+    irqlab trace --format json -d 5s            # one JSON object per interval")]
 pub struct Args {
     /// Print one report per interval (at least 10ms, at most 24h).
     #[arg(long, short = 'i', default_value = "1s", allow_hyphen_values = true,
