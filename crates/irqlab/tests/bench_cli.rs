@@ -109,6 +109,36 @@ fn order_of_events_and_restore_after_success() {
     );
 }
 
+/// A summary that cannot be written names stdout, as every command's
+/// output does: "stdout: No space left on device (os error 28)", exit 1.
+#[test]
+fn a_full_stdout_is_named() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("SKIPPED: no /dev/full");
+        return;
+    }
+    let root = fake_tree();
+    let run = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(root.path().join("out"))
+        .args(["--warmup", "0", "--measure", "LOC"])
+        .args(["--sysctl", "kernel.irqlab_test=1", "--trials", "1"])
+        .args(["--trial-length", "100ms", "--workload", "command"])
+        .args(["--", "true"])
+        .stdout(common::failing_stdio(true))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("irqlab: error: stdout: No space left on device (os error 28)"),
+        "{err}"
+    );
+    assert_eq!(sysctl(root.path()), "0", "host restored");
+}
+
 #[test]
 fn failing_command_is_reported_and_host_restored() {
     let root = fake_tree();

@@ -642,9 +642,10 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
     }
 }
 
+/// The summary on stdout (`export::stdout`: a failed write names stdout,
+/// as every command's does).
 fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut o = stdout.lock();
+    let mut o = crate::export::stdout::stdout();
     match a.format {
         SummaryFormat::Json => {
             serde_json::to_writer_pretty(&mut o, &f.summary)?;
