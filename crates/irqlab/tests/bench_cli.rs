@@ -523,7 +523,10 @@ fn refused_bench_creates_nothing() {
     let out = root.path().join("out");
     let cases: [(&[&str], &str); 6] = [
         (&["--irq-affinity", "26=9"], "CPU 9 does not exist"),
-        (&["--threads", "0"], "--threads 0"),
+        (
+            &["--threads", "0"],
+            "expected a whole number from 1 to 1048576",
+        ),
         (&["--threads", "1"], "one thread wakes no one"),
         (&["--label", ""], "a variant needs a name"),
         (&["--label", " "], "a variant needs a name"),
@@ -542,6 +545,61 @@ fn refused_bench_creates_nothing() {
         assert!(!out.exists(), "{args:?} created {}", out.display());
         assert_eq!(sysctl(root.path()), "0");
     }
+}
+
+/// A count flag given something other than a whole number in its range
+/// is told what is expected (not clap's "is not in 0..=4294967295" for a
+/// flag that refuses 0, nor "invalid digit found in string"), exit 2,
+/// before anything is written; `--variant`'s `--threads` alike.
+#[test]
+fn counts_that_are_not_whole_numbers_say_what_is_expected() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let all = "from 0 to 4294967295";
+    let cases: &[(&str, &str, &str)] = &[
+        ("--trials", "99999999999999", "from 1 to 4294967295"),
+        ("--trials", "1e12", "from 1 to 4294967295"),
+        ("--trials", "0", "from 1 to 4294967295"),
+        ("--trials", "-1", "from 1 to 4294967295"),
+        ("--warmup", "1e3", all),
+        ("--warmup", "-1", all),
+        ("--threads", "2.5", "from 1 to 1048576"),
+        ("--seed", "-3", "from 0 to 18446744073709551615"),
+    ];
+    for &(flag, value, range) in cases {
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args([flag, value, "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.contains(&format!("'{flag} <"))
+                && err.contains(&format!(
+                    "expected a whole number {range}, found \"{value}\""
+                )),
+            "{flag} {value}: {err}"
+        );
+        assert!(!out.exists(), "{flag} {value}");
+    }
+    let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--variant", "a=--threads 1e3 -w timer", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("expected a whole number from 1 to 1048576, found \"1e3\""),
+        "{err}"
+    );
 }
 
 /// A run that fails before its first trial is finished (here: the

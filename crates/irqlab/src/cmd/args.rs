@@ -1,7 +1,7 @@
 //! Command-line pieces shared by the subcommands: the `--root` and row
 //! filter (`--irq`, `--exclude`, `--cpus`) argument structs, the clap value
-//! parsers for CPU lists, durations, sampling intervals and regexes, and
-//! the deprecation note of a renamed flag.
+//! parsers for CPU lists, durations, sampling intervals, counts and
+//! regexes, and the deprecation note of a renamed flag.
 //!
 //! Owns how a flag's text becomes a value and what a bad value says; a
 //! value parser's error becomes a clap usage error (exit 2, `error:
@@ -238,6 +238,27 @@ pub fn bounded_interval(s: &str, min: Option<(Duration, &str)>) -> Result<Durati
     Ok(d)
 }
 
+/// Value parser for a count flag (`bench --trials`, `probe --reads` …): a
+/// whole number in decimal digits from `min` to `max`, as the flag's
+/// type `T`; anything else (`-1`, `1e3`, `1.5`, out of range) is told
+/// what is expected: `expected a whole number from 1 to 4294967295,
+/// found "1e12"`. A flag uses it as `value_parser = |s: &str|
+/// whole_number::<u32>(s, 1, u32::MAX.into())`, with `allow_hyphen_values
+/// = true` so that a negative number reaches it.
+pub fn whole_number<T: TryFrom<u64>>(s: &str, min: u64, max: u64) -> Result<T, String> {
+    let t = s.trim();
+    let expected = || format!("expected a whole number from {min} to {max}, found {t:?}");
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(expected());
+    }
+    // all digits: only too many of them fails to parse
+    let n: u64 = t.parse().map_err(|_| expected())?;
+    if !(min..=max).contains(&n) {
+        return Err(expected());
+    }
+    T::try_from(n).map_err(|_| expected())
+}
+
 /// Value parser for `--irq`: a valid regular expression (kept as text for
 /// `filter::Filter`).
 pub fn regex_arg(s: &str) -> Result<String, String> {
@@ -333,6 +354,40 @@ mod tests {
             .contains("shortest x"));
         assert_eq!(bounded_interval("10ms", min), Ok(Duration::from_millis(10)));
         assert!(bounded_interval("25h", min).unwrap_err().contains("24h"));
+    }
+
+    #[test]
+    fn whole_numbers_say_what_is_expected() {
+        let max = u64::from(u32::MAX);
+        assert_eq!(whole_number::<u32>("10", 1, max), Ok(10));
+        assert_eq!(whole_number::<u32>(" 4294967295 ", 1, max), Ok(u32::MAX));
+        assert_eq!(whole_number::<u64>("0", 0, u64::MAX), Ok(0));
+        assert_eq!(
+            whole_number::<u64>("18446744073709551615", 0, u64::MAX),
+            Ok(u64::MAX)
+        );
+        for bad in [
+            "0",
+            "-1",
+            "1e12",
+            "1e3",
+            "1.5",
+            "",
+            "+3",
+            "x",
+            "99999999999999",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(
+                whole_number::<u32>(bad, 1, max),
+                Err(format!(
+                    "expected a whole number from 1 to 4294967295, found {:?}",
+                    bad.trim()
+                )),
+                "{bad}"
+            );
+        }
+        assert!(whole_number::<u8>("300", 0, 1000).is_err());
     }
 
     #[test]
