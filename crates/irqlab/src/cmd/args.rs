@@ -267,10 +267,11 @@ pub fn regex_arg(s: &str) -> Result<String, String> {
         .map_err(|e| format!("not a valid regular expression: {e}"))
 }
 
-/// Value parser for `--cpus`: a CPU list such as `0-3,8` ([`cpu_list`];
-/// kept as text for `filter::Filter`).
+/// Value parser for `--cpus`: a CPU list such as `0-3,8` that names at
+/// least one CPU ([`nonempty_cpu_list`]: an empty list is refused as
+/// `0,1,`'s empty item is; kept as text for `filter::Filter`).
 pub fn cpu_list_arg(s: &str) -> Result<String, String> {
-    cpu_list(s).map(|_| s.to_string())
+    nonempty_cpu_list(s).map(|_| s.to_string())
 }
 
 #[cfg(test)]
@@ -433,6 +434,12 @@ mod tests {
         assert_eq!(regex_arg("^LOC$").as_deref(), Ok("^LOC$"));
         assert!(cpu_list_arg("5-2").is_err());
         assert_eq!(cpu_list_arg("0-1,3").as_deref(), Ok("0-1,3"));
+        for empty in ["", " "] {
+            assert!(
+                cpu_list_arg(empty).unwrap_err().contains("empty"),
+                "{empty:?}"
+            );
+        }
     }
 
     #[test]
