@@ -303,6 +303,20 @@ impl HostFs {
         &self.root
     }
 
+    /// The error of a root that exists but is not a directory (`--root
+    /// FILE: not a directory`), `None` for a directory or a root that does
+    /// not exist. One `stat`: for the error paths of the commands that read
+    /// the host, and `restore`'s check before it looks for a journal.
+    pub fn root_not_a_directory(&self) -> Option<anyhow::Error> {
+        match std::fs::metadata(&self.root) {
+            Ok(m) if !m.is_dir() => Some(anyhow::anyhow!(
+                "--root {}: not a directory",
+                self.root.display()
+            )),
+            _ => None,
+        }
+    }
+
     /// Absolute path of a root-relative path such as `proc/interrupts`.
     pub fn path(&self, rel: &str) -> PathBuf {
         join_rel(&self.root, rel)

@@ -109,6 +109,36 @@ fn order_of_events_and_restore_after_success() {
     );
 }
 
+/// A summary that cannot be written names stdout, as every command's
+/// output does: "stdout: No space left on device (os error 28)", exit 1.
+#[test]
+fn a_full_stdout_is_named() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("SKIPPED: no /dev/full");
+        return;
+    }
+    let root = fake_tree();
+    let run = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(root.path().join("out"))
+        .args(["--warmup", "0", "--measure", "LOC"])
+        .args(["--sysctl", "kernel.irqlab_test=1", "--trials", "1"])
+        .args(["--trial-length", "100ms", "--workload", "command"])
+        .args(["--", "true"])
+        .stdout(common::failing_stdio(true))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("irqlab: error: stdout: No space left on device (os error 28)"),
+        "{err}"
+    );
+    assert_eq!(sysctl(root.path()), "0", "host restored");
+}
+
 #[test]
 fn failing_command_is_reported_and_host_restored() {
     let root = fake_tree();
@@ -493,7 +523,10 @@ fn refused_bench_creates_nothing() {
     let out = root.path().join("out");
     let cases: [(&[&str], &str); 6] = [
         (&["--irq-affinity", "26=9"], "CPU 9 does not exist"),
-        (&["--threads", "0"], "--threads 0"),
+        (
+            &["--threads", "0"],
+            "expected a whole number from 1 to 1048576",
+        ),
         (&["--threads", "1"], "one thread wakes no one"),
         (&["--label", ""], "a variant needs a name"),
         (&["--label", " "], "a variant needs a name"),
@@ -512,6 +545,61 @@ fn refused_bench_creates_nothing() {
         assert!(!out.exists(), "{args:?} created {}", out.display());
         assert_eq!(sysctl(root.path()), "0");
     }
+}
+
+/// A count flag given something other than a whole number in its range
+/// is told what is expected (not clap's "is not in 0..=4294967295" for a
+/// flag that refuses 0, nor "invalid digit found in string"), exit 2,
+/// before anything is written; `--variant`'s `--threads` alike.
+#[test]
+fn counts_that_are_not_whole_numbers_say_what_is_expected() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let all = "from 0 to 4294967295";
+    let cases: &[(&str, &str, &str)] = &[
+        ("--trials", "99999999999999", "from 1 to 4294967295"),
+        ("--trials", "1e12", "from 1 to 4294967295"),
+        ("--trials", "0", "from 1 to 4294967295"),
+        ("--trials", "-1", "from 1 to 4294967295"),
+        ("--warmup", "1e3", all),
+        ("--warmup", "-1", all),
+        ("--threads", "2.5", "from 1 to 1048576"),
+        ("--seed", "-3", "from 0 to 18446744073709551615"),
+    ];
+    for &(flag, value, range) in cases {
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args([flag, value, "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.contains(&format!("'{flag} <"))
+                && err.contains(&format!(
+                    "expected a whole number {range}, found \"{value}\""
+                )),
+            "{flag} {value}: {err}"
+        );
+        assert!(!out.exists(), "{flag} {value}");
+    }
+    let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--variant", "a=--threads 1e3 -w timer", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("expected a whole number from 1 to 1048576, found \"1e3\""),
+        "{err}"
+    );
 }
 
 /// A run that fails before its first trial is finished (here: the

@@ -131,7 +131,10 @@ fn bad_flags_fail_before_any_file() {
     let root = fake_tree();
     let out = root.path().join("out");
     let cases: &[(&[&str], &str)] = &[
-        (&["--trials", "0", "--", "true"], "--trials 0"),
+        (
+            &["--trials", "0", "--", "true"],
+            "expected a whole number from 1 to 4294967295, found \"0\"",
+        ),
         (&["--trial-length", "0s", "--", "true"], "--trial-length 0s"),
         (
             &["-w", "ipi", "--trial-length", "4000000000000000h"],

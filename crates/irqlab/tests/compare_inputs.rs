@@ -52,6 +52,7 @@ fn item2_comparing_nothing_is_an_error() {
     fs::create_dir_all(d.join("e2")).unwrap();
     let e = err(d, &["e1", "e2"]);
     assert!(e.contains("e1: empty directory"), "{e}");
+    assert!(e.contains("trials.jsonl"), "{e}");
     fs::create_dir_all(d.join("run")).unwrap();
     fs::write(d.join("run/env.json"), "{\"kernel\":\"6.1\"}").unwrap();
     fs::write(d.join("run/plan.json"), "{}").unwrap();
@@ -574,5 +575,30 @@ fn older_probe_runs_pool_by_their_typed_root_with_a_warning() {
     warned(
         &doc,
         "x= pools runs by the root their command lines typed (t, relative)",
+    );
+}
+
+#[test]
+fn a_directory_of_subdirectories_is_not_called_empty() {
+    // a fake host tree: proc/ and sys/, no result file anywhere
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("num.txt"), spread(100.0, 1.0, 10));
+    fs::create_dir_all(d.join("tree/proc/irq/0")).unwrap();
+    fs::create_dir_all(d.join("tree/sys/kernel")).unwrap();
+    fs::write(d.join("tree/.hidden"), "1\n").unwrap();
+    let e = err(d, &["num.txt", "tree"]);
+    assert!(!e.contains("empty directory"), "{e}");
+    assert!(
+        e.contains("tree: holds no result file compare reads"),
+        "{e}"
+    );
+    assert!(
+        e.contains("trials.jsonl at any depth, or else one file per iteration directly in it"),
+        "{e}"
+    );
+    assert!(
+        e.contains("found only 2 subdirectories and 1 hidden or non-regular file"),
+        "{e}"
     );
 }

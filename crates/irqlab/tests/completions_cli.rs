@@ -148,6 +148,29 @@ fn man_out_writes_one_page_per_subcommand() {
     assert!(!out.join("irqlab-guard-selftest.1").exists());
 }
 
+/// `--out FILE` where FILE is a regular file: refused naming the flag and
+/// saying it is not a directory (not "File exists"), exit 1, FILE kept.
+#[test]
+fn man_out_that_is_a_file_is_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("num.txt");
+    std::fs::write(&file, "1\n").unwrap();
+    let out = irqlab()
+        .args(["man", "--out"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "--out {}: not a directory",
+            file.display()
+        )))
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("File exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "1\n");
+}
+
 /// Every page is clean under `groff -ww` in a C locale (ASCII roff: no
 /// raw UTF-8, `...` for the ellipsis), there is no `irqlab-help.1`, the
 /// synopsis is typed as a subcommand (`irqlab top`), and examples are an

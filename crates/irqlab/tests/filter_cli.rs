@@ -197,6 +197,49 @@ fn filter_flags_are_refused_where_they_cannot_apply() {
     assert!(!dir.path().join("o").exists());
 }
 
+/// An empty `--cpus` is a usage error naming the flag in every command
+/// that takes it (as `--cpus 0,1,`'s empty item is), not a warning and
+/// every row with a total of 0.
+#[test]
+fn an_empty_cpu_list_is_a_usage_error_everywhere() {
+    let d = tree();
+    let root = d.path().to_str().unwrap();
+    let out = d.path().join("o");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["show", "--root", root],
+        vec!["top", "--batch", "-n", "1", "-i", "10ms", "--root", root],
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--root",
+            root,
+        ],
+        vec!["record", "-o", out, "--duration", "1s", "--root", root],
+        vec!["replay", out, "--batch"],
+        vec!["trace", "--root", root],
+    ] {
+        for empty in ["", " "] {
+            let o = common::irqlab()
+                .args(&args)
+                .args(["--cpus", empty])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?} --cpus {empty:?}: {err}");
+            assert!(o.stdout.is_empty(), "{args:?} --cpus {empty:?}");
+            assert!(
+                err.contains("--cpus <LIST>") && err.contains("the CPU list is empty"),
+                "{args:?} --cpus {empty:?}: {err}"
+            );
+        }
+    }
+    assert!(!d.path().join("o").exists());
+}
+
 /// One help text for the filter flags in every command that has them.
 #[test]
 fn the_filter_flags_have_one_help_text() {

@@ -159,6 +159,40 @@ fn bad_flags_and_empty_roots_are_refused() {
     }
 }
 
+/// A count that is not a whole number in range is told what is expected
+/// (not "invalid digit found in string"), as `--reads -1` (a separate
+/// word) is.
+#[test]
+fn counts_that_are_not_whole_numbers_say_what_is_expected() {
+    let dir = TempDir::new().unwrap();
+    let tree = synth(&dir);
+    for (flag, value, range) in [
+        ("--reads", "-1", "from 1 to 1000000"),
+        ("--reads", "1e3", "from 1 to 1000000"),
+        ("--reads", "0", "from 1 to 1000000"),
+        ("--reads", "1.5", "from 1 to 1000000"),
+        ("--reads", "1000001", "from 1 to 1000000"),
+        ("--cpu", "-1", "from 0 to 4294967295"),
+        ("--cpu", "1e3", "from 0 to 4294967295"),
+    ] {
+        let out = irqlab()
+            .args(["probe", "--root", &tree, flag, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.contains(&format!("invalid value '{value}' for '{flag} <"))
+                && err.contains(&format!(
+                    "expected a whole number {range}, found \"{value}\""
+                )),
+            "{flag} {value}: {err}"
+        );
+        assert!(!err.contains("invalid digit"), "{flag} {value}: {err}");
+        assert!(out.stdout.is_empty(), "{flag} {value}");
+    }
+}
+
 #[test]
 fn live_proc_interrupts_costs_microseconds() {
     if std::fs::File::open("/proc/interrupts").is_err() {

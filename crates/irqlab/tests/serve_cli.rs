@@ -647,3 +647,33 @@ fn absolute_form_targets_are_served_by_their_path() {
     let (status, _) = request(s.addr, "GET", "http://irqlab.test/nothing").unwrap();
     assert_eq!(status, 404);
 }
+
+/// A `--root` that is a regular file is named as not a directory (as
+/// `restore` says), exit 1, before anything listens.
+#[test]
+fn a_root_that_is_a_file_is_not_a_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            "--root",
+        ])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("--root {}: not a directory", file.display())),
+        "{err}"
+    );
+    assert!(!err.contains("nothing readable"), "{err}");
+    assert!(!err.contains("serving http"), "{err}");
+}

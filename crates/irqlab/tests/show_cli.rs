@@ -166,6 +166,27 @@ fn empty_tree_fails_clearly() {
 }
 
 #[test]
+fn a_root_that_is_a_file_is_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    for extra in [&[][..], &["--interval", "10ms"][..]] {
+        irqlab()
+            .args(["show", "--root"])
+            .arg(&file)
+            .args(extra)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!(
+                "--root {}: not a directory",
+                file.display()
+            )))
+            .stderr(predicate::str::contains("nothing readable").not())
+            .stderr(predicate::str::contains("not shown").not());
+    }
+}
+
+#[test]
 fn a_bad_file_after_a_missing_one_fails_and_says_both() {
     // the missing file is noted even though the run then fails (show's
     // rule, kept now that show reads through the sampler)

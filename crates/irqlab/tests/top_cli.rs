@@ -824,3 +824,19 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_and_noted_once() {
         assert!(rows.iter().any(|r| r.get("affinity").is_some()));
     }
 }
+
+#[test]
+fn batch_with_a_root_that_is_a_file_says_it_is_not_a_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    top(&file)
+        .args(["-i", "10ms", "-n", "1"])
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "--root {}: not a directory",
+            file.display()
+        )))
+        .stderr(contains("nothing readable").not());
+}

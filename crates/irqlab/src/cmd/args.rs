@@ -1,7 +1,7 @@
 //! Command-line pieces shared by the subcommands: the `--root` and row
 //! filter (`--irq`, `--exclude`, `--cpus`) argument structs, the clap value
-//! parsers for CPU lists, durations, sampling intervals and regexes, and
-//! the deprecation note of a renamed flag.
+//! parsers for CPU lists, durations, sampling intervals, counts and
+//! regexes, and the deprecation note of a renamed flag.
 //!
 //! Owns how a flag's text becomes a value and what a bad value says; a
 //! value parser's error becomes a clap usage error (exit 2, `error:
@@ -238,6 +238,27 @@ pub fn bounded_interval(s: &str, min: Option<(Duration, &str)>) -> Result<Durati
     Ok(d)
 }
 
+/// Value parser for a count flag (`bench --trials`, `probe --reads` …): a
+/// whole number in decimal digits from `min` to `max`, as the flag's
+/// type `T`; anything else (`-1`, `1e3`, `1.5`, out of range) is told
+/// what is expected: `expected a whole number from 1 to 4294967295,
+/// found "1e12"`. A flag uses it as `value_parser = |s: &str|
+/// whole_number::<u32>(s, 1, u32::MAX.into())`, with `allow_hyphen_values
+/// = true` so that a negative number reaches it.
+pub fn whole_number<T: TryFrom<u64>>(s: &str, min: u64, max: u64) -> Result<T, String> {
+    let t = s.trim();
+    let expected = || format!("expected a whole number from {min} to {max}, found {t:?}");
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(expected());
+    }
+    // all digits: only too many of them fails to parse
+    let n: u64 = t.parse().map_err(|_| expected())?;
+    if !(min..=max).contains(&n) {
+        return Err(expected());
+    }
+    T::try_from(n).map_err(|_| expected())
+}
+
 /// Value parser for `--irq`: a valid regular expression (kept as text for
 /// `filter::Filter`).
 pub fn regex_arg(s: &str) -> Result<String, String> {
@@ -246,10 +267,11 @@ pub fn regex_arg(s: &str) -> Result<String, String> {
         .map_err(|e| format!("not a valid regular expression: {e}"))
 }
 
-/// Value parser for `--cpus`: a CPU list such as `0-3,8` ([`cpu_list`];
-/// kept as text for `filter::Filter`).
+/// Value parser for `--cpus`: a CPU list such as `0-3,8` that names at
+/// least one CPU ([`nonempty_cpu_list`]: an empty list is refused as
+/// `0,1,`'s empty item is; kept as text for `filter::Filter`).
 pub fn cpu_list_arg(s: &str) -> Result<String, String> {
-    cpu_list(s).map(|_| s.to_string())
+    nonempty_cpu_list(s).map(|_| s.to_string())
 }
 
 #[cfg(test)]
@@ -336,6 +358,40 @@ mod tests {
     }
 
     #[test]
+    fn whole_numbers_say_what_is_expected() {
+        let max = u64::from(u32::MAX);
+        assert_eq!(whole_number::<u32>("10", 1, max), Ok(10));
+        assert_eq!(whole_number::<u32>(" 4294967295 ", 1, max), Ok(u32::MAX));
+        assert_eq!(whole_number::<u64>("0", 0, u64::MAX), Ok(0));
+        assert_eq!(
+            whole_number::<u64>("18446744073709551615", 0, u64::MAX),
+            Ok(u64::MAX)
+        );
+        for bad in [
+            "0",
+            "-1",
+            "1e12",
+            "1e3",
+            "1.5",
+            "",
+            "+3",
+            "x",
+            "99999999999999",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(
+                whole_number::<u32>(bad, 1, max),
+                Err(format!(
+                    "expected a whole number from 1 to 4294967295, found {:?}",
+                    bad.trim()
+                )),
+                "{bad}"
+            );
+        }
+        assert!(whole_number::<u8>("300", 0, 1000).is_err());
+    }
+
+    #[test]
     fn old_spellings_are_noted_up_to_a_double_dash() {
         let renamed = [("--cpus", "--workload-cpus")];
         let argv = [
@@ -378,6 +434,12 @@ mod tests {
         assert_eq!(regex_arg("^LOC$").as_deref(), Ok("^LOC$"));
         assert!(cpu_list_arg("5-2").is_err());
         assert_eq!(cpu_list_arg("0-1,3").as_deref(), Ok("0-1,3"));
+        for empty in ["", " "] {
+            assert!(
+                cpu_list_arg(empty).unwrap_err().contains("empty"),
+                "{empty:?}"
+            );
+        }
     }
 
     #[test]

@@ -95,15 +95,17 @@ pub struct Args {
     /// or --start/--stop is given].
     #[arg(long, short = 'w', value_parser = workload_parser())]
     pub workload: Option<WorkloadKind>,
-    /// Timed trials per variant (at least 1).
-    #[arg(long, short = 'n', default_value_t = 10)]
+    /// Timed trials per variant (1 to 4294967295).
+    #[arg(long, short = 'n', default_value_t = 10, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u32>(s, 1, u32::MAX.into()))]
     pub trials: u32,
     /// Length of each trial's timed window (e.g. 2s, 500ms; more than 0).
     /// Formerly --duration.
     #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration)]
     pub trial_length: Duration,
     /// Untimed trials per variant before the first timed one.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u32>(s, 0, u32::MAX.into()))]
     pub warmup: u32,
     /// Pause after each trial.
     #[arg(long, default_value = "0s", value_parser = args::duration)]
@@ -125,7 +127,7 @@ pub struct Args {
     #[arg(long, alias = "cpus", value_name = "LIST")]
     pub workload_cpus: Option<String>,
     /// Worker threads of the workload (ipi ring, tlb spinners, timers, disk readers).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = threads_parser)]
     pub threads: Option<usize>,
     /// Directory for the disk workload's file (--workload disk only).
     #[arg(long)]
@@ -167,7 +169,8 @@ pub struct Args {
     #[arg(long, value_parser = order_parser(), default_value = "alternate")]
     pub order: Order,
     /// Seed of the random order (--order random only) [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u64>(s, 0, u64::MAX))]
     pub seed: Option<u64>,
     /// Continue the interrupted run in DIR with the flags stored in its
     /// plan.json; flags given as well must equal the stored ones.
@@ -206,6 +209,16 @@ pub enum SummaryFormat {
     Json,
 }
 
+/// Value parser of `--threads` (also in `--variant`): 1 to
+/// [`MAX_THREADS`].
+fn threads_parser(s: &str) -> Result<usize, String> {
+    args::whole_number(s, 1, MAX_THREADS)
+}
+
+/// Most `--threads`: far more than any workload can use, and a number
+/// every platform's `usize` holds.
+const MAX_THREADS: u64 = 1 << 20;
+
 /// Per-variant overrides parsed from `--variant NAME='flags'`.
 #[derive(Debug, Clone, clap::Parser)]
 #[command(no_binary_name = true)]
@@ -214,7 +227,7 @@ struct VariantFlags {
     workload: Option<WorkloadKind>,
     #[arg(long, alias = "cpus")]
     workload_cpus: Option<String>,
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = threads_parser)]
     threads: Option<usize>,
     #[arg(long)]
     start: Option<String>,
@@ -650,9 +663,10 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
     }
 }
 
+/// The summary on stdout (`export::stdout`: a failed write names stdout,
+/// as every command's does).
 fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut o = stdout.lock();
+    let mut o = crate::export::stdout::stdout();
     match a.format {
         SummaryFormat::Json => {
             serde_json::to_writer_pretty(&mut o, &f.summary)?;

@@ -71,7 +71,7 @@ pub fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
 
 /// Write [`pages`] into `dir`; returns what was written.
 pub fn write_all(dir: &Path) -> anyhow::Result<Vec<(String, usize)>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    out_dir(dir)?;
     let mut written = Vec::new();
     for (name, roff) in pages()? {
         let path = dir.join(&name);
@@ -79,6 +79,22 @@ pub fn write_all(dir: &Path) -> anyhow::Result<Vec<(String, usize)>> {
         written.push((name, roff.len()));
     }
     Ok(written)
+}
+
+/// `--out DIR` as a directory: kept if it is one, made (with its parents)
+/// if missing; anything else that exists there is refused by the flag's
+/// name, not by the `EEXIST` of making it.
+fn out_dir(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!(
+            "--out {}: not a directory (--out takes the directory the pages are \
+             written into, made if missing)",
+            dir.display()
+        ),
+        Err(_) => std::fs::create_dir_all(dir)
+            .with_context(|| format!("--out {}: making the directory", dir.display())),
+    }
 }
 
 /// clap_mangen's sections, with the after-help text as an EXAMPLES

@@ -45,13 +45,14 @@ pub struct Args {
     pub root: super::args::RootArgs,
     /// Timed reads per target × method × buffer (1 to 1000000).
     #[arg(long, default_value_t = 1000, allow_hyphen_values = true,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_READS))]
+          value_parser = |s: &str| super::args::whole_number::<u64>(s, 1, MAX_READS))]
     pub reads: u64,
     /// Bytes asked for per read() call, comma-separated (`128`, `4k`, `1M`).
     #[arg(long, default_value = "4k,64k", value_parser = size::parse_sizes)]
     pub buffer: std::vec::Vec<usize>,
     /// Pin the measuring thread to this CPU (affinity restored afterwards).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<usize>(s, 0, u32::MAX.into()))]
     pub cpu: Option<usize>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]

@@ -28,7 +28,7 @@ pub struct Args {
 /// still runs (its lock is live). Exit 1 (with the journal kept) if any
 /// change could not be undone.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    existing_root(args.root.path())?;
+    existing_root(&args.root)?;
     let journal = args
         .journal
         .unwrap_or_else(|| default_journal(args.root.path()));
@@ -61,10 +61,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// An error naming `root` when it is not a directory there: a mistyped
 /// `--root` holds no journal, but "nothing to restore" (exit 0) would
 /// say that a run's changes were undone or never made.
-fn existing_root(root: &std::path::Path) -> anyhow::Result<()> {
-    match std::fs::metadata(root) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => anyhow::bail!("--root {}: not a directory", root.display()),
-        Err(e) => anyhow::bail!("--root {}: {e}", root.display()),
+fn existing_root(root: &RootArgs) -> anyhow::Result<()> {
+    if let Some(e) = root.host_fs().root_not_a_directory() {
+        return Err(e);
+    }
+    match std::fs::metadata(root.path()) {
+        Ok(_) => Ok(()),
+        Err(e) => anyhow::bail!("--root {}: {e}", root.path().display()),
     }
 }

@@ -516,18 +516,21 @@ fn per_iteration_dir(
     warns: &mut Vec<String>,
 ) -> Result<VariantData> {
     let mut files = Vec::new();
+    let mut skipped = Skipped::default();
     for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') && entry.file_type()?.is_file() {
+        let kind = entry.file_type()?;
+        if !name.starts_with('.') && kind.is_file() {
             files.push((name, entry.path()));
+        } else if kind.is_dir() {
+            skipped.dirs += 1;
+        } else {
+            skipped.other += 1;
         }
     }
     if files.is_empty() {
-        bail!(
-            "{}: empty directory (expected trials.jsonl or one file per iteration)",
-            dir.display()
-        );
+        return Err(no_result_file(dir, &skipped));
     }
     files.sort_by(|a, b| natural_cmp(&a.0, &b.0));
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
@@ -565,6 +568,48 @@ fn per_iteration_dir(
         }
     }
     Ok(v)
+}
+
+/// The entries of a directory of runs that are not result files.
+#[derive(Default)]
+struct Skipped {
+    /// Subdirectories (none of them holds a trials.jsonl at any depth).
+    dirs: usize,
+    /// Hidden files and entries that are not regular files.
+    other: usize,
+}
+
+/// What compare reads in a directory, for the errors that found none of it.
+const DIR_READS: &str =
+    "compare reads trials.jsonl at any depth, or else one file per iteration directly in it";
+
+/// The error for a directory with no result file: empty, or holding only
+/// what compare skips (subdirectories without trials.jsonl, hidden files).
+fn no_result_file(dir: &Path, skipped: &Skipped) -> anyhow::Error {
+    if skipped.dirs == 0 && skipped.other == 0 {
+        return anyhow::anyhow!("{}: empty directory ({DIR_READS})", dir.display());
+    }
+    let mut found = Vec::new();
+    if skipped.dirs > 0 {
+        found.push(count_of(skipped.dirs, "subdirectory", "subdirectories"));
+    }
+    if skipped.other > 0 {
+        found.push(count_of(
+            skipped.other,
+            "hidden or non-regular file",
+            "hidden or non-regular files",
+        ));
+    }
+    anyhow::anyhow!(
+        "{}: holds no result file compare reads ({DIR_READS}); found only {}",
+        dir.display(),
+        found.join(" and ")
+    )
+}
+
+/// `n` and the noun that goes with it (`1 subdirectory`, `2 subdirectories`).
+fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// One probe run file inside a directory of runs: one trial per metric.

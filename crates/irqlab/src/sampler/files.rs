@@ -177,7 +177,8 @@ pub struct OnceRead {
 /// refused file (special, endless) or an error of `row` fails the read;
 /// so does a root where none of the three files is readable. `missing`
 /// is filled even when the read then fails, so that the caller can say
-/// which files were absent before the error.
+/// which files were absent before the error (left empty when the root is
+/// not a directory: the error says so).
 pub fn read_once<S: CountSink>(
     fs: &mut HostFs,
     filter: &Filter,
@@ -215,6 +216,11 @@ pub fn read_once<S: CountSink>(
         }
     }
     if out.interrupt_cpus.is_none() && out.snap.softirqs.is_none() && out.snap.stat.is_none() {
+        if let Some(e) = fs.root_not_a_directory() {
+            // each file's note would say "Not a directory" once more
+            missing.clear();
+            return Err(e);
+        }
         return Err(nothing_readable(fs));
     }
     Ok(out)
@@ -295,8 +301,13 @@ fn gone(fs: &HostFs, src: StatFile, e: &std::io::Error) -> anyhow::Error {
     }
 }
 
-/// The error of a root where no statistics file is readable.
+/// The error of a root where no statistics file is readable: a root
+/// that is not a directory is said to be one (`--root FILE: not a
+/// directory`, as `restore` says).
 fn nothing_readable(fs: &HostFs) -> anyhow::Error {
+    if let Some(e) = fs.root_not_a_directory() {
+        return e;
+    }
     anyhow!(
         "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
         fs.root().display()
@@ -534,5 +545,21 @@ mod tests {
         assert!(once.starts_with("nothing readable under"), "{once}");
         assert_eq!(missing.len(), 3);
         assert_eq!(files.missing.len(), 3);
+    }
+
+    #[test]
+    fn a_root_that_is_a_file_is_not_a_directory_for_show_and_the_live_sampler() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let (once, missing) = read_once_error(&file);
+        let mut files = StatFiles::new(HostFs::new(&file), &StatFile::ALL);
+        let live = files
+            .sample(&mut Snapshot::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(once, format!("--root {}: not a directory", file.display()));
+        assert_eq!(once, live);
+        assert!(missing.is_empty(), "{missing:?}");
     }
 }
