@@ -397,6 +397,15 @@ fn command_window_excludes_start_and_termination() {
 }
 
 fn spawn_piped(root: &Path, out: &Path, trials: &str) -> std::process::Child {
+    spawn_with(root, out, trials, std::process::Stdio::piped())
+}
+
+fn spawn_with(
+    root: &Path,
+    out: &Path,
+    trials: &str,
+    stdout: std::process::Stdio,
+) -> std::process::Child {
     let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
     c.args(["bench", "--root"])
         .arg(root)
@@ -419,9 +428,35 @@ fn spawn_piped(root: &Path, out: &Path, trials: &str) -> std::process::Child {
             "sleep",
             "10",
         ])
-        .stdout(std::process::Stdio::piped())
+        .stdout(stdout)
         .stderr(std::process::Stdio::piped());
     c.spawn().unwrap()
+}
+
+/// A bench ended by a signal exits 128 + signal even when its summary
+/// cannot be printed: a closed stdout is silent, a full one is named, and
+/// neither hides that the run was interrupted (before, a closed stdout
+/// made it exit 0).
+#[test]
+fn an_interrupted_bench_keeps_its_exit_code_when_stdout_fails() {
+    for full in [false, true] {
+        let root = fake_tree();
+        let out = root.path().join("out");
+        let child = spawn_with(root.path(), &out, "50", common::failing_stdio(full));
+        assert!(wait_for_trials(
+            &out.join("tip"),
+            1,
+            Duration::from_secs(30)
+        ));
+        signal(&child, "-INT");
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "full {full}: {err}");
+        assert!(err.contains("interrupted by SIGINT"), "full {full}: {err}");
+        assert_eq!(err.contains("stdout: No space left"), full, "{err}");
+        assert_eq!(summary(&out)["interrupted"], "SIGINT");
+        assert_eq!(sysctl(root.path()), "0", "restored");
+    }
 }
 
 fn summary(out: &Path) -> serde_json::Value {

@@ -724,12 +724,19 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    if finished.summary.finished_trials > 0 || finished.interrupted.is_none() {
-        print_summary(&args, &finished)?;
-    }
+    let printed = match finished.summary.finished_trials > 0 || finished.interrupted.is_none() {
+        true => print_summary(&args, &finished),
+        false => Ok(()),
+    };
     match finished.interrupted {
-        None => Ok(ExitCode::SUCCESS),
+        None => printed.map(|()| ExitCode::SUCCESS),
         Some(sig) => {
+            // a closed or full stdout does not hide the signal's exit code
+            if let Err(e) = &printed {
+                if !crate::export::stdout::is_closed(e) {
+                    eprint!("{}", super::error_text(e));
+                }
+            }
             let s = &finished.summary;
             if s.finished_trials > 0 {
                 eprintln!(
