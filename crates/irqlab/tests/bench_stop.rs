@@ -8,8 +8,44 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// `irqlab bench` of variant `tip` on the fake tree `root` into `out`,
+/// measuring LOC, no warm-up.
+fn bench(root: &Path, out: &Path) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+    c.args(["bench", "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"]);
+    c
+}
+
+/// Send `sig` (`-INT`, `-TERM`) to `child` and wait for its end: a run
+/// still there 60 s later is killed and fails the test (`what` did not
+/// end).
+fn interrupt(child: &mut Child, sig: &str, what: &str) -> ExitStatus {
+    let sent = Instant::now();
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{sig} did not end {what} within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
 
 #[test]
 fn a_signal_ends_a_long_trial_of_every_builtin_workload_at_once() {
@@ -22,12 +58,7 @@ fn a_signal_ends_a_long_trial_of_every_builtin_workload_at_once() {
     ] {
         let root = common::bench_tree("6.18.44-fake", "boot-1", &[]);
         let out = root.path().join("out");
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-            .args(["bench", "--root"])
-            .arg(root.path())
-            .arg("--out")
-            .arg(&out)
-            .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+        let mut child = bench(root.path(), &out)
             .args(["-w", kind])
             .args(["--trials", "2", "--trial-length", "1h"])
             .stdout(Stdio::null())
@@ -45,23 +76,7 @@ fn a_signal_ends_a_long_trial_of_every_builtin_workload_at_once() {
             seen.push_str(&line);
         }
         std::thread::sleep(Duration::from_secs(1));
-        let sent = Instant::now();
-        let ok = Command::new("kill")
-            .args([sig, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            if sent.elapsed() > Duration::from_secs(60) {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("{kind}: {sig} did not end a trial of 1 h within 60 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = interrupt(&mut child, sig, &format!("{kind}: a trial of 1 h"));
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
         seen.push_str(&rest);
@@ -85,12 +100,7 @@ fn a_signal_during_the_cooldown_ends_the_run_with_its_summary() {
     let root = common::bench_tree("6.18.44-fake", "boot-1", &[]);
     let out = root.path().join("out");
     let printed = root.path().join("stdout.txt");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args(["bench", "--root"])
-        .arg(root.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["--label", "tip", "--warmup", "0", "--measure", "LOC"])
+    let mut child = bench(root.path(), &out)
         .args([
             "--trials",
             "3",
@@ -110,23 +120,7 @@ fn a_signal_during_the_cooldown_ends_the_run_with_its_summary() {
         assert!(began.elapsed() < Duration::from_secs(30), "no first trial");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let sent = Instant::now();
-    let ok = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if sent.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("SIGINT did not end a cooldown of 1 h within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = interrupt(&mut child, "-INT", "a cooldown of 1 h");
     let stdout = std::fs::read_to_string(&printed).unwrap();
     assert_eq!(status.code(), Some(130), "{stdout}");
     assert!(
