@@ -103,6 +103,21 @@ fn item3_bench_runs_with_the_same_label_are_named_by_directory() {
     );
 }
 
+/// `LABEL=` on a path of two variants is a usage error (exit 2), as the
+/// other ways of naming variants wrongly are (before: exit 1).
+#[test]
+fn a_label_for_a_path_of_two_variants_is_a_usage_error() {
+    let tmp = TempDir::new().unwrap();
+    bench_run(&tmp.path().join("bv/tip"), "tip", 1000.0);
+    bench_run(&tmp.path().join("bv/patch"), "patch", 1100.0);
+    bench_run(&tmp.path().join("base"), "base", 1000.0);
+    usage(
+        tmp.path(),
+        &["base", "x=bv"],
+        &["x= given but the path holds 2 variants", "without it"],
+    );
+}
+
 #[test]
 fn item4_result_does_not_depend_on_argument_order() {
     let tmp = TempDir::new().unwrap();

@@ -195,11 +195,12 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
         if let Some(l) = &label {
             if vs.len() > 1 {
-                bail!(
-                    "{}: {l}= given but the path holds {} variants",
+                return Err(super::usage(format!(
+                    "{}: {l}= given but the path holds {} variants (a label names one \
+                     variant: give the path without it, or one variant's directory)",
                     path.display(),
                     vs.len()
-                );
+                )));
             }
             vs[0].label = l.clone();
         }
