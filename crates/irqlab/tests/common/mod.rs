@@ -180,6 +180,19 @@ pub fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `serve` on an ephemeral local port for `duration`, up to its `--root`
+/// flag: the tree's path comes next (`.args(serve_args("1s")).arg(root)`).
+pub fn serve_args(duration: &str) -> [&str; 6] {
+    [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        duration,
+        "--root",
+    ]
+}
+
 /// The environment variable that lets tests change the host (CPU hotplug,
 /// sysctls, IRQ affinity, tracefs mounts). `.ci/run` sets it; a plain
 /// `cargo test`, even as root, leaves the machine alone.
