@@ -440,10 +440,6 @@ pub fn run(
     Ok(run.sum)
 }
 
-/// A sample that could not be taken ends the run: the samples recorded
-/// before it are closed into their segment as at the run's end (or, when
-/// that fails too, left in the journal for `irqlab recover`), and the
-/// error says where they are.
 /// Refuse an output directory whose parent does not exist, before
 /// anything is sampled: `record` creates DIR itself (and the boot
 /// directory inside it), never a missing tree above it — a mistyped `-o`
@@ -491,6 +487,10 @@ fn create_dirs(out: &Path, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
+/// A sample that could not be taken ends the run: the samples recorded
+/// before it are closed into their segment as at the run's end (or, when
+/// that fails too, left in the journal for `irqlab recover`), and the
+/// error says where they are.
 fn end_on_error(mut run: Run, cfg: &RecordConfig, e: anyhow::Error) -> anyhow::Error {
     let kept = run.sum.samples;
     if kept == 0 {
