@@ -30,7 +30,9 @@ mod tracker;
 pub use descend::{disable_cgroups, TRACK_ENV};
 pub use hooks::defer_signals;
 pub use journal::Change;
-pub use lock::{lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR};
+pub use lock::{
+    live_host_locks, lock_path, read_holder, state_dir, Holder, RunLock, Stale, SYSTEM_DIR,
+};
 pub use mount::{is_mountpoint, use_mount};
 pub use netns::{create_netns, netns_path, remove_netns, NETNS_DIR};
 pub use restore_report::RestoreReport;

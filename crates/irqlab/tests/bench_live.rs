@@ -72,6 +72,9 @@ fn timer_bench_marks_trial_cpu_offline_and_continues_or_skip() {
     if let Some(why) = hotplug_skip_reason() {
         return skip(test, &why);
     }
+    if common::host_lock_held(&format!("bench_live: {test}")) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let online = Online;

@@ -2,7 +2,9 @@
 //! The second refuses, naming the first (pid, output directory, start),
 //! and creates no output directory; after a SIGKILL of the first,
 //! `irqlab restore` takes charge of its stale lock and undoes everything;
-//! then a new run may start.
+//! then a new run may start. And the live tests' view of the host's lock
+//! (`common::run_lock_taken`): another run's lock skips them, naming it,
+//! or fails them under CI.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -209,6 +211,11 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
         visible!("{test}: SKIPPED: no user nobody");
         return;
     };
+    // a bench by anyone waits for a run that holds the host, which is
+    // right, but leaves nothing to test here
+    if common::host_lock_held(test) {
+        return;
+    }
     // the user's lock directory: removed at the end when this test made it
     let user_dir = format!("/tmp/irqlab-{}", nobody.uid.as_raw());
     struct Tidy(Option<String>);
@@ -247,13 +254,6 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
             .unwrap()
     };
     let out = run(&dir.path().join("b"), &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && err.contains("another run is changing this host") {
-        // a root run outside this test holds the host: a bench by anyone
-        // waits for it, which is right, but leaves nothing to test here
-        visible!("{test}: SKIPPED: another irqlab run holds the host: {err}");
-        return;
-    }
     assert!(
         out.status.success(),
         "{}",
@@ -273,6 +273,74 @@ fn unprivileged_bench_uses_a_user_lock_and_refuses_root_flags_first() {
         "{err}"
     );
     assert!(!refused.exists(), "refused before anything was created");
+}
+
+/// A live lock held by a process that is neither this test nor one it
+/// started (init, pid 1) is a skip naming the holder as its lock file
+/// does, and under CI a failure; a lock of this process, of its child, of
+/// a dead run, or none, is no reason to skip.
+#[test]
+fn another_runs_live_lock_skips_naming_it_or_fails_under_ci() {
+    use irqlab::guard::Holder;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, h: &Holder| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_string(h).unwrap()).unwrap();
+        p
+    };
+    let stat = std::fs::read("/proc/1/stat").unwrap();
+    let init = Holder {
+        pid: 1,
+        starttime: irqlab_core::PidStat::parse(&stat).unwrap().starttime,
+        ..Holder::me("bench", Some(Path::new("/results/other")))
+    };
+    assert!(init.is_live());
+    let held = write("init.lock", &init);
+    let why = common::run_lock_taken(std::slice::from_ref(&held), false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        why,
+        format!(
+            "another irqlab run holds the host: {init} (lock {})",
+            held.display()
+        )
+    );
+    assert!(
+        why.contains("pid 1,") && why.contains("/results/other"),
+        "{why}"
+    );
+    let e = common::run_lock_taken(std::slice::from_ref(&held), true).unwrap_err();
+    assert!(e.starts_with(&why) && e.contains("CI is set"), "{e}");
+    // this process's, its child's, a dead run's lock or none: run
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let mine = Holder::me("trace", None);
+    let ours = [
+        write("me.lock", &mine),
+        write(
+            "child.lock",
+            &Holder {
+                pid: child.id(),
+                starttime: None,
+                ..mine.clone()
+            },
+        ),
+        write(
+            "dead.lock",
+            &Holder {
+                pid: u32::MAX - 1,
+                ..mine.clone()
+            },
+        ),
+        dir.path().join("absent.lock"),
+    ];
+    let taken = common::run_lock_taken(&ours, true);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(taken, Ok(None));
 }
 
 fn which(tool: &str) -> Option<std::path::PathBuf> {

@@ -209,15 +209,7 @@ fn an_empty_cpu_list_is_a_usage_error_everywhere() {
     for args in [
         vec!["show", "--root", root],
         vec!["top", "--batch", "-n", "1", "-i", "10ms", "--root", root],
-        vec![
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            "1s",
-            "--root",
-            root,
-        ],
+        [common::serve_args("1s").as_slice(), &[root]].concat(),
         vec!["record", "-o", out, "--duration", "1s", "--root", root],
         vec!["replay", out, "--batch"],
         vec!["trace", "--root", root],

@@ -62,7 +62,11 @@ mod live {
         }
         common::trace::skipped(
             test,
-            common::trace::skip_reason(Needs { btf: true, bpftool }),
+            common::trace::skip_reason(Needs {
+                btf: true,
+                bpftool,
+                lock_free: true,
+            }),
         )
     }
 

@@ -1634,6 +1634,36 @@ fn record_refuses_cpus_that_select_no_cpu_before_writing_anything() {
     assert_eq!(listing(&rec), before);
 }
 
+/// `-o DIR` creates DIR, not a missing parent: a mistyped path is refused
+/// (exit 1, as record's other I/O errors) naming the missing parent,
+/// before anything is sampled or written; DIR itself, when its parent
+/// exists, is created with its boot directory inside.
+#[test]
+fn record_creates_its_directory_but_never_a_missing_parent() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("typo/x/y");
+    let o = record(&tree, &out, &["-d", "100ms", "-i", "50ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "irqlab: error: cannot create {}: parent directory {} does not exist",
+            out.display(),
+            d.path().join("typo/x").display()
+        )
+    );
+    assert!(!d.path().join("typo").exists(), "no parent made");
+    // the parent exists: DIR is made, its recording inside
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-d", "100ms", "-i", "50ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(boot_dir(&out).starts_with(&out));
+    assert!(!reader::open(&boot_dir(&out)).unwrap().steps.is_empty());
+}
+
 /// Every file under `dir` with its size, sorted.
 fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
     let mut v = Vec::new();

@@ -477,14 +477,7 @@ fn sigterm_is_a_clean_stop_and_sigint_exits_130() {
         synth(d.path(), 2, 2);
         let err = d.path().join("err");
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--duration",
-                "60s",
-                "--root",
-            ])
+            .args(common::serve_args("60s"))
             .arg(d.path())
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&err).unwrap())
@@ -656,14 +649,7 @@ fn a_root_that_is_a_file_is_not_a_directory() {
     let file = d.path().join("file");
     std::fs::write(&file, "").unwrap();
     let out = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            "1s",
-            "--root",
-        ])
+        .args(common::serve_args("1s"))
         .arg(&file)
         .stdin(Stdio::null())
         .output()
@@ -676,4 +662,31 @@ fn a_root_that_is_a_file_is_not_a_directory() {
     );
     assert!(!err.contains("nothing readable"), "{err}");
     assert!(!err.contains("serving http"), "{err}");
+}
+
+/// The argument list of a bounded `serve` on an ephemeral port before its
+/// `--root` is spelled once, `common::serve_args`: no test file repeats it.
+#[test]
+fn bounded_serve_arguments_are_spelled_only_in_common() {
+    let spelled =
+        regex::Regex::new(r#""serve","--listen","127\.0\.0\.1:0","--duration",[^,\]]*,"--root""#)
+            .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.push(dir.join("serve_support/mod.rs"));
+    for f in files {
+        let text: String = std::fs::read_to_string(&f)
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert!(
+            !spelled.is_match(&text),
+            "{} spells serve's arguments: use common::serve_args",
+            f.display()
+        );
+    }
 }

@@ -19,6 +19,7 @@ fn skip_reason() -> Option<String> {
     common::trace::skip_reason(Needs {
         btf: true,
         bpftool: true,
+        ..Needs::default()
     })
 }
 

@@ -60,6 +60,7 @@ pub struct Args {
     #[arg(long, hide = true, value_parser = synth_clock)]
     pub synthetic_clock: Option<writer::SynthClock>,
     /// Dataset directory; the recording goes to DIR/host=…/boot=…/.
+    /// DIR is created if needed, but its parent must exist.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
 }
@@ -180,6 +181,8 @@ fn traced(
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<writer::RecordSummary> {
     use crate::trace::session::Session;
+    // refused before anything is attached or mounted
+    writer::check_out_dir(&cfg.out)?;
     // a signal ends the loop; the segment is closed, then the session
     // detaches and unmounts
     crate::guard::defer_signals(SIGNAL_GRACE);

@@ -76,6 +76,17 @@ fn other_locks(mine: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// Every lock a run on the live host checks: this user's ([`lock_path`]
+/// of `/`) first, then the system one and every other user's
+/// (`/tmp/irqlab-*/run.lock`). Tests use it to name another run that
+/// holds the host.
+pub fn live_host_locks() -> Vec<PathBuf> {
+    let mine = lock_path(Path::new("/"));
+    let mut all = other_locks(&mine);
+    all.insert(0, mine);
+    all
+}
+
 /// Create the directory of a user's lock (mode 0755: others read the
 /// lock) and check that it is this user's own, not a symlink or a
 /// directory someone else planted in `/tmp`.
@@ -405,6 +416,16 @@ mod tests {
         let lock = RunLock::acquire(dir.path(), me.clone(), &j, Stale::Take).unwrap();
         assert_eq!(lock.took_over.as_ref().map(|h| h.pid), Some(dead.pid));
         assert_eq!(read_holder(lock.path()).unwrap(), Some(me));
+    }
+
+    #[test]
+    fn live_host_locks_are_mine_first_then_every_other_once() {
+        let all = live_host_locks();
+        assert_eq!(all[0], lock_path(Path::new("/")));
+        let system = Path::new(SYSTEM_DIR).join(paths::RUN_LOCK);
+        assert_eq!(all.iter().filter(|p| **p == system).count(), 1, "{all:?}");
+        let distinct: std::collections::BTreeSet<_> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len(), "{all:?}");
     }
 
     #[test]

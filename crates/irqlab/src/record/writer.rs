@@ -29,7 +29,7 @@ use crate::sampler::{clock, End, PacedRun, Stop, Tick};
 use crate::trace::live_trace::TraceSession;
 use crate::trace::sample::Sample as TraceSample;
 use anyhow::Context;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A record run.
@@ -370,6 +370,7 @@ pub fn run(
     mut trace: Option<&mut dyn TraceSession>,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
+    check_out_dir(&cfg.out)?;
     let mut src = CounterSampler::open(&cfg.root)?;
     // a recording of no CPU could not be read back: refused before
     // anything is written
@@ -378,7 +379,7 @@ pub fn run(
     }
     let fs = crate::host::HostFs::new(&cfg.root);
     let dir = layout::boot_dir(&cfg.out, &fs, cfg.host.as_deref());
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    create_dirs(&cfg.out, &dir)?;
     let (next_seq, recovered) = layout::prepare_boot_dir(&dir)?;
     for l in recovered.iter().flat_map(|m| m.lines()) {
         eprintln!("irqlab: {l}");
@@ -437,6 +438,53 @@ pub fn run(
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
     Ok(run.sum)
+}
+
+/// Refuse an output directory whose parent does not exist, before
+/// anything is sampled: `record` creates DIR itself (and the boot
+/// directory inside it), never a missing tree above it — a mistyped `-o`
+/// must not make directories anywhere, as `perf record -o`, `tar` and
+/// `fio` expect the parent to exist too.
+pub fn check_out_dir(out: &Path) -> anyhow::Result<()> {
+    if out.is_dir() {
+        return Ok(());
+    }
+    match missing_parent(out) {
+        Some(parent) => Err(no_parent(out, parent)),
+        None => Ok(()),
+    }
+}
+
+/// The parent of `out` when it does not exist (`None` for a name in the
+/// current directory, whose parent is the working directory).
+fn missing_parent(out: &Path) -> Option<&Path> {
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (!parent.exists()).then_some(parent)
+}
+
+fn no_parent(out: &Path, parent: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot create {}: parent directory {} does not exist",
+        out.display(),
+        parent.display()
+    )
+}
+
+/// Create `out` (its last component only: its parent must exist) unless
+/// it exists, then the boot directory `dir` inside it.
+fn create_dirs(out: &Path, dir: &Path) -> anyhow::Result<()> {
+    match std::fs::create_dir(out) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            // the parent removed since `check_out_dir` looked
+            if let Some(parent) = missing_parent(out) {
+                return Err(no_parent(out, parent));
+            }
+            return Err(e).with_context(|| format!("cannot create {}", out.display()));
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
 /// A sample that could not be taken ends the run: the samples recorded

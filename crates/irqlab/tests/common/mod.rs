@@ -1,6 +1,8 @@
 //! Shared helpers of the CLI integration tests: the binary, fake trees
 //! (from `irqlab_core::synth` in-process, from `tests/fixtures/`, or from
-//! a list of files) and reading files back.
+//! a list of files), reading files back, and whether a live test may
+//! take the host's run lock (`host_lock_held`: another irqlab run holds
+//! it; a visible skip, or a failure under CI).
 //!
 //! Include with `mod common;` in a `tests/*.rs` file. Every tree lives in
 //! a `TempDir` removed on drop, so tests leave nothing behind.
@@ -178,6 +180,19 @@ pub fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `serve` on an ephemeral local port for `duration`, up to its `--root`
+/// flag: the tree's path comes next (`.args(serve_args("1s")).arg(root)`).
+pub fn serve_args(duration: &str) -> [&str; 6] {
+    [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--duration",
+        duration,
+        "--root",
+    ]
+}
+
 /// The environment variable that lets tests change the host (CPU hotplug,
 /// sysctls, IRQ affinity, tracefs mounts). `.ci/run` sets it; a plain
 /// `cargo test`, even as root, leaves the machine alone.
@@ -190,6 +205,81 @@ pub fn host_changes_allowed(test: &str) -> bool {
         return true;
     }
     visible!("{test}: SKIPPED: changes the host (set {HOST_CHANGES_ENV}=1, as .ci/run does)");
+    false
+}
+
+/// The variable CI systems set (`.ci/run` sets `CI=true`): there nothing
+/// else may hold the host, so a held run lock fails a test, never skips it.
+pub const CI_ENV: &str = "CI";
+
+/// Whether `test` (`file: test name`), whose runs take the live host's
+/// run lock (`bench`, `trace` mounting tracefs), must skip because another
+/// irqlab run holds it; says so visibly, naming the holder. Under CI
+/// ([`CI_ENV`] set) the test fails instead.
+pub fn host_lock_held(test: &str) -> bool {
+    match host_lock_skip_reason() {
+        Some(why) => {
+            visible!("{test}: SKIPPED: {why}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// [`run_lock_taken`] of the live host's locks: why a test that takes the
+/// run lock cannot run here, if it cannot; panics under CI ([`CI_ENV`]
+/// set and not empty).
+pub fn host_lock_skip_reason() -> Option<String> {
+    let ci = std::env::var_os(CI_ENV).is_some_and(|v| !v.is_empty());
+    run_lock_taken(&irqlab::guard::live_host_locks(), ci).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first of `locks` that a live run other than this test process (or
+/// a process it started: a sibling test's run) holds, as its lock file
+/// names the holder: `Ok(Some(why))` to skip, or `Err` when `ci`, where
+/// the test must fail.
+pub fn run_lock_taken(locks: &[PathBuf], ci: bool) -> Result<Option<String>, String> {
+    let Some((path, h)) = locks.iter().find_map(|p| foreign_holder(p)) else {
+        return Ok(None);
+    };
+    let why = format!(
+        "another irqlab run holds the host: {h} (lock {})",
+        path.display()
+    );
+    match ci {
+        true => Err(format!(
+            "{why}; {CI_ENV} is set, where nothing else may hold it: failing, not skipping"
+        )),
+        false => Ok(Some(why)),
+    }
+}
+
+/// The live holder of the lock at `path` when it is not this process or
+/// one of its descendants (an unreadable lock is the run's to report).
+fn foreign_holder(path: &Path) -> Option<(PathBuf, irqlab::guard::Holder)> {
+    let h = irqlab::guard::read_holder(path).ok().flatten()?;
+    (h.is_live() && !started_here(h.pid)).then(|| (path.to_path_buf(), h))
+}
+
+/// Is `pid` this process or a process it started (its parents' chain
+/// reaches this process)?
+fn started_here(pid: u32) -> bool {
+    let me = std::process::id();
+    let mut p = pid;
+    // a bounded walk: a pid reused while we read ends it
+    for _ in 0..64 {
+        if p == me {
+            return true;
+        }
+        let parent = std::fs::read(format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|t| irqlab_core::PidStat::parse(&t).ok())
+            .and_then(|s| s.ppid);
+        match parent {
+            Some(pp) if pp > 1 => p = pp,
+            _ => return false,
+        }
+    }
     false
 }
 

@@ -20,9 +20,13 @@ pub struct Needs {
     pub btf: bool,
     /// bpftool, to ask whether program ids are still loaded.
     pub bpftool: bool,
+    /// The test's runs take no run lock (`probe --kernel` mounts
+    /// nothing): another irqlab run holding the host is no reason to skip.
+    pub lock_free: bool,
 }
 
-/// Why the test cannot run here, if it cannot.
+/// Why the test cannot run here, if it cannot (another irqlab run holding
+/// the host too, unless `needs.lock_free`: see `host_lock_skip_reason`).
 pub fn skip_reason(needs: Needs) -> Option<String> {
     if !nix::unistd::geteuid().is_root() {
         return Some("not root".into());
@@ -36,7 +40,12 @@ pub fn skip_reason(needs: Needs) -> Option<String> {
     if needs.bpftool && !runs("bpftool", "version") {
         return Some("bpftool not installed (tools/install-trace-deps.sh)".into());
     }
-    None
+    if needs.lock_free {
+        return None;
+    }
+    // a run that mounts tracefs takes the run lock (and another run's
+    // mount refuses it)
+    super::host_lock_skip_reason()
 }
 
 /// Whether `test` (`file: test name`) must skip for `why`; says so
