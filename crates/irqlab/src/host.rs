@@ -278,6 +278,16 @@ const RECORD_MIN: usize = 256;
 /// most 64 bytes, affinity lists and chip names short).
 const ATTR_FIRST: usize = 256;
 
+/// Why [`HostFs::check_root`] found no directory at the root.
+#[derive(Debug)]
+pub enum RootError {
+    /// It exists but is not a directory: the error to show (`--root FILE:
+    /// not a directory`).
+    NotADirectory(anyhow::Error),
+    /// It could not be stat'ed (absent, no access).
+    Stat(io::Error),
+}
+
 /// Gateway to one root's `/proc` and `/sys`.
 pub struct HostFs {
     root: PathBuf,
@@ -303,17 +313,19 @@ impl HostFs {
         &self.root
     }
 
-    /// The error of a root that exists but is not a directory (`--root
-    /// FILE: not a directory`), `None` for a directory or a root that does
-    /// not exist. One `stat`: for the error paths of the commands that read
-    /// the host, and `restore`'s check before it looks for a journal.
-    pub fn root_not_a_directory(&self) -> Option<anyhow::Error> {
+    /// The root as one `stat` finds it: `Ok` for a directory, else a
+    /// root that exists but is not a directory (`--root FILE: not a
+    /// directory`) or one that cannot be stat'ed (absent, no access). For
+    /// the error paths of the commands that read the host, and
+    /// `restore`'s check before it looks for a journal.
+    pub fn check_root(&self) -> Result<(), RootError> {
         match std::fs::metadata(&self.root) {
-            Ok(m) if !m.is_dir() => Some(anyhow::anyhow!(
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(RootError::NotADirectory(anyhow::anyhow!(
                 "--root {}: not a directory",
                 self.root.display()
-            )),
-            _ => None,
+            ))),
+            Err(e) => Err(RootError::Stat(e)),
         }
     }
 

@@ -72,6 +72,15 @@ impl Stop {
     /// The signals a stop catches.
     pub const SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
 
+    /// A flag no signal sets: only [`Stop::request`] stops its holders
+    /// (tests; a run driven without a terminal's signals).
+    pub fn unhooked() -> Self {
+        Stop {
+            sig: Arc::new(AtomicUsize::new(0)),
+            asked: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
     /// Catch SIGINT and SIGTERM from now on.
     pub fn install() -> anyhow::Result<Self> {
         Self::hook(false)
@@ -86,10 +95,7 @@ impl Stop {
     }
 
     fn hook(exit_on_second: bool) -> anyhow::Result<Self> {
-        let stop = Stop {
-            sig: Arc::new(AtomicUsize::new(0)),
-            asked: Arc::new(AtomicBool::new(false)),
-        };
+        let stop = Stop::unhooked();
         let failed = |e: std::io::Error| anyhow!("cannot handle SIGINT/SIGTERM: {e}");
         for s in Self::SIGNALS {
             if exit_on_second {

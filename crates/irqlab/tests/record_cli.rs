@@ -992,6 +992,32 @@ fn recover_of_a_journal_with_no_readable_line_fails_and_keeps_it() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), bytes, "kept as is");
 }
 
+/// Whether anything was recovered is decided by what recovery did, not
+/// by its message's text: a recording whose directory name holds a line
+/// ending like "nothing recovered" is recovered, exit 0. Before, a
+/// message line ending that way (here: the path, cut by its newline)
+/// made recover exit 1.
+#[test]
+fn recover_exit_does_not_read_the_message_text() {
+    let d = tempfile::tempdir().unwrap();
+    let (out0, _, good) = journal_of_24(&d.path().join("k"));
+    let out = d
+        .path()
+        .join("rec: nothing recovered: none of its lines could be read\nstill");
+    copy_dir(&out0, &out);
+    let journal = boot_dir(&out).join("journal.jsonl");
+    std::fs::write(&journal, good.join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert!(err.contains("recovered 24 sample(s)"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.ends_with(": nothing recovered: none of its lines could be read")),
+        "the message holds such a line: {err}"
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!journal.exists(), "{err}");
+}
+
 /// A journal whose LOC (CPU 0) is listed at lines 6 and 10 only, line 6
 /// half written: after `recover`, replay shows LOC as a `missing_samples`
 /// gap across the missing sample and at its next listing, never the

@@ -199,7 +199,11 @@ fn under_load_no_traced_counter_goes_back_and_every_frame_is_traced_or_skip() {
         for kind in [WorkloadKind::Net, WorkloadKind::Disk, WorkloadKind::Net] {
             let mut w = build(kind, &WorkloadOptions::default(), &tracker).unwrap();
             w.setup().unwrap();
-            w.run(Duration::from_millis(1400)).unwrap();
+            w.run(
+                Duration::from_millis(1400),
+                &irqlab::sampler::Stop::unhooked(),
+            )
+            .unwrap();
             w.teardown().unwrap();
         }
     });

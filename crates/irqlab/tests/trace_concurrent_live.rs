@@ -70,7 +70,11 @@ fn window(session: &mut Session) -> Interval {
     for kind in [WorkloadKind::Disk, WorkloadKind::Net] {
         let mut w = build(kind, &WorkloadOptions::default(), &tracker).unwrap();
         w.setup().unwrap();
-        w.run(Duration::from_millis(1500)).unwrap();
+        w.run(
+            Duration::from_millis(1500),
+            &irqlab::sampler::Stop::unhooked(),
+        )
+        .unwrap();
         w.teardown().unwrap();
     }
     let mut b = Sample::default();

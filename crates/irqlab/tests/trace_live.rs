@@ -145,7 +145,7 @@ fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
     .unwrap();
     w.setup().unwrap();
     let start = Edge::take(session);
-    w.run(WINDOW).unwrap();
+    w.run(WINDOW, &irqlab::sampler::Stop::unhooked()).unwrap();
     let end = Edge::take(session);
     w.teardown().unwrap();
     Window { start, end }

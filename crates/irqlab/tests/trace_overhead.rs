@@ -56,7 +56,7 @@ fn events() -> u64 {
 fn window(w: &mut Box<dyn irqlab::bench::workload::Workload>) -> (f64, f64) {
     let e0 = events();
     let t0 = std::time::Instant::now();
-    let m = w.run(WINDOW).unwrap();
+    let m = w.run(WINDOW, &irqlab::sampler::Stop::unhooked()).unwrap();
     let secs = t0.elapsed().as_secs_f64();
     let e1 = events();
     let r = m

@@ -241,8 +241,10 @@ fn one_row_per_irq_action_and_counts_match_proc_and_bpftrace_or_skip() {
     let bt_a = bpftrace.as_ref().map(Bpftrace::snapshot);
     // disk, then loopback TCP: virtio disk, net and other devices'
     // actions interleave on both CPUs
-    disk.run(WINDOW / 2).unwrap();
-    net.run(WINDOW / 2).unwrap();
+    disk.run(WINDOW / 2, &irqlab::sampler::Stop::unhooked())
+        .unwrap();
+    net.run(WINDOW / 2, &irqlab::sampler::Stop::unhooked())
+        .unwrap();
     let mut b = Sample::default();
     session.read(&mut b).unwrap();
     let proc_b = proc_irqs();
@@ -344,7 +346,8 @@ fn trace_json_intervals_have_one_row_per_irq_action_or_skip() {
     )
     .unwrap();
     w.setup().unwrap();
-    w.run(Duration::from_secs(3)).unwrap();
+    w.run(Duration::from_secs(3), &irqlab::sampler::Stop::unhooked())
+        .unwrap();
     w.teardown().unwrap();
     let lines: Vec<String> = BufReader::new(out).lines().map_while(Result::ok).collect();
     let (status, err) = child.finish();

@@ -8,6 +8,7 @@
 
 use super::prepare::Preparation;
 use super::workloads::{WorkloadKind, WorkloadOptions};
+use crate::sampler::pace::LONGEST_RUN;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -117,11 +118,6 @@ pub struct Plan {
     pub argv: Vec<String>,
 }
 
-/// Longest `--trial-length` and `--cooldown`: a year, as the longest
-/// `record` run. A trial's end (start + length, an `Instant`) must not
-/// overflow, and a longer wait is a typo, not a plan.
-pub const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
-
 impl Plan {
     /// Refuse a plan that cannot run (before anything is written).
     pub fn check(&self) -> anyhow::Result<()> {
@@ -137,11 +133,12 @@ impl Plan {
             ("--trial-length", self.duration),
             ("--cooldown", self.cooldown),
         ] {
-            if d > LONGEST {
+            // a trial's end (start + length) must not overflow
+            if d > LONGEST_RUN {
                 return Err(invalid(format!(
                     "{flag} {}s: at most {}h (365 days)",
                     d.as_secs_f64(),
-                    LONGEST.as_secs() / 3600
+                    LONGEST_RUN.as_secs() / 3600
                 )));
             }
         }

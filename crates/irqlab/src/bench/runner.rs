@@ -12,11 +12,11 @@
 //! errors). A trial disturbed by CPU hotplug is kept, marked with the gap
 //! `cpu_offline`, and the run goes on. The guard restores the host, kills
 //! the process groups and removes the temporary files it tracks on
-//! success, error, panic and signals. SIGINT/SIGTERM seen through the
-//! caller's stop check end the trials: the one cut short is discarded,
-//! the host restored, and the summary of the finished ones written
-//! (marked interrupted). A run that ends with no trial recorded removes
-//! what it wrote to its output directory.
+//! success, error, panic and signals. SIGINT/SIGTERM caught by the
+//! caller's [`Stop`] (which the workloads hold too) end the trials: the
+//! one cut short is discarded, the host restored, and the summary of the
+//! finished ones written (marked interrupted). A run that ends with no
+//! trial recorded removes what it wrote to its output directory.
 //!
 //! /proc/stat's irq and softirq shares that are tick samples
 //! (`irqtime`) are left out with a note, or taken from the traced time.
@@ -36,7 +36,7 @@ use super::plan::{
 use super::prepare::{self, Outcome};
 use super::result_files::{self as bench_results, SummaryFile};
 use super::tracing::{time_shares, trace_metrics};
-use super::workload::{Window, Workload};
+use super::workload::{NoWindow, Window, Workload};
 use super::workloads::{self, placement::PinError};
 use super::{env_json, metric_value::Direction, metric_value::Metric};
 use crate::filter::Filter;
@@ -44,7 +44,7 @@ use crate::guard::{self, RunLock, Stale, SystemGuard, Tracker};
 use crate::host::HostFs;
 use crate::results::{self, TrialRecord, TrialWriter};
 use crate::sampler::strategy::Choice;
-use crate::sampler::{Frame, LivePlan, LiveSampler};
+use crate::sampler::{Frame, LivePlan, LiveSampler, Stop};
 use crate::threads::{ThreadCpu, ThreadKind};
 use crate::trace::interval::Interval;
 use crate::trace::live_trace::LiveTrace;
@@ -78,9 +78,6 @@ pub struct Finished {
     /// `--resume` of a run whose trials had all finished: nothing ran.
     pub nothing_to_do: bool,
 }
-
-/// Asks whether a signal ended the run (the signal number).
-pub type StopCheck<'a> = &'a dyn Fn() -> Option<i32>;
 
 /// `SIGINT`, `SIGTERM` or `signal N`.
 pub fn signal_name(sig: i32) -> String {
@@ -270,7 +267,7 @@ struct Trial<'a> {
     acct: &'a IrqTime,
     /// A note for every trial when the counters are not this kernel's.
     foreign: Option<&'a str>,
-    stop: StopCheck<'a>,
+    stop: &'a Stop,
 }
 
 /// True when `e` says a workload thread could not stay on its CPU.
@@ -330,25 +327,6 @@ impl Window for TrialWindow<'_, '_> {
             softirq_per_cpu: softirq_per_cpu(frame.prev, frame.cur),
         });
         Ok(())
-    }
-
-    fn stopped(&self) -> bool {
-        (self.trial.stop)().is_some()
-    }
-}
-
-/// A warm-up's window: measures nothing, sees a stop request.
-struct Untimed<'a>(StopCheck<'a>);
-
-impl Window for Untimed<'_> {
-    fn open(&mut self) -> Result<Instant> {
-        Ok(Instant::now())
-    }
-    fn close(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn stopped(&self) -> bool {
-        (self.0)().is_some()
     }
 }
 
@@ -485,12 +463,13 @@ impl Trial<'_> {
         d: Duration,
     ) -> Result<TrialRecord> {
         let mut t = TrialRecord::new(label, n, self.boot_id, crate::timestamp::now_seconds());
+        let stop = self.stop;
         let mut win = TrialWindow {
             trial: self,
             own0: None,
             closed: None,
         };
-        let wl = w.run_window(d, &mut win);
+        let wl = w.run_window(d, &mut win, stop);
         let closed = win.closed;
         let mut c = match (closed, wl) {
             (Some(c), wl) => (c, wl),
@@ -595,7 +574,7 @@ struct Ctx<'a> {
     sel: &'a Measured,
     tracker: Tracker,
     sink: &'a mut dyn Sink,
-    stop: StopCheck<'a>,
+    stop: &'a Stop,
     /// Variants whose host changes this process has reported (once each,
     /// at the first trial it runs, which a resumed run does not start at).
     reported: BTreeSet<String>,
@@ -627,9 +606,9 @@ fn guarded_trial(
 
 /// Wait `cooldown` between trials, or until a stop is asked for (the next
 /// trial's check then ends the run with its summary).
-fn cool_down(cooldown: Duration, stop: StopCheck) {
+fn cool_down(cooldown: Duration, stop: &Stop) {
     let until = Instant::now() + cooldown;
-    while stop().is_none() {
+    while stop.caught().is_none() {
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return;
@@ -840,10 +819,11 @@ fn earlier_notes(summary: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// The whole run; see the module docs. `stop` says whether SIGINT or
-/// SIGTERM came: the trial under way is discarded, the host restored,
-/// and the summary of the finished trials written (marked interrupted).
-pub fn run(plan: &Plan, sink: &mut dyn Sink, stop: StopCheck) -> Result<Finished> {
+/// The whole run; see the module docs. `stop` (its caught signal) says
+/// whether SIGINT or SIGTERM came: the workloads end the trial under way
+/// (they hold the same flag), which is discarded, the host restored, and
+/// the summary of the finished trials written (marked interrupted).
+pub fn run(plan: &Plan, sink: &mut dyn Sink, stop: &Stop) -> Result<Finished> {
     if let Some(f) = finished_already(plan)? {
         return Ok(f);
     }
@@ -873,7 +853,7 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink, stop: StopCheck) -> Result<Finished
 fn run_created(
     plan: &Plan,
     sink: &mut dyn Sink,
-    stop: StopCheck,
+    stop: &Stop,
     checked: Checked,
     started: &str,
     created: &mut Created,
@@ -982,12 +962,12 @@ fn trials(
         .collect::<Result<_>>()?;
     for (v, w) in plan.variants.iter().zip(ws.iter_mut()) {
         for i in 1..=plan.warmup {
-            if let Some(sig) = (cx.stop)() {
+            if let Some(sig) = cx.stop.caught() {
                 cx.sink.finish();
                 return Ok(Some(sig));
             }
-            if let Err(e) = w.run_window(plan.duration, &mut Untimed(cx.stop)) {
-                if (cx.stop)().is_none() && !is_cpu_offline(&e) {
+            if let Err(e) = w.run_window(plan.duration, &mut NoWindow, cx.stop) {
+                if cx.stop.caught().is_none() && !is_cpu_offline(&e) {
                     return Err(e).with_context(|| format!("warm-up {i} of variant {}", v.label));
                 }
             }
@@ -1013,12 +993,12 @@ fn trials(
         ) else {
             continue;
         };
-        if let Some(sig) = (cx.stop)() {
+        if let Some(sig) = cx.stop.caught() {
             cx.sink.finish();
             return Ok(Some(sig));
         }
         let rec = guarded_trial(cx, v, *slot, w.as_mut(), &mut t);
-        if let Some(sig) = (cx.stop)() {
+        if let Some(sig) = cx.stop.caught() {
             // cut short by the signal: not a measurement
             cx.sink.finish();
             cx.sink.note(&format!(

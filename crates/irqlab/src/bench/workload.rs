@@ -1,41 +1,27 @@
 //! The [`Workload`] trait: what makes interrupts during a trial.
 //!
-//! Life cycle per run: `setup` once, then `run_window(duration, window)`
-//! once per trial, then `teardown` once. The [`Window`] is the runner's:
-//! the workload opens it once it runs in its steady state (the runner takes
-//! the first frame) and closes it after `duration`, before stopping
-//! anything (the last frame), so the timed window holds neither its start
-//! nor its end. The default opens it, runs `run(duration)` and closes it.
+//! Life cycle per run: `setup` once, then `run_window(duration, window,
+//! stop)` once per trial, then `teardown` once. The [`Window`] is the
+//! runner's: the workload opens it once it runs in its steady state (the
+//! runner takes the first frame) and closes it after `duration`, before
+//! stopping anything (the last frame), so the timed window holds neither
+//! its start nor its end. The default opens it, runs `run(duration, stop)`
+//! and closes it. The [`Stop`] is the runner's too (the one SIGINT/SIGTERM
+//! flag of the run): once it is asked for, a workload ends its trial early.
 //! Implementations must stop every thread and child process they started
 //! by the time `run` returns (or at the latest in `teardown`/`Drop`), and
 //! must never leave files behind.
 
 use super::metric_value::Metric;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use crate::sampler::Stop;
 use std::time::{Duration, Instant};
 
-/// Set by SIGINT or SIGTERM once [`stop_on_signals`] ran.
-fn stop_flag() -> &'static Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
-}
-
-/// From now on SIGINT and SIGTERM end the built-in workloads' trial under
-/// way early (the runner discards it): a stopped run never waits out a
-/// long `--trial-length`. Adds to the other handlers, replaces none.
-pub fn stop_on_signals() -> anyhow::Result<()> {
-    for s in crate::sampler::Stop::SIGNALS {
-        signal_hook::flag::register(s, Arc::clone(stop_flag()))
-            .map_err(|e| anyhow::anyhow!("cannot handle SIGINT/SIGTERM: {e}"))?;
-    }
-    Ok(())
-}
-
 /// True while a trial loop started at `start` goes on: `duration` has
-/// not passed and no stop was signalled ([`stop_on_signals`]).
-pub fn running(start: Instant, duration: Duration) -> bool {
-    start.elapsed() < duration && !stop_flag().load(Ordering::Relaxed)
+/// not passed and no stop was asked for (the run's [`Stop`]: SIGINT or
+/// SIGTERM ends the trial under way early, and the runner discards it:
+/// a stopped run never waits out a long `--trial-length`).
+pub fn running(start: Instant, duration: Duration, stop: &Stop) -> bool {
+    start.elapsed() < duration && !stop.requested()
 }
 
 /// The timed window of one trial, opened and closed by the workload.
@@ -46,11 +32,6 @@ pub trait Window {
     fn open(&mut self) -> anyhow::Result<Instant>;
     /// The window ends now (before the workload is stopped).
     fn close(&mut self) -> anyhow::Result<()>;
-    /// True once the run was asked to stop (SIGINT/SIGTERM): a workload
-    /// that waits may end its trial early (the runner discards it).
-    fn stopped(&self) -> bool {
-        false
-    }
 }
 
 /// A window that measures nothing (warm-ups, tests).
@@ -79,8 +60,10 @@ pub trait Workload: Send {
 
     /// Run one timed trial of `duration`; return the workload's own metrics
     /// (throughput, latency percentiles). Errors carry the exit status and
-    /// stderr tail for commands.
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>>;
+    /// stderr tail for commands. Ends early once `stop` was asked for
+    /// ([`running`]; the runner then discards the trial); `stop` is
+    /// `Sync`: the workload's scoped threads share it.
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>>;
 
     /// One timed trial inside `window` (see the module docs). Default: the
     /// window around [`Workload::run`]; it is closed even when `run` fails
@@ -89,9 +72,10 @@ pub trait Workload: Send {
         &mut self,
         duration: Duration,
         window: &mut dyn Window,
+        stop: &Stop,
     ) -> anyhow::Result<Vec<Metric>> {
         window.open()?;
-        let ran = self.run(duration);
+        let ran = self.run(duration, stop);
         window.close()?;
         ran
     }
@@ -112,7 +96,7 @@ mod tests {
         fn name(&self) -> &str {
             "bare"
         }
-        fn run(&mut self, _: Duration) -> anyhow::Result<Vec<Metric>> {
+        fn run(&mut self, _: Duration, _: &Stop) -> anyhow::Result<Vec<Metric>> {
             Ok(Vec::new())
         }
     }
@@ -121,7 +105,7 @@ mod tests {
     fn setup_and_teardown_default_to_nothing() {
         let mut w = Bare;
         w.setup().unwrap();
-        assert!(w.run(Duration::ZERO).unwrap().is_empty());
+        assert!(w.run(Duration::ZERO, &Stop::unhooked()).unwrap().is_empty());
         w.teardown().unwrap();
     }
 }

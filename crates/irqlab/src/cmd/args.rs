@@ -7,6 +7,7 @@
 //! value parser's error becomes a clap usage error (exit 2, `error:
 //! invalid value …`). Must not read files or the clock.
 
+use crate::sampler::pace::LONGEST_RUN;
 use irqlab_core::CpuList;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -169,20 +170,15 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs).map_err(|_| format!("duration out of range: {t:?}"))
 }
 
-/// Longest run of [`positive_duration`] (`record -d`, `record
-/// --segment`, `serve --duration`): a year. Far inside what the paced
-/// run's deadline (start + duration, an `Instant`) holds exactly; a
-/// longer run is one without the flag, ended by a signal.
-pub const MAX_RUN: Duration = Duration::from_secs(365 * 24 * 3600);
-
 /// Value parser for a run length (`record -d`, `record --segment`, `serve
-/// --duration`): a [`duration`] above 0 and at most [`MAX_RUN`].
+/// --duration`): a [`duration`] above 0 and at most [`LONGEST_RUN`] (a
+/// year).
 pub fn positive_duration(s: &str) -> Result<Duration, String> {
     let d = duration(s)?;
     if d.is_zero() {
         return Err(format!("the duration must be > 0, found {:?}", s.trim()));
     }
-    if d > MAX_RUN {
+    if d > LONGEST_RUN {
         return Err(format!(
             "{} is longer than the longest run: more than 0 and at most 8760h (365 days)",
             s.trim()
@@ -319,7 +315,7 @@ mod tests {
         assert!(positive_duration("0ms").unwrap_err().contains("> 0"));
         assert!(positive_duration("-2s").unwrap_err().contains("negative"));
         assert_eq!(positive_duration("1s"), Ok(Duration::from_secs(1)));
-        assert_eq!(positive_duration("8760h"), Ok(MAX_RUN));
+        assert_eq!(positive_duration("8760h"), Ok(LONGEST_RUN));
         assert!(positive_duration("8761h")
             .unwrap_err()
             .contains("longest run: more than 0 and at most 8760h (365 days)"));

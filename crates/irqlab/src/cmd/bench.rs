@@ -711,10 +711,8 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
     let stop = crate::sampler::Stop::install()?;
-    crate::bench::workload::stop_on_signals()?;
     crate::guard::defer_signals(signal_grace(&plan));
-    let caught = || stop.caught();
-    let finished = runner::run(&plan, &mut Progress::new(), &caught)?;
+    let finished = runner::run(&plan, &mut Progress::new(), &stop)?;
     if finished.nothing_to_do {
         eprintln!(
             "irqlab: --resume {}: all {} trials finished already; nothing to do \

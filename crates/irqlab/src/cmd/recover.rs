@@ -31,17 +31,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // every boot directory, even after one that failed
     for d in &dirs {
         match layout::recover_boot_dir(d) {
-            Ok(Some(msg)) => {
-                for l in msg.lines() {
-                    eprintln!("irqlab: {l}");
+            Ok(r) => {
+                if let Some(msg) = &r.message {
+                    for l in msg.lines() {
+                        eprintln!("irqlab: {l}");
+                    }
+                    any = true;
                 }
-                any = true;
                 // a journal none of whose lines could be read
-                if msg.lines().any(|l| l.ends_with(layout::NOTHING_RECOVERED)) {
+                if r.nothing_recovered {
                     failed += 1;
                 }
             }
-            Ok(None) => {}
             Err(e) => {
                 eprint!("{}", super::error_text(&e));
                 failed += 1;

@@ -3,6 +3,7 @@
 
 use crate::cmd::args::RootArgs;
 use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
+use crate::host::RootError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -62,11 +63,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// `--root` holds no journal, but "nothing to restore" (exit 0) would
 /// say that a run's changes were undone or never made.
 fn existing_root(root: &RootArgs) -> anyhow::Result<()> {
-    if let Some(e) = root.host_fs().root_not_a_directory() {
-        return Err(e);
-    }
-    match std::fs::metadata(root.path()) {
-        Ok(_) => Ok(()),
-        Err(e) => anyhow::bail!("--root {}: {e}", root.path().display()),
+    match root.host_fs().check_root() {
+        Ok(()) => Ok(()),
+        Err(RootError::NotADirectory(e)) => Err(e),
+        Err(RootError::Stat(e)) => anyhow::bail!("--root {}: {e}", root.path().display()),
     }
 }

@@ -236,7 +236,8 @@ pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
 }
 
 /// Ready boot directory `dir` for a run: recover what an earlier run left
-/// ([`recover_boot_dir`], whose message is returned) and number the run's
+/// ([`recover_boot_dir`], whose message is returned: `record` only clears
+/// the way, and goes on even when nothing was recovered) and number the run's
 /// first sample after every segment ([`next_seq`]). A new (empty)
 /// directory holds nothing to recover and no segment to number after: one
 /// listing instead of recovery's and numbering's five.
@@ -248,7 +249,7 @@ pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     if empty {
         return Ok((0, None));
     }
-    let msg = recover_boot_dir(dir)?;
+    let msg = recover_boot_dir(dir)?.message;
     Ok((next_seq(dir)?, msg))
 }
 
@@ -416,9 +417,21 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
         .collect()
 }
 
+/// What [`recover_boot_dir`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// What there was to say, one line per finding (`None`: nothing).
+    pub message: Option<String>,
+    /// A journal was there but none of its lines could be read (it was
+    /// kept aside, and the message says "nothing recovered"): `irqlab
+    /// recover` fails then, while `record`, which only clears the way,
+    /// goes on.
+    pub nothing_recovered: bool,
+}
+
 /// Turn a journal left behind into a segment and remove interrupted
-/// segment writes and superseded segments; `Some(message)` when there was
-/// something to say.
+/// segment writes and superseded segments; the [`Recovery`]'s message
+/// when there was something to say.
 ///
 /// Never removes input it did not fully convert: the journal is read
 /// whole first (bad lines skipped and named, every readable line kept); a
@@ -428,24 +441,24 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 /// is kept, renamed `journal.jsonl.partial-<unix seconds>`. A journal
 /// whose samples have no layout (its first line lost, no segment before
 /// it) is left as it is (an error): no segment replay cannot read.
-pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Option<String>> {
-    let msg = recover_journal(dir)?;
+pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
+    let mut r = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
     let ids = super::identity::sync(dir);
-    Ok(match (msg, ids.is_empty()) {
+    r.message = match (r.message, ids.is_empty()) {
         (m, true) => m,
         (None, false) => Some(ids.join("\n")),
         (Some(m), false) => Some(format!("{m}\n{}", ids.join("\n"))),
-    })
+    };
+    Ok(r)
 }
 
-/// How a line of [`recover_boot_dir`]'s message ends when a journal was
-/// there but none of its lines could be read (kept aside): `irqlab recover` fails
-/// then, while `record`, which only clears the way, goes on.
-pub const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
+/// How the line of [`recover_boot_dir`]'s message ends that says
+/// [`Recovery::nothing_recovered`].
+const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
 
 /// [`recover_boot_dir`] without the IRQ identity files.
-fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
+fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about
@@ -470,7 +483,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
     let listing = list(dir)?;
     msg.extend(remove_superseded(&listing));
     let Some((lines, problems)) = read else {
-        return Ok((!msg.is_empty()).then(|| msg.join("\n")));
+        return Ok(Recovery {
+            message: (!msg.is_empty()).then(|| msg.join("\n")),
+            nothing_recovered: false,
+        });
     };
     // the samples of the segments there are (a journal left between a
     // segment's write and its own restart holds some of them)
@@ -561,6 +577,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
             want.1
         ));
     }
+    let mut nothing_recovered = false;
     if problems.is_clean() && !differ {
         std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
         if lines_left == 0 {
@@ -590,9 +607,13 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         ));
         if lines_left == 0 && dup.is_empty() && !problems.bad.is_empty() {
             msg.push(format!("{}{NOTHING_RECOVERED}", path.display()));
+            nothing_recovered = true;
         }
     }
-    Ok((!msg.is_empty()).then(|| msg.join("\n")))
+    Ok(Recovery {
+        message: (!msg.is_empty()).then(|| msg.join("\n")),
+        nothing_recovered,
+    })
 }
 
 /// Compare the journal lines `dup` (of the journal at `path`) with the

@@ -802,7 +802,10 @@ mod tests {
             "not truncated"
         );
         drop(run);
-        let msg = layout::recover_boot_dir(&dir).unwrap().unwrap_or_default();
+        let msg = layout::recover_boot_dir(&dir)
+            .unwrap()
+            .message
+            .unwrap_or_default();
         assert!(msg.contains("its 3 sample(s) 0–2 are already in"), "{msg}");
         assert!(msg.contains("(the same values)\nremoved"), "{msg}");
         assert!(!journal.exists());

@@ -13,7 +13,7 @@
 use super::{clock, located, Strategy, Targeted};
 use crate::filter::prefilter::Prefilter;
 use crate::filter::Filter;
-use crate::host::HostFs;
+use crate::host::{HostFs, RootError};
 use anyhow::anyhow;
 use irqlab_core::interrupts::LineParser;
 use irqlab_core::{paths, CountSink, Interrupts, IrqRow, ParseError, Snapshot};
@@ -145,7 +145,7 @@ impl StatFiles {
         if any {
             Ok(())
         } else {
-            Err(nothing_readable(&self.fs))
+            Err(nothing_readable(&self.fs).0)
         }
     }
 }
@@ -216,12 +216,12 @@ pub fn read_once<S: CountSink>(
         }
     }
     if out.interrupt_cpus.is_none() && out.snap.softirqs.is_none() && out.snap.stat.is_none() {
-        if let Some(e) = fs.root_not_a_directory() {
+        let (e, not_a_directory) = nothing_readable(fs);
+        if not_a_directory {
             // each file's note would say "Not a directory" once more
             missing.clear();
-            return Err(e);
         }
-        return Err(nothing_readable(fs));
+        return Err(e);
     }
     Ok(out)
 }
@@ -301,17 +301,20 @@ fn gone(fs: &HostFs, src: StatFile, e: &std::io::Error) -> anyhow::Error {
     }
 }
 
-/// The error of a root where no statistics file is readable: a root
-/// that is not a directory is said to be one (`--root FILE: not a
-/// directory`, as `restore` says).
-fn nothing_readable(fs: &HostFs) -> anyhow::Error {
-    if let Some(e) = fs.root_not_a_directory() {
-        return e;
+/// The error of a root where no statistics file is readable, from one
+/// `stat` of the root: a root that is not a directory is said to be one
+/// (`--root FILE: not a directory`, as `restore` says; then `true`).
+fn nothing_readable(fs: &HostFs) -> (anyhow::Error, bool) {
+    match fs.check_root() {
+        Err(RootError::NotADirectory(e)) => (e, true),
+        Ok(()) | Err(RootError::Stat(_)) => (
+            anyhow!(
+                "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
+                fs.root().display()
+            ),
+            false,
+        ),
     }
-    anyhow!(
-        "nothing readable under {}: no proc/interrupts, proc/softirqs or proc/stat",
-        fs.root().display()
-    )
 }
 
 /// Re-parse `/proc/interrupts` into `model` line by line as it is read

@@ -36,6 +36,14 @@ use super::Stop;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+/// The longest run a flag may ask for: a year (`record -d`, `record
+/// --segment`, `serve --duration` through `cmd::args::positive_duration`;
+/// bench's `--trial-length` and `--cooldown`, checked by its plan). Far
+/// inside what a deadline (start + length, an `Instant`) holds exactly,
+/// and a longer one is a typo, not a plan: a longer run is one without
+/// the flag, ended by a signal.
+pub const LONGEST_RUN: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Where a paced run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {

@@ -12,6 +12,7 @@ use super::child::{run_sh, Spawned};
 use crate::bench::metric_value::Metric;
 use crate::bench::workload::{NoWindow, Window, Workload};
 use crate::guard::Tracker;
+use crate::sampler::Stop;
 use anyhow::bail;
 use std::time::{Duration, Instant};
 
@@ -80,7 +81,12 @@ impl CommandWorkload {
 
     /// Spawn the command (if any), let it settle, hold the window open for
     /// `duration`, close it, then stop the command.
-    fn timed(&self, duration: Duration, window: &mut dyn Window) -> anyhow::Result<()> {
+    fn timed(
+        &self,
+        duration: Duration,
+        window: &mut dyn Window,
+        stop: &Stop,
+    ) -> anyhow::Result<()> {
         let mut child = match self.argv.is_empty() {
             true => None,
             false => {
@@ -88,7 +94,7 @@ impl CommandWorkload {
                 Some(Spawned::spawn(&self.argv, &label, &self.tracker)?)
             }
         };
-        let res = self.windowed(&mut child, duration, window);
+        let res = self.windowed(&mut child, duration, window, stop);
         match child.as_mut() {
             Some(c) => {
                 let stopped = c.terminate(KILL_GRACE);
@@ -104,19 +110,20 @@ impl CommandWorkload {
         child: &mut Option<Spawned>,
         duration: Duration,
         window: &mut dyn Window,
+        stop: &Stop,
     ) -> anyhow::Result<()> {
-        let mut exited = wait(child, Instant::now() + self.settle, window)?;
+        let mut exited = wait(child, Instant::now() + self.settle, stop)?;
         if let (Some(st), Some(c)) = (exited, child.as_ref()) {
             if !st.success() {
                 return Err(c.failure("exited before the trial's window opened", st));
             }
         }
-        if window.stopped() {
+        if stop.requested() {
             return Ok(());
         }
         let end = window.open()? + duration;
         if exited.is_none() {
-            exited = wait(child, end, window)?;
+            exited = wait(child, end, stop)?;
             if let (Some(st), Some(c)) = (exited, child.as_ref()) {
                 if !st.success() {
                     return Err(c.failure("exited before the end of the trial", st));
@@ -125,7 +132,7 @@ impl CommandWorkload {
         }
         // A command that finished cleanly: the window still lasts
         // `duration` (anything it left in the background keeps running).
-        wait(&mut None, end, window)?;
+        wait(&mut None, end, stop)?;
         window.close()
     }
 }
@@ -135,11 +142,11 @@ impl CommandWorkload {
 fn wait(
     child: &mut Option<Spawned>,
     until: Instant,
-    window: &dyn Window,
+    stop: &Stop,
 ) -> anyhow::Result<Option<std::process::ExitStatus>> {
     loop {
         let now = Instant::now();
-        if now >= until || window.stopped() {
+        if now >= until || stop.requested() {
             return Ok(None);
         }
         let step = (now + STOP_POLL).min(until);
@@ -159,20 +166,21 @@ impl Workload for CommandWorkload {
         "command"
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
-        self.run_window(duration, &mut NoWindow)
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
+        self.run_window(duration, &mut NoWindow, stop)
     }
 
     fn run_window(
         &mut self,
         duration: Duration,
         window: &mut dyn Window,
+        stop: &Stop,
     ) -> anyhow::Result<Vec<Metric>> {
         let started = match &self.start {
             Some(s) => run_sh(s, "--start", HOOK_TIMEOUT, &self.tracker),
             None => Ok(()),
         };
-        let timed = started.and_then(|()| self.timed(duration, window));
+        let timed = started.and_then(|()| self.timed(duration, window, stop));
         // Stop runs even after a failure, to undo a partial start.
         let stopped = match &self.stop {
             Some(s) => run_sh(s, "--stop", HOOK_TIMEOUT, &self.tracker),
@@ -206,7 +214,11 @@ mod tests {
         let script = "for i in $(seq 1 30); do echo line$i >&2; done; exit 7";
         let mut w = CommandWorkload::new(sh(script), None, None, Tracker::none()).unwrap();
         let t0 = Instant::now();
-        let err = format!("{:#}", w.run(Duration::from_secs(5)).unwrap_err());
+        let err = format!(
+            "{:#}",
+            w.run(Duration::from_secs(5), &Stop::unhooked())
+                .unwrap_err()
+        );
         // The 5 s trial ends early; the bound leaves 4 s for a busy machine.
         assert!(
             t0.elapsed() < Duration::from_millis(4500),
@@ -225,7 +237,10 @@ mod tests {
         let script = format!("echo $$ > {}; sleep 30 & sleep 30", pidfile.display());
         let mut w = CommandWorkload::new(sh(&script), None, None, Tracker::none()).unwrap();
         let t0 = Instant::now();
-        assert!(w.run(Duration::from_millis(300)).unwrap().is_empty());
+        assert!(w
+            .run(Duration::from_millis(300), &Stop::unhooked())
+            .unwrap()
+            .is_empty());
         // Killed by SIGTERM without waiting out the 1 s grace; a busy
         // machine may add seconds, never the 30 s of the sleeps.
         assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
@@ -245,7 +260,8 @@ mod tests {
         let script = format!("trap '' TERM; echo $$ > {}; sleep 30", pidfile.display());
         let mut w = CommandWorkload::new(sh(&script), None, None, Tracker::none()).unwrap();
         let t0 = Instant::now();
-        w.run(Duration::from_millis(200)).unwrap();
+        w.run(Duration::from_millis(200), &Stop::unhooked())
+            .unwrap();
         let took = t0.elapsed();
         // SIGKILL comes after the grace; the upper bound only proves the
         // 30 s sleep did not run out (a busy machine may add seconds).
@@ -301,7 +317,8 @@ mod tests {
             alive_at_close: false,
         };
         let t0 = Instant::now();
-        w.run_window(Duration::from_millis(400), &mut rec).unwrap();
+        w.run_window(Duration::from_millis(400), &mut rec, &Stop::unhooked())
+            .unwrap();
         let (opened, closed) = (rec.opened.unwrap(), rec.closed.unwrap());
         assert!(
             opened - t0 >= settle,
@@ -339,7 +356,8 @@ mod tests {
         let _live = super::super::live_lock();
         let mut w = CommandWorkload::new(vec!["true".into()], None, None, Tracker::none()).unwrap();
         let t0 = Instant::now();
-        w.run(Duration::from_millis(200)).unwrap();
+        w.run(Duration::from_millis(200), &Stop::unhooked())
+            .unwrap();
         assert!(t0.elapsed() >= Duration::from_millis(200));
     }
 
@@ -353,7 +371,7 @@ mod tests {
         let mut w =
             CommandWorkload::new(Vec::new(), Some(start), Some(stop.clone()), Tracker::none())
                 .unwrap();
-        w.run(Duration::from_millis(50)).unwrap();
+        w.run(Duration::from_millis(50), &Stop::unhooked()).unwrap();
         assert!(!flag.exists());
         // A failing start is reported, and stop still runs (and fails here).
         let mut bad = CommandWorkload::new(
@@ -363,7 +381,11 @@ mod tests {
             Tracker::none(),
         )
         .unwrap();
-        let err = format!("{:#}", bad.run(Duration::from_millis(50)).unwrap_err());
+        let err = format!(
+            "{:#}",
+            bad.run(Duration::from_millis(50), &Stop::unhooked())
+                .unwrap_err()
+        );
         assert!(
             err.contains("--start") && err.contains("exit status 4") && err.contains("nope"),
             "{err}"

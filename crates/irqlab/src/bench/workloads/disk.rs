@@ -14,6 +14,7 @@ use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::guard::{Tracked, Tracker};
+use crate::sampler::Stop;
 use anyhow::{anyhow, bail, Context};
 use nix::fcntl::OFlag;
 use nix::sys::statfs::{statfs, TMPFS_MAGIC};
@@ -185,6 +186,7 @@ fn reader(
     seed: u64,
     cpu: Option<u32>,
     dur: Duration,
+    stop: &Stop,
 ) -> anyhow::Result<Histogram> {
     placement::pin_opt(cpu)?;
     let file = open_direct(path).with_context(|| format!("O_DIRECT open of {}", path.display()))?;
@@ -196,7 +198,7 @@ fn reader(
     let mut rng = irqlab_core::rng::Rng::new(seed);
     let mut hist = Histogram::default();
     let start = Instant::now();
-    while running(start, dur) {
+    while running(start, dur, stop) {
         let pos = rng.below(blocks) * BLOCK as u64;
         let t0 = Instant::now();
         file.read_exact_at(buf, pos)
@@ -230,7 +232,7 @@ impl Workload for Disk {
         Ok(())
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
         let path = self
             .file_path()
             .ok_or_else(|| anyhow!("disk workload run before setup"))?;
@@ -245,7 +247,7 @@ impl Workload for Disk {
                 .map(|i| {
                     let cpu = placement::cpu_for(&self.cpus, i);
                     let seed = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                    s.spawn(move || reader(path, blocks, seed, cpu, duration))
+                    s.spawn(move || reader(path, blocks, seed, cpu, duration, stop))
                 })
                 .collect();
             hs.into_iter()
@@ -292,7 +294,7 @@ mod tests {
         w.setup().unwrap();
         let path = w.file_path().unwrap().to_path_buf();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
-        let m = w.run(Duration::from_millis(50)).unwrap();
+        let m = w.run(Duration::from_millis(50), &Stop::unhooked()).unwrap();
         assert_eq!(m[0].name, "iops");
         assert!(m[0].value > 0.0);
         w.teardown().unwrap();

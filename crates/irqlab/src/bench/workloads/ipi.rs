@@ -12,6 +12,7 @@ use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
+use crate::sampler::Stop;
 use anyhow::{anyhow, bail, Context};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -94,7 +95,12 @@ struct Rounds {
     elapsed: Duration,
 }
 
-fn driver(slots: &[SpinSlot], cpu: Option<u32>, dur: Duration) -> anyhow::Result<Rounds> {
+fn driver(
+    slots: &[SpinSlot],
+    cpu: Option<u32>,
+    dur: Duration,
+    stop: &Stop,
+) -> anyhow::Result<Rounds> {
     // A failed pin is reported after the ring stopped, never breaks it.
     let pinned = placement::pin_opt(cpu);
     let (me, next) = (ring_slot(slots, 0)?, ring_slot(slots, 1)?);
@@ -107,7 +113,7 @@ fn driver(slots: &[SpinSlot], cpu: Option<u32>, dur: Duration) -> anyhow::Result
         next.put(Token::Go)?;
         me.take(give_up)?;
         hist.record(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        if !running(start, dur) {
+        if !running(start, dur, stop) {
             break;
         }
     }
@@ -148,7 +154,7 @@ impl Workload for Ipi {
         "ipi"
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
         let slots: Vec<SpinSlot> = (0..self.threads).map(|_| SpinSlot::new()).collect();
         let give_up = Instant::now() + duration + STALL_GRACE;
         let cpus = &self.cpus;
@@ -159,7 +165,7 @@ impl Workload for Ipi {
                     s.spawn(move || relay(slots, i, placement::cpu_for(cpus, i), give_up))
                 })
                 .collect();
-            let d = s.spawn(|| driver(&slots, placement::cpu_for(cpus, 0), duration));
+            let d = s.spawn(|| driver(&slots, placement::cpu_for(cpus, 0), duration, stop));
             let rounds = join(d);
             let relayed: anyhow::Result<Vec<()>> = relays.into_iter().map(join).collect();
             relayed.and(rounds)
@@ -186,7 +192,9 @@ mod tests {
         let _live = super::super::live_lock();
         let cpus = placement::allowed_cpus().unwrap();
         let mut w = Ipi::new(vec![cpus[0]], Some(3));
-        let m = w.run(Duration::from_millis(100)).unwrap();
+        let m = w
+            .run(Duration::from_millis(100), &Stop::unhooked())
+            .unwrap();
         let names: Vec<_> = m.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(
             names,

@@ -147,7 +147,7 @@ impl Probe {
         let mut w = build(kind, opts, &crate::guard::Tracker::none()).unwrap();
         w.setup().unwrap();
         let (before, ()) = self.window(|| std::thread::sleep(TRIAL));
-        let (loaded, metrics) = self.window(|| w.run(TRIAL));
+        let (loaded, metrics) = self.window(|| w.run(TRIAL, &crate::sampler::Stop::unhooked()));
         w.teardown().unwrap();
         let (after, ()) = self.window(|| std::thread::sleep(TRIAL));
         let stable = before.stable && loaded.stable && after.stable;

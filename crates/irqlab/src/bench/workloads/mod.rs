@@ -275,6 +275,48 @@ mod tests {
         assert_eq!(WorkloadKind::default(), WorkloadKind::Ipi);
     }
 
+    /// The runner's stop (here asked for without a signal) reaches every
+    /// workload's threads: an hour-long trial ends at once.
+    #[test]
+    fn every_workload_ends_its_trial_on_the_runners_stop() {
+        let _live = live_lock();
+        let one_cpu = placement::allowed_cpus().unwrap().len() < 2;
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["ipi", "tlb", "timer", "net", "disk", "command"] {
+            let kind: WorkloadKind = name.parse().unwrap();
+            if one_cpu && kind == WorkloadKind::Ipi {
+                continue;
+            }
+            let opts = WorkloadOptions {
+                tmp_dir: Some(dir.path().to_path_buf()),
+                disk_file_bytes: 1 << 20,
+                command: vec!["sleep".into(), "600".into()],
+                ..WorkloadOptions::default()
+            };
+            let mut w = build(kind, &opts, &Tracker::none()).unwrap();
+            w.setup().unwrap();
+            let stop = crate::sampler::Stop::unhooked();
+            let t0 = std::time::Instant::now();
+            let ran = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(200));
+                    stop.request();
+                });
+                w.run(Duration::from_secs(3600), &stop)
+            });
+            let took = t0.elapsed();
+            w.teardown().unwrap();
+            if let Err(e) = &ran {
+                let hotplug = e
+                    .chain()
+                    .any(|c| c.downcast_ref::<placement::PinError>().is_some());
+                assert!(hotplug, "{name}: {e:#}");
+            }
+            // a busy machine may add seconds, never the hour
+            assert!(took < Duration::from_secs(30), "{name}: {took:?}");
+        }
+    }
+
     #[test]
     fn threads_that_measure_nothing_are_refused() {
         let build_with = |kind: WorkloadKind, n: usize| {

@@ -18,6 +18,7 @@ use super::veth::{NetPath, Veth, RX_ADDR, TX_ADDR};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::guard::Tracker;
+use crate::sampler::Stop;
 use anyhow::{anyhow, Context};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -87,12 +88,12 @@ fn set_timeouts(client: &TcpStream, server: &TcpStream, t: Duration) -> anyhow::
     Ok(())
 }
 
-fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration) -> anyhow::Result<()> {
+fn writer(mut s: TcpStream, cpu: Option<u32>, dur: Duration, stop: &Stop) -> anyhow::Result<()> {
     placement::pin_opt(cpu)?;
     let buf = vec![0x5au8; CHUNK];
     let start = Instant::now();
     let res: anyhow::Result<()> = (|| {
-        while running(start, dur) {
+        while running(start, dur, stop) {
             s.write_all(&buf).context("loopback write")?;
         }
         Ok(())
@@ -146,7 +147,7 @@ impl Workload for Net {
         }
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
         if self.path.is_some() && self.veth.is_none() {
             anyhow::bail!("net workload: the veth path was not set up");
         }
@@ -159,7 +160,7 @@ impl Workload for Net {
         let tx_cpu = placement::cpu_for(&self.cpus, 1);
         let (bytes, elapsed) = std::thread::scope(|s| {
             let r = s.spawn(move || reader(server, rx_cpu));
-            let w = s.spawn(move || writer(client, tx_cpu, duration));
+            let w = s.spawn(move || writer(client, tx_cpu, duration, stop));
             let wres = w.join().map_err(|_| anyhow!("writer thread panicked"));
             let rres = r.join().map_err(|_| anyhow!("reader thread panicked"));
             wres??;

@@ -12,6 +12,7 @@ use super::latency::Histogram;
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
+use crate::sampler::Stop;
 use anyhow::{anyhow, Context};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
@@ -38,14 +39,19 @@ impl Timer {
     }
 }
 
-fn sleeper(cpu: Option<u32>, period: Duration, dur: Duration) -> anyhow::Result<Histogram> {
+fn sleeper(
+    cpu: Option<u32>,
+    period: Duration,
+    dur: Duration,
+    stop: &Stop,
+) -> anyhow::Result<Histogram> {
     placement::pin_opt(cpu)?;
     // Default slack (50 µs) would dominate short sleeps; it is per thread.
     nix::sys::prctl::set_timerslack(1).context("PR_SET_TIMERSLACK")?;
     let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
     let start = Instant::now();
     let mut hist = Histogram::default();
-    while running(start, dur) {
+    while running(start, dur, stop) {
         let t0 = Instant::now();
         std::thread::sleep(period);
         let slept = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -59,14 +65,14 @@ fn sleeper(cpu: Option<u32>, period: Duration, dur: Duration) -> anyhow::Result<
 const WHEEL_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// Block on a socket nobody writes to, timing out again and again.
-fn wheel(cpu: Option<u32>, dur: Duration) -> anyhow::Result<u64> {
+fn wheel(cpu: Option<u32>, dur: Duration, stop: &Stop) -> anyhow::Result<u64> {
     placement::pin_opt(cpu)?;
     let sock = UdpSocket::bind("127.0.0.1:0").context("binding a UDP socket")?;
     sock.set_read_timeout(Some(WHEEL_TIMEOUT))?;
     let mut buf = [0u8; 64];
     let start = Instant::now();
     let mut timeouts = 0u64;
-    while running(start, dur) {
+    while running(start, dur, stop) {
         match sock.recv(&mut buf) {
             Ok(_) => {}
             Err(e)
@@ -94,14 +100,14 @@ impl Workload for Timer {
         "timer"
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
         let start = Instant::now();
         let (cpus, period) = (&self.cpus, self.period);
         let (hists, timeouts) = std::thread::scope(|s| {
             let spawn_pair = |i| {
                 let cpu = placement::cpu_for(cpus, i);
-                let sl = s.spawn(move || sleeper(cpu, period, duration));
-                (sl, s.spawn(move || wheel(cpu, duration)))
+                let sl = s.spawn(move || sleeper(cpu, period, duration, stop));
+                (sl, s.spawn(move || wheel(cpu, duration, stop)))
             };
             let hs: Vec<_> = (0..self.threads).map(spawn_pair).collect();
             let mut hists = Vec::new();

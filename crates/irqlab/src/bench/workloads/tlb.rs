@@ -12,6 +12,7 @@
 use super::placement;
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
+use crate::sampler::Stop;
 use anyhow::{anyhow, Context};
 use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
 use std::num::NonZeroUsize;
@@ -81,13 +82,13 @@ fn map_touch_unmap(len: NonZeroUsize, page: usize) -> anyhow::Result<()> {
     unsafe { munmap(ptr, len.get()) }.context("munmap")
 }
 
-fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
+fn mapper(cpu: Option<u32>, dur: Duration, stop: &Stop) -> anyhow::Result<(u64, Duration)> {
     placement::pin_opt(cpu)?;
     let page = page_size();
     let len = NonZeroUsize::new(PAGES * page).ok_or_else(|| anyhow!("zero length"))?;
     let start = Instant::now();
     let mut n = 0u64;
-    while running(start, dur) {
+    while running(start, dur, stop) {
         for _ in 0..64 {
             map_touch_unmap(len, page)?;
             n += 1;
@@ -98,9 +99,9 @@ fn mapper(cpu: Option<u32>, dur: Duration) -> anyhow::Result<(u64, Duration)> {
     Ok((n, elapsed))
 }
 
-fn spinner(cpu: Option<u32>, stop: &AtomicBool) -> anyhow::Result<()> {
+fn spinner(cpu: Option<u32>, mapper_done: &AtomicBool) -> anyhow::Result<()> {
     let pinned = placement::pin_opt(cpu);
-    while !stop.load(Ordering::Relaxed) {
+    while !mapper_done.load(Ordering::Relaxed) {
         std::hint::spin_loop();
     }
     pinned?;
@@ -112,21 +113,21 @@ impl Workload for Tlb {
         "tlb"
     }
 
-    fn run(&mut self, duration: Duration) -> anyhow::Result<Vec<Metric>> {
-        let stop = AtomicBool::new(false);
+    fn run(&mut self, duration: Duration, stop: &Stop) -> anyhow::Result<Vec<Metric>> {
+        let mapper_done = AtomicBool::new(false);
         let cpus = &self.cpus;
         let (n, elapsed) = std::thread::scope(|s| {
             let spin: Vec<_> = (0..self.spinners)
                 .map(|i| {
-                    let stop = &stop;
+                    let mapper_done = &mapper_done;
                     // Spinners take the CPUs after the mapper's, round-robin.
                     let cpu = cpus.get(1..).and_then(|rest| placement::cpu_for(rest, i));
-                    s.spawn(move || spinner(cpu, stop))
+                    s.spawn(move || spinner(cpu, mapper_done))
                 })
                 .collect();
-            let m = s.spawn(|| mapper(placement::cpu_for(cpus, 0), duration));
+            let m = s.spawn(|| mapper(placement::cpu_for(cpus, 0), duration, stop));
             let res = m.join().map_err(|_| anyhow!("mapper thread panicked"));
-            stop.store(true, Ordering::Relaxed);
+            mapper_done.store(true, Ordering::Relaxed);
             for h in spin {
                 h.join().map_err(|_| anyhow!("spinner thread panicked"))??;
             }
@@ -159,7 +160,7 @@ mod tests {
         let cpus = placement::allowed_cpus().unwrap();
         let mut w = Tlb::new(vec![cpus[0]], Some(3));
         assert_eq!(w.spinners, 0);
-        let m = w.run(Duration::from_millis(50)).unwrap();
+        let m = w.run(Duration::from_millis(50), &Stop::unhooked()).unwrap();
         assert_eq!(m[0].name, "unmaps_per_sec");
         assert!(m[0].value > 0.0);
     }
