@@ -686,20 +686,12 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
 
 /// How long a signal waits for the run to end its trial, restore the
 /// host and say what it measured before the guard restores the host
-/// itself and exits (see `guard::defer_signals`): a built-in workload
-/// ends its trial only after `--trial-length` (after `--settle` for a
-/// command).
-fn signal_grace(plan: &crate::bench::plan::Plan) -> Duration {
-    let settle = plan
-        .variants
-        .iter()
-        .map(|v| v.options.settle)
-        .max()
-        .unwrap_or_default();
-    plan.duration
-        .saturating_add(settle)
-        .saturating_add(Duration::from_secs(10))
-}
+/// itself and exits (see `guard::defer_signals`). Every workload ends its
+/// trial on the runner's stop within a poll, whatever `--trial-length`
+/// and `--settle` are; what may remain is ending a command's process
+/// group (SIGTERM, then SIGKILL after `KILL_GRACE`), restoring the host
+/// and writing the summary.
+const SIGNAL_GRACE: Duration = Duration::from_secs(30);
 
 fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     let (args, argv) = match &args.resume {
@@ -711,7 +703,7 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
     let stop = crate::sampler::Stop::install()?;
-    crate::guard::defer_signals(signal_grace(&plan));
+    crate::guard::defer_signals(SIGNAL_GRACE);
     let finished = runner::run(&plan, &mut Progress::new(), &stop)?;
     if finished.nothing_to_do {
         eprintln!(
