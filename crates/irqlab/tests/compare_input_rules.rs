@@ -350,6 +350,59 @@ fn a_column_named_twice_is_refused_not_counted_twice() {
     );
 }
 
+/// A trial twice in one input (a `trials.jsonl` appended to itself, a
+/// table's row repeated) would count its values twice: refused, naming
+/// the file and both lines; the same trial number in another run, boot or
+/// variant is another trial.
+#[test]
+fn a_trial_repeated_in_one_input_is_refused_not_counted_twice() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let f = d.join("out/patch/trials.jsonl");
+    let text = fs::read_to_string(&f).unwrap();
+    let n = text.lines().count();
+    fs::write(&f, format!("{text}{text}")).unwrap();
+    let e = common::compare::err(d, &["out"]);
+    assert!(
+        e.contains(&format!(
+            "trials.jsonl:{}: trial 1 of variant patch is already recorded at line 1",
+            n + 1
+        )),
+        "{e}"
+    );
+    fs::write(
+        d.join("t.csv"),
+        "variant,trial,x\ntip,0,1\ntip,1,2\ntip,2,3\npatch,0,4\npatch,1,5\npatch,1,5\n",
+    )
+    .unwrap();
+    let e = common::compare::err(d, &["t.csv"]);
+    assert!(
+        e.contains("t.csv:7: trial 1 of variant patch is already at line 6"),
+        "{e}"
+    );
+    fs::write(
+        d.join("t.json"),
+        r#"[{"trial":0,"x":1},{"trial":1,"x":2},{"trial":0,"x":3}]"#,
+    )
+    .unwrap();
+    numbers(&d.join("u.txt"), spread(2.0, 1.0, 3));
+    let e = common::compare::err(d, &["t.json", "u.txt"]);
+    assert!(e.contains("t.json:3: trial 0 is already at item 1"), "{e}");
+    // numbered per run: two runs' trial 0 are two trials
+    fs::write(
+        d.join("r.csv"),
+        "variant,run,trial,x\ntip,r1,0,1\ntip,r1,1,2\ntip,r2,0,3\ntip,r2,1,4\npatch,r1,0,5\npatch,r1,1,6\npatch,r2,0,7\npatch,r2,1,8\n",
+    )
+    .unwrap();
+    ok(d, &["r.csv"]);
+}
+
 #[test]
 fn a_trials_csv_beside_its_trials_jsonl_is_one_result_set_given_twice() {
     let tmp = TempDir::new().unwrap();

@@ -300,6 +300,26 @@ fn reads(level: f64, n: usize, k: usize) -> Vec<f64> {
         .collect()
 }
 
+/// Two runs' results joined in one probe file (a metric twice) would be
+/// two trials of one run: refused, naming the file and both results.
+#[test]
+fn a_metric_twice_in_one_probe_run_is_refused_not_two_trials() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    probe_run(&d.join("a.json"), "b1", &reads(50_000.0, 100, 0));
+    probe_run(&d.join("b.json"), "b1", &reads(50_000.0, 100, 3));
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(d.join("b.json")).unwrap()).unwrap();
+    let r = doc["results"][0].clone();
+    doc["results"].as_array_mut().unwrap().push(r);
+    fs::write(d.join("b.json"), doc.to_string()).unwrap();
+    let e = common::compare::err(d, &["a.json", "b.json"]);
+    assert!(
+        e.contains("b.json: result 2: metric proc_interrupts_open_4k_wall_ns is already result 1"),
+        "{e}"
+    );
+}
+
 #[test]
 fn issue10_item14_probe_runs_are_one_trial_each() {
     let tmp = TempDir::new().unwrap();

@@ -1188,6 +1188,63 @@ fn a_copy_under_a_wider_name_supersedes_nothing() {
     assert!(err.contains("already read from"), "{err}");
 }
 
+/// A segment of another recording of the same tree copied into a boot
+/// directory holds samples numbered as the recording's own (every run
+/// numbers from 0) and its footer checks out: its samples are not taken
+/// for the recording's (superseding its files, or skipping theirs as
+/// already read), nor its intervals replayed across the two: replay
+/// refuses, naming both files. So is another recording's journal.
+#[test]
+fn a_segment_of_another_recording_is_refused_not_replayed_as_this_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let o = record(
+        &tree,
+        &a,
+        &[
+            "-i",
+            "50ms",
+            "-d",
+            "1s",
+            "--segment",
+            "300ms",
+            "--merge",
+            "0",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = record(&tree, &b, &["-i", "50ms", "-d", "1s"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (da, db) = (boot_dir(&a), boot_dir(&b));
+    assert_eq!(da.file_name(), db.file_name(), "one tree, one boot name");
+    let segs = layout::segments(&da).unwrap();
+    assert!(segs.len() >= 3, "{segs:?}");
+    let (_, _, theirs) = layout::segments(&db).unwrap().remove(0);
+    let copied = da.join(theirs.file_name().unwrap());
+    std::fs::copy(&theirs, &copied).unwrap();
+    let (code, lines, err) = replay(&a);
+    assert_eq!((code, lines), (Some(1), 0), "{err}");
+    assert!(err.contains("files of two recordings"), "{err}");
+    assert!(err.contains(&copied.display().to_string()), "{err}");
+    assert!(
+        segs.iter()
+            .any(|(_, _, p)| err.contains(&p.display().to_string())),
+        "{err}"
+    );
+    // another recording's journal (a killed run's) holds samples numbered
+    // as the segments' too
+    std::fs::remove_file(&copied).unwrap();
+    let (_, killed) = killed_recording(&d.path().join("k"), 600);
+    let journal = da.join("journal.jsonl");
+    std::fs::copy(boot_dir(&killed).join("journal.jsonl"), &journal).unwrap();
+    let (code, lines, err) = replay(&a);
+    assert_eq!((code, lines), (Some(1), 0), "{err}");
+    assert!(err.contains("files of two recordings"), "{err}");
+    assert!(err.contains(&journal.display().to_string()), "{err}");
+}
+
 /// A FIFO as a segment or as the journal, `/dev/zero` behind the journal's
 /// name and a 2 GiB sparse journal: replay and recover finish (under a
 /// timeout), refuse the file by name or read it in bounded memory, and

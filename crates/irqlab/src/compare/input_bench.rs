@@ -520,10 +520,21 @@ pub fn load_probe(
     v.plan = probe_signature(doc);
     v.probe = true;
     let mut skipped = Skipped::default();
+    let mut seen: Vec<(&str, usize)> = Vec::new();
     for (i, r) in results.iter().enumerate() {
         let Some(metric) = r["metric"].as_str() else {
             bail!("{}: probe result without \"metric\"", path.display());
         };
+        // a probe run is one trial: a metric twice (two runs' results
+        // joined in one file) would count as two trials of one run
+        if let Some((_, first)) = seen.iter().find(|(m, _)| *m == metric) {
+            bail!(
+                "{}: result {}: metric {metric} is already result {first}: a probe run measures each metric once (one file per run)",
+                path.display(),
+                i + 1
+            );
+        }
+        seen.push((metric, i + 1));
         let unit = r["unit"].as_str().or_else(|| unit_from_name(metric));
         let dir = direction(&r["direction"]);
         let dist = dists.iter().find(|(m, _)| m == metric).map(|(_, d)| *d);

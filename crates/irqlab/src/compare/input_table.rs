@@ -10,6 +10,7 @@ use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
 use super::input_runs::{bench_csv, row_run, BenchCsv};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::Path;
 
 const SPECIAL: [&str; 5] = ["variant", "trial", "boot_id", "started_at", "run"];
@@ -22,6 +23,8 @@ struct Row {
     boot: Option<String>,
     run: Option<String>,
     values: Vec<(String, f64)>,
+    /// Where it is, for messages: `3` (a CSV line, a JSON item).
+    at: usize,
 }
 
 /// Load a CSV file; notes for its missing values go to `warns`. A bench
@@ -71,6 +74,7 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         )?);
     }
     warns.extend(skipped.notes(path));
+    refuse_repeated_trials(path, &rows, "line")?;
     let mut variants = group(rows, label);
     if let Some(b) = bench {
         for v in &mut variants {
@@ -117,6 +121,7 @@ fn csv_row(
 ) -> Result<Row> {
     let mut row = Row {
         run: bench.map(|b| b.run.clone()),
+        at: line,
         ..Row::default()
     };
     let trial = header
@@ -160,6 +165,7 @@ pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Ve
                 .enumerate()
                 .map(|(i, item)| json_row(path, i + 1, item, &mut skipped))
                 .collect::<Result<Vec<_>>>()?;
+            refuse_repeated_trials(path, &rows, "item")?;
             group(rows, label)
         }
         Value::Object(map) => {
@@ -217,6 +223,7 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
             .map(str::to_string),
         run: text("run").map(|r| row_run(path, &r)),
         values: Vec::new(),
+        at: item,
     };
     for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
         match json_number(path, item, v)? {
@@ -225,6 +232,37 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         }
     }
     Ok(row)
+}
+
+/// A trial twice in one table: the same `trial` number in the same
+/// variant, run and boot (bench writes each trial once; a table of runs
+/// numbers each run's trials on their own, and gives a `run` or `boot_id`).
+/// Its values would count twice and narrow every interval: an error
+/// naming both lines (or items).
+fn refuse_repeated_trials(path: &Path, rows: &[Row], at: &str) -> Result<()> {
+    /// Variant, run, boot id and the trial number's bits.
+    type TrialKey<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, u64);
+    let mut seen: HashMap<TrialKey, usize> = HashMap::new();
+    for r in rows {
+        let Some(trial) = r.trial else { continue };
+        let key = (
+            r.variant.as_deref(),
+            r.run.as_deref(),
+            r.boot.as_deref(),
+            (trial + 0.0).to_bits(),
+        );
+        if let Some(first) = seen.insert(key, r.at) {
+            bail!(
+                "{}:{}: trial {trial}{} is already at {at} {first}: a trial is counted once (give each run's rows a `run` or `boot_id`, or remove the repeat)",
+                path.display(),
+                r.at,
+                r.variant
+                    .as_deref()
+                    .map_or_else(String::new, |v| format!(" of variant {v}"))
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Rows → variants (by the `variant` column, else `label`), in trial order.

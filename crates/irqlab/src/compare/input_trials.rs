@@ -8,6 +8,7 @@ use super::input_nulls::{is_null_text, line_place, Skipped};
 use crate::results::TrialRecord;
 use anyhow::{Context, Result};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The trials of one file with their 1-based line numbers, and the values
@@ -40,10 +41,31 @@ pub fn read(file: &Path) -> Result<Trials> {
         clean.extend_from_slice(end);
     }
     let records = crate::results::parse_trials(&clean, file)?;
-    Ok(Trials {
-        records: lines.into_iter().zip(records).collect(),
-        skipped,
-    })
+    let records: Vec<(usize, TrialRecord)> = lines.into_iter().zip(records).collect();
+    refuse_repeated_trials(file, &records)?;
+    Ok(Trials { records, skipped })
+}
+
+/// A trial recorded twice in one file (same variant, boot and number):
+/// bench writes each trial of a variant once, under its own number, so a
+/// repeat is two files joined
+/// (`cat a/trials.jsonl >> b/trials.jsonl`) or a line copied: its values
+/// would count twice and make every interval narrower than the data
+/// allow. An error naming both lines.
+fn refuse_repeated_trials(file: &Path, records: &[(usize, TrialRecord)]) -> Result<()> {
+    let mut seen: HashMap<(&str, &str, u32), usize> = HashMap::new();
+    for (line, t) in records {
+        let key = (t.variant.as_str(), t.boot_id.as_str(), t.trial);
+        if let Some(first) = seen.insert(key, *line) {
+            anyhow::bail!(
+                "{}:{line}: trial {} of variant {} is already recorded at line {first}: a trial is recorded once (two runs' files joined, or a line repeated?); its values would count twice",
+                file.display(),
+                t.trial,
+                t.variant
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The line without its missing metric values, `None` when it has none
@@ -108,6 +130,23 @@ mod tests {
                 ("a_per_sec".to_string(), "line 4 (trial 3)".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn a_trial_recorded_twice_is_an_error_naming_both_lines() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        let text = [line(1, "1.5"), line(2, "2.5"), line(1, "1.5")].join("\n") + "\n";
+        std::fs::write(&f, text).unwrap();
+        let e = format!("{:#}", read(&f).err().unwrap());
+        assert!(
+            e.contains("trials.jsonl:3: trial 1 of variant tip is already recorded at line 1"),
+            "{e}"
+        );
+        // the same number in another variant is another trial
+        let other = line(1, "1.5").replace("\"tip\"", "\"patch\"");
+        std::fs::write(&f, [line(1, "1.5"), other].join("\n") + "\n").unwrap();
+        assert_eq!(read(&f).unwrap().records.len(), 2);
     }
 
     #[test]

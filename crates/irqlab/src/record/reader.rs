@@ -101,6 +101,44 @@ fn span(a: u64, b: u64) -> String {
     }
 }
 
+/// Refuse a sample of `path` that the recording read already under the
+/// same number but with other clock readings: `path` and the file read
+/// are files of two recordings (copied into one boot directory), and
+/// taking either's samples as the other's would make intervals, rates and
+/// averages across two recordings.
+fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()> {
+    let Ok(i) = rec.steps.binary_search_by_key(&t.seq, |s| s.time.seq) else {
+        return Ok(());
+    };
+    let read = rec.steps[i].time;
+    // wall times to the millisecond: a file of schema 2 holds them in
+    // nanoseconds, one of schema 3 in milliseconds
+    let ms = |x: SampleTime| x.wall_ns / 1_000_000;
+    if ms(read) == ms(t) && read.mono_ns == t.mono_ns {
+        return Ok(());
+    }
+    let other = rec
+        .files
+        .holding(t.seq, t.seq)
+        .first()
+        .map_or_else(|| "another segment".to_owned(), |p| p.display().to_string());
+    let at = |x: SampleTime| {
+        format!(
+            "{} (monotonic {} ns)",
+            crate::timestamp::rfc3339_ns(x.wall_ns, crate::timestamp::Precision::Millis),
+            x.mono_ns
+        )
+    };
+    anyhow::bail!(
+        "{}: sample {} was taken at {}, but {other} holds a sample {} taken at {}: files of two recordings are in one boot directory (move one recording's files out); the recording was not read",
+        path.display(),
+        t.seq,
+        at(t),
+        t.seq,
+        at(read)
+    )
+}
+
 /// [`open`], or `None` when a listed segment was gone when read.
 fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
@@ -166,6 +204,9 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         let (old, new): (Vec<RecordedSample>, Vec<RecordedSample>) = steps
             .into_iter()
             .partition(|s| last.is_some_and(|l| s.time.seq <= l));
+        for s in &old {
+            same_sample(&rec, s.time, &path)?;
+        }
         if let (Some(a), Some(b)) = (old.first(), old.last()) {
             rec.warnings.push(format!(
                 "{}: samples {} were already read from {}: skipped",
@@ -185,18 +226,43 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         rec.steps.extend(new);
         from = Some(path);
     }
+    // a file is taken as superseded by the sample numbers in the footers
+    // alone: its samples must be the very ones read (the same clock
+    // readings), not another recording's numbered alike
+    for (p, _) in &listing.superseded {
+        let seg = match segment::read(p) {
+            Ok(s) => s,
+            Err(_) if vanished(p) => return Ok(None),
+            // unreadable: nothing to compare (it is skipped either way)
+            Err(_) => continue,
+        };
+        for t in &seg.samples {
+            same_sample(&rec, *t, p)?;
+        }
+    }
     let journal = dir.join(super::schema::JOURNAL);
-    let (lines, problems) = match layout::journal_lines(dir, &held) {
+    // every line, to check those a segment holds too (a journal left
+    // between a segment's write and its own restart repeats its samples)
+    let (lines, problems) = match layout::journal_lines(dir, &[]) {
         Ok(r) => r,
         Err(e) => {
             rec.warnings.push(format!("skipping the journal: {e:#}"));
             return Ok(Some(rec));
         }
     };
+    let (in_segments, lines): (Vec<_>, Vec<_>) = lines
+        .into_iter()
+        .partition(|l| held.iter().any(|s| s.has(l.time.seq)));
+    for l in &in_segments {
+        same_sample(&rec, l.time, &journal)?;
+    }
     let last = rec.steps.last().map(|s| s.time.seq);
     let (old, lines): (Vec<_>, Vec<_>) = lines
         .into_iter()
         .partition(|l| last.is_some_and(|x| l.time.seq <= x));
+    for l in &old {
+        same_sample(&rec, l.time, &journal)?;
+    }
     if !old.is_empty() {
         rec.warnings.push(format!(
             "{}: {} sample(s) numbered before the segments' last were skipped",
