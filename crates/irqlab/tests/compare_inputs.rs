@@ -637,3 +637,45 @@ fn a_directory_of_subdirectories_is_not_called_empty() {
         "{e}"
     );
 }
+
+#[test]
+fn an_unterminated_last_line_of_several_values_gets_a_note() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("b.txt"), spread(110.0, 1.0, 10));
+    let torn = "a.txt:3: the last line has no newline; its value \"12\" is read as it stands";
+    let cases = [
+        ("100\n101\n12", true),
+        ("100\n101\n102\n", false),
+        ("100\n101\n# end", false),
+        ("100\n101\n   ", false),
+    ];
+    for (text, noted) in cases {
+        fs::write(d.join("a.txt"), text).unwrap();
+        let notes = note_lines(&json(d, &["a.txt", "b.txt"]));
+        assert_eq!(notes.contains(torn), noted, "{text:?}: {notes}");
+        assert_eq!(notes.contains("no newline"), noted, "{text:?}: {notes}");
+    }
+    // one value without a newline (`printf %s`) is a whole file
+    fs::write(d.join("a.txt"), "100").unwrap();
+    let notes = note_lines(&json(d, &["a.txt", "b.txt"]));
+    assert!(!notes.contains("no newline"), "{notes}");
+    // a user CSV of several rows: the row is kept, with the note
+    fs::write(d.join("t.csv"), "variant,ms\nx,1\nx,2\ny,3\ny,4").unwrap();
+    let doc = json(d, &["t.csv"]);
+    let notes = note_lines(&doc);
+    assert!(
+        notes.contains("t.csv:5: the last line has no newline; its row \"y,4\""),
+        "{notes}"
+    );
+    assert_eq!(doc["metrics"][0]["describe"]["y"]["count"], 2.0, "{doc}");
+}
+
+/// A comparison's notes, one a line.
+fn note_lines(doc: &Value) -> String {
+    let notes = doc["notes"].as_array().unwrap().iter();
+    notes
+        .map(|n| n.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -454,6 +454,11 @@ pub fn parse_number(path: &Path, line: usize, text: &str) -> Result<f64> {
 /// `null`) in `missing`.
 pub fn read_numbers(path: &Path, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    numbers_in(path, &text, missing)
+}
+
+/// [`read_numbers`] of a file's text.
+fn numbers_in(path: &Path, text: &str, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
@@ -472,11 +477,37 @@ fn plain_file(path: &Path, opts: &LoadOpts, warns: &mut Vec<String>) -> Result<V
     let metric = opts.metric.clone().unwrap_or_else(|| "value".to_string());
     let mut v = VariantData::new(&stem_of(path), false);
     let mut missing = Vec::new();
-    for value in read_numbers(path, &mut missing)? {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let values = numbers_in(path, &text, &mut missing)?;
+    if values.len() + missing.len() > 1 {
+        warns.extend(unterminated_note(path, &text, "value"));
+    }
+    for value in values {
         v.push(&metric, unit_from_name(&metric), None, Obs::plain(value));
     }
     warns.extend(super::input_nulls::line_notes(path, &metric, &missing));
     Ok(v)
+}
+
+/// The note for a file of several values whose last line has no newline:
+/// a file still being written (a loop appending one number per
+/// iteration) may have had that value cut short, and nothing in the text
+/// tells; the value (`what`: "value", or "row" for a CSV table) is read
+/// as it stands. A blank or `#` last line holds no value and gets no note.
+pub fn unterminated_note(path: &Path, text: &str, what: &str) -> Option<String> {
+    if text.is_empty() || text.ends_with('\n') {
+        return None;
+    }
+    let last = text.rsplit('\n').next().unwrap_or_default().trim();
+    if last.is_empty() || last.starts_with('#') {
+        return None;
+    }
+    let line = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    Some(format!(
+        "{}:{line}: the last line has no newline; its {what} {last:?} is read as it stands \
+         (if the file was still being written, it may be cut short)",
+        path.display()
+    ))
 }
 
 /// Compare strings with digit runs ordered numerically (`iter-2` < `iter-10`).
@@ -632,6 +663,16 @@ fn probe_run(path: &Path, warns: &mut Vec<String>) -> Result<VariantData> {
 mod tests {
     use super::*;
     use std::cmp::Ordering::*;
+
+    #[test]
+    fn only_a_value_line_without_its_newline_is_noted() {
+        let p = Path::new("a.txt");
+        let note = unterminated_note(p, "1\n2\n3", "value").unwrap();
+        assert!(note.starts_with("a.txt:3: the last line has no newline; its value \"3\""));
+        for text in ["", "1\n2\n", "1\n# c", "1\n  "] {
+            assert_eq!(unterminated_note(p, text, "value"), None, "{text:?}");
+        }
+    }
 
     #[test]
     fn natural_order() {

@@ -29,7 +29,8 @@ struct Row {
 
 /// Load a CSV file; notes for its missing values go to `warns`. A bench
 /// `trials.csv` whose last line has no newline (a run killed while bench
-/// wrote it: its last cell may be cut short) loses that line, with a note.
+/// wrote it: its last cell may be cut short) loses that line, with a note;
+/// another CSV of several rows keeps such a line, with a note.
 pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
     let torn = unterminated_line(&bytes);
@@ -72,6 +73,10 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
             bench.as_ref(),
             &mut skipped,
         )?);
+    }
+    if bench.is_none() && rows.len() > 1 && torn.is_some() {
+        let text = String::from_utf8_lossy(&bytes);
+        warns.extend(super::input::unterminated_note(path, &text, "row"));
     }
     warns.extend(skipped.notes(path));
     refuse_repeated_trials(path, &rows, "line")?;
