@@ -679,3 +679,23 @@ fn note_lines(doc: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[test]
+fn a_byte_order_mark_is_skipped_in_plain_json_and_per_iteration_files() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let bom = "\u{feff}";
+    fs::write(d.join("a.txt"), format!("{bom}1\n2\n3\n")).unwrap();
+    fs::write(d.join("b.txt"), "4\n5\n6\n").unwrap();
+    let doc = json(d, &["a.txt", "b.txt"]);
+    assert_eq!(doc["metrics"][0]["describe"]["a"]["mean"], 2.0, "{doc}");
+    let rows = r#"[{"variant":"x","m":1},{"variant":"x","m":2},{"variant":"y","m":3},{"variant":"y","m":4}]"#;
+    fs::write(d.join("t.json"), format!("{bom}{rows}")).unwrap();
+    let doc = json(d, &["t.json"]);
+    assert_eq!(doc["metrics"][0]["describe"]["y"]["mean"], 3.5, "{doc}");
+    fs::create_dir_all(d.join("it")).unwrap();
+    fs::write(d.join("it/1"), format!("{bom}7")).unwrap();
+    fs::write(d.join("it/2"), "8").unwrap();
+    let doc = json(d, &["it", "b.txt"]);
+    assert_eq!(doc["metrics"][0]["describe"]["it"]["mean"], 7.5, "{doc}");
+}

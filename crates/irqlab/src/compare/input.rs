@@ -457,10 +457,17 @@ pub fn read_numbers(path: &Path, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     numbers_in(path, &text, missing)
 }
 
+/// `text` without a leading byte-order mark (U+FEFF), which editors and
+/// spreadsheets on Windows put at the start of a UTF-8 file; the CSV
+/// reader skips it too.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// [`read_numbers`] of a file's text.
 fn numbers_in(path: &Path, text: &str, missing: &mut Vec<usize>) -> Result<Vec<f64>> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in without_bom(text).lines().enumerate() {
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;

@@ -157,7 +157,7 @@ fn csv_row(
 /// notes for its missing values go to `warns`.
 pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let doc: Value = serde_json::from_str(&text)
+    let doc: Value = serde_json::from_str(super::input::without_bom(&text))
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
     if is_probe(&doc) {
         return Ok(vec![load_probe(path, &doc, label, warns)?]);
