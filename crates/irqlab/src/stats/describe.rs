@@ -124,6 +124,30 @@ pub fn rel_pct(base: f64, new: f64) -> Option<f64> {
     Some(r * 100.0)
 }
 
+/// The plain left-to-right sum (ordinary data keep the bits of the usual
+/// sum), unless it lost more than 1e-12 of the total to cancellation:
+/// then the sum with Neumaier's compensation, which keeps
+/// what each addition rounds away, so that large values of opposite signs
+/// do not wipe out the small ones between them (`6, 7, 8, 1e308, -1e308`
+/// sums to 21, not 0).
+pub fn sum(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut s, mut c) = (0.0_f64, 0.0_f64);
+    for v in values {
+        let t = s + v;
+        c += if s.abs() >= v.abs() {
+            (s - t) + v
+        } else {
+            (v - t) + s
+        };
+        s = t;
+    }
+    let whole = s + c;
+    match c.abs() > whole.abs() * 1e-12 {
+        true => whole,
+        false => s,
+    }
+}
+
 /// Arithmetic mean (0 for an empty slice); finite for any finite values
 /// (scaled before summing when they are huge).
 pub fn mean(values: &[f64]) -> f64 {
@@ -132,14 +156,14 @@ pub fn mean(values: &[f64]) -> f64 {
     }
     let k = scale_of(values);
     if k == 1.0 {
-        return values.iter().sum::<f64>() / values.len() as f64;
+        return sum(values.iter().copied()) / values.len() as f64;
     }
-    values.iter().map(|v| v / k).sum::<f64>() / values.len() as f64 * k
+    sum(values.iter().map(|v| v / k)) / values.len() as f64 * k
 }
 
 /// Sample variance of `values / k` (ddof = 1).
 fn scaled_variance(values: &[f64], k: f64) -> f64 {
-    let m = values.iter().map(|v| v / k).sum::<f64>() / values.len() as f64;
+    let m = sum(values.iter().map(|v| v / k)) / values.len() as f64;
     let ss: f64 = values.iter().map(|v| (v / k - m) * (v / k - m)).sum();
     ss / (values.len() - 1) as f64
 }
@@ -217,6 +241,15 @@ pub fn lerp(a: f64, b: f64, t: f64) -> f64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_values_of_opposite_signs_keep_the_small_ones_in_the_mean() {
+        let v = [6.0, 7.0, 8.0, 1e308, -1e308];
+        assert_eq!(sum(v.iter().copied()), 21.0);
+        assert!((mean(&v) - 4.2).abs() < 1e-12, "{}", mean(&v));
+        let w = [6.0, 7.0, 8.0, 1e16, -1e16];
+        assert_eq!(mean(&w), 4.2);
+    }
 
     #[test]
     fn pandas_like() {
