@@ -1194,12 +1194,24 @@ fn a_copy_under_a_wider_name_supersedes_nothing() {
 /// for the recording's (superseding its files, or skipping theirs as
 /// already read), nor its intervals replayed across the two: replay
 /// refuses, naming both files. So is another recording's journal.
-#[test]
-fn a_segment_of_another_recording_is_refused_not_replayed_as_this_ones() {
-    let d = tempfile::tempdir().unwrap();
-    let tree = d.path().join("tree");
+/// Two recordings of one tree, `a` (segments every 300 ms, not merged)
+/// and `b` (one file), and `b`'s segment copied into `a`'s boot
+/// directory: its name's range covers `a`'s segments, its samples are
+/// numbered as theirs (every recording numbers from 0) but taken at other
+/// times.
+struct TwoRecordings {
+    tree: PathBuf,
+    a: PathBuf,
+    /// `a`'s own segments.
+    segs: Vec<(u64, u64, PathBuf)>,
+    /// `b`'s segment in `a`'s boot directory.
+    copied: PathBuf,
+}
+
+fn two_recordings_in_one_boot_dir(d: &Path) -> TwoRecordings {
+    let tree = d.join("tree");
     synth(&tree);
-    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let (a, b) = (d.join("a"), d.join("b"));
     let o = record(
         &tree,
         &a,
@@ -1224,6 +1236,21 @@ fn a_segment_of_another_recording_is_refused_not_replayed_as_this_ones() {
     let (_, _, theirs) = layout::segments(&db).unwrap().remove(0);
     let copied = da.join(theirs.file_name().unwrap());
     std::fs::copy(&theirs, &copied).unwrap();
+    TwoRecordings {
+        tree,
+        a,
+        segs,
+        copied,
+    }
+}
+
+#[test]
+fn a_segment_of_another_recording_is_refused_not_replayed_as_this_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let TwoRecordings {
+        a, segs, copied, ..
+    } = two_recordings_in_one_boot_dir(d.path());
+    let da = boot_dir(&a);
     let (code, lines, err) = replay(&a);
     assert_eq!((code, lines), (Some(1), 0), "{err}");
     assert!(err.contains("files of two recordings"), "{err}");
@@ -1243,6 +1270,58 @@ fn a_segment_of_another_recording_is_refused_not_replayed_as_this_ones() {
     assert_eq!((code, lines), (Some(1), 0), "{err}");
     assert!(err.contains("files of two recordings"), "{err}");
     assert!(err.contains(&journal.display().to_string()), "{err}");
+}
+
+/// A file of another recording copied into a boot directory, its name's
+/// range covering the recording's own files and its footer checking out
+/// (the samples numbered alike): neither `recover` nor a new `record` in
+/// that directory takes the recording's files as superseded by it (their
+/// samples were taken at other times) and removes them. Both refuse
+/// (exit 1), naming the files and saying to move one recording out; every
+/// file stays as it was, byte for byte.
+#[test]
+fn another_recordings_segment_supersedes_nothing_and_nothing_is_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let two = two_recordings_in_one_boot_dir(d.path());
+    let da = boot_dir(&two.a);
+    let before: Vec<(PathBuf, Vec<u8>)> = named(&da, "")
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(
+        before.iter().any(|(p, _)| p == &two.copied),
+        "{}",
+        two.copied.display()
+    );
+    let unchanged = |after: &str| {
+        let now: Vec<PathBuf> = before.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(named(&da, ""), now, "{after}");
+        for (p, bytes) in &before {
+            let now = std::fs::read(p).unwrap_or_default();
+            assert!(&now == bytes, "{} changed: {after}", p.display());
+        }
+    };
+    let names_both = |err: &str| {
+        assert!(err.contains(&two.copied.display().to_string()), "{err}");
+        assert!(
+            two.segs
+                .iter()
+                .any(|(_, _, p)| err.contains(&p.display().to_string())),
+            "{err}"
+        );
+        assert!(err.contains("files of two recordings"), "{err}");
+        assert!(err.contains("move one recording's files out"), "{err}");
+        assert!(!err.contains("removed /"), "{err}");
+    };
+    let (code, err) = recover(&two.a);
+    assert_eq!(code, Some(1), "{err}");
+    names_both(&err);
+    unchanged(&err);
+    let o = record(&two.tree, &two.a, &["-i", "50ms", "-d", "200ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    names_both(&err);
+    unchanged(&err);
 }
 
 /// A FIFO as a segment or as the journal, `/dev/zero` behind the journal's

@@ -1,8 +1,9 @@
 //! `irqlab recover DIR`: turn the journals left by a crashed `record` into
 //! segments, for every boot directory of a dataset (`layout::recover_boot_dir`:
 //! never removes input it did not fully convert). Exit 1 when any
-//! directory was not recovered (an error, or a journal none of whose
-//! lines could be read); the others still are.
+//! directory was not recovered (an error, such as files of two recordings
+//! in one boot directory, which is left as it is; or a journal none of
+//! whose lines could be read); the others still are.
 
 use crate::record::layout;
 use std::path::PathBuf;

@@ -97,6 +97,11 @@ pub struct Listing {
     pub superseded: Vec<(PathBuf, String)>,
     /// Files named inside another's range that were kept, and why.
     pub notes: Vec<String>,
+    /// Files of two recordings: a file named inside another's range that
+    /// holds a sample of the other's numbers with other clock readings
+    /// ([`SampleTime::same_clock`]), one message naming both per pair.
+    /// Neither supersedes the other, and nothing may be removed.
+    pub mixed: Vec<String>,
 }
 
 /// Every `part-FIRST-LAST.parquet` of a boot directory, sorted.
@@ -155,10 +160,14 @@ fn span(a: u64, b: u64) -> String {
 /// when another file is checked to hold every one of its samples: that
 /// file's own footer (`irqlab.seqs`, `segment::seqs`) must list exactly
 /// the range of its name, with the row count the file has, and hold the
-/// samples of the other file (what its footer lists, or the range of its
-/// name when it is unreadable). A name alone never makes a file
-/// superseded: a file named inside another's range that is not so held is
-/// read (the reader drops samples it already has, and says so).
+/// samples the first file's footer lists; and both files read whole, every
+/// sample of the first must be in the other with the same clock readings
+/// ([`SampleTime::same_clock`]). A name alone never makes a file
+/// superseded, nor do footers alone: a file named inside another's range
+/// that is not so held is read (the reader drops samples it already has,
+/// and says so), one whose footer or rows cannot be read is kept, and one
+/// whose samples the other holds with other readings is a file of another
+/// recording ([`Listing::mixed`]).
 pub fn list(dir: &Path) -> anyhow::Result<Listing> {
     let files = segment_files(dir)?;
     let inside = named_inside(&files);
@@ -167,50 +176,40 @@ pub fn list(dir: &Path) -> anyhow::Result<Listing> {
         out.segments = files;
         return Ok(out);
     }
-    let mut checked: HashMap<PathBuf, Result<Seqs, String>> = HashMap::new();
-    let mut seqs_of = |p: &Path| {
-        checked
-            .entry(p.to_path_buf())
-            .or_insert_with(|| segment::seqs(p).map_err(|e| format!("{e:#}")))
-            .clone()
-    };
+    let mut read = Checked::default();
     let mut gone: HashSet<PathBuf> = HashSet::new();
     for y in &inside {
         let Some(&(ya, yb, _)) = files.iter().find(|f| &f.2 == y) else {
             continue;
         };
-        // what must be held: the samples it has, else those of its name
-        let want: Vec<[u64; 2]> = match seqs_of(y) {
+        // what must be held: the samples it has (a file whose footer does
+        // not check out is never removed: what it holds is not known)
+        let want: Vec<[u64; 2]> = match read.seqs(y) {
             Ok(s) => s.runs,
-            Err(_) => vec![[ya, yb]],
+            Err(e) => {
+                out.notes.push(format!(
+                    "{}: named inside another segment's range but not superseded ({e}); read as it is",
+                    y.display()
+                ));
+                continue;
+            }
         };
         let mut why_not = Vec::new();
         for (xa, xb, x) in files.iter().filter(|f| &f.2 != y && f.0 <= ya && f.1 >= yb) {
-            let held = match seqs_of(x) {
-                Ok(s) if s.range() != Some((*xa, *xb)) => Err(format!(
-                    "{} holds samples {} (its footer), not those of its name",
-                    name(x),
-                    s.range().map_or_else(String::new, |(a, b)| span(a, b))
-                )),
-                Ok(s) if want.iter().all(|r| s.holds(r[0], r[1])) => Ok(s),
-                Ok(_) => Err(format!("{} lacks some of its samples", name(x))),
-                Err(e) => Err(e),
-            };
-            match held {
-                Ok(s) => {
-                    out.superseded.push((
-                        y.clone(),
-                        format!(
-                            "its samples are in {} (checked: its footer lists samples {xa}–{xb}{} and {} rows, as the file has)",
-                            name(x),
-                            if s.runs.len() > 1 { " with gaps" } else { "" },
-                            s.rows
-                        ),
-                    ));
+            match held_by(y, &want, (*xa, *xb, x), &mut read) {
+                Ok(why) => {
+                    out.superseded.push((y.clone(), why));
                     gone.insert(y.clone());
                     break;
                 }
-                Err(e) => why_not.push(e),
+                Err(NotHeld::Mixed(m)) => {
+                    why_not.push(format!(
+                        "{} holds its samples with other clock readings",
+                        name(x)
+                    ));
+                    out.mixed.push(m);
+                }
+                Err(NotHeld::Why(e)) => why_not.push(e),
             }
         }
         if !gone.contains(y) {
@@ -223,6 +222,114 @@ pub fn list(dir: &Path) -> anyhow::Result<Listing> {
     }
     out.segments = files.into_iter().filter(|f| !gone.contains(&f.2)).collect();
     Ok(out)
+}
+
+/// What [`list`] read of each file, read once: its checked samples
+/// (`segment::seqs`) and its clock readings (`segment::read`).
+#[derive(Default)]
+struct Checked {
+    seqs: HashMap<PathBuf, Result<Seqs, String>>,
+    times: HashMap<PathBuf, Result<HashMap<u64, SampleTime>, String>>,
+}
+
+impl Checked {
+    fn seqs(&mut self, p: &Path) -> Result<Seqs, String> {
+        self.seqs
+            .entry(p.to_path_buf())
+            .or_insert_with(|| segment::seqs(p).map_err(|e| format!("{e:#}")))
+            .clone()
+    }
+
+    fn times(&mut self, p: &Path) -> &Result<HashMap<u64, SampleTime>, String> {
+        self.times.entry(p.to_path_buf()).or_insert_with(|| {
+            segment::read(p)
+                .map(|d| d.samples.into_iter().map(|t| (t.seq, t)).collect())
+                .map_err(|e| format!("{e:#}"))
+        })
+    }
+}
+
+/// Why a file is not superseded by another.
+enum NotHeld {
+    /// The other file lacks some of its samples, or could not be checked.
+    Why(String),
+    /// The other file holds a sample of its numbers with other clock
+    /// readings: the message naming both (files of two recordings).
+    Mixed(String),
+}
+
+/// Whether the file `x` (named `xa`–`xb`) holds every sample of the file
+/// `y` (`want`, from its footer), checked as [`list`] says: the reason
+/// for superseding `y`, or why not.
+fn held_by(
+    y: &Path,
+    want: &[[u64; 2]],
+    (xa, xb, x): (u64, u64, &Path),
+    read: &mut Checked,
+) -> Result<String, NotHeld> {
+    let s = match read.seqs(x) {
+        Ok(s) if s.range() != Some((xa, xb)) => {
+            return Err(NotHeld::Why(format!(
+                "{} holds samples {} (its footer), not those of its name",
+                name(x),
+                s.range().map_or_else(String::new, |(a, b)| span(a, b))
+            )))
+        }
+        Ok(s) if want.iter().all(|r| s.holds(r[0], r[1])) => s,
+        Ok(_) => {
+            return Err(NotHeld::Why(format!(
+                "{} lacks some of its samples",
+                name(x)
+            )))
+        }
+        Err(e) => return Err(NotHeld::Why(e)),
+    };
+    let n = same_clocks(y, x, read)?;
+    Ok(format!(
+        "its samples are in {} (checked: its footer lists samples {xa}–{xb}{} and {} rows, as the file has, and holds this file's {n} sample(s) with the same clock readings)",
+        name(x),
+        if s.runs.len() > 1 { " with gaps" } else { "" },
+        s.rows
+    ))
+}
+
+/// Whether every sample of the file `y` is in the file `x` with the same
+/// clock readings (both read whole): how many there are, or why not.
+fn same_clocks(y: &Path, x: &Path, read: &mut Checked) -> Result<usize, NotHeld> {
+    let ys = match read.times(y) {
+        Ok(t) => t.clone(),
+        Err(e) => return Err(NotHeld::Why(e.clone())),
+    };
+    let xs = read
+        .times(x)
+        .as_ref()
+        .map_err(|e| NotHeld::Why(e.clone()))?;
+    let mut seqs: Vec<&u64> = ys.keys().collect();
+    seqs.sort();
+    for seq in seqs {
+        let (Some(t), Some(u)) = (ys.get(seq), xs.get(seq)) else {
+            return Err(NotHeld::Why(format!("{} lacks its sample {seq}", name(x))));
+        };
+        if !t.same_clock(u) {
+            return Err(NotHeld::Mixed(mixed(y, x, t, u)));
+        }
+    }
+    Ok(ys.len())
+}
+
+/// The message for the files `y` and `x` whose sample `t` (of `y`) and
+/// `u` (of `x`) share a number but not their clock readings.
+fn mixed(y: &Path, x: &Path, t: &SampleTime, u: &SampleTime) -> String {
+    format!(
+        "{} and {} look like files of two recordings in one boot directory: the first is named inside the second's range, but its sample {} was taken at {}, the second's sample {} at {}; neither supersedes the other and neither was removed: move one recording's files out of {} (then run `irqlab recover` again)",
+        y.display(),
+        x.display(),
+        t.seq,
+        t.readings(),
+        u.seq,
+        u.readings(),
+        y.parent().map_or_else(String::new, |d| d.display().to_string())
+    )
 }
 
 /// The sequence number after every segment's (as named: no file is ever
@@ -440,7 +547,11 @@ pub struct Recovery {
 /// before the journal goes; a journal with lines that were not converted
 /// is kept, renamed `journal.jsonl.partial-<unix seconds>`. A journal
 /// whose samples have no layout (its first line lost, no segment before
-/// it) is left as it is (an error): no segment replay cannot read.
+/// it) is left as it is (an error): no segment replay cannot read. A
+/// directory holding files of two recordings ([`Listing::mixed`]: a file
+/// named inside another's range whose samples are numbered alike but
+/// taken at other times) is left as it is (an error naming both files):
+/// neither is a copy of the other.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
     let mut r = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
@@ -479,8 +590,16 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             dir.display()
         );
     }
-    let mut msg = remove_partial_segments(dir);
     let listing = list(dir)?;
+    // files of two recordings: nothing here is known to be a copy
+    if !listing.mixed.is_empty() {
+        bail!(
+            "{}\nleft {} as it is: nothing removed, nothing recovered",
+            listing.mixed.join("\n"),
+            dir.display()
+        );
+    }
+    let mut msg = remove_partial_segments(dir);
     msg.extend(remove_superseded(&listing));
     let Some((lines, problems)) = read else {
         return Ok(Recovery {
@@ -763,6 +882,55 @@ mod tests {
         let ids = d.path().join(super::super::identity::file_name(3, 4));
         assert!(ids.exists(), "{msg:?}");
         assert!(prepare_boot_dir(&d.path().join("absent")).is_err());
+    }
+
+    /// A segment of samples `seqs` at `dir`, each taken at monotonic
+    /// `seq + at` ns.
+    fn segment_at(dir: &Path, seqs: std::ops::RangeInclusive<u64>, at: u64) -> PathBuf {
+        let data = SegmentData {
+            samples: seqs
+                .clone()
+                .map(|seq| SampleTime {
+                    seq,
+                    wall_ns: (seq + at) * 1_000_000,
+                    mono_ns: seq + at,
+                })
+                .collect(),
+            ..SegmentData::default()
+        };
+        let p = dir.join(segment_name(*seqs.start(), *seqs.end()));
+        segment::write(&p, &mut data.into()).unwrap();
+        p
+    }
+
+    /// A file inside another's range whose samples the other holds is
+    /// superseded only when they are the same samples (clock readings);
+    /// numbered alike but taken at other times, they are files of two
+    /// recordings: nothing superseded, both named, and recovery leaves
+    /// the directory as it is.
+    #[test]
+    fn a_file_is_superseded_only_by_one_holding_its_samples_with_the_same_clocks() {
+        let d = tempfile::tempdir().unwrap();
+        let ours = segment_at(d.path(), 0..=2, 0);
+        let copy = segment_at(d.path(), 0..=4, 0);
+        let l = list(d.path()).unwrap();
+        assert_eq!(l.superseded.len(), 1, "{l:?}");
+        assert_eq!(l.superseded[0].0, ours);
+        assert!(l.mixed.is_empty(), "{l:?}");
+        std::fs::remove_file(&copy).unwrap();
+        let theirs = segment_at(d.path(), 0..=4, 1000);
+        let l = list(d.path()).unwrap();
+        assert!(l.superseded.is_empty(), "{l:?}");
+        assert_eq!(l.segments.len(), 2, "{l:?}");
+        assert_eq!(l.mixed.len(), 1, "{l:?}");
+        let m = &l.mixed[0];
+        assert!(m.contains(&ours.display().to_string()), "{m}");
+        assert!(m.contains(&theirs.display().to_string()), "{m}");
+        let bytes = std::fs::read(&ours).unwrap();
+        let e = format!("{:#}", recover_boot_dir(d.path()).unwrap_err());
+        assert!(e.contains("files of two recordings"), "{e}");
+        assert_eq!(std::fs::read(&ours).unwrap(), bytes);
+        assert!(theirs.exists());
     }
 
     #[test]

@@ -72,7 +72,9 @@ impl Files {
 /// merged one) makes the read start again, a few times. A segment that
 /// cannot be read is skipped with a warning naming it (the others are
 /// read); so are superseded segments (`layout::list`), samples a segment
-/// or the journal repeats, and the journal's unreadable lines.
+/// or the journal repeats, and the journal's unreadable lines. Files of
+/// two recordings in one boot directory (`layout::Listing::mixed`, or a
+/// sample read twice with other clock readings) are refused, naming both.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
     for _ in 0..5 {
         if let Some(r) = open_once(dir)? {
@@ -111,10 +113,7 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
         return Ok(());
     };
     let read = rec.steps[i].time;
-    // wall times to the millisecond: a file of schema 2 holds them in
-    // nanoseconds, one of schema 3 in milliseconds
-    let ms = |x: SampleTime| x.wall_ns / 1_000_000;
-    if ms(read) == ms(t) && read.mono_ns == t.mono_ns {
+    if read.same_clock(&t) {
         return Ok(());
     }
     let other = rec
@@ -122,20 +121,13 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
         .holding(t.seq, t.seq)
         .first()
         .map_or_else(|| "another segment".to_owned(), |p| p.display().to_string());
-    let at = |x: SampleTime| {
-        format!(
-            "{} (monotonic {} ns)",
-            crate::timestamp::rfc3339_ns(x.wall_ns, crate::timestamp::Precision::Millis),
-            x.mono_ns
-        )
-    };
     anyhow::bail!(
         "{}: sample {} was taken at {}, but {other} holds a sample {} taken at {}: files of two recordings are in one boot directory (move one recording's files out); the recording was not read",
         path.display(),
         t.seq,
-        at(t),
+        t.readings(),
         t.seq,
-        at(read)
+        read.readings()
     )
 }
 
@@ -146,6 +138,9 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         ..Recording::default()
     };
     let listing = layout::list(dir)?;
+    if !listing.mixed.is_empty() {
+        anyhow::bail!("{}\nthe recording was not read", listing.mixed.join("\n"));
+    }
     for (p, why) in &listing.superseded {
         rec.warnings
             .push(format!("skipping {}: {why}", p.display()));
@@ -225,20 +220,6 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         }
         rec.steps.extend(new);
         from = Some(path);
-    }
-    // a file is taken as superseded by the sample numbers in the footers
-    // alone: its samples must be the very ones read (the same clock
-    // readings), not another recording's numbered alike
-    for (p, _) in &listing.superseded {
-        let seg = match segment::read(p) {
-            Ok(s) => s,
-            Err(_) if vanished(p) => return Ok(None),
-            // unreadable: nothing to compare (it is skipped either way)
-            Err(_) => continue,
-        };
-        for t in &seg.samples {
-            same_sample(&rec, *t, p)?;
-        }
     }
     let journal = dir.join(super::schema::JOURNAL);
     // every line, to check those a segment holds too (a journal left

@@ -165,6 +165,28 @@ pub struct SampleTime {
     pub mono_ns: u64,
 }
 
+impl SampleTime {
+    /// Whether `other` is this sample as read from another file: the same
+    /// clock readings, monotonic nanoseconds exactly and wall time to the
+    /// millisecond (a file of schema 2 holds it in nanoseconds, one of
+    /// schema 3 in milliseconds). Every recording numbers its samples
+    /// from 0 and every run from the last one there: two files holding a
+    /// sample of one number with other readings are files of two
+    /// recordings, and neither holds the other's samples.
+    pub fn same_clock(&self, other: &SampleTime) -> bool {
+        self.mono_ns == other.mono_ns && self.wall_ns / WALL_NS_STEP == other.wall_ns / WALL_NS_STEP
+    }
+
+    /// Its clock readings for messages: `2026-…Z (monotonic N ns)`.
+    pub fn readings(&self) -> String {
+        format!(
+            "{} (monotonic {} ns)",
+            crate::timestamp::rfc3339_ns(self.wall_ns, crate::timestamp::Precision::Millis),
+            self.mono_ns
+        )
+    }
+}
+
 /// How a `/proc/interrupts` row lays out its counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
