@@ -16,7 +16,7 @@ use crate::filter::Filter;
 use crate::host::{HostFs, RootError};
 use anyhow::anyhow;
 use irqlab_core::interrupts::LineParser;
-use irqlab_core::{paths, CountSink, Interrupts, IrqRow, ParseError, Snapshot};
+use irqlab_core::{paths, CountSink, ErrorKind, Interrupts, IrqRow, ParseError, Snapshot};
 
 /// A statistics file the sampler can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +119,8 @@ impl StatFiles {
             let read = if src == StatFile::Interrupts {
                 // streamed: a 1152-CPU file never needs a 13 MB buffer
                 let model = snap.interrupts.get_or_insert_with(Interrupts::default);
-                read_interrupts(&mut self.fs, model)
+                let fs = &mut self.fs;
+                reread_once_if_torn(|| read_interrupts(fs, model))
             } else {
                 read_small(&mut self.fs, src, snap)
             };
@@ -327,6 +328,19 @@ fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadSt
     refill.finish().map_err(ReadStop::Parse)
 }
 
+/// `read()`, and once more at once if it stopped on a row whose number of
+/// counts is not the header's: the kernel prints the header and each row
+/// of `/proc/interrupts` over the CPUs online at that moment, so a CPU
+/// going on or offline during a read tears it that way. The re-read
+/// (with the hotplug over) gives the sample; the delta then shows the
+/// hotplug as a gap. A file torn the same way twice is the error.
+fn reread_once_if_torn(mut read: impl FnMut() -> Result<(), ReadStop>) -> Result<(), ReadStop> {
+    match read() {
+        Err(ReadStop::Parse(e)) if matches!(e.kind, ErrorKind::CountMismatch { .. }) => read(),
+        r => r,
+    }
+}
+
 /// Read and parse `/proc/softirqs` or `/proc/stat` into `snap`: one
 /// record each, so no read is spent to see EOF
 /// ([`HostFs::read_record`]).
@@ -403,6 +417,78 @@ mod tests {
         }
         stat += "intr 0\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n";
         w(root, "proc/stat", &stat);
+    }
+
+    #[test]
+    fn a_read_torn_by_hotplug_is_read_again_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let good = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\n";
+        // CPU1 went offline between the header and the row
+        let torn =
+            "           CPU0       CPU1       \n 24:          1  IO-APIC   5-edge      ACPI:Ged\n";
+        let mut fs = HostFs::new(root);
+        let mut m = Interrupts::default();
+        let mut reads = 0;
+        let r = reread_once_if_torn(|| {
+            reads += 1;
+            w(
+                root,
+                "proc/interrupts",
+                if reads == 1 { torn } else { good },
+            );
+            read_interrupts(&mut fs, &mut m)
+        });
+        assert!(r.is_ok());
+        assert_eq!(reads, 2);
+        assert_eq!(m.rows().len(), 1);
+        assert_eq!(m.rows()[0].counts.as_slice(), [1, 2]);
+
+        // torn twice: the error, after one re-read only
+        let mut reads = 0;
+        let r = reread_once_if_torn(|| {
+            reads += 1;
+            w(root, "proc/interrupts", torn);
+            read_interrupts(&mut fs, &mut m)
+        });
+        assert!(matches!(
+            r,
+            Err(ReadStop::Parse(ParseError {
+                kind: ErrorKind::CountMismatch { .. },
+                ..
+            }))
+        ));
+        assert_eq!(reads, 2);
+
+        // any other parse error is not read again
+        let mut reads = 0;
+        let r = reread_once_if_torn(|| {
+            reads += 1;
+            w(root, "proc/interrupts", "garbage\n");
+            read_interrupts(&mut fs, &mut m)
+        });
+        assert!(matches!(r, Err(ReadStop::Parse(_))));
+        assert_eq!(reads, 1);
+    }
+
+    #[test]
+    fn a_file_torn_at_every_read_still_fails_the_sample() {
+        // a file that stays torn still fails the sample, naming file and line
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        small_files(root, 2);
+        w(
+            root,
+            "proc/interrupts",
+            "           CPU0       CPU1       \n 24:          1  IO-APIC   5-edge      ACPI:Ged\n",
+        );
+        let mut files = StatFiles::new(HostFs::new(root), &[StatFile::Interrupts]);
+        let mut snap = Snapshot::default();
+        let e = files.sample(&mut snap).unwrap_err().to_string();
+        assert!(
+            e.contains("proc/interrupts:2: expected 2 per-CPU counts"),
+            "{e}"
+        );
     }
 
     fn labels(root: &Path, filter: &Filter) -> Vec<String> {
