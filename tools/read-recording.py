@@ -36,22 +36,35 @@ to hold (`irqlab record` merges small segments by rewriting the window's
 file; a crash between writing the new file and removing the old one
 leaves both) is skipped, as irqlab's own reader does: the other file's
 footer key `irqlab.seqs` must list the range of its name and the file's
-row count. A sample two files hold otherwise is printed once. A counter
-at or above 2^63 is read back exactly (the `value` column holds its 64
-bits; sums are taken modulo 2^64).
+row count, and hold every sample of the first file with the same clock
+readings (monotonic nanoseconds exactly, wall time to the millisecond;
+both files' samples read with the engine in use: schema 1 from the
+footer key `irqlab.samples`, schemas 2 and 3 from the `clock` rows). A
+sample two files hold otherwise is printed once when both took it at the
+same clock readings. Two files holding a sample of one number taken at
+other clock readings are files of two recordings (every recording
+numbers its samples from 0; a segment of another recording of the same
+boot copied into the directory): nothing is printed and the reader exits
+1 naming both files and the sample, as irqlab does, rather than take one
+recording's samples for the other's. A counter at or above 2^63 is read
+back exactly (the `value` column holds its 64 bits; sums are taken
+modulo 2^64).
 
 `--summary` prints one line per (host, boot) instead: samples and runs,
 then the rows.
 Exits 1 with a message when a row's `time` differs from its sample's
-wall clock, when a sample list is missing, when `irqlab.shapes` cannot
+wall clock, when two files hold a sample of one number with other clock
+readings, when a sample list is missing, when `irqlab.shapes` cannot
 be decoded, or when a segment's schema is not 1, 2 or 3. Used by crates/irqlab/tests/record_readers.rs; install
 the engines with tools/install-python-readers.sh.
 """
 
 import argparse
 import base64
+import datetime
 import glob
 import gzip
+import importlib
 import json
 import os
 import sys
@@ -64,6 +77,11 @@ SUMMED = ("2", "3")
 # above 2^63 reads negative) and increments wrap the same way: the counter
 # is the sum modulo 2^64 (docs/recording-schema.md).
 U64 = 1 << 64
+
+# A sample's wall clock is compared to the millisecond (schema 3 stores
+# whole milliseconds, schemas 1 and 2 nanoseconds), its monotonic clock
+# exactly (`SampleTime::same_clock`, crates/irqlab/src/record/schema.rs).
+WALL_NS_STEP = 1_000_000
 
 # Schemas 2 and 3 in SQL: every counter at every row where it changed, raw.
 SQL = """
@@ -183,16 +201,16 @@ def segment_range(path):
         return None
 
 
-def footer(path):
-    """(key-value metadata, rows) of a Parquet file's footer, or None when
-    it is not a readable Parquet file."""
+def footer(path, engine):
+    """(key-value metadata, rows) of a Parquet file's footer, read with
+    `engine`, or None when it is not a readable Parquet file."""
     try:
-        import pyarrow.parquet as pq
+        if engine == "pyarrow":
+            import pyarrow.parquet as pq
 
-        meta = pq.ParquetFile(path).metadata
-        kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
-        return kv, meta.num_rows
-    except ImportError:
+            meta = pq.ParquetFile(path).metadata
+            kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+            return kv, meta.num_rows
         import duckdb
 
         con = duckdb.connect()
@@ -207,11 +225,11 @@ def footer(path):
         return None
 
 
-def checked_seqs(path):
+def checked_seqs(path, engine):
     """The runs [[first, last], ...] of a segment's samples from its footer
     key irqlab.seqs, if that key is there and adds up (its row count is the
     file's); else None."""
-    f = footer(path)
+    f = footer(path, engine)
     if f is None or "irqlab.seqs" not in f[0]:
         return None
     try:
@@ -226,43 +244,141 @@ def checked_seqs(path):
     return runs
 
 
-def drop_superseded(files):
+def clock_rows(path, engine):
+    """The `clock` rows of one schema-2 or -3 segment: (seq, wall ns, value)."""
+    if engine == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        t = pq.read_table(path, columns=["seq", "time", "value"], filters=[("source", "=", "clock")])
+        ns = t.column("time").cast(pa.timestamp("ns", tz="UTC")).cast("int64")
+        return list(zip(t.column("seq").to_pylist(), ns.to_pylist(), t.column("value").to_pylist()))
+    import duckdb
+
+    return (
+        duckdb.connect()
+        .execute(
+            "SELECT seq, epoch_ns(time), value FROM read_parquet(?, hive_partitioning = false) "
+            "WHERE source = 'clock'",
+            [path],
+        )
+        .fetchall()
+    )
+
+
+def sample_clocks(path, engine):
+    """{seq: (wall_ns, mono_ns)} of every sample of one segment, read whole
+    with `engine` (schema 1: the footer's irqlab.samples; schemas 2 and 3:
+    the `clock` rows, whose value is raw in the first row and an increment
+    after it), or None when the file cannot be read."""
+    try:
+        f = footer(path, engine)
+        if f is None:
+            return None
+        kv = f[0]
+        schema = kv.get("irqlab.schema")
+        if schema == "1":
+            return {int(s["seq"]): (int(s["wall_ns"]), int(s["mono_ns"])) for s in json.loads(kv["irqlab.samples"])}
+        if schema not in SUMMED:
+            return None
+        out, mono = {}, None
+        for seq, wall, v in sorted(clock_rows(path, engine)):
+            mono = v % U64 if mono is None else (mono + v) % U64
+            out[seq] = (wall, mono)
+        return out
+    except Exception:
+        return None
+
+
+def same_clock(a, b):
+    """Whether two (wall_ns, mono_ns) are one sample's clock readings."""
+    return a[1] == b[1] and a[0] // WALL_NS_STEP == b[0] // WALL_NS_STEP
+
+
+def readings(t):
+    """`2026-…Z (monotonic N ns)`, as irqlab names a sample's clocks."""
+    wall, mono = t
+    at = datetime.datetime.fromtimestamp(wall // 10**9, datetime.timezone.utc)
+    return f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.{wall // WALL_NS_STEP % 1000:03d}Z (monotonic {mono} ns)"
+
+
+def two_recordings(a, b, seq, ta, tb):
+    """The message for files `a` and `b` holding sample `seq` at other clock readings."""
+    return (
+        f"{a} and {b} are files of two recordings in one boot directory: "
+        f"the first's sample {seq} was taken at {readings(ta)}, the second's sample {seq} at {readings(tb)}; "
+        f"neither supersedes the other: move one recording's files out of {os.path.dirname(a)}; "
+        "nothing was read"
+    )
+
+
+def drop_superseded(files, engine):
     """Files another file of the same directory is checked to hold every
     sample of, as irqlab's reader does (crates/irqlab/src/record/layout.rs,
     `list`): a file named inside another's range is dropped only when that
     other file's own footer (irqlab.seqs) lists exactly the range of its
     name, with the row count the file has, and holds the samples of the
-    first (what its footer lists, else the range of its name). Samples read
-    twice otherwise are dropped by `states`."""
+    first (what its footer lists, else the range of its name), and when,
+    both read whole, the other file holds every sample of the first with
+    the same clock readings. A file the other holds a sample of with other
+    clock readings is a file of another recording: exits 1 naming both
+    files and the sample. Samples read twice otherwise are dropped by
+    `states`, which makes the same check."""
     by_dir = {}
     for f in files:
         by_dir.setdefault(os.path.dirname(f), []).append((segment_range(f), f))
-    keep = []
-    cache = {}
+    keep, mixed = [], []
+    cache, clocks = {}, {}
 
     def seqs(f):
         if f not in cache:
-            cache[f] = checked_seqs(f)
+            cache[f] = checked_seqs(f, engine)
         return cache[f]
+
+    def times(f):
+        if f not in clocks:
+            clocks[f] = sample_clocks(f, engine)
+        return clocks[f]
 
     def holds(runs, a, b):
         return any(x <= a and b <= y for x, y in runs)
 
+    def same_samples(f, x):
+        """Whether `x` holds every sample of `f` at the same clock readings
+        (a sample at other readings goes to `mixed`)."""
+        ft, xt = times(f), times(x)
+        if ft is None or xt is None:
+            return False
+        for seq in sorted(ft):
+            if seq not in xt:
+                return False
+            if not same_clock(ft[seq], xt[seq]):
+                mixed.append(two_recordings(f, x, seq, ft[seq], xt[seq]))
+                return False
+        return True
+
     for entries in by_dir.values():
         named = [(r, f) for r, f in entries if r is not None]
         keep += [f for r, f in entries if r is None]
-        for r, f in named:
+        for r, f in sorted(named):
             want = seqs(f) or [r]
             covered = False
-            for xr, x in named:
+            for xr, x in sorted(named):
                 if x == f or not (xr[0] <= r[0] and r[1] <= xr[1]):
                     continue
                 xs = seqs(x)
-                if xs and (xs[0][0], xs[-1][1]) == xr and all(holds(xs, a, b) for a, b in want):
+                if (
+                    xs
+                    and (xs[0][0], xs[-1][1]) == xr
+                    and all(holds(xs, a, b) for a, b in want)
+                    and same_samples(f, x)
+                ):
                     covered = True
                     break
             if not covered:
                 keep.append(f)
+    if mixed:
+        fail("\n".join(mixed))
     return sorted(keep)
 
 
@@ -313,21 +429,33 @@ def states(kv, rows, summed):
                     "wall_ns": s["wall_ns"],
                     "mono_ns": s["mono_ns"],
                     "values": dict(sorted(state.items())),
+                    "file": f,
                 }
             )
         if i != len(changes):
             fail(f"{f}: {len(changes) - i} rows after the last listed sample")
     out.sort(key=lambda s: (s["host"] or "", s["boot"] or "", s["seq"]))
     # a sample two files hold (a file not superseded by the check above)
-    # once, from the file read first
-    once, seen = [], set()
+    # once, from the file read first, when both took it at the same clock
+    # readings; at other readings they are files of two recordings
+    once, seen = [], {}
     for s in out:
         k = (s["host"], s["boot"], s["seq"])
-        if k not in seen:
-            seen.add(k)
+        first = seen.get(k)
+        if first is None:
+            seen[k] = s
             once.append(s)
+            continue
+        t, u = (s["wall_ns"], s["mono_ns"]), (first["wall_ns"], first["mono_ns"])
+        if not same_clock(t, u):
+            fail(
+                f"{s['file']}: sample {s['seq']} was taken at {readings(t)}, but {first['file']} holds "
+                f"a sample {s['seq']} taken at {readings(u)}: files of two recordings are in one boot "
+                "directory (move one recording's files out); nothing was read"
+            )
     number_runs(once, marks)
-    return [{**{k: s[k] for k in ("host", "boot", "seq", "run")}, **s} for s in once]
+    keys = ("host", "boot", "seq", "run")
+    return [{**{k: s[k] for k in keys}, **{k: v for k, v in s.items() if k != "file"}} for s in once]
 
 
 def main():
@@ -337,13 +465,14 @@ def main():
     ap.add_argument("--summary", action="store_true")
     a = ap.parse_args()
     root = os.path.abspath(a.dir)
-    files = drop_superseded(glob.glob(os.path.join(root, "**", "part-*.parquet"), recursive=True))
-    if not files:
-        fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
     try:
-        kv, rows, summed = load_duckdb(files) if a.engine == "duckdb" else load_pyarrow(root, files)
+        importlib.import_module(a.engine)
     except ImportError as e:
         fail(f"{a.engine} is not installed ({e}); run tools/install-python-readers.sh")
+    files = drop_superseded(glob.glob(os.path.join(root, "**", "part-*.parquet"), recursive=True), a.engine)
+    if not files:
+        fail(f"{a.dir}: no Parquet segment (an unfinished recording? run `irqlab recover`)")
+    kv, rows, summed = load_duckdb(files) if a.engine == "duckdb" else load_pyarrow(root, files)
     result = states({os.path.normpath(k): v for k, v in kv.items()}, rows, summed)
     if a.summary:
         seen = {}

@@ -4,7 +4,9 @@
     tools/faults/record-states.py BOOTDIR [--with-journal] > states.json
 
 Reads the segments with tools/read-recording.py (DuckDB or pyarrow, not
-irqlab), and with --with-journal also the journal as it was flushed:
+irqlab; it skips superseded segments by irqlab's rule, clock readings
+included, and exits 1 on files of two recordings, and so does this),
+and with --with-journal also the journal as it was flushed:
 readable lines only (JSON whose schema is 1 to 3, cells with a known
 source and a value 0 <= v < 2^64, `seq` above the line before), lines
 whose sample a segment holds dropped, the first line's missing cells

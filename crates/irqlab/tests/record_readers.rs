@@ -314,6 +314,142 @@ fn python_reader_supersedes_nothing_by_name_alone() {
     }
 }
 
+/// `tools/read-recording.py DIR --engine ENGINE` and `extra` flags: its
+/// exit code, stdout and stderr.
+fn run_reader(out: &Path, engine: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new("python3")
+        .arg(script())
+        .arg(out)
+        .args(["--engine", engine])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The `rows` of `--summary`'s last line: the rows the reader read.
+fn rows_read(summary: &str) -> u64 {
+    let last: Value = serde_json::from_str(summary.lines().last().unwrap()).unwrap();
+    last["rows"].as_u64().unwrap()
+}
+
+/// A segment of another recording of the same boot copied into a
+/// recording's boot directory holds samples numbered as the recording's
+/// (every recording numbers from 0) but taken at other times. The reader
+/// outside irqlab does not take it for one of the recording's files:
+/// named inside the recording's file's range, whose footer lists its
+/// samples, it is not superseded by footers alone; under a name outside
+/// every range, its samples are not printed once as if they were the
+/// recording's. Both ways it exits 1 naming both files and the sample, as
+/// `irqlab replay` refuses the directory, with either engine.
+#[test]
+fn python_reader_refuses_a_segment_of_another_recording_naming_both_files() {
+    let engines = engines();
+    if engines.is_empty() {
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(2, 4));
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    // a: one merged file; b: a file per segment, of the same tree (so of
+    // the same boot directory name), recorded later
+    record(tree.path(), &a, "h", &[]);
+    record(tree.path(), &b, "h", &["--merge", "0"]);
+    let da = irqlab::record::layout::one_boot_dir(&a).unwrap();
+    let db = irqlab::record::layout::one_boot_dir(&b).unwrap();
+    assert_eq!(da.strip_prefix(&a).unwrap(), db.strip_prefix(&b).unwrap());
+    let ours = irqlab::record::layout::segments(&da).unwrap();
+    assert_eq!(ours.len(), 1, "merged: {ours:?}");
+    let (first, last, ours) = ours[0].clone();
+    let theirs = irqlab::record::layout::segments(&db).unwrap();
+    assert!(theirs.len() >= 2, "{theirs:?}");
+    let (tf, tl, theirs) = theirs[0].clone();
+    assert!(first <= tf && tl < last, "{tf}-{tl} inside {first}-{last}");
+    let names_both = |err: &str, copied: &Path, engine: &str| {
+        for p in [copied, ours.as_path()] {
+            assert!(
+                err.contains(&p.display().to_string()),
+                "{engine}: {} not named: {err}",
+                p.display()
+            );
+        }
+        assert!(err.contains(&format!("sample {tf} ")), "{engine}: {err}");
+        assert!(err.contains("two recordings"), "{engine}: {err}");
+    };
+    for name in [
+        irqlab::record::layout::segment_name(tf, tl),
+        irqlab::record::layout::segment_name(last + 100, last + 100 + tl - tf),
+    ] {
+        let copied = da.join(&name);
+        std::fs::copy(&theirs, &copied).unwrap();
+        for engine in &engines {
+            let (code, out, err) = run_reader(&a, engine, &[]);
+            assert_eq!(code, Some(1), "{engine} {name}: {err}");
+            assert!(out.is_empty(), "{engine} {name}: {out}");
+            names_both(&err, &copied, engine);
+        }
+        std::fs::remove_file(&copied).unwrap();
+    }
+}
+
+/// A window's file left beside the merged file that replaced it (a crash
+/// between the two: the same samples, so the same clock readings) is
+/// still skipped by the reader outside irqlab without a word, as irqlab
+/// skips it: the output is the recording's without it, and the rows
+/// read are the merged file's alone, with either engine.
+#[test]
+fn python_reader_drops_a_superseded_segment_with_the_same_clocks_silently() {
+    let engines = engines();
+    if engines.is_empty() {
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(2, 4));
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("dataset");
+    record(tree.path(), &out, "h", &[]);
+    let dir = irqlab::record::layout::one_boot_dir(&out).unwrap();
+    let segs = irqlab::record::layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 1, "merged: {segs:?}");
+    let (first, last, merged) = segs[0].clone();
+    assert!(last >= first + 2, "{first}-{last}");
+    let alone: Vec<(String, String)> = engines
+        .iter()
+        .map(|e| {
+            let (code, states, err) = run_reader(&out, e, &[]);
+            assert_eq!(code, Some(0), "{e}: {err}");
+            let (code, summary, err) = run_reader(&out, e, &["--summary"]);
+            assert_eq!(code, Some(0), "{e}: {err}");
+            (states, summary)
+        })
+        .collect();
+    // the window's file as it was before its last samples were merged in:
+    // the merged file's first samples, cells and shapes
+    let mut data = irqlab::record::segment::read(&merged).unwrap();
+    let keep = first + 1;
+    data.samples.retain(|t| t.seq <= keep);
+    data.cells.retain(|(seq, _)| *seq <= keep);
+    data.shapes.retain(|s| s.seq <= keep);
+    let old = dir.join(irqlab::record::layout::segment_name(first, keep));
+    irqlab::record::segment::write(&old, &mut data.into()).unwrap();
+    let listing = irqlab::record::layout::list(&dir).unwrap();
+    assert_eq!(listing.superseded.len(), 1, "irqlab: {listing:?}");
+    assert_eq!(listing.superseded[0].0, old);
+    for (engine, (states, summary)) in engines.iter().zip(&alone) {
+        let (code, now, err) = run_reader(&out, engine, &[]);
+        assert_eq!(code, Some(0), "{engine}: {err}");
+        assert!(err.is_empty(), "{engine}: {err}");
+        assert_eq!(&now, states, "{engine}");
+        assert!(now.lines().count() as u64 > keep - first, "{engine}: {now}");
+        let (code, now, err) = run_reader(&out, engine, &["--summary"]);
+        assert_eq!((code, err.as_str()), (Some(0), ""), "{engine}");
+        assert_eq!(rows_read(&now), rows_read(summary), "{engine}: {now}");
+    }
+}
+
 /// Two `record` runs in one boot directory read back as runs 1 and 2,
 /// the samples `irqlab replay` gives each run (its stderr names their
 /// seqs), so that a reader outside irqlab does not take the time between
