@@ -1,20 +1,22 @@
 //! Deltas between two snapshots: the only place counts become rates.
 //!
-//! Owns the counter arithmetic (modulo 2^32 for the kernel's `unsigned int`
-//! counters, with explicit [`Gap`]s for CPU hotplug, IRQ identity change and
-//! counters that went backwards; [`Gap::MissingSamples`] for the counters a
-//! replayed recording does not know) and row matching by identity, never by
-//! position: numbered rows by IRQ number plus (chip, hwirq, actions), arch
-//! rows by (label, description, occurrence). Pure: callers pass elapsed time,
-//! which bounds every cell: a difference implying a rate no interrupt source
-//! can reach is a [`Gap::ImpossibleRate`] (`delta/counter.rs`,
-//! docs/limits.md), never a rate.
+//! Owns the counter arithmetic (each row's [`Width`](crate::Width): modulo
+//! 2^32 for the kernel's `unsigned int` and `atomic_t` counters, 64-bit for
+//! arm64's `Err`; with explicit [`Gap`]s for CPU hotplug, IRQ identity
+//! change and counters that went backwards; [`Gap::MissingSamples`] for the
+//! counters a replayed recording does not know) and row matching by
+//! identity, never by position: numbered rows by IRQ number plus (chip,
+//! hwirq, actions), arch rows by (label, description, occurrence). Pure:
+//! callers pass elapsed time, which bounds every cell: a difference implying
+//! a rate no interrupt source can reach is a [`Gap::ImpossibleRate`]
+//! (`delta/counter.rs`, docs/limits.md), never a rate.
 
 mod counter;
 mod cputime;
 
 pub use counter::{
-    bound_rate, counter_delta, unknown_count, wide_counter_delta, MAX_CPUS, MAX_RATE_PER_CPU,
+    bound_rate, counter_delta, unknown_count, wide_counter_delta, width_delta, MAX_CPUS,
+    MAX_RATE_PER_CPU,
 };
 pub use cputime::{
     cpu_pct, cpu_pct_over, max_ticks, stat_aggregate_pct, stat_aggregate_pct_over, CpuPct,
@@ -301,7 +303,8 @@ fn bound_cells(out: &mut [Cell], shape: Shape, bounds: Bounds) {
 /// The one value of a single-value row. With one online CPU the parser
 /// cannot tell `ERR:` (one global value, no description) from a per-CPU
 /// row, and calls it per-CPU: such an arch row counts as single too, so
-/// that a change in the number of online CPUs is no shape change.
+/// that a change in the number of online CPUs is no shape change. Its
+/// difference is read at the row's [`Width`](crate::Width) either way.
 fn single_value(r: &IrqRow) -> Option<u64> {
     let one = match r.shape {
         Shape::Single => true,
@@ -329,7 +332,7 @@ fn aligned(cols: &[Col]) -> bool {
 
 fn row_cells(cols: &[Col], aligned: bool, o: &IrqRow, n: &IrqRow, out: &mut Vec<Cell>) {
     if let (Some(a), Some(b)) = (single_value(o), single_value(n)) {
-        let d = wide_counter_delta(a, b);
+        let d = width_delta(n.width, a, b);
         match n.shape {
             Shape::Single => out.push(d),
             // one online CPU now: the value sits in its column, every other

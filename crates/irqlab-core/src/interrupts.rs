@@ -50,6 +50,35 @@ pub enum Shape {
     Irregular,
 }
 
+/// The kernel's type of a row's counts, which decides how a difference of
+/// two of them is read (docs/limits.md): per-CPU counts are `unsigned int`
+/// in every kernel; of the single global values only arm64's `Err`
+/// (`unsigned long`) is wider. Decided from the label by [`Width::of_label`]
+/// when the parser first reads a label into a row, not per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Width {
+    /// `unsigned int` or `atomic_t` (`%10u`): modulo 2^32, a value above
+    /// `u32::MAX` is not a kernel value.
+    #[default]
+    U32,
+    /// `unsigned long` of a 64-bit kernel (`%10lu`): arm64's `Err`.
+    U64,
+}
+
+impl Width {
+    /// The width of the counts of a row labelled `label`: 64 bits for
+    /// `Err` (arm64 prints it from an `unsigned long`; arm's, 32-bit
+    /// there, looks the same and is read alike), 32 for every other
+    /// label: per-CPU counts, x86's `ERR` and `MIS` (`atomic_t`),
+    /// LoongArch's and MIPS's `ERR` (`atomic_t`) — docs/formats/arch-rows.md.
+    pub fn of_label(label: &[u8]) -> Width {
+        match label {
+            b"Err" => Width::U64,
+            _ => Width::U32,
+        }
+    }
+}
+
 /// One line of `/proc/interrupts`.
 ///
 /// String fields are kept (and reused by `parse_into`) even when empty;
@@ -70,6 +99,8 @@ pub struct IrqRow {
     pub irq: Option<u32>,
     /// How `counts` relates to the header CPUs.
     pub shape: Shape,
+    /// The kernel's type of the counts ([`Width::of_label`] of `label`).
+    pub width: Width,
     /// The counts in file order (per header CPU for [`Shape::PerCpu`]);
     /// up to [`INLINE_COUNTS`] held in the row itself.
     pub counts: Counts,
@@ -126,7 +157,7 @@ pub struct Interrupts {
     rows: Vec<IrqRow>,
     /// Rows currently valid in `rows` pool (see `parse_into`).
     len: usize,
-    /// The first per-CPU count out of the kernel's range, if any.
+    /// The first count of a 32-bit row out of the kernel's range, if any.
     note: Option<ParseError>,
     /// The lines the valid rows were refilled from ([`Seen`]).
     seen: Seen,
@@ -267,9 +298,10 @@ impl Interrupts {
         Ok(out)
     }
 
-    /// A note on the last parse: the first per-CPU count above the
-    /// kernel's 32-bit range (file, line and value), if any. Such a count
-    /// is kept, and every delta of it is a gap.
+    /// A note on the last parse: the first count of a [`Width::U32`] row
+    /// (every per-CPU count, x86's `ERR` and `MIS`) above the kernel's
+    /// 32-bit range (file, line and value), if any. Such a count is kept,
+    /// and every delta of it is a gap.
     pub fn note(&self) -> Option<&ParseError> {
         self.note.as_ref()
     }
@@ -430,7 +462,7 @@ impl Refill<'_> {
     fn unchanged(&mut self, i: usize) {
         self.lp.n += 1;
         if let Some(row) = self.m.rows.get(i) {
-            self.lp.note_range(self.lp.n, row.shape, &row.counts);
+            self.lp.note_range(self.lp.n, row.width, &row.counts);
         }
         self.rows += 1;
     }
@@ -560,7 +592,7 @@ impl LineParser {
         }
         row.counts.clear();
         parse_row(line, &self.cpus, row, counts).map_err(|k| at_line(n, k))?;
-        self.note_range(n, row.shape, counts);
+        self.note_range(n, row.width, counts);
         Ok(true)
     }
 
@@ -607,7 +639,7 @@ impl LineParser {
             .unwrap_or_else(|_| crate::scan::find_byte(b'\n', text).unwrap_or(text.len()));
         check_line(FILE, MAX_LINE, n, &text[..len])?;
         parsed.map_err(|k| ParseError::new(FILE, n, k))?;
-        self.note_range(n, row.shape, &row.counts);
+        self.note_range(n, row.width, &row.counts);
         Ok((true, len))
     }
 
@@ -624,10 +656,11 @@ impl LineParser {
         check_line(FILE, MAX_LINE, self.n, line)
     }
 
-    /// Keep the first per-CPU count above the kernel's range as the note.
+    /// Keep the first count of a 32-bit row ([`Width::U32`]) above the
+    /// kernel's range as the note.
     #[inline]
-    fn note_range<S: CountSink + ?Sized>(&mut self, n: usize, shape: Shape, counts: &S) {
-        if self.note.is_none() && shape != Shape::Single {
+    fn note_range<S: CountSink + ?Sized>(&mut self, n: usize, width: Width, counts: &S) {
+        if self.note.is_none() && width == Width::U32 {
             self.note = counts.first_above_u32().map(|v| range_of(FILE, n, v));
         }
     }
@@ -646,8 +679,8 @@ impl LineParser {
         &self.cpus
     }
 
-    /// The first per-CPU count above the kernel's range so far (see
-    /// [`Interrupts::note`]).
+    /// The first count of a 32-bit row above the kernel's range so far
+    /// (see [`Interrupts::note`]).
     pub fn note(&self) -> Option<&ParseError> {
         self.note.as_ref()
     }
@@ -766,6 +799,7 @@ fn parse_row_fields<S: CountSink + ?Sized>(
     if !same_bytes(row.label.as_bytes(), label) {
         row.label.clear();
         push_lossy(&mut row.label, label);
+        row.width = Width::of_label(label);
     }
     let was_numbered = row.irq.is_some();
     row.irq = parse_irq_label(label);

@@ -24,7 +24,7 @@ pub mod sysfs;
 
 pub use cpulist::CpuList;
 pub use error::{ErrorKind, ParseError};
-pub use interrupts::{CountSink, Interrupts, IrqRow, Shape};
+pub use interrupts::{CountSink, Interrupts, IrqRow, Shape, Width};
 pub use pidstat::{PidStat, SchedStat};
 pub use snapshot::Snapshot;
 pub use softirqs::{SoftirqRow, Softirqs};

@@ -487,7 +487,7 @@ pub(crate) fn range_of(file: &'static str, line: usize, v: u64) -> crate::error:
         file,
         line,
         crate::error::ErrorKind::Invalid {
-            what: "a per-CPU count the kernel can print (at most 4294967295); \
+            what: "a count the kernel can print (at most 4294967295); \
                    its deltas are gaps",
             found: v.to_string(),
         },

@@ -16,7 +16,7 @@
 #![allow(clippy::unwrap_used)]
 
 use irqlab_core::desc::DescParts;
-use irqlab_core::interrupts::{Interrupts, IrqRow, Shape};
+use irqlab_core::interrupts::{Interrupts, IrqRow, Shape, Width};
 use irqlab_core::render::{render_interrupts, Arch, Era};
 use irqlab_core::synth::{arch_row_specs, ArchRowKind, SynthSpec};
 use proptest::prelude::*;
@@ -194,6 +194,7 @@ fn build_row(raw: RawRow, irq: u32, ncpus: usize, era: Era, arch: Arch) -> IrqRo
         label: irq.to_string().into(),
         irq: Some(irq),
         shape: Shape::PerCpu,
+        width: Width::U32,
         counts: raw.counts.into_iter().take(ncpus).collect(),
         description: Default::default(),
         parts,
@@ -260,6 +261,7 @@ fn case_for(era: Era, arch: Arch) -> impl Strategy<Value = Case> {
                 let row = IrqRow {
                     label: spec.label.into(),
                     shape,
+                    width: Width::of_label(spec.label.as_bytes()),
                     counts: counts.into_iter().take(take).collect(),
                     description: spec.desc.into(),
                     ..IrqRow::default()
@@ -304,6 +306,7 @@ fn check(m: &Interrupts, era: Era, arch: Arch, nr_irqs: u32) {
             s => s,
         };
         assert_eq!(g.shape, want_shape, "{ctx}");
+        assert_eq!(g.width, w.width, "{ctx}");
         assert_eq!(g.counts, w.counts, "{ctx}");
         if w.irq.is_some() {
             assert_eq!(g.parts, w.parts, "{ctx}");

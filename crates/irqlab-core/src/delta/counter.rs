@@ -1,14 +1,17 @@
 //! Counter arithmetic: the only place two counts become a difference, and
 //! the bounds that tell a real counter from an impossible one.
 //!
-//! Owns [`counter_delta`] (the kernel's 32-bit per-CPU counters, modulo
-//! 2^32), [`wide_counter_delta`] (single global values, `unsigned long` on
-//! arm64) and [`bound_rate`], which turns a difference implying a rate no
-//! interrupt source can reach into [`Gap::ImpossibleRate`]. The bounds are
-//! documented in docs/limits.md. [`unknown_count`]s stand for counters a
-//! replayed recording does not know ([`Gap::MissingSamples`]).
+//! Owns [`counter_delta`] (the kernel's 32-bit counters: every per-CPU
+//! count, x86's `ERR` and `MIS`; modulo 2^32), [`wide_counter_delta`]
+//! (64-bit values: arm64's `Err`, `unsigned long`), [`width_delta`] (the
+//! one of the two a row's [`Width`] names) and [`bound_rate`], which turns
+//! a difference implying a rate no interrupt source can reach into
+//! [`Gap::ImpossibleRate`]. The bounds are documented in docs/limits.md.
+//! [`unknown_count`]s stand for counters a replayed recording does not
+//! know ([`Gap::MissingSamples`]).
 
 use super::{Cell, Gap};
+use crate::interrupts::Width;
 
 /// Width of the kernel's per-CPU counters.
 const WRAP: u64 = 1 << 32;
@@ -92,7 +95,7 @@ fn unknown_delta(old: u64, new: u64) -> Option<Cell> {
     })
 }
 
-/// Difference of a single global value (64-bit on arm64 `Err:`): plain
+/// Difference of a 64-bit value (arm64's `Err:`, CPU times): plain
 /// difference, a decrease is [`Gap::Reset`]; with an [`unknown_count`]
 /// see there.
 pub fn wide_counter_delta(old: u64, new: u64) -> Cell {
@@ -103,6 +106,17 @@ pub fn wide_counter_delta(old: u64, new: u64) -> Cell {
         Cell::Count(new - old)
     } else {
         Cell::Gap(Gap::Reset)
+    }
+}
+
+/// Difference of two counts of a row of the kernel type `width`:
+/// [`counter_delta`] for [`Width::U32`], [`wide_counter_delta`] for
+/// [`Width::U64`].
+#[inline]
+pub fn width_delta(width: Width, old: u64, new: u64) -> Cell {
+    match width {
+        Width::U32 => counter_delta(old, new),
+        Width::U64 => wide_counter_delta(old, new),
     }
 }
 
@@ -137,6 +151,23 @@ mod tests {
         assert_eq!(counter_delta(5, 4294967295), Cell::Count(4294967290));
         assert_eq!(wide_counter_delta(1 << 40, 1 << 41), Cell::Count(1 << 40));
         assert_eq!(wide_counter_delta(7, 3), Cell::Gap(Gap::Reset));
+    }
+
+    #[test]
+    fn a_width_picks_its_rule() {
+        assert_eq!(width_delta(Width::U32, 4294967290, 5), Cell::Count(11));
+        assert_eq!(
+            width_delta(Width::U32, 7, 1 << 32),
+            Cell::Gap(Gap::OutOfRange)
+        );
+        assert_eq!(
+            width_delta(Width::U64, 1 << 32, (1 << 32) + 5),
+            Cell::Count(5)
+        );
+        assert_eq!(
+            width_delta(Width::U64, 4294967290, 5),
+            Cell::Gap(Gap::Reset)
+        );
     }
 
     #[test]

@@ -281,3 +281,73 @@ fn gap_all_is_every_variant_in_order() {
         assert_eq!(*g as usize, i, "{g:?}");
     }
 }
+
+/// The delta of the one row of `/proc/interrupts` texts `old` and `new`
+/// (header `cpus`), one second apart.
+fn arch_delta(cpus: &str, old: &str, new: &str) -> Vec<Cell> {
+    let text = |line: &str| format!("           {cpus}\n{line}\n");
+    let d = interrupts_delta(&parse(&text(old)), &parse(&text(new)), 1.0);
+    d.rows[0].cells.clone()
+}
+
+/// x86's `ERR` and `MIS` are `atomic_t` printed `%10u`: a wrap is the
+/// modular difference (per-CPU counts' rule) and a value above
+/// `u32::MAX` is no kernel value, on any number of CPUs.
+#[test]
+fn x86_err_and_mis_are_32_bit_counters() {
+    let two = "CPU0       CPU1";
+    for label in ["ERR", "MIS"] {
+        let at = |v: u64| format!("{label}: {v:>10}");
+        let wrap = arch_delta(two, &at(4294967290), &at(5));
+        assert_eq!(wrap, vec![Cell::Count(11)], "{label}");
+        let over = arch_delta(two, &at(7), &at(4294967296));
+        assert_eq!(over, vec![Cell::Gap(Gap::OutOfRange)], "{label}");
+        let back = arch_delta(two, &at(1000), &at(5));
+        assert_eq!(back, vec![Cell::Gap(Gap::Reset)], "{label}: not a wrap");
+        // one online CPU: the same row parses as per-CPU, read alike
+        let one = arch_delta("CPU0", &at(4294967290), &at(5));
+        assert_eq!(one, vec![Cell::Count(11)], "{label} on one CPU");
+        let one = arch_delta("CPU0", &at(7), &at(4294967296));
+        assert_eq!(one, vec![Cell::Gap(Gap::OutOfRange)], "{label} on one CPU");
+    }
+    // the number of online CPUs changing: still one value, still 32-bit
+    let old = parse("           CPU0       CPU1\nERR: 4294967290\n");
+    let new = parse("           CPU0\nERR:          5\n");
+    let d = interrupts_delta(&old, &new, 1.0);
+    assert_eq!(
+        d.rows[0].cells,
+        vec![Cell::Count(11), Cell::Gap(Gap::CpuOffline)]
+    );
+}
+
+/// arm64's `Err` is an `unsigned long`: past 2^32 it is a value, and a
+/// decrease is a reset, not a wrap.
+#[test]
+fn arm64_err_stays_64_bit() {
+    let at = |v: u64| format!("Err: {v:>10}");
+    for cpus in ["CPU0       CPU1", "CPU0"] {
+        let up = arch_delta(cpus, &at(1 << 32), &at((1 << 32) + 5));
+        assert_eq!(up, vec![Cell::Count(5)], "{cpus}");
+        let down = arch_delta(cpus, &at(4294967290), &at(5));
+        assert_eq!(down, vec![Cell::Gap(Gap::Reset)], "{cpus}");
+    }
+}
+
+/// A replayed recording's counter of unknown value is a
+/// `missing_samples` gap in a 32-bit single value too, and 0 between two
+/// equal ones (docs/limits.md).
+#[test]
+fn unknown_counts_of_single_values_are_missing_samples() {
+    let (a, b) = (unknown_count(1), unknown_count(2));
+    for label in ["ERR", "MIS", "Err"] {
+        let at = |v: u64| format!("{label}: {v:>10}");
+        for cpus in ["CPU0       CPU1", "CPU0"] {
+            let gap = vec![Cell::Gap(Gap::MissingSamples)];
+            assert_eq!(arch_delta(cpus, &at(5), &at(a)), gap, "{label}");
+            assert_eq!(arch_delta(cpus, &at(a), &at(5)), gap, "{label}");
+            assert_eq!(arch_delta(cpus, &at(a), &at(b)), gap, "{label}");
+            let same = arch_delta(cpus, &at(a), &at(a));
+            assert_eq!(same, vec![Cell::Count(0)], "{label}");
+        }
+    }
+}

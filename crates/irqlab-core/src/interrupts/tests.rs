@@ -502,8 +502,8 @@ fn count_out_of_the_kernel_range_is_a_note_not_an_error() {
         shown.contains("18446744073709551615") && shown.contains("4294967295"),
         "{shown}"
     );
-    // a single global value may be 64-bit (arm64 Err): no note
-    let ok = Interrupts::parse(b"           CPU0       CPU1\nERR:          99999999999\n").unwrap();
+    // arm64's Err is 64-bit (`unsigned long`): no note
+    let ok = Interrupts::parse(b"           CPU0       CPU1\nErr:          99999999999\n").unwrap();
     assert!(ok.note().is_none());
     let mut reused = m.clone();
     reused
@@ -931,4 +931,42 @@ fn an_empty_description_after_a_failed_row_is_split_again() {
     assert_eq!(m, fresh);
     assert_eq!(m.rows()[0].parts, fresh.rows()[0].parts);
     assert_eq!(m.rows()[1].parts, fresh.rows()[1].parts);
+}
+
+/// x86's `ERR` and `MIS` are `atomic_t` (`%10u`), arm64's `Err` an
+/// `unsigned long`: the width is the label's, whatever the row's shape
+/// (with one CPU a single value parses as a per-CPU row).
+#[test]
+fn a_rows_width_is_its_labels_and_a_32_bit_single_value_is_noted() {
+    for (cpus, line, width) in [
+        ("CPU0       CPU1", "ERR:          0", Width::U32),
+        ("CPU0       CPU1", "MIS:          0", Width::U32),
+        ("CPU0       CPU1", "Err:          0", Width::U64),
+        ("CPU0", "ERR:          0", Width::U32),
+        ("CPU0", "Err:          0", Width::U64),
+        (
+            "CPU0",
+            "LOC:          5   Local timer interrupts",
+            Width::U32,
+        ),
+        (
+            "CPU0",
+            "  1:          5   IO-APIC   1-edge      i8042",
+            Width::U32,
+        ),
+    ] {
+        let text = format!("           {cpus}\n{line}\n");
+        let m = Interrupts::parse(text.as_bytes()).unwrap();
+        assert_eq!(m.rows()[0].width, width, "{text}");
+    }
+    let text = "           CPU0       CPU1\nERR:          4294967296\n";
+    let note = Interrupts::parse(text.as_bytes()).unwrap();
+    assert_eq!(note.note().map(|n| n.line), Some(2), "ERR above u32::MAX");
+    let one_cpu = Interrupts::parse(b"           CPU0\nErr:          4294967296\n").unwrap();
+    assert!(one_cpu.note().is_none(), "arm64 Err on one CPU");
+    // a spare row reused for another label takes that label's width
+    let mut m = Interrupts::parse(b"           CPU0       CPU1\nErr:          5\n").unwrap();
+    m.parse_into(b"           CPU0       CPU1\nERR:          5\n")
+        .unwrap();
+    assert_eq!(m.rows()[0].width, Width::U32);
 }

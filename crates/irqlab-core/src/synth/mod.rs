@@ -17,7 +17,7 @@ pub use arch_rows::{arch_row_specs, ArchRowKind, ArchRowSpec};
 pub use estimate::{FileGroup, SizeEstimate};
 
 use crate::desc::DescParts;
-use crate::interrupts::{CompactString, Interrupts, IrqRow, Shape};
+use crate::interrupts::{CompactString, Interrupts, IrqRow, Shape, Width};
 use crate::render::{Arch, Era};
 use crate::rng::Rng;
 use crate::softirqs::{SoftirqRow, Softirqs};
@@ -330,6 +330,7 @@ impl SynthSpec {
             let row = IrqRow {
                 label: spec.label.into(),
                 shape,
+                width: Width::of_label(spec.label.as_bytes()),
                 counts: counts.into(),
                 description: spec.desc.into(),
                 ..IrqRow::default()
@@ -496,6 +497,7 @@ fn numbered_row(i: &SynthIrq, online: &[u32]) -> IrqRow {
         label: i.irq.to_string().into(),
         irq: Some(i.irq),
         shape: Shape::PerCpu,
+        width: Width::U32,
         counts: online
             .iter()
             .map(|&c| i.counts.get(c as usize).copied().unwrap_or(0))
