@@ -9,7 +9,9 @@ use super::top::{parse_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
-use crate::filter::warnings::{cpu_disagreement, cpus_of, filter_warnings, snapshot_disagreement};
+use crate::filter::warnings::{
+    cpu_disagreement, filter_warnings, listed_of, snapshot_disagreement, ListedCpus,
+};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
@@ -19,7 +21,7 @@ use crate::sampler::{
     read_again_if_torn, read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker,
 };
 use irqlab_core::{CountSink, IrqRow, Shape};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -140,7 +142,7 @@ fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
 }
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
-fn warn_filters(args: &Args, present: &BTreeSet<u32>, irq_rows: Option<usize>) {
+fn warn_filters(args: &Args, present: &ListedCpus, irq_rows: Option<usize>) {
     let f = &args.filter;
     for w in filter_warnings(f.cpus.as_deref(), present, f.irq.as_deref(), irq_rows) {
         eprintln!("{w}");
@@ -234,7 +236,7 @@ fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
     table: bool,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<(report::Report, ListedCpus)> {
     read_again_if_torn(|| snapshot_report_once(root, filter, table))
 }
 
@@ -243,7 +245,7 @@ fn snapshot_report_once(
     root: &std::path::Path,
     filter: &Filter,
     table: bool,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<(report::Report, ListedCpus)> {
     let mut rows = Vec::new();
     let (cpus, mut report, present) = snapshot_with(root, filter, |counts, mut l, row| {
         if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
@@ -272,7 +274,7 @@ fn snapshot_with(
     root: &std::path::Path,
     filter: &Filter,
     mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> std::io::Result<()>,
-) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<Snapped> {
     let mut sec: Option<report::IrqCounts> = None;
     snapshot_into(root, filter, &mut Vec::new(), |cpus, row, c| {
         swap_counts(row, c);
@@ -302,7 +304,7 @@ fn snapshot_into<S: CountSink>(
     filter: &Filter,
     counts: &mut S,
     row: impl FnMut(&[u32], &mut IrqRow, &mut S) -> std::io::Result<()>,
-) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<Snapped> {
     let mut fs = HostFs::new(root);
     let mut missing = Vec::new();
     let read = read_once(&mut fs, filter, &mut missing, counts, row);
@@ -353,8 +355,17 @@ fn snapshot_into<S: CountSink>(
         present.sort_unstable();
     }
     present.dedup();
-    let present = present.into_iter().collect();
-    Ok((cpus, report::counts(snap, filter), present))
+    let mut listed = ListedCpus {
+        online: present.into_iter().collect(),
+        interrupts_read: cpus.is_some(),
+        stat_read: snap.stat.is_some(),
+        ..ListedCpus::default()
+    };
+    // only `--cpus`' warnings need them (1152 look-ups spared otherwise)
+    if let (Some(_), Some(s)) = (&filter.cpus, &snap.softirqs) {
+        listed.add_softirqs(&s.cpus);
+    }
+    Ok((cpus, report::counts(snap, filter), listed))
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
@@ -431,7 +442,7 @@ fn held_once(
 /// What a snapshot's rows were held with: the kept columns' CPU ids
 /// (`None` without `/proc/interrupts`), the report without its
 /// interrupts section, the CPUs the files list.
-type Snapped = (Option<Vec<u32>>, report::Report, BTreeSet<u32>);
+type Snapped = (Option<Vec<u32>>, report::Report, ListedCpus);
 
 /// The rows `filter` keeps, in `rows` (those at or above `threshold`,
 /// numbered ones with a slot for their affinity: their IRQ in `irqs`),
@@ -552,15 +563,15 @@ fn interval_report(
     filter: &Filter,
     iv: Duration,
     with_deltas: bool,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<(report::Report, ListedCpus)> {
     let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
     note_disagreement(root, frame.cur);
-    let mut present = BTreeSet::new();
-    cpus_of(frame.prev, &mut present);
-    cpus_of(frame.cur, &mut present);
+    let mut present = ListedCpus::default();
+    listed_of(frame.prev, &mut present);
+    listed_of(frame.cur, &mut present);
     // the table prints rates only: no per-CPU deltas for it, and no
     // per-CPU rates when it is too wide for CPU columns (the busiest CPU)
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
@@ -593,9 +604,9 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     let mut frame = live.next_frame()?;
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
     note_disagreement(args.root.path(), cur);
-    let mut present = BTreeSet::new();
-    cpus_of(prev, &mut present);
-    cpus_of(cur, &mut present);
+    let mut present = ListedCpus::default();
+    listed_of(prev, &mut present);
+    listed_of(cur, &mut present);
     let opts = report::RateOpts {
         deltas: true,
         irqs: report::IrqRows::Omitted,
@@ -726,7 +737,7 @@ mod tests {
             let labels: Vec<&str> = sec.rows.iter().map(|l| l.label.as_str()).collect();
             assert_eq!(labels, ["24", "25"]);
             assert_eq!(sec.rows[1].total, 7);
-            assert_eq!(present, BTreeSet::from([0, 1]));
+            assert_eq!(present.online, std::collections::BTreeSet::from([0, 1]));
         }
     }
 
