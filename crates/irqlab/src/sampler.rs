@@ -35,7 +35,7 @@ pub mod targeted;
 use anyhow::anyhow;
 pub use clock::SelfCost;
 pub use counters::CounterSampler;
-pub(crate) use files::{read_once, OnceRead, StatFile, StatFiles};
+pub(crate) use files::{read_again_if_torn, read_once, OnceRead, StatFile, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;
 pub use live::{Frame, LivePlan, LiveSampler, SnapshotSource};

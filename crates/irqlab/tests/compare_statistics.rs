@@ -298,6 +298,50 @@ fn values_of_both_signs_near_the_float_limit_are_compared_or_said_not_to_fit() {
     ));
     assert!(!text.contains("Changed (vs"), "{text}");
     assert!(text.contains("does not fit in a 64-bit float"), "{text}");
+    // the shift itself fits (+1.7e308): only its interval does not
+    let note = c["notes"][0].as_str().unwrap();
+    assert!(
+        note.starts_with(
+            "the interval of the Hodges–Lehmann shift does not fit in a 64-bit float \
+             (the shift itself does and is shown)"
+        ),
+        "{note}"
+    );
+}
+
+/// Δmedian whose point estimate fits in a float but whose bootstrap
+/// interval does not (resampled baseline medians of 1e-300) says so and
+/// gives the estimate; one whose estimate itself overflows says that the
+/// change does not fit.
+#[test]
+fn a_change_whose_interval_alone_overflows_is_told_from_one_that_does_not_fit() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let big = [1e300, 1.1e300, 0.9e300, 1e300, 1.2e300, 1e300, 1e300];
+    numbers(
+        &d.join("a.txt"),
+        [1e-300, 1e-300, 1e-300, 1.0, 1.0, 1.0, 1.0],
+    );
+    numbers(
+        &d.join("tiny.txt"),
+        [1e-300, 1e-300, 1e-300, 1e-300, 1.0, 1.0, 1.0],
+    );
+    numbers(&d.join("b.txt"), big);
+    let doc = common::compare::json(d, &["a.txt", "b.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    let note = c["median_note"].as_str().unwrap();
+    assert_eq!(
+        note,
+        "undefined interval: the change of the median is +1.000e302%, but a bound of its \
+         bootstrap interval does not fit in a 64-bit float (beyond ±1.8e308 %)"
+    );
+    let doc = common::compare::json(d, &["tiny.txt", "b.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(
+        c["median_note"],
+        "undefined: the change does not fit in a 64-bit float (beyond ±1.8e308 %)",
+        "{c}"
+    );
 }
 
 /// One bench run directory (`plan.json`, `<variant>/trials.jsonl`) of

@@ -225,8 +225,15 @@ fn cpu_filters_that_select_nothing_or_less_warn() {
     let root = synth(dir.path(), 8, 4, &[6]);
     let (code, stdout, err) = show(&root, &["--cpus", "6,7", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("--cpus 6-7: 6 not online"), "{err}");
-    assert!(err.contains("showing 7"), "{err}");
+    // CPU 6 is offline, not absent: its softirqs are shown
+    assert!(
+        err.contains(
+            "--cpus 6-7: CPU 6 has no column in /proc/interrupts and no line in /proc/stat \
+             (offline?); its softirqs are shown"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("not online"), "{err}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         v["interrupts"]["cpus"],
@@ -462,4 +469,43 @@ fn files_that_disagree_on_the_cpus_get_one_note() {
     let root = synth(dir.path(), 4, 3, &[2]);
     let (_, _, err) = show(&root, &[]);
     assert!(!err.contains("disagree"), "{err}");
+}
+
+/// An offline CPU has no column in `/proc/interrupts` nor a line in
+/// `/proc/stat`, but `/proc/softirqs` lists every possible CPU: `--cpus`
+/// of it shows its softirqs, and the warning says which files lack it
+/// (not "selects no CPU"), in every format, with and without
+/// `--interval`.
+#[test]
+fn cpus_of_an_offline_cpu_say_its_softirqs_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 4, 3, &[3]);
+    let want = "irqlab: warning: --cpus 3: CPU 3 has no column in /proc/interrupts and no line \
+                in /proc/stat (offline?); its softirqs are shown";
+    let modes: [&[&str]; 7] = [
+        &[],
+        &["--format", "csv"],
+        &["--format", "json"],
+        &["--format", "json", "--pretty"],
+        &["--format", "json", "--sort", "irq"],
+        &["-i", "20ms"],
+        &["-i", "20ms", "--format", "json"],
+    ];
+    for extra in modes {
+        let args: Vec<&str> = ["--cpus", "3"].iter().chain(extra).copied().collect();
+        let (code, stdout, err) = show(&root, &args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert!(!err.contains("selects no CPU"), "{extra:?}: {err}");
+        if extra.contains(&"json") {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(v["softirqs"]["cpus"], serde_json::json!([3]), "{extra:?}");
+        }
+    }
+    // a CPU no file lists still selects nothing
+    let (_, _, err) = show(&root, &["--cpus", "9"]);
+    assert!(
+        err.contains("--cpus 9 selects no CPU: the sampled files list 4 CPUs (0-3)"),
+        "{err}"
+    );
 }

@@ -509,10 +509,25 @@ fn filters_that_select_nothing_warn_and_the_aggregate_names_its_cpus() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         assert!(
             err.contains(
-                "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 3 CPUs (0-1,3)"
+                "irqlab: warning: --cpus 99 selects no CPU: the sampled files list 4 CPUs (0-3)"
             ),
             "{format}: {err}"
         );
+        // CPU 2 is offline: only /proc/softirqs lists it, and shows it
+        let out = top(d.path())
+            .args(["-i", "20ms", "-n", "1", "--format", format, "--cpus", "2"])
+            .output()
+            .unwrap();
+        let err2 = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err2}");
+        assert!(
+            err2.contains(
+                "irqlab: warning: --cpus 2: CPU 2 has no column in /proc/interrupts and no line \
+                 in /proc/stat (offline?); its softirqs are shown"
+            ),
+            "{format}: {err2}"
+        );
+        assert!(!err2.contains("selects no CPU"), "{format}: {err2}");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(!stdout.contains("\"cpu\":null"), "{stdout}");
         if format == "json" {
@@ -567,7 +582,10 @@ fn filters_that_select_nothing_warn_and_the_aggregate_names_its_cpus() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--cpus 1-2: 2 not online"), "{err}");
+    assert!(
+        err.contains("--cpus 1-2: CPU 2 has no column in /proc/interrupts"),
+        "{err}"
+    );
     let v = &json_lines(&out.stdout)[0];
     assert_eq!(v["aggregate_cpus"], serde_json::json!([1]), "{v}");
     assert!(v["cpu_pct"][0]["cpu"].is_null(), "{v}");

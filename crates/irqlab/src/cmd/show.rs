@@ -9,15 +9,19 @@ use super::top::{parse_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
-use crate::filter::warnings::{cpu_disagreement, cpus_of, filter_warnings, snapshot_disagreement};
+use crate::filter::warnings::{
+    cpu_disagreement, filter_warnings, listed_of, snapshot_disagreement, ListedCpus,
+};
 use crate::filter::Filter;
 use crate::host::HostFs;
 use crate::report::{self, SortKey};
 use crate::sampler::strategy::Choice;
 use crate::sampler::targeted::{affinity_of, bad_affinity_note};
-use crate::sampler::{read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker};
+use crate::sampler::{
+    read_again_if_torn, read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker,
+};
 use irqlab_core::{CountSink, IrqRow, Shape};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -138,7 +142,7 @@ fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
 }
 
 /// Say [`filter_warnings`] of `args`' filters on stderr.
-fn warn_filters(args: &Args, present: &BTreeSet<u32>, irq_rows: Option<usize>) {
+fn warn_filters(args: &Args, present: &ListedCpus, irq_rows: Option<usize>) {
     let f = &args.filter;
     for w in filter_warnings(f.cpus.as_deref(), present, f.irq.as_deref(), irq_rows) {
         eprintln!("{w}");
@@ -223,14 +227,25 @@ fn note_missing(fs: &HostFs, missing: &[(StatFile, String)]) {
 
 /// One snapshot (counts since boot), and the CPUs its files list.
 /// `/proc/interrupts` is streamed (never whole in memory); the row
-/// filter applies before a row is kept.
+/// filter applies before a row is kept; nothing is printed before the
+/// whole file parsed, so a read torn by hotplug is read again from
+/// scratch ([`read_again_if_torn`]).
 /// With `table`, rows of a table too wide for CPU columns keep only their
 /// busiest CPU (and the scratch row its count buffer).
 fn snapshot_report(
     root: &std::path::Path,
     filter: &Filter,
     table: bool,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<(report::Report, ListedCpus)> {
+    read_again_if_torn(|| snapshot_report_once(root, filter, table))
+}
+
+/// One read of [`snapshot_report`], its rows gathered afresh.
+fn snapshot_report_once(
+    root: &std::path::Path,
+    filter: &Filter,
+    table: bool,
+) -> anyhow::Result<(report::Report, ListedCpus)> {
     let mut rows = Vec::new();
     let (cpus, mut report, present) = snapshot_with(root, filter, |counts, mut l, row| {
         if table && counts.cpus().len() > export::table::MAX_CPU_COLUMNS {
@@ -259,7 +274,7 @@ fn snapshot_with(
     root: &std::path::Path,
     filter: &Filter,
     mut keep: impl FnMut(&report::IrqCounts, report::IrqLine, &mut IrqRow) -> std::io::Result<()>,
-) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<Snapped> {
     let mut sec: Option<report::IrqCounts> = None;
     snapshot_into(root, filter, &mut Vec::new(), |cpus, row, c| {
         swap_counts(row, c);
@@ -289,7 +304,7 @@ fn snapshot_into<S: CountSink>(
     filter: &Filter,
     counts: &mut S,
     row: impl FnMut(&[u32], &mut IrqRow, &mut S) -> std::io::Result<()>,
-) -> anyhow::Result<(Option<Vec<u32>>, report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<Snapped> {
     let mut fs = HostFs::new(root);
     let mut missing = Vec::new();
     let read = read_once(&mut fs, filter, &mut missing, counts, row);
@@ -340,8 +355,17 @@ fn snapshot_into<S: CountSink>(
         present.sort_unstable();
     }
     present.dedup();
-    let present = present.into_iter().collect();
-    Ok((cpus, report::counts(snap, filter), present))
+    let mut listed = ListedCpus {
+        online: present.into_iter().collect(),
+        interrupts_read: cpus.is_some(),
+        stat_read: snap.stat.is_some(),
+        ..ListedCpus::default()
+    };
+    // only `--cpus`' warnings need them (1152 look-ups spared otherwise)
+    if let (Some(_), Some(s)) = (&filter.cpus, &snap.softirqs) {
+        listed.add_softirqs(&s.cpus);
+    }
+    Ok((cpus, report::counts(snap, filter), listed))
 }
 
 /// `show --format json` of one snapshot, compact, without `--sort`: each
@@ -356,32 +380,13 @@ fn snapshot_into<S: CountSink>(
 /// rows are held with a slot for their affinity, read for all of them in
 /// one pass ([`affinities`]) once the file parsed. The same document as
 /// the report's (tested byte for byte in tests/show_json_stream.rs).
+/// A read torn by hotplug is read again from scratch
+/// ([`read_again_if_torn`]).
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
-    let mut rows = export::report_json::HeldRows::default();
-    let mut kept = 0usize;
-    // the shown numbered rows' IRQs: their affinity is read in one pass
-    // once the file parsed, and written into each row's slot
-    let mut irqs = Vec::new();
-    let (cpus, rest, present) = if filter.cpus.is_none() {
-        held_rows_as_read(
-            root,
-            filter,
-            args.threshold,
-            &mut rows,
-            &mut kept,
-            &mut irqs,
-        )?
-    } else {
-        held_rows(
-            root,
-            filter,
-            args.threshold,
-            &mut rows,
-            &mut kept,
-            &mut irqs,
-        )?
-    };
+    let (held, (cpus, rest, present)) =
+        read_again_if_torn(|| held_once(root, filter, args.threshold))?;
+    let Held { rows, kept, irqs } = held;
     let irq_rows = cpus.as_ref().map(|_| kept);
     let affinity = affinities(&HostFs::new(root), &irqs);
     warn_filters(args, &present, irq_rows);
@@ -406,10 +411,38 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The rows [`snapshot_json`] holds until the file parsed.
+#[derive(Default)]
+struct Held {
+    /// The shown rows, serialized.
+    rows: export::report_json::HeldRows,
+    /// The rows the filter kept (shown or under the threshold).
+    kept: usize,
+    /// The shown numbered rows' IRQs: their affinity is read in one pass
+    /// once the file parsed, and written into each row's slot.
+    irqs: Vec<u32>,
+}
+
+/// One read of [`snapshot_json`]'s snapshot, its rows held afresh.
+fn held_once(
+    root: &std::path::Path,
+    filter: &Filter,
+    threshold: Option<f64>,
+) -> anyhow::Result<(Held, Snapped)> {
+    let mut h = Held::default();
+    let (rows, kept, irqs) = (&mut h.rows, &mut h.kept, &mut h.irqs);
+    let snapped = if filter.cpus.is_none() {
+        held_rows_as_read(root, filter, threshold, rows, kept, irqs)?
+    } else {
+        held_rows(root, filter, threshold, rows, kept, irqs)?
+    };
+    Ok((h, snapped))
+}
+
 /// What a snapshot's rows were held with: the kept columns' CPU ids
 /// (`None` without `/proc/interrupts`), the report without its
 /// interrupts section, the CPUs the files list.
-type Snapped = (Option<Vec<u32>>, report::Report, BTreeSet<u32>);
+type Snapped = (Option<Vec<u32>>, report::Report, ListedCpus);
 
 /// The rows `filter` keeps, in `rows` (those at or above `threshold`,
 /// numbered ones with a slot for their affinity: their IRQ in `irqs`),
@@ -530,15 +563,15 @@ fn interval_report(
     filter: &Filter,
     iv: Duration,
     with_deltas: bool,
-) -> anyhow::Result<(report::Report, BTreeSet<u32>)> {
+) -> anyhow::Result<(report::Report, ListedCpus)> {
     let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
     ticker.wait();
     let mut frame = live.next_frame()?;
     note_disagreement(root, frame.cur);
-    let mut present = BTreeSet::new();
-    cpus_of(frame.prev, &mut present);
-    cpus_of(frame.cur, &mut present);
+    let mut present = ListedCpus::default();
+    listed_of(frame.prev, &mut present);
+    listed_of(frame.cur, &mut present);
     // the table prints rates only: no per-CPU deltas for it, and no
     // per-CPU rates when it is too wide for CPU columns (the busiest CPU)
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
@@ -571,9 +604,9 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     let mut frame = live.next_frame()?;
     let (prev, cur, f) = (frame.prev, frame.cur, frame.filter());
     note_disagreement(args.root.path(), cur);
-    let mut present = BTreeSet::new();
-    cpus_of(prev, &mut present);
-    cpus_of(cur, &mut present);
+    let mut present = ListedCpus::default();
+    listed_of(prev, &mut present);
+    listed_of(cur, &mut present);
     let opts = report::RateOpts {
         deltas: true,
         irqs: report::IrqRows::Omitted,
@@ -661,6 +694,88 @@ mod tests {
             .contains("longest interval"));
         assert!(interval("99999999999999999999999s").is_err());
         assert_eq!(interval("24h"), Ok(MAX_INTERVAL));
+    }
+
+    const GOOD: &str = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\n 25:          3          4  IO-APIC   6-edge      i8042\n";
+    /// CPU1 went offline between the header and the second row.
+    const TORN: &str = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\n 25:          3  IO-APIC   6-edge      i8042\n";
+
+    /// Each attempt of `once` under a tree whose `/proc/interrupts` is
+    /// torn at the first read and whole after (torn at every read with
+    /// `always_torn`): the result and the number of reads.
+    fn torn_then_whole<T>(
+        always_torn: bool,
+        mut once: impl FnMut(&std::path::Path) -> anyhow::Result<T>,
+    ) -> (anyhow::Result<T>, u32) {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("proc/interrupts");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut reads = 0;
+        let r = read_again_if_torn(|| {
+            reads += 1;
+            let text = if reads == 1 || always_torn {
+                TORN
+            } else {
+                GOOD
+            };
+            std::fs::write(&path, text).unwrap();
+            once(d.path())
+        });
+        (r, reads)
+    }
+
+    #[test]
+    fn a_snapshot_torn_by_hotplug_is_read_again_from_scratch() {
+        for table in [true, false] {
+            let (r, reads) = torn_then_whole(false, |root| {
+                snapshot_report_once(root, &Filter::default(), table)
+            });
+            let (report, present) = r.unwrap();
+            assert_eq!(reads, 2);
+            let sec = report.interrupts.unwrap();
+            // the first read's row is not kept twice
+            let labels: Vec<&str> = sec.rows.iter().map(|l| l.label.as_str()).collect();
+            assert_eq!(labels, ["24", "25"]);
+            assert_eq!(sec.rows[1].total, 7);
+            assert_eq!(present.online, std::collections::BTreeSet::from([0, 1]));
+        }
+    }
+
+    #[test]
+    fn a_json_snapshot_torn_by_hotplug_is_read_again_from_scratch() {
+        for cpus in [None, Some("0-1")] {
+            let filter = Filter::from_flags(None, cpus).unwrap();
+            let (r, reads) = torn_then_whole(false, |root| held_once(root, &filter, None));
+            let (held, (cpus, _, _)) = r.unwrap();
+            assert_eq!(reads, 2);
+            assert_eq!(cpus, Some(vec![0, 1]));
+            assert_eq!((held.kept, held.irqs), (2, vec![24, 25]));
+            let mut json = Vec::new();
+            held.rows.write_to(&mut json, &[None, None]).unwrap();
+            let json = String::from_utf8(json).unwrap();
+            assert_eq!(json.matches("\"label\"").count(), 2, "{json}");
+            assert!(json.contains("[3,4]"), "{json}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_torn_at_every_read_is_the_error_naming_file_and_line() {
+        let (r, reads) = torn_then_whole(true, |root| {
+            snapshot_report_once(root, &Filter::default(), true)
+        });
+        let e = format!("{:#}", r.err().unwrap());
+        assert_eq!(reads, 2);
+        assert!(
+            e.contains("proc/interrupts:3: expected 2 per-CPU counts"),
+            "{e}"
+        );
+        let (r, reads) = torn_then_whole(true, |root| held_once(root, &Filter::default(), None));
+        let e = format!("{:#}", r.err().unwrap());
+        assert_eq!(reads, 2);
+        assert!(
+            e.contains("proc/interrupts:3: expected 2 per-CPU counts"),
+            "{e}"
+        );
     }
 
     #[test]

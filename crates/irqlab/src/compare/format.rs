@@ -201,6 +201,19 @@ pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     format!("[{}, {}]", f(lo), f(hi))
 }
 
+/// What does not fit in a float when [`Tests::unrepresentable`]: the
+/// Hodges–Lehmann shift itself, or only its interval (the shift is shown).
+fn unrepresentable_note(t: &Tests) -> String {
+    let what = match &t.hl {
+        Some(h) if h.shift.is_finite() => {
+            "the interval of the Hodges–Lehmann shift does not fit in a 64-bit float \
+             (the shift itself does and is shown)"
+        }
+        _ => "the change does not fit in a 64-bit float",
+    };
+    format!("{what} (values of opposite signs near ±1.8e308); no verdict is given")
+}
+
 /// Why a tested pair has no verdict although it may have moved, for every
 /// format: the p floor of tiny samples, a verdict withheld because
 /// between-run (or between-boot) variation is unseen, or one the cluster
@@ -209,11 +222,7 @@ pub fn interval(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
 pub fn pair_notes(c: &Comparison, m: &MetricReport, pair: &Pair, t: &Tests) -> Vec<String> {
     let mut out = Vec::new();
     if t.unrepresentable() {
-        out.push(
-            "the change does not fit in a 64-bit float (values of opposite signs \
-             near ±1.8e308); no verdict is given"
-                .to_string(),
-        );
+        out.push(unrepresentable_note(t));
     }
     if let Some(floor) = t.p_floor {
         let nv = c

@@ -515,8 +515,8 @@ fn compare_pair(
         Some((dx, dy)) => bootstrap_sides(dx, dy, CONFIDENCE),
         None => bootstrap(&x, &y, s.resamples, seed, CONFIDENCE),
     };
-    let (median, median_note) = checked_ci(boot.median, &x, "median");
-    let (mean, mean_note) = checked_ci(boot.mean, &x, "mean");
+    let (median, median_note) = checked_ci(boot.median, &x, &y, "median");
+    let (mean, mean_note) = checked_ci(boot.mean, &x, &y, "mean");
     let clusters = clusters(b, v);
     let p_raw = clusters.p.map_or(mwu.p, |c| c.max(mwu.p));
     let mut t = Tests {
@@ -567,21 +567,46 @@ fn settle(t: &mut Tests, s: &Settings, dir: Direction) {
 /// Why a relative change is undefined when it is beyond the float range.
 const TOO_LARGE: &str = "undefined: the change does not fit in a 64-bit float (beyond ±1.8e308 %)";
 
+/// Why a relative change whose point estimate fits has no interval: a
+/// bound of its bootstrap interval is beyond the float range. The
+/// estimate is said in the note (the change has no interval to show it
+/// with).
+fn interval_too_large(what: &str, estimate: f64) -> String {
+    let shown = if estimate.abs() < 1e6 {
+        super::format::pct(estimate)
+    } else {
+        format!("{estimate:+.3e}%")
+    };
+    format!(
+        "undefined interval: the change of the {what} is {shown}, but a bound of its \
+         bootstrap interval does not fit in a 64-bit float (beyond ±1.8e308 %)"
+    )
+}
+
 /// A relative interval only when it is well formed: finite bounds around
 /// its estimate, and a baseline whose centre is told apart from 0 (for the
 /// mean: more than two standard errors away; a ratio to a centre that may
 /// be 0 has no meaningful interval). Otherwise `None` and why.
-fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Option<String>) {
-    let centre = if what == "mean" {
-        crate::stats::describe::mean(x)
-    } else {
-        median(x)
-    };
-    let Some(ci) = ci else {
-        let why = if centre == 0.0 {
-            format!("undefined: baseline {what} is 0")
+fn checked_ci(
+    ci: Option<RelCi>,
+    x: &[f64],
+    y: &[f64],
+    what: &str,
+) -> (Option<RelCi>, Option<String>) {
+    let centre_of = |v: &[f64]| {
+        if what == "mean" {
+            crate::stats::describe::mean(v)
         } else {
-            TOO_LARGE.to_string()
+            median(v)
+        }
+    };
+    let centre = centre_of(x);
+    let Some(ci) = ci else {
+        let estimate = rel_pct(centre, centre_of(y));
+        let why = match estimate {
+            _ if centre == 0.0 => format!("undefined: baseline {what} is 0"),
+            Some(e) if e.is_finite() => interval_too_large(what, e),
+            _ => TOO_LARGE.to_string(),
         };
         return (None, Some(why));
     };
@@ -598,6 +623,8 @@ fn checked_ci(ci: Option<RelCi>, x: &[f64], what: &str) -> (Option<RelCi>, Optio
     let ordered = ci.lo <= ci.estimate && ci.estimate <= ci.hi;
     if ordered && bounds.iter().all(|v| v.is_finite()) {
         (Some(ci), None)
+    } else if ordered && ci.estimate.is_finite() {
+        (None, Some(interval_too_large(what, ci.estimate)))
     } else if ordered {
         (None, Some(TOO_LARGE.to_string()))
     } else {

@@ -9,31 +9,84 @@ use irqlab_core::stat::Stat;
 use irqlab_core::{CpuList, Snapshot};
 use std::collections::BTreeSet;
 
+/// The CPUs the sampled files list, as the `--cpus` warnings need them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ListedCpus {
+    /// The online CPUs ([`cpus_of`]).
+    pub online: BTreeSet<u32>,
+    /// CPUs only `/proc/softirqs` lists (it lists every possible CPU: an
+    /// offline one keeps its column there, and its softirqs are shown).
+    pub softirqs_only: BTreeSet<u32>,
+    /// Whether `/proc/interrupts` was read: it lacks `softirqs_only`.
+    pub interrupts_read: bool,
+    /// Whether `/proc/stat` was read: it lacks `softirqs_only`.
+    pub stat_read: bool,
+}
+
+impl ListedCpus {
+    /// CPUs some sampled file lists.
+    pub fn contains(&self, cpu: u32) -> bool {
+        self.online.contains(&cpu) || self.softirqs_only.contains(&cpu)
+    }
+
+    /// Every CPU some sampled file lists, ascending.
+    pub fn all(&self) -> BTreeSet<u32> {
+        self.online.union(&self.softirqs_only).copied().collect()
+    }
+
+    /// The CPUs of `/proc/softirqs` (`softirqs`) that neither
+    /// `/proc/interrupts` nor `/proc/stat` (those read) lists.
+    pub fn add_softirqs(&mut self, softirqs: &[u32]) {
+        if !self.interrupts_read && !self.stat_read {
+            return;
+        }
+        let only = softirqs.iter().filter(|c| !self.online.contains(c));
+        self.softirqs_only.extend(only.copied());
+    }
+}
+
+/// The CPUs `snap`'s files list, into `into` ([`cpus_of`] and the CPUs
+/// only `/proc/softirqs` lists).
+pub fn listed_of(snap: &Snapshot, into: &mut ListedCpus) {
+    cpus_of(snap, &mut into.online);
+    into.interrupts_read |= snap.interrupts.is_some();
+    into.stat_read |= snap.stat.is_some();
+    if let Some(s) = &snap.softirqs {
+        into.add_softirqs(&s.cpus);
+    }
+    let online = &into.online;
+    into.softirqs_only.retain(|c| !online.contains(c));
+}
+
 /// Warnings for filters that select nothing or less than asked: `--cpus`
-/// ids absent from the sampled files (`present`), an `--irq` that keeps no
-/// interrupt row (`irq_rows`: rows kept, when the section exists).
+/// ids that no sampled file lists (`listed`), or that only
+/// `/proc/softirqs` lists (offline CPUs: their softirqs are shown, no
+/// interrupts or CPU time), an `--irq` that keeps no interrupt row
+/// (`irq_rows`: rows kept, when the section exists).
 pub fn filter_warnings(
     cpus: Option<&str>,
-    present: &BTreeSet<u32>,
+    listed: &ListedCpus,
     irq: Option<&str>,
     irq_rows: Option<usize>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(list) = cpus.and_then(|s| CpuList::parse_list(s.as_bytes(), "--cpus").ok()) {
-        let (shown, absent): (Vec<u32>, Vec<u32>) = list.iter().partition(|c| present.contains(c));
-        let online = CpuList::from_cpus(present.iter().copied());
+        let (shown, absent): (Vec<u32>, Vec<u32>) = list.iter().partition(|&c| listed.contains(c));
+        let all = listed.all();
         if shown.is_empty() {
             out.push(format!(
-                "irqlab: warning: --cpus {list} selects no CPU: the sampled files list {} ({online})",
-                plural(present.len(), "CPU")
+                "irqlab: warning: --cpus {list} selects no CPU: the sampled files list {} ({})",
+                plural(all.len(), "CPU"),
+                CpuList::from_cpus(all.iter().copied())
             ));
         } else if !absent.is_empty() {
             let absent = CpuList::from_cpus(absent);
-            let shown = CpuList::from_cpus(shown);
+            let shown = CpuList::from_cpus(shown.iter().copied());
             out.push(format!(
                 "irqlab: warning: --cpus {list}: {absent} not online (not in the sampled files); showing {shown}"
             ));
         }
+        out.extend(softirqs_only_warning(&list, &shown, listed));
     }
     if let (Some(re), Some(0)) = (irq, irq_rows) {
         out.push(format!(
@@ -41,6 +94,30 @@ pub fn filter_warnings(
         ));
     }
     out
+}
+
+/// The warning for the CPUs of `shown` (selected by `--cpus {list}`)
+/// that only `/proc/softirqs` lists: which files have none of them.
+pub fn softirqs_only_warning(list: &CpuList, shown: &[u32], listed: &ListedCpus) -> Option<String> {
+    let only: Vec<u32> = shown
+        .iter()
+        .copied()
+        .filter(|c| listed.softirqs_only.contains(c))
+        .collect();
+    let (cpu, have, its) = match only.len() {
+        0 => return None,
+        1 => ("CPU", "has", "its"),
+        _ => ("CPUs", "have", "their"),
+    };
+    let lacking = match (listed.interrupts_read, listed.stat_read) {
+        (true, true) => "no column in /proc/interrupts and no line in /proc/stat",
+        (true, false) => "no column in /proc/interrupts",
+        (false, _) => "no line in /proc/stat",
+    };
+    Some(format!(
+        "irqlab: warning: --cpus {list}: {cpu} {} {have} {lacking} (offline?); {its} softirqs are shown",
+        CpuList::from_cpus(only)
+    ))
 }
 
 /// [`filter_warnings`] for a sampled snapshot (the baseline of `top` and
@@ -53,15 +130,15 @@ pub fn snapshot_warnings(
     snap: &Snapshot,
     rows_filter: &crate::filter::Filter,
 ) -> Vec<String> {
-    let mut present = BTreeSet::new();
-    cpus_of(snap, &mut present);
+    let mut listed = ListedCpus::default();
+    listed_of(snap, &mut listed);
     let rows = snap.interrupts.as_ref().map(|i| {
         i.rows()
             .iter()
             .filter(|r| rows_filter.keep_irq_row(r))
             .count()
     });
-    filter_warnings(cpus, &present, irq, rows)
+    filter_warnings(cpus, &listed, irq, rows)
 }
 
 /// CPU ids listed by any file of `snap`.
@@ -179,14 +256,24 @@ mod tests {
         assert!(cpu_disagreement(root, None, Some(&stat(&[0, 5])), Some(four)).is_some());
     }
 
+    /// CPUs `online` as `/proc/interrupts` and `/proc/stat` list them.
+    fn online(cpus: &[u32]) -> ListedCpus {
+        ListedCpus {
+            online: cpus.iter().copied().collect(),
+            interrupts_read: true,
+            stat_read: true,
+            ..ListedCpus::default()
+        }
+    }
+
     #[test]
     fn warnings_name_what_selects_nothing() {
-        let two: BTreeSet<u32> = [0, 1].into();
+        let two = online(&[0, 1]);
         let w = filter_warnings(Some("99"), &two, None, Some(3));
         assert_eq!(w.len(), 1);
         assert!(w[0].starts_with("irqlab: warning: --cpus 99 selects no CPU"));
         assert!(w[0].contains("2 CPUs (0-1)"), "{}", w[0]);
-        let w = filter_warnings(Some("1,6-7"), &[0, 1, 7].into(), None, None);
+        let w = filter_warnings(Some("1,6-7"), &online(&[0, 1, 7]), None, None);
         assert!(w[0].contains(": 6 not online"), "{}", w[0]);
         assert!(w[0].ends_with("showing 1,7"), "{}", w[0]);
         let w = filter_warnings(None, &two, Some("nope"), Some(0));
@@ -196,5 +283,73 @@ mod tests {
         );
         assert!(filter_warnings(Some("0"), &two, Some("x"), Some(1)).is_empty());
         assert!(filter_warnings(None, &two, Some("x"), None).is_empty());
+    }
+
+    #[test]
+    fn an_offline_cpu_only_softirqs_lists_is_shown_and_said_so() {
+        // CPUs 0-2 online, 3 offline: /proc/softirqs lists all 4
+        let mut listed = online(&[0, 1, 2]);
+        listed.add_softirqs(&[0, 1, 2, 3]);
+        let w = filter_warnings(Some("3"), &listed, None, None);
+        assert_eq!(
+            w,
+            [
+                "irqlab: warning: --cpus 3: CPU 3 has no column in /proc/interrupts and no line \
+              in /proc/stat (offline?); its softirqs are shown"
+            ]
+        );
+        let w = filter_warnings(Some("1,3,9"), &listed, None, None);
+        assert_eq!(
+            w,
+            [
+                "irqlab: warning: --cpus 1,3,9: 9 not online (not in the sampled files); showing 1,3",
+                "irqlab: warning: --cpus 1,3,9: CPU 3 has no column in /proc/interrupts and no line \
+                 in /proc/stat (offline?); its softirqs are shown"
+            ]
+        );
+        let w = filter_warnings(Some("99"), &listed, None, None);
+        assert_eq!(
+            w,
+            ["irqlab: warning: --cpus 99 selects no CPU: the sampled files list 4 CPUs (0-3)"]
+        );
+        assert!(filter_warnings(Some("0-2"), &listed, None, None).is_empty());
+        // only /proc/interrupts read
+        listed.stat_read = false;
+        let w = filter_warnings(Some("2-3"), &listed, None, None);
+        assert_eq!(
+            w,
+            [
+                "irqlab: warning: --cpus 2-3: CPU 3 has no column in /proc/interrupts (offline?); \
+              its softirqs are shown"
+            ]
+        );
+        // only /proc/softirqs read: every CPU it lists is online
+        let mut soft = ListedCpus::default();
+        soft.add_softirqs(&[0, 1, 2, 3]);
+        assert!(soft.softirqs_only.is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_lists_the_cpus_only_softirqs_has() {
+        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
+        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
+        let snap = Snapshot {
+            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
+            ..Snapshot::default()
+        };
+        let mut listed = ListedCpus::default();
+        listed_of(&snap, &mut listed);
+        assert_eq!(listed.online, [0, 1, 2].into());
+        assert_eq!(listed.softirqs_only, [3].into());
+        assert!(listed.interrupts_read && !listed.stat_read);
+        let w = snapshot_warnings(Some("3"), None, &snap, &crate::filter::Filter::default());
+        assert_eq!(
+            w,
+            [
+                "irqlab: warning: --cpus 3: CPU 3 has no column in /proc/interrupts (offline?); \
+              its softirqs are shown"
+            ]
+        );
     }
 }

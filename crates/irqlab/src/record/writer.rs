@@ -571,8 +571,8 @@ fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSele
 /// What `show` says of filters that select nothing or less than asked
 /// (`crate::filter::warnings`), for the first sample of a recording.
 fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
-    let mut present = std::collections::BTreeSet::new();
-    crate::filter::warnings::cpus_of(snap, &mut present);
+    let mut present = crate::filter::warnings::ListedCpus::default();
+    crate::filter::warnings::listed_of(snap, &mut present);
     let cpus = f
         .cpus
         .as_ref()

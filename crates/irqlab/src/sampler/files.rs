@@ -7,8 +7,10 @@
 //! for a single look (`show`), `/proc/interrupts` streamed row by row
 //! through the row filter instead of kept whole. One set of rules for
 //! both: which errors fail the read and which make a file missing, and
-//! when nothing is readable. Parse errors name the real path, line and
-//! what was expected.
+//! when nothing is readable; and one rule for a `/proc/interrupts` read
+//! torn by CPU hotplug: read once more ([`read_again_if_torn`] for
+//! [`read_once`]'s callers, whose rows it has already handed out). Parse
+//! errors name the real path, line and what was expected.
 
 use super::{clock, located, Strategy, Targeted};
 use crate::filter::prefilter::Prefilter;
@@ -176,7 +178,9 @@ pub struct OnceRead {
 /// that cannot be opened is pushed to `missing` (file order, with the
 /// reason) and skipped; a parse error (naming the file and line), a
 /// refused file (special, endless) or an error of `row` fails the read;
-/// so does a root where none of the three files is readable. `missing`
+/// so does a root where none of the three files is readable; a read torn
+/// by hotplug is the error [`TornRead`] (the rows before the torn one
+/// were handed out: the caller starts over, [`read_again_if_torn`]). `missing`
 /// is filled even when the read then fails, so that the caller can say
 /// which files were absent before the error (left empty when the root is
 /// not a directory: the error says so).
@@ -204,6 +208,10 @@ pub fn read_once<S: CountSink>(
                 let path = fs.path(StatFile::Interrupts.rel());
                 super::located(&path, note).to_string()
             });
+        }
+        Err(ReadStop::Parse(e)) if is_torn(&e) => {
+            let path = fs.path(StatFile::Interrupts.rel());
+            return Err(TornRead(located(&path, &e).to_string()).into());
         }
         Err(e) => missing.push((
             StatFile::Interrupts,
@@ -336,7 +344,39 @@ fn read_interrupts(fs: &mut HostFs, model: &mut Interrupts) -> Result<(), ReadSt
 /// hotplug as a gap. A file torn the same way twice is the error.
 fn reread_once_if_torn(mut read: impl FnMut() -> Result<(), ReadStop>) -> Result<(), ReadStop> {
     match read() {
-        Err(ReadStop::Parse(e)) if matches!(e.kind, ErrorKind::CountMismatch { .. }) => read(),
+        Err(ReadStop::Parse(e)) if is_torn(&e) => read(),
+        r => r,
+    }
+}
+
+/// Whether `e` is the mark of a `/proc/interrupts` read torn by hotplug:
+/// a row whose number of counts is not the header's.
+fn is_torn(e: &ParseError) -> bool {
+    matches!(e.kind, ErrorKind::CountMismatch { .. })
+}
+
+/// The error of a [`read_once`] that stopped on a `/proc/interrupts` row
+/// torn by CPU hotplug ([`reread_once_if_torn`]): its text is the parse
+/// error's, naming the file and line.
+#[derive(Debug)]
+pub struct TornRead(String);
+
+impl std::fmt::Display for TornRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TornRead {}
+
+/// `attempt()` (a single look through [`read_once`], with state of its
+/// own), and once more at once if it failed on a read torn by hotplug
+/// ([`TornRead`]): [`reread_once_if_torn`]'s rule for a caller that was
+/// handed rows before the tear. Nothing is redone when the first read is
+/// whole; a file torn twice is the error.
+pub fn read_again_if_torn<T>(mut attempt: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    match attempt() {
+        Err(e) if e.is::<TornRead>() => attempt(),
         r => r,
     }
 }
@@ -489,6 +529,64 @@ mod tests {
             e.contains("proc/interrupts:2: expected 2 per-CPU counts"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_single_look_torn_by_hotplug_is_read_again_with_its_rows_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let good = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\n 25:          3          4  IO-APIC   6-edge      i8042\n";
+        // CPU1 went offline before the second row: the first was handed out
+        let torn = "           CPU0       CPU1       \n 24:          1          2  IO-APIC   5-edge      ACPI:Ged\n 25:          3  IO-APIC   6-edge      i8042\n";
+        let mut reads = 0;
+        let mut attempt = |text: &str| {
+            reads += 1;
+            w(root, "proc/interrupts", text);
+            let mut seen = Vec::new();
+            let mut missing = Vec::new();
+            read_once(
+                &mut HostFs::new(root),
+                &Filter::default(),
+                &mut missing,
+                &mut Vec::new(),
+                |_, r, _| {
+                    seen.push(r.label.to_string());
+                    Ok(())
+                },
+            )
+            .map(|_| (seen, missing))
+        };
+        let e = attempt(torn).err().unwrap();
+        assert!(e.is::<TornRead>());
+        let path = root.join("proc/interrupts");
+        let want = format!("{}:3: expected 2 per-CPU counts", path.display());
+        assert!(e.to_string().starts_with(&want), "{e}");
+        let mut n = 0;
+        let (seen, missing) = read_again_if_torn(|| {
+            n += 1;
+            attempt(if n == 1 { torn } else { good })
+        })
+        .unwrap();
+        assert_eq!((n, seen), (2, vec!["24".to_string(), "25".to_string()]));
+        assert_eq!(missing.len(), 2, "softirqs and stat: {missing:?}");
+        // torn twice: the error, after one more read only
+        let mut n = 0;
+        let e = read_again_if_torn(|| {
+            n += 1;
+            attempt(torn)
+        })
+        .err()
+        .unwrap();
+        assert!(e.is::<TornRead>() && n == 2, "{e}");
+        // any other error is not read again
+        let mut n = 0;
+        let e = read_again_if_torn(|| {
+            n += 1;
+            attempt("garbage\n")
+        })
+        .err()
+        .unwrap();
+        assert!(!e.is::<TornRead>() && n == 1, "{e}");
     }
 
     fn labels(root: &Path, filter: &Filter) -> Vec<String> {

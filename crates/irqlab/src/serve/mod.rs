@@ -23,6 +23,7 @@ pub mod http;
 pub mod openmetrics;
 pub mod options;
 
+use crate::filter::warnings::{listed_of, ListedCpus};
 use crate::sampler::counters::{CounterSampler, LiveSampleCounters, SampleCountersView};
 use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
@@ -30,7 +31,6 @@ use exposition::{OwnStats, Renderer};
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
 pub use options::{Naming, Options, PerCpu};
-use std::collections::BTreeSet;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -75,7 +75,7 @@ struct Output {
     own: OwnStats,
     spare: Vec<u8>,
     /// CPUs the first sample's files list (for the `--cpus` warning).
-    present: BTreeSet<u32>,
+    present: ListedCpus,
     /// What stderr was told about failed reads.
     failures: failures::FailureLog,
 }
@@ -97,7 +97,7 @@ impl Output {
     /// sample, whether or not its body is rendered.
     fn sampled(&mut self, s: &LiveSampleCounters, scrapes: u64) {
         if self.own.samples == 0 {
-            crate::filter::warnings::cpus_of(s.snap(), &mut self.present);
+            listed_of(s.snap(), &mut self.present);
         }
         self.own.samples += 1;
         self.own.last_sample_ok = true;
@@ -182,7 +182,7 @@ pub fn connection_cap(want: usize) -> (usize, u64) {
 /// Returns the signal that ended the run, if any.
 pub fn run(
     cfg: ServeConfig,
-    ready: impl FnOnce(SocketAddr, Option<usize>, &BTreeSet<u32>),
+    ready: impl FnOnce(SocketAddr, Option<usize>, &ListedCpus),
 ) -> anyhow::Result<Option<i32>> {
     // Before anything else: a background job of a non-interactive shell
     // starts with SIGINT ignored, and this handler replaces that.
@@ -196,7 +196,7 @@ pub fn run(
             renderer: Renderer::new(cfg.opts.clone()),
             own: OwnStats::default(),
             spare: Vec::new(),
-            present: BTreeSet::new(),
+            present: ListedCpus::default(),
             failures: failures::FailureLog::default(),
         },
     });

@@ -5,12 +5,11 @@
 
 use crate::cmd::args::FilterArgs;
 use crate::export::plural;
-use crate::filter::warnings::{cpus_of, snapshot_warnings};
+use crate::filter::warnings::{listed_of, snapshot_warnings, softirqs_only_warning, ListedCpus};
 use crate::filter::Filter;
 use crate::record::reader::RecordedSample;
 use crate::record::schema::RunStart;
 use irqlab_core::{CpuList, Snapshot};
-use std::collections::BTreeSet;
 
 /// The start mark of the run `steps` begin (in its first sample's shape;
 /// absent in recordings made before runs were marked).
@@ -56,8 +55,9 @@ pub fn warnings(flags: &FilterArgs, snap: &Snapshot, rows: &Filter) -> Vec<Strin
         .as_deref()
         .and_then(|s| CpuList::parse_list(s.as_bytes(), "--cpus").ok());
     if let Some(list) = list {
-        let mut held = BTreeSet::new();
-        cpus_of(snap, &mut held);
+        let mut listed = ListedCpus::default();
+        listed_of(snap, &mut listed);
+        let held = listed.all();
         let (shown, absent): (Vec<u32>, Vec<u32>) = list.iter().partition(|c| held.contains(c));
         let holds = format!(
             "it holds {} ({})",
@@ -76,9 +76,10 @@ pub fn warnings(flags: &FilterArgs, snap: &Snapshot, rows: &Filter) -> Vec<Strin
             out.push(format!(
                 "irqlab: warning: --cpus {list}: {noun} {} {verb} not in the recording ({holds}); showing {}",
                 CpuList::from_cpus(absent),
-                CpuList::from_cpus(shown)
+                CpuList::from_cpus(shown.iter().copied())
             ));
         }
+        out.extend(softirqs_only_warning(&list, &shown, &listed));
     }
     out.extend(snapshot_warnings(None, flags.irq.as_deref(), snap, rows));
     out
@@ -102,6 +103,35 @@ mod tests {
             ..shape()
         };
         vec![step(0, 1, 0, Some(sh)), step(1, 2, 0, None)]
+    }
+
+    #[test]
+    fn cpus_of_an_offline_cpu_the_recording_holds_softirqs_of_are_said_so() {
+        // CPU 3 was offline: only /proc/softirqs lists it
+        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
+        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
+        let snap = Snapshot {
+            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
+            ..Snapshot::default()
+        };
+        let flags = |cpus: &str| FilterArgs {
+            irq: None,
+            exclude: None,
+            cpus: Some(cpus.into()),
+        };
+        let rows = Filter::default();
+        assert_eq!(
+            warnings(&flags("3"), &snap, &rows),
+            [
+                "irqlab: warning: --cpus 3: CPU 3 has no column in /proc/interrupts (offline?); \
+              its softirqs are shown"
+            ]
+        );
+        assert_eq!(
+            warnings(&flags("9"), &snap, &rows),
+            ["irqlab: warning: --cpus 9 selects no CPU of the recording: it holds 4 CPUs (0-3)"]
+        );
     }
 
     #[test]
