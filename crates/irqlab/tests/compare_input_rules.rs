@@ -8,7 +8,7 @@ mod common;
 use common::compare::{json, numbers, ok, spread, usage};
 use serde_json::{json as j, Value};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 /// One `trials.jsonl` line of schema 2 with one metric.
@@ -46,6 +46,22 @@ fn bench(out: &Path, variants: &[(&str, f64)], unit: &str, dir: &str) {
         fs::write(dir_v.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
         fs::write(dir_v.join("trials.csv"), csv).unwrap();
     }
+}
+
+/// The two-variant bench run of most tests in `d/out` (tip around 100,
+/// patch around 105, `irqs_per_sec` in 1/s, higher is better), and the path
+/// and text of one of its files, `file` (relative to `d`), for a test to
+/// damage.
+fn tip_and_patch(d: &Path, file: &str) -> (PathBuf, String) {
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let f = d.join(file);
+    let text = fs::read_to_string(&f).unwrap();
+    (f, text)
 }
 
 fn metric<'a>(doc: &'a Value, name: &str) -> &'a Value {
@@ -224,12 +240,7 @@ fn the_bench_plan_orders_the_variants_and_its_first_is_the_baseline() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
     // `patch` sorts before `tip` by name; the plan ran tip first.
-    bench(
-        &d.join("out"),
-        &[("tip", 100.0), ("patch", 105.0)],
-        "1/s",
-        "higher",
-    );
+    tip_and_patch(d, "out/tip/trials.jsonl");
     for args in [vec!["out"], vec!["out/patch", "out/tip"]] {
         let doc = json(d, &args);
         assert_eq!(doc["variants"], j!(["tip", "patch"]), "{args:?}");
@@ -252,15 +263,8 @@ fn the_bench_plan_orders_the_variants_and_its_first_is_the_baseline() {
 fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
-    bench(
-        &d.join("out"),
-        &[("tip", 100.0), ("patch", 105.0)],
-        "1/s",
-        "higher",
-    );
     // Trial 3 of tip (the third line) lost its value.
-    let f = d.join("out/tip/trials.jsonl");
-    let text = fs::read_to_string(&f).unwrap();
+    let (f, text) = tip_and_patch(d, "out/tip/trials.jsonl");
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     lines[2] = lines[2].replacen(r#""value":"#, r#""value":null,"was":"#, 1);
     fs::write(&f, lines.join("\n") + "\n").unwrap();
@@ -309,15 +313,8 @@ fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
-    bench(
-        &d.join("out"),
-        &[("tip", 100.0), ("patch", 105.0)],
-        "1/s",
-        "higher",
-    );
     // A run killed while bench wrote tip's 11th row: `1` of `100.3`.
-    let f = d.join("out/tip/trials.csv");
-    let mut text = fs::read_to_string(&f).unwrap();
+    let (f, mut text) = tip_and_patch(d, "out/tip/trials.csv");
     text.push_str("tip,11,b1,t,1.0,1");
     fs::write(&f, text).unwrap();
     let doc = json(d, &["out/tip/trials.csv", "out/patch/trials.csv"]);
@@ -358,14 +355,7 @@ fn a_column_named_twice_is_refused_not_counted_twice() {
 fn a_trial_repeated_in_one_input_is_refused_not_counted_twice() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
-    bench(
-        &d.join("out"),
-        &[("tip", 100.0), ("patch", 105.0)],
-        "1/s",
-        "higher",
-    );
-    let f = d.join("out/patch/trials.jsonl");
-    let text = fs::read_to_string(&f).unwrap();
+    let (f, text) = tip_and_patch(d, "out/patch/trials.jsonl");
     let n = text.lines().count();
     fs::write(&f, format!("{text}{text}")).unwrap();
     let e = common::compare::err(d, &["out"]);
@@ -407,12 +397,7 @@ fn a_trial_repeated_in_one_input_is_refused_not_counted_twice() {
 fn a_trials_csv_beside_its_trials_jsonl_is_one_result_set_given_twice() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
-    bench(
-        &d.join("out"),
-        &[("tip", 100.0), ("patch", 105.0)],
-        "1/s",
-        "higher",
-    );
+    tip_and_patch(d, "out/tip/trials.csv");
     usage(
         d,
         &["out", "out/tip/trials.csv"],

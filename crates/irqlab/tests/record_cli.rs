@@ -1807,16 +1807,7 @@ fn record_creates_its_directory_but_never_a_missing_parent() {
     synth(&tree);
     let out = d.path().join("typo/x/y");
     let o = record(&tree, &out, &["-d", "100ms", "-i", "50ms"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert_eq!(
-        err.trim_end(),
-        format!(
-            "irqlab: error: cannot create {}: parent directory {} does not exist",
-            out.display(),
-            d.path().join("typo/x").display()
-        )
-    );
+    refused_for_missing_parent(&o, &out, &d.path().join("typo/x"));
     assert!(!d.path().join("typo").exists(), "no parent made");
     // the parent exists: DIR is made, its recording inside
     let out = d.path().join("rec");
@@ -1824,6 +1815,42 @@ fn record_creates_its_directory_but_never_a_missing_parent() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(boot_dir(&out).starts_with(&out));
     assert!(!reader::open(&boot_dir(&out)).unwrap().steps.is_empty());
+}
+
+/// `record --trace -o` with a missing parent is refused as the plain
+/// run's is (exit 1, naming the parent), before anything is attached or
+/// mounted: no root and no BPF needed to see it. A build without tracing
+/// says so first (usage, exit 2). Nothing is made either way.
+#[test]
+fn record_trace_never_makes_a_missing_parent_and_refuses_before_attaching() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("typo/x/y");
+    let o = record(&tree, &out, &["--trace", "-d", "100ms", "-i", "50ms"]);
+    if cfg!(feature = "trace") {
+        refused_for_missing_parent(&o, &out, &d.path().join("typo/x"));
+    } else {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--features trace"), "{err}");
+    }
+    assert!(!d.path().join("typo").exists(), "no parent made");
+}
+
+/// `record -o out` ended with exit 1 and only the error naming `out`'s
+/// missing `parent`.
+fn refused_for_missing_parent(o: &std::process::Output, out: &Path, parent: &Path) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "irqlab: error: cannot create {}: parent directory {} does not exist",
+            out.display(),
+            parent.display()
+        )
+    );
 }
 
 /// Every file under `dir` with its size, sorted.

@@ -11,9 +11,9 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
-use irqlab::cmd::top::text::{write_block, Block, TextOpts};
 use irqlab::export::jsonl::{JsonlWriter, LineInput};
 use irqlab::filter::Filter;
+use irqlab::report::text_block::{write_block, Block, TextOpts};
 use irqlab::report::ReusedRates;
 use irqlab::sampler::clock::CostMeter;
 use irqlab::sampler::{SelfCost, Strategy};

@@ -97,6 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         host: args.host,
         clock: args.synthetic_clock,
     };
+    // a mistyped -o is refused before anything is sampled, attached or
+    // mounted
+    writer::check_out_dir(&cfg.out)?;
     let announce = |dir: &std::path::Path| say(format!("irqlab: recording to {}\n", dir.display()));
     let sum = match args.trace {
         true => traced(&cfg, announce),
@@ -174,15 +177,14 @@ fn synth_clock(s: &str) -> Result<writer::SynthClock, String> {
 const SIGNAL_GRACE: Duration = Duration::from_secs(10);
 
 /// `record --trace`: attach (mounting tracefs through the session's guard
-/// when needed), record, then detach and unmount.
+/// when needed), record, then detach and unmount; `-o` was checked
+/// before.
 #[cfg(feature = "trace")]
 fn traced(
     cfg: &writer::RecordConfig,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<writer::RecordSummary> {
     use crate::trace::session::Session;
-    // refused before anything is attached or mounted
-    writer::check_out_dir(&cfg.out)?;
     // a signal ends the loop; the segment is closed, then the session
     // detaches and unmounts
     crate::guard::defer_signals(SIGNAL_GRACE);

@@ -14,12 +14,12 @@
 mod filter;
 
 use super::top::batch::{BatchWriter, FrameTrace};
-use super::top::text::TextOpts;
 use super::top::BatchFormat;
 use crate::filter::Filter;
 use crate::record::playback::RecordingSource;
 use crate::record::trace_replay::TraceReplay;
 use crate::record::{layout, reader};
+use crate::report::text_block::TextOpts;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{End, Frame, LiveSampler, PacedRun, Stop};
 use crate::trace::top as top_trace;

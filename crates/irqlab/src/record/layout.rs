@@ -240,12 +240,25 @@ impl Checked {
             .clone()
     }
 
-    fn times(&mut self, p: &Path) -> &Result<HashMap<u64, SampleTime>, String> {
-        self.times.entry(p.to_path_buf()).or_insert_with(|| {
-            segment::read(p)
-                .map(|d| d.samples.into_iter().map(|t| (t.seq, t)).collect())
-                .map_err(|e| format!("{e:#}"))
-        })
+    /// Read the clock readings of `p`'s samples unless read before: why
+    /// they could not be.
+    fn load_times(&mut self, p: &Path) -> Result<(), NotHeld> {
+        self.times
+            .entry(p.to_path_buf())
+            .or_insert_with(|| {
+                segment::read(p)
+                    .map(|d| d.samples.into_iter().map(|t| (t.seq, t)).collect())
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| NotHeld::Why(e.clone()))
+    }
+
+    /// The clock readings of `p`'s samples by number, once
+    /// [`Checked::load_times`] has read them.
+    fn loaded_times(&self, p: &Path) -> Option<&HashMap<u64, SampleTime>> {
+        self.times.get(p).and_then(|t| t.as_ref().ok())
     }
 }
 
@@ -296,14 +309,13 @@ fn held_by(
 /// Whether every sample of the file `y` is in the file `x` with the same
 /// clock readings (both read whole): how many there are, or why not.
 fn same_clocks(y: &Path, x: &Path, read: &mut Checked) -> Result<usize, NotHeld> {
-    let ys = match read.times(y) {
-        Ok(t) => t.clone(),
-        Err(e) => return Err(NotHeld::Why(e.clone())),
+    // both read first (`x` only when `y` could be), then compared through
+    // shared borrows; the `else` is not reached after two loads
+    read.load_times(y)?;
+    read.load_times(x)?;
+    let (Some(ys), Some(xs)) = (read.loaded_times(y), read.loaded_times(x)) else {
+        return Err(NotHeld::Why(format!("{} or {} not read", name(y), name(x))));
     };
-    let xs = read
-        .times(x)
-        .as_ref()
-        .map_err(|e| NotHeld::Why(e.clone()))?;
     let mut seqs: Vec<&u64> = ys.keys().collect();
     seqs.sort();
     for seq in seqs {

@@ -364,13 +364,15 @@ impl Run {
 
 /// Record until `duration` (cut into intervals by [`PacedRun`]: `-d 10s -i
 /// 1s` is the baseline and 10 samples), SIGINT or SIGTERM; with `trace`, each sample
-/// also carries the tracing maps (source `trace`).
+/// also carries the tracing maps (source `trace`). The caller has refused
+/// a `cfg.out` whose parent is missing ([`check_out_dir`]) before it
+/// attached anything; one removed since is refused when the directory is
+/// made, after the baseline sample.
 pub fn run(
     cfg: &RecordConfig,
     mut trace: Option<&mut dyn TraceSession>,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<RecordSummary> {
-    check_out_dir(&cfg.out)?;
     let mut src = CounterSampler::open(&cfg.root)?;
     // a recording of no CPU could not be read back: refused before
     // anything is written

@@ -9,7 +9,8 @@
 //! - `order`: sort keys, names, `--threshold`, the `SUM` line;
 //! - `rate_rows`: `show --interval`'s interrupt rows built one at a time;
 //! - `affinity`: numbered rows' affinity from a live frame;
-//! - `valued`: THE "no value" rule of every total, total rate and SUM.
+//! - `valued`: THE "no value" rule of every total, total rate and SUM;
+//! - `text_block`: a rates report's text blocks (`top --batch`'s lines).
 //!
 //! Rows are kept by `crate::filter::Filter`. Knows nothing about terminals
 //! or files; the exporters in `export/` write a Report to any `io::Write`.
@@ -22,6 +23,7 @@ mod order;
 mod rate_rows;
 mod rates;
 mod stat;
+pub mod text_block;
 mod valued;
 
 pub use affinity::annotate_affinity;

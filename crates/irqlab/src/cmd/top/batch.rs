@@ -9,7 +9,7 @@
 //! [`PacedRun`]. Frames come from the [`LiveSampler`]; text blocks go through
 //! `report::ReusedRates` (the rates text prints, rebuilt in place; no
 //! affinity: text does not print it) and
-//! `text.rs`, JSON lines (README "JSON Lines")
+//! `report::text_block`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
 //! SIGINT/SIGTERM ends it (exit 130/143, as `bench`). `--trace` (see
@@ -18,12 +18,12 @@
 //! `Average:` ones over the whole run); with it off the loop does nothing
 //! more.
 
-use super::text::{self, Block, TextOpts};
 use super::trace_text;
 use super::{Args, BatchFormat};
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report;
+use crate::report::text_block::{self, Block, TextOpts};
 use crate::sampler::{
     clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
@@ -80,7 +80,7 @@ impl Summary {
             self_cost: mean,
             strategy: self.strategy,
         };
-        text::write_block(&b, opts, out)?;
+        text_block::write_block(&b, opts, out)?;
         if let Some(tt) = traced {
             trace_text::write_trace(b.stamp, report, tt, out)?;
         }
@@ -118,7 +118,7 @@ impl FrameTrace for top_trace::Tracing {
 }
 
 /// THE frame-to-output writer of `top --batch` and `replay --batch`: a
-/// text block (the Report and `text.rs`) or a JSON line
+/// text block (the Report and `report::text_block`) or a JSON line
 /// (`export::jsonl`) per frame, and for text the `Average:` block over
 /// the whole run at the end.
 pub struct BatchWriter {
@@ -181,7 +181,7 @@ impl BatchWriter {
                     strategy: frame.strategy,
                 };
                 buf.clear();
-                text::write_block(&b, &self.opts, buf)?;
+                text_block::write_block(&b, &self.opts, buf)?;
                 if let Some(tt) = traced {
                     trace_text::write_trace(b.stamp, report, tt, buf)?;
                 }

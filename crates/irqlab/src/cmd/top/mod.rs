@@ -10,7 +10,6 @@
 //! usage, 128 + signal on SIGINT (130) / SIGTERM (143), as `bench`.
 
 pub mod batch;
-pub mod text;
 pub mod trace_text;
 
 use crate::cmd::args::RootArgs;

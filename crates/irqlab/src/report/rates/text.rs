@@ -658,7 +658,7 @@ impl SoftirqRates {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::cmd::top::text::{write_block, Block, TextOpts};
+    use crate::report::text_block::{write_block, Block, TextOpts};
     use crate::report::{self, rates, IrqLine, RateOpts, Report};
     use crate::sampler::{SelfCost, Strategy};
     use irqlab_core::stat::Stat;

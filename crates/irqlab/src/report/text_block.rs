@@ -1,4 +1,5 @@
-//! Text lines of `top --batch`: mpstat-like blocks, every line starting
+//! Text blocks of a rates report: the text lines of `top --batch` and
+//! `replay --batch`, mpstat-like blocks, every line starting
 //! with the UTC time of the sample (or `Average:` for the summary over the
 //! whole run, printed at the end, also after SIGINT/SIGTERM). Per block:
 //! one line per shown IRQ row (`--sort`, `--threshold`; `-` = gap) with its
@@ -8,7 +9,7 @@
 //! `sel`, followed by a line naming the CPUs it sums, as `show`'s table),
 //! then interrupt threads. Formatting only: numbers, the shown rows and
 //! their order come from [`ReusedRates`]; lines are written as bytes
-//! into the block's buffer.
+//! into the block's buffer, which the caller writes out.
 
 use crate::report::{self, IrqRates, ReusedRates, SoftirqRates, SortKey};
 use crate::sampler::{SelfCost, Strategy};
