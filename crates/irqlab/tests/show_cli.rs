@@ -277,7 +277,7 @@ fn a_count_out_of_the_kernel_range_is_noted_at_its_path_and_line() {
     assert_eq!(code, 0, "{err}");
     for file in ["interrupts", "softirqs"] {
         let want = format!(
-            "{}/proc/{file}:2: expected a per-CPU count",
+            "{}/proc/{file}:2: expected a count the kernel can print",
             dir.path().display()
         );
         assert!(err.contains(&want), "{want} in {err}");
