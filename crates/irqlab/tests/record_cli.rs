@@ -275,7 +275,10 @@ fn killed_recording(dir: &Path, ms: u64) -> (PathBuf, PathBuf) {
     killed_recording_with(dir, ms, "1h")
 }
 
-/// [`killed_recording`] closing segments every `segment`.
+/// [`killed_recording`] closing segments every `segment`; with segments
+/// that close during the run, not killed before closed segments hold at
+/// least three samples (bounded, so that a loaded machine's slow start
+/// does not leave nothing closed).
 fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBuf) {
     let (tree, out) = (dir.join("tree"), dir.join("rec"));
     synth(&tree);
@@ -289,6 +292,14 @@ fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBu
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(ms));
+    if segment != "1h" {
+        for _ in 0..2000 {
+            if closed_samples(&out) >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     // not in the instant after a segment closed (an empty journal): wait
     // for a flushed line, bounded
     let has_line = || {
@@ -308,6 +319,18 @@ fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBu
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     (tree, out)
+}
+
+/// The samples the closed segments of `out`'s first boot directory span
+/// (0 while there is none).
+fn closed_samples(out: &Path) -> u64 {
+    let Some(boot) = layout::boot_dirs(out).ok().and_then(|v| v.first().cloned()) else {
+        return 0;
+    };
+    layout::segments(&boot)
+        .ok()
+        .and_then(|s| Some(s.last()?.1 + 1 - s.first()?.0))
+        .unwrap_or(0)
 }
 
 #[test]
