@@ -45,11 +45,15 @@ pub fn signed(x: f64) -> String {
 }
 
 /// A signed percent with two decimals, or two significant digits when
-/// below 0.01 % (a change that is not 0 never reads `+0.00%`).
+/// below 0.01 % (a change that is not 0 never reads `+0.00%`), or four
+/// in scientific notation from [`HUGE_PCT`] on (a table column stays
+/// narrow: `+1.000e302%`, not 303 digits).
 pub fn pct(x: f64) -> String {
     let small = x.abs();
     if small > 0.0 && small < 1e-10 {
         format!("{x:+.1e}%")
+    } else if small >= HUGE_PCT && x.is_finite() {
+        format!("{x:+.3e}%")
     } else if small > 0.0 && small < 0.01 {
         let decimals = (1 - small.log10().floor() as i32).clamp(3, 11) as usize;
         format!("{x:+.decimals$}%")
@@ -61,6 +65,10 @@ pub fn pct(x: f64) -> String {
         "-".to_string()
     }
 }
+
+/// From this many percent on, [`pct`] writes a change in scientific
+/// notation (a billion-fold change and beyond).
+pub const HUGE_PCT: f64 = 1e11;
 
 /// A p-value: 4 decimals, scientific below 1e-4, `< 1e-300` when it
 /// underflows (a printed p is never 0).
@@ -562,6 +570,9 @@ mod tests {
         assert_eq!(pct(-0.009_94), "-0.0099%");
         assert_eq!(pct(0.000_012), "+0.000012%");
         assert_eq!(pct(3e-12), "+3.0e-12%");
+        assert_eq!(pct(99_999_999_999.0), "+99999999999.00%");
+        assert_eq!(pct(1e302), "+1.000e302%");
+        assert_eq!(pct(-2.5e11), "-2.500e11%");
         assert_eq!(pct(f64::INFINITY), "overflow");
         assert_eq!(num(f64::NEG_INFINITY), "overflow");
         assert_eq!(signed(f64::INFINITY), "overflow");
