@@ -540,16 +540,26 @@ fn skip_late(pace: &mut PacedRun, interval: Duration, now: Instant) -> u64 {
 pub struct NoCpuSelected {
     /// The list as selected.
     pub list: String,
-    /// The CPUs the sampled files list.
+    /// The CPUs the sampled files list (online CPUs).
     pub present: String,
+    /// The selected CPUs only `/proc/softirqs` lists (offline ones; empty
+    /// when none).
+    pub offline: String,
 }
 
 impl std::fmt::Display for NoCpuSelected {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.offline.is_empty() {
+            return write!(
+                f,
+                "--cpus {} selects no CPU of this machine (the sampled files list CPUs {}): nothing recorded",
+                self.list, self.present
+            );
+        }
         write!(
             f,
-            "--cpus {} selects no CPU of this machine (the sampled files list CPUs {}): nothing recorded",
-            self.list, self.present
+            "--cpus {} selects no online CPU (online: CPUs {}; only /proc/softirqs lists {}: offline?): nothing recorded",
+            self.list, self.present, self.offline
         )
     }
 }
@@ -559,14 +569,19 @@ impl std::error::Error for NoCpuSelected {}
 /// [`NoCpuSelected`] when `f`'s CPUs keep none of those `snap`'s files list.
 fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSelected> {
     let cpus = f.cpus.as_ref()?;
-    let mut present = std::collections::BTreeSet::new();
-    crate::filter::warnings::cpus_of(snap, &mut present);
-    if cpus.iter().any(|c| present.contains(c)) {
+    let mut listed = crate::filter::warnings::ListedCpus::default();
+    crate::filter::warnings::listed_of(snap, &mut listed);
+    if cpus.iter().any(|c| listed.online.contains(c)) {
         return None;
     }
+    let offline = cpus.iter().filter(|c| listed.softirqs_only.contains(c));
     Some(NoCpuSelected {
         list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
-        present: irqlab_core::CpuList::from_cpus(present.iter().copied()).to_string(),
+        present: irqlab_core::CpuList::from_cpus(listed.online.iter().copied()).to_string(),
+        offline: match offline.clone().next() {
+            Some(_) => irqlab_core::CpuList::from_cpus(offline.copied()).to_string(),
+            None => String::new(),
+        },
     })
 }
 
@@ -817,6 +832,28 @@ mod tests {
         assert_eq!(seqs, vec![0, 1, 2]);
     }
 
+    /// A `--cpus` of an offline CPU, which only /proc/softirqs lists, is
+    /// refused saying so, not as a CPU the machine does not have.
+    #[test]
+    fn cpus_of_an_offline_cpu_only_are_refused_naming_it_offline() {
+        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
+        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
+        let snap = irqlab_core::Snapshot {
+            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
+            ..irqlab_core::Snapshot::default()
+        };
+        let f = Filter::from_flags(None, Some("3,9")).unwrap();
+        let e = no_cpu_selected(&f, &snap).unwrap();
+        assert_eq!(
+            e.to_string(),
+            "--cpus 3,9 selects no online CPU (online: CPUs 0-2; \
+             only /proc/softirqs lists 3: offline?): nothing recorded"
+        );
+        let f = Filter::from_flags(None, Some("2,3")).unwrap();
+        assert!(no_cpu_selected(&f, &snap).is_none());
+    }
+
     /// A `--cpus` that keeps no CPU of the tree is refused before the
     /// output directory is made; one that keeps some is recorded.
     #[test]
@@ -833,6 +870,7 @@ mod tests {
             Some(&NoCpuSelected {
                 list: "5,7-9".into(),
                 present: "0-1".into(),
+                offline: String::new(),
             })
         );
         assert!(!out.path().join("rec").exists());
