@@ -572,11 +572,7 @@ const TOO_LARGE: &str = "undefined: the change does not fit in a 64-bit float (b
 /// estimate is said in the note (the change has no interval to show it
 /// with).
 fn interval_too_large(what: &str, estimate: f64) -> String {
-    let shown = if estimate.abs() < 1e6 {
-        super::format::pct(estimate)
-    } else {
-        format!("{estimate:+.3e}%")
-    };
+    let shown = super::format::pct(estimate);
     format!(
         "undefined interval: the change of the {what} is {shown}, but a bound of its \
          bootstrap interval does not fit in a 64-bit float (beyond ±1.8e308 %)"
