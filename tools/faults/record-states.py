@@ -7,13 +7,23 @@ Reads the segments with tools/read-recording.py (DuckDB or pyarrow, not
 irqlab; it skips superseded segments by irqlab's rule, clock readings
 included, and exits 1 on files of two recordings, and so does this),
 and with --with-journal also the journal as it was flushed:
-readable lines only (JSON whose schema is 1 to 3, cells with a known
-source and a value 0 <= v < 2^64, `seq` above the line before), lines
-whose sample a segment holds dropped, the first line's missing cells
-taken from the state of the segment before it (docs/recording-schema.md,
-"Journal lines") unless the line starts a `record` run (`run` in its
-shape): a run's first line holds every cell of that run and nothing
-carries over from the run before. Prints one JSON object: {"SEQ": {"source|key|cpu":
+readable lines only (JSON whose schema is 1 to 3, `wall_ns` and
+`mono_ns` whole numbers 0 <= v < 2^64, cells with a known source and a
+value 0 <= v < 2^64, `seq` above the line before). A line whose sample a
+segment holds is that segment's, as `irqlab recover` takes it: never
+turned into a sample of its own, and compared with the segment's sample
+as recover compares it (its `mono_ns`, then every cell it lists against
+the segment's state at that sample). A line that differs is a conflict
+(a journal of another recording, or one that disagrees with its
+segments): recover keeps the journal aside (journal.jsonl.partial-*)
+and names the first difference; this prints the segment's values for
+that sample and says on stderr how many lines differ and how the first
+does (`sample 3: mono_ns 5 in the journal, 9 in the segment`), exit
+status 0. The first unheld line's missing cells are taken from the state
+of the segment before it (docs/recording-schema.md, "Journal lines")
+unless the line starts a `record` run (`run` in its shape): a run's
+first line holds every cell of that run and nothing carries over from
+the run before. Prints one JSON object: {"SEQ": {"source|key|cpu":
 value}} — what a correct `irqlab recover` must turn the directory into.
 """
 
@@ -27,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def segment_states(boot):
+    """Every sample the segments hold: ({seq: values}, {seq: mono_ns})."""
     engine = "duckdb"
     try:
         import duckdb  # noqa: F401
@@ -34,7 +45,7 @@ def segment_states(boot):
         engine = "pyarrow"
     has = any(n.startswith("part-") and n.endswith(".parquet") for n in os.listdir(boot))
     if not has:
-        return {}
+        return {}, {}
     out = subprocess.run(
         [sys.executable, os.path.join(HERE, "..", "read-recording.py"), boot, "--engine", engine],
         capture_output=True,
@@ -42,14 +53,19 @@ def segment_states(boot):
     )
     if out.returncode != 0:
         sys.exit(f"record-states: read-recording.py {boot}: {out.stderr.strip()}")
-    return {json.loads(l)["seq"]: json.loads(l)["values"] for l in out.stdout.splitlines()}
+    samples = [json.loads(l) for l in out.stdout.splitlines()]
+    return {s["seq"]: s["values"] for s in samples}, {s["seq"]: s["mono_ns"] for s in samples}
+
+
+def u64(v):
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 64
 
 
 def cell(c):
     if not isinstance(c, dict) or c.get("source") not in SOURCES:
         return None
     v, cpu, key = c.get("value"), c.get("cpu"), c.get("key")
-    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 1 << 64 or not isinstance(key, str):
+    if not u64(v) or not isinstance(key, str):
         return None
     if cpu is not None and (not isinstance(cpu, int) or not 0 <= cpu < 1 << 32):
         return None
@@ -70,31 +86,69 @@ def journal_lines(path):
         seq = l.get("seq")
         if not isinstance(seq, int) or (last is not None and seq <= last):
             continue
+        if not u64(l.get("wall_ns")) or not u64(l.get("mono_ns")):
+            continue
         cells = [cell(c) for c in l.get("cells", [])]
         if any(c is None for c in cells):
             continue
         shape = l.get("shape")
         starts_run = isinstance(shape, dict) and "run" in shape
-        lines.append((seq, cells, starts_run))
+        lines.append((seq, l["mono_ns"], cells, starts_run))
         last = seq
     return lines
 
 
+def difference(line, values, mono):
+    """How a journal line differs from the segment's sample of its number
+    (irqlab's recover: `mono_ns` first, then the cells it lists); None
+    when it does not."""
+    seq, line_mono, cells, _ = line
+    if line_mono != mono:
+        return f"sample {seq}: mono_ns {line_mono} in the journal, {mono} in the segment"
+    for k, v in cells:
+        if values.get(k) != v:
+            source, key, cpu = k.split("|", 2)
+            got = values.get(k, "not listed")
+            return f"sample {seq}: {source} {json.dumps(key)} CPU {cpu} is {v} in the journal, {got} in the segment"
+    return None
+
+
+def report_conflicts(journal, held, states, monos):
+    """Say on stderr how the lines of `held` (samples the segments hold)
+    differ from the segments, as recover would before keeping the
+    journal aside."""
+    diffs = [d for d in (difference(l, states[l[0]], monos[l[0]]) for l in held) if d]
+    if diffs:
+        print(
+            f"record-states: {journal}: {len(diffs)} line(s) differ from the segments that hold"
+            f" their samples (recover keeps the journal aside): {diffs[0]}",
+            file=sys.stderr,
+        )
+
+
+def add_journal(journal, states, monos):
+    """Add the journal's samples no segment holds to `states`."""
+    read = journal_lines(journal)
+    report_conflicts(journal, [l for l in read if l[0] in states], states, monos)
+    lines = [l for l in read if l[0] not in states]
+    if not lines:
+        return
+    before = [s for s in states if s < lines[0][0]]
+    state = dict(states[max(before)]) if before else {}
+    for seq, _, cells, starts_run in lines:
+        if starts_run:
+            state = {}
+        for k, v in cells:
+            state[k] = v
+        states[seq] = dict(state)
+
+
 def main():
     boot = sys.argv[1]
-    states = segment_states(boot)
+    states, monos = segment_states(boot)
     journal = os.path.join(boot, "journal.jsonl")
     if "--with-journal" in sys.argv and os.path.isfile(journal):
-        lines = [l for l in journal_lines(journal) if l[0] not in states]
-        if lines:
-            before = [s for s in states if s < lines[0][0]]
-            state = dict(states[max(before)]) if before else {}
-            for seq, cells, starts_run in lines:
-                if starts_run:
-                    state = {}
-                for k, v in cells:
-                    state[k] = v
-                states[seq] = dict(state)
+        add_journal(journal, states, monos)
     json.dump({str(k): v for k, v in sorted(states.items())}, sys.stdout, sort_keys=True)
 
 

@@ -20,7 +20,11 @@
 #             journal byte for byte as journal.jsonl.partial-*, refuses
 #             schema 99 and a lost first line (the layout the other
 #             samples need) without touching anything (exit 1); replay
-#             exits 0
+#             exits 0. And a journal line of a sample a segment holds, at
+#             other clocks, with another value or as the segment has it:
+#             the segment's values kept, the next sample recovered, the
+#             journal kept aside when the line differs, and record-states.py
+#             naming the differing line as recover does
 #   segment   a truncated, a garbage, a FIFO and a symlink-loop segment, a
 #             copy under a wider name, a crash between a merged file and
 #             the one it replaces: replay keeps the rest, recover removes
@@ -86,7 +90,8 @@ for i in $(seq 1 "$KILLS"); do
     wait "$rec" 2>/dev/null
     boot=$(boot_of "$out")
     [ -n "$boot" ] || { bad kill9 "#$i: no boot directory"; continue; }
-    states "$boot" --with-journal >"$work/exp.json" || { bad kill9 "#$i: expected states"; continue; }
+    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err" || { bad kill9 "#$i: expected states"; continue; }
+    [ -s "$work/exp.err" ] && { bad kill9 "#$i: $(cat "$work/exp.err")"; continue; }
     replay "$out" "$work/before.out" "$work/before.err"
     rc1=$?
     recover "$out" "$work/rec.err"
@@ -256,6 +261,77 @@ for c in truncated garbage fifo symlink-loop wider-copy merged-crash; do
         bad segment "$c: counters differ"
     else
         ok segment
+    fi
+    rm -rf "$out"
+done
+
+# ---- journal lines whose samples a segment holds --------------------------
+# A journal beside sbase's segments: a line of the last segment's last
+# sample L (at other clocks, with another value, or as the segment has
+# it), then sample L+1. recover takes L as the segment's and converts
+# L+1; a line that differs keeps the journal aside. record-states.py must
+# say which line differs as recover does, and expect what recover makes.
+held_journal() { # CASE BOOT: write BOOT/journal.jsonl, print L
+    python3 - "$@" "$here/../read-recording.py" <<'PY'
+import json, subprocess, sys
+case, boot, reader = sys.argv[1:]
+out = subprocess.run([sys.executable, reader, boot], capture_output=True, text=True, check=True)
+last = json.loads(out.stdout.splitlines()[-1])
+seq, wall, mono, values = last["seq"], last["wall_ns"], last["mono_ns"], last["values"]
+k = next(k for k in sorted(values) if k.startswith("interrupts|") and not k.endswith("|-"))
+source, rest = k.split("|", 1)
+key, cpu = rest.rsplit("|", 1)
+cell = {"source": source, "key": key, "cpu": int(cpu), "value": values[k]}
+if case == "held-other-clocks":
+    mono += 1
+elif case == "held-other-value":
+    cell["value"] += 1
+line = lambda s, w, m, cells: json.dumps({"schema": 3, "seq": s, "wall_ns": w, "mono_ns": m, "cells": cells})
+with open(f"{boot}/journal.jsonl", "w") as f:
+    f.write(line(seq, wall, mono, [cell]) + "\n")
+    f.write(line(seq + 1, wall + 50_000_000, mono + 50_000_000, []) + "\n")
+print(seq)
+PY
+}
+for c in held-other-clocks held-other-value held-same; do
+    try journal
+    out=$work/h-$c
+    cp -r "$sbase" "$out"
+    boot=$(boot_of "$out")
+    L=$(held_journal "$c" "$boot") || { bad journal "$c: cannot write the journal"; rm -rf "$out"; continue; }
+    sum=$(sha256sum <"$boot/journal.jsonl")
+    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
+    rs=$?
+    recover "$out" "$work/rec.err"
+    rc=$?
+    states "$boot" >"$work/got.json"
+    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    case $c in
+    held-other-clocks) want="sample $L: mono_ns" ;;
+    held-other-value) want="sample $L: interrupts" ;;
+    held-same) want= ;;
+    esac
+    if [ $rs != 0 ] || [ $rc != 0 ]; then
+        bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
+    elif ! cmp -s "$work/exp.json" "$work/got.json"; then
+        bad journal "$c: recovered counters differ from the expected ones"
+    elif [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$work/got.json")" != $((n + 1)) ]; then
+        bad journal "$c: sample $((L + 1)) was not recovered: $(cat "$work/rec.err")"
+    elif [ -z "$want" ]; then
+        if [ -s "$work/exp.err" ] || [ -n "$kept" ] || [ -e "$boot/journal.jsonl" ] ||
+            ! grep -q "sample(s) $L are already in .* (the same values)" "$work/rec.err"; then
+            bad journal "$c: a line as its segment has it: $(cat "$work/exp.err" "$work/rec.err")"
+        else
+            ok journal
+        fi
+    elif ! grep -q "differ from the segments that hold their samples (recover keeps the journal aside): $want" "$work/exp.err"; then
+        bad journal "$c: record-states did not name the differing line ($want): $(cat "$work/exp.err")"
+    elif ! grep -q "differ from it: $want" "$work/rec.err"; then
+        bad journal "$c: recover did not name the differing line ($want): $(cat "$work/rec.err")"
+    elif [ -e "$boot/journal.jsonl" ] || [ -z "$kept" ] || [ "$(sha256sum <"$kept")" != "$sum" ]; then
+        bad journal "$c: the journal was not kept as it was: $(cat "$work/rec.err")"
+    else
+        ok journal
     fi
     rm -rf "$out"
 done
