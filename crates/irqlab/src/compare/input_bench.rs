@@ -255,7 +255,7 @@ pub fn load_runs(
         let read = super::input_trials::read(file)?;
         warns.extend(read.skipped.notes(file));
         let trials = read.records;
-        if let Some(line) = torn_last_line(file, trials.len())? {
+        if let Some(line) = read.torn {
             warns.push(format!(
                 "{}:{line}: truncated trial skipped",
                 file.display()
@@ -356,14 +356,6 @@ pub fn load_runs(
         }
     }
     Ok(variants)
-}
-
-/// The line number of an unterminated last line the reader ignored.
-fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-    let torn = !text.ends_with('\n') && lines > records;
-    Ok(torn.then(|| text.lines().count()))
 }
 
 /// Add one trial's metrics; `at` names its line, for what it states.
