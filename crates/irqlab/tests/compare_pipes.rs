@@ -134,3 +134,21 @@ fn a_fifo_of_trials_with_a_writer_is_read_once() {
         assert_eq!(stderr(&out).contains(&note), torn, "{}", stderr(&out));
     }
 }
+
+/// `compare FIFO missing.txt` with nothing writing to the FIFO: the
+/// missing input is an error at once, as diff gives it, not after a
+/// wait for a writer that may never come.
+#[test]
+fn a_missing_input_is_named_before_a_fifo_is_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fifo(d, "quiet");
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
+    for args in [["quiet", "missing.txt"], ["a.txt", "missing.txt"]] {
+        let out = compare(d, &args).expect("compare did not open the FIFO first");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.starts_with("irqlab: error: missing.txt: "), "{err}");
+        assert!(err.contains("No such file or directory"), "{err}");
+    }
+}
