@@ -58,9 +58,14 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
 /// The run directory of a trials file: the nearest of the file's directory
 /// and its parent that holds `plan.json` (bench writes
 /// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
-/// file's directory; with the plan when there is one.
+/// file's directory (`.` for a file named without one); with the plan
+/// when there is one.
 pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
-    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
     for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
         let plan = d.join("plan.json");
         if let Ok(text) = std::fs::read_to_string(&plan) {
