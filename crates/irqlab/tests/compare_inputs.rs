@@ -699,3 +699,24 @@ fn a_byte_order_mark_is_skipped_in_plain_json_and_per_iteration_files() {
     let doc = json(d, &["it", "b.txt"]);
     assert_eq!(doc["metrics"][0]["describe"]["it"]["mean"], 7.5, "{doc}");
 }
+
+/// Trials files named without a directory (`compare a.jsonl b.jsonl`, run
+/// in their directory) belong to the run in the current directory: read
+/// as `./a.jsonl` is, not an error about an empty path.
+#[test]
+fn trials_files_named_without_a_directory_are_read() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for (name, centre) in [("a", 1000.0), ("b", 1100.0)] {
+        let lines: Vec<String> = spread(centre, 1.0, 8)
+            .iter()
+            .enumerate()
+            .map(|(i, v)| trial(name, i, *v) + "\n")
+            .collect();
+        fs::write(d.join(format!("{name}.jsonl")), lines.concat()).unwrap();
+    }
+    let bare = json(d, &["a.jsonl", "b.jsonl"]);
+    assert_eq!(bare["variants"], serde_json::json!(["a", "b"]), "{bare}");
+    let dotted = json(d, &["./a.jsonl", "./b.jsonl"]);
+    assert_eq!(bare["metrics"], dotted["metrics"]);
+}

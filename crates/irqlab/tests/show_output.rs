@@ -471,6 +471,60 @@ fn files_that_disagree_on_the_cpus_get_one_note() {
     assert!(!err.contains("disagree"), "{err}");
 }
 
+/// `tree`'s `rel` with `edit` applied to its text.
+fn edit_file(root: &Path, rel: &str, edit: impl FnOnce(&str) -> String) {
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, edit(&text)).unwrap();
+}
+
+/// Files that list the same CPUs in another order (a `CPU1 CPU0` header,
+/// or `/proc/stat`'s `cpu1` line before `cpu0`) agree on the CPUs: no
+/// note that two files disagree while naming the same CPUs in both, and
+/// each count stays with its header's CPU id.
+#[test]
+fn the_same_cpus_in_another_order_are_no_disagreement() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = synth(&dir.path().join("header"), 2, 3, &[]);
+    edit_file(&header, "proc/interrupts", |t| {
+        let (head, rest) = t.split_once('\n').unwrap();
+        let swapped = head
+            .replace("CPU0", "CPUx")
+            .replace("CPU1", "CPU0")
+            .replace("CPUx", "CPU1");
+        format!("{swapped}\n{rest}")
+    });
+    let stat = synth(&dir.path().join("stat"), 2, 3, &[]);
+    edit_file(&stat, "proc/stat", |t| {
+        let line = |p: &str| t.lines().find(|l| l.starts_with(p)).unwrap().to_owned();
+        let (cpu0, cpu1) = (line("cpu0 "), line("cpu1 "));
+        t.replace(&cpu0, "CPU-A")
+            .replace(&cpu1, &cpu0)
+            .replace("CPU-A", &cpu1)
+    });
+    let runs: [&[&str]; 4] = [
+        &["show"],
+        &["show", "--format", "json"],
+        &["show", "-i", "10ms", "--format", "json"],
+        &["top", "--batch", "-i", "10ms", "-n", "2"],
+    ];
+    for root in [&header, &stat] {
+        for args in runs {
+            let (code, err) = run_at(root, args);
+            assert_eq!(code, Some(0), "{args:?}: {err}");
+            assert!(!err.contains("disagree"), "{args:?}: {err}");
+        }
+    }
+    // the first count of `0:` is CPU1's under the swapped header
+    let text = std::fs::read_to_string(header.join("proc/interrupts")).unwrap();
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    let (_, csv, _) = show(&header, &["--format", "csv"]);
+    for (cpu, count) in [("1", row[1]), ("0", row[2])] {
+        let want = format!("interrupts,0,0,{cpu},{count},");
+        assert!(csv.lines().any(|l| l.starts_with(&want)), "{want}: {csv}");
+    }
+}
+
 /// An offline CPU has no column in `/proc/interrupts` nor a line in
 /// `/proc/stat`, but `/proc/softirqs` lists every possible CPU: `--cpus`
 /// of it shows its softirqs, and the warning says which files lack it

@@ -184,6 +184,7 @@ pub(super) struct Found {
 pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut out = Loaded::default();
     let paths: Vec<PathBuf> = specs.iter().map(|s| split_spec(s).1).collect();
+    refuse_absent(&paths)?;
     out.warnings.extend(super::input_same::check(&paths)?);
     let mut found = Vec::new();
     for (arg, spec) in specs.iter().enumerate() {
@@ -246,6 +247,16 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)
+}
+
+/// An error for the first input that does not exist, before any input
+/// is read: opening a FIFO waits for its writer (as `cat` and `diff` do),
+/// and a mistyped later path must not wait behind it.
+fn refuse_absent(paths: &[PathBuf]) -> Result<()> {
+    for p in paths {
+        std::fs::metadata(p).with_context(|| format!("{}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// The note for a variant of probe runs that has only one: a probe run is

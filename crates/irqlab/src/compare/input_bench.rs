@@ -58,9 +58,14 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
 /// The run directory of a trials file: the nearest of the file's directory
 /// and its parent that holds `plan.json` (bench writes
 /// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
-/// file's directory; with the plan when there is one.
+/// file's directory (`.` for a file named without one); with the plan
+/// when there is one.
 pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
-    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
     for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
         let plan = d.join("plan.json");
         if let Ok(text) = std::fs::read_to_string(&plan) {
@@ -255,7 +260,7 @@ pub fn load_runs(
         let read = super::input_trials::read(file)?;
         warns.extend(read.skipped.notes(file));
         let trials = read.records;
-        if let Some(line) = torn_last_line(file, trials.len())? {
+        if let Some(line) = read.torn {
             warns.push(format!(
                 "{}:{line}: truncated trial skipped",
                 file.display()
@@ -356,14 +361,6 @@ pub fn load_runs(
         }
     }
     Ok(variants)
-}
-
-/// The line number of an unterminated last line the reader ignored.
-fn torn_last_line(file: &Path, records: usize) -> Result<Option<usize>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-    let torn = !text.ends_with('\n') && lines > records;
-    Ok(torn.then(|| text.lines().count()))
 }
 
 /// Add one trial's metrics; `at` names its line, for what it states.

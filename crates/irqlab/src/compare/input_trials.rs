@@ -11,14 +11,19 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The trials of one file with their 1-based line numbers, and the values
-/// skipped as missing.
+/// The trials of one file with their 1-based line numbers, the values
+/// skipped as missing, and the line of a torn last line the typed reader
+/// skipped.
 pub struct Trials {
     pub records: Vec<(usize, TrialRecord)>,
     pub skipped: Skipped,
+    /// The 1-based line of an unterminated last line that holds no
+    /// record (a write cut short), `None` when there is none.
+    pub torn: Option<usize>,
 }
 
-/// Read `file`.
+/// Read `file`, once: it may be a pipe (`<(…)`, a FIFO), which a second
+/// open would find empty or without a writer.
 pub fn read(file: &Path) -> Result<Trials> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let mut clean = Vec::with_capacity(bytes.len());
@@ -41,9 +46,21 @@ pub fn read(file: &Path) -> Result<Trials> {
         clean.extend_from_slice(end);
     }
     let records = crate::results::parse_trials(&clean, file)?;
+    let torn = torn_line(&bytes, &lines, records.len());
     let records: Vec<(usize, TrialRecord)> = lines.into_iter().zip(records).collect();
     refuse_repeated_trials(file, &records)?;
-    Ok(Trials { records, skipped })
+    Ok(Trials {
+        records,
+        skipped,
+        torn,
+    })
+}
+
+/// The line of an unterminated last line of `bytes` that the typed reader
+/// skipped: more non-blank `lines` than `records` and no final newline.
+fn torn_line(bytes: &[u8], lines: &[usize], records: usize) -> Option<usize> {
+    let torn = !bytes.is_empty() && !bytes.ends_with(b"\n") && lines.len() > records;
+    torn.then(|| lines.last().copied()).flatten()
 }
 
 /// A trial recorded twice in one file (same variant, boot and number):
@@ -156,6 +173,15 @@ mod tests {
         std::fs::write(&f, format!("{}\n{{\"variant\":\"ti", line(1, "2"))).unwrap();
         let t = read(&f).unwrap();
         assert_eq!(t.records.len(), 1);
+        assert_eq!(t.torn, Some(2));
+        // cut inside a character: still the torn line, not an error
+        let mut cut = format!("{}\n\n{{\"variant\":\"", line(1, "2")).into_bytes();
+        cut.push(0xc3);
+        std::fs::write(&f, cut).unwrap();
+        let t = read(&f).unwrap();
+        assert_eq!((t.records.len(), t.torn), (1, Some(3)));
+        std::fs::write(&f, format!("{}\n", line(1, "2"))).unwrap();
+        assert_eq!(read(&f).unwrap().torn, None);
         std::fs::write(&f, format!("{}\ngarbage\n", line(1, "2"))).unwrap();
         let e = read(&f).err().unwrap().to_string();
         assert!(

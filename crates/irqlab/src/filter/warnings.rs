@@ -172,7 +172,7 @@ pub fn cpu_disagreement(
     softirqs: Option<&[u32]>,
 ) -> Option<String> {
     let stat_ids = || stat.map(|s| s.cpus.iter().filter_map(|t| t.cpu));
-    let online = |i: &[u32]| -> bool { stat_ids().is_none_or(|ids| ids.eq(i.iter().copied())) };
+    let online = |i: &[u32]| -> bool { stat_ids().is_none_or(|ids| same_cpus(ids, i)) };
     let in_softirqs = |ids: &mut dyn Iterator<Item = u32>| -> bool {
         let Some(s) = softirqs else { return true };
         // the header's ids ascend: a binary search, a scan only on a miss
@@ -210,6 +210,20 @@ pub fn cpu_disagreement(
         "irqlab: note: the files disagree on the CPUs: {}; each section shows its own file's",
         parts.join(", ")
     ))
+}
+
+/// Whether `ids` are the CPUs of `cpus` in any order: the same order
+/// compared in place, another order (a file the kernel does not print,
+/// its columns still mapped by id) sorted first.
+fn same_cpus(ids: impl Iterator<Item = u32> + Clone, cpus: &[u32]) -> bool {
+    if ids.clone().eq(cpus.iter().copied()) {
+        return true;
+    }
+    let mut a: Vec<u32> = ids.collect();
+    let mut b = cpus.to_vec();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// [`cpu_disagreement`] of a sampled snapshot.
