@@ -12,6 +12,7 @@ use super::options::{Naming, Options, PerCpu};
 use crate::export::row_key::RowCache;
 use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
+use irqlab_core::delta::single_value;
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
 use irqlab_core::{Interrupts, Snapshot, SoftirqRow};
@@ -507,10 +508,13 @@ impl Renderer {
             &mut self.labels_tmp,
             opts,
             m.rows(),
-            |row, k| {
-                if row.shape == Shape::PerCpu {
-                    accumulate_row(sums, opts, k.series.key, &m.cpus, &row.counts);
+            |row, k| match row.shape {
+                Shape::PerCpu => {
+                    let kind = single_value(row).map(|_| Kind::Single(row.width));
+                    accumulate_row_as(sums, opts, kind, k.series.key, &m.cpus, &row.counts);
                 }
+                Shape::Single => accumulate_single(sums, row, k.series.key),
+                Shape::Irregular | Shape::NoCounts => {}
             },
         );
         self.irqs.finish();
@@ -603,7 +607,8 @@ impl Renderer {
                     },
                 ),
                 Shape::Single | Shape::Irregular if opts.naming == Naming::Irqlab => {
-                    fam.line(k.all, SeriesValue::Int(row.total()));
+                    let v = single_series_value(opts, sums, row, k.series.key);
+                    fam.line(k.all, SeriesValue::Int(v));
                 }
                 _ => {}
             },
@@ -1196,6 +1201,20 @@ fn with_picked<R>(
 /// Advance the monotonic sums of one per-CPU row (`key`: its labels)
 /// under `--per-cpu sum` or `top=K` by this sample's counts.
 fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], counts: &[u64]) {
+    accumulate_row_as(sums, opts, None, key, cpus, counts);
+}
+
+/// [`accumulate_row`] of a row whose values are of `kind` (`None`: of
+/// the family's kind). With one online CPU a single global value looks
+/// per-CPU (`delta::single_value`): it is `Kind::Single` at its width.
+fn accumulate_row_as(
+    sums: &mut Sums,
+    opts: &Options,
+    kind: Option<Kind>,
+    key: &[u8],
+    cpus: &[u32],
+    counts: &[u64],
+) {
     // the labels were built from `&str`s: always UTF-8
     let key = std::str::from_utf8(key).unwrap_or_default();
     with_picked(opts, cpus, counts, |cpus, counts| {
@@ -1203,8 +1222,33 @@ fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], cou
             PerCpu::Top(k) => top_k(counts, k),
             PerCpu::Sum | PerCpu::All => Vec::new(),
         };
-        sums.update(key, cpus, counts, &shown);
+        match kind {
+            Some(kind) => sums.update_as(kind, key, cpus, counts, &shown),
+            None => sums.update(key, cpus, counts, &shown),
+        };
     });
+}
+
+/// Advance the monotonic sum of a single-value row (x86's `ERR` and
+/// `MIS`, arm64's `Err`; `key`: its labels) at the row's width. It is
+/// no CPU's: `--cpus` does not select it.
+fn accumulate_single(sums: &mut Sums, row: &IrqRow, key: &[u8]) {
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    sums.update_as(Kind::Single(row.width), key, &[0], &row.counts, &[]);
+}
+
+/// The value of the `cpu="all"` series of a single-value or irregular
+/// row (`key`: its labels): the raw value under `--per-cpu all`, else a
+/// single value's monotonic sum ([`accumulate_single`]).
+fn single_series_value(opts: &Options, sums: &Sums, row: &IrqRow, key: &[u8]) -> u64 {
+    if opts.per_cpu == PerCpu::All || row.shape != Shape::Single {
+        return row.total();
+    }
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    sums.current(key)
+        .map_or_else(|| row.total(), |(sum, _)| sum)
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes
