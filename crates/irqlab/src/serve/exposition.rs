@@ -502,6 +502,7 @@ impl Renderer {
     fn accumulate_interrupts(&mut self, m: &Interrupts, mono_ns: u64) {
         self.irqs.begin(mono_ns);
         let (opts, sums) = (&self.opts, &mut self.irqs);
+        let mut columns = Vec::new();
         each_kept_row(
             &mut self.irq_keys,
             &mut self.seen,
@@ -514,7 +515,8 @@ impl Renderer {
                     accumulate_row_as(sums, opts, kind, k.series.key, &m.cpus, &row.counts);
                 }
                 Shape::Single => accumulate_single(sums, row, k.series.key),
-                Shape::Irregular | Shape::NoCounts => {}
+                Shape::Irregular => accumulate_irregular(sums, &mut columns, row, k.series.key),
+                Shape::NoCounts => {}
             },
         );
         self.irqs.finish();
@@ -1238,11 +1240,24 @@ fn accumulate_single(sums: &mut Sums, row: &IrqRow, key: &[u8]) {
     sums.update_as(Kind::Single(row.width), key, &[0], &row.counts, &[]);
 }
 
+/// Advance the monotonic sum of an irregular row (a count per possible
+/// CPU under a header of online CPUs: not aligned with CPU ids; `key`:
+/// its labels) over its columns, by position (`columns`: scratch), as
+/// 32-bit per-CPU counters. `--cpus` does not select its columns.
+fn accumulate_irregular(sums: &mut Sums, columns: &mut Vec<u32>, row: &IrqRow, key: &[u8]) {
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    columns.clear();
+    columns.extend((0..row.counts.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)));
+    sums.update(key, columns, &row.counts, &[]);
+}
+
 /// The value of the `cpu="all"` series of a single-value or irregular
-/// row (`key`: its labels): the raw value under `--per-cpu all`, else a
-/// single value's monotonic sum ([`accumulate_single`]).
+/// row (`key`: its labels): the raw value (an irregular row's: the
+/// total of its columns) under `--per-cpu all`, else the monotonic sum
+/// [`accumulate_single`] or [`accumulate_irregular`] left.
 fn single_series_value(opts: &Options, sums: &Sums, row: &IrqRow, key: &[u8]) -> u64 {
-    if opts.per_cpu == PerCpu::All || row.shape != Shape::Single {
+    if opts.per_cpu == PerCpu::All {
         return row.total();
     }
     // the labels were built from `&str`s: always UTF-8

@@ -606,3 +606,26 @@ fn an_arm64_err_is_summed_at_64_bits() {
         .collect();
     assert_eq!(got, [MAX32 - 5, MAX32 + 5, MAX32 + 8, MAX32 + 9].map(Some));
 }
+
+/// An irregular row (an old vendor kernel's IPI row of a count per
+/// possible CPU under a header of online CPUs) has one series,
+/// `cpu="all"`: under `sum` and `top=K` a monotonic sum of its columns'
+/// increments (a column's wrap adds its modular difference), under
+/// `all` the raw total of its columns.
+#[test]
+fn an_irregular_row_is_a_monotonic_sum_of_its_columns() {
+    let row = |v: u64| {
+        format!("           CPU0       CPU1\nIPI0: {v:>10} {:>10} {:>10} {:>10}   Rescheduling interrupts\n", 5, 7, 9)
+    };
+    let values = [MAX32 - 5, 4, 6];
+    for per_cpu in [PerCpu::Sum, PerCpu::Top(1)] {
+        let got = single_series(per_cpu, "IPI0", row, &values);
+        assert_eq!(
+            got,
+            [MAX32 + 16, MAX32 + 26, MAX32 + 28].map(Some),
+            "{per_cpu:?}"
+        );
+    }
+    let raw = single_series(PerCpu::All, "IPI0", row, &values);
+    assert_eq!(raw, [MAX32 + 16, 25, 27].map(Some), "all: the raw total");
+}
