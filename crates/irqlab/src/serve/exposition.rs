@@ -572,7 +572,7 @@ impl Renderer {
         let (name, help) = match self.opts.naming {
             Naming::Irqlab => (
                 "irqlab_interrupts_total",
-                "Interrupts handled per IRQ and CPU (raw /proc/interrupts counters; arch rows by label).",
+                interrupts_help(self.opts.per_cpu),
             ),
             Naming::Node => ("node_interrupts_total", "Interrupt details."),
         };
@@ -620,10 +620,7 @@ impl Renderer {
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
         let (name, help) = match self.opts.naming {
-            Naming::Irqlab => (
-                "irqlab_softirqs_total",
-                "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
-            ),
+            Naming::Irqlab => ("irqlab_softirqs_total", softirqs_help(self.opts.per_cpu)),
             // node_exporter's softirqs collector (1.6.0 and later).
             Naming::Node => ("node_softirqs_functions_total", "Softirq counts per CPU."),
         };
@@ -983,6 +980,43 @@ impl Renderer {
             "gauge",
         );
         let _ = writeln!(out, "irqlab_exposed_series {series}");
+    }
+}
+
+/// The HELP of `irqlab_interrupts_total` under `per_cpu`: which series
+/// are raw counters and which monotonic sums (no double quotes: an
+/// OpenMetrics HELP would have to escape them).
+fn interrupts_help(per_cpu: PerCpu) -> &'static str {
+    match per_cpu {
+        PerCpu::All => {
+            "Interrupts handled per IRQ and CPU (raw /proc/interrupts counters; arch rows by label; \
+             a single-value row, and an irregular row's total, as cpu all, raw)."
+        }
+        PerCpu::Sum => {
+            "Interrupts handled per IRQ, cpu all: a monotonic sum of the /proc/interrupts \
+             counters' increments over CPUs, at each row's width (arch rows by label)."
+        }
+        PerCpu::Top(_) => {
+            "Interrupts handled per IRQ: raw /proc/interrupts counters of each row's top K CPUs; \
+             cpu other, and a single-value or irregular row's cpu all, monotonic sums of \
+             increments (arch rows by label)."
+        }
+    }
+}
+
+/// The HELP of `irqlab_softirqs_total` under `per_cpu`, as
+/// [`interrupts_help`].
+fn softirqs_help(per_cpu: PerCpu) -> &'static str {
+    match per_cpu {
+        PerCpu::All => "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
+        PerCpu::Sum => {
+            "Softirqs raised per vector, cpu all: a monotonic sum of the /proc/softirqs \
+             counters' increments over CPUs."
+        }
+        PerCpu::Top(_) => {
+            "Softirqs raised per vector: raw /proc/softirqs counters of each vector's top K CPUs; \
+             cpu other, a monotonic sum of the other CPUs' increments."
+        }
     }
 }
 

@@ -629,3 +629,33 @@ fn an_irregular_row_is_a_monotonic_sum_of_its_columns() {
     let raw = single_series(PerCpu::All, "IPI0", row, &values);
     assert_eq!(raw, [MAX32 + 16, 25, 27].map(Some), "all: the raw total");
 }
+
+/// The HELP of the interrupt and softirq families says which values are
+/// raw counters: all of them under `all`, none but a shown CPU's under
+/// `sum` and `top=K`.
+#[test]
+fn help_says_which_values_are_raw() {
+    let help = |per_cpu, name: &str| {
+        let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
+        let b = body(&mut r, &sample(TWO));
+        let prefix = format!("# HELP {name} ");
+        b.lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .unwrap()
+    };
+    for name in ["irqlab_interrupts_total", "irqlab_softirqs_total"] {
+        let all = help(PerCpu::All, name);
+        assert!(all.contains("(raw /proc/"), "{all}");
+        let sum = help(PerCpu::Sum, name);
+        assert!(!sum.contains("raw"), "{sum}");
+        assert!(sum.contains("cpu all: a monotonic sum"), "{sum}");
+        let top = help(PerCpu::Top(2), name);
+        assert!(
+            top.contains("top K CPUs") && top.contains("monotonic sum"),
+            "{top}"
+        );
+        for h in [all, sum, top] {
+            assert!(!h.contains(['"', '\\', '\n']), "{h}");
+        }
+    }
+}
