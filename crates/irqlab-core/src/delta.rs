@@ -305,7 +305,7 @@ fn bound_cells(out: &mut [Cell], shape: Shape, bounds: Bounds) {
 /// row, and calls it per-CPU: such an arch row counts as single too, so
 /// that a change in the number of online CPUs is no shape change. Its
 /// difference is read at the row's [`Width`](crate::Width) either way.
-fn single_value(r: &IrqRow) -> Option<u64> {
+pub fn single_value(r: &IrqRow) -> Option<u64> {
     let one = match r.shape {
         Shape::Single => true,
         Shape::PerCpu => r.irq.is_none() && r.description.is_empty(),

@@ -467,6 +467,62 @@ fn per_cpu_sum_never_decreases_nor_absorbs_impossible_values() {
     }
 }
 
+/// `--per-cpu sum` end to end for x86's `ERR` (one 32-bit value,
+/// `cpu="all"`): its wrap at 2^32 adds the modular difference and a
+/// value above 2^32 - 1 adds nothing, so the exported series never
+/// decreases (Prometheus would read a reset and count it all again).
+#[test]
+fn per_cpu_sum_keeps_a_single_value_row_monotonic_across_its_wrap() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let file = d.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\nERR:"), "{text}");
+    let set_err = |v: u64| {
+        let out: String = text
+            .lines()
+            .map(|l| match l.starts_with("ERR:") {
+                true => format!("ERR: {v:>10}\n"),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        let tmp = file.with_extension("tmp");
+        std::fs::write(&tmp, out).unwrap();
+        std::fs::rename(&tmp, &file).unwrap();
+    };
+    let max = u64::from(u32::MAX);
+    set_err(max - 5);
+    let s = serve(d.path(), &["-i", "100ms", "--per-cpu", "sum"]);
+    let err = |s: &serve_support::Server| {
+        value(
+            &scrape(s.addr),
+            "irqlab_interrupts_total{cpu=\"all\",irq=\"ERR\"",
+        )
+        .unwrap()
+    };
+    let samples =
+        |s: &serve_support::Server| value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
+    let settle = |s: &serve_support::Server| {
+        let n = samples(s);
+        let t = std::time::Instant::now();
+        while samples(s) < n + 3.0 && t.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    settle(&s);
+    assert_eq!(err(&s), (max - 5) as f64);
+    for (v, want) in [
+        (5, max + 6),
+        (1 << 32, max + 6),
+        (9, max + 6),
+        (11, max + 8),
+    ] {
+        set_err(v);
+        settle(&s);
+        assert_eq!(err(&s), want as f64, "ERR set to {v}");
+    }
+}
+
 /// SIGTERM is how a service manager stops an exporter: exit 0; SIGINT
 /// (Ctrl-C) exits 130 like `top` and `bench`.
 #[test]

@@ -11,10 +11,19 @@
 //! value; a CPU that appears starts from its current count without a
 //! jump. Sums saturate, so an exported sum never decreases.
 //!
+//! A single global value (x86's `ERR` and `MIS`, arm64's `Err`) is
+//! summed alike at its row's width (`delta::width_delta`: modulo 2^32
+//! for `atomic_t`, 64-bit for arm64's `unsigned long`), bounded at
+//! `MAX_RATE_PER_CPU` × `MAX_CPUS` as the delta layer bounds it, and
+//! compared with its previous value whatever CPU column it sits in.
+//!
 //! Rows are keyed by their label set, so an IRQ number reused with another
 //! chip or action is a new series. Pure: no I/O.
 
-use irqlab_core::delta::{bound_rate, counter_delta, wide_counter_delta, Cell, MAX_RATE_PER_CPU};
+use irqlab_core::delta::{
+    bound_rate, counter_delta, wide_counter_delta, width_delta, Cell, MAX_CPUS, MAX_RATE_PER_CPU,
+};
+use irqlab_core::Width;
 use std::collections::HashMap;
 
 /// What a family's per-CPU values are, and so how two of them differ.
@@ -24,6 +33,10 @@ pub enum Kind {
     /// `/proc/softirqs`).
     #[default]
     Events,
+    /// One global value of `/proc/interrupts` (x86's `ERR` and `MIS`,
+    /// arm64's `Err`) of the kernel type `Width`; it may count events of
+    /// every CPU.
+    Single(Width),
     /// A thread's cumulative CPU time in ns (64-bit): one thread runs on
     /// one CPU at a time, so it grows by at most a second per second;
     /// twice that allows for the spread of one sample's reads.
@@ -46,6 +59,11 @@ impl Kind {
     fn delta(self, old: u64, new: u64, elapsed_s: f64) -> Cell {
         match self {
             Kind::Events => bound_rate(counter_delta(old, new), elapsed_s, MAX_RATE_PER_CPU),
+            Kind::Single(w) => bound_rate(
+                width_delta(w, old, new),
+                elapsed_s,
+                MAX_RATE_PER_CPU * MAX_CPUS,
+            ),
             Kind::ThreadNs => bound_rate(wide_counter_delta(old, new), elapsed_s, THREAD_NS_PER_S),
             Kind::Ticks => bound_rate(wide_counter_delta(old, new), elapsed_s, TICKS_PER_S),
         }
@@ -64,7 +82,7 @@ impl Kind {
     /// A count a first sight may sum: one the kernel can print.
     fn plausible(self, v: u64) -> u64 {
         match self {
-            Kind::Events if v > u64::from(u32::MAX) => 0,
+            Kind::Events | Kind::Single(Width::U32) if v > u64::from(u32::MAX) => 0,
             _ => v,
         }
     }
@@ -129,7 +147,21 @@ impl Sums {
         counts: &[u64],
         shown: &[bool],
     ) -> (u64, u64) {
-        let (generation, kind, elapsed_s) = (self.generation, self.kind, self.elapsed_s);
+        self.update_as(self.kind, key, cpus, counts, shown)
+    }
+
+    /// [`Sums::update`] of a row whose values are of `kind` rather than
+    /// the family's ([`Kind::Single`]: an interrupts family's single
+    /// global values).
+    pub fn update_as(
+        &mut self,
+        kind: Kind,
+        key: &str,
+        cpus: &[u32],
+        counts: &[u64],
+        shown: &[bool],
+    ) -> (u64, u64) {
+        let (generation, elapsed_s) = (self.generation, self.elapsed_s);
         let row = match self.rows.get_mut(key) {
             Some(r) => r,
             None => self
@@ -184,7 +216,9 @@ fn step(
     counts: &[u64],
     shown: &[bool],
 ) {
-    let same = row.cpus.as_slice() == cpus;
+    // A global value has no CPU: its one count is its previous one
+    // whichever column (one online CPU's, or none) it sits in.
+    let same = row.cpus.as_slice() == cpus || matches!(kind, Kind::Single(_));
     for (i, (&cpu, &new)) in cpus.iter().zip(counts).enumerate() {
         let old = if same {
             row.counts.get(i).copied()
@@ -310,6 +344,34 @@ mod tests {
         s.begin(61_000_000_000);
         let (sum, _) = s.update("k", &[0], &[u64::from(u32::MAX)], &[false]);
         assert_eq!(sum, u64::from(u32::MAX));
+    }
+
+    #[test]
+    fn a_single_value_is_summed_at_its_width_and_bound() {
+        let max = u64::from(u32::MAX);
+        // 32-bit (x86's ERR): a wrap adds its modular difference; a value
+        // above 2^32 - 1 adds nothing, nor does the step from it.
+        let mut s = Sums::new(Kind::Single(Width::U32));
+        assert_eq!(up(&mut s, &[0], &[max - 5]), max - 5);
+        assert_eq!(up(&mut s, &[0], &[5]), max + 6);
+        assert_eq!(up(&mut s, &[0], &[1 << 32]), max + 6);
+        assert_eq!(up(&mut s, &[0], &[7]), max + 6);
+        assert_eq!(up(&mut s, &[0], &[9]), max + 8);
+        // 64-bit (arm64's Err): beyond 2^32 counted, a decrease a reset.
+        let mut s = Sums::new(Kind::Single(Width::U64));
+        assert_eq!(up(&mut s, &[0], &[max - 5]), max - 5);
+        assert_eq!(up(&mut s, &[0], &[max + 5]), max + 5);
+        assert_eq!(up(&mut s, &[0], &[5]), max + 5);
+        assert_eq!(up(&mut s, &[0], &[15]), max + 15);
+        // Bounded at 10^8 per CPU per second times 8192 CPUs: 10^9 in a
+        // second is a possible global rate, 2^40 is not.
+        let mut s = Sums::new(Kind::Single(Width::U64));
+        assert_eq!(up(&mut s, &[0], &[1]), 1);
+        assert_eq!(up(&mut s, &[0], &[1 + 1_000_000_000]), 1 + 1_000_000_000);
+        assert_eq!(up(&mut s, &[0], &[1 << 40]), 1 + 1_000_000_000);
+        // No CPU's: the value in another column (one online CPU, CPU 3)
+        // is compared with the one before.
+        assert_eq!(up(&mut s, &[3], &[(1 << 40) + 4]), 1 + 1_000_000_004);
     }
 
     #[test]

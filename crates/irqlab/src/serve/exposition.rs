@@ -12,6 +12,7 @@ use super::options::{Naming, Options, PerCpu};
 use crate::export::row_key::RowCache;
 use crate::sampler::counters::SampleCountersView;
 use crate::threads::{ThreadCpu, ThreadKind};
+use irqlab_core::delta::single_value;
 use irqlab_core::interrupts::{IrqRow, Shape};
 use irqlab_core::stat::CpuTimes;
 use irqlab_core::{Interrupts, Snapshot, SoftirqRow};
@@ -501,16 +502,21 @@ impl Renderer {
     fn accumulate_interrupts(&mut self, m: &Interrupts, mono_ns: u64) {
         self.irqs.begin(mono_ns);
         let (opts, sums) = (&self.opts, &mut self.irqs);
+        let mut columns = Vec::new();
         each_kept_row(
             &mut self.irq_keys,
             &mut self.seen,
             &mut self.labels_tmp,
             opts,
             m.rows(),
-            |row, k| {
-                if row.shape == Shape::PerCpu {
-                    accumulate_row(sums, opts, k.series.key, &m.cpus, &row.counts);
+            |row, k| match row.shape {
+                Shape::PerCpu => {
+                    let kind = single_value(row).map(|_| Kind::Single(row.width));
+                    accumulate_row_as(sums, opts, kind, k.series.key, &m.cpus, &row.counts);
                 }
+                Shape::Single => accumulate_single(sums, row, k.series.key),
+                Shape::Irregular => accumulate_irregular(sums, &mut columns, row, k.series.key),
+                Shape::NoCounts => {}
             },
         );
         self.irqs.finish();
@@ -566,7 +572,7 @@ impl Renderer {
         let (name, help) = match self.opts.naming {
             Naming::Irqlab => (
                 "irqlab_interrupts_total",
-                "Interrupts handled per IRQ and CPU (raw /proc/interrupts counters; arch rows by label).",
+                interrupts_help(self.opts.per_cpu),
             ),
             Naming::Node => ("node_interrupts_total", "Interrupt details."),
         };
@@ -603,7 +609,8 @@ impl Renderer {
                     },
                 ),
                 Shape::Single | Shape::Irregular if opts.naming == Naming::Irqlab => {
-                    fam.line(k.all, SeriesValue::Int(row.total()));
+                    let v = single_series_value(opts, sums, row, k.series.key);
+                    fam.line(k.all, SeriesValue::Int(v));
                 }
                 _ => {}
             },
@@ -613,10 +620,7 @@ impl Renderer {
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
         let (name, help) = match self.opts.naming {
-            Naming::Irqlab => (
-                "irqlab_softirqs_total",
-                "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
-            ),
+            Naming::Irqlab => ("irqlab_softirqs_total", softirqs_help(self.opts.per_cpu)),
             // node_exporter's softirqs collector (1.6.0 and later).
             Naming::Node => ("node_softirqs_functions_total", "Softirq counts per CPU."),
         };
@@ -979,6 +983,43 @@ impl Renderer {
     }
 }
 
+/// The HELP of `irqlab_interrupts_total` under `per_cpu`: which series
+/// are raw counters and which monotonic sums (no double quotes: an
+/// OpenMetrics HELP would have to escape them).
+fn interrupts_help(per_cpu: PerCpu) -> &'static str {
+    match per_cpu {
+        PerCpu::All => {
+            "Interrupts handled per IRQ and CPU (raw /proc/interrupts counters; arch rows by label; \
+             a single-value row, and an irregular row's total, as cpu all, raw)."
+        }
+        PerCpu::Sum => {
+            "Interrupts handled per IRQ, cpu all: a monotonic sum of the /proc/interrupts \
+             counters' increments over CPUs, at each row's width (arch rows by label)."
+        }
+        PerCpu::Top(_) => {
+            "Interrupts handled per IRQ: raw /proc/interrupts counters of each row's top K CPUs; \
+             cpu other, and a single-value or irregular row's cpu all, monotonic sums of \
+             increments (arch rows by label)."
+        }
+    }
+}
+
+/// The HELP of `irqlab_softirqs_total` under `per_cpu`, as
+/// [`interrupts_help`].
+fn softirqs_help(per_cpu: PerCpu) -> &'static str {
+    match per_cpu {
+        PerCpu::All => "Softirqs raised per vector and CPU (raw /proc/softirqs counters).",
+        PerCpu::Sum => {
+            "Softirqs raised per vector, cpu all: a monotonic sum of the /proc/softirqs \
+             counters' increments over CPUs."
+        }
+        PerCpu::Top(_) => {
+            "Softirqs raised per vector: raw /proc/softirqs counters of each vector's top K CPUs; \
+             cpu other, a monotonic sum of the other CPUs' increments."
+        }
+    }
+}
+
 /// The labels of the ksoftirqd family's one row: `cpu` only (its sums'
 /// key is empty).
 const KSOFTIRQD_LABELS: RowSeries<'static> = RowSeries {
@@ -1196,6 +1237,20 @@ fn with_picked<R>(
 /// Advance the monotonic sums of one per-CPU row (`key`: its labels)
 /// under `--per-cpu sum` or `top=K` by this sample's counts.
 fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], counts: &[u64]) {
+    accumulate_row_as(sums, opts, None, key, cpus, counts);
+}
+
+/// [`accumulate_row`] of a row whose values are of `kind` (`None`: of
+/// the family's kind). With one online CPU a single global value looks
+/// per-CPU (`delta::single_value`): it is `Kind::Single` at its width.
+fn accumulate_row_as(
+    sums: &mut Sums,
+    opts: &Options,
+    kind: Option<Kind>,
+    key: &[u8],
+    cpus: &[u32],
+    counts: &[u64],
+) {
     // the labels were built from `&str`s: always UTF-8
     let key = std::str::from_utf8(key).unwrap_or_default();
     with_picked(opts, cpus, counts, |cpus, counts| {
@@ -1203,8 +1258,46 @@ fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], cou
             PerCpu::Top(k) => top_k(counts, k),
             PerCpu::Sum | PerCpu::All => Vec::new(),
         };
-        sums.update(key, cpus, counts, &shown);
+        match kind {
+            Some(kind) => sums.update_as(kind, key, cpus, counts, &shown),
+            None => sums.update(key, cpus, counts, &shown),
+        };
     });
+}
+
+/// Advance the monotonic sum of a single-value row (x86's `ERR` and
+/// `MIS`, arm64's `Err`; `key`: its labels) at the row's width. It is
+/// no CPU's: `--cpus` does not select it.
+fn accumulate_single(sums: &mut Sums, row: &IrqRow, key: &[u8]) {
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    sums.update_as(Kind::Single(row.width), key, &[0], &row.counts, &[]);
+}
+
+/// Advance the monotonic sum of an irregular row (a count per possible
+/// CPU under a header of online CPUs: not aligned with CPU ids; `key`:
+/// its labels) over its columns, by position (`columns`: scratch), as
+/// 32-bit per-CPU counters. `--cpus` does not select its columns.
+fn accumulate_irregular(sums: &mut Sums, columns: &mut Vec<u32>, row: &IrqRow, key: &[u8]) {
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    columns.clear();
+    columns.extend((0..row.counts.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)));
+    sums.update(key, columns, &row.counts, &[]);
+}
+
+/// The value of the `cpu="all"` series of a single-value or irregular
+/// row (`key`: its labels): the raw value (an irregular row's: the
+/// total of its columns) under `--per-cpu all`, else the monotonic sum
+/// [`accumulate_single`] or [`accumulate_irregular`] left.
+fn single_series_value(opts: &Options, sums: &Sums, row: &IrqRow, key: &[u8]) -> u64 {
+    if opts.per_cpu == PerCpu::All {
+        return row.total();
+    }
+    // the labels were built from `&str`s: always UTF-8
+    let key = std::str::from_utf8(key).unwrap_or_default();
+    sums.current(key)
+        .map_or_else(|| row.total(), |(sum, _)| sum)
 }
 
 /// The series of one per-CPU row under `--per-cpu`; `unit` 0 writes

@@ -493,3 +493,169 @@ fn node_naming_numbers_only_rows_equal_in_label_and_description() {
         assert!(b.contains(want), "{want:?} not in\n{b}");
     }
 }
+
+/// A sample taken at second `t` whose `/proc/interrupts` is `text`.
+fn sample_at(text: &str, t: u64) -> SampleCounters {
+    let mut s = sample(text);
+    s.snap.mono_ns = t * 1_000_000_000;
+    s.snap.wall_ns = s.snap.mono_ns;
+    s
+}
+
+/// The value of the `cpu="all"` series of the arch row `label` in `b`.
+fn all_value(b: &str, label: &str) -> Option<u64> {
+    let prefix =
+        format!("irqlab_interrupts_total{{cpu=\"all\",irq=\"{label}\",chip=\"\",actions=\"\"}} ");
+    b.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+}
+
+/// The `cpu="all"` values of `label` in the bodies of `values`' rows
+/// (`row(v)` is the `/proc/interrupts` text), one sample a second.
+fn single_series(
+    per_cpu: PerCpu,
+    label: &str,
+    row: impl Fn(u64) -> String,
+    values: &[u64],
+) -> Vec<Option<u64>> {
+    let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
+    values
+        .iter()
+        .zip(1..)
+        .map(|(&v, t)| all_value(&body(&mut r, &sample_at(&row(v), t)), label))
+        .collect()
+}
+
+/// x86's `ERR:` line (and `MIS:`, alike) under two CPUs.
+fn x86_err(v: u64) -> String {
+    format!("           CPU0       CPU1\nLOC:        100        200   Local timer interrupts\nERR: {v:>10}\nMIS:          0\n")
+}
+
+/// arm64's `Err:` line under `cpus` CPUs (one CPU: the parser cannot
+/// tell it from a per-CPU row).
+fn arm64_err(cpus: u32, v: u64) -> String {
+    let head: String = (0..cpus).map(|c| format!("       CPU{c}")).collect();
+    let ipi: String = (0..cpus).map(|c| format!(" {:>10}", 10 + c)).collect();
+    format!("    {head}\nIPI0:{ipi}       Rescheduling interrupts\nErr: {v:>10}\n")
+}
+
+const MAX32: u64 = u32::MAX as u64;
+
+/// x86's `ERR` (`atomic_t`, 32-bit) under `sum` and `top=K` is a
+/// monotonic sum: a wrap adds its modular difference, a value above
+/// 2^32 − 1 (no kernel value) or a step back adds nothing and the sum
+/// counts on from the next value; under `all` it is the raw value.
+#[test]
+fn a_32_bit_single_value_row_is_a_monotonic_sum_at_its_width() {
+    let values = [MAX32 - 5, 5, 1 << 32, 7, 9, 3, 4];
+    let sums = [
+        MAX32 - 5,
+        MAX32 + 6, // the wrap: +11
+        MAX32 + 6, // above 2^32 - 1: a gap
+        MAX32 + 6, // from that value: a gap
+        MAX32 + 8,
+        MAX32 + 8, // a step back: a reset gap
+        MAX32 + 9,
+    ];
+    let want: Vec<Option<u64>> = sums.iter().copied().map(Some).collect();
+    for per_cpu in [PerCpu::Sum, PerCpu::Top(1)] {
+        let got = single_series(per_cpu, "ERR", x86_err, &values);
+        assert_eq!(got, want, "{per_cpu:?}");
+        assert!(got.windows(2).all(|w| w[0] <= w[1]), "{per_cpu:?} {got:?}");
+    }
+    let raw = single_series(PerCpu::All, "ERR", x86_err, &values);
+    assert_eq!(raw, values.map(Some).to_vec(), "all: raw values");
+    // Seen first above 2^32 - 1: nothing summed until a kernel value.
+    let got = single_series(PerCpu::Sum, "ERR", x86_err, &[1 << 32, 10, 12]);
+    assert_eq!(got, [Some(0), Some(0), Some(2)]);
+}
+
+/// arm64's `Err` (`unsigned long`) stays 64-bit in the sums: a value
+/// above 2^32 − 1 is counted, a decrease is a reset (no wrap), also with
+/// one online CPU, where the row looks per-CPU (under `top=K` it is then
+/// written as every row of that host: `cpu="0"`, raw, and `other`), and
+/// across the change from two CPUs to one.
+#[test]
+fn an_arm64_err_is_summed_at_64_bits() {
+    let values = [MAX32 - 5, MAX32 + 5, 5, 15];
+    let want = [MAX32 - 5, MAX32 + 5, MAX32 + 5, MAX32 + 15].map(Some);
+    for cpus in [1, 2] {
+        for per_cpu in [PerCpu::Sum, PerCpu::Top(1)] {
+            if (cpus, per_cpu) == (1, PerCpu::Top(1)) {
+                continue;
+            }
+            let got = single_series(per_cpu, "Err", |v| arm64_err(cpus, v), &values);
+            assert_eq!(got, want, "{cpus} CPUs {per_cpu:?}");
+        }
+        let got = single_series(PerCpu::Sum, "Err", |v| arm64_err(cpus, v), &[1 << 40]);
+        assert_eq!(got, [Some(1 << 40)], "{cpus} CPUs: first sight");
+    }
+    // CPU 1 goes offline between the second and third sample.
+    let mut r = Renderer::new(opts(PerCpu::Sum, Naming::Irqlab));
+    let steps = [
+        (2, MAX32 - 5),
+        (2, MAX32 + 5),
+        (1, MAX32 + 8),
+        (2, MAX32 + 9),
+    ];
+    let got: Vec<Option<u64>> = steps
+        .iter()
+        .zip(1..)
+        .map(|(&(cpus, v), t)| all_value(&body(&mut r, &sample_at(&arm64_err(cpus, v), t)), "Err"))
+        .collect();
+    assert_eq!(got, [MAX32 - 5, MAX32 + 5, MAX32 + 8, MAX32 + 9].map(Some));
+}
+
+/// An irregular row (an old vendor kernel's IPI row of a count per
+/// possible CPU under a header of online CPUs) has one series,
+/// `cpu="all"`: under `sum` and `top=K` a monotonic sum of its columns'
+/// increments (a column's wrap adds its modular difference), under
+/// `all` the raw total of its columns.
+#[test]
+fn an_irregular_row_is_a_monotonic_sum_of_its_columns() {
+    let row = |v: u64| {
+        format!("           CPU0       CPU1\nIPI0: {v:>10} {:>10} {:>10} {:>10}   Rescheduling interrupts\n", 5, 7, 9)
+    };
+    let values = [MAX32 - 5, 4, 6];
+    for per_cpu in [PerCpu::Sum, PerCpu::Top(1)] {
+        let got = single_series(per_cpu, "IPI0", row, &values);
+        assert_eq!(
+            got,
+            [MAX32 + 16, MAX32 + 26, MAX32 + 28].map(Some),
+            "{per_cpu:?}"
+        );
+    }
+    let raw = single_series(PerCpu::All, "IPI0", row, &values);
+    assert_eq!(raw, [MAX32 + 16, 25, 27].map(Some), "all: the raw total");
+}
+
+/// The HELP of the interrupt and softirq families says which values are
+/// raw counters: all of them under `all`, none but a shown CPU's under
+/// `sum` and `top=K`.
+#[test]
+fn help_says_which_values_are_raw() {
+    let help = |per_cpu, name: &str| {
+        let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
+        let b = body(&mut r, &sample(TWO));
+        let prefix = format!("# HELP {name} ");
+        b.lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .unwrap()
+    };
+    for name in ["irqlab_interrupts_total", "irqlab_softirqs_total"] {
+        let all = help(PerCpu::All, name);
+        assert!(all.contains("(raw /proc/"), "{all}");
+        let sum = help(PerCpu::Sum, name);
+        assert!(!sum.contains("raw"), "{sum}");
+        assert!(sum.contains("cpu all: a monotonic sum"), "{sum}");
+        let top = help(PerCpu::Top(2), name);
+        assert!(
+            top.contains("top K CPUs") && top.contains("monotonic sum"),
+            "{top}"
+        );
+        for h in [all, sum, top] {
+            assert!(!h.contains(['"', '\\', '\n']), "{h}");
+        }
+    }
+}
