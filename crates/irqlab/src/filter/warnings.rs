@@ -222,6 +222,24 @@ pub fn snapshot_disagreement(root: &std::path::Path, snap: &Snapshot) -> Option<
     )
 }
 
+/// Snapshots for tests (here, in record's and in replay's).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use irqlab_core::{Interrupts, Snapshot, Softirqs};
+
+    /// CPUs 0-2 online and CPU 3 offline: `/proc/interrupts` lists three
+    /// CPUs, `/proc/softirqs` four; no `/proc/stat`.
+    pub(crate) fn cpu3_offline() -> Snapshot {
+        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
+        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
+        Snapshot {
+            interrupts: Some(Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(Softirqs::parse(soft.as_bytes()).unwrap()),
+            ..Snapshot::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,13 +349,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_lists_the_cpus_only_softirqs_has() {
-        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
-        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
-        let snap = Snapshot {
-            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
-            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
-            ..Snapshot::default()
-        };
+        let snap = fixtures::cpu3_offline();
         let mut listed = ListedCpus::default();
         listed_of(&snap, &mut listed);
         assert_eq!(listed.online, [0, 1, 2].into());

@@ -836,13 +836,7 @@ mod tests {
     /// refused saying so, not as a CPU the machine does not have.
     #[test]
     fn cpus_of_an_offline_cpu_only_are_refused_naming_it_offline() {
-        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
-        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
-        let snap = irqlab_core::Snapshot {
-            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
-            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
-            ..irqlab_core::Snapshot::default()
-        };
+        let snap = crate::filter::warnings::fixtures::cpu3_offline();
         let f = Filter::from_flags(None, Some("3,9")).unwrap();
         let e = no_cpu_selected(&f, &snap).unwrap();
         assert_eq!(
