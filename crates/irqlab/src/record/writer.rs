@@ -574,7 +574,7 @@ fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSele
     if cpus.iter().any(|c| listed.online.contains(c)) {
         return None;
     }
-    let offline = cpus.iter().filter(|c| listed.softirqs_only.contains(c));
+    let offline = cpus.iter().filter(|&&c| listed.softirqs_only(c));
     Some(NoCpuSelected {
         list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
         present: irqlab_core::CpuList::from_cpus(listed.online.iter().copied()).to_string(),
