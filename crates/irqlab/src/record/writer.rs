@@ -574,14 +574,12 @@ fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSele
     if cpus.iter().any(|c| listed.online.contains(c)) {
         return None;
     }
-    let offline = cpus.iter().filter(|&&c| listed.softirqs_only(c));
+    let offline = cpus.iter().copied().filter(|&c| listed.softirqs_only(c));
     Some(NoCpuSelected {
         list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
         present: irqlab_core::CpuList::from_cpus(listed.online.iter().copied()).to_string(),
-        offline: match offline.clone().next() {
-            Some(_) => irqlab_core::CpuList::from_cpus(offline.copied()).to_string(),
-            None => String::new(),
-        },
+        // an empty list is written as an empty string
+        offline: irqlab_core::CpuList::from_cpus(offline).to_string(),
     })
 }
 
