@@ -217,7 +217,7 @@ fn unrepresentable_note(t: &Tests) -> String {
             "the interval of the Hodges–Lehmann shift does not fit in a 64-bit float \
              (the shift itself does and is shown)"
         }
-        _ => "the change does not fit in a 64-bit float",
+        _ => "the Hodges–Lehmann shift does not fit in a 64-bit float",
     };
     format!("{what} (values of opposite signs near ±1.8e308); no verdict is given")
 }
