@@ -344,6 +344,50 @@ fn a_change_whose_interval_alone_overflows_is_told_from_one_that_does_not_fit() 
     );
 }
 
+/// A Hodges–Lehmann shift that is itself beyond the float range (most
+/// pairwise differences are 1.7e308 - -1.7e308), on a pair whose Δmedian
+/// (+200 %) fits but has no interval (resampled baseline medians of
+/// 1e-300): no verdict, and the note names the shift, not "the change",
+/// which the Δmedian note gives.
+#[test]
+fn an_hl_shift_beyond_the_float_range_is_named_in_the_note() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let lim = 1.7e308;
+    numbers(&d.join("x.txt"), [-lim, -lim, -lim, -lim, 1e-300, lim, lim]);
+    numbers(
+        &d.join("y.txt"),
+        [lim, 1.71e308, 1.69e308, 1.72e308, lim, 1.68e308, 1.73e308],
+    );
+    no_inf_or_nan(d, &["x.txt", "y.txt"]);
+    let doc = common::compare::json(d, &["x.txt", "y.txt"]);
+    let c = &doc["metrics"][0]["comparisons"][0];
+    assert_eq!(c["verdict"], "~", "{c}");
+    assert_eq!(c["hodges_lehmann"]["shift"], serde_json::Value::Null, "{c}");
+    let median = c["median_note"].as_str().unwrap();
+    assert!(
+        median.starts_with("undefined interval: the change of the median is +200.00%"),
+        "{median}"
+    );
+    let note = "the Hodges–Lehmann shift does not fit in a 64-bit float (values of \
+                opposite signs near ±1.8e308); no verdict is given";
+    assert_eq!(c["notes"], serde_json::json!([note]), "{c}");
+    // the text format's lines rewrapped as one run of words
+    let out = ok(
+        d,
+        &["x.txt", "y.txt", "--format", "text", "--resamples", "500"],
+    );
+    let text = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains(&format!(
+            "value (y): overflow [+1.00000e306, overflow] ~, {note}"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!("note: {note}")), "{text}");
+    assert!(!text.contains("the change does not fit"), "{text}");
+}
+
 /// One bench run directory (`plan.json`, `<variant>/trials.jsonl`) of
 /// interleaved variants, each `(variant, unit, values)` of one metric
 /// `lat_ns` (lower is better), one boot.

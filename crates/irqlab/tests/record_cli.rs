@@ -272,16 +272,29 @@ fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
 /// segment: everything in the journal) for `ms`, then SIGKILLed:
 /// (tree, recording).
 fn killed_recording(dir: &Path, ms: u64) -> (PathBuf, PathBuf) {
-    killed_recording_with(dir, ms, "1h")
+    killed_recording_with(dir, ms, Segments::OneOpen)
 }
 
-/// [`killed_recording`] closing segments every `segment`; with segments
-/// that close during the run, not killed before closed segments hold at
-/// least three samples (bounded, so that a loaded machine's slow start
-/// does not leave nothing closed).
-fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBuf) {
+/// The segments of a [`killed_recording_with`].
+#[derive(Clone, Copy)]
+enum Segments {
+    /// One open segment (`--segment 1h`): killed after the time given.
+    OneOpen,
+    /// Closed every this long (`--segment`): killed after the time given
+    /// and not before closed segments hold at least three samples
+    /// (bounded, so that a loaded machine's slow start does not leave
+    /// nothing closed).
+    ClosedEvery(&'static str),
+}
+
+/// [`killed_recording`] with `segments`.
+fn killed_recording_with(dir: &Path, ms: u64, segments: Segments) -> (PathBuf, PathBuf) {
     let (tree, out) = (dir.join("tree"), dir.join("rec"));
     synth(&tree);
+    let segment = match segments {
+        Segments::OneOpen => "1h",
+        Segments::ClosedEvery(every) => every,
+    };
     let mut child = irqlab()
         .arg("record")
         .arg("--root")
@@ -292,7 +305,7 @@ fn killed_recording_with(dir: &Path, ms: u64, segment: &str) -> (PathBuf, PathBu
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(ms));
-    if segment != "1h" {
+    if let Segments::ClosedEvery(_) = segments {
         for _ in 0..2000 {
             if closed_samples(&out) >= 3 {
                 break;
@@ -640,7 +653,7 @@ fn a_run_by_duration_ends_on_time_when_samples_fall_behind() {
 #[test]
 fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
     let d = tempfile::tempdir().unwrap();
-    let (_tree, out) = killed_recording_with(d.path(), 1200, "300ms");
+    let (_tree, out) = killed_recording_with(d.path(), 1200, Segments::ClosedEvery("300ms"));
     let dir = boot_dir(&out);
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
     let segs = layout::segments(&dir).unwrap();
@@ -771,7 +784,7 @@ fn small_segments_merge_into_one_file() {
 #[test]
 fn kill_9_between_a_merged_file_and_the_one_it_replaces() {
     let d = tempfile::tempdir().unwrap();
-    let (_tree, out) = killed_recording_with(d.path(), 1200, "200ms");
+    let (_tree, out) = killed_recording_with(d.path(), 1200, Segments::ClosedEvery("200ms"));
     let dir = boot_dir(&out);
     let segs = layout::segments(&dir).unwrap();
     assert_eq!(segs.len(), 1, "one merged window: {segs:?}");
@@ -2337,7 +2350,7 @@ fn replay_with(out: &Path, extra: &[&str]) -> (Option<i32>, usize, String) {
 #[test]
 fn a_run_without_its_first_sample_is_skipped_and_named_and_the_rest_replayed() {
     let d = tempfile::tempdir().unwrap();
-    let (tree, out) = killed_recording_with(d.path(), 600, "100ms");
+    let (tree, out) = killed_recording_with(d.path(), 600, Segments::ClosedEvery("100ms"));
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
     let dir = boot_dir(&out);

@@ -10,9 +10,8 @@ mod common;
 
 mod serve_support;
 
-use common::{irqlab, tree_with};
+use common::{irqlab, replace, top_batch_started, tree_with};
 use serve_support::{scrape, serve, value};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -33,13 +32,6 @@ fn tree() -> tempfile::TempDir {
             "                    CPU0       CPU1\n          HI:          1          2\n".into(),
         ),
     ])
-}
-
-/// Put `text` at `path` as a new file (another inode), as `sed -i` does.
-fn replace(path: &Path, text: &str) {
-    let new = path.with_extension("new");
-    std::fs::write(&new, text).unwrap();
-    std::fs::rename(&new, path).unwrap();
 }
 
 /// Whether process `pid` holds a descriptor of `path` (it has read it).
@@ -91,34 +83,10 @@ fn show_interval_rates_a_replaced_file() {
     );
 }
 
-/// `top --batch --format json` on `root`, its first line read: the
-/// child and a reader of its further lines.
-fn top_started(root: &Path, n: &str) -> (std::process::Child, impl Iterator<Item = String>) {
-    let mut child = irqlab_cmd()
-        .args([
-            "top", "--batch", "--format", "json", "-i", "300ms", "-n", n, "--root",
-        ])
-        .arg(root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map(Result::unwrap);
-    let first = lines.next().expect("a first sample");
-    assert!(first.starts_with('{'), "{first}");
-    (child, std::iter::once(first).chain(lines))
-}
-
-fn irqlab_cmd() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-}
-
 #[test]
 fn top_batch_rates_a_replaced_file() {
     let d = tree();
-    let (mut child, lines) = top_started(d.path(), "4");
+    let (mut child, lines) = top_batch_started(d.path(), 4);
     replace(&d.path().join("proc/interrupts"), &interrupts(1_000_100));
     let docs: Vec<serde_json::Value> = lines.map(|l| serde_json::from_str(&l).unwrap()).collect();
     assert!(child.wait().unwrap().success());
@@ -130,7 +98,7 @@ fn top_batch_rates_a_replaced_file() {
 #[test]
 fn top_batch_fails_naming_a_removed_file() {
     let d = tree();
-    let (mut child, lines) = top_started(d.path(), "20");
+    let (mut child, lines) = top_batch_started(d.path(), 20);
     let ints = d.path().join("proc/interrupts");
     std::fs::remove_file(&ints).unwrap();
     let docs: Vec<serde_json::Value> = lines.map(|l| serde_json::from_str(&l).unwrap()).collect();

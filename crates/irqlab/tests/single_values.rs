@@ -10,8 +10,6 @@
 mod common;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -32,13 +30,6 @@ fn tree(label: &str, value: u64) -> tempfile::TempDir {
         ("proc/interrupts", interrupts(label, value)),
         ("proc/softirqs", SOFTIRQS.to_string()),
     ])
-}
-
-/// Put `text` at `path` as a new file (another inode), as `sed -i` does.
-fn replace(path: &Path, text: &str) {
-    let new = path.with_extension("new");
-    std::fs::write(&new, text).unwrap();
-    std::fs::rename(&new, path).unwrap();
 }
 
 /// The row labelled `label` of a `top --batch` JSON line.
@@ -68,24 +59,9 @@ fn counted(docs: &[Value], label: &str) -> (f64, Vec<String>) {
 /// goes from `from` to `to` after the first line.
 fn live(label: &str, from: u64, to: u64) -> (f64, Vec<String>) {
     let d = tree(label, from);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args([
-            "top", "--batch", "--format", "json", "-i", "300ms", "-n", "3", "--root",
-        ])
-        .arg(d.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map(Result::unwrap);
-    let first = lines.next().expect("a first sample");
-    replace(&d.path().join("proc/interrupts"), &interrupts(label, to));
-    let docs: Vec<Value> = std::iter::once(first)
-        .chain(lines)
-        .map(|l| serde_json::from_str(&l).unwrap())
-        .collect();
+    let (mut child, lines) = common::top_batch_started(d.path(), 3);
+    common::replace(&d.path().join("proc/interrupts"), &interrupts(label, to));
+    let docs: Vec<Value> = lines.map(|l| serde_json::from_str(&l).unwrap()).collect();
     assert!(child.wait().unwrap().success());
     assert_eq!(docs.len(), 3);
     counted(&docs, label)
@@ -106,7 +82,7 @@ fn replayed(label: &str, from: u64, to: u64) -> (f64, Vec<String>) {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(120));
-    replace(&d.path().join("proc/interrupts"), &interrupts(label, to));
+    common::replace(&d.path().join("proc/interrupts"), &interrupts(label, to));
     assert!(child.wait().unwrap().success(), "record failed");
     let o = common::irqlab()
         .arg("replay")

@@ -46,8 +46,8 @@ pub fn signed(x: f64) -> String {
 
 /// A signed percent with two decimals, or two significant digits when
 /// below 0.01 % (a change that is not 0 never reads `+0.00%`), or four
-/// in scientific notation from [`HUGE_PCT`] on (a table column stays
-/// narrow: `+1.000e302%`, not 303 digits).
+/// in scientific notation from `HUGE_PCT` (1e11 %) on (a table column
+/// stays narrow: `+1.000e302%`, not 303 digits).
 pub fn pct(x: f64) -> String {
     let small = x.abs();
     if small > 0.0 && small < 1e-10 {
@@ -68,7 +68,7 @@ pub fn pct(x: f64) -> String {
 
 /// From this many percent on, [`pct`] writes a change in scientific
 /// notation (a billion-fold change and beyond).
-pub const HUGE_PCT: f64 = 1e11;
+const HUGE_PCT: f64 = 1e11;
 
 /// A p-value: 4 decimals, scientific below 1e-4, `< 1e-300` when it
 /// underflows (a printed p is never 0).
@@ -217,7 +217,7 @@ fn unrepresentable_note(t: &Tests) -> String {
             "the interval of the Hodges–Lehmann shift does not fit in a 64-bit float \
              (the shift itself does and is shown)"
         }
-        _ => "the change does not fit in a 64-bit float",
+        _ => "the Hodges–Lehmann shift does not fit in a 64-bit float",
     };
     format!("{what} (values of opposite signs near ±1.8e308); no verdict is given")
 }

@@ -14,39 +14,44 @@ use std::collections::BTreeSet;
 pub struct ListedCpus {
     /// The online CPUs ([`cpus_of`]).
     pub online: BTreeSet<u32>,
-    /// CPUs only `/proc/softirqs` lists (it lists every possible CPU: an
+    /// The CPUs `/proc/softirqs` lists, as read: every possible CPU (an
     /// offline one keeps its column there, and its softirqs are shown).
-    pub softirqs_only: BTreeSet<u32>,
-    /// Whether `/proc/interrupts` was read: it lacks `softirqs_only`.
+    pub softirqs: BTreeSet<u32>,
+    /// Whether `/proc/interrupts` was read: it lacks offline CPUs.
     pub interrupts_read: bool,
-    /// Whether `/proc/stat` was read: it lacks `softirqs_only`.
+    /// Whether `/proc/stat` was read: it lacks offline CPUs.
     pub stat_read: bool,
 }
 
 impl ListedCpus {
     /// CPUs some sampled file lists.
     pub fn contains(&self, cpu: u32) -> bool {
-        self.online.contains(&cpu) || self.softirqs_only.contains(&cpu)
+        self.online.contains(&cpu) || self.softirqs_only(cpu)
+    }
+
+    /// Whether only `/proc/softirqs` lists `cpu` (an offline CPU): it is
+    /// not online, and `/proc/interrupts` or `/proc/stat` was read (with
+    /// neither, the online CPUs are `/proc/softirqs`' own).
+    pub fn softirqs_only(&self, cpu: u32) -> bool {
+        (self.interrupts_read || self.stat_read)
+            && self.softirqs.contains(&cpu)
+            && !self.online.contains(&cpu)
     }
 
     /// Every CPU some sampled file lists, ascending.
     pub fn all(&self) -> BTreeSet<u32> {
-        self.online.union(&self.softirqs_only).copied().collect()
+        let only = self.softirqs.iter().filter(|&&c| self.softirqs_only(c));
+        self.online.iter().chain(only).copied().collect()
     }
 
-    /// The CPUs of `/proc/softirqs` (`softirqs`) that neither
-    /// `/proc/interrupts` nor `/proc/stat` (those read) lists.
+    /// Add the CPUs `/proc/softirqs` lists (`softirqs`).
     pub fn add_softirqs(&mut self, softirqs: &[u32]) {
-        if !self.interrupts_read && !self.stat_read {
-            return;
-        }
-        let only = softirqs.iter().filter(|c| !self.online.contains(c));
-        self.softirqs_only.extend(only.copied());
+        self.softirqs.extend(softirqs.iter().copied());
     }
 }
 
-/// The CPUs `snap`'s files list, into `into` ([`cpus_of`] and the CPUs
-/// only `/proc/softirqs` lists).
+/// The CPUs `snap`'s files list, into `into` ([`cpus_of`], which files
+/// were read, and the CPUs `/proc/softirqs` lists).
 pub fn listed_of(snap: &Snapshot, into: &mut ListedCpus) {
     cpus_of(snap, &mut into.online);
     into.interrupts_read |= snap.interrupts.is_some();
@@ -54,8 +59,6 @@ pub fn listed_of(snap: &Snapshot, into: &mut ListedCpus) {
     if let Some(s) = &snap.softirqs {
         into.add_softirqs(&s.cpus);
     }
-    let online = &into.online;
-    into.softirqs_only.retain(|c| !online.contains(c));
 }
 
 /// Warnings for filters that select nothing or less than asked: `--cpus`
@@ -102,7 +105,7 @@ pub fn softirqs_only_warning(list: &CpuList, shown: &[u32], listed: &ListedCpus)
     let only: Vec<u32> = shown
         .iter()
         .copied()
-        .filter(|c| listed.softirqs_only.contains(c))
+        .filter(|&c| listed.softirqs_only(c))
         .collect();
     let (cpu, have, its) = match only.len() {
         0 => return None,
@@ -236,6 +239,24 @@ pub fn snapshot_disagreement(root: &std::path::Path, snap: &Snapshot) -> Option<
     )
 }
 
+/// Snapshots for tests (here, in record's and in replay's).
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use irqlab_core::{Interrupts, Snapshot, Softirqs};
+
+    /// CPUs 0-2 online and CPU 3 offline: `/proc/interrupts` lists three
+    /// CPUs, `/proc/softirqs` four; no `/proc/stat`.
+    pub(crate) fn cpu3_offline() -> Snapshot {
+        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
+        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
+        Snapshot {
+            interrupts: Some(Interrupts::parse(irqs.as_bytes()).unwrap()),
+            softirqs: Some(Softirqs::parse(soft.as_bytes()).unwrap()),
+            ..Snapshot::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,22 +361,23 @@ mod tests {
         // only /proc/softirqs read: every CPU it lists is online
         let mut soft = ListedCpus::default();
         soft.add_softirqs(&[0, 1, 2, 3]);
-        assert!(soft.softirqs_only.is_empty());
+        assert!(!(0..4).any(|c| soft.softirqs_only(c)));
+        // the online CPUs known after /proc/softirqs: the same CPU 3
+        soft.online = [0, 1, 2].into();
+        soft.interrupts_read = true;
+        assert_eq!(soft.all(), [0, 1, 2, 3].into());
+        assert!(soft.softirqs_only(3) && !soft.softirqs_only(2));
     }
 
     #[test]
     fn a_snapshot_lists_the_cpus_only_softirqs_has() {
-        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
-        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
-        let snap = Snapshot {
-            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
-            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
-            ..Snapshot::default()
-        };
+        let snap = fixtures::cpu3_offline();
         let mut listed = ListedCpus::default();
         listed_of(&snap, &mut listed);
         assert_eq!(listed.online, [0, 1, 2].into());
-        assert_eq!(listed.softirqs_only, [3].into());
+        let only: Vec<u32> = (0..5).filter(|&c| listed.softirqs_only(c)).collect();
+        assert_eq!(only, [3]);
+        assert_eq!(listed.all(), [0, 1, 2, 3].into());
         assert!(listed.interrupts_read && !listed.stat_read);
         let w = snapshot_warnings(Some("3"), None, &snap, &crate::filter::Filter::default());
         assert_eq!(

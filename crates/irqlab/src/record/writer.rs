@@ -574,14 +574,12 @@ fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSele
     if cpus.iter().any(|c| listed.online.contains(c)) {
         return None;
     }
-    let offline = cpus.iter().filter(|c| listed.softirqs_only.contains(c));
+    let offline = cpus.iter().copied().filter(|&c| listed.softirqs_only(c));
     Some(NoCpuSelected {
         list: irqlab_core::CpuList::from_cpus(cpus.iter().copied()).to_string(),
         present: irqlab_core::CpuList::from_cpus(listed.online.iter().copied()).to_string(),
-        offline: match offline.clone().next() {
-            Some(_) => irqlab_core::CpuList::from_cpus(offline.copied()).to_string(),
-            None => String::new(),
-        },
+        // an empty list is written as an empty string
+        offline: irqlab_core::CpuList::from_cpus(offline).to_string(),
     })
 }
 
@@ -836,13 +834,7 @@ mod tests {
     /// refused saying so, not as a CPU the machine does not have.
     #[test]
     fn cpus_of_an_offline_cpu_only_are_refused_naming_it_offline() {
-        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
-        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
-        let snap = irqlab_core::Snapshot {
-            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
-            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
-            ..irqlab_core::Snapshot::default()
-        };
+        let snap = crate::filter::warnings::fixtures::cpu3_offline();
         let f = Filter::from_flags(None, Some("3,9")).unwrap();
         let e = no_cpu_selected(&f, &snap).unwrap();
         assert_eq!(

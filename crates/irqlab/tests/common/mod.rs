@@ -1,6 +1,7 @@
 //! Shared helpers of the CLI integration tests: the binary, fake trees
 //! (from `irqlab_core::synth` in-process, from `tests/fixtures/`, or from
-//! a list of files), reading files back, and whether a live test may
+//! a list of files), reading files back, a file replaced as `sed -i`
+//! does, a `top --batch` started on a tree, and whether a live test may
 //! take the host's run lock (`host_lock_held`: another irqlab run holds
 //! it; a visible skip, or a failure under CI).
 //!
@@ -151,6 +152,40 @@ pub fn wait_until(limit: std::time::Duration, mut f: impl FnMut() -> bool) -> bo
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     false
+}
+
+/// Put `text` at `path` as a new file (another inode), as `sed -i` does.
+pub fn replace(path: &Path, text: &str) {
+    let new = path.with_extension("new");
+    std::fs::write(&new, text).unwrap();
+    std::fs::rename(&new, path).unwrap();
+}
+
+/// `top --batch --format json -i 300ms -n N` on `root` (stdout and
+/// stderr piped), once its first line is read: the child and its lines,
+/// that first one included. Change the tree's files after this returns
+/// and the next lines rate the change.
+pub fn top_batch_started(
+    root: &Path,
+    n: u32,
+) -> (std::process::Child, impl Iterator<Item = String>) {
+    use std::io::BufRead as _;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["top", "--batch", "--format", "json", "-i", "300ms", "-n"])
+        .arg(n.to_string())
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap);
+    let first = lines.next().expect("a first sample");
+    assert!(first.starts_with('{'), "{first}");
+    (child, std::iter::once(first).chain(lines))
 }
 
 /// The JSON document a successful run printed (the stderr in the panic

@@ -89,6 +89,7 @@ pub fn warnings(flags: &FilterArgs, snap: &Snapshot, rows: &Filter) -> Vec<Strin
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::filter::warnings::fixtures::cpu3_offline;
     use crate::record::playback::fixtures::{shape, step};
     use crate::record::schema::Shape;
 
@@ -108,13 +109,7 @@ mod tests {
     #[test]
     fn cpus_of_an_offline_cpu_the_recording_holds_softirqs_of_are_said_so() {
         // CPU 3 was offline: only /proc/softirqs lists it
-        let irqs = "           CPU0       CPU1       CPU2\n  1:          1          2          3  IO-APIC   1-edge      i8042\n";
-        let soft = "                    CPU0       CPU1       CPU2       CPU3\n          HI:          1          0          0          4\n";
-        let snap = Snapshot {
-            interrupts: Some(irqlab_core::Interrupts::parse(irqs.as_bytes()).unwrap()),
-            softirqs: Some(irqlab_core::Softirqs::parse(soft.as_bytes()).unwrap()),
-            ..Snapshot::default()
-        };
+        let snap = cpu3_offline();
         let flags = |cpus: &str| FilterArgs {
             irq: None,
             exclude: None,
