@@ -361,7 +361,7 @@ fn snapshot_into<S: CountSink>(
         stat_read: snap.stat.is_some(),
         ..ListedCpus::default()
     };
-    // only `--cpus`' warnings need them (1152 look-ups spared otherwise)
+    // only `--cpus`' warnings need them
     if let (Some(_), Some(s)) = (&filter.cpus, &snap.softirqs) {
         listed.add_softirqs(&s.cpus);
     }

@@ -144,7 +144,6 @@ pub fn snapshot_warnings(
     filter_warnings(cpus, &listed, irq, rows)
 }
 
-/// CPU ids listed by any file of `snap`.
 /// The online CPUs the snapshot's files list: `/proc/interrupts` and
 /// `/proc/stat` list online CPUs; `/proc/softirqs` lists every possible
 /// CPU (an offline one keeps its frozen counts), so it counts only when

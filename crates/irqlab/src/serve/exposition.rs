@@ -692,11 +692,11 @@ impl Renderer {
                 ),
                 (Naming::Irqlab, "irq") => (
                     "irqlab_cpu_irq_seconds_total",
-                    "CPU time in hard interrupt context per CPU (/proc/stat).",
+                    "CPU time in hard interrupt context (/proc/stat): per CPU, or one cpu=all series under --per-cpu sum and top=K.",
                 ),
                 (Naming::Irqlab, _) => (
                     "irqlab_cpu_softirq_seconds_total",
-                    "CPU time in softirq context per CPU (/proc/stat).",
+                    "CPU time in softirq context (/proc/stat): per CPU, or one cpu=all series under --per-cpu sum and top=K.",
                 ),
             };
             // node_cpu_seconds_total is one family: its header comes once.
