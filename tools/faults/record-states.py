@@ -21,10 +21,15 @@ that sample and says on stderr how many lines differ and how the first
 does (`sample 3: mono_ns 5 in the journal, 9 in the segment`), exit
 status 0. The first unheld line's missing cells are taken from the state
 of the segment before it (docs/recording-schema.md, "Journal lines")
-unless the line starts a `record` run (`run` in its shape): a run's
-first line holds every cell of that run and nothing carries over from
-the run before. Prints one JSON object: {"SEQ": {"source|key|cpu":
-value}} — what a correct `irqlab recover` must turn the directory into.
+only when that line is the sample right after the segment's last one,
+as recover takes them (record/layout.rs, recover_journal): after
+missing samples (the line at last + 2 or later) a cell the line does not
+list may have changed unseen, so that sample holds only the cells the
+line lists. Nor when the line starts a `record` run (`run` in its
+shape): a run's first line holds every cell of that run and nothing
+carries over from the run before. Prints one JSON object:
+{"SEQ": {"source|key|cpu": value}} — what a correct `irqlab recover`
+must turn the directory into.
 """
 
 import json
@@ -133,8 +138,11 @@ def add_journal(journal, states, monos):
     lines = [l for l in read if l[0] not in states]
     if not lines:
         return
-    before = [s for s in states if s < lines[0][0]]
-    state = dict(states[max(before)]) if before else {}
+    first = lines[0][0]
+    last = max((s for s in states if s < first), default=None)
+    # recover's rule: the segment's last state only when no sample is
+    # missing between it and the journal's first line
+    state = dict(states[last]) if last is not None and last + 1 == first else {}
     for seq, _, cells, starts_run in lines:
         if starts_run:
             state = {}

@@ -24,7 +24,10 @@
 #             other clocks, with another value or as the segment has it:
 #             the segment's values kept, the next sample recovered, the
 #             journal kept aside when the line differs, and record-states.py
-#             naming the differing line as recover does
+#             naming the differing line as recover does. And a journal
+#             whose first line is two samples after the last segment's
+#             last: that sample holds only the counters its line lists
+#             (nothing taken from the segment), as record-states.py expects
 #   segment   a truncated, a garbage, a FIFO and a symlink-loop segment, a
 #             copy under a wider name, a crash between a merged file and
 #             the one it replaces: replay keeps the rest, recover removes
@@ -272,6 +275,7 @@ done
 # L+1; a line that differs keeps the journal aside. record-states.py must
 # say which line differs as recover does, and expect what recover makes.
 held_journal() { # CASE BOOT: write BOOT/journal.jsonl, print L
+    # after-gap: the lines are L+2 (one counter changed) and L+3
     python3 - "$@" "$here/../read-recording.py" <<'PY'
 import json, subprocess, sys
 case, boot, reader = sys.argv[1:]
@@ -282,14 +286,18 @@ k = next(k for k in sorted(values) if k.startswith("interrupts|") and not k.ends
 source, rest = k.split("|", 1)
 key, cpu = rest.rsplit("|", 1)
 cell = {"source": source, "key": key, "cpu": int(cpu), "value": values[k]}
+first = seq + 2 if case == "after-gap" else seq
+step = (first - seq) * 50_000_000
 if case == "held-other-clocks":
     mono += 1
 elif case == "held-other-value":
     cell["value"] += 1
+elif case == "after-gap":
+    cell["value"] += 7
 line = lambda s, w, m, cells: json.dumps({"schema": 3, "seq": s, "wall_ns": w, "mono_ns": m, "cells": cells})
 with open(f"{boot}/journal.jsonl", "w") as f:
-    f.write(line(seq, wall, mono, [cell]) + "\n")
-    f.write(line(seq + 1, wall + 50_000_000, mono + 50_000_000, []) + "\n")
+    f.write(line(first, wall + step, mono + step, [cell]) + "\n")
+    f.write(line(first + 1, wall + step + 50_000_000, mono + step + 50_000_000, []) + "\n")
 print(seq)
 PY
 }
@@ -335,6 +343,42 @@ for c in held-other-clocks held-other-value held-same; do
     fi
     rm -rf "$out"
 done
+
+# A journal whose first line is L+2: sample L+1 is missing (no line of
+# it at all, not even an unreadable one). A counter the line does not
+# list may have changed at L+1, so recover takes nothing from the segment
+# before: L+2 holds only the line's one counter (replay takes the others
+# as unknown until listed again), and record-states.py must expect that.
+
+# samples, and counters at sample $2, of the states file $1
+shape() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d), len(d.get(sys.argv[2], {})))' "$1" "$2"; }
+try journal
+c=after-gap
+out=$work/h-$c
+cp -r "$sbase" "$out"
+boot=$(boot_of "$out")
+if ! L=$(held_journal "$c" "$boot"); then
+    bad journal "$c: cannot write the journal"
+else
+    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
+    rs=$?
+    recover "$out" "$work/rec.err"
+    rc=$?
+    states "$boot" >"$work/got.json"
+    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    if [ $rs != 0 ] || [ $rc != 0 ] || [ -s "$work/exp.err" ]; then
+        bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
+    elif ! cmp -s "$work/exp.json" "$work/got.json"; then
+        bad journal "$c: recovered counters differ from the expected ones (samples, counters at $((L + 2))): expected $(shape "$work/exp.json" $((L + 2))), recovered $(shape "$work/got.json" $((L + 2)))"
+    elif [ "$(shape "$work/got.json" $((L + 2)))" != "$((n + 2)) 1" ]; then
+        bad journal "$c: want $((n + 2)) samples, 1 counter at $((L + 2)); recovered $(shape "$work/got.json" $((L + 2))): $(cat "$work/rec.err")"
+    elif [ -e "$boot/journal.jsonl" ] || [ -n "$kept" ]; then
+        bad journal "$c: the journal was not removed: $(cat "$work/rec.err")"
+    else
+        ok journal
+    fi
+fi
+rm -rf "$out"
 
 # ---- special ----------------------------------------------------------
 maxrss=0

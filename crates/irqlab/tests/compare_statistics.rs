@@ -124,9 +124,16 @@ fn pairs_of(doc: &serde_json::Value) -> Vec<f64> {
         .collect()
 }
 
-/// `text` with its word-wrapped continuation lines joined.
+/// `text` with its word-wrapped continuation lines joined, each by one
+/// space. The text format indents a continuation 4 columns past the line
+/// it wraps (`wrap` in src/compare/format.rs): 4 spaces under a line at
+/// the margin, 6 under an item of a list (`  name (variant): …` under
+/// "No verdict possible:", `  note: …` under a metric), 8 under a line
+/// indented 4; the widest indent is joined first.
 fn unwrapped(text: &str) -> String {
-    text.replace("\n        ", " ").replace("\n    ", " ")
+    text.replace("\n        ", " ")
+        .replace("\n      ", " ")
+        .replace("\n    ", " ")
 }
 
 #[test]
@@ -372,12 +379,10 @@ fn an_hl_shift_beyond_the_float_range_is_named_in_the_note() {
     let note = "the Hodges–Lehmann shift does not fit in a 64-bit float (values of \
                 opposite signs near ±1.8e308); no verdict is given";
     assert_eq!(c["notes"], serde_json::json!([note]), "{c}");
-    // the text format's lines rewrapped as one run of words
-    let out = ok(
+    let text = unwrapped(&ok(
         d,
         &["x.txt", "y.txt", "--format", "text", "--resamples", "500"],
-    );
-    let text = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    ));
     assert!(
         text.contains(&format!(
             "value (y): overflow [+1.00000e306, overflow] ~, {note}"
