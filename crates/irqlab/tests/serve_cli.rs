@@ -436,15 +436,6 @@ fn per_cpu_sum_never_decreases_nor_absorbs_impossible_values() {
         )
         .unwrap()
     };
-    let samples =
-        |s: &serve_support::Server| value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
-    let settle = |s: &serve_support::Server| {
-        let n = samples(s);
-        let t = std::time::Instant::now();
-        while samples(s) < n + 3.0 && t.elapsed().as_secs() < 30 {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    };
     settle(&s);
     let start = loc(&s);
     assert_eq!(start, 105.0);
@@ -499,15 +490,6 @@ fn per_cpu_sum_keeps_a_single_value_row_monotonic_across_its_wrap() {
             "irqlab_interrupts_total{cpu=\"all\",irq=\"ERR\"",
         )
         .unwrap()
-    };
-    let samples =
-        |s: &serve_support::Server| value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
-    let settle = |s: &serve_support::Server| {
-        let n = samples(s);
-        let t = std::time::Instant::now();
-        while samples(s) < n + 3.0 && t.elapsed().as_secs() < 30 {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
     };
     settle(&s);
     assert_eq!(err(&s), (max - 5) as f64);
@@ -744,5 +726,16 @@ fn bounded_serve_arguments_are_spelled_only_in_common() {
             "{} spells serve's arguments: use common::serve_args",
             f.display()
         );
+    }
+}
+
+/// Wait (bounded, 30 s) until `s` has taken three more samples, so that
+/// a file changed before the call is in its latest sample.
+fn settle(s: &serve_support::Server) {
+    let samples = || value(&scrape(s.addr), "irqlab_samples_total ").unwrap();
+    let n = samples();
+    let t = std::time::Instant::now();
+    while samples() < n + 3.0 && t.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
