@@ -692,11 +692,11 @@ impl Renderer {
                 ),
                 (Naming::Irqlab, "irq") => (
                     "irqlab_cpu_irq_seconds_total",
-                    "CPU time in hard interrupt context (/proc/stat): per CPU, or one cpu=all series under --per-cpu sum and top=K.",
+                    cpu_time_help(true, self.opts.per_cpu),
                 ),
                 (Naming::Irqlab, _) => (
                     "irqlab_cpu_softirq_seconds_total",
-                    "CPU time in softirq context (/proc/stat): per CPU, or one cpu=all series under --per-cpu sum and top=K.",
+                    cpu_time_help(false, self.opts.per_cpu),
                 ),
             };
             // node_cpu_seconds_total is one family: its header comes once.
@@ -855,7 +855,7 @@ impl Renderer {
 
     fn threads(&mut self, threads: &[ThreadCpu], out: &mut Vec<u8>) {
         let name = "irqlab_ksoftirqd_cpu_seconds_total";
-        header(out, name, "CPU time of the ksoftirqd/N threads.", "counter");
+        header(out, name, ksoftirqd_help(self.opts.per_cpu), "counter");
         if self.ksoftirqd_columns(threads) {
             let (cpus, ns) = (&self.ksoftirqd_cpus, &self.ksoftirqd_ns);
             let mut fam = Family {
@@ -1016,6 +1016,42 @@ fn softirqs_help(per_cpu: PerCpu) -> &'static str {
         PerCpu::Top(_) => {
             "Softirqs raised per vector: raw /proc/softirqs counters of each vector's top K CPUs; \
              cpu other, a monotonic sum of the other CPUs' increments."
+        }
+    }
+}
+
+/// The HELP of the `/proc/stat` CPU-time families (hard-IRQ when `irq`,
+/// else softirq) under `per_cpu`, as [`interrupts_help`].
+fn cpu_time_help(irq: bool, per_cpu: PerCpu) -> &'static str {
+    match (irq, per_cpu) {
+        (true, PerCpu::All) => {
+            "CPU time in hard interrupt context per CPU (raw /proc/stat; cpu empty: all CPUs)."
+        }
+        (true, _) => {
+            "CPU time in hard interrupt context, cpu all (raw /proc/stat total; with --cpus, \
+             a monotonic sum of the selected CPUs' increments)."
+        }
+        (false, PerCpu::All) => {
+            "CPU time in softirq context per CPU (raw /proc/stat; cpu empty: all CPUs)."
+        }
+        (false, _) => {
+            "CPU time in softirq context, cpu all (raw /proc/stat total; with --cpus, \
+             a monotonic sum of the selected CPUs' increments)."
+        }
+    }
+}
+
+/// The HELP of `irqlab_ksoftirqd_cpu_seconds_total` under `per_cpu`, as
+/// [`interrupts_help`].
+fn ksoftirqd_help(per_cpu: PerCpu) -> &'static str {
+    match per_cpu {
+        PerCpu::All => "CPU time of the ksoftirqd/N threads, per CPU N (each thread's own total).",
+        PerCpu::Sum => {
+            "CPU time of the ksoftirqd/N threads, cpu all: a monotonic sum of their increments."
+        }
+        PerCpu::Top(_) => {
+            "CPU time of the ksoftirqd/N threads: the top K CPUs' threads' own totals; \
+             cpu other, a monotonic sum of the other threads' increments."
         }
     }
 }

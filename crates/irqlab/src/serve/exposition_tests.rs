@@ -659,3 +659,42 @@ fn help_says_which_values_are_raw() {
         }
     }
 }
+
+#[test]
+fn cpu_time_and_ksoftirqd_help_say_what_each_mode_exports() {
+    let help = |per_cpu, name: &str| {
+        let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
+        let b = body(&mut r, &sample(TWO));
+        let prefix = format!("# HELP {name} ");
+        b.lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .unwrap_or_else(|| panic!("no HELP of {name} in {b}"))
+    };
+    for name in [
+        "irqlab_cpu_irq_seconds_total",
+        "irqlab_cpu_softirq_seconds_total",
+    ] {
+        let all = help(PerCpu::All, name);
+        assert!(all.contains("per CPU (raw /proc/stat"), "{all}");
+        for per_cpu in [PerCpu::Sum, PerCpu::Top(2)] {
+            let one = help(per_cpu, name);
+            assert!(one.contains(", cpu all (raw /proc/stat total"), "{one}");
+            assert!(!one.contains("per CPU"), "{one}");
+        }
+    }
+    let name = "irqlab_ksoftirqd_cpu_seconds_total";
+    assert!(help(PerCpu::All, name).contains("per CPU N"));
+    assert!(help(PerCpu::Sum, name).contains("cpu all: a monotonic sum"));
+    let top = help(PerCpu::Top(2), name);
+    assert!(top.contains("top K") && top.contains("cpu other"), "{top}");
+    for per_cpu in [PerCpu::All, PerCpu::Sum, PerCpu::Top(2)] {
+        for name in [
+            "irqlab_cpu_irq_seconds_total",
+            "irqlab_cpu_softirq_seconds_total",
+            "irqlab_ksoftirqd_cpu_seconds_total",
+        ] {
+            let h = help(per_cpu, name);
+            assert!(!h.contains(['"', '\\', '\n']), "{h}");
+        }
+    }
+}
