@@ -1117,6 +1117,41 @@ fn a_counter_after_an_unreadable_journal_line_is_a_missing_samples_gap_until_lis
     assert!(loc[8..].iter().all(zero), "{loc:?}");
 }
 
+/// A journal whose first line is not the sample after the last segment's
+/// (sample L+1 absent, no unreadable line): `recover` says which sample
+/// is missing, that the journal's first sample takes no counter from the
+/// segment and that the counters its line does not list are unknown
+/// until listed again, and still recovers every line and removes the
+/// journal.
+#[test]
+fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(d.path());
+    let seq = |l: &str| {
+        serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+            .as_u64()
+            .unwrap()
+    };
+    std::fs::write(&journal, good[..10].join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let (missing, first) = (seq(&good[10]), seq(&good[11]));
+    std::fs::write(&journal, good[11..].join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("recovered 13 sample(s)"), "{err}");
+    let said = format!("{}: sample(s) {missing} are missing: ", journal.display());
+    assert!(err.contains(&said), "{err}");
+    assert!(
+        err.contains(&format!(
+            "is unknown from sample {first} until a later line lists it"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("takes no counter from"), "{err}");
+    assert!(!journal.exists(), "{err}");
+}
+
 /// Journal line `line` with one more cell of `source` and `value`.
 fn with_cell(line: &str, source: &str, value: i64) -> String {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -655,13 +655,18 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
         let starts_run = lines
             .first()
             .is_some_and(|l| l.shape.as_ref().is_some_and(|s| s.run.is_some()));
+        // samples missing between the segment and the journal (its
+        // first line lost: a run's first sample, or the changes since
+        // the segment): the segment's values are not the journal's
+        let gap = match before {
+            Some((last, p)) if !starts_run && last.checked_add(1) != Some(first) => {
+                Some(missing_before(&path, p, last, first))
+            }
+            _ => None,
+        };
         let base = match before {
-            _ if starts_run => Vec::new(),
+            _ if starts_run || gap.is_some() => Vec::new(),
             None => Vec::new(),
-            // samples missing between the segment and the journal (its
-            // first line lost: a run's first sample, or the changes since
-            // the segment): the segment's values are not the journal's
-            Some((last, _)) if last.checked_add(1) != Some(first) => Vec::new(),
             Some((_, p)) => last_state(p).unwrap_or_else(|e| {
                 msg.push(format!(
                     "{e:#}: the recovered segment's first sample holds only the counters the journal has"
@@ -673,6 +678,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             msg.push(no_layout(&path, dir, &lines));
             bail!("{}", msg.join("\n"));
         }
+        msg.extend(gap);
         if !problems.bad.is_empty() {
             msg.push(format!(
                 "{}: the recovered segment lacks the skipped lines' samples: replay shows a counter not recorded again right after them as a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
@@ -745,6 +751,21 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
         message: (!msg.is_empty()).then(|| msg.join("\n")),
         nothing_recovered,
     })
+}
+
+/// What [`recover_journal`] says when the first sample it recovers from
+/// the journal at `path` (`first`) does not follow the last sample
+/// (`last`) of the segment `seg` before it: the samples missing between
+/// them, and that a counter the journal's line of `first` does not list
+/// is unknown from `first` until a later line lists it (the recovered
+/// segment takes nothing from `seg`).
+fn missing_before(path: &Path, seg: &Path, last: u64, first: u64) -> String {
+    format!(
+        "{}: sample(s) {} are missing: the journal's first sample to recover is {first}, {} ends at sample {last}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap)",
+        path.display(),
+        span(last.saturating_add(1), first.saturating_sub(1)),
+        seg.display()
+    )
 }
 
 /// Compare the journal lines `dup` (of the journal at `path`) with the
