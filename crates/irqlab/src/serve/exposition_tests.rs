@@ -630,19 +630,21 @@ fn an_irregular_row_is_a_monotonic_sum_of_its_columns() {
     assert_eq!(raw, [MAX32 + 16, 25, 27].map(Some), "all: the raw total");
 }
 
+/// The HELP text of family `name` in a body served under `per_cpu`.
+fn help(per_cpu: PerCpu, name: &str) -> String {
+    let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
+    let b = body(&mut r, &sample(TWO));
+    let prefix = format!("# HELP {name} ");
+    b.lines()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+        .unwrap_or_else(|| panic!("no HELP of {name} in {b}"))
+}
+
 /// The HELP of the interrupt and softirq families says which values are
 /// raw counters: all of them under `all`, none but a shown CPU's under
 /// `sum` and `top=K`.
 #[test]
 fn help_says_which_values_are_raw() {
-    let help = |per_cpu, name: &str| {
-        let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
-        let b = body(&mut r, &sample(TWO));
-        let prefix = format!("# HELP {name} ");
-        b.lines()
-            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-            .unwrap()
-    };
     for name in ["irqlab_interrupts_total", "irqlab_softirqs_total"] {
         let all = help(PerCpu::All, name);
         assert!(all.contains("(raw /proc/"), "{all}");
@@ -662,14 +664,6 @@ fn help_says_which_values_are_raw() {
 
 #[test]
 fn cpu_time_and_ksoftirqd_help_say_what_each_mode_exports() {
-    let help = |per_cpu, name: &str| {
-        let mut r = Renderer::new(opts(per_cpu, Naming::Irqlab));
-        let b = body(&mut r, &sample(TWO));
-        let prefix = format!("# HELP {name} ");
-        b.lines()
-            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-            .unwrap_or_else(|| panic!("no HELP of {name} in {b}"))
-    };
     for name in [
         "irqlab_cpu_irq_seconds_total",
         "irqlab_cpu_softirq_seconds_total",
