@@ -1270,6 +1270,12 @@ fn with_picked<R>(
     f(&cpus, &counts)
 }
 
+/// A row's sums key (its labels) as text: the labels were built from
+/// `&str`s, so they are always UTF-8.
+fn key_str(key: &[u8]) -> &str {
+    std::str::from_utf8(key).unwrap_or_default()
+}
+
 /// Advance the monotonic sums of one per-CPU row (`key`: its labels)
 /// under `--per-cpu sum` or `top=K` by this sample's counts.
 fn accumulate_row(sums: &mut Sums, opts: &Options, key: &[u8], cpus: &[u32], counts: &[u64]) {
@@ -1287,8 +1293,7 @@ fn accumulate_row_as(
     cpus: &[u32],
     counts: &[u64],
 ) {
-    // the labels were built from `&str`s: always UTF-8
-    let key = std::str::from_utf8(key).unwrap_or_default();
+    let key = key_str(key);
     with_picked(opts, cpus, counts, |cpus, counts| {
         let shown = match opts.per_cpu {
             PerCpu::Top(k) => top_k(counts, k),
@@ -1305,8 +1310,7 @@ fn accumulate_row_as(
 /// `MIS`, arm64's `Err`; `key`: its labels) at the row's width. It is
 /// no CPU's: `--cpus` does not select it.
 fn accumulate_single(sums: &mut Sums, row: &IrqRow, key: &[u8]) {
-    // the labels were built from `&str`s: always UTF-8
-    let key = std::str::from_utf8(key).unwrap_or_default();
+    let key = key_str(key);
     sums.update_as(Kind::Single(row.width), key, &[0], &row.counts, &[]);
 }
 
@@ -1315,8 +1319,7 @@ fn accumulate_single(sums: &mut Sums, row: &IrqRow, key: &[u8]) {
 /// its labels) over its columns, by position (`columns`: scratch), as
 /// 32-bit per-CPU counters. `--cpus` does not select its columns.
 fn accumulate_irregular(sums: &mut Sums, columns: &mut Vec<u32>, row: &IrqRow, key: &[u8]) {
-    // the labels were built from `&str`s: always UTF-8
-    let key = std::str::from_utf8(key).unwrap_or_default();
+    let key = key_str(key);
     columns.clear();
     columns.extend((0..row.counts.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX)));
     sums.update(key, columns, &row.counts, &[]);
@@ -1330,8 +1333,7 @@ fn single_series_value(opts: &Options, sums: &Sums, row: &IrqRow, key: &[u8]) ->
     if opts.per_cpu == PerCpu::All {
         return row.total();
     }
-    // the labels were built from `&str`s: always UTF-8
-    let key = std::str::from_utf8(key).unwrap_or_default();
+    let key = key_str(key);
     sums.current(key)
         .map_or_else(|| row.total(), |(sum, _)| sum)
 }
@@ -1363,10 +1365,7 @@ fn per_cpu_with(fam: &mut Family, opts: &Options, sums: &Sums, row: PerCpuRow, u
         return;
     }
     let line = |fam: &mut Family, cpu: &str, v: u64| fam.line_cpu(cpu, key, value(v));
-    // the labels were built from `&str`s: always UTF-8
-    let (sum, other) = sums
-        .current(std::str::from_utf8(key).unwrap_or_default())
-        .unwrap_or_default();
+    let (sum, other) = sums.current(key_str(key)).unwrap_or_default();
     match opts.per_cpu {
         PerCpu::Sum => line(fam, "all", sum),
         PerCpu::Top(k) => {
