@@ -177,7 +177,8 @@ pub fn cpu_disagreement(
     let online = |i: &[u32]| -> bool { stat_ids().is_none_or(|ids| same_cpus(ids, i)) };
     let in_softirqs = |ids: &mut dyn Iterator<Item = u32>| -> bool {
         let Some(s) = softirqs else { return true };
-        // the header's ids ascend: a binary search, a scan only on a miss
+        // /proc/softirqs lists its ids ascending: a binary search finds
+        // each, and a scan on a miss covers a header in another order
         for c in ids {
             if s.binary_search(&c).is_err() && !s.contains(&c) {
                 return false;
