@@ -301,19 +301,36 @@ with open(f"{boot}/journal.jsonl", "w") as f:
 print(seq)
 PY
 }
-for c in held-other-clocks held-other-value held-same; do
+# Run CASE's journal (held_journal) beside a copy of sbase's segments:
+# record-states.py's expectation (exp.json, exp.err; exit in $rs),
+# recover (rec.err; exit in $rc), what it made (got.json), the journal
+# kept aside ($kept) and its sum before ($sum); then CHECK CASE judges.
+held_case() { # CASE CHECK
+    local c=$1 check=$2
     try journal
     out=$work/h-$c
     cp -r "$sbase" "$out"
     boot=$(boot_of "$out")
-    L=$(held_journal "$c" "$boot") || { bad journal "$c: cannot write the journal"; rm -rf "$out"; continue; }
-    sum=$(sha256sum <"$boot/journal.jsonl")
-    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
-    rs=$?
-    recover "$out" "$work/rec.err"
-    rc=$?
-    states "$boot" >"$work/got.json"
-    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    if L=$(held_journal "$c" "$boot"); then
+        sum=$(sha256sum <"$boot/journal.jsonl")
+        states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
+        rs=$?
+        recover "$out" "$work/rec.err"
+        rc=$?
+        states "$boot" >"$work/got.json"
+        kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+        "$check" "$c"
+    else
+        bad journal "$c: cannot write the journal"
+    fi
+    rm -rf "$out"
+}
+
+# A line of sample L: the segment's values kept, L+1 recovered; a line
+# that differs is named by record-states.py and recover alike, and the
+# journal is kept aside as it was.
+check_held() { # CASE
+    local c=$1 want
     case $c in
     held-other-clocks) want="sample $L: mono_ns" ;;
     held-other-value) want="sample $L: interrupts" ;;
@@ -341,7 +358,9 @@ for c in held-other-clocks held-other-value held-same; do
     else
         ok journal
     fi
-    rm -rf "$out"
+}
+for c in held-other-clocks held-other-value held-same; do
+    held_case "$c" check_held
 done
 
 # A journal whose first line is L+2: sample L+1 is missing (no line of
@@ -352,20 +371,8 @@ done
 
 # samples, and counters at sample $2, of the states file $1
 shape() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d), len(d.get(sys.argv[2], {})))' "$1" "$2"; }
-try journal
-c=after-gap
-out=$work/h-$c
-cp -r "$sbase" "$out"
-boot=$(boot_of "$out")
-if ! L=$(held_journal "$c" "$boot"); then
-    bad journal "$c: cannot write the journal"
-else
-    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
-    rs=$?
-    recover "$out" "$work/rec.err"
-    rc=$?
-    states "$boot" >"$work/got.json"
-    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+check_after_gap() { # CASE
+    local c=$1
     if [ $rs != 0 ] || [ $rc != 0 ] || [ -s "$work/exp.err" ]; then
         bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
     elif ! cmp -s "$work/exp.json" "$work/got.json"; then
@@ -377,8 +384,8 @@ else
     else
         ok journal
     fi
-fi
-rm -rf "$out"
+}
+held_case after-gap check_after_gap
 
 # ---- special ----------------------------------------------------------
 maxrss=0
