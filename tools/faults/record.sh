@@ -26,8 +26,10 @@
 #             journal kept aside when the line differs, and record-states.py
 #             naming the differing line as recover does. And a journal
 #             whose first line is two samples after the last segment's
-#             last: that sample holds only the counters its line lists
-#             (nothing taken from the segment), as record-states.py expects
+#             last, or falls in a hole of a segment (recover skipped its
+#             unreadable line before): that sample holds only the
+#             counters its line lists (nothing taken from a segment), as
+#             record-states.py expects
 #   segment   a truncated, a garbage, a FIFO and a symlink-loop segment, a
 #             copy under a wider name, a crash between a merged file and
 #             the one it replaces: replay keeps the rest, recover removes
@@ -275,8 +277,9 @@ done
 # L+1; a line that differs keeps the journal aside. record-states.py must
 # say which line differs as recover does, and expect what recover makes.
 held_journal() { # CASE BOOT: write BOOT/journal.jsonl, print L
-    # after-gap: the lines are L+2 (one counter changed) and L+3
-    python3 - "$@" "$here/../read-recording.py" <<'PY'
+    # after-gap: the lines are L+2 (one counter changed) and L+3; hole:
+    # L+1 (one counter changed), L+2 (it again) and L+3, then hole_segment
+    python3 - "$@" "$here/../read-recording.py" <<'PY' || return 1
 import json, subprocess, sys
 case, boot, reader = sys.argv[1:]
 out = subprocess.run([sys.executable, reader, boot], capture_output=True, text=True, check=True)
@@ -286,34 +289,55 @@ k = next(k for k in sorted(values) if k.startswith("interrupts|") and not k.ends
 source, rest = k.split("|", 1)
 key, cpu = rest.rsplit("|", 1)
 cell = {"source": source, "key": key, "cpu": int(cpu), "value": values[k]}
-first = seq + 2 if case == "after-gap" else seq
+first = {"after-gap": seq + 2, "hole": seq + 1}.get(case, seq)
 step = (first - seq) * 50_000_000
 if case == "held-other-clocks":
     mono += 1
 elif case == "held-other-value":
     cell["value"] += 1
-elif case == "after-gap":
+elif case in ("after-gap", "hole"):
     cell["value"] += 7
 line = lambda s, w, m, cells: json.dumps({"schema": 3, "seq": s, "wall_ns": w, "mono_ns": m, "cells": cells})
+cells = [[cell]] + ([[dict(cell, value=cell["value"] + 1)]] if case == "hole" else []) + [[]]
 with open(f"{boot}/journal.jsonl", "w") as f:
-    f.write(line(first, wall + step, mono + step, [cell]) + "\n")
-    f.write(line(first + 1, wall + step + 50_000_000, mono + step + 50_000_000, []) + "\n")
+    for i, c in enumerate(cells):
+        at = step + i * 50_000_000
+        f.write(line(first + i, wall + at, mono + at, c) + "\n")
 print(seq)
 PY
+    [ "$1" != hole ] || hole_segment "$2"
 }
-for c in held-other-clocks held-other-value held-same; do
+# Run CASE's journal (held_journal) beside a copy of sbase's segments:
+# record-states.py's expectation (exp.json, exp.err; exit in $rs),
+# recover (rec.err; exit in $rc), what it made (got.json), the journal
+# kept aside ($kept) and its sum before ($sum); then CHECK CASE ARG… judges.
+held_case() { # CASE CHECK [ARG…]
+    local c=$1 check=$2
+    shift 2
     try journal
     out=$work/h-$c
     cp -r "$sbase" "$out"
     boot=$(boot_of "$out")
-    L=$(held_journal "$c" "$boot") || { bad journal "$c: cannot write the journal"; rm -rf "$out"; continue; }
-    sum=$(sha256sum <"$boot/journal.jsonl")
-    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
-    rs=$?
-    recover "$out" "$work/rec.err"
-    rc=$?
-    states "$boot" >"$work/got.json"
-    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    if L=$(held_journal "$c" "$boot"); then
+        sum=$(sha256sum <"$boot/journal.jsonl")
+        states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
+        rs=$?
+        recover "$out" "$work/rec.err"
+        rc=$?
+        states "$boot" >"$work/got.json"
+        kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+        "$check" "$c" "$@"
+    else
+        bad journal "$c: cannot write the journal"
+    fi
+    rm -rf "$out"
+}
+
+# A line of sample L: the segment's values kept, L+1 recovered; a line
+# that differs is named by record-states.py and recover alike, and the
+# journal is kept aside as it was.
+check_held() { # CASE
+    local c=$1 want
     case $c in
     held-other-clocks) want="sample $L: mono_ns" ;;
     held-other-value) want="sample $L: interrupts" ;;
@@ -341,7 +365,9 @@ for c in held-other-clocks held-other-value held-same; do
     else
         ok journal
     fi
-    rm -rf "$out"
+}
+for c in held-other-clocks held-other-value held-same; do
+    held_case "$c" check_held
 done
 
 # A journal whose first line is L+2: sample L+1 is missing (no line of
@@ -349,36 +375,43 @@ done
 # list may have changed at L+1, so recover takes nothing from the segment
 # before: L+2 holds only the line's one counter (replay takes the others
 # as unknown until listed again), and record-states.py must expect that.
+# hole: a segment holds L+1 and L+3 but not L+2 (recover skipped its
+# garbled line), and the journal is put back with that line whole. recover
+# converts L+2 alone and takes the state of the last segment that ends
+# before it (sbase's, at L: samples missing between), not of sample L+1
+# inside the holed one: L+2 holds only the line's one counter again.
+
+# hole's segment: BOOT's journal with its second line (L+2) garbled,
+# recovered (a segment of L+1 and L+3; recover keeps the journal aside),
+# then the journal put back whole, as one repairs the journal recover kept
+hole_segment() { # BOOT
+    local j=$1/journal.jsonl
+    cp "$j" "$work/whole.jsonl"
+    sed -i '2s/.*/garbage garbage/' "$j"
+    recover "$(dirname "$(dirname "$1")")" "$work/hole.err" &&
+        grep -q "lacks the skipped lines' samples" "$work/hole.err" || { cat "$work/hole.err" >&2; return 1; }
+    rm -f "$1"/journal.jsonl.partial-*
+    mv "$work/whole.jsonl" "$j"
+}
 
 # samples, and counters at sample $2, of the states file $1
 shape() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d), len(d.get(sys.argv[2], {})))' "$1" "$2"; }
-try journal
-c=after-gap
-out=$work/h-$c
-cp -r "$sbase" "$out"
-boot=$(boot_of "$out")
-if ! L=$(held_journal "$c" "$boot"); then
-    bad journal "$c: cannot write the journal"
-else
-    states "$boot" --with-journal >"$work/exp.json" 2>"$work/exp.err"
-    rs=$?
-    recover "$out" "$work/rec.err"
-    rc=$?
-    states "$boot" >"$work/got.json"
-    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+check_gap() { # CASE SAMPLES: SAMPLES in all, one counter at L+2
+    local c=$1 want=$2
     if [ $rs != 0 ] || [ $rc != 0 ] || [ -s "$work/exp.err" ]; then
         bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
     elif ! cmp -s "$work/exp.json" "$work/got.json"; then
         bad journal "$c: recovered counters differ from the expected ones (samples, counters at $((L + 2))): expected $(shape "$work/exp.json" $((L + 2))), recovered $(shape "$work/got.json" $((L + 2)))"
-    elif [ "$(shape "$work/got.json" $((L + 2)))" != "$((n + 2)) 1" ]; then
-        bad journal "$c: want $((n + 2)) samples, 1 counter at $((L + 2)); recovered $(shape "$work/got.json" $((L + 2))): $(cat "$work/rec.err")"
+    elif [ "$(shape "$work/got.json" $((L + 2)))" != "$want 1" ]; then
+        bad journal "$c: want $want samples, 1 counter at $((L + 2)); recovered $(shape "$work/got.json" $((L + 2))): $(cat "$work/rec.err")"
     elif [ -e "$boot/journal.jsonl" ] || [ -n "$kept" ]; then
         bad journal "$c: the journal was not removed: $(cat "$work/rec.err")"
     else
         ok journal
     fi
-fi
-rm -rf "$out"
+}
+held_case after-gap check_gap $((n + 2))
+held_case hole check_gap $((n + 3))
 
 # ---- special ----------------------------------------------------------
 maxrss=0

@@ -192,12 +192,7 @@ fn a_swapped_cpu_order_keeps_each_cpus_counts_in_record_replay_and_top() {
     let out = rec.path().join("rec");
     record_states(d.path(), &out);
 
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .arg("replay")
-        .arg(&out)
-        .args(["--batch", "--format", "json"])
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&out, &["--format", "json"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("disagree"), "{err}");

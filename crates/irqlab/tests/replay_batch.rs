@@ -66,12 +66,7 @@ fn recording_with(dir: &Path, flags: &[&str], col: usize) -> PathBuf {
 }
 
 fn replay(rec: &Path, format: &str) -> String {
-    let o = irqlab()
-        .arg("replay")
-        .arg(rec)
-        .args(["--batch", "--format", format])
-        .output()
-        .unwrap();
+    let o = common::replay_batch(rec, &["--format", format]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
 }
@@ -169,35 +164,18 @@ fn replay_batch_warns_about_filters_that_select_nothing() {
         (&["--irq", "zzz"], "--irq \"zzz\" matches no interrupt row"),
     ];
     for (args, needle) in cases {
-        let o = irqlab()
-            .arg("replay")
-            .arg(&rec)
-            .arg("--batch")
-            .args(args)
-            .output()
-            .unwrap();
+        let o = common::replay_batch(&rec, args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
-    let o = irqlab()
-        .arg("replay")
-        .arg(&rec)
-        .arg("--batch")
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&rec, &[]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }
 
 /// `replay --batch` of `rec` with `flags`: stdout and stderr.
 fn replay_with(rec: &Path, flags: &[&str]) -> (String, String) {
-    let o = irqlab()
-        .arg("replay")
-        .arg(rec)
-        .arg("--batch")
-        .args(flags)
-        .output()
-        .unwrap();
+    let o = common::replay_batch(rec, flags);
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(o.status.success(), "{flags:?}: {err}");
     (String::from_utf8(o.stdout).unwrap(), err)
@@ -342,12 +320,7 @@ fn replay_batch_of_one_sample_says_rates_need_two() {
     common::synth_into(&common::spec(2, 3), &tree);
     let out = d.path().join("rec");
     one_sample_recording(&tree, &out);
-    let o = irqlab()
-        .arg("replay")
-        .arg(&out)
-        .arg("--batch")
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&out, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("one sample only; rates need two"), "{err}");
@@ -362,12 +335,7 @@ fn replay_batch_of_one_sample_says_rates_need_two() {
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let o = irqlab()
-        .arg("replay")
-        .arg(&out)
-        .args(["--batch", "--format", "json"])
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&out, &["--format", "json"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(
@@ -380,12 +348,7 @@ fn replay_batch_of_one_sample_says_rates_need_two() {
         "{err}"
     );
     // that run alone: the error
-    let o = irqlab()
-        .arg("replay")
-        .arg(&out)
-        .args(["--batch", "--run", "1"])
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&out, &["--run", "1"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("one sample only; rates need two"), "{err}");

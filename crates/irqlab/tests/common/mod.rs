@@ -188,6 +188,18 @@ pub fn top_batch_started(
     (child, std::iter::once(first).chain(lines))
 }
 
+/// `irqlab replay REC --batch FLAGS…` (e.g. `["--format", "json"]`), run
+/// to its end: its exit status, stdout and stderr.
+pub fn replay_batch(rec: &Path, flags: &[&str]) -> std::process::Output {
+    irqlab()
+        .arg("replay")
+        .arg(rec)
+        .arg("--batch")
+        .args(flags)
+        .output()
+        .expect("irqlab runs")
+}
+
 /// The JSON document a successful run printed (the stderr in the panic
 /// message otherwise).
 pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
