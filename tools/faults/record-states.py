@@ -20,25 +20,20 @@ and names the first difference; this prints the segment's values for
 that sample and says on stderr how many lines differ and how the first
 does (`sample 3: mono_ns 5 in the journal, 9 in the segment`), exit
 status 0. The first unheld line's missing cells are taken from the state
-of the segment before it (docs/recording-schema.md, "Journal lines")
-only when that line is the sample right after the segment's last one,
-as recover takes them (record/layout.rs, recover_journal): the segment
-before is the one whose last sample (its footer irqlab.seqs, else its
-samples; superseded files left out) is the highest below the line, not
-the segment of the highest sample below it, which differs when a
-segment has a hole at the line (recover skipped an unreadable line):
-that segment ends after the line. After missing samples (the line after
-last + 1) a cell the line does not list may have changed unseen, so
-that sample holds only the cells the line lists. Nor when the line
-starts a `record` run (`run` in its shape): a run's first line holds
-every cell of that run and nothing carries over from the run before.
+at the sample before it (docs/recording-schema.md, "Journal lines"),
+from whichever segment holds that sample, as recover takes them
+(record/layout.rs, recover_journal): also from a segment that holds
+later samples too (a hole at the line: recover skipped its unreadable
+line before). When no segment holds the sample before the line, a cell
+the line does not list may have changed unseen, so that sample holds
+only the cells the line lists. Nor when the line starts a `record` run
+(`run` in its shape): a run's first line holds every cell of that run
+and nothing carries over from the run before.
 Prints one JSON object:
 {"SEQ": {"source|key|cpu": value}} — what a correct `irqlab recover`
 must turn the directory into.
 """
 
-import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -71,32 +66,6 @@ def segment_states(boot, engine):
         sys.exit(f"record-states: read-recording.py {boot}: {out.stderr.strip()}")
     samples = [json.loads(l) for l in out.stdout.splitlines()]
     return {s["seq"]: s["values"] for s in samples}, {s["seq"]: s["mono_ns"] for s in samples}
-
-
-def read_recording():
-    """tools/read-recording.py as a module: its checks of segment files."""
-    spec = importlib.util.spec_from_file_location("read_recording", os.path.join(HERE, "..", "read-recording.py"))
-    rr = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rr)
-    return rr
-
-
-def segment_ends(boot, engine):
-    """The last sample of each segment the reader keeps (a superseded file
-    left out), as recover finds it (record/segment.rs, `seqs`): the
-    footer irqlab.seqs, else the samples read whole; a file whose
-    irqlab.seqs does not add up has none (recover skips it)."""
-    rr = read_recording()
-    ends = []
-    for f in rr.drop_superseded(glob.glob(os.path.join(boot, "part-*.parquet")), engine):
-        meta = rr.footer(f, engine)
-        if meta is not None and "irqlab.seqs" in meta[0]:
-            runs = rr.checked_seqs(f, engine)
-            ends += [runs[-1][1]] if runs else []
-            continue
-        clocks = rr.sample_clocks(f, engine)
-        ends += [max(clocks)] if clocks else []
-    return ends
 
 
 def u64(v):
@@ -168,19 +137,17 @@ def report_conflicts(journal, held, states, monos):
         )
 
 
-def add_journal(journal, states, monos, ends):
-    """Add the journal's samples no segment holds to `states` (`ends`: the
-    last sample of each segment)."""
+def add_journal(journal, states, monos):
+    """Add the journal's samples no segment holds to `states`."""
     read = journal_lines(journal)
     report_conflicts(journal, [l for l in read if l[0] in states], states, monos)
     lines = [l for l in read if l[0] not in states]
     if not lines:
         return
     first = lines[0][0]
-    last = max((e for e in ends if e < first), default=None)
-    # recover's rule: the last state of the segment that ends last before
-    # the journal's first line, only when no sample is missing between
-    state = dict(states[last]) if last is not None and last + 1 == first else {}
+    # recover's rule: the state at the sample before the journal's first
+    # line, when a segment holds it
+    state = dict(states.get(first - 1, {}))
     for seq, _, cells, starts_run in lines:
         if starts_run:
             state = {}
@@ -195,7 +162,7 @@ def main():
     states, monos = segment_states(boot, eng)
     journal = os.path.join(boot, "journal.jsonl")
     if "--with-journal" in sys.argv and os.path.isfile(journal):
-        add_journal(journal, states, monos, segment_ends(boot, eng))
+        add_journal(journal, states, monos)
     json.dump({str(k): v for k, v in sorted(states.items())}, sys.stdout, sort_keys=True)
 
 

@@ -26,9 +26,10 @@
 #             journal kept aside when the line differs, and record-states.py
 #             naming the differing line as recover does. And a journal
 #             whose first line is two samples after the last segment's
-#             last, or falls in a hole of a segment (recover skipped its
-#             unreadable line before): that sample holds only the
-#             counters its line lists (nothing taken from a segment), as
+#             last: that sample holds only the counters its line lists
+#             (nothing taken from a segment); or falls in a hole of a
+#             segment (recover skipped its unreadable line before): every
+#             counter, from that segment's state at the sample before; as
 #             record-states.py expects
 #   segment   a truncated, a garbage, a FIFO and a symlink-loop segment, a
 #             copy under a wider name, a crash between a merged file and
@@ -377,9 +378,8 @@ done
 # as unknown until listed again), and record-states.py must expect that.
 # hole: a segment holds L+1 and L+3 but not L+2 (recover skipped its
 # garbled line), and the journal is put back with that line whole. recover
-# converts L+2 alone and takes the state of the last segment that ends
-# before it (sbase's, at L: samples missing between), not of sample L+1
-# inside the holed one: L+2 holds only the line's one counter again.
+# converts L+2 alone from the state at L+1, which the holed segment holds
+# (it holds L+3 too): L+2 holds every counter, and no sample is missing.
 
 # hole's segment: BOOT's journal with its second line (L+2) garbled,
 # recovered (a segment of L+1 and L+3; recover keeps the journal aside),
@@ -396,22 +396,26 @@ hole_segment() { # BOOT
 
 # samples, and counters at sample $2, of the states file $1
 shape() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d), len(d.get(sys.argv[2], {})))' "$1" "$2"; }
-check_gap() { # CASE SAMPLES: SAMPLES in all, one counter at L+2
-    local c=$1 want=$2
+check_gap() { # CASE SAMPLES COUNTERS: SAMPLES in all, COUNTERS at L+2 (all: as at L)
+    local c=$1 want=$2 cells=$3 said
+    [ "$cells" != all ] || cells=$(shape "$work/got.json" "$L" | cut -d' ' -f2)
+    grep -q "sample(s) $((L + 1)) are missing" "$work/rec.err" && said=1 || said=0
     if [ $rs != 0 ] || [ $rc != 0 ] || [ -s "$work/exp.err" ]; then
         bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
     elif ! cmp -s "$work/exp.json" "$work/got.json"; then
         bad journal "$c: recovered counters differ from the expected ones (samples, counters at $((L + 2))): expected $(shape "$work/exp.json" $((L + 2))), recovered $(shape "$work/got.json" $((L + 2)))"
-    elif [ "$(shape "$work/got.json" $((L + 2)))" != "$want 1" ]; then
-        bad journal "$c: want $want samples, 1 counter at $((L + 2)); recovered $(shape "$work/got.json" $((L + 2))): $(cat "$work/rec.err")"
+    elif [ "$(shape "$work/got.json" $((L + 2)))" != "$want $cells" ]; then
+        bad journal "$c: want $want samples, $cells counter(s) at $((L + 2)); recovered $(shape "$work/got.json" $((L + 2))): $(cat "$work/rec.err")"
+    elif [ $said != $((cells == 1)) ]; then
+        bad journal "$c: recover $([ $said = 1 ] && echo says || echo "does not say") sample $((L + 1)) is missing: $(cat "$work/rec.err")"
     elif [ -e "$boot/journal.jsonl" ] || [ -n "$kept" ]; then
         bad journal "$c: the journal was not removed: $(cat "$work/rec.err")"
     else
         ok journal
     fi
 }
-held_case after-gap check_gap $((n + 2))
-held_case hole check_gap $((n + 3))
+held_case after-gap check_gap $((n + 2)) 1
+held_case hole check_gap $((n + 3)) all
 
 # ---- special ----------------------------------------------------------
 maxrss=0

@@ -1152,6 +1152,67 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
     assert!(!journal.exists(), "{err}");
 }
 
+/// A journal put back whole after `recover` made a segment with a hole
+/// at its garbled line (samples L+1 and L+3, not L+2): the second
+/// `recover` converts L+2 from the state at L+1, which the holed segment
+/// holds though it holds L+3 too, so L+2 holds every counter as a whole
+/// recovery has them, and no sample is said to be missing. Before, it
+/// took the segment ending before L+2 (at L), said "sample(s) L+1 are
+/// missing" and L+2 held only the counters its line lists.
+#[test]
+fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(&d.path().join("k"));
+    let whole = d.path().join("whole");
+    copy_dir(&out, &whole);
+    std::fs::write(
+        boot_dir(&whole).join("journal.jsonl"),
+        good[..12].join("\n") + "\n",
+    )
+    .unwrap();
+    assert_eq!(recover(&whole).0, Some(0));
+    std::fs::write(&journal, good[..10].join("\n") + "\n").unwrap();
+    assert_eq!(recover(&out).0, Some(0));
+    let mut holed = good[10..13].to_vec();
+    holed[1] = "garbage garbage".into();
+    std::fs::write(&journal, holed.join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert!(
+        code == Some(0) && err.contains("lacks the skipped lines"),
+        "{err}"
+    );
+    for kept in named(&boot_dir(&out), "journal.jsonl.partial-") {
+        std::fs::remove_file(kept).unwrap();
+    }
+    std::fs::write(&journal, good[10..13].join("\n") + "\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("recovered 1 sample(s)"), "{err}");
+    assert!(err.contains("(the same values)"), "{err}");
+    assert!(!err.contains("missing"), "nothing is missing: {err}");
+    let at = |out: &Path, name: &str| cells_at(&boot_dir(out).join(name), 11);
+    let got = at(&out, "part-0000000011-0000000011.parquet");
+    let want = at(&whole, "part-0000000000-0000000011.parquet");
+    assert!(want.len() > 1, "{want:?}");
+    assert_eq!(got, want, "every counter at sample 11: {err}");
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// Every counter of the segment at `path` at sample `seq`.
+fn cells_at(
+    path: &Path,
+    seq: u64,
+) -> std::collections::BTreeMap<(String, String, Option<u32>), u64> {
+    let mut d = irqlab::record::segment::read(path).unwrap();
+    d.cells.sort_by_key(|c| c.0);
+    d.cells
+        .into_iter()
+        .filter(|c| c.0 <= seq)
+        .map(|(_, c)| ((c.source.name().to_string(), c.key, c.cpu), c.value))
+        .collect()
+}
+
 /// Journal line `line` with one more cell of `source` and `value`.
 fn with_cell(line: &str, source: &str, value: i64) -> String {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();

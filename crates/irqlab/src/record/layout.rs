@@ -451,10 +451,12 @@ pub fn journal_lines(
     Ok((lines, pr))
 }
 
-/// Every cell's value at the last sample of the segment at `path`: what
-/// a journal written after that segment does not repeat.
-pub fn last_state(path: &Path) -> anyhow::Result<Vec<CellValue>> {
+/// Every cell's value at sample `seq` of the segment at `path` (its last
+/// change at or before `seq`; the segment may hold later samples): what
+/// a journal line of the sample after `seq` does not repeat.
+pub fn state_at(path: &Path, seq: u64) -> anyhow::Result<Vec<CellValue>> {
     let mut cells = segment::read(path)?.cells;
+    cells.retain(|c| c.0 <= seq);
     cells.sort_by_key(|c| c.0);
     let mut state: BTreeMap<(SourceKind, String, Option<u32>), u64> = BTreeMap::new();
     for (_, c) in cells {
@@ -474,10 +476,11 @@ pub fn last_state(path: &Path) -> anyhow::Result<Vec<CellValue>> {
 /// Lines of a journal as segment data. A segment's first sample holds
 /// every cell: the journal's first line has those that changed (all of
 /// them when the journal began a recording), `base` the rest (the state
-/// of the segment before: [`last_state`]). Without its first line (lost,
-/// samples missing before the journal's first read line) `base` is
-/// empty: the segment's first sample holds only the cells listed, and
-/// replay takes every other cell as unknown until it is listed again.
+/// at the sample before, from the segment holding it: [`state_at`]).
+/// Without its first line (lost, samples missing before the journal's
+/// first read line) `base` is empty: the segment's first sample holds
+/// only the cells listed, and replay takes every other cell as unknown
+/// until it is listed again.
 pub fn lines_to_segment(lines: Vec<JournalLine>, base: Vec<CellValue>) -> SegmentData {
     let mut d = SegmentData::default();
     if let Some(first) = lines.first() {
@@ -644,12 +647,9 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
     let lines_left = lines.len();
     if let Some(first) = lines.first().map(|l| l.time.seq) {
         let n = lines.len();
-        // the segment just before the journal: its last state
-        let before = held
-            .iter()
-            .filter_map(|(s, p)| Some((s.range()?.1, p)))
-            .filter(|(last, _)| *last < first)
-            .max_by_key(|(last, _)| *last);
+        // the sample before the journal's first and the segment holding
+        // it (with a hole there, that segment holds later samples too)
+        let before = sample_before(&held, first);
         // a journal that begins a run (its first line marks it) holds
         // every cell of that run: nothing comes from the run before
         let starts_run = lines
@@ -667,7 +667,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
         let base = match before {
             _ if starts_run || gap.is_some() => Vec::new(),
             None => Vec::new(),
-            Some((_, p)) => last_state(p).unwrap_or_else(|e| {
+            Some((last, p)) => state_at(p, last).unwrap_or_else(|e| {
                 msg.push(format!(
                     "{e:#}: the recovered segment's first sample holds only the counters the journal has"
                 ));
@@ -753,15 +753,25 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
     })
 }
 
+/// The last sample a segment of `held` holds before `first`, and that
+/// segment: the one whose state the journal's line of `first` follows
+/// when it is `first - 1`. A segment with a hole (a journal line recover
+/// skipped) holds samples after it too.
+fn sample_before(held: &[(Seqs, PathBuf)], first: u64) -> Option<(u64, &Path)> {
+    held.iter()
+        .filter_map(|(s, p)| Some((s.last_before(first)?, p.as_path())))
+        .max_by_key(|(last, _)| *last)
+}
+
 /// What [`recover_journal`] says when the first sample it recovers from
 /// the journal at `path` (`first`) does not follow the last sample
-/// (`last`) of the segment `seg` before it: the samples missing between
+/// before it (`last`, of the segment `seg`): the samples missing between
 /// them, and that a counter the journal's line of `first` does not list
 /// is unknown from `first` until a later line lists it (the recovered
 /// segment takes nothing from `seg`).
 fn missing_before(path: &Path, seg: &Path, last: u64, first: u64) -> String {
     format!(
-        "{}: sample(s) {} are missing: the journal's first sample to recover is {first}, {} ends at sample {last}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap)",
+        "{}: sample(s) {} are missing: the journal's first sample to recover is {first}, the last sample before it is {last}, in {}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap)",
         path.display(),
         span(last.saturating_add(1), first.saturating_sub(1)),
         seg.display()

@@ -95,6 +95,12 @@ impl Seqs {
         self.holds(seq, seq)
     }
 
+    /// The last sample here before `seq` (samples after it may be here too).
+    pub fn last_before(&self, seq: u64) -> Option<u64> {
+        let r = self.runs.iter().rev().find(|r| r[0] < seq)?;
+        Some(r[1].min(seq.saturating_sub(1)))
+    }
+
     /// Samples missing between the first and the last, as runs.
     pub fn gaps(&self) -> Vec<[u64; 2]> {
         self.runs
@@ -321,6 +327,14 @@ pub struct ShapeAt {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The last sample before another: in a run, at a run's end, or none.
+    #[test]
+    fn last_before_is_the_highest_sample_below() {
+        let s = Seqs::of([3, 4, 6, 7, 8], 0);
+        let got: Vec<Option<u64>> = [3, 4, 6, 7, 9].map(|q| s.last_before(q)).into();
+        assert_eq!(got, [None, Some(3), Some(4), Some(6), Some(8)]);
+    }
 
     /// The CPUs a run selected: its own field, else (a recording made
     /// before it) the `--cpus` of its filter flags; none without one.
