@@ -26,10 +26,15 @@
 #      bytes, /proc/softirqs, /proc/stat, the schedstat of every
 #      ksoftirqd/N and irq/N-name thread each sample and its stat every
 #      10th, the thread CPU clock and getrusage) and a line of json's
-#      size. They start one slot (1 s / contenders) apart, in an order
-#      rotated every round, so that each wakes alone in its own part of
-#      every second. Per sample = the CPU of the process's threads
-#      (schedstat, read by this script once a second between wake-ups)
+#      size; beside them, as a reference and not one of the targets, the
+#      json floor, tools/json-floor.c, given the same files: the leanest
+#      real json writer (parse, deltas, rates, the line), so that json
+#      floor / floor is what doing the work costs any writer and top json
+#      / json floor what irqlab pays beyond that. They start one slot
+#      (1 s / contenders) apart, in an order rotated every round, so
+#      that each wakes alone in its own part of every second. Per
+#      sample = the CPU of the process's threads (schedstat, read by
+#      this script once a second between wake-ups)
 #      from its second to its last poll before exit, over the samples in
 #      between: no start or exit cost in it, nor the noise of a separate
 #      run. It is printed as a ratio to the floor's per sample; fixed =
@@ -107,6 +112,10 @@ if [ "${SKIP_MPSTAT:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&
     cc -O2 -o "$tmp/observer-floor" "$top/tools/observer-floor.c" 2>/dev/null; then
     floor=$tmp/observer-floor
 fi
+json_floor=""
+if [ -n "$floor" ] && cc -O2 -o "$tmp/json-floor" "$top/tools/json-floor.c" 2>/dev/null; then
+    json_floor=$tmp/json-floor
+fi
 show_floor=""
 if [ "${SKIP_SHOW:-0}" != 1 ] && command -v cc >/dev/null 2>&1 &&
     cc -O2 -o "$tmp/show-floor" "$top/tools/show-floor.c" 2>/dev/null; then
@@ -120,11 +129,11 @@ fi
 
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
-    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" <<'PY'
+    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" "$json_floor" <<'PY'
 import math, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
-base, show_floor_bin = sys.argv[15:17]
+base, show_floor_bin, json_floor_bin = sys.argv[15:18]
 rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
 floor_bin = sys.argv[13]
@@ -344,6 +353,10 @@ if base:
 if floor_bin and not skip_mpstat:
     width = line_bytes()
     contenders["floor"] = lambda c: [floor_bin, "-c", "-w", str(width), str(c)] + floor_files
+    if json_floor_bin:
+        # a reference, not a target: the leanest real json writer
+        contenders["json floor"] = \
+            lambda c: [json_floor_bin, "-c", "-w", str(width), str(c)] + floor_files
 
 def syscalls_per_sample(cmd_of):
     """Syscalls per sample (strace -c -f of a LO- and a HI-sample run), in
@@ -415,7 +428,7 @@ for r in range(1, rounds + 1):
             if moved:
                 print(f"round {r}: {name} started or ended threads while followed", file=sys.stderr)
         for name in contenders:
-            if name in ("floor", "mpstat"):
+            if name in ("floor", "mpstat", "json floor"):
                 continue
             if "floor" in per:
                 add(f"{name}: per-sample CPU / floor's (same files)", per[name] / max(per["floor"], 1e-9))
@@ -426,6 +439,10 @@ for r in range(1, rounds + 1):
             add(f"  {name}: fixed CPU, ms", fixed[name] * 1e3)
         if "floor" in per:
             add("  mpstat: per-sample CPU / floor's", per["mpstat"] / max(per["floor"], 1e-9))
+        if "json floor" in per:
+            add("json floor: per sample / floor", per["json floor"] / max(per["floor"], 1e-9))
+            add("top json per sample / json floor",
+                per["top --batch --format json"] / max(per["json floor"], 1e-9))
     if not skip_floor:
         cold, hot = gen_cost(1.0, 10), gen_cost(0.01, 200)
         for f, c, h in zip(STAT_FILES, cold, hot):
