@@ -14,7 +14,8 @@ are medians over the samples between the third and the last.
 Usage: tools/touched-lines.py [--mark SYMBOL] [--top N [--pages]] -- BINARY ARGS...
   e.g. tools/touched-lines.py --top 20 -- target/release/irqlab \\
            top --batch --format json -i 5ms -n 12
-Needs valgrind and nm (binutils). The figures do not depend on load.
+Needs valgrind and nm (binutils). The figures do not depend on load. The
+binary must be position-dependent (a C tool: cc -no-pie).
 """
 import argparse
 import bisect
@@ -46,6 +47,19 @@ def mark_address(syms, name):
     return hits[0]
 
 
+def refuse_pie(binary):
+    """Exit unless `binary` is a position-dependent ELF executable: the
+    marks and functions are placed by nm's addresses, which a PIE
+    (ELF type DYN) is not loaded at."""
+    with open(binary, "rb") as f:
+        head = f.read(18)
+    if head[:4] != b"\x7fELF":
+        sys.exit(f"touched-lines.py: {binary} is not an ELF file")
+    if int.from_bytes(head[16:18], "little") != 2:
+        sys.exit(f"touched-lines.py: {binary} is position-independent (PIE); "
+                 "build it with -no-pie (irqlab's build.rs links that way)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,6 +74,7 @@ def main():
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
         ap.error("give the command after --")
+    refuse_pie(cmd[0])
     syms = symbols(cmd[0])
     mark = mark_address(syms, args.mark)
     samples = run(cmd, mark)
