@@ -1156,9 +1156,10 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
 /// at its garbled line (samples L+1 and L+3, not L+2): the second
 /// `recover` converts L+2 from the state at L+1, which the holed segment
 /// holds though it holds L+3 too, so L+2 holds every counter as a whole
-/// recovery has them, and no sample is said to be missing. Before, it
-/// took the segment ending before L+2 (at L), said "sample(s) L+1 are
-/// missing" and L+2 held only the counters its line lists.
+/// recovery has them, and no sample is said to be missing; it names the
+/// samples the holed segment holds (L+1, L+3). Before, it took the
+/// segment ending before L+2 (at L), said "sample(s) L+1 are missing" and
+/// L+2 held only the counters its line lists.
 #[test]
 fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     let d = tempfile::tempdir().unwrap();
@@ -1189,6 +1190,10 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("recovered 1 sample(s)"), "{err}");
     assert!(err.contains("(the same values)"), "{err}");
+    assert!(
+        err.contains("its 2 sample(s) 10, 12 are already in"),
+        "{err}"
+    );
     assert!(!err.contains("missing"), "nothing is missing: {err}");
     let at = |out: &Path, name: &str| cells_at(&boot_dir(out).join(name), 11);
     let got = at(&out, "part-0000000011-0000000011.parquet");

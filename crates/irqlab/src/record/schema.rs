@@ -49,6 +49,14 @@ pub const KEY_ENV: &str = "irqlab.environment";
 /// name.
 pub const KEY_SEQS: &str = "irqlab.seqs";
 
+/// Samples `a–b` for messages (one number when equal).
+pub fn span(a: u64, b: u64) -> String {
+    match a == b {
+        true => a.to_string(),
+        false => format!("{a}–{b}"),
+    }
+}
+
 /// Footer `irqlab.seqs`: the sequence numbers of a segment's samples as
 /// runs `[first, last]` (one run unless `recover` skipped unreadable
 /// journal lines) and the rows of the whole table.
@@ -99,6 +107,12 @@ impl Seqs {
     pub fn last_before(&self, seq: u64) -> Option<u64> {
         let r = self.runs.iter().rev().find(|r| r[0] < seq)?;
         Some(r[1].min(seq.saturating_sub(1)))
+    }
+
+    /// The samples for messages: `10–12`, or with holes `10, 12`.
+    pub fn listed(&self) -> String {
+        let runs: Vec<String> = self.runs.iter().map(|r| span(r[0], r[1])).collect();
+        runs.join(", ")
     }
 
     /// Samples missing between the first and the last, as runs.
@@ -334,6 +348,15 @@ mod tests {
         let s = Seqs::of([3, 4, 6, 7, 8], 0);
         let got: Vec<Option<u64>> = [3, 4, 6, 7, 9].map(|q| s.last_before(q)).into();
         assert_eq!(got, [None, Some(3), Some(4), Some(6), Some(8)]);
+    }
+
+    /// A set for messages: its runs.
+    #[test]
+    fn listed_names_each_run() {
+        let s = Seqs::of([3, 4, 6, 9, 10], 0);
+        assert_eq!(s.listed(), "3–4, 6, 9–10");
+        assert_eq!(Seqs::of([10, 12], 0).listed(), "10, 12");
+        assert_eq!(Seqs::of([10, 11, 12], 0).listed(), "10–12");
     }
 
     /// The CPUs a run selected: its own field, else (a recording made
