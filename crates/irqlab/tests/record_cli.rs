@@ -1156,9 +1156,12 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
 /// at its garbled line (samples L+1 and L+3, not L+2): the second
 /// `recover` converts L+2 from the state at L+1, which the holed segment
 /// holds though it holds L+3 too, so L+2 holds every counter as a whole
-/// recovery has them, and no sample is said to be missing. Before, it
-/// took the segment ending before L+2 (at L), said "sample(s) L+1 are
-/// missing" and L+2 held only the counters its line lists.
+/// recovery has them, and no sample is said to be missing; it names the
+/// samples the holed segment holds (L+1, L+3). Before, it took the
+/// segment ending before L+2 (at L), said "sample(s) L+1 are missing" and
+/// L+2 held only the counters its line lists. Replay then takes L+2 from
+/// its own segment (from the journal before the second `recover`), in
+/// the holed segment's range: every interval as the whole recovery's.
 #[test]
 fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     let d = tempfile::tempdir().unwrap();
@@ -1167,7 +1170,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     copy_dir(&out, &whole);
     std::fs::write(
         boot_dir(&whole).join("journal.jsonl"),
-        good[..12].join("\n") + "\n",
+        good[..13].join("\n") + "\n",
     )
     .unwrap();
     assert_eq!(recover(&whole).0, Some(0));
@@ -1184,19 +1187,61 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     for kept in named(&boot_dir(&out), "journal.jsonl.partial-") {
         std::fs::remove_file(kept).unwrap();
     }
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), 11), "one gap, at 11: {err}");
+    assert!(err.contains("samples 11 are missing"), "{err}");
     std::fs::write(&journal, good[10..13].join("\n") + "\n").unwrap();
+    let whole_lines = replayed(&whole);
+    assert_eq!(whole_lines.len(), 12);
+    // sample 11 from the journal before it is recovered
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), 12), "{err}");
+    assert!(err.contains("1 sample(s) read from the journal"), "{err}");
+    assert!(
+        !err.contains("skipped") && !err.contains("are missing"),
+        "{err}"
+    );
+    assert_eq!(replayed(&out), whole_lines, "{err}");
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("recovered 1 sample(s)"), "{err}");
     assert!(err.contains("(the same values)"), "{err}");
+    assert!(
+        err.contains("its 2 sample(s) 10, 12 are already in"),
+        "{err}"
+    );
     assert!(!err.contains("missing"), "nothing is missing: {err}");
     let at = |out: &Path, name: &str| cells_at(&boot_dir(out).join(name), 11);
     let got = at(&out, "part-0000000011-0000000011.parquet");
-    let want = at(&whole, "part-0000000000-0000000011.parquet");
+    let want = at(&whole, "part-0000000000-0000000012.parquet");
     assert!(want.len() > 1, "{want:?}");
     assert_eq!(got, want, "every counter at sample 11: {err}");
-    let (code, _, err) = replay(&out);
-    assert_eq!(code, Some(0), "{err}");
+    let (code, lines, err) = replay(&out);
+    assert_eq!((code, lines), (Some(0), 12), "every interval: {err}");
+    assert!(!err.contains("already read"), "no sample held twice: {err}");
+    assert!(!err.contains("are missing"), "{err}");
+    assert_eq!(replayed(&out), whole_lines, "as the whole recovery: {err}");
+}
+
+/// `replay DIR --batch --format json`'s lines, each without its
+/// `self_cost` (the replaying process's own cost).
+fn replayed(out: &Path) -> Vec<serde_json::Value> {
+    let o = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("self_cost");
+            v
+        })
+        .collect()
 }
 
 /// Every counter of the segment at `path` at sample `seq`.

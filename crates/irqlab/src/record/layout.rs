@@ -4,7 +4,7 @@
 //! recovering a journal left by a crash into a segment.
 
 use super::journal;
-use super::schema::{CellValue, JournalLine, SampleTime, Seqs, ShapeAt, SourceKind, JOURNAL};
+use super::schema::{span, CellValue, JournalLine, SampleTime, Seqs, ShapeAt, SourceKind, JOURNAL};
 use super::segment::{self, SegmentData};
 use crate::host::HostFs;
 use anyhow::{bail, Context};
@@ -145,15 +145,6 @@ fn name(p: &Path) -> String {
         || p.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-/// `a–b` (one number when equal).
-fn span(a: u64, b: u64) -> String {
-    if a == b {
-        a.to_string()
-    } else {
-        format!("{a}–{b}")
-    }
 }
 
 /// Sort out the segment files of `dir`. A file is **superseded** only
@@ -790,14 +781,14 @@ fn compare_held(path: &Path, dup: &[JournalLine], held: &[(Seqs, PathBuf)]) -> (
     let mut differ = false;
     for (seqs, seg) in held {
         let mine: Vec<&JournalLine> = dup.iter().filter(|l| seqs.has(l.time.seq)).collect();
-        let (Some(a), Some(b)) = (mine.first(), mine.last()) else {
+        if mine.is_empty() {
             continue;
-        };
+        }
         let what = format!(
             "{}: its {} sample(s) {} are already in {}",
             path.display(),
             mine.len(),
-            span(a.time.seq, b.time.seq),
+            Seqs::of(mine.iter().map(|l| l.time.seq), 0).listed(),
             seg.display()
         );
         match differences(&mine, seg) {

@@ -40,15 +40,16 @@ pub struct Recording {
 /// The files a [`Recording`] was read from, and those skipped.
 #[derive(Debug, Default)]
 pub struct Files {
-    /// Each segment read (and the journal): the first and last sample
-    /// taken from it, in sample order.
-    pub read: Vec<Part>,
+    /// Each segment read (and the journal), in the order read: the
+    /// samples taken from it. A segment with a hole may be read before a
+    /// file holding the samples of that hole.
+    pub read: Vec<(Seqs, PathBuf)>,
     /// Each segment that could not be read: the samples its name gives,
     /// and why.
     pub unreadable: Vec<(Part, String)>,
 }
 
-/// A file's samples `first`–`last`.
+/// A segment's samples `first`–`last` (those its name gives).
 #[derive(Debug, Clone)]
 pub struct Part {
     pub first: u64,
@@ -57,12 +58,13 @@ pub struct Part {
 }
 
 impl Files {
-    /// The files read that hold samples `first`–`last` (some of them).
+    /// The files read that samples `first`–`last` (some of them) were
+    /// taken from.
     pub fn holding(&self, first: u64, last: u64) -> Vec<&Path> {
         self.read
             .iter()
-            .filter(|p| p.first <= last && p.last >= first)
-            .map(|p| p.path.as_path())
+            .filter(|(s, _)| s.overlaps(first, last))
+            .map(|(_, p)| p.as_path())
             .collect()
     }
 }
@@ -72,7 +74,11 @@ impl Files {
 /// merged one) makes the read start again, a few times. A segment that
 /// cannot be read is skipped with a warning naming it (the others are
 /// read); so are superseded segments (`layout::list`), samples a segment
-/// or the journal repeats, and the journal's unreadable lines. Files of
+/// or the journal repeats, and the journal's unreadable lines. Each
+/// sample some file holds is taken once, in sample order, also one in
+/// the range of another segment that lacks it (a hole where `recover`
+/// skipped a journal line): segments are read by first sample, and a
+/// sample an earlier one holds is skipped. Files of
 /// two recordings in one boot directory (`layout::Listing::mixed`, or a
 /// sample read twice with other clock readings) are refused, naming both.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
@@ -92,15 +98,6 @@ pub fn open(dir: &Path) -> anyhow::Result<Recording> {
 /// Whether `path` is gone (not: unreadable, a symlink loop, a FIFO).
 fn vanished(path: &Path) -> bool {
     matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-}
-
-/// `a–b` (one number when equal).
-fn span(a: u64, b: u64) -> String {
-    if a == b {
-        a.to_string()
-    } else {
-        format!("{a}–{b}")
-    }
 }
 
 /// Refuse a sample of `path` that the recording read already under the
@@ -165,14 +162,6 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
                 continue;
             }
         };
-        let seqs = Seqs::of(seg.samples.iter().map(|t| t.seq), 0);
-        for g in seqs.gaps() {
-            rec.warnings.push(format!(
-                "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
-                path.display(),
-                span(g[0], g[1])
-            ));
-        }
         let mut by_seq: HashMap<u64, Vec<CellValue>> = HashMap::new();
         for (seq, c) in seg.cells {
             by_seq.entry(seq).or_default().push(c);
@@ -191,65 +180,88 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         parts.push((path, steps));
     }
     parts.sort_by_key(|p| p.1.first().map(|s| s.time.seq));
-    let mut held: Vec<Seqs> = Vec::new();
-    let mut from: Option<PathBuf> = None;
+    let mut held: Vec<(Seqs, PathBuf)> = Vec::new();
     for (path, steps) in parts {
-        held.push(Seqs::of(steps.iter().map(|s| s.time.seq), 0));
-        let last = rec.steps.last().map(|s| s.time.seq);
-        let (old, new): (Vec<RecordedSample>, Vec<RecordedSample>) = steps
-            .into_iter()
-            .partition(|s| last.is_some_and(|l| s.time.seq <= l));
-        for s in &old {
-            same_sample(&rec, s.time, &path)?;
-        }
-        if let (Some(a), Some(b)) = (old.first(), old.last()) {
+        held.push((Seqs::of(steps.iter().map(|s| s.time.seq), 0), path.clone()));
+        take_segment(&mut rec, path, steps)?;
+    }
+    take_journal(&mut rec, dir, &held)?;
+    missing_in_holes(&mut rec, &held);
+    Ok(Some(rec))
+}
+
+/// Take the samples of the segment at `path` (`steps`, in sample order)
+/// that no file read before holds, into `rec.steps` in sample order.
+/// Each sample one holds is checked to be the same sample
+/// ([`same_sample`]) and skipped, naming the file it was taken from.
+fn take_segment(
+    rec: &mut Recording,
+    path: PathBuf,
+    steps: Vec<RecordedSample>,
+) -> anyhow::Result<()> {
+    let (old, new): (Vec<RecordedSample>, Vec<RecordedSample>) =
+        steps.into_iter().partition(|s| has(&rec.steps, s.time.seq));
+    for s in &old {
+        same_sample(rec, s.time, &path)?;
+    }
+    for (taken, from) in &rec.files.read {
+        let dup = Seqs::of(old.iter().map(|s| s.time.seq).filter(|&q| taken.has(q)), 0);
+        if !dup.runs.is_empty() {
             rec.warnings.push(format!(
                 "{}: samples {} were already read from {}: skipped",
                 path.display(),
-                span(a.time.seq, b.time.seq),
-                from.as_ref()
-                    .map_or_else(String::new, |p| p.display().to_string())
+                dup.listed(),
+                from.display()
             ));
         }
-        if let (Some(a), Some(b)) = (new.first(), new.last()) {
-            rec.files.read.push(Part {
-                first: a.time.seq,
-                last: b.time.seq,
-                path: path.clone(),
-            });
-        }
-        rec.steps.extend(new);
-        from = Some(path);
     }
+    merge(rec, new, path);
+    Ok(())
+}
+
+/// Whether `steps` (in sample order) hold sample `seq`.
+fn has(steps: &[RecordedSample], seq: u64) -> bool {
+    steps.binary_search_by_key(&seq, |s| s.time.seq).is_ok()
+}
+
+/// Add `new` (samples `rec.steps` lacks, in sample order), taken from
+/// the file at `path`, keeping `rec.steps` in sample order.
+fn merge(rec: &mut Recording, new: Vec<RecordedSample>, path: PathBuf) {
+    if new.is_empty() {
+        return;
+    }
+    rec.files
+        .read
+        .push((Seqs::of(new.iter().map(|s| s.time.seq), 0), path));
+    let after = match (rec.steps.last(), new.first()) {
+        (Some(a), Some(b)) => a.time.seq < b.time.seq,
+        _ => true,
+    };
+    rec.steps.extend(new);
+    if !after {
+        // into a hole: the stable sort merges the two sorted runs
+        rec.steps.sort_by_key(|s| s.time.seq);
+    }
+}
+
+/// Take the journal's lines of `dir` that no segment of `held` holds (a
+/// journal left between a segment's write and its own restart repeats
+/// its samples: checked, then skipped), with messages about it.
+fn take_journal(rec: &mut Recording, dir: &Path, held: &[(Seqs, PathBuf)]) -> anyhow::Result<()> {
     let journal = dir.join(super::schema::JOURNAL);
-    // every line, to check those a segment holds too (a journal left
-    // between a segment's write and its own restart repeats its samples)
+    // every line, to check those a segment holds too
     let (lines, problems) = match layout::journal_lines(dir, &[]) {
         Ok(r) => r,
         Err(e) => {
             rec.warnings.push(format!("skipping the journal: {e:#}"));
-            return Ok(Some(rec));
+            return Ok(());
         }
     };
     let (in_segments, lines): (Vec<_>, Vec<_>) = lines
         .into_iter()
-        .partition(|l| held.iter().any(|s| s.has(l.time.seq)));
+        .partition(|l| held.iter().any(|(s, _)| s.has(l.time.seq)));
     for l in &in_segments {
-        same_sample(&rec, l.time, &journal)?;
-    }
-    let last = rec.steps.last().map(|s| s.time.seq);
-    let (old, lines): (Vec<_>, Vec<_>) = lines
-        .into_iter()
-        .partition(|l| last.is_some_and(|x| l.time.seq <= x));
-    for l in &old {
-        same_sample(&rec, l.time, &journal)?;
-    }
-    if !old.is_empty() {
-        rec.warnings.push(format!(
-            "{}: {} sample(s) numbered before the segments' last were skipped",
-            journal.display(),
-            old.len()
-        ));
+        same_sample(rec, l.time, &journal)?;
     }
     if !lines.is_empty() {
         rec.warnings.push(format!(
@@ -265,21 +277,37 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
             journal.display()
         ));
     }
-    if let (Some(a), Some(b)) = (lines.first(), lines.last()) {
-        rec.files.read.push(Part {
-            first: a.time.seq,
-            last: b.time.seq,
-            path: journal.clone(),
-        });
-    }
-    for l in lines {
-        rec.steps.push(RecordedSample {
+    let steps = lines
+        .into_iter()
+        .map(|l| RecordedSample {
             time: l.time,
             shape: l.shape,
             cells: l.cells,
-        });
+        })
+        .collect();
+    merge(rec, steps, journal);
+    Ok(())
+}
+
+/// Say which samples of each segment's holes (`held`) no file holds: a
+/// sample of a hole another file holds is read from it.
+fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+    let taken = Seqs::of(rec.steps.iter().map(|s| s.time.seq), 0);
+    for (seqs, path) in held {
+        let runs: Vec<[u64; 2]> = seqs
+            .gaps()
+            .iter()
+            .flat_map(|g| taken.lacks(g[0], g[1]))
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        rec.warnings.push(format!(
+            "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
+            path.display(),
+            Seqs { runs, rows: 0 }.listed()
+        ));
     }
-    Ok(Some(rec))
 }
 
 /// The `record` runs of `steps`: a new one at each step whose shape marks
@@ -617,7 +645,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::record::playback::fixtures::{shape, step};
-    use crate::record::schema::RunStart;
+    use crate::record::schema::{RunStart, ShapeAt};
 
     /// A shape marking a run's start.
     fn started() -> Shape {
@@ -644,5 +672,64 @@ mod tests {
         let old: Vec<RecordedSample> = (0..3).map(|i| step(i, i, 0, Some(shape()))).collect();
         assert_eq!(runs(&old), vec![0..3]);
         assert!(runs(&[]).is_empty());
+    }
+
+    /// A segment of `steps` (in sample order) in `dir`, named by its
+    /// first and last sample.
+    fn segment(dir: &Path, steps: &[RecordedSample]) -> PathBuf {
+        let (a, b) = (steps[0].time.seq, steps[steps.len() - 1].time.seq);
+        let p = dir.join(layout::segment_name(a, b));
+        let data = segment::SegmentData {
+            samples: steps.iter().map(|s| s.time).collect(),
+            shapes: steps
+                .iter()
+                .filter_map(|s| {
+                    let shape = s.shape.clone()?;
+                    Some(ShapeAt {
+                        seq: s.time.seq,
+                        shape,
+                    })
+                })
+                .collect(),
+            cells: steps
+                .iter()
+                .flat_map(|s| s.cells.iter().map(|c| (s.time.seq, c.clone())))
+                .collect(),
+            environment: String::new(),
+        };
+        segment::write(&p, &mut segment::SegmentBuf::from(data)).unwrap();
+        p
+    }
+
+    /// A sample in a segment's hole is read from the file that holds it,
+    /// in sample order; a sample two files hold is read once and the
+    /// other file's copy is skipped, naming the file it was read from;
+    /// only a sample no file holds is said to be missing.
+    #[test]
+    fn a_sample_in_a_segment_s_hole_is_read_from_the_file_that_holds_it() {
+        let d = tempfile::tempdir().unwrap();
+        let s = |seq: u64| step(seq, 100 + seq, 0, (seq == 0).then(shape));
+        let holed = segment(d.path(), &[s(0), s(1), s(2), s(3), s(6)]);
+        let four = segment(d.path(), &[s(4)]);
+        let later = segment(d.path(), &[s(6), s(7)]);
+        let rec = open(d.path()).unwrap();
+        let w = rec.warnings.join("\n");
+        let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4, 6, 7], "{w}");
+        let skipped = format!(
+            "{}: samples 6 were already read from {}: skipped",
+            later.display(),
+            holed.display()
+        );
+        assert!(w.contains(&skipped), "{w}");
+        assert_eq!(w.matches("already read").count(), 1, "{w}");
+        let missing = format!("{}: samples 5 are missing", holed.display());
+        assert!(w.contains(&missing), "{w}");
+        assert_eq!(w.matches("are missing").count(), 1, "{w}");
+        let holding = |q| rec.files.holding(q, q);
+        assert_eq!(holding(4), [four.as_path()]);
+        assert_eq!(holding(6), [holed.as_path()]);
+        assert!(holding(5).is_empty());
+        assert_eq!(holding(7), [later.as_path()]);
     }
 }

@@ -49,6 +49,14 @@ pub const KEY_ENV: &str = "irqlab.environment";
 /// name.
 pub const KEY_SEQS: &str = "irqlab.seqs";
 
+/// Samples `a–b` for messages (one number when equal).
+pub fn span(a: u64, b: u64) -> String {
+    match a == b {
+        true => a.to_string(),
+        false => format!("{a}–{b}"),
+    }
+}
+
 /// Footer `irqlab.seqs`: the sequence numbers of a segment's samples as
 /// runs `[first, last]` (one run unless `recover` skipped unreadable
 /// journal lines) and the rows of the whole table.
@@ -99,6 +107,36 @@ impl Seqs {
     pub fn last_before(&self, seq: u64) -> Option<u64> {
         let r = self.runs.iter().rev().find(|r| r[0] < seq)?;
         Some(r[1].min(seq.saturating_sub(1)))
+    }
+
+    /// Whether any sample of `first..=last` is here.
+    pub fn overlaps(&self, first: u64, last: u64) -> bool {
+        self.runs.iter().any(|r| r[0] <= last && r[1] >= first)
+    }
+
+    /// The runs of `first..=last` not here (runs in order).
+    pub fn lacks(&self, first: u64, last: u64) -> Vec<[u64; 2]> {
+        let mut out = Vec::new();
+        let mut from = first;
+        for r in self.runs.iter().filter(|r| r[0] <= last && r[1] >= first) {
+            if r[0] > from {
+                out.push([from, r[0] - 1]);
+            }
+            match r[1].checked_add(1) {
+                Some(next) if next <= last => from = next,
+                _ => return out,
+            }
+        }
+        if from <= last {
+            out.push([from, last]);
+        }
+        out
+    }
+
+    /// The samples for messages: `10–12`, or with holes `10, 12`.
+    pub fn listed(&self) -> String {
+        let runs: Vec<String> = self.runs.iter().map(|r| span(r[0], r[1])).collect();
+        runs.join(", ")
     }
 
     /// Samples missing between the first and the last, as runs.
@@ -334,6 +372,33 @@ mod tests {
         let s = Seqs::of([3, 4, 6, 7, 8], 0);
         let got: Vec<Option<u64>> = [3, 4, 6, 7, 9].map(|q| s.last_before(q)).into();
         assert_eq!(got, [None, Some(3), Some(4), Some(6), Some(8)]);
+    }
+
+    /// A set for messages: its runs.
+    #[test]
+    fn listed_names_each_run() {
+        let s = Seqs::of([3, 4, 6, 9, 10], 0);
+        assert_eq!(s.listed(), "3–4, 6, 9–10");
+        assert_eq!(Seqs::of([10, 12], 0).listed(), "10, 12");
+        assert_eq!(Seqs::of([10, 11, 12], 0).listed(), "10–12");
+    }
+
+    /// The samples of a range a set lacks, and whether it has any.
+    #[test]
+    fn lacks_and_overlaps_go_by_runs() {
+        let s = Seqs::of([3, 4, 6, 9, 10], 0);
+        assert_eq!(s.lacks(0, 12), vec![[0, 2], [5, 5], [7, 8], [11, 12]]);
+        assert_eq!(s.lacks(4, 6), vec![[5, 5]]);
+        assert_eq!(s.lacks(3, 4), Vec::<[u64; 2]>::new());
+        assert_eq!(s.lacks(7, 8), vec![[7, 8]]);
+        assert_eq!(s.lacks(5, 4), Vec::<[u64; 2]>::new());
+        let top = Seqs::of([u64::MAX - 1, u64::MAX], 0);
+        assert_eq!(
+            top.lacks(u64::MAX - 2, u64::MAX),
+            vec![[u64::MAX - 2, u64::MAX - 2]]
+        );
+        assert!(s.overlaps(5, 6) && s.overlaps(0, 3) && !s.overlaps(7, 8));
+        assert!(!s.overlaps(11, u64::MAX));
     }
 
     /// The CPUs a run selected: its own field, else (a recording made
