@@ -17,8 +17,11 @@ counter is the running sum over the cell's rows of the segment ordered by
 footer key `irqlab.samples`.
 
 Prints one JSON line per sample, in (host, boot, seq) order, with the full
-state of every counter at that sample (the last change at or before it,
-within its segment):
+state of every counter at that sample (the last change at or before it:
+from its segment's first sample, which holds every cell, on through each
+sample after it, whichever file holds that one; after a sample no file
+holds, only the counters recorded again are known, as replay's
+`missing_samples` gap says):
 
     {"host": "h1", "boot": "…", "seq": 3, "run": 1, "wall_ns": …,
      "mono_ns": …, "values": {"interrupts|LOC|0": 123, "stat|ctxt|-": 77, …}}
@@ -397,7 +400,11 @@ def running_sums(changes):
 
 
 def states(kv, rows, summed):
-    """Full state per sample: forward fill within each segment."""
+    """Full state per sample, filled forward in sample order: from the
+    segment's first sample (which holds every cell), or from the sample
+    before, whichever file holds it (a segment with a hole where `recover`
+    skipped a journal line may have it in another file); after a sample
+    no file holds, only the cells recorded again are known."""
     by_file = {}
     for host, boot, f, t, seq, source, key, cpu, value in rows:
         by_file.setdefault(os.path.normpath(f), []).append((seq, t, cell(source, key, cpu), value, host, boot))
@@ -411,29 +418,7 @@ def states(kv, rows, summed):
         changes = [r for r in changes if not r[2].startswith("clock|")]
         parts = dict(p.split("=", 1) for p in f.split(os.sep) if p.startswith(("host=", "boot=")))
         marks.setdefault((parts.get("host"), parts.get("boot")), set()).update(run_marks(f, meta))
-        changes = sorted(changes, key=lambda r: r[0])
-        times = {s["seq"]: s["wall_ns"] for s in samples}
-        state, i = {}, 0
-        for s in sorted(samples, key=lambda s: s["seq"]):
-            while i < len(changes) and changes[i][0] <= s["seq"]:
-                seq, t, c, v, host, boot = changes[i]
-                if t != times.get(seq):
-                    fail(f"{f}: seq {seq}: row time {t} != footer wall_ns {times.get(seq)}")
-                state[c] = v
-                i += 1
-            out.append(
-                {
-                    "host": parts.get("host"),
-                    "boot": parts.get("boot"),
-                    "seq": s["seq"],
-                    "wall_ns": s["wall_ns"],
-                    "mono_ns": s["mono_ns"],
-                    "values": dict(sorted(state.items())),
-                    "file": f,
-                }
-            )
-        if i != len(changes):
-            fail(f"{f}: {len(changes) - i} rows after the last listed sample")
+        out += listed(f, parts, samples, sorted(changes, key=lambda r: r[0]))
     out.sort(key=lambda s: (s["host"] or "", s["boot"] or "", s["seq"]))
     # a sample two files hold (a file not superseded by the check above)
     # once, from the file read first, when both took it at the same clock
@@ -453,9 +438,60 @@ def states(kv, rows, summed):
                 f"a sample {s['seq']} taken at {readings(u)}: files of two recordings are in one boot "
                 "directory (move one recording's files out); nothing was read"
             )
+    fill(once)
     number_runs(once, marks)
     keys = ("host", "boot", "seq", "run")
-    return [{**{k: s[k] for k in keys}, **{k: v for k, v in s.items() if k != "file"}} for s in once]
+    drop = ("file", "listed", "opens")
+    return [{**{k: s[k] for k in keys}, **{k: v for k, v in s.items() if k not in drop}} for s in once]
+
+
+def listed(f, parts, samples, changes):
+    """The samples of file `f` in sample order, each with the cells it
+    lists (`changes`, raw values, in sample order) and whether it opens
+    the file (a segment's first sample holds every cell)."""
+    times = {s["seq"]: s["wall_ns"] for s in samples}
+    out, i = [], 0
+    for n, s in enumerate(sorted(samples, key=lambda s: s["seq"])):
+        cells = {}
+        while i < len(changes) and changes[i][0] <= s["seq"]:
+            seq, t, c, v, host, boot = changes[i]
+            if t != times.get(seq):
+                fail(f"{f}: seq {seq}: row time {t} != footer wall_ns {times.get(seq)}")
+            cells[c] = v
+            i += 1
+        out.append(
+            {
+                "host": parts.get("host"),
+                "boot": parts.get("boot"),
+                "seq": s["seq"],
+                "wall_ns": s["wall_ns"],
+                "mono_ns": s["mono_ns"],
+                "file": f,
+                "listed": cells,
+                "opens": n == 0,
+            }
+        )
+    if i != len(changes):
+        fail(f"{f}: {len(changes) - i} rows after the last listed sample")
+    return out
+
+
+def fill(samples):
+    """Each sample's `values` (in place; `samples` in (host, boot, seq)
+    order, one per sample): the cells it lists over the state of the
+    sample before when that one is held, else over nothing (a segment's
+    first sample lists every cell; after a missing sample a counter is
+    unknown until recorded again, as replay's `missing_samples` gap)."""
+    prev = None
+    for s in samples:
+        follows = (
+            prev is not None
+            and (prev["host"], prev["boot"]) == (s["host"], s["boot"])
+            and prev["seq"] + 1 == s["seq"]
+        )
+        base = prev["values"] if follows and not s["opens"] else {}
+        s["values"] = dict(sorted({**base, **s["listed"]}.items()))
+        prev = s
 
 
 def main():

@@ -141,6 +141,7 @@ def add_journal(journal, states, monos):
     """Add the journal's samples no segment holds to `states`."""
     read = journal_lines(journal)
     report_conflicts(journal, [l for l in read if l[0] in states], states, monos)
+    held = set(states)
     lines = [l for l in read if l[0] not in states]
     if not lines:
         return
@@ -148,12 +149,31 @@ def add_journal(journal, states, monos):
     # recover's rule: the state at the sample before the journal's first
     # line, when a segment holds it
     state = dict(states.get(first - 1, {}))
+    prev = first
     for seq, _, cells, starts_run in lines:
-        if starts_run:
+        # a run's start holds every cell; after a line recover skipped, a
+        # counter is unknown until a line lists it again (read-recording.py
+        # omits it, as replay's `missing_samples` gap)
+        if starts_run or seq > prev + 1:
             state = {}
+        prev = seq
         for k, v in cells:
             state[k] = v
         states[seq] = dict(state)
+    fill_after(states, held)
+
+
+def fill_after(states, held):
+    """A segment's sample after one only the journal has (it fills a hole
+    recover left in that segment): read-recording.py reads it over that
+    sample's state once recover has written it, so its state is the one
+    before updated by what the segment lists there (read-recording.py,
+    without the sample before, gave just that)."""
+    moved = set()
+    for seq in sorted(states):
+        if seq in held and seq - 1 in states and (seq - 1 not in held or seq - 1 in moved):
+            states[seq] = {**states[seq - 1], **states[seq]}
+            moved.add(seq)
 
 
 def main():
