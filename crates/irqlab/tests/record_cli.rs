@@ -908,18 +908,23 @@ fn recover(out: &Path) -> (Option<i32>, String) {
 /// `replay DIR --batch --format json` under a timeout: (exit, stdout
 /// lines, stderr).
 fn replay(out: &Path) -> (Option<i32>, usize, String) {
-    let o = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .arg("replay")
-        .arg(out)
-        .args(["--batch", "--format", "json"])
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
+    let o = replay_output(out);
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stdout).lines().count(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// `replay DIR --batch --format json` run to its end under a timeout.
+fn replay_output(out: &Path) -> std::process::Output {
+    assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("replay")
+        .arg(out)
+        .args(["--batch", "--format", "json"])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap()
 }
 
 /// Files of `dir` whose name starts with `prefix`.
@@ -1278,13 +1283,7 @@ fn python_values(out: &Path) -> Option<std::collections::BTreeMap<u64, serde_jso
 /// `replay DIR --batch --format json`'s lines, each without its
 /// `self_cost` (the replaying process's own cost).
 fn replayed(out: &Path) -> Vec<serde_json::Value> {
-    let o = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .arg("replay")
-        .arg(out)
-        .args(["--batch", "--format", "json"])
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
+    let o = replay_output(out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout)
         .lines()

@@ -140,12 +140,7 @@ fn replay_monos(out: &Path, host: &str) -> Vec<u64> {
         .unwrap()
         .unwrap()
         .path();
-    let o = common::irqlab()
-        .arg("replay")
-        .arg(&boot)
-        .args(["--batch", "--format", "json"])
-        .output()
-        .unwrap();
+    let o = common::replay_batch(&boot, &["--format", "json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout)
         .lines()
