@@ -51,8 +51,11 @@ def refuse_pie(binary):
     """Exit unless `binary` is a position-dependent ELF executable: the
     marks and functions are placed by nm's addresses, which a PIE
     (ELF type DYN) is not loaded at."""
-    with open(binary, "rb") as f:
-        head = f.read(18)
+    try:
+        with open(binary, "rb") as f:
+            head = f.read(18)
+    except OSError as e:
+        sys.exit(f"touched-lines.py: {binary}: {e.strerror}")
     if head[:4] != b"\x7fELF":
         sys.exit(f"touched-lines.py: {binary} is not an ELF file")
     if int.from_bytes(head[16:18], "little") != 2:
