@@ -929,9 +929,20 @@ mod tests {
     /// A segment of samples `seqs` at `dir`, each taken at monotonic
     /// `seq + at` ns.
     fn segment_at(dir: &Path, seqs: std::ops::RangeInclusive<u64>, at: u64) -> PathBuf {
+        segment_of(dir, (*seqs.start(), *seqs.end()), seqs, at)
+    }
+
+    /// A segment named `first`–`last` at `dir` holding samples `seqs`,
+    /// each taken at monotonic `seq + at` ns.
+    fn segment_of(
+        dir: &Path,
+        (first, last): (u64, u64),
+        seqs: impl IntoIterator<Item = u64>,
+        at: u64,
+    ) -> PathBuf {
         let data = SegmentData {
             samples: seqs
-                .clone()
+                .into_iter()
                 .map(|seq| SampleTime {
                     seq,
                     wall_ns: (seq + at) * 1_000_000,
@@ -940,7 +951,7 @@ mod tests {
                 .collect(),
             ..SegmentData::default()
         };
-        let p = dir.join(segment_name(*seqs.start(), *seqs.end()));
+        let p = dir.join(segment_name(first, last));
         segment::write(&p, &mut data.into()).unwrap();
         p
     }
@@ -981,17 +992,7 @@ mod tests {
     #[test]
     fn a_file_filling_a_hole_is_read_without_a_note() {
         let d = tempfile::tempdir().unwrap();
-        let data = SegmentData {
-            samples: [10, 12]
-                .map(|seq| SampleTime {
-                    seq,
-                    wall_ns: seq * 1_000_000,
-                    mono_ns: seq,
-                })
-                .to_vec(),
-            ..SegmentData::default()
-        };
-        segment::write(&d.path().join(segment_name(10, 12)), &mut data.into()).unwrap();
+        segment_of(d.path(), (10, 12), [10, 12], 0);
         let fill = segment_at(d.path(), 11..=11, 0);
         let l = list(d.path()).unwrap();
         assert_eq!(l.segments.len(), 2, "{l:?}");
