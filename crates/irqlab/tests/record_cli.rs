@@ -1196,7 +1196,9 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     assert_eq!((code, lines), (Some(0), 11), "one gap, at 11: {err}");
     assert!(err.contains("samples 11 are missing"), "{err}");
     let whole_values = python_values(&whole);
-    if let (Some(w), Some(holed)) = (&whole_values, python_values(&out)) {
+    // without an engine the first call says SKIP and the others are not made
+    let holed_values = whole_values.as_ref().and_then(|_| python_values(&out));
+    if let (Some(w), Some(holed)) = (&whole_values, holed_values) {
         // after the hole, a counter is known only where it is recorded
         // again: every value given at 12 is the whole recording's
         let (w12, h12) = (&w[&12], holed[&12].as_object().unwrap());
@@ -1243,7 +1245,8 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     assert!(!err.contains("already read"), "no sample held twice: {err}");
     assert!(!err.contains("are missing"), "{err}");
     assert_eq!(replayed(&out), whole_lines, "as the whole recovery: {err}");
-    if let (Some(w), Some(got)) = (whole_values, python_values(&out)) {
+    if let Some(w) = whole_values {
+        let got = python_values(&out).unwrap();
         assert_eq!(got, w, "read-recording.py: sample 12 over the recovered 11");
     }
 }

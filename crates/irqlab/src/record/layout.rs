@@ -156,7 +156,9 @@ fn name(p: &Path) -> String {
 /// ([`SampleTime::same_clock`]). A name alone never makes a file
 /// superseded, nor do footers alone: a file named inside another's range
 /// that is not so held is read (the reader drops samples it already has,
-/// and says so), one whose footer or rows cannot be read is kept, and one
+/// and says so; a note says why it was not superseded, unless it only
+/// fills holes of the files around it), one whose footer or rows cannot
+/// be read is kept, and one
 /// whose samples the other holds with other readings is a file of another
 /// recording ([`Listing::mixed`]).
 pub fn list(dir: &Path) -> anyhow::Result<Listing> {
@@ -201,9 +203,11 @@ pub fn list(dir: &Path) -> anyhow::Result<Listing> {
                     out.mixed.push(m);
                 }
                 Err(NotHeld::Why(e)) => why_not.push(e),
+                Err(NotHeld::Fills) => {}
             }
         }
-        if !gone.contains(y) {
+        // a file filling holes of the others (recover's) is no news
+        if !gone.contains(y) && !why_not.is_empty() {
             out.notes.push(format!(
                 "{}: named inside another segment's range but not superseded ({}); read as it is",
                 y.display(),
@@ -260,6 +264,9 @@ enum NotHeld {
     /// The other file holds a sample of its numbers with other clock
     /// readings: the message naming both (files of two recordings).
     Mixed(String),
+    /// The other file holds none of its samples: it fills a hole of the
+    /// other (`recover` writes such files for skipped journal lines).
+    Fills,
 }
 
 /// Whether the file `x` (named `xa`–`xb`) holds every sample of the file
@@ -280,6 +287,7 @@ fn held_by(
             )))
         }
         Ok(s) if want.iter().all(|r| s.holds(r[0], r[1])) => s,
+        Ok(s) if !want.iter().any(|r| s.overlaps(r[0], r[1])) => return Err(NotHeld::Fills),
         Ok(_) => {
             return Err(NotHeld::Why(format!(
                 "{} lacks some of its samples",
@@ -921,9 +929,20 @@ mod tests {
     /// A segment of samples `seqs` at `dir`, each taken at monotonic
     /// `seq + at` ns.
     fn segment_at(dir: &Path, seqs: std::ops::RangeInclusive<u64>, at: u64) -> PathBuf {
+        segment_of(dir, (*seqs.start(), *seqs.end()), seqs, at)
+    }
+
+    /// A segment named `first`–`last` at `dir` holding samples `seqs`,
+    /// each taken at monotonic `seq + at` ns.
+    fn segment_of(
+        dir: &Path,
+        (first, last): (u64, u64),
+        seqs: impl IntoIterator<Item = u64>,
+        at: u64,
+    ) -> PathBuf {
         let data = SegmentData {
             samples: seqs
-                .clone()
+                .into_iter()
                 .map(|seq| SampleTime {
                     seq,
                     wall_ns: (seq + at) * 1_000_000,
@@ -932,7 +951,7 @@ mod tests {
                 .collect(),
             ..SegmentData::default()
         };
-        let p = dir.join(segment_name(*seqs.start(), *seqs.end()));
+        let p = dir.join(segment_name(first, last));
         segment::write(&p, &mut data.into()).unwrap();
         p
     }
@@ -965,6 +984,26 @@ mod tests {
         assert!(e.contains("files of two recordings"), "{e}");
         assert_eq!(std::fs::read(&ours).unwrap(), bytes);
         assert!(theirs.exists());
+    }
+
+    /// A file holding only samples a holed segment around it lacks fills
+    /// the hole: read, without a note; one holding some of the segment's
+    /// samples too is noted.
+    #[test]
+    fn a_file_filling_a_hole_is_read_without_a_note() {
+        let d = tempfile::tempdir().unwrap();
+        segment_of(d.path(), (10, 12), [10, 12], 0);
+        let fill = segment_at(d.path(), 11..=11, 0);
+        let l = list(d.path()).unwrap();
+        assert_eq!(l.segments.len(), 2, "{l:?}");
+        assert!(l.superseded.is_empty() && l.mixed.is_empty(), "{l:?}");
+        assert!(l.notes.is_empty(), "{l:?}");
+        std::fs::remove_file(fill).unwrap();
+        segment_at(d.path(), 11..=12, 0);
+        let l = list(d.path()).unwrap();
+        assert_eq!(l.segments.len(), 2, "{l:?}");
+        assert_eq!(l.notes.len(), 1, "{l:?}");
+        assert!(l.notes[0].contains("lacks some of its samples"), "{l:?}");
     }
 
     #[test]

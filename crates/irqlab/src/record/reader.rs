@@ -204,6 +204,16 @@ fn take_segment(
     for s in &old {
         same_sample(rec, s.time, &path)?;
     }
+    if !old.is_empty() {
+        skipped(rec, &old, &path);
+    }
+    merge(rec, new, path);
+    Ok(())
+}
+
+/// A warning per file read before that gave some of `old` (samples the
+/// file at `path` holds too): which ones were skipped.
+fn skipped(rec: &mut Recording, old: &[RecordedSample], path: &Path) {
     for (taken, from) in &rec.files.read {
         let dup = Seqs::of(old.iter().map(|s| s.time.seq).filter(|&q| taken.has(q)), 0);
         if !dup.runs.is_empty() {
@@ -215,8 +225,6 @@ fn take_segment(
             ));
         }
     }
-    merge(rec, new, path);
-    Ok(())
 }
 
 /// Whether `steps` (in sample order) hold sample `seq`.

@@ -51,9 +51,10 @@ pub const KEY_SEQS: &str = "irqlab.seqs";
 
 /// Samples `a–b` for messages (one number when equal).
 pub fn span(a: u64, b: u64) -> String {
-    match a == b {
-        true => a.to_string(),
-        false => format!("{a}–{b}"),
+    if a == b {
+        a.to_string()
+    } else {
+        format!("{a}–{b}")
     }
 }
 
