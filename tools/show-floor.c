@@ -8,8 +8,12 @@
  * Reads ROOT/proc/interrupts, ROOT/proc/softirqs and ROOT/proc/stat to
  * their end in 128 KiB reads (as `cat` does), then the affinity of each
  * IRQ given, as show reads it: relative to one open ROOT/proc/irq, open
- * N/effective_affinity_list, one read, close, and the same with
- * N/smp_affinity_list when the first is missing or empty. Last it writes
+ * N/effective_affinity_list, one read, and the same with
+ * N/smp_affinity_list when the first is missing or empty; the files are
+ * closed as show closes them (crates/irqlab/src/host/attrs.rs): one
+ * close_range(2) per run of consecutive descriptors, at most RUNS_MAX
+ * runs and HELD_MAX descriptors kept open (one close each where the
+ * kernel has no close_range). Last it writes
  * BYTES (default 0: none) to stdout in 64 KiB writes, the size of the
  * document show writes. No parsing, no formatting, no allocation: what
  * it costs is process start, the kernel's reading of the files and the
@@ -18,16 +22,29 @@
  * show json / show-floor is the part of show's cost its own code decides.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 #define CHUNK (128 * 1024)
 #define OUT_CHUNK (64 * 1024)
+/* Most descriptors of attribute files kept open, and most runs (as show). */
+#define HELD_MAX 256
+#define RUNS_MAX 8
 
 static char buf[CHUNK];
+
+/* Attribute files read and not yet closed: runs[i][0]..runs[i][1], every
+ * one opened by read_attr. */
+static int runs[RUNS_MAX][2], nruns, held;
 
 static void usage(void)
 {
@@ -54,16 +71,60 @@ static int read_whole(const char *root, const char *rel)
     return r < 0 ? -1 : 0;
 }
 
-/* Bytes read from dir/name (one read), or -1 when it cannot be opened. */
+/* Close the runs: one close_range each, else (ENOSYS before Linux 5.9,
+ * EINVAL, a seccomp filter's EPERM: nothing closed) one close each. */
+static void close_runs(void)
+{
+    for (int i = 0; i < nruns; i++)
+        if (syscall(SYS_close_range, runs[i][0], runs[i][1], 0) < 0 &&
+            (errno == ENOSYS || errno == EINVAL || errno == EPERM))
+            for (int fd = runs[i][0]; fd <= runs[i][1]; fd++)
+                close(fd);
+    nruns = held = 0;
+}
+
+/* Add fd to the run it extends at either end, else to a new run (the
+ * runs closed first when there are RUNS_MAX); all closed at HELD_MAX. */
+static void keep(int fd)
+{
+    int i;
+
+    for (i = nruns - 1; i >= 0 && runs[i][1] + 1 != fd; i--)
+        ;
+    if (i >= 0) {
+        runs[i][1] = fd;
+    } else {
+        for (i = 0; i < nruns && runs[i][0] - 1 != fd; i++)
+            ;
+        if (i < nruns) {
+            runs[i][0] = fd;
+        } else {
+            if (nruns == RUNS_MAX)
+                close_runs();
+            runs[nruns][0] = runs[nruns][1] = fd;
+            nruns++;
+        }
+    }
+    if (++held >= HELD_MAX)
+        close_runs();
+}
+
+/* Bytes read from dir/name (one read), or -1 when it cannot be opened
+ * (out of descriptors while runs hold some: the runs closed, then
+ * opened again). */
 static ssize_t read_attr(int dir, const char *name)
 {
     int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
     ssize_t r;
 
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && held > 0) {
+        close_runs();
+        fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+    }
     if (fd < 0)
         return -1;
     r = read(fd, buf, 256);
-    close(fd);
+    keep(fd);
     return r;
 }
 
@@ -119,6 +180,7 @@ int main(int argc, char **argv)
         }
         for (int i = a + 1; i < argc; i++)
             affinity(dir, argv[i]);
+        close_runs();
         close(dir);
     }
     return write_out(bytes) < 0 ? 1 : 0;

@@ -167,14 +167,16 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
 /// The affinity of each IRQ of `irqs`, in order, by `sampler::targeted::affinity_of`'s
 /// rule (the first of `AFFINITY_FILES` holding a CPU list), each file opened
 /// relative to one open `/proc/irq` (`host::AttrDir`: open, one short
-/// read, close) under a name built in one reused buffer. All `None` when
+/// read; the files closed by one `close_range` per run of up to 256)
+/// under a name built in one reused buffer. All `None` when
 /// the tree has no `/proc/irq`. A file that is not a CPU list is
 /// unknown, with a note on stderr. Plain reads, not an io_uring batch:
 /// measured on a 1056-IRQ synth tree (ext4, kernel 6.18, 2-vCPU VM), a
 /// ring's set-up, requests and linked completions cost 0.15–0.2 ms more
-/// CPU than these 3168 system calls (1.1 ms); BENCHMARKS.md, session 13.
+/// CPU than plain reads with a `close` each (3168 system calls, 1.1 ms);
+/// BENCHMARKS.md, session 13.
 fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
-    let Ok(dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
+    let Ok(mut dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
         return vec![None; irqs.len()];
     };
     // `N/file`, without the formatting machinery (a thousand names)

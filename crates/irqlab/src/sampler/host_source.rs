@@ -38,7 +38,8 @@ pub struct HostSource {
     listed_ns: u64,
     why: String,
     /// `/proc/irq`, opened at the first affinity read (each IRQ's file
-    /// then opened relative to it); `Some(None)` when it cannot be.
+    /// then opened relative to it); `Some(None)` when it cannot be. The
+    /// files read for one frame are closed at the next sample.
     irq_dir: Option<Option<AttrDir>>,
     /// Notes on affinity files not yet taken ([`SnapshotSource::take_notes`]).
     notes: Vec<String>,
@@ -192,6 +193,9 @@ impl HostSource {
 
 impl SnapshotSource for HostSource {
     fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
+        if let Some(Some(dir)) = &mut self.irq_dir {
+            dir.flush();
+        }
         self.files.sample(snap)
     }
 

@@ -151,7 +151,7 @@ pub fn read_affinity(fs: &HostFs, irq: u32, notes: &mut Vec<String>) -> Option<S
 /// (many IRQs: each file opened relative to it).
 pub fn read_affinity_at(
     fs: &HostFs,
-    dir: &crate::host::AttrDir,
+    dir: &mut crate::host::AttrDir,
     irq: u32,
     notes: &mut Vec<String>,
 ) -> Option<String> {
@@ -426,9 +426,9 @@ mod tests {
             let fs = HostFs::new(d.path());
             let mut notes = Vec::new();
             let by_path = read_affinity(&fs, irq, &mut notes);
-            let dir = fs.attr_dir(irqlab_core::paths::PROC_IRQ).unwrap();
+            let mut dir = fs.attr_dir(irqlab_core::paths::PROC_IRQ).unwrap();
             let mut at_notes = Vec::new();
-            let at = read_affinity_at(&fs, &dir, irq, &mut at_notes);
+            let at = read_affinity_at(&fs, &mut dir, irq, &mut at_notes);
             assert_eq!(
                 (at, at_notes),
                 (by_path.clone(), notes.clone()),
