@@ -32,6 +32,7 @@
 //! [`Filter`], affinity and traced figures from the caller.
 
 use super::irq_row_json::{self, json, json_str, push_u64 as int, write_rate, CellRates};
+use super::put::Put;
 use super::row_key::RowCache;
 use crate::filter::Filter;
 use crate::report;
@@ -190,7 +191,7 @@ impl IdleRun {
             self.differ(out, cache);
         }
         self.new_rows.push(p);
-        out.extend_from_slice(cache.output(pos));
+        out.put(cache.output(pos));
     }
 
     /// The next row of the list is written (after its comma) at the end
@@ -342,12 +343,12 @@ fn build_idle(
     tmp: &mut Scratch,
 ) {
     tmp.bytes.clear();
-    tmp.bytes.push(b',');
-    tmp.bytes.extend_from_slice(head(cache, pos));
+    tmp.bytes.put1(b',');
+    tmp.bytes.put(head(cache, pos));
     tmp.zero.clear();
     tmp.zero.resize(cells, Cell::Count(0));
     rates.numbers(&mut tmp.bytes, &tmp.zero);
-    tmp.bytes.extend_from_slice(tail(cache, pos));
+    tmp.bytes.put(tail(cache, pos));
     let m = cache.ext(pos);
     let ext = Meta {
         head_at: 1,
@@ -448,7 +449,7 @@ impl JsonlWriter {
     pub fn write_line(&mut self, inp: &LineInput, affinity: &mut AffinityFn, out: &mut Vec<u8>) {
         let line = self.line(inp, affinity);
         out.clear();
-        out.extend_from_slice(line);
+        out.put(line);
     }
 
     /// One line (with its newline), written over the last one in the
@@ -476,29 +477,29 @@ impl JsonlWriter {
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
         pre.clear();
-        pre.extend_from_slice(b"{\"timestamp\":\"");
-        pre.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
-        pre.extend_from_slice(b"\",\"mono_ns\":");
+        pre.put(b"{\"timestamp\":\"");
+        pre.put(MillisStamp::of(new.wall_ns).as_bytes());
+        pre.put(b"\",\"mono_ns\":");
         int(pre, new.mono_ns);
-        pre.extend_from_slice(b",\"interval_s\":");
+        pre.put(b",\"interval_s\":");
         json(pre, &secs);
-        pre.extend_from_slice(b",\"interrupts\":");
+        pre.put(b",\"interrupts\":");
         let start = match (&old.interrupts, &new.interrupts) {
             (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, pre, out),
             _ => {
-                pre.extend_from_slice(b"null");
+                pre.put(b"null");
                 out.clear();
-                out.extend_from_slice(pre);
+                out.put(pre);
                 self.run.end = None;
                 0
             }
         };
-        out.extend_from_slice(b",\"softirqs\":");
+        out.put(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
             (Some(o), Some(n)) => self.softirq_section(o, n, inp.filter, out),
-            _ => out.extend_from_slice(b"null"),
+            _ => out.put(b"null"),
         }
-        out.extend_from_slice(b",\"cpu_pct\":");
+        out.put(b",\"cpu_pct\":");
         match (&old.stat, &new.stat) {
             (Some(o), Some(n)) => {
                 let st = &mut self.stat;
@@ -506,22 +507,22 @@ impl JsonlWriter {
                 cpu_pct(out, &st.cpu_pct);
                 // with --cpus: which CPUs the `cpu: null` line sums
                 if let Some(cpus) = &st.aggregate_cpus {
-                    out.extend_from_slice(b",\"aggregate_cpus\":");
+                    out.put(b",\"aggregate_cpus\":");
                     json(out, cpus);
                 }
             }
-            _ => out.extend_from_slice(b"[]"),
+            _ => out.put(b"[]"),
         }
-        out.extend_from_slice(b",\"threads\":");
+        out.put(b",\"threads\":");
         threads(out, inp.threads);
-        out.extend_from_slice(b",\"self_cost\":");
+        out.put(b",\"self_cost\":");
         self_cost(out, &inp.meter.stop());
-        out.extend_from_slice(b",\"strategy\":");
-        out.extend_from_slice(strategy_json(inp.strategy));
+        out.put(b",\"strategy\":");
+        out.put(strategy_json(inp.strategy));
         if let Some(t) = inp.trace {
             trace(out, t);
         }
-        out.extend_from_slice(b"}\n");
+        out.put(b"}\n");
         start
     }
 
@@ -594,9 +595,9 @@ impl JsonlWriter {
             let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             if secs > 0.0 && total as f64 / secs > 0.0 {
                 let start = rows.len();
-                rows.extend_from_slice(head(meta, p));
+                rows.put(head(meta, p));
                 let rate = rates.numbers(rows, cells);
-                rows.extend_from_slice(tail(meta, p));
+                rows.put(tail(meta, p));
                 spans.push(Span {
                     start,
                     end: rows.len(),
@@ -604,10 +605,10 @@ impl JsonlWriter {
                 });
             } else {
                 run.written(out, meta);
-                out.push(b',');
-                out.extend_from_slice(head(meta, p));
+                out.put1(b',');
+                out.put(head(meta, p));
                 rates.numbers(out, cells);
-                out.extend_from_slice(tail(meta, p));
+                out.put(tail(meta, p));
             }
         });
         let end = run.finish(out, meta);
@@ -615,21 +616,21 @@ impl JsonlWriter {
         // the busy rows, joined by commas, after the section's start
         for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
             if k > 0 {
-                pre.push(b',');
+                pre.put1(b',');
             }
-            pre.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
+            pre.put(rows.get(s.start..s.end).unwrap_or_default());
         }
         if !order.is_empty() && end > run.at {
-            pre.push(b',');
+            pre.put1(b',');
         }
         // the start and the busy rows written in front of the idle rows
         // (without the first one's comma), which stay where they are
         let start = run.place(out, pre, end);
-        out.push(b']');
+        out.put1(b']');
         if !gone.is_empty() {
             gone_labels(out, &gone);
         }
-        out.push(b'}');
+        out.put1(b'}');
         start
     }
 
@@ -645,20 +646,20 @@ impl JsonlWriter {
         let secs = rates.secs();
         delta::softirqs_delta_each_in(&mut self.delta, o, n, secs, |r, cells| {
             if !first {
-                out.push(b',');
+                out.put1(b',');
             }
             first = false;
             picked.clear();
             picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
             if secs > 0.0 && picked.iter().all(|c| *c == Cell::Count(0)) {
-                out.extend_from_slice(b"{\"name\":");
+                out.put(b"{\"name\":");
                 json_str(out, &r.name);
-                out.extend_from_slice(idle.softirq(picked.len(), rates));
+                out.put(idle.softirq(picked.len(), rates));
             } else {
                 softirq_row(out, &r.name, picked, rates);
             }
         });
-        out.extend_from_slice(b"]}");
+        out.put(b"]}");
     }
 }
 
@@ -706,15 +707,15 @@ fn merge_cpus(a: &[u32], b: &[u32], union: &mut Vec<u32>) {
 
 /// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
 fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
-    out.extend_from_slice(b"{\"cpus\":[");
+    out.put(b"{\"cpus\":[");
     let ids = cols.iter().filter_map(|&i| union.get(i).copied());
     for (k, id) in ids.enumerate() {
         if k > 0 {
-            out.push(b',');
+            out.put1(b',');
         }
         int(out, u64::from(id));
     }
-    out.extend_from_slice(b"],\"rows\":[");
+    out.put(b"],\"rows\":[");
 }
 
 /// Most busy rows sorted by insertion (a handful on most machines); more
@@ -758,7 +759,7 @@ fn sort_by_rate(spans: &[Span], order: &mut [usize]) {
 #[cold]
 #[inline(never)]
 fn gone_labels(out: &mut Vec<u8>, gone: &[delta::RowGone]) {
-    out.extend_from_slice(b",\"gone\":");
+    out.put(b",\"gone\":");
     let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
     json(out, &labels);
 }
@@ -804,65 +805,65 @@ fn rebuild(
 #[cold]
 #[inline(never)]
 fn trace(out: &mut Vec<u8>, t: &TopTrace) {
-    out.extend_from_slice(b",\"trace\":");
+    out.put(b",\"trace\":");
     json(out, t);
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes
 /// them (a gap line is `{"cpu":…}` alone), without its map machinery.
 fn cpu_pct(out: &mut Vec<u8>, lines: &[CpuPctLine]) {
-    out.push(b'[');
+    out.put1(b'[');
     for (k, l) in lines.iter().enumerate() {
         if k > 0 {
-            out.push(b',');
+            out.put1(b',');
         }
         super::report_json::cpu_pct_line(out, l);
     }
-    out.push(b']');
+    out.put1(b']');
 }
 
 /// `[{"pid":…,"name":…,"kind":{…},"cpu_pct":…,"last_cpu":…}]`: the
 /// interrupt threads as serde writes [`ThreadCpu`].
 fn threads(out: &mut Vec<u8>, threads: &[ThreadCpu]) {
-    out.push(b'[');
+    out.put1(b'[');
     for (k, t) in threads.iter().enumerate() {
         if k > 0 {
-            out.push(b',');
+            out.put1(b',');
         }
-        out.extend_from_slice(b"{\"pid\":");
+        out.put(b"{\"pid\":");
         opt_int(out, t.pid);
-        out.extend_from_slice(b",\"name\":");
+        out.put(b",\"name\":");
         json_str(out, &t.name);
         let (kind, key, n): (&[u8], &[u8], u32) = match t.kind {
             ThreadKind::Ksoftirqd { cpu } => (b"ksoftirqd", b"cpu", cpu),
             ThreadKind::IrqThread { irq } => (b"irq_thread", b"irq", irq),
         };
-        out.extend_from_slice(b",\"kind\":{\"type\":\"");
-        out.extend_from_slice(kind);
-        out.extend_from_slice(b"\",\"");
-        out.extend_from_slice(key);
-        out.extend_from_slice(b"\":");
+        out.put(b",\"kind\":{\"type\":\"");
+        out.put(kind);
+        out.put(b"\",\"");
+        out.put(key);
+        out.put(b"\":");
         int(out, u64::from(n));
-        out.extend_from_slice(b"},\"cpu_pct\":");
+        out.put(b"},\"cpu_pct\":");
         json(out, &t.cpu_pct);
-        out.extend_from_slice(b",\"last_cpu\":");
+        out.put(b",\"last_cpu\":");
         opt_int(out, t.last_cpu);
-        out.push(b'}');
+        out.put1(b'}');
     }
-    out.push(b']');
+    out.put1(b']');
 }
 
 /// `{"user_ns":…,"system_ns":…,"cpu_ns":…,"wall_ns":…}`.
 fn self_cost(out: &mut Vec<u8>, c: &SelfCost) {
-    out.extend_from_slice(b"{\"user_ns\":");
+    out.put(b"{\"user_ns\":");
     int(out, c.user_ns);
-    out.extend_from_slice(b",\"system_ns\":");
+    out.put(b",\"system_ns\":");
     int(out, c.system_ns);
-    out.extend_from_slice(b",\"cpu_ns\":");
+    out.put(b",\"cpu_ns\":");
     int(out, c.cpu_ns);
-    out.extend_from_slice(b",\"wall_ns\":");
+    out.put(b",\"wall_ns\":");
     int(out, c.wall_ns);
-    out.push(b'}');
+    out.put1(b'}');
 }
 
 /// The strategy's JSON string, as serde writes it.
@@ -876,7 +877,7 @@ fn strategy_json(s: Strategy) -> &'static [u8] {
 fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
     match v {
         Some(v) => int(out, u64::from(v)),
-        None => out.extend_from_slice(b"null"),
+        None => out.put(b"null"),
     }
 }
 
@@ -884,36 +885,36 @@ fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
 /// (`total` and `total_rate` `null` when every cell is a gap).
 fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRates) {
     let secs = rates.secs();
-    out.extend_from_slice(b"{\"name\":");
+    out.put(b"{\"name\":");
     json_str(out, name);
-    out.extend_from_slice(b",\"counts\":[");
+    out.put(b",\"counts\":[");
     for (k, c) in cells.iter().enumerate() {
         if k > 0 {
-            out.push(b',');
+            out.put1(b',');
         }
         match c.count() {
             Some(v) => int(out, v),
-            None => out.extend_from_slice(b"null"),
+            None => out.put(b"null"),
         }
     }
     let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
     let no_value = total == 0 && irq_row_json::no_value(cells);
-    out.extend_from_slice(b"],\"total\":");
+    out.put(b"],\"total\":");
     if no_value {
-        out.extend_from_slice(b"null");
+        out.put(b"null");
     } else {
         int(out, total);
     }
-    out.extend_from_slice(b",\"rates\":[");
+    out.put(b",\"rates\":[");
     rates.rates(out, cells);
-    out.push(b']');
+    out.put1(b']');
     if no_value {
-        out.extend_from_slice(b",\"total_rate\":null");
+        out.put(b",\"total_rate\":null");
     } else if secs > 0.0 {
-        out.extend_from_slice(b",\"total_rate\":");
+        out.put(b",\"total_rate\":");
         write_rate(out, total as f64 / secs);
     }
-    out.push(b'}');
+    out.put1(b'}');
 }
 
 #[cfg(test)]

@@ -163,8 +163,10 @@ pub struct LiveSampler<S: SnapshotSource = HostSource> {
     source: S,
     filter: Filter,
     cpu_filter: Filter,
-    prev: Snapshot,
-    cur: Snapshot,
+    /// Boxed: advancing swaps two pointers, not two snapshots' fields
+    /// (hundreds of bytes, and their code, every sample).
+    prev: Box<Snapshot>,
+    cur: Box<Snapshot>,
     /// `cur` holds a frame's sample (advance before the next one).
     fresh: bool,
     threads: Vec<ThreadCpu>,
@@ -193,7 +195,7 @@ impl LiveSampler<HostSource> {
 impl<S: SnapshotSource> LiveSampler<S> {
     /// A sampler over any source; takes the baseline sample.
     pub fn with_source(mut source: S, filter: Filter) -> anyhow::Result<Self> {
-        let mut prev = Snapshot::default();
+        let mut prev = Box::<Snapshot>::default();
         source.read(&mut prev)?;
         let mut threads = Vec::new();
         source.threads(prev.mono_ns, &mut threads);
@@ -204,7 +206,7 @@ impl<S: SnapshotSource> LiveSampler<S> {
             cpu_filter: filter.cpus_only(),
             filter,
             prev,
-            cur: Snapshot::default(),
+            cur: Box::default(),
             fresh: false,
             threads,
             meta,
