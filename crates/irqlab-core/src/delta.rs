@@ -382,13 +382,15 @@ pub fn interrupts_delta_each<F>(
     old: &Interrupts,
     new: &Interrupts,
     elapsed_s: f64,
-    row: F,
+    mut row: F,
 ) -> (Vec<u32>, Vec<RowGone>)
 where
     F: FnMut(&IrqRow, RowStatus, &[Cell]),
 {
     let mut scratch = DeltaScratch::default();
-    let gone = interrupts_delta_each_in(&mut scratch, old, new, elapsed_s, row);
+    let gone = interrupts_delta_each_in(&mut scratch, old, new, elapsed_s, |r, m, cells| {
+        row(r, m.status, cells)
+    });
     (scratch.cpus, gone)
 }
 
@@ -411,8 +413,21 @@ impl DeltaScratch {
     }
 }
 
+/// How a row of the later snapshot relates to the earlier one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMatch {
+    pub status: RowStatus,
+    /// The earlier snapshot's row at the same position has this row's
+    /// label and description, byte for byte (`false` when that is not
+    /// known: it may still have them).
+    pub same_text: bool,
+}
+
 /// [`interrupts_delta_each`] in the caller's `scratch` (the union CPU ids
-/// are left in it: [`DeltaScratch::cpus`]); returns the rows that
+/// are left in it: [`DeltaScratch::cpus`]), also telling each row whether
+/// the row at its position in `old` has its label and description
+/// ([`RowMatch::same_text`]: known from the compares that match rows by
+/// position, without reading them again); returns the rows that
 /// disappeared (no allocation when none did). Rows are matched by
 /// position while each position holds the same row in both snapshots
 /// (the usual case: no key is built); from the first position that does
@@ -425,7 +440,7 @@ pub fn interrupts_delta_each_in<F>(
     mut row: F,
 ) -> Vec<RowGone>
 where
-    F: FnMut(&IrqRow, RowStatus, &[Cell]),
+    F: FnMut(&IrqRow, RowMatch, &[Cell]),
 {
     let DeltaScratch {
         cpus,
@@ -440,7 +455,9 @@ where
     let bounds = Bounds::new(elapsed_s);
     used.clear();
     used.resize(old.rows().len(), false);
-    let mut emit = |n: &IrqRow, matched: Option<usize>| {
+    // `same_text`: the matched row is the one at the same position and
+    // has the same label and description (then it has the same identity)
+    let mut emit = |n: &IrqRow, matched: Option<usize>, same_text: bool| {
         cells.clear();
         let status = match matched.and_then(|i| old.rows().get(i).map(|o| (i, o))) {
             None => {
@@ -451,7 +468,7 @@ where
                 if let Some(u) = used.get_mut(i) {
                     *u = true;
                 }
-                if same_identity(o, n) {
+                if same_text || same_identity(o, n) {
                     row_cells(cols, aligned, o, n, cells);
                     bound_cells(cells, n.shape, bounds);
                     RowStatus::Same
@@ -462,7 +479,7 @@ where
                 }
             }
         };
-        row(n, status, cells);
+        row(n, RowMatch { status, same_text }, cells);
     };
     // While every earlier position held the same key in both snapshots,
     // an arch row's occurrence count is the same in both too: the key of
@@ -471,10 +488,10 @@ where
     let rows = new.rows();
     let mut pos = 0;
     while let (Some(n), Some(o)) = (rows.get(pos), old.rows().get(pos)) {
-        if !same_key(o, n) {
+        let Some(same_text) = same_key(o, n) else {
             break;
-        }
-        emit(n, Some(pos));
+        };
+        emit(n, Some(pos), same_text);
         pos += 1;
     }
     if pos == rows.len() && pos == old.rows().len() {
@@ -496,7 +513,7 @@ where
                 });
                 idx.get(k).copied()
             };
-            emit(n, matched);
+            emit(n, matched, false);
         }
     }
     old.rows()
@@ -511,13 +528,16 @@ where
         .collect()
 }
 
-/// The key of two rows is the same, given that every earlier row had the
-/// same key in both snapshots (see [`interrupts_delta_each_in`]).
-fn same_key(o: &IrqRow, n: &IrqRow) -> bool {
+/// Whether the key of two rows is the same, given that every earlier row
+/// had the same key in both snapshots (see [`interrupts_delta_each_in`]):
+/// `None` when it is not, else whether their labels and descriptions are
+/// the same too (an arch row's key holds both; a numbered row's
+/// description is compared first, as [`same_identity`] would).
+fn same_key(o: &IrqRow, n: &IrqRow) -> Option<bool> {
     match (o.irq, n.irq) {
-        (Some(a), Some(b)) => a == b,
-        (None, None) => o.label == n.label && o.description == n.description,
-        _ => false,
+        (Some(a), Some(b)) if a == b => Some(o.description == n.description && o.label == n.label),
+        (None, None) if o.label == n.label && o.description == n.description => Some(true),
+        _ => None,
     }
 }
 

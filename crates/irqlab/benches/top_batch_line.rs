@@ -88,6 +88,7 @@ fn line(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, out: &mut Vec<u8>) 
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
         trace: None,
+        samples: None,
     };
     let mut affinity = |irq: u32| Some(format!("{}", irq % CPUS));
     w.write_line(&inp, &mut affinity, out);

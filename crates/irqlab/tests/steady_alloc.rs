@@ -120,6 +120,7 @@ fn a_steady_state_json_line_allocates_nothing() {
             meter: &meter,
             strategy: Strategy::ProcInterrupts,
             trace: None,
+            samples: None,
         };
         let before = allocs();
         w.write_line(&inp, &mut affinity, &mut out);

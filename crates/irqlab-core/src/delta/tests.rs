@@ -189,8 +189,8 @@ fn positional_matching_in_a_reused_scratch_equals_matching_by_key() {
         for (old, new) in [(parse(a), parse(b)), (parse(b), parse(a))] {
             let want = interrupts_delta(&old, &new, 1.0);
             let mut got = Vec::new();
-            let gone = interrupts_delta_each_in(&mut scratch, &old, &new, 1.0, |r, st, cells| {
-                got.push((r.label.to_string(), st, cells.to_vec()));
+            let gone = interrupts_delta_each_in(&mut scratch, &old, &new, 1.0, |r, m, cells| {
+                got.push((r.label.to_string(), m.status, cells.to_vec()));
             });
             assert_eq!(scratch.cpus(), want.cpus.as_slice());
             assert_eq!(gone, want.gone);
@@ -349,5 +349,52 @@ fn unknown_counts_of_single_values_are_missing_samples() {
             let same = arch_delta(cpus, &at(a), &at(a));
             assert_eq!(same, vec![Cell::Count(0)], "{label}");
         }
+    }
+}
+
+/// `same_text` says the row at the same position of the earlier snapshot
+/// has the same label and description, never when either differs (a
+/// label `024` for IRQ 24, a description of the same identity written
+/// otherwise, an arch row's other description), and a row's status and
+/// cells are those of [`interrupts_delta`] either way.
+#[test]
+fn same_text_is_said_only_of_the_same_label_and_description_at_the_same_position() {
+    let head = "           CPU0       CPU1       \n";
+    let old = parse(A);
+    let cases: [(&str, &[bool]); 6] = [
+        (A.trim_start_matches(head), &[true, true, true, true]),
+        // the same IRQ numbers, the label written otherwise
+        (" 024:          5          1  IO-APIC   5-edge      ACPI:Ged\n 45:        101        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\nLOC:        10         20   Local timer interrupts\nERR:          3\n", &[false, true, true, true]),
+        // the same identity (chip, hwirq, actions), another description
+        (" 24:          5          1  IO-APIC   5-level     ACPI:Ged\n 45:        101        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\nLOC:        10         20   Local timer interrupts\nERR:          3\n", &[false, true, true, true]),
+        // another identity at the same IRQ number
+        (" 24:          5          1  IO-APIC   5-edge      ACPI:Ged\n 45:          1          2  PCI-MSIX-0000:5e:00.1   2-edge      nvme1q2\nLOC:        10         20   Local timer interrupts\nERR:          3\n", &[true, false, true, true]),
+        // an arch row's description changed: matched by key from there on
+        (" 24:          5          1  IO-APIC   5-edge      ACPI:Ged\n 45:        101        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\nLOC:        10         20   Local timer interrupt\nERR:          3\n", &[true, true, false, false]),
+        // a row inserted: the rows after it are not at their positions
+        (" 24:          5          1  IO-APIC   5-edge      ACPI:Ged\n 30:          0          0  IO-APIC   6-edge      x\n 45:        101        200  PCI-MSIX-0000:3b:00.0   3-edge      mlx5_comp3\nLOC:        10         20   Local timer interrupts\nERR:          3\n", &[true, false, false, false, false]),
+    ];
+    let mut scratch = DeltaScratch::default();
+    for (rows, want) in cases {
+        let new = parse(&format!("{head}{rows}"));
+        let mut got = Vec::new();
+        let mut seen = Vec::new();
+        interrupts_delta_each_in(&mut scratch, &old, &new, 1.0, |r, m, cells| {
+            got.push(m.same_text);
+            seen.push((r.label.to_string(), m.status, cells.to_vec()));
+        });
+        assert_eq!(got, want, "{rows}");
+        for (p, (n, same)) in new.rows().iter().zip(&got).enumerate() {
+            let o = old.rows().get(p);
+            let text = o.is_some_and(|o| o.label == n.label && o.description == n.description);
+            assert!(!same || text, "{rows}: row {p}");
+        }
+        let d = interrupts_delta(&old, &new, 1.0);
+        let want_rows: Vec<_> = d
+            .rows
+            .iter()
+            .map(|r| (r.label.clone(), r.status, r.cells.clone()))
+            .collect();
+        assert_eq!(seen, want_rows, "{rows}");
     }
 }

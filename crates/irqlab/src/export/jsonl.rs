@@ -12,7 +12,10 @@
 //! Nothing is built per sample: interrupt rows stream out of
 //! [`delta::interrupts_delta_each`] into one reused byte buffer, the JSON of
 //! each row's metadata is cached across samples and re-escaped only when
-//! the row changes, an idle row (every count unchanged: most rows, most
+//! the row changes (a row whose label and description the delta found
+//! at its position in the earlier snapshot, the last line's later one,
+//! keeps it without its cached key being read: [`LineInput::samples`]),
+//! an idle row (every count unchanged: most rows, most
 //! samples) is one copy of its whole cached JSON, as is an idle softirq
 //! vector's part after its name, and
 //! per-CPU rates are formatted by hand (integers, or 3 decimals): the row's
@@ -58,6 +61,12 @@ pub struct LineInput<'a> {
     /// The traced figures of this tick (`top --trace`): the line's last
     /// field, `trace`.
     pub trace: Option<&'a TopTrace>,
+    /// The numbers of the samples `old` and `new` hold
+    /// ([`Frame::samples`]), if they come from one sampler: when `old` is
+    /// the last line's `new`, a row whose label and description the delta
+    /// found to be those of `old`'s row at its position keeps its cached
+    /// JSON without its key being read again.
+    pub samples: Option<(u64, u64)>,
 }
 
 /// Affinity list of a numbered IRQ (asked only when a row's cached
@@ -79,6 +88,10 @@ pub struct JsonlWriter {
     rates: CellRates,
     /// The live sampler's metadata epoch the cache was built in.
     epoch: u64,
+    /// The sample ([`LineInput::samples`]) of the last line's `new`: every
+    /// valid entry of `meta` at a position of its rows was checked or
+    /// built for the row there (`None`: not known).
+    checked: Option<u64>,
     /// A section's CPU ids (both snapshots' headers merged) and the
     /// columns the filter keeps: reused, rebuilt per section.
     union: Vec<u32>,
@@ -439,6 +452,7 @@ impl JsonlWriter {
             meter: &meter,
             strategy: frame.strategy,
             trace,
+            samples: Some(frame.samples),
         };
         let mut affinity = |irq: u32| frame.affinity(irq);
         self.line(&inp, &mut affinity)
@@ -484,8 +498,17 @@ impl JsonlWriter {
         pre.put(b",\"interval_s\":");
         json(pre, &secs);
         pre.put(b",\"interrupts\":");
+        // whether `meta` was checked for `old`'s rows, and for which rows
+        // it will have been at the end of this line
+        let (was, now) = inp.samples.unzip();
+        let known = was.is_some() && was == self.checked;
+        self.checked = None;
         let start = match (&old.interrupts, &new.interrupts) {
-            (Some(o), Some(n)) => self.irq_section(o, n, inp.filter, affinity, pre, out),
+            (Some(o), Some(n)) => {
+                let start = self.irq_section(o, n, inp.filter, affinity, known, pre, out);
+                self.checked = now;
+                start
+            }
             _ => {
                 pre.put(b"null");
                 out.clear();
@@ -529,13 +552,18 @@ impl JsonlWriter {
     /// The interrupt section: its start after `pre` (the line so far),
     /// then the line assembled in `out` (which holds the last line) from
     /// `pre`, the busy rows and the idle rows, and the section's end.
-    /// Returns where the line starts in `out`.
+    /// Returns where the line starts in `out`. `known`: every valid
+    /// cached entry is for the row of `o` at its position (their labels
+    /// and descriptions), so a row with that row's label and description
+    /// ([`delta::RowMatch::same_text`]) needs no check of its key.
+    #[allow(clippy::too_many_arguments)]
     fn irq_section(
         &mut self,
         o: &Interrupts,
         n: &Interrupts,
         f: &Filter,
         affinity: &mut AffinityFn,
+        known: bool,
         pre: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> usize {
@@ -570,10 +598,11 @@ impl JsonlWriter {
         // them, highest rate first, at the end.
         meta.compact();
         run.start(out, meta.take_changed());
-        let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, _status, cells| {
+        let gone = delta::interrupts_delta_each_in(scratch, o, n, secs, |r, m, cells| {
             let p = pos;
             pos += 1;
-            if !meta.is_for(p, &r.label, &r.description) {
+            let kept = known && m.same_text && meta.holds(p);
+            if !kept && !meta.is_for(p, &r.label, &r.description) {
                 rebuild(meta, p, r, f, affinity);
             }
             if !meta.slot(p).is_some_and(|s| s.keep()) {

@@ -107,6 +107,18 @@ fn value(line: &str) -> serde_json::Value {
 }
 
 fn streamed(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, f: &Filter) -> String {
+    streamed_of(w, old, new, f, None)
+}
+
+/// [`streamed`] of two snapshots holding the samples numbered `samples`
+/// ([`LineInput::samples`]).
+fn streamed_of(
+    w: &mut JsonlWriter,
+    old: &Snapshot,
+    new: &Snapshot,
+    f: &Filter,
+    samples: Option<(u64, u64)>,
+) -> String {
     let threads = threads();
     let meter = CostMeter::start();
     let inp = LineInput {
@@ -117,6 +129,7 @@ fn streamed(w: &mut JsonlWriter, old: &Snapshot, new: &Snapshot, f: &Filter) -> 
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
         trace: None,
+        samples,
     };
     let mut asked = HashMap::new();
     let mut aff = |irq: u32| {
@@ -520,6 +533,7 @@ fn metadata_is_rebuilt_only_when_a_row_changes() {
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
         trace: None,
+        samples: None,
     };
     let mut aff = |irq: u32| {
         calls.set(calls.get() + 1);
@@ -660,6 +674,7 @@ fn the_trace_object_is_the_last_field_of_the_line() {
         meter: &meter,
         strategy: Strategy::ProcInterrupts,
         trace: None,
+        samples: None,
     };
     let mut w = JsonlWriter::default();
     let mut plain = Vec::new();
@@ -992,6 +1007,35 @@ impl Script {
         self
     }
 
+    /// Row `i`'s label written with a leading zero, or without it again:
+    /// the same IRQ number, another label.
+    fn relabel(&mut self, i: usize) -> &mut Self {
+        if let Some(r) = self.rows.get_mut(i) {
+            r.0 = match r.0.strip_prefix('0') {
+                Some(l) => l.to_string(),
+                None => format!("0{}", r.0),
+            };
+        }
+        self.busy(&[])
+    }
+
+    /// Row `i`'s description with the other trigger (`edge` or `level`):
+    /// the same identity (chip, hwirq, actions), another description;
+    /// with `other_actions`, its actions renamed too: another identity.
+    fn redescribe(&mut self, i: usize, other_actions: bool) -> &mut Self {
+        if let Some(r) = self.rows.get_mut(i) {
+            r.2 = if r.2.contains("-edge") {
+                r.2.replace("-edge", "-level")
+            } else {
+                r.2.replace("-level", "-edge")
+            };
+            if other_actions {
+                r.2.push('x');
+            }
+        }
+        self.busy(&[])
+    }
+
     /// One more CPU, counting nothing.
     fn widen(&mut self) -> &mut Self {
         self.cpus.push(self.cpus.len() as u32);
@@ -1000,11 +1044,14 @@ impl Script {
     }
 
     /// Every line of the run by one reused writer, each a fresh writer's
-    /// and the reference's.
+    /// and the reference's. The reused writer is told the snapshots'
+    /// numbers (snapshot `k` holds sample `k + 1`, as a sampler numbers
+    /// them): each line's `old` is the last line's `new`.
     fn check(&self, f: &Filter) {
         let mut warm = JsonlWriter::default();
         for (k, pair) in self.snaps.windows(2).enumerate() {
-            let got = streamed(&mut warm, &pair[0], &pair[1], f);
+            let no = k as u64 + 1;
+            let got = streamed_of(&mut warm, &pair[0], &pair[1], f, Some((no, no + 1)));
             let fresh = streamed(&mut JsonlWriter::default(), &pair[0], &pair[1], f);
             assert_eq!(got, fresh, "line {k}");
             assert_eq!(
@@ -1100,6 +1147,7 @@ fn steady_idle_rows_stay_in_place_and_move_only_when_the_start_outgrows_the_slac
             meter: &meter,
             strategy: Strategy::ProcInterrupts,
             trace: None,
+            samples: None,
         };
         let line = w.line(&inp, &mut affinity_of).to_vec();
         let got = without_cost(std::str::from_utf8(&line).unwrap());
@@ -1125,6 +1173,56 @@ fn steady_idle_rows_stay_in_place_and_move_only_when_the_start_outgrows_the_slac
     assert_eq!(ats[0], MIN_SLACK, "a small start fits the first slack");
 }
 
+/// A row's label or description text changing at the same position (the
+/// same IRQ number written `031`, then `31` again; another trigger, the
+/// same identity; other actions, another identity), alone, one after the
+/// other and over idle and busy lines: a reused writer that knows each
+/// line's `old` is the last line's `new` writes a fresh writer's lines.
+#[test]
+fn a_reused_writer_sees_every_label_and_description_change_at_a_position() {
+    let mut s = Script::new(3, 6);
+    s.busy(&[]).busy(&[]);
+    s.relabel(1).busy(&[]).busy(&[1]).relabel(1).busy(&[]);
+    s.relabel(2).relabel(2).relabel(2).busy(&[2]);
+    s.redescribe(3, false)
+        .busy(&[])
+        .redescribe(3, false)
+        .busy(&[3]);
+    s.redescribe(4, true)
+        .busy(&[])
+        .busy(&[4])
+        .redescribe(4, true);
+    s.relabel(0)
+        .redescribe(0, false)
+        .redescribe(5, true)
+        .relabel(5);
+    s.busy(&[0, 5]).busy(&[]);
+    s.check(&Filter::default());
+    s.check(&Filter::from_flags(Some("q[13]|q4x|^0"), None).unwrap());
+}
+
+/// A line whose `old` is not the last line's `new` (a frame not written,
+/// another sampler's snapshot) checks every row's key: a row whose
+/// label or description changed in between is written as it is now.
+#[test]
+fn a_line_not_after_the_last_one_checks_every_row() {
+    let mut s = Script::new(3, 4);
+    s.busy(&[]);
+    s.relabel(1).redescribe(2, false).redescribe(3, true);
+    s.busy(&[]).busy(&[]);
+    let f = Filter::default();
+    let mut w = JsonlWriter::default();
+    let n = s.snaps.len();
+    // lines 0 -> 1, then 2 -> 3 (1 -> 2 not written), then n-2 -> n-1
+    for (a, b) in [(0, 1), (2, 3), (n - 2, n - 1)] {
+        let no = (a as u64 + 1, b as u64 + 1);
+        let (old, new) = (&s.snaps[a], &s.snaps[b]);
+        let got = streamed_of(&mut w, old, new, &f, Some(no));
+        let fresh = streamed(&mut JsonlWriter::default(), old, new, &f);
+        assert_eq!(got, fresh, "{a} -> {b}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -1134,7 +1232,7 @@ proptest! {
     /// fresh writer's.
     #[test]
     fn a_reused_writer_equals_a_fresh_one_over_random_steps(
-        steps in proptest::collection::vec((0u8..10, any::<u64>()), 1..24),
+        steps in proptest::collection::vec((0u8..13, any::<u64>()), 1..24),
         nrows in 0usize..12,
     ) {
         let mut s = Script::new(3, nrows);
@@ -1176,6 +1274,12 @@ proptest! {
                 }
                 8 => {
                     s.widen().busy(&[]);
+                }
+                10 => {
+                    s.relabel(x as usize % n.max(1));
+                }
+                11 | 12 => {
+                    s.redescribe(x as usize % n.max(1), op == 12);
                 }
                 _ => {
                     s.busy(&[]);

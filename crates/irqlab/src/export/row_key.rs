@@ -89,6 +89,14 @@ impl<T: Copy + Default> RowCache<T> {
             && self.keys.get(at + label.len()..at + s.key_len as usize) == Some(desc)
     }
 
+    /// An entry is valid at `pos`: for a row known to have the label and
+    /// description of the row it was last checked or built for (the
+    /// caller's to know), it is that row's entry without reading its key.
+    #[inline]
+    pub fn holds(&self, pos: usize) -> bool {
+        self.slots.get(pos).is_some_and(|s| s.valid)
+    }
+
     /// The output of `pos`'s entry (empty when none was built).
     #[inline]
     pub fn output(&self, pos: usize) -> &[u8] {

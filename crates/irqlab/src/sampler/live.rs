@@ -22,6 +22,7 @@ use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where snapshots come from: the live host ([`HostSource`]) or a
 /// recording (`record::playback::RecordingSource`). Everything source-specific (how counts are read, thread CPU,
@@ -90,6 +91,12 @@ pub struct Frame<'a> {
     /// Bumped whenever the set of IRQs (and so their metadata) changed:
     /// consumers that cache per-row metadata drop it when it moves.
     pub meta_epoch: u64,
+    /// The numbers of the samples `prev` and `cur` hold: each sample any
+    /// sampler of the process reads gets a number of its own
+    /// ([`first_number`]), and no snapshot changes while it holds it (a
+    /// frame's `prev` is the last frame's `cur` when their numbers are the
+    /// same).
+    pub samples: (u64, u64),
     filter: &'a Filter,
     meta: &'a mut Metadata,
     source: &'a mut dyn SnapshotSource,
@@ -158,6 +165,14 @@ impl Metadata {
     }
 }
 
+/// The first of the numbers ([`Frame::samples`]) of a new sampler's
+/// samples: each sampler numbers its samples on from its own, 2^40 apart
+/// (a sample a microsecond for 12 days), none 0.
+fn first_number() -> u64 {
+    static SAMPLERS: AtomicU64 = AtomicU64::new(0);
+    (SAMPLERS.fetch_add(1, Ordering::Relaxed) << 40) | 1
+}
+
 /// The live sampling state of one run.
 pub struct LiveSampler<S: SnapshotSource = HostSource> {
     source: S,
@@ -167,6 +182,11 @@ pub struct LiveSampler<S: SnapshotSource = HostSource> {
     /// (hundreds of bytes, and their code, every sample).
     prev: Box<Snapshot>,
     cur: Box<Snapshot>,
+    /// The numbers of the samples `prev` and `cur` hold ([`Frame::samples`];
+    /// 0: none, while a read fills it), and the last number given.
+    prev_no: u64,
+    cur_no: u64,
+    last_no: u64,
     /// `cur` holds a frame's sample (advance before the next one).
     fresh: bool,
     threads: Vec<ThreadCpu>,
@@ -201,12 +221,16 @@ impl<S: SnapshotSource> LiveSampler<S> {
         source.threads(prev.mono_ns, &mut threads);
         let mut meta = Metadata::default();
         meta.check(&prev);
+        let first = first_number();
         Ok(LiveSampler {
             source,
             cpu_filter: filter.cpus_only(),
             filter,
             prev,
             cur: Box::default(),
+            prev_no: first,
+            cur_no: 0,
+            last_no: first,
             fresh: false,
             threads,
             meta,
@@ -229,6 +253,7 @@ impl<S: SnapshotSource> LiveSampler<S> {
     pub fn next_frame(&mut self) -> anyhow::Result<Frame<'_>> {
         if self.fresh {
             std::mem::swap(&mut self.prev, &mut self.cur);
+            std::mem::swap(&mut self.prev_no, &mut self.cur_no);
             self.fresh = false;
             if self.source.refresh(&self.prev, &self.filter)? {
                 self.meta.invalidate();
@@ -239,7 +264,10 @@ impl<S: SnapshotSource> LiveSampler<S> {
         } else {
             CostMeter::start()
         };
+        self.cur_no = 0;
         self.source.read(&mut self.cur)?;
+        self.last_no += 1;
+        self.cur_no = self.last_no;
         self.source.threads(self.cur.mono_ns, &mut self.threads);
         self.meta.check(&self.cur);
         self.fresh = true;
@@ -265,6 +293,12 @@ impl<S: SnapshotSource> LiveSampler<S> {
         };
         let latest = if self.fresh { &self.cur } else { &self.prev };
         let prev = if latest_only { latest } else { &self.prev };
+        let latest_no = if self.fresh {
+            self.cur_no
+        } else {
+            self.prev_no
+        };
+        let prev_no = if latest_only { latest_no } else { self.prev_no };
         Frame {
             prev,
             cur: latest,
@@ -272,6 +306,7 @@ impl<S: SnapshotSource> LiveSampler<S> {
             strategy,
             meter,
             meta_epoch: self.meta.epoch,
+            samples: (prev_no, latest_no),
             filter,
             meta: &mut self.meta,
             source: &mut self.source,

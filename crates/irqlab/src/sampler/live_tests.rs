@@ -270,3 +270,33 @@ fn without_threads_looks_for_none() {
     assert!(f.threads.is_empty());
     assert!(f.cur.interrupts.is_some());
 }
+
+/// Each sample read gets a number of its own; a frame's `prev` has the
+/// number of the last frame's `cur` (also after a latest frame and a
+/// failed read), and a latest frame's two snapshots one number.
+#[test]
+fn frames_number_their_samples_and_chain_them() {
+    let snap = |mono_ns: u64| Snapshot {
+        mono_ns,
+        interrupts: Some(irqlab_core::Interrupts::parse(TWO.as_bytes()).unwrap()),
+        ..Snapshot::default()
+    };
+    // the same time in every sample: the numbers tell them apart
+    let src = Canned {
+        snaps: vec![snap(5), snap(5), snap(5)],
+    };
+    let mut live = LiveSampler::with_source(src, Filter::default()).unwrap();
+    let (a, b) = live.next_frame().unwrap().samples;
+    let (b2, c) = live.next_frame().unwrap().samples;
+    assert!(a != b && b != c && a != c && a > 0, "{a} {b} {c}");
+    assert_eq!(b2, b);
+    assert_eq!(live.latest_frame().samples, (c, c));
+    assert!(live.next_frame().is_err(), "the end of the source");
+    assert_eq!(live.latest_frame().samples, (c, c));
+    let other = Canned {
+        snaps: vec![snap(5), snap(5)],
+    };
+    let mut again = LiveSampler::with_source(other, Filter::default()).unwrap();
+    let (d, e) = again.next_frame().unwrap().samples;
+    assert!(d > c && e > d, "another sampler's numbers are new ones");
+}
