@@ -19,7 +19,6 @@
 //! through `serde_json` was the largest share of `show --format json`).
 //! Owns only formatting: numbers come from `report` and `delta`.
 
-use super::put::Put;
 use crate::report::IrqLine;
 use irqlab_core::delta::{Cell, Gap};
 use irqlab_core::Shape;
@@ -36,15 +35,15 @@ pub struct Split<'a> {
 
 /// `{"label":…,"irq":…` and `,"shape":…` when given.
 pub fn head(out: &mut Vec<u8>, label: &str, irq: Option<u32>, shape: Option<Shape>) {
-    out.put(b"{\"label\":");
+    out.extend_from_slice(b"{\"label\":");
     json_str(out, label);
-    out.put(b",\"irq\":");
+    out.extend_from_slice(b",\"irq\":");
     match irq {
         Some(v) => push_u64(out, u64::from(v)),
-        None => out.put(b"null"),
+        None => out.extend_from_slice(b"null"),
     }
     if let Some(shape) = shape {
-        out.put(b",\"shape\":");
+        out.extend_from_slice(b",\"shape\":");
         json(out, &shape);
     }
 }
@@ -59,32 +58,32 @@ pub fn tail<'s>(
     affinity: Option<&str>,
 ) {
     if let Some(s) = split {
-        out.put(b",\"chip\":");
+        out.extend_from_slice(b",\"chip\":");
         opt_str(out, s.chip);
-        out.put(b",\"hwirq\":");
+        out.extend_from_slice(b",\"hwirq\":");
         match s.hwirq {
-            Some(v) => out.put(itoa::Buffer::new().format(v).as_bytes()),
-            None => out.put(b"null"),
+            Some(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            None => out.extend_from_slice(b"null"),
         }
-        out.put(b",\"trigger\":");
+        out.extend_from_slice(b",\"trigger\":");
         opt_str(out, s.trigger);
-        out.put(b",\"flow\":");
+        out.extend_from_slice(b",\"flow\":");
         opt_str(out, s.flow);
     }
-    out.put(b",\"actions\":[");
+    out.extend_from_slice(b",\"actions\":[");
     for (k, a) in actions.into_iter().enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         json_str(out, a);
     }
-    out.put(b"],\"description\":");
+    out.extend_from_slice(b"],\"description\":");
     json_str(out, description);
     if let Some(a) = affinity {
-        out.put(b",\"affinity\":");
+        out.extend_from_slice(b",\"affinity\":");
         json_str(out, a);
     }
-    out.put1(b'}');
+    out.push(b'}');
 }
 
 /// `show`'s whole row: snapshot mode (`counts`, `total`) or rates mode
@@ -118,31 +117,31 @@ fn opt_array<T: Copy>(
     items: &[Option<T>],
     put: fn(&mut Vec<u8>, T),
 ) {
-    out.put(head);
+    out.extend_from_slice(head);
     for (k, v) in items.iter().enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         match v {
             Some(v) => put(out, *v),
-            None => out.put(b"null"),
+            None => out.extend_from_slice(b"null"),
         }
     }
-    out.put1(b']');
+    out.push(b']');
 }
 
 /// `,"counts":[…]` (or `null`) and `,"total":…` (`null`: a row with no
 /// value over the interval).
 pub fn counts_numbers(out: &mut Vec<u8>, counts: Option<&[u64]>, total: Option<u64>) {
-    out.put(b",\"counts\":");
+    out.extend_from_slice(b",\"counts\":");
     match counts {
         Some(c) => counts_array(out, c),
-        None => out.put(b"null"),
+        None => out.extend_from_slice(b"null"),
     }
-    out.put(b",\"total\":");
+    out.extend_from_slice(b",\"total\":");
     match total {
         Some(t) => push_u64(out, t),
-        None => out.put(b"null"),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -157,10 +156,10 @@ pub fn line_rates(out: &mut Vec<u8>, l: &IrqLine) {
     }
     match l.total_rate {
         Some(tr) => {
-            out.put(b",\"total_rate\":");
+            out.extend_from_slice(b",\"total_rate\":");
             write_rate(out, tr);
         }
-        None if l.no_value() => out.put(b",\"total_rate\":null"),
+        None if l.no_value() => out.extend_from_slice(b",\"total_rate\":null"),
         None => {}
     }
     if let Some(g) = &l.gaps {
@@ -170,17 +169,17 @@ pub fn line_rates(out: &mut Vec<u8>, l: &IrqLine) {
 
 /// `,"gaps":[…]`: one `null` or gap per cell.
 fn gaps(out: &mut Vec<u8>, cells: impl Iterator<Item = Option<Gap>>) {
-    out.put(b",\"gaps\":[");
+    out.extend_from_slice(b",\"gaps\":[");
     for (k, g) in cells.enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         match g {
             Some(g) => json(out, &g),
-            None => out.put(b"null"),
+            None => out.extend_from_slice(b"null"),
         }
     }
-    out.put1(b']');
+    out.push(b']');
 }
 
 /// The numbers of `top`'s rows streamed from `delta`'s cells, with what
@@ -238,25 +237,25 @@ impl CellRates {
         let secs = self.memo.secs;
         let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
         let no_value = total == 0 && no_value(cells);
-        out.put(b",\"total\":");
+        out.extend_from_slice(b",\"total\":");
         if no_value {
-            out.put(b"null");
+            out.extend_from_slice(b"null");
         } else {
             push_u64(out, total);
         }
-        out.put(b",\"rates\":[");
+        out.extend_from_slice(b",\"rates\":[");
         let idle = secs > 0.0 && total == 0 && cells.iter().all(|c| *c == Cell::Count(0));
         match self.zeros.get(..(2 * cells.len()).saturating_sub(1)) {
-            Some(run) if idle => out.put(run),
+            Some(run) if idle => out.extend_from_slice(run),
             _ => cell_rates(out, cells, &mut self.memo, &mut self.scratch.0),
         }
-        out.put1(b']');
+        out.push(b']');
         let total_rate = (secs > 0.0 && !no_value).then(|| total as f64 / secs);
         if let Some(tr) = total_rate {
-            out.put(b",\"total_rate\":");
+            out.extend_from_slice(b",\"total_rate\":");
             write_rate(out, tr);
         } else if no_value {
-            out.put(b",\"total_rate\":null");
+            out.extend_from_slice(b",\"total_rate\":null");
         }
         if cells.iter().any(|c| matches!(c, Cell::Gap(_))) {
             gaps(
@@ -292,7 +291,7 @@ fn cell_rates(rows: &mut Vec<u8>, cells: &[Cell], memo: &mut RateMemo, buf: &mut
     let mut n = 0;
     for (k, c) in cells.iter().enumerate() {
         if n + ROOM > buf.len() {
-            rows.put(&buf[..n]);
+            rows.extend_from_slice(&buf[..n]);
             n = 0;
         }
         if k > 0 {
@@ -313,7 +312,7 @@ fn cell_rates(rows: &mut Vec<u8>, cells: &[Cell], memo: &mut RateMemo, buf: &mut
         match written {
             Some(len) => n += len,
             None => {
-                rows.put(&buf[..n]);
+                rows.extend_from_slice(&buf[..n]);
                 n = 0;
                 if let Some(v) = c.rate(secs) {
                     json(rows, &((v * 1000.0).round() / 1000.0));
@@ -321,7 +320,7 @@ fn cell_rates(rows: &mut Vec<u8>, cells: &[Cell], memo: &mut RateMemo, buf: &mut
             }
         }
     }
-    rows.put(&buf[..n]);
+    rows.extend_from_slice(&buf[..n]);
 }
 
 /// A rate exactly as the JSON contract prints it: integral values below
@@ -509,13 +508,11 @@ const PAIRS: [u8; 200] = {
 };
 
 /// Appends the decimal digits of `v`: written into a fixed 20-byte block
-/// (a copy of constant size, no `memcpy` call), then cut to length. Not
-/// inlined: the line's dozens of numbers share one copy of this code
-/// (cold at every sample of a 1-s pace, see [`super::put`]).
-#[inline(never)]
+/// (a copy of constant size, no `memcpy` call), then cut to length.
+#[inline]
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     if v < 10 {
-        out.put1(b'0' + v as u8);
+        out.push(b'0' + v as u8);
         return;
     }
     let mut buf = [0u8; MAX_DIGITS];
@@ -569,7 +566,7 @@ fn put_milli(dst: &mut [u8], m: u64) -> usize {
 fn opt_str(out: &mut Vec<u8>, v: Option<&str>) {
     match v {
         Some(s) => json_str(out, s),
-        None => out.put(b"null"),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -582,9 +579,9 @@ pub(crate) fn json_str(out: &mut Vec<u8>, s: &str) {
     if s.bytes().fold(true, |ok, c| {
         ok & (0x20..0x7f).contains(&c) & (c != b'"') & (c != b'\\')
     }) {
-        out.put1(b'"');
-        out.put(s.as_bytes());
-        out.put1(b'"');
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
     } else {
         json(out, s);
     }
@@ -597,7 +594,7 @@ pub(crate) fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
     let mark = out.len();
     if serde_json::to_writer(&mut *out, v).is_err() {
         out.truncate(mark);
-        out.put(b"null");
+        out.extend_from_slice(b"null");
     }
 }
 

@@ -35,7 +35,6 @@
 //! [`Filter`], affinity and traced figures from the caller.
 
 use super::irq_row_json::{self, json, json_str, push_u64 as int, write_rate, CellRates};
-use super::put::Put;
 use super::row_key::RowCache;
 use crate::filter::Filter;
 use crate::report;
@@ -204,7 +203,7 @@ impl IdleRun {
             self.differ(out, cache);
         }
         self.new_rows.push(p);
-        out.put(cache.output(pos));
+        out.extend_from_slice(cache.output(pos));
     }
 
     /// The next row of the list is written (after its comma) at the end
@@ -356,12 +355,12 @@ fn build_idle(
     tmp: &mut Scratch,
 ) {
     tmp.bytes.clear();
-    tmp.bytes.put1(b',');
-    tmp.bytes.put(head(cache, pos));
+    tmp.bytes.push(b',');
+    tmp.bytes.extend_from_slice(head(cache, pos));
     tmp.zero.clear();
     tmp.zero.resize(cells, Cell::Count(0));
     rates.numbers(&mut tmp.bytes, &tmp.zero);
-    tmp.bytes.put(tail(cache, pos));
+    tmp.bytes.extend_from_slice(tail(cache, pos));
     let m = cache.ext(pos);
     let ext = Meta {
         head_at: 1,
@@ -463,7 +462,7 @@ impl JsonlWriter {
     pub fn write_line(&mut self, inp: &LineInput, affinity: &mut AffinityFn, out: &mut Vec<u8>) {
         let line = self.line(inp, affinity);
         out.clear();
-        out.put(line);
+        out.extend_from_slice(line);
     }
 
     /// One line (with its newline), written over the last one in the
@@ -491,13 +490,13 @@ impl JsonlWriter {
         let secs = new.elapsed_since(old);
         self.rates.start(secs);
         pre.clear();
-        pre.put(b"{\"timestamp\":\"");
-        pre.put(MillisStamp::of(new.wall_ns).as_bytes());
-        pre.put(b"\",\"mono_ns\":");
+        pre.extend_from_slice(b"{\"timestamp\":\"");
+        pre.extend_from_slice(MillisStamp::of(new.wall_ns).as_bytes());
+        pre.extend_from_slice(b"\",\"mono_ns\":");
         int(pre, new.mono_ns);
-        pre.put(b",\"interval_s\":");
+        pre.extend_from_slice(b",\"interval_s\":");
         json(pre, &secs);
-        pre.put(b",\"interrupts\":");
+        pre.extend_from_slice(b",\"interrupts\":");
         // whether `meta` was checked for `old`'s rows, and for which rows
         // it will have been at the end of this line
         let (was, now) = inp.samples.unzip();
@@ -510,19 +509,19 @@ impl JsonlWriter {
                 start
             }
             _ => {
-                pre.put(b"null");
+                pre.extend_from_slice(b"null");
                 out.clear();
-                out.put(pre);
+                out.extend_from_slice(pre);
                 self.run.end = None;
                 0
             }
         };
-        out.put(b",\"softirqs\":");
+        out.extend_from_slice(b",\"softirqs\":");
         match (&old.softirqs, &new.softirqs) {
             (Some(o), Some(n)) => self.softirq_section(o, n, inp.filter, out),
-            _ => out.put(b"null"),
+            _ => out.extend_from_slice(b"null"),
         }
-        out.put(b",\"cpu_pct\":");
+        out.extend_from_slice(b",\"cpu_pct\":");
         match (&old.stat, &new.stat) {
             (Some(o), Some(n)) => {
                 let st = &mut self.stat;
@@ -530,22 +529,22 @@ impl JsonlWriter {
                 cpu_pct(out, &st.cpu_pct);
                 // with --cpus: which CPUs the `cpu: null` line sums
                 if let Some(cpus) = &st.aggregate_cpus {
-                    out.put(b",\"aggregate_cpus\":");
+                    out.extend_from_slice(b",\"aggregate_cpus\":");
                     json(out, cpus);
                 }
             }
-            _ => out.put(b"[]"),
+            _ => out.extend_from_slice(b"[]"),
         }
-        out.put(b",\"threads\":");
+        out.extend_from_slice(b",\"threads\":");
         threads(out, inp.threads);
-        out.put(b",\"self_cost\":");
+        out.extend_from_slice(b",\"self_cost\":");
         self_cost(out, &inp.meter.stop());
-        out.put(b",\"strategy\":");
-        out.put(strategy_json(inp.strategy));
+        out.extend_from_slice(b",\"strategy\":");
+        out.extend_from_slice(strategy_json(inp.strategy));
         if let Some(t) = inp.trace {
             trace(out, t);
         }
-        out.put(b"}\n");
+        out.extend_from_slice(b"}\n");
         start
     }
 
@@ -624,9 +623,9 @@ impl JsonlWriter {
             let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
             if secs > 0.0 && total as f64 / secs > 0.0 {
                 let start = rows.len();
-                rows.put(head(meta, p));
+                rows.extend_from_slice(head(meta, p));
                 let rate = rates.numbers(rows, cells);
-                rows.put(tail(meta, p));
+                rows.extend_from_slice(tail(meta, p));
                 spans.push(Span {
                     start,
                     end: rows.len(),
@@ -634,10 +633,10 @@ impl JsonlWriter {
                 });
             } else {
                 run.written(out, meta);
-                out.put1(b',');
-                out.put(head(meta, p));
+                out.push(b',');
+                out.extend_from_slice(head(meta, p));
                 rates.numbers(out, cells);
-                out.put(tail(meta, p));
+                out.extend_from_slice(tail(meta, p));
             }
         });
         let end = run.finish(out, meta);
@@ -645,21 +644,21 @@ impl JsonlWriter {
         // the busy rows, joined by commas, after the section's start
         for (k, s) in order.iter().filter_map(|&i| spans.get(i)).enumerate() {
             if k > 0 {
-                pre.put1(b',');
+                pre.push(b',');
             }
-            pre.put(rows.get(s.start..s.end).unwrap_or_default());
+            pre.extend_from_slice(rows.get(s.start..s.end).unwrap_or_default());
         }
         if !order.is_empty() && end > run.at {
-            pre.put1(b',');
+            pre.push(b',');
         }
         // the start and the busy rows written in front of the idle rows
         // (without the first one's comma), which stay where they are
         let start = run.place(out, pre, end);
-        out.put1(b']');
+        out.push(b']');
         if !gone.is_empty() {
             gone_labels(out, &gone);
         }
-        out.put1(b'}');
+        out.push(b'}');
         start
     }
 
@@ -675,20 +674,20 @@ impl JsonlWriter {
         let secs = rates.secs();
         delta::softirqs_delta_each_in(&mut self.delta, o, n, secs, |r, cells| {
             if !first {
-                out.put1(b',');
+                out.push(b',');
             }
             first = false;
             picked.clear();
             picked.extend(cols.iter().filter_map(|&i| cells.get(i).copied()));
             if secs > 0.0 && picked.iter().all(|c| *c == Cell::Count(0)) {
-                out.put(b"{\"name\":");
+                out.extend_from_slice(b"{\"name\":");
                 json_str(out, &r.name);
-                out.put(idle.softirq(picked.len(), rates));
+                out.extend_from_slice(idle.softirq(picked.len(), rates));
             } else {
                 softirq_row(out, &r.name, picked, rates);
             }
         });
-        out.put(b"]}");
+        out.extend_from_slice(b"]}");
     }
 }
 
@@ -736,15 +735,15 @@ fn merge_cpus(a: &[u32], b: &[u32], union: &mut Vec<u32>) {
 
 /// `{"cpus":[…],"rows":[`: the CPU ids of `union` kept by the filter.
 fn section_head(out: &mut Vec<u8>, union: &[u32], cols: &[usize]) {
-    out.put(b"{\"cpus\":[");
+    out.extend_from_slice(b"{\"cpus\":[");
     let ids = cols.iter().filter_map(|&i| union.get(i).copied());
     for (k, id) in ids.enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         int(out, u64::from(id));
     }
-    out.put(b"],\"rows\":[");
+    out.extend_from_slice(b"],\"rows\":[");
 }
 
 /// Most busy rows sorted by insertion (a handful on most machines); more
@@ -788,7 +787,7 @@ fn sort_by_rate(spans: &[Span], order: &mut [usize]) {
 #[cold]
 #[inline(never)]
 fn gone_labels(out: &mut Vec<u8>, gone: &[delta::RowGone]) {
-    out.put(b",\"gone\":");
+    out.extend_from_slice(b",\"gone\":");
     let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
     json(out, &labels);
 }
@@ -834,65 +833,65 @@ fn rebuild(
 #[cold]
 #[inline(never)]
 fn trace(out: &mut Vec<u8>, t: &TopTrace) {
-    out.put(b",\"trace\":");
+    out.extend_from_slice(b",\"trace\":");
     json(out, t);
 }
 
 /// `[{"cpu":…,"user_pct":…,…}]`: the `cpu_pct` lines as serde writes
 /// them (a gap line is `{"cpu":…}` alone), without its map machinery.
 fn cpu_pct(out: &mut Vec<u8>, lines: &[CpuPctLine]) {
-    out.put1(b'[');
+    out.push(b'[');
     for (k, l) in lines.iter().enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         super::report_json::cpu_pct_line(out, l);
     }
-    out.put1(b']');
+    out.push(b']');
 }
 
 /// `[{"pid":…,"name":…,"kind":{…},"cpu_pct":…,"last_cpu":…}]`: the
 /// interrupt threads as serde writes [`ThreadCpu`].
 fn threads(out: &mut Vec<u8>, threads: &[ThreadCpu]) {
-    out.put1(b'[');
+    out.push(b'[');
     for (k, t) in threads.iter().enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
-        out.put(b"{\"pid\":");
+        out.extend_from_slice(b"{\"pid\":");
         opt_int(out, t.pid);
-        out.put(b",\"name\":");
+        out.extend_from_slice(b",\"name\":");
         json_str(out, &t.name);
         let (kind, key, n): (&[u8], &[u8], u32) = match t.kind {
             ThreadKind::Ksoftirqd { cpu } => (b"ksoftirqd", b"cpu", cpu),
             ThreadKind::IrqThread { irq } => (b"irq_thread", b"irq", irq),
         };
-        out.put(b",\"kind\":{\"type\":\"");
-        out.put(kind);
-        out.put(b"\",\"");
-        out.put(key);
-        out.put(b"\":");
+        out.extend_from_slice(b",\"kind\":{\"type\":\"");
+        out.extend_from_slice(kind);
+        out.extend_from_slice(b"\",\"");
+        out.extend_from_slice(key);
+        out.extend_from_slice(b"\":");
         int(out, u64::from(n));
-        out.put(b"},\"cpu_pct\":");
+        out.extend_from_slice(b"},\"cpu_pct\":");
         json(out, &t.cpu_pct);
-        out.put(b",\"last_cpu\":");
+        out.extend_from_slice(b",\"last_cpu\":");
         opt_int(out, t.last_cpu);
-        out.put1(b'}');
+        out.push(b'}');
     }
-    out.put1(b']');
+    out.push(b']');
 }
 
 /// `{"user_ns":…,"system_ns":…,"cpu_ns":…,"wall_ns":…}`.
 fn self_cost(out: &mut Vec<u8>, c: &SelfCost) {
-    out.put(b"{\"user_ns\":");
+    out.extend_from_slice(b"{\"user_ns\":");
     int(out, c.user_ns);
-    out.put(b",\"system_ns\":");
+    out.extend_from_slice(b",\"system_ns\":");
     int(out, c.system_ns);
-    out.put(b",\"cpu_ns\":");
+    out.extend_from_slice(b",\"cpu_ns\":");
     int(out, c.cpu_ns);
-    out.put(b",\"wall_ns\":");
+    out.extend_from_slice(b",\"wall_ns\":");
     int(out, c.wall_ns);
-    out.put1(b'}');
+    out.push(b'}');
 }
 
 /// The strategy's JSON string, as serde writes it.
@@ -906,7 +905,7 @@ fn strategy_json(s: Strategy) -> &'static [u8] {
 fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
     match v {
         Some(v) => int(out, u64::from(v)),
-        None => out.put(b"null"),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
@@ -914,36 +913,36 @@ fn opt_int(out: &mut Vec<u8>, v: Option<u32>) {
 /// (`total` and `total_rate` `null` when every cell is a gap).
 fn softirq_row(out: &mut Vec<u8>, name: &str, cells: &[Cell], rates: &mut CellRates) {
     let secs = rates.secs();
-    out.put(b"{\"name\":");
+    out.extend_from_slice(b"{\"name\":");
     json_str(out, name);
-    out.put(b",\"counts\":[");
+    out.extend_from_slice(b",\"counts\":[");
     for (k, c) in cells.iter().enumerate() {
         if k > 0 {
-            out.put1(b',');
+            out.push(b',');
         }
         match c.count() {
             Some(v) => int(out, v),
-            None => out.put(b"null"),
+            None => out.extend_from_slice(b"null"),
         }
     }
     let total: u64 = cells.iter().filter_map(|c| c.count()).sum();
     let no_value = total == 0 && irq_row_json::no_value(cells);
-    out.put(b"],\"total\":");
+    out.extend_from_slice(b"],\"total\":");
     if no_value {
-        out.put(b"null");
+        out.extend_from_slice(b"null");
     } else {
         int(out, total);
     }
-    out.put(b",\"rates\":[");
+    out.extend_from_slice(b",\"rates\":[");
     rates.rates(out, cells);
-    out.put1(b']');
+    out.push(b']');
     if no_value {
-        out.put(b",\"total_rate\":null");
+        out.extend_from_slice(b",\"total_rate\":null");
     } else if secs > 0.0 {
-        out.put(b",\"total_rate\":");
+        out.extend_from_slice(b",\"total_rate\":");
         write_rate(out, total as f64 / secs);
     }
-    out.put1(b'}');
+    out.push(b'}');
 }
 
 #[cfg(test)]

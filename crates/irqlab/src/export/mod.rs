@@ -11,7 +11,6 @@ pub mod csv;
 pub mod grid;
 pub mod irq_row_json;
 pub mod jsonl;
-pub mod put;
 pub mod report_json;
 pub mod row_key;
 pub mod stdout;
