@@ -93,7 +93,7 @@ pub struct Frame<'a> {
     pub meta_epoch: u64,
     /// The numbers of the samples `prev` and `cur` hold: each sample any
     /// sampler of the process reads gets a number of its own
-    /// ([`first_number`]), and no snapshot changes while it holds it (a
+    /// (`first_number`), and no snapshot changes while it holds it (a
     /// frame's `prev` is the last frame's `cur` when their numbers are the
     /// same).
     pub samples: (u64, u64),
