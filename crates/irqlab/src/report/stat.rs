@@ -59,13 +59,7 @@ pub fn stat_section_into(
 /// [`any_cpus_pct`] makes of them. False, `out.cpu_pct` left empty, when
 /// the samples are of another form.
 fn same_cpus_pct(old: &Stat, new: &Stat, secs: f64, out: &mut StatSection) -> bool {
-    out.aggregate_cpus = None;
-    // the aggregate line first, its share known once every CPU is seen
-    out.cpu_pct.push(CpuPctLine {
-        cpu: None,
-        pct: None,
-    });
-    let lines = &mut out.cpu_pct;
+    let lines = aggregate_first(out);
     let all = CpuPct::same_cpus(old, new, secs, |cpu, pct| {
         lines.push(CpuPctLine {
             cpu: Some(cpu),
@@ -82,6 +76,17 @@ fn same_cpus_pct(old: &Stat, new: &Stat, secs: f64, out: &mut StatSection) -> bo
             false
         }
     }
+}
+
+/// `out`'s CPU lines begun without `--cpus`: the aggregate line first,
+/// its share known once every CPU is seen.
+fn aggregate_first(out: &mut StatSection) -> &mut Vec<CpuPctLine> {
+    out.aggregate_cpus = None;
+    out.cpu_pct.push(CpuPctLine {
+        cpu: None,
+        pct: None,
+    });
+    &mut out.cpu_pct
 }
 
 /// The time shares of [`stat_section_into`] for samples of any form
@@ -101,13 +106,7 @@ fn any_cpus_pct(
     if f.cpus.is_some() {
         selected_cpu_pct(old, new, f, elapsed_s, since_boot, out);
     } else {
-        out.aggregate_cpus = None;
-        // the aggregate line first, its share known once every CPU is seen
-        out.cpu_pct.push(CpuPctLine {
-            cpu: None,
-            pct: None,
-        });
-        let lines = &mut out.cpu_pct;
+        let lines = aggregate_first(out);
         let aggregate = CpuPct::per_cpu_and_aggregate(old, new, elapsed_s, |cpu, pct| {
             if f.keep_cpu(cpu) {
                 let pct = pct.or_else(|| cpu_still(old, new, cpu, since_boot));
