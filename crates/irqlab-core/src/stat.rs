@@ -319,10 +319,7 @@ impl Stat {
         self.softirq.clear();
     }
 
-    /// Lines other than `cpu*`: known keys are parsed, unknown ones
-    /// skipped. The key, at most 16 bytes, is found among [`KEYS`] as one
-    /// number (not byte by byte per key), and the one-value lines share
-    /// one reader.
+    /// Lines other than `cpu*`: known keys are parsed, unknown ones skipped.
     fn parse_other(
         &mut self,
         key: &[u8],
@@ -330,101 +327,44 @@ impl Stat {
         pos: usize,
         intr: Intr,
     ) -> Result<(), ErrorKind> {
-        let code = key_code(line, pos - key.len(), key.len());
-        let Some(k) = KEYS.iter().position(|&c| c == code) else {
-            if key.iter().all(|c| c.is_ascii_graphic()) {
-                return Ok(());
-            }
-            return Err(ErrorKind::NotText);
-        };
-        let (slot, what) = match k {
-            0 => {
+        match key {
+            b"intr" => {
                 let (total, rest) = first_value(line, pos, "the `intr` total")?;
                 self.intr_total = total;
-                return match intr {
+                match intr {
                     Intr::PerIrq => read_u64s(line, rest, &mut self.intr, "a per-IRQ `intr` value"),
                     Intr::TotalOnly => Ok(()),
-                };
+                }
             }
-            1 => {
+            b"softirq" => {
                 let (total, rest) = first_value(line, pos, "the `softirq` total")?;
                 self.softirq_total = Some(total);
-                return counts(
+                counts(
                     line,
                     rest,
                     &mut self.softirq,
                     "a per-vector `softirq` value",
-                );
+                )
             }
-            2 => (&mut self.ctxt, "the `ctxt` value"),
-            3 => (&mut self.btime, "the `btime` value"),
-            4 => (&mut self.processes, "the `processes` value"),
-            5 => (&mut self.procs_running, "the `procs_running` value"),
-            _ => (&mut self.procs_blocked, "the `procs_blocked` value"),
-        };
-        single(line, pos, what, slot)
-    }
-}
-
-/// The keys of the lines other than `cpu*` that are parsed, as
-/// [`key_code`] makes them: `intr`, `softirq`, then the one-value lines.
-const KEYS: [KeyCode; 7] = [
-    key_const(b"intr"),
-    key_const(b"softirq"),
-    key_const(b"ctxt"),
-    key_const(b"btime"),
-    key_const(b"processes"),
-    key_const(b"procs_running"),
-    key_const(b"procs_blocked"),
-];
-
-/// A key as two words and its length: its first eight bytes (zeros
-/// above a shorter key) and, past eight bytes, its last eight. Equal
-/// for equal keys; for two keys of at most 16 bytes, equal only then.
-type KeyCode = (u64, u64, usize);
-
-/// [`key_code`] of `key` a byte at a time (also at compile time).
-const fn key_const(key: &[u8]) -> KeyCode {
-    let (mut head, mut tail) = (0u64, 0u64);
-    let mut i = 0;
-    while i < key.len() {
-        let b = key[i] as u64;
-        if i < 8 {
-            head |= b << (8 * i);
+            b"ctxt" => single(line, pos, "the `ctxt` value", &mut self.ctxt),
+            b"btime" => single(line, pos, "the `btime` value", &mut self.btime),
+            b"processes" => single(line, pos, "the `processes` value", &mut self.processes),
+            b"procs_running" => single(
+                line,
+                pos,
+                "the `procs_running` value",
+                &mut self.procs_running,
+            ),
+            b"procs_blocked" => single(
+                line,
+                pos,
+                "the `procs_blocked` value",
+                &mut self.procs_blocked,
+            ),
+            _ if key.iter().all(|c| c.is_ascii_graphic()) => Ok(()),
+            _ => Err(ErrorKind::NotText),
         }
-        if key.len() > 8 && i + 8 >= key.len() {
-            tail |= b << (8 * (i + 8 - key.len()));
-        }
-        i += 1;
     }
-    (head, tail, key.len())
-}
-
-/// The [`KeyCode`] of the `len` bytes of `line` from `s`, read as words
-/// where the line has eight bytes from `s`.
-#[inline]
-fn key_code(line: &[u8], s: usize, len: usize) -> KeyCode {
-    let word = |at: usize| {
-        line.get(at..)
-            .and_then(|r| r.first_chunk::<8>())
-            .map(|c| u64::from_le_bytes(*c))
-    };
-    match (word(s), len) {
-        (Some(w), 1..=8) => (w & (u64::MAX >> (64 - 8 * len)), 0, len),
-        (Some(w), 9..=16) => match word(s + len - 8) {
-            Some(t) => (w, t, len),
-            None => short_key_code(line, s, len),
-        },
-        _ => short_key_code(line, s, len),
-    }
-}
-
-/// [`key_code`] of a key near the end of a short line, or longer than
-/// 16 bytes.
-#[cold]
-#[inline(never)]
-fn short_key_code(line: &[u8], s: usize, len: usize) -> KeyCode {
-    key_const(line.get(s..s + len).unwrap_or_default())
 }
 
 /// What `Stat::parse_lines` saw, kept on an error too.
@@ -533,8 +473,7 @@ fn first_token_value(
     Ok((token_u64(line.get(s..e).unwrap_or_default(), what)?, e))
 }
 
-/// A `key value` line: exactly one number. One copy for every such key.
-#[inline(never)]
+/// A `key value` line: exactly one number.
 fn single(
     line: &[u8],
     pos: usize,
@@ -799,66 +738,6 @@ mod tests {
             let shown = String::from_utf8_lossy(&line);
             assert_eq!(key_span(&line), next_token(&line, 0), "{shown:?}");
         }
-    }
-
-    /// The known key a line's first token is, by a byte match per key
-    /// (the reference the number match of `parse_other` is held to).
-    fn key_by_match(key: &[u8]) -> Option<usize> {
-        match key {
-            b"intr" => Some(0),
-            b"softirq" => Some(1),
-            b"ctxt" => Some(2),
-            b"btime" => Some(3),
-            b"processes" => Some(4),
-            b"procs_running" => Some(5),
-            b"procs_blocked" => Some(6),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn keys_found_as_numbers_are_the_keys_matched_byte_by_byte() {
-        let mut rng = crate::rng::Rng::new(37);
-        let names = [
-            "intr",
-            "softirq",
-            "ctxt",
-            "btime",
-            "processes",
-            "procs_running",
-            "procs_blocked",
-            "page",
-            "procs_running_",
-            "procs_runningXYZW",
-        ];
-        let alphabet = b"ceinoprstx_\x00\xff 0123456789";
-        let (mut known, mut unknown) = (0, 0);
-        for case in 0..30_000 {
-            let mut key = names[case % names.len()].as_bytes().to_vec();
-            match rng.next_u64() % 4 {
-                0 => {}
-                1 if !key.is_empty() => {
-                    let at = (rng.next_u64() as usize) % key.len();
-                    key[at] = alphabet[(rng.next_u64() as usize) % alphabet.len()];
-                }
-                2 => key.truncate((rng.next_u64() as usize) % (key.len() + 1)),
-                _ => key.push(alphabet[(rng.next_u64() as usize) % alphabet.len()]),
-            }
-            let mut line = key.clone();
-            line.extend_from_slice(&b" 12 345 6789"[..(rng.next_u64() % 13) as usize]);
-            let Some((s, e)) = key_span(&line) else {
-                continue;
-            };
-            let token = &line[s..e];
-            let got = KEYS
-                .iter()
-                .position(|&c| c == key_code(&line, s, token.len()));
-            let want = key_by_match(token);
-            known += usize::from(want.is_some());
-            unknown += usize::from(want.is_none());
-            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&line));
-        }
-        assert!(known > 5_000 && unknown > 5_000, "{known} {unknown}");
     }
 
     #[test]

@@ -3,9 +3,7 @@
 //! Owns [`CpuPct`], [`cpu_pct`] (one `cpu`/`cpuN` line against its earlier
 //! self), [`stat_aggregate_pct`] (all CPUs) and their interval forms
 //! [`cpu_pct_over`] / [`stat_aggregate_pct_over`], which also refuse a step
-//! no CPU could have taken in the elapsed time (a gap, never 100 %), and
-//! `CpuPct::same_cpus`, all of them in one short loop for two samples of
-//! the same CPUs (a sampler's common case). The aggregate share is
+//! no CPU could have taken in the elapsed time (a gap, never 100 %). The aggregate share is
 //! summed from the per-CPU lines of the CPUs present in both samples, never
 //! taken from the aggregate `cpu` line, whose idle and iowait go backwards
 //! when a CPU comes back online (the kernel sums them over possible CPUs
@@ -101,78 +99,6 @@ impl CpuPct {
     }
 }
 
-impl CpuPct {
-    /// [`per_cpu_and_aggregate`](Self::per_cpu_and_aggregate) over an
-    /// interval for the common case, in one compact loop: `old` and `new`
-    /// hold the same CPUs at the same positions, ids ascending, each line
-    /// with user … steal printed (the kernel's file twice, no CPU coming
-    /// or going). A share with no tick is then zeros, not `None`: the CPU
-    /// was there all along and no field moved (the report's still line).
-    /// `None`, with `line` never called, when the samples are not of that
-    /// form; else the all-CPU share, as those rules make it.
-    pub fn same_cpus(
-        old: &Stat,
-        new: &Stat,
-        elapsed_s: f64,
-        mut line: impl FnMut(u32, Option<CpuPct>),
-    ) -> Option<Option<CpuPct>> {
-        if !same_ids(&old.cpus, &new.cpus) {
-            return None;
-        }
-        let limit = max_ticks(elapsed_s);
-        let mut sum = [0u64; N];
-        let mut gap = false;
-        for (o, n) in old.cpus.iter().zip(&new.cpus) {
-            let (Some(o), Some(nf), Some(id)) = (
-                o.fields.first_chunk::<N>(),
-                n.fields.first_chunk::<N>(),
-                n.cpu,
-            ) else {
-                continue;
-            };
-            let mut d = [0u64; N];
-            let mut back = false;
-            for (((v, s), &n), &o) in d.iter_mut().zip(&mut sum).zip(nf).zip(o) {
-                back |= n < o;
-                *v = n.saturating_sub(o);
-                *s = s.saturating_add(*v);
-            }
-            let (share, over) = shares_within(&d, limit);
-            gap |= over || back;
-            line(id, share.or_else(|| (!over && !back).then(CpuPct::default)));
-        }
-        if gap {
-            return Some(None);
-        }
-        let (all, _) = shares_within(&sum, f64::INFINITY);
-        Some(all.or(Some(CpuPct::default())))
-    }
-}
-
-/// Whether `old` and `new` list the same CPUs in the same order, at least
-/// one, ids strictly ascending, every line printing user … steal.
-fn same_ids(old: &[CpuTimes], new: &[CpuTimes]) -> bool {
-    let mut last = None;
-    old.len() == new.len()
-        && !new.is_empty()
-        && old.iter().zip(new).all(|(o, n)| {
-            let rises = n.cpu.is_some() && n.cpu > last;
-            last = n.cpu;
-            rises && o.cpu == n.cpu && o.fields.len() >= N && n.fields.len() >= N
-        })
-}
-
-/// [`shares`] and whether the ticks of `d` sum to more than `limit`
-/// (then no share): the sum is taken once for both.
-#[inline(never)]
-fn shares_within(d: &[u64; N], limit: f64) -> (Option<CpuPct>, bool) {
-    let total: f64 = d.iter().map(|&v| v as f64).sum();
-    if total > limit {
-        return (None, true);
-    }
-    (shares_of(d, total), false)
-}
-
 /// Whether every line of `cpus` has an id and the ids ascend strictly
 /// (each CPU once: the parser's order), so that a CPU is found by its
 /// position or a binary search.
@@ -234,12 +160,6 @@ fn field(t: &CpuTimes, i: usize) -> u64 {
 #[inline(never)]
 fn shares(d: &[u64; N]) -> Option<CpuPct> {
     let total: f64 = d.iter().map(|&v| v as f64).sum();
-    shares_of(d, total)
-}
-
-/// [`shares`] of `d` whose ticks sum to `total`.
-#[inline(always)]
-fn shares_of(d: &[u64; N], total: f64) -> Option<CpuPct> {
     if total <= 0.0 {
         return None;
     }

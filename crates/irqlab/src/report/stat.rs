@@ -29,84 +29,18 @@ pub fn stat_section_into(
     elapsed_s: Option<f64>,
     out: &mut StatSection,
 ) {
+    let since_boot = old.is_default();
     out.cpu_pct.clear();
-    let same = match elapsed_s {
-        Some(secs) if f.cpus.is_none() => same_cpus_pct(old, new, secs, out),
-        _ => false,
-    };
-    let since_boot = !same && old.is_default();
-    if !same {
-        any_cpus_pct(old, new, f, elapsed_s, since_boot, out);
-    }
-    // since boot: the value itself; over an interval: `delta`'s difference
-    // of a 64-bit counter (a decrease is a reset: no count)
-    let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
-        (_, n) => n,
-    };
-    out.ctxt = diff(old.ctxt, new.ctxt);
-    out.btime = new.btime;
-    out.processes = diff(old.processes, new.processes);
-    out.procs_running = new.procs_running;
-    out.procs_blocked = new.procs_blocked;
-    out.intr_total = diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0);
-    out.softirq_total = diff(old.softirq_total, new.softirq_total);
-}
-
-/// The time shares of [`stat_section_into`] over an interval without
-/// `--cpus` when both samples hold the same CPUs (the common case: no CPU
-/// came or went), through `CpuPct::same_cpus`: the lines
-/// [`any_cpus_pct`] makes of them. False, `out.cpu_pct` left empty, when
-/// the samples are of another form.
-fn same_cpus_pct(old: &Stat, new: &Stat, secs: f64, out: &mut StatSection) -> bool {
-    let lines = aggregate_first(out);
-    let all = CpuPct::same_cpus(old, new, secs, |cpu, pct| {
-        lines.push(CpuPctLine {
-            cpu: Some(cpu),
-            pct,
-        });
-    });
-    match (all, out.cpu_pct.first_mut()) {
-        (Some(pct), Some(first)) => {
-            first.pct = pct;
-            true
-        }
-        _ => {
-            out.cpu_pct.clear();
-            false
-        }
-    }
-}
-
-/// `out`'s CPU lines begun without `--cpus`: the aggregate line first,
-/// its share known once every CPU is seen.
-fn aggregate_first(out: &mut StatSection) -> &mut Vec<CpuPctLine> {
-    out.aggregate_cpus = None;
-    out.cpu_pct.push(CpuPctLine {
-        cpu: None,
-        pct: None,
-    });
-    &mut out.cpu_pct
-}
-
-/// The time shares of [`stat_section_into`] for samples of any form
-/// (CPUs that came or went, gaps, since boot, `--cpus`; into
-/// `out.cpu_pct`, emptied by the caller). Not inlined: its code stays out
-/// of the lines the common path runs through.
-#[cold]
-#[inline(never)]
-fn any_cpus_pct(
-    old: &Stat,
-    new: &Stat,
-    f: &Filter,
-    elapsed_s: Option<f64>,
-    since_boot: bool,
-    out: &mut StatSection,
-) {
     if f.cpus.is_some() {
         selected_cpu_pct(old, new, f, elapsed_s, since_boot, out);
     } else {
-        let lines = aggregate_first(out);
+        out.aggregate_cpus = None;
+        // the aggregate line first, its share known once every CPU is seen
+        out.cpu_pct.push(CpuPctLine {
+            cpu: None,
+            pct: None,
+        });
+        let lines = &mut out.cpu_pct;
         let aggregate = CpuPct::per_cpu_and_aggregate(old, new, elapsed_s, |cpu, pct| {
             if f.keep_cpu(cpu) {
                 let pct = pct.or_else(|| cpu_still(old, new, cpu, since_boot));
@@ -123,6 +57,19 @@ fn any_cpus_pct(
     if !since_boot {
         mark_gone(old, new, f, &mut out.cpu_pct);
     }
+    // since boot: the value itself; over an interval: `delta`'s difference
+    // of a 64-bit counter (a decrease is a reset: no count)
+    let diff = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(o), Some(n)) if !since_boot => delta::wide_counter_delta(o, n).count(),
+        (_, n) => n,
+    };
+    out.ctxt = diff(old.ctxt, new.ctxt);
+    out.btime = new.btime;
+    out.processes = diff(old.processes, new.processes);
+    out.procs_running = new.procs_running;
+    out.procs_blocked = new.procs_blocked;
+    out.intr_total = diff(Some(old.intr_total), Some(new.intr_total)).unwrap_or(0);
+    out.softirq_total = diff(old.softirq_total, new.softirq_total);
 }
 
 /// The time shares of [`stat_section_into`] under `--cpus` (into
@@ -302,103 +249,5 @@ fn add_times(sum: &mut CpuTimes, t: &CpuTimes) {
     }
     for (s, v) in sum.fields.iter_mut().zip(&t.fields) {
         *s = s.saturating_add(*v);
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use irqlab_core::rng::Rng;
-
-    /// A `Stat` of the CPU ids `ids`, each line's fields near `base`: now
-    /// and then below it (backwards), far above (a step no CPU takes),
-    /// equal to it (no tick), or fewer than eight.
-    fn random_stat(rng: &mut Rng, ids: &[Option<u32>], base: u64) -> Stat {
-        let field = |rng: &mut Rng| match rng.next_u64() % 16 {
-            0 => base.saturating_sub(1 + rng.next_u64() % 5),
-            1 => base + (1 << 40),
-            2..=7 => base,
-            _ => base + rng.next_u64() % 300,
-        };
-        let cpus = ids
-            .iter()
-            .map(|&cpu| CpuTimes {
-                cpu,
-                fields: (0..[10, 10, 10, 10, 10, 8, 4][(rng.next_u64() % 7) as usize])
-                    .map(|_| field(rng))
-                    .collect(),
-            })
-            .collect();
-        Stat {
-            cpus,
-            ctxt: Some(base),
-            ..Stat::default()
-        }
-    }
-
-    /// Ids of `n` CPU lines: ascending, now and then repeated, falling,
-    /// missing or without an id.
-    fn random_ids(rng: &mut Rng, n: u64) -> Vec<Option<u32>> {
-        (0..n)
-            .map(|k| match rng.next_u64() % 24 {
-                0 => None,
-                1 => Some(0),
-                _ => Some(k as u32 * 2),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_same_cpus_path_gives_the_lines_of_the_general_one() {
-        let mut rng = Rng::new(41);
-        let (mut fast, mut zeros, mut gaps) = (0, 0, 0);
-        let f = Filter::default();
-        for case in 0..20_000 {
-            let n = rng.next_u64() % 5;
-            let ids = random_ids(&mut rng, n);
-            let old = random_stat(&mut rng, &ids, 1000);
-            // mostly the same CPUs, now and then others
-            let new_ids = match case % 8 {
-                0 => {
-                    let n = rng.next_u64() % 5;
-                    random_ids(&mut rng, n)
-                }
-                _ => ids,
-            };
-            let step = [0, 0, 50, 200][(case % 4) as usize];
-            let mut new = random_stat(&mut rng, &new_ids, 1000 + step);
-            // no tick at all, or on one CPU only
-            if case % 6 == 1 {
-                new = old.clone();
-                if let Some(c) = new.cpus.first_mut().filter(|_| case % 12 == 1) {
-                    c.fields.iter_mut().for_each(|v| *v += 1);
-                }
-            }
-            let secs = (rng.next_u64() % 3000) as f64 / 1000.0;
-            let mut got = StatSection::default();
-            stat_section_into(&old, &new, &f, Some(secs), &mut got);
-            let mut want = StatSection::default();
-            any_cpus_pct(&old, &new, &f, Some(secs), false, &mut want);
-            let mut probe = StatSection::default();
-            if same_cpus_pct(&old, &new, secs, &mut probe) {
-                fast += 1;
-            }
-            for l in &want.cpu_pct {
-                zeros += usize::from(l.pct.is_some_and(|p| p == CpuPct::default()));
-                gaps += usize::from(l.pct.is_none());
-            }
-            assert_eq!(
-                format!("{:?}", got.cpu_pct),
-                format!("{:?}", want.cpu_pct),
-                "{case}: {old:?} -> {new:?}"
-            );
-            assert_eq!(got.aggregate_cpus, None);
-        }
-        // the fast path, zero lines and gap lines are all common
-        assert!(
-            fast > 5_000 && zeros > 2_000 && gaps > 2_000,
-            "{fast} {zeros} {gaps}"
-        );
     }
 }
