@@ -451,8 +451,9 @@ impl HostFs {
 
     /// Read a small attribute file as trimmed text, `None` if absent or
     /// not a regular file. open + read + close only, like
-    /// [`AttrDir::read`] (which closes its files in runs): the type is asked (`fstat`) only when the first
-    /// read is not a short non-empty one, which is what a FIFO, a
+    /// [`AttrDir::read`] (which closes its files in runs): the type is
+    /// asked (`fstat`) only when the first read is not a short non-empty
+    /// one, which is what a FIFO, a
     /// directory or a device like `/dev/zero` gives (`top` reads every
     /// `/proc/PID/comm` at start: one system call fewer per process).
     /// A read shorter than the small buffer is the whole file (sysfs and
