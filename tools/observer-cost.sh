@@ -70,15 +70,16 @@
 # Usage: tools/observer-cost.sh [ROUNDS]        (default 7)
 # Env:   IRQLAB=path/to/irqlab (default target/release/irqlab, built if missing)
 #        HI=35     samples per process in part 2 (a round takes HI + 1 s);
-#        COPIES=1  processes of each contender per round in part 2, their
+#        COPIES=3  processes of each contender per round in part 2, their
 #                  slots interleaved (all contenders, then all again);
 #                  a contender's per-sample and fixed CPU in a round are
 #                  the median over its copies. One process's per-sample
 #                  CPU keeps to its own level for its whole run (on the
 #                  project VM anywhere in 230-290 us for one json top:
 #                  tools/sample-cost-ab.py), so a round of one copy each
-#                  compares one draw of each; more copies narrow the
-#                  rounds' spread
+#                  compares one draw of each. An irqlab process woken 37
+#                  or 167 ms after another was not found cheaper
+#                  (BENCHMARKS.md, session 31)
 #        LO=5      with HI, the sample counts of the strace runs
 #        REPS=5    runs of each show/cat case per round (the best counts)
 #        SCRAPE=15 part 2 scrapes serve's /metrics every SCRAPE s, as a
@@ -103,7 +104,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 command -v python3 >/dev/null 2>&1 || { echo "observer-cost.sh: needs python3" >&2; exit 1; }
-[[ ${COPIES:-1} =~ ^[1-9][0-9]*$ ]] ||
+[[ ${COPIES:-3} =~ ^[1-9][0-9]*$ ]] ||
     { echo "observer-cost.sh: COPIES=${COPIES}: expected a whole number of 1 or more" >&2; exit 2; }
 if [ "${SKIP_MPSTAT:-0}" != 1 ] && ! command -v mpstat >/dev/null 2>&1; then
     echo "mpstat missing: installing sysstat" >&2
@@ -140,7 +141,7 @@ fi
 
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
-    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" "$json_floor" "${COPIES:-1}" <<'PY'
+    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" "$json_floor" "${COPIES:-3}" <<'PY'
 import math, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
