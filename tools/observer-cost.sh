@@ -70,6 +70,16 @@
 # Usage: tools/observer-cost.sh [ROUNDS]        (default 7)
 # Env:   IRQLAB=path/to/irqlab (default target/release/irqlab, built if missing)
 #        HI=35     samples per process in part 2 (a round takes HI + 1 s);
+#        COPIES=3  processes of each contender per round in part 2, their
+#                  slots interleaved (all contenders, then all again);
+#                  a contender's per-sample and fixed CPU in a round are
+#                  the median over its copies. One process's per-sample
+#                  CPU keeps to its own level for its whole run (on the
+#                  project VM anywhere in 230-290 us for one json top:
+#                  tools/sample-cost-ab.py), so a round of one copy each
+#                  compares one draw of each. An irqlab process woken 37
+#                  or 167 ms after another was not found cheaper
+#                  (BENCHMARKS.md, session 31)
 #        LO=5      with HI, the sample counts of the strace runs
 #        REPS=5    runs of each show/cat case per round (the best counts)
 #        SCRAPE=15 part 2 scrapes serve's /metrics every SCRAPE s, as a
@@ -94,6 +104,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 command -v python3 >/dev/null 2>&1 || { echo "observer-cost.sh: needs python3" >&2; exit 1; }
+[[ ${COPIES:-3} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "observer-cost.sh: COPIES=${COPIES}: expected a whole number of 1 or more" >&2; exit 2; }
 if [ "${SKIP_MPSTAT:-0}" != 1 ] && ! command -v mpstat >/dev/null 2>&1; then
     echo "mpstat missing: installing sysstat" >&2
     apt-get install -y sysstat >/dev/null 2>&1 ||
@@ -129,7 +141,7 @@ fi
 
 python3 - "$irqlab" "$tree" "$tmp" "$rounds" "${LO:-5}" "${HI:-35}" "${REPS:-5}" \
     "${SKIP_MPSTAT:-0}" "${SKIP_PERF:-0}" "$perf_ok" "${SKIP_FLOOR:-0}" "${SKIP_SHOW:-0}" "$floor" \
-    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" "$json_floor" <<'PY'
+    "${SCRAPE:-15}" "${BASE:-}" "$show_floor" "$json_floor" "${COPIES:-3}" <<'PY'
 import math, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 irqlab, tree, tmp = sys.argv[1:4]
@@ -138,6 +150,7 @@ rounds, lo, hi, reps = (int(x) for x in sys.argv[4:8])
 skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.argv[8:13])
 floor_bin = sys.argv[13]
 scrape_every = int(sys.argv[14])
+copies = int(sys.argv[18])
 if not 0 < lo < hi:
     sys.exit("observer-cost.sh: needs 0 < LO < HI")
 env = dict(os.environ, LC_ALL="C")
@@ -421,12 +434,16 @@ for r in range(1, rounds + 1):
         per, fixed = {}, {}
         names = list(contenders)
         names = names[(r - 1) % len(names):] + names[:(r - 1) % len(names)]
+        names = names * copies
         scraped = [i for i, n in enumerate(names) if n.startswith("serve")]
+        pers, fixeds = {}, {}
         for name, (p, whole, moved) in zip(names, paced([contenders[n](hi) for n in names], hi, scraped)):
-            per[name] = p
-            fixed[name] = whole - hi * p
+            pers.setdefault(name, []).append(p)
+            fixeds.setdefault(name, []).append(whole - hi * p)
             if moved:
                 print(f"round {r}: {name} started or ended threads while followed", file=sys.stderr)
+        per = {n: statistics.median(v) for n, v in pers.items()}
+        fixed = {n: statistics.median(v) for n, v in fixeds.items()}
         for name in contenders:
             if name in ("floor", "mpstat", "json floor"):
                 continue
@@ -503,7 +520,8 @@ if not skip_mpstat:
     print(f"floor files ({len(floor_files)}): {' '.join(floor_files)}")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
-print(f"\n{rounds} rounds, {os.cpu_count()} CPUs, proc/interrupts of the synth tree: {size} bytes")
+print(f"\n{rounds} rounds, {copies} cop{'y' if copies == 1 else 'ies'} of each part-2 contender a round, "
+      f"{os.cpu_count()} CPUs, proc/interrupts of the synth tree: {size} bytes")
 print(f"{'measurement':<78} {'min':>8} {'max':>8} {'median':>8}  every round")
 for key, v in res.items():
     each = " ".join(f"{x:.3g}" for x in v)

@@ -20,9 +20,6 @@ import subprocess
 
 
 def cpu_of(cmd):
-    # /dev/null opened write-only, as a shell's `>/dev/null`: irqlab takes a
-    # read-write /dev/null stdout (subprocess.DEVNULL) for a closed one
-    # (export/stdout.rs) and would stop after its first line
     with open(os.devnull, "wb") as sink:
         p = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
