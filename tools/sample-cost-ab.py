@@ -173,8 +173,6 @@ def main():
             for rep in range(args.reps):
                 for name, g in run_rep(sides, args, interval, tmp, rep, alive).items():
                     blocks[name].append(g)
-    except KeyboardInterrupt:
-        sys.exit(130)
     finally:
         for p in alive:
             p.kill()
@@ -198,4 +196,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)

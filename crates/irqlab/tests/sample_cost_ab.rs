@@ -60,22 +60,40 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// The report of a run of the tool with `args` that must succeed, or
+/// `None` without python3.
+fn report(args: &[&str]) -> Option<String> {
+    let o = ab(args)?;
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    Some(out)
+}
+
+fn says_all(out: &str, lines: &[&str]) {
+    for says in lines {
+        assert!(out.contains(says), "no {says:?} in:\n{out}");
+    }
+}
+
 #[test]
 fn a_dearer_b_is_resolved_with_its_difference() {
     let tmp = tempfile::tempdir().unwrap();
     let a = fake(tmp.path(), "a", 100);
     let b = fake(tmp.path(), "b", 150);
-    let Some(o) = ab(&[a.to_str().unwrap(), b.to_str().unwrap()]) else {
+    let Some(out) = report(&[a.to_str().unwrap(), b.to_str().unwrap()]) else {
         return;
     };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
     // 9 lines after the 3 skipped: costs 103 104 100 101 102 103 104 100 101
-    assert!(out.contains("median 102.0 us"), "{out}");
-    assert!(out.contains("median 152.0 us"), "{out}");
-    assert!(out.contains("36 samples"), "{out}");
-    assert!(out.contains("B - A: +50.0 us (+49.0 %)"), "{out}");
-    assert!(out.contains(": B dearer"), "{out}");
+    says_all(
+        &out,
+        &[
+            "median 102.0 us",
+            "median 152.0 us",
+            "36 samples",
+            "B - A: +50.0 us (+49.0 %)",
+            ": B dearer",
+        ],
+    );
 }
 
 #[test]
@@ -83,17 +101,12 @@ fn one_binary_with_two_environments() {
     let tmp = tempfile::tempdir().unwrap();
     let a = fake(tmp.path(), "a", 100);
     let a = a.to_str().unwrap();
-    let Some(o) = ab(&["--env-b", "FAKE_US=80", a, a]) else {
+    let Some(out) = report(&["--env-b", "FAKE_US=80", a, a]) else {
         return;
     };
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
-    assert!(out.contains("B - A: -20.0 us"), "{out}");
-    assert!(out.contains(": B cheaper"), "{out}");
-    let Some(o) = ab(&[a, a]) else { return };
-    let (out, _) = text(&o);
-    assert!(out.contains("B - A: +0.0 us"), "{out}");
-    assert!(out.contains("no difference resolved"), "{out}");
+    says_all(&out, &["B - A: -20.0 us", ": B cheaper"]);
+    let Some(out) = report(&[a, a]) else { return };
+    says_all(&out, &["B - A: +0.0 us", "no difference resolved"]);
 }
 
 #[test]
@@ -101,33 +114,34 @@ fn failures_and_bad_usage_say_what_and_exit_non_zero() {
     let tmp = tempfile::tempdir().unwrap();
     let a = fake(tmp.path(), "a", 100);
     let a = a.to_str().unwrap();
-    let Some(o) = ab(&["--env-b", "FAKE_EXIT=3", a, a]) else {
-        return;
-    };
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("exited with 3") && err.contains("fake failed on purpose"),
-        "{err}"
-    );
-
-    let Some(o) = ab(&["--env-a", "FAKE_NO_COST=1", a, a]) else {
-        return;
-    };
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("side A: a process gave no self_cost"), "{err}");
-
     let missing = tmp.path().join("missing");
-    for (args, says) in [
-        (vec!["-i", "soon", a, a], "-i 'soon': expected a duration"),
-        (vec!["--env-a", "NOEQUALS", a, a], "expected KEY=VALUE"),
-        (vec![a, missing.to_str().unwrap()], "not an executable file"),
-        (vec!["--skip", "20", a, a], "-n > --skip + 1"),
+    for (args, code, says) in [
+        (
+            vec!["--env-b", "FAKE_EXIT=3", a, a],
+            1,
+            "exited with 3:\nfake failed on purpose",
+        ),
+        (
+            vec!["--env-a", "FAKE_NO_COST=1", a, a],
+            2,
+            "side A: a process gave no self_cost",
+        ),
+        (
+            vec!["-i", "soon", a, a],
+            2,
+            "-i 'soon': expected a duration",
+        ),
+        (vec!["--env-a", "NOEQUALS", a, a], 2, "expected KEY=VALUE"),
+        (
+            vec![a, missing.to_str().unwrap()],
+            2,
+            "not an executable file",
+        ),
+        (vec!["--skip", "20", a, a], 2, "-n > --skip + 1"),
     ] {
         let Some(o) = ab(&args) else { return };
         let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
