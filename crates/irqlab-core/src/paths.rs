@@ -59,6 +59,9 @@ pub const TRACEFS: &str = "sys/kernel/tracing";
 pub const TRACEFS_DEBUG: &str = "sys/kernel/debug/tracing";
 /// `/sys/kernel/btf/vmlinux`: the kernel's own BTF (`CONFIG_DEBUG_INFO_BTF`).
 pub const BTF_VMLINUX: &str = "sys/kernel/btf/vmlinux";
+/// `/sys/kernel/mm/transparent_hugepage/enabled`: the kernel's huge page
+/// mode (`always [madvise] never`: the one in brackets is in force).
+pub const THP_ENABLED: &str = "sys/kernel/mm/transparent_hugepage/enabled";
 
 /// File of `proc/irq/<irq>/`: the configured affinity, a CPU list.
 pub const SMP_AFFINITY_LIST: &str = "smp_affinity_list";

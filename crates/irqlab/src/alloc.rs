@@ -17,8 +17,14 @@
 //! The raw pointer is kept in the 8 bytes just below the aligned one
 //! (there are at least 16: `malloc`'s result is 16-aligned and the
 //! aligned pointer lies past it).
+//!
+//! Also the heap's tuning for the commands that hold large buffers:
+//! large blocks kept in the heap ([`keep_large_blocks_in_heap`]) and, for
+//! one `show` of a large machine, the heap's next 2 MiB on a huge page
+//! ([`heap_on_huge_page`]).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Alignment `malloc` guarantees on 64-bit Linux.
 const MALLOC_ALIGN: usize = 16;
@@ -127,6 +133,73 @@ pub fn keep_large_blocks_in_heap() {
     unsafe {
         nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, KEEP_IN_HEAP as i32);
         nix::libc::mallopt(nix::libc::M_TRIM_THRESHOLD, 2 * KEEP_IN_HEAP as i32);
+    }
+}
+
+/// A transparent huge page: the size [`heap_on_huge_page`] backs.
+const HUGE: usize = 2 << 20;
+
+/// Set by the binary's `main` while it is the only thread: the heap's
+/// break may then be moved ([`heap_on_huge_page`]). Never set in the
+/// test harness, whose threads allocate while a test runs.
+static MAY_MOVE_BREAK: AtomicBool = AtomicBool::new(false);
+
+/// [`heap_on_huge_page`] ran (once a process is enough).
+static HUGE_TRIED: AtomicBool = AtomicBool::new(false);
+
+/// Let [`heap_on_huge_page`] move the heap's break: for the binary's
+/// `main`, whose commands that call it run on one thread.
+pub fn allow_break_moves() {
+    MAY_MOVE_BREAK.store(true, Ordering::Relaxed);
+}
+
+/// Put the heap's next 2 MiB on one transparent huge page, for a single
+/// `show` of a large machine: its held rows, sections and output buffers
+/// (~1.4 MB on 1152 CPUs × 1056 IRQs) otherwise fault in ~360 pages one
+/// by one, at ~2 µs a fault on a KVM guest; one collapse zeroes 2 MiB
+/// in ~0.1 ms (BENCHMARKS.md, session 32). The break is moved up to a
+/// 2 MiB boundary (the gap is address space only, never touched), a
+/// 2 MiB block is taken from the heap's top there and given back (kept:
+/// [`keep_large_blocks_in_heap`] must have run, so that it is neither
+/// mapped apart nor trimmed), then `MADV_COLLAPSE` makes that range one
+/// huge page; glibc carves the next blocks out of it. True when it did.
+/// Does nothing unless [`allow_break_moves`] was called, and only once a
+/// process; any step that fails (no `MADV_COLLAPSE` before Linux 6.1,
+/// THP disabled, the block served from elsewhere) leaves the heap as
+/// glibc keeps it. Only while one thread runs: glibc's own `sbrk` calls
+/// are not serialized with this one's.
+#[allow(unsafe_code)]
+pub fn heap_on_huge_page() -> bool {
+    use nix::libc;
+    if !MAY_MOVE_BREAK.load(Ordering::Relaxed) || HUGE_TRIED.swap(true, Ordering::Relaxed) {
+        return false;
+    }
+    let failed = usize::MAX; // sbrk's (void *) -1
+                             // SAFETY: sbrk(0) reads the break; the move up only adds address
+                             // space past glibc's heap, which glibc, finding the break not where
+                             // it left it, starts its next extension after (the old top is
+                             // released as a free chunk); the block malloc returns is freed once,
+                             // untouched; madvise only changes how the range's pages are backed
+    unsafe {
+        let cur = libc::sbrk(0) as usize;
+        if cur == failed {
+            return false;
+        }
+        let aligned = cur.next_multiple_of(HUGE);
+        if aligned > cur && libc::sbrk((aligned - cur) as libc::intptr_t) as usize == failed {
+            return false;
+        }
+        let block = libc::malloc(HUGE);
+        if block.is_null() {
+            return false;
+        }
+        let end = libc::sbrk(0) as usize;
+        // the block's header starts the range: the heap's top is there
+        let at_start = (aligned..aligned + 64).contains(&(block as usize));
+        libc::free(block);
+        at_start
+            && end >= aligned + HUGE
+            && libc::madvise(aligned as *mut libc::c_void, HUGE, libc::MADV_COLLAPSE) == 0
     }
 }
 

@@ -49,7 +49,8 @@ pub extern "C" fn main(
 
 /// What Rust's runtime start does and irqlab needs: descriptors 0, 1 and 2
 /// open (a closed one on `/dev/null`, so that no file irqlab opens becomes
-/// its stdout or stderr) and SIGPIPE ignored.
+/// its stdout or stderr) and SIGPIPE ignored; and, the process still
+/// one thread, the heap's break allowed to move (`alloc::heap_on_huge_page`).
 #[allow(unsafe_code)]
 #[cfg_attr(test, allow(dead_code))]
 fn start() {
@@ -74,6 +75,8 @@ fn start() {
     }
     // SAFETY: setting a signal's disposition to SIG_IGN installs no handler
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // one thread until a command starts more
+    irqlab::alloc::allow_break_moves();
 }
 
 /// The status an [`ExitCode`] stands for (the std method that exits with

@@ -72,6 +72,16 @@ fn streamed_json_is_the_reports_document() {
 }
 
 #[test]
+fn streamed_json_of_a_large_machine_is_the_reports_document() {
+    // 512 CPUs: both documents built on a heap put on a huge page
+    // (tests/show_huge_heap.rs)
+    let tree = common::synth_tree(&common::spec(512, 30));
+    for args in [&[][..], &["--irq", "^NMI$|^1"], &["--threshold", "1000"]] {
+        same_document(tree.path(), args);
+    }
+}
+
+#[test]
 fn streamed_json_with_missing_files_is_the_reports_document() {
     let vm = common::fixture("vm-2cpu-6.18");
     let interrupts = std::fs::read(vm.join("proc/interrupts")).unwrap();

@@ -235,6 +235,25 @@ pub fn read_once<S: CountSink>(
     Ok(out)
 }
 
+/// From this many CPUs in `/proc/interrupts`' header, a single look puts
+/// the rest of the process's heap on a huge page
+/// (`alloc::heap_on_huge_page`): the file then has some 5 MB or more,
+/// and what show holds of it and builds faults in hundreds of pages
+/// (1152 CPUs × 1056 IRQs: ~440 → ~110 page faults and 0.4–0.6 ms less
+/// CPU for show json; BENCHMARKS.md, session 32).
+const HUGE_HEAP_CPUS: usize = 512;
+
+/// The running kernel's huge page mode is not `[never]`: `MADV_COLLAPSE`
+/// would make a huge page even then, and an administrator's `never` is
+/// kept. Read at `/` whatever the shown tree: the pages are this
+/// process's, on this kernel.
+fn huge_pages_allowed() -> bool {
+    let mut buf = Vec::new();
+    HostFs::new("/")
+        .read_once_text(paths::THP_ENABLED, &mut buf)
+        .is_ok_and(|mode| !mode.windows(7).any(|w| w == b"[never]"))
+}
+
 /// The rows of `/proc/interrupts` that `filter` keeps, to `row` (see
 /// [`read_once`]).
 fn stream_rows<S: CountSink>(
@@ -252,7 +271,15 @@ fn stream_rows<S: CountSink>(
         .as_ref()
         .and_then(|re| Prefilter::new(re.as_str()));
     fs.read_lines(StatFile::Interrupts.rel(), |line| {
-        if lp.has_header() && pre.as_ref().is_some_and(|p| !p.may_match(line)) {
+        if !lp.has_header() {
+            lp.line_into(line, &mut scratch, counts)
+                .map_err(ReadStop::Parse)?;
+            if lp.cpus().len() >= HUGE_HEAP_CPUS && huge_pages_allowed() {
+                crate::alloc::heap_on_huge_page();
+            }
+            return Ok(());
+        }
+        if pre.as_ref().is_some_and(|p| !p.may_match(line)) {
             return lp.skip_line(line).map_err(ReadStop::Parse);
         }
         // without `--irq` every row is kept (no fields gathered to say so)
