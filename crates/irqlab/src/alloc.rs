@@ -157,7 +157,7 @@ pub fn allow_break_moves() {
 /// `show` of a large machine: its held rows, sections and output buffers
 /// (~1.4 MB on 1152 CPUs × 1056 IRQs) otherwise fault in ~360 pages one
 /// by one, at ~2 µs a fault on a KVM guest; one collapse zeroes 2 MiB
-/// in ~0.1 ms (BENCHMARKS.md, session 32). The break is moved up to a
+/// in 0.1–0.2 ms (BENCHMARKS.md, session 32). The break is moved up to a
 /// 2 MiB boundary (the gap is address space only, never touched), a
 /// 2 MiB block is taken from the heap's top there and given back (kept:
 /// [`keep_large_blocks_in_heap`] must have run, so that it is neither
