@@ -56,6 +56,15 @@ fn collapses(calls: &[String]) -> usize {
     found.len()
 }
 
+/// strace is here; else says `test` is skipped.
+fn have_strace(test: &str) -> bool {
+    let here = Command::new("strace").arg("-V").output().is_ok();
+    if !here {
+        visible!("{test}: SKIPPED: no strace");
+    }
+    here
+}
+
 fn huge_pages_never() -> bool {
     std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .map_or(true, |m| m.contains("[never]"))
@@ -63,8 +72,7 @@ fn huge_pages_never() -> bool {
 
 #[test]
 fn only_a_single_show_of_a_large_machine_asks_for_a_huge_page() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        visible!("only_a_single_show_of_a_large_machine_asks_for_a_huge_page: SKIPPED: no strace");
+    if !have_strace("only_a_single_show_of_a_large_machine_asks_for_a_huge_page") {
         return;
     }
     let large = common::synth_tree(&common::spec(512, 24));
@@ -89,8 +97,7 @@ fn only_a_single_show_of_a_large_machine_asks_for_a_huge_page() {
 
 #[test]
 fn the_document_does_not_depend_on_the_heap() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        visible!("the_document_does_not_depend_on_the_heap: SKIPPED: no strace");
+    if !have_strace("the_document_does_not_depend_on_the_heap") {
         return;
     }
     // each per-CPU row's counts, written from a heap on a huge page, are
