@@ -174,12 +174,13 @@ pub fn heap_on_huge_page() -> bool {
     if !MAY_MOVE_BREAK.load(Ordering::Relaxed) || HUGE_TRIED.swap(true, Ordering::Relaxed) {
         return false;
     }
-    let failed = usize::MAX; // sbrk's (void *) -1
-                             // SAFETY: sbrk(0) reads the break; the move up only adds address
-                             // space past glibc's heap, which glibc, finding the break not where
-                             // it left it, starts its next extension after (the old top is
-                             // released as a free chunk); the block malloc returns is freed once,
-                             // untouched; madvise only changes how the range's pages are backed
+    // sbrk's (void *) -1
+    let failed = usize::MAX;
+    // SAFETY: sbrk(0) reads the break; the move up only adds address
+    // space past glibc's heap, which glibc, finding the break not where
+    // it left it, starts its next extension after (the old top is
+    // released as a free chunk); the block malloc returns is freed once,
+    // untouched; madvise only changes how the range's pages are backed
     unsafe {
         let cur = libc::sbrk(0) as usize;
         if cur == failed {

@@ -2,7 +2,7 @@
 //! heap on one huge page (`alloc::heap_on_huge_page`): one
 //! `madvise(MADV_COLLAPSE)` of a 2 MiB-aligned range, unless the kernel's
 //! huge page mode is `[never]`. Smaller machines and `show --interval`
-//! never ask, and the document is the same either way. Needs `strace`
+//! never ask, and the counts written from that heap are the file's. Needs `strace`
 //! (skipped visibly without).
 
 #![allow(clippy::unwrap_used)]
@@ -96,8 +96,8 @@ fn only_a_single_show_of_a_large_machine_asks_for_a_huge_page() {
 }
 
 #[test]
-fn the_document_does_not_depend_on_the_heap() {
-    if !have_strace("the_document_does_not_depend_on_the_heap") {
+fn counts_written_from_the_huge_page_are_the_files() {
+    if !have_strace("counts_written_from_the_huge_page_are_the_files") {
         return;
     }
     // each per-CPU row's counts, written from a heap on a huge page, are

@@ -243,15 +243,22 @@ pub fn read_once<S: CountSink>(
 /// CPU for show json; BENCHMARKS.md, session 32).
 const HUGE_HEAP_CPUS: usize = 512;
 
-/// The running kernel's huge page mode is not `[never]`: `MADV_COLLAPSE`
-/// would make a huge page even then, and an administrator's `never` is
-/// kept. Read at `/` whatever the shown tree: the pages are this
-/// process's, on this kernel.
-fn huge_pages_allowed() -> bool {
+/// The rest of the heap on a huge page when the header lists `cpus` ≥
+/// [`HUGE_HEAP_CPUS`] and the running kernel's huge page mode is not
+/// `[never]` (`MADV_COLLAPSE` would make one even then, and an
+/// administrator's `never` is kept). The mode is read at `/` whatever
+/// the shown tree: the pages are this process's, on this kernel.
+fn heap_for_a_large_machine(cpus: usize) {
+    if cpus < HUGE_HEAP_CPUS {
+        return;
+    }
     let mut buf = Vec::new();
-    HostFs::new("/")
+    let allowed = HostFs::new("/")
         .read_once_text(paths::THP_ENABLED, &mut buf)
-        .is_ok_and(|mode| !mode.windows(7).any(|w| w == b"[never]"))
+        .is_ok_and(|mode| !mode.windows(7).any(|w| w == b"[never]"));
+    if allowed {
+        crate::alloc::heap_on_huge_page();
+    }
 }
 
 /// The rows of `/proc/interrupts` that `filter` keeps, to `row` (see
@@ -274,9 +281,7 @@ fn stream_rows<S: CountSink>(
         if !lp.has_header() {
             lp.line_into(line, &mut scratch, counts)
                 .map_err(ReadStop::Parse)?;
-            if lp.cpus().len() >= HUGE_HEAP_CPUS && huge_pages_allowed() {
-                crate::alloc::heap_on_huge_page();
-            }
+            heap_for_a_large_machine(lp.cpus().len());
             return Ok(());
         }
         if pre.as_ref().is_some_and(|p| !p.may_match(line)) {
