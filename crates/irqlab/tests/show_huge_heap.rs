@@ -66,7 +66,7 @@ fn have_strace(test: &str) -> bool {
 }
 
 fn huge_pages_never() -> bool {
-    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+    std::fs::read_to_string(Path::new("/").join(irqlab_core::paths::THP_ENABLED))
         .map_or(true, |m| m.contains("[never]"))
 }
 
@@ -111,6 +111,7 @@ fn counts_written_from_the_huge_page_are_the_files() {
     let per_cpu = rows.iter().filter(|r| r["shape"] == "per_cpu").count();
     assert!(per_cpu >= 40, "{per_cpu} per-CPU rows");
     let text = common::read(large.path(), "proc/interrupts");
+    let mut compared = 0;
     for (row, line) in rows.iter().zip(text.lines().skip(1)) {
         let label = line.split(':').next().unwrap().trim();
         assert_eq!(row["label"], label, "{line}");
@@ -128,6 +129,8 @@ fn counts_written_from_the_huge_page_are_the_files() {
             .unwrap_or_default();
         if got.len() == 512 {
             assert_eq!(got, counts, "{label}");
+            compared += 1;
         }
     }
+    assert_eq!(compared, per_cpu, "every per-CPU row's counts compared");
 }
