@@ -15,6 +15,7 @@ use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
 use aya::programs::TracePoint;
 use aya::Ebpf;
 use std::fmt;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 #[cfg(not(irqlab_bpf_missing))]
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/irqlab.bpf.o"));
@@ -148,6 +149,17 @@ impl Tracer {
         self.ebpf
             .programs()
             .filter_map(|(_, p)| p.info().ok().map(|i| i.id()))
+            .collect()
+    }
+
+    /// Each loaded program's name (its tracepoint: `reschedule_entry`)
+    /// and descriptor, whose `/proc/self/fdinfo/<fd>` holds the runs the
+    /// kernel skipped (`recursion_misses`). The descriptors live as long
+    /// as the tracer.
+    pub fn program_fds(&self) -> Vec<(&str, RawFd)> {
+        self.ebpf
+            .programs()
+            .filter_map(|(name, p)| Some((name, p.fd().ok()?.as_fd().as_raw_fd())))
             .collect()
     }
 

@@ -381,6 +381,10 @@ fn trace_json_intervals_have_one_row_per_irq_action_or_skip() {
     for l in &lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         assert_eq!(v["dropped"], 0, "{l}");
+        assert!(
+            v["missed"].is_object(),
+            "skipped runs said in every line: {l}"
+        );
         let mut seen = BTreeSet::new();
         for r in v["irqs"].as_array().unwrap() {
             let key = (

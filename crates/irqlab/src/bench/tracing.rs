@@ -35,7 +35,10 @@ pub fn time_shares(iv: &Interval) -> (f64, f64) {
 ///   (raise to entry);
 /// - per hard IRQ label that ran (`/proc/interrupts` label: `24`, `LOC`):
 ///   `trace_irq_<label>_count`, `_avg_ns` and `_p99_ns` (the slowest of
-///   its actions' p99).
+///   its actions' p99);
+/// - `trace_missed_runs`: runs the rows above do not hold, always present
+///   (the kernel skipped the programs while another BPF program ran on
+///   the CPU, or the hard IRQ map was full).
 pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
     let cpus = iv.cpus.len().max(1) as f64;
     let all = iv.elapsed_ns.max(1) as f64 * cpus;
@@ -95,6 +98,13 @@ pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
             m.push(lower(format!("{p}_p99_ns"), v, "ns"));
         }
     }
+    let missed = iv.dropped + iv.missed.values().sum::<u64>();
+    m.push(Metric::new(
+        "trace_missed_runs",
+        missed as f64,
+        "1",
+        Direction::None,
+    ));
     m
 }
 
@@ -170,6 +180,7 @@ mod tests {
             softirqs: vec![net_rx(100, 50_000_000)],
             cpus: vec![cpu(0, 10_000_000, 50_000_000), cpu(1, 30_000_000, 0)],
             dropped: 0,
+            missed: Default::default(),
         };
         let m = trace_metrics(&iv);
         assert_eq!(get(&m, "trace_irq_time_pct"), Some(2.0), "40 ms of 2 CPU-s");
@@ -186,8 +197,16 @@ mod tests {
             "slowest action"
         );
         assert_eq!(get(&m, "trace_irq_loc_count"), None, "did not run");
+        assert_eq!(get(&m, "trace_missed_runs"), Some(0.0), "always present");
+        let mut missing = iv.clone();
+        missing.dropped = 2;
+        missing.missed = [("RES".to_string(), 3), ("softirq".to_string(), 4)].into();
+        assert_eq!(
+            get(&trace_metrics(&missing), "trace_missed_runs"),
+            Some(9.0)
+        );
         for x in &m {
-            let want = if x.name.ends_with("_count") {
+            let want = if x.name.ends_with("_count") || x.name == "trace_missed_runs" {
                 Direction::None
             } else {
                 Direction::Lower

@@ -326,7 +326,7 @@ fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     if shape.trace_cpus.is_some() {
         let cpus = ids(&shape.trace_cpus);
         for key in &shape.trace_rows {
-            let cpus = match key == trace_cells::AT_KEY {
+            let cpus = match trace_cells::cpuless(key) {
                 true => vec![None],
                 false => cpus.clone(),
             };

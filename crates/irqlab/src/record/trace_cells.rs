@@ -11,7 +11,9 @@
 //!   `latency_ns`, `latency_hist<k>`;
 //! - one row [`AT_KEY`] (no CPU): the CLOCK_MONOTONIC instant of the read;
 //! - once a recorded CPU has dropped hard IRQ runs (the programs' map was
-//!   full), the row [`DROPPED_KEY`]: those runs per CPU.
+//!   full), the row [`DROPPED_KEY`]: those runs per CPU;
+//! - once the kernel has skipped a program (`crate::trace::missed`), one
+//!   row `missed:<group>/count` (no CPU) per group that missed a run.
 //!
 //! Pure: no I/O, no panics on any key.
 
@@ -35,6 +37,23 @@ pub const AT_KEY: &str = "read/mono_ns";
 /// Key of the row holding the hard IRQ runs the programs could not count
 /// (per CPU); written only once one was dropped on a recorded CPU.
 pub const DROPPED_KEY: &str = "dropped/count";
+
+/// Item prefix of the rows holding a group's skipped program runs.
+const MISSED_ITEM: &str = "missed:";
+
+/// Whether the row `key` has one cell with no CPU ([`AT_KEY`], the
+/// `missed:<group>/count` rows) rather than one per recorded CPU.
+pub fn cpuless(key: &str) -> bool {
+    key == AT_KEY || key.starts_with(MISSED_ITEM)
+}
+
+/// The `missed:<group>` rows of `t`, in key order: groups that missed a run.
+fn missed_rows(t: &Sample) -> impl Iterator<Item = (String, u64)> + '_ {
+    t.missed
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(g, &n)| (format!("{MISSED_ITEM}{g}/count"), n))
+}
 
 /// One counter of a traced item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +265,7 @@ pub fn row_keys(t: &Sample, cols: &[usize], keep: Keep<'_>) -> Vec<String> {
     visit(t, cols, keep, &mut |item, field, _| {
         out.push(format!("{}/{}", item(), field.name()))
     });
+    out.extend(missed_rows(t).map(|(k, _)| k));
     out
 }
 
@@ -257,6 +277,10 @@ pub fn row_values(t: &Sample, cols: &[usize], keep: Keep<'_>, row: &mut dyn FnMu
         row(i, vals);
         i += 1;
     });
+    for (_, n) in missed_rows(t) {
+        row(i, &[n]);
+        i += 1;
+    }
 }
 
 /// A traced item parsed from a row key.
@@ -265,11 +289,15 @@ enum Item {
     Irq(TraceKey),
     Soft(u32),
     Dropped,
+    Missed(String),
 }
 
 fn parse_item(s: &str) -> Option<Item> {
     if s == "dropped" {
         return Some(Item::Dropped);
+    }
+    if let Some(group) = s.strip_prefix(MISSED_ITEM).filter(|g| !g.is_empty()) {
+        return Some(Item::Missed(group.to_string()));
     }
     if let Some(rest) = s.strip_prefix("hardirq:") {
         let (irq, name) = rest.split_once(':')?;
@@ -294,7 +322,7 @@ fn parse_item(s: &str) -> Option<Item> {
 }
 
 /// Rebuild the sample from the rows `keys` on CPUs `cpus`; `get(key, cpu)`
-/// gives a cell's value (`cpu` `None` for [`AT_KEY`]). A key that is not
+/// gives a cell's value (`cpu` `None` for a [`cpuless`] row). A key that is not
 /// one of this module's is an error naming it.
 pub fn rebuild(
     keys: &[String],
@@ -334,6 +362,13 @@ pub fn rebuild(
             }
             continue;
         }
+        if let Item::Missed(group) = item {
+            if field != Field::Count {
+                return Err(bad());
+            }
+            t.missed.insert(group, get(key, None));
+            continue;
+        }
         if matches!(item, Item::Irq(_)) && !field.of_stats() {
             bail!(
                 "trace row {key:?}: a hard IRQ row has no field {:?}",
@@ -355,7 +390,7 @@ pub fn rebuild(
                 t.softirqs.push((*v, vec![SoftirqStats::default(); n]));
                 t.softirqs.len() - 1
             }
-            Item::Dropped => 0,
+            Item::Dropped | Item::Missed(_) => 0,
         });
         for &cpu in cpus {
             let v = get(key, Some(cpu));
@@ -374,7 +409,7 @@ pub fn rebuild(
                         field.set_soft(s, v);
                     }
                 }
-                Item::Dropped => {}
+                Item::Dropped | Item::Missed(_) => {}
             }
         }
     }
@@ -429,6 +464,7 @@ pub(crate) mod tests {
             ],
             softirqs: vec![(3, vec![soft(7), soft(0), soft(2)]), (12, vec![soft(0); 3])],
             drops: vec![],
+            missed: [("RES".to_string(), 2 * scale)].into(),
         }
     }
 
@@ -438,7 +474,7 @@ pub(crate) mod tests {
         let mut m = HashMap::new();
         row_values(t, cols, &|_| true, &mut |i, vals| {
             let key = keys[i].clone();
-            if i == 0 {
+            if cpuless(&key) {
                 m.insert((key, None), vals[0]);
             } else {
                 for (&c, &v) in cols.iter().zip(vals) {
@@ -500,7 +536,11 @@ pub(crate) mod tests {
         assert!(!row_keys(&t, &all, &|_| true).contains(&DROPPED_KEY.to_string()));
         t.drops = vec![0, 0, 9];
         let keys = row_keys(&t, &all, &|_| true);
-        assert_eq!(keys.last().map(String::as_str), Some(DROPPED_KEY));
+        assert_eq!(
+            keys.iter().rev().nth(1).map(String::as_str),
+            Some(DROPPED_KEY),
+            "the last per-CPU row, before missed:RES"
+        );
         assert!(
             !row_keys(&t, &[0, 1], &|_| true).contains(&DROPPED_KEY.to_string()),
             "none on the recorded CPUs"
@@ -510,6 +550,32 @@ pub(crate) mod tests {
         assert_eq!(rebuild(&keys, &[0, 1, 2], &get).unwrap(), t);
         let err = rebuild(&["dropped/ns".to_string()], &[0], &get).unwrap_err();
         assert!(format!("{err}").contains("dropped/ns"), "{err}");
+    }
+
+    #[test]
+    fn missed_runs_are_one_cell_per_group_that_missed_some() {
+        let mut t = sample(1);
+        t.missed = [("LOC".to_string(), 0), ("hardirq".to_string(), 5)].into();
+        let all = [0, 1, 2];
+        let keys = row_keys(&t, &all, &|_| true);
+        assert!(
+            !keys.iter().any(|k| k.starts_with("missed:LOC")),
+            "{keys:?}"
+        );
+        assert_eq!(
+            keys.last().map(String::as_str),
+            Some("missed:hardirq/count")
+        );
+        assert!(cpuless("missed:hardirq/count") && !cpuless("dropped/count"));
+        let m = cells(&t, &all);
+        assert_eq!(m.get(&("missed:hardirq/count".to_string(), None)), Some(&5));
+        let get = |k: &str, c: Option<u32>| m.get(&(k.to_string(), c)).copied().unwrap_or(0);
+        let back = rebuild(&keys, &[0, 1, 2], &get).unwrap();
+        assert_eq!(back.missed, [("hardirq".to_string(), 5)].into());
+        for bad in ["missed:hardirq/ns", "missed:/count"] {
+            let err = rebuild(&[bad.to_string()], &[0], &get).unwrap_err();
+            assert!(format!("{err}").contains(bad), "{err}");
+        }
     }
 
     #[test]

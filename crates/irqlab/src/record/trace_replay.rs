@@ -155,9 +155,9 @@ mod tests {
         let keys = trace_cells::row_keys(t, &cols, &|_| true);
         let mut cells = Vec::new();
         trace_cells::row_values(t, &cols, &|_| true, &mut |i, vals| {
-            let cpus: Vec<Option<u32>> = match i {
-                0 => vec![None],
-                _ => vec![Some(0), Some(1), Some(2)],
+            let cpus: Vec<Option<u32>> = match trace_cells::cpuless(&keys[i]) {
+                true => vec![None],
+                false => vec![Some(0), Some(1), Some(2)],
             };
             for (c, &v) in cpus.into_iter().zip(vals) {
                 cells.push(CellValue {

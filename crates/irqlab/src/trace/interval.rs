@@ -119,6 +119,10 @@ pub struct Interval {
     /// Hard IRQ runs not counted in this interval because the programs'
     /// (IRQ, action) map was full, all CPUs: the rows above miss them.
     pub dropped: u64,
+    /// Runs the kernel skipped the programs for in this interval (another
+    /// BPF program ran on that CPU), per group of rows, only groups with
+    /// some (see [`super::missed`]): those rows miss up to that many.
+    pub missed: super::missed::Missed,
 }
 
 fn avg(total: u64, count: u64) -> f64 {
@@ -272,6 +276,7 @@ pub fn between(prev: &Sample, cur: &Sample, sel: &IntervalView) -> Interval {
         softirqs,
         cpus,
         dropped,
+        missed: super::missed::since(&cur.missed, &prev.missed),
     }
 }
 
@@ -315,6 +320,7 @@ mod tests {
                     .collect(),
             )],
             drops: vec![],
+            missed: Default::default(),
         }
     }
 
@@ -436,6 +442,7 @@ mod tests {
     fn dropped_runs_are_counted_per_interval() {
         let a = Sample {
             drops: vec![2, 0],
+            missed: Default::default(),
             ..Sample::default()
         };
         let mut b = a.clone();

@@ -92,6 +92,9 @@ pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
     if iv.dropped > 0 {
         writeln!(out, "{}", dropped_line(iv.dropped))?;
     }
+    if let Some(l) = super::missed::line(&iv.missed) {
+        writeln!(out, "{l}")?;
+    }
     for l in &iv.irqs {
         if let Some(h) = &l.hist {
             writeln!(out, "\n{} {} duration", l.label, l.key.name())?;
@@ -198,6 +201,7 @@ mod tests {
                 }],
             )],
             drops: vec![],
+            missed: Default::default(),
         };
         between(
             &Sample::default(),
@@ -243,6 +247,27 @@ mod tests {
         text(&iv, 1, None, &mut out).unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("DROPPED 17 hard IRQ run(s) not counted"), "{t}");
+    }
+
+    #[test]
+    fn missed_runs_are_said_in_text_and_json() {
+        let mut iv = interval();
+        let mut out = Vec::new();
+        json(&iv, 1, None, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["missed"], serde_json::json!({}), "always present");
+        let mut out = Vec::new();
+        text(&iv, 1, None, &mut out).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("MISSED"));
+        iv.missed = [("RES".to_string(), 4), ("hardirq".to_string(), 2)].into();
+        let mut out = Vec::new();
+        json(&iv, 1, None, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["missed"], serde_json::json!({"RES": 4, "hardirq": 2}));
+        let mut out = Vec::new();
+        text(&iv, 1, None, &mut out).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert!(t.contains("MISSED program runs: RES 4, hardirq 2;"), "{t}");
     }
 
     #[test]

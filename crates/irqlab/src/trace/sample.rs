@@ -61,6 +61,9 @@ pub struct Sample {
     /// Hard IRQ runs the programs could not count, per CPU: the
     /// (IRQ, action) map was full (empty: none recorded).
     pub drops: Vec<u64>,
+    /// Program runs the kernel skipped, cumulative since attach, per
+    /// group of rows ([`super::missed`]; empty: none read).
+    pub missed: super::missed::Missed,
 }
 
 impl Sample {
@@ -157,6 +160,7 @@ impl Sample {
         for (c, p) in self.drops.iter_mut().zip(&prev.drops) {
             *c = (*c).max(*p);
         }
+        super::missed::hold(&mut self.missed, &prev.missed);
         out
     }
 }
@@ -274,12 +278,14 @@ mod tests {
             irqs: vec![(key.clone(), vec![s(5), s(7)])],
             softirqs: vec![(3, vec![SoftirqStats::default(); 2])],
             drops: vec![1, 0],
+            missed: Default::default(),
         };
         let mut cur = Sample {
             at_ns: 2,
             irqs: vec![(key.clone(), vec![s(4), s(9)])],
             softirqs: vec![],
             drops: vec![0, 0],
+            missed: Default::default(),
         };
         let back = cur.hold_monotonic(&prev);
         assert_eq!(back, ["36 virtio1-req.0"]);

@@ -21,6 +21,12 @@ pub struct Session {
     /// Holds the kernel's BPF run-time accounting on ([`Session::account_cost`]).
     stats_fd: Option<std::os::fd::OwnedFd>,
     guard: Option<SystemGuard>,
+    /// Where the programs' fdinfo is read (`proc/self/fdinfo/<fd>`): the
+    /// live `/`, whatever `--root` names, as the descriptors are this
+    /// process's; `None` when it could not be read at attach (a note says so).
+    fdinfo: Option<HostFs>,
+    /// Scratch for those reads.
+    buf: Vec<u8>,
     /// Notes for stderr (absent optional tracepoints, BTF, the mount).
     pub notes: Vec<String>,
 }
@@ -76,8 +82,11 @@ impl Session {
             last: Sample::default(),
             stats_fd: None,
             guard: own,
+            fdinfo: Some(HostFs::new("/")),
+            buf: Vec::new(),
             notes,
-        })
+        }
+        .with_missed_checked())
     }
 
     /// What is attached.
@@ -100,6 +109,7 @@ impl Session {
         let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
+        self.read_missed(&mut out.missed)?;
         // the maps only grow: a counter below its last value is a fault,
         // never a negative increment for a reader (trace, top, record)
         let back = out.hold_monotonic(&self.last);
@@ -111,6 +121,41 @@ impl Session {
             );
         }
         self.last.clone_from(out);
+        Ok(())
+    }
+
+    /// Read the skipped runs once: if they cannot be read, say so in a
+    /// note and leave them out of every read.
+    fn with_missed_checked(mut self) -> Session {
+        let mut probe = super::missed::Missed::new();
+        if let Err(e) = self.read_missed(&mut probe) {
+            self.fdinfo = None;
+            self.notes.push(format!(
+                "runs the kernel skips the programs for (another BPF program on the CPU) \
+                 cannot be counted, so no MISSED line will say them: {e:#}"
+            ));
+        }
+        self
+    }
+
+    /// Each program's skipped runs ([`super::missed`]) summed per group
+    /// of rows into `out` (a kernel without the fdinfo line adds none).
+    fn read_missed(&mut self, out: &mut super::missed::Missed) -> Result<()> {
+        out.clear();
+        let Some(fs) = &self.fdinfo else {
+            return Ok(());
+        };
+        for (name, fd) in self.tracer.program_fds() {
+            let Some(group) = super::missed::rows_of(name) else {
+                continue;
+            };
+            let rel = format!("proc/self/fdinfo/{fd}");
+            let text = fs
+                .read_once_text(&rel, &mut self.buf)
+                .with_context(|| format!("reading program {name}'s skipped runs"))?;
+            let n = super::missed::recursion_misses(text).unwrap_or(0);
+            *out.entry(group.to_string()).or_insert(0) += n;
+        }
         Ok(())
     }
 

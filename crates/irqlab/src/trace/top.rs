@@ -118,6 +118,9 @@ pub struct TopTrace {
     pub irqs: Vec<LabelTime>,
     /// Hard IRQ runs the programs could not count (their map was full).
     pub dropped: u64,
+    /// Runs the kernel skipped the programs for, per group of rows
+    /// ([`super::missed`]).
+    pub missed: super::missed::Missed,
 }
 
 fn per_s(ns: u64, elapsed_ns: u64) -> f64 {
@@ -191,6 +194,7 @@ impl TopTrace {
             softirqs,
             irqs,
             dropped: iv.dropped,
+            missed: iv.missed.clone(),
         }
     }
 
@@ -303,6 +307,7 @@ pub(crate) mod fake {
                 (1, vec![soft(250, 500_000, 0, 9), soft(100, 200_000, 0, 9)]),
             ],
             drops: vec![],
+            missed: Default::default(),
         }
     }
 

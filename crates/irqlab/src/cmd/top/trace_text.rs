@@ -92,6 +92,9 @@ pub fn write_trace(
             tt.dropped
         )?;
     }
+    if let Some(l) = crate::trace::missed::line(&tt.missed) {
+        writeln!(out, "{t}  TRACE {l}")?;
+    }
     Ok(())
 }
 
@@ -168,6 +171,15 @@ mod tests {
         write_trace("x", &report, &dropped, &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.contains("x  TRACE DROPPED 3 hard IRQ run(s)"), "{out}");
+        let mut missed = fake::top_trace();
+        missed.missed = [("softirq".to_string(), 5)].into();
+        let mut out = Vec::new();
+        write_trace("x", &report, &missed, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains("x  TRACE MISSED program runs: softirq 5;"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -180,5 +192,6 @@ mod tests {
         let cpu0 = line(&t, "0", "0.40");
         assert_eq!(cpu0[3], "1.95", "{cpu0:?}");
         assert!(!t.contains("DROPPED"), "{t}");
+        assert!(!t.contains("MISSED"), "{t}");
     }
 }

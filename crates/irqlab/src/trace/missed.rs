@@ -1,0 +1,148 @@
+//! Runs the kernel did not pass to irqlab's programs. A tracepoint
+//! program is skipped, and the skip counted in the program's
+//! `recursion_misses` (its `/proc/self/fdinfo/<fd>` line), when another
+//! kprobe or tracepoint BPF program is running on that CPU: an interrupt
+//! that arrives while a softirq program runs is never seen. Such a run is
+//! in the kernel's counters but in no traced row, so each interval says
+//! how many there were, per group of rows they would have counted in.
+//! Pure: text in, counts out.
+
+use irqlab_bpf::maps::VECTORS;
+use std::collections::BTreeMap;
+
+/// Skipped program runs per group of rows, cumulative or per interval:
+/// `hardirq` (every hard IRQ row), `softirq` (softirq runs and times),
+/// `softirq_raise` (raise-to-entry latency) and a vector's
+/// /proc/interrupts label (`RES`).
+pub type Missed = BTreeMap<String, u64>;
+
+/// The `recursion_misses:` value of a BPF program's fdinfo text; `None`
+/// when the line is absent (kernels before 5.12) or not a number.
+pub fn recursion_misses(fdinfo: &[u8]) -> Option<u64> {
+    fdinfo.split(|&b| b == b'\n').find_map(|line| {
+        let rest = line.strip_prefix(b"recursion_misses:")?;
+        std::str::from_utf8(rest).ok()?.trim().parse().ok()
+    })
+}
+
+/// The group of rows a program (named by its tracepoint, as the loader
+/// names it: `irq_handler_entry`, `reschedule_exit`) counts into.
+pub fn rows_of(program: &str) -> Option<&'static str> {
+    match program {
+        "irq_handler_entry" | "irq_handler_exit" => return Some("hardirq"),
+        "softirq_entry" | "softirq_exit" => return Some("softirq"),
+        "softirq_raise" => return Some("softirq_raise"),
+        _ => {}
+    }
+    let stem = program
+        .strip_suffix("_entry")
+        .or_else(|| program.strip_suffix("_exit"))?;
+    VECTORS
+        .iter()
+        .find(|v| v.tracepoint == stem)
+        .map(|v| v.label)
+}
+
+/// `cur − prev` per group, only the groups that missed a run.
+pub fn since(cur: &Missed, prev: &Missed) -> Missed {
+    cur.iter()
+        .filter_map(|(k, &n)| {
+            let d = n.saturating_sub(prev.get(k).copied().unwrap_or(0));
+            (d > 0).then(|| (k.clone(), d))
+        })
+        .collect()
+}
+
+/// Hold every group of `cur` at least at `prev`'s count (the kernel's
+/// counters only grow).
+pub fn hold(cur: &mut Missed, prev: &Missed) {
+    for (k, &p) in prev {
+        let c = cur.entry(k.clone()).or_insert(p);
+        *c = (*c).max(p);
+    }
+}
+
+/// What a text output says when runs were missed (empty: none).
+pub fn line(m: &Missed) -> Option<String> {
+    if m.values().all(|&n| n == 0) {
+        return None;
+    }
+    let groups: Vec<String> = m
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    Some(format!(
+        "MISSED program runs: {}; the kernel skipped irqlab's programs while another BPF \
+         program ran on that CPU, so those rows (and IRQ%/SOFTIRQ%) miss up to that many runs",
+        groups.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fdinfo of a tracepoint program on 6.18, as the kernel prints it.
+    const FDINFO: &[u8] = b"pos:\t0\nflags:\t02000002\nmnt_id:\t16\nino:\t2077\n\
+prog_type:\t5\nprog_jited:\t1\nprog_tag:\t16e4a5e3a12c2f33\nmemlock:\t4096\n\
+prog_id:\t5685\nrun_time_ns:\t0\nrun_cnt:\t0\nrecursion_misses:\t3\nverified_insns:\t41\n";
+
+    #[test]
+    fn reads_the_misses_line_and_nothing_else() {
+        assert_eq!(recursion_misses(FDINFO), Some(3));
+        assert_eq!(recursion_misses(b"prog_id:\t5\nrun_cnt:\t9\n"), None);
+        assert_eq!(recursion_misses(b"recursion_misses:\tx\n"), None);
+        assert_eq!(recursion_misses(b""), None);
+        assert_eq!(
+            recursion_misses(b"recursion_misses:\t18446744073709551615"),
+            Some(u64::MAX)
+        );
+    }
+
+    #[test]
+    fn every_program_has_a_group() {
+        assert_eq!(rows_of("irq_handler_exit"), Some("hardirq"));
+        assert_eq!(rows_of("softirq_entry"), Some("softirq"));
+        assert_eq!(rows_of("softirq_raise"), Some("softirq_raise"));
+        assert_eq!(rows_of("reschedule_entry"), Some("RES"));
+        assert_eq!(rows_of("call_function_single_exit"), Some("CAL"));
+        assert_eq!(rows_of("local_timer_exit"), Some("LOC"));
+        assert_eq!(rows_of("no_such_entry"), None);
+        for v in VECTORS {
+            for side in ["entry", "exit"] {
+                assert_eq!(rows_of(&format!("{}_{side}", v.tracepoint)), Some(v.label));
+            }
+        }
+    }
+
+    fn m(pairs: &[(&str, u64)]) -> Missed {
+        pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+    }
+
+    #[test]
+    fn since_keeps_the_groups_that_grew() {
+        let prev = m(&[("hardirq", 2), ("RES", 5)]);
+        let cur = m(&[("hardirq", 2), ("RES", 9), ("softirq", 1)]);
+        assert_eq!(since(&cur, &prev), m(&[("RES", 4), ("softirq", 1)]));
+        assert!(since(&prev, &cur).is_empty(), "never negative");
+    }
+
+    #[test]
+    fn hold_never_lowers_a_group() {
+        let mut cur = m(&[("RES", 3)]);
+        hold(&mut cur, &m(&[("RES", 5), ("LOC", 1)]));
+        assert_eq!(cur, m(&[("LOC", 1), ("RES", 5)]));
+    }
+
+    #[test]
+    fn line_names_each_group_or_is_absent() {
+        assert_eq!(line(&Missed::new()), None);
+        assert_eq!(line(&m(&[("RES", 0)])), None);
+        let l = line(&m(&[("RES", 2), ("hardirq", 7), ("LOC", 0)])).unwrap();
+        assert!(
+            l.starts_with("MISSED program runs: RES 2, hardirq 7;"),
+            "{l}"
+        );
+    }
+}
