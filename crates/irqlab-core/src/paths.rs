@@ -100,6 +100,12 @@ pub fn pid_file(pid: impl Display, file: &str) -> String {
     format!("{PROC}/{pid}/{file}")
 }
 
+/// `proc/self/fdinfo/<fd>`: what the kernel says of this process's
+/// descriptor `fd` (for a BPF program: its `recursion_misses`).
+pub fn self_fdinfo(fd: impl Display) -> String {
+    format!("{PROC}/self/fdinfo/{fd}")
+}
+
 /// `proc/<pid>/task/<tid>/<file>`.
 pub fn task_file(pid: impl Display, tid: impl Display, file: &str) -> String {
     format!("{PROC}/{pid}/task/{tid}/{file}")
@@ -263,6 +269,7 @@ mod tests {
         assert_eq!(proc_irq_dir(3), "proc/irq/3");
         assert_eq!(sys_irq_dir(3), "sys/kernel/irq/3");
         assert_eq!(pid_file("self", "stat"), "proc/self/stat");
+        assert_eq!(self_fdinfo(7), "proc/self/fdinfo/7");
         assert_eq!(task_file(1, 2, "comm"), "proc/1/task/2/comm");
         assert_eq!(sysctl("vm/stat_interval"), "proc/sys/vm/stat_interval");
         assert_eq!(cpu_online(1), "sys/devices/system/cpu/cpu1/online");

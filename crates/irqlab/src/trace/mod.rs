@@ -3,7 +3,7 @@
 //! softirq durations in kernel maps; this module reads them per interval
 //! and turns them into rows, latency quantiles and exact irq/softirq CPU %.
 //!
-//! - `model`: the maps' content in irqlab's types (cumulative per CPU);
+//! - `sample`: the maps' content in irqlab's types (cumulative per CPU);
 //! - `interval`: two samples -> one [`interval::Interval`] (the only
 //!   place numbers are computed);
 //! - `missed`: program runs the kernel skipped (another BPF program was
@@ -11,12 +11,12 @@
 //! - `output`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;
-//! - `live`: `TraceSession`, the one interface to a session (record,
+//! - `live_trace`: `TraceSession`, the one interface to a session (record,
 //!   top, bench), and `LiveTrace`, its reads as intervals (a top tick, a
 //!   bench trial's window);
 //! - `top`: what `top --trace` adds to a frame (pure).
 //!
-//! Everything but `session` (and `live`'s constructors over it) builds and
+//! Everything but `session` (and `live_trace`'s constructors over it) builds and
 //! is tested without the feature.
 
 pub mod interval;

@@ -7,7 +7,7 @@
 use super::preflight;
 use super::sample::{hardirq_rows, Sample, TraceKey};
 use crate::guard::SystemGuard;
-use crate::host::HostFs;
+use crate::host::{HostFs, KeptFile};
 use anyhow::{Context, Result};
 use irqlab_bpf::{Attached, Counters, RunStats, Tracer};
 
@@ -21,12 +21,9 @@ pub struct Session {
     /// Holds the kernel's BPF run-time accounting on ([`Session::account_cost`]).
     stats_fd: Option<std::os::fd::OwnedFd>,
     guard: Option<SystemGuard>,
-    /// Where the programs' fdinfo is read (`proc/self/fdinfo/<fd>`): the
-    /// live `/`, whatever `--root` names, as the descriptors are this
-    /// process's; `None` when it could not be read at attach (a note says so).
-    fdinfo: Option<HostFs>,
-    /// Scratch for those reads.
-    buf: Vec<u8>,
+    /// The programs' skipped-run counts; `None` when they could not be
+    /// read at attach (a note says so).
+    fdinfo: Option<Fdinfo>,
     /// Notes for stderr (absent optional tracepoints, BTF, the mount).
     pub notes: Vec<String>,
 }
@@ -76,17 +73,25 @@ impl Session {
                 tracer.attached().absent.join(", ")
             ));
         }
+        let fdinfo = match Fdinfo::open(&tracer) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                notes.push(format!(
+                    "runs the kernel skips the programs for (another BPF program on the CPU) \
+                     cannot be counted, so no MISSED line will say them: {e:#}"
+                ));
+                None
+            }
+        };
         Ok(Session {
             tracer,
             counters: Counters::default(),
             last: Sample::default(),
             stats_fd: None,
             guard: own,
-            fdinfo: Some(HostFs::new("/")),
-            buf: Vec::new(),
+            fdinfo,
             notes,
-        }
-        .with_missed_checked())
+        })
     }
 
     /// What is attached.
@@ -109,7 +114,10 @@ impl Session {
         let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
-        self.read_missed(&mut out.missed)?;
+        out.missed.clear();
+        if let Some(f) = &mut self.fdinfo {
+            f.read(&mut out.missed)?;
+        }
         // the maps only grow: a counter below its last value is a fault,
         // never a negative increment for a reader (trace, top, record)
         let back = out.hold_monotonic(&self.last);
@@ -121,41 +129,6 @@ impl Session {
             );
         }
         self.last.clone_from(out);
-        Ok(())
-    }
-
-    /// Read the skipped runs once: if they cannot be read, say so in a
-    /// note and leave them out of every read.
-    fn with_missed_checked(mut self) -> Session {
-        let mut probe = super::missed::Missed::new();
-        if let Err(e) = self.read_missed(&mut probe) {
-            self.fdinfo = None;
-            self.notes.push(format!(
-                "runs the kernel skips the programs for (another BPF program on the CPU) \
-                 cannot be counted, so no MISSED line will say them: {e:#}"
-            ));
-        }
-        self
-    }
-
-    /// Each program's skipped runs ([`super::missed`]) summed per group
-    /// of rows into `out` (a kernel without the fdinfo line adds none).
-    fn read_missed(&mut self, out: &mut super::missed::Missed) -> Result<()> {
-        out.clear();
-        let Some(fs) = &self.fdinfo else {
-            return Ok(());
-        };
-        for (name, fd) in self.tracer.program_fds() {
-            let Some(group) = super::missed::rows_of(name) else {
-                continue;
-            };
-            let rel = format!("proc/self/fdinfo/{fd}");
-            let text = fs
-                .read_once_text(&rel, &mut self.buf)
-                .with_context(|| format!("reading program {name}'s skipped runs"))?;
-            let n = super::missed::recursion_misses(text).unwrap_or(0);
-            *out.entry(group.to_string()).or_insert(0) += n;
-        }
         Ok(())
     }
 
@@ -217,4 +190,49 @@ fn convert(c: &Counters, out: &mut Sample) {
         out.softirqs.push((*n, v.clone()));
     }
     out.drops.clone_from(&c.drops);
+}
+
+/// Each program's `/proc/self/fdinfo/<fd>`, kept open and read again with
+/// every map read: its `recursion_misses` line ([`super::missed`]). Read
+/// under the live `/` whatever `--root` names: the descriptors are this
+/// process's own.
+struct Fdinfo {
+    fs: HostFs,
+    /// (group of rows, path, file) per program.
+    files: Vec<(&'static str, String, KeptFile)>,
+}
+
+impl Fdinfo {
+    /// Open every program's file and read it once.
+    fn open(tracer: &Tracer) -> Result<Fdinfo> {
+        let fs = HostFs::new("/");
+        let mut files = Vec::new();
+        for (name, fd) in tracer.program_fds() {
+            let Some(group) = super::missed::rows_of(name) else {
+                continue;
+            };
+            let rel = irqlab_core::paths::self_fdinfo(fd);
+            let file = fs
+                .keep(&rel)
+                .with_context(|| format!("opening program {name}'s fdinfo"))?;
+            files.push((group, rel, file));
+        }
+        let mut f = Fdinfo { fs, files };
+        f.read(&mut super::missed::Missed::new())?;
+        Ok(f)
+    }
+
+    /// Add each program's skipped runs to its group in `out` (a kernel
+    /// without the line adds none).
+    fn read(&mut self, out: &mut super::missed::Missed) -> Result<()> {
+        for (group, rel, file) in &mut self.files {
+            let text = self
+                .fs
+                .read_kept_record(file, rel)
+                .context("reading a program's skipped runs")?;
+            let n = super::missed::recursion_misses(text).unwrap_or(0);
+            *out.entry((*group).to_string()).or_insert(0) += n;
+        }
+        Ok(())
+    }
 }

@@ -556,6 +556,18 @@ fn traced_columns_only_with_traced_data() {
         foot.contains("irq 0.22% softirq 0.98% of all CPUs") && foot.contains("NET_RX 19000 µs/s"),
         "{foot}"
     );
+    assert!(!foot.contains("not traced"), "{foot}");
+    let mut missing = fixtures::traced_sample();
+    if let Some(t) = missing.trace.as_mut() {
+        t.dropped = 1;
+        t.missed = [("RES".to_string(), 2)].into();
+    }
+    let t = text(&mut app_with(missing), 100, 24);
+    let foot = t.lines().find(|l| l.contains("traced:")).unwrap();
+    assert!(
+        foot.contains("of all CPUs (3 runs not traced) │ NET_RX"),
+        "{foot}"
+    );
     // tiny terminals still fit
     for (w, h) in [(20, 5), (40, 8)] {
         render(&mut traced(), w, h);

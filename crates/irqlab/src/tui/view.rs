@@ -185,8 +185,10 @@ pub fn sampler_text(app: &App) -> String {
     t
 }
 
-/// `top --trace`'s line: exact irq/softirq share of all CPUs and the
-/// busiest softirq vector's time and raise -> entry latency.
+/// `top --trace`'s line: exact irq/softirq share of all CPUs, the runs
+/// the rows miss (a full map, programs the kernel skipped) when there
+/// are some, and the busiest softirq vector's time and raise -> entry
+/// latency.
 pub fn trace_text(app: &App) -> Option<String> {
     use crate::trace::top;
     let t = app.trace()?;
@@ -194,6 +196,10 @@ pub fn trace_text(app: &App) -> Option<String> {
         " traced: irq {:.2}% softirq {:.2}% of all CPUs",
         t.irq_pct, t.softirq_pct
     );
+    let missed = t.dropped + t.missed.values().sum::<u64>();
+    if missed > 0 {
+        s.push_str(&format!(" ({missed} runs not traced)"));
+    }
     if let Some(v) = t.softirqs.first() {
         s.push_str(&format!(
             " │ {} {} µs/s, latency p50 {} p99 {}",
