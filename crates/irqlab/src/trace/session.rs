@@ -114,7 +114,9 @@ impl Session {
         let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
-        out.missed.clear();
+        // zeroed, not cleared: the groups are the same every read, so
+        // their keys are not allocated again
+        out.missed.values_mut().for_each(|n| *n = 0);
         if let Some(f) = &mut self.fdinfo {
             f.read(&mut out.missed)?;
         }
@@ -231,7 +233,12 @@ impl Fdinfo {
                 .read_kept_record(file, rel)
                 .context("reading a program's skipped runs")?;
             let n = super::missed::recursion_misses(text).unwrap_or(0);
-            *out.entry((*group).to_string()).or_insert(0) += n;
+            match out.get_mut(*group) {
+                Some(sum) => *sum += n,
+                None => {
+                    out.insert((*group).to_string(), n);
+                }
+            }
         }
         Ok(())
     }
