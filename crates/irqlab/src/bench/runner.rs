@@ -298,9 +298,15 @@ struct TrialWindow<'t, 'a> {
 
 impl Window for TrialWindow<'_, '_> {
     fn open(&mut self) -> Result<Instant> {
-        let at = Instant::now();
-        let (_, own0) = self.trial.sample()?;
+        let (frame, own0) = self.trial.sample()?;
+        let stamped = frame.cur.mono_ns;
         self.own0 = Some(own0);
+        // The first frame's own time (stamped before its files are read),
+        // as an Instant: the closing frame is stamped no earlier than
+        // this + the trial length, so no trial is shorter than asked.
+        let since = Duration::from_nanos(crate::sampler::clock::mono_ns().saturating_sub(stamped));
+        let now = Instant::now();
+        let at = now.checked_sub(since).unwrap_or(now);
         if let Some(tw) = self.trial.trace.as_deref_mut() {
             tw.mark().context("reading the trace maps")?;
         }
