@@ -47,12 +47,13 @@ pub fn cpuless(key: &str) -> bool {
     key == AT_KEY || key.starts_with(MISSED_ITEM)
 }
 
-/// The `missed:<group>` rows of `t`, in key order: groups that missed a run.
-fn missed_rows(t: &Sample) -> impl Iterator<Item = (String, u64)> + '_ {
+/// The groups of `t` that missed a run, in key order: one
+/// `missed:<group>/count` row each.
+fn missed_rows(t: &Sample) -> impl Iterator<Item = (&String, u64)> + '_ {
     t.missed
         .iter()
-        .filter(|(_, &n)| n > 0)
-        .map(|(g, &n)| (format!("{MISSED_ITEM}{g}/count"), n))
+        .map(|(g, &n)| (g, n))
+        .filter(|&(_, n)| n > 0)
 }
 
 /// One counter of a traced item.
@@ -265,7 +266,7 @@ pub fn row_keys(t: &Sample, cols: &[usize], keep: Keep<'_>) -> Vec<String> {
     visit(t, cols, keep, &mut |item, field, _| {
         out.push(format!("{}/{}", item(), field.name()))
     });
-    out.extend(missed_rows(t).map(|(k, _)| k));
+    out.extend(missed_rows(t).map(|(g, _)| format!("{MISSED_ITEM}{g}/count")));
     out
 }
 

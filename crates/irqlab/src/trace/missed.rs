@@ -29,18 +29,19 @@ pub fn recursion_misses(fdinfo: &[u8]) -> Option<u64> {
 /// names it: `irq_handler_entry`, `reschedule_exit`) counts into.
 pub fn rows_of(program: &str) -> Option<&'static str> {
     match program {
-        "irq_handler_entry" | "irq_handler_exit" => return Some("hardirq"),
-        "softirq_entry" | "softirq_exit" => return Some("softirq"),
-        "softirq_raise" => return Some("softirq_raise"),
-        _ => {}
+        "irq_handler_entry" | "irq_handler_exit" => Some("hardirq"),
+        "softirq_entry" | "softirq_exit" => Some("softirq"),
+        "softirq_raise" => Some("softirq_raise"),
+        _ => {
+            let stem = program
+                .strip_suffix("_entry")
+                .or_else(|| program.strip_suffix("_exit"))?;
+            VECTORS
+                .iter()
+                .find(|v| v.tracepoint == stem)
+                .map(|v| v.label)
+        }
     }
-    let stem = program
-        .strip_suffix("_entry")
-        .or_else(|| program.strip_suffix("_exit"))?;
-    VECTORS
-        .iter()
-        .find(|v| v.tracepoint == stem)
-        .map(|v| v.label)
 }
 
 /// `cur − prev` per group, only the groups that missed a run.
@@ -54,24 +55,28 @@ pub fn since(cur: &Missed, prev: &Missed) -> Missed {
 }
 
 /// Hold every group of `cur` at least at `prev`'s count (the kernel's
-/// counters only grow).
+/// counters only grow). A group `cur` already has costs no allocation.
 pub fn hold(cur: &mut Missed, prev: &Missed) {
     for (k, &p) in prev {
-        let c = cur.entry(k.clone()).or_insert(p);
-        *c = (*c).max(p);
+        match cur.get_mut(k) {
+            Some(c) => *c = (*c).max(p),
+            None => {
+                cur.insert(k.clone(), p);
+            }
+        }
     }
 }
 
 /// What a text output says when runs were missed (empty: none).
 pub fn line(m: &Missed) -> Option<String> {
-    if m.values().all(|&n| n == 0) {
-        return None;
-    }
     let groups: Vec<String> = m
         .iter()
         .filter(|(_, &n)| n > 0)
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
+    if groups.is_empty() {
+        return None;
+    }
     Some(format!(
         "MISSED program runs: {}; the kernel skipped irqlab's programs while another BPF \
          program ran on that CPU, so those rows (and IRQ%/SOFTIRQ%) miss up to that many runs",
