@@ -1,8 +1,10 @@
 //! eBPF programs on the irq tracepoints and their loader, for `irqlab trace`.
 //!
-//! - `src/bpf/irqlab.bpf.c`: programs on `irq:irq_handler_entry/exit`,
+//! - `src/bpf/irqlab.bpf.c`: programs on `irq:irq_handler_entry/exit`
+//!   (tracepoint programs, for the action name in the record),
 //!   `irq:softirq_raise/entry/exit` and the x86 `irq_vectors:*_entry/exit`
-//!   pairs. They aggregate in per-CPU kernel maps (count, total ns, log2
+//!   pairs (raw tracepoint programs, which the kernel does not skip while
+//!   another BPF program or a map read runs on the CPU). They aggregate in per-CPU kernel maps (count, total ns, log2
 //!   duration histogram per IRQ action, vector and softirq; raise-to-entry
 //!   latency; ksoftirqd share; hard IRQ time nested in softirqs). No
 //!   per-event ring-buffer traffic.
@@ -16,8 +18,9 @@
 //!
 //! The programs read only tracepoint records, whose layout is the stable
 //! ABI the kernel prints in tracefs (`events/irq/irq_handler_entry/format`:
-//! `int irq` at offset 8, a `__data_loc` name at 12 …), and touch no kernel
-//! struct. So they need no CO-RE relocation and no BTF type of the running
+//! `int irq` at offset 8, a `__data_loc` name at 12 …), and raw
+//! tracepoints' integer arguments (the softirq vector number), and touch
+//! no kernel struct. So they need no CO-RE relocation and no BTF type of the running
 //! kernel. `src/bpf/irqlab.h` declares the five helpers by their stable
 //! numbers, the two map types and the records: ~80 lines, readable, and the
 //! build needs clang only (no bpftool to dump a 2-3 MB vmlinux.h from the

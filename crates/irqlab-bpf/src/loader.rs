@@ -4,15 +4,19 @@
 //! copies the maps out. Must not read /proc or /sys itself: whether a
 //! tracepoint exists is decided by the caller (irqlab's HostFs).
 //!
-//! Detaching needs no code path of its own: every link is a perf event fd
-//! owned by this process, so the kernel detaches the programs when the
-//! [`Tracer`] is dropped or the process ends in any way (exit, panic,
-//! SIGINT, SIGTERM, even SIGKILL). Nothing is pinned.
+//! The hard IRQ programs attach as tracepoint (perf event) programs, the
+//! rest as raw tracepoint programs ([`Attach`], and `src/bpf/irqlab.bpf.c`
+//! for why).
+//!
+//! Detaching needs no code path of its own: every link is a perf event or
+//! BPF link fd owned by this process, so the kernel detaches the programs
+//! when the [`Tracer`] is dropped or the process ends in any way (exit,
+//! panic, SIGINT, SIGTERM, even SIGKILL). Nothing is pinned.
 
 use crate::maps::{merge_split_keys, IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
 use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
-use aya::programs::TracePoint;
+use aya::programs::{RawTracePoint, TracePoint};
 use aya::Ebpf;
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
@@ -74,27 +78,83 @@ pub struct Attached {
     pub absent: Vec<String>,
 }
 
-/// Every program of the object: (function name, group, tracepoint, required).
-fn programs() -> Vec<(String, &'static str, String, bool)> {
+/// How a program attaches to its tracepoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attach {
+    /// A tracepoint (perf event) program, given the event's record: the
+    /// kernel skips it while any kprobe or tracepoint BPF program runs on
+    /// that CPU, or a map system call does.
+    Perf,
+    /// A raw tracepoint program, given the tracepoint's arguments: the
+    /// kernel skips it only while the same program runs on that CPU.
+    Raw,
+}
+
+/// One program of the object, named by its tracepoint.
+struct Program {
+    name: String,
+    group: &'static str,
+    attach: Attach,
+    /// An absent tracepoint is an error (else it is left out).
+    required: bool,
+}
+
+/// Every program of the object, in the order they are attached.
+fn programs() -> Vec<Program> {
     let mut v = Vec::new();
     // exits before entries: an exit without its entry is ignored, an entry
     // without its exit would leave a stale start time
-    for name in [
-        "irq_handler_exit",
-        "softirq_exit",
-        "irq_handler_entry",
-        "softirq_entry",
-        "softirq_raise",
+    for (name, attach) in [
+        ("irq_handler_exit", Attach::Perf),
+        ("softirq_exit", Attach::Raw),
+        ("irq_handler_entry", Attach::Perf),
+        ("softirq_entry", Attach::Raw),
+        ("softirq_raise", Attach::Raw),
     ] {
-        v.push((name.to_string(), "irq", name.to_string(), true));
+        v.push(Program {
+            name: name.to_string(),
+            group: "irq",
+            attach,
+            required: true,
+        });
     }
     for side in ["exit", "entry"] {
         for Vector { tracepoint, .. } in VECTORS {
-            let name = format!("{tracepoint}_{side}");
-            v.push((name.clone(), "irq_vectors", name, false));
+            v.push(Program {
+                name: format!("{tracepoint}_{side}"),
+                group: "irq_vectors",
+                attach: Attach::Raw,
+                required: false,
+            });
         }
     }
     v
+}
+
+/// Load `p` (already in `ebpf`) and attach it.
+fn load_and_attach(ebpf: &mut Ebpf, p: &Program, full: &str) -> Result<(), Error> {
+    let func = &p.name;
+    let prog = ebpf
+        .program_mut(func)
+        .ok_or_else(|| Error::Kernel(format!("program {func} missing from the BPF object")))?;
+    let verifier =
+        |e: &dyn std::error::Error| kernel(&format!("loading program {func} (verifier)"), e);
+    let attaching =
+        |e: &dyn std::error::Error| kernel(&format!("attaching to tracepoint {full}"), e);
+    let kind = |e: &dyn std::error::Error| kernel(&format!("program {func}"), e);
+    match p.attach {
+        Attach::Perf => {
+            let prog: &mut TracePoint = prog.try_into().map_err(|e| kind(&e))?;
+            prog.load().map_err(|e| verifier(&e))?;
+            prog.attach(p.group, func).map_err(|e| attaching(&e))?;
+        }
+        Attach::Raw => {
+            let prog: &mut RawTracePoint = prog.try_into().map_err(|e| kind(&e))?;
+            prog.load().map_err(|e| verifier(&e))?;
+            prog.attach(func).map_err(|e| attaching(&e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Loaded and attached programs; dropping it detaches them.
@@ -114,26 +174,16 @@ impl Tracer {
         }
         let mut ebpf = Ebpf::load(OBJECT).map_err(|e| kernel("loading the BPF object", &e))?;
         let mut attached = Attached::default();
-        for (func, group, tp, required) in programs() {
-            let full = format!("{group}:{tp}");
-            if !present(group, &tp) {
-                if required {
+        for p in programs() {
+            let full = format!("{}:{}", p.group, p.name);
+            if !present(p.group, &p.name) {
+                if p.required {
                     return Err(Error::TracepointAbsent(full));
                 }
                 attached.absent.push(full);
                 continue;
             }
-            let prog: &mut TracePoint = ebpf
-                .program_mut(&func)
-                .ok_or_else(|| {
-                    Error::Kernel(format!("program {func} missing from the BPF object"))
-                })?
-                .try_into()
-                .map_err(|e| kernel(&format!("program {func}"), &e))?;
-            prog.load()
-                .map_err(|e| kernel(&format!("loading program {func} (verifier)"), &e))?;
-            prog.attach(group, &tp)
-                .map_err(|e| kernel(&format!("attaching to tracepoint {full}"), &e))?;
+            load_and_attach(&mut ebpf, &p, &full)?;
             attached.tracepoints.push(full);
         }
         Ok(Tracer { ebpf, attached })
@@ -264,10 +314,26 @@ mod tests {
             return;
         }
         let text = String::from_utf8_lossy(OBJECT);
-        for (func, group, tp, _) in programs() {
-            assert!(text.contains(&format!("tracepoint/{group}/{tp}")), "{func}");
-            assert!(text.contains(&func), "{func}");
+        for p in programs() {
+            let section = match p.attach {
+                Attach::Perf => format!("tracepoint/{}/{}", p.group, p.name),
+                Attach::Raw => format!("raw_tp/{}", p.name),
+            };
+            assert!(text.contains(&section), "{}: no section {section}", p.name);
         }
+    }
+
+    #[test]
+    fn only_the_hard_irq_programs_are_perf_event_programs() {
+        // they alone need the tracepoint's record (the action name); every
+        // other program runs raw, so the kernel never skips it for
+        // another program or a map read (docs/trace.md)
+        let perf: Vec<String> = programs()
+            .into_iter()
+            .filter(|p| p.attach == Attach::Perf)
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(perf, ["irq_handler_exit", "irq_handler_entry"]);
     }
 
     #[test]

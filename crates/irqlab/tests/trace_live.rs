@@ -6,11 +6,13 @@
 //! maps are read before and after /proc, so the traced count is known as
 //! bounds around the /proc window and events at the edges (the test's own
 //! wakeups, load elsewhere) do not matter. Runs the kernel skipped the
-//! programs for (another BPF program ran on that CPU: an interrupt inside
-//! a softirq program) are in /proc but not traced; the session reads
-//! them per group of rows, and the kernel's count may exceed the traced
-//! one by the group's skipped runs over the outer reads. Softirq time
-//! must be > 0.
+//! hard IRQ programs for (perf event programs: another BPF program or a
+//! map read ran on that CPU) are in /proc but not traced; the session
+//! reads them per group of rows, and the kernel's count may exceed the
+//! traced one by the group's skipped runs over the outer reads. The
+//! softirq and vector programs are raw tracepoint programs, which the
+//! kernel never skips for another program: their groups must have
+//! skipped none. Softirq time must be > 0.
 //! Also: exact CPU % is a share of the interval (0..=100 per CPU).
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
@@ -146,6 +148,24 @@ impl Window {
         let ns = of(&self.end.after).1 - of(&self.start.before).1;
         (self.bounds(|s| of(s).0), ns)
     }
+
+    /// Every softirq vector's nested hard IRQ time over the outer reads
+    /// lies within its run time, on every CPU (an interrupt inside a
+    /// softirq program counts in the run or not at all, never in the
+    /// nested time alone).
+    fn nested_within_runs(&self) {
+        let (a, b) = (&self.start.before, &self.end.after);
+        for ((vec, before), (_, after)) in a.softirqs.iter().zip(&b.softirqs) {
+            for (cpu, (x, y)) in before.iter().zip(after).enumerate() {
+                let run = y.run.total_ns - x.run.total_ns;
+                let nested = y.nested_irq_ns - x.nested_irq_ns;
+                assert!(
+                    nested <= run,
+                    "softirq {vec} CPU {cpu}: nested {nested} ns > run {run} ns"
+                );
+            }
+        }
+    }
 }
 
 fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
@@ -161,6 +181,15 @@ fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
     let end = Edge::take(session);
     w.teardown().unwrap();
     Window { start, end }
+}
+
+/// A raw tracepoint program's group skipped no run (the kernel skips
+/// such a program only inside itself, which an interrupt cannot be).
+fn none_skipped(what: &str, missed: u64) {
+    assert_eq!(
+        missed, 0,
+        "{what}: raw tracepoint programs skipped {missed} runs"
+    );
 }
 
 /// The kernel's count lies within the traced bounds widened by 2 % (+2
@@ -235,6 +264,9 @@ fn counts_match_proc_within_2_percent_or_skip() {
     // net: NET_RX runs, and its time is not zero
     let w = measure(&mut session, WorkloadKind::Net);
     let (traced, ns) = w.bpf_softirq(3);
+    none_skipped("softirq", w.missed("softirq"));
+    none_skipped("softirq_raise", w.missed("softirq_raise"));
+    w.nested_within_runs();
     close(
         "NET_RX runs",
         traced,
@@ -264,6 +296,8 @@ fn counts_match_proc_within_2_percent_or_skip() {
     let (res, cal) = (w.proc_delta("RES"), w.proc_delta("CAL"));
     // the ring raises one or the other (idle targets take CAL): check what it raised
     assert!(res + cal >= 100, "ipi raised only RES {res} CAL {cal}");
+    none_skipped("RES", w.missed("RES"));
+    none_skipped("CAL", w.missed("CAL"));
     if res >= 100 {
         close("RES vectors", w.bpf_delta(vec("RES")), w.missed("RES"), res);
     }

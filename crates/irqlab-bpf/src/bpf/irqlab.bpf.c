@@ -3,6 +3,14 @@
  * Aggregates hard IRQ, x86 vector and softirq durations in per-CPU maps on
  * the irq:* and irq_vectors:* tracepoints. Nothing is sent per event:
  * user space reads the maps once per interval (src/loader.rs).
+ *
+ * The hard IRQ programs are tracepoint (perf event) programs: they need
+ * the action name from the record. Every other program is a raw
+ * tracepoint program, which the kernel skips only when the same program
+ * is already running on that CPU, never because another BPF program or a
+ * map system call is: a hard IRQ can then interrupt a softirq program,
+ * and softirq_entry and softirq_exit are written for that (docs/trace.md,
+ * "Programs that interrupt each other").
  */
 #include "irqlab.h"
 
@@ -64,10 +72,11 @@ struct tp_irq_handler_exit {
 	int ret;
 };
 
-struct tp_softirq {
-	struct tp_common c;
-	unsigned int vec;
+/* A raw tracepoint program's context: the tracepoint's arguments. */
+struct raw_args {
+	u64 args[1];
 };
+
 
 static __always_inline struct cpu_state *state(void)
 {
@@ -179,9 +188,9 @@ static __always_inline int vec_exit(u32 id)
 
 /* The ids are the order of VECTORS in src/maps.rs. */
 #define VECTOR(name, id)                                               \
-	SEC("tracepoint/irq_vectors/" #name "_entry")                  \
+	SEC("raw_tp/" #name "_entry")                                  \
 	int name##_entry(void *ctx) { return vec_entry(id); }          \
-	SEC("tracepoint/irq_vectors/" #name "_exit")                   \
+	SEC("raw_tp/" #name "_exit")                                   \
 	int name##_exit(void *ctx) { return vec_exit(id); }
 
 VECTOR(local_timer, 0)
@@ -198,11 +207,11 @@ VECTOR(spurious_apic, 10)
 
 /* ---- softirqs ---- */
 
-SEC("tracepoint/irq/softirq_raise")
-int softirq_raise(struct tp_softirq *ctx)
+SEC("raw_tp/softirq_raise")
+int softirq_raise(struct raw_args *ctx)
 {
 	struct cpu_state *st = state();
-	u32 vec = ctx->vec;
+	u32 vec = (u32)ctx->args[0];
 	if (!st || vec >= SOFTIRQ_SLOTS)
 		return 0;
 	vec &= SOFTIRQ_SLOTS - 1;
@@ -220,19 +229,25 @@ static __always_inline int is_ksoftirqd(void)
 	       comm[8] == 'd' && comm[9] == '/';
 }
 
-SEC("tracepoint/irq/softirq_entry")
-int softirq_entry(struct tp_softirq *ctx)
+SEC("raw_tp/softirq_entry")
+int softirq_entry(struct raw_args *ctx)
 {
 	struct cpu_state *st = state();
 	struct softirq_stats *s;
-	u32 vec = ctx->vec;
-	u64 now = bpf_ktime_get_ns();
+	u32 vec = (u32)ctx->args[0];
+	u64 now = bpf_ktime_get_ns(), raised;
 	if (!st || vec >= SOFTIRQ_SLOTS)
 		return 0;
 	vec &= SOFTIRQ_SLOTS - 1; /* for the verifier: vec is a register, key a stack copy */
-	if (st->raise_ts[vec] != 0) {
+	/*
+	 * A raise in an interrupt between this read and the clear below is
+	 * lost (that later run has no latency sample); an atomic exchange
+	 * would need Linux 5.12's BPF atomics for a window of a few
+	 * instructions.
+	 */
+	raised = st->raise_ts[vec];
+	if (raised != 0) {
 		u32 key = vec;
-		u64 raised = st->raise_ts[vec];
 		st->raise_ts[vec] = 0;
 		s = bpf_map_lookup_elem(&SOFTIRQS, &key);
 		if (s)
@@ -250,13 +265,13 @@ int softirq_entry(struct tp_softirq *ctx)
 	return 0;
 }
 
-SEC("tracepoint/irq/softirq_exit")
-int softirq_exit(struct tp_softirq *ctx)
+SEC("raw_tp/softirq_exit")
+int softirq_exit(struct raw_args *ctx)
 {
-	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
+	u64 now = bpf_ktime_get_ns(), ns, nested; /* first: the run ends here */
 	struct cpu_state *st = state();
 	struct softirq_stats *s;
-	u32 vec = ctx->vec;
+	u32 vec = (u32)ctx->args[0];
 	if (!st || vec >= SOFTIRQ_SLOTS || st->sirq_start == 0)
 		return 0;
 	ns = now - st->sirq_start;
@@ -265,7 +280,16 @@ int softirq_exit(struct tp_softirq *ctx)
 	if (!s)
 		return 0;
 	add(&s->run, ns);
-	s->nested_irq_ns += st->irq_ns_sum - st->sirq_irq_ns_at_entry;
+	/*
+	 * A hard IRQ can interrupt this program and softirq_entry (docs/trace.md,
+	 * "Programs that interrupt each other"). One that ran between the
+	 * entry's read of irq_ns_sum and its stamp, or between the exit's stamp
+	 * and this read, is counted as nested though it lies outside the run:
+	 * the nested time is held to the run's, so the own time is never
+	 * below zero.
+	 */
+	nested = st->irq_ns_sum - st->sirq_irq_ns_at_entry;
+	s->nested_irq_ns += nested < ns ? nested : ns;
 	if (st->sirq_in_ksoftirqd) {
 		s->ksoftirqd_count++;
 		s->ksoftirqd_ns += ns;

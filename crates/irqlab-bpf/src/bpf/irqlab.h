@@ -2,8 +2,9 @@
 /*
  * irqlab's BPF side, hand-declared (no vmlinux.h, no libbpf headers): the
  * programs read only the tracepoint records, whose layout is the stable
- * ABI printed in tracefs `events/<group>/<name>/format`, and no kernel
- * struct, so nothing needs CO-RE. See src/lib.rs for why.
+ * ABI printed in tracefs `events/<group>/<name>/format`, raw tracepoints'
+ * integer arguments, and no kernel struct, so nothing needs CO-RE. See
+ * src/lib.rs for why.
  *
  * The map value layouts below are mirrored by `#[repr(C)]` structs in
  * src/maps.rs; both sides assert the sizes.

@@ -37,8 +37,8 @@ pub fn time_shares(iv: &Interval) -> (f64, f64) {
 ///   `trace_irq_<label>_count`, `_avg_ns` and `_p99_ns` (the slowest of
 ///   its actions' p99);
 /// - `trace_missed_runs`: runs the rows above do not hold, always present
-///   (the kernel skipped the programs while another BPF program ran on
-///   the CPU, or the hard IRQ map was full).
+///   (the kernel skipped the programs while another BPF program or a map
+///   read ran on the CPU, or the hard IRQ map was full).
 pub fn trace_metrics(iv: &Interval) -> Vec<Metric> {
     let cpus = iv.cpus.len().max(1) as f64;
     let all = iv.elapsed_ns.max(1) as f64 * cpus;

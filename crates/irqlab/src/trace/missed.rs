@@ -1,11 +1,12 @@
 //! Runs the kernel did not pass to irqlab's programs. A tracepoint
-//! program is skipped, and the skip counted in the program's
-//! `recursion_misses` (its `/proc/self/fdinfo/<fd>` line), when another
-//! kprobe or tracepoint BPF program is running on that CPU: an interrupt
-//! that arrives while a softirq program runs is never seen. Such a run is
-//! in the kernel's counters but in no traced row, so each interval says
-//! how many there were, per group of rows they would have counted in.
-//! Pure: text in, counts out.
+//! program (the hard IRQ ones) is skipped, and the skip counted in the
+//! program's `recursion_misses` (its `/proc/self/fdinfo/<fd>` line), when
+//! another kprobe or tracepoint BPF program, or a map system call, is
+//! running on that CPU; a raw tracepoint program (softirqs, vectors) only
+//! when it is itself already running there. Such a run is in the
+//! kernel's counters but in no traced row, so each interval says how many
+//! there were, per group of rows they would have counted in. Pure: text
+//! in, counts out.
 
 use irqlab_bpf::maps::VECTORS;
 use std::collections::BTreeMap;

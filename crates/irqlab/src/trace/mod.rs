@@ -6,8 +6,8 @@
 //! - `sample`: the maps' content in irqlab's types (cumulative per CPU);
 //! - `interval`: two samples -> one [`interval::Interval`] (the only
 //!   place numbers are computed);
-//! - `missed`: program runs the kernel skipped (another BPF program was
-//!   running on the CPU), per group of rows;
+//! - `missed`: program runs the kernel skipped (another BPF program or a
+//!   map read was running on the CPU), per group of rows;
 //! - `output`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;

@@ -77,7 +77,7 @@ impl Session {
             Ok(f) => Some(f),
             Err(e) => {
                 notes.push(format!(
-                    "runs the kernel skips the programs for (another BPF program on the CPU) \
+                    "runs the kernel skips the programs for (another BPF program or a map read on the CPU) \
                      cannot be counted, so no MISSED line will say them: {e:#}"
                 ));
                 None
