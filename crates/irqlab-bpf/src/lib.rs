@@ -1,10 +1,12 @@
 //! eBPF programs on the irq tracepoints and their loader, for `irqlab trace`.
 //!
-//! - `src/bpf/irqlab.bpf.c`: programs on `irq:irq_handler_entry/exit`
-//!   (tracepoint programs, for the action name in the record),
-//!   `irq:softirq_raise/entry/exit` and the x86 `irq_vectors:*_entry/exit`
-//!   pairs (raw tracepoint programs, which the kernel does not skip while
-//!   another BPF program or a map read runs on the CPU). They aggregate in per-CPU kernel maps (count, total ns, log2
+//! - `src/bpf/irqlab.bpf.c`: programs on `irq:softirq_raise/entry/exit`
+//!   and the x86 `irq_vectors:*_entry/exit` pairs (raw tracepoint
+//!   programs), and on `irq:irq_handler_entry/exit` in two forms: BTF
+//!   tracepoint programs, where the kernel has BTF, and perf event
+//!   tracepoint programs, which the kernel skips while another BPF program
+//!   or a map read runs on the CPU (the other forms it does not skip that
+//!   way). They aggregate in per-CPU kernel maps (count, total ns, log2
 //!   duration histogram per IRQ action, vector and softirq; raise-to-entry
 //!   latency; ksoftirqd share; hard IRQ time nested in softirqs). No
 //!   per-event ring-buffer traffic.
@@ -16,17 +18,18 @@
 //!
 //! ## Why a hand-declared header, not a generated vmlinux.h
 //!
-//! The programs read only tracepoint records, whose layout is the stable
-//! ABI the kernel prints in tracefs (`events/irq/irq_handler_entry/format`:
-//! `int irq` at offset 8, a `__data_loc` name at 12 …), and raw
-//! tracepoints' integer arguments (the softirq vector number), and touch
-//! no kernel struct. So they need no CO-RE relocation and no BTF type of the running
-//! kernel. `src/bpf/irqlab.h` declares the five helpers by their stable
-//! numbers, the two map types and the records: ~80 lines, readable, and the
-//! build needs clang only (no bpftool to dump a 2-3 MB vmlinux.h from the
-//! build machine's kernel, no libbpf headers, no dependency on which kernel
-//! built it). A vmlinux.h becomes worth it the day a program reads a kernel
-//! struct (e.g. `irqaction` from a raw tracepoint).
+//! The programs read tracepoint records, whose layout is the stable ABI
+//! the kernel prints in tracefs (`events/irq/irq_handler_entry/format`:
+//! `int irq` at offset 8, a `__data_loc` name at 12 …), tracepoints'
+//! arguments (the softirq vector number, the IRQ number), and one kernel
+//! struct field: `irqaction.name`, declared in the C as the only member of
+//! a `preserve_access_index` struct, so that its offset is relocated at
+//! load from the running kernel's BTF (CO-RE). `src/bpf/irqlab.h`
+//! declares the helpers by their stable numbers, the two map types and the
+//! records: ~90 lines, readable, and the build needs clang only (no
+//! bpftool to dump a 2-3 MB vmlinux.h from the build machine's kernel, no
+//! libbpf headers, no dependency on which kernel built it). Without the
+//! kernel's BTF the perf event hard IRQ programs need none of it.
 //!
 //! ## Building
 //!

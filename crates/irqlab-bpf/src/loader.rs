@@ -4,9 +4,11 @@
 //! copies the maps out. Must not read /proc or /sys itself: whether a
 //! tracepoint exists is decided by the caller (irqlab's HostFs).
 //!
-//! The hard IRQ programs attach as tracepoint (perf event) programs, the
-//! rest as raw tracepoint programs ([`Attach`], and `src/bpf/irqlab.bpf.c`
-//! for why).
+//! The softirq and vector programs attach as raw tracepoint programs, the
+//! hard IRQ ones as BTF tracepoint programs when the caller hands in the
+//! kernel's BTF and they load, else as tracepoint (perf event) programs
+//! ([`Attach`], and `src/bpf/irqlab.bpf.c` for why). The kernel's BTF
+//! comes from the caller too: aya would read it from /sys itself.
 //!
 //! Detaching needs no code path of its own: every link is a perf event or
 //! BPF link fd owned by this process, so the kernel detaches the programs
@@ -16,8 +18,8 @@
 use crate::maps::{merge_split_keys, IrqKey, SoftirqStats, Stats, Vector, SOFTIRQ_SLOTS, VECTORS};
 use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
-use aya::programs::{RawTracePoint, TracePoint};
-use aya::Ebpf;
+use aya::programs::{BtfTracePoint, RawTracePoint, TracePoint};
+use aya::{Btf, Ebpf, EbpfLoader, Endianness};
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
@@ -76,18 +78,27 @@ pub struct Attached {
     pub tracepoints: Vec<String>,
     /// Optional tracepoints this kernel does not have (`irq_vectors:thermal_apic_entry`).
     pub absent: Vec<String>,
+    /// The hard IRQ programs run as BTF tracepoint programs (else as perf
+    /// event programs, which the kernel skips while another BPF program or
+    /// a map system call runs on the CPU).
+    pub hardirq_btf: bool,
+    /// Why the hard IRQ programs are perf event programs, when the
+    /// kernel's BTF was given but could not be used.
+    pub notes: Vec<String>,
 }
 
 /// How a program attaches to its tracepoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Attach {
-    /// A tracepoint (perf event) program, given the event's record: the
-    /// kernel skips it while any kprobe or tracepoint BPF program runs on
-    /// that CPU, or a map system call does.
-    Perf,
     /// A raw tracepoint program, given the tracepoint's arguments: the
     /// kernel skips it only while the same program runs on that CPU.
     Raw,
+    /// The BTF tracepoint program `<name>_btf` (given the arguments,
+    /// skipped as a raw one) when the kernel's BTF is there and it loads;
+    /// else the tracepoint (perf event) program `<name>`, given the
+    /// event's record, which the kernel skips while any kprobe or
+    /// tracepoint BPF program runs on that CPU, or a map system call does.
+    BtfOrPerf,
 }
 
 /// One program of the object, named by its tracepoint.
@@ -105,9 +116,9 @@ fn programs() -> Vec<Program> {
     // exits before entries: an exit without its entry is ignored, an entry
     // without its exit would leave a stale start time
     for (name, attach) in [
-        ("irq_handler_exit", Attach::Perf),
+        ("irq_handler_exit", Attach::BtfOrPerf),
         ("softirq_exit", Attach::Raw),
-        ("irq_handler_entry", Attach::Perf),
+        ("irq_handler_entry", Attach::BtfOrPerf),
         ("softirq_entry", Attach::Raw),
         ("softirq_raise", Attach::Raw),
     ] {
@@ -131,28 +142,74 @@ fn programs() -> Vec<Program> {
     v
 }
 
-/// Load `p` (already in `ebpf`) and attach it.
-fn load_and_attach(ebpf: &mut Ebpf, p: &Program, full: &str) -> Result<(), Error> {
+/// Errors of loading and attaching program `func` to `full`.
+struct Steps<'a> {
+    func: &'a str,
+    full: &'a str,
+}
+
+impl Steps<'_> {
+    fn missing(&self) -> Error {
+        Error::Kernel(format!("program {} missing from the BPF object", self.func))
+    }
+    fn kind(&self, e: &dyn std::error::Error) -> Error {
+        kernel(&format!("program {}", self.func), e)
+    }
+    fn verifier(&self, e: &dyn std::error::Error) -> Error {
+        kernel(&format!("loading program {} (verifier)", self.func), e)
+    }
+    fn attaching(&self, e: &dyn std::error::Error) -> Error {
+        kernel(&format!("attaching to tracepoint {}", self.full), e)
+    }
+}
+
+/// Load `p` (already in `ebpf`) and attach it; `btf`: the kernel's, for
+/// [`Attach::BtfOrPerf`]. Returns whether the BTF program was attached,
+/// and why not when it was tried and failed.
+fn load_and_attach(
+    ebpf: &mut Ebpf,
+    p: &Program,
+    full: &str,
+    btf: Option<&Btf>,
+) -> Result<(bool, Option<Error>), Error> {
+    let mut failed = None;
+    if let (Attach::BtfOrPerf, Some(btf)) = (p.attach, btf) {
+        match attach_btf(ebpf, &p.name, full, btf) {
+            Ok(()) => return Ok((true, None)),
+            Err(e) => failed = Some(e),
+        }
+    }
     let func = &p.name;
-    let prog = ebpf
-        .program_mut(func)
-        .ok_or_else(|| Error::Kernel(format!("program {func} missing from the BPF object")))?;
-    let verifier =
-        |e: &dyn std::error::Error| kernel(&format!("loading program {func} (verifier)"), e);
-    let attaching =
-        |e: &dyn std::error::Error| kernel(&format!("attaching to tracepoint {full}"), e);
-    let kind = |e: &dyn std::error::Error| kernel(&format!("program {func}"), e);
+    let at = Steps { func, full };
+    let prog = ebpf.program_mut(func).ok_or_else(|| at.missing())?;
     match p.attach {
-        Attach::Perf => {
-            let prog: &mut TracePoint = prog.try_into().map_err(|e| kind(&e))?;
-            prog.load().map_err(|e| verifier(&e))?;
-            prog.attach(p.group, func).map_err(|e| attaching(&e))?;
+        Attach::BtfOrPerf => {
+            let prog: &mut TracePoint = prog.try_into().map_err(|e| at.kind(&e))?;
+            prog.load().map_err(|e| at.verifier(&e))?;
+            prog.attach(p.group, func).map_err(|e| at.attaching(&e))?;
         }
         Attach::Raw => {
-            let prog: &mut RawTracePoint = prog.try_into().map_err(|e| kind(&e))?;
-            prog.load().map_err(|e| verifier(&e))?;
-            prog.attach(func).map_err(|e| attaching(&e))?;
+            let prog: &mut RawTracePoint = prog.try_into().map_err(|e| at.kind(&e))?;
+            prog.load().map_err(|e| at.verifier(&e))?;
+            prog.attach(func).map_err(|e| at.attaching(&e))?;
         }
+    }
+    Ok((false, failed))
+}
+
+/// Load and attach the BTF tracepoint program `<name>_btf` to `name`; on
+/// failure it is unloaded again.
+fn attach_btf(ebpf: &mut Ebpf, name: &str, full: &str, btf: &Btf) -> Result<(), Error> {
+    let func = format!("{name}_btf");
+    let at = Steps { func: &func, full };
+    let prog = ebpf.program_mut(&func).ok_or_else(|| at.missing())?;
+    let prog: &mut BtfTracePoint = prog.try_into().map_err(|e| at.kind(&e))?;
+    prog.load(name, btf).map_err(|e| at.verifier(&e))?;
+    if let Err(e) = prog.attach() {
+        let err = at.attaching(&e);
+        // leaves nothing loaded for the perf event program beside it
+        let _ = prog.unload();
+        return Err(err);
     }
     Ok(())
 }
@@ -167,13 +224,33 @@ impl Tracer {
     /// Load the object and attach every program. `present(group, name)`
     /// says whether tracefs has that tracepoint: an absent `irq:*` one is
     /// an error, an absent `irq_vectors:*` pair is left out (non-x86
-    /// kernels have none; older ones lack some).
-    pub fn attach(present: impl Fn(&str, &str) -> bool) -> Result<Tracer, Error> {
+    /// kernels have none; older ones lack some). `kernel_btf`: the bytes of
+    /// the running kernel's BTF (`/sys/kernel/btf/vmlinux`), if it has one:
+    /// the hard IRQ programs then run as BTF tracepoint programs.
+    pub fn attach(
+        present: impl Fn(&str, &str) -> bool,
+        kernel_btf: Option<&[u8]>,
+    ) -> Result<Tracer, Error> {
         if OBJECT.is_empty() {
             return Err(Error::NotBuilt);
         }
-        let mut ebpf = Ebpf::load(OBJECT).map_err(|e| kernel("loading the BPF object", &e))?;
         let mut attached = Attached::default();
+        let btf = kernel_btf.and_then(|b| match Btf::parse(b, Endianness::default()) {
+            Ok(btf) => Some(btf),
+            Err(e) => {
+                attached.notes.push(format!(
+                    "the kernel's BTF could not be parsed, so the hard IRQ programs run as \
+                     perf event programs: {}",
+                    kernel("BTF", &e)
+                ));
+                None
+            }
+        });
+        let mut ebpf = EbpfLoader::new()
+            .btf(btf.as_ref())
+            .load(OBJECT)
+            .map_err(|e| kernel("loading the BPF object", &e))?;
+        let (mut hard, mut hard_btf) = (0usize, 0usize);
         for p in programs() {
             let full = format!("{}:{}", p.group, p.name);
             if !present(p.group, &p.name) {
@@ -183,9 +260,20 @@ impl Tracer {
                 attached.absent.push(full);
                 continue;
             }
-            load_and_attach(&mut ebpf, &p, &full)?;
+            let (via_btf, failed) = load_and_attach(&mut ebpf, &p, &full, btf.as_ref())?;
+            if p.attach == Attach::BtfOrPerf {
+                hard += 1;
+                hard_btf += usize::from(via_btf);
+            }
+            if let Some(e) = failed {
+                attached.notes.push(format!(
+                    "{full} runs as a perf event program, which the kernel skips while another \
+                     BPF program or a map read runs on the CPU: {e}"
+                ));
+            }
             attached.tracepoints.push(full);
         }
+        attached.hardirq_btf = hard > 0 && hard_btf == hard;
         Ok(Tracer { ebpf, attached })
     }
 
@@ -315,22 +403,26 @@ mod tests {
         }
         let text = String::from_utf8_lossy(OBJECT);
         for p in programs() {
-            let section = match p.attach {
-                Attach::Perf => format!("tracepoint/{}/{}", p.group, p.name),
-                Attach::Raw => format!("raw_tp/{}", p.name),
+            let perf = format!("tracepoint/{}/{}", p.group, p.name);
+            let sections = match p.attach {
+                Attach::Raw => vec![format!("raw_tp/{}", p.name)],
+                Attach::BtfOrPerf => vec![perf, format!("tp_btf/{}", p.name)],
             };
-            assert!(text.contains(&section), "{}: no section {section}", p.name);
+            for section in sections {
+                assert!(text.contains(&section), "{}: no section {section}", p.name);
+            }
         }
     }
 
     #[test]
-    fn only_the_hard_irq_programs_are_perf_event_programs() {
-        // they alone need the tracepoint's record (the action name); every
-        // other program runs raw, so the kernel never skips it for
-        // another program or a map read (docs/trace.md)
+    fn only_the_hard_irq_programs_may_be_perf_event_programs() {
+        // they alone need the action name: from the kernel's struct with
+        // BTF, else from the tracepoint's record; every other program runs
+        // raw, so the kernel never skips it for another program or a map
+        // read (docs/trace.md)
         let perf: Vec<String> = programs()
             .into_iter()
-            .filter(|p| p.attach == Attach::Perf)
+            .filter(|p| p.attach != Attach::Raw)
             .map(|p| p.name)
             .collect();
         assert_eq!(perf, ["irq_handler_exit", "irq_handler_entry"]);

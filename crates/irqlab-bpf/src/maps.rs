@@ -306,17 +306,28 @@ mod tests {
     }
 
     #[test]
-    fn the_program_zeroes_the_whole_key_before_filling_it() {
+    fn the_programs_zero_the_whole_key_before_filling_it() {
         let c = include_str!("bpf/irqlab.bpf.c");
-        let entry = c
-            .split("int irq_handler_entry")
+        let key_for = c
+            .split("struct cpu_state *key_for(int irq)")
             .nth(1)
-            .and_then(|s| s.split("bpf_probe_read_kernel_str").next())
+            .and_then(|s| s.split("\n}\n").next())
             .unwrap_or_default();
-        assert!(
-            entry.contains("__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key))"),
-            "{entry}"
-        );
+        let zero = key_for
+            .find("__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key))")
+            .unwrap_or(usize::MAX);
+        let set = key_for.find("st->irq_key.irq = irq;").unwrap_or(0);
+        assert!(zero < set, "{key_for}");
+        // both forms of the entry program take their key from it, before
+        // the name is read into the key
+        for head in ["int irq_handler_entry(", "int irq_handler_entry_btf("] {
+            let entry = c
+                .split(head)
+                .nth(1)
+                .and_then(|s| s.split("bpf_probe_read_kernel_str").next())
+                .unwrap_or_default();
+            assert!(entry.contains("= key_for("), "{head}: {entry}");
+        }
     }
 
     /// Each program's own work must fall outside the durations it
@@ -334,6 +345,7 @@ mod tests {
         };
         for exit in [
             "int irq_handler_exit(",
+            "int irq_handler_exit_btf(",
             "int vec_exit(",
             "int softirq_exit(",
         ] {
@@ -346,6 +358,7 @@ mod tests {
         }
         for (entry, field) in [
             ("int irq_handler_entry(", "irq_start"),
+            ("int irq_handler_entry_btf(", "irq_start"),
             ("int vec_entry(", "vec_start"),
             ("int softirq_entry(", "sirq_start"),
         ] {

@@ -1,11 +1,14 @@
-//! Live: attach, see events counted, drop, see the programs gone. Needs
-//! root, BTF, a mounted tracefs and a built object; prints why it skips.
+//! Live: attach, see events counted, drop, see the programs gone; the hard
+//! IRQ programs as BTF tracepoint programs when given the kernel's BTF,
+//! as perf event programs without it. Needs root, a mounted tracefs and a
+//! built object (and the kernel's BTF for the first); prints why it skips.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 use irqlab_bpf::{Counters, Error, Tracer};
 use std::path::Path;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
+const BTF: &str = "/sys/kernel/btf/vmlinux";
 
 fn skip_reason() -> Option<String> {
     if !nix_is_root() {
@@ -54,14 +57,44 @@ fn attach_count_and_detach_on_drop_or_skip() {
         eprintln!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: {why}");
         return;
     }
-    let tracer = match Tracer::attach(present) {
+    let Ok(btf) = std::fs::read(BTF) else {
+        eprintln!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: no {BTF}");
+        return;
+    };
+    attach_count_and_detach(Some(&btf));
+}
+
+#[test]
+fn hard_irq_programs_run_as_perf_events_without_btf_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!(
+            "irqlab-bpf: hard_irq_programs_run_as_perf_events_without_btf_or_skip: SKIPPED: {why}"
+        );
+        return;
+    }
+    attach_count_and_detach(None);
+}
+
+/// Attach (with `btf`, the kernel's BTF, or without), see events counted,
+/// drop, see the programs gone.
+fn attach_count_and_detach(btf: Option<&[u8]>) {
+    let tracer = match Tracer::attach(present, btf) {
         Err(Error::NotBuilt) => {
             eprintln!("irqlab-bpf: SKIPPED: built without clang");
             return;
         }
         r => r.unwrap(),
     };
-    assert!(tracer.attached().tracepoints.len() >= 5);
+    let a = tracer.attached();
+    assert_eq!(a.hardirq_btf, btf.is_some(), "{a:?}");
+    assert!(a.notes.is_empty(), "{a:?}");
+    assert!(a.tracepoints.len() >= 5);
+    // one program per attached tracepoint: the other form of each hard IRQ
+    // program is not loaded
+    let fds = tracer.program_fds();
+    assert_eq!(fds.len(), a.tracepoints.len(), "{fds:?}");
+    let btf_progs = fds.iter().filter(|(n, _)| n.ends_with("_btf")).count();
+    assert_eq!(btf_progs, if btf.is_some() { 2 } else { 0 }, "{fds:?}");
     let ids = tracer.program_ids();
     assert!(!ids.is_empty());
     std::thread::sleep(std::time::Duration::from_millis(300));

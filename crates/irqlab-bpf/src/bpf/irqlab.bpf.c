@@ -4,10 +4,12 @@
  * the irq:* and irq_vectors:* tracepoints. Nothing is sent per event:
  * user space reads the maps once per interval (src/loader.rs).
  *
- * The hard IRQ programs are tracepoint (perf event) programs: they need
- * the action name from the record. Every other program is a raw
- * tracepoint program, which the kernel skips only when the same program
- * is already running on that CPU, never because another BPF program or a
+ * The softirq and vector programs are raw tracepoint programs, and the
+ * hard IRQ ones BTF tracepoint programs where the kernel has BTF (they
+ * read the action's name from its struct irqaction), else perf event
+ * tracepoint programs (the name is in the event's record). The kernel
+ * skips a raw or BTF tracepoint program only when the same program is
+ * already running on that CPU, never because another BPF program or a
  * map system call is: a hard IRQ can then interrupt a softirq program,
  * and softirq_entry and softirq_exit are written for that (docs/trace.md,
  * "Programs that interrupt each other").
@@ -110,32 +112,71 @@ static __always_inline void add(struct stats *s, u64 ns)
 
 /* ---- hard IRQs: one row per (irq, action name) ---- */
 
-SEC("tracepoint/irq/irq_handler_entry")
-int irq_handler_entry(struct tp_irq_handler_entry *ctx)
+/*
+ * Each hard IRQ program comes twice: as a BTF tracepoint program (`tp_btf`,
+ * given the tracepoint's arguments and, like a raw tracepoint program,
+ * skipped only inside itself) where the kernel has BTF, and as a perf
+ * event tracepoint program otherwise (src/loader.rs picks).
+ */
+
+/*
+ * The one field of the kernel's struct irqaction read: its offset is the
+ * running kernel's, set at load from the kernel's BTF (CO-RE).
+ */
+struct irqaction {
+	const char *name;
+} __attribute__((preserve_access_index));
+
+/* The CPU's state with its key zeroed and set to `irq` (the name follows). */
+static __always_inline struct cpu_state *key_for(int irq)
 {
 	struct cpu_state *st = state();
 	if (!st)
 		return 0;
 	/*
 	 * The key is a map key: all 32 bytes count. The scratch buffer is
-	 * reused, and the string read below stops at the NUL, so without
+	 * reused, and the name read after this stops at the NUL, so without
 	 * this a shorter name would keep the tail of a longer one after its
 	 * NUL and one action would become several keys.
 	 */
 	__builtin_memset(&st->irq_key, 0, sizeof(st->irq_key));
-	st->irq_key.irq = ctx->irq;
+	st->irq_key.irq = irq;
+	return st;
+}
+
+SEC("tracepoint/irq/irq_handler_entry")
+int irq_handler_entry(struct tp_irq_handler_entry *ctx)
+{
+	struct cpu_state *st = key_for(ctx->irq);
+	if (!st)
+		return 0;
 	bpf_probe_read_kernel_str(st->irq_key.name, NAME_LEN, (char *)ctx + (ctx->name_loc & 0xFFFF));
 	st->irq_start = bpf_ktime_get_ns();
 	return 0;
 }
 
-SEC("tracepoint/irq/irq_handler_exit")
-int irq_handler_exit(struct tp_irq_handler_exit *ctx)
+/* irq_handler_entry(int irq, struct irqaction *action) */
+SEC("tp_btf/irq_handler_entry")
+int irq_handler_entry_btf(u64 *ctx)
 {
-	u64 now = bpf_ktime_get_ns(), ns; /* first: the run ends here */
+	struct irqaction *action = (struct irqaction *)ctx[1];
+	const char *name = 0;
+	struct cpu_state *st = key_for((int)ctx[0]);
+	if (!st)
+		return 0;
+	bpf_probe_read_kernel(&name, sizeof(name), &action->name);
+	bpf_probe_read_kernel_str(st->irq_key.name, NAME_LEN, name);
+	st->irq_start = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The run of `irq` that ended at `now`, counted. */
+static __always_inline int hard_exit(u64 now, int irq)
+{
+	u64 ns;
 	struct cpu_state *st = state();
 	struct stats *s;
-	if (!st || st->irq_start == 0 || st->irq_key.irq != ctx->irq)
+	if (!st || st->irq_start == 0 || st->irq_key.irq != irq)
 		return 0;
 	ns = now - st->irq_start;
 	st->irq_start = 0;
@@ -156,6 +197,21 @@ int irq_handler_exit(struct tp_irq_handler_exit *ctx)
 	}
 	add(s, ns);
 	return 0;
+}
+
+SEC("tracepoint/irq/irq_handler_exit")
+int irq_handler_exit(struct tp_irq_handler_exit *ctx)
+{
+	u64 now = bpf_ktime_get_ns(); /* first: the run ends here */
+	return hard_exit(now, ctx->irq);
+}
+
+/* irq_handler_exit(int irq, struct irqaction *action, int ret) */
+SEC("tp_btf/irq_handler_exit")
+int irq_handler_exit_btf(u64 *ctx)
+{
+	u64 now = bpf_ktime_get_ns(); /* first: the run ends here */
+	return hard_exit(now, (int)ctx[0]);
 }
 
 /* ---- x86 system vectors (LOC, RES, CAL, IWI ...) ---- */

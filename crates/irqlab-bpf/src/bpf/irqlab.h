@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * irqlab's BPF side, hand-declared (no vmlinux.h, no libbpf headers): the
- * programs read only the tracepoint records, whose layout is the stable
- * ABI printed in tracefs `events/<group>/<name>/format`, raw tracepoints'
- * integer arguments, and no kernel struct, so nothing needs CO-RE. See
- * src/lib.rs for why.
+ * programs read the tracepoint records, whose layout is the stable ABI
+ * printed in tracefs `events/<group>/<name>/format`, raw tracepoints'
+ * integer arguments, and one kernel struct field (`irqaction.name`, in
+ * the BTF tracepoint programs, relocated at load from the kernel's BTF).
+ * See src/lib.rs for why.
  *
  * The map value layouts below are mirrored by `#[repr(C)]` structs in
  * src/maps.rs; both sides assert the sizes.
@@ -34,6 +35,7 @@ static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, u64 flags) = (void *)2;
 static u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static long (*bpf_get_current_comm)(void *buf, u32 size) = (void *)16;
+static long (*bpf_probe_read_kernel)(void *dst, u32 size, const void *src) = (void *)113;
 static long (*bpf_probe_read_kernel_str)(void *dst, u32 size, const void *src) = (void *)115;
 
 /* log2 histogram: slot k counts durations in [2^(k-1), 2^k) ns, slot 0 is 0 ns. */

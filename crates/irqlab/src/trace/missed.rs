@@ -27,8 +27,10 @@ pub fn recursion_misses(fdinfo: &[u8]) -> Option<u64> {
 }
 
 /// The group of rows a program (named by its tracepoint, as the loader
-/// names it: `irq_handler_entry`, `reschedule_exit`) counts into.
+/// names it: `irq_handler_entry`, `reschedule_exit`; a BTF tracepoint
+/// program with `_btf` after it) counts into.
 pub fn rows_of(program: &str) -> Option<&'static str> {
+    let program = program.strip_suffix("_btf").unwrap_or(program);
     match program {
         "irq_handler_entry" | "irq_handler_exit" => Some("hardirq"),
         "softirq_entry" | "softirq_exit" => Some("softirq"),
@@ -109,6 +111,8 @@ prog_id:\t5685\nrun_time_ns:\t0\nrun_cnt:\t0\nrecursion_misses:\t3\nverified_ins
     #[test]
     fn every_program_has_a_group() {
         assert_eq!(rows_of("irq_handler_exit"), Some("hardirq"));
+        assert_eq!(rows_of("irq_handler_entry_btf"), Some("hardirq"));
+        assert_eq!(rows_of("irq_handler_exit_btf"), Some("hardirq"));
         assert_eq!(rows_of("softirq_entry"), Some("softirq"));
         assert_eq!(rows_of("softirq_raise"), Some("softirq_raise"));
         assert_eq!(rows_of("reschedule_entry"), Some("RES"));

@@ -1,5 +1,6 @@
 //! Before attaching: is the process root, where is tracefs (mounted, or a
-//! directory to mount it on), is the kernel's BTF there. Reads through
+//! directory to mount it on), is the kernel's BTF there (and its bytes,
+//! for the loader). Reads through
 //! HostFs only, so tests point it at fake trees. Each failure is an error
 //! naming what is missing and how to get it.
 
@@ -28,12 +29,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
     }
     let mut notes = Vec::new();
     if !fs.path(BTF).exists() {
-        // The programs read only tracepoint records (stable layout), no
-        // kernel struct, so they load without the kernel's BTF.
-        notes.push(format!(
-            "no BTF at {} (CONFIG_DEBUG_INFO_BTF): not needed by irqlab's programs, continuing",
-            fs.path(BTF).display()
-        ));
+        notes.push(no_btf(fs, "absent (CONFIG_DEBUG_INFO_BTF)"));
     }
     for rel in [TRACEFS, TRACEFS_DEBUG] {
         if fs.path(&paths::trace_events(rel)).is_dir() {
@@ -55,6 +51,33 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
         needs_mount: true,
         notes,
     })
+}
+
+/// The kernel's BTF, for the loader: `Err` is a note saying why there is
+/// none and what that costs (the note of an absent file is [`check`]'s).
+pub fn kernel_btf(fs: &HostFs) -> Result<Vec<u8>, Option<String>> {
+    if !fs.path(BTF).exists() {
+        return Err(None);
+    }
+    let mut buf = Vec::new();
+    match fs.read_once(BTF, &mut buf) {
+        Ok((n, _)) => {
+            buf.truncate(n);
+            Ok(buf)
+        }
+        Err(e) => Err(Some(no_btf(fs, &format!("unreadable ({e})")))),
+    }
+}
+
+/// The note of a kernel BTF that cannot be had: the hard IRQ programs
+/// then run as perf event programs (docs/trace.md).
+fn no_btf(fs: &HostFs, why: &str) -> String {
+    format!(
+        "the kernel's BTF at {} is {why}: the hard IRQ programs run as perf event programs, \
+         which the kernel skips while another BPF program or a map read runs on the CPU \
+         (MISSED says how many)",
+        fs.path(BTF).display()
+    )
 }
 
 /// Does tracefs under `tracefs` have `group/name` (e.g. `irq/softirq_raise`)?
@@ -98,7 +121,11 @@ mod tests {
         let d = tree(&["sys/kernel/tracing"]);
         let f = check(&HostFs::new(d.path()), true).unwrap();
         assert!(f.needs_mount);
-        assert!(f.notes[0].contains("no BTF"), "{:?}", f.notes);
+        assert!(
+            f.notes[0].contains("BTF") && f.notes[0].contains("absent"),
+            "{:?}",
+            f.notes
+        );
     }
 
     #[test]
@@ -118,5 +145,23 @@ mod tests {
         );
         assert!(tracepoint_present(&fs, &f.tracefs, "irq", "softirq_raise"));
         assert!(!tracepoint_present(&fs, &f.tracefs, "irq", "softirq_entry"));
+    }
+
+    #[test]
+    fn the_kernel_btf_is_read_through_the_root_and_its_absence_noted_once() {
+        let d = tree(&["sys/kernel/btf"]);
+        let fs = HostFs::new(d.path());
+        // absent: check() has said so already
+        assert_eq!(kernel_btf(&fs), Err(None));
+        std::fs::write(d.path().join(BTF), b"\x9f\xeb\x01\x00bytes").unwrap();
+        assert_eq!(kernel_btf(&fs).unwrap(), b"\x9f\xeb\x01\x00bytes");
+        // a directory where the file should be: unreadable, said
+        std::fs::remove_file(d.path().join(BTF)).unwrap();
+        std::fs::create_dir(d.path().join(BTF)).unwrap();
+        let note = kernel_btf(&fs).unwrap_err().unwrap();
+        assert!(
+            note.contains("unreadable") && note.contains("perf event"),
+            "{note}"
+        );
     }
 }

@@ -64,9 +64,15 @@ impl Session {
                 tracefs.display()
             ));
         }
-        let tracer = Tracer::attach(|group, name| {
-            preflight::tracepoint_present(fs, &found.tracefs, group, name)
-        })?;
+        let btf = preflight::kernel_btf(fs)
+            .map_err(|note| notes.extend(note))
+            .ok();
+        let tracer = Tracer::attach(
+            |group, name| preflight::tracepoint_present(fs, &found.tracefs, group, name),
+            btf.as_deref(),
+        )?;
+        drop(btf);
+        notes.extend(tracer.attached().notes.iter().cloned());
         if !tracer.attached().absent.is_empty() {
             notes.push(format!(
                 "not on this kernel, not traced: {}",
