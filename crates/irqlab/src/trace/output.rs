@@ -281,6 +281,8 @@ mod tests {
         assert_eq!(v["end_mono_ns"], 1_000_000_000, "lines other tracers up");
         assert_eq!(v["irqs"][0]["kind"], "vector");
         assert_eq!(v["irqs"][0]["label"], "RES");
+        // each key once: a vector row's label is the row's, not also its key's
+        assert_eq!(line.matches("\"label\"").count(), 1, "{line}");
         assert_eq!(v["softirqs"][0]["name"], "NET_RX");
         assert_eq!(v["softirqs"][0]["latency_count"], 4);
         assert!(v["cpus"][0]["softirq_pct"].is_number());

@@ -25,6 +25,9 @@ pub enum TraceKey {
     /// An x86 system vector (`irq_vectors:<tracepoint>_*`).
     Vector {
         /// The /proc/interrupts row it counts into (`LOC`, `RES`, `CAL` …).
+        /// Not serialized: the one place a key is, a traced row, has its
+        /// own `label` beside it (two would be a duplicate JSON key).
+        #[serde(skip_serializing)]
         label: String,
         /// Tracepoint stem (`call_function_single`).
         tracepoint: String,
