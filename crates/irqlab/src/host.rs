@@ -418,6 +418,23 @@ impl HostFs {
         pread_to_end(&file, buf).map_err(|e| named(&self.root, rel, e))
     }
 
+    /// Open, read to EOF and close a binary file (the kernel's BTF) of at
+    /// most `limit` bytes: sized from its `st_size`, no limit on a line.
+    pub fn read_binary(&self, rel: &str, limit: usize) -> io::Result<Vec<u8>> {
+        let o = open::open_regular_sized(&self.path(rel))?;
+        // room for the whole file and the 0-byte read after it
+        let size = usize::try_from(o.size).unwrap_or(limit).min(limit);
+        let mut buf = vec![0; size.saturating_add(1)];
+        let lim = Limits {
+            total: limit,
+            line: usize::MAX,
+        };
+        let (n, _) = read_loop_limited(&o.file, &mut buf, None, lim, false)
+            .map_err(|e| named(&self.root, rel, e))?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
     /// [`HostFs::read_once`] of a kernel text file of lines, the text
     /// returned: a non-empty text that does not end with `\n` is an error
     /// ("truncated line", naming the file and line), as with
@@ -835,6 +852,20 @@ mod fault_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_binary_file_is_read_whole_without_a_line_limit_but_within_its_own() {
+        let d = tempfile::tempdir().unwrap();
+        // longer than any text line a read may hold, with no newline
+        let bytes: Vec<u8> = (0..MAX_LINE_READ + 4096).map(|i| (i % 7) as u8).collect();
+        std::fs::write(d.path().join("btf"), &bytes).unwrap();
+        let fs = HostFs::new(d.path());
+        assert_eq!(fs.read_binary("btf", usize::MAX).unwrap(), bytes);
+        // the text reader refuses it, as it should a kernel text file
+        assert!(fs.read_once("btf", &mut Vec::new()).is_err());
+        let e = fs.read_binary("btf", 1 << 20).unwrap_err().to_string();
+        assert!(e.contains("btf") && e.contains("more than"), "{e}");
+    }
 
     #[test]
     fn reads_relative_to_root_and_rereads_fresh_content() {

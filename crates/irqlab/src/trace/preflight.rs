@@ -59,15 +59,12 @@ pub fn kernel_btf(fs: &HostFs) -> Result<Vec<u8>, Option<String>> {
     if !fs.path(BTF).exists() {
         return Err(None);
     }
-    let mut buf = Vec::new();
-    match fs.read_once(BTF, &mut buf) {
-        Ok((n, _)) => {
-            buf.truncate(n);
-            Ok(buf)
-        }
-        Err(e) => Err(Some(no_btf(fs, &format!("unreadable ({e})")))),
-    }
+    fs.read_binary(BTF, MAX_BTF)
+        .map_err(|e| Some(no_btf(fs, &format!("unreadable ({e})"))))
 }
+
+/// Most bytes of kernel BTF read: a distribution kernel's is 5-7 MB.
+const MAX_BTF: usize = 256 << 20;
 
 /// The note of a kernel BTF that cannot be had: the hard IRQ programs
 /// then run as perf event programs (docs/trace.md).
