@@ -7,7 +7,7 @@
 //! The softirq and vector programs attach as raw tracepoint programs, the
 //! hard IRQ ones as BTF tracepoint programs when the caller hands in the
 //! kernel's BTF and they load, else as tracepoint (perf event) programs
-//! ([`Attach`], and `src/bpf/irqlab.bpf.c` for why). The kernel's BTF
+//! (`Attach`, and `src/bpf/irqlab.bpf.c` for why). The kernel's BTF
 //! comes from the caller too: aya would read it from /sys itself.
 //!
 //! Detaching needs no code path of its own: every link is a perf event or
