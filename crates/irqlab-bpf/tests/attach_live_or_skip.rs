@@ -75,6 +75,43 @@ fn hard_irq_programs_run_as_perf_events_without_btf_or_skip() {
     attach_count_and_detach(None);
 }
 
+#[test]
+fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip() {
+    if let Some(why) = skip_reason() {
+        eprintln!("irqlab-bpf: hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip: SKIPPED: {why}");
+        return;
+    }
+    // a valid BTF with no type at all: neither `struct irqaction` nor the
+    // tracepoints' types are in it
+    let mut empty = Vec::new();
+    empty.extend_from_slice(&0xeb9f_u16.to_le_bytes());
+    empty.extend_from_slice(&[1, 0]); // version, flags
+    for field in [24_u32, 0, 0, 0, 1] {
+        // header length, type offset and length, string offset and length
+        empty.extend_from_slice(&field.to_le_bytes());
+    }
+    empty.push(0); // the string section: the empty string
+    let tracer = match Tracer::attach(present, Some(&empty)) {
+        Err(Error::NotBuilt) => {
+            eprintln!("irqlab-bpf: SKIPPED: built without clang");
+            return;
+        }
+        r => r.unwrap(),
+    };
+    let a = tracer.attached();
+    eprintln!("irqlab-bpf: with an empty BTF: {}", a.notes.join("; "));
+    assert!(!a.hardirq_btf, "{a:?}");
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("perf event programs") || n.contains("perf event program")),
+        "the fallback is said: {a:?}"
+    );
+    let fds = tracer.program_fds();
+    assert_eq!(fds.len(), a.tracepoints.len(), "{fds:?}");
+    assert!(fds.iter().all(|(n, _)| !n.ends_with("_btf")), "{fds:?}");
+}
+
 /// Attach (with `btf`, the kernel's BTF, or without), see events counted,
 /// drop, see the programs gone.
 fn attach_count_and_detach(btf: Option<&[u8]>) {
