@@ -151,9 +151,9 @@ impl Window {
     }
 
     /// Every softirq vector's nested hard IRQ time over the outer reads
-    /// lies within its run time, on every CPU (an interrupt inside a
-    /// softirq program counts in the run or not at all, never in the
-    /// nested time alone).
+    /// lies within its run time, on every CPU (a hard IRQ can interrupt
+    /// the softirq programs, and each run's nested time is held to its
+    /// duration: docs/trace.md, "Programs that interrupt each other").
     fn nested_within_runs(&self) {
         let (a, b) = (&self.start.before, &self.end.after);
         for ((vec, before), (_, after)) in a.softirqs.iter().zip(&b.softirqs) {
@@ -190,7 +190,7 @@ fn measure(session: &mut Session, kind: WorkloadKind) -> Window {
 fn none_skipped(what: &str, missed: u64) {
     assert_eq!(
         missed, 0,
-        "{what}: raw tracepoint programs skipped {missed} runs"
+        "{what}: raw or BTF tracepoint programs skipped {missed} runs"
     );
 }
 

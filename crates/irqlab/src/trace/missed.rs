@@ -1,9 +1,10 @@
-//! Runs the kernel did not pass to irqlab's programs. A tracepoint
-//! program (the hard IRQ ones) is skipped, and the skip counted in the
-//! program's `recursion_misses` (its `/proc/self/fdinfo/<fd>` line), when
-//! another kprobe or tracepoint BPF program, or a map system call, is
-//! running on that CPU; a raw tracepoint program (softirqs, vectors) only
-//! when it is itself already running there. Such a run is in the
+//! Runs the kernel did not pass to irqlab's programs. A perf event
+//! tracepoint program (the hard IRQ ones, on a kernel without BTF) is
+//! skipped, and the skip counted in the program's `recursion_misses` (its
+//! `/proc/self/fdinfo/<fd>` line), when another kprobe or tracepoint BPF
+//! program, or a map system call, is running on that CPU; a raw or BTF
+//! tracepoint program (every other) only when it is itself already
+//! running there. Such a run is in the
 //! kernel's counters but in no traced row, so each interval says how many
 //! there were, per group of rows they would have counted in. Pure: text
 //! in, counts out.

@@ -64,9 +64,13 @@ impl Session {
                 tracefs.display()
             ));
         }
-        let btf = preflight::kernel_btf(fs)
-            .map_err(|note| notes.extend(note))
-            .ok();
+        let btf = match preflight::kernel_btf(fs) {
+            Ok(bytes) => Some(bytes),
+            Err(note) => {
+                notes.extend(note);
+                None
+            }
+        };
         let tracer = Tracer::attach(
             |group, name| preflight::tracepoint_present(fs, &found.tracefs, group, name),
             btf.as_deref(),
