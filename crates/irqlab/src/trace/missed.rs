@@ -1,16 +1,18 @@
 //! Runs the kernel did not pass to irqlab's programs. A perf event
 //! tracepoint program (the hard IRQ ones, on a kernel without BTF) is
 //! skipped, and the skip counted in the program's `recursion_misses` (its
-//! `/proc/self/fdinfo/<fd>` line), when another kprobe or tracepoint BPF
-//! program, or a map system call, is running on that CPU; a raw or BTF
-//! tracepoint program (every other) only when it is itself already
-//! running there. Such a run is in the
-//! kernel's counters but in no traced row, so each interval says how many
-//! there were, per group of rows they would have counted in. Pure: text
-//! in, counts out.
+//! `/proc/self/fdinfo/<fd>` line), [`WHILE`]; a raw or BTF tracepoint
+//! program (every other) only when it is itself already running there.
+//! Such a run is in the kernel's counters but in no traced row, so each
+//! interval says how many there were, per group of rows they would have
+//! counted in. Pure: text in, counts out.
 
 use irqlab_bpf::maps::VECTORS;
 use std::collections::BTreeMap;
+
+/// When the kernel skips a perf event program: the one wording of every
+/// message that says why runs were missed.
+pub const WHILE: &str = "while another BPF program or a map read runs on that CPU";
 
 /// Skipped program runs per group of rows, cumulative or per interval:
 /// `hardirq` (every hard IRQ row), `softirq` (softirq runs and times),
@@ -82,8 +84,8 @@ pub fn line(m: &Missed) -> Option<String> {
         return None;
     }
     Some(format!(
-        "MISSED program runs: {}; the kernel skipped irqlab's programs while another BPF \
-         program ran on that CPU, so those rows (and IRQ%/SOFTIRQ%) miss up to that many runs",
+        "MISSED program runs: {}; the kernel skipped irqlab's programs {WHILE}, so those rows \
+         (and IRQ%/SOFTIRQ%) miss up to that many runs",
         groups.join(", ")
     ))
 }
@@ -155,5 +157,7 @@ prog_id:\t5685\nrun_time_ns:\t0\nrun_cnt:\t0\nrecursion_misses:\t3\nverified_ins
             l.starts_with("MISSED program runs: RES 2, hardirq 7;"),
             "{l}"
         );
+        // the cause is said as the notes say it, map reads included
+        assert!(l.contains(WHILE), "{l}");
     }
 }

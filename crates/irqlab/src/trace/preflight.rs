@@ -71,9 +71,9 @@ const MAX_BTF: usize = 256 << 20;
 fn no_btf(fs: &HostFs, why: &str) -> String {
     format!(
         "the kernel's BTF at {} is {why}: the hard IRQ programs run as perf event programs, \
-         which the kernel skips while another BPF program or a map read runs on the CPU \
-         (MISSED says how many)",
-        fs.path(BTF).display()
+         which the kernel skips {} (MISSED says how many)",
+        fs.path(BTF).display(),
+        super::missed::WHILE
     )
 }
 

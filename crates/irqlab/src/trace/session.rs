@@ -87,8 +87,9 @@ impl Session {
             Ok(f) => Some(f),
             Err(e) => {
                 notes.push(format!(
-                    "runs the kernel skips the programs for (another BPF program or a map read on the CPU) \
-                     cannot be counted, so no MISSED line will say them: {e:#}"
+                    "runs the kernel skips the programs for ({}) cannot be counted, so no \
+                     MISSED line will say them: {e:#}",
+                    super::missed::WHILE
                 ));
                 None
             }
