@@ -14,9 +14,6 @@
 mod common;
 
 use common::trace::{runs, Needs};
-use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 fn skip_reason() -> Option<String> {
     let why = common::trace::skip_reason(Needs {
@@ -49,21 +46,7 @@ fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
     ) {
         return;
     }
-    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/trace-crosscheck.py");
-    let out = Command::new("python3")
-        .arg(tool)
-        .args([
-            "--duration",
-            "3",
-            "--json",
-            "--irqlab",
-            env!("CARGO_BIN_EXE_irqlab"),
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {stderr}\n{}", String::from_utf8_lossy(&out.stdout)));
+    let (v, stderr, ok) = common::trace::python_tool("trace-crosscheck.py", &["--duration", "3"]);
     let rows = v["rows"].as_array().unwrap();
     let row = |what: &str| rows.iter().find(|r| r["what"] == what);
     // the workload ran: NET_RX on both sides, and per-CPU hard IRQ rows
@@ -103,7 +86,7 @@ fn irqlab_and_bpftrace_agree_within_the_runs_tolerance_or_skip() {
         assert!(v["bpftrace_missed"][kind].is_u64(), "{v}");
     }
     assert_eq!(v["within_tolerance"], true, "{v}");
-    assert!(out.status.success(), "{stderr}");
+    assert!(ok, "{stderr}");
     assert!(
         v["bpftrace_ns_per_run"].as_f64().unwrap() > 0.0,
         "bpftrace's programs were not accounted: {v}"

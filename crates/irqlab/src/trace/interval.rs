@@ -119,9 +119,10 @@ pub struct Interval {
     /// Hard IRQ runs not counted in this interval because the programs'
     /// (IRQ, action) map was full, all CPUs: the rows above miss them.
     pub dropped: u64,
-    /// Runs the kernel skipped the programs for in this interval (another
-    /// BPF program ran on that CPU), per group of rows, only groups with
-    /// some (see [`super::missed`]): those rows miss up to that many.
+    /// Runs the programs did not count in this interval, per group of
+    /// rows, only groups with some: skipped by the kernel, or counted by
+    /// it and seen by no program (see [`super::missed`]): those rows lack
+    /// that many.
     pub missed: super::missed::Missed,
 }
 

@@ -5,7 +5,9 @@
 //! program (every other) only when it is itself already running there.
 //! Such a run is in the kernel's counters but in no traced row, so each
 //! interval says how many there were, per group of rows they would have
-//! counted in. Pure: text in, counts out.
+//! counted in, raised to the runs the kernel counted that no program saw
+//! whatever the cause where those are known ([`super::untraced`]). Pure:
+//! text in, counts out.
 
 use irqlab_bpf::maps::VECTORS;
 use std::collections::BTreeMap;
@@ -14,7 +16,9 @@ use std::collections::BTreeMap;
 /// message that says why runs were missed.
 pub const WHILE: &str = "while another BPF program or a map read runs on that CPU";
 
-/// Skipped program runs per group of rows, cumulative or per interval:
+/// Runs the programs did not count per group of rows (skipped, or held
+/// against the kernel's counts: [`super::untraced`]), cumulative or per
+/// interval:
 /// `hardirq` (every hard IRQ row), `softirq` (softirq runs and times),
 /// `softirq_raise` (raise-to-entry latency) and a vector's
 /// /proc/interrupts label (`RES`).
@@ -84,8 +88,10 @@ pub fn line(m: &Missed) -> Option<String> {
         return None;
     }
     Some(format!(
-        "MISSED program runs: {}; the kernel skipped irqlab's programs {WHILE}, so those rows \
-         (and IRQ%/SOFTIRQ%) miss up to that many runs",
+        "MISSED program runs: {}; the kernel counted that many runs irqlab's programs did \
+         not (it skips a program {WHILE}, and some kernels run none for some runs: \
+         docs/trace.md, \"Runs no program sees\"), so those rows (and IRQ%/SOFTIRQ%) lack \
+         them",
         groups.join(", ")
     ))
 }

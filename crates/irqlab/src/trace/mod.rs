@@ -8,6 +8,8 @@
 //!   place numbers are computed);
 //! - `missed`: program runs the kernel skipped (another BPF program or a
 //!   map read was running on the CPU), per group of rows;
+//! - `untraced`: runs the kernel counted (/proc) that no program saw, per
+//!   group of rows, whatever the cause;
 //! - `output`: text tables / histograms and JSON lines;
 //! - `preflight`: root, tracefs, BTF checks through HostFs;
 //! - `session` (feature `trace`): mount through the guard, attach, read;
@@ -28,6 +30,7 @@ pub mod sample;
 #[cfg(feature = "trace")]
 pub mod session;
 pub mod top;
+pub mod untraced;
 
 /// How to get tracing into a binary built without it.
 pub const NOT_BUILT: &str = "this irqlab was built without eBPF tracing: \

@@ -24,6 +24,12 @@ pub struct Session {
     /// The programs' skipped-run counts; `None` when they could not be
     /// read at attach (a note says so).
     fdinfo: Option<Fdinfo>,
+    /// The kernel's counts the traced runs are held against; `None` when
+    /// its files cannot be read (a note or warning says so).
+    kernel: Option<KernelFiles>,
+    /// The last read's runs the kernel skipped the programs for, alone
+    /// (the sample's `missed` also holds the runs no program saw).
+    skipped: super::missed::Missed,
     /// Notes for stderr (absent optional tracepoints, BTF, the mount).
     pub notes: Vec<String>,
 }
@@ -94,6 +100,17 @@ impl Session {
                 None
             }
         };
+        let groups = super::untraced::groups(&tracer.attached().tracepoints);
+        let kernel = match KernelFiles::open(fs, groups) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                notes.push(format!(
+                    "runs no program saw cannot be counted, so no MISSED line will say \
+                     them: {e:#}"
+                ));
+                None
+            }
+        };
         Ok(Session {
             tracer,
             counters: Counters::default(),
@@ -101,6 +118,8 @@ impl Session {
             stats_fd: None,
             guard: own,
             fdinfo,
+            kernel,
+            skipped: Default::default(),
             notes,
         })
     }
@@ -117,8 +136,15 @@ impl Session {
 
     /// Read every map into `out`, stamped with CLOCK_MONOTONIC at the
     /// middle of the read; every counter at least where the previous read
-    /// left it ([`Sample::hold_monotonic`]).
+    /// left it ([`Sample::hold_monotonic`]). `out.missed` holds per group
+    /// the larger of the runs the kernel skipped the programs for and the
+    /// runs it counted that no program saw ([`super::untraced`]: its files
+    /// are read just before the maps, the first time just after).
     pub fn read(&mut self, out: &mut Sample) -> Result<()> {
+        let based = self.kernel.as_ref().is_some_and(|k| k.untraced.based());
+        if based {
+            self.read_kernel(|k| k.read());
+        }
         // CLOCK_MONOTONIC: the clock bpf_ktime_get_ns uses
         let t0 = crate::sampler::clock::mono_ns();
         self.tracer.read(&mut self.counters)?;
@@ -130,6 +156,16 @@ impl Session {
         out.missed.values_mut().for_each(|n| *n = 0);
         if let Some(f) = &mut self.fdinfo {
             f.read(&mut out.missed)?;
+        }
+        self.skipped.clone_from(&out.missed);
+        if !based {
+            self.read_kernel(|k| k.baseline(out));
+        }
+        if let Some(k) = &self.kernel {
+            // a run a program skipped is also a run the kernel counted and
+            // no program saw: the larger count holds both
+            let short = k.untraced.shortfall(out);
+            super::missed::hold(&mut out.missed, &short);
         }
         // the maps only grow: a counter below its last value is a fault,
         // never a negative increment for a reader (trace, top, record)
@@ -143,6 +179,25 @@ impl Session {
         }
         self.last.clone_from(out);
         Ok(())
+    }
+
+    /// The last read's runs the kernel skipped the programs for (their
+    /// `recursion_misses`), per group, without the runs no program saw
+    /// that the sample's `missed` also holds.
+    pub fn skipped(&self) -> &super::missed::Missed {
+        &self.skipped
+    }
+
+    /// Run `f` on the kernel's files; on an error, warn and hold no more
+    /// runs against them (what was traced is kept).
+    fn read_kernel(&mut self, f: impl FnOnce(&mut KernelFiles) -> Result<()>) {
+        let Some(k) = &mut self.kernel else {
+            return;
+        };
+        if let Err(e) = f(k) {
+            eprintln!("irqlab: warning: trace: runs no program saw are no longer counted: {e:#}");
+            self.kernel = None;
+        }
     }
 
     /// Turn the kernel's run-time accounting of BPF programs on for as
@@ -251,6 +306,101 @@ impl Fdinfo {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+/// The share of the time between its reads that reading /proc/interrupts
+/// may take, in percent: on a machine where generating it is dear (many
+/// CPUs and IRQ numbers) it is read at fewer of the session's reads.
+const INTERRUPTS_BUDGET_PCT: u64 = 1;
+
+/// The kernel's counters of the traced work, kept open under the session's
+/// root, and the runs held against them ([`super::untraced`]).
+struct KernelFiles {
+    fs: HostFs,
+    irqs: irqlab_core::Interrupts,
+    soft: irqlab_core::softirqs::Softirqs,
+    untraced: super::untraced::Untraced,
+    /// /proc/interrupts is read at every `every`-th read
+    /// ([`INTERRUPTS_BUDGET_PCT`]); /proc/softirqs at each.
+    every: u64,
+    /// Reads since /proc/interrupts was last read, and when that was
+    /// (CLOCK_MONOTONIC, ns).
+    since: u64,
+    last_at: u64,
+}
+
+impl KernelFiles {
+    /// Open and read both files once (a missing or unreadable one is an
+    /// error naming it).
+    fn open(fs: &HostFs, groups: Vec<&'static str>) -> Result<KernelFiles> {
+        let mut k = KernelFiles {
+            fs: HostFs::new(fs.root()),
+            irqs: Default::default(),
+            soft: Default::default(),
+            untraced: super::untraced::Untraced::new(groups),
+            every: 1,
+            since: 0,
+            last_at: 0,
+        };
+        k.parse_interrupts()?;
+        k.parse_softirqs()?;
+        Ok(k)
+    }
+
+    fn parse_interrupts(&mut self) -> Result<()> {
+        use irqlab_core::paths::PROC_INTERRUPTS;
+        let path = self.fs.path(PROC_INTERRUPTS);
+        let bytes = self
+            .fs
+            .read_text(PROC_INTERRUPTS)
+            .with_context(|| format!("reading {}", path.display()))?;
+        self.irqs
+            .parse_into(bytes)
+            .map_err(|e| crate::sampler::located(&path, &e))
+    }
+
+    fn parse_softirqs(&mut self) -> Result<()> {
+        use irqlab_core::paths::PROC_SOFTIRQS;
+        let path = self.fs.path(PROC_SOFTIRQS);
+        let bytes = self
+            .fs
+            .read_record(PROC_SOFTIRQS)
+            .with_context(|| format!("reading {}", path.display()))?;
+        self.soft
+            .parse_into(bytes)
+            .map_err(|e| crate::sampler::located(&path, &e))
+    }
+
+    /// The first read, just after the maps that gave `traced`.
+    fn baseline(&mut self, traced: &Sample) -> Result<()> {
+        self.last_at = crate::sampler::clock::mono_ns();
+        self.parse_interrupts()?;
+        self.parse_softirqs()?;
+        self.untraced.baseline(&self.irqs, &self.soft, traced);
+        Ok(())
+    }
+
+    /// A later read, just before the maps: /proc/softirqs, and
+    /// /proc/interrupts when due. After each read of the latter, how many
+    /// reads until the next is set from what it took against the time
+    /// per read since the last one.
+    fn read(&mut self) -> Result<()> {
+        self.parse_softirqs()?;
+        self.since += 1;
+        if self.since < self.every {
+            self.untraced.kernel(None, &self.soft);
+            return Ok(());
+        }
+        let t0 = crate::sampler::clock::mono_ns();
+        self.parse_interrupts()?;
+        let took = crate::sampler::clock::mono_ns().saturating_sub(t0);
+        let per_read = t0.saturating_sub(self.last_at) / self.since;
+        self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
+        self.since = 0;
+        self.last_at = t0;
+        self.untraced.kernel(Some(&self.irqs), &self.soft);
         Ok(())
     }
 }

@@ -2,7 +2,8 @@
 //! `top_tui_trace`): why a test must skip, the tracefs mount state, the
 //! BPF programs a child holds and whether they are still loaded after it,
 //! a child reaped even when the test fails, timer interrupts on demand,
-//! and one tracing run at a time per test binary.
+//! one tracing run at a time per test binary, and the Python tools that
+//! hold irqlab against another tracer.
 
 use std::path::Path;
 use std::process::{Child, Command};
@@ -176,4 +177,27 @@ static ONE: Mutex<()> = Mutex::new(());
 /// mount tracefs collide, and the mount state is shared.
 pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Run `tools/<tool>` with python3, `args`, then `--json --irqlab` and
+/// the test's irqlab: its JSON (a panic with both outputs when there is
+/// none), its stderr, and whether it exited 0.
+pub fn python_tool(tool: &str, args: &[&str]) -> (serde_json::Value, String, bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tools")
+        .join(tool);
+    let out = Command::new("python3")
+        .arg(path)
+        .args(args)
+        .args(["--json", "--irqlab", env!("CARGO_BIN_EXE_irqlab")])
+        .output()
+        .unwrap_or_else(|e| panic!("running {tool}: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{tool}: {e}: {stderr}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (v, stderr, out.status.success())
 }
