@@ -1,7 +1,7 @@
 //! `irqlab probe --kernel`'s loader: loads src/bpf/probe.bpf.c, attaches
 //! fentry/fexit on `seq_read_iter` and a counting fentry on
 //! `show_interrupts` (BPF trampolines, resolved against the running
-//! kernel's BTF at `/sys/kernel/btf/vmlinux`), points them at one thread
+//! kernel's BTF, which its caller reads and hands in), points them at one thread
 //! and reads the cumulative counters. Where the kernel refuses the
 //! trampoline programs (EPERM at load on kernels that restrict them), it
 //! says why as far as it can tell (a `tp_btf` program of the same type is
@@ -21,7 +21,7 @@ use crate::loader::Error;
 use aya::maps::{Array, MapData};
 use aya::programs::fentry::FEntryLinkId;
 use aya::programs::{BtfTracePoint, FEntry, FExit, RawTracePoint};
-use aya::{Btf, Ebpf};
+use aya::{Btf, Ebpf, EbpfLoader, Endianness};
 
 #[cfg(not(irqlab_bpf_missing))]
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/probe.bpf.o"));
@@ -232,12 +232,23 @@ impl ReadProbe {
     /// kept, see [`ReadProbe::refused`]). `show_interrupts()` is counted
     /// only between [`ReadProbe::count_shows`] calls.
     /// `syscalls` = the numbers of read() and pread64() on this arch.
-    pub fn attach(tgid: u32, tid: u32, syscalls: (i64, i64)) -> Result<ReadProbe, Error> {
+    /// `kernel_btf` is the kernel's BTF as its caller read it (`None`:
+    /// none to be had): the trampolines need it, and nothing here reads
+    /// /sys.
+    pub fn attach(
+        tgid: u32,
+        tid: u32,
+        syscalls: (i64, i64),
+        kernel_btf: Option<&[u8]>,
+    ) -> Result<ReadProbe, Error> {
         if OBJECT.is_empty() {
             return Err(Error::NotBuilt);
         }
-        let mut ebpf =
-            Ebpf::load(OBJECT).map_err(|e| kernel("loading the probe BPF object", &e))?;
+        let btf = kernel_btf.map(|b| Btf::parse(b, Endianness::default()));
+        let mut ebpf = EbpfLoader::new()
+            .btf(btf.as_ref().and_then(|b| b.as_ref().ok()))
+            .load(OBJECT)
+            .map_err(|e| kernel("loading the probe BPF object", &e))?;
         {
             let mut cfg: Array<&mut MapData, ProbeCfg> =
                 Array::try_from(ebpf.map_mut("PROBE_CFG").ok_or_else(|| {
@@ -254,8 +265,8 @@ impl ReadProbe {
             cfg.set(0, v, 0)
                 .map_err(|e| kernel("writing map PROBE_CFG", &e))?;
         }
-        let refused = match Btf::from_sys_fs() {
-            Ok(btf) => match attach_trampolines(&mut ebpf, &btf) {
+        let refused = match btf {
+            Some(Ok(btf)) => match attach_trampolines(&mut ebpf, &btf) {
                 Ok(()) => {
                     return Ok(ReadProbe {
                         ebpf,
@@ -267,7 +278,8 @@ impl ReadProbe {
                 Err((e, false)) => e.to_string(),
                 Err((e, true)) => format!("{e}; why: {}", why_refused(&mut ebpf, &btf)),
             },
-            Err(e) => kernel("reading the kernel BTF (/sys/kernel/btf/vmlinux)", &e).to_string(),
+            Some(Err(e)) => kernel("parsing the kernel BTF", &e).to_string(),
+            None => "no kernel BTF (/sys/kernel/btf/vmlinux absent or unreadable)".to_string(),
         };
         // a half-attached trampoline pair must not run beside the kprobes
         let mut ebpf = ebpf;

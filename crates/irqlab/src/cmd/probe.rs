@@ -2,6 +2,7 @@
 //! stdout or, whole or not at all, to `--out` (`export::atomic`).
 
 use crate::export::{atomic, stdout};
+use crate::host::HostFs;
 use crate::probe::{self, output, size, ProbePlan, ProbeReport};
 use anyhow::Result;
 use std::io::Write;
@@ -112,7 +113,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cpu: args.cpu,
     };
     end_on_signals()?;
-    let mut counter = attach(args.kernel)?;
+    let mut counter = attach(args.kernel, &args.root.host_fs())?;
     let rep = probe::run(
         &args.root.host_fs(),
         &plan,
@@ -150,12 +151,12 @@ fn kernel_usage(args: &Args) -> Option<String> {
 type KernelCounter = probe::kernel::Bpf;
 
 #[cfg(feature = "trace")]
-fn attach(on: bool) -> Result<Option<KernelCounter>> {
-    on.then(probe::kernel::Bpf::attach).transpose()
+fn attach(on: bool, fs: &HostFs) -> Result<Option<KernelCounter>> {
+    on.then(|| probe::kernel::Bpf::attach(fs)).transpose()
 }
 
 #[cfg(not(feature = "trace"))]
-fn attach(_on: bool) -> Result<Option<KernelCounter>> {
+fn attach(_on: bool, _fs: &HostFs) -> Result<Option<KernelCounter>> {
     Ok(None)
 }
 

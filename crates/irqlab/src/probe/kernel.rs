@@ -241,12 +241,14 @@ pub type Bpf = std::convert::Infallible;
 
 #[cfg(feature = "trace")]
 impl Bpf {
-    /// Attach, counting the calling thread only.
-    pub fn attach() -> Result<Bpf> {
+    /// Attach, counting the calling thread only; the kernel's BTF (for
+    /// the trampolines) is read through `fs`.
+    pub fn attach(fs: &HostFs) -> Result<Bpf> {
         let tgid = u32::try_from(nix::unistd::getpid().as_raw())?;
         let tid = u32::try_from(nix::unistd::gettid().as_raw())?;
         let syscalls = (nix::libc::SYS_read, nix::libc::SYS_pread64);
-        irqlab_bpf::probe_loader::ReadProbe::attach(tgid, tid, syscalls)
+        let btf = crate::trace::preflight::kernel_btf(fs).ok();
+        irqlab_bpf::probe_loader::ReadProbe::attach(tgid, tid, syscalls, btf.as_deref())
             .map(|p| Bpf(p, Lookups::NotTried))
             .map_err(|e| anyhow::anyhow!("probe --kernel: {e}"))
     }
