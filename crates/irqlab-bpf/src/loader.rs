@@ -246,6 +246,8 @@ impl Tracer {
                 None
             }
         });
+        // aya's new() reads /sys/kernel/btf/vmlinux itself (0.13, no other
+        // constructor): `.btf()` replaces that with the BTF handed in
         let mut ebpf = EbpfLoader::new()
             .btf(btf.as_ref())
             .load(OBJECT)

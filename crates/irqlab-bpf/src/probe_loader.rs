@@ -245,6 +245,8 @@ impl ReadProbe {
             return Err(Error::NotBuilt);
         }
         let btf = kernel_btf.map(|b| Btf::parse(b, Endianness::default()));
+        // aya's new() reads /sys/kernel/btf/vmlinux itself (0.13, no other
+        // constructor): `.btf()` replaces that with the BTF handed in
         let mut ebpf = EbpfLoader::new()
             .btf(btf.as_ref().and_then(|b| b.as_ref().ok()))
             .load(OBJECT)
