@@ -13,12 +13,14 @@ programs' stamps) records every local_timer, reschedule, call_function,
 call_function_single and softirq entry. For each group (LOC, RES, CAL,
 softirq) and CPU it prints the hits ftrace saw inside irqlab's interval,
 the runs irqlab traced, the difference, the tasks current at most hits
-of that group and CPU, and every task whose hits equal the difference. irqlab's own `missed` count per group is printed beside: it
-should be the difference less one per CPU. The default workload is five
-bursts of `perf bench sched pipe` (when perf is installed) and `yes` with
-idle gaps (idle CPUs woken by IPIs). The instance is removed, and tracefs unmounted if this tool
-mounted it, on exit, error and Ctrl-C. Exits 1 if ftrace lost events (the
-comparison would be wrong), 2 on bad use.
+of that group and CPU, and every task whose hits equal the difference.
+irqlab's own `missed` count per group is printed beside: it should be
+the difference less one per CPU. The default workload is five bursts of
+`perf bench sched pipe` (when perf is installed) and `yes` with idle
+gaps (idle CPUs woken by IPIs). The instance is removed, irqlab and the
+workload ended, and tracefs unmounted if this tool mounted it, on exit,
+error, Ctrl-C and SIGTERM. Exits 1 if irqlab failed or ftrace lost
+events (the comparison would be wrong), 2 on bad use.
 """
 import argparse
 import json
@@ -144,7 +146,7 @@ def main():
         mounted = True
     inst = f"{TRACEFS}/instances/irqlab-vs-ftrace-{os.getpid()}"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    load = None
+    load = proc = None
     try:
         os.mkdir(inst)
         write(f"{inst}/trace_clock", "mono")
@@ -174,6 +176,9 @@ def main():
         report(obj, found, a.json)
         return 0
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # irqlab detaches and ends
+            proc.wait()
         if load is not None and load.poll() is None:
             os.killpg(load.pid, signal.SIGTERM)
             load.wait()
