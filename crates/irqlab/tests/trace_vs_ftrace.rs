@@ -42,9 +42,10 @@ fn missed_runs_are_the_hits_ftrace_saw_and_irqlab_did_not_or_skip() {
         w.0 += (diff - 1).max(0);
         w.1 += 1;
     }
+    // x86 has the vector groups too; every kernel has softirqs
     assert!(
-        want.get("LOC").is_some_and(|w| w.1 >= 1),
-        "no timer hits recorded: {v}"
+        want.contains_key("softirq"),
+        "no softirq hits recorded: {v}"
     );
     for (group, (expected, ncpu)) in &want {
         let said = v["irqlab_missed"][group].as_i64().unwrap_or(0);
