@@ -157,8 +157,8 @@ pub fn allow_break_moves() {
 /// `show` of a large machine: its held rows, sections and output buffers
 /// (~1.4 MB on 1152 CPUs × 1056 IRQs) otherwise fault in ~360 pages one
 /// by one, at ~2 µs a fault on a KVM guest; one collapse zeroes 2 MiB
-/// in 0.1–0.2 ms (BENCHMARKS.md, session 32). The break is moved up to a
-/// 2 MiB boundary (the gap is address space only, never touched), a
+/// in 0.1–0.2 ms (BENCHMARKS.md, session 32). The break is moved up to the
+/// next 2 MiB boundary above it (the gap is address space only, never touched), a
 /// 2 MiB block is taken from the heap's top there and given back (kept:
 /// [`keep_large_blocks_in_heap`] must have run, so that it is neither
 /// mapped apart nor trimmed), then `MADV_COLLAPSE` makes that range one
@@ -186,8 +186,12 @@ pub fn heap_on_huge_page() -> bool {
         if cur == failed {
             return false;
         }
-        let aligned = cur.next_multiple_of(HUGE);
-        if aligned > cur && libc::sbrk((aligned - cur) as libc::intptr_t) as usize == failed {
+        // always past the break, even one already on a boundary: only a
+        // moved break makes glibc start its next extension there (with
+        // the break where glibc left it, the block would begin inside the
+        // top chunk below the boundary, and no huge page be asked for)
+        let aligned = (cur + 1).next_multiple_of(HUGE);
+        if libc::sbrk((aligned - cur) as libc::intptr_t) as usize == failed {
             return false;
         }
         let block = libc::malloc(HUGE);
