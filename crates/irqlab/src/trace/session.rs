@@ -8,8 +8,10 @@ use super::preflight;
 use super::sample::{hardirq_rows, Sample, TraceKey};
 use crate::guard::SystemGuard;
 use crate::host::{HostFs, KeptFile};
+use crate::sampler::{StatFile, StatFiles};
 use anyhow::{Context, Result};
 use irqlab_bpf::{Attached, Counters, RunStats, Tracer};
+use irqlab_core::Snapshot;
 
 /// Attached programs and, when irqlab mounted tracefs, the guard that
 /// unmounts it. Field order matters: the tracer is dropped first.
@@ -315,12 +317,15 @@ impl Fdinfo {
 /// CPUs and IRQ numbers) it is read at fewer of the session's reads.
 const INTERRUPTS_BUDGET_PCT: u64 = 1;
 
-/// The kernel's counters of the traced work, kept open under the session's
-/// root, and the runs held against them ([`super::untraced`]).
+/// The kernel's counters of the traced work, read through the samplers'
+/// readers under the session's root (kept descriptors, /proc/interrupts
+/// streamed and read again once when CPU hotplug tears it), and the runs
+/// held against them ([`super::untraced`]).
 struct KernelFiles {
-    fs: HostFs,
-    irqs: irqlab_core::Interrupts,
-    soft: irqlab_core::softirqs::Softirqs,
+    interrupts: StatFiles,
+    softirqs: StatFiles,
+    /// What both read into (each its own file's model).
+    snap: Snapshot,
     untraced: super::untraced::Untraced,
     /// /proc/interrupts is read at every `every`-th read
     /// ([`INTERRUPTS_BUDGET_PCT`]); /proc/softirqs at each.
@@ -332,53 +337,36 @@ struct KernelFiles {
 }
 
 impl KernelFiles {
-    /// Open and read both files once (a missing or unreadable one is an
-    /// error naming it).
+    /// Readers of both files; an absent one is an error naming it (one
+    /// that cannot be read or parsed is at the first read).
     fn open(fs: &HostFs, groups: Vec<&'static str>) -> Result<KernelFiles> {
-        let mut k = KernelFiles {
-            fs: HostFs::new(fs.root()),
-            irqs: Default::default(),
-            soft: Default::default(),
+        for src in [StatFile::Interrupts, StatFile::Softirqs] {
+            let path = fs.path(src.rel());
+            if !path.exists() {
+                anyhow::bail!("{} does not exist", path.display());
+            }
+        }
+        let reader = |src| StatFiles::new(HostFs::new(fs.root()), &[src]);
+        Ok(KernelFiles {
+            interrupts: reader(StatFile::Interrupts),
+            softirqs: reader(StatFile::Softirqs),
+            snap: Snapshot::default(),
             untraced: super::untraced::Untraced::new(groups),
             every: 1,
             since: 0,
             last_at: 0,
-        };
-        k.parse_interrupts()?;
-        k.parse_softirqs()?;
-        Ok(k)
-    }
-
-    fn parse_interrupts(&mut self) -> Result<()> {
-        use irqlab_core::paths::PROC_INTERRUPTS;
-        let path = self.fs.path(PROC_INTERRUPTS);
-        let bytes = self
-            .fs
-            .read_text(PROC_INTERRUPTS)
-            .with_context(|| format!("reading {}", path.display()))?;
-        self.irqs
-            .parse_into(bytes)
-            .map_err(|e| crate::sampler::located(&path, &e))
-    }
-
-    fn parse_softirqs(&mut self) -> Result<()> {
-        use irqlab_core::paths::PROC_SOFTIRQS;
-        let path = self.fs.path(PROC_SOFTIRQS);
-        let bytes = self
-            .fs
-            .read_record(PROC_SOFTIRQS)
-            .with_context(|| format!("reading {}", path.display()))?;
-        self.soft
-            .parse_into(bytes)
-            .map_err(|e| crate::sampler::located(&path, &e))
+        })
     }
 
     /// The first read, just after the maps that gave `traced`.
     fn baseline(&mut self, traced: &Sample) -> Result<()> {
         self.last_at = crate::sampler::clock::mono_ns();
-        self.parse_interrupts()?;
-        self.parse_softirqs()?;
-        self.untraced.baseline(&self.irqs, &self.soft, traced);
+        self.interrupts.sample(&mut self.snap)?;
+        self.softirqs.sample(&mut self.snap)?;
+        let (Some(irqs), Some(soft)) = (&self.snap.interrupts, &self.snap.softirqs) else {
+            anyhow::bail!("the kernel's counts were not read");
+        };
+        self.untraced.baseline(irqs, soft, traced);
         Ok(())
     }
 
@@ -387,20 +375,23 @@ impl KernelFiles {
     /// reads until the next is set from what it took against the time
     /// per read since the last one.
     fn read(&mut self) -> Result<()> {
-        self.parse_softirqs()?;
+        self.softirqs.sample(&mut self.snap)?;
         self.since += 1;
-        if self.since < self.every {
-            self.untraced.kernel(None, &self.soft);
-            return Ok(());
+        let due = self.since >= self.every;
+        if due {
+            let t0 = crate::sampler::clock::mono_ns();
+            self.interrupts.sample(&mut self.snap)?;
+            let took = crate::sampler::clock::mono_ns().saturating_sub(t0);
+            let per_read = t0.saturating_sub(self.last_at) / self.since;
+            self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
+            self.since = 0;
+            self.last_at = t0;
         }
-        let t0 = crate::sampler::clock::mono_ns();
-        self.parse_interrupts()?;
-        let took = crate::sampler::clock::mono_ns().saturating_sub(t0);
-        let per_read = t0.saturating_sub(self.last_at) / self.since;
-        self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
-        self.since = 0;
-        self.last_at = t0;
-        self.untraced.kernel(Some(&self.irqs), &self.soft);
+        let Some(soft) = &self.snap.softirqs else {
+            anyhow::bail!("the kernel's softirq counts were not read");
+        };
+        let irqs = self.snap.interrupts.as_ref().filter(|_| due);
+        self.untraced.kernel(irqs, soft);
         Ok(())
     }
 }

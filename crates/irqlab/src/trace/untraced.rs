@@ -55,10 +55,18 @@ pub fn groups(tracepoints: &[String]) -> Vec<&'static str> {
 
 /// The kernel's counts of `groups` in one read, per CPU id, each modulo
 /// 2^32: a vector group's per-CPU row of /proc/interrupts (absent: not
-/// on this machine), [`SOFTIRQ`] the sum of /proc/softirqs' rows.
-pub fn kernel_counts(groups: &[&'static str], irqs: &Interrupts, soft: &Softirqs) -> PerCpu {
+/// on this machine; none without `irqs`), [`SOFTIRQ`] the sum of
+/// /proc/softirqs' rows.
+pub fn kernel_counts(
+    groups: &[&'static str],
+    irqs: Option<&Interrupts>,
+    soft: &Softirqs,
+) -> PerCpu {
     let mut out = PerCpu::new();
     for &g in groups {
+        if g != SOFTIRQ && irqs.is_none() {
+            continue;
+        }
         let per_cpu = out.entry(g).or_default();
         if g == SOFTIRQ {
             for row in &soft.rows {
@@ -69,11 +77,13 @@ pub fn kernel_counts(groups: &[&'static str], irqs: &Interrupts, soft: &Softirqs
             }
             continue;
         }
-        let Some(row) = irqs
-            .rows()
-            .iter()
-            .find(|r| r.irq.is_none() && r.shape == Shape::PerCpu && r.label == g)
-        else {
+        let Some((irqs, row)) = irqs.and_then(|irqs| {
+            let row = irqs
+                .rows()
+                .iter()
+                .find(|r| r.irq.is_none() && r.shape == Shape::PerCpu && r.label == g)?;
+            Some((irqs, row))
+        }) else {
             continue;
         };
         for (&cpu, &n) in irqs.cpus.iter().zip(row.counts.iter()) {
@@ -133,11 +143,6 @@ impl Untraced {
         }
     }
 
-    /// The groups held.
-    pub fn groups(&self) -> &[&'static str] {
-        &self.groups
-    }
-
     /// Whether the baseline was taken.
     pub fn based(&self) -> bool {
         self.based
@@ -148,7 +153,7 @@ impl Untraced {
     /// then traced but not in the kernel's runs since: the shortfall is
     /// never raised by it.
     pub fn baseline(&mut self, irqs: &Interrupts, soft: &Softirqs, traced: &Sample) {
-        self.last = kernel_counts(&self.groups, irqs, soft);
+        self.last = kernel_counts(&self.groups, Some(irqs), soft);
         self.kernel = self
             .last
             .iter()
@@ -166,18 +171,7 @@ impl Untraced {
     /// last counts: their shortfall is then smaller than it is, never
     /// larger, until the next read.
     pub fn kernel(&mut self, irqs: Option<&Interrupts>, soft: &Softirqs) {
-        let now = match irqs {
-            Some(irqs) => kernel_counts(&self.groups, irqs, soft),
-            None => {
-                let soft_only: Vec<&'static str> = self
-                    .groups
-                    .iter()
-                    .copied()
-                    .filter(|&g| g == SOFTIRQ)
-                    .collect();
-                kernel_counts(&soft_only, &Interrupts::default(), soft)
-            }
-        };
+        let now = kernel_counts(&self.groups, irqs, soft);
         for (g, per_cpu) in now {
             let (Some(last), Some(runs)) = (self.last.get_mut(g), self.kernel.get_mut(g)) else {
                 continue;

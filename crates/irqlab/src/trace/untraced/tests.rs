@@ -89,12 +89,16 @@ fn a_group_is_held_only_when_all_its_programs_attached() {
 fn kernel_counts_take_per_cpu_vector_rows_and_sum_softirqs() {
     let k = kernel_counts(
         &["RES", "ERR", "PLT", SOFTIRQ],
-        &irqs([5, 6], [7, 8], [1, 2]),
+        Some(&irqs([5, 6], [7, 8], [1, 2])),
         &soft([10, 20], [1, 2]),
     );
     assert_eq!(k["RES"], [(0, 5), (1, 6)].into());
     assert!(k["ERR"].is_empty(), "a single-value row has no CPUs");
     assert!(k["PLT"].is_empty(), "a row this machine lacks");
+    assert_eq!(k[SOFTIRQ], [(0, 11), (1, 22)].into());
+    // without /proc/interrupts, the softirqs alone
+    let k = kernel_counts(&["RES", SOFTIRQ], None, &soft([10, 20], [1, 2]));
+    assert!(!k.contains_key("RES"), "{k:?}");
     assert_eq!(k[SOFTIRQ], [(0, 11), (1, 22)].into());
 }
 
