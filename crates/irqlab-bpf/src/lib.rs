@@ -49,6 +49,6 @@ pub mod probe_loader;
 pub mod run_stats;
 
 #[cfg(feature = "loader")]
-pub use loader::{enable_run_stats, Attached, Counters, Error, Tracer};
+pub use loader::{enable_run_stats, Attached, Counters, Error, Tracefs, Tracer};
 pub use maps::{IrqKey, SoftirqStats, Stats, Vector, HIST_SLOTS, SOFTIRQ_NAMES, VECTORS};
 pub use run_stats::RunStats;

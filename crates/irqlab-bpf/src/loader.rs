@@ -2,7 +2,10 @@
 //! `bpf(2)` and `perf_event_open(2)` syscalls, through aya). Loads the
 //! object compiled by build.rs, attaches its programs to tracepoints and
 //! copies the maps out. Must not read /proc or /sys itself: whether a
-//! tracepoint exists is decided by the caller (irqlab's HostFs).
+//! tracepoint exists is read from the kernel's BTF the caller hands in
+//! (its `btf_trace_<name>` types), or asked of the caller's [`Tracefs`]
+//! (irqlab's HostFs), which is made ready (mounted) only when it is needed:
+//! for presence without such a BTF, and for a perf event program's id.
 //!
 //! The softirq and vector programs attach as raw tracepoint programs, the
 //! hard IRQ ones as BTF tracepoint programs when the caller hands in the
@@ -20,6 +23,7 @@ use crate::run_stats::RunStats;
 use aya::maps::{MapData, PerCpuArray, PerCpuHashMap};
 use aya::programs::{BtfTracePoint, RawTracePoint, TracePoint};
 use aya::{Btf, Ebpf, EbpfLoader, Endianness};
+use aya_obj::btf::BtfKind;
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
@@ -37,6 +41,8 @@ pub enum Error {
     TracepointAbsent(String),
     /// The kernel refused the object, a program or an attach.
     Kernel(String),
+    /// tracefs was needed and could not be made ready (the caller's reason).
+    Tracefs(String),
 }
 
 impl fmt::Display for Error {
@@ -53,7 +59,7 @@ impl fmt::Display for Error {
                 "tracepoint {tp} is absent from this kernel (no events/{} in tracefs)",
                 tp.replace(':', "/")
             ),
-            Error::Kernel(msg) => f.write_str(msg),
+            Error::Kernel(msg) | Error::Tracefs(msg) => f.write_str(msg),
         }
     }
 }
@@ -171,6 +177,7 @@ fn load_and_attach(
     p: &Program,
     full: &str,
     btf: Option<&Btf>,
+    tracefs: &mut dyn Tracefs,
 ) -> Result<(bool, Option<Error>), Error> {
     let mut failed = None;
     if let (Attach::BtfOrPerf, Some(btf)) = (p.attach, btf) {
@@ -186,6 +193,8 @@ fn load_and_attach(
         Attach::BtfOrPerf => {
             let prog: &mut TracePoint = prog.try_into().map_err(|e| at.kind(&e))?;
             prog.load().map_err(|e| at.verifier(&e))?;
+            // aya reads the event's id from tracefs
+            tracefs.ready().map_err(Error::Tracefs)?;
             prog.attach(p.group, func).map_err(|e| at.attaching(&e))?;
         }
         Attach::Raw => {
@@ -214,6 +223,45 @@ fn attach_btf(ebpf: &mut Ebpf, name: &str, full: &str, btf: &Btf) -> Result<(), 
     Ok(())
 }
 
+/// tracefs as the loader needs it: to know which tracepoints the kernel
+/// has when its BTF cannot say, and for a perf event program's id (aya
+/// reads that from the mounted tracefs).
+pub trait Tracefs {
+    /// Make tracefs usable, mounting it if it is not; called before every
+    /// use, so it must be cheap once done. `Err`: why it cannot be.
+    fn ready(&mut self) -> Result<(), String>;
+    /// Whether tracefs has the tracepoint `group/name`; asked after `ready`.
+    fn has(&self, group: &str, name: &str) -> bool;
+}
+
+/// A tracefs that is mounted already: `has` is the closure.
+impl<F: Fn(&str, &str) -> bool> Tracefs for F {
+    fn ready(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn has(&self, group: &str, name: &str) -> bool {
+        self(group, name)
+    }
+}
+
+/// Whether the kernel's BTF has the tracepoint `name`: the kernel defines
+/// a type `btf_trace_<name>` for each (what BTF tracepoint programs attach
+/// by).
+fn btf_has_tracepoint(btf: &Btf, name: &str) -> bool {
+    btf.id_by_type_name_kind(&format!("btf_trace_{name}"), BtfKind::Typedef)
+        .is_ok()
+}
+
+/// Whether `btf` can say which tracepoints the kernel has: it names every
+/// required one (a kernel without BTF tracepoint types, or a stripped
+/// BTF, names none).
+fn btf_knows_tracepoints(btf: &Btf) -> bool {
+    programs()
+        .iter()
+        .filter(|p| p.required)
+        .all(|p| btf_has_tracepoint(btf, &p.name))
+}
+
 /// Loaded and attached programs; dropping it detaches them.
 pub struct Tracer {
     ebpf: Ebpf,
@@ -221,16 +269,16 @@ pub struct Tracer {
 }
 
 impl Tracer {
-    /// Load the object and attach every program. `present(group, name)`
-    /// says whether tracefs has that tracepoint: an absent `irq:*` one is
-    /// an error, an absent `irq_vectors:*` pair is left out (non-x86
-    /// kernels have none; older ones lack some). `kernel_btf`: the bytes of
-    /// the running kernel's BTF (`/sys/kernel/btf/vmlinux`), if it has one:
-    /// the hard IRQ programs then run as BTF tracepoint programs.
-    pub fn attach(
-        present: impl Fn(&str, &str) -> bool,
-        kernel_btf: Option<&[u8]>,
-    ) -> Result<Tracer, Error> {
+    /// Load the object and attach every program. Whether the kernel has
+    /// a tracepoint comes from `kernel_btf` when it names every required
+    /// one ([`btf_knows_tracepoints`]), else from `tracefs`: an absent
+    /// `irq:*` one is an error, an absent `irq_vectors:*` pair is left out
+    /// (non-x86 kernels have none; older ones lack some). `kernel_btf`: the
+    /// bytes of the running kernel's BTF (`/sys/kernel/btf/vmlinux`), if it
+    /// has one: the hard IRQ programs then run as BTF tracepoint programs.
+    /// `tracefs` is made ready only before its first use: presence without
+    /// such a BTF, or a perf event program.
+    pub fn attach(tracefs: &mut dyn Tracefs, kernel_btf: Option<&[u8]>) -> Result<Tracer, Error> {
         if OBJECT.is_empty() {
             return Err(Error::NotBuilt);
         }
@@ -253,16 +301,24 @@ impl Tracer {
             .load(OBJECT)
             .map_err(|e| kernel("loading the BPF object", &e))?;
         let (mut hard, mut hard_btf) = (0usize, 0usize);
+        let presence = btf.as_ref().filter(|b| btf_knows_tracepoints(b));
         for p in programs() {
             let full = format!("{}:{}", p.group, p.name);
-            if !present(p.group, &p.name) {
+            let present = match presence {
+                Some(b) => btf_has_tracepoint(b, &p.name),
+                None => {
+                    tracefs.ready().map_err(Error::Tracefs)?;
+                    tracefs.has(p.group, &p.name)
+                }
+            };
+            if !present {
                 if p.required {
                     return Err(Error::TracepointAbsent(full));
                 }
                 attached.absent.push(full);
                 continue;
             }
-            let (via_btf, failed) = load_and_attach(&mut ebpf, &p, &full, btf.as_ref())?;
+            let (via_btf, failed) = load_and_attach(&mut ebpf, &p, &full, btf.as_ref(), tracefs)?;
             if p.attach == Attach::BtfOrPerf {
                 hard += 1;
                 hard_btf += usize::from(via_btf);

@@ -91,7 +91,7 @@ fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip
         empty.extend_from_slice(&field.to_le_bytes());
     }
     empty.push(0); // the string section: the empty string
-    let tracer = match Tracer::attach(present, Some(&empty)) {
+    let tracer = match Tracer::attach(&mut present, Some(&empty)) {
         Err(Error::NotBuilt) => {
             eprintln!("irqlab-bpf: SKIPPED: built without clang");
             return;
@@ -115,7 +115,7 @@ fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip
 /// Attach (with `btf`, the kernel's BTF, or without), see events counted,
 /// drop, see the programs gone.
 fn attach_count_and_detach(btf: Option<&[u8]>) {
-    let tracer = match Tracer::attach(present, btf) {
+    let tracer = match Tracer::attach(&mut present, btf) {
         Err(Error::NotBuilt) => {
             eprintln!("irqlab-bpf: SKIPPED: built without clang");
             return;
@@ -165,4 +165,61 @@ fn which_bpftool() -> bool {
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// A tracefs that must not be needed: counts the uses asked of it.
+#[derive(Default)]
+struct Unneeded {
+    readied: usize,
+}
+
+impl irqlab_bpf::Tracefs for Unneeded {
+    fn ready(&mut self) -> Result<(), String> {
+        self.readied += 1;
+        Err("tracefs must not be needed with the kernel's BTF".into())
+    }
+    fn has(&self, _group: &str, _name: &str) -> bool {
+        false
+    }
+}
+
+/// With the kernel's BTF, which tracepoints there are comes from its
+/// `btf_trace_*` types and every program attaches without tracefs (so
+/// irqlab mounts nothing); where tracefs is mounted, the tracepoints left
+/// out are the ones it lacks.
+#[test]
+fn with_the_kernels_btf_tracefs_is_not_needed_or_skip() {
+    const NAME: &str = "with_the_kernels_btf_tracefs_is_not_needed_or_skip";
+    if !nix_is_root() {
+        eprintln!("irqlab-bpf: {NAME}: SKIPPED: not root");
+        return;
+    }
+    let Ok(btf) = std::fs::read(BTF) else {
+        eprintln!("irqlab-bpf: {NAME}: SKIPPED: no {BTF}");
+        return;
+    };
+    let mut tracefs = Unneeded::default();
+    let tracer = match Tracer::attach(&mut tracefs, Some(&btf)) {
+        Err(Error::NotBuilt) => {
+            eprintln!("irqlab-bpf: SKIPPED: built without clang");
+            return;
+        }
+        r => r.unwrap(),
+    };
+    assert_eq!(tracefs.readied, 0, "tracefs was asked for");
+    let a = tracer.attached();
+    assert!(a.hardirq_btf, "{a:?}");
+    assert!(a.tracepoints.len() >= 5, "{a:?}");
+    if skip_reason().is_none() {
+        for tp in a.absent.iter().chain(&a.tracepoints) {
+            let (group, name) = tp.split_once(':').unwrap();
+            assert_eq!(
+                present(group, name),
+                a.tracepoints.contains(tp),
+                "{tp}: tracefs and the BTF disagree"
+            );
+        }
+    } else {
+        eprintln!("irqlab-bpf: {NAME}: tracefs not mounted: presence not compared with it");
+    }
 }

@@ -1,6 +1,6 @@
 //! A tracing session (feature `trace`): preflight, tracefs mounted through
-//! the SystemGuard when absent (unmounted again on exit, error, panic,
-//! SIGINT/SIGTERM), programs attached through `irqlab_bpf` (the loader, the
+//! the SystemGuard when the loader needs it and it is absent (unmounted
+//! again on exit, error, panic, SIGINT/SIGTERM), programs attached through `irqlab_bpf` (the loader, the
 //! second gateway to the kernel beside HostFs), maps read into [`Sample`]s.
 //! Dropping it detaches the programs (their fds close) and then unmounts.
 
@@ -36,6 +36,51 @@ pub struct Session {
     pub notes: Vec<String>,
 }
 
+/// tracefs for the loader, mounted only when the loader needs it (no BTF
+/// that names the tracepoints, or a perf event program): through the
+/// outer run's guard, or under the run lock with a guard of its own, and
+/// never on another irqlab run's mount.
+struct LazyTracefs<'a> {
+    fs: &'a HostFs,
+    found: &'a preflight::TraceSupport,
+    outer: Option<&'a mut SystemGuard>,
+    own: Option<SystemGuard>,
+    /// Whether this run mounted it, once made ready.
+    mounted_here: Option<bool>,
+}
+
+impl LazyTracefs<'_> {
+    fn mount(&mut self) -> Result<bool> {
+        let rel = &self.found.tracefs;
+        match self.outer.as_deref_mut() {
+            // the outer run holds the run lock already
+            Some(g) if self.found.needs_mount => g.mount(rel, "tracefs").with_context(|| {
+                format!(
+                    "tracefs is not mountable on {}",
+                    self.fs.path(rel).display()
+                )
+            }),
+            Some(_) => Ok(false),
+            None => {
+                self.own = crate::guard::use_mount(self.fs, rel, "tracefs", &invoked_as())?;
+                Ok(self.own.is_some())
+            }
+        }
+    }
+}
+
+impl irqlab_bpf::Tracefs for LazyTracefs<'_> {
+    fn ready(&mut self) -> std::result::Result<(), String> {
+        if self.mounted_here.is_none() {
+            self.mounted_here = Some(self.mount().map_err(|e| format!("{e:#}"))?);
+        }
+        Ok(())
+    }
+    fn has(&self, group: &str, name: &str) -> bool {
+        preflight::tracepoint_present(self.fs, &self.found.tracefs, group, name)
+    }
+}
+
 impl Session {
     /// Check, mount if needed (through a guard of its own), attach.
     pub fn start(fs: &HostFs) -> Result<Session> {
@@ -52,26 +97,6 @@ impl Session {
     fn start_with(fs: &HostFs, outer: Option<&mut SystemGuard>) -> Result<Session> {
         let found = preflight::check(fs, nix::unistd::geteuid().is_root())?;
         let mut notes = found.notes.clone();
-        let mut own = None;
-        let tracefs = fs.path(&found.tracefs);
-        let mounted_here = match outer {
-            // the outer run holds the run lock already
-            Some(g) if found.needs_mount => g
-                .mount(&found.tracefs, "tracefs")
-                .with_context(|| format!("tracefs is not mountable on {}", tracefs.display()))?,
-            Some(_) => false,
-            // under the run lock, and never on another irqlab run's mount
-            None => {
-                own = crate::guard::use_mount(fs, &found.tracefs, "tracefs", &invoked_as())?;
-                own.is_some()
-            }
-        };
-        if mounted_here {
-            notes.push(format!(
-                "mounted tracefs on {} (unmounted again on exit)",
-                tracefs.display()
-            ));
-        }
         let btf = match preflight::kernel_btf(fs) {
             Ok(bytes) => Some(bytes),
             Err(note) => {
@@ -79,10 +104,23 @@ impl Session {
                 None
             }
         };
-        let tracer = Tracer::attach(
-            |group, name| preflight::tracepoint_present(fs, &found.tracefs, group, name),
-            btf.as_deref(),
-        )?;
+        let mut tracefs = LazyTracefs {
+            fs,
+            found: &found,
+            outer,
+            own: None,
+            mounted_here: None,
+        };
+        let tracer = Tracer::attach(&mut tracefs, btf.as_deref())?;
+        let LazyTracefs {
+            own, mounted_here, ..
+        } = tracefs;
+        if mounted_here == Some(true) {
+            notes.push(format!(
+                "mounted tracefs on {} (unmounted again on exit)",
+                fs.path(&found.tracefs).display()
+            ));
+        }
         drop(btf);
         notes.extend(tracer.attached().notes.iter().cloned());
         if !tracer.attached().absent.is_empty() {
