@@ -158,6 +158,7 @@ fn a_second_tracer_changes_irqlabs_durations_within_the_bound_or_skip() {
         .chars()
         .take(15)
         .collect();
+    let _tracefs = common::trace::TracefsForAnotherTracer::mount();
     let before = programs();
     let mut child = Command::new(&second[0])
         .args(&second[1..])

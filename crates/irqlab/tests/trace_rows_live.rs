@@ -237,6 +237,7 @@ fn one_row_per_irq_action_and_counts_match_proc_and_bpftrace_or_skip() {
     }
     let _one = one_at_a_time();
     let mut session = Session::start(&HostFs::new("/")).unwrap();
+    let _tracefs = common::trace::TracefsForAnotherTracer::mount();
     let bpftrace = Bpftrace::start();
     if bpftrace.is_none() {
         crate::visible!(

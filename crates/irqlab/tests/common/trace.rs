@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Where tracefs is mounted (by irqlab, when absent).
+/// Where tracefs is mounted (by irqlab when absent and needed, or by
+/// [`TracefsForAnotherTracer`]).
 pub const TRACING: &str = "/sys/kernel/tracing";
 
 /// What a live tracing test needs besides root and the tracefs directory.
@@ -167,6 +168,33 @@ impl Drop for Ticker {
         self.0.store(true, Ordering::Relaxed);
         if let Some(h) = self.1.take() {
             let _ = h.join();
+        }
+    }
+}
+
+/// tracefs mounted at [`TRACING`] for another tracer beside irqlab
+/// (bpftrace reads its tracepoints' formats there) when it is not: on a
+/// kernel with BTF irqlab mounts none. Unmounted on drop when mounted here.
+pub struct TracefsForAnotherTracer(bool);
+
+impl TracefsForAnotherTracer {
+    pub fn mount() -> Self {
+        if mounted() {
+            return TracefsForAnotherTracer(false);
+        }
+        let ok = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", TRACING])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mounting tracefs on {TRACING} for the other tracer");
+        TracefsForAnotherTracer(true)
+    }
+}
+
+impl Drop for TracefsForAnotherTracer {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = Command::new("umount").arg(TRACING).status();
         }
     }
 }
