@@ -1,25 +1,78 @@
 //! Live: attach, see events counted, drop, see the programs gone; the hard
 //! IRQ programs as BTF tracepoint programs when given the kernel's BTF,
-//! as perf event programs without it. Needs root, a mounted tracefs and a
-//! built object (and the kernel's BTF for the first); prints why it skips.
+//! as perf event programs without it; with the kernel's BTF, no tracefs
+//! needed. Needs root and a built object, tracefs (mounted, or mountable
+//! with the host-changing tests opted in) for the perf event programs and
+//! the kernel's BTF for the BTF cases; prints why it skips.
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
 
 use irqlab_bpf::{Counters, Error, Tracer};
+
+/// To stderr past the test harness's capture: skips and figures show in
+/// normal `cargo test` output.
+macro_rules! visible {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 use std::path::Path;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 const BTF: &str = "/sys/kernel/btf/vmlinux";
 
-fn skip_reason() -> Option<String> {
+/// tracefs for a test that needs it (the perf event programs' ids), one
+/// such test at a time: mounted when absent if the host-changing tests
+/// are opted in (`IRQLAB_TEST_HOST_CHANGES=1`, as .ci/run does), and
+/// unmounted again on drop.
+struct Tracefs {
+    _one: std::sync::MutexGuard<'static, ()>,
+    mounted_here: bool,
+}
+
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn mounted() -> bool {
+    Path::new(TRACEFS).join("events/irq").is_dir()
+}
+
+/// The tracefs a test needs, or why it must skip.
+fn tracefs() -> Result<Tracefs, String> {
+    let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     if !nix_is_root() {
-        return Some("not root".into());
+        return Err("not root".into());
     }
-    if !Path::new(TRACEFS).join("events/irq").is_dir() {
-        return Some(format!(
-            "tracefs not mounted at {TRACEFS} (irqlab's own tests mount it)"
+    if mounted() {
+        return Ok(Tracefs {
+            _one: one,
+            mounted_here: false,
+        });
+    }
+    if std::env::var("IRQLAB_TEST_HOST_CHANGES").as_deref() != Ok("1") {
+        return Err(format!(
+            "tracefs not mounted at {TRACEFS}, and mounting it changes the host \
+             (set IRQLAB_TEST_HOST_CHANGES=1, as .ci/run does)"
         ));
     }
-    None
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", TRACEFS])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok || !mounted() {
+        return Err(format!("tracefs could not be mounted at {TRACEFS}"));
+    }
+    Ok(Tracefs {
+        _one: one,
+        mounted_here: true,
+    })
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            let _ = std::process::Command::new("umount").arg(TRACEFS).status();
+        }
+    }
 }
 
 fn nix_is_root() -> bool {
@@ -53,12 +106,15 @@ fn prog_exists(id: u32) -> bool {
 
 #[test]
 fn attach_count_and_detach_on_drop_or_skip() {
-    if let Some(why) = skip_reason() {
-        eprintln!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: {why}");
-        return;
-    }
+    let _tracefs = match tracefs() {
+        Ok(t) => t,
+        Err(why) => {
+            visible!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: {why}");
+            return;
+        }
+    };
     let Ok(btf) = std::fs::read(BTF) else {
-        eprintln!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: no {BTF}");
+        visible!("irqlab-bpf: attach_count_and_detach_on_drop_or_skip: SKIPPED: no {BTF}");
         return;
     };
     attach_count_and_detach(Some(&btf));
@@ -66,21 +122,27 @@ fn attach_count_and_detach_on_drop_or_skip() {
 
 #[test]
 fn hard_irq_programs_run_as_perf_events_without_btf_or_skip() {
-    if let Some(why) = skip_reason() {
-        eprintln!(
+    let _tracefs = match tracefs() {
+        Ok(t) => t,
+        Err(why) => {
+            visible!(
             "irqlab-bpf: hard_irq_programs_run_as_perf_events_without_btf_or_skip: SKIPPED: {why}"
         );
-        return;
-    }
+            return;
+        }
+    };
     attach_count_and_detach(None);
 }
 
 #[test]
 fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip() {
-    if let Some(why) = skip_reason() {
-        eprintln!("irqlab-bpf: hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip: SKIPPED: {why}");
-        return;
-    }
+    let _tracefs = match tracefs() {
+        Ok(t) => t,
+        Err(why) => {
+            visible!("irqlab-bpf: hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip: SKIPPED: {why}");
+            return;
+        }
+    };
     // a valid BTF with no type at all: neither `struct irqaction` nor the
     // tracepoints' types are in it
     let mut empty = Vec::new();
@@ -93,13 +155,13 @@ fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip
     empty.push(0); // the string section: the empty string
     let tracer = match Tracer::attach(&mut present, Some(&empty)) {
         Err(Error::NotBuilt) => {
-            eprintln!("irqlab-bpf: SKIPPED: built without clang");
+            visible!("irqlab-bpf: SKIPPED: built without clang");
             return;
         }
         r => r.unwrap(),
     };
     let a = tracer.attached();
-    eprintln!("irqlab-bpf: with an empty BTF: {}", a.notes.join("; "));
+    visible!("irqlab-bpf: with an empty BTF: {}", a.notes.join("; "));
     assert!(!a.hardirq_btf, "{a:?}");
     assert!(
         a.notes
@@ -117,7 +179,7 @@ fn hard_irq_programs_fall_back_to_perf_events_with_a_btf_they_cannot_use_or_skip
 fn attach_count_and_detach(btf: Option<&[u8]>) {
     let tracer = match Tracer::attach(&mut present, btf) {
         Err(Error::NotBuilt) => {
-            eprintln!("irqlab-bpf: SKIPPED: built without clang");
+            visible!("irqlab-bpf: SKIPPED: built without clang");
             return;
         }
         r => r.unwrap(),
@@ -156,7 +218,7 @@ fn attach_count_and_detach(btf: Option<&[u8]>) {
         });
         assert!(gone, "programs {ids:?} still loaded after drop");
     } else {
-        eprintln!("irqlab-bpf: bpftool absent: detach not checked here");
+        visible!("irqlab-bpf: bpftool absent: detach not checked here");
     }
 }
 
@@ -191,35 +253,36 @@ impl irqlab_bpf::Tracefs for Unneeded {
 fn with_the_kernels_btf_tracefs_is_not_needed_or_skip() {
     const NAME: &str = "with_the_kernels_btf_tracefs_is_not_needed_or_skip";
     if !nix_is_root() {
-        eprintln!("irqlab-bpf: {NAME}: SKIPPED: not root");
+        visible!("irqlab-bpf: {NAME}: SKIPPED: not root");
         return;
     }
     let Ok(btf) = std::fs::read(BTF) else {
-        eprintln!("irqlab-bpf: {NAME}: SKIPPED: no {BTF}");
+        visible!("irqlab-bpf: {NAME}: SKIPPED: no {BTF}");
         return;
     };
-    let mut tracefs = Unneeded::default();
-    let tracer = match Tracer::attach(&mut tracefs, Some(&btf)) {
+    let mut unneeded = Unneeded::default();
+    let tracer = match Tracer::attach(&mut unneeded, Some(&btf)) {
         Err(Error::NotBuilt) => {
-            eprintln!("irqlab-bpf: SKIPPED: built without clang");
+            visible!("irqlab-bpf: SKIPPED: built without clang");
             return;
         }
         r => r.unwrap(),
     };
-    assert_eq!(tracefs.readied, 0, "tracefs was asked for");
+    assert_eq!(unneeded.readied, 0, "tracefs was asked for");
     let a = tracer.attached();
     assert!(a.hardirq_btf, "{a:?}");
     assert!(a.tracepoints.len() >= 5, "{a:?}");
-    if skip_reason().is_none() {
-        for tp in a.absent.iter().chain(&a.tracepoints) {
-            let (group, name) = tp.split_once(':').unwrap();
-            assert_eq!(
-                present(group, name),
-                a.tracepoints.contains(tp),
-                "{tp}: tracefs and the BTF disagree"
-            );
+    match tracefs() {
+        Ok(_tracefs) => {
+            for tp in a.absent.iter().chain(&a.tracepoints) {
+                let (group, name) = tp.split_once(':').unwrap();
+                assert_eq!(
+                    present(group, name),
+                    a.tracepoints.contains(tp),
+                    "{tp}: tracefs and the BTF disagree"
+                );
+            }
         }
-    } else {
-        eprintln!("irqlab-bpf: {NAME}: tracefs not mounted: presence not compared with it");
+        Err(why) => visible!("irqlab-bpf: {NAME}: presence not compared with tracefs: {why}"),
     }
 }
