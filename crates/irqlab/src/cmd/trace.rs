@@ -31,8 +31,9 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", allow_hyphen_values = true,
           value_parser = |s: &str| args::bounded_interval(s, Some((MIN_INTERVAL, SHORTEST))))]
     pub interval: Duration,
-    /// Stop after this long [default: until Ctrl-C].
-    #[arg(long, short = 'd', value_parser = args::duration)]
+    /// Stop after this long (default: until Ctrl-C): more than 0, at most
+    /// 8760h (365 days), as `serve --duration` and `record -d`.
+    #[arg(long, short = 'd', value_parser = args::positive_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
     // rows: a hard IRQ action is a row with its label and one action (its
     // name); a vector or softirq row is its name (`NET_RX`)
@@ -277,6 +278,25 @@ mod tests {
         }
         assert_eq!(args(&["-i", "10ms"]).interval, MIN_INTERVAL);
         assert_eq!(args(&["-i", "24h"]).interval, MAX_INTERVAL);
+    }
+
+    /// `trace -d 0` attached every program, printed nothing and exited 0.
+    #[test]
+    fn durations_are_bounded_as_serve_and_record() {
+        for bad in ["0", "0s", "-1s", "8761h", "9999999h"] {
+            let e = T::try_parse_from(["t", "-d", bad]).err();
+            let e = e.unwrap_or_else(|| panic!("-d {bad} accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+            assert!(e.to_string().contains("duration"), "{bad}: {e}");
+        }
+        assert_eq!(
+            args(&["-d", "8760h"]).duration,
+            Some(crate::sampler::pace::LONGEST_RUN)
+        );
+        assert_eq!(
+            args(&["-d", "1ms"]).duration,
+            Some(Duration::from_millis(1))
+        );
     }
 
     #[test]
