@@ -34,7 +34,9 @@ impl IntervalView {
         self.filter.keep_cpu(cpu)
     }
 
-    fn row(&self, label: &str, name: &str) -> bool {
+    /// Whether the row filter keeps the row `label` whose one action is
+    /// `name` (a softirq: its name twice).
+    pub fn row(&self, label: &str, name: &str) -> bool {
         self.filter
             .keep_fields(label, name, "", std::iter::once(name))
     }
