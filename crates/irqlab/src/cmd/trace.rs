@@ -206,7 +206,10 @@ fn intervals(
         // a signal cuts the interval short: what it saw is still printed
         let cut = signal.map(signal_name);
         match args.format {
-            TraceFormat::Text => output::text(&iv, n, cut.as_deref(), out)?,
+            TraceFormat::Text => {
+                let missed = sel.missed_shown(&iv.missed, &cur);
+                output::text(&iv, &missed, n, cut.as_deref(), out)?
+            }
             TraceFormat::Json => output::json(&iv, n, cut.as_deref(), out)?,
         }
         out.flush()?;
