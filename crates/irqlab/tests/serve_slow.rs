@@ -168,6 +168,24 @@ fn garbage_without_a_line_ending_gets_400() {
     assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
 }
 
+/// A whole head with a method over 16 characters or not a token, sent in
+/// one write: 400 and a close at once, as when it comes byte by byte.
+#[test]
+fn a_complete_head_with_a_bad_method_gets_400_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms"]);
+    for garbage in [
+        &b"ABCDEFGHIJKLMNOPQRSTUVWXYZ /metrics HTTP/1.1\r\n\r\n"[..],
+        b"G(T /metrics HTTP/1.1\r\n\r\n",
+    ] {
+        let (out, took) = exchange(s.addr, garbage);
+        assert!(out.starts_with("HTTP/1.1 400 "), "{garbage:?}: {out}");
+        assert!(!out.contains("keep-alive"), "{garbage:?}: {out}");
+        assert!(took < HEAD_DEADLINE, "{garbage:?}: {took:?}");
+    }
+}
+
 #[test]
 fn beyond_max_connections_the_longest_waiting_head_is_evicted() {
     let d = tempfile::tempdir().unwrap();

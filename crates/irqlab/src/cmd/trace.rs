@@ -31,8 +31,9 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", allow_hyphen_values = true,
           value_parser = |s: &str| args::bounded_interval(s, Some((MIN_INTERVAL, SHORTEST))))]
     pub interval: Duration,
-    /// Stop after this long [default: until Ctrl-C].
-    #[arg(long, short = 'd', value_parser = args::duration)]
+    /// Stop after this long (default: until Ctrl-C): more than 0, at most
+    /// 8760h (365 days), as `serve --duration` and `record -d`.
+    #[arg(long, short = 'd', value_parser = args::positive_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
     // rows: a hard IRQ action is a row with its label and one action (its
     // name); a vector or softirq row is its name (`NET_RX`)
@@ -112,6 +113,9 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
     // (--cost) is still said, then the session detaches and unmounts.
     let stop = crate::sampler::Stop::install()?;
     crate::guard::defer_signals(SIGNAL_GRACE);
+    for w in start_warnings(&args, &sel) {
+        eprintln!("{w}");
+    }
     let session = Session::start(&HostFs::new(args.root.path()))?;
     for n in &session.notes {
         eprintln!("irqlab: note: {n}");
@@ -124,6 +128,44 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
     let signal = intervals(&args, &sel, &mut session, &stop, out)?;
     session.stop()?;
     Ok(signal.map_or(ExitCode::SUCCESS, crate::cmd::top::signal_exit))
+}
+
+/// What `show` and `serve` say of a filter that selects nothing or less
+/// than asked, against one read of the counter files before anything
+/// attaches. Files that cannot be read give no warning: the session says
+/// what it cannot trace.
+#[cfg(feature = "trace")]
+fn start_warnings(args: &Args, sel: &IntervalView) -> Vec<String> {
+    use crate::sampler::{StatFile, StatFiles};
+    let mut files = StatFiles::new(crate::host::HostFs::new(args.root.path()), &StatFile::ALL);
+    let mut snap = irqlab_core::Snapshot::default();
+    match files.sample(&mut snap) {
+        Ok(()) => selection_warnings(&args.filter, sel, &snap),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// [`filter_warnings`](crate::filter::warnings::filter_warnings) of `flags`
+/// in `snap`: the CPUs its files list, and the rows `sel` keeps. trace's
+/// rows are interrupt rows and softirq vectors (`--irq NET_RX` keeps one),
+/// so both count as rows an `--irq` matches.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn selection_warnings(
+    flags: &args::FilterArgs,
+    sel: &IntervalView,
+    snap: &irqlab_core::Snapshot,
+) -> Vec<String> {
+    use crate::filter::warnings::{filter_warnings, listed_of, ListedCpus};
+    let mut listed = ListedCpus::default();
+    listed_of(snap, &mut listed);
+    let softirqs = snap.softirqs.as_ref().map_or(0, |s| {
+        s.rows.iter().filter(|r| sel.row(&r.name, &r.name)).count()
+    });
+    let rows = snap.interrupts.as_ref().map(|i| {
+        let kept = i.rows().iter().filter(|r| sel.filter.keep_irq_row(r));
+        kept.count() + softirqs
+    });
+    filter_warnings(flags.cpus.as_deref(), &listed, flags.irq.as_deref(), rows)
 }
 
 /// How long a signal waits for the run to say what it measured and
@@ -164,7 +206,10 @@ fn intervals(
         // a signal cuts the interval short: what it saw is still printed
         let cut = signal.map(signal_name);
         match args.format {
-            TraceFormat::Text => output::text(&iv, n, cut.as_deref(), out)?,
+            TraceFormat::Text => {
+                let missed = sel.missed_shown(&iv.missed, &cur);
+                output::text(&iv, &missed, n, cut.as_deref(), out)?
+            }
             TraceFormat::Json => output::json(&iv, n, cut.as_deref(), out)?,
         }
         out.flush()?;
@@ -277,6 +322,66 @@ mod tests {
         }
         assert_eq!(args(&["-i", "10ms"]).interval, MIN_INTERVAL);
         assert_eq!(args(&["-i", "24h"]).interval, MAX_INTERVAL);
+    }
+
+    /// `trace -d 0` attached every program, printed nothing and exited 0.
+    #[test]
+    fn durations_are_bounded_as_serve_and_record() {
+        for bad in ["0", "0s", "-1s", "8761h", "9999999h"] {
+            let e = T::try_parse_from(["t", "-d", bad]).err();
+            let e = e.unwrap_or_else(|| panic!("-d {bad} accepted"));
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+            assert!(e.to_string().contains("duration"), "{bad}: {e}");
+        }
+        assert_eq!(
+            args(&["-d", "8760h"]).duration,
+            Some(crate::sampler::pace::LONGEST_RUN)
+        );
+        assert_eq!(
+            args(&["-d", "1ms"]).duration,
+            Some(Duration::from_millis(1))
+        );
+    }
+
+    /// `trace --irq nomatchxyz --cpus 99` said nothing of its selection.
+    #[test]
+    fn a_selection_of_nothing_is_warned_as_show_and_serve_do() {
+        let snap = irqlab_core::Snapshot {
+            interrupts: irqlab_core::Interrupts::parse(
+                b"           CPU0       CPU1\n \
+                  24:         10          0  PCI-MSI 1-edge      virtio2-req.0\n \
+                 LOC:        100        200   Local timer interrupts\n",
+            )
+            .ok(),
+            softirqs: irqlab_core::softirqs::Softirqs::parse(
+                b"                    CPU0       CPU1\n          HI:          1          0\n      NET_RX:          5          7\n",
+            )
+            .ok(),
+            ..irqlab_core::Snapshot::default()
+        };
+        assert!(snap.interrupts.is_some() && snap.softirqs.is_some());
+        let warned = |v: &[&str]| {
+            let a = args(v);
+            selection_warnings(&a.filter, &a.select().unwrap(), &snap)
+        };
+        let w = warned(&["--irq", "nomatchxyz", "--cpus", "99"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("irqlab: warning: --cpus 99 selects no CPU"),
+            "{w:?}"
+        );
+        assert_eq!(
+            w[1],
+            "irqlab: warning: --irq \"nomatchxyz\" matches no interrupt row"
+        );
+        // a softirq vector or an interrupt row is a row trace shows
+        assert_eq!(
+            warned(&["--irq", "NET_RX", "--cpus", "1"]),
+            Vec::<String>::new()
+        );
+        assert_eq!(warned(&["--irq", "virtio"]), Vec::<String>::new());
+        let w = warned(&["--irq", "virtio", "--exclude", "virtio"]);
+        assert_eq!(w.len(), 1, "{w:?}");
     }
 
     #[test]

@@ -941,6 +941,9 @@ impl Reply {
 /// The answer to a complete request head.
 fn answer(head: &[u8], latest: &Latest) -> Reply {
     let mut r = match request_line(head) {
+        // a method over 16 characters or not a token (docs/serve.md,
+        // "Garbage"), whether the head came in one read or in many
+        Some(_) if !could_be_request(head) => Reply::error(Status::BadRequest),
         None => Reply::error(Status::BadRequest),
         Some((m, _)) if m != "GET" && m != "HEAD" => {
             Reply::text(Status::MethodNotAllowed, "only GET and HEAD\n")
@@ -1146,6 +1149,29 @@ mod tests {
         ] {
             assert!(!could_be_request(bad), "{bad:?}");
         }
+    }
+
+    /// A whole head in one read with a method that cannot be one got 405
+    /// and a kept connection: only a head still incomplete was tested.
+    #[test]
+    fn a_complete_head_with_a_bad_method_gets_400_and_no_keep_alive() {
+        let l = Latest::new(b"a".to_vec(), Instant::now(), None).unwrap();
+        for bad in [
+            &b"ABCDEFGHIJKLMNOPQRSTUVWXYZ /metrics HTTP/1.1\r\n\r\n"[..],
+            b"G(T /metrics HTTP/1.1\r\n\r\n",
+            b"GET\x7f /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
+            let r = answer(bad, &l);
+            assert!(r.status == Status::BadRequest, "{bad:?}");
+            assert!(!r.keep, "{bad:?}");
+        }
+        let r = answer(b"POST /metrics HTTP/1.1\r\n\r\n", &l);
+        assert!(r.status == Status::MethodNotAllowed && r.keep);
+        let r = answer(b"ABCDEFGHIJKLMNOP /metrics HTTP/1.1\r\n\r\n", &l);
+        assert!(
+            r.status == Status::MethodNotAllowed,
+            "16 characters is a method"
+        );
     }
 
     #[test]

@@ -34,9 +34,61 @@ impl IntervalView {
         self.filter.keep_cpu(cpu)
     }
 
-    fn row(&self, label: &str, name: &str) -> bool {
+    /// Whether the row filter keeps the row `label` whose one action is
+    /// `name` (a softirq: its name twice).
+    pub fn row(&self, label: &str, name: &str) -> bool {
         self.filter
             .keep_fields(label, name, "", std::iter::once(name))
+    }
+}
+
+/// The runs missed over an interval as a text report says them for a
+/// selection: the machine-wide counts of the groups whose rows it shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MissedShown {
+    /// The groups the selection shows a row of, each with its count of
+    /// every row and CPU (the counts are not split per row or CPU).
+    pub groups: super::missed::Missed,
+    /// `--cpus` selects CPUs: the counts are of all CPUs.
+    pub all_cpus: bool,
+    /// `--irq` or `--exclude` selects rows: a group's count holds its
+    /// other rows' too.
+    pub rows_filtered: bool,
+}
+
+impl IntervalView {
+    /// `missed` (an interval's, per group) as shown for this selection:
+    /// only the groups it shows rows of (a hard IRQ row of `cur`, a
+    /// softirq vector, a vector label kept by `--irq`/`--exclude`).
+    pub fn missed_shown(&self, missed: &super::missed::Missed, cur: &Sample) -> MissedShown {
+        MissedShown {
+            groups: missed
+                .iter()
+                .filter(|(g, _)| self.shows_group(g, cur))
+                .map(|(g, &n)| (g.clone(), n))
+                .collect(),
+            all_cpus: self.filter.cpus.is_some(),
+            rows_filtered: self.filter.irq.is_some() || self.filter.exclude.is_some(),
+        }
+    }
+
+    /// Whether the row filter keeps some row of `group` (named as in
+    /// [`super::missed`]); an unknown group is kept.
+    fn shows_group(&self, group: &str, cur: &Sample) -> bool {
+        use irqlab_bpf::maps::SOFTIRQ_NAMES;
+        use irqlab_bpf::maps::VECTORS;
+        match group {
+            "hardirq" => cur
+                .irqs
+                .iter()
+                .filter(|(k, _)| matches!(k, TraceKey::Hardirq { .. }))
+                .any(|(k, _)| self.row(&k.label(), k.name())),
+            "softirq" | "softirq_raise" => SOFTIRQ_NAMES.iter().any(|n| self.row(n, n)),
+            label => {
+                let mut vectors = VECTORS.iter().filter(|v| v.label == label).peekable();
+                vectors.peek().is_none() || vectors.any(|v| self.row(v.label, v.tracepoint))
+            }
+        }
     }
 }
 
@@ -437,6 +489,40 @@ mod tests {
             assert_eq!(rows_of(&iv), [(1, 14_800)], "{iv:?}");
             assert_eq!(iv.irqs[0].key.name(), "virtio0-stats");
         }
+    }
+
+    /// `trace --irq 'virtio|NET_RX' --cpus 1` named LOC, a row it does
+    /// not show, in its MISSED line.
+    #[test]
+    fn missed_runs_are_shown_for_the_groups_the_selection_shows() {
+        let missed: crate::trace::missed::Missed = [("LOC", 1), ("softirq", 2), ("hardirq", 3)]
+            .iter()
+            .map(|&(g, n)| (g.to_string(), n))
+            .collect();
+        let cur = sample(0, [(1, 1), (0, 0)], [(0, 0, 0), (0, 0, 0)]);
+        let shown = |irq: Option<&str>, exclude: Option<&str>, cpus: Option<&str>| {
+            let sel = IntervalView {
+                filter: Filter::from_flags(irq, cpus)
+                    .unwrap()
+                    .excluding(exclude)
+                    .unwrap(),
+                hist: false,
+            };
+            sel.missed_shown(&missed, &cur)
+        };
+        let groups = |m: MissedShown| m.groups.into_keys().collect::<Vec<_>>();
+        let all = shown(None, None, None);
+        assert_eq!(all.groups, missed);
+        assert!(!all.all_cpus && !all.rows_filtered);
+        let s = shown(Some("virtio|NET_RX"), None, Some("1"));
+        assert!(s.all_cpus && s.rows_filtered);
+        assert_eq!(groups(s), ["hardirq", "softirq"]);
+        assert_eq!(groups(shown(Some("^NET_RX$"), None, None)), ["softirq"]);
+        assert_eq!(groups(shown(Some("^LOC$"), None, None)), ["LOC"]);
+        assert_eq!(groups(shown(None, Some("LOC|virtio"), None)), ["softirq"]);
+        let cpus = shown(None, None, Some("99"));
+        assert!(cpus.all_cpus && !cpus.rows_filtered);
+        assert_eq!(cpus.groups, missed, "counts are not split per CPU");
     }
 
     #[test]

@@ -77,8 +77,16 @@ pub fn hold(cur: &mut Missed, prev: &Missed) {
     }
 }
 
-/// What a text output says when runs were missed (empty: none).
+/// What a text output says when runs were missed (empty: none), for a
+/// report of every row on every CPU.
 pub fn line(m: &Missed) -> Option<String> {
+    line_of(m, false, false)
+}
+
+/// [`line`] for a report of some rows (`rows_filtered`: a group's count
+/// also holds rows not shown) or some CPUs (`all_cpus`: the counts are of
+/// every CPU, not split per CPU): the rows shown lack at most that many.
+pub fn line_of(m: &Missed, all_cpus: bool, rows_filtered: bool) -> Option<String> {
     let groups: Vec<String> = m
         .iter()
         .filter(|(_, &n)| n > 0)
@@ -87,11 +95,21 @@ pub fn line(m: &Missed) -> Option<String> {
     if groups.is_empty() {
         return None;
     }
+    let (scope, lack) = match (all_cpus, rows_filtered) {
+        (false, false) => ("", "those rows (and IRQ%/SOFTIRQ%) lack them"),
+        (true, _) => (
+            " on all CPUs (not split per CPU)",
+            "the rows and CPUs shown lack at most that many",
+        ),
+        (false, true) => (
+            " of every row of each group",
+            "the rows shown lack at most that many",
+        ),
+    };
     Some(format!(
-        "MISSED program runs: {}; the kernel counted that many runs irqlab's programs did \
-         not (it skips a program {WHILE}, and some kernels run none for some runs: \
-         docs/trace.md, \"Runs no program sees\"), so those rows (and IRQ%/SOFTIRQ%) lack \
-         them",
+        "MISSED program runs{scope}: {}; the kernel counted that many runs irqlab's programs \
+         did not (it skips a program {WHILE}, and some kernels run none for some runs: \
+         docs/trace.md, \"Runs no program sees\"), so {lack}",
         groups.join(", ")
     ))
 }
@@ -165,5 +183,33 @@ prog_id:\t5685\nrun_time_ns:\t0\nrun_cnt:\t0\nrecursion_misses:\t3\nverified_ins
         );
         // the cause is said as the notes say it, map reads included
         assert!(l.contains(WHILE), "{l}");
+        assert!(
+            l.ends_with("so those rows (and IRQ%/SOFTIRQ%) lack them"),
+            "{l}"
+        );
+    }
+
+    /// `trace --cpus 1` said `so those rows lack them` of counts of every
+    /// CPU.
+    #[test]
+    fn a_selection_is_told_the_counts_are_of_all_cpus_and_rows() {
+        let runs = m(&[("softirq", 1)]);
+        let l = line_of(&runs, true, true).unwrap();
+        assert!(
+            l.starts_with("MISSED program runs on all CPUs (not split per CPU): softirq 1;"),
+            "{l}"
+        );
+        assert!(
+            l.ends_with("the rows and CPUs shown lack at most that many"),
+            "{l}"
+        );
+        assert!(!l.contains("those rows"), "{l}");
+        let l = line_of(&runs, false, true).unwrap();
+        assert!(
+            l.starts_with("MISSED program runs of every row of each group: softirq 1;"),
+            "{l}"
+        );
+        assert!(l.ends_with("the rows shown lack at most that many"), "{l}");
+        assert_eq!(line_of(&Missed::new(), true, true), None);
     }
 }

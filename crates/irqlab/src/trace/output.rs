@@ -2,7 +2,7 @@
 //! histograms, per-CPU exact irq/softirq %) or one JSON object per line.
 //! Formats only: every number comes from `interval.rs`.
 
-use super::interval::Interval;
+use super::interval::{Interval, MissedShown};
 use super::sample::HIST_SLOTS;
 use std::io::{self, Write};
 
@@ -15,8 +15,15 @@ fn opt(v: Option<f64>) -> String {
 }
 
 /// The tables of one interval (`n` counts intervals from 1); `cut` names
-/// the signal that cut it short (`SIGINT`).
-pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> io::Result<()> {
+/// the signal that cut it short (`SIGINT`); `missed`: its missed runs as
+/// the selection shows them ([`IntervalView::missed_shown`](super::interval::IntervalView::missed_shown)).
+pub fn text(
+    iv: &Interval,
+    missed: &MissedShown,
+    n: u64,
+    cut: Option<&str>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     write!(out, "interval {n}: {:.3} s", iv.elapsed_ns as f64 / 1e9)?;
     match cut {
         Some(sig) => writeln!(out, " (cut short by {sig})")?,
@@ -92,7 +99,7 @@ pub fn text(iv: &Interval, n: u64, cut: Option<&str>, out: &mut impl Write) -> i
     if iv.dropped > 0 {
         writeln!(out, "{}", dropped_line(iv.dropped))?;
     }
-    if let Some(l) = super::missed::line(&iv.missed) {
+    if let Some(l) = super::missed::line_of(&missed.groups, missed.all_cpus, missed.rows_filtered) {
         writeln!(out, "{l}")?;
     }
     for l in &iv.irqs {
@@ -213,10 +220,18 @@ mod tests {
         )
     }
 
+    /// `iv`'s missed runs for a report of every row on every CPU.
+    fn every_row(iv: &Interval) -> MissedShown {
+        MissedShown {
+            groups: iv.missed.clone(),
+            ..MissedShown::default()
+        }
+    }
+
     #[test]
     fn text_has_tables_cpu_time_and_histograms() {
         let mut out = Vec::new();
-        text(&interval(), 1, None, &mut out).unwrap();
+        text(&interval(), &MissedShown::default(), 1, None, &mut out).unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("interval 1: 1.000 s"), "{t}");
         assert!(t.contains("RES    reschedule"), "{t}");
@@ -244,7 +259,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["dropped"], 17);
         let mut out = Vec::new();
-        text(&iv, 1, None, &mut out).unwrap();
+        text(&iv, &every_row(&iv), 1, None, &mut out).unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("DROPPED 17 hard IRQ run(s) not counted"), "{t}");
     }
@@ -257,7 +272,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["missed"], serde_json::json!({}), "always present");
         let mut out = Vec::new();
-        text(&iv, 1, None, &mut out).unwrap();
+        text(&iv, &every_row(&iv), 1, None, &mut out).unwrap();
         assert!(!String::from_utf8(out).unwrap().contains("MISSED"));
         iv.missed = [("RES".to_string(), 4), ("hardirq".to_string(), 2)].into();
         let mut out = Vec::new();
@@ -265,9 +280,31 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["missed"], serde_json::json!({"RES": 4, "hardirq": 2}));
         let mut out = Vec::new();
-        text(&iv, 1, None, &mut out).unwrap();
+        text(&iv, &every_row(&iv), 1, None, &mut out).unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(t.contains("MISSED program runs: RES 4, hardirq 2;"), "{t}");
+        // a selection: only its groups, said to be counts of all CPUs
+        let sel = IntervalView {
+            filter: crate::filter::Filter::from_flags(Some("^NET_RX$"), Some("1")).unwrap(),
+            ..IntervalView::default()
+        };
+        iv.missed.insert("softirq".into(), 1);
+        let shown = sel.missed_shown(&iv.missed, &Sample::default());
+        let mut out = Vec::new();
+        text(&iv, &shown, 1, None, &mut out).unwrap();
+        let t = String::from_utf8(out).unwrap();
+        assert!(
+            t.contains("MISSED program runs on all CPUs (not split per CPU): softirq 1;"),
+            "{t}"
+        );
+        let mut out = Vec::new();
+        json(&iv, 1, None, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v["missed"],
+            serde_json::json!({"RES": 4, "hardirq": 2, "softirq": 1}),
+            "JSON keeps every group"
+        );
     }
 
     #[test]
@@ -292,7 +329,14 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["interrupted"], "SIGINT");
         let mut out = Vec::new();
-        text(&interval(), 3, Some("SIGTERM"), &mut out).unwrap();
+        text(
+            &interval(),
+            &MissedShown::default(),
+            3,
+            Some("SIGTERM"),
+            &mut out,
+        )
+        .unwrap();
         let t = String::from_utf8(out).unwrap();
         assert!(
             t.starts_with("interval 3: 1.000 s (cut short by SIGTERM)\n"),
