@@ -182,6 +182,37 @@ fn bad_flags_fail_before_any_file() {
     assert_eq!(s, "0\n");
 }
 
+/// `--pin-thread` to a CPU the machine does not have is refused (exit 2)
+/// before anything is changed, as `--irq-affinity` is; an ordinary thread
+/// is never called a per-CPU kernel thread.
+#[test]
+fn pin_thread_to_a_missing_cpu_is_a_usage_error() {
+    let root = fake_tree();
+    let task = root.path().join("proc/4194999/task/4194999");
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::write(task.join("comm"), "victimthr\n").unwrap();
+    std::fs::write(
+        task.join("stat"),
+        "4194999 (victimthr) S 1 0 0 0 -1 4194560 0 0\n",
+    )
+    .unwrap();
+    let cpu = root.path().join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::write(cpu.join("possible"), "0-3\n").unwrap();
+    std::fs::write(cpu.join("online"), "0-3\n").unwrap();
+    let out = root.path().join("out");
+    bench(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--pin-thread", "victimthr=9", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--pin-thread victimthr=9"))
+        .stderr(predicate::str::contains("CPU 9 does not exist"))
+        .stderr(predicate::str::contains("per-CPU").not());
+    assert!(!out.exists());
+}
+
 /// `bench --irq`, `--cpus` and `--duration` meant other things than in
 /// the row-filtering commands and `record` (IRQs to measure, the
 /// workload's CPUs, one trial's length): renamed `--measure`,

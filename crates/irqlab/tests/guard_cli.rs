@@ -156,6 +156,53 @@ fn sigkill_leaves_journal_for_irqlab_restore() {
         .stdout(contains("nothing to restore"));
 }
 
+/// `restore` with a stdout that fails: the undo comes first, then the
+/// write's error (exit 1 naming stdout for a full device; a closed pipe
+/// ends the run as any closed stdout does, exit 0), never a panic.
+#[test]
+fn restore_undoes_before_a_failing_stdout_is_reported() {
+    for sink in ["full", "closed pipe"] {
+        let dir = tree(&FILES);
+        let root = dir.path();
+        let run = start(root, &SETS);
+        signal(&run, "-KILL");
+        let _ = finish(run);
+        assert_changed(root);
+        let stdout = failing_stdout(sink);
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["restore", "--root"])
+            .arg(root)
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{sink}: {err}");
+        assert_restored(root);
+        match sink {
+            "full" => {
+                assert_eq!(out.status.code(), Some(1), "{err}");
+                assert!(err.contains("stdout: No space left on device"), "{err}");
+            }
+            _ => assert_eq!(out.status.code(), Some(0), "{err}"),
+        }
+    }
+}
+
+/// A stdout that fails: /dev/full, or a pipe whose read end is closed.
+fn failing_stdout(sink: &str) -> Stdio {
+    if sink == "full" {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        return Stdio::from(full);
+    }
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    Stdio::from(write)
+}
+
 /// A `--root` that is not there is an error naming it (exit 1), not
 /// "nothing to restore" (exit 0): a mistyped root would pass for a host
 /// with nothing left to undo; nor is it made (the run lock's directory

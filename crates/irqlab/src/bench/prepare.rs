@@ -345,6 +345,7 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
     }
     for s in &p.pin_thread {
         pin_threads::check_pattern(fs, &s.pattern, p.strict)
+            .and_then(|()| check_cpus_exist(fs, &s.cpus))
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
     }
     Ok(())

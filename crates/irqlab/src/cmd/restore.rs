@@ -2,9 +2,11 @@
 //! them itself (SIGKILL, power loss) by replaying the guard's journal.
 
 use crate::cmd::args::RootArgs;
+use crate::export::stdout::stdout;
 use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
 use crate::host::RootError;
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Flags of `irqlab restore`.
@@ -27,7 +29,9 @@ pub struct Args {
 /// Replay the journal newest first; print what was restored (every line
 /// starts with `irqlab: `). Refused while the run that wrote the journal
 /// still runs (its lock is live). Exit 1 (with the journal kept) if any
-/// change could not be undone.
+/// change could not be undone. The report is written only after the
+/// undo: a stdout that fails (full, closed) never stops the undo, and its
+/// error is returned after it (exit 1 naming stdout; a closed pipe exit 0).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     existing_root(&args.root)?;
     let journal = args
@@ -36,27 +40,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // never under a live run; a killed run's stale lock is ours now
     let me = Holder::me("restore", None);
     let lock = RunLock::acquire(args.root.path(), me, &journal, Stale::Take)?;
+    let mut report = String::new();
     if let Some(h) = &lock.took_over {
-        println!("irqlab: taking charge of the stale lock of {h}");
+        report.push_str(&format!("irqlab: taking charge of the stale lock of {h}\n"));
     }
-    if !journal.exists() {
-        println!(
-            "irqlab: nothing to restore: {} does not exist",
-            journal.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let report = replay_journal(&args.root.host_fs(), &journal)?;
-    if report.is_empty() {
-        println!(
-            "irqlab: nothing to restore: {} was empty (removed)",
-            journal.display()
-        );
-    } else {
-        print!("{}", report.prefixed("irqlab: "));
-        println!("irqlab: removed {}", journal.display());
-    }
+    let undone = undo(&args.root, &journal, &mut report);
+    let written = write_stdout(&report);
+    undone?;
+    written?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Replay `journal`, appending the lines that say what was done to `out`.
+fn undo(root: &RootArgs, journal: &Path, out: &mut String) -> anyhow::Result<()> {
+    if !journal.exists() {
+        out.push_str(&format!(
+            "irqlab: nothing to restore: {} does not exist\n",
+            journal.display()
+        ));
+        return Ok(());
+    }
+    let report = replay_journal(&root.host_fs(), journal)?;
+    if report.is_empty() {
+        out.push_str(&format!(
+            "irqlab: nothing to restore: {} was empty (removed)\n",
+            journal.display()
+        ));
+    } else {
+        out.push_str(&report.prefixed("irqlab: "));
+        out.push_str(&format!("irqlab: removed {}\n", journal.display()));
+    }
+    Ok(())
+}
+
+/// `text` written to stdout; an error names stdout (`export::stdout`).
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = stdout();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// An error naming `root` when it is not a directory there: a mistyped

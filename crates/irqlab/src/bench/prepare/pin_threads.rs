@@ -100,15 +100,24 @@ pub fn all_threads(fs: &HostFs) -> Vec<ThreadInfo> {
 /// kernel will not move.
 const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
 
+/// `PF_KTHREAD` in the same field: a kernel thread.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
 /// True when thread `t` is a per-CPU kernel thread (see [`PF_NO_SETAFFINITY`]).
 pub fn is_per_cpu_kthread(fs: &HostFs, t: &ThreadInfo) -> bool {
-    let Some(stat) = fs.read_attr(&paths::task_file(t.pid, t.tid, "stat")) else {
-        return false;
-    };
-    let flags = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok());
-    flags.is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
+    task_flags(fs, t).is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
+}
+
+/// True when thread `t` is a kernel thread (`PF_KTHREAD`).
+fn is_kthread(fs: &HostFs, t: &ThreadInfo) -> bool {
+    task_flags(fs, t).is_some_and(|f| f & PF_KTHREAD != 0)
+}
+
+/// The `flags` field of `/proc/PID/task/TID/stat`, when readable.
+fn task_flags(fs: &HostFs, t: &ThreadInfo) -> Option<u64> {
+    let stat = fs.read_attr(&paths::task_file(t.pid, t.tid, "stat"))?;
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok())
 }
 
 /// The threads matching `pattern`; no match is an error naming the most
@@ -167,7 +176,11 @@ pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Res
                     .fs()
                     .read_attr(&paths::task_file(t.pid, t.tid, "comm"))
                     .is_none() => {}
-            Err(e) if format!("{e:#}").contains("EINVAL") => per_cpu.push(t.comm.clone()),
+            // a kernel thread the kernel will not move; any other thread's
+            // EINVAL is a real error
+            Err(e) if format!("{e:#}").contains("EINVAL") && is_kthread(guard.fs(), t) => {
+                per_cpu.push(t.comm.clone());
+            }
             Err(e) => return Err(e.context(format!("pinning thread {} ({})", t.tid, t.comm))),
         }
     }
@@ -301,6 +314,32 @@ mod tests {
             )]
         );
         assert_eq!(g.pending(), 0);
+    }
+
+    /// EINVAL from a thread that is no kernel thread is the error it is,
+    /// not "cannot move (per-CPU kernel thread)". The thread is one of
+    /// this test's own, and the CPU one no CPU set holds: nothing moves.
+    #[test]
+    fn einval_of_an_ordinary_thread_is_an_error() {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let tid = nix::unistd::gettid().as_raw();
+                let dir = fake_proc(&[(tid, tid, "victimthr")]);
+                let stat = format!("{tid} (victimthr) S 1 0 0 0 -1 4194560 0 0\n");
+                std::fs::write(dir.path().join(format!("proc/{tid}/task/{tid}/stat")), stat)
+                    .unwrap();
+                let fs = HostFs::new(dir.path());
+                let mut g = SystemGuard::new(&fs, dir.path().join("j.jsonl")).unwrap();
+                let cpus = CpuList::from_cpus([1_000_000]);
+                let e = pin_thread(&mut g, "victimthr", &cpus).unwrap_err();
+                let text = format!("{e:#}");
+                assert!(
+                    text.contains("pinning thread") && !text.contains("per-CPU"),
+                    "{text}"
+                );
+                assert_eq!(g.pending(), 0);
+            });
+        });
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! Safe code only: the aligned buffer is carved out of a larger `Vec`.
 
 use super::latency::Histogram;
-use super::placement;
+use super::{placement, spawn_scoped};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::guard::{Tracked, Tracker};
@@ -243,13 +243,15 @@ impl Workload for Disk {
         let seed = (u64::from(std::process::id()) << 32) ^ now;
         let start = Instant::now();
         let hists = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..self.threads)
-                .map(|i| {
-                    let cpu = placement::cpu_for(&self.cpus, i);
-                    let seed = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                    s.spawn(move || reader(path, blocks, seed, cpu, duration, stop))
-                })
-                .collect();
+            let mut hs = Vec::with_capacity(self.threads);
+            for i in 0..self.threads {
+                let cpu = placement::cpu_for(&self.cpus, i);
+                let seed = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                // the started readers end with the trial's duration
+                hs.push(spawn_scoped(s, i, self.threads, move || {
+                    reader(path, blocks, seed, cpu, duration, stop)
+                })?);
+            }
             hs.into_iter()
                 .map(|h| h.join().map_err(|_| anyhow!("reader thread panicked"))?)
                 .collect::<anyhow::Result<Vec<_>>>()

@@ -9,7 +9,7 @@
 //! ring gives up after a grace period instead of hanging.
 
 use super::latency::Histogram;
-use super::placement;
+use super::{placement, spawn_scoped};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::sampler::Stop;
@@ -159,13 +159,18 @@ impl Workload for Ipi {
         let give_up = Instant::now() + duration + STALL_GRACE;
         let cpus = &self.cpus;
         let rounds = std::thread::scope(|s| {
-            let relays: Vec<_> = (1..self.threads)
-                .map(|i| {
-                    let slots = &slots;
-                    s.spawn(move || relay(slots, i, placement::cpu_for(cpus, i), give_up))
-                })
-                .collect();
-            let d = s.spawn(|| driver(&slots, placement::cpu_for(cpus, 0), duration, stop));
+            let wanted = self.threads;
+            let mut relays = Vec::with_capacity(wanted);
+            for i in 1..wanted {
+                let slots = &slots;
+                // a started relay gives up at `give_up`
+                relays.push(spawn_scoped(s, i - 1, wanted, move || {
+                    relay(slots, i, placement::cpu_for(cpus, i), give_up)
+                })?);
+            }
+            let d = spawn_scoped(s, wanted - 1, wanted, || {
+                driver(&slots, placement::cpu_for(cpus, 0), duration, stop)
+            })?;
             let rounds = join(d);
             let relayed: anyhow::Result<Vec<()>> = relays.into_iter().map(join).collect();
             relayed.and(rounds)

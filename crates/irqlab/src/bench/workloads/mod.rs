@@ -254,8 +254,65 @@ pub(crate) fn live_lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Start thread `index` (0-based) of the `wanted` threads a workload
+/// runs in scope `s`. A failure (the process or user thread limit, or
+/// memory for the stack) is an error naming how many threads started and
+/// the limits that may have stopped it; never a panic.
+pub(crate) fn spawn_scoped<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    index: usize,
+    wanted: usize,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    spawn_with(std::thread::Builder::new(), s, index, wanted, f)
+}
+
+fn spawn_with<'scope, T: Send + 'scope>(
+    builder: std::thread::Builder,
+    s: &'scope std::thread::Scope<'scope, '_>,
+    index: usize,
+    wanted: usize,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    builder.spawn_scoped(s, f).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start workload thread {} of {wanted} ({index} started): {e}; \
+             limits: {} (also kernel.threads-max, the cgroup's pids.max, memory \
+             for the threads' stacks); use fewer --threads",
+            index + 1,
+            nproc_limit()
+        )
+    })
+}
+
+/// This user's process/thread limit (RLIMIT_NPROC), as text.
+fn nproc_limit() -> String {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    match getrlimit(Resource::RLIMIT_NPROC) {
+        Ok((soft, _)) if soft == RLIM_INFINITY => "ulimit -u unlimited".into(),
+        Ok((soft, _)) => format!("ulimit -u {soft}"),
+        Err(e) => format!("ulimit -u unknown ({e})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// A thread that cannot start (here: a stack no mmap can hold) is an
+    /// error naming the thread and the count, not a panic.
+    #[test]
+    fn a_thread_that_cannot_start_is_an_error_naming_the_count() {
+        let err = std::thread::scope(|s| {
+            let huge = std::thread::Builder::new().stack_size(1 << 62);
+            spawn_with(huge, s, 7, 20, || ()).map(|_| ())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("thread 8 of 20 (7 started)") && err.contains("ulimit -u"),
+            "{err}"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -13,8 +13,8 @@
 //! socket timeouts guard every blocking call, both sockets are closed
 //! when `run` returns.
 
-use super::placement;
 use super::veth::{NetPath, Veth, RX_ADDR, TX_ADDR};
+use super::{placement, spawn_scoped};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::guard::Tracker;
@@ -159,8 +159,9 @@ impl Workload for Net {
         let rx_cpu = placement::cpu_for(&self.cpus, 0);
         let tx_cpu = placement::cpu_for(&self.cpus, 1);
         let (bytes, elapsed) = std::thread::scope(|s| {
-            let r = s.spawn(move || reader(server, rx_cpu));
-            let w = s.spawn(move || writer(client, tx_cpu, duration, stop));
+            let r = spawn_scoped(s, 0, 2, move || reader(server, rx_cpu))?;
+            // a writer that cannot start drops `client`: the reader sees EOF
+            let w = spawn_scoped(s, 1, 2, move || writer(client, tx_cpu, duration, stop))?;
             let wres = w.join().map_err(|_| anyhow!("writer thread panicked"));
             let rres = r.join().map_err(|_| anyhow!("reader thread panicked"));
             wres??;

@@ -9,7 +9,7 @@
 //! All threads are scoped to `run` and joined.
 
 use super::latency::Histogram;
-use super::placement;
+use super::{placement, spawn_scoped};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::sampler::Stop;
@@ -104,15 +104,30 @@ impl Workload for Timer {
         let start = Instant::now();
         let (cpus, period) = (&self.cpus, self.period);
         let (hists, timeouts) = std::thread::scope(|s| {
-            let spawn_pair = |i| {
+            let wanted = 2 * self.threads;
+            let mut hs = Vec::with_capacity(self.threads);
+            let mut first_err = None;
+            for i in 0..self.threads {
                 let cpu = placement::cpu_for(cpus, i);
-                let sl = s.spawn(move || sleeper(cpu, period, duration, stop));
-                (sl, s.spawn(move || wheel(cpu, duration, stop)))
-            };
-            let hs: Vec<_> = (0..self.threads).map(spawn_pair).collect();
+                let pair = spawn_scoped(s, 2 * i, wanted, move || {
+                    sleeper(cpu, period, duration, stop)
+                })
+                .and_then(|sl| {
+                    let wh =
+                        spawn_scoped(s, 2 * i + 1, wanted, move || wheel(cpu, duration, stop))?;
+                    Ok((sl, wh))
+                });
+                match pair {
+                    Ok(p) => hs.push(p),
+                    Err(e) => {
+                        // the started threads end with the trial's duration
+                        first_err = Some(e);
+                        break;
+                    }
+                }
+            }
             let mut hists = Vec::new();
             let mut timeouts = 0u64;
-            let mut first_err = None;
             for (sl, wh) in hs {
                 match (join(sl), join(wh)) {
                     (Ok(h), Ok(t)) => {

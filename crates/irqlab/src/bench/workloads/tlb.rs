@@ -9,7 +9,7 @@
 //! size comes from `sysconf(_SC_PAGESIZE)`. All threads are scoped to
 //! `run` and joined.
 
-use super::placement;
+use super::{placement, spawn_scoped};
 use crate::bench::metric_value::{Direction, Metric};
 use crate::bench::workload::{running, Workload};
 use crate::sampler::Stop;
@@ -117,15 +117,24 @@ impl Workload for Tlb {
         let mapper_done = AtomicBool::new(false);
         let cpus = &self.cpus;
         let (n, elapsed) = std::thread::scope(|s| {
-            let spin: Vec<_> = (0..self.spinners)
-                .map(|i| {
-                    let mapper_done = &mapper_done;
-                    // Spinners take the CPUs after the mapper's, round-robin.
-                    let cpu = cpus.get(1..).and_then(|rest| placement::cpu_for(rest, i));
-                    s.spawn(move || spinner(cpu, mapper_done))
-                })
-                .collect();
-            let m = s.spawn(|| mapper(placement::cpu_for(cpus, 0), duration, stop));
+            let wanted = self.spinners + 1;
+            let mut spin = Vec::with_capacity(self.spinners);
+            for i in 0..self.spinners {
+                let mapper_done = &mapper_done;
+                // Spinners take the CPUs after the mapper's, round-robin.
+                let cpu = cpus.get(1..).and_then(|rest| placement::cpu_for(rest, i));
+                match spawn_scoped(s, i, wanted, move || spinner(cpu, mapper_done)) {
+                    Ok(h) => spin.push(h),
+                    Err(e) => {
+                        mapper_done.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+            let m = spawn_scoped(s, self.spinners, wanted, || {
+                mapper(placement::cpu_for(cpus, 0), duration, stop)
+            })
+            .inspect_err(|_| mapper_done.store(true, Ordering::Relaxed))?;
             let res = m.join().map_err(|_| anyhow!("mapper thread panicked"));
             mapper_done.store(true, Ordering::Relaxed);
             for h in spin {

@@ -280,13 +280,13 @@ impl Veth {
     pub fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
         let path = guard::netns_path(ns);
         std::thread::scope(|s| {
-            s.spawn(|| {
+            super::spawn_scoped(s, 0, 1, || {
                 let file = std::fs::File::open(&path)
                     .with_context(|| format!("opening {}", path.display()))?;
                 nix::sched::setns(&file, CloneFlags::CLONE_NEWNET)
                     .map_err(|e| anyhow!("entering network namespace {ns}: {e}"))?;
                 f()
-            })
+            })?
             .join()
             .map_err(|_| anyhow!("thread in network namespace {ns} panicked"))?
         })
