@@ -309,6 +309,48 @@ fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     assert_eq!(metric(&doc, "x")["values"]["o"], j!([1.0, 2.0, 3.0]));
 }
 
+/// A rate, count, size, duration or share cannot be negative: a negative
+/// one in a bench result (an edited or damaged file) is an error naming
+/// the file, line, trial and metric, as a value that is not a number is,
+/// never a verdict of "-200 %, regressed". A table's own metrics, whose
+/// units nobody states, may be negative.
+#[test]
+fn a_negative_rate_in_a_bench_result_is_an_error_naming_line_trial_and_metric() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let (f, text) = tip_and_patch(d, "out/patch/trials.jsonl");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen(r#""value":"#, r#""value":-"#, 1);
+    fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let e = common::compare::err(d, &["out"]);
+    assert!(
+        e.contains("out/patch/trials.jsonl:3 (variant patch, trial 3): metric irqs_per_sec is -"),
+        "{e}"
+    );
+    assert!(
+        e.contains("expected 0 or more (a rate cannot be negative)"),
+        "{e}"
+    );
+    // bench's trials.csv: the unit its name says
+    let csv = d.join("out/tip/trials.csv");
+    let text = fs::read_to_string(&csv)
+        .unwrap()
+        .replacen(",b1,t,1.0,", ",b1,t,1.0,-", 1);
+    fs::write(&csv, text).unwrap();
+    let e = common::compare::err(d, &["out/tip/trials.csv", "x=out/patch/trials.csv"]);
+    assert!(
+        e.contains("out/tip/trials.csv:2 (trial 1): metric irqs_per_sec is -"),
+        "{e}"
+    );
+    // a table of the user's: no unit stated, any sign
+    fs::write(
+        d.join("t.csv"),
+        "variant,x_per_sec\na,-1\na,-2\nb,-3\nb,-4\n",
+    )
+    .unwrap();
+    ok(d, &["t.csv"]);
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

@@ -294,7 +294,7 @@ pub fn load_runs(
                 }
             };
             let at = || format!("{}:{line}", file.display());
-            add_trial(&mut parts[idx].2, t, &part.display().to_string(), at);
+            add_trial(&mut parts[idx].2, t, &part.display().to_string(), at)?;
         }
     }
     let mut variants: Vec<VariantData> = Vec::new();
@@ -363,13 +363,15 @@ pub fn load_runs(
     Ok(variants)
 }
 
-/// Add one trial's metrics; `at` names its line, for what it states.
+/// Add one trial's metrics; `at` names its line, for what it states. A
+/// negative value in a unit that cannot be negative is an error naming
+/// the line, trial and metric (`input_units::refuse_negative`).
 fn add_trial(
     variant: &mut VariantData,
     trial: &crate::results::TrialRecord,
     run: &str,
     at: impl Fn() -> String,
-) {
+) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
@@ -378,6 +380,15 @@ fn add_trial(
         let unit = Some(m.unit.as_str())
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
+        let place = || {
+            format!(
+                "{} (variant {}, trial {})",
+                at(),
+                trial.variant,
+                trial.trial
+            )
+        };
+        super::input_units::refuse_negative(place, metric, unit, m.value)?;
         let headline = m.headline;
         variant.state(metric, Some(&m.unit), Some(m.direction), &at);
         variant.push(
@@ -394,6 +405,7 @@ fn add_trial(
             variant.mark_headline(metric);
         }
     }
+    Ok(())
 }
 
 /// Per-run summary values of one probe result: (suffix, value). The run's
@@ -538,6 +550,8 @@ pub fn load_probe(
         let src = || path.display().to_string();
         for (suffix, value) in probe_summary(r, dist, version, (metric, i + 1), &mut skipped) {
             let name = format!("{metric}{suffix}");
+            let place = || format!("{}: result {}", path.display(), i + 1);
+            super::input_units::refuse_negative(place, &name, unit, value)?;
             v.state(&name, r["unit"].as_str(), dir, src);
             v.push(
                 &name,
