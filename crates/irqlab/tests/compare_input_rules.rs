@@ -351,6 +351,45 @@ fn a_negative_rate_in_a_bench_result_is_an_error_naming_line_trial_and_metric() 
     ok(d, &["t.csv"]);
 }
 
+/// Runs of one label made on different sets of online CPUs (or hosts, CPU
+/// models) are not pooled, as `bench --resume` refuses to continue a run
+/// on them; variants from different machines are compared with a note
+/// naming what differs (not the kernel: that is what variants differ in).
+#[test]
+fn runs_of_other_machines_or_online_cpus_are_not_pooled_and_variants_say_so() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let env = |out: &str, kernel: &str, host: &str, cpu: &str, cpus: &str| {
+        let e = j!({"kernel_release": kernel, "root": "/", "hostname": host,
+            "cpu_model": cpu, "online_cpus": cpus});
+        fs::write(d.join(out).join("env.json"), e.to_string()).unwrap();
+    };
+    bench(&d.join("before"), &[("x", 100.0)], "1/s", "higher");
+    bench(&d.join("after"), &[("x", 101.0)], "1/s", "higher");
+    env("before", "6.1", "h", "Intel X", "0");
+    env("after", "6.1", "h", "Intel X", "0-1");
+    usage(
+        d,
+        &["X=before", "X=after"],
+        &["X= pools runs that differ in online_cpus (0 vs 0-1)"],
+    );
+    env("after", "6.8", "otherhost", "AMD EPYC Fake", "0-63");
+    let doc = json(d, &["A=before", "B=after"]);
+    let n = notes(&doc);
+    assert!(
+        n.contains(
+            "variant B ran on another machine or set of CPUs than the baseline A: hostname \
+             (h vs otherhost), cpu_model (Intel X vs AMD EPYC Fake), online_cpus (0 vs 0-63)"
+        ),
+        "{n}"
+    );
+    assert!(!n.contains("kernel"), "{n}");
+    // another kernel on the same machine is the comparison itself: no note
+    env("after", "6.8", "h", "Intel X", "0");
+    let doc = json(d, &["A=before", "B=after"]);
+    assert!(!notes(&doc).contains("another machine"), "{doc}");
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

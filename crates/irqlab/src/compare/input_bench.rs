@@ -148,8 +148,9 @@ pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
 /// records (bench `env.json`, probe `env.machine`): the tree read (`root`:
 /// as the run recorded it, absolute and canonical; for a run of an older
 /// irqlab, which did not, the [`typed_root`] of its command line), the
-/// kernel, the host name and the CPU model. Only fields the record has;
-/// a null value is `unknown`.
+/// kernel, the host name, the CPU model and the online CPUs (as `bench
+/// --resume` holds a run to them). Only fields the record has; a null
+/// value is `unknown`.
 pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let typed = || {
@@ -164,6 +165,7 @@ pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)>
         ("kernel", "kernel_release"),
         ("hostname", "hostname"),
         ("cpu_model", "cpu_model"),
+        ("online_cpus", "online_cpus"),
     ] {
         if let Some(v) = m.get(key) {
             out.push((
@@ -173,6 +175,31 @@ pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)>
         }
     }
     out
+}
+
+/// The fields of a [`machine_signature`] that say which machine ran the
+/// trials. Variants are compared across kernels (and trees) on purpose;
+/// across machines or sets of online CPUs a change may be the machine's.
+const MACHINE_FIELDS: [&str; 3] = ["hostname", "cpu_model", "online_cpus"];
+
+/// The note for a variant whose runs recorded another machine than the
+/// baseline's ([`MACHINE_FIELDS`] both record and in which they differ),
+/// `None` when they agree or do not say.
+pub fn other_machine(
+    (base, base_sig): (&str, &[(String, String)]),
+    (label, sig): (&str, &[(String, String)]),
+) -> Option<String> {
+    let pick = |s: &[(String, String)]| -> Vec<(String, String)> {
+        s.iter()
+            .filter(|(k, _)| MACHINE_FIELDS.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    };
+    let field = differing_field(&pick(base_sig), &pick(sig))?;
+    Some(format!(
+        "variant {label} ran on another machine or set of CPUs than the baseline \
+         {base}: {field}; a change may be the machine's, not what the variants differ in"
+    ))
 }
 
 /// What follows a relative root taken from an older run's command line.
@@ -613,5 +640,28 @@ mod tests {
         ] {
             assert_eq!(typed_root(typed), want, "{typed}");
         }
+    }
+
+    #[test]
+    fn another_machine_is_noted_but_not_another_kernel_or_tree() {
+        let env = |kernel: &str, host: &str, cpus: &str| {
+            machine_signature(
+                &json!({"kernel_release": kernel, "hostname": host,
+                    "cpu_model": "EPYC", "online_cpus": cpus}),
+                Some("/"),
+            )
+        };
+        let base = env("6.1", "h", "0-1");
+        assert_eq!(base[4], ("online_cpus".to_string(), "0-1".to_string()));
+        let kernel = env("6.8", "h", "0-1");
+        assert_eq!(other_machine(("a", &base), ("b", &kernel)), None);
+        let other = env("6.8", "h2", "0-63");
+        assert_eq!(
+            other_machine(("a", &base), ("b", &other)).unwrap(),
+            "variant b ran on another machine or set of CPUs than the baseline a: \
+             hostname (h vs h2), online_cpus (0-1 vs 0-63); a change may be the \
+             machine's, not what the variants differ in"
+        );
+        assert_eq!(other_machine(("a", &base), ("b", &[])), None);
     }
 }
