@@ -309,6 +309,87 @@ fn missing_values_are_skipped_with_a_note_naming_file_line_trial_and_metric() {
     assert_eq!(metric(&doc, "x")["values"]["o"], j!([1.0, 2.0, 3.0]));
 }
 
+/// A rate, count, size, duration or share cannot be negative: a negative
+/// one in a bench result (an edited or damaged file) is an error naming
+/// the file, line, trial and metric, as a value that is not a number is,
+/// never a verdict of "-200 %, regressed". A table's own metrics, whose
+/// units nobody states, may be negative.
+#[test]
+fn a_negative_rate_in_a_bench_result_is_an_error_naming_line_trial_and_metric() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let (f, text) = tip_and_patch(d, "out/patch/trials.jsonl");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen(r#""value":"#, r#""value":-"#, 1);
+    fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let e = common::compare::err(d, &["out"]);
+    assert!(
+        e.contains("out/patch/trials.jsonl:3 (variant patch, trial 3): metric irqs_per_sec is -"),
+        "{e}"
+    );
+    assert!(
+        e.contains("expected 0 or more (a rate cannot be negative)"),
+        "{e}"
+    );
+    // bench's trials.csv: the unit its name says
+    let csv = d.join("out/tip/trials.csv");
+    let text = fs::read_to_string(&csv)
+        .unwrap()
+        .replacen(",b1,t,1.0,", ",b1,t,1.0,-", 1);
+    fs::write(&csv, text).unwrap();
+    let e = common::compare::err(d, &["out/tip/trials.csv", "x=out/patch/trials.csv"]);
+    assert!(
+        e.contains("out/tip/trials.csv:2 (trial 1): metric irqs_per_sec is -"),
+        "{e}"
+    );
+    // a table of the user's: no unit stated, any sign
+    fs::write(
+        d.join("t.csv"),
+        "variant,x_per_sec\na,-1\na,-2\nb,-3\nb,-4\n",
+    )
+    .unwrap();
+    ok(d, &["t.csv"]);
+}
+
+/// Runs of one label made on different sets of online CPUs (or hosts, CPU
+/// models) are not pooled, as `bench --resume` refuses to continue a run
+/// on them; variants from different machines are compared with a note
+/// naming what differs (not the kernel: that is what variants differ in).
+#[test]
+fn runs_of_other_machines_or_online_cpus_are_not_pooled_and_variants_say_so() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    let env = |out: &str, kernel: &str, host: &str, cpu: &str, cpus: &str| {
+        let e = j!({"kernel_release": kernel, "root": "/", "hostname": host,
+            "cpu_model": cpu, "online_cpus": cpus});
+        fs::write(d.join(out).join("env.json"), e.to_string()).unwrap();
+    };
+    bench(&d.join("before"), &[("x", 100.0)], "1/s", "higher");
+    bench(&d.join("after"), &[("x", 101.0)], "1/s", "higher");
+    env("before", "6.1", "h", "Intel X", "0");
+    env("after", "6.1", "h", "Intel X", "0-1");
+    usage(
+        d,
+        &["X=before", "X=after"],
+        &["X= pools runs that differ in online_cpus (0 vs 0-1)"],
+    );
+    env("after", "6.8", "otherhost", "AMD EPYC Fake", "0-63");
+    let doc = json(d, &["A=before", "B=after"]);
+    let n = notes(&doc);
+    assert!(
+        n.contains(
+            "variant B ran on another machine or set of CPUs than the baseline A: hostname \
+             (h vs otherhost), cpu_model (Intel X vs AMD EPYC Fake), online_cpus (0 vs 0-63)"
+        ),
+        "{n}"
+    );
+    assert!(!n.contains("kernel"), "{n}");
+    // another kernel on the same machine is the comparison itself: no note
+    env("after", "6.8", "h", "Intel X", "0");
+    let doc = json(d, &["A=before", "B=after"]);
+    assert!(!notes(&doc).contains("another machine"), "{doc}");
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

@@ -148,8 +148,9 @@ pub fn probe_signature(doc: &Value) -> Vec<(String, String)> {
 /// records (bench `env.json`, probe `env.machine`): the tree read (`root`:
 /// as the run recorded it, absolute and canonical; for a run of an older
 /// irqlab, which did not, the [`typed_root`] of its command line), the
-/// kernel, the host name and the CPU model. Only fields the record has;
-/// a null value is `unknown`.
+/// kernel, the host name, the CPU model and the online CPUs (as `bench
+/// --resume` holds a run to them). Only fields the record has; a null
+/// value is `unknown`.
 pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let typed = || {
@@ -164,6 +165,7 @@ pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)>
         ("kernel", "kernel_release"),
         ("hostname", "hostname"),
         ("cpu_model", "cpu_model"),
+        ("online_cpus", "online_cpus"),
     ] {
         if let Some(v) = m.get(key) {
             out.push((
@@ -173,6 +175,31 @@ pub fn machine_signature(m: &Value, root: Option<&str>) -> Vec<(String, String)>
         }
     }
     out
+}
+
+/// The fields of a [`machine_signature`] that say which machine ran the
+/// trials. Variants are compared across kernels (and trees) on purpose;
+/// across machines or sets of online CPUs a change may be the machine's.
+const MACHINE_FIELDS: [&str; 3] = ["hostname", "cpu_model", "online_cpus"];
+
+/// The note for a variant whose runs recorded another machine than the
+/// baseline's ([`MACHINE_FIELDS`] both record and in which they differ),
+/// `None` when they agree or do not say.
+pub fn other_machine(
+    (base, base_sig): (&str, &[(String, String)]),
+    (label, sig): (&str, &[(String, String)]),
+) -> Option<String> {
+    let pick = |s: &[(String, String)]| -> Vec<(String, String)> {
+        s.iter()
+            .filter(|(k, _)| MACHINE_FIELDS.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    };
+    let field = differing_field(&pick(base_sig), &pick(sig))?;
+    Some(format!(
+        "variant {label} ran on another machine or set of CPUs than the baseline \
+         {base}: {field}; a change may be the machine's, not what the variants differ in"
+    ))
 }
 
 /// What follows a relative root taken from an older run's command line.
@@ -294,7 +321,7 @@ pub fn load_runs(
                 }
             };
             let at = || format!("{}:{line}", file.display());
-            add_trial(&mut parts[idx].2, t, &part.display().to_string(), at);
+            add_trial(&mut parts[idx].2, t, &part.display().to_string(), at)?;
         }
     }
     let mut variants: Vec<VariantData> = Vec::new();
@@ -363,13 +390,15 @@ pub fn load_runs(
     Ok(variants)
 }
 
-/// Add one trial's metrics; `at` names its line, for what it states.
+/// Add one trial's metrics; `at` names its line, for what it states. A
+/// negative value in a unit that cannot be negative is an error naming
+/// the line, trial and metric (`input_units::refuse_negative`).
 fn add_trial(
     variant: &mut VariantData,
     trial: &crate::results::TrialRecord,
     run: &str,
     at: impl Fn() -> String,
-) {
+) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
@@ -378,6 +407,15 @@ fn add_trial(
         let unit = Some(m.unit.as_str())
             .filter(|u| !u.is_empty())
             .or_else(|| unit_from_name(metric));
+        let place = || {
+            format!(
+                "{} (variant {}, trial {})",
+                at(),
+                trial.variant,
+                trial.trial
+            )
+        };
+        super::input_units::refuse_negative(place, metric, unit, m.value)?;
         let headline = m.headline;
         variant.state(metric, Some(&m.unit), Some(m.direction), &at);
         variant.push(
@@ -394,6 +432,7 @@ fn add_trial(
             variant.mark_headline(metric);
         }
     }
+    Ok(())
 }
 
 /// Per-run summary values of one probe result: (suffix, value). The run's
@@ -538,6 +577,8 @@ pub fn load_probe(
         let src = || path.display().to_string();
         for (suffix, value) in probe_summary(r, dist, version, (metric, i + 1), &mut skipped) {
             let name = format!("{metric}{suffix}");
+            let place = || format!("{}: result {}", path.display(), i + 1);
+            super::input_units::refuse_negative(place, &name, unit, value)?;
             v.state(&name, r["unit"].as_str(), dir, src);
             v.push(
                 &name,
@@ -599,5 +640,28 @@ mod tests {
         ] {
             assert_eq!(typed_root(typed), want, "{typed}");
         }
+    }
+
+    #[test]
+    fn another_machine_is_noted_but_not_another_kernel_or_tree() {
+        let env = |kernel: &str, host: &str, cpus: &str| {
+            machine_signature(
+                &json!({"kernel_release": kernel, "hostname": host,
+                    "cpu_model": "EPYC", "online_cpus": cpus}),
+                Some("/"),
+            )
+        };
+        let base = env("6.1", "h", "0-1");
+        assert_eq!(base[4], ("online_cpus".to_string(), "0-1".to_string()));
+        let kernel = env("6.8", "h", "0-1");
+        assert_eq!(other_machine(("a", &base), ("b", &kernel)), None);
+        let other = env("6.8", "h2", "0-63");
+        assert_eq!(
+            other_machine(("a", &base), ("b", &other)).unwrap(),
+            "variant b ran on another machine or set of CPUs than the baseline a: \
+             hostname (h vs h2), online_cpus (0-1 vs 0-63); a change may be the \
+             machine's, not what the variants differ in"
+        );
+        assert_eq!(other_machine(("a", &base), ("b", &[])), None);
     }
 }

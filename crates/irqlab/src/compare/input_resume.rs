@@ -54,7 +54,7 @@ fn describe(diffs: &[Difference]) -> String {
 }
 
 /// What must agree between the parts of a run: the [`machine_signature`]
-/// (tree, kernel, host name, CPU model) and the online CPUs. The tree is
+/// (tree, kernel, host name, CPU model, online CPUs). The tree is
 /// the recorded `root` when every side has one (`recorded`), else the
 /// `--root` its command line typed, else the stored plan's.
 fn signature(env: &Value, recorded: bool, plan_argv: &[String]) -> Vec<(String, String)> {
@@ -73,12 +73,7 @@ fn signature(env: &Value, recorded: bool, plan_argv: &[String]) -> Vec<(String, 
         let typed = given_root(&argv).or_else(|| given_root(&plan));
         Some(typed_root(typed.unwrap_or("/")))
     };
-    let mut out = machine_signature(env, root.as_deref());
-    if let Some(v) = env.get("online_cpus") {
-        let cpus = v.as_str().unwrap_or("unknown").to_string();
-        out.push(("online_cpus".to_string(), cpus));
-    }
-    out
+    machine_signature(env, root.as_deref())
 }
 
 /// The `--root` a command line gives (`--root DIR`, `--root=DIR`).

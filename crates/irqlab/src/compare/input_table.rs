@@ -145,6 +145,16 @@ fn csv_row(
             "duration_s" if bench.is_some() => {}
             _ if SPECIAL.contains(&name.as_str()) => {}
             _ => match parse_cell(path, line, cell)? {
+                Some(v) if bench.is_some() => {
+                    // bench's own metrics: the unit its name says
+                    let place = || match trial {
+                        Some(t) => format!("{}:{line} (trial {t})", path.display()),
+                        None => format!("{}:{line}", path.display()),
+                    };
+                    let unit = unit_from_name(name);
+                    super::input_units::refuse_negative(place, name, unit, v)?;
+                    row.values.push((name.clone(), v))
+                }
                 Some(v) => row.values.push((name.clone(), v)),
                 None => skipped.add(name, line_place(line, trial)),
             },

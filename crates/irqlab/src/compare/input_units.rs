@@ -4,7 +4,9 @@
 //! "improved" depend on which input came first. A disagreement is a usage
 //! error naming both places and both values; a direction is settled by
 //! `--direction METRIC=…`. Units a reader infers from a metric's name are
-//! not statements (`bytes_per_sec` is `B/s` in a bench result). Specified in
+//! not statements (`bytes_per_sec` is `B/s` in a bench result). A value
+//! whose unit cannot be negative (a rate, a count, a size, a duration, a
+//! share) is refused when it is: [`refuse_negative`]. Specified in
 //! `docs/compare-input.md` ("Directions and units").
 
 use super::input::VariantData;
@@ -88,6 +90,45 @@ pub fn check(variants: &[VariantData], directed: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// What a value in `unit` is when no such value can be negative: a rate
+/// (`1/s`, `B/s`), a count (`1`), a size (`B`), a duration (`ns`, `us`,
+/// `ms`, `s`) or a share (`%`); `None` for any other unit.
+pub fn never_negative(unit: &str) -> Option<&'static str> {
+    match unit.trim() {
+        u if u.ends_with("/s") => Some("a rate"),
+        "1" => Some("a count"),
+        "B" | "KiB" | "MiB" | "GiB" => Some("a size"),
+        "ns" | "us" | "\u{b5}s" | "ms" | "s" => Some("a duration"),
+        "%" => Some("a share"),
+        _ => None,
+    }
+}
+
+/// A negative `value` of `metric` in a unit that cannot be negative
+/// ([`never_negative`]) is an error naming `at` (`file:line (trial N)`, a
+/// probe file's result), the metric and the value, as a value that is not
+/// a number is: such a value is a damaged or edited input, and a verdict
+/// on it means nothing.
+pub fn refuse_negative(
+    at: impl FnOnce() -> String,
+    metric: &str,
+    unit: Option<&str>,
+    value: f64,
+) -> Result<()> {
+    let Some(kind) = unit.and_then(|u| never_negative(u).map(|k| (u, k))) else {
+        return Ok(());
+    };
+    if value >= 0.0 {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{}: metric {metric} is {value} {}: expected 0 or more ({} cannot be negative)",
+        at(),
+        kind.0,
+        kind.1
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -134,5 +175,29 @@ mod tests {
         let mut v = VariantData::new("a", false);
         v.state("m", Some(" "), None, || "x".into());
         assert!(v.claims.is_empty());
+    }
+
+    #[test]
+    fn a_negative_rate_count_size_duration_or_share_is_refused() {
+        let at = || "f.jsonl:3 (trial 3)".to_string();
+        let e = refuse_negative(at, "round_trips_per_sec", Some("1/s"), -204.5)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "f.jsonl:3 (trial 3): metric round_trips_per_sec is -204.5 1/s: expected 0 or \
+             more (a rate cannot be negative)"
+        );
+        for unit in ["B/s", "1", "B", "ns", "%"] {
+            assert!(
+                refuse_negative(at, "m", Some(unit), -1e9).is_err(),
+                "{unit}"
+            );
+            refuse_negative(at, "m", Some(unit), 0.0).unwrap();
+            refuse_negative(at, "m", Some(unit), -0.0).unwrap();
+        }
+        // a unit that may be negative, or none, is not checked
+        refuse_negative(at, "offset", Some("degC"), -3.0).unwrap();
+        refuse_negative(at, "value", None, -3.0).unwrap();
     }
 }

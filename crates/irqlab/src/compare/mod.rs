@@ -171,6 +171,7 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
         config.baseline.as_deref(),
         config.mixed_workloads,
     )?;
+    note_machines(&mut loaded, config.baseline.as_deref());
     model::build(loaded, config.baseline.as_deref(), s)
 }
 
@@ -246,6 +247,26 @@ fn check_workloads(loaded: &mut Loaded, baseline: Option<&str>, allow: bool) -> 
     }
     loaded.warnings.extend(notes);
     Ok(())
+}
+
+/// A note for every variant whose runs recorded another host name, CPU
+/// model or set of online CPUs than the baseline's: compared (the
+/// comparison may be across machines on purpose), but said. Another
+/// kernel or tree is not noted: that is what variants differ in.
+fn note_machines(loaded: &mut Loaded, baseline: Option<&str>) {
+    let vs = &loaded.variants;
+    let base = match baseline {
+        Some(b) => vs.iter().find(|v| v.label == b),
+        None => vs.first(),
+    };
+    let Some(base) = base else {
+        return;
+    };
+    let notes: Vec<String> = vs
+        .iter()
+        .filter_map(|v| input_bench::other_machine((&base.label, &base.plan), (&v.label, &v.plan)))
+        .collect();
+    loaded.warnings.extend(notes);
 }
 
 /// The workload a variant's bench plan records.
