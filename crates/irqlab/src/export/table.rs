@@ -4,7 +4,7 @@
 //! Every table goes through [`Grid`] (one text buffer, no `String` per
 //! cell).
 
-use super::grid::Grid;
+use super::grid::{visible_text, Grid};
 use crate::report::{IrqLine, Report, SoftirqLine, CPU_PCT_HEADINGS};
 use std::fmt::{self, Write as _};
 use std::io::Write;
@@ -177,7 +177,8 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
     )?;
     g.write_to(out)?;
     if !s.gone.is_empty() {
-        writeln!(out, "gone since the first sample: {}", s.gone.join(", "))?;
+        let gone = s.gone.join(", ");
+        writeln!(out, "gone since the first sample: {}", visible_text(&gone))?;
     }
     if s.rows.iter().any(|r| r.gaps.is_some()) {
         writeln!(
