@@ -563,3 +563,33 @@ fn cpus_of_an_offline_cpu_say_its_softirqs_are_shown() {
         "{err}"
     );
 }
+
+/// A row whose description holds terminal control bytes (ESC, BEL, NUL,
+/// DEL, C1 CSI): the table and CSV show each as `\xNN`, columns measured
+/// on the escaped text; JSON keeps the exact text.
+#[test]
+fn control_characters_from_the_tree_are_escaped() {
+    let d = tempfile::tempdir().unwrap();
+    let root = synth(d.path(), 4, 8, &[]);
+    let path = root.join("proc/interrupts");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(
+        "  7:          1          2          3          4  IO-APIC 1-edge \x1b[2J\x1b]0;pwned\x07evil\0nul\x7f\u{9b}c1\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    let bad = |s: &str| s.chars().any(|c| c != '\n' && (c.is_control()));
+    let want = "\\x1b[2J\\x1b]0;pwned\\x07evil\\x00nul\\x7f\\x9bc1";
+    let (code, table, err) = show(&root, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!bad(&table), "{table:?}");
+    let row = table.lines().find(|l| l.contains("pwned")).unwrap();
+    assert!(row.ends_with(want), "{row}");
+    let head = table.lines().find(|l| l.contains("TOTAL")).unwrap();
+    assert_eq!(row.find("  IO-APIC"), head.find("  CHIP"), "{table}");
+    let (code, csv, err) = show(&root, &["--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!bad(&csv), "{csv:?}");
+    assert!(csv.contains(&format!(",IO-APIC 1-edge {want}\n")), "{csv}");
+    let (_, json, _) = show(&root, &["--format", "json"]);
+    assert!(json.contains("\\u001b]0;pwned\\u0007evil"), "{json}");
+}

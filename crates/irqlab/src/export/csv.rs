@@ -6,7 +6,11 @@
 //! line of stat, `sel` for the `--cpus` CPUs summed; `actions` (`;`-separated handler names) and `description`
 //! only on interrupt lines. Stat lines carry one time share each
 //! (`user_pct`, `nice_pct`, … as `label`), an empty `value` for a gap.
+//! Text from the tree (`label`, `actions`, `description`) has its control
+//! characters written as `\xNN`, as in the table ([`super::grid::visible`]):
+//! CSV is often read on a terminal; JSON keeps the exact text.
 
+use super::grid::visible_text;
 use crate::report::{IrqLine, Report};
 use irqlab_core::Shape;
 use std::io::Write;
@@ -57,6 +61,8 @@ fn interrupts<W: Write>(report: &Report, w: &mut Csv<W>) -> csv::Result<()> {
     for r in &s.rows {
         let irq = num(r.irq);
         let actions = r.actions.join(";");
+        let actions = visible_text(&actions);
+        let (label, desc) = (visible_text(&r.label), visible_text(&r.description));
         let per_cpu = r.shape == Shape::PerCpu;
         for (i, v) in irq_values(r).iter().enumerate() {
             let cpu = if per_cpu {
@@ -67,13 +73,13 @@ fn interrupts<W: Write>(report: &Report, w: &mut Csv<W>) -> csv::Result<()> {
             let rt = r.rates.as_ref().and_then(|x| x.get(i).copied().flatten());
             w.write_record([
                 "interrupts",
-                &r.label,
+                &label,
                 &irq,
                 &cpu,
                 &num(*v),
                 &rate(rt),
                 &actions,
-                &r.description,
+                &desc,
             ])?;
         }
     }
@@ -88,7 +94,8 @@ fn softirqs<W: Write>(report: &Report, w: &mut Csv<W>) -> csv::Result<()> {
         for (i, v) in r.counts.iter().enumerate() {
             let rt = r.rates.as_ref().and_then(|x| x.get(i).copied().flatten());
             let cpu = num(s.cpus.get(i));
-            w.write_record(["softirqs", &r.name, "", &cpu, &num(*v), &rate(rt), "", ""])?;
+            let name = visible_text(&r.name);
+            w.write_record(["softirqs", &name, "", &cpu, &num(*v), &rate(rt), "", ""])?;
         }
     }
     Ok(())

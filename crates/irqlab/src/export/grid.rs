@@ -6,9 +6,73 @@
 //! cell); widths are measured in characters once all rows are in; each
 //! line is written with trailing spaces trimmed. Owns layout only: callers
 //! format the numbers.
+//!
+//! Text from a tree (`--root` may be a sosreport: untrusted) never
+//! reaches a terminal as control bytes: every control character (C0
+//! including NUL and ESC, DEL, C1 U+0080–U+009F) of a cell is written as
+//! `\xNN` (its code point in hex) before widths are measured
+//! ([`visible`], [`visible_width`]; also for the text blocks of `top
+//! --batch`, which do not go through a grid).
 
 use std::fmt::{Display, Write as _};
 use std::io;
+
+/// A control character: C0 (NUL, ESC …), DEL or C1.
+fn is_control(c: char) -> bool {
+    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}')
+}
+
+/// True when `s` has a control character (the fast test of the common
+/// case, byte by byte: a C1 character is `0xC2 0x80..=0x9F` in UTF-8).
+fn has_control(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &x)| {
+        x < 0x20
+            || x == 0x7f
+            || (x == 0xc2 && b.get(i + 1).is_some_and(|n| (0x80..0xa0).contains(n)))
+    })
+}
+
+/// Write `s` to `out` with every control character as `\xNN`.
+pub fn visible(out: &mut impl std::fmt::Write, s: &str) -> std::fmt::Result {
+    if !has_control(s) {
+        return out.write_str(s);
+    }
+    let mut rest = s;
+    while let Some((i, c)) = rest.char_indices().find(|&(_, c)| is_control(c)) {
+        out.write_str(rest.get(..i).unwrap_or_default())?;
+        write!(out, "\\x{:02x}", u32::from(c))?;
+        rest = rest.get(i + c.len_utf8()..).unwrap_or_default();
+    }
+    out.write_str(rest)
+}
+
+/// `s` with every control character as `\xNN` (borrowed when it has none).
+pub fn visible_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if !has_control(s) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut t = String::with_capacity(s.len() + 8);
+    let _ = visible(&mut t, s);
+    std::borrow::Cow::Owned(t)
+}
+
+/// Printed width (chars) of `s` as [`visible`] writes it.
+pub fn visible_width(s: &str) -> usize {
+    if s.is_ascii() && !has_control(s) {
+        return s.len();
+    }
+    s.chars().map(|c| if is_control(c) { 4 } else { 1 }).sum()
+}
+
+/// A `fmt::Write` that writes through [`visible`].
+struct Visible<'a>(&'a mut String);
+
+impl std::fmt::Write for Visible<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        visible(self.0, s)
+    }
+}
 
 /// How a column's cells are padded to its width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,10 +149,10 @@ impl Grid {
         self
     }
 
-    /// Append a cell to the current row.
+    /// Append a cell to the current row (control characters as `\xNN`).
     pub fn cell(&mut self, v: impl Display) -> &mut Self {
         // Writing into a String cannot fail.
-        let _ = write!(self.text, "{v}");
+        let _ = write!(Visible(&mut self.text), "{v}");
         self.cell_ends.push(self.text.len());
         self
     }
@@ -274,6 +338,25 @@ mod tests {
              >    x\n\
              \n"
         );
+    }
+
+    #[test]
+    fn control_characters_are_escaped_before_widths() {
+        let mut g = Grid::new().separator(" ").free_last("  ");
+        g.row(["7:", "a\x1b[2J\0b\x7f\u{9b}c\u{a0}", "\x1b]0;pwned\x07evil"]);
+        g.row(["10:", "x", "ok"]);
+        let t = text(&g);
+        assert!(!t.chars().any(is_control_or_newline), "{t:?}");
+        let first = " 7: a\\x1b[2J\\x00b\\x7f\\x9bc\u{a0}  \\x1b]0;pwned\\x07evil\n";
+        // the escaped cell is 23 chars wide: the next row is padded to it
+        assert_eq!(t, format!("{first}10: {:>23}  ok\n", "x"));
+        assert_eq!(visible_width("a\x1b\u{85}é"), 10);
+        assert_eq!(visible_text("plain"), "plain");
+        assert_eq!(visible_text("\t\n"), "\\x09\\x0a");
+    }
+
+    fn is_control_or_newline(c: char) -> bool {
+        c != '\n' && is_control(c)
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! their order come from [`ReusedRates`]; lines are written as bytes
 //! into the block's buffer, which the caller writes out.
 
+use crate::export::grid::{visible_text, visible_width};
 use crate::report::{self, IrqRates, ReusedRates, SoftirqRates, SortKey};
 use crate::sampler::{SelfCost, Strategy};
 use crate::threads::ThreadCpu;
@@ -200,25 +201,27 @@ fn cpu_head(c: u32, w: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(itoa::Buffer::new().format(c).as_bytes());
 }
 
-/// Printed width of `s` as `std::fmt` counts it for padding (chars).
+/// Printed width of `s` (chars; control characters as `\xNN`).
 fn width(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    }
+    visible_width(s)
+}
+
+/// `s` as bytes, control characters as `\xNN` (a tree's text is
+/// untrusted: [`crate::export::grid`]).
+fn text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(visible_text(s).as_bytes());
 }
 
 /// `{s:<w$}`, written as bytes.
 fn left(out: &mut Vec<u8>, s: &str, w: usize) {
-    out.extend_from_slice(s.as_bytes());
+    text(out, s);
     pad(out, w.saturating_sub(width(s)));
 }
 
 /// `{s:>w$}`, written as bytes.
 fn right(out: &mut Vec<u8>, s: &str, w: usize) {
     pad(out, w.saturating_sub(width(s)));
-    out.extend_from_slice(s.as_bytes());
+    text(out, s);
 }
 
 /// `{t}  {label:<lw$}`: the start of every line of a block.
@@ -290,7 +293,7 @@ fn irq_lines(t: &str, s: &IrqRates, out: &mut Vec<u8>) {
     for r in s.shown() {
         line_start(out, t, r.label(), lw);
         out.push(b' ');
-        out.extend_from_slice(r.name().as_bytes());
+        text(out, r.name());
         pad(out, dw.saturating_sub(r.name_width()));
         fixed_cell(out, r.total_rate(), 1, tw);
         for v in r.rates() {
@@ -384,7 +387,7 @@ pub fn write_block(b: &Block, opts: &TextOpts, out: &mut Vec<u8>) -> anyhow::Res
             out.push(b' ');
             right(out, last, 8);
             out.extend_from_slice(b"  ");
-            out.extend_from_slice(th.name.as_bytes());
+            text(out, &th.name);
             out.push(b'\n');
         }
     }
@@ -548,5 +551,34 @@ mod tests {
             .map(|l| l.split_whitespace().nth(1).unwrap())
             .collect();
         assert_eq!(pids, ["-", "15"], "{text}");
+    }
+
+    /// A name from the host (a thread's comm, a device) reaches the
+    /// text with its control characters as `\xNN`, padded by that width.
+    #[test]
+    fn control_characters_of_names_are_escaped() {
+        let rates = ReusedRates::default();
+        let threads = [crate::threads::ThreadCpu {
+            pid: Some(7),
+            name: "\x1b]0;pwned\x07".into(),
+            kind: crate::threads::ThreadKind::Ksoftirqd { cpu: 0 },
+            cpu_pct: 1.5,
+            last_cpu: None,
+            cpu_ns: 0,
+        }];
+        let b = Block {
+            stamp: "12:00:00.000",
+            rates: &rates,
+            threads: &threads,
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, &TextOpts::default(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.ends_with("  \\x1b]0;pwned\\x07\n"), "{text:?}");
+        let mut l = Vec::new();
+        left(&mut l, "a\u{9b}", 7);
+        assert_eq!(l, b"a\\x9b  ");
     }
 }

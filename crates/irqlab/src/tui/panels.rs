@@ -11,6 +11,7 @@
 
 use super::app::{self, App};
 use super::format::{self, bold, heat, right, styled, CELL};
+use crate::export::grid::visible_text;
 use crate::report::name_of;
 use crate::report::{IrqLine, StatSection};
 use crate::trace::top::{self, TopTrace};
@@ -96,8 +97,14 @@ fn cpu_headers(shown: &[(usize, u32)]) -> Vec<String> {
         .collect()
 }
 
-/// Device (chip) and, when known, where the IRQ may run (`→ 0-3`).
+/// Device (chip) and, when known, where the IRQ may run (`→ 0-3`);
+/// control characters as `\xNN` ([`crate::export::grid::visible`]).
 fn device(l: &IrqLine) -> String {
+    visible_text(&device_text(l)).into_owned()
+}
+
+/// [`device`] as the tree has it (control characters not yet escaped).
+fn device_text(l: &IrqLine) -> String {
     let d = match (&l.chip, l.actions.is_empty()) {
         (Some(chip), false) => format!("{} ({chip})", name_of(l)),
         (Some(chip), true) => chip.clone(),
@@ -211,7 +218,7 @@ pub fn irqs(f: &mut Frame, area: Rect, app: &App) {
             .then_some(l.rates.as_ref())
             .flatten();
         let mut cells = vec![
-            Cell::from(l.label.clone()).style(bold()),
+            Cell::from(visible_text(&l.label).into_owned()).style(bold()),
             Cell::from(right(
                 &app.row_rate(l).map_or("-".to_string(), format::rate),
                 RATE_W,

@@ -573,3 +573,16 @@ fn traced_columns_only_with_traced_data() {
         render(&mut traced(), w, h);
     }
 }
+
+/// A tree's device text reaches the terminal with its control
+/// characters escaped (`\xNN`), never as raw ESC/BEL bytes.
+#[test]
+fn control_characters_of_a_device_are_escaped() {
+    let mut s = fixtures::sample(4, 8);
+    let rows = &mut s.report.interrupts.as_mut().unwrap().rows;
+    let r = rows.iter_mut().find(|r| r.irq.is_some()).unwrap();
+    r.actions = vec!["\x1b]0;pwned\x07evil".to_string()];
+    let out = text(&mut app_with(s), 200, 30);
+    assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out}");
+    assert!(out.contains("\\x1b]0;pwned\\x07evil"), "{out}");
+}

@@ -26,11 +26,7 @@ fn opt(v: f64) -> Option<f64> {
 
 /// Width of `s` as `std::fmt` counts it for padding (chars).
 fn width(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    }
+    crate::export::grid::visible_width(s)
 }
 
 fn u32_of(n: usize) -> u32 {
