@@ -128,6 +128,27 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
     )
 }
 
+/// The files of `dir` named `part-*.parquet` that are not segments'
+/// names (`layout::parse_segment_name`): not read, but other engines'
+/// glob of the segments takes them. Sorted.
+fn stray_parts(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("part-")
+                && name.ends_with(".parquet")
+                && layout::parse_segment_name(&name).is_none()
+        })
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
 /// [`open`], or `None` when a listed segment was gone when read.
 fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
@@ -143,6 +164,12 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
             .push(format!("skipping {}: {why}", p.display()));
     }
     rec.warnings.extend(listing.notes.iter().cloned());
+    rec.warnings.extend(stray_parts(dir).iter().map(|p| {
+        format!(
+            "skipping {}: not a segment's name (part-FIRST-LAST.parquet, the numbers of its first and last sample), so not read; a glob of part-*.parquet (docs/recording-schema.md) would read it: move it out of the recording",
+            p.display()
+        )
+    }));
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (first, last, path) in listing.segments {
@@ -707,6 +734,25 @@ mod tests {
         };
         segment::write(&p, &mut segment::SegmentBuf::from(data)).unwrap();
         p
+    }
+
+    /// A file named like a segment that is not one (`part-foo.parquet`)
+    /// is not read, and said so: a glob of `part-*.parquet` would read it.
+    #[test]
+    fn a_part_file_without_a_segment_s_name_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let s = |seq: u64| step(seq, 100 + seq, 0, (seq == 0).then(shape));
+        segment(d.path(), &[s(0), s(1)]);
+        let junk = d.path().join("part-foo.parquet");
+        std::fs::write(&junk, b"not parquet").unwrap();
+        std::fs::write(d.path().join("notes.txt"), b"not a part").unwrap();
+        let rec = open(d.path()).unwrap();
+        let w = rec.warnings.join("\n");
+        let said = format!("skipping {}: not a segment's name", junk.display());
+        assert!(w.contains(&said), "{w}");
+        assert_eq!(rec.warnings.len(), 1, "{w}");
+        let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+        assert_eq!(seqs, [0, 1]);
     }
 
     /// A sample in a segment's hole is read from the file that holds it,

@@ -10,8 +10,11 @@
 //! shapes when they change (gzip + base64) and the environment of a run's
 //! first segment. The open segment is buffered as [`SegmentRows`]
 //! (interned keys, 24 bytes a row) and written in chunks. And the reader
-//! back (schemas 1 to 3), which turns any failure (including a panic
-//! inside the decoder) into an error naming the file.
+//! back (schemas 1 to 3), which checks what it reads (`check`: columns,
+//! values, rows against the footer) and turns any failure (including a
+//! panic inside the decoder) into an error naming the file.
+
+mod check;
 
 use super::pack;
 use super::schema::{
@@ -19,6 +22,7 @@ use super::schema::{
     CLOCK_SOURCE, KEY_ENV, KEY_SAMPLES, KEY_SCHEMA, KEY_SEQS, KEY_SHAPES, SCHEMA, WALL_NS_STEP,
 };
 use anyhow::{anyhow, bail, Context};
+use check::ReadRow;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::{get_typed_column_writer_mut as typed, ColumnWriter};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
@@ -26,7 +30,6 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::record::{Field, RowAccessor};
 use parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
 use std::io::Write;
@@ -372,14 +375,7 @@ pub(super) fn write_whole(tmp: &Path, path: &Path, bytes: &[u8]) -> anyhow::Resu
 
 /// Read a segment back; any failure names the file.
 pub fn read(path: &Path) -> anyhow::Result<SegmentData> {
-    let p = path.to_path_buf();
-    match std::panic::catch_unwind(move || read_inner(&p)) {
-        Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),
-        Err(_) => bail!(
-            "{}: corrupt Parquet file (the decoder gave up)",
-            path.display()
-        ),
-    }
+    named(path, read_inner)
 }
 
 fn footer(kv: &[KeyValue], key: &str) -> anyhow::Result<String> {
@@ -389,37 +385,70 @@ fn footer(kv: &[KeyValue], key: &str) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("footer has no {key}"))
 }
 
-/// One row as read: (source, key, cpu, seq, time, value).
-type ReadRow = (String, String, Option<u32>, u64, i64, i64);
-
-fn read_rows(reader: &SerializedFileReader<std::fs::File>) -> anyhow::Result<Vec<ReadRow>> {
+/// Every row of `reader` (a file whose columns [`check::columns`]
+/// checked; `segment`: whether it has that column), each row's values
+/// checked: the `segment` column is the same in every row.
+fn read_rows(
+    reader: &SerializedFileReader<std::fs::File>,
+    segment: bool,
+) -> anyhow::Result<(Vec<ReadRow>, Option<u64>)> {
     let mut out = Vec::new();
-    for row in reader.get_row_iter(None).map_err(|e| anyhow!("{e}"))? {
-        let row = row.map_err(|e| anyhow!("{e}"))?;
-        let e = |e: parquet::errors::ParquetError| anyhow!("{e}");
-        // schema 3: TIMESTAMP(MILLIS); before: the raw nanoseconds
-        let time = match row.get_column_iter().next().map(|(_, f)| f) {
-            Some(Field::TimestampMillis(ms)) => *ms,
-            _ => row.get_long(0).map_err(e)?,
-        };
-        let seq = u64::try_from(row.get_long(1).map_err(e)?).unwrap_or(0);
-        let source = row.get_string(2).map_err(e)?.clone();
-        let key = row.get_string(3).map_err(e)?.clone();
-        let cpu = match row.get_column_iter().nth(4).map(|(_, f)| f) {
-            Some(Field::Int(c)) => u32::try_from(*c).ok(),
-            _ => None,
-        };
-        let value = row.get_long(5).map_err(e)?;
-        out.push((source, key, cpu, seq, time, value));
+    let mut first: Option<u64> = None;
+    for group in 0..reader.num_row_groups() {
+        let rg = reader.get_row_group(group).map_err(|e| anyhow!("{e}"))?;
+        for (row, r) in rg
+            .get_row_iter(None)
+            .map_err(|e| anyhow!("{e}"))?
+            .enumerate()
+        {
+            let r = r.map_err(|e| anyhow!("{e}"))?;
+            let at = check::At { group, row };
+            let (read, seg) = check::row(&r, at)?;
+            if segment && seg.is_none() {
+                bail!("{at}: segment is absent, expected the file's first sample");
+            }
+            if let (Some(a), Some(b)) = (first, seg) {
+                if a != b {
+                    bail!("{at}: segment is {b}, the first row says {a} (rows of two files)");
+                }
+            }
+            first = first.or(seg);
+            out.push(read);
+        }
     }
-    Ok(out)
+    Ok((out, first))
+}
+
+/// A segment opened: its Parquet reader, footer key-values, schema
+/// version and whether it has the `segment` column.
+struct Opened {
+    reader: SerializedFileReader<std::fs::File>,
+    kv: Vec<KeyValue>,
+    schema: u32,
+    segment: bool,
+}
+
+impl Opened {
+    /// The rows the file's metadata counts.
+    fn num_rows(&self) -> u64 {
+        u64::try_from(self.reader.metadata().file_metadata().num_rows()).unwrap_or(0)
+    }
+
+    /// The footer's `irqlab.seqs`, checked against the file's row count
+    /// (`None`: a file written before that key).
+    fn seqs(&self) -> anyhow::Result<Option<Seqs>> {
+        match footer(&self.kv, KEY_SEQS) {
+            Ok(json) => check::footer_seqs(&json, self.num_rows()).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
 }
 
 /// The Parquet reader of a segment, opened as every input is
 /// (`crate::host::open_regular`: never blocks, regular files only) and no
-/// larger than [`MAX_READ`](crate::host::MAX_READ); its footer key-values
-/// and schema version.
-fn open(path: &Path) -> anyhow::Result<(SerializedFileReader<std::fs::File>, Vec<KeyValue>, u32)> {
+/// larger than [`MAX_READ`](crate::host::MAX_READ); its footer key-values,
+/// schema version, and its columns checked ([`check::columns`]).
+fn open(path: &Path) -> anyhow::Result<Opened> {
     let file = crate::host::open_regular(path)?;
     let len = file.metadata()?.len();
     if len > crate::host::MAX_READ as u64 {
@@ -442,31 +471,42 @@ fn open(path: &Path) -> anyhow::Result<(SerializedFileReader<std::fs::File>, Vec
     if !readable(schema) {
         bail!("{}", unreadable(schema));
     }
-    Ok((reader, kv, schema))
+    let segment = check::columns(reader.metadata().file_metadata().schema_descr(), schema)?;
+    Ok(Opened {
+        reader,
+        kv,
+        schema,
+        segment,
+    })
 }
 
-/// The shapes of the segment at `path`, from its footer alone (empty
-/// when it keeps the shape of the segment before it).
-pub fn footer_shapes(path: &Path) -> anyhow::Result<Vec<ShapeAt>> {
+/// `f` on `path`, with any failure (a panic inside the decoder too) an
+/// error naming the file.
+fn named<T>(path: &Path, f: impl FnOnce(&Path) -> anyhow::Result<T>) -> anyhow::Result<T> {
     let p = path.to_path_buf();
-    let r = std::panic::catch_unwind(move || -> anyhow::Result<Vec<ShapeAt>> {
-        let (_, kv, schema) = open(&p)?;
-        let Ok(text) = footer(&kv, KEY_SHAPES) else {
-            return Ok(Vec::new());
-        };
-        let json = match schema {
-            1 => text,
-            _ => pack::unpack(&text).context("footer irqlab.shapes")?,
-        };
-        serde_json::from_str(&json).context("footer irqlab.shapes")
-    });
-    match r {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(&p))) {
         Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),
         Err(_) => bail!(
             "{}: corrupt Parquet file (the decoder gave up)",
             path.display()
         ),
     }
+}
+
+/// The shapes of the segment at `path`, from its footer alone (empty
+/// when it keeps the shape of the segment before it).
+pub fn footer_shapes(path: &Path) -> anyhow::Result<Vec<ShapeAt>> {
+    named(path, |p| {
+        let o = open(p)?;
+        let Ok(text) = footer(&o.kv, KEY_SHAPES) else {
+            return Ok(Vec::new());
+        };
+        let json = match o.schema {
+            1 => text,
+            _ => pack::unpack(&text).context("footer irqlab.shapes")?,
+        };
+        serde_json::from_str(&json).context("footer irqlab.shapes")
+    })
 }
 
 /// The samples and row count of the segment at `path`, checked: from its
@@ -474,78 +514,49 @@ pub fn footer_shapes(path: &Path) -> anyhow::Result<Vec<ShapeAt>> {
 /// segment written before that key, from its rows. A file that is not
 /// whole, or whose footer does not add up, is an error naming it.
 pub fn seqs(path: &Path) -> anyhow::Result<Seqs> {
-    let p = path.to_path_buf();
-    let r = std::panic::catch_unwind(move || -> anyhow::Result<Seqs> {
-        let (reader, kv, _) = open(&p)?;
-        let rows = u64::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0);
-        let Ok(json) = footer(&kv, KEY_SEQS) else {
-            let d = read_inner(&p)?;
-            return Ok(Seqs::of(d.samples.iter().map(|s| s.seq), rows));
-        };
-        let seqs: Seqs = serde_json::from_str(&json).context("footer irqlab.seqs")?;
-        if !seqs.well_formed() || seqs.runs.is_empty() {
-            bail!("footer irqlab.seqs lists no samples in order: {json}");
+    named(path, |p| {
+        let o = open(p)?;
+        match o.seqs()? {
+            Some(s) => Ok(s),
+            None => {
+                let rows = o.num_rows();
+                let d = read_opened(o)?;
+                Ok(Seqs::of(d.samples.iter().map(|s| s.seq), rows))
+            }
         }
-        if seqs.rows != rows {
-            bail!(
-                "footer irqlab.seqs counts {} rows, the file holds {rows}",
-                seqs.rows
-            );
-        }
-        Ok(seqs)
-    });
-    match r {
-        Ok(r) => r.with_context(|| format!("{}: not a readable irqlab segment", path.display())),
-        Err(_) => bail!(
-            "{}: corrupt Parquet file (the decoder gave up)",
-            path.display()
-        ),
-    }
+    })
 }
 
 fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
-    let (reader, kv, schema) = open(path)?;
+    read_opened(open(path)?)
+}
+
+/// The samples, shapes and cells of an opened segment, checked against
+/// its footer ([`check::rows`]).
+fn read_opened(o: Opened) -> anyhow::Result<SegmentData> {
+    let footer_seqs = o.seqs()?;
+    let (mut rows, segment) = read_rows(&o.reader, o.segment)?;
+    let (schema, kv) = (o.schema, &o.kv);
     let mut data = SegmentData {
-        environment: footer(&kv, KEY_ENV).unwrap_or_default(),
+        environment: footer(kv, KEY_ENV).unwrap_or_default(),
         ..SegmentData::default()
     };
-    let mut rows = read_rows(&reader)?;
     if schema == 1 {
-        data.samples = serde_json::from_str(&footer(&kv, KEY_SAMPLES)?)?;
-        data.shapes = serde_json::from_str(&footer(&kv, KEY_SHAPES)?)?;
+        data.samples = serde_json::from_str(&footer(kv, KEY_SAMPLES)?)?;
+        data.shapes = serde_json::from_str(&footer(kv, KEY_SHAPES)?)?;
     } else {
-        if let Ok(packed) = footer(&kv, KEY_SHAPES) {
+        if let Ok(packed) = footer(kv, KEY_SHAPES) {
             let json = pack::unpack(&packed).context("footer irqlab.shapes")?;
             data.shapes = serde_json::from_str(&json).context("footer irqlab.shapes")?;
         }
-        // a cell's first row is raw, later rows increments: sum them
-        rows.sort_by(|a, b| (&a.0, &a.1, a.2, a.3).cmp(&(&b.0, &b.1, b.2, b.3)));
-        let mut sum = 0i64;
-        let mut prev: Option<(String, String, Option<u32>)> = None;
-        for r in &mut rows {
-            let cell = (r.0.clone(), r.1.clone(), r.2);
-            // wrapping: the value column is a counter's 64 bits (`i64_of`)
-            sum = if prev.as_ref() == Some(&cell) {
-                sum.wrapping_add(r.5)
-            } else {
-                r.5
-            };
-            r.5 = sum;
-            prev = Some(cell);
-        }
+        sum_increments(&mut rows);
     }
     for (src, key, cpu, seq, time, value) in rows {
         // the counter's 64 bits (`i64_of`)
         let value = value as u64;
         if schema >= 2 && src == CLOCK_SOURCE {
-            // schema 2: nanoseconds; schema 3: milliseconds
-            let step = if schema >= 3 { WALL_NS_STEP } else { 1 };
-            let wall_ns = u64::try_from(time).unwrap_or(0).saturating_mul(step);
-            data.samples.push(SampleTime {
-                seq,
-                wall_ns,
-                mono_ns: value,
-            });
+            data.samples
+                .push(clock_row(schema, &key, cpu, seq, time, value)?);
             continue;
         }
         let source =
@@ -561,7 +572,58 @@ fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
         ));
     }
     data.samples.sort_by_key(|s| s.seq);
+    check::rows(&data.samples, &data.cells, footer_seqs.as_ref())?;
+    if let (Some(seg), Some(first)) = (segment, data.samples.first()) {
+        if seg != first.seq {
+            bail!(
+                "its segment column says {seg}, its first sample is {} (rows of another file)",
+                first.seq
+            );
+        }
+    }
     Ok(data)
+}
+
+/// Schemas 2 and 3: a cell's first row is raw, later rows increments:
+/// sum them (rows sorted by cell, then sample).
+fn sum_increments(rows: &mut [ReadRow]) {
+    rows.sort_by(|a, b| (&a.0, &a.1, a.2, a.3).cmp(&(&b.0, &b.1, b.2, b.3)));
+    let mut sum = 0i64;
+    let mut prev: Option<(&str, &str, Option<u32>)> = None;
+    for r in rows.iter_mut() {
+        let same = prev == Some((r.0.as_str(), r.1.as_str(), r.2));
+        // wrapping: the value column is a counter's 64 bits (`i64_of`)
+        sum = if same { sum.wrapping_add(r.5) } else { r.5 };
+        r.5 = sum;
+        prev = Some((r.0.as_str(), r.1.as_str(), r.2));
+    }
+}
+
+/// A sample's clocks from its `clock` row (schemas 2 and 3): `time` in
+/// nanoseconds (schema 2) or milliseconds (3), `value` CLOCK_MONOTONIC.
+fn clock_row(
+    schema: u32,
+    key: &str,
+    cpu: Option<u32>,
+    seq: u64,
+    time: i64,
+    mono_ns: u64,
+) -> anyhow::Result<SampleTime> {
+    if key != CLOCK_KEY || cpu.is_some() {
+        bail!(
+            "sample {seq}: a clock row of key {key:?} and CPU {cpu:?}, expected key {CLOCK_KEY:?} and no CPU"
+        );
+    }
+    let step = if schema >= 3 { WALL_NS_STEP } else { 1 };
+    let wall_ns = u64::try_from(time)
+        .ok()
+        .and_then(|t| t.checked_mul(step))
+        .ok_or_else(|| anyhow!("sample {seq}: time {time} is out of range"))?;
+    Ok(SampleTime {
+        seq,
+        wall_ns,
+        mono_ns,
+    })
 }
 
 #[cfg(test)]
