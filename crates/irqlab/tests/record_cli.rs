@@ -1033,6 +1033,35 @@ fn recover_of_a_journal_with_no_readable_line_fails_and_keeps_it() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), bytes, "kept as is");
 }
 
+/// A journal whose sample numbers are above what a segment stores
+/// (Parquet's signed 64 bits) is refused by file:line, exit 1, and kept
+/// byte for byte: no segment is written that would read back with other
+/// numbers.
+#[test]
+fn recover_refuses_sample_numbers_a_segment_cannot_hold_and_keeps_the_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let (out, journal, good) = journal_of_24(&d.path().join("k"));
+    let lines: Vec<String> = good[..15]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["seq"] = serde_json::json!(u64::MAX - 14 + i as u64);
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let bytes = std::fs::read(&journal).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("journal.jsonl:1: sample number 18446744073709551601 is above"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), bytes, "kept as is: {err}");
+    assert!(named(&boot_dir(&out), "part-").is_empty(), "{err}");
+}
+
 /// Whether anything was recovered is decided by what recovery did, not
 /// by its message's text: a recording whose directory name holds a line
 /// ending like "nothing recovered" is recovered, exit 0. Before, a

@@ -604,6 +604,9 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             dir.display()
         );
     }
+    if let Some((lines, problems)) = &read {
+        refuse_unstorable(&path, lines, &problems.bad)?;
+    }
     let listing = list(dir)?;
     // files of two recordings: nothing here is known to be a copy
     if !listing.mixed.is_empty() {
@@ -696,9 +699,12 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
                 out.display()
             );
         }
-        let want = (seg.samples.len(), seg.cells.len());
+        let want = Written::of(
+            seg.samples.iter().map(|t| t.seq),
+            seg.cells.iter().map(|c| c.0),
+        );
         segment::write(&out, &mut seg.into())?;
-        if let Err(e) = verify(&out, want) {
+        if let Err(e) = verify(&out, &want) {
             let _ = std::fs::remove_file(&out);
             return Err(e.context(format!(
                 "the segment recovered from {} did not read back; removed it and left the journal as it is",
@@ -709,8 +715,8 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             "recovered {n} sample(s) from {} into {} (read back: {} samples, {} counters)",
             path.display(),
             out.display(),
-            want.0,
-            want.1
+            want.samples.len(),
+            want.cell_count()
         ));
     }
     let mut nothing_recovered = false;
@@ -876,22 +882,115 @@ fn no_layout(path: &Path, dir: &Path, lines: &[JournalLine]) -> String {
     )
 }
 
-/// Read the segment at `path` back: `want` samples and cell rows, and a
-/// footer that adds up (`segment::seqs`).
-fn verify(path: &Path, want: (usize, usize)) -> anyhow::Result<()> {
+/// The largest sample number a segment stores: its `seq` column is a
+/// signed 64-bit Parquet integer.
+const MAX_SEQ: u64 = i64::MAX.unsigned_abs();
+
+/// Refuse a journal (at `path`, whose read took `lines` and skipped
+/// `bad`) holding a sample numbered above [`MAX_SEQ`]: no segment can
+/// hold it, so nothing of the journal is converted and it stays as it is.
+/// The error names the first such line (file:line).
+fn refuse_unstorable(
+    path: &Path,
+    lines: &[JournalLine],
+    bad: &[journal::BadLine],
+) -> anyhow::Result<()> {
+    let skipped: HashSet<u64> = bad.iter().map(|b| b.line).collect();
+    // the lines taken are every line not skipped, in order (a journal with
+    // lines of a newer schema is refused before)
+    let numbers = (1u64..).filter(|n| !skipped.contains(n));
+    let mut over = lines
+        .iter()
+        .zip(numbers)
+        .filter(|(l, _)| l.time.seq > MAX_SEQ);
+    let Some((l, n)) = over.next() else {
+        return Ok(());
+    };
+    let more = over.count();
+    bail!(
+        "{}:{n}: sample number {} is above {MAX_SEQ}, the largest a segment stores (a signed 64-bit Parquet column){}; left the journal as it is: nothing recovered",
+        path.display(),
+        l.time.seq,
+        match more {
+            0 => String::new(),
+            m => format!(" ({m} more line(s) like it)"),
+        }
+    )
+}
+
+/// What a recovered segment was written with, for [`verify`]: its
+/// samples' numbers (sorted) and how many counter rows each sample has.
+#[derive(Debug, PartialEq, Eq)]
+struct Written {
+    samples: Vec<u64>,
+    cells: BTreeMap<u64, usize>,
+}
+
+impl Written {
+    fn of(samples: impl Iterator<Item = u64>, cells: impl Iterator<Item = u64>) -> Written {
+        let mut samples: Vec<u64> = samples.collect();
+        samples.sort_unstable();
+        let mut per_sample = BTreeMap::new();
+        for seq in cells {
+            *per_sample.entry(seq).or_insert(0) += 1;
+        }
+        Written {
+            samples,
+            cells: per_sample,
+        }
+    }
+
+    fn cell_count(&self) -> usize {
+        self.cells.values().sum()
+    }
+}
+
+/// Read the segment at `path` back: the samples of `want`, numbered as
+/// written, each with as many counter rows as written, and a footer that
+/// adds up (`segment::seqs`) and lists those samples.
+fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
     let d = segment::read(path)?;
-    let got = (d.samples.len(), d.cells.len());
-    if got != want {
+    let got = Written::of(d.samples.iter().map(|t| t.seq), d.cells.iter().map(|c| c.0));
+    let (n, m) = (got.samples.len(), got.cell_count());
+    if (n, m) != (want.samples.len(), want.cell_count()) {
         bail!(
-            "{}: read back {} samples and {} counters, wrote {} and {}",
+            "{}: read back {n} samples and {m} counters, wrote {} and {}",
             path.display(),
-            got.0,
-            got.1,
-            want.0,
-            want.1
+            want.samples.len(),
+            want.cell_count()
         );
     }
-    segment::seqs(path)?;
+    if let Some((w, g)) = want.samples.iter().zip(&got.samples).find(|(w, g)| w != g) {
+        bail!(
+            "{}: read back sample {g} where sample {w} was written",
+            path.display()
+        );
+    }
+    if got.cells != want.cells {
+        let seq = want
+            .cells
+            .keys()
+            .chain(got.cells.keys())
+            .find(|q| want.cells.get(q) != got.cells.get(q))
+            .copied()
+            .unwrap_or_default();
+        bail!(
+            "{}: sample {seq}: read back {} counter(s), wrote {}",
+            path.display(),
+            got.cells.get(&seq).copied().unwrap_or(0),
+            want.cells.get(&seq).copied().unwrap_or(0)
+        );
+    }
+    let footer = segment::seqs(path)?;
+    let listed = Seqs::of(want.samples.iter().copied(), 0);
+    if footer.runs != listed.runs {
+        bail!(
+            "{}: its footer lists samples {}, wrote {}",
+            path.display(),
+            footer.listed(),
+            listed.listed()
+        );
+    }
     Ok(())
 }
 
@@ -1004,6 +1103,62 @@ mod tests {
         assert_eq!(l.segments.len(), 2, "{l:?}");
         assert_eq!(l.notes.len(), 1, "{l:?}");
         assert!(l.notes[0].contains("lacks some of its samples"), "{l:?}");
+    }
+
+    /// A journal line numbered above what a segment stores is refused by
+    /// file:line (counting the skipped lines before it).
+    #[test]
+    fn a_sample_number_above_i64_max_is_refused_by_its_line() {
+        let line = |seq: u64| {
+            format!(
+                "{{\"schema\":3,\"seq\":{seq},\"wall_ns\":1000000,\"mono_ns\":1,\"cells\":[]}}\n"
+            )
+        };
+        let text = format!("garbage\n{}{}", line(5), line(MAX_SEQ + 1));
+        let (lines, pr) = journal::parse(text.as_bytes());
+        assert_eq!((lines.len(), pr.bad.len()), (2, 1), "{pr:?}");
+        let path = Path::new("d/journal.jsonl");
+        let e = format!(
+            "{:#}",
+            refuse_unstorable(path, &lines, &pr.bad).unwrap_err()
+        );
+        assert!(
+            e.starts_with("d/journal.jsonl:3: sample number 9223372036854775808 "),
+            "{e}"
+        );
+        assert!(refuse_unstorable(path, &lines[..1], &pr.bad).is_ok());
+    }
+
+    /// The read-back check compares the samples' numbers, not only how
+    /// many there are: numbers a segment cannot hold read back otherwise.
+    #[test]
+    fn verify_compares_the_sample_numbers_read_back() {
+        let d = tempfile::tempdir().unwrap();
+        let ok = segment_at(d.path(), 3..=4, 0);
+        let want = |seqs: &[u64]| Written::of(seqs.iter().copied(), std::iter::empty());
+        verify(&ok, &want(&[3, 4])).unwrap();
+        let e = format!("{:#}", verify(&ok, &want(&[3, 5])).unwrap_err());
+        assert!(
+            e.contains("read back sample 4 where sample 5 was written"),
+            "{e}"
+        );
+        let data = SegmentData {
+            samples: (MAX_SEQ + 1..=MAX_SEQ + 2)
+                .map(|seq| SampleTime {
+                    seq,
+                    wall_ns: 1_000_000,
+                    mono_ns: 1,
+                })
+                .collect(),
+            ..SegmentData::default()
+        };
+        let big = d.path().join(segment_name(MAX_SEQ + 1, MAX_SEQ + 2));
+        segment::write(&big, &mut data.into()).unwrap();
+        let e = verify(&big, &want(&[MAX_SEQ + 1, MAX_SEQ + 2])).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("where sample 9223372036854775808 was written"),
+            "{e:#}"
+        );
     }
 
     #[test]
