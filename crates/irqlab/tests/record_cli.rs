@@ -1033,6 +1033,38 @@ fn recover_of_a_journal_with_no_readable_line_fails_and_keeps_it() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), bytes, "kept as is");
 }
 
+/// A journal whose only record is torn (NUL bytes after a power loss, or
+/// cut inside its first line) recovers nothing: exit 1, "nothing
+/// recovered", its bytes kept; beside it, another host's journal is
+/// still recovered, and the run names one recording of two as failed.
+#[test]
+fn recover_of_a_journal_torn_in_its_first_record_fails_and_keeps_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (out0, _, good) = journal_of_24(&d.path().join("k"));
+    let cut = good[0].as_bytes()[..good[0].len() / 2].to_vec();
+    for (what, bytes) in [("zeros", vec![0u8; 4096]), ("cut first line", cut)] {
+        let out = d.path().join(what.replace(' ', "_"));
+        copy_dir(&out0, &out);
+        std::fs::write(boot_dir(&out).join("journal.jsonl"), good.join("\n") + "\n").unwrap();
+        let torn = out.join("host=torn").join("boot=x");
+        std::fs::create_dir_all(&torn).unwrap();
+        std::fs::write(torn.join("journal.jsonl"), &bytes).unwrap();
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(err.contains("torn last record"), "{what}: {err}");
+        assert!(err.contains("nothing recovered"), "{what}: {err}");
+        assert!(err.contains("recovered 24 sample(s)"), "{what}: {err}");
+        assert!(err.contains("1 of 2 recording(s)"), "{what}: {err}");
+        let kept = named(&torn, "journal.jsonl");
+        assert_eq!(kept.len(), 1, "{what}: {err}");
+        assert_eq!(
+            std::fs::read(&kept[0]).unwrap(),
+            bytes,
+            "{what}: kept as is"
+        );
+    }
+}
+
 /// A journal whose sample numbers are above what a segment stores
 /// (Parquet's signed 64 bits) is refused by file:line, exit 1, and kept
 /// byte for byte: no segment is written that would read back with other
@@ -1640,8 +1672,10 @@ fn fifos_devices_and_sparse_journals_in_a_recording_never_hang() {
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), n - 1), "{err}");
     assert!(err.contains("torn last record"), "{err}");
+    // nothing in it to recover: exit 1, the journal kept aside
     let (code, err) = recover(&out);
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("nothing recovered"), "{err}");
     assert!(
         !journal.exists() && named(&dir, "journal.jsonl.partial-").len() == 1,
         "{err}"
