@@ -1873,6 +1873,24 @@ fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     assert!(err.contains("IRQ identity"), "{err}");
     assert!(!orphan.exists(), "{err}");
     assert_eq!(std::fs::read(&lost).unwrap().len(), kept.len(), "{err}");
+    // files of identity names that do not read as identity files are
+    // kept and named: an orphan, and one beside its segment
+    let junk_orphan = dir.join(identity::file_name(99, 100));
+    std::fs::write(&junk_orphan, "junk\n").unwrap();
+    std::fs::write(&lost, "junk\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let warned = |p: &Path| {
+        err.lines()
+            .any(|l| l.starts_with("irqlab: warning: ") && l.contains(&*p.to_string_lossy()))
+    };
+    assert!(warned(&junk_orphan) && err.contains(": kept: "), "{err}");
+    assert_eq!(std::fs::read(&junk_orphan).unwrap(), b"junk\n", "{err}");
+    assert!(
+        warned(&lost) && err.contains("not an irqlab IRQ identity file"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&lost).unwrap(), b"junk\n", "{err}");
     // the rows: every interrupts row of the tree, with its parts
     let seg = irqlab::record::segment::read(&segs[0].2).unwrap();
     let shape = &seg.shapes[0].shape;
