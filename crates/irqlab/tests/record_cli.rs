@@ -346,6 +346,52 @@ fn closed_samples(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// SIGINT or SIGTERM ends `record` with a last sample: the interval the
+/// signal cut short (here the only one: `-i 24h`) is recorded, so replay
+/// has a rate, and the run still ends as before (exit 0, a segment).
+#[test]
+fn a_signal_ends_record_with_the_interval_it_cut_short() {
+    use nix::sys::signal::Signal;
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        let d = tempfile::tempdir().unwrap();
+        let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+        synth(&tree);
+        let child = irqlab()
+            .arg("record")
+            .arg("--root")
+            .arg(&tree)
+            .args(["-i", "24h", "-o"])
+            .arg(&out)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the baseline journaled, then a counter moves in the cut interval
+        let journaled = || {
+            layout::boot_dirs(&out)
+                .ok()
+                .and_then(|v| v.first().cloned())
+                .is_some_and(|b| {
+                    std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
+                })
+        };
+        assert!(
+            common::wait_until(Duration::from_secs(60), journaled),
+            "{sig}: no baseline"
+        );
+        bump_loc(&tree, 7);
+        std::thread::sleep(Duration::from_millis(50));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{sig}: {err}");
+        assert!(err.contains("irqlab: 2 samples"), "{sig}: {err}");
+        let rec = reader::open(&boot_dir(&out)).unwrap();
+        assert_eq!(rec.steps.len(), 2, "{sig}: {err}");
+        let (code, lines, err) = replay(&out);
+        assert_eq!((code, lines), (Some(0), 1), "{sig}: {err}");
+    }
+}
+
 #[test]
 fn kill_9_then_replay_has_every_flushed_sample() {
     let d = tempfile::tempdir().unwrap();

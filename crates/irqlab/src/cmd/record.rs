@@ -23,8 +23,10 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this long (default: until SIGINT/SIGTERM); the last
-    /// sample is taken at this time, even when samples fall behind.
+    /// Stop after this long (default: until SIGINT/SIGTERM, which end
+    /// the run with a last sample of the interval they cut short, if it
+    /// is 1ms or longer); the last sample is taken at this time, even
+    /// when samples fall behind.
     #[arg(long, short = 'd', value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit): its samples are
@@ -96,6 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         merge_rows: writer::MERGE_ROWS,
         host: args.host,
         clock: args.synthetic_clock,
+        // the shortest -i: a shorter cut interval is not recorded
+        final_after: real(super::args::MIN_INTERVAL),
     };
     // a mistyped -o is refused before anything is sampled, attached or
     // mounted
