@@ -392,6 +392,27 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
     }
 }
 
+/// `--host` names the directory `host=NAME` as given: an empty one, or
+/// one a directory name would change (`../../etc`), is a usage error
+/// (exit 2) before anything is written.
+#[test]
+fn record_refuses_a_host_name_it_would_have_to_change() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    for (host, why) in [("", "empty"), ("../../etc", "only A-Z, a-z, 0-9")] {
+        let out = d.path().join("rec");
+        let o = record(&tree, &out, &["-d", "10ms", "--host", host]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{host:?}: {err}");
+        assert!(
+            err.contains("--host") && err.contains(why),
+            "{host:?}: {err}"
+        );
+        assert!(!out.exists(), "{host:?}: nothing written");
+    }
+}
+
 #[test]
 fn kill_9_then_replay_has_every_flushed_sample() {
     let d = tempfile::tempdir().unwrap();

@@ -11,18 +11,17 @@ use anyhow::{bail, Context};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// Whether a partition value keeps `c` as it is: `A-Za-z0-9._-`.
+pub fn partition_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+}
+
 /// A partition value: characters other than `A-Za-z0-9._-` become `_`.
 pub fn partition_value(s: &str) -> String {
     let v: String = s
         .trim()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if partition_char(c) { c } else { '_' })
         .collect();
     if v.is_empty() {
         "unknown".into()
