@@ -346,6 +346,73 @@ fn closed_samples(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// SIGINT or SIGTERM ends `record` with a last sample: the interval the
+/// signal cut short (here the only one: `-i 24h`) is recorded, so replay
+/// has a rate, and the run still ends as before (exit 0, a segment).
+#[test]
+fn a_signal_ends_record_with_the_interval_it_cut_short() {
+    use nix::sys::signal::Signal;
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        let d = tempfile::tempdir().unwrap();
+        let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+        synth(&tree);
+        let child = irqlab()
+            .arg("record")
+            .arg("--root")
+            .arg(&tree)
+            .args(["-i", "24h", "-o"])
+            .arg(&out)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the baseline journaled, then a counter moves in the cut interval
+        let journaled = || {
+            layout::boot_dirs(&out)
+                .ok()
+                .and_then(|v| v.first().cloned())
+                .is_some_and(|b| {
+                    std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
+                })
+        };
+        assert!(
+            common::wait_until(Duration::from_secs(60), journaled),
+            "{sig}: no baseline"
+        );
+        bump_loc(&tree, 7);
+        std::thread::sleep(Duration::from_millis(50));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{sig}: {err}");
+        assert!(err.contains("irqlab: 2 samples"), "{sig}: {err}");
+        let rec = reader::open(&boot_dir(&out)).unwrap();
+        assert_eq!(rec.steps.len(), 2, "{sig}: {err}");
+        let (code, lines, err) = replay(&out);
+        assert_eq!((code, lines), (Some(0), 1), "{sig}: {err}");
+    }
+}
+
+/// `--host` names the directory `host=NAME` as given: an empty one, or
+/// one a directory name would change (`../../etc`), is a usage error
+/// (exit 2) before anything is written.
+#[test]
+fn record_refuses_a_host_name_it_would_have_to_change() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    for (host, why) in [("", "empty"), ("../../etc", "only A-Z, a-z, 0-9")] {
+        let out = d.path().join("rec");
+        let o = record(&tree, &out, &["-d", "10ms", "--host", host]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{host:?}: {err}");
+        assert!(
+            err.contains("--host") && err.contains(why),
+            "{host:?}: {err}"
+        );
+        assert!(!out.exists(), "{host:?}: nothing written");
+    }
+}
+
 #[test]
 fn kill_9_then_replay_has_every_flushed_sample() {
     let d = tempfile::tempdir().unwrap();
@@ -1033,6 +1100,38 @@ fn recover_of_a_journal_with_no_readable_line_fails_and_keeps_it() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), bytes, "kept as is");
 }
 
+/// A journal whose only record is torn (NUL bytes after a power loss, or
+/// cut inside its first line) recovers nothing: exit 1, "nothing
+/// recovered", its bytes kept; beside it, another host's journal is
+/// still recovered, and the run names one recording of two as failed.
+#[test]
+fn recover_of_a_journal_torn_in_its_first_record_fails_and_keeps_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (out0, _, good) = journal_of_24(&d.path().join("k"));
+    let cut = good[0].as_bytes()[..good[0].len() / 2].to_vec();
+    for (what, bytes) in [("zeros", vec![0u8; 4096]), ("cut first line", cut)] {
+        let out = d.path().join(what.replace(' ', "_"));
+        copy_dir(&out0, &out);
+        std::fs::write(boot_dir(&out).join("journal.jsonl"), good.join("\n") + "\n").unwrap();
+        let torn = out.join("host=torn").join("boot=x");
+        std::fs::create_dir_all(&torn).unwrap();
+        std::fs::write(torn.join("journal.jsonl"), &bytes).unwrap();
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(err.contains("torn last record"), "{what}: {err}");
+        assert!(err.contains("nothing recovered"), "{what}: {err}");
+        assert!(err.contains("recovered 24 sample(s)"), "{what}: {err}");
+        assert!(err.contains("1 of 2 recording(s)"), "{what}: {err}");
+        let kept = named(&torn, "journal.jsonl");
+        assert_eq!(kept.len(), 1, "{what}: {err}");
+        assert_eq!(
+            std::fs::read(&kept[0]).unwrap(),
+            bytes,
+            "{what}: kept as is"
+        );
+    }
+}
+
 /// A journal whose sample numbers are above what a segment stores
 /// (Parquet's signed 64 bits) is refused by file:line, exit 1, and kept
 /// byte for byte: no segment is written that would read back with other
@@ -1640,8 +1739,10 @@ fn fifos_devices_and_sparse_journals_in_a_recording_never_hang() {
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), n - 1), "{err}");
     assert!(err.contains("torn last record"), "{err}");
+    // nothing in it to recover: exit 1, the journal kept aside
     let (code, err) = recover(&out);
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("nothing recovered"), "{err}");
     assert!(
         !journal.exists() && named(&dir, "journal.jsonl.partial-").len() == 1,
         "{err}"
@@ -1839,6 +1940,24 @@ fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     assert!(err.contains("IRQ identity"), "{err}");
     assert!(!orphan.exists(), "{err}");
     assert_eq!(std::fs::read(&lost).unwrap().len(), kept.len(), "{err}");
+    // files of identity names that do not read as identity files are
+    // kept and named: an orphan, and one beside its segment
+    let junk_orphan = dir.join(identity::file_name(99, 100));
+    std::fs::write(&junk_orphan, "junk\n").unwrap();
+    std::fs::write(&lost, "junk\n").unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let warned = |p: &Path| {
+        err.lines()
+            .any(|l| l.starts_with("irqlab: warning: ") && l.contains(&*p.to_string_lossy()))
+    };
+    assert!(warned(&junk_orphan) && err.contains(": kept: "), "{err}");
+    assert_eq!(std::fs::read(&junk_orphan).unwrap(), b"junk\n", "{err}");
+    assert!(
+        warned(&lost) && err.contains("not an irqlab IRQ identity file"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&lost).unwrap(), b"junk\n", "{err}");
     // the rows: every interrupts row of the tree, with its parts
     let seg = irqlab::record::segment::read(&segs[0].2).unwrap();
     let shape = &seg.shapes[0].shape;

@@ -1,7 +1,7 @@
 //! `irqlab record`: flags -> `record::writer::RecordConfig`, then the recording
 //! loop; prints where it wrote and what it cost.
 
-use crate::record::writer;
+use crate::record::{layout, writer};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -23,8 +23,10 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this long (default: until SIGINT/SIGTERM); the last
-    /// sample is taken at this time, even when samples fall behind.
+    /// Stop after this long (default: until SIGINT/SIGTERM, which end
+    /// the run with a last sample of the interval they cut short, if it
+    /// is 1ms or longer); the last sample is taken at this time, even
+    /// when samples fall behind.
     #[arg(long, short = 'd', value_parser = super::args::positive_duration)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit): its samples are
@@ -45,8 +47,9 @@ pub struct Args {
     pub segment_changes: u64,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
-    /// Partition host name (default: the tree's hostname).
-    #[arg(long)]
+    /// Partition host name (default: the tree's hostname): the directory
+    /// host=NAME, so only A-Z, a-z, 0-9, '.', '_' and '-'.
+    #[arg(long, value_parser = host_name)]
     pub host: Option<String>,
     /// Also record traced hard IRQ, vector and softirq time, counts and
     /// latency histograms (eBPF, as `irqlab trace`; root; needs a build
@@ -96,6 +99,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         merge_rows: writer::MERGE_ROWS,
         host: args.host,
         clock: args.synthetic_clock,
+        // the shortest -i: a shorter cut interval is not recorded
+        final_after: real(super::args::MIN_INTERVAL),
     };
     // a mistyped -o is refused before anything is sampled, attached or
     // mounted
@@ -156,6 +161,21 @@ fn say(msg: String) {
     let _ = std::io::stderr().write_all(msg.as_bytes());
 }
 
+/// `--host NAME`: taken as given, never changed, so it must be a
+/// partition value already (`layout::partition_char`): not empty, and
+/// only the characters a directory name `host=NAME` keeps.
+fn host_name(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the host name is empty (without --host, the tree's hostname is used)".into());
+    }
+    match s.chars().find(|c| !layout::partition_char(*c)) {
+        Some(c) => Err(format!(
+            "{c:?} is not allowed in a host name: it names the directory host=NAME, so only A-Z, a-z, 0-9, '.', '_' and '-'"
+        )),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// `--synthetic-clock START_UNIX_SECONDSxSCALE`.
 fn synth_clock(s: &str) -> Result<writer::SynthClock, String> {
     let bad = || format!("expected START_UNIX_SECONDSxSCALE (e.g. 1767225600x720), got {s:?}");
@@ -203,4 +223,25 @@ fn traced(
     _: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<writer::RecordSummary> {
     anyhow::bail!("record --trace: {}", crate::trace::NOT_BUILT)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A host name is a directory name as given: empty, or with a
+    /// character a partition value changes, it is refused.
+    #[test]
+    fn host_names_are_refused_unless_they_are_safe_as_given() {
+        assert_eq!(host_name("web-01.example_a"), Ok("web-01.example_a".into()));
+        assert!(host_name("").is_err_and(|e| e.contains("empty")));
+        for bad in ["../../etc", "a/b", " a", "a b", "h\u{e9}"] {
+            let e = host_name(bad).unwrap_err();
+            assert!(
+                e.contains("only A-Z, a-z, 0-9, '.', '_' and '-'"),
+                "{bad:?}: {e}"
+            );
+        }
+    }
 }

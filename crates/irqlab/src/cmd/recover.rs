@@ -3,7 +3,8 @@
 //! never removes input it did not fully convert). Exit 1 when any
 //! directory was not recovered (an error, such as files of two recordings
 //! in one boot directory, which is left as it is; or a journal none of
-//! whose lines could be read); the others still are.
+//! whose lines could be read, a torn first record included); the others
+//! still are.
 
 use crate::record::layout;
 use std::path::PathBuf;

@@ -6,16 +6,18 @@
 //! and time seen. Built from the shapes (the layout in the footer), so
 //! engines join counters to devices in SQL without decoding the footer.
 //! [`sync`] writes the files a boot directory lacks and removes those
-//! whose segment is gone (`recover`, and `record` at start).
+//! whose segment is gone (`recover`, and `record` at start); [`check`]
+//! tells an identity file from another file of its name.
 
 use super::schema::{RowKind, RowMeta, SampleTime, Shape, ShapeAt, WALL_NS_STEP};
 use super::segment;
-use anyhow::anyhow;
+use anyhow::{anyhow, bail, Context};
 use irqlab_core::desc::{split_description, DescParts};
 use parquet::basic::Compression;
 use parquet::column::writer::{get_typed_column_writer_mut as typed, ColumnWriter};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -303,11 +305,69 @@ pub fn write_for(
     Ok(Some((path, bytes)))
 }
 
+/// Whether the file at `path` reads as an identity file: a regular file
+/// (a symbolic link is not followed) whose Parquet footer has the table's
+/// columns ([`MESSAGE`]). Why not, otherwise (without the path).
+pub fn check(path: &Path) -> anyhow::Result<()> {
+    let meta = path.symlink_metadata()?;
+    if !meta.is_file() {
+        bail!("not a regular file");
+    }
+    let p = path.to_path_buf();
+    match std::panic::catch_unwind(move || check_footer(&p)) {
+        Ok(r) => r,
+        Err(_) => bail!("corrupt Parquet file (the decoder gave up)"),
+    }
+}
+
+/// [`check`]'s read: the footer alone, opened as every input is
+/// (`crate::host::open_regular`) and no larger than
+/// [`MAX_READ`](crate::host::MAX_READ).
+fn check_footer(path: &Path) -> anyhow::Result<()> {
+    let file = crate::host::open_regular(path)?;
+    let len = file.metadata()?.len();
+    if usize::try_from(len).map_or(true, |n| n > crate::host::MAX_READ) {
+        bail!(
+            "{len} bytes, more than {} (docs/limits.md)",
+            crate::host::MAX_READ
+        );
+    }
+    let reader = SerializedFileReader::new(file)
+        .map_err(|e| anyhow!("{e}"))
+        .context("not a Parquet file")?;
+    let want = parquet::schema::parser::parse_message_type(MESSAGE)?;
+    if *reader.metadata().file_metadata().schema() != want {
+        bail!("a Parquet file without the identity table's columns");
+    }
+    Ok(())
+}
+
+/// Remove the identity file `p` named after a segment that is not there,
+/// if it reads as one ([`check`]); else keep it: a warning says why.
+fn remove_orphan(p: &Path) -> String {
+    if let Err(e) = check(p) {
+        return format!(
+            "warning: {}: kept: named as the IRQ identity of a segment that is not there, but not an irqlab IRQ identity file ({e:#})",
+            p.display()
+        );
+    }
+    match std::fs::remove_file(p) {
+        Ok(()) => format!(
+            "removed {} (IRQ identity of a segment that is no longer there)",
+            p.display()
+        ),
+        Err(e) => format!("cannot remove {}: {e}", p.display()),
+    }
+}
+
 /// Make the identity files of boot directory `dir` match its segments:
 /// write those missing (a crash between a segment and its identity file,
 /// a recovered journal, a recording of an irqlab before the table) and
-/// remove those whose segment is gone (superseded, merged). Never fails:
-/// one message per file written, removed or not writable.
+/// remove those whose segment is gone (superseded, merged) once read as
+/// identity files ([`check`]); a file of such a name that does not read
+/// as one is kept, and so is one beside a segment, each with a warning.
+/// Never fails: one message per file written, removed, kept or not
+/// writable.
 pub fn sync(dir: &Path) -> Vec<String> {
     let mut msg = Vec::new();
     let Ok(segs) = super::layout::segments(dir) else {
@@ -321,18 +381,25 @@ pub fn sync(dir: &Path) -> Vec<String> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let orphan = match parse_name(&name) {
-                Some(r) => !names.contains(&r),
-                None => name.starts_with("irqs-") && name.ends_with(".parquet.tmp"),
-            };
-            if orphan {
-                match std::fs::remove_file(&p) {
-                    Ok(()) => msg.push(format!(
-                        "removed {} (IRQ identity of a segment that is no longer there)",
+            match parse_name(&name) {
+                Some(r) if !names.contains(&r) => msg.push(remove_orphan(&p)),
+                Some(_) => msg.extend(check(&p).err().map(|e| {
+                    format!(
+                        "warning: {}: not an irqlab IRQ identity file ({e:#}); kept as it is: its segment's IRQ identity is not there for SQL queries until it is moved away and `irqlab recover` writes it again",
                         p.display()
-                    )),
-                    Err(e) => msg.push(format!("cannot remove {}: {e}", p.display())),
+                    )
+                })),
+                // an identity file whose write was interrupted
+                None if name.starts_with("irqs-") && name.ends_with(".parquet.tmp") => {
+                    match std::fs::remove_file(&p) {
+                        Ok(()) => msg.push(format!(
+                            "removed {} (an IRQ identity file whose write was interrupted)",
+                            p.display()
+                        )),
+                        Err(e) => msg.push(format!("cannot remove {}: {e}", p.display())),
+                    }
                 }
+                None => {}
             }
         }
     }
@@ -430,6 +497,65 @@ mod tests {
         let p = d.path().join(file_name(5, 9));
         assert!(write(&p, 5, &r).unwrap() > 0);
         assert_eq!(parse_name(&file_name(5, 9)), Some((5, 9)));
+    }
+
+    /// An identity file reads as one; junk, another Parquet file (a
+    /// segment) and a directory of such a name do not.
+    #[test]
+    fn check_tells_an_identity_file_from_other_files_of_its_name() {
+        let d = tempfile::tempdir().unwrap();
+        let ok = d.path().join(file_name(1, 2));
+        write(&ok, 1, &rows(None, &[], &[t(1), t(2)])).unwrap();
+        check(&ok).unwrap();
+        let junk = d.path().join(file_name(3, 4));
+        std::fs::write(&junk, "junk\n").unwrap();
+        let e = format!("{:#}", check(&junk).unwrap_err());
+        assert!(e.contains("not a Parquet file"), "{e}");
+        let seg = d.path().join(file_name(5, 6));
+        let data = segment::SegmentData {
+            samples: vec![t(5), t(6)],
+            ..segment::SegmentData::default()
+        };
+        segment::write(&seg, &mut data.into()).unwrap();
+        let e = format!("{:#}", check(&seg).unwrap_err());
+        assert!(e.contains("without the identity table's columns"), "{e}");
+        let dir = d.path().join(file_name(7, 8));
+        std::fs::create_dir(&dir).unwrap();
+        assert!(check(&dir).is_err());
+    }
+
+    /// `sync` removes an orphan identity file only when it reads as one;
+    /// a junk one, orphan or beside its segment, is kept with a warning.
+    #[test]
+    fn sync_removes_only_orphans_that_read_as_identity_files() {
+        let d = tempfile::tempdir().unwrap();
+        let data = segment::SegmentData {
+            samples: vec![t(1), t(2)],
+            ..segment::SegmentData::default()
+        };
+        let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
+        segment::write(&seg_path, &mut data.into()).unwrap();
+        let live = d.path().join(file_name(1, 2));
+        assert!(sync(d.path()).iter().any(|m| m.starts_with("wrote ")));
+        check(&live).unwrap();
+        let orphan = d.path().join(file_name(5, 6));
+        std::fs::copy(&live, &orphan).unwrap();
+        let junk = d.path().join(file_name(99, 100));
+        std::fs::write(&junk, "junk\n").unwrap();
+        std::fs::write(&live, "junk\n").unwrap();
+        let msg = sync(d.path());
+        assert!(!orphan.exists(), "{msg:?}");
+        assert!(junk.exists() && live.exists(), "{msg:?}");
+        let warns: Vec<&String> = msg.iter().filter(|m| m.starts_with("warning: ")).collect();
+        assert_eq!(warns.len(), 2, "{msg:?}");
+        assert!(
+            warns.iter().any(|m| m.contains(&*junk.to_string_lossy())),
+            "{msg:?}"
+        );
+        assert!(
+            warns.iter().any(|m| m.contains(&*live.to_string_lossy())),
+            "{msg:?}"
+        );
     }
 
     /// A row as compared: key, description, first seq and wall clock,

@@ -11,18 +11,17 @@ use anyhow::{bail, Context};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// Whether a partition value keeps `c` as it is: `A-Za-z0-9._-`.
+pub fn partition_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
+}
+
 /// A partition value: characters other than `A-Za-z0-9._-` become `_`.
 pub fn partition_value(s: &str) -> String {
     let v: String = s
         .trim()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if partition_char(c) { c } else { '_' })
         .collect();
     if v.is_empty() {
         "unknown".into()
@@ -543,10 +542,12 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 pub struct Recovery {
     /// What there was to say, one line per finding (`None`: nothing).
     pub message: Option<String>,
-    /// A journal was there but none of its lines could be read (it was
-    /// kept aside, and the message says "nothing recovered"): `irqlab
-    /// recover` fails then, while `record`, which only clears the way,
-    /// goes on.
+    /// A journal was there but none of its lines could be read (bad
+    /// lines only, or a torn first record: a journal cut inside its first
+    /// line, NUL bytes) and no segment holds its samples: it was kept
+    /// aside byte for byte, and the message says "nothing recovered".
+    /// `irqlab recover` fails then, while `record`, which only clears the
+    /// way, goes on.
     pub nothing_recovered: bool,
 }
 
@@ -747,7 +748,10 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             path.display(),
             kept.display()
         ));
-        if lines_left == 0 && dup.is_empty() && !problems.bad.is_empty() {
+        // no sample of it converted nor already held: a journal of only
+        // bad lines, or of one torn record (cut inside its first line,
+        // NUL bytes after a power loss)
+        if lines_left == 0 && dup.is_empty() {
             msg.push(format!("{}{NOTHING_RECOVERED}", path.display()));
             nothing_recovered = true;
         }

@@ -58,6 +58,10 @@ pub struct RecordConfig {
     /// Record synthetic times instead of the clocks (benchmarks and tests
     /// of fleet datasets: an hour of a moving synthetic tree in seconds).
     pub clock: Option<SynthClock>,
+    /// On SIGINT or SIGTERM, a last sample ends the interval the signal
+    /// cut short when at least this long (real time) passed since the
+    /// sample before; a shorter one is dropped.
+    pub final_after: Duration,
 }
 
 /// A synthetic clock: the recorded wall clock starts at `start_wall_ns`
@@ -397,19 +401,29 @@ pub fn run(
     }
     // the baseline, then one sample per tick of the run's pace
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
-    let mut first = true;
-    while stop.caught().is_none() {
-        if !first {
-            // a synthetic clock's run takes every tick (its times are
-            // scaled from the ticks' count, not read)
-            if cfg.clock.is_none() {
-                run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
-            }
-            if pace.wait(&stop) != Tick::Due {
-                break;
+    // when the sample before was taken (none: the baseline is next)
+    let mut taken: Option<Instant> = None;
+    loop {
+        let mut last = false;
+        match taken {
+            None if stop.caught().is_some() => break,
+            None => {}
+            Some(at) => {
+                // a synthetic clock's run takes every tick (its times are
+                // scaled from the ticks' count, not read)
+                if cfg.clock.is_none() {
+                    run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+                }
+                match pace.wait(&stop) {
+                    Tick::Due => {}
+                    Tick::End => break,
+                    // the interval a signal cut short is recorded too
+                    Tick::Signal(_) if at.elapsed() >= cfg.final_after => last = true,
+                    Tick::Signal(_) => break,
+                }
             }
         }
-        first = false;
+        taken = Some(Instant::now());
         let mut s = match src.next_sample() {
             Ok(s) => s,
             Err(e) => return Err(end_on_error(run, cfg, e)),
@@ -431,6 +445,9 @@ pub fn run(
         // when the set of IRQs changes)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
+        if last {
+            break;
+        }
         if run.started.is_some_and(|t| t.elapsed() >= cfg.segment)
             || run.changes >= cfg.segment_changes
         {
@@ -669,6 +686,7 @@ mod tests {
             filter_flags: String::new(),
             host: Some("t".into()),
             clock: None,
+            final_after: Duration::from_millis(1),
         }
     }
 
