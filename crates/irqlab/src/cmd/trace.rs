@@ -6,8 +6,9 @@
 //! still says what it measured (and that it was interrupted), the programs detach, tracefs is unmounted if irqlab
 //! mounted it, and the exit code is 128 + signal.
 
-use crate::cmd::args::{self, RootArgs};
+use crate::cmd::args;
 use crate::trace::interval::IntervalView;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -50,8 +51,24 @@ pub struct Args {
     /// the end as ns per traced event and share of one CPU.
     #[arg(long)]
     pub cost: bool,
-    #[command(flatten)]
-    pub root: RootArgs,
+    /// Only / (the default): trace attaches to the running kernel, so a
+    /// captured tree (`irqlab synth` output, a sosreport) cannot be traced.
+    #[arg(long = "root", value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+}
+
+/// Why `--root` cannot be used as asked (a usage error), if so: a root
+/// other than the live host's `/` (the programs attach to the running
+/// kernel), as `probe --kernel` says.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn root_usage(root: &Path) -> Option<String> {
+    (root != Path::new("/")).then(|| {
+        format!(
+            "trace attaches to the running kernel: it cannot be used with --root {} \
+             (`show --root` reads a captured tree)",
+            root.display()
+        )
+    })
 }
 
 /// Shortest `--interval`: each interval copies every map (one syscall per
@@ -109,6 +126,10 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
     use crate::trace::session::Session;
 
     let sel = args.select()?;
+    if let Some(why) = root_usage(&args.root) {
+        eprintln!("irqlab: error: {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     // SIGINT/SIGTERM end the loop (not the process): what was measured
     // (--cost) is still said, then the session detaches and unmounts.
     let stop = crate::sampler::Stop::install()?;
@@ -116,7 +137,7 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
     for w in start_warnings(&args, &sel) {
         eprintln!("{w}");
     }
-    let session = Session::start(&HostFs::new(args.root.path()))?;
+    let session = Session::start(&HostFs::new(&args.root))?;
     for n in &session.notes {
         eprintln!("irqlab: note: {n}");
     }
@@ -137,7 +158,7 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
 #[cfg(feature = "trace")]
 fn start_warnings(args: &Args, sel: &IntervalView) -> Vec<String> {
     use crate::sampler::{StatFile, StatFiles};
-    let mut files = StatFiles::new(crate::host::HostFs::new(args.root.path()), &StatFile::ALL);
+    let mut files = StatFiles::new(crate::host::HostFs::new(&args.root), &StatFile::ALL);
     let mut snap = irqlab_core::Snapshot::default();
     match files.sample(&mut snap) {
         Ok(()) => selection_warnings(&args.filter, sel, &snap),
@@ -382,6 +403,26 @@ mod tests {
         assert_eq!(warned(&["--irq", "virtio"]), Vec::<String>::new());
         let w = warned(&["--irq", "virtio", "--exclude", "virtio"]);
         assert_eq!(w.len(), 1, "{w:?}");
+    }
+
+    /// `trace --root DIR` failed on the tree's tracefs, or traced the
+    /// live kernel beside the tree's counts.
+    #[test]
+    fn only_the_live_hosts_root_is_taken() {
+        assert_eq!(root_usage(&args(&[]).root), None);
+        assert_eq!(root_usage(&args(&["--root", "/"]).root), None);
+        let why = root_usage(&args(&["--root", "/tmp/synth"]).root);
+        let why = why.unwrap_or_default();
+        assert!(
+            why.contains("running kernel") && why.contains("--root /tmp/synth"),
+            "{why}"
+        );
+        let mut cmd = <T as clap::CommandFactory>::command();
+        let help = cmd.render_long_help().to_string();
+        assert!(
+            help.contains("trace attaches to the running kernel"),
+            "{help}"
+        );
     }
 
     #[test]
