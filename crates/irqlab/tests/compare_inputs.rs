@@ -421,16 +421,41 @@ fn direction_by_name_is_narrow_and_a_bare_direction_applies_to_all() {
 }
 
 /// A bare `--direction` fills in what nobody stated: it never turns a
-/// direction a bench result states for its own metric.
+/// direction a bench result states for its own metric, and where every
+/// metric has one it would be ignored, so it is refused (exit 2).
 #[test]
 fn a_bare_direction_never_overrides_what_a_bench_result_states() {
     let tmp = TempDir::new().unwrap();
     bench_run(&tmp.path().join("b1"), "tip", 1000.0);
     bench_run(&tmp.path().join("b2"), "patch", 1100.0);
-    let doc = json(tmp.path(), &["b1", "b2", "--direction", "higher"]);
-    let m = &doc["metrics"][0];
-    assert_eq!(m["name"], "irq_res_per_sec");
-    assert_eq!(m["direction"], "none", "{m}");
+    usage(
+        tmp.path(),
+        &["b1", "b2", "--direction", "higher"],
+        &[
+            "--direction higher: every metric already has a direction",
+            "--direction METRIC=higher",
+        ],
+    );
+    // beside a plain file's metric it applies to that one only
+    numbers(&tmp.path().join("c.txt"), spread(1050.0, 1.0, 8));
+    let doc = json(
+        tmp.path(),
+        &[
+            "b1",
+            "b2",
+            "c.txt",
+            "--metric",
+            "x_per_sec",
+            "--direction",
+            "higher",
+        ],
+    );
+    let dir = |name: &str| {
+        let ms = doc["metrics"].as_array().unwrap();
+        ms.iter().find(|m| m["name"] == name).unwrap()["direction"].clone()
+    };
+    assert_eq!(dir("irq_res_per_sec"), "none", "{doc}");
+    assert_eq!(dir("x_per_sec"), "higher", "{doc}");
     let doc = json(
         tmp.path(),
         &["b1", "b2", "--direction", "irq_res_per_sec=higher"],

@@ -267,6 +267,19 @@ fn variants_of_different_workloads_are_refused_unless_asked() {
         notes.contains("variant b ran workload timer, the baseline a ran ipi: compared as asked"),
         "{notes}"
     );
+    // with nothing to mix it would be ignored: refused, saying why
+    usage(
+        tmp.path(),
+        &["a", "c", "--mixed-workloads"],
+        &["--mixed-workloads: every variant that records a workload ran ipi, as the baseline a did"],
+    );
+    numbers(&tmp.path().join("x.txt"), [1.0, 2.0, 3.0]);
+    numbers(&tmp.path().join("y.txt"), [2.0, 3.0, 4.0]);
+    usage(
+        tmp.path(),
+        &["x.txt", "y.txt", "--mixed-workloads"],
+        &["--mixed-workloads: the baseline x records no workload"],
+    );
 }
 
 #[test]

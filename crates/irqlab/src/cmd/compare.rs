@@ -126,7 +126,8 @@ pub struct Args {
     #[arg(long)]
     pub metric: Option<String>,
     /// Which way is better: `METRIC=higher|lower|none` (repeatable) for one
-    /// metric (it must exist), or a bare value for every other metric.
+    /// metric (it must exist), or a bare value for every other metric
+    /// (refused when none is left: bench results state every metric's).
     /// Without it: what the input states, else known costs are
     /// lower-is-better (durations `_ns`/`_us`/`_ms` that are not rates,
     /// `latency`, CPU shares such as `cpu_pct`, `softirq_pct`) and all
@@ -138,7 +139,8 @@ pub struct Args {
     #[arg(long)]
     pub all: bool,
     /// Compare bench runs of different workloads (refused otherwise: a
-    /// verdict between two workloads means nothing).
+    /// verdict between two workloads means nothing; refused too when no
+    /// variant ran another workload than the baseline).
     #[arg(long)]
     pub mixed_workloads: bool,
 }
@@ -188,9 +190,11 @@ fn format_name(f: CompareFormatArg) -> String {
 }
 
 /// Run `irqlab compare`. Flags that cannot apply (`--all` without the text
-/// format, two bare `--direction`s) and a flag value that names something
-/// the inputs do not have (`--direction typo=lower`) are usage errors:
-/// exit 2.
+/// format, two bare `--direction`s; once the inputs are read, `--metric`
+/// without a plain input, a bare `--direction` with no metric left for
+/// it, `--mixed-workloads` with no workloads to mix) and a flag value that
+/// names something the inputs do not have (`--direction typo=lower`) are
+/// usage errors: exit 2.
 pub fn run(args: Args) -> Result<ExitCode> {
     match config(args).and_then(|c| crate::compare::run(&c)) {
         Ok(()) => Ok(ExitCode::SUCCESS),

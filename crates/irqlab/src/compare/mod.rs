@@ -166,6 +166,7 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
     let mut loaded = load_all(&config.inputs, &opts)?;
     check_metric_named(config, &loaded)?;
     check_direction_metrics(&config.directions, &loaded)?;
+    check_default_direction(&config.directions, &loaded)?;
     check_workloads(
         &mut loaded,
         config.baseline.as_deref(),
@@ -210,11 +211,40 @@ fn check_direction_metrics(rules: &DirectionRules, loaded: &Loaded) -> Result<()
     Ok(())
 }
 
+/// A bare `--direction` fills in the direction of metrics that neither
+/// their inputs nor a `--direction METRIC=…` give one: when every metric
+/// has one (bench results and probe files state each metric's), it would
+/// be ignored, so it is a usage error.
+fn check_default_direction(rules: &DirectionRules, loaded: &Loaded) -> Result<()> {
+    let Some(default) = rules.default else {
+        return Ok(());
+    };
+    let series = || loaded.variants.iter().flat_map(|v| v.series.iter());
+    let open = series().any(|s| {
+        let directed = rules.per_metric.iter().any(|(m, _)| *m == s.metric);
+        let stated = series().any(|x| x.metric == s.metric && x.direction.is_some());
+        !directed && !stated
+    });
+    if open {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "--direction {}: every metric already has a direction (bench results and probe \
+         files state each metric's; --direction METRIC=… gives the others), so a bare \
+         --direction would apply to none; give --direction METRIC={} to override what an \
+         input states",
+        default.as_str(),
+        default.as_str()
+    )))
+}
+
 /// Every variant must have run the baseline's workload (as its bench plan
 /// records it): a verdict between two workloads means nothing. A usage
 /// error naming both workloads, or with `allow` (`--mixed-workloads`) a
 /// note. Variants whose input records no workload are not checked; an
-/// unknown `--baseline` is left to the model to report.
+/// unknown `--baseline` is left to the model to report. `allow` when no
+/// variant ran another workload than the baseline's would be ignored: a
+/// usage error ([`unused_mixed_workloads`]).
 fn check_workloads(loaded: &mut Loaded, baseline: Option<&str>, allow: bool) -> Result<()> {
     let vs = &loaded.variants;
     let base = match baseline {
@@ -225,8 +255,14 @@ fn check_workloads(loaded: &mut Loaded, baseline: Option<&str>, allow: bool) -> 
         return Ok(());
     };
     let Some(want) = workload(&vs[base]) else {
-        return Ok(());
+        return match allow {
+            true => Err(unused_mixed_workloads(&vs[base].label, None)),
+            false => Ok(()),
+        };
     };
+    if allow && vs.iter().all(|v| workload(v).is_none_or(|w| w == want)) {
+        return Err(unused_mixed_workloads(&vs[base].label, Some(want)));
+    }
     let mut notes = Vec::new();
     for v in vs {
         let Some(got) = workload(v).filter(|w| *w != want) else {
@@ -267,6 +303,24 @@ fn note_machines(loaded: &mut Loaded, baseline: Option<&str>) {
         .filter_map(|v| input_bench::other_machine((&base.label, &base.plan), (&v.label, &v.plan)))
         .collect();
     loaded.warnings.extend(notes);
+}
+
+/// The usage error for `--mixed-workloads` where no variant ran another
+/// workload than the baseline (`base`), which ran `want` (`None`: its
+/// input records no workload).
+fn unused_mixed_workloads(base: &str, want: Option<&str>) -> anyhow::Error {
+    let why = match want {
+        Some(w) => {
+            format!("every variant that records a workload ran {w}, as the baseline {base} did")
+        }
+        None => {
+            format!("the baseline {base} records no workload (only a bench run's plan.json does)")
+        }
+    };
+    usage(format!(
+        "--mixed-workloads: {why}; there are no workloads to mix (give it only to compare \
+         bench runs of different workloads)"
+    ))
 }
 
 /// The workload a variant's bench plan records.
