@@ -214,6 +214,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     }
     take_journal(&mut rec, dir, &held)?;
     missing_in_holes(&mut rec, &held);
+    missing_between(&mut rec, &held);
     clock_not_advancing(&mut rec);
     Ok(Some(rec))
 }
@@ -344,6 +345,50 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
             Seqs { runs, rows: 0 }.listed()
         ));
     }
+}
+
+/// Say which samples between two files, or between two journal lines,
+/// no file holds (a segment or journal line removed, a `seq` that jumps):
+/// those in a segment's range are said by [`missing_in_holes`], those of
+/// an unreadable segment where it is skipped. Named by the file read
+/// right after them, as `recover` names them.
+fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+    let mut said: Vec<[u64; 2]> = held
+        .iter()
+        .filter_map(|(s, _)| s.range())
+        .map(|(a, b)| [a, b])
+        .chain(rec.files.unreadable.iter().map(|(p, _)| [p.first, p.last]))
+        .collect();
+    said.sort_unstable();
+    let mut merged: Vec<[u64; 2]> = Vec::new();
+    for r in said {
+        match merged.last_mut() {
+            Some(m) if r[0] <= m[1].saturating_add(1) => m[1] = m[1].max(r[1]),
+            _ => merged.push(r),
+        }
+    }
+    let said = Seqs {
+        runs: merged,
+        rows: 0,
+    };
+    let taken = Seqs::of(rec.steps.iter().map(|s| s.time.seq), 0);
+    let mut out = Vec::new();
+    for g in taken.gaps() {
+        let runs = said.lacks(g[0], g[1]);
+        if runs.is_empty() {
+            continue;
+        }
+        let next = g[1].saturating_add(1);
+        let file = rec.files.holding(next, next).first().map_or_else(
+            || rec.dir.display().to_string(),
+            |p| p.display().to_string(),
+        );
+        out.push(format!(
+            "{file}: samples {} are missing (no file holds them): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
+            Seqs { runs, rows: 0 }.listed()
+        ));
+    }
+    rec.warnings.extend(out);
 }
 
 /// Whether `step`'s monotonic clock did not advance past `prev_mono`
@@ -826,6 +871,51 @@ mod tests {
                 &format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
             ]
         );
+    }
+
+    /// Samples no file holds between two journal lines (a line removed,
+    /// a `seq` that jumps) or between two segments are said to be
+    /// missing, naming the file read after them, as `recover` says them.
+    #[test]
+    fn samples_missing_between_files_or_journal_lines_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let s = |seq: u64| step(seq, 100 + seq, 0, (seq == 0).then(shape));
+        segment(d.path(), &[s(0), s(1)]);
+        let later = segment(d.path(), &[s(3), s(4)]);
+        let journal = d.path().join(crate::record::schema::JOURNAL);
+        let mut text = String::new();
+        for q in [5, 6, 8, 12] {
+            let l = crate::record::schema::JournalLine {
+                schema: crate::record::schema::SCHEMA,
+                time: s(q).time,
+                shape: None,
+                cells: s(q).cells,
+            };
+            text.push_str(&serde_json::to_string(&l).unwrap());
+            text.push('\n');
+        }
+        std::fs::write(&journal, text).unwrap();
+        let rec = open(d.path()).unwrap();
+        let w = rec.warnings.join("\n");
+        let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+        assert_eq!(seqs, [0, 1, 3, 4, 5, 6, 8, 12], "{w}");
+        let between = format!(
+            "{}: samples 2 are missing (no file holds them)",
+            later.display()
+        );
+        assert!(w.contains(&between), "{w}");
+        let j = journal.display();
+        assert!(
+            w.contains(&format!("{j}: samples 7 are missing (no file holds them)")),
+            "{w}"
+        );
+        assert!(
+            w.contains(&format!(
+                "{j}: samples 9–11 are missing (no file holds them)"
+            )),
+            "{w}"
+        );
+        assert_eq!(w.matches("are missing").count(), 3, "{w}");
     }
 
     /// A file named like a segment that is not one (`part-foo.parquet`)
