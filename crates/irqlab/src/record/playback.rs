@@ -473,6 +473,71 @@ mod tests {
         assert_eq!(got, vec![Some(100), None, Some(0), None, Some(100)]);
     }
 
+    /// `step` with its monotonic clock at `mono_ns`.
+    fn clocked(mut s: RecordedSample, mono_ns: u64) -> RecordedSample {
+        s.time.mono_ns = mono_ns;
+        s
+    }
+
+    /// A sample whose clock did not advance (went back, or stood still)
+    /// makes both intervals around it gaps, for counters, CPU time and
+    /// threads: never a rate over no time, nor over the span back to
+    /// where the clock was. The intervals after it have rates again.
+    #[test]
+    fn a_clock_that_did_not_advance_makes_both_intervals_around_it_gaps() {
+        let missing = Some(Gap::MissingSamples);
+        let steps = |bad: u64| {
+            let shape = Shape {
+                stat_cpus: Some(vec![0, 1]),
+                stat_fields: 8,
+                ..shape()
+            };
+            let ticks = |q| [(0, 10 * q, 90 * q), (1, 10 * q, 90 * q)];
+            let mut v: Vec<RecordedSample> = (0..6)
+                .map(|q| {
+                    let mut s = stat_step(q, &ticks(q), (q == 0).then(|| shape.clone()));
+                    s.cells
+                        .extend(step(q, 100 * (q + 1), q * 500_000_000, None).cells);
+                    s
+                })
+                .collect();
+            v[3] = clocked(v[3].clone(), bad);
+            v
+        };
+        for bad in [1, 1_500_000_000, 2_000_000_000] {
+            assert_eq!(
+                loc_frames(steps(bad)),
+                vec![
+                    (Some(100.0), None),
+                    (Some(100.0), None),
+                    (None, missing),
+                    (None, missing),
+                    (Some(100.0), None),
+                ],
+                "sample 3 at {bad} ns"
+            );
+        }
+        let shares = user_shares(steps(1));
+        let ten = [Some(10.0); 3];
+        assert_eq!(shares, [ten, ten, [None; 3], [None; 3], ten]);
+        // threads: none over either interval
+        let rec = Recording {
+            dir: "rec".into(),
+            steps: steps(1),
+            ..Recording::default()
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        let mut threads = Vec::new();
+        while let Ok(f) = live.next_frame() {
+            threads.push(f.threads.iter().map(|t| t.cpu_pct).collect::<Vec<_>>());
+        }
+        assert_eq!(
+            threads,
+            [vec![50.0], vec![50.0], vec![], vec![], vec![50.0]]
+        );
+    }
+
     #[test]
     fn a_source_started_later_gives_the_same_frame_as_playing_through() {
         let steps: Arc<[RecordedSample]> = vec![

@@ -214,6 +214,8 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     }
     take_journal(&mut rec, dir, &held)?;
     missing_in_holes(&mut rec, &held);
+    missing_between(&mut rec, &held);
+    clock_not_advancing(&mut rec);
     Ok(Some(rec))
 }
 
@@ -345,6 +347,81 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
     }
 }
 
+/// Say which samples between two files, or between two journal lines,
+/// no file holds (a segment or journal line removed, a `seq` that jumps):
+/// those in a segment's range are said by [`missing_in_holes`], those of
+/// an unreadable segment where it is skipped. Named by the file read
+/// right after them, as `recover` names them.
+fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+    let mut said: Vec<[u64; 2]> = held
+        .iter()
+        .filter_map(|(s, _)| s.range())
+        .map(|(a, b)| [a, b])
+        .chain(rec.files.unreadable.iter().map(|(p, _)| [p.first, p.last]))
+        .collect();
+    said.sort_unstable();
+    let mut merged: Vec<[u64; 2]> = Vec::new();
+    for r in said {
+        match merged.last_mut() {
+            Some(m) if r[0] <= m[1].saturating_add(1) => m[1] = m[1].max(r[1]),
+            _ => merged.push(r),
+        }
+    }
+    let said = Seqs {
+        runs: merged,
+        rows: 0,
+    };
+    let taken = Seqs::of(rec.steps.iter().map(|s| s.time.seq), 0);
+    let mut out = Vec::new();
+    for g in taken.gaps() {
+        let runs = said.lacks(g[0], g[1]);
+        if runs.is_empty() {
+            continue;
+        }
+        let next = g[1].saturating_add(1);
+        let file = rec.files.holding(next, next).first().map_or_else(
+            || rec.dir.display().to_string(),
+            |p| p.display().to_string(),
+        );
+        out.push(format!(
+            "{file}: samples {} are missing (no file holds them): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
+            Seqs { runs, rows: 0 }.listed()
+        ));
+    }
+    rec.warnings.extend(out);
+}
+
+/// Whether `step`'s monotonic clock did not advance past `prev_mono`
+/// (the step before it; none: the first): then neither interval around
+/// `step` has a duration to divide by, and [`Replayer`] makes both gaps.
+/// A run's first sample starts afresh (no interval across runs).
+pub fn clock_back(prev_mono: Option<u64>, step: &RecordedSample) -> bool {
+    let starts_run = step.shape.as_ref().is_some_and(|s| s.run.is_some());
+    !starts_run && prev_mono.is_some_and(|m| step.time.mono_ns <= m)
+}
+
+/// Say which samples' clocks did not advance ([`clock_back`]), naming
+/// the file each was read from.
+fn clock_not_advancing(rec: &mut Recording) {
+    let mut out = Vec::new();
+    for w in rec.steps.windows(2) {
+        let [a, b] = w else { continue };
+        if !clock_back(Some(a.time.mono_ns), b) {
+            continue;
+        }
+        let (q, file) = (b.time.seq, rec.files.holding(b.time.seq, b.time.seq));
+        let file = file.first().map_or_else(
+            || rec.dir.display().to_string(),
+            |p| p.display().to_string(),
+        );
+        out.push(format!(
+            "{file}: sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns): both intervals around sample {q} are `missing_samples` gaps, never rates",
+            b.time.mono_ns, a.time.seq, a.time.mono_ns
+        ));
+    }
+    rec.warnings.extend(out);
+}
+
 /// The `record` runs of `steps`: a new one at each step whose shape marks
 /// a run's start ([`Shape::run`]; a run's first sample holds every cell
 /// and its layout, so each run replays on its own). A recording made
@@ -374,6 +451,9 @@ pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
 /// the sample that lists such a field again, nor over the interval after
 /// ([`UNKNOWN_CPU_TIME`]); in between, its unknown fields did not change.
 /// An interrupt thread or traced counter of unknown value is left out.
+/// A step whose clock did not advance ([`clock_back`]) has every cell
+/// unknown (a run of missing samples of its own): both intervals around
+/// it are gaps, never a rate over no time or over a wrong one.
 #[derive(Debug, Default)]
 pub struct Replayer {
     values: HashMap<CellKey, u64>,
@@ -392,6 +472,12 @@ pub struct Replayer {
     after_missing: bool,
     /// Cells of unknown value the last step taken in listed.
     relisted: Vec<CellKey>,
+    /// The monotonic clock of the last step taken in, for [`clock_back`].
+    last_mono: Option<u64>,
+    /// The last step taken in has a clock that did not advance
+    /// ([`clock_back`]): every cell of it is unknown, as of this run of
+    /// missing samples, so both intervals around it are gaps.
+    bad_clock: Option<u64>,
 }
 
 /// The fields of a CPU-time line that has no share over the intervals
@@ -410,6 +496,15 @@ impl Replayer {
         let seq = step.time.seq;
         self.after_missing = false;
         self.relisted.clear();
+        // the same step again (`apply`, then `trace`) keeps its clock's verdict
+        if self.last_seq != Some(seq) {
+            self.bad_clock = None;
+            if clock_back(self.last_mono, step) {
+                self.missing += 1;
+                self.bad_clock = Some(self.missing);
+            }
+            self.last_mono = Some(step.time.mono_ns);
+        }
         match &step.shape {
             // a run's first sample holds every cell
             Some(s) if s.run.is_some() => {
@@ -455,6 +550,9 @@ impl Replayer {
 
     /// [`Replayer::unknown_key`] of a cell.
     fn unknown_since(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> Option<u64> {
+        if self.bad_clock.is_some() {
+            return self.bad_clock;
+        }
         if self.unknown.is_empty() && self.unseen.is_none() {
             return None;
         }
@@ -648,8 +746,8 @@ impl Replayer {
         let line = |t: &mut String, head: &str, cpu: Option<u32>| {
             t.push_str(head);
             let keys = || fields.iter().map(|f| (SourceKind::Stat, f.clone(), cpu));
-            let around_missing = (self.after_missing
-                && keys().any(|k| self.unknown_key(&k).is_some()))
+            let around_missing = self.bad_clock.is_some()
+                || (self.after_missing && keys().any(|k| self.unknown_key(&k).is_some()))
                 || (!self.relisted.is_empty() && keys().any(|k| self.relisted.contains(&k)));
             for f in &fields {
                 // a field of unknown value is as it was last listed: it did
@@ -734,6 +832,90 @@ mod tests {
         };
         segment::write(&p, &mut segment::SegmentBuf::from(data)).unwrap();
         p
+    }
+
+    /// A sample whose monotonic clock is not after the sample before's is
+    /// named with the file it was read from; a run's first sample is held
+    /// to no clock of the run before (no interval spans two runs).
+    #[test]
+    fn a_sample_whose_clock_did_not_advance_is_named_with_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        let at = |seq: u64, mono_ns: u64, shape: Option<Shape>| {
+            let mut s = step(seq, 100 + seq, 0, shape);
+            s.time.mono_ns = mono_ns;
+            s
+        };
+        let seg = segment(
+            d.path(),
+            &[
+                at(0, 10, Some(started())),
+                at(1, 20, None),
+                at(2, 20, None),
+                at(3, 30, None),
+                at(4, 5, Some(started())),
+                at(5, 1, None),
+                at(6, 9, None),
+            ],
+        );
+        let rec = open(d.path()).unwrap();
+        let clocks: Vec<&String> = rec
+            .warnings
+            .iter()
+            .filter(|w| w.contains("clock"))
+            .collect();
+        let p = seg.display();
+        assert_eq!(
+            clocks,
+            [
+                &format!("{p}: sample 2's monotonic clock (20 ns) is not after sample 1's (20 ns): both intervals around sample 2 are `missing_samples` gaps, never rates"),
+                &format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
+            ]
+        );
+    }
+
+    /// Samples no file holds between two journal lines (a line removed,
+    /// a `seq` that jumps) or between two segments are said to be
+    /// missing, naming the file read after them, as `recover` says them.
+    #[test]
+    fn samples_missing_between_files_or_journal_lines_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let s = |seq: u64| step(seq, 100 + seq, 0, (seq == 0).then(shape));
+        segment(d.path(), &[s(0), s(1)]);
+        let later = segment(d.path(), &[s(3), s(4)]);
+        let journal = d.path().join(crate::record::schema::JOURNAL);
+        let mut text = String::new();
+        for q in [5, 6, 8, 12] {
+            let l = crate::record::schema::JournalLine {
+                schema: crate::record::schema::SCHEMA,
+                time: s(q).time,
+                shape: None,
+                cells: s(q).cells,
+            };
+            text.push_str(&serde_json::to_string(&l).unwrap());
+            text.push('\n');
+        }
+        std::fs::write(&journal, text).unwrap();
+        let rec = open(d.path()).unwrap();
+        let w = rec.warnings.join("\n");
+        let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
+        assert_eq!(seqs, [0, 1, 3, 4, 5, 6, 8, 12], "{w}");
+        let between = format!(
+            "{}: samples 2 are missing (no file holds them)",
+            later.display()
+        );
+        assert!(w.contains(&between), "{w}");
+        let j = journal.display();
+        assert!(
+            w.contains(&format!("{j}: samples 7 are missing (no file holds them)")),
+            "{w}"
+        );
+        assert!(
+            w.contains(&format!(
+                "{j}: samples 9–11 are missing (no file holds them)"
+            )),
+            "{w}"
+        );
+        assert_eq!(w.matches("are missing").count(), 3, "{w}");
     }
 
     /// A file named like a segment that is not one (`part-foo.parquet`)
