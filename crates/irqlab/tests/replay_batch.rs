@@ -277,8 +277,9 @@ fn replay_batch_threshold_hides_the_same_rows_in_json_and_text() {
     assert!(all.matches("\"label\"").count() > json.matches("\"label\"").count());
 }
 
-/// A `record` of one sample (stopped by SIGINT right after its baseline)
-/// into `out` of `tree`.
+/// A `record` of one sample (killed right after its baseline: SIGINT
+/// would take a last sample of the interval it cuts short) into `out` of
+/// `tree`; its journal holds the sample.
 fn one_sample_recording(tree: &Path, out: &Path) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
         .arg("record")
@@ -302,12 +303,9 @@ fn one_sample_recording(tree: &Path, out: &Path) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    assert!(child.wait().unwrap().success(), "record failed");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(journal(), 1, "one sample in the journal");
 }
 
 /// A recording of one sample: `replay --batch` says so and exits 1, as
