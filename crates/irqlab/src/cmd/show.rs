@@ -10,7 +10,7 @@ use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
 use crate::filter::warnings::{
-    cpu_disagreement, filter_warnings, listed_of, snapshot_disagreement, ListedCpus,
+    cpu_disagreement, filter_warnings_excluding, listed_of, snapshot_disagreement, ListedCpus,
 };
 use crate::filter::Filter;
 use crate::host::HostFs;
@@ -141,12 +141,27 @@ fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
     }
 }
 
-/// Say [`filter_warnings`] of `args`' filters on stderr.
+/// Say [`filter_warnings_excluding`] of `args`' filters on stderr:
+/// `irq_rows` interrupt rows kept. When none is and `--exclude` is given,
+/// the file is read again to count the rows `--irq` alone keeps (the
+/// rows were dropped as they were parsed).
 fn warn_filters(args: &Args, present: &ListedCpus, irq_rows: Option<usize>) {
     let f = &args.filter;
-    for w in filter_warnings(f.cpus.as_deref(), present, f.irq.as_deref(), irq_rows) {
+    let (cpus, irq, exclude) = (f.cpus.as_deref(), f.irq.as_deref(), f.exclude.as_deref());
+    let by_irq = || rows_by_irq_alone(args.root.path(), irq);
+    for w in filter_warnings_excluding(cpus, present, irq, exclude, irq_rows, by_irq) {
         eprintln!("{w}");
     }
+}
+
+/// The interrupt rows of `root`'s `/proc/interrupts` that `--irq` alone
+/// keeps (every row without it); `None` when it cannot be read now.
+fn rows_by_irq_alone(root: &std::path::Path, irq: Option<&str>) -> Option<usize> {
+    let f = Filter::from_flags(irq, None).ok()?;
+    let mut host = HostFs::new(root);
+    let text = host.read(irqlab_core::paths::PROC_INTERRUPTS).ok()?;
+    let parsed = irqlab_core::Interrupts::parse(text).ok()?;
+    Some(parsed.rows().iter().filter(|r| f.keep_irq_row(r)).count())
 }
 
 /// Effective (else configured) affinity of every numbered row, from
