@@ -257,3 +257,44 @@ fn the_filter_flags_have_one_help_text() {
         assert_eq!(flag_help(&help(cmd)), flag_help(&want), "{cmd}");
     }
 }
+
+/// A filter pair that keeps no interrupt row blames the flag that removed
+/// them: `--irq` only when it alone matches none, else `--exclude`
+/// (also without `--irq`), in show (each of its paths) and top alike.
+#[test]
+fn empty_selection_blames_the_flag_that_emptied_it() {
+    let d = tree();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--irq", "^LOC$", "--exclude", "^LOC$"],
+            "irqlab: warning: --exclude \"^LOC$\" removes every interrupt row --irq \"^LOC$\" keeps\n",
+        ),
+        (&["--exclude", ""], "irqlab: warning: --exclude \"\" removes every interrupt row\n"),
+        (
+            &["--irq", "zzz", "--exclude", "eth"],
+            "irqlab: warning: --irq \"zzz\" matches no interrupt row\n",
+        ),
+        (&["--irq", "^LOC$", "--exclude", "^eth0$"], ""),
+    ];
+    let runs: [&[&str]; 5] = [
+        &["show"],
+        &["show", "--format", "json"],
+        &["show", "-i", "10ms"],
+        &["show", "-i", "10ms", "--format", "json"],
+        &["top", "--batch", "-n", "1", "-i", "10ms"],
+    ];
+    for (flags, want) in cases {
+        for run in runs {
+            let out = common::irqlab()
+                .args(run)
+                .arg("--root")
+                .arg(d.path())
+                .args(flags)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{run:?} {flags:?}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(err, want, "{run:?} {flags:?}");
+        }
+    }
+}

@@ -323,3 +323,28 @@ fn proc_interrupts_is_read_once_before_the_measured_reads() {
         "found (no read), then read once: {one:x?}"
     );
 }
+
+/// A per-IRQ file that is not a regular file (a directory where IRQ 0's
+/// per_cpu_count belongs) is left out of its family with a note naming
+/// it; the others are still read.
+#[test]
+fn a_per_irq_file_that_is_not_regular_is_skipped_with_a_note() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    let file = Path::new(&root).join("sys/kernel/irq/0/per_cpu_count");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let out = probe(&root, &["--buffer", "4k"]).success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let note = err
+        .lines()
+        .find(|l| l.contains(&*file.display().to_string()))
+        .unwrap_or_else(|| panic!("no note naming {}: {err}", file.display()));
+    assert!(
+        note.starts_with("irqlab: note: ") && note.ends_with(", skipped"),
+        "{note}"
+    );
+    let v = json_of(&root, &["--buffer", "4k"]);
+    let text = v.to_string();
+    assert!(text.contains("per_cpu_count"), "{text}");
+}

@@ -593,3 +593,22 @@ fn control_characters_from_the_tree_are_escaped() {
     let (_, json, _) = show(&root, &["--format", "json"]);
     assert!(json.contains("\\u001b]0;pwned\\u0007evil"), "{json}");
 }
+
+/// An `effective_affinity_list` that is a directory gets the note a file
+/// that is not a CPU list gets (the configured list is shown instead).
+#[test]
+fn an_effective_affinity_that_is_a_directory_is_noted() {
+    let d = tempfile::tempdir().unwrap();
+    let root = synth(d.path(), 4, 8, &[]);
+    let file = root.join("proc/irq/0/effective_affinity_list");
+    let _ = std::fs::remove_file(&file);
+    std::fs::create_dir(&file).unwrap();
+    let (code, _, err) = show(&root, &[]);
+    assert_eq!(code, 0, "{err}");
+    let want = format!(
+        "irqlab: note: {} not shown: expected a CPU list like `0-3,8`",
+        file.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -858,3 +858,45 @@ fn batch_with_a_root_that_is_a_file_says_it_is_not_a_directory() {
         )))
         .stderr(contains("nothing readable").not());
 }
+
+/// Flags that cannot apply are refused (exit 2, the flag named) before
+/// anything runs: `--sort` other than rate with JSON Lines (documented as
+/// always by rate), `--strategy per-cpu-count` without an `--irq`
+/// selection; the same flags that can apply run.
+#[test]
+fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    for sort in ["name", "irq", "total"] {
+        let out = top(d.path())
+            .args(["--format", "json", "-n", "1", "-i", "10ms", "--sort", sort])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--sort {sort}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "--sort {sort}: JSON Lines rows are always by rate"
+            )),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    top(d.path())
+        .args([
+            "--format", "json", "-n", "1", "-i", "10ms", "--sort", "rate",
+        ])
+        .assert()
+        .success();
+    let out = top(d.path())
+        .args(["-n", "1", "-i", "10ms", "--strategy", "per-cpu-count"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--strategy per-cpu-count needs --irq"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

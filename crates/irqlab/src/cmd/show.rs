@@ -10,7 +10,7 @@ use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
 use crate::filter::warnings::{
-    cpu_disagreement, filter_warnings, listed_of, snapshot_disagreement, ListedCpus,
+    cpu_disagreement, filter_warnings_excluding, listed_of, snapshot_disagreement, ListedCpus,
 };
 use crate::filter::Filter;
 use crate::host::HostFs;
@@ -20,6 +20,7 @@ use crate::sampler::targeted::{affinity_of, bad_affinity_note};
 use crate::sampler::{
     read_again_if_torn, read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker,
 };
+use irqlab_core::paths;
 use irqlab_core::{CountSink, IrqRow, Shape};
 use std::collections::HashMap;
 use std::io::Write;
@@ -141,12 +142,27 @@ fn note_disagreement(root: &std::path::Path, snap: &irqlab_core::Snapshot) {
     }
 }
 
-/// Say [`filter_warnings`] of `args`' filters on stderr.
+/// Say [`filter_warnings_excluding`] of `args`' filters on stderr:
+/// `irq_rows` interrupt rows kept. When none is and `--exclude` is given,
+/// the file is read again to count the rows `--irq` alone keeps (the
+/// rows were dropped as they were parsed).
 fn warn_filters(args: &Args, present: &ListedCpus, irq_rows: Option<usize>) {
     let f = &args.filter;
-    for w in filter_warnings(f.cpus.as_deref(), present, f.irq.as_deref(), irq_rows) {
+    let (cpus, irq, exclude) = (f.cpus.as_deref(), f.irq.as_deref(), f.exclude.as_deref());
+    let by_irq = || rows_by_irq_alone(args.root.path(), irq);
+    for w in filter_warnings_excluding(cpus, present, irq, exclude, irq_rows, by_irq) {
         eprintln!("{w}");
     }
+}
+
+/// The interrupt rows of `root`'s `/proc/interrupts` that `--irq` alone
+/// keeps (every row without it); `None` when it cannot be read now.
+fn rows_by_irq_alone(root: &std::path::Path, irq: Option<&str>) -> Option<usize> {
+    let f = Filter::from_flags(irq, None).ok()?;
+    let mut host = HostFs::new(root);
+    let text = host.read(irqlab_core::paths::PROC_INTERRUPTS).ok()?;
+    let parsed = irqlab_core::Interrupts::parse(text).ok()?;
+    Some(parsed.rows().iter().filter(|r| f.keep_irq_row(r)).count())
 }
 
 /// Effective (else configured) affinity of every numbered row, from
@@ -183,20 +199,43 @@ fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
     let mut name = String::with_capacity(40);
     irqs.iter()
         .map(|&irq| {
-            affinity_of(
+            let mut unread = false;
+            let got = affinity_of(
                 |file| {
                     name.clear();
                     name.push_str(itoa::Buffer::new().format(irq));
                     name.push('/');
                     name.push_str(file);
-                    dir.read(&name)
+                    let text = dir.read(&name);
+                    unread |= text.is_none() && file == paths::EFFECTIVE_AFFINITY_LIST;
+                    text
                 },
                 |file, text| {
                     eprintln!("irqlab: note: {}", bad_affinity_note(fs, irq, file, text));
                 },
-            )
+            );
+            if unread {
+                note_unreadable_affinity(fs, irq);
+            }
+            got
         })
         .collect()
+}
+
+/// The note for IRQ `irq`'s `effective_affinity_list` when it could not
+/// be read although it is there (a directory, FIFO …: not a regular
+/// file), as for one that is not a CPU list; nothing when it is absent
+/// (kernels before 4.13 have none). Asked only after a failed read.
+#[cold]
+fn note_unreadable_affinity(fs: &HostFs, irq: u32) {
+    let rel = paths::proc_irq(irq, paths::EFFECTIVE_AFFINITY_LIST);
+    match fs.open(&rel) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => eprintln!(
+            "irqlab: note: {} not shown: expected a CPU list like `0-3,8`: {e}",
+            fs.path(&rel).display()
+        ),
+        _ => {}
+    }
 }
 
 /// Say the live sampler's notes (affinity files that are not CPU lists).

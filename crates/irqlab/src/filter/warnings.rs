@@ -91,12 +91,74 @@ pub fn filter_warnings(
         }
         out.extend(softirqs_only_warning(&list, &shown, listed));
     }
-    if let (Some(re), Some(0)) = (irq, irq_rows) {
-        out.push(format!(
-            "irqlab: warning: --irq {re:?} matches no interrupt row"
-        ));
-    }
+    out.extend(irq_row_warning(irq, None, irq_rows, || irq_rows));
     out
+}
+
+/// [`filter_warnings`] when `--exclude` may be given too: `kept` are the
+/// interrupt rows both flags keep (when the section exists), `by_irq`
+/// counts those `--irq` alone keeps (every row without it), asked only
+/// when `kept` is 0 and `--exclude` is given. `--irq` is blamed only when
+/// it alone matches no row; when `--exclude` removed every row, it is.
+pub fn filter_warnings_excluding(
+    cpus: Option<&str>,
+    listed: &ListedCpus,
+    irq: Option<&str>,
+    exclude: Option<&str>,
+    kept: Option<usize>,
+    by_irq: impl FnOnce() -> Option<usize>,
+) -> Vec<String> {
+    let mut out = filter_warnings(cpus, listed, None, kept);
+    out.extend(irq_row_warning(irq, exclude, kept, by_irq));
+    out
+}
+
+/// The warning for row filters that keep no interrupt row (`kept`
+/// `Some(0)`): `--irq` matching none by itself (`by_irq`), else
+/// `--exclude` removing every row `--irq` (or the file) has.
+fn irq_row_warning(
+    irq: Option<&str>,
+    exclude: Option<&str>,
+    kept: Option<usize>,
+    by_irq: impl FnOnce() -> Option<usize>,
+) -> Option<String> {
+    if kept != Some(0) {
+        return None;
+    }
+    let by_irq = match exclude {
+        Some(_) => by_irq(),
+        None => Some(0),
+    };
+    match (irq, exclude, by_irq) {
+        (Some(re), _, Some(0)) => Some(format!(
+            "irqlab: warning: --irq {re:?} matches no interrupt row"
+        )),
+        (Some(re), Some(ex), Some(_)) => Some(format!(
+            "irqlab: warning: --exclude {ex:?} removes every interrupt row --irq {re:?} keeps"
+        )),
+        (None, Some(ex), Some(n)) if n > 0 => Some(format!(
+            "irqlab: warning: --exclude {ex:?} removes every interrupt row"
+        )),
+        _ => None,
+    }
+}
+
+/// The interrupt rows `rows_filter` keeps of `rows`, and a closure
+/// counting those its `--irq` alone keeps (for
+/// [`filter_warnings_excluding`]).
+pub fn kept_rows<'a>(
+    rows: &'a [irqlab_core::IrqRow],
+    rows_filter: &'a crate::filter::Filter,
+) -> (usize, impl FnOnce() -> Option<usize> + 'a) {
+    let kept = rows.iter().filter(|r| rows_filter.keep_irq_row(r)).count();
+    let by_irq = move || {
+        let irq_only = crate::filter::Filter {
+            irq: rows_filter.irq.clone(),
+            ..crate::filter::Filter::default()
+        };
+        Some(rows.iter().filter(|r| irq_only.keep_irq_row(r)).count())
+    };
+    (kept, by_irq)
 }
 
 /// The warning for the CPUs of `shown` (selected by `--cpus {list}`)
@@ -135,13 +197,12 @@ pub fn snapshot_warnings(
 ) -> Vec<String> {
     let mut listed = ListedCpus::default();
     listed_of(snap, &mut listed);
-    let rows = snap.interrupts.as_ref().map(|i| {
-        i.rows()
-            .iter()
-            .filter(|r| rows_filter.keep_irq_row(r))
-            .count()
-    });
-    filter_warnings(cpus, &listed, irq, rows)
+    let exclude = rows_filter.exclude.as_ref().map(|r| r.as_str());
+    let Some(i) = &snap.interrupts else {
+        return filter_warnings(cpus, &listed, irq, None);
+    };
+    let (kept, by_irq) = kept_rows(i.rows(), rows_filter);
+    filter_warnings_excluding(cpus, &listed, irq, exclude, Some(kept), by_irq)
 }
 
 /// The online CPUs the snapshot's files list: `/proc/interrupts` and
@@ -260,6 +321,45 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--irq` is blamed only when it alone keeps no row; an `--exclude`
+    /// that removed every row is named instead, with or without `--irq`;
+    /// `by_irq` is asked only then.
+    #[test]
+    fn empty_selection_names_the_flag_that_emptied_it() {
+        let l = ListedCpus::default();
+        let w = |irq, ex, kept, by: Option<usize>| {
+            filter_warnings_excluding(None, &l, irq, ex, kept, || by)
+        };
+        assert_eq!(
+            w(Some("^LOC$"), Some("^LOC$"), Some(0), Some(1)),
+            ["irqlab: warning: --exclude \"^LOC$\" removes every interrupt row --irq \"^LOC$\" keeps"]
+        );
+        assert_eq!(
+            w(None, Some(""), Some(0), Some(9)),
+            ["irqlab: warning: --exclude \"\" removes every interrupt row"]
+        );
+        assert_eq!(
+            w(Some("x"), Some("y"), Some(0), Some(0)),
+            ["irqlab: warning: --irq \"x\" matches no interrupt row"]
+        );
+        assert!(
+            w(None, Some("y"), Some(0), Some(0)).is_empty(),
+            "no row at all"
+        );
+        assert!(w(Some("x"), Some("y"), Some(2), Some(5)).is_empty());
+        assert!(
+            w(Some("x"), Some("y"), None, Some(0)).is_empty(),
+            "no section"
+        );
+        let asked = std::cell::Cell::new(false);
+        let by = || {
+            asked.set(true);
+            Some(0)
+        };
+        filter_warnings_excluding(None, &l, Some("x"), Some("y"), Some(3), by);
+        assert!(!asked.get());
+    }
 
     #[test]
     fn files_that_disagree_on_the_cpus_get_one_note() {

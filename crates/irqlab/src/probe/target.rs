@@ -20,8 +20,9 @@ pub struct Target {
 }
 
 /// The targets present under `fs`'s root, in a fixed order, plus a note for
-/// each one that is missing.
+/// each one that is missing and each per-IRQ file left out.
 pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
+    let mut missing = Vec::new();
     let candidates = [
         single(
             fs,
@@ -42,6 +43,7 @@ pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
             shown::EVERY_PER_CPU_COUNT,
             paths::SYS_KERNEL_IRQ,
             paths::PER_CPU_COUNT,
+            &mut missing,
         ),
         per_irq(
             fs,
@@ -49,10 +51,10 @@ pub fn discover(fs: &HostFs) -> (Vec<Target>, Vec<String>) {
             shown::EVERY_SMP_AFFINITY_LIST,
             paths::PROC_IRQ,
             paths::SMP_AFFINITY_LIST,
+            &mut missing,
         ),
     ];
     let mut found = Vec::new();
-    let mut missing = Vec::new();
     for t in candidates {
         match t {
             Ok(t) => found.push(t),
@@ -89,13 +91,16 @@ fn single(
 }
 
 /// Every IRQ's `dir/N/file`, or the note that none is there, naming the
-/// family under `--root` (`label` is its form under `/`).
+/// family under `--root` (`label` is its form under `/`). A file of the
+/// family that is there but cannot be a target (not a regular file,
+/// unreadable) is left out with a note in `notes` naming it.
 fn per_irq(
     fs: &HostFs,
     name: &'static str,
     label: &'static str,
     dir: &str,
     file: &str,
+    notes: &mut Vec<String>,
 ) -> Result<Target, String> {
     let mut irqs: Vec<(u32, String)> = fs
         .list_dir(dir)
@@ -103,11 +108,21 @@ fn per_irq(
         .filter_map(|n| n.parse::<u32>().ok().map(|irq| (irq, n)))
         .collect();
     irqs.sort();
-    let paths = irqs
-        .into_iter()
-        .map(|(_, n)| format!("{dir}/{n}/{file}"))
-        .filter(|p| fs.open(p).is_ok())
-        .collect::<Vec<_>>();
+    let mut paths = Vec::new();
+    for (_, n) in irqs {
+        let p = format!("{dir}/{n}/{file}");
+        match fs.open(&p) {
+            Ok(_) => paths.push(p),
+            // an IRQ without the file: nothing of the family to read there
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // a special file (a directory, FIFO …): the gateway's error
+            // names it and what it is
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                notes.push(format!("{e}, skipped"));
+            }
+            Err(e) => notes.push(format!("{}: {e}, skipped", fs.path(&p).display())),
+        }
+    }
     if paths.is_empty() {
         return Err(format!("{} not found, skipped", fs.path(label).display()));
     }

@@ -609,15 +609,19 @@ fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
         .cpus
         .as_ref()
         .map(|c| irqlab_core::CpuList::from_cpus(c.iter().copied()).to_string());
-    let irq_rows = snap
-        .interrupts
-        .as_ref()
-        .map(|i| i.rows().iter().filter(|r| f.keep_irq_row(r)).count());
-    crate::filter::warnings::filter_warnings(
+    let (irq, exclude) = (f.irq.as_ref(), f.exclude.as_ref());
+    let (irq, exclude) = (irq.map(|r| r.as_str()), exclude.map(|r| r.as_str()));
+    let Some(i) = &snap.interrupts else {
+        return crate::filter::warnings::filter_warnings(cpus.as_deref(), &present, irq, None);
+    };
+    let (kept, by_irq) = crate::filter::warnings::kept_rows(i.rows(), f);
+    crate::filter::warnings::filter_warnings_excluding(
         cpus.as_deref(),
         &present,
-        f.irq.as_ref().map(|r| r.as_str()),
-        irq_rows,
+        irq,
+        exclude,
+        Some(kept),
+        by_irq,
     )
 }
 

@@ -16,6 +16,7 @@ use crate::cmd::args::RootArgs;
 use crate::report::SortKey;
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
+use clap::ValueEnum as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -167,11 +168,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: top --trace: {}", crate::trace::NOT_BUILT);
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    if let Some(why) = usage_error(&args) {
+        eprintln!("irqlab: error: top {why}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     if args.batch {
         batch::run(&args)
     } else {
         interactive(args)
     }
+}
+
+/// A flag that cannot apply, refused before anything runs: `--sort`
+/// other than `rate` with JSON Lines (their rows are always by rate), and
+/// `--strategy per-cpu-count` without `--irq` (it reads the selected
+/// numbered IRQs' files: with no selection there are none to read).
+fn usage_error(args: &Args) -> Option<String> {
+    if args.batch && args.format == BatchFormat::Json && args.sort != SortArg::Rate {
+        let sort = args.sort.to_possible_value()?.get_name().to_string();
+        return Some(format!(
+            "--sort {sort}: JSON Lines rows are always by rate (use --format text, or sort the JSON)"
+        ));
+    }
+    if args.strategy == StrategyChoice::PerCpuCount && args.filter.irq.is_none() {
+        return Some(
+            "--strategy per-cpu-count needs --irq selecting numbered IRQs (their per_cpu_count files are read)"
+                .to_string(),
+        );
+    }
+    None
 }
 
 /// The interactive view (`crate::tui`) configured from the flags.
