@@ -881,6 +881,25 @@ fn ipi_ring_on_one_cpu_is_refused() {
     }
 }
 
+/// The tlb workload on one CPU sends no shootdown (its spinners were
+/// dropped, --threads with them): refused like an ipi ring on one CPU.
+#[test]
+fn tlb_on_one_cpu_is_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    bench(root.path(), &out, &["-w", "tlb", "--workload-cpus", &cpu])
+        .args(["--threads", "3", "--trials", "1", "--trial-length", "50ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--workload-cpus {cpu}: the tlb workload unmaps"
+        )))
+        .stderr(predicate::str::contains("no TLB shootdown"));
+    assert!(!out.exists(), "left {}", out.display());
+    assert_eq!(sysctl(root.path()), "0");
+}
+
 /// A flag that nothing in the run would use is refused (exit 2, one line
 /// naming it, before any file or host change) instead of being accepted
 /// and ignored.
