@@ -99,7 +99,7 @@ pub struct Args {
     #[arg(long, short = 'n', default_value_t = 10, allow_hyphen_values = true,
           value_parser = |s: &str| args::whole_number::<u32>(s, 1, u32::MAX.into()))]
     pub trials: u32,
-    /// Length of each trial's timed window (e.g. 2s, 500ms; more than 0).
+    /// Length of each trial's timed window (e.g. 2s, 500ms; at least 10ms).
     /// Formerly --duration.
     #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration)]
     pub trial_length: Duration,
