@@ -73,6 +73,8 @@ pub struct Finished {
     pub out: PathBuf,
     pub summary: SummaryFile,
     pub variants: usize,
+    /// Each variant's label and finished trials, in plan order.
+    pub trials_per_variant: Vec<(String, usize)>,
     /// The signal (number) that ended the run before its last trial.
     pub interrupted: Option<i32>,
     /// `--resume` of a run whose trials had all finished: nothing ran.
@@ -1054,10 +1056,11 @@ fn summarize_run(
     notes: Vec<String>,
 ) -> Result<Finished> {
     let mut all = Vec::new();
+    let mut trials_per_variant = Vec::with_capacity(plan.variants.len());
     for v in &plan.variants {
-        all.extend(results::read_trials_dir(
-            &out.join(results::variant_dir(&v.label)),
-        )?);
+        let done = results::read_trials_dir(&out.join(results::variant_dir(&v.label)))?;
+        trials_per_variant.push((v.label.clone(), done.len()));
+        all.extend(done);
     }
     let heads: Vec<String> = plan
         .variants
@@ -1093,6 +1096,7 @@ fn summarize_run(
         out: out.to_path_buf(),
         summary,
         variants: plan.variants.len(),
+        trials_per_variant,
         interrupted: signal,
         nothing_to_do: false,
     })
