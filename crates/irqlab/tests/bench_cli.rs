@@ -703,6 +703,26 @@ fn threads_that_cannot_start_are_an_error_and_leave_no_out() {
     assert!(!out.exists(), "a run that measured nothing left {out:?}");
 }
 
+/// A command that exits cleanly before the window closes is said to on
+/// stderr, per trial: the rest of the window measured what it left
+/// running, not the command.
+#[test]
+fn a_command_that_ends_before_the_window_closes_is_warned_about() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    bench(
+        root.path(),
+        &out,
+        &["--trials", "2", "--trial-length", "300ms", "--", "true"],
+    )
+    .assert()
+    .success()
+    .stderr(predicate::function(|e: &str| {
+        e.matches("irqlab: warning: command `true` exited").count() == 2
+            && e.contains("before the window (300 ms) closed")
+    }));
+}
+
 /// `--root TREE` with a live workload: the workload runs here, the
 /// counters come from TREE. A tree that is not this running kernel (another
 /// boot id) is said to be so in the warnings, env.json, every trial and
@@ -879,6 +899,25 @@ fn ipi_ring_on_one_cpu_is_refused() {
         assert!(!out.exists(), "{extra:?} left {}", out.display());
         assert_eq!(sysctl(root.path()), "0");
     }
+}
+
+/// The tlb workload on one CPU sends no shootdown (its spinners were
+/// dropped, --threads with them): refused like an ipi ring on one CPU.
+#[test]
+fn tlb_on_one_cpu_is_refused() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cpu = first_allowed_cpu();
+    bench(root.path(), &out, &["-w", "tlb", "--workload-cpus", &cpu])
+        .args(["--threads", "3", "--trials", "1", "--trial-length", "50ms"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--workload-cpus {cpu}: the tlb workload unmaps"
+        )))
+        .stderr(predicate::str::contains("no TLB shootdown"));
+    assert!(!out.exists(), "left {}", out.display());
+    assert_eq!(sysctl(root.path()), "0");
 }
 
 /// A flag that nothing in the run would use is refused (exit 2, one line

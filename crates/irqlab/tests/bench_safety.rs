@@ -137,6 +137,10 @@ fn bad_flags_fail_before_any_file() {
         ),
         (&["--trial-length", "0s", "--", "true"], "--trial-length 0s"),
         (
+            &["--trial-length", "1ns", "--", "true"],
+            "--trial-length 0.000000001s: a trial must last at least 10 ms",
+        ),
+        (
             &["-w", "ipi", "--trial-length", "4000000000000000h"],
             "--trial-length 14400000000000000000s: at most 8760h",
         ),
@@ -147,6 +151,10 @@ fn bad_flags_fail_before_any_file() {
         (
             &["--sysctl", "kernel.no_such_knob=1", "--", "true"],
             "unknown sysctl",
+        ),
+        (
+            &["--sysctl", "kernel.irqlab_test=abc", "--", "true"],
+            "--sysctl kernel.irqlab_test=abc: expected a whole number",
         ),
         (
             &["--pin-thread", "no-such-thread*=0", "--", "true"],

@@ -118,16 +118,22 @@ pub struct Plan {
     pub argv: Vec<String>,
 }
 
+/// The shortest trial window `check` accepts (`--trial-length`).
+pub const MIN_TRIAL: Duration = Duration::from_millis(10);
+
 impl Plan {
     /// Refuse a plan that cannot run (before anything is written).
     pub fn check(&self) -> anyhow::Result<()> {
         if self.trials == 0 {
             return Err(invalid("--trials 0: a run needs at least 1 trial"));
         }
-        if self.duration.is_zero() {
-            return Err(invalid(
-                "--trial-length 0s: a trial must last longer than 0 s",
-            ));
+        if self.duration < MIN_TRIAL {
+            return Err(invalid(format!(
+                "--trial-length {}s: a trial must last at least {} ms (a shorter \
+                 window holds a handful of interrupts: its rates would be noise)",
+                self.duration.as_secs_f64(),
+                MIN_TRIAL.as_millis()
+            )));
         }
         for (flag, d) in [
             ("--trial-length", self.duration),

@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use irqlab_core::paths;
 use irqlab_core::{CpuList, Interrupts};
 use std::fmt;
+use std::os::unix::fs::PermissionsExt as _;
 use std::str::FromStr;
 
 /// What one preparation step did.
@@ -320,14 +321,7 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
         check_governor(fs, g, p.strict).with_context(|| format!("--governor {g}"))?;
     }
     for s in &p.sysctl {
-        let rel = sysctl_path(&s.key)?;
-        if fs.read_attr(&rel).is_none() {
-            bail!(
-                "--sysctl {}: unknown sysctl: {} is not readable",
-                s.key,
-                fs.path(&rel).display()
-            );
-        }
+        check_sysctl(fs, s)?;
     }
     for s in &p.irq_affinity {
         let rel = paths::proc_irq(s.irq, paths::SMP_AFFINITY_LIST);
@@ -347,6 +341,36 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
         pin_threads::check_pattern(fs, &s.pattern, p.strict)
             .and_then(|()| check_cpus_exist(fs, &s.cpus))
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+    }
+    Ok(())
+}
+
+/// `--sysctl KEY=VALUE` can be written, as far as can be told without
+/// writing: the file exists, is readable and has a write permission bit;
+/// where its current value is whole numbers, `VALUE` is whole numbers too.
+fn check_sysctl(fs: &HostFs, s: &SysctlSpec) -> Result<()> {
+    let rel = sysctl_path(&s.key)?;
+    let flag = format!("--sysctl {}={}", s.key, s.value);
+    let Some(current) = fs.read_attr(&rel) else {
+        bail!(
+            "{flag}: unknown sysctl: {} is not readable",
+            fs.path(&rel).display()
+        );
+    };
+    let mode = std::fs::metadata(fs.path(&rel)).map(|m| m.permissions().mode());
+    if mode.is_ok_and(|m| m & 0o222 == 0) {
+        bail!("{flag}: {} is read-only", fs.path(&rel).display());
+    }
+    let numbers = |v: &str| {
+        let mut words = v.split_whitespace().peekable();
+        words.peek().is_some() && words.all(|w| w.parse::<i64>().is_ok())
+    };
+    if numbers(&current) && !numbers(&s.value) {
+        bail!(
+            "{flag}: expected a whole number (or numbers), as {} holds ({:?})",
+            fs.path(&rel).display(),
+            current.trim()
+        );
     }
     Ok(())
 }

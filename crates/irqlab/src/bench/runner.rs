@@ -73,6 +73,8 @@ pub struct Finished {
     pub out: PathBuf,
     pub summary: SummaryFile,
     pub variants: usize,
+    /// Each variant's label and finished trials, in plan order.
+    pub trials_per_variant: Vec<(String, usize)>,
     /// The signal (number) that ended the run before its last trial.
     pub interrupted: Option<i32>,
     /// `--resume` of a run whose trials had all finished: nothing ran.
@@ -123,6 +125,23 @@ fn default_out(label: &str, started: &str) -> PathBuf {
         .join(stamp)
 }
 
+/// `dir`, or when something is there already (a run started in the same
+/// second), the first of `dir-2`, `dir-3` … that is not: a folder the
+/// user did not choose never collides with an earlier run's.
+fn unused(dir: PathBuf) -> PathBuf {
+    if !dir.exists() {
+        return dir;
+    }
+    (2u32..=u32::MAX)
+        .map(|k| {
+            let mut name = dir.as_os_str().to_os_string();
+            name.push(format!("-{k}"));
+            PathBuf::from(name)
+        })
+        .find(|d| !d.exists())
+        .unwrap_or(dir)
+}
+
 /// True when `dir` holds the results of a run (a plan or any trials).
 pub fn holds_results(dir: &Path) -> bool {
     if dir.join("plan.json").exists() {
@@ -156,11 +175,10 @@ fn out_dir(plan: &Plan, started: &str) -> Result<PathBuf> {
         .map(|v| v.label.as_str())
         .collect::<Vec<_>>()
         .join("-vs-");
-    let out = plan
-        .output
-        .dir
-        .clone()
-        .unwrap_or_else(|| default_out(&label, started));
+    let out = match &plan.output.dir {
+        Some(dir) => dir.clone(),
+        None => unused(default_out(&label, started)),
+    };
     if !plan.output.resume && holds_results(&out) {
         return Err(invalid(format!(
             "--out {0}: the directory already holds the results of a run; \
@@ -1038,10 +1056,11 @@ fn summarize_run(
     notes: Vec<String>,
 ) -> Result<Finished> {
     let mut all = Vec::new();
+    let mut trials_per_variant = Vec::with_capacity(plan.variants.len());
     for v in &plan.variants {
-        all.extend(results::read_trials_dir(
-            &out.join(results::variant_dir(&v.label)),
-        )?);
+        let done = results::read_trials_dir(&out.join(results::variant_dir(&v.label)))?;
+        trials_per_variant.push((v.label.clone(), done.len()));
+        all.extend(done);
     }
     let heads: Vec<String> = plan
         .variants
@@ -1077,6 +1096,7 @@ fn summarize_run(
         out: out.to_path_buf(),
         summary,
         variants: plan.variants.len(),
+        trials_per_variant,
         interrupted: signal,
         nothing_to_do: false,
     })
@@ -1154,4 +1174,22 @@ fn start_tracing(
         anyhow::bail!("--trace: {}", crate::trace::NOT_BUILT);
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs started in the same second get `…Z`, `…Z-2`, `…Z-3`.
+    #[test]
+    fn a_default_folder_that_is_taken_gets_a_suffix() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("20261205T224837Z");
+        assert_eq!(unused(base.clone()), base);
+        std::fs::create_dir(&base).unwrap();
+        let second = unused(base.clone());
+        assert_eq!(second, tmp.path().join("20261205T224837Z-2"));
+        std::fs::create_dir(&second).unwrap();
+        assert_eq!(unused(base), tmp.path().join("20261205T224837Z-3"));
+    }
 }

@@ -99,7 +99,7 @@ pub struct Args {
     #[arg(long, short = 'n', default_value_t = 10, allow_hyphen_values = true,
           value_parser = |s: &str| args::whole_number::<u32>(s, 1, u32::MAX.into()))]
     pub trials: u32,
-    /// Length of each trial's timed window (e.g. 2s, 500ms; more than 0).
+    /// Length of each trial's timed window (e.g. 2s, 500ms; at least 10ms).
     /// Formerly --duration.
     #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration)]
     pub trial_length: Duration,
@@ -676,12 +676,31 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
     }
     std::io::Write::flush(&mut o)?;
     if f.variants > 1 && f.summary.finished_trials > 0 {
-        eprintln!(
-            "irqlab: compare the variants with: irqlab compare {}",
+        eprint!("{}", compare_hint(f));
+    }
+    Ok(())
+}
+
+/// What stderr says after a run of several variants: the `compare`
+/// command when every variant has 2 or more trials (compare needs them),
+/// else which variants have too few.
+fn compare_hint(f: &runner::Finished) -> String {
+    let short: Vec<String> = f
+        .trials_per_variant
+        .iter()
+        .filter(|(_, n)| *n < 2)
+        .map(|(label, n)| format!("{label} ({n} trial{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    if short.is_empty() {
+        return format!(
+            "irqlab: compare the variants with: irqlab compare {}\n",
             f.out.display()
         );
     }
-    Ok(())
+    format!(
+        "irqlab: too few trials to compare the variants (compare needs 2 per variant): {}\n",
+        short.join(", ")
+    )
 }
 
 /// How long a signal waits for the run to end its trial, restore the
@@ -773,7 +792,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    use super::{compare_hint, runner};
     use clap::CommandFactory;
+
+    /// No `compare` advice when a variant has fewer than 2 trials (an
+    /// interrupted run): compare would refuse; the variant is named.
+    #[test]
+    fn compare_hint_names_a_variant_without_trials() {
+        let summary = crate::bench::result_files::SummaryFile {
+            schema: 2,
+            complete: false,
+            interrupted: Some("SIGINT".into()),
+            finished_trials: 1,
+            planned_trials: 4,
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            variants: Default::default(),
+        };
+        let mut f = runner::Finished {
+            out: "varint1".into(),
+            summary,
+            variants: 2,
+            trials_per_variant: vec![("off".into(), 1), ("on".into(), 0)],
+            interrupted: Some(2),
+            nothing_to_do: false,
+        };
+        let hint = compare_hint(&f);
+        assert!(!hint.contains("irqlab compare"), "{hint}");
+        assert!(hint.contains("off (1 trial), on (0 trials)"), "{hint}");
+        f.trials_per_variant = vec![("off".into(), 2), ("on".into(), 3)];
+        assert_eq!(
+            compare_hint(&f),
+            "irqlab: compare the variants with: irqlab compare varint1\n"
+        );
+    }
 
     /// The `--flag` words of `text`, but not an old spelling it names
     /// (`formerly --irq`).

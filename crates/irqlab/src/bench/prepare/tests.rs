@@ -249,3 +249,41 @@ fn strict_refusal_at_apply_time_is_a_usage_error() {
         "{e}"
     );
 }
+
+/// A sysctl value that cannot be written is refused by `validate`,
+/// before any change: a word where the sysctl holds numbers, a read-only
+/// file.
+#[test]
+fn validate_refuses_a_sysctl_value_that_cannot_be_written() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tree(&[
+        ("proc/sys/kernel/timer_migration", "1\n"),
+        ("proc/sys/kernel/printk", "4\t4\t1\t7\n"),
+        ("proc/sys/kernel/osrelease", "6.18\n"),
+        ("proc/sys/kernel/core_pattern", "core\n"),
+    ]);
+    let ro = dir.path().join("proc/sys/kernel/osrelease");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let fs = HostFs::new(dir.path());
+    let check = |key: &str, value: &str| {
+        let p = Preparation {
+            sysctl: vec![SysctlSpec {
+                key: key.into(),
+                value: value.into(),
+            }],
+            ..Preparation::default()
+        };
+        validate(&fs, &p).map_err(|e| format!("{e:#}"))
+    };
+    let e = check("kernel.timer_migration", "abc").unwrap_err();
+    assert!(
+        e.contains("--sysctl kernel.timer_migration=abc: expected a whole number"),
+        "{e}"
+    );
+    assert!(check("kernel.printk", "4 4 x 7").is_err());
+    let e = check("kernel.osrelease", "7").unwrap_err();
+    assert!(e.contains("read-only"), "{e}");
+    check("kernel.timer_migration", "0").unwrap();
+    check("kernel.printk", "3 4 1 7").unwrap();
+    check("kernel.core_pattern", "|/bin/false").unwrap();
+}

@@ -245,6 +245,11 @@ impl Spawned {
     }
 
     /// An error naming the command, its exit status and its stderr tail.
+    /// What the child is called in messages (``command `CMD` ``).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     pub fn failure(&self, what: &str, status: ExitStatus) -> anyhow::Error {
         let tail = self.tail.text();
         let tail = if tail.is_empty() {

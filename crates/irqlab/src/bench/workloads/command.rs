@@ -121,20 +121,44 @@ impl CommandWorkload {
         if stop.requested() {
             return Ok(());
         }
-        let end = window.open()? + duration;
+        let opened = window.open()?;
+        let end = opened + duration;
+        let mut early = exited.map(|_| "before the trial's window opened".to_string());
         if exited.is_none() {
             exited = wait(child, end, stop)?;
             if let (Some(st), Some(c)) = (exited, child.as_ref()) {
                 if !st.success() {
                     return Err(c.failure("exited before the end of the trial", st));
                 }
+                early = Some(format!(
+                    "{} ms into the trial's window",
+                    opened.elapsed().as_millis()
+                ));
             }
         }
         // A command that finished cleanly: the window still lasts
         // `duration` (anything it left in the background keeps running).
         wait(&mut None, end, stop)?;
-        window.close()
+        window.close()?;
+        if let (Some(when), Some(c)) = (early, child.as_ref()) {
+            if !stop.requested() {
+                warn_early_exit(c.label(), &when, duration);
+            }
+        }
+        Ok(())
     }
+}
+
+/// Say on stderr that the command ended before the window closed: the
+/// rest of the window measured what it left running (or nothing).
+fn warn_early_exit(label: &str, when: &str, duration: Duration) {
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "irqlab: warning: {label} exited {when}, before the window ({} ms) closed: \
+         the rest of the window measured what it left running, not the command",
+        duration.as_millis()
+    );
 }
 
 /// Wait until `until`, the child's exit (its status) or a stop request,

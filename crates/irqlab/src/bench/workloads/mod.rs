@@ -180,10 +180,14 @@ pub fn build(
     let w: Box<dyn Workload> = match kind {
         WorkloadKind::Ipi => {
             let cpus = cpus()?;
-            check_ring_cpus(&cpus, opts.cpus.as_ref())?;
+            check_cross_cpus(IPI_ACROSS, &cpus, opts.cpus.as_ref())?;
             Box::new(ipi::Ipi::new(cpus, opts.threads))
         }
-        WorkloadKind::Tlb => Box::new(tlb::Tlb::new(cpus()?, opts.threads)),
+        WorkloadKind::Tlb => {
+            let cpus = cpus()?;
+            check_cross_cpus(TLB_ACROSS, &cpus, opts.cpus.as_ref())?;
+            Box::new(tlb::Tlb::new(cpus, opts.threads))
+        }
         WorkloadKind::Timer => {
             Box::new(timer::Timer::new(cpus()?, opts.threads, opts.timer_period))
         }
@@ -225,23 +229,39 @@ fn check_threads(kind: WorkloadKind, threads: Option<usize>) -> anyhow::Result<(
     }
 }
 
-/// Refuse an ipi ring confined to one CPU: its threads wake each other
-/// on that CPU, which sends no IPI (`requested`: the `--workload-cpus`
-/// list, none when the ring takes every CPU this process may use).
-fn check_ring_cpus(cpus: &[u32], requested: Option<&CpuList>) -> anyhow::Result<()> {
+/// What a workload that works across CPUs does, and what it measures
+/// none of on one CPU.
+struct Across {
+    does: &'static str,
+    on_one: &'static str,
+}
+
+const IPI_ACROSS: Across = Across {
+    does: "the ipi workload is a ring of threads waking each other across CPUs",
+    on_one: "their wakeups send no IPI (it measures none)",
+};
+
+const TLB_ACROSS: Across = Across {
+    does: "the tlb workload unmaps pages on one CPU while its other threads keep \
+           the process's memory live on other CPUs",
+    on_one: "no TLB shootdown is sent (it measures none)",
+};
+
+/// Refuse a cross-CPU workload confined to one CPU (`requested`: the
+/// `--workload-cpus` list, none when it takes every CPU this process may use).
+fn check_cross_cpus(w: Across, cpus: &[u32], requested: Option<&CpuList>) -> anyhow::Result<()> {
     if cpus.len() >= 2 {
         return Ok(());
     }
     let one = CpuList::from_cpus(cpus.iter().copied());
+    let Across { does, on_one } = w;
     match requested {
         Some(list) => anyhow::bail!(
-            "--workload-cpus {list}: the ipi workload is a ring of threads waking each other \
-             across CPUs; on one CPU their wakeups send no IPI (it measures none): \
-             give 2 or more CPUs"
+            "--workload-cpus {list}: {does}; on one CPU {on_one}: give 2 or more CPUs"
         ),
         None => anyhow::bail!(
-            "the ipi workload is a ring of threads waking each other across CPUs, and this \
-             process may run on CPU {one} only (it would measure no IPI): allow it 2 or more CPUs"
+            "{does}, and this process may run on CPU {one} only ({on_one}): \
+             allow it 2 or more CPUs"
         ),
     }
 }
@@ -409,9 +429,16 @@ mod tests {
         assert!(e.contains(&format!("--workload-cpus {first}:")), "{e}");
         assert!(e.contains("send no IPI"), "{e}");
         build(WorkloadKind::Timer, &opts, &Tracker::none()).unwrap();
-        let e = check_ring_cpus(&[first], None).unwrap_err().to_string();
+        let e = check_cross_cpus(IPI_ACROSS, &[first], None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(&format!("CPU {first} only")), "{e}");
-        check_ring_cpus(&[first, first + 1], None).unwrap();
+        check_cross_cpus(IPI_ACROSS, &[first, first + 1], None).unwrap();
+        let e = build(WorkloadKind::Tlb, &opts, &Tracker::none())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no TLB shootdown"), "{e}");
     }
 
     #[test]

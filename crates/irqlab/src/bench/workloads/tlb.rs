@@ -39,16 +39,14 @@ pub struct Tlb {
 }
 
 impl Tlb {
-    /// Mapper on `cpus[0]`; `spinners` (default: one per other CPU) on the rest.
-    /// With one CPU there are no spinners (and no shootdowns).
+    /// Mapper on `cpus[0]`; `spinners` (default: one per other CPU) on the
+    /// rest, round-robin. `build` refuses fewer than 2 CPUs.
     pub fn new(cpus: Vec<u32>, spinners: Option<usize>) -> Self {
-        let others = cpus.len().saturating_sub(1);
-        let spinners = if others == 0 {
-            0
-        } else {
-            spinners.unwrap_or(others)
-        };
-        Tlb { cpus, spinners }
+        let others = cpus.len().saturating_sub(1).max(1);
+        Tlb {
+            spinners: spinners.unwrap_or(others),
+            cpus,
+        }
     }
 }
 
@@ -164,13 +162,8 @@ mod tests {
     }
 
     #[test]
-    fn one_cpu_has_no_spinners_and_still_runs() {
-        let _live = super::super::live_lock();
-        let cpus = placement::allowed_cpus().unwrap();
-        let mut w = Tlb::new(vec![cpus[0]], Some(3));
-        assert_eq!(w.spinners, 0);
-        let m = w.run(Duration::from_millis(50), &Stop::unhooked()).unwrap();
-        assert_eq!(m[0].name, "unmaps_per_sec");
-        assert!(m[0].value > 0.0);
+    fn threads_are_the_spinners_asked_for_else_one_per_other_cpu() {
+        assert_eq!(Tlb::new(vec![0, 1], Some(3)).spinners, 3);
+        assert_eq!(Tlb::new(vec![0, 1, 2], None).spinners, 2);
     }
 }
