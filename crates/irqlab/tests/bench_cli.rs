@@ -670,39 +670,6 @@ fn failed_run_without_trials_does_not_block_a_retry() {
     .success();
 }
 
-/// Workload threads that cannot all start (here: an address-space limit
-/// leaves no room for 4000 thread stacks) are an error naming the thread
-/// count reached and the limit (exit 1), never a panic; the run measured
-/// nothing, so its --out is removed.
-#[test]
-fn threads_that_cannot_start_are_an_error_and_leave_no_out() {
-    let root = fake_tree();
-    let out = root.path().join("out");
-    let bin = assert_cmd::cargo::cargo_bin("irqlab");
-    let run = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 800000 && exec \"$@\"")
-        .arg("sh")
-        .arg(&bin)
-        .args(["bench", "--root"])
-        .arg(root.path())
-        .arg("--out")
-        .arg(&out)
-        .args(["--warmup", "0", "--measure", "LOC", "-w", "timer"])
-        .args(["--threads", "2000", "-n", "2", "-d", "300ms"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("cannot start workload thread")
-            && err.contains("of 4000 (")
-            && err.contains("ulimit -u"),
-        "{err}"
-    );
-    assert!(!out.exists(), "a run that measured nothing left {out:?}");
-}
-
 /// A command that exits cleanly before the window closes is said to on
 /// stderr, per trial: the rest of the window measured what it left
 /// running, not the command.
