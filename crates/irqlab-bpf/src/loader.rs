@@ -271,7 +271,7 @@ pub struct Tracer {
 impl Tracer {
     /// Load the object and attach every program. Whether the kernel has
     /// a tracepoint comes from `kernel_btf` when it names every required
-    /// one ([`btf_knows_tracepoints`]), else from `tracefs`: an absent
+    /// one (its `btf_trace_<name>` types), else from `tracefs`: an absent
     /// `irq:*` one is an error, an absent `irq_vectors:*` pair is left out
     /// (non-x86 kernels have none; older ones lack some). `kernel_btf`: the
     /// bytes of the running kernel's BTF (`/sys/kernel/btf/vmlinux`), if it

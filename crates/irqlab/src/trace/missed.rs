@@ -83,7 +83,7 @@ pub fn line(m: &Missed) -> Option<String> {
     line_of(m, false, false)
 }
 
-/// [`line`] for a report of some rows (`rows_filtered`: a group's count
+/// [`line()`] for a report of some rows (`rows_filtered`: a group's count
 /// also holds rows not shown) or some CPUs (`all_cpus`: the counts are of
 /// every CPU, not split per CPU): the rows shown lack at most that many.
 pub fn line_of(m: &Missed, all_cpus: bool, rows_filtered: bool) -> Option<String> {
