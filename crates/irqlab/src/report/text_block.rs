@@ -535,22 +535,27 @@ mod tests {
             cpu_ns: 0,
         };
         let threads = [thread(None), thread(Some(15))];
-        let b = Block {
-            stamp: "12:00:00.000",
-            rates: &rates,
-            threads: &threads,
-            self_cost: SelfCost::default(),
-            strategy: Strategy::ProcInterrupts,
-        };
-        let mut out = Vec::new();
-        write_block(&b, &TextOpts::default(), &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let text = threads_text(&rates, &threads);
         let pids: Vec<&str> = text
             .lines()
             .filter(|l| l.ends_with("ksoftirqd/0"))
             .map(|l| l.split_whitespace().nth(1).unwrap())
             .collect();
         assert_eq!(pids, ["-", "15"], "{text}");
+    }
+
+    /// The text block of `threads` (no interrupt rows), default options.
+    fn threads_text(rates: &ReusedRates, threads: &[crate::threads::ThreadCpu]) -> String {
+        let b = Block {
+            stamp: "12:00:00.000",
+            rates,
+            threads,
+            self_cost: SelfCost::default(),
+            strategy: Strategy::ProcInterrupts,
+        };
+        let mut out = Vec::new();
+        write_block(&b, &TextOpts::default(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     /// A name from the host (a thread's comm, a device) reaches the
@@ -566,16 +571,7 @@ mod tests {
             last_cpu: None,
             cpu_ns: 0,
         }];
-        let b = Block {
-            stamp: "12:00:00.000",
-            rates: &rates,
-            threads: &threads,
-            self_cost: SelfCost::default(),
-            strategy: Strategy::ProcInterrupts,
-        };
-        let mut out = Vec::new();
-        write_block(&b, &TextOpts::default(), &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let text = threads_text(&rates, &threads);
         assert!(text.ends_with("  \\x1b]0;pwned\\x07\n"), "{text:?}");
         let mut l = Vec::new();
         left(&mut l, "a\u{9b}", 7);
