@@ -145,8 +145,8 @@ fn irq_row_warning(
 
 /// The interrupt rows `rows_filter` keeps of `rows`, and a closure
 /// counting those its `--irq` alone keeps (for
-/// [`filter_warnings_excluding`]).
-pub fn kept_rows<'a>(
+/// [`filter_warnings_excluding`]: [`snapshot_warnings`]).
+fn kept_rows<'a>(
     rows: &'a [irqlab_core::IrqRow],
     rows_filter: &'a crate::filter::Filter,
 ) -> (usize, impl FnOnce() -> Option<usize> + 'a) {

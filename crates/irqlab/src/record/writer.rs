@@ -603,26 +603,12 @@ fn no_cpu_selected(f: &Filter, snap: &irqlab_core::Snapshot) -> Option<NoCpuSele
 /// What `show` says of filters that select nothing or less than asked
 /// (`crate::filter::warnings`), for the first sample of a recording.
 fn filter_warnings_of(f: &Filter, snap: &irqlab_core::Snapshot) -> Vec<String> {
-    let mut present = crate::filter::warnings::ListedCpus::default();
-    crate::filter::warnings::listed_of(snap, &mut present);
     let cpus = f
         .cpus
         .as_ref()
         .map(|c| irqlab_core::CpuList::from_cpus(c.iter().copied()).to_string());
-    let (irq, exclude) = (f.irq.as_ref(), f.exclude.as_ref());
-    let (irq, exclude) = (irq.map(|r| r.as_str()), exclude.map(|r| r.as_str()));
-    let Some(i) = &snap.interrupts else {
-        return crate::filter::warnings::filter_warnings(cpus.as_deref(), &present, irq, None);
-    };
-    let (kept, by_irq) = crate::filter::warnings::kept_rows(i.rows(), f);
-    crate::filter::warnings::filter_warnings_excluding(
-        cpus.as_deref(),
-        &present,
-        irq,
-        exclude,
-        Some(kept),
-        by_irq,
-    )
+    let irq = f.irq.as_ref().map(|r| r.as_str());
+    crate::filter::warnings::snapshot_warnings(cpus.as_deref(), irq, snap, f)
 }
 
 #[cfg(test)]
