@@ -153,40 +153,60 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
 
 /// What `show` and `serve` say of a filter that selects nothing or less
 /// than asked, against one read of the counter files before anything
-/// attaches. Files that cannot be read give no warning: the session says
-/// what it cannot trace.
+/// attaches; without a filter flag there is nothing to say and nothing is
+/// read. Files that cannot be read give no warning: the session says what
+/// it cannot trace.
 #[cfg(feature = "trace")]
 fn start_warnings(args: &Args, sel: &IntervalView) -> Vec<String> {
     use crate::sampler::{StatFile, StatFiles};
+    let f = &args.filter;
+    if f.cpus.is_none() && f.irq.is_none() && f.exclude.is_none() {
+        return Vec::new();
+    }
     let mut files = StatFiles::new(crate::host::HostFs::new(&args.root), &StatFile::ALL);
     let mut snap = irqlab_core::Snapshot::default();
     match files.sample(&mut snap) {
-        Ok(()) => selection_warnings(&args.filter, sel, &snap),
+        Ok(()) => selection_warnings(f, sel, &snap),
         Err(_) => Vec::new(),
     }
 }
 
-/// [`filter_warnings`](crate::filter::warnings::filter_warnings) of `flags`
-/// in `snap`: the CPUs its files list, and the rows `sel` keeps. trace's
-/// rows are interrupt rows and softirq vectors (`--irq NET_RX` keeps one),
-/// so both count as rows an `--irq` matches.
+/// [`filter_warnings_excluding`](crate::filter::warnings::filter_warnings_excluding)
+/// of `flags` in `snap`: the CPUs its files list, and the rows `sel`
+/// keeps. trace's rows are interrupt rows and softirq vectors (`--irq
+/// NET_RX` keeps one), so both count as rows an `--irq` matches.
 #[cfg_attr(not(feature = "trace"), allow(dead_code))]
 fn selection_warnings(
     flags: &args::FilterArgs,
     sel: &IntervalView,
     snap: &irqlab_core::Snapshot,
 ) -> Vec<String> {
-    use crate::filter::warnings::{filter_warnings, listed_of, ListedCpus};
+    use crate::filter::warnings::{filter_warnings_excluding, listed_of, ListedCpus};
     let mut listed = ListedCpus::default();
     listed_of(snap, &mut listed);
-    let softirqs = snap.softirqs.as_ref().map_or(0, |s| {
-        s.rows.iter().filter(|r| sel.row(&r.name, &r.name)).count()
-    });
-    let rows = snap.interrupts.as_ref().map(|i| {
-        let kept = i.rows().iter().filter(|r| sel.filter.keep_irq_row(r));
-        kept.count() + softirqs
-    });
-    filter_warnings(flags.cpus.as_deref(), &listed, flags.irq.as_deref(), rows)
+    let rows_of = |v: &IntervalView| {
+        let softirqs = snap.softirqs.as_ref().map_or(0, |s| {
+            s.rows.iter().filter(|r| v.row(&r.name, &r.name)).count()
+        });
+        snap.interrupts.as_ref().map(|i| {
+            let kept = i.rows().iter().filter(|r| v.filter.keep_irq_row(r));
+            kept.count() + softirqs
+        })
+    };
+    let by_irq = IntervalView {
+        filter: crate::filter::Filter {
+            irq: sel.filter.irq.clone(),
+            ..crate::filter::Filter::default()
+        },
+        hist: false,
+    };
+    let (cpus, irq, exclude) = (
+        flags.cpus.as_deref(),
+        flags.irq.as_deref(),
+        flags.exclude.as_deref(),
+    );
+    let kept = rows_of(sel);
+    filter_warnings_excluding(cpus, &listed, irq, exclude, kept, || rows_of(&by_irq))
 }
 
 /// How long a signal waits for the run to say what it measured and
@@ -402,7 +422,10 @@ mod tests {
         );
         assert_eq!(warned(&["--irq", "virtio"]), Vec::<String>::new());
         let w = warned(&["--irq", "virtio", "--exclude", "virtio"]);
-        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            w,
+            ["irqlab: warning: --exclude \"virtio\" removes every interrupt row --irq \"virtio\" keeps"]
+        );
     }
 
     /// `trace --root DIR` failed on the tree's tracefs, or traced the
