@@ -266,6 +266,43 @@ fn promtool_check_metrics_both_namings_or_skip() {
     }
 }
 
+/// A filter pair that keeps no interrupt row gets `show`'s warning, word
+/// for word: `--exclude` named when it removed every row `--irq` keeps.
+#[test]
+fn empty_selection_warns_as_show_does() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let warnings = |err: &[u8]| -> Vec<String> {
+        let err = String::from_utf8_lossy(err);
+        err.lines()
+            .filter(|l| l.starts_with("irqlab: warning: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let cases: [&[&str]; 3] = [
+        &["--irq", "^LOC$", "--exclude", "^LOC$"],
+        &["--exclude", ""],
+        &["--irq", "zzz", "--exclude", "LOC"],
+    ];
+    for flags in cases {
+        let show = common::irqlab()
+            .arg("show")
+            .arg("--root")
+            .arg(d.path())
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(show.status.success(), "show {flags:?}");
+        let want = warnings(&show.stderr);
+        assert_eq!(want.len(), 1, "show {flags:?}: {want:?}");
+        let mut args = vec!["--duration", "100ms"];
+        args.extend_from_slice(flags);
+        let out = serve_to_end(d.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "serve {flags:?}");
+        assert_eq!(warnings(&out.stderr), want, "serve {flags:?}");
+    }
+}
+
 /// `--irq` that keeps no interrupt row warns as `show` does
 /// (`crate::filter::warnings`); serve still runs.
 #[test]

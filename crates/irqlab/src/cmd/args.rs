@@ -85,7 +85,7 @@ impl FilterArgs {
     }
 
     /// Print [`FilterArgs::warnings`] on stderr (`top --batch`, `replay
-    /// --batch`).
+    /// --batch`, `serve`).
     pub fn warn_about(&self, snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter) {
         for w in self.warnings(snap, rows) {
             eprintln!("{w}");

@@ -3,7 +3,6 @@
 //! end the run (exit 130 / 0: SIGTERM is a service's normal stop), also in
 //! a background job whose shell started it with SIGINT ignored.
 
-use crate::filter::warnings::filter_warnings;
 use crate::serve::{self, Naming, Options, PerCpu};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -155,12 +154,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             humantime::format_duration(min_interval)
         ),
     };
-    let (irq, cpus) = (args.filter.irq, args.filter.cpus);
-    let signal = serve::run(cfg, |addr, irq_rows, present| {
+    let rows = cfg.opts.filter.clone();
+    let signal = serve::run(cfg, |addr, first| {
         // A filter that selects nothing says so, as in `show`.
-        for w in filter_warnings(cpus.as_deref(), present, irq.as_deref(), irq_rows) {
-            eprintln!("{w}");
-        }
+        args.filter.warn_about(first, &rows);
         if !addr.ip().is_loopback() {
             eprintln!("irqlab: warning: {addr} is reachable from other hosts");
         }

@@ -43,9 +43,6 @@ pub struct Renderer {
     ksoftirqd: Sums,
     /// Series written into the last body.
     series: u64,
-    /// Interrupt rows the filters kept in the last body (`None` without
-    /// `/proc/interrupts`).
-    irq_rows: Option<usize>,
     /// Monotonic sums of the selected CPUs' irq and softirq time
     /// (`--cpus` with `sum` or `top=K`).
     cpu_time: Sums,
@@ -423,7 +420,6 @@ impl Renderer {
             softirqs: Sums::default(),
             ksoftirqd: Sums::new(Kind::ThreadNs),
             series: 0,
-            irq_rows: None,
             cpu_time: Sums::new(Kind::Ticks),
             irq_keys: RowCache::default(),
             softirq_keys: RowCache::default(),
@@ -437,12 +433,6 @@ impl Renderer {
             softirq_prefixes: CpuPrefixes::default(),
             ksoftirqd_prefixes: CpuPrefixes::default(),
         }
-    }
-
-    /// Interrupt rows the filters kept in the last body (`None` without
-    /// `/proc/interrupts`).
-    pub fn irq_rows(&self) -> Option<usize> {
-        self.irq_rows
     }
 
     /// The options this renderer was built with.
@@ -578,7 +568,6 @@ impl Renderer {
         };
         header(out, name, help, "counter");
         let Some(m) = snap.interrupts.as_ref() else {
-            self.irq_rows = None;
             return;
         };
         if self.opts.per_cpu == PerCpu::All {
@@ -590,7 +579,7 @@ impl Renderer {
             series: &mut self.series,
         };
         let (opts, sums, prefixes) = (&self.opts, &self.irqs, &self.irq_prefixes);
-        let kept = each_kept_row(
+        each_kept_row(
             &mut self.irq_keys,
             &mut self.seen,
             &mut self.labels_tmp,
@@ -615,7 +604,6 @@ impl Renderer {
                 _ => {}
             },
         );
-        self.irq_rows = Some(kept);
     }
 
     fn softirqs_family(&mut self, snap: &Snapshot, out: &mut Vec<u8>) {
@@ -1106,7 +1094,7 @@ fn softirq_labels<'c>(
 
 /// Call `f` with each row of `rows` the filter keeps and its labels
 /// (cached per position in `keys`, built when the row changed; `seen` and
-/// `tmp` are scratch); returns how many rows were kept.
+/// `tmp` are scratch).
 fn each_kept_row(
     keys: &mut RowCache<Labels>,
     seen: &mut Vec<(usize, u32)>,
@@ -1114,8 +1102,7 @@ fn each_kept_row(
     opts: &Options,
     rows: &[IrqRow],
     mut f: impl FnMut(&IrqRow, RowView<'_>),
-) -> usize {
-    let mut kept = 0;
+) {
     seen.clear();
     // While every row so far is the one of the last body, so are the
     // occurrences: `seen` is only filled from the first changed row on.
@@ -1131,7 +1118,6 @@ fn each_kept_row(
         if !keys.slot(pos).is_some_and(|s| s.keep()) {
             continue;
         }
-        kept += 1;
         let built = keys.ext(pos).occurrence;
         let occurrence = if same_rows && built != NOT_BUILT {
             built
@@ -1147,7 +1133,6 @@ fn each_kept_row(
         });
         f(row, k);
     }
-    kept
 }
 
 /// The cache entry of `pos` becomes the one of `row` (the row at that

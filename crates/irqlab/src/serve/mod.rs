@@ -23,7 +23,6 @@ pub mod http;
 pub mod openmetrics;
 pub mod options;
 
-use crate::filter::warnings::{listed_of, ListedCpus};
 use crate::sampler::counters::{CounterSampler, LiveSampleCounters, SampleCountersView};
 use crate::sampler::{End, PacedRun, Stop, Tick};
 use anyhow::Context;
@@ -74,8 +73,6 @@ struct Output {
     renderer: Renderer,
     own: OwnStats,
     spare: Vec<u8>,
-    /// CPUs the first sample's files list (for the `--cpus` warning).
-    present: ListedCpus,
     /// What stderr was told about failed reads.
     failures: failures::FailureLog,
 }
@@ -96,9 +93,6 @@ impl Output {
     /// Count a new sample and advance the renderer's sums by it: every
     /// sample, whether or not its body is rendered.
     fn sampled(&mut self, s: &LiveSampleCounters, scrapes: u64) {
-        if self.own.samples == 0 {
-            listed_of(s.snap(), &mut self.present);
-        }
         self.own.samples += 1;
         self.own.last_sample_ok = true;
         if let Some(line) = self.failures.recovered() {
@@ -177,12 +171,12 @@ pub fn connection_cap(want: usize) -> (usize, u64) {
 
 /// Sample once, listen, then keep sampling until `duration`, SIGINT or
 /// SIGTERM (or forever). `ready` gets the bound address (port 0 picks a
-/// free one), the interrupt rows the filters kept in the first sample
-/// (`None` without `/proc/interrupts`) and the CPUs its files list.
+/// free one) and the first sample, every row as read (what the filter
+/// warnings count in).
 /// Returns the signal that ended the run, if any.
 pub fn run(
     cfg: ServeConfig,
-    ready: impl FnOnce(SocketAddr, Option<usize>, &ListedCpus),
+    ready: impl FnOnce(SocketAddr, &irqlab_core::Snapshot),
 ) -> anyhow::Result<Option<i32>> {
     // Before anything else: a background job of a non-interactive shell
     // starts with SIGINT ignored, and this handler replaces that.
@@ -196,7 +190,6 @@ pub fn run(
             renderer: Renderer::new(cfg.opts.clone()),
             own: OwnStats::default(),
             spare: Vec::new(),
-            present: ListedCpus::default(),
             failures: failures::FailureLog::default(),
         },
     });
@@ -237,7 +230,7 @@ pub fn run(
     } else {
         SIGNAL_POLL
     };
-    ready(addr, lp.out.renderer.irq_rows(), &lp.out.present);
+    ready(addr, lp.src.latest_view().snap);
     match cfg.pace {
         Pace::Every(interval) => {
             let pace = PacedRun::new(interval, End::of(None, cfg.duration));

@@ -35,7 +35,6 @@ fn cached(root: &std::path::Path) -> (Loop, http::Latest) {
             }),
             own: OwnStats::default(),
             spare: Vec::new(),
-            present: crate::filter::warnings::ListedCpus::default(),
             failures: failures::FailureLog::default(),
         },
     };
