@@ -859,6 +859,66 @@ fn batch_with_a_root_that_is_a_file_says_it_is_not_a_directory() {
         .stderr(contains("nothing readable").not());
 }
 
+/// `--strategy per-cpu-count` with an `--irq` selection that keeps an
+/// arch row (no `per_cpu_count` file, ever) is refused before anything
+/// runs, the flags and the row named; an `--exclude` that drops the arch
+/// row leaves numbered IRQs only, which it reads.
+#[test]
+fn per_cpu_count_with_an_arch_row_selected_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    let want = |flags: &str| {
+        format!(
+            "irqlab: error: top --strategy per-cpu-count: {flags} keeps the arch row NMI, \
+             which has no /sys/kernel/irq/N/per_cpu_count file (only /proc/interrupts \
+             counts it); select numbered IRQs only, or use --strategy auto or proc-interrupts\n"
+        )
+    };
+    let cases: [(&[&str], String); 2] = [
+        (&["--irq", "^NMI$"], want("--irq \"^NMI$\"")),
+        (
+            &["--irq", "^(0|NMI)$", "--exclude", "^1$"],
+            want("--irq \"^(0|NMI)$\" --exclude \"^1$\""),
+        ),
+    ];
+    for (flags, want) in cases {
+        let out = top(d.path())
+            .args(["-n", "1", "-i", "10ms", "--strategy", "per-cpu-count"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want, "{flags:?}");
+        assert!(out.stdout.is_empty(), "{flags:?}");
+    }
+    // the interactive view: refused before it looks for a terminal
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("top")
+        .arg("--root")
+        .arg(d.path())
+        .args(["--strategy", "per-cpu-count", "--irq", "^NMI$"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err, want("--irq \"^NMI$\""));
+    let out = top(d.path())
+        .args(["-n", "1", "-i", "10ms", "--format", "json"])
+        .args(["--strategy", "per-cpu-count"])
+        .args(["--irq", "^(0|NMI)$", "--exclude", "^NMI$"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(json_lines(&out.stdout)[0]["strategy"], "per_cpu_count");
+    top(d.path())
+        .args(["-n", "1", "-i", "10ms", "--irq", "^NMI$"])
+        .assert()
+        .success();
+}
+
 /// Flags that cannot apply are refused (exit 2, the flag named) before
 /// anything runs: `--sort` other than rate with JSON Lines (documented as
 /// always by rate), `--strategy per-cpu-count` without an `--irq`

@@ -57,13 +57,35 @@ fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
     Interrupts::parse(bytes).map_err(|e| located(&path, &e))
 }
 
-/// The targeted reader for `filter`, or why the full file is needed.
-fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
+/// The rows `filter` selects in the whole `/proc/interrupts` read now
+/// (the file, and what [`targeted::select`] makes of them), or why there
+/// is no selection to target.
+fn selection(fs: &mut HostFs, filter: &Filter) -> Result<(Interrupts, Targets), String> {
     if filter.irq.is_none() {
         return Err("no --irq selection".into());
     }
     let m = read_full(fs).map_err(|e| format!("{e:#}"))?;
-    match targeted::select(&m, |r| filter.keep_irq_row(r)) {
+    let targets = targeted::select(&m, |r| filter.keep_irq_row(r));
+    Ok((m, targets))
+}
+
+/// Why `--strategy per-cpu-count` can never apply to the rows `filter`
+/// selects under `root`: they include an arch row (`NMI`, `LOC` …), which
+/// has no `per_cpu_count` file, whose label is returned. Arch rows stay
+/// for the whole run, so this is known at start. `None` when every
+/// selected row is numbered, or when nothing can be said yet (no `--irq`,
+/// `/proc/interrupts` unreadable: the sampler says so).
+pub fn arch_row_selected(root: &std::path::Path, filter: &Filter) -> Option<String> {
+    match selection(&mut HostFs::new(root), filter) {
+        Ok((_, Targets::NeedsFullFile(label))) => Some(label),
+        _ => None,
+    }
+}
+
+/// The targeted reader for `filter`, or why the full file is needed.
+fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
+    let (m, targets) = selection(fs, filter)?;
+    match targets {
         Targets::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
         Targets::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
         Targets::Numbered(v) => {

@@ -14,6 +14,7 @@ pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
 use crate::report::SortKey;
+use crate::sampler::host_source::arch_row_selected;
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
 use clap::ValueEnum as _;
@@ -172,6 +173,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: top {why}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    if let Some(why) = strategy_error(&args)? {
+        eprintln!("irqlab: error: top {why}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     if args.batch {
         batch::run(&args)
     } else {
@@ -197,6 +202,31 @@ fn usage_error(args: &Args) -> Option<String> {
         );
     }
     None
+}
+
+/// `--strategy per-cpu-count` with a selection that keeps an arch row
+/// ([`arch_row_selected`]: it has no `per_cpu_count` file, now or later),
+/// refused before anything runs: the flags and the row named. A filter
+/// changed in the interactive view while it runs falls back to the whole
+/// file instead (`-v` shows the strategy).
+fn strategy_error(args: &Args) -> anyhow::Result<Option<String>> {
+    if args.strategy != StrategyChoice::PerCpuCount {
+        return Ok(None);
+    }
+    let plan = args.plan()?;
+    let Some(label) = arch_row_selected(&plan.root, &plan.filter) else {
+        return Ok(None);
+    };
+    let f = &args.filter;
+    let mut flags = format!("--irq {:?}", f.irq.as_deref().unwrap_or_default());
+    if let Some(ex) = &f.exclude {
+        flags.push_str(&format!(" --exclude {ex:?}"));
+    }
+    Ok(Some(format!(
+        "--strategy per-cpu-count: {flags} keeps the arch row {label}, which has no \
+         /sys/kernel/irq/N/per_cpu_count file (only /proc/interrupts counts it); \
+         select numbered IRQs only, or use --strategy auto or proc-interrupts"
+    )))
 }
 
 /// The interactive view (`crate::tui`) configured from the flags.
