@@ -595,7 +595,9 @@ fn control_characters_from_the_tree_are_escaped() {
 }
 
 /// An `effective_affinity_list` that is a directory gets the note a file
-/// that is not a CPU list gets (the configured list is shown instead).
+/// that is not a CPU list gets (the configured list is shown instead),
+/// the same with `--interval` (the live sampler's affinity reader), with
+/// and without a filter of numbered IRQs.
 #[test]
 fn an_effective_affinity_that_is_a_directory_is_noted() {
     let d = tempfile::tempdir().unwrap();
@@ -611,4 +613,15 @@ fn an_effective_affinity_that_is_a_directory_is_noted() {
     );
     assert!(err.contains(&want), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    let runs: [&[&str]; 4] = [
+        &["--irq", "^0$"],
+        &["-i", "10ms", "--irq", "^0$"],
+        &["-i", "10ms", "--irq", "^0$", "--format", "json"],
+        &["-i", "10ms"],
+    ];
+    for run in runs {
+        let (code, _, got) = show(&root, run);
+        assert_eq!(code, 0, "{run:?}: {got}");
+        assert_eq!(got, err, "{run:?}");
+    }
 }

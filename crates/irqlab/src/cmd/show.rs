@@ -20,7 +20,6 @@ use crate::sampler::targeted::{affinity_of, bad_affinity_note};
 use crate::sampler::{
     read_again_if_torn, read_once, LivePlan, LiveSampler, OnceRead, StatFile, Ticker,
 };
-use irqlab_core::paths;
 use irqlab_core::{CountSink, IrqRow, Shape};
 use std::collections::HashMap;
 use std::io::Write;
@@ -199,43 +198,22 @@ fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
     let mut name = String::with_capacity(40);
     irqs.iter()
         .map(|&irq| {
-            let mut unread = false;
-            let got = affinity_of(
+            affinity_of(
                 |file| {
                     name.clear();
                     name.push_str(itoa::Buffer::new().format(irq));
                     name.push('/');
                     name.push_str(file);
-                    let text = dir.read(&name);
-                    unread |= text.is_none() && file == paths::EFFECTIVE_AFFINITY_LIST;
-                    text
+                    dir.read(&name)
                 },
                 |file, text| {
-                    eprintln!("irqlab: note: {}", bad_affinity_note(fs, irq, file, text));
+                    if let Some(note) = bad_affinity_note(fs, irq, file, text) {
+                        eprintln!("irqlab: note: {note}");
+                    }
                 },
-            );
-            if unread {
-                note_unreadable_affinity(fs, irq);
-            }
-            got
+            )
         })
         .collect()
-}
-
-/// The note for IRQ `irq`'s `effective_affinity_list` when it could not
-/// be read although it is there (a directory, FIFO …: not a regular
-/// file), as for one that is not a CPU list; nothing when it is absent
-/// (kernels before 4.13 have none). Asked only after a failed read.
-#[cold]
-fn note_unreadable_affinity(fs: &HostFs, irq: u32) {
-    let rel = paths::proc_irq(irq, paths::EFFECTIVE_AFFINITY_LIST);
-    match fs.open(&rel) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => eprintln!(
-            "irqlab: note: {} not shown: expected a CPU list like `0-3,8`: {e}",
-            fs.path(&rel).display()
-        ),
-        _ => {}
-    }
 }
 
 /// Say the live sampler's notes (affinity files that are not CPU lists).

@@ -100,38 +100,60 @@ pub fn read_meta(fs: &HostFs, irq: u32) -> anyhow::Result<IrqMeta> {
 /// (the CPUs the kernel really delivers it to), else the configured
 /// `smp_affinity_list`; `None` (unknown) when neither is readable,
 /// non-empty and a CPU list. A file whose text is not a CPU list (`zz`,
-/// `0-`) is taken as unreadable, and `bad` gets its name and text (for a
-/// note). `read` reads one file of the IRQ's `/proc/irq/N/` by name. The
-/// one reader of IRQ affinity: [`read_affinity`] and [`read_affinity_at`]
-/// only say where the files are.
+/// `0-`) is taken as unreadable, and `bad` gets its name and `Some` text;
+/// a file `read` could not read (absent, a directory …) gets `None` (for
+/// a note: [`bad_affinity_note`]). `read` reads one file of the IRQ's
+/// `/proc/irq/N/` by name. The one reader of IRQ affinity:
+/// [`read_affinity`] and [`read_affinity_at`] only say where the files
+/// are.
 pub fn affinity_of(
     mut read: impl FnMut(&str) -> Option<String>,
-    mut bad: impl FnMut(&'static str, &str),
+    mut bad: impl FnMut(&'static str, Option<&str>),
 ) -> Option<String> {
     AFFINITY_FILES.iter().find_map(|&name| {
-        let text = read(name).filter(|s| !s.is_empty())?;
+        let Some(text) = read(name) else {
+            bad(name, None);
+            return None;
+        };
+        if text.is_empty() {
+            return None;
+        }
         if CpuList::is_list(text.as_bytes()) {
             return Some(text);
         }
-        bad(name, &text);
+        bad(name, Some(&text));
         None
     })
 }
 
-/// The note for affinity file `file` of IRQ `irq` under `fs` holding
-/// `text`, which is not a CPU list: the file, the text (clipped, escaped)
-/// and what was expected.
+/// The note for affinity file `file` of IRQ `irq` under `fs` that gave no
+/// CPU list ([`affinity_of`]'s `bad`): the file and what was expected,
+/// with the `text` it holds (clipped, escaped), or, when it could not be
+/// read (`None`), why: a directory, a FIFO, no permission. `None` (no
+/// note) when it is absent: kernels before 4.13 have no
+/// `effective_affinity_list`.
 #[cold]
-pub fn bad_affinity_note(fs: &HostFs, irq: u32, file: &str, text: &str) -> String {
+pub fn bad_affinity_note(fs: &HostFs, irq: u32, file: &str, text: Option<&str>) -> Option<String> {
     const MAX: usize = 40;
+    let rel = paths::proc_irq(irq, file);
+    let path = fs.path(&rel);
+    let Some(text) = text else {
+        return match fs.open(&rel) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Some(format!(
+                "{} not shown: expected a CPU list like `0-3,8`: {e}",
+                path.display()
+            )),
+            _ => None,
+        };
+    };
     let mut shown: String = text.chars().take(MAX).collect();
     if text.chars().nth(MAX).is_some() {
         shown.push('…');
     }
-    format!(
+    Some(format!(
         "{} not shown: expected a CPU list like `0-3,8`, found {shown:?}",
-        fs.path(&paths::proc_irq(irq, file)).display()
-    )
+        path.display()
+    ))
 }
 
 /// The files of `/proc/irq/N/` that say an IRQ's affinity, best first:
@@ -143,7 +165,7 @@ pub const AFFINITY_FILES: [&str; 2] = [paths::EFFECTIVE_AFFINITY_LIST, paths::SM
 pub fn read_affinity(fs: &HostFs, irq: u32, notes: &mut Vec<String>) -> Option<String> {
     affinity_of(
         |file| fs.read_attr(&paths::proc_irq(irq, file)),
-        |file, text| notes.push(bad_affinity_note(fs, irq, file, text)),
+        |file, text| notes.extend(bad_affinity_note(fs, irq, file, text)),
     )
 }
 
@@ -157,7 +179,7 @@ pub fn read_affinity_at(
 ) -> Option<String> {
     affinity_of(
         |file| dir.read(&format!("{irq}/{file}")),
-        |file, text| notes.push(bad_affinity_note(fs, irq, file, text)),
+        |file, text| notes.extend(bad_affinity_note(fs, irq, file, text)),
     )
 }
 
@@ -480,5 +502,16 @@ mod tests {
             notes[0].ends_with(&format!("found \"{}…\"", "7".repeat(40))),
             "{notes:?}"
         );
+        // a file that is there but cannot be read: noted with why
+        std::fs::remove_file(&eff).unwrap();
+        std::fs::create_dir(&eff).unwrap();
+        let (aff, notes) = noted(24);
+        assert_eq!(aff.as_deref(), Some("0-3"), "the configured list");
+        let want = format!(
+            "{} not shown: expected a CPU list like `0-3,8`: ",
+            eff.display()
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with(&want), "{notes:?}");
     }
 }
