@@ -33,6 +33,11 @@ pub struct Recording {
     pub dir: PathBuf,
     pub steps: Vec<RecordedSample>,
     pub warnings: Vec<String>,
+    /// Of `warnings`, what is said about the recording's data itself
+    /// ([`check`]): files named like segments that were not read, samples
+    /// no file holds, clocks that are wrong. `recover` and `record` say
+    /// these as `replay` does.
+    pub checks: Vec<String>,
     /// Where the steps came from, and the segments that were not read.
     pub files: Files,
 }
@@ -128,6 +133,40 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
     )
 }
 
+/// What `replay` says about the data of boot directory `dir` (read as
+/// [`open`] reads it; [`Recording::checks`]): for `recover` and `record`
+/// to say the same. A directory that cannot be read back is one line
+/// saying why.
+pub fn check(dir: &Path) -> Vec<String> {
+    match open(dir) {
+        Ok(rec) => rec.checks,
+        Err(e) => vec![format!(
+            "{}: not read back as `replay` reads it: {e:#}",
+            dir.display()
+        )],
+    }
+}
+
+/// [`Recording::warnings`] and [`Recording::checks`] both get `said`.
+fn say_check(rec: &mut Recording, said: Vec<String>) {
+    rec.checks.extend(said.iter().cloned());
+    rec.warnings.extend(said);
+}
+
+/// What `replay` says about each file of `dir` named `part-*.parquet`
+/// that is not a segment's name ([`stray_parts`]): it is not read.
+pub fn stray_part_warnings(dir: &Path) -> Vec<String> {
+    stray_parts(dir)
+        .iter()
+        .map(|p| {
+            format!(
+                "skipping {}: not a segment's name (part-FIRST-LAST.parquet, the numbers of its first and last sample), so not read; a glob of part-*.parquet (docs/recording-schema.md) would read it: move it out of the recording",
+                p.display()
+            )
+        })
+        .collect()
+}
+
 /// The files of `dir` named `part-*.parquet` that are not segments'
 /// names (`layout::parse_segment_name`): not read, but other engines'
 /// glob of the segments takes them. Sorted.
@@ -164,12 +203,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
             .push(format!("skipping {}: {why}", p.display()));
     }
     rec.warnings.extend(listing.notes.iter().cloned());
-    rec.warnings.extend(stray_parts(dir).iter().map(|p| {
-        format!(
-            "skipping {}: not a segment's name (part-FIRST-LAST.parquet, the numbers of its first and last sample), so not read; a glob of part-*.parquet (docs/recording-schema.md) would read it: move it out of the recording",
-            p.display()
-        )
-    }));
+    say_check(&mut rec, stray_part_warnings(dir));
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (first, last, path) in listing.segments {
@@ -183,9 +217,10 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
                     path: path.clone(),
                 };
                 rec.files.unreadable.push((part, format!("{e:#}")));
-                rec.warnings.push(format!(
+                let said = format!(
                     "skipping {e:#}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
-                ));
+                );
+                say_check(&mut rec, vec![said]);
                 continue;
             }
         };
@@ -213,10 +248,12 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         take_segment(&mut rec, path, steps)?;
     }
     take_journal(&mut rec, dir, &held)?;
-    missing_in_holes(&mut rec, &held);
-    missing_between(&mut rec, &held);
-    let clocks = clock_faults(&rec);
-    rec.warnings.extend(clocks);
+    let said = missing_in_holes(&rec, &held);
+    say_check(&mut rec, said);
+    let said = missing_between(&rec, &held);
+    say_check(&mut rec, said);
+    let said = clock_faults(&rec);
+    say_check(&mut rec, said);
     Ok(Some(rec))
 }
 
@@ -329,8 +366,9 @@ fn take_journal(rec: &mut Recording, dir: &Path, held: &[(Seqs, PathBuf)]) -> an
 
 /// Say which samples of each segment's holes (`held`) no file holds: a
 /// sample of a hole another file holds is read from it.
-fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+fn missing_in_holes(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
     let taken = Seqs::of(rec.steps.iter().map(|s| s.time.seq), 0);
+    let mut out = Vec::new();
     for (seqs, path) in held {
         let runs: Vec<[u64; 2]> = seqs
             .gaps()
@@ -340,12 +378,13 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
         if runs.is_empty() {
             continue;
         }
-        rec.warnings.push(format!(
-            "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
+        out.push(format!(
+            "{}: samples {} are missing (no file holds them, though they are in its range: journal lines `recover` could not read, or lines lost before it): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
             path.display(),
             Seqs { runs, rows: 0 }.listed()
         ));
     }
+    out
 }
 
 /// Say which samples between two files, or between two journal lines,
@@ -353,7 +392,7 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
 /// those in a segment's range are said by [`missing_in_holes`], those of
 /// an unreadable segment where it is skipped. Named by the file read
 /// right after them, as `recover` names them.
-fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+fn missing_between(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
     let mut said: Vec<[u64; 2]> = held
         .iter()
         .filter_map(|(s, _)| s.range())
@@ -389,7 +428,7 @@ fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
             Seqs { runs, rows: 0 }.listed()
         ));
     }
-    rec.warnings.extend(out);
+    out
 }
 
 /// How far the monotonic clock may run ahead of the wall clock over one
