@@ -469,8 +469,16 @@ pub enum ClockFault {
 /// a wrong span would be wrong without a word.
 pub fn clock_fault(prev: Option<&SampleTime>, step: &RecordedSample) -> Option<ClockFault> {
     let starts_run = step.shape.as_ref().is_some_and(|s| s.run.is_some());
+    clock_fault_at(prev, step.time, starts_run)
+}
+
+/// [`clock_fault`] of a sample taken at `now`, which starts a run or not.
+fn clock_fault_at(
+    prev: Option<&SampleTime>,
+    now: SampleTime,
+    starts_run: bool,
+) -> Option<ClockFault> {
     let prev = prev.filter(|_| !starts_run)?;
-    let now = step.time;
     if now.mono_ns <= prev.mono_ns {
         return Some(ClockFault::Back);
     }
@@ -496,12 +504,20 @@ pub struct ClockCheck {
 impl ClockCheck {
     /// What is wrong with `step`'s clocks, the next sample in order.
     pub fn check(&mut self, step: &RecordedSample) -> Option<ClockFault> {
-        let fault = clock_fault(self.prev.as_ref(), step)
-            .filter(|_| !self.prev_faulty || clock_fault(self.good.as_ref(), step).is_some());
-        self.prev = Some(step.time);
+        let starts_run = step.shape.as_ref().is_some_and(|s| s.run.is_some());
+        self.check_at(step.time, starts_run)
+    }
+
+    /// [`ClockCheck::check`] of a sample taken at `now`, which starts a
+    /// run or not (`record`, as it takes each sample).
+    pub fn check_at(&mut self, now: SampleTime, starts_run: bool) -> Option<ClockFault> {
+        let fault = clock_fault_at(self.prev.as_ref(), now, starts_run).filter(|_| {
+            !self.prev_faulty || clock_fault_at(self.good.as_ref(), now, starts_run).is_some()
+        });
+        self.prev = Some(now);
         self.prev_faulty = fault.is_some();
         if fault.is_none() {
-            self.good = Some(step.time);
+            self.good = Some(now);
         }
         fault
     }
