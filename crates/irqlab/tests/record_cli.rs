@@ -1273,8 +1273,9 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("recovered 13 sample(s)"), "{err}");
-    let said = format!("{}: sample(s) {missing} are missing: ", journal.display());
+    let said = format!("samples {missing} are missing (no file holds them)");
     assert!(err.contains(&said), "{err}");
+    assert_eq!(err.matches("are missing").count(), 1, "{err}");
     assert!(
         err.contains(&format!(
             "is unknown from sample {first} until a later line lists it"
@@ -1283,6 +1284,90 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
     );
     assert!(err.contains("takes no counter from"), "{err}");
     assert!(!journal.exists(), "{err}");
+}
+
+/// The lines of `stderr` that say what replay says about a recording's
+/// data: a file named like a segment that is not read, missing samples,
+/// a wrong clock.
+fn data_checks(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| {
+            ["not a segment's name", "are missing (", "monotonic clock"]
+                .iter()
+                .any(|k| l.contains(k))
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// A killed run's journal with a line removed (sample 8), a clock far
+/// ahead in one line (15) and one that stood still (20), beside a junk
+/// `part-foo.parquet`: `recover`, and a `record` into the directory,
+/// say each of these as `replay` says it afterwards, word for word; the
+/// junk file is kept.
+#[test]
+fn recover_and_record_say_what_replay_says_about_the_same_data() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = killed_recording(d.path(), 1600);
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let mut lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 24, "{} lines", lines.len());
+    lines.truncate(24);
+    let mono = |l: &serde_json::Value| l["mono_ns"].as_u64().unwrap();
+    lines[15]["mono_ns"] = (mono(&lines[15]) + 1_000_000 * 1_000_000_000).into();
+    lines[20]["mono_ns"] = mono(&lines[19]).into();
+    let seq = |l: &serde_json::Value| l["seq"].as_u64().unwrap();
+    let (missing, jumped, stood) = (seq(&lines[8]), seq(&lines[15]), seq(&lines[20]));
+    lines.remove(8);
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&journal, text.join("\n") + "\n").unwrap();
+    let junk = boot_dir(&out).join("part-foo.parquet");
+    std::fs::write(&junk, b"not parquet").unwrap();
+    let resumed = d.path().join("resumed");
+    copy_dir(&out, &resumed);
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let said = data_checks(&err);
+    let (code, _, replayed) = replay(&out);
+    assert_eq!(code, Some(0), "{replayed}");
+    let want = data_checks(&replayed);
+    assert_eq!(said, want, "recover: {err}\nreplay: {replayed}");
+    let has = |k: String| want.iter().filter(|l| l.contains(&k)).count() == 1;
+    assert!(
+        has(format!("samples {missing} are missing (no file holds them")),
+        "{want:?}"
+    );
+    assert!(
+        has(format!("sample {jumped}'s monotonic clock")),
+        "{want:?}"
+    );
+    assert!(has(format!("sample {stood}'s monotonic clock")), "{want:?}");
+    assert!(
+        has(format!("skipping {}: not a segment's name", junk.display())),
+        "{want:?}"
+    );
+    assert_eq!(want.len(), 4, "{want:?}");
+    assert!(junk.exists());
+
+    let o = record(&tree, &resumed, &["-i", "50ms", "--duration", "200ms"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let said = data_checks(&err);
+    let (code, _, replayed) = replay(&resumed);
+    assert_eq!(code, Some(0), "{replayed}");
+    assert_eq!(
+        said,
+        data_checks(&replayed),
+        "record: {err}\nreplay: {replayed}"
+    );
+    assert_eq!(said.len(), 4, "{said:?}");
 }
 
 /// A journal put back whole after `recover` made a segment with a hole

@@ -357,7 +357,10 @@ pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
 /// the way, and goes on even when nothing was recovered) and number the run's
 /// first sample after every segment ([`next_seq`]). A new (empty)
 /// directory holds nothing to recover and no segment to number after: one
-/// listing instead of recovery's and numbering's five.
+/// listing instead of recovery's and numbering's five. Without a journal
+/// (no run was killed) the recording is not read back: of what `replay`
+/// would say ([`super::reader::check`]), only the files named like
+/// segments that are not read are said.
 pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     let empty = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
@@ -366,8 +369,23 @@ pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     if empty {
         return Ok((0, None));
     }
-    let msg = recover_boot_dir(dir)?.message;
+    let msg = match dir.join(JOURNAL).symlink_metadata().is_ok() {
+        true => recover_boot_dir(dir)?.message,
+        false => with_lines(
+            recover_and_sync(dir)?.message,
+            super::reader::stray_part_warnings(dir),
+        ),
+    };
     Ok((next_seq(dir)?, msg))
+}
+
+/// `msg` with `lines` after it, one a line (`None` when there is none).
+fn with_lines(msg: Option<String>, lines: Vec<String>) -> Option<String> {
+    match (msg, lines.is_empty()) {
+        (m, true) => m,
+        (None, false) => Some(lines.join("\n")),
+        (Some(m), false) => Some(format!("{m}\n{}", lines.join("\n"))),
+    }
 }
 
 /// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
@@ -567,15 +585,22 @@ pub struct Recovery {
 /// named inside another's range whose samples are numbered alike but
 /// taken at other times) is left as it is (an error naming both files):
 /// neither is a copy of the other.
+///
+/// Then the recording is read back as `replay` reads it, and what
+/// `replay` would say about its data is said too ([`super::reader::check`]:
+/// files named like segments that are not read, samples no file holds,
+/// clocks that are wrong): reading only, nothing is removed for it.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
+    let mut r = recover_and_sync(dir)?;
+    r.message = with_lines(r.message, super::reader::check(dir));
+    Ok(r)
+}
+
+/// [`recover_boot_dir`] without reading the recording back.
+fn recover_and_sync(dir: &Path) -> anyhow::Result<Recovery> {
     let mut r = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
-    let ids = super::identity::sync(dir);
-    r.message = match (r.message, ids.is_empty()) {
-        (m, true) => m,
-        (None, false) => Some(ids.join("\n")),
-        (Some(m), false) => Some(format!("{m}\n{}", ids.join("\n"))),
-    };
+    r.message = with_lines(r.message, super::identity::sync(dir));
     Ok(r)
 }
 
@@ -774,15 +799,15 @@ fn sample_before(held: &[(Seqs, PathBuf)], first: u64) -> Option<(u64, &Path)> {
 
 /// What [`recover_journal`] says when the first sample it recovers from
 /// the journal at `path` (`first`) does not follow the last sample
-/// before it (`last`, of the segment `seg`): the samples missing between
-/// them, and that a counter the journal's line of `first` does not list
-/// is unknown from `first` until a later line lists it (the recovered
-/// segment takes nothing from `seg`).
+/// before it (`last`, of the segment `seg`): that a counter the
+/// journal's line of `first` does not list is unknown from `first` until
+/// a later line lists it (the recovered segment takes nothing from
+/// `seg`). Which samples are missing is said as `replay` says it
+/// ([`super::reader::check`], after the recovery).
 fn missing_before(path: &Path, seg: &Path, last: u64, first: u64) -> String {
     format!(
-        "{}: sample(s) {} are missing: the journal's first sample to recover is {first}, the last sample before it is {last}, in {}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap)",
+        "{}: the journal's first sample to recover is {first}, the last sample before it is {last}, in {}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap; the samples between are named below, as replay names them)",
         path.display(),
-        span(last.saturating_add(1), first.saturating_sub(1)),
         seg.display()
     )
 }
@@ -1027,6 +1052,18 @@ mod tests {
         let ids = d.path().join(super::super::identity::file_name(3, 4));
         assert!(ids.exists(), "{msg:?}");
         assert!(prepare_boot_dir(&d.path().join("absent")).is_err());
+        // without a journal, a junk part file is named as replay names it
+        let junk = d.path().join("part-foo.parquet");
+        std::fs::write(&junk, b"not parquet").unwrap();
+        let (next, msg) = prepare_boot_dir(d.path()).unwrap();
+        assert_eq!(next, 5);
+        let msg = msg.unwrap_or_default();
+        assert_eq!(
+            msg,
+            super::super::reader::stray_part_warnings(d.path()).join("\n")
+        );
+        assert!(msg.contains(&junk.display().to_string()), "{msg}");
+        assert!(junk.exists());
     }
 
     /// A segment of samples `seqs` at `dir`, each taken at monotonic

@@ -479,6 +479,45 @@ mod tests {
         s
     }
 
+    /// A monotonic clock that jumps far ahead of the wall clock (10^6 s in
+    /// a 1 s recording) makes both intervals around the sample gaps,
+    /// never a rate over the jumped span; an interval as long on both
+    /// clocks (a stall) has its rate.
+    #[test]
+    fn a_monotonic_clock_jumping_ahead_of_the_wall_clock_makes_gaps() {
+        const JUMP: u64 = 1_000_000 * 1_000_000_000;
+        let missing = Some(Gap::MissingSamples);
+        let steps = |wall_too: bool| {
+            let mut v: Vec<RecordedSample> = (0..6)
+                .map(|q| step(q, 100 * (q + 1), 0, (q == 0).then(shape)))
+                .collect();
+            for s in &mut v[3..] {
+                s.time.mono_ns += JUMP;
+                if wall_too {
+                    s.time.wall_ns += JUMP;
+                }
+            }
+            v
+        };
+        assert_eq!(
+            loc_frames(steps(false)),
+            vec![
+                (Some(100.0), None),
+                (Some(100.0), None),
+                (None, missing),
+                (None, missing),
+                (Some(100.0), None),
+            ]
+        );
+        let stalled = loc_frames(steps(true));
+        assert_eq!(stalled[2].1, None);
+        assert!(
+            stalled[2].0.is_some_and(|r| r > 0.0 && r < 0.001),
+            "{stalled:?}"
+        );
+        assert_eq!(stalled[3], (Some(100.0), None));
+    }
+
     /// A sample whose clock did not advance (went back, or stood still)
     /// makes both intervals around it gaps, for counters, CPU time and
     /// threads: never a rate over no time, nor over the span back to

@@ -33,6 +33,11 @@ pub struct Recording {
     pub dir: PathBuf,
     pub steps: Vec<RecordedSample>,
     pub warnings: Vec<String>,
+    /// Of `warnings`, what is said about the recording's data itself
+    /// ([`check`]): files named like segments that were not read, samples
+    /// no file holds, clocks that are wrong. `recover` and `record` say
+    /// these as `replay` does.
+    pub checks: Vec<String>,
     /// Where the steps came from, and the segments that were not read.
     pub files: Files,
 }
@@ -128,6 +133,40 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
     )
 }
 
+/// What `replay` says about the data of boot directory `dir` (read as
+/// [`open`] reads it; [`Recording::checks`]): for `recover` and `record`
+/// to say the same. A directory that cannot be read back is one line
+/// saying why.
+pub fn check(dir: &Path) -> Vec<String> {
+    match open(dir) {
+        Ok(rec) => rec.checks,
+        Err(e) => vec![format!(
+            "{}: not read back as `replay` reads it: {e:#}",
+            dir.display()
+        )],
+    }
+}
+
+/// [`Recording::warnings`] and [`Recording::checks`] both get `said`.
+fn say_check(rec: &mut Recording, said: Vec<String>) {
+    rec.checks.extend(said.iter().cloned());
+    rec.warnings.extend(said);
+}
+
+/// What `replay` says about each file of `dir` named `part-*.parquet`
+/// that is not a segment's name ([`stray_parts`]): it is not read.
+pub fn stray_part_warnings(dir: &Path) -> Vec<String> {
+    stray_parts(dir)
+        .iter()
+        .map(|p| {
+            format!(
+                "skipping {}: not a segment's name (part-FIRST-LAST.parquet, the numbers of its first and last sample), so not read; a glob of part-*.parquet (docs/recording-schema.md) would read it: move it out of the recording",
+                p.display()
+            )
+        })
+        .collect()
+}
+
 /// The files of `dir` named `part-*.parquet` that are not segments'
 /// names (`layout::parse_segment_name`): not read, but other engines'
 /// glob of the segments takes them. Sorted.
@@ -164,12 +203,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
             .push(format!("skipping {}: {why}", p.display()));
     }
     rec.warnings.extend(listing.notes.iter().cloned());
-    rec.warnings.extend(stray_parts(dir).iter().map(|p| {
-        format!(
-            "skipping {}: not a segment's name (part-FIRST-LAST.parquet, the numbers of its first and last sample), so not read; a glob of part-*.parquet (docs/recording-schema.md) would read it: move it out of the recording",
-            p.display()
-        )
-    }));
+    say_check(&mut rec, stray_part_warnings(dir));
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (first, last, path) in listing.segments {
@@ -183,9 +217,10 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
                     path: path.clone(),
                 };
                 rec.files.unreadable.push((part, format!("{e:#}")));
-                rec.warnings.push(format!(
+                let said = format!(
                     "skipping {e:#}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
-                ));
+                );
+                say_check(&mut rec, vec![said]);
                 continue;
             }
         };
@@ -213,9 +248,12 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
         take_segment(&mut rec, path, steps)?;
     }
     take_journal(&mut rec, dir, &held)?;
-    missing_in_holes(&mut rec, &held);
-    missing_between(&mut rec, &held);
-    clock_not_advancing(&mut rec);
+    let said = missing_in_holes(&rec, &held);
+    say_check(&mut rec, said);
+    let said = missing_between(&rec, &held);
+    say_check(&mut rec, said);
+    let said = clock_faults(&rec);
+    say_check(&mut rec, said);
     Ok(Some(rec))
 }
 
@@ -328,8 +366,9 @@ fn take_journal(rec: &mut Recording, dir: &Path, held: &[(Seqs, PathBuf)]) -> an
 
 /// Say which samples of each segment's holes (`held`) no file holds: a
 /// sample of a hole another file holds is read from it.
-fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+fn missing_in_holes(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
     let taken = Seqs::of(rec.steps.iter().map(|s| s.time.seq), 0);
+    let mut out = Vec::new();
     for (seqs, path) in held {
         let runs: Vec<[u64; 2]> = seqs
             .gaps()
@@ -339,12 +378,13 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
         if runs.is_empty() {
             continue;
         }
-        rec.warnings.push(format!(
-            "{}: samples {} are missing (journal lines `recover` could not read): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
+        out.push(format!(
+            "{}: samples {} are missing (no file holds them, though they are in its range: journal lines `recover` could not read, or lines lost before it): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
             path.display(),
             Seqs { runs, rows: 0 }.listed()
         ));
     }
+    out
 }
 
 /// Say which samples between two files, or between two journal lines,
@@ -352,7 +392,7 @@ fn missing_in_holes(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
 /// those in a segment's range are said by [`missing_in_holes`], those of
 /// an unreadable segment where it is skipped. Named by the file read
 /// right after them, as `recover` names them.
-fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
+fn missing_between(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
     let mut said: Vec<[u64; 2]> = held
         .iter()
         .filter_map(|(s, _)| s.range())
@@ -388,38 +428,146 @@ fn missing_between(rec: &mut Recording, held: &[(Seqs, PathBuf)]) {
             Seqs { runs, rows: 0 }.listed()
         ));
     }
-    rec.warnings.extend(out);
+    out
 }
 
-/// Whether `step`'s monotonic clock did not advance past `prev_mono`
-/// (the step before it; none: the first): then neither interval around
-/// `step` has a duration to divide by, and [`Replayer`] makes both gaps.
-/// A run's first sample starts afresh (no interval across runs).
-pub fn clock_back(prev_mono: Option<u64>, step: &RecordedSample) -> bool {
+/// How far the monotonic clock may run ahead of the wall clock over one
+/// interval before the interval counts as a [`ClockFault::Jump`]: 1 s,
+/// plus 1/1000 of the interval (twice the 500 ppm NTP may slew a clock).
+/// The wall clock is stored to the millisecond; NTP steps it back by
+/// less than a second when it corrects it at all.
+pub const CLOCK_JUMP_SLACK_NS: u64 = 1_000_000_000;
+
+/// What is wrong with a sample's clock readings against the sample
+/// before it ([`clock_fault`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockFault {
+    /// The monotonic clock did not advance (went back or stood still).
+    Back,
+    /// The monotonic clock advanced `mono_ns` while the wall clock
+    /// advanced `wall_ns` (negative: went back), more than
+    /// [`CLOCK_JUMP_SLACK_NS`] less.
+    Jump { mono_ns: u64, wall_ns: i128 },
+}
+
+/// What is wrong with `step`'s clock against `prev` (the step before it;
+/// none: the first), if anything: then neither interval around `step`
+/// has a duration to divide by, and [`Replayer`] makes both gaps. A
+/// run's first sample starts afresh (no interval across runs).
+///
+/// [`ClockFault::Back`]: the monotonic clock is not after `prev`'s.
+/// [`ClockFault::Jump`]: it is ahead of the wall clock's advance by more
+/// than [`CLOCK_JUMP_SLACK_NS`]. CLOCK_MONOTONIC cannot run ahead of
+/// CLOCK_REALTIME: it stops while the machine is suspended, which the
+/// wall clock does not, and both advance alike through a stall (a
+/// stopped `record`, an overloaded machine). So a long interval of both
+/// clocks is real and a rate over it is right, and one whose wall clock
+/// ran ahead (a suspend, the wall clock set forward) is too (rates divide
+/// by the monotonic clock); a monotonic clock ahead means a damaged or
+/// edited reading, or a wall clock set back by more than the slack
+/// during the interval: two readings cannot tell which, and a rate over
+/// a wrong span would be wrong without a word.
+pub fn clock_fault(prev: Option<&SampleTime>, step: &RecordedSample) -> Option<ClockFault> {
     let starts_run = step.shape.as_ref().is_some_and(|s| s.run.is_some());
-    !starts_run && prev_mono.is_some_and(|m| step.time.mono_ns <= m)
+    clock_fault_at(prev, step.time, starts_run)
 }
 
-/// Say which samples' clocks did not advance ([`clock_back`]), naming
-/// the file each was read from.
-fn clock_not_advancing(rec: &mut Recording) {
+/// [`clock_fault`] of a sample taken at `now`, which starts a run or not.
+fn clock_fault_at(
+    prev: Option<&SampleTime>,
+    now: SampleTime,
+    starts_run: bool,
+) -> Option<ClockFault> {
+    let prev = prev.filter(|_| !starts_run)?;
+    if now.mono_ns <= prev.mono_ns {
+        return Some(ClockFault::Back);
+    }
+    let mono_ns = now.mono_ns - prev.mono_ns;
+    let wall_ns = i128::from(now.wall_ns) - i128::from(prev.wall_ns);
+    let slack = i128::from(CLOCK_JUMP_SLACK_NS) + i128::from(mono_ns / 1000);
+    (i128::from(mono_ns) - wall_ns > slack).then_some(ClockFault::Jump { mono_ns, wall_ns })
+}
+
+/// Each sample's clocks held to the sample before ([`clock_fault`]), in
+/// sample order. A sample right after a faulty one is faulty only when
+/// it is so against the last sample that was not, too: one damaged
+/// reading (a clock back, or far ahead, and the next one right again)
+/// makes that sample faulty, not the one after it, while clocks that
+/// stay shifted from a sample on make that sample faulty only.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ClockCheck {
+    prev: Option<SampleTime>,
+    good: Option<SampleTime>,
+    prev_faulty: bool,
+}
+
+impl ClockCheck {
+    /// What is wrong with `step`'s clocks, the next sample in order.
+    pub fn check(&mut self, step: &RecordedSample) -> Option<ClockFault> {
+        let starts_run = step.shape.as_ref().is_some_and(|s| s.run.is_some());
+        self.check_at(step.time, starts_run)
+    }
+
+    /// [`ClockCheck::check`] of a sample taken at `now`, which starts a
+    /// run or not (`record`, as it takes each sample).
+    pub fn check_at(&mut self, now: SampleTime, starts_run: bool) -> Option<ClockFault> {
+        let fault = clock_fault_at(self.prev.as_ref(), now, starts_run).filter(|_| {
+            !self.prev_faulty || clock_fault_at(self.good.as_ref(), now, starts_run).is_some()
+        });
+        self.prev = Some(now);
+        self.prev_faulty = fault.is_some();
+        if fault.is_none() {
+            self.good = Some(now);
+        }
+        fault
+    }
+}
+
+/// `ns` as seconds for messages (`1000000.000 s`).
+fn secs(ns: i128) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let ms = ns.unsigned_abs() / 1_000_000;
+    format!("{sign}{}.{:03} s", ms / 1000, ms % 1000)
+}
+
+/// Say which samples' clocks are wrong ([`ClockCheck`]), naming the
+/// file each was read from.
+fn clock_faults(rec: &Recording) -> Vec<String> {
     let mut out = Vec::new();
+    let mut clocks = ClockCheck::default();
+    if let Some(first) = rec.steps.first() {
+        clocks.check(first);
+    }
     for w in rec.steps.windows(2) {
         let [a, b] = w else { continue };
-        if !clock_back(Some(a.time.mono_ns), b) {
+        let Some(fault) = clocks.check(b) else {
             continue;
-        }
+        };
         let (q, file) = (b.time.seq, rec.files.holding(b.time.seq, b.time.seq));
         let file = file.first().map_or_else(
             || rec.dir.display().to_string(),
             |p| p.display().to_string(),
         );
+        let what = match fault {
+            ClockFault::Back => format!(
+                "sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns)",
+                b.time.mono_ns, a.time.seq, a.time.mono_ns
+            ),
+            ClockFault::Jump { mono_ns, wall_ns } => format!(
+                "sample {q}'s monotonic clock ({} ns) is {} after sample {}'s ({} ns), but its wall clock only {} (the monotonic clock runs no faster than the wall clock: expected at most {})",
+                b.time.mono_ns,
+                secs(i128::from(mono_ns)),
+                a.time.seq,
+                a.time.mono_ns,
+                secs(wall_ns),
+                secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
+            ),
+        };
         out.push(format!(
-            "{file}: sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns): both intervals around sample {q} are `missing_samples` gaps, never rates",
-            b.time.mono_ns, a.time.seq, a.time.mono_ns
+            "{file}: {what}: both intervals around sample {q} are `missing_samples` gaps, never rates"
         ));
     }
-    rec.warnings.extend(out);
+    out
 }
 
 /// The `record` runs of `steps`: a new one at each step whose shape marks
@@ -451,7 +599,7 @@ pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
 /// the sample that lists such a field again, nor over the interval after
 /// ([`UNKNOWN_CPU_TIME`]); in between, its unknown fields did not change.
 /// An interrupt thread or traced counter of unknown value is left out.
-/// A step whose clock did not advance ([`clock_back`]) has every cell
+/// A step whose clock is wrong ([`ClockCheck`]) has every cell
 /// unknown (a run of missing samples of its own): both intervals around
 /// it are gaps, never a rate over no time or over a wrong one.
 #[derive(Debug, Default)]
@@ -472,10 +620,10 @@ pub struct Replayer {
     after_missing: bool,
     /// Cells of unknown value the last step taken in listed.
     relisted: Vec<CellKey>,
-    /// The monotonic clock of the last step taken in, for [`clock_back`].
-    last_mono: Option<u64>,
+    /// The clocks of the steps taken in ([`ClockCheck`]).
+    clocks: ClockCheck,
     /// The last step taken in has a clock that did not advance
-    /// ([`clock_back`]): every cell of it is unknown, as of this run of
+    /// ([`ClockCheck`]): every cell of it is unknown, as of this run of
     /// missing samples, so both intervals around it are gaps.
     bad_clock: Option<u64>,
 }
@@ -499,11 +647,10 @@ impl Replayer {
         // the same step again (`apply`, then `trace`) keeps its clock's verdict
         if self.last_seq != Some(seq) {
             self.bad_clock = None;
-            if clock_back(self.last_mono, step) {
+            if self.clocks.check(step).is_some() {
                 self.missing += 1;
                 self.bad_clock = Some(self.missing);
             }
-            self.last_mono = Some(step.time.mono_ns);
         }
         match &step.shape {
             // a run's first sample holds every cell
@@ -871,6 +1018,99 @@ mod tests {
                 &format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
             ]
         );
+    }
+
+    /// A sample whose monotonic clock ran far ahead of its wall clock is
+    /// named with its file and what was expected; an interval as long on
+    /// both clocks (a stall) or longer on the wall clock (a suspend) is
+    /// not.
+    #[test]
+    fn a_monotonic_clock_far_ahead_of_the_wall_clock_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        const S: u64 = 1_000_000_000;
+        let at = |seq: u64, mono_s: u64, wall_s: u64| {
+            let mut s = step(seq, 100 + seq, 0, (seq == 0).then(started));
+            s.time.mono_ns = mono_s * S;
+            s.time.wall_ns = wall_s * S;
+            s
+        };
+        let seg = segment(
+            d.path(),
+            &[
+                at(0, 1, 1),
+                at(1, 2, 2),
+                at(2, 1_000_002, 3), // jumped ahead
+                at(3, 1_000_003, 4),
+                at(4, 2_000_003, 1_000_004), // a stall: both clocks
+                at(5, 2_000_004, 3_000_004), // a suspend: the wall clock only
+                at(6, 2_000_006, 3_000_005), // 2 s against 1 s: within the slack
+                at(7, 9_000_000, 3_000_006), // one damaged reading …
+                at(8, 2_000_008, 3_000_007), // … and the next one right again
+            ],
+        );
+        let rec = open(d.path()).unwrap();
+        let clocks: Vec<&String> = rec
+            .warnings
+            .iter()
+            .filter(|w| w.contains("clock"))
+            .collect();
+        let p = seg.display();
+        assert_eq!(
+            clocks,
+            [
+                &format!("{p}: sample 2's monotonic clock (1000002000000000 ns) is 1000000.000 s after sample 1's (2000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 1002.000 s): both intervals around sample 2 are `missing_samples` gaps, never rates"),
+                &format!("{p}: sample 7's monotonic clock (9000000000000000 ns) is 6999994.000 s after sample 6's (2000006000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 7001.994 s): both intervals around sample 7 are `missing_samples` gaps, never rates"),
+            ]
+        );
+    }
+
+    /// [`clock_fault`]: a wall clock set back by more than the slack makes
+    /// a jump too (two readings cannot tell which clock moved); within a
+    /// run only.
+    #[test]
+    fn clock_fault_compares_the_two_clocks_within_a_run() {
+        let t = |mono_ns: u64, wall_ns: u64| SampleTime {
+            seq: 0,
+            wall_ns,
+            mono_ns,
+        };
+        let s = |mono_ns: u64, wall_ns: u64, run: bool| {
+            let mut s = step(1, 1, 0, run.then(started));
+            s.time = SampleTime {
+                seq: 1,
+                wall_ns,
+                mono_ns,
+            };
+            s
+        };
+        const S: u64 = 1_000_000_000;
+        let prev = t(10 * S, 100 * S);
+        assert_eq!(clock_fault(Some(&prev), &s(11 * S, 101 * S, false)), None);
+        assert_eq!(clock_fault(None, &s(11 * S, 101 * S, false)), None);
+        assert_eq!(
+            clock_fault(Some(&prev), &s(10 * S, 101 * S, false)),
+            Some(ClockFault::Back)
+        );
+        assert_eq!(
+            clock_fault(Some(&prev), &s(12 * S + 1, 100 * S, false)),
+            Some(ClockFault::Jump {
+                mono_ns: 2 * S + 1,
+                wall_ns: 0
+            })
+        );
+        // the slack: 1 s plus 1/1000 of the interval
+        assert_eq!(clock_fault(Some(&prev), &s(12 * S, 101 * S, false)), None);
+        let long = t(0, 0);
+        assert_eq!(
+            clock_fault(Some(&long), &s(2000 * S, 1998 * S, false)),
+            None
+        );
+        assert!(clock_fault(Some(&long), &s(2000 * S, 1996 * S, false)).is_some());
+        // the wall clock set back: a jump
+        assert!(clock_fault(Some(&prev), &s(12 * S, 90 * S, false)).is_some());
+        // a run's first sample is held to no clock before it
+        assert_eq!(clock_fault(Some(&prev), &s(9 * S, 1, true)), None);
+        assert_eq!(clock_fault(Some(&prev), &s(1_000_000 * S, 1, true)), None);
     }
 
     /// Samples no file holds between two journal lines (a line removed,

@@ -21,6 +21,7 @@ use super::cells::{Change, Differ};
 use super::identity;
 use super::journal::{LineCells, LineOut, RecordJournal};
 use super::layout;
+use super::reader;
 use super::schema::{recorded_wall_ns, RunStart, SampleTime, Shape, ShapeAt, JOURNAL, SCHEMA};
 use super::segment::{self, SegmentBuf};
 use crate::filter::Filter;
@@ -130,6 +131,10 @@ struct Run {
     run_start: Option<RunStart>,
     /// `RecordConfig::segment_changes`.
     max_changes: u64,
+    /// The samples' clocks as replay holds them ([`reader::ClockCheck`]),
+    /// and how many were wrong (a wall clock set back during the run).
+    clocks: reader::ClockCheck,
+    clock_faults: u64,
     sum: RecordSummary,
 }
 
@@ -166,6 +171,8 @@ impl Run {
                 cpus: cfg.filter.cpus.clone(),
             }),
             max_changes: cfg.segment_changes,
+            clocks: reader::ClockCheck::default(),
+            clock_faults: 0,
             sum: RecordSummary {
                 dir: dir.to_path_buf(),
                 ..RecordSummary::default()
@@ -220,6 +227,10 @@ impl Run {
         })?;
         self.next_seq += 1;
         self.sum.samples += 1;
+        let starts_run = sampled.shape.as_ref().is_some_and(|s| s.run.is_some());
+        if self.clocks.check_at(time, starts_run).is_some() {
+            self.clock_faults += 1;
+        }
         let reshaped = sampled.shape.is_some();
         if let Some(shape) = sampled.shape {
             self.data.shapes.push(ShapeAt {
@@ -456,7 +467,21 @@ pub fn run(
     }
     run.close_segment(cfg, true)?;
     let _ = std::fs::remove_file(run.journal.path());
+    for l in clocks_said(&run) {
+        eprintln!("irqlab: {l}");
+    }
     Ok(run.sum)
+}
+
+/// What `replay` says about the recording (`reader::check`) when a
+/// sample of the run had a clock replay holds wrong (the wall clock set
+/// back during the run: those intervals replay as gaps); nothing (and
+/// nothing read back) otherwise.
+fn clocks_said(run: &Run) -> Vec<String> {
+    match run.clock_faults {
+        0 => Vec::new(),
+        _ => reader::check(&run.dir),
+    }
 }
 
 /// Refuse an output directory whose parent does not exist, before
@@ -798,6 +823,41 @@ mod tests {
         run(&cfg, None, |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         assert_eq!(layout::segments(&dir).unwrap().len(), 1);
+    }
+
+    /// A wall clock set back during a run (by more than replay's slack)
+    /// makes replay show that sample's intervals as gaps: the run says so
+    /// at its end, in replay's words; a run with right clocks reads
+    /// nothing back and says nothing.
+    #[test]
+    fn a_wall_clock_set_back_during_a_run_is_said_at_its_end_as_replay_says_it() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let cfg = config(root.path(), out.path());
+        let dir = out.path().join("boot=x");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut src = CounterSampler::open(&cfg.root).unwrap();
+        let mut run = Run::new(&dir, String::new(), 0, &cfg).unwrap();
+        for i in 0..3 {
+            let s = src.next_sample().unwrap();
+            let mut snap = s.snap().clone();
+            if i == 1 {
+                snap.wall_ns -= 10_000_000_000;
+            }
+            let view = SampleCountersView {
+                snap: &snap,
+                ..s.view()
+            };
+            run.add(view, &cfg.filter, &mut |_| None).unwrap();
+            if i == 0 {
+                assert!(clocks_said(&run).is_empty());
+            }
+        }
+        run.close_segment(&cfg, true).unwrap();
+        let said = clocks_said(&run);
+        assert_eq!(said, reader::check(&dir));
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("sample 1's monotonic clock"), "{said:?}");
     }
 
     /// The run's last segment does not truncate the journal it removes
