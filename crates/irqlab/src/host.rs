@@ -483,6 +483,14 @@ impl HostFs {
         attr_text_checked(&open::open_unchecked(&self.path(rel)).ok()?)
     }
 
+    /// Whether `rel`'s mode has no write permission bit (`0444`, such as
+    /// the sysctl `kernel/osrelease`): a write would be refused. False
+    /// when it cannot be stat'ed: the write then says why.
+    pub fn is_read_only(&self, rel: &str) -> bool {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(self.path(rel)).is_ok_and(|m| m.permissions().mode() & 0o222 == 0)
+    }
+
     /// Names of the entries of directory `rel` (sorted), empty if absent.
     pub fn list_dir(&self, rel: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
@@ -879,6 +887,25 @@ mod tests {
         assert_eq!(fs.read("/proc/interrupts").unwrap(), b"two two");
         assert!(fs.read("proc/missing").is_err());
         assert_eq!(fs.read_attr("proc/interrupts").as_deref(), Some("two two"));
+    }
+
+    #[test]
+    fn read_only_is_a_mode_without_write_bits_under_the_root() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path().join("proc/sys/kernel");
+        std::fs::create_dir_all(&sys).unwrap();
+        for (name, mode) in [("osrelease", 0o444), ("printk", 0o644), ("secret", 0o200)] {
+            std::fs::write(sys.join(name), "1\n").unwrap();
+            std::fs::set_permissions(sys.join(name), std::fs::Permissions::from_mode(mode))
+                .unwrap();
+        }
+        let fs = HostFs::new(dir.path());
+        assert!(fs.is_read_only("proc/sys/kernel/osrelease"));
+        assert!(fs.is_read_only("/proc/sys/kernel/osrelease"));
+        assert!(!fs.is_read_only("proc/sys/kernel/printk"));
+        assert!(!fs.is_read_only("proc/sys/kernel/secret"));
+        assert!(!fs.is_read_only("proc/sys/kernel/absent"));
     }
 
     /// Put `text` at `path` as a new file (`mv new old`, what `sed -i`

@@ -13,25 +13,26 @@
 
 /// std's `eprintln!` panics when stderr fails (a closed pipe in
 /// `irqlab probe 2>&1 | head -1`, `2>/dev/full`), which would end a run
-/// with exit 101 in the middle of a message about something else. In
-/// this crate (declared before every module, so it shadows std's for all
-/// of them) a message that cannot be written is dropped instead. The
-/// unit tests keep std's, whose output the test harness captures.
+/// with exit 101 in the middle of a message about something else, and
+/// writes a path from a tree with its control bytes (ESC) as they are.
+/// In this crate (declared before every module, so it shadows std's for
+/// all of them) a message goes through `export::stderr::write`: control
+/// characters shown as `\xNN`, one write, dropped when it cannot be
+/// written. The unit tests keep std's, whose output the test harness
+/// captures.
 #[cfg(not(test))]
 macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::export::stderr::write(format_args!($($arg)*), true)
+    };
 }
 
 /// The same for `eprint!`.
 #[cfg(not(test))]
 macro_rules! eprint {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::export::stderr::write(format_args!($($arg)*), false)
+    };
 }
 
 // the binary's global allocator: GlobalAlloc is an unsafe trait

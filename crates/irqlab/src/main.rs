@@ -135,7 +135,11 @@ fn usage(e: &clap::Error) -> ExitCode {
             }
         };
     }
-    to_stderr(format_args!("irqlab: {}", e.render()));
+    let text = e.render().to_string();
+    to_stderr(format_args!(
+        "irqlab: {}",
+        irqlab::export::stderr::visible_lines(&text)
+    ));
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 

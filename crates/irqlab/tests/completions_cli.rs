@@ -148,6 +148,24 @@ fn man_out_writes_one_page_per_subcommand() {
     assert!(!out.join("irqlab-guard-selftest.1").exists());
 }
 
+/// `--out DIR` with stdout full: the pages are written, then the list of
+/// them fails as an error naming stdout (exit 1), not a panic (exit 101).
+#[test]
+fn man_out_with_stdout_full_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["man", "--out"])
+        .arg(dir.path())
+        .stdout(common::failing_stdio(true))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("stdout: No space left on device"), "{err}");
+    assert!(dir.path().join("irqlab-show.1").exists());
+}
+
 /// `--out FILE` where FILE is a regular file: refused naming the flag and
 /// saying it is not a directory (not "File exists"), exit 1, FILE kept.
 #[test]

@@ -203,6 +203,71 @@ fn failing_stdout(sink: &str) -> Stdio {
     Stdio::from(write)
 }
 
+/// `guard-selftest` with stdout and/or stderr failing (full, closed):
+/// never a panic (exit 101) or an abort (a panic while unwinding, in the
+/// guard's drop or the panic hook), and the changes are undone. A full
+/// stdout is an error naming it (exit 1), a closed one a normal end;
+/// stderr notes (`--trace`, the restore report of `--fail`) are dropped.
+#[test]
+fn selftest_with_a_failing_stdout_or_stderr_restores_without_a_panic() {
+    let cases: [(&str, &str, &str, i32); 6] = [
+        ("full", "pipe", "", 1),
+        ("closed pipe", "pipe", "", 0),
+        ("null", "full", "--trace", 0),
+        ("full", "full", "--trace", 1),
+        ("null", "full", "--fail", 1),
+        ("closed pipe", "closed pipe", "--fail", 0),
+    ];
+    for (out_sink, err_sink, flag, code) in cases {
+        let case = format!("stdout {out_sink}, stderr {err_sink}, {flag:?}");
+        let dir = tree(&FILES);
+        let root = dir.path();
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"));
+        cmd.args(["guard-selftest", "--root"]).arg(root).args(SETS);
+        if !flag.is_empty() {
+            cmd.arg(flag);
+        }
+        let out = cmd
+            .stdout(sink(out_sink))
+            .stderr(sink(err_sink))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{case}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{case}: {err}");
+        if (out_sink, err_sink) == ("full", "pipe") {
+            assert!(err.contains("stdout: No space left on device"), "{err}");
+        }
+        assert_restored(root);
+    }
+}
+
+/// A panic with stderr full: the panic hook's restore report is dropped,
+/// not a second panic (which would abort before the restore).
+#[test]
+fn selftest_panic_with_stderr_full_restores() {
+    let dir = tree(&FILES);
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["guard-selftest", "--panic", "--root"])
+        .arg(dir.path())
+        .args(SETS)
+        .stdout(Stdio::null())
+        .stderr(sink("full"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    assert_restored(dir.path());
+}
+
+/// `failing_stdout`, or a pipe read to its end, or /dev/null.
+fn sink(kind: &str) -> Stdio {
+    match kind {
+        "pipe" => Stdio::piped(),
+        "null" => Stdio::null(),
+        _ => failing_stdout(kind),
+    }
+}
+
 /// A `--root` that is not there is an error naming it (exit 1), not
 /// "nothing to restore" (exit 0): a mistyped root would pass for a host
 /// with nothing left to undo; nor is it made (the run lock's directory

@@ -15,7 +15,6 @@ use anyhow::{bail, Context, Result};
 use irqlab_core::paths;
 use irqlab_core::{CpuList, Interrupts};
 use std::fmt;
-use std::os::unix::fs::PermissionsExt as _;
 use std::str::FromStr;
 
 /// What one preparation step did.
@@ -357,8 +356,7 @@ fn check_sysctl(fs: &HostFs, s: &SysctlSpec) -> Result<()> {
             fs.path(&rel).display()
         );
     };
-    let mode = std::fs::metadata(fs.path(&rel)).map(|m| m.permissions().mode());
-    if mode.is_ok_and(|m| m & 0o222 == 0) {
+    if fs.is_read_only(&rel) {
         bail!("{flag}: {} is read-only", fs.path(&rel).display());
     }
     let numbers = |v: &str| {

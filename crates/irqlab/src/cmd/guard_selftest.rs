@@ -1,6 +1,8 @@
 //! `irqlab guard-selftest` (hidden, for tests): make guarded changes to a
 //! fake tree, then sleep, fail or panic, so tests can check that SIGINT,
-//! SIGTERM, errors, panics and `irqlab restore` undo them.
+//! SIGTERM, errors, panics and `irqlab restore` undo them. Its stdout
+//! lines go through `export::stdout`: a failed write is an error naming
+//! stdout (a closed one a normal end), never a panic.
 
 use crate::bench::prepare;
 use crate::cmd::args::{self, RootArgs};
@@ -67,20 +69,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| default_journal(args.root.path()));
     if let Some(rel) = &args.mount {
         let guard = crate::guard::use_mount(&fs, rel, "tracefs", "guard-selftest")?;
-        println!(
-            "ready: {}",
-            if guard.is_some() {
-                "mounted"
-            } else {
-                "mounted already"
-            }
-        );
-        std::io::stdout().flush().context("writing to stdout")?;
+        let state = if guard.is_some() {
+            "mounted"
+        } else {
+            "mounted already"
+        };
+        write_stdout(&format!("ready: {state}\n"))?;
         if let Some(d) = args.sleep {
             std::thread::sleep(d);
         }
         if let Some(mut g) = guard {
-            print!("{}", g.restore()?);
+            let report = g.restore()?;
+            write_stdout(&report.to_string())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -106,12 +106,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(script) => Some(spawn(script, &guard.tracker())?),
         None => None,
     };
-    println!(
-        "ready: {} change(s) journaled in {}",
+    write_stdout(&format!(
+        "ready: {} change(s) journaled in {}\n",
         guard.pending(),
         guard.journal_path().display()
-    );
-    std::io::stdout().flush().context("writing to stdout")?;
+    ))?;
     if let Some(d) = args.sleep {
         std::thread::sleep(d);
     }
@@ -134,8 +133,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         tracked.release()?;
     }
-    print!("{}", guard.restore()?);
+    let report = guard.restore()?;
+    write_stdout(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `text` on stdout at once, in one write when it can (a test waits for
+/// the `ready` line); the error names stdout (`export::stdout`).
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    crate::export::stdout::unbuffered().write_all(text.as_bytes())
 }
 
 /// `sh -c SCRIPT` in its own process group, held at a gate until the

@@ -30,9 +30,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush().context("writing to stdout")?;
         }
         Some(dir) => {
+            // the written pages' paths; a failed write is an error naming
+            // stdout (`export::stdout`), never a panic
+            let mut out = crate::export::stdout::stdout();
             for (name, _) in write_all(&dir)? {
-                println!("{}", dir.join(name).display());
+                writeln!(out, "{}", dir.join(name).display())?;
             }
+            out.flush()?;
         }
     }
     Ok(ExitCode::SUCCESS)

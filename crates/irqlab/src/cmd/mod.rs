@@ -38,7 +38,8 @@ pub enum Format {
 /// An error as irqlab prints it on stderr: `{err:#}` with every line
 /// prefixed, the first `irqlab: error: `, the others `irqlab: ` (a
 /// message of several lines, such as a refused recovery's reasons, reads
-/// as irqlab's like any other); newline-ended.
+/// as irqlab's like any other); newline-ended. Control characters (a
+/// path's ESC) are shown as `\xNN` (`export::stderr`).
 pub fn error_text(err: &anyhow::Error) -> String {
     let text = format!("{err:#}");
     let mut out = String::with_capacity(text.len() + 16);
@@ -47,7 +48,7 @@ pub fn error_text(err: &anyhow::Error) -> String {
             0 => "irqlab: error: ",
             _ => "irqlab: ",
         });
-        out.push_str(line);
+        out.push_str(&crate::export::stderr::visible_lines(line));
         out.push('\n');
     }
     if out.is_empty() {

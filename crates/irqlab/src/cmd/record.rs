@@ -153,12 +153,10 @@ fn filter_flags(f: &super::args::FilterArgs) -> String {
     given.join(" ")
 }
 
-/// A message to stderr in one write (`eprintln!` writes each piece of
-/// its format separately: 19 system calls for the summary). A failed
-/// write is ignored, as `eprintln!` ignores a closed stderr.
+/// A message to stderr in one write, control characters shown as
+/// `\xNN`; a failed write is ignored (`export::stderr`).
 fn say(msg: String) {
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(msg.as_bytes());
+    crate::export::stderr::write(format_args!("{msg}"), false);
 }
 
 /// `--host NAME`: taken as given, never changed, so it must be a

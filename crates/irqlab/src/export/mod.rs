@@ -13,6 +13,7 @@ pub mod irq_row_json;
 pub mod jsonl;
 pub mod report_json;
 pub mod row_key;
+pub mod stderr;
 pub mod stdout;
 pub mod table;
 

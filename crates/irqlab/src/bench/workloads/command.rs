@@ -152,9 +152,7 @@ impl CommandWorkload {
 /// Say on stderr that the command ended before the window closed: the
 /// rest of the window measured what it left running (or nothing).
 fn warn_early_exit(label: &str, when: &str, duration: Duration) {
-    use std::io::Write as _;
-    let _ = writeln!(
-        std::io::stderr(),
+    eprintln!(
         "irqlab: warning: {label} exited {when}, before the window ({} ms) closed: \
          the rest of the window measured what it left running, not the command",
         duration.as_millis()
