@@ -154,7 +154,7 @@ fn say_check(rec: &mut Recording, said: Vec<String>) {
 }
 
 /// What `replay` says about each file of `dir` named `part-*.parquet`
-/// that is not a segment's name ([`stray_parts`]): it is not read.
+/// that is not a segment's name: it is not read.
 pub fn stray_part_warnings(dir: &Path) -> Vec<String> {
     stray_parts(dir)
         .iter()
