@@ -41,7 +41,8 @@ pub enum StrategyChoice {
     Auto,
     /// Always read the whole /proc/interrupts.
     ProcInterrupts,
-    /// Read /sys/kernel/irq/N/per_cpu_count of the selected IRQs when possible.
+    /// Read /sys/kernel/irq/N/per_cpu_count of the selected IRQs (refused at start when --irq
+    /// keeps an arch row or no numbered IRQ, or the files cannot be read).
     PerCpuCount,
 }
 
