@@ -491,6 +491,18 @@ impl HostFs {
         std::fs::metadata(self.path(rel)).is_ok_and(|m| m.permissions().mode() & 0o222 == 0)
     }
 
+    /// Whether `rel` is there (anything, a symlink followed). False when
+    /// it cannot be stat'ed.
+    pub fn exists(&self, rel: &str) -> bool {
+        std::fs::metadata(self.path(rel)).is_ok()
+    }
+
+    /// Whether `rel` is a directory (a symlink followed). False when it
+    /// cannot be stat'ed.
+    pub fn is_dir(&self, rel: &str) -> bool {
+        std::fs::metadata(self.path(rel)).is_ok_and(|m| m.is_dir())
+    }
+
     /// Names of the entries of directory `rel` (sorted), empty if absent.
     pub fn list_dir(&self, rel: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
@@ -906,6 +918,33 @@ mod tests {
         assert!(!fs.is_read_only("proc/sys/kernel/printk"));
         assert!(!fs.is_read_only("proc/sys/kernel/secret"));
         assert!(!fs.is_read_only("proc/sys/kernel/absent"));
+    }
+
+    #[test]
+    fn exists_and_is_dir_look_under_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let btf = dir.path().join("sys/kernel/btf");
+        std::fs::create_dir_all(&btf).unwrap();
+        std::fs::write(btf.join("vmlinux"), b"").unwrap();
+        std::os::unix::fs::symlink("btf", dir.path().join("sys/kernel/link")).unwrap();
+        std::os::unix::fs::symlink("nowhere", dir.path().join("sys/kernel/dangling")).unwrap();
+        let fs = HostFs::new(dir.path());
+        for rel in [
+            "sys/kernel/btf/vmlinux",
+            "/sys/kernel/btf/vmlinux",
+            "sys/kernel/btf",
+        ] {
+            assert!(fs.exists(rel), "{rel}");
+        }
+        assert!(!fs.exists("sys/kernel/tracing"));
+        assert!(!fs.exists("sys/kernel/dangling"), "a symlink is followed");
+        assert!(fs.is_dir("sys/kernel/btf") && fs.is_dir("/sys/kernel/btf"));
+        assert!(fs.is_dir("sys/kernel/link"), "a symlink is followed");
+        assert!(!fs.is_dir("sys/kernel/btf/vmlinux"));
+        assert!(!fs.is_dir("sys/kernel/tracing"));
+        // the root's own /sys is never looked at
+        let host = HostFs::new(dir.path().join("empty"));
+        assert!(!host.exists("sys") && !host.is_dir("sys"));
     }
 
     /// Put `text` at `path` as a new file (`mv new old`, what `sed -i`

@@ -1,7 +1,8 @@
 //! A path from a tree reaches stderr with its control characters shown
 //! as `\xNN`, like the text of show and top (`export/grid.rs`): a
 //! `--root` or output directory whose name holds ESC cannot drive the
-//! terminal through an error, a warning or a note.
+//! terminal through an error, a warning or a note, nor through `restore`'s
+//! human-readable lines on stdout.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -79,4 +80,37 @@ fn paths_on_stderr_have_their_control_characters_escaped() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("recording to"), "{err}");
     assert_escaped("record's announcement", &err);
+}
+
+/// `restore`'s lines on stdout (human-readable: each starts `irqlab: `)
+/// name the journal's paths and the journal itself with their control
+/// characters shown as `\xNN`, as stderr does. The tree is a temporary
+/// directory: only its file is written back.
+#[test]
+fn restore_lines_on_stdout_have_their_control_characters_escaped() {
+    let base = tempfile::tempdir().unwrap();
+    let root = hostile_dir(base.path());
+    let rel = "proc/sys/vm/x\x1b[31my";
+    common::write_files(&root, [(rel, &b"7\n"[..])]);
+    let entry = serde_json::json!({"kind": "file", "path": rel, "old": "1\n", "new": "7\n"});
+    std::fs::write(root.join(".irqlab-journal.jsonl"), format!("{entry}\n")).unwrap();
+    let out = common::irqlab()
+        .args(["restore", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(common::read(&root, rel), "1\n", "the file is restored");
+    assert!(
+        text.contains("irqlab: restored proc/sys/vm/x\\x1b[31my = \"1\\n\""),
+        "{text:?}"
+    );
+    assert!(text.contains("irqlab: removed "), "{text:?}");
+    assert_escaped("restore's stdout", &text);
 }

@@ -919,6 +919,74 @@ fn per_cpu_count_with_an_arch_row_selected_is_refused() {
         .success();
 }
 
+/// `--strategy per-cpu-count` is refused before anything runs, the flags
+/// named, when `--irq` (less `--exclude`) keeps no numbered IRQ, or when
+/// the selected IRQs' `per_cpu_count` files cannot be read (a kernel
+/// without `/sys/kernel/irq`): it never falls back to `/proc/interrupts`
+/// quietly. The same flags under `--strategy auto` run.
+#[test]
+fn per_cpu_count_that_cannot_apply_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    add_cpu_files(d.path());
+    let tail = "--strategy auto or proc-interrupts\n";
+    let none = format!(
+        "irqlab: error: top --strategy per-cpu-count: --irq \"^0$\" --exclude \".\" keeps no \
+         numbered IRQ, so no /sys/kernel/irq/N/per_cpu_count file to read; select numbered \
+         IRQs, or use {tail}"
+    );
+    let none_flags: &[&str] = &["--irq", "^0$", "--exclude", "."];
+    let run = |root: &Path, flags: &[&str], strategy: &str| {
+        top(root)
+            .args(["-n", "1", "-i", "10ms", "--strategy", strategy])
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let refused = |out: std::process::Output, want: &str| {
+        assert_eq!(out.status.code(), Some(2), "{want}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+        assert!(out.stdout.is_empty(), "{want}");
+    };
+    refused(run(d.path(), none_flags, "per-cpu-count"), &none);
+    let out = run(d.path(), none_flags, "auto");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // the interactive view: refused before it looks for a terminal
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("top")
+        .arg("--root")
+        .arg(d.path())
+        .args(["--strategy", "per-cpu-count"])
+        .args(none_flags)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    refused(out, &none);
+    // a kernel without /sys/kernel/irq (no CONFIG_SPARSE_IRQ, before 4.9)
+    std::fs::remove_dir_all(d.path().join("sys/kernel/irq")).unwrap();
+    let file = d.path().join("sys/kernel/irq/0/per_cpu_count");
+    let unreadable = format!(
+        "irqlab: error: top --strategy per-cpu-count: --irq \"^0$\" selects IRQs whose counts \
+         cannot be read from /sys/kernel/irq/N/per_cpu_count (reading {}: No such file or \
+         directory (os error 2); the files need Linux 4.9+ with CONFIG_SPARSE_IRQ); use {tail}",
+        file.display()
+    );
+    refused(
+        run(d.path(), &["--irq", "^0$"], "per-cpu-count"),
+        &unreadable,
+    );
+    let out = run(d.path(), &["--irq", "^0$"], "auto");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Flags that cannot apply are refused (exit 2, the flag named) before
 /// anything runs: `--sort` other than rate with JSON Lines (documented as
 /// always by rate), `--strategy per-cpu-count` without an `--irq`

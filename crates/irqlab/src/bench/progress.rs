@@ -4,7 +4,9 @@
 //! layer hands to the trial loop.
 
 use super::runner::Sink;
+use crate::export::stderr::visible_lines;
 use crate::results::TrialRecord;
+use std::borrow::Cow;
 use std::io::IsTerminal;
 
 /// Progress bar or lines on stderr.
@@ -56,6 +58,17 @@ pub fn line(t: &TrialRecord, headline: Option<&str>) -> String {
     format!("{} #{}{value}{gap}", t.variant, t.trial)
 }
 
+/// `msg` as the bar shows it: indicatif draws it past the crate's
+/// `eprintln!`, so its control characters are shown as `\xNN` here, as
+/// on every other line of stderr (a variant's name cannot drive the
+/// terminal).
+fn bar_message(msg: String) -> String {
+    match visible_lines(&msg) {
+        Cow::Borrowed(_) => msg,
+        Cow::Owned(shown) => shown,
+    }
+}
+
 impl Sink for Progress {
     fn note(&mut self, l: &str) {
         match &self.bar {
@@ -69,7 +82,7 @@ impl Sink for Progress {
         match self.bar(total) {
             Some(b) => {
                 b.set_position(done as u64);
-                b.set_message(msg);
+                b.set_message(bar_message(msg));
             }
             None => eprintln!(
                 "irqlab: trial {done}/{total}: {msg} ({:.2} s)",
@@ -100,5 +113,12 @@ mod tests {
         );
         t.gap = Some("cpu_offline".into());
         assert_eq!(line(&t, Some("missing")), "tip #1 (gap: cpu_offline)");
+    }
+
+    #[test]
+    fn the_bar_message_shows_control_characters_as_hex() {
+        let t = TrialRecord::new("a\x1b[31mb\x07", 1, "b", "t".into());
+        assert_eq!(bar_message(line(&t, None)), "a\\x1b[31mb\\x07 #1");
+        assert_eq!(bar_message("tip #1".into()), "tip #1");
     }
 }

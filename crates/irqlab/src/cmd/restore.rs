@@ -2,6 +2,7 @@
 //! them itself (SIGKILL, power loss) by replaying the guard's journal.
 
 use crate::cmd::args::RootArgs;
+use crate::export::stderr::visible_lines;
 use crate::export::stdout::stdout;
 use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
 use crate::host::RootError;
@@ -73,10 +74,13 @@ fn undo(root: &RootArgs, journal: &Path, out: &mut String) -> anyhow::Result<()>
     Ok(())
 }
 
-/// `text` written to stdout; an error names stdout (`export::stdout`).
+/// `text` written to stdout, its control characters but the newlines
+/// shown as `\xNN` as on stderr (a path or name from the journal or the
+/// tree cannot drive the terminal); an error names stdout
+/// (`export::stdout`).
 fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = stdout();
-    out.write_all(text.as_bytes())?;
+    out.write_all(visible_lines(text).as_bytes())?;
     out.flush()
 }
 

@@ -57,39 +57,62 @@ fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
     Interrupts::parse(bytes).map_err(|e| located(&path, &e))
 }
 
-/// The rows `filter` selects in the whole `/proc/interrupts` read now
-/// (the file, and what [`targeted::select`] makes of them), or why there
-/// is no selection to target.
-fn selection(fs: &mut HostFs, filter: &Filter) -> Result<(Interrupts, Targets), String> {
-    if filter.irq.is_none() {
-        return Err("no --irq selection".into());
-    }
-    let m = read_full(fs).map_err(|e| format!("{e:#}"))?;
-    let targets = targeted::select(&m, |r| filter.keep_irq_row(r));
-    Ok((m, targets))
+/// Why the selected IRQs' `per_cpu_count` files cannot be read in place
+/// of the whole `/proc/interrupts` ([`resolve`]'s answer; shown by `-v`
+/// after `strategy proc_interrupts:`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Untargetable {
+    /// No `--irq`: no IRQs to target.
+    NoSelection,
+    /// `/proc/interrupts` could not be read or parsed (the error).
+    NoListing(String),
+    /// The selection keeps this arch row (`NMI`, `LOC` …), which has no
+    /// `per_cpu_count` file.
+    ArchRow(String),
+    /// The selection keeps no numbered IRQ (so no file to read).
+    NoNumberedIrq,
+    /// A file the targeted reader needs (a selected IRQ's
+    /// `per_cpu_count` or attributes, the possible or online CPU list)
+    /// could not be read or parsed (the error, naming it).
+    FilesUnusable(String),
 }
 
-/// Why `--strategy per-cpu-count` can never apply to the rows `filter`
-/// selects under `root`: they include an arch row (`NMI`, `LOC` …), which
-/// has no `per_cpu_count` file, whose label is returned. Arch rows stay
-/// for the whole run, so this is known at start. `None` when every
-/// selected row is numbered, or when nothing can be said yet (no `--irq`,
+impl std::fmt::Display for Untargetable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Untargetable::NoSelection => f.write_str("no --irq selection"),
+            Untargetable::NoListing(e) => f.write_str(e),
+            Untargetable::ArchRow(label) => write!(f, "--irq matches arch row {label}"),
+            Untargetable::NoNumberedIrq => f.write_str("--irq matches no numbered IRQ"),
+            Untargetable::FilesUnusable(e) => write!(f, "per_cpu_count not usable: {e}"),
+        }
+    }
+}
+
+/// Why `--strategy per-cpu-count` cannot apply to the rows `filter`
+/// selects under `root`, known at start: [`resolve`], the sampler's own
+/// rule, finds an arch row (it has no `per_cpu_count` file, now or
+/// later), no numbered IRQ, or files it cannot read. `None` when it
+/// applies, or when nothing can be said yet (no `--irq`;
 /// `/proc/interrupts` unreadable: the sampler says so).
-pub fn arch_row_selected(root: &std::path::Path, filter: &Filter) -> Option<String> {
-    match selection(&mut HostFs::new(root), filter) {
-        Ok((_, Targets::NeedsFullFile(label))) => Some(label),
-        _ => None,
+pub fn per_cpu_count_refusal(root: &std::path::Path, filter: &Filter) -> Option<Untargetable> {
+    match resolve(&mut HostFs::new(root), filter) {
+        Ok(_) | Err(Untargetable::NoSelection | Untargetable::NoListing(_)) => None,
+        Err(why) => Some(why),
     }
 }
 
 /// The targeted reader for `filter`, or why the full file is needed.
-fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, String> {
-    let (m, targets) = selection(fs, filter)?;
-    match targets {
-        Targets::NeedsFullFile(label) => Err(format!("--irq matches arch row {label}")),
-        Targets::Numbered(v) if v.is_empty() => Err("--irq matches no numbered IRQ".into()),
+fn resolve(fs: &mut HostFs, filter: &Filter) -> Result<Targeted, Untargetable> {
+    if filter.irq.is_none() {
+        return Err(Untargetable::NoSelection);
+    }
+    let m = read_full(fs).map_err(|e| Untargetable::NoListing(format!("{e:#}")))?;
+    match targeted::select(&m, |r| filter.keep_irq_row(r)) {
+        Targets::NeedsFullFile(label) => Err(Untargetable::ArchRow(label)),
+        Targets::Numbered(v) if v.is_empty() => Err(Untargetable::NoNumberedIrq),
         Targets::Numbered(v) => {
-            Targeted::open(fs, &v, &m).map_err(|e| format!("per_cpu_count not usable: {e:#}"))
+            Targeted::open(fs, &v, &m).map_err(|e| Untargetable::FilesUnusable(format!("{e:#}")))
         }
     }
 }
@@ -103,7 +126,7 @@ fn decide(
 ) -> anyhow::Result<(Option<Targeted>, String)> {
     let resolved = match choice {
         Choice::ProcInterrupts => Err("--strategy proc-interrupts".to_string()),
-        _ => resolve(fs, filter),
+        _ => resolve(fs, filter).map_err(|why| why.to_string()),
     };
     let irqs = |t: &Targeted| t.irqs().map(|n| n.to_string()).collect::<Vec<_>>();
     Ok(match resolved {

@@ -28,11 +28,11 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
         );
     }
     let mut notes = Vec::new();
-    if !fs.path(BTF).exists() {
+    if !fs.exists(BTF) {
         notes.push(no_btf(fs, "absent (CONFIG_DEBUG_INFO_BTF)"));
     }
     for rel in [TRACEFS, TRACEFS_DEBUG] {
-        if fs.path(&paths::trace_events(rel)).is_dir() {
+        if fs.is_dir(&paths::trace_events(rel)) {
             return Ok(TraceSupport {
                 tracefs: rel.into(),
                 needs_mount: false,
@@ -40,7 +40,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
             });
         }
     }
-    if !fs.path(TRACEFS).is_dir() {
+    if !fs.is_dir(TRACEFS) {
         bail!(
             "tracefs is not mountable: {} does not exist (kernel without CONFIG_TRACING?)",
             fs.path(TRACEFS).display()
@@ -56,7 +56,7 @@ pub fn check(fs: &HostFs, root_user: bool) -> Result<TraceSupport> {
 /// The kernel's BTF, for the loader: `Err` is a note saying why there is
 /// none and what that costs (the note of an absent file is [`check`]'s).
 pub fn kernel_btf(fs: &HostFs) -> Result<Vec<u8>, Option<String>> {
-    if !fs.path(BTF).exists() {
+    if !fs.exists(BTF) {
         return Err(None);
     }
     fs.read_binary(BTF, MAX_BTF)
@@ -79,7 +79,7 @@ fn no_btf(fs: &HostFs, why: &str) -> String {
 
 /// Does tracefs under `tracefs` have `group/name` (e.g. `irq/softirq_raise`)?
 pub fn tracepoint_present(fs: &HostFs, tracefs: &str, group: &str, name: &str) -> bool {
-    fs.path(&paths::tracepoint(tracefs, group, name)).is_dir()
+    fs.is_dir(&paths::tracepoint(tracefs, group, name))
 }
 
 #[cfg(test)]

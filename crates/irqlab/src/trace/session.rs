@@ -379,9 +379,8 @@ impl KernelFiles {
     /// that cannot be read or parsed is at the first read).
     fn open(fs: &HostFs, groups: Vec<&'static str>) -> Result<KernelFiles> {
         for src in [StatFile::Interrupts, StatFile::Softirqs] {
-            let path = fs.path(src.rel());
-            if !path.exists() {
-                anyhow::bail!("{} does not exist", path.display());
+            if !fs.exists(src.rel()) {
+                anyhow::bail!("{} does not exist", fs.path(src.rel()).display());
             }
         }
         let reader = |src| StatFiles::new(HostFs::new(fs.root()), &[src]);

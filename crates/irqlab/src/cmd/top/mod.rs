@@ -14,7 +14,7 @@ pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
 use crate::report::SortKey;
-use crate::sampler::host_source::arch_row_selected;
+use crate::sampler::host_source::{per_cpu_count_refusal, Untargetable};
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
 use clap::ValueEnum as _;
@@ -41,7 +41,8 @@ pub enum StrategyChoice {
     Auto,
     /// Always read the whole /proc/interrupts.
     ProcInterrupts,
-    /// Read /sys/kernel/irq/N/per_cpu_count of the selected IRQs when possible.
+    /// Read /sys/kernel/irq/N/per_cpu_count of the selected IRQs (refused at start when --irq
+    /// keeps an arch row or no numbered IRQ, or the files cannot be read).
     PerCpuCount,
 }
 
@@ -204,17 +205,18 @@ fn usage_error(args: &Args) -> Option<String> {
     None
 }
 
-/// `--strategy per-cpu-count` with a selection that keeps an arch row
-/// ([`arch_row_selected`]: it has no `per_cpu_count` file, now or later),
-/// refused before anything runs: the flags and the row named. A filter
-/// changed in the interactive view while it runs falls back to the whole
-/// file instead (`-v` shows the strategy).
+/// `--strategy per-cpu-count` that cannot apply to the selection
+/// ([`per_cpu_count_refusal`]: an arch row, which has no `per_cpu_count`
+/// file, now or later; no numbered IRQ; files that cannot be read),
+/// refused before anything runs: the flags, why, and what to use instead.
+/// A filter changed in the interactive view while it runs falls back to
+/// the whole file instead (`-v` shows the strategy).
 fn strategy_error(args: &Args) -> anyhow::Result<Option<String>> {
     if args.strategy != StrategyChoice::PerCpuCount {
         return Ok(None);
     }
     let plan = args.plan()?;
-    let Some(label) = arch_row_selected(&plan.root, &plan.filter) else {
+    let Some(why) = per_cpu_count_refusal(&plan.root, &plan.filter) else {
         return Ok(None);
     };
     let f = &args.filter;
@@ -222,10 +224,22 @@ fn strategy_error(args: &Args) -> anyhow::Result<Option<String>> {
     if let Some(ex) = &f.exclude {
         flags.push_str(&format!(" --exclude {ex:?}"));
     }
+    let because = match why {
+        Untargetable::ArchRow(label) => format!(
+            "keeps the arch row {label}, which has no /sys/kernel/irq/N/per_cpu_count file \
+             (only /proc/interrupts counts it); select numbered IRQs only, or use"
+        ),
+        Untargetable::NoNumberedIrq => "keeps no numbered IRQ, so no \
+             /sys/kernel/irq/N/per_cpu_count file to read; select numbered IRQs, or use"
+            .to_string(),
+        Untargetable::FilesUnusable(e) => format!(
+            "selects IRQs whose counts cannot be read from /sys/kernel/irq/N/per_cpu_count \
+             ({e}; the files need Linux 4.9+ with CONFIG_SPARSE_IRQ); use"
+        ),
+        other => format!("cannot apply ({other}); use"),
+    };
     Ok(Some(format!(
-        "--strategy per-cpu-count: {flags} keeps the arch row {label}, which has no \
-         /sys/kernel/irq/N/per_cpu_count file (only /proc/interrupts counts it); \
-         select numbered IRQs only, or use --strategy auto or proc-interrupts"
+        "--strategy per-cpu-count: {flags} {because} --strategy auto or proc-interrupts"
     )))
 }
 
