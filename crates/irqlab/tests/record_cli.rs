@@ -861,8 +861,21 @@ fn kill_9_between_a_merged_file_and_the_one_it_replaces() {
     // but the last one, as far as its name says)
     let old = dir.join(layout::segment_name(first, last - 1));
     std::fs::copy(&path, &old).unwrap();
+    // the journal's samples the segment lacks: killed after a segment's
+    // write and before the journal restarted, it still holds that
+    // segment's samples, which replay and recover take once
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
-    let in_journal = journal.lines().filter(|l| l.ends_with('}')).count() as u64;
+    let in_journal = journal
+        .lines()
+        .filter(|l| l.ends_with('}'))
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .filter(|s| !(first..=last).contains(s))
+        .collect::<std::collections::BTreeSet<u64>>()
+        .len() as u64;
     let total = last + 1 - first + in_journal;
     assert_eq!(replay_json_lines(&out) as u64, total - 1);
     let r = irqlab().arg("recover").arg(&out).output().unwrap();
@@ -1368,6 +1381,88 @@ fn recover_and_record_say_what_replay_says_about_the_same_data() {
         "record: {err}\nreplay: {replayed}"
     );
     assert_eq!(said.len(), 4, "{said:?}");
+}
+
+/// A finished recording (no journal: nothing to recover) with samples no
+/// file holds (the middle one of three runs' segments removed) and a junk
+/// `part-foo.parquet`: `recover` names the junk file as replay does (its
+/// listing only) and says there was nothing to recover; it does not read
+/// the recording back, so the missing samples replay names are not
+/// said by it.
+#[test]
+fn recover_with_nothing_to_recover_names_junk_files_without_reading_the_recording() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    for _ in 0..3 {
+        let o = record(&tree, &out, &["-i", "50ms", "--duration", "150ms"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dir = boot_dir(&out);
+    let segs = layout::segments(&dir).unwrap();
+    assert_eq!(segs.len(), 3, "{segs:?}");
+    // the segment and its IRQ identity file, as a user removes a run
+    let name = segs[1]
+        .2
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::remove_file(&segs[1].2).unwrap();
+    std::fs::remove_file(dir.join(name.replacen("part-", "irqs-", 1))).unwrap();
+    let junk = dir.join("part-foo.parquet");
+    std::fs::write(&junk, b"not parquet").unwrap();
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, replayed) = replay(&out);
+    assert_eq!(code, Some(0), "{replayed}");
+    let junk_line = format!("skipping {}: not a segment's name", junk.display());
+    assert!(replayed.contains(&junk_line), "{replayed}");
+    assert!(replayed.contains("are missing ("), "{replayed}");
+    assert!(err.contains(&junk_line), "{err}");
+    assert!(!err.contains("are missing ("), "{err}");
+    let nothing = format!("irqlab: nothing to recover under {}\n", out.display());
+    assert!(err.ends_with(&nothing), "{err}");
+    assert!(junk.exists());
+}
+
+/// A segment whose samples cannot be read (a run's file overwritten by
+/// junk) beside the journal of a later run that was killed: `recover`
+/// recovers the journal and names the unreadable segment once (not once
+/// for itself and once as replay names it), saying that its samples are
+/// not recovered and that replay skips it.
+#[test]
+fn recover_names_a_segment_it_cannot_read_once() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "150ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let first = layout::segments(&dir).unwrap()[0].2.clone();
+    let (_tree, killed) = killed_recording(d.path(), 800);
+    assert_eq!(killed, out);
+    std::fs::write(&first, b"not parquet").unwrap();
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("recovered "), "{err}");
+    let named: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(&first.display().to_string()))
+        .collect();
+    assert_eq!(named.len(), 1, "{err}");
+    assert!(
+        named[0].contains("its samples are not recovered here, and replay skips it"),
+        "{err}"
+    );
+    let (code, _, replayed) = replay(&out);
+    assert_eq!(code, Some(0), "{replayed}");
+    assert!(
+        replayed.contains(&format!("skipping {}", first.display())),
+        "{replayed}"
+    );
 }
 
 /// A journal put back whole after `recover` made a segment with a hole

@@ -34,12 +34,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for d in &dirs {
         match layout::recover_boot_dir(d) {
             Ok(r) => {
-                if let Some(msg) = &r.message {
-                    for l in msg.lines() {
-                        eprintln!("irqlab: {l}");
-                    }
-                    any = true;
+                // what was recovered, then what replay would say of the data
+                let lines = r.message.iter().flat_map(|m| m.lines());
+                for l in lines.chain(r.checks.iter().flat_map(|c| c.lines())) {
+                    eprintln!("irqlab: {l}");
                 }
+                any |= r.message.is_some();
                 // a journal none of whose lines could be read
                 if r.nothing_recovered {
                     failed += 1;
@@ -59,6 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::FAILURE);
     }
+    // said even after what replay would say (above): both are news
     if !any {
         eprintln!("irqlab: nothing to recover under {}", args.dir.display());
     }

@@ -360,7 +360,7 @@ pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
 /// listing instead of recovery's and numbering's five. Without a journal
 /// (no run was killed) the recording is not read back: of what `replay`
 /// would say ([`super::reader::check`]), only the files named like
-/// segments that are not read are said.
+/// segments that are not read are said ([`Recovery::checks`]).
 pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     let empty = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
@@ -369,13 +369,7 @@ pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     if empty {
         return Ok((0, None));
     }
-    let msg = match dir.join(JOURNAL).symlink_metadata().is_ok() {
-        true => recover_boot_dir(dir)?.message,
-        false => with_lines(
-            recover_and_sync(dir)?.message,
-            super::reader::stray_part_warnings(dir),
-        ),
-    };
+    let msg = recover_boot_dir(dir)?.said();
     Ok((next_seq(dir)?, msg))
 }
 
@@ -558,8 +552,15 @@ fn remove_superseded(listing: &Listing) -> Vec<String> {
 /// What [`recover_boot_dir`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Recovery {
-    /// What there was to say, one line per finding (`None`: nothing).
+    /// What recovery did or found, one line per finding (`None`: there
+    /// was nothing to recover).
     pub message: Option<String>,
+    /// What `replay` would say about the recording's data, one line per
+    /// finding: with a journal recovered, all of it
+    /// ([`super::reader::check`]); without one (nothing recovered, the
+    /// recording not read back), the files named like segments that are
+    /// not read ([`super::reader::stray_part_warnings`]).
+    pub checks: Vec<String>,
     /// A journal was there but none of its lines could be read (bad
     /// lines only, or a torn first record: a journal cut inside its first
     /// line, NUL bytes) and no segment holds its samples: it was kept
@@ -586,30 +587,41 @@ pub struct Recovery {
 /// taken at other times) is left as it is (an error naming both files):
 /// neither is a copy of the other.
 ///
-/// Then the recording is read back as `replay` reads it, and what
-/// `replay` would say about its data is said too ([`super::reader::check`]:
-/// files named like segments that are not read, samples no file holds,
-/// clocks that are wrong): reading only, nothing is removed for it.
+/// Then, when a journal was recovered, the recording is read back as
+/// `replay` reads it, and what `replay` would say about its data is said
+/// too ([`Recovery::checks`], [`super::reader::check`]: files named like
+/// segments that are not read, samples no file holds, clocks that are
+/// wrong): reading only, nothing is removed for it. A segment recovery
+/// could not read is named once, by recovery. Without a journal the
+/// recording is not read back (a large dataset costs its whole read):
+/// only its listing is, for files named like segments that are not read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
-    let mut r = recover_and_sync(dir)?;
-    r.message = with_lines(r.message, super::reader::check(dir));
+    let (mut r, journal) = recover_journal(dir)?;
+    // the IRQ identity files follow the segments there now
+    r.message = with_lines(r.message, super::identity::sync(dir));
+    r.checks = match journal {
+        Some(unreadable) => super::reader::check_except(dir, &unreadable),
+        None => super::reader::stray_part_warnings(dir),
+    };
     Ok(r)
 }
 
-/// [`recover_boot_dir`] without reading the recording back.
-fn recover_and_sync(dir: &Path) -> anyhow::Result<Recovery> {
-    let mut r = recover_journal(dir)?;
-    // the IRQ identity files follow the segments there now
-    r.message = with_lines(r.message, super::identity::sync(dir));
-    Ok(r)
+impl Recovery {
+    /// [`Recovery::message`] then [`Recovery::checks`], one a line
+    /// (`None`: nothing to say).
+    pub fn said(&self) -> Option<String> {
+        with_lines(self.message.clone(), self.checks.clone())
+    }
 }
 
 /// How the line of [`recover_boot_dir`]'s message ends that says
 /// [`Recovery::nothing_recovered`].
 const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
 
-/// [`recover_boot_dir`] without the IRQ identity files.
-fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
+/// [`recover_boot_dir`] without the IRQ identity files and the checks;
+/// with a journal there, also the segments whose samples could not be
+/// read (named in the message), `None` without one.
+fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>)> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about
@@ -645,18 +657,23 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
     let mut msg = remove_partial_segments(dir);
     msg.extend(remove_superseded(&listing));
     let Some((lines, problems)) = read else {
-        return Ok(Recovery {
+        let r = Recovery {
             message: (!msg.is_empty()).then(|| msg.join("\n")),
-            nothing_recovered: false,
-        });
+            ..Recovery::default()
+        };
+        return Ok((r, None));
     };
     // the samples of the segments there are (a journal left between a
     // segment's write and its own restart holds some of them)
     let mut held: Vec<(Seqs, PathBuf)> = Vec::new();
+    let mut unreadable = Vec::new();
     for (_, _, p) in &listing.segments {
         match segment::seqs(p) {
             Ok(s) => held.push((s, p.clone())),
-            Err(e) => msg.push(format!("{e:#} (its samples are not recovered here)")),
+            Err(e) => {
+                msg.push(unreadable_segment(&e));
+                unreadable.push(p.clone());
+            }
         }
     }
     let seqs: Vec<Seqs> = held.iter().map(|h| h.0.clone()).collect();
@@ -781,10 +798,22 @@ fn recover_journal(dir: &Path) -> anyhow::Result<Recovery> {
             nothing_recovered = true;
         }
     }
-    Ok(Recovery {
+    let r = Recovery {
         message: (!msg.is_empty()).then(|| msg.join("\n")),
+        checks: Vec::new(),
         nothing_recovered,
-    })
+    };
+    Ok((r, Some(unreadable)))
+}
+
+/// What [`recover_journal`] says of a segment whose samples it cannot
+/// read (`e`, naming it): the one line naming it, so it says what
+/// `replay` does with it too ([`super::reader::check_except`] leaves
+/// replay's own line out).
+fn unreadable_segment(e: &anyhow::Error) -> String {
+    format!(
+        "{e:#}: left as it is; its samples are not recovered here, and replay skips it (the other segments are read; a segment after it that keeps its layout is read with the layout before it)"
+    )
 }
 
 /// The last sample a segment of `held` holds before `first`, and that

@@ -140,11 +140,43 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
 pub fn check(dir: &Path) -> Vec<String> {
     match open(dir) {
         Ok(rec) => rec.checks,
-        Err(e) => vec![format!(
-            "{}: not read back as `replay` reads it: {e:#}",
-            dir.display()
-        )],
+        Err(e) => vec![not_read_back(dir, &e)],
     }
+}
+
+/// What [`check`] says of boot directory `dir` that [`open`] refused (`e`).
+fn not_read_back(dir: &Path, e: &anyhow::Error) -> String {
+    format!(
+        "{}: not read back as `replay` reads it: {e:#}",
+        dir.display()
+    )
+}
+
+/// [`check`] without the lines naming the segments of `named` that could
+/// not be read (`recover` names those itself, once).
+pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
+    let rec = match open(dir) {
+        Ok(rec) => rec,
+        Err(e) => return vec![not_read_back(dir, &e)],
+    };
+    let skip: Vec<String> = rec
+        .files
+        .unreadable
+        .iter()
+        .filter(|(part, _)| named.contains(&part.path))
+        .map(|(_, why)| skipped_segment(why))
+        .collect();
+    rec.checks
+        .into_iter()
+        .filter(|l| !skip.contains(l))
+        .collect()
+}
+
+/// What `replay` says of a segment it cannot read (`why`, naming it).
+fn skipped_segment(why: &str) -> String {
+    format!(
+        "skipping {why}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
+    )
 }
 
 /// [`Recording::warnings`] and [`Recording::checks`] both get `said`.
@@ -216,10 +248,9 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
                     last,
                     path: path.clone(),
                 };
-                rec.files.unreadable.push((part, format!("{e:#}")));
-                let said = format!(
-                    "skipping {e:#}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
-                );
+                let why = format!("{e:#}");
+                let said = skipped_segment(&why);
+                rec.files.unreadable.push((part, why));
                 say_check(&mut rec, vec![said]);
                 continue;
             }
