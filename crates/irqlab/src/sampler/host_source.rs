@@ -58,7 +58,7 @@ fn read_full(fs: &mut HostFs) -> anyhow::Result<Interrupts> {
 }
 
 /// Why the selected IRQs' `per_cpu_count` files cannot be read in place
-/// of the whole `/proc/interrupts` ([`resolve`]'s answer; shown by `-v`
+/// of the whole `/proc/interrupts` (`resolve`'s answer; shown by `-v`
 /// after `strategy proc_interrupts:`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Untargetable {
@@ -90,7 +90,7 @@ impl std::fmt::Display for Untargetable {
 }
 
 /// Why `--strategy per-cpu-count` cannot apply to the rows `filter`
-/// selects under `root`, known at start: [`resolve`], the sampler's own
+/// selects under `root`, known at start: `resolve`, the sampler's own
 /// rule, finds an arch row (it has no `per_cpu_count` file, now or
 /// later), no numbered IRQ, or files it cannot read. `None` when it
 /// applies, or when nothing can be said yet (no `--irq`;
