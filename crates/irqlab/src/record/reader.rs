@@ -138,18 +138,7 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
 /// to say the same. A directory that cannot be read back is one line
 /// saying why.
 pub fn check(dir: &Path) -> Vec<String> {
-    match open(dir) {
-        Ok(rec) => rec.checks,
-        Err(e) => vec![not_read_back(dir, &e)],
-    }
-}
-
-/// What [`check`] says of boot directory `dir` that [`open`] refused (`e`).
-fn not_read_back(dir: &Path, e: &anyhow::Error) -> String {
-    format!(
-        "{}: not read back as `replay` reads it: {e:#}",
-        dir.display()
-    )
+    check_except(dir, &[])
 }
 
 /// [`check`] without the lines naming the segments of `named` that could
@@ -157,7 +146,12 @@ fn not_read_back(dir: &Path, e: &anyhow::Error) -> String {
 pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
     let rec = match open(dir) {
         Ok(rec) => rec,
-        Err(e) => return vec![not_read_back(dir, &e)],
+        Err(e) => {
+            return vec![format!(
+                "{}: not read back as `replay` reads it: {e:#}",
+                dir.display()
+            )]
+        }
     };
     let skip: Vec<String> = rec
         .files
@@ -987,6 +981,15 @@ mod tests {
 
     /// A segment of `steps` (in sample order) in `dir`, named by its
     /// first and last sample.
+    /// The warnings about clocks of the recording in `dir`.
+    fn clock_warnings(dir: &Path) -> Vec<String> {
+        let rec = open(dir).unwrap();
+        rec.warnings
+            .into_iter()
+            .filter(|w| w.contains("clock"))
+            .collect()
+    }
+
     fn segment(dir: &Path, steps: &[RecordedSample]) -> PathBuf {
         let (a, b) = (steps[0].time.seq, steps[steps.len() - 1].time.seq);
         let p = dir.join(layout::segment_name(a, b));
@@ -1035,18 +1038,13 @@ mod tests {
                 at(6, 9, None),
             ],
         );
-        let rec = open(d.path()).unwrap();
-        let clocks: Vec<&String> = rec
-            .warnings
-            .iter()
-            .filter(|w| w.contains("clock"))
-            .collect();
+        let clocks = clock_warnings(d.path());
         let p = seg.display();
         assert_eq!(
             clocks,
             [
-                &format!("{p}: sample 2's monotonic clock (20 ns) is not after sample 1's (20 ns): both intervals around sample 2 are `missing_samples` gaps, never rates"),
-                &format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 2's monotonic clock (20 ns) is not after sample 1's (20 ns): both intervals around sample 2 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
             ]
         );
     }
@@ -1079,18 +1077,13 @@ mod tests {
                 at(8, 2_000_008, 3_000_007), // … and the next one right again
             ],
         );
-        let rec = open(d.path()).unwrap();
-        let clocks: Vec<&String> = rec
-            .warnings
-            .iter()
-            .filter(|w| w.contains("clock"))
-            .collect();
+        let clocks = clock_warnings(d.path());
         let p = seg.display();
         assert_eq!(
             clocks,
             [
-                &format!("{p}: sample 2's monotonic clock (1000002000000000 ns) is 1000000.000 s after sample 1's (2000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 1002.000 s): both intervals around sample 2 are `missing_samples` gaps, never rates"),
-                &format!("{p}: sample 7's monotonic clock (9000000000000000 ns) is 6999994.000 s after sample 6's (2000006000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 7001.994 s): both intervals around sample 7 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 2's monotonic clock (1000002000000000 ns) is 1000000.000 s after sample 1's (2000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 1002.000 s): both intervals around sample 2 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 7's monotonic clock (9000000000000000 ns) is 6999994.000 s after sample 6's (2000006000000000 ns), but its wall clock only 1.000 s (the monotonic clock runs no faster than the wall clock: expected at most 7001.994 s): both intervals around sample 7 are `missing_samples` gaps, never rates"),
             ]
         );
     }
