@@ -228,18 +228,7 @@ fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
         .spawn()
         .unwrap();
     // bounded wait for the journal's first line
-    for _ in 0..300 {
-        let ready = layout::boot_dirs(&out)
-            .ok()
-            .and_then(|v| v.first().cloned())
-            .is_some_and(|b| {
-                std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
-            });
-        if ready {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until(Duration::from_secs(3), || journal_has_line(&out));
     // a segment the run would be writing: not a leftover while it runs
     let writing = boot_dir(&out).join("part-0000000000-0000000001.parquet.tmp");
     std::fs::write(&writing, b"PAR1 being written").unwrap();
@@ -315,23 +304,22 @@ fn killed_recording_with(dir: &Path, ms: u64, segments: Segments) -> (PathBuf, P
     }
     // not in the instant after a segment closed (an empty journal): wait
     // for a flushed line, bounded
-    let has_line = || {
-        layout::boot_dirs(&out)
-            .ok()
-            .and_then(|v| v.first().cloned())
-            .is_some_and(|b| {
-                std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
-            })
-    };
-    for _ in 0..500 {
-        if has_line() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until(Duration::from_secs(5), || journal_has_line(&out));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     (tree, out)
+}
+
+/// The journal of `out`'s first boot directory (`None` while there is
+/// none).
+fn first_journal(out: &Path) -> Option<PathBuf> {
+    let boot = layout::boot_dirs(out).ok()?.into_iter().next()?;
+    Some(boot.join("journal.jsonl"))
+}
+
+/// Whether [`first_journal`] holds a flushed line.
+fn journal_has_line(out: &Path) -> bool {
+    first_journal(out).is_some_and(|j| std::fs::read(j).is_ok_and(|t| t.contains(&b'\n')))
 }
 
 /// The samples the closed segments of `out`'s first boot directory span
@@ -366,16 +354,8 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
             .spawn()
             .unwrap();
         // the baseline journaled, then a counter moves in the cut interval
-        let journaled = || {
-            layout::boot_dirs(&out)
-                .ok()
-                .and_then(|v| v.first().cloned())
-                .is_some_and(|b| {
-                    std::fs::read(b.join("journal.jsonl")).is_ok_and(|j| j.contains(&b'\n'))
-                })
-        };
         assert!(
-            common::wait_until(Duration::from_secs(60), journaled),
+            common::wait_until(Duration::from_secs(60), || journal_has_line(&out)),
             "{sig}: no baseline"
         );
         bump_loc(&tree, 7);
@@ -2216,14 +2196,8 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let journal = || {
-        layout::boot_dirs(&out)
-            .ok()?
-            .first()
-            .map(|b| b.join("journal.jsonl"))
-    };
     let lines = || {
-        journal()
+        first_journal(&out)
             .and_then(|j| std::fs::read_to_string(j).ok())
             .map_or(0, |t| t.lines().filter(|l| l.ends_with('}')).count())
     };
@@ -2614,12 +2588,7 @@ fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let journal_lines = || {
-        layout::boot_dirs(&out)
-            .ok()
-            .and_then(|v| v.first().cloned())
-            .map_or(0, |b| flushed_samples_or_0(&b.join("journal.jsonl")))
-    };
+    let journal_lines = || first_journal(&out).map_or(0, |j| flushed_samples_or_0(&j));
     for _ in 0..500 {
         if journal_lines() >= 3 {
             break;
