@@ -30,6 +30,20 @@ fn record(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `record --root TREE FLAGS -o OUT` started, its stderr to `stderr`.
+fn spawn_record(tree: &Path, out: &Path, flags: &[&str], stderr: Stdio) -> std::process::Child {
+    irqlab()
+        .arg("record")
+        .arg("--root")
+        .arg(tree)
+        .args(flags)
+        .arg("-o")
+        .arg(out)
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 /// LOC's count on the first CPU of parsed `/proc/interrupts` text.
 fn loc0(ints: &irqlab_core::Interrupts) -> u64 {
     ints.rows()
@@ -218,15 +232,12 @@ fn a_running_recording_is_neither_recovered_nor_recorded_twice() {
     let tree = d.path().join("tree");
     synth(&tree);
     let out = d.path().join("rec");
-    let child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "100ms", "--duration", "2s", "-o"])
-        .arg(&out)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_record(
+        &tree,
+        &out,
+        &["-i", "100ms", "--duration", "2s"],
+        Stdio::piped(),
+    );
     // bounded wait for the journal's first line
     common::wait_until(Duration::from_secs(3), || journal_has_line(&out));
     // a segment the run would be writing: not a leftover while it runs
@@ -284,15 +295,12 @@ fn killed_recording_with(dir: &Path, ms: u64, segments: Segments) -> (PathBuf, P
         Segments::OneOpen => "1h",
         Segments::ClosedEvery(every) => every,
     };
-    let mut child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "--segment", segment, "-o"])
-        .arg(&out)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_record(
+        &tree,
+        &out,
+        &["-i", "50ms", "--segment", segment],
+        Stdio::null(),
+    );
     std::thread::sleep(Duration::from_millis(ms));
     if let Segments::ClosedEvery(_) = segments {
         for _ in 0..2000 {
@@ -344,15 +352,7 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
         let d = tempfile::tempdir().unwrap();
         let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
         synth(&tree);
-        let child = irqlab()
-            .arg("record")
-            .arg("--root")
-            .arg(&tree)
-            .args(["-i", "24h", "-o"])
-            .arg(&out)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_record(&tree, &out, &["-i", "24h"], Stdio::piped());
         // the baseline journaled, then a counter moves in the cut interval
         assert!(
             common::wait_until(Duration::from_secs(60), || journal_has_line(&out)),
@@ -740,17 +740,9 @@ fn a_recovered_segment_after_closed_ones_starts_with_every_counter() {
 /// A `record` of `tree` into `out` for 1.5 s at 50 ms with 200-ms
 /// segments and `extra` flags, stderr piped.
 fn record_moving(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Child {
-    irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(tree)
-        .args(["-i", "50ms", "--duration", "1500ms", "--segment", "200ms"])
-        .args(extra)
-        .arg("-o")
-        .arg(out)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    let mut flags = vec!["-i", "50ms", "--duration", "1500ms", "--segment", "200ms"];
+    flags.extend_from_slice(extra);
+    spawn_record(tree, out, &flags, Stdio::piped())
 }
 
 /// Segments close every 200 ms; by default they merge into one file that
@@ -2187,15 +2179,12 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
     synth(&tree);
     fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
     fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
-    let mut child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "-o"])
-        .arg(&out)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_record(
+        &tree,
+        &out,
+        &["-i", "50ms", "--segment", "1h"],
+        Stdio::null(),
+    );
     let lines = || {
         first_journal(&out)
             .and_then(|j| std::fs::read_to_string(j).ok())
@@ -2518,15 +2507,12 @@ fn a_killed_second_run_recovers_into_a_run_of_its_own() {
     let out = d.path().join("rec");
     let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms", "--irq", "LOC"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "--irq", "RES", "-o"])
-        .arg(&out)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_record(
+        &tree,
+        &out,
+        &["-i", "50ms", "--segment", "1h", "--irq", "RES"],
+        Stdio::null(),
+    );
     let dir = boot_dir(&out);
     let journal = dir.join("journal.jsonl");
     for _ in 0..500 {
@@ -2579,15 +2565,7 @@ fn a_failed_sample_ends_the_run_with_its_samples_in_a_segment() {
     let d = tempfile::tempdir().unwrap();
     let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
     synth(&tree);
-    let child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "-d", "60s", "-o"])
-        .arg(&out)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_record(&tree, &out, &["-i", "50ms", "-d", "60s"], Stdio::piped());
     let journal_lines = || first_journal(&out).map_or(0, |j| flushed_samples_or_0(&j));
     for _ in 0..500 {
         if journal_lines() >= 3 {
@@ -2652,15 +2630,12 @@ fn a_run_whose_first_journal_line_is_lost_borrows_no_counter_from_the_run_before
     let o = record(&tree, &out, &["-i", "50ms", "--duration", "200ms"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     bump_loc(&tree, 1_000_000);
-    let mut child = irqlab()
-        .arg("record")
-        .arg("--root")
-        .arg(&tree)
-        .args(["-i", "50ms", "--segment", "1h", "-o"])
-        .arg(&out)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_record(
+        &tree,
+        &out,
+        &["-i", "50ms", "--segment", "1h"],
+        Stdio::null(),
+    );
     let journal = boot_dir(&out).join("journal.jsonl");
     let lines = || std::fs::read_to_string(&journal).map_or(0, |j| flushed_samples_of(&j));
     for _ in 0..500 {
