@@ -89,16 +89,30 @@ impl std::fmt::Display for Untargetable {
     }
 }
 
-/// Why `--strategy per-cpu-count` cannot apply to the rows `filter`
-/// selects under `root`, known at start: `resolve`, the sampler's own
-/// rule, finds an arch row (it has no `per_cpu_count` file, now or
-/// later), no numbered IRQ, or files it cannot read. `None` when it
-/// applies, or when nothing can be said yet (no `--irq`;
-/// `/proc/interrupts` unreadable: the sampler says so).
-pub fn per_cpu_count_refusal(root: &std::path::Path, filter: &Filter) -> Option<Untargetable> {
-    match resolve(&mut HostFs::new(root), filter) {
-        Ok(_) | Err(Untargetable::NoSelection | Untargetable::NoListing(_)) => None,
-        Err(why) => Some(why),
+/// The targeted reader `--strategy per-cpu-count` resolved at start by
+/// [`per_cpu_count_start`], and the gateway holding its files: handed to
+/// [`HostSource::open_resolved`] so that `/proc/interrupts` is read and
+/// the `per_cpu_count` files opened once, not again by the sampler.
+pub struct Resolved {
+    fs: HostFs,
+    targeted: Targeted,
+}
+
+/// `--strategy per-cpu-count` under `root` for the rows `filter` selects,
+/// known at start by `resolve`, the sampler's own rule: the targeted
+/// reader (`Some`), nothing to say yet (`None`: no `--irq`;
+/// `/proc/interrupts` unreadable: the sampler says so), or why it cannot
+/// apply (`Err`: an arch row, which has no `per_cpu_count` file, now or
+/// later; no numbered IRQ; files it cannot read).
+pub fn per_cpu_count_start(
+    root: &std::path::Path,
+    filter: &Filter,
+) -> Result<Option<Resolved>, Untargetable> {
+    let mut fs = HostFs::new(root);
+    match resolve(&mut fs, filter) {
+        Ok(targeted) => Ok(Some(Resolved { fs, targeted })),
+        Err(Untargetable::NoSelection | Untargetable::NoListing(_)) => Ok(None),
+        Err(why) => Err(why),
     }
 }
 
@@ -132,10 +146,7 @@ fn decide(
     Ok(match resolved {
         Err(why) => (None, format!("strategy proc_interrupts: {why}")),
         Ok(t) if choice == Choice::PerCpuCount => {
-            let why = format!(
-                "strategy per_cpu_count: forced (IRQs {})",
-                irqs(&t).join(",")
-            );
+            let why = forced(&t);
             (Some(t), why)
         }
         Ok(mut t) => {
@@ -145,6 +156,12 @@ fn decide(
             ((d.strategy == Strategy::PerCpuCount).then_some(t), why)
         }
     })
+}
+
+/// Why the targeted reader `t` reads: `--strategy per-cpu-count`.
+fn forced(t: &Targeted) -> String {
+    let irqs: Vec<String> = t.irqs().map(|n| n.to_string()).collect();
+    format!("strategy per_cpu_count: forced (IRQs {})", irqs.join(","))
 }
 
 /// The decision for the targeted IRQs `list`: from the per-boot cache
@@ -185,19 +202,39 @@ fn pattern(f: &Filter) -> Option<String> {
 impl HostSource {
     /// Decide the strategy for `plan` and find the interrupt threads.
     pub fn open(plan: &LivePlan) -> anyhow::Result<Self> {
-        Self::open_with(plan, true)
+        Self::open_with(plan, true, None)
+    }
+
+    /// [`HostSource::open`] with the reader `--strategy per-cpu-count`
+    /// resolved at start ([`per_cpu_count_start`]), taken as it is when
+    /// `plan` forces that strategy under the same root (else decided anew).
+    pub fn open_resolved(plan: &LivePlan, resolved: Option<Resolved>) -> anyhow::Result<Self> {
+        Self::open_with(plan, true, resolved)
     }
 
     /// Like [`HostSource::open`] without interrupt-thread CPU: no scan
     /// of `/proc/PID/comm` at start, no schedstat reads per sample (for a
     /// consumer that shows no threads, such as `show --interval`).
     pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {
-        Self::open_with(plan, false)
+        Self::open_with(plan, false, None)
     }
 
-    fn open_with(plan: &LivePlan, with_threads: bool) -> anyhow::Result<Self> {
-        let mut fs = HostFs::new(&plan.root);
-        let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
+    fn open_with(
+        plan: &LivePlan,
+        with_threads: bool,
+        resolved: Option<Resolved>,
+    ) -> anyhow::Result<Self> {
+        let (fs, targeted, why) = match resolved {
+            Some(r) if plan.strategy == Choice::PerCpuCount && r.fs.root() == plan.root => {
+                let why = forced(&r.targeted);
+                (r.fs, Some(r.targeted), why)
+            }
+            _ => {
+                let mut fs = HostFs::new(&plan.root);
+                let (targeted, why) = decide(&mut fs, &plan.filter, plan.strategy)?;
+                (fs, targeted, why)
+            }
+        };
         let threads = with_threads.then(|| Threads::new(&fs));
         let mut files = StatFiles::new(fs, &StatFile::ALL);
         let irq_list = if targeted.is_some() {

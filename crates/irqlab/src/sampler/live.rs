@@ -204,6 +204,16 @@ impl LiveSampler<HostSource> {
         LiveSampler::with_source(source, plan.filter.clone())
     }
 
+    /// [`LiveSampler::open`] with the reader `--strategy per-cpu-count`
+    /// resolved at start ([`HostSource::open_resolved`]).
+    pub fn open_resolved(
+        plan: &LivePlan,
+        resolved: Option<super::host_source::Resolved>,
+    ) -> anyhow::Result<Self> {
+        let source = HostSource::open_resolved(plan, resolved)?;
+        LiveSampler::with_source(source, plan.filter.clone())
+    }
+
     /// Like [`LiveSampler::open`] without interrupt-thread CPU (frames
     /// have no threads): for consumers that do not show them.
     pub fn open_without_threads(plan: &LivePlan) -> anyhow::Result<Self> {

@@ -107,6 +107,35 @@ fn arch_row_selection_keeps_the_full_file() {
     assert!(live.why().contains("arch row LOC"), "{}", live.why());
 }
 
+/// `--strategy per-cpu-count` resolves its reader once: the sampler takes
+/// the one `top` resolved at start for its refusal check as it is. Here
+/// `/proc/interrupts` is gone after the check: resolving again would find
+/// no listing and fall back to the whole file, whose read then fails.
+#[test]
+fn per_cpu_count_resolved_at_start_is_not_resolved_again() {
+    let d = tree();
+    let f = filter(Some("ACPI"));
+    let resolved = crate::sampler::host_source::per_cpu_count_start(d.path(), &f).unwrap();
+    assert!(resolved.is_some(), "IRQ 24 has its per_cpu_count file");
+    std::fs::remove_file(d.path().join("proc/interrupts")).unwrap();
+    let plan = LivePlan {
+        root: d.path().to_path_buf(),
+        filter: f,
+        strategy: Choice::PerCpuCount,
+    };
+    let mut live = LiveSampler::open_resolved(&plan, resolved).unwrap();
+    assert!(
+        live.why().contains("per_cpu_count: forced (IRQs 24)"),
+        "{}",
+        live.why()
+    );
+    w(d.path(), "sys/kernel/irq/24/per_cpu_count", "4,2\n");
+    let f = next(&mut live);
+    assert_eq!(f.strategy, Strategy::PerCpuCount);
+    let row = &f.report.interrupts.as_ref().unwrap().rows[0];
+    assert_eq!(row.total, 3, "the interval's interrupts: (4-1) + (2-2)");
+}
+
 #[test]
 fn targeted_reads_sysfs_and_maps_online_cpus() {
     let d = tree();

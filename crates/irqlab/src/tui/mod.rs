@@ -21,6 +21,7 @@ mod render_tests;
 
 use crate::filter::Filter;
 use crate::report::SortKey;
+use crate::sampler::host_source::Resolved;
 use crate::sampler::strategy::Choice;
 use crate::sampler::{LivePlan, LiveSampler};
 use anyhow::{anyhow, bail, Context};
@@ -139,17 +140,19 @@ pub(crate) fn say_unseen(app: &App, warnings: &[String]) {
 /// arrives (`Some(signal)`: the command exits 128 + signal, as `bench`).
 /// The footer shows the filter flags' `warnings` about the first sample.
 pub fn run(cfg: TuiConfig, warnings: FilterWarnings) -> anyhow::Result<Option<i32>> {
-    run_traced(cfg, false, warnings)
+    run_traced(cfg, false, warnings, None)
 }
 
 /// [`run`], with `top --trace`'s exact interrupt time when `trace`: the
 /// session is read in the sampler thread's tick, and that thread is
 /// joined at the end (after the terminal is restored) so the programs
-/// detach and tracefs is unmounted before the exit.
+/// detach and tracefs is unmounted before the exit. `resolved`: the
+/// reader `--strategy per-cpu-count` resolved at start, for the sampler.
 pub fn run_traced(
     cfg: TuiConfig,
     trace: bool,
     warnings: FilterWarnings,
+    resolved: Option<Resolved>,
 ) -> anyhow::Result<Option<i32>> {
     use crate::trace::top as top_trace;
     if !std::io::stdout().is_terminal() {
@@ -164,7 +167,7 @@ pub fn run_traced(
         notes.extend(trace_notes.iter().map(|n| format!("trace: {n}")));
         tracing = Some(t);
     }
-    let live = LiveSampler::open(&plan).context("first sample")?;
+    let live = LiveSampler::open_resolved(&plan, resolved).context("first sample")?;
     if let Some(t) = tracing.as_mut() {
         t.tick()?; // the traced baseline, just after the sampler's
     }

@@ -24,6 +24,7 @@ use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report;
 use crate::report::text_block::{self, Block, TextOpts};
+use crate::sampler::host_source::Resolved;
 use crate::sampler::{
     clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
@@ -264,15 +265,16 @@ impl BatchWriter {
     }
 }
 
-/// Run the batch loop: baseline sample, then `--count` intervals.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+/// Run the batch loop: baseline sample, then `--count` intervals;
+/// `resolved`: the reader `--strategy per-cpu-count` resolved at start.
+pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     // --trace: attach first, then take both baselines back to back
     let mut tracing = match args.trace {
         true => Some(tracing_start(&plan)?),
         false => None,
     };
-    let mut live = LiveSampler::open(&plan)?;
+    let mut live = LiveSampler::open_resolved(&plan, resolved)?;
     if let Some(t) = tracing.as_mut() {
         t.tick()?;
     }

@@ -14,7 +14,7 @@ pub mod trace_text;
 
 use crate::cmd::args::RootArgs;
 use crate::report::SortKey;
-use crate::sampler::host_source::{per_cpu_count_refusal, Untargetable};
+use crate::sampler::host_source::{per_cpu_count_start, Resolved, Untargetable};
 use crate::sampler::strategy::Choice;
 use crate::sampler::LivePlan;
 use clap::ValueEnum as _;
@@ -174,14 +174,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: top {why}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
-    if let Some(why) = strategy_error(&args)? {
-        eprintln!("irqlab: error: top {why}");
-        return Ok(ExitCode::from(EXIT_USAGE));
-    }
+    let resolved = match strategy_start(&args)? {
+        Ok(resolved) => resolved,
+        Err(why) => {
+            eprintln!("irqlab: error: top {why}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
     if args.batch {
-        batch::run(&args)
+        batch::run(&args, resolved)
     } else {
-        interactive(args)
+        interactive(args, resolved)
     }
 }
 
@@ -205,20 +208,25 @@ fn usage_error(args: &Args) -> Option<String> {
     None
 }
 
-/// `--strategy per-cpu-count` that cannot apply to the selection
-/// ([`per_cpu_count_refusal`]: an arch row, which has no `per_cpu_count`
-/// file, now or later; no numbered IRQ; files that cannot be read),
-/// refused before anything runs: the flags, why, and what to use instead.
-/// A filter changed in the interactive view while it runs falls back to
-/// the whole file instead (`-v` shows the strategy).
-fn strategy_error(args: &Args) -> anyhow::Result<Option<String>> {
+/// `--strategy per-cpu-count` at start ([`per_cpu_count_start`]): the
+/// targeted reader it resolved, handed to the sampler so that it is
+/// resolved once (`Ok(Some)`; `Ok(None)` for another strategy or nothing
+/// to say yet), or the refusal when it cannot apply to the selection (an
+/// arch row, which has no `per_cpu_count` file, now or later; no numbered
+/// IRQ; files that cannot be read), said before anything runs: the flags,
+/// why, and what to use instead. A filter changed in the interactive view
+/// while it runs falls back to the whole file instead (`-v` shows the
+/// strategy).
+fn strategy_start(args: &Args) -> anyhow::Result<Result<Option<Resolved>, String>> {
     if args.strategy != StrategyChoice::PerCpuCount {
-        return Ok(None);
+        return Ok(Ok(None));
     }
     let plan = args.plan()?;
-    let Some(why) = per_cpu_count_refusal(&plan.root, &plan.filter) else {
-        return Ok(None);
-    };
+    Ok(per_cpu_count_start(&plan.root, &plan.filter).map_err(|why| refusal(args, why)))
+}
+
+/// The refusal of `--strategy per-cpu-count` for the reason `why`.
+fn refusal(args: &Args, why: Untargetable) -> String {
     let f = &args.filter;
     let mut flags = format!("--irq {:?}", f.irq.as_deref().unwrap_or_default());
     if let Some(ex) = &f.exclude {
@@ -238,13 +246,12 @@ fn strategy_error(args: &Args) -> anyhow::Result<Option<String>> {
         ),
         other => format!("cannot apply ({other}); use"),
     };
-    Ok(Some(format!(
-        "--strategy per-cpu-count: {flags} {because} --strategy auto or proc-interrupts"
-    )))
+    format!("--strategy per-cpu-count: {flags} {because} --strategy auto or proc-interrupts")
 }
 
-/// The interactive view (`crate::tui`) configured from the flags.
-pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
+/// The interactive view (`crate::tui`) configured from the flags;
+/// `resolved`: the reader `--strategy per-cpu-count` resolved at start.
+pub fn interactive(args: Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> {
     // bad values are said before "needs a terminal"
     args.plan()?;
     let trace = args.trace;
@@ -252,7 +259,7 @@ pub fn interactive(args: Args) -> anyhow::Result<ExitCode> {
     let warnings = move |snap: &irqlab_core::Snapshot, rows: &crate::filter::Filter| {
         filter.warnings(snap, rows)
     };
-    let signal = crate::tui::run_traced(tui_config(args), trace, &warnings)?;
+    let signal = crate::tui::run_traced(tui_config(args), trace, &warnings, resolved)?;
     Ok(signal.map_or(ExitCode::SUCCESS, signal_exit))
 }
 
