@@ -1,8 +1,9 @@
 //! A path from a tree reaches stderr with its control characters shown
 //! as `\xNN`, like the text of show and top (`export/grid.rs`): a
 //! `--root` or output directory whose name holds ESC cannot drive the
-//! terminal through an error, a warning or a note, nor through `restore`'s
-//! human-readable lines on stdout.
+//! terminal through an error, a warning or a note, nor through the
+//! human-readable lines of `restore`, `guard-selftest` and `man --out` on
+//! stdout.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -113,4 +114,49 @@ fn restore_lines_on_stdout_have_their_control_characters_escaped() {
     );
     assert!(text.contains("irqlab: removed "), "{text:?}");
     assert_escaped("restore's stdout", &text);
+}
+
+/// `man --out DIR`'s list of the pages it wrote names DIR with its
+/// control characters shown as `\xNN`, as stderr does.
+#[test]
+fn man_out_list_on_stdout_has_its_control_characters_escaped() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = hostile_dir(base.path()).join("man1");
+    let out = common::irqlab()
+        .args(["man", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(dir.join("irqlab-show.1").exists(), "the pages are written");
+    assert!(text.contains("man1/irqlab-show.1"), "{text:?}");
+    assert_escaped("man --out's list", &text);
+}
+
+/// `guard-selftest`'s lines on stdout (its `ready:` line naming the
+/// journal, the restore report naming the files) show control characters
+/// as `\xNN`. The tree is a temporary directory: only its file is changed,
+/// then restored.
+#[test]
+fn guard_selftest_lines_on_stdout_have_their_control_characters_escaped() {
+    let base = tempfile::tempdir().unwrap();
+    let root = hostile_dir(base.path());
+    let rel = "proc/sys/vm/x\x1b[31my";
+    common::write_files(&root, [(rel, &b"1\n"[..])]);
+    let out = common::irqlab()
+        .args(["guard-selftest", "--set", &format!("{rel}=7"), "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    assert_eq!(common::read(&root, rel).trim(), "1", "the file is restored");
+    assert!(
+        text.contains("ready: 1 change(s) journaled in "),
+        "{text:?}"
+    );
+    assert!(text.contains("x\\x1b[31my"), "{text:?}");
+    assert_escaped("guard-selftest's stdout", &text);
 }

@@ -1,12 +1,14 @@
 //! `irqlab guard-selftest` (hidden, for tests): make guarded changes to a
 //! fake tree, then sleep, fail or panic, so tests can check that SIGINT,
 //! SIGTERM, errors, panics and `irqlab restore` undo them. Its stdout
-//! lines go through `export::stdout`: a failed write is an error naming
-//! stdout (a closed one a normal end), never a panic.
+//! lines go through `export::stdout` (a failed write is an error naming
+//! stdout, a closed one a normal end, never a panic), their control
+//! characters shown as on stderr (`export::stderr::visible_lines`).
 
 use crate::bench::prepare;
 use crate::cmd::args::{self, RootArgs};
 use crate::cmd::bench::PrepareFlags;
+use crate::export::stderr::visible_lines;
 use crate::guard::{default_journal, Event, Holder, RunLock, Stale, SystemGuard};
 use anyhow::{bail, Context};
 use std::io::Write;
@@ -139,9 +141,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `text` on stdout at once, in one write when it can (a test waits for
-/// the `ready` line); the error names stdout (`export::stdout`).
+/// the `ready` line), its control characters but the newlines shown as
+/// `\xNN` as on stderr (a path from the tree or the journal cannot drive
+/// the terminal); the error names stdout (`export::stdout`).
 fn write_stdout(text: &str) -> std::io::Result<()> {
-    crate::export::stdout::unbuffered().write_all(text.as_bytes())
+    crate::export::stdout::unbuffered().write_all(visible_lines(text).as_bytes())
 }
 
 /// `sh -c SCRIPT` in its own process group, held at a gate until the

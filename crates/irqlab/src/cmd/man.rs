@@ -2,9 +2,11 @@
 //! definitions (`clap_mangen`): `irqlab.1` on stdout, or `irqlab.1` plus
 //! one `irqlab-<subcommand>.1` per visible subcommand written into DIR
 //! (none for `help`). After-help examples become an EXAMPLES section
-//! with unfilled command lines; the roff is ASCII only.
-//! Reads nothing; writes only stdout or DIR.
+//! with unfilled command lines; the roff is ASCII only. The list of
+//! written pages shows control characters in their paths as `\xNN` (as
+//! stderr does). Reads nothing; writes only stdout or DIR.
 
+use crate::export::stderr::visible_lines;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,11 +32,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush().context("writing to stdout")?;
         }
         Some(dir) => {
-            // the written pages' paths; a failed write is an error naming
-            // stdout (`export::stdout`), never a panic
+            // the written pages' paths, their control characters shown
+            // as on stderr (`export::stderr`); a failed write is an error
+            // naming stdout (`export::stdout`), never a panic
             let mut out = crate::export::stdout::stdout();
             for (name, _) in write_all(&dir)? {
-                writeln!(out, "{}", dir.join(name).display())?;
+                let path = dir.join(name).display().to_string();
+                writeln!(out, "{}", visible_lines(&path))?;
             }
             out.flush()?;
         }

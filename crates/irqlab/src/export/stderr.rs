@@ -5,8 +5,9 @@
 //! cannot drive the terminal; a write that fails (a closed pipe,
 //! `2>/dev/full`) is dropped, never a panic. The crate's `eprintln!` and
 //! `eprint!` (lib.rs) write through [`write()`]. Human-readable lines
-//! written elsewhere (`restore`'s report on stdout, the bench progress
-//! bar's message) show their text through [`visible_lines`] too.
+//! written elsewhere (the stdout lines of `restore`, `guard-selftest` and
+//! `man --out`, the bench progress bar's message) show their text through
+//! [`visible_lines`] too.
 
 use super::grid::{visible, visible_text};
 use std::borrow::Cow;
