@@ -808,12 +808,13 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
 
 /// What [`recover_journal`] says of a segment whose samples it cannot
 /// read (`e`, naming it): the one line naming it, so it says what
-/// `replay` does with it too ([`super::reader::check_except`] leaves
-/// replay's own line out).
+/// `replay` does with it too, in replay's words
+/// ([`super::reader::replay_skips_segment`]; [`super::reader::check_except`]
+/// leaves replay's own line out).
 fn unreadable_segment(e: &anyhow::Error) -> String {
-    format!(
-        "{e:#}: left as it is; its samples are not recovered here, and replay skips it (the other segments are read; a segment after it that keeps its layout is read with the layout before it)"
-    )
+    super::reader::replay_skips_segment(&format!(
+        "{e:#}: left as it is; its samples are not recovered here, and replay skips it"
+    ))
 }
 
 /// The last sample a segment of `held` holds before `first`, and that
@@ -1056,6 +1057,23 @@ fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// `recover` and `replay` name a segment replay cannot read each with
+    /// its own lead, and say what replay reads past it in the same words.
+    #[test]
+    fn recover_and_replay_say_alike_what_replay_reads_past_an_unreadable_segment() {
+        let why = "reading /r/part-0000000001-0000000002.parquet: not parquet";
+        let recover = unreadable_segment(&anyhow::anyhow!(why));
+        let replay = super::super::reader::skipped_segment(why);
+        assert!(
+            recover.starts_with(&format!("{why}: left as it is;")),
+            "{recover}"
+        );
+        assert!(replay.starts_with(&format!("skipping {why}")), "{replay}");
+        let shared = |l: &str| l.find("the other segments").map(|i| l[i..].to_string());
+        assert!(shared(&replay).is_some(), "{replay}");
+        assert_eq!(shared(&recover), shared(&replay));
+    }
 
     /// Record's start-up: a new directory numbers from 0 after one
     /// listing; one with a segment numbers after it (recovery ran, and

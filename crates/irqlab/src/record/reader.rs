@@ -167,9 +167,16 @@ pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
 }
 
 /// What `replay` says of a segment it cannot read (`why`, naming it).
-fn skipped_segment(why: &str) -> String {
+pub(super) fn skipped_segment(why: &str) -> String {
+    replay_skips_segment(&format!("skipping {why}"))
+}
+
+/// A line naming a segment `replay` cannot read: `lead` (the segment,
+/// and what the command saying it does with it), then what replay reads
+/// past it, in the words `replay` and `recover` share.
+pub(super) fn replay_skips_segment(lead: &str) -> String {
     format!(
-        "skipping {why}; the other segments are read (a segment after it that keeps its layout is read with the layout before it)"
+        "{lead} (the other segments are read; a segment after it that keeps its layout is read with the layout before it)"
     )
 }
 
