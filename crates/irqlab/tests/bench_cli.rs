@@ -686,7 +686,8 @@ fn a_command_that_ends_before_the_window_closes_is_warned_about() {
     .success()
     .stderr(predicate::function(|e: &str| {
         e.matches("irqlab: warning: command `true` exited").count() == 2
-            && e.contains("before the window (300 ms) closed")
+            && e.matches("window (300 ms)").count() == 2
+            && !e.contains("opened, before")
     }));
 }
 

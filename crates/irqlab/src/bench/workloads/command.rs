@@ -123,17 +123,14 @@ impl CommandWorkload {
         }
         let opened = window.open()?;
         let end = opened + duration;
-        let mut early = exited.map(|_| "before the trial's window opened".to_string());
+        let mut early = exited.map(|_| Early::BeforeOpen);
         if exited.is_none() {
             exited = wait(child, end, stop)?;
             if let (Some(st), Some(c)) = (exited, child.as_ref()) {
                 if !st.success() {
                     return Err(c.failure("exited before the end of the trial", st));
                 }
-                early = Some(format!(
-                    "{} ms into the trial's window",
-                    opened.elapsed().as_millis()
-                ));
+                early = Some(Early::Into(opened.elapsed()));
             }
         }
         // A command that finished cleanly: the window still lasts
@@ -142,21 +139,46 @@ impl CommandWorkload {
         window.close()?;
         if let (Some(when), Some(c)) = (early, child.as_ref()) {
             if !stop.requested() {
-                warn_early_exit(c.label(), &when, duration);
+                warn_early_exit(c.label(), when, duration);
             }
         }
         Ok(())
     }
 }
 
+/// When a command that exited cleanly ended, against the trial's window.
+#[derive(Clone, Copy)]
+enum Early {
+    /// In the settle time: none of the window saw the command run.
+    BeforeOpen,
+    /// This long after the window opened.
+    Into(Duration),
+}
+
 /// Say on stderr that the command ended before the window closed: the
-/// rest of the window measured what it left running (or nothing).
-fn warn_early_exit(label: &str, when: &str, duration: Duration) {
+/// window (all of it, or the rest) measured what it left running (or
+/// nothing).
+fn warn_early_exit(label: &str, when: Early, duration: Duration) {
     eprintln!(
-        "irqlab: warning: {label} exited {when}, before the window ({} ms) closed: \
-         the rest of the window measured what it left running, not the command",
-        duration.as_millis()
+        "irqlab: warning: {}",
+        early_exit_text(label, when, duration)
     );
+}
+
+/// The text of [`warn_early_exit`].
+fn early_exit_text(label: &str, when: Early, duration: Duration) -> String {
+    let window = duration.as_millis();
+    match when {
+        Early::BeforeOpen => format!(
+            "{label} exited before the trial's window opened: the whole window ({window} ms) \
+             measured what it left running, not the command"
+        ),
+        Early::Into(d) => format!(
+            "{label} exited {} ms into the trial's window, before the window ({window} ms) \
+             closed: the rest of the window measured what it left running, not the command",
+            d.as_millis()
+        ),
+    }
 }
 
 /// Wait until `until`, the child's exit (its status) or a stop request,
@@ -219,6 +241,23 @@ mod tests {
     use nix::errno::Errno;
     use nix::sys::signal::{kill, killpg};
     use nix::unistd::Pid;
+
+    #[test]
+    fn an_early_exit_is_worded_by_when_it_came() {
+        let d = Duration::from_millis(300);
+        let before = early_exit_text("command `true`", Early::BeforeOpen, d);
+        assert_eq!(
+            before,
+            "command `true` exited before the trial's window opened: the whole window \
+             (300 ms) measured what it left running, not the command"
+        );
+        let into = early_exit_text("command `x`", Early::Into(Duration::from_millis(42)), d);
+        assert_eq!(
+            into,
+            "command `x` exited 42 ms into the trial's window, before the window (300 ms) \
+             closed: the rest of the window measured what it left running, not the command"
+        );
+    }
 
     fn sh(script: &str) -> Vec<String> {
         vec!["sh".into(), "-c".into(), script.into()]
