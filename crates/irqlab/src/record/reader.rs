@@ -87,12 +87,21 @@ impl Files {
 /// two recordings in one boot directory (`layout::Listing::mixed`, or a
 /// sample read twice with other clock readings) are refused, naming both.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
+    open_with(dir, segment::read)
+}
+
+/// How [`open_with`] reads a segment: whole ([`segment::read`]) or its
+/// sample times and shapes only ([`segment::times`]).
+type Load = fn(&Path) -> anyhow::Result<segment::SegmentData>;
+
+/// [`open`], each segment read by `load`.
+fn open_with(dir: &Path, load: Load) -> anyhow::Result<Recording> {
     for _ in 0..5 {
-        if let Some(r) = open_once(dir)? {
+        if let Some(r) = open_once(dir, load)? {
             return Ok(r);
         }
     }
-    open_once(dir)?.ok_or_else(|| {
+    open_once(dir, load)?.ok_or_else(|| {
         anyhow::anyhow!(
             "{}: its segments kept changing while they were read (a running `record` replaced them faster than they were read)",
             dir.display()
@@ -144,7 +153,24 @@ pub fn check(dir: &Path) -> Vec<String> {
 /// [`check`] without the lines naming the segments of `named` that could
 /// not be read (`recover` names those itself, once).
 pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
-    let rec = match open(dir) {
+    checks_of(dir, named, open(dir))
+}
+
+/// [`check_except`] from each segment's sample times and shapes alone
+/// ([`segment::times`]: its footer and first rows), not its counters: the
+/// same lines, but for a segment whose counters only cannot be read, which
+/// [`check`] names and this does not. Its cost follows the number of
+/// segments and samples, not the counters (what `recover` says after it
+/// checked the segment it wrote whole).
+pub fn check_samples_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
+    checks_of(dir, named, open_with(dir, segment::times))
+}
+
+/// [`Recording::checks`] of `opened` (the recording of `dir`) without
+/// the lines naming the segments of `named` that could not be read; a
+/// recording that could not be read is one line saying why.
+fn checks_of(dir: &Path, named: &[PathBuf], opened: anyhow::Result<Recording>) -> Vec<String> {
+    let rec = match opened {
         Ok(rec) => rec,
         Err(e) => {
             return vec![format!(
@@ -214,8 +240,8 @@ fn stray_parts(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// [`open`], or `None` when a listed segment was gone when read.
-fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
+/// [`open_with`], or `None` when a listed segment was gone when read.
+fn open_once(dir: &Path, load: Load) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
         dir: dir.to_path_buf(),
         ..Recording::default()
@@ -233,7 +259,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (first, last, path) in listing.segments {
-        let seg = match segment::read(&path) {
+        let seg = match load(&path) {
             Ok(s) => s,
             Err(_) if vanished(&path) => return Ok(None),
             Err(e) => {
