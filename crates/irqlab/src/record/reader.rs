@@ -35,8 +35,9 @@ pub struct Recording {
     pub warnings: Vec<String>,
     /// Of `warnings`, what is said about the recording's data itself
     /// ([`check`]): files named like segments that were not read, samples
-    /// no file holds, clocks that are wrong. `recover` and `record` say
-    /// these as `replay` does.
+    /// no file holds, clocks that are wrong. `recover` says these as
+    /// `replay` does ([`check_samples_except`]); `record` the clock lines
+    /// of its own samples ([`clock_fault_line`]).
     pub checks: Vec<String>,
     /// Where the steps came from, and the segments that were not read.
     pub files: Files,
@@ -143,9 +144,8 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
 }
 
 /// What `replay` says about the data of boot directory `dir` (read as
-/// [`open`] reads it; [`Recording::checks`]): for `recover` and `record`
-/// to say the same. A directory that cannot be read back is one line
-/// saying why.
+/// [`open`] reads it; [`Recording::checks`]). A directory that cannot be
+/// read back is one line saying why.
 pub fn check(dir: &Path) -> Vec<String> {
     check_except(dir, &[])
 }
@@ -594,31 +594,43 @@ fn clock_faults(rec: &Recording) -> Vec<String> {
         let Some(fault) = clocks.check(b) else {
             continue;
         };
-        let (q, file) = (b.time.seq, rec.files.holding(b.time.seq, b.time.seq));
-        let file = file.first().map_or_else(
+        let q = b.time.seq;
+        let file = rec.files.holding(q, q).first().map_or_else(
             || rec.dir.display().to_string(),
             |p| p.display().to_string(),
         );
-        let what = match fault {
-            ClockFault::Back => format!(
-                "sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns)",
-                b.time.mono_ns, a.time.seq, a.time.mono_ns
-            ),
-            ClockFault::Jump { mono_ns, wall_ns } => format!(
-                "sample {q}'s monotonic clock ({} ns) is {} after sample {}'s ({} ns), but its wall clock only {} (the monotonic clock runs no faster than the wall clock: expected at most {})",
-                b.time.mono_ns,
-                secs(i128::from(mono_ns)),
-                a.time.seq,
-                a.time.mono_ns,
-                secs(wall_ns),
-                secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
-            ),
-        };
-        out.push(format!(
-            "{file}: {what}: both intervals around sample {q} are `missing_samples` gaps, never rates"
-        ));
+        out.push(clock_fault_line(&file, &a.time, &b.time, fault));
     }
     out
+}
+
+/// What `replay` says of sample `now` (read from `file`) whose clocks are
+/// wrong (`fault`) against `before`, the sample before it.
+pub fn clock_fault_line(
+    file: &str,
+    before: &SampleTime,
+    now: &SampleTime,
+    fault: ClockFault,
+) -> String {
+    let q = now.seq;
+    let what = match fault {
+        ClockFault::Back => format!(
+            "sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns)",
+            now.mono_ns, before.seq, before.mono_ns
+        ),
+        ClockFault::Jump { mono_ns, wall_ns } => format!(
+            "sample {q}'s monotonic clock ({} ns) is {} after sample {}'s ({} ns), but its wall clock only {} (the monotonic clock runs no faster than the wall clock: expected at most {})",
+            now.mono_ns,
+            secs(i128::from(mono_ns)),
+            before.seq,
+            before.mono_ns,
+            secs(wall_ns),
+            secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
+        ),
+    };
+    format!(
+        "{file}: {what}: both intervals around sample {q} are `missing_samples` gaps, never rates"
+    )
 }
 
 /// The `record` runs of `steps`: a new one at each step whose shape marks
