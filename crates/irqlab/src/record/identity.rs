@@ -367,7 +367,8 @@ fn remove_orphan(p: &Path) -> String {
 /// identity files ([`check`]); a file of such a name that does not read
 /// as one is kept, and so is one beside a segment, each with a warning.
 /// Never fails: one message per file written, removed, kept or not
-/// writable.
+/// writable. A missing file is made from its segment's sample times and
+/// shapes ([`segment::times`]), not its counters.
 pub fn sync(dir: &Path) -> Vec<String> {
     let mut msg = Vec::new();
     let Ok(segs) = super::layout::segments(dir) else {
@@ -412,7 +413,7 @@ pub fn sync(dir: &Path) -> Vec<String> {
     let mut base: Option<Shape> = None;
     for (a, b, p) in &segs {
         let shapes = match missing(*a, *b) {
-            true => match segment::read(p) {
+            true => match segment::times(p) {
                 Ok(d) => {
                     match write_for(dir, base.as_ref(), &d.shapes, &d.samples) {
                         Ok(Some((path, _))) => msg.push(format!(

@@ -556,10 +556,12 @@ pub struct Recovery {
     /// was nothing to recover).
     pub message: Option<String>,
     /// What `replay` would say about the recording's data, one line per
-    /// finding: with a journal recovered, all of it
-    /// ([`super::reader::check`]); without one (nothing recovered, the
-    /// recording not read back), the files named like segments that are
-    /// not read ([`super::reader::stray_part_warnings`]).
+    /// finding: with a journal recovered, what the segments' sample times
+    /// and shapes show ([`super::reader::check_samples_except`]: all of it
+    /// but an old segment whose counters alone are damaged); without one
+    /// (nothing recovered, the recording not read back), the files named
+    /// like segments that are not read
+    /// ([`super::reader::stray_part_warnings`]).
     pub checks: Vec<String>,
     /// A journal was there but none of its lines could be read (bad
     /// lines only, or a torn first record: a journal cut inside its first
@@ -587,20 +589,25 @@ pub struct Recovery {
 /// taken at other times) is left as it is (an error naming both files):
 /// neither is a copy of the other.
 ///
-/// Then, when a journal was recovered, the recording is read back as
-/// `replay` reads it, and what `replay` would say about its data is said
-/// too ([`Recovery::checks`], [`super::reader::check`]: files named like
+/// Then, when a journal was recovered, what `replay` would say about the
+/// recording's data is said too ([`Recovery::checks`]: files named like
 /// segments that are not read, samples no file holds, clocks that are
-/// wrong): reading only, nothing is removed for it. A segment recovery
-/// could not read is named once, by recovery. Without a journal the
-/// recording is not read back (a large dataset costs its whole read):
-/// only its listing is, for files named like segments that are not read.
+/// wrong), from the sample times and shapes of each segment
+/// ([`super::reader::check_samples_except`]: footers and first rows, not
+/// the counters of the segments there before): reading only, nothing is
+/// removed for it. Recovery checks what it recovered (the segment it
+/// wrote is read back whole) and what joins it to the segments before
+/// (samples no file holds, clocks across the junction); `replay` reads
+/// every segment whole, so only it names an old segment whose counters
+/// alone are damaged. A segment recovery could not read is named once,
+/// by recovery. Without a journal the recording is not read back: only
+/// its listing is, for files named like segments that are not read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
     let (mut r, journal) = recover_journal(dir)?;
     // the IRQ identity files follow the segments there now
     r.message = with_lines(r.message, super::identity::sync(dir));
     r.checks = match journal {
-        Some(unreadable) => super::reader::check_except(dir, &unreadable),
+        Some(unreadable) => super::reader::check_samples_except(dir, &unreadable),
         None => super::reader::stray_part_warnings(dir),
     };
     Ok(r)
@@ -1270,5 +1277,86 @@ mod tests {
         assert_eq!(named_inside(&shuffled), vec![p("a"), p("d")], "any order");
         assert!(named_inside(&v[1..3]).is_empty());
         assert!(named_inside(&[]).is_empty());
+    }
+
+    /// Recovery says what replay says of the recording's data from the
+    /// segments' sample times and shapes: an old segment whose counters
+    /// alone are damaged (a counter listed twice in one sample: only a
+    /// whole read notices) is not named by recovery, while replay names
+    /// it; the samples no file holds before the recovered segment and a
+    /// clock that stood still in it are said as replay says them.
+    #[test]
+    fn recovery_checks_old_segments_by_their_sample_times_not_their_counters() {
+        use super::super::playback::fixtures::{shape, step};
+        use super::super::reader;
+        use super::super::schema::{RunStart, Shape, SCHEMA};
+        let d = tempfile::tempdir().unwrap();
+        let started = || Shape {
+            run: Some(RunStart::default()),
+            ..shape()
+        };
+        let s = |seq: u64| step(seq, 100 + seq, 0, None);
+        let segment = |steps: &[super::super::reader::RecordedSample], shape: Shape| {
+            let data = SegmentData {
+                samples: steps.iter().map(|s| s.time).collect(),
+                shapes: vec![ShapeAt {
+                    seq: steps[0].time.seq,
+                    shape,
+                }],
+                cells: steps
+                    .iter()
+                    .flat_map(|s| s.cells.iter().map(|c| (s.time.seq, c.clone())))
+                    .collect(),
+                environment: String::new(),
+            };
+            let (a, b) = (data.samples[0].seq, data.samples[steps.len() - 1].seq);
+            let p = d.path().join(segment_name(a, b));
+            segment::write(&p, &mut data.into()).unwrap();
+            p
+        };
+        let mut twice = s(1);
+        twice.cells.push(twice.cells[0].clone());
+        let damaged = segment(&[s(0), twice], started());
+        segment(&[s(2), s(3)], shape());
+        // their IRQ identity files, as a finished run leaves them
+        super::super::identity::sync(d.path());
+        // the journal of a run killed after sample 5 (4 lost), whose
+        // sample 6's clock stood still
+        let mut lines = vec![s(5), s(6), s(7)];
+        lines[0].shape = Some(started());
+        lines[1].time.mono_ns = lines[0].time.mono_ns;
+        let text: String = lines
+            .into_iter()
+            .map(|l| {
+                let l = JournalLine {
+                    schema: SCHEMA,
+                    time: l.time,
+                    shape: l.shape,
+                    cells: l.cells,
+                };
+                serde_json::to_string(&l).unwrap() + "\n"
+            })
+            .collect();
+        std::fs::write(d.path().join(JOURNAL), text).unwrap();
+        let r = recover_boot_dir(d.path()).unwrap();
+        let replay = reader::check(d.path());
+        let name = damaged.display().to_string();
+        let naming = |v: &[String]| v.iter().filter(|l| l.contains(&name)).count();
+        assert_eq!(naming(&replay), 1, "{replay:?}");
+        assert_eq!(naming(&r.checks), 0, "{:?}", r.checks);
+        let msg = r.message.clone().unwrap_or_default();
+        assert!(!msg.contains(&name), "{msg}");
+        let others: Vec<String> = replay.into_iter().filter(|l| !l.contains(&name)).collect();
+        assert_eq!(r.checks, others);
+        let recovered = d.path().join(segment_name(5, 7)).display().to_string();
+        assert!(
+            others[0].starts_with(&format!("{recovered}: samples 4 are missing")),
+            "{others:?}"
+        );
+        assert!(
+            others[1].starts_with(&format!("{recovered}: sample 6's monotonic clock")),
+            "{others:?}"
+        );
+        assert_eq!(others.len(), 2, "{others:?}");
     }
 }

@@ -35,8 +35,9 @@ pub struct Recording {
     pub warnings: Vec<String>,
     /// Of `warnings`, what is said about the recording's data itself
     /// ([`check`]): files named like segments that were not read, samples
-    /// no file holds, clocks that are wrong. `recover` and `record` say
-    /// these as `replay` does.
+    /// no file holds, clocks that are wrong. `recover` says these as
+    /// `replay` does ([`check_samples_except`]); `record` the clock lines
+    /// of its own samples ([`clock_fault_line`]).
     pub checks: Vec<String>,
     /// Where the steps came from, and the segments that were not read.
     pub files: Files,
@@ -87,12 +88,21 @@ impl Files {
 /// two recordings in one boot directory (`layout::Listing::mixed`, or a
 /// sample read twice with other clock readings) are refused, naming both.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
+    open_with(dir, segment::read)
+}
+
+/// How [`open_with`] reads a segment: whole ([`segment::read`]) or its
+/// sample times and shapes only ([`segment::times`]).
+type Load = fn(&Path) -> anyhow::Result<segment::SegmentData>;
+
+/// [`open`], each segment read by `load`.
+fn open_with(dir: &Path, load: Load) -> anyhow::Result<Recording> {
     for _ in 0..5 {
-        if let Some(r) = open_once(dir)? {
+        if let Some(r) = open_once(dir, load)? {
             return Ok(r);
         }
     }
-    open_once(dir)?.ok_or_else(|| {
+    open_once(dir, load)?.ok_or_else(|| {
         anyhow::anyhow!(
             "{}: its segments kept changing while they were read (a running `record` replaced them faster than they were read)",
             dir.display()
@@ -134,9 +144,8 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
 }
 
 /// What `replay` says about the data of boot directory `dir` (read as
-/// [`open`] reads it; [`Recording::checks`]): for `recover` and `record`
-/// to say the same. A directory that cannot be read back is one line
-/// saying why.
+/// [`open`] reads it; [`Recording::checks`]). A directory that cannot be
+/// read back is one line saying why.
 pub fn check(dir: &Path) -> Vec<String> {
     check_except(dir, &[])
 }
@@ -144,7 +153,24 @@ pub fn check(dir: &Path) -> Vec<String> {
 /// [`check`] without the lines naming the segments of `named` that could
 /// not be read (`recover` names those itself, once).
 pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
-    let rec = match open(dir) {
+    checks_of(dir, named, open(dir))
+}
+
+/// [`check_except`] from each segment's sample times and shapes alone
+/// ([`segment::times`]: its footer and first rows), not its counters: the
+/// same lines, but for a segment whose counters only cannot be read, which
+/// [`check`] names and this does not. Its cost follows the number of
+/// segments and samples, not the counters (what `recover` says after it
+/// checked the segment it wrote whole).
+pub fn check_samples_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
+    checks_of(dir, named, open_with(dir, segment::times))
+}
+
+/// [`Recording::checks`] of `opened` (the recording of `dir`) without
+/// the lines naming the segments of `named` that could not be read; a
+/// recording that could not be read is one line saying why.
+fn checks_of(dir: &Path, named: &[PathBuf], opened: anyhow::Result<Recording>) -> Vec<String> {
+    let rec = match opened {
         Ok(rec) => rec,
         Err(e) => {
             return vec![format!(
@@ -221,8 +247,8 @@ fn stray_parts(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// [`open`], or `None` when a listed segment was gone when read.
-fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
+/// [`open_with`], or `None` when a listed segment was gone when read.
+fn open_once(dir: &Path, load: Load) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
         dir: dir.to_path_buf(),
         ..Recording::default()
@@ -240,7 +266,7 @@ fn open_once(dir: &Path) -> anyhow::Result<Option<Recording>> {
     // each readable segment's steps, by first sample
     let mut parts: Vec<(PathBuf, Vec<RecordedSample>)> = Vec::new();
     for (first, last, path) in listing.segments {
-        let seg = match segment::read(&path) {
+        let seg = match load(&path) {
             Ok(s) => s,
             Err(_) if vanished(&path) => return Ok(None),
             Err(e) => {
@@ -575,31 +601,43 @@ fn clock_faults(rec: &Recording) -> Vec<String> {
         let Some(fault) = clocks.check(b) else {
             continue;
         };
-        let (q, file) = (b.time.seq, rec.files.holding(b.time.seq, b.time.seq));
-        let file = file.first().map_or_else(
+        let q = b.time.seq;
+        let file = rec.files.holding(q, q).first().map_or_else(
             || rec.dir.display().to_string(),
             |p| p.display().to_string(),
         );
-        let what = match fault {
-            ClockFault::Back => format!(
-                "sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns)",
-                b.time.mono_ns, a.time.seq, a.time.mono_ns
-            ),
-            ClockFault::Jump { mono_ns, wall_ns } => format!(
-                "sample {q}'s monotonic clock ({} ns) is {} after sample {}'s ({} ns), but its wall clock only {} (the monotonic clock runs no faster than the wall clock: expected at most {})",
-                b.time.mono_ns,
-                secs(i128::from(mono_ns)),
-                a.time.seq,
-                a.time.mono_ns,
-                secs(wall_ns),
-                secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
-            ),
-        };
-        out.push(format!(
-            "{file}: {what}: both intervals around sample {q} are `missing_samples` gaps, never rates"
-        ));
+        out.push(clock_fault_line(&file, &a.time, &b.time, fault));
     }
     out
+}
+
+/// What `replay` says of sample `now` (read from `file`) whose clocks are
+/// wrong (`fault`) against `before`, the sample before it.
+pub fn clock_fault_line(
+    file: &str,
+    before: &SampleTime,
+    now: &SampleTime,
+    fault: ClockFault,
+) -> String {
+    let q = now.seq;
+    let what = match fault {
+        ClockFault::Back => format!(
+            "sample {q}'s monotonic clock ({} ns) is not after sample {}'s ({} ns)",
+            now.mono_ns, before.seq, before.mono_ns
+        ),
+        ClockFault::Jump { mono_ns, wall_ns } => format!(
+            "sample {q}'s monotonic clock ({} ns) is {} after sample {}'s ({} ns), but its wall clock only {} (the monotonic clock runs no faster than the wall clock: expected at most {})",
+            now.mono_ns,
+            secs(i128::from(mono_ns)),
+            before.seq,
+            before.mono_ns,
+            secs(wall_ns),
+            secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
+        ),
+    };
+    format!(
+        "{file}: {what}: both intervals around sample {q} are `missing_samples` gaps, never rates"
+    )
 }
 
 /// The `record` runs of `steps`: a new one at each step whose shape marks

@@ -527,6 +527,69 @@ pub fn seqs(path: &Path) -> anyhow::Result<Seqs> {
     })
 }
 
+/// The sample times and shapes of the segment at `path`, without its
+/// counters (`cells` empty): what is said of a recording's samples (holes,
+/// clocks) needs no more. Its footer, then its `clock` rows, which the
+/// writer's order puts first (`clock` sorts before every source), so only
+/// the file's first rows are read. A file whose first rows are not
+/// exactly the samples its footer lists (another order, no
+/// `irqlab.seqs`, schema 1) is read whole ([`read`]). Its counters are not
+/// read: a file damaged only there reads here, and [`read`] names it.
+pub fn times(path: &Path) -> anyhow::Result<SegmentData> {
+    named(path, times_inner)
+}
+
+fn times_inner(path: &Path) -> anyhow::Result<SegmentData> {
+    let o = open(path)?;
+    let Some(want) = o.seqs()?.filter(|_| o.schema >= 2) else {
+        return read_opened(o);
+    };
+    let Some(samples) = leading_clock_rows(&o, &want)? else {
+        return read_opened(o);
+    };
+    let mut data = SegmentData {
+        samples,
+        environment: footer(&o.kv, KEY_ENV).unwrap_or_default(),
+        ..SegmentData::default()
+    };
+    if let Ok(packed) = footer(&o.kv, KEY_SHAPES) {
+        let json = pack::unpack(&packed).context("footer irqlab.shapes")?;
+        data.shapes = serde_json::from_str(&json).context("footer irqlab.shapes")?;
+    }
+    Ok(data)
+}
+
+/// The samples of the `clock` rows at the start of an opened segment
+/// (schema 2 on), when they are exactly those of `want` (its footer's) in
+/// order; `None` otherwise (read the file whole). Reads up to the first
+/// row of another source.
+fn leading_clock_rows(o: &Opened, want: &Seqs) -> anyhow::Result<Option<Vec<SampleTime>>> {
+    let mut out: Vec<SampleTime> = Vec::new();
+    let mut mono = 0i64;
+    'groups: for group in 0..o.reader.num_row_groups() {
+        let rg = o.reader.get_row_group(group).map_err(|e| anyhow!("{e}"))?;
+        let rows = rg.get_row_iter(None).map_err(|e| anyhow!("{e}"))?;
+        for (row, r) in rows.enumerate() {
+            let r = r.map_err(|e| anyhow!("{e}"))?;
+            let ((src, key, cpu, seq, time, value), _) = check::row(&r, check::At { group, row })?;
+            if src != CLOCK_SOURCE {
+                break 'groups;
+            }
+            if out.last().is_some_and(|l| l.seq >= seq) || !want.has(seq) {
+                return Ok(None);
+            }
+            // the first row raw, later rows increments (`sum_increments`)
+            mono = match out.is_empty() {
+                true => value,
+                false => mono.wrapping_add(value),
+            };
+            out.push(clock_row(o.schema, &key, cpu, seq, time, mono as u64)?);
+        }
+    }
+    let got = Seqs::of(out.iter().map(|s| s.seq), want.rows);
+    Ok((got.runs == want.runs).then_some(out))
+}
+
 fn read_inner(path: &Path) -> anyhow::Result<SegmentData> {
     read_opened(open(path)?)
 }
@@ -654,6 +717,47 @@ mod tests {
             cpu,
             value,
         }
+    }
+
+    /// [`times`] gives the samples and shapes [`read`] gives, without the
+    /// counters, from the clock rows alone: a file whose counters are
+    /// damaged (a counter listed twice in a sample) reads there.
+    #[test]
+    fn times_reads_the_samples_and_shapes_without_the_counters() {
+        let samples: Vec<SampleTime> = (5..9)
+            .map(|seq| SampleTime {
+                seq,
+                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
+                mono_ns: 42 + seq * 999_999_937,
+            })
+            .collect();
+        let loc = |v| cell(SourceKind::Interrupts, "LOC", Some(0), v);
+        let data = SegmentData {
+            samples: samples.clone(),
+            shapes: vec![ShapeAt {
+                seq: 5,
+                shape: Shape {
+                    soft_rows: vec!["HI".into()],
+                    ..Shape::default()
+                },
+            }],
+            cells: vec![(5, loc(1)), (7, loc(3))],
+            environment: "{}".into(),
+        };
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("part-0000000005-0000000008.parquet");
+        write(&p, &mut SegmentBuf::from(data.clone())).unwrap();
+        let t = times(&p).unwrap();
+        assert_eq!(t.samples, samples);
+        assert_eq!(t.shapes, data.shapes);
+        assert!(t.cells.is_empty());
+        assert_eq!(read(&p).unwrap().samples, samples);
+        let mut twice = data.clone();
+        twice.cells.push((7, loc(3)));
+        write(&p, &mut SegmentBuf::from(twice)).unwrap();
+        let e = format!("{:#}", read(&p).unwrap_err());
+        assert!(e.contains("listed twice"), "{e}");
+        assert_eq!(times(&p).unwrap().samples, samples);
     }
 
     #[test]

@@ -132,9 +132,15 @@ struct Run {
     /// `RecordConfig::segment_changes`.
     max_changes: u64,
     /// The samples' clocks as replay holds them ([`reader::ClockCheck`]),
-    /// and how many were wrong (a wall clock set back during the run).
+    /// the latest sample's, and the samples whose clocks were wrong (a
+    /// wall clock set back during the run): the sample before, the sample
+    /// and what is wrong.
     clocks: reader::ClockCheck,
-    clock_faults: u64,
+    last_time: Option<SampleTime>,
+    clock_faults: Vec<(SampleTime, SampleTime, reader::ClockFault)>,
+    /// The run's segment files as they stand: first and last sample, path
+    /// (the window's file replaced as the window grows).
+    files: Vec<(u64, u64, PathBuf)>,
     sum: RecordSummary,
 }
 
@@ -172,7 +178,9 @@ impl Run {
             }),
             max_changes: cfg.segment_changes,
             clocks: reader::ClockCheck::default(),
-            clock_faults: 0,
+            last_time: None,
+            clock_faults: Vec::new(),
+            files: Vec::new(),
             sum: RecordSummary {
                 dir: dir.to_path_buf(),
                 ..RecordSummary::default()
@@ -228,8 +236,9 @@ impl Run {
         self.next_seq += 1;
         self.sum.samples += 1;
         let starts_run = sampled.shape.as_ref().is_some_and(|s| s.run.is_some());
-        if self.clocks.check_at(time, starts_run).is_some() {
-            self.clock_faults += 1;
+        let before = self.last_time.replace(time);
+        if let (Some(fault), Some(before)) = (self.clocks.check_at(time, starts_run), before) {
+            self.clock_faults.push((before, time, fault));
         }
         let reshaped = sampled.shape.is_some();
         if let Some(shape) = sampled.shape {
@@ -317,7 +326,7 @@ impl Run {
             &self.data.shapes,
             &self.data.samples,
         );
-        let first = a.seq;
+        let (first, last_seq) = (a.seq, b.seq);
         let ids_path = self.dir.join(identity::file_name(a.seq, b.seq));
         if !keep {
             if let Some(s) = self.data.shapes.iter().max_by_key(|s| s.seq) {
@@ -333,6 +342,10 @@ impl Run {
         // the new file is in place before the one it replaces goes (a
         // crash between the two leaves a superseded file that readers and
         // the next run skip: `layout::segments`)
+        let replaced = self.window_file.as_ref().map(|w| w.0.clone());
+        self.files
+            .retain(|f| f.2 != path && Some(&f.2) != replaced.as_ref());
+        self.files.push((first, last_seq, path.clone()));
         if let Some((old, old_bytes)) = self.window_file.take() {
             if old != path {
                 match std::fs::remove_file(&old) {
@@ -473,15 +486,27 @@ pub fn run(
     Ok(run.sum)
 }
 
-/// What `replay` says about the recording (`reader::check`) when a
-/// sample of the run had a clock replay holds wrong (the wall clock set
-/// back during the run: those intervals replay as gaps); nothing (and
-/// nothing read back) otherwise.
+/// What `replay` says of each sample of the run whose clock it holds
+/// wrong (the wall clock set back during the run: those intervals replay
+/// as gaps), in its words ([`reader::clock_fault_line`]), naming the run's
+/// file that holds it: from what the run recorded, nothing read back (a
+/// run's first sample starts the clock rule afresh, so no sample before
+/// the run bears on them).
 fn clocks_said(run: &Run) -> Vec<String> {
-    match run.clock_faults {
-        0 => Vec::new(),
-        _ => reader::check(&run.dir),
-    }
+    run.clock_faults
+        .iter()
+        .map(|(before, now, fault)| {
+            let file = run
+                .files
+                .iter()
+                .find(|f| (f.0..=f.1).contains(&now.seq))
+                .map_or_else(
+                    || run.dir.display().to_string(),
+                    |f| f.2.display().to_string(),
+                );
+            reader::clock_fault_line(&file, before, now, *fault)
+        })
+        .collect()
 }
 
 /// Refuse an output directory whose parent does not exist, before
@@ -827,18 +852,30 @@ mod tests {
 
     /// A wall clock set back during a run (by more than replay's slack)
     /// makes replay show that sample's intervals as gaps: the run says so
-    /// at its end, in replay's words; a run with right clocks reads
-    /// nothing back and says nothing.
+    /// at its end, in replay's words, naming the file replay reads it
+    /// from (the window's file that replaced the one before); from what
+    /// it recorded, so not what replay says of the files before it (an
+    /// unreadable one here). A run with right clocks says nothing.
     #[test]
     fn a_wall_clock_set_back_during_a_run_is_said_at_its_end_as_replay_says_it() {
         let root = tree();
         let out = tempfile::tempdir().unwrap();
-        let cfg = config(root.path(), out.path());
+        let cfg = RecordConfig {
+            merge: Duration::from_secs(3600),
+            ..config(root.path(), out.path())
+        };
         let dir = out.path().join("boot=x");
         std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join(layout::segment_name(0, 0));
+        std::fs::write(&old, b"not parquet").unwrap();
         let mut src = CounterSampler::open(&cfg.root).unwrap();
-        let mut run = Run::new(&dir, String::new(), 0, &cfg).unwrap();
-        for i in 0..3 {
+        let mut run = Run::new(&dir, String::new(), 1, &cfg).unwrap();
+        for i in 0..4 {
+            if i == 2 {
+                // a window's file, replaced by the next segment's
+                run.close_segment(&cfg, false).unwrap();
+                assert!(dir.join(layout::segment_name(1, 2)).exists());
+            }
             let s = src.next_sample().unwrap();
             let mut snap = s.snap().clone();
             if i == 1 {
@@ -854,10 +891,17 @@ mod tests {
             }
         }
         run.close_segment(&cfg, true).unwrap();
+        assert!(!dir.join(layout::segment_name(1, 2)).exists());
         let said = clocks_said(&run);
-        assert_eq!(said, reader::check(&dir));
+        let replay = reader::check(&dir);
+        let old = old.display().to_string();
+        assert!(replay.iter().any(|l| l.contains(&old)), "{replay:?}");
+        let mine: Vec<String> = replay.into_iter().filter(|l| !l.contains(&old)).collect();
+        assert_eq!(said, mine);
         assert_eq!(said.len(), 1, "{said:?}");
-        assert!(said[0].contains("sample 1's monotonic clock"), "{said:?}");
+        let file = dir.join(layout::segment_name(1, 4)).display().to_string();
+        let want = format!("{file}: sample 2's monotonic clock");
+        assert!(said[0].starts_with(&want), "{said:?}");
     }
 
     /// The run's last segment does not truncate the journal it removes
