@@ -241,6 +241,15 @@ impl Untraced {
     }
 }
 
+/// Whether `since_ns` after a read that took `took_ns`, the file may be
+/// read again for it to cost at most `budget_pct` % of the time: the
+/// rule of reads that do not come at a steady interval (a read right
+/// after another sets [`reads_per_read`] high, and a read long after
+/// is due all the same).
+pub fn waited_for(since_ns: u64, took_ns: u64, budget_pct: u64) -> bool {
+    since_ns >= took_ns.saturating_mul(100) / budget_pct.max(1)
+}
+
 /// Every how many reads a file that took `took_ns` to read may be read
 /// for it to cost at most `budget_pct` % of the time, reads coming every
 /// `per_read_ns`: at least 1 (every read).

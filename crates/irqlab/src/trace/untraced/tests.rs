@@ -223,6 +223,21 @@ fn a_dear_file_is_read_at_fewer_reads() {
     assert_eq!(reads_per_read(u64::MAX, 1, 1), u64::MAX, "saturates");
 }
 
+/// `trace_live` read the maps twice back to back, then 2 s later: the
+/// pair set every 10th read due, so the read 2 s later held the hard IRQ
+/// rows against counts of before the window and said none of its
+/// missed runs.
+#[test]
+fn a_read_long_after_the_last_is_due_whatever_the_count_says() {
+    // 0.1 ms a read: due 10 ms after it
+    assert!(waited_for(2_000_000_000, 100_000, 1));
+    assert!(waited_for(10_000_000, 100_000, 1));
+    assert!(!waited_for(9_999_999, 100_000, 1));
+    // a read that took nothing (none yet) is due at once
+    assert!(waited_for(0, 0, 1));
+    assert!(!waited_for(0, u64::MAX, 0), "saturates");
+}
+
 /// /proc/interrupts of two CPUs with numbered rows 24 (one action), 11
 /// (`eleven`'s actions) and 9 (no action), and a `LOC` row.
 fn numbered(n24: [u64; 2], n11: [u64; 2], eleven: &str, n9: [u64; 2]) -> Interrupts {
