@@ -10,12 +10,14 @@ Usage (root, a build with --features trace):
 One `irqlab trace` interval of --seconds runs while a tracefs instance of
 its own (instances/irqlab-vs-ftrace-<pid>, CLOCK_MONOTONIC like the BPF
 programs' stamps) records every local_timer, reschedule, call_function,
-call_function_single and softirq entry. For each group (LOC, RES, CAL,
-softirq) and CPU it prints the hits ftrace saw inside irqlab's interval,
+call_function_single, softirq and hard IRQ handler entry. For each group
+(LOC, RES, CAL, softirq; hardirq per IRQ, its actions' runs summed) and
+CPU it prints the hits ftrace saw inside irqlab's interval,
 the runs irqlab traced, the difference, the tasks current at most hits
 of that group and CPU, and every task whose hits equal the difference.
 irqlab's own `missed` count per group is printed beside: it should be
-the difference less one per CPU. The default workload is five bursts of
+the difference less one per row (CPU, and IRQ for hardirq). The default
+workload is five bursts of
 `perf bench sched pipe` (when perf is installed) and `yes` with idle
 gaps (idle CPUs woken by IPIs). The instance is removed, irqlab and the
 workload ended, and tracefs unmounted if this tool mounted it, on exit,
@@ -40,8 +42,10 @@ EVENTS = {
     "irq_vectors/call_function_entry": "CAL",
     "irq_vectors/call_function_single_entry": "CAL",
     "irq/softirq_entry": "softirq",
+    "irq/irq_handler_entry": "hardirq",
 }
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):")
+IRQ = re.compile(r"\birq=(\d+)")
 
 
 def write(path, value):
@@ -62,7 +66,8 @@ def workload(kind):
 
 
 def hits(text, start_ns, end_ns):
-    """(group, cpu) -> Counter of current task names, inside the window."""
+    """(group, cpu, irq) -> Counter of current task names, inside the
+    window; irq is the hard IRQ's number, None for the other groups."""
     names = {e.split("/")[1]: g for e, g in EVENTS.items()}
     out = {}
     for line in text.splitlines():
@@ -71,21 +76,25 @@ def hits(text, start_ns, end_ns):
             continue
         t = round(float(m.group(4)) * 1e9)
         if start_ns <= t <= end_ns:
-            key = (names[m.group(5)], int(m.group(3)))
+            irq = IRQ.search(line) if names[m.group(5)] == "hardirq" else None
+            key = (names[m.group(5)], int(m.group(3)), int(irq.group(1)) if irq else None)
             out.setdefault(key, Counter())[m.group(1).strip()] += 1
     return out
 
 
 def traced(obj):
-    """(group, cpu) -> runs in one irqlab trace JSON object."""
+    """(group, cpu, irq) -> runs in one irqlab trace JSON object."""
     out = Counter()
     for row in obj.get("irqs", []):
         if row.get("kind") == "vector" and row.get("label") in ("LOC", "RES", "CAL"):
             for c in row["per_cpu"]:
-                out[(row["label"], c["cpu"])] += c["count"]
+                out[(row["label"], c["cpu"], None)] += c["count"]
+        if row.get("kind") == "hardirq":
+            for c in row["per_cpu"]:
+                out[("hardirq", c["cpu"], row["irq"])] += c["count"]
     for row in obj.get("softirqs", []):
         for c in row["per_cpu"]:
-            out[("softirq", c["cpu"])] += c["count"]
+            out[("softirq", c["cpu"], None)] += c["count"]
     return out
 
 
@@ -104,12 +113,12 @@ def lost(inst):
 def report(obj, found, as_json):
     mine = traced(obj)
     rows = []
-    for key in sorted(set(found) | set(mine)):
+    for key in sorted(set(found) | set(mine), key=lambda k: (k[0], k[1], -1 if k[2] is None else k[2])):
         tasks = found.get(key, Counter())
         seen, counted = sum(tasks.values()), mine.get(key, 0)
         diff = seen - counted
         rows.append({
-            "group": key[0], "cpu": key[1], "ftrace": seen, "irqlab": counted,
+            "group": key[0], "cpu": key[1], "irq": key[2], "ftrace": seen, "irqlab": counted,
             "diff": diff,
             "tasks_at_diff": sorted(t for t, n in tasks.items() if diff > 0 and n == diff),
             "top_tasks": tasks.most_common(3),
@@ -118,13 +127,14 @@ def report(obj, found, as_json):
     if as_json:
         print(json.dumps({"rows": rows, "irqlab_missed": missed}))
         return
-    print(f"{'group':8} {'cpu':>3} {'ftrace':>8} {'irqlab':>8} {'diff':>6}  tasks current at the hits")
+    print(f"{'group':11} {'cpu':>3} {'ftrace':>8} {'irqlab':>8} {'diff':>6}  tasks current at the hits")
     for r in rows:
         top = ", ".join(f"{t} {n}" for t, n in r["top_tasks"])
         if r["tasks_at_diff"]:
             top += f"; {r['diff']} hits each (= diff): " + ", ".join(r["tasks_at_diff"])
-        print(f"{r['group']:8} {r['cpu']:>3} {r['ftrace']:>8} {r['irqlab']:>8} {r['diff']:>6}  {top}")
-    print(f"irqlab's missed: {missed or 'none'} (the difference less one per CPU)")
+        group = r["group"] if r["irq"] is None else f"{r['group']} {r['irq']}"
+        print(f"{group:11} {r['cpu']:>3} {r['ftrace']:>8} {r['irqlab']:>8} {r['diff']:>6}  {top}")
+    print(f"irqlab's missed: {missed or 'none'} (the difference less one per row)")
 
 
 def main():

@@ -4,8 +4,8 @@
 //! every hit; a run irqlab's programs did not see (a skipped program, or a
 //! kernel that runs none while some task is current: docs/trace.md, "Runs
 //! no program sees") is a difference, and irqlab's `missed` for the group
-//! must say it: the differences less one per CPU, within the runs in
-//! flight at the interval's two edges. irqlab never counts more than
+//! must say it: the differences less one per row (a CPU; a CPU and IRQ
+//! for `hardirq`), within the runs in flight at the interval's two edges. irqlab never counts more than
 //! ftrace saw beyond those.
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns
@@ -15,7 +15,7 @@ mod common;
 use common::trace::{runs, Needs};
 use std::collections::BTreeMap;
 
-/// Runs in flight at each edge of the interval, per CPU: two edges.
+/// Runs in flight at each edge of the interval, per row: two edges.
 const EDGE: i64 = 2;
 
 fn skip_reason() -> Option<String> {
@@ -47,14 +47,14 @@ fn missed_runs_are_the_hits_ftrace_saw_and_irqlab_did_not_or_skip() {
         want.contains_key("softirq"),
         "no softirq hits recorded: {v}"
     );
-    for (group, (expected, ncpu)) in &want {
+    for (group, (expected, nrows)) in &want {
         let said = v["irqlab_missed"][group].as_i64().unwrap_or(0);
         crate::visible!(
             "trace_vs_ftrace: {group}: ftrace saw {expected} more runs than irqlab beyond one \
-             per CPU, irqlab said {said} missed"
+             per row, irqlab said {said} missed"
         );
         assert!(
-            (said - expected).abs() <= EDGE * ncpu,
+            (said - expected).abs() <= EDGE * nrows,
             "{group}: irqlab said {said} missed, ftrace shows {expected}: {v}"
         );
     }

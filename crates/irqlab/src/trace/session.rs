@@ -365,9 +365,12 @@ struct KernelFiles {
     /// What both read into (each its own file's model).
     snap: Snapshot,
     untraced: super::untraced::Untraced,
-    /// /proc/interrupts is read at every `every`-th read
+    /// /proc/interrupts is read at every `every`-th read, or once the
+    /// time its last read took is within the budget of the time since
     /// ([`INTERRUPTS_BUDGET_PCT`]); /proc/softirqs at each.
     every: u64,
+    /// What the last read of /proc/interrupts took, ns.
+    took: u64,
     /// Reads since /proc/interrupts was last read, and when that was
     /// (CLOCK_MONOTONIC, ns).
     since: u64,
@@ -390,6 +393,7 @@ impl KernelFiles {
             snap: Snapshot::default(),
             untraced: super::untraced::Untraced::new(groups),
             every: 1,
+            took: 0,
             since: 0,
             last_at: 0,
         })
@@ -410,17 +414,26 @@ impl KernelFiles {
     /// A later read, just before the maps: /proc/softirqs, and
     /// /proc/interrupts when due. After each read of the latter, how many
     /// reads until the next is set from what it took against the time
-    /// per read since the last one.
+    /// per read since the last one; reads that come irregularly (two back
+    /// to back, then a long wait) have it due after as long as the budget
+    /// needs, whatever that count says.
     fn read(&mut self) -> Result<()> {
         self.softirqs.sample(&mut self.snap)?;
         self.since += 1;
-        let due = self.since >= self.every;
+        let now = crate::sampler::clock::mono_ns();
+        let waited = super::untraced::waited_for(
+            now.saturating_sub(self.last_at),
+            self.took,
+            INTERRUPTS_BUDGET_PCT,
+        );
+        let due = self.since >= self.every || waited;
         if due {
-            let t0 = crate::sampler::clock::mono_ns();
+            let t0 = now;
             self.interrupts.sample(&mut self.snap)?;
             let took = crate::sampler::clock::mono_ns().saturating_sub(t0);
             let per_read = t0.saturating_sub(self.last_at) / self.since;
             self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
+            self.took = took;
             self.since = 0;
             self.last_at = t0;
         }

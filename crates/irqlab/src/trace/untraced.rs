@@ -1,14 +1,16 @@
 //! Runs the kernel counted that irqlab's programs did not see. The
-//! kernel's own counters of the traced work (the x86 vector rows of
-//! /proc/interrupts, the rows of /proc/softirqs) are read beside the maps,
-//! and over the run each group's traced runs are held against them.
-//! Fewer traced runs, by more than the one run per CPU that can be in
-//! flight at a read, are runs no program saw: a program the kernel skipped
-//! ([`super::missed`]), or a kernel that runs no BPF program while some
-//! task is current (docs/trace.md, "Runs no program sees"). Hard IRQ rows
-//! are not held against /proc (a shared IRQ's count is one per interrupt,
-//! its actions' runs one each). Pure: parsed files and samples in, counts
-//! out.
+//! kernel's own counters of the traced work (the x86 vector rows and the
+//! numbered rows of /proc/interrupts, the rows of /proc/softirqs) are
+//! read beside the maps, and over the run each group's traced runs are
+//! held against them. Fewer traced runs, by more than the one run per CPU
+//! that can be in flight at a read, are runs no program saw: a program
+//! the kernel skipped ([`super::missed`]), or a kernel that runs no BPF
+//! program while some task is current (docs/trace.md, "Runs no program
+//! sees"). Hard IRQ rows are held per row and CPU, each counted run
+//! owing one run per action (`hard`: why that is a lower bound, and the
+//! rows not held). Pure: parsed files and samples in, counts out.
+
+pub mod hard;
 
 use super::missed::Missed;
 use super::sample::{Sample, TraceKey};
@@ -20,6 +22,8 @@ use std::collections::BTreeMap;
 /// The group of every softirq vector's runs (as in [`super::missed`]).
 pub const SOFTIRQ: &str = "softirq";
 
+pub use hard::HARDIRQ;
+
 /// The kernel prints these counts as 32-bit values: they wrap.
 const WRAP: u64 = 1 << 32;
 
@@ -29,7 +33,8 @@ type PerCpu = BTreeMap<&'static str, BTreeMap<u32, u64>>;
 /// The groups whose programs all attached: every vector label whose
 /// `<stem>_entry` and `<stem>_exit` are among `tracepoints` (as the
 /// loader names them, `irq_vectors:reschedule_entry`), and
-/// [`SOFTIRQ`] when `irq:softirq_entry` and `irq:softirq_exit` are.
+/// [`SOFTIRQ`] when `irq:softirq_entry` and `irq:softirq_exit` are,
+/// [`HARDIRQ`] when `irq:irq_handler_entry` and `irq:irq_handler_exit` are.
 pub fn groups(tracepoints: &[String]) -> Vec<&'static str> {
     let has = |name: &str| {
         tracepoints
@@ -50,6 +55,9 @@ pub fn groups(tracepoints: &[String]) -> Vec<&'static str> {
     if both("softirq") {
         out.push(SOFTIRQ);
     }
+    if both("irq_handler") {
+        out.push(HARDIRQ);
+    }
     out
 }
 
@@ -63,7 +71,7 @@ pub fn kernel_counts(
     soft: &Softirqs,
 ) -> PerCpu {
     let mut out = PerCpu::new();
-    for &g in groups {
+    for &g in groups.iter().filter(|&&g| g != HARDIRQ) {
         if g != SOFTIRQ && irqs.is_none() {
             continue;
         }
@@ -97,7 +105,7 @@ pub fn kernel_counts(
 /// attach).
 pub fn traced_counts(groups: &[&'static str], s: &Sample) -> PerCpu {
     let mut out = PerCpu::new();
-    for &g in groups {
+    for &g in groups.iter().filter(|&&g| g != HARDIRQ) {
         let per_cpu = out.entry(g).or_default();
         let mut add = |cpu: usize, n: u64| {
             if let Ok(cpu) = u32::try_from(cpu) {
@@ -130,6 +138,9 @@ pub struct Untraced {
     kernel: PerCpu,
     /// The traced runs at the baseline.
     traced_base: PerCpu,
+    /// The numbered rows, when [`HARDIRQ`] is among the groups (from the
+    /// baseline on).
+    hard: Option<hard::HardIrqs>,
     /// Whether [`Untraced::baseline`] was taken.
     based: bool,
 }
@@ -160,6 +171,10 @@ impl Untraced {
             .map(|(&g, m)| (g, m.keys().map(|&cpu| (cpu, 0)).collect()))
             .collect();
         self.traced_base = traced_counts(&self.groups, traced);
+        self.hard = self
+            .groups
+            .contains(&HARDIRQ)
+            .then(|| hard::HardIrqs::baseline(irqs, traced));
         self.based = true;
     }
 
@@ -169,8 +184,12 @@ impl Untraced {
     /// none; one absent from the baseline is not held. Without `irqs`
     /// (/proc/interrupts not read this time) the vector groups keep their
     /// last counts: their shortfall is then smaller than it is, never
-    /// larger, until the next read.
+    /// larger, until the next read; so do the hard IRQ rows
+    /// ([`hard::HardIrqs::kernel`]).
     pub fn kernel(&mut self, irqs: Option<&Interrupts>, soft: &Softirqs) {
+        if let (Some(h), Some(irqs)) = (&mut self.hard, irqs) {
+            h.kernel(irqs);
+        }
         let now = kernel_counts(&self.groups, irqs, soft);
         for (g, per_cpu) in now {
             let (Some(last), Some(runs)) = (self.last.get_mut(g), self.kernel.get_mut(g)) else {
@@ -214,8 +233,21 @@ impl Untraced {
                 out.insert((*g).to_string(), short);
             }
         }
+        let hard = self.hard.as_ref().map_or(0, |h| h.shortfall(traced));
+        if hard > 0 {
+            out.insert(HARDIRQ.to_string(), hard);
+        }
         out
     }
+}
+
+/// Whether `since_ns` after a read that took `took_ns`, the file may be
+/// read again for it to cost at most `budget_pct` % of the time: the
+/// rule of reads that do not come at a steady interval (a read right
+/// after another sets [`reads_per_read`] high, and a read long after
+/// is due all the same).
+pub fn waited_for(since_ns: u64, took_ns: u64, budget_pct: u64) -> bool {
+    since_ns >= took_ns.saturating_mul(100) / budget_pct.max(1)
 }
 
 /// Every how many reads a file that took `took_ns` to read may be read
