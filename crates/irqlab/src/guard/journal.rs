@@ -201,11 +201,18 @@ pub struct JournalContents {
 /// malformed line fails with `path:line`, except a torn last line without
 /// its newline (a crash in the middle of an append), which is reported.
 pub fn load(path: &Path) -> Result<JournalContents> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalContents::default()),
         Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
     };
+    parse(path, &bytes)
+}
+
+/// [`load`] of a journal's bytes (`path` names it in errors).
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
+    let text = std::str::from_utf8(bytes)
+        .with_context(|| format!("reading journal {}: not UTF-8", path.display()))?;
     let mut out = JournalContents::default();
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
