@@ -137,3 +137,8 @@ mkdir -p "$c/strategy_cache"
 for t in compare_inputs guard_journal serve_http strategy_cache; do
     echo "$t: $(ls "$c/$t" | wc -l) seeds"
 done
+
+# threads_cache: the file as irqlab writes it.
+mkdir -p "$c/threads_cache"
+printf 'irqlab-threads-1\tb\t12345\n2\t-\n3\tt\tirq/24-virtio0\n4\t?\n' > "$c/threads_cache/three-kids"
+echo "threads_cache: $(ls "$c/threads_cache" | wc -l) seeds"
