@@ -84,3 +84,61 @@ mkdir -p "$c/journal"
 cp "$here/../crates/irqlab/tests/fixtures/recording-trace/host=vm/boot=b/journal.jsonl" \
     "$c/journal/vm-trace" 2>/dev/null || true
 echo "journal: $(ls "$c/journal" | wc -l) seeds"
+
+# compare_inputs: one byte picking the arguments (0x01: the bench run
+# directory; 0x7e: every other input), then the files of
+# fuzz_targets/compare_inputs.rs's FILES separated by 0xff bytes.
+mkdir -p "$c/compare_inputs"
+trial='{"schema":2,"variant":"tip","trial":%d,"boot_id":"b","started_at":"2026-01-01T00:00:00Z","duration_s":1.0,"metrics":{"a_per_sec":{"value":%s,"unit":"1/s","direction":"higher","headline":true},"b_ns":{"value":5,"unit":"ns","direction":"lower"}}}\n'
+env='{"started_at":"2026-01-01T00:00:00Z","argv":["irqlab","bench","--root","/"],"kernel":"6.18","warnings":["busy"]}'
+for flags in '\001' '\176' '\201'; do
+    {
+        printf "$flags"
+        printf '{"variants":["tip"],"workload":"w","trial_s":1}\377'
+        printf '%s\377' "$env"
+        printf "$trial" 1 1.5; printf "$trial" 2 null; printf "$trial" 3 '"NaN"'; printf '\377'
+        printf '{"notes":["n"],"warnings":["w"]}\377'
+        printf '%s\377' "$env" | sed 's/00:00:00/01:00:00/'
+        printf 'variant,trial,boot_id,started_at,duration_s,a_per_sec\ntip,1,b,t,1.0,2.5\ntip,2,b,t,1.0,-\377'
+        printf 'variant,trial,x_ns\na,1,3\nb,1,NaN\na,2,4\377'
+        printf '[{"variant":"a","trial":1,"x":1},{"variant":"b","trial":1,"x":null}]\377'
+        printf '1\n2\n# c\nnull\n3\377'
+        printf '7\377'
+        printf '{"version":3,"results":[{"metric":"lat_ns","summary":{"p50":3,"p99":9}}]}'
+    } > "$c/compare_inputs/bench-$(printf "$flags" | od -An -tu1 | tr -d ' ')"
+done
+
+# guard_journal: one byte (where the last line is cut), then the journal.
+mkdir -p "$c/guard_journal"
+{
+    printf '\007'
+    printf '{"kind":"file","path":"proc/sys/vm/stat_interval","old":"1","new":"2"}\n'
+    printf '{"kind":"affinity","pid":7,"old":"0-1","new":"0"}\n'
+    printf '{"kind":"temp_file","path":"/tmp/caf\303\251/x"}\n'
+    printf '{"kind":"process_group","pgid":9,"boot_id":"b","start_time":5,"cgroup":"/sys/fs/cgroup/x","token":"t"}\n'
+    printf '{"kind":"mount","path":"sys/kernel/tracing","fstype":"tracefs"}\n'
+    printf '{"kind":"net_namespace","name":"irqlab-\303\251"}\n'
+} > "$c/guard_journal/every-kind"
+
+# serve_http: one byte (the read size), then what a client sends.
+mkdir -p "$c/serve_http"
+printf '\003GET /metrics?x=1 HTTP/1.1\r\nHost: h\r\nAccept: application/openmetrics-text;version=1.0.0;q=0.9,text/plain;q=0.5\r\nAccept-Encoding: gzip;q=1, *;q=0\r\n\r\n' \
+    > "$c/serve_http/scrape-om-gzip"
+printf '\100HEAD http://h:9812/metrics HTTP/1.0\nConnection: close\n\n' > "$c/serve_http/head-absolute"
+printf '\001POST / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n' > "$c/serve_http/post-pipelined"
+
+# strategy_cache: one byte (CPU count), the key's line, then the file.
+mkdir -p "$c/strategy_cache"
+{
+    printf '\004b\t6.18\t/\t24,25\n'
+    printf 'irqlab-strategy-1\tb\t6.18\t/\t4\t24,25\tproc_interrupts\t1000\t2000\t20\t%s\n' "$(date +%s)"
+    printf 'irqlab-strategy-1\tb\t6.18\t/\t4\t24\tper_cpu_count\t9000\t2000\t20\t1\n'
+} > "$c/strategy_cache/fresh-and-stale"
+for t in compare_inputs guard_journal serve_http strategy_cache; do
+    echo "$t: $(ls "$c/$t" | wc -l) seeds"
+done
+
+# threads_cache: the file as irqlab writes it.
+mkdir -p "$c/threads_cache"
+printf 'irqlab-threads-1\tb\t12345\n2\t-\n3\tt\tirq/24-virtio0\n4\t?\n' > "$c/threads_cache/three-kids"
+echo "threads_cache: $(ls "$c/threads_cache" | wc -l) seeds"

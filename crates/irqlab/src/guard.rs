@@ -17,7 +17,7 @@
 mod affinity;
 mod descend;
 mod hooks;
-mod journal;
+pub mod journal;
 mod lock;
 mod mount;
 mod netns;

@@ -14,7 +14,7 @@
 //! recorded (`sampler::counters`, `record`) and replayed
 //! (`record::playback`); `top --batch` JSON and the TUI consume it.
 
-mod cache;
+pub mod cache;
 
 use crate::host::{HostFs, KeptFile};
 use irqlab_core::paths;

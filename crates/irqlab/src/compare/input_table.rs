@@ -227,9 +227,12 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         _ => None,
     };
     let mut row = Row {
+        // as a CSV cell: trimmed, and an empty one names no variant
         variant: map
             .get("variant")
             .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
             .map(str::to_string),
         trial: map.get("trial").and_then(Value::as_f64),
         boot: map
@@ -305,4 +308,29 @@ fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn labels(vs: &[VariantData]) -> Vec<&str> {
+        vs.iter().map(|v| v.label.as_str()).collect()
+    }
+
+    #[test]
+    fn an_empty_variant_names_no_variant_in_json_as_in_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        let rows = r#"[{"variant":"","x":1},{"variant":" a ","x":2},{"variant":"  ","x":3}]"#;
+        std::fs::write(&json, rows).unwrap();
+        let vs = load_json(&json, "t", &mut Vec::new()).unwrap();
+        assert_eq!(labels(&vs), ["t", "a"]);
+        assert_eq!(vs[0].series[0].values(), [1.0, 3.0]);
+        let csv = dir.path().join("t.csv");
+        std::fs::write(&csv, "variant,x\n,1\n a ,2\n  ,3\n").unwrap();
+        let vs = load_csv(&csv, "t", &mut Vec::new()).unwrap();
+        assert_eq!(labels(&vs), ["t", "a"]);
+    }
 }

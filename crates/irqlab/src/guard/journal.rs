@@ -201,23 +201,45 @@ pub struct JournalContents {
 /// malformed line fails with `path:line`, except a torn last line without
 /// its newline (a crash in the middle of an append), which is reported.
 pub fn load(path: &Path) -> Result<JournalContents> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalContents::default()),
         Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
     };
+    parse(path, &bytes)
+}
+
+/// [`load`] of a journal's bytes (`path` names it in errors). Lines are
+/// read one by one: a torn last line may end inside a character.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
     let mut out = JournalContents::default();
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
+    let complete = bytes.ends_with(b"\n");
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines: Vec<&[u8]> = match bytes.is_empty() {
+        true => Vec::new(),
+        false => body.split(|&b| b == b'\n').collect(),
+    };
     for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let torn = i + 1 == lines.len() && !complete;
+        let text = match std::str::from_utf8(line) {
+            Ok(t) => t,
+            Err(_) if torn => {
+                out.torn_tail = Some(String::from_utf8_lossy(line).into_owned());
+                continue;
+            }
+            Err(e) => bail!(
+                "{}:{}: not a journal entry: not UTF-8 ({e})",
+                path.display(),
+                i + 1
+            ),
+        };
+        if text.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Change>(line) {
+        match serde_json::from_str::<Change>(text) {
             Ok(c) => out.entries.push(c),
-            Err(_) if i + 1 == lines.len() && !complete => {
-                out.torn_tail = Some(line.to_string());
-            }
+            Err(_) if torn => out.torn_tail = Some(text.to_string()),
             Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
         }
     }
@@ -274,5 +296,26 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
         let err = load(&p).unwrap_err().to_string();
         assert!(err.contains("j.jsonl:1"), "{err}");
+    }
+
+    #[test]
+    fn a_tail_torn_inside_a_character_is_the_torn_tail() {
+        let p = Path::new("j.jsonl");
+        let good = "{\"kind\":\"file\",\"path\":\"a\",\"old\":\"1\",\"new\":\"2\"}\n";
+        let next = "{\"kind\":\"temp_file\",\"path\":\"/tmp/caf\u{e9}\"}\n";
+        // a crash in the middle of the append, between the two bytes of 'é'
+        let cut = good.len() + next.find('\u{e9}').unwrap() + 1;
+        let bytes = [good, next].concat().into_bytes();
+        let l = parse(p, &bytes[..cut]).unwrap();
+        assert_eq!(l.entries.len(), 1);
+        assert!(l.torn_tail.unwrap().starts_with("{\"kind\":\"temp_file\""));
+        // the same bytes in the middle of the journal are an error
+        let mut middle = bytes[..cut].to_vec();
+        middle.extend_from_slice(format!("\n{good}").as_bytes());
+        let err = parse(p, &middle).unwrap_err().to_string();
+        assert!(
+            err.starts_with("j.jsonl:2: not a journal entry: not UTF-8"),
+            "{err}"
+        );
     }
 }

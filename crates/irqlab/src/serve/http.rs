@@ -746,34 +746,37 @@ impl Conn {
                     let from = self.buf.len().saturating_sub(3);
                     let room = (MAX_HEAD + 1).saturating_sub(self.buf.len());
                     self.buf.extend_from_slice(&chunk[..n.min(room)]);
-                    if let Some(end) = head_end(&self.buf, from) {
-                        let pipelined = end != self.buf.len();
-                        if is_scrape(&self.buf[..end]) {
-                            let head = &self.buf[..end];
-                            // Made by the read this scrape may wait for.
-                            latest.want(openmetrics::negotiate(head), accepts_gzip(head));
-                            if let Freshness::After(after) = latest.scrape(now) {
-                                self.buf.truncate(end);
-                                self.phase = Phase::Wait { after, pipelined };
-                                self.deadline = now + limits.write;
-                                return;
-                            }
+                    match head_state(&self.buf, from) {
+                        HeadState::More => continue,
+                        HeadState::TooLarge => {
+                            self.reply(Reply::error(Status::HeadTooLarge), limits, now);
+                            return;
                         }
-                        let head = &self.buf[..end];
-                        let mut reply = answer(head, latest);
-                        // Bytes after the head (a pipelined request) are
-                        // not served: answer this one and close.
-                        reply.keep &= end == self.buf.len();
-                        self.reply(reply, limits, now);
-                        return;
-                    }
-                    if self.buf.len() > MAX_HEAD {
-                        self.reply(Reply::error(Status::HeadTooLarge), limits, now);
-                        return;
-                    }
-                    if !could_be_request(&self.buf) {
-                        self.reply(Reply::error(Status::BadRequest), limits, now);
-                        return;
+                        HeadState::Garbage => {
+                            self.reply(Reply::error(Status::BadRequest), limits, now);
+                            return;
+                        }
+                        HeadState::Complete(end) => {
+                            let pipelined = end != self.buf.len();
+                            if is_scrape(&self.buf[..end]) {
+                                let head = &self.buf[..end];
+                                // Made by the read this scrape may wait for.
+                                latest.want(openmetrics::negotiate(head), accepts_gzip(head));
+                                if let Freshness::After(after) = latest.scrape(now) {
+                                    self.buf.truncate(end);
+                                    self.phase = Phase::Wait { after, pipelined };
+                                    self.deadline = now + limits.write;
+                                    return;
+                                }
+                            }
+                            let head = &self.buf[..end];
+                            let mut reply = answer(head, latest);
+                            // Bytes after the head (a pipelined request) are
+                            // not served: answer this one and close.
+                            reply.keep &= end == self.buf.len();
+                            self.reply(reply, limits, now);
+                            return;
+                        }
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
@@ -822,22 +825,7 @@ impl Conn {
     }
 
     fn reply(&mut self, r: Reply, limits: &Limits, now: Instant) {
-        let mut out = Vec::with_capacity(160);
-        let len = r.body.len();
-        let _ = write!(
-            out,
-            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {len}\r\nConnection: {}\r\n{}\r\n",
-            r.status.line(),
-            r.ctype,
-            if r.keep { "keep-alive" } else { "close" },
-            if r.status == Status::MethodNotAllowed {
-                "Allow: GET, HEAD\r\n"
-            } else if r.gzip {
-                "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
-            } else {
-                ""
-            }
-        );
+        let out = r.head();
         self.buf = Vec::new();
         self.phase = Phase::Write {
             out,
@@ -928,6 +916,27 @@ impl Reply {
         }
     }
 
+    /// The status line and headers sent before the body.
+    fn head(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(160);
+        let len = self.body.len();
+        let _ = write!(
+            out,
+            "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {len}\r\nConnection: {}\r\n{}\r\n",
+            self.status.line(),
+            self.ctype,
+            if self.keep { "keep-alive" } else { "close" },
+            if self.status == Status::MethodNotAllowed {
+                "Allow: GET, HEAD\r\n"
+            } else if self.gzip {
+                "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
+            } else {
+                ""
+            }
+        );
+        out
+    }
+
     fn error(status: Status) -> Reply {
         let body = match status {
             Status::HeadTooLarge => "request head over 8 KiB\n",
@@ -935,6 +944,47 @@ impl Reply {
             _ => "bad request\n",
         };
         Reply::text(status, body)
+    }
+}
+
+/// The bytes the whole of a complete request head (`head`, up to and
+/// with its blank line, nothing after it) is answered with: status line,
+/// headers and, unless it is a `HEAD`, the body. The server sends the
+/// same bytes, in as many writes as the socket takes.
+pub fn response(head: &[u8], latest: &Latest) -> Vec<u8> {
+    let r = answer(head, latest);
+    let mut out = r.head();
+    if !r.head_only {
+        out.extend_from_slice(&r.body);
+    }
+    out
+}
+
+/// What the bytes of a request received so far call for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadState {
+    /// Not a whole head yet, and it may still become one.
+    More,
+    /// A whole head: its blank line ends at this offset.
+    Complete(usize),
+    /// Over [`MAX_HEAD`] bytes without the end of the head (431).
+    TooLarge,
+    /// Bytes that cannot start a request line (400).
+    Garbage,
+}
+
+/// The state of `buf`, every byte of a request received so far (at most
+/// [`MAX_HEAD`] + 1: the server keeps no more); the end of the head is
+/// searched from `from` (the bytes before it were searched already).
+pub fn head_state(buf: &[u8], from: usize) -> HeadState {
+    if let Some(end) = head_end(buf, from) {
+        HeadState::Complete(end)
+    } else if buf.len() > MAX_HEAD {
+        HeadState::TooLarge
+    } else if !could_be_request(buf) {
+        HeadState::Garbage
+    } else {
+        HeadState::More
     }
 }
 

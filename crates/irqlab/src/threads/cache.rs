@@ -31,6 +31,10 @@ use std::path::{Path, PathBuf};
 const TAG: &str = "irqlab-threads-1";
 /// A file larger than this is not ours.
 const MAX_LEN: u64 = 4 << 20;
+/// Characters a name in the file cannot hold: a field or line would end
+/// there, or (a carriage return ending the name) the name would read back
+/// without it.
+const NOT_IN_A_NAME: [char; 3] = ['\t', '\n', '\r'];
 
 /// What the file knows of one child of kthreadd.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +89,9 @@ fn parse(text: &str) -> Option<Cache> {
     for line in lines {
         let (pid, rest) = line.split_once('\t')?;
         let mark = match rest.split_once('\t') {
-            Some(("t", name)) if !name.is_empty() => Mark::Target(name.to_string()),
+            Some(("t", name)) if !name.is_empty() && !name.contains(NOT_IN_A_NAME) => {
+                Mark::Target(name.to_string())
+            }
             None if rest == "-" => Mark::Other,
             None if rest == "?" => Mark::Unknown,
             _ => return None,
@@ -114,7 +120,7 @@ fn format(c: &Cache) -> String {
 /// The mark of a child whose `comm` read `name` (`None`: unreadable).
 fn mark_of(name: Option<String>) -> Mark {
     match name {
-        Some(n) if n == "kthreadd" || n.contains(['\t', '\n']) => Mark::Unknown,
+        Some(n) if n == "kthreadd" || n.contains(NOT_IN_A_NAME) => Mark::Unknown,
         Some(n) if super::classify(&n).is_some() => Mark::Target(n),
         Some(_) => Mark::Other,
         None => Mark::Unknown,
@@ -290,6 +296,13 @@ mod tests {
     }
 
     #[test]
+    fn a_name_the_file_cannot_hold_is_read_again() {
+        for name in ["irq/9-x\r", "irq/9\tx", "irq/9\nx"] {
+            assert_eq!(mark_of(Some(name.into())), Mark::Unknown, "{name:?}");
+        }
+    }
+
+    #[test]
     fn file_round_trips_and_a_corrupt_file_is_none() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("irqlab/threads");
@@ -306,6 +319,8 @@ mod tests {
             "irqlab-threads-1\tb1\t4\n3\tz\n",
             "irqlab-threads-1\tb1\t4\n3\tt\t\n",
             "irqlab-threads-1\t\t4\n",
+            "irqlab-threads-1\tb1\t4\n3\tt\tirq/9-x\r",
+            "irqlab-threads-1\tb1\t4\n3\tt\tirq/9\tx\n",
         ] {
             std::fs::write(&p, bad).unwrap();
             assert_eq!(load(&p), None, "{bad:?}");
