@@ -710,6 +710,18 @@ mod tests {
         assert!(!gone.exists() && !gone.with_extension("parquet.tmp").exists());
     }
 
+    /// Samples 5 to 8, about a second apart (wall clock in whole
+    /// milliseconds, as schema 3 keeps it).
+    fn samples_5_to_8() -> Vec<SampleTime> {
+        (5..9)
+            .map(|seq| SampleTime {
+                seq,
+                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
+                mono_ns: 42 + seq * 999_999_937,
+            })
+            .collect()
+    }
+
     fn cell(source: SourceKind, key: &str, cpu: Option<u32>, value: u64) -> CellValue {
         CellValue {
             source,
@@ -724,13 +736,7 @@ mod tests {
     /// damaged (a counter listed twice in a sample) reads there.
     #[test]
     fn times_reads_the_samples_and_shapes_without_the_counters() {
-        let samples: Vec<SampleTime> = (5..9)
-            .map(|seq| SampleTime {
-                seq,
-                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
-                mono_ns: 42 + seq * 999_999_937,
-            })
-            .collect();
+        let samples = samples_5_to_8();
         let loc = |v| cell(SourceKind::Interrupts, "LOC", Some(0), v);
         let data = SegmentData {
             samples: samples.clone(),
@@ -762,14 +768,7 @@ mod tests {
 
     #[test]
     fn raw_counters_survive_increments_clock_rows_and_packed_shapes() {
-        let samples: Vec<SampleTime> = (5..9)
-            .map(|seq| SampleTime {
-                seq,
-                // whole milliseconds (schema 3)
-                wall_ns: 1_700_000_000_000_000_000 + seq * 1_000_007_000_000,
-                mono_ns: 42 + seq * 999_999_937,
-            })
-            .collect();
+        let samples = samples_5_to_8();
         let cells = vec![
             (5, cell(SourceKind::Interrupts, "LOC", Some(0), 1_000)),
             (5, cell(SourceKind::Interrupts, "LOC", Some(1), 7)),
