@@ -351,8 +351,9 @@ impl Fdinfo {
 }
 
 /// The share of the time between its reads that reading /proc/interrupts
-/// may take, in percent: on a machine where generating it is dear (many
-/// CPUs and IRQ numbers) it is read at fewer of the session's reads.
+/// (and holding its rows against the maps) may take, in percent: on a
+/// machine where generating it is dear (many CPUs and IRQ numbers) it is
+/// read at fewer of the session's reads.
 const INTERRUPTS_BUDGET_PCT: u64 = 1;
 
 /// The kernel's counters of the traced work, read through the samplers'
@@ -428,20 +429,22 @@ impl KernelFiles {
         );
         let due = self.since >= self.every || waited;
         if due {
-            let t0 = now;
             self.interrupts.sample(&mut self.snap)?;
-            let took = crate::sampler::clock::mono_ns().saturating_sub(t0);
-            let per_read = t0.saturating_sub(self.last_at) / self.since;
-            self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
-            self.took = took;
-            self.since = 0;
-            self.last_at = t0;
         }
         let Some(soft) = &self.snap.softirqs else {
             anyhow::bail!("the kernel's softirq counts were not read");
         };
         let irqs = self.snap.interrupts.as_ref().filter(|_| due);
         self.untraced.kernel(irqs, soft);
+        if due {
+            // the file's read and its rows held against the maps' runs
+            let took = crate::sampler::clock::mono_ns().saturating_sub(now);
+            let per_read = now.saturating_sub(self.last_at) / self.since;
+            self.every = super::untraced::reads_per_read(took, per_read, INTERRUPTS_BUDGET_PCT);
+            self.took = took;
+            self.since = 0;
+            self.last_at = now;
+        }
         Ok(())
     }
 }
