@@ -359,7 +359,7 @@ pub fn next_seq(dir: &Path) -> anyhow::Result<u64> {
 /// directory holds nothing to recover and no segment to number after: one
 /// listing instead of recovery's and numbering's five. Without a journal
 /// (no run was killed) the recording is not read back: of what `replay`
-/// would say ([`super::reader::check`]), only the files named like
+/// would say ([`super::reader::check_samples_except`]), only the files named like
 /// segments that are not read are said ([`Recovery::checks`]).
 pub fn prepare_boot_dir(dir: &Path) -> anyhow::Result<(u64, Option<String>)> {
     let empty = std::fs::read_dir(dir)
@@ -816,8 +816,8 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
 /// What [`recover_journal`] says of a segment whose samples it cannot
 /// read (`e`, naming it): the one line naming it, so it says what
 /// `replay` does with it too, in replay's words
-/// ([`super::reader::replay_skips_segment`]; [`super::reader::check_except`]
-/// leaves replay's own line out).
+/// ([`super::reader::replay_skips_segment`];
+/// [`super::reader::check_samples_except`] leaves replay's own line out).
 fn unreadable_segment(e: &anyhow::Error) -> String {
     super::reader::replay_skips_segment(&format!(
         "{e:#}: left as it is; its samples are not recovered here, and replay skips it"
@@ -840,7 +840,7 @@ fn sample_before(held: &[(Seqs, PathBuf)], first: u64) -> Option<(u64, &Path)> {
 /// journal's line of `first` does not list is unknown from `first` until
 /// a later line lists it (the recovered segment takes nothing from
 /// `seg`). Which samples are missing is said as `replay` says it
-/// ([`super::reader::check`], after the recovery).
+/// ([`super::reader::check_samples_except`], after the recovery).
 fn missing_before(path: &Path, seg: &Path, last: u64, first: u64) -> String {
     format!(
         "{}: the journal's first sample to recover is {first}, the last sample before it is {last}, in {}; the recovered segment takes no counter from it, and a counter the line of sample {first} does not list is unknown from sample {first} until a later line lists it (replay shows a `missing_samples` gap; the samples between are named below, as replay names them)",

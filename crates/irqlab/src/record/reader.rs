@@ -34,7 +34,7 @@ pub struct Recording {
     pub steps: Vec<RecordedSample>,
     pub warnings: Vec<String>,
     /// Of `warnings`, what is said about the recording's data itself
-    /// ([`check`]): files named like segments that were not read, samples
+    /// (replay's own): files named like segments that were not read, samples
     /// no file holds, clocks that are wrong. `recover` says these as
     /// `replay` does ([`check_samples_except`]); `record` the clock lines
     /// of its own samples ([`clock_fault_line`]).
@@ -145,21 +145,19 @@ fn same_sample(rec: &Recording, t: SampleTime, path: &Path) -> anyhow::Result<()
 
 /// What `replay` says about the data of boot directory `dir` (read as
 /// [`open`] reads it; [`Recording::checks`]). A directory that cannot be
-/// read back is one line saying why.
+/// read back is one line saying why. The tests hold what `recover` and
+/// `record` say to it.
+#[cfg(test)]
 pub fn check(dir: &Path) -> Vec<String> {
-    check_except(dir, &[])
+    checks_of(dir, &[], open(dir))
 }
 
-/// [`check`] without the lines naming the segments of `named` that could
-/// not be read (`recover` names those itself, once).
-pub fn check_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
-    checks_of(dir, named, open(dir))
-}
-
-/// [`check_except`] from each segment's sample times and shapes alone
-/// ([`segment::times`]: its footer and first rows), not its counters: the
-/// same lines, but for a segment whose counters only cannot be read, which
-/// [`check`] names and this does not. Its cost follows the number of
+/// What `replay` says about the data of boot directory `dir`, from each
+/// segment's sample times and shapes alone ([`segment::times`]: its
+/// footer and first rows), not its counters, and without the lines
+/// naming the segments of `named` that could not be read (`recover`
+/// names those itself, once): replay's lines, but for a segment whose
+/// counters only cannot be read, which replay names and this does not. Its cost follows the number of
 /// segments and samples, not the counters (what `recover` says after it
 /// checked the segment it wrote whole).
 pub fn check_samples_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
