@@ -722,6 +722,17 @@ mod tests {
             .collect()
     }
 
+    /// One shape from sample 5 on: the softirq row `HI`.
+    fn hi_from_5() -> Vec<ShapeAt> {
+        vec![ShapeAt {
+            seq: 5,
+            shape: Shape {
+                soft_rows: vec!["HI".into()],
+                ..Shape::default()
+            },
+        }]
+    }
+
     fn cell(source: SourceKind, key: &str, cpu: Option<u32>, value: u64) -> CellValue {
         CellValue {
             source,
@@ -740,13 +751,7 @@ mod tests {
         let loc = |v| cell(SourceKind::Interrupts, "LOC", Some(0), v);
         let data = SegmentData {
             samples: samples.clone(),
-            shapes: vec![ShapeAt {
-                seq: 5,
-                shape: Shape {
-                    soft_rows: vec!["HI".into()],
-                    ..Shape::default()
-                },
-            }],
+            shapes: hi_from_5(),
             cells: vec![(5, loc(1)), (7, loc(3))],
             environment: "{}".into(),
         };
@@ -780,13 +785,7 @@ mod tests {
         ];
         let data = SegmentData {
             samples: samples.clone(),
-            shapes: vec![ShapeAt {
-                seq: 5,
-                shape: Shape {
-                    soft_rows: vec!["HI".into()],
-                    ..Shape::default()
-                },
-            }],
+            shapes: hi_from_5(),
             cells: cells.clone(),
             environment: String::new(),
         };
