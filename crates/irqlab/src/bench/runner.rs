@@ -307,7 +307,16 @@ struct Closed {
 }
 
 /// The runner's side of a trial's [`Window`]: the first frame when the
-/// workload opens it, the last when it closes it.
+/// workload opens it, the last when it closes it. `--trace` marks after
+/// the first frame and ticks before the last, both closing reads (every
+/// kernel file read, whatever the time; see `LiveTrace::mark`), so a run
+/// no program saw is said in the trial it came in. Both reads are out of
+/// the time a workload counts itself (`Workload::run_window` runs it
+/// after `open` returns and closes after it) and the traced interval is
+/// timed by its own reads; the frames' interval holds them, as it holds
+/// the frames' own reads, and its rates divide by its measured length.
+/// (A command workload counts its window from the first frame's stamp,
+/// so the mark's read falls within its `duration`.)
 struct TrialWindow<'t, 'a> {
     trial: &'t mut Trial<'a>,
     own0: Option<u64>,
@@ -336,7 +345,7 @@ impl Window for TrialWindow<'_, '_> {
             anyhow::bail!("the trial's window was closed before it was opened");
         };
         let traced = match self.trial.trace.as_deref_mut() {
-            Some(tw) => Some(tw.tick().context("reading the trace maps")?),
+            Some(tw) => Some(tw.closing_tick().context("reading the trace maps")?),
             None => None,
         };
         let sel = self.trial.sel;
@@ -1191,5 +1200,57 @@ mod tests {
         assert_eq!(second, tmp.path().join("20261205T224837Z-2"));
         std::fs::create_dir(&second).unwrap();
         assert_eq!(unused(base), tmp.path().join("20261205T224837Z-3"));
+    }
+
+    /// `--trace`'s reads around a trial's window are both closing: a run
+    /// no program saw is said in the trial it came in.
+    #[test]
+    fn a_trials_trace_mark_and_tick_are_closing() {
+        use crate::trace::interval::IntervalView;
+        use crate::trace::live_trace::tests::Closing;
+        let spec = irqlab_core::synth::SynthSpec {
+            cpus: 2,
+            irqs: 4,
+            nr_irqs: 64,
+            arch: irqlab_core::render::Arch::X86,
+            era: irqlab_core::render::Era::E3,
+            offline: vec![],
+            seed: 5,
+        };
+        let d = tempfile::tempdir().unwrap();
+        crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+        let mut live = LiveSampler::open(&LivePlan {
+            root: d.path().to_path_buf(),
+            filter: Filter::default(),
+            strategy: Choice::default(),
+        })
+        .unwrap();
+        let log = Closing::default();
+        let mut tw = LiveTrace::new(Box::new(log.clone()), IntervalView::default()).unwrap();
+        let stop = Stop::unhooked();
+        let mut trial = Trial {
+            live: &mut live,
+            sel: &Measured { rows: Vec::new() },
+            boot_id: "b",
+            trace: Some(&mut tw),
+            acct: &IrqTime::Unknown,
+            foreign: None,
+            stop: &stop,
+        };
+        for _ in 0..2 {
+            let mut win = TrialWindow {
+                trial: &mut trial,
+                own0: None,
+                closed: None,
+            };
+            win.open().unwrap();
+            win.close().unwrap();
+            assert!(win.closed.is_some_and(|c| c.traced.is_some()));
+        }
+        assert_eq!(
+            log.reads(),
+            [false, true, true, true, true],
+            "baseline, 2 trials"
+        );
     }
 }

@@ -330,7 +330,7 @@ fn batch(
 struct Traces<'a>(Option<&'a mut TraceReplay>);
 
 impl FrameTrace for Traces<'_> {
-    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
+    fn frame(&mut self, frame: &Frame<'_>, _: bool) -> anyhow::Result<Option<TopTrace>> {
         let Some(t) = self.0.as_deref_mut() else {
             return Ok(None);
         };

@@ -214,7 +214,8 @@ fn selection_warnings(
 #[cfg(feature = "trace")]
 const SIGNAL_GRACE: Duration = Duration::from_secs(3);
 
-/// The interval loop; returns the signal that ended it, if any.
+/// The interval loop (with `--cost` around it); returns the signal that
+/// ended it, if any.
 #[cfg(feature = "trace")]
 fn intervals(
     args: &Args,
@@ -223,8 +224,6 @@ fn intervals(
     stop: &crate::sampler::Stop,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<Option<i32>> {
-    use crate::sampler::Tick;
-    use crate::trace::{interval, output, sample::Sample};
     use std::time::Instant;
 
     let cost_from = if args.cost {
@@ -232,17 +231,46 @@ fn intervals(
     } else {
         None
     };
+    let signal = write_intervals(args, sel, session, &mut args.pace(), stop, out)?;
+    if let Some((from, t0)) = cost_from {
+        let line = cost_line(session.run_stats().since(from), t0.elapsed());
+        match signal {
+            None => eprintln!("irqlab: {line}"),
+            Some(sig) => eprintln!("irqlab: {line} (interrupted by {})", signal_name(sig)),
+        }
+    }
+    Ok(signal)
+}
+
+/// The baseline, then an interval per tick of `pace`, written to `out`
+/// until the run ends or `stop` catches a signal (returned). The run's
+/// last read is closing ([`closing`]).
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn write_intervals(
+    args: &Args,
+    sel: &IntervalView,
+    session: &mut dyn crate::trace::live_trace::TraceSession,
+    pace: &mut crate::sampler::PacedRun,
+    stop: &crate::sampler::Stop,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<Option<i32>> {
+    use crate::sampler::Tick;
+    use crate::trace::{interval, output, sample::Sample};
+
     let (mut prev, mut cur) = (Sample::default(), Sample::default());
     session.read(&mut prev)?;
-    let mut pace = args.pace();
     let mut signal = None;
     for n in 1u64.. {
-        match pace.wait(stop) {
+        let tick = pace.wait(stop);
+        match tick {
             Tick::Due => {}
             Tick::End => break,
             Tick::Signal(s) => signal = Some(s),
         }
-        session.read(&mut cur)?;
+        match closing(tick, pace) {
+            true => session.read_closing(&mut cur)?,
+            false => session.read(&mut cur)?,
+        }
         let iv = interval::between(&prev, &cur, sel);
         // a signal cuts the interval short: what it saw is still printed
         let cut = signal.map(signal_name);
@@ -259,14 +287,15 @@ fn intervals(
         }
         std::mem::swap(&mut prev, &mut cur);
     }
-    if let Some((from, t0)) = cost_from {
-        let line = cost_line(session.run_stats().since(from), t0.elapsed());
-        match signal {
-            None => eprintln!("irqlab: {line}"),
-            Some(sig) => eprintln!("irqlab: {line} (interrupted by {})", signal_name(sig)),
-        }
-    }
     Ok(signal)
+}
+
+/// Whether the read after `tick` is the run's last, so closing (every
+/// run no program saw is in its interval): the interval a signal cut
+/// short, or the tick that reached `-d`.
+#[cfg_attr(not(feature = "trace"), allow(dead_code))]
+fn closing(tick: crate::sampler::Tick, pace: &crate::sampler::PacedRun) -> bool {
+    matches!(tick, crate::sampler::Tick::Signal(_)) || pace.was_last()
 }
 
 /// `SIGINT`, `SIGTERM` or the number.
@@ -350,6 +379,36 @@ mod tests {
         );
         let mut p = args(&[]).pace();
         assert_eq!(std::iter::from_fn(|| p.next_due()).take(3).count(), 3);
+    }
+
+    /// Only the read of the run's last interval is closing: the one a
+    /// signal cut short, or the one `-d` ends with.
+    #[test]
+    fn the_last_read_is_closing() {
+        use crate::sampler::{Stop, Tick};
+        use crate::trace::live_trace::tests::Closing;
+        let a = args(&["-i", "10ms", "-d", "25ms", "--format", "json"]);
+        let mut log = Closing::default();
+        let mut out = Vec::new();
+        let stop = Stop::unhooked();
+        let signal = write_intervals(
+            &a,
+            &a.select().unwrap(),
+            &mut log,
+            &mut a.pace(),
+            &stop,
+            &mut out,
+        );
+        assert_eq!(signal.unwrap(), None);
+        assert_eq!(
+            log.reads(),
+            [false, false, false, true],
+            "baseline, 3 ticks"
+        );
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3);
+        let p = args(&[]).pace();
+        assert!(closing(Tick::Signal(2), &p));
+        assert!(!closing(Tick::Due, &p));
     }
 
     /// `trace -i 0` ran a busy loop (577 MB of output in 10 minutes).

@@ -457,7 +457,12 @@ pub fn run(
         let meter = s.frame.meter;
         let mut view = s.view();
         if let Some(t) = trace.as_deref_mut() {
-            t.read(&mut traced)?;
+            // the run's last sample holds every run no program saw; one a
+            // signal ends before `final_after` ends at the sample before
+            match last || pace.was_last() {
+                true => t.read_closing(&mut traced)?,
+                false => t.read(&mut traced)?,
+            }
             view.trace = Some(&traced);
         }
         if run.sum.samples == 0 {
@@ -753,6 +758,23 @@ mod tests {
             );
             assert!(s.snap.interrupts.is_some(), "the files are recorded too");
         }
+    }
+
+    /// Only the read of the run's last sample is closing.
+    #[test]
+    fn the_last_samples_trace_read_is_closing() {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let mut cfg = config(root.path(), out.path());
+        cfg.duration = Some(Duration::from_millis(100));
+        let mut log = crate::trace::live_trace::tests::Closing::default();
+        let sum = run(&cfg, Some(&mut log), |_| {}).unwrap();
+        let reads = log.reads();
+        assert_eq!(reads.len() as u64, sum.samples, "one read per sample");
+        // the baseline and at least one tick (late ones may be dropped)
+        assert!(reads.len() >= 2, "{reads:?}");
+        assert_eq!(reads.iter().filter(|&&c| c).count(), 1, "{reads:?}");
+        assert_eq!(reads.last(), Some(&true), "{reads:?}");
     }
 
     /// Recorded time from the first sample in `dir` to the last.

@@ -198,6 +198,13 @@ impl PacedRun {
         }
     }
 
+    /// Whether the tick just taken was the run's last (its count or
+    /// duration reached): what a reader that must end exact reads then
+    /// (`trace`, `top --batch --trace`, `record --trace`).
+    pub fn was_last(&self) -> bool {
+        self.n > 0 && self.over()
+    }
+
     /// Whether every tick of the run was handed out.
     fn over(&self) -> bool {
         match self.total() {
@@ -377,6 +384,32 @@ mod tests {
         assert_eq!(End::of(Some(2), Some(MS)), End::Count(2));
         assert_eq!(End::of(None, Some(MS)), End::After(MS));
         assert_eq!(End::of(None, None), End::Never);
+    }
+
+    /// Only the tick that ends a run by count or duration is its last; a
+    /// run without an end has none.
+    #[test]
+    fn the_last_tick_is_known_when_it_is_taken() {
+        let t0 = Instant::now();
+        let lasts = |end| {
+            let mut p = PacedRun::starting_at(t0, 1000 * MS, end);
+            let mut v = vec![p.was_last()];
+            while p.next_due().is_some() {
+                v.push(p.was_last());
+                assert!(v.len() < 100, "runaway");
+            }
+            v
+        };
+        assert_eq!(lasts(End::Count(3)), [false, false, false, true]);
+        assert_eq!(lasts(End::After(2500 * MS)), [false, false, false, true]);
+        assert_eq!(lasts(End::Count(0)), [false], "no tick, no last");
+        let mut v = PacedRun::variable_at(t0, End::After(1500 * MS));
+        v.take_after(Some(1000 * MS));
+        assert!(!v.was_last());
+        v.take_after(Some(1000 * MS));
+        assert!(v.was_last(), "the tick due at a variable run's end");
+        let mut never = PacedRun::starting_at(t0, MS, End::Never);
+        assert!((0..50).all(|_| never.next_due().is_some() && !never.was_last()));
     }
 
     /// An unpaced run (replay --batch: interval zero) takes every tick at

@@ -16,6 +16,14 @@ use anyhow::Result;
 pub trait TraceSession: Send {
     /// The maps' cumulative counters now, into `out` (replaced).
     fn read(&mut self, out: &mut Sample) -> Result<()>;
+
+    /// [`TraceSession::read`] for a read whose runs no program saw must
+    /// all be counted by now: a run's last read, a bench trial's bounds
+    /// (`session` reads every kernel file then, whatever its budget
+    /// says). Default: [`TraceSession::read`].
+    fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
+        self.read(out)
+    }
 }
 
 /// A session and its last reads: one traced interval per read.
@@ -72,15 +80,30 @@ impl LiveTrace {
     }
 
     /// Start the next interval now (`bench`: just before a trial's timed
-    /// window).
+    /// window), with a closing read ([`TraceSession::read_closing`]): a
+    /// run missed before it is not said in the interval after.
     pub fn mark(&mut self) -> Result<()> {
-        self.session.read(&mut self.prev)
+        self.session.read_closing(&mut self.prev)
     }
 
     /// Read the maps now: the interval since the previous tick, mark or
     /// the start.
     pub fn tick(&mut self) -> Result<Interval> {
-        self.session.read(&mut self.cur)?;
+        self.tick_as(false)
+    }
+
+    /// [`LiveTrace::tick`] with a closing read: the last tick of a run,
+    /// or the end of a bench trial, whose interval holds every run no
+    /// program saw in it.
+    pub fn closing_tick(&mut self) -> Result<Interval> {
+        self.tick_as(true)
+    }
+
+    fn tick_as(&mut self, closing: bool) -> Result<Interval> {
+        match closing {
+            true => self.session.read_closing(&mut self.cur)?,
+            false => self.session.read(&mut self.cur)?,
+        }
         let iv = between(&self.prev, &self.cur, &self.sel);
         std::mem::swap(&mut self.prev, &mut self.cur);
         if self.first.is_none() {
@@ -99,7 +122,7 @@ impl LiveTrace {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record::trace_cells::tests::sample;
 
@@ -135,6 +158,42 @@ mod tests {
             t.whole_run(),
             between(&sample(2), &sample(5), &IntervalView::default())
         );
+    }
+
+    /// Which reads of a session were closing, in order.
+    #[derive(Clone, Default)]
+    pub struct Closing(pub std::sync::Arc<std::sync::Mutex<Vec<bool>>>);
+
+    impl Closing {
+        pub fn reads(&self) -> Vec<bool> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl TraceSession for Closing {
+        fn read(&mut self, out: &mut Sample) -> Result<()> {
+            self.0.lock().unwrap().push(false);
+            *out = sample(self.0.lock().unwrap().len() as u64);
+            Ok(())
+        }
+        fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
+            self.read(out)?;
+            if let Some(last) = self.0.lock().unwrap().last_mut() {
+                *last = true;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn marks_and_closing_ticks_read_closing() {
+        let log = Closing::default();
+        let mut t = LiveTrace::new(Box::new(log.clone()), IntervalView::default()).unwrap();
+        t.tick().unwrap();
+        t.mark().unwrap();
+        t.closing_tick().unwrap();
+        t.tick().unwrap();
+        assert_eq!(log.reads(), [false, false, true, true, false]);
     }
 
     #[test]

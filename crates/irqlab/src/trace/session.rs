@@ -181,9 +181,20 @@ impl Session {
     /// runs it counted that no program saw ([`super::untraced`]: its files
     /// are read just before the maps, the first time just after).
     pub fn read(&mut self, out: &mut Sample) -> Result<()> {
+        self.read_as(out, false)
+    }
+
+    /// [`Session::read`] reading /proc/interrupts whatever its budget
+    /// says ([`KernelFiles::read`]): `out.missed` holds every run no
+    /// program saw up to now.
+    pub fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
+        self.read_as(out, true)
+    }
+
+    fn read_as(&mut self, out: &mut Sample, closing: bool) -> Result<()> {
         let based = self.kernel.as_ref().is_some_and(|k| k.untraced.based());
         if based {
-            self.read_kernel(|k| k.read());
+            self.read_kernel(|k| k.read(closing));
         }
         // CLOCK_MONOTONIC: the clock bpf_ktime_get_ns uses
         let t0 = crate::sampler::clock::mono_ns();
@@ -269,6 +280,9 @@ impl Session {
 impl super::live_trace::TraceSession for Session {
     fn read(&mut self, out: &mut Sample) -> Result<()> {
         Session::read(self, out)
+    }
+    fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
+        Session::read_closing(self, out)
     }
 }
 
@@ -413,12 +427,13 @@ impl KernelFiles {
     }
 
     /// A later read, just before the maps: /proc/softirqs, and
-    /// /proc/interrupts when due. After each read of the latter, how many
-    /// reads until the next is set from what it took against the time
-    /// per read since the last one; reads that come irregularly (two back
-    /// to back, then a long wait) have it due after as long as the budget
-    /// needs, whatever that count says.
-    fn read(&mut self) -> Result<()> {
+    /// /proc/interrupts when due, or `closing` (a read that must be
+    /// exact). After each read of the latter, how many reads until the
+    /// next is set from what it took against the time per read since the
+    /// last one; reads that come irregularly (two back to back, then a
+    /// long wait) have it due after as long as the budget needs, whatever
+    /// that count says.
+    fn read(&mut self, closing: bool) -> Result<()> {
         self.softirqs.sample(&mut self.snap)?;
         self.since += 1;
         let now = crate::sampler::clock::mono_ns();
@@ -427,7 +442,7 @@ impl KernelFiles {
             self.took,
             INTERRUPTS_BUDGET_PCT,
         );
-        let due = self.since >= self.every || waited;
+        let due = closing || self.since >= self.every || waited;
         if due {
             self.interrupts.sample(&mut self.snap)?;
         }
@@ -446,5 +461,69 @@ impl KernelFiles {
             self.last_at = now;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::trace::sample::Stats;
+
+    /// /proc/interrupts and /proc/softirqs of two CPUs under `root`, with
+    /// `res` the `RES` row.
+    fn write_files(root: &std::path::Path, res: [u64; 2]) {
+        let irqs = format!(
+            "           CPU0       CPU1       \n\
+             RES: {:>10} {:>10}   Rescheduling interrupts\n",
+            res[0], res[1]
+        );
+        let soft = "                    CPU0       CPU1\n\
+                    \x20         TIMER:          5          5\n";
+        // written in place: the readers keep their descriptors
+        std::fs::write(root.join(StatFile::Interrupts.rel()), irqs).unwrap();
+        std::fs::write(root.join(StatFile::Softirqs.rel()), soft).unwrap();
+    }
+
+    /// No `RES` run traced on either CPU.
+    fn untraced_res() -> Sample {
+        let key = TraceKey::Vector {
+            label: "RES".into(),
+            tracepoint: "reschedule".into(),
+        };
+        Sample {
+            irqs: vec![(key, vec![Stats::default(); 2])],
+            ..Sample::default()
+        }
+    }
+
+    /// A read the budget skips /proc/interrupts at holds no run of its
+    /// since the last; a closing read reads it all the same, the runs no
+    /// program saw then show, and the budget counts from it as from a
+    /// due read.
+    #[test]
+    fn a_closing_read_reads_interrupts_whatever_the_budget_says() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("proc")).unwrap();
+        write_files(d.path(), [10, 10]);
+        let fs = HostFs::new(d.path());
+        let mut k = KernelFiles::open(&fs, vec!["RES"]).unwrap();
+        let traced = untraced_res();
+        k.baseline(&traced).unwrap();
+        // a read of the file that took a minute: due in 100 minutes
+        k.took = 60_000_000_000;
+        k.every = 1_000;
+        write_files(d.path(), [110, 10]);
+        k.read(false).unwrap();
+        assert!(k.untraced.shortfall(&traced).is_empty(), "skipped");
+        assert_eq!(k.since, 1);
+        let before = k.last_at;
+        k.read(true).unwrap();
+        let missed = k.untraced.shortfall(&traced);
+        // 100 runs on CPU0, less the one that may be in flight
+        assert_eq!(missed.get("RES"), Some(&99), "{missed:?}");
+        assert_eq!(k.since, 0, "counted from the closing read");
+        assert!(k.last_at > before);
+        assert!(k.took < 60_000_000_000, "what the closing read took");
     }
 }

@@ -43,9 +43,13 @@ pub fn start(_: &Path, _: &Filter) -> Result<(Tracing, Vec<String>)> {
 }
 
 /// The traced figures of this tick, handler time kept for the IRQ rows
-/// the `--irq` filter keeps in `cur`.
-pub fn tick(t: &mut Tracing, cur: &Snapshot, filter: &Filter) -> Result<TopTrace> {
-    let iv = t.tick()?;
+/// the `--irq` filter keeps in `cur`; `last`: the run's last tick, read
+/// closing ([`Tracing::closing_tick`]).
+pub fn tick(t: &mut Tracing, cur: &Snapshot, filter: &Filter, last: bool) -> Result<TopTrace> {
+    let iv = match last {
+        true => t.closing_tick()?,
+        false => t.tick()?,
+    };
     Ok(shown(&iv, cur, filter))
 }
 
@@ -405,11 +409,11 @@ mod tests {
     fn handler_time_is_kept_for_the_rows_the_filter_keeps() {
         let mut t: Tracing = LiveTrace::new(Box::new(Fake(0)), IntervalView::default()).unwrap();
         let snap = snapshot();
-        let all = tick(&mut t, &snap, &Filter::default()).unwrap();
+        let all = tick(&mut t, &snap, &Filter::default(), false).unwrap();
         let labels: Vec<&str> = all.irqs.iter().map(|x| x.label.as_str()).collect();
         assert_eq!(labels, ["24", "LOC"], "both rows exist in the tree");
         let only_loc = Filter::from_flags(Some("^LOC$"), None).unwrap();
-        let t1 = tick(&mut t, &snap, &only_loc).unwrap();
+        let t1 = tick(&mut t, &snap, &only_loc, true).unwrap();
         assert_eq!(t1.irqs.len(), 1);
         assert_eq!(t1.irqs[0].label, "LOC");
         assert_eq!(t1.cpus.len(), 2, "CPU time is not row-filtered");

@@ -93,15 +93,17 @@ impl Summary {
 /// live eBPF maps (`top --batch --trace`) or a recording's `trace` rows
 /// (`replay --batch`).
 pub trait FrameTrace {
-    /// The frame's traced interval, read right after the frame.
-    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>>;
+    /// The frame's traced interval, read right after the frame; `last`:
+    /// the run's last frame (its interval, and so `Average:`'s, must hold
+    /// every run no program saw).
+    fn frame(&mut self, frame: &Frame<'_>, last: bool) -> anyhow::Result<Option<TopTrace>>;
     /// The whole run's, for `Average:` (`None`: not known).
     fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace>;
 }
 
 /// No tracing.
 impl FrameTrace for () {
-    fn frame(&mut self, _: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
+    fn frame(&mut self, _: &Frame<'_>, _: bool) -> anyhow::Result<Option<TopTrace>> {
         Ok(None)
     }
     fn whole_run(&self, _: &Snapshot, _: &Filter) -> Option<TopTrace> {
@@ -110,8 +112,8 @@ impl FrameTrace for () {
 }
 
 impl FrameTrace for top_trace::Tracing {
-    fn frame(&mut self, frame: &Frame<'_>) -> anyhow::Result<Option<TopTrace>> {
-        top_trace::tick(self, frame.cur, frame.filter()).map(Some)
+    fn frame(&mut self, frame: &Frame<'_>, last: bool) -> anyhow::Result<Option<TopTrace>> {
+        top_trace::tick(self, frame.cur, frame.filter(), last).map(Some)
     }
     fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace> {
         Some(top_trace::whole_run(self, latest, filter))
@@ -253,7 +255,9 @@ impl BatchWriter {
                 Tick::Signal(s) => break Some(s),
             }
             let mut frame = live.next_frame()?;
-            let traced = trace.frame(&frame)?;
+            // a run by count knows its last frame; one a signal ends
+            // does not (its Average: ends at the frame before)
+            let traced = trace.frame(&frame, pace.was_last())?;
             self.frame(&mut frame, traced.as_ref(), out)?;
             // an affinity file that is not a CPU list (read once per IRQ)
             for n in live.take_notes() {
@@ -328,4 +332,48 @@ fn tracing_start(plan: &crate::sampler::LivePlan) -> anyhow::Result<top_trace::T
         eprintln!("irqlab: note: trace: {n}");
     }
     Ok(t)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::trace::interval::IntervalView;
+    use crate::trace::live_trace::{tests::Closing, LiveTrace};
+
+    /// The trace read of the run's last frame is closing, the others not.
+    #[test]
+    fn the_last_frames_trace_read_is_closing() {
+        let spec = irqlab_core::synth::SynthSpec {
+            cpus: 2,
+            irqs: 4,
+            nr_irqs: 64,
+            arch: irqlab_core::render::Arch::X86,
+            era: irqlab_core::render::Era::E3,
+            offline: vec![],
+            seed: 5,
+        };
+        let d = tempfile::tempdir().unwrap();
+        crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+        let mut live = LiveSampler::open(&crate::sampler::LivePlan {
+            root: d.path().to_path_buf(),
+            filter: Filter::default(),
+            strategy: Default::default(),
+        })
+        .unwrap();
+        let log = Closing::default();
+        let mut t = LiveTrace::new(Box::new(log.clone()), IntervalView::default()).unwrap();
+        let writer = BatchWriter::new(BatchFormat::Text, TextOpts::default(), &live, false);
+        let mut pace = PacedRun::new(std::time::Duration::ZERO, End::Count(3));
+        let mut out = Vec::new();
+        let signal = writer.run(&mut live, &mut pace, &Stop::unhooked(), &mut t, &mut out);
+        assert_eq!(signal.unwrap(), None);
+        assert_eq!(
+            log.reads(),
+            [false, false, false, true],
+            "baseline, 3 frames"
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Average:"), "{text}");
+    }
 }
