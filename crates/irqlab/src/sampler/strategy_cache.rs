@@ -210,7 +210,8 @@ pub fn lookup(path: &Path, key: &Key) -> Option<Decision> {
 
 /// The cache file's text once `decision` is stored for `key` at `now`
 /// among its `entries`: stale and superseded entries dropped, the newest
-/// [`MAX_ENTRIES`] kept.
+/// [`MAX_ENTRIES`] kept that fit in [`MAX_FILE_BYTES`] (a larger file is
+/// not read back at all).
 pub fn with_stored(entries: Vec<Entry>, key: &Key, decision: &Decision, now: u64) -> String {
     let mut entries = fresh(entries, key, now);
     entries.retain(|e| e.key != *key);
@@ -219,8 +220,19 @@ pub fn with_stored(entries: Vec<Entry>, key: &Key, decision: &Decision, now: u64
         decision: decision.clone(),
         stamp_s: now,
     });
-    let skip = entries.len().saturating_sub(MAX_ENTRIES);
-    entries.iter().skip(skip).map(format_line).collect()
+    let mut size = 0;
+    let mut lines: Vec<String> = entries
+        .iter()
+        .rev()
+        .take(MAX_ENTRIES)
+        .map(format_line)
+        .take_while(|l| {
+            size += l.len();
+            size <= MAX_FILE_BYTES
+        })
+        .collect();
+    lines.reverse();
+    lines.concat()
 }
 
 /// Store `decision` for `key` in the file at `path`, dropping stale,
@@ -383,6 +395,27 @@ mod tests {
         assert_eq!(entries.len(), 2, "{text}");
         assert_eq!(find(entries.clone(), &other, now), Some(decision()));
         assert_eq!(find(entries, &key(), now), Some(decision()));
+    }
+
+    #[test]
+    fn the_text_stored_fits_the_size_read_back() {
+        let now = 1_700_000_000;
+        let long = |i: usize| Key {
+            irqs: format!("{i},{}", "9".repeat(2100)),
+            ..key()
+        };
+        let entries: Vec<Entry> = (0..31)
+            .map(|i| Entry {
+                key: long(i),
+                decision: decision(),
+                stamp_s: now - 1,
+            })
+            .collect();
+        let text = with_stored(entries, &key(), &decision(), now);
+        assert!(text.len() <= MAX_FILE_BYTES, "{}", text.len());
+        let back = parse(text.as_bytes()).unwrap();
+        assert_eq!(find(back.clone(), &key(), now), Some(decision()));
+        assert_eq!(find(back, &long(30), now), Some(decision()));
     }
 
     #[test]
