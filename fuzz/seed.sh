@@ -108,6 +108,16 @@ for flags in '\001' '\176' '\201'; do
     } > "$c/compare_inputs/bench-$(printf "$flags" | od -An -tu1 | tr -d ' ')"
 done
 
+# compare_decide: the flags byte (3 variants, boot ids), the metrics byte
+# (2 metrics), stated directions (higher, lower), units (ns, 1/s), then per
+# variant and metric a count and one selector byte (and an id byte) per
+# value (fuzz_targets/compare_decide.rs).
+mkdir -p "$c/compare_decide"
+printf '\011\001\011\015\004\220\000\221\001\222\002\223\000\003\000\000\001\000\002\000\004\230\000\231\001\232\002\233\000\003\210\000\220\001\210\002\004\240\000\241\001\242\002\243\000\003\377\000\000\000\000\000\000\360\077\000\016\001\016\002' \
+    > "$c/compare_decide/three-variants-boots"
+printf '\004\002\000\000\005\220\221\000\016\230\003\001\002\003\002\016\016\016' \
+    > "$c/compare_decide/identical"
+
 # guard_journal: one byte (where the last line is cut), then the journal.
 mkdir -p "$c/guard_journal"
 {
@@ -134,7 +144,7 @@ mkdir -p "$c/strategy_cache"
     printf 'irqlab-strategy-1\tb\t6.18\t/\t4\t24,25\tproc_interrupts\t1000\t2000\t20\t%s\n' "$(date +%s)"
     printf 'irqlab-strategy-1\tb\t6.18\t/\t4\t24\tper_cpu_count\t9000\t2000\t20\t1\n'
 } > "$c/strategy_cache/fresh-and-stale"
-for t in compare_inputs guard_journal serve_http strategy_cache; do
+for t in compare_inputs compare_decide guard_journal serve_http strategy_cache; do
     echo "$t: $(ls "$c/$t" | wc -l) seeds"
 done
 

@@ -66,6 +66,19 @@ pub fn pct(x: f64) -> String {
     }
 }
 
+/// A change in percentage points with three decimals (`+1.500`), in
+/// scientific notation from `HUGE_PCT` on, [`OVERFLOW`] beyond the float
+/// range (the difference of two values near ±1.8e308 %).
+pub fn points(x: f64) -> String {
+    if x.is_infinite() {
+        OVERFLOW.to_string()
+    } else if x.abs() >= HUGE_PCT {
+        format!("{x:+.3e}")
+    } else {
+        format!("{x:+.3}")
+    }
+}
+
 /// From this many percent on, [`pct`] writes a change in scientific
 /// notation (a billion-fold change and beyond).
 const HUGE_PCT: f64 = 1e11;
@@ -133,9 +146,7 @@ pub fn grid(c: &Comparison, m: &MetricReport, others: &[usize]) -> Vec<Vec<Strin
             row.push(opt(cell(i), num));
             row.push(opt(m.delta_rows(b, i).and_then(|d| d[r]), pct));
             if m.is_pct() {
-                row.push(opt(m.point_rows(b, i).and_then(|d| d[r]), |x| {
-                    format!("{x:+.3}")
-                }));
+                row.push(opt(m.point_rows(b, i).and_then(|d| d[r]), points));
             }
         }
         rows.push(row);
@@ -576,6 +587,12 @@ mod tests {
         assert_eq!(pct(f64::INFINITY), "overflow");
         assert_eq!(num(f64::NEG_INFINITY), "overflow");
         assert_eq!(signed(f64::INFINITY), "overflow");
+        assert_eq!(points(1.5), "+1.500");
+        assert_eq!(points(-0.25), "-0.250");
+        // found by fuzz/fuzz_targets/compare_decide.rs: "-inf" in the
+        // points column of a % metric near -1.8e308, and 309 digits
+        assert_eq!(points(f64::NEG_INFINITY), "overflow");
+        assert_eq!(points(-1.797_693_134_862_315_7e308), "-1.798e308");
         assert_eq!(p(0.00001), "1.0e-5");
         assert_eq!(p(0.0), "< 1e-300");
         assert_eq!(achieved(0.6667), " (confidence 0.667)");
@@ -583,5 +600,39 @@ mod tests {
         let w = wrap(&format!("  {}", "word ".repeat(40)), 72);
         assert!(w.iter().all(|l| l.chars().count() <= 72));
         assert!(w[0].starts_with("  word") && w[1].starts_with("      word"));
+    }
+
+    #[test]
+    fn points_beyond_the_float_range_are_overflow_in_the_grid() {
+        // found by fuzz/fuzz_targets/compare_decide.rs: "-inf" in the
+        // points column of a % metric whose values are near ±1.8e308
+        use crate::compare::input::{Loaded, Obs, VariantData};
+        let side = |label: &str, v: f64| {
+            let mut d = VariantData::new(label, false);
+            for _ in 0..3 {
+                d.push("busy", Some("%"), Some(Direction::Lower), Obs::plain(v));
+            }
+            d
+        };
+        let loaded = Loaded {
+            variants: vec![side("a", 1.7e308), side("b", -1.7e308)],
+            ..Loaded::default()
+        };
+        let s = crate::compare::model::Settings {
+            alpha: 0.05,
+            noise_pct: 1.0,
+            resamples: 100,
+            seed: 1,
+            directions: crate::compare::DirectionRules::default(),
+        };
+        let c = crate::compare::model::build(loaded, None, s).unwrap();
+        let g = grid(&c, &c.metrics[0], &[1]);
+        assert_eq!(g[0][4], "points");
+        assert_eq!(g[2][0], "mean");
+        assert_eq!(g[2][4], OVERFLOW, "{g:?}");
+        assert!(
+            g.iter().flatten().all(|cell| !cell.contains("inf")),
+            "{g:?}"
+        );
     }
 }

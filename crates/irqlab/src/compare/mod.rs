@@ -129,7 +129,8 @@ pub struct CompareConfig {
     pub mixed_workloads: bool,
 }
 
-fn settings(c: &CompareConfig) -> Result<model::Settings> {
+/// The model's settings from `c`, checked (alpha, noise, resamples).
+pub fn settings(c: &CompareConfig) -> Result<model::Settings> {
     if !(c.alpha > 0.0 && c.alpha < 1.0) {
         bail!("--alpha must be between 0 and 1");
     }
@@ -163,7 +164,19 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
             .map(|(m, _)| m.clone())
             .collect(),
     };
-    let mut loaded = load_all(&config.inputs, &opts)?;
+    let loaded = load_all(&config.inputs, &opts)?;
+    compare_loaded(config, s, loaded)
+}
+
+/// Everything `irqlab compare` does between loading its inputs and writing
+/// its report: the checks of the flags against what was loaded, the notes
+/// on workloads and machines, and the model (statistics and verdicts). No
+/// I/O; `s` is [`settings`] of `config`.
+pub fn compare_loaded(
+    config: &CompareConfig,
+    s: model::Settings,
+    mut loaded: Loaded,
+) -> Result<model::Comparison> {
     check_metric_named(config, &loaded)?;
     check_direction_metrics(&config.directions, &loaded)?;
     check_default_direction(&config.directions, &loaded)?;

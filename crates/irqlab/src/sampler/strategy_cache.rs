@@ -17,7 +17,7 @@
 use super::strategy::{Decision, Strategy};
 use crate::host::HostFs;
 use irqlab_core::paths;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Oldest entry reused (s): a day, so that a long-running boot measures
@@ -27,6 +27,8 @@ pub const MAX_AGE_S: u64 = 24 * 3600;
 const MAX_ENTRIES: usize = 32;
 /// First field of every line (format version).
 const TAG: &str = "irqlab-strategy-1";
+/// Largest cache file read: a larger one is not ours.
+pub const MAX_FILE_BYTES: usize = 64 << 10;
 
 /// What a decision is valid for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,10 +83,27 @@ fn now_s() -> u64 {
 
 /// One parsed line.
 #[derive(Debug, Clone, PartialEq)]
-struct Entry {
-    key: Key,
-    decision: Decision,
-    stamp_s: u64,
+pub struct Entry {
+    pub key: Key,
+    pub decision: Decision,
+    /// When it was stored (s since the epoch).
+    pub stamp_s: u64,
+}
+
+/// A cache file larger than [`MAX_FILE_BYTES`] (its size): not ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLarge(pub usize);
+
+/// The entries of a cache file's bytes, in file order; a line that does
+/// not parse (or is not UTF-8) is skipped.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Entry>, TooLarge> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(TooLarge(bytes.len()));
+    }
+    Ok(String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(parse_line)
+        .collect())
 }
 
 fn parse_line(line: &str) -> Option<Entry> {
@@ -146,17 +165,25 @@ fn format_line(e: &Entry) -> String {
     )
 }
 
-/// Entries of the file at `path` that are fresh for `key`'s boot and
-/// kernel at `now` (everything else is stale or corrupt).
-fn fresh_entries(path: &Path, key: &Key, now: u64) -> Vec<Entry> {
-    // a cache larger than this is not ours
-    let text = match std::fs::metadata(path) {
-        Ok(m) if m.is_file() && m.len() <= 64 << 10 => std::fs::read(path).unwrap_or_default(),
-        _ => Vec::new(),
-    };
-    String::from_utf8_lossy(&text)
-        .lines()
-        .filter_map(parse_line)
+/// The entries of the file at `path`: none when it is missing, not a
+/// regular file (a FIFO is never opened) or too large.
+fn read(path: &Path) -> Vec<Entry> {
+    let mut bytes = Vec::new();
+    let limit = MAX_FILE_BYTES as u64 + 1;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        let read = std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes));
+        if read.is_err() {
+            bytes.clear();
+        }
+    }
+    parse(&bytes).unwrap_or_default()
+}
+
+/// `entries` that are fresh for `key`'s boot and kernel at `now`
+/// (everything else is stale).
+fn fresh(entries: Vec<Entry>, key: &Key, now: u64) -> Vec<Entry> {
+    entries
+        .into_iter()
         .filter(|e| {
             e.key.boot_id == key.boot_id
                 && e.key.kernel == key.kernel
@@ -166,29 +193,53 @@ fn fresh_entries(path: &Path, key: &Key, now: u64) -> Vec<Entry> {
         .collect()
 }
 
-/// The cached decision for `key` in the file at `path`, if fresh.
-pub fn lookup(path: &Path, key: &Key) -> Option<Decision> {
-    fresh_entries(path, key, now_s())
+/// The decision for `key` among a cache file's `entries` (the last one
+/// stored), if fresh at `now`.
+pub fn find(entries: Vec<Entry>, key: &Key, now: u64) -> Option<Decision> {
+    fresh(entries, key, now)
         .into_iter()
         .rev()
         .find(|e| e.key == *key)
         .map(|e| e.decision)
 }
 
-/// Store `decision` for `key` in the file at `path`, dropping stale,
-/// corrupt and superseded lines. Best effort: an error only means the
-/// next run measures again.
-pub fn store(path: &Path, key: &Key, decision: &Decision) -> std::io::Result<()> {
-    let now = now_s();
-    let mut entries = fresh_entries(path, key, now);
+/// The cached decision for `key` in the file at `path`, if fresh.
+pub fn lookup(path: &Path, key: &Key) -> Option<Decision> {
+    find(read(path), key, now_s())
+}
+
+/// The cache file's text once `decision` is stored for `key` at `now`
+/// among its `entries`: stale and superseded entries dropped, the newest
+/// [`MAX_ENTRIES`] kept that fit in [`MAX_FILE_BYTES`] (a larger file is
+/// not read back at all).
+pub fn with_stored(entries: Vec<Entry>, key: &Key, decision: &Decision, now: u64) -> String {
+    let mut entries = fresh(entries, key, now);
     entries.retain(|e| e.key != *key);
     entries.push(Entry {
         key: key.clone(),
         decision: decision.clone(),
         stamp_s: now,
     });
-    let skip = entries.len().saturating_sub(MAX_ENTRIES);
-    let text: String = entries.iter().skip(skip).map(format_line).collect();
+    let mut size = 0;
+    let mut lines: Vec<String> = entries
+        .iter()
+        .rev()
+        .take(MAX_ENTRIES)
+        .map(format_line)
+        .take_while(|l| {
+            size += l.len();
+            size <= MAX_FILE_BYTES
+        })
+        .collect();
+    lines.reverse();
+    lines.concat()
+}
+
+/// Store `decision` for `key` in the file at `path`, dropping stale,
+/// corrupt and superseded lines. Best effort: an error only means the
+/// next run measures again.
+pub fn store(path: &Path, key: &Key, decision: &Decision) -> std::io::Result<()> {
+    let text = with_stored(read(path), key, decision, now_s());
     replace_whole(path, text.as_bytes())
 }
 
@@ -305,6 +356,66 @@ mod tests {
         std::fs::create_dir(&p).unwrap();
         assert_eq!(lookup(&p, &key()), None);
         assert!(store(&p, &key(), &decision()).is_err());
+    }
+
+    #[test]
+    fn a_file_larger_than_the_limit_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("strategy");
+        let line = format_line(&Entry {
+            key: key(),
+            decision: decision(),
+            stamp_s: now_s(),
+        });
+        let mut text = line.clone();
+        text.push_str(&"#".repeat(MAX_FILE_BYTES - line.len()));
+        assert_eq!(parse(text.as_bytes()).map(|e| e.len()), Ok(1));
+        std::fs::write(&p, &text).unwrap();
+        assert_eq!(lookup(&p, &key()), Some(decision()));
+        text.push('#');
+        assert_eq!(parse(text.as_bytes()), Err(TooLarge(MAX_FILE_BYTES + 1)));
+        std::fs::write(&p, &text).unwrap();
+        assert_eq!(lookup(&p, &key()), None);
+    }
+
+    #[test]
+    fn with_stored_keeps_fresh_entries_of_other_keys() {
+        let now = 1_700_000_000;
+        let other = Key {
+            irqs: "24".into(),
+            ..key()
+        };
+        let old = Entry {
+            key: other.clone(),
+            decision: decision(),
+            stamp_s: now - 10,
+        };
+        let text = with_stored(vec![old.clone()], &key(), &decision(), now);
+        let entries = parse(text.as_bytes()).unwrap();
+        assert_eq!(entries.len(), 2, "{text}");
+        assert_eq!(find(entries.clone(), &other, now), Some(decision()));
+        assert_eq!(find(entries, &key(), now), Some(decision()));
+    }
+
+    #[test]
+    fn the_text_stored_fits_the_size_read_back() {
+        let now = 1_700_000_000;
+        let long = |i: usize| Key {
+            irqs: format!("{i},{}", "9".repeat(2100)),
+            ..key()
+        };
+        let entries: Vec<Entry> = (0..31)
+            .map(|i| Entry {
+                key: long(i),
+                decision: decision(),
+                stamp_s: now - 1,
+            })
+            .collect();
+        let text = with_stored(entries, &key(), &decision(), now);
+        assert!(text.len() <= MAX_FILE_BYTES, "{}", text.len());
+        let back = parse(text.as_bytes()).unwrap();
+        assert_eq!(find(back.clone(), &key(), now), Some(decision()));
+        assert_eq!(find(back, &long(30), now), Some(decision()));
     }
 
     #[test]

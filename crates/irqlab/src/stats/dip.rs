@@ -103,16 +103,20 @@ fn slope(x: &[f64], a: usize, b: usize, at: usize) -> f64 {
     }
 }
 
-/// Largest distance inside one hull segment [jb, je].
+/// Largest distance inside one hull segment [jb, je]. The line's height
+/// at `jj` is (je − jb) times the ratio of x's distances, which lies in
+/// [0, 1]: a slope (je − jb) / (x[je] − x[jb]) would overflow when the
+/// values differ by a subnormal.
 fn segment_max(x: &[f64], jb: usize, je: usize, convex: bool) -> f64 {
     let mut max_t = 1.0f64;
     if je > jb + 1 && x[je] != x[jb] {
-        let c = (je - jb) as f64 / (x[je] - x[jb]);
+        let span = (je - jb) as f64;
         for jj in jb..=je {
+            let line = span * ((x[jj] - x[jb]) / (x[je] - x[jb]));
             let t = if convex {
-                (jj - jb + 1) as f64 - (x[jj] - x[jb]) * c
+                (jj - jb + 1) as f64 - line
             } else {
-                (x[jj] - x[jb]) * c - (jj as f64 - jb as f64 - 1.0)
+                line - (jj as f64 - jb as f64 - 1.0)
             };
             max_t = max_t.max(t);
         }
@@ -249,6 +253,18 @@ mod tests {
             let d = dip_test(&big).unwrap();
             assert!((d.dip - small.dip).abs() < 1e-12, "{k}: {d:?} {small:?}");
         }
+    }
+
+    #[test]
+    fn values_apart_by_a_subnormal_give_a_finite_dip() {
+        // found by fuzz/fuzz_targets/compare_decide.rs: "Hartigan's dip inf"
+        let v = [99.0, 5e-324, 5e-324, 0.0, 0.0, 0.0, 0.0];
+        let d = dip_test(&v).unwrap();
+        let n = v.len() as f64;
+        assert!(d.dip >= 0.5 / n && d.dip <= 0.25, "{d:?}");
+        let s = [0.0, 0.0, 5e-324, 5e-324, 1.0];
+        let dip = dip_sorted(&s);
+        assert!(dip.is_finite() && dip <= 0.25, "{dip}");
     }
 
     #[test]

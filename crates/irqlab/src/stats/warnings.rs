@@ -138,11 +138,13 @@ pub fn bimodality_coefficient(values: &[f64]) -> Option<f64> {
     (denom > 0.0).then(|| (g * g + 1.0) / denom)
 }
 
-/// Coefficient of variation in percent; `None` when undefined.
+/// Coefficient of variation in percent; `None` when undefined (mean 0)
+/// or beyond the float range (a mean so near 0, e.g. subnormal, that the
+/// ratio overflows: never printed as "inf").
 pub fn cv_pct(values: &[f64]) -> Option<f64> {
     let m = mean(values);
     let s = std_dev(values)?;
-    (m != 0.0).then(|| s / m.abs() * 100.0)
+    Some(s / m.abs() * 100.0).filter(|cv| m != 0.0 && cv.is_finite())
 }
 
 #[cfg(test)]
@@ -230,5 +232,15 @@ mod tests {
             .collect();
         assert!(bimodality_coefficient(&v).unwrap() > BIMODAL_BC);
         assert!(cv_pct(&v).unwrap() > HIGH_CV_PCT);
+    }
+
+    #[test]
+    fn a_subnormal_mean_has_no_cv() {
+        // found by fuzz/fuzz_targets/compare_decide.rs: "high variation
+        // (CV inf % > 5 %)" for values around a mean of 1e-322
+        let v = [-4.0, 4.0, 3e-322];
+        assert!(mean(&v) > 0.0);
+        assert_eq!(cv_pct(&v), None);
+        assert!(cv_pct(&[1.0, 3.0]).is_some_and(f64::is_finite));
     }
 }
