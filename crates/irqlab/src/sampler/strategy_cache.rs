@@ -210,7 +210,7 @@ pub fn lookup(path: &Path, key: &Key) -> Option<Decision> {
 
 /// The cache file's text once `decision` is stored for `key` at `now`
 /// among its `entries`: stale and superseded entries dropped, the newest
-/// [`MAX_ENTRIES`] kept that fit in [`MAX_FILE_BYTES`] (a larger file is
+/// `MAX_ENTRIES` (32) kept that fit in [`MAX_FILE_BYTES`] (a larger file is
 /// not read back at all).
 pub fn with_stored(entries: Vec<Entry>, key: &Key, decision: &Decision, now: u64) -> String {
     let mut entries = fresh(entries, key, now);
