@@ -79,6 +79,17 @@ pub fn points(x: f64) -> String {
     }
 }
 
+/// A size in percent with `decimals` decimals (`12.50`), in scientific
+/// notation from `HUGE_PCT` on (`1.000e302`, not 303 digits): a
+/// coefficient of variation, a smallest detectable change.
+pub fn magnitude(x: f64, decimals: usize) -> String {
+    if x.abs() >= HUGE_PCT && x.is_finite() {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.decimals$}")
+    }
+}
+
 /// From this many percent on, [`pct`] writes a change in scientific
 /// notation (a billion-fold change and beyond).
 const HUGE_PCT: f64 = 1e11;
@@ -362,7 +373,7 @@ pub fn verdict_cell(c: &Comparison, m: &MetricReport, pair: &Pair) -> String {
 /// The smallest detectable change of a tested pair, as words.
 pub fn mde(t: &Tests) -> String {
     match t.mde_pct {
-        Some(d) => format!("±{d:.2}%"),
+        Some(d) => format!("±{}%", magnitude(d, 2)),
         None if t.no_verdict_possible() => "none (no verdict possible)".to_string(),
         None => "undefined (baseline mean 0, or near 0 for its spread)".to_string(),
     }
@@ -378,7 +389,8 @@ pub fn detectable_note(t: &Tests) -> Option<String> {
     }
     match t.mde_pct {
         Some(d) => Some(format!(
-            "a change smaller than ±{d:.2}% could not be detected with these runs"
+            "a change smaller than ±{}% could not be detected with these runs",
+            magnitude(d, 2)
         )),
         None if t.no_verdict_possible() => {
             Some("no change of any size could be detected with these runs".to_string())
@@ -593,6 +605,9 @@ mod tests {
         // points column of a % metric near -1.8e308, and 309 digits
         assert_eq!(points(f64::NEG_INFINITY), "overflow");
         assert_eq!(points(-1.797_693_134_862_315_7e308), "-1.798e308");
+        assert_eq!(magnitude(22.64, 1), "22.6");
+        assert_eq!(magnitude(99_999_999_999.0, 2), "99999999999.00");
+        assert_eq!(magnitude(1.2e300, 1), "1.200e300");
         assert_eq!(p(0.00001), "1.0e-5");
         assert_eq!(p(0.0), "< 1e-300");
         assert_eq!(achieved(0.6667), " (confidence 0.667)");
@@ -600,6 +615,13 @@ mod tests {
         let w = wrap(&format!("  {}", "word ".repeat(40)), 72);
         assert!(w.iter().all(|l| l.chars().count() <= 72));
         assert!(w[0].starts_with("  word") && w[1].starts_with("      word"));
+    }
+
+    #[test]
+    fn a_huge_cv_is_written_in_scientific_notation() {
+        let w = crate::compare::model::series_warnings("a", &[1e150, -1e150, 1.0], 3);
+        let cv = w.iter().find(|l| l.contains("high variation")).unwrap();
+        assert!(cv.contains("(CV 3.000e152 % > 5 %)"), "{cv}");
     }
 
     #[test]

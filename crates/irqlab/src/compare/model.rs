@@ -921,7 +921,10 @@ pub(crate) fn series_warnings(label: &str, v: &[f64], k: usize) -> Vec<String> {
         ));
     }
     if let Some(cv) = w::cv_pct(v).filter(|&cv| cv > w::HIGH_CV_PCT) {
-        out.push(format!("{label}: high variation (CV {cv:.1} % > 5 %)"));
+        out.push(format!(
+            "{label}: high variation (CV {} % > 5 %)",
+            super::format::magnitude(cv, 1)
+        ));
     }
     out
 }
