@@ -30,7 +30,11 @@ fn by_lines(data: &[u8]) -> Result<Interrupts, irqlab_core::ParseError> {
 }
 
 /// A refill of `m` (holding an earlier input's rows) gives `fresh`.
-fn refills_as(m: &mut Interrupts, data: &[u8], fresh: &Result<Interrupts, irqlab_core::ParseError>) {
+fn refills_as(
+    m: &mut Interrupts,
+    data: &[u8],
+    fresh: &Result<Interrupts, irqlab_core::ParseError>,
+) {
     match (fresh, refill(m, data)) {
         (Ok(a), Ok(())) => {
             assert_eq!(a.cpus, m.cpus);
