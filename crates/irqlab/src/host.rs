@@ -866,6 +866,25 @@ fn check_limits(filled: usize, line_start: usize, lim: Limits) -> io::Result<()>
     Err(io::Error::new(io::ErrorKind::InvalidData, msg))
 }
 
+/// A synth tree of 2 CPUs and 4 IRQs (x86, era E3, seed 5) in a new
+/// temporary directory: the small machine of the samplers' loop tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn small_test_tree() -> tempfile::TempDir {
+    let spec = irqlab_core::synth::SynthSpec {
+        cpus: 2,
+        irqs: 4,
+        nr_irqs: 64,
+        arch: irqlab_core::render::Arch::X86,
+        era: irqlab_core::render::Era::E3,
+        offline: vec![],
+        seed: 5,
+    };
+    let d = tempfile::tempdir().unwrap();
+    write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+    d
+}
+
 #[cfg(test)]
 mod fault_tests;
 

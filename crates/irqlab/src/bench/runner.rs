@@ -1208,17 +1208,7 @@ mod tests {
     fn a_trials_trace_mark_and_tick_are_closing() {
         use crate::trace::interval::IntervalView;
         use crate::trace::live_trace::tests::Closing;
-        let spec = irqlab_core::synth::SynthSpec {
-            cpus: 2,
-            irqs: 4,
-            nr_irqs: 64,
-            arch: irqlab_core::render::Arch::X86,
-            era: irqlab_core::render::Era::E3,
-            offline: vec![],
-            seed: 5,
-        };
-        let d = tempfile::tempdir().unwrap();
-        crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+        let d = crate::host::small_test_tree();
         let mut live = LiveSampler::open(&LivePlan {
             root: d.path().to_path_buf(),
             filter: Filter::default(),

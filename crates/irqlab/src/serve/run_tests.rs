@@ -8,18 +8,7 @@ use std::io::Write;
 
 /// A synth tree of 2 CPUs and 4 IRQs.
 fn tree() -> tempfile::TempDir {
-    let spec = irqlab_core::synth::SynthSpec {
-        cpus: 2,
-        irqs: 4,
-        nr_irqs: 64,
-        arch: irqlab_core::render::Arch::X86,
-        era: irqlab_core::render::Era::E3,
-        offline: vec![],
-        seed: 5,
-    };
-    let d = tempfile::tempdir().unwrap();
-    crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
-    d
+    crate::host::small_test_tree()
 }
 
 /// A cached-mode loop over `root`, and its first body published.

@@ -344,17 +344,7 @@ mod tests {
     /// The trace read of the run's last frame is closing, the others not.
     #[test]
     fn the_last_frames_trace_read_is_closing() {
-        let spec = irqlab_core::synth::SynthSpec {
-            cpus: 2,
-            irqs: 4,
-            nr_irqs: 64,
-            arch: irqlab_core::render::Arch::X86,
-            era: irqlab_core::render::Era::E3,
-            offline: vec![],
-            seed: 5,
-        };
-        let d = tempfile::tempdir().unwrap();
-        crate::host::write_tree(d.path(), &spec.build().unwrap().files()).unwrap();
+        let d = crate::host::small_test_tree();
         let mut live = LiveSampler::open(&crate::sampler::LivePlan {
             root: d.path().to_path_buf(),
             filter: Filter::default(),
