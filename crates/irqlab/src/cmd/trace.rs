@@ -267,10 +267,7 @@ fn write_intervals(
             Tick::End => break,
             Tick::Signal(s) => signal = Some(s),
         }
-        match closing(tick, pace) {
-            true => session.read_closing(&mut cur)?,
-            false => session.read(&mut cur)?,
-        }
+        session.read_closing_if(&mut cur, closing(tick, pace))?;
         let iv = interval::between(&prev, &cur, sel);
         // a signal cuts the interval short: what it saw is still printed
         let cut = signal.map(signal_name);

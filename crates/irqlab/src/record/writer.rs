@@ -459,10 +459,7 @@ pub fn run(
         if let Some(t) = trace.as_deref_mut() {
             // the run's last sample holds every run no program saw; one a
             // signal ends before `final_after` ends at the sample before
-            match last || pace.was_last() {
-                true => t.read_closing(&mut traced)?,
-                false => t.read(&mut traced)?,
-            }
+            t.read_closing_if(&mut traced, last || pace.was_last())?;
             view.trace = Some(&traced);
         }
         if run.sum.samples == 0 {

@@ -24,6 +24,15 @@ pub trait TraceSession: Send {
     fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
         self.read(out)
     }
+
+    /// [`TraceSession::read_closing`] when `closing`, else
+    /// [`TraceSession::read`].
+    fn read_closing_if(&mut self, out: &mut Sample, closing: bool) -> Result<()> {
+        match closing {
+            true => self.read_closing(out),
+            false => self.read(out),
+        }
+    }
 }
 
 /// A session and its last reads: one traced interval per read.
@@ -89,21 +98,19 @@ impl LiveTrace {
     /// Read the maps now: the interval since the previous tick, mark or
     /// the start.
     pub fn tick(&mut self) -> Result<Interval> {
-        self.tick_as(false)
+        self.tick_closing_if(false)
     }
 
     /// [`LiveTrace::tick`] with a closing read: the last tick of a run,
     /// or the end of a bench trial, whose interval holds every run no
     /// program saw in it.
     pub fn closing_tick(&mut self) -> Result<Interval> {
-        self.tick_as(true)
+        self.tick_closing_if(true)
     }
 
-    fn tick_as(&mut self, closing: bool) -> Result<Interval> {
-        match closing {
-            true => self.session.read_closing(&mut self.cur)?,
-            false => self.session.read(&mut self.cur)?,
-        }
+    /// [`LiveTrace::closing_tick`] when `closing`, else [`LiveTrace::tick`].
+    pub fn tick_closing_if(&mut self, closing: bool) -> Result<Interval> {
+        self.session.read_closing_if(&mut self.cur, closing)?;
         let iv = between(&self.prev, &self.cur, &self.sel);
         std::mem::swap(&mut self.prev, &mut self.cur);
         if self.first.is_none() {

@@ -184,13 +184,6 @@ impl Session {
         self.read_as(out, false)
     }
 
-    /// [`Session::read`] reading /proc/interrupts whatever its budget
-    /// says ([`KernelFiles::read`]): `out.missed` holds every run no
-    /// program saw up to now.
-    pub fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
-        self.read_as(out, true)
-    }
-
     fn read_as(&mut self, out: &mut Sample, closing: bool) -> Result<()> {
         let based = self.kernel.as_ref().is_some_and(|k| k.untraced.based());
         if based {
@@ -281,8 +274,11 @@ impl super::live_trace::TraceSession for Session {
     fn read(&mut self, out: &mut Sample) -> Result<()> {
         Session::read(self, out)
     }
+    /// [`Session::read`] reading /proc/interrupts whatever its budget
+    /// says ([`KernelFiles::read`]): `out.missed` holds every run no
+    /// program saw up to now.
     fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
-        Session::read_closing(self, out)
+        self.read_as(out, true)
     }
 }
 

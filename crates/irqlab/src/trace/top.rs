@@ -46,10 +46,7 @@ pub fn start(_: &Path, _: &Filter) -> Result<(Tracing, Vec<String>)> {
 /// the `--irq` filter keeps in `cur`; `last`: the run's last tick, read
 /// closing ([`Tracing::closing_tick`]).
 pub fn tick(t: &mut Tracing, cur: &Snapshot, filter: &Filter, last: bool) -> Result<TopTrace> {
-    let iv = match last {
-        true => t.closing_tick()?,
-        false => t.tick()?,
-    };
+    let iv = t.tick_closing_if(last)?;
     Ok(shown(&iv, cur, filter))
 }
 
