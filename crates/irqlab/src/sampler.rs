@@ -121,6 +121,15 @@ impl Stop {
         (n != 0).then(|| i32::try_from(n).unwrap_or(0))
     }
 
+    /// Catch `sig` as the handler would (tests: a signal at a chosen
+    /// point of a run, without one sent to the test process).
+    #[cfg(test)]
+    pub(crate) fn catch(&self, sig: i32) {
+        self.sig
+            .store(usize::try_from(sig).unwrap_or(0), Ordering::SeqCst);
+        self.asked.store(true, Ordering::SeqCst);
+    }
+
     /// Ask every holder of this flag to stop (no signal).
     pub fn request(&self) {
         self.asked.store(true, Ordering::SeqCst);

@@ -408,6 +408,39 @@ mod tests {
         assert!(!closing(Tick::Due, &p));
     }
 
+    /// A signal between two ticks ends the run with the interval it cut
+    /// short, read closing, and nothing after it.
+    #[test]
+    fn a_signal_between_ticks_ends_with_a_closing_read() {
+        use crate::sampler::Stop;
+        use crate::trace::live_trace::tests::{Closing, SignalAfter};
+        let a = args(&["-i", "10ms", "--format", "json"]);
+        let stop = Stop::unhooked();
+        let log = Closing::default();
+        // caught after the second interval's read
+        let mut session = SignalAfter {
+            log: log.clone(),
+            stop: stop.clone(),
+            when: |r| r.len() == 3,
+        };
+        let mut out = Vec::new();
+        let signal = write_intervals(
+            &a,
+            &a.select().unwrap(),
+            &mut session,
+            &mut a.pace(),
+            &stop,
+            &mut out,
+        );
+        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
+        assert_eq!(log.reads(), [false, false, false, true]);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[2].contains(r#""interrupted":"SIGINT""#), "{text}");
+        assert!(!lines[1].contains("interrupted"), "{text}");
+    }
+
     /// `trace -i 0` ran a busy loop (577 MB of output in 10 minutes).
     #[test]
     fn intervals_below_the_minimum_are_usage_errors() {

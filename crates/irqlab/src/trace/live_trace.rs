@@ -192,6 +192,36 @@ pub(crate) mod tests {
         }
     }
 
+    /// A [`Closing`] log that catches SIGINT on `stop` right after the
+    /// read after which `when` (the reads so far) holds: a signal caught
+    /// between that read and the run's next tick.
+    pub struct SignalAfter {
+        pub log: Closing,
+        pub stop: crate::sampler::Stop,
+        pub when: fn(&[bool]) -> bool,
+    }
+
+    impl SignalAfter {
+        fn after_read(&self) {
+            if (self.when)(&self.log.reads()) {
+                self.stop.catch(signal_hook::consts::SIGINT);
+            }
+        }
+    }
+
+    impl TraceSession for SignalAfter {
+        fn read(&mut self, out: &mut Sample) -> Result<()> {
+            self.log.read(out)?;
+            self.after_read();
+            Ok(())
+        }
+        fn read_closing(&mut self, out: &mut Sample) -> Result<()> {
+            self.log.read_closing(out)?;
+            self.after_read();
+            Ok(())
+        }
+    }
+
     #[test]
     fn marks_and_closing_ticks_read_closing() {
         let log = Closing::default();
