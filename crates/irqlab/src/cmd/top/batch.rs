@@ -16,10 +16,14 @@
 //! `trace.rs`) reads the eBPF maps right after each frame and adds a
 //! `trace` object to JSON lines and `TRACE` lines to text blocks (the
 //! `Average:` ones over the whole run); with it off the loop does nothing
-//! more.
+//! more. With it, a signal between frames first takes one more frame, the
+//! interval it cut short, whose maps read is closing (every kernel file
+//! read, docs/trace.md): its figures and `Average:` hold every run no
+//! program saw.
 
 use super::trace_text;
 use super::{Args, BatchFormat};
+use crate::cmd::args::MIN_INTERVAL;
 use crate::export::jsonl::JsonlWriter;
 use crate::filter::Filter;
 use crate::report;
@@ -32,6 +36,7 @@ use crate::trace::top::{self as top_trace, TopTrace};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// What the `Average:` block needs: the baseline, the filter of the rows
 /// read, self-cost over all samples.
@@ -99,6 +104,12 @@ pub trait FrameTrace {
     fn frame(&mut self, frame: &Frame<'_>, last: bool) -> anyhow::Result<Option<TopTrace>>;
     /// The whole run's, for `Average:` (`None`: not known).
     fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace>;
+    /// Whether a signal between frames ends the run with one more frame,
+    /// the interval it cut short, so that the run's last read is closing
+    /// (a live session; a recording's frames are what was recorded).
+    fn frame_on_signal(&self) -> bool {
+        false
+    }
 }
 
 /// No tracing.
@@ -117,6 +128,9 @@ impl FrameTrace for top_trace::Tracing {
     }
     fn whole_run(&self, latest: &Snapshot, filter: &Filter) -> Option<TopTrace> {
         Some(top_trace::whole_run(self, latest, filter))
+    }
+    fn frame_on_signal(&self) -> bool {
+        true
     }
 }
 
@@ -224,7 +238,11 @@ impl BatchWriter {
 
     /// The batch run of `top --batch` and `replay --batch`: a frame per
     /// tick of `pace` until it ends or `stop` catches a signal (returned),
-    /// each written through this writer, then `Average:`.
+    /// each written through this writer, then `Average:`. The run's last
+    /// frame reads its trace closing: the last by count, or with live
+    /// tracing ([`FrameTrace::frame_on_signal`]) one more frame that ends
+    /// the interval a signal cut short, at least [`MIN_INTERVAL`] after
+    /// the frame before (the shortest `-i`: it waits out the rest).
     pub fn run<S: SnapshotSource>(
         mut self,
         live: &mut LiveSampler<S>,
@@ -248,20 +266,31 @@ impl BatchWriter {
         // this thread only samples, writes and sleeps: one thread-clock
         // read per sample
         live.chain_meters();
+        // when the frame before was sampled (the baseline came before)
+        let mut taken = Instant::now();
+        // the last frame by count was taken (its read was closing)
+        let mut closed = false;
         let signal = loop {
-            match pace.wait(stop) {
-                Tick::Due => {}
+            let (closing, signal) = match pace.wait(stop) {
+                Tick::Due => (pace.was_last(), None),
                 Tick::End => break None,
+                Tick::Signal(s) if trace.frame_on_signal() && !closed => {
+                    std::thread::sleep(MIN_INTERVAL.saturating_sub(taken.elapsed()));
+                    (true, Some(s))
+                }
                 Tick::Signal(s) => break Some(s),
-            }
+            };
+            taken = Instant::now();
             let mut frame = live.next_frame()?;
-            // a run by count knows its last frame; one a signal ends
-            // does not (its Average: ends at the frame before)
-            let traced = trace.frame(&frame, pace.was_last())?;
+            let traced = trace.frame(&frame, closing)?;
+            closed = closing;
             self.frame(&mut frame, traced.as_ref(), out)?;
             // an affinity file that is not a CPU list (read once per IRQ)
             for n in live.take_notes() {
                 eprintln!("irqlab: note: {n}");
+            }
+            if signal.is_some() {
+                break signal;
             }
         };
         self.finish(live, trace, out)?;
@@ -339,11 +368,17 @@ fn tracing_start(plan: &crate::sampler::LivePlan) -> anyhow::Result<top_trace::T
 mod tests {
     use super::*;
     use crate::trace::interval::IntervalView;
-    use crate::trace::live_trace::{tests::Closing, LiveTrace};
+    use crate::trace::live_trace::tests::{Closing, SignalAfter};
+    use crate::trace::live_trace::{LiveTrace, TraceSession};
 
-    /// The trace read of the run's last frame is closing, the others not.
-    #[test]
-    fn the_last_frames_trace_read_is_closing() {
+    /// A text run of the small test tree, unpaced, ending at `end` or a
+    /// signal on `stop`, traced by `session`: the signal returned and the
+    /// text written.
+    fn traced_run(
+        end: End,
+        stop: &Stop,
+        session: impl TraceSession + 'static,
+    ) -> (Option<i32>, String) {
         let d = crate::host::small_test_tree();
         let mut live = LiveSampler::open(&crate::sampler::LivePlan {
             root: d.path().to_path_buf(),
@@ -351,19 +386,86 @@ mod tests {
             strategy: Default::default(),
         })
         .unwrap();
-        let log = Closing::default();
-        let mut t = LiveTrace::new(Box::new(log.clone()), IntervalView::default()).unwrap();
+        let mut t = LiveTrace::new(Box::new(session), IntervalView::default()).unwrap();
         let writer = BatchWriter::new(BatchFormat::Text, TextOpts::default(), &live, false);
-        let mut pace = PacedRun::new(std::time::Duration::ZERO, End::Count(3));
+        let mut pace = PacedRun::new(std::time::Duration::ZERO, end);
         let mut out = Vec::new();
-        let signal = writer.run(&mut live, &mut pace, &Stop::unhooked(), &mut t, &mut out);
-        assert_eq!(signal.unwrap(), None);
+        let signal = writer.run(&mut live, &mut pace, stop, &mut t, &mut out);
+        (signal.unwrap(), String::from_utf8(out).unwrap())
+    }
+
+    /// The trace read of the run's last frame is closing, the others not.
+    #[test]
+    fn the_last_frames_trace_read_is_closing() {
+        let log = Closing::default();
+        let (signal, text) = traced_run(End::Count(3), &Stop::unhooked(), log.clone());
+        assert_eq!(signal, None);
         assert_eq!(
             log.reads(),
             [false, false, false, true],
             "baseline, 3 frames"
         );
-        let text = String::from_utf8(out).unwrap();
         assert!(text.contains("Average:"), "{text}");
+    }
+
+    /// A signal between two frames of a live traced run ends it with one
+    /// more frame, the interval it cut short, read closing (so `Average:`
+    /// holds every run no program saw); caught before the first frame, it
+    /// is the only frame. A signal caught after the last frame by count
+    /// adds none.
+    #[test]
+    fn a_signal_between_frames_ends_with_a_closing_frame() {
+        let sigint = signal_hook::consts::SIGINT;
+        // (end, the reads after which the signal is caught, the reads)
+        type When = fn(&[bool]) -> bool;
+        let runs: [(End, When, &[bool]); 3] = [
+            (End::Never, |r| r.len() == 3, &[false, false, false, true]),
+            (End::Never, |r| r.len() == 1, &[false, true]),
+            (
+                End::Count(2),
+                |r| r.last() == Some(&true),
+                &[false, false, true],
+            ),
+        ];
+        for (end, when, reads) in runs {
+            let stop = Stop::unhooked();
+            let log = Closing::default();
+            let session = SignalAfter {
+                log: log.clone(),
+                stop: stop.clone(),
+                when,
+            };
+            let (signal, text) = traced_run(end, &stop, session);
+            assert_eq!(signal, Some(sigint));
+            assert_eq!(log.reads(), reads, "{end:?}");
+            let frames = reads.len() - 1;
+            assert_eq!(
+                text.matches(" SUM ").count(),
+                frames + 1,
+                "and Average: {text}"
+            );
+            assert!(text.contains("Average:  TRACE CPU"), "{text}");
+        }
+    }
+
+    /// Without live tracing a signal adds no frame (as mpstat): `Average:`
+    /// ends at the frame before.
+    #[test]
+    fn an_untraced_run_ends_at_the_frame_before_a_signal() {
+        let d = crate::host::small_test_tree();
+        let mut live = LiveSampler::open(&crate::sampler::LivePlan {
+            root: d.path().to_path_buf(),
+            filter: Filter::default(),
+            strategy: Default::default(),
+        })
+        .unwrap();
+        let writer = BatchWriter::new(BatchFormat::Text, TextOpts::default(), &live, false);
+        let mut pace = PacedRun::new(std::time::Duration::ZERO, End::Never);
+        let stop = Stop::unhooked();
+        stop.catch(signal_hook::consts::SIGINT);
+        let mut out = Vec::new();
+        let signal = writer.run(&mut live, &mut pace, &stop, &mut (), &mut out);
+        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
+        assert!(out.is_empty(), "no frame, so no Average:");
     }
 }
