@@ -398,8 +398,19 @@ impl Run {
 /// made, after the baseline sample.
 pub fn run(
     cfg: &RecordConfig,
+    trace: Option<&mut dyn TraceSession>,
+    announce: impl FnOnce(&std::path::Path),
+) -> anyhow::Result<RecordSummary> {
+    run_stopped_by(cfg, trace, announce, Stop::install)
+}
+
+/// [`run`] with the stop flag `install` makes where `run` installs its
+/// own (tests: one that no signal sets).
+fn run_stopped_by(
+    cfg: &RecordConfig,
     mut trace: Option<&mut dyn TraceSession>,
     announce: impl FnOnce(&std::path::Path),
+    install: impl FnOnce() -> anyhow::Result<Stop>,
 ) -> anyhow::Result<RecordSummary> {
     let mut src = CounterSampler::open(&cfg.root)?;
     // a recording of no CPU could not be read back: refused before
@@ -415,7 +426,7 @@ pub fn run(
         eprintln!("irqlab: {l}");
     }
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
-    let stop = Stop::install()?;
+    let stop = install()?;
     let mut traced = TraceSample::default();
     let mut run = Run::new(&dir, serde_json::to_string(&env)?, next_seq, cfg)?;
     announce(&dir);
@@ -478,6 +489,10 @@ pub fn run(
             || run.changes >= cfg.segment_changes
         {
             run.close_segment(cfg, false)?;
+        }
+        // a signal caught in the run's last sample adds none after it
+        if pace.was_last() {
+            break;
         }
     }
     run.close_segment(cfg, true)?;
@@ -770,6 +785,48 @@ mod tests {
         assert_eq!(reads.len() as u64, sum.samples, "one read per sample");
         // the baseline and at least one tick (late ones may be dropped)
         assert!(reads.len() >= 2, "{reads:?}");
+        assert_eq!(reads.iter().filter(|&&c| c).count(), 1, "{reads:?}");
+        assert_eq!(reads.last(), Some(&true), "{reads:?}");
+    }
+
+    /// A traced run ended by `session`'s signal, with `final_after`: how
+    /// many samples it recorded, and the span from the first to the last.
+    fn signalled(
+        final_after: Duration,
+        duration: Option<Duration>,
+        session: &mut dyn TraceSession,
+        stop: &Stop,
+    ) -> (u64, u64) {
+        let root = tree();
+        let out = tempfile::tempdir().unwrap();
+        let mut cfg = config(root.path(), out.path());
+        cfg.final_after = final_after;
+        cfg.duration = duration;
+        let sum = run_stopped_by(&cfg, Some(session), |_| {}, || Ok(stop.clone())).unwrap();
+        let dir = layout::one_boot_dir(out.path()).unwrap();
+        (sum.samples, samples_span_ns(&dir))
+    }
+
+    /// A signal caught in the sample that ends a run by duration adds no
+    /// sample after it: the run keeps its count and its one closing read.
+    #[test]
+    fn a_signal_in_the_last_sample_adds_none() {
+        use crate::trace::live_trace::tests::{Closing, SignalAfter};
+        let stop = Stop::unhooked();
+        let log = Closing::default();
+        let mut session = SignalAfter {
+            log: log.clone(),
+            stop: stop.clone(),
+            when: |r| r.last() == Some(&true),
+        };
+        let (samples, _) = signalled(
+            Duration::ZERO,
+            Some(Duration::from_millis(60)),
+            &mut session,
+            &stop,
+        );
+        let reads = log.reads();
+        assert_eq!(reads.len() as u64, samples);
         assert_eq!(reads.iter().filter(|&&c| c).count(), 1, "{reads:?}");
         assert_eq!(reads.last(), Some(&true), "{reads:?}");
     }
