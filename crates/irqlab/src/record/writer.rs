@@ -61,7 +61,8 @@ pub struct RecordConfig {
     pub clock: Option<SynthClock>,
     /// On SIGINT or SIGTERM, a last sample ends the interval the signal
     /// cut short when at least this long (real time) passed since the
-    /// sample before; a shorter one is dropped.
+    /// sample before; a shorter one is dropped, but for a traced run,
+    /// which waits out the rest (its last read must be closing).
     pub final_after: Duration,
 }
 
@@ -454,6 +455,11 @@ fn run_stopped_by(
                     Tick::End => break,
                     // the interval a signal cut short is recorded too
                     Tick::Signal(_) if at.elapsed() >= cfg.final_after => last = true,
+                    // a traced run's last read must be closing
+                    Tick::Signal(_) if trace.is_some() => {
+                        std::thread::sleep(cfg.final_after.saturating_sub(at.elapsed()));
+                        last = true;
+                    }
                     Tick::Signal(_) => break,
                 }
             }
@@ -829,6 +835,28 @@ mod tests {
         assert_eq!(reads.len() as u64, samples);
         assert_eq!(reads.iter().filter(|&&c| c).count(), 1, "{reads:?}");
         assert_eq!(reads.last(), Some(&true), "{reads:?}");
+    }
+
+    /// A signal sooner than `final_after` after a traced run's sample
+    /// waits out the rest, then takes the last sample with a closing read
+    /// (an untraced run ends at the sample before).
+    #[test]
+    fn a_signal_right_after_a_traced_sample_waits_for_a_closing_one() {
+        use crate::trace::live_trace::tests::{Closing, SignalAfter};
+        let stop = Stop::unhooked();
+        let log = Closing::default();
+        // caught right after the baseline
+        let mut session = SignalAfter {
+            log: log.clone(),
+            stop: stop.clone(),
+            when: |r| r.len() == 1,
+        };
+        let after = Duration::from_millis(200);
+        let (samples, span) = signalled(after, None, &mut session, &stop);
+        assert_eq!(log.reads(), [false, true]);
+        assert_eq!(samples, 2);
+        // `final_after` counts from when the baseline began
+        assert!(span >= after.as_nanos() as u64 / 2, "{span} ns");
     }
 
     /// Recorded time from the first sample in `dir` to the last.
