@@ -2,8 +2,10 @@
 //! raise-to-entry latency and exact irq/softirq CPU % from eBPF programs on
 //! the irq tracepoints (see `crate::trace`). Without the `trace` feature it
 //! says how to get it and exits 1. SIGINT/SIGTERM end the run, not the
-//! process: the interval they cut short is printed (marked), `--cost`
-//! still says what it measured (and that it was interrupted), the programs detach, tracefs is unmounted if irqlab
+//! process: the interval they cut short is printed (marked; one caught
+//! while the interval that reaches `-d` is read cuts none short and adds
+//! none), `--cost` still says what it measured (and that it was
+//! interrupted), the programs detach, tracefs is unmounted if irqlab
 //! mounted it, and the exit code is 128 + signal.
 
 use crate::cmd::args;
@@ -243,8 +245,9 @@ fn intervals(
 }
 
 /// The baseline, then an interval per tick of `pace`, written to `out`
-/// until the run ends or `stop` catches a signal (returned). The run's
-/// last read is closing ([`closing`]).
+/// until the run ends or `stop` catches a signal (returned, also when
+/// caught in the read that ends the run). The run's last read is closing
+/// ([`closing`]).
 #[cfg_attr(not(feature = "trace"), allow(dead_code))]
 fn write_intervals(
     args: &Args,
@@ -280,6 +283,12 @@ fn write_intervals(
         }
         out.flush()?;
         if signal.is_some() {
+            break;
+        }
+        // the run reached `-d`: a signal caught while its last interval
+        // was read adds none after it, and still ends it as a signal does
+        if pace.was_last() {
+            signal = stop.caught();
             break;
         }
         std::mem::swap(&mut prev, &mut cur);
@@ -439,6 +448,41 @@ mod tests {
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[2].contains(r#""interrupted":"SIGINT""#), "{text}");
         assert!(!lines[1].contains("interrupted"), "{text}");
+    }
+
+    /// A signal caught in the read of the interval that reaches `-d`
+    /// adds no interval after it (none is cut short); the signal is still
+    /// returned, for the exit code.
+    #[test]
+    fn a_signal_in_the_last_read_adds_no_interval() {
+        use crate::sampler::Stop;
+        use crate::trace::live_trace::tests::{Closing, SignalAfter};
+        let a = args(&["-i", "10ms", "-d", "25ms", "--format", "json"]);
+        let stop = Stop::unhooked();
+        let log = Closing::default();
+        let mut session = SignalAfter {
+            log: log.clone(),
+            stop: stop.clone(),
+            when: |r| r.last() == Some(&true),
+        };
+        let mut out = Vec::new();
+        let signal = write_intervals(
+            &a,
+            &a.select().unwrap(),
+            &mut session,
+            &mut a.pace(),
+            &stop,
+            &mut out,
+        );
+        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
+        assert_eq!(
+            log.reads(),
+            [false, false, false, true],
+            "baseline, 3 ticks"
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(!text.contains("interrupted"), "{text}");
     }
 
     /// `trace -i 0` ran a busy loop (577 MB of output in 10 minutes).
