@@ -390,6 +390,31 @@ fn runs_of_other_machines_or_online_cpus_are_not_pooled_and_variants_say_so() {
     assert!(!notes(&doc).contains("another machine"), "{doc}");
 }
 
+/// Variants whose bench plans ran trials of different lengths are compared
+/// with a note naming both lengths: a count per trial scales with the
+/// length, so a change in it may be the length's.
+#[test]
+fn variants_of_other_trial_lengths_say_so() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("before"), &[("x", 100.0)], "1/s", "higher");
+    bench(&d.join("after"), &[("x", 101.0)], "1/s", "higher");
+    let doc = json(d, &["A=before", "B=after"]);
+    assert!(!notes(&doc).contains("trials of"), "{doc}");
+    let plan = d.join("after/plan.json");
+    let text = fs::read_to_string(&plan).unwrap();
+    fs::write(
+        &plan,
+        text.replace(r#""duration_s":1.0"#, r#""duration_s":5.0"#),
+    )
+    .unwrap();
+    let n = notes(&json(d, &["A=before", "B=after"]));
+    assert!(
+        n.contains("variant B ran trials of 5 s, the baseline A trials of 1 s"),
+        "{n}"
+    );
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

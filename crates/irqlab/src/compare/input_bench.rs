@@ -202,6 +202,30 @@ pub fn other_machine(
     ))
 }
 
+/// The note for a variant whose bench plan recorded another trial length
+/// than the baseline's, `None` when they agree or either does not say. A
+/// rate is per second, but a count per trial (unit `1`, such as
+/// `tcp_retransmits`) grows with the trial and a quantile per trial (a
+/// p99) moves with it: a change in them may be the trial length's.
+pub fn other_trial_length(
+    (base, base_sig): (&str, &[(String, String)]),
+    (label, sig): (&str, &[(String, String)]),
+) -> Option<String> {
+    let length = |s: &[(String, String)]| {
+        s.iter()
+            .find(|(k, _)| k == "duration_s")
+            .map(|(_, v)| v.clone())
+    };
+    let (want, got) = (length(base_sig)?, length(sig)?);
+    (want != got).then(|| {
+        format!(
+            "variant {label} ran trials of {got} s, the baseline {base} trials of {want} s: \
+             a count per trial (unit 1) grows with the trial length and a quantile per \
+             trial moves with it; a change in them may be the trial length's"
+        )
+    })
+}
+
 /// What follows a relative root taken from an older run's command line.
 const AS_TYPED: &str = " (relative, as typed)";
 
@@ -663,5 +687,24 @@ mod tests {
              machine's, not what the variants differ in"
         );
         assert_eq!(other_machine(("a", &base), ("b", &[])), None);
+    }
+
+    #[test]
+    fn another_trial_length_is_noted() {
+        let plan = |d: f64| {
+            plan_signature(
+                Some(&json!({"variants": ["a"], "workloads": ["ipi"], "duration_s": d})),
+                "a",
+            )
+        };
+        let (two, five) = (plan(2.0), plan(5.0));
+        assert_eq!(other_trial_length(("a", &two), ("b", &plan(2.0))), None);
+        assert_eq!(other_trial_length(("a", &two), ("b", &[])), None);
+        assert_eq!(
+            other_trial_length(("a", &two), ("b", &five)).unwrap(),
+            "variant b ran trials of 5 s, the baseline a trials of 2 s: a count per trial \
+             (unit 1) grows with the trial length and a quantile per trial moves with it; a \
+             change in them may be the trial length's"
+        );
     }
 }
