@@ -385,6 +385,16 @@ pub fn render_svg(c: &model::Comparison) -> String {
 
 /// Run the comparison and write every requested output.
 pub fn run(config: &CompareConfig) -> Result<()> {
+    let outputs: Vec<(&str, &Path)> = [("--plot", &config.plot), ("--html", &config.html)]
+        .into_iter()
+        .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
+        .collect();
+    let inputs: Vec<PathBuf> = config
+        .inputs
+        .iter()
+        .map(|s| input::split_spec(s).1)
+        .collect();
+    input_same::refuse_outputs_over_inputs(&inputs, &outputs)?;
     let c = comparison(config)?;
     if let Some(p) = &config.plot {
         write_file(p, |w| svg::write(&c, w))?;
