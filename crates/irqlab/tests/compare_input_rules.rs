@@ -415,6 +415,46 @@ fn variants_of_other_trial_lengths_say_so() {
     );
 }
 
+/// A run that did not finish its plan (Ctrl-C: `summary.json` says so; a
+/// kill or a run still going: no `summary.json`) is compared on the trials
+/// it has, with a note saying so.
+#[test]
+fn an_unfinished_run_is_said_to_be_one() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let summary = d.join("out/summary.json");
+    let n = notes(&json(d, &["out"]));
+    assert!(
+        n.contains("out: bench: no summary.json: the run is still running"),
+        "{n}"
+    );
+    fs::write(
+        &summary,
+        r#"{"complete":true,"finished_trials":20,"planned_trials":20}"#,
+    )
+    .unwrap();
+    assert!(!notes(&json(d, &["out"])).contains("the run"));
+    fs::write(
+        &summary,
+        r#"{"complete":false,"interrupted":"SIGINT","finished_trials":20,"planned_trials":30,"notes":[]}"#,
+    )
+    .unwrap();
+    let n = notes(&json(d, &["out"]));
+    assert!(
+        n.contains(
+            "out: bench: the run ended by SIGINT after 20 of 30 planned trials; compared on \
+             the trials it finished (bench --resume continues it)"
+        ),
+        "{n}"
+    );
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

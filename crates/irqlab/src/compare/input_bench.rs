@@ -94,8 +94,43 @@ fn bench_notes(run: &Path) -> Vec<String> {
                 out.push(format!("{}: bench: {w}", run.display()));
             }
         }
+        if name == "summary.json" {
+            out.extend(unfinished(run, &doc));
+        }
+    }
+    if run.join("plan.json").is_file() && !run.join("summary.json").exists() {
+        out.push(format!(
+            "{}: bench: no summary.json: the run is still running, or was killed before \
+             it ended; compared on the trials it recorded",
+            run.display()
+        ));
     }
     out
+}
+
+/// The note for a run whose `summary.json` says it did not finish every
+/// planned trial (Ctrl-C, SIGTERM, an error): its variants are compared on
+/// fewer trials than planned, or on one variant's trials more than on
+/// another's.
+fn unfinished(run: &Path, summary: &Value) -> Option<String> {
+    if summary["complete"].as_bool() != Some(false) {
+        return None;
+    }
+    let how = summary["interrupted"]
+        .as_str()
+        .map_or_else(String::new, |s| format!(" by {s}"));
+    let count = match (
+        summary["finished_trials"].as_u64(),
+        summary["planned_trials"].as_u64(),
+    ) {
+        (Some(f), Some(p)) => format!(" after {f} of {p} planned trials"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{}: bench: the run ended{how}{count}; compared on the trials it finished \
+         (bench --resume continues it)",
+        run.display()
+    ))
 }
 
 /// What must agree before trials of two runs may be pooled under one
