@@ -455,6 +455,51 @@ fn an_unfinished_run_is_said_to_be_one() {
     );
 }
 
+/// A copy of a run beside it (`cp -r`) pools under its label with the
+/// original: every trial twice, and the copy taken as a second run, which
+/// makes a verdict out of one run a side. Refused, naming both places;
+/// two runs (other start times) still pool.
+#[test]
+fn a_copy_of_a_run_pooled_with_it_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for dir in ["res/one", "res/two"] {
+        bench(
+            &d.join(dir),
+            &[("tip", 100.0), ("patch", 105.0)],
+            "1/s",
+            "higher",
+        );
+    }
+    let two = d.join("res/two/tip/trials.jsonl");
+    let text = fs::read_to_string(&two)
+        .unwrap()
+        .replace(r#""started_at":"t""#, r#""started_at":"u""#);
+    fs::write(&two, text).unwrap();
+    let two = d.join("res/two/patch/trials.jsonl");
+    let text = fs::read_to_string(&two)
+        .unwrap()
+        .replace(r#""started_at":"t""#, r#""started_at":"u""#);
+    fs::write(&two, text).unwrap();
+    json(d, &["res"]);
+    bench(
+        &d.join("res/copy"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let want = "res/one/patch/trials.jsonl:1: trial 1 of variant patch (boot b1, started t) \
+                is also read from res/copy/patch/trials.jsonl:1: the same trial twice in one \
+                variant (a copy of a run?) would count twice; give each run once";
+    let e = common::compare::err(d, &["res"]);
+    assert!(e.contains(want), "{e}");
+    let e = common::compare::err(d, &["X=res/one/tip", "X=res/copy/tip", "res/two/patch"]);
+    assert!(
+        e.contains("trial 1 of variant X (boot b1, started t) is also read from"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

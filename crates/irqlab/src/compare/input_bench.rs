@@ -459,6 +459,16 @@ fn add_trial(
     at: impl Fn() -> String,
 ) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
+    variant.trials.push(super::input::TrialSeen {
+        key: (
+            trial.boot_id.clone(),
+            trial.trial,
+            trial.started_at.clone(),
+            trial.duration_s.to_bits(),
+        ),
+        values: trial.metrics.values().map(|m| m.value.to_bits()).collect(),
+        at: at(),
+    });
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
             continue;
