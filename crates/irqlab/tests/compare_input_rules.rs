@@ -498,6 +498,30 @@ fn a_copy_of_a_run_pooled_with_it_is_refused() {
         e.contains("trial 1 of variant X (boot b1, started t) is also read from"),
         "{e}"
     );
+    // probe runs: a copy in a directory of runs, or pooled by a label
+    let probe = |at: &str, c: f64| {
+        let doc = j!({"kind": "probe", "boot_id": "b1", "started_at": at,
+            "results": [{"metric": "read_ns", "unit": "ns", "direction": "lower",
+                "values": [c, c + 1.0, c + 2.0]}]});
+        doc.to_string()
+    };
+    fs::create_dir_all(d.join("old")).unwrap();
+    fs::write(d.join("old/r1.json"), probe("s1", 100.0)).unwrap();
+    fs::write(d.join("old/r2.json"), probe("s2", 101.0)).unwrap();
+    fs::write(d.join("new.json"), probe("s3", 90.0)).unwrap();
+    fs::write(d.join("new2.json"), probe("s4", 91.0)).unwrap();
+    json(d, &["old", "n=new.json", "n=new2.json"]);
+    fs::write(d.join("old/r1-copy.json"), probe("s1", 100.0)).unwrap();
+    let e = common::compare::err(d, &["old", "new.json"]);
+    assert!(e.contains("old/r1.json: trial 1 of variant old (boot b1, started s1) is also read from old/r1-copy.json"), "{e}");
+    fs::write(d.join("new-copy.json"), probe("s3", 90.0)).unwrap();
+    let e = common::compare::err(d, &["old/r2.json", "n=new.json", "n=new-copy.json"]);
+    assert!(
+        e.contains(
+            "new-copy.json: trial 1 of variant n (boot b1, started s3) is also read from new.json"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

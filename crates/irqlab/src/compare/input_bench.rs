@@ -662,6 +662,18 @@ pub fn load_probe(
         }
     }
     warns.extend(skipped.notes(path));
+    // a copy of this run pooled with it is refused (`input`)
+    if let Some(started) = doc["started_at"].as_str() {
+        v.trials.push(super::input::TrialSeen {
+            key: (boot.clone().unwrap_or_default(), 1, started.to_string(), 0),
+            values: v
+                .series
+                .iter()
+                .flat_map(|s| s.obs.iter().map(|o| o.value.to_bits()))
+                .collect(),
+            at: path.display().to_string(),
+        });
+    }
     Ok(v)
 }
 
