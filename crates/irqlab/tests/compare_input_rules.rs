@@ -390,6 +390,140 @@ fn runs_of_other_machines_or_online_cpus_are_not_pooled_and_variants_say_so() {
     assert!(!notes(&doc).contains("another machine"), "{doc}");
 }
 
+/// Variants whose bench plans ran trials of different lengths are compared
+/// with a note naming both lengths: a count per trial scales with the
+/// length, so a change in it may be the length's.
+#[test]
+fn variants_of_other_trial_lengths_say_so() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(&d.join("before"), &[("x", 100.0)], "1/s", "higher");
+    bench(&d.join("after"), &[("x", 101.0)], "1/s", "higher");
+    let doc = json(d, &["A=before", "B=after"]);
+    assert!(!notes(&doc).contains("trials of"), "{doc}");
+    let plan = d.join("after/plan.json");
+    let text = fs::read_to_string(&plan).unwrap();
+    fs::write(
+        &plan,
+        text.replace(r#""duration_s":1.0"#, r#""duration_s":5.0"#),
+    )
+    .unwrap();
+    let n = notes(&json(d, &["A=before", "B=after"]));
+    assert!(
+        n.contains("variant B ran trials of 5 s, the baseline A trials of 1 s"),
+        "{n}"
+    );
+}
+
+/// A run that did not finish its plan (Ctrl-C: `summary.json` says so; a
+/// kill or a run still going: no `summary.json`) is compared on the trials
+/// it has, with a note saying so.
+#[test]
+fn an_unfinished_run_is_said_to_be_one() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    bench(
+        &d.join("out"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let summary = d.join("out/summary.json");
+    let n = notes(&json(d, &["out"]));
+    assert!(
+        n.contains("out: bench: no summary.json: the run is still running"),
+        "{n}"
+    );
+    fs::write(
+        &summary,
+        r#"{"complete":true,"finished_trials":20,"planned_trials":20}"#,
+    )
+    .unwrap();
+    assert!(!notes(&json(d, &["out"])).contains("the run"));
+    fs::write(
+        &summary,
+        r#"{"complete":false,"interrupted":"SIGINT","finished_trials":20,"planned_trials":30,"notes":[]}"#,
+    )
+    .unwrap();
+    let n = notes(&json(d, &["out"]));
+    assert!(
+        n.contains(
+            "out: bench: the run ended by SIGINT after 20 of 30 planned trials; compared on \
+             the trials it finished (bench --resume continues it)"
+        ),
+        "{n}"
+    );
+}
+
+/// A copy of a run beside it (`cp -r`) pools under its label with the
+/// original: every trial twice, and the copy taken as a second run, which
+/// makes a verdict out of one run a side. Refused, naming both places;
+/// two runs (other start times) still pool.
+#[test]
+fn a_copy_of_a_run_pooled_with_it_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for dir in ["res/one", "res/two"] {
+        bench(
+            &d.join(dir),
+            &[("tip", 100.0), ("patch", 105.0)],
+            "1/s",
+            "higher",
+        );
+    }
+    let two = d.join("res/two/tip/trials.jsonl");
+    let text = fs::read_to_string(&two)
+        .unwrap()
+        .replace(r#""started_at":"t""#, r#""started_at":"u""#);
+    fs::write(&two, text).unwrap();
+    let two = d.join("res/two/patch/trials.jsonl");
+    let text = fs::read_to_string(&two)
+        .unwrap()
+        .replace(r#""started_at":"t""#, r#""started_at":"u""#);
+    fs::write(&two, text).unwrap();
+    json(d, &["res"]);
+    bench(
+        &d.join("res/copy"),
+        &[("tip", 100.0), ("patch", 105.0)],
+        "1/s",
+        "higher",
+    );
+    let want = "res/one/patch/trials.jsonl:1: trial 1 of variant patch (boot b1, started t) \
+                is also read from res/copy/patch/trials.jsonl:1: the same trial twice in one \
+                variant (a copy of a run?) would count twice; give each run once";
+    let e = common::compare::err(d, &["res"]);
+    assert!(e.contains(want), "{e}");
+    let e = common::compare::err(d, &["X=res/one/tip", "X=res/copy/tip", "res/two/patch"]);
+    assert!(
+        e.contains("trial 1 of variant X (boot b1, started t) is also read from"),
+        "{e}"
+    );
+    // probe runs: a copy in a directory of runs, or pooled by a label
+    let probe = |at: &str, c: f64| {
+        let doc = j!({"kind": "probe", "boot_id": "b1", "started_at": at,
+            "results": [{"metric": "read_ns", "unit": "ns", "direction": "lower",
+                "values": [c, c + 1.0, c + 2.0]}]});
+        doc.to_string()
+    };
+    fs::create_dir_all(d.join("old")).unwrap();
+    fs::write(d.join("old/r1.json"), probe("s1", 100.0)).unwrap();
+    fs::write(d.join("old/r2.json"), probe("s2", 101.0)).unwrap();
+    fs::write(d.join("new.json"), probe("s3", 90.0)).unwrap();
+    fs::write(d.join("new2.json"), probe("s4", 91.0)).unwrap();
+    json(d, &["old", "n=new.json", "n=new2.json"]);
+    fs::write(d.join("old/r1-copy.json"), probe("s1", 100.0)).unwrap();
+    let e = common::compare::err(d, &["old", "new.json"]);
+    assert!(e.contains("old/r1.json: trial 1 of variant old (boot b1, started s1) is also read from old/r1-copy.json"), "{e}");
+    fs::write(d.join("new-copy.json"), probe("s3", 90.0)).unwrap();
+    let e = common::compare::err(d, &["old/r2.json", "n=new.json", "n=new-copy.json"]);
+    assert!(
+        e.contains(
+            "new-copy.json: trial 1 of variant n (boot b1, started s3) is also read from new.json"
+        ),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

@@ -476,6 +476,73 @@ fn plot_and_html_are_written_whole_or_not_at_all() {
     assert!(err.contains("writing out: is a directory"), "{err}");
 }
 
+/// `--plot` or `--html` naming a file the comparison reads (a typo, a
+/// completed name) would replace measured data with a report: refused
+/// (exit 2) before anything is written, as are two outputs naming one
+/// file. A new file inside a run directory is written.
+#[test]
+fn plot_and_html_never_replace_an_input() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
+    numbers(&d.join("b.txt"), spread(104.0, 1.0, 10));
+    let before = fs::read_to_string(d.join("b.txt")).unwrap();
+    let refused = |args: &[&str], want: &str| {
+        common::compare::usage(d, args, &[want]);
+        assert_eq!(fs::read_to_string(d.join("b.txt")).unwrap(), before);
+    };
+    refused(
+        &["a.txt", "b.txt", "--plot", "./b.txt"],
+        "--plot ./b.txt: the comparison reads it (input b.txt)",
+    );
+    refused(
+        &["a.txt", "x=b.txt", "--html", "b.txt"],
+        "--html b.txt: the comparison reads it (input b.txt)",
+    );
+    refused(
+        &["a.txt", "b.txt", "--plot", "r.svg", "--html", "r.svg"],
+        "--html r.svg: --plot writes the same file",
+    );
+    // a bench run: its trials and the records beside them
+    let run = d.join("run/tip");
+    fs::create_dir_all(&run).unwrap();
+    let line = |t: usize, x: f64| {
+        format!(
+            r#"{{"schema":2,"variant":"tip","trial":{t},"boot_id":"b","started_at":"t","duration_s":1.0,"metrics":{{"x_per_sec":{{"value":{x},"unit":"1/s","direction":"none"}}}}}}"#
+        )
+    };
+    let lines: Vec<String> = (1..=5).map(|t| line(t, 100.0 + t as f64)).collect();
+    fs::write(run.join("trials.jsonl"), lines.join("\n") + "\n").unwrap();
+    fs::write(run.join("trials.csv"), "kept\n").unwrap();
+    fs::write(d.join("run/plan.json"), "{}").unwrap();
+    for out in [
+        "run/tip/trials.jsonl",
+        "run/tip/trials.csv",
+        "run/plan.json",
+    ] {
+        let want = format!("--html {out}: the comparison reads it (input run)");
+        common::compare::usage(d, &["run", "b=b.txt", "--html", out], &[&want]);
+    }
+    assert_eq!(
+        fs::read_to_string(run.join("trials.csv")).unwrap(),
+        "kept\n"
+    );
+    ok(
+        d,
+        &[
+            "run",
+            "b=b.txt",
+            "--resamples",
+            "200",
+            "--plot",
+            "run/cmp.svg",
+            "--metric",
+            "x_per_sec",
+        ],
+    );
+    assert!(d.join("run/cmp.svg").is_file());
+}
+
 #[test]
 fn plot_of_values_at_the_float_limits_has_only_finite_coordinates() {
     // Opposite signs near the float limit: their range, and the midpoint

@@ -847,7 +847,7 @@ fn earlier_notes(summary: &serde_json::Value) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(serde_json::Value::as_str)
-        .filter(|n| !n.starts_with(again))
+        .filter(|n| !n.starts_with(again) && !n.ends_with(GAP_NOTE_END))
         .map(str::to_string)
         .collect()
 }
@@ -1086,6 +1086,7 @@ fn summarize_run(
     };
     let warnings = bench_results::warnings(&all, judged);
     let mut notes = notes;
+    notes.extend(gap_notes(&all));
     if let Some(effect) = plan.target_effect_pct {
         notes.extend(target_effect_notes(&all, &variants, effect));
     }
@@ -1109,6 +1110,47 @@ fn summarize_run(
         interrupted: signal,
         nothing_to_do: false,
     })
+}
+
+/// How every [`gap_notes`] note ends (they are made again from the
+/// trials, not kept from an earlier summary).
+const GAP_NOTE_END: &str = "(a gap: CPU hotplug, IRQ reuse or a counter that went backwards; \
+     each trial's notes say which)";
+
+/// A note per variant and metric that some trials recorded no value for
+/// (a gap: CPU hotplug, IRQ reuse, a counter that went backwards; the
+/// trial's note `<metric>: no value (…)` says which): the summary lists
+/// such a metric with fewer trials, or, when every trial had the gap, not
+/// at all, which without this note would be said nowhere but in the
+/// trials.
+fn gap_notes(all: &[TrialRecord]) -> Vec<String> {
+    let mut counts: Vec<(&str, &str, usize)> = Vec::new();
+    let mut totals: Vec<(&str, usize)> = Vec::new();
+    for t in all {
+        match totals.iter_mut().find(|(v, _)| *v == t.variant) {
+            Some((_, n)) => *n += 1,
+            None => totals.push((&t.variant, 1)),
+        }
+        for n in &t.notes {
+            let Some((metric, _)) = n.split_once(": no value (") else {
+                continue;
+            };
+            match counts
+                .iter_mut()
+                .find(|(v, m, _)| *v == t.variant && *m == metric)
+            {
+                Some((_, _, k)) => *k += 1,
+                None => counts.push((&t.variant, metric, 1)),
+            }
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(v, m, k)| {
+            let n = totals.iter().find(|(x, _)| *x == v).map_or(k, |(_, n)| *n);
+            format!("{v} {m}: no value in {k} of {n} trials {GAP_NOTE_END}")
+        })
+        .collect()
 }
 
 /// The `--target-effect` note of each variant's headline metric (the one
@@ -1188,6 +1230,37 @@ fn start_tracing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trials_with_no_value_for_a_metric_are_counted_in_a_note() {
+        let trial = |v: &str, n: u32, notes: &[&str]| {
+            let mut t = TrialRecord::new(v, n, "b", String::new());
+            t.notes = notes.iter().map(|s| s.to_string()).collect();
+            t
+        };
+        let gap = "irq_loc_per_sec: no value (Reset, Reset)";
+        let all = [
+            trial("tip", 1, &[gap, "other note"]),
+            trial("tip", 2, &[gap]),
+            trial("patch", 1, &[]),
+            trial("patch", 2, &[gap]),
+            trial("patch", 3, &[]),
+        ];
+        assert_eq!(
+            gap_notes(&all),
+            [
+                "tip irq_loc_per_sec: no value in 2 of 2 trials (a gap: CPU hotplug, IRQ \
+                 reuse or a counter that went backwards; each trial's notes say which)",
+                "patch irq_loc_per_sec: no value in 1 of 3 trials (a gap: CPU hotplug, IRQ \
+                 reuse or a counter that went backwards; each trial's notes say which)"
+            ]
+        );
+        assert!(gap_notes(&all[2..3]).is_empty());
+        // made again from the trials, not kept from an earlier summary
+        let earlier = serde_json::json!({"notes": gap_notes(&all).into_iter()
+            .chain(["IRQ time accounting on".to_string()]).collect::<Vec<_>>()});
+        assert_eq!(earlier_notes(&earlier), ["IRQ time accounting on"]);
+    }
 
     /// Runs started in the same second get `…Z`, `…Z-2`, `…Z-3`.
     #[test]

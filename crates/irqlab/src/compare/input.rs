@@ -68,6 +68,18 @@ pub struct VariantData {
     pub claims: Vec<super::input_units::Claim>,
     /// Its place in the bench plan it ran in (`input_order`).
     pub plan_rank: Option<super::input_order::PlanRank>,
+    /// The bench trials it holds, to find one trial pooled twice.
+    pub trials: Vec<TrialSeen>,
+}
+
+/// A bench trial as recorded (boot id, number, start time, measured
+/// length, and its values: a copy of a run repeats them all, two runs do
+/// not) and where it was read (`file:line`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialSeen {
+    pub key: (String, u32, String, u64),
+    pub values: Vec<u64>,
+    pub at: String,
 }
 
 impl VariantData {
@@ -80,6 +92,7 @@ impl VariantData {
             probe: false,
             claims: Vec::new(),
             plan_rank: None,
+            trials: Vec::new(),
         }
     }
 
@@ -121,6 +134,7 @@ impl VariantData {
             let (unit, source) = (c.unit.as_deref(), c.source);
             self.state(&c.metric, unit, c.direction, || source);
         }
+        self.trials.extend(other.trials);
         for s in other.series {
             for o in s.obs {
                 self.push(&s.metric, s.unit.as_deref(), s.direction, o);
@@ -156,6 +170,30 @@ pub struct Loaded {
     /// `--metric` named the values of at least one input (a plain file or
     /// a directory of per-iteration files); other inputs name their own.
     pub metric_named: bool,
+}
+
+/// One bench trial pooled twice into variant `v` (a copy of a run beside
+/// it, `A=run A=copy`): its values would count twice and, the copy being
+/// taken as another run, make a verdict out of one run. An error naming
+/// both places.
+fn refuse_pooled_copies(v: &VariantData) -> Result<()> {
+    type Key<'a> = (&'a (String, u32, String, u64), &'a [u64]);
+    let mut seen: std::collections::HashMap<Key, &str> = std::collections::HashMap::new();
+    for t in &v.trials {
+        if let Some(first) = seen.insert((&t.key, &t.values), &t.at) {
+            bail!(
+                "{}: trial {} of variant {} (boot {}, started {}) is also read from {first}: \
+                 the same trial twice in one variant (a copy of a run?) would count twice; \
+                 give each run once",
+                t.at,
+                t.key.1,
+                v.label,
+                t.key.0,
+                t.key.2
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Split `LABEL=PATH` (label without `/`) from a plain path.
@@ -242,6 +280,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
         }
     }
     super::input_units::check(&out.variants, &opts.directed)?;
+    out.variants.iter().try_for_each(refuse_pooled_copies)?;
     super::input_runs::rows_as_runs(&mut out.variants, &mut out.warnings);
     super::input_order::by_plan(&mut out.variants, &mut out.warnings);
     out.warnings

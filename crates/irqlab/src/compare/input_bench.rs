@@ -94,8 +94,43 @@ fn bench_notes(run: &Path) -> Vec<String> {
                 out.push(format!("{}: bench: {w}", run.display()));
             }
         }
+        if name == "summary.json" {
+            out.extend(unfinished(run, &doc));
+        }
+    }
+    if run.join("plan.json").is_file() && !run.join("summary.json").exists() {
+        out.push(format!(
+            "{}: bench: no summary.json: the run is still running, or was killed before \
+             it ended; compared on the trials it recorded",
+            run.display()
+        ));
     }
     out
+}
+
+/// The note for a run whose `summary.json` says it did not finish every
+/// planned trial (Ctrl-C, SIGTERM, an error): its variants are compared on
+/// fewer trials than planned, or on one variant's trials more than on
+/// another's.
+fn unfinished(run: &Path, summary: &Value) -> Option<String> {
+    if summary["complete"].as_bool() != Some(false) {
+        return None;
+    }
+    let how = summary["interrupted"]
+        .as_str()
+        .map_or_else(String::new, |s| format!(" by {s}"));
+    let count = match (
+        summary["finished_trials"].as_u64(),
+        summary["planned_trials"].as_u64(),
+    ) {
+        (Some(f), Some(p)) => format!(" after {f} of {p} planned trials"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{}: bench: the run ended{how}{count}; compared on the trials it finished \
+         (bench --resume continues it)",
+        run.display()
+    ))
 }
 
 /// What must agree before trials of two runs may be pooled under one
@@ -200,6 +235,30 @@ pub fn other_machine(
         "variant {label} ran on another machine or set of CPUs than the baseline \
          {base}: {field}; a change may be the machine's, not what the variants differ in"
     ))
+}
+
+/// The note for a variant whose bench plan recorded another trial length
+/// than the baseline's, `None` when they agree or either does not say. A
+/// rate is per second, but a count per trial (unit `1`, such as
+/// `tcp_retransmits`) grows with the trial and a quantile per trial (a
+/// p99) moves with it: a change in them may be the trial length's.
+pub fn other_trial_length(
+    (base, base_sig): (&str, &[(String, String)]),
+    (label, sig): (&str, &[(String, String)]),
+) -> Option<String> {
+    let length = |s: &[(String, String)]| {
+        s.iter()
+            .find(|(k, _)| k == "duration_s")
+            .map(|(_, v)| v.clone())
+    };
+    let (want, got) = (length(base_sig)?, length(sig)?);
+    (want != got).then(|| {
+        format!(
+            "variant {label} ran trials of {got} s, the baseline {base} trials of {want} s: \
+             a count per trial (unit 1) grows with the trial length and a quantile per \
+             trial moves with it; a change in them may be the trial length's"
+        )
+    })
 }
 
 /// What follows a relative root taken from an older run's command line.
@@ -400,6 +459,16 @@ fn add_trial(
     at: impl Fn() -> String,
 ) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
+    variant.trials.push(super::input::TrialSeen {
+        key: (
+            trial.boot_id.clone(),
+            trial.trial,
+            trial.started_at.clone(),
+            trial.duration_s.to_bits(),
+        ),
+        values: trial.metrics.values().map(|m| m.value.to_bits()).collect(),
+        at: at(),
+    });
     for (metric, m) in &trial.metrics {
         if !m.value.is_finite() {
             continue;
@@ -593,6 +662,18 @@ pub fn load_probe(
         }
     }
     warns.extend(skipped.notes(path));
+    // a copy of this run pooled with it is refused (`input`)
+    if let Some(started) = doc["started_at"].as_str() {
+        v.trials.push(super::input::TrialSeen {
+            key: (boot.clone().unwrap_or_default(), 1, started.to_string(), 0),
+            values: v
+                .series
+                .iter()
+                .flat_map(|s| s.obs.iter().map(|o| o.value.to_bits()))
+                .collect(),
+            at: path.display().to_string(),
+        });
+    }
     Ok(v)
 }
 
@@ -663,5 +744,24 @@ mod tests {
              machine's, not what the variants differ in"
         );
         assert_eq!(other_machine(("a", &base), ("b", &[])), None);
+    }
+
+    #[test]
+    fn another_trial_length_is_noted() {
+        let plan = |d: f64| {
+            plan_signature(
+                Some(&json!({"variants": ["a"], "workloads": ["ipi"], "duration_s": d})),
+                "a",
+            )
+        };
+        let (two, five) = (plan(2.0), plan(5.0));
+        assert_eq!(other_trial_length(("a", &two), ("b", &plan(2.0))), None);
+        assert_eq!(other_trial_length(("a", &two), ("b", &[])), None);
+        assert_eq!(
+            other_trial_length(("a", &two), ("b", &five)).unwrap(),
+            "variant b ran trials of 5 s, the baseline a trials of 2 s: a count per trial \
+             (unit 1) grows with the trial length and a quantile per trial moves with it; a \
+             change in them may be the trial length's"
+        );
     }
 }

@@ -35,6 +35,82 @@ pub fn check(paths: &[PathBuf]) -> Result<Vec<String>> {
     Ok(copies(&runs))
 }
 
+/// Refuse an output file (`--plot`, `--html`: `(flag, path)`) that is a
+/// file the inputs at `paths` are read from, or a bench run's record
+/// beside its `trials.jsonl` (`trials.csv`, `plan.json`, `env.json`,
+/// `summary.json`, `env-resume-*.json`): writing it would replace what was
+/// measured. Two outputs naming one file (not a device or FIFO) are
+/// refused too: the second would replace the first. A usage error (exit 2), before anything is
+/// read or written.
+pub fn refuse_outputs_over_inputs(paths: &[PathBuf], outputs: &[(&str, &Path)]) -> Result<()> {
+    let runs: Vec<Run> = paths
+        .iter()
+        .enumerate()
+        .flat_map(|(arg, p)| runs_of(arg, p))
+        .collect();
+    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    for &(flag, out) in outputs {
+        let Some(target) = output_target(out) else {
+            continue;
+        };
+        // a device or FIFO is written in place, and may take both
+        let device = target.exists() && !target.is_file();
+        if let Some((first, _)) = seen.iter().find(|(_, t)| *t == target && !device) {
+            return Err(super::usage(format!(
+                "{flag} {}: {first} writes the same file; give each output its own file",
+                out.display()
+            )));
+        }
+        let read = runs.iter().find(|r| {
+            r.files
+                .iter()
+                .any(|f| *f == target || beside_trials(f, &target))
+        });
+        if let Some(r) = read {
+            return Err(super::usage(format!(
+                "{flag} {}: the comparison reads it (input {}): writing the report there \
+                 would replace what was measured; choose another file",
+                out.display(),
+                paths[r.arg].display()
+            )));
+        }
+        seen.push((flag, target));
+    }
+    Ok(())
+}
+
+/// The canonical path an output at `out` writes: the file a symlink names
+/// (the writer follows it), else the canonical directory and the name.
+fn output_target(out: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(out) {
+        return Some(c);
+    }
+    let name = out.file_name()?;
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::canonicalize(dir).ok().map(|d| d.join(name))
+}
+
+/// Is `target` (canonical) a bench record kept beside the canonical
+/// `trials` file: a `trials.csv` or a `.json` in its directory or the run
+/// directory above it?
+fn beside_trials(trials: &Path, target: &Path) -> bool {
+    if trials
+        .file_name()
+        .is_none_or(|n| n != crate::results::TRIALS_FILE)
+    {
+        return false;
+    }
+    let Some(dir) = trials.parent() else {
+        return false;
+    };
+    let name = target.file_name().map(|n| n.to_string_lossy());
+    let record = name.is_some_and(|n| n == crate::results::TRIALS_CSV || n.ends_with(".json"));
+    record && (target.parent() == Some(dir) || target.parent() == dir.parent())
+}
+
 /// The runs argument `arg` reads at `path`: a file is one run; a directory
 /// its bench `trials.jsonl` files, else its probe run files (`.json`) one
 /// by one and its other per-iteration files as one run. What cannot be

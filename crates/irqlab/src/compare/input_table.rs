@@ -221,25 +221,21 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
     let Some(map) = obj.as_object() else {
         bail!("{}:{item}: expected an object", path.display());
     };
-    let text = |k: &str| match map.get(k)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    };
+    let text = |k: &str| json_text(path, item, k, map.get(k));
     let mut row = Row {
         // as a CSV cell: trimmed, and an empty one names no variant
-        variant: map
-            .get("variant")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string),
-        trial: map.get("trial").and_then(Value::as_f64),
-        boot: map
-            .get("boot_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        run: text("run").map(|r| row_run(path, &r)),
+        variant: text("variant")?
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty()),
+        trial: match map.get("trial") {
+            Some(Value::Number(n)) => n.as_f64(),
+            _ => match text("trial")? {
+                Some(t) if !t.trim().is_empty() => Some(parse_number(path, item, &t)?),
+                _ => None,
+            },
+        },
+        boot: text("boot_id")?,
+        run: text("run")?.map(|r| row_run(path, &r)),
         values: Vec::new(),
         at: item,
     };
@@ -250,6 +246,22 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         }
     }
     Ok(row)
+}
+
+/// A row's special field (`variant`, `trial`, `boot_id`, `run`) as the text
+/// of its CSV cell: a string, or a number as written; `null` or absent is
+/// none. Any other value is an error naming the file, item and field: read
+/// as none, rows of different variants or runs would pool unseen.
+fn json_text(path: &Path, item: usize, key: &str, x: Option<&Value>) -> Result<Option<String>> {
+    match x {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => bail!(
+            "{}:{item}: {key}: expected a string or a number, found {other}",
+            path.display()
+        ),
+    }
 }
 
 /// A trial twice in one table: the same `trial` number in the same
@@ -332,5 +344,40 @@ mod tests {
         std::fs::write(&csv, "variant,x\n,1\n a ,2\n  ,3\n").unwrap();
         let vs = load_csv(&csv, "t", &mut Vec::new()).unwrap();
         assert_eq!(labels(&vs), ["t", "a"]);
+    }
+
+    #[test]
+    fn json_row_fields_are_read_as_csv_cells_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        let load = |rows: &str| {
+            std::fs::write(&json, rows).unwrap();
+            load_json(&json, "t", &mut Vec::new())
+        };
+        // numbered variants are two variants, as the CSV cells 1 and 2
+        let vs = load(r#"[{"variant":1,"x":1},{"variant":2,"x":2},{"variant":1,"x":3}]"#).unwrap();
+        assert_eq!(labels(&vs), ["1", "2"]);
+        assert_eq!(vs[0].series[0].values(), [1.0, 3.0]);
+        // a trial as text is a number, as in a CSV
+        let vs = load(r#"[{"trial":"2","x":1},{"trial":1,"x":2}]"#).unwrap();
+        assert_eq!(vs[0].series[0].values(), [2.0, 1.0]);
+        let err = |rows: &str| format!("{:#}", load(rows).unwrap_err());
+        let e = err(r#"[{"variant":"a","x":1},{"variant":true,"x":2}]"#);
+        assert!(
+            e.ends_with("t.json:2: variant: expected a string or a number, found true"),
+            "{e}"
+        );
+        let e = err(r#"[{"trial":"x","x":1}]"#);
+        assert!(
+            e.ends_with("t.json:1: expected a number, found \"x\""),
+            "{e}"
+        );
+        let e = err(r#"[{"boot_id":["b"],"x":1}]"#);
+        assert!(
+            e.contains("t.json:1: boot_id: expected a string or a number"),
+            "{e}"
+        );
+        let e = err(r#"[{"trial":1,"boot_id":7,"x":1},{"trial":1,"boot_id":7,"x":2}]"#);
+        assert!(e.contains("t.json:2: trial 1 is already at item 1"), "{e}");
     }
 }

@@ -299,8 +299,9 @@ fn check_workloads(loaded: &mut Loaded, baseline: Option<&str>, allow: bool) -> 
 }
 
 /// A note for every variant whose runs recorded another host name, CPU
-/// model or set of online CPUs than the baseline's: compared (the
-/// comparison may be across machines on purpose), but said. Another
+/// model or set of online CPUs than the baseline's, or another trial
+/// length: compared (the comparison may be across machines on purpose),
+/// but said. Another
 /// kernel or tree is not noted: that is what variants differ in.
 fn note_machines(loaded: &mut Loaded, baseline: Option<&str>) {
     let vs = &loaded.variants;
@@ -313,7 +314,17 @@ fn note_machines(loaded: &mut Loaded, baseline: Option<&str>) {
     };
     let notes: Vec<String> = vs
         .iter()
-        .filter_map(|v| input_bench::other_machine((&base.label, &base.plan), (&v.label, &v.plan)))
+        .flat_map(|v| {
+            let (b, v) = (
+                (base.label.as_str(), &base.plan[..]),
+                (v.label.as_str(), &v.plan[..]),
+            );
+            [
+                input_bench::other_machine(b, v),
+                input_bench::other_trial_length(b, v),
+            ]
+        })
+        .flatten()
         .collect();
     loaded.warnings.extend(notes);
 }
@@ -374,6 +385,16 @@ pub fn render_svg(c: &model::Comparison) -> String {
 
 /// Run the comparison and write every requested output.
 pub fn run(config: &CompareConfig) -> Result<()> {
+    let outputs: Vec<(&str, &Path)> = [("--plot", &config.plot), ("--html", &config.html)]
+        .into_iter()
+        .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
+        .collect();
+    let inputs: Vec<PathBuf> = config
+        .inputs
+        .iter()
+        .map(|s| input::split_spec(s).1)
+        .collect();
+    input_same::refuse_outputs_over_inputs(&inputs, &outputs)?;
     let c = comparison(config)?;
     if let Some(p) = &config.plot {
         write_file(p, |w| svg::write(&c, w))?;
