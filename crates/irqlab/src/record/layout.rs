@@ -1096,7 +1096,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let boot = d.path().join("host=a/boot=b");
         std::fs::create_dir_all(&boot).unwrap();
-        assert_eq!(boot_dirs(d.path()).unwrap(), [boot.clone()]);
+        assert_eq!(boot_dirs(d.path()).unwrap(), std::slice::from_ref(&boot));
         let bad = d.path().join("host=z");
         std::os::unix::fs::symlink(&bad, &bad).unwrap();
         for e in [
