@@ -383,9 +383,19 @@ fn with_lines(msg: Option<String>, lines: Vec<String>) -> Option<String> {
 }
 
 /// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
+/// A directory on the way that cannot be listed, or a `host=`/`boot=`
+/// entry whose kind cannot be known (no permission, a symlink loop), is
+/// an error naming it: never a recording left out unsaid.
 pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        bail!("{}: no such recording directory", dir.display());
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            bail!(
+                "{}: cannot read the recording directory: {e}",
+                dir.display()
+            )
+        }
+        _ => bail!("{}: no such recording directory", dir.display()),
     }
     let name = dir
         .file_name()
@@ -395,30 +405,43 @@ pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         return Ok(vec![dir.to_path_buf()]);
     }
     let mut out = Vec::new();
-    let children = |d: &Path| -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.path())
-                    .filter(|p| p.is_dir())
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
-    };
-    let named = |p: &Path, pre: &str| {
-        p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with(pre))
-    };
-    for c in children(dir) {
-        if named(&c, "boot=") {
+    for c in partition_dirs(dir)? {
+        if partition_named(&c, "boot=") {
             out.push(c);
-        } else if named(&c, "host=") {
-            out.extend(children(&c).into_iter().filter(|b| named(b, "boot=")));
+        } else if partition_named(&c, "host=") {
+            let boots = partition_dirs(&c)?;
+            out.extend(boots.into_iter().filter(|b| partition_named(b, "boot=")));
         }
     }
     Ok(out)
+}
+
+/// Whether the file name of `p` starts with `pre` (`host=`, `boot=`).
+fn partition_named(p: &Path, pre: &str) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(pre))
+}
+
+/// The `host=`/`boot=` directories in `d`, sorted; an error when `d`
+/// cannot be listed or such an entry cannot be looked at.
+fn partition_dirs(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let unlisted = |e: std::io::Error| {
+        anyhow::anyhow!("{}: cannot list the recording directory: {e}", d.display())
+    };
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(d).map_err(unlisted)? {
+        let p = e.map_err(unlisted)?.path();
+        if !partition_named(&p, "host=") && !partition_named(&p, "boot=") {
+            continue;
+        }
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() => v.push(p),
+            Ok(_) => {}
+            Err(e) => bail!("{}: cannot read the recording directory: {e}", p.display()),
+        }
+    }
+    v.sort();
+    Ok(v)
 }
 
 /// The one boot directory of `dir`, or an error listing the choices.
@@ -1064,6 +1087,34 @@ fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A `host=` entry that cannot be looked at (here a symlink loop; no
+    /// permission alike) is named, not left out: replay would take the
+    /// other host as the only recording, recover say nothing to recover.
+    #[test]
+    fn a_partition_that_cannot_be_read_is_named_not_left_out() {
+        let d = tempfile::tempdir().unwrap();
+        let boot = d.path().join("host=a/boot=b");
+        std::fs::create_dir_all(&boot).unwrap();
+        assert_eq!(boot_dirs(d.path()).unwrap(), std::slice::from_ref(&boot));
+        let bad = d.path().join("host=z");
+        std::os::unix::fs::symlink(&bad, &bad).unwrap();
+        for e in [
+            boot_dirs(d.path()).map(drop),
+            one_boot_dir(d.path()).map(drop),
+        ] {
+            let e = format!("{:#}", e.unwrap_err());
+            assert!(
+                e.starts_with(&format!("{}: cannot read", bad.display())),
+                "{e}"
+            );
+        }
+        // a loop that names no partition is not a recording's
+        std::fs::remove_file(&bad).unwrap();
+        let other = d.path().join("notes");
+        std::os::unix::fs::symlink(&other, &other).unwrap();
+        assert_eq!(one_boot_dir(d.path()).unwrap(), boot);
+    }
 
     /// `recover` and `replay` name a segment replay cannot read each with
     /// its own lead, and say what replay reads past it in the same words.

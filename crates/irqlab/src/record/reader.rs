@@ -797,9 +797,8 @@ impl Replayer {
         s.snap.wall_ns = step.time.wall_ns;
         let file = |name: &str| PathBuf::from(format!("sample {} {name}", step.time.seq));
         if let Some(cpus) = &shape.irq_cpus {
-            let text = self.interrupts_text(cpus, shape);
             s.snap.interrupts = Some(
-                irqlab_core::Interrupts::parse(text.as_bytes())
+                self.interrupts(cpus, shape)
                     .map_err(|e| located(&file("interrupts"), &e))?,
             );
         }
@@ -898,6 +897,36 @@ impl Replayer {
             .get(&(source, key.to_string(), cpu))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// The sample's `/proc/interrupts` under `cpus`. A layout of no CPU
+    /// (`record --cpus` while each of its CPUs was offline) has rows but
+    /// no column, which no kernel prints and the parser refuses: its rows
+    /// are parsed under one placeholder column, then the column is taken
+    /// away, each row keeping its recorded kind.
+    fn interrupts(
+        &self,
+        cpus: &[u32],
+        shape: &Shape,
+    ) -> Result<irqlab_core::Interrupts, irqlab_core::ParseError> {
+        use irqlab_core::interrupts::Shape as IrqShape;
+        if !cpus.is_empty() {
+            return irqlab_core::Interrupts::parse(self.interrupts_text(cpus, shape).as_bytes());
+        }
+        let text = self.interrupts_text(&[0], shape);
+        let mut rows = irqlab_core::Interrupts::parse(text.as_bytes())?.take_rows();
+        for (row, meta) in rows.iter_mut().zip(&shape.irq_rows) {
+            row.shape = match meta.kind {
+                RowKind::PerCpu => {
+                    row.counts.clear();
+                    IrqShape::PerCpu
+                }
+                RowKind::Single => IrqShape::Single,
+                RowKind::NoCounts => IrqShape::NoCounts,
+                RowKind::Irregular { .. } => IrqShape::Irregular,
+            };
+        }
+        Ok(irqlab_core::Interrupts::from_parts(Vec::new(), rows))
     }
 
     fn interrupts_text(&self, cpus: &[u32], shape: &Shape) -> String {
@@ -1004,6 +1033,52 @@ mod tests {
             }),
             ..shape()
         }
+    }
+
+    /// `record --cpus 3` while CPU 3 was offline lays out rows without a
+    /// column: the sample reads back as such, each row of its kind, and
+    /// the next sample, with the CPU back, reads on.
+    #[test]
+    fn a_layout_of_no_cpu_reads_back_as_rows_without_a_column() {
+        use irqlab_core::interrupts::Shape as IrqShape;
+        let mut meta = shape();
+        meta.irq_rows.push(crate::record::schema::RowMeta {
+            key: "ERR".into(),
+            label: "ERR".into(),
+            kind: RowKind::Single,
+            description: String::new(),
+            affinity: None,
+        });
+        let none = Shape {
+            irq_cpus: Some(Vec::new()),
+            ..meta.clone()
+        };
+        let mut rp = Replayer::default();
+        rp.apply(&step(0, 5, 0, Some(meta.clone()))).unwrap();
+        let mut err = step(1, 5, 0, Some(none));
+        err.cells.push(CellValue {
+            source: SourceKind::Interrupts,
+            key: "ERR".into(),
+            cpu: None,
+            value: 7,
+        });
+        let m = rp.apply(&err).unwrap().snap.interrupts.unwrap();
+        assert!(m.cpus.is_empty());
+        let rows: Vec<_> = m
+            .rows()
+            .iter()
+            .map(|r| (r.label.as_str(), r.shape, r.counts.to_vec()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("24", IrqShape::PerCpu, vec![]),
+                ("LOC", IrqShape::PerCpu, vec![]),
+                ("ERR", IrqShape::Single, vec![7]),
+            ]
+        );
+        let back = rp.apply(&step(2, 9, 0, Some(meta))).unwrap();
+        assert_eq!(back.snap.interrupts.unwrap().cpus, [0]);
     }
 
     #[test]

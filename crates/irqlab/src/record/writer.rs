@@ -541,25 +541,31 @@ pub fn check_out_dir(out: &Path) -> anyhow::Result<()> {
     if out.is_dir() {
         return Ok(());
     }
-    match missing_parent(out) {
-        Some(parent) => Err(no_parent(out, parent)),
+    match parent_problem(out) {
+        Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-/// The parent of `out` when it does not exist (`None` for a name in the
-/// current directory, whose parent is the working directory).
-fn missing_parent(out: &Path) -> Option<&Path> {
+/// Why the parent of `out` cannot take it: missing, or there but not to
+/// be looked at (no permission to reach it, a symlink loop), said as it
+/// is (`None` for a parent that is there, or a name in the current
+/// directory, whose parent is the working directory).
+fn parent_problem(out: &Path) -> Option<anyhow::Error> {
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty())?;
-    (!parent.exists()).then_some(parent)
-}
-
-fn no_parent(out: &Path, parent: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "cannot create {}: parent directory {} does not exist",
-        out.display(),
-        parent.display()
-    )
+    match std::fs::metadata(parent) {
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(anyhow::anyhow!(
+            "cannot create {}: parent directory {} does not exist",
+            out.display(),
+            parent.display()
+        )),
+        Err(e) => Some(anyhow::anyhow!(
+            "cannot create {}: parent directory {}: {e}",
+            out.display(),
+            parent.display()
+        )),
+    }
 }
 
 /// Create `out` (its last component only: its parent must exist) unless
@@ -570,8 +576,8 @@ fn create_dirs(out: &Path, dir: &Path) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => {
             // the parent removed since `check_out_dir` looked
-            if let Some(parent) = missing_parent(out) {
-                return Err(no_parent(out, parent));
+            if let Some(e) = parent_problem(out) {
+                return Err(e);
             }
             return Err(e).with_context(|| format!("cannot create {}", out.display()));
         }
@@ -690,6 +696,30 @@ mod tests {
     use super::*;
     use crate::record::reader::{self, Replayer};
     use crate::record::trace_cells::tests::sample;
+
+    /// A parent that is there but cannot be looked at (a symlink loop
+    /// here; no permission alike) is not said to be missing: its error
+    /// is named as it is.
+    #[test]
+    fn a_parent_that_cannot_be_looked_at_is_not_called_missing() {
+        let d = tempfile::tempdir().unwrap();
+        let missing = d.path().join("typo/x");
+        let e = check_out_dir(&missing).unwrap_err().to_string();
+        assert!(e.ends_with("typo does not exist"), "{e}");
+        let parent = d.path().join("loop");
+        std::os::unix::fs::symlink(&parent, &parent).unwrap();
+        let e = check_out_dir(&parent.join("x")).unwrap_err().to_string();
+        assert!(!e.contains("does not exist"), "{e}");
+        assert!(
+            e.starts_with(&format!(
+                "cannot create {}: parent directory {}: ",
+                parent.join("x").display(),
+                parent.display()
+            )) && e.contains("symbolic links"),
+            "{e}"
+        );
+        assert!(check_out_dir(&d.path().join("new")).is_ok());
+    }
 
     /// Tracing maps that grow by one `sample` scale per read.
     struct Fake(u64);
