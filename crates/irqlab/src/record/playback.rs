@@ -577,6 +577,84 @@ mod tests {
         );
     }
 
+    /// `record --cpus 0,1` of a bigger host: `IPI0` prints two counts
+    /// (irregular: not one per online CPU), `ERR` one. CPU 0 goes offline
+    /// at sample 2: one column left, as many as `ERR` has counts. Each row
+    /// replays as the kind recorded, as live `top --cpus` read it from the
+    /// whole file: no `shape_changed` gap at the layout change, `ERR` one
+    /// single value throughout (not a count in CPU 1's column), `IPI0` its
+    /// two counts (per second: one-second samples).
+    #[test]
+    fn rows_replay_as_their_recorded_kind_under_as_many_columns_as_counts() {
+        use crate::record::schema::{RowKind, RowMeta};
+        use irqlab_core::Shape as IrqShape;
+        let row = |label: &str, kind, description: &str| RowMeta {
+            key: label.into(),
+            label: label.into(),
+            kind,
+            description: description.into(),
+            affinity: None,
+        };
+        let layout = |cpus: Vec<u32>| Shape {
+            irq_cpus: Some(cpus),
+            irq_rows: vec![
+                row("LOC", RowKind::PerCpu, "Local timer interrupts"),
+                row(
+                    "IPI0",
+                    RowKind::Irregular { n: 2 },
+                    "Rescheduling interrupts",
+                ),
+                row("ERR", RowKind::Single, ""),
+            ],
+            ..Shape::default()
+        };
+        let cell = |key: &str, cpu, value| CellValue {
+            source: SourceKind::Interrupts,
+            key: key.into(),
+            cpu,
+            value,
+        };
+        let sample = |seq: u64, shape, cpus: &[u32]| {
+            let v = 10 * (seq + 1);
+            let mut cells: Vec<CellValue> = cpus.iter().map(|&c| cell("LOC", Some(c), v)).collect();
+            cells.extend([
+                cell("IPI0", Some(0), v),
+                cell("IPI0", Some(1), 2 * v),
+                cell("ERR", None, seq + 1),
+            ]);
+            RecordedSample {
+                cells,
+                ..step(seq, 0, 0, shape)
+            }
+        };
+        let steps = vec![
+            sample(0, Some(layout(vec![0, 1])), &[0, 1]),
+            sample(1, None, &[0, 1]),
+            sample(2, Some(layout(vec![1])), &[1]),
+            sample(3, None, &[1]),
+        ];
+        let frames = each_report(steps, |r| {
+            let rows = &r.interrupts.as_ref().unwrap().rows;
+            rows.iter()
+                .filter(|l| l.label != "LOC")
+                .map(|l| {
+                    let gaps = l.gaps.iter().flatten();
+                    assert!(gaps.clone().all(Option::is_none), "{l:?}");
+                    (l.label.clone(), l.shape, l.rates.clone().unwrap())
+                })
+                .collect::<Vec<_>>()
+        });
+        let each = vec![
+            (
+                "IPI0".to_string(),
+                IrqShape::Irregular,
+                vec![Some(10.0), Some(20.0)],
+            ),
+            ("ERR".to_string(), IrqShape::Single, vec![Some(1.0)]),
+        ];
+        assert_eq!(frames, vec![each; 3]);
+    }
+
     #[test]
     fn a_source_started_later_gives_the_same_frame_as_playing_through() {
         let steps: Arc<[RecordedSample]> = vec![

@@ -13,6 +13,7 @@ use crate::sampler::located;
 use crate::threads::ThreadCpu;
 use crate::trace::sample::Sample as TraceSample;
 use irqlab_core::delta::unknown_count;
+use irqlab_core::interrupts::Shape as IrqShape;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -694,6 +695,9 @@ pub struct Replayer {
     /// ([`ClockCheck`]): every cell of it is unknown, as of this run of
     /// missing samples, so both intervals around it are gaps.
     bad_clock: Option<u64>,
+    /// The parser would read some interrupts row of `shape` as another
+    /// kind than the one recorded ([`misread_kinds`]).
+    misread: bool,
 }
 
 /// The fields of a CPU-time line that has no share over the intervals
@@ -704,6 +708,47 @@ pub struct Replayer {
 /// a line are made of all its fields: one field's
 /// [`unknown_count`] would not stop the others making wrong shares.
 pub const UNKNOWN_CPU_TIME: u64 = u64::MAX / 2;
+
+/// Give each of `rows` (parsed from [`Replayer::interrupts_text`] of
+/// `shape`) the kind `shape` recorded for it.
+fn recorded_kinds(rows: &mut [irqlab_core::IrqRow], shape: &Shape) {
+    for (row, meta) in rows.iter_mut().zip(&shape.irq_rows) {
+        row.shape = match meta.kind {
+            RowKind::PerCpu => IrqShape::PerCpu,
+            RowKind::Single => IrqShape::Single,
+            RowKind::NoCounts => IrqShape::NoCounts,
+            RowKind::Irregular { .. } => IrqShape::Irregular,
+        };
+    }
+}
+
+/// Whether the parser would read some interrupts row of `shape`, as
+/// [`Replayer::interrupts_text`] writes it, as another kind than the one
+/// recorded: a kind is read from the number of counts (as many as
+/// columns: per-CPU; none; one: single; else irregular), and a row of one
+/// value, or of an irregular number, may have as many as the layout has
+/// columns. Decided once per layout, not per sample.
+fn misread_kinds(shape: &Shape) -> bool {
+    let Some(cpus) = &shape.irq_cpus else {
+        return false;
+    };
+    let ncols = cpus.len();
+    shape.irq_rows.iter().any(|r| {
+        let found = match r.kind {
+            RowKind::PerCpu => ncols,
+            RowKind::Single => 1,
+            RowKind::NoCounts => 0,
+            RowKind::Irregular { n } => n,
+        };
+        let read = match found {
+            f if f == ncols => RowKind::PerCpu,
+            0 => RowKind::NoCounts,
+            1 => RowKind::Single,
+            n => RowKind::Irregular { n },
+        };
+        read != r.kind
+    })
+}
 
 impl Replayer {
     /// Take in `step`'s layout and changed cells without building its
@@ -738,6 +783,7 @@ impl Replayer {
         }
         self.last_seq = Some(seq);
         if let Some(s) = &step.shape {
+            self.misread = misread_kinds(s);
             self.shape = Some(s.clone());
         }
         for c in &step.cells {
@@ -899,34 +945,35 @@ impl Replayer {
             .unwrap_or(0)
     }
 
-    /// The sample's `/proc/interrupts` under `cpus`. A layout of no CPU
-    /// (`record --cpus` while each of its CPUs was offline) has rows but
-    /// no column, which no kernel prints and the parser refuses: its rows
-    /// are parsed under one placeholder column, then the column is taken
-    /// away, each row keeping its recorded kind.
+    /// The sample's `/proc/interrupts` under `cpus`, each row of the kind
+    /// recorded, which the live run read from the whole file: under the
+    /// columns `record --cpus` kept, the parser, which tells a kind by
+    /// the number of counts, reads one value under one column, or an
+    /// irregular row of as many counts as columns, as per-CPU
+    /// ([`misread_kinds`]). A layout of no CPU (`record --cpus` while
+    /// each of its CPUs was offline) has rows but no column, which no
+    /// kernel prints and the parser refuses: its rows are parsed under one
+    /// placeholder column, then the column is taken away.
     fn interrupts(
         &self,
         cpus: &[u32],
         shape: &Shape,
     ) -> Result<irqlab_core::Interrupts, irqlab_core::ParseError> {
-        use irqlab_core::interrupts::Shape as IrqShape;
-        if !cpus.is_empty() {
-            return irqlab_core::Interrupts::parse(self.interrupts_text(cpus, shape).as_bytes());
+        if cpus.is_empty() {
+            let text = self.interrupts_text(&[0], shape);
+            let mut rows = irqlab_core::Interrupts::parse(text.as_bytes())?.take_rows();
+            recorded_kinds(&mut rows, shape);
+            for row in rows.iter_mut().filter(|r| r.shape == IrqShape::PerCpu) {
+                row.counts.clear();
+            }
+            return Ok(irqlab_core::Interrupts::from_parts(Vec::new(), rows));
         }
-        let text = self.interrupts_text(&[0], shape);
-        let mut rows = irqlab_core::Interrupts::parse(text.as_bytes())?.take_rows();
-        for (row, meta) in rows.iter_mut().zip(&shape.irq_rows) {
-            row.shape = match meta.kind {
-                RowKind::PerCpu => {
-                    row.counts.clear();
-                    IrqShape::PerCpu
-                }
-                RowKind::Single => IrqShape::Single,
-                RowKind::NoCounts => IrqShape::NoCounts,
-                RowKind::Irregular { .. } => IrqShape::Irregular,
-            };
+        let text = self.interrupts_text(cpus, shape);
+        let mut m = irqlab_core::Interrupts::parse(text.as_bytes())?;
+        if self.misread {
+            recorded_kinds(m.rows_mut(), shape);
         }
-        Ok(irqlab_core::Interrupts::from_parts(Vec::new(), rows))
+        Ok(m)
     }
 
     fn interrupts_text(&self, cpus: &[u32], shape: &Shape) -> String {
@@ -1079,6 +1126,33 @@ mod tests {
         );
         let back = rp.apply(&step(2, 9, 0, Some(meta))).unwrap();
         assert_eq!(back.snap.interrupts.unwrap().cpus, [0]);
+    }
+
+    /// Rows are given their recorded kinds only under a layout where the
+    /// parser would read one as another: a single value under one
+    /// column, an irregular row of as many counts as columns. The
+    /// usual layout (per-CPU rows, `ERR` under two columns) is parsed
+    /// as it stands.
+    #[test]
+    fn only_a_layout_the_parser_would_misread_gets_recorded_kinds() {
+        let with = |cpus: Vec<u32>, kind| {
+            let mut s = shape();
+            s.irq_cpus = Some(cpus);
+            s.irq_rows.push(crate::record::schema::RowMeta {
+                key: "X".into(),
+                label: "X".into(),
+                kind,
+                description: String::new(),
+                affinity: None,
+            });
+            misread_kinds(&s)
+        };
+        assert!(!misread_kinds(&shape()));
+        assert!(!with(vec![0, 1], RowKind::Single));
+        assert!(with(vec![1], RowKind::Single));
+        assert!(!with(vec![0, 1, 2], RowKind::Irregular { n: 4 }));
+        assert!(with(vec![0, 1], RowKind::Irregular { n: 2 }));
+        assert!(!with(vec![0], RowKind::NoCounts));
     }
 
     #[test]
