@@ -2888,21 +2888,51 @@ fn an_unreadable_run_keeps_its_number() {
 }
 
 /// A statistics file the tree lacks is named once, at the start, as
-/// `show`, `top` and `serve` name it; the run records the others.
+/// `show`, `top` and `serve` name it, saying that it is not recorded
+/// until a sample can read it: the run records the others, tries it at
+/// every sample, and records it from the first sample that reads it (a
+/// new layout listing it, its counters in that sample).
 #[test]
-fn record_notes_a_missing_statistics_file_once() {
+fn a_statistics_file_missing_at_the_start_is_recorded_once_a_sample_reads_it() {
     let d = tempfile::tempdir().unwrap();
     let tree = d.path().join("tree");
     synth(&tree);
-    std::fs::remove_file(tree.join("proc/softirqs")).unwrap();
+    let softirqs = tree.join("proc/softirqs");
+    let text = std::fs::read(&softirqs).unwrap();
+    std::fs::remove_file(&softirqs).unwrap();
     let out = d.path().join("rec");
-    let o = record(&tree, &out, &["-i", "50ms", "-d", "150ms"]);
+    let child = spawn_record(&tree, &out, &["-i", "50ms", "-d", "2s"], Stdio::piped());
+    assert!(common::wait_until(Duration::from_secs(20), || {
+        journal_has_line(&out)
+    }));
+    // whole or absent to the recorder
+    let part = d.path().join("softirqs.part");
+    std::fs::write(&part, &text).unwrap();
+    std::fs::rename(&part, &softirqs).unwrap();
+    let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    let notes: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("irqlab: note: not recorded: "))
-        .collect();
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not recorded")).collect();
     assert_eq!(notes.len(), 1, "{err}");
-    assert!(notes[0].contains("proc/softirqs"), "{err}");
+    let said = "irqlab: note: not recorded until a sample can read it: ";
+    assert!(
+        notes[0].starts_with(said) && notes[0].contains("proc/softirqs"),
+        "{err}"
+    );
+    let rec = reader::open(&boot_dir(&out)).unwrap();
+    let laid_out = |s: &reader::RecordedSample| s.shape.as_ref().map(|sh| sh.soft_cpus.is_some());
+    assert_eq!(laid_out(&rec.steps[0]), Some(false));
+    let first = rec
+        .steps
+        .iter()
+        .position(|s| laid_out(s) == Some(true))
+        .expect("a layout listing proc/softirqs");
+    let cells = |s: &reader::RecordedSample| {
+        s.cells
+            .iter()
+            .filter(|c| c.source == irqlab::record::schema::SourceKind::Softirqs)
+            .count()
+    };
+    assert!(first > 0 && cells(&rec.steps[first]) > 0, "{first}");
+    assert!(rec.steps[..first].iter().all(|s| cells(s) == 0));
 }

@@ -431,9 +431,10 @@ fn run_stopped_by(
     let mut traced = TraceSample::default();
     let mut run = Run::new(&dir, serde_json::to_string(&env)?, next_seq, cfg)?;
     announce(&dir);
-    // a statistics file that cannot be read is not in the recording: said once
+    // a statistics file that cannot be read is tried again at every
+    // sample, and recorded from the first that reads it: said once
     for m in src.missing() {
-        eprintln!("irqlab: note: not recorded: {m}");
+        eprintln!("irqlab: note: not recorded until a sample can read it: {m}");
     }
     // the baseline, then one sample per tick of the run's pace
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
