@@ -650,10 +650,15 @@ impl LineParser {
 
     /// Feed a line the caller drops without reading it (a row its filter
     /// cannot keep): counted, so that later errors name the right line,
-    /// and held to the line length limit like any line.
+    /// held to the line length limit like any line, and refused as a
+    /// parse would refuse it when it is not blank and has no `label:`.
     pub fn skip_line(&mut self, line: &[u8]) -> Result<(), ParseError> {
         self.n += 1;
-        check_line(FILE, MAX_LINE, self.n, line)
+        check_line(FILE, MAX_LINE, self.n, line)?;
+        if find_byte(b':', line).is_none() && !is_blank(line) {
+            return Err(ParseError::new(FILE, self.n, ErrorKind::MissingColon));
+        }
+        Ok(())
     }
 
     /// Keep the first count of a 32-bit row ([`Width::U32`]) above the

@@ -159,6 +159,54 @@ fn bad_flags_and_empty_roots_are_refused() {
     }
 }
 
+/// `--out NAME.json` or `NAME.csv` with another `--format` (the default
+/// table included) is a usage error before anything is measured, and
+/// writes no file: the format is never inferred from the name.
+#[test]
+fn out_extension_that_contradicts_format_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let root = synth(&dir);
+    for (name, flags, says) in [
+        (
+            "a.json",
+            &[][..],
+            "the name says json but --format is table (the default)",
+        ),
+        (
+            "b.json",
+            &["--format", "csv"][..],
+            "the name says json but --format is csv",
+        ),
+        (
+            "c.CSV",
+            &["--format", "json"][..],
+            "the name says csv but --format is json",
+        ),
+        (
+            "d.csv",
+            &["--format", "table"][..],
+            "the name says csv but --format is table",
+        ),
+    ] {
+        let out = dir.path().join(name);
+        probe(&root, &[flags, &["--out", out.to_str().unwrap()]].concat())
+            .code(2)
+            .stdout("")
+            .stderr(contains(format!("--out {}: {says}", out.display())));
+        assert!(!out.exists(), "{name}");
+    }
+    for (name, format) in [
+        ("e.json", "json"),
+        ("f.txt", "json"),
+        ("g", "table"),
+        ("h.csv", "csv"),
+    ] {
+        let out = dir.path().join(name);
+        probe(&root, &["--format", format, "--out", out.to_str().unwrap()]).success();
+        assert!(out.exists(), "{name}");
+    }
+}
+
 /// A count that is not a whole number in range is told what is expected
 /// (not "invalid digit found in string"), as `--reads -1` (a separate
 /// word) is.

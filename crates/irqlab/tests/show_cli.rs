@@ -428,3 +428,29 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_with_a_note() {
     );
     assert!(out.contains("[cpus 1]"), "IRQ 36's: {out}");
 }
+
+/// A line without `label:` fails `show` with the same error whether
+/// `--irq` rules it out unread or not, in every format: a filter does not
+/// make a malformed file look whole.
+#[test]
+fn a_line_without_a_label_fails_with_or_without_irq() {
+    let dir = common::fixture_copy("vm-2cpu-6.18");
+    let path = dir.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (head, tail) = text.split_at(text.find('\n').unwrap() + 1);
+    std::fs::write(&path, format!("{head}garbage line here\n{tail}")).unwrap();
+    for extra in [
+        &[][..],
+        &["--irq", "virtio"][..],
+        &["--irq", "virtio", "--format", "json"][..],
+        &["--irq", "virtio", "--format", "csv"][..],
+    ] {
+        let (code, out, err) = show(dir.path(), extra);
+        assert_eq!(code, 1, "{extra:?}: {out}");
+        assert!(out.is_empty(), "{extra:?}: {out}");
+        assert!(
+            err.contains("proc/interrupts:2: expected `label:` at the start of the line"),
+            "{extra:?}: {err}"
+        );
+    }
+}

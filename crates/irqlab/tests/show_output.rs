@@ -625,3 +625,52 @@ fn an_effective_affinity_that_is_a_directory_is_noted() {
         assert_eq!(got, err, "{run:?}");
     }
 }
+
+/// Whether process `pid` holds `path` open (one of its descriptors).
+fn holds_open(pid: u32, path: &Path) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+    })
+}
+
+/// A row gone during `show -i` is said with `--format csv` too (on
+/// stderr: the CSV has a line per row and CPU only), as the table and
+/// JSON list it; the rows still there keep their lines.
+#[test]
+fn csv_interval_says_which_rows_are_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 2, 4, &[]).canonicalize().unwrap();
+    let path = root.join("proc/interrupts");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let gone = text.lines().nth(1).unwrap();
+    let label = gone.split(':').next().unwrap().trim().to_string();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args(["show", "-i", "2s", "--format", "csv", "--root"])
+        .arg(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the first sample is read once its last file is open
+    let stat = root.join("proc/stat");
+    assert!(common::wait_until(Duration::from_secs(20), || holds_open(
+        child.id(),
+        &stat
+    )));
+    common::replace(&path, &text.replacen(&format!("{gone}\n"), "", 1));
+    let out = child.wait_with_output().unwrap();
+    let (csv, err) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "irqlab: note: gone since the first sample (no CSV line): {label}\n"
+        )),
+        "{err}"
+    );
+    assert!(!csv.contains(&format!("interrupts,{label},")), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("interrupts,")), "{csv}");
+}

@@ -970,3 +970,21 @@ fn a_rows_width_is_its_labels_and_a_32_bit_single_value_is_noted() {
         .unwrap();
     assert_eq!(m.rows()[0].width, Width::U32);
 }
+
+/// A line dropped unread (`skip_line`: a row the caller's filter rules
+/// out) that has no `label:` is the error a parse gives, at its line;
+/// blank lines and rows with a label (even bad ones) pass unread.
+#[test]
+fn a_skipped_line_without_a_label_is_the_parse_error() {
+    let text = b"           CPU0\n  0:  5  IO-APIC\n\n  1: x\ngarbage line here\n";
+    let mut lp = LineParser::new();
+    let mut row = IrqRow::default();
+    let mut lines = crate::scan::lines(text).map(|(_, l)| l);
+    lp.line(lines.next().unwrap(), &mut row).unwrap();
+    for l in lines.by_ref().take(3) {
+        lp.skip_line(l).unwrap();
+    }
+    let e = lp.skip_line(lines.next().unwrap()).unwrap_err();
+    assert_eq!(e, err(b"CPU0\n\n\n\ngarbage line here\n"));
+    assert_eq!((e.line, e.kind), (5, ErrorKind::MissingColon));
+}

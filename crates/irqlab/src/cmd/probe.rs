@@ -88,6 +88,14 @@ fn end_on_signals() -> Result<()> {
 
 /// Run `irqlab probe`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(why) = args
+        .out
+        .as_deref()
+        .and_then(|p| out_format_mismatch(p, args.format))
+    {
+        eprintln!("irqlab: error: {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     if let Some(cpu) = args.cpu {
         if let Err(e) = check_cpu(cpu) {
             eprintln!("irqlab: error: {e}");
@@ -131,6 +139,42 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--format` word of `f`.
+fn format_name(f: ProbeFormat) -> &'static str {
+    match f {
+        ProbeFormat::Table => "table",
+        ProbeFormat::Json => "json",
+        ProbeFormat::Csv => "csv",
+    }
+}
+
+/// Why `--out PATH` contradicts `--format` (a usage error), if so: its
+/// extension (`.json`, `.csv`) names another format than the one that
+/// would be written. The format is never inferred from the name, as in
+/// every command; another extension or none takes any format.
+fn out_format_mismatch(path: &std::path::Path, format: ProbeFormat) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let named = match ext.as_str() {
+        "json" => ProbeFormat::Json,
+        "csv" => ProbeFormat::Csv,
+        _ => return None,
+    };
+    (named != format).then(|| {
+        format!(
+            "--out {}: the name says {ext} but --format is {}{}; give --format {ext} \
+             (or another file name for the {} output)",
+            path.display(),
+            format_name(format),
+            if format == ProbeFormat::Table {
+                " (the default)"
+            } else {
+                ""
+            },
+            format_name(format),
+        )
+    })
 }
 
 /// Why `--kernel` cannot be used as asked (a usage error), if so: the

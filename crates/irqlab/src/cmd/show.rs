@@ -694,7 +694,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Csv => export::csv::write(&report, &mut out)?,
     }
     out.flush()?;
+    if args.format == Format::Csv {
+        if let Some(note) = gone_note(&report) {
+            eprintln!("irqlab: note: {note}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the CSV cannot say: the kept rows gone since the first sample
+/// (the table and JSON list them; CSV has a line per row and CPU only).
+fn gone_note(report: &report::Report) -> Option<String> {
+    let gone = &report.interrupts.as_ref()?.gone;
+    if gone.is_empty() {
+        return None;
+    }
+    let list = gone.join(", ");
+    Some(format!(
+        "gone since the first sample (no CSV line): {}",
+        export::grid::visible_text(&list)
+    ))
 }
 
 #[cfg(test)]
