@@ -163,7 +163,9 @@ fn out_is_written_whole_and_errors_name_the_file() {
     // A parent that does not exist: named, nothing created.
     let missing = dir.path().join("no/such/x.json");
     irqlab()
-        .args(["probe", "--root", &root, "--reads", "2", "--out"])
+        .args([
+            "probe", "--root", &root, "--reads", "2", "--format", "json", "--out",
+        ])
         .arg(&missing)
         .assert()
         .code(1)
