@@ -167,8 +167,7 @@ fn csv_row(
 /// notes for its missing values go to `warns`.
 pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let doc: Value = serde_json::from_str(super::input::without_bom(&text))
-        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let doc = super::input_json::read(path, super::input::without_bom(&text))?;
     if is_probe(&doc) {
         return Ok(vec![load_probe(path, &doc, label, warns)?]);
     }
@@ -344,6 +343,40 @@ mod tests {
         std::fs::write(&csv, "variant,x\n,1\n a ,2\n  ,3\n").unwrap();
         let vs = load_csv(&csv, "t", &mut Vec::new()).unwrap();
         assert_eq!(labels(&vs), ["t", "a"]);
+    }
+
+    #[test]
+    fn a_key_twice_in_a_json_object_is_refused_as_a_csv_column_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        let err = |text: &str| {
+            std::fs::write(&json, text).unwrap();
+            format!("{:#}", load_json(&json, "t", &mut Vec::new()).unwrap_err())
+        };
+        let tail = "is in one object twice: only its last value would be read";
+        for (text, at) in [
+            (r#"[{"m":1,"m":5}]"#, r#"t.json: line 1: key "m" "#),
+            (
+                "[{\"m\":1},\n {\"variant\":\"a\",\"variant\":\"b\",\"m\":2}]",
+                r#"t.json: line 2: key "variant" "#,
+            ),
+            ("{\"a\":[1,2],\n\"a\":[3]}", r#"t.json: line 2: key "a" "#),
+            (
+                r#"{"kind":"probe","results":[{"metric":"x","metric":"y","values":[1]}]}"#,
+                r#"t.json: line 1: key "metric" "#,
+            ),
+        ] {
+            let e = err(text);
+            assert!(e.contains(&format!("{at}{tail}")), "{e}");
+        }
+        let csv = dir.path().join("t.csv");
+        std::fs::write(&csv, "m,m\n1,5\n").unwrap();
+        let e = format!("{:#}", load_csv(&csv, "t", &mut Vec::new()).unwrap_err());
+        assert!(
+            e.contains("t.csv:1: column \"m\" is in the header twice"),
+            "{e}"
+        );
+        assert!(err("[{\"m\":1").contains("t.json: not valid JSON"));
     }
 
     #[test]
