@@ -524,6 +524,61 @@ fn a_copy_of_a_run_pooled_with_it_is_refused() {
     );
 }
 
+/// A run's `trials.csv` pooled with its copy's under one label holds
+/// every trial twice, as its `trials.jsonl` would: refused the same way,
+/// naming both rows, and so is a `trials.csv` pooled with its copy's
+/// `trials.jsonl`. Two runs' (other start times) still pool.
+#[test]
+fn a_copy_of_a_runs_trials_csv_pooled_with_it_is_refused() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    for dir in ["one", "two", "copy"] {
+        bench(
+            &d.join(dir),
+            &[("tip", 100.0), ("patch", 105.0)],
+            "1/s",
+            "higher",
+        );
+    }
+    let two = d.join("two/tip/trials.csv");
+    let text = fs::read_to_string(&two)
+        .unwrap()
+        .replace(",b1,t,", ",b1,u,");
+    fs::write(&two, text).unwrap();
+    json(
+        d,
+        &[
+            "X=one/tip/trials.csv",
+            "X=two/tip/trials.csv",
+            "one/patch/trials.csv",
+        ],
+    );
+    let e = common::compare::err(
+        d,
+        &[
+            "X=one/tip/trials.csv",
+            "X=copy/tip/trials.csv",
+            "one/patch/trials.csv",
+        ],
+    );
+    let want = "copy/tip/trials.csv:2: trial 1 of variant X (boot b1, started t) is also read \
+                from one/tip/trials.csv:2: the same trial twice in one variant (a copy of a \
+                run?) would count twice; give each run once";
+    assert!(e.contains(want), "{e}");
+    let e = common::compare::err(
+        d,
+        &[
+            "X=one/tip/trials.csv",
+            "X=copy/tip/trials.jsonl",
+            "one/patch/trials.csv",
+        ],
+    );
+    assert!(
+        e.contains("copy/tip/trials.jsonl:1: trial 1 of variant X (boot b1, started t) is also read from one/tip/trials.csv:2"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_half_written_trials_csv_row_is_skipped_not_read_short() {
     let tmp = TempDir::new().unwrap();

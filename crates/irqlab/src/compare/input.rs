@@ -704,8 +704,7 @@ fn count_of(n: usize, one: &str, many: &str) -> String {
 /// One probe run file inside a directory of runs: one trial per metric.
 fn probe_run(path: &Path, warns: &mut Vec<String>) -> Result<VariantData> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let doc = super::input_json::read(path, &text)?;
     if !bench::is_probe(&doc) {
         bail!(
             "{}: in a directory of runs, a .json file must be a probe result set",

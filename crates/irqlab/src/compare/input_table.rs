@@ -4,7 +4,7 @@
 //! Missing values (empty cells, `null`, `NaN`, `-`) are skipped with a note
 //! (`input_nulls`).
 
-use super::input::{parse_number, unit_from_name, Obs, VariantData};
+use super::input::{parse_number, unit_from_name, Obs, TrialSeen, VariantData};
 use super::input_bench::{is_probe, load_probe, plan_signature};
 use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
 use super::input_runs::{bench_csv, row_run, BenchCsv};
@@ -25,6 +25,9 @@ struct Row {
     values: Vec<(String, f64)>,
     /// Where it is, for messages: `3` (a CSV line, a JSON item).
     at: usize,
+    /// The bench trial it records (a `trials.csv` row), to find one trial
+    /// pooled twice (`input`).
+    seen: Option<TrialSeen>,
 }
 
 /// Load a CSV file; notes for its missing values go to `warns`. A bench
@@ -129,12 +132,11 @@ fn csv_row(
         at: line,
         ..Row::default()
     };
-    let trial = header
-        .iter()
-        .position(|h| h == "trial")
-        .and_then(|i| rec.get(i))
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let cell = |column: &str| {
+        let i = header.iter().position(|h| h == column)?;
+        rec.get(i).map(str::trim)
+    };
+    let trial = cell("trial").filter(|t| !t.is_empty());
     for (name, cell) in header.iter().zip(rec.iter()) {
         let cell = cell.trim();
         match name.as_str() {
@@ -160,15 +162,49 @@ fn csv_row(
             },
         }
     }
+    if bench.is_some() {
+        let at = || format!("{}:{line}", path.display());
+        row.seen = bench_trial(&row, cell("started_at"), cell("duration_s"), at);
+    }
     Ok(row)
+}
+
+/// A bench `trials.csv` row as the trial it records, known as its
+/// `trials.jsonl` line is: boot id, trial number, start time, measured
+/// length and values (in the order of their names). `None` for a row
+/// without a whole trial number, a start time or a measured length, all of
+/// which bench writes for every trial: such a row is not bench's, and
+/// cannot be told from another trial.
+fn bench_trial(
+    row: &Row,
+    started: Option<&str>,
+    duration: Option<&str>,
+    at: impl Fn() -> String,
+) -> Option<TrialSeen> {
+    let trial = row
+        .trial
+        .filter(|t| t.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(t))?;
+    let started = started.filter(|s| !s.is_empty())?;
+    let duration = duration?.parse::<f64>().ok().filter(|d| d.is_finite())?;
+    let mut values: Vec<&(String, f64)> = row.values.iter().collect();
+    values.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(TrialSeen {
+        key: (
+            row.boot.clone().unwrap_or_default(),
+            trial as u32,
+            started.to_string(),
+            duration.to_bits(),
+        ),
+        values: values.iter().map(|(_, v)| v.to_bits()).collect(),
+        at: at(),
+    })
 }
 
 /// Load a JSON file: probe result set, array of rows, or object of arrays;
 /// notes for its missing values go to `warns`.
 pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec<VariantData>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let doc: Value = serde_json::from_str(super::input::without_bom(&text))
-        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let doc = super::input_json::read(path, super::input::without_bom(&text))?;
     if is_probe(&doc) {
         return Ok(vec![load_probe(path, &doc, label, warns)?]);
     }
@@ -238,6 +274,7 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         run: text("run")?.map(|r| row_run(path, &r)),
         values: Vec::new(),
         at: item,
+        seen: None,
     };
     for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
         match json_number(path, item, v)? {
@@ -310,6 +347,7 @@ fn group(mut rows: Vec<Row>, label: &str) -> Vec<VariantData> {
                 out.len() - 1
             }
         };
+        out[idx].trials.extend(row.seen);
         for (metric, value) in row.values {
             let obs = Obs {
                 value,
@@ -344,6 +382,76 @@ mod tests {
         std::fs::write(&csv, "variant,x\n,1\n a ,2\n  ,3\n").unwrap();
         let vs = load_csv(&csv, "t", &mut Vec::new()).unwrap();
         assert_eq!(labels(&vs), ["t", "a"]);
+    }
+
+    #[test]
+    fn a_key_twice_in_a_json_object_is_refused_as_a_csv_column_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("t.json");
+        let err = |text: &str| {
+            std::fs::write(&json, text).unwrap();
+            format!("{:#}", load_json(&json, "t", &mut Vec::new()).unwrap_err())
+        };
+        let tail = "is in one object twice: only its last value would be read";
+        for (text, at) in [
+            (r#"[{"m":1,"m":5}]"#, r#"t.json: line 1: key "m" "#),
+            (
+                "[{\"m\":1},\n {\"variant\":\"a\",\"variant\":\"b\",\"m\":2}]",
+                r#"t.json: line 2: key "variant" "#,
+            ),
+            ("{\"a\":[1,2],\n\"a\":[3]}", r#"t.json: line 2: key "a" "#),
+            (
+                r#"{"kind":"probe","results":[{"metric":"x","metric":"y","values":[1]}]}"#,
+                r#"t.json: line 1: key "metric" "#,
+            ),
+        ] {
+            let e = err(text);
+            assert!(e.contains(&format!("{at}{tail}")), "{e}");
+        }
+        let csv = dir.path().join("t.csv");
+        std::fs::write(&csv, "m,m\n1,5\n").unwrap();
+        let e = format!("{:#}", load_csv(&csv, "t", &mut Vec::new()).unwrap_err());
+        assert!(
+            e.contains("t.csv:1: column \"m\" is in the header twice"),
+            "{e}"
+        );
+        assert!(err("[{\"m\":1").contains("t.json: not valid JSON"));
+    }
+
+    #[test]
+    fn a_bench_trials_csv_row_is_known_as_its_trials_jsonl_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("trials.csv");
+        let rows = "variant,trial,boot_id,started_at,duration_s,b_ns,a_per_sec\n\
+                    tip,1,b1,t1,2,5,7\n\
+                    tip,2,,t2,2.5,6,\n\
+                    tip,3,b1,,2,5,7\n\
+                    tip,,b1,t4,2,5,7\n\
+                    tip,5,b1,t5,,5,7\n";
+        std::fs::write(&csv, rows).unwrap();
+        let vs = load_csv(&csv, "t", &mut Vec::new()).unwrap();
+        let at = |line: usize| format!("{}:{line}", csv.display());
+        let want = [
+            TrialSeen {
+                key: ("b1".into(), 1, "t1".into(), 2f64.to_bits()),
+                values: vec![7f64.to_bits(), 5f64.to_bits()],
+                at: at(2),
+            },
+            TrialSeen {
+                key: (String::new(), 2, "t2".into(), 2.5f64.to_bits()),
+                values: vec![6f64.to_bits()],
+                at: at(3),
+            },
+        ];
+        // a row without a start time, trial number or measured length is
+        // not bench's: it cannot be told from another trial
+        assert_eq!(vs[0].trials, want);
+        // a table that is not bench's records no trials
+        let table = dir.path().join("t.csv");
+        std::fs::write(&table, "trial,boot_id,started_at,x\n1,b1,t1,5\n").unwrap();
+        assert!(load_csv(&table, "t", &mut Vec::new()).unwrap()[0]
+            .trials
+            .is_empty());
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! A bench `trials.jsonl` as compare reads it: through the one typed
 //! reader (`crate::results`), after every metric whose `value` is missing
 //! (JSON `null`, or `"NaN"`, `"-"`, `"null"` as text) has been taken out
-//! of its line and listed for a note (`input_nulls`). Each record keeps
-//! its line number, for the notes and the units and directions it states.
+//! of its line and listed for a note (`input_nulls`). A key twice in one
+//! object of a line is an error (`input_json`). Each record keeps its line
+//! number, for the notes and the units and directions it states.
 
+use super::input_json::Bad;
 use super::input_nulls::{is_null_text, line_place, Skipped};
 use crate::results::TrialRecord;
 use anyhow::{Context, Result};
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,7 +42,8 @@ pub fn read(file: &Path) -> Result<Trials> {
             continue;
         }
         lines.push(i + 1);
-        match without_nulls(line, i + 1, &mut skipped) {
+        let doc = parsed(file, i + 1, line, !end.is_empty())?;
+        match doc.and_then(|doc| without_nulls(doc, i + 1, &mut skipped)) {
             Some(fixed) => clean.extend_from_slice(&fixed),
             None => clean.extend_from_slice(line),
         }
@@ -85,10 +89,28 @@ fn refuse_repeated_trials(file: &Path, records: &[(usize, TrialRecord)]) -> Resu
     Ok(())
 }
 
-/// The line without its missing metric values, `None` when it has none
-/// (or does not parse: the typed reader reports that).
-fn without_nulls(line: &[u8], line_no: usize, skipped: &mut Skipped) -> Option<Vec<u8>> {
-    let mut doc: Value = serde_json::from_slice(line).ok()?;
+/// Line `line_no` as JSON, `None` when it does not parse (the typed
+/// reader reports that, or skips a torn last line). A key twice in one
+/// object is an error naming the file, line and key: the typed reader
+/// would keep the last value and drop the others unseen. A torn last line
+/// (not `terminated`, and not JSON once whole) stays the typed reader's.
+fn parsed(file: &Path, line_no: usize, line: &[u8], terminated: bool) -> Result<Option<Value>> {
+    match super::input_json::from_slice(line) {
+        Ok(doc) => Ok(Some(doc)),
+        Err(Bad::Repeated { key, .. })
+            if terminated || serde_json::from_slice::<IgnoredAny>(line).is_ok() =>
+        {
+            Err(super::input_json::repeated(
+                &format!("{}:{line_no}", file.display()),
+                &key,
+            ))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// The line without its missing metric values, `None` when it has none.
+fn without_nulls(mut doc: Value, line_no: usize, skipped: &mut Skipped) -> Option<Vec<u8>> {
     let trial = doc.get("trial").map(|t| t.to_string());
     let metrics = doc.get_mut("metrics")?.as_object_mut()?;
     let missing: Vec<String> = metrics
@@ -164,6 +186,33 @@ mod tests {
         let other = line(1, "1.5").replace("\"tip\"", "\"patch\"");
         std::fs::write(&f, [line(1, "1.5"), other].join("\n") + "\n").unwrap();
         assert_eq!(read(&f).unwrap().records.len(), 2);
+    }
+
+    #[test]
+    fn a_key_twice_in_a_line_is_an_error_naming_the_line_and_key() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        let twice = line(2, "2.5").replace(r#""b_ns":"#, r#""a_per_sec":"#);
+        let trial_twice = line(3, "3.5").replacen(r#""trial":3"#, r#""trial":3,"trial":4"#, 1);
+        for (bad, key) in [(&twice, "a_per_sec"), (&trial_twice, "trial")] {
+            let text = [line(1, "1.5"), bad.clone()].join("\n") + "\n";
+            std::fs::write(&f, text).unwrap();
+            let e = format!("{:#}", read(&f).err().unwrap());
+            let want = format!("trials.jsonl:2: key {key:?} is in one object twice: only its last value would be read");
+            assert!(e.contains(&want), "{e}");
+        }
+        // a metric with a null value, taken out, is no way around it
+        let null_twice = line(2, "null").replace(r#""b_ns":"#, r#""a_per_sec":"#);
+        std::fs::write(&f, format!("{}\n{null_twice}\n", line(1, "1.5"))).unwrap();
+        let e = format!("{:#}", read(&f).err().unwrap());
+        assert!(e.contains("trials.jsonl:2: key \"a_per_sec\""), "{e}");
+        // a torn last line is skipped as before, whatever it repeated
+        let torn = &twice[..twice.len() - 3];
+        std::fs::write(&f, format!("{}\n{torn}", line(1, "1.5"))).unwrap();
+        assert_eq!(read(&f).unwrap().torn, Some(2));
+        // a whole last line without its newline is read, so refused
+        std::fs::write(&f, format!("{}\n{twice}", line(1, "1.5"))).unwrap();
+        assert!(read(&f).is_err());
     }
 
     #[test]
