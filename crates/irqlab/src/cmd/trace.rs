@@ -417,20 +417,20 @@ mod tests {
         assert!(!closing(Tick::Due, &p));
     }
 
-    /// A signal between two ticks ends the run with the interval it cut
-    /// short, read closing, and nothing after it.
-    #[test]
-    fn a_signal_between_ticks_ends_with_a_closing_read() {
+    /// `write_intervals` of `trace FLAGS --format json` on a fake session
+    /// that catches SIGINT after the read where `when` (given every read's
+    /// closing flag so far) holds: the signal returned, each read's closing
+    /// flag and the text written.
+    fn signalled(flags: &[&str], when: fn(&[bool]) -> bool) -> (Option<i32>, Vec<bool>, String) {
         use crate::sampler::Stop;
         use crate::trace::live_trace::tests::{Closing, SignalAfter};
-        let a = args(&["-i", "10ms", "--format", "json"]);
+        let a = args(&[flags, &["--format", "json"]].concat());
         let stop = Stop::unhooked();
         let log = Closing::default();
-        // caught after the second interval's read
         let mut session = SignalAfter {
             log: log.clone(),
             stop: stop.clone(),
-            when: |r| r.len() == 3,
+            when,
         };
         let mut out = Vec::new();
         let signal = write_intervals(
@@ -441,9 +441,21 @@ mod tests {
             &stop,
             &mut out,
         );
-        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
-        assert_eq!(log.reads(), [false, false, false, true]);
-        let text = String::from_utf8(out).unwrap();
+        (
+            signal.unwrap(),
+            log.reads(),
+            String::from_utf8(out).unwrap(),
+        )
+    }
+
+    /// A signal between two ticks ends the run with the interval it cut
+    /// short, read closing, and nothing after it.
+    #[test]
+    fn a_signal_between_ticks_ends_with_a_closing_read() {
+        // caught after the second interval's read
+        let (signal, reads, text) = signalled(&["-i", "10ms"], |r| r.len() == 3);
+        assert_eq!(signal, Some(signal_hook::consts::SIGINT));
+        assert_eq!(reads, [false, false, false, true]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[2].contains(r#""interrupted":"SIGINT""#), "{text}");
@@ -455,32 +467,10 @@ mod tests {
     /// returned, for the exit code.
     #[test]
     fn a_signal_in_the_last_read_adds_no_interval() {
-        use crate::sampler::Stop;
-        use crate::trace::live_trace::tests::{Closing, SignalAfter};
-        let a = args(&["-i", "10ms", "-d", "25ms", "--format", "json"]);
-        let stop = Stop::unhooked();
-        let log = Closing::default();
-        let mut session = SignalAfter {
-            log: log.clone(),
-            stop: stop.clone(),
-            when: |r| r.last() == Some(&true),
-        };
-        let mut out = Vec::new();
-        let signal = write_intervals(
-            &a,
-            &a.select().unwrap(),
-            &mut session,
-            &mut a.pace(),
-            &stop,
-            &mut out,
-        );
-        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
-        assert_eq!(
-            log.reads(),
-            [false, false, false, true],
-            "baseline, 3 ticks"
-        );
-        let text = String::from_utf8(out).unwrap();
+        let (signal, reads, text) =
+            signalled(&["-i", "10ms", "-d", "25ms"], |r| r.last() == Some(&true));
+        assert_eq!(signal, Some(signal_hook::consts::SIGINT));
+        assert_eq!(reads, [false, false, false, true], "baseline, 3 ticks");
         assert_eq!(text.lines().count(), 3, "{text}");
         assert!(!text.contains("interrupted"), "{text}");
     }

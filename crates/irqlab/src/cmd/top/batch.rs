@@ -371,14 +371,20 @@ mod tests {
     use crate::trace::live_trace::tests::{Closing, SignalAfter};
     use crate::trace::live_trace::{LiveTrace, TraceSession};
 
-    /// A text run of the small test tree, unpaced, ending at `end` or a
-    /// signal on `stop`, traced by `session`: the signal returned and the
-    /// text written.
+    /// [`batch_run`] traced by `session`.
     fn traced_run(
         end: End,
         stop: &Stop,
         session: impl TraceSession + 'static,
     ) -> (Option<i32>, String) {
+        let mut t = LiveTrace::new(Box::new(session), IntervalView::default()).unwrap();
+        batch_run(end, stop, &mut t)
+    }
+
+    /// A text run of the small test tree, unpaced, ending at `end` or a
+    /// signal on `stop`, with `trace`: the signal returned and the text
+    /// written.
+    fn batch_run(end: End, stop: &Stop, trace: &mut impl FrameTrace) -> (Option<i32>, String) {
         let d = crate::host::small_test_tree();
         let mut live = LiveSampler::open(&crate::sampler::LivePlan {
             root: d.path().to_path_buf(),
@@ -386,11 +392,10 @@ mod tests {
             strategy: Default::default(),
         })
         .unwrap();
-        let mut t = LiveTrace::new(Box::new(session), IntervalView::default()).unwrap();
         let writer = BatchWriter::new(BatchFormat::Text, TextOpts::default(), &live, false);
         let mut pace = PacedRun::new(std::time::Duration::ZERO, end);
         let mut out = Vec::new();
-        let signal = writer.run(&mut live, &mut pace, stop, &mut t, &mut out);
+        let signal = writer.run(&mut live, &mut pace, stop, trace, &mut out);
         (signal.unwrap(), String::from_utf8(out).unwrap())
     }
 
@@ -452,20 +457,10 @@ mod tests {
     /// ends at the frame before.
     #[test]
     fn an_untraced_run_ends_at_the_frame_before_a_signal() {
-        let d = crate::host::small_test_tree();
-        let mut live = LiveSampler::open(&crate::sampler::LivePlan {
-            root: d.path().to_path_buf(),
-            filter: Filter::default(),
-            strategy: Default::default(),
-        })
-        .unwrap();
-        let writer = BatchWriter::new(BatchFormat::Text, TextOpts::default(), &live, false);
-        let mut pace = PacedRun::new(std::time::Duration::ZERO, End::Never);
         let stop = Stop::unhooked();
         stop.catch(signal_hook::consts::SIGINT);
-        let mut out = Vec::new();
-        let signal = writer.run(&mut live, &mut pace, &stop, &mut (), &mut out);
-        assert_eq!(signal.unwrap(), Some(signal_hook::consts::SIGINT));
-        assert!(out.is_empty(), "no frame, so no Average:");
+        let (signal, text) = batch_run(End::Never, &stop, &mut ());
+        assert_eq!(signal, Some(signal_hook::consts::SIGINT));
+        assert!(text.is_empty(), "no frame, so no Average: {text}");
     }
 }
