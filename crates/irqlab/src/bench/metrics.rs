@@ -59,6 +59,12 @@ fn gap_note(name: &str, cells: &[Cell]) -> String {
     format!("{name}: no value ({})", why.join(", "))
 }
 
+/// The metric a trial's note says had no value (a note [`gap_note`]
+/// wrote), else `None`.
+pub fn gap_note_metric(note: &str) -> Option<&str> {
+    note.split_once(": no value (").map(|(metric, _)| metric)
+}
+
 fn irq_metrics(old: &Snapshot, new: &Snapshot, sel: &Measured, secs: f64, out: &mut SystemMetrics) {
     let (Some(o), Some(n)) = (&old.interrupts, &new.interrupts) else {
         out.notes

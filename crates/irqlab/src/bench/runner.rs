@@ -1132,7 +1132,7 @@ fn gap_notes(all: &[TrialRecord]) -> Vec<String> {
             None => totals.push((&t.variant, 1)),
         }
         for n in &t.notes {
-            let Some((metric, _)) = n.split_once(": no value (") else {
+            let Some(metric) = super::metrics::gap_note_metric(n) else {
                 continue;
             };
             match counts

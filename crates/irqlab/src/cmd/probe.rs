@@ -141,13 +141,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `--format` word of `f`.
-fn format_name(f: ProbeFormat) -> &'static str {
-    match f {
-        ProbeFormat::Table => "table",
-        ProbeFormat::Json => "json",
-        ProbeFormat::Csv => "csv",
-    }
+/// The `--format` word of `f`, as clap takes it.
+fn format_name(f: ProbeFormat) -> String {
+    clap::ValueEnum::to_possible_value(&f).map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 /// Why `--out PATH` contradicts `--format` (a usage error), if so: its

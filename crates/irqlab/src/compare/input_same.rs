@@ -43,6 +43,10 @@ pub fn check(paths: &[PathBuf]) -> Result<Vec<String>> {
 /// refused too: the second would replace the first. A usage error (exit 2), before anything is
 /// read or written.
 pub fn refuse_outputs_over_inputs(paths: &[PathBuf], outputs: &[(&str, &Path)]) -> Result<()> {
+    // no output file: the inputs' directories are not walked for nothing
+    if outputs.is_empty() {
+        return Ok(());
+    }
     let runs: Vec<Run> = paths
         .iter()
         .enumerate()
