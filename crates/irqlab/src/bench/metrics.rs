@@ -59,7 +59,7 @@ fn gap_note(name: &str, cells: &[Cell]) -> String {
     format!("{name}: no value ({})", why.join(", "))
 }
 
-/// The metric a trial's note says had no value (a note [`gap_note`]
+/// The metric a trial's note says had no value (a note `gap_note`
 /// wrote), else `None`.
 pub fn gap_note_metric(note: &str) -> Option<&str> {
     note.split_once(": no value (").map(|(metric, _)| metric)
