@@ -651,14 +651,30 @@ impl LineParser {
     /// Feed a line the caller drops without reading it (a row its filter
     /// cannot keep): counted, so that later errors name the right line,
     /// held to the line length limit like any line, and refused as a
-    /// parse would refuse it when it is not blank and has no `label:`.
+    /// parse would refuse it when it is not blank and has no `label:`, or
+    /// is a numbered row whose shape cannot hold its counts (see
+    /// [`numbered_row_fits`]). Counts are not read.
     pub fn skip_line(&mut self, line: &[u8]) -> Result<(), ParseError> {
         self.n += 1;
         check_line(FILE, MAX_LINE, self.n, line)?;
-        if find_byte(b':', line).is_none() && !is_blank(line) {
-            return Err(ParseError::new(FILE, self.n, ErrorKind::MissingColon));
+        match find_byte(b':', line) {
+            None if !is_blank(line) => Err(ParseError::new(FILE, self.n, ErrorKind::MissingColon)),
+            Some(colon) if self.header && !numbered_row_fits(line, colon, self.cpus.len()) => {
+                self.refuse_row(line)
+            }
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The error a parse gives for `line`, a row [`LineParser::skip_line`]
+    /// found misshapen (none if the parse takes it after all).
+    #[cold]
+    #[inline(never)]
+    fn refuse_row(&self, line: &[u8]) -> Result<(), ParseError> {
+        let mut row = IrqRow::default();
+        let mut counts = Counts::new();
+        parse_row(line, &self.cpus, &mut row, &mut counts)
+            .map_err(|k| ParseError::new(FILE, self.n, k))
     }
 
     /// Keep the first count of a 32-bit row ([`Width::U32`]) above the
@@ -689,6 +705,24 @@ impl LineParser {
     pub fn note(&self) -> Option<&ParseError> {
         self.note.as_ref()
     }
+}
+
+/// Whether `line`, whose label ends at `colon`, may be a row a parse
+/// under a header of `ncols` CPUs takes, judged from its shape alone (no
+/// count read): false for a numbered row whose text after the colon is
+/// too short to hold `ncols` counts (a digit and a blank each, the last
+/// without) or does not begin with a digit (nothing, or a description
+/// with the counts cut away). Other rows (`LOC:`, `ERR:`, `FIQ:`) may
+/// hold any number of counts.
+#[inline]
+fn numbered_row_fits(line: &[u8], colon: usize, ncols: usize) -> bool {
+    let rest = line.get(colon + 1..).unwrap_or_default();
+    // the shape first: a row of counts passes without its label read
+    let shaped = rest.len() >= (2 * ncols).saturating_sub(1)
+        && rest
+            .get(skip_blanks(rest, 0))
+            .is_some_and(u8::is_ascii_digit);
+    shaped || parse_irq_label(trim(&line[..colon])).is_none()
 }
 
 /// The error `kind` at line `n`, boxed (made only when a parse fails).

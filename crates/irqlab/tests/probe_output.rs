@@ -309,3 +309,50 @@ fn compare_of_probe_runs_carries_each_runs_real_p99() {
         .collect();
     assert_eq!(got, want_p50, "{p50}");
 }
+
+/// An `--out` that cannot be written (a directory, a missing directory,
+/// a file where its directory belongs) is refused before the probe reads
+/// anything: the error alone on stderr, not after a whole measurement
+/// (the notes of the targets it reads come first then), and no file.
+#[test]
+fn an_out_that_cannot_be_written_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path());
+    // probe notes this when it looks for its targets
+    std::fs::remove_file(Path::new(&root).join("proc/stat")).unwrap();
+    let out_dir = dir.path().join("results");
+    std::fs::create_dir(&out_dir).unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    for (out, says) in [
+        (
+            out_dir.clone(),
+            "is a directory, expected a file".to_string(),
+        ),
+        (
+            dir.path().join("no/such/x.json"),
+            format!(
+                "cannot create a file in {}",
+                dir.path().join("no/such").display()
+            ),
+        ),
+        (file.join("x.json"), "Not a directory".to_string()),
+    ] {
+        let got = irqlab()
+            .args([
+                "probe", "--root", &root, "--reads", "2", "--format", "json", "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(got.stderr).unwrap();
+        assert_eq!(got.status.code(), Some(1), "{err}");
+        assert!(got.stdout.is_empty());
+        assert!(
+            err.starts_with(&format!("irqlab: error: writing {}: {says}", out.display())),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
+}

@@ -454,3 +454,31 @@ fn a_line_without_a_label_fails_with_or_without_irq() {
         );
     }
 }
+
+/// A numbered row cut after its label (nothing, blanks, or a description
+/// without its counts) fails `show` with the same error whether `--irq`
+/// rules it out unread or not: the prefilter drops rows, not errors.
+#[test]
+fn a_numbered_row_without_its_counts_fails_with_or_without_irq() {
+    let dir = common::fixture_copy("vm-2cpu-6.18");
+    let path = dir.path().join("proc/interrupts");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (head, tail) = text.split_at(text.find('\n').unwrap() + 1);
+    let (_, rest) = tail.split_at(tail.find('\n').unwrap() + 1);
+    for cut in [" 24:", " 24:      ", " 24:  IO-APIC   5-edge      ACPI:Ged"] {
+        std::fs::write(&path, format!("{head}{cut}\n{rest}")).unwrap();
+        let (code, _, whole) = show(dir.path(), &[]);
+        assert_eq!(code, 1, "{cut:?}: {whole}");
+        assert!(whole.contains("proc/interrupts:2: "), "{cut:?}: {whole}");
+        for extra in [
+            &["--irq", "virtio"][..],
+            &["--irq", "^NMI$", "--format", "json"][..],
+            &["--irq", "virtio", "--format", "csv"][..],
+        ] {
+            let (code, out, err) = show(dir.path(), extra);
+            assert_eq!(code, 1, "{cut:?} {extra:?}: {out}");
+            assert!(out.is_empty(), "{cut:?} {extra:?}: {out}");
+            assert_eq!(err, whole, "{cut:?} {extra:?}");
+        }
+    }
+}

@@ -973,10 +973,12 @@ fn a_rows_width_is_its_labels_and_a_32_bit_single_value_is_noted() {
 
 /// A line dropped unread (`skip_line`: a row the caller's filter rules
 /// out) that has no `label:` is the error a parse gives, at its line;
-/// blank lines and rows with a label (even bad ones) pass unread.
+/// blank lines and rows with a label whose shape may hold their counts
+/// (even bad counts: they are not read) pass unread.
 #[test]
 fn a_skipped_line_without_a_label_is_the_parse_error() {
-    let text = b"           CPU0\n  0:  5  IO-APIC\n\n  1: x\ngarbage line here\n";
+    let text =
+        b"           CPU0\n  0:  5  IO-APIC\n\n  1: 99999999999999999999999 x\ngarbage line here\n";
     let mut lp = LineParser::new();
     let mut row = IrqRow::default();
     let mut lines = crate::scan::lines(text).map(|(_, l)| l);
@@ -987,4 +989,45 @@ fn a_skipped_line_without_a_label_is_the_parse_error() {
     let e = lp.skip_line(lines.next().unwrap()).unwrap_err();
     assert_eq!(e, err(b"CPU0\n\n\n\ngarbage line here\n"));
     assert_eq!((e.line, e.kind), (5, ErrorKind::MissingColon));
+}
+
+/// `skip_line` on a numbered row whose shape cannot hold the header's
+/// counts (the label alone, blanks, a description without counts, too
+/// few bytes for a count per CPU) is the error a parse of the same text
+/// gives, at its line; rows a parse takes pass, and so do numbered rows
+/// whose shape fits (their counts are not read).
+#[test]
+fn a_skipped_numbered_row_without_its_counts_is_the_parse_error() {
+    let skip = |line: &str| {
+        let mut lp = LineParser::new();
+        lp.line(H2.trim_end().as_bytes(), &mut IrqRow::default())
+            .unwrap();
+        lp.skip_line(b"  0:  1  2  IO-APIC  2-edge  timer").unwrap();
+        lp.skip_line(line.as_bytes())
+    };
+    for line in [
+        " 24:",
+        " 24:   \t ",
+        " 24:  IO-APIC   5-edge      ACPI:Ged",
+        " 24: 5",
+        " 24:  -5  3  IO-APIC",
+        "4294967295:",
+    ] {
+        let whole = err(format!("{H2}  0:  1  2  IO-APIC  2-edge  timer\n{line}\n").as_bytes());
+        assert_eq!(whole.line, 3, "{line:?}");
+        assert_eq!(skip(line), Err(whole), "{line:?}");
+    }
+    for line in [
+        " 24:          1          0  IO-APIC   5-edge      ACPI:Ged",
+        "24:1 2",
+        "LOC:",
+        "FIQ:  usb_fiq",
+        "ERR:          0",
+        "4294967296:",
+        " 24: 5 x",
+        " 24: 5 14x453",
+        "",
+    ] {
+        assert_eq!(skip(line), Ok(()), "{line:?}");
+    }
 }

@@ -112,8 +112,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             anyhow::bail!("{why}");
         }
     }
-    if args.out.is_none() {
-        stdout::check_open()?;
+    match &args.out {
+        // refused now rather than after the measurement
+        Some(path) => atomic::check(path)?,
+        None => stdout::check_open()?,
     }
     let plan = ProbePlan {
         reads: usize::try_from(args.reads)?,

@@ -46,6 +46,35 @@ pub fn write_file(path: &Path, produce: impl FnOnce(&mut dyn Write) -> Result<()
     }
 }
 
+/// Refuse now what [`write_file`] would refuse at `path` once the output
+/// is made, for a command that spends long making it (a probe run): a
+/// directory at `path`, or for a new or regular file a directory beside
+/// it that is missing or cannot take a new file. Nothing is created.
+pub fn check(path: &Path) -> Result<()> {
+    let shown = path.display();
+    let Target::Replace(real) = target(path).with_context(|| format!("writing {shown}"))? else {
+        return Ok(());
+    };
+    let dir = dir_of(&real);
+    let cannot = || format!("writing {shown}: cannot create a file in {}", dir.display());
+    let meta = std::fs::metadata(dir).with_context(cannot)?;
+    if !meta.is_dir() {
+        return Err(anyhow!("{}: not a directory", cannot()));
+    }
+    use nix::unistd::{access, AccessFlags};
+    access(dir, AccessFlags::W_OK | AccessFlags::X_OK)
+        .map_err(io::Error::from)
+        .with_context(cannot)
+}
+
+/// The directory a new file at `real` goes in (`.` for a bare name).
+fn dir_of(real: &Path) -> &Path {
+    match real.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// [`write_file`] with a finished byte buffer.
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     write_file(path, |w| Ok(w.write_all(bytes)?))
@@ -88,10 +117,7 @@ fn replace(
     produce: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
     let shown = path.display();
-    let dir = match real.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(real);
     let name = real
         .file_name()
         .ok_or_else(|| anyhow!("writing {shown}: not a file name"))?;
@@ -164,6 +190,18 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn check_refuses_what_write_file_would_and_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.json");
+        check(&new).unwrap();
+        let e = format!("{:#}", check(dir.path()).unwrap_err());
+        assert!(e.ends_with("is a directory, expected a file"), "{e}");
+        let e = format!("{:#}", check(&dir.path().join("no/x.json")).unwrap_err());
+        assert!(e.contains(": cannot create a file in "), "{e}");
+        assert_eq!(names(dir.path()), Vec::<String>::new());
     }
 
     #[test]
