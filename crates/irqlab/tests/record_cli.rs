@@ -1437,6 +1437,106 @@ fn recover_names_a_segment_it_cannot_read_once() {
     );
 }
 
+/// A dataset one of whose `host=` directories cannot be read (a symlink
+/// loop: root cannot read it either): `recover` recovers the recording it
+/// can read, names the other with the OS error and exits 1; `replay` of
+/// the dataset is an error naming it (which recordings the dataset holds
+/// is not known), while the readable recording, named, replays.
+#[test]
+fn recover_recovers_every_readable_directory_and_names_the_others() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 600);
+    let boot = boot_dir(&out);
+    let journal = boot.join("journal.jsonl");
+    assert!(journal.exists());
+    let bad = out.join("host=zz");
+    std::os::unix::fs::symlink(&bad, &bad).unwrap();
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    let said = format!(
+        "irqlab: error: {}: cannot read the recording directory: ",
+        bad.display()
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with(&said) && l.ends_with("(os error 40): not recovered")),
+        "{err}"
+    );
+    assert!(err.contains("irqlab: recovered "), "{err}");
+    assert!(err.contains("1 director(y/ies) under"), "{err}");
+    assert!(!journal.exists(), "{err}");
+    assert!(!named(&boot, "part-").is_empty(), "{err}");
+
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: cannot read", bad.display())),
+        "{err}"
+    );
+    let (code, lines, err) = replay(&boot);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(lines > 0, "{err}");
+}
+
+/// A `host=` directory its user may not list (mode 000; as root, run as
+/// nobody, since root lists it anyway): `recover` recovers the rest,
+/// names it with the OS error, touches nothing in it and exits 1.
+#[test]
+fn recover_names_a_directory_it_may_not_list() {
+    let test = "record_cli: recover_names_a_directory_it_may_not_list";
+    let root = nix::unistd::geteuid().is_root();
+    let runuser = Command::new("runuser").arg("--version").output();
+    if root && !runuser.is_ok_and(|o| o.status.success()) {
+        visible!("{test}: SKIPPED: as root it needs runuser to become nobody");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 600);
+    let boot = boot_dir(&out);
+    let bad = out.join("host=zz");
+    let hidden = bad.join("boot=x");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("journal.jsonl"), b"{}\n").unwrap();
+    let mut cmd = match root {
+        true => {
+            let chown = Command::new("chown")
+                .args(["-R", "nobody"])
+                .arg(d.path())
+                .status()
+                .unwrap();
+            assert!(chown.success());
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"])
+                .arg(assert_cmd::cargo::cargo_bin("irqlab"));
+            c
+        }
+        false => irqlab(),
+    };
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(d.path(), 0o755);
+    mode(&bad, 0o000);
+    let o = cmd.arg("recover").arg(&out).output().unwrap();
+    mode(&bad, 0o755);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "irqlab: error: {}: cannot list the recording directory: Permission denied (os error 13): not recovered",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("irqlab: recovered "), "{err}");
+    assert!(!boot.join("journal.jsonl").exists(), "{err}");
+    assert_eq!(
+        std::fs::read(hidden.join("journal.jsonl")).unwrap(),
+        b"{}\n"
+    );
+}
+
 /// A journal put back whole after `recover` made a segment with a hole
 /// at its garbled line (samples L+1 and L+3, not L+2): the second
 /// `recover` converts L+2 from the state at L+1, which the holed segment

@@ -382,11 +382,23 @@ fn with_lines(msg: Option<String>, lines: Vec<String>) -> Option<String> {
     }
 }
 
-/// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
-/// A directory on the way that cannot be listed, or a `host=`/`boot=`
-/// entry whose kind cannot be known (no permission, a symlink loop), is
-/// an error naming it: never a recording left out unsaid.
-pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The boot directories under a recording directory ([`partitions`]),
+/// and the `host=`/`boot=` entries on the way that could not be read.
+#[derive(Debug, Default)]
+pub struct Partitions {
+    /// The boot directories found, sorted.
+    pub boot_dirs: Vec<PathBuf>,
+    /// One error per `host=`/`boot=` entry that could not be looked at
+    /// or listed (no permission, a symlink loop, a dangling symlink),
+    /// naming it and the OS error: the recordings in it are not known.
+    pub unreadable: Vec<String>,
+}
+
+/// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`),
+/// each `host=`/`boot=` entry that could not be read named in
+/// [`Partitions::unreadable`] (the others are still found). An error
+/// only when `dir` itself is not a directory or cannot be listed.
+pub fn partitions(dir: &Path) -> anyhow::Result<Partitions> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -401,19 +413,41 @@ pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut out = Partitions::default();
     if name.starts_with("boot=") {
-        return Ok(vec![dir.to_path_buf()]);
+        out.boot_dirs.push(dir.to_path_buf());
+        return Ok(out);
     }
-    let mut out = Vec::new();
-    for c in partition_dirs(dir)? {
+    for c in partition_dirs(dir, &mut out.unreadable)? {
         if partition_named(&c, "boot=") {
-            out.push(c);
+            out.boot_dirs.push(c);
         } else if partition_named(&c, "host=") {
-            let boots = partition_dirs(&c)?;
-            out.extend(boots.into_iter().filter(|b| partition_named(b, "boot=")));
+            match partition_dirs(&c, &mut out.unreadable) {
+                Ok(boots) => out
+                    .boot_dirs
+                    .extend(boots.into_iter().filter(|b| partition_named(b, "boot="))),
+                Err(e) => out.unreadable.push(format!("{e:#}")),
+            }
         }
     }
+    out.unreadable.sort();
     Ok(out)
+}
+
+/// Boot directories under `dir` ([`partitions`]). A `host=`/`boot=`
+/// entry on the way that cannot be read is an error naming it (each
+/// one): never a recording left out unsaid.
+pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let p = partitions(dir)?;
+    if !p.unreadable.is_empty() {
+        bail!(
+            "{}
+not every recording under {} is known: name the one to read (its host=…/boot=… directory)",
+            p.unreadable.join("\n"),
+            dir.display()
+        );
+    }
+    Ok(p.boot_dirs)
 }
 
 /// Whether the file name of `p` starts with `pre` (`host=`, `boot=`).
@@ -422,9 +456,10 @@ fn partition_named(p: &Path, pre: &str) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with(pre))
 }
 
-/// The `host=`/`boot=` directories in `d`, sorted; an error when `d`
-/// cannot be listed or such an entry cannot be looked at.
-fn partition_dirs(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The `host=`/`boot=` directories in `d`, sorted: an error when `d`
+/// cannot be listed; such an entry that cannot be looked at is named in
+/// `unreadable` (another kind of file is not a partition).
+fn partition_dirs(d: &Path, unreadable: &mut Vec<String>) -> anyhow::Result<Vec<PathBuf>> {
     let unlisted = |e: std::io::Error| {
         anyhow::anyhow!("{}: cannot list the recording directory: {e}", d.display())
     };
@@ -437,7 +472,10 @@ fn partition_dirs(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
         match std::fs::metadata(&p) {
             Ok(m) if m.is_dir() => v.push(p),
             Ok(_) => {}
-            Err(e) => bail!("{}: cannot read the recording directory: {e}", p.display()),
+            Err(e) => unreadable.push(format!(
+                "{}: cannot read the recording directory: {e}",
+                p.display()
+            )),
         }
     }
     v.sort();
@@ -1114,6 +1152,48 @@ mod tests {
         let other = d.path().join("notes");
         std::os::unix::fs::symlink(&other, &other).unwrap();
         assert_eq!(one_boot_dir(d.path()).unwrap(), boot);
+    }
+
+    /// [`partitions`] finds every boot directory it can read and names
+    /// each `host=` or `boot=` entry it cannot (here symlink loops and a
+    /// dangling symlink, which root cannot read either), with the OS
+    /// error: `recover` recovers the others and fails naming these.
+    #[test]
+    fn partitions_names_each_unreadable_entry_and_keeps_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("host=a/boot=b");
+        let y = d.path().join("host=y/boot=d");
+        for b in [&a, &y] {
+            std::fs::create_dir_all(b).unwrap();
+        }
+        let host_loop = d.path().join("host=z");
+        let boot_loop = d.path().join("host=y/boot=c");
+        for bad in [&host_loop, &boot_loop] {
+            std::os::unix::fs::symlink(bad, bad).unwrap();
+        }
+        let dangling = d.path().join("boot=gone");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling).unwrap();
+        let p = partitions(d.path()).unwrap();
+        assert_eq!(p.boot_dirs, [a, y]);
+        assert_eq!(p.unreadable.len(), 3, "{:?}", p.unreadable);
+        for (u, bad, os) in [
+            (&p.unreadable[0], &dangling, "(os error 2)"),
+            (&p.unreadable[1], &boot_loop, "(os error 40)"),
+            (&p.unreadable[2], &host_loop, "(os error 40)"),
+        ] {
+            assert!(
+                u.starts_with(&format!(
+                    "{}: cannot read the recording directory: ",
+                    bad.display()
+                )) && u.ends_with(os),
+                "{u}"
+            );
+        }
+        // replay's read of the set names each of them
+        let e = format!("{:#}", boot_dirs(d.path()).unwrap_err());
+        for u in &p.unreadable {
+            assert!(e.contains(u.as_str()), "{e}");
+        }
     }
 
     /// `recover` and `replay` name a segment replay cannot read each with
