@@ -368,8 +368,9 @@ fn remove_orphan(p: &Path) -> String {
 /// as one is kept, and so is one beside a segment, each with a warning.
 /// Never fails: one message per file written, removed, kept or not
 /// writable. A missing file is made from its segment's sample times and
-/// shapes ([`segment::times`]), not its counters.
-pub fn sync(dir: &Path) -> Vec<String> {
+/// shapes ([`segment::times`], or `known`'s when they are that
+/// segment's), not its counters.
+pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
     let mut msg = Vec::new();
     let Ok(segs) = super::layout::segments(dir) else {
         return msg;
@@ -413,7 +414,7 @@ pub fn sync(dir: &Path) -> Vec<String> {
     let mut base: Option<Shape> = None;
     for (a, b, p) in &segs {
         let shapes = match missing(*a, *b) {
-            true => match segment::times(p) {
+            true => match segment::times_or(p, known) {
                 Ok(d) => {
                     match write_for(dir, base.as_ref(), &d.shapes, &d.samples) {
                         Ok(Some((path, _))) => msg.push(format!(
@@ -537,14 +538,14 @@ mod tests {
         let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
         segment::write(&seg_path, &mut data.into()).unwrap();
         let live = d.path().join(file_name(1, 2));
-        assert!(sync(d.path()).iter().any(|m| m.starts_with("wrote ")));
+        assert!(sync(d.path(), None).iter().any(|m| m.starts_with("wrote ")));
         check(&live).unwrap();
         let orphan = d.path().join(file_name(5, 6));
         std::fs::copy(&live, &orphan).unwrap();
         let junk = d.path().join(file_name(99, 100));
         std::fs::write(&junk, "junk\n").unwrap();
         std::fs::write(&live, "junk\n").unwrap();
-        let msg = sync(d.path());
+        let msg = sync(d.path(), None);
         assert!(!orphan.exists(), "{msg:?}");
         assert!(junk.exists() && live.exists(), "{msg:?}");
         let warns: Vec<&String> = msg.iter().filter(|m| m.starts_with("warning: ")).collect();
@@ -555,6 +556,33 @@ mod tests {
         );
         assert!(
             warns.iter().any(|m| m.contains(&*live.to_string_lossy())),
+            "{msg:?}"
+        );
+    }
+
+    /// `sync` takes a segment's times and shapes from `known` when they
+    /// are that segment's, without reading the file (here junk).
+    #[test]
+    fn sync_takes_known_times_without_reading_the_segment() {
+        let d = tempfile::tempdir().unwrap();
+        let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
+        std::fs::write(&seg_path, "junk\n").unwrap();
+        let known = (
+            seg_path.clone(),
+            segment::SegmentData {
+                samples: vec![t(1), t(2)],
+                ..segment::SegmentData::default()
+            },
+        );
+        let msg = sync(d.path(), Some(&known));
+        assert!(msg.iter().any(|m| m.starts_with("wrote ")), "{msg:?}");
+        check(&d.path().join(file_name(1, 2))).unwrap();
+        // not known: read, and named as unreadable
+        std::fs::remove_file(d.path().join(file_name(1, 2))).unwrap();
+        let msg = sync(d.path(), None);
+        assert!(
+            msg.iter()
+                .any(|m| m.contains("not a readable irqlab segment")),
             "{msg:?}"
         );
     }

@@ -665,13 +665,25 @@ pub struct Recovery {
 /// its listing is, for files named like segments that are not read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
     let (mut r, journal) = recover_journal(dir)?;
+    // the segment written, its times and shapes as read back: not read again
+    let known = journal.as_ref().and_then(|j| j.written.as_ref());
     // the IRQ identity files follow the segments there now
-    r.message = with_lines(r.message, super::identity::sync(dir));
-    r.checks = match journal {
-        Some(unreadable) => super::reader::check_samples_except(dir, &unreadable),
+    r.message = with_lines(r.message, super::identity::sync(dir, known));
+    r.checks = match &journal {
+        Some(j) => super::reader::check_samples_except(dir, &j.unreadable, known),
         None => super::reader::stray_part_warnings(dir),
     };
     Ok(r)
+}
+
+/// What [`recover_journal`] read of a boot directory with a journal.
+struct JournalRead {
+    /// The segments whose samples could not be read (named in the
+    /// message).
+    unreadable: Vec<PathBuf>,
+    /// The segment written and its sample times and shapes as
+    /// [`verify`] read them back (no counters).
+    written: Option<(PathBuf, SegmentData)>,
 }
 
 impl Recovery {
@@ -687,9 +699,9 @@ impl Recovery {
 const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
 
 /// [`recover_boot_dir`] without the IRQ identity files and the checks;
-/// with a journal there, also the segments whose samples could not be
-/// read (named in the message), `None` without one.
-fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>)> {
+/// with a journal there, also what was read ([`JournalRead`]), `None`
+/// without one.
+fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about
@@ -758,6 +770,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
         }
     };
     let lines_left = lines.len();
+    let mut written = None;
     if let Some(first) = lines.first().map(|l| l.time.seq) {
         let n = lines.len();
         // the sample before the journal's first and the segment holding
@@ -815,12 +828,15 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
             seg.cells.iter().map(|c| c.0),
         );
         segment::write(&out, &mut seg.into())?;
-        if let Err(e) = verify(&out, &want) {
-            let _ = std::fs::remove_file(&out);
-            return Err(e.context(format!(
-                "the segment recovered from {} did not read back; removed it and left the journal as it is",
-                path.display()
-            )));
+        match verify(&out, &want) {
+            Ok(times) => written = Some((out.clone(), times)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&out);
+                return Err(e.context(format!(
+                    "the segment recovered from {} did not read back; removed it and left the journal as it is",
+                    path.display()
+                )));
+            }
         }
         msg.push(format!(
             "recovered {n} sample(s) from {} into {} (read back: {} samples, {} counters)",
@@ -871,7 +887,13 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
         checks: Vec::new(),
         nothing_recovered,
     };
-    Ok((r, Some(unreadable)))
+    Ok((
+        r,
+        Some(JournalRead {
+            unreadable,
+            written,
+        }),
+    ))
 }
 
 /// What [`recover_journal`] says of a segment whose samples it cannot
@@ -1074,9 +1096,10 @@ impl Written {
 
 /// Read the segment at `path` back: the samples of `want`, numbered as
 /// written, each with as many counter rows as written, and a footer that
-/// adds up (`segment::seqs`) and lists those samples.
-fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
-    let d = segment::read(path)?;
+/// adds up (`segment::seqs`) and lists those samples. Its sample times
+/// and shapes as read (the counters dropped).
+fn verify(path: &Path, want: &Written) -> anyhow::Result<SegmentData> {
+    let mut d = segment::read(path)?;
     let got = Written::of(d.samples.iter().map(|t| t.seq), d.cells.iter().map(|c| c.0));
     let (n, m) = (got.samples.len(), got.cell_count());
     if (n, m) != (want.samples.len(), want.cell_count()) {
@@ -1118,7 +1141,8 @@ fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
             listed.listed()
         );
     }
-    Ok(())
+    d.cells = Vec::new();
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -1450,7 +1474,7 @@ mod tests {
         let damaged = segment(&[s(0), twice], started());
         segment(&[s(2), s(3)], shape());
         // their IRQ identity files, as a finished run leaves them
-        super::super::identity::sync(d.path());
+        super::super::identity::sync(d.path(), None);
         // the journal of a run killed after sample 5 (4 lost), whose
         // sample 6's clock stood still
         let mut lines = vec![s(5), s(6), s(7)];
