@@ -415,6 +415,10 @@ pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
     for (a, b, p) in &segs {
         let shapes = match missing(*a, *b) {
             true => match segment::times_or(p, known) {
+                Ok(d) if !holds_its_name(&d.samples, *a, *b) => {
+                    msg.push(not_its_name(p, &d.samples));
+                    d.shapes
+                }
                 Ok(d) => {
                     match write_for(dir, base.as_ref(), &d.shapes, &d.samples) {
                         Ok(Some((path, _))) => msg.push(format!(
@@ -439,6 +443,32 @@ pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
         }
     }
     msg
+}
+
+/// Whether `samples` (in order) begin at `first` and end at `last`, as a
+/// segment named `part-FIRST-LAST.parquet` does (none: nothing to write).
+fn holds_its_name(samples: &[SampleTime], first: u64, last: u64) -> bool {
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => (a.seq, b.seq) == (first, last),
+        _ => true,
+    }
+}
+
+/// Why no identity file is written for the segment at `p`, whose
+/// `samples` are not those of its name (a file renamed or copied in):
+/// the file would be named after its samples, beside no segment of that
+/// name (removed by the next `sync`, and two such segments would write
+/// one file).
+fn not_its_name(p: &Path, samples: &[SampleTime]) -> String {
+    let (a, b) = match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => (a.seq, b.seq),
+        _ => (0, 0),
+    };
+    format!(
+        "{}: holds samples {}, not those of its name: IRQ identity not written (an identity file is named as its segment)",
+        p.display(),
+        super::schema::span(a, b)
+    )
 }
 
 #[cfg(test)]
@@ -558,6 +588,36 @@ mod tests {
             warns.iter().any(|m| m.contains(&*live.to_string_lossy())),
             "{msg:?}"
         );
+    }
+
+    /// A segment whose samples are not those of its name (a file renamed
+    /// or copied in) gets no identity file, with a word: one named after
+    /// its samples would be removed as an orphan by the next `sync` and
+    /// written again, and two such segments would write one file.
+    #[test]
+    fn a_segment_not_holding_the_samples_of_its_name_gets_no_identity_file() {
+        let d = tempfile::tempdir().unwrap();
+        let data = segment::SegmentData {
+            samples: vec![t(1), t(2)],
+            ..segment::SegmentData::default()
+        };
+        let seg_path = d.path().join(super::super::layout::segment_name(11, 12));
+        segment::write(&seg_path, &mut data.into()).unwrap();
+        for _ in 0..2 {
+            let msg = sync(d.path(), None);
+            assert_eq!(
+                msg,
+                [format!(
+                    "{}: holds samples 1–2, not those of its name: IRQ identity not written (an identity file is named as its segment)",
+                    seg_path.display()
+                )]
+            );
+            let names: Vec<_> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names.len(), 1, "{names:?}");
+        }
     }
 
     /// `sync` takes a segment's times and shapes from `known` when they
