@@ -490,7 +490,8 @@ fn torn_journal_is_reported_and_salvaged() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{err}");
     assert!(
-        err.contains("journal.jsonl: torn last record")
+        err.contains("journal.jsonl:")
+            && err.contains(": torn last record")
             && err.contains(&format!("at offset {good}")),
         "{err}"
     );
