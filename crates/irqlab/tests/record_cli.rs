@@ -2871,6 +2871,45 @@ fn a_journal_already_in_a_segment_is_removed_with_a_word_and_kept_when_it_differ
     assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), bad);
 }
 
+/// Another recording's journal copied into a boot directory (its first
+/// samples numbered as the segments' own, taken at other times): replay
+/// refuses the directory as files of two recordings, and `recover` leaves
+/// it as it is (exit 1, naming the journal, the segment and both clock
+/// readings). Before, it turned the journal's later samples into a
+/// segment of this recording: replay then read the two as one, with
+/// intervals across them, exit 0.
+#[test]
+fn recover_refuses_another_recordings_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "150ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let seg = layout::segments(&dir).unwrap()[0].2.clone();
+    let other = tempfile::tempdir().unwrap();
+    let (_, other_out) = killed_recording(other.path(), 600);
+    let journal = dir.join("journal.jsonl");
+    std::fs::copy(boot_dir(&other_out).join("journal.jsonl"), &journal).unwrap();
+    let text = std::fs::read(&journal).unwrap();
+    let before = listing(&dir);
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: sample 0 was taken at ", journal.display()))
+            && err.contains(&format!("but {} holds a sample 0 taken at", seg.display()))
+            && err.contains("the journal is another recording's")
+            && err.contains("nothing removed, nothing recovered"),
+        "{err}"
+    );
+    assert_eq!(listing(&dir), before, "{err}");
+    assert_eq!(std::fs::read(&journal).unwrap(), text);
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("files of two recordings"), "{err}");
+}
+
 /// `replay FILE` and `recover FILE` on a regular file say it is not a
 /// directory (not that no such directory exists), and exit 1.
 #[test]

@@ -734,6 +734,16 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)
             dir.display()
         );
     }
+    // a journal of another recording: its later samples are not this one's
+    if let Some(m) = read
+        .as_ref()
+        .and_then(|(lines, _)| other_recordings_journal(&path, lines, &listing.segments))
+    {
+        bail!(
+            "{m}\nleft {} as it is: nothing removed, nothing recovered",
+            dir.display()
+        );
+    }
     let mut msg = remove_partial_segments(dir);
     msg.extend(remove_superseded(&listing));
     let Some((lines, problems)) = read else {
@@ -894,6 +904,51 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)
             written,
         }),
     ))
+}
+
+/// Whether the journal at `path` (its `lines`) is another recording's:
+/// a line whose sample a segment of `segs` (named as [`list`] gives
+/// them) holds with other clock readings ([`SampleTime::same_clock`]),
+/// which `replay` refuses as files of two recordings. The message naming
+/// the journal, the segment and both readings, or `None`. Only segments
+/// whose name's range holds a line's sample are read (their sample
+/// times): none when the journal follows the segments, as a killed
+/// run's does. A segment that cannot be read is left to the checks
+/// after (its samples are not known).
+fn other_recordings_journal(
+    path: &Path,
+    lines: &[JournalLine],
+    segs: &[(u64, u64, PathBuf)],
+) -> Option<String> {
+    for (a, b, seg) in segs {
+        let mine: Vec<&JournalLine> = lines
+            .iter()
+            .filter(|l| (*a..=*b).contains(&l.time.seq))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let Ok(d) = segment::times(seg) else {
+            continue;
+        };
+        let times: HashMap<u64, SampleTime> = d.samples.iter().map(|t| (t.seq, *t)).collect();
+        let other = mine.iter().find_map(|l| {
+            let t = times.get(&l.time.seq)?;
+            (!t.same_clock(&l.time)).then_some((l.time, *t))
+        });
+        if let Some((j, t)) = other {
+            return Some(format!(
+                "{}: sample {} was taken at {}, but {} holds a sample {} taken at {}: the journal is another recording's, and its later samples would be taken as this one's: files of two recordings are in one boot directory (move one recording's files out, then run `irqlab recover` again)",
+                path.display(),
+                j.seq,
+                j.readings(),
+                seg.display(),
+                t.seq,
+                t.readings()
+            ));
+        }
+    }
+    None
 }
 
 /// What [`recover_journal`] says of a segment whose samples it cannot
