@@ -490,7 +490,8 @@ fn torn_journal_is_reported_and_salvaged() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{err}");
     assert!(
-        err.contains("journal.jsonl: torn last record")
+        err.contains("journal.jsonl:")
+            && err.contains(": torn last record")
             && err.contains(&format!("at offset {good}")),
         "{err}"
     );
@@ -1434,6 +1435,106 @@ fn recover_names_a_segment_it_cannot_read_once() {
     assert!(
         replayed.contains(&format!("skipping {}", first.display())),
         "{replayed}"
+    );
+}
+
+/// A dataset one of whose `host=` directories cannot be read (a symlink
+/// loop: root cannot read it either): `recover` recovers the recording it
+/// can read, names the other with the OS error and exits 1; `replay` of
+/// the dataset is an error naming it (which recordings the dataset holds
+/// is not known), while the readable recording, named, replays.
+#[test]
+fn recover_recovers_every_readable_directory_and_names_the_others() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 600);
+    let boot = boot_dir(&out);
+    let journal = boot.join("journal.jsonl");
+    assert!(journal.exists());
+    let bad = out.join("host=zz");
+    std::os::unix::fs::symlink(&bad, &bad).unwrap();
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    let said = format!(
+        "irqlab: error: {}: cannot read the recording directory: ",
+        bad.display()
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with(&said) && l.ends_with("(os error 40): not recovered")),
+        "{err}"
+    );
+    assert!(err.contains("irqlab: recovered "), "{err}");
+    assert!(err.contains("1 director(y/ies) under"), "{err}");
+    assert!(!journal.exists(), "{err}");
+    assert!(!named(&boot, "part-").is_empty(), "{err}");
+
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: cannot read", bad.display())),
+        "{err}"
+    );
+    let (code, lines, err) = replay(&boot);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(lines > 0, "{err}");
+}
+
+/// A `host=` directory its user may not list (mode 000; as root, run as
+/// nobody, since root lists it anyway): `recover` recovers the rest,
+/// names it with the OS error, touches nothing in it and exits 1.
+#[test]
+fn recover_names_a_directory_it_may_not_list() {
+    let test = "record_cli: recover_names_a_directory_it_may_not_list";
+    let root = nix::unistd::geteuid().is_root();
+    let runuser = Command::new("runuser").arg("--version").output();
+    if root && !runuser.is_ok_and(|o| o.status.success()) {
+        visible!("{test}: SKIPPED: as root it needs runuser to become nobody");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 600);
+    let boot = boot_dir(&out);
+    let bad = out.join("host=zz");
+    let hidden = bad.join("boot=x");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("journal.jsonl"), b"{}\n").unwrap();
+    let mut cmd = match root {
+        true => {
+            let chown = Command::new("chown")
+                .args(["-R", "nobody"])
+                .arg(d.path())
+                .status()
+                .unwrap();
+            assert!(chown.success());
+            let mut c = Command::new("runuser");
+            c.args(["-u", "nobody", "--"])
+                .arg(assert_cmd::cargo::cargo_bin("irqlab"));
+            c
+        }
+        false => irqlab(),
+    };
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    mode(d.path(), 0o755);
+    mode(&bad, 0o000);
+    let o = cmd.arg("recover").arg(&out).output().unwrap();
+    mode(&bad, 0o755);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "irqlab: error: {}: cannot list the recording directory: Permission denied (os error 13): not recovered",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("irqlab: recovered "), "{err}");
+    assert!(!boot.join("journal.jsonl").exists(), "{err}");
+    assert_eq!(
+        std::fs::read(hidden.join("journal.jsonl")).unwrap(),
+        b"{}\n"
     );
 }
 
@@ -2768,6 +2869,45 @@ fn a_journal_already_in_a_segment_is_removed_with_a_word_and_kept_when_it_differ
     let kept = named(&dir, "journal.jsonl.partial-");
     assert_eq!(kept.len(), 1, "{err}");
     assert_eq!(std::fs::read_to_string(&kept[0]).unwrap(), bad);
+}
+
+/// Another recording's journal copied into a boot directory (its first
+/// samples numbered as the segments' own, taken at other times): replay
+/// refuses the directory as files of two recordings, and `recover` leaves
+/// it as it is (exit 1, naming the journal, the segment and both clock
+/// readings). Before, it turned the journal's later samples into a
+/// segment of this recording: replay then read the two as one, with
+/// intervals across them, exit 0.
+#[test]
+fn recover_refuses_another_recordings_journal() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "--duration", "150ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let seg = layout::segments(&dir).unwrap()[0].2.clone();
+    let other = tempfile::tempdir().unwrap();
+    let (_, other_out) = killed_recording(other.path(), 600);
+    let journal = dir.join("journal.jsonl");
+    std::fs::copy(boot_dir(&other_out).join("journal.jsonl"), &journal).unwrap();
+    let text = std::fs::read(&journal).unwrap();
+    let before = listing(&dir);
+
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: sample 0 was taken at ", journal.display()))
+            && err.contains(&format!("but {} holds a sample 0 taken at", seg.display()))
+            && err.contains("the journal is another recording's")
+            && err.contains("nothing removed, nothing recovered"),
+        "{err}"
+    );
+    assert_eq!(listing(&dir), before, "{err}");
+    assert_eq!(std::fs::read(&journal).unwrap(), text);
+    let (code, _, err) = replay(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("files of two recordings"), "{err}");
 }
 
 /// `replay FILE` and `recover FILE` on a regular file say it is not a

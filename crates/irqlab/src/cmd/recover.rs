@@ -3,8 +3,9 @@
 //! never removes input it did not fully convert). Exit 1 when any
 //! directory was not recovered (an error, such as files of two recordings
 //! in one boot directory, which is left as it is; or a journal none of
-//! whose lines could be read, a torn first record included); the others
-//! still are.
+//! whose lines could be read, a torn first record included) or could not
+//! be read (a `host=`/`boot=` directory that cannot be listed, named with
+//! the OS error); the others still are.
 
 use crate::record::layout;
 use std::path::PathBuf;
@@ -21,8 +22,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::replay::refuse_non_directory(&args.dir)?;
-    let dirs = layout::boot_dirs(&args.dir)?;
-    if dirs.is_empty() {
+    let parts = layout::partitions(&args.dir)?;
+    let dirs = parts.boot_dirs;
+    // each directory that could not be read, before what was recovered
+    for u in &parts.unreadable {
+        eprint!(
+            "{}",
+            super::error_text(&anyhow::anyhow!("{u}: not recovered"))
+        );
+    }
+    if dirs.is_empty() && parts.unreadable.is_empty() {
         anyhow::bail!(
             "{}: no recording here (expected host=…/boot=…/ directories)",
             args.dir.display()
@@ -57,6 +66,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             dirs.len(),
             args.dir.display()
         );
+    }
+    if !parts.unreadable.is_empty() {
+        if failed == 0 && !any && !dirs.is_empty() {
+            eprintln!(
+                "irqlab: nothing to recover in the {} recording(s) read under {}",
+                dirs.len(),
+                args.dir.display()
+            );
+        }
+        eprintln!(
+            "irqlab: {} director(y/ies) under {} could not be read (above): the recordings in them, if any, were not recovered",
+            parts.unreadable.len(),
+            args.dir.display()
+        );
+    }
+    if failed > 0 || !parts.unreadable.is_empty() {
         return Ok(ExitCode::FAILURE);
     }
     // said even after what replay would say (above): both are news

@@ -368,8 +368,9 @@ fn remove_orphan(p: &Path) -> String {
 /// as one is kept, and so is one beside a segment, each with a warning.
 /// Never fails: one message per file written, removed, kept or not
 /// writable. A missing file is made from its segment's sample times and
-/// shapes ([`segment::times`]), not its counters.
-pub fn sync(dir: &Path) -> Vec<String> {
+/// shapes ([`segment::times`], or `known`'s when they are that
+/// segment's), not its counters.
+pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
     let mut msg = Vec::new();
     let Ok(segs) = super::layout::segments(dir) else {
         return msg;
@@ -413,7 +414,11 @@ pub fn sync(dir: &Path) -> Vec<String> {
     let mut base: Option<Shape> = None;
     for (a, b, p) in &segs {
         let shapes = match missing(*a, *b) {
-            true => match segment::times(p) {
+            true => match segment::times_or(p, known) {
+                Ok(d) if !holds_its_name(&d.samples, *a, *b) => {
+                    msg.push(not_its_name(p, &d.samples));
+                    d.shapes
+                }
                 Ok(d) => {
                     match write_for(dir, base.as_ref(), &d.shapes, &d.samples) {
                         Ok(Some((path, _))) => msg.push(format!(
@@ -438,6 +443,32 @@ pub fn sync(dir: &Path) -> Vec<String> {
         }
     }
     msg
+}
+
+/// Whether `samples` (in order) begin at `first` and end at `last`, as a
+/// segment named `part-FIRST-LAST.parquet` does (none: nothing to write).
+fn holds_its_name(samples: &[SampleTime], first: u64, last: u64) -> bool {
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => (a.seq, b.seq) == (first, last),
+        _ => true,
+    }
+}
+
+/// Why no identity file is written for the segment at `p`, whose
+/// `samples` are not those of its name (a file renamed or copied in):
+/// the file would be named after its samples, beside no segment of that
+/// name (removed by the next `sync`, and two such segments would write
+/// one file).
+fn not_its_name(p: &Path, samples: &[SampleTime]) -> String {
+    let (a, b) = match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => (a.seq, b.seq),
+        _ => (0, 0),
+    };
+    format!(
+        "{}: holds samples {}, not those of its name: IRQ identity not written (an identity file is named as its segment)",
+        p.display(),
+        super::schema::span(a, b)
+    )
 }
 
 #[cfg(test)]
@@ -537,14 +568,14 @@ mod tests {
         let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
         segment::write(&seg_path, &mut data.into()).unwrap();
         let live = d.path().join(file_name(1, 2));
-        assert!(sync(d.path()).iter().any(|m| m.starts_with("wrote ")));
+        assert!(sync(d.path(), None).iter().any(|m| m.starts_with("wrote ")));
         check(&live).unwrap();
         let orphan = d.path().join(file_name(5, 6));
         std::fs::copy(&live, &orphan).unwrap();
         let junk = d.path().join(file_name(99, 100));
         std::fs::write(&junk, "junk\n").unwrap();
         std::fs::write(&live, "junk\n").unwrap();
-        let msg = sync(d.path());
+        let msg = sync(d.path(), None);
         assert!(!orphan.exists(), "{msg:?}");
         assert!(junk.exists() && live.exists(), "{msg:?}");
         let warns: Vec<&String> = msg.iter().filter(|m| m.starts_with("warning: ")).collect();
@@ -555,6 +586,63 @@ mod tests {
         );
         assert!(
             warns.iter().any(|m| m.contains(&*live.to_string_lossy())),
+            "{msg:?}"
+        );
+    }
+
+    /// A segment whose samples are not those of its name (a file renamed
+    /// or copied in) gets no identity file, with a word: one named after
+    /// its samples would be removed as an orphan by the next `sync` and
+    /// written again, and two such segments would write one file.
+    #[test]
+    fn a_segment_not_holding_the_samples_of_its_name_gets_no_identity_file() {
+        let d = tempfile::tempdir().unwrap();
+        let data = segment::SegmentData {
+            samples: vec![t(1), t(2)],
+            ..segment::SegmentData::default()
+        };
+        let seg_path = d.path().join(super::super::layout::segment_name(11, 12));
+        segment::write(&seg_path, &mut data.into()).unwrap();
+        for _ in 0..2 {
+            let msg = sync(d.path(), None);
+            assert_eq!(
+                msg,
+                [format!(
+                    "{}: holds samples 1–2, not those of its name: IRQ identity not written (an identity file is named as its segment)",
+                    seg_path.display()
+                )]
+            );
+            let names: Vec<_> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names.len(), 1, "{names:?}");
+        }
+    }
+
+    /// `sync` takes a segment's times and shapes from `known` when they
+    /// are that segment's, without reading the file (here junk).
+    #[test]
+    fn sync_takes_known_times_without_reading_the_segment() {
+        let d = tempfile::tempdir().unwrap();
+        let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
+        std::fs::write(&seg_path, "junk\n").unwrap();
+        let known = (
+            seg_path.clone(),
+            segment::SegmentData {
+                samples: vec![t(1), t(2)],
+                ..segment::SegmentData::default()
+            },
+        );
+        let msg = sync(d.path(), Some(&known));
+        assert!(msg.iter().any(|m| m.starts_with("wrote ")), "{msg:?}");
+        check(&d.path().join(file_name(1, 2))).unwrap();
+        // not known: read, and named as unreadable
+        std::fs::remove_file(d.path().join(file_name(1, 2))).unwrap();
+        let msg = sync(d.path(), None);
+        assert!(
+            msg.iter()
+                .any(|m| m.contains("not a readable irqlab segment")),
             "{msg:?}"
         );
     }

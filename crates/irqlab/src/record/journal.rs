@@ -243,6 +243,8 @@ impl Serialize for LineCells<'_> {
 /// Where and why reading a journal stopped early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Torn {
+    /// Its line number (from 1).
+    pub line: u64,
     pub offset: u64,
     pub why: String,
 }
@@ -307,12 +309,12 @@ impl Problems {
         }
         if let Some(t) = &self.stopped {
             out.push(format!(
-                "{p}: {} at byte {}; the rest is not read",
-                t.why, t.offset
+                "{p}:{}: {} at byte {}; the rest is not read",
+                t.line, t.why, t.offset
             ));
         }
         if let Some(t) = &self.torn {
-            out.push(format!("{p}: {} at offset {}", t.why, t.offset));
+            out.push(format!("{p}:{}: {} at offset {}", t.line, t.why, t.offset));
         }
         out
     }
@@ -377,6 +379,7 @@ fn read_from(src: impl std::io::Read) -> std::io::Result<(Vec<JournalLine>, Prob
             // the bound on bytes in all
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 pr.stopped = Some(Torn {
+                    line: n + 1,
                     offset,
                     why: e.to_string(),
                 });
@@ -446,7 +449,7 @@ fn next_line<R: std::io::Read>(
     };
     if let Some(v) = schema_prefix(s.peek()).filter(|v| !readable(*v)) {
         if s.skip_line()? == End::Eof {
-            pr.torn = Some(torn(offset, s));
+            pr.torn = Some(torn(n, offset, s));
         } else if newer(v) {
             pr.newer.get_or_insert((n, v));
             pr.newer_lines += 1;
@@ -482,7 +485,7 @@ fn next_line<R: std::io::Read>(
         None => s.skip_line()?,
     };
     if end == End::Eof {
-        pr.torn = Some(torn(offset, s));
+        pr.torn = Some(torn(n, offset, s));
         return Ok(Some(()));
     }
     let why = match parsed {
@@ -510,8 +513,11 @@ fn next_line<R: std::io::Read>(
     Ok(Some(()))
 }
 
-fn torn<R>(offset: u64, s: &LineSource<R>) -> Torn {
+/// The torn record of line `n` at byte `offset`, whose bytes end at
+/// `s`'s offset.
+fn torn<R>(n: u64, offset: u64, s: &LineSource<R>) -> Torn {
     Torn {
+        line: n,
         offset,
         why: format!(
             "torn last record ({} bytes without a newline)",
@@ -823,7 +829,14 @@ mod tests {
         bytes.extend_from_slice(b"{\"schema\":1,\"seq\":2,\"wal");
         let (lines, pr) = parse(&bytes);
         assert_eq!(lines.len(), 2);
-        assert_eq!(pr.torn.unwrap().offset, good);
+        assert_eq!(pr.torn.as_ref().unwrap().offset, good);
+        // named by its line, as a bad line is
+        assert_eq!(
+            pr.messages(Path::new("j")),
+            [format!(
+                "j:3: torn last record (24 bytes without a newline) at offset {good}"
+            )]
+        );
         assert!(pr.bad.is_empty());
         let other = br#"{"schema":9,"seq":0,"wall_ns":0,"mono_ns":0,"cells":[]}
 "#;

@@ -382,11 +382,23 @@ fn with_lines(msg: Option<String>, lines: Vec<String>) -> Option<String> {
     }
 }
 
-/// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`).
-/// A directory on the way that cannot be listed, or a `host=`/`boot=`
-/// entry whose kind cannot be known (no permission, a symlink loop), is
-/// an error naming it: never a recording left out unsaid.
-pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The boot directories under a recording directory ([`partitions`]),
+/// and the `host=`/`boot=` entries on the way that could not be read.
+#[derive(Debug, Default)]
+pub struct Partitions {
+    /// The boot directories found, sorted.
+    pub boot_dirs: Vec<PathBuf>,
+    /// One error per `host=`/`boot=` entry that could not be looked at
+    /// or listed (no permission, a symlink loop, a dangling symlink),
+    /// naming it and the OS error: the recordings in it are not known.
+    pub unreadable: Vec<String>,
+}
+
+/// Boot directories under `dir` (itself, `host=*/boot=*` or `boot=*`),
+/// each `host=`/`boot=` entry that could not be read named in
+/// [`Partitions::unreadable`] (the others are still found). An error
+/// only when `dir` itself is not a directory or cannot be listed.
+pub fn partitions(dir: &Path) -> anyhow::Result<Partitions> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -401,19 +413,41 @@ pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut out = Partitions::default();
     if name.starts_with("boot=") {
-        return Ok(vec![dir.to_path_buf()]);
+        out.boot_dirs.push(dir.to_path_buf());
+        return Ok(out);
     }
-    let mut out = Vec::new();
-    for c in partition_dirs(dir)? {
+    for c in partition_dirs(dir, &mut out.unreadable)? {
         if partition_named(&c, "boot=") {
-            out.push(c);
+            out.boot_dirs.push(c);
         } else if partition_named(&c, "host=") {
-            let boots = partition_dirs(&c)?;
-            out.extend(boots.into_iter().filter(|b| partition_named(b, "boot=")));
+            match partition_dirs(&c, &mut out.unreadable) {
+                Ok(boots) => out
+                    .boot_dirs
+                    .extend(boots.into_iter().filter(|b| partition_named(b, "boot="))),
+                Err(e) => out.unreadable.push(format!("{e:#}")),
+            }
         }
     }
+    out.unreadable.sort();
     Ok(out)
+}
+
+/// Boot directories under `dir` ([`partitions`]). A `host=`/`boot=`
+/// entry on the way that cannot be read is an error naming it (each
+/// one): never a recording left out unsaid.
+pub fn boot_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let p = partitions(dir)?;
+    if !p.unreadable.is_empty() {
+        bail!(
+            "{}
+not every recording under {} is known: name the one to read (its host=…/boot=… directory)",
+            p.unreadable.join("\n"),
+            dir.display()
+        );
+    }
+    Ok(p.boot_dirs)
 }
 
 /// Whether the file name of `p` starts with `pre` (`host=`, `boot=`).
@@ -422,9 +456,10 @@ fn partition_named(p: &Path, pre: &str) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with(pre))
 }
 
-/// The `host=`/`boot=` directories in `d`, sorted; an error when `d`
-/// cannot be listed or such an entry cannot be looked at.
-fn partition_dirs(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The `host=`/`boot=` directories in `d`, sorted: an error when `d`
+/// cannot be listed; such an entry that cannot be looked at is named in
+/// `unreadable` (another kind of file is not a partition).
+fn partition_dirs(d: &Path, unreadable: &mut Vec<String>) -> anyhow::Result<Vec<PathBuf>> {
     let unlisted = |e: std::io::Error| {
         anyhow::anyhow!("{}: cannot list the recording directory: {e}", d.display())
     };
@@ -437,7 +472,10 @@ fn partition_dirs(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
         match std::fs::metadata(&p) {
             Ok(m) if m.is_dir() => v.push(p),
             Ok(_) => {}
-            Err(e) => bail!("{}: cannot read the recording directory: {e}", p.display()),
+            Err(e) => unreadable.push(format!(
+                "{}: cannot read the recording directory: {e}",
+                p.display()
+            )),
         }
     }
     v.sort();
@@ -627,13 +665,25 @@ pub struct Recovery {
 /// its listing is, for files named like segments that are not read.
 pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
     let (mut r, journal) = recover_journal(dir)?;
+    // the segment written, its times and shapes as read back: not read again
+    let known = journal.as_ref().and_then(|j| j.written.as_ref());
     // the IRQ identity files follow the segments there now
-    r.message = with_lines(r.message, super::identity::sync(dir));
-    r.checks = match journal {
-        Some(unreadable) => super::reader::check_samples_except(dir, &unreadable),
+    r.message = with_lines(r.message, super::identity::sync(dir, known));
+    r.checks = match &journal {
+        Some(j) => super::reader::check_samples_except(dir, &j.unreadable, known),
         None => super::reader::stray_part_warnings(dir),
     };
     Ok(r)
+}
+
+/// What [`recover_journal`] read of a boot directory with a journal.
+struct JournalRead {
+    /// The segments whose samples could not be read (named in the
+    /// message).
+    unreadable: Vec<PathBuf>,
+    /// The segment written and its sample times and shapes as
+    /// [`verify`] read them back (no counters).
+    written: Option<(PathBuf, SegmentData)>,
 }
 
 impl Recovery {
@@ -649,9 +699,9 @@ impl Recovery {
 const NOTHING_RECOVERED: &str = ": nothing recovered: none of its lines could be read";
 
 /// [`recover_boot_dir`] without the IRQ identity files and the checks;
-/// with a journal there, also the segments whose samples could not be
-/// read (named in the message), `None` without one.
-fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>)> {
+/// with a journal there, also what was read ([`JournalRead`]), `None`
+/// without one.
+fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)> {
     let path = dir.join(JOURNAL);
     // not a directory that a running `record` still writes (its journal is
     // locked): its segment being written and the merged file it is about
@@ -681,6 +731,16 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
         bail!(
             "{}\nleft {} as it is: nothing removed, nothing recovered",
             listing.mixed.join("\n"),
+            dir.display()
+        );
+    }
+    // a journal of another recording: its later samples are not this one's
+    if let Some(m) = read
+        .as_ref()
+        .and_then(|(lines, _)| other_recordings_journal(&path, lines, &listing.segments))
+    {
+        bail!(
+            "{m}\nleft {} as it is: nothing removed, nothing recovered",
             dir.display()
         );
     }
@@ -720,6 +780,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
         }
     };
     let lines_left = lines.len();
+    let mut written = None;
     if let Some(first) = lines.first().map(|l| l.time.seq) {
         let n = lines.len();
         // the sample before the journal's first and the segment holding
@@ -777,12 +838,15 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
             seg.cells.iter().map(|c| c.0),
         );
         segment::write(&out, &mut seg.into())?;
-        if let Err(e) = verify(&out, &want) {
-            let _ = std::fs::remove_file(&out);
-            return Err(e.context(format!(
-                "the segment recovered from {} did not read back; removed it and left the journal as it is",
-                path.display()
-            )));
+        match verify(&out, &want) {
+            Ok(times) => written = Some((out.clone(), times)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&out);
+                return Err(e.context(format!(
+                    "the segment recovered from {} did not read back; removed it and left the journal as it is",
+                    path.display()
+                )));
+            }
         }
         msg.push(format!(
             "recovered {n} sample(s) from {} into {} (read back: {} samples, {} counters)",
@@ -833,7 +897,58 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<Vec<PathBuf>>
         checks: Vec::new(),
         nothing_recovered,
     };
-    Ok((r, Some(unreadable)))
+    Ok((
+        r,
+        Some(JournalRead {
+            unreadable,
+            written,
+        }),
+    ))
+}
+
+/// Whether the journal at `path` (its `lines`) is another recording's:
+/// a line whose sample a segment of `segs` (named as [`list`] gives
+/// them) holds with other clock readings ([`SampleTime::same_clock`]),
+/// which `replay` refuses as files of two recordings. The message naming
+/// the journal, the segment and both readings, or `None`. Only segments
+/// whose name's range holds a line's sample are read (their sample
+/// times): none when the journal follows the segments, as a killed
+/// run's does. A segment that cannot be read is left to the checks
+/// after (its samples are not known).
+fn other_recordings_journal(
+    path: &Path,
+    lines: &[JournalLine],
+    segs: &[(u64, u64, PathBuf)],
+) -> Option<String> {
+    for (a, b, seg) in segs {
+        let mine: Vec<&JournalLine> = lines
+            .iter()
+            .filter(|l| (*a..=*b).contains(&l.time.seq))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let Ok(d) = segment::times(seg) else {
+            continue;
+        };
+        let times: HashMap<u64, SampleTime> = d.samples.iter().map(|t| (t.seq, *t)).collect();
+        let other = mine.iter().find_map(|l| {
+            let t = times.get(&l.time.seq)?;
+            (!t.same_clock(&l.time)).then_some((l.time, *t))
+        });
+        if let Some((j, t)) = other {
+            return Some(format!(
+                "{}: sample {} was taken at {}, but {} holds a sample {} taken at {}: the journal is another recording's, and its later samples would be taken as this one's: files of two recordings are in one boot directory (move one recording's files out, then run `irqlab recover` again)",
+                path.display(),
+                j.seq,
+                j.readings(),
+                seg.display(),
+                t.seq,
+                t.readings()
+            ));
+        }
+    }
+    None
 }
 
 /// What [`recover_journal`] says of a segment whose samples it cannot
@@ -1036,9 +1151,10 @@ impl Written {
 
 /// Read the segment at `path` back: the samples of `want`, numbered as
 /// written, each with as many counter rows as written, and a footer that
-/// adds up (`segment::seqs`) and lists those samples.
-fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
-    let d = segment::read(path)?;
+/// adds up (`segment::seqs`) and lists those samples. Its sample times
+/// and shapes as read (the counters dropped).
+fn verify(path: &Path, want: &Written) -> anyhow::Result<SegmentData> {
+    let mut d = segment::read(path)?;
     let got = Written::of(d.samples.iter().map(|t| t.seq), d.cells.iter().map(|c| c.0));
     let (n, m) = (got.samples.len(), got.cell_count());
     if (n, m) != (want.samples.len(), want.cell_count()) {
@@ -1080,7 +1196,8 @@ fn verify(path: &Path, want: &Written) -> anyhow::Result<()> {
             listed.listed()
         );
     }
-    Ok(())
+    d.cells = Vec::new();
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -1114,6 +1231,48 @@ mod tests {
         let other = d.path().join("notes");
         std::os::unix::fs::symlink(&other, &other).unwrap();
         assert_eq!(one_boot_dir(d.path()).unwrap(), boot);
+    }
+
+    /// [`partitions`] finds every boot directory it can read and names
+    /// each `host=` or `boot=` entry it cannot (here symlink loops and a
+    /// dangling symlink, which root cannot read either), with the OS
+    /// error: `recover` recovers the others and fails naming these.
+    #[test]
+    fn partitions_names_each_unreadable_entry_and_keeps_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("host=a/boot=b");
+        let y = d.path().join("host=y/boot=d");
+        for b in [&a, &y] {
+            std::fs::create_dir_all(b).unwrap();
+        }
+        let host_loop = d.path().join("host=z");
+        let boot_loop = d.path().join("host=y/boot=c");
+        for bad in [&host_loop, &boot_loop] {
+            std::os::unix::fs::symlink(bad, bad).unwrap();
+        }
+        let dangling = d.path().join("boot=gone");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling).unwrap();
+        let p = partitions(d.path()).unwrap();
+        assert_eq!(p.boot_dirs, [a, y]);
+        assert_eq!(p.unreadable.len(), 3, "{:?}", p.unreadable);
+        for (u, bad, os) in [
+            (&p.unreadable[0], &dangling, "(os error 2)"),
+            (&p.unreadable[1], &boot_loop, "(os error 40)"),
+            (&p.unreadable[2], &host_loop, "(os error 40)"),
+        ] {
+            assert!(
+                u.starts_with(&format!(
+                    "{}: cannot read the recording directory: ",
+                    bad.display()
+                )) && u.ends_with(os),
+                "{u}"
+            );
+        }
+        // replay's read of the set names each of them
+        let e = format!("{:#}", boot_dirs(d.path()).unwrap_err());
+        for u in &p.unreadable {
+            assert!(e.contains(u.as_str()), "{e}");
+        }
     }
 
     /// `recover` and `replay` name a segment replay cannot read each with
@@ -1370,7 +1529,7 @@ mod tests {
         let damaged = segment(&[s(0), twice], started());
         segment(&[s(2), s(3)], shape());
         // their IRQ identity files, as a finished run leaves them
-        super::super::identity::sync(d.path());
+        super::super::identity::sync(d.path(), None);
         // the journal of a run killed after sample 5 (4 lost), whose
         // sample 6's clock stood still
         let mut lines = vec![s(5), s(6), s(7)];

@@ -89,15 +89,15 @@ impl Files {
 /// two recordings in one boot directory (`layout::Listing::mixed`, or a
 /// sample read twice with other clock readings) are refused, naming both.
 pub fn open(dir: &Path) -> anyhow::Result<Recording> {
-    open_with(dir, segment::read)
+    open_with(dir, &segment::read)
 }
 
 /// How [`open_with`] reads a segment: whole ([`segment::read`]) or its
 /// sample times and shapes only ([`segment::times`]).
-type Load = fn(&Path) -> anyhow::Result<segment::SegmentData>;
+type Load<'a> = &'a dyn Fn(&Path) -> anyhow::Result<segment::SegmentData>;
 
 /// [`open`], each segment read by `load`.
-fn open_with(dir: &Path, load: Load) -> anyhow::Result<Recording> {
+fn open_with(dir: &Path, load: Load<'_>) -> anyhow::Result<Recording> {
     for _ in 0..5 {
         if let Some(r) = open_once(dir, load)? {
             return Ok(r);
@@ -160,9 +160,14 @@ pub fn check(dir: &Path) -> Vec<String> {
 /// names those itself, once): replay's lines, but for a segment whose
 /// counters only cannot be read, which replay names and this does not. Its cost follows the number of
 /// segments and samples, not the counters (what `recover` says after it
-/// checked the segment it wrote whole).
-pub fn check_samples_except(dir: &Path, named: &[PathBuf]) -> Vec<String> {
-    checks_of(dir, named, open_with(dir, segment::times))
+/// checked the segment it wrote whole, whose times and shapes it read
+/// back are `known`: not read again).
+pub fn check_samples_except(
+    dir: &Path,
+    named: &[PathBuf],
+    known: segment::Known<'_>,
+) -> Vec<String> {
+    checks_of(dir, named, open_with(dir, &|p| segment::times_or(p, known)))
 }
 
 /// [`Recording::checks`] of `opened` (the recording of `dir`) without
@@ -247,7 +252,7 @@ fn stray_parts(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// [`open_with`], or `None` when a listed segment was gone when read.
-fn open_once(dir: &Path, load: Load) -> anyhow::Result<Option<Recording>> {
+fn open_once(dir: &Path, load: Load<'_>) -> anyhow::Result<Option<Recording>> {
     let mut rec = Recording {
         dir: dir.to_path_buf(),
         ..Recording::default()

@@ -33,7 +33,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The Parquet schema of the long table (docs/recording-schema.md).
@@ -537,6 +537,20 @@ pub fn seqs(path: &Path) -> anyhow::Result<Seqs> {
 /// read: a file damaged only there reads here, and [`read`] names it.
 pub fn times(path: &Path) -> anyhow::Result<SegmentData> {
     named(path, times_inner)
+}
+
+/// A segment's sample times and shapes already read: its path and
+/// [`times`]' data (no counters), which [`times_or`] gives for that path
+/// instead of reading the file again.
+pub type Known<'a> = Option<&'a (PathBuf, SegmentData)>;
+
+/// [`times`] of the segment at `path`, or a copy of `known`'s data when
+/// it is that segment's.
+pub fn times_or(path: &Path, known: Known<'_>) -> anyhow::Result<SegmentData> {
+    match known {
+        Some((p, d)) if p == path => Ok(d.clone()),
+        _ => times(path),
+    }
 }
 
 fn times_inner(path: &Path) -> anyhow::Result<SegmentData> {

@@ -539,6 +539,7 @@ fn clocks_said(run: &Run) -> Vec<String> {
 /// must not make directories anywhere, as `perf record -o`, `tar` and
 /// `fio` expect the parent to exist too.
 pub fn check_out_dir(out: &Path) -> anyhow::Result<()> {
+    refuse_partition(out)?;
     if out.is_dir() {
         return Ok(());
     }
@@ -546,6 +547,34 @@ pub fn check_out_dir(out: &Path) -> anyhow::Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Refuse an output directory named as a recording's own `host=…` or
+/// `boot=…` directory (`-o rec/host=web1`, completed from a recording
+/// there): the recording would go to `host=…/boot=…` inside it, where
+/// `replay` and `recover` of the dataset, and engines' globs of
+/// `DIR/*/*/part-*.parquet`, never find it. The error names the dataset
+/// directory above it.
+fn refuse_partition(out: &Path) -> anyhow::Result<()> {
+    let partition = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy())
+            .is_some_and(|n| n.starts_with("host=") || n.starts_with("boot="))
+    };
+    if !partition(out) {
+        return Ok(());
+    }
+    let dataset = out
+        .ancestors()
+        .skip(1)
+        .find(|p| !partition(p))
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    anyhow::bail!(
+        "{}: named as a recording's own host=…/boot=… directory: the recording would go to host=…/boot=… inside it, where `replay` and `recover` of the dataset never look; give the dataset directory (-o {})",
+        out.display(),
+        dataset.display()
+    )
 }
 
 /// Why the parent of `out` cannot take it: missing, or there but not to
@@ -720,6 +749,31 @@ mod tests {
             "{e}"
         );
         assert!(check_out_dir(&d.path().join("new")).is_ok());
+    }
+
+    /// `-o` naming a recording's own `host=` or `boot=` directory is
+    /// refused, naming the dataset above it: a recording inside it would
+    /// be a partition that `replay` and `recover` of the dataset miss.
+    #[test]
+    fn an_output_named_as_a_partition_is_refused_naming_the_dataset() {
+        for (out, dataset) in [
+            ("rec/host=vm", "rec"),
+            ("rec/host=vm/", "rec"),
+            ("rec/host=vm/boot=b1", "rec"),
+            ("host=vm", "."),
+        ] {
+            let e = check_out_dir(Path::new(out)).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "{}: named as a recording's own host=…/boot=… directory",
+                    Path::new(out).display()
+                )) && e.ends_with(&format!("(-o {dataset})")),
+                "{e}"
+            );
+        }
+        for ok in ["rec", "data/host=vm/rec", "hostname"] {
+            assert!(refuse_partition(Path::new(ok)).is_ok(), "{ok}");
+        }
     }
 
     /// Tracing maps that grow by one `sample` scale per read.
