@@ -75,9 +75,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.dir.display()
             );
         }
+        let n = parts.unreadable.len();
         eprintln!(
-            "irqlab: {} director(y/ies) under {} could not be read (above): the recordings in them, if any, were not recovered",
-            parts.unreadable.len(),
+            "irqlab: {n} {} under {} could not be read (above): the recordings in them, if any, were not recovered",
+            if n == 1 { "directory" } else { "directories" },
             args.dir.display()
         );
     }
