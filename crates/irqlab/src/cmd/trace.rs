@@ -267,7 +267,12 @@ fn write_intervals(
         let tick = pace.wait(stop);
         match tick {
             Tick::Due => {}
-            Tick::End => break,
+            // a signal caught in the read that reached `-d` ends the run
+            // as a signal does, with no interval after it
+            Tick::End => {
+                signal = stop.caught();
+                break;
+            }
             Tick::Signal(s) => signal = Some(s),
         }
         session.read_closing_if(&mut cur, closing(tick, pace))?;
@@ -283,12 +288,6 @@ fn write_intervals(
         }
         out.flush()?;
         if signal.is_some() {
-            break;
-        }
-        // the run reached `-d`: a signal caught while its last interval
-        // was read adds none after it, and still ends it as a signal does
-        if pace.was_last() {
-            signal = stop.caught();
             break;
         }
         std::mem::swap(&mut prev, &mut cur);

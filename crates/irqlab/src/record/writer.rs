@@ -436,36 +436,36 @@ fn run_stopped_by(
     for m in src.missing() {
         eprintln!("irqlab: note: not recorded until a sample can read it: {m}");
     }
-    // the baseline, then one sample per tick of the run's pace
+    // the baseline, then one sample per tick of the run's pace (a signal
+    // caught in the run's last sample adds none after it)
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
-    // when the sample before was taken (none: the baseline is next)
-    let mut taken: Option<Instant> = None;
+    let mut baseline = true;
     loop {
         let mut last = false;
-        match taken {
-            None if stop.caught().is_some() => break,
-            None => {}
-            Some(at) => {
-                // a synthetic clock's run takes every tick (its times are
-                // scaled from the ticks' count, not read)
-                if cfg.clock.is_none() {
-                    run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+        if baseline {
+            if stop.caught().is_some() {
+                break;
+            }
+            baseline = false;
+        } else {
+            // a synthetic clock's run takes every tick (its times are
+            // scaled from the ticks' count, not read)
+            if cfg.clock.is_none() {
+                run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+            }
+            match pace.wait(&stop) {
+                Tick::Due => {}
+                Tick::End => break,
+                // the interval a signal cut short is recorded too
+                Tick::Signal(_) if pace.since_tick() >= cfg.final_after => last = true,
+                // a traced run's last read must be closing
+                Tick::Signal(_) if trace.is_some() => {
+                    pace.wait_out(cfg.final_after);
+                    last = true;
                 }
-                match pace.wait(&stop) {
-                    Tick::Due => {}
-                    Tick::End => break,
-                    // the interval a signal cut short is recorded too
-                    Tick::Signal(_) if at.elapsed() >= cfg.final_after => last = true,
-                    // a traced run's last read must be closing
-                    Tick::Signal(_) if trace.is_some() => {
-                        std::thread::sleep(cfg.final_after.saturating_sub(at.elapsed()));
-                        last = true;
-                    }
-                    Tick::Signal(_) => break,
-                }
+                Tick::Signal(_) => break,
             }
         }
-        taken = Some(Instant::now());
         let mut s = match src.next_sample() {
             Ok(s) => s,
             Err(e) => return Err(end_on_error(run, cfg, e)),
@@ -496,10 +496,6 @@ fn run_stopped_by(
             || run.changes >= cfg.segment_changes
         {
             run.close_segment(cfg, false)?;
-        }
-        // a signal caught in the run's last sample adds none after it
-        if pace.was_last() {
-            break;
         }
     }
     run.close_segment(cfg, true)?;

@@ -36,7 +36,6 @@ use crate::trace::top::{self as top_trace, TopTrace};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// What the `Average:` block needs: the baseline, the filter of the rows
 /// read, self-cost over all samples.
@@ -266,24 +265,19 @@ impl BatchWriter {
         // this thread only samples, writes and sleeps: one thread-clock
         // read per sample
         live.chain_meters();
-        // when the frame before was sampled (the baseline came before)
-        let mut taken = Instant::now();
-        // the last frame by count was taken (its read was closing)
-        let mut closed = false;
         let signal = loop {
             let (closing, signal) = match pace.wait(stop) {
                 Tick::Due => (pace.was_last(), None),
-                Tick::End => break None,
-                Tick::Signal(s) if trace.frame_on_signal() && !closed => {
-                    std::thread::sleep(MIN_INTERVAL.saturating_sub(taken.elapsed()));
+                // a signal caught in the last frame by count adds none
+                Tick::End => break stop.caught(),
+                Tick::Signal(s) if trace.frame_on_signal() => {
+                    pace.wait_out(MIN_INTERVAL);
                     (true, Some(s))
                 }
                 Tick::Signal(s) => break Some(s),
             };
-            taken = Instant::now();
             let mut frame = live.next_frame()?;
             let traced = trace.frame(&frame, closing)?;
-            closed = closing;
             self.frame(&mut frame, traced.as_ref(), out)?;
             // an affinity file that is not a CPU list (read once per IRQ)
             for n in live.take_notes() {
