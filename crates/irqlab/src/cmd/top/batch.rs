@@ -12,7 +12,8 @@
 //! `report::text_block`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
-//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`). `--trace` (see
+//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`; also when caught
+//! after the last frame, while `--trace` detaches). `--trace` (see
 //! `trace.rs`) reads the eBPF maps right after each frame and adds a
 //! `trace` object to JSON lines and `TRACE` lines to text blocks (the
 //! `Average:` ones over the whole run); with it off the loop does nothing
@@ -337,8 +338,10 @@ pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> 
         Some(t) => writer.run_in_place(&mut live, &mut pace, &stop, t, &mut out)?,
         None => writer.run_in_place(&mut live, &mut pace, &stop, &mut (), &mut out)?,
     };
-    // detach, unmount (if mounted), before the exit code
+    // detach, unmount (if mounted), before the exit code: a signal caught
+    // meanwhile still ends the run as a signal does
     drop(tracing);
+    let signal = signal.or_else(|| stop.caught());
     // All is written and the process ends next: the sampler's snapshots,
     // kept descriptors and buffers and the writer's row caches go with it.
     // Freeing them row by row and closing each kept file was ~5 % of a
