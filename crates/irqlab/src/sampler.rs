@@ -147,14 +147,20 @@ impl Stop {
     /// wake-up between samples. A signal caught in the instant between
     /// the check and the call is seen at the deadline.
     pub fn sleep_until(&self, due: Instant) -> Option<i32> {
+        self.sleep_to(due).err()
+    }
+
+    /// [`Stop::sleep_until`], saying when it woke: `Ok` with the clock
+    /// read that saw `due` pass, `Err` with the signal caught.
+    pub fn sleep_to(&self, due: Instant) -> Result<Instant, i32> {
         use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
         loop {
             if let Some(sig) = self.caught() {
-                return Some(sig);
+                return Err(sig);
             }
             let now = Instant::now();
             if due <= now {
-                return None;
+                return Ok(now);
             }
             let left = nix::sys::time::TimeSpec::from_duration(due - now);
             match clock_nanosleep(

@@ -372,6 +372,67 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
     }
 }
 
+/// A background job of a non-interactive shell starts with SIGINT
+/// ignored. `record` catches it before it reads or writes anything, so a
+/// `kill -INT` while it starts ends it cleanly, as SIGTERM does: here it
+/// comes while record says what it recovered from a killed run's journal
+/// (held there by a full stderr), before the baseline; it was lost, and
+/// the run went on until `-d`.
+#[test]
+fn sigint_while_a_background_record_starts_ends_it() {
+    use common::stall::{wait_blocked, Stall};
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = killed_recording(d.path(), 300);
+    let mut err = Stall::new();
+    err.fill();
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let sh = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' record --root '{}' -o '{}' -i 50ms -d 60s >/dev/null & echo $!",
+            bin.display(),
+            tree.display(),
+            out.display()
+        ))
+        .stdin(Stdio::null())
+        .stderr(err.stdio())
+        .output()
+        .unwrap();
+    let pid: u32 = String::from_utf8_lossy(&sh.stdout).trim().parse().unwrap();
+    struct Kill(u32);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let pid = nix::unistd::Pid::from_raw(self.0 as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    let _kill = Kill(pid);
+    assert!(
+        wait_blocked(pid, Duration::from_secs(30)),
+        "record never wrote to stderr"
+    );
+    let pid_t = nix::unistd::Pid::from_raw(pid as i32);
+    nix::sys::signal::kill(pid_t, nix::sys::signal::Signal::SIGINT).unwrap();
+    let text = err.drain();
+    // not our child (the shell's): gone once its parent reaped it
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    assert!(
+        common::wait_until(Duration::from_secs(10), || !alive()),
+        "record still runs 10 s after SIGINT"
+    );
+    let text = text.join().unwrap();
+    assert!(text.contains("recovered"), "{text}");
+    assert!(text.contains("irqlab: 0 samples"), "{text}");
+}
+
 /// `--host` names the directory `host=NAME` as given: an empty one, or
 /// one a directory name would change (`../../etc`), is a usage error
 /// (exit 2) before anything is written.

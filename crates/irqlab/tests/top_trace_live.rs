@@ -203,6 +203,63 @@ fn signals_print_average_and_detach_or_skip() {
     }
 }
 
+/// A signal caught after the loop ended (once `Average:` is printed,
+/// while the programs detach) still ends `top --batch --trace` as a
+/// signal does: exit 130, as in the loop; it was exit 0. The run is
+/// stopped (SIGSTOP) as soon as `Average:` shows, signalled, then
+/// continued; a run that ended before it could be stopped is tried
+/// again.
+#[test]
+fn a_signal_after_average_still_exits_130_or_skip() {
+    let test = "top_trace_live: a_signal_after_average_still_exits_130_or_skip";
+    if !common::host_changes_allowed(test) || common::trace::skipped(test, skip_reason()) {
+        return;
+    }
+    use nix::sys::signal::Signal;
+    let _one = one_at_a_time();
+    let was_mounted = mounted();
+    // R(unning), S(leeping), D, T(stopped), Z(ombie): of /proc/PID/stat
+    let state = |pid: u32| {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        s.rsplit(')')
+            .next()
+            .unwrap()
+            .trim_start()
+            .chars()
+            .next()
+            .unwrap()
+    };
+    for _ in 0..10 {
+        let (mut child, mut out) = spawn_top(&["-n", "2", "-i", "100ms"]);
+        let pid = child.0.id();
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap() > 0 && !line.starts_with("Average:") {
+            line.clear();
+        }
+        assert!(line.starts_with("Average:"), "no Average:");
+        signal(pid, Signal::SIGSTOP);
+        let mut now = state(pid);
+        while !matches!(now, 'T' | 'Z') {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            now = state(pid);
+        }
+        if now == 'Z' {
+            child.finish();
+            continue;
+        }
+        signal(pid, Signal::SIGINT);
+        signal(pid, Signal::SIGCONT);
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let (status, err) = child.finish();
+        assert!(rest.contains("Average:  TRACE CPU"), "{rest}");
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert_eq!(mounted(), was_mounted, "tracefs mount state changed");
+        return;
+    }
+    panic!("top --batch --trace ended before it could be stopped, 10 times");
+}
+
 /// The error path: stdout closed under `top --batch --trace` (EPIPE at the
 /// next line) ends the run quietly (exit 0, as without --trace) and still
 /// detaches and restores the mount state.

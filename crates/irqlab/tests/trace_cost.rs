@@ -3,7 +3,8 @@
 //! accounting and says it at the end; the accounting is
 //! on only while the run holds it. A thread sleeping 1 ms at a time makes
 //! timer interrupts, so an idle machine has events to count too. SIGINT
-//! still gets the cost said (as interrupted).
+//! still gets the cost said (as interrupted); one after the last interval
+//! still gives exit 130.
 #![cfg(feature = "trace")]
 #![allow(clippy::unwrap_used)]
 
@@ -112,4 +113,61 @@ fn cost_is_said_on_sigint_or_skip() {
     assert!(number_before(cost, "program runs") >= 1.0, "{cost}");
     let stats_after = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").ok();
     assert_eq!(stats_before, stats_after, "accounting left on");
+}
+
+/// A signal caught after the loop ended (here while `trace --cost` says
+/// its cost, held there by a full stderr, before the programs detach)
+/// still ends the run as a signal does: exit 130, as in the loop; it was
+/// exit 0. Nothing it printed is marked: the run had reached `-d`.
+#[test]
+fn a_signal_after_the_last_interval_still_exits_130_or_skip() {
+    use common::stall::{wait_blocked, Stall};
+    use std::io::Read;
+    use std::process::Stdio;
+    let test = "trace_cost: a_signal_after_the_last_interval_still_exits_130_or_skip";
+    if !common::host_changes_allowed(test) || common::trace::skipped(test, skip_reason()) {
+        return;
+    }
+    let _one = one_at_a_time();
+    let _ticker = Ticker::start();
+    let mut err = Stall::new();
+    let child = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+        .args([
+            "trace", "-i", "200ms", "-d", "1s", "--cost", "--format", "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(err.stdio())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let mut stdout = child.0.stdout.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).unwrap();
+        text
+    });
+    // attached: nothing more goes to stderr until the cost line
+    let mut start = String::new();
+    let alive = || child.0.try_wait().unwrap().is_none();
+    assert!(
+        err.read_until("Ctrl-C to stop\n", alive, &mut start),
+        "{start}"
+    );
+    err.fill();
+    assert!(
+        wait_blocked(child.0.id(), std::time::Duration::from_secs(30)),
+        "trace never wrote its cost line"
+    );
+    common::trace::signal(child.0.id(), nix::sys::signal::Signal::SIGINT);
+    let rest = err.drain();
+    let status = child.0.wait().unwrap();
+    let (rest, out) = (rest.join().unwrap(), out.join().unwrap());
+    let cost = rest
+        .lines()
+        .find(|l| l.starts_with("irqlab: tracing cost: "))
+        .unwrap_or_else(|| panic!("no cost line: {rest}"));
+    assert!(!cost.contains("interrupted"), "{cost}");
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert!(!out.contains("interrupted"), "{out}");
+    assert_eq!(status.code(), Some(130), "{rest}");
 }

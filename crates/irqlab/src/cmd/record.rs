@@ -2,6 +2,7 @@
 //! loop; prints where it wrote and what it cost.
 
 use crate::record::{layout, writer};
+use crate::sampler::Stop;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -69,6 +70,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Before anything else: a background job of a non-interactive shell
+    // starts with SIGINT ignored, and a signal then, while the run starts
+    // (reads, directories, attaching), would be lost; caught, it ends the
+    // run cleanly as at any other time.
+    let stop = Stop::install()?;
     // the kept deflate state (record/gzip.rs) and the segment's buffers
     // are heap blocks, not mappings made and unmapped
     crate::alloc::keep_large_blocks_in_heap();
@@ -107,8 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     writer::check_out_dir(&cfg.out)?;
     let announce = |dir: &std::path::Path| say(format!("irqlab: recording to {}\n", dir.display()));
     let sum = match args.trace {
-        true => traced(&cfg, announce),
-        false => writer::run(&cfg, None, announce),
+        true => traced(&cfg, &stop, announce),
+        false => writer::run(&cfg, None, &stop, announce),
     };
     let sum = match sum {
         Err(e) if e.downcast_ref::<writer::NoCpuSelected>().is_some() => {
@@ -200,6 +206,7 @@ const SIGNAL_GRACE: Duration = Duration::from_secs(10);
 #[cfg(feature = "trace")]
 fn traced(
     cfg: &writer::RecordConfig,
+    stop: &Stop,
     announce: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<writer::RecordSummary> {
     use crate::trace::session::Session;
@@ -210,7 +217,7 @@ fn traced(
     for n in &session.notes {
         eprintln!("irqlab: note: trace: {n}");
     }
-    let sum = writer::run(cfg, Some(&mut session), announce);
+    let sum = writer::run(cfg, Some(&mut session), stop, announce);
     session.stop()?;
     sum
 }
@@ -218,6 +225,7 @@ fn traced(
 #[cfg(not(feature = "trace"))]
 fn traced(
     _: &writer::RecordConfig,
+    _: &Stop,
     _: impl FnOnce(&std::path::Path),
 ) -> anyhow::Result<writer::RecordSummary> {
     anyhow::bail!("record --trace: {}", crate::trace::NOT_BUILT)

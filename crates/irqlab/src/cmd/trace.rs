@@ -6,7 +6,8 @@
 //! while the interval that reaches `-d` is read cuts none short and adds
 //! none), `--cost` still says what it measured (and that it was
 //! interrupted), the programs detach, tracefs is unmounted if irqlab
-//! mounted it, and the exit code is 128 + signal.
+//! mounted it, and the exit code is 128 + signal (also for one caught
+//! after the loop, while they detach).
 
 use crate::cmd::args;
 use crate::trace::interval::IntervalView;
@@ -150,6 +151,9 @@ pub fn run_to(args: Args, out: &mut impl std::io::Write) -> anyhow::Result<ExitC
     let mut session = session;
     let signal = intervals(&args, &sel, &mut session, &stop, out)?;
     session.stop()?;
+    // one caught while the programs detached still ends the run as a
+    // signal does
+    let signal = signal.or_else(|| stop.caught());
     Ok(signal.map_or(ExitCode::SUCCESS, crate::cmd::top::signal_exit))
 }
 
@@ -267,7 +271,12 @@ fn write_intervals(
         let tick = pace.wait(stop);
         match tick {
             Tick::Due => {}
-            Tick::End => break,
+            // a signal caught in the read that reached `-d` ends the run
+            // as a signal does, with no interval after it
+            Tick::End => {
+                signal = stop.caught();
+                break;
+            }
             Tick::Signal(s) => signal = Some(s),
         }
         session.read_closing_if(&mut cur, closing(tick, pace))?;
@@ -283,12 +292,6 @@ fn write_intervals(
         }
         out.flush()?;
         if signal.is_some() {
-            break;
-        }
-        // the run reached `-d`: a signal caught while its last interval
-        // was read adds none after it, and still ends it as a signal does
-        if pace.was_last() {
-            signal = stop.caught();
             break;
         }
         std::mem::swap(&mut prev, &mut cur);

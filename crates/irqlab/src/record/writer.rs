@@ -392,26 +392,19 @@ impl Run {
 }
 
 /// Record until `duration` (cut into intervals by [`PacedRun`]: `-d 10s -i
-/// 1s` is the baseline and 10 samples), SIGINT or SIGTERM; with `trace`, each sample
+/// 1s` is the baseline and 10 samples) or a signal caught by `stop`
+/// (SIGINT, SIGTERM: the caller installs it before anything else, so a
+/// signal during start-up is not lost; one caught before the baseline
+/// records nothing); with `trace`, each sample
 /// also carries the tracing maps (source `trace`). The caller has refused
 /// a `cfg.out` whose parent is missing ([`check_out_dir`]) before it
 /// attached anything; one removed since is refused when the directory is
 /// made, after the baseline sample.
 pub fn run(
     cfg: &RecordConfig,
-    trace: Option<&mut dyn TraceSession>,
-    announce: impl FnOnce(&std::path::Path),
-) -> anyhow::Result<RecordSummary> {
-    run_stopped_by(cfg, trace, announce, Stop::install)
-}
-
-/// [`run`] with the stop flag `install` makes where `run` installs its
-/// own (tests: one that no signal sets).
-fn run_stopped_by(
-    cfg: &RecordConfig,
     mut trace: Option<&mut dyn TraceSession>,
+    stop: &Stop,
     announce: impl FnOnce(&std::path::Path),
-    install: impl FnOnce() -> anyhow::Result<Stop>,
 ) -> anyhow::Result<RecordSummary> {
     let mut src = CounterSampler::open(&cfg.root)?;
     // a recording of no CPU could not be read back: refused before
@@ -427,7 +420,6 @@ fn run_stopped_by(
         eprintln!("irqlab: {l}");
     }
     let env = crate::env::collect(&fs, clock::rfc3339_utc(clock::now()?.wall_ns));
-    let stop = install()?;
     let mut traced = TraceSample::default();
     let mut run = Run::new(&dir, serde_json::to_string(&env)?, next_seq, cfg)?;
     announce(&dir);
@@ -436,36 +428,36 @@ fn run_stopped_by(
     for m in src.missing() {
         eprintln!("irqlab: note: not recorded until a sample can read it: {m}");
     }
-    // the baseline, then one sample per tick of the run's pace
+    // the baseline, then one sample per tick of the run's pace (a signal
+    // caught in the run's last sample adds none after it)
     let mut pace = PacedRun::new(cfg.interval, End::of(None, cfg.duration));
-    // when the sample before was taken (none: the baseline is next)
-    let mut taken: Option<Instant> = None;
+    let mut baseline = true;
     loop {
         let mut last = false;
-        match taken {
-            None if stop.caught().is_some() => break,
-            None => {}
-            Some(at) => {
-                // a synthetic clock's run takes every tick (its times are
-                // scaled from the ticks' count, not read)
-                if cfg.clock.is_none() {
-                    run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+        if baseline {
+            if stop.caught().is_some() {
+                break;
+            }
+            baseline = false;
+        } else {
+            // a synthetic clock's run takes every tick (its times are
+            // scaled from the ticks' count, not read)
+            if cfg.clock.is_none() {
+                run.sum.skipped += skip_late(&mut pace, cfg.interval, Instant::now());
+            }
+            match pace.wait(stop) {
+                Tick::Due => {}
+                Tick::End => break,
+                // the interval a signal cut short is recorded too
+                Tick::Signal(_) if pace.since_tick() >= cfg.final_after => last = true,
+                // a traced run's last read must be closing
+                Tick::Signal(_) if trace.is_some() => {
+                    pace.wait_out(cfg.final_after);
+                    last = true;
                 }
-                match pace.wait(&stop) {
-                    Tick::Due => {}
-                    Tick::End => break,
-                    // the interval a signal cut short is recorded too
-                    Tick::Signal(_) if at.elapsed() >= cfg.final_after => last = true,
-                    // a traced run's last read must be closing
-                    Tick::Signal(_) if trace.is_some() => {
-                        std::thread::sleep(cfg.final_after.saturating_sub(at.elapsed()));
-                        last = true;
-                    }
-                    Tick::Signal(_) => break,
-                }
+                Tick::Signal(_) => break,
             }
         }
-        taken = Some(Instant::now());
         let mut s = match src.next_sample() {
             Ok(s) => s,
             Err(e) => return Err(end_on_error(run, cfg, e)),
@@ -496,10 +488,6 @@ fn run_stopped_by(
             || run.changes >= cfg.segment_changes
         {
             run.close_segment(cfg, false)?;
-        }
-        // a signal caught in the run's last sample adds none after it
-        if pace.was_last() {
-            break;
         }
     }
     run.close_segment(cfg, true)?;
@@ -844,7 +832,7 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         let cfg = config(root.path(), out.path());
         let mut fake = Fake(0);
-        let sum = run(&cfg, Some(&mut fake), |_| {}).unwrap();
+        let sum = run(&cfg, Some(&mut fake), &Stop::unhooked(), |_| {}).unwrap();
         // how many ticks and segments fit in the run depends on the load;
         // every sample there is must carry its maps
         assert!(sum.samples >= 2 && sum.segments >= 1, "{sum:?}");
@@ -871,7 +859,7 @@ mod tests {
         let mut cfg = config(root.path(), out.path());
         cfg.duration = Some(Duration::from_millis(100));
         let mut log = crate::trace::live_trace::tests::Closing::default();
-        let sum = run(&cfg, Some(&mut log), |_| {}).unwrap();
+        let sum = run(&cfg, Some(&mut log), &Stop::unhooked(), |_| {}).unwrap();
         let reads = log.reads();
         assert_eq!(reads.len() as u64, sum.samples, "one read per sample");
         // the baseline and at least one tick (late ones may be dropped)
@@ -893,7 +881,7 @@ mod tests {
         let mut cfg = config(root.path(), out.path());
         cfg.final_after = final_after;
         cfg.duration = duration;
-        let sum = run_stopped_by(&cfg, Some(session), |_| {}, || Ok(stop.clone())).unwrap();
+        let sum = run(&cfg, Some(session), stop, |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         (sum.samples, samples_span_ns(&dir))
     }
@@ -961,7 +949,7 @@ mod tests {
             merge: Duration::from_millis(100),
             ..config(root.path(), out.path())
         };
-        let sum = run(&cfg, None, |_| {}).unwrap();
+        let sum = run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         let segs = layout::segments(&dir).unwrap();
         // a window closes once its samples span the merge time: a machine
@@ -1015,7 +1003,7 @@ mod tests {
             merge_rows: 10, // below one sample's cells
             ..config(root.path(), out.path())
         };
-        let sum = run(&cfg, None, |_| {}).unwrap();
+        let sum = run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         let segs = layout::segments(&dir).unwrap();
         // how many segments the time rule closes depends on how this
@@ -1034,7 +1022,7 @@ mod tests {
             out: out.path().to_path_buf(),
             ..cfg
         };
-        run(&cfg, None, |_| {}).unwrap();
+        run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap();
         let dir = layout::one_boot_dir(out.path()).unwrap();
         assert_eq!(layout::segments(&dir).unwrap().len(), 1);
     }
@@ -1157,7 +1145,7 @@ mod tests {
             filter: Filter::from_flags(None, Some("5,7-9")).unwrap(),
             ..config(root.path(), &out.path().join("rec"))
         };
-        let e = run(&cfg, None, |_| {}).unwrap_err();
+        let e = run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap_err();
         assert_eq!(
             e.downcast_ref::<NoCpuSelected>(),
             Some(&NoCpuSelected {
@@ -1172,7 +1160,7 @@ mod tests {
             duration: Some(Duration::from_millis(40)),
             ..cfg
         };
-        assert!(run(&cfg, None, |_| {}).unwrap().samples >= 2);
+        assert!(run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap().samples >= 2);
     }
 
     /// Each run marks its first sample's shape, with its filter flags; a
@@ -1185,13 +1173,13 @@ mod tests {
             duration: Some(Duration::from_millis(60)),
             ..config(root.path(), out.path())
         };
-        run(&cfg, None, |_| {}).unwrap();
+        run(&cfg, None, &Stop::unhooked(), |_| {}).unwrap();
         let second = RecordConfig {
             filter: Filter::from_flags(Some("LOC"), None).unwrap(),
             filter_flags: "--irq LOC".into(),
             ..cfg
         };
-        run(&second, None, |_| {}).unwrap();
+        run(&second, None, &Stop::unhooked(), |_| {}).unwrap();
         let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
         let runs = reader::runs(&rec.steps);
         assert_eq!(runs.len(), 2, "{runs:?}");
@@ -1219,7 +1207,7 @@ mod tests {
             filter: Filter::from_flags(Some("^LOC$"), Some("0")).unwrap(),
             ..config(root.path(), out.path())
         };
-        run(&cfg, Some(&mut Fake(0)), |_| {}).unwrap();
+        run(&cfg, Some(&mut Fake(0)), &Stop::unhooked(), |_| {}).unwrap();
         let rec = reader::open(&layout::one_boot_dir(out.path()).unwrap()).unwrap();
         let shape = rec.steps[0].shape.clone().unwrap();
         assert_eq!(shape.trace_cpus, Some(vec![0]));

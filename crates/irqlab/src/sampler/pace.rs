@@ -23,6 +23,15 @@
 //! A late tick is taken at once (catching up); the count of ticks does not
 //! change.
 //!
+//! Signals: [`PacedRun::wait`] answers [`Tick::Signal`] while the run has
+//! ticks to come (the signal cuts the interval being waited for short),
+//! and [`Tick::End`] once the run is over, also when a signal was caught
+//! meanwhile (in the run's last tick): that signal cuts nothing short and
+//! adds no tick after it, but it still ended the run as a signal, so the
+//! caller's exit code takes it from the stop flag ([`Stop::caught`]).
+//! A read that a signal brings early waits out a minimum after the tick
+//! before ([`PacedRun::wait_out`]).
+//!
 //! Variable intervals ([`PacedRun::variable`], the TUI's replay player):
 //! each tick's interval is given when it is waited for (the recorded time
 //! to the next frame), and every interval is divided by a speed. Tick k
@@ -100,6 +109,9 @@ const POLL: Duration = Duration::from_millis(200);
 pub struct PacedRun {
     /// Tick 0: a duration counts from it.
     start: Instant,
+    /// When [`PacedRun::wait`] last handed out a tick (the start before
+    /// the first).
+    woke: Instant,
     /// What the ticks count from: the start, or the last re-anchoring.
     anchor: Instant,
     /// The intervals of the ticks since the anchor, summed (before the
@@ -126,6 +138,7 @@ impl PacedRun {
     pub fn starting_at(start: Instant, interval: Duration, end: End) -> PacedRun {
         PacedRun {
             start,
+            woke: start,
             anchor: start,
             since_anchor: Duration::ZERO,
             interval: Some(interval),
@@ -253,19 +266,41 @@ impl PacedRun {
     }
 
     /// Sleep until the next tick (at once if it is late); [`Tick::End`]
-    /// without sleeping once the run is over, [`Tick::Signal`] as soon as
-    /// `stop` catches one.
+    /// without sleeping once the run is over, whether or not `stop` caught
+    /// a signal (the run's last tick was taken: a signal caught since adds
+    /// none after it, and the caller finds it in `stop`); before that,
+    /// [`Tick::Signal`] as soon as `stop` catches one.
     pub fn wait(&mut self, stop: &Stop) -> Tick {
         if let Some(sig) = stop.caught() {
-            return Tick::Signal(sig);
+            if !self.over() {
+                return Tick::Signal(sig);
+            }
         }
         match self.next_due() {
             None => Tick::End,
-            Some(due) => match stop.sleep_until(due) {
-                Some(sig) => Tick::Signal(sig),
-                None => Tick::Due,
+            Some(due) => match stop.sleep_to(due) {
+                Err(sig) => Tick::Signal(sig),
+                Ok(now) => {
+                    self.woke = now;
+                    Tick::Due
+                }
             },
         }
+    }
+
+    /// Sleep until at least `min` has passed since [`PacedRun::wait`] last
+    /// handed out a tick (the run's start before the first): the read a
+    /// signal brings early then covers at least `min` (a closing trace
+    /// read: `top --batch --trace` waits out the shortest `-i`, `record
+    /// --trace` its `final_after`).
+    pub fn wait_out(&self, min: Duration) {
+        std::thread::sleep(min.saturating_sub(self.since_tick()));
+    }
+
+    /// How long ago [`PacedRun::wait`] last handed out a tick (the run's
+    /// start before the first).
+    pub fn since_tick(&self) -> Duration {
+        self.woke.elapsed()
     }
 
     /// [`PacedRun::wait`] for loops whose stop flag is checked by the caller
@@ -410,6 +445,57 @@ mod tests {
         assert!(v.was_last(), "the tick due at a variable run's end");
         let mut never = PacedRun::starting_at(t0, MS, End::Never);
         assert!((0..50).all(|_| never.next_due().is_some() && !never.was_last()));
+    }
+
+    /// The end-of-run rule for signals: while ticks are to come a signal
+    /// is answered at once (it cuts the interval waited for short); once
+    /// the last tick was taken, one caught since is the run's end (it adds
+    /// no tick) and stays in the flag, for the exit code.
+    #[test]
+    fn a_signal_after_the_last_tick_ends_the_run_as_its_end_does() {
+        let sigint = signal_hook::consts::SIGINT;
+        // started long ago: every tick is late, so none sleeps
+        let now = Instant::now();
+        let past = now.checked_sub(60_000 * MS).unwrap_or(now);
+        for end in [End::Count(2), End::After(1500 * MS)] {
+            let stop = Stop::unhooked();
+            let mut p = PacedRun::starting_at(past, 1000 * MS, end);
+            assert_eq!(p.wait(&stop), Tick::Due);
+            stop.catch(sigint);
+            assert_eq!(p.wait(&stop), Tick::Signal(sigint), "{end:?}");
+            let stop = Stop::unhooked();
+            let mut p = PacedRun::starting_at(past, 1000 * MS, end);
+            assert_eq!((p.wait(&stop), p.wait(&stop)), (Tick::Due, Tick::Due));
+            assert!(p.was_last());
+            stop.catch(sigint);
+            assert_eq!(p.wait(&stop), Tick::End, "{end:?}");
+            assert_eq!(p.wait(&stop), Tick::End, "{end:?}");
+            assert_eq!(stop.caught(), Some(sigint));
+            assert_eq!(p.ticks(), 2);
+        }
+        // a run without an end is never over
+        let stop = Stop::unhooked();
+        let mut p = PacedRun::starting_at(past, 1000 * MS, End::Never);
+        assert_eq!(p.wait(&stop), Tick::Due);
+        stop.catch(sigint);
+        assert_eq!(p.wait(&stop), Tick::Signal(sigint));
+    }
+
+    /// A read that a signal brings early waits out a minimum counted from
+    /// the tick handed out before it (the start before the first).
+    #[test]
+    fn waiting_out_a_minimum_counts_from_the_last_tick() {
+        let stop = Stop::unhooked();
+        let min = 30 * MS;
+        let mut p = PacedRun::new(MS, End::Never);
+        p.wait_out(min);
+        assert!(p.start().elapsed() >= min);
+        std::thread::sleep(2 * min);
+        assert!(p.since_tick() >= 2 * min, "from the start before a tick");
+        assert_eq!(p.wait(&stop), Tick::Due, "late: at once");
+        assert!(p.since_tick() < 2 * min, "{:?}", p.since_tick());
+        p.wait_out(min);
+        assert!(p.since_tick() >= min);
     }
 
     /// An unpaced run (replay --batch: interval zero) takes every tick at

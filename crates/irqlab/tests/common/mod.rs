@@ -3,7 +3,8 @@
 //! a list of files), reading files back, a file replaced as `sed -i`
 //! does, a `top --batch` started on a tree, and whether a live test may
 //! take the host's run lock (`host_lock_held`: another irqlab run holds
-//! it; a visible skip, or a failure under CI).
+//! it; a visible skip, or a failure under CI); `stall`: a child held at a
+//! chosen write, to signal it there.
 //!
 //! Include with `mod common;` in a `tests/*.rs` file. Every tree lives in
 //! a `TempDir` removed on drop, so tests leave nothing behind.
@@ -21,6 +22,7 @@ macro_rules! visible {
 }
 
 pub mod compare;
+pub mod stall;
 pub mod tmux;
 pub mod trace;
 

@@ -12,7 +12,8 @@
 //! `report::text_block`, JSON lines (README "JSON Lines")
 //! stream from the frame through `export::jsonl` (no Report per sample).
 //! Text ends with an `Average:` block over the whole run, also when
-//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`). `--trace` (see
+//! SIGINT/SIGTERM ends it (exit 130/143, as `bench`; also when caught
+//! after the last frame, while `--trace` detaches). `--trace` (see
 //! `trace.rs`) reads the eBPF maps right after each frame and adds a
 //! `trace` object to JSON lines and `TRACE` lines to text blocks (the
 //! `Average:` ones over the whole run); with it off the loop does nothing
@@ -36,7 +37,6 @@ use crate::trace::top::{self as top_trace, TopTrace};
 use irqlab_core::Snapshot;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// What the `Average:` block needs: the baseline, the filter of the rows
 /// read, self-cost over all samples.
@@ -266,24 +266,19 @@ impl BatchWriter {
         // this thread only samples, writes and sleeps: one thread-clock
         // read per sample
         live.chain_meters();
-        // when the frame before was sampled (the baseline came before)
-        let mut taken = Instant::now();
-        // the last frame by count was taken (its read was closing)
-        let mut closed = false;
         let signal = loop {
             let (closing, signal) = match pace.wait(stop) {
                 Tick::Due => (pace.was_last(), None),
-                Tick::End => break None,
-                Tick::Signal(s) if trace.frame_on_signal() && !closed => {
-                    std::thread::sleep(MIN_INTERVAL.saturating_sub(taken.elapsed()));
+                // a signal caught in the last frame by count adds none
+                Tick::End => break stop.caught(),
+                Tick::Signal(s) if trace.frame_on_signal() => {
+                    pace.wait_out(MIN_INTERVAL);
                     (true, Some(s))
                 }
                 Tick::Signal(s) => break Some(s),
             };
-            taken = Instant::now();
             let mut frame = live.next_frame()?;
             let traced = trace.frame(&frame, closing)?;
-            closed = closing;
             self.frame(&mut frame, traced.as_ref(), out)?;
             // an affinity file that is not a CPU list (read once per IRQ)
             for n in live.take_notes() {
@@ -343,8 +338,10 @@ pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> 
         Some(t) => writer.run_in_place(&mut live, &mut pace, &stop, t, &mut out)?,
         None => writer.run_in_place(&mut live, &mut pace, &stop, &mut (), &mut out)?,
     };
-    // detach, unmount (if mounted), before the exit code
+    // detach, unmount (if mounted), before the exit code: a signal caught
+    // meanwhile still ends the run as a signal does
     drop(tracing);
+    let signal = signal.or_else(|| stop.caught());
     // All is written and the process ends next: the sampler's snapshots,
     // kept descriptors and buffers and the writer's row caches go with it.
     // Freeing them row by row and closing each kept file was ~5 % of a
