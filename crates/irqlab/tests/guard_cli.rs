@@ -89,9 +89,10 @@ fn assert_changed(root: &Path) {
     assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "1");
 }
 
+/// Every file byte for byte as it was (its newline too), the journal gone.
 fn assert_restored(root: &Path) {
-    assert_eq!(read(root, "proc/sys/vm/stat_interval").trim(), "1");
-    assert_eq!(read(root, "proc/irq/26/smp_affinity_list").trim(), "0-1");
+    assert_eq!(read(root, "proc/sys/vm/stat_interval"), "1\n");
+    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "0-1\n");
     assert!(!journal(root).exists(), "journal left behind");
 }
 
@@ -343,6 +344,37 @@ fn a_journal_with_only_a_torn_line_is_kept_not_called_empty() {
 
 use predicates::prelude::PredicateBooleanExt;
 
+/// `--set` restores the original bytes: a newline, leading blanks and a
+/// second line come back, at a normal end and through `irqlab restore`.
+#[test]
+fn set_restores_the_file_byte_for_byte() {
+    let original = " 4\t4\t1\t7\nsecond line\n";
+    for killed in [false, true] {
+        let dir = tree(&[("k", original)]);
+        let root = dir.path();
+        if killed {
+            let run = start(root, &["--set", "k=9"]);
+            assert_eq!(read(root, "k"), "9");
+            signal(&run, "-KILL");
+            let _ = finish(run);
+            common::irqlab()
+                .args(["restore", "--root"])
+                .arg(root)
+                .assert()
+                .success()
+                .stdout(contains("restored k = \"4\\t4\\t1\\t7\\nsecond line\""));
+        } else {
+            common::irqlab()
+                .args(["guard-selftest", "--set", "k=9", "--root"])
+                .arg(root)
+                .assert()
+                .success();
+        }
+        assert_eq!(read(root, "k"), original, "killed: {killed}");
+        assert!(!journal(root).exists());
+    }
+}
+
 #[test]
 fn panic_and_error_restore() {
     for (flag, code) in [("--panic", 101), ("--fail", 1)] {
@@ -438,7 +470,7 @@ fn governor_on_fake_cpufreq_and_strict_without_it() {
     for p in 0..4 {
         assert_eq!(
             read(dir.path(), &format!("{cf}/policy{p}/scaling_governor")),
-            "powersave"
+            "powersave\n"
         );
     }
 

@@ -21,7 +21,8 @@ pub enum Change {
     File {
         /// Root-relative path.
         path: String,
-        /// Value before the change (restored on undo).
+        /// The file's whole text before the change, its newline too
+        /// (written back byte for byte on undo).
         old: String,
         /// Value written.
         new: String,
@@ -76,11 +77,14 @@ pub enum Change {
     },
 }
 
-/// Reads as the undo: `path = "old" (was set to "new")`.
+/// Reads as the undo: `path = "old" (was set to "new")` (`old` without
+/// the newline the file's text ends with).
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Change::File { path, old, new } => write!(f, "{path} = {old:?} (was set to {new:?})"),
+            Change::File { path, old, new } => {
+                write!(f, "{path} = {:?} (was set to {new:?})", old.trim())
+            }
             Change::Affinity { pid, old, new } => {
                 write!(f, "affinity of thread {pid} = {old} (was set to {new})")
             }

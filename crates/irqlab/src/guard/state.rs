@@ -211,8 +211,10 @@ fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
     }
 }
 
-/// The current value of `rel`, trimmed; an unreadable file cannot be
-/// restored, so it must not be changed.
+/// The current content of `rel`, byte for byte (its newline too): what
+/// an undo writes back. An unreadable file, or one that is not UTF-8 text
+/// (the journal could not hold it exactly), cannot be restored, so it
+/// must not be changed.
 fn read_value(fs: &HostFs, rel: &str) -> Result<String> {
     let mut buf = Vec::new();
     let (n, _) = fs.read_once(rel, &mut buf).with_context(|| {
@@ -221,8 +223,14 @@ fn read_value(fs: &HostFs, rel: &str) -> Result<String> {
             fs.path(rel).display()
         )
     })?;
-    let text = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());
-    Ok(text.trim().to_string())
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| {
+        anyhow!(
+            "{} is not UTF-8 text ({}): its value could not be restored byte for byte",
+            fs.path(rel).display(),
+            e.utf8_error()
+        )
+    })
 }
 
 /// Values compare by their whitespace-separated fields (`4\t4\t1\t7` is
