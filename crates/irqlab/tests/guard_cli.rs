@@ -375,6 +375,30 @@ fn set_restores_the_file_byte_for_byte() {
     }
 }
 
+/// A journal that names a file outside the root (planted or corrupt) is
+/// refused whole, naming the line: nothing is written, inside or outside
+/// the tree, and the journal is kept.
+#[test]
+fn restore_refuses_a_journal_entry_outside_the_root() {
+    let dir = tree(&[("t/k", "9"), ("outside", "precious\n")]);
+    let root = dir.path().join("t");
+    let lines = [
+        r#"{"kind":"file","path":"k","old":"1\n","new":"9"}"#,
+        r#"{"kind":"file","path":"../outside","old":"","new":"x"}"#,
+    ];
+    std::fs::write(journal(&root), lines.join("\n") + "\n").unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(&root)
+        .assert()
+        .code(1)
+        .stderr(contains(".irqlab-journal.jsonl:2: not a journal entry"))
+        .stderr(contains("not a relative path under the root"));
+    assert_eq!(read(dir.path(), "outside"), "precious\n");
+    assert_eq!(read(&root, "k"), "9");
+    assert_eq!(journal_lines(&root), lines);
+}
+
 #[test]
 fn panic_and_error_restore() {
     for (flag, code) in [("--panic", 101), ("--fail", 1)] {

@@ -96,6 +96,64 @@ impl fmt::Display for Change {
     }
 }
 
+impl Change {
+    /// Whether an undo of this entry can only touch what irqlab could
+    /// have changed: a file or mount point under the root (a relative path
+    /// without `.` or `..`), a temporary file named as irqlab names them
+    /// (`irqlab-*`), a real
+    /// thread or process group. A journal is read from disk: a line that
+    /// fails this is not an entry (a corrupt or planted journal must not
+    /// make `restore` write, remove or unmount anything else).
+    pub fn check(&self) -> Result<()> {
+        match self {
+            Change::File { path, .. } | Change::Mount { path, .. } => under_root(path),
+            Change::TempFile { path } => temp_file_path(path),
+            Change::Affinity { pid, .. } if *pid <= 0 => bail!("thread id {pid} is not a thread"),
+            Change::ProcessGroup { pgid, .. } if *pgid <= 1 => {
+                bail!("{pgid} is not a process group irqlab could have started")
+            }
+            Change::NetNamespace { name } => super::netns::check_name(name),
+            Change::Affinity { .. } | Change::ProcessGroup { .. } => Ok(()),
+        }
+    }
+}
+
+/// `path` is root-relative and stays under the root: no leading `/`, no
+/// `.` or `..` component, no NUL.
+fn under_root(path: &str) -> Result<()> {
+    if !plain_components(path) {
+        bail!("path {path:?} is not a relative path under the root");
+    }
+    Ok(())
+}
+
+/// `path` is names joined by single `/`s: none empty, `.` or `..`, no NUL.
+fn plain_components(path: &str) -> bool {
+    !path.contains('\0')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// The name every temporary file irqlab makes starts with.
+pub const TEMP_FILE_PREFIX: &str = "irqlab-";
+
+/// `path` is absolute and its file name starts with [`TEMP_FILE_PREFIX`].
+pub fn temp_file_path(path: &str) -> Result<()> {
+    let plain = path.starts_with('/')
+        && !path.contains('\0')
+        && path
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with(TEMP_FILE_PREFIX));
+    if !plain {
+        bail!(
+            "temporary file {path:?} is not an absolute path to a file named {TEMP_FILE_PREFIX}*"
+        );
+    }
+    Ok(())
+}
+
 /// The journal file: created on the first append, removed when everything
 /// was restored.
 #[derive(Debug)]
@@ -242,7 +300,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
             continue;
         }
         match serde_json::from_str::<Change>(text) {
-            Ok(c) => out.entries.push(c),
+            Ok(c) => {
+                c.check().with_context(|| {
+                    format!("{}:{}: not a journal entry", path.display(), i + 1)
+                })?;
+                out.entries.push(c)
+            }
             Err(_) if torn => out.torn_tail = Some(text.to_string()),
             Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
         }
@@ -300,6 +363,45 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
         let err = load(&p).unwrap_err().to_string();
         assert!(err.contains("j.jsonl:1"), "{err}");
+    }
+
+    #[test]
+    fn entries_that_could_reach_outside_what_irqlab_changes_are_refused() {
+        let p = Path::new("j.jsonl");
+        let bad = [
+            r#"{"kind":"file","path":"../outside","old":"1","new":"2"}"#,
+            r#"{"kind":"file","path":"/etc/passwd","old":"","new":"x"}"#,
+            r#"{"kind":"file","path":"proc/./sys","old":"1","new":"2"}"#,
+            r#"{"kind":"mount","path":"sys/../proc","fstype":"tracefs"}"#,
+            r#"{"kind":"temp_file","path":"/etc/shadow"}"#,
+            r#"{"kind":"temp_file","path":"/tmp/irqlab-x/"}"#,
+            r#"{"kind":"temp_file","path":"irqlab-relative.dat"}"#,
+            r#"{"kind":"affinity","pid":0,"old":"0-1","new":"0"}"#,
+            r#"{"kind":"process_group","pgid":1,"boot_id":"b","start_time":1}"#,
+            r#"{"kind":"net_namespace","name":"../x"}"#,
+        ];
+        let good = "{\"kind\":\"file\",\"path\":\"a\",\"old\":\"1\",\"new\":\"2\"}\n";
+        for line in bad {
+            let text = format!("{good}{line}\n");
+            let err = format!("{:#}", parse(p, text.as_bytes()).unwrap_err());
+            assert!(
+                err.starts_with("j.jsonl:2: not a journal entry"),
+                "{line}: {err}"
+            );
+        }
+        let ok = [
+            r#"{"kind":"temp_file","path":"/tmp/irqlab-disk-1-2.dat"}"#,
+            r#"{"kind":"mount","path":"sys/kernel/tracing","fstype":"tracefs"}"#,
+        ];
+        for line in ok {
+            assert_eq!(
+                parse(p, format!("{line}\n").as_bytes())
+                    .unwrap()
+                    .entries
+                    .len(),
+                1
+            );
+        }
     }
 
     #[test]
