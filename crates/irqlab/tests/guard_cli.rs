@@ -399,6 +399,52 @@ fn restore_refuses_a_journal_entry_outside_the_root() {
     assert_eq!(journal_lines(&root), lines);
 }
 
+/// A bench killed during the trial of a variant with flags of its own
+/// leaves the variant's journal beside the run's: `irqlab restore` (as
+/// printed) undoes both, the variant's first, byte for byte.
+#[test]
+fn restore_undoes_a_killed_bench_variant_journal() {
+    let sysctl = "proc/sys/kernel/irqlab_test";
+    for attempt in 0..5 {
+        let dir = common::bench_tree("6.18-fake", "boot-1", &[(sysctl, "0\n")]);
+        let root = dir.path();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["bench", "--root"])
+            .arg(root)
+            .arg("--out")
+            .arg(root.join("out"))
+            .args(["--warmup", "0", "--measure", "LOC", "--trials", "50"])
+            .args(["--trial-length", "300ms", "--cooldown", "0s"])
+            .args(["--variant", "a=--sysctl kernel.irqlab_test=1"])
+            .args(["--variant", "b=--sysctl kernel.irqlab_test=2"])
+            .args(["--workload", "command", "--", "sleep", "1"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let variant = root.join(".irqlab-journal.jsonl.variant");
+        assert!(common::wait_until(Duration::from_secs(30), || variant.exists()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !variant.exists() || read(root, sysctl) == "0\n" {
+            eprintln!("attempt {attempt}: killed between two trials, again");
+            continue;
+        }
+        common::irqlab()
+            .args(["restore", "--root"])
+            .arg(root)
+            .assert()
+            .success()
+            .stdout(contains(
+                "irqlab: restored proc/sys/kernel/irqlab_test = \"0\"",
+            ))
+            .stdout(contains(format!("irqlab: removed {}", variant.display())));
+        assert_eq!(read(root, sysctl), "0\n");
+        assert!(!variant.exists() && !journal(root).exists());
+        return;
+    }
+    panic!("never killed during a variant's trial");
+}
+
 #[test]
 fn panic_and_error_restore() {
     for (flag, code) in [("--panic", 101), ("--fail", 1)] {

@@ -288,11 +288,15 @@ impl RunLock {
                     path.display()
                 );
             }
-            if stale == Stale::TakeIfJournalEmpty && journal_has_entries(journal) {
+            let variant = super::variant_journal(journal);
+            let left = [&variant, journal]
+                .into_iter()
+                .find(|j| journal_has_entries(j));
+            if let (Stale::TakeIfJournalEmpty, Some(left)) = (stale, left) {
                 bail!(
                     "a killed run {h} left unrestored host changes in {}; undo them with \
                      `{}` first (lock {})",
-                    journal.display(),
+                    left.display(),
                     super::restore_command(root, journal),
                     path.display()
                 );
