@@ -399,6 +399,34 @@ fn restore_refuses_a_journal_entry_outside_the_root() {
     assert_eq!(journal_lines(&root), lines);
 }
 
+/// A journal left by a run of another boot (the tree's boot id changed
+/// since): its file changes are not written back (a reboot reset them;
+/// this boot's IRQ numbers and values are not that boot's), restore says
+/// so and removes the journal.
+#[test]
+fn restore_leaves_the_changes_of_another_boot_alone() {
+    let boot = "proc/sys/kernel/random/boot_id";
+    let dir = tree(&[(boot, "boot-1\n"), ("proc/sys/vm/stat_interval", "1\n")]);
+    let root = dir.path();
+    let run = start(root, &["--sysctl", "vm.stat_interval=7"]);
+    signal(&run, "-KILL");
+    let _ = finish(run);
+    assert!(journal_lines(root)[0].contains(r#""boot_id":"boot-1""#));
+    std::fs::write(root.join(boot), "boot-2\n").unwrap();
+    std::fs::write(root.join("proc/sys/vm/stat_interval"), "3\n").unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(root)
+        .assert()
+        .success()
+        .stdout(contains(
+            "irqlab: skipped proc/sys/vm/stat_interval = \"1\" (was set to \"7\"): \
+             made during another boot (boot-1; this one is boot-2)",
+        ));
+    assert_eq!(read(root, "proc/sys/vm/stat_interval"), "3\n");
+    assert!(!journal(root).exists());
+}
+
 /// A bench killed during the trial of a variant with flags of its own
 /// leaves the variant's journal beside the run's: `irqlab restore` (as
 /// printed) undoes both, the variant's first, byte for byte.

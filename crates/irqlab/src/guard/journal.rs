@@ -26,6 +26,10 @@ pub enum Change {
         old: String,
         /// Value written.
         new: String,
+        /// Boot id of the root's kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A thread's CPU affinity was set (`old`/`new` are CPU lists).
     Affinity {
@@ -35,6 +39,10 @@ pub enum Change {
         old: String,
         /// CPU list set.
         new: String,
+        /// Boot id of the live kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A temporary file irqlab creates (journaled before it exists);
     /// undone by removing it. See `guard/tmpfile.rs`.
@@ -67,6 +75,10 @@ pub enum Change {
         path: String,
         /// Filesystem type (`tracefs`).
         fstype: String,
+        /// Boot id of the live kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A network namespace irqlab creates (`/run/netns/NAME`, journaled
     /// before it exists); undone by removing it, which also removes the
@@ -82,15 +94,17 @@ pub enum Change {
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Change::File { path, old, new } => {
+            Change::File { path, old, new, .. } => {
                 write!(f, "{path} = {:?} (was set to {new:?})", old.trim())
             }
-            Change::Affinity { pid, old, new } => {
+            Change::Affinity { pid, old, new, .. } => {
                 write!(f, "affinity of thread {pid} = {old} (was set to {new})")
             }
             Change::TempFile { path } => write!(f, "temporary file {path} removed"),
             Change::ProcessGroup { pgid, .. } => write!(f, "process group {pgid} stopped"),
-            Change::Mount { path, fstype } => write!(f, "{path} unmounted (had {fstype} mounted)"),
+            Change::Mount { path, fstype, .. } => {
+                write!(f, "{path} unmounted (had {fstype} mounted)")
+            }
             Change::NetNamespace { name } => write!(f, "network namespace {name} removed"),
         }
     }
@@ -322,6 +336,7 @@ mod tests {
             path: path.into(),
             old: old.into(),
             new: new.into(),
+            boot_id: None,
         }
     }
 
@@ -335,6 +350,7 @@ mod tests {
             pid: 7,
             old: "0-1".into(),
             new: "0".into(),
+            boot_id: None,
         };
         j.append(&a).unwrap();
         j.append(&b).unwrap();

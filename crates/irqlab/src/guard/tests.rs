@@ -306,6 +306,35 @@ fn live_thread_affinity_round_trip_and_gone_thread() {
     assert!(report.to_string().contains("has exited"));
 }
 
+/// A journaled affinity of another boot names a thread id of that boot:
+/// replaying it must not move this boot's thread of the same id.
+#[test]
+fn affinity_of_another_boot_is_not_replayed() {
+    let dir = tree(&[]);
+    let (tid, stop, h) = parked_thread();
+    let before = affinity::get(tid).unwrap();
+    let other = if before.contains(0) && before.len() > 1 {
+        "1"
+    } else {
+        "0"
+    };
+    let j = dir.path().join("j.jsonl");
+    let line = format!(
+        r#"{{"kind":"affinity","pid":{tid},"old":"{other}","new":"0","boot_id":"not-this-boot"}}"#
+    );
+    std::fs::write(&j, line + "\n").unwrap();
+    let report = replay_journal(&HostFs::new(dir.path()), &j).unwrap();
+    assert_eq!(report.gone.len(), 1, "{report}");
+    assert!(
+        report.to_string().contains("another boot (not-this-boot"),
+        "{report}"
+    );
+    assert_eq!(affinity::get(tid).unwrap(), before);
+    assert!(!j.exists());
+    drop(stop);
+    h.join().unwrap();
+}
+
 #[test]
 fn refused_affinity_is_withdrawn_from_the_journal() {
     let dir = tree(&[]);
