@@ -399,6 +399,36 @@ fn restore_refuses_a_journal_entry_outside_the_root() {
     assert_eq!(journal_lines(&root), lines);
 }
 
+/// A FIFO where a tree's journal or run lock belongs (a `--root` is
+/// untrusted input) is refused at once, never waited on: `restore` and a
+/// guarded run fail naming it, and leave it there.
+#[test]
+fn a_fifo_journal_or_lock_is_refused_not_waited_on() {
+    for name in [".irqlab-journal.jsonl", ".irqlab-run.lock"] {
+        let dir = tree(&FILES);
+        let fifo = dir.path().join(name);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for args in [
+            &["restore"][..],
+            &["guard-selftest", "--sysctl", "vm.stat_interval=7"],
+        ] {
+            common::irqlab()
+                .args(args)
+                .arg("--root")
+                .arg(dir.path())
+                .timeout(Duration::from_secs(20))
+                .assert()
+                .code(1)
+                .stderr(contains(format!(
+                    "{} is not a regular file",
+                    fifo.display()
+                )));
+        }
+        assert!(fifo.exists());
+        assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1\n");
+    }
+}
+
 /// A journal left by a run of another boot (the tree's boot id changed
 /// since): its file changes are not written back (a reboot reset them;
 /// this boot's IRQ numbers and values are not that boot's), restore says

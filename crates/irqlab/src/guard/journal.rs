@@ -276,13 +276,54 @@ pub struct JournalContents {
 /// Read the journal at `path`; a missing file is an empty journal. A
 /// malformed line fails with `path:line`, except a torn last line without
 /// its newline (a crash in the middle of an append), which is reported.
+/// Anything but a regular file of at most [`MAX_JOURNAL`] bytes is
+/// refused unread.
 pub fn load(path: &Path) -> Result<JournalContents> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalContents::default()),
-        Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
+    match read_regular(path, "journal", MAX_JOURNAL)? {
+        Some(bytes) => parse(path, &bytes),
+        None => Ok(JournalContents::default()),
+    }
+}
+
+/// The largest journal read: far more entries than any run makes.
+pub const MAX_JOURNAL: u64 = 64 << 20;
+
+/// The bytes of the regular file at `path` (`what`: `journal`, `lock`),
+/// `None` when there is none. Opened without blocking and checked before
+/// any read: a FIFO, device or endless file where a tree's journal or
+/// lock belongs (a `--root` is untrusted input) is refused, never waited
+/// on or read into memory; so is a file of more than `limit` bytes.
+pub(super) fn read_regular(path: &Path, what: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let ctx = || format!("reading {what} {}", path.display());
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(ctx),
     };
-    parse(path, &bytes)
+    let meta = file.metadata().with_context(ctx)?;
+    if !meta.is_file() {
+        bail!(
+            "{what} {} is not a regular file: refused without reading it",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(ctx)?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        bail!(
+            "{what} {} is larger than {limit} bytes: not irqlab's, refused",
+            path.display()
+        );
+    }
+    Ok(Some(bytes))
 }
 
 /// [`load`] of a journal's bytes (`path` names it in errors). Lines are
@@ -418,6 +459,23 @@ mod tests {
                 1
             );
         }
+    }
+
+    #[test]
+    fn a_journal_that_is_not_a_regular_file_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = format!("{:#}", load(&fifo).unwrap_err());
+        assert!(err.contains("is not a regular file"), "{err}");
+        let err = format!("{:#}", load(Path::new("/dev/zero")).unwrap_err());
+        assert!(err.contains("/dev/zero is not a regular file"), "{err}");
+        let big = dir.path().join("big.jsonl");
+        let f = File::create(&big).unwrap();
+        f.set_len(MAX_JOURNAL + 1).unwrap();
+        let err = format!("{:#}", load(&big).unwrap_err());
+        assert!(err.contains("is larger than"), "{err}");
+        assert!(load(&dir.path().join("none")).unwrap().entries.is_empty());
     }
 
     #[test]
