@@ -90,6 +90,22 @@ pub fn default_journal(root: &Path) -> PathBuf {
     }
 }
 
+/// The journal of bench's per-variant preparations beside `journal`
+/// (`journal.jsonl.variant`, made and emptied around each trial of a
+/// variant with flags of its own): a run killed during such a trial
+/// leaves it behind, and `irqlab restore` of `journal` replays it first.
+pub fn variant_journal(journal: &Path) -> PathBuf {
+    let mut name = journal
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(VARIANT_SUFFIX);
+    journal.with_file_name(name)
+}
+
+/// What [`variant_journal`] appends to the journal's name.
+pub const VARIANT_SUFFIX: &str = ".variant";
+
 /// The `irqlab restore` command line that replays `journal` under `root`,
 /// as a user types it: `--root` and `--journal` only where they differ
 /// from restore's defaults (paths quoted for a shell when needed).
@@ -137,15 +153,18 @@ impl SystemGuard {
     /// A guard writing through a HostFs rooted like `fs`, journaling to
     /// `journal`. Fails if `journal` still holds unrestored entries.
     pub fn new(fs: &HostFs, journal: PathBuf) -> Result<Self> {
-        let pending = journal::load(&journal)?;
-        if !pending.entries.is_empty() {
-            bail!(
-                "journal {} holds {} unrestored host change(s) from an earlier run; \
-                 if no other irqlab is running, undo them with `{}`",
-                journal.display(),
-                pending.entries.len(),
-                restore_command(fs.root(), &journal)
-            );
+        let mut pending = journal::JournalContents::default();
+        for j in [variant_journal(&journal), journal.clone()] {
+            pending = journal::load(&j)?;
+            if !pending.entries.is_empty() {
+                bail!(
+                    "journal {} holds {} unrestored host change(s) from an earlier run; \
+                     if no other irqlab is running, undo them with `{}`",
+                    j.display(),
+                    pending.entries.len(),
+                    restore_command(fs.root(), &journal)
+                );
+            }
         }
         if let Some(tail) = &pending.torn_tail {
             // an append would join its entry to the torn line

@@ -89,9 +89,10 @@ fn assert_changed(root: &Path) {
     assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "1");
 }
 
+/// Every file byte for byte as it was (its newline too), the journal gone.
 fn assert_restored(root: &Path) {
-    assert_eq!(read(root, "proc/sys/vm/stat_interval").trim(), "1");
-    assert_eq!(read(root, "proc/irq/26/smp_affinity_list").trim(), "0-1");
+    assert_eq!(read(root, "proc/sys/vm/stat_interval"), "1\n");
+    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "0-1\n");
     assert!(!journal(root).exists(), "journal left behind");
 }
 
@@ -343,6 +344,165 @@ fn a_journal_with_only_a_torn_line_is_kept_not_called_empty() {
 
 use predicates::prelude::PredicateBooleanExt;
 
+/// `--set` restores the original bytes: a newline, leading blanks and a
+/// second line come back, at a normal end and through `irqlab restore`.
+#[test]
+fn set_restores_the_file_byte_for_byte() {
+    let original = " 4\t4\t1\t7\nsecond line\n";
+    for killed in [false, true] {
+        let dir = tree(&[("k", original)]);
+        let root = dir.path();
+        if killed {
+            let run = start(root, &["--set", "k=9"]);
+            assert_eq!(read(root, "k"), "9");
+            signal(&run, "-KILL");
+            let _ = finish(run);
+            common::irqlab()
+                .args(["restore", "--root"])
+                .arg(root)
+                .assert()
+                .success()
+                .stdout(contains("restored k = \"4\\t4\\t1\\t7\\nsecond line\""));
+        } else {
+            common::irqlab()
+                .args(["guard-selftest", "--set", "k=9", "--root"])
+                .arg(root)
+                .assert()
+                .success();
+        }
+        assert_eq!(read(root, "k"), original, "killed: {killed}");
+        assert!(!journal(root).exists());
+    }
+}
+
+/// A journal that names a file outside the root (planted or corrupt) is
+/// refused whole, naming the line: nothing is written, inside or outside
+/// the tree, and the journal is kept.
+#[test]
+fn restore_refuses_a_journal_entry_outside_the_root() {
+    let dir = tree(&[("t/k", "9"), ("outside", "precious\n")]);
+    let root = dir.path().join("t");
+    let lines = [
+        r#"{"kind":"file","path":"k","old":"1\n","new":"9"}"#,
+        r#"{"kind":"file","path":"../outside","old":"","new":"x"}"#,
+    ];
+    std::fs::write(journal(&root), lines.join("\n") + "\n").unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(&root)
+        .assert()
+        .code(1)
+        .stderr(contains(".irqlab-journal.jsonl:2: not a journal entry"))
+        .stderr(contains("not a relative path under the root"));
+    assert_eq!(read(dir.path(), "outside"), "precious\n");
+    assert_eq!(read(&root, "k"), "9");
+    assert_eq!(journal_lines(&root), lines);
+}
+
+/// A FIFO where a tree's journal or run lock belongs (a `--root` is
+/// untrusted input) is refused at once, never waited on: `restore` and a
+/// guarded run fail naming it, and leave it there.
+#[test]
+fn a_fifo_journal_or_lock_is_refused_not_waited_on() {
+    for name in [".irqlab-journal.jsonl", ".irqlab-run.lock"] {
+        let dir = tree(&FILES);
+        let fifo = dir.path().join(name);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for args in [
+            &["restore"][..],
+            &["guard-selftest", "--sysctl", "vm.stat_interval=7"],
+        ] {
+            common::irqlab()
+                .args(args)
+                .arg("--root")
+                .arg(dir.path())
+                .timeout(Duration::from_secs(20))
+                .assert()
+                .code(1)
+                .stderr(contains(format!(
+                    "{} is not a regular file",
+                    fifo.display()
+                )));
+        }
+        assert!(fifo.exists());
+        assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1\n");
+    }
+}
+
+/// A journal left by a run of another boot (the tree's boot id changed
+/// since): its file changes are not written back (a reboot reset them;
+/// this boot's IRQ numbers and values are not that boot's), restore says
+/// so and removes the journal.
+#[test]
+fn restore_leaves_the_changes_of_another_boot_alone() {
+    let boot = "proc/sys/kernel/random/boot_id";
+    let dir = tree(&[(boot, "boot-1\n"), ("proc/sys/vm/stat_interval", "1\n")]);
+    let root = dir.path();
+    let run = start(root, &["--sysctl", "vm.stat_interval=7"]);
+    signal(&run, "-KILL");
+    let _ = finish(run);
+    assert!(journal_lines(root)[0].contains(r#""boot_id":"boot-1""#));
+    std::fs::write(root.join(boot), "boot-2\n").unwrap();
+    std::fs::write(root.join("proc/sys/vm/stat_interval"), "3\n").unwrap();
+    common::irqlab()
+        .args(["restore", "--root"])
+        .arg(root)
+        .assert()
+        .success()
+        .stdout(contains(
+            "irqlab: skipped proc/sys/vm/stat_interval = \"1\" (was set to \"7\"): \
+             made during another boot (boot-1; this one is boot-2)",
+        ));
+    assert_eq!(read(root, "proc/sys/vm/stat_interval"), "3\n");
+    assert!(!journal(root).exists());
+}
+
+/// A bench killed during the trial of a variant with flags of its own
+/// leaves the variant's journal beside the run's: `irqlab restore` (as
+/// printed) undoes both, the variant's first, byte for byte.
+#[test]
+fn restore_undoes_a_killed_bench_variant_journal() {
+    let sysctl = "proc/sys/kernel/irqlab_test";
+    for attempt in 0..5 {
+        let dir = common::bench_tree("6.18-fake", "boot-1", &[(sysctl, "0\n")]);
+        let root = dir.path();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["bench", "--root"])
+            .arg(root)
+            .arg("--out")
+            .arg(root.join("out"))
+            .args(["--warmup", "0", "--measure", "LOC", "--trials", "50"])
+            .args(["--trial-length", "300ms", "--cooldown", "0s"])
+            .args(["--variant", "a=--sysctl kernel.irqlab_test=1"])
+            .args(["--variant", "b=--sysctl kernel.irqlab_test=2"])
+            .args(["--workload", "command", "--", "sleep", "1"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let variant = root.join(".irqlab-journal.jsonl.variant");
+        assert!(common::wait_until(Duration::from_secs(30), || variant.exists()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !variant.exists() || read(root, sysctl) == "0\n" {
+            eprintln!("attempt {attempt}: killed between two trials, again");
+            continue;
+        }
+        common::irqlab()
+            .args(["restore", "--root"])
+            .arg(root)
+            .assert()
+            .success()
+            .stdout(contains(
+                "irqlab: restored proc/sys/kernel/irqlab_test = \"0\"",
+            ))
+            .stdout(contains(format!("irqlab: removed {}", variant.display())));
+        assert_eq!(read(root, sysctl), "0\n");
+        assert!(!variant.exists() && !journal(root).exists());
+        return;
+    }
+    panic!("never killed during a variant's trial");
+}
+
 #[test]
 fn panic_and_error_restore() {
     for (flag, code) in [("--panic", 101), ("--fail", 1)] {
@@ -438,7 +598,7 @@ fn governor_on_fake_cpufreq_and_strict_without_it() {
     for p in 0..4 {
         assert_eq!(
             read(dir.path(), &format!("{cf}/policy{p}/scaling_governor")),
-            "powersave"
+            "powersave\n"
         );
     }
 

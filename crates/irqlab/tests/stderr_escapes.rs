@@ -109,7 +109,7 @@ fn restore_lines_on_stdout_have_their_control_characters_escaped() {
     );
     assert_eq!(common::read(&root, rel), "1\n", "the file is restored");
     assert!(
-        text.contains("irqlab: restored proc/sys/vm/x\\x1b[31my = \"1\\n\""),
+        text.contains("irqlab: restored proc/sys/vm/x\\x1b[31my = \"1\" (was set to"),
         "{text:?}"
     );
     assert!(text.contains("irqlab: removed "), "{text:?}");

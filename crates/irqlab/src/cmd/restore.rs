@@ -4,7 +4,7 @@
 use crate::cmd::args::RootArgs;
 use crate::export::stderr::visible_lines;
 use crate::export::stdout::stdout;
-use crate::guard::{default_journal, replay_journal, Holder, RunLock, Stale};
+use crate::guard::{default_journal, replay_journal, variant_journal, Holder, RunLock, Stale};
 use crate::host::RootError;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,8 @@ pub struct Args {
     pub journal: Option<PathBuf>,
 }
 
-/// Replay the journal newest first; print what was restored (every line
+/// Replay the journal (bench's variant journal beside it first) newest
+/// first; print what was restored (every line
 /// starts with `irqlab: `). Refused while the run that wrote the journal
 /// still runs (its lock is live). Exit 1 (with the journal kept) if any
 /// change could not be undone. The report is written only after the
@@ -52,8 +53,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Replay `journal`, appending the lines that say what was done to `out`.
+/// Replay bench's variant journal beside `journal`, when a run killed
+/// during a variant's trial left one (its changes were made last), then
+/// `journal`, appending the lines that say what was done to `out`.
 fn undo(root: &RootArgs, journal: &Path, out: &mut String) -> anyhow::Result<()> {
+    let variant = variant_journal(journal);
+    if variant.exists() {
+        undo_one(root, &variant, out)?;
+        if !journal.exists() {
+            return Ok(());
+        }
+    }
+    undo_one(root, journal, out)
+}
+
+/// Replay one journal (see [`undo`]).
+fn undo_one(root: &RootArgs, journal: &Path, out: &mut String) -> anyhow::Result<()> {
     if !journal.exists() {
         out.push_str(&format!(
             "irqlab: nothing to restore: {} does not exist\n",

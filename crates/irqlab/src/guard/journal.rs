@@ -21,10 +21,15 @@ pub enum Change {
     File {
         /// Root-relative path.
         path: String,
-        /// Value before the change (restored on undo).
+        /// The file's whole text before the change, its newline too
+        /// (written back byte for byte on undo).
         old: String,
         /// Value written.
         new: String,
+        /// Boot id of the root's kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A thread's CPU affinity was set (`old`/`new` are CPU lists).
     Affinity {
@@ -34,6 +39,10 @@ pub enum Change {
         old: String,
         /// CPU list set.
         new: String,
+        /// Boot id of the live kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A temporary file irqlab creates (journaled before it exists);
     /// undone by removing it. See `guard/tmpfile.rs`.
@@ -66,6 +75,10 @@ pub enum Change {
         path: String,
         /// Filesystem type (`tracefs`).
         fstype: String,
+        /// Boot id of the live kernel when the change was made: a journal
+        /// from another boot is not replayed for it (the boot reset it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        boot_id: Option<String>,
     },
     /// A network namespace irqlab creates (`/run/netns/NAME`, journaled
     /// before it exists); undone by removing it, which also removes the
@@ -76,20 +89,83 @@ pub enum Change {
     },
 }
 
-/// Reads as the undo: `path = "old" (was set to "new")`.
+/// Reads as the undo: `path = "old" (was set to "new")` (`old` without
+/// the newline the file's text ends with).
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Change::File { path, old, new } => write!(f, "{path} = {old:?} (was set to {new:?})"),
-            Change::Affinity { pid, old, new } => {
+            Change::File { path, old, new, .. } => {
+                write!(f, "{path} = {:?} (was set to {new:?})", old.trim())
+            }
+            Change::Affinity { pid, old, new, .. } => {
                 write!(f, "affinity of thread {pid} = {old} (was set to {new})")
             }
             Change::TempFile { path } => write!(f, "temporary file {path} removed"),
             Change::ProcessGroup { pgid, .. } => write!(f, "process group {pgid} stopped"),
-            Change::Mount { path, fstype } => write!(f, "{path} unmounted (had {fstype} mounted)"),
+            Change::Mount { path, fstype, .. } => {
+                write!(f, "{path} unmounted (had {fstype} mounted)")
+            }
             Change::NetNamespace { name } => write!(f, "network namespace {name} removed"),
         }
     }
+}
+
+impl Change {
+    /// Whether an undo of this entry can only touch what irqlab could
+    /// have changed: a file or mount point under the root (a relative path
+    /// without `.` or `..`), a temporary file named as irqlab names them
+    /// (`irqlab-*`), a real
+    /// thread or process group. A journal is read from disk: a line that
+    /// fails this is not an entry (a corrupt or planted journal must not
+    /// make `restore` write, remove or unmount anything else).
+    pub fn check(&self) -> Result<()> {
+        match self {
+            Change::File { path, .. } | Change::Mount { path, .. } => under_root(path),
+            Change::TempFile { path } => temp_file_path(path),
+            Change::Affinity { pid, .. } if *pid <= 0 => bail!("thread id {pid} is not a thread"),
+            Change::ProcessGroup { pgid, .. } if *pgid <= 1 => {
+                bail!("{pgid} is not a process group irqlab could have started")
+            }
+            Change::NetNamespace { name } => super::netns::check_name(name),
+            Change::Affinity { .. } | Change::ProcessGroup { .. } => Ok(()),
+        }
+    }
+}
+
+/// `path` is root-relative and stays under the root: no leading `/`, no
+/// `.` or `..` component, no NUL.
+fn under_root(path: &str) -> Result<()> {
+    if !plain_components(path) {
+        bail!("path {path:?} is not a relative path under the root");
+    }
+    Ok(())
+}
+
+/// `path` is names joined by single `/`s: none empty, `.` or `..`, no NUL.
+fn plain_components(path: &str) -> bool {
+    !path.contains('\0')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// The name every temporary file irqlab makes starts with.
+pub const TEMP_FILE_PREFIX: &str = "irqlab-";
+
+/// `path` is absolute and its file name starts with [`TEMP_FILE_PREFIX`].
+pub fn temp_file_path(path: &str) -> Result<()> {
+    let plain = path.starts_with('/')
+        && !path.contains('\0')
+        && path
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with(TEMP_FILE_PREFIX));
+    if !plain {
+        bail!(
+            "temporary file {path:?} is not an absolute path to a file named {TEMP_FILE_PREFIX}*"
+        );
+    }
+    Ok(())
 }
 
 /// The journal file: created on the first append, removed when everything
@@ -200,13 +276,54 @@ pub struct JournalContents {
 /// Read the journal at `path`; a missing file is an empty journal. A
 /// malformed line fails with `path:line`, except a torn last line without
 /// its newline (a crash in the middle of an append), which is reported.
+/// Anything but a regular file of at most [`MAX_JOURNAL`] bytes is
+/// refused unread.
 pub fn load(path: &Path) -> Result<JournalContents> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalContents::default()),
-        Err(e) => return Err(e).with_context(|| format!("reading journal {}", path.display())),
+    match read_regular(path, "journal", MAX_JOURNAL)? {
+        Some(bytes) => parse(path, &bytes),
+        None => Ok(JournalContents::default()),
+    }
+}
+
+/// The largest journal read: far more entries than any run makes.
+pub const MAX_JOURNAL: u64 = 64 << 20;
+
+/// The bytes of the regular file at `path` (`what`: `journal`, `lock`),
+/// `None` when there is none. Opened without blocking and checked before
+/// any read: a FIFO, device or endless file where a tree's journal or
+/// lock belongs (a `--root` is untrusted input) is refused, never waited
+/// on or read into memory; so is a file of more than `limit` bytes.
+pub(super) fn read_regular(path: &Path, what: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let ctx = || format!("reading {what} {}", path.display());
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(ctx),
     };
-    parse(path, &bytes)
+    let meta = file.metadata().with_context(ctx)?;
+    if !meta.is_file() {
+        bail!(
+            "{what} {} is not a regular file: refused without reading it",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(ctx)?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        bail!(
+            "{what} {} is larger than {limit} bytes: not irqlab's, refused",
+            path.display()
+        );
+    }
+    Ok(Some(bytes))
 }
 
 /// [`load`] of a journal's bytes (`path` names it in errors). Lines are
@@ -238,7 +355,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
             continue;
         }
         match serde_json::from_str::<Change>(text) {
-            Ok(c) => out.entries.push(c),
+            Ok(c) => {
+                c.check().with_context(|| {
+                    format!("{}:{}: not a journal entry", path.display(), i + 1)
+                })?;
+                out.entries.push(c)
+            }
             Err(_) if torn => out.torn_tail = Some(text.to_string()),
             Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
         }
@@ -255,6 +377,7 @@ mod tests {
             path: path.into(),
             old: old.into(),
             new: new.into(),
+            boot_id: None,
         }
     }
 
@@ -268,6 +391,7 @@ mod tests {
             pid: 7,
             old: "0-1".into(),
             new: "0".into(),
+            boot_id: None,
         };
         j.append(&a).unwrap();
         j.append(&b).unwrap();
@@ -296,6 +420,62 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
         let err = load(&p).unwrap_err().to_string();
         assert!(err.contains("j.jsonl:1"), "{err}");
+    }
+
+    #[test]
+    fn entries_that_could_reach_outside_what_irqlab_changes_are_refused() {
+        let p = Path::new("j.jsonl");
+        let bad = [
+            r#"{"kind":"file","path":"../outside","old":"1","new":"2"}"#,
+            r#"{"kind":"file","path":"/etc/passwd","old":"","new":"x"}"#,
+            r#"{"kind":"file","path":"proc/./sys","old":"1","new":"2"}"#,
+            r#"{"kind":"mount","path":"sys/../proc","fstype":"tracefs"}"#,
+            r#"{"kind":"temp_file","path":"/etc/shadow"}"#,
+            r#"{"kind":"temp_file","path":"/tmp/irqlab-x/"}"#,
+            r#"{"kind":"temp_file","path":"irqlab-relative.dat"}"#,
+            r#"{"kind":"affinity","pid":0,"old":"0-1","new":"0"}"#,
+            r#"{"kind":"process_group","pgid":1,"boot_id":"b","start_time":1}"#,
+            r#"{"kind":"net_namespace","name":"../x"}"#,
+        ];
+        let good = "{\"kind\":\"file\",\"path\":\"a\",\"old\":\"1\",\"new\":\"2\"}\n";
+        for line in bad {
+            let text = format!("{good}{line}\n");
+            let err = format!("{:#}", parse(p, text.as_bytes()).unwrap_err());
+            assert!(
+                err.starts_with("j.jsonl:2: not a journal entry"),
+                "{line}: {err}"
+            );
+        }
+        let ok = [
+            r#"{"kind":"temp_file","path":"/tmp/irqlab-disk-1-2.dat"}"#,
+            r#"{"kind":"mount","path":"sys/kernel/tracing","fstype":"tracefs"}"#,
+        ];
+        for line in ok {
+            assert_eq!(
+                parse(p, format!("{line}\n").as_bytes())
+                    .unwrap()
+                    .entries
+                    .len(),
+                1
+            );
+        }
+    }
+
+    #[test]
+    fn a_journal_that_is_not_a_regular_file_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = format!("{:#}", load(&fifo).unwrap_err());
+        assert!(err.contains("is not a regular file"), "{err}");
+        let err = format!("{:#}", load(Path::new("/dev/zero")).unwrap_err());
+        assert!(err.contains("/dev/zero is not a regular file"), "{err}");
+        let big = dir.path().join("big.jsonl");
+        let f = File::create(&big).unwrap();
+        f.set_len(MAX_JOURNAL + 1).unwrap();
+        let err = format!("{:#}", load(&big).unwrap_err());
+        assert!(err.contains("is larger than"), "{err}");
+        assert!(load(&dir.path().join("none")).unwrap().entries.is_empty());
     }
 
     #[test]

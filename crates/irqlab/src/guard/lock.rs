@@ -288,11 +288,15 @@ impl RunLock {
                     path.display()
                 );
             }
-            if stale == Stale::TakeIfJournalEmpty && journal_has_entries(journal) {
+            let variant = super::variant_journal(journal);
+            let left = [&variant, journal]
+                .into_iter()
+                .find(|j| journal_has_entries(j));
+            if let (Stale::TakeIfJournalEmpty, Some(left)) = (stale, left) {
                 bail!(
                     "a killed run {h} left unrestored host changes in {}; undo them with \
                      `{}` first (lock {})",
-                    journal.display(),
+                    left.display(),
                     super::restore_command(root, journal),
                     path.display()
                 );
@@ -327,14 +331,15 @@ impl Drop for RunLock {
 /// unreadable or malformed file is an error naming it (never ignored:
 /// it might be a live run's).
 pub fn read_holder(path: &Path) -> Result<Option<Holder>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => serde_json::from_str(&t)
-            .map(Some)
-            .with_context(|| format!("{} is not an irqlab lock; remove it", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading the lock {}", path.display())),
+    let not_lock = || format!("{} is not an irqlab lock; remove it", path.display());
+    match super::journal::read_regular(path, "the lock", MAX_LOCK)? {
+        Some(t) => serde_json::from_slice(&t).map(Some).with_context(not_lock),
+        None => Ok(None),
     }
 }
+
+/// The largest lock file read (a holder is a few hundred bytes).
+const MAX_LOCK: u64 = 64 << 10;
 
 fn journal_has_entries(journal: &Path) -> bool {
     std::fs::metadata(journal).is_ok_and(|m| m.len() > 0)

@@ -147,6 +147,7 @@ impl State {
         let change = Change::Mount {
             path: rel.to_string(),
             fstype: fstype.to_string(),
+            boot_id: super::state::live_boot(),
         };
         self.record(&change)?;
         match mount(&path, fstype) {

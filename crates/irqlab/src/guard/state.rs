@@ -58,6 +58,7 @@ impl State {
             path: rel.to_string(),
             old: old.clone(),
             new: value.to_string(),
+            boot_id: boot_of(&self.fs),
         };
         self.record(&change)?;
         match self.fs.write(rel, value) {
@@ -89,6 +90,7 @@ impl State {
             pid: tid,
             old: old.to_string(),
             new: cpus.to_string(),
+            boot_id: live_boot(),
         };
         self.record(&change)?;
         match affinity::set(tid, cpus) {
@@ -168,8 +170,40 @@ impl State {
     }
 }
 
+/// The boot id of `fs`'s kernel (a fake tree's own), when it has one.
+fn boot_of(fs: &HostFs) -> Option<String> {
+    fs.read_attr(irqlab_core::paths::BOOT_ID)
+}
+
+/// The boot id of the running kernel (threads and mounts are its own
+/// whatever the root).
+pub(super) fn live_boot() -> Option<String> {
+    boot_of(&HostFs::new("/"))
+}
+
+/// Why a change made during boot `made` is not undone now (booted as
+/// `now`): a reboot reset what it changed, and the thread ids, IRQ
+/// numbers and mounts of this boot are not that boot's. `None` when the
+/// boots are the same or either is unknown.
+fn another_boot(made: Option<&String>, now: Option<String>) -> Option<String> {
+    let (made, now) = (made?, now?);
+    (*made != now).then(|| {
+        format!("made during another boot ({made}; this one is {now}), which a reboot reset: left as it is")
+    })
+}
+
 /// Undo one change; `Some(why)` when there was nothing left to undo.
 fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
+    let boot = match change {
+        Change::File { boot_id, .. } => another_boot(boot_id.as_ref(), boot_of(fs)),
+        Change::Affinity { boot_id, .. } | Change::Mount { boot_id, .. } => {
+            another_boot(boot_id.as_ref(), live_boot())
+        }
+        _ => None,
+    };
+    if boot.is_some() {
+        return Ok(boot);
+    }
     match change {
         Change::File { path, old, .. } => fs.write(path, old).map(|()| None),
         Change::Mount { path, .. } => super::mount::unmount(&fs.path(path))
@@ -211,8 +245,10 @@ fn undo(fs: &HostFs, change: &Change) -> Result<Option<String>> {
     }
 }
 
-/// The current value of `rel`, trimmed; an unreadable file cannot be
-/// restored, so it must not be changed.
+/// The current content of `rel`, byte for byte (its newline too): what
+/// an undo writes back. An unreadable file, or one that is not UTF-8 text
+/// (the journal could not hold it exactly), cannot be restored, so it
+/// must not be changed.
 fn read_value(fs: &HostFs, rel: &str) -> Result<String> {
     let mut buf = Vec::new();
     let (n, _) = fs.read_once(rel, &mut buf).with_context(|| {
@@ -221,8 +257,14 @@ fn read_value(fs: &HostFs, rel: &str) -> Result<String> {
             fs.path(rel).display()
         )
     })?;
-    let text = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());
-    Ok(text.trim().to_string())
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| {
+        anyhow!(
+            "{} is not UTF-8 text ({}): its value could not be restored byte for byte",
+            fs.path(rel).display(),
+            e.utf8_error()
+        )
+    })
 }
 
 /// Values compare by their whitespace-separated fields (`4\t4\t1\t7` is

@@ -74,11 +74,15 @@ fn journal_before_write_then_reverse_restore() {
     let journal = read(root, ".irqlab-journal.jsonl");
     assert_eq!(
         journal.lines().next().unwrap(),
-        r#"{"kind":"file","path":"a","old":"1","new":"2"}"#
+        r#"{"kind":"file","path":"a","old":"1\n","new":"2"}"#
     );
     let report = g.restore().unwrap();
     assert_eq!(report.restored.len(), 3);
-    assert_eq!((read(root, "a"), read(root, "b")), ("1".into(), "x".into()));
+    // the original bytes, the newline too
+    assert_eq!(
+        (read(root, "a"), read(root, "b")),
+        ("1\n".into(), "x\n".into())
+    );
     assert!(!default_journal(root).exists());
     let expected = [
         "journal a=1 j1",
@@ -114,6 +118,20 @@ fn unreadable_file_is_refused_before_journaling() {
         err.contains("proc/sys/nope") && err.contains("needed to restore"),
         "{err}"
     );
+    assert!(!default_journal(dir.path()).exists());
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_before_journaling() {
+    let dir = tree(&[]);
+    std::fs::write(dir.path().join("k"), b"1\xff\n").unwrap();
+    let mut g = guard(dir.path());
+    let err = format!("{:#}", g.set_file("k", "2").unwrap_err());
+    assert!(
+        err.contains("not UTF-8") && err.contains("byte for byte"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("k")).unwrap(), b"1\xff\n");
     assert!(!default_journal(dir.path()).exists());
 }
 
@@ -286,6 +304,35 @@ fn live_thread_affinity_round_trip_and_gone_thread() {
     let report = g.restore().unwrap();
     assert_eq!(report.gone.len(), 1, "{report}");
     assert!(report.to_string().contains("has exited"));
+}
+
+/// A journaled affinity of another boot names a thread id of that boot:
+/// replaying it must not move this boot's thread of the same id.
+#[test]
+fn affinity_of_another_boot_is_not_replayed() {
+    let dir = tree(&[]);
+    let (tid, stop, h) = parked_thread();
+    let before = affinity::get(tid).unwrap();
+    let other = if before.contains(0) && before.len() > 1 {
+        "1"
+    } else {
+        "0"
+    };
+    let j = dir.path().join("j.jsonl");
+    let line = format!(
+        r#"{{"kind":"affinity","pid":{tid},"old":"{other}","new":"0","boot_id":"not-this-boot"}}"#
+    );
+    std::fs::write(&j, line + "\n").unwrap();
+    let report = replay_journal(&HostFs::new(dir.path()), &j).unwrap();
+    assert_eq!(report.gone.len(), 1, "{report}");
+    assert!(
+        report.to_string().contains("another boot (not-this-boot"),
+        "{report}"
+    );
+    assert_eq!(affinity::get(tid).unwrap(), before);
+    assert!(!j.exists());
+    drop(stop);
+    h.join().unwrap();
 }
 
 #[test]

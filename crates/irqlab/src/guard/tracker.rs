@@ -74,8 +74,12 @@ impl Tracker {
         if !path.is_absolute() {
             bail!("temporary file {} must be an absolute path", path.display());
         }
+        let Some(text) = path.to_str() else {
+            bail!("temporary file {}: not a UTF-8 path", path.display());
+        };
+        super::journal::temp_file_path(text)?;
         self.add(Change::TempFile {
-            path: path.display().to_string(),
+            path: text.to_string(),
         })
     }
 
@@ -200,8 +204,8 @@ mod tests {
         let journal = dir.path().join("j.jsonl");
         let mut g = SystemGuard::new(&HostFs::new(dir.path()), journal.clone()).unwrap();
         let t = g.tracker();
-        let kept = dir.path().join("kept.dat");
-        let left = dir.path().join("left.dat");
+        let kept = dir.path().join("irqlab-kept.dat");
+        let left = dir.path().join("irqlab-left.dat");
         let a = t.temp_file(&kept).unwrap();
         std::fs::write(&kept, b"x").unwrap();
         let _b = t.temp_file(&left).unwrap();

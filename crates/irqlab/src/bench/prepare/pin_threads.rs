@@ -168,6 +168,16 @@ pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Res
             per_cpu.push(t.comm.clone());
             continue;
         }
+        if let Some(why) = not_this_hosts(guard.fs(), t) {
+            bail!(
+                "thread {} ({}) of {} is not this host's: {why}; pinning moves this \
+                 host's thread of that id, so --pin-thread takes only threads this \
+                 host runs under that id and name",
+                t.tid,
+                t.comm,
+                guard.fs().path(paths::PROC).display()
+            );
+        }
         match guard.set_thread_affinity(t.tid, cpus) {
             Ok(true) => changed.push(format!("thread {} ({}) -> CPUs {cpus}", t.tid, t.comm)),
             Ok(false) => {}
@@ -199,6 +209,22 @@ pub fn pin_thread(guard: &mut SystemGuard, pattern: &str, cpus: &CpuList) -> Res
         )));
     }
     Ok(out)
+}
+
+/// Why thread `t`, found in the tree of a `--root` other than `/`, is
+/// not the live kernel's thread of the same id (the affinity a pin sets
+/// is always the live kernel's): no such thread, or another name.
+/// `None` on the live root and for a live thread of the same name.
+fn not_this_hosts(fs: &HostFs, t: &ThreadInfo) -> Option<String> {
+    if fs.root() == std::path::Path::new("/") {
+        return None;
+    }
+    let live = HostFs::new("/").read_attr(&paths::task_file(t.tid, t.tid, "comm"));
+    match live {
+        Some(name) if name == t.comm => None,
+        Some(name) => Some(format!("this host's thread {} is {name:?}", t.tid)),
+        None => Some(format!("this host has no thread {}", t.tid)),
+    }
 }
 
 /// Up to 8 distinct thread names closest (edit distance) to `pattern`'s
@@ -322,23 +348,53 @@ mod tests {
     #[test]
     fn einval_of_an_ordinary_thread_is_an_error() {
         std::thread::scope(|s| {
-            s.spawn(|| {
-                let tid = nix::unistd::gettid().as_raw();
-                let dir = fake_proc(&[(tid, tid, "victimthr")]);
-                let stat = format!("{tid} (victimthr) S 1 0 0 0 -1 4194560 0 0\n");
-                std::fs::write(dir.path().join(format!("proc/{tid}/task/{tid}/stat")), stat)
-                    .unwrap();
-                let fs = HostFs::new(dir.path());
-                let mut g = SystemGuard::new(&fs, dir.path().join("j.jsonl")).unwrap();
-                let cpus = CpuList::from_cpus([1_000_000]);
-                let e = pin_thread(&mut g, "victimthr", &cpus).unwrap_err();
-                let text = format!("{e:#}");
-                assert!(
-                    text.contains("pinning thread") && !text.contains("per-CPU"),
-                    "{text}"
-                );
-                assert_eq!(g.pending(), 0);
-            });
+            let named = std::thread::Builder::new().name("victimthr".into());
+            named
+                .spawn_scoped(s, || {
+                    let tid = nix::unistd::gettid().as_raw();
+                    let dir = fake_proc(&[(tid, tid, "victimthr")]);
+                    let stat = format!("{tid} (victimthr) S 1 0 0 0 -1 4194560 0 0\n");
+                    std::fs::write(dir.path().join(format!("proc/{tid}/task/{tid}/stat")), stat)
+                        .unwrap();
+                    let fs = HostFs::new(dir.path());
+                    let mut g = SystemGuard::new(&fs, dir.path().join("j.jsonl")).unwrap();
+                    let cpus = CpuList::from_cpus([1_000_000]);
+                    let e = pin_thread(&mut g, "victimthr", &cpus).unwrap_err();
+                    let text = format!("{e:#}");
+                    assert!(
+                        text.contains("pinning thread") && !text.contains("per-CPU"),
+                        "{text}"
+                    );
+                    assert_eq!(g.pending(), 0);
+                })
+                .unwrap();
+        });
+    }
+
+    /// A fake tree's thread ids are not this host's: a thread of the tree
+    /// whose id this host gives to another thread (or to none) is refused
+    /// before anything moves; this host's thread keeps its affinity.
+    #[test]
+    fn a_fake_trees_thread_is_never_taken_for_this_hosts() {
+        std::thread::scope(|s| {
+            let named = std::thread::Builder::new().name("livename".into());
+            named
+                .spawn_scoped(s, || {
+                    let tid = nix::unistd::gettid().as_raw();
+                    let before = crate::pin::thread_affinity(tid).unwrap();
+                    let dir = fake_proc(&[(tid, tid, "treename"), (4_194_999, 4_194_999, "gone")]);
+                    let fs = HostFs::new(dir.path());
+                    let mut g = SystemGuard::new(&fs, dir.path().join("j.jsonl")).unwrap();
+                    let one = CpuList::from_cpus([0]);
+                    let e = format!("{:#}", pin_thread(&mut g, "treename", &one).unwrap_err());
+                    let says = format!("this host's thread {tid} is \"livename\"");
+                    assert!(e.contains(&says) && e.contains("not this host's"), "{e}");
+                    let e = format!("{:#}", pin_thread(&mut g, "gone", &one).unwrap_err());
+                    assert!(e.contains("this host has no thread 4194999"), "{e}");
+                    assert_eq!(g.pending(), 0);
+                    assert_eq!(crate::pin::thread_affinity(tid).unwrap(), before);
+                })
+                .unwrap();
         });
     }
 

@@ -65,7 +65,7 @@ fn governor_set_on_every_policy_and_restored() {
     for p in 0..4 {
         assert_eq!(
             read(root, &format!("{CPUFREQ}/policy{p}/scaling_governor")),
-            "powersave"
+            "powersave\n"
         );
     }
 }
@@ -99,7 +99,7 @@ fn no_cpufreq_is_skipped_and_strict_fails() {
         "{err}"
     );
     drop(g);
-    assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1");
+    assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1\n");
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn sysctl_round_trip_and_unknown_key() {
     assert!(err.contains("unknown sysctl \"vm.nope\""), "{err}");
     assert!(sysctl(&mut g, "../etc/passwd", "1").is_err());
     g.restore().unwrap();
-    assert_eq!(read(root, "proc/sys/net/ipv4/conf/eth0.1/rp_filter"), "1");
+    assert_eq!(read(root, "proc/sys/net/ipv4/conf/eth0.1/rp_filter"), "1\n");
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn irq_affinity_round_trip_and_unknown_irq_lists_actions() {
         "{err}"
     );
     g.restore().unwrap();
-    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "0-1");
+    assert_eq!(read(root, "proc/irq/26/smp_affinity_list"), "0-1\n");
 }
 
 #[test]
