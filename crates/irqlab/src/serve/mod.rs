@@ -24,7 +24,7 @@ pub mod openmetrics;
 pub mod options;
 
 use crate::sampler::counters::{CounterSampler, LiveSampleCounters, SampleCountersView};
-use crate::sampler::{End, PacedRun, Stop, Tick};
+use crate::sampler::{not_read_yet, End, PacedRun, Stop, Tick};
 use anyhow::Context;
 use exposition::{OwnStats, Renderer};
 use nix::sys::resource::{getrusage, UsageWho};
@@ -196,7 +196,7 @@ pub fn run(
     let read_at = Instant::now();
     let first = lp.step(0)?;
     for m in lp.src.missing() {
-        eprintln!("irqlab: not exposed (cannot read): {m}");
+        eprintln!("irqlab: note: {}", not_read_yet("exposed", &m));
     }
     let listener = TcpListener::bind(cfg.listen)
         .with_context(|| format!("cannot listen on {}", cfg.listen))?;
