@@ -3,8 +3,9 @@
 //! thread per connection) accepts, reads request heads and answers them.
 //! An HTTP/1.1 request without `Connection: close` keeps its connection
 //! for the next request (keep-alive, one request at a time); HTTP/1.0,
-//! `Connection: close`, a bad request or pipelined bytes after a head
-//! close it after the answer. Every connection has deadlines ([`Limits`]):
+//! `Connection: close`, a bad request, a request with a body (never read)
+//! or pipelined bytes after a head close it after the answer. Every
+//! connection has deadlines ([`Limits`]):
 //! to send its whole request head (again for each kept-alive request: an
 //! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
@@ -1044,13 +1045,33 @@ fn accepts_gzip(head: &[u8]) -> bool {
 }
 
 /// True when the client keeps its connection for another request:
-/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes).
+/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes) and without a
+/// body ([`has_body`]).
 fn keep_alive(head: &[u8]) -> bool {
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let line = head.get(..line_end).unwrap_or(head).trim_ascii_end();
     line.ends_with(b" HTTP/1.1")
+        && !has_body(head)
         && !openmetrics::header(head, "connection")
             .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
+}
+
+/// True when a request head announces a body (a `Transfer-Encoding`, or
+/// a `Content-Length` other than 0), or cannot be read as text to tell:
+/// the server reads no body, so its connection closes after the answer
+/// rather than take the body for the next request.
+fn has_body(head: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(head) else {
+        return true;
+    };
+    text.split('\n')
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .any(|(k, v)| {
+            let k = k.trim();
+            k.eq_ignore_ascii_case("transfer-encoding")
+                || (k.eq_ignore_ascii_case("content-length") && v.trim() != "0")
+        })
 }
 
 /// End of the request head (after its blank line) in `buf`, searching
@@ -1249,6 +1270,24 @@ mod tests {
         assert_eq!(l.publish(b"c".to_vec(), t), Some(b"b".to_vec()));
         assert_eq!(&**l.body(), b"c");
         assert_eq!(&*l.body_as(Exposition::OpenMetrics, false).0, b"c\n# EOF\n");
+    }
+
+    /// The server reads no request body: a request that announces one
+    /// closes its connection after the answer (its body is never taken
+    /// for the next request); an empty one keeps it.
+    #[test]
+    fn a_request_with_a_body_is_not_kept_alive() {
+        for head in [
+            "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+            "GET /metrics HTTP/1.1\r\ncontent-length: 0\r\nContent-Length: 9\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            assert!(!keep_alive(head.as_bytes()), "{head:?}");
+        }
+        assert!(!keep_alive(b"GET /metrics HTTP/1.1\r\nX: \xff\r\n\r\n"));
+        assert!(keep_alive(
+            b"GET /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+        ));
     }
 
     #[test]
