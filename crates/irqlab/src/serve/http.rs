@@ -10,7 +10,11 @@
 //! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
 //! connections, the one that has waited longest for its head is evicted
-//! (closed) to make room, so a well-behaved scraper always gets in. Heads
+//! (closed) to make room, so a well-behaved scraper always gets in. An
+//! answer holds its read's body until it is sent: a connection still
+//! taking one once more than [`Limits::behind`] newer reads are published is
+//! closed, so the bodies held are those of the last few reads, however
+//! many clients stop reading. Heads
 //! over [`MAX_HEAD`] bytes get 431, bytes that cannot start a request line
 //! (or no complete line by the deadline) 400; after an answer the
 //! connection drains briefly before it closes, so that the client reads
@@ -356,20 +360,26 @@ impl Latest {
     /// when `gzip` asks for it. A form the current read does not have yet
     /// is made on this first call and kept for the scrapes after.
     pub fn body_as(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool) {
+        let (body, gzip, _) = self.body_of(format, gzip);
+        (body, gzip)
+    }
+
+    /// [`Latest::body_as`], and the generation of the read it is of.
+    fn body_of(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool, u64) {
         let i = index(format);
         self.want(format, gzip);
-        let (plain, text) = {
+        let (plain, text, generation) = {
             let g = self.lock();
             if gzip {
                 if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
-                    return (Arc::clone(z), true);
+                    return (Arc::clone(z), true, g.generation);
                 }
             }
             let plain = match format {
                 Exposition::Prometheus => Some(Arc::clone(&g.bodies.0)),
                 Exposition::OpenMetrics => g.bodies.1.clone(),
             };
-            (plain, Arc::clone(&g.bodies.0))
+            (plain, Arc::clone(&g.bodies.0), g.generation)
         };
         // A form this body does not have yet (the first scrape that wants
         // it since the read): made now, outside the lock, and kept for the
@@ -383,11 +393,11 @@ impl Latest {
             }
         };
         if !gzip {
-            return (plain, false);
+            return (plain, false, generation);
         }
         match self.gzip(&plain) {
-            Some(z) => (self.keep(&text, z, |g| &mut g.gz[i]), true),
-            None => (plain, false),
+            Some(z) => (self.keep(&text, z, |g| &mut g.gz[i]), true, generation),
+            None => (plain, false, generation),
         }
     }
 
@@ -434,7 +444,8 @@ impl Latest {
 pub const MAX_CONNECTIONS: usize = 4096;
 
 /// Bounds of the server: every connection ends within
-/// `head + write + linger`, and at most `connections` are open.
+/// `head + write + linger`, at most `connections` are open, and the
+/// answers being written hold the bodies of at most `behind` + 1 reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Open connections at most; a new one beyond it evicts the connection
@@ -445,6 +456,12 @@ pub struct Limits {
     pub head: Duration,
     /// Time the client has to take the whole answer.
     pub write: Duration,
+    /// A connection still writing a `/metrics` body once more than this
+    /// many newer reads are published is closed: each answer holds its
+    /// read's body, so clients that take theirs slowly (or never) would
+    /// otherwise hold a body per read for up to `write`, whatever its
+    /// size (a body per connection).
+    pub behind: u64,
     /// After the answer, time to discard what the client still sends
     /// before closing (closing with unread input would reset the
     /// connection and could destroy the answer in flight).
@@ -458,6 +475,7 @@ impl Default for Limits {
             head: Duration::from_secs(5),
             write: Duration::from_secs(30),
             linger: Duration::from_secs(1),
+            behind: 2,
         }
     }
 }
@@ -493,6 +511,8 @@ enum Phase {
         body: Option<Arc<Vec<u8>>>,
         sent: usize,
         keep: bool,
+        /// The generation of the read whose body it is (`/metrics`).
+        read: Option<u64>,
     },
     /// Answer sent and the write side shut: discarding what the client
     /// still sends until it closes or the linger ends.
@@ -604,9 +624,21 @@ impl Server {
                     c.expire(&self.latest, &self.limits, now);
                 }
             }
+            self.close_behind();
             self.conns.retain(|c| !c.closed);
             if revents.first().is_some_and(|e| !e.is_empty()) {
                 self.accept(now);
+            }
+        }
+    }
+
+    /// Close the connections writing the body of a read more than
+    /// [`Limits::behind`] publications old ([`Limits::behind`]).
+    fn close_behind(&mut self) {
+        let newest = self.latest.generation();
+        for c in &mut self.conns {
+            if c.behind(newest) > self.limits.behind {
+                c.closed = true;
             }
         }
     }
@@ -683,6 +715,15 @@ impl Server {
 }
 
 impl Conn {
+    /// Reads published since the one whose body it is writing (0 when it
+    /// writes none).
+    fn behind(&self, newest: u64) -> u64 {
+        match self.phase {
+            Phase::Write { read: Some(g), .. } => newest.saturating_sub(g),
+            _ => 0,
+        }
+    }
+
     fn interest(&self) -> PollFlags {
         match self.phase {
             Phase::Head | Phase::Drain => PollFlags::POLLIN,
@@ -833,6 +874,7 @@ impl Conn {
             body: (!r.head_only).then_some(r.body),
             sent: 0,
             keep: r.keep,
+            read: r.read.filter(|_| !r.head_only),
         };
         self.deadline = now + limits.write;
     }
@@ -903,6 +945,8 @@ struct Reply {
     keep: bool,
     /// The body is gzip (`Content-Encoding: gzip`).
     gzip: bool,
+    /// The generation of the read the body is of (`/metrics`).
+    read: Option<u64>,
 }
 
 impl Reply {
@@ -914,6 +958,7 @@ impl Reply {
             head_only: false,
             keep: false,
             gzip: false,
+            read: None,
         }
     }
 
@@ -1002,7 +1047,7 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
         Some((_, "/metrics")) => {
             latest.scrapes.fetch_add(1, Ordering::Relaxed);
             let format = openmetrics::negotiate(head);
-            let (body, gzip) = latest.body_as(format, accepts_gzip(head));
+            let (body, gzip, read) = latest.body_of(format, accepts_gzip(head));
             Reply {
                 status: Status::Ok,
                 ctype: format.content_type(),
@@ -1010,6 +1055,7 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
                 head_only: false,
                 keep: false,
                 gzip,
+                read: Some(read),
             }
         }
         Some((_, "/")) => Reply {
@@ -1257,21 +1303,6 @@ mod tests {
         assert!(!keep_alive(b"GET /metrics HTTP/1.0\r\n\r\n"));
     }
 
-    #[test]
-    fn publish_returns_the_unshared_old_buffer() {
-        let t = Instant::now();
-        let l = Latest::new(b"a".to_vec(), t, None).unwrap();
-        let held = l.body();
-        assert!(
-            l.publish(b"b".to_vec(), t).is_none(),
-            "a scrape still holds it"
-        );
-        drop(held);
-        assert_eq!(l.publish(b"c".to_vec(), t), Some(b"b".to_vec()));
-        assert_eq!(&**l.body(), b"c");
-        assert_eq!(&*l.body_as(Exposition::OpenMetrics, false).0, b"c\n# EOF\n");
-    }
-
     /// The server reads no request body: a request that announces one
     /// closes its connection after the answer (its body is never taken
     /// for the next request); an empty one keeps it.
@@ -1288,6 +1319,21 @@ mod tests {
         assert!(keep_alive(
             b"GET /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
         ));
+    }
+
+    #[test]
+    fn publish_returns_the_unshared_old_buffer() {
+        let t = Instant::now();
+        let l = Latest::new(b"a".to_vec(), t, None).unwrap();
+        let held = l.body();
+        assert!(
+            l.publish(b"b".to_vec(), t).is_none(),
+            "a scrape still holds it"
+        );
+        drop(held);
+        assert_eq!(l.publish(b"c".to_vec(), t), Some(b"b".to_vec()));
+        assert_eq!(&**l.body(), b"c");
+        assert_eq!(&*l.body_as(Exposition::OpenMetrics, false).0, b"c\n# EOF\n");
     }
 
     #[test]
@@ -1432,6 +1478,54 @@ mod tests {
         l.publish(b"a_total 5\n".to_vec(), t);
         assert!(l.lock().bodies.1.is_none());
         assert!(l.body_as(Exposition::Prometheus, true).1);
+    }
+
+    /// An answer being written holds its read's body: a connection still
+    /// writing one once more than `behind` newer reads are published is
+    /// closed; one writing a newer read's body, or an answer that is no
+    /// read's, is not.
+    #[test]
+    fn a_connection_writing_a_body_reads_behind_the_latest_is_closed() {
+        let t = Instant::now();
+        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
+        let limits = Limits::default();
+        let mut server = Server {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            latest: Arc::clone(&latest),
+            limits,
+            conns: Vec::new(),
+            paused_until: None,
+        };
+        let addr = server.listener.local_addr().unwrap();
+        let mut clients = Vec::new();
+        let mut answered = |server: &mut Server, head: &[u8]| {
+            clients.push(TcpStream::connect(addr).unwrap());
+            let (stream, _) = server.listener.accept().unwrap();
+            let mut c = Conn {
+                stream,
+                buf: Vec::new(),
+                since: t,
+                deadline: t + limits.write,
+                phase: Phase::Head,
+                closed: false,
+            };
+            c.reply(answer(head, &server.latest), &limits, t);
+            server.conns.push(c);
+        };
+        // a 404 first, then a scrape of each read, 0 to 3
+        answered(&mut server, b"GET /other HTTP/1.1\r\n\r\n");
+        for g in 0..4u8 {
+            if g > 0 {
+                latest.publish(vec![b'0' + g], t);
+            }
+            answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
+        }
+        let closed = |s: &Server| s.conns.iter().map(|c| c.closed).collect::<Vec<_>>();
+        server.close_behind();
+        assert_eq!(closed(&server), [false, true, false, false, false]);
+        latest.publish(b"4".to_vec(), t);
+        server.close_behind();
+        assert_eq!(closed(&server), [false, true, true, false, false]);
     }
 
     #[test]
