@@ -45,7 +45,7 @@ impl StatFile {
 /// first sample could not read (`m`: the path and why, as
 /// [`SnapshotSource::missing`](super::SnapshotSource::missing) lists it):
 /// not `done` (`shown`, `exposed`) until a sample can read it. Every
-/// sample tries the file again ([`StatFiles::sample`]), and the run has it
+/// sample tries the file again (`StatFiles::sample`), and the run has it
 /// from the first sample that reads it (its rates from the interval after).
 pub fn not_read_yet(done: &str, m: &str) -> String {
     format!("not {done} until a sample can read it: {m}")
