@@ -10,7 +10,8 @@
 //! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
 //! connections, the one that has waited longest for its head is evicted
-//! (closed) to make room, so a well-behaved scraper always gets in. An
+//! (closed) to make room, else the one taking its answer longest, so a
+//! well-behaved scraper always gets in. An
 //! answer holds its read's body until it is sent: a connection still
 //! taking one once more than [`Limits::behind`] newer reads are published is
 //! closed, so the bodies held are those of the last few reads, however
@@ -449,8 +450,9 @@ pub const MAX_CONNECTIONS: usize = 4096;
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Open connections at most; a new one beyond it evicts the connection
-    /// that has waited longest for its request head (or is refused when
-    /// every connection is being answered).
+    /// that has waited longest for its request head, else the one taking
+    /// its answer longest (or is refused when every connection waits for
+    /// a read).
     pub connections: usize,
     /// Time from accept to the end of the request head.
     pub head: Duration,
@@ -692,8 +694,10 @@ impl Server {
     }
 
     /// Close the connection that has waited longest for its request head,
-    /// else one that is only being drained. False when every connection
-    /// is being answered.
+    /// else one that is only being drained, else the one that has been
+    /// taking its answer longest (a client that stops reading would hold
+    /// its place until the answer deadline). False when every connection
+    /// waits for a read.
     fn evict(&mut self) -> bool {
         let pick = |head: bool| {
             self.conns
@@ -704,7 +708,16 @@ impl Server {
                 .min_by_key(|(_, c)| c.since)
                 .map(|(i, _)| i)
         };
-        match pick(true).or_else(|| pick(false)) {
+        // every answer has the same deadline from its start
+        let writing = || {
+            self.conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.closed && matches!(c.phase, Phase::Write { .. }))
+                .min_by_key(|(_, c)| c.deadline)
+                .map(|(i, _)| i)
+        };
+        match pick(true).or_else(|| pick(false)).or_else(writing) {
             Some(i) => {
                 self.conns.swap_remove(i);
                 true
@@ -1526,6 +1539,66 @@ mod tests {
         latest.publish(b"4".to_vec(), t);
         server.close_behind();
         assert_eq!(closed(&server), [false, true, true, false, false]);
+    }
+
+    /// At the connection cap with every connection taking its answer (or
+    /// never taking it: clients that stopped reading), a new connection
+    /// evicts the one that has been taking its answer longest; one that
+    /// waits for a read is never evicted.
+    #[test]
+    fn at_the_cap_the_longest_answer_is_evicted_for_a_new_connection() {
+        let t = Instant::now();
+        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
+        let limits = Limits::default();
+        let mut server = Server {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            latest: Arc::clone(&latest),
+            limits,
+            conns: Vec::new(),
+            paused_until: None,
+        };
+        let addr = server.listener.local_addr().unwrap();
+        let mut clients = Vec::new();
+        for (i, waits) in [false, true, false, false].into_iter().enumerate() {
+            clients.push(TcpStream::connect(addr).unwrap());
+            let (stream, _) = server.listener.accept().unwrap();
+            let at = t + Duration::from_millis(10 * i as u64);
+            let mut c = Conn {
+                stream,
+                buf: Vec::new(),
+                since: at,
+                deadline: at + limits.head,
+                phase: Phase::Wait {
+                    after: 0,
+                    pipelined: false,
+                },
+                closed: false,
+            };
+            if !waits {
+                c.reply(
+                    answer(b"GET /metrics HTTP/1.1\r\n\r\n", &latest),
+                    &limits,
+                    at,
+                );
+            }
+            server.conns.push(c);
+        }
+        let first = server.conns[0].stream.peer_addr().unwrap();
+        assert!(server.evict());
+        assert_eq!(server.conns.len(), 3);
+        assert!(server
+            .conns
+            .iter()
+            .all(|c| c.stream.peer_addr().unwrap() != first));
+        assert!(server.evict() && server.evict());
+        assert!(matches!(
+            server.conns[..],
+            [Conn {
+                phase: Phase::Wait { .. },
+                ..
+            }]
+        ));
+        assert!(!server.evict(), "a connection waiting for a read");
     }
 
     #[test]
