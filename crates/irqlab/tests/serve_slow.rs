@@ -211,6 +211,39 @@ fn beyond_max_connections_the_longest_waiting_head_is_evicted() {
     );
 }
 
+/// The kernel queues as many connections not yet accepted as
+/// `--max-connections` (up to `net.core.somaxconn`): with std's backlog
+/// of 128 a burst of more connects dropped SYNs, and a scraper caught in
+/// it waited for its 1-s retransmit. Read from `ss` (skipped, saying so,
+/// without it).
+#[test]
+fn the_listen_backlog_follows_max_connections() {
+    if !serve_support::have("ss") {
+        crate::visible!("SKIP the listen backlog: no ss (iproute2)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let s = serve(d.path(), &["-i", "200ms", "--max-connections", "1000"]);
+    let out = std::process::Command::new("ss")
+        .args(["-ltnH", &format!("sport = :{}", s.addr.port())])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // LISTEN  Recv-Q  Send-Q (the backlog)  address …
+    let backlog: u32 = text
+        .split_whitespace()
+        .nth(2)
+        .and_then(|b| b.parse().ok())
+        .unwrap_or_else(|| panic!("ss: {text}"));
+    let most: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(backlog, 1000.min(most), "{text}");
+}
+
 /// Read one answer with a Content-Length body from `s`: (status line, body).
 fn read_answer(s: &mut TcpStream) -> (String, Vec<u8>) {
     let mut head = Vec::new();
