@@ -35,6 +35,7 @@ pub mod targeted;
 use anyhow::anyhow;
 pub use clock::SelfCost;
 pub use counters::CounterSampler;
+pub use files::not_read_yet;
 pub(crate) use files::{read_again_if_torn, read_once, OnceRead, StatFile, StatFiles};
 pub use host_source::HostSource;
 use irqlab_core::ParseError;

@@ -3,14 +3,17 @@
 //! drops to 0 while the last good sample's values are served, in both
 //! pacing modes, both namings and both exposition formats; once the file
 //! is good again the gauge is back at 1. `promtool check metrics` checks
-//! the failing body (skipped, saying so, without promtool).
+//! the failing body (skipped, saying so, without promtool). A file
+//! missing at the start is noted, then exposed once a read has it.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 mod serve_support;
 
-use serve_support::{have, promtool_check, scrape_as, serve, serve_to_end, synth, value};
+use serve_support::{
+    have, promtool_check, scrape_as, serve, serve_noting, serve_to_end, synth, value,
+};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -117,6 +120,44 @@ fn failures_are_counted_with_node_naming() {
 
 /// A file that stays broken at `-i 10ms` fails ~80 reads: stderr says the
 /// first once (repeats at most once a minute), and the recovery at once.
+/// A statistics file the tree lacks at the start is named once, saying
+/// that it is not exposed until a sample can read it: every read tries
+/// it, and its series are in the body from the first read that has it
+/// (in both pacing modes).
+#[test]
+fn a_statistics_file_missing_at_the_start_is_exposed_once_a_read_has_it() {
+    for pace in [["--min-interval", "50ms"], ["-i", "50ms"]] {
+        let d = tempfile::tempdir().unwrap();
+        let tree = d.path().join("tree");
+        synth(&tree, 2, 4);
+        let softirqs = tree.join("proc/softirqs");
+        let text = std::fs::read(&softirqs).unwrap();
+        std::fs::remove_file(&softirqs).unwrap();
+        let (s, said) = serve_noting(&tree, &pace);
+        let note = format!(
+            "irqlab: note: not exposed until a sample can read it: {}: ",
+            softirqs.display()
+        );
+        let notes: Vec<&str> = said.lines().filter(|l| l.contains("exposed")).collect();
+        assert_eq!(notes.len(), 1, "{pace:?}: {said}");
+        assert!(notes[0].starts_with(&note), "{pace:?}: {said}");
+        let series = "irqlab_softirqs_total{";
+        let before = scrape_as(s.addr, None).1;
+        assert!(before.contains("irqlab_interrupts_total{"), "{before}");
+        assert!(!before.contains(series), "{before}");
+        // whole or absent to the sampler
+        let part = d.path().join("softirqs.part");
+        std::fs::write(&part, &text).unwrap();
+        std::fs::rename(&part, &softirqs).unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(20), || scrape_as(s.addr, None)
+                .1
+                .contains(series)),
+            "{pace:?}: no {series} once the file is there"
+        );
+    }
+}
+
 #[test]
 fn repeated_failures_are_said_once_then_the_recovery() {
     let d = tempfile::tempdir().unwrap();

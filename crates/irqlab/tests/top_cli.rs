@@ -843,6 +843,60 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_and_noted_once() {
     }
 }
 
+/// A statistics file the tree lacks at the start is named once, saying
+/// that it is not shown until a sample can read it: every sample tries
+/// it, and the lines have it from the interval after the first sample
+/// that reads it.
+#[test]
+fn a_statistics_file_missing_at_the_start_is_shown_once_a_sample_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let softirqs = tree.join("proc/softirqs");
+    let text = std::fs::read(&softirqs).unwrap();
+    std::fs::remove_file(&softirqs).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args([
+            "top", "--batch", "--format", "json", "-i", "50ms", "-n", "30",
+        ])
+        .arg("--root")
+        .arg(&tree)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // whole or absent to the sampler
+    let part = d.path().join("softirqs.part");
+    std::fs::write(&part, &text).unwrap();
+    std::fs::rename(&part, &softirqs).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let said = format!(
+        "irqlab: note: not shown until a sample can read it: {}: ",
+        softirqs.display()
+    );
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not shown")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].starts_with(&said), "{err}");
+    let lines = json_lines((first + &rest).as_bytes());
+    assert_eq!(lines.len(), 30);
+    assert!(lines[0]["softirqs"].is_null(), "{}", lines[0]);
+    let from = lines
+        .iter()
+        .position(|v| !v["softirqs"].is_null())
+        .expect("a line with proc/softirqs");
+    assert!(lines[from..]
+        .iter()
+        .all(|v| !v["softirqs"]["rows"].as_array().unwrap().is_empty()));
+}
+
 #[test]
 fn batch_with_a_root_that_is_a_file_says_it_is_not_a_directory() {
     let d = tempfile::tempdir().unwrap();

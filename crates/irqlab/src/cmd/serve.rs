@@ -56,8 +56,9 @@ pub struct Args {
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
     /// Open connections at most; beyond, the connection that has waited
-    /// longest for its request head is closed (lowered, with a note, when
-    /// the descriptor limit allows fewer).
+    /// longest for its request head is closed, else the one taking its
+    /// answer longest (lowered, with a note, when the descriptor limit
+    /// allows fewer).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// Metric names and labels.

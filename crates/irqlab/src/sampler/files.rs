@@ -41,6 +41,16 @@ impl StatFile {
     pub const ALL: [StatFile; 3] = [StatFile::Interrupts, StatFile::Softirqs, StatFile::Stat];
 }
 
+/// The note a live run says once, at its start, of a statistics file its
+/// first sample could not read (`m`: the path and why, as
+/// [`SnapshotSource::missing`](super::SnapshotSource::missing) lists it):
+/// not `done` (`shown`, `exposed`) until a sample can read it. Every
+/// sample tries the file again (`StatFiles::sample`), and the run has it
+/// from the first sample that reads it (its rates from the interval after).
+pub fn not_read_yet(done: &str, m: &str) -> String {
+    format!("not {done} until a sample can read it: {m}")
+}
+
 /// Reads the statistics files of one root into a reused snapshot.
 pub struct StatFiles {
     fs: HostFs,

@@ -3,13 +3,19 @@
 //! thread per connection) accepts, reads request heads and answers them.
 //! An HTTP/1.1 request without `Connection: close` keeps its connection
 //! for the next request (keep-alive, one request at a time); HTTP/1.0,
-//! `Connection: close`, a bad request or pipelined bytes after a head
-//! close it after the answer. Every connection has deadlines ([`Limits`]):
+//! `Connection: close`, a bad request, a request with a body (never read)
+//! or pipelined bytes after a head close it after the answer. Every
+//! connection has deadlines ([`Limits`]):
 //! to send its whole request head (again for each kept-alive request: an
 //! idle one is closed then), then to take its answer; the listener is polled with the connections,
 //! so accepting is never starved. Beyond [`Limits::connections`] open
 //! connections, the one that has waited longest for its head is evicted
-//! (closed) to make room, so a well-behaved scraper always gets in. Heads
+//! (closed) to make room, else the one taking its answer longest, so a
+//! well-behaved scraper always gets in. An
+//! answer holds its read's body until it is sent: a connection still
+//! taking one once more than [`Limits::behind`] newer reads are published is
+//! closed, so the bodies held are those of the last few reads, however
+//! many clients stop reading. Heads
 //! over [`MAX_HEAD`] bytes get 431, bytes that cannot start a request line
 //! (or no complete line by the deadline) 400; after an answer the
 //! connection drains briefly before it closes, so that the client reads
@@ -355,20 +361,26 @@ impl Latest {
     /// when `gzip` asks for it. A form the current read does not have yet
     /// is made on this first call and kept for the scrapes after.
     pub fn body_as(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool) {
+        let (body, gzip, _) = self.body_of(format, gzip);
+        (body, gzip)
+    }
+
+    /// [`Latest::body_as`], and the generation of the read it is of.
+    fn body_of(&self, format: Exposition, gzip: bool) -> (Arc<Vec<u8>>, bool, u64) {
         let i = index(format);
         self.want(format, gzip);
-        let (plain, text) = {
+        let (plain, text, generation) = {
             let g = self.lock();
             if gzip {
                 if let Some(z) = g.gz.get(i).and_then(|z| z.as_ref()) {
-                    return (Arc::clone(z), true);
+                    return (Arc::clone(z), true, g.generation);
                 }
             }
             let plain = match format {
                 Exposition::Prometheus => Some(Arc::clone(&g.bodies.0)),
                 Exposition::OpenMetrics => g.bodies.1.clone(),
             };
-            (plain, Arc::clone(&g.bodies.0))
+            (plain, Arc::clone(&g.bodies.0), g.generation)
         };
         // A form this body does not have yet (the first scrape that wants
         // it since the read): made now, outside the lock, and kept for the
@@ -382,11 +394,11 @@ impl Latest {
             }
         };
         if !gzip {
-            return (plain, false);
+            return (plain, false, generation);
         }
         match self.gzip(&plain) {
-            Some(z) => (self.keep(&text, z, |g| &mut g.gz[i]), true),
-            None => (plain, false),
+            Some(z) => (self.keep(&text, z, |g| &mut g.gz[i]), true, generation),
+            None => (plain, false, generation),
         }
     }
 
@@ -433,17 +445,25 @@ impl Latest {
 pub const MAX_CONNECTIONS: usize = 4096;
 
 /// Bounds of the server: every connection ends within
-/// `head + write + linger`, and at most `connections` are open.
+/// `head + write + linger`, at most `connections` are open, and the
+/// answers being written hold the bodies of at most `behind` + 1 reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Open connections at most; a new one beyond it evicts the connection
-    /// that has waited longest for its request head (or is refused when
-    /// every connection is being answered).
+    /// that has waited longest for its request head, else the one taking
+    /// its answer longest (or is refused when every connection waits for
+    /// a read).
     pub connections: usize,
     /// Time from accept to the end of the request head.
     pub head: Duration,
     /// Time the client has to take the whole answer.
     pub write: Duration,
+    /// A connection still writing a `/metrics` body once more than this
+    /// many newer reads are published is closed: each answer holds its
+    /// read's body, so clients that take theirs slowly (or never) would
+    /// otherwise hold a body per read for up to `write`, whatever its
+    /// size (a body per connection).
+    pub behind: u64,
     /// After the answer, time to discard what the client still sends
     /// before closing (closing with unread input would reset the
     /// connection and could destroy the answer in flight).
@@ -457,6 +477,7 @@ impl Default for Limits {
             head: Duration::from_secs(5),
             write: Duration::from_secs(30),
             linger: Duration::from_secs(1),
+            behind: 2,
         }
     }
 }
@@ -492,6 +513,8 @@ enum Phase {
         body: Option<Arc<Vec<u8>>>,
         sent: usize,
         keep: bool,
+        /// The generation of the read whose body it is (`/metrics`).
+        read: Option<u64>,
     },
     /// Answer sent and the write side shut: discarding what the client
     /// still sends until it closes or the linger ends.
@@ -603,9 +626,21 @@ impl Server {
                     c.expire(&self.latest, &self.limits, now);
                 }
             }
+            self.close_behind();
             self.conns.retain(|c| !c.closed);
             if revents.first().is_some_and(|e| !e.is_empty()) {
                 self.accept(now);
+            }
+        }
+    }
+
+    /// Close the connections writing the body of a read more than
+    /// [`Limits::behind`] publications old ([`Limits::behind`]).
+    fn close_behind(&mut self) {
+        let newest = self.latest.generation();
+        for c in &mut self.conns {
+            if c.behind(newest) > self.limits.behind {
+                c.closed = true;
             }
         }
     }
@@ -659,8 +694,10 @@ impl Server {
     }
 
     /// Close the connection that has waited longest for its request head,
-    /// else one that is only being drained. False when every connection
-    /// is being answered.
+    /// else one that is only being drained, else the one that has been
+    /// taking its answer longest (a client that stops reading would hold
+    /// its place until the answer deadline). False when every connection
+    /// waits for a read.
     fn evict(&mut self) -> bool {
         let pick = |head: bool| {
             self.conns
@@ -671,7 +708,16 @@ impl Server {
                 .min_by_key(|(_, c)| c.since)
                 .map(|(i, _)| i)
         };
-        match pick(true).or_else(|| pick(false)) {
+        // every answer has the same deadline from its start
+        let writing = || {
+            self.conns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.closed && matches!(c.phase, Phase::Write { .. }))
+                .min_by_key(|(_, c)| c.deadline)
+                .map(|(i, _)| i)
+        };
+        match pick(true).or_else(|| pick(false)).or_else(writing) {
             Some(i) => {
                 self.conns.swap_remove(i);
                 true
@@ -682,6 +728,15 @@ impl Server {
 }
 
 impl Conn {
+    /// Reads published since the one whose body it is writing (0 when it
+    /// writes none).
+    fn behind(&self, newest: u64) -> u64 {
+        match self.phase {
+            Phase::Write { read: Some(g), .. } => newest.saturating_sub(g),
+            _ => 0,
+        }
+    }
+
     fn interest(&self) -> PollFlags {
         match self.phase {
             Phase::Head | Phase::Drain => PollFlags::POLLIN,
@@ -832,6 +887,7 @@ impl Conn {
             body: (!r.head_only).then_some(r.body),
             sent: 0,
             keep: r.keep,
+            read: r.read.filter(|_| !r.head_only),
         };
         self.deadline = now + limits.write;
     }
@@ -902,6 +958,8 @@ struct Reply {
     keep: bool,
     /// The body is gzip (`Content-Encoding: gzip`).
     gzip: bool,
+    /// The generation of the read the body is of (`/metrics`).
+    read: Option<u64>,
 }
 
 impl Reply {
@@ -913,6 +971,7 @@ impl Reply {
             head_only: false,
             keep: false,
             gzip: false,
+            read: None,
         }
     }
 
@@ -1001,7 +1060,7 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
         Some((_, "/metrics")) => {
             latest.scrapes.fetch_add(1, Ordering::Relaxed);
             let format = openmetrics::negotiate(head);
-            let (body, gzip) = latest.body_as(format, accepts_gzip(head));
+            let (body, gzip, read) = latest.body_of(format, accepts_gzip(head));
             Reply {
                 status: Status::Ok,
                 ctype: format.content_type(),
@@ -1009,6 +1068,7 @@ fn answer(head: &[u8], latest: &Latest) -> Reply {
                 head_only: false,
                 keep: false,
                 gzip,
+                read: Some(read),
             }
         }
         Some((_, "/")) => Reply {
@@ -1044,13 +1104,33 @@ fn accepts_gzip(head: &[u8]) -> bool {
 }
 
 /// True when the client keeps its connection for another request:
-/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes).
+/// HTTP/1.1 without `Connection: close` (HTTP/1.0 closes) and without a
+/// body ([`has_body`]).
 fn keep_alive(head: &[u8]) -> bool {
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let line = head.get(..line_end).unwrap_or(head).trim_ascii_end();
     line.ends_with(b" HTTP/1.1")
+        && !has_body(head)
         && !openmetrics::header(head, "connection")
             .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
+}
+
+/// True when a request head announces a body (a `Transfer-Encoding`, or
+/// a `Content-Length` other than 0), or cannot be read as text to tell:
+/// the server reads no body, so its connection closes after the answer
+/// rather than take the body for the next request.
+fn has_body(head: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(head) else {
+        return true;
+    };
+    text.split('\n')
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .any(|(k, v)| {
+            let k = k.trim();
+            k.eq_ignore_ascii_case("transfer-encoding")
+                || (k.eq_ignore_ascii_case("content-length") && v.trim() != "0")
+        })
 }
 
 /// End of the request head (after its blank line) in `buf`, searching
@@ -1236,6 +1316,24 @@ mod tests {
         assert!(!keep_alive(b"GET /metrics HTTP/1.0\r\n\r\n"));
     }
 
+    /// The server reads no request body: a request that announces one
+    /// closes its connection after the answer (its body is never taken
+    /// for the next request); an empty one keeps it.
+    #[test]
+    fn a_request_with_a_body_is_not_kept_alive() {
+        for head in [
+            "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+            "GET /metrics HTTP/1.1\r\ncontent-length: 0\r\nContent-Length: 9\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            assert!(!keep_alive(head.as_bytes()), "{head:?}");
+        }
+        assert!(!keep_alive(b"GET /metrics HTTP/1.1\r\nX: \xff\r\n\r\n"));
+        assert!(keep_alive(
+            b"GET /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+        ));
+    }
+
     #[test]
     fn publish_returns_the_unshared_old_buffer() {
         let t = Instant::now();
@@ -1393,6 +1491,114 @@ mod tests {
         l.publish(b"a_total 5\n".to_vec(), t);
         assert!(l.lock().bodies.1.is_none());
         assert!(l.body_as(Exposition::Prometheus, true).1);
+    }
+
+    /// An answer being written holds its read's body: a connection still
+    /// writing one once more than `behind` newer reads are published is
+    /// closed; one writing a newer read's body, or an answer that is no
+    /// read's, is not.
+    #[test]
+    fn a_connection_writing_a_body_reads_behind_the_latest_is_closed() {
+        let t = Instant::now();
+        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
+        let limits = Limits::default();
+        let mut server = Server {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            latest: Arc::clone(&latest),
+            limits,
+            conns: Vec::new(),
+            paused_until: None,
+        };
+        let addr = server.listener.local_addr().unwrap();
+        let mut clients = Vec::new();
+        let mut answered = |server: &mut Server, head: &[u8]| {
+            clients.push(TcpStream::connect(addr).unwrap());
+            let (stream, _) = server.listener.accept().unwrap();
+            let mut c = Conn {
+                stream,
+                buf: Vec::new(),
+                since: t,
+                deadline: t + limits.write,
+                phase: Phase::Head,
+                closed: false,
+            };
+            c.reply(answer(head, &server.latest), &limits, t);
+            server.conns.push(c);
+        };
+        // a 404 first, then a scrape of each read, 0 to 3
+        answered(&mut server, b"GET /other HTTP/1.1\r\n\r\n");
+        for g in 0..4u8 {
+            if g > 0 {
+                latest.publish(vec![b'0' + g], t);
+            }
+            answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
+        }
+        let closed = |s: &Server| s.conns.iter().map(|c| c.closed).collect::<Vec<_>>();
+        server.close_behind();
+        assert_eq!(closed(&server), [false, true, false, false, false]);
+        latest.publish(b"4".to_vec(), t);
+        server.close_behind();
+        assert_eq!(closed(&server), [false, true, true, false, false]);
+    }
+
+    /// At the connection cap with every connection taking its answer (or
+    /// never taking it: clients that stopped reading), a new connection
+    /// evicts the one that has been taking its answer longest; one that
+    /// waits for a read is never evicted.
+    #[test]
+    fn at_the_cap_the_longest_answer_is_evicted_for_a_new_connection() {
+        let t = Instant::now();
+        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
+        let limits = Limits::default();
+        let mut server = Server {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            latest: Arc::clone(&latest),
+            limits,
+            conns: Vec::new(),
+            paused_until: None,
+        };
+        let addr = server.listener.local_addr().unwrap();
+        let mut clients = Vec::new();
+        for (i, waits) in [false, true, false, false].into_iter().enumerate() {
+            clients.push(TcpStream::connect(addr).unwrap());
+            let (stream, _) = server.listener.accept().unwrap();
+            let at = t + Duration::from_millis(10 * i as u64);
+            let mut c = Conn {
+                stream,
+                buf: Vec::new(),
+                since: at,
+                deadline: at + limits.head,
+                phase: Phase::Wait {
+                    after: 0,
+                    pipelined: false,
+                },
+                closed: false,
+            };
+            if !waits {
+                c.reply(
+                    answer(b"GET /metrics HTTP/1.1\r\n\r\n", &latest),
+                    &limits,
+                    at,
+                );
+            }
+            server.conns.push(c);
+        }
+        let first = server.conns[0].stream.peer_addr().unwrap();
+        assert!(server.evict());
+        assert_eq!(server.conns.len(), 3);
+        assert!(server
+            .conns
+            .iter()
+            .all(|c| c.stream.peer_addr().unwrap() != first));
+        assert!(server.evict() && server.evict());
+        assert!(matches!(
+            server.conns[..],
+            [Conn {
+                phase: Phase::Wait { .. },
+                ..
+            }]
+        ));
+        assert!(!server.evict(), "a connection waiting for a read");
     }
 
     #[test]

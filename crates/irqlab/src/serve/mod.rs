@@ -24,7 +24,7 @@ pub mod openmetrics;
 pub mod options;
 
 use crate::sampler::counters::{CounterSampler, LiveSampleCounters, SampleCountersView};
-use crate::sampler::{End, PacedRun, Stop, Tick};
+use crate::sampler::{not_read_yet, End, PacedRun, Stop, Tick};
 use anyhow::Context;
 use exposition::{OwnStats, Renderer};
 use nix::sys::resource::{getrusage, UsageWho};
@@ -169,6 +169,20 @@ pub fn connection_cap(want: usize) -> (usize, u64) {
     (room.min(want).max(1), soft)
 }
 
+/// Let the kernel queue up to `connections` connections not yet
+/// accepted (at most `net.core.somaxconn`): std's `bind` listens with a
+/// backlog of 128, and a burst of more connects than that drops SYNs, so
+/// a scraper caught in one waits for its retransmit (1 s). Listening
+/// again sets the backlog; on failure std's stays.
+fn widen_backlog(listener: &TcpListener, connections: usize) {
+    use nix::sys::socket::{listen, Backlog};
+    let most = i32::from(Backlog::MAXCONN);
+    let n = i32::try_from(connections).unwrap_or(most).min(most);
+    if let Ok(backlog) = Backlog::new(n) {
+        let _ = listen(listener, backlog);
+    }
+}
+
 /// Sample once, listen, then keep sampling until `duration`, SIGINT or
 /// SIGTERM (or forever). `ready` gets the bound address (port 0 picks a
 /// free one) and the first sample, every row as read (what the filter
@@ -196,7 +210,7 @@ pub fn run(
     let read_at = Instant::now();
     let first = lp.step(0)?;
     for m in lp.src.missing() {
-        eprintln!("irqlab: not exposed (cannot read): {m}");
+        eprintln!("irqlab: note: {}", not_read_yet("exposed", &m));
     }
     let listener = TcpListener::bind(cfg.listen)
         .with_context(|| format!("cannot listen on {}", cfg.listen))?;
@@ -204,6 +218,7 @@ pub fn run(
         .local_addr()
         .context("listening socket has no address")?;
     let (connections, nofile) = connection_cap(cfg.max_connections);
+    widen_backlog(&listener, connections);
     if connections < cfg.max_connections {
         eprintln!(
             "irqlab: note: at most {connections} connections at once (descriptor limit {nofile})"

@@ -111,7 +111,7 @@ pub type FilterWarnings<'a> = &'a dyn Fn(&irqlab_core::Snapshot, &Filter) -> Vec
 /// [`FilterWarnings`] gives them), the files disagreeing on the CPUs.
 fn opening_notes(root: &std::path::Path, live: &LiveSampler, warnings: &[String]) -> Vec<String> {
     let mut notes: Vec<String> = (live.missing().into_iter())
-        .map(|m| format!("not shown: {m}"))
+        .map(|m| crate::sampler::not_read_yet("shown", &m))
         .collect();
     notes.extend(warnings.iter().map(|w| on_screen(w)));
     if let Some(n) = crate::filter::warnings::snapshot_disagreement(root, live.latest()) {

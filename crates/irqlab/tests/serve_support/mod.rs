@@ -44,6 +44,12 @@ impl Drop for Server {
 /// Start `irqlab serve --root root --listen 127.0.0.1:0 ARGS` and wait for
 /// its "serving http://ADDR/metrics" line.
 pub fn serve(root: &Path, args: &[&str]) -> Server {
+    serve_noting(root, args).0
+}
+
+/// [`serve`], and what the server said on stderr before its "serving"
+/// line.
+pub fn serve_noting(root: &Path, args: &[&str]) -> (Server, String) {
     let child = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .arg("serve")
         .arg("--root")
@@ -62,10 +68,11 @@ pub fn serve(root: &Path, args: &[&str]) -> Server {
     };
     let mut err = BufReader::new(server.child.stderr.take().unwrap());
     let mut line = String::new();
+    let mut before = String::new();
     loop {
         line.clear();
         if err.read_line(&mut line).unwrap() == 0 {
-            panic!("irqlab serve exited before listening: {line}");
+            panic!("irqlab serve exited before listening: {before}{line}");
         }
         if let Some(rest) = line.split("serving http://").nth(1) {
             server.addr = rest.split('/').next().unwrap().parse().unwrap();
@@ -74,8 +81,9 @@ pub fn serve(root: &Path, args: &[&str]) -> Server {
                 let mut sink = Vec::new();
                 let _ = err.read_to_end(&mut sink);
             });
-            return server;
+            return (server, before);
         }
+        before.push_str(&line);
     }
 }
 

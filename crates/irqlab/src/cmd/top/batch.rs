@@ -311,7 +311,10 @@ pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> 
         eprintln!("irqlab: {} interrupt threads tracked", live.thread_count());
     }
     for m in live.missing() {
-        eprintln!("irqlab: note: not shown: {m}");
+        eprintln!(
+            "irqlab: note: {}",
+            crate::sampler::not_read_yet("shown", &m)
+        );
     }
     args.filter.warn_about(live.latest(), live.rows_filter());
     if let Some(note) = crate::filter::warnings::snapshot_disagreement(&plan.root, live.latest()) {
