@@ -47,7 +47,7 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         .map(|h| h.trim().to_string())
         .collect();
     unique_columns(path, &header)?;
-    let bench = bench_csv(path, &header);
+    let bench = bench_csv(path, &header)?;
     let mut rows = Vec::new();
     let mut skipped = Skipped::default();
     for rec in rdr.records() {
