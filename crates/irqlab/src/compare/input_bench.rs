@@ -3,7 +3,7 @@
 //! values are summarised, never treated as independent trials); the formats
 //! are specified in `docs/compare-input.md`.
 
-use super::input::{unit_from_name, Obs, VariantData};
+use super::input::{unit_from_name, Obs, TrialKey, TrialSeen, VariantData};
 use super::input_json::read_record;
 use super::input_nulls::{json_cell, JsonCell, Skipped};
 use crate::direction::Direction;
@@ -456,12 +456,12 @@ fn add_trial(
     at: impl Fn() -> String,
 ) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
-    variant.trials.push(super::input::TrialSeen {
-        key: (
-            trial.boot_id.clone(),
+    variant.trials.push(TrialSeen {
+        key: TrialKey::new(
+            &trial.boot_id,
             trial.trial,
-            trial.started_at.clone(),
-            trial.duration_s.to_bits(),
+            &trial.started_at,
+            trial.duration_s,
         ),
         values: trial.metrics.values().map(|m| m.value.to_bits()).collect(),
         at: at(),
@@ -661,8 +661,8 @@ pub fn load_probe(
     warns.extend(skipped.notes(path));
     // a copy of this run pooled with it is refused (`input`)
     if let Some(started) = doc["started_at"].as_str() {
-        v.trials.push(super::input::TrialSeen {
-            key: (boot.clone().unwrap_or_default(), 1, started.to_string(), 0),
+        v.trials.push(TrialSeen {
+            key: TrialKey::new(boot.as_deref().unwrap_or_default(), 1, started, 0.0),
             values: v
                 .series
                 .iter()
