@@ -349,6 +349,13 @@ pub fn load_runs(
                 file.display()
             ));
         }
+        if trials.is_empty() {
+            // its variant is not named anywhere else: it would be gone unseen
+            warns.push(format!(
+                "{}: holds no trial (its run ended before one finished?): left out",
+                file.display()
+            ));
+        }
         let (run, plan) = run_of(file)?;
         let machine = run_machine(&run)?;
         let resumed = super::input_resume::Resumed::read(&run, plan.as_ref())?;
@@ -824,5 +831,20 @@ mod tests {
             }
             std::fs::write(&path, record("")).unwrap();
         }
+    }
+
+    #[test]
+    fn a_trials_file_without_a_trial_is_noted_as_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let vdir = run_dir(dir.path());
+        let empty = dir.path().join("patch").join("trials.jsonl");
+        std::fs::create_dir_all(empty.parent().unwrap()).unwrap();
+        std::fs::write(&empty, "").unwrap();
+        let mut warns = Vec::new();
+        let files = [empty.clone(), vdir.join("trials.jsonl")];
+        let vs = load_runs(&files, "x", &mut warns).unwrap();
+        assert_eq!(vs.len(), 1);
+        let want = format!("{}: holds no trial (its run ended before", empty.display());
+        assert!(warns.iter().any(|w| w.starts_with(&want)), "{warns:?}");
     }
 }
