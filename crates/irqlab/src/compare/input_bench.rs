@@ -802,14 +802,9 @@ mod tests {
     fn a_key_twice_in_a_run_record_is_an_error_naming_the_file_line_and_key() {
         let dir = tempfile::tempdir().unwrap();
         let vdir = run_dir(dir.path());
-        let jsonl = vdir.join("trials.jsonl");
+        let jsonl = [vdir.join("trials.jsonl")];
         let csv = vdir.join("trials.csv");
-        assert_eq!(
-            load_runs(&[jsonl.clone()], "x", &mut Vec::new())
-                .unwrap()
-                .len(),
-            1
-        );
+        assert_eq!(load_runs(&jsonl, "x", &mut Vec::new()).unwrap().len(), 1);
         let table = super::super::input_table::load_csv;
         assert_eq!(table(&csv, "x", &mut Vec::new()).unwrap().len(), 1);
         for name in RECORDS {
@@ -819,10 +814,7 @@ mod tests {
                 "{}: line 2: key \"warnings\" is in one object twice",
                 path.display()
             );
-            let e = format!(
-                "{:#}",
-                load_runs(&[jsonl.clone()], "x", &mut Vec::new()).unwrap_err()
-            );
+            let e = format!("{:#}", load_runs(&jsonl, "x", &mut Vec::new()).unwrap_err());
             assert!(e.contains(&want), "{name}: {e}");
             // a trials.csv reads its run's plan and environment
             if ["plan.json", "env.json"].contains(&name) {
