@@ -25,11 +25,16 @@ pub struct Trials {
     pub torn: Option<usize>,
 }
 
+/// U+FEFF in UTF-8 (`input::without_bom`).
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
 /// Read `file`, once: it may be a pipe (`<(…)`, a FIFO), which a second
 /// open would find empty or without a writer. Each line is parsed once
 /// (`record`).
 pub fn read(file: &Path) -> Result<Trials> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    // a byte-order mark an editor wrote, skipped as by the other readers
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
     let mut records = Vec::new();
     let mut skipped = Skipped::default();
     let mut torn = None;
@@ -222,6 +227,16 @@ mod tests {
         // a whole last line without its newline is read, so refused
         std::fs::write(&f, format!("{}\n{twice}", line(1, "1.5"))).unwrap();
         assert!(read(&f).is_err());
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_skipped() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        std::fs::write(&f, format!("\u{feff}{}\n{}\n", line(1, "2"), line(2, "3"))).unwrap();
+        let t = read(&f).unwrap();
+        let lines: Vec<usize> = t.records.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [1, 2]);
     }
 
     #[test]
