@@ -1,7 +1,7 @@
 //! `irqlab compare` usage errors (exit 2): an unknown `--baseline`, fewer
 //! than two variants, a `--baseline` naming a variant that was split
 //! into `label@run` variants (the message says so, why, and their names),
-//! and one result set given twice.
+//! one result set given twice, and a variant left out for want of trials.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -45,6 +45,26 @@ fn bench_run(dir: &Path, duration_s: f64, centre: f64) {
         lines.push_str(&format!("{rec}\n"));
     }
     fs::write(vdir.join("trials.jsonl"), lines).unwrap();
+}
+
+/// A variant whose `trials.jsonl` holds no trial (its run stopped before
+/// one finished) is left out with a note, which the error for too few
+/// variants then gives.
+#[test]
+fn a_variant_without_trials_is_named_in_the_too_few_variants_error() {
+    let tmp = TempDir::new().unwrap();
+    let res = tmp.path().join("res");
+    bench_run(&res, 2.0, 100.0);
+    fs::create_dir_all(res.join("patch")).unwrap();
+    fs::write(res.join("patch/trials.jsonl"), "").unwrap();
+    usage(
+        tmp.path(),
+        &["res"],
+        &[
+            "need at least two variants to compare, found 1 (tip)",
+            "note: res/patch/trials.jsonl: holds no trial (its run ended before one finished?): left out",
+        ],
+    );
 }
 
 #[test]

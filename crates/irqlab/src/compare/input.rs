@@ -72,14 +72,35 @@ pub struct VariantData {
     pub trials: Vec<TrialSeen>,
 }
 
-/// A bench trial as recorded (boot id, number, start time, measured
-/// length, and its values: a copy of a run repeats them all, two runs do
-/// not) and where it was read (`file:line`).
+/// A bench trial as recorded (its [`TrialKey`], and its values: a copy
+/// of a run repeats them all, two runs do not) and where it was read
+/// (`file:line`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialSeen {
-    pub key: (String, u32, String, u64),
+    pub key: TrialKey,
     pub values: Vec<u64>,
     pub at: String,
+}
+
+/// What names a bench trial: boot id, number, start time and measured
+/// length (its bits: a copy has the very same number).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TrialKey {
+    pub boot: String,
+    pub trial: u32,
+    pub started: String,
+    duration_bits: u64,
+}
+
+impl TrialKey {
+    pub fn new(boot: &str, trial: u32, started: &str, duration_s: f64) -> Self {
+        TrialKey {
+            boot: boot.to_string(),
+            trial,
+            started: started.to_string(),
+            duration_bits: duration_s.to_bits(),
+        }
+    }
 }
 
 impl VariantData {
@@ -177,7 +198,7 @@ pub struct Loaded {
 /// taken as another run, make a verdict out of one run. An error naming
 /// both places.
 fn refuse_pooled_copies(v: &VariantData) -> Result<()> {
-    type Key<'a> = (&'a (String, u32, String, u64), &'a [u64]);
+    type Key<'a> = (&'a TrialKey, &'a [u64]);
     let mut seen: std::collections::HashMap<Key, &str> = std::collections::HashMap::new();
     for t in &v.trials {
         if let Some(first) = seen.insert((&t.key, &t.values), &t.at) {
@@ -186,10 +207,10 @@ fn refuse_pooled_copies(v: &VariantData) -> Result<()> {
                  the same trial twice in one variant (a copy of a run?) would count twice; \
                  give each run once",
                 t.at,
-                t.key.1,
+                t.key.trial,
                 v.label,
-                t.key.0,
-                t.key.2
+                t.key.boot,
+                t.key.started
             );
         }
     }

@@ -3,7 +3,8 @@
 //! values are summarised, never treated as independent trials); the formats
 //! are specified in `docs/compare-input.md`.
 
-use super::input::{unit_from_name, Obs, VariantData};
+use super::input::{unit_from_name, Obs, TrialKey, TrialSeen, VariantData};
+use super::input_json::read_record;
 use super::input_nulls::{json_cell, JsonCell, Skipped};
 use crate::direction::Direction;
 use anyhow::{bail, Context, Result};
@@ -59,8 +60,9 @@ pub fn bench_marker(dir: &Path) -> Result<Option<PathBuf>> {
 /// and its parent that holds `plan.json` (bench writes
 /// `<out>/<variant>/trials.jsonl` beside `<out>/plan.json`), else the
 /// file's directory (`.` for a file named without one); with the plan
-/// when there is one.
-pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
+/// when there is one. A key twice in one object of the plan is an error
+/// (`input_json`).
+pub(super) fn run_of(file: &Path) -> Result<(PathBuf, Option<Value>)> {
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -68,11 +70,11 @@ pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
         .to_path_buf();
     for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
         let plan = d.join("plan.json");
-        if let Ok(text) = std::fs::read_to_string(&plan) {
-            return (d.to_path_buf(), serde_json::from_str(&text).ok());
+        if plan.is_file() {
+            return Ok((d.to_path_buf(), read_record(&plan)?));
         }
     }
-    (dir, None)
+    Ok((dir, None))
 }
 
 /// What bench recorded about a run (`env.json` `warnings`: busy machine,
@@ -80,13 +82,10 @@ pub(super) fn run_of(file: &Path) -> (PathBuf, Option<Value>) {
 /// each prefixed with the run directory, so that they travel into the
 /// comparison. `summary.json`'s `warnings` are not taken: they are the
 /// data-quality warnings compare gives again for the same trials.
-fn bench_notes(run: &Path) -> Vec<String> {
+fn bench_notes(run: &Path) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for (name, field) in [("env.json", "warnings"), ("summary.json", "notes")] {
-        let Ok(text) = std::fs::read_to_string(run.join(name)) else {
-            continue;
-        };
-        let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+        let Some(doc) = read_record(&run.join(name))? else {
             continue;
         };
         for w in doc[field].as_array().into_iter().flatten() {
@@ -105,7 +104,7 @@ fn bench_notes(run: &Path) -> Vec<String> {
             run.display()
         ));
     }
-    out
+    Ok(out)
 }
 
 /// The note for a run whose `summary.json` says it did not finish every
@@ -301,13 +300,11 @@ pub fn as_typed_warning(pool: &str, root: &str) -> String {
 }
 
 /// The [`machine_signature`] of a bench run directory's `env.json`; empty
-/// without a readable one.
-pub(super) fn run_machine(run: &Path) -> Vec<(String, String)> {
-    std::fs::read_to_string(run.join("env.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+/// without a readable one (a key twice in one object is an error).
+pub(super) fn run_machine(run: &Path) -> Result<Vec<(String, String)>> {
+    Ok(read_record(&run.join("env.json"))?
         .map(|env| machine_signature(&env, env["root"].as_str()))
-        .unwrap_or_default()
+        .unwrap_or_default())
 }
 
 /// The `--root` of a recorded command line (`--root DIR` or
@@ -352,13 +349,20 @@ pub fn load_runs(
                 file.display()
             ));
         }
-        let (run, plan) = run_of(file);
-        let machine = run_machine(&run);
+        if trials.is_empty() {
+            // its variant is not named anywhere else: it would be gone unseen
+            warns.push(format!(
+                "{}: holds no trial (its run ended before one finished?): left out",
+                file.display()
+            ));
+        }
+        let (run, plan) = run_of(file)?;
+        let machine = run_machine(&run)?;
         let resumed = super::input_resume::Resumed::read(&run, plan.as_ref())?;
         if !notes_seen.contains(&run) {
             notes_seen.push(run.clone());
-            warns.extend(bench_notes(&run));
-            warns.extend(super::input_resume::resume_warnings(&run));
+            warns.extend(bench_notes(&run)?);
+            warns.extend(super::input_resume::resume_warnings(&run)?);
             warns.extend(resumed.notes());
         }
         for (line, t) in &trials {
@@ -459,12 +463,12 @@ fn add_trial(
     at: impl Fn() -> String,
 ) -> Result<()> {
     let boot = Some(trial.boot_id.clone()).filter(|b| !b.is_empty());
-    variant.trials.push(super::input::TrialSeen {
-        key: (
-            trial.boot_id.clone(),
+    variant.trials.push(TrialSeen {
+        key: TrialKey::new(
+            &trial.boot_id,
             trial.trial,
-            trial.started_at.clone(),
-            trial.duration_s.to_bits(),
+            &trial.started_at,
+            trial.duration_s,
         ),
         values: trial.metrics.values().map(|m| m.value.to_bits()).collect(),
         at: at(),
@@ -664,8 +668,8 @@ pub fn load_probe(
     warns.extend(skipped.notes(path));
     // a copy of this run pooled with it is refused (`input`)
     if let Some(started) = doc["started_at"].as_str() {
-        v.trials.push(super::input::TrialSeen {
-            key: (boot.clone().unwrap_or_default(), 1, started.to_string(), 0),
+        v.trials.push(TrialSeen {
+            key: TrialKey::new(boot.as_deref().unwrap_or_default(), 1, started, 0.0),
             values: v
                 .series
                 .iter()
@@ -763,5 +767,76 @@ mod tests {
              (unit 1) grows with the trial length and a quantile per trial moves with it; a \
              change in them may be the trial length's"
         );
+    }
+
+    /// A bench run directory `out` with variant `tip`'s `trials.jsonl` and
+    /// `trials.csv` (one trial), and `plan.json`, `env.json`,
+    /// `summary.json` and one `env-resume-*.json` that all parse.
+    fn run_dir(out: &Path) -> PathBuf {
+        let vdir = out.join("tip");
+        std::fs::create_dir_all(&vdir).unwrap();
+        let line = r#"{"schema":2,"variant":"tip","trial":1,"boot_id":"b","started_at":"2026-12-01T10:00:00Z","duration_s":1.0,"metrics":{"a_per_sec":{"value":5,"unit":"1/s","direction":"higher"}}}"#;
+        std::fs::write(vdir.join("trials.jsonl"), format!("{line}\n")).unwrap();
+        let csv = "variant,trial,boot_id,started_at,duration_s,a_per_sec\n\
+                   tip,1,b,2026-12-01T10:00:00Z,1,5\n";
+        std::fs::write(vdir.join("trials.csv"), csv).unwrap();
+        for name in RECORDS {
+            std::fs::write(out.join(name), record("")).unwrap();
+        }
+        vdir
+    }
+
+    const RECORDS: [&str; 4] = [
+        "plan.json",
+        "env.json",
+        "summary.json",
+        "env-resume-2026-12-01T11:00:00Z.json",
+    ];
+
+    /// A run record whose second line holds `extra` in its object.
+    fn record(extra: &str) -> String {
+        format!("{{\"started_at\":\"2026-12-01T10:00:00Z\",\n\"warnings\":[]{extra}}}\n")
+    }
+
+    #[test]
+    fn a_key_twice_in_a_run_record_is_an_error_naming_the_file_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let vdir = run_dir(dir.path());
+        let jsonl = [vdir.join("trials.jsonl")];
+        let csv = vdir.join("trials.csv");
+        assert_eq!(load_runs(&jsonl, "x", &mut Vec::new()).unwrap().len(), 1);
+        let table = super::super::input_table::load_csv;
+        assert_eq!(table(&csv, "x", &mut Vec::new()).unwrap().len(), 1);
+        for name in RECORDS {
+            let path = dir.path().join(name);
+            std::fs::write(&path, record(",\"warnings\":[\"x\"]")).unwrap();
+            let want = format!(
+                "{}: line 2: key \"warnings\" is in one object twice",
+                path.display()
+            );
+            let e = format!("{:#}", load_runs(&jsonl, "x", &mut Vec::new()).unwrap_err());
+            assert!(e.contains(&want), "{name}: {e}");
+            // a trials.csv reads its run's plan and environment
+            if ["plan.json", "env.json"].contains(&name) {
+                let e = format!("{:#}", table(&csv, "x", &mut Vec::new()).unwrap_err());
+                assert!(e.contains(&want), "{name}: {e}");
+            }
+            std::fs::write(&path, record("")).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_trials_file_without_a_trial_is_noted_as_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let vdir = run_dir(dir.path());
+        let empty = dir.path().join("patch").join("trials.jsonl");
+        std::fs::create_dir_all(empty.parent().unwrap()).unwrap();
+        std::fs::write(&empty, "").unwrap();
+        let mut warns = Vec::new();
+        let files = [empty.clone(), vdir.join("trials.jsonl")];
+        let vs = load_runs(&files, "x", &mut warns).unwrap();
+        assert_eq!(vs.len(), 1);
+        let want = format!("{}: holds no trial (its run ended before", empty.display());
+        assert!(warns.iter().any(|w| w.starts_with(&want)), "{warns:?}");
     }
 }

@@ -42,6 +42,24 @@ pub fn read(path: &Path, text: &str) -> anyhow::Result<Value> {
     }
 }
 
+/// A bench run's record that compare reads beside its trials (`plan.json`,
+/// `env.json`, `summary.json`, `env-resume-*.json`), parsed once: `None`
+/// when it cannot be read or is not JSON (what reads it goes without, as
+/// for a run that never wrote it), and an error naming the file, line and
+/// key of a key twice in one object.
+pub fn read_record(path: &Path) -> anyhow::Result<Option<Value>> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(None);
+    };
+    match from_slice(&bytes) {
+        Ok(doc) => Ok(Some(doc)),
+        Err(Bad::Repeated { key, line }) => {
+            Err(repeated(&format!("{}: line {line}", path.display()), &key))
+        }
+        Err(Bad::Invalid(_)) => Ok(None),
+    }
+}
+
 /// `bytes` as one JSON value, every object's keys unique.
 pub fn from_slice(bytes: &[u8]) -> Result<Value, Bad> {
     let repeated = Cell::new(None);

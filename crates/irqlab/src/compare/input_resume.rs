@@ -9,6 +9,7 @@
 //! id and start time (docs/compare-input.md).
 
 use super::input_bench::{machine_signature, typed_root};
+use super::input_json::read_record;
 use crate::results::TrialRecord;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -116,10 +117,11 @@ pub struct Resumed {
     parts: Vec<Part>,
 }
 
-/// A JSON file's document; an error names the file.
+/// A JSON file's document; an error names the file (and the line and key
+/// of a key twice in one object: `input_json`).
 fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))
+    super::input_json::read(path, &text)
 }
 
 /// `doc`'s `started_at` as a time; an error names `path`.
@@ -260,22 +262,23 @@ impl Resumed {
 
 /// The warnings each resumed part of `run` recorded (its
 /// `env-resume-*.json` `warnings`) that `env.json` does not, each
-/// prefixed with the run directory and the part's file.
-pub fn resume_warnings(run: &Path) -> Vec<String> {
-    let first: Vec<String> = std::fs::read_to_string(run.join("env.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+/// prefixed with the run directory and the part's file. A key twice in
+/// one object of one of the files is an error (`input_json`).
+pub fn resume_warnings(run: &Path) -> Result<Vec<String>> {
+    let first: Vec<String> = read_record(&run.join("env.json"))?
         .map(|d| warnings_of(&d))
         .unwrap_or_default();
     let mut out = Vec::new();
     for f in resume_files(run).unwrap_or_default() {
-        let Ok(doc) = read_json(&f) else { continue };
+        let Some(doc) = read_record(&f)? else {
+            continue;
+        };
         let name = f.file_name().unwrap_or_default().to_string_lossy();
         for w in warnings_of(&doc).into_iter().filter(|w| !first.contains(w)) {
             out.push(format!("{}: bench ({name}): {w}", run.display()));
         }
     }
-    out
+    Ok(out)
 }
 
 fn warnings_of(doc: &Value) -> Vec<String> {

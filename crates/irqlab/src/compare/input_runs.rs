@@ -22,17 +22,18 @@ pub struct BenchCsv {
     pub machine: Vec<(String, String)>,
 }
 
-/// `Some` when `header` is the header bench writes.
-pub fn bench_csv(path: &Path, header: &[String]) -> Option<BenchCsv> {
+/// `Some` when `header` is the header bench writes; an error for a key
+/// twice in one object of its run's `plan.json` or `env.json`.
+pub fn bench_csv(path: &Path, header: &[String]) -> anyhow::Result<Option<BenchCsv>> {
     if header.len() < BENCH_HEAD.len() || header[..BENCH_HEAD.len()] != BENCH_HEAD {
-        return None;
+        return Ok(None);
     }
-    let (run, plan) = super::input_bench::run_of(path);
-    Some(BenchCsv {
-        machine: super::input_bench::run_machine(&run),
+    let (run, plan) = super::input_bench::run_of(path)?;
+    Ok(Some(BenchCsv {
+        machine: super::input_bench::run_machine(&run)?,
         run: run.display().to_string(),
         plan,
-    })
+    }))
 }
 
 /// The run key of a table row's `run` cell.

@@ -4,7 +4,7 @@
 //! Missing values (empty cells, `null`, `NaN`, `-`) are skipped with a note
 //! (`input_nulls`).
 
-use super::input::{parse_number, unit_from_name, Obs, TrialSeen, VariantData};
+use super::input::{parse_number, unit_from_name, Obs, TrialKey, TrialSeen, VariantData};
 use super::input_bench::{is_probe, load_probe, plan_signature};
 use super::input_nulls::{is_null_text, line_place, parse_cell, Skipped};
 use super::input_runs::{bench_csv, row_run, BenchCsv};
@@ -47,7 +47,7 @@ pub fn load_csv(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Vec
         .map(|h| h.trim().to_string())
         .collect();
     unique_columns(path, &header)?;
-    let bench = bench_csv(path, &header);
+    let bench = bench_csv(path, &header)?;
     let mut rows = Vec::new();
     let mut skipped = Skipped::default();
     for rec in rdr.records() {
@@ -189,11 +189,11 @@ fn bench_trial(
     let mut values: Vec<&(String, f64)> = row.values.iter().collect();
     values.sort_by(|a, b| a.0.cmp(&b.0));
     Some(TrialSeen {
-        key: (
-            row.boot.clone().unwrap_or_default(),
+        key: TrialKey::new(
+            row.boot.as_deref().unwrap_or_default(),
             trial as u32,
-            started.to_string(),
-            duration.to_bits(),
+            started,
+            duration,
         ),
         values: values.iter().map(|(_, v)| v.to_bits()).collect(),
         at: at(),
@@ -433,12 +433,12 @@ mod tests {
         let at = |line: usize| format!("{}:{line}", csv.display());
         let want = [
             TrialSeen {
-                key: ("b1".into(), 1, "t1".into(), 2f64.to_bits()),
+                key: TrialKey::new("b1", 1, "t1", 2.0),
                 values: vec![7f64.to_bits(), 5f64.to_bits()],
                 at: at(2),
             },
             TrialSeen {
-                key: (String::new(), 2, "t2".into(), 2.5f64.to_bits()),
+                key: TrialKey::new("", 2, "t2", 2.5),
                 values: vec![6f64.to_bits()],
                 at: at(3),
             },

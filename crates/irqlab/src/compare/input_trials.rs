@@ -25,33 +25,32 @@ pub struct Trials {
     pub torn: Option<usize>,
 }
 
+/// U+FEFF in UTF-8 (`input::without_bom`).
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
 /// Read `file`, once: it may be a pipe (`<(…)`, a FIFO), which a second
-/// open would find empty or without a writer.
+/// open would find empty or without a writer. Each line is parsed once
+/// (`record`).
 pub fn read(file: &Path) -> Result<Trials> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    let mut clean = Vec::with_capacity(bytes.len());
-    let mut lines = Vec::new();
+    // a byte-order mark an editor wrote, skipped as by the other readers
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+    let mut records = Vec::new();
     let mut skipped = Skipped::default();
+    let mut torn = None;
     for (i, piece) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        let (line, end) = match piece.strip_suffix(b"\n") {
-            Some(l) => (l, &b"\n"[..]),
-            None => (piece, &b""[..]),
+        let (line, terminated) = match piece.strip_suffix(b"\n") {
+            Some(l) => (l, true),
+            None => (piece, false),
         };
         if line.iter().all(u8::is_ascii_whitespace) {
-            clean.extend_from_slice(piece);
             continue;
         }
-        lines.push(i + 1);
-        let doc = parsed(file, i + 1, line, !end.is_empty())?;
-        match doc.and_then(|doc| without_nulls(doc, i + 1, &mut skipped)) {
-            Some(fixed) => clean.extend_from_slice(&fixed),
-            None => clean.extend_from_slice(line),
+        match record(file, i + 1, line, terminated, &mut skipped)? {
+            Some(t) => records.push((i + 1, t)),
+            None => torn = Some(i + 1),
         }
-        clean.extend_from_slice(end);
     }
-    let records = crate::results::parse_trials(&clean, file)?;
-    let torn = torn_line(&bytes, &lines, records.len());
-    let records: Vec<(usize, TrialRecord)> = lines.into_iter().zip(records).collect();
     refuse_repeated_trials(file, &records)?;
     Ok(Trials {
         records,
@@ -60,11 +59,25 @@ pub fn read(file: &Path) -> Result<Trials> {
     })
 }
 
-/// The line of an unterminated last line of `bytes` that the typed reader
-/// skipped: more non-blank `lines` than `records` and no final newline.
-fn torn_line(bytes: &[u8], lines: &[usize], records: usize) -> Option<usize> {
-    let torn = !bytes.is_empty() && !bytes.ends_with(b"\n") && lines.len() > records;
-    torn.then(|| lines.last().copied()).flatten()
+/// The trial of line `line_no`, `None` for a torn last line (not
+/// `terminated`, and no record). The line is parsed once into JSON
+/// (`parsed`) and its record taken from that; a line with missing values
+/// is read from its JSON without them, and one that is not JSON as it
+/// stands, for the typed reader's error.
+fn record(
+    file: &Path,
+    line_no: usize,
+    line: &[u8],
+    terminated: bool,
+    skipped: &mut Skipped,
+) -> Result<Option<TrialRecord>> {
+    let Some(mut doc) = parsed(file, line_no, line, terminated)? else {
+        return crate::results::parse_line(line, file, line_no, terminated);
+    };
+    match without_nulls(&mut doc, line_no, skipped) {
+        Some(fixed) => crate::results::parse_line(&fixed, file, line_no, terminated),
+        None => crate::results::line_of_value(doc, line, file, line_no, terminated),
+    }
 }
 
 /// A trial recorded twice in one file (same variant, boot and number):
@@ -109,8 +122,9 @@ fn parsed(file: &Path, line_no: usize, line: &[u8], terminated: bool) -> Result<
     }
 }
 
-/// The line without its missing metric values, `None` when it has none.
-fn without_nulls(mut doc: Value, line_no: usize, skipped: &mut Skipped) -> Option<Vec<u8>> {
+/// The line without its missing metric values (taken out of `doc`), `None`
+/// when it has none.
+fn without_nulls(doc: &mut Value, line_no: usize, skipped: &mut Skipped) -> Option<Vec<u8>> {
     let trial = doc.get("trial").map(|t| t.to_string());
     let metrics = doc.get_mut("metrics")?.as_object_mut()?;
     let missing: Vec<String> = metrics
@@ -129,7 +143,7 @@ fn without_nulls(mut doc: Value, line_no: usize, skipped: &mut Skipped) -> Optio
         metrics.remove(name);
         skipped.add(name, line_place(line_no, trial.as_deref()));
     }
-    serde_json::to_vec(&doc).ok()
+    serde_json::to_vec(doc).ok()
 }
 
 #[cfg(test)]
@@ -216,6 +230,16 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_before_the_first_line_is_skipped() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let f = dir.path().join("trials.jsonl");
+        std::fs::write(&f, format!("\u{feff}{}\n{}\n", line(1, "2"), line(2, "3"))).unwrap();
+        let t = read(&f).unwrap();
+        let lines: Vec<usize> = t.records.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [1, 2]);
+    }
+
+    #[test]
     fn a_torn_last_line_stays_the_typed_readers_to_skip() {
         let dir = tempfile::TempDir::new().unwrap();
         let f = dir.path().join("trials.jsonl");
@@ -231,6 +255,23 @@ mod tests {
         assert_eq!((t.records.len(), t.torn), (1, Some(3)));
         std::fs::write(&f, format!("{}\n", line(1, "2"))).unwrap();
         assert_eq!(read(&f).unwrap().torn, None);
+        // a JSON line that is no record: the typed reader's error, with its column
+        let text = line(2, "2").replace(r#""trial":2"#, r#""trial":"2""#);
+        std::fs::write(&f, format!("{}\n{text}\n", line(1, "2"))).unwrap();
+        let e = read(&f).err().unwrap().to_string();
+        let want = "trials.jsonl:2: expected one trial record (JSON object with variant, \
+                    trial, metrics …): invalid type: string \"2\", expected u32 at line 1 column";
+        assert!(e.contains(want), "{e}");
+        // so with a missing value taken out, and as a torn last line it is skipped
+        let text = line(2, "null").replace(r#""trial":2"#, r#""trial":"2""#);
+        std::fs::write(&f, format!("{}\n{text}\n", line(1, "2"))).unwrap();
+        let e = read(&f).err().unwrap().to_string();
+        assert!(
+            e.contains("invalid type: string \"2\", expected u32 at line 1"),
+            "{e}"
+        );
+        std::fs::write(&f, format!("{}\n{text}", line(1, "2"))).unwrap();
+        assert_eq!(read(&f).unwrap().torn, Some(2));
         std::fs::write(&f, format!("{}\ngarbage\n", line(1, "2"))).unwrap();
         let e = read(&f).err().unwrap().to_string();
         assert!(

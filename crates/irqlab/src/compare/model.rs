@@ -235,9 +235,11 @@ pub fn build(loaded: Loaded, baseline: Option<&str>, settings: Settings) -> Resu
     } = loaded;
     if variants.len() < 2 {
         let names: Vec<&str> = variants.iter().map(|v| v.label.as_str()).collect();
+        // what loading noted (an input left out, a torn trial) says why
+        let notes: String = warnings.iter().map(|w| format!("\nnote: {w}")).collect();
         return Err(usage(format!(
             "need at least two variants to compare, found {} ({}); name each input \
-             with LABEL=PATH, a different LABEL per variant",
+             with LABEL=PATH, a different LABEL per variant{notes}",
             variants.len(),
             names.join(", ")
         )));

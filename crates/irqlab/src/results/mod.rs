@@ -12,7 +12,7 @@ mod read;
 mod trial;
 mod write;
 
-pub use read::{parse_trials, read_trials, read_trials_dir};
+pub use read::{line_of_value, parse_line, read_trials, read_trials_dir};
 pub use trial::{TrialRecord, Value, SCHEMA};
 pub use write::{variant_dir, write_json, TrialWriter};
 

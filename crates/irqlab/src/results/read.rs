@@ -5,6 +5,7 @@
 use super::trial::{TrialRecord, SCHEMA};
 use super::TRIALS_FILE;
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 use std::path::Path;
 
 /// The records of the `trials.jsonl` at `path` (none when it does not exist).
@@ -17,10 +18,55 @@ pub fn read_trials(path: &Path) -> Result<Vec<TrialRecord>> {
     Ok(parse(&bytes, path)?.0)
 }
 
-/// The records of a `trials.jsonl` already read into `bytes` (errors name
-/// `path`): compare reads the file once to skip null values with a note.
-pub fn parse_trials(bytes: &[u8], path: &Path) -> Result<Vec<TrialRecord>> {
-    Ok(parse(bytes, path)?.0)
+/// One non-blank line of a `trials.jsonl` (1-based `line_no`; errors
+/// name `path`): its record, upgraded; `None` for a line that is not one
+/// and has no newline (`terminated` false: a torn last line).
+pub fn parse_line(
+    line: &[u8],
+    path: &Path,
+    line_no: usize,
+    terminated: bool,
+) -> Result<Option<TrialRecord>> {
+    match serde_json::from_slice::<TrialRecord>(line) {
+        Ok(t) => current(t, path, line_no).map(Some),
+        // A killed writer leaves at most one unterminated last line.
+        Err(_) if !terminated => Ok(None),
+        Err(e) => bail!(
+            "{}:{line_no}: expected one trial record (JSON object with variant, trial, metrics …): {e}",
+            path.display()
+        ),
+    }
+}
+
+/// [`parse_line`] of `line` already parsed into `doc` (compare parses each
+/// line once, for its missing values and repeated keys): the record is
+/// taken from `doc`; `line` is read again only for the message of a line
+/// that holds none.
+pub fn line_of_value(
+    doc: serde_json::Value,
+    line: &[u8],
+    path: &Path,
+    line_no: usize,
+    terminated: bool,
+) -> Result<Option<TrialRecord>> {
+    match TrialRecord::deserialize(doc) {
+        Ok(t) => current(t, path, line_no).map(Some),
+        Err(_) => parse_line(line, path, line_no, terminated),
+    }
+}
+
+/// `t` of line `line_no` upgraded to the current schema; a newer schema
+/// is an error.
+fn current(mut t: TrialRecord, path: &Path, line_no: usize) -> Result<TrialRecord> {
+    if t.schema > SCHEMA {
+        bail!(
+            "{}:{line_no}: schema {} is newer than this irqlab reads ({SCHEMA}); upgrade irqlab",
+            path.display(),
+            t.schema
+        );
+    }
+    t.upgrade();
+    Ok(t)
 }
 
 /// The records of `dir/trials.jsonl`.
@@ -47,25 +93,12 @@ pub(super) fn parse(bytes: &[u8], path: &Path) -> Result<(Vec<TrialRecord>, usiz
             good += line.len() + usize::from(terminated);
             continue;
         }
-        match serde_json::from_slice::<TrialRecord>(line) {
-            Ok(mut t) => {
-                if t.schema > SCHEMA {
-                    bail!(
-                        "{}:{line_no}: schema {} is newer than this irqlab reads ({SCHEMA}); upgrade irqlab",
-                        path.display(),
-                        t.schema
-                    );
-                }
-                t.upgrade();
+        match parse_line(line, path, line_no, terminated)? {
+            Some(t) => {
                 out.push(t);
                 good += line.len() + usize::from(terminated);
             }
-            // A killed writer leaves at most one unterminated last line.
-            Err(_) if !terminated => break,
-            Err(e) => bail!(
-                "{}:{line_no}: expected one trial record (JSON object with variant, trial, metrics …): {e}",
-                path.display()
-            ),
+            None => break,
         }
     }
     Ok((out, good))
