@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 
-DEFAULT_MARK = "irqlab::sampler::Stop::sleep_until"
+DEFAULT_MARK = "irqlab::sampler::Stop::sleep_to"
 
 
 def symbols(binary):
