@@ -415,3 +415,40 @@ fn a_resumed_run_reports_the_host_changes_of_its_variants() {
     assert_eq!(trial_count(&out), 3);
     assert_eq!(e.matches(reported).count(), 1, "{e}");
 }
+
+/// `bench --resume` reads the run's env.json and, once every trial is
+/// there, its summary.json: a key twice in one object of either is an
+/// error naming the file, line and key (as compare says of them), not the
+/// last value read as the only one.
+#[test]
+fn a_key_twice_in_a_resumed_runs_record_is_refused() {
+    let a = tree("6.1-a");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    start(a.path(), &out, "2");
+    let twice = |name: &str, key: &str| {
+        let p = out.join(name);
+        let text = fs::read_to_string(&p).unwrap();
+        let doubled = text.replacen('{', &format!("{{\"{key}\": 1,"), 1);
+        fs::write(&p, doubled).unwrap();
+        text
+    };
+    let summary = twice("summary.json", "complete");
+    let o = resume(&out, a.path());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("summary.json: line "), "{e}");
+    assert!(
+        e.contains(": key \"complete\" is in one object twice"),
+        "{e}"
+    );
+    fs::write(out.join("summary.json"), summary).unwrap();
+    keep_trials(&out, 1);
+    twice("env.json", "root");
+    let o = resume(&out, a.path());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("env.json: line "), "{e}");
+    assert!(e.contains(": key \"root\" is in one object twice"), "{e}");
+    assert_eq!(trial_count(&out), 1, "nothing measured");
+}

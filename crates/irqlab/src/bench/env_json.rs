@@ -5,6 +5,7 @@
 
 use super::measured::Measured;
 use super::plan::invalid;
+use crate::compare::input_json;
 use crate::env::Environment;
 use crate::host::HostFs;
 use irqlab_core::paths;
@@ -80,8 +81,20 @@ pub fn check_resume(
         ))
     };
     let mut saved: Value = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| unknown(format!("not an environment record ({e})")))?,
+        Ok(bytes) => match input_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(input_json::Bad::Invalid(e)) => {
+                return Err(unknown(format!("not an environment record ({e})")))
+            }
+            Err(input_json::Bad::Repeated { key, line }) => {
+                let at = format!(
+                    "--resume {}: {}: line {line}",
+                    out.display(),
+                    path.display()
+                );
+                return Err(invalid(input_json::repeated(&at, &key).to_string()));
+            }
+        },
         Err(_) if !has_trials => return Ok(()),
         Err(e) => return Err(unknown(e.to_string())),
     };

@@ -258,20 +258,15 @@ fn report_outcomes(sink: &mut dyn Sink, what: &str, outcomes: &[Outcome]) {
     }
 }
 
-fn journal_path(plan: &Plan, suffix: &str) -> Result<PathBuf> {
-    let base = plan
+fn journal_path(plan: &Plan) -> Result<PathBuf> {
+    let journal = plan
         .journal
         .clone()
         .unwrap_or_else(|| guard::default_journal(&plan.root));
-    if let Some(dir) = base.parent() {
+    if let Some(dir) = journal.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut name = base
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(suffix);
-    Ok(base.with_file_name(name))
+    Ok(journal)
 }
 
 /// One trial's sampling state.
@@ -626,7 +621,7 @@ fn guarded_trial(
         return t.run(&v.label, n, w, cx.plan.duration);
     };
     let fs = HostFs::new(&cx.plan.root);
-    let mut g = SystemGuard::new(&fs, journal_path(cx.plan, ".variant")?)?;
+    let mut g = SystemGuard::new(&fs, guard::variant_journal(&journal_path(cx.plan)?))?;
     let outcomes =
         prepare::apply(&mut g, p).with_context(|| format!("preparing variant {}", v.label))?;
     if cx.reported.insert(v.label.clone()) {
@@ -820,9 +815,8 @@ fn finished_already(plan: &Plan) -> Result<Option<Finished>> {
         return Ok(None);
     }
     let summary = out.join("summary.json");
-    let old = std::fs::read(&summary)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    // unreadable or not JSON: written again; a key twice: refused
+    let old = crate::compare::input_json::read_record(&summary)?;
     let stale = old
         .as_ref()
         .is_none_or(|v| v["complete"] != serde_json::Value::Bool(true));
@@ -864,7 +858,7 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink, stop: &Stop) -> Result<Finished> {
     let checked = preflight(plan, &started)?;
     // one run that changes the host at a time; a refused run creates nothing
     let me = guard::Holder::me("bench", Some(&checked.out));
-    let journal = journal_path(plan, "")?;
+    let journal = journal_path(plan)?;
     let _lock = RunLock::acquire(&plan.root, me, &journal, Stale::TakeIfJournalEmpty)?;
     let out = checked.out.clone();
     let mut created = create_out(plan, &out, &started)?;
@@ -920,7 +914,7 @@ fn run_created(
         out.display(),
         resume_command(plan, &out)
     ));
-    let mut guard = SystemGuard::new(&fs, journal_path(plan, "")?)?;
+    let mut guard = SystemGuard::new(&fs, journal_path(plan)?)?;
     let outcomes = prepare::apply(&mut guard, &plan.prepare)?;
     report_outcomes(sink, "prepare", &outcomes);
     let mut tracing = start_tracing(plan, &fs, &mut guard, sink)?;

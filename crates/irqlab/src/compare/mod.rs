@@ -8,7 +8,7 @@ mod format;
 mod html;
 mod input;
 mod input_bench;
-mod input_json;
+pub(crate) mod input_json;
 mod input_nulls;
 mod input_order;
 mod input_resume;
