@@ -653,7 +653,7 @@ impl LineParser {
     /// held to the line length limit like any line, and refused as a
     /// parse would refuse it when it is not blank and has no `label:`, or
     /// is a numbered row whose shape cannot hold its counts (see
-    /// [`numbered_row_fits`]). Counts are not read.
+    /// `numbered_row_fits`). Counts are not read.
     pub fn skip_line(&mut self, line: &[u8]) -> Result<(), ParseError> {
         self.n += 1;
         check_line(FILE, MAX_LINE, self.n, line)?;
