@@ -1493,23 +1493,29 @@ mod tests {
         assert!(l.body_as(Exposition::Prometheus, true).1);
     }
 
+    /// A server on a loopback port, not started, with default limits and
+    /// read `0` published at the instant returned.
+    fn loopback_server() -> (Server, Arc<Latest>, Instant) {
+        let t = Instant::now();
+        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
+        let server = Server {
+            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
+            latest: Arc::clone(&latest),
+            limits: Limits::default(),
+            conns: Vec::new(),
+            paused_until: None,
+        };
+        (server, latest, t)
+    }
+
     /// An answer being written holds its read's body: a connection still
     /// writing one once more than `behind` newer reads are published is
     /// closed; one writing a newer read's body, or an answer that is no
     /// read's, is not.
     #[test]
     fn a_connection_writing_a_body_reads_behind_the_latest_is_closed() {
-        let t = Instant::now();
-        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
-        let limits = Limits::default();
-        let mut server = Server {
-            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
-            latest: Arc::clone(&latest),
-            limits,
-            conns: Vec::new(),
-            paused_until: None,
-        };
-        let addr = server.listener.local_addr().unwrap();
+        let (mut server, latest, t) = loopback_server();
+        let (limits, addr) = (server.limits, server.listener.local_addr().unwrap());
         let mut clients = Vec::new();
         let mut answered = |server: &mut Server, head: &[u8]| {
             clients.push(TcpStream::connect(addr).unwrap());
@@ -1547,17 +1553,8 @@ mod tests {
     /// waits for a read is never evicted.
     #[test]
     fn at_the_cap_the_longest_answer_is_evicted_for_a_new_connection() {
-        let t = Instant::now();
-        let latest = Arc::new(Latest::new(b"0".to_vec(), t, None).unwrap());
-        let limits = Limits::default();
-        let mut server = Server {
-            listener: TcpListener::bind("127.0.0.1:0").unwrap(),
-            latest: Arc::clone(&latest),
-            limits,
-            conns: Vec::new(),
-            paused_until: None,
-        };
-        let addr = server.listener.local_addr().unwrap();
+        let (mut server, latest, t) = loopback_server();
+        let (limits, addr) = (server.limits, server.listener.local_addr().unwrap());
         let mut clients = Vec::new();
         for (i, waits) in [false, true, false, false].into_iter().enumerate() {
             clients.push(TcpStream::connect(addr).unwrap());
