@@ -420,7 +420,7 @@ fn a_fifo_journal_or_lock_is_refused_not_waited_on() {
                 .assert()
                 .code(1)
                 .stderr(contains(format!(
-                    "{} is not a regular file",
+                    "{} is a FIFO (named pipe), expected a regular file",
                     fifo.display()
                 )));
         }

@@ -295,24 +295,12 @@ pub const MAX_JOURNAL: u64 = 64 << 20;
 /// on or read into memory; so is a file of more than `limit` bytes.
 pub(super) fn read_regular(path: &Path, what: &str, limit: u64) -> Result<Option<Vec<u8>>> {
     use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let ctx = || format!("reading {what} {}", path.display());
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
-        .open(path)
-    {
+    let file = match crate::host::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(ctx),
     };
-    let meta = file.metadata().with_context(ctx)?;
-    if !meta.is_file() {
-        bail!(
-            "{what} {} is not a regular file: refused without reading it",
-            path.display()
-        );
-    }
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -467,9 +455,15 @@ mod tests {
         let fifo = dir.path().join("fifo.jsonl");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         let err = format!("{:#}", load(&fifo).unwrap_err());
-        assert!(err.contains("is not a regular file"), "{err}");
+        assert!(
+            err.contains("is a FIFO (named pipe), expected a regular file"),
+            "{err}"
+        );
         let err = format!("{:#}", load(Path::new("/dev/zero")).unwrap_err());
-        assert!(err.contains("/dev/zero is not a regular file"), "{err}");
+        assert!(
+            err.contains("/dev/zero is a character device, expected a regular file"),
+            "{err}"
+        );
         let big = dir.path().join("big.jsonl");
         let f = File::create(&big).unwrap();
         f.set_len(MAX_JOURNAL + 1).unwrap();
