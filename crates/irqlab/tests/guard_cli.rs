@@ -124,6 +124,46 @@ fn sigterm_restores_and_exits_143() {
     signalled("-TERM", 143, "SIGTERM");
 }
 
+/// A signal undoes the newest guard first, as Drop does: the second
+/// guard's change (`--then-set`) is restored before the first's, and a
+/// normal end restores in the same order.
+#[test]
+fn sigterm_restores_the_newest_guard_first() {
+    let order = |err: &str| -> Vec<String> {
+        err.lines()
+            .filter_map(|l| l.split("restored ").nth(1))
+            .filter_map(|c| c.split(" = ").next())
+            .map(str::to_string)
+            .collect()
+    };
+    let dir = tree(&[("a", "1\n"), ("b", "x\n")]);
+    let run = start(dir.path(), &["--set", "a=2", "--then-set", "b=y"]);
+    assert_eq!(read(dir.path(), "b"), "y");
+    signal(&run, "-TERM");
+    let (status, err) = finish(run);
+    assert_eq!(status, Some(143), "{err}");
+    assert_eq!(order(&err), ["b", "a"], "{err}");
+    assert_eq!(
+        (read(dir.path(), "a"), read(dir.path(), "b")),
+        ("1\n".into(), "x\n".into())
+    );
+
+    let out = common::irqlab()
+        .args([
+            "guard-selftest",
+            "--set",
+            "a=2",
+            "--then-set",
+            "b=y",
+            "--root",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(order(&text), ["b", "a"], "{text}");
+}
+
 #[test]
 fn sigkill_leaves_journal_for_irqlab_restore() {
     let dir = tree(&FILES);

@@ -9,7 +9,7 @@ use crate::bench::prepare;
 use crate::cmd::args::{self, RootArgs};
 use crate::cmd::bench::PrepareFlags;
 use crate::export::stderr::visible_lines;
-use crate::guard::{default_journal, Event, Holder, RunLock, Stale, SystemGuard};
+use crate::guard::{default_journal, variant_journal, Event, Holder, RunLock, Stale, SystemGuard};
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::PathBuf;
@@ -28,6 +28,11 @@ pub struct Args {
     /// Write VALUE to the root-relative file REL (repeatable).
     #[arg(long, value_name = "REL=VALUE")]
     pub set: Vec<String>,
+    /// Write VALUE to REL through a second guard, opened after every
+    /// other change on the journal's variant journal (as bench's
+    /// per-variant preparation is), and undone before the first guard's.
+    #[arg(long, value_name = "REL=VALUE")]
+    pub then_set: Vec<String>,
     /// Host preparation steps, as `irqlab bench` takes them.
     #[command(flatten)]
     pub prepare: PrepareFlags,
@@ -92,15 +97,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.trace {
         guard.set_observer(Box::new(|e: &Event<'_>| eprintln!("guard: {e}")));
     }
-    for s in &args.set {
-        let (rel, value) = s
-            .split_once('=')
-            .with_context(|| format!("--set expects REL=VALUE, found {s:?}"))?;
-        guard.set_file(rel, value)?;
-    }
+    set_files(&mut guard, "--set", &args.set)?;
     for o in prepare::apply(&mut guard, &args.prepare.preparation())? {
         eprintln!("irqlab: prepare: {o}");
     }
+    let mut second = if args.then_set.is_empty() {
+        None
+    } else {
+        let mut g = SystemGuard::new(&fs, variant_journal(&guard.journal_path()))?;
+        if args.trace {
+            g.set_observer(Box::new(|e: &Event<'_>| eprintln!("guard: {e}")));
+        }
+        set_files(&mut g, "--then-set", &args.then_set)?;
+        Some(g)
+    };
     if args.no_cgroup {
         crate::guard::disable_cgroups();
     }
@@ -135,9 +145,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         tracked.release()?;
     }
+    if let Some(g) = second.as_mut() {
+        write_stdout(&g.restore()?.to_string())?;
+    }
     let report = guard.restore()?;
     write_stdout(&report.to_string())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write each `REL=VALUE` of `flag` through `guard`.
+fn set_files(guard: &mut SystemGuard, flag: &str, sets: &[String]) -> anyhow::Result<()> {
+    for s in sets {
+        let (rel, value) = s
+            .split_once('=')
+            .with_context(|| format!("{flag} expects REL=VALUE, found {s:?}"))?;
+        guard.set_file(rel, value)?;
+    }
+    Ok(())
 }
 
 /// `text` on stdout at once, in one write when it can (a test waits for

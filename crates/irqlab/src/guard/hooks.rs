@@ -4,7 +4,9 @@
 //! Guards register their shared state here as a `Weak`; the state's mutex
 //! and its taken-once entry list make every restore happen exactly once,
 //! whichever of Drop, an explicit call, the panic hook or a signal comes
-//! first. Must not know what a change is.
+//! first. Like Drop (newest guard first, each newest change first), the
+//! hooks undo the newest guard first: a later change may rest on an
+//! earlier one (a file under a mount). Must not know what a change is.
 
 use super::State;
 use signal_hook::consts::signal::{SIGINT, SIGTERM};
@@ -157,8 +159,11 @@ fn live(keep: impl Fn(&Registered) -> bool) -> Vec<Arc<Mutex<State>>> {
     collect(&lock(&REGISTRY), keep)
 }
 
+/// The live guards `keep` selects, newest first: the order every restore
+/// of more than one guard follows.
 fn collect(reg: &[Registered], keep: impl Fn(&Registered) -> bool) -> Vec<Arc<Mutex<State>>> {
     reg.iter()
+        .rev()
         .filter(|r| keep(r))
         .filter_map(|r| r.state.upgrade())
         .collect()

@@ -183,6 +183,41 @@ fn panic_hook_restores_a_guard_that_never_drops() {
     assert!(!default_journal(dir.path()).exists());
 }
 
+/// The panic hook undoes a thread's guards newest first, as Drop does:
+/// the second guard's change (which may rest on the first's) goes first.
+#[test]
+fn panic_hook_restores_the_newest_guard_first() {
+    let dir = tree(&[("a", "1"), ("b", "x")]);
+    let root = dir.path().to_path_buf();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let out = Arc::clone(&log);
+    let r = std::thread::spawn(move || {
+        let journals = [
+            default_journal(&root),
+            variant_journal(&default_journal(&root)),
+        ];
+        for (j, (rel, value)) in journals.into_iter().zip([("a", "2"), ("b", "y")]) {
+            let g = SystemGuard::new(&HostFs::new(&root), j).unwrap();
+            let g: &'static mut SystemGuard = Box::leak(Box::new(g));
+            let out = Arc::clone(&out);
+            g.set_observer(Box::new(move |e: &Event<'_>| {
+                if let Event::Restored(c) = e {
+                    out.lock().unwrap().push(path_of(c));
+                }
+            }));
+            g.set_file(rel, value).unwrap();
+        }
+        panic!("boom with two leaked guards");
+    })
+    .join();
+    assert!(r.is_err());
+    assert_eq!(*log.lock().unwrap(), ["b", "a"]);
+    assert_eq!(
+        (read(dir.path(), "a"), read(dir.path(), "b")),
+        ("1".into(), "x".into())
+    );
+}
+
 #[test]
 fn leftover_journal_blocks_new_guard_until_replayed() {
     let dir = tree(&[("a", "1"), ("b", "x")]);
