@@ -221,6 +221,108 @@ fn pin_thread_to_a_missing_cpu_is_a_usage_error() {
     assert!(!out.exists());
 }
 
+/// An `--irq-affinity` or `--governor` target that cannot be written is
+/// refused (exit 2) before any change, the file named with what was
+/// expected: a read-only `scaling_governor`, a policy without
+/// `scaling_available_governors` or `scaling_governor`, and with
+/// `--strict` a read-only `smp_affinity_list` (without it the IRQ is
+/// skipped with a note, as one the kernel refuses to move).
+#[test]
+fn unwritable_irq_affinity_and_governor_targets_are_refused_before_any_change() {
+    use std::os::unix::fs::PermissionsExt as _;
+    const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq/policy0";
+    let irq = "proc/irq/26/smp_affinity_list";
+    let governor = format!("{CPUFREQ}/scaling_governor");
+    let available = format!("{CPUFREQ}/scaling_available_governors");
+    let offered = [
+        (governor.as_str(), "powersave\n"),
+        (available.as_str(), "performance powersave\n"),
+    ];
+    // flag, files written, the one made read-only, the error expected
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, String);
+    let cases: [Case; 4] = [
+        (
+            "--irq-affinity=26=1",
+            &[(irq, "0-1\n")],
+            irq,
+            format!(
+                "{irq} is read-only, expected a writable file: the kernel does not let IRQ 26 move"
+            ),
+        ),
+        (
+            "--governor=performance",
+            &offered,
+            &governor,
+            format!("{governor} is read-only, expected a writable file"),
+        ),
+        (
+            "--governor=performance",
+            &offered[..1],
+            "",
+            format!("{available} is not readable, expected the governors policy0 offers"),
+        ),
+        (
+            "--governor=performance",
+            &offered[1..],
+            "",
+            format!("{governor} is not readable, expected policy0's current governor"),
+        ),
+    ];
+    for (flag, files, read_only, msg) in cases {
+        let root = fake_tree();
+        common::write_files(root.path(), files.iter().map(|(r, t)| (*r, t.as_bytes())));
+        if !read_only.is_empty() {
+            let ro = std::fs::Permissions::from_mode(0o444);
+            std::fs::set_permissions(root.path().join(read_only), ro).unwrap();
+        }
+        let out = root.path().join("out");
+        bench(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args([flag, "--strict", "--sysctl", "kernel.irqlab_test=1"])
+            .args(["--trial-length", "50ms"])
+            .args(["--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(flag.split('=').next().unwrap()))
+            .stderr(predicate::str::contains(msg));
+        assert!(!out.exists(), "{flag} left {}", out.display());
+        assert!(!root.path().join(".irqlab-journal.jsonl").exists());
+        let s = std::fs::read_to_string(root.path().join(SYSCTL)).unwrap();
+        assert_eq!(s, "0\n", "{flag}: the sysctl was changed");
+    }
+
+    let root = fake_tree();
+    common::write_files(root.path(), [(irq, b"0-1\n".as_slice())]);
+    let ro = std::fs::Permissions::from_mode(0o444);
+    std::fs::set_permissions(root.path().join(irq), ro).unwrap();
+    bench(root.path())
+        .arg("--out")
+        .arg(root.path().join("out"))
+        .args([
+            "--irq-affinity",
+            "26=1",
+            "--trials",
+            "1",
+            "--trial-length",
+            "50ms",
+        ])
+        .args(["--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "irqlab: prepare: skipped: IRQ 26: {}",
+            root.path().join(irq).display()
+        )))
+        .stderr(predicate::str::contains(
+            "the kernel does not let IRQ 26 move",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(root.path().join(irq)).unwrap(),
+        "0-1\n"
+    );
+}
+
 /// `bench --irq`, `--cpus` and `--duration` meant other things than in
 /// the row-filtering commands and `record` (IRQs to measure, the
 /// workload's CPUs, one trial's length): renamed `--measure`,

@@ -82,7 +82,9 @@ pub fn governor(guard: &mut SystemGuard, governor: &str) -> Result<Outcome> {
 }
 
 /// Write `cpus` to `proc/irq/<irq>/smp_affinity_list`. An unknown IRQ is
-/// an error listing the IRQ numbers and actions of `/proc/interrupts`.
+/// an error listing the IRQ numbers and actions of `/proc/interrupts`; one
+/// the kernel does not let move (a read-only file, a refused write) is
+/// [`Outcome::Skipped`].
 pub fn irq_affinity(guard: &mut SystemGuard, irq: u32, cpus: &CpuList) -> Result<Outcome> {
     let rel = paths::proc_irq(irq, paths::SMP_AFFINITY_LIST);
     if guard.fs().read_attr(&rel).is_none() {
@@ -91,6 +93,13 @@ pub fn irq_affinity(guard: &mut SystemGuard, irq: u32, cpus: &CpuList) -> Result
             guard.fs().path(&rel).display(),
             available_irqs(guard)
         );
+    }
+    if guard.fs().is_read_only(&rel) {
+        return Ok(Outcome::Skipped(format!(
+            "IRQ {irq}: {} is read-only: {}",
+            guard.fs().path(&rel).display(),
+            immovable(irq)
+        )));
     }
     let changed = match guard.set_file(&rel, &cpus.to_string()) {
         Ok(c) => c,
@@ -312,9 +321,10 @@ impl Preparation {
 }
 
 /// Check, without changing anything, that every step of `p` can be
-/// applied on `fs`'s host: sysctls and IRQs exist, thread patterns match,
-/// the governor is offered; under `--strict`, that nothing would be
-/// skipped. Run before the first file or host change of a bench.
+/// applied on `fs`'s host: sysctls and IRQs exist, the files written
+/// (sysctls, IRQ affinities, governors) are writable, thread patterns
+/// match, every policy offers the governor; under `--strict`, that nothing
+/// would be skipped. Run before the first file or host change of a bench.
 pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
     if let Some(g) = &p.governor {
         check_governor(fs, g, p.strict).with_context(|| format!("--governor {g}"))?;
@@ -323,23 +333,45 @@ pub fn validate(fs: &HostFs, p: &Preparation) -> Result<()> {
         check_sysctl(fs, s)?;
     }
     for s in &p.irq_affinity {
-        let rel = paths::proc_irq(s.irq, paths::SMP_AFFINITY_LIST);
-        if fs.read_attr(&rel).is_none() {
-            bail!(
-                "--irq-affinity {}={}: IRQ {} has no {}",
-                s.irq,
-                s.cpus,
-                s.irq,
-                fs.path(&rel).display()
-            );
-        }
-        check_cpus_exist(fs, &s.cpus)
+        check_irq(fs, s, p.strict)
             .with_context(|| format!("--irq-affinity {}={}", s.irq, s.cpus))?;
     }
     for s in &p.pin_thread {
         pin_threads::check_pattern(fs, &s.pattern, p.strict)
             .and_then(|()| check_cpus_exist(fs, &s.cpus))
             .with_context(|| format!("--pin-thread {}={}", s.pattern, s.cpus))?;
+    }
+    Ok(())
+}
+
+/// `--irq-affinity IRQ=CPUS` can be written: the IRQ's
+/// `smp_affinity_list` is there, the CPUs exist; under `--strict`, the
+/// file is writable (read-only: an IRQ the kernel never lets move, which
+/// [`irq_affinity`] skips).
+fn check_irq(fs: &HostFs, s: &IrqSpec, strict: bool) -> Result<()> {
+    let rel = paths::proc_irq(s.irq, paths::SMP_AFFINITY_LIST);
+    if fs.read_attr(&rel).is_none() {
+        bail!("IRQ {} has no {}", s.irq, fs.path(&rel).display());
+    }
+    if strict {
+        check_writable(fs, &rel, &immovable(s.irq)).context("--strict")?;
+    }
+    check_cpus_exist(fs, &s.cpus)
+}
+
+/// Why an IRQ whose `smp_affinity_list` is read-only is not moved.
+fn immovable(irq: u32) -> String {
+    format!("the kernel does not let IRQ {irq} move (a per-CPU or managed IRQ)")
+}
+
+/// `rel` has a write permission bit; the error names the file and says
+/// `why` it has none.
+fn check_writable(fs: &HostFs, rel: &str, why: &str) -> Result<()> {
+    if fs.is_read_only(rel) {
+        bail!(
+            "{} is read-only, expected a writable file: {why}",
+            fs.path(rel).display()
+        );
     }
     Ok(())
 }
@@ -417,14 +449,36 @@ fn check_governor(fs: &HostFs, governor: &str, strict: bool) -> Result<()> {
         bail!("--strict: no cpufreq on this machine");
     }
     for p in &policies {
-        let rel = paths::scaling_available_governors(p);
-        if let Some(avail) = fs.read_attr(&rel) {
-            if !avail.split_whitespace().any(|g| g == governor) {
-                bail!("{p} does not offer governor {governor:?} (available: {avail}; from {rel})");
-            }
-        }
+        check_policy(fs, p, governor)?;
     }
     Ok(())
+}
+
+/// Cpufreq policy `p` offers `governor` (its `scaling_available_governors`
+/// names it) and its `scaling_governor` is there and writable.
+fn check_policy(fs: &HostFs, p: &str, governor: &str) -> Result<()> {
+    let avail_rel = paths::scaling_available_governors(p);
+    let avail_path = fs.path(&avail_rel);
+    let Some(avail) = fs.read_attr(&avail_rel) else {
+        bail!(
+            "{} is not readable, expected the governors {p} offers (to check it offers {governor:?})",
+            avail_path.display()
+        );
+    };
+    if !avail.split_whitespace().any(|g| g == governor) {
+        bail!(
+            "{p} does not offer governor {governor:?} (available: {avail}; from {})",
+            avail_path.display()
+        );
+    }
+    let rel = paths::scaling_governor(p);
+    if fs.read_attr(&rel).is_none() {
+        bail!(
+            "{} is not readable, expected {p}'s current governor (the file the governor is written to)",
+            fs.path(&rel).display()
+        );
+    }
+    check_writable(fs, &rel, &format!("{p}'s governor is set there"))
 }
 
 /// Apply every requested preparation in this order: governor, sysctls,
