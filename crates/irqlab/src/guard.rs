@@ -236,7 +236,13 @@ impl SystemGuard {
     /// delete the journal if all succeeded. Errors list every failure.
     /// Later calls (and Drop) have nothing left to do.
     pub fn restore(&mut self) -> Result<RestoreReport> {
-        hooks::lock(&self.shared).restore().into_result()
+        self.restore_report().into_result()
+    }
+
+    /// [`SystemGuard::restore`], its report whether or not every undo
+    /// succeeded (for a caller that says so in an error of its own).
+    pub fn restore_report(&mut self) -> RestoreReport {
+        hooks::lock(&self.shared).restore()
     }
 }
 

@@ -558,6 +558,29 @@ fn panic_and_error_restore() {
     }
 }
 
+/// A preparation step that fails ends with an error that says which of
+/// the changes made before it were undone, the host then as it was.
+#[test]
+fn a_failed_step_says_which_earlier_changes_were_undone() {
+    let dir = tree(&FILES);
+    common::irqlab()
+        .args(["guard-selftest", "--root"])
+        .arg(dir.path())
+        .args(SETS)
+        .args(["--irq-affinity", "99=1"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "irqlab: error: --irq-affinity 99=1: IRQ 99 has no",
+        ))
+        .stderr(contains(
+            "irqlab: the host changes made before it were undone:\n\
+             irqlab: restored proc/irq/26/smp_affinity_list = \"0-1\" (was set to \"1\")\n\
+             irqlab: restored proc/sys/vm/stat_interval = \"1\" (was set to \"7\")\n",
+        ));
+    assert_restored(dir.path());
+}
+
 #[test]
 fn trace_shows_journal_before_write_and_reverse_restore() {
     let dir = tree(&[("a", "1"), ("b", "x")]);

@@ -483,9 +483,33 @@ fn check_policy(fs: &HostFs, p: &str, governor: &str) -> Result<()> {
 
 /// Apply every requested preparation in this order: governor, sysctls,
 /// IRQ affinity, thread pinning. A skipped step is an error with
-/// `--strict` (before any later step); on any error the guard undoes what
-/// was done when it is dropped or restored.
+/// `--strict` (before any later step). On any error the guard undoes at
+/// once every change it holds, and the error says which were undone (or
+/// which could not be), so that the user knows the machine's state.
 pub fn apply(guard: &mut SystemGuard, args: &Preparation) -> Result<Vec<Outcome>> {
+    apply_steps(guard, args).map_err(|e| undone_before(guard, e))
+}
+
+/// `e`, a step's failure, followed by what undoing the guard's earlier
+/// changes did (a usage error stays one).
+fn undone_before(guard: &mut SystemGuard, e: anyhow::Error) -> anyhow::Error {
+    let r = guard.restore_report();
+    let note = if r.is_empty() {
+        "no host change had been made before it".to_string()
+    } else if r.is_ok() {
+        format!("the host changes made before it were undone:\n{r}")
+    } else {
+        format!("undoing the host changes made before it did not complete:\n{r}")
+    };
+    let text = format!("{e:#}\n{}", note.trim_end());
+    if e.downcast_ref::<crate::bench::plan::Invalid>().is_some() {
+        crate::bench::plan::invalid(text)
+    } else {
+        anyhow::anyhow!(text)
+    }
+}
+
+fn apply_steps(guard: &mut SystemGuard, args: &Preparation) -> Result<Vec<Outcome>> {
     let mut out = Steps {
         list: Vec::new(),
         strict: args.strict,

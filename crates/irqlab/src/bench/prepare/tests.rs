@@ -287,3 +287,76 @@ fn validate_refuses_a_sysctl_value_that_cannot_be_written() {
     check("kernel.printk", "3 4 1 7").unwrap();
     check("kernel.core_pattern", "|/bin/false").unwrap();
 }
+
+/// A sysctl set, then an IRQ that is not there (a step that fails).
+fn sysctl_then_missing_irq() -> Preparation {
+    Preparation {
+        sysctl: vec!["vm.stat_interval=7".parse().unwrap()],
+        irq_affinity: vec!["99=1".parse().unwrap()],
+        ..Preparation::default()
+    }
+}
+
+/// A failed step's error names the earlier changes it undid; the host is
+/// as it was and the journal gone before the error is returned.
+#[test]
+fn a_failed_step_says_which_earlier_changes_were_undone() {
+    let dir = tree(&[("proc/sys/vm/stat_interval", "1\n")]);
+    let mut g = guard(dir.path());
+    let e = format!(
+        "{:#}",
+        apply(&mut g, &sysctl_then_missing_irq()).unwrap_err()
+    );
+    assert!(e.starts_with("--irq-affinity 99=1: IRQ 99 has no"), "{e}");
+    assert!(
+        e.contains(
+            "\nthe host changes made before it were undone:\n\
+             restored proc/sys/vm/stat_interval = \"1\" (was set to \"7\")"
+        ),
+        "{e}"
+    );
+    assert_eq!(g.pending(), 0);
+    assert_eq!(read(dir.path(), "proc/sys/vm/stat_interval"), "1\n");
+    assert!(!default_journal(dir.path()).exists());
+
+    let only = Preparation {
+        irq_affinity: vec!["99=1".parse().unwrap()],
+        ..Preparation::default()
+    };
+    let e = format!("{:#}", apply(&mut g, &only).unwrap_err());
+    assert!(
+        e.ends_with("\nno host change had been made before it"),
+        "{e}"
+    );
+}
+
+/// When undoing an earlier change fails, the error names it and the
+/// journal kept for `irqlab restore`.
+#[test]
+fn a_failed_step_names_an_earlier_change_it_could_not_undo() {
+    let dir = tree(&[("proc/sys/vm/stat_interval", "1\n")]);
+    let root = dir.path().to_path_buf();
+    let mut g = guard(&root);
+    g.set_observer(Box::new(move |e: &crate::guard::Event<'_>| {
+        if let crate::guard::Event::Applied(_) = e {
+            // the sysctl's file turns into a directory: no undo can write it
+            let p = root.join("proc/sys/vm/stat_interval");
+            std::fs::remove_file(&p).unwrap();
+            std::fs::create_dir(&p).unwrap();
+        }
+    }));
+    let e = format!(
+        "{:#}",
+        apply(&mut g, &sysctl_then_missing_irq()).unwrap_err()
+    );
+    assert!(
+        e.contains("\nundoing the host changes made before it did not complete:\n"),
+        "{e}"
+    );
+    assert!(
+        e.contains("\nFAILED proc/sys/vm/stat_interval = \"1\""),
+        "{e}"
+    );
+    assert!(e.contains("journal kept at"), "{e}");
+    assert!(default_journal(dir.path()).exists());
+}
