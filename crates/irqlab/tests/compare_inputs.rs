@@ -30,7 +30,7 @@ fn item1_plain_files_are_variants_named_by_stem() {
     }
     // same stem in two directories: shortest distinguishing suffix
     numbers(&tmp.path().join("p/same/x.txt"), spread(100.0, 1.0, 10));
-    numbers(&tmp.path().join("q/same/x.txt"), spread(100.0, 1.0, 10));
+    numbers(&tmp.path().join("q/same/x.txt"), spread(101.0, 1.0, 10));
     let doc = json(tmp.path(), &["p/same/x.txt", "q/same/x.txt"]);
     assert_eq!(doc["variants"], serde_json::json!(["p/same/x", "q/same/x"]));
     let doc = json(

@@ -239,7 +239,8 @@ pub(super) struct Found {
 }
 
 /// Load every positional argument and give every variant a unique label;
-/// one file given through two arguments is refused (`input_same`).
+/// one file given through two arguments, and copies of a plain input, are
+/// refused (`input_same`).
 pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut out = Loaded::default();
     let paths: Vec<PathBuf> = specs.iter().map(|s| split_spec(s).1).collect();
@@ -275,6 +276,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             });
         }
     }
+    super::input_same::refuse_copied_values(&found)?;
     disambiguate(&mut found, &mut out.warnings);
     super::input_runs::arguments_as_runs(&mut found, &mut out.warnings);
     // The input each variant was first found in, beside out.variants.
