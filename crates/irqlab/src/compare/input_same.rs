@@ -283,7 +283,7 @@ fn contents(files: &[PathBuf]) -> Option<Vec<Vec<u8>>> {
 /// two runs of a counter that stays at zero hold the same values without
 /// being copies. An error naming both files (and variants).
 pub(super) fn refuse_copied_values(found: &[Found]) -> Result<()> {
-    let mut seen: Vec<(&Found, Vec<(&str, Vec<u64>)>)> = Vec::new();
+    let mut seen: Vec<(&Found, Values)> = Vec::new();
     for f in found.iter().filter(|f| checked(&f.data)) {
         let values = values_of(&f.data);
         if let Some((first, _)) = seen.iter().find(|(_, v)| *v == values) {
@@ -303,6 +303,9 @@ pub(super) fn refuse_copied_values(found: &[Found]) -> Result<()> {
     Ok(())
 }
 
+/// A variant's values: each metric's, as [`values_of`] gives them.
+type Values<'a> = Vec<(&'a str, Vec<u64>)>;
+
 /// Is `v` from a plain input (not a bench or probe run), with at least
 /// two different values?
 fn checked(v: &VariantData) -> bool {
@@ -312,8 +315,8 @@ fn checked(v: &VariantData) -> bool {
 }
 
 /// Each metric's values (their bits, `-0` as `0`) in trial order, by metric.
-fn values_of(v: &VariantData) -> Vec<(&str, Vec<u64>)> {
-    let mut out: Vec<(&str, Vec<u64>)> = v
+fn values_of(v: &VariantData) -> Values<'_> {
+    let mut out: Values = v
         .series
         .iter()
         .map(|s| {
@@ -326,8 +329,8 @@ fn values_of(v: &VariantData) -> Vec<(&str, Vec<u64>)> {
 }
 
 /// `metric x`, or `3 metrics`.
-fn metrics_of(values: &[(&str, Vec<u64>)]) -> String {
-    match values {
+fn metrics_of(values: &Values) -> String {
+    match values.as_slice() {
         [(m, _)] => format!("metric {m}"),
         _ => format!("{} metrics", values.len()),
     }
