@@ -30,7 +30,7 @@ fn item1_plain_files_are_variants_named_by_stem() {
     }
     // same stem in two directories: shortest distinguishing suffix
     numbers(&tmp.path().join("p/same/x.txt"), spread(100.0, 1.0, 10));
-    numbers(&tmp.path().join("q/same/x.txt"), spread(100.0, 1.0, 10));
+    numbers(&tmp.path().join("q/same/x.txt"), spread(101.0, 1.0, 10));
     let doc = json(tmp.path(), &["p/same/x.txt", "q/same/x.txt"]);
     assert_eq!(doc["variants"], serde_json::json!(["p/same/x", "q/same/x"]));
     let doc = json(
@@ -47,7 +47,30 @@ fn item2_comparing_nothing_is_an_error() {
     numbers(&d.join("a.txt"), spread(100.0, 1.0, 10));
     fs::write(d.join("empty.txt"), "# nothing\n").unwrap();
     let e = err(d, &["a.txt", "empty.txt"]);
-    assert!(e.contains("empty.txt: no values found"), "{e}");
+    assert!(
+        e.contains("empty.txt: no values found: expected one number a line"),
+        "{e}"
+    );
+    fs::write(d.join("h.csv"), "variant,x\r\n").unwrap();
+    let e = err(d, &["a.txt", "h.csv"]);
+    let want = "h.csv: no values found: expected a header line, then rows of numbers";
+    assert!(e.contains(want), "{e}");
+    fs::write(d.join("nan.csv"), "x\nNaN\n-\n").unwrap();
+    let e = err(d, &["a.txt", "nan.csv"]);
+    assert!(
+        e.contains("nan.csv: no values found: expected a header line"),
+        "{e}"
+    );
+    assert!(
+        e.contains("; nan.csv: x: no value at line 2, line 3"),
+        "{e}"
+    );
+    fs::write(d.join("e.json"), "[]").unwrap();
+    let e = err(d, &["a.txt", "e.json"]);
+    assert!(
+        e.contains("e.json: no values found: expected an array of row objects"),
+        "{e}"
+    );
     fs::create_dir_all(d.join("e1")).unwrap();
     fs::create_dir_all(d.join("e2")).unwrap();
     let e = err(d, &["e1", "e2"]);

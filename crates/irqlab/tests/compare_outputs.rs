@@ -576,7 +576,7 @@ fn csv_carries_the_detectable_change_note_of_json() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
     numbers(&d.join("a.txt"), spread(100.0, 1.0, 12));
-    numbers(&d.join("same.txt"), spread(100.0, 1.0, 12));
+    numbers(&d.join("same.txt"), spread(100.1, 1.0, 12));
     numbers(&d.join("up.txt"), spread(130.0, 1.0, 12));
     numbers(&d.join("few_a.txt"), [1.0, 2.0, 3.0]);
     numbers(&d.join("few_b.txt"), [1.5, 2.5, 3.5]);

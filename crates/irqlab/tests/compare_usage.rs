@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-use common::compare::{compare, err, json, numbers, spread, usage};
+use common::compare::{compare, err, json, numbers, ok, spread, usage};
 use std::fs;
 use std::path::Path;
 use tempfile::TempDir;
@@ -124,16 +124,15 @@ fn csv_notes_go_to_stderr_and_only_a_torn_last_line_is_skipped() {
 
 /// One result set given twice (the same file however typed, through a
 /// symlink, or a run inside a directory also given) is a usage error
-/// naming the file; two files with the same bytes compare, with a note
-/// that they are probably copies (on stderr with `--format csv`, with the
-/// other notes elsewhere).
+/// naming the file; two bench runs with the same bytes compare, with a
+/// note that they are probably copies (on stderr with `--format csv`, with
+/// the other notes elsewhere: one run a side gives no verdict).
 #[test]
-fn one_result_set_given_twice_is_a_usage_error_and_a_copy_a_note() {
+fn one_result_set_given_twice_is_a_usage_error_and_a_bench_copy_a_note() {
     let tmp = TempDir::new().unwrap();
     let d = tmp.path();
     numbers(&d.join("a.txt"), spread(100.0, 1.0, 8));
     numbers(&d.join("b.txt"), spread(110.0, 1.0, 8));
-    fs::copy(d.join("a.txt"), d.join("c.txt")).unwrap();
     std::os::unix::fs::symlink(d.join("a.txt"), d.join("l.txt")).unwrap();
     let twice = "its runs would be compared with themselves, or counted twice in one variant";
     usage(
@@ -159,13 +158,80 @@ fn one_result_set_given_twice_is_a_usage_error_and_a_copy_a_note() {
     let through = format!("{} is read through both res and res/r1", trials.display());
     usage(d, &["res", "b=res/r1"], &[&through]);
 
-    let copy = "a.txt and c.txt hold the same bytes: probably copies of one run";
-    let out = compare(d, &["a.txt", "c.txt", "--format", "csv"]);
+    fs::create_dir_all(d.join("copy")).unwrap();
+    fs::copy(d.join("res/r1/plan.json"), d.join("copy/plan.json")).unwrap();
+    fs::create_dir_all(d.join("copy/tip")).unwrap();
+    fs::copy(
+        d.join("res/r1/tip/trials.jsonl"),
+        d.join("copy/tip/trials.jsonl"),
+    )
+    .unwrap();
+    bench_run(&d.join("other"), 2.0, 110.0);
+    let copy = "res/r1/tip/trials.jsonl and copy/tip/trials.jsonl hold the same bytes: \
+                probably copies of one run";
+    let args = ["a=res/r1", "b=copy", "--format", "csv"];
+    let out = compare(d, &args);
     let e = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{e}");
     assert!(e.contains(&format!("irqlab: note: {copy}")), "{e}");
-    let doc = json(d, &["a.txt", "c.txt", "b.txt"]);
+    let doc = json(d, &["a=res/r1", "b=copy", "c=other"]);
     assert!(doc["notes"].to_string().contains(copy), "{doc}");
-    let doc = json(d, &["a.txt", "b.txt"]);
+    let doc = json(d, &["a=res/r1", "c=other"]);
     assert!(!doc["notes"].to_string().contains("same bytes"), "{doc}");
+}
+
+/// Two variants of plain inputs with the same values in the same order
+/// are refused naming both files: a copy of a number file or table (its
+/// bytes, its rows with CRLF line ends or under other variant names, a
+/// directory of per-iteration files) compared with the run gives "no
+/// change" whatever was measured, and pooled with it counts twice.
+/// Before, a copy compared with a note and an edited copy without one.
+#[test]
+fn a_copy_of_a_plain_input_is_refused_naming_both_files() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 8));
+    numbers(&d.join("b.txt"), spread(110.0, 1.0, 8));
+    fs::copy(d.join("a.txt"), d.join("c.txt")).unwrap();
+    let same = "hold the same values (8 of metric value, in the same order): copies of one run";
+    let e = err(d, &["a.txt", "c.txt"]);
+    assert!(e.contains(&format!("a.txt and c.txt {same}")), "{e}");
+    let e = err(d, &["a.txt", "b.txt", "c.txt", "--format", "csv"]);
+    assert!(e.contains("a.txt and c.txt hold the same values"), "{e}");
+    let e = err(d, &["x=a.txt", "x=c.txt", "b.txt"]);
+    assert!(e.contains("a.txt and c.txt hold the same values"), "{e}");
+    fs::write(d.join("t.csv"), "variant,x,y\nA,1,5\nA,2,6\nB,3,7\nB,4,9\n").unwrap();
+    fs::write(
+        d.join("u.csv"),
+        "variant,y,x\r\nP,5,1\r\nP,6,2\r\nQ,7,3\r\nQ,4,4\r\n",
+    )
+    .unwrap();
+    let e = err(d, &["t.csv", "u.csv"]);
+    let want = "t.csv (variant A) and u.csv (variant P) hold the same values (4 of 2 metrics";
+    assert!(e.contains(want), "{e}");
+    fs::write(d.join("v.csv"), "variant,x\nA,1\nA,2\nB,1\nB,2\n").unwrap();
+    let e = err(d, &["v.csv"]);
+    assert!(
+        e.contains("v.csv (variant A) and v.csv (variant B) hold"),
+        "{e}"
+    );
+    fs::write(d.join("t.json"), r#"{"x": [1, 2, 3], "y": [4, 5, 6]}"#).unwrap();
+    fs::write(d.join("u.json"), r#"{"y": [4, 5, 6], "x": [1, 2, 3]}"#).unwrap();
+    let e = err(d, &["t.json", "u.json"]);
+    assert!(e.contains("t.json and u.json hold the same values"), "{e}");
+    for (dir, v) in [("i1", 1.0), ("i2", 1.0)] {
+        numbers(&d.join(dir).join("1.txt"), [v]);
+        numbers(&d.join(dir).join("2.txt"), [v + 1.0]);
+    }
+    let e = err(d, &["i1", "i2"]);
+    assert!(e.contains("i1 and i2 hold the same values"), "{e}");
+    // the same values in another order, and two runs of a counter that
+    // stays at one number, are compared
+    let mut back = spread(100.0, 1.0, 8);
+    back.reverse();
+    numbers(&d.join("r.txt"), back);
+    ok(d, &["a.txt", "r.txt"]);
+    numbers(&d.join("z1.txt"), [0.0; 4]);
+    numbers(&d.join("z2.txt"), [0.0; 4]);
+    ok(d, &["z1.txt", "z2.txt"]);
 }

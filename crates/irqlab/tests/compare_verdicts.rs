@@ -376,7 +376,7 @@ fn a_metric_present_in_one_run_only_is_listed_as_missing_in_every_format() {
 fn out_of_range_flags_and_unknown_direction_metrics_are_usage_errors() {
     let tmp = TempDir::new().unwrap();
     numbers(&tmp.path().join("a.txt"), [1.0, 2.0, 3.0]);
-    numbers(&tmp.path().join("b.txt"), [1.0, 2.0, 3.0]);
+    numbers(&tmp.path().join("b.txt"), [1.5, 2.5, 3.5]);
     for bad in [
         ["--alpha", "2"],
         ["--resamples", "0"],

@@ -239,7 +239,8 @@ pub(super) struct Found {
 }
 
 /// Load every positional argument and give every variant a unique label;
-/// one file given through two arguments is refused (`input_same`).
+/// one file given through two arguments, and copies of a plain input, are
+/// refused (`input_same`).
 pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut out = Loaded::default();
     let paths: Vec<PathBuf> = specs.iter().map(|s| split_spec(s).1).collect();
@@ -248,10 +249,11 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     let mut found = Vec::new();
     for (arg, spec) in specs.iter().enumerate() {
         let (label, path) = split_spec(spec);
+        let noted = out.warnings.len();
         let mut vs = load_one(&path, opts, &mut out.warnings, &mut out.metric_named)?;
         vs.retain(|v| v.series.iter().any(|s| !s.obs.is_empty()));
         if vs.is_empty() {
-            bail!("{}: no values found", path.display());
+            return Err(no_values(&path, &out.warnings[noted..]));
         }
         if let Some(l) = &label {
             if vs.len() > 1 {
@@ -275,6 +277,7 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             });
         }
     }
+    super::input_same::refuse_copied_values(&found)?;
     disambiguate(&mut found, &mut out.warnings);
     super::input_runs::arguments_as_runs(&mut found, &mut out.warnings);
     // The input each variant was first found in, beside out.variants.
@@ -307,6 +310,27 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
     out.warnings
         .extend(out.variants.iter().filter_map(single_probe_run));
     Ok(out)
+}
+
+/// The error for an input that holds no value: what its format holds,
+/// and the notes reading it gave (its values all missing, its trials
+/// skipped), which would otherwise not be shown.
+fn no_values(path: &Path, notes: &[String]) -> anyhow::Error {
+    let expected = match path.extension().and_then(|e| e.to_str()) {
+        _ if path.is_dir() => "one number in each file of the directory",
+        Some("jsonl") => "one bench trial a line",
+        Some("csv") => "a header line, then rows of numbers",
+        Some("json") => {
+            "an array of row objects, an object of metric → array of numbers, \
+             or a probe result set"
+        }
+        _ => "one number a line (blank and `#` lines are skipped)",
+    };
+    let mut e = format!("{}: no values found: expected {expected}", path.display());
+    for n in notes {
+        e.push_str(&format!("; {n}"));
+    }
+    anyhow::anyhow!(e)
 }
 
 /// An error for the first input that does not exist, before any input

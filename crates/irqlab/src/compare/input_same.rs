@@ -1,13 +1,16 @@
 //! Result sets given more than once. One file read through two arguments
 //! (`a.txt a.txt`, `x=a.txt y=./a.txt`, a directory and a run inside it)
 //! is a usage error: its runs would be compared with themselves, or
-//! counted twice in one variant. Two different files with the same bytes
-//! get a note: they are probably copies of one run. Specified in
+//! counted twice in one variant. Two variants of plain inputs (number
+//! files, tables, per-iteration directories) with the same values, in the
+//! same order, are refused too: copies of one run, whatever their bytes.
+//! Two other files (bench, probe runs) with the same bytes get a note:
+//! they are probably copies of one run. Specified in
 //! `docs/compare-input.md` ("Inputs given twice").
 
-use super::input::natural_cmp;
+use super::input::{natural_cmp, Found, VariantData};
 use super::input_bench as bench;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -268,4 +271,78 @@ fn size_of(files: &[PathBuf]) -> Option<u64> {
 /// The bytes of every file, `None` when one cannot be read.
 fn contents(files: &[PathBuf]) -> Option<Vec<Vec<u8>>> {
     files.iter().map(|f| std::fs::read(f).ok()).collect()
+}
+
+/// Refuse two variants of plain inputs (no bench or probe trial: number
+/// files, tables, per-iteration directories) that hold the same values of
+/// the same metrics in the same order: a copy of a run (its bytes, or its
+/// rows under another name or with other line ends) compared with the run
+/// gives "no change" whatever was measured, and pooled with it counts each
+/// value twice. Bench and probe copies are found by their trials
+/// (`input`); a probe run without a start time is not checked either. A variant whose values are all one number is not checked:
+/// two runs of a counter that stays at zero hold the same values without
+/// being copies. An error naming both files (and variants).
+pub(super) fn refuse_copied_values(found: &[Found]) -> Result<()> {
+    let mut seen: Vec<(&Found, Values)> = Vec::new();
+    for f in found.iter().filter(|f| checked(&f.data)) {
+        let values = values_of(&f.data);
+        if let Some((first, _)) = seen.iter().find(|(_, v)| *v == values) {
+            let n: usize = values.iter().map(|(_, v)| v.len()).sum();
+            bail!(
+                "{} and {} hold the same values ({n} of {}, in the same order): copies \
+                 of one run (the same bytes, or the same rows under another name) would \
+                 be compared with themselves, giving no change whatever was measured, \
+                 or counted twice in one variant; give each run once",
+                shown(first, found),
+                shown(f, found),
+                metrics_of(&values)
+            );
+        }
+        seen.push((f, values));
+    }
+    Ok(())
+}
+
+/// A variant's values: each metric's, as [`values_of`] gives them.
+type Values<'a> = Vec<(&'a str, Vec<u64>)>;
+
+/// Is `v` from a plain input (not a bench or probe run), with at least
+/// two different values?
+fn checked(v: &VariantData) -> bool {
+    let mut values = v.series.iter().flat_map(|s| s.obs.iter().map(|o| o.value));
+    let first = values.next();
+    !v.probe && v.trials.is_empty() && first.is_some_and(|a| values.any(|b| b != a))
+}
+
+/// Each metric's values (their bits, `-0` as `0`) in trial order, by metric.
+fn values_of(v: &VariantData) -> Values<'_> {
+    let mut out: Values = v
+        .series
+        .iter()
+        .map(|s| {
+            let bits = s.obs.iter().map(|o| (o.value + 0.0).to_bits()).collect();
+            (s.metric.as_str(), bits)
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// `metric x`, or `3 metrics`.
+fn metrics_of(values: &Values) -> String {
+    match values.as_slice() {
+        [(m, _)] => format!("metric {m}"),
+        _ => format!("{} metrics", values.len()),
+    }
+}
+
+/// The input a variant was found in, and the variant when that input
+/// holds several.
+fn shown(f: &Found, found: &[Found]) -> String {
+    let shared = found.iter().filter(|g| g.arg == f.arg).count() > 1;
+    if shared {
+        format!("{} (variant {})", f.path.display(), f.data.label)
+    } else {
+        f.path.display().to_string()
+    }
 }

@@ -226,7 +226,7 @@ pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Ve
                     bail!("{}: {metric}: expected an array of numbers", path.display());
                 };
                 for (i, x) in arr.iter().enumerate() {
-                    match json_number(path, i + 1, x)? {
+                    match json_number(path, i + 1, metric, x)? {
                         Some(value) => {
                             v.push(metric, unit_from_name(metric), None, Obs::plain(value))
                         }
@@ -242,14 +242,24 @@ pub fn load_json(path: &Path, label: &str, warns: &mut Vec<String>) -> Result<Ve
     Ok(out)
 }
 
-/// A JSON value as a number, `None` for a missing one (`null`, or text
-/// such as `"NaN"`); errors name the file and the 1-based item.
-fn json_number(path: &Path, item: usize, x: &Value) -> Result<Option<f64>> {
-    match x {
-        Value::Null => Ok(None),
-        Value::String(s) if is_null_text(s) => Ok(None),
-        Value::String(s) => parse_number(path, item, s).map(Some),
-        other => parse_number(path, item, &other.to_string()).map(Some),
+/// A JSON value of `key` as a number, `None` for a missing one (`null`,
+/// or text such as `"NaN"`); errors name the file, the 1-based item (not a
+/// line: the item of an array) and the key, `t.json: item 2: x: expected
+/// a number, found "Infinity"`.
+fn json_number(path: &Path, item: usize, key: &str, x: &Value) -> Result<Option<f64>> {
+    let number = match x {
+        Value::Null => return Ok(None),
+        Value::String(s) if is_null_text(s) => return Ok(None),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    match number.filter(|v| v.is_finite()) {
+        Some(v) => Ok(Some(v)),
+        None => bail!(
+            "{}: item {item}: {key}: expected a number, found {x}",
+            path.display()
+        ),
     }
 }
 
@@ -266,7 +276,7 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         trial: match map.get("trial") {
             Some(Value::Number(n)) => n.as_f64(),
             _ => match text("trial")? {
-                Some(t) if !t.trim().is_empty() => Some(parse_number(path, item, &t)?),
+                Some(t) if !t.trim().is_empty() => Some(json_trial(path, item, &t)?),
                 _ => None,
             },
         },
@@ -277,12 +287,24 @@ fn json_row(path: &Path, item: usize, obj: &Value, skipped: &mut Skipped) -> Res
         seen: None,
     };
     for (k, v) in map.iter().filter(|(k, _)| !SPECIAL.contains(&k.as_str())) {
-        match json_number(path, item, v)? {
+        match json_number(path, item, k, v)? {
             Some(x) => row.values.push((k.clone(), x)),
             None => skipped.add(k, format!("item {item}")),
         }
     }
     Ok(row)
+}
+
+/// A `trial` given as text, as a number; an error names the file and item.
+fn json_trial(path: &Path, item: usize, text: &str) -> Result<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => bail!(
+            "{}: item {item}: trial: expected a number, found {:?}",
+            path.display(),
+            text.trim()
+        ),
+    }
 }
 
 /// A row's special field (`variant`, `trial`, `boot_id`, `run`) as the text
@@ -295,7 +317,7 @@ fn json_text(path: &Path, item: usize, key: &str, x: Option<&Value>) -> Result<O
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(Value::Number(n)) => Ok(Some(n.to_string())),
         Some(other) => bail!(
-            "{}:{item}: {key}: expected a string or a number, found {other}",
+            "{}: item {item}: {key}: expected a string or a number, found {other}",
             path.display()
         ),
     }
@@ -472,20 +494,37 @@ mod tests {
         let err = |rows: &str| format!("{:#}", load(rows).unwrap_err());
         let e = err(r#"[{"variant":"a","x":1},{"variant":true,"x":2}]"#);
         assert!(
-            e.ends_with("t.json:2: variant: expected a string or a number, found true"),
+            e.ends_with("t.json: item 2: variant: expected a string or a number, found true"),
             "{e}"
         );
         let e = err(r#"[{"trial":"x","x":1}]"#);
         assert!(
-            e.ends_with("t.json:1: expected a number, found \"x\""),
+            e.ends_with("t.json: item 1: trial: expected a number, found \"x\""),
             "{e}"
         );
         let e = err(r#"[{"boot_id":["b"],"x":1}]"#);
         assert!(
-            e.contains("t.json:1: boot_id: expected a string or a number"),
+            e.contains("t.json: item 1: boot_id: expected a string or a number"),
             "{e}"
         );
         let e = err(r#"[{"trial":1,"boot_id":7,"x":1},{"trial":1,"boot_id":7,"x":2}]"#);
         assert!(e.contains("t.json:2: trial 1 is already at item 1"), "{e}");
+        // a value that is not a number names its item and key: "t.json:2"
+        // read as line 2 of a one-line file, and named no metric of several
+        let e = err(r#"[{"x":1,"y":2},{"x":3,"y":"abc"}]"#);
+        assert!(
+            e.ends_with("t.json: item 2: y: expected a number, found \"abc\""),
+            "{e}"
+        );
+        let e = err(r#"{"x": [1, 2], "y": [1, "Infinity", 3]}"#);
+        assert!(
+            e.ends_with("t.json: item 2: y: expected a number, found \"Infinity\""),
+            "{e}"
+        );
+        let e = err(r#"{"x": [1, true]}"#);
+        assert!(
+            e.ends_with("t.json: item 2: x: expected a number, found true"),
+            "{e}"
+        );
     }
 }
