@@ -235,3 +235,33 @@ fn a_copy_of_a_plain_input_is_refused_naming_both_files() {
     numbers(&d.join("z2.txt"), [0.0; 4]);
     ok(d, &["z1.txt", "z2.txt"]);
 }
+
+#[test]
+fn allow_copies_compares_copies_with_a_note_and_is_refused_without_any() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    // runs of a few discrete values can match without being copies
+    numbers(&d.join("a.txt"), [0.0, 1.0, 0.0, 2.0, 0.0]);
+    numbers(&d.join("b.txt"), [0.0, 1.0, 0.0, 2.0, 0.0]);
+    numbers(&d.join("c.txt"), [3.0, 1.0, 4.0, 1.0, 5.0]);
+    let e = err(d, &["a.txt", "b.txt"]);
+    assert!(
+        e.contains("(--allow-copies compares them all the same)"),
+        "{e}"
+    );
+    let out = compare(d, &["a.txt", "b.txt", "--allow-copies"]);
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{e}");
+    // text's notes end the report
+    let o = String::from_utf8(out.stdout).unwrap();
+    let want = "note: a.txt and b.txt hold the same values (5 of metric value, in the same \
+                order): compared as given (--allow-copies)";
+    assert!(o.contains(want), "{o}");
+    assert!(o.contains("b vs a: ~"), "{o}");
+    // the flag with no copies to allow would be ignored: a usage error
+    usage(
+        d,
+        &["a.txt", "c.txt", "--allow-copies"],
+        &["--allow-copies: no two plain inputs hold the same values"],
+    );
+}

@@ -143,6 +143,12 @@ pub struct Args {
     /// variant ran another workload than the baseline).
     #[arg(long)]
     pub mixed_workloads: bool,
+    /// Compare plain inputs (number files, tables, per-iteration
+    /// directories) that hold the same values in the same order, with a
+    /// note (refused otherwise: a copy of a run compared with itself gives
+    /// no change; refused too when no two inputs hold the same values).
+    #[arg(long)]
+    pub allow_copies: bool,
 }
 
 fn config(a: Args) -> Result<CompareConfig> {
@@ -179,6 +185,7 @@ fn config(a: Args) -> Result<CompareConfig> {
         directions: rules,
         all: a.all,
         mixed_workloads: a.mixed_workloads,
+        allow_copies: a.allow_copies,
     })
 }
 

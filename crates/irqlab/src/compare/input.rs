@@ -181,6 +181,9 @@ pub struct LoadOpts {
     /// Metrics given `--direction METRIC=…`: the inputs may state other
     /// directions for them.
     pub directed: Vec<String>,
+    /// `--allow-copies`: plain inputs with the same values are compared
+    /// (with a note), not refused.
+    pub allow_copies: bool,
 }
 
 /// All variants in argument order, plus non-fatal warnings.
@@ -277,7 +280,8 @@ pub fn load_all(specs: &[String], opts: &LoadOpts) -> Result<Loaded> {
             });
         }
     }
-    super::input_same::refuse_copied_values(&found)?;
+    let copies = super::input_same::refuse_copied_values(&found, opts.allow_copies)?;
+    out.warnings.extend(copies);
     disambiguate(&mut found, &mut out.warnings);
     super::input_runs::arguments_as_runs(&mut found, &mut out.warnings);
     // The input each variant was first found in, beside out.variants.

@@ -279,28 +279,45 @@ fn contents(files: &[PathBuf]) -> Option<Vec<Vec<u8>>> {
 /// rows under another name or with other line ends) compared with the run
 /// gives "no change" whatever was measured, and pooled with it counts each
 /// value twice. Bench and probe copies are found by their trials
-/// (`input`); a probe run without a start time is not checked either. A variant whose values are all one number is not checked:
-/// two runs of a counter that stays at zero hold the same values without
-/// being copies. An error naming both files (and variants).
-pub(super) fn refuse_copied_values(found: &[Found]) -> Result<()> {
+/// (`input`); a probe run without a start time is not checked either. A
+/// variant whose values are all one number is not checked: two runs of a
+/// counter that stays at zero hold the same values without being copies.
+/// An error naming both files (and variants); with `allow`
+/// (`--allow-copies`: runs of a few discrete values may match by chance)
+/// a note for each such pair, and a usage error when there is none (the
+/// flag would be ignored).
+pub(super) fn refuse_copied_values(found: &[Found], allow: bool) -> Result<Vec<String>> {
     let mut seen: Vec<(&Found, Values)> = Vec::new();
+    let mut notes = Vec::new();
     for f in found.iter().filter(|f| checked(&f.data)) {
         let values = values_of(&f.data);
         if let Some((first, _)) = seen.iter().find(|(_, v)| *v == values) {
             let n: usize = values.iter().map(|(_, v)| v.len()).sum();
-            bail!(
-                "{} and {} hold the same values ({n} of {}, in the same order): copies \
-                 of one run (the same bytes, or the same rows under another name) would \
-                 be compared with themselves, giving no change whatever was measured, \
-                 or counted twice in one variant; give each run once",
+            let what = format!(
+                "{} and {} hold the same values ({n} of {}, in the same order)",
                 shown(first, found),
                 shown(f, found),
                 metrics_of(&values)
             );
+            if !allow {
+                bail!(
+                    "{what}: copies of one run (the same bytes, or the same rows under \
+                     another name) would be compared with themselves, giving no change \
+                     whatever was measured, or counted twice in one variant; give each \
+                     run once (--allow-copies compares them all the same)"
+                );
+            }
+            notes.push(format!("{what}: compared as given (--allow-copies)"));
         }
         seen.push((f, values));
     }
-    Ok(())
+    if allow && notes.is_empty() {
+        return Err(super::usage(
+            "--allow-copies: no two plain inputs hold the same values (the flag \
+             would be ignored)",
+        ));
+    }
+    Ok(notes)
 }
 
 /// A variant's values: each metric's, as [`values_of`] gives them.

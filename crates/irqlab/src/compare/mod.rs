@@ -128,6 +128,8 @@ pub struct CompareConfig {
     pub all: bool,
     /// Compare variants whose bench runs ran different workloads.
     pub mixed_workloads: bool,
+    /// Compare plain inputs that hold the same values (`--allow-copies`).
+    pub allow_copies: bool,
 }
 
 /// The model's settings from `c`, checked (alpha, noise, resamples).
@@ -164,6 +166,7 @@ pub fn comparison(config: &CompareConfig) -> Result<model::Comparison> {
             .iter()
             .map(|(m, _)| m.clone())
             .collect(),
+        allow_copies: config.allow_copies,
     };
     let loaded = load_all(&config.inputs, &opts)?;
     compare_loaded(config, s, loaded)
