@@ -138,28 +138,12 @@ pub type Locked = nix::fcntl::Flock<std::fs::File>;
 
 /// Open the journal at `path` for writing (created when `create`), with
 /// an exclusive lock (`flock`); held until the file is closed. Opened
-/// without blocking and only when a regular file (a FIFO or a device in
-/// its place is refused by name, as every input: docs/limits.md).
+/// through `crate::host::open_regular_rw`: without blocking and only when
+/// a regular file (a FIFO or a device in its place is refused by its
+/// type, as every input: docs/limits.md).
 pub fn lock(path: &Path, create: bool) -> anyhow::Result<Locked> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .create(create)
-        .truncate(false)
-        .write(true)
-        .custom_flags((nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits())
-        .open(path);
-    let file = match file {
-        Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
-        // not a regular file: the reader's refusal names what it is
-        _ => {
-            crate::host::open_regular(path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            match file {
-                Ok(_) => anyhow::bail!("{} is not a regular file", path.display()),
-                Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
-            }
-        }
-    };
+    let file = crate::host::open_regular_rw(path, create)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     use nix::fcntl::{Flock, FlockArg};
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(locked) => Ok(locked),
