@@ -175,9 +175,11 @@ fn check_regular(path: &Path, file: &File) -> io::Result<Metadata> {
     Err(refused(path, ty))
 }
 
-/// A human name of a non-regular file type.
+/// A human name of a file type (what stands where another type belongs).
 pub fn type_name(ty: FileType) -> &'static str {
-    if ty.is_fifo() {
+    if ty.is_file() {
+        "regular file"
+    } else if ty.is_fifo() {
         "FIFO (named pipe)"
     } else if ty.is_socket() {
         "socket"
