@@ -348,7 +348,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
                 out.entries.push(c)
             }
             Err(_) if torn => out.torn_tail = Some(text.to_string()),
-            Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
+            Err(e) => bail!(
+                "{}:{}: not a journal entry: {}",
+                path.display(),
+                i + 1,
+                crate::json_line::error(&e)
+            ),
         }
     }
     Ok(out)
@@ -406,6 +411,13 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
         let err = load(&p).unwrap_err().to_string();
         assert!(err.contains("j.jsonl:1"), "{err}");
+        // the column in the line, not serde's "line 1 column N" after it
+        std::fs::write(&p, format!("{good}\n{}\n", good.replace(':', ";"))).unwrap();
+        let err = load(&p).unwrap_err().to_string();
+        assert!(
+            err.ends_with("j.jsonl:2: not a journal entry: column 8: expected `:`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -474,7 +474,7 @@ fn next_line<R: std::io::Read>(
     }
     let why = match parsed {
         _ if len > MAX_LINE => format!("a line longer than {MAX_LINE} bytes"),
-        Err(e) => format!("unreadable record: {e}"),
+        Err(e) => format!("unreadable record: {}", crate::json_line::error(&e)),
         Ok(l) if newer(l.schema) => {
             pr.newer.get_or_insert((n, l.schema));
             pr.newer_lines += 1;
@@ -915,6 +915,24 @@ mod tests {
     /// A cell whose CPU or row the layout lacks makes its line a bad
     /// line, named with what the layout has; the lines after it are
     /// kept (not checked until a line lists a layout again).
+    /// A line the JSON parser refuses is named file:line, then the
+    /// column in the line: not serde's "line 1 column N" after it.
+    #[test]
+    fn a_bad_lines_column_is_said_after_its_line_without_serdes_line_1() {
+        let mut v = journal_of(3);
+        let offset = v[0].len() + 1;
+        v[1] = v[1].replacen(',', ";", 1);
+        let (lines, pr) = parse(&joined(&v));
+        assert_eq!(lines.len(), 2);
+        let col = v[1].find(';').unwrap() + 1;
+        assert_eq!(
+            pr.messages(Path::new("j")),
+            [format!(
+                "j:2: unreadable record: column {col}: expected `,` or `}}` (byte {offset}); line skipped"
+            )]
+        );
+    }
+
     #[test]
     fn a_cell_of_an_unknown_cpu_or_row_is_a_bad_line_named() {
         let mut v = journal_of(8);
