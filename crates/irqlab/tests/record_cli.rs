@@ -3138,6 +3138,40 @@ fn a_statistics_file_missing_at_the_start_is_recorded_once_a_sample_reads_it() {
     assert!(rec.steps[..first].iter().all(|s| cells(s) == 0));
 }
 
+/// A file `recover` removes that cannot be removed (here a directory
+/// named as an interrupted segment write) is named as still there and
+/// makes `recover` exit 1: the recording is not as it leaves it. It is
+/// left as it is. Before, `recover` warned and exited 0.
+#[test]
+fn recover_fails_when_a_file_it_removes_cannot_be_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    assert!(record(&tree, &out, &["-i", "50ms", "-d", "200ms"])
+        .status
+        .success());
+    let stuck = boot_dir(&out).join(format!("{}.tmp", layout::segment_name(1000, 1001)));
+    std::fs::create_dir(&stuck).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "irqlab: cannot remove {} (a segment whose write was interrupted): ",
+            stuck.display()
+        )) && err.contains(": it is still there; remove it by hand\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "irqlab: 1 file(s) under {} that recovery removes could not be removed (above)",
+            out.display()
+        )),
+        "{err}"
+    );
+    assert!(stuck.is_dir());
+}
+
 /// `record -o DIR` where `DIR/host=NAME` or its `boot=` directory is a
 /// dangling symbolic link, or `host=NAME` a regular file: exit 1 naming
 /// the path, what it is and that a directory was expected (before: a
