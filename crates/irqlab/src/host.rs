@@ -33,7 +33,7 @@ mod attrs;
 mod open;
 
 pub use attrs::AttrDir;
-pub use open::{create_regular, open_regular};
+pub use open::{create_regular, open_regular, open_regular_append, open_regular_rw, type_name};
 
 use open::{FileId, Opened};
 

@@ -48,6 +48,7 @@ pub mod export;
 pub mod filter;
 pub mod guard;
 pub mod host;
+pub mod json_line;
 pub mod pin;
 pub mod probe;
 pub mod record;

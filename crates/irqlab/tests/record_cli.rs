@@ -3137,3 +3137,100 @@ fn a_statistics_file_missing_at_the_start_is_recorded_once_a_sample_reads_it() {
     assert!(first > 0 && cells(&rec.steps[first]) > 0, "{first}");
     assert!(rec.steps[..first].iter().all(|s| cells(s) == 0));
 }
+
+/// A file `recover` removes that cannot be removed (here a directory
+/// named as an interrupted segment write) is named as still there and
+/// makes `recover` exit 1: the recording is not as it leaves it. It is
+/// left as it is. Before, `recover` warned and exited 0.
+#[test]
+fn recover_fails_when_a_file_it_removes_cannot_be_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    assert!(record(&tree, &out, &["-i", "50ms", "-d", "200ms"])
+        .status
+        .success());
+    let stuck = boot_dir(&out).join(format!("{}.tmp", layout::segment_name(1000, 1001)));
+    std::fs::create_dir(&stuck).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "irqlab: cannot remove {} (a segment whose write was interrupted): ",
+            stuck.display()
+        )) && err.contains(": it is still there; remove it by hand\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "irqlab: 1 file(s) under {} that recovery removes could not be removed (above)",
+            out.display()
+        )),
+        "{err}"
+    );
+    assert!(stuck.is_dir());
+}
+
+/// `record -o DIR` where `DIR/host=NAME` or its `boot=` directory is a
+/// dangling symbolic link, or `host=NAME` a regular file: exit 1 naming
+/// the path, what it is and that a directory was expected (before: a
+/// bare "File exists" or "Not a directory"); it is left as it is.
+#[test]
+fn record_into_a_host_or_boot_path_that_is_no_directory_names_it() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    // the boot directory's name, from a recording of the tree
+    let first = d.path().join("first");
+    assert!(record(&tree, &first, &["-d", "10ms", "--host", "h1"])
+        .status
+        .success());
+    let boot = boot_dir(&first).file_name().unwrap().to_owned();
+    let nowhere = d.path().join("nowhere");
+    for what in ["host link", "host file", "boot link"] {
+        let out = d.path().join(what.replace(' ', "_"));
+        let host = out.join("host=h1");
+        let (bad, want) = match what {
+            "host link" => {
+                std::fs::create_dir(&out).unwrap();
+                std::os::unix::fs::symlink(&nowhere, &host).unwrap();
+                let want = format!(
+                    "{} is a dangling symbolic link (to {}), expected a directory",
+                    host.display(),
+                    nowhere.display()
+                );
+                (host.clone(), want)
+            }
+            "host file" => {
+                std::fs::create_dir(&out).unwrap();
+                std::fs::write(&host, b"x").unwrap();
+                let want = format!("{} is a regular file, expected a directory", host.display());
+                (host.clone(), want)
+            }
+            _ => {
+                std::fs::create_dir_all(&host).unwrap();
+                let b = host.join(&boot);
+                std::os::unix::fs::symlink(&nowhere, &b).unwrap();
+                let want = format!(
+                    "{} is a dangling symbolic link (to {}), expected a directory",
+                    b.display(),
+                    nowhere.display()
+                );
+                (b, want)
+            }
+        };
+        let o = record(&tree, &out, &["-d", "10ms", "--host", "h1"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(
+            err.starts_with("irqlab: error: cannot create ") && err.contains(&want),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("os error"), "{what}: {err}");
+        assert!(
+            bad.symlink_metadata().is_ok() && !nowhere.exists(),
+            "{what}"
+        );
+    }
+}

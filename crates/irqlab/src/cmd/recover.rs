@@ -5,7 +5,9 @@
 //! in one boot directory, which is left as it is; or a journal none of
 //! whose lines could be read, a torn first record included) or could not
 //! be read (a `host=`/`boot=` directory that cannot be listed, named with
-//! the OS error); the others still are.
+//! the OS error), or when a file recovery meant to remove (an interrupted
+//! write, a superseded segment) could not be removed and is still there;
+//! the others still are.
 
 use crate::record::layout;
 use std::path::PathBuf;
@@ -39,6 +41,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut any = false;
     let mut failed = 0;
+    // files meant to be removed that are still there
+    let mut not_removed = 0;
     // every boot directory, even after one that failed
     for d in &dirs {
         match layout::recover_boot_dir(d) {
@@ -49,6 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     eprintln!("irqlab: {l}");
                 }
                 any |= r.message.is_some();
+                not_removed += r.not_removed.len();
                 // a journal none of whose lines could be read
                 if r.nothing_recovered {
                     failed += 1;
@@ -67,6 +72,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
+    if not_removed > 0 {
+        eprintln!(
+            "irqlab: {not_removed} file(s) under {} that recovery removes could not be removed (above): the recording is not as `recover` leaves it until they are removed",
+            args.dir.display()
+        );
+    }
     if !parts.unreadable.is_empty() {
         if failed == 0 && !any && !dirs.is_empty() {
             eprintln!(
@@ -82,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
-    if failed > 0 || !parts.unreadable.is_empty() {
+    if failed > 0 || not_removed > 0 || !parts.unreadable.is_empty() {
         return Ok(ExitCode::FAILURE);
     }
     // said even after what replay would say (above): both are news

@@ -9,7 +9,7 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -234,10 +234,8 @@ impl Journal {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating journal directory {}", dir.display()))?;
             }
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)
+            // never blocks on a FIFO in its place: refused by its type
+            let f = crate::host::open_regular_append(&self.path)
                 .with_context(|| format!("opening journal {}", self.path.display()))?;
             sync_parent(&self.path);
             self.file = Some(f);
@@ -350,7 +348,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContents> {
                 out.entries.push(c)
             }
             Err(_) if torn => out.torn_tail = Some(text.to_string()),
-            Err(e) => bail!("{}:{}: not a journal entry: {e}", path.display(), i + 1),
+            Err(e) => bail!(
+                "{}:{}: not a journal entry: {}",
+                path.display(),
+                i + 1,
+                crate::json_line::error(&e)
+            ),
         }
     }
     Ok(out)
@@ -408,6 +411,13 @@ mod tests {
         std::fs::write(&p, format!("garbage\n{good}\n")).unwrap();
         let err = load(&p).unwrap_err().to_string();
         assert!(err.contains("j.jsonl:1"), "{err}");
+        // the column in the line, not serde's "line 1 column N" after it
+        std::fs::write(&p, format!("{good}\n{}\n", good.replace(':', ";"))).unwrap();
+        let err = load(&p).unwrap_err().to_string();
+        assert!(
+            err.ends_with("j.jsonl:2: not a journal entry: column 8: expected `:`"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -470,6 +480,34 @@ mod tests {
         let err = format!("{:#}", load(&big).unwrap_err());
         assert!(err.contains("is larger than"), "{err}");
         assert!(load(&dir.path().join("none")).unwrap().entries.is_empty());
+    }
+
+    /// An append to a journal that is a FIFO is refused by its type at
+    /// once, never waits for a reader (checked on a thread: a blocking
+    /// open fails the test after 10 s instead of hanging it).
+    #[test]
+    fn an_append_to_a_fifo_journal_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.jsonl");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = fifo.clone();
+        std::thread::spawn(move || {
+            let r = Journal::new(p).append(&file("a", "1", "2"));
+            let _ = tx.send(r.map_err(|e| format!("{e:#}")));
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the append blocked on a FIFO");
+        let err = r.unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "opening journal {}: {} is a FIFO (named pipe), expected a regular file",
+                fifo.display(),
+                fifo.display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]

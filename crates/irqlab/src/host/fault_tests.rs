@@ -51,6 +51,42 @@ fn fifo_is_refused_by_name_without_blocking() {
     assert!(w, "write to a FIFO without a reader must fail");
 }
 
+/// `open_regular_rw` and `open_regular_append` (the record journal's
+/// lock, the guard's journal): a FIFO is refused by its type at once, in
+/// `open_regular`'s words, as is a device; a regular file is created
+/// only when asked.
+#[test]
+fn read_write_opens_refuse_a_fifo_or_device_by_its_type_without_blocking() {
+    let dir = tree();
+    let fifo = dir.path().join("journal.jsonl");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let want = format!(
+        "{} is a FIFO (named pipe), expected a regular file",
+        fifo.display()
+    );
+    for append in [false, true] {
+        let p = fifo.clone();
+        let e = within_10s(move || match append {
+            false => open::open_regular_rw(&p, true).unwrap_err(),
+            true => open::open_regular_append(&p).unwrap_err(),
+        });
+        assert!(e.to_string().contains(&want), "{e}");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+    let e = open::open_regular_rw(Path::new("/dev/null"), false).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("/dev/null is a character device, expected a regular file"),
+        "{e}"
+    );
+    let new = dir.path().join("new");
+    let e = open::open_regular_rw(&new, false).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    assert!(!new.exists());
+    open::open_regular_rw(&new, true).unwrap();
+    assert!(new.is_file());
+}
+
 #[test]
 fn socket_directory_and_char_device_are_refused() {
     let dir = tree();

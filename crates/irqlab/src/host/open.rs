@@ -1,7 +1,8 @@
 //! Opening files under a root without ever blocking, and refusing what is
 //! not a regular file.
 //!
-//! Owns [`open_regular`] and [`create_regular`]: every open is
+//! Owns [`open_regular`], [`open_regular_rw`], [`open_regular_append`]
+//! and [`create_regular`]: every open is
 //! `O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO without a writer would
 //! otherwise block `open` forever), followed by an `fstat` of the opened
 //! descriptor (not of the path, so a symlink swapped in between cannot
@@ -129,6 +130,41 @@ pub fn create_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Open `path` for reading and writing (created when `create` and
+/// absent; not truncated); error unless it is a regular file, in
+/// [`open_regular`]'s words. A FIFO opens at once for reading and writing
+/// and is then refused by its type: never waited on.
+pub fn open_regular_rw(path: &Path, create: bool) -> io::Result<File> {
+    open_checked(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false),
+    )
+}
+
+/// [`open_regular_rw`] for appending (`O_APPEND`: every write goes to
+/// the end), created when absent.
+pub fn open_regular_append(path: &Path) -> io::Result<File> {
+    open_checked(
+        path,
+        OpenOptions::new().read(true).append(true).create(true),
+    )
+}
+
+/// Open `path` as `opts` says, with [`flags`], then refuse it unless it
+/// is a regular file.
+fn open_checked(path: &Path, opts: &mut OpenOptions) -> io::Result<File> {
+    let file = opts
+        .custom_flags(flags())
+        .open(path)
+        .map_err(|e| name_special(path, e))?;
+    check_regular(path, &file)?;
+    Ok(file)
+}
+
 /// The file's metadata when it is a regular file, else the refusal.
 fn check_regular(path: &Path, file: &File) -> io::Result<Metadata> {
     let meta = file.metadata()?;
@@ -139,9 +175,11 @@ fn check_regular(path: &Path, file: &File) -> io::Result<Metadata> {
     Err(refused(path, ty))
 }
 
-/// A human name of a non-regular file type.
+/// A human name of a file type (what stands where another type belongs).
 pub fn type_name(ty: FileType) -> &'static str {
-    if ty.is_fifo() {
+    if ty.is_file() {
+        "regular file"
+    } else if ty.is_fifo() {
         "FIFO (named pipe)"
     } else if ty.is_socket() {
         "socket"

@@ -343,21 +343,16 @@ fn check_footer(path: &Path) -> anyhow::Result<()> {
 }
 
 /// Remove the identity file `p` named after a segment that is not there,
-/// if it reads as one ([`check`]); else keep it: a warning says why.
-fn remove_orphan(p: &Path) -> String {
+/// if it reads as one ([`check`]); else keep it: a warning says why. One
+/// that could not be removed is added to `left`.
+fn remove_orphan(p: &Path, left: &mut Vec<PathBuf>) -> String {
     if let Err(e) = check(p) {
         return format!(
             "warning: {}: kept: named as the IRQ identity of a segment that is not there, but not an irqlab IRQ identity file ({e:#})",
             p.display()
         );
     }
-    match std::fs::remove_file(p) {
-        Ok(()) => format!(
-            "removed {} (IRQ identity of a segment that is no longer there)",
-            p.display()
-        ),
-        Err(e) => format!("cannot remove {}: {e}", p.display()),
-    }
+    super::layout::remove_said(p, "IRQ identity of a segment that is no longer there", left)
 }
 
 /// Make the identity files of boot directory `dir` match its segments:
@@ -367,10 +362,11 @@ fn remove_orphan(p: &Path) -> String {
 /// identity files ([`check`]); a file of such a name that does not read
 /// as one is kept, and so is one beside a segment, each with a warning.
 /// Never fails: one message per file written, removed, kept or not
-/// writable. A missing file is made from its segment's sample times and
+/// writable; each file it meant to remove but could not is added to
+/// `left`. A missing file is made from its segment's sample times and
 /// shapes ([`segment::times`], or `known`'s when they are that
 /// segment's), not its counters.
-pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
+pub fn sync(dir: &Path, known: segment::Known<'_>, left: &mut Vec<PathBuf>) -> Vec<String> {
     let mut msg = Vec::new();
     let Ok(segs) = super::layout::segments(dir) else {
         return msg;
@@ -384,7 +380,7 @@ pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             match parse_name(&name) {
-                Some(r) if !names.contains(&r) => msg.push(remove_orphan(&p)),
+                Some(r) if !names.contains(&r) => msg.push(remove_orphan(&p, left)),
                 Some(_) => msg.extend(check(&p).err().map(|e| {
                     format!(
                         "warning: {}: not an irqlab IRQ identity file ({e:#}); kept as it is: its segment's IRQ identity is not there for SQL queries until it is moved away and `irqlab recover` writes it again",
@@ -393,13 +389,11 @@ pub fn sync(dir: &Path, known: segment::Known<'_>) -> Vec<String> {
                 })),
                 // an identity file whose write was interrupted
                 None if name.starts_with("irqs-") && name.ends_with(".parquet.tmp") => {
-                    match std::fs::remove_file(&p) {
-                        Ok(()) => msg.push(format!(
-                            "removed {} (an IRQ identity file whose write was interrupted)",
-                            p.display()
-                        )),
-                        Err(e) => msg.push(format!("cannot remove {}: {e}", p.display())),
-                    }
+                    msg.push(super::layout::remove_said(
+                        &p,
+                        "an IRQ identity file whose write was interrupted",
+                        left,
+                    ))
                 }
                 None => {}
             }
@@ -568,14 +562,16 @@ mod tests {
         let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
         segment::write(&seg_path, &mut data.into()).unwrap();
         let live = d.path().join(file_name(1, 2));
-        assert!(sync(d.path(), None).iter().any(|m| m.starts_with("wrote ")));
+        assert!(sync(d.path(), None, &mut Vec::new())
+            .iter()
+            .any(|m| m.starts_with("wrote ")));
         check(&live).unwrap();
         let orphan = d.path().join(file_name(5, 6));
         std::fs::copy(&live, &orphan).unwrap();
         let junk = d.path().join(file_name(99, 100));
         std::fs::write(&junk, "junk\n").unwrap();
         std::fs::write(&live, "junk\n").unwrap();
-        let msg = sync(d.path(), None);
+        let msg = sync(d.path(), None, &mut Vec::new());
         assert!(!orphan.exists(), "{msg:?}");
         assert!(junk.exists() && live.exists(), "{msg:?}");
         let warns: Vec<&String> = msg.iter().filter(|m| m.starts_with("warning: ")).collect();
@@ -604,7 +600,7 @@ mod tests {
         let seg_path = d.path().join(super::super::layout::segment_name(11, 12));
         segment::write(&seg_path, &mut data.into()).unwrap();
         for _ in 0..2 {
-            let msg = sync(d.path(), None);
+            let msg = sync(d.path(), None, &mut Vec::new());
             assert_eq!(
                 msg,
                 [format!(
@@ -634,12 +630,12 @@ mod tests {
                 ..segment::SegmentData::default()
             },
         );
-        let msg = sync(d.path(), Some(&known));
+        let msg = sync(d.path(), Some(&known), &mut Vec::new());
         assert!(msg.iter().any(|m| m.starts_with("wrote ")), "{msg:?}");
         check(&d.path().join(file_name(1, 2))).unwrap();
         // not known: read, and named as unreadable
         std::fs::remove_file(d.path().join(file_name(1, 2))).unwrap();
-        let msg = sync(d.path(), None);
+        let msg = sync(d.path(), None, &mut Vec::new());
         assert!(
             msg.iter()
                 .any(|m| m.contains("not a readable irqlab segment")),

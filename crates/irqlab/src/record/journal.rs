@@ -138,28 +138,12 @@ pub type Locked = nix::fcntl::Flock<std::fs::File>;
 
 /// Open the journal at `path` for writing (created when `create`), with
 /// an exclusive lock (`flock`); held until the file is closed. Opened
-/// without blocking and only when a regular file (a FIFO or a device in
-/// its place is refused by name, as every input: docs/limits.md).
+/// through `crate::host::open_regular_rw`: without blocking and only when
+/// a regular file (a FIFO or a device in its place is refused by its
+/// type, as every input: docs/limits.md).
 pub fn lock(path: &Path, create: bool) -> anyhow::Result<Locked> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .create(create)
-        .truncate(false)
-        .write(true)
-        .custom_flags((nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits())
-        .open(path);
-    let file = match file {
-        Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
-        // not a regular file: the reader's refusal names what it is
-        _ => {
-            crate::host::open_regular(path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            match file {
-                Ok(_) => anyhow::bail!("{} is not a regular file", path.display()),
-                Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
-            }
-        }
-    };
+    let file = crate::host::open_regular_rw(path, create)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     use nix::fcntl::{Flock, FlockArg};
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(locked) => Ok(locked),
@@ -490,7 +474,7 @@ fn next_line<R: std::io::Read>(
     }
     let why = match parsed {
         _ if len > MAX_LINE => format!("a line longer than {MAX_LINE} bytes"),
-        Err(e) => format!("unreadable record: {e}"),
+        Err(e) => format!("unreadable record: {}", crate::json_line::error(&e)),
         Ok(l) if newer(l.schema) => {
             pr.newer.get_or_insert((n, l.schema));
             pr.newer_lines += 1;
@@ -931,6 +915,24 @@ mod tests {
     /// A cell whose CPU or row the layout lacks makes its line a bad
     /// line, named with what the layout has; the lines after it are
     /// kept (not checked until a line lists a layout again).
+    /// A line the JSON parser refuses is named file:line, then the
+    /// column in the line: not serde's "line 1 column N" after it.
+    #[test]
+    fn a_bad_lines_column_is_said_after_its_line_without_serdes_line_1() {
+        let mut v = journal_of(3);
+        let offset = v[0].len() + 1;
+        v[1] = v[1].replacen(',', ";", 1);
+        let (lines, pr) = parse(&joined(&v));
+        assert_eq!(lines.len(), 2);
+        let col = v[1].find(';').unwrap() + 1;
+        assert_eq!(
+            pr.messages(Path::new("j")),
+            [format!(
+                "j:2: unreadable record: column {col}: expected `,` or `}}` (byte {offset}); line skipped"
+            )]
+        );
+    }
+
     #[test]
     fn a_cell_of_an_unknown_cpu_or_row_is_a_bad_line_named() {
         let mut v = journal_of(8);

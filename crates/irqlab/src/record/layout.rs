@@ -580,34 +580,43 @@ pub fn lines_to_segment(lines: Vec<JournalLine>, base: Vec<CellValue>) -> Segmen
 }
 
 /// Remove `*.parquet.tmp` files (a segment whose write was interrupted:
-/// its samples are still in the journal); one message per file.
-fn remove_partial_segments(dir: &Path) -> Vec<String> {
+/// its samples are still in the journal); one message per file, each one
+/// that could not be removed added to `left`.
+fn remove_partial_segments(dir: &Path, left: &mut Vec<PathBuf>) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     rd.filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.to_string_lossy().ends_with(".parquet.tmp"))
-        .map(|p| match std::fs::remove_file(&p) {
-            Ok(()) => format!(
-                "removed {} (a segment whose write was interrupted)",
-                p.display()
-            ),
-            Err(e) => format!("cannot remove {}: {e}", p.display()),
-        })
+        .map(|p| remove_said(&p, "a segment whose write was interrupted", left))
         .collect()
 }
 
-/// Remove the files [`list`] found superseded, each with its reason.
-fn remove_superseded(listing: &Listing) -> Vec<String> {
+/// Remove the files [`list`] found superseded, each with its reason
+/// (those that could not be removed added to `left`).
+fn remove_superseded(listing: &Listing, left: &mut Vec<PathBuf>) -> Vec<String> {
     listing
         .superseded
         .iter()
-        .map(|(p, why)| match std::fs::remove_file(p) {
-            Ok(()) => format!("removed {} ({why})", p.display()),
-            Err(e) => format!("cannot remove {}: {e}", p.display()),
-        })
+        .map(|(p, why)| remove_said(p, why, left))
         .collect()
+}
+
+/// Remove the file `p` recovery found no longer needed (`why`), and say
+/// so; or say that it could not and is still there, and add it to `left`
+/// ([`Recovery::not_removed`]).
+pub(super) fn remove_said(p: &Path, why: &str, left: &mut Vec<PathBuf>) -> String {
+    match std::fs::remove_file(p) {
+        Ok(()) => format!("removed {} ({why})", p.display()),
+        Err(e) => {
+            left.push(p.to_path_buf());
+            format!(
+                "cannot remove {} ({why}): {e}: it is still there; remove it by hand",
+                p.display()
+            )
+        }
+    }
 }
 
 /// What [`recover_boot_dir`] did.
@@ -631,6 +640,11 @@ pub struct Recovery {
     /// `irqlab recover` fails then, while `record`, which only clears the
     /// way, goes on.
     pub nothing_recovered: bool,
+    /// The files recovery meant to remove (interrupted writes, superseded
+    /// segments, orphaned IRQ identity files) but could not, each named
+    /// in the message: the directory is not as recovery leaves it, and
+    /// `irqlab recover` fails.
+    pub not_removed: Vec<PathBuf>,
 }
 
 /// Turn a journal left behind into a segment and remove interrupted
@@ -668,7 +682,8 @@ pub fn recover_boot_dir(dir: &Path) -> anyhow::Result<Recovery> {
     // the segment written, its times and shapes as read back: not read again
     let known = journal.as_ref().and_then(|j| j.written.as_ref());
     // the IRQ identity files follow the segments there now
-    r.message = with_lines(r.message, super::identity::sync(dir, known));
+    let synced = super::identity::sync(dir, known, &mut r.not_removed);
+    r.message = with_lines(r.message, synced);
     r.checks = match &journal {
         Some(j) => super::reader::check_samples_except(dir, &j.unreadable, known),
         None => super::reader::stray_part_warnings(dir),
@@ -744,11 +759,13 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)
             dir.display()
         );
     }
-    let mut msg = remove_partial_segments(dir);
-    msg.extend(remove_superseded(&listing));
+    let mut not_removed = Vec::new();
+    let mut msg = remove_partial_segments(dir, &mut not_removed);
+    msg.extend(remove_superseded(&listing, &mut not_removed));
     let Some((lines, problems)) = read else {
         let r = Recovery {
             message: (!msg.is_empty()).then(|| msg.join("\n")),
+            not_removed,
             ..Recovery::default()
         };
         return Ok((r, None));
@@ -896,6 +913,7 @@ fn recover_journal(dir: &Path) -> anyhow::Result<(Recovery, Option<JournalRead>)
         message: (!msg.is_empty()).then(|| msg.join("\n")),
         checks: Vec::new(),
         nothing_recovered,
+        not_removed,
     };
     Ok((
         r,
@@ -1295,6 +1313,27 @@ mod tests {
     /// Record's start-up: a new directory numbers from 0 after one
     /// listing; one with a segment numbers after it (recovery ran, and
     /// wrote the segment's missing identity file).
+    /// A file recovery removes that cannot be removed (here a directory
+    /// named as an interrupted segment write) is named as still there and
+    /// listed in [`Recovery::not_removed`]; it is left as it is.
+    #[test]
+    fn a_file_recovery_cannot_remove_is_named_and_listed() {
+        let d = tempfile::tempdir().unwrap();
+        let stuck = d.path().join(format!("{}.tmp", segment_name(0, 3)));
+        std::fs::create_dir(&stuck).unwrap();
+        let r = recover_boot_dir(d.path()).unwrap();
+        assert_eq!(r.not_removed, std::slice::from_ref(&stuck));
+        let msg = r.message.unwrap_or_default();
+        assert!(
+            msg.starts_with(&format!(
+                "cannot remove {} (a segment whose write was interrupted): ",
+                stuck.display()
+            )) && msg.ends_with(": it is still there; remove it by hand"),
+            "{msg}"
+        );
+        assert!(stuck.is_dir());
+    }
+
     #[test]
     fn prepare_boot_dir_numbers_a_new_directory_from_0_and_an_old_one_after_its_segments() {
         let d = tempfile::tempdir().unwrap();
@@ -1529,7 +1568,7 @@ mod tests {
         let damaged = segment(&[s(0), twice], started());
         segment(&[s(2), s(3)], shape());
         // their IRQ identity files, as a finished run leaves them
-        super::super::identity::sync(d.path(), None);
+        super::super::identity::sync(d.path(), None, &mut Vec::new());
         // the journal of a run killed after sample 5 (4 lost), whose
         // sample 6's clock stood still
         let mut lines = vec![s(5), s(6), s(7)];

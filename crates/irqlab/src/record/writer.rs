@@ -587,7 +587,8 @@ fn parent_problem(out: &Path) -> Option<anyhow::Error> {
 }
 
 /// Create `out` (its last component only: its parent must exist) unless
-/// it exists, then the boot directory `dir` inside it.
+/// it exists, then the boot directory `dir` inside it; a failure names
+/// what stands where a directory belongs ([`not_a_directory`]).
 fn create_dirs(out: &Path, dir: &Path) -> anyhow::Result<()> {
     match std::fs::create_dir(out) {
         Ok(()) => {}
@@ -600,7 +601,39 @@ fn create_dirs(out: &Path, dir: &Path) -> anyhow::Result<()> {
             return Err(e).with_context(|| format!("cannot create {}", out.display()));
         }
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(|e| match not_a_directory(out, dir) {
+        Some(why) => anyhow::anyhow!("cannot create {}: {why}", dir.display()),
+        None => anyhow::Error::new(e).context(format!("cannot create {}", dir.display())),
+    })
+}
+
+/// What stands where a directory of the way from `out` down to `dir`
+/// (the dataset, its `host=…` and `boot=…`) belongs: a dangling symbolic
+/// link or a file of another type, named with what it is (`None` when
+/// each one there is a directory).
+fn not_a_directory(out: &Path, dir: &Path) -> Option<String> {
+    let mut on_the_way: Vec<&Path> = dir.ancestors().take_while(|a| a.starts_with(out)).collect();
+    on_the_way.reverse();
+    on_the_way.into_iter().find_map(|p| {
+        let own = p.symlink_metadata().ok()?;
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => None,
+            Ok(m) => Some(format!(
+                "{} is a {}, expected a directory",
+                p.display(),
+                crate::host::type_name(m.file_type())
+            )),
+            Err(e) if own.file_type().is_symlink() && e.kind() == std::io::ErrorKind::NotFound => {
+                Some(format!(
+                    "{} is a dangling symbolic link (to {}), expected a directory",
+                    p.display(),
+                    std::fs::read_link(p)
+                        .map_or_else(|e| e.to_string(), |t| t.display().to_string())
+                ))
+            }
+            Err(e) => Some(format!("{}: {e}, expected a directory", p.display())),
+        }
+    })
 }
 
 /// A sample that could not be taken ends the run: the samples recorded
