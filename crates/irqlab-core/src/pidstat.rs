@@ -225,9 +225,10 @@ fn state_char(tok: &[u8]) -> Result<char, ErrorKind> {
 
 fn u32_tok(tok: &[u8], what: &'static str) -> Result<u32, ErrorKind> {
     let v = token_u64(tok, what)?;
-    u32::try_from(v).map_err(|_| ErrorKind::ExpectedNumber {
+    u32::try_from(v).map_err(|_| ErrorKind::TooLarge {
         what,
         found: v.to_string(),
+        bits: 32,
     })
 }
 
