@@ -29,6 +29,23 @@ pub enum ErrorKind {
         what: &'static str,
         found: String,
     },
+    /// A decimal number too large for its `bits`-bit field (a 64-bit
+    /// count, a 32-bit id); the digits found are attached.
+    TooLarge {
+        what: &'static str,
+        found: String,
+        bits: u32,
+    },
+    /// A per-CPU count too large for 64 bits, named as [`BadCount`]
+    /// names a count that is not one.
+    ///
+    /// [`BadCount`]: ErrorKind::BadCount
+    CountTooLarge {
+        cpu: u32,
+        column: usize,
+        what: &'static str,
+        found: String,
+    },
     /// A numbered row has a different number of counts than the header has CPUs.
     CountMismatch { expected: usize, found: usize },
     /// A line is longer than the parser accepts.
@@ -69,6 +86,13 @@ fn clip(s: &str) -> String {
     out
 }
 
+/// The largest value of a `bits`-bit unsigned field.
+fn max_of(bits: u32) -> u64 {
+    u64::MAX
+        .checked_shr(64u32.saturating_sub(bits))
+        .unwrap_or(0)
+}
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -95,6 +119,24 @@ impl fmt::Display for ErrorKind {
             } => write!(
                 f,
                 "expected {what} for CPU{cpu} (a decimal number; column {column}), found {:?}",
+                clip(found)
+            ),
+            ErrorKind::TooLarge { what, found, bits } => write!(
+                f,
+                "{what} exceeds the {bits}-bit range (at most {}), found {:?}",
+                max_of(*bits),
+                clip(found)
+            ),
+            ErrorKind::CountTooLarge {
+                cpu,
+                column,
+                what,
+                found,
+            } => write!(
+                f,
+                "{what} for CPU{cpu} (column {column}) exceeds the 64-bit range (at most {}), \
+                 found {:?}",
+                u64::MAX,
                 clip(found)
             ),
             ErrorKind::CountMismatch { expected, found } => write!(

@@ -966,6 +966,12 @@ pub(crate) fn in_column(e: ErrorKind, cpus: &[u32], column: usize) -> ErrorKind 
             what,
             found,
         },
+        (ErrorKind::TooLarge { what, found, .. }, Some(&cpu)) => ErrorKind::CountTooLarge {
+            cpu,
+            column: column + 1,
+            what,
+            found,
+        },
         (e, _) => e,
     }
 }
@@ -1062,9 +1068,10 @@ fn read_counts<S: CountSink + ?Sized>(
                 }
             }
             Scan::Overflow(end) => {
-                return Err(ErrorKind::ExpectedNumber {
-                    what: "a count that fits in 64 bits",
+                return Err(ErrorKind::TooLarge {
+                    what: "a count",
                     found: String::from_utf8_lossy(&line[start..end.min(start + 64)]).into_owned(),
+                    bits: 64,
                 })
             }
             Scan::NotNum => return Ok(start),

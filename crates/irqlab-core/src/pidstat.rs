@@ -225,9 +225,10 @@ fn state_char(tok: &[u8]) -> Result<char, ErrorKind> {
 
 fn u32_tok(tok: &[u8], what: &'static str) -> Result<u32, ErrorKind> {
     let v = token_u64(tok, what)?;
-    u32::try_from(v).map_err(|_| ErrorKind::ExpectedNumber {
+    u32::try_from(v).map_err(|_| ErrorKind::TooLarge {
         what,
         found: v.to_string(),
+        bits: 32,
     })
 }
 
@@ -384,6 +385,15 @@ mod tests {
         let mut long = b"1 (a) S 1 2 3 4 5 6 7 8 9 10 ".to_vec();
         long.resize(10 << 20, b'1');
         assert!(PidStat::parse(&long).is_err());
+        // a ppid beyond 32 bits is too large, not "not a number"
+        let e = PidStat::parse(b"12 (a) S 4294967296").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{STAT_FILE}:1: the ppid (field 4) exceeds the 32-bit range (at most 4294967295), \
+                 found \"4294967296\""
+            )
+        );
     }
 
     #[test]

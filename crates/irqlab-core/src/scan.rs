@@ -396,10 +396,16 @@ pub fn next_token(b: &[u8], pos: usize) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
-/// Parse a whole token as an unsigned decimal that fits in a u64.
+/// Parse a whole token as an unsigned decimal that fits in a u64 (one
+/// of digits only that does not is [`TooLarge`](crate::ErrorKind::TooLarge)).
 pub fn token_u64(tok: &[u8], what: &'static str) -> Result<u64, crate::ErrorKind> {
     match scan_u64(tok, 0) {
         Scan::Num(v, end) if end == tok.len() => Ok(v),
+        Scan::Overflow(end) if end == tok.len() => Err(crate::ErrorKind::TooLarge {
+            what,
+            found: lossy_token(tok),
+            bits: 64,
+        }),
         _ => Err(crate::ErrorKind::ExpectedNumber {
             what,
             found: lossy_token(tok),

@@ -298,6 +298,13 @@ mod tests {
                 "{e}"
             );
         }
+        // digits beyond 64 bits: too large, not "not a number"
+        let e = err(b"CPU0 CPU2\n  HI: 1 18446744073709551616\n");
+        assert_eq!(
+            e.to_string(),
+            "/proc/softirqs:2: a softirq count for CPU2 (column 2) exceeds the 64-bit range \
+             (at most 18446744073709551615), found \"18446744073709551616\""
+        );
         // a token past the header's CPUs has no CPU to name
         let e = err(b"CPU0\nHI: 1 x\n");
         assert_eq!(

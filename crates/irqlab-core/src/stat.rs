@@ -746,8 +746,8 @@ mod tests {
             (&b"cpu  1 2 3 4\ncpu0 1 2 3 4x\n"[..], "4x"),
             (b"cpu  1 2 3 4\ncpu0 1 2\t3 -4\n", "-4"),
             (
-                b"cpu  1 2 3 4\ncpu0 1 2 3 99999999999999999999\n",
-                "99999999999999999999",
+                b"cpu  1 2 3 4\ncpu0 1 2 3 99999999999999999999x\n",
+                "99999999999999999999x",
             ),
         ] {
             let e = err(bad);
@@ -764,6 +764,51 @@ mod tests {
         assert!(e.to_string().contains("the end of the line"), "{e}");
         let e = err(b"cpu  1 2 3 4\nsoftirq 1x 2\n");
         assert!(e.to_string().contains("`softirq` total"), "{e}");
+    }
+
+    /// A value of digits only that does not fit 64 bits is said to be
+    /// too large, with file and line, on every kind of line (cpu time,
+    /// `intr`, `softirq`, a single value, the first value of a line).
+    #[test]
+    fn a_value_beyond_64_bits_is_said_to_be_too_large() {
+        let big = "18446744073709551616";
+        for (bad, what) in [
+            (
+                format!("cpu  1 2 3 4\ncpu0 1 2 3 {big}\n"),
+                "a cpu time value",
+            ),
+            (format!("cpu  1 2 3 {big}\n"), "a cpu time value"),
+            (format!("cpu  1 2 3 4\nctxt {big}\n"), "the `ctxt` value"),
+            (
+                format!("cpu  1 2 3 4\nintr 5 1 {big}\n"),
+                "a per-IRQ `intr` value",
+            ),
+            (
+                format!("cpu  1 2 3 4\nsoftirq 1 {big} 2\n"),
+                "a per-vector `softirq` value",
+            ),
+            (
+                format!("cpu  1 2 3 4\nsoftirq {big} 2\n"),
+                "the `softirq` total",
+            ),
+        ] {
+            let e = err(bad.as_bytes());
+            let ErrorKind::TooLarge { found, bits, .. } = &e.kind else {
+                panic!("{bad:?}: {e:?}");
+            };
+            assert_eq!((found.as_str(), *bits), (big, 64), "{bad:?}");
+            let line = bad.lines().count();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{FILE}:{line}: {what} exceeds the 64-bit range \
+                     (at most 18446744073709551615), found \"{big}\""
+                )
+            );
+        }
+        // u64::MAX itself fits
+        let max = format!("cpu  1 2 3 4\nctxt {}\n", u64::MAX);
+        assert_eq!(Stat::parse(max.as_bytes()).unwrap().ctxt, Some(u64::MAX));
     }
 
     /// The parse with the plain duplicate check: each `cpuN` line's id

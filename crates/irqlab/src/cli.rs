@@ -288,6 +288,73 @@ mod tests {
         parse_command().debug_assert();
     }
 
+    /// Every `PathBuf` argument of every subcommand refuses an empty path
+    /// as a usage error naming the argument, before anything runs
+    /// (`compare`'s `[LABEL=]PATH` inputs: tests/compare_usage.rs).
+    #[test]
+    fn every_path_argument_refuses_an_empty_path() {
+        let path = clap::builder::ValueParser::path_buf().type_id();
+        let mut seen = Vec::new();
+        let mut cli = Cli::command();
+        cli.build();
+        for sub in cli.get_subcommands() {
+            for a in sub.get_arguments() {
+                if a.get_value_parser().type_id() != path {
+                    continue;
+                }
+                let mut argv = vec!["irqlab".to_string(), sub.get_name().to_string()];
+                argv.extend(a.get_long().map(|l| format!("--{l}")));
+                argv.push(String::new());
+                let e = parse_command().try_get_matches_from(&argv).unwrap_err();
+                let shown = e.to_string();
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{argv:?}: {shown}"
+                );
+                assert!(
+                    shown.contains("invalid value '' for '"),
+                    "{argv:?}: {shown}"
+                );
+                assert!(shown.contains("the path is empty"), "{argv:?}: {shown}");
+                let named = match a.get_long() {
+                    Some(l) => format!("'--{l} <"),
+                    None => format!("'<{}>", a.get_value_names().unwrap_or_default()[0]),
+                };
+                assert!(shown.contains(&named), "{argv:?}: {shown}");
+                assert_eq!(e.exit_code(), 2);
+                seen.push(argv[1..argv.len() - 1].join(" "));
+            }
+        }
+        for want in [
+            "compare --plot",
+            "replay",
+            "recover",
+            "record --out",
+            "show --root",
+            "serve --root",
+            "top --root",
+            "trace --root",
+            "bench --out",
+            "bench --resume",
+            "synth --out",
+        ] {
+            assert!(
+                seen.iter().any(|s| s == want),
+                "{want} not checked: {seen:?}"
+            );
+        }
+        // a path that is not UTF-8 is still a path
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"/tmp/\xff");
+        let m = parse_command().try_get_matches_from([
+            std::ffi::OsStr::new("irqlab"),
+            std::ffi::OsStr::new("replay"),
+            odd,
+        ]);
+        assert!(m.is_ok(), "{m:?}");
+    }
+
     #[test]
     fn parse_command_builds_only_the_subcommand_run() {
         let mut cmd = parse_command();

@@ -265,3 +265,35 @@ fn allow_copies_compares_copies_with_a_note_and_is_refused_without_any() {
         &["--allow-copies: no two plain inputs hold the same values"],
     );
 }
+
+/// An empty input is a usage error naming its position among the
+/// inputs (not a missing file with an empty name), checked before any
+/// input is read; an empty `--plot` or `--html` names its flag.
+#[test]
+fn an_empty_input_is_a_usage_error_naming_its_position() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 8));
+    let empty = "the path is empty (give a file or directory; `.` is the current one)";
+    let e = usage(
+        d,
+        &[""],
+        &[
+            "irqlab: error: invalid value '' for '<[LABEL=]PATH>' (input 1 of 1): ",
+            empty,
+        ],
+    );
+    assert!(!e.contains("No such file"), "{e}");
+    usage(
+        d,
+        &["a.txt", "missing.txt", ""],
+        &["(input 3 of 3): ", empty],
+    );
+    for flag in ["--plot", "--html"] {
+        usage(
+            d,
+            &["a.txt", "a=a.txt", flag, ""],
+            &[&format!("invalid value '' for '{flag} <"), empty],
+        );
+    }
+}

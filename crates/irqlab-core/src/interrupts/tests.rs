@@ -293,8 +293,15 @@ fn a_count_that_is_not_a_number_is_named_with_its_cpu_and_column() {
     let e = err_both(format!("{h} 7:  1 99999999999999999999999 3 4  IO-APIC\n").as_bytes());
     assert_eq!(
         e.to_string(),
-        "/proc/interrupts:2: expected a count that fits in 64 bits for CPU2 (a decimal number; \
-         column 2), found \"99999999999999999999999\""
+        "/proc/interrupts:2: a count for CPU2 (column 2) exceeds the 64-bit range \
+         (at most 18446744073709551615), found \"99999999999999999999999\""
+    );
+    // one past u64::MAX too, in the last column
+    let e = err_both(format!("{h} 7:  1 2 3 18446744073709551616  IO-APIC\n").as_bytes());
+    assert!(
+        e.to_string()
+            .contains("CPU5 (column 4) exceeds the 64-bit range"),
+        "{e}"
     );
     // non-printable bytes are escaped, a huge token clipped
     let e = err_both(format!("{h} 7:  1 2 3\u{1b}[31m 4  IO-APIC\n").as_bytes());
@@ -440,7 +447,7 @@ fn malformed_inputs_name_file_line_and_expectation() {
     let e = err(b"           CPU0\nno colon here\n");
     assert_eq!((e.line, e.kind), (2, ErrorKind::MissingColon));
     let e = err(b"           CPU0\n 1: 99999999999999999999999  X\n");
-    assert!(matches!(e.kind, ErrorKind::BadCount { cpu: 0, .. }));
+    assert!(matches!(e.kind, ErrorKind::CountTooLarge { cpu: 0, .. }));
     let e = err(&[0xff, 0x00, 0x13, 0x80, b'\n', 0x01]);
     assert_eq!(e.line, 1);
     let mut big = b"           CPU0\n 1:".to_vec();

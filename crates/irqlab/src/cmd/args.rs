@@ -1,6 +1,6 @@
 //! Command-line pieces shared by the subcommands: the `--root` and row
 //! filter (`--irq`, `--exclude`, `--cpus`) argument structs, the clap value
-//! parsers for CPU lists, durations, sampling intervals, counts and
+//! parsers for paths, CPU lists, durations, sampling intervals, counts and
 //! regexes, and the deprecation note of a renamed flag.
 //!
 //! Owns how a flag's text becomes a value and what a bad value says; a
@@ -8,6 +8,7 @@
 //! invalid value …`). Must not read files or the clock.
 
 use crate::sampler::pace::LONGEST_RUN;
+use clap::builder::TypedValueParser;
 use irqlab_core::CpuList;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,7 +20,7 @@ use std::time::Duration;
 pub struct RootArgs {
     /// Use DIR/proc and DIR/sys instead of /proc and /sys (a captured tree
     /// such as a sosreport, or `irqlab synth` output).
-    #[arg(long = "root", value_name = "DIR", default_value = "/")]
+    #[arg(long = "root", value_name = "DIR", default_value = "/", value_parser = path())]
     pub dir: PathBuf,
 }
 
@@ -253,6 +254,24 @@ pub fn whole_number<T: TryFrom<u64>>(s: &str, min: u64, max: u64) -> Result<T, S
         return Err(expected());
     }
     T::try_from(n).map_err(|_| expected())
+}
+
+/// What is wrong with an empty path argument.
+pub const EMPTY_PATH: &str = "the path is empty (give a file or directory; `.` is the current one)";
+
+/// Value parser of every path argument (`--root`, `--out`, `replay`'s
+/// and `recover`'s directory …): any path but the empty one, which names
+/// no file (refused as `invalid value '' for '--out <OUT>': the path is
+/// empty …`, naming the argument; `compare`'s inputs, several to one
+/// argument, are refused with their position by `compare`). Read as an
+/// `OsString`: a path that is not UTF-8 passes.
+pub fn path() -> impl TypedValueParser<Value = PathBuf> {
+    clap::builder::OsStringValueParser::new().try_map(|s| {
+        if s.is_empty() {
+            return Err(EMPTY_PATH);
+        }
+        Ok(PathBuf::from(s))
+    })
 }
 
 /// Value parser for `--irq`: a valid regular expression (kept as text for

@@ -115,7 +115,7 @@ pub struct Args {
     pub label: Option<String>,
     /// Output directory (default `./irqlab-results/<label>/<timestamp>/`);
     /// one that already holds a run is refused (see --resume).
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_parser = super::args::path())]
     pub out: Option<PathBuf>,
     /// IRQ counters whose rate is the trial's metric: an IRQ number, a
     /// label (LOC) or a regex on actions, each matching at least one row
@@ -130,7 +130,7 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true, value_parser = threads_parser)]
     pub threads: Option<usize>,
     /// Directory for the disk workload's file (--workload disk only).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::path())]
     pub tmp_dir: Option<PathBuf>,
     /// Shell command run before each trial's timed wait (command workload).
     #[arg(long)]
@@ -174,7 +174,7 @@ pub struct Args {
     pub seed: Option<u64>,
     /// Continue the interrupted run in DIR with the flags stored in its
     /// plan.json; flags given as well must equal the stored ones.
-    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    #[arg(long, value_name = "DIR", conflicts_with = "out", value_parser = super::args::path())]
     pub resume: Option<PathBuf>,
     /// Trace every trial with eBPF (root, BTF; build feature `trace`):
     /// exact hard IRQ and softirq time, per-vector run time and
@@ -194,7 +194,7 @@ pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
     /// Host-change journal (default: /var/lib/irqlab/journal.jsonl for /).
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = super::args::path())]
     pub journal: Option<PathBuf>,
     /// The command workload: CMD ARGS, run for each trial and killed at its
     /// end (implies --workload command).

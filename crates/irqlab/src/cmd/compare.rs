@@ -116,10 +116,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]
     pub format: CompareFormatArg,
     /// Also write strip/box and trial-order plots to this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", value_parser = super::args::path())]
     pub plot: Option<PathBuf>,
     /// Also write a self-contained HTML report to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = super::args::path())]
     pub html: Option<PathBuf>,
     /// Metric name for plain files and per-iteration directories (other
     /// inputs name their own metrics: refused without one of these).
@@ -152,6 +152,7 @@ pub struct Args {
 }
 
 fn config(a: Args) -> Result<CompareConfig> {
+    refuse_empty_input(&a.inputs)?;
     if a.all && a.format != CompareFormatArg::Text {
         return Err(crate::compare::usage(format!(
             "--all: only --format text leaves out unchanged metrics; --format {} \
@@ -187,6 +188,20 @@ fn config(a: Args) -> Result<CompareConfig> {
         mixed_workloads: a.mixed_workloads,
         allow_copies: a.allow_copies,
     })
+}
+
+/// An empty input names no file: a usage error naming its position
+/// among the inputs (as `super::args::path` refuses other empty paths).
+fn refuse_empty_input(inputs: &[String]) -> Result<()> {
+    match inputs.iter().position(String::is_empty) {
+        Some(k) => Err(crate::compare::usage(format!(
+            "invalid value '' for '<[LABEL=]PATH>' (input {} of {}): {}",
+            k + 1,
+            inputs.len(),
+            super::args::EMPTY_PATH
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The `--format` word of `f`.

@@ -23,7 +23,7 @@ pub struct Args {
     #[command(flatten)]
     pub root: RootArgs,
     /// Journal [default: ROOT/.irqlab-journal.jsonl].
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::path())]
     pub journal: Option<PathBuf>,
     /// Write VALUE to the root-relative file REL (repeatable).
     #[arg(long, value_name = "REL=VALUE")]

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// Write `irqlab.1` and `irqlab-<subcommand>.1` into DIR (created if
     /// missing) instead of printing irqlab.1 to stdout.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = super::args::path())]
     pub out: Option<PathBuf>,
 }
 

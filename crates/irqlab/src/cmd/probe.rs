@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "table")]
     pub format: ProbeFormat,
     /// Write the output to this file instead of stdout (replaced only once complete).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::path())]
     pub out: Option<PathBuf>,
     /// Also measure the kernel side of the same reads: time inside seq_read_iter() per read
     /// and show_interrupts() calls per read (eBPF fentry/fexit; needs root, the kernel's BTF

@@ -65,7 +65,7 @@ pub struct Args {
     pub synthetic_clock: Option<writer::SynthClock>,
     /// Dataset directory; the recording goes to DIR/host=…/boot=…/.
     /// DIR is created if needed, but its parent must exist.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_parser = super::args::path())]
     pub out: PathBuf,
 }
 

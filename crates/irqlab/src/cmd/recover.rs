@@ -19,6 +19,7 @@ use std::process::ExitCode;
     irqlab recover rec && irqlab replay rec --batch")]
 pub struct Args {
     /// A recording directory (dataset, host=… or boot=…).
+    #[arg(value_parser = super::args::path())]
     pub dir: PathBuf,
 }
 

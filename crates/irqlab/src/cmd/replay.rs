@@ -40,6 +40,7 @@ use std::time::Duration;
     irqlab replay rec/host=web1/boot=…         # one recording of a dataset")]
 pub struct Args {
     /// A recording directory with one host and boot (or a boot=… directory).
+    #[arg(value_parser = super::args::path())]
     pub dir: PathBuf,
     /// Print `top --batch` lines instead of the interactive view.
     #[arg(long)]

@@ -23,7 +23,7 @@ pub struct Args {
     pub root: RootArgs,
     /// Journal to replay [default: /var/lib/irqlab/journal.jsonl for root /,
     /// else ROOT/.irqlab-journal.jsonl].
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::path())]
     pub journal: Option<PathBuf>,
 }
 

@@ -695,31 +695,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     if args.format == Format::Csv {
-        if let Some(note) = gone_note(&report) {
+        for note in gone_notes(&report) {
             eprintln!("irqlab: note: {note}");
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the CSV cannot say: the kept rows gone since the first sample
-/// (the table and JSON list them; CSV has a line per row and CPU only).
-fn gone_note(report: &report::Report) -> Option<String> {
-    let gone = &report.interrupts.as_ref()?.gone;
-    if gone.is_empty() {
-        return None;
-    }
-    let list = gone.join(", ");
-    Some(format!(
-        "gone since the first sample (no CSV line): {}",
-        export::grid::visible_text(&list)
-    ))
+/// What the CSV cannot say: the kept interrupt rows and the softirq
+/// vectors gone since the first sample (the table and JSON list them;
+/// CSV has a line per row and CPU only).
+fn gone_notes(report: &report::Report) -> Vec<String> {
+    let irqs = report.interrupts.as_ref().map(|s| ("", &s.gone));
+    let softirqs = report.softirqs.as_ref().map(|s| ("softirqs ", &s.gone));
+    irqs.into_iter()
+        .chain(softirqs)
+        .filter(|(_, gone)| !gone.is_empty())
+        .map(|(what, gone)| {
+            let list = gone.join(", ");
+            format!(
+                "{what}gone since the first sample (no CSV line): {}",
+                export::grid::visible_text(&list)
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// CSV's notes name the gone interrupt rows and softirq vectors
+    /// apart, none when nothing went away.
+    #[test]
+    fn csv_notes_say_gone_softirqs_as_gone_rows() {
+        let soft = |gone: Vec<String>| report::SoftirqSection {
+            cpus: vec![0],
+            rows: Vec::new(),
+            gone,
+        };
+        let irqs = |gone: Vec<String>| report::IrqSection {
+            cpus: vec![0],
+            rows: Vec::new(),
+            gone,
+        };
+        let mut r = report::Report {
+            interrupts: Some(irqs(Vec::new())),
+            softirqs: Some(soft(vec!["NET_RX".into(), "BLOCK".into()])),
+            ..report::Report::default()
+        };
+        assert_eq!(
+            gone_notes(&r),
+            ["softirqs gone since the first sample (no CSV line): NET_RX, BLOCK"]
+        );
+        r.interrupts = Some(irqs(vec!["7".into()]));
+        assert_eq!(gone_notes(&r).len(), 2);
+        assert_eq!(
+            gone_notes(&r)[0],
+            "gone since the first sample (no CSV line): 7"
+        );
+        r.softirqs = Some(soft(Vec::new()));
+        r.interrupts = None;
+        assert!(gone_notes(&r).is_empty());
+    }
 
     #[test]
     fn intervals_must_be_positive_and_bounded() {

@@ -50,7 +50,7 @@ pub struct Args {
     /// refused if it holds anything (a tree is never mixed with old files)
     /// or if its file system has less free space than the tree needs
     /// (estimated before writing; a tree over 100 MiB is announced).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::path())]
     pub out: PathBuf,
 }
 

@@ -56,7 +56,7 @@ pub struct Args {
     pub cost: bool,
     /// Only / (the default): trace attaches to the running kernel, so a
     /// captured tree (`irqlab synth` output, a sosreport) cannot be traced.
-    #[arg(long = "root", value_name = "DIR", default_value = "/")]
+    #[arg(long = "root", value_name = "DIR", default_value = "/", value_parser = super::args::path())]
     pub root: PathBuf,
 }
 

@@ -84,6 +84,10 @@ fn reference_above(
         trace: None,
     };
     let mut v = serde_json::to_value(&line).unwrap();
+    // top's line does not list the softirq vectors gone over the interval
+    if let Some(soft) = v.get_mut("softirqs").and_then(|s| s.as_object_mut()) {
+        soft.remove("gone");
+    }
     if let Some(rows) = v
         .pointer_mut("/interrupts/rows")
         .and_then(|r| r.as_array_mut())

@@ -171,8 +171,8 @@ pub fn softirqs(w: &mut dyn Write, s: Option<&SoftirqSection>) -> std::io::Resul
         w.write_all(&line)?;
         line.clear();
     }
-    line.extend_from_slice(b"]}");
-    w.write_all(&line)
+    w.write_all(&line)?;
+    section_end(w, &s.gone)
 }
 
 /// The stat section (`null` when absent), the bytes of `StatSection`'s
@@ -870,6 +870,7 @@ mod tests {
         let mut no_value_bare = line("BLOCK", vec![None]);
         no_value_bare.total = None;
         let full = SoftirqSection {
+            gone: vec!["BLOCK_IOPOLL".into(), "odd \"gone\"".into()],
             cpus: vec![0, 1, 4_294_967_295],
             rows: vec![
                 line("HI", vec![Some(0), Some(9), Some(u64::MAX)]),
@@ -884,6 +885,7 @@ mod tests {
         let bare = SoftirqSection {
             cpus: Vec::new(),
             rows: Vec::new(),
+            gone: Vec::new(),
         };
         for s in [Some(&full), Some(&bare), None] {
             let mut got = Vec::new();

@@ -216,10 +216,7 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
         }
     )?;
     g.write_to(out)?;
-    if !s.gone.is_empty() {
-        let gone = s.gone.join(", ");
-        writeln!(out, "gone since the first sample: {}", visible_text(&gone))?;
-    }
+    gone_line(&s.gone, out)?;
     if s.rows.iter().any(|r| r.gaps.is_some()) {
         writeln!(
             out,
@@ -228,6 +225,16 @@ fn write_interrupts(report: &Report, out: &mut impl Write) -> std::io::Result<()
         )?;
     }
     Ok(())
+}
+
+/// `gone since the first sample: …`, under a section some of whose
+/// rows went away over the interval.
+fn gone_line(gone: &[String], out: &mut impl Write) -> std::io::Result<()> {
+    if gone.is_empty() {
+        return Ok(());
+    }
+    let gone = gone.join(", ");
+    writeln!(out, "gone since the first sample: {}", visible_text(&gone))
 }
 
 fn softirq_cells(g: &mut Grid, r: &SoftirqLine, rates: bool, wide: bool) {
@@ -265,6 +272,7 @@ fn write_softirqs(report: &Report, out: &mut impl Write) -> std::io::Result<()> 
     }
     writeln!(out, "\nSoftirqs ({})", super::plural(s.cpus.len(), "CPU"))?;
     g.write_to(out)?;
+    gone_line(&s.gone, out)?;
     if s.rows.iter().any(|r| r.counts.contains(&None)) {
         writeln!(
             out,

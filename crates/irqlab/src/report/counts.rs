@@ -145,6 +145,7 @@ pub(super) fn softirq_counts(m: &Softirqs, f: &Filter) -> SoftirqSection {
     SoftirqSection {
         cpus: pick(&m.cpus, &cols),
         rows,
+        gone: Vec::new(),
     }
 }
 

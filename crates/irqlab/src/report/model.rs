@@ -87,6 +87,10 @@ impl IrqLine {
 pub struct SoftirqSection {
     pub cpus: Vec<u32>,
     pub rows: Vec<SoftirqLine>,
+    /// Vectors present only in the first snapshot (rates mode), as
+    /// [`IrqSection::gone`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<String>,
 }
 
 /// One softirq vector. Its JSON: `name`, `counts`, `total`, then in rates

@@ -306,3 +306,55 @@ fn stat_counters_over_an_interval_come_from_delta() {
     let since_boot = stat_section(&Stat::default(), &stat(100, 10), &all, None);
     assert_eq!((since_boot.ctxt, since_boot.intr_total), (Some(100), 10));
 }
+
+/// A softirq vector in the first sample only is said, as a gone
+/// interrupt row is: under the table's softirqs, in the JSON's softirqs
+/// section (the streamed document's too), and left out otherwise.
+#[test]
+fn a_softirq_vector_gone_over_the_interval_is_said() {
+    let t = "   CPU0  CPU1\n  1:  10  20  IO-APIC 1-edge  i8042\n";
+    let old = snap(0, t);
+    let mut new = snap(500, t);
+    new.softirqs = Some(Softirqs::parse(b"       CPU0  CPU1\n  TIMER:  2  3\n").unwrap());
+    let f = Filter::default();
+    let r = with_deltas(&old, &new, &f);
+    assert_eq!(r.softirqs.as_ref().unwrap().gone, ["NET_RX"]);
+    let table = table_of(&r);
+    let soft = table.split("Softirqs").nth(1).unwrap();
+    assert!(
+        soft.contains("gone since the first sample: NET_RX\n"),
+        "{table}"
+    );
+    let doc = json(&r, false);
+    assert!(
+        doc.contains(r#""softirqs":{"cpus":[0,1],"rows":[{"name":"TIMER","#),
+        "{doc}"
+    );
+    assert!(doc.contains(r#"}],"gone":["NET_RX"]},"stat""#), "{doc}");
+    assert_eq!(doc, serde_json_of(&r, false));
+    let rest = rates(
+        &old,
+        &new,
+        &f,
+        RateOpts {
+            deltas: true,
+            irqs: IrqRows::Omitted,
+        },
+    );
+    let mut streamed = Vec::new();
+    let rows = RateRows::new(&old, &new, &f);
+    crate::export::report_json::write_rate_rows(
+        &rest,
+        rows.as_ref(),
+        &|_| true,
+        &|_| None,
+        &mut streamed,
+        false,
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8(streamed).unwrap(), doc);
+    let same = with_deltas(&old, &old, &f);
+    assert!(same.softirqs.as_ref().unwrap().gone.is_empty());
+    assert!(!table_of(&same).contains("gone"));
+    assert!(!json(&same, false).contains("gone"));
+}
