@@ -687,7 +687,13 @@ impl JsonlWriter {
                 softirq_row(out, &r.name, picked, rates);
             }
         });
-        out.extend_from_slice(b"]}");
+        out.push(b']');
+        // as `show`'s section: the vectors of `o` that `n` has not
+        if o.rows.len() != n.rows.len() || o.rows.iter().zip(&n.rows).any(|(a, b)| a.name != b.name)
+        {
+            softirqs_gone(o, n, out);
+        }
+        out.push(b'}');
     }
 }
 
@@ -790,6 +796,18 @@ fn gone_labels(out: &mut Vec<u8>, gone: &[delta::RowGone]) {
     out.extend_from_slice(b",\"gone\":");
     let labels: Vec<&str> = gone.iter().map(|g| g.label.as_str()).collect();
     json(out, &labels);
+}
+
+/// `,"gone":[…]` of the softirq section when vectors of `o` are not in
+/// `n` ([`report::softirqs_gone`]).
+#[cold]
+#[inline(never)]
+fn softirqs_gone(o: &Softirqs, n: &Softirqs, out: &mut Vec<u8>) {
+    let gone = report::softirqs_gone(o, n);
+    if !gone.is_empty() {
+        out.extend_from_slice(b",\"gone\":");
+        json(out, &gone);
+    }
 }
 
 /// The cached JSON of the row at `pos` built again for row `r` (that

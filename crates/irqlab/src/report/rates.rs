@@ -147,7 +147,7 @@ pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -
 
 /// The names of the vectors of `o` that `n` has not (rows are matched by
 /// name, as [`delta::softirqs_delta`] matches them), in `o`'s order.
-fn softirqs_gone(o: &Softirqs, n: &Softirqs) -> Vec<String> {
+pub fn softirqs_gone(o: &Softirqs, n: &Softirqs) -> Vec<String> {
     o.rows
         .iter()
         .filter(|r| !n.rows.iter().any(|m| m.name == r.name))
