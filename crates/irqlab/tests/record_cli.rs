@@ -433,6 +433,65 @@ fn sigint_while_a_background_record_starts_ends_it() {
     assert!(text.contains("irqlab: 0 samples"), "{text}");
 }
 
+/// `replay --batch` catches SIGINT and SIGTERM before it reads the
+/// recording: a signal while it starts (here while it says it read a
+/// killed run's journal, held there by a full stderr; SIGINT ignored, as
+/// in a background job of a non-interactive shell) ends it before its
+/// first frame with 128 + signal and no output. Its handler came after
+/// that point: SIGINT was lost (the replay went on, exit 0) and SIGTERM
+/// killed it (no exit code).
+#[test]
+fn a_signal_while_replay_batch_starts_ends_it_with_128_plus_the_signal() {
+    use common::stall::{wait_blocked, Stall};
+    use nix::sys::signal::Signal;
+    let d = tempfile::tempdir().unwrap();
+    let (_tree, out) = killed_recording(d.path(), 300);
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
+        let mut err = Stall::new();
+        err.fill();
+        let stdout = tempfile::NamedTempFile::new().unwrap();
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "trap '' INT; exec '{}' replay --batch '{}'",
+                bin.display(),
+                out.display()
+            ))
+            .stdin(Stdio::null())
+            .stdout(stdout.reopen().unwrap())
+            .stderr(err.stdio())
+            .spawn()
+            .unwrap();
+        struct Reap(std::process::Child);
+        impl Drop for Reap {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let mut child = Reap(child);
+        let pid = child.0.id();
+        assert!(
+            wait_blocked(pid, Duration::from_secs(30)),
+            "replay never wrote to stderr"
+        );
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+        let text = err.drain();
+        let mut status = None;
+        common::wait_until(Duration::from_secs(10), || {
+            status = child.0.try_wait().unwrap();
+            status.is_some()
+        });
+        let status = status.unwrap_or_else(|| panic!("{sig}: replay still runs 10 s after it"));
+        let text = text.join().unwrap();
+        assert_eq!(status.code(), Some(code), "{sig}: 128 + signal: {text}");
+        assert!(text.contains("read from the journal"), "{text}");
+        let replayed = std::fs::read_to_string(stdout.path()).unwrap();
+        assert!(replayed.is_empty(), "{sig}: {replayed}");
+    }
+}
+
 /// `--host` names the directory `host=NAME` as given: an empty one, or
 /// one a directory name would change (`../../etc`), is a usage error
 /// (exit 2) before anything is written.

@@ -702,6 +702,51 @@ fn listen_takes_localhost_but_no_other_host_name() {
     assert!(help.contains("localhost:PORT"), "{help}");
 }
 
+/// `--listen :PORT` (node_exporter's `--web.listen-address=":9100"`)
+/// listens on every address, `[::]` taking IPv4 too as Go does (or
+/// `0.0.0.0` without IPv6); a bad form is a usage error naming the flag
+/// and what it expects.
+#[test]
+fn listen_takes_a_bare_port_as_every_address() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path(), 2, 2);
+    let run = |listen: &str| {
+        Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+            .args(["serve", "--listen", listen, "--duration", "200ms", "--root"])
+            .arg(d.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(":0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("serving http://[::]:") || err.contains("serving http://0.0.0.0:"),
+        "{err}"
+    );
+    assert!(err.contains("reachable from other hosts"), "{err}");
+    for (bad, says) in [
+        ("", "expected an IP address and port"),
+        (":", "port 0 to 65535"),
+        (":65536", "port 0 to 65535"),
+        (":abc", "port 0 to 65535"),
+        ("garbage", "expected an IP address and port"),
+    ] {
+        let out = run(bad);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(err.contains("--listen"), "{bad:?}: {err}");
+        assert!(err.contains(says), "{bad:?}: {err}");
+    }
+    let help = Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains(":PORT"), "{help}");
+}
+
 /// An absolute-form request target (RFC 9112 3.2.2, as a proxy sends)
 /// is served by its path.
 #[test]

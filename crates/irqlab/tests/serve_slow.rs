@@ -350,3 +350,171 @@ fn a_kept_connection_idle_past_the_head_deadline_is_closed_as_documented() {
         "{waited:?}"
     );
 }
+
+/// A connection to `addr` whose receive buffer is 4 KiB (set before the
+/// handshake, so the window stays small), that has sent a scrape: the
+/// server holds the rest of the body until the client takes it.
+fn small_window_scrape(addr: SocketAddr) -> TcpStream {
+    use nix::sys::socket::{self as sock, sockopt, AddressFamily, SockFlag, SockType};
+    let fd = sock::socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .unwrap();
+    sock::setsockopt(&fd, sockopt::RcvBuf, &4096).unwrap();
+    let SocketAddr::V4(v4) = addr else {
+        panic!("{addr}: not IPv4")
+    };
+    sock::connect(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &sock::SockaddrIn::from(v4),
+    )
+    .unwrap();
+    let mut s = TcpStream::from(fd);
+    s.write_all(b"GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    s
+}
+
+/// A thread scraping `addr` every `every` until `stop` (each scrape asks
+/// for the latest sample's body: a read published per -i); its scrapes.
+fn scraping(
+    addr: SocketAddr,
+    every: Duration,
+    stop: &Arc<AtomicBool>,
+) -> std::thread::JoinHandle<u32> {
+    let stop = Arc::clone(stop);
+    std::thread::spawn(move || {
+        let mut n = 0;
+        while !stop.load(Ordering::Relaxed) {
+            if request(addr, "GET", "/metrics").is_ok_and(|(code, _)| code == 200) {
+                n += 1;
+            }
+            std::thread::sleep(every);
+        }
+        n
+    })
+}
+
+/// Body bytes of one scrape of `addr`.
+fn body_len(addr: SocketAddr) -> usize {
+    let (code, body) = request(addr, "GET", "/metrics").unwrap();
+    assert_eq!(code, 200);
+    body.len()
+}
+
+/// Bodies larger than a loopback connection's send buffer (4 MB: the
+/// kernel takes a smaller body whole and the server holds nothing): 64
+/// CPUs and 800 IRQs, about 5.4 MB.
+fn big_tree(dir: &std::path::Path) {
+    synth(dir, 64, 800);
+}
+
+/// A lone slow download keeps its body however many reads are published
+/// meanwhile: a client taking a ~5 MB body 64 KiB per 20 ms while another
+/// scrapes every 50 ms (-i 50ms: about a read per scrape) gets all of
+/// it. Closing a connection two reads behind the latest cut it.
+#[test]
+fn a_slow_download_across_many_reads_gets_its_whole_body() {
+    let d = tempfile::tempdir().unwrap();
+    big_tree(d.path());
+    let s = serve(d.path(), &["-i", "50ms"]);
+    let len = body_len(s.addr);
+    let stop = Arc::new(AtomicBool::new(false));
+    let scraper = scraping(s.addr, Duration::from_millis(50), &stop);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let t = Instant::now();
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        match c.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = t.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let scrapes = scraper.join().unwrap();
+    let text = String::from_utf8_lossy(&got);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let want: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .unwrap_or_else(|| panic!("no answer head: {head:?}"))
+        .trim()
+        .parse()
+        .unwrap();
+    visible!(
+        "slow download: {} of {want} body bytes in {took:?}, {scrapes} scrapes meanwhile",
+        body.len()
+    );
+    assert!(want > len / 2, "{want} vs {len}");
+    assert!(
+        took > Duration::from_millis(150),
+        "taken in {took:?}: less than 3 intervals"
+    );
+    assert!(scrapes >= 3, "{scrapes} scrapes in {took:?}");
+    assert_eq!(body.len(), want, "cut after {took:?}, {scrapes} scrapes");
+}
+
+/// Peak resident memory of process `pid` (VmHWM, bytes).
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// 60 clients that send a scrape and never read, one every 40 ms while
+/// reads are published every 50 ms, each holding the ~5 MB body of its
+/// own read (about 20 reads): the older bodies kept stay under the budget
+/// (4 × the latest body), so the server's peak RSS grows by a few
+/// bodies, not one per read.
+#[test]
+fn stalled_readers_hold_a_bounded_memory() {
+    let d = tempfile::tempdir().unwrap();
+    big_tree(d.path());
+    let s = serve(d.path(), &["-i", "50ms"]);
+    let pid = s.child.id();
+    let len = body_len(s.addr);
+    let stop = Arc::new(AtomicBool::new(false));
+    let scraper = scraping(s.addr, Duration::from_millis(50), &stop);
+    std::thread::sleep(Duration::from_millis(300));
+    let before = peak_rss(pid);
+    let mut stalled = Vec::new();
+    for _ in 0..60 {
+        stalled.push(small_window_scrape(s.addr));
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let after = peak_rss(pid);
+    stop.store(true, Ordering::Relaxed);
+    let scrapes = scraper.join().unwrap();
+    let mb = |b: u64| b as f64 / 1e6;
+    visible!(
+        "60 stalled readers of a {:.2} MB body ({scrapes} scrapes meanwhile): peak RSS {:.1} -> {:.1} MB",
+        mb(len as u64),
+        mb(before),
+        mb(after)
+    );
+    // the budget (4 bodies or 4 MiB), the newest older body, the latest
+    // body and its render buffer, and room for the allocator
+    let bound = 8 * len as u64 + (12 << 20);
+    assert!(
+        after.saturating_sub(before) < bound,
+        "peak RSS {:.1} -> {:.1} MB (bound {:.1} MB more)",
+        mb(before),
+        mb(after),
+        mb(bound)
+    );
+    drop(stalled);
+}

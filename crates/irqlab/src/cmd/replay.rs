@@ -62,6 +62,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Batch: SIGINT/SIGTERM caught before the recording is read (a signal
+    // while a large one is read, or its warnings wait on a full stderr,
+    // ends the run at its first frame with 128 + signal, not lost in a
+    // background job that ignores SIGINT, nor a kill without exit code).
+    let stop = args.batch.then(Stop::install).transpose()?;
     let filter = args.filter.filter()?;
     refuse_non_directory(&args.dir)?;
     let dir = layout::one_boot_dir(&args.dir)?;
@@ -108,14 +113,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Run::Steps(_) => {}
         }
     }
-    if !args.batch {
+    let Some(stop) = stop else {
         let steps = match runs.pop() {
             Some(Run::Steps(s)) => s,
             _ => Vec::new(),
         };
         return interactive(&args, rec.dir, steps);
-    }
-    let stop = Stop::install()?;
+    };
     let mut out = crate::export::stdout::stdout();
     let mut replayed = 0;
     for (i, r) in runs.into_iter().enumerate() {

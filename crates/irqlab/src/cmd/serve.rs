@@ -3,7 +3,7 @@
 //! end the run (exit 130 / 0: SIGTERM is a service's normal stop), also in
 //! a background job whose shell started it with SIGINT ignored.
 
-use crate::serve::{self, Naming, Options, PerCpu};
+use crate::serve::{self, Listen, Naming, Options, PerCpu};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,17 +22,19 @@ pub enum Compat {
 #[command(after_help = "Examples:\n  \
     irqlab serve                               # http://127.0.0.1:9812/metrics, read at scrape time\n  \
     irqlab serve --per-cpu top=4 --exclude '^(NMI|PMI)$'\n  \
-    irqlab serve --compat node --listen 0.0.0.0:9812   # node_exporter names, all interfaces\n\
+    irqlab serve --compat node --listen :9812   # node_exporter names, all addresses (IPv4 and IPv6)\n\
 Metrics, PromQL and the Grafana dashboard: docs/serve.md")]
 pub struct Args {
     #[command(flatten)]
     pub root: super::args::RootArgs,
     /// Address to listen on: an IP address and port (`0.0.0.0:9812`,
-    /// `[::1]:9812`) or `localhost:PORT` (127.0.0.1); no other host names
-    /// (irqlab resolves no names). Port 0 picks a free port. Loopback
-    /// unless set.
+    /// `[::1]:9812`), `localhost:PORT` (127.0.0.1) or `:PORT`: every
+    /// address, IPv4 and IPv6, as node_exporter's `:9100` (one socket on
+    /// `[::]` that takes IPv4 too, as Go listens; `0.0.0.0` without
+    /// IPv6). No host names (irqlab resolves no names). Port 0 picks a
+    /// free port. Loopback unless set.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9812", value_parser = parse_listen)]
-    pub listen: SocketAddr,
+    pub listen: Listen,
     /// Cached mode: sample every this long, whatever the scrapes; scrapes
     /// in between get the latest sample. Without it, values are read at
     /// scrape time (see --min-interval). At least 1ms, at most 24h.
@@ -69,24 +71,27 @@ pub struct Args {
 /// `--max-connections` by default: `serve::http::MAX_CONNECTIONS`.
 const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
 
-/// `--listen`: an IP socket address, or `localhost:PORT` as 127.0.0.1
-/// (the static binary resolves no names, so no other host name).
-fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    if let Ok(addr) = s.parse() {
-        return Ok(addr);
+/// `--listen`: an IP socket address, `localhost:PORT` as 127.0.0.1 (the
+/// static binary resolves no names, so no other host name), or `:PORT`
+/// for every address.
+fn parse_listen(s: &str) -> Result<Listen, String> {
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(Listen::Addr(addr));
     }
-    let port = s
-        .rsplit_once(':')
-        .filter(|(host, _)| host.eq_ignore_ascii_case("localhost"))
-        .map(|(_, port)| port);
-    match port {
-        Some(port) => port
-            .parse::<u16>()
-            .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
-            .map_err(|_| format!("expected a port 0 to 65535 after localhost:, found {s:?}")),
-        None => Err(format!(
-            "expected an IP address and port (127.0.0.1:9812, [::1]:9812, 0.0.0.0:9812) \
-             or localhost:PORT, found {s:?} (host names are not resolved)"
+    let port = |p: &str, after: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("expected a port 0 to 65535 after {after}, found {s:?}"))
+    };
+    if let Some(p) = s.strip_prefix(':') {
+        return port(p, "':' (:PORT: every address)").map(Listen::AllAddrs);
+    }
+    match s.rsplit_once(':') {
+        Some((host, p)) if host.eq_ignore_ascii_case("localhost") => {
+            port(p, "localhost:").map(|p| Listen::Addr(SocketAddr::from(([127, 0, 0, 1], p))))
+        }
+        _ => Err(format!(
+            "expected an IP address and port (127.0.0.1:9812, [::1]:9812, 0.0.0.0:9812), \
+             localhost:PORT or :PORT (every address), found {s:?} (host names are not resolved)"
         )),
     }
 }
@@ -181,13 +186,16 @@ mod tests {
 
     #[test]
     fn listen_takes_ip_addresses_and_localhost() {
-        let v4 = |p| SocketAddr::from(([127, 0, 0, 1], p));
+        let v4 = |p| Listen::Addr(SocketAddr::from(([127, 0, 0, 1], p)));
         assert_eq!(parse_listen("127.0.0.1:9812"), Ok(v4(9812)));
         assert_eq!(parse_listen("localhost:19817"), Ok(v4(19817)));
         assert_eq!(parse_listen("LOCALHOST:0"), Ok(v4(0)));
         assert_eq!(
             parse_listen("[::1]:80"),
-            Ok(SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 80)))
+            Ok(Listen::Addr(SocketAddr::from((
+                std::net::Ipv6Addr::LOCALHOST,
+                80
+            ))))
         );
         for bad in [
             "localhost",
@@ -195,10 +203,29 @@ mod tests {
             "localhost:70000",
             "example.com:80",
             "9812",
+            "",
+            ":",
+            ":70000",
+            ":-1",
+            ":http",
+            "::9812",
+            ": 9812",
         ] {
             let err = parse_listen(bad).unwrap_err();
             assert!(err.contains(&format!("{bad:?}")), "{bad}: {err}");
+            assert!(err.starts_with("expected "), "{bad}: {err}");
         }
+        assert!(parse_listen(":70000")
+            .unwrap_err()
+            .contains("port 0 to 65535"));
+    }
+
+    /// `:PORT` is node_exporter's every-address form.
+    #[test]
+    fn listen_takes_a_bare_port_as_every_address() {
+        assert_eq!(parse_listen(":9812"), Ok(Listen::AllAddrs(9812)));
+        assert_eq!(parse_listen(":0"), Ok(Listen::AllAddrs(0)));
+        assert_eq!(Listen::AllAddrs(9100).to_string(), ":9100");
     }
 
     #[test]

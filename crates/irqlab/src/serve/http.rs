@@ -12,10 +12,13 @@
 //! connections, the one that has waited longest for its head is evicted
 //! (closed) to make room, else the one taking its answer longest, so a
 //! well-behaved scraper always gets in. An
-//! answer holds its read's body until it is sent: a connection still
-//! taking one once more than [`Limits::behind`] newer reads are published is
-//! closed, so the bodies held are those of the last few reads, however
-//! many clients stop reading. Heads
+//! answer holds its read's body until it is sent: the bodies of older
+//! reads that answers hold are kept under a byte budget
+//! ([`Limits::held_times`] the latest body, at least
+//! [`Limits::held_floor`]), however many clients stop reading; over it
+//! the connections holding the oldest bodies are closed first, never
+//! those holding the newest of them, so one slow download is never cut
+//! (whatever the reads it spans). Heads
 //! over [`MAX_HEAD`] bytes get 431, bytes that cannot start a request line
 //! (or no complete line by the deadline) 400; after an answer the
 //! connection drains briefly before it closes, so that the client reads
@@ -446,7 +449,9 @@ pub const MAX_CONNECTIONS: usize = 4096;
 
 /// Bounds of the server: every connection ends within
 /// `head + write + linger`, at most `connections` are open, and the
-/// answers being written hold the bodies of at most `behind` + 1 reads.
+/// answers being written hold, beside the latest read's bodies, older
+/// ones of at most `held_times` × the latest body (at least `held_floor`)
+/// or a single older body.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Open connections at most; a new one beyond it evicts the connection
@@ -458,12 +463,17 @@ pub struct Limits {
     pub head: Duration,
     /// Time the client has to take the whole answer.
     pub write: Duration,
-    /// A connection still writing a `/metrics` body once more than this
-    /// many newer reads are published is closed: each answer holds its
-    /// read's body, so clients that take theirs slowly (or never) would
-    /// otherwise hold a body per read for up to `write`, whatever its
-    /// size (a body per connection).
-    pub behind: u64,
+    /// Each answer holds its read's body until it is sent, so clients
+    /// that take theirs slowly (or never) would hold a body per read for
+    /// up to `write` (a body per connection). The bodies of reads older
+    /// than the latest that answers hold may take this many times the
+    /// latest Prometheus-text body's bytes (or `held_floor`, if more);
+    /// over that, the connections writing the oldest are closed, oldest
+    /// body first, until the rest fit. The newest of them is always kept:
+    /// a lone slow reader keeps its body whatever the reads it spans.
+    pub held_times: usize,
+    /// The least byte budget of older bodies (see `held_times`).
+    pub held_floor: usize,
     /// After the answer, time to discard what the client still sends
     /// before closing (closing with unread input would reset the
     /// connection and could destroy the answer in flight).
@@ -477,7 +487,8 @@ impl Default for Limits {
             head: Duration::from_secs(5),
             write: Duration::from_secs(30),
             linger: Duration::from_secs(1),
-            behind: 2,
+            held_times: 4,
+            held_floor: 4 << 20,
         }
     }
 }
@@ -494,6 +505,7 @@ pub fn spawn(listener: TcpListener, latest: Arc<Latest>, limits: Limits) -> anyh
         limits,
         conns: Vec::new(),
         paused_until: None,
+        budget_checked: 0,
     };
     std::thread::Builder::new()
         .name("irqlab-http".into())
@@ -544,6 +556,9 @@ struct Server {
     conns: Vec<Conn>,
     /// Accepting is paused until then (out of descriptors, nothing to evict).
     paused_until: Option<Instant>,
+    /// The generation the older bodies' budget was last checked at (they
+    /// only grow when a read is published).
+    budget_checked: u64,
 }
 
 /// How long the event loop may sleep: until the nearest connection
@@ -626,7 +641,7 @@ impl Server {
                     c.expire(&self.latest, &self.limits, now);
                 }
             }
-            self.close_behind();
+            self.close_over_budget();
             self.conns.retain(|c| !c.closed);
             if revents.first().is_some_and(|e| !e.is_empty()) {
                 self.accept(now);
@@ -634,12 +649,31 @@ impl Server {
         }
     }
 
-    /// Close the connections writing the body of a read more than
-    /// [`Limits::behind`] publications old ([`Limits::behind`]).
-    fn close_behind(&mut self) {
+    /// Keep the bodies of older reads that answers hold under the budget
+    /// ([`Limits::held_times`]): close the connections writing the oldest
+    /// first, never those writing the newest of them. Checked once per
+    /// publication.
+    fn close_over_budget(&mut self) {
         let newest = self.latest.generation();
+        if newest == self.budget_checked {
+            return;
+        }
+        self.budget_checked = newest;
+        let latest = self.latest.body().len();
+        let budget = latest
+            .saturating_mul(self.limits.held_times)
+            .max(self.limits.held_floor);
+        let cut = over_budget(
+            self.conns.iter().filter_map(|c| c.older_body(newest)),
+            budget,
+        );
+        if cut.is_empty() {
+            return;
+        }
         for c in &mut self.conns {
-            if c.behind(newest) > self.limits.behind {
+            if c.older_body(newest)
+                .is_some_and(|(_, id, _)| cut.contains(&id))
+            {
                 c.closed = true;
             }
         }
@@ -728,12 +762,16 @@ impl Server {
 }
 
 impl Conn {
-    /// Reads published since the one whose body it is writing (0 when it
-    /// writes none).
-    fn behind(&self, newest: u64) -> u64 {
-        match self.phase {
-            Phase::Write { read: Some(g), .. } => newest.saturating_sub(g),
-            _ => 0,
+    /// The body it is writing when that is of a read older than
+    /// generation `newest`: (its read's generation, its identity, bytes).
+    fn older_body(&self, newest: u64) -> Option<(u64, usize, usize)> {
+        match &self.phase {
+            Phase::Write {
+                read: Some(g),
+                body: Some(b),
+                ..
+            } if *g < newest => Some((*g, Arc::as_ptr(b) as usize, b.len())),
+            _ => None,
         }
     }
 
@@ -921,6 +959,26 @@ impl Conn {
             }
         }
     }
+}
+
+/// Of the older bodies `held` (generation, identity, bytes; a body once
+/// per connection writing it), the ones to drop so that the rest take at
+/// most `budget` bytes: oldest first, never the newest.
+fn over_budget(held: impl Iterator<Item = (u64, usize, usize)>, budget: usize) -> Vec<usize> {
+    let mut bodies: Vec<_> = held.collect();
+    bodies.sort_unstable();
+    bodies.dedup_by_key(|&mut (_, id, _)| id);
+    let mut total: usize = bodies.iter().map(|&(_, _, len)| len).sum();
+    let mut cut = Vec::new();
+    let keep_newest = bodies.len().saturating_sub(1);
+    for &(_, id, len) in bodies.iter().take(keep_newest) {
+        if total <= budget {
+            break;
+        }
+        total -= len;
+        cut.push(id);
+    }
+    cut
 }
 
 /// Statuses the server answers with.
@@ -1504,17 +1562,34 @@ mod tests {
             limits: Limits::default(),
             conns: Vec::new(),
             paused_until: None,
+            budget_checked: 0,
         };
         (server, latest, t)
     }
 
-    /// An answer being written holds its read's body: a connection still
-    /// writing one once more than `behind` newer reads are published is
-    /// closed; one writing a newer read's body, or an answer that is no
-    /// read's, is not.
+    /// Older bodies over the budget go oldest first; the newest of them
+    /// is kept whatever its size; a body shared by connections counts once.
     #[test]
-    fn a_connection_writing_a_body_reads_behind_the_latest_is_closed() {
+    fn older_bodies_over_the_budget_go_oldest_first() {
+        // (generation, identity, bytes)
+        let held = [(1, 10, 100), (2, 20, 100), (2, 20, 100), (3, 30, 100)];
+        assert!(over_budget(held.into_iter(), 300).is_empty());
+        assert_eq!(over_budget(held.into_iter(), 250), [10]);
+        assert_eq!(over_budget(held.into_iter(), 150), [10, 20]);
+        assert_eq!(over_budget(held.into_iter(), 0), [10, 20]);
+        assert!(over_budget([(1, 10, 1 << 30)].into_iter(), 0).is_empty());
+    }
+
+    /// An answer being written holds its read's body. A lone connection
+    /// writing an old body keeps it however many reads are published
+    /// (a slow download is not cut); once the older bodies held pass the
+    /// budget, the connections writing the oldest are closed; one writing
+    /// the latest read's body, or an answer that is no read's, is not.
+    #[test]
+    fn older_bodies_past_the_budget_close_their_oldest_connections() {
         let (mut server, latest, t) = loopback_server();
+        server.limits.held_times = 2;
+        server.limits.held_floor = 0;
         let (limits, addr) = (server.limits, server.listener.local_addr().unwrap());
         let mut clients = Vec::new();
         let mut answered = |server: &mut Server, head: &[u8]| {
@@ -1531,20 +1606,34 @@ mod tests {
             c.reply(answer(head, &server.latest), &limits, t);
             server.conns.push(c);
         };
-        // a 404 first, then a scrape of each read, 0 to 3
+        let body = |g: u8| vec![b'0' + g; 100];
+        let closed = |s: &Server| s.conns.iter().map(|c| c.closed).collect::<Vec<_>>();
+        // a 404, then a lone slow scrape of read 1 across five reads
+        latest.publish(body(1), t);
         answered(&mut server, b"GET /other HTTP/1.1\r\n\r\n");
-        for g in 0..4u8 {
-            if g > 0 {
-                latest.publish(vec![b'0' + g], t);
-            }
+        answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
+        for g in 2..7 {
+            latest.publish(body(g), t);
+            server.close_over_budget();
+        }
+        assert_eq!(closed(&server), [false, false]);
+        // scrapes of reads 7, 8 and 9 (two of 9): at 9, the older bodies
+        // of reads 1, 7 and 8 pass 2 × 100 bytes: read 1's goes
+        for g in 7..10 {
+            latest.publish(body(g), t);
             answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
         }
-        let closed = |s: &Server| s.conns.iter().map(|c| c.closed).collect::<Vec<_>>();
-        server.close_behind();
-        assert_eq!(closed(&server), [false, true, false, false, false]);
-        latest.publish(b"4".to_vec(), t);
-        server.close_behind();
-        assert_eq!(closed(&server), [false, true, true, false, false]);
+        answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
+        server.close_over_budget();
+        assert_eq!(closed(&server), [false, true, false, false, false, false]);
+        // at 10, those of 7, 8 and 9 (one body for two connections): 7's
+        latest.publish(body(10), t);
+        answered(&mut server, b"GET /metrics HTTP/1.1\r\n\r\n");
+        server.close_over_budget();
+        assert_eq!(
+            closed(&server),
+            [false, true, true, false, false, false, false]
+        );
     }
 
     /// At the connection cap with every connection taking its answer (or

@@ -30,7 +30,7 @@ use exposition::{OwnStats, Renderer};
 use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeValLike;
 pub use options::{Naming, Options, PerCpu};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,7 +43,7 @@ pub const FD_RESERVE: u64 = 256;
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub root: PathBuf,
-    pub listen: SocketAddr,
+    pub listen: Listen,
     pub pace: Pace,
     /// Stop after this long (tests, bounded runs); `None` = until killed.
     pub duration: Option<Duration>,
@@ -51,6 +51,70 @@ pub struct ServeConfig {
     /// allows).
     pub max_connections: usize,
     pub opts: Options,
+}
+
+/// Where `serve` listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listen {
+    /// This address and port.
+    Addr(SocketAddr),
+    /// Every address, this port (`:PORT`), as Go's `net.Listen("tcp",
+    /// ":PORT")` (node_exporter's `--web.listen-address=":9100"`): one
+    /// IPv6 socket on `[::]` that takes IPv4 too (`IPV6_V6ONLY` off,
+    /// whatever `net.ipv6.bindv6only` says), or `0.0.0.0` on a kernel
+    /// without IPv6.
+    AllAddrs(u16),
+}
+
+impl std::fmt::Display for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listen::Addr(a) => write!(f, "{a}"),
+            Listen::AllAddrs(port) => write!(f, ":{port}"),
+        }
+    }
+}
+
+impl Listen {
+    /// The listening socket.
+    pub fn bind(self) -> std::io::Result<TcpListener> {
+        match self {
+            Listen::Addr(a) => TcpListener::bind(a),
+            Listen::AllAddrs(port) => match dual_stack(port) {
+                Some(bound) => bound,
+                None => TcpListener::bind((Ipv4Addr::UNSPECIFIED, port)),
+            },
+        }
+    }
+}
+
+/// A listening socket on `[::]:port` that takes IPv4 too; `None` when the
+/// kernel has no IPv6 or no IPv4-mapped addresses (Go then listens on
+/// IPv4 only, as the caller does).
+fn dual_stack(port: u16) -> Option<std::io::Result<TcpListener>> {
+    use nix::sys::socket::{self as sock, sockopt, AddressFamily, SockFlag, SockType};
+    use std::os::fd::AsRawFd;
+    let fd = sock::socket(
+        AddressFamily::Inet6,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .ok()?;
+    sock::setsockopt(&fd, sockopt::Ipv6V6Only, &false).ok()?;
+    // as std's and Go's listeners: a restart binds while old connections linger
+    let bound = sock::setsockopt(&fd, sockopt::ReuseAddr, &true)
+        .and_then(|()| {
+            let any = SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, port, 0, 0);
+            sock::bind(fd.as_raw_fd(), &sock::SockaddrIn6::from(any))
+        })
+        .and_then(|()| sock::listen(&fd, sock::Backlog::new(128)?));
+    match bound {
+        Ok(()) => Some(Ok(TcpListener::from(fd))),
+        // IPv6 present but no address to bind it to (disabled)
+        Err(nix::errno::Errno::EADDRNOTAVAIL | nix::errno::Errno::EAFNOSUPPORT) => None,
+        Err(e) => Some(Err(e.into())),
+    }
 }
 
 /// When `serve` reads.
@@ -212,7 +276,9 @@ pub fn run(
     for m in lp.src.missing() {
         eprintln!("irqlab: note: {}", not_read_yet("exposed", &m));
     }
-    let listener = TcpListener::bind(cfg.listen)
+    let listener = cfg
+        .listen
+        .bind()
         .with_context(|| format!("cannot listen on {}", cfg.listen))?;
     let addr = listener
         .local_addr()

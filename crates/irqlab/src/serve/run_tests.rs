@@ -91,3 +91,21 @@ fn failed_ticks_render_only_when_a_scrape_asks() {
     // asks for one.
     assert_eq!(latest.scrape(Instant::now()), http::Freshness::After(1));
 }
+
+/// `:PORT` listens on every address as Go does: one `[::]` socket that
+/// takes IPv4 connections too (whatever `net.ipv6.bindv6only`), or
+/// `0.0.0.0` without IPv6.
+#[test]
+fn every_address_takes_ipv4_and_ipv6() {
+    let l = Listen::AllAddrs(0).bind().unwrap();
+    let addr = l.local_addr().unwrap();
+    assert!(addr.ip().is_unspecified(), "{addr}");
+    let port = addr.port();
+    std::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+    if addr.is_ipv6() {
+        std::net::TcpStream::connect((Ipv6Addr::LOCALHOST, port)).unwrap();
+    }
+    // a port in use is an error, not a fallback to IPv4 alone
+    let err = Listen::AllAddrs(port).bind().unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
+}

@@ -295,8 +295,19 @@ impl BatchWriter {
 
 /// Run the batch loop: baseline sample, then `--count` intervals;
 /// `resolved`: the reader `--strategy per-cpu-count` resolved at start.
-pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> {
+/// `stop` is installed before anything else: a background job of a
+/// non-interactive shell starts with SIGINT ignored, and a signal while
+/// the run starts (attaching, the baseline, notes on a full stderr) would
+/// be lost, or kill the run (SIGTERM) without its exit code; caught, it
+/// ends the run at the first tick (exit 128 + signal, `Average:` when a
+/// frame was written).
+pub fn run(args: &Args, resolved: Option<Resolved>, stop: &Stop) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
+    if args.trace {
+        // the loop ends on a signal (also one while attaching) and prints
+        // Average: before the session detaches and unmounts
+        crate::guard::defer_signals(top_trace::SIGNAL_GRACE);
+    }
     // --trace: attach first, then take both baselines back to back
     let mut tracing = match args.trace {
         true => Some(tracing_start(&plan)?),
@@ -320,12 +331,6 @@ pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> 
     if let Some(note) = crate::filter::warnings::snapshot_disagreement(&plan.root, live.latest()) {
         eprintln!("{note}");
     }
-    let stop = Stop::install()?;
-    if tracing.is_some() {
-        // the loop ends on a signal and prints Average: before the
-        // session detaches and unmounts
-        crate::guard::defer_signals(top_trace::SIGNAL_GRACE);
-    }
     let opts = TextOpts {
         sort: args.sort.into(),
         threshold: args.threshold,
@@ -338,8 +343,8 @@ pub fn run(args: &Args, resolved: Option<Resolved>) -> anyhow::Result<ExitCode> 
     let mut out = crate::export::stdout::unbuffered();
     let mut pace = PacedRun::new(args.interval, End::of(args.count, None));
     let signal = match tracing.as_mut() {
-        Some(t) => writer.run_in_place(&mut live, &mut pace, &stop, t, &mut out)?,
-        None => writer.run_in_place(&mut live, &mut pace, &stop, &mut (), &mut out)?,
+        Some(t) => writer.run_in_place(&mut live, &mut pace, stop, t, &mut out)?,
+        None => writer.run_in_place(&mut live, &mut pace, stop, &mut (), &mut out)?,
     };
     // detach, unmount (if mounted), before the exit code: a signal caught
     // meanwhile still ends the run as a signal does

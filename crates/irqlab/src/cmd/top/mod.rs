@@ -174,6 +174,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: top {why}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    // Batch: SIGINT/SIGTERM caught before anything is read or attached
+    // (see batch::run).
+    let stop = args.batch.then(crate::sampler::Stop::install).transpose()?;
     let resolved = match strategy_start(&args)? {
         Ok(resolved) => resolved,
         Err(why) => {
@@ -181,10 +184,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    if args.batch {
-        batch::run(&args, resolved)
-    } else {
-        interactive(args, resolved)
+    match stop {
+        Some(stop) => batch::run(&args, resolved, &stop),
+        None => interactive(args, resolved),
     }
 }
 
