@@ -14,6 +14,10 @@
 //!   the quiet end of a closed stdout (`| head`);
 //! - a directory is refused before anything is written.
 //!
+//! What is no regular file is found as the kernel follows the path, so
+//! that `/dev/stdout` on a pipe (`/proc/self/fd/1` -> `pipe:[N]`, no
+//! path) is written in place too.
+//!
 //! Every error names the target file as given.
 
 use anyhow::{anyhow, Context, Result};
@@ -83,6 +87,9 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
 /// The file `path` names once its symlinks are followed, and how to
 /// write it.
 fn target(path: &Path) -> Result<Target> {
+    if let Some(t) = kernel_followed(path)? {
+        return Ok(t);
+    }
     let mut real = path.to_path_buf();
     for _ in 0..=MAX_LINKS {
         let meta = match std::fs::symlink_metadata(&real) {
@@ -106,6 +113,25 @@ fn target(path: &Path) -> Result<Target> {
         }
     }
     Err(io::Error::from_raw_os_error(nix::libc::ELOOP).into())
+}
+
+/// What the kernel finds at `path` when that is no regular file: the
+/// links of `/proc/self/fd/N` (`/dev/stdout` on a pipe or socket) read as
+/// `pipe:[N]`, which names no path, so such a target is written in place
+/// through `path` itself. `None` for a regular file or an unreachable
+/// path, which the link walk resolves.
+fn kernel_followed(path: &Path) -> Result<Option<Target>> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(None);
+    };
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        Err(anyhow!("is a directory, expected a file"))
+    } else if kind.is_file() {
+        Ok(None)
+    } else {
+        Ok(Some(Target::InPlace(path.to_path_buf())))
+    }
 }
 
 /// Write `real` (which `path` names) atomically: a buffered temporary
@@ -269,6 +295,19 @@ mod tests {
         );
         assert!(msg.contains("broken pipe"), "{msg}");
         assert!(!super::super::stdout::is_closed(&err), "{msg}");
+    }
+
+    #[test]
+    fn dev_stdout_on_a_pipe_is_written_in_place() {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        let (rd, wr) = nix::unistd::pipe().unwrap();
+        let path = PathBuf::from(format!("/proc/self/fd/{}", wr.as_raw_fd()));
+        write_bytes(&path, b"through the pipe").unwrap();
+        drop(wr);
+        let mut got = String::new();
+        File::from(rd).read_to_string(&mut got).unwrap();
+        assert_eq!(got, "through the pipe");
     }
 
     #[test]
