@@ -553,10 +553,102 @@ pub(crate) fn read_spaced<S: CountSink + ?Sized>(
     pos
 }
 
+/// What [`count_tokens`] found at the start of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tokens {
+    /// Runs of digits in the prefix of digits and spaces.
+    pub(crate) count: usize,
+    /// The end of that prefix: the first byte that is neither (or the
+    /// text's length).
+    pub(crate) end: usize,
+    /// Whether a run of 16 or more digits was seen (a count that may not
+    /// fit in a `u64`: for the caller's full parse to judge).
+    pub(crate) long: bool,
+}
+
+/// The runs of digits in the longest prefix of `text` made of ASCII
+/// digits and spaces, counted without reading their values: 64 bytes at
+/// a time from the digit and space masks (a run's first digit is a digit
+/// bit whose lower neighbour is clear), the last bytes from a copy ended
+/// by a byte that is neither. Stops early on a run of 16 or more digits.
+#[inline]
+pub(crate) fn count_tokens(text: &[u8]) -> Tokens {
+    let mut t = Tokens {
+        count: 0,
+        end: 0,
+        long: false,
+    };
+    // the digit run the previous block ended with (its length)
+    let mut carry = 0u32;
+    let mut off = 0;
+    loop {
+        let mut last = [0u8; 64];
+        let block = match text.get(off..).and_then(|r| r.first_chunk::<64>()) {
+            Some(b) => b,
+            None => {
+                let rest = text.get(off..).unwrap_or_default();
+                for (to, &c) in last.iter_mut().zip(rest) {
+                    *to = c;
+                }
+                &last
+            }
+        };
+        let (mut d, s) = masks(block);
+        let plain = (d | s).trailing_ones();
+        if plain < 64 {
+            d &= (1u64 << plain) - 1;
+        }
+        let starts = d & !(d << 1 | u64::from(carry > 0));
+        t.count += starts.count_ones() as usize;
+        if carry + d.trailing_ones() >= 16 || has_run16(d) {
+            t.long = true;
+            t.end = (off + plain as usize).min(text.len());
+            return t;
+        }
+        if plain < 64 {
+            t.end = (off + plain as usize).min(text.len());
+            return t;
+        }
+        // (a block of digits only was a long run)
+        carry = d.leading_ones();
+        off += 64;
+    }
+}
+
+/// Whether `d` has 16 set bits in a row.
+#[inline(always)]
+fn has_run16(d: u64) -> bool {
+    let r = d & d >> 1;
+    let r = r & r >> 2;
+    let r = r & r >> 4;
+    r & r >> 8 != 0
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Runs of digits are counted across 64-byte blocks, a run of 16
+    /// digits is seen wherever it falls, and the prefix ends at the first
+    /// byte that is neither a digit nor a space.
+    #[test]
+    fn count_tokens_counts_runs_across_blocks() {
+        let t = |s: &str| count_tokens(s.as_bytes());
+        assert_eq!((t("").count, t("").end, t("").long), (0, 0, false));
+        let cols = "         7".repeat(13) + " x";
+        let got = t(&cols);
+        assert_eq!((got.count, got.end, got.long), (13, 131, false));
+        for at in 40..70 {
+            let run = format!("{}{}  x", " ".repeat(at), "1".repeat(15));
+            assert_eq!((t(&run).count, t(&run).long), (1, false), "{at}");
+            let run = format!("{}{}  x", " ".repeat(at), "1".repeat(16));
+            assert!(t(&run).long, "{at}");
+            // a run split by the block boundary is one run
+            let two = format!("{}12 3\t4", " ".repeat(at));
+            assert_eq!((t(&two).count, t(&two).end), (2, at + 4), "{at}");
+        }
+    }
 
     #[test]
     fn reads_padded_counts_and_stops_before_text() {
