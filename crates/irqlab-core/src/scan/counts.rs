@@ -579,40 +579,42 @@ pub(crate) fn count_tokens(text: &[u8]) -> Tokens {
         long: false,
     };
     // the digit run the previous block ended with (its length)
-    let mut carry = 0u32;
+    let mut carry = 0;
     let mut off = 0;
-    loop {
-        let mut last = [0u8; 64];
-        let block = match text.get(off..).and_then(|r| r.first_chunk::<64>()) {
-            Some(b) => b,
-            None => {
-                let rest = text.get(off..).unwrap_or_default();
-                for (to, &c) in last.iter_mut().zip(rest) {
-                    *to = c;
-                }
-                &last
-            }
-        };
-        let (mut d, s) = masks(block);
-        let plain = (d | s).trailing_ones();
-        if plain < 64 {
-            d &= (1u64 << plain) - 1;
-        }
-        let starts = d & !(d << 1 | u64::from(carry > 0));
-        t.count += starts.count_ones() as usize;
-        if carry + d.trailing_ones() >= 16 || has_run16(d) {
-            t.long = true;
-            t.end = (off + plain as usize).min(text.len());
+    while let Some(block) = text.get(off..).and_then(|r| r.first_chunk::<64>()) {
+        if token_block(block, off, &mut carry, &mut t) {
             return t;
         }
-        if plain < 64 {
-            t.end = (off + plain as usize).min(text.len());
-            return t;
-        }
-        // (a block of digits only was a long run)
-        carry = d.leading_ones();
         off += 64;
     }
+    let mut last = [0u8; 64];
+    for (to, &c) in last.iter_mut().zip(text.get(off..).unwrap_or_default()) {
+        *to = c;
+    }
+    token_block(&last, off, &mut carry, &mut t);
+    t.end = t.end.min(text.len());
+    t
+}
+
+/// One 64-byte block of [`count_tokens`] at `off`: true (`t.end` set)
+/// when the prefix ends in it or a long run is seen.
+#[inline(always)]
+fn token_block(block: &[u8; 64], off: usize, carry: &mut u32, t: &mut Tokens) -> bool {
+    let (mut d, s) = masks(block);
+    let plain = (d | s).trailing_ones();
+    if plain < 64 {
+        d &= (1u64 << plain) - 1;
+    }
+    let starts = d & !(d << 1 | u64::from(*carry > 0));
+    t.count += starts.count_ones() as usize;
+    t.long = *carry + d.trailing_ones() >= 16 || has_run16(d);
+    if t.long || plain < 64 {
+        t.end = off + plain as usize;
+        return true;
+    }
+    // (a block of digits only was a long run)
+    *carry = d.leading_ones();
+    false
 }
 
 /// Whether `d` has 16 set bits in a row.
