@@ -163,6 +163,7 @@ fn case(data: &[u8]) -> Option<Case> {
         },
         all: false,
         mixed_workloads: false,
+        allow_copies: false,
     };
     let loaded = Loaded {
         variants,

@@ -76,6 +76,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = LoadOpts {
         metric: None,
         directed: Vec::new(),
+        allow_copies: false,
     };
     if let Ok(loaded) = load_all(&specs, &opts) {
         for v in &loaded.variants {
