@@ -805,6 +805,7 @@ mod whole_text_is_line_by_line {
     fn wide_row() -> impl Strategy<Value = String> {
         let wide = prop_oneof![
             8 => field(),
+            4 => Just("          0".to_string()),
             1 => Just("1234567890123456 ".to_string()),
             1 => Just("1234567890123456789 ".to_string()),
             1 => Just("18446744073709551615 ".to_string()),
