@@ -102,6 +102,7 @@ fn bench(c: &mut Criterion) {
         directions: DirectionRules::default(),
         all: false,
         mixed_workloads: false,
+        allow_copies: false,
     };
     g.bench_function("end_to_end_2x100k", |b| {
         b.iter(|| {
