@@ -553,10 +553,166 @@ pub(crate) fn read_spaced<S: CountSink + ?Sized>(
     pos
 }
 
+/// What [`count_tokens`] found at the start of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tokens {
+    /// Runs of digits in the prefix of digits and spaces.
+    pub(crate) count: usize,
+    /// The end of that prefix: the first byte that is neither (or the
+    /// text's length).
+    pub(crate) end: usize,
+    /// Whether a run of 16 or more digits was seen (a count that may not
+    /// fit in a `u64`: for the caller's full parse to judge).
+    pub(crate) long: bool,
+}
+
+/// The runs of digits in the longest prefix of `text` made of ASCII
+/// digits and spaces, counted without reading their values. Kernel
+/// columns of `0` (most of a big machine's counts) are matched as runs
+/// ([`zero_run`]: sixteen columns by eleven 16-byte compares); the rest
+/// goes five columns (55 bytes) at a time through the digit and space
+/// masks (a run's first digit is a digit bit whose lower neighbour is
+/// clear), so that the next zero run is met at a column's start; the last
+/// bytes from a copy ended by a byte that is neither. Stops early on a
+/// run of 16 or more digits.
+#[inline]
+pub(crate) fn count_tokens(text: &[u8]) -> Tokens {
+    /// Five kernel columns.
+    const STEP: u32 = 55;
+    let mut t = Tokens {
+        count: 0,
+        end: 0,
+        long: false,
+    };
+    // the digit run the previous block ended with (its length)
+    let mut carry = 0;
+    let mut off = 0;
+    loop {
+        let rest = text.get(off..).unwrap_or_default();
+        if starts_zero_column(rest) {
+            let z = zero_run(rest, rest.len() / 11);
+            if z > 0 {
+                t.count += z;
+                off += 11 * z;
+                carry = 0;
+            }
+        }
+        let Some(block) = text.get(off..).and_then(|r| r.first_chunk::<64>()) else {
+            break;
+        };
+        if token_block(block, off, STEP, &mut carry, &mut t) {
+            return t;
+        }
+        off += STEP as usize;
+    }
+    let mut last = [0u8; 64];
+    for (to, &c) in last.iter_mut().zip(text.get(off..).unwrap_or_default()) {
+        *to = c;
+    }
+    token_block(&last, off, 64, &mut carry, &mut t);
+    t.end = t.end.min(text.len());
+    t
+}
+
+/// The first `n` bytes (at most 64) of a 64-byte block of
+/// [`count_tokens`] at `off`: true (`t.end` set) when the prefix ends in
+/// them or a long run is seen.
+#[inline(always)]
+fn token_block(block: &[u8; 64], off: usize, n: u32, carry: &mut u32, t: &mut Tokens) -> bool {
+    let (mut d, s) = masks(block);
+    let plain = (d | s).trailing_ones().min(n);
+    if plain < 64 {
+        d &= (1u64 << plain) - 1;
+    }
+    let starts = d & !(d << 1 | u64::from(*carry > 0));
+    t.count += starts.count_ones() as usize;
+    t.long = *carry + d.trailing_ones() >= 16 || has_run16(d);
+    if t.long || plain < n {
+        t.end = off + plain as usize;
+        return true;
+    }
+    // the run the `n` bytes end with (a block of digits only was a long run)
+    *carry = d.checked_shl(64 - n).map_or(0, u64::leading_ones);
+    false
+}
+
+/// Whether `d` has 16 set bits in a row.
+#[inline(always)]
+fn has_run16(d: u64) -> bool {
+    let r = d & d >> 1;
+    let r = r & r >> 2;
+    let r = r & r >> 4;
+    r & r >> 8 != 0
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
+
+    /// Runs of digits are counted across 64-byte blocks, a run of 16
+    /// digits is seen wherever it falls, and the prefix ends at the first
+    /// byte that is neither a digit nor a space.
+    /// [`count_tokens`] by a byte loop.
+    fn tokens_by_bytes(text: &[u8]) -> Tokens {
+        let end = text
+            .iter()
+            .position(|c| !c.is_ascii_digit() && *c != b' ')
+            .unwrap_or(text.len());
+        let runs = text[..end].split(|c| *c == b' ').filter(|r| !r.is_empty());
+        Tokens {
+            count: runs.clone().count(),
+            end,
+            long: runs.clone().any(|r| r.len() >= 16),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Kernel columns of `0` among other columns, runs of every
+        /// length up to 20 digits, tabs and text, at every offset: the
+        /// count, the end and the long run a byte loop finds.
+        #[test]
+        fn count_tokens_is_the_byte_loop(
+            pieces in proptest::collection::vec(proptest::prop_oneof![
+                8 => proptest::prelude::Just("          0".to_string()),
+                2 => (0u64..100_000).prop_map(|v| format!(" {v:>10}")),
+                1 => (1usize..21).prop_map(|n| format!(" {}", "7".repeat(n))),
+                1 => proptest::prelude::Just(" ".to_string()),
+                1 => proptest::prelude::Just("5".to_string()),
+                1 => proptest::prelude::Just("\t".to_string()),
+                1 => proptest::prelude::Just("x".to_string()),
+            ], 0..120),
+            lead in 0usize..12,
+        ) {
+            let text = format!("{}{}", " ".repeat(lead), pieces.concat());
+            let want = tokens_by_bytes(text.as_bytes());
+            let got = count_tokens(text.as_bytes());
+            proptest::prop_assert_eq!(got.long, want.long, "{:?}", text);
+            if !want.long {
+                proptest::prop_assert_eq!(got, want, "{:?}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn count_tokens_counts_runs_across_blocks() {
+        let t = |s: &str| count_tokens(s.as_bytes());
+        assert_eq!((t("").count, t("").end, t("").long), (0, 0, false));
+        let cols = "         7".repeat(13) + " x";
+        let got = t(&cols);
+        assert_eq!((got.count, got.end, got.long), (13, 131, false));
+        for at in 40..70 {
+            let run = format!("{}{}  x", " ".repeat(at), "1".repeat(15));
+            assert_eq!((t(&run).count, t(&run).long), (1, false), "{at}");
+            let run = format!("{}{}  x", " ".repeat(at), "1".repeat(16));
+            assert!(t(&run).long, "{at}");
+            // a run split by the block boundary is one run
+            let two = format!("{}12 3\t4", " ".repeat(at));
+            assert_eq!((t(&two).count, t(&two).end), (2, at + 4), "{at}");
+        }
+    }
 
     #[test]
     fn reads_padded_counts_and_stops_before_text() {
