@@ -652,14 +652,14 @@ impl LineParser {
     /// cannot keep): counted, so that later errors name the right line,
     /// held to the line length limit like any line, and refused as a
     /// parse would refuse it when it is not blank and has no `label:`, or
-    /// when its counts are not what a parse takes (see `counts_fit`: their
-    /// shape is checked, their values are not computed).
+    /// is a numbered row whose shape cannot hold its counts (see
+    /// `numbered_row_fits`). Counts are not read.
     pub fn skip_line(&mut self, line: &[u8]) -> Result<(), ParseError> {
         self.n += 1;
         check_line(FILE, MAX_LINE, self.n, line)?;
         match find_byte(b':', line) {
             None if !is_blank(line) => Err(ParseError::new(FILE, self.n, ErrorKind::MissingColon)),
-            Some(colon) if self.header && !counts_fit(line, colon, self.cpus.len()) => {
+            Some(colon) if self.header && !numbered_row_fits(line, colon, self.cpus.len()) => {
                 self.refuse_row(line)
             }
             _ => Ok(()),
@@ -707,28 +707,22 @@ impl LineParser {
     }
 }
 
-/// Whether a parse under a header of `ncols` CPUs takes the counts of
-/// `line`, whose label ends at `colon`, judged from the bytes of its
-/// counts without their values (false: the caller parses the row to give
-/// its error, or to find it good after all). True when the digits and
-/// spaces after the colon hold no run of 16 digits (every count fits in
-/// a `u64`) and end at the line's end or at a byte that is not
-/// whitespace (the description: no tab or other blank after which a
-/// count could follow), and they are `ncols` counts (the description
-/// then starts with no bare number: more counts than CPUs) or the row
-/// is not numbered (`LOC:`, `ERR:`: any number of counts). A cut row, a
-/// count with a letter in it, a count of 20 digits, or an extra count
-/// fails this test.
+/// Whether `line`, whose label ends at `colon`, may be a row a parse
+/// under a header of `ncols` CPUs takes, judged from its shape alone (no
+/// count read): false for a numbered row whose text after the colon is
+/// too short to hold `ncols` counts (a digit and a blank each, the last
+/// without) or does not begin with a digit (nothing, or a description
+/// with the counts cut away). Other rows (`LOC:`, `ERR:`, `FIQ:`) may
+/// hold any number of counts.
 #[inline]
-fn counts_fit(line: &[u8], colon: usize, ncols: usize) -> bool {
+fn numbered_row_fits(line: &[u8], colon: usize, ncols: usize) -> bool {
     let rest = line.get(colon + 1..).unwrap_or_default();
-    let t = crate::scan::counts::count_tokens(rest);
-    let ends_plain = rest.get(t.end).is_none_or(|c| !c.is_ascii_whitespace());
-    if t.long || !ends_plain {
-        return false;
-    }
-    // the label is read only for a row of another count than the header's
-    t.count == ncols || parse_irq_label(trim(&line[..colon])).is_none()
+    // the shape first: a row of counts passes without its label read
+    let shaped = rest.len() >= (2 * ncols).saturating_sub(1)
+        && rest
+            .get(skip_blanks(rest, 0))
+            .is_some_and(u8::is_ascii_digit);
+    shaped || parse_irq_label(trim(&line[..colon])).is_none()
 }
 
 /// The error `kind` at line `n`, boxed (made only when a parse fails).

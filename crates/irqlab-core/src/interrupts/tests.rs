@@ -799,45 +799,6 @@ mod whole_text_is_line_by_line {
             }
         }
     }
-
-    /// A row of many counts of every width, 16 to 21 digits among them
-    /// (across the 64-byte blocks of [`crate::scan::counts::count_tokens`]).
-    fn wide_row() -> impl Strategy<Value = String> {
-        let wide = prop_oneof![
-            8 => field(),
-            4 => Just("          0".to_string()),
-            1 => Just("1234567890123456 ".to_string()),
-            1 => Just("1234567890123456789 ".to_string()),
-            1 => Just("18446744073709551615 ".to_string()),
-            1 => Just("123456789012345678901 ".to_string()),
-            1 => Just("5".to_string()),
-        ];
-        (row(), prop::collection::vec(wide, 0..40), row())
-            .prop_map(|(a, f, d)| format!("{a}{}{d}", f.concat()))
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(600))]
-        /// `skip_line` refuses exactly the rows a parse refuses, with the
-        /// same error: a filter does not make a corrupt file look whole.
-        #[test]
-        fn a_skipped_row_is_refused_as_a_parse_refuses_it(
-            t in text(),
-            rows in prop::collection::vec(wide_row(), 0..6),
-        ) {
-            let t = format!("{t}\n{}", rows.join("\n"));
-            let mut lines = crate::scan::lines(t.as_bytes()).map(|(_, l)| l);
-            let (mut full, mut skip) = (LineParser::new(), LineParser::new());
-            let mut row = IrqRow::default();
-            let header = lines.next().unwrap_or_default();
-            full.line(header, &mut row).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            skip.line(header, &mut row).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            for l in lines {
-                let want = full.line(l, &mut row).map(|_| ());
-                prop_assert_eq!(skip.skip_line(l), want, "{:?}", String::from_utf8_lossy(l));
-            }
-        }
-    }
 }
 
 #[test]
@@ -1019,11 +980,12 @@ fn a_rows_width_is_its_labels_and_a_32_bit_single_value_is_noted() {
 
 /// A line dropped unread (`skip_line`: a row the caller's filter rules
 /// out) that has no `label:` is the error a parse gives, at its line;
-/// blank lines and rows whose counts a parse takes pass.
+/// blank lines and rows with a label whose shape may hold their counts
+/// (even bad counts: they are not read) pass unread.
 #[test]
 fn a_skipped_line_without_a_label_is_the_parse_error() {
     let text =
-        b"           CPU0\n  0:  5  IO-APIC\n\n  1: 18446744073709551615 x\ngarbage line here\n";
+        b"           CPU0\n  0:  5  IO-APIC\n\n  1: 99999999999999999999999 x\ngarbage line here\n";
     let mut lp = LineParser::new();
     let mut row = IrqRow::default();
     let mut lines = crate::scan::lines(text).map(|(_, l)| l);
@@ -1036,11 +998,11 @@ fn a_skipped_line_without_a_label_is_the_parse_error() {
     assert_eq!((e.line, e.kind), (5, ErrorKind::MissingColon));
 }
 
-/// `skip_line` on a numbered row without the header's counts (the label
-/// alone, blanks, a description without counts, too few counts, a count
-/// cut by a letter, a count past `u64::MAX`, more counts than CPUs, on a
-/// row of other counts a count past `u64::MAX`) is the error a parse of
-/// the same text gives, at its line; rows a parse takes pass.
+/// `skip_line` on a numbered row whose shape cannot hold the header's
+/// counts (the label alone, blanks, a description without counts, too
+/// few bytes for a count per CPU) is the error a parse of the same text
+/// gives, at its line; rows a parse takes pass, and so do numbered rows
+/// whose shape fits (their counts are not read).
 #[test]
 fn a_skipped_numbered_row_without_its_counts_is_the_parse_error() {
     let skip = |line: &str| {
@@ -1057,17 +1019,6 @@ fn a_skipped_numbered_row_without_its_counts_is_the_parse_error() {
         " 24: 5",
         " 24:  -5  3  IO-APIC",
         "4294967295:",
-        " 24: 5 x",
-        " 24:          1          0          7  IO-APIC   5-edge      ACPI:Ged",
-        " 24:          1          0   7",
-        " 24:          1          0\t7  IO-APIC",
-        " 24:          1",
-        " 24:          1         ",
-        " 24:         1x          0  IO-APIC",
-        " 24:          1 18446744073709551616  IO-APIC",
-        " 24:          1 99999999999999999999999  IO-APIC",
-        "LOC:          1 18446744073709551616  Local timer interrupts",
-        "LOC:          1\t18446744073709551616",
     ] {
         let whole = err(format!("{H2}  0:  1  2  IO-APIC  2-edge  timer\n{line}\n").as_bytes());
         assert_eq!(whole.line, 3, "{line:?}");
@@ -1080,14 +1031,8 @@ fn a_skipped_numbered_row_without_its_counts_is_the_parse_error() {
         "FIQ:  usb_fiq",
         "ERR:          0",
         "4294967296:",
+        " 24: 5 x",
         " 24: 5 14x453",
-        " 24:          1          0x  IO-APIC",
-        " 24:          1 18446744073709551615  IO-APIC",
-        " 24:          1 1234567890123456789",
-        " 24:          1\t0  IO-APIC",
-        "LOC:          1          0          7  Local timer interrupts",
-        "LOC:          1 12345678901234567890x",
-        "ERR:          0\r",
         "",
     ] {
         assert_eq!(skip(line), Ok(()), "{line:?}");
