@@ -442,49 +442,15 @@ fn sigint_while_a_background_record_starts_ends_it() {
 /// killed it (no exit code).
 #[test]
 fn a_signal_while_replay_batch_starts_ends_it_with_128_plus_the_signal() {
-    use common::stall::{wait_blocked, Stall};
+    use common::stall::signal_at_first_stderr;
     use nix::sys::signal::Signal;
     let d = tempfile::tempdir().unwrap();
     let (_tree, out) = killed_recording(d.path(), 300);
-    let bin = assert_cmd::cargo::cargo_bin("irqlab");
     for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
-        let mut err = Stall::new();
-        err.fill();
         let stdout = tempfile::NamedTempFile::new().unwrap();
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "trap '' INT; exec '{}' replay --batch '{}'",
-                bin.display(),
-                out.display()
-            ))
-            .stdin(Stdio::null())
-            .stdout(stdout.reopen().unwrap())
-            .stderr(err.stdio())
-            .spawn()
-            .unwrap();
-        struct Reap(std::process::Child);
-        impl Drop for Reap {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-        let mut child = Reap(child);
-        let pid = child.0.id();
-        assert!(
-            wait_blocked(pid, Duration::from_secs(30)),
-            "replay never wrote to stderr"
-        );
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
-        let text = err.drain();
-        let mut status = None;
-        common::wait_until(Duration::from_secs(10), || {
-            status = child.0.try_wait().unwrap();
-            status.is_some()
-        });
+        let args = format!("replay --batch '{}'", out.display());
+        let (status, text) = signal_at_first_stderr(&args, stdout.reopen().unwrap(), sig);
         let status = status.unwrap_or_else(|| panic!("{sig}: replay still runs 10 s after it"));
-        let text = text.join().unwrap();
         assert_eq!(status.code(), Some(code), "{sig}: 128 + signal: {text}");
         assert!(text.contains("read from the journal"), "{text}");
         let replayed = std::fs::read_to_string(stdout.path()).unwrap();

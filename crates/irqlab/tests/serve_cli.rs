@@ -8,6 +8,7 @@ mod common;
 mod serve_support;
 
 use serve_support::{have, promtool_check, request, scrape, serve, serve_to_end, synth, value};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 #[test]
@@ -672,20 +673,23 @@ fn both_rows_of_a_repeated_arch_label_are_exported() {
     }
 }
 
+/// `irqlab serve --listen LISTEN` on the tree at `root` for 200 ms.
+fn serve_briefly(root: &Path, listen: &str) -> std::process::Output {
+    Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(["serve", "--listen", listen, "--duration", "200ms", "--root"])
+        .arg(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 /// `--listen localhost:PORT` listens on 127.0.0.1 (no name resolution);
 /// other host names are a usage error saying so; the help says which.
 #[test]
 fn listen_takes_localhost_but_no_other_host_name() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 2, 2);
-    let run = |listen: &str| {
-        Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-            .args(["serve", "--listen", listen, "--duration", "200ms", "--root"])
-            .arg(d.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let run = |listen: &str| serve_briefly(d.path(), listen);
     let out = run("localhost:0");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -710,14 +714,7 @@ fn listen_takes_localhost_but_no_other_host_name() {
 fn listen_takes_a_bare_port_as_every_address() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path(), 2, 2);
-    let run = |listen: &str| {
-        Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-            .args(["serve", "--listen", listen, "--duration", "200ms", "--root"])
-            .arg(d.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let run = |listen: &str| serve_briefly(d.path(), listen);
     let out = run(":0");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

@@ -447,50 +447,19 @@ fn sigint_wakes_a_long_interval_at_once_and_exits_130() {
 /// (no exit code).
 #[test]
 fn a_signal_while_top_batch_starts_ends_it_with_128_plus_the_signal() {
-    use common::stall::{wait_blocked, Stall};
+    use common::stall::signal_at_first_stderr;
     use nix::sys::signal::Signal;
     let d = tempfile::tempdir().unwrap();
     synth(d.path());
-    let bin = assert_cmd::cargo::cargo_bin("irqlab");
     for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
-        let mut err = Stall::new();
-        err.fill();
         let stdout = tempfile::NamedTempFile::new().unwrap();
-        let child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "trap '' INT; exec '{}' top --batch -v -i 50ms -n 600 --root '{}'",
-                bin.display(),
-                d.path().display()
-            ))
-            .stdin(Stdio::null())
-            .stdout(stdout.reopen().unwrap())
-            .stderr(err.stdio())
-            .spawn()
-            .unwrap();
-        struct Reap(std::process::Child);
-        impl Drop for Reap {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-        let mut child = Reap(child);
-        let pid = child.0.id();
-        assert!(
-            wait_blocked(pid, std::time::Duration::from_secs(30)),
-            "top never wrote to stderr"
+        let args = format!(
+            "top --batch -v -i 50ms -n 600 --root '{}'",
+            d.path().display()
         );
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
-        let text = err.drain();
-        let mut status = None;
-        common::wait_until(std::time::Duration::from_secs(10), || {
-            status = child.0.try_wait().unwrap();
-            status.is_some()
-        });
+        let (status, text) = signal_at_first_stderr(&args, stdout.reopen().unwrap(), sig);
         let status = status.unwrap_or_else(|| panic!("{sig}: top still runs 10 s after it"));
         assert_eq!(status.code(), Some(code), "{sig}: 128 + signal");
-        let text = text.join().unwrap();
         assert!(text.contains("interrupt threads tracked"), "{text}");
         let out = std::fs::read_to_string(stdout.path()).unwrap();
         assert!(out.is_empty(), "{sig}: no frame, so no Average: {out}");

@@ -124,3 +124,48 @@ pub fn wait_blocked(pid: u32, limit: Duration) -> bool {
             .is_ok_and(|w| w.ends_with("pipe_write"))
     })
 }
+
+/// Start `sh -c "trap '' INT; exec irqlab ARGS"` (SIGINT ignored as in a
+/// background job: the run must catch it itself) with stdout to `stdout`
+/// and stderr to a filled [`Stall`]; at its first stderr write, which
+/// blocks, send `sig`. Returns its exit status (`None`: still running
+/// 10 s later; it is killed) and everything it wrote to stderr.
+pub fn signal_at_first_stderr(
+    args: &str,
+    stdout: File,
+    sig: nix::sys::signal::Signal,
+) -> (Option<std::process::ExitStatus>, String) {
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let bin = assert_cmd::cargo::cargo_bin("irqlab");
+    let mut err = Stall::new();
+    err.fill();
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("trap '' INT; exec '{}' {args}", bin.display()))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(err.stdio())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let pid = child.0.id();
+    assert!(
+        wait_blocked(pid, Duration::from_secs(30)),
+        "irqlab {args}: never wrote to stderr"
+    );
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+    let text = err.drain();
+    let mut status = None;
+    super::wait_until(Duration::from_secs(10), || {
+        status = child.0.try_wait().unwrap();
+        status.is_some()
+    });
+    drop(child);
+    (status, text.join().unwrap())
+}
