@@ -783,10 +783,10 @@ fn strict_refusal_of_a_managed_irq_creates_nothing() {
         return;
     }
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--strict") && stderr.contains("refuses"),
-        "{stderr}"
-    );
+    // a read-only affinity file is refused by validation, before any
+    // change; a writable one the kernel refuses, by the write
+    let said = stderr.contains("does not let IRQ") || stderr.contains("refuses");
+    assert!(stderr.contains("--strict") && said, "{stderr}");
     assert!(!out.exists(), "a refused bench left {}", out.display());
 }
 
