@@ -653,7 +653,10 @@ fn a_trial_repeated_in_one_input_is_refused_not_counted_twice() {
     .unwrap();
     numbers(&d.join("u.txt"), spread(2.0, 1.0, 3));
     let e = common::compare::err(d, &["t.json", "u.txt"]);
-    assert!(e.contains("t.json:3: trial 0 is already at item 1"), "{e}");
+    assert!(
+        e.contains("t.json: item 3: trial 0 is already at item 1"),
+        "{e}"
+    );
     // numbered per run: two runs' trial 0 are two trials
     fs::write(
         d.join("r.csv"),

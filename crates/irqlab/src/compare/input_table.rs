@@ -341,10 +341,14 @@ fn refuse_repeated_trials(path: &Path, rows: &[Row], at: &str) -> Result<()> {
             (trial + 0.0).to_bits(),
         );
         if let Some(first) = seen.insert(key, r.at) {
+            // a line as `file:N:`, an item of a JSON array as its field
+            // errors name it (`file: item N:`)
+            let place = match at {
+                "line" => format!("{}:{}", path.display(), r.at),
+                _ => format!("{}: {at} {}", path.display(), r.at),
+            };
             bail!(
-                "{}:{}: trial {trial}{} is already at {at} {first}: a trial is counted once (give each run's rows a `run` or `boot_id`, or remove the repeat)",
-                path.display(),
-                r.at,
+                "{place}: trial {trial}{} is already at {at} {first}: a trial is counted once (give each run's rows a `run` or `boot_id`, or remove the repeat)",
                 r.variant
                     .as_deref()
                     .map_or_else(String::new, |v| format!(" of variant {v}"))
@@ -508,7 +512,10 @@ mod tests {
             "{e}"
         );
         let e = err(r#"[{"trial":1,"boot_id":7,"x":1},{"trial":1,"boot_id":7,"x":2}]"#);
-        assert!(e.contains("t.json:2: trial 1 is already at item 1"), "{e}");
+        assert!(
+            e.contains("t.json: item 2: trial 1 is already at item 1"),
+            "{e}"
+        );
         // a value that is not a number names its item and key: "t.json:2"
         // read as line 2 of a one-line file, and named no metric of several
         let e = err(r#"[{"x":1,"y":2},{"x":3,"y":"abc"}]"#);
