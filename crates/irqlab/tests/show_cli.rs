@@ -315,6 +315,41 @@ fn bad_values_exit_2_before_sampling() {
     }
 }
 
+/// Without `--interval` the threshold is a count since boot: a bad one is
+/// told so (as a rate with `--interval`), not only "a rate" as `top`'s,
+/// and `--help` names it `MIN` as README.md does.
+#[test]
+fn a_bad_threshold_is_told_it_is_a_count_or_a_rate() {
+    for (value, needle) in [
+        (
+            "-1",
+            "\"-1\" is not a count (with --interval a rate per second) of 0 or more",
+        ),
+        (
+            "lots",
+            "expected a count like 1000 (with --interval a rate per second like 0.5), \
+             found \"lots\"",
+        ),
+    ] {
+        for interval in [&[][..], &["-i", "10ms"]] {
+            let out = irqlab()
+                .args(["show", "--root"])
+                .arg(fixture())
+                .args(interval)
+                .args(["--threshold", value])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{value}: {err}");
+            assert!(err.contains(needle), "{value}: {err}");
+            assert!(!err.contains("not a rate"), "{value}: {err}");
+        }
+    }
+    let help = irqlab().args(["show", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("--threshold <MIN>"), "{help}");
+}
+
 /// `--compact` / `--pretty` set the JSON layout: with a table or CSV they
 /// are refused in one line (exit 2), not ignored.
 #[test]

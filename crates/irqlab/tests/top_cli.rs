@@ -254,6 +254,20 @@ fn zero_and_negative_intervals_are_usage_errors() {
         .stderr(contains("not a rate of 0 or more"));
 }
 
+/// `top --threshold` (and `replay`'s, which is top's) is a rate: `--help`
+/// names it `RATE` as README.md does, where `show`'s is `MIN`.
+#[test]
+fn threshold_is_named_a_rate_in_help() {
+    for cmd in ["top", "replay"] {
+        Command::cargo_bin("irqlab")
+            .unwrap()
+            .args([cmd, "--help"])
+            .assert()
+            .success()
+            .stdout(contains("--threshold <RATE>"));
+    }
+}
+
 #[test]
 fn batch_only_flags_are_refused_without_batch() {
     let d = tempfile::tempdir().unwrap();

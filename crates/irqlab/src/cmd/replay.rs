@@ -57,7 +57,8 @@ pub struct Args {
     /// Hide IRQ rows below this rate (per second, all kept CPUs), in text
     /// and JSON as `top --threshold`; rows with no interrupt are hidden
     /// at any threshold, rows with a gap never.
-    #[arg(long, value_parser = super::top::parse_threshold, allow_hyphen_values = true)]
+    #[arg(long, value_name = "RATE", value_parser = super::top::parse_threshold,
+          allow_hyphen_values = true)]
     pub threshold: Option<f64>,
 }
 

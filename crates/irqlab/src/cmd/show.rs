@@ -5,7 +5,7 @@
 //! stderr (`crate::filter::warnings`); a closed stdout ends the run before it
 //! samples.
 
-use super::top::{parse_threshold, SortArg};
+use super::top::{parse_show_threshold, SortArg};
 use super::Format;
 use crate::cmd::args::{FilterArgs, RootArgs};
 use crate::export;
@@ -51,7 +51,7 @@ pub struct Args {
     /// Hide interrupt rows whose total is below this (a count since boot,
     /// or a rate per second with --interval); rows with no interrupt are
     /// hidden at any threshold, rows with a gap never.
-    #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
+    #[arg(long, value_name = "MIN", value_parser = parse_show_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// JSON on one line (the default when stdout is not a terminal);
     /// with --format json only.

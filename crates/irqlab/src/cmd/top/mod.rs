@@ -91,14 +91,31 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     }
 }
 
-/// `--threshold`: a rate (per second) of at least 0.
+/// `--threshold` of `top` and `replay`: a rate (per second) of at least 0.
 pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    threshold_of(s, "a rate per second like 10 or 0.5", "a rate")
+}
+
+/// `show --threshold`: a count since boot, or with `--interval` a rate
+/// per second, of at least 0 (which of the two is not known while the
+/// flags are parsed, so the messages name both).
+pub fn parse_show_threshold(s: &str) -> Result<f64, String> {
+    threshold_of(
+        s,
+        "a count like 1000 (with --interval a rate per second like 0.5)",
+        "a count (with --interval a rate per second)",
+    )
+}
+
+/// A threshold of at least 0; `expected` and `what` say what it is in
+/// the messages for text that is not a number and for a negative one.
+fn threshold_of(s: &str, expected: &str, what: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("expected a rate per second like 10 or 0.5, found {s:?}"))?;
+        .map_err(|_| format!("expected {expected}, found {s:?}"))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("{s:?} is not a rate of 0 or more"));
+        return Err(format!("{s:?} is not {what} of 0 or more"));
     }
     Ok(v)
 }
@@ -140,7 +157,7 @@ pub struct Args {
     /// Hide IRQ rows below this rate (per second, all kept CPUs), in text
     /// and JSON; rows with no interrupt are hidden at any threshold, rows
     /// with a gap never.
-    #[arg(long, value_parser = parse_threshold, allow_hyphen_values = true)]
+    #[arg(long, value_name = "RATE", value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// Explain the sampling strategy (on stderr with --batch) and add
     /// irqlab's own cost to text lines.
