@@ -582,6 +582,53 @@ fn refused_bench_creates_nothing() {
     }
 }
 
+/// A duration out of `--trial-length`'s or `--cooldown`'s range is
+/// echoed as given (`9000h`, `5ms`), not in seconds (`32400000s`,
+/// `0.005s`), and a negative one is told it is negative, as every other
+/// duration flag's: exit 2, before anything is written.
+#[test]
+fn out_of_range_durations_are_echoed_as_given() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--cooldown", "9000h"],
+            "irqlab: error: --cooldown 9000h: at most 8760h (365 days)",
+        ),
+        (
+            &["--cooldown", "540000m"],
+            "irqlab: error: --cooldown 9000h: at most 8760h (365 days)",
+        ),
+        (
+            &["--trial-length", "5ms"],
+            "irqlab: error: --trial-length 5ms: a trial must last at least 10ms",
+        ),
+        (&["--cooldown", "-1s"], "the duration is negative: \"-1s\""),
+        (
+            &["--trial-length", "-2s"],
+            "the duration is negative: \"-2s\"",
+        ),
+        (&["--settle", "-1s"], "the duration is negative: \"-1s\""),
+    ];
+    for (args, says) in cases {
+        let o = Command::cargo_bin("irqlab")
+            .unwrap()
+            .args(["bench", "--root"])
+            .arg(root.path())
+            .arg("--out")
+            .arg(&out)
+            .args(*args)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("00000s"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} created {}", out.display());
+    }
+}
+
 /// A count flag given something other than a whole number in its range
 /// is told what is expected (not clap's "is not in 0..=4294967295" for a
 /// flag that refuses 0, nor "invalid digit found in string"), exit 2,

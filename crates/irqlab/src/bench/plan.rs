@@ -129,10 +129,10 @@ impl Plan {
         }
         if self.duration < MIN_TRIAL {
             return Err(invalid(format!(
-                "--trial-length {}s: a trial must last at least {} ms (a shorter \
+                "--trial-length {}: a trial must last at least {} (a shorter \
                  window holds a handful of interrupts: its rates would be noise)",
-                self.duration.as_secs_f64(),
-                MIN_TRIAL.as_millis()
+                shown(self.duration),
+                shown(MIN_TRIAL)
             )));
         }
         for (flag, d) in [
@@ -142,9 +142,9 @@ impl Plan {
             // a trial's end (start + length) must not overflow
             if d > LONGEST_RUN {
                 return Err(invalid(format!(
-                    "{flag} {}s: at most {}h (365 days)",
-                    d.as_secs_f64(),
-                    LONGEST_RUN.as_secs() / 3600
+                    "{flag} {}: at most {} (365 days)",
+                    shown(d),
+                    shown(LONGEST_RUN)
                 )));
             }
         }
@@ -174,6 +174,27 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// `d` as a duration flag takes it, in the largest unit that holds it
+/// whole (`9000h`, `1500ms`, `1ns`): a value echoed in a message reads
+/// as it was given, not as `32400000s`.
+pub fn shown(d: Duration) -> String {
+    const UNITS: [(&str, u128); 5] = [
+        ("h", 3_600_000_000_000),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+    ];
+    let ns = d.as_nanos();
+    if ns == 0 {
+        return "0s".to_string();
+    }
+    UNITS.iter().find(|&&(_, per)| ns % per == 0).map_or_else(
+        || format!("{ns}ns"),
+        |&(unit, per)| format!("{}{unit}", ns / per),
+    )
 }
 
 /// `plan.json`: what `--resume` needs to continue a run (the command line)
@@ -288,6 +309,24 @@ pub fn default_selectors(kind: WorkloadKind) -> &'static [&'static str] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_shown_in_the_largest_whole_unit() {
+        let cases = [
+            (Duration::from_secs(9000 * 3600), "9000h"),
+            (LONGEST_RUN, "8760h"),
+            (Duration::from_secs(90), "90s"),
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_millis(1500), "1500ms"),
+            (MIN_TRIAL, "10ms"),
+            (Duration::from_micros(5), "5us"),
+            (Duration::from_nanos(1), "1ns"),
+            (Duration::ZERO, "0s"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(shown(d), want, "{d:?}");
+        }
+    }
 
     #[test]
     fn alternates_and_rotates() {

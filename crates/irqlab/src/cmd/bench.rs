@@ -99,16 +99,18 @@ pub struct Args {
     #[arg(long, short = 'n', default_value_t = 10, allow_hyphen_values = true,
           value_parser = |s: &str| args::whole_number::<u32>(s, 1, u32::MAX.into()))]
     pub trials: u32,
-    /// Length of each trial's timed window (e.g. 2s, 500ms; at least 10ms).
+    /// Length of each trial's timed window (e.g. 2s, 500ms; at least 10ms,
+    /// at most 8760h).
     /// Formerly --duration.
-    #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration)]
+    #[arg(long, short = 'd', alias = "duration", default_value = "2s", value_parser = args::duration,
+          allow_hyphen_values = true)]
     pub trial_length: Duration,
     /// Untimed trials per variant before the first timed one.
     #[arg(long, default_value_t = 1, allow_hyphen_values = true,
           value_parser = |s: &str| args::whole_number::<u32>(s, 0, u32::MAX.into()))]
     pub warmup: u32,
-    /// Pause after each trial.
-    #[arg(long, default_value = "0s", value_parser = args::duration)]
+    /// Pause after each trial (e.g. 1s, 500ms; at most 8760h).
+    #[arg(long, default_value = "0s", value_parser = args::duration, allow_hyphen_values = true)]
     pub cooldown: Duration,
     /// Name of this variant (e.g. tip, patch); default: the kernel release.
     #[arg(long)]
@@ -141,7 +143,7 @@ pub struct Args {
     /// Command workload: time from --start and the command's start to the
     /// timed window, which then covers its steady state only (it closes
     /// before the command is stopped) [default: 200ms].
-    #[arg(long, value_parser = args::duration)]
+    #[arg(long, value_parser = args::duration, allow_hyphen_values = true)]
     pub settle: Option<Duration>,
     /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
     /// is the loss-free baseline on the same path). Runs the transfer over
