@@ -107,7 +107,9 @@ the read's system time plus the few ns of the syscall wrappers; \
 ru_sys = getrusage(RUSAGE_THREAD) ru_stime over the whole batch / reads \
 (tick-sampled, so not a per-read measurement).";
 
-/// Aligned table (the one grid writer, `export::grid`), times in µs.
+/// Aligned table (the one grid writer, `export::grid`), times in µs to
+/// 0.1 (a read costs µs to ms; JSON and CSV keep whole ns), the unit in
+/// each time column's header.
 pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
     writeln!(out, "{}", env_line(&r.env))?;
     let mut grid = Grid::new()
@@ -115,8 +117,26 @@ pub fn write_table(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
         .align(0, Align::Left)
         .align(1, Align::Left);
     grid.row([
-        "target", "meth", "buf", "files", "read()", "bytes", "|", "wall min", "p50", "p90", "p99",
-        "max", "|", "cpu min", "p50", "p90", "p99", "max", "|", "ru_sys",
+        "target",
+        "meth",
+        "buf",
+        "files",
+        "read()",
+        "bytes",
+        "|",
+        "wall µs min",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "|",
+        "cpu µs min",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "|",
+        "ru_sys µs",
     ]);
     for row in &r.rows {
         let s = &row.summary;
@@ -170,14 +190,14 @@ fn write_kernel_table(r: &ProbeReport, k: &KernelRun, out: &mut impl Write) -> R
         "buf",
         "calls",
         "|",
-        "kernel min",
+        "kernel µs min",
         "p50",
         "p90",
         "p99",
         "max",
         "|",
-        "wall p50",
-        "cpu p50",
+        "wall µs p50",
+        "cpu µs p50",
         "|",
         counted,
         "p50",
@@ -590,6 +610,24 @@ mod tests {
             !line.contains("9999") && !line.contains("0000001"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn table_headers_name_the_time_unit() {
+        let mut r = report();
+        r.rows[0].kernel = Some(KernelSummary::default());
+        r.kernel = Some(KernelRun::default());
+        let mut t = Vec::new();
+        write_table(&r, &mut t).unwrap();
+        let t = String::from_utf8(t).unwrap();
+        let headers: Vec<&str> = t.lines().filter(|l| l.starts_with("target ")).collect();
+        assert_eq!(headers.len(), 2, "{t}");
+        for want in ["| wall µs min ", "| cpu µs min ", "| ru_sys µs"] {
+            assert!(headers[0].contains(want), "{want}: {t}");
+        }
+        for want in ["| kernel µs min ", "| wall µs p50 cpu µs p50 |"] {
+            assert!(headers[1].contains(want), "{want}: {t}");
+        }
     }
 
     #[test]
