@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::compare::usage;
+use common::compare::{numbers, ok, usage};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -437,4 +437,39 @@ fn flags_that_cannot_apply_are_usage_errors() {
         &[&a, &b, "--direction", "higher", "--direction", "lower"],
         &["--direction: more than one default given"],
     );
+}
+
+/// `a=` (a label, no path) and `=a.txt` (a path, no label) are usage
+/// errors naming the input and its position, checked before any input is
+/// read (`a=` read a file named `a=`); such a file is read as `./a=`.
+#[test]
+fn a_label_without_a_path_or_a_path_without_a_label_is_a_usage_error() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), series(100.0, 1.0, 8));
+    numbers(&d.join("a="), series(110.0, 1.0, 8));
+    numbers(&d.join("=b"), series(120.0, 1.0, 8));
+    let e = usage(
+        d,
+        &["a.txt", "a=", "missing.txt"],
+        &[
+            "irqlab: error: invalid value 'a=' for '<[LABEL=]PATH>' (input 2 of 3): \
+             the path after the label a= is empty",
+            "./a= is a file named a=",
+        ],
+    );
+    assert!(!e.contains("missing.txt"), "{e}");
+    usage(
+        d,
+        &["a.txt", "=b"],
+        &["invalid value '=b' for '<[LABEL=]PATH>' (input 2 of 2): the label before =b is empty"],
+    );
+    usage(
+        d,
+        &["=", "a.txt"],
+        &["(input 1 of 2): the label before = is empty"],
+    );
+    let text = ok(d, &["a.txt", "./a=", "./=b", "--format", "text", "--all"]);
+    assert!(text.contains("value (a=):"), "{text}");
+    assert!(text.contains("value (=b):"), "{text}");
 }

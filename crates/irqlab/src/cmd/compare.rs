@@ -190,15 +190,27 @@ fn config(a: Args) -> Result<CompareConfig> {
     })
 }
 
-/// An empty input names no file: a usage error naming its position
-/// among the inputs (as `super::args::path` refuses other empty paths).
+/// An empty input names no file, nor does `LABEL=` with no path or `=PATH`
+/// with no label (`crate::compare::empty_part`): a usage error
+/// naming the input and its position among the inputs (as
+/// `super::args::path` refuses other empty paths), before any is read.
 fn refuse_empty_input(inputs: &[String]) -> Result<()> {
-    match inputs.iter().position(String::is_empty) {
-        Some(k) => Err(crate::compare::usage(format!(
-            "invalid value '' for '<[LABEL=]PATH>' (input {} of {}): {}",
+    let why = |s: &String| {
+        if s.is_empty() {
+            Some(super::args::EMPTY_PATH.to_string())
+        } else {
+            crate::compare::empty_part(s)
+        }
+    };
+    match inputs
+        .iter()
+        .enumerate()
+        .find_map(|(k, s)| Some((k, s, why(s)?)))
+    {
+        Some((k, s, why)) => Err(crate::compare::usage(format!(
+            "invalid value '{s}' for '<[LABEL=]PATH>' (input {} of {}): {why}",
             k + 1,
             inputs.len(),
-            super::args::EMPTY_PATH
         ))),
         None => Ok(()),
     }

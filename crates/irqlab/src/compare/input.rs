@@ -230,6 +230,30 @@ pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
     }
 }
 
+/// Why `spec` names no file though it has the `LABEL=PATH` form (a `=`
+/// with no `/` before it): the path after `LABEL=` (`a=`) or the label
+/// before `=PATH` (`=a.txt`) is empty. A file so named is given with a
+/// `/` (`./a=`), which [`split_spec`] never reads as a label.
+pub fn empty_part(spec: &str) -> Option<String> {
+    let (label, path) = spec.split_once('=')?;
+    if label.contains('/') {
+        return None;
+    }
+    if label.is_empty() {
+        return Some(format!(
+            "the label before {spec} is empty (give LABEL{spec} to name the variant, or the \
+             path alone; ./{spec} is a file named {spec})"
+        ));
+    }
+    if path.is_empty() {
+        return Some(format!(
+            "the path after the label {spec} is empty (give a file or directory, {spec}. for \
+             the current one; ./{spec} is a file named {spec})"
+        ));
+    }
+    None
+}
+
 /// One variant found under one argument, before final naming.
 pub(super) struct Found {
     pub(super) arg: usize,
@@ -794,6 +818,16 @@ mod tests {
             (Some("tip".into()), PathBuf::from("a/b"))
         );
         assert_eq!(split_spec("a/x=y"), (None, PathBuf::from("a/x=y")));
+        for spec in ["tip=a/b", "a/x=", "./=x", "plain.txt", "a/x=y"] {
+            assert_eq!(empty_part(spec), None, "{spec}");
+        }
+        let e = empty_part("a=").unwrap();
+        assert!(e.starts_with("the path after the label a= is empty"), "{e}");
+        let e = empty_part("=x").unwrap();
+        assert!(e.starts_with("the label before =x is empty"), "{e}");
+        assert!(empty_part("=")
+            .unwrap()
+            .starts_with("the label before = is"));
         let e = parse_number(Path::new("f.txt"), 3, "abc").unwrap_err();
         assert_eq!(e.to_string(), "f.txt:3: expected a number, found \"abc\"");
         assert!(parse_number(Path::new("f"), 1, "nan").is_err());

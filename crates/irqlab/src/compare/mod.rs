@@ -29,7 +29,7 @@ mod text;
 mod synthetic_tests;
 
 pub use format::p as p_value;
-pub use input::{load_all, LoadOpts, Loaded, Obs, Series, VariantData};
+pub use input::{empty_part, load_all, LoadOpts, Loaded, Obs, Series, VariantData};
 pub(crate) use input_resume::differences as resume_differences;
 pub use json::SCHEMA;
 
