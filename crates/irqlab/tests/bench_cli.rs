@@ -609,6 +609,10 @@ fn out_of_range_durations_are_echoed_as_given() {
             "the duration is negative: \"-2s\"",
         ),
         (&["--settle", "-1s"], "the duration is negative: \"-1s\""),
+        (
+            &["--settle", "9000h"],
+            "irqlab: error: --settle 9000h: at most 8760h (365 days)",
+        ),
     ];
     for (args, says) in cases {
         let o = Command::cargo_bin("irqlab")

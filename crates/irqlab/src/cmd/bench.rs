@@ -142,7 +142,7 @@ pub struct Args {
     pub stop: Option<String>,
     /// Command workload: time from --start and the command's start to the
     /// timed window, which then covers its steady state only (it closes
-    /// before the command is stopped) [default: 200ms].
+    /// before the command is stopped; at most 8760h) [default: 200ms].
     #[arg(long, value_parser = args::duration, allow_hyphen_values = true)]
     pub settle: Option<Duration>,
     /// Net workload: drop this share of the packets (e.g. 0.01%, 2%; 0%
@@ -340,7 +340,8 @@ fn check_placement(
     Ok(())
 }
 
-/// Refuse run-wide flags that nothing in the run would use: `--settle`,
+/// Refuse a `--settle` longer than a trial may last, and run-wide flags
+/// that nothing in the run would use: `--settle`,
 /// `--tmp-dir`, `--threads` and `--workload-cpus` without a variant whose
 /// workload uses them, `--label` with `--variant`, `--order random` with
 /// one variant, `--seed` without `--order random`.
@@ -352,6 +353,14 @@ fn check_unused_flags(a: &Args, vs: &[Variant]) -> anyhow::Result<()> {
         return Err(invalid(format!(
             "--label {label:?} names the variant of a run without --variant; \
              each --variant NAME=… names its own"
+        )));
+    }
+    if let Some(d) = a.settle.filter(|d| *d > crate::sampler::pace::LONGEST_RUN) {
+        // the window opens after it: as long a wait as a trial may last
+        return Err(invalid(format!(
+            "--settle {}: at most {} (365 days)",
+            crate::bench::plan::shown(d),
+            crate::bench::plan::shown(crate::sampler::pace::LONGEST_RUN)
         )));
     }
     if a.settle.is_some() && !runs(WorkloadKind::Command) {
