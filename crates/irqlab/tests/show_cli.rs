@@ -517,3 +517,39 @@ fn a_numbered_row_without_its_counts_fails_with_or_without_irq() {
         }
     }
 }
+
+/// A summary row with more counts than the header has CPUs (an old vendor
+/// kernel prints its IPI rows for the possible CPUs under a header of the
+/// online ones: docs/formats/interrupts.md) is an irregular row kept
+/// whole — every count in its total, none in its description — by the
+/// whole parse and by `--irq`'s path alike; a numbered row with an extra
+/// count is refused.
+#[test]
+fn a_summary_row_of_more_counts_than_cpus_is_kept_whole_with_or_without_irq() {
+    let body = "           CPU0       \n 29:      85682         -  timer\nIPI1:      75373     107711      43906      30716  Rescheduling interrupts\nIPI2:         72         65  7  Function call interrupts\nErr:          0\n";
+    let dir = tree_with(&[("proc/interrupts", body)]);
+    for extra in [&[][..], &["--irq", "^IPI1$"][..], &["--irq", "timer"][..]] {
+        let v = json(dir.path(), extra);
+        let rows = v["interrupts"]["rows"].as_array().unwrap();
+        for r in rows.iter().filter(|r| r["label"] == "IPI1") {
+            assert_eq!(r["shape"], "irregular", "{extra:?}: {r}");
+            assert_eq!(r["total"], 75373 + 107711 + 43906 + 30716, "{extra:?}");
+            assert_eq!(r["description"], "Rescheduling interrupts", "{extra:?}");
+        }
+        let want = if extra.is_empty() { 4 } else { 1 };
+        assert_eq!(rows.len(), want, "{extra:?}: {v}");
+        let (code, out, err) = show(dir.path(), extra);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert!(!out.is_empty(), "{extra:?}");
+    }
+    // (without `--irq`: a numbered row `--irq` drops is not read, so its
+    // extra count is not seen there)
+    let numbered = "           CPU0       \n 29:      85682      7  timer\nIPI1:      1     2  Rescheduling interrupts\n";
+    let dir = tree_with(&[("proc/interrupts", numbered)]);
+    let (code, _, err) = show(dir.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("proc/interrupts:2: expected 1 per-CPU count"),
+        "{err}"
+    );
+}

@@ -1125,3 +1125,82 @@ fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// `top --batch --format FORMAT -i 100ms -n 8` on `root`, its `/proc/interrupts`
+/// replaced by `then` once the first frame is out: the child's whole
+/// stdout (the first frame read with the baseline's rows in it).
+fn run_with_a_row_freed(root: &Path, format: &str, then: &str) -> String {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args([
+            "top", "--batch", "--format", format, "-i", "100ms", "-n", "8",
+        ])
+        .arg("--root")
+        .arg(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut text = String::new();
+    // the first frame: a JSON line, or the text lines up to the SUM line
+    loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "{text}");
+        text += &line;
+        if format == "json" || line.contains(" SUM ") {
+            break;
+        }
+    }
+    common::replace(&root.join("proc/interrupts"), then);
+    std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    text
+}
+
+/// An IRQ freed between two samples: text names it, in the frame whose
+/// interval lost it (`gone since the previous sample:`, the labels JSON's
+/// `gone` lists) and in `Average:` (`gone since the first sample:`, as
+/// `show` says it); no other block has a gone line.
+#[test]
+fn text_names_the_rows_gone_between_samples_as_json_does() {
+    let d = tempfile::tempdir().unwrap();
+    common::synth_into(&common::spec(2, 4), d.path());
+    let text = common::read(d.path(), "proc/interrupts");
+    let numbered = |l: &&str| {
+        l.split_once(':')
+            .is_some_and(|(lab, _)| lab.trim().parse::<u32>().is_ok())
+    };
+    let freed = text.lines().rfind(numbered).unwrap();
+    let label = freed.split_once(':').unwrap().0.trim().to_string();
+    let then: String = text
+        .lines()
+        .filter(|l| *l != freed)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let json = run_with_a_row_freed(d.path(), "json", &then);
+    let frames = json_lines(json.as_bytes());
+    let gone: Vec<&Value> = frames
+        .iter()
+        .map(|v| &v["interrupts"]["gone"])
+        .filter(|g| !g.is_null())
+        .collect();
+    assert_eq!(gone, [&serde_json::json!([label])], "{json}");
+
+    common::synth_into(&common::spec(2, 4), d.path());
+    let out = run_with_a_row_freed(d.path(), "text", &then);
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("gone")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let (stamp, rest) = lines[0].split_once("  ").unwrap();
+    assert!(stamp.contains(':') && stamp != "Average:", "{out}");
+    assert_eq!(rest, format!("gone since the previous sample: {label}"));
+    assert_eq!(
+        lines[1],
+        format!("Average:  gone since the first sample: {label}")
+    );
+    // the frame's gone line follows its SUM line
+    let at = out.find(lines[0]).unwrap();
+    let before = out[..at].lines().last().unwrap();
+    assert!(before.contains(" SUM "), "{out}");
+}

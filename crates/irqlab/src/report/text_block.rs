@@ -5,7 +5,8 @@
 //! one line per shown IRQ row (`--sort`, `--threshold`; `-` = gap) with its
 //! device, a `SUM` line (per-CPU sum of the kept rows, like `mpstat -I
 //! SUM`; an s390 sub-class row is left out when its class row is kept:
-//! [`report::SumRows`]), softirqs, CPU time shares (with `--cpus` the aggregate line is
+//! [`report::SumRows`]), the labels of rows gone since the earlier
+//! snapshot (only when some are), softirqs, CPU time shares (with `--cpus` the aggregate line is
 //! `sel`, followed by a line naming the CPUs it sums, as `show`'s table),
 //! then interrupt threads. Formatting only: numbers, the shown rows and
 //! their order come from [`ReusedRates`]; lines are written as bytes
@@ -26,9 +27,12 @@ pub struct TextOpts {
     pub verbose: bool,
 }
 
+/// The stamp of the block over the whole run.
+pub const AVERAGE: &str = "Average:";
+
 /// One block of lines.
 pub struct Block<'a> {
-    /// First column: `HH:MM:SS.mmm` or `Average:`.
+    /// First column: `HH:MM:SS.mmm` or [`AVERAGE`].
     pub stamp: &'a str,
     pub rates: &'a ReusedRates,
     pub threads: &'a [ThreadCpu],
@@ -309,6 +313,24 @@ fn irq_lines(t: &str, s: &IrqRates, out: &mut Vec<u8>) {
     for v in per {
         fixed_cell(out, v, 1, cw);
     }
+    out.push(b'\n');
+    if let Some(gone) = s.gone() {
+        gone_line(t, gone, out);
+    }
+}
+
+/// `{t}  gone since the previous sample: 24, LOC` (`Average:`: since the
+/// first sample, as `show` says it): the labels of the rows the earlier
+/// snapshot had and the later one has not.
+#[cold]
+#[inline(never)]
+fn gone_line(t: &str, gone: &str, out: &mut Vec<u8>) {
+    let since = if t == AVERAGE { "first" } else { "previous" };
+    out.extend_from_slice(t.as_bytes());
+    out.extend_from_slice(b"  gone since the ");
+    out.extend_from_slice(since.as_bytes());
+    out.extend_from_slice(b" sample: ");
+    text(out, gone);
     out.push(b'\n');
 }
 

@@ -80,7 +80,7 @@ impl Summary {
             wall_ns: c.wall_ns / n,
         };
         let b = Block {
-            stamp: "Average:",
+            stamp: text_block::AVERAGE,
             rates: report,
             threads: &[],
             self_cost: mean,

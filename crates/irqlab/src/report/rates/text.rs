@@ -86,15 +86,20 @@ impl ReusedRates {
             // the count since boot orders rows under `--sort total` only
             let totals = self.sort == SortKey::Total;
             let mut pos = 0;
-            delta::interrupts_delta_each_in(&mut self.delta, o, n, secs, |r, _, cells| {
-                let k = s.row_at(pos, r, f);
-                pos += 1;
-                if s.rows.get(k).is_some_and(|x| x.keep) {
-                    let cells = pick_cells(r, cells, all, cols, picked);
-                    s.figures(k, cells, secs, if totals { r.total() } else { 0 });
-                }
-            });
+            // no allocation when no row is gone (the usual sample)
+            let gone =
+                delta::interrupts_delta_each_in(&mut self.delta, o, n, secs, |r, _, cells| {
+                    let k = s.row_at(pos, r, f);
+                    pos += 1;
+                    if s.rows.get(k).is_some_and(|x| x.keep) {
+                        let cells = pick_cells(r, cells, all, cols, picked);
+                        s.figures(k, cells, secs, if totals { r.total() } else { 0 });
+                    }
+                });
             s.finish(pos, self.sort, self.threshold);
+            if !gone.is_empty() {
+                s.keep_gone(&gone);
+            }
         }
         self.soft.present = false;
         if let (Some(o), Some(n)) = (&old.softirqs, &new.softirqs) {
@@ -168,6 +173,13 @@ struct Row {
 #[derive(Debug, Default)]
 pub struct IrqRates {
     present: bool,
+    /// Some row of the earlier snapshot is not in the later one; the
+    /// last `gone_len` bytes of `text` are their labels, joined by `, `
+    /// (text no row refers to: dropped as any such text is). Both sit in
+    /// the padding after `present`: the usual sample, with no row gone,
+    /// touches no other line for them.
+    has_gone: bool,
+    gone_len: u32,
     cpus: Vec<u32>,
     rows: Vec<Row>,
     rates: Vec<f64>,
@@ -196,6 +208,8 @@ const INSERTION_MAX: usize = 32;
 impl IrqRates {
     fn begin(&mut self, union: &[u32], cols: &[usize]) {
         self.present = true;
+        self.has_gone = false;
+        self.gone_len = 0;
         self.cpus.clear();
         self.cpus
             .extend(cols.iter().filter_map(|&i| union.get(i).copied()));
@@ -467,6 +481,35 @@ impl IrqRates {
     /// column (or total) where no added row has a value has none.
     pub fn sum(&self) -> (impl ExactSizeIterator<Item = Option<f64>> + '_, Option<f64>) {
         (self.per.iter().map(|v| v.value()), self.total.value())
+    }
+
+    /// The labels of the rows of the earlier snapshot the later one has
+    /// not, in its order, joined by `, `, whatever the row filter (the
+    /// labels JSON's `gone` lists and `show`'s gone line names); `None`
+    /// when no row is gone.
+    pub fn gone(&self) -> Option<&str> {
+        if !self.has_gone {
+            return None;
+        }
+        let end = self.text.len();
+        self.text
+            .get(end.saturating_sub(self.gone_len as usize)..end)
+    }
+
+    /// Keep the labels of the `gone` rows (see [`IrqRates::gone`]) at the
+    /// end of `text`, after the sample's rows.
+    #[cold]
+    #[inline(never)]
+    fn keep_gone(&mut self, gone: &[delta::RowGone]) {
+        let start = self.text.len();
+        for (i, g) in gone.iter().enumerate() {
+            if i > 0 {
+                self.text.push_str(", ");
+            }
+            self.text.push_str(&g.label);
+        }
+        self.has_gone = true;
+        self.gone_len = u32_of(self.text.len() - start);
     }
 
     /// The rows shown (`--threshold`, default: active rows; rows with a
@@ -789,6 +832,44 @@ mod tests {
         assert_eq!(sum.split_whitespace().last(), Some("-"), "{text}");
     }
 
+    /// A row of the earlier snapshot that the later one has not (IRQ 24
+    /// freed) is named after the SUM line, whatever the row filter; a
+    /// block with no row gone has no such line.
+    #[test]
+    fn rows_gone_since_the_earlier_sample_are_named_after_sum() {
+        let seq = samples();
+        let mut reused = ReusedRates::default();
+        for f in [
+            Filter::default(),
+            Filter::from_flags(Some("^LOC$"), None).unwrap(),
+        ] {
+            let r = reused.update(&seq[1], &seq[2], &f);
+            let text = block("12:00:00.000", r, &TextOpts::default());
+            let lines: Vec<&str> = text.lines().collect();
+            let sum = lines.iter().position(|l| l.contains("  SUM  ")).unwrap();
+            assert_eq!(
+                lines[sum + 1],
+                "12:00:00.000  gone since the previous sample: 24",
+                "{text}"
+            );
+            let text = block(
+                "Average:",
+                reused.update(&seq[0], &seq[2], &f),
+                &TextOpts::default(),
+            );
+            assert!(
+                text.contains("\nAverage:  gone since the first sample: 24\n"),
+                "{text}"
+            );
+            let text = block(
+                "12:00:00.000",
+                reused.update(&seq[0], &seq[1], &f),
+                &TextOpts::default(),
+            );
+            assert!(!text.contains("gone"), "{text}");
+        }
+    }
+
     /// A softirq vector whose count went back on every CPU has no total
     /// rate: `-`, not 0; a vector still counting somewhere has its rate.
     #[test]
@@ -929,6 +1010,13 @@ mod tests {
                 out += &format!(" {:>cw$}", r1(*v));
             }
             out += "\n";
+            if !s.gone.is_empty() {
+                let since = if t == "Average:" { "first" } else { "previous" };
+                out += &format!(
+                    "{t}  gone since the {since} sample: {}\n",
+                    s.gone.join(", ")
+                );
+            }
         }
         if let Some(s) = &r.softirqs {
             let (mut lw, dw, mut tw, mut cw) = (12, 20, 12, 10);
@@ -1080,6 +1168,8 @@ mod tests {
             let lines: Vec<&str> = text
                 .lines()
                 .take_while(|l| !l.contains("SOFTIRQ"))
+                // the line naming gone rows has no columns
+                .filter(|l| !l.contains("  gone since the "))
                 .collect();
             assert!(lines.len() > 5, "{text}");
             wide += usize::from(text.contains("virtio0-input.qqqqqqqqqqqqqqq,ünï-東"));
