@@ -1129,7 +1129,7 @@ fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
 /// `top --batch --format FORMAT -i 100ms -n 8` on `root`, its `/proc/interrupts`
 /// replaced by `then` once the first frame is out: the child's whole
 /// stdout (the first frame read with the baseline's rows in it).
-fn run_with_a_row_freed(root: &Path, format: &str, then: &str) -> String {
+fn run_with_a_row_freed(root: &Path, format: &str, file: &str, then: &str) -> String {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args([
             "top", "--batch", "--format", format, "-i", "100ms", "-n", "8",
@@ -1152,7 +1152,7 @@ fn run_with_a_row_freed(root: &Path, format: &str, then: &str) -> String {
             break;
         }
     }
-    common::replace(&root.join("proc/interrupts"), then);
+    common::replace(&root.join(file), then);
     std::io::Read::read_to_string(&mut out, &mut text).unwrap();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -1179,7 +1179,7 @@ fn text_names_the_rows_gone_between_samples_as_json_does() {
         .filter(|l| *l != freed)
         .map(|l| format!("{l}\n"))
         .collect();
-    let json = run_with_a_row_freed(d.path(), "json", &then);
+    let json = run_with_a_row_freed(d.path(), "json", "proc/interrupts", &then);
     let frames = json_lines(json.as_bytes());
     let gone: Vec<&Value> = frames
         .iter()
@@ -1189,7 +1189,7 @@ fn text_names_the_rows_gone_between_samples_as_json_does() {
     assert_eq!(gone, [&serde_json::json!([label])], "{json}");
 
     common::synth_into(&common::spec(2, 4), d.path());
-    let out = run_with_a_row_freed(d.path(), "text", &then);
+    let out = run_with_a_row_freed(d.path(), "text", "proc/interrupts", &then);
     let lines: Vec<&str> = out.lines().filter(|l| l.contains("gone")).collect();
     assert_eq!(lines.len(), 2, "{out}");
     let (stamp, rest) = lines[0].split_once("  ").unwrap();
@@ -1203,4 +1203,40 @@ fn text_names_the_rows_gone_between_samples_as_json_does() {
     let at = out.find(lines[0]).unwrap();
     let before = out[..at].lines().last().unwrap();
     assert!(before.contains(" SUM "), "{out}");
+}
+
+/// A softirq vector gone between two samples: JSON lists it in
+/// `softirqs.gone` and text names it after the frame's softirq lines and
+/// in `Average:`, as it names a gone interrupt row.
+#[test]
+fn text_names_the_softirq_vectors_gone_between_samples_as_json_does() {
+    let d = tempfile::tempdir().unwrap();
+    common::synth_into(&common::spec(2, 4), d.path());
+    let text = common::read(d.path(), "proc/softirqs");
+    let freed = text.lines().find(|l| l.contains("TASKLET:")).unwrap();
+    let then: String = text
+        .lines()
+        .filter(|l| *l != freed)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let json = run_with_a_row_freed(d.path(), "json", "proc/softirqs", &then);
+    let gone: Vec<Value> = json_lines(json.as_bytes())
+        .into_iter()
+        .map(|v| v["softirqs"]["gone"].clone())
+        .filter(|g| !g.is_null())
+        .collect();
+    assert_eq!(gone, [serde_json::json!(["TASKLET"])], "{json}");
+
+    common::synth_into(&common::spec(2, 4), d.path());
+    let out = run_with_a_row_freed(d.path(), "text", "proc/softirqs", &then);
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("gone")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let (stamp, rest) = lines[0].split_once("  ").unwrap();
+    assert!(stamp.contains(':') && stamp != "Average:", "{out}");
+    assert_eq!(rest, "gone since the previous sample: TASKLET");
+    assert_eq!(lines[1], "Average:  gone since the first sample: TASKLET");
+    // the frame's gone line follows its softirq lines
+    let at = out.find(lines[0]).unwrap();
+    let before = out[..at].lines().last().unwrap();
+    assert!(before.contains(" RCU "), "{out}");
 }

@@ -6,7 +6,7 @@
 //! device, a `SUM` line (per-CPU sum of the kept rows, like `mpstat -I
 //! SUM`; an s390 sub-class row is left out when its class row is kept:
 //! [`report::SumRows`]), the labels of rows gone since the earlier
-//! snapshot (only when some are), softirqs, CPU time shares (with `--cpus` the aggregate line is
+//! snapshot (only when some are), softirqs (and the vectors gone), CPU time shares (with `--cpus` the aggregate line is
 //! `sel`, followed by a line naming the CPUs it sums, as `show`'s table),
 //! then interrupt threads. Formatting only: numbers, the shown rows and
 //! their order come from [`ReusedRates`]; lines are written as bytes
@@ -320,8 +320,9 @@ fn irq_lines(t: &str, s: &IrqRates, out: &mut Vec<u8>) {
 }
 
 /// `{t}  gone since the previous sample: 24, LOC` (`Average:`: since the
-/// first sample, as `show` says it): the labels of the rows the earlier
-/// snapshot had and the later one has not.
+/// first sample, as `show` says it): the labels of the rows (or the names
+/// of the softirq vectors) the earlier snapshot had and the later one has
+/// not.
 #[cold]
 #[inline(never)]
 fn gone_line(t: &str, gone: &str, out: &mut Vec<u8>) {
@@ -346,6 +347,9 @@ fn softirq_lines(t: &str, s: &SoftirqRates, out: &mut Vec<u8>) {
             fixed_cell(out, v, 1, cw);
         }
         out.push(b'\n');
+    }
+    if let Some(gone) = s.gone() {
+        gone_line(t, gone, out);
     }
 }
 

@@ -14,7 +14,7 @@ use super::{kept_cols, pick_cells, union_into};
 use crate::filter::Filter;
 use crate::report::{stat_section_into, SortKey, StatSection, SumRows, Valued, ValuedSum};
 use irqlab_core::delta::{self, Cell};
-use irqlab_core::{IrqRow, Shape, Snapshot};
+use irqlab_core::{IrqRow, Shape, Snapshot, Softirqs};
 
 /// A rate cell as stored: `NaN` for none (a gap, or no interval); a rate
 /// is a count over a positive interval, never `NaN` itself.
@@ -114,6 +114,13 @@ impl ReusedRates {
                 k += 1;
             });
             s.finish(k);
+            // the vectors of the last sample in the same order (as usual):
+            // none is gone
+            if o.rows.len() != n.rows.len()
+                || o.rows.iter().zip(&n.rows).any(|(a, b)| a.name != b.name)
+            {
+                s.keep_gone(o, n);
+            }
         }
         self.has_stat = false;
         if let (Some(o), Some(n)) = (&old.stat, &new.stat) {
@@ -570,6 +577,11 @@ struct SoftRow {
 #[derive(Debug, Default)]
 pub struct SoftirqRates {
     present: bool,
+    /// Some vector of the earlier snapshot is not in the later one; the
+    /// last `gone_len` bytes of `names` are their names, joined by `, `
+    /// (as [`IrqRates`] keeps its gone labels).
+    has_gone: bool,
+    gone_len: u32,
     cpus: Vec<u32>,
     rows: Vec<SoftRow>,
     rates: Vec<f64>,
@@ -583,6 +595,8 @@ pub struct SoftirqRates {
 impl SoftirqRates {
     fn begin(&mut self, union: &[u32], cols: &[usize]) {
         self.present = true;
+        self.has_gone = false;
+        self.gone_len = 0;
         self.cpus.clear();
         self.cpus
             .extend(cols.iter().filter_map(|&i| union.get(i).copied()));
@@ -657,6 +671,33 @@ impl SoftirqRates {
                 self.names = names;
             }
         }
+    }
+
+    /// The names of the vectors of the earlier snapshot the later one
+    /// has not, in its order, joined by `, ` (what JSON's
+    /// `softirqs.gone` lists); `None` when none is gone.
+    pub fn gone(&self) -> Option<&str> {
+        if !self.has_gone {
+            return None;
+        }
+        let end = self.names.len();
+        self.names
+            .get(end.saturating_sub(self.gone_len as usize)..end)
+    }
+
+    /// Keep the names of the vectors of `o` that `n` has not (see
+    /// [`SoftirqRates::gone`]) at the end of `names`, after the rows'.
+    #[cold]
+    #[inline(never)]
+    fn keep_gone(&mut self, o: &Softirqs, n: &Softirqs) {
+        let gone = super::softirqs_gone(o, n);
+        if gone.is_empty() {
+            return;
+        }
+        let start = self.names.len();
+        self.names.push_str(&gone.join(", "));
+        self.has_gone = true;
+        self.gone_len = u32_of(self.names.len() - start);
     }
 
     /// The kept CPU ids (column heads).
@@ -870,6 +911,33 @@ mod tests {
         }
     }
 
+    /// A softirq vector of the earlier snapshot that the later one has not
+    /// (HI) is named after the softirq lines, as JSON's `softirqs.gone`
+    /// lists it; a block with the same vectors has no such line.
+    #[test]
+    fn softirq_vectors_gone_since_the_earlier_sample_are_named() {
+        let seq = samples();
+        let mut reused = ReusedRates::default();
+        let r = reused.update(&seq[2], &seq[3], &Filter::default());
+        let text = block("12:00:00.000", r, &TextOpts::default());
+        let lines: Vec<&str> = text.lines().collect();
+        let last_soft = lines.iter().rposition(|l| l.contains("  TIMER ")).unwrap();
+        assert_eq!(
+            lines[last_soft + 1],
+            "12:00:00.000  gone since the previous sample: HI",
+            "{text}"
+        );
+        let r = reused.update(&seq[0], &seq[3], &Filter::default());
+        let text = block("Average:", r, &TextOpts::default());
+        assert!(
+            text.contains("\nAverage:  gone since the first sample: HI\n"),
+            "{text}"
+        );
+        let r = reused.update(&seq[3], &seq[4], &Filter::default());
+        let text = block("12:00:00.000", r, &TextOpts::default());
+        assert!(!text.contains("gone"), "{text}");
+    }
+
     /// A softirq vector whose count went back on every CPU has no total
     /// rate: `-`, not 0; a vector still counting somewhere has its rate.
     #[test]
@@ -1041,6 +1109,13 @@ mod tests {
                     out += &format!(" {:>cw$}", r1(*v));
                 }
                 out += "\n";
+            }
+            if !s.gone.is_empty() {
+                let since = if t == "Average:" { "first" } else { "previous" };
+                out += &format!(
+                    "{t}  gone since the {since} sample: {}\n",
+                    s.gone.join(", ")
+                );
             }
         }
         out
