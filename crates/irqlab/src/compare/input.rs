@@ -233,7 +233,7 @@ pub fn split_spec(spec: &str) -> (Option<String>, PathBuf) {
 /// Why `spec` names no file though it has the `LABEL=PATH` form (a `=`
 /// with no `/` before it): the path after `LABEL=` (`a=`) or the label
 /// before `=PATH` (`=a.txt`) is empty. A file so named is given with a
-/// `/` (`./a=`), which [`split_spec`] never reads as a label.
+/// `/` (`./a=`), which `split_spec` never reads as a label.
 pub fn empty_part(spec: &str) -> Option<String> {
     let (label, path) = spec.split_once('=')?;
     if label.contains('/') {
