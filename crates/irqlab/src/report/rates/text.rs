@@ -495,12 +495,7 @@ impl IrqRates {
     /// labels JSON's `gone` lists and `show`'s gone line names); `None`
     /// when no row is gone.
     pub fn gone(&self) -> Option<&str> {
-        if !self.has_gone {
-            return None;
-        }
-        let end = self.text.len();
-        self.text
-            .get(end.saturating_sub(self.gone_len as usize)..end)
+        kept_tail(&self.text, self.has_gone, self.gone_len)
     }
 
     /// Keep the labels of the `gone` rows (see [`IrqRates::gone`]) at the
@@ -508,15 +503,8 @@ impl IrqRates {
     #[cold]
     #[inline(never)]
     fn keep_gone(&mut self, gone: &[delta::RowGone]) {
-        let start = self.text.len();
-        for (i, g) in gone.iter().enumerate() {
-            if i > 0 {
-                self.text.push_str(", ");
-            }
-            self.text.push_str(&g.label);
-        }
+        self.gone_len = push_joined(&mut self.text, gone.iter().map(|g| g.label.as_str()));
         self.has_gone = true;
-        self.gone_len = u32_of(self.text.len() - start);
     }
 
     /// The rows shown (`--threshold`, default: active rows; rows with a
@@ -677,12 +665,7 @@ impl SoftirqRates {
     /// has not, in its order, joined by `, ` (what JSON's
     /// `softirqs.gone` lists); `None` when none is gone.
     pub fn gone(&self) -> Option<&str> {
-        if !self.has_gone {
-            return None;
-        }
-        let end = self.names.len();
-        self.names
-            .get(end.saturating_sub(self.gone_len as usize)..end)
+        kept_tail(&self.names, self.has_gone, self.gone_len)
     }
 
     /// Keep the names of the vectors of `o` that `n` has not (see
@@ -694,10 +677,8 @@ impl SoftirqRates {
         if gone.is_empty() {
             return;
         }
-        let start = self.names.len();
-        self.names.push_str(&gone.join(", "));
+        self.gone_len = push_joined(&mut self.names, gone.iter().map(String::as_str));
         self.has_gone = true;
-        self.gone_len = u32_of(self.names.len() - start);
     }
 
     /// The kept CPU ids (column heads).
@@ -732,6 +713,28 @@ impl SoftirqRates {
             (name, opt(x.total_rate), cells.iter().map(|v| opt(*v)))
         })
     }
+}
+
+/// The last `len` bytes of `text` when `has` (the gone names a section
+/// keeps after its rows' text), else `None`.
+fn kept_tail(text: &str, has: bool, len: u32) -> Option<&str> {
+    if !has {
+        return None;
+    }
+    let end = text.len();
+    text.get(end.saturating_sub(len as usize)..end)
+}
+
+/// Append `names` to `text` joined by `, `; returns the bytes appended.
+fn push_joined<'a>(text: &mut String, names: impl Iterator<Item = &'a str>) -> u32 {
+    let start = text.len();
+    for (i, name) in names.enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(name);
+    }
+    u32_of(text.len() - start)
 }
 
 #[cfg(test)]
