@@ -898,26 +898,12 @@ fn a_statistics_file_missing_at_the_start_is_shown_once_a_sample_reads_it() {
     let softirqs = tree.join("proc/softirqs");
     let text = std::fs::read(&softirqs).unwrap();
     std::fs::remove_file(&softirqs).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args([
-            "top", "--batch", "--format", "json", "-i", "50ms", "-n", "30",
-        ])
-        .arg("--root")
-        .arg(&tree)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    let (child, mut lines) = common::top_batch_started_as(&tree, "json", "50ms", 30);
     // whole or absent to the sampler
     let part = d.path().join("softirqs.part");
     std::fs::write(&part, &text).unwrap();
     std::fs::rename(&part, &softirqs).unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let all: String = lines.by_ref().map(|l| l + "\n").collect();
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -928,7 +914,7 @@ fn a_statistics_file_missing_at_the_start_is_shown_once_a_sample_reads_it() {
     let notes: Vec<&str> = err.lines().filter(|l| l.contains("not shown")).collect();
     assert_eq!(notes.len(), 1, "{err}");
     assert!(notes[0].starts_with(&said), "{err}");
-    let lines = json_lines((first + &rest).as_bytes());
+    let lines = json_lines(all.as_bytes());
     assert_eq!(lines.len(), 30);
     assert!(lines[0]["softirqs"].is_null(), "{}", lines[0]);
     let from = lines
@@ -1126,34 +1112,18 @@ fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
     assert!(out.stdout.is_empty());
 }
 
-/// `top --batch --format FORMAT -i 100ms -n 8` on `root`, its `/proc/interrupts`
+/// `top --batch --format FORMAT -i 100ms -n 8` on `root`, its `file`
 /// replaced by `then` once the first frame is out: the child's whole
 /// stdout (the first frame read with the baseline's rows in it).
 fn run_with_a_row_freed(root: &Path, format: &str, file: &str, then: &str) -> String {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
-        .args([
-            "top", "--batch", "--format", format, "-i", "100ms", "-n", "8",
-        ])
-        .arg("--root")
-        .arg(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let (child, mut lines) = common::top_batch_started_as(root, format, "100ms", 8);
     let mut text = String::new();
-    // the first frame: a JSON line, or the text lines up to the SUM line
-    loop {
-        let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "{text}");
-        text += &line;
-        if format == "json" || line.contains(" SUM ") {
-            break;
-        }
-    }
+    // the first frame's lines are read: the change falls in a later one
     common::replace(&root.join(file), then);
-    std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+    for line in lines.by_ref() {
+        text += &line;
+        text.push('\n');
+    }
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     text

@@ -171,13 +171,26 @@ pub fn top_batch_started(
     root: &Path,
     n: u32,
 ) -> (std::process::Child, impl Iterator<Item = String>) {
+    top_batch_started_as(root, "json", "300ms", n)
+}
+
+/// [`top_batch_started`] in `format` (`json` or `text`) every `interval`:
+/// its first frame is read before this returns (a JSON line, or the text
+/// lines through the frame's SUM line; each frame is written whole).
+pub fn top_batch_started_as(
+    root: &Path,
+    format: &str,
+    interval: &str,
+    n: u32,
+) -> (std::process::Child, impl Iterator<Item = String>) {
     use std::io::BufRead as _;
     use std::process::Stdio;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
-        .args(["top", "--batch", "--format", "json", "-i", "300ms", "-n"])
+        .args(["top", "--batch", "--format", format, "-i", interval, "-n"])
         .arg(n.to_string())
         .arg("--root")
         .arg(root)
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -185,9 +198,19 @@ pub fn top_batch_started(
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap())
         .lines()
         .map(Result::unwrap);
-    let first = lines.next().expect("a first sample");
-    assert!(first.starts_with('{'), "{first}");
-    (child, std::iter::once(first).chain(lines))
+    let mut first = Vec::new();
+    loop {
+        let line = lines.next().expect("a first sample");
+        let end = format == "json" || line.contains(" SUM ");
+        first.push(line);
+        if end {
+            break;
+        }
+    }
+    if format == "json" {
+        assert!(first[0].starts_with('{'), "{}", first[0]);
+    }
+    (child, first.into_iter().chain(lines))
 }
 
 /// `irqlab replay REC --batch FLAGS…` (e.g. `["--format", "json"]`), run
