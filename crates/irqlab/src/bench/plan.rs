@@ -135,9 +135,12 @@ impl Plan {
                 shown(MIN_TRIAL)
             )));
         }
+        // a command's window opens after its settle time
+        let settle = self.variants.iter().map(|v| v.options.settle).max();
         for (flag, d) in [
             ("--trial-length", self.duration),
             ("--cooldown", self.cooldown),
+            ("--settle", settle.unwrap_or_default()),
         ] {
             // a trial's end (start + length) must not overflow
             if d > LONGEST_RUN {

@@ -340,8 +340,7 @@ fn check_placement(
     Ok(())
 }
 
-/// Refuse a `--settle` longer than a trial may last, and run-wide flags
-/// that nothing in the run would use: `--settle`,
+/// Refuse run-wide flags that nothing in the run would use: `--settle`,
 /// `--tmp-dir`, `--threads` and `--workload-cpus` without a variant whose
 /// workload uses them, `--label` with `--variant`, `--order random` with
 /// one variant, `--seed` without `--order random`.
@@ -353,14 +352,6 @@ fn check_unused_flags(a: &Args, vs: &[Variant]) -> anyhow::Result<()> {
         return Err(invalid(format!(
             "--label {label:?} names the variant of a run without --variant; \
              each --variant NAME=… names its own"
-        )));
-    }
-    if let Some(d) = a.settle.filter(|d| *d > crate::sampler::pace::LONGEST_RUN) {
-        // the window opens after it: as long a wait as a trial may last
-        return Err(invalid(format!(
-            "--settle {}: at most {} (365 days)",
-            crate::bench::plan::shown(d),
-            crate::bench::plan::shown(crate::sampler::pace::LONGEST_RUN)
         )));
     }
     if a.settle.is_some() && !runs(WorkloadKind::Command) {
