@@ -689,8 +689,7 @@ impl JsonlWriter {
         });
         out.push(b']');
         // as `show`'s section: the vectors of `o` that `n` has not
-        if o.rows.len() != n.rows.len() || o.rows.iter().zip(&n.rows).any(|(a, b)| a.name != b.name)
-        {
+        if report::softirq_vectors_changed(o, n) {
             softirqs_gone(o, n, out);
         }
         out.push(b'}');

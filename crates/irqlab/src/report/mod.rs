@@ -33,7 +33,10 @@ pub use counts::IrqCounts;
 pub use model::*;
 pub use order::{above_threshold, name_of, rate_sum, sort_rows, SortKey, SumRows};
 pub use rate_rows::RateRows;
-pub use rates::{pick_cells, softirqs_gone, IrqRates, ReusedRates, RowRates, SoftirqRates};
+pub use rates::{
+    pick_cells, softirq_vectors_changed, softirqs_gone, IrqRates, ReusedRates, RowRates,
+    SoftirqRates,
+};
 pub use stat::{stat_section, stat_section_into};
 pub use valued::{has_value, valued_sum, Valued, ValuedSum};
 

@@ -145,6 +145,14 @@ pub(super) fn softirq_rates(o: &Softirqs, n: &Softirqs, secs: f64, f: &Filter) -
     }
 }
 
+/// Whether `n` has other softirq vectors than `o`, or in another order:
+/// only then can one be gone ([`softirqs_gone`]). The usual sample has
+/// the same ones, and this is its only per-sample check for them.
+#[inline]
+pub fn softirq_vectors_changed(o: &Softirqs, n: &Softirqs) -> bool {
+    o.rows.len() != n.rows.len() || o.rows.iter().zip(&n.rows).any(|(a, b)| a.name != b.name)
+}
+
 /// The names of the vectors of `o` that `n` has not (rows are matched by
 /// name, as [`delta::softirqs_delta`] matches them), in `o`'s order.
 pub fn softirqs_gone(o: &Softirqs, n: &Softirqs) -> Vec<String> {

@@ -114,11 +114,7 @@ impl ReusedRates {
                 k += 1;
             });
             s.finish(k);
-            // the vectors of the last sample in the same order (as usual):
-            // none is gone
-            if o.rows.len() != n.rows.len()
-                || o.rows.iter().zip(&n.rows).any(|(a, b)| a.name != b.name)
-            {
+            if super::softirq_vectors_changed(o, n) {
                 s.keep_gone(o, n);
             }
         }
