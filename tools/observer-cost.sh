@@ -35,11 +35,16 @@
 #      that each wakes alone in its own part of every second. Per
 #      sample = the CPU of the process's threads (schedstat, read by
 #      this script once a second between wake-ups)
-#      from its second to its last poll before exit, over the samples in
-#      between: no start or exit cost in it, nor the noise of a separate
-#      run. It is printed as a ratio to the floor's per sample; fixed =
-#      whole-process CPU (user + system from wait4) - HI x per sample
-#      (start, baseline, exit), as a ratio to mpstat's fixed cost.
+#      from the first poll after its LO-th sample to its last poll before
+#      exit, over the samples in between, as issue 26 defines it (the
+#      difference of a HI- and a LO-sample run) without the noise of
+#      separate runs: no start or exit cost in it, nor what a process's
+#      first samples do once (json's first frame reads every numbered
+#      row's affinity file and builds each row's cached JSON; its second
+#      closes those files). It is printed as a ratio to the floor's per
+#      sample; fixed = whole-process CPU (user + system from wait4) - HI
+#      x per sample (start, baseline, the first samples' one-off work,
+#      exit), as a ratio to mpstat's fixed cost.
 #      Every round is printed. Last, each of issue 26's targets (per
 #      sample / floor <= 1.25, top's fixed / mpstat's <= 1, show NMI / cat
 #      <= 2, show json / cat <= 5) with its median's distribution-free
@@ -80,7 +85,9 @@
 #                  compares one draw of each. An irqlab process woken 37
 #                  or 167 ms after another was not found cheaper
 #                  (BENCHMARKS.md, session 31)
-#        LO=5      with HI, the sample counts of the strace runs
+#        LO=5      with HI, the sample counts of the strace runs; and
+#                  the samples each process takes in part 2 before its
+#                  per-sample CPU is counted (HI >= LO + 3)
 #        REPS=5    runs of each show/cat case per round (the best counts)
 #        SCRAPE=15 part 2 scrapes serve's /metrics every SCRAPE s, as a
 #                  Prometheus would (its CPU is in serve's per sample);
@@ -151,8 +158,8 @@ skip_mpstat, skip_perf, perf_ok, skip_floor, skip_show = (x == "1" for x in sys.
 floor_bin = sys.argv[13]
 scrape_every = int(sys.argv[14])
 copies = int(sys.argv[18])
-if not 0 < lo < hi:
-    sys.exit("observer-cost.sh: needs 0 < LO < HI")
+if not 0 < lo or hi < lo + 3:
+    sys.exit("observer-cost.sh: needs 0 < LO and LO + 3 <= HI")
 env = dict(os.environ, LC_ALL="C")
 size = 0 if skip_show else os.path.getsize(f"{tree}/proc/interrupts")
 
@@ -215,10 +222,14 @@ def paced(cmds, count, scraped=()):
     another's reads just before. Once a second, half a slot after the
     first command's wake-ups, read every command's thread CPU (schedstat):
     between two such polls each command takes exactly one sample. Returns,
-    per command, (per-sample CPU: the CPU between the second and the
-    last poll before any exit, divided by the number of samples between
-    them; whole-process CPU, user + system from wait4; thread counts
-    changed while polling)."""
+    per command, (per-sample CPU: the CPU between poll LO + 1, the first
+    by which every command has taken LO samples, and the last poll before
+    any exit, divided by the number of samples between them; whole-process
+    CPU, user + system from wait4; thread counts changed while polling).
+    Poll m comes half a slot after the first command's m-th sample and
+    before every later-started command's: counting from the first poll
+    would put every command's first sample but the first command's in its
+    per-sample CPU, and with it the one-off work of a first frame."""
     slot = 1.0 / len(cmds)
     procs, t0 = [], time.monotonic()
     for i, cmd in enumerate(cmds):
@@ -239,11 +250,13 @@ def paced(cmds, count, scraped=()):
         _, status, ru = os.wait4(p.pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"observer-cost.sh: {' '.join(p.args)} failed")
-        seen = [q[i] for q in polls if q[i] is not None]
-        if len(seen) < 2:
+        # the polls from LO + 1 on, by their index: one sample between two
+        seen = [(m, q[i]) for m, q in enumerate(polls) if m >= lo and q[i] is not None]
+        if len(seen) < 2 or seen[0][0] != lo:
             sys.exit(f"observer-cost.sh: could not follow {' '.join(p.args)}'s CPU")
-        per = (seen[-1][0] - seen[0][0]) / 1e9 / (len(seen) - 1)
-        out.append((per, ru.ru_utime + ru.ru_stime, len({n for _, n in seen}) > 1))
+        (m0, first), (m1, last) = seen[0], seen[-1]
+        per = (last[0] - first[0]) / 1e9 / (m1 - m0)
+        out.append((per, ru.ru_utime + ru.ru_stime, len({n for _, (_, n) in seen}) > 1))
     return out
 
 def perf_split(cmd):
