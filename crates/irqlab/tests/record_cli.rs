@@ -3259,3 +3259,54 @@ fn record_into_a_host_or_boot_path_that_is_no_directory_names_it() {
         );
     }
 }
+
+/// A recording's directory reached by `.` (a shell inside it) or by a
+/// symlink (`latest`) is the directory it is: `replay` and `recover` read
+/// it, and `record -o .` inside a `host=` directory is refused before
+/// anything is written (a partition inside a partition, which `replay`
+/// and `recover` of the dataset never read).
+#[test]
+fn a_recording_directory_reached_by_dot_or_a_symlink_is_that_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "10ms", "-d", "30ms", "--host", "h1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let boot = boot_dir(&out);
+    std::os::unix::fs::symlink(&boot, d.path().join("latest")).unwrap();
+    for (cwd, dir) in [(boot.as_path(), "."), (d.path(), "latest")] {
+        let replay = irqlab()
+            .current_dir(cwd)
+            .args(["replay", dir, "--batch", "--format", "json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&replay.stderr);
+        assert!(replay.status.success(), "replay {dir}: {err}");
+        assert_eq!(replay.stdout.split(|&b| b == b'\n').count(), 4, "{err}");
+        let recover = irqlab()
+            .current_dir(cwd)
+            .args(["recover", dir])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&recover.stderr);
+        assert!(recover.status.success(), "recover {dir}: {err}");
+        assert!(err.contains("nothing to recover"), "{err}");
+    }
+    let host = boot.parent().unwrap();
+    let o = irqlab()
+        .current_dir(host)
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-d", "10ms", "-o", "."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is a recording's own host=…/boot=… directory"),
+        "{err}"
+    );
+    assert!(!host.join("host=h1").exists(), "nothing written");
+}
