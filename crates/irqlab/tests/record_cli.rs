@@ -3422,3 +3422,71 @@ fn segments_are_synced_before_the_journal_or_an_older_file_goes() {
     let bad = unsynced_steps(&log);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A segment whose cells do not match its layout is refused naming the
+/// file, never replayed with a counter read as 0: a cell of a source the
+/// layout has not (a softirqs row read back as `stat`, as one flipped
+/// bit in the `source` column's dictionary indices does), or a laid-out
+/// cell that its first sample lacks. So is a journal line lacking one.
+#[test]
+fn cells_that_do_not_match_their_layout_are_refused_naming_the_file() {
+    use irqlab::record::schema::SourceKind;
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "10ms", "-d", "30ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let seg = layout::segments(&dir).unwrap().remove(0).2;
+    let good = irqlab::record::segment::read(&seg).unwrap();
+    let soft = |c: &irqlab::record::schema::CellValue| c.source == SourceKind::Softirqs;
+    let renamed = {
+        let mut data = good.clone();
+        let cell = data.cells.iter_mut().find(|(_, c)| soft(c)).unwrap();
+        cell.1.source = SourceKind::Stat;
+        data
+    };
+    let dropped = {
+        let mut data = good.clone();
+        let i = data.cells.iter().position(|(_, c)| soft(c)).unwrap();
+        data.cells.remove(i);
+        data
+    };
+    for (data, says) in [
+        (renamed, "which its layout has not"),
+        (dropped, "but no sample lists its value"),
+    ] {
+        irqlab::record::segment::write(&seg, &mut data.into()).unwrap();
+        let o = common::replay_batch(&out, &["--format", "json"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{}: sample 0", seg.display())) && err.contains(says),
+            "{err}"
+        );
+    }
+    // the journal of a killed run, its first line lacking a softirqs cell
+    let k = tempfile::tempdir().unwrap();
+    let (_, killed) = killed_recording(k.path(), 200);
+    let journal = first_journal(&killed).unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let cells = first["cells"].as_array_mut().unwrap();
+    let i = cells
+        .iter()
+        .position(|c| c["source"] == "softirqs")
+        .unwrap();
+    cells.remove(i);
+    lines[0] = first.to_string();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let o = common::replay_batch(&killed, &["--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: sample 0", journal.display()))
+            && err.contains("but no sample lists its value"),
+        "{err}"
+    );
+}

@@ -155,6 +155,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) if n > 1 && !e.chain().any(|c| c.is::<std::io::Error>()) => {
                 eprintln!("irqlab: run {k} of {n} ({files}): the rest of it skipped: {e:#}")
             }
+            // the files of a run that cannot be rebuilt
+            Err(e) if !e.chain().any(|c| c.is::<std::io::Error>()) && !files.is_empty() => {
+                return Err(e.context(files))
+            }
             Err(e) => return Err(e),
         }
     }
