@@ -3458,13 +3458,17 @@ fn cells_that_do_not_match_their_layout_are_refused_naming_the_file() {
         (dropped, "but no sample lists its value"),
     ] {
         irqlab::record::segment::write(&seg, &mut data.into()).unwrap();
-        let o = common::replay_batch(&out, &["--format", "json"]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(
-            err.contains(&format!("{}: sample 0", seg.display())) && err.contains(says),
-            "{err}"
-        );
+        let batch = common::replay_batch(&out, &["--format", "json"]);
+        // the interactive view reads its first frame before the terminal
+        let screen = irqlab().arg("replay").arg(&out).output().unwrap();
+        for o in [batch, screen] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(
+                err.contains(&format!("{}: sample 0", seg.display())) && err.contains(says),
+                "{err}"
+            );
+        }
     }
     // the journal of a killed run, its first line lacking a softirqs cell
     let k = tempfile::tempdir().unwrap();
