@@ -3259,3 +3259,238 @@ fn record_into_a_host_or_boot_path_that_is_no_directory_names_it() {
         );
     }
 }
+
+/// A recording's directory reached by `.` (a shell inside it) or by a
+/// symlink (`latest`) is the directory it is: `replay` and `recover` read
+/// it, and `record -o .` inside a `host=` directory is refused before
+/// anything is written (a partition inside a partition, which `replay`
+/// and `recover` of the dataset never read).
+#[test]
+fn a_recording_directory_reached_by_dot_or_a_symlink_is_that_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "10ms", "-d", "30ms", "--host", "h1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let boot = boot_dir(&out);
+    std::os::unix::fs::symlink(&boot, d.path().join("latest")).unwrap();
+    for (cwd, dir) in [(boot.as_path(), "."), (d.path(), "latest")] {
+        let replay = irqlab()
+            .current_dir(cwd)
+            .args(["replay", dir, "--batch", "--format", "json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&replay.stderr);
+        assert!(replay.status.success(), "replay {dir}: {err}");
+        assert_eq!(replay.stdout.split(|&b| b == b'\n').count(), 4, "{err}");
+        let recover = irqlab()
+            .current_dir(cwd)
+            .args(["recover", dir])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&recover.stderr);
+        assert!(recover.status.success(), "recover {dir}: {err}");
+        assert!(err.contains("nothing to recover"), "{err}");
+    }
+    let host = boot.parent().unwrap();
+    let o = irqlab()
+        .current_dir(host)
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-d", "10ms", "-o", "."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is a recording's own host=…/boot=… directory"),
+        "{err}"
+    );
+    assert!(!host.join("host=h1").exists(), "nothing written");
+}
+
+/// The calls of an `strace -f -e trace=openat,fsync,fdatasync,rename,unlink,ftruncate`
+/// log that would lose samples to a power loss: a `*.parquet.tmp` renamed
+/// into place before its data was synced, or a file removed or the
+/// journal truncated after such a rename before its directory was synced
+/// (the segment, empty after the crash, and its samples nowhere else).
+fn unsynced_steps(log: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let (mut tmp_open, mut tmp_synced, mut dir_pending) = (false, false, false);
+    for l in log.lines() {
+        let call = l.split_whitespace().nth(1).unwrap_or("");
+        let tmp = l.contains(".parquet.tmp\"");
+        if call.starts_with("openat(") && tmp && !l.contains("= -1") {
+            (tmp_open, tmp_synced) = (true, false);
+        } else if call.starts_with("fdatasync(") || call.starts_with("fsync(") {
+            match tmp_open {
+                true => tmp_synced = true,
+                false => dir_pending = false,
+            }
+        } else if call.starts_with("rename") && tmp {
+            if !tmp_synced {
+                bad.push(format!("renamed before its data was synced: {l}"));
+            }
+            (tmp_open, dir_pending) = (false, true);
+        } else if (call.starts_with("unlink") || call.starts_with("ftruncate(")) && dir_pending {
+            bad.push(format!(
+                "before the directory of a renamed segment was synced: {l}"
+            ));
+        }
+    }
+    bad
+}
+
+/// `irqlab ARGS` under strace (the calls [`unsynced_steps`] reads): its
+/// log, or `None` when strace cannot trace here.
+fn straced(dir: &Path, name: &str, args: &[&std::ffi::OsStr]) -> Option<String> {
+    let log = dir.join(format!("{name}.strace"));
+    let st = Command::new("strace")
+        .args([
+            "-f",
+            "-e",
+            "trace=openat,fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat,ftruncate",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("irqlab"))
+        .args(args)
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    assert!(st.success(), "irqlab {args:?} under strace: {st}");
+    std::fs::read_to_string(&log).ok()
+}
+
+/// A segment is durable before what it replaces goes: its data synced
+/// before it is renamed into place, its directory after, before the
+/// journal is truncated, a merged window's older file removed or (in
+/// `recover`) the recovered journal removed. Otherwise a power loss or a
+/// kernel panic soon after a segment closes can leave it empty with its
+/// samples in no other file.
+#[test]
+fn segments_are_synced_before_the_journal_or_an_older_file_goes() {
+    let d = tempfile::tempdir().unwrap();
+    let usable = Command::new("strace")
+        .args(["-o", "/dev/null", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !usable {
+        visible!("segments_are_synced_before_the_journal_or_an_older_file_goes: SKIPPED: no usable strace");
+        return;
+    }
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "record".as_ref(),
+        "--root".as_ref(),
+        tree.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "-i".as_ref(),
+        "50ms".as_ref(),
+        "-d".as_ref(),
+        "500ms".as_ref(),
+        "--segment".as_ref(),
+        "100ms".as_ref(),
+    ];
+    let log = straced(d.path(), "record", &args).unwrap();
+    assert!(
+        log.lines()
+            .filter(|l| l.contains(".parquet.tmp\", "))
+            .count()
+            >= 4,
+        "segments merged and replaced:\n{log}"
+    );
+    let bad = unsynced_steps(&log);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let k = tempfile::tempdir().unwrap();
+    let (_, killed) = killed_recording(k.path(), 300);
+    let log = straced(
+        d.path(),
+        "recover",
+        &["recover".as_ref(), killed.as_os_str()],
+    )
+    .unwrap();
+    assert!(
+        log.contains("journal.jsonl\""),
+        "the journal removed:\n{log}"
+    );
+    let bad = unsynced_steps(&log);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A segment whose cells do not match its layout is refused naming the
+/// file, never replayed with a counter read as 0: a cell of a source the
+/// layout has not (a softirqs row read back as `stat`, as one flipped
+/// bit in the `source` column's dictionary indices does), or a laid-out
+/// cell that its first sample lacks. So is a journal line lacking one.
+#[test]
+fn cells_that_do_not_match_their_layout_are_refused_naming_the_file() {
+    use irqlab::record::schema::SourceKind;
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    synth(&tree);
+    let out = d.path().join("rec");
+    let o = record(&tree, &out, &["-i", "10ms", "-d", "30ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let seg = layout::segments(&dir).unwrap().remove(0).2;
+    let good = irqlab::record::segment::read(&seg).unwrap();
+    let soft = |c: &irqlab::record::schema::CellValue| c.source == SourceKind::Softirqs;
+    let renamed = {
+        let mut data = good.clone();
+        let cell = data.cells.iter_mut().find(|(_, c)| soft(c)).unwrap();
+        cell.1.source = SourceKind::Stat;
+        data
+    };
+    let dropped = {
+        let mut data = good.clone();
+        let i = data.cells.iter().position(|(_, c)| soft(c)).unwrap();
+        data.cells.remove(i);
+        data
+    };
+    for (data, says) in [
+        (renamed, "which its layout has not"),
+        (dropped, "but no sample lists its value"),
+    ] {
+        irqlab::record::segment::write(&seg, &mut data.into()).unwrap();
+        let batch = common::replay_batch(&out, &["--format", "json"]);
+        // the interactive view reads its first frame before the terminal
+        let screen = irqlab().arg("replay").arg(&out).output().unwrap();
+        for o in [batch, screen] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(
+                err.contains(&format!("{}: sample 0", seg.display())) && err.contains(says),
+                "{err}"
+            );
+        }
+    }
+    // the journal of a killed run, its first line lacking a softirqs cell
+    let k = tempfile::tempdir().unwrap();
+    let (_, killed) = killed_recording(k.path(), 200);
+    let journal = first_journal(&killed).unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let cells = first["cells"].as_array_mut().unwrap();
+    let i = cells
+        .iter()
+        .position(|c| c["source"] == "softirqs")
+        .unwrap();
+    cells.remove(i);
+    lines[0] = first.to_string();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let o = common::replay_batch(&killed, &["--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}: sample 0", journal.display()))
+            && err.contains("but no sample lists its value"),
+        "{err}"
+    );
+}

@@ -28,11 +28,13 @@ pub struct Args {
     /// the run with a last sample of the interval they cut short, if it
     /// is 1ms or longer); the last sample is taken at this time, even
     /// when samples fall behind.
-    #[arg(long, short = 'd', value_parser = super::args::positive_duration)]
+    #[arg(long, short = 'd', value_parser = super::args::positive_duration,
+          allow_hyphen_values = true)]
     pub duration: Option<Duration>,
     /// Close a Parquet segment this often (and at exit): its samples are
     /// then in a Parquet file, and the journal starts afresh.
-    #[arg(long, default_value = "60s", value_parser = super::args::positive_duration)]
+    #[arg(long, default_value = "60s", value_parser = super::args::positive_duration,
+          allow_hyphen_values = true)]
     pub segment: Duration,
     /// Merge closing segments into one file while it spans less than this
     /// and holds at most 262 144 rows (0: every segment its own file).
@@ -235,6 +237,26 @@ fn traced(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A negative duration is told it is negative, for every duration
+    /// flag (not clap's "unexpected argument '-5' found").
+    #[test]
+    fn negative_durations_are_named_as_negative() {
+        #[derive(Debug, clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            args: Args,
+        }
+        for flag in ["-i", "-d", "--duration", "--segment", "--merge"] {
+            let e = <T as clap::Parser>::try_parse_from(["record", "-o", "rec", flag, "-5s"])
+                .unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{flag}");
+            assert!(
+                e.to_string().contains("the duration is negative: \"-5s\""),
+                "{flag}: {e}"
+            );
+        }
+    }
 
     /// A host name is a directory name as given: empty, or with a
     /// character a partition value changes, it is refused.

@@ -119,7 +119,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(Run::Steps(s)) => s,
             _ => Vec::new(),
         };
-        return interactive(&args, rec.dir, steps);
+        let files = run_files(&steps, &rec.files);
+        return interactive(&args, rec.dir, steps, files);
     };
     let mut out = crate::export::stdout::stdout();
     let mut replayed = 0;
@@ -154,6 +155,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // a run that cannot be rebuilt, among others: named, the others replayed
             Err(e) if n > 1 && !e.chain().any(|c| c.is::<std::io::Error>()) => {
                 eprintln!("irqlab: run {k} of {n} ({files}): the rest of it skipped: {e:#}")
+            }
+            // the files of a run that cannot be rebuilt
+            Err(e) if !e.chain().any(|c| c.is::<std::io::Error>()) && !files.is_empty() => {
+                return Err(e.context(files))
             }
             Err(e) => return Err(e),
         }
@@ -354,6 +359,7 @@ fn interactive(
     args: &Args,
     dir: PathBuf,
     steps: Vec<reader::RecordedSample>,
+    files: String,
 ) -> anyhow::Result<ExitCode> {
     if steps.len() < 2 {
         anyhow::bail!("{}: one sample only; rates need two", dir.display());
@@ -378,7 +384,11 @@ fn interactive(
         ..app.filter.clone()
     };
     let recorded_line = format!("irqlab: {}", filter::recorded_line(&steps));
-    let player = Player::new(steps.into(), name, filter)?;
+    // a run that cannot be rebuilt: named by its files
+    let player = Player::new(steps.into(), name, filter).map_err(|e| match files.is_empty() {
+        true => e,
+        false => e.context(files),
+    })?;
     let warnings = |snap: &irqlab_core::Snapshot, rows: &Filter| {
         let mut w = vec![recorded_line.clone()];
         w.extend(filter::warnings(&args.filter, snap, rows));

@@ -280,7 +280,7 @@ impl RowSink for Update<'_> {
 
 /// The rows (source, key, CPUs; no values) that `shape` lays out, in the
 /// order [`walk`] visits them.
-fn rows_of(shape: &Shape) -> Vec<FlatRow> {
+pub(super) fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     let mut out = Vec::new();
     let mut add = |source, key: String, cpus: Vec<Option<u32>>| {
         out.push(FlatRow {

@@ -409,12 +409,8 @@ pub fn partitions(dir: &Path) -> anyhow::Result<Partitions> {
         }
         _ => bail!("{}: no such recording directory", dir.display()),
     }
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let mut out = Partitions::default();
-    if name.starts_with("boot=") {
+    if partition_dir(dir, "boot=").is_some() {
         out.boot_dirs.push(dir.to_path_buf());
         return Ok(out);
     }
@@ -454,6 +450,19 @@ not every recording under {} is known: name the one to read (its host=â€¦/boot=â
 fn partition_named(p: &Path, pre: &str) -> bool {
     p.file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with(pre))
+}
+
+/// `dir` as a `pre` (`host=`, `boot=`) partition directory: `dir` itself
+/// when so named, else the directory it resolves to when that one is
+/// (`.` or `..` inside a recording, a symlink such as `latest` to one,
+/// whose own names say nothing); `None` when neither is.
+pub fn partition_dir(dir: &Path, pre: &str) -> Option<PathBuf> {
+    if partition_named(dir, pre) {
+        return Some(dir.to_path_buf());
+    }
+    std::fs::canonicalize(dir)
+        .ok()
+        .filter(|c| partition_named(c, pre))
 }
 
 /// The `host=`/`boot=` directories in `d`, sorted: an error when `d`

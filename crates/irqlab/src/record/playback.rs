@@ -139,7 +139,57 @@ pub(crate) mod fixtures {
     use super::RecordedSample;
     use crate::record::schema::{CellValue, RowKind, RowMeta, SampleTime, Shape, SourceKind};
 
+    /// Step `seq`: LOC on CPU 0 at `loc`, ksoftirqd/0 at `ksoft_ns`; with
+    /// a `shape`, as `record` lists a layout's first sample: every
+    /// interrupts, softirqs and stat cell it lays out (0 unless given),
+    /// none it does not.
     pub(crate) fn step(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> RecordedSample {
+        let mut s = listed(seq, loc, ksoft_ns, shape);
+        if let Some(sh) = &s.shape {
+            s.cells = laid_out(sh, std::mem::take(&mut s.cells));
+        }
+        s
+    }
+
+    /// `cells` as a first sample of `shape` lists them: those of its
+    /// interrupts, softirqs and stat cells (and every other source's)
+    /// kept, the rest of its cells added as 0.
+    pub(crate) fn laid_out(shape: &Shape, cells: Vec<CellValue>) -> Vec<CellValue> {
+        let checked = |s| {
+            matches!(
+                s,
+                SourceKind::Interrupts | SourceKind::Softirqs | SourceKind::Stat
+            )
+        };
+        let layout: Vec<(SourceKind, String, Option<u32>)> = crate::record::cells::rows_of(shape)
+            .into_iter()
+            .filter(|r| checked(r.source))
+            .flat_map(|r| {
+                let (source, key) = (r.source, r.key);
+                r.cpus.into_iter().map(move |c| (source, key.clone(), c))
+            })
+            .collect();
+        let mut out: Vec<CellValue> = cells
+            .into_iter()
+            .filter(|c| !checked(c.source) || layout.contains(&(c.source, c.key.clone(), c.cpu)))
+            .collect();
+        for (source, key, cpu) in layout {
+            if !out
+                .iter()
+                .any(|c| c.source == source && c.key == key && c.cpu == cpu)
+            {
+                out.push(CellValue {
+                    source,
+                    key,
+                    cpu,
+                    value: 0,
+                });
+            }
+        }
+        out
+    }
+
+    fn listed(seq: u64, loc: u64, ksoft_ns: u64, shape: Option<Shape>) -> RecordedSample {
         RecordedSample {
             time: SampleTime {
                 seq,
@@ -353,13 +403,16 @@ mod tests {
             cpu: Some(cpu),
             value,
         };
-        RecordedSample {
-            cells: ticks
-                .iter()
-                .flat_map(|&(c, user, idle)| [cell(c, "user", user), cell(c, "idle", idle)])
-                .collect(),
-            ..step(seq, 0, 0, shape)
-        }
+        let cells: Vec<CellValue> = ticks
+            .iter()
+            .flat_map(|&(c, user, idle)| [cell(c, "user", user), cell(c, "idle", idle)])
+            .collect();
+        let mut s = step(seq, 0, 0, shape);
+        s.cells = match &s.shape {
+            Some(sh) => super::fixtures::laid_out(sh, cells),
+            None => cells,
+        };
+        s
     }
 
     /// CPU 0's, CPU 1's and the all-CPU user share of each frame.
@@ -436,6 +489,7 @@ mod tests {
         };
         let ctxt = |seq, v: Option<u64>, shape| {
             let mut s = stat_step(seq, &[], shape);
+            s.cells.retain(|c| c.key != "ctxt");
             s.cells.extend(v.map(|value| CellValue {
                 source: SourceKind::Stat,
                 key: "ctxt".into(),

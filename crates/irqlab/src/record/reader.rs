@@ -14,7 +14,7 @@ use crate::threads::ThreadCpu;
 use crate::trace::sample::Sample as TraceSample;
 use irqlab_core::delta::unknown_count;
 use irqlab_core::interrupts::Shape as IrqShape;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -703,6 +703,31 @@ pub struct Replayer {
     /// The parser would read some interrupts row of `shape` as another
     /// kind than the one recorded ([`misread_kinds`]).
     misread: bool,
+    /// The interrupts, softirqs and stat cells `shape` lays out: each one
+    /// listed by the step that brings it (a run's first sample lists
+    /// every cell, a new row all of its own), and none other listed.
+    layout_cells: HashSet<CellKey>,
+    /// How the steps taken in break that rule (a damaged segment or
+    /// journal line): their rates would be read from a 0 never recorded,
+    /// or lose a counter listed under another source or key.
+    damage: Option<String>,
+}
+
+/// Whether a cell of `source` is rebuilt as 0 when never listed, so that
+/// one a step lacks or misnames must be refused ([`Replayer::damage`]).
+fn checked_source(source: SourceKind) -> bool {
+    matches!(
+        source,
+        SourceKind::Interrupts | SourceKind::Softirqs | SourceKind::Stat
+    )
+}
+
+/// A cell for messages: `source key` and its CPU.
+fn cell_name((source, key, cpu): &CellKey) -> String {
+    match cpu {
+        Some(c) => format!("{} {key:?} CPU {c}", source.name()),
+        None => format!("{} {key:?}", source.name()),
+    }
 }
 
 /// The fields of a CPU-time line that has no share over the intervals
@@ -790,14 +815,53 @@ impl Replayer {
         if let Some(s) = &step.shape {
             self.misread = misread_kinds(s);
             self.shape = Some(s.clone());
+            self.layout_cells = super::cells::rows_of(s)
+                .into_iter()
+                .filter(|r| checked_source(r.source))
+                .flat_map(|r| {
+                    let (source, key) = (r.source, r.key);
+                    r.cpus.into_iter().map(move |c| (source, key.clone(), c))
+                })
+                .collect();
         }
         for c in &step.cells {
             let key = (c.source, c.key.clone(), c.cpu);
+            if self.damage.is_none()
+                && checked_source(c.source)
+                && !self.layout_cells.contains(&key)
+            {
+                self.damage = Some(format!(
+                    "sample {seq} lists {}, which its layout has not",
+                    cell_name(&key)
+                ));
+            }
             if self.unknown_key(&key).is_some() {
                 self.unknown.remove(&key);
                 self.relisted.push(key.clone());
             }
             self.values.insert(key, c.value);
+        }
+        if step.shape.is_some() && self.damage.is_none() {
+            if let Some(k) = self
+                .layout_cells
+                .iter()
+                .find(|k| !self.values.contains_key(*k))
+            {
+                self.damage = Some(format!(
+                    "sample {seq} lays out {} but no sample lists its value",
+                    cell_name(k)
+                ));
+            }
+        }
+    }
+
+    /// Refuse a step taken in after [`Replayer::damage`] was found.
+    fn undamaged(&self) -> anyhow::Result<()> {
+        match &self.damage {
+            Some(d) => {
+                anyhow::bail!("{d} (a damaged segment or journal line: its rates would be wrong)")
+            }
+            None => Ok(()),
         }
     }
 
@@ -833,6 +897,7 @@ impl Replayer {
     /// Apply `step` and return the sample it describes.
     pub fn apply(&mut self, step: &RecordedSample) -> anyhow::Result<SampleCounters> {
         self.advance(step);
+        self.undamaged()?;
         let shape = self.layout(step)?;
         if let Some(r) = shape.irq_rows.iter().find(
             |r| matches!(r.kind, RowKind::Irregular { n } if n > super::trace_cells::MAX_CPUS),
@@ -915,6 +980,7 @@ impl Replayer {
     /// beside them, from its own pass (`record::trace_replay`).
     pub fn trace(&mut self, step: &RecordedSample) -> anyhow::Result<Option<TraceSample>> {
         self.advance(step);
+        self.undamaged()?;
         let shape = self.layout(step)?;
         let Some(cpus) = &shape.trace_cpus else {
             return Ok(None);

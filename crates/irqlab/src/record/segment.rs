@@ -360,9 +360,15 @@ pub fn write(path: &Path, data: &mut SegmentBuf) -> anyhow::Result<u64> {
 /// Write `bytes` to `tmp`, then rename it to `path` (a file is whole or
 /// absent; a `tmp` left by a crash is removed by recovery). Returns the
 /// size written. A failed write removes `tmp`.
+///
+/// Durable when it returns: the data is synced before the rename and the
+/// directory after it, because what callers do next (truncate the
+/// journal, remove the file a merged one replaces, remove a recovered
+/// journal) must not reach the disk first: after a power loss or a kernel
+/// panic the file could be empty and its samples in no other file.
 pub(super) fn write_whole(tmp: &Path, path: &Path, bytes: &[u8]) -> anyhow::Result<u64> {
     let written = std::fs::File::create(tmp)
-        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_data()))
         .with_context(|| format!("cannot write {}", tmp.display()));
     if let Err(e) = written {
         let _ = std::fs::remove_file(tmp);
@@ -370,7 +376,23 @@ pub(super) fn write_whole(tmp: &Path, path: &Path, bytes: &[u8]) -> anyhow::Resu
     }
     std::fs::rename(tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    sync_dir(path)?;
     Ok(bytes.len() as u64)
+}
+
+/// Sync the directory holding `path` (the rename into it made durable);
+/// a file system that cannot sync a directory (EINVAL) is left as it is.
+fn sync_dir(path: &Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if e.kind() != std::io::ErrorKind::InvalidInput => {
+            Err(e).with_context(|| format!("cannot sync directory {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Read a segment back; any failure names the file.

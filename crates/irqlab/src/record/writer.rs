@@ -539,7 +539,8 @@ pub fn check_out_dir(out: &Path) -> anyhow::Result<()> {
 
 /// Refuse an output directory named as a recording's own `host=…` or
 /// `boot=…` directory (`-o rec/host=web1`, completed from a recording
-/// there): the recording would go to `host=…/boot=…` inside it, where
+/// there), or that is one under another name (`-o .` inside one, a
+/// symlink to one): the recording would go to `host=…/boot=…` inside it, where
 /// `replay` and `recover` of the dataset, and engines' globs of
 /// `DIR/*/*/part-*.parquet`, never find it. The error names the dataset
 /// directory above it.
@@ -549,18 +550,26 @@ fn refuse_partition(out: &Path) -> anyhow::Result<()> {
             .map(|n| n.to_string_lossy())
             .is_some_and(|n| n.starts_with("host=") || n.starts_with("boot="))
     };
-    if !partition(out) {
+    // `.`, `..` or a symlink whose own name says nothing: the directory
+    // it is, named in the message
+    let Some(named) =
+        layout::partition_dir(out, "host=").or_else(|| layout::partition_dir(out, "boot="))
+    else {
         return Ok(());
-    }
-    let dataset = out
+    };
+    let shown = match named == out {
+        true => format!("{}: named as", out.display()),
+        false => format!("{} ({}): is", out.display(), named.display()),
+    };
+    let dataset = named
         .ancestors()
         .skip(1)
         .find(|p| !partition(p))
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     anyhow::bail!(
-        "{}: named as a recording's own host=…/boot=… directory: the recording would go to host=…/boot=… inside it, where `replay` and `recover` of the dataset never look; give the dataset directory (-o {})",
-        out.display(),
+        "{} a recording's own host=…/boot=… directory: the recording would go to host=…/boot=… inside it, where `replay` and `recover` of the dataset never look; give the dataset directory (-o {})",
+        shown,
         dataset.display()
     )
 }
@@ -795,6 +804,30 @@ mod tests {
         for ok in ["rec", "data/host=vm/rec", "hostname"] {
             assert!(refuse_partition(Path::new(ok)).is_ok(), "{ok}");
         }
+    }
+
+    /// A path to a `host=`/`boot=` directory whose own name says nothing
+    /// (`..` from inside one, a symlink to one) is refused as that
+    /// directory, naming it and the dataset above it.
+    #[test]
+    fn an_output_that_resolves_to_a_partition_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let host = d.path().join("rec/host=vm");
+        std::fs::create_dir_all(host.join("boot=b1")).unwrap();
+        std::os::unix::fs::symlink(&host, d.path().join("latest")).unwrap();
+        let real = std::fs::canonicalize(&host).unwrap();
+        for out in [host.join("boot=b1/.."), d.path().join("latest")] {
+            let e = check_out_dir(&out).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "{} ({}): is a recording's own host=…/boot=… directory",
+                    out.display(),
+                    real.display()
+                )) && e.ends_with(&format!("(-o {})", real.parent().unwrap().display())),
+                "{e}"
+            );
+        }
+        assert!(check_out_dir(&d.path().join("rec/host=vm/..")).is_ok());
     }
 
     /// Tracing maps that grow by one `sample` scale per read.
