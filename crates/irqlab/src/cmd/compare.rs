@@ -59,11 +59,14 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--noise`: a non-negative, finite percent.
+/// `--noise`: a non-negative, finite percent, with or without its `%`
+/// (`2` and `2%` are the same gate, as bench's `--target-effect` reads them).
 fn parse_noise(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
+    match s.strip_suffix('%').unwrap_or(s).parse::<f64>() {
         Ok(n) if n >= 0.0 && n.is_finite() => Ok(n),
-        _ => Err(format!("expected a non-negative percent, found {s:?}")),
+        _ => Err(format!(
+            "expected a percent of 0 or more, such as 1 or 2.5%, found {s:?}"
+        )),
     }
 }
 
@@ -103,7 +106,8 @@ pub struct Args {
     /// Significance level.
     #[arg(long, default_value_t = crate::compare::DEFAULT_ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Noise threshold in percent: smaller changes are never a verdict.
+    /// Noise threshold in percent (`2` or `2%`): smaller changes are never a
+    /// verdict.
     #[arg(long, default_value_t = crate::compare::DEFAULT_NOISE_PCT, value_parser = parse_noise)]
     pub noise: f64,
     /// Bootstrap resamples, from 100 to 100000.
@@ -160,18 +164,7 @@ fn config(a: Args) -> Result<CompareConfig> {
             format_name(a.format)
         )));
     }
-    let mut rules = DirectionRules::default();
-    for d in a.direction {
-        match d.metric {
-            Some(m) => rules.per_metric.push((m, d.direction)),
-            None if rules.default.is_some() => {
-                return Err(crate::compare::usage(
-                    "--direction: more than one default given",
-                ))
-            }
-            None => rules.default = Some(d.direction),
-        }
-    }
+    let directions = direction_rules(a.direction)?;
     Ok(CompareConfig {
         inputs: a.inputs,
         baseline: a.baseline,
@@ -183,11 +176,42 @@ fn config(a: Args) -> Result<CompareConfig> {
         plot: a.plot,
         html: a.html,
         metric: a.metric,
-        directions: rules,
+        directions,
         all: a.all,
         mixed_workloads: a.mixed_workloads,
         allow_copies: a.allow_copies,
     })
+}
+
+/// The `--direction` flags as rules. Two bare defaults, or one metric given
+/// two different directions (`m=lower --direction m=higher`), are usage
+/// errors: which way is better would depend on the flags' order. The same
+/// metric given the same direction twice is one rule.
+fn direction_rules(flags: Vec<DirectionFlag>) -> Result<DirectionRules> {
+    let mut rules = DirectionRules::default();
+    for d in flags {
+        match d.metric {
+            Some(m) => match rules.per_metric.iter().find(|(k, _)| *k == m) {
+                Some((_, was)) if *was != d.direction => {
+                    return Err(crate::compare::usage(format!(
+                        "--direction {m}={}: {m} was given {} already; give each \
+                         metric one direction",
+                        d.direction.as_str(),
+                        was.as_str(),
+                    )))
+                }
+                Some(_) => {}
+                None => rules.per_metric.push((m, d.direction)),
+            },
+            None if rules.default.is_some() => {
+                return Err(crate::compare::usage(
+                    "--direction: more than one default given",
+                ))
+            }
+            None => rules.default = Some(d.direction),
+        }
+    }
+    Ok(rules)
 }
 
 /// An empty input names no file, nor does `LABEL=` with no path or `=PATH`
@@ -267,5 +291,9 @@ mod tests {
             .unwrap_err()
             .contains("from 100 to 100000"));
         assert!(parse_noise("-1").is_err() && parse_noise("inf").is_err());
+        assert!(parse_noise("-1%").is_err() && parse_noise("%").is_err());
+        assert!(parse_noise("2%%").is_err() && parse_noise("x%").is_err());
+        assert_eq!(parse_noise("2.5%"), Ok(2.5));
+        assert_eq!(parse_noise("2.5"), Ok(2.5));
     }
 }
