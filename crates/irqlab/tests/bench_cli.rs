@@ -353,6 +353,27 @@ fn a_variant_warms_up_with_its_own_preparation() {
     assert_eq!(sysctl(root.path()), "0");
 }
 
+/// `--cooldown` is the pause between trials: a run of one trial ends
+/// without waiting it out (it waited after the last trial too, for
+/// nothing, the run's host changes still made).
+#[test]
+fn no_cooldown_after_the_last_trial() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let t0 = Instant::now();
+    bench(
+        root.path(),
+        &out,
+        &["--trials", "1", "--trial-length", "50ms"],
+    )
+    .args(["--cooldown", "120s", "--workload", "command", "--", "true"])
+    .assert()
+    .success();
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    assert_eq!(trials(&out.join("6.18.44-fake")).len(), 1);
+    assert_eq!(sysctl(root.path()), "0");
+}
+
 #[test]
 fn bad_input_fails_before_any_host_change() {
     let root = fake_tree();

@@ -1062,7 +1062,10 @@ fn trials(
         }
         wr.write(&rec)?;
         cx.sink.trial(i + 1, slots.len(), &rec, head);
-        cool_down(plan.cooldown, cx.stop);
+        // between trials: after the last one nothing is measured
+        if i + 1 < slots.len() {
+            cool_down(plan.cooldown, cx.stop);
+        }
     }
     cx.sink.finish();
     Ok(None)
