@@ -164,6 +164,9 @@ fn config(a: Args) -> Result<CompareConfig> {
             format_name(a.format)
         )));
     }
+    if let Some(why) = a.plot.as_deref().and_then(plot_of_another_format) {
+        return Err(crate::compare::usage(why));
+    }
     let directions = direction_rules(a.direction)?;
     Ok(CompareConfig {
         inputs: a.inputs,
@@ -212,6 +215,26 @@ fn direction_rules(flags: Vec<DirectionFlag>) -> Result<DirectionRules> {
         }
     }
     Ok(rules)
+}
+
+/// Image formats `--plot` does not write: a name with one of these
+/// extensions would hold SVG text that its viewers cannot open.
+const NOT_SVG: [&str; 11] = [
+    "png", "jpg", "jpeg", "gif", "webp", "bmp", "tif", "tiff", "pdf", "eps", "ps",
+];
+
+/// Why `--plot PATH` is refused: its name says another image format
+/// (`cmp.png`) than the SVG it would get. Other names (`.svg`, none, a
+/// device such as `/dev/stdout`) are written.
+fn plot_of_another_format(path: &std::path::Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    NOT_SVG.contains(&ext.as_str()).then(|| {
+        format!(
+            "--plot {}: the plot is SVG, not {ext}; name it .svg (convert it \
+             afterwards if you need {ext})",
+            path.display()
+        )
+    })
 }
 
 /// An empty input names no file, nor does `LABEL=` with no path or `=PATH`
