@@ -320,6 +320,60 @@ fn variants_interleave_into_their_own_sets() {
         .success();
 }
 
+/// A variant's warm-up runs with the variant's own host preparation, as
+/// its trials do (it ran on the host as the run left it: a variant's
+/// sysctl was not set while it warmed up).
+#[test]
+fn a_variant_warms_up_with_its_own_preparation() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let log = root.path().join("log");
+    let variant = |name: &str, value: u32| {
+        format!(
+            "{name}=--sysctl kernel.irqlab_test={value} --workload command \
+             --start 'cat {} >> {}'",
+            root.path().join(SYSCTL).display(),
+            log.display()
+        )
+    };
+    Command::cargo_bin("irqlab")
+        .unwrap()
+        .args(["bench", "--root"])
+        .arg(root.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--warmup", "1", "--measure", "LOC", "--trials", "1"])
+        .args(["--trial-length", "50ms"])
+        .args(["--variant", &variant("a", 1), "--variant", &variant("b", 2)])
+        .assert()
+        .success();
+    // warm-ups a, b, then round 1: a, b (the guard writes a value without
+    // a newline; the tree's own "0\n" would show as a line)
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "1212");
+    assert_eq!(sysctl(root.path()), "0");
+}
+
+/// `--cooldown` is the pause between trials: a run of one trial ends
+/// without waiting it out (it waited after the last trial too, for
+/// nothing, the run's host changes still made).
+#[test]
+fn no_cooldown_after_the_last_trial() {
+    let root = fake_tree();
+    let out = root.path().join("out");
+    let t0 = Instant::now();
+    bench(
+        root.path(),
+        &out,
+        &["--trials", "1", "--trial-length", "50ms"],
+    )
+    .args(["--cooldown", "120s", "--workload", "command", "--", "true"])
+    .assert()
+    .success();
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    assert_eq!(trials(&out.join("6.18.44-fake")).len(), 1);
+    assert_eq!(sysctl(root.path()), "0");
+}
+
 #[test]
 fn bad_input_fails_before_any_host_change() {
     let root = fake_tree();

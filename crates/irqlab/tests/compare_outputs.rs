@@ -503,6 +503,15 @@ fn plot_and_html_never_replace_an_input() {
         &["a.txt", "b.txt", "--plot", "r.svg", "--html", "r.svg"],
         "--html r.svg: --plot writes the same file",
     );
+    // an SVG under another image format's name is refused, nothing written
+    for name in ["cmp.png", "cmp.PDF"] {
+        let ext = name.rsplit_once('.').unwrap().1.to_ascii_lowercase();
+        refused(
+            &["a.txt", "b.txt", "--plot", name],
+            &format!("--plot {name}: the plot is SVG, not {ext}; name it .svg"),
+        );
+        assert!(!d.join(name).exists(), "{name}");
+    }
     // a bench run: its trials and the records beside them
     let run = d.join("run/tip");
     fs::create_dir_all(&run).unwrap();

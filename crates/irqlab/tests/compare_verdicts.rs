@@ -394,6 +394,58 @@ fn out_of_range_flags_and_unknown_direction_metrics_are_usage_errors() {
     );
 }
 
+/// One metric given two directions is refused (the flags' order would
+/// pick which way is better); given the same direction twice it is one
+/// rule.
+#[test]
+fn one_metric_with_two_directions_is_a_usage_error() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), [1.0, 2.0, 3.0]);
+    numbers(&tmp.path().join("b.txt"), [1.5, 2.5, 3.5]);
+    for (first, second) in [("lower", "higher"), ("higher", "none")] {
+        let e = usage(
+            tmp.path(),
+            &[
+                "a.txt",
+                "b.txt",
+                "--direction",
+                &format!("value={first}"),
+                "--direction",
+                &format!("value={second}"),
+            ],
+            &[],
+        );
+        assert_eq!(
+            e,
+            format!(
+                "irqlab: error: --direction value={second}: value was given \
+                 {first} already; give each metric one direction\n"
+            )
+        );
+    }
+    let args = ["a.txt", "b.txt", "--direction", "value=lower"];
+    let twice = [&args[..], &args[2..]].concat();
+    let doc = json(tmp.path(), &twice);
+    assert_eq!(doc["metrics"][0]["direction"], "lower", "{doc}");
+}
+
+/// `--noise 2%` is `--noise 2`: the gate is a percent either way.
+#[test]
+fn noise_takes_its_percent_sign() {
+    let tmp = TempDir::new().unwrap();
+    numbers(&tmp.path().join("a.txt"), [1.0, 2.0, 3.0]);
+    numbers(&tmp.path().join("b.txt"), [1.5, 2.5, 3.5]);
+    for noise in ["2.5", "2.5%"] {
+        let doc = json(tmp.path(), &["a.txt", "b.txt", "--noise", noise]);
+        assert_eq!(doc["settings"]["noise_pct"], 2.5, "{noise}: {doc}");
+    }
+    usage(
+        tmp.path(),
+        &["a.txt", "b.txt", "--noise", "x%"],
+        &["expected a percent of 0 or more, such as 1 or 2.5%, found \"x%\""],
+    );
+}
+
 #[test]
 fn huge_values_give_finite_tests_and_no_false_zero_centre() {
     let tmp = TempDir::new().unwrap();

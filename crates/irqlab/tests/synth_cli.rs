@@ -261,3 +261,14 @@ fn a_non_empty_out_is_refused_and_left_alone() {
     std::fs::create_dir(&empty).unwrap();
     synth(&empty, &["--ncpus", "4", "--irqs", "3"]).success();
 }
+
+/// An `--out` on a file system that states no size (proc) is not called
+/// full: the error is the write's, naming the directory.
+#[test]
+fn an_out_on_a_file_system_without_a_size_is_not_called_full() {
+    let out = Path::new("/proc/irqlab-synth-test-none");
+    synth(out, &["--ncpus", "2", "--irqs", "4"])
+        .code(1)
+        .stderr(contains("/proc/irqlab-synth-test-none").and(contains("free").not()));
+    assert!(!out.exists());
+}

@@ -416,17 +416,21 @@ fn catches_sigint(pid: u32) -> bool {
         .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
 }
 
+/// SIGINT ends a 600-s interval at once (exit 130); no interval ended,
+/// so stdout is empty and stderr says that nothing was measured (it said
+/// nothing).
 #[test]
 fn sigint_wakes_a_long_interval_at_once_and_exits_130() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path());
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("irqlab"))
         .args([
             "top", "--batch", "--format", "json", "-i", "600s", "-n", "2", "--root",
         ])
         .arg(d.path())
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -440,8 +444,14 @@ fn sigint_wakes_a_long_interval_at_once_and_exits_130() {
         .status()
         .unwrap();
     assert!(kill.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "128 + SIGINT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "128 + SIGINT");
+    // no interval ended: nothing on stdout, and stderr says why
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "irqlab: SIGINT before the first interval (-i 10m) ended: nothing measured\n"
+    );
     // the sleep until the 600-s deadline is interrupted, not waited out
     // (bound generous for a loaded machine: the point is 60 s << 600 s)
     assert!(

@@ -617,8 +617,15 @@ fn guarded_trial(
     t: &mut Trial,
 ) -> Result<TrialRecord> {
     let n = slot.trial + 1;
+    prepared(cx, v, |cx| t.run(&v.label, n, w, cx.plan.duration))
+}
+
+/// Run `f` (a trial or a warm-up of variant `v`) with `v`'s own host
+/// preparation applied, undone after it; a variant without one runs on
+/// the host as the run prepared it.
+fn prepared<T>(cx: &mut Ctx, v: &Variant, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
     let Some(p) = &v.prepare else {
-        return t.run(&v.label, n, w, cx.plan.duration);
+        return f(cx);
     };
     let fs = HostFs::new(&cx.plan.root);
     let mut g = SystemGuard::new(&fs, guard::variant_journal(&journal_path(cx.plan)?))?;
@@ -627,9 +634,24 @@ fn guarded_trial(
     if cx.reported.insert(v.label.clone()) {
         report_outcomes(cx.sink, &format!("variant {}", v.label), &outcomes);
     }
-    let rec = t.run(&v.label, n, w, cx.plan.duration);
+    let out = f(cx);
     g.restore()?;
-    rec
+    out
+}
+
+/// Warm-up `i` of variant `v` (untimed), with its host preparation as
+/// its trials have it; a signal or an offline CPU ends it without an error.
+fn warm_up(cx: &mut Ctx, v: &Variant, w: &mut dyn Workload, i: u32) -> Result<()> {
+    let duration = cx.plan.duration;
+    let ran = prepared(cx, v, |cx| {
+        Ok(w.run_window(duration, &mut NoWindow, cx.stop))
+    })?;
+    match ran {
+        Err(e) if cx.stop.caught().is_none() && !is_cpu_offline(&e) => {
+            Err(e).with_context(|| format!("warm-up {i} of variant {}", v.label))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Wait `cooldown` between trials, or until a stop is asked for (the next
@@ -993,11 +1015,7 @@ fn trials(
                 cx.sink.finish();
                 return Ok(Some(sig));
             }
-            if let Err(e) = w.run_window(plan.duration, &mut NoWindow, cx.stop) {
-                if cx.stop.caught().is_none() && !is_cpu_offline(&e) {
-                    return Err(e).with_context(|| format!("warm-up {i} of variant {}", v.label));
-                }
-            }
+            warm_up(cx, v, w.as_mut(), i)?;
         }
     }
     let slots = schedule(
@@ -1044,7 +1062,10 @@ fn trials(
         }
         wr.write(&rec)?;
         cx.sink.trial(i + 1, slots.len(), &rec, head);
-        cool_down(plan.cooldown, cx.stop);
+        // between trials: after the last one nothing is measured
+        if i + 1 < slots.len() {
+            cool_down(plan.cooldown, cx.stop);
+        }
     }
     cx.sink.finish();
     Ok(None)

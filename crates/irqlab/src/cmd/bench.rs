@@ -109,7 +109,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1, allow_hyphen_values = true,
           value_parser = |s: &str| args::whole_number::<u32>(s, 0, u32::MAX.into()))]
     pub warmup: u32,
-    /// Pause after each trial (e.g. 1s, 500ms; at most 8760h).
+    /// Pause between trials (e.g. 1s, 500ms; at most 8760h).
     #[arg(long, default_value = "0s", value_parser = args::duration, allow_hyphen_values = true)]
     pub cooldown: Duration,
     /// Name of this variant (e.g. tip, patch); default: the kernel release.

@@ -59,11 +59,14 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `--noise`: a non-negative, finite percent.
+/// `--noise`: a non-negative, finite percent, with or without its `%`
+/// (`2` and `2%` are the same gate, as bench's `--target-effect` reads them).
 fn parse_noise(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
+    match s.strip_suffix('%').unwrap_or(s).parse::<f64>() {
         Ok(n) if n >= 0.0 && n.is_finite() => Ok(n),
-        _ => Err(format!("expected a non-negative percent, found {s:?}")),
+        _ => Err(format!(
+            "expected a percent of 0 or more, such as 1 or 2.5%, found {s:?}"
+        )),
     }
 }
 
@@ -103,7 +106,8 @@ pub struct Args {
     /// Significance level.
     #[arg(long, default_value_t = crate::compare::DEFAULT_ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
-    /// Noise threshold in percent: smaller changes are never a verdict.
+    /// Noise threshold in percent (`2` or `2%`): smaller changes are never a
+    /// verdict.
     #[arg(long, default_value_t = crate::compare::DEFAULT_NOISE_PCT, value_parser = parse_noise)]
     pub noise: f64,
     /// Bootstrap resamples, from 100 to 100000.
@@ -160,18 +164,10 @@ fn config(a: Args) -> Result<CompareConfig> {
             format_name(a.format)
         )));
     }
-    let mut rules = DirectionRules::default();
-    for d in a.direction {
-        match d.metric {
-            Some(m) => rules.per_metric.push((m, d.direction)),
-            None if rules.default.is_some() => {
-                return Err(crate::compare::usage(
-                    "--direction: more than one default given",
-                ))
-            }
-            None => rules.default = Some(d.direction),
-        }
+    if let Some(why) = a.plot.as_deref().and_then(plot_of_another_format) {
+        return Err(crate::compare::usage(why));
     }
+    let directions = direction_rules(a.direction)?;
     Ok(CompareConfig {
         inputs: a.inputs,
         baseline: a.baseline,
@@ -183,10 +179,61 @@ fn config(a: Args) -> Result<CompareConfig> {
         plot: a.plot,
         html: a.html,
         metric: a.metric,
-        directions: rules,
+        directions,
         all: a.all,
         mixed_workloads: a.mixed_workloads,
         allow_copies: a.allow_copies,
+    })
+}
+
+/// The `--direction` flags as rules. Two bare defaults, or one metric given
+/// two different directions (`m=lower --direction m=higher`), are usage
+/// errors: which way is better would depend on the flags' order. The same
+/// metric given the same direction twice is one rule.
+fn direction_rules(flags: Vec<DirectionFlag>) -> Result<DirectionRules> {
+    let mut rules = DirectionRules::default();
+    for d in flags {
+        match d.metric {
+            Some(m) => match rules.per_metric.iter().find(|(k, _)| *k == m) {
+                Some((_, was)) if *was != d.direction => {
+                    return Err(crate::compare::usage(format!(
+                        "--direction {m}={}: {m} was given {} already; give each \
+                         metric one direction",
+                        d.direction.as_str(),
+                        was.as_str(),
+                    )))
+                }
+                Some(_) => {}
+                None => rules.per_metric.push((m, d.direction)),
+            },
+            None if rules.default.is_some() => {
+                return Err(crate::compare::usage(
+                    "--direction: more than one default given",
+                ))
+            }
+            None => rules.default = Some(d.direction),
+        }
+    }
+    Ok(rules)
+}
+
+/// Image formats `--plot` does not write: a name with one of these
+/// extensions would hold SVG text that its viewers cannot open.
+const NOT_SVG: [&str; 11] = [
+    "png", "jpg", "jpeg", "gif", "webp", "bmp", "tif", "tiff", "pdf", "eps", "ps",
+];
+
+/// Why `--plot PATH` is refused: its name says another image format
+/// (`cmp.png`) than the SVG it would get. Other names (`.svg`, none, a
+/// device such as `/dev/stdout`) are written.
+fn plot_of_another_format(path: &std::path::Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    NOT_SVG.contains(&ext.as_str()).then(|| {
+        format!(
+            "--plot {}: the plot is SVG, not {ext}; name it .svg (convert it \
+             afterwards if you need {ext})",
+            path.display()
+        )
     })
 }
 
@@ -267,5 +314,9 @@ mod tests {
             .unwrap_err()
             .contains("from 100 to 100000"));
         assert!(parse_noise("-1").is_err() && parse_noise("inf").is_err());
+        assert!(parse_noise("-1%").is_err() && parse_noise("%").is_err());
+        assert!(parse_noise("2%%").is_err() && parse_noise("x%").is_err());
+        assert_eq!(parse_noise("2.5%"), Ok(2.5));
+        assert_eq!(parse_noise("2.5"), Ok(2.5));
     }
 }

@@ -219,10 +219,15 @@ fn free_space(out: &Path) -> anyhow::Result<Space> {
         u64::from(st.blocks_available()),
     );
     let block = block.max(1);
-    Ok(Space {
-        available: blocks.saturating_mul(block),
-        block,
-    })
+    // proc, sysfs and other file systems without storage state no size at
+    // all: their 0 free blocks are no measure (what fails there is the
+    // write, which says why)
+    let available = if st.blocks() == 0 {
+        u64::MAX
+    } else {
+        blocks.saturating_mul(block)
+    };
+    Ok(Space { available, block })
 }
 
 /// The tree of `estimate` against the free `space` of `out`'s file
@@ -356,6 +361,18 @@ mod tests {
         assert_eq!(new.block, there.block);
         assert!(new.block >= 512);
         assert!(!deep.exists());
+    }
+
+    #[test]
+    fn a_file_system_that_states_no_size_is_not_full() {
+        let proc_fs = free_space(Path::new("/proc/irqlab-synth-none")).unwrap();
+        assert_eq!(proc_fs.available, u64::MAX);
+        let e = check_space(
+            &estimate(8, 40),
+            Path::new("/proc/irqlab-synth-none"),
+            proc_fs,
+        );
+        assert!(matches!(e, Ok(None)), "{e:?}");
     }
 
     #[test]

@@ -132,12 +132,22 @@ fn matching(fs: &HostFs, pattern: &str) -> Result<Vec<ThreadInfo>> {
         .collect();
     if found.is_empty() {
         bail!(
-            "no thread named like {pattern:?} under {}; similar names: {}",
+            "no thread named like {pattern:?} under {}; {}",
             fs.path(paths::PROC).display(),
-            similar_names(&all, &pat.text).join(", ")
+            similar_or_none(&all, &pat.text)
         );
     }
     Ok(found)
+}
+
+/// The end of the no-match error: the most similar names, or, when the
+/// tree lists no thread at all (a fake tree of only the statistics
+/// files), that it has none (no `PID/task/TID/comm`).
+fn similar_or_none(all: &[ThreadInfo], pattern: &str) -> String {
+    if all.is_empty() {
+        return "it lists no thread at all (no PID/task/TID/comm file)".to_string();
+    }
+    format!("similar names: {}", similar_names(all, pattern).join(", "))
 }
 
 /// Check (changing nothing) that `pattern` matches a thread and, under
@@ -412,6 +422,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("similar names: ksoftirqd/0"), "{err}");
+        let empty = fake_proc(&[]);
+        let mut g = crate::guard::SystemGuard::new(
+            &HostFs::new(empty.path()),
+            empty.path().join("j.jsonl"),
+        )
+        .unwrap();
+        let err = pin_thread(&mut g, "irq/*", &CpuList::from_cpus([0]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("; it lists no thread at all (no PID/task/TID/comm file)")
+                && !err.contains("similar names"),
+            "{err}"
+        );
     }
 
     #[test]

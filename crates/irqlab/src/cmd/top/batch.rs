@@ -146,6 +146,8 @@ pub struct BatchWriter {
     buf: Vec<u8>,
     /// Flush after every frame (live runs: each interval shows at once).
     flush_each: bool,
+    /// Frames written so far.
+    frames: u64,
 }
 
 impl BatchWriter {
@@ -170,7 +172,13 @@ impl BatchWriter {
             jsonl: JsonlWriter::with_threshold(opts.threshold),
             buf: Vec::new(),
             flush_each,
+            frames: 0,
         }
+    }
+
+    /// How many frames (intervals) were written.
+    pub fn frames(&self) -> u64 {
+        self.frames
     }
 
     /// Write one frame (and its traced interval) to `out`.
@@ -210,6 +218,7 @@ impl BatchWriter {
             }
         };
         out.write_all(line)?;
+        self.frames += 1;
         if self.flush_each {
             out.flush()?;
         }
@@ -300,7 +309,7 @@ impl BatchWriter {
 /// the run starts (attaching, the baseline, notes on a full stderr) would
 /// be lost, or kill the run (SIGTERM) without its exit code; caught, it
 /// ends the run at the first tick (exit 128 + signal, `Average:` when a
-/// frame was written).
+/// frame was written, else a note on stderr that nothing was measured).
 pub fn run(args: &Args, resolved: Option<Resolved>, stop: &Stop) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     if args.trace {
@@ -350,6 +359,9 @@ pub fn run(args: &Args, resolved: Option<Resolved>, stop: &Stop) -> anyhow::Resu
     // meanwhile still ends the run as a signal does
     drop(tracing);
     let signal = signal.or_else(|| stop.caught());
+    if let (Some(sig), 0) = (signal, writer.frames()) {
+        eprintln!("{}", nothing_measured(sig, args.interval));
+    }
     // All is written and the process ends next: the sampler's snapshots,
     // kept descriptors and buffers and the writer's row caches go with it.
     // Freeing them row by row and closing each kept file was ~5 % of a
@@ -357,6 +369,17 @@ pub fn run(args: &Args, resolved: Option<Resolved>, stop: &Stop) -> anyhow::Resu
     // acts on drop.
     std::mem::forget((live, writer));
     Ok(signal.map_or(ExitCode::SUCCESS, super::signal_exit))
+}
+
+/// What a signal that ended the run before its first interval did says
+/// on stderr (stdout stays empty: no interval was measured, so no line
+/// and no `Average:`).
+fn nothing_measured(sig: i32, interval: std::time::Duration) -> String {
+    format!(
+        "irqlab: {} before the first interval (-i {}) ended: nothing measured",
+        crate::bench::runner::signal_name(sig),
+        humantime::format_duration(interval)
+    )
 }
 
 /// `--trace`: attach, notes on stderr.
