@@ -282,58 +282,64 @@ impl RowSink for Update<'_> {
 /// order [`walk`] visits them.
 pub(super) fn rows_of(shape: &Shape) -> Vec<FlatRow> {
     let mut out = Vec::new();
-    let mut add = |source, key: String, cpus: Vec<Option<u32>>| {
+    each_row(shape, |source, key, cpus| {
         out.push(FlatRow {
             source,
-            key,
+            key: key.to_string(),
+            cpus: cpus.to_vec(),
             values: Vec::with_capacity(cpus.len()),
-            cpus,
         });
-    };
+    });
+    out
+}
+
+/// Hand `row` each row `shape` lays out (source, key, CPUs), in the order
+/// of [`rows_of`]; the rows of one CPU list get the same slice.
+pub(super) fn each_row(shape: &Shape, mut row: impl FnMut(SourceKind, &str, &[Option<u32>])) {
     let ids = |c: &Option<Vec<u32>>| -> Vec<Option<u32>> {
         c.iter().flatten().map(|&c| Some(c)).collect()
     };
     let irq_cpus = ids(&shape.irq_cpus);
     for r in &shape.irq_rows {
-        let cpus = match r.kind {
-            RowKind::PerCpu => irq_cpus.clone(),
-            RowKind::Single => vec![None],
-            RowKind::NoCounts => vec![],
-            RowKind::Irregular { n } => (0..n as u32).map(Some).collect(),
-        };
-        add(SourceKind::Interrupts, r.key.clone(), cpus);
+        match r.kind {
+            RowKind::PerCpu => row(SourceKind::Interrupts, &r.key, &irq_cpus),
+            RowKind::Single => row(SourceKind::Interrupts, &r.key, &[None]),
+            RowKind::NoCounts => row(SourceKind::Interrupts, &r.key, &[]),
+            RowKind::Irregular { n } => {
+                let cpus: Vec<Option<u32>> = (0..n as u32).map(Some).collect();
+                row(SourceKind::Interrupts, &r.key, &cpus)
+            }
+        }
     }
     let soft_cpus = ids(&shape.soft_cpus);
     for name in &shape.soft_rows {
-        add(SourceKind::Softirqs, name.clone(), soft_cpus.clone());
+        row(SourceKind::Softirqs, name, &soft_cpus);
     }
     if shape.stat_cpus.is_some() {
         let mut cpus = vec![None];
         cpus.extend(ids(&shape.stat_cpus));
         for f in 0..shape.stat_fields {
-            add(SourceKind::Stat, stat_field(f), cpus.clone());
+            row(SourceKind::Stat, &stat_field(f), &cpus);
         }
         for name in &shape.stat_other {
-            add(SourceKind::Stat, stat_other_key(name), vec![None]);
+            row(SourceKind::Stat, &stat_other_key(name), &[None]);
         }
     }
     for name in &shape.threads {
         let cpu = name
             .strip_prefix("ksoftirqd/")
             .and_then(|n| n.parse::<u32>().ok());
-        add(SourceKind::Threads, name.clone(), vec![cpu]);
+        row(SourceKind::Threads, name, &[cpu]);
     }
     if shape.trace_cpus.is_some() {
         let cpus = ids(&shape.trace_cpus);
         for key in &shape.trace_rows {
-            let cpus = match trace_cells::cpuless(key) {
-                true => vec![None],
-                false => cpus.clone(),
-            };
-            add(SourceKind::Trace, key.clone(), cpus);
+            match trace_cells::cpuless(key) {
+                true => row(SourceKind::Trace, key, &[None]),
+                false => row(SourceKind::Trace, key, &cpus),
+            }
         }
     }
-    out
 }
 
 /// The cells a [`Shape`] lays out (what [`Differ`] writes under it):

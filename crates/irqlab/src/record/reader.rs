@@ -14,9 +14,11 @@ use crate::threads::ThreadCpu;
 use crate::trace::sample::Sample as TraceSample;
 use irqlab_core::delta::unknown_count;
 use irqlab_core::interrupts::Shape as IrqShape;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+mod laid_out;
 
 type CellKey = (SourceKind, String, Option<u32>);
 
@@ -706,24 +708,15 @@ pub struct Replayer {
     /// The interrupts, softirqs and stat cells `shape` lays out: each one
     /// listed by the step that brings it (a run's first sample lists
     /// every cell, a new row all of its own), and none other listed.
-    layout_cells: HashSet<CellKey>,
+    layout_cells: laid_out::LaidOut,
     /// How the steps taken in break that rule (a damaged segment or
     /// journal line): their rates would be read from a 0 never recorded,
     /// or lose a counter listed under another source or key.
     damage: Option<String>,
 }
 
-/// Whether a cell of `source` is rebuilt as 0 when never listed, so that
-/// one a step lacks or misnames must be refused ([`Replayer::damage`]).
-fn checked_source(source: SourceKind) -> bool {
-    matches!(
-        source,
-        SourceKind::Interrupts | SourceKind::Softirqs | SourceKind::Stat
-    )
-}
-
 /// A cell for messages: `source key` and its CPU.
-fn cell_name((source, key, cpu): &CellKey) -> String {
+fn cell_name((source, key, cpu): (SourceKind, &str, Option<u32>)) -> String {
     match cpu {
         Some(c) => format!("{} {key:?} CPU {c}", source.name()),
         None => format!("{} {key:?}", source.name()),
@@ -815,26 +808,16 @@ impl Replayer {
         if let Some(s) = &step.shape {
             self.misread = misread_kinds(s);
             self.shape = Some(s.clone());
-            self.layout_cells = super::cells::rows_of(s)
-                .into_iter()
-                .filter(|r| checked_source(r.source))
-                .flat_map(|r| {
-                    let (source, key) = (r.source, r.key);
-                    r.cpus.into_iter().map(move |c| (source, key.clone(), c))
-                })
-                .collect();
+            self.layout_cells.lay_out(s);
         }
         for c in &step.cells {
-            let key = (c.source, c.key.clone(), c.cpu);
-            if self.damage.is_none()
-                && checked_source(c.source)
-                && !self.layout_cells.contains(&key)
-            {
+            if !self.layout_cells.list(c) && self.damage.is_none() {
                 self.damage = Some(format!(
                     "sample {seq} lists {}, which its layout has not",
-                    cell_name(&key)
+                    cell_name((c.source, &c.key, c.cpu))
                 ));
             }
+            let key = (c.source, c.key.clone(), c.cpu);
             if self.unknown_key(&key).is_some() {
                 self.unknown.remove(&key);
                 self.relisted.push(key.clone());
@@ -842,11 +825,7 @@ impl Replayer {
             self.values.insert(key, c.value);
         }
         if step.shape.is_some() && self.damage.is_none() {
-            if let Some(k) = self
-                .layout_cells
-                .iter()
-                .find(|k| !self.values.contains_key(*k))
-            {
+            if let Some(k) = self.layout_cells.unlisted() {
                 self.damage = Some(format!(
                     "sample {seq} lays out {} but no sample lists its value",
                     cell_name(k)
@@ -1197,6 +1176,61 @@ mod tests {
         );
         let back = rp.apply(&step(2, 9, 0, Some(meta))).unwrap();
         assert_eq!(back.snap.interrupts.unwrap().cpus, [0]);
+    }
+
+    /// A row a layout drops keeps its last value: a later layout that
+    /// brings it back without listing it again (its counters did not
+    /// change) replays it from that value, never refused as unlisted.
+    #[test]
+    fn a_row_a_layout_drops_and_brings_back_unlisted_keeps_its_value() {
+        let mut rp = Replayer::default();
+        let mut first = step(0, 5, 0, Some(shape()));
+        for c in first.cells.iter_mut().filter(|c| c.key == "24") {
+            c.value = 7;
+        }
+        rp.apply(&first).unwrap();
+        let mut without = shape();
+        without.irq_rows.retain(|r| r.key != "24");
+        rp.apply(&step(1, 6, 0, Some(without))).unwrap();
+        let mut back = step(2, 9, 0, Some(shape()));
+        back.cells.retain(|c| c.key != "24");
+        let m = rp.apply(&back).unwrap().snap.interrupts.unwrap();
+        let counts: Vec<_> = m.rows().iter().map(|r| r.counts.to_vec()).collect();
+        assert_eq!(counts, [vec![7], vec![9]]);
+    }
+
+    /// A first sample that lacks laid-out cells is refused naming the
+    /// first of them in layout order (rows, then CPUs ascending); one
+    /// that lists a cell its layout has not, naming that cell.
+    #[test]
+    fn cells_a_sample_lacks_or_adds_are_named_in_layout_order() {
+        let three = Shape {
+            irq_cpus: Some(vec![2, 0, 1]),
+            ..shape()
+        };
+        let mut lacking = step(0, 5, 0, Some(three.clone()));
+        lacking
+            .cells
+            .retain(|c| !matches!((c.key.as_str(), c.cpu), ("24", Some(1)) | ("LOC", Some(0))));
+        let err = Replayer::default().apply(&lacking).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "sample 0 lays out interrupts \"24\" CPU 1 but no sample lists its value"
+            ),
+            "{err}"
+        );
+        let mut adding = step(0, 5, 0, Some(three));
+        adding.cells.push(CellValue {
+            source: SourceKind::Softirqs,
+            key: "LOC".into(),
+            cpu: Some(3),
+            value: 1,
+        });
+        let err = Replayer::default().apply(&adding).unwrap_err().to_string();
+        assert!(
+            err.starts_with("sample 0 lists softirqs \"LOC\" CPU 3, which its layout has not"),
+            "{err}"
+        );
     }
 
     /// Rows are given their recorded kinds only under a layout where the
