@@ -155,12 +155,7 @@ pub(crate) mod fixtures {
     /// interrupts, softirqs and stat cells (and every other source's)
     /// kept, the rest of its cells added as 0.
     pub(crate) fn laid_out(shape: &Shape, cells: Vec<CellValue>) -> Vec<CellValue> {
-        let checked = |s| {
-            matches!(
-                s,
-                SourceKind::Interrupts | SourceKind::Softirqs | SourceKind::Stat
-            )
-        };
+        use crate::record::reader::laid_out::checked;
         let layout: Vec<(SourceKind, String, Option<u32>)> = crate::record::cells::rows_of(shape)
             .into_iter()
             .filter(|r| checked(r.source))

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-mod laid_out;
+pub(super) mod laid_out;
 
 type CellKey = (SourceKind, String, Option<u32>);
 

@@ -18,7 +18,7 @@ const LISTED: u8 = 2;
 
 /// Whether a cell of `source` is rebuilt as 0 when never listed, so that
 /// one a step lacks or misnames must be refused.
-fn checked(source: SourceKind) -> bool {
+pub(in crate::record) fn checked(source: SourceKind) -> bool {
     matches!(
         source,
         SourceKind::Interrupts | SourceKind::Softirqs | SourceKind::Stat
