@@ -31,12 +31,13 @@
 #      real json writer (parse, deltas, rates, the line), so that json
 #      floor / floor is what doing the work costs any writer and top json
 #      / json floor what irqlab pays beyond that. They start one slot
-#      (1 s / contenders) apart, in an order rotated every round, so
-#      that each wakes alone in its own part of every second. Per
+#      (1 s / (contenders + 1)) apart, in an order rotated every round,
+#      so that each wakes alone in its own part of every second. Per
 #      sample = the CPU of the process's threads (schedstat, read by
-#      this script once a second between wake-ups)
-#      from the first poll after its LO-th sample to its last poll before
-#      exit, over the samples in between, as issue 26 defines it (the
+#      this script once a second in the slot left empty, before the
+#      first contender's wake-up) from the poll after its LO-th sample to
+#      the last poll before exit (after its HI - 2-th), over the samples
+#      in between, as issue 26 defines it (the
 #      difference of a HI- and a LO-sample run) without the noise of
 #      separate runs: no start or exit cost in it, nor what a process's
 #      first samples do once (json's first frame reads every numbered
@@ -44,7 +45,10 @@
 #      closes those files). It is printed as a ratio to the floor's per
 #      sample; fixed = whole-process CPU (user + system from wait4) - HI
 #      x per sample (start, baseline, the first samples' one-off work,
-#      exit), as a ratio to mpstat's fixed cost.
+#      exit), as a ratio to mpstat's fixed cost. Beside it, for
+#      reference and not a target, the figure issue 26 first called fixed:
+#      the CPU of a whole LO-sample run (whole - (HI - LO) x per sample),
+#      which also holds LO samples at each one's own per-sample cost.
 #      Every round is printed. Last, each of issue 26's targets (per
 #      sample / floor <= 1.25, top's fixed / mpstat's <= 1, show NMI / cat
 #      <= 2, show json / cat <= 5) with its median's distribution-free
@@ -217,20 +221,21 @@ def scrape(i):
 
 def paced(cmds, count, scraped=()):
     """Run commands that each take `count` samples at 1 s, started in
-    turn one slot (1 s / len(cmds)) apart, so that each wakes alone in its
-    own part of every second and none finds the kernel's paths warmed by
-    another's reads just before. Once a second, half a slot after the
-    first command's wake-ups, read every command's thread CPU (schedstat):
-    between two such polls each command takes exactly one sample. Returns,
-    per command, (per-sample CPU: the CPU between poll LO + 1, the first
-    by which every command has taken LO samples, and the last poll before
-    any exit, divided by the number of samples between them; whole-process
-    CPU, user + system from wait4; thread counts changed while polling).
-    Poll m comes half a slot after the first command's m-th sample and
-    before every later-started command's: counting from the first poll
-    would put every command's first sample but the first command's in its
-    per-sample CPU, and with it the one-off work of a first frame."""
-    slot = 1.0 / len(cmds)
+    turn one slot (1 s / (len(cmds) + 1)) apart, so that each wakes alone
+    in its own part of every second and none finds the kernel's paths
+    warmed by another's reads just before. Once a second, in the slot
+    left empty (half a slot before the first command's wake-ups, 1.5
+    slots after the last's: wake-ups are only ever late), read every
+    command's thread CPU (schedstat): poll k (from 0) comes after every
+    command's k-th sample and before its (k + 1)-th, so the CPU between
+    polls LO and m1 is that of samples LO + 1 .. m1 of every command, the
+    first frames' one-off work and the exit outside it. Returns, per
+    command, (per-sample CPU: that CPU over m1 - LO, m1 the last poll
+    (HI - 2) before any exit; whole-process CPU, user + system from
+    wait4; thread counts changed while polling). A window whose first or
+    last poll-to-poll CPU looks like 0 or 2 samples (a wake-up later
+    than the margin) is said on stderr."""
+    slot = 1.0 / (len(cmds) + 1)
     procs, t0 = [], time.monotonic()
     for i, cmd in enumerate(cmds):
         while time.monotonic() < t0 + i * slot:
@@ -239,7 +244,7 @@ def paced(cmds, count, scraped=()):
             procs.append(subprocess.Popen(cmd, stdout=f, stderr=e, stdin=subprocess.DEVNULL, env=env))
     polls = []
     for m in range(1, count):
-        due = t0 + slot / 2 + m
+        due = t0 + m - slot / 2
         time.sleep(max(due - time.monotonic(), 0))
         polls.append([task_cpu_ns(p.pid) for p in procs])
         if scrape_every and m % scrape_every == 0:
@@ -250,11 +255,17 @@ def paced(cmds, count, scraped=()):
         _, status, ru = os.wait4(p.pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"observer-cost.sh: {' '.join(p.args)} failed")
-        # the polls from LO + 1 on, by their index: one sample between two
+        # polls[k] comes after every command's k-th sample and before its
+        # (k + 1)-th: the window from polls[LO] on, one sample between two
         seen = [(m, q[i]) for m, q in enumerate(polls) if m >= lo and q[i] is not None]
         if len(seen) < 2 or seen[0][0] != lo:
             sys.exit(f"observer-cost.sh: could not follow {' '.join(p.args)}'s CPU")
         (m0, first), (m1, last) = seen[0], seen[-1]
+        d = [b[1][0] - a[1][0] for a, b in zip(seen, seen[1:]) if b[0] == a[0] + 1]
+        if d and not all(0.5 < x / statistics.median(d) < 1.6 for x in (d[0], d[-1])):
+            print(f"observer-cost.sh: {' '.join(p.args)}: window ends {d[0] / 1e3:.0f}, "
+                  f"{d[-1] / 1e3:.0f} us vs median {statistics.median(d) / 1e3:.0f}: "
+                  f"0 or 2 samples?", file=sys.stderr)
         per = (last[0] - first[0]) / 1e9 / (m1 - m0)
         out.append((per, ru.ru_utime + ru.ru_stime, len({n for _, (_, n) in seen}) > 1))
     return out
@@ -449,20 +460,24 @@ for r in range(1, rounds + 1):
         names = names[(r - 1) % len(names):] + names[:(r - 1) % len(names)]
         names = names * copies
         scraped = [i for i, n in enumerate(names) if n.startswith("serve")]
-        pers, fixeds = {}, {}
+        pers, fixeds, lo_runs = {}, {}, {}
         for name, (p, whole, moved) in zip(names, paced([contenders[n](hi) for n in names], hi, scraped)):
             pers.setdefault(name, []).append(p)
             fixeds.setdefault(name, []).append(whole - hi * p)
+            lo_runs.setdefault(name, []).append(whole - (hi - lo) * p)
             if moved:
                 print(f"round {r}: {name} started or ended threads while followed", file=sys.stderr)
         per = {n: statistics.median(v) for n, v in pers.items()}
         fixed = {n: statistics.median(v) for n, v in fixeds.items()}
+        lo_run = {n: statistics.median(v) for n, v in lo_runs.items()}
         for name in contenders:
             if name in ("floor", "mpstat", "json floor"):
                 continue
             if "floor" in per:
                 add(f"{name}: per-sample CPU / floor's (same files)", per[name] / max(per["floor"], 1e-9))
             add(f"{name}: fixed CPU / mpstat's", fixed[name] / max(fixed["mpstat"], 1e-9))
+            add(f"{name}: {lo}-sample run / mpstat's (reference)",
+                lo_run[name] / max(lo_run["mpstat"], 1e-9))
         for name in contenders:
             add(f"  {name}: per-sample CPU, ms", per[name] * 1e3)
         for name in contenders:
