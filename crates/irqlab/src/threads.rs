@@ -54,6 +54,30 @@ pub struct ThreadCpu {
     pub cpu_ns: u64,
 }
 
+/// Each thread of `new` that `old` also lists (same pid and name), with
+/// its share of one CPU between the two readings: `(threads, mono ns of
+/// their reading)`, cumulative `cpu_ns` in each. A replayed frame's
+/// interval (`record::playback`) and the whole run of `top --batch`'s
+/// `Average:` block. A thread whose CPU time went back (not the thread
+/// `old` read: its pid reused) is left out, as is every thread when no
+/// time passed: a gap, never a made-up share.
+pub fn shares_between(old: (&[ThreadCpu], u64), new: (&[ThreadCpu], u64)) -> Vec<ThreadCpu> {
+    let Some(wall) = new.1.checked_sub(old.1).filter(|&w| w > 0) else {
+        return Vec::new();
+    };
+    new.0
+        .iter()
+        .filter_map(|t| {
+            let o = old.0.iter().find(|o| o.name == t.name && o.pid == t.pid)?;
+            let ns = t.cpu_ns.checked_sub(o.cpu_ns)?;
+            Some(ThreadCpu {
+                cpu_pct: ns as f64 * 100.0 / wall as f64,
+                ..t.clone()
+            })
+        })
+        .collect()
+}
+
 /// Classify a thread name; `None` for unrelated threads.
 pub fn classify(name: &str) -> Option<ThreadKind> {
     if let Some(cpu) = name.strip_prefix("ksoftirqd/") {
@@ -595,5 +619,43 @@ mod tests {
         th.sample(&fs, 1);
         let v = th.sample(&fs, 1_000_000_001);
         assert!(v.iter().all(|t| t.cpu_pct >= 0.0 && t.cpu_pct.is_finite()));
+    }
+
+    fn thread(pid: u32, name: &str, cpu_ns: u64) -> ThreadCpu {
+        ThreadCpu {
+            pid: Some(pid),
+            name: name.into(),
+            kind: classify(name).unwrap(),
+            cpu_pct: 0.0,
+            last_cpu: Some(1),
+            cpu_ns,
+        }
+    }
+
+    /// Shares between two readings: only threads in both (same pid and
+    /// name), none for a counter that went back or when no time passed.
+    #[test]
+    fn shares_between_two_readings_leave_out_what_is_not_the_same_thread() {
+        let old = [
+            thread(14, "ksoftirqd/0", 1_000),
+            thread(24, "ksoftirqd/1", 5_000_000),
+            thread(53, "irq/24-ACPI:Ged", 0),
+            thread(60, "irq/30-gone", 7),
+        ];
+        let new = [
+            thread(14, "ksoftirqd/0", 250_001_000),
+            // the pid reused by another ksoftirqd/1: its counter restarted
+            thread(24, "ksoftirqd/1", 10),
+            // same pid, another name
+            thread(53, "irq/24-other", 9),
+            // started since the first reading
+            thread(70, "irq/31-new", 9),
+        ];
+        let s = shares_between((&old, 1_000_000_000), (&new, 2_000_000_000));
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].pid, s[0].cpu_pct), (Some(14), 25.0));
+        assert_eq!(s[0].last_cpu, Some(1), "the later reading's other fields");
+        assert!(shares_between((&old, 5), (&new, 5)).is_empty());
+        assert!(shares_between((&old, 6), (&new, 5)).is_empty());
     }
 }

@@ -2308,21 +2308,6 @@ fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     assert!(rows.iter().any(|r| r.label == "LOC" && r.irq.is_none()));
 }
 
-/// `proc/PID/{comm,stat,schedstat}` of a kernel thread `comm` in `tree`.
-fn fake_thread(tree: &Path, pid: u32, comm: &str, cpu_ns: u64) {
-    let dir = tree.join(format!("proc/{pid}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut f: Vec<String> = (3..=41).map(|_| "0".to_string()).collect();
-    f[0] = "S".into();
-    std::fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
-    std::fs::write(
-        dir.join("stat"),
-        format!("{pid} ({comm}) {}\n", f.join(" ")),
-    )
-    .unwrap();
-    std::fs::write(dir.join("schedstat"), format!("{cpu_ns} 0 1\n")).unwrap();
-}
-
 /// The PIDs `replay --batch --format json` of `rec` gives its ksoftirqd
 /// threads (every frame), and the PID column of its text output.
 fn replayed_pids(rec: &Path) -> (Vec<serde_json::Value>, Vec<String>) {
@@ -2364,8 +2349,8 @@ fn replayed_threads_carry_their_recorded_pid_or_none() {
     let d = tempfile::tempdir().unwrap();
     let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
     synth(&tree);
-    fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
-    fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
+    common::fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
+    common::fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
     let mut child = spawn_record(
         &tree,
         &out,
@@ -2437,8 +2422,8 @@ fn the_first_replayed_interval_has_the_threads_cpu_shares() {
     let d = tempfile::tempdir().unwrap();
     let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
     synth(&tree);
-    fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
-    fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
+    common::fake_thread(&tree, 14, "ksoftirqd/0", 1_000_000);
+    common::fake_thread(&tree, 22, "ksoftirqd/1", 2_000_000);
     let r = record(&tree, &out, &["-i", "100ms", "-d", "300ms"]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let r = irqlab()

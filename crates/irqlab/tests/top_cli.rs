@@ -1220,3 +1220,43 @@ fn text_names_the_softirq_vectors_gone_between_samples_as_json_does() {
     let before = out[..at].lines().last().unwrap();
     assert!(before.contains(" RCU "), "{out}");
 }
+
+/// Text's `Average:` block lists the interrupt threads, as pidstat's
+/// does: each one's share of a CPU from the baseline to the last sample,
+/// with no last CPU (`-`). ksoftirqd/0 runs 150 ms between the first
+/// frame and the last; ksoftirqd/1 never runs.
+#[test]
+fn average_lists_each_thread_over_the_whole_run() {
+    let d = tempfile::tempdir().unwrap();
+    common::synth_into(&common::spec(2, 4), d.path());
+    common::fake_thread(d.path(), 14, "ksoftirqd/0", 1_000_000);
+    common::fake_thread(d.path(), 24, "ksoftirqd/1", 2_000_000);
+    let (mut child, lines) = common::top_batch_started_as(d.path(), "text", "300ms", 3);
+    // in place: top keeps the file open
+    let p = d.path().join("proc/14/schedstat");
+    let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    std::io::Write::write_all(&mut f, b"151000000 0 2\n").unwrap();
+    let out: Vec<String> = lines.collect();
+    assert!(child.wait().unwrap().success());
+    let avg: Vec<Vec<&str>> = out
+        .iter()
+        .filter_map(|l| l.strip_prefix("Average:"))
+        .map(|l| l.split_whitespace().collect())
+        .filter(|w: &Vec<&str>| w.last().is_some_and(|n| n.starts_with("ksoftirqd/")))
+        .collect();
+    assert_eq!(avg.len(), 2, "{out:#?}");
+    let share = |pid: &str| -> f64 {
+        let w = avg.iter().find(|w| w[0] == pid).unwrap();
+        assert_eq!(w[2], "-", "no last CPU over a run: {w:?}");
+        w[1].parse().unwrap()
+    };
+    // 150 ms over the run's ~0.9 s (3 intervals of 300 ms; a late last
+    // sample only lengthens it)
+    let a = share("14");
+    assert!((10.0..=16.7).contains(&a), "{a}: {out:#?}");
+    assert_eq!(share("24"), 0.0, "{out:#?}");
+    // the frames' own lines keep their last CPU
+    assert!(out
+        .iter()
+        .any(|l| !l.starts_with("Average:") && l.ends_with("ksoftirqd/0")));
+}

@@ -10,7 +10,7 @@ use super::reader::{RecordedSample, Recording, Replayer};
 use super::schema::Shape;
 use crate::filter::Filter;
 use crate::sampler::{SnapshotSource, Strategy};
-use crate::threads::ThreadCpu;
+use crate::threads::{self, ThreadCpu};
 use irqlab_core::Snapshot;
 use std::sync::Arc;
 
@@ -71,25 +71,6 @@ fn affinity_of(shape: &Shape) -> Vec<(u32, Option<String>)> {
         .collect()
 }
 
-/// Thread CPU % between two steps' cumulative times (threads in both:
-/// the same name and PID).
-fn thread_rates(old: &(Vec<ThreadCpu>, u64), new: &(Vec<ThreadCpu>, u64)) -> Vec<ThreadCpu> {
-    let wall = new.1.saturating_sub(old.1);
-    if wall == 0 {
-        return Vec::new();
-    }
-    new.0
-        .iter()
-        .filter_map(|t| {
-            let o = old.0.iter().find(|o| o.name == t.name && o.pid == t.pid)?;
-            Some(ThreadCpu {
-                cpu_pct: t.cpu_ns.saturating_sub(o.cpu_ns) as f64 * 100.0 / wall as f64,
-                ..t.clone()
-            })
-        })
-        .collect()
-}
-
 impl SnapshotSource for RecordingSource {
     fn read(&mut self, snap: &mut Snapshot) -> anyhow::Result<()> {
         let Some(step) = self.steps.get(self.next) else {
@@ -106,7 +87,7 @@ impl SnapshotSource for RecordingSource {
     }
 
     fn threads(&mut self, _mono_ns: u64, out: &mut Vec<ThreadCpu>) {
-        *out = thread_rates(&self.prev, &self.cur);
+        *out = threads::shares_between((&self.prev.0, self.prev.1), (&self.cur.0, self.cur.1));
     }
 
     fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {

@@ -383,6 +383,12 @@ impl<S: SnapshotSource> LiveSampler<S> {
             &self.prev
         }
     }
+
+    /// The interrupt threads' cumulative CPU time at the latest sample
+    /// (the baseline's before the first frame), into `out`.
+    pub fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
+        self.source.thread_totals(out);
+    }
 }
 
 #[cfg(test)]

@@ -371,3 +371,19 @@ pub fn failing_stdio(full: bool) -> std::process::Stdio {
         std::process::Stdio::from(write)
     }
 }
+
+/// `proc/PID/{comm,stat,schedstat}` of a kernel thread `comm` in `tree`,
+/// `cpu_ns` its CPU time so far (schedstat's first field).
+pub fn fake_thread(tree: &Path, pid: u32, comm: &str, cpu_ns: u64) {
+    let dir = tree.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f: Vec<String> = (3..=41).map(|_| "0".to_string()).collect();
+    f[0] = "S".into();
+    std::fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
+    std::fs::write(
+        dir.join("stat"),
+        format!("{pid} ({comm}) {}\n", f.join(" ")),
+    )
+    .unwrap();
+    std::fs::write(dir.join("schedstat"), format!("{cpu_ns} 0 1\n")).unwrap();
+}

@@ -33,6 +33,7 @@ use crate::sampler::host_source::Resolved;
 use crate::sampler::{
     clock, End, Frame, LiveSampler, PacedRun, SelfCost, SnapshotSource, Stop, Strategy, Tick,
 };
+use crate::threads::{self, ThreadCpu};
 use crate::trace::top::{self as top_trace, TopTrace};
 use irqlab_core::Snapshot;
 use std::io::Write;
@@ -54,12 +55,16 @@ struct Summary {
     /// filter (the filter follows the strategy), so the frame's rates
     /// (still in `report`) are not computed again.
     single: Option<Strategy>,
+    /// The interrupt threads' cumulative CPU time at the baseline: their
+    /// `Average:` lines are their shares from there to the last sample.
+    first_threads: Vec<ThreadCpu>,
 }
 
 impl Summary {
     fn write(
         &mut self,
         latest: &Snapshot,
+        latest_threads: &[ThreadCpu],
         opts: &TextOpts,
         traced: Option<&TopTrace>,
         out: &mut Vec<u8>,
@@ -67,6 +72,7 @@ impl Summary {
         if self.samples == 0 {
             return Ok(());
         }
+        let threads = self.threads_over_the_run(latest.mono_ns, latest_threads);
         let report = match &self.single {
             Some(strategy) if self.samples == 1 && *strategy == self.strategy => &self.report,
             _ => self.report.update(&self.first, latest, &self.filter),
@@ -82,7 +88,7 @@ impl Summary {
         let b = Block {
             stamp: text_block::AVERAGE,
             rates: report,
-            threads: &[],
+            threads: &threads,
             self_cost: mean,
             strategy: self.strategy,
         };
@@ -91,6 +97,19 @@ impl Summary {
             trace_text::write_trace(b.stamp, report, tt, out)?;
         }
         Ok(())
+    }
+
+    /// Each interrupt thread read at the baseline and at the last sample
+    /// (`latest`, at `mono_ns`) with its share of one CPU between them,
+    /// as pidstat's `Average:`; no last CPU (a run has none). A thread
+    /// that started or ended during the run has none (a gap).
+    fn threads_over_the_run(&self, mono_ns: u64, latest: &[ThreadCpu]) -> Vec<ThreadCpu> {
+        let first = (&self.first_threads[..], self.first.mono_ns);
+        let mut out = threads::shares_between(first, (latest, mono_ns));
+        for t in &mut out {
+            t.last_cpu = None;
+        }
+        out
     }
 }
 
@@ -161,6 +180,11 @@ impl BatchWriter {
         BatchWriter {
             opts,
             summary: (format == BatchFormat::Text).then(|| Summary {
+                first_threads: {
+                    let mut t = Vec::new();
+                    live.thread_totals(&mut t);
+                    t
+                },
                 first: live.latest().clone(),
                 filter: live.filter().clone(),
                 cost: SelfCost::default(),
@@ -237,8 +261,17 @@ impl BatchWriter {
             sum.filter = live.rows_filter().clone();
             sum.strategy = live.strategy();
             let traced = trace.whole_run(live.latest(), &sum.filter);
+            let mut latest_threads = Vec::new();
+            live.thread_totals(&mut latest_threads);
             self.buf.clear();
-            sum.write(live.latest(), &self.opts, traced.as_ref(), &mut self.buf)?;
+            let latest = live.latest();
+            sum.write(
+                latest,
+                &latest_threads,
+                &self.opts,
+                traced.as_ref(),
+                &mut self.buf,
+            )?;
             out.write_all(&self.buf)?;
         }
         out.flush()?;
