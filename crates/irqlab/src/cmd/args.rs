@@ -100,6 +100,48 @@ impl FilterArgs {
     }
 }
 
+/// A value parser over a parse function that also offers names to shell
+/// completions (synth's `--arch <TAB>`, bench's `--governor <TAB>`)
+/// without refusing what else the function accepts (an alias such as
+/// `x86_64`, a governor the list does not name).
+#[derive(Clone)]
+pub struct Named<T: 'static> {
+    parse: fn(&str) -> Result<T, String>,
+    names: Vec<&'static str>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Named<T> {
+    pub fn new(parse: fn(&str) -> Result<T, String>, names: &[&'static str]) -> Self {
+        Named {
+            parse,
+            names: names.to_vec(),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Named<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}
+
 /// The deprecation notes of `argv` (up to a `--`): one for each word
 /// that is the old spelling of a renamed flag (`renamed`: `(old, new)`;
 /// the old one stays a hidden clap alias for one release), alone or as
