@@ -100,6 +100,56 @@ impl FilterArgs {
     }
 }
 
+/// `--compact` / `--pretty`: the layout of a command's JSON output
+/// (show, bench, compare, probe), flattened with `#[command(flatten)]`.
+/// One rule everywhere: indented on a terminal, one line otherwise
+/// (a pipe or a file: a fifth of the bytes), unless a flag says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+pub struct JsonLayout {
+    /// JSON on one line (the default when the output is not a terminal);
+    /// with --format json only.
+    #[arg(long, conflicts_with = "pretty")]
+    pub compact: bool,
+    /// Indented JSON (the default on a terminal); with --format json only.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+impl JsonLayout {
+    /// Whether JSON written to stdout is indented.
+    pub fn pretty_on_stdout(self) -> bool {
+        use std::io::IsTerminal;
+        self.pretty_to(std::io::stdout().is_terminal())
+    }
+
+    /// Whether JSON is indented when it goes to a terminal (`terminal`)
+    /// or elsewhere.
+    pub fn pretty_to(self, terminal: bool) -> bool {
+        self.pretty || (!self.compact && terminal)
+    }
+
+    /// Why a given flag cannot apply (a usage error): `format`, the
+    /// command's `--format`, is not `json`, the value that writes JSON.
+    pub fn refused_with<F: clap::ValueEnum + PartialEq>(
+        self,
+        format: F,
+        json: F,
+    ) -> Option<String> {
+        let flag = match (self.compact, self.pretty) {
+            (true, _) => "--compact",
+            (_, true) => "--pretty",
+            _ => return None,
+        };
+        let name = format.to_possible_value()?;
+        (format != json).then(|| {
+            format!(
+                "the argument '{flag}' cannot be used with '--format {}': it sets the JSON layout",
+                name.get_name()
+            )
+        })
+    }
+}
+
 /// A value parser over a parse function that also offers names to shell
 /// completions (synth's `--arch <TAB>`, bench's `--governor <TAB>`)
 /// without refusing what else the function accepts (an alias such as

@@ -214,6 +214,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "table")]
     pub format: SummaryFormat,
     #[command(flatten)]
+    pub json: super::args::JsonLayout,
+    #[command(flatten)]
     pub root: RootArgs,
     /// Host-change journal (default: /var/lib/irqlab/journal.jsonl for /).
     #[arg(long, hide = true, value_parser = super::args::path())]
@@ -540,7 +542,9 @@ fn bench_matches(argv: &[String]) -> anyhow::Result<ArgMatches> {
 
 /// Flags that may differ between a run and its `--resume`.
 /// (`dir` is the id of `--root`, from the shared `RootArgs`.)
-const FREE_ON_RESUME: [&str; 5] = ["resume", "format", "dir", "journal", "out"];
+const FREE_ON_RESUME: [&str; 7] = [
+    "resume", "format", "compact", "pretty", "dir", "journal", "out",
+];
 
 fn raw(m: &ArgMatches, id: &str) -> Vec<OsString> {
     m.get_raw(id)
@@ -673,6 +677,7 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
             a.out = None;
             a.resume = Some(dir.to_path_buf());
             a.format = now.format;
+            a.json = now.json;
             if given("dir") {
                 a.root = now.root.clone();
             }
@@ -691,7 +696,11 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
     let mut o = crate::export::stdout::stdout();
     match a.format {
         SummaryFormat::Json => {
-            serde_json::to_writer_pretty(&mut o, &f.summary)?;
+            if a.json.pretty_on_stdout() {
+                serde_json::to_writer_pretty(&mut o, &f.summary)?;
+            } else {
+                serde_json::to_writer(&mut o, &f.summary)?;
+            }
             std::io::Write::write_all(&mut o, b"\n")?;
         }
         SummaryFormat::Table => crate::bench::summary::write(&f.summary, &mut o)?,
@@ -740,6 +749,9 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
         None => (args.clone(), std::env::args().collect()),
     };
     let args = with_preset(args, &argv)?;
+    if let Some(why) = args.json.refused_with(args.format, SummaryFormat::Json) {
+        return Err(invalid(why));
+    }
     let plan = plan(&args, argv)?;
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
