@@ -49,6 +49,7 @@ pub mod filter;
 pub mod guard;
 pub mod host;
 pub mod json_line;
+pub mod natural;
 pub mod pin;
 pub mod probe;
 pub mod record;

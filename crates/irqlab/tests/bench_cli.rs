@@ -610,8 +610,12 @@ fn refused_bench_creates_nothing() {
     std::fs::write(cpu.join("possible"), "0-1\n").unwrap();
     std::fs::write(cpu.join("online"), "0-1\n").unwrap();
     let out = root.path().join("out");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--irq-affinity", "26=9"], "CPU 9 does not exist"),
+        (
+            &["--compact"],
+            "'--compact' cannot be used with '--format table'",
+        ),
         (
             &["--threads", "0"],
             "expected a whole number from 1 to 1048576",
@@ -1196,4 +1200,36 @@ fn variants_that_share_a_results_directory_are_refused() {
         "{e}"
     );
     assert!(!out.exists(), "nothing written");
+}
+
+/// The JSON summary follows show's layout rule: one line on a pipe,
+/// indented with `--pretty`; the same document as summary.json.
+#[test]
+fn json_summary_is_one_line_on_a_pipe_unless_pretty() {
+    let root = fake_tree();
+    let run = |name: &str, extra: &[&str]| {
+        let out = root.path().join(name);
+        let args = [
+            &[
+                "--trials",
+                "1",
+                "--trial-length",
+                "50ms",
+                "--format",
+                "json",
+            ],
+            extra,
+            &["--", "true"],
+        ]
+        .concat();
+        let o = bench(root.path(), &out, &args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc, summary(&out));
+        text.lines().count()
+    };
+    assert_eq!(run("piped", &[]), 1);
+    assert_eq!(run("compact", &["--compact"]), 1);
+    assert!(run("pretty", &["--pretty"]) > 5);
 }

@@ -230,7 +230,7 @@ fn bench_dirs_with_boots_and_truncated_line() {
         true
     );
     let base = run_ok(&[&dir, "--baseline", "patch", "--format", "json"]);
-    assert!(base.contains("\"baseline\": \"patch\""));
+    assert!(base.contains("\"baseline\":\"patch\""), "{base}");
 }
 
 #[test]

@@ -747,3 +747,34 @@ fn probe_nulls_are_skipped_with_a_note() {
     assert!(out.contains(want), "{out}");
     assert_eq!(out.matches("no value at").count(), 1, "{out}");
 }
+
+/// JSON follows show's layout rule: one line on a pipe, indented with
+/// `--pretty`, the same document either way; `--compact` or `--pretty`
+/// with another format is a usage error (exit 2).
+#[test]
+fn json_is_one_line_unless_pretty_and_layout_flags_need_json() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    fs::write(d.join("a.txt"), "1\n2\n3\n4\n").unwrap();
+    fs::write(d.join("b.txt"), "2\n3\n4\n5\n").unwrap();
+    let base = ["a.txt", "b.txt", "--format", "json"];
+    let piped = ok(d, &base);
+    assert_eq!(piped.lines().count(), 1, "{piped}");
+    assert_eq!(ok(d, &[&base[..], &["--compact"]].concat()), piped);
+    let pretty = ok(d, &[&base[..], &["--pretty"]].concat());
+    assert!(pretty.lines().count() > 10, "{pretty}");
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&piped).unwrap(),
+        serde_json::from_str(&pretty).unwrap(),
+    );
+    assert_eq!(a, b);
+    for flag in ["--compact", "--pretty"] {
+        let out = compare(d, &["a.txt", "b.txt", "--format", "text", flag]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("'{flag}' cannot be used with '--format text'")),
+            "{err}"
+        );
+    }
+}

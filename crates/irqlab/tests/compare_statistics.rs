@@ -33,7 +33,7 @@ fn resamples_outside_100_to_100000_are_a_usage_error_naming_the_range() {
             "json",
         ],
     );
-    assert!(out.contains("\"resamples\": 100000"), "{out}");
+    assert!(out.contains("\"resamples\":100000"), "{out}");
     // The bound is in --help.
     let help = compare(tmp.path(), &["--help"]);
     let help = String::from_utf8(help.stdout).unwrap();

@@ -396,3 +396,37 @@ fn a_per_irq_file_that_is_not_regular_is_skipped_with_a_note() {
     let text = v.to_string();
     assert!(text.contains("per_cpu_count"), "{text}");
 }
+
+/// JSON follows show's layout rule: one line on a pipe and in an `--out`
+/// file, indented with `--pretty` (the same document); `--compact` or
+/// `--pretty` with another format is a usage error.
+#[test]
+fn json_is_one_line_unless_pretty_and_layout_flags_need_json() {
+    let tmp = TempDir::new().unwrap();
+    let root = synth(&tmp);
+    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+    let piped = probe(&root, &["--format", "json"]).success();
+    let piped = piped.get_output().stdout.clone();
+    assert_eq!(lines(&piped), 1);
+    let pretty = probe(&root, &["--format", "json", "--pretty"]).success();
+    let pretty = pretty.get_output().stdout.clone();
+    assert!(lines(&pretty) > 10);
+    let shape = |b: &[u8]| {
+        let mut v: Value = serde_json::from_slice(b).unwrap();
+        v["results"] = Value::Null;
+        v["env"] = Value::Null;
+        v.as_object().unwrap().keys().cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&piped), shape(&pretty));
+    let file = tmp.path().join("run.json");
+    let f = file.to_str().unwrap();
+    probe(&root, &["--format", "json", "--out", f]).success();
+    assert_eq!(lines(&std::fs::read(&file).unwrap()), 1);
+    probe(&root, &["--format", "json", "--out", f, "--pretty"]).success();
+    assert!(lines(&std::fs::read(&file).unwrap()) > 10);
+    for flag in ["--compact", "--pretty"] {
+        probe(&root, &[flag]).code(2).stderr(contains(format!(
+            "'{flag}' cannot be used with '--format table'"
+        )));
+    }
+}

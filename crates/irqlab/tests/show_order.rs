@@ -65,15 +65,40 @@ fn file_order_without_sort_and_each_sort_key() {
         labels(r, &["--sort", "irq"]),
         ["0", "9", "24", "ERR", "LOC"]
     );
-    // names: actions, else description, else label (byte order)
+    // names: actions, else description, else label (case folded)
     assert_eq!(
         labels(r, &["--sort", "name"]),
-        ["ERR", "LOC", "9", "24", "0"]
+        ["9", "ERR", "LOC", "24", "0"]
     );
     // over the selected CPUs only
     assert_eq!(
         labels(r, &["--sort", "total", "--cpus", "1"]),
         ["LOC", "0", "ERR", "24", "9"]
+    );
+}
+
+/// `--sort name` orders names as `sort -f` does (case folded: `eth0`
+/// before `Xen-dyn`), numbers in them by value (`eth2` before `eth10`),
+/// names equal but for case by case (`ETH0` before `eth0`), then in file
+/// order.
+#[test]
+fn name_order_ignores_case_and_reads_numbers() {
+    let t = tree_with(&[(
+        "proc/interrupts",
+        "           CPU0
+  0:          1   IO-APIC   2-edge      timer
+  1:          1   IO-APIC   1-edge      eth10
+  2:          1   IO-APIC   1-edge      Xen-dyn
+  3:          1   IO-APIC   1-edge      eth2
+  4:          1   IO-APIC   1-edge      eth0
+  5:          1   IO-APIC   1-edge      ETH0
+  6:          1   IO-APIC   1-edge      acpi
+  7:          1   IO-APIC   1-edge      eth0
+",
+    )]);
+    assert_eq!(
+        labels(t.path(), &["--sort", "name"]),
+        ["6", "5", "4", "7", "3", "1", "0", "2"]
     );
 }
 

@@ -100,6 +100,98 @@ impl FilterArgs {
     }
 }
 
+/// `--compact` / `--pretty`: the layout of a command's JSON output
+/// (show, bench, compare, probe), flattened with `#[command(flatten)]`.
+/// One rule everywhere: indented on a terminal, one line otherwise
+/// (a pipe or a file: a fifth of the bytes), unless a flag says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+pub struct JsonLayout {
+    /// JSON on one line (the default when the output is not a terminal);
+    /// with --format json only.
+    #[arg(long, conflicts_with = "pretty")]
+    pub compact: bool,
+    /// Indented JSON (the default on a terminal); with --format json only.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+impl JsonLayout {
+    /// Whether JSON written to stdout is indented.
+    pub fn pretty_on_stdout(self) -> bool {
+        use std::io::IsTerminal;
+        self.pretty_to(std::io::stdout().is_terminal())
+    }
+
+    /// Whether JSON is indented when it goes to a terminal (`terminal`)
+    /// or elsewhere.
+    pub fn pretty_to(self, terminal: bool) -> bool {
+        self.pretty || (!self.compact && terminal)
+    }
+
+    /// Why a given flag cannot apply (a usage error): `format`, the
+    /// command's `--format`, is not `json`, the value that writes JSON.
+    pub fn refused_with<F: clap::ValueEnum + PartialEq>(
+        self,
+        format: F,
+        json: F,
+    ) -> Option<String> {
+        let flag = match (self.compact, self.pretty) {
+            (true, _) => "--compact",
+            (_, true) => "--pretty",
+            _ => return None,
+        };
+        let name = format.to_possible_value()?;
+        (format != json).then(|| {
+            format!(
+                "the argument '{flag}' cannot be used with '--format {}': it sets the JSON layout",
+                name.get_name()
+            )
+        })
+    }
+}
+
+/// A value parser over a parse function that also offers names to shell
+/// completions (synth's `--arch <TAB>`, bench's `--governor <TAB>`)
+/// without refusing what else the function accepts (an alias such as
+/// `x86_64`, a governor the list does not name).
+#[derive(Clone)]
+pub struct Named<T: 'static> {
+    parse: fn(&str) -> Result<T, String>,
+    names: Vec<&'static str>,
+}
+
+impl<T: Clone + Send + Sync + 'static> Named<T> {
+    pub fn new(parse: fn(&str) -> Result<T, String>, names: &[&'static str]) -> Self {
+        Named {
+            parse,
+            names: names.to_vec(),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Named<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|n| clap::builder::PossibleValue::new(*n)),
+        ))
+    }
+}
+
 /// The deprecation notes of `argv` (up to a `--`): one for each word
 /// that is the old spelling of a renamed flag (`renamed`: `(old, new)`;
 /// the old one stays a hidden clap alias for one release), alone or as

@@ -44,11 +44,31 @@ fn order_parser() -> impl TypedValueParser<Value = Order> {
     PossibleValuesParser::new(values).try_map(|s| s.parse::<Order>())
 }
 
+/// The cpufreq governors of the kernel's tree, offered by shell
+/// completions of `--governor`.
+const GOVERNORS: [&str; 6] = [
+    "performance",
+    "powersave",
+    "schedutil",
+    "ondemand",
+    "conservative",
+    "userspace",
+];
+
+/// `--governor`: any name (a kernel may have governors [`GOVERNORS`]
+/// does not list; `bench::prepare` checks it against the host's).
+fn any_governor(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
+
 /// The host preparation flags (flattened into bench and guard-selftest).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PrepareFlags {
-    /// Set every cpufreq policy's governor (default `performance`).
-    #[arg(long, num_args = 0..=1, default_missing_value = "performance", value_name = "GOV")]
+    /// Set every cpufreq policy's governor (default `performance`): one
+    /// of the kernel's (performance, powersave, schedutil, ondemand,
+    /// conservative, userspace) or another this kernel has.
+    #[arg(long, num_args = 0..=1, default_missing_value = "performance", value_name = "GOV",
+          value_parser = args::Named::new(any_governor, &GOVERNORS), hide_possible_values = true)]
     pub governor: Option<String>,
     /// Pin threads named like PATTERN (glob, or re:REGEX) to CPUS, e.g.
     /// 'irq/*-eth0=0' (per-CPU kernel threads such as ksoftirqd/N cannot
@@ -193,6 +213,8 @@ pub struct Args {
     /// Print the summary as a table or JSON.
     #[arg(long, value_enum, default_value = "table")]
     pub format: SummaryFormat,
+    #[command(flatten)]
+    pub json: super::args::JsonLayout,
     #[command(flatten)]
     pub root: RootArgs,
     /// Host-change journal (default: /var/lib/irqlab/journal.jsonl for /).
@@ -520,7 +542,9 @@ fn bench_matches(argv: &[String]) -> anyhow::Result<ArgMatches> {
 
 /// Flags that may differ between a run and its `--resume`.
 /// (`dir` is the id of `--root`, from the shared `RootArgs`.)
-const FREE_ON_RESUME: [&str; 5] = ["resume", "format", "dir", "journal", "out"];
+const FREE_ON_RESUME: [&str; 7] = [
+    "resume", "format", "compact", "pretty", "dir", "journal", "out",
+];
 
 fn raw(m: &ArgMatches, id: &str) -> Vec<OsString> {
     m.get_raw(id)
@@ -653,6 +677,7 @@ fn resumed_args(dir: &Path, now: &Args) -> anyhow::Result<(Args, Vec<String>)> {
             a.out = None;
             a.resume = Some(dir.to_path_buf());
             a.format = now.format;
+            a.json = now.json;
             if given("dir") {
                 a.root = now.root.clone();
             }
@@ -671,7 +696,11 @@ fn print_summary(a: &Args, f: &runner::Finished) -> anyhow::Result<()> {
     let mut o = crate::export::stdout::stdout();
     match a.format {
         SummaryFormat::Json => {
-            serde_json::to_writer_pretty(&mut o, &f.summary)?;
+            if a.json.pretty_on_stdout() {
+                serde_json::to_writer_pretty(&mut o, &f.summary)?;
+            } else {
+                serde_json::to_writer(&mut o, &f.summary)?;
+            }
             std::io::Write::write_all(&mut o, b"\n")?;
         }
         SummaryFormat::Table => crate::bench::summary::write(&f.summary, &mut o)?,
@@ -720,6 +749,9 @@ fn run_checked(args: Args) -> anyhow::Result<ExitCode> {
         None => (args.clone(), std::env::args().collect()),
     };
     let args = with_preset(args, &argv)?;
+    if let Some(why) = args.json.refused_with(args.format, SummaryFormat::Json) {
+        return Err(invalid(why));
+    }
     let plan = plan(&args, argv)?;
     // SIGINT/SIGTERM end the trials (not the process): the host is
     // restored and what was measured is printed and kept.
@@ -796,6 +828,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::{compare_hint, runner};
     use clap::CommandFactory;
+
+    /// `--governor` takes a name the completions do not offer (a kernel
+    /// may have more governors than they list).
+    #[test]
+    fn governor_takes_a_name_the_completions_lack() {
+        let argv = ["irqlab", "bench", "--governor", "mygov"];
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Bench(a) = cli.command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.prepare.governor.as_deref(), Some("mygov"));
+    }
 
     /// No `compare` advice when a variant has fewer than 2 trials (an
     /// interrupted run): compare would refuse; the variant is named.

@@ -1,6 +1,7 @@
 //! `irqlab compare` flags: clap declarations turned into a plain
 //! [`CompareConfig`] for `crate::compare`, which does all the work.
 
+use super::args::JsonLayout;
 use crate::compare::{CompareConfig, CompareFormat, DirectionRules};
 use crate::direction::Direction;
 use anyhow::Result;
@@ -17,13 +18,16 @@ pub enum CompareFormatArg {
     Csv,
 }
 
-impl From<CompareFormatArg> for CompareFormat {
-    fn from(f: CompareFormatArg) -> Self {
-        match f {
+impl CompareFormatArg {
+    /// The format written, JSON laid out by `json`.
+    fn with(self, json: JsonLayout) -> CompareFormat {
+        match self {
             CompareFormatArg::Table => CompareFormat::Table,
             CompareFormatArg::Text => CompareFormat::Text,
             CompareFormatArg::Markdown => CompareFormat::Markdown,
-            CompareFormatArg::Json => CompareFormat::Json,
+            CompareFormatArg::Json => CompareFormat::Json {
+                pretty: json.pretty_on_stdout(),
+            },
             CompareFormatArg::Csv => CompareFormat::Csv,
         }
     }
@@ -119,6 +123,8 @@ pub struct Args {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]
     pub format: CompareFormatArg,
+    #[command(flatten)]
+    pub json: JsonLayout,
     /// Also write strip/box and trial-order plots to this SVG file.
     #[arg(long, value_name = "FILE.svg", value_parser = super::args::path())]
     pub plot: Option<PathBuf>,
@@ -164,6 +170,9 @@ fn config(a: Args) -> Result<CompareConfig> {
             format_name(a.format)
         )));
     }
+    if let Some(why) = a.json.refused_with(a.format, CompareFormatArg::Json) {
+        return Err(crate::compare::usage(why));
+    }
     if let Some(why) = a.plot.as_deref().and_then(plot_of_another_format) {
         return Err(crate::compare::usage(why));
     }
@@ -175,7 +184,7 @@ fn config(a: Args) -> Result<CompareConfig> {
         noise_pct: a.noise,
         resamples: a.resamples,
         seed: a.seed,
-        format: a.format.into(),
+        format: a.format.with(a.json),
         plot: a.plot,
         html: a.html,
         metric: a.metric,

@@ -88,4 +88,24 @@ mod value_tests {
         assert!(arch.contains("x86 arm64"), "{arch}");
         assert!(!arch.contains("compgen -f"), "{arch}");
     }
+
+    /// `bench --governor <TAB>` offers the kernel's governors, not file
+    /// names, in bash (its flag's branch) and zsh (the flag's values).
+    #[test]
+    fn governor_completes_to_the_kernels_governors() {
+        let names = "performance powersave schedutil ondemand conservative userspace";
+        let mut out = Vec::new();
+        write(clap_complete::Shell::Bash, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let bench = &text[text.find("irqlab__subcmd__bench)").unwrap()..];
+        let gov = &bench[bench.find("--governor)").unwrap()..];
+        let gov = &gov[..gov.find(";;").unwrap()];
+        assert!(gov.contains(names), "{gov}");
+        assert!(!gov.contains("compgen -f"), "{gov}");
+        let mut out = Vec::new();
+        write(clap_complete::Shell::Zsh, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let zsh = text.lines().find(|l| l.contains("'--governor=")).unwrap();
+        assert!(zsh.contains(&format!("({names})")), "{zsh}");
+    }
 }

@@ -61,6 +61,8 @@ pub struct Args {
     /// Write the output to this file instead of stdout (replaced only once complete).
     #[arg(long, value_parser = super::args::path())]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: super::args::JsonLayout,
     /// Also measure the kernel side of the same reads: time inside seq_read_iter() per read
     /// and show_interrupts() calls per read (eBPF fentry/fexit; needs root, the kernel's BTF
     /// and irqlab built with `--features trace`; only on the live host, not with --root).
@@ -93,6 +95,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .as_deref()
         .and_then(|p| out_format_mismatch(p, args.format))
     {
+        eprintln!("irqlab: error: {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
+    if let Some(why) = args.json.refused_with(args.format, ProbeFormat::Json) {
         eprintln!("irqlab: error: {why}");
         return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
@@ -133,10 +139,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
     )?;
     match &args.out {
-        Some(path) => atomic::write_file(path, |w| write(&rep, args.format, w)),
+        // a file, not a terminal
+        Some(path) => atomic::write_file(path, |w| {
+            write(&rep, args.format, args.json.pretty_to(false), w)
+        }),
         None => {
             let mut out = stdout::stdout();
-            write(&rep, args.format, &mut out)?;
+            let pretty = args.json.pretty_on_stdout();
+            write(&rep, args.format, pretty, &mut out)?;
             Ok(out.flush()?)
         }
     }?;
@@ -228,11 +238,12 @@ fn check_cpu(cpu: usize) -> std::result::Result<(), String> {
     ))
 }
 
-fn write(rep: &ProbeReport, format: ProbeFormat, out: &mut dyn Write) -> Result<()> {
+/// Write `rep` in `format` (JSON indented when `pretty`).
+fn write(rep: &ProbeReport, format: ProbeFormat, pretty: bool, out: &mut dyn Write) -> Result<()> {
     let mut out = out;
     match format {
         ProbeFormat::Table => output::write_table(rep, &mut out),
-        ProbeFormat::Json => output::write_json(rep, &mut out),
+        ProbeFormat::Json => output::write_json(rep, pretty, &mut out),
         ProbeFormat::Csv => output::write_csv(rep, &mut out),
     }
 }

@@ -7,7 +7,7 @@
 
 use super::top::{parse_show_threshold, SortArg};
 use super::Format;
-use crate::cmd::args::{FilterArgs, RootArgs};
+use crate::cmd::args::{FilterArgs, JsonLayout, RootArgs};
 use crate::export;
 use crate::filter::warnings::{
     cpu_disagreement, filter_warnings_excluding, listed_of, snapshot_disagreement, ListedCpus,
@@ -53,40 +53,8 @@ pub struct Args {
     /// hidden at any threshold, rows with a gap never.
     #[arg(long, value_name = "MIN", value_parser = parse_show_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
-    /// JSON on one line (the default when stdout is not a terminal);
-    /// with --format json only.
-    #[arg(long, conflicts_with = "pretty")]
-    pub compact: bool,
-    /// Indented JSON (the default on a terminal); with --format json only.
-    #[arg(long)]
-    pub pretty: bool,
-}
-
-impl Args {
-    /// Whether JSON is indented: `--pretty`, `--compact`, else only when
-    /// stdout is a terminal (pipes and files get a fifth of the bytes).
-    fn pretty_json(&self) -> bool {
-        use std::io::IsTerminal;
-        self.pretty || (!self.compact && std::io::stdout().is_terminal())
-    }
-}
-
-/// Why `--compact` or `--pretty` cannot apply (a usage error): they set
-/// the JSON layout, and `--format` is not `json`.
-fn layout_usage(args: &Args) -> Option<String> {
-    use clap::ValueEnum;
-    let flag = match (args.compact, args.pretty) {
-        (true, _) => "--compact",
-        (_, true) => "--pretty",
-        _ => return None,
-    };
-    let format = args.format.to_possible_value()?;
-    (args.format != Format::Json).then(|| {
-        format!(
-            "the argument '{flag}' cannot be used with '--format {}': it sets the JSON layout",
-            format.get_name()
-        )
-    })
+    #[command(flatten)]
+    pub json: JsonLayout,
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -650,7 +618,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
         &|l| threshold.is_none_or(|min| report::above_threshold(l, min)),
         &|irq| affinity.get(&irq).cloned().flatten(),
         &mut out,
-        args.pretty_json(),
+        args.json.pretty_on_stdout(),
     )?;
     out.flush()?;
     say_notes(&mut live);
@@ -658,7 +626,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(why) = layout_usage(&args) {
+    if let Some(why) = args.json.refused_with(args.format, Format::Json) {
         eprintln!("irqlab: error: {why}");
         return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
@@ -673,7 +641,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     match (args.interval, args.format, args.sort) {
         (Some(iv), Format::Json, None) => return interval_json(&args, &filter, iv),
-        (None, Format::Json, None) if !args.pretty_json() => return snapshot_json(&args, &filter),
+        (None, Format::Json, None) if !args.json.pretty_on_stdout() => {
+            return snapshot_json(&args, &filter)
+        }
         _ => {}
     }
     let (mut report, present) = match args.interval {
@@ -690,7 +660,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = export::stdout::stdout();
     match args.format {
         Format::Table => export::table::write(&report, &mut out)?,
-        Format::Json => export::report_json::write(&report, &mut out, args.pretty_json())?,
+        Format::Json => {
+            export::report_json::write(&report, &mut out, args.json.pretty_on_stdout())?
+        }
         Format::Csv => export::csv::write(&report, &mut out)?,
     }
     out.flush()?;

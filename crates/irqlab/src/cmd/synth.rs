@@ -35,10 +35,10 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(synth::MAX_NR_IRQS)))]
     pub nr_irqs: Option<u32>,
     /// Architecture: x86, arm64, arm, powerpc, riscv, loongarch, mips, s390.
-    #[arg(long, default_value = "x86", value_parser = Named::new(parse_arch, &Arch::ALL.map(Arch::name)))]
+    #[arg(long, default_value = "x86", value_parser = args::Named::new(parse_arch, &Arch::ALL.map(Arch::name)))]
     pub arch: Arch,
     /// Format era: e1 (≤6.10), e2 (6.11–6.12), e3 (6.13–7.1), e4 (7.2+).
-    #[arg(long, default_value = "e3", value_parser = Named::new(parse_era, &Era::ALL.map(Era::name)))]
+    #[arg(long, default_value = "e3", value_parser = args::Named::new(parse_era, &Era::ALL.map(Era::name)))]
     pub era: Era,
     /// Offline CPUs as a CPU list, e.g. `3,7-9`.
     #[arg(long, value_parser = args::cpu_list, default_value = "")]
@@ -52,47 +52,6 @@ pub struct Args {
     /// (estimated before writing; a tree over 100 MiB is announced).
     #[arg(long, value_parser = super::args::path())]
     pub out: PathBuf,
-}
-
-/// A value parser over a parse function that also offers its names to
-/// shell completions (`--arch <TAB>`) without refusing the aliases the
-/// function accepts (`x86_64`, `aarch64` …).
-#[derive(Clone)]
-struct Named<T: 'static> {
-    parse: fn(&str) -> Result<T, String>,
-    names: Vec<&'static str>,
-}
-
-impl<T: Clone + Send + Sync + 'static> Named<T> {
-    fn new(parse: fn(&str) -> Result<T, String>, names: &[&'static str]) -> Self {
-        Named {
-            parse,
-            names: names.to_vec(),
-        }
-    }
-}
-
-impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Named<T> {
-    type Value = T;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<T, clap::Error> {
-        self.parse.parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        Some(Box::new(
-            self.names
-                .iter()
-                .map(|n| clap::builder::PossibleValue::new(*n)),
-        ))
-    }
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {

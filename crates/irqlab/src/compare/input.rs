@@ -6,6 +6,7 @@
 //! `input_table.rs`.
 
 use crate::direction::Direction;
+use crate::natural::natural_cmp;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -640,37 +641,6 @@ pub fn unterminated_note(path: &Path, text: &str, what: &str) -> Option<String> 
     ))
 }
 
-/// Compare strings with digit runs ordered numerically (`iter-2` < `iter-10`).
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (mut a, mut b) = (a, b);
-    loop {
-        match (a.chars().next(), b.chars().next()) {
-            (None, None) => return std::cmp::Ordering::Equal,
-            (None, _) => return std::cmp::Ordering::Less,
-            (_, None) => return std::cmp::Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let na = a.len() - a.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let nb = b.len() - b.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-                let (da, db) = (
-                    a[..na].trim_start_matches('0'),
-                    b[..nb].trim_start_matches('0'),
-                );
-                let ord = da.len().cmp(&db.len()).then_with(|| da.cmp(db));
-                if ord != std::cmp::Ordering::Equal {
-                    return ord;
-                }
-                (a, b) = (&a[na..], &b[nb..]);
-            }
-            (Some(x), Some(y)) => {
-                if x != y {
-                    return x.cmp(&y);
-                }
-                (a, b) = (&a[x.len_utf8()..], &b[y.len_utf8()..]);
-            }
-        }
-    }
-}
-
 fn per_iteration_dir(
     dir: &Path,
     opts: &LoadOpts,
@@ -791,7 +761,6 @@ fn probe_run(path: &Path, warns: &mut Vec<String>) -> Result<VariantData> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::cmp::Ordering::*;
 
     #[test]
     fn only_a_value_line_without_its_newline_is_noted() {
@@ -801,14 +770,6 @@ mod tests {
         for text in ["", "1\n2\n", "1\n# c", "1\n  "] {
             assert_eq!(unterminated_note(p, text, "value"), None, "{text:?}");
         }
-    }
-
-    #[test]
-    fn natural_order() {
-        assert_eq!(natural_cmp("iter-2.txt", "iter-10.txt"), Less);
-        assert_eq!(natural_cmp("iter-10.txt", "iter-9.txt"), Greater);
-        assert_eq!(natural_cmp("a", "a"), Equal);
-        assert_eq!(natural_cmp("iter-02", "iter-2"), Equal);
     }
 
     #[test]

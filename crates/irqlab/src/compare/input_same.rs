@@ -8,8 +8,9 @@
 //! they are probably copies of one run. Specified in
 //! `docs/compare-input.md` ("Inputs given twice").
 
-use super::input::{natural_cmp, Found, VariantData};
+use super::input::{Found, VariantData};
 use super::input_bench as bench;
+use crate::natural::natural_cmp;
 use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -133,8 +133,13 @@ fn boot(b: &BootLevel) -> Value {
     }
 }
 
-/// Write the JSON document (pretty, trailing newline).
-pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_value(c))?;
+/// Write the JSON document, indented when `pretty` (else on one line),
+/// with a trailing newline.
+pub fn write(c: &Comparison, pretty: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, &to_value(c))?;
+    } else {
+        serde_json::to_writer(&mut *out, &to_value(c))?;
+    }
     writeln!(out)
 }

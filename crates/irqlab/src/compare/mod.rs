@@ -76,7 +76,10 @@ pub enum CompareFormat {
     Table,
     Text,
     Markdown,
-    Json,
+    /// Indented (`pretty`) or on one line.
+    Json {
+        pretty: bool,
+    },
     Csv,
 }
 
@@ -377,7 +380,7 @@ pub fn write_report(
         CompareFormat::Table => table::write(c, out),
         CompareFormat::Text => text::write(c, all, out),
         CompareFormat::Markdown => markdown::write(c, out),
-        CompareFormat::Json => json::write(c, out),
+        CompareFormat::Json { pretty } => json::write(c, pretty, out),
         CompareFormat::Csv => out_csv::write(c, out),
     }
 }

@@ -443,9 +443,15 @@ pub fn to_json(r: &ProbeReport) -> Value {
     doc
 }
 
-/// Pretty JSON plus a newline.
-pub fn write_json(r: &ProbeReport, out: &mut impl Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_json(r)).map_err(std::io::Error::from)?;
+/// JSON, indented when `pretty` (else on one line), plus a newline.
+pub fn write_json(r: &ProbeReport, pretty: bool, out: &mut impl Write) -> Result<()> {
+    let doc = to_json(r);
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, &doc)
+    } else {
+        serde_json::to_writer(&mut *out, &doc)
+    }
+    .map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! never builds or filters rows itself (that is `build` and the filter).
 
 use super::{IrqLine, ValuedSum};
+use crate::natural::natural_cmp_nocase;
 use irqlab_core::Shape;
 
 /// Row order of interrupt tables (`top --sort`, the TUI's `s`).
@@ -15,7 +16,8 @@ pub enum SortKey {
     Total,
     /// IRQ number (arch rows after, by label).
     Irq,
-    /// Device name (actions, else description, else label).
+    /// Device name (actions, else description, else label), in natural
+    /// order without regard to case (`eth2` < `ETH10` < `Xen`).
     Name,
 }
 
@@ -76,7 +78,7 @@ pub fn sort_rows<T>(
         SortKey::Name => {
             let mut keyed: Vec<(String, T)> =
                 rows.drain(..).map(|r| (name_of(line(&r)), r)).collect();
-            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            keyed.sort_by(|a, b| natural_cmp_nocase(&a.0, &b.0));
             rows.extend(keyed.into_iter().map(|k| k.1));
         }
     }

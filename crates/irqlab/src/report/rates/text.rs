@@ -12,6 +12,7 @@
 
 use super::{kept_cols, pick_cells, union_into};
 use crate::filter::Filter;
+use crate::natural::natural_cmp_nocase;
 use crate::report::{stat_section_into, SortKey, StatSection, SumRows, Valued, ValuedSum};
 use irqlab_core::delta::{self, Cell};
 use irqlab_core::{IrqRow, Shape, Snapshot, Softirqs};
@@ -421,7 +422,7 @@ impl IrqRates {
                 let (i, j) = (x.irq.unwrap_or(u32::MAX), y.irq.unwrap_or(u32::MAX));
                 i < j || (i == j && self.label(x) < self.label(y))
             }
-            SortKey::Name => self.name(x) < self.name(y),
+            SortKey::Name => natural_cmp_nocase(self.name(x), self.name(y)).is_lt(),
         }
     }
 
