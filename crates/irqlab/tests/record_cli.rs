@@ -1442,6 +1442,53 @@ fn recover_and_record_say_what_replay_says_about_the_same_data() {
     assert_eq!(said.len(), 4, "{said:?}");
 }
 
+/// A hand-made journal whose second sample is 1 µs after its first, LOC
+/// on CPU 0 up by 52 (52 M/s, within the per-CPU rate bound): no rate is
+/// shown over it (every cell a gap), and replay names the journal and
+/// the sample and says what was expected.
+#[test]
+fn an_interval_shorter_than_a_sample_takes_is_a_gap_named_with_its_file_and_sample() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 300);
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let loc = first["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["source"] == "interrupts" && c["key"] == "LOC" && c["cpu"] == 0)
+        .unwrap();
+    let second = serde_json::json!({
+        "schema": first["schema"], "seq": 1, "wall_ns": first["wall_ns"],
+        "mono_ns": first["mono_ns"].as_u64().unwrap() + 1000,
+        "cells": [{"source": "interrupts", "key": "LOC", "cpu": 0,
+                   "value": loc["value"].as_u64().unwrap() + 52}],
+    });
+    std::fs::write(&journal, format!("{first}\n{second}\n")).unwrap();
+    let o = replay_output(&out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: sample 1's monotonic clock ({} ns) is only 1000 ns after sample 0's",
+            journal.display(),
+            second["mono_ns"]
+        )) && err.contains("(expected at least 10000 ns)"),
+        "{err}"
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "one interval");
+    let rows = lines[0]["interrupts"]["rows"].as_array().unwrap();
+    let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+    assert_eq!(loc["total_rate"], serde_json::Value::Null, "{loc}");
+    assert_eq!(loc["rates"][0], serde_json::Value::Null, "{loc}");
+    assert_eq!(loc["gaps"][0], "missing_samples", "{loc}");
+}
+
 /// A finished recording (no journal: nothing to recover) with samples no
 /// file holds (the middle one of three runs' segments removed) and a junk
 /// `part-foo.parquet`: `recover` names the junk file as replay does (its

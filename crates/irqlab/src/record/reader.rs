@@ -502,6 +502,19 @@ fn missing_between(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
 /// less than a second when it corrects it at all.
 pub const CLOCK_JUMP_SLACK_NS: u64 = 1_000_000_000;
 
+/// The shortest interval between two samples of a run that `record` can
+/// take: 10 µs. A sample's clock is read before its statistics files,
+/// and the next sample's only after those reads, their parse, the diff
+/// and the journal line's write: on this project's 2-CPU VM a sample
+/// costs ~0.2 ms of CPU (BENCHMARKS.md), the shortest interval a debug
+/// build records on a 4-CPU `--root` tree (`-d 0.300001 -i 100ms`'s last
+/// one) is 0.6 ms. Over a shorter span the counts are not a measurement
+/// (a hand-made or edited reading): a rate over it would be a number
+/// from no interval, and one the rate bound lets pass
+/// ([`irqlab_core::delta::MAX_RATE_PER_CPU`]: 100 counts per CPU in 1 µs),
+/// so it is a [`ClockFault::TooShort`].
+pub const MIN_INTERVAL_NS: u64 = 10_000;
+
 /// What is wrong with a sample's clock readings against the sample
 /// before it ([`clock_fault`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -512,6 +525,9 @@ pub enum ClockFault {
     /// advanced `wall_ns` (negative: went back), more than
     /// [`CLOCK_JUMP_SLACK_NS`] less.
     Jump { mono_ns: u64, wall_ns: i128 },
+    /// The monotonic clock advanced only `mono_ns`, less than
+    /// [`MIN_INTERVAL_NS`]: shorter than one sample takes.
+    TooShort { mono_ns: u64 },
 }
 
 /// What is wrong with `step`'s clock against `prev` (the step before it;
@@ -521,7 +537,8 @@ pub enum ClockFault {
 ///
 /// [`ClockFault::Back`]: the monotonic clock is not after `prev`'s.
 /// [`ClockFault::Jump`]: it is ahead of the wall clock's advance by more
-/// than [`CLOCK_JUMP_SLACK_NS`]. CLOCK_MONOTONIC cannot run ahead of
+/// than [`CLOCK_JUMP_SLACK_NS`]. [`ClockFault::TooShort`]: it is less
+/// than [`MIN_INTERVAL_NS`] after `prev`'s. CLOCK_MONOTONIC cannot run ahead of
 /// CLOCK_REALTIME: it stops while the machine is suspended, which the
 /// wall clock does not, and both advance alike through a stall (a
 /// stopped `record`, an overloaded machine). So a long interval of both
@@ -547,6 +564,9 @@ fn clock_fault_at(
         return Some(ClockFault::Back);
     }
     let mono_ns = now.mono_ns - prev.mono_ns;
+    if mono_ns < MIN_INTERVAL_NS {
+        return Some(ClockFault::TooShort { mono_ns });
+    }
     let wall_ns = i128::from(now.wall_ns) - i128::from(prev.wall_ns);
     let slack = i128::from(CLOCK_JUMP_SLACK_NS) + i128::from(mono_ns / 1000);
     (i128::from(mono_ns) - wall_ns > slack).then_some(ClockFault::Jump { mono_ns, wall_ns })
@@ -639,6 +659,10 @@ pub fn clock_fault_line(
             before.mono_ns,
             secs(wall_ns),
             secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
+        ),
+        ClockFault::TooShort { mono_ns } => format!(
+            "sample {q}'s monotonic clock ({} ns) is only {mono_ns} ns after sample {}'s ({} ns): shorter than `record` takes one sample in (expected at least {} ns)",
+            now.mono_ns, before.seq, before.mono_ns, MIN_INTERVAL_NS
         ),
     };
     format!(
@@ -1421,6 +1445,15 @@ mod tests {
         );
         // the slack: 1 s plus 1/1000 of the interval
         assert_eq!(clock_fault(Some(&prev), &s(12 * S, 101 * S, false)), None);
+        // shorter than a sample takes: 1 µs is no interval, 10 µs is one
+        assert_eq!(
+            clock_fault(Some(&prev), &s(10 * S + 1000, 100 * S, false)),
+            Some(ClockFault::TooShort { mono_ns: 1000 })
+        );
+        assert_eq!(
+            clock_fault(Some(&prev), &s(10 * S + MIN_INTERVAL_NS, 100 * S, false)),
+            None
+        );
         let long = t(0, 0);
         assert_eq!(
             clock_fault(Some(&long), &s(2000 * S, 1998 * S, false)),
