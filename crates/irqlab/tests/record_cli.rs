@@ -342,13 +342,14 @@ fn closed_samples(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// SIGINT or SIGTERM ends `record` with a last sample: the interval the
-/// signal cut short (here the only one: `-i 24h`) is recorded, so replay
-/// has a rate, and the run still ends as before (exit 0, a segment).
+/// SIGINT, SIGTERM or SIGHUP (the terminal closed) ends `record` with a
+/// last sample: the interval the signal cut short (here the only one:
+/// `-i 24h`) is recorded, so replay has a rate, and the run still ends as
+/// before (exit 0, a segment).
 #[test]
 fn a_signal_ends_record_with_the_interval_it_cut_short() {
     use nix::sys::signal::Signal;
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         let d = tempfile::tempdir().unwrap();
         let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
         synth(&tree);
@@ -370,6 +371,41 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
         let (code, lines, err) = replay(&out);
         assert_eq!((code, lines), (Some(0), 1), "{sig}: {err}");
     }
+}
+
+/// A `record` started under `nohup` (SIGHUP ignored) keeps it ignored:
+/// a SIGHUP does not end it, the SIGTERM after it does (exit 0).
+#[test]
+fn a_record_under_nohup_goes_on_after_sighup() {
+    use nix::sys::signal::{kill, Signal};
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let child = Command::new("nohup")
+        .arg(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "-o"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    assert!(common::wait_until(Duration::from_secs(60), || {
+        journal_has_line(&out)
+    }));
+    kill(pid, Signal::SIGHUP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let running =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    kill(pid, Signal::SIGTERM).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(running, "ended by SIGHUP under nohup: {err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(" samples, "), "{err}");
 }
 
 /// A background job of a non-interactive shell starts with SIGINT

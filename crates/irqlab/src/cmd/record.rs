@@ -24,10 +24,10 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this long (default: until SIGINT/SIGTERM, which end
-    /// the run with a last sample of the interval they cut short, if it
-    /// is 1ms or longer); the last sample is taken at this time, even
-    /// when samples fall behind.
+    /// Stop after this long (default: until SIGINT, SIGTERM or SIGHUP,
+    /// which end the run with a last sample of the interval they cut
+    /// short, if it is 1ms or longer, and exit 0); the last sample is
+    /// taken at this time, even when samples fall behind.
     #[arg(long, short = 'd', value_parser = super::args::positive_duration,
           allow_hyphen_values = true)]
     pub duration: Option<Duration>,
@@ -75,8 +75,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before anything else: a background job of a non-interactive shell
     // starts with SIGINT ignored, and a signal then, while the run starts
     // (reads, directories, attaching), would be lost; caught, it ends the
-    // run cleanly as at any other time.
-    let stop = Stop::install()?;
+    // run cleanly as at any other time. SIGHUP (the terminal closed) ends
+    // it as SIGTERM does.
+    let stop = Stop::install_with_hangup()?;
     // the kept deflate state (record/gzip.rs) and the segment's buffers
     // are heap blocks, not mappings made and unmapped
     crate::alloc::keep_large_blocks_in_heap();
