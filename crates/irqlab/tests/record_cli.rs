@@ -2328,6 +2328,45 @@ fn a_root_tree_gets_a_stable_boot_id_from_the_tree_never_unknown() {
 /// `recover` writes the one a crash left missing (or a journal it
 /// converts), with the segment's rows, and removes one whose segment is
 /// gone; the identity names each interrupt row's chip and device.
+/// A segment renamed by hand: `recover` writes it no identity file (its
+/// samples are not its name's), and keeps the identity file of the name
+/// its samples have, byte for byte, saying which segment holds them;
+/// renamed back, the two are a segment and its identity again.
+#[test]
+fn recover_keeps_the_irq_identity_of_a_segment_renamed_by_hand() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "200ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = named(&dir, "part-");
+    let ids = named(&dir, "irqs-");
+    assert_eq!((segs.len(), ids.len()), (1, 1), "{segs:?} {ids:?}");
+    let bytes = std::fs::read(&ids[0]).unwrap();
+    let renamed = dir.join(layout::segment_name(0, 99));
+    std::fs::rename(&segs[0], &renamed).unwrap();
+    for _ in 0..2 {
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(std::fs::read(&ids[0]).unwrap(), bytes, "{err}");
+        assert!(
+            err.contains(&format!(
+                "irqlab: warning: {}: kept: its segment's name is not there, but {} holds samples 0–",
+                ids[0].display(),
+                renamed.display()
+            )) && err.contains(&format!("rename that segment back to the name its samples have ({})", segs[0].file_name().unwrap().to_string_lossy())),
+            "{err}"
+        );
+        assert_eq!(named(&dir, "irqs-"), ids, "{err}");
+    }
+    std::fs::rename(&renamed, &segs[0]).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(std::fs::read(&ids[0]).unwrap(), bytes, "{err}");
+}
+
 #[test]
 fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     use irqlab::record::identity;
