@@ -1185,7 +1185,10 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
         if at > 0 {
             let (code, n, err) = replay(&out);
             assert_eq!((code, n), (Some(0), 22), "{what}: {err}");
-            assert!(err.contains("are missing"), "{what}: says the gap: {err}");
+            assert!(
+                err.contains(" missing (no file"),
+                "{what}: says the gap: {err}"
+            );
         }
     }
 }
@@ -1330,7 +1333,7 @@ fn a_counter_after_an_unreadable_journal_line_is_a_missing_samples_gap_until_lis
         .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("samples 5 are missing"), "{err}");
+    assert!(err.contains("sample 5 is missing"), "{err}");
     let stdout = String::from_utf8_lossy(&o.stdout);
     for wrong in ["\"reset\"", "\"out_of_range\""] {
         assert!(!stdout.contains(wrong), "no {wrong} gap: {stdout}");
@@ -1381,9 +1384,9 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("recovered 13 sample(s)"), "{err}");
-    let said = format!("samples {missing} are missing (no file holds them)");
+    let said = format!("sample {missing} is missing (no file holds it)");
     assert!(err.contains(&said), "{err}");
-    assert_eq!(err.matches("are missing").count(), 1, "{err}");
+    assert_eq!(err.matches(" missing (no file").count(), 1, "{err}");
     assert!(
         err.contains(&format!(
             "is unknown from sample {first} until a later line lists it"
@@ -1401,9 +1404,13 @@ fn data_checks(stderr: &str) -> Vec<String> {
     stderr
         .lines()
         .filter(|l| {
-            ["not a segment's name", "are missing (", "monotonic clock"]
-                .iter()
-                .any(|k| l.contains(k))
+            [
+                "not a segment's name",
+                " missing (no file",
+                "monotonic clock",
+            ]
+            .iter()
+            .any(|k| l.contains(k))
         })
         .map(String::from)
         .collect()
@@ -1449,7 +1456,7 @@ fn recover_and_record_say_what_replay_says_about_the_same_data() {
     assert_eq!(said, want, "recover: {err}\nreplay: {replayed}");
     let has = |k: String| want.iter().filter(|l| l.contains(&k)).count() == 1;
     assert!(
-        has(format!("samples {missing} are missing (no file holds them")),
+        has(format!("sample {missing} is missing (no file holds it")),
         "{want:?}"
     );
     assert!(
@@ -1561,9 +1568,9 @@ fn recover_with_nothing_to_recover_names_junk_files_without_reading_the_recordin
     assert_eq!(code, Some(0), "{replayed}");
     let junk_line = format!("skipping {}: not a segment's name", junk.display());
     assert!(replayed.contains(&junk_line), "{replayed}");
-    assert!(replayed.contains("are missing ("), "{replayed}");
+    assert!(replayed.contains(" missing (no file"), "{replayed}");
     assert!(err.contains(&junk_line), "{err}");
-    assert!(!err.contains("are missing ("), "{err}");
+    assert!(!err.contains(" missing (no file"), "{err}");
     let nothing = format!("irqlab: nothing to recover under {}\n", out.display());
     assert!(err.ends_with(&nothing), "{err}");
     assert!(junk.exists());
@@ -1713,7 +1720,7 @@ fn recover_names_a_directory_it_may_not_list() {
 /// holds though it holds L+3 too, so L+2 holds every counter as a whole
 /// recovery has them, and no sample is said to be missing; it names the
 /// samples the holed segment holds (L+1, L+3). Before, it took the
-/// segment ending before L+2 (at L), said "sample(s) L+1 are missing" and
+/// segment ending before L+2 (at L), said "sample L+1 is missing" and
 /// L+2 held only the counters its line lists. Replay then takes L+2 from
 /// its own segment (from the journal before the second `recover`), in
 /// the holed segment's range: every interval as the whole recovery's.
@@ -1744,7 +1751,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     }
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), 11), "one gap, at 11: {err}");
-    assert!(err.contains("samples 11 are missing"), "{err}");
+    assert!(err.contains("sample 11 is missing"), "{err}");
     let whole_values = python_values(&whole);
     // without an engine the first call says SKIP and the others are not made
     let holed_values = whole_values.as_ref().and_then(|_| python_values(&out));
@@ -1772,7 +1779,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     assert_eq!((code, lines), (Some(0), 12), "{err}");
     assert!(err.contains("1 sample(s) read from the journal"), "{err}");
     assert!(
-        !err.contains("skipped") && !err.contains("are missing"),
+        !err.contains("skipped") && !err.contains(" missing (no file"),
         "{err}"
     );
     assert_eq!(replayed(&out), whole_lines, "{err}");
@@ -1793,7 +1800,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), 12), "every interval: {err}");
     assert!(!err.contains("already read"), "no sample held twice: {err}");
-    assert!(!err.contains("are missing"), "{err}");
+    assert!(!err.contains(" missing (no file"), "{err}");
     assert_eq!(replayed(&out), whole_lines, "as the whole recovery: {err}");
     if let Some(w) = whole_values {
         let got = python_values(&out).unwrap();
