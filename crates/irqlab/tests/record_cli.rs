@@ -794,6 +794,38 @@ fn intervals_outside_their_bounds_are_usage_errors() {
     assert!(!out.exists(), "nothing written");
 }
 
+/// A negative count (`replay --run -1`, `record --segment-changes -1`,
+/// `serve --max-connections -1`) is told the range it must be in (exit
+/// 2), as a negative duration is told it is negative: not clap's
+/// "unexpected argument '-1'".
+#[test]
+fn negative_counts_are_told_their_range() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for (args, range) in [
+        (
+            vec!["replay", "rec", "--batch", "--run", "-1"],
+            "1 to 18446744073709551615",
+        ),
+        (
+            vec!["record", "-o", "rec", "--segment-changes", "-1"],
+            "1 to 18446744073709551615",
+        ),
+        (vec!["serve", "--max-connections", "-1"], "1 to 1000000"),
+    ] {
+        let o = irqlab().current_dir(d.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "expected a whole number from {range}, found \"-1\""
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
 /// A run by `-d` ends on time when samples take longer than `-i` (a big
 /// tree at `-i 1ms`): the late ticks are dropped, with a note, instead of
 /// being sampled back to back long after the end; the last sample is

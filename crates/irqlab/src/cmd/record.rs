@@ -46,7 +46,8 @@ pub struct Args {
     /// Also close a segment once it holds this many changed counters after
     /// its first sample: bounds the memory of the segment being buffered
     /// (~24 bytes a counter) on big or busy machines.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<u64>(s, 1, u64::MAX))]
     pub segment_changes: u64,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
@@ -255,6 +256,34 @@ mod tests {
             assert!(
                 e.to_string().contains("the duration is negative: \"-5s\""),
                 "{flag}: {e}"
+            );
+        }
+    }
+
+    /// A negative `--segment-changes` reaches the value parser and is
+    /// told the range, not taken for an unknown flag.
+    #[test]
+    fn negative_counts_are_told_the_range() {
+        #[derive(Debug, clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            args: Args,
+        }
+        for v in ["-1", "0"] {
+            let e = <T as clap::Parser>::try_parse_from([
+                "record",
+                "-o",
+                "rec",
+                "--segment-changes",
+                v,
+            ])
+            .unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{v}");
+            assert!(
+                e.to_string().contains(&format!(
+                    "expected a whole number from 1 to 18446744073709551615, found \"{v}\""
+                )),
+                "{v}: {e}"
             );
         }
     }
