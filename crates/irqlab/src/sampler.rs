@@ -204,7 +204,7 @@ impl Stop {
 /// known (no /proc): not ignored.
 fn hangup_ignored() -> bool {
     let mut fs = crate::host::HostFs::new("/");
-    let Ok(text) = fs.read_text("proc/self/status") else {
+    let Ok(text) = fs.read_text(&irqlab_core::paths::pid_file("self", "status")) else {
         return false;
     };
     let mask = text
