@@ -58,7 +58,8 @@ then the rows.
 Exits 1 with a message when a row's `time` differs from its sample's
 wall clock, when two files hold a sample of one number with other clock
 readings, when a sample list is missing, when `irqlab.shapes` cannot
-be decoded, or when a segment's schema is not 1, 2 or 3. Used by crates/irqlab/tests/record_readers.rs; install
+be decoded, or when a segment's schema is not 1, 2 or 3. A closed
+stdout (`| head`) ends it quietly with exit 0, as irqlab. Used by crates/irqlab/tests/record_readers.rs; install
 the engines with tools/install-python-readers.sh.
 """
 
@@ -525,4 +526,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader of stdout closed it (`| head`): stop quietly, as irqlab
+        # does, with nothing left to flush into the closed pipe at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

@@ -399,7 +399,7 @@ shape() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len
 check_gap() { # CASE SAMPLES COUNTERS: SAMPLES in all, COUNTERS at L+2 (all: as at L)
     local c=$1 want=$2 cells=$3 said
     [ "$cells" != all ] || cells=$(shape "$work/got.json" "$L" | cut -d' ' -f2)
-    grep -q "sample(s) $((L + 1)) are missing" "$work/rec.err" && said=1 || said=0
+    grep -q "sample $((L + 1)) is missing" "$work/rec.err" && said=1 || said=0
     if [ $rs != 0 ] || [ $rc != 0 ] || [ -s "$work/exp.err" ]; then
         bad journal "$c: record-states exit $rs, recover exit $rc: $(cat "$work/exp.err" "$work/rec.err")"
     elif ! cmp -s "$work/exp.json" "$work/got.json"; then

@@ -73,6 +73,13 @@ impl Stop {
     /// The signals a stop catches.
     pub const SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
 
+    /// [`Stop::SIGNALS`] and SIGHUP ([`Stop::install_with_hangup`]).
+    pub const SIGNALS_AND_HANGUP: [i32; 3] = [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ];
+
     /// A flag no signal sets: only [`Stop::request`] stops its holders
     /// (tests; a run driven without a terminal's signals).
     pub fn unhooked() -> Self {
@@ -84,7 +91,19 @@ impl Stop {
 
     /// Catch SIGINT and SIGTERM from now on.
     pub fn install() -> anyhow::Result<Self> {
-        Self::hook(false)
+        Self::hook(&Self::SIGNALS, false)
+    }
+
+    /// [`Stop::install`] that catches SIGHUP too, for a run whose output
+    /// outlives its terminal (`record`): started in a terminal that is
+    /// then closed, it ends as on SIGTERM, keeping what it measured,
+    /// instead of dying by SIGHUP's default action. A SIGHUP ignored
+    /// when the run starts (`nohup`) stays ignored: the run goes on.
+    pub fn install_with_hangup() -> anyhow::Result<Self> {
+        match hangup_ignored() {
+            true => Self::install(),
+            false => Self::hook(&Self::SIGNALS_AND_HANGUP, false),
+        }
     }
 
     /// [`Stop::install`] for an interactive run, whose terminal must be
@@ -92,13 +111,17 @@ impl Stop {
     /// stop was asked for exits at once (128 + signal), in case that loop
     /// is stuck. SIGHUP keeps its default action (the terminal is gone).
     pub fn install_interactive() -> anyhow::Result<Self> {
-        Self::hook(true)
+        Self::hook(&Self::SIGNALS, true)
     }
 
-    fn hook(exit_on_second: bool) -> anyhow::Result<Self> {
+    fn hook(signals: &[i32], exit_on_second: bool) -> anyhow::Result<Self> {
         let stop = Stop::unhooked();
-        let failed = |e: std::io::Error| anyhow!("cannot handle SIGINT/SIGTERM: {e}");
-        for s in Self::SIGNALS {
+        let names = match signals.len() > Self::SIGNALS.len() {
+            true => "SIGINT/SIGTERM/SIGHUP",
+            false => "SIGINT/SIGTERM",
+        };
+        let failed = |e: std::io::Error| anyhow!("cannot handle {names}: {e}");
+        for &s in signals {
             if exit_on_second {
                 // before the flags below: it sees the flag as the earlier
                 // signals (or the request) left it
@@ -174,6 +197,23 @@ impl Stop {
             }
         }
     }
+}
+
+/// Whether this process ignores SIGHUP (`nohup`): its bit in
+/// `/proc/self/status`'s `SigIgn` mask (hex, bit N-1 for signal N). Not
+/// known (no /proc): not ignored.
+fn hangup_ignored() -> bool {
+    let mut fs = crate::host::HostFs::new("/");
+    let Ok(text) = fs.read_text(&irqlab_core::paths::pid_file("self", "status")) else {
+        return false;
+    };
+    let mask = text
+        .split(|&b| b == b'\n')
+        .find_map(|l| l.strip_prefix(b"SigIgn:"))
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
+    let bit = signal_hook::consts::SIGHUP - 1;
+    mask.is_some_and(|m| m >> bit & 1 == 1)
 }
 
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.

@@ -342,13 +342,14 @@ fn closed_samples(out: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// SIGINT or SIGTERM ends `record` with a last sample: the interval the
-/// signal cut short (here the only one: `-i 24h`) is recorded, so replay
-/// has a rate, and the run still ends as before (exit 0, a segment).
+/// SIGINT, SIGTERM or SIGHUP (the terminal closed) ends `record` with a
+/// last sample: the interval the signal cut short (here the only one:
+/// `-i 24h`) is recorded, so replay has a rate, and the run still ends as
+/// before (exit 0, a segment).
 #[test]
 fn a_signal_ends_record_with_the_interval_it_cut_short() {
     use nix::sys::signal::Signal;
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         let d = tempfile::tempdir().unwrap();
         let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
         synth(&tree);
@@ -370,6 +371,41 @@ fn a_signal_ends_record_with_the_interval_it_cut_short() {
         let (code, lines, err) = replay(&out);
         assert_eq!((code, lines), (Some(0), 1), "{sig}: {err}");
     }
+}
+
+/// A `record` started under `nohup` (SIGHUP ignored) keeps it ignored:
+/// a SIGHUP does not end it, the SIGTERM after it does (exit 0).
+#[test]
+fn a_record_under_nohup_goes_on_after_sighup() {
+    use nix::sys::signal::{kill, Signal};
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let child = Command::new("nohup")
+        .arg(assert_cmd::cargo::cargo_bin("irqlab"))
+        .arg("record")
+        .arg("--root")
+        .arg(&tree)
+        .args(["-i", "50ms", "-o"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    assert!(common::wait_until(Duration::from_secs(60), || {
+        journal_has_line(&out)
+    }));
+    kill(pid, Signal::SIGHUP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let running =
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    kill(pid, Signal::SIGTERM).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(running, "ended by SIGHUP under nohup: {err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(" samples, "), "{err}");
 }
 
 /// A background job of a non-interactive shell starts with SIGINT
@@ -754,6 +790,38 @@ fn intervals_outside_their_bounds_are_usage_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "-i {value}: {err}");
         assert!(err.contains(bound), "-i {value}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// A negative count (`replay --run -1`, `record --segment-changes -1`,
+/// `serve --max-connections -1`) is told the range it must be in (exit
+/// 2), as a negative duration is told it is negative: not clap's
+/// "unexpected argument '-1'".
+#[test]
+fn negative_counts_are_told_their_range() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rec");
+    for (args, range) in [
+        (
+            vec!["replay", "rec", "--batch", "--run", "-1"],
+            "1 to 18446744073709551615",
+        ),
+        (
+            vec!["record", "-o", "rec", "--segment-changes", "-1"],
+            "1 to 18446744073709551615",
+        ),
+        (vec!["serve", "--max-connections", "-1"], "1 to 1000000"),
+    ] {
+        let o = irqlab().current_dir(d.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "expected a whole number from {range}, found \"-1\""
+            )),
+            "{args:?}: {err}"
+        );
     }
     assert!(!out.exists(), "nothing written");
 }
@@ -1149,7 +1217,10 @@ fn recover_keeps_every_readable_line_and_the_journal_it_did_not_fully_convert() 
         if at > 0 {
             let (code, n, err) = replay(&out);
             assert_eq!((code, n), (Some(0), 22), "{what}: {err}");
-            assert!(err.contains("are missing"), "{what}: says the gap: {err}");
+            assert!(
+                err.contains(" missing (no file"),
+                "{what}: says the gap: {err}"
+            );
         }
     }
 }
@@ -1294,7 +1365,7 @@ fn a_counter_after_an_unreadable_journal_line_is_a_missing_samples_gap_until_lis
         .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("samples 5 are missing"), "{err}");
+    assert!(err.contains("sample 5 is missing"), "{err}");
     let stdout = String::from_utf8_lossy(&o.stdout);
     for wrong in ["\"reset\"", "\"out_of_range\""] {
         assert!(!stdout.contains(wrong), "no {wrong} gap: {stdout}");
@@ -1345,9 +1416,9 @@ fn recover_says_which_samples_are_missing_between_a_segment_and_its_journal() {
     let (code, err) = recover(&out);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("recovered 13 sample(s)"), "{err}");
-    let said = format!("samples {missing} are missing (no file holds them)");
+    let said = format!("sample {missing} is missing (no file holds it)");
     assert!(err.contains(&said), "{err}");
-    assert_eq!(err.matches("are missing").count(), 1, "{err}");
+    assert_eq!(err.matches(" missing (no file").count(), 1, "{err}");
     assert!(
         err.contains(&format!(
             "is unknown from sample {first} until a later line lists it"
@@ -1365,9 +1436,13 @@ fn data_checks(stderr: &str) -> Vec<String> {
     stderr
         .lines()
         .filter(|l| {
-            ["not a segment's name", "are missing (", "monotonic clock"]
-                .iter()
-                .any(|k| l.contains(k))
+            [
+                "not a segment's name",
+                " missing (no file",
+                "monotonic clock",
+            ]
+            .iter()
+            .any(|k| l.contains(k))
         })
         .map(String::from)
         .collect()
@@ -1413,7 +1488,7 @@ fn recover_and_record_say_what_replay_says_about_the_same_data() {
     assert_eq!(said, want, "recover: {err}\nreplay: {replayed}");
     let has = |k: String| want.iter().filter(|l| l.contains(&k)).count() == 1;
     assert!(
-        has(format!("samples {missing} are missing (no file holds them")),
+        has(format!("sample {missing} is missing (no file holds it")),
         "{want:?}"
     );
     assert!(
@@ -1440,6 +1515,53 @@ fn recover_and_record_say_what_replay_says_about_the_same_data() {
         "record: {err}\nreplay: {replayed}"
     );
     assert_eq!(said.len(), 4, "{said:?}");
+}
+
+/// A hand-made journal whose second sample is 1 µs after its first, LOC
+/// on CPU 0 up by 52 (52 M/s, within the per-CPU rate bound): no rate is
+/// shown over it (every cell a gap), and replay names the journal and
+/// the sample and says what was expected.
+#[test]
+fn an_interval_shorter_than_a_sample_takes_is_a_gap_named_with_its_file_and_sample() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, out) = killed_recording(d.path(), 300);
+    let journal = boot_dir(&out).join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let loc = first["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["source"] == "interrupts" && c["key"] == "LOC" && c["cpu"] == 0)
+        .unwrap();
+    let second = serde_json::json!({
+        "schema": first["schema"], "seq": 1, "wall_ns": first["wall_ns"],
+        "mono_ns": first["mono_ns"].as_u64().unwrap() + 1000,
+        "cells": [{"source": "interrupts", "key": "LOC", "cpu": 0,
+                   "value": loc["value"].as_u64().unwrap() + 52}],
+    });
+    std::fs::write(&journal, format!("{first}\n{second}\n")).unwrap();
+    let o = replay_output(&out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: sample 1's monotonic clock ({} ns) is only 1000 ns after sample 0's",
+            journal.display(),
+            second["mono_ns"]
+        )) && err.contains("(expected at least 10000 ns)"),
+        "{err}"
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "one interval");
+    let rows = lines[0]["interrupts"]["rows"].as_array().unwrap();
+    let loc = rows.iter().find(|r| r["label"] == "LOC").unwrap();
+    assert_eq!(loc["total_rate"], serde_json::Value::Null, "{loc}");
+    assert_eq!(loc["rates"][0], serde_json::Value::Null, "{loc}");
+    assert_eq!(loc["gaps"][0], "missing_samples", "{loc}");
 }
 
 /// A finished recording (no journal: nothing to recover) with samples no
@@ -1478,9 +1600,9 @@ fn recover_with_nothing_to_recover_names_junk_files_without_reading_the_recordin
     assert_eq!(code, Some(0), "{replayed}");
     let junk_line = format!("skipping {}: not a segment's name", junk.display());
     assert!(replayed.contains(&junk_line), "{replayed}");
-    assert!(replayed.contains("are missing ("), "{replayed}");
+    assert!(replayed.contains(" missing (no file"), "{replayed}");
     assert!(err.contains(&junk_line), "{err}");
-    assert!(!err.contains("are missing ("), "{err}");
+    assert!(!err.contains(" missing (no file"), "{err}");
     let nothing = format!("irqlab: nothing to recover under {}\n", out.display());
     assert!(err.ends_with(&nothing), "{err}");
     assert!(junk.exists());
@@ -1630,7 +1752,7 @@ fn recover_names_a_directory_it_may_not_list() {
 /// holds though it holds L+3 too, so L+2 holds every counter as a whole
 /// recovery has them, and no sample is said to be missing; it names the
 /// samples the holed segment holds (L+1, L+3). Before, it took the
-/// segment ending before L+2 (at L), said "sample(s) L+1 are missing" and
+/// segment ending before L+2 (at L), said "sample L+1 is missing" and
 /// L+2 held only the counters its line lists. Replay then takes L+2 from
 /// its own segment (from the journal before the second `recover`), in
 /// the holed segment's range: every interval as the whole recovery's.
@@ -1661,7 +1783,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     }
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), 11), "one gap, at 11: {err}");
-    assert!(err.contains("samples 11 are missing"), "{err}");
+    assert!(err.contains("sample 11 is missing"), "{err}");
     let whole_values = python_values(&whole);
     // without an engine the first call says SKIP and the others are not made
     let holed_values = whole_values.as_ref().and_then(|_| python_values(&out));
@@ -1689,7 +1811,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     assert_eq!((code, lines), (Some(0), 12), "{err}");
     assert!(err.contains("1 sample(s) read from the journal"), "{err}");
     assert!(
-        !err.contains("skipped") && !err.contains("are missing"),
+        !err.contains("skipped") && !err.contains(" missing (no file"),
         "{err}"
     );
     assert_eq!(replayed(&out), whole_lines, "{err}");
@@ -1710,7 +1832,7 @@ fn recover_takes_the_state_before_a_journal_from_a_segment_with_a_hole_there() {
     let (code, lines, err) = replay(&out);
     assert_eq!((code, lines), (Some(0), 12), "every interval: {err}");
     assert!(!err.contains("already read"), "no sample held twice: {err}");
-    assert!(!err.contains("are missing"), "{err}");
+    assert!(!err.contains(" missing (no file"), "{err}");
     assert_eq!(replayed(&out), whole_lines, "as the whole recovery: {err}");
     if let Some(w) = whole_values {
         let got = python_values(&out).unwrap();
@@ -2245,6 +2367,45 @@ fn a_root_tree_gets_a_stable_boot_id_from_the_tree_never_unknown() {
 /// `recover` writes the one a crash left missing (or a journal it
 /// converts), with the segment's rows, and removes one whose segment is
 /// gone; the identity names each interrupt row's chip and device.
+/// A segment renamed by hand: `recover` writes it no identity file (its
+/// samples are not its name's), and keeps the identity file of the name
+/// its samples have, byte for byte, saying which segment holds them;
+/// renamed back, the two are a segment and its identity again.
+#[test]
+fn recover_keeps_the_irq_identity_of_a_segment_renamed_by_hand() {
+    let d = tempfile::tempdir().unwrap();
+    let (tree, out) = (d.path().join("tree"), d.path().join("rec"));
+    synth(&tree);
+    let o = record(&tree, &out, &["-i", "50ms", "-d", "200ms"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = boot_dir(&out);
+    let segs = named(&dir, "part-");
+    let ids = named(&dir, "irqs-");
+    assert_eq!((segs.len(), ids.len()), (1, 1), "{segs:?} {ids:?}");
+    let bytes = std::fs::read(&ids[0]).unwrap();
+    let renamed = dir.join(layout::segment_name(0, 99));
+    std::fs::rename(&segs[0], &renamed).unwrap();
+    for _ in 0..2 {
+        let (code, err) = recover(&out);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(std::fs::read(&ids[0]).unwrap(), bytes, "{err}");
+        assert!(
+            err.contains(&format!(
+                "irqlab: warning: {}: kept: its segment's name is not there, but {} holds samples 0–",
+                ids[0].display(),
+                renamed.display()
+            )) && err.contains(&format!("rename that segment back to the name its samples have ({})", segs[0].file_name().unwrap().to_string_lossy())),
+            "{err}"
+        );
+        assert_eq!(named(&dir, "irqs-"), ids, "{err}");
+    }
+    std::fs::rename(&renamed, &segs[0]).unwrap();
+    let (code, err) = recover(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(std::fs::read(&ids[0]).unwrap(), bytes, "{err}");
+}
+
 #[test]
 fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     use irqlab::record::identity;

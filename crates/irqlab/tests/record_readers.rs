@@ -450,6 +450,35 @@ fn python_reader_drops_a_superseded_segment_with_the_same_clocks_silently() {
 /// seqs), so that a reader outside irqlab does not take the time between
 /// the runs for an interval; the schema-1 fixture, made before runs were
 /// marked, reads as run 1 throughout.
+/// A stdout closed before anything is read (`| head`) ends the reader
+/// quietly, exit 0, no traceback, with each engine.
+#[test]
+fn python_reader_ends_quietly_on_a_closed_stdout() {
+    let engines = engines();
+    if engines.is_empty() {
+        return;
+    }
+    let tree = common::synth_tree(&common::spec(2, 4));
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("dataset");
+    record(tree.path(), &out, "h", &[]);
+    for engine in engines {
+        let mut child = Command::new("python3")
+            .arg(script())
+            .arg(&out)
+            .args(["--engine", engine])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {err}");
+        assert!(err.is_empty(), "{engine}: {err}");
+    }
+}
+
 #[test]
 fn python_reader_numbers_the_record_runs_as_replay_does() {
     let engines = engines();

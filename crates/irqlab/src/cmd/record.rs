@@ -24,10 +24,10 @@ pub struct Args {
     #[arg(long, short = 'i', default_value = "1s", value_parser = super::args::interval,
           allow_hyphen_values = true)]
     pub interval: Duration,
-    /// Stop after this long (default: until SIGINT/SIGTERM, which end
-    /// the run with a last sample of the interval they cut short, if it
-    /// is 1ms or longer); the last sample is taken at this time, even
-    /// when samples fall behind.
+    /// Stop after this long (default: until SIGINT, SIGTERM or SIGHUP,
+    /// which end the run with a last sample of the interval they cut
+    /// short, if it is 1ms or longer, and exit 0); the last sample is
+    /// taken at this time, even when samples fall behind.
     #[arg(long, short = 'd', value_parser = super::args::positive_duration,
           allow_hyphen_values = true)]
     pub duration: Option<Duration>,
@@ -46,7 +46,8 @@ pub struct Args {
     /// Also close a segment once it holds this many changed counters after
     /// its first sample: bounds the memory of the segment being buffered
     /// (~24 bytes a counter) on big or busy machines.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1_000_000, allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<u64>(s, 1, u64::MAX))]
     pub segment_changes: u64,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,
@@ -75,8 +76,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before anything else: a background job of a non-interactive shell
     // starts with SIGINT ignored, and a signal then, while the run starts
     // (reads, directories, attaching), would be lost; caught, it ends the
-    // run cleanly as at any other time.
-    let stop = Stop::install()?;
+    // run cleanly as at any other time. SIGHUP (the terminal closed) ends
+    // it as SIGTERM does.
+    let stop = Stop::install_with_hangup()?;
     // the kept deflate state (record/gzip.rs) and the segment's buffers
     // are heap blocks, not mappings made and unmapped
     crate::alloc::keep_large_blocks_in_heap();
@@ -254,6 +256,34 @@ mod tests {
             assert!(
                 e.to_string().contains("the duration is negative: \"-5s\""),
                 "{flag}: {e}"
+            );
+        }
+    }
+
+    /// A negative `--segment-changes` reaches the value parser and is
+    /// told the range, not taken for an unknown flag.
+    #[test]
+    fn negative_counts_are_told_the_range() {
+        #[derive(Debug, clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            args: Args,
+        }
+        for v in ["-1", "0"] {
+            let e = <T as clap::Parser>::try_parse_from([
+                "record",
+                "-o",
+                "rec",
+                "--segment-changes",
+                v,
+            ])
+            .unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{v}");
+            assert!(
+                e.to_string().contains(&format!(
+                    "expected a whole number from 1 to 18446744073709551615, found \"{v}\""
+                )),
+                "{v}: {e}"
             );
         }
     }

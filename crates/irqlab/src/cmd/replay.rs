@@ -50,7 +50,8 @@ pub struct Args {
     pub format: BatchFormat,
     /// Replay only this `record` run of the directory (1 is the first;
     /// the interactive view needs it when there are several).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<u64>(s, 1, u64::MAX))]
     pub run: Option<u64>,
     #[command(flatten)]
     pub filter: super::args::FilterArgs,

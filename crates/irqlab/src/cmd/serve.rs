@@ -61,7 +61,8 @@ pub struct Args {
     /// longest for its request head is closed, else the one taking its
     /// answer longest (lowered, with a note, when the descriptor limit
     /// allows fewer).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS, allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<u32>(s, 1, 1_000_000))]
     pub max_connections: u32,
     /// Metric names and labels.
     #[arg(long, value_enum, default_value = "irqlab")]

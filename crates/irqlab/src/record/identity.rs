@@ -373,6 +373,10 @@ pub fn sync(dir: &Path, known: segment::Known<'_>, left: &mut Vec<PathBuf>) -> V
     };
     let names: std::collections::HashSet<(u64, u64)> =
         segs.iter().map(|(a, b, _)| (*a, *b)).collect();
+    // identity files named after a segment that is not there: removed
+    // after the segments are read, unless a segment holds their samples
+    // under another name
+    let mut orphans: Vec<(PathBuf, (u64, u64))> = Vec::new();
     if let Ok(rd) = std::fs::read_dir(dir) {
         for p in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
             let name = p
@@ -380,7 +384,7 @@ pub fn sync(dir: &Path, known: segment::Known<'_>, left: &mut Vec<PathBuf>) -> V
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             match parse_name(&name) {
-                Some(r) if !names.contains(&r) => msg.push(remove_orphan(&p, left)),
+                Some(r) if !names.contains(&r) => orphans.push((p, r)),
                 Some(_) => msg.extend(check(&p).err().map(|e| {
                     format!(
                         "warning: {}: not an irqlab IRQ identity file ({e:#}); kept as it is: its segment's IRQ identity is not there for SQL queries until it is moved away and `irqlab recover` writes it again",
@@ -400,17 +404,57 @@ pub fn sync(dir: &Path, known: segment::Known<'_>, left: &mut Vec<PathBuf>) -> V
         }
     }
     let missing = |a: u64, b: u64| dir.join(file_name(a, b)).symlink_metadata().is_err();
-    if !segs.iter().any(|(a, b, _)| missing(*a, *b)) {
-        return msg;
+    // segments that hold samples other than their name's: (first, last,
+    // segment)
+    let mut renamed: Vec<(u64, u64, &Path)> = Vec::new();
+    if segs.iter().any(|(a, b, _)| missing(*a, *b)) {
+        write_missing(dir, &segs, known, &mut renamed, &mut msg);
     }
+    for (p, (a, b)) in orphans {
+        match renamed.iter().find(|(f, l, _)| *f <= b && a <= *l) {
+            Some((f, l, seg)) => msg.push(held_elsewhere(&p, seg, (*f, *l))),
+            None => msg.push(remove_orphan(&p, left)),
+        }
+    }
+    msg
+}
+
+/// Why the identity file `p`, whose segment's name is not there, is
+/// kept: `seg` holds samples `held` of it under another name (renamed by
+/// hand, or copied in): removing it would lose the IRQ identity of those
+/// samples, which is written only under a segment's own name.
+fn held_elsewhere(p: &Path, seg: &Path, (first, last): (u64, u64)) -> String {
+    format!(
+        "warning: {}: kept: its segment's name is not there, but {} holds samples {} of it under another name; rename that segment back to the name its samples have ({}) and this file is its IRQ identity again",
+        p.display(),
+        seg.display(),
+        super::schema::span(first, last),
+        super::layout::segment_name(first, last)
+    )
+}
+
+/// The identity files of `segs` that are not there, written from each
+/// segment's times and shapes ([`sync`]); a segment whose samples are not
+/// those of its name gets none and is added to `renamed`.
+fn write_missing<'a>(
+    dir: &Path,
+    segs: &'a [(u64, u64, PathBuf)],
+    known: segment::Known<'_>,
+    renamed: &mut Vec<(u64, u64, &'a Path)>,
+    msg: &mut Vec<String>,
+) {
+    let missing = |a: u64, b: u64| dir.join(file_name(a, b)).symlink_metadata().is_err();
     // the shape in effect before each segment: the last one of the
     // segments before it (footers only)
     let mut base: Option<Shape> = None;
-    for (a, b, p) in &segs {
+    for (a, b, p) in segs {
         let shapes = match missing(*a, *b) {
             true => match segment::times_or(p, known) {
                 Ok(d) if !holds_its_name(&d.samples, *a, *b) => {
                     msg.push(not_its_name(p, &d.samples));
+                    if let (Some(f), Some(l)) = (d.samples.first(), d.samples.last()) {
+                        renamed.push((f.seq, l.seq, p.as_path()));
+                    }
                     d.shapes
                 }
                 Ok(d) => {
@@ -436,7 +480,6 @@ pub fn sync(dir: &Path, known: segment::Known<'_>, left: &mut Vec<PathBuf>) -> V
             base = Some(s.shape);
         }
     }
-    msg
 }
 
 /// Whether `samples` (in order) begin at `first` and end at `last`, as a
@@ -614,6 +657,36 @@ mod tests {
                 .collect();
             assert_eq!(names.len(), 1, "{names:?}");
         }
+    }
+
+    /// The identity file of a segment renamed by hand is kept (its
+    /// samples are in that segment) and said; one of samples no segment
+    /// holds is removed as an orphan.
+    #[test]
+    fn an_identity_file_whose_samples_a_renamed_segment_holds_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let data = segment::SegmentData {
+            samples: vec![t(1), t(2)],
+            ..segment::SegmentData::default()
+        };
+        let seg_path = d.path().join(super::super::layout::segment_name(1, 2));
+        segment::write(&seg_path, &mut data.into()).unwrap();
+        sync(d.path(), None, &mut Vec::new());
+        let id = d.path().join(file_name(1, 2));
+        let orphan = d.path().join(file_name(5, 6));
+        std::fs::copy(&id, &orphan).unwrap();
+        let renamed = d.path().join(super::super::layout::segment_name(1, 9));
+        std::fs::rename(&seg_path, &renamed).unwrap();
+        let msg = sync(d.path(), None, &mut Vec::new());
+        assert!(id.exists() && !orphan.exists(), "{msg:?}");
+        assert!(
+            msg.iter().any(|m| m.starts_with(&format!(
+                "warning: {}: kept: its segment's name is not there, but {} holds samples 1–2 of it",
+                id.display(),
+                renamed.display()
+            ))),
+            "{msg:?}"
+        );
     }
 
     /// `sync` takes a segment's times and shapes from `known` when they

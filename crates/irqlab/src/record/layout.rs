@@ -1608,7 +1608,7 @@ mod tests {
         assert_eq!(r.checks, others);
         let recovered = d.path().join(segment_name(5, 7)).display().to_string();
         assert!(
-            others[0].starts_with(&format!("{recovered}: samples 4 are missing")),
+            others[0].starts_with(&format!("{recovered}: sample 4 is missing")),
             "{others:?}"
         );
         assert!(

@@ -442,11 +442,7 @@ fn missing_in_holes(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
         if runs.is_empty() {
             continue;
         }
-        out.push(format!(
-            "{}: samples {} are missing (no file holds them, though they are in its range: journal lines `recover` could not read, or lines lost before it): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
-            path.display(),
-            Seqs { runs, rows: 0 }.listed()
-        ));
+        out.push(format!("{}: {}", path.display(), missing_text(runs, true)));
     }
     out
 }
@@ -487,12 +483,33 @@ fn missing_between(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
             || rec.dir.display().to_string(),
             |p| p.display().to_string(),
         );
-        out.push(format!(
-            "{file}: samples {} are missing (no file holds them): a counter not recorded again right after them is a `missing_samples` gap across them and at its next recorded change (unchanged in between)",
-            Seqs { runs, rows: 0 }.listed()
-        ));
+        out.push(format!("{file}: {}", missing_text(runs, false)));
     }
     out
+}
+
+/// What is said of the samples `runs` that no file holds, `in_range` of
+/// the file named (a segment's holes) or between files: `samples 9–11
+/// are missing (no file holds them …`, or for one sample `sample 7 is
+/// missing (no file holds it …`.
+fn missing_text(runs: Vec<[u64; 2]>, in_range: bool) -> String {
+    let n: u64 = runs
+        .iter()
+        .map(|r| r[1].saturating_sub(r[0]).saturating_add(1))
+        .fold(0, u64::saturating_add);
+    let listed = Seqs { runs, rows: 0 }.listed();
+    let (what, it, are) = match n {
+        1 => ("sample", "it", "is"),
+        _ => ("samples", "them", "are"),
+    };
+    let why = match (in_range, n) {
+        (false, _) => String::new(),
+        (true, 1) => ", though it is in its range: a journal line `recover` could not read, or a line lost before it".to_string(),
+        (true, _) => ", though they are in its range: journal lines `recover` could not read, or lines lost before it".to_string(),
+    };
+    format!(
+        "{what} {listed} {are} missing (no file holds {it}{why}): a counter not recorded again right after {it} is a `missing_samples` gap across {it} and at its next recorded change (unchanged in between)"
+    )
 }
 
 /// How far the monotonic clock may run ahead of the wall clock over one
@@ -501,6 +518,19 @@ fn missing_between(rec: &Recording, held: &[(Seqs, PathBuf)]) -> Vec<String> {
 /// The wall clock is stored to the millisecond; NTP steps it back by
 /// less than a second when it corrects it at all.
 pub const CLOCK_JUMP_SLACK_NS: u64 = 1_000_000_000;
+
+/// The shortest interval between two samples of a run that `record` can
+/// take: 10 µs. A sample's clock is read before its statistics files,
+/// and the next sample's only after those reads, their parse, the diff
+/// and the journal line's write: on this project's 2-CPU VM a sample
+/// costs ~0.2 ms of CPU (BENCHMARKS.md), the shortest interval a debug
+/// build records on a 4-CPU `--root` tree (`-d 0.300001 -i 100ms`'s last
+/// one) is 0.6 ms. Over a shorter span the counts are not a measurement
+/// (a hand-made or edited reading): a rate over it would be a number
+/// from no interval, and one the rate bound lets pass
+/// ([`irqlab_core::delta::MAX_RATE_PER_CPU`]: 100 counts per CPU in 1 µs),
+/// so it is a [`ClockFault::TooShort`].
+pub const MIN_INTERVAL_NS: u64 = 10_000;
 
 /// What is wrong with a sample's clock readings against the sample
 /// before it ([`clock_fault`]).
@@ -512,6 +542,9 @@ pub enum ClockFault {
     /// advanced `wall_ns` (negative: went back), more than
     /// [`CLOCK_JUMP_SLACK_NS`] less.
     Jump { mono_ns: u64, wall_ns: i128 },
+    /// The monotonic clock advanced only `mono_ns`, less than
+    /// [`MIN_INTERVAL_NS`]: shorter than one sample takes.
+    TooShort { mono_ns: u64 },
 }
 
 /// What is wrong with `step`'s clock against `prev` (the step before it;
@@ -521,7 +554,8 @@ pub enum ClockFault {
 ///
 /// [`ClockFault::Back`]: the monotonic clock is not after `prev`'s.
 /// [`ClockFault::Jump`]: it is ahead of the wall clock's advance by more
-/// than [`CLOCK_JUMP_SLACK_NS`]. CLOCK_MONOTONIC cannot run ahead of
+/// than [`CLOCK_JUMP_SLACK_NS`]. [`ClockFault::TooShort`]: it is less
+/// than [`MIN_INTERVAL_NS`] after `prev`'s. CLOCK_MONOTONIC cannot run ahead of
 /// CLOCK_REALTIME: it stops while the machine is suspended, which the
 /// wall clock does not, and both advance alike through a stall (a
 /// stopped `record`, an overloaded machine). So a long interval of both
@@ -547,6 +581,9 @@ fn clock_fault_at(
         return Some(ClockFault::Back);
     }
     let mono_ns = now.mono_ns - prev.mono_ns;
+    if mono_ns < MIN_INTERVAL_NS {
+        return Some(ClockFault::TooShort { mono_ns });
+    }
     let wall_ns = i128::from(now.wall_ns) - i128::from(prev.wall_ns);
     let slack = i128::from(CLOCK_JUMP_SLACK_NS) + i128::from(mono_ns / 1000);
     (i128::from(mono_ns) - wall_ns > slack).then_some(ClockFault::Jump { mono_ns, wall_ns })
@@ -639,6 +676,10 @@ pub fn clock_fault_line(
             before.mono_ns,
             secs(wall_ns),
             secs(wall_ns + i128::from(CLOCK_JUMP_SLACK_NS + mono_ns / 1000)),
+        ),
+        ClockFault::TooShort { mono_ns } => format!(
+            "sample {q}'s monotonic clock ({} ns) is only {mono_ns} ns after sample {}'s ({} ns): shorter than `record` takes one sample in (expected at least {} ns)",
+            now.mono_ns, before.seq, before.mono_ns, MIN_INTERVAL_NS
         ),
     };
     format!(
@@ -1318,9 +1359,11 @@ mod tests {
     #[test]
     fn a_sample_whose_clock_did_not_advance_is_named_with_its_file() {
         let d = tempfile::tempdir().unwrap();
-        let at = |seq: u64, mono_ns: u64, shape: Option<Shape>| {
+        // milliseconds: an interval shorter than a sample takes is a
+        // fault of its own
+        let at = |seq: u64, mono_ms: u64, shape: Option<Shape>| {
             let mut s = step(seq, 100 + seq, 0, shape);
-            s.time.mono_ns = mono_ns;
+            s.time.mono_ns = mono_ms * 1_000_000;
             s
         };
         let seg = segment(
@@ -1340,8 +1383,8 @@ mod tests {
         assert_eq!(
             clocks,
             [
-                format!("{p}: sample 2's monotonic clock (20 ns) is not after sample 1's (20 ns): both intervals around sample 2 are `missing_samples` gaps, never rates"),
-                format!("{p}: sample 5's monotonic clock (1 ns) is not after sample 4's (5 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 2's monotonic clock (20000000 ns) is not after sample 1's (20000000 ns): both intervals around sample 2 are `missing_samples` gaps, never rates"),
+                format!("{p}: sample 5's monotonic clock (1000000 ns) is not after sample 4's (5000000 ns): both intervals around sample 5 are `missing_samples` gaps, never rates"),
             ]
         );
     }
@@ -1421,6 +1464,15 @@ mod tests {
         );
         // the slack: 1 s plus 1/1000 of the interval
         assert_eq!(clock_fault(Some(&prev), &s(12 * S, 101 * S, false)), None);
+        // shorter than a sample takes: 1 µs is no interval, 10 µs is one
+        assert_eq!(
+            clock_fault(Some(&prev), &s(10 * S + 1000, 100 * S, false)),
+            Some(ClockFault::TooShort { mono_ns: 1000 })
+        );
+        assert_eq!(
+            clock_fault(Some(&prev), &s(10 * S + MIN_INTERVAL_NS, 100 * S, false)),
+            None
+        );
         let long = t(0, 0);
         assert_eq!(
             clock_fault(Some(&long), &s(2000 * S, 1998 * S, false)),
@@ -1432,6 +1484,28 @@ mod tests {
         // a run's first sample is held to no clock before it
         assert_eq!(clock_fault(Some(&prev), &s(9 * S, 1, true)), None);
         assert_eq!(clock_fault(Some(&prev), &s(1_000_000 * S, 1, true)), None);
+    }
+
+    /// One missing sample is said in the singular, more in the plural.
+    #[test]
+    fn missing_samples_are_counted_in_their_number() {
+        let one = missing_text(vec![[3, 3]], false);
+        assert!(
+            one.starts_with("sample 3 is missing (no file holds it): a counter not recorded again right after it is a `missing_samples` gap across it "),
+            "{one}"
+        );
+        let in_range = missing_text(vec![[3, 3]], true);
+        assert!(
+            in_range.starts_with(
+                "sample 3 is missing (no file holds it, though it is in its range: a journal line"
+            ),
+            "{in_range}"
+        );
+        for runs in [vec![[3, 4]], vec![[3, 3], [7, 7]]] {
+            let many = missing_text(runs, false);
+            assert!(many.starts_with("samples 3"), "{many}");
+            assert!(many.contains(" are missing (no file holds them): a counter not recorded again right after them is a `missing_samples` gap across them "), "{many}");
+        }
     }
 
     /// Samples no file holds between two journal lines (a line removed,
@@ -1461,13 +1535,13 @@ mod tests {
         let seqs: Vec<u64> = rec.steps.iter().map(|s| s.time.seq).collect();
         assert_eq!(seqs, [0, 1, 3, 4, 5, 6, 8, 12], "{w}");
         let between = format!(
-            "{}: samples 2 are missing (no file holds them)",
+            "{}: sample 2 is missing (no file holds it)",
             later.display()
         );
         assert!(w.contains(&between), "{w}");
         let j = journal.display();
         assert!(
-            w.contains(&format!("{j}: samples 7 are missing (no file holds them)")),
+            w.contains(&format!("{j}: sample 7 is missing (no file holds it)")),
             "{w}"
         );
         assert!(
@@ -1476,7 +1550,7 @@ mod tests {
             )),
             "{w}"
         );
-        assert_eq!(w.matches("are missing").count(), 3, "{w}");
+        assert_eq!(w.matches(" missing (no file").count(), 3, "{w}");
     }
 
     /// A file named like a segment that is not one (`part-foo.parquet`)
@@ -1520,9 +1594,9 @@ mod tests {
         );
         assert!(w.contains(&skipped), "{w}");
         assert_eq!(w.matches("already read").count(), 1, "{w}");
-        let missing = format!("{}: samples 5 are missing", holed.display());
+        let missing = format!("{}: sample 5 is missing", holed.display());
         assert!(w.contains(&missing), "{w}");
-        assert_eq!(w.matches("are missing").count(), 1, "{w}");
+        assert_eq!(w.matches(" missing (no file").count(), 1, "{w}");
         let holding = |q| rec.files.holding(q, q);
         assert_eq!(holding(4), [four.as_path()]);
         assert_eq!(holding(6), [holed.as_path()]);
