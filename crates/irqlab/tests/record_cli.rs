@@ -32,16 +32,34 @@ fn record(tree: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
 
 /// `record --root TREE FLAGS -o OUT` started, its stderr to `stderr`.
 fn spawn_record(tree: &Path, out: &Path, flags: &[&str], stderr: Stdio) -> std::process::Child {
-    irqlab()
-        .arg("record")
+    let mut c = irqlab();
+    c.arg("record")
         .arg("--root")
         .arg(tree)
         .args(flags)
         .arg("-o")
         .arg(out)
-        .stderr(stderr)
-        .spawn()
-        .unwrap()
+        .stderr(stderr);
+    hangup_at_its_default(&mut c);
+    c.spawn().unwrap()
+}
+
+/// Start `c` with SIGHUP's default action, as from a terminal, whatever
+/// this test process inherited: a suite run under `nohup` ignores SIGHUP,
+/// and an ignored signal stays ignored across exec, so `record` would
+/// keep it ignored (as it must under `nohup`) and a test's SIGHUP would
+/// never end it.
+fn hangup_at_its_default(c: &mut Command) {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only signal(2), async-signal-safe
+    unsafe {
+        c.pre_exec(|| {
+            signal(Signal::SIGHUP, SigHandler::SigDfl)
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
 }
 
 /// LOC's count on the first CPU of parsed `/proc/interrupts` text.
