@@ -253,7 +253,8 @@ fn check_outputs(c: &Comparison, metrics: &[&str]) {
         (CompareFormat::Text, false),
         (CompareFormat::Text, true),
         (CompareFormat::Markdown, false),
-        (CompareFormat::Json, false),
+        (CompareFormat::Json { pretty: false }, false),
+        (CompareFormat::Json { pretty: true }, false),
         (CompareFormat::Csv, false),
     ];
     for (format, all) in formats {
