@@ -160,7 +160,7 @@ fn same_seed_same_tree() {
 #[test]
 fn refuses_bad_parameters() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["--ncpus", "4", "--irqs", "100", "--nr-irqs", "50"],
             "--irqs 100 is larger than --nr-irqs 50",
@@ -169,10 +169,26 @@ fn refuses_bad_parameters() {
             &["--ncpus", "4", "--irqs", "10", "--offline", "4"],
             "offline CPU 4 is outside",
         ),
-        (&["--ncpus", "0", "--irqs", "10"], "0 is not in 1..=8192"),
+        (
+            &["--ncpus", "0", "--irqs", "10"],
+            "expected a whole number from 1 to 8192, found \"0\"",
+        ),
         (
             &["--ncpus", "99999999999", "--irqs", "1"],
-            "is not in 1..=8192",
+            "expected a whole number from 1 to 8192",
+        ),
+        // negative: told the range, not taken for an unknown flag
+        (
+            &["--ncpus", "-1", "--irqs", "10"],
+            "expected a whole number from 1 to 8192, found \"-1\"",
+        ),
+        (
+            &["--ncpus", "2", "--irqs", "-3"],
+            "expected a whole number from 0 to 1048576, found \"-3\"",
+        ),
+        (
+            &["--ncpus", "2", "--irqs", "3", "--nr-irqs", "-424"],
+            "expected a whole number from 1 to 1048576, found \"-424\"",
         ),
         (
             &["--ncpus", "2", "--irqs", "10", "--offline", "0-1"],

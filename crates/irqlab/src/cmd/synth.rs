@@ -24,15 +24,17 @@ use std::process::ExitCode;
     irqlab synth --ncpus 16 --irqs 40 --arch arm64 --era e4 --offline 3,7-9 --out /tmp/arm")]
 pub struct Args {
     /// Number of possible CPUs (0..N). Formerly --cpus.
-    #[arg(long, alias = "cpus", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=i64::from(synth::MAX_CPUS)))]
+    #[arg(long, alias = "cpus", value_name = "N", allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u32>(s, 1, synth::MAX_CPUS.into()))]
     pub ncpus: u32,
     /// Numbered IRQ rows to create.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(..=i64::from(synth::MAX_NR_IRQS)))]
+    #[arg(long, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u32>(s, 0, synth::MAX_NR_IRQS.into()))]
     pub irqs: u32,
     /// nr_irqs: IRQ numbers spread over 0..K, sets the column width and the
     /// length of the /proc/stat intr line [default: max(424, 5/4 × irqs + 32)].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(synth::MAX_NR_IRQS)))]
+    #[arg(long, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u32>(s, 1, synth::MAX_NR_IRQS.into()))]
     pub nr_irqs: Option<u32>,
     /// Architecture: x86, arm64, arm, powerpc, riscv, loongarch, mips, s390.
     #[arg(long, default_value = "x86", value_parser = args::Named::new(parse_arch, &Arch::ALL.map(Arch::name)))]
