@@ -297,3 +297,22 @@ fn an_empty_input_is_a_usage_error_naming_its_position() {
         );
     }
 }
+
+/// A negative `--resamples` or `--seed` is told the range it must be in,
+/// not taken for an unknown flag.
+#[test]
+fn negative_counts_are_told_their_range() {
+    let tmp = TempDir::new().unwrap();
+    let d = tmp.path();
+    numbers(&d.join("a.txt"), spread(100.0, 1.0, 8));
+    usage(
+        d,
+        &["a.txt", "a=a.txt", "--resamples", "-5"],
+        &["'--resamples <RESAMPLES>': expected a whole number from 100 to 100000, found \"-5\""],
+    );
+    usage(
+        d,
+        &["a.txt", "a=a.txt", "--seed", "-1"],
+        &["'--seed <SEED>': expected a whole number from 0 to 18446744073709551615, found \"-1\""],
+    );
+}

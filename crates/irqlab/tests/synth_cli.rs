@@ -160,7 +160,7 @@ fn same_seed_same_tree() {
 #[test]
 fn refuses_bad_parameters() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (
             &["--ncpus", "4", "--irqs", "100", "--nr-irqs", "50"],
             "--irqs 100 is larger than --nr-irqs 50",
@@ -189,6 +189,10 @@ fn refuses_bad_parameters() {
         (
             &["--ncpus", "2", "--irqs", "3", "--nr-irqs", "-424"],
             "expected a whole number from 1 to 1048576, found \"-424\"",
+        ),
+        (
+            &["--ncpus", "2", "--irqs", "3", "--seed", "-1"],
+            "expected a whole number from 0 to 18446744073709551615, found \"-1\"",
         ),
         (
             &["--ncpus", "2", "--irqs", "10", "--offline", "0-1"],

@@ -659,12 +659,16 @@ fn filters_that_select_nothing_warn_and_the_aggregate_names_its_cpus() {
 fn bad_values_are_usage_errors_before_sampling() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path());
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--cpus", "5-2"], "--cpus"),
         (&["--irq", "("], "not a valid regular expression"),
         (&["-i", "10000000000s"], "longest interval (24h)"),
         (&["-i", "99999999999999999999999s"], "out of range"),
         (&["-n", "0"], "the count must be at least 1 interval"),
+        (
+            &["-n", "-1"],
+            "expected a whole number of intervals, found \"-1\"",
+        ),
     ];
     for (args, needle) in cases {
         let start = std::time::Instant::now();

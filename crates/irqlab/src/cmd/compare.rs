@@ -115,10 +115,12 @@ pub struct Args {
     #[arg(long, default_value_t = crate::compare::DEFAULT_NOISE_PCT, value_parser = parse_noise)]
     pub noise: f64,
     /// Bootstrap resamples, from 100 to 100000.
-    #[arg(long, default_value_t = 10_000, value_parser = parse_resamples)]
+    #[arg(long, default_value_t = 10_000, value_parser = parse_resamples,
+          allow_hyphen_values = true)]
     pub resamples: usize,
     /// Bootstrap seed.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_hyphen_values = true,
+          value_parser = |s: &str| super::args::whole_number::<u64>(s, 0, u64::MAX))]
     pub seed: u64,
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormatArg::Table)]

@@ -46,7 +46,8 @@ pub struct Args {
     #[arg(long, value_parser = args::cpu_list, default_value = "")]
     pub offline: CpuList,
     /// Seed of the deterministic generator.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true,
+          value_parser = |s: &str| args::whole_number::<u64>(s, 0, u64::MAX))]
     pub seed: u64,
     /// Directory to write `proc/…` and `sys/…` under: created if missing,
     /// refused if it holds anything (a tree is never mixed with old files)

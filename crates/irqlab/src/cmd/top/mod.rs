@@ -137,7 +137,8 @@ pub struct Args {
     pub interval: Duration,
     /// Stop after this many intervals, at least 1 (default: run until
     /// interrupted; --batch only).
-    #[arg(long, short = 'n', requires = "batch", value_parser = parse_count)]
+    #[arg(long, short = 'n', requires = "batch", value_parser = parse_count,
+          allow_hyphen_values = true)]
     pub count: Option<u64>,
     /// Print lines for scripts instead of the interactive view.
     #[arg(long)]
