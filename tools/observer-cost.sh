@@ -31,11 +31,11 @@
 #      real json writer (parse, deltas, rates, the line), so that json
 #      floor / floor is what doing the work costs any writer and top json
 #      / json floor what irqlab pays beyond that. They start one slot
-#      (1 s / (contenders + 1)) apart, in an order rotated every round,
-#      so that each wakes alone in its own part of every second. Per
+#      (0.8 s / contenders) apart, in an order rotated every round, so
+#      that each wakes alone in its own part of every second. Per
 #      sample = the CPU of the process's threads (schedstat, read by
-#      this script once a second in the slot left empty, before the
-#      first contender's wake-up) from the poll after its LO-th sample to
+#      this script once a second in the 0.2 s left empty, 0.1 s before
+#      the first contender's wake-up) from the poll after its LO-th sample to
 #      the last poll before exit (after its HI - 2-th), over the samples
 #      in between, as issue 26 defines it (the
 #      difference of a HI- and a LO-sample run) without the noise of
@@ -221,21 +221,24 @@ def scrape(i):
 
 def paced(cmds, count, scraped=()):
     """Run commands that each take `count` samples at 1 s, started in
-    turn one slot (1 s / (len(cmds) + 1)) apart, so that each wakes alone
-    in its own part of every second and none finds the kernel's paths
-    warmed by another's reads just before. Once a second, in the slot
-    left empty (half a slot before the first command's wake-ups, 1.5
-    slots after the last's: wake-ups are only ever late), read every
-    command's thread CPU (schedstat): poll k (from 0) comes after every
-    command's k-th sample and before its (k + 1)-th, so the CPU between
-    polls LO and m1 is that of samples LO + 1 .. m1 of every command, the
-    first frames' one-off work and the exit outside it. Returns, per
-    command, (per-sample CPU: that CPU over m1 - LO, m1 the last poll
-    (HI - 2) before any exit; whole-process CPU, user + system from
-    wait4; thread counts changed while polling). A window whose first or
-    last poll-to-poll CPU looks like 0 or 2 samples (a wake-up later
-    than the margin) is said on stderr."""
-    slot = 1.0 / (len(cmds) + 1)
+    turn one slot (0.8 s / len(cmds)) apart within the first 0.8 s of
+    every second, so that each wakes alone in its own part of the second
+    and none finds the kernel's paths warmed by another's reads just
+    before.
+    Once a second, 0.1 s before the first command's wake-ups (at least
+    0.1 s + a slot after the last's: wake-ups are only ever late, and
+    mpstat's drift later sample by sample, as it re-arms alarm(1) in its
+    handler), read every command's thread CPU (schedstat): poll k (from
+    0) comes after every command's k-th sample and before its (k + 1)-th,
+    so the CPU between polls LO and m1 is that of samples LO + 1 .. m1 of
+    every command, the first frames' one-off work and the exit outside
+    it. Returns, per command, (per-sample CPU: that CPU over m1 - LO, m1
+    the last poll (HI - 2) before any exit; whole-process CPU, user +
+    system from wait4; thread counts changed while polling). A window
+    whose first or last poll-to-poll CPU looks like 0 or 2 samples (a
+    wake-up later than the margin) is said on stderr."""
+    spread = 0.8
+    slot = spread / len(cmds)
     procs, t0 = [], time.monotonic()
     for i, cmd in enumerate(cmds):
         while time.monotonic() < t0 + i * slot:
@@ -244,7 +247,7 @@ def paced(cmds, count, scraped=()):
             procs.append(subprocess.Popen(cmd, stdout=f, stderr=e, stdin=subprocess.DEVNULL, env=env))
     polls = []
     for m in range(1, count):
-        due = t0 + m - slot / 2
+        due = t0 + m - (1 - spread) / 2
         time.sleep(max(due - time.monotonic(), 0))
         polls.append([task_cpu_ns(p.pid) for p in procs])
         if scrape_every and m % scrape_every == 0:
