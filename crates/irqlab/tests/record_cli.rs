@@ -2381,10 +2381,6 @@ fn a_root_tree_gets_a_stable_boot_id_from_the_tree_never_unknown() {
     assert_eq!(boots("c"), vec!["boot=1234-abcd".to_string()]);
 }
 
-/// Every segment has its IRQ identity file (`irqs-FIRST-LAST.parquet`):
-/// `recover` writes the one a crash left missing (or a journal it
-/// converts), with the segment's rows, and removes one whose segment is
-/// gone; the identity names each interrupt row's chip and device.
 /// A segment renamed by hand: `recover` writes it no identity file (its
 /// samples are not its name's), and keeps the identity file of the name
 /// its samples have, byte for byte, saying which segment holds them;
@@ -2424,6 +2420,10 @@ fn recover_keeps_the_irq_identity_of_a_segment_renamed_by_hand() {
     assert_eq!(std::fs::read(&ids[0]).unwrap(), bytes, "{err}");
 }
 
+/// Every segment has its IRQ identity file (`irqs-FIRST-LAST.parquet`):
+/// `recover` writes the one a crash left missing (or a journal it
+/// converts), with the segment's rows, and removes one whose segment is
+/// gone; the identity names each interrupt row's chip and device.
 #[test]
 fn recover_writes_missing_irq_identity_files_and_removes_orphans() {
     use irqlab::record::identity;

@@ -445,11 +445,6 @@ fn python_reader_drops_a_superseded_segment_with_the_same_clocks_silently() {
     }
 }
 
-/// Two `record` runs in one boot directory read back as runs 1 and 2,
-/// the samples `irqlab replay` gives each run (its stderr names their
-/// seqs), so that a reader outside irqlab does not take the time between
-/// the runs for an interval; the schema-1 fixture, made before runs were
-/// marked, reads as run 1 throughout.
 /// A stdout closed before anything is read (`| head`) ends the reader
 /// quietly, exit 0, no traceback, with each engine.
 #[test]
@@ -479,6 +474,11 @@ fn python_reader_ends_quietly_on_a_closed_stdout() {
     }
 }
 
+/// Two `record` runs in one boot directory read back as runs 1 and 2,
+/// the samples `irqlab replay` gives each run (its stderr names their
+/// seqs), so that a reader outside irqlab does not take the time between
+/// the runs for an interval; the schema-1 fixture, made before runs were
+/// marked, reads as run 1 throughout.
 #[test]
 fn python_reader_numbers_the_record_runs_as_replay_does() {
     let engines = engines();
