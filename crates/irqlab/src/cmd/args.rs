@@ -151,7 +151,8 @@ impl JsonLayout {
 }
 
 /// A value parser over a parse function that also offers names to shell
-/// completions (synth's `--arch <TAB>`, bench's `--governor <TAB>`)
+/// completions (synth's `--arch <TAB>`, bench's `--governor <TAB>`,
+/// serve's `--per-cpu <TAB>`)
 /// without refusing what else the function accepts (an alias such as
 /// `x86_64`, a governor the list does not name).
 #[derive(Clone)]

@@ -51,7 +51,8 @@ pub struct Args {
     pub duration: Option<Duration>,
     /// Per-CPU series: all, sum (one per row, cpu="all") or top=K (the K
     /// busiest CPUs of each row plus cpu="other").
-    #[arg(long, value_name = "MODE", default_value = "all", value_parser = PerCpuParser, hide_possible_values = true)]
+    #[arg(long, value_name = "MODE", default_value = "all", value_parser = super::args::Named::new(parse_per_cpu, &PER_CPU_MODES),
+          hide_possible_values = true)]
     pub per_cpu: PerCpu,
     // Rows and CPUs exposed: `--cpus` keeps the CPUs' series in `all`
     // and `top=K`, their sum in `sum` (docs/serve.md).
@@ -101,33 +102,9 @@ fn parse_per_cpu(s: &str) -> Result<PerCpu, String> {
     s.parse()
 }
 
-/// `--per-cpu`: parsed by [`PerCpu`]'s `FromStr`; lists the modes (with a
-/// few values of K) as possible values, so shell completions offer them
-/// rather than file names.
-#[derive(Debug, Clone, Copy)]
-struct PerCpuParser;
-
-impl clap::builder::TypedValueParser for PerCpuParser {
-    type Value = PerCpu;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<PerCpu, clap::Error> {
-        clap::builder::TypedValueParser::parse_ref(&parse_per_cpu, cmd, arg, value)
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        let modes = ["all", "sum", "top=1", "top=2", "top=4", "top=8"];
-        Some(Box::new(
-            modes.into_iter().map(clap::builder::PossibleValue::new),
-        ))
-    }
-}
+/// `--per-cpu`'s modes (with a few values of K) offered by shell
+/// completions rather than file names; any `top=K` is taken.
+const PER_CPU_MODES: [&str; 6] = ["all", "sum", "top=1", "top=2", "top=4", "top=8"];
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the gzip bodies' deflate states share one heap block
