@@ -199,21 +199,18 @@ impl Stop {
     }
 }
 
-/// Whether this process ignores SIGHUP (`nohup`): its bit in
-/// `/proc/self/status`'s `SigIgn` mask (hex, bit N-1 for signal N). Not
-/// known (no /proc): not ignored.
+/// Whether this process ignores SIGHUP (`nohup`): its disposition, as
+/// `sigaction` reports it without changing it. Not known: not ignored.
+#[allow(unsafe_code)]
 fn hangup_ignored() -> bool {
-    let mut fs = crate::host::HostFs::new("/");
-    let Ok(text) = fs.read_text(&irqlab_core::paths::pid_file("self", "status")) else {
-        return false;
-    };
-    let mask = text
-        .split(|&b| b == b'\n')
-        .find_map(|l| l.strip_prefix(b"SigIgn:"))
-        .and_then(|v| std::str::from_utf8(v).ok())
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
-    let bit = signal_hook::consts::SIGHUP - 1;
-    mask.is_some_and(|m| m >> bit & 1 == 1)
+    use nix::libc;
+    // SAFETY: a zeroed sigaction is a valid value of the C struct, and a
+    // null new action only reads the current one into `old`
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Drift-free pacing: the n-th tick is due at `start + n × interval`.
