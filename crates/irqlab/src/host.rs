@@ -308,6 +308,20 @@ impl HostFs {
         }
     }
 
+    /// Whether the root is the live `/`, whose kernel files a kept
+    /// descriptor always reads as they are now (under another root a
+    /// path may come to name another file: see `replaceable`).
+    pub fn is_live(&self) -> bool {
+        !self.replaceable
+    }
+
+    /// Treat this root as the live `/` ([`HostFs::is_live`]): for tests
+    /// of what a kept descriptor reads, with files rewritten in place.
+    #[cfg(test)]
+    pub fn pretend_live(&mut self) {
+        self.replaceable = false;
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root

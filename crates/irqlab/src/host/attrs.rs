@@ -77,6 +77,22 @@ impl AttrDir {
         text
     }
 
+    /// [`AttrDir::read`] that hands the descriptor back instead of
+    /// closing it, for a caller that reads the file again later
+    /// ([`AttrDir::read_again`]); `None` when it cannot be opened.
+    pub fn read_keeping(&mut self, rel: &str) -> Option<(Option<String>, File)> {
+        let file = self.open(rel).ok()?;
+        Some((super::attr_text_checked(&file), file))
+    }
+
+    /// The text of a file [`AttrDir::read_keeping`] handed out, read
+    /// again from its start (one `pread` on a kernel attribute file,
+    /// which regenerates it): `None` as [`AttrDir::read`] gives it, and
+    /// also when the file is gone (a `/proc/irq/N` removed with its IRQ).
+    pub fn read_again(file: &File) -> Option<String> {
+        super::attr_text_checked(file)
+    }
+
     /// Close every descriptor of files read so far.
     pub fn flush(&mut self) {
         for (first, last) in self.runs.drain(..) {

@@ -25,6 +25,9 @@ pub struct RecordingSource {
     cur: (Vec<ThreadCpu>, u64),
     /// Affinity of the numbered rows at the current step.
     affinity: Vec<(u32, Option<String>)>,
+    /// A step read since the last [`SnapshotSource::metadata_changed`]
+    /// changed `affinity`.
+    affinity_moved: bool,
     why: String,
 }
 
@@ -58,6 +61,7 @@ impl RecordingSource {
             prev: (Vec::new(), 0),
             cur: (Vec::new(), 0),
             affinity,
+            affinity_moved: false,
             why,
         }
     }
@@ -78,7 +82,9 @@ impl SnapshotSource for RecordingSource {
         };
         self.next += 1;
         if let Some(shape) = &step.shape {
-            self.affinity = affinity_of(shape);
+            let affinity = affinity_of(shape);
+            self.affinity_moved |= affinity != self.affinity;
+            self.affinity = affinity;
         }
         let s = self.replayer.apply(step)?;
         *snap = s.snap;
@@ -99,6 +105,10 @@ impl SnapshotSource for RecordingSource {
             .iter()
             .find(|(n, _)| *n == irq)
             .and_then(|(_, a)| a.clone())
+    }
+
+    fn metadata_changed(&mut self) -> bool {
+        std::mem::take(&mut self.affinity_moved)
     }
 
     fn strategy(&self) -> Strategy {
@@ -683,6 +693,33 @@ mod tests {
             ("ERR".to_string(), IrqShape::Single, vec![Some(1.0)]),
         ];
         assert_eq!(frames, vec![each; 3]);
+    }
+
+    #[test]
+    fn a_recorded_affinity_change_shows_from_its_own_frame() {
+        let mut moved = shape();
+        moved.irq_rows[0].affinity = Some("1".into());
+        let rec = Recording {
+            dir: "rec".into(),
+            steps: vec![
+                step(1, 100, 0, Some(shape())),
+                step(2, 300, 500_000_000, None),
+                step(3, 400, 600_000_000, Some(moved)),
+                step(4, 500, 700_000_000, None),
+            ],
+            ..Recording::default()
+        };
+        let mut live =
+            LiveSampler::with_source(RecordingSource::new(rec), Filter::default()).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let mut f = live.next_frame().unwrap();
+            seen.push((f.affinity(24), f.meta_epoch));
+        }
+        let affinity: Vec<_> = seen.iter().map(|(a, _)| a.as_deref()).collect();
+        assert_eq!(affinity, [Some("0"), Some("1"), Some("1")]);
+        assert_ne!(seen[0].1, seen[1].1, "the change moves the epoch");
+        assert_eq!(seen[1].1, seen[2].1);
     }
 
     #[test]

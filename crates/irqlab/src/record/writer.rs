@@ -477,8 +477,8 @@ pub fn run(
                 eprintln!("{w}");
             }
         }
-        // affinity from the live sampler's metadata cache (re-read only
-        // when the set of IRQs changes)
+        // affinity from the live sampler's metadata cache (read again
+        // when the set of IRQs changes and about every 10 s)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
         if last {

@@ -18,13 +18,18 @@ use crate::host::{AttrDir, HostFs};
 use crate::threads::{ThreadCpu, Threads};
 use anyhow::Context;
 use irqlab_core::{Interrupts, Snapshot};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
 
 /// How often (ns) the targeted strategy lists `/sys/kernel/irq` to notice
 /// new or freed descriptors.
 const RELIST_NS: u64 = 10_000_000_000;
 /// Where the kernel lists its IRQ descriptors.
 const IRQ_DIR: &str = irqlab_core::paths::SYS_KERNEL_IRQ;
+/// Most IRQs whose affinity files are kept open (with `AttrDir`'s
+/// `HELD_MAX`, far below the 1024 descriptors a process starts with); the
+/// affinity of any other IRQ is read by opening its file each time.
+const AFFINITY_KEPT_MAX: usize = 256;
 
 /// The host under one root.
 pub struct HostSource {
@@ -39,8 +44,14 @@ pub struct HostSource {
     why: String,
     /// `/proc/irq`, opened at the first affinity read (each IRQ's file
     /// then opened relative to it); `Some(None)` when it cannot be. The
-    /// files read for one frame are closed at the next sample.
+    /// files read for one frame and not kept are closed at the next
+    /// sample.
     irq_dir: Option<Option<AttrDir>>,
+    /// The affinity files of up to [`AFFINITY_KEPT_MAX`] IRQs, kept open
+    /// on the live root: the sampler reads each IRQ's again about every
+    /// 10 s (`live.rs`), one `pread` instead of an open, a read and a
+    /// close. Per IRQ, one slot for each of [`targeted::AFFINITY_FILES`].
+    affinity_kept: HashMap<u32, [Option<File>; 2]>,
     /// Notes on affinity files not yet taken ([`SnapshotSource::take_notes`]).
     notes: Vec<String>,
     /// Every note made, so that each is made once.
@@ -253,9 +264,17 @@ impl HostSource {
             listed_ns: super::clock::mono_ns(),
             why,
             irq_dir: None,
+            affinity_kept: HashMap::new(),
             notes: Vec::new(),
             noted: HashSet::new(),
         })
+    }
+
+    /// Treat the tree as the live `/` ([`HostFs::pretend_live`]): its
+    /// affinity files are then kept open, as on the live root.
+    #[cfg(test)]
+    pub(crate) fn pretend_live(&mut self) {
+        self.files.fs_mut().pretend_live();
     }
 
     fn reresolve(&mut self, filter: &Filter) -> anyhow::Result<()> {
@@ -271,6 +290,33 @@ impl HostSource {
         self.resolved_for = pattern(filter);
         Ok(())
     }
+}
+
+/// [`targeted::read_affinity_at`] through the descriptors `slots` keeps
+/// for IRQ `irq` (one per [`targeted::AFFINITY_FILES`]): each file is read
+/// again through its kept descriptor, and opened (and kept) when it has
+/// none or that read fails (the IRQ was freed and its number given to
+/// another: the old file reads nothing).
+fn read_affinity_kept(
+    fs: &HostFs,
+    dir: &mut AttrDir,
+    slots: &mut [Option<File>; 2],
+    irq: u32,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    targeted::affinity_of(
+        |file| {
+            let i = targeted::AFFINITY_FILES.iter().position(|f| *f == file)?;
+            let slot = slots.get_mut(i)?;
+            if let Some(text) = slot.as_ref().and_then(AttrDir::read_again) {
+                return Some(text);
+            }
+            let (text, kept) = dir.read_keeping(&format!("{irq}/{file}")).unzip();
+            *slot = kept;
+            text.flatten()
+        },
+        |file, text| notes.extend(targeted::bad_affinity_note(fs, irq, file, text)),
+    )
 }
 
 impl SnapshotSource for HostSource {
@@ -300,8 +346,14 @@ impl SnapshotSource for HostSource {
         let dir = self
             .irq_dir
             .get_or_insert_with(|| fs.attr_dir(irqlab_core::paths::PROC_IRQ).ok());
+        let kept = &mut self.affinity_kept;
+        let keep = fs.is_live() && (kept.len() < AFFINITY_KEPT_MAX || kept.contains_key(&irq));
         let mut notes = Vec::new();
         let affinity = match dir {
+            Some(dir) if keep => {
+                let slots = kept.entry(irq).or_default();
+                read_affinity_kept(fs, dir, slots, irq, &mut notes)
+            }
             Some(dir) => targeted::read_affinity_at(fs, dir, irq, &mut notes),
             None => targeted::read_affinity(fs, irq, &mut notes),
         };

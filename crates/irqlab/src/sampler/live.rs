@@ -9,7 +9,8 @@
 //! host through [`HostSource`]: strategy decision, kept-open files,
 //! re-resolution, thread CPU — or, behind the same [`SnapshotSource`]
 //! trait, a recording), the metadata cache (affinity; chip and actions
-//! come with the rows), re-read only when the set of IRQs changes, the
+//! come with the rows), dropped when the set of IRQs changes and each
+//! affinity read again about every 10 s, the
 //! self-cost meter and the clocks. It writes no output, builds no report
 //! and does not pace: callers tick (`Ticker`) and turn a Frame into what
 //! they show.
@@ -20,6 +21,7 @@ use super::{clock::CostMeter, SelfCost, Strategy};
 use crate::filter::Filter;
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +45,13 @@ pub trait SnapshotSource {
     /// Affinity CPU list of a numbered IRQ, as the kernel prints it
     /// (`None`: unknown).
     fn affinity(&mut self, irq: u32) -> Option<String>;
+    /// Whether the sample just read brought other IRQ metadata than the
+    /// one before (a recording's new layout): the sampler then drops its
+    /// cache. The live host says no: its affinities are read again
+    /// periodically instead.
+    fn metadata_changed(&mut self) -> bool {
+        false
+    }
     /// Notes made since the last call (an affinity file that is not a
     /// CPU list, once each), for the consumer to say.
     fn take_notes(&mut self) -> Vec<String> {
@@ -114,14 +123,18 @@ impl<'a> Frame<'a> {
         self.cur.elapsed_since(self.prev)
     }
 
-    /// Affinity of a numbered IRQ (read once per IRQ set, then cached).
+    /// Affinity of a numbered IRQ: read when first asked for, then
+    /// cached and read again about every [`AFFINITY_EVERY_NS`] (and when
+    /// the set of IRQs changes).
     pub fn affinity(&mut self, irq: u32) -> Option<String> {
-        let source = &mut *self.source;
-        self.meta
-            .affinity
-            .entry(irq)
-            .or_insert_with(|| source.affinity(irq))
-            .clone()
+        let meta = &mut *self.meta;
+        match meta.affinity.entry(irq) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => {
+                meta.asked.push(irq);
+                e.insert(self.source.affinity(irq)).clone()
+            }
+        }
     }
 
     /// irqlab's cost since this frame's sample began.
@@ -136,13 +149,44 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// Metadata read from the host, valid while the IRQ set does not change.
-#[derive(Debug, Default)]
+/// How often (ns) the sampler reads each cached IRQ affinity again:
+/// irqbalance moves IRQs every 10 s, and an affinity written by hand
+/// takes effect at the IRQ's next interrupt.
+pub const AFFINITY_EVERY_NS: u64 = 10_000_000_000;
+
+/// Metadata read from the host: dropped when the IRQ set changes; the
+/// affinities are also read again, a few each sample, so that each is at
+/// most about [`AFFINITY_EVERY_NS`] old.
+#[derive(Debug)]
 struct Metadata {
     affinity: HashMap<u32, Option<String>>,
+    /// The IRQs of `affinity` in the order first asked for: read again
+    /// round robin from `next`.
+    asked: Vec<u32>,
+    next: usize,
+    /// Re-reads owed, in ns of sample time times IRQs (one re-read pays
+    /// `every_ns`), and the sample time they were counted to (0: none).
+    owed: u64,
+    counted_ns: u64,
+    every_ns: u64,
     /// Numbered IRQs of the latest snapshot, in order.
     irqs: Vec<u32>,
     epoch: u64,
+}
+
+impl Default for Metadata {
+    fn default() -> Self {
+        Metadata {
+            affinity: HashMap::new(),
+            asked: Vec::new(),
+            next: 0,
+            owed: 0,
+            counted_ns: 0,
+            every_ns: AFFINITY_EVERY_NS,
+            irqs: Vec::new(),
+            epoch: 0,
+        }
+    }
 }
 
 impl Metadata {
@@ -161,7 +205,44 @@ impl Metadata {
 
     fn invalidate(&mut self) {
         self.affinity.clear();
+        self.asked.clear();
+        self.next = 0;
+        self.owed = 0;
         self.epoch = self.epoch.wrapping_add(1);
+    }
+
+    /// At a sample taken at `mono_ns`: read again the affinities owed
+    /// since the last sample (the time since, times the IRQs asked for,
+    /// over `every_ns`), round robin; one that changed replaces the
+    /// cached and moves the epoch, so that consumers rebuild what they
+    /// made of it.
+    fn refresh_affinity<S: SnapshotSource + ?Sized>(&mut self, source: &mut S, mono_ns: u64) {
+        let n = self.asked.len() as u64;
+        let since = mono_ns.saturating_sub(self.counted_ns);
+        let first = self.counted_ns == 0;
+        self.counted_ns = mono_ns;
+        if n == 0 || first {
+            return;
+        }
+        let every = self.every_ns.max(1);
+        let cap = n.saturating_mul(every);
+        self.owed = self.owed.saturating_add(since.saturating_mul(n)).min(cap);
+        let mut changed = false;
+        while self.owed >= every {
+            self.owed -= every;
+            let Some(&irq) = self.asked.get(self.next) else {
+                break;
+            };
+            self.next = (self.next + 1) % self.asked.len();
+            let now = source.affinity(irq);
+            if self.affinity.get(&irq) != Some(&now) {
+                self.affinity.insert(irq, now);
+                changed = true;
+            }
+        }
+        if changed {
+            self.epoch = self.epoch.wrapping_add(1);
+        }
     }
 }
 
@@ -279,7 +360,12 @@ impl<S: SnapshotSource> LiveSampler<S> {
         self.last_no += 1;
         self.cur_no = self.last_no;
         self.source.threads(self.cur.mono_ns, &mut self.threads);
+        if self.source.metadata_changed() {
+            self.meta.invalidate();
+        }
         self.meta.check(&self.cur);
+        self.meta
+            .refresh_affinity(&mut self.source, self.cur.mono_ns);
         self.fresh = true;
         Ok(self.frame(meter, false))
     }

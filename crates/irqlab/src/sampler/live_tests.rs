@@ -176,37 +176,112 @@ fn auto_measures_and_explains() {
     assert!(live.why().contains("median of 20 reads"), "{}", live.why());
 }
 
+/// IRQ 24's affinity in what a consumer saw.
+fn aff(s: &Seen) -> Option<String> {
+    let sec = s.report.interrupts.as_ref().unwrap();
+    let row = sec.rows.iter().find(|r| r.label == "24").unwrap();
+    row.affinity.clone()
+}
+
 #[test]
-fn affinity_is_reread_only_when_the_irq_set_changes() {
+fn affinity_is_read_again_after_its_period_and_when_the_irq_set_changes() {
     let d = tree();
     let mut live = open(d.path(), None, Choice::ProcInterrupts);
     let a = next(&mut live);
-    let aff = |s: &Seen| {
-        let sec = s.report.interrupts.as_ref().unwrap();
-        sec.rows
-            .iter()
-            .find(|r| r.label == "24")
-            .unwrap()
-            .affinity
-            .clone()
-    };
     assert_eq!(aff(&a).as_deref(), Some("0-1"));
     w(d.path(), "proc/irq/24/smp_affinity_list", "1\n");
     let b = next(&mut live);
-    assert_eq!(
-        aff(&b).as_deref(),
-        Some("0-1"),
-        "cached while the set holds"
-    );
+    assert_eq!(aff(&b).as_deref(), Some("0-1"), "cached within the period");
     assert_eq!(a.epoch, b.epoch);
+    // the period over (1 ns here, 10 s in a run)
+    live.meta.every_ns = 1;
+    let c = next(&mut live);
+    assert_eq!(aff(&c).as_deref(), Some("1"), "read again after the period");
+    assert_ne!(c.epoch, b.epoch, "a changed affinity changes the epoch");
+    let d2 = next(&mut live);
+    assert_eq!(c.epoch, d2.epoch, "read again, unchanged: same epoch");
+    live.meta.every_ns = AFFINITY_EVERY_NS;
+    w(d.path(), "proc/irq/24/smp_affinity_list", "0\n");
     let three = TWO.replace(
         "LOC:",
         " 25:          0          0  IO-APIC   6-edge      extra\nLOC:",
     );
     w(d.path(), "proc/interrupts", &three);
-    let c = next(&mut live);
-    assert_ne!(c.epoch, b.epoch, "a new IRQ changes the metadata epoch");
-    assert_eq!(aff(&c).as_deref(), Some("1"), "re-read after the change");
+    let e = next(&mut live);
+    assert_ne!(e.epoch, d2.epoch, "a new IRQ changes the metadata epoch");
+    assert_eq!(aff(&e).as_deref(), Some("0"), "read again after the change");
+}
+
+#[test]
+fn a_kept_affinity_file_is_read_again_where_it_is() {
+    let d = tree();
+    w(d.path(), "proc/irq/24/effective_affinity_list", "0\n");
+    let mut live = open(d.path(), None, Choice::ProcInterrupts);
+    live.source.pretend_live();
+    assert_eq!(aff(&next(&mut live)).as_deref(), Some("0"));
+    // rewritten in place, as the kernel regenerates its file at each read
+    w(d.path(), "proc/irq/24/effective_affinity_list", "1\n");
+    live.meta.every_ns = 1;
+    assert_eq!(aff(&next(&mut live)).as_deref(), Some("1"));
+    // emptied (an IRQ not started): the configured list answers
+    w(d.path(), "proc/irq/24/effective_affinity_list", "\n");
+    assert_eq!(aff(&next(&mut live)).as_deref(), Some("0-1"));
+}
+
+/// A source whose affinities are the number of times each was read.
+#[derive(Default)]
+struct Counting {
+    reads: HashMap<u32, u32>,
+}
+
+impl SnapshotSource for Counting {
+    fn read(&mut self, _: &mut Snapshot) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn threads(&mut self, _: u64, out: &mut Vec<ThreadCpu>) {
+        out.clear();
+    }
+    fn affinity(&mut self, irq: u32) -> Option<String> {
+        let n = self.reads.entry(irq).or_default();
+        *n += 1;
+        Some(n.to_string())
+    }
+    fn strategy(&self) -> Strategy {
+        Strategy::ProcInterrupts
+    }
+    fn refresh(&mut self, _: &Snapshot, _: &Filter) -> anyhow::Result<bool> {
+        Ok(false)
+    }
+    fn why(&self) -> &str {
+        "counting"
+    }
+}
+
+#[test]
+fn affinities_are_read_again_a_share_each_sample_round_robin() {
+    const S: u64 = 1_000_000_000;
+    let mut src = Counting::default();
+    let mut meta = Metadata::default();
+    meta.refresh_affinity(&mut src, S);
+    for irq in 0..20 {
+        meta.asked.push(irq);
+        meta.affinity.insert(irq, src.affinity(irq));
+    }
+    let reads = |src: &Counting| -> u32 { src.reads.values().sum() };
+    // 20 IRQs, one sample a second: two read again each sample
+    for k in 2..=11 {
+        meta.refresh_affinity(&mut src, k * S);
+        assert_eq!(reads(&src), 20 + 2 * (k as u32 - 1), "sample {k}");
+    }
+    assert!(src.reads.values().all(|&n| n == 2), "each once in 10 s");
+    assert_eq!(meta.affinity.get(&0), Some(&Some("2".into())));
+    // a minute without a sample: each once, not six times
+    meta.refresh_affinity(&mut src, 71 * S);
+    assert!(src.reads.values().all(|&n| n == 3), "{:?}", src.reads);
+    // every re-read changed a value: one epoch step per sample, not per IRQ
+    let e = meta.epoch;
+    meta.refresh_affinity(&mut src, 72 * S);
+    assert_eq!(meta.epoch, e + 1);
 }
 
 #[test]
