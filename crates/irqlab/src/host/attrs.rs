@@ -79,10 +79,10 @@ impl AttrDir {
 
     /// [`AttrDir::read`] that hands the descriptor back instead of
     /// closing it, for a caller that reads the file again later
-    /// ([`AttrDir::read_again`]); `None` when it cannot be opened.
-    pub fn read_keeping(&mut self, rel: &str) -> Option<(Option<String>, File)> {
-        let file = self.open(rel).ok()?;
-        Some((super::attr_text_checked(&file), file))
+    /// ([`AttrDir::read_again`]); the error when it cannot be opened.
+    pub fn read_keeping(&mut self, rel: &str) -> io::Result<(Option<String>, File)> {
+        let file = self.open(rel)?;
+        Ok((super::attr_text_checked(&file), file))
     }
 
     /// The text of a file [`AttrDir::read_keeping`] handed out, read

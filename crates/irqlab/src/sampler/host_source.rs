@@ -27,9 +27,18 @@ const RELIST_NS: u64 = 10_000_000_000;
 /// Where the kernel lists its IRQ descriptors.
 const IRQ_DIR: &str = irqlab_core::paths::SYS_KERNEL_IRQ;
 /// Most IRQs whose affinity files are kept open (with `AttrDir`'s
-/// `HELD_MAX`, far below the 1024 descriptors a process starts with); the
-/// affinity of any other IRQ is read by opening its file each time.
+/// `HELD_MAX`, far below the 1024 descriptors a process starts with),
+/// and at most a quarter of the process's descriptor limit; the affinity
+/// of any other IRQ is read by opening its file each time.
 const AFFINITY_KEPT_MAX: usize = 256;
+
+/// How many IRQs' affinity files [`HostSource`] keeps open under the
+/// process's descriptor limit now ([`AFFINITY_KEPT_MAX`] at most).
+fn affinity_keep_max() -> usize {
+    use nix::sys::resource::{getrlimit, Resource};
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft);
+    usize::try_from(soft / 4).map_or(AFFINITY_KEPT_MAX, |q| q.min(AFFINITY_KEPT_MAX))
+}
 
 /// The host under one root.
 pub struct HostSource {
@@ -52,6 +61,9 @@ pub struct HostSource {
     /// 10 s (`live.rs`), one `pread` instead of an open, a read and a
     /// close. Per IRQ, one slot for each of [`targeted::AFFINITY_FILES`].
     affinity_kept: HashMap<u32, [Option<File>; 2]>,
+    /// How many IRQs `affinity_kept` may hold (`None`: not asked yet;
+    /// 0 once the process ran out of descriptors).
+    affinity_keep_max: Option<usize>,
     /// Notes on affinity files not yet taken ([`SnapshotSource::take_notes`]).
     notes: Vec<String>,
     /// Every note made, so that each is made once.
@@ -265,6 +277,7 @@ impl HostSource {
             why,
             irq_dir: None,
             affinity_kept: HashMap::new(),
+            affinity_keep_max: None,
             notes: Vec::new(),
             noted: HashSet::new(),
         })
@@ -296,27 +309,41 @@ impl HostSource {
 /// for IRQ `irq` (one per [`targeted::AFFINITY_FILES`]): each file is read
 /// again through its kept descriptor, and opened (and kept) when it has
 /// none or that read fails (the IRQ was freed and its number given to
-/// another: the old file reads nothing).
+/// another: the old file reads nothing). `None` when the process is out
+/// of descriptors (`EMFILE`, `ENFILE`).
 fn read_affinity_kept(
     fs: &HostFs,
     dir: &mut AttrDir,
     slots: &mut [Option<File>; 2],
     irq: u32,
     notes: &mut Vec<String>,
-) -> Option<String> {
-    targeted::affinity_of(
+) -> Option<Option<String>> {
+    let mut out_of_fds = false;
+    let affinity = targeted::affinity_of(
         |file| {
             let i = targeted::AFFINITY_FILES.iter().position(|f| *f == file)?;
             let slot = slots.get_mut(i)?;
             if let Some(text) = slot.as_ref().and_then(AttrDir::read_again) {
                 return Some(text);
             }
-            let (text, kept) = dir.read_keeping(&format!("{irq}/{file}")).unzip();
-            *slot = kept;
-            text.flatten()
+            *slot = None;
+            match dir.read_keeping(&format!("{irq}/{file}")) {
+                Ok((text, kept)) => {
+                    *slot = Some(kept);
+                    text
+                }
+                Err(e) => {
+                    out_of_fds |= matches!(
+                        e.raw_os_error(),
+                        Some(nix::libc::EMFILE | nix::libc::ENFILE)
+                    );
+                    None
+                }
+            }
         },
         |file, text| notes.extend(targeted::bad_affinity_note(fs, irq, file, text)),
-    )
+    );
+    (!out_of_fds).then_some(affinity)
 }
 
 impl SnapshotSource for HostSource {
@@ -347,15 +374,28 @@ impl SnapshotSource for HostSource {
             .irq_dir
             .get_or_insert_with(|| fs.attr_dir(irqlab_core::paths::PROC_IRQ).ok());
         let kept = &mut self.affinity_kept;
-        let keep = fs.is_live() && (kept.len() < AFFINITY_KEPT_MAX || kept.contains_key(&irq));
+        let max = self.affinity_keep_max.get_or_insert_with(affinity_keep_max);
+        let keep = fs.is_live() && (kept.len() < *max || kept.contains_key(&irq));
         let mut notes = Vec::new();
-        let affinity = match dir {
+        let kept_read = match dir {
             Some(dir) if keep => {
                 let slots = kept.entry(irq).or_default();
                 read_affinity_kept(fs, dir, slots, irq, &mut notes)
             }
-            Some(dir) => targeted::read_affinity_at(fs, dir, irq, &mut notes),
-            None => targeted::read_affinity(fs, irq, &mut notes),
+            _ => None,
+        };
+        let affinity = match (kept_read, dir) {
+            (Some(affinity), _) => affinity,
+            (None, Some(dir)) => {
+                if keep {
+                    // out of descriptors: give back the kept ones, keep none
+                    kept.clear();
+                    *max = 0;
+                    notes.clear();
+                }
+                targeted::read_affinity_at(fs, dir, irq, &mut notes)
+            }
+            (None, None) => targeted::read_affinity(fs, irq, &mut notes),
         };
         // each file's text noted once per run (re-read when the IRQs change)
         for n in notes {
