@@ -11,9 +11,26 @@ IRQLAB=${IRQLAB:-irqlab}
 ROUNDS=${ROUNDS:-3}
 work=$(mktemp -d)
 failed=0
+# bench's command in cases 5 and 6: a sleep escaping into a session of its
+# own and one in the foreground, their pids appended to $1 (the checks and
+# the cleanup look at those: never at another run's processes)
+cat >"$work/escape.sh" <<'EOF'
+setsid sleep 98764 & echo $! >>"$1"
+sh -c 'echo $$ >>"$0"; exec sleep 98765' "$1"
+EOF
+cmd_of() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline"; }
+running() { # true when a sleep escape.sh started (pids in $1) still runs
+  local p
+  for p in $(cat "$1" 2>/dev/null); do [[ $(cmd_of "$p") == "sleep 9876"* ]] && return 0; done
+  return 1
+}
+stop_sleeps() { # end the sleeps escape.sh started (pids in $1)
+  local p
+  for p in $(cat "$1" 2>/dev/null); do [[ $(cmd_of "$p") == "sleep 9876"* ]] && kill "$p" 2>/dev/null; done
+}
 cleanup() {
   for m in $(grep -o " $work[^ ]*" /proc/self/mounts | sort -r); do umount -l "$m" 2>/dev/null; done
-  pkill -f 'sleep 9876[45]' 2>/dev/null
+  for f in "$work"/t.*/pids; do stop_sleeps "$f"; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -101,10 +118,10 @@ tried=0 held=0
 for _ in $(seq "$ROUNDS"); do
   tried=$((tried + 1)); r=$(fresh)
   "$IRQLAB" bench --root "$r" --trials 1 --trial-length 500ms --warmup 0 --measure LOC --out "$r/out" \
-    -- sh -c 'setsid sleep 98764 & sleep 98765' >/dev/null 2>&1
+    -- sh "$work/escape.sh" "$r/pids" >/dev/null 2>&1
   sleep 0.2
-  if ! pgrep -f 'sleep 9876[45]' >/dev/null; then held=$((held + 1)); fi
-  pkill -f 'sleep 9876[45]' 2>/dev/null
+  if [ -s "$r/pids" ] && ! running "$r/pids"; then held=$((held + 1)); fi
+  stop_sleeps "$r/pids"
 done
 report "setsid-escape" $tried $held
 
@@ -113,14 +130,14 @@ tried=0 held=0
 for sig in INT TERM INT TERM; do
   tried=$((tried + 1)); r=$(fresh)
   "$IRQLAB" bench --root "$r" --trials 3 --trial-length 5s --warmup 0 --measure LOC --out "$r/out" \
-    -- sh -c 'setsid sleep 98764 & sleep 98765' >/dev/null 2>&1 &
+    -- sh "$work/escape.sh" "$r/pids" >/dev/null 2>&1 &
   p=$!
   sleep 1.5; kill -"$sig" $p; wait $p 2>/dev/null
   sleep 0.2
-  if [ ! -e "$r/.irqlab-run.lock" ] && [ ! -e "$r/.irqlab-journal.jsonl" ] && ! pgrep -f 'sleep 9876[45]' >/dev/null; then
+  if [ ! -e "$r/.irqlab-run.lock" ] && [ ! -e "$r/.irqlab-journal.jsonl" ] && [ -s "$r/pids" ] && ! running "$r/pids"; then
     held=$((held + 1))
   fi
-  pkill -f 'sleep 9876[45]' 2>/dev/null
+  stop_sleeps "$r/pids"
 done
 report "bench-signal-no-lock" $tried $held
 

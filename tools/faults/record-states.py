@@ -12,15 +12,17 @@ readable lines only (JSON whose schema is 1 to 3, `wall_ns` and
 value 0 <= v < 2^64, `seq` above the line before). A line whose sample a
 segment holds is that segment's, as `irqlab recover` takes it: never
 turned into a sample of its own, and compared with the segment's sample
-as recover compares it (its `mono_ns`, then every cell it lists against
-the segment's state at that sample). A line that differs is a conflict
-(a journal of another recording, or one that disagrees with its
-segments): recover keeps the journal aside (journal.jsonl.partial-*)
-and names the first difference; this prints the segment's values for
-that sample and says on stderr how many lines differ and how the first
-does (`sample 3: mono_ns 5 in the journal, 9 in the segment`), exit
-status 0. The first unheld line's missing cells are taken from the state
-at the sample before it (docs/recording-schema.md, "Journal lines"),
+as recover compares it. One at other clock readings (`mono_ns`, or
+`wall_ns` to the millisecond) makes the journal another recording's:
+recover leaves the directory as it is (exit 1), and this exits 1 naming
+the line. One whose cells differ from the segment's state at that
+sample is a conflict: recover keeps the journal aside
+(journal.jsonl.partial-*) and names the first difference; this prints
+the segment's values for that sample and says on stderr how many lines
+differ and how the first does (`sample 3: interrupts "LOC" CPU 0 is 5
+in the journal, 4 in the segment`), exit status 0. The first unheld
+line's missing cells are taken from the state at the sample before it
+(docs/recording-schema.md, "Journal lines"),
 from whichever segment holds that sample, as recover takes them
 (record/layout.rs, recover_journal): also from a segment that holds
 later samples too (a hole at the line: recover skipped its unreadable
@@ -53,7 +55,7 @@ def engine():
 
 
 def segment_states(boot, engine):
-    """Every sample the segments hold: ({seq: values}, {seq: mono_ns})."""
+    """Every sample the segments hold: ({seq: values}, {seq: (wall_ns, mono_ns)})."""
     has = any(n.startswith("part-") and n.endswith(".parquet") for n in os.listdir(boot))
     if not has:
         return {}, {}
@@ -65,7 +67,7 @@ def segment_states(boot, engine):
     if out.returncode != 0:
         sys.exit(f"record-states: read-recording.py {boot}: {out.stderr.strip()}")
     samples = [json.loads(l) for l in out.stdout.splitlines()]
-    return {s["seq"]: s["values"] for s in samples}, {s["seq"]: s["mono_ns"] for s in samples}
+    return {s["seq"]: s["values"] for s in samples}, {s["seq"]: (s["wall_ns"], s["mono_ns"]) for s in samples}
 
 
 def u64(v):
@@ -104,18 +106,33 @@ def journal_lines(path):
             continue
         shape = l.get("shape")
         starts_run = isinstance(shape, dict) and "run" in shape
-        lines.append((seq, l["mono_ns"], cells, starts_run))
+        lines.append((seq, (l["wall_ns"], l["mono_ns"]), cells, starts_run))
         last = seq
     return lines
 
 
-def difference(line, values, mono):
-    """How a journal line differs from the segment's sample of its number
-    (irqlab's recover: `mono_ns` first, then the cells it lists); None
-    when it does not."""
-    seq, line_mono, cells, _ = line
-    if line_mono != mono:
-        return f"sample {seq}: mono_ns {line_mono} in the journal, {mono} in the segment"
+WALL_NS_STEP = 1_000_000
+
+
+def other_recording(journal, held, clocks):
+    """Exit 1 when a line of `held` (samples the segments hold) was taken
+    at other clock readings than the segment's sample (`mono_ns`, and
+    `wall_ns` to the millisecond, as irqlab's SampleTime::same_clock):
+    the journal is another recording's, which recover refuses."""
+    for seq, (wall, mono), _, _ in held:
+        w, m = clocks[seq]
+        if mono != m or wall // WALL_NS_STEP != w // WALL_NS_STEP:
+            sys.exit(
+                f"record-states: {journal}: sample {seq} was taken at wall_ns {wall}, mono_ns {mono},"
+                f" but a segment holds it at wall_ns {w}, mono_ns {m}: the journal is another"
+                " recording's (recover leaves the directory as it is)"
+            )
+
+
+def difference(line, values):
+    """How a journal line's cells differ from the segment's sample of its
+    number (irqlab's recover); None when they do not."""
+    seq, _, cells, _ = line
     for k, v in cells:
         if values.get(k) != v:
             source, key, cpu = k.split("|", 2)
@@ -124,11 +141,11 @@ def difference(line, values, mono):
     return None
 
 
-def report_conflicts(journal, held, states, monos):
+def report_conflicts(journal, held, states):
     """Say on stderr how the lines of `held` (samples the segments hold)
     differ from the segments, as recover would before keeping the
     journal aside."""
-    diffs = [d for d in (difference(l, states[l[0]], monos[l[0]]) for l in held) if d]
+    diffs = [d for d in (difference(l, states[l[0]]) for l in held) if d]
     if diffs:
         print(
             f"record-states: {journal}: {len(diffs)} line(s) differ from the segments that hold"
@@ -137,10 +154,12 @@ def report_conflicts(journal, held, states, monos):
         )
 
 
-def add_journal(journal, states, monos):
+def add_journal(journal, states, clocks):
     """Add the journal's samples no segment holds to `states`."""
     read = journal_lines(journal)
-    report_conflicts(journal, [l for l in read if l[0] in states], states, monos)
+    in_segments = [l for l in read if l[0] in states]
+    other_recording(journal, in_segments, clocks)
+    report_conflicts(journal, in_segments, states)
     held = set(states)
     lines = [l for l in read if l[0] not in states]
     if not lines:
@@ -179,10 +198,10 @@ def fill_after(states, held):
 def main():
     boot = sys.argv[1]
     eng = engine()
-    states, monos = segment_states(boot, eng)
+    states, clocks = segment_states(boot, eng)
     journal = os.path.join(boot, "journal.jsonl")
     if "--with-journal" in sys.argv and os.path.isfile(journal):
-        add_journal(journal, states, monos)
+        add_journal(journal, states, clocks)
     json.dump({str(k): v for k, v in sorted(states.items())}, sys.stdout, sort_keys=True)
 
 

@@ -20,9 +20,11 @@
 #             journal byte for byte as journal.jsonl.partial-*, refuses
 #             schema 99 and a lost first line (the layout the other
 #             samples need) without touching anything (exit 1); replay
-#             exits 0. And a journal line of a sample a segment holds, at
-#             other clocks, with another value or as the segment has it:
-#             the segment's values kept, the next sample recovered, the
+#             exits 0. And a journal line of a sample a segment holds: at
+#             other clocks, another recording's journal, refused (exit 1)
+#             with the directory left as it is, by recover and by
+#             record-states.py; with another value or as the segment has
+#             it, the segment's values kept, the next sample recovered, the
 #             journal kept aside when the line differs, and record-states.py
 #             naming the differing line as recover does. And a journal
 #             whose first line is two samples after the last segment's
@@ -37,7 +39,10 @@
 #             only what another file is checked to hold
 #   special   a FIFO, /dev/zero and 2 GiB / 3 GiB sparse files as the
 #             journal: replay and recover finish (a hang is a failure:
-#             every run has a timeout) in bounded memory (max RSS printed)
+#             every run has a timeout) in bounded memory (max RSS printed);
+#             recover exits 1: the FIFO and /dev/zero refused and left,
+#             a sparse journal kept aside with nothing recovered (its one
+#             record torn at 2 GiB, its read stopped at the 2-GiB bound at 3)
 # Exits 1 if any case did not hold; removes everything it made.
 set -u
 IRQLAB=${IRQLAB:-irqlab}
@@ -340,7 +345,6 @@ held_case() { # CASE CHECK [ARG…]
 check_held() { # CASE
     local c=$1 want
     case $c in
-    held-other-clocks) want="sample $L: mono_ns" ;;
     held-other-value) want="sample $L: interrupts" ;;
     held-same) want= ;;
     esac
@@ -367,9 +371,29 @@ check_held() { # CASE
         ok journal
     fi
 }
-for c in held-other-clocks held-other-value held-same; do
+for c in held-other-value held-same; do
     held_case "$c" check_held
 done
+
+# A line of sample L at other clock readings: the journal is another
+# recording's; recover and record-states.py refuse it (exit 1) naming
+# sample L, and the directory is left as it was.
+check_other_recording() { # CASE
+    local c=$1
+    if [ $rs != 1 ] || ! grep -q "sample $L was taken at .*the journal is another recording's" "$work/exp.err"; then
+        bad journal "$c: record-states exit $rs: $(cat "$work/exp.err")"
+    elif [ $rc != 1 ] || ! grep -q "sample $L was taken at .*the journal is another recording's" "$work/rec.err"; then
+        bad journal "$c: recover exit $rc: $(cat "$work/rec.err")"
+    elif [ -n "$kept" ] || [ "$(sha256sum <"$boot/journal.jsonl")" != "$sum" ] ||
+        [ "$(ls "$boot" | grep -vx journal.jsonl)" != "$(ls "$sboot")" ]; then
+        bad journal "$c: the directory was touched: $(cat "$work/rec.err")"
+    elif ! cmp -s "$work/sexp.json" "$work/got.json"; then
+        bad journal "$c: the segments' counters changed"
+    else
+        ok journal
+    fi
+}
+held_case held-other-clocks check_other_recording
 
 # A journal whose first line is L+2: sample L+1 is missing (no line of
 # it at all, not even an unreadable one). A counter the line does not
@@ -437,16 +461,24 @@ for c in fifo dev-zero sparse-2g sparse-3g; do
     rc=$?
     rss=$(cat "$work/rss1" "$work/rss2" | grep -E '^[0-9]+$' | sort -n | tail -1)
     [ "${rss:-0}" -gt $maxrss ] && maxrss=$rss
-    want=0
-    case $c in fifo | dev-zero) want=1 ;; esac
+    # a sparse journal: nothing recovered, kept aside whole
+    kept=$(ls "$boot"/journal.jsonl.partial-* 2>/dev/null | head -1)
+    case $c in
+    sparse-2g) why='torn last record (2147483648 bytes' size=$((2 << 30)) ;;
+    sparse-3g) why='more than 2147483648 bytes, stopped reading' size=$((3 << 30)) ;;
+    *) why= size= ;;
+    esac
     if [ $rr != 0 ] || [ "$(lines "$work/out")" != $((n - 1)) ]; then
         bad special "$c: replay exit $rr: $(cat "$work/err")"
-    elif [ $rc != $want ]; then
-        bad special "$c: recover exit $rc (want $want): $(cat "$work/rec.err")"
+    elif [ $rc != 1 ]; then
+        bad special "$c: recover exit $rc (want 1): $(cat "$work/rec.err")"
     elif [ "${rss:-0}" -gt "$RSS_LIMIT_KB" ]; then
         bad special "$c: max RSS $rss KB"
-    elif [ $want = 1 ] && ! [ -L "$j" ] && ! [ -p "$j" ]; then
+    elif [ -z "$why" ] && ! [ -L "$j" ] && ! [ -p "$j" ]; then
         bad special "$c: the journal was removed"
+    elif [ -n "$why" ] && { [ -z "$kept" ] || [ "$(stat -c %s "$kept")" != "$size" ] ||
+        ! grep -q "journal.jsonl:1: $why" "$work/rec.err" || ! grep -q "nothing recovered" "$work/rec.err"; }; then
+        bad special "$c: the journal was not kept aside whole with nothing recovered: $(cat "$work/rec.err")"
     else
         ok special
     fi

@@ -20,6 +20,7 @@ use crate::host::{HostFs, KeptFile};
 use irqlab_core::paths;
 use irqlab_core::{PidStat, SchedStat};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// What an interrupt-related kernel thread does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -60,16 +61,23 @@ pub struct ThreadCpu {
 /// interval (`record::playback`) and the whole run of `top --batch`'s
 /// `Average:` block. A thread whose CPU time went back (not the thread
 /// `old` read: its pid reused) is left out, as is every thread when no
-/// time passed: a gap, never a made-up share.
+/// time passed: a gap, never a made-up share. `old` is looked up through
+/// a map of it (its first entry of each pid and name): linear in the
+/// threads, which a 500-CPU machine has over 1000 of at every frame.
 pub fn shares_between(old: (&[ThreadCpu], u64), new: (&[ThreadCpu], u64)) -> Vec<ThreadCpu> {
     let Some(wall) = new.1.checked_sub(old.1).filter(|&w| w > 0) else {
         return Vec::new();
     };
+    let mut before = HashMap::with_capacity(old.0.len());
+    for o in old.0 {
+        before.entry((o.pid, o.name.as_str())).or_insert(o.cpu_ns);
+    }
     new.0
         .iter()
         .filter_map(|t| {
-            let o = old.0.iter().find(|o| o.name == t.name && o.pid == t.pid)?;
-            let ns = t.cpu_ns.checked_sub(o.cpu_ns)?;
+            let ns = t
+                .cpu_ns
+                .checked_sub(*before.get(&(t.pid, t.name.as_str()))?)?;
             Some(ThreadCpu {
                 cpu_pct: ns as f64 * 100.0 / wall as f64,
                 ..t.clone()
@@ -657,5 +665,44 @@ mod tests {
         assert_eq!(s[0].last_cpu, Some(1), "the later reading's other fields");
         assert!(shares_between((&old, 5), (&new, 5)).is_empty());
         assert!(shares_between((&old, 6), (&new, 5)).is_empty());
+    }
+
+    /// The two readings list their threads in different orders: each
+    /// pairs with its own (same pid and name) wherever it is, in `new`'s
+    /// order; not with what sits at its place, nor with a thread of the
+    /// same pid or the same name alone.
+    #[test]
+    fn shares_between_pair_threads_listed_in_another_order() {
+        let old = [
+            thread(14, "ksoftirqd/0", 1_000),
+            thread(24, "ksoftirqd/1", 2_000),
+            thread(53, "irq/24-ACPI:Ged", 3_000),
+            thread(60, "irq/30-eth0", 500_000_000),
+            thread(61, "irq/31-eth1", 4_000),
+        ];
+        let new = [
+            thread(61, "irq/31-eth1", 10_004_000),
+            // where ksoftirqd/1 was: its pid reused under another name
+            thread(24, "irq/40-nvme0q1", 5_000_000),
+            // its counter went back: not the thread read before
+            thread(60, "irq/30-eth0", 7),
+            thread(14, "ksoftirqd/0", 20_001_000),
+            // ksoftirqd/1 under a pid `old` listed for another thread
+            thread(53, "ksoftirqd/1", 9_000_000),
+            thread(53, "irq/24-ACPI:Ged", 30_003_000),
+        ];
+        let s = shares_between((&old, 0), (&new, 100_000_000));
+        let got: Vec<_> = s
+            .iter()
+            .map(|t| (t.pid, t.name.as_str(), t.cpu_pct))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(61), "irq/31-eth1", 10.0),
+                (Some(14), "ksoftirqd/0", 20.0),
+                (Some(53), "irq/24-ACPI:Ged", 30.0),
+            ]
+        );
     }
 }

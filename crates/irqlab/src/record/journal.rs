@@ -337,7 +337,15 @@ fn newer(schema: u32) -> bool {
 }
 
 fn read_from(src: impl std::io::Read) -> std::io::Result<(Vec<JournalLine>, Problems)> {
-    let mut s = LineSource::new(src, crate::host::MAX_READ as u64);
+    read_within(src, crate::host::MAX_READ as u64)
+}
+
+/// [`read_from`] stopping after `limit` bytes.
+fn read_within(
+    src: impl std::io::Read,
+    limit: u64,
+) -> std::io::Result<(Vec<JournalLine>, Problems)> {
+    let mut s = LineSource::new(src, limit);
     let mut out: Vec<JournalLine> = Vec::new();
     let mut pr = Problems::default();
     let mut n = 0u64;
@@ -574,16 +582,11 @@ impl<R: std::io::Read> LineSource<R> {
 
     /// Move the unread bytes to the front and read more (once). Bytes past
     /// `limit` in all are not kept: asking for more once they are reached
-    /// is an error.
+    /// is an error, as is a read that brings no byte under it (the file
+    /// goes on past the bound: not its end).
     fn fill(&mut self) -> std::io::Result<()> {
         if self.over {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "more than {} bytes, stopped reading (docs/limits.md)",
-                    self.limit
-                ),
-            ));
+            return Err(self.past_limit());
         }
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
@@ -593,6 +596,7 @@ impl<R: std::io::Read> LineSource<R> {
         if self.eof || self.end == self.buf.len() {
             return Ok(());
         }
+        let had = self.end;
         loop {
             match self
                 .src
@@ -611,8 +615,22 @@ impl<R: std::io::Read> LineSource<R> {
             self.end -= usize::try_from(total - self.limit)
                 .unwrap_or(self.end)
                 .min(self.end);
+            if self.end <= had {
+                return Err(self.past_limit());
+            }
         }
         Ok(())
+    }
+
+    /// The error of a read past `limit`.
+    fn past_limit(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "more than {} bytes, stopped reading (docs/limits.md)",
+                self.limit
+            ),
+        )
     }
 
     /// Buffer the start of the next line; false at the end of the file.
@@ -623,6 +641,10 @@ impl<R: std::io::Read> LineSource<R> {
             if self.end - self.pos == before && !self.eof {
                 break;
             }
+        }
+        // every byte under the bound read, the file going on past it
+        if self.over && self.end == self.pos {
+            return Err(self.past_limit());
         }
         Ok(self.end > self.pos)
     }
@@ -1012,6 +1034,35 @@ mod tests {
         let (lines, pr) = parse(&v);
         assert_eq!(lines.len(), 5);
         assert_eq!(pr.bad[0].line, 4);
+    }
+
+    /// A journal going on past the byte bound stops there wherever the
+    /// bound falls: at a line's end, or after the last byte of a full
+    /// buffer (a file without a newline, read a buffer at a time), as
+    /// inside a line; never read as if the file ended there (whole, or
+    /// with a torn last record). A file of exactly the bound is whole.
+    #[test]
+    fn a_journal_past_the_byte_bound_is_stopped_wherever_the_bound_falls() {
+        let bytes = joined(&journal_of(20));
+        let ends: Vec<u64> = (1..=bytes.len() as u64)
+            .filter(|&i| bytes[i as usize - 1] == b'\n')
+            .collect();
+        for bound in [ends[9], ends[9] + 1] {
+            let (lines, pr) = read_within(&bytes[..], bound).unwrap();
+            assert_eq!(lines.len(), 10, "bound {bound}");
+            let stopped = pr.stopped.as_ref().map(|t| (t.line, t.offset));
+            assert_eq!(stopped, Some((11, ends[9])), "bound {bound}: {pr:?}");
+            assert!(pr.torn.is_none(), "{pr:?}");
+        }
+        let zeros = vec![0u8; (2 << 16) + 10];
+        let (lines, pr) = read_within(&zeros[..], 2 << 16).unwrap();
+        assert!(lines.is_empty());
+        let stopped = pr.stopped.as_ref().map(|t| (t.line, t.offset));
+        assert_eq!(stopped, Some((1, 0)), "{pr:?}");
+        assert!(pr.torn.is_none(), "{pr:?}");
+        let (lines, pr) = read_within(&bytes[..], bytes.len() as u64).unwrap();
+        assert_eq!(lines.len(), 20);
+        assert!(pr.is_clean(), "{pr:?}");
     }
 
     #[test]
