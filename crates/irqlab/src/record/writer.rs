@@ -478,7 +478,7 @@ pub fn run(
             }
         }
         // affinity from the live sampler's metadata cache (read again
-        // when the set of IRQs changes and about every 10 s)
+        // when the set of IRQs changes and about every 30 s)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
         if last {

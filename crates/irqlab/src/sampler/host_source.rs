@@ -58,7 +58,7 @@ pub struct HostSource {
     irq_dir: Option<Option<AttrDir>>,
     /// The affinity files of up to [`AFFINITY_KEPT_MAX`] IRQs, kept open
     /// on the live root: the sampler reads each IRQ's again about every
-    /// 10 s (`live.rs`), one `pread` instead of an open, a read and a
+    /// 30 s (`live.rs`), one `pread` instead of an open, a read and a
     /// close. Per IRQ, one slot for each of [`targeted::AFFINITY_FILES`].
     affinity_kept: HashMap<u32, [Option<File>; 2]>,
     /// How many IRQs `affinity_kept` may hold (`None`: not asked yet;

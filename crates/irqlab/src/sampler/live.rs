@@ -10,7 +10,7 @@
 //! re-resolution, thread CPU — or, behind the same [`SnapshotSource`]
 //! trait, a recording), the metadata cache (affinity; chip and actions
 //! come with the rows), dropped when the set of IRQs changes and each
-//! affinity read again about every 10 s, the
+//! affinity read again about every 30 s, the
 //! self-cost meter and the clocks. It writes no output, builds no report
 //! and does not pace: callers tick (`Ticker`) and turn a Frame into what
 //! they show.
@@ -149,10 +149,13 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// How often (ns) the sampler reads each cached IRQ affinity again:
-/// irqbalance moves IRQs every 10 s, and an affinity written by hand
-/// takes effect at the IRQ's next interrupt.
-pub const AFFINITY_EVERY_NS: u64 = 10_000_000_000;
+/// How often (ns) the sampler reads each cached IRQ affinity again. A
+/// re-read is one `pread` of a kept descriptor, yet dear on a cold
+/// kernel: 5–6 µs here, so at 10 s the 19 IRQs of the project VM cost
+/// ~12 µs a sample, 5 % of `top --batch`'s (BENCHMARKS.md, session 47);
+/// at 30 s a third of that, and a moved IRQ still shows its new CPUs
+/// within half a minute.
+pub const AFFINITY_EVERY_NS: u64 = 30_000_000_000;
 
 /// Metadata read from the host: dropped when the IRQ set changes; the
 /// affinities are also read again, a few each sample, so that each is at

@@ -261,7 +261,10 @@ impl SnapshotSource for Counting {
 fn affinities_are_read_again_a_share_each_sample_round_robin() {
     const S: u64 = 1_000_000_000;
     let mut src = Counting::default();
-    let mut meta = Metadata::default();
+    let mut meta = Metadata {
+        every_ns: 10 * S,
+        ..Metadata::default()
+    };
     meta.refresh_affinity(&mut src, S);
     for irq in 0..20 {
         meta.asked.push(irq);
