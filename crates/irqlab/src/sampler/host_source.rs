@@ -377,25 +377,22 @@ impl SnapshotSource for HostSource {
         let max = self.affinity_keep_max.get_or_insert_with(affinity_keep_max);
         let keep = fs.is_live() && (kept.len() < *max || kept.contains_key(&irq));
         let mut notes = Vec::new();
-        let kept_read = match dir {
+        let affinity = match dir {
             Some(dir) if keep => {
                 let slots = kept.entry(irq).or_default();
-                read_affinity_kept(fs, dir, slots, irq, &mut notes)
-            }
-            _ => None,
-        };
-        let affinity = match (kept_read, dir) {
-            (Some(affinity), _) => affinity,
-            (None, Some(dir)) => {
-                if keep {
-                    // out of descriptors: give back the kept ones, keep none
-                    kept.clear();
-                    *max = 0;
-                    notes.clear();
+                match read_affinity_kept(fs, dir, slots, irq, &mut notes) {
+                    Some(affinity) => affinity,
+                    None => {
+                        // out of descriptors: give back the kept ones, keep none
+                        kept.clear();
+                        *max = 0;
+                        notes.clear();
+                        targeted::read_affinity_at(fs, dir, irq, &mut notes)
+                    }
                 }
-                targeted::read_affinity_at(fs, dir, irq, &mut notes)
             }
-            (None, None) => targeted::read_affinity(fs, irq, &mut notes),
+            Some(dir) => targeted::read_affinity_at(fs, dir, irq, &mut notes),
+            None => targeted::read_affinity(fs, irq, &mut notes),
         };
         // each file's text noted once per run (re-read when the IRQs change)
         for n in notes {
