@@ -27,6 +27,7 @@ pub mod counters;
 mod files;
 pub mod host_source;
 pub mod live;
+mod metadata;
 pub mod pace;
 pub mod strategy;
 pub mod strategy_cache;

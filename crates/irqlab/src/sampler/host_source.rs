@@ -57,8 +57,8 @@ pub struct HostSource {
     /// sample.
     irq_dir: Option<Option<AttrDir>>,
     /// The affinity files of up to [`AFFINITY_KEPT_MAX`] IRQs, kept open
-    /// on the live root: the sampler reads each IRQ's again about every
-    /// 30 s (`live.rs`), one `pread` instead of an open, a read and a
+    /// on the live root: the sampler reads each IRQ's again
+    /// (`metadata.rs`), one `pread` instead of an open, a read and a
     /// close. Per IRQ, one slot for each of [`targeted::AFFINITY_FILES`].
     affinity_kept: HashMap<u32, [Option<File>; 2]>,
     /// How many IRQs `affinity_kept` may hold (`None`: not asked yet;

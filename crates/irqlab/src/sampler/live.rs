@@ -8,21 +8,19 @@
 //! It owns the previous and current [`Snapshot`], the snapshot source (the
 //! host through [`HostSource`]: strategy decision, kept-open files,
 //! re-resolution, thread CPU — or, behind the same [`SnapshotSource`]
-//! trait, a recording), the metadata cache (affinity; chip and actions
-//! come with the rows), dropped when the set of IRQs changes and each
-//! affinity read again about every 30 s, the
+//! trait, a recording), the metadata cache (`sampler::metadata`), the
 //! self-cost meter and the clocks. It writes no output, builds no report
 //! and does not pace: callers tick (`Ticker`) and turn a Frame into what
 //! they show.
 
 use super::host_source::HostSource;
+use super::metadata::Metadata;
+pub use super::metadata::AFFINITY_EVERY_NS;
 use super::strategy::Choice;
 use super::{clock::CostMeter, SelfCost, Strategy};
 use crate::filter::Filter;
 use crate::threads::ThreadCpu;
 use irqlab_core::Snapshot;
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -124,17 +122,11 @@ impl<'a> Frame<'a> {
     }
 
     /// Affinity of a numbered IRQ: read when first asked for, then
-    /// cached and read again about every [`AFFINITY_EVERY_NS`] (and when
-    /// the set of IRQs changes).
+    /// cached; read again when its counts move to a CPU outside it, about
+    /// every [`AFFINITY_EVERY_NS`] otherwise, and when the set of IRQs
+    /// changes.
     pub fn affinity(&mut self, irq: u32) -> Option<String> {
-        let meta = &mut *self.meta;
-        match meta.affinity.entry(irq) {
-            Entry::Occupied(e) => e.get().clone(),
-            Entry::Vacant(e) => {
-                meta.asked.push(irq);
-                e.insert(self.source.affinity(irq)).clone()
-            }
-        }
+        self.meta.affinity(&mut *self.source, irq)
     }
 
     /// irqlab's cost since this frame's sample began.
@@ -146,106 +138,6 @@ impl<'a> Frame<'a> {
     /// ([`SnapshotSource::thread_totals`]; the baseline's too), into `out`.
     pub fn thread_totals(&self, out: &mut Vec<ThreadCpu>) {
         self.source.thread_totals(out);
-    }
-}
-
-/// How often (ns) the sampler reads each cached IRQ affinity again. A
-/// re-read is one `pread` of a kept descriptor, yet dear on a cold
-/// kernel: 5–6 µs here, so at 10 s the 19 IRQs of the project VM cost
-/// ~12 µs a sample, 5 % of `top --batch`'s (BENCHMARKS.md, session 47);
-/// at 30 s a third of that, and a moved IRQ still shows its new CPUs
-/// within half a minute.
-pub const AFFINITY_EVERY_NS: u64 = 30_000_000_000;
-
-/// Metadata read from the host: dropped when the IRQ set changes; the
-/// affinities are also read again, a few each sample, so that each is at
-/// most about [`AFFINITY_EVERY_NS`] old.
-#[derive(Debug)]
-struct Metadata {
-    affinity: HashMap<u32, Option<String>>,
-    /// The IRQs of `affinity` in the order first asked for: read again
-    /// round robin from `next`.
-    asked: Vec<u32>,
-    next: usize,
-    /// Re-reads owed, in ns of sample time times IRQs (one re-read pays
-    /// `every_ns`), and the sample time they were counted to (0: none).
-    owed: u64,
-    counted_ns: u64,
-    every_ns: u64,
-    /// Numbered IRQs of the latest snapshot, in order.
-    irqs: Vec<u32>,
-    epoch: u64,
-}
-
-impl Default for Metadata {
-    fn default() -> Self {
-        Metadata {
-            affinity: HashMap::new(),
-            asked: Vec::new(),
-            next: 0,
-            owed: 0,
-            counted_ns: 0,
-            every_ns: AFFINITY_EVERY_NS,
-            irqs: Vec::new(),
-            epoch: 0,
-        }
-    }
-}
-
-impl Metadata {
-    /// Drop what was read when the numbered IRQs of `snap` differ.
-    fn check(&mut self, snap: &Snapshot) {
-        let Some(m) = &snap.interrupts else {
-            return;
-        };
-        let numbered = m.rows().iter().filter_map(|r| r.irq);
-        if !self.irqs.iter().copied().eq(numbered) {
-            self.irqs.clear();
-            self.irqs.extend(m.rows().iter().filter_map(|r| r.irq));
-            self.invalidate();
-        }
-    }
-
-    fn invalidate(&mut self) {
-        self.affinity.clear();
-        self.asked.clear();
-        self.next = 0;
-        self.owed = 0;
-        self.epoch = self.epoch.wrapping_add(1);
-    }
-
-    /// At a sample taken at `mono_ns`: read again the affinities owed
-    /// since the last sample (the time since, times the IRQs asked for,
-    /// over `every_ns`), round robin; one that changed replaces the
-    /// cached and moves the epoch, so that consumers rebuild what they
-    /// made of it.
-    fn refresh_affinity<S: SnapshotSource + ?Sized>(&mut self, source: &mut S, mono_ns: u64) {
-        let n = self.asked.len() as u64;
-        let since = mono_ns.saturating_sub(self.counted_ns);
-        let first = self.counted_ns == 0;
-        self.counted_ns = mono_ns;
-        if n == 0 || first {
-            return;
-        }
-        let every = self.every_ns.max(1);
-        let cap = n.saturating_mul(every);
-        self.owed = self.owed.saturating_add(since.saturating_mul(n)).min(cap);
-        let mut changed = false;
-        while self.owed >= every {
-            self.owed -= every;
-            let Some(&irq) = self.asked.get(self.next) else {
-                break;
-            };
-            self.next = (self.next + 1) % self.asked.len();
-            let now = source.affinity(irq);
-            if self.affinity.get(&irq) != Some(&now) {
-                self.affinity.insert(irq, now);
-                changed = true;
-            }
-        }
-        if changed {
-            self.epoch = self.epoch.wrapping_add(1);
-        }
     }
 }
 
@@ -368,7 +260,7 @@ impl<S: SnapshotSource> LiveSampler<S> {
         }
         self.meta.check(&self.cur);
         self.meta
-            .refresh_affinity(&mut self.source, self.cur.mono_ns);
+            .refresh_affinity(&mut self.source, &self.prev, &self.cur);
         self.fresh = true;
         Ok(self.frame(meter, false))
     }

@@ -213,6 +213,21 @@ fn affinity_is_read_again_after_its_period_and_when_the_irq_set_changes() {
 }
 
 #[test]
+fn an_irq_counted_outside_its_affinity_shows_its_new_one_at_that_frame() {
+    let d = tree();
+    w(d.path(), "proc/irq/24/effective_affinity_list", "0\n");
+    let mut live = open(d.path(), None, Choice::ProcInterrupts);
+    assert_eq!(aff(&next(&mut live)).as_deref(), Some("0"));
+    // moved to CPU 1, where it then fires, well within the period
+    w(d.path(), "proc/irq/24/effective_affinity_list", "1\n");
+    let moved = TWO.replace("24:          1          2", "24:          1          9");
+    w(d.path(), "proc/interrupts", &moved);
+    let b = next(&mut live);
+    assert_eq!(aff(&b).as_deref(), Some("1"), "read again at once");
+    assert_eq!(live.meta.every_ns, AFFINITY_EVERY_NS);
+}
+
+#[test]
 fn a_kept_affinity_file_is_read_again_where_it_is() {
     let d = tree();
     w(d.path(), "proc/irq/24/effective_affinity_list", "0\n");
@@ -226,65 +241,6 @@ fn a_kept_affinity_file_is_read_again_where_it_is() {
     // emptied (an IRQ not started): the configured list answers
     w(d.path(), "proc/irq/24/effective_affinity_list", "\n");
     assert_eq!(aff(&next(&mut live)).as_deref(), Some("0-1"));
-}
-
-/// A source whose affinities are the number of times each was read.
-#[derive(Default)]
-struct Counting {
-    reads: HashMap<u32, u32>,
-}
-
-impl SnapshotSource for Counting {
-    fn read(&mut self, _: &mut Snapshot) -> anyhow::Result<()> {
-        Ok(())
-    }
-    fn threads(&mut self, _: u64, out: &mut Vec<ThreadCpu>) {
-        out.clear();
-    }
-    fn affinity(&mut self, irq: u32) -> Option<String> {
-        let n = self.reads.entry(irq).or_default();
-        *n += 1;
-        Some(n.to_string())
-    }
-    fn strategy(&self) -> Strategy {
-        Strategy::ProcInterrupts
-    }
-    fn refresh(&mut self, _: &Snapshot, _: &Filter) -> anyhow::Result<bool> {
-        Ok(false)
-    }
-    fn why(&self) -> &str {
-        "counting"
-    }
-}
-
-#[test]
-fn affinities_are_read_again_a_share_each_sample_round_robin() {
-    const S: u64 = 1_000_000_000;
-    let mut src = Counting::default();
-    let mut meta = Metadata {
-        every_ns: 10 * S,
-        ..Metadata::default()
-    };
-    meta.refresh_affinity(&mut src, S);
-    for irq in 0..20 {
-        meta.asked.push(irq);
-        meta.affinity.insert(irq, src.affinity(irq));
-    }
-    let reads = |src: &Counting| -> u32 { src.reads.values().sum() };
-    // 20 IRQs, one sample a second: two read again each sample
-    for k in 2..=11 {
-        meta.refresh_affinity(&mut src, k * S);
-        assert_eq!(reads(&src), 20 + 2 * (k as u32 - 1), "sample {k}");
-    }
-    assert!(src.reads.values().all(|&n| n == 2), "each once in 10 s");
-    assert_eq!(meta.affinity.get(&0), Some(&Some("2".into())));
-    // a minute without a sample: each once, not six times
-    meta.refresh_affinity(&mut src, 71 * S);
-    assert!(src.reads.values().all(|&n| n == 3), "{:?}", src.reads);
-    // every re-read changed a value: one epoch step per sample, not per IRQ
-    let e = meta.epoch;
-    meta.refresh_affinity(&mut src, 72 * S);
-    assert_eq!(meta.epoch, e + 1);
 }
 
 #[test]
