@@ -2,9 +2,10 @@
 //! from the source when a consumer first asks for it, dropped when the
 //! set of IRQs changes, and read again when its counts move to a CPU
 //! outside it (the next sample after irqbalance or a write to
-//! `smp_affinity_list` moves an IRQ that fires) and otherwise, round
-//! robin, about every [`AFFINITY_EVERY_NS`] (an IRQ moved while it does
-//! not fire). Owns nothing else: chip and actions come with the rows.
+//! `smp_affinity_list` moves an IRQ that fires) or start again (its number
+//! given to another device), and otherwise, round robin, about every
+//! [`AFFINITY_EVERY_NS`] (an IRQ moved while it does not fire). Owns
+//! nothing else: chip and actions come with the rows.
 
 use super::live::SnapshotSource;
 use irqlab_core::{CpuList, Interrupts, IrqRow, Snapshot};
@@ -62,10 +63,20 @@ struct Watch {
     /// The CPUs of the cached affinity (empty: not asked for or not a CPU
     /// list, not watched).
     cpus: CpuList,
-    /// Sample time before which counts elsewhere do not make it read
-    /// again: set after such a read found the same affinity (an IRQ that
-    /// fires outside the CPUs its file lists is read once per period).
+    /// Sample time before which its counts do not make it read again:
+    /// set after such a read found the same affinity (an IRQ that fires
+    /// outside the CPUs its file lists is read once per period).
     quiet_until: u64,
+}
+
+impl Watch {
+    /// Watch the CPUs of `affinity` (none when it is not a CPU list).
+    fn set(&mut self, affinity: Option<&str>) {
+        let text = affinity.unwrap_or_default().as_bytes();
+        if self.cpus.parse_list_into(text, "affinity").is_err() {
+            self.cpus = CpuList::default();
+        }
+    }
 }
 
 impl Default for Metadata {
@@ -107,12 +118,8 @@ impl Metadata {
 
     /// Check `irq`'s counts against `affinity` from now on.
     fn watch_as(&mut self, irq: u32, affinity: Option<&str>) {
-        let Some(w) = self.index.get(&irq).and_then(|&i| self.watch.get_mut(i)) else {
-            return;
-        };
-        let text = affinity.unwrap_or_default().as_bytes();
-        if w.cpus.parse_list_into(text, "affinity").is_err() {
-            w.cpus = CpuList::default();
+        if let Some(w) = self.index.get(&irq).and_then(|&i| self.watch.get_mut(i)) {
+            w.set(affinity);
         }
     }
 
@@ -173,8 +180,9 @@ impl Metadata {
     }
 
     /// Read again each watched IRQ whose counts rose on a CPU outside its
-    /// affinity between `o` and `n` (of this sample's window of rows, all
-    /// of them up to [`CHECK_CELLS`] cells); whether one changed.
+    /// affinity, or went back, between `o` and `n` (of this sample's
+    /// window of rows, all of them up to [`CHECK_CELLS`] cells); whether
+    /// one changed.
     fn read_moved<S: SnapshotSource + ?Sized>(
         &mut self,
         source: &mut S,
@@ -197,7 +205,7 @@ impl Metadata {
             if !due || w.cpus.is_empty() || now < w.quiet_until {
                 continue;
             }
-            if !elsewhere(&n.cpus, or, nr, &w.cpus) {
+            if !moved_or_reset(&n.cpus, or, nr, &w.cpus) {
                 continue;
             }
             let Some(irq) = nr.irq else {
@@ -208,10 +216,7 @@ impl Metadata {
                 w.quiet_until = now.saturating_add(every);
                 continue;
             }
-            let text = read.as_deref().unwrap_or_default().as_bytes();
-            if w.cpus.parse_list_into(text, "affinity").is_err() {
-                w.cpus = CpuList::default();
-            }
+            w.set(read.as_deref());
             self.affinity.insert(irq, read);
             changed = true;
         }
@@ -249,11 +254,12 @@ impl Metadata {
     }
 }
 
-/// Whether row `n` counted, since row `o`, on a CPU of `cpus` (the
-/// columns of both, ascending) that `set` does not hold. Only rows with a
-/// count per CPU are checked; a count that went back (a 32-bit wrap, an
-/// IRQ number given to another device) counts as a change.
-fn elsewhere(cpus: &[u32], o: &IrqRow, n: &IrqRow, set: &CpuList) -> bool {
+/// Whether row `n`, since row `o`, counted on a CPU of `cpus` (the
+/// columns of both, ascending) that `set` does not hold, or has a count
+/// that went back on any CPU (an IRQ number given to another device,
+/// whose counts start again; a 32-bit wrap). Only rows with a count per
+/// CPU are checked.
+fn moved_or_reset(cpus: &[u32], o: &IrqRow, n: &IrqRow, set: &CpuList) -> bool {
     let (Some(a), Some(b)) = (o.per_cpu(), n.per_cpu()) else {
         return false;
     };
@@ -264,6 +270,9 @@ fn elsewhere(cpus: &[u32], o: &IrqRow, n: &IrqRow, set: &CpuList) -> bool {
     for ((&cpu, &x), &y) in cpus.iter().zip(a).zip(b) {
         if x == y {
             continue;
+        }
+        if y < x {
+            return true;
         }
         while ranges.next_if(|&&(_, hi)| hi < cpu).is_some() {}
         if ranges.peek().is_none_or(|&&(lo, _)| lo > cpu) {

@@ -143,6 +143,19 @@ fn an_irq_counted_outside_its_affinity_is_read_again_at_that_sample() {
 }
 
 #[test]
+fn an_irq_whose_counts_start_again_is_read_again() {
+    let mut src = Counting::default();
+    let s1 = snap(S, &two([5, 90], [0, 7]));
+    let mut meta = asked(&mut src, &s1, "0-1", "1");
+    // the number given to another device: its counts start from 0
+    src.fixed.insert(24, "0".into());
+    let s2 = snap(2 * S, &two([0, 3], [0, 8]));
+    sample(&mut meta, &mut src, &s1, &s2);
+    assert_eq!(meta.affinity.get(&24), Some(&Some("0".into())));
+    assert_eq!(src.reads.get(&25), Some(&1));
+}
+
+#[test]
 fn an_irq_that_fires_outside_the_cpus_its_file_lists_is_read_once_a_period() {
     let mut src = Counting::default();
     let s1 = snap(S, &two([5, 5], [0, 0]));
@@ -194,22 +207,24 @@ fn row(counts: &[u64]) -> IrqRow {
 }
 
 #[test]
-fn elsewhere_looks_only_at_cpus_that_counted() {
+fn moved_or_reset_looks_only_at_cpus_that_counted() {
     let cpus = [0, 1, 2, 3, 8, 9];
     let o = row(&[1, 1, 1, 1, 1, 1]);
     let set = |t: &str| CpuList::parse_list(t.as_bytes(), "t").unwrap();
     let n = row(&[1, 2, 2, 1, 1, 5]);
-    assert!(!elsewhere(&cpus, &o, &n, &set("1-2,9")));
-    assert!(!elsewhere(&cpus, &o, &n, &set("0-9")));
-    assert!(elsewhere(&cpus, &o, &n, &set("1-2")));
-    assert!(elsewhere(&cpus, &o, &n, &set("2,9")));
-    assert!(elsewhere(&cpus, &o, &n, &set("5")));
-    assert!(!elsewhere(&cpus, &o, &o, &set("5")), "nothing counted");
-    // a count that went back (a wrap) is a change too
+    assert!(!moved_or_reset(&cpus, &o, &n, &set("1-2,9")));
+    assert!(!moved_or_reset(&cpus, &o, &n, &set("0-9")));
+    assert!(moved_or_reset(&cpus, &o, &n, &set("1-2")));
+    assert!(moved_or_reset(&cpus, &o, &n, &set("2,9")));
+    assert!(moved_or_reset(&cpus, &o, &n, &set("5")));
+    assert!(!moved_or_reset(&cpus, &o, &o, &set("5")), "nothing counted");
+    // a count that went back (a new device on the number, a wrap) is a
+    // change too, on a CPU of the set as well
     let wrapped = row(&[0, 1, 1, 1, 1, 1]);
-    assert!(elsewhere(&cpus, &o, &wrapped, &set("1-9")));
+    assert!(moved_or_reset(&cpus, &o, &wrapped, &set("1-9")));
+    assert!(moved_or_reset(&cpus, &o, &wrapped, &set("0-9")));
     // columns that do not match the counts: not compared
-    assert!(!elsewhere(&cpus[..5], &o, &n, &set("5")));
+    assert!(!moved_or_reset(&cpus[..5], &o, &n, &set("5")));
 }
 
 #[test]
