@@ -478,8 +478,8 @@ pub fn run(
             }
         }
         // affinity from the live sampler's metadata cache (read again
-        // when the set of IRQs changes, when an IRQ fires outside it,
-        // and about every 2 min)
+        // when the set of IRQs changes, when an IRQ's counts rise outside
+        // it or go back, and about every 2 min)
         run.add(view, &cfg.filter, &mut |irq| s.frame.affinity(irq))?;
         run.sum.sample_cpu_ns += meter.stop().cpu_ns;
         if last {

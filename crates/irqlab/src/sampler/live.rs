@@ -122,9 +122,9 @@ impl<'a> Frame<'a> {
     }
 
     /// Affinity of a numbered IRQ: read when first asked for, then
-    /// cached; read again when its counts move to a CPU outside it, about
-    /// every [`AFFINITY_EVERY_NS`] otherwise, and when the set of IRQs
-    /// changes.
+    /// cached; read again when its counts move to a CPU outside it or go
+    /// back, about every [`AFFINITY_EVERY_NS`] otherwise, and when the set
+    /// of IRQs changes.
     pub fn affinity(&mut self, irq: u32) -> Option<String> {
         self.meta.affinity(&mut *self.source, irq)
     }
