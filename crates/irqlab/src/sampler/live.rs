@@ -15,7 +15,6 @@
 
 use super::host_source::HostSource;
 use super::metadata::Metadata;
-pub use super::metadata::AFFINITY_EVERY_NS;
 use super::strategy::Choice;
 use super::{clock::CostMeter, SelfCost, Strategy};
 use crate::filter::Filter;
@@ -123,8 +122,8 @@ impl<'a> Frame<'a> {
 
     /// Affinity of a numbered IRQ: read when first asked for, then
     /// cached; read again when its counts move to a CPU outside it or go
-    /// back, about every [`AFFINITY_EVERY_NS`] otherwise, and when the set
-    /// of IRQs changes.
+    /// back, about every 2 min otherwise (`metadata::AFFINITY_EVERY_NS`),
+    /// and when the set of IRQs changes.
     pub fn affinity(&mut self, irq: u32) -> Option<String> {
         self.meta.affinity(&mut *self.source, irq)
     }

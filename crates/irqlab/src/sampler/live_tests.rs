@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::report::{self, Report};
+use crate::sampler::metadata::AFFINITY_EVERY_NS;
 use irqlab_core::delta::Gap;
 use std::path::Path;
 

@@ -211,14 +211,11 @@ impl Metadata {
             let Some(irq) = nr.irq else {
                 continue;
             };
-            let read = source.affinity(irq);
-            if self.affinity.get(&irq) == Some(&read) {
+            if replace(&mut self.affinity, Some(&mut *w), irq, source.affinity(irq)) {
+                changed = true;
+            } else {
                 w.quiet_until = now.saturating_add(every);
-                continue;
             }
-            w.set(read.as_deref());
-            self.affinity.insert(irq, read);
-            changed = true;
         }
         changed
     }
@@ -243,15 +240,29 @@ impl Metadata {
                 break;
             };
             self.next = (self.next + 1) % self.asked.len();
-            let now = source.affinity(irq);
-            if self.affinity.get(&irq) != Some(&now) {
-                self.watch_as(irq, now.as_deref());
-                self.affinity.insert(irq, now);
-                changed = true;
-            }
+            let w = self.index.get(&irq).and_then(|&i| self.watch.get_mut(i));
+            changed |= replace(&mut self.affinity, w, irq, source.affinity(irq));
         }
         changed
     }
+}
+
+/// Put `read` in `cached` as `irq`'s affinity, and its CPUs in `w`, when
+/// it differs from the cached one; whether it did.
+fn replace(
+    cached: &mut HashMap<u32, Option<String>>,
+    w: Option<&mut Watch>,
+    irq: u32,
+    read: Option<String>,
+) -> bool {
+    if cached.get(&irq) == Some(&read) {
+        return false;
+    }
+    if let Some(w) = w {
+        w.set(read.as_deref());
+    }
+    cached.insert(irq, read);
+    true
 }
 
 /// Whether row `n`, since row `o`, counted on a CPU of `cpus` (the
