@@ -4,7 +4,7 @@
  * (tools/observer-cost.sh), not a target. It answers how much of
  * irqlab json's cost over the floor any writer that does the work pays.
  *
- *   json-floor [-w BYTES] [-i MS] [-c] N [[+|K@]FILE...]
+ *   json-floor [-w BYTES] [-i MS] [-c] [-a] N [[+|K@]FILE...]
  *
  * The floor's command line, pacing and reads (see observer-floor.c: the
  * FILEs, default the three below, read N + 1 times at offset 0, PATH with
@@ -17,8 +17,9 @@
  *       space: label, counts, deltas (mod 2^32) and rates over the
  *       CLOCK_MONOTONIC interval, total and total rate, description,
  *       actions (after the chip and hwirq[-flow] tokens, split on ", "),
- *       and for numbered rows the affinity list read at start from
- *       /proc/irq/N/effective_affinity_list; rows by total, highest
+ *       and with -a (as `top --affinity`) for numbered rows the affinity
+ *       list read at start from /proc/irq/N/effective_affinity_list;
+ *       rows by total, highest
  *       first, equal totals in file order. A changed row or CPU set is a
  *       new baseline: the section is null that sample.
  *   /proc/softirqs    per vector: name, counts, total, rates, total rate.
@@ -94,7 +95,7 @@ static int nthreads;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: json-floor [-w BYTES] [-i MS] [-c] N [[+|K@]FILE...]\n");
+    fprintf(stderr, "usage: json-floor [-w BYTES] [-i MS] [-c] [-a] N [[+|K@]FILE...]\n");
     exit(2);
 }
 
@@ -345,11 +346,18 @@ static char *put_actions(char *p, const char *a, const char *e)
     return p;
 }
 
+/* -a: numbered rows carry their affinity (`top --affinity`). */
+static int with_affinity;
+
 static void read_affinity(struct irow *r)
 {
     char path[sizeof irq_dir + 48], *p = put(path, irq_dir, irq_dir_len);
     int fd;
     ssize_t n;
+
+    r->aff_len = 0;
+    if (!with_affinity)
+        return;
 
     p = put_u64(p, (uint64_t)r->irq);
     p = PUT(p, "/effective_affinity_list");
@@ -845,8 +853,11 @@ int main(int argc, char **argv)
     struct timespec t, now, wall;
 
     while (a < argc && argv[a][0] == '-') {
-        if (!strcmp(argv[a], "-c")) {
-            cost = 1;
+        if (!strcmp(argv[a], "-c") || !strcmp(argv[a], "-a")) {
+            if (argv[a][1] == 'c')
+                cost = 1;
+            else
+                with_affinity = 1;
             a++;
             continue;
         }

@@ -19,6 +19,8 @@
 #   2. Per-sample and fixed CPU of the live samplers against the floor
 #      and mpstat: in every round, all running, each taking HI samples at
 #      1 s: `top --batch --format json`, `top --batch --format text`,
+#      `top --batch --format json --affinity` (its fixed cost a
+#      reference, not a target: the affinity reads mpstat does not make),
 #      `record -i 1s`, `serve -i 1s` (its /metrics scraped every SCRAPE
 #      s), `mpstat -I ALL 1` and the floor
 #      process tools/observer-floor.c given the files irqlab reads per
@@ -40,9 +42,9 @@
 #      in between, as issue 26 defines it (the
 #      difference of a HI- and a LO-sample run) without the noise of
 #      separate runs: no start or exit cost in it, nor what a process's
-#      first samples do once (json's first frame reads every numbered
-#      row's affinity file and builds each row's cached JSON; its second
-#      closes those files). It is printed as a ratio to the floor's per
+#      first samples do once (json's first frame builds each row's cached
+#      JSON; with --affinity it reads every numbered row's affinity file
+#      and its second closes those files). It is printed as a ratio to the floor's per
 #      sample; fixed = whole-process CPU (user + system from wait4) - HI
 #      x per sample (start, baseline, the first samples' one-off work,
 #      exit), as a ratio to mpstat's fixed cost. Beside it, for
@@ -380,6 +382,8 @@ def record_cmd(count, binary=irqlab):
 contenders = {
     "top --batch --format json": lambda c: [irqlab, "top", "--batch", "--format", "json", "-i", "1s", "-n", str(c)],
     "top --batch --format text": lambda c: [irqlab, "top", "--batch", "--format", "text", "-i", "1s", "-n", str(c)],
+    "top --batch --format json --affinity":
+        lambda c: [irqlab, "top", "--batch", "--format", "json", "--affinity", "-i", "1s", "-n", str(c)],
     "record -i 1s": record_cmd,
     "serve -i 1s": serve_cmd,
     "mpstat": lambda c: ["mpstat", "-I", "ALL", "1", str(c)],

@@ -230,6 +230,33 @@ fn a_cpu_subset_recording_replays_with_its_recorded_cpus() {
     assert!(!err.contains("not online"), "{err}");
 }
 
+/// `replay --batch --format json` carries each numbered row's recorded
+/// affinity only with `--affinity`, as `top` does; with text lines the
+/// flag is refused.
+#[test]
+fn replay_json_carries_affinity_only_when_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = recording(d.path());
+    let with = |flags: &[&str]| {
+        let (json, _) = replay_with(&rec, flags);
+        json.lines().any(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let rows = v["interrupts"]["rows"].as_array().unwrap().clone();
+            rows.iter().any(|r| r.get("affinity").is_some())
+        })
+    };
+    assert!(!with(&["--format", "json"]));
+    assert!(with(&["--format", "json", "--affinity"]));
+    let o = common::replay_batch(&rec, &["--affinity"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("replay --affinity: text lines show no affinity"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// The IRQ row labels of each block of `replay --batch` text (not
 /// `Average:`).
 fn text_rows(text: &str) -> Vec<Vec<String>> {

@@ -39,7 +39,7 @@ fn json_lines_have_the_documented_fields() {
     let d = tempfile::tempdir().unwrap();
     synth(d.path());
     let out = top(d.path())
-        .args(["-i", "20ms", "-n", "3", "--format", "json"])
+        .args(["-i", "20ms", "-n", "3", "--format", "json", "--affinity"])
         .output()
         .unwrap();
     assert!(
@@ -68,7 +68,8 @@ fn json_lines_have_the_documented_fields() {
         assert_eq!(v["interrupts"]["cpus"], serde_json::json!([0, 1, 3]));
         let rows = v["interrupts"]["rows"].as_array().unwrap();
         assert!(rows.iter().all(|r| r["total_rate"].as_f64() == Some(0.0)));
-        // the README's row fields, no more (affinity when /proc/irq/N exists)
+        // the README's row fields, no more (affinity, asked for, when
+        // /proc/irq/N exists)
         for r in rows {
             let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
             keys.sort_unstable();
@@ -92,6 +93,41 @@ fn json_lines_have_the_documented_fields() {
     }
     let m0 = lines[0]["mono_ns"].as_u64().unwrap();
     assert!(lines[2]["mono_ns"].as_u64().unwrap() > m0);
+}
+
+/// Without `--affinity`, JSON lines carry no `affinity` and no affinity
+/// file is read: a file that is not a CPU list, which `--affinity` notes,
+/// goes unremarked.
+#[test]
+fn json_lines_carry_affinity_only_when_asked() {
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    for e in std::fs::read_dir(d.path().join("proc/irq")).unwrap() {
+        let file = e.unwrap().path().join("effective_affinity_list");
+        if file.exists() {
+            std::fs::write(file, "zz\n").unwrap();
+        }
+    }
+    let run = |extra: &[&str]| {
+        let out = top(d.path())
+            .args(["-i", "20ms", "-n", "2", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{extra:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        let with = json_lines(&out.stdout).iter().any(|v| {
+            let rows = v["interrupts"]["rows"].as_array().unwrap();
+            rows.iter().any(|r| r.get("affinity").is_some())
+        });
+        (with, err)
+    };
+    let (with, err) = run(&[]);
+    assert!(!with, "no affinity unless asked");
+    assert_eq!(err, "", "no affinity file read");
+    let (with, err) = run(&["--affinity"]);
+    assert!(with, "--affinity: rows carry it");
+    assert!(err.contains("effective_affinity_list not shown"), "{err}");
 }
 
 #[test]
@@ -878,7 +914,7 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_and_noted_once() {
     std::fs::write(&eff, "0-\n").unwrap();
     std::fs::write(&conf, "\x1b[2J\n").unwrap();
     let out = top(d.path())
-        .args(["-i", "20ms", "-n", "3", "--format", "json"])
+        .args(["-i", "20ms", "-n", "3", "--format", "json", "--affinity"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1087,7 +1123,8 @@ fn per_cpu_count_that_cannot_apply_is_refused() {
 /// Flags that cannot apply are refused (exit 2, the flag named) before
 /// anything runs: `--sort` other than rate with JSON Lines (documented as
 /// always by rate), `--strategy per-cpu-count` without an `--irq`
-/// selection; the same flags that can apply run.
+/// selection, `--affinity` with text lines; the same flags that can
+/// apply run.
 #[test]
 fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
     let d = tempfile::tempdir().unwrap();
@@ -1121,6 +1158,17 @@ fn sort_with_json_and_per_cpu_count_without_irq_are_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--strategy per-cpu-count needs --irq"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let out = top(d.path())
+        .args(["-n", "1", "-i", "10ms", "--affinity"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--affinity: text lines show no affinity (use --format json"),
         "{err}"
     );
     assert!(out.stdout.is_empty());

@@ -61,9 +61,18 @@ pub struct Args {
     #[arg(long, value_name = "RATE", value_parser = super::top::parse_threshold,
           allow_hyphen_values = true)]
     pub threshold: Option<f64>,
+    /// Add each numbered IRQ's recorded affinity to JSON lines
+    /// (`affinity`), as `top --affinity` (the interactive view always
+    /// shows it; text lines have none).
+    #[arg(long)]
+    pub affinity: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(why) = super::top::affinity_refusal(args.affinity, args.batch, args.format) {
+        eprintln!("irqlab: error: replay {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     // Batch: SIGINT/SIGTERM caught before the recording is read (a signal
     // while a large one is read, or its warnings wait on a full stderr,
     // ends the run at its first frame with 128 + signal, not lost in a
@@ -326,7 +335,7 @@ fn batch(
         threshold: args.threshold,
         ..TextOpts::default()
     };
-    let writer = BatchWriter::new(args.format, opts, &live, false);
+    let writer = BatchWriter::new(args.format, opts, &live, false).with_affinity(args.affinity);
     let mut pace = PacedRun::new(Duration::ZERO, End::Count(frames as u64));
     writer.run(
         &mut live,

@@ -436,8 +436,14 @@ impl JsonlWriter {
 
     /// The line of one live frame (with the traced figures of the same
     /// tick, if any); cached metadata is dropped when the frame's IRQ set
-    /// changed.
-    pub fn frame_line(&mut self, frame: &mut Frame, trace: Option<&TopTrace>) -> &[u8] {
+    /// changed. Numbered rows carry `affinity` only when `with_affinity`
+    /// (`--affinity`): without it no affinity file is read.
+    pub fn frame_line(
+        &mut self,
+        frame: &mut Frame,
+        trace: Option<&TopTrace>,
+        with_affinity: bool,
+    ) -> &[u8] {
         if frame.meta_epoch != self.epoch {
             self.invalidate();
             self.epoch = frame.meta_epoch;
@@ -453,7 +459,7 @@ impl JsonlWriter {
             trace,
             samples: Some(frame.samples),
         };
-        let mut affinity = |irq: u32| frame.affinity(irq);
+        let mut affinity = |irq: u32| with_affinity.then(|| frame.affinity(irq)).flatten();
         self.line(&inp, &mut affinity)
     }
 

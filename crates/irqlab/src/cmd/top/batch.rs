@@ -162,6 +162,8 @@ pub struct BatchWriter {
     /// Text: what `Average:` needs; `None` for JSON Lines.
     summary: Option<Summary>,
     jsonl: JsonlWriter,
+    /// JSON: numbered rows carry `affinity` (`--affinity`).
+    affinity: bool,
     buf: Vec<u8>,
     /// Flush after every frame (live runs: each interval shows at once).
     flush_each: bool,
@@ -194,10 +196,18 @@ impl BatchWriter {
                 single: None,
             }),
             jsonl: JsonlWriter::with_threshold(opts.threshold),
+            affinity: false,
             buf: Vec::new(),
             flush_each,
             frames: 0,
         }
+    }
+
+    /// JSON lines whose numbered rows carry `affinity` (`--affinity`);
+    /// without it no affinity is asked of the frame, so none is read.
+    pub fn with_affinity(mut self, affinity: bool) -> BatchWriter {
+        self.affinity = affinity;
+        self
     }
 
     /// How many frames (intervals) were written.
@@ -215,7 +225,7 @@ impl BatchWriter {
         let buf = &mut self.buf;
         let line: &[u8] = match self.summary.as_mut() {
             // JSON: the writer's own line (written over the last one)
-            None => self.jsonl.frame_line(frame, traced),
+            None => self.jsonl.frame_line(frame, traced, self.affinity),
             Some(sum) => {
                 // text prints no affinity: no affinity reads (~1 file per
                 // IRQ at the first frame) and no String per row per sample
@@ -378,7 +388,7 @@ pub fn run(args: &Args, resolved: Option<Resolved>, stop: &Stop) -> anyhow::Resu
         threshold: args.threshold,
         verbose: args.verbose,
     };
-    let mut writer = BatchWriter::new(args.format, opts, &live, true);
+    let mut writer = BatchWriter::new(args.format, opts, &live, true).with_affinity(args.affinity);
     // Real write errors: a closed stdout (EPIPE) fails the first write
     // and `?` ends the loop; /dev/null is a sink (see `export::stdout`).
     // Unbuffered: each frame (and `Average:`) is one block, written whole.

@@ -127,6 +127,7 @@ fn threshold_of(s: &str, expected: &str, what: &str) -> Result<f64, String> {
     irqlab top -i 250ms --irq 'nvme|eth0' --cpus 0-7\n  \
     irqlab top --batch -i 1s -n 10                 # mpstat-like text lines\n  \
     irqlab top --batch --format json --irq virtio  # JSON Lines, one object per interval\n  \
+    irqlab top --batch --format json --affinity    # ... with each IRQ's CPUs, followed as they move\n  \
     sudo irqlab top --trace                        # + exact handler/softirq time (eBPF, feature trace)")]
 pub struct Args {
     #[command(flatten)]
@@ -164,6 +165,12 @@ pub struct Args {
     /// irqlab's own cost to text lines.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Add each numbered IRQ's affinity to JSON lines (`affinity`: the
+    /// effective CPU list, else the configured one), read at start and
+    /// again when the IRQ fires outside it (about 17 us an IRQ at start;
+    /// the interactive view always shows it; text lines have none).
+    #[arg(long)]
+    pub affinity: bool,
     /// Exact hard IRQ and softirq time from eBPF programs (as `irqlab
     /// trace`; root, a binary built with `--features trace`): per CPU, per
     /// shown IRQ row, per softirq vector with raise -> entry latency.
@@ -211,8 +218,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// A flag that cannot apply, refused before anything runs: `--sort`
 /// other than `rate` with JSON Lines (their rows are always by rate), and
 /// `--strategy per-cpu-count` without `--irq` (it reads the selected
-/// numbered IRQs' files: with no selection there are none to read).
+/// numbered IRQs' files: with no selection there are none to read), and
+/// `--affinity` with text lines ([`affinity_refusal`]).
 fn usage_error(args: &Args) -> Option<String> {
+    if let Some(why) = affinity_refusal(args.affinity, args.batch, args.format) {
+        return Some(why);
+    }
     if args.batch && args.format == BatchFormat::Json && args.sort != SortArg::Rate {
         let sort = args.sort.to_possible_value()?.get_name().to_string();
         return Some(format!(
@@ -226,6 +237,16 @@ fn usage_error(args: &Args) -> Option<String> {
         );
     }
     None
+}
+
+/// `--affinity` of `top` and `replay` where it cannot apply: text lines
+/// (`--batch`, format text) print no affinity. The interactive view
+/// always shows it, JSON lines with the flag.
+pub(crate) fn affinity_refusal(affinity: bool, batch: bool, format: BatchFormat) -> Option<String> {
+    (affinity && batch && format == BatchFormat::Text).then(|| {
+        "--affinity: text lines show no affinity (use --format json; the interactive view always shows it)"
+            .to_string()
+    })
 }
 
 /// `--strategy per-cpu-count` at start ([`per_cpu_count_start`]): the
