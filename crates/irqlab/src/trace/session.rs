@@ -194,6 +194,12 @@ impl Session {
         self.tracer.read(&mut self.counters)?;
         let t1 = crate::sampler::clock::mono_ns();
         convert(&self.counters, out);
+        if !based {
+            // right after the maps, before anything else is read: a run
+            // between the two reads never looks missed, so the fewer the
+            // better (more than one per CPU failed CI on a busy machine)
+            self.read_kernel(|k| k.baseline(out));
+        }
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
         // zeroed, not cleared: the groups are the same every read, so
         // their keys are not allocated again
@@ -202,9 +208,6 @@ impl Session {
             f.read(&mut out.missed)?;
         }
         self.skipped.clone_from(&out.missed);
-        if !based {
-            self.read_kernel(|k| k.baseline(out));
-        }
         if let Some(k) = &self.kernel {
             // a run a program skipped is also a run the kernel counted and
             // no program saw: the larger count holds both
@@ -410,11 +413,13 @@ impl KernelFiles {
         })
     }
 
-    /// The first read, just after the maps that gave `traced`.
+    /// The first read, just after the maps that gave `traced`:
+    /// /proc/softirqs first, its runs the most frequent of those a gap
+    /// between the two reads hides.
     fn baseline(&mut self, traced: &Sample) -> Result<()> {
         self.last_at = crate::sampler::clock::mono_ns();
-        self.interrupts.sample(&mut self.snap)?;
         self.softirqs.sample(&mut self.snap)?;
+        self.interrupts.sample(&mut self.snap)?;
         let (Some(irqs), Some(soft)) = (&self.snap.interrupts, &self.snap.softirqs) else {
             anyhow::bail!("the kernel's counts were not read");
         };
@@ -422,15 +427,14 @@ impl KernelFiles {
         Ok(())
     }
 
-    /// A later read, just before the maps: /proc/softirqs, and
-    /// /proc/interrupts when due, or `closing` (a read that must be
-    /// exact). After each read of the latter, how many reads until the
+    /// A later read, just before the maps: /proc/interrupts when due, or
+    /// `closing` (a read that must be exact), then /proc/softirqs, last,
+    /// nearest the maps. After each read of the former, how many reads until the
     /// next is set from what it took against the time per read since the
     /// last one; reads that come irregularly (two back to back, then a
     /// long wait) have it due after as long as the budget needs, whatever
     /// that count says.
     fn read(&mut self, closing: bool) -> Result<()> {
-        self.softirqs.sample(&mut self.snap)?;
         self.since += 1;
         let now = crate::sampler::clock::mono_ns();
         let waited = super::untraced::waited_for(
@@ -442,6 +446,7 @@ impl KernelFiles {
         if due {
             self.interrupts.sample(&mut self.snap)?;
         }
+        self.softirqs.sample(&mut self.snap)?;
         let Some(soft) = &self.snap.softirqs else {
             anyhow::bail!("the kernel's softirq counts were not read");
         };
