@@ -196,8 +196,8 @@ impl Session {
         convert(&self.counters, out);
         if !based {
             // right after the maps, before anything else is read: a run
-            // between the two reads never looks missed, so the fewer the
-            // better (more than one per CPU failed CI on a busy machine)
+            // between the two reads never looks missed, so the shorter
+            // that gap, the fewer such runs on a busy machine
             self.read_kernel(|k| k.baseline(out));
         }
         out.at_ns = t0 + (t1.saturating_sub(t0)) / 2;
