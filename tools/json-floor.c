@@ -362,7 +362,6 @@ static void read_affinity(struct irow *r)
     p = put_u64(p, (uint64_t)r->irq);
     p = PUT(p, "/effective_affinity_list");
     *p = 0;
-    r->aff_len = 0;
     r->aff = (uint32_t)aff_used;
     if ((fd = open(path, O_RDONLY)) < 0)
         return;
@@ -853,11 +852,13 @@ int main(int argc, char **argv)
     struct timespec t, now, wall;
 
     while (a < argc && argv[a][0] == '-') {
-        if (!strcmp(argv[a], "-c") || !strcmp(argv[a], "-a")) {
-            if (argv[a][1] == 'c')
-                cost = 1;
-            else
-                with_affinity = 1;
+        if (!strcmp(argv[a], "-c")) {
+            cost = 1;
+            a++;
+            continue;
+        }
+        if (!strcmp(argv[a], "-a")) {
+            with_affinity = 1;
             a++;
             continue;
         }

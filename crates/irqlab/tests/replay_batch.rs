@@ -248,13 +248,7 @@ fn replay_json_carries_affinity_only_when_asked() {
     assert!(!with(&["--format", "json"]));
     assert!(with(&["--format", "json", "--affinity"]));
     let o = common::replay_batch(&rec, &["--affinity"]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("replay --affinity: text lines show no affinity"),
-        "{err}"
-    );
-    assert!(o.stdout.is_empty());
+    common::refused(&o, "replay --affinity: text lines show no affinity");
 }
 
 /// The IRQ row labels of each block of `replay --batch` text (not

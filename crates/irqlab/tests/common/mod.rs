@@ -236,6 +236,14 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
+/// A usage refusal: exit 2, `needle` on stderr, nothing on stdout.
+pub fn refused(out: &std::process::Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+    assert!(out.stdout.is_empty());
+}
+
 /// `irqlab show --root ROOT ARGS…`: exit code, stdout, stderr.
 #[allow(dead_code)]
 pub fn show(root: &Path, args: &[&str]) -> (i32, String, String) {
