@@ -6,16 +6,18 @@
 #
 #   1. `irqlab show` on a 1152-CPU × 1056-IRQ synth tree against `cat` of
 #      its proc/interrupts: `--irq '^NMI$' --format json`, `--format json`,
-#      `--format table` (CPU of each process alone, from wait4's rusage;
-#      best of REPS runs per round), and peak RSS of `show` and
-#      `show --interval` against the file size (/usr/bin/time's %M).
-#      Beside them the show floor, tools/show-floor.c (needs cc): the
-#      three files read to their end, the affinity file of every numbered
-#      row opened and read as show does, and a write of show json's size.
-#      It is what any show json of the tree pays in the kernel and at
-#      start, so show json / show floor is the part show's own code
-#      decides, and show floor / cat says how far above `cat` the
-#      affinity reads alone put every show json on this machine.
+#      `--format json --affinity` (a reference: every numbered row's
+#      affinity file read), `--format table` (CPU of each process alone,
+#      from wait4's rusage; best of REPS runs per round), and peak RSS of
+#      `show` and `show --interval` against the file size (/usr/bin/time's
+#      %M). Beside them the show floors, tools/show-floor.c (needs cc):
+#      the three files read to their end and a write of show json's size,
+#      and with `--affinity` also the affinity file of every numbered row
+#      opened and read as show does. Each is what any show json of the
+#      tree pays in the kernel and at start, so show json / show floor is
+#      the part show's own code decides, and the affinity floor / cat says
+#      how far above `cat` the affinity reads alone put every show json
+#      --affinity on this machine.
 #   2. Per-sample and fixed CPU of the live samplers against the floor
 #      and mpstat: in every round, all running, each taking HI samples at
 #      1 s: `top --batch --format json`, `top --batch --format text`,
@@ -425,19 +427,23 @@ show = [irqlab, "show", "--root", tree]
 cases = {
     "show --irq '^NMI$' --format json / cat": show + ["--irq", "^NMI$", "--format", "json"],
     "show --format json / cat": show + ["--format", "json"],
+    "show --format json --affinity / cat (reference)": show + ["--format", "json", "--affinity"],
     "show --format table / cat": show + ["--format", "table"],
 }
 if show_floor_bin and not skip_show:
     # what any show json of this tree pays (tools/show-floor.c): the three
-    # files read to their end, each numbered row's affinity file, and a
-    # write of the document's size
+    # files read to their end and a write of the document's size; with
+    # --affinity also each numbered row's affinity file
     with open(f"{tree}/proc/interrupts") as f:
         shown_irqs = [l.split(":", 1)[0].strip() for l in f.read().splitlines()[1:]]
     shown_irqs = [i for i in shown_irqs if i.isdigit()]
-    doc_bytes = len(subprocess.run(show + ["--format", "json"], capture_output=True, env=env,
-                                   check=True).stdout)
+    def doc_bytes(*extra):
+        return len(subprocess.run(show + ["--format", "json", *extra], capture_output=True,
+                                  env=env, check=True).stdout)
     cases["show floor (tools/show-floor.c) / cat"] = \
-        [show_floor_bin, "-w", str(doc_bytes), tree] + shown_irqs
+        [show_floor_bin, "-w", str(doc_bytes()), tree]
+    cases["show floor with affinity (tools/show-floor.c) / cat"] = \
+        [show_floor_bin, "-w", str(doc_bytes("--affinity")), tree] + shown_irqs
 cat = ["cat", f"{tree}/proc/interrupts"]
 res = {}
 def add(key, v):
@@ -456,6 +462,9 @@ for r in range(1, rounds + 1):
         if show_floor_bin:
             add("show json / show floor (the part show's own code decides)",
                 js / max(b["show floor (tools/show-floor.c) / cat"], 1e-6))
+            add("show json --affinity / show floor with affinity",
+                b["show --format json --affinity / cat (reference)"]
+                / max(b["show floor with affinity (tools/show-floor.c) / cat"], 1e-6))
         add("show json peak RSS / file size", peak_rss(show + ["--format", "json"]) * 1024 / size)
         add("show -i 100ms json peak RSS / file size",
             peak_rss(show + ["-i", "100ms", "--format", "json"]) * 1024 / size)

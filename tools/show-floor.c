@@ -17,9 +17,10 @@
  * BYTES (default 0: none) to stdout in 64 KiB writes, the size of the
  * document show writes. No parsing, no formatting, no allocation: what
  * it costs is process start, the kernel's reading of the files and the
- * path walk and set-up of each affinity file. Those are what a show json
- * that prints every numbered row's affinity cannot avoid, so
- * show json / show-floor is the part of show's cost its own code decides.
+ * path walk and set-up of each affinity file. Given every numbered row's
+ * IRQ, that is what `show --format json --affinity` cannot avoid; given
+ * none, what `show --format json` cannot avoid. So show json / show-floor
+ * is the part of show's cost its own code decides.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -72,7 +72,7 @@ fn cpu_time_columns_are_in_mpstat_order_with_top_s_names() {
 
 #[test]
 fn json_contract_for_numbered_and_single_value_rows() {
-    let v = json(&fixture(), &[]);
+    let v = json(&fixture(), &["--affinity"]);
     let irqs = &v["interrupts"];
     assert_eq!(irqs["cpus"], serde_json::json!([0, 1]));
     let rows = irqs["rows"].as_array().unwrap();
@@ -440,10 +440,18 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_with_a_note() {
     };
     let notes = want("effective_affinity_list", "zz") + &want("smp_affinity_list", "0-");
     for args in [
-        &["--format", "json"][..],
-        &["--format", "json", "--sort", "total"],
-        &["--format", "json", "--interval", "10ms"],
-        &["--format", "json", "--interval", "10ms", "--sort", "total"],
+        &["--format", "json", "--affinity"][..],
+        &["--format", "json", "--affinity", "--sort", "total"],
+        &["--format", "json", "--affinity", "--interval", "10ms"],
+        &[
+            "--format",
+            "json",
+            "--affinity",
+            "--interval",
+            "10ms",
+            "--sort",
+            "total",
+        ],
     ] {
         let (code, out, err) = show(dir.path(), args);
         assert_eq!(code, 0, "{args:?}: {err}");
@@ -462,6 +470,57 @@ fn an_affinity_file_that_is_not_a_cpu_list_is_unknown_with_a_note() {
         "{out}"
     );
     assert!(out.contains("[cpus 1]"), "IRQ 36's: {out}");
+}
+
+/// JSON carries affinity only with `--affinity`: every affinity file of
+/// the tree holds `zz`, so a file read would give a note. Without the
+/// flag no row has `affinity` and nothing is noted (none was read), in
+/// each JSON path (one look streamed, sorted, pretty; over an interval,
+/// sorted or not); with it every numbered row is noted. CSV, which has
+/// no column for it, refuses the flag.
+#[test]
+fn json_carries_affinity_only_when_asked() {
+    let dir = common::fixture_copy("vm-2cpu-6.18");
+    for e in std::fs::read_dir(dir.path().join("proc/irq")).unwrap() {
+        let d = e.unwrap().path();
+        if d.is_dir() {
+            for f in ["effective_affinity_list", "smp_affinity_list"] {
+                std::fs::write(d.join(f), "zz\n").unwrap();
+            }
+        }
+    }
+    for args in [
+        &["--format", "json"][..],
+        &["--format", "json", "--sort", "total"],
+        &["--format", "json", "--pretty"],
+        &["--format", "json", "--interval", "10ms"],
+        &["--format", "json", "--interval", "10ms", "--sort", "total"],
+    ] {
+        let (code, out, err) = show(dir.path(), args);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+        assert!(!out.contains("affinity"), "{args:?}: {out}");
+        let asked = [args, &["--affinity"]].concat();
+        let (code, out, err) = show(dir.path(), &asked);
+        assert_eq!(code, 0, "{asked:?}: {err}");
+        assert!(
+            err.contains("effective_affinity_list not shown"),
+            "{asked:?}: {err}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["interrupts"]["rows"].as_array().unwrap().len() > 1);
+    }
+    for args in [&[][..], &["--interval", "10ms"]] {
+        let out = irqlab()
+            .args(["show", "--format", "csv", "--affinity", "--root"])
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        common::refused(&out, "--affinity: CSV lines show no affinity");
+        // and without the flag CSV reads none
+        let (code, _, err) = show(dir.path(), &[&["--format", "csv"][..], args].concat());
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+    }
 }
 
 /// A line without `label:` fails `show` with the same error whether

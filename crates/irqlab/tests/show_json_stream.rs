@@ -37,15 +37,19 @@ fn minify(json: &str) -> String {
     out
 }
 
-/// The streamed document equals the report's, and says the same on stderr.
+/// The streamed document equals the report's, and says the same on
+/// stderr, without `--affinity` and with it.
 fn same_document(root: &Path, args: &[&str]) {
-    let streamed = show(root, &[args, &["--compact"]].concat());
-    let whole = show(root, &[args, &["--pretty"]].concat());
-    assert_eq!(streamed.0, 0, "{args:?}: {}", streamed.2);
-    assert_eq!(whole.0, 0, "{args:?}: {}", whole.2);
-    assert_eq!(streamed.1.lines().count(), 1, "{args:?}");
-    assert_eq!(streamed.1, minify(&whole.1) + "\n", "{args:?}");
-    assert_eq!(streamed.2, whole.2, "{args:?}");
+    for affinity in [&[][..], &["--affinity"]] {
+        let args = [args, affinity].concat();
+        let streamed = show(root, &[&args[..], &["--compact"]].concat());
+        let whole = show(root, &[&args[..], &["--pretty"]].concat());
+        assert_eq!(streamed.0, 0, "{args:?}: {}", streamed.2);
+        assert_eq!(whole.0, 0, "{args:?}: {}", whole.2);
+        assert_eq!(streamed.1.lines().count(), 1, "{args:?}");
+        assert_eq!(streamed.1, minify(&whole.1) + "\n", "{args:?}");
+        assert_eq!(streamed.2, whole.2, "{args:?}");
+    }
 }
 
 #[test]
@@ -248,7 +252,7 @@ fn affinity_of_many_irqs_is_each_irqs_own() {
     }
     assert!(want.len() > 200, "{}", want.len());
     same_document(&root, &[]);
-    let (code, out, err) = show(&root, &["--compact"]);
+    let (code, out, err) = show(&root, &["--compact", "--affinity"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut seen = 0;
@@ -292,7 +296,7 @@ fn show_json_is_the_same_with_io_uring_disabled() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("synth");
     common::synth_into(&common::spec(8, 150), &root);
-    let allowed = show(&root, &["--compact"]);
+    let allowed = show(&root, &["--compact", "--affinity"]);
     assert_eq!(allowed.0, 0, "{}", allowed.2);
     assert!(allowed.1.contains("\"affinity\":"));
     let restore = Restore(SYSCTL, old);
@@ -300,7 +304,7 @@ fn show_json_is_the_same_with_io_uring_disabled() {
         visible!("{test}: SKIPPED: cannot write {SYSCTL} (not root?)");
         return;
     }
-    let refused = show(&root, &["--compact"]);
+    let refused = show(&root, &["--compact", "--affinity"]);
     drop(restore);
     assert_eq!(refused, allowed);
 }

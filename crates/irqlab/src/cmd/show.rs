@@ -32,6 +32,7 @@ use std::time::Duration;
     irqlab show                                      # counts since boot, tables\n  \
     irqlab show -i 1s --irq 'nvme|eth0' --cpus 0-3   # rates over 1 s, filtered\n  \
     irqlab show --root ./sosreport-host42 --format json  # a captured tree\n  \
+    irqlab show --format json --affinity             # with each IRQ's CPUs\n  \
     irqlab show --format csv > snap.csv")]
 pub struct Args {
     #[command(flatten)]
@@ -53,8 +54,32 @@ pub struct Args {
     /// hidden at any threshold, rows with a gap never.
     #[arg(long, value_name = "MIN", value_parser = parse_show_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
+    /// Add each numbered IRQ's affinity to JSON (`affinity`: the
+    /// effective CPU list, else the configured one; one file read per
+    /// IRQ). The table always shows it; CSV has no column for it.
+    #[arg(long)]
+    pub affinity: bool,
     #[command(flatten)]
     pub json: JsonLayout,
+}
+
+impl Args {
+    /// Whether the output carries affinity, so that it is read: the table
+    /// always, JSON with `--affinity`, CSV never.
+    fn shows_affinity(&self) -> bool {
+        match self.format {
+            Format::Table => true,
+            Format::Json => self.affinity,
+            Format::Csv => false,
+        }
+    }
+}
+
+/// `--affinity` where it cannot apply: CSV has no column for it.
+fn affinity_refusal(args: &Args) -> Option<&'static str> {
+    (args.affinity && args.format == Format::Csv).then_some(
+        "--affinity: CSV lines show no affinity (use --format json; the table always shows it)",
+    )
 }
 
 /// Rows in `--sort` order, then only those at or above `--threshold`.
@@ -363,18 +388,20 @@ fn snapshot_into<S: CountSink>(
 /// ([`export::report_json::HeldRows`]: runs of zero counts as their
 /// length), written once the whole file parsed — so a bad line still fails
 /// before anything is printed, and a 1152-CPU file's 3 MB of JSON rows is
-/// held in a few hundred KB of fresh pages, not 10 MB of counts. Numbered
-/// rows are held with a slot for their affinity, read for all of them in
-/// one pass ([`affinities`]) once the file parsed. The same document as
+/// held in a few hundred KB of fresh pages, not 10 MB of counts. With
+/// `--affinity`, numbered rows are held with a slot for their affinity,
+/// read for all of them in one pass ([`affinities`]) once the file
+/// parsed; without it none is read. The same document as
 /// the report's (tested byte for byte in tests/show_json_stream.rs).
 /// A read torn by hotplug is read again from scratch
 /// ([`read_again_if_torn`]).
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
     let (held, (cpus, rest, present)) =
-        read_again_if_torn(|| held_once(root, filter, args.threshold))?;
+        read_again_if_torn(|| held_once(root, filter, args.threshold, args.affinity))?;
     let Held { rows, kept, irqs } = held;
     let irq_rows = cpus.as_ref().map(|_| kept);
+    // (no IRQ held without `--affinity`: nothing read)
     let affinity = affinities(&HostFs::new(root), &irqs);
     warn_filters(args, &present, irq_rows);
     let mut out = export::stdout::stdout();
@@ -405,19 +432,23 @@ struct Held {
     rows: export::report_json::HeldRows,
     /// The rows the filter kept (shown or under the threshold).
     kept: usize,
-    /// The shown numbered rows' IRQs: their affinity is read in one pass
-    /// once the file parsed, and written into each row's slot.
+    /// The shown numbered rows' IRQs, with `--affinity` (else none):
+    /// their affinity is read in one pass once the file parsed, and
+    /// written into each row's slot.
     irqs: Vec<u32>,
 }
 
-/// One read of [`snapshot_json`]'s snapshot, its rows held afresh.
+/// One read of [`snapshot_json`]'s snapshot, its rows held afresh; the
+/// numbered ones with a slot for their affinity when `slots`.
 fn held_once(
     root: &std::path::Path,
     filter: &Filter,
     threshold: Option<f64>,
+    slots: bool,
 ) -> anyhow::Result<(Held, Snapped)> {
     let mut h = Held::default();
-    let (rows, kept, irqs) = (&mut h.rows, &mut h.kept, &mut h.irqs);
+    let (rows, kept) = (&mut h.rows, &mut h.kept);
+    let irqs = slots.then_some(&mut h.irqs);
     let snapped = if filter.cpus.is_none() {
         held_rows_as_read(root, filter, threshold, rows, kept, irqs)?
     } else {
@@ -431,17 +462,18 @@ fn held_once(
 /// interrupts section, the CPUs the files list.
 type Snapped = (Option<Vec<u32>>, report::Report, ListedCpus);
 
-/// The rows `filter` keeps, in `rows` (those at or above `threshold`,
-/// numbered ones with a slot for their affinity: their IRQ in `irqs`),
-/// the number kept in `kept`: each row serialized as it is parsed (the
-/// scratch row's count buffer lent to the line and taken back).
+/// The rows `filter` keeps, in `rows` (those at or above `threshold`;
+/// with `irqs`, numbered ones with a slot for their affinity: their IRQ
+/// in `irqs`), the number kept in `kept`: each row serialized as it is
+/// parsed (the scratch row's count buffer lent to the line and taken
+/// back).
 fn held_rows(
     root: &std::path::Path,
     filter: &Filter,
     threshold: Option<f64>,
     rows: &mut export::report_json::HeldRows,
     kept: &mut usize,
-    irqs: &mut Vec<u32>,
+    mut irqs: Option<&mut Vec<u32>>,
 ) -> anyhow::Result<Snapped> {
     let mut one = Vec::new();
     snapshot_with(root, filter, |counts, mut l, row| {
@@ -455,12 +487,12 @@ fn held_rows(
                 one.push(b',');
             }
             export::irq_row_json::line(&mut one, &l);
-            match l.irq {
-                Some(irq) => {
+            match (l.irq, irqs.as_deref_mut()) {
+                (Some(irq), Some(irqs)) => {
                     rows.push_with_affinity(&one, irqs.len());
                     irqs.push(irq);
                 }
-                None => rows.push(&one),
+                _ => rows.push(&one),
             }
         }
         if let Some(c) = l.counts.take() {
@@ -481,7 +513,7 @@ fn held_rows_as_read(
     threshold: Option<f64>,
     rows: &mut export::report_json::HeldRows,
     kept: &mut usize,
-    irqs: &mut Vec<u32>,
+    mut irqs: Option<&mut Vec<u32>>,
 ) -> anyhow::Result<Snapped> {
     let (mut before, mut after) = (Vec::new(), Vec::new());
     let mut counts = export::report_json::HeldCounts::default();
@@ -512,7 +544,7 @@ fn held_rows_as_read(
             flow: nonempty(&p.flow),
         };
         rj::tail(&mut after, Some(split), p.actions(), &row.description, None);
-        let slot = row.irq.map(|irq| {
+        let slot = row.irq.zip(irqs.as_deref_mut()).map(|(irq, irqs)| {
             irqs.push(irq);
             irqs.len() - 1
         });
@@ -544,12 +576,13 @@ fn open_live(root: &std::path::Path, filter: &Filter) -> anyhow::Result<LiveSamp
 }
 
 /// Rates over `iv`: one frame of the live sampler, with affinity from its
-/// metadata.
+/// metadata when `affinity` (read only then).
 fn interval_report(
     root: &std::path::Path,
     filter: &Filter,
     iv: Duration,
     with_deltas: bool,
+    affinity: bool,
 ) -> anyhow::Result<(report::Report, ListedCpus)> {
     let mut live = open_live(root, filter)?;
     let mut ticker = Ticker::new(iv);
@@ -576,7 +609,9 @@ fn interval_report(
         irqs,
     };
     let mut report = report::rates(prev, cur, f, opts);
-    report::annotate_affinity(&mut report, &mut frame);
+    if affinity {
+        report::annotate_affinity(&mut report, &mut frame);
+    }
     say_notes(&mut live);
     Ok((report, present))
 }
@@ -604,7 +639,7 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     if let (Some(_), Some(n)) = (&prev.interrupts, &cur.interrupts) {
         let kept = n.rows().iter().filter(|r| f.keep_irq_row(r));
         irq_rows = Some(kept.clone().count());
-        for irq in kept.filter_map(|r| r.irq) {
+        for irq in kept.filter_map(|r| r.irq).filter(|_| args.affinity) {
             affinity.insert(irq, frame.affinity(irq));
         }
     }
@@ -630,6 +665,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("irqlab: error: {why}");
         return Ok(ExitCode::from(super::top::EXIT_USAGE));
     }
+    if let Some(why) = affinity_refusal(&args) {
+        eprintln!("irqlab: error: show {why}");
+        return Ok(ExitCode::from(super::top::EXIT_USAGE));
+    }
     let filter = args.filter.filter()?;
     export::stdout::check_open()?;
     if args.interval.is_none() {
@@ -648,12 +687,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (mut report, present) = match args.interval {
         None => snapshot_report(args.root.path(), &filter, args.format == Format::Table)?,
-        Some(iv) => interval_report(args.root.path(), &filter, iv, args.format != Format::Table)?,
+        Some(iv) => {
+            let deltas = args.format != Format::Table;
+            interval_report(args.root.path(), &filter, iv, deltas, args.shows_affinity())?
+        }
     };
     let irq_rows = report.interrupts.as_ref().map(|s| s.rows.len());
     order_rows(&mut report, args.sort.map(SortKey::from), args.threshold);
-    // affinity of the printed rows only, when the format prints it
-    if args.interval.is_none() && args.format != Format::Csv {
+    // affinity of the printed rows only, when the output carries it
+    if args.interval.is_none() && args.shows_affinity() {
         annotate_affinity(&mut report, &HostFs::new(args.root.path()));
     }
     warn_filters(&args, &present, irq_rows);
@@ -792,18 +834,23 @@ mod tests {
 
     #[test]
     fn a_json_snapshot_torn_by_hotplug_is_read_again_from_scratch() {
-        for cpus in [None, Some("0-1")] {
+        for (cpus, slots) in [None, Some("0-1")].into_iter().zip([true, false]) {
             let filter = Filter::from_flags(None, cpus).unwrap();
-            let (r, reads) = torn_then_whole(false, |root| held_once(root, &filter, None));
+            let (r, reads) = torn_then_whole(false, |root| held_once(root, &filter, None, slots));
             let (held, (cpus, _, _)) = r.unwrap();
             assert_eq!(reads, 2);
             assert_eq!(cpus, Some(vec![0, 1]));
-            assert_eq!((held.kept, held.irqs), (2, vec![24, 25]));
+            // an IRQ (a slot) for each numbered row only with `--affinity`
+            let irqs = if slots { vec![24, 25] } else { vec![] };
+            assert_eq!((held.kept, held.irqs), (2, irqs));
             let mut json = Vec::new();
-            held.rows.write_to(&mut json, &[None, None]).unwrap();
+            let affinity = [Some("1".to_string()), Some("0".to_string())];
+            held.rows.write_to(&mut json, &affinity).unwrap();
             let json = String::from_utf8(json).unwrap();
             assert_eq!(json.matches("\"label\"").count(), 2, "{json}");
             assert!(json.contains("[3,4]"), "{json}");
+            let want = if slots { 2 } else { 0 };
+            assert_eq!(json.matches("\"affinity\"").count(), want, "{json}");
         }
     }
 
@@ -818,7 +865,8 @@ mod tests {
             e.contains("proc/interrupts:3: expected 2 per-CPU counts"),
             "{e}"
         );
-        let (r, reads) = torn_then_whole(true, |root| held_once(root, &Filter::default(), None));
+        let (r, reads) =
+            torn_then_whole(true, |root| held_once(root, &Filter::default(), None, true));
         let e = format!("{:#}", r.err().unwrap());
         assert_eq!(reads, 2);
         assert!(
