@@ -616,7 +616,7 @@ fn an_effective_affinity_that_is_a_directory_is_noted() {
     let runs: [&[&str]; 4] = [
         &["--irq", "^0$"],
         &["-i", "10ms", "--irq", "^0$"],
-        &["-i", "10ms", "--irq", "^0$", "--format", "json"],
+        &["-i", "10ms", "--irq", "^0$", "--format=json", "--affinity"],
         &["-i", "10ms"],
     ];
     for run in runs {

@@ -176,14 +176,17 @@ fn annotate_affinity(report: &mut report::Report, fs: &HostFs) {
 /// rule (the first of `AFFINITY_FILES` holding a CPU list), each file opened
 /// relative to one open `/proc/irq` (`host::AttrDir`: open, one short
 /// read; the files closed by one `close_range` per run of up to 256)
-/// under a name built in one reused buffer. All `None` when
-/// the tree has no `/proc/irq`. A file that is not a CPU list is
-/// unknown, with a note on stderr. Plain reads, not an io_uring batch:
+/// under a name built in one reused buffer. All `None` when the tree has
+/// no `/proc/irq`; nothing opened for no IRQ. A file that is not a CPU
+/// list is unknown, with a note on stderr. Plain reads, not an io_uring batch:
 /// measured on a 1056-IRQ synth tree (ext4, kernel 6.18, 2-vCPU VM), a
 /// ring's set-up, requests and linked completions cost 0.15–0.2 ms more
 /// CPU than plain reads with a `close` each (3168 system calls, 1.1 ms);
 /// BENCHMARKS.md, session 13.
 fn affinities(fs: &HostFs, irqs: &[u32]) -> Vec<Option<String>> {
+    if irqs.is_empty() {
+        return Vec::new();
+    }
     let Ok(mut dir) = fs.attr_dir(irqlab_core::paths::PROC_IRQ) else {
         return vec![None; irqs.len()];
     };
@@ -401,7 +404,7 @@ fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
         read_again_if_torn(|| held_once(root, filter, args.threshold, args.affinity))?;
     let Held { rows, kept, irqs } = held;
     let irq_rows = cpus.as_ref().map(|_| kept);
-    // (no IRQ held without `--affinity`: nothing read)
+    // (no IRQ held without `--affinity`: nothing opened)
     let affinity = affinities(&HostFs::new(root), &irqs);
     warn_filters(args, &present, irq_rows);
     let mut out = export::stdout::stdout();
