@@ -19,8 +19,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub(super) mod laid_out;
+mod values;
 
-type CellKey = (SourceKind, String, Option<u32>);
+use values::{CellKey, Values};
 
 /// One stored sample: its time, a new shape if any, its cells.
 #[derive(Debug, Clone)]
@@ -721,7 +722,7 @@ pub fn runs(steps: &[RecordedSample]) -> Vec<std::ops::Range<usize>> {
 /// it are gaps, never a rate over no time or over a wrong one.
 #[derive(Debug, Default)]
 pub struct Replayer {
-    values: HashMap<CellKey, u64>,
+    values: Values,
     shape: Option<Shape>,
     /// The sequence number of the last step taken in.
     last_seq: Option<u64>,
@@ -754,6 +755,17 @@ pub struct Replayer {
     /// journal line): their rates would be read from a 0 never recorded,
     /// or lose a counter listed under another source or key.
     damage: Option<String>,
+}
+
+/// A count column as the kernel prints it (`" %10u"`): a space, then
+/// the digits right-aligned in 10, without the formatting machinery (a
+/// million columns a sample on 1152 CPUs × 1056 IRQs).
+fn push_count(t: &mut String, v: u64) {
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(v);
+    let pad = 11usize.saturating_sub(digits.len()).max(1);
+    t.extend(std::iter::repeat_n(' ', pad));
+    t.push_str(digits);
 }
 
 /// A cell for messages: `source key` and its CPU.
@@ -838,8 +850,7 @@ impl Replayer {
             _ if self.last_seq.is_some_and(|l| seq > l.saturating_add(1)) => {
                 self.missing += 1;
                 let n = self.missing;
-                self.unknown
-                    .extend(self.values.keys().map(|k| (k.clone(), n)));
+                self.unknown.extend(self.values.keys().map(|k| (k, n)));
                 self.unseen = Some(n);
                 self.after_missing = true;
             }
@@ -858,12 +869,14 @@ impl Replayer {
                     cell_name((c.source, &c.key, c.cpu))
                 ));
             }
-            let key = (c.source, c.key.clone(), c.cpu);
-            if self.unknown_key(&key).is_some() {
-                self.unknown.remove(&key);
-                self.relisted.push(key.clone());
+            if self.any_unknown() {
+                let key = (c.source, c.key.clone(), c.cpu);
+                if self.unknown_key(&key).is_some() {
+                    self.unknown.remove(&key);
+                    self.relisted.push(key);
+                }
             }
-            self.values.insert(key, c.value);
+            self.values.insert(c.source, &c.key, c.cpu, c.value);
         }
         if step.shape.is_some() && self.damage.is_none() {
             if let Some(k) = self.layout_cells.unlisted() {
@@ -888,14 +901,20 @@ impl Replayer {
     /// The run of missing samples since which the cell's value is unknown
     /// (see [`Replayer`]), if it is.
     fn unknown_key(&self, key: &CellKey) -> Option<u64> {
-        if self.unknown.is_empty() && self.unseen.is_none() {
+        if !self.any_unknown() {
             return None;
         }
         match self.unknown.get(key) {
             Some(&n) => Some(n),
-            None if self.values.contains_key(key) => None,
+            None if self.values.get(key.0, &key.1, key.2).is_some() => None,
             None => self.unseen,
         }
+    }
+
+    /// Whether some cell's value may be unknown (after missing samples):
+    /// when not, [`Replayer::unknown_key`] is `None` for every cell.
+    fn any_unknown(&self) -> bool {
+        !self.unknown.is_empty() || self.unseen.is_some()
     }
 
     /// [`Replayer::unknown_key`] of a cell.
@@ -903,7 +922,7 @@ impl Replayer {
         if self.bad_clock.is_some() {
             return self.bad_clock;
         }
-        if self.unknown.is_empty() && self.unseen.is_none() {
+        if !self.any_unknown() {
             return None;
         }
         self.unknown_key(&(source, key.to_string(), cpu))
@@ -963,7 +982,7 @@ impl Replayer {
             if self.is_unknown(SourceKind::Threads, name, cpu) {
                 continue;
             }
-            if let Some(&cpu_ns) = self.values.get(&(SourceKind::Threads, name.clone(), cpu)) {
+            if let Some(cpu_ns) = self.values.get(SourceKind::Threads, name, cpu) {
                 s.threads.push(ThreadCpu {
                     pid: shape.thread_pid(i),
                     name: name.clone(),
@@ -1030,10 +1049,19 @@ impl Replayer {
 
     /// The cell's value as last listed (0 when never listed), known or not.
     fn value(&self, source: SourceKind, key: &str, cpu: Option<u32>) -> u64 {
-        self.values
-            .get(&(source, key.to_string(), cpu))
-            .copied()
-            .unwrap_or(0)
+        self.values.get(source, key, cpu).unwrap_or(0)
+    }
+
+    /// [`Replayer::get`] of the cells of one key: the key looked up once
+    /// when no cell's value is unknown (the common case: then `get` is
+    /// the value as last listed), else cell by cell.
+    fn row_get<'a>(&'a self, source: SourceKind, key: &'a str) -> impl Fn(Option<u32>) -> u64 + 'a {
+        let known = self.bad_clock.is_none() && !self.any_unknown();
+        let row = known.then(|| self.values.row(source, key));
+        move |cpu| match row {
+            Some(row) => row.and_then(|r| r.get(&cpu)).copied().unwrap_or(0),
+            None => self.get(source, key, cpu),
+        }
     }
 
     /// The sample's `/proc/interrupts` under `cpus`, each row of the kind
@@ -1075,27 +1103,18 @@ impl Replayer {
         t.push('\n');
         for r in &shape.irq_rows {
             let _ = write!(t, "{:>4}:", r.label);
+            let get = self.row_get(SourceKind::Interrupts, &r.key);
             match r.kind {
                 RowKind::PerCpu => {
                     for &c in cpus {
-                        let _ = write!(
-                            t,
-                            " {:>10}",
-                            self.get(SourceKind::Interrupts, &r.key, Some(c))
-                        );
+                        push_count(&mut t, get(Some(c)));
                     }
                 }
-                RowKind::Single => {
-                    let _ = write!(t, " {:>10}", self.get(SourceKind::Interrupts, &r.key, None));
-                }
+                RowKind::Single => push_count(&mut t, get(None)),
                 RowKind::NoCounts => {}
                 RowKind::Irregular { n } => {
                     for i in 0..n as u32 {
-                        let _ = write!(
-                            t,
-                            " {:>10}",
-                            self.get(SourceKind::Interrupts, &r.key, Some(i))
-                        );
+                        push_count(&mut t, get(Some(i)));
                     }
                 }
             }
@@ -1115,8 +1134,9 @@ impl Replayer {
         t.push('\n');
         for name in &shape.soft_rows {
             let _ = write!(t, "{:>12}:", name);
+            let get = self.row_get(SourceKind::Softirqs, name);
             for &c in cpus {
-                let _ = write!(t, " {:>10}", self.get(SourceKind::Softirqs, name, Some(c)));
+                push_count(&mut t, get(Some(c)));
             }
             t.push('\n');
         }
