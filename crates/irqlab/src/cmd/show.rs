@@ -401,7 +401,7 @@ fn snapshot_into<S: CountSink>(
 fn snapshot_json(args: &Args, filter: &Filter) -> anyhow::Result<ExitCode> {
     let root = args.root.path();
     let (held, (cpus, rest, present)) =
-        read_again_if_torn(|| held_once(root, filter, args.threshold, args.affinity))?;
+        read_again_if_torn(|| held_once(root, filter, args.threshold, args.shows_affinity()))?;
     let Held { rows, kept, irqs } = held;
     let irq_rows = cpus.as_ref().map(|_| kept);
     // (no IRQ held without `--affinity`: nothing opened)
@@ -642,8 +642,10 @@ fn interval_json(args: &Args, filter: &Filter, iv: Duration) -> anyhow::Result<E
     if let (Some(_), Some(n)) = (&prev.interrupts, &cur.interrupts) {
         let kept = n.rows().iter().filter(|r| f.keep_irq_row(r));
         irq_rows = Some(kept.clone().count());
-        for irq in kept.filter_map(|r| r.irq).filter(|_| args.affinity) {
-            affinity.insert(irq, frame.affinity(irq));
+        if args.shows_affinity() {
+            for irq in kept.filter_map(|r| r.irq) {
+                affinity.insert(irq, frame.affinity(irq));
+            }
         }
     }
     warn_filters(args, &present, irq_rows);
